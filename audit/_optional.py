@@ -1,0 +1,38 @@
+"""Lazy import of optional heavy dependencies, with an install hint."""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+from audit.errors import MissingDependencyError
+
+# module name -> (pip extra or command, what it is for)
+_HINTS = {
+    "torch": ("pip install torch==2.13.0", "perplexity under a local language model"),
+    "transformers": ("pip install 'judge-audit[lm]'", "perplexity and the local transformers provider"),
+    "pymer4": ("pip install 'judge-audit[lme4]' (needs R with lme4)", "the lme4 GLMM backend"),
+    "rpy2": ("pip install 'judge-audit[lme4]' (needs R)", "the lme4 GLMM backend"),
+    "pyarrow": ("pip install 'judge-audit[parquet]'", "reading Parquet files"),
+}
+
+
+def import_optional(name: str, purpose: str | None = None) -> ModuleType:
+    """Import ``name`` or raise :class:`MissingDependencyError` saying how to install it.
+
+    Parameters
+    ----------
+    name : str
+        Module to import, e.g. ``"torch"`` or ``"transformers"``.
+    purpose : str, optional
+        What the caller needs it for; defaults to the known purpose of the module.
+    """
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        root = name.split(".")[0]
+        install, default_purpose = _HINTS.get(root, (f"pip install {root}", "this feature"))
+        raise MissingDependencyError(
+            f"'{root}' is not installed; it is needed for {purpose or default_purpose}. "
+            f"Install it with: {install}"
+        ) from exc

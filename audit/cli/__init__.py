@@ -1,0 +1,104 @@
+"""The ``audit`` command line.
+
+``main(argv) -> int`` is the whole program: it parses ``argv``, runs the subcommand and
+turns every expected failure into a plain message and an :class:`ExitStatus`. It is
+tested in-process. Each subcommand lives in its own module under ``audit/cli/`` and
+exposes a ``click.Command`` named ``command``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from audit import __version__
+from audit.cli.exit_status import ExitStatus
+from audit.errors import (
+    AuditError,
+    ConvergenceError,
+    InputError,
+    MissingDependencyError,
+    ProviderError,
+)
+
+# Subcommand modules, in the order `audit --help` lists them.
+COMMAND_MODULES = (
+    "run",
+    "report",
+    "gate",
+    "features",
+    "reliability",
+    "consistency",
+    "generate",
+    "score",
+    "labelstudio",
+)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="audit")
+def cli() -> None:
+    """judge-audit: can your automatic judge be trusted on the data it is about to judge?
+
+    The main command is `audit run JUDGE HUMANS`; see `audit run --help`.
+    Exit statuses are listed in the README (0 ok, 1 gate failed, 2 bad input, ...).
+    """
+
+
+def _load_commands() -> None:
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(f"audit.cli.{name}")
+        except ModuleNotFoundError as exc:
+            # A subcommand module not written yet; any other missing module is a real error.
+            if exc.name == f"audit.cli.{name}":
+                continue
+            raise
+        cli.add_command(module.command)
+
+
+_load_commands()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line with ``argv`` (without the program name); return the exit status."""
+    try:
+        result = cli.main(args=argv, prog_name="audit", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code)
+    except click.exceptions.Abort:
+        click.echo("Interrupted.", err=True)
+        return ExitStatus.INTERRUPTED
+    except click.ClickException as exc:
+        exc.show()
+        return ExitStatus.USAGE_ERROR
+    except InputError as exc:
+        click.echo(f"Input error ({len(exc.problems)} problem(s)):", err=True)
+        for problem in exc.problems:
+            click.echo(f"  - {problem}", err=True)
+        return ExitStatus.INPUT_ERROR
+    except MissingDependencyError as exc:
+        click.echo(f"Missing dependency: {exc}", err=True)
+        return ExitStatus.MISSING_DEPENDENCY
+    except ProviderError as exc:
+        click.echo(f"Provider error: {exc}", err=True)
+        return ExitStatus.PROVIDER_ERROR
+    except ConvergenceError as exc:
+        click.echo(f"Computation error: {exc}", err=True)
+        return ExitStatus.COMPUTATION_ERROR
+    except AuditError as exc:
+        click.echo(f"Error: {exc}", err=True)
+        return ExitStatus.COMPUTATION_ERROR
+    except KeyboardInterrupt:
+        click.echo("Interrupted.", err=True)
+        return ExitStatus.INTERRUPTED
+    if isinstance(result, int):
+        return result
+    return ExitStatus.OK
+
+
+def run_main() -> None:
+    """Console-script entry point."""
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,16 @@
+"""Exit statuses of the ``audit`` command (documented in the README; CI jobs rely on them)."""
+
+from __future__ import annotations
+
+import enum
+
+
+class ExitStatus(enum.IntEnum):
+    OK = 0  #: the command ran; with --gate, no check FAILed
+    GATE_FAILED = 1  #: --gate (or `audit gate`) and at least one check is FAIL (or ERROR)
+    INPUT_ERROR = 2  #: the input files break the data contract; one message per problem
+    USAGE_ERROR = 3  #: unknown option, missing argument, bad option value
+    MISSING_DEPENDENCY = 4  #: an optional dependency is needed and not installed
+    PROVIDER_ERROR = 5  #: an LLM provider failed (generate/score)
+    COMPUTATION_ERROR = 6  #: a statistic could not be computed at all
+    INTERRUPTED = 130  #: Ctrl-C

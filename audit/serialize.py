@@ -1,0 +1,150 @@
+"""Lossless conversion of frozen result dataclasses to JSON-ready data and back.
+
+Rules (so every result type round-trips without hand-written code):
+
+* dataclass -> dict of its fields (recursively);
+* ``tuple``/``list`` -> list; ``dict`` -> dict with string keys;
+* ``float`` NaN/inf -> the strings ``"NaN"``, ``"Infinity"``, ``"-Infinity"`` (JSON has none);
+* ``enum.Enum`` -> its value;
+* ``pandas.DataFrame`` -> ``{"columns": [...], "dtypes": [...], "data": [[...], ...]}``;
+* numpy scalars -> Python scalars, numpy arrays -> lists.
+
+:func:`from_jsonable` reads a value back using the dataclass field type hints.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import math
+import types
+import typing
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+_SPECIAL_FLOATS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+
+def _float_out(x: float) -> Any:
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "Infinity" if x > 0 else "-Infinity"
+    return x
+
+
+def to_jsonable(obj: Any) -> Any:
+    """Convert a result object (dataclasses, tuples, frames, ...) to JSON-ready data."""
+    if obj is None or isinstance(obj, (bool, str)):
+        return obj
+    if isinstance(obj, enum.Enum):
+        return obj.value
+    if isinstance(obj, (int, np.integer)) and not isinstance(obj, (bool, np.bool_)):
+        return int(obj)
+    if isinstance(obj, np.bool_):
+        return bool(obj)
+    if isinstance(obj, (float, np.floating)):
+        return _float_out(float(obj))
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: to_jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, pd.DataFrame):
+        return {
+            "columns": [str(c) for c in obj.columns],
+            "dtypes": [str(t) for t in obj.dtypes],
+            "data": [[to_jsonable(v) for v in row] for row in obj.itertuples(index=False, name=None)],
+        }
+    if isinstance(obj, np.ndarray):
+        return [to_jsonable(v) for v in obj.tolist()]
+    if isinstance(obj, dict):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_jsonable(v) for v in obj]
+    if obj is pd.NA or obj is pd.NaT:
+        return None
+    raise TypeError(f"cannot serialise {type(obj).__name__}")
+
+
+def _frame_in(data: dict) -> pd.DataFrame:
+    columns = data["columns"]
+    rows = [[_SPECIAL_FLOATS.get(v, v) if isinstance(v, str) else v for v in row] for row in data["data"]]
+    frame = pd.DataFrame(rows, columns=columns)
+    for col, dtype in zip(columns, data.get("dtypes", [])):
+        if dtype.startswith(("float", "int", "bool")) and len(frame):
+            try:
+                frame[col] = frame[col].astype(dtype)
+            except (TypeError, ValueError):
+                pass
+        elif dtype.startswith(("float", "int")):
+            frame[col] = frame[col].astype(dtype)
+    return frame
+
+
+def from_jsonable(tp: Any, data: Any) -> Any:
+    """Rebuild a value of type ``tp`` (a dataclass or a typing annotation) from JSON data."""
+    origin = typing.get_origin(tp)
+    if tp is Any:
+        return data
+    if origin in (typing.Union, types.UnionType):
+        args = typing.get_args(tp)
+        if data is None and type(None) in args:
+            return None
+        last_error: Exception | None = None
+        for arg in args:
+            if arg is type(None):
+                continue
+            try:
+                return from_jsonable(arg, data)
+            except (TypeError, ValueError, KeyError) as exc:
+                last_error = exc
+        raise TypeError(f"no member of {tp} accepts {data!r}") from last_error
+    if dataclasses.is_dataclass(tp):
+        if not isinstance(data, dict):
+            raise TypeError(f"{tp.__name__} expects an object, got {type(data).__name__}")
+        hints = typing.get_type_hints(tp)
+        kwargs = {}
+        for f in dataclasses.fields(tp):
+            if f.name in data:
+                kwargs[f.name] = from_jsonable(hints[f.name], data[f.name])
+        return tp(**kwargs)
+    if tp is pd.DataFrame:
+        if not isinstance(data, dict):
+            raise TypeError("DataFrame expects an object")
+        return _frame_in(data)
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return tp(data)
+    if tp is float:
+        if isinstance(data, str):
+            if data in _SPECIAL_FLOATS:
+                return _SPECIAL_FLOATS[data]
+            raise TypeError(f"not a float: {data!r}")
+        if isinstance(data, bool) or not isinstance(data, (int, float)):
+            raise TypeError(f"not a float: {data!r}")
+        return float(data)
+    if tp is int:
+        if isinstance(data, bool) or not isinstance(data, int):
+            raise TypeError(f"not an int: {data!r}")
+        return data
+    if tp is bool:
+        if not isinstance(data, bool):
+            raise TypeError(f"not a bool: {data!r}")
+        return data
+    if tp is str:
+        if not isinstance(data, str):
+            raise TypeError(f"not a string: {data!r}")
+        return data
+    if origin is tuple:
+        args = typing.get_args(tp)
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(from_jsonable(args[0], v) for v in data)
+        return tuple(from_jsonable(a, v) for a, v in zip(args, data))
+    if origin is list:
+        (arg,) = typing.get_args(tp)
+        return [from_jsonable(arg, v) for v in data]
+    if origin is dict:
+        _, val = typing.get_args(tp)
+        return {k: from_jsonable(val, v) for k, v in data.items()}
+    if tp in (dict, list, tuple):
+        return tp(data)
+    raise TypeError(f"cannot deserialise into {tp!r}")
