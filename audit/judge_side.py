@@ -1,0 +1,105 @@
+"""The judge's side of each cell: per-pair outcomes and rates for the focal system.
+
+Scalar judges: a story's score per criterion is the mean over the judge's samples (when the
+file has several samples); the pair outcome is a win for the focal system when its score is
+higher, a loss when lower, a tie when equal; a missing score on either side makes the pair
+*invalid* (counted, never imputed). The ``aggregate`` criterion is the mean of a story's
+criterion scores (all criteria must be valid); it is what the judge says about the humans'
+``overall`` question, a different target.
+
+Pairwise judges: each sample's choice credits 1 (focal), 0 (other) or 0.5 (tie); samples are
+averaged and the pair outcome is a win above 0.5, a loss below, a tie at 0.5.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from audit.data import JUDGE_AGGREGATE, AuditData
+from audit.tie_rules import credit_ties
+
+PAIR_COLUMNS = ["pair_id", "matchup", "focal", "other", "criterion", "judge", "focal_score",
+                "other_score", "outcome", "credit"]
+
+
+def _outcomes_from_scores(scores: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
+    story = (
+        scores.groupby(["judge", "pair_id", "system", "criterion"], sort=False)["score"]
+        .agg(lambda s: s.mean() if s.notna().all() else np.nan)
+        .reset_index()
+    )
+    # aggregate = mean of the judge's criteria per story; NaN if any criterion is invalid
+    agg = (
+        story.groupby(["judge", "pair_id", "system"], sort=False)["score"]
+        .agg(lambda s: s.mean() if s.notna().all() else np.nan)
+        .reset_index()
+        .assign(criterion=JUDGE_AGGREGATE)
+    )
+    if not (story["criterion"] == JUDGE_AGGREGATE).any():
+        story = pd.concat([story, agg[story.columns]], ignore_index=True)
+    meta = pairs[["pair_id", "matchup", "focal", "other"]]
+    story = story.merge(meta, on="pair_id", how="inner")
+    focal = story[story["system"] == story["focal"]].set_index(["judge", "pair_id", "criterion"])["score"]
+    other = story[story["system"] == story["other"]].set_index(["judge", "pair_id", "criterion"])["score"]
+    frame = pd.concat({"focal_score": focal, "other_score": other}, axis=1).reset_index()
+    frame = frame.merge(meta, on="pair_id", how="left")
+    fs, os_ = frame["focal_score"].to_numpy(float), frame["other_score"].to_numpy(float)
+    outcome = np.where(np.isnan(fs) | np.isnan(os_), "invalid",
+                       np.where(fs > os_, "win", np.where(fs < os_, "loss", "tie")))
+    frame["outcome"] = outcome
+    return frame
+
+
+def _outcomes_from_verdicts(verdicts: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
+    meta = pairs[["pair_id", "matchup", "focal", "other"]]
+    v = verdicts.merge(meta, on="pair_id", how="inner")
+    credit = np.where(v["choice"] == v["focal"], 1.0,
+                      np.where(v["choice"] == v["other"], 0.0,
+                               np.where(v["choice"] == "tie", 0.5, np.nan)))
+    v = v.assign(sample_credit=credit)
+    grouped = v.groupby(["judge", "pair_id", "criterion"], sort=False)["sample_credit"]
+    frame = grouped.agg(lambda s: s.mean() if s.notna().all() else np.nan).rename("mean_credit").reset_index()
+    frame = frame.merge(meta, on="pair_id", how="left")
+    m = frame["mean_credit"].to_numpy(float)
+    frame["outcome"] = np.where(np.isnan(m), "invalid", np.where(m > 0.5, "win", np.where(m < 0.5, "loss", "tie")))
+    frame["focal_score"] = np.nan
+    frame["other_score"] = np.nan
+    return frame.drop(columns="mean_credit")
+
+
+def judge_pair_outcomes(data: AuditData, tie_rule: str, rng: np.random.Generator) -> pd.DataFrame:
+    """One row per judge configuration x pair x judge criterion.
+
+    Returns
+    -------
+    DataFrame with columns pair_id, matchup, focal, other, criterion, judge, focal_score,
+    other_score (NaN for pairwise judges), outcome (win/loss/tie/invalid) and credit (the
+    focal system's credit under ``tie_rule``; NaN for invalid pairs and, under
+    ``decisive``, for ties). Rows are sorted by judge, matchup, criterion, pair so that a
+    seeded ``random`` rule is reproducible.
+    """
+    if data.judge_scores is not None:
+        frame = _outcomes_from_scores(data.judge_scores, data.pairs)
+    elif data.judge_verdicts is not None:
+        frame = _outcomes_from_verdicts(data.judge_verdicts, data.pairs)
+    else:
+        return pd.DataFrame(columns=PAIR_COLUMNS)
+    frame = frame.sort_values(["judge", "matchup", "criterion", "pair_id"], kind="stable").reset_index(drop=True)
+    frame["credit"] = credit_ties(frame["outcome"].to_numpy(), tie_rule, rng)
+    return frame[PAIR_COLUMNS]
+
+
+def summarise_outcomes(outcomes: pd.DataFrame) -> dict[str, float | int]:
+    """Wins, losses, ties, invalid, valid pairs and the credited rate of one group of pairs."""
+    counts = outcomes["outcome"].value_counts()
+    credit = outcomes["credit"].to_numpy(float)
+    used = credit[~np.isnan(credit)]
+    return {
+        "wins": int(counts.get("win", 0)),
+        "losses": int(counts.get("loss", 0)),
+        "ties": int(counts.get("tie", 0)),
+        "invalid": int(counts.get("invalid", 0)),
+        "n_pairs": int(len(outcomes)),
+        "rate": float(used.mean()) if used.size else float("nan"),
+    }

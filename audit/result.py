@@ -1,0 +1,265 @@
+"""The audit's result: frozen, serialisable, and the only thing reports read.
+
+``AuditResult`` round-trips losslessly through JSON (:func:`result_to_json`,
+:func:`result_from_json`), so ``audit report result.json`` re-renders without recomputing.
+Field names here are a stable interface (users' scripts and CI jobs read them); bump
+``SCHEMA_VERSION`` on any incompatible change.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from audit.checks import Check, Status
+from audit.serialize import from_jsonable, to_jsonable
+
+SCHEMA_VERSION = "1.0"
+
+
+@dataclass(frozen=True)
+class GlmmSummary:
+    """The crossed pair + reader GLMM of one cell, on the probability scale.
+
+    ``estimate`` is expit(b0): the preference for the focal system of a typical pair and
+    reader (random effects at zero); ``ci_low``/``ci_high`` transform the Wald interval of b0.
+    """
+
+    estimate: float
+    ci_low: float
+    ci_high: float
+    b0: float
+    se: float
+    sd_pair: float
+    sd_reader: float
+    singular: bool
+    converged: bool
+    separation: bool
+    loglik: float
+    status: Status = Status.PASS
+    reason: str = ""
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class HumanSide:
+    """Human votes of one cell. ``rate`` = focal votes / decisive votes (ties excluded)."""
+
+    rate: float
+    n_focal: int
+    n_other: int
+    n_ties: int
+    rate_even_split: float  #: (focal + 0.5 ties) / all votes, for comparison with the judge
+    glmm: GlmmSummary
+
+
+@dataclass(frozen=True)
+class JudgeConfigRate:
+    judge: str
+    rate: float
+    wins: int
+    losses: int
+    ties: int
+    invalid: int
+
+
+@dataclass(frozen=True)
+class JudgeSide:
+    """The judge's verdicts of one cell, per pair, under ``tie_rule``.
+
+    ``rate`` is the primary configuration's rate for the focal system; ``criterion`` is the
+    judge criterion compared (``aggregate`` when the human criterion is ``overall``: a
+    different target, labelled as such).
+    """
+
+    judge: str
+    criterion: str
+    rate: float
+    wins: int
+    losses: int
+    ties: int
+    invalid: int
+    n_pairs: int
+    tie_rule: str
+    different_target: bool
+    configurations: tuple[JudgeConfigRate, ...] = ()
+
+
+@dataclass(frozen=True)
+class Transfer:
+    """Does the judge reproduce the humans in this cell?"""
+
+    judge_in_human_ci: bool | None
+    direction_conflict: bool | None
+    human_direction: str  #: "focal", "other" or "chance" (GLMM interval vs 0.5)
+    judge_direction: str  #: "focal", "other" or "chance" (judge rate vs decisive margin)
+    judge_vs_majority: float | None  #: judge's agreement with the readers' majority, per pair
+    reader_baseline: float | None  #: mean reader agreement with the majority of the others
+    below_reader_baseline: bool | None
+    verdict: Status = Status.PASS
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Cell:
+    matchup: str
+    criterion: str
+    focal: str
+    other: str
+    n_pairs: int
+    n_readers: int
+    n_votes: int
+    human: HumanSide
+    judge: JudgeSide | None
+    transfer: Transfer
+
+
+@dataclass(frozen=True)
+class Provenance:
+    package_version: str
+    package_versions: dict[str, str]
+    command: str
+    seed: int | None
+    tie_rule: str
+    policy: dict[str, Any]
+    policy_source: str
+    sources: tuple[dict[str, Any], ...]
+    exclusions: tuple[dict[str, Any], ...]
+    focal_source: str
+    human_shape: str
+    primary_judge: str
+    notes: tuple[str, ...]
+    # No wall-clock fields here: the same inputs and seed must give byte-identical JSON.
+
+
+@dataclass(frozen=True)
+class Section:
+    """An optional part of the audit: computed (``payload``) or not, with the reason."""
+
+    status: Status
+    reason: str = ""
+    payload: Any = None
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    schema_version: str
+    status: Status
+    verdict: str
+    cells: tuple[Cell, ...]
+    agreement: pd.DataFrame
+    reader_baseline: pd.DataFrame
+    checks: tuple[Check, ...]
+    provenance: Provenance
+    judge_pairs: pd.DataFrame  #: per pair x criterion x configuration: credit for the focal system
+    dev: Section = field(default_factory=lambda: Section(Status.SKIPPED, "no development set given"))
+    uncertainty: Section = field(default_factory=lambda: Section(Status.SKIPPED, "not computed"))
+    readers: Section = field(default_factory=lambda: Section(Status.SKIPPED, "not computed"))
+    surface: Section = field(default_factory=lambda: Section(Status.SKIPPED, "not computed"))
+
+    def cells_frame(self) -> pd.DataFrame:
+        """The transfer table: one tidy row per matchup x criterion."""
+        rows = []
+        for c in self.cells:
+            g = c.human.glmm
+            j = c.judge
+            rows.append(
+                {
+                    "matchup": c.matchup,
+                    "criterion": c.criterion,
+                    "focal": c.focal,
+                    "other": c.other,
+                    "n_pairs": c.n_pairs,
+                    "n_readers": c.n_readers,
+                    "n_votes": c.n_votes,
+                    "human_rate": c.human.rate,
+                    "human_ties": c.human.n_ties,
+                    "glmm_estimate": g.estimate,
+                    "glmm_ci_low": g.ci_low,
+                    "glmm_ci_high": g.ci_high,
+                    "glmm_b0": g.b0,
+                    "glmm_se": g.se,
+                    "sd_pair": g.sd_pair,
+                    "sd_reader": g.sd_reader,
+                    "singular": g.singular,
+                    "converged": g.converged,
+                    "separation": g.separation,
+                    "judge": j.judge if j else None,
+                    "judge_criterion": j.criterion if j else None,
+                    "judge_rate": j.rate if j else float("nan"),
+                    "judge_wins": j.wins if j else 0,
+                    "judge_losses": j.losses if j else 0,
+                    "judge_ties": j.ties if j else 0,
+                    "judge_invalid": j.invalid if j else 0,
+                    "tie_rule": j.tie_rule if j else None,
+                    "judge_in_human_ci": c.transfer.judge_in_human_ci,
+                    "direction_conflict": c.transfer.direction_conflict,
+                    "judge_vs_majority": c.transfer.judge_vs_majority,
+                    "reader_baseline": c.transfer.reader_baseline,
+                    "verdict": c.transfer.verdict.value,
+                    "reason": c.transfer.reason,
+                }
+            )
+        return pd.DataFrame(rows)
+
+    def checks_frame(self) -> pd.DataFrame:
+        return pd.DataFrame(
+            [
+                {"name": c.name, "scope": c.scope, "status": c.status.value, "value": c.value,
+                 "threshold": c.threshold, "reason": c.reason}
+                for c in self.checks
+            ],
+            columns=["name", "scope", "status", "value", "threshold", "reason"],
+        )
+
+    def failing(self) -> tuple[Check, ...]:
+        return tuple(c for c in self.checks if c.status in (Status.FAIL, Status.ERROR))
+
+    def __str__(self) -> str:
+        n_fail = sum(c.status is Status.FAIL for c in self.checks)
+        return f"AuditResult({self.status.value}: {self.verdict} | {len(self.cells)} cells, {n_fail} failing checks)"
+
+
+def result_to_json(result: AuditResult, *, indent: int | None = 1) -> str:
+    """Serialise to JSON text (stable key order, no NaN literals)."""
+    return json.dumps(to_jsonable(result), indent=indent, ensure_ascii=False, allow_nan=False)
+
+
+def result_from_json(text: str) -> AuditResult:
+    """Rebuild an :class:`AuditResult` from :func:`result_to_json` output.
+
+    Optional sections keep their payloads as plain JSON data unless their section type is
+    registered in :data:`SECTION_TYPES` (then they are rebuilt as the typed result).
+    """
+    data = json.loads(text)
+    version = data.get("schema_version")
+    if version is None or str(version).split(".")[0] != SCHEMA_VERSION.split(".")[0]:
+        from audit.errors import InputError, InputProblem
+
+        raise InputError(
+            InputProblem(
+                file="result.json",
+                column="schema_version",
+                value=str(version),
+                message=f"this judge-audit reads result schema {SCHEMA_VERSION.split('.')[0]}.x",
+                fix="re-run `audit run` with this version, or install the judge-audit version that wrote it",
+            )
+        )
+    result = from_jsonable(AuditResult, data)
+    sections = {}
+    for name, section_type in SECTION_TYPES.items():
+        section = getattr(result, name)
+        if section.payload is not None and section_type is not None:
+            sections[name] = Section(section.status, section.reason, from_jsonable(section_type, section.payload))
+    if sections:
+        from dataclasses import replace
+
+        result = replace(result, **sections)
+    return result
+
+
+#: section name -> payload type (filled in by audit.pipeline when the section modules import)
+SECTION_TYPES: dict[str, Any] = {}
