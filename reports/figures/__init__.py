@@ -1,0 +1,30 @@
+"""Report figures: each function takes tidy frames plus labels and returns inline SVG.
+
+Figure functions never compute statistics (they draw what the result holds) and never touch
+global matplotlib state; see :mod:`reports.figures._svg` for the rendering guarantees
+(byte-stable, inline-safe, ids prefixed per figure).
+"""
+
+from reports.figures._svg import UnsafeSvgError, empty_svg, figure_to_svg, verify_svg
+from reports.figures.bootstrap import bootstrap_comparison_svg
+from reports.figures.dendrogram import DendrogramPanel, dendrogram_svg
+from reports.figures.heatmap import reader_heatmap_svg
+from reports.figures.loro import loro_shift_svg
+from reports.figures.preference import preference_svg
+from reports.figures.surface import feature_scatter_svg
+from reports.figures.timing import timing_svg
+
+__all__ = [
+    "DendrogramPanel",
+    "UnsafeSvgError",
+    "bootstrap_comparison_svg",
+    "dendrogram_svg",
+    "empty_svg",
+    "feature_scatter_svg",
+    "figure_to_svg",
+    "loro_shift_svg",
+    "preference_svg",
+    "reader_heatmap_svg",
+    "timing_svg",
+    "verify_svg",
+]

@@ -1,0 +1,125 @@
+"""Shared plumbing for report figures: deterministic, inline-safe SVG from matplotlib.
+
+Every figure function in :mod:`reports.figures` builds a :class:`matplotlib.figure.Figure`
+(never pyplot: no global figure registry) and hands it to :func:`figure_to_svg`, which
+
+* renders under a temporary ``rc_context`` (``svg.fonttype = 'none'`` so text stays text and
+  the file stays small; a fixed ``svg.hashsalt`` so clip-path ids are byte-stable; no date),
+* strips the XML prologue, DOCTYPE and metadata so the SVG can be inlined in HTML,
+* prefixes every ``id`` (and every ``url(#..)`` / ``href="#.."`` reference) with a
+  figure-specific prefix, so several SVGs on one page never share an id,
+* scopes matplotlib's global ``*{...}`` style rule to the figure,
+* and verifies the result: no ``script``/``foreignObject`` element, no ``on*`` attribute and
+  no external reference may appear (user text is escaped by matplotlib's SVG writer; this is
+  the second line of defence).
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import xml.etree.ElementTree as ET
+
+import matplotlib
+from matplotlib.backends.backend_svg import FigureCanvasSVG
+from matplotlib.figure import Figure
+
+#: rc settings used for every report figure (applied temporarily, never globally)
+RC = {
+    "svg.fonttype": "none",
+    "svg.hashsalt": "judge-audit",
+    "font.family": "DejaVu Sans",
+    "font.size": 9.0,
+    "axes.titlesize": 10.0,
+    "axes.labelsize": 9.0,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "hatch.linewidth": 0.8,
+    "legend.frameon": False,
+    # user labels (system, criterion, reader names) are drawn literally, never as mathtext
+    "text.parse_math": False,
+}
+
+#: Okabe-Ito, colour-blind safe; one colour per matchup / group, in order of appearance
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
+JUDGE_COLOUR = "#444444"
+
+_ID_RE = re.compile(r'\bid="([^"]+)"')
+_URL_RE = re.compile(r"url\(#([^)]+)\)")
+_HREF_RE = re.compile(r'((?:xlink:)?href)="#([^"]+)"')
+_SVG_NS = "{http://www.w3.org/2000/svg}"
+
+
+class UnsafeSvgError(ValueError):
+    """The rendered SVG contains an active element or attribute (a bug, never user error)."""
+
+
+def plain(text: object) -> str:
+    """Return ``text`` as a label string (mathtext is off in :data:`RC`, so ``$`` is literal)."""
+    return str(text)
+
+
+def figure_context():
+    """The rc context every figure function builds and renders its figure in."""
+    return matplotlib.rc_context(RC)
+
+
+def colour_for(index: int) -> str:
+    return PALETTE[index % len(PALETTE)]
+
+
+def new_figure(width: float, height: float) -> Figure:
+    """A pyplot-free figure (size in inches); call inside :func:`figure_context`."""
+    fig = Figure(figsize=(width, height), layout="constrained")
+    FigureCanvasSVG(fig)
+    return fig
+
+
+def figure_to_svg(fig: Figure, fig_id: str) -> str:
+    """Render ``fig`` to an inline-ready, byte-stable, verified SVG string.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+    fig_id : str
+        Prefix for every id in the SVG (letters, digits, ``-``, ``_``); also the root id.
+    """
+    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", fig_id):
+        raise ValueError(f"figure id must be a simple identifier, got {fig_id!r}")
+    buf = io.StringIO()
+    with matplotlib.rc_context(RC):
+        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
+    svg = buf.getvalue()
+    svg = svg[svg.index("<svg") :]
+    svg = re.sub(r"\s*<metadata>.*?</metadata>", "", svg, flags=re.S)
+    svg = _ID_RE.sub(lambda m: f'id="{fig_id}-{m.group(1)}"', svg)
+    svg = _URL_RE.sub(lambda m: f"url(#{fig_id}-{m.group(1)})", svg)
+    svg = _HREF_RE.sub(lambda m: f'{m.group(1)}="#{fig_id}-{m.group(2)}"', svg)
+    svg = svg.replace("*{stroke-linejoin", f"#{fig_id} *{{stroke-linejoin", 1)
+    svg = svg.replace("<svg ", f'<svg id="{fig_id}" role="img" ', 1)
+    svg = re.sub(r'(<svg[^>]*?) width="[^"]*pt" height="[^"]*pt"', r"\1", svg, count=1)
+    verify_svg(svg)
+    return svg.strip() + "\n"
+
+
+def verify_svg(svg: str) -> None:
+    """Raise :class:`UnsafeSvgError` if ``svg`` holds anything active or external."""
+    root = ET.fromstring(svg)
+    for el in root.iter():
+        tag = el.tag.replace(_SVG_NS, "").lower()
+        if tag in {"script", "foreignobject", "iframe", "object", "embed"}:
+            raise UnsafeSvgError(f"forbidden element <{tag}> in figure")
+        for name, value in el.attrib.items():
+            local = name.rsplit("}", 1)[-1].lower()
+            if local.startswith("on"):
+                raise UnsafeSvgError(f"forbidden attribute {local} in figure")
+            if local == "href" and not (value.startswith("#") or value.startswith("data:image/png;base64,")):
+                raise UnsafeSvgError(f"external reference {value[:40]!r} in figure")
+
+
+def empty_svg(fig_id: str, message: str, width: float = 6.0, height: float = 0.8) -> str:
+    """A small figure that states why nothing could be drawn (never an empty slot)."""
+    with figure_context():
+        fig = new_figure(width, height)
+        fig.text(0.5, 0.5, plain(message), ha="center", va="center", color="#666666", wrap=True)
+        return figure_to_svg(fig, fig_id)

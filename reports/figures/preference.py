@@ -1,0 +1,131 @@
+"""Figure 1 of the motivating audit: human preference beside the judge's even-split rate.
+
+Left panel (Fig. 1a): the humans' preference for the focal system per matchup x criterion,
+the crossed pair + reader GLMM estimate with its pointwise 95 % interval, chance dashed, and
+the judge's rate overlaid as an open diamond so "inside / outside the interval" is visible.
+Right panel (Fig. 1b): the judge's even-split composition per matchup x criterion: solid bar
+= focal wins / pairs, hatched segment = ties credited 0.5 each / pairs, labelled with the
+resulting even-split rate and the raw tie count in parentheses.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from reports.figures._svg import JUDGE_COLOUR, colour_for, empty_svg, figure_context, figure_to_svg, new_figure, plain
+
+HUMAN_COLUMNS = ("matchup", "criterion", "estimate", "ci_low", "ci_high")
+JUDGE_COLUMNS = ("matchup", "criterion", "wins", "losses", "ties", "n_pairs")
+
+
+def _missing(frame: pd.DataFrame | None, columns: tuple[str, ...]) -> list[str]:
+    if frame is None:
+        return list(columns)
+    return [c for c in columns if c not in frame.columns]
+
+
+def preference_svg(
+    human: pd.DataFrame,
+    judge: pd.DataFrame | None = None,
+    *,
+    focal_label: str = "focal system",
+    judge_label: str = "judge",
+    fig_id: str = "fig-preference",
+) -> str:
+    """Draw Fig. 1a/1b and return inline SVG.
+
+    Parameters
+    ----------
+    human : DataFrame
+        One row per matchup x criterion with ``matchup, criterion, estimate, ci_low, ci_high``
+        (probability scale). Row order sets the drawing order (criteria grouped, matchups
+        coloured in order of first appearance).
+    judge : DataFrame, optional
+        ``matchup, criterion, wins, losses, ties, n_pairs`` for the same cells (``n_pairs``
+        counts valid verdicts: wins + losses + ties); optional ``label`` column replaces the
+        criterion label (e.g. ``"overall / aggregate"``). None: only the human panel.
+    focal_label, judge_label : str
+        Axis wording ("preference for <focal_label>").
+    fig_id : str
+        Id prefix of the SVG.
+    """
+    miss = _missing(human, HUMAN_COLUMNS)
+    if miss or len(human) == 0:
+        return empty_svg(fig_id, "No human preference estimates to draw" + (f" (missing {', '.join(miss)})" if miss else ""))
+    has_judge = judge is not None and not _missing(judge, JUDGE_COLUMNS) and len(judge) > 0
+    criteria = list(dict.fromkeys(human["criterion"]))
+    matchups = list(dict.fromkeys(human["matchup"]))
+    colour = {m: colour_for(i) for i, m in enumerate(matchups)}
+    # y positions: criteria in blocks, matchups within a block, a gap between blocks
+    positions, y, centres = {}, 0.0, {}
+    for crit in criteria:
+        start = y
+        for m in matchups:
+            positions[(m, crit)] = y
+            y += 1.0
+        centres[crit] = (start + y - 1.0) / 2.0
+        y += 0.7
+    height = 1.4 + 0.24 * y
+    jmap = {}
+    if has_judge:
+        for row in judge.itertuples(index=False):
+            jmap[(row.matchup, row.criterion)] = row
+    labels = {}
+    if has_judge and "label" in judge.columns:
+        for row in judge.itertuples(index=False):
+            labels[row.criterion] = row.label
+    with figure_context():
+        fig = new_figure(10.0 if has_judge else 6.5, height)
+        if has_judge:
+            ax, axj = fig.subplots(1, 2, sharey=True, gridspec_kw={"width_ratios": [1.15, 1.0]})
+        else:
+            ax, axj = fig.subplots(1, 1), None
+        ax.axvline(0.5, color="#888888", linestyle="--", linewidth=0.9, zorder=1)
+        for row in human.itertuples(index=False):
+            yy = positions[(row.matchup, row.criterion)]
+            c = colour[row.matchup]
+            est, lo, hi = float(row.estimate), float(row.ci_low), float(row.ci_high)
+            if np.isfinite(lo) and np.isfinite(hi):
+                ax.plot([lo, hi], [yy, yy], color=c, linewidth=2.0, solid_capstyle="butt", zorder=2)
+            if np.isfinite(est):
+                ax.plot([est], [yy], "o", color=c, markersize=5, zorder=3)
+            j = jmap.get((row.matchup, row.criterion))
+            if j is not None and j.n_pairs > 0:
+                rate = (j.wins + 0.5 * j.ties) / j.n_pairs
+                ax.plot([rate], [yy], "D", markerfacecolor="white", markeredgecolor=JUDGE_COLOUR,
+                        markersize=5, markeredgewidth=1.2, zorder=4)
+        ax.set_xlim(0.0, 1.0)
+        ax.set_xticks([0, 0.25, 0.5, 0.75, 1.0], ["0%", "25%", "50%", "75%", "100%"])
+        ax.set_yticks([centres[c] for c in criteria], [plain(labels.get(c, c)) for c in criteria])
+        ax.set_ylim(y - 0.4, -0.8)
+        ax.set_xlabel(plain(f"human preference for {focal_label} (GLMM, 95% CI)"))
+        ax.set_title("(a) humans", loc="left")
+        handles = [ax.plot([], [], "o-", color=colour[m], label=plain(m))[0] for m in matchups]
+        if has_judge:
+            handles.append(ax.plot([], [], "D", markerfacecolor="white", markeredgecolor=JUDGE_COLOUR,
+                                   label=plain(f"{judge_label} (even-split)"))[0])
+        ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.09 * 6 / height),
+                  ncol=min(4, len(handles)), fontsize=8)
+        if axj is not None:
+            axj.axvline(0.5, color="#888888", linestyle="--", linewidth=0.9, zorder=1)
+            for (m, crit), yy in positions.items():
+                j = jmap.get((m, crit))
+                if j is None or j.n_pairs <= 0:
+                    axj.text(0.01, yy, "no judge verdicts", va="center", fontsize=7, color="#888888")
+                    continue
+                win = j.wins / j.n_pairs
+                tie = 0.5 * j.ties / j.n_pairs
+                axj.barh(yy, win, height=0.8, color=colour[m], edgecolor=colour[m], zorder=2)
+                if tie > 0:
+                    axj.barh(yy, tie, left=win, height=0.8, color="white", edgecolor=colour[m],
+                             hatch="////", linewidth=0.6, zorder=2)
+                axj.text(win + tie + 0.015, yy, f"{100 * (win + tie):.1f}% ({j.ties})",
+                         va="center", fontsize=7.5, zorder=3)
+            axj.set_xlim(0.0, 1.16)  # room for the labels of bars near 100%
+            axj.spines["bottom"].set_bounds(0.0, 1.0)
+            axj.set_xticks([0, 0.25, 0.5, 0.75, 1.0], ["0%", "25%", "50%", "75%", "100%"])
+            axj.set_xlabel(plain(f"{judge_label}: wins for {focal_label}; hatched = ties x 0.5"))
+            axj.set_title("(b) judge", loc="left")
+            axj.tick_params(axis="y", left=False)
+        return figure_to_svg(fig, fig_id)

@@ -1,0 +1,67 @@
+"""Annotation-time diagnostics (Figs. 6-7 of the motivating audit).
+
+Left: seconds per pair for each reader (capped for display, capped count in the label,
+median marked). Right (when an order is known): seconds against the reader's chronological
+position, one line per reader, to show fatigue or rushing.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from reports.figures._svg import colour_for, empty_svg, figure_context, figure_to_svg, new_figure, plain
+
+COLUMNS = ("reader_id", "seconds")
+
+
+def timing_svg(times: pd.DataFrame, *, cap: float = 600.0, fig_id: str = "fig-timing") -> str:
+    """Draw per-reader annotation times and return inline SVG.
+
+    Parameters
+    ----------
+    times : DataFrame
+        One row per reader x pair: ``reader_id``, ``seconds``; optional ``order`` (the
+        reader's chronological position) adds the trend panel.
+    cap : float
+        Times above ``cap`` seconds are drawn at the cap (the count is shown per reader).
+    fig_id : str
+        Id prefix of the SVG.
+    """
+    miss = [c for c in COLUMNS if c not in times.columns]
+    data = times.dropna(subset=["seconds"]) if not miss else times
+    if miss or len(data) == 0:
+        return empty_svg(fig_id, "No annotation times to draw" + (f" (missing {', '.join(miss)})" if miss else ""))
+    readers = list(dict.fromkeys(data["reader_id"]))
+    has_order = "order" in data.columns and data["order"].notna().any()
+    with figure_context():
+        fig = new_figure(10.0 if has_order else 5.5, 1.4 + 0.32 * len(readers) if not has_order else max(3.2, 1.4 + 0.32 * len(readers)))
+        if has_order:
+            ax, axt = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.0, 1.3]})
+        else:
+            ax, axt = fig.subplots(1, 1), None
+        labels = []
+        for i, r in enumerate(readers):
+            secs = data.loc[data["reader_id"] == r, "seconds"].astype(float).to_numpy()
+            capped = int((secs > cap).sum())
+            shown = np.minimum(secs, cap)
+            jitter = (np.arange(len(shown)) % 7 - 3) * 0.05
+            ax.plot(shown, i + jitter, "o", color=colour_for(i), alpha=0.45, markersize=3)
+            med = float(np.median(secs))
+            ax.plot([min(med, cap)] * 2, [i - 0.35, i + 0.35], color="#C00000", linewidth=1.6)
+            labels.append(f"{r} (median {med:.0f} s" + (f", {capped} capped)" if capped else ")"))
+        ax.set_yticks(range(len(readers)), [plain(x) for x in labels])
+        ax.set_ylim(len(readers) - 0.5, -0.5)
+        ax.set_xlim(0, cap * 1.03)
+        ax.set_xlabel(f"seconds per pair (capped at {cap:.0f})")
+        ax.set_title("time per pair (red: median)", loc="left")
+        if axt is not None:
+            for i, r in enumerate(readers):
+                part = data[data["reader_id"] == r].sort_values("order")
+                axt.plot(part["order"].astype(float), np.minimum(part["seconds"].astype(float), cap), "-o",
+                         color=colour_for(i), markersize=2.5, linewidth=0.9, alpha=0.8, label=plain(r))
+            axt.set_xlabel("position in the reader's sequence")
+            axt.set_ylabel("seconds (capped)")
+            axt.set_title("pace over the session", loc="left")
+            axt.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7)
+        return figure_to_svg(fig, fig_id)
