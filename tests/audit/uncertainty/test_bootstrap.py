@@ -1,0 +1,166 @@
+"""Cluster bootstrap: agreement with a slow loop and with scipy, invariances, reproducibility."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.stats
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from audit.errors import InputError
+from audit.serialize import from_jsonable, to_jsonable
+from audit.uncertainty.bootstrap import BootstrapResult, cluster_bootstrap
+
+from .conftest import make_votes
+
+
+def _loop_bootstrap(votes: pd.DataFrame, scheme: str, n_boot: int, seed: int) -> np.ndarray:
+    """Obviously-correct reference: rebuild every resampled data set vote by vote.
+
+    Draws the same stream as the vectorised code for a single cell: pair indices first
+    (``rng.integers(0, n_pairs, (B, n_pairs))``), then reader indices.
+    """
+    votes = votes[votes["y"].notna()]
+    pairs = sorted(votes["pair_id"].unique())
+    readers = sorted(votes["reader_id"].unique())
+    rng = np.random.default_rng(seed)
+    ip = rng.integers(0, len(pairs), (n_boot, len(pairs))) if scheme in ("pairs", "two-way") else None
+    ir = rng.integers(0, len(readers), (n_boot, len(readers))) if scheme in ("readers", "two-way") else None
+    by_pair = {p: g for p, g in votes.groupby("pair_id")}
+    by_reader = {r: g for r, g in votes.groupby("reader_id")}
+    by_both = {k: g["y"].to_numpy() for k, g in votes.groupby(["pair_id", "reader_id"])}
+    out = np.empty(n_boot)
+    for b in range(n_boot):
+        ys = []
+        if scheme == "pairs":
+            for i in ip[b]:
+                ys.extend(by_pair[pairs[i]]["y"])
+        elif scheme == "readers":
+            for r in ir[b]:
+                ys.extend(by_reader[readers[r]]["y"])
+        else:
+            for i in ip[b]:
+                for r in ir[b]:
+                    ys.extend(by_both.get((pairs[i], readers[r]), []))
+        out[b] = np.mean(ys)
+    return out
+
+
+@pytest.mark.parametrize("scheme", ["pairs", "readers", "two-way"])
+def test_vectorised_equals_loop_with_same_draws(scheme):
+    votes = make_votes(11, n_pairs=6, n_readers=4, tie_prob=0.1)
+    n_boot = 200
+    reps = _loop_bootstrap(votes, scheme, n_boot, seed=42)
+    res = cluster_bootstrap(votes, schemes=(scheme,), n_boot=n_boot, intervals=("percentile",), rng=42)
+    row = res.cells.iloc[0]
+    lo, hi = np.quantile(reps, [0.025, 0.975])
+    assert row["ci_low_percentile"] == pytest.approx(lo, abs=1e-12)
+    assert row["ci_high_percentile"] == pytest.approx(hi, abs=1e-12)
+    assert row["se"] == pytest.approx(reps.std(ddof=1), abs=1e-12)
+    assert row["n_ties"] == int(votes["y"].isna().sum())
+
+
+@pytest.mark.parametrize("scheme", ["pairs", "readers"])
+def test_bca_and_percentile_match_scipy_when_one_vote_per_cluster(scheme):
+    rng = np.random.default_rng(7)
+    n = 35
+    y = (rng.random(n) < 0.62).astype(float)
+    votes = pd.DataFrame({"pair_id": [f"p{i:03d}" for i in range(n)], "reader_id": [f"r{i:03d}" for i in range(n)],
+                          "matchup": "m", "criterion": "c", "y": y})
+    res = cluster_bootstrap(votes, schemes=(scheme,), n_boot=2000, rng=123)
+    row = res.cells.iloc[0]
+    for method, cols in (("BCa", ("ci_low_bca", "ci_high_bca")),
+                         ("percentile", ("ci_low_percentile", "ci_high_percentile"))):
+        ref = scipy.stats.bootstrap((y,), np.mean, n_resamples=2000, method=method, confidence_level=0.95,
+                                    rng=np.random.default_rng(123))
+        assert row[cols[0]] == pytest.approx(ref.confidence_interval.low, abs=1e-10)
+        assert row[cols[1]] == pytest.approx(ref.confidence_interval.high, abs=1e-10)
+        assert row["se"] == pytest.approx(ref.standard_error, rel=1e-10)
+
+
+def test_result_is_invariant_to_row_order(votes_grid):
+    a = cluster_bootstrap(votes_grid, n_boot=300, rng=5)
+    b = cluster_bootstrap(votes_grid.sample(frac=1.0, random_state=1), n_boot=300, rng=5)
+    pd.testing.assert_frame_equal(a.cells, b.cells)
+
+
+def test_same_seed_gives_byte_identical_json_and_round_trips(votes_grid):
+    credits = _credits(votes_grid)
+    runs = [cluster_bootstrap(votes_grid, n_boot=300, judge_credits=credits, rng=9) for _ in range(2)]
+    texts = [json.dumps(to_jsonable(r)) for r in runs]
+    assert texts[0] == texts[1]
+    back = from_jsonable(BootstrapResult, json.loads(texts[0]))
+    assert json.dumps(to_jsonable(back)) == texts[0]
+    assert isinstance(back, BootstrapResult) and back.seed == 9
+    other = cluster_bootstrap(votes_grid, n_boot=300, judge_credits=credits, rng=10)
+    assert json.dumps(to_jsonable(other)) != texts[0]
+
+
+def _credits(votes: pd.DataFrame, nan_every: int = 0) -> pd.DataFrame:
+    pairs = votes.drop_duplicates(["pair_id", "matchup", "criterion"])[["pair_id", "matchup", "criterion"]]
+    credit = np.tile([1.0, 1.0, 0.5, 0.0, 1.0], len(pairs) // 5 + 1)[: len(pairs)]
+    if nan_every:
+        credit[::nan_every] = np.nan
+    return pairs.assign(judge="ens", credit=credit).reset_index(drop=True)
+
+
+def test_judge_rate_uses_human_pair_draws_and_counts_invalid(votes_grid):
+    credits = _credits(votes_grid, nan_every=7)
+    res = cluster_bootstrap(votes_grid, n_boot=400, judge_credits=credits, rng=2)
+    j = res.judge
+    assert len(j) == votes_grid.groupby(["matchup", "criterion"]).ngroups
+    assert res.n_judge_invalid == int(credits["credit"].isna().sum()) == int(j["n_invalid"].sum())
+    expected = credits.groupby(["matchup", "criterion"])["credit"].mean()
+    for _, r in j.iterrows():
+        assert r["rate"] == pytest.approx(expected[(r["matchup"], r["criterion"])])
+        assert r["paired"]
+        assert r["gap_ci_low"] <= r["gap"] <= r["gap_ci_high"]
+        human = res.cells[(res.cells["cell"] == r["cell"]) & (res.cells["scheme"] == "pairs")]["rate"].iloc[0]
+        assert r["human_rate"] == pytest.approx(human)
+
+
+def test_two_way_is_wider_than_either_one_way_scheme():
+    votes = make_votes(4, n_matchups=1, n_criteria=4, n_pairs=20, n_readers=7, sd_pair=0.6, sd_reader=0.6)
+    res = cluster_bootstrap(votes, n_boot=2000, rng=1)
+    se = res.cells.pivot(index="cell", columns="scheme", values="se")
+    assert (se["two-way"] > se["pairs"]).all() and (se["two-way"] > se["readers"]).all()
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 10_000), b0=st.floats(-1.0, 1.0))
+def test_percentile_interval_contains_estimate_in_typical_data(seed, b0):
+    votes = make_votes(seed, n_pairs=15, n_readers=6, b0=b0)
+    res = cluster_bootstrap(votes, n_boot=499, rng=seed)
+    c = res.cells
+    assert (c["ci_low_percentile"] <= c["rate"]).all() and (c["rate"] <= c["ci_high_percentile"]).all()
+    assert (c["ci_low_bca"] <= c["ci_high_bca"]).all()
+
+
+def test_all_votes_one_way_gives_degenerate_but_finite_percentile():
+    votes = make_votes(1, n_pairs=5, n_readers=3).assign(y=1.0)
+    res = cluster_bootstrap(votes, n_boot=100, rng=0)
+    assert (res.cells["ci_low_percentile"] == 1.0).all() and (res.cells["p_value"] < 0.05).all()
+
+
+def test_bad_input_raises_actionable_input_error(votes_small):
+    with pytest.raises(InputError, match="missing column 'reader_id'"):
+        cluster_bootstrap(votes_small.drop(columns="reader_id"), n_boot=10)
+    with pytest.raises(InputError, match="not 1 \\(focal\\)"):
+        cluster_bootstrap(votes_small.assign(y=2.0), n_boot=10)
+    with pytest.raises(InputError, match="unknown scheme"):
+        cluster_bootstrap(votes_small, schemes=("bogus",), n_boot=10)
+    with pytest.raises(InputError, match="n_boot"):
+        cluster_bootstrap(votes_small, n_boot=1)
+    with pytest.raises(InputError, match="credit"):
+        cluster_bootstrap(votes_small, n_boot=10, judge_credits=_credits(votes_small).assign(credit=3.0))
+
+
+def test_str_and_frame(votes_small):
+    res = cluster_bootstrap(votes_small, n_boot=50, rng=0)
+    assert "pointwise" in str(res) and "m0/c0" in str(res)
+    assert list(res.to_frame()["scheme"]) == ["pairs", "readers", "two-way"]
+    assert res.interval("m0/c0", "pairs")[0] <= res.interval("m0/c0", "pairs")[1]
