@@ -9,6 +9,7 @@ exposes a ``click.Command`` named ``command``.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
 import click
@@ -94,6 +95,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         click.echo("Interrupted.", err=True)
         return ExitStatus.INTERRUPTED
+    except Exception as exc:  # a bug: say so plainly, full traceback only on request
+        if os.environ.get("JUDGE_AUDIT_DEBUG"):
+            raise
+        click.echo(f"Internal error ({type(exc).__name__}: {exc}). This is a bug in judge-audit; "
+                   "set JUDGE_AUDIT_DEBUG=1 to see the traceback and please report it.", err=True)
+        return ExitStatus.INTERNAL_ERROR
     if isinstance(result, int):
         return result
     return ExitStatus.OK

@@ -1,0 +1,36 @@
+"""`audit gate result.json`: the CI gate on a saved result."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from audit.cli.exit_status import ExitStatus
+
+
+@click.command("gate")
+@click.argument("result_json", type=click.Path(dir_okay=False))
+@click.option("--fail-on-warn", is_flag=True, help="Treat WARN as failing too.")
+@click.option("-q", "--quiet", is_flag=True, help="Print nothing; only the exit status speaks.")
+def command(result_json, fail_on_warn, quiet):
+    """Exit 1 if any check in RESULT_JSON is FAIL or ERROR (or WARN with --fail-on-warn), else 0."""
+    from audit.checks import Status
+    from audit.errors import InputError, InputProblem
+    from audit.result import result_from_json
+
+    path = Path(result_json)
+    try:
+        result = result_from_json(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(InputProblem(result_json, "file not found", "give the result.json written by `audit run`")) from None
+    except (ValueError, TypeError, KeyError) as exc:
+        raise InputError(InputProblem(result_json, f"not a judge-audit result: {exc}",
+                                      "give the result.json written by `audit run`")) from None
+    failing_statuses = {Status.FAIL, Status.ERROR} | ({Status.WARN} if fail_on_warn else set())
+    failing = [c for c in result.checks if c.status in failing_statuses]
+    if not quiet:
+        for check in failing:
+            click.echo(str(check))
+        click.echo(f"gate: {'FAILED' if failing else 'passed'} ({len(failing)} failing of {len(result.checks)} checks)")
+    return ExitStatus.GATE_FAILED if failing else ExitStatus.OK

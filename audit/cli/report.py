@@ -1,0 +1,39 @@
+"""`audit report result.json`: re-render a saved result without recomputing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from audit.cli.exit_status import ExitStatus
+
+
+@click.command("report")
+@click.argument("result_json", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", type=click.Path(dir_okay=False),
+              help="Where to write the HTML (default: report.html beside RESULT_JSON).")
+@click.option("--junit", type=click.Path(dir_okay=False), help="Also write the JUnit XML here.")
+def command(result_json, output, junit):
+    """Render report.html (and optionally junit.xml) from a saved RESULT_JSON."""
+    from audit.errors import InputError, InputProblem
+    from audit.result import result_from_json
+    from reports.html import write_html
+    from reports.junit import write_junit
+
+    path = Path(result_json)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(InputProblem(result_json, "file not found", "give the result.json written by `audit run`")) from None
+    try:
+        result = result_from_json(text)
+    except (ValueError, TypeError, KeyError) as exc:
+        raise InputError(InputProblem(result_json, f"not a judge-audit result: {exc}",
+                                      "give the result.json written by `audit run`")) from None
+    target = Path(output) if output else path.with_name("report.html")
+    write_html(result, target)
+    if junit:
+        write_junit(result.checks, junit)
+    click.echo(f"report written to {target}")
+    return ExitStatus.OK

@@ -1,0 +1,100 @@
+"""`audit run JUDGE HUMANS`: the audit, from CSVs to a report and an exit status."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+import time
+
+import click
+
+from audit.cli.exit_status import ExitStatus
+from audit.cli.options import Progress, parse_scale
+from audit.tie_rules import TIE_RULES
+
+
+@click.command("run")
+@click.argument("judge", type=click.Path(dir_okay=False))
+@click.argument("humans", type=click.Path(dir_okay=False))
+@click.option("--pairs", type=click.Path(dir_okay=False), help="pairs.csv: system_a, system_b, focal, matchup, group_id per pair.")
+@click.option("--stories", type=click.Path(dir_okay=False), help="stories.csv: the texts (pair_id, system, text); enables surface features.")
+@click.option("--dev-judge", type=click.Path(dir_okay=False), help="Development-set judge scores (scalar); needs --dev-humans.")
+@click.option("--dev-humans", type=click.Path(dir_okay=False), help="Development-set human ratings (scalar); needs --dev-judge.")
+@click.option("--focal", help="Focal system(s) whose win rate is reported, comma-separated (default: pairs.csv, else first name in sorted order).")
+@click.option("--judge", "judge_name", help="Judge configuration that is 'the judge' (default: 'ensemble' if present, else the first).")
+@click.option("--policy", type=click.Path(dir_okay=False), help="Policy TOML with check thresholds (default: built-in, see docs/policy.md).")
+@click.option("--tie-rule", type=click.Choice(TIE_RULES.names()), default="even-split", show_default=True,
+              help="How an exact judge tie is credited.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of every random procedure (bootstraps, random tie rule).")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="audit-out", show_default=True,
+              help="Output directory: result.json, report.html, junit.xml, CSV tables.")
+@click.option("--gate", is_flag=True, help="Exit with status 1 when any check FAILs (for CI).")
+@click.option("--n-boot", type=int, help="Bootstrap replicates (default from the policy: 2000).")
+@click.option("--no-uncertainty", is_flag=True, help="Skip bootstraps and leave-one-reader-out.")
+@click.option("--no-readers", is_flag=True, help="Skip the reader-heterogeneity analysis.")
+@click.option("--no-surface", is_flag=True, help="Skip surface features even when --stories is given.")
+@click.option("--perplexity-model", help="transformers causal LM (local path or cached hub name) for the perplexity feature.")
+@click.option("--perplexity-url", help="OpenAI-compatible completions server for perplexity (prompt logprobs).")
+@click.option("--perplexity-server-model", help="Model name to request from --perplexity-url.")
+@click.option("--allow-download", is_flag=True, help="Allow transformers to download --perplexity-model (off by default).")
+@click.option("--features-cache", type=click.Path(file_okay=False), help="Directory of the surface-feature cache.")
+@click.option("--drop-invalid", is_flag=True, help="Leave out unparsable judge rows (counted in the report) instead of keeping them as invalid.")
+@click.option("--scale", callback=parse_scale, help="Declared judge score scale LO,HI (e.g. 1,5); scores outside are input errors.")
+@click.option("--glmm-backend", type=click.Choice(["native", "lme4"]), default="native", show_default=True,
+              help="GLMM engine: our own (no R) or lme4 through pymer4 (needs R).")
+@click.option("--no-html", is_flag=True, help="Do not write report.html.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress and no summary; only errors (for CI logs).")
+def command(judge, humans, pairs, stories, dev_judge, dev_humans, focal, judge_name, policy, tie_rule, seed,
+            out_dir, gate, n_boot, no_uncertainty, no_readers, no_surface, perplexity_model, perplexity_url,
+            perplexity_server_model, allow_download, features_cache, drop_invalid, scale, glmm_backend, no_html,
+            quiet):
+    """Audit JUDGE (judge.csv) against HUMANS (humans.csv) and write the report.
+
+    \b
+    Example:
+      audit run fixtures/deployment/judge.csv fixtures/deployment/humans.csv \\
+          --pairs fixtures/deployment/pairs.csv --stories fixtures/deployment/stories.csv \\
+          --out audit-out --gate
+    """
+    from audit.data import load_audit_data
+    from audit.errors import InputError, InputProblem
+    from audit.outputs import write_outputs
+    from audit.pipeline import run_audit
+    from audit.policy import load_policy
+    from audit.spec import AuditSpec, PerplexitySpec
+
+    if (dev_judge is None) != (dev_humans is None):
+        raise InputError(InputProblem("options", "--dev-judge and --dev-humans go together",
+                                      "give both development files, or neither"))
+    progress = Progress(enabled=not quiet)
+    started = time.perf_counter()
+    progress("loading inputs")
+    data = load_audit_data(judge, humans, pairs=pairs, stories=stories, dev_judge=dev_judge, dev_humans=dev_humans,
+                           focal=focal.split(",") if focal else None, drop_invalid=drop_invalid, scale=scale)
+    spec = AuditSpec(
+        tie_rule=tie_rule, judge=judge_name, seed=seed, policy=load_policy(policy),
+        policy_source=policy or "defaults", glmm_backend=glmm_backend, uncertainty=not no_uncertainty,
+        readers=not no_readers, surface=not no_surface, n_boot=n_boot,
+        perplexity=PerplexitySpec(model=perplexity_model, url=perplexity_url, server_model=perplexity_server_model,
+                                  allow_download=allow_download),
+        features_cache=features_cache, command=_command_line(), progress=progress,
+    )
+    result = run_audit(data, spec)
+    progress("writing outputs")
+    paths = write_outputs(result, out_dir, html=not no_html)
+    progress.done()
+    if not quiet:
+        from reports.terminal import render_summary
+
+        click.echo(render_summary(result, report_path=str(paths.get("report", paths["result"]))))
+        click.echo(f"({time.perf_counter() - started:.1f} s)", err=True)
+    if gate and result.failing():
+        return ExitStatus.GATE_FAILED
+    return ExitStatus.OK
+
+
+def _command_line() -> str:
+    argv = sys.argv[:]
+    if argv and argv[0].endswith(("audit", "__main__.py")):
+        argv[0] = "audit"
+    return shlex.join(argv)

@@ -1,0 +1,168 @@
+"""The one orchestrator: ``run_audit(data, spec) -> AuditResult``.
+
+Pure apart from the optional ``spec.progress`` callback: no file I/O, no printing, no
+plotting. Optional sections (dev set, uncertainty, readers, surface features) live in
+:mod:`audit.sections`; each comes back computed, SKIPPED or ERROR with a reason.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from audit import __version__
+from audit.data import HUMAN_OVERALL, JUDGE_AGGREGATE, AuditData
+from audit.human_side import human_side
+from audit.judge_side import judge_pair_outcomes, summarise_outcomes
+from audit.provenance import build_provenance
+from audit.result import SCHEMA_VERSION, AuditResult, Cell, JudgeConfigRate, JudgeSide
+from audit.rng import resolve_rng
+from audit.spec import AuditSpec
+from audit.transfer import assess_transfer
+from audit.verdict import cell_checks, overall_status, summary_checks, verdict_sentence
+
+
+def choose_primary_judge(judges: tuple[str, ...], requested: str | None) -> str | None:
+    """``requested`` if given, else ``ensemble`` when present, else the first configuration."""
+    if requested is not None:
+        if requested not in judges:
+            from audit.errors import InputError, InputProblem
+
+            raise InputError(InputProblem("judge", f"no judge configuration named '{requested}'",
+                                          f"use one of: {', '.join(judges)}", column="judge", value=requested))
+        return requested
+    if not judges:
+        return None
+    return "ensemble" if "ensemble" in judges else judges[0]
+
+
+def judge_criterion_for(human_criterion: str, judge_criteria: set[str]) -> tuple[str | None, bool]:
+    """The judge criterion compared with a human criterion, and whether it is a different target."""
+    if human_criterion in judge_criteria:
+        return human_criterion, False
+    if human_criterion == HUMAN_OVERALL and JUDGE_AGGREGATE in judge_criteria:
+        return JUDGE_AGGREGATE, True
+    return None, False
+
+
+def _judge_side(outcomes: pd.DataFrame, matchup: str, criterion: str, primary: str, tie_rule: str,
+                different_target: bool) -> JudgeSide:
+    cell = outcomes[(outcomes["matchup"] == matchup) & (outcomes["criterion"] == criterion)]
+    configs = []
+    for name, group in cell.groupby("judge", sort=False):
+        s = summarise_outcomes(group)
+        configs.append(JudgeConfigRate(str(name), s["rate"], s["wins"], s["losses"], s["ties"], s["invalid"]))
+    s = summarise_outcomes(cell[cell["judge"] == primary])
+    return JudgeSide(judge=primary, criterion=criterion, rate=s["rate"], wins=s["wins"], losses=s["losses"],
+                     ties=s["ties"], invalid=s["invalid"], n_pairs=s["n_pairs"], tie_rule=tie_rule,
+                     different_target=different_target, configurations=tuple(configs))
+
+
+def judge_choices(outcomes: pd.DataFrame, primary: str | None, criteria: tuple[str, ...]) -> pd.DataFrame:
+    """The primary judge's per-pair credit, keyed by the *human* criterion it is compared with."""
+    columns = ["pair_id", "criterion", "y_judge"]
+    if primary is None or outcomes.empty:
+        return pd.DataFrame(columns=columns)
+    mine = outcomes[outcomes["judge"] == primary]
+    judge_criteria = set(mine["criterion"])
+    parts = []
+    for crit in criteria:
+        jc, _ = judge_criterion_for(crit, judge_criteria)
+        if jc is None:
+            continue
+        part = mine[mine["criterion"] == jc][["pair_id", "credit"]].rename(columns={"credit": "y_judge"})
+        parts.append(part.assign(criterion=crit))
+    if not parts:
+        return pd.DataFrame(columns=columns)
+    return pd.concat(parts, ignore_index=True)[columns]
+
+
+def _baseline_lookup(baseline: pd.DataFrame) -> dict[tuple[str, str], tuple[float | None, float | None]]:
+    lookup: dict[tuple[str, str], tuple[float | None, float | None]] = {}
+    if baseline is None or baseline.empty:
+        return lookup
+    for row in baseline.itertuples(index=False):
+        judge_val = getattr(row, "judge_vs_majority", None)
+        reader_val = getattr(row, "reader_mean", None)
+        lookup[(str(row.matchup), str(row.criterion))] = (
+            None if judge_val is None or pd.isna(judge_val) else float(judge_val),
+            None if reader_val is None or pd.isna(reader_val) else float(reader_val),
+        )
+    return lookup
+
+
+def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
+    """Run the audit on validated data; see docs/audit.md for every step."""
+    from audit import sections
+    from audit.agreement import agreement_table, reader_baseline
+
+    progress = spec.progress or (lambda message: None)
+    rng, seed = resolve_rng(spec.seed)
+    tie_rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0]) if seed is not None else rng
+
+    progress("judge verdicts")
+    outcomes = judge_pair_outcomes(data, spec.tie_rule, tie_rng)
+    primary = choose_primary_judge(data.judges, spec.judge)
+    judge_criteria = set(outcomes.loc[outcomes["judge"] == primary, "criterion"]) if primary else set()
+
+    progress("agreement")
+    choices = judge_choices(outcomes, primary, data.criteria)
+    agreement = agreement_table(data.votes).to_frame()
+    baseline = reader_baseline(data.votes, choices).to_frame()
+    base = _baseline_lookup(baseline)
+
+    progress("human GLMMs")
+    cells = []
+    votes = data.votes
+    for matchup in data.matchups:
+        in_matchup = votes[votes["matchup"] == matchup]
+        pair_meta = data.pairs[data.pairs["matchup"] == matchup].iloc[0]
+        for criterion in data.criteria:
+            cell_votes = in_matchup[in_matchup["criterion"] == criterion]
+            if cell_votes.empty:
+                continue
+            human = human_side(cell_votes, level=spec.policy.transfer.level, backend=spec.glmm_backend)
+            jc, different = judge_criterion_for(criterion, judge_criteria)
+            judge = (_judge_side(outcomes, matchup, jc, primary, spec.tie_rule, different)
+                     if jc is not None and primary is not None else None)
+            j_vs_m, r_base = base.get((matchup, criterion), (None, None))
+            transfer = assess_transfer(human, judge, judge_vs_majority=j_vs_m, reader_baseline=r_base,
+                                       policy=spec.policy.transfer)
+            cells.append(Cell(matchup=matchup, criterion=criterion, focal=str(pair_meta["focal"]),
+                              other=str(pair_meta["other"]), n_pairs=int(cell_votes["pair_id"].nunique()),
+                              n_readers=int(cell_votes["reader_id"].nunique()), n_votes=int(len(cell_votes)),
+                              human=human, judge=judge, transfer=transfer))
+    cells = tuple(cells)
+
+    progress("optional sections")
+    seeds = np.random.SeedSequence(seed if seed is not None else int(rng.integers(2**32))).spawn(4)
+    dev = sections.dev_section(data, spec, seeds[0])
+    uncertainty = sections.uncertainty_section(data, spec, outcomes, seeds[1]) if spec.uncertainty else \
+        sections.not_requested("--no-uncertainty")
+    readers = sections.readers_section(data, spec, outcomes, cells, seeds[2]) if spec.readers else \
+        sections.not_requested("--no-readers")
+    surface = sections.surface_section(data, spec, seeds[3]) if spec.surface else \
+        sections.not_requested("--no-surface")
+
+    checks = cell_checks(cells, spec.policy) + summary_checks(cells, agreement, spec.policy, outcomes)
+    checks += sections.section_checks(spec.policy, dev=dev, uncertainty=uncertainty, readers=readers,
+                                      surface=surface)
+    status = overall_status(checks)
+    return AuditResult(
+        schema_version=SCHEMA_VERSION,
+        status=status,
+        verdict=verdict_sentence(cells, status),
+        cells=cells,
+        agreement=agreement,
+        reader_baseline=baseline,
+        checks=tuple(checks),
+        provenance=build_provenance(data, spec, seed=seed, primary_judge=primary or ""),
+        judge_pairs=outcomes.reset_index(drop=True),
+        dev=dev,
+        uncertainty=uncertainty,
+        readers=readers,
+        surface=surface,
+    )
+
+
+__all__ = ["run_audit", "choose_primary_judge", "judge_criterion_for", "judge_choices", "__version__"]

@@ -1,0 +1,55 @@
+"""What to compute: the settings of one audit run (everything except the data)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from audit.policy import Policy
+
+
+@dataclass(frozen=True)
+class PerplexitySpec:
+    """Where perplexity comes from; both None means the perplexity feature is SKIPPED."""
+
+    model: str | None = None  #: a transformers model name or local path
+    url: str | None = None  #: an OpenAI-compatible completions server
+    server_model: str | None = None
+    allow_download: bool = False
+
+
+@dataclass(frozen=True)
+class AuditSpec:
+    """Settings of one run.
+
+    Attributes
+    ----------
+    tie_rule : judge tie rule (see :mod:`audit.tie_rules`).
+    judge : the judge configuration whose verdicts are "the judge" (None: ``ensemble`` if
+        present, else the first configuration in the judge file).
+    seed : seed of every random procedure (bootstraps, the ``random`` tie rule).
+    policy : check thresholds and severities.
+    level : interval level of the human GLMM interval.
+    glmm_backend : "native" or "lme4".
+    uncertainty, readers, surface : compute those optional sections.
+    n_boot : bootstrap replicates (None: the policy's).
+    features_cache : directory of the feature cache (None: no cache).
+    command : the exact command line, recorded in the provenance.
+    progress : called with a short message before each stage (None: silent).
+    """
+
+    tie_rule: str = "even-split"
+    judge: str | None = None
+    seed: int | None = 0
+    policy: Policy = field(default_factory=Policy)
+    policy_source: str = "defaults"
+    level: float = 0.95
+    glmm_backend: str = "native"
+    uncertainty: bool = True
+    readers: bool = True
+    surface: bool = True
+    n_boot: int | None = None
+    perplexity: PerplexitySpec = field(default_factory=PerplexitySpec)
+    features_cache: str | None = None
+    command: str = ""
+    progress: Callable[[str], None] | None = field(default=None, compare=False, repr=False)
