@@ -1,0 +1,43 @@
+import pytest
+
+from audit.errors import InputError
+from audit.policy import Policy, load_policy
+
+
+def test_defaults_without_file():
+    policy = load_policy(None)
+    assert policy == Policy()
+    assert policy.transfer.max_fraction_outside_ci == 0.25
+    assert policy.breach("anything") == "FAIL"
+
+
+def test_file_overrides_and_severity(tmp_path):
+    path = tmp_path / "policy.toml"
+    path.write_text('[transfer]\nmax_fraction_outside_ci = 0.5\n[uncertainty]\nn_boot = 500\n'
+                    '[severity]\n"transfer.fraction_outside_ci" = "WARN"\n')
+    policy = load_policy(path)
+    assert policy.transfer.max_fraction_outside_ci == 0.5
+    assert policy.uncertainty.n_boot == 500
+    assert policy.breach("transfer.fraction_outside_ci") == "WARN"
+    assert policy.agreement.min_human_alpha == Policy().agreement.min_human_alpha
+
+
+def test_every_problem_is_reported_at_once(tmp_path):
+    path = tmp_path / "policy.toml"
+    path.write_text('[transfer]\nmax_fraction = 0.5\nlevel = "high"\n[nonsense]\nx = 1\n'
+                    '[severity]\n"a" = "LOUD"\n')
+    with pytest.raises(InputError) as info:
+        load_policy(path)
+    text = str(info.value)
+    assert len(info.value.problems) == 4
+    assert "unknown key 'max_fraction'" in text and "max_fraction_outside_ci" in text
+    assert "must be a number" in text and "unknown section [nonsense]" in text and "LOUD" in text
+
+
+def test_bad_toml_and_missing_file(tmp_path):
+    path = tmp_path / "bad.toml"
+    path.write_text("[transfer\n")
+    with pytest.raises(InputError, match="not valid TOML"):
+        load_policy(path)
+    with pytest.raises(InputError, match="not found"):
+        load_policy(tmp_path / "missing.toml")
