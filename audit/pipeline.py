@@ -81,8 +81,11 @@ def _baseline_lookup(baseline: pd.DataFrame) -> dict[tuple[str, str], tuple[floa
     lookup: dict[tuple[str, str], tuple[float | None, float | None]] = {}
     if baseline is None or baseline.empty:
         return lookup
-    for row in baseline.itertuples(index=False):
-        judge_val = getattr(row, "judge_vs_majority", None)
+    # Like for like: the judge scored against the majority of the *other* readers on each
+    # reader's units (judge_agreement_loo), beside the readers' leave-one-out agreement.
+    cells = baseline[baseline["level"] == "cell"] if "level" in baseline else baseline
+    for row in cells.itertuples(index=False):
+        judge_val = getattr(row, "judge_agreement_loo", None)
         reader_val = getattr(row, "reader_mean", None)
         lookup[(str(row.matchup), str(row.criterion))] = (
             None if judge_val is None or pd.isna(judge_val) else float(judge_val),
