@@ -1,0 +1,178 @@
+"""The native fit: maximise the Laplace likelihood over (theta, beta) as glmer's second stage."""
+
+from __future__ import annotations
+
+import math
+from typing import Mapping
+
+import numpy as np
+from scipy.stats import norm
+
+from audit.glmm.design import Design
+from audit.glmm.laplace import LaplaceDeviance
+from audit.glmm.model import GlmmResult
+from audit.glmm.optimize import (
+    hessian_deriv12,
+    is_separated,
+    logistic_start,
+    minimize_bounded,
+    projected_gradient,
+)
+
+# lme4's isSingular() tolerance on theta.
+SINGULAR_TOL = 1e-4
+# Gradient size (deviance units) below which an optimum counts as converged.
+_CONVERGED_GRAD = 1e-3
+
+
+def _start_values(design: Design, start, K: int, p: int) -> np.ndarray:
+    theta0 = np.ones(K)
+    beta0 = None
+    if start is not None:
+        if isinstance(start, GlmmResult):
+            sd = [start.sd.get(name, 1.0) for name in design.factor_names]
+            theta0 = np.array([1.0 if not np.isfinite(s) else max(s, 0.05) for s in sd])
+            if len(start.b) == p and np.all(np.isfinite(start.b)):
+                beta0 = np.array(start.b, dtype=float)
+        elif isinstance(start, Mapping):
+            if "theta" in start:
+                theta0 = np.maximum(np.asarray(start["theta"], dtype=float).ravel(), 0.05)
+            if "beta" in start:
+                beta0 = np.asarray(start["beta"], dtype=float).ravel()
+        else:
+            raise TypeError("start must be a GlmmResult, a mapping with 'theta'/'beta', or None")
+        if theta0.size != K or (beta0 is not None and beta0.size != p):
+            raise ValueError(f"start has the wrong size: need {K} theta and {p} beta values")
+    if beta0 is None:
+        beta0 = logistic_start(design.y, design.X)
+    return np.concatenate([theta0, beta0])
+
+
+def _vcov(lap: LaplaceDeviance, x: np.ndarray, fx: float, K: int, notes: list[str]):
+    """lme4's vcov(): beta block of 2 * solve(Hessian of the deviance in (theta, beta))."""
+    fun = lambda z: lap(z[:K], z[K:])  # noqa: E731
+    grad, H = hessian_deriv12(fun, x, fx)
+    V = None
+    try:
+        Vfull = np.linalg.inv(H)
+        Vb = (Vfull + Vfull.T)[K:, K:]
+        if np.all(np.isfinite(Vb)) and np.linalg.eigvalsh(Vb).min() > 0:
+            V = Vb
+    except np.linalg.LinAlgError:
+        pass
+    lap(x[:K], x[K:])  # leave the state at the optimum
+    if V is None:
+        notes.append("finite-difference Hessian not positive definite: vcov from the RX factor (as lme4)")
+        V = lap.vcov_rx()
+    return V, grad
+
+
+def fit_native(design: Design, *, level: float = 0.95, profile: bool = False, start=None) -> GlmmResult:
+    """Fit by the Laplace approximation (see :func:`audit.glmm.fit_crossed_glmm`)."""
+    K = len(design.codes)
+    p = design.X.shape[1]
+    notes = list(design.notes)
+    lap = LaplaceDeviance(design.y, design.X, design.codes, [len(lv) for lv in design.levels])
+    separated = is_separated(design.y, design.X)
+    if separated and np.all(design.y == design.y[0]) and p == 1 and np.ptp(design.X[:, 0]) == 0:
+        return _constant_response_result(design, lap, level, profile, notes)
+
+    x0 = _start_values(design, start, K, p)
+    fun = lambda z: lap(z[:K], z[K:])  # noqa: E731
+    res = minimize_bounded(fun, x0, K)
+    x = res.x.copy()
+    x[:K] = np.where(x[:K] < 1e-10, 0.0, x[:K])
+    dev = fun(x)
+    V, grad = _vcov(lap, x, dev, K, notes)
+    pg = projected_gradient(grad, x, K)
+    converged = bool(res.success or np.max(np.abs(pg)) < _CONVERGED_GRAD) and np.max(np.abs(pg)) < _CONVERGED_GRAD
+    if not converged:
+        notes.append(f"optimiser did not converge: {res.message} (max |gradient| {np.max(np.abs(pg)):.2g})")
+    theta = x[:K]
+    beta = x[K:]
+    se = np.sqrt(np.diag(V))
+    z = norm.ppf(0.5 + level / 2.0)
+    singular = bool(np.any(theta < SINGULAR_TOL))
+    if singular:
+        zero = [n for n, t in zip(design.factor_names, theta) if t < SINGULAR_TOL]
+        notes.append("singular fit: random-intercept sd at 0 for " + ", ".join(f"'{n}'" for n in zero))
+    if separated:
+        notes.append("separation: the fixed effects separate the responses; estimates are on the boundary")
+    plow = np.full(p, np.nan)
+    phigh = np.full(p, np.nan)
+    if profile:
+        from audit.glmm.profile import profile_intervals
+
+        plow, phigh = profile_intervals(lap, x, dev, K, level, se)
+        lap(theta, beta)
+    modes = lap.conditional_modes(theta) if K else []
+    loglik = -dev / 2.0
+    return GlmmResult(
+        names=design.x_names,
+        b=tuple(float(v) for v in beta),
+        se=tuple(float(v) for v in se),
+        vcov=tuple(tuple(float(v) for v in row) for row in V),
+        wald_low=tuple(float(v) for v in beta - z * se),
+        wald_high=tuple(float(v) for v in beta + z * se),
+        profile_low=tuple(float(v) for v in plow),
+        profile_high=tuple(float(v) for v in phigh),
+        level=float(level),
+        sd={name: float(t) for name, t in zip(design.factor_names, theta)},
+        conditional_modes={
+            name: dict(zip(lv, (float(v) for v in m))) for name, lv, m in zip(design.factor_names, design.levels, modes)
+        },
+        loglik=float(loglik),
+        aic=float(dev + 2.0 * (K + p)),
+        deviance=float(dev),
+        n_obs=int(design.y.size),
+        n_levels=dict(design.n_levels),
+        converged=converged,
+        singular=singular,
+        separation=bool(separated),
+        iterations=int(res.nfev_total),
+        notes=tuple(notes),
+        backend="native",
+        dropped_factors=design.dropped,
+    )
+
+
+def _constant_response_result(design, lap, level, profile, notes) -> GlmmResult:
+    """Every response is the same: b0 = +/-inf, sds not estimable, one-sided profile interval."""
+    K = len(design.codes)
+    sign = 1.0 if design.y[0] == 1 else -1.0
+    notes.append(
+        f"separation: every response is {int(design.y[0])}; the intercept is +/-inf, "
+        "random-effect sds are not estimable, only a one-sided profile interval exists"
+    )
+    plow, phigh = math.nan, math.nan
+    if profile:
+        from audit.glmm.profile import constant_response_bound
+
+        bound = constant_response_bound(lap, K, level, sign, design.X[0, 0])
+        plow, phigh = (bound, math.inf) if sign > 0 else (-math.inf, bound)
+    b = sign * math.inf
+    return GlmmResult(
+        names=design.x_names,
+        b=(b,),
+        se=(math.inf,),
+        vcov=((math.inf,),),
+        wald_low=(-math.inf,),
+        wald_high=(math.inf,),
+        profile_low=(plow,),
+        profile_high=(phigh,),
+        level=float(level),
+        sd={name: math.nan for name in design.factor_names},
+        conditional_modes={name: {lv: 0.0 for lv in levels} for name, levels in zip(design.factor_names, design.levels)},
+        loglik=0.0,
+        aic=float(2.0 * (K + 1)),
+        deviance=0.0,
+        n_obs=int(design.y.size),
+        n_levels=dict(design.n_levels),
+        converged=True,
+        singular=False,
+        separation=True,
+        iterations=0,
+        notes=tuple(notes),
+        backend="native",
+        dropped_factors=design.dropped,
+    )
