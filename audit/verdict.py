@@ -111,13 +111,10 @@ def summary_checks(cells: Sequence[Cell], agreement: pd.DataFrame, policy: Polic
 
 
 def _pooled_alpha(agreement: pd.DataFrame) -> float | None:
+    """Krippendorff's alpha over every vote (the agreement table's ``level == "all"`` row)."""
     if agreement is None or agreement.empty or "krippendorff_alpha" not in agreement:
         return None
-    pooled = agreement
-    for col in ("matchup", "criterion"):
-        if col in agreement:
-            mask = agreement[col].astype(str).isin(["all", "(all)", "pooled", "*"])
-            pooled = pooled[mask]
+    pooled = agreement[agreement["level"] == "all"] if "level" in agreement else agreement.iloc[0:0]
     if pooled.empty:
         return None
     value = float(pooled["krippendorff_alpha"].iloc[0])
