@@ -1,0 +1,15 @@
+"""Surface-feature detectors: a registry of named, versioned text detectors.
+
+``compute_features(stories) -> FeatureTable`` runs them (length, sentences, lexical, and
+perplexity when a language model is configured) with an on-disk cache. See docs/detectors.md.
+"""
+
+from detectors.base import DEFAULT_DETECTORS, DETECTORS, Detector
+from detectors import length, lexical, sentences  # noqa: F401  (register the detectors)
+from detectors.perplexity import PerplexityConfig, make_perplexity_detector
+from detectors.features import DetectorRun, FeatureTable, compute_features
+
+__all__ = [
+    "DETECTORS", "DEFAULT_DETECTORS", "Detector", "DetectorRun", "FeatureTable", "PerplexityConfig",
+    "compute_features", "make_perplexity_detector",
+]
