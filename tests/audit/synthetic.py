@@ -11,8 +11,13 @@ CRITERIA = ("empathy", "engagement", "overall")
 
 
 def make_audit_data(*, n_pairs: int = 12, n_readers: int = 5, human_p: float = 0.5, judge_p: float = 0.9,
-                    seed: int = 1, matchups: tuple[str, ...] = ("a vs b",), ties_every: int = 0) -> AuditData:
-    """Votes from ``n_readers`` readers on ``n_pairs`` pairs per matchup, judge scores 1-5."""
+                    seed: int = 1, matchups: tuple[str, ...] = ("a vs b",), ties_every: int = 0,
+                    judge_follows_majority: bool = False) -> AuditData:
+    """Votes from ``n_readers`` readers on ``n_pairs`` pairs per matchup, judge scores 1-5.
+
+    The judge prefers the focal story with probability ``judge_p``, or, with
+    ``judge_follows_majority``, exactly when most readers did.
+    """
     rng = np.random.default_rng(seed)
     pairs, votes, scores = [], [], []
     for m_index, matchup in enumerate(matchups):
@@ -22,14 +27,18 @@ def make_audit_data(*, n_pairs: int = 12, n_readers: int = 5, human_p: float = 0
             pairs.append({"pair_id": pid, "system_a": focal, "system_b": other, "focal": focal,
                           "other": other, "matchup": matchup, "group_id": f"g{i}"})
             for crit in CRITERIA:
+                n_focal_votes = 0
                 for r in range(n_readers):
                     pick_focal = rng.random() < human_p
+                    n_focal_votes += pick_focal
                     votes.append({"pair_id": pid, "reader_id": f"r{r}", "criterion": crit, "matchup": matchup,
                                   "focal": focal, "other": other, "choice": focal if pick_focal else other,
                                   "y": 1.0 if pick_focal else 0.0})
                 if crit == "overall":
                     continue
                 better = rng.random() < judge_p
+                if judge_follows_majority:
+                    better = 2 * n_focal_votes > n_readers
                 f_score, o_score = (4.0, 3.0) if better else (3.0, 4.0)
                 if ties_every and i % ties_every == 0:
                     o_score = f_score

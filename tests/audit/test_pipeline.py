@@ -1,0 +1,104 @@
+"""run_audit on small synthetic data: cells, checks, verdict and the JSON interface."""
+
+import json
+
+import pytest
+
+from audit.checks import Status
+from audit.pipeline import choose_primary_judge, judge_criterion_for, run_audit
+from audit.result import AuditResult, result_from_json, result_to_json
+from audit.spec import AuditSpec
+from tests.audit.synthetic import make_audit_data
+
+CORE = AuditSpec(uncertainty=False, readers=False, surface=False)
+
+
+@pytest.fixture(scope="module")
+def skewed():
+    data = make_audit_data(n_pairs=20, n_readers=7, human_p=0.5, judge_p=0.95, matchups=("a vs b", "c vs d"))
+    return run_audit(data, CORE)
+
+
+def test_one_cell_per_matchup_and_criterion(skewed):
+    keys = [(c.matchup, c.criterion) for c in skewed.cells]
+    assert len(keys) == 6 and len(set(keys)) == 6
+    cell = skewed.cells[0]
+    assert (cell.n_pairs, cell.n_readers, cell.n_votes) == (20, 7, 140)
+    assert cell.human.n_focal + cell.human.n_other == 140
+
+
+def test_overall_is_compared_with_the_judge_aggregate(skewed):
+    overall = [c for c in skewed.cells if c.criterion == "overall"]
+    assert overall and all(c.judge.criterion == "aggregate" and c.judge.different_target for c in overall)
+    others = [c for c in skewed.cells if c.criterion != "overall"]
+    assert all(c.judge.criterion == c.criterion and not c.judge.different_target for c in others)
+
+
+def test_skewed_judge_fails_the_gate(skewed):
+    assert skewed.status is Status.FAIL
+    assert "does not transfer" in skewed.verdict
+    names = {c.name for c in skewed.failing()}
+    assert "transfer.fraction_outside_ci" in names
+
+
+def test_judge_matching_humans_passes():
+    data = make_audit_data(n_pairs=20, n_readers=7, human_p=0.5, seed=11, judge_follows_majority=True)
+    result = run_audit(data, CORE)
+    assessed = [c for c in result.cells if c.judge is not None]
+    assert all(c.transfer.judge_vs_majority == 1.0 or c.transfer.below_reader_baseline is False for c in assessed)
+    assert not any(c.name == "transfer.fraction_direction_conflict" and c.status is Status.FAIL
+                   for c in result.checks)
+
+
+def test_json_has_the_documented_fields(skewed):
+    data = json.loads(result_to_json(skewed))
+    assert data["schema_version"] == "1.0"
+    cell = data["cells"][0]
+    for key in ("matchup", "criterion", "focal", "n_pairs", "n_readers", "n_votes"):
+        assert key in cell
+    assert {"estimate", "ci_low", "ci_high", "b0", "se", "sd_pair", "sd_reader", "singular"} <= set(cell["human"]["glmm"])
+    assert "rate" in cell["human"]
+    assert {"rate", "wins", "losses", "ties", "tie_rule"} <= set(cell["judge"])
+    assert "judge_in_human_ci" in cell["transfer"]
+    assert "agreement" in data
+    assert {"name", "status", "value", "threshold", "reason"} <= set(data["checks"][0])
+
+
+def test_json_round_trip_is_lossless(skewed):
+    text = result_to_json(skewed)
+    again = result_from_json(text)
+    assert isinstance(again, AuditResult)
+    assert result_to_json(again) == text
+    assert again.cells == skewed.cells
+
+
+def test_same_seed_gives_byte_identical_json():
+    data = make_audit_data(n_pairs=10, n_readers=4, ties_every=3)
+    spec = AuditSpec(uncertainty=False, readers=False, surface=False, tie_rule="random", seed=5)
+    assert result_to_json(run_audit(data, spec)) == result_to_json(run_audit(data, spec))
+
+
+def test_tie_rule_changes_rates_and_is_recorded():
+    data = make_audit_data(n_pairs=12, n_readers=4, judge_p=1.0, ties_every=2)
+    even = run_audit(data, AuditSpec(uncertainty=False, readers=False, surface=False))
+    decisive = run_audit(data, AuditSpec(uncertainty=False, readers=False, surface=False, tie_rule="decisive"))
+    e, d = even.cells[0].judge, decisive.cells[0].judge
+    assert e.ties == d.ties == 6
+    assert e.rate == pytest.approx((6 + 3) / 12) and d.rate == pytest.approx(1.0)
+    assert d.tie_rule == "decisive" and decisive.provenance.tie_rule == "decisive"
+
+
+def test_primary_judge_choice():
+    assert choose_primary_judge(("a", "ensemble"), None) == "ensemble"
+    assert choose_primary_judge(("b", "a"), None) == "b"
+    assert choose_primary_judge(("b", "a"), "a") == "a"
+    from audit.errors import InputError
+
+    with pytest.raises(InputError, match="use one of: b, a"):
+        choose_primary_judge(("b", "a"), "zzz")
+
+
+def test_criterion_mapping():
+    assert judge_criterion_for("overall", {"aggregate", "x"}) == ("aggregate", True)
+    assert judge_criterion_for("overall", {"overall", "aggregate"}) == ("overall", False)
+    assert judge_criterion_for("empathy", {"x"}) == (None, False)
