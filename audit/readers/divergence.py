@@ -1,0 +1,184 @@
+"""Pair-level divergence: where every judge configuration agrees and the readers do not.
+
+For each pair x criterion on which the judge is *unanimous* (every configuration gave the
+focal system credit 1, or every one gave 0; a tie or an invalid output breaks unanimity),
+the readers' even-split rate is compared with the judge's direction. ``divergence`` is
+``|judge credit - reader rate|`` and the cell goes ``against`` the judge when the readers'
+majority is on the other side (rate < 0.5 for a judge at 1, > 0.5 for a judge at 0).
+Pairs are ranked by the number of criteria going against the judge, then by mean
+divergence -- the motivating study's "Pair 56" is the top of such a ranking.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from audit.checks import Status
+from audit.readers._common import COMPUTED, even_split_credit, fmt, judge_criterion_map
+
+CELL_COLUMNS = ["pair_id", "matchup", "criterion", "judge_criterion", "judge_direction", "n_configs",
+                "reader_rate", "n_votes", "divergence", "against"]
+PAIR_COLUMNS = ["rank", "pair_id", "matchup", "n_unanimous", "n_against", "mean_divergence", "max_divergence",
+                "against_criteria", "n_comments"]
+
+
+@dataclass(frozen=True)
+class ReaderComment:
+    """One reader's free-text justification (raw text: the report escapes it)."""
+
+    reader_id: str
+    criterion: str
+    text: str
+
+
+@dataclass(frozen=True, eq=False)
+class DivergentPair:
+    """One ranked pair with its vote table and the readers' comments.
+
+    Attributes
+    ----------
+    rank : int
+    pair_id, matchup : str
+    n_against : int
+        Criteria on which the readers' majority goes against the unanimous judge.
+    mean_divergence : float
+    votes : DataFrame
+        reader_id x criterion table of ``focal`` / ``other`` / ``tie`` (Table 13 of the paper).
+    comments : tuple[ReaderComment, ...]
+    """
+
+    rank: int
+    pair_id: str
+    matchup: str
+    n_against: int
+    mean_divergence: float
+    votes: pd.DataFrame
+    comments: tuple[ReaderComment, ...] = ()
+
+    def to_frame(self) -> pd.DataFrame:
+        return self.votes.copy()
+
+    def __str__(self) -> str:
+        return (f"#{self.rank} pair {self.pair_id} ({self.matchup}): {self.n_against} criteria against the judge, "
+                f"mean divergence {fmt(self.mean_divergence, 2)}, {len(self.comments)} comment(s)")
+
+
+@dataclass(frozen=True, eq=False)
+class DivergentPairs:
+    """Ranked pair-level divergence between a unanimous judge and the readers.
+
+    Attributes
+    ----------
+    status : Status
+    reason : str
+    cells : DataFrame
+        pair_id, matchup, criterion, judge_criterion, judge_direction (1 or 0), n_configs,
+        reader_rate, n_votes, divergence, against.
+    ranking : DataFrame
+        rank, pair_id, matchup, n_unanimous, n_against, mean_divergence, max_divergence,
+        against_criteria (comma-joined), n_comments.
+    top : tuple[DivergentPair, ...]
+        The ``top_k`` pairs in detail (vote table and comments).
+    n_not_unanimous : int
+        Pair x criterion cells left out because the judge configurations disagreed, tied
+        or were invalid.
+    """
+
+    status: Status
+    reason: str = ""
+    cells: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=CELL_COLUMNS))
+    ranking: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=PAIR_COLUMNS))
+    top: tuple[DivergentPair, ...] = ()
+    n_not_unanimous: int = 0
+
+    def to_frame(self) -> pd.DataFrame:
+        return self.ranking.copy()
+
+    def __str__(self) -> str:
+        if self.status is not COMPUTED:
+            return f"Divergent pairs: {self.status.value} ({self.reason})"
+        lines = [f"Divergent pairs (judge unanimous; {self.n_not_unanimous} cell(s) not unanimous, left out)"]
+        lines += [f"  {p}" for p in self.top]
+        return "\n".join(lines)
+
+
+def _label(v: float) -> str:
+    return "tie" if math.isnan(v) else ("focal" if v == 1 else "other")
+
+
+def divergent_pairs(votes: pd.DataFrame, judge_credits: pd.DataFrame | None, *, top_k: int = 5) -> DivergentPairs:
+    """Rank pairs by how far the readers stray from a unanimous judge.
+
+    Parameters
+    ----------
+    votes : DataFrame
+        Normalised votes (``comment`` used when present).
+    judge_credits : DataFrame or None
+        pair_id, criterion, judge, credit. SKIPPED when None.
+    top_k : int
+        How many pairs get a detailed vote table and comments.
+
+    Returns
+    -------
+    DivergentPairs
+    """
+    if judge_credits is None or not len(judge_credits):
+        return DivergentPairs(status=Status.SKIPPED, reason="needs the judge's credits")
+    mapping = judge_criterion_map(dict.fromkeys(votes["criterion"]), dict.fromkeys(judge_credits["criterion"]))
+    if not mapping:
+        return DivergentPairs(status=Status.SKIPPED, reason="no criterion is shared by the judge and the readers")
+    inverse = {j: h for h, j in mapping.items()}
+    jc = judge_credits[judge_credits["criterion"].isin(inverse)].assign(criterion=lambda d: d["criterion"].map(inverse))
+    agg = jc.groupby(["pair_id", "criterion"], sort=False)["credit"].agg(
+        lo=lambda s: s.min(skipna=False), hi=lambda s: s.max(skipna=False), n="size")
+    unanimous = agg[(agg["lo"] == agg["hi"]) & agg["lo"].isin([0.0, 1.0])]
+    n_not = int(len(agg) - len(unanimous))
+    matchup_of = dict(zip(votes["pair_id"], votes["matchup"])) if "matchup" in votes.columns else {}
+    grouped = dict(tuple(votes.groupby(["pair_id", "criterion"], sort=False)))
+    rows = []
+    for (pair, crit), rec in unanimous.iterrows():
+        cell = grouped.get((pair, crit))
+        if cell is None:
+            continue
+        rate = float(np.mean(even_split_credit(cell["y"])))
+        direction = int(rec["lo"])
+        against = bool(rate < 0.5) if direction == 1 else bool(rate > 0.5)
+        rows.append([pair, matchup_of.get(pair, ""), crit, mapping[crit], direction, int(rec["n"]), rate, len(cell),
+                     abs(direction - rate), against])
+    cells = pd.DataFrame(rows, columns=CELL_COLUMNS)
+    if cells.empty:
+        return DivergentPairs(status=Status.SKIPPED, reason="the judge is unanimous on no pair x criterion",
+                              n_not_unanimous=n_not)
+    has_comments = "comment" in votes.columns
+    comments_of: dict[str, list[ReaderComment]] = {}
+    if has_comments:
+        texts = votes[votes["comment"].fillna("").astype(str).str.strip() != ""]
+        for rec in texts.drop_duplicates(["pair_id", "reader_id", "comment"]).itertuples(index=False):
+            comments_of.setdefault(str(rec.pair_id), []).append(
+                ReaderComment(reader_id=str(rec.reader_id), criterion=str(rec.criterion), text=str(rec.comment)))
+    summary = cells.groupby("pair_id", sort=False).agg(
+        matchup=("matchup", "first"), n_unanimous=("criterion", "size"), n_against=("against", "sum"),
+        mean_divergence=("divergence", "mean"), max_divergence=("divergence", "max"))
+    summary["against_criteria"] = cells[cells["against"]].groupby("pair_id")["criterion"].agg(",".join)
+    summary["against_criteria"] = summary["against_criteria"].fillna("")
+    summary["n_comments"] = [len(comments_of.get(p, [])) for p in summary.index]
+    summary = summary.reset_index().sort_values(["n_against", "mean_divergence", "pair_id"],
+                                                ascending=[False, False, True], kind="mergesort")
+    summary.insert(0, "rank", np.arange(1, len(summary) + 1))
+    summary["n_against"] = summary["n_against"].astype(int)
+    ranking = summary[PAIR_COLUMNS].reset_index(drop=True)
+    top = []
+    for rec in ranking.head(top_k).itertuples(index=False):
+        pv = votes[votes["pair_id"] == rec.pair_id]
+        table = pv.assign(vote=pv["y"].map(_label)).pivot_table(
+            index="reader_id", columns="criterion", values="vote", aggfunc="first", sort=False)
+        table = table.reset_index()
+        table.columns = [str(c) for c in table.columns]
+        top.append(DivergentPair(rank=int(rec.rank), pair_id=str(rec.pair_id), matchup=str(rec.matchup),
+                                 n_against=int(rec.n_against), mean_divergence=float(rec.mean_divergence),
+                                 votes=table, comments=tuple(comments_of.get(str(rec.pair_id), []))))
+    return DivergentPairs(status=COMPUTED, cells=cells, ranking=ranking, top=tuple(top), n_not_unanimous=n_not)

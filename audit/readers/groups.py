@@ -1,0 +1,186 @@
+"""Reader groups (e.g. experts vs enthusiasts): every cell split by group, groups compared.
+
+Readers are the unit: in each matchup x criterion cell (and all matchups pooled) every
+reader gets an even-split rate, each group is summarised by the mean of its readers' rates
+(and by the pooled vote rate), and the groups are compared by a permutation test that
+reshuffles the group labels among the readers of the cell. With two groups the statistic is
+the difference of the groups' mean reader rates (first minus second in sorted order); with
+more, the range (max - min). The permutation distribution is enumerated exactly when it has
+at most ``max_permutations`` arrangements, and sampled (with ``rng``; seed recorded)
+otherwise. Readers without a group are left out and counted.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from audit.checks import Status
+from audit.errors import InputError, InputProblem
+from audit.readers._common import ALL_MATCHUPS, COMPUTED, even_split_credit, fmt, has_values
+from audit.rng import resolve_rng
+
+GROUP_COLUMNS = ["matchup", "criterion", "group", "n_readers", "n_votes", "vote_rate", "mean_reader_rate"]
+COMPARE_COLUMNS = ["matchup", "criterion", "groups", "statistic", "kind", "p_value", "n_permutations", "exact"]
+
+
+@dataclass(frozen=True, eq=False)
+class ReaderGroups:
+    """Every cell split by reader group, and the groups compared.
+
+    Attributes
+    ----------
+    status : Status
+        SKIPPED without ``reader_group`` or with fewer than two groups.
+    reason : str
+    groups : tuple[str, ...]
+    readers_per_group : dict[str, int]
+    by_group : DataFrame
+        matchup, criterion, group, n_readers, n_votes, vote_rate, mean_reader_rate.
+    comparison : DataFrame
+        matchup, criterion, groups, statistic (difference or range of mean reader rates),
+        kind (``difference`` / ``range``), p_value (two-sided permutation), n_permutations,
+        exact.
+    n_ungrouped_readers : int
+    seed : int | None
+        Seed of the Monte Carlo permutations (None when every test was exact or a
+        Generator was passed).
+    """
+
+    status: Status
+    reason: str = ""
+    groups: tuple[str, ...] = ()
+    readers_per_group: dict[str, int] = field(default_factory=dict)
+    by_group: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=GROUP_COLUMNS))
+    comparison: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=COMPARE_COLUMNS))
+    n_ungrouped_readers: int = 0
+    seed: int | None = None
+
+    def to_frame(self) -> pd.DataFrame:
+        return self.by_group.copy()
+
+    def __str__(self) -> str:
+        if self.status is not COMPUTED:
+            return f"Reader groups: {self.status.value} ({self.reason})"
+        counts = ", ".join(f"{g} ({n} readers)" for g, n in self.readers_per_group.items())
+        lines = [f"Reader groups: {counts}; {self.n_ungrouped_readers} ungrouped reader(s) left out"]
+        for r in self.comparison[self.comparison["matchup"] == ALL_MATCHUPS].itertuples(index=False):
+            lines.append(f"  {r.criterion}: {r.kind} {fmt(r.statistic)} (p={fmt(r.p_value)})")
+        return "\n".join(lines)
+
+
+def _statistic(rates: np.ndarray, labels: np.ndarray, groups: list[str]) -> float:
+    means = [rates[labels == g].mean() for g in groups]
+    if len(groups) == 2:
+        return float(means[0] - means[1])
+    return float(max(means) - min(means))
+
+
+def permutation_test(rates: np.ndarray, labels: np.ndarray, groups: list[str], rng: np.random.Generator,
+                     max_permutations: int) -> tuple[float, float, int, bool]:
+    """Return (statistic, two-sided p, permutations used, exact?).
+
+    Exact: every distinct assignment of the group sizes to readers. Sampled: p is
+    ``(1 + #{|T*| >= |T|}) / (1 + B)``.
+    """
+    observed = _statistic(rates, labels, groups)
+    sizes = [int(np.sum(labels == g)) for g in groups]
+    n = len(rates)
+    n_arrangements = math.factorial(n)
+    for s in sizes:
+        n_arrangements //= math.factorial(s)
+    tol = 1e-12
+    if n_arrangements <= max_permutations:
+        count = total = 0
+        for perm in _assignments(n, sizes):
+            lab = np.empty(n, dtype=object)
+            for g, idx in zip(groups, perm):
+                lab[list(idx)] = g
+            total += 1
+            count += abs(_statistic(rates, lab, groups)) >= abs(observed) - tol
+        return observed, count / total, total, True
+    count = 0
+    for _ in range(max_permutations):
+        lab = rng.permutation(labels)
+        count += abs(_statistic(rates, lab, groups)) >= abs(observed) - tol
+    return observed, (1 + count) / (1 + max_permutations), max_permutations, False
+
+
+def _assignments(n: int, sizes: list[int]):
+    """Every way to split range(n) into ordered blocks of the given sizes."""
+    if len(sizes) == 1:
+        yield (tuple(range(n)),) if sizes[0] == n else ()
+        return
+
+    def rec(pool: tuple[int, ...], sizes: list[int]):
+        if len(sizes) == 1:
+            yield (pool,)
+            return
+        for first in itertools.combinations(pool, sizes[0]):
+            rest = tuple(i for i in pool if i not in first)
+            for tail in rec(rest, sizes[1:]):
+                yield (first, *tail)
+
+    yield from rec(tuple(range(n)), sizes)
+
+
+def reader_groups(votes: pd.DataFrame, *, rng: int | np.random.Generator | None = None,
+                  max_permutations: int = 10000) -> ReaderGroups:
+    """Split every cell by ``reader_group`` and compare the groups (see the module docstring).
+
+    Raises
+    ------
+    InputError
+        When a reader carries more than one group.
+    """
+    if not has_values(votes, "reader_group"):
+        return ReaderGroups(status=Status.SKIPPED, reason="needs a 'reader_group' column")
+    grp = votes.assign(reader_group=votes["reader_group"].fillna("").astype(str).str.strip())
+    per_reader = grp.groupby("reader_id", sort=False)["reader_group"].agg(lambda s: sorted(set(s)))
+    problems = [InputProblem(file="humans", column="reader_group", value=", ".join(v),
+                             message=f"reader '{r}' belongs to several groups",
+                             fix="give each reader a single reader_group")
+                for r, v in per_reader.items() if len(v) > 1]
+    if problems:
+        raise InputError(problems)
+    group_of = {r: v[0] for r, v in per_reader.items()}
+    n_ungrouped = sum(1 for g in group_of.values() if g == "")
+    groups = sorted({g for g in group_of.values() if g})
+    counts = {g: sum(1 for v in group_of.values() if v == g) for g in groups}
+    if len(groups) < 2:
+        return ReaderGroups(status=Status.SKIPPED, reason=f"needs >= 2 reader groups, found {len(groups)}",
+                            groups=tuple(groups), readers_per_group=counts, n_ungrouped_readers=n_ungrouped)
+    generator, seed = resolve_rng(rng)
+    used_mc = False
+    grp = grp[grp["reader_group"] != ""].assign(credit=lambda d: even_split_credit(d["y"]))
+    if "matchup" not in grp.columns:
+        grp = grp.assign(matchup=ALL_MATCHUPS)
+        both = grp
+    else:
+        both = pd.concat([grp, grp.assign(matchup=ALL_MATCHUPS)], ignore_index=True)
+    by_rows, cmp_rows = [], []
+    for (matchup, crit), cell in both.groupby(["matchup", "criterion"], sort=False):
+        reader_rate = cell.groupby("reader_id", sort=False).agg(rate=("credit", "mean"), group=("reader_group", "first"))
+        for g in groups:
+            sub = cell[cell["reader_group"] == g]
+            rr = reader_rate[reader_rate["group"] == g]["rate"]
+            by_rows.append([matchup, crit, g, len(rr), len(sub), float(sub["credit"].mean()) if len(sub) else math.nan,
+                            float(rr.mean()) if len(rr) else math.nan])
+        present = [g for g in groups if (reader_rate["group"] == g).any()]
+        kind = "difference" if len(groups) == 2 else "range"
+        if len(present) < len(groups):
+            cmp_rows.append([matchup, crit, " vs ".join(groups), math.nan, kind, math.nan, 0, False])
+            continue
+        stat, p, n_perm, exact = permutation_test(reader_rate["rate"].to_numpy(float),
+                                                  reader_rate["group"].to_numpy(object), groups, generator,
+                                                  max_permutations)
+        used_mc = used_mc or not exact
+        cmp_rows.append([matchup, crit, " vs ".join(groups), stat, kind, p, n_perm, exact])
+    return ReaderGroups(status=COMPUTED, groups=tuple(groups), readers_per_group=counts,
+                        by_group=pd.DataFrame(by_rows, columns=GROUP_COLUMNS),
+                        comparison=pd.DataFrame(cmp_rows, columns=COMPARE_COLUMNS),
+                        n_ungrouped_readers=n_ungrouped, seed=seed if used_mc else None)

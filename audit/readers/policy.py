@@ -1,0 +1,164 @@
+"""Checks derived from a :class:`~audit.readers.analysis.ReaderAnalysis`.
+
+Check names (stable; policy files refer to them) and their defaults:
+
+``readers.judge_outside_reader_range`` (per judge x matchup x criterion)
+    WARN when the judge's even-split rate lies more than ``outside_range_margin`` (0.0)
+    outside [min, max] of the individual readers' rates in that cell. value = distance
+    outside the range.
+``readers.separation`` (overall)
+    WARN when at least one reader's overall vote is separated by the criteria (Firth fit).
+``readers.fast_reader`` (per reader)
+    WARN when a reader is flagged fast; the reason says whether leaving them out moves a
+    pooled rate by more than ``fast_reader_max_loo_shift`` (0.05).
+``readers.fatigue`` (per reader)
+    WARN when the fitted time at the last pair is below ``fatigue_min_end_to_start`` (0.5)
+    of the first and the slope's p-value is below ``alpha`` (0.05).
+``readers.position_bias`` (overall)
+    WARN when the pooled cluster-robust interval of the first-shown rate excludes 0.5.
+``readers.group_difference`` (per matchup x criterion)
+    WARN when the groups' permutation p-value is below ``alpha``.
+
+Every reader check is a diagnostic, so none FAILs by default; ``status_on_flag`` changes
+the status a flagged check gets (e.g. FAIL in a strict CI policy).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
+
+from audit.checks import Check, Status
+from audit.errors import InputError, InputProblem
+from audit.readers._common import COMPUTED
+from audit.readers.analysis import ReaderAnalysis
+
+
+@dataclass(frozen=True)
+class ReaderThresholds:
+    """Thresholds of the reader checks (see the module docstring for what each one does)."""
+
+    outside_range_margin: float = 0.0
+    fast_reader_max_loo_shift: float = 0.05
+    fatigue_min_end_to_start: float = 0.5
+    alpha: float = 0.05
+    status_on_flag: Status = Status.WARN
+
+
+def resolve_thresholds(thresholds: ReaderThresholds | Mapping[str, object] | None) -> ReaderThresholds:
+    """Accept a ReaderThresholds, a mapping of its field names (``readers.`` prefix allowed) or None."""
+    if thresholds is None:
+        return ReaderThresholds()
+    if isinstance(thresholds, ReaderThresholds):
+        return thresholds
+    known = {f.name for f in fields(ReaderThresholds)}
+    updates, problems = {}, []
+    for key, value in thresholds.items():
+        name = key.removeprefix("readers.")
+        if name not in known:
+            problems.append(InputProblem(file="policy", value=str(key), message="unknown reader threshold",
+                                         fix=f"use one of: {', '.join(sorted(known))}"))
+            continue
+        updates[name] = Status(value) if name == "status_on_flag" else float(value)
+    if problems:
+        raise InputError(problems)
+    return replace(ReaderThresholds(), **updates)
+
+
+def _skipped(name: str, reason: str) -> Check:
+    return Check(name=name, status=Status.SKIPPED, reason=reason)
+
+
+def reader_checks(analysis: ReaderAnalysis,
+                  thresholds: ReaderThresholds | Mapping[str, object] | None = None) -> list[Check]:
+    """Turn a reader analysis into checks (names and defaults in the module docstring)."""
+    t = resolve_thresholds(thresholds)
+    flag = t.status_on_flag
+    out: list[Check] = []
+
+    name = "readers.judge_outside_reader_range"
+    rng_frame = analysis.rates.judge_range
+    if analysis.rates.status is not COMPUTED:
+        out.append(_skipped(name, analysis.rates.reason))
+    elif rng_frame.empty:
+        out.append(_skipped(name, "no judge credits to compare with the readers"))
+    else:
+        multi = rng_frame["judge"].nunique() > 1
+        for r in rng_frame.itertuples(index=False):
+            scope = f"{r.matchup}/{r.criterion}" + (f" [{r.judge}]" if multi else "")
+            target = f" (judge '{r.judge_criterion}' vs readers' '{r.criterion}': different targets)" if r.different_target else ""
+            flagged = bool(r.outside) and r.distance > t.outside_range_margin
+            reason = (f"judge rate {r.judge_rate:.3f} is outside the readers' range [{r.reader_min:.3f}, "
+                      f"{r.reader_max:.3f}] of {r.n_readers} readers{target}" if flagged else
+                      f"judge rate {r.judge_rate:.3f} within the readers' range [{r.reader_min:.3f}, {r.reader_max:.3f}]{target}")
+            out.append(Check(name=name, status=flag if flagged else Status.PASS, value=float(r.distance),
+                             threshold=t.outside_range_margin, reason=reason, scope=scope))
+
+    name = "readers.separation"
+    w = analysis.weights
+    if w.status is not COMPUTED:
+        out.append(_skipped(name, w.reason))
+    else:
+        n_sep = len(w.separated_readers)
+        out.append(Check(name=name, status=flag if n_sep else Status.PASS, value=float(n_sep), threshold=0.0,
+                         reason=(f"readers {', '.join(w.separated_readers)} follow the criteria perfectly: weights are "
+                                 "Firth penalised estimates" if n_sep else "no reader's overall vote is separated")))
+
+    timing = analysis.timing
+    if timing.status is not COMPUTED:
+        out.append(_skipped("readers.fast_reader", timing.reason))
+        out.append(_skipped("readers.fatigue", timing.reason))
+    else:
+        for r in timing.readers.itertuples(index=False):
+            shift = r.loo_max_abs_shift
+            big = not math.isnan(shift) and shift > t.fast_reader_max_loo_shift
+            reason = (f"median {r.median_seconds:.0f} s is below {timing.fast_reader_factor:g} x the other readers'; "
+                      f"leaving them out moves a pooled rate by {shift:.3f} "
+                      f"({'more' if big else 'no more'} than {t.fast_reader_max_loo_shift:g})"
+                      if r.fast_reader else f"median {r.median_seconds:.0f} s")
+            out.append(Check(name="readers.fast_reader", status=flag if r.fast_reader else Status.PASS,
+                             value=float(shift), threshold=t.fast_reader_max_loo_shift, reason=reason,
+                             scope=str(r.reader_id)))
+        if timing.fatigue_status is not COMPUTED:
+            out.append(_skipped("readers.fatigue", timing.fatigue_reason))
+        else:
+            for r in timing.readers.itertuples(index=False):
+                if math.isnan(r.end_to_start):
+                    out.append(Check(name="readers.fatigue", status=Status.SKIPPED, scope=str(r.reader_id),
+                                     reason="too few timed pairs for a trend"))
+                    continue
+                flagged = r.end_to_start < t.fatigue_min_end_to_start and r.fatigue_p_value < t.alpha
+                out.append(Check(name="readers.fatigue", status=flag if flagged else Status.PASS,
+                                 value=float(r.end_to_start), threshold=t.fatigue_min_end_to_start,
+                                 scope=str(r.reader_id),
+                                 reason=(f"time per pair fell to {r.end_to_start:.2f} of its start "
+                                         f"(slope {r.fatigue_slope:.2f} s/pair, p={r.fatigue_p_value:.3g})")))
+
+    name = "readers.position_bias"
+    pb = analysis.position_bias
+    if pb.status is not COMPUTED:
+        out.append(_skipped(name, pb.reason))
+    elif math.isnan(pb.pooled_lo):
+        out.append(_skipped(name, "the pooled interval needs >= 2 readers"))
+    else:
+        flagged = pb.pooled_lo > 0.5 or pb.pooled_hi < 0.5
+        out.append(Check(name=name, status=flag if flagged else Status.PASS, value=pb.pooled_rate, threshold=0.5,
+                         reason=(f"first-shown story chosen in {pb.pooled_rate:.3f} of decisive votes "
+                                 f"[{pb.pooled_lo:.3f}, {pb.pooled_hi:.3f}]")))
+
+    name = "readers.group_difference"
+    g = analysis.groups
+    if g.status is not COMPUTED:
+        out.append(_skipped(name, g.reason))
+    else:
+        for r in g.comparison.itertuples(index=False):
+            scope = f"{r.matchup}/{r.criterion}"
+            if math.isnan(r.p_value):
+                out.append(Check(name=name, status=Status.SKIPPED, scope=scope, reason="a group has no reader here"))
+                continue
+            flagged = r.p_value < t.alpha
+            out.append(Check(name=name, status=flag if flagged else Status.PASS, value=float(r.p_value),
+                             threshold=t.alpha, scope=scope,
+                             reason=f"{r.groups}: {r.kind} of mean reader rates {r.statistic:.3f}, permutation p={r.p_value:.3g}"))
+    return out

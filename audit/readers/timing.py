@@ -1,0 +1,200 @@
+"""Annotation diagnostics from ``seconds``: speed, capped times, fatigue, fast readers and
+the leave-one-reader-out impact.
+
+Time per (reader, pair): the usual export repeats the time a reader spent on a pair on each
+criterion row, so when every row of a reader x pair carries the same value that value is the
+pair's time; when the rows differ they are taken as per-judgment times and summed.
+
+Capping: a timer left running (a reader who walks away) makes raw times meaningless above
+some ceiling. Times above ``seconds_cap`` (default 600 s, the 10-minute cap of the
+motivating study) are counted as capped and replaced by the cap for the mean and the
+fatigue slope; the median uses the raw times (it is robust to them anyway).
+
+Fatigue: per reader, an ordinary least-squares slope of the capped time on the
+chronological position of the pair (0, 1, 2, ... by the smallest ``order`` -- the source
+row order -- of the reader's rows for that pair). ``end_to_start`` is the fitted time at the
+last pair divided by the fitted time at the first: well below 1 means the reader sped up.
+
+Fast reader: a reader whose median time is below ``fast_reader_factor`` (default 0.5) x the
+median of the other readers' medians.
+
+Leave-one-reader-out: the pooled even-split rate per criterion (all matchups) without the
+reader, minus the rate with everyone; reported for every reader so a fast reader's impact
+can be compared with the others'.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from audit.checks import Status
+from audit.readers._common import COMPUTED, even_split_credit, fmt, has_values
+
+DEFAULT_SECONDS_CAP = 600.0
+DEFAULT_FAST_READER_FACTOR = 0.5
+MIN_PAIRS_FOR_SLOPE = 3
+
+READER_COLUMNS = ["reader_id", "n_pairs", "median_seconds", "mean_seconds_capped", "mean_seconds_raw", "n_capped",
+                  "fatigue_slope", "fatigue_slope_se", "fatigue_p_value", "end_to_start", "fast_reader",
+                  "loo_max_abs_shift"]
+LOO_COLUMNS = ["reader_id", "criterion", "rate_all", "rate_without", "shift"]
+
+
+@dataclass(frozen=True, eq=False)
+class AnnotationTiming:
+    """Per-reader annotation times, fatigue slopes, fast-reader flags and LOO impact.
+
+    Attributes
+    ----------
+    status : Status
+        SKIPPED when ``seconds`` is absent.
+    reason : str
+    seconds_cap : float
+    fast_reader_factor : float
+    readers : DataFrame
+        reader_id, n_pairs, median_seconds, mean_seconds_capped, mean_seconds_raw, n_capped,
+        fatigue_slope (seconds per pair), fatigue_slope_se, fatigue_p_value, end_to_start,
+        fast_reader, loo_max_abs_shift (largest |shift| over criteria when the reader is left out).
+    leave_one_out : DataFrame
+        reader_id, criterion, rate_all, rate_without, shift.
+    fatigue_status : Status
+        PASS, or SKIPPED when there is no usable ``order`` column.
+    fatigue_reason : str
+    overall_median_seconds : float
+    fast_readers : tuple[str, ...]
+    n_pairs_without_seconds : int
+        Reader x pair cells with no time, left out.
+    """
+
+    status: Status
+    reason: str = ""
+    seconds_cap: float = DEFAULT_SECONDS_CAP
+    fast_reader_factor: float = DEFAULT_FAST_READER_FACTOR
+    readers: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=READER_COLUMNS))
+    leave_one_out: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=LOO_COLUMNS))
+    fatigue_status: Status = Status.SKIPPED
+    fatigue_reason: str = ""
+    overall_median_seconds: float = math.nan
+    fast_readers: tuple[str, ...] = ()
+    n_pairs_without_seconds: int = 0
+
+    def to_frame(self) -> pd.DataFrame:
+        return self.readers.copy()
+
+    def __str__(self) -> str:
+        if self.status is not COMPUTED:
+            return f"Annotation timing: {self.status.value} ({self.reason})"
+        lines = [f"Annotation timing (cap {fmt(self.seconds_cap, 0)} s; overall median "
+                 f"{fmt(self.overall_median_seconds, 0)} s; fast = median < {fmt(self.fast_reader_factor, 2)} x others')"]
+        for r in self.readers.itertuples(index=False):
+            flag = " FAST" if r.fast_reader else ""
+            lines.append(f"  {r.reader_id}: median {fmt(r.median_seconds, 0)} s, mean {fmt(r.mean_seconds_capped, 0)} s, "
+                         f"{r.n_capped} capped, slope {fmt(r.fatigue_slope, 2)} s/pair, "
+                         f"LOO shift {fmt(r.loo_max_abs_shift, 3)}{flag}")
+        if self.fatigue_status is not COMPUTED:
+            lines.append(f"  fatigue: {self.fatigue_status.value} ({self.fatigue_reason})")
+        return "\n".join(lines)
+
+
+def pair_times(votes: pd.DataFrame) -> pd.DataFrame:
+    """One row per reader x pair: reader_id, pair_id, seconds, position (NaN without order)."""
+    sec = votes[["reader_id", "pair_id", "seconds"]].copy()
+    sec["seconds"] = pd.to_numeric(sec["seconds"], errors="coerce")
+    sec["order"] = pd.to_numeric(votes["order"], errors="coerce") if "order" in votes.columns else math.nan
+    g = sec.groupby(["reader_id", "pair_id"], sort=False)
+    out = g.agg(smin=("seconds", "min"), smax=("seconds", "max"), ssum=("seconds", "sum"),
+                n_sec=("seconds", "count"), first_order=("order", "min")).reset_index()
+    out["seconds"] = np.where(out["smin"] == out["smax"], out["smin"], out["ssum"])
+    out.loc[out["n_sec"] == 0, "seconds"] = math.nan
+    return out[["reader_id", "pair_id", "seconds", "first_order"]]
+
+
+def _ols_slope(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float, float]:
+    """Slope, its standard error, two-sided p-value and the end/start fitted ratio."""
+    from scipy import stats
+
+    if len(x) < MIN_PAIRS_FOR_SLOPE or np.ptp(x) == 0:
+        return math.nan, math.nan, math.nan, math.nan
+    res = stats.linregress(x, y)
+    start = res.intercept + res.slope * x.min()
+    end = res.intercept + res.slope * x.max()
+    ratio = end / start if start > 0 else math.nan
+    return float(res.slope), float(res.stderr), float(res.pvalue), float(ratio)
+
+
+def leave_one_reader_out(votes: pd.DataFrame) -> pd.DataFrame:
+    """Shift of the pooled even-split rate per criterion when each reader is left out."""
+    credit = votes.assign(credit=even_split_credit(votes["y"]))
+    rate_all = credit.groupby("criterion", sort=False)["credit"].mean()
+    rows = []
+    for reader in dict.fromkeys(votes["reader_id"]):
+        rest = credit[credit["reader_id"] != reader]
+        without = rest.groupby("criterion", sort=False)["credit"].mean()
+        for crit, r_all in rate_all.items():
+            r_wo = float(without.get(crit, math.nan))
+            rows.append([reader, crit, float(r_all), r_wo, r_wo - float(r_all)])
+    return pd.DataFrame(rows, columns=LOO_COLUMNS)
+
+
+def annotation_timing(votes: pd.DataFrame, *, seconds_cap: float = DEFAULT_SECONDS_CAP,
+                      fast_reader_factor: float = DEFAULT_FAST_READER_FACTOR) -> AnnotationTiming:
+    """Annotation diagnostics from the ``seconds`` column (see the module docstring).
+
+    Parameters
+    ----------
+    votes : DataFrame
+        Normalised votes; uses ``seconds`` and, for fatigue, ``order``.
+    seconds_cap : float
+        Times above it are counted as capped and replaced by it in means and slopes.
+    fast_reader_factor : float
+        A reader is fast when their median < factor x the median of the other readers' medians.
+
+    Returns
+    -------
+    AnnotationTiming
+
+    Notes
+    -----
+    Slopes by ``scipy.stats.linregress``; medians and means are plain numpy.
+    """
+    base = dict(seconds_cap=float(seconds_cap), fast_reader_factor=float(fast_reader_factor))
+    if not has_values(votes, "seconds"):
+        return AnnotationTiming(status=Status.SKIPPED, reason="needs a 'seconds' column", **base)
+    if not seconds_cap > 0 or not fast_reader_factor > 0:
+        from audit.errors import InputError, InputProblem
+
+        raise InputError(InputProblem(file="options", message="seconds_cap and fast_reader_factor must be positive",
+                                      value=f"{seconds_cap}, {fast_reader_factor}", fix="pass positive numbers"))
+    times = pair_times(votes)
+    n_missing = int(times["seconds"].isna().sum())
+    times = times[times["seconds"].notna()]
+    has_order = "order" in votes.columns and times["first_order"].notna().any()
+    fatigue_status = COMPUTED if has_order else Status.SKIPPED
+    fatigue_reason = "" if has_order else "needs an 'order' column (chronological row order)"
+    loo = leave_one_reader_out(votes) if votes["reader_id"].nunique() >= 2 else pd.DataFrame(columns=LOO_COLUMNS)
+    medians = times.groupby("reader_id", sort=False)["seconds"].median()
+    rows, fast = [], []
+    for reader, grp in times.groupby("reader_id", sort=False):
+        raw = grp["seconds"].to_numpy(float)
+        capped = np.minimum(raw, seconds_cap)
+        others = medians.drop(reader)
+        is_fast = bool(len(others) > 0 and medians[reader] < fast_reader_factor * float(np.median(others)))
+        if is_fast:
+            fast.append(reader)
+        if has_order:
+            pos = grp["first_order"].rank(method="first").to_numpy(float) - 1
+            slope, se, p, ratio = _ols_slope(pos, capped)
+        else:
+            slope = se = p = ratio = math.nan
+        shifts = loo.loc[loo["reader_id"] == reader, "shift"].abs()
+        rows.append([reader, len(raw), float(np.median(raw)), float(np.mean(capped)), float(np.mean(raw)),
+                     int(np.sum(raw > seconds_cap)), slope, se, p, ratio, is_fast,
+                     float(shifts.max()) if len(shifts) else math.nan])
+    return AnnotationTiming(status=COMPUTED, readers=pd.DataFrame(rows, columns=READER_COLUMNS), leave_one_out=loo,
+                            fatigue_status=fatigue_status, fatigue_reason=fatigue_reason,
+                            overall_median_seconds=float(np.median(times["seconds"])), fast_readers=tuple(fast),
+                            n_pairs_without_seconds=n_missing, **base)

@@ -1,0 +1,251 @@
+"""How each reader weighs the criteria: per-reader logistic regression of the overall vote on
+the criterion votes, and within-reader Cohen's kappa between each criterion and overall.
+
+Coding (a decision the motivating paper leaves open): each criterion vote enters the
+regression as +1 (focal chosen), -1 (other chosen) or 0 (tie). The symmetric coding makes
+the slopes invariant to which system of a pair is called focal (swapping flips the
+intercept only) and keeps tied criterion votes instead of dropping them. Rows whose overall
+vote is a tie, or that lack a criterion vote, are left out and counted.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy.stats import norm
+
+from audit.checks import Status
+from audit.data import HUMAN_OVERALL
+from audit.readers._common import COMPUTED, fmt
+from audit.readers.firth import fit_logistic
+
+INTERCEPT = "intercept"
+
+_COEF_COLUMNS = ["reader_id", "term", "estimate", "std_error", "z", "p_value", "method", "separated", "aliased"]
+_FIT_COLUMNS = ["reader_id", "n_obs", "n_tie_overall", "n_incomplete", "method", "separated", "converged",
+                "n_iter", "loglik"]
+_KAPPA_COLUMNS = ["reader_id", "criterion", "kappa", "observed_agreement", "expected_agreement", "n_pairs"]
+
+
+def _empty(columns: list[str]) -> pd.DataFrame:
+    return pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
+
+
+@dataclass(frozen=True, eq=False)
+class ReaderWeights:
+    """Per-reader logistic regressions of the overall vote on the criterion votes.
+
+    Attributes
+    ----------
+    status : Status
+        PASS when computed, SKIPPED (with ``reason``) when it could not be.
+    reason : str
+    criteria : tuple[str, ...]
+        The predictors, in order.
+    coefficients : DataFrame
+        reader_id, term (``intercept`` or a criterion), estimate, std_error (Wald), z,
+        p_value (two-sided Wald), method (``ml``/``firth``), separated, aliased.
+    fits : DataFrame
+        One row per reader: n_obs, n_tie_overall and n_incomplete (rows left out), method,
+        separated, converged, n_iter, loglik.
+    separated_readers : tuple[str, ...]
+        Readers whose data separate (fitted by Firth's penalised likelihood; flagged).
+    """
+
+    status: Status
+    reason: str = ""
+    criteria: tuple[str, ...] = ()
+    coefficients: pd.DataFrame = field(default_factory=lambda: _empty(_COEF_COLUMNS))
+    fits: pd.DataFrame = field(default_factory=lambda: _empty(_FIT_COLUMNS))
+    separated_readers: tuple[str, ...] = ()
+
+    def to_frame(self) -> pd.DataFrame:
+        return self.coefficients.copy()
+
+    def profile(self) -> pd.DataFrame:
+        """Reader x criterion matrix of slopes (intercept excluded): the weight profile."""
+        coef = self.coefficients[self.coefficients["term"] != INTERCEPT]
+        wide = coef.pivot(index="reader_id", columns="term", values="estimate")
+        return wide.reindex(columns=list(self.criteria)).astype(float)
+
+    def __str__(self) -> str:
+        if self.status is not COMPUTED:
+            return f"Reader weights: {self.status.value} ({self.reason})"
+        lines = ["Reader weights (logit of overall on criterion votes coded +1/-1/0; * = Firth fit, separated)"]
+        for reader, grp in self.coefficients.groupby("reader_id", sort=False):
+            mark = "*" if grp["separated"].any() else " "
+            terms = ", ".join(f"{t}={fmt(e, 2)}" for t, e in zip(grp["term"], grp["estimate"]))
+            lines.append(f" {mark} {reader}: {terms}")
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True, eq=False)
+class ReaderKappas:
+    """Within-reader Cohen's kappa between each criterion vote and the overall vote.
+
+    Attributes
+    ----------
+    status : Status
+    reason : str
+    criteria : tuple[str, ...]
+    kappas : DataFrame
+        reader_id, criterion, kappa (NaN when expected agreement is 1, i.e. both votes
+        constant and equal), observed_agreement, expected_agreement, n_pairs. Categories
+        are focal / other / tie.
+    """
+
+    status: Status
+    reason: str = ""
+    criteria: tuple[str, ...] = ()
+    kappas: pd.DataFrame = field(default_factory=lambda: _empty(_KAPPA_COLUMNS))
+
+    def to_frame(self) -> pd.DataFrame:
+        return self.kappas.copy()
+
+    def profile(self) -> pd.DataFrame:
+        """Reader x criterion matrix of kappas."""
+        wide = self.kappas.pivot(index="reader_id", columns="criterion", values="kappa")
+        return wide.reindex(columns=list(self.criteria)).astype(float)
+
+    def __str__(self) -> str:
+        if self.status is not COMPUTED:
+            return f"Criterion-to-overall kappa: {self.status.value} ({self.reason})"
+        lines = ["Within-reader Cohen's kappa, criterion vs overall"]
+        for reader, grp in self.kappas.groupby("reader_id", sort=False):
+            lines.append(f"   {reader}: " + ", ".join(f"{c}={fmt(k, 2)}" for c, k in zip(grp["criterion"], grp["kappa"])))
+        return "\n".join(lines)
+
+
+def cohens_kappa(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float]:
+    """Unweighted Cohen's kappa of two label vectors: ``(kappa, p_observed, p_expected)``.
+
+    Validated against statsmodels ``stats.inter_rater.cohens_kappa`` (contingency-table
+    input) and R ``psych::cohen.kappa``. ``kappa`` is NaN when ``p_expected == 1``.
+    """
+    a = np.asarray(a)
+    b = np.asarray(b)
+    n = len(a)
+    if n == 0:
+        return math.nan, math.nan, math.nan
+    labels = np.union1d(a, b)
+    pa = np.array([np.mean(a == lab) for lab in labels])
+    pb = np.array([np.mean(b == lab) for lab in labels])
+    po = float(np.mean(a == b))
+    pe = float(np.sum(pa * pb))
+    if math.isclose(pe, 1.0):
+        return math.nan, po, pe
+    return (po - pe) / (1 - pe), po, pe
+
+
+def _label(y: pd.Series) -> pd.Series:
+    return y.map(lambda v: "tie" if pd.isna(v) else ("focal" if v == 1 else "other"))
+
+
+def _wide_votes(votes: pd.DataFrame, reader: str, criteria: tuple[str, ...], overall: str) -> pd.DataFrame:
+    sub = votes[votes["reader_id"] == reader]
+    wide = sub.pivot_table(index="pair_id", columns="criterion", values="y", aggfunc="first", dropna=False)
+    present = sub.groupby(["pair_id", "criterion"]).size().unstack(fill_value=0)
+    return wide.reindex(columns=[*criteria, overall]), present.reindex(columns=[*criteria, overall], fill_value=0)
+
+
+def criteria_and_overall(votes: pd.DataFrame, overall: str = HUMAN_OVERALL) -> tuple[tuple[str, ...], str]:
+    crits = tuple(c for c in dict.fromkeys(votes["criterion"]) if c != overall)
+    return crits, reason_missing_overall(votes, overall, crits)
+
+
+def reason_missing_overall(votes: pd.DataFrame, overall: str, crits: tuple[str, ...]) -> str:
+    if overall not in set(votes["criterion"]):
+        return f"needs an '{overall}' criterion (the overall preference) in the votes"
+    if not crits:
+        return f"needs at least one criterion besides '{overall}'"
+    return ""
+
+
+def reader_weights(votes: pd.DataFrame, *, overall: str = HUMAN_OVERALL, method: str = "auto") -> ReaderWeights:
+    """Per-reader logistic regression of the overall vote on the criterion votes.
+
+    Parameters
+    ----------
+    votes : DataFrame
+        Normalised votes (pair_id, reader_id, criterion, y).
+    overall : str
+        The overall-preference criterion (the outcome).
+    method : {"auto", "ml", "firth"}
+        ``auto`` fits maximum likelihood unless the reader's data separate, then Firth's
+        penalised likelihood (flagged in ``separated``/``method``).
+
+    Returns
+    -------
+    ReaderWeights
+
+    Notes
+    -----
+    Validated against statsmodels ``Logit`` (ML) and R ``brglm2`` (Firth); see
+    :func:`audit.readers.firth.fit_logistic`. A reader with fewer usable rows than
+    parameters still gets a Firth fit (the penalty keeps it finite) but the estimates are
+    then mostly the prior; the ``n_obs`` column says so.
+    """
+    crits, why = criteria_and_overall(votes, overall)
+    if why:
+        return ReaderWeights(status=Status.SKIPPED, reason=why, criteria=crits)
+    coef_rows, fit_rows, separated = [], [], []
+    for reader in dict.fromkeys(votes["reader_id"]):
+        wide, present = _wide_votes(votes, reader, crits, overall)
+        has_overall = present[overall] > 0
+        n_tie = int((has_overall & wide[overall].isna()).sum())
+        complete = (present[list(crits)] > 0).all(axis=1) & has_overall
+        usable = complete & wide[overall].notna()
+        n_incomplete = int((~complete).sum())
+        data = wide[usable]
+        if len(data) == 0:
+            fit_rows.append([reader, 0, n_tie, n_incomplete, "none", False, False, 0, math.nan])
+            continue
+        X = np.column_stack([np.ones(len(data))] + [data[c].map(lambda v: 0.0 if pd.isna(v) else 2.0 * v - 1.0).to_numpy(float) for c in crits])
+        fit = fit_logistic(X, data[overall].to_numpy(float), method=method)
+        if fit.separated:
+            separated.append(reader)
+        fit_rows.append([reader, len(data), n_tie, n_incomplete, fit.method, fit.separated, fit.converged,
+                         fit.n_iter, fit.loglik])
+        for term, est, se, al in zip((INTERCEPT, *crits), fit.coef, fit.std_error, fit.aliased):
+            z = est / se if se and se > 0 else math.nan
+            p = float(2 * norm.sf(abs(z))) if not math.isnan(z) else math.nan
+            coef_rows.append([reader, term, est, se, z, p, fit.method, fit.separated, al])
+    coefficients = pd.DataFrame(coef_rows, columns=_COEF_COLUMNS) if coef_rows else _empty(_COEF_COLUMNS)
+    fits = pd.DataFrame(fit_rows, columns=_FIT_COLUMNS)
+    if not coef_rows:
+        return ReaderWeights(status=Status.SKIPPED, reason="no reader has a usable (non-tied, complete) overall vote",
+                             criteria=crits, fits=fits)
+    reason = ""
+    if separated:
+        reason = f"separation in {len(separated)} reader(s) ({', '.join(separated)}): Firth penalised fit used"
+    return ReaderWeights(status=COMPUTED, reason=reason, criteria=crits, coefficients=coefficients, fits=fits,
+                         separated_readers=tuple(separated))
+
+
+def reader_kappas(votes: pd.DataFrame, *, overall: str = HUMAN_OVERALL) -> ReaderKappas:
+    """Within-reader Cohen's kappa between each criterion and the overall vote.
+
+    For each reader and criterion, the reader's pairs having both votes form two label
+    vectors (focal / other / tie) and :func:`cohens_kappa` compares them.
+
+    Returns
+    -------
+    ReaderKappas
+    """
+    crits, why = criteria_and_overall(votes, overall)
+    if why:
+        return ReaderKappas(status=Status.SKIPPED, reason=why, criteria=crits)
+    rows = []
+    for reader in dict.fromkeys(votes["reader_id"]):
+        wide, present = _wide_votes(votes, reader, crits, overall)
+        for crit in crits:
+            both = (present[crit] > 0) & (present[overall] > 0)
+            k, po, pe = cohens_kappa(_label(wide.loc[both, crit]).to_numpy(), _label(wide.loc[both, overall]).to_numpy())
+            rows.append([reader, crit, k, po, pe, int(both.sum())])
+    kappas = pd.DataFrame(rows, columns=_KAPPA_COLUMNS)
+    n_undefined = int(kappas["kappa"].isna().sum())
+    reason = f"{n_undefined} reader x criterion kappa(s) undefined (constant votes)" if n_undefined else ""
+    return ReaderKappas(status=COMPUTED, reason=reason, criteria=crits, kappas=kappas)
