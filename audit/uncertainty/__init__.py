@@ -7,8 +7,17 @@ Public API (see docs/uncertainty.md):
 * :func:`significance_tally` -- significant cells per method, with Holm / BH options.
 * :func:`judge_configuration_rates` -- judge rates per configuration; does the skew survive?
 * :func:`parametric_bootstrap` -- GLMM parametric bootstrap (like lme4's ``bootMer``).
+* :func:`glmm_cells` -- the crossed GLMM of every cell, as one tidy frame.
 """
 
 from audit.uncertainty.bootstrap import BootstrapResult, cluster_bootstrap
+from audit.uncertainty.glmm_cells import glmm_cells
+from audit.uncertainty.judge_configs import JudgeConfigRates, judge_configuration_rates
+from audit.uncertainty.loro import LoroResult, leave_one_reader_out
+from audit.uncertainty.multiplicity import SignificanceTally, benjamini_hochberg, holm, significance_tally
 
-__all__ = ["BootstrapResult", "cluster_bootstrap"]
+__all__ = [
+    "BootstrapResult", "cluster_bootstrap", "glmm_cells", "JudgeConfigRates", "judge_configuration_rates",
+    "LoroResult", "leave_one_reader_out", "SignificanceTally", "significance_tally", "holm",
+    "benjamini_hochberg",
+]
