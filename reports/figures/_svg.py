@@ -97,7 +97,6 @@ def figure_to_svg(fig: Figure, fig_id: str) -> str:
     svg = _HREF_RE.sub(lambda m: f'{m.group(1)}="#{fig_id}-{m.group(2)}"', svg)
     svg = svg.replace("*{stroke-linejoin", f"#{fig_id} *{{stroke-linejoin", 1)
     svg = svg.replace("<svg ", f'<svg id="{fig_id}" role="img" ', 1)
-    svg = re.sub(r'(<svg[^>]*?) width="[^"]*pt" height="[^"]*pt"', r"\1", svg, count=1)
     verify_svg(svg)
     return svg.strip() + "\n"
 

@@ -1,0 +1,74 @@
+"""Rounding for display only (compute code never rounds): numbers, rates, intervals."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+DASH = "–"
+
+
+def is_missing(x: Any) -> bool:
+    if x is None:
+        return True
+    try:
+        return isinstance(x, float) and math.isnan(x) or (hasattr(x, "__float__") and math.isnan(float(x)))
+    except (TypeError, ValueError):
+        return False
+
+
+def pct(x: Any, digits: int = 1) -> str:
+    """0.5712 -> '57.1%'; missing -> '–'."""
+    if is_missing(x):
+        return DASH
+    return f"{100 * float(x):.{digits}f}%"
+
+
+def interval(lo: Any, hi: Any, digits: int = 1) -> str:
+    """Probability-scale bounds -> '[48.2, 66.0]' (percent); missing -> '–'."""
+    if is_missing(lo) or is_missing(hi):
+        return DASH
+    return f"[{100 * float(lo):.{digits}f}, {100 * float(hi):.{digits}f}]"
+
+
+def num(x: Any, digits: int = 3) -> str:
+    """A general number: 4 significant digits style for floats, ints as is."""
+    if is_missing(x):
+        return DASH
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    if isinstance(x, int) or (hasattr(x, "is_integer") and isinstance(x, float) and x.is_integer() and abs(x) < 1e6 and digits == 0):
+        return str(int(x))
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return str(x)
+    if v != 0 and (abs(v) < 10 ** -digits or abs(v) >= 1e6):
+        return f"{v:.{digits}g}"
+    return f"{v:.{digits}f}"
+
+
+def yes_no(x: Any) -> str:
+    if x is None:
+        return DASH
+    return "yes" if bool(x) else "no"
+
+
+def cell_value(x: Any) -> str:
+    """Any table value as display text (tables of optional sections)."""
+    if isinstance(x, bool):
+        return yes_no(x)
+    if isinstance(x, int):
+        return str(x)
+    if isinstance(x, float):
+        return num(x)
+    if hasattr(x, "item") and not isinstance(x, (str, bytes)):
+        try:
+            return cell_value(x.item())
+        except (TypeError, ValueError):
+            pass
+    if is_missing(x):
+        return DASH
+    if hasattr(x, "value") and not isinstance(x, str):  # enums
+        return str(x.value)
+    return str(x)

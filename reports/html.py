@@ -1,0 +1,48 @@
+"""The self-contained HTML report: ``render_html(result) -> str``, ``write_html(result, path)``.
+
+One file: CSS inline, figures as inline SVG, no script, no external request (a
+Content-Security-Policy meta tag forbids any), readable without JavaScript. Every piece of
+user text goes through Jinja2 autoescaping; the only unescaped insertions are figure SVGs,
+which :func:`reports.figures.verify_svg` has checked for active content.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from reports.sections import build_context
+
+TEMPLATES = Path(__file__).parent / "templates"
+
+
+@functools.lru_cache(maxsize=1)
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        autoescape=True,  # every file, whatever its extension
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+
+
+def render_html(result: Any) -> str:
+    """Render an :class:`audit.result.AuditResult` to one self-contained HTML document.
+
+    Deterministic: the same result renders to the same bytes (figures use a fixed SVG hash
+    salt and no timestamps; the only date shown is ``result.provenance.created``).
+    """
+    return _environment().get_template("report.html.j2").render(**build_context(result))
+
+
+def write_html(result: Any, path: str | Path) -> Path:
+    """Render ``result`` and write it to ``path`` (UTF-8); returns the path written."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render_html(result), encoding="utf-8")
+    return path

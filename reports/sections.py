@@ -1,0 +1,244 @@
+"""AuditResult -> template context: the thin binding layer between the result and the HTML.
+
+Everything here is selection and formatting (display rounding happens only here); nothing
+is recomputed. Figures are rendered by :mod:`reports.figures` from tidy frames built here.
+The optional sections (uncertainty, readers, surface) are handled in
+:mod:`reports.optional_sections`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from reports import discover
+from reports.figures import preference_svg
+from reports.format import DASH, cell_value, interval, num, pct, yes_no
+
+STATUS_ORDER = ("FAIL", "ERROR", "WARN", "SKIPPED", "PASS")
+MAX_TABLE_ROWS = 80
+
+
+def status_value(status: Any) -> str:
+    """``Status.FAIL`` / ``"FAIL"`` -> ``"FAIL"``."""
+    return str(getattr(status, "value", status))
+
+
+def table(frame: pd.DataFrame | None, *, caption: str = "", columns: list[str] | None = None,
+          max_rows: int = MAX_TABLE_ROWS, note: str = "") -> dict | None:
+    """A frame as ``{"caption", "columns", "rows", "truncated", "note"}`` of display strings."""
+    if frame is None:
+        return None
+    cols = [c for c in (columns or list(frame.columns)) if c in frame.columns]
+    shown = frame[cols].head(max_rows)
+    rows = [[cell_value(v) for v in row] for row in shown.itertuples(index=False, name=None)]
+    return {"caption": caption, "columns": [str(c) for c in cols], "rows": rows,
+            "truncated": max(0, len(frame) - max_rows), "note": note}
+
+
+def headline(result: Any) -> dict:
+    """Dev-set validity beside the deployment findings (the contrast is the headline)."""
+    cells = list(result.cells)
+    judged = [c for c in cells if c.judge is not None]
+    out_ci = [c for c in judged if c.transfer.judge_in_human_ci is False]
+    conflict = [c for c in judged if c.transfer.direction_conflict]
+    below = [c for c in judged if c.transfer.below_reader_baseline]
+    prov = result.provenance
+    deployment = {
+        "n_cells": len(cells),
+        "n_judged": len(judged),
+        "n_outside": len(out_ci),
+        "n_conflict": len(conflict),
+        "n_below": len(below),
+        "judge": prov.primary_judge or (judged[0].judge.judge if judged else DASH),
+        "tie_rule": prov.tie_rule,
+        "focals": sorted({c.focal for c in cells}),
+        "n_matchups": len({c.matchup for c in cells}),
+        "n_readers": max((c.n_readers for c in cells), default=0),
+        "n_pairs": sum(c.n_pairs for c in cells if c.criterion == cells[0].criterion) if cells else 0,
+        "n_votes": sum(c.n_votes for c in cells),
+    }
+    return {"dev": dev_summary(result.dev), "deployment": deployment}
+
+
+def dev_summary(section: Any) -> dict:
+    """The dev-set validity block: per-criterion correlation table, or why it is absent."""
+    status = status_value(discover.field(section, "status", "SKIPPED"))
+    reason = discover.field(section, "reason", "") or "no development set given"
+    payload = discover.field(section, "payload")
+    if payload is None or status in ("SKIPPED", "ERROR"):
+        return {"computed": False, "status": status, "reason": reason, "table": None, "items": []}
+    found = discover.frames(payload)
+    hit = (discover.find_frame(found, {"criterion", "spearman"}) or discover.find_frame(found, {"criterion", "rho"})
+           or (found[0] if found else None))
+    items = []
+    if hit is not None:
+        frame = hit[1]
+        col = "spearman" if "spearman" in frame.columns else ("rho" if "rho" in frame.columns else None)
+        if col is not None:
+            for row in frame.itertuples(index=False):
+                label = str(row.criterion)
+                if "judge" in frame.columns and frame["judge"].nunique() > 1:
+                    label += f" ({getattr(row, 'judge')})"
+                items.append({"label": label, "value": num(getattr(row, col), 2)})
+    return {"computed": True, "status": status, "reason": reason,
+            "table": table(hit[1], caption="Development-set validity") if hit else None, "items": items}
+
+
+def checks_context(checks: tuple) -> dict:
+    """Checks sorted worst first, with counts per status."""
+    order = {s: i for i, s in enumerate(STATUS_ORDER)}
+    rows = sorted(checks, key=lambda c: (order.get(status_value(c.status), 9), c.name, c.scope))
+    counts = {s: 0 for s in STATUS_ORDER}
+    for c in checks:
+        counts[status_value(c.status)] = counts.get(status_value(c.status), 0) + 1
+    return {
+        "counts": counts,
+        "rows": [{"status": status_value(c.status), "name": c.name, "scope": c.scope, "value": num(c.value),
+                  "threshold": num(c.threshold), "reason": c.reason} for c in rows],
+    }
+
+
+def transfer_rows(result: Any) -> list[dict]:
+    """The transfer table: one row per matchup x criterion, every number formatted."""
+    rows = []
+    for c in result.cells:
+        g, j, t = c.human.glmm, c.judge, c.transfer
+        glmm_flags = [name for name, on in (("singular", g.singular), ("not converged", not g.converged),
+                                            ("separation", g.separation)) if on]
+        rows.append({
+            "matchup": c.matchup,
+            "criterion": c.criterion,
+            "judge_criterion": j.criterion if j is not None and j.criterion != c.criterion else "",
+            "different_target": bool(j is not None and j.different_target),
+            "focal": c.focal,
+            "other": c.other,
+            "n": f"{c.n_pairs} / {c.n_readers} / {c.n_votes}",
+            "human_rate": pct(c.human.rate),
+            "human_ties": c.human.n_ties,
+            "glmm": pct(g.estimate),
+            "glmm_ci": interval(g.ci_low, g.ci_high),
+            "glmm_flags": glmm_flags,
+            "judge_rate": pct(j.rate) if j is not None else DASH,
+            "judge_wlt": f"{j.wins} / {j.losses} / {j.ties}" if j is not None else DASH,
+            "judge_invalid": j.invalid if j is not None else 0,
+            "in_ci": yes_no(t.judge_in_human_ci),
+            "in_ci_class": {True: "ok", False: "bad"}.get(t.judge_in_human_ci, "na"),
+            "directions": f"{t.human_direction} / {t.judge_direction}",
+            "conflict": bool(t.direction_conflict),
+            "majority": f"{pct(t.judge_vs_majority)} vs {pct(t.reader_baseline)}",
+            "below_baseline": bool(t.below_reader_baseline),
+            "verdict": status_value(t.verdict),
+            "reason": t.reason,
+        })
+    return rows
+
+
+def preference_frames(result: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Tidy frames for Fig. 1a (human GLMM per cell) and Fig. 1b (judge composition)."""
+    human, judge = [], []
+    for c in result.cells:
+        g = c.human.glmm
+        human.append({"matchup": c.matchup, "criterion": c.criterion, "estimate": g.estimate,
+                      "ci_low": g.ci_low, "ci_high": g.ci_high})
+        if c.judge is not None:
+            j = c.judge
+            label = f"{c.criterion} (judge: {j.criterion})" if j.criterion != c.criterion else c.criterion
+            judge.append({"matchup": c.matchup, "criterion": c.criterion, "label": label, "wins": j.wins,
+                          "losses": j.losses, "ties": j.ties, "n_pairs": j.wins + j.losses + j.ties})
+    return pd.DataFrame(human), pd.DataFrame(judge)
+
+
+def focal_label(result: Any) -> str:
+    focals = sorted({c.focal for c in result.cells})
+    return focals[0] if len(focals) == 1 else "the focal system"
+
+
+def preference_figure(result: Any) -> dict:
+    human, judge = preference_frames(result)
+    prov = result.provenance
+    svg = preference_svg(human, judge if len(judge) else None, focal_label=focal_label(result),
+                         judge_label=prov.primary_judge or "judge", fig_id="fig-preference")
+    return {"id": "fig-preference", "title": "", "caption": "", "svg": svg}
+
+
+def configurations_table(result: Any) -> dict | None:
+    """Per judge configuration rates per cell: does the skew survive every configuration?"""
+    rows = []
+    for c in result.cells:
+        if c.judge is None:
+            continue
+        for k in c.judge.configurations:
+            rows.append({"matchup": c.matchup, "criterion": c.criterion, "configuration": k.judge, "rate": pct(k.rate),
+                         "wins / losses / ties": f"{k.wins} / {k.losses} / {k.ties}", "invalid": k.invalid})
+    if not rows:
+        return None
+    return table(pd.DataFrame(rows), caption="Judge rate per configuration (same tie rule)", max_rows=400)
+
+
+def agreement_context(result: Any) -> dict:
+    frame = discover.as_frame(result.agreement)
+    base = discover.as_frame(result.reader_baseline)
+    return {
+        "agreement": table(frame, caption="Inter-reader agreement per matchup x criterion") if frame is not None and len(frame) else None,
+        "baseline": table(base, caption="Reader baseline: each reader's agreement with the majority of the others") if base is not None and len(base) else None,
+    }
+
+
+def provenance_context(result: Any) -> dict:
+    p = result.provenance
+    policy = [{"key": k, "value": cell_value(v) if not isinstance(v, (dict, list, tuple)) else repr(v)}
+              for k, v in sorted(_flatten(p.policy).items())]
+    sources = [{k: cell_value(v) for k, v in dict(s).items()} for s in p.sources]
+    return {
+        "package_version": p.package_version,
+        "schema_version": result.schema_version,
+        "command": p.command,
+        "seed": DASH if p.seed is None else str(p.seed),
+        "tie_rule": p.tie_rule,
+        "policy_source": p.policy_source or "built-in defaults",
+        "policy": policy,
+        "sources": sources,
+        "source_columns": ["role", "path", "format", "n_rows", "layout", "sha256"],
+        "exclusions": [{k: cell_value(v) for k, v in dict(e).items()} for e in p.exclusions],
+        "focal_source": p.focal_source,
+        "human_shape": p.human_shape,
+        "primary_judge": p.primary_judge,
+        "notes": list(p.notes),
+        "timings": [{"step": k, "seconds": num(v, 3)} for k, v in dict(getattr(p, "timings", {}) or {}).items()],
+        "versions": [{"package": k, "version": v} for k, v in sorted(p.package_versions.items())],
+        "created": str(getattr(p, "created", "") or ""),
+    }
+
+
+def _flatten(d: Any, prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if not isinstance(d, dict):
+        return {prefix or "policy": d}
+    for k, v in d.items():
+        key = f"{prefix}.{k}" if prefix else str(k)
+        if isinstance(v, dict):
+            out.update(_flatten(v, key))
+        else:
+            out[key] = v
+    return out
+
+
+def build_context(result: Any) -> dict:
+    """Everything the template needs, from an AuditResult (or a compatible object)."""
+    from reports.optional_sections import readers_section, surface_section, uncertainty_section
+
+    return {
+        "status": status_value(result.status),
+        "verdict": result.verdict,
+        "headline": headline(result),
+        "checks": checks_context(tuple(result.checks)),
+        "transfer": transfer_rows(result),
+        "preference": preference_figure(result),
+        "configurations": configurations_table(result),
+        "agreement": agreement_context(result),
+        "sections": [uncertainty_section(result), readers_section(result), surface_section(result)],
+        "provenance": provenance_context(result),
+        "focal_label": focal_label(result),
+    }

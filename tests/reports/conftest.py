@@ -1,0 +1,15 @@
+import pytest
+
+from tests.reports.synthetic import make_result
+
+
+@pytest.fixture(scope="session")
+def result():
+    """A paper-shaped synthetic AuditResult with every optional section filled."""
+    return make_result()
+
+
+@pytest.fixture(scope="session")
+def bare_result():
+    """The same result with every optional section left out (SKIPPED)."""
+    return make_result(sections=False)

@@ -1,0 +1,132 @@
+"""A synthetic, paper-shaped AuditResult for report tests (3 matchups x 6 criteria, 7 readers).
+
+``make_result(text=...)`` passes every piece of user text (system, criterion, matchup,
+reader and judge names, comments, story excerpts, check reasons, file paths) through
+``text``, so the escaping test can inject markup everywhere at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+import pandas as pd
+
+from audit.checks import Check, Status
+from audit.result import (
+    SCHEMA_VERSION,
+    AuditResult,
+    Cell,
+    GlmmSummary,
+    HumanSide,
+    JudgeConfigRate,
+    JudgeSide,
+    Provenance,
+    Section,
+    Transfer,
+)
+
+CRITERIA = ("authenticity", "emotion_provocation", "empathy", "engagement", "narrative_complexity", "overall")
+MATCHUPS = (("gpt5-auto", "gpt4o"), ("gpt5-high", "gpt4o"), ("r1", "v3"))
+
+
+@dataclass(frozen=True)
+class UncertaintyPayload:
+    bootstrap: pd.DataFrame
+    loro: pd.DataFrame
+    tally: pd.DataFrame
+
+
+def _identity(s: str) -> str:
+    return s
+
+
+def make_result(text: Callable[[str], str] = _identity, *, sections: bool = True, seed: int = 7) -> AuditResult:
+    rng = np.random.default_rng(seed)
+    readers = [text(f"reader {i}") for i in range(1, 8)]
+    judge = text("ensemble")
+    configs = [text(f"config-{k}") for k in range(1, 4)]
+    cells, checks = [], []
+    boot, loro, rates = [], [], []
+    for focal_raw, other_raw in MATCHUPS:
+        focal, other = text(focal_raw), text(other_raw)
+        matchup = text(f"{focal_raw} vs {other_raw}")
+        for crit_raw in CRITERIA:
+            crit = text(crit_raw)
+            est = float(rng.uniform(0.35, 0.7))
+            lo, hi = est - 0.09, min(est + 0.08, 0.99)
+            ties = int(rng.integers(0, 5))
+            wins = int(rng.integers(13, 21 - ties))
+            losses = 20 - wins - ties
+            jrate = (wins + 0.5 * ties) / 20
+            glmm = GlmmSummary(est, lo, hi, float(np.log(est / (1 - est))), 0.2, 0.3, 0.25,
+                               singular=crit_raw == "empathy", converged=True, separation=False, loglik=-90.0)
+            human = HumanSide(rate=est + 0.01, n_focal=80, n_other=60, n_ties=0, rate_even_split=est, glmm=glmm)
+            jside = JudgeSide(judge, text("aggregate") if crit_raw == "overall" else crit, jrate, wins, losses, ties, 0, 20,
+                              "even-split", crit_raw == "overall",
+                              tuple(JudgeConfigRate(c, jrate - 0.02 * k, wins - k, losses + k, ties, 0) for k, c in enumerate(configs)))
+            inside = lo <= jrate <= hi
+            verdict = Status.PASS if inside else Status.FAIL
+            transfer = Transfer(inside, not inside and lo < 0.5 < hi, "chance" if lo < 0.5 < hi else "focal", "focal",
+                                0.52, 0.55, True, verdict, text(f"judge {100 * jrate:.0f}% vs human interval"))
+            cells.append(Cell(matchup, crit, focal, other, 20, 7, 140, human, jside, transfer))
+            checks.append(Check("transfer.judge_in_human_ci", verdict, jrate, None, text("judge outside the interval"),
+                                scope=f"{matchup}/{crit}"))
+            for scheme, width in (("pairs", 0.08), ("readers", 0.12), ("two-way", 0.14)):
+                boot.append({"matchup": matchup, "criterion": crit, "cell": f"{matchup}/{crit}", "scheme": scheme,
+                             "rate": est + 0.01, "ci_low_percentile": est - width, "ci_high_percentile": est + width,
+                             "ci_low_bca": np.nan, "ci_high_bca": np.nan})
+            for r in readers:
+                loro.append({"reader_id": r, "matchup": matchup, "criterion": crit, "shift": float(rng.normal(0, 0.02))})
+                rates.append({"matchup": matchup, "reader_id": r, "criterion": crit, "rate": float(rng.uniform(0.2, 0.85)), "n": 20})
+    checks.append(Check("agreement.krippendorff_alpha", Status.WARN, 0.07, 0.2, text("readers barely agree")))
+    checks.append(Check("surface.sensitivity", Status.SKIPPED, None, None, text("no stories given")))
+    agreement = pd.DataFrame([{"matchup": text("all"), "criterion": text(c), "n_pairs": 60, "n_readers": 7,
+                               "fleiss_kappa": 0.05, "krippendorff_alpha": 0.07, "raw_agreement": 0.538} for c in CRITERIA])
+    baseline = pd.DataFrame([{"reader_id": r, "agreement_with_majority": 0.55} for r in readers])
+    prov = Provenance(
+        package_version="0.1.0", package_versions={"numpy": "2.0", "pandas": "3.1"},
+        command=text("audit run judge.csv humans.csv --seed 7"), seed=7, tie_rule="even-split",
+        policy={"transfer": {"ci_level": 0.95}, "agreement": {"min_alpha": 0.2}}, policy_source=text("policy.toml"),
+        sources=({"role": "judge", "path": text("judge.csv"), "sha256": "ab" * 32, "format": "csv", "n_rows": 1800,
+                  "layout": "scalar-long"},),
+        exclusions=({"role": "judge", "reason": text("unparsable output"), "n_rows": 3},),
+        focal_source="pairs file", human_shape="pairwise", primary_judge=judge, notes=(text("a note"),))
+    kw: dict[str, Any] = {}
+    if sections:
+        linkage = np.array([[0, 2, 0.5, 2], [3, 6, 0.7, 2], [1, 7, 0.9, 3], [4, 5, 1.0, 2], [8, 9, 1.4, 5], [10, 11, 2.0, 7]], float)
+        timing = pd.DataFrame([{"reader_id": r, "pair_id": f"p{k}", "seconds": float(rng.gamma(4, 60 + 20 * i)), "order": k}
+                               for i, r in enumerate(readers) for k in range(20)])
+        divergent = pd.DataFrame([{"pair_id": text("p56"), "matchup": cells[-1].matchup, "judge_rate": 1.0, "reader_rate": 3 / 7}])
+        comments = pd.DataFrame([{"pair_id": text("p56"), "reader_id": r, "criterion": text("overall"), "choice": text("gpt4o"),
+                                  "comment": text("Story B felt more authentic")} for r in readers[:3]])
+        excerpts = pd.DataFrame([{"pair_id": text("p56"), "system": text(s), "excerpt": text("Once upon a time ") * 3}
+                                 for s in ("gpt5-high", "gpt4o")])
+        readers_payload = {
+            "rates": rates and pd.DataFrame(rates),
+            "clustering": [{"title": text("logistic coefficients"), "linkage": linkage.tolist(), "labels": readers},
+                           {"title": text("criterion-overall kappa"), "linkage": linkage.tolist(), "labels": readers}],
+            "timing": timing,
+            "divergent_pairs": divergent,
+            "comments": comments,
+            "excerpts": excerpts,
+        }
+        points = pd.DataFrame([{"feature": text(f), "x": float(rng.normal()), "y": float(rng.normal()),
+                                "matchup": cells[6 * (k % 3)].matchup, "r": -0.59}
+                               for f in ("mean_sentence_length", "mattr") for k in range(60)])
+        kw = {
+            "dev": Section(Status.PASS, "", {"spearman": pd.DataFrame([{"criterion": text(c), "judge": judge,
+                                                                       "spearman": 0.646, "n_items": 80} for c in CRITERIA[:5]])}),
+            "uncertainty": Section(Status.PASS, "", UncertaintyPayload(pd.DataFrame(boot), pd.DataFrame(loro),
+                                                                        pd.DataFrame([{"method": "GLMM", "n_significant": 11}]))),
+            "readers": Section(Status.PASS, "", readers_payload),
+            "surface": Section(Status.PASS, "", {"points": points,
+                                                 "coefficients": pd.DataFrame([{"feature": text("mattr"), "criterion": crit,
+                                                                                "beta": -0.3} for crit in CRITERIA[:5]])}),
+        }
+    return AuditResult(
+        schema_version=SCHEMA_VERSION, status=Status.FAIL,
+        verdict=text("The judge does not transfer: its rate lies outside the human interval in most cells."),
+        cells=tuple(cells), agreement=agreement, reader_baseline=baseline, checks=tuple(checks), provenance=prov,
+        judge_pairs=pd.DataFrame({"pair_id": ["p1"], "criterion": ["empathy"], "judge": [judge], "credit": [1.0]}), **kw)
