@@ -66,7 +66,9 @@ _load_commands()
 def main(argv: list[str] | None = None) -> int:
     """Run the command line with ``argv`` (without the program name); return the exit status."""
     try:
-        result = cli.main(args=argv, prog_name="audit", standalone_mode=False)
+        argv = list(sys.argv[1:] if argv is None else argv)
+        # The exact command is recorded in the result's provenance.
+        result = cli.main(args=argv, prog_name="audit", standalone_mode=False, obj={"argv": ["audit", *argv]})
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
     except click.exceptions.Abort:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shlex
-import sys
 import time
 
 import click
@@ -94,7 +93,5 @@ def command(judge, humans, pairs, stories, dev_judge, dev_humans, focal, judge_n
 
 
 def _command_line() -> str:
-    argv = sys.argv[:]
-    if argv and argv[0].endswith(("audit", "__main__.py")):
-        argv[0] = "audit"
-    return shlex.join(argv)
+    obj = click.get_current_context().find_root().obj or {}
+    return shlex.join(obj.get("argv", ["audit", "run"]))
