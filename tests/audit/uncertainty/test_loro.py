@@ -1,0 +1,75 @@
+"""Leave-one-reader-out: raw rates against direct recomputation, GLMM refits against cold fits."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from audit.serialize import from_jsonable, to_jsonable
+from audit.uncertainty.loro import ALL_DIMENSIONS, LoroResult, leave_one_reader_out
+
+from .conftest import make_votes
+
+
+@pytest.fixture
+def votes_with_overall() -> pd.DataFrame:
+    v = make_votes(8, n_matchups=2, n_criteria=3, n_pairs=10, n_readers=5, tie_prob=0.05)
+    return v.assign(criterion=v["criterion"].replace({"c2": "overall"}))
+
+
+def test_raw_rates_match_direct_recomputation(votes_with_overall):
+    res = leave_one_reader_out(votes_with_overall, glmm=False)
+    v = votes_with_overall
+    assert len(res.shifts) == 2 * 3 * 5
+    for _, r in res.shifts.iterrows():
+        cell = v[(v["matchup"] == r["matchup"]) & (v["criterion"] == r["criterion"])]
+        without = cell[cell["reader_id"] != r["reader"]]["y"].dropna()
+        assert r["rate_without"] == pytest.approx(without.mean(), abs=1e-14)
+        assert r["rate"] == pytest.approx(cell["y"].dropna().mean(), abs=1e-14)
+        assert r["n_votes_without"] == len(without)
+        assert r["shift"] == pytest.approx(without.mean() - cell["y"].dropna().mean(), abs=1e-14)
+    assert res.shifts["glmm"].isna().all() and res.n_glmm_fits == 0
+
+
+def test_aggregate_pools_dimensions_without_overall(votes_with_overall):
+    res = leave_one_reader_out(votes_with_overall, glmm=False)
+    v = votes_with_overall
+    dims = v[v["criterion"] != "overall"]
+    agg = res.aggregate[res.aggregate["scope"] == ALL_DIMENSIONS].set_index("reader")
+    for reader in sorted(v["reader_id"].unique()):
+        expected = dims[dims["reader_id"] != reader]["y"].dropna().mean()
+        assert agg.loc[reader, "rate_without"] == pytest.approx(expected, abs=1e-14)
+    shifts = agg["shift"].abs()
+    assert res.aggregate_shift_max == pytest.approx(shifts.max())
+    assert res.aggregate_shift_min == pytest.approx(shifts.min())
+    assert set(res.aggregate["scope"]) == {ALL_DIMENSIONS, "c0", "c1", "overall"}
+
+
+def test_a_contrarian_reader_is_the_most_influential():
+    v = make_votes(2, n_matchups=1, n_criteria=3, n_pairs=12, n_readers=6, b0=0.0, sd_reader=0.0)
+    v.loc[v["reader_id"] == "r4", "y"] = 1.0
+    res = leave_one_reader_out(v, glmm=False)
+    assert res.most_influential_reader == "r4"
+    assert res.largest_shift_reader == "r4" and res.largest_shift < 0
+    assert "r4" in str(res)
+
+
+def test_glmm_refits_match_cold_fits_and_round_trip():
+    from audit.glmm import fit_crossed_glmm
+
+    v = make_votes(4, n_matchups=1, n_criteria=2, n_pairs=12, n_readers=5, sd_pair=0.8, sd_reader=0.8)
+    res = leave_one_reader_out(v)
+    assert res.n_glmm_fits == 2 * (1 + 5) and res.n_glmm_failed == 0
+    for _, r in res.shifts.iloc[[0, 3, 7]].iterrows():
+        cell = v[(v["criterion"] == r["criterion"]) & (v["reader_id"] != r["reader"])]
+        cold = fit_crossed_glmm(cell["y"].to_numpy(float), {"pair": cell["pair_id"].to_numpy(),
+                                                            "reader": cell["reader_id"].to_numpy()})
+        assert r["glmm_without"] == pytest.approx(cold.prob_estimate()[0], abs=2e-3)
+    text = json.dumps(to_jsonable(res))
+    assert json.dumps(to_jsonable(leave_one_reader_out(v))) == text
+    back = from_jsonable(LoroResult, json.loads(text))
+    assert json.dumps(to_jsonable(back)) == text
+    assert np.isfinite(res.largest_glmm_shift)
