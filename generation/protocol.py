@@ -112,11 +112,11 @@ class GenerationProtocol:
         return hashlib.sha256(json.dumps(content, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+def merge_tables(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
     out = dict(base)
     for key, value in over.items():
         if isinstance(value, Mapping) and isinstance(out.get(key), Mapping) and key not in ("systems",):
-            out[key] = _merge(dict(out[key]), value)
+            out[key] = merge_tables(dict(out[key]), value)
         else:
             out[key] = value
     return out
@@ -152,9 +152,9 @@ def load_protocol(path: str | Path | None = None, *, overrides: Mapping[str, Any
     raw = _read_toml(DEFAULT_PROTOCOL_PATH)
     source = str(path) if path is not None else str(DEFAULT_PROTOCOL_PATH)
     if path is not None:
-        raw = _merge(raw, _read_toml(Path(path)))
+        raw = merge_tables(raw, _read_toml(Path(path)))
     if overrides:
-        raw = _merge(raw, {k: v for k, v in overrides.items() if v is not None})
+        raw = merge_tables(raw, {k: v for k, v in overrides.items() if v is not None})
     return _validate(raw, source)
 
 
