@@ -28,6 +28,33 @@ _PIRLS_TOL = 1e-11
 _PIRLS_MAXIT = 60
 
 
+class _Cholesky:
+    """Cholesky factor of a symmetric positive-definite matrix; plain numpy below a size where
+    scipy's wrappers cost more than the factorisation."""
+
+    _SMALL = 64
+
+    def __init__(self, S):
+        self.S = S
+        if S.shape[0] <= self._SMALL:
+            self.L = np.linalg.cholesky(S)
+            self.cho = None
+        else:
+            self.cho = sla.cho_factor(S, lower=True, check_finite=False)
+            self.L = self.cho[0]
+        self.logdet = 2.0 * float(np.log(np.diag(self.L)).sum())
+
+    def solve(self, b):
+        if self.cho is None:
+            return np.linalg.solve(self.S, b)
+        return sla.cho_solve(self.cho, b, check_finite=False)
+
+    def inverse(self):
+        if self.cho is None:
+            return np.linalg.inv(self.S)
+        return sla.cho_solve(self.cho, np.eye(self.S.shape[0]), check_finite=False)
+
+
 class LaplaceDeviance:
     """Callable Laplace deviance for one data set (internal; see module docstring).
 
@@ -131,8 +158,8 @@ class LaplaceDeviance:
             C = sp.csr_matrix((vals, self.cell_r, self.indptr), shape=(self.na, self.qR))
             M = sp.csr_matrix((vals / np.sqrt(D[self.cell_a]), self.cell_r, self.indptr), shape=(self.na, self.qR))
             S = E - (M.T @ M).toarray()
-        cho = sla.cho_factor(S, lower=True, check_finite=False)
-        f.update(C=C, cho=cho, logdet=float(np.log(D).sum() + 2.0 * np.log(np.diag(cho[0])).sum()))
+        chol = _Cholesky(S)
+        f.update(C=C, cho=chol, logdet=float(np.log(D).sum() + chol.logdet))
         return f
 
     def _solve(self, f, rA, rR):
@@ -141,7 +168,7 @@ class LaplaceDeviance:
         if not self.qR:
             return rA / D, np.zeros(0)
         C = f["C"]
-        xR = sla.cho_solve(f["cho"], rR - C.T @ (rA / D), check_finite=False)
+        xR = f["cho"].solve(rR - C.T @ (rA / D))
         xA = (rA - C @ xR) / D
         return xA, xR
 
@@ -197,6 +224,84 @@ class LaplaceDeviance:
         self.u = u
         self.state = {"eta": eta, "u": u, "w": w, "factor": f, "theta": theta, "beta": beta, "pirls_iter": it}
         return float(pdev + f["logdet"])
+
+    # ------------------------------------------------------------------ gradient
+    def _sinv_blocks(self, f):
+        """Entries of H^{-1} needed per observation: the (A,A) diagonal per level of A, the (A,R)
+        entries at the observed cells and S^{-1} (the (R,R) block)."""
+        D = f["D"]
+        if not self.qR:
+            return 1.0 / D, None, None
+        Sinv = f["cho"].inverse()
+        if self.dense:
+            Ct = f["C"] / D[:, None]
+            G = Ct @ Sinv
+            hAA = 1.0 / D + np.einsum("ij,ij->i", G, Ct)
+            return hAA, G.ravel(), Sinv
+        # sparse: G = C~ S^{-1} is needed only at the observed cells; sum over the cells that
+        # share a level of A (precomputed pairs of cells within one CSR row)
+        if not hasattr(self, "_pair_i"):
+            self._build_cell_pairs()
+        ct = f["C"].data / D[self.cell_a]
+        G_cell = np.bincount(self._pair_i, ct[self._pair_j] * Sinv.ravel()[self._pair_flat], self.n_cells)
+        hAA = 1.0 / D + np.bincount(self.cell_a, ct * G_cell, self.na)
+        return hAA, G_cell, Sinv
+
+    def _build_cell_pairs(self):
+        counts = np.diff(self.indptr)
+        starts = np.repeat(self.indptr[:-1], counts * counts)
+        within = np.arange(int((counts * counts).sum())) - np.repeat(np.cumsum(counts * counts) - counts * counts, counts * counts)
+        rep = np.repeat(counts, counts * counts)
+        self._pair_i = (starts + within // rep).astype(np.int64)
+        self._pair_j = (starts + within % rep).astype(np.int64)
+        self._pair_flat = (self.cell_r[self._pair_j].astype(np.int64) * self.qR + self.cell_r[self._pair_i]).astype(np.int64)
+
+    def gradient(self):
+        """Gradient of the Laplace deviance w.r.t. (theta, beta) at the last call (analytic:
+        envelope theorem for the modes plus the derivative of log det H through W(eta(u(.))))."""
+        st = self.state
+        theta = st["theta"]
+        eta = st["eta"]
+        mu = expit(eta)
+        r = mu - self.y
+        if self.K == 0:
+            return np.concatenate([np.zeros(0), self.X.T @ (2.0 * r)])
+        w = mu * (1.0 - mu)
+        u = st["u"]
+        f = st["factor"]
+        hAA, G, Sinv = self._sinv_blocks(f)
+        tA = theta[self.ia]
+        a = self.ga
+        PA = tA * hAA[a]  # (P theta)_A per observation
+        PR = []
+        if self.qR:
+            for j, k in enumerate(self.others):
+                key = self.cell_keys[j]
+                PAR = -G[key]
+                PA = PA + theta[k] * PAR
+                row = tA * PAR
+                for l, k2 in enumerate(self.others):
+                    row = row + theta[k2] * Sinv[self.col_other[j], self.col_other[l]]
+                PR.append(row)
+        h = tA * PA
+        for j, k in enumerate(self.others):
+            h = h + theta[k] * PR[j]
+        v = w * (1.0 - 2.0 * mu) * h
+        rhsA = tA * np.bincount(a, v, self.na)
+        rhsR = np.concatenate(
+            [theta[k] * np.bincount(self.g_other[j], v, self.n_levels[k]) for j, k in enumerate(self.others)]
+        ) if self.others else np.zeros(0)
+        tvA, tvR = self._solve(f, rhsA, rhsR)
+        t = np.concatenate([tvA, tvR])
+        e = 2.0 * r + v - w * self._eta_re(theta, t)
+        g_theta = np.empty(self.K)
+        g_theta[self.ia] = (u[: self.na][a] @ e) + 2.0 * (w @ PA) - tvA @ np.bincount(a, r, self.na)
+        uR = u[self.na:]
+        for j, k in enumerate(self.others):
+            c = self.col_other[j]
+            lo, hi = self.r_off[j], self.r_off[j + 1]
+            g_theta[k] = (uR[c] @ e) + 2.0 * (w @ PR[j]) - tvR[lo:hi] @ np.bincount(self.g_other[j], r, self.n_levels[k])
+        return np.concatenate([g_theta, self.X.T @ e])
 
     # ------------------------------------------------------------------ by-products
     def conditional_modes(self, theta):

@@ -49,24 +49,27 @@ def hessian_deriv12(fun, x, fx, delta=HESSIAN_STEP):
     return g, H
 
 
-def minimize_bounded(fun, x0, n_bounded, maxiter=500):
-    """Minimise ``fun`` with its first ``n_bounded`` coordinates >= 0 (L-BFGS-B, central FD
-    gradient). Returns the scipy result with ``nfev`` counting deviance evaluations."""
-    count = [0]
+def minimize_bounded(fun_grad, x0, n_bounded, maxiter=500):
+    """Minimise with the first ``n_bounded`` coordinates >= 0 (L-BFGS-B).
 
-    def fg(x):
-        f0 = fun(x)
-        g = central_gradient(fun, x, f0)
-        count[0] += 1 + 2 * x.size
-        return f0, g
-
+    ``fun_grad(x)`` returns ``(value, gradient)``. The result's ``nfev`` counts evaluations.
+    """
     bounds = [(0.0, None)] * n_bounded + [(None, None)] * (x0.size - n_bounded)
     x0 = np.asarray(x0, dtype=float).copy()
     x0[:n_bounded] = np.maximum(x0[:n_bounded], 0.0)
-    res = minimize(fg, x0, jac=True, method="L-BFGS-B", bounds=bounds,
-                   options={"ftol": 1e-14, "gtol": 1e-7, "maxiter": maxiter, "maxcor": 20})
-    res.nfev_total = count[0]
-    return res
+    return minimize(fun_grad, x0, jac=True, method="L-BFGS-B", bounds=bounds,
+                    options={"ftol": 1e-15, "gtol": 1e-8, "maxiter": maxiter, "maxcor": 20})
+
+
+def hessian_from_gradient(grad, x, delta=HESSIAN_STEP):
+    """Symmetrised central-difference Jacobian of an analytic gradient (2 * len(x) calls)."""
+    n = x.size
+    H = np.empty((n, n))
+    for i in range(n):
+        e = np.zeros(n)
+        e[i] = delta
+        H[:, i] = (grad(x + e) - grad(x - e)) / (2.0 * delta)
+    return (H + H.T) / 2.0
 
 
 def projected_gradient(g, x, n_bounded):
@@ -100,6 +103,8 @@ def is_separated(y, X):
     """
     if np.all(y == y[0]):
         return bool(np.any(np.abs(X).sum(axis=0) > 0))
+    if X.shape[1] == 1 or np.all(np.ptp(X, axis=0) == 0):
+        return False  # only constant columns: separation needs a constant response
     s = 2.0 * y - 1.0
     A = X * s[:, None]
     res = linprog(-A.sum(axis=0), A_ub=-A, b_ub=np.zeros(len(y)), bounds=[(-1, 1)] * X.shape[1], method="highs")

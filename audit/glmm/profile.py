@@ -41,10 +41,11 @@ class _Profile:
 
         def fun(z):
             x[self.free] = z
-            return self.lap(x[: self.K], x[self.K:])
+            value = self.lap(x[: self.K], x[self.K:])
+            return value, self.lap.gradient()[self.free]
 
         if self.free.size == 0:
-            return fun(np.zeros(0))
+            return fun(np.zeros(0))[0]
         res = minimize_bounded(fun, self.last, self.n_bounded)
         self.last = res.x.copy()
         return float(res.fun)
