@@ -9,7 +9,7 @@ of the text). Layout::
 Each run that computes something appends one ``part-*.csv`` (written to a temporary name
 and renamed, so a crash never leaves half a file and two concurrent runs never write the
 same file). Floats are written with 17 significant digits and read back with pandas'
-round-trip parser, so a cached value is bit-identical to the computed one.
+default parser (exact round trip since pandas 3), so a cached value is bit-identical to the computed one.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ class FeatureCache:
         if not parts:
             return pd.DataFrame(columns=list(detector.features), index=pd.Index([], name="text_sha256"), dtype=float)
         frames = [
-            pd.read_csv(p, dtype={"text_sha256": str}, float_precision="round_trip", keep_default_na=True)
+            pd.read_csv(p, dtype={"text_sha256": str}, keep_default_na=True)
             for p in parts
         ]
         stored = pd.concat(frames, ignore_index=True).drop_duplicates("text_sha256", keep="last")

@@ -26,13 +26,13 @@ def sentence_lengths(texts: list[str], batch_size: int = 256) -> list[np.ndarray
 
     Sentences come from spaCy's rule-based ``sentencizer`` on ``spacy.blank("en")`` (no
     model download); words are :data:`detectors.length.WORD_PATTERN` matches, each
-    assigned to the sentence its first character falls in.
+    assigned to the sentence its first letter or digit falls in.
     """
     nlp = _sentencizer()
     out = []
     for text, doc in zip(texts, nlp.pipe(texts, batch_size=batch_size)):
         starts = np.fromiter((s.start_char for s in doc.sents), dtype=np.int64)
-        words = np.fromiter((m.start() for m in WORD_PATTERN.finditer(text)), dtype=np.int64)
+        words = np.fromiter((m.start(1) for m in WORD_PATTERN.finditer(text)), dtype=np.int64)
         if len(starts) == 0 or len(words) == 0:
             out.append(np.zeros(0, dtype=np.int64))
             continue
@@ -112,7 +112,7 @@ class SentenceDetector(Detector):
         return {
             "segmenter": "spacy.blank('en') + sentencizer",
             "spacy": spacy.__version__.rsplit(".", 1)[0],
-            "unit": "words (detectors.length.WORD_PATTERN)",
+            "unit": "words (detectors.length.WORD_PATTERN), placed by first letter or digit",
             "sd": "sample (ddof=1)",
             "skewness": "adjusted Fisher-Pearson G1",
             "kurtosis": "bias-adjusted excess G2",
