@@ -1,0 +1,198 @@
+"""Read one input file (CSV, TSV, JSONL or Parquet, by extension) into a table of strings.
+
+Every value is read as text (``""`` when empty or missing) so that validation sees exactly
+what the user wrote; numbers are parsed later by the readers that need them. Column names
+are matched case-insensitively (stripped and lower-cased). Each row keeps the line number
+it came from:
+
+* CSV/TSV: the physical line where the record starts (header = line 1), correct even when
+  a quoted field (a story text) spans several lines; blank lines are skipped;
+* JSONL: the physical line of the JSON object (there is no header: the first record is line 1);
+* Parquet: the 1-based row number.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import math
+import os
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from audit.inputs.problems import ProblemLog
+
+#: extension -> format name
+EXTENSIONS = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl",
+              ".parquet": "parquet", ".pq": "parquet"}
+
+
+@dataclass
+class Table:
+    """One file read as strings, with its provenance."""
+
+    role: str
+    path: str
+    format: str
+    sha256: str
+    frame: pd.DataFrame  #: every column str, lower-case names, values stripped
+    lines: np.ndarray  #: source line (or row) number of each row
+    original_columns: dict[str, str]  #: lower-case name -> name as written
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self.frame.columns)
+
+    def found(self) -> str:
+        """The columns as written, for error messages."""
+        return ", ".join(self.original_columns.values()) or "(none)"
+
+    def __len__(self) -> int:
+        return len(self.frame)
+
+
+def file_format(path: str) -> str | None:
+    """The format implied by ``path``'s extension, or None when unknown."""
+    return EXTENSIONS.get(os.path.splitext(str(path))[1].lower())
+
+
+def read_table(path: str | os.PathLike, role: str, log: ProblemLog) -> Table | None:
+    """Read ``path``; report problems to ``log`` and return None when it cannot be used.
+
+    Problems reported: unknown extension, missing/unreadable file, not UTF-8, malformed
+    CSV/JSON, duplicate column names (after lower-casing), no columns, no data rows.
+    """
+    path = str(path)
+    fmt = file_format(path)
+    if fmt is None:
+        log.add(path, f"unknown file extension for the {role} file",
+                f"use one of {', '.join(sorted(EXTENSIONS))} (the format is chosen by extension)")
+        return None
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except OSError as exc:
+        log.add(path, f"cannot read the {role} file: {exc.strerror or exc}",
+                "check the path and the file's permissions")
+        return None
+    sha = hashlib.sha256(raw).hexdigest()
+    if not raw.strip():
+        log.add(path, f"the {role} file is empty", "provide a header line and at least one data row")
+        return None
+    try:
+        if fmt in ("csv", "tsv"):
+            frame, lines = _read_delimited(raw, "," if fmt == "csv" else "\t")
+        elif fmt == "jsonl":
+            frame, lines = _read_jsonl(raw, path, log)
+            if frame is None:
+                return None
+        else:
+            frame, lines = _read_parquet(path)
+    except UnicodeDecodeError as exc:
+        log.add(path, f"the {role} file is not valid UTF-8 text (byte {exc.start})", "save the file as UTF-8")
+        return None
+    except ImportError:
+        raise
+    except Exception as exc:  # malformed content: one plain message, never a traceback
+        log.add(path, f"cannot parse the {role} file as {fmt.upper()}: {str(exc).strip()}",
+                f"check that the file is well-formed {fmt.upper()}")
+        return None
+    original = [str(c) for c in frame.columns]
+    lower = [c.strip().lower() for c in original]
+    dupes = sorted({c for c in lower if lower.count(c) > 1})
+    for c in dupes:
+        log.add(path, "duplicate column name (names are case-insensitive)",
+                "rename or remove one of the columns", line=1 if fmt in ("csv", "tsv") else None,
+                column=c, value=", ".join(o for o, lo in zip(original, lower) if lo == c))
+    if dupes:
+        return None
+    frame.columns = lower
+    if not lower or lower == [""]:
+        log.add(path, f"the {role} file has no columns", "add a header line naming the columns")
+        return None
+    if len(frame) == 0:
+        log.add(path, f"the {role} file has a header but no data rows",
+                "add at least one data row", value=None)
+        return None
+    return Table(role=role, path=path, format=fmt, sha256=sha, frame=frame,
+                 lines=np.asarray(lines, dtype=np.int64), original_columns=dict(zip(lower, original)))
+
+
+def _strip_all(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.apply(lambda s: s.str.strip()) if len(frame.columns) else frame
+
+
+def _read_delimited(raw: bytes, sep: str) -> tuple[pd.DataFrame, np.ndarray]:
+    text = raw.decode("utf-8-sig")
+    frame = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False,
+                        na_filter=False, skip_blank_lines=True)
+    frame = _strip_all(frame.astype(str))
+    body = text.rstrip("\r\n")
+    if body.count("\n") == len(frame) and "\n\n" not in body:
+        lines = np.arange(2, len(frame) + 2)
+    else:  # quoted multi-line fields or blank lines: find where each record starts
+        lines = []
+        reader = csv.reader(io.StringIO(text), delimiter=sep)
+        prev = 0
+        for rec in reader:
+            if rec:
+                lines.append(prev + 1)
+            prev = reader.line_num
+        lines = np.asarray(lines[1:], dtype=np.int64)  # drop the header
+        if len(lines) != len(frame):
+            lines = np.arange(2, len(frame) + 2)
+    return frame, lines
+
+
+def _cell(v: object) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, float) and math.isnan(v):
+        return ""
+    if isinstance(v, (dict, list)):
+        return json.dumps(v, ensure_ascii=False)
+    return str(v).strip()
+
+
+def _read_jsonl(raw: bytes, path: str, log: ProblemLog) -> tuple[pd.DataFrame | None, np.ndarray]:
+    text = raw.decode("utf-8-sig")
+    records, lines, bad = [], [], False
+    for i, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            log.add(path, f"not valid JSON: {exc.msg}", "write one JSON object per line", line=i,
+                    value=line[:80])
+            bad = True
+            continue
+        if not isinstance(obj, dict):
+            log.add(path, "each line must be a JSON object", "write one JSON object per line",
+                    line=i, value=line[:80])
+            bad = True
+            continue
+        records.append({str(k): _cell(v) for k, v in obj.items()})
+        lines.append(i)
+    if bad:
+        return None, np.asarray([])
+    frame = pd.DataFrame.from_records(records)
+    frame = frame.fillna("").astype(str) if len(frame.columns) else frame
+    return frame, np.asarray(lines, dtype=np.int64)
+
+
+def _read_parquet(path: str) -> tuple[pd.DataFrame, np.ndarray]:
+    from audit._optional import import_optional
+
+    import_optional("pyarrow", "reading Parquet files")
+    frame = pd.read_parquet(path)
+    out = {}
+    for c in frame.columns:
+        col = frame[c]
+        out[str(c)] = [_cell(v) for v in col.tolist()]
+    frame = pd.DataFrame(out, index=range(len(frame)), dtype=object).astype(str)
+    return frame, np.arange(1, len(frame) + 1)

@@ -1,0 +1,129 @@
+"""Read human judgments: pairwise votes or scalar ratings, long or wide."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from audit.inputs.formats import Table
+from audit.inputs.layout import blank_ids, duplicates, long_frame, melt_wide, parse_numbers, require, wide_columns
+from audit.inputs.problems import ProblemLog
+
+#: Columns with a meaning of their own in a human file; in a wide layout every other column
+#: (except names starting with ``_``) is a criterion.
+RESERVED = {"pair_id", "item_id", "reader_id", "criterion", "choice", "rating", "seconds", "comment",
+            "shown_first", "reader_group", "group_id", "system", "judge", "sample"}
+TIE = "tie"
+
+
+@dataclass
+class HumanInput:
+    """Human judgments after reading, before pairs are resolved.
+
+    ``frame`` columns, pairwise: pair_id, reader_id, criterion, choice, seconds, comment,
+    shown_first, reader_group, line, order. Scalar: item_id, reader_id, criterion, rating,
+    group_id, reader_group, line, order.
+    """
+
+    shape: str  #: "pairwise" or "scalar"
+    layout: str  #: e.g. "pairwise-long", "scalar-wide"
+    frame: pd.DataFrame
+
+
+def detect_shape(table: Table) -> str | None:
+    cols = set(table.columns)
+    if "choice" in cols:
+        return "pairwise"
+    if "rating" in cols or "item_id" in cols:
+        return "scalar"
+    if "pair_id" in cols:
+        return "pairwise"
+    return None
+
+
+def read_humans(table: Table, log: ProblemLog, *, scale: tuple[float, float] | None = None,
+                role: str = "humans", shape: str | None = None) -> HumanInput | None:
+    """Read a human file; report problems to ``log``. ``shape`` forces "scalar" (dev set)."""
+    detected = detect_shape(table)
+    if shape is not None and detected is not None and detected != shape:
+        log.add(table.path, f"the {role} file must hold {shape} ratings (item_id, reader_id, criterion, rating)",
+                f"give {shape} ratings; columns found: {table.found()}")
+        return None
+    shape = shape or detected
+    if shape is None:
+        log.add(table.path, f"cannot tell what the {role} file holds",
+                "give pairwise votes (pair_id, reader_id, criterion, choice) or scalar ratings "
+                f"(item_id, reader_id, criterion, rating); columns found: {table.found()}")
+        return None
+    id_col, value = ("pair_id", "choice") if shape == "pairwise" else ("item_id", "rating")
+    wide = "criterion" not in table.columns and value not in table.columns
+    if wide:
+        if not require(table, [id_col, "reader_id"], log, f"{shape} judgments (wide layout)"):
+            return None
+        crits = wide_columns(table, RESERVED)
+        if not crits:
+            log.add(table.path, f"no criterion columns in the wide {role} file",
+                    f"add one column per criterion, or use the long layout ({id_col}, reader_id, "
+                    f"criterion, {value}); columns found: {table.found()}")
+            return None
+        frame = melt_wide(table, crits, value)
+    else:
+        if not require(table, [id_col, "reader_id", "criterion", value], log, f"{shape} judgments"):
+            return None
+        frame = long_frame(table)
+    frame["criterion"] = frame["criterion"].str.lower()
+    lines = frame["line"].to_numpy()
+    bad = blank_ids(frame, [id_col, "reader_id", "criterion"], table, log, role)
+    for c in ("reader_group", "comment", "shown_first", "group_id"):
+        if c not in frame.columns:
+            frame[c] = ""
+    if "seconds" in frame.columns:
+        secs, bad_s = parse_numbers(frame["seconds"], table, lines, log, role, "seconds", None, "seconds")
+        bad |= bad_s
+        neg = np.isfinite(secs) & (secs < 0)
+        bad |= log.rows(table.path, role, neg, lines, frame["seconds"].to_numpy(), "seconds",
+                        "seconds is negative", "write the time spent in seconds (>= 0)", "negative seconds")
+        frame["seconds"] = secs
+    else:
+        frame["seconds"] = np.nan
+    if shape == "pairwise":
+        choice = frame["choice"]
+        frame["choice"] = np.where(choice.str.lower() == TIE, TIE, choice.to_numpy(dtype=object))
+        blank = (frame["choice"] == "").to_numpy()
+    else:
+        nums, bad_r = parse_numbers(frame["rating"], table, lines, log, role, "rating", scale, "rating")
+        bad |= bad_r
+        frame["rating"] = nums
+        blank = np.isnan(nums) & ~bad_r
+    frame["order"] = np.arange(len(frame))
+    frame = _readers_who_judged_nothing(frame, blank, bad, table, log, role)
+    keep = ~bad
+    frame, blank = frame[keep], blank[keep]
+    dup = duplicates(frame[~blank], [id_col, "reader_id", "criterion"], table, log, role,
+                     "duplicate judgment: this reader already judged this "
+                     f"{'pair' if shape == 'pairwise' else 'item'} on this criterion",
+                     "keep one row per reader, id and criterion")
+    n_blank = int(blank.sum())
+    log.exclude(role, f"blank {value} (no judgment given)", n_blank)
+    frame = frame[~blank]
+    frame = frame[~dup]
+    cols = ([id_col, "reader_id", "criterion", value] +
+            (["seconds", "comment", "shown_first", "reader_group"] if shape == "pairwise"
+             else ["group_id", "reader_group", "seconds"]) + ["line", "order"])
+    frame = frame[cols].reset_index(drop=True)
+    frame["order"] = np.arange(len(frame))
+    return HumanInput(shape=shape, layout=f"{shape}-{'wide' if wide else 'long'}", frame=frame)
+
+
+def _readers_who_judged_nothing(frame, blank, bad, table, log, role):
+    empty_reader = pd.Series(blank).groupby(frame["reader_id"].to_numpy()).all()
+    for reader in empty_reader.index[empty_reader.to_numpy()]:
+        if reader == "":
+            continue
+        first = int(frame["line"].to_numpy()[(frame["reader_id"] == reader).to_numpy()][0])
+        log.add(table.path, "this reader judged nothing (every judgment is empty)",
+                "remove the reader's rows or fill in their judgments", line=first, column="reader_id",
+                value=reader)
+    return frame

@@ -1,0 +1,104 @@
+"""Read the automatic judge: scalar scores or pairwise verdicts, long or wide."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from audit.inputs.formats import Table
+from audit.inputs.layout import blank_ids, duplicates, long_frame, melt_wide, parse_numbers, require, wide_columns
+from audit.inputs.problems import ProblemLog
+
+#: Columns with a meaning of their own in a judge file; in a wide layout every other column
+#: (except names starting with ``_``) is a criterion.
+RESERVED = {"pair_id", "item_id", "system", "criterion", "score", "choice", "judge", "sample", "group_id",
+            "reader_id", "text", "comment", "rationale"}
+DEFAULT_JUDGE = "judge"
+INVALID = "invalid"
+TIE = "tie"
+
+
+@dataclass
+class JudgeInput:
+    """The judge file after reading, before pairs are resolved.
+
+    ``frame`` columns, scalar: <key>, system, criterion, judge, sample, score, line
+    (``score`` NaN = unparsable output). Pairwise: pair_id, criterion, judge, sample, choice,
+    line (``choice`` "invalid" = unparsable output).
+    """
+
+    kind: str  #: "scalar" or "pairwise"
+    key: str  #: "pair_id" or "item_id"
+    layout: str
+    frame: pd.DataFrame
+
+
+def read_judge(table: Table, log: ProblemLog, *, scale: tuple[float, float] | None = None,
+               role: str = "judge", kind: str | None = None) -> JudgeInput | None:
+    """Read a judge file; report problems to ``log``. ``kind`` forces "scalar" (dev set)."""
+    cols = set(table.columns)
+    detected = "pairwise" if ("choice" in cols or ("system" not in cols and "score" not in cols)) else "scalar"
+    if kind is not None and detected != kind:
+        log.add(table.path, f"the {role} file must hold {kind} scores (item_id, system, criterion, score)",
+                f"give {kind} scores; columns found: {table.found()}")
+        return None
+    kind = detected
+    key = "item_id" if ("item_id" in cols and "pair_id" not in cols) else "pair_id"
+    value = "score" if kind == "scalar" else "choice"
+    if role.startswith("dev") and "system" not in cols:  # a development set needs no system names
+        table.frame["system"] = ""
+        cols.add("system")
+    ids = [key, "system"] if kind == "scalar" else [key]
+    wide = "criterion" not in cols and value not in cols
+    if wide:
+        if not require(table, ids, log, f"a {kind} judge (wide layout)"):
+            return None
+        crits = wide_columns(table, RESERVED)
+        if not crits:
+            log.add(table.path, f"no criterion columns in the wide {role} file",
+                    f"add one column per criterion, or use the long layout ({', '.join(ids)}, criterion, "
+                    f"{value}); columns found: {table.found()}")
+            return None
+        frame = melt_wide(table, crits, value)
+    else:
+        if not require(table, ids + ["criterion", value], log, f"a {kind} judge"):
+            return None
+        frame = long_frame(table)
+    frame["criterion"] = frame["criterion"].str.lower()
+    lines = frame["line"].to_numpy()
+    must_fill = [c for c in ids if not (c == "system" and role.startswith("dev"))]
+    bad = blank_ids(frame, must_fill + ["criterion"], table, log, role)
+    if "judge" in frame.columns:
+        frame["judge"] = frame["judge"].where(frame["judge"] != "", DEFAULT_JUDGE)
+    else:
+        frame["judge"] = DEFAULT_JUDGE
+    if "sample" in frame.columns:
+        s, bad_s = parse_numbers(frame["sample"], table, lines, log, role, "sample", None, "sample")
+        nonint = np.isfinite(s) & (s != np.round(s))
+        bad |= bad_s | log.rows(table.path, role, nonint, lines, frame["sample"].to_numpy(), "sample",
+                                "sample is not a whole number", "number repeated samples 0, 1, 2, ...",
+                                "non-integer sample")
+        frame["sample"] = np.where(np.isfinite(s), s, 0).astype(np.int64)
+    else:
+        frame["sample"] = 0
+    if kind == "scalar":
+        nums, bad_v = parse_numbers(frame["score"], table, lines, log, role, "score", scale, "score")
+        bad |= bad_v
+        frame["score"] = nums
+        keys = [key, "system", "criterion", "judge", "sample"]
+    else:
+        c = frame["choice"]
+        low = c.str.lower()
+        frame["choice"] = np.select([low == TIE, (low == INVALID) | (c == "")], [TIE, INVALID],
+                                    c.to_numpy(dtype=object))
+        keys = [key, "criterion", "judge", "sample"]
+    frame = frame[~bad]
+    dup = duplicates(frame, keys, table, log, role, "duplicate judge output for the same "
+                     + ("item/system" if kind == "scalar" else "pair") + ", criterion, judge and sample",
+                     "keep one row per output, or number repeated outputs in a 'sample' column")
+    frame = frame[~dup]
+    out_cols = keys + [value, "line"]
+    return JudgeInput(kind=kind, key=key, layout=f"{kind}-{'wide' if wide else 'long'}",
+                      frame=frame[out_cols].reset_index(drop=True))

@@ -1,0 +1,93 @@
+"""Shared pieces of the readers: required columns, wide-to-long, ids, numbers, duplicates."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from audit.inputs.formats import Table
+from audit.inputs.problems import ProblemLog
+
+
+def require(table: Table, required: list[str], log: ProblemLog, shape: str) -> bool:
+    """Report the required columns absent from ``table``; True when all are present."""
+    absent = [c for c in required if c not in table.frame.columns]
+    if absent:
+        log.add(table.path, f"missing required column(s) {', '.join(absent)} for {shape}",
+                f"add the column(s); columns found: {table.found()} (names are case-insensitive)",
+                line=1 if table.format in ("csv", "tsv") else None, column=", ".join(absent))
+        return False
+    return True
+
+
+def wide_columns(table: Table, reserved: set[str]) -> list[str]:
+    """Criterion columns of a wide layout: every column not reserved and not starting with ``_``."""
+    return [c for c in table.frame.columns if c not in reserved and not c.startswith("_")]
+
+
+def melt_wide(table: Table, criteria: list[str], value_name: str) -> pd.DataFrame:
+    """One row per (source row, criterion column), row-major; keeps ``line`` and ``order``."""
+    base = table.frame.drop(columns=criteria)
+    n, k = len(base), len(criteria)
+    rows = np.repeat(np.arange(n), k)
+    out = base.iloc[rows].reset_index(drop=True)
+    out["criterion"] = np.tile(np.asarray(criteria, dtype=object), n)
+    out[value_name] = table.frame[criteria].to_numpy().reshape(-1)
+    out["line"] = np.repeat(table.lines, k)
+    return out
+
+
+def long_frame(table: Table) -> pd.DataFrame:
+    out = table.frame.copy()
+    out["line"] = table.lines
+    return out
+
+
+def blank_ids(frame: pd.DataFrame, columns: list[str], table: Table, log: ProblemLog, role: str) -> np.ndarray:
+    """Rows with an empty id column are reported (and left out under drop_invalid)."""
+    bad = np.zeros(len(frame), dtype=bool)
+    for c in columns:
+        m = (frame[c] == "").to_numpy()
+        bad |= log.rows(table.path, role, m, frame["line"].to_numpy(), None, c,
+                        f"empty {c}", f"give every row a {c}", f"empty {c}")
+    return bad
+
+
+def parse_numbers(values: pd.Series, table: Table, lines: np.ndarray, log: ProblemLog, role: str,
+                  column: str, scale: tuple[float, float] | None, what: str) -> tuple[np.ndarray, np.ndarray]:
+    """Parse a text column of numbers.
+
+    Returns ``(numbers, bad)``: empty cells become NaN (not a problem here); non-numeric or
+    non-finite cells and numbers outside ``scale`` are reported as row problems and flagged
+    in ``bad``.
+    """
+    text = values.to_numpy(dtype=object)
+    empty = values.to_numpy() == ""
+    nums = pd.to_numeric(pd.Series(np.where(empty, None, text), dtype=object), errors="coerce").to_numpy(dtype=float)
+    nonnum = ~empty & ~np.isfinite(nums)
+    bad = log.rows(table.path, role, nonnum, lines, text, column, f"{what} is not a number",
+                   f"write a number, or leave the cell empty{' to mark an unparsable judge output' if role.endswith('judge') else ''}",
+                   f"non-numeric {column}")
+    if scale is not None:
+        lo, hi = scale
+        out = np.isfinite(nums) & ((nums < lo) | (nums > hi))
+        bad = bad | log.rows(table.path, role, out, lines, text, column,
+                             f"{what} outside the declared scale [{lo:g}, {hi:g}]",
+                             "correct the value or declare the scale the data use",
+                             f"{column} outside the scale")
+    nums = np.where(nonnum, np.nan, nums)
+    return nums, bad
+
+
+def duplicates(frame: pd.DataFrame, keys: list[str], table: Table, log: ProblemLog, role: str,
+               message: str, fix: str) -> np.ndarray:
+    """Flag every repeat of a key (the first occurrence is kept); the message cites the first line."""
+    dup = frame.duplicated(keys, keep="first").to_numpy()
+    if not dup.any():
+        return dup
+    first_line = frame.groupby(keys, sort=False)["line"].transform("first").to_numpy()
+    values = np.full(len(frame), None, dtype=object)
+    for i in np.flatnonzero(dup)[:1000]:  # only the ones that can be listed
+        values[i] = f"{' / '.join(str(frame[k].iat[i]) for k in keys)} (first at line {first_line[i]})"
+    return log.rows(table.path, role, dup, frame["line"].to_numpy(), values, None, message, fix,
+                    message)

@@ -1,0 +1,278 @@
+"""Assemble :class:`audit.data.AuditData` from the input files (see :func:`audit.data.load_audit_data`)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from audit.data import AuditData, Exclusion, SourceFile
+from audit.errors import InputError
+from audit.inputs.formats import Table, read_table
+from audit.inputs.humans import HumanInput, read_humans
+from audit.inputs.judge import INVALID, JudgeInput, read_judge
+from audit.inputs.layout import blank_ids
+from audit.inputs.pairs import (assign_focal, check_focal_names, pairs_from_groups, pairs_from_systems,
+                                read_pairs_file)
+from audit.inputs.problems import ProblemLog
+from audit.inputs.resolve import (judge_scores_by_item, judge_scores_by_pair, resolve_verdicts, resolve_votes,
+                                  unknown_ids, votes_from_ratings)
+from audit.inputs.stories import read_stories, stories_by_item, stories_by_pair
+
+PathLike = "str | os.PathLike[str]"
+
+
+def parse_focal(focal: str | Sequence[str] | None) -> tuple[str, ...]:
+    """``"a,b"`` or ``["a", "b"]`` -> ``("a", "b")`` (blanks dropped, order kept)."""
+    if focal is None:
+        return ()
+    parts = focal.split(",") if isinstance(focal, str) else [p for f in focal for p in str(f).split(",")]
+    return tuple(dict.fromkeys(p.strip() for p in parts if p.strip()))
+
+
+def parse_scale(scale: object) -> tuple[float, float] | None:
+    if scale is None:
+        return None
+    try:
+        if isinstance(scale, str):
+            scale = [s for s in scale.replace(":", ",").split(",")]
+        lo, hi = (float(x) for x in scale)  # type: ignore[union-attr]
+    except (TypeError, ValueError):
+        raise InputError("scale must be two numbers (lo, hi), e.g. (1, 5)") from None
+    if not lo < hi:
+        raise InputError(f"scale ({lo:g}, {hi:g}): the lower bound must be below the upper bound")
+    return (lo, hi)
+
+
+class _Loader:
+    def __init__(self, drop_invalid: bool, scale, focal_names):
+        self.log = ProblemLog(drop_invalid)
+        self.scale = scale
+        self.focal_names = focal_names
+        self.notes: list[str] = []
+        self.sources: list[SourceFile] = []
+        self.tables: dict[str, Table] = {}
+        self.focal_source = ""
+        self.rated_items: set[str] = set()
+
+    def read(self, path, role):
+        if path is None:
+            return None
+        t = read_table(path, role, self.log)
+        if t is not None:
+            self.tables[role] = t
+        return t
+
+    # -- deployment: pairwise human votes ----------------------------------------------
+    def pairwise(self, h: HumanInput, j: JudgeInput, pf: pd.DataFrame | None):
+        log, th, tj = self.log, self.tables["humans"], self.tables["judge"]
+        if j.key == "item_id":
+            log.add(tj.path, "the judge file is keyed by item_id but the human file holds pairwise votes",
+                    "key the judge file by pair_id (pair_id, system, criterion, score)", column="item_id")
+            return None
+        hv, jf = h.frame, j.frame
+        if pf is not None:
+            pairs, where = pf, "the pairs file"
+        else:
+            where = "the judge file"
+            first_line = jf.groupby("pair_id", sort=False)["line"].first().to_dict()
+            if j.kind == "scalar":
+                systems = jf.groupby("pair_id", sort=False)["system"].unique().map(list).to_dict()
+            else:
+                named = pd.concat([hv[["pair_id", "choice"]], jf[["pair_id", "choice"]]])
+                ab = named["choice"].str.upper().isin(["A", "B"])
+                if ab.any():
+                    log.add(th.path if ab.iloc[: len(hv)].any() else tj.path,
+                            "choices A/B need a pairs file saying which system is A and which is B",
+                            "pass a pairs file (pair_id, system_a, system_b) or write system names",
+                            column="choice", value="A/B")
+                    return None
+                named = named[~named["choice"].isin(["tie", INVALID])]
+                systems = named.groupby("pair_id", sort=False)["choice"].unique().map(list).to_dict()
+                for pid in jf["pair_id"].unique():
+                    systems.setdefault(pid, [])
+                where = "the judge file's pair_ids"
+            pairs = pairs_from_systems(systems, {}, tj.path, first_line, log)
+        systems_all = set(pairs["system_a"]) | set(pairs["system_b"])
+        check_focal_names(self.focal_names, systems_all, log)
+        pairs, self.focal_source = assign_focal(pairs, self.focal_names)
+        known = set(pairs["pair_id"])
+        fix = "use the pair ids of the pairs file" if pf is not None else "every judged pair needs two systems in the judge file"
+        bad_h = unknown_ids(hv, "pair_id", known, th.path, "humans", log, where, fix)
+        bad_j = unknown_ids(jf, "pair_id", known, tj.path, "judge", log, where, fix)
+        hv, jf = hv[~bad_h], jf[~bad_j]
+        # ids present in one file and missing in the other
+        hv = hv[~unknown_ids(hv, "pair_id", set(jf["pair_id"]), th.path, "humans", log, "the judge file",
+                             "give the judge's output for every pair the readers judged, or remove the votes")]
+        jf = jf[~unknown_ids(jf, "pair_id", set(hv["pair_id"]), tj.path, "judge", log, "the human file",
+                             "collect human votes on the pair, or remove its judge outputs")]
+        used = set(hv["pair_id"])
+        unused = int((~pairs["pair_id"].isin(used)).sum())
+        if unused:
+            self.notes.append(f"{unused} pair(s) of the pairs file have no votes and no judge output; left out")
+            pairs = pairs[pairs["pair_id"].isin(used)]
+        votes = resolve_votes(hv, pairs, th.path, log)
+        if j.kind == "scalar":
+            scores, verdicts = judge_scores_by_pair(jf, pairs, tj.path, log), None
+        else:
+            scores, verdicts = None, resolve_verdicts(jf, pairs, tj.path, log)
+        return votes, pairs, scores, verdicts
+
+    # -- deployment: scalar ratings turned into prompt-matched pairs -------------------
+    def scalar(self, h: HumanInput, j: JudgeInput, pf: pd.DataFrame | None):
+        log, th, tj = self.log, self.tables["humans"], self.tables["judge"]
+        if pf is not None:
+            log.add(self.tables["pairs"].path, "a pairs file cannot be combined with scalar ratings",
+                    "leave out the pairs file: pairs are formed from items sharing a group_id")
+        if j.kind != "scalar" or j.key != "item_id":
+            log.add(tj.path, "with scalar human ratings the judge file must give scalar scores by item_id",
+                    "use columns item_id, system, criterion, score", column="item_id")
+            return None
+        r, jf = h.frame, j.frame
+        if "group_id" not in th.columns:
+            log.add(th.path, "scalar ratings need a group_id column to form prompt-matched pairs",
+                    f"add group_id (e.g. the premise); columns found: {th.found()}", column="group_id")
+            return None
+        r = r[~blank_ids(r, ["group_id"], th, log, "humans")]
+        groups = r.groupby("item_id", sort=False)["group_id"].unique()
+        for item in groups.index[groups.map(len).to_numpy() > 1]:
+            log.add(th.path, "this item appears in more than one group", "give each item a single group_id",
+                    column="group_id", value=f"{item}: {', '.join(groups[item])}")
+        sysmap = jf.groupby("item_id", sort=False)["system"].unique()
+        for item in sysmap.index[sysmap.map(len).to_numpy() > 1]:
+            log.add(tj.path, "this item has more than one system", "give each item a single system",
+                    column="system", value=f"{item}: {', '.join(sysmap[item])}")
+        item_system = {k: v[0] for k, v in sysmap.items()}
+        r = r[~unknown_ids(r, "item_id", set(item_system), th.path, "humans", log, "the judge file",
+                           "give the judge's score for every rated item (this also names its system)")]
+        jf = jf[~unknown_ids(jf, "item_id", set(r["item_id"]), tj.path, "judge", log, "the human file",
+                             "remove the judge's scores of items no reader rated, or add the ratings")]
+        if log.problems:
+            return None
+        self.rated_items = set(r["item_id"])
+        size = r.drop_duplicates("item_id").groupby("group_id", sort=False).size()
+        alone = r["group_id"].map(size).to_numpy() < 2
+        if alone.any():
+            log.exclude("humans", "rating of an item alone in its group (no pair)", int(alone.sum()))
+            r = r[~alone]
+        pairs = pairs_from_groups(r, item_system)
+        check_focal_names(self.focal_names, set(item_system.values()), log)
+        pairs, self.focal_source = assign_focal(pairs, self.focal_names)
+        n_same = int((pairs["base_a"] == pairs["base_b"]).sum())
+        if n_same:
+            self.notes.append(f"{n_same} pair(s) compare two outputs of the same system; their sides are "
+                              "named '<system> [<item_id>]'")
+        votes = votes_from_ratings(r, pairs)
+        scores = judge_scores_by_item(jf, pairs)
+        return votes, pairs, scores, None
+
+    # -- optional parts -------------------------------------------------------------------
+    def stories(self, ts: Table, key: str, pairs: pd.DataFrame):
+        s = read_stories(ts, self.log, key, self.notes)
+        if s is None:
+            return None
+        if key == "pair_id":
+            s = s[~unknown_ids(s, "pair_id", set(pairs["pair_id"]), ts.path, "stories", self.log,
+                               "the human and judge files", "check the pair ids")]
+            out = stories_by_pair(s, pairs, ts.path, self.log)
+        else:
+            items = set(pairs["item_a"]) | set(pairs["item_b"])
+            s = s[~unknown_ids(s, "item_id", items | self.rated_items, ts.path, "stories", self.log,
+                               "the human and judge files", "check the item ids")]
+            out = stories_by_item(s, pairs)
+        expected = 2 * len(pairs)
+        have = len(out.drop_duplicates(["pair_id", "system"]))
+        if have < expected:
+            self.notes.append(f"stories: {expected - have} of the {expected} texts of the pairs are missing")
+        return out
+
+    def dev(self, tdj: Table | None, tdh: Table | None):
+        log = self.log
+        dj = read_judge(tdj, log, scale=self.scale, role="dev_judge", kind="scalar") if tdj is not None else None
+        dh = read_humans(tdh, log, scale=self.scale, role="dev_humans", shape="scalar") if tdh is not None else None
+        if dj is None or dh is None:
+            return None, None
+        if dj.key != "item_id":
+            log.add(tdj.path, "the development judge file must be keyed by item_id",
+                    "use columns item_id, system, criterion, score", column="pair_id")
+            return None, None
+        jf, hf = dj.frame, dh.frame
+        jf = jf[~unknown_ids(jf, "item_id", set(hf["item_id"]), tdj.path, "dev_judge", log,
+                             "the development human file", "rate the item, or remove its judge scores")]
+        hf = hf[~unknown_ids(hf, "item_id", set(jf["item_id"]), tdh.path, "dev_humans", log,
+                             "the development judge file", "score the item, or remove its ratings")]
+        jf = self._unparsable(jf, "dev_judge")
+        return (jf[["item_id", "system", "criterion", "judge", "sample", "score", "line"]].reset_index(drop=True),
+                hf[["item_id", "reader_id", "criterion", "rating", "line"]].reset_index(drop=True))
+
+    def _unparsable(self, frame: pd.DataFrame, role: str) -> pd.DataFrame:
+        if "score" in frame.columns:
+            bad, what = frame["score"].isna().to_numpy(), "empty score"
+        else:
+            bad, what = (frame["choice"] == INVALID).to_numpy(), "choice=invalid"
+        n = int(bad.sum())
+        if self.log.drop_invalid:
+            self.log.exclude(role, f"unparsable judge output ({what}), removed (--drop-invalid)", n)
+            return frame[~bad]
+        self.log.exclude(role, f"unparsable judge output ({what}), kept as missing, never imputed", n)
+        return frame
+
+
+
+def load(judge, humans, *, pairs=None, stories=None, dev_judge=None, dev_humans=None, focal=None,
+         drop_invalid=False, scale=None) -> AuditData:
+    ld = _Loader(drop_invalid, parse_scale(scale), parse_focal(focal))
+    log = ld.log
+    tj, th = ld.read(judge, "judge"), ld.read(humans, "humans")
+    tp, ts = ld.read(pairs, "pairs"), ld.read(stories, "stories")
+    if (dev_judge is None) != (dev_humans is None):
+        log.add(str(dev_judge or dev_humans), "a development set needs both the judge file and the human file",
+                "pass both --dev-judge and --dev-humans, or neither")
+    tdj, tdh = ld.read(dev_judge, "dev_judge"), ld.read(dev_humans, "dev_humans")
+    hin = read_humans(th, log, scale=ld.scale) if th is not None else None
+    jin = read_judge(tj, log, scale=ld.scale) if tj is not None else None
+    pf = read_pairs_file(tp, log) if tp is not None else None
+    dev_j, dev_h = ld.dev(tdj, tdh)
+    if hin is None or jin is None or (tp is not None and pf is None):
+        log.raise_if_any()
+    if hin.shape == "pairwise":
+        built = ld.pairwise(hin, jin, pf)
+    else:
+        built = ld.scalar(hin, jin, pf)
+    if built is None:
+        log.raise_if_any()
+        raise InputError("the input files could not be combined")  # defensive: a problem is always logged
+    votes, pairs_df, scores, verdicts = built
+    if scores is not None:
+        src = jin.frame if jin.key == "pair_id" else jin.frame
+        ld._unparsable(src, "judge")
+        if drop_invalid:
+            scores = scores[scores["score"].notna()].reset_index(drop=True)
+    if verdicts is not None:
+        ld._unparsable(verdicts, "judge")
+        if drop_invalid:
+            verdicts = verdicts[verdicts["choice"] != INVALID].reset_index(drop=True)
+    story_frame = None
+    if ts is not None:
+        story_frame = ld.stories(ts, "pair_id" if hin.shape == "pairwise" else "item_id", pairs_df)
+    jcrit = set((scores if scores is not None else verdicts)["criterion"])
+    missing = [c for c in dict.fromkeys(votes["criterion"]) if c != "overall" and c not in jcrit]
+    if missing:
+        ld.notes.append(f"criteria judged by the readers but not by the judge: {', '.join(missing)}")
+    log.raise_if_any()
+    pairs_out = pairs_df.drop(columns=[c for c in ("line", "base_a", "base_b") if c in pairs_df.columns])
+    if "item_a" not in pairs_out.columns:
+        pairs_out["item_a"] = pairs_out["pair_id"] + ":" + pairs_out["system_a"]
+        pairs_out["item_b"] = pairs_out["pair_id"] + ":" + pairs_out["system_b"]
+    pairs_out = pairs_out[["pair_id", "system_a", "system_b", "focal", "other", "matchup", "group_id",
+                           "item_a", "item_b"]].reset_index(drop=True)
+    layouts = {"humans": hin.layout, "judge": jin.layout, "dev_humans": "scalar", "dev_judge": "scalar"}
+    sources = tuple(SourceFile(role=role, path=t.path, sha256=t.sha256, format=t.format, n_rows=len(t),
+                               layout=layouts.get(role, ""))
+                    for role, t in ld.tables.items())
+    exclusions = tuple(Exclusion(role=role, reason=reason, n_rows=n) for (role, reason), n in log.exclusions.items())
+    return AuditData(votes=votes, pairs=pairs_out, judge_scores=scores, judge_verdicts=verdicts,
+                     stories=story_frame, dev_judge=dev_j, dev_humans=dev_h, focal_source=ld.focal_source,
+                     human_shape=hin.shape, sources=sources, exclusions=exclusions, notes=tuple(ld.notes))

@@ -1,0 +1,97 @@
+"""Collect every input problem before failing, and count every row left out.
+
+Loading never stops at the first problem: each reader of a file reports what it finds to a
+:class:`ProblemLog`, and :func:`audit.data.load_audit_data` raises one
+:class:`~audit.errors.InputError` at the end when anything was found.
+
+Two kinds of problems:
+
+* *structural* problems (a missing column, an empty or unreadable file, ids present in one file
+  and missing in the other, a pair with other than two systems...) always stop the run;
+* *row* problems (a non-numeric score, a score outside the declared scale, a choice naming a
+  system not in the pair, a duplicate vote...) stop the run too, unless ``drop_invalid`` is
+  set: then the rows are left out and counted as :class:`~audit.data.Exclusion` records.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+
+import numpy as np
+
+from audit.errors import InputError, InputProblem
+
+#: Row problems of one kind (same file, column and message) listed one by one before the rest
+#: are summarised in a single extra problem; the count is always exact.
+MAX_ROWS_PER_KIND = 50
+
+
+class ProblemLog:
+    """Accumulates :class:`InputProblem` records and exclusion counts.
+
+    Parameters
+    ----------
+    drop_invalid : bool
+        When true, :meth:`rows` turns row problems into exclusions instead of problems.
+    """
+
+    def __init__(self, drop_invalid: bool = False):
+        self.drop_invalid = drop_invalid
+        self.problems: list[InputProblem] = []
+        self.exclusions: Counter[tuple[str, str]] = Counter()
+        self._per_kind: Counter[tuple[str, str | None, str]] = Counter()
+
+    def add(self, file: str, message: str, fix: str = "", line: int | None = None,
+            column: str | None = None, value: object = None) -> None:
+        """Record one structural problem (always fatal)."""
+        self.problems.append(InputProblem(file=file, message=message, fix=fix, line=_int_or_none(line),
+                                          column=column, value=None if value is None else str(value)))
+
+    def rows(self, file: str, role: str, mask: np.ndarray, lines: np.ndarray, values: Iterable[object] | None,
+             column: str | None, message: str, fix: str, reason: str) -> np.ndarray:
+        """Report the rows where ``mask`` is true; return ``mask`` (the rows to leave out).
+
+        Under ``drop_invalid`` the rows are counted as an exclusion ``(role, reason)``;
+        otherwise one problem per row is recorded (the first :data:`MAX_ROWS_PER_KIND` in
+        full, the rest as one summary problem).
+        """
+        mask = np.asarray(mask, dtype=bool)
+        n = int(mask.sum())
+        if n == 0:
+            return mask
+        if self.drop_invalid:
+            self.exclusions[(role, reason)] += n
+            return mask
+        idx = np.flatnonzero(mask)
+        vals = None if values is None else np.asarray(list(values), dtype=object)
+        kind = (file, column, message)
+        shown = 0
+        for i in idx:
+            if self._per_kind[kind] >= MAX_ROWS_PER_KIND:
+                break
+            self._per_kind[kind] += 1
+            shown += 1
+            self.add(file, message, fix, line=int(lines[i]), column=column,
+                     value=None if vals is None else vals[i])
+        if shown < n:
+            rest = n - shown
+            self.add(file, f"{rest} more row(s) with the same problem: {message}", fix, column=column,
+                     line=None, value=None)
+        return mask
+
+    def exclude(self, role: str, reason: str, n: int) -> None:
+        """Count ``n`` rows left out on purpose (e.g. unparsable judge outputs)."""
+        if n:
+            self.exclusions[(role, reason)] += int(n)
+
+    def raise_if_any(self) -> None:
+        if self.problems:
+            raise InputError(list(self.problems))
+
+
+def _int_or_none(x: object) -> int | None:
+    if x is None:
+        return None
+    x = int(x)  # type: ignore[arg-type]
+    return x if x > 0 else None

@@ -1,0 +1,122 @@
+"""Resolve human votes and judge outputs against the pairs (A/B, system names, ids)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from audit.inputs.problems import ProblemLog
+
+TIE = "tie"
+INVALID = "invalid"
+VOTE_COLUMNS = ["pair_id", "reader_id", "criterion", "matchup", "focal", "other", "choice", "y", "seconds",
+                "comment", "shown_first", "reader_group", "order", "line"]
+
+
+def unknown_ids(frame: pd.DataFrame, column: str, known: set[str], path: str, role: str, log: ProblemLog,
+                where: str, fix: str) -> np.ndarray:
+    """Rows whose id is not in ``known``: one problem per id (or one exclusion count under drop_invalid)."""
+    ids = frame[column].to_numpy(dtype=object)
+    mask = ~pd.Series(ids).isin(known).to_numpy()
+    if not mask.any():
+        return mask
+    if log.drop_invalid:
+        log.exclude(role, f"{column} missing from {where}", int(mask.sum()))
+        return mask
+    lines = frame["line"].to_numpy()
+    seen: dict[str, tuple[int, int]] = {}
+    for i in np.flatnonzero(mask):
+        first, n = seen.get(ids[i], (int(lines[i]), 0))
+        seen[ids[i]] = (first, n + 1)
+    for value, (first, n) in seen.items():
+        log.add(path, f"{column} not found in {where} ({n} row(s))", fix, line=first, column=column, value=value)
+    return mask
+
+
+def _resolve_choice(choice: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """A system name stays; ``A``/``B`` (any case) become system_a/system_b unless a system is so named."""
+    up = np.char.upper(choice.astype(str))
+    named = (choice == a) | (choice == b)
+    out = np.where(~named & (up == "A"), a, choice)
+    return np.where(~named & (up == "B"), b, out)
+
+
+def resolve_votes(h: pd.DataFrame, pairs: pd.DataFrame, path: str, log: ProblemLog) -> pd.DataFrame:
+    """Pairwise human votes -> the normalised ``votes`` frame."""
+    m = h.merge(pairs[["pair_id", "system_a", "system_b", "focal", "other", "matchup"]], on="pair_id",
+                how="left", sort=False)
+    a, b = m["system_a"].to_numpy(dtype=object), m["system_b"].to_numpy(dtype=object)
+    choice = _resolve_choice(m["choice"].to_numpy(dtype=object), a, b)
+    ok = (choice == a) | (choice == b) | (choice == TIE)
+    bad = log.rows(path, "humans", ~ok, m["line"].to_numpy(), m["choice"].to_numpy(), "choice",
+                   "choice names a system that is not in the pair",
+                   "write one of the pair's two system names (see pairs), A/B, or tie", "choice not in the pair")
+    m["choice"] = choice
+    m = m[~bad]
+    y = np.where(m["choice"] == m["focal"], 1.0, np.where(m["choice"] == m["other"], 0.0, np.nan))
+    m["y"] = y
+    return m[VOTE_COLUMNS].reset_index(drop=True)
+
+
+def votes_from_ratings(r: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
+    """Scalar ratings -> one vote per reader, pair and criterion (tie when the ratings are equal).
+
+    A reader contributes a vote on a pair and criterion only when they rated both items on it.
+    ``line`` is 0 (a vote comes from two source rows).
+    """
+    p = pairs[["pair_id", "item_a", "item_b", "system_a", "system_b", "focal", "other", "matchup"]].copy()
+    p["_pair_order"] = np.arange(len(p))
+    left = r[["item_id", "reader_id", "criterion", "rating", "reader_group", "order"]].rename(
+        columns={"item_id": "item_a", "rating": "rating_a"})
+    right = r[["item_id", "reader_id", "criterion", "rating"]].rename(columns={"item_id": "item_b", "rating": "rating_b"})
+    m = p.merge(left, on="item_a", sort=False).merge(right, on=["item_b", "reader_id", "criterion"], sort=False)
+    m = m.sort_values(["_pair_order", "order"], kind="stable")
+    ra, rb = m["rating_a"].to_numpy(), m["rating_b"].to_numpy()
+    m["choice"] = np.where(ra > rb, m["system_a"], np.where(rb > ra, m["system_b"], TIE))
+    m["y"] = np.where(m["choice"] == m["focal"], 1.0, np.where(m["choice"] == m["other"], 0.0, np.nan))
+    m["seconds"] = np.nan
+    m["comment"] = ""
+    m["shown_first"] = ""
+    m["line"] = 0
+    m["order"] = np.arange(len(m))
+    return m[VOTE_COLUMNS].reset_index(drop=True)
+
+
+def judge_scores_by_pair(j: pd.DataFrame, pairs: pd.DataFrame, path: str, log: ProblemLog) -> pd.DataFrame:
+    """Scalar judge keyed by pair_id: every system must be one of the pair's two."""
+    m = j.merge(pairs[["pair_id", "system_a", "system_b"]], on="pair_id", how="left", sort=False)
+    ok = (m["system"] == m["system_a"]) | (m["system"] == m["system_b"])
+    bad = log.rows(path, "judge", ~ok.to_numpy(), m["line"].to_numpy(), m["system"].to_numpy(), "system",
+                   "system is not one of the pair's two systems",
+                   "score only the pair's two systems (see the pairs file)", "system not in the pair")
+    out = m[~bad][["pair_id", "system", "criterion", "judge", "sample", "score", "line"]].reset_index(drop=True)
+    out.insert(2, "item_id", out["pair_id"] + ":" + out["system"])
+    return out
+
+
+def judge_scores_by_item(j: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
+    """Scalar judge keyed by item_id -> one row per pair the item belongs to."""
+    sides = pd.concat([
+        pairs[["pair_id", "item_a", "system_a"]].set_axis(["pair_id", "item_id", "side"], axis=1).assign(_o=0),
+        pairs[["pair_id", "item_b", "system_b"]].set_axis(["pair_id", "item_id", "side"], axis=1).assign(_o=1),
+    ])
+    sides["_p"] = np.tile(np.arange(len(pairs)), 2)
+    sides = sides.sort_values(["_p", "_o"], kind="stable")
+    m = sides.merge(j, on="item_id", sort=False)
+    m = m.sort_values(["_p", "_o", "line"], kind="stable")
+    m["system"] = m["side"]
+    return m[["pair_id", "system", "item_id", "criterion", "judge", "sample", "score", "line"]].reset_index(drop=True)
+
+
+def resolve_verdicts(j: pd.DataFrame, pairs: pd.DataFrame, path: str, log: ProblemLog) -> pd.DataFrame:
+    """Pairwise judge verdicts: A/B resolved, choice must be a system of the pair, tie or invalid."""
+    m = j.merge(pairs[["pair_id", "system_a", "system_b"]], on="pair_id", how="left", sort=False)
+    a, b = m["system_a"].to_numpy(dtype=object), m["system_b"].to_numpy(dtype=object)
+    choice = _resolve_choice(m["choice"].to_numpy(dtype=object), a, b)
+    ok = (choice == a) | (choice == b) | (choice == TIE) | (choice == INVALID)
+    bad = log.rows(path, "judge", ~ok, m["line"].to_numpy(), m["choice"].to_numpy(), "choice",
+                   "choice names a system that is not in the pair",
+                   "write one of the pair's two system names, A/B, tie, or invalid (unparsable output)",
+                   "choice not in the pair")
+    m["choice"] = choice
+    return m[~bad][["pair_id", "criterion", "judge", "sample", "choice", "line"]].reset_index(drop=True)
