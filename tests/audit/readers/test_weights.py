@@ -1,0 +1,123 @@
+"""Per-reader weights and within-reader kappas."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from audit.checks import Status
+from audit.readers._common import check_votes
+from audit.readers.weights import INTERCEPT, cohens_kappa, reader_kappas, reader_weights
+
+from .conftest import make_votes
+
+REF = Path(__file__).resolve().parents[2] / "reference" / "cohens_kappa"
+
+
+def test_kappa_matches_psych_reference():
+    """R psych::cohen.kappa (tests/reference/cohens_kappa/make_reference.R), tol 1e-12."""
+    labels = pd.read_csv(REF / "labels.csv")
+    ref = pd.read_csv(REF / "kappa_psych.csv")
+    for case, grp in labels.groupby("case"):
+        k, _, _ = cohens_kappa(grp["criterion"].to_numpy(), grp["overall"].to_numpy())
+        assert k == pytest.approx(float(ref.loc[ref["case"] == case, "kappa"].iloc[0]), abs=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from("fot"), st.sampled_from("fot")), min_size=2, max_size=40))
+def test_kappa_matches_statsmodels(pairs):
+    """statsmodels.stats.inter_rater.cohens_kappa on the contingency table."""
+    from statsmodels.stats.inter_rater import cohens_kappa as sm_kappa
+
+    a = np.array([p[0] for p in pairs])
+    b = np.array([p[1] for p in pairs])
+    k, po, pe = cohens_kappa(a, b)
+    labels = sorted(set(a) | set(b))
+    table = np.array([[np.sum((a == x) & (b == y)) for y in labels] for x in labels])
+    if np.isclose(pe, 1.0):
+        assert np.isnan(k)
+        return
+    assert k == pytest.approx(float(sm_kappa(table, return_results=False)), abs=1e-10)
+    assert po == pytest.approx(np.trace(table) / len(a))
+
+
+def test_kappa_is_symmetric_and_one_when_identical():
+    a = np.array(["f", "o", "f", "t", "o"])
+    b = np.array(["f", "o", "o", "t", "f"])
+    assert cohens_kappa(a, b)[0] == pytest.approx(cohens_kappa(b, a)[0])
+    assert cohens_kappa(a, a)[0] == pytest.approx(1.0)
+
+
+def test_separated_reader_is_flagged_and_fitted_by_firth():
+    votes = check_votes(make_votes(6, 60, separated_reader="r5"))
+    w = reader_weights(votes)
+    assert w.status is Status.PASS
+    assert w.separated_readers == ("r5",)
+    fits = w.fits.set_index("reader_id")
+    assert fits.loc["r5", "method"] == "firth" and fits.loc["r0", "method"] == "ml"
+    coef = w.coefficients.set_index(["reader_id", "term"])["estimate"]
+    assert np.isfinite(coef.loc["r5"]).all()
+    # The separating criterion carries the reader's largest weight.
+    assert coef.loc["r5"].drop(INTERCEPT).idxmax() == "empathy"
+    assert "Firth" in w.reason and "*" in str(w)
+
+
+def test_weights_recover_the_two_weighting_schemes():
+    votes = check_votes(make_votes(6, 60, seed=0))
+    prof = reader_weights(votes).profile()
+    first = prof.loc[["r0", "r1", "r2"]]
+    second = prof.loc[["r3", "r4", "r5"]]
+    assert (first["authenticity"] > first["empathy"]).all()
+    assert (second["empathy"] > second["authenticity"]).all()
+
+
+def test_swapping_focal_flips_intercept_only():
+    """The +1/-1/0 coding makes slopes invariant to which system is focal."""
+    votes = check_votes(make_votes(4, 40, seed=3, tie_share=0.1))
+    swapped = votes.assign(y=1.0 - votes["y"])
+    a = reader_weights(votes).coefficients.set_index(["reader_id", "term"])["estimate"]
+    b = reader_weights(swapped).coefficients.set_index(["reader_id", "term"])["estimate"]
+    slopes = [t for t in a.index if t[1] != INTERCEPT]
+    intercepts = [t for t in a.index if t[1] == INTERCEPT]
+    np.testing.assert_allclose(a.loc[slopes], b.loc[slopes], atol=1e-7)
+    np.testing.assert_allclose(a.loc[intercepts], -b.loc[intercepts], atol=1e-7)
+
+
+def test_tied_overall_and_missing_votes_are_counted():
+    votes = check_votes(make_votes(3, 20, seed=1))
+    tie_rows = (votes["reader_id"] == "r0") & (votes["criterion"] == "overall") & votes["pair_id"].isin(["p00", "p01"])
+    votes.loc[tie_rows, "y"] = np.nan
+    drop = (votes["reader_id"] == "r0") & (votes["criterion"] == "empathy") & (votes["pair_id"] == "p02")
+    votes = votes[~drop]
+    fits = reader_weights(votes).fits.set_index("reader_id")
+    assert fits.loc["r0", "n_tie_overall"] == 2
+    assert fits.loc["r0", "n_incomplete"] == 1
+    assert fits.loc["r0", "n_obs"] == 20 - 3
+    assert fits.loc["r1", "n_obs"] == 20
+
+
+def test_kappas_by_hand():
+    rows = []
+    overall = [1, 1, 0, 0, 1, 0]
+    crit = [1, 0, 0, 0, 1, np.nan]
+    for i, (o, c) in enumerate(zip(overall, crit)):
+        rows += [dict(pair_id=f"p{i}", reader_id="a", criterion="overall", y=float(o)),
+                 dict(pair_id=f"p{i}", reader_id="a", criterion="empathy", y=c)]
+    k = reader_kappas(check_votes(pd.DataFrame(rows))).kappas.iloc[0]
+    # table crit x overall: focal/focal 2, other/focal 1, other/other 2, tie/other 1
+    po = 4 / 6
+    pe = (2 / 6) * (3 / 6) + (3 / 6) * (3 / 6) + (1 / 6) * 0
+    assert k["observed_agreement"] == pytest.approx(po)
+    assert k["kappa"] == pytest.approx((po - pe) / (1 - pe))
+    assert k["n_pairs"] == 6
+
+
+def test_skipped_without_overall():
+    votes = check_votes(make_votes(3, 10).query("criterion != 'overall'"))
+    assert reader_weights(votes).status is Status.SKIPPED
+    assert "overall" in reader_kappas(votes).reason
