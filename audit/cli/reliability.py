@@ -1,0 +1,63 @@
+"""`audit reliability RATINGS`: ICC, Cronbach's alpha, Kendall's W and Krippendorff's alpha."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+
+def write_outputs(result, tables: dict, out: str, stem: str) -> list[Path]:
+    """Write ``result`` as JSON and its tables as CSV.
+
+    ``out`` ending in ``.json`` writes only that JSON file; otherwise ``out`` is a directory
+    (created) receiving ``<stem>.json`` and ``<stem>_<table>.csv`` per table.
+    """
+    from audit.serialize import to_jsonable
+
+    path = Path(out)
+    payload = json.dumps({"kind": stem, "result": to_jsonable(result)}, indent=2, allow_nan=False)
+    if path.suffix.lower() == ".json":
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(payload, encoding="utf-8")
+        return [path]
+    path.mkdir(parents=True, exist_ok=True)
+    written = [path / f"{stem}.json"]
+    written[0].write_text(payload, encoding="utf-8")
+    for name, frame in tables.items():
+        target = path / f"{stem}_{name}.csv"
+        frame.to_csv(target, index=False)
+        written.append(target)
+    return written
+
+
+@click.command("reliability")
+@click.argument("ratings", type=click.Path(dir_okay=False))
+@click.option("-o", "--out", default=None, metavar="PATH",
+              help="Write results: PATH.json for JSON only, otherwise a directory receiving "
+                   "reliability.json and one CSV per table.")
+@click.option("--confidence", default=0.95, show_default=True, type=float,
+              help="Confidence level of the ICC and Cronbach intervals.")
+@click.option("-q", "--quiet", is_flag=True, help="Do not print the tables.")
+def command(ratings, out, confidence, quiet):
+    """Reliability of scalar ratings in RATINGS (CSV/TSV/JSONL/Parquet).
+
+    Columns: item_id, reader_id, criterion (or question), rating (empty = missing), optional
+    reader_group (e.g. expert / enthusiast). Per question and reader group: the six
+    Shrout-Fleiss ICCs with F-tests and intervals, Kendall's W (tie-corrected, chi-square
+    test), Krippendorff's alpha (nominal, ordinal, interval); Cronbach's alpha (Feldt
+    interval) per item and for the question set; reader groups compared. See
+    docs/reliability.md for how missing ratings are handled.
+    """
+    from audit.reliability.ratings import load_ratings
+    from audit.reliability.report import reliability_report
+
+    report = reliability_report(load_ratings(ratings), confidence=confidence)
+    if not quiet:
+        click.echo(str(report))
+    if out:
+        for path in write_outputs(report, report.tables(), out, "reliability"):
+            if not quiet:
+                click.echo(f"wrote {path}")
+    return 0

@@ -1,0 +1,236 @@
+"""Everything ``audit reliability`` computes on a scalar ratings file, in one result.
+
+Per question (criterion) and per reader group (plus all readers together): the six ICC
+forms, Kendall's W (readers ranking the items) and Krippendorff's alpha at the nominal,
+ordinal and interval levels. Per item (text): Cronbach's alpha across the questions with
+readers as observations (GrAImes' internal consistency per text) and Kendall's W of the
+readers ranking the questions. Per reader group: Cronbach's alpha of the whole question
+set with item x reader rows as observations. And the groups compared question by question.
+
+Missing ratings, as each method allows: ICC and Kendall's W need complete items x readers
+matrices, so items lacking a reader are left out (counted); Krippendorff's alpha uses every
+item with at least two ratings; Cronbach's alpha uses pairwise-complete covariances (rows
+with no rating at all are dropped, counted).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from audit.agreement import fleiss_kappa
+from audit.errors import InputError, InputProblem
+from audit.reliability.cronbach import cronbach_alpha
+from audit.reliability.icc import icc
+from audit.reliability.kendall import kendall_w
+from audit.reliability.krippendorff import krippendorff_alpha
+from audit.reliability.ratings import complete_matrix
+
+ALL_READERS = "all"  #: reader_group label of the rows computed over every reader
+ALPHA_LEVELS = ("nominal", "ordinal", "interval")
+MISSING_DATA_POLICY = (
+    "ICC and Kendall's W: complete items x readers matrices only; items lacking any reader are left out "
+    "(n_items_excluded).",
+    "Krippendorff's alpha: every item with two or more ratings (n_items_unpairable counts the rest).",
+    "Cronbach's alpha: pairwise-complete covariances; rows with no rating at all are dropped "
+    "(n_observations_excluded).",
+)
+
+
+@dataclass(frozen=True)
+class ReliabilityReport:
+    """Reliability of a scalar rating study.
+
+    Attributes
+    ----------
+    questions : DataFrame
+        One row per criterion x reader_group: n_items, n_readers, n_ratings, n_missing,
+        mean, sd, ICC1..ICC3k with ci bounds, n_items_excluded (ICC/W), kendall_w,
+        kendall_chi2, kendall_p, fleiss_kappa (each rating value a nominal category;
+        items with two or more ratings), alpha_nominal / alpha_ordinal / alpha_interval,
+        n_items_unpairable.
+    icc : DataFrame
+        Long ICC table: criterion, reader_group, type, icc, f, df1, df2, p, ci_low,
+        ci_high, n_items, n_readers, n_items_excluded.
+    items : DataFrame
+        One row per item x reader_group: Cronbach's alpha across questions (readers as
+        observations) with its Feldt interval, and Kendall's W of readers ranking questions.
+    question_set : DataFrame
+        One row per reader_group: Cronbach's alpha of all questions, item x reader rows as
+        observations.
+    groups_compared : DataFrame
+        Per criterion and pair of reader groups: items rated by both, mean of each group's
+        item means, mean difference (a - b) with paired t-test, Spearman correlation of
+        item means, each group's ICC2k and their difference.
+    confidence : float
+    missing_data : tuple of str
+        How each method treated missing ratings.
+    """
+
+    questions: pd.DataFrame
+    icc: pd.DataFrame
+    items: pd.DataFrame
+    question_set: pd.DataFrame
+    groups_compared: pd.DataFrame
+    confidence: float
+    missing_data: tuple[str, ...] = MISSING_DATA_POLICY
+
+    def to_frame(self) -> pd.DataFrame:
+        return self.questions
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        return {"questions": self.questions, "icc": self.icc, "items": self.items,
+                "question_set": self.question_set, "groups_compared": self.groups_compared}
+
+    def __str__(self) -> str:
+        fmt = lambda x: f"{x:.3f}"  # noqa: E731
+        q = self.questions[["criterion", "reader_group", "n_items", "n_readers", "icc2", "icc2k", "icc3k",
+                            "kendall_w", "fleiss_kappa", "alpha_nominal", "alpha_ordinal", "alpha_interval"]]
+        parts = ["Reliability per question", q.to_string(index=False, float_format=fmt)]
+        if not self.items.empty:
+            parts += ["", "Cronbach's alpha per item (questions as variables, readers as observations)",
+                      self.items[["item_id", "reader_group", "n_readers", "cronbach_alpha", "ci_low", "ci_high",
+                                  "kendall_w"]].to_string(index=False, float_format=fmt)]
+        if not self.question_set.empty:
+            parts += ["", "Cronbach's alpha of the question set",
+                      self.question_set.to_string(index=False, float_format=fmt)]
+        if not self.groups_compared.empty:
+            parts += ["", "Reader groups compared",
+                      self.groups_compared.to_string(index=False, float_format=fmt)]
+        parts += ["", "Missing ratings: " + " ".join(self.missing_data)]
+        return "\n".join(parts)
+
+
+def _question_row(sub: pd.DataFrame, criterion: str, group: str, confidence: float) -> tuple[dict, list[dict]]:
+    rated = sub.dropna(subset=["rating"])
+    row = dict(criterion=criterion, reader_group=group, n_items=int(sub["item_id"].nunique()),
+               n_readers=int(sub["reader_id"].nunique()), n_ratings=int(len(rated)),
+               n_missing=int(sub["rating"].isna().sum()),
+               mean=float(rated["rating"].mean()) if len(rated) else math.nan,
+               sd=float(rated["rating"].std()) if len(rated) > 1 else math.nan)
+    result = icc(rated, confidence=confidence)
+    long = []
+    for r in result.rows:
+        key = r.type.lower()
+        row[key], row[f"{key}_ci_low"], row[f"{key}_ci_high"] = r.icc, r.ci_low, r.ci_high
+        long.append(dict(criterion=criterion, reader_group=group, type=r.type, icc=r.icc, f=r.f, df1=r.df1,
+                         df2=r.df2, p=r.p, ci_low=r.ci_low, ci_high=r.ci_high, n_items=result.n_targets,
+                         n_readers=result.n_raters, n_items_excluded=result.n_targets_excluded))
+    row["n_items_excluded"] = result.n_targets_excluded
+    matrix, _ = complete_matrix(rated, row="item_id", column="reader_id", value="rating")
+    w = kendall_w(matrix)
+    row.update(kendall_w=w.w, kendall_chi2=w.chi2, kendall_p=w.p)
+    row["fleiss_kappa"] = _fleiss_on_ratings(rated)
+    for level in ALPHA_LEVELS:
+        a = krippendorff_alpha(rated, level=level)
+        row[f"alpha_{level}"] = a.alpha
+    row["n_items_unpairable"] = a.n_units_excluded
+    return row, long
+
+
+def _fleiss_on_ratings(rated: pd.DataFrame) -> float:
+    """Fleiss' kappa with each distinct rating value as a nominal category (items with >= 2 ratings)."""
+    counts = pd.crosstab(rated["item_id"], rated["rating"]).to_numpy()
+    counts = counts[counts.sum(axis=1) >= 2]
+    return fleiss_kappa(counts)[0]
+
+
+def _item_rows(data: pd.DataFrame, group: str, confidence: float) -> list[dict]:
+    rows = []
+    for item, sub in data.groupby("item_id", sort=False):
+        wide = sub.pivot(index="reader_id", columns="criterion", values="rating")
+        ca = cronbach_alpha(wide, confidence=confidence)
+        w = kendall_w(wide.T)  # objects = questions, judges = readers
+        rows.append(dict(item_id=str(item), reader_group=group, n_readers=ca.n_observations,
+                         n_questions=ca.n_variables, cronbach_alpha=ca.alpha, ci_low=ca.ci_low, ci_high=ca.ci_high,
+                         n_missing=ca.n_missing, kendall_w=w.w, kendall_p=w.p, reason=ca.reason))
+    return rows
+
+
+def _compare_groups(data: pd.DataFrame, questions: pd.DataFrame) -> list[dict]:
+    rows = []
+    groups = sorted(g for g in data["reader_group"].unique() if g)
+    for criterion, sub in data.groupby("criterion", sort=False):
+        means = sub.groupby(["reader_group", "item_id"])["rating"].mean().unstack(0)
+        for a, b in itertools.combinations(groups, 2):
+            both = means[[a, b]].dropna() if a in means and b in means else pd.DataFrame(columns=[a, b])
+            n = len(both)
+            diff = both[a] - both[b]
+            t = stats.ttest_rel(both[a], both[b]) if n >= 2 and diff.std() > 0 else None
+            rho = stats.spearmanr(both[a], both[b]).statistic if n >= 3 else math.nan
+            icc_a = questions.loc[(questions.criterion == criterion) & (questions.reader_group == a), "icc2k"]
+            icc_b = questions.loc[(questions.criterion == criterion) & (questions.reader_group == b), "icc2k"]
+            ia = float(icc_a.iloc[0]) if len(icc_a) else math.nan
+            ib = float(icc_b.iloc[0]) if len(icc_b) else math.nan
+            rows.append(dict(criterion=criterion, group_a=a, group_b=b, n_items=n,
+                             mean_a=float(both[a].mean()) if n else math.nan,
+                             mean_b=float(both[b].mean()) if n else math.nan,
+                             mean_difference=float(diff.mean()) if n else math.nan,
+                             t=float(t.statistic) if t else math.nan, p=float(t.pvalue) if t else math.nan,
+                             spearman_item_means=float(rho), icc2k_a=ia, icc2k_b=ib, icc2k_difference=ia - ib))
+    return rows
+
+
+def reliability_report(ratings: pd.DataFrame, *, confidence: float = 0.95) -> ReliabilityReport:
+    """Compute every reliability statistic of a validated ratings frame.
+
+    Parameters
+    ----------
+    ratings : DataFrame
+        As returned by :func:`audit.reliability.ratings.validate_ratings` (item_id,
+        reader_id, criterion, reader_group, rating).
+    confidence : float
+        Level of the ICC and Cronbach intervals.
+
+    Returns
+    -------
+    ReliabilityReport
+        Each statistic is validated against its independent implementation (see the
+        modules of :mod:`audit.reliability`); undefined values are NaN, never errors.
+    """
+    if not 0 < confidence < 1:
+        raise InputError(InputProblem(file="arguments", message="confidence must be between 0 and 1",
+                                      value=str(confidence), fix="e.g. 0.95"))
+    if ratings["rating"].notna().sum() == 0:
+        raise InputError(InputProblem(file="ratings", message="no numeric rating", fix="give numeric ratings"))
+    groups = [ALL_READERS] + sorted(g for g in ratings["reader_group"].unique() if g)
+    if len(groups) == 2:  # one named group: it is the same readers as "all"
+        groups = [ALL_READERS]
+    by_group = {g: ratings if g == ALL_READERS else ratings[ratings["reader_group"] == g] for g in groups}
+    q_rows, icc_rows, item_rows, set_rows = [], [], [], []
+    for criterion in dict.fromkeys(ratings["criterion"]):
+        for g in groups:
+            sub = by_group[g][by_group[g]["criterion"] == criterion]
+            row, long = _question_row(sub, criterion, g, confidence)
+            q_rows.append(row)
+            icc_rows += long
+    n_questions = ratings["criterion"].nunique()
+    for g in groups:
+        data = by_group[g]
+        if n_questions >= 2:
+            item_rows += _item_rows(data, g, confidence)
+            wide = data.pivot_table(index=["item_id", "reader_id"], columns="criterion", values="rating",
+                                    aggfunc="first", dropna=False)
+            ca = cronbach_alpha(wide, confidence=confidence)
+            set_rows.append(dict(reader_group=g, n_observations=ca.n_observations, n_questions=ca.n_variables,
+                                 cronbach_alpha=ca.alpha, ci_low=ca.ci_low, ci_high=ca.ci_high,
+                                 std_alpha=ca.std_alpha, n_missing=ca.n_missing,
+                                 n_observations_excluded=ca.n_observations_excluded))
+    questions = pd.DataFrame(q_rows)
+    icc_long = pd.DataFrame(icc_rows)
+    compared = pd.DataFrame(_compare_groups(ratings, questions),
+                            columns=["criterion", "group_a", "group_b", "n_items", "mean_a", "mean_b",
+                                     "mean_difference", "t", "p", "spearman_item_means", "icc2k_a", "icc2k_b",
+                                     "icc2k_difference"])
+    items = pd.DataFrame(item_rows, columns=["item_id", "reader_group", "n_readers", "n_questions", "cronbach_alpha",
+                                             "ci_low", "ci_high", "n_missing", "kendall_w", "kendall_p", "reason"])
+    question_set = pd.DataFrame(set_rows, columns=["reader_group", "n_observations", "n_questions", "cronbach_alpha",
+                                                   "ci_low", "ci_high", "std_alpha", "n_missing",
+                                                   "n_observations_excluded"])
+    return ReliabilityReport(questions=questions, icc=icc_long, items=items, question_set=question_set,
+                             groups_compared=compared, confidence=confidence)
