@@ -55,6 +55,14 @@ class Hang:
 
 
 @dataclass(frozen=True)
+class Slow:
+    """A normal reply sent after ``seconds`` (to observe concurrency)."""
+
+    reply: Reply
+    seconds: float = 0.1
+
+
+@dataclass(frozen=True)
 class RawBody:
     body: bytes = b"{not json"
     code: int = 200
@@ -105,6 +113,8 @@ class ScriptedServer:
         self.max_requests = max_requests
         self.logprob_fn = logprob_fn
         self.requests: list[RecordedRequest] = []
+        self.in_flight = 0
+        self.max_in_flight = 0  #: most chat requests being answered at the same time
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._httpd: ThreadingHTTPServer | None = None
@@ -149,6 +159,16 @@ class ScriptedServer:
                     self._send(404, {"error": {"message": f"no route {path}"}})
 
             def _chat(self, body: dict[str, Any]) -> None:
+                with server._lock:
+                    server.in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                try:
+                    self._chat_answer(body)
+                finally:
+                    with server._lock:
+                        server.in_flight -= 1
+
+            def _chat_answer(self, body: dict[str, Any]) -> None:
                 action = server._next_action(body)
                 if isinstance(action, Hang):
                     server._stop.wait(action.seconds)
@@ -161,6 +181,9 @@ class ScriptedServer:
                     if action.retry_after is not None:
                         headers["Retry-After"] = str(action.retry_after)
                     self._send(action.code, {"error": {"message": action.message, "code": action.code}}, headers)
+                elif isinstance(action, Slow):
+                    server._stop.wait(action.seconds)
+                    self._send(200, _chat_payload(body, action.reply))
                 elif isinstance(action, RawBody):
                     self._send_bytes(action.code, action.body, {})
                 else:
