@@ -8,8 +8,8 @@ of the text). Layout::
 
 Each run that computes something appends one ``part-*.csv`` (written to a temporary name
 and renamed, so a crash never leaves half a file and two concurrent runs never write the
-same file). Floats are written with 17 significant digits and read back with pandas'
-default parser (exact round trip since pandas 3), so a cached value is bit-identical to the computed one.
+same file). Floats are stored as ``float.hex`` strings, so a cached value is bit-identical
+to the computed one whatever CSV parser reads it back.
 """
 
 from __future__ import annotations
@@ -50,15 +50,12 @@ class FeatureCache:
         parts = sorted(entry.glob("part-*.csv")) if entry.is_dir() else []
         if not parts:
             return pd.DataFrame(columns=list(detector.features), index=pd.Index([], name="text_sha256"), dtype=float)
-        frames = [
-            pd.read_csv(p, dtype={"text_sha256": str}, keep_default_na=True)
-            for p in parts
-        ]
+        frames = [pd.read_csv(p, dtype=str, keep_default_na=False) for p in parts]
         stored = pd.concat(frames, ignore_index=True).drop_duplicates("text_sha256", keep="last")
         stored = stored.set_index("text_sha256")
         wanted = pd.Index(hashes).unique()
-        found = stored.reindex(wanted.intersection(stored.index))
-        return found[list(detector.features)].astype(float)
+        found = stored.reindex(wanted.intersection(stored.index))[list(detector.features)]
+        return found.apply(lambda col: col.map(float.fromhex)).astype(float)
 
     def store(self, detector: Detector, hashes: list[str], values: pd.DataFrame) -> Path | None:
         """Append computed rows (``values`` aligned with ``hashes``); returns the file written."""
@@ -69,10 +66,10 @@ class FeatureCache:
         key_file = entry / "key.json"
         if not key_file.exists():
             key_file.write_text(json.dumps(detector.cache_key(), sort_keys=True, indent=2, default=str) + "\n")
-        frame = values[list(detector.features)].copy()
+        frame = pd.DataFrame({f: [float(v).hex() for v in values[f]] for f in detector.features})
         frame.insert(0, "text_sha256", list(hashes))
         name = f"part-{uuid.uuid4().hex}.csv"
         tmp = entry / f".{name}.tmp"
-        frame.to_csv(tmp, index=False, float_format="%.17g")
+        frame.to_csv(tmp, index=False)
         os.replace(tmp, entry / name)
         return entry / name

@@ -1,0 +1,126 @@
+"""Perplexity from an OpenAI-compatible /v1/completions server (a local test server)."""
+
+import json
+import math
+import re
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pandas as pd
+import pytest
+
+from audit.checks import Status
+from detectors import PerplexityConfig, compute_features
+
+
+def fake_logprobs(prompt):
+    """Whitespace tokens; logprob of token k is -(k % 5 + 1) / 4; the first is null."""
+    tokens = [m.group(0) for m in re.finditer(r"\s*\S+", prompt)]
+    offsets, pos = [], 0
+    for t in tokens:
+        offsets.append(pos)
+        pos += len(t)
+    values = [None] + [-((k % 5) + 1) / 4 for k in range(1, len(tokens))]
+    return tokens, offsets, values
+
+
+class Handler(BaseHTTPRequestHandler):
+    mode = "offsets"
+    failures_left = 0
+    requests = []
+
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        Handler.requests.append((self.path, body))
+        if Handler.failures_left > 0:
+            Handler.failures_left -= 1
+            self.send_response(503)
+            self.end_headers()
+            return
+        if Handler.mode == "reject":
+            self.send_response(400)
+            self.end_headers()
+            self.wfile.write(b'{"error": "echo not supported"}')
+            return
+        choices = []
+        for i, prompt in enumerate(body["prompt"]):
+            tokens, offsets, values = fake_logprobs(prompt)
+            # One generated token, as with max_tokens=1.
+            tokens, offsets, values = tokens + [" gen"], offsets + [len(prompt)], values + [-9.0]
+            logprobs = {"tokens": tokens, "token_logprobs": values}
+            if Handler.mode == "offsets":
+                logprobs["text_offset"] = offsets
+            choices.append({"index": i, "text": prompt + " gen", "logprobs": logprobs, "finish_reason": "length"})
+        payload = json.dumps({"model": body["model"], "choices": choices[::-1]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+
+@pytest.fixture()
+def server():
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    Handler.mode, Handler.failures_left, Handler.requests = "offsets", 0, []
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+TEXTS = ["one two three four five six", "a b", "solo", "the cat sat on the mat again and again"]
+
+
+def _expected(text):
+    values = [v for v in fake_logprobs(text)[2] if v is not None]
+    return math.exp(-sum(values) / len(values)) if values else math.nan
+
+
+def _run(url, cache=None, **kw):
+    stories = pd.DataFrame({"pair_id": [f"p{i}" for i in range(len(TEXTS))], "system": "a", "text": TEXTS})
+    config = PerplexityConfig(url=url, server_model="served-llama", batch_size=3, **kw)
+    return compute_features(stories, detectors=["perplexity"], perplexity=config, cache=cache)
+
+
+@pytest.mark.parametrize("mode", ["offsets", "no-offsets"])
+def test_server_perplexity_equals_exp_mean_prompt_nll(server, mode):
+    Handler.mode = mode
+    table = _run(server)
+    run = table.detectors[0]
+    assert run.status is Status.PASS and run.params["backend"] == "openai-completions"
+    got = table.frame["perplexity"].tolist()
+    for text, value in zip(TEXTS, got):
+        if math.isnan(_expected(text)):
+            assert math.isnan(value)
+        else:
+            assert value == pytest.approx(_expected(text), rel=1e-12)
+    path, body = Handler.requests[0]
+    assert path == "/v1/completions"
+    assert body["echo"] is True and body["max_tokens"] == 1 and body["logprobs"] == 1
+    assert body["model"] == "served-llama" and len(body["prompt"]) == 3  # batched
+
+
+def test_server_errors_are_recorded_not_raised(server):
+    Handler.mode = "reject"
+    run = _run(server).detectors[0]
+    assert run.status is Status.ERROR and "400" in run.reason
+
+
+def test_server_retries_transient_failures(server):
+    Handler.failures_left = 1
+    assert _run(server).detectors[0].status is Status.PASS
+
+
+def test_server_results_are_cached_by_model_and_revision(server, tmp_path):
+    _run(server, cache=tmp_path, revision="v1")
+    n = len(Handler.requests)
+    again = _run(server, cache=tmp_path, revision="v1")
+    assert len(Handler.requests) == n and again.detectors[0].n_cached == len(TEXTS)
+    assert again.detectors[0].revision == "v1"
+    other = _run(server, cache=tmp_path, revision="v2")  # other weights under the same name
+    assert len(Handler.requests) > n and other.detectors[0].n_computed == len(TEXTS)
