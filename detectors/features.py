@@ -16,7 +16,7 @@ from detectors.perplexity.config import PerplexityConfig
 
 _KEYS = ("pair_id", "system")
 PERPLEXITY_HINT = (
-    "set --perplexity-model NAME_OR_PATH (a transformers causal LM; add --perplexity-allow-download "
+    "set --perplexity-model NAME_OR_PATH (a transformers causal LM; add --allow-download "
     "to fetch it from the Hugging Face hub) or --perplexity-url URL --perplexity-server-model M "
     "(an OpenAI-compatible completions server such as vLLM), or supply a numeric 'perplexity' "
     "column in stories.csv"

@@ -106,7 +106,7 @@ class TransformersPerplexity(Detector):
                 raise FileNotFoundError(f"could not download model '{c.model}': {exc}") from exc
             raise FileNotFoundError(
                 f"model '{c.model}' is neither a local directory nor in the Hugging Face cache; "
-                "nothing is downloaded unless you pass --perplexity-allow-download "
+                "nothing is downloaded unless you pass --allow-download "
                 "(PerplexityConfig(allow_download=True))"
             ) from exc
         self._local_dir = Path(local)

@@ -101,7 +101,7 @@ def test_unknown_hub_model_is_skipped_without_downloading(monkeypatch):
     table = _features("nobody-has/this-model-xyz", texts=TEXTS[:1])
     run = table.detectors[0]
     assert run.status is Status.SKIPPED
-    assert "--perplexity-allow-download" in run.reason
+    assert "--allow-download" in run.reason
 
 
 def test_missing_torch_is_skipped_with_install_hint(monkeypatch):

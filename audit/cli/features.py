@@ -1,0 +1,102 @@
+"""``audit features stories.csv -o features.csv``: the surface-feature table on its own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+import pandas as pd
+
+from audit.errors import InputError, InputProblem
+
+
+def _read_stories(path: str) -> pd.DataFrame:
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(InputProblem(file=path, message="file not found", fix="give the path of stories.csv"))
+    suffix = p.suffix.lower()
+    try:
+        if suffix == ".parquet":
+            from audit._optional import import_optional
+
+            import_optional("pyarrow", "reading Parquet files")
+            frame = pd.read_parquet(p)
+        elif suffix in (".jsonl", ".ndjson"):
+            frame = pd.read_json(p, lines=True, dtype={"pair_id": str, "item_id": str, "system": str})
+        else:
+            frame = pd.read_csv(p, sep="\t" if suffix == ".tsv" else ",", dtype={"pair_id": str, "item_id": str,
+                                                                                "system": str, "text": str},
+                                keep_default_na=False)
+    except (ValueError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise InputError(InputProblem(file=path, message=f"cannot be read: {exc}",
+                                      fix="write it as UTF-8 CSV with a header row")) from None
+    if "pair_id" not in frame.columns and "item_id" in frame.columns:
+        frame = frame.rename(columns={"item_id": "pair_id"})
+    # Extra columns read as text are features when every value is a number (blank = NaN).
+    for col in frame.columns:
+        if col in ("pair_id", "system", "text") or pd.api.types.is_numeric_dtype(frame[col]):
+            continue
+        values = frame[col].replace("", None)
+        converted = pd.to_numeric(values, errors="coerce")
+        if converted.notna().sum() == values.notna().sum() and values.notna().any():
+            frame[col] = converted.astype(float)
+    return frame
+
+
+@click.command("features")
+@click.argument("stories", type=click.Path(dir_okay=False))
+@click.option("-o", "--out", "out", type=click.Path(dir_okay=False), required=True,
+              help="Output CSV: pair_id, system and one column per feature.")
+@click.option("--detectors", "detector_names", help="Comma-separated detectors (default: length,sentences,lexical "
+              "and perplexity when a model is given). Known: length, sentences, lexical, perplexity.")
+@click.option("--perplexity-model", help="transformers causal LM for perplexity: a local directory or a hub name "
+              "already in the Hugging Face cache.")
+@click.option("--perplexity-revision", help="Hub revision to load (or, with --perplexity-url, a label for the "
+              "served weights; it keys the cache).")
+@click.option("--allow-download", "--perplexity-allow-download", "allow_download", is_flag=True,
+              help="Let transformers download --perplexity-model (never done by default).")
+@click.option("--perplexity-url", help="OpenAI-compatible completions server returning prompt logprobs (e.g. vLLM).")
+@click.option("--perplexity-server-model", help="Model name to request from --perplexity-url.")
+@click.option("--perplexity-device", default="auto", show_default=True, help="auto (cuda, mps, cpu) or a torch device.")
+@click.option("--perplexity-dtype", type=click.Choice(["auto", "float32", "float16", "bfloat16"]), default="auto",
+              show_default=True)
+@click.option("--perplexity-batch-size", type=click.IntRange(min=1), default=8, show_default=True)
+@click.option("--perplexity-max-length", type=click.IntRange(min=2), help="Window length in tokens (default: the model's context).")
+@click.option("--perplexity-stride", type=click.IntRange(min=1), help="Sliding-window stride (default: half the window).")
+@click.option("--cache", "cache", type=click.Path(file_okay=False), help="Feature cache directory (re-runs compute nothing twice).")
+@click.option("-q", "--quiet", is_flag=True, help="Do not print the detector summary.")
+def command(stories, out, detector_names, perplexity_model, perplexity_revision, allow_download, perplexity_url,
+            perplexity_server_model, perplexity_device, perplexity_dtype, perplexity_batch_size,
+            perplexity_max_length, perplexity_stride, cache, quiet):
+    """Compute surface features (length, sentence-length moments, MATTR, MTLD, perplexity) of STORIES.
+
+    STORIES has columns pair_id (or item_id), system, text; extra numeric columns are
+    copied as precomputed features. Example:
+
+        audit features stories.csv -o features.csv --cache .features-cache
+    """
+    from detectors import PerplexityConfig, compute_features
+
+    if perplexity_url and not perplexity_server_model:
+        raise click.UsageError("--perplexity-url needs --perplexity-server-model (the model name the server serves)")
+    if perplexity_url and perplexity_model:
+        raise click.UsageError("give --perplexity-model or --perplexity-url, not both")
+    config = None
+    if perplexity_model or perplexity_url:
+        config = PerplexityConfig(
+            model=perplexity_model, revision=perplexity_revision, allow_download=allow_download,
+            device=perplexity_device, dtype=perplexity_dtype, batch_size=perplexity_batch_size,
+            max_length=perplexity_max_length, stride=perplexity_stride, url=perplexity_url,
+            server_model=perplexity_server_model,
+        )
+    names = None
+    if detector_names:
+        names = [n.strip() for n in detector_names.split(",") if n.strip()]
+    frame = _read_stories(stories)
+    table = compute_features(frame, detectors=names, perplexity=config, cache=cache)
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    table.frame.to_csv(out, index=False, float_format="%.17g")
+    if not quiet:
+        click.echo(str(table), err=True)
+        click.echo(f"wrote {out}", err=True)
+    return 0
