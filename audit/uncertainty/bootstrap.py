@@ -43,7 +43,7 @@ from audit.errors import InputError, InputProblem
 from audit.uncertainty._cells import CellTable, cell_tables, validate_judge_credits
 
 SCHEMES = ("pairs", "readers", "two-way")
-INTERVALS = ("percentile", "bca")
+INTERVALS = ("percentile", "bca", "cgm")
 
 
 # ---------------------------------------------------------------------------- primitives
@@ -122,6 +122,39 @@ def bca_interval(reps: np.ndarray, estimate: float, accel: float, level: float) 
     return float(lo), float(hi), z0
 
 
+def cgm_interval(estimate: float, var_pairs: float, var_readers: float, S: np.ndarray, N: np.ndarray,
+                 level: float, null: float = 0.5) -> tuple[float, float, float, float]:
+    """Two-way cluster-robust interval (Cameron, Gelbach and Miller 2011): ``(low, high, se, p)``.
+
+    ``V = G_p/(G_p-1) V*_pairs + G_r/(G_r-1) V*_readers - M/(M-1) V_cells``: the one-way
+    cluster-bootstrap variances (with the small-number-of-clusters factor ``G/(G-1)``; the
+    bootstrap variance of a mean over G clusters is ``(G-1)/G`` of the unbiased one) minus the
+    variance of the intersection clusters (pair x reader cells, ``M`` of them), which both
+    one-way variances contain. ``V_cells`` is the linearised ratio variance
+    ``sum_ij (S_ij - rate N_ij)^2 / N^2`` (what resampling cells would give). When V falls
+    below ``max(V_pairs, V_readers)`` it is raised to it (CGM's fix for a non-positive V).
+    The interval is ``rate -/+ t * sqrt(V)`` with ``t`` from Student's t on ``min(G_p, G_r) - 1``
+    degrees of freedom, as CGM recommend for few clusters; ``p`` is the matching two-sided
+    t-test of ``rate = null``.
+    """
+    from scipy.stats import t as student_t
+
+    gp, gr = S.shape
+    m = int(np.count_nonzero(N))
+    nt = N.sum()
+    if not np.isfinite(estimate) or min(gp, gr) < 2 or m < 2 or nt <= 0:
+        nan = float("nan")
+        return nan, nan, nan, nan
+    v_cells = float(np.sum((S - estimate * N) ** 2) / nt**2)
+    v = gp / (gp - 1) * var_pairs + gr / (gr - 1) * var_readers - m / (m - 1) * v_cells
+    v = max(v, gp / (gp - 1) * var_pairs, gr / (gr - 1) * var_readers)
+    se = float(np.sqrt(v))
+    df = min(gp, gr) - 1
+    q = float(student_t.ppf(0.5 + level / 2.0, df))
+    p = float(2.0 * student_t.sf(abs(estimate - null) / se, df)) if se > 0 else float("nan")
+    return estimate - q * se, estimate + q * se, se, p
+
+
 def bootstrap_p_value(reps: np.ndarray, null: float) -> float:
     """Two-sided bootstrap p-value of ``rate = null``: ``2 min(P*(<= null), P*(>= null))``.
 
@@ -151,6 +184,9 @@ class BootstrapResult:
         ``se`` (SD of the replicates, ddof=1), ``ci_low_percentile``/``ci_high_percentile``,
         ``ci_low_bca``/``ci_high_bca`` (NaN when not requested or degenerate), ``z0`` and
         ``acceleration`` (BCa constants), ``p_value`` (two-sided bootstrap p of rate = null),
+        ``ci_low_cgm``/``ci_high_cgm``/``se_cgm``/``p_value_cgm`` (two-way rows only: the
+        Cameron-Gelbach-Miller two-way cluster interval built from the one-way bootstrap
+        variances, see :func:`cgm_interval`; NaN on one-way rows),
         ``n_boot``, ``n_invalid`` (replicates with no decisive vote, left out), ``seed``.
     judge : DataFrame or None
         One row per cell x judge configuration, pairs resampled: ``rate`` (mean credit over
@@ -246,6 +282,8 @@ def _summary(reps: np.ndarray, estimate: float, jack: list[np.ndarray], level: f
            "ci_low_percentile": float("nan"), "ci_high_percentile": float("nan"),
            "ci_low_bca": float("nan"), "ci_high_bca": float("nan"),
            "z0": float("nan"), "acceleration": float("nan"),
+           "ci_low_cgm": float("nan"), "ci_high_cgm": float("nan"), "se_cgm": float("nan"),
+           "p_value_cgm": float("nan"),
            "p_value": bootstrap_p_value(finite, null), "n_invalid": int(reps.size - finite.size)}
     if "percentile" in intervals:
         out["ci_low_percentile"], out["ci_high_percentile"] = percentile_interval(finite, level)
@@ -306,7 +344,7 @@ def cluster_bootstrap(
     level : float
         Two-sided confidence level of the (pointwise) intervals.
     intervals : tuple of str
-        ``"percentile"`` and/or ``"bca"``.
+        ``"percentile"``, ``"bca"`` and/or ``"cgm"`` (two-way rows only).
     judge_credits : DataFrame, optional
         Per-pair judge outcomes: ``pair_id``, ``matchup``, ``criterion``, ``judge``,
         ``credit`` in {1, 0.5, 0, NaN}; NaN (invalid output) is excluded and counted.
@@ -344,6 +382,7 @@ def cluster_bootstrap(
         wp = bank.get("pair", t.pairs) if ({"pairs", "two-way"} & set(schemes)) else None
         wr = bank.get("reader", t.readers) if ({"readers", "two-way"} & set(schemes)) else None
         est = t.rate
+        one_way = {}
         for scheme in schemes:
             reps = replicate_rates(t.S, t.N, scheme, wp, wr)
             if scheme == "pairs":
@@ -352,6 +391,17 @@ def cluster_bootstrap(
                    "n_votes": int(t.N.sum()), "n_ties": t.n_ties, "n_pairs": len(t.pairs),
                    "n_readers": len(t.readers)}
             row.update(_summary(reps, est, jackknife_rates(t.S, t.N, scheme), level, intervals, null))
+            if scheme == "two-way" and "cgm" in intervals:
+                # the one-way variances come from the same pair / reader draws
+                for one in ("pairs", "readers"):
+                    if one not in one_way:
+                        r1 = replicate_rates(t.S, t.N, one, wp, wr)
+                        r1 = r1[np.isfinite(r1)]
+                        one_way[one] = float(r1.var(ddof=1)) if r1.size > 1 else float("nan")
+                lo, hi, se_c, p_c = cgm_interval(est, one_way["pairs"], one_way["readers"], t.S, t.N, level, null)
+                row.update({"ci_low_cgm": lo, "ci_high_cgm": hi, "se_cgm": se_c, "p_value_cgm": p_c})
+            elif scheme in ("pairs", "readers"):
+                one_way[scheme] = row["se"] ** 2
             row.update({"n_boot": n_boot, "seed": seed})
             rows.append(row)
     cells = pd.DataFrame(rows)
@@ -372,7 +422,8 @@ def cluster_bootstrap(
             row = {**dict(zip(by, key)), "cell": "/".join(key), "judge": judge, "rate": est,
                    "n_pairs": int(np.count_nonzero(ccnt)), "n_invalid": n_inv}
             summ = _summary(reps, est, jack, level, intervals, null)
-            summ.pop("n_invalid")
+            for k in ("n_invalid", "ci_low_cgm", "ci_high_cgm", "se_cgm", "p_value_cgm"):
+                summ.pop(k)
             row.update(summ)
             human = human_by_key.get(key)
             row["human_rate"] = human.rate if human is not None else float("nan")

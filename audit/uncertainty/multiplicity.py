@@ -63,7 +63,7 @@ class SignificanceTally:
     Attributes
     ----------
     tally : DataFrame
-        One row per method (``glmm``, ``pairs``, ``readers``, ``two-way``): ``n_cells``,
+        One row per method (``glmm``, ``pairs``, ``readers``, ``two-way``, ``two-way-cgm``): ``n_cells``,
         ``n_significant``, ``n_favour_focal``, ``n_favour_other``, ``adjust``.
     cells : DataFrame
         One row per method x cell: ``method``, ``cell``, ``estimate``, ``ci_low``, ``ci_high``,
@@ -141,7 +141,8 @@ def significance_tally(
     Parameters
     ----------
     bootstrap : BootstrapResult, optional
-        From :func:`cluster_bootstrap`; each of its schemes is a method.
+        From :func:`cluster_bootstrap`; each of its schemes is a method, plus ``two-way-cgm``
+        (the two-way cluster-robust t interval) when it was computed.
     glmm : DataFrame, optional
         Per-cell GLMM results: :func:`audit.uncertainty.glmm_cells` output (``cell``,
         ``estimate``, ``ci_low``, ``ci_high``, ``p_value``) or ``AuditResult.cells_frame()``.
@@ -183,6 +184,11 @@ def significance_tally(
                                         "ci_low": s[f"ci_low_{interval}"].to_numpy(float),
                                         "ci_high": s[f"ci_high_{interval}"].to_numpy(float),
                                         "p_value": s["p_value"].to_numpy(float), "method": scheme}))
+            if scheme == "two-way" and "ci_low_cgm" in s.columns and s["ci_low_cgm"].notna().any():
+                frames.append(pd.DataFrame({"cell": s["cell"].to_numpy(), "estimate": s["rate"].to_numpy(float),
+                                            "ci_low": s["ci_low_cgm"].to_numpy(float),
+                                            "ci_high": s["ci_high_cgm"].to_numpy(float),
+                                            "p_value": s["p_value_cgm"].to_numpy(float), "method": "two-way-cgm"}))
     rows, tally, counts = [], [], {}
     for f in frames:
         method = str(f["method"].iloc[0]) if len(f) else "?"

@@ -64,7 +64,7 @@ def test_tally_from_bootstrap_and_cells_frame_naming():
     cf = pd.DataFrame({"matchup": ["m0"], "criterion": ["c0"], "glmm_estimate": [0.6], "glmm_ci_low": [0.55],
                        "glmm_ci_high": [0.65], "glmm_b0": [0.4], "glmm_se": [0.1]})
     t = significance_tally(boot, cf)
-    assert list(t.tally["method"]) == ["glmm", "pairs", "readers", "two-way"]
+    assert list(t.tally["method"]) == ["glmm", "pairs", "readers", "two-way", "two-way-cgm"]
     c = boot.cells
     for scheme in ("pairs", "readers", "two-way"):
         s = c[c["scheme"] == scheme]
