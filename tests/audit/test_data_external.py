@@ -1,0 +1,68 @@
+"""The real datasets of ../shared/datasets through load_audit_data (marker ``external``).
+
+Counts are those stated in ../shared/datasets/README.md ("Known facts worth a test").
+Nothing from, or derived from, those datasets is written inside the repository: the
+conversion runs into pytest's tmp directory.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from audit.data import load_audit_data
+
+DATASETS = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
+
+pytestmark = [
+    pytest.mark.external,
+    pytest.mark.skipif(not (DATASETS / "convert.py").exists(), reason=f"{DATASETS} is absent"),
+]
+
+
+@pytest.fixture(scope="module")
+def converted(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("datasets")
+    subprocess.run([sys.executable, str(DATASETS / "convert.py"), str(out)], check=True, capture_output=True,
+                   timeout=300)
+    return out
+
+
+def test_pds_scalar_ratings_become_274_pairs_and_6850_votes(converted):
+    d = converted / "pds"
+    data = load_audit_data(d / "judge.csv", d / "humans.csv", stories=d / "stories.csv", scale=(1, 5))
+    assert data.human_shape == "scalar"
+    assert len(data.pairs) == 274
+    assert len(data.votes) == 6850
+    assert int((data.votes["choice"] == "tie").sum()) == 1552
+    assert data.votes["reader_id"].nunique() == 5 and len(data.criteria) == 5
+    assert data.judges == ("gpt-4o", "gpt-3.5", "llama3-70b", "llama3-8b")
+    assert data.judge_scores["score"].notna().all()
+    assert data.stories["item_id"].nunique() == 97
+    assert data.exclusions == ()
+
+
+def test_summeval_144000_votes_76529_ties(converted):
+    d = converted / "summeval"
+    data = load_audit_data(d / "judge.csv", d / "humans.csv")
+    assert len(data.votes) == 144_000
+    assert int((data.votes["choice"] == "tie").sum()) == 76_529
+    assert len(data.pairs) == 100 * 16 * 15 // 2 and data.pairs["matchup"].nunique() == 16 * 15 // 2
+
+
+def test_mtbench_native_pairwise_votes_with_a_b_choices(converted):
+    import pandas as pd
+
+    d = converted / "mtbench"
+    raw = pd.read_csv(d / "humans.csv")
+    data = load_audit_data(d / "judge.csv", d / "humans.csv", pairs=d / "pairs.csv")
+    assert len(data.votes) == len(raw)
+    assert int((data.votes["choice"] == "tie").sum()) == int((raw["choice"] == "tie").sum())
+    assert set(data.votes["choice"]) - {"tie"} <= set(data.pairs["system_a"]) | set(data.pairs["system_b"])
+    assert data.judge_verdicts is not None and len(data.judges) == 6
+    n_invalid = int((data.judge_verdicts["choice"] == "invalid").sum())
+    counted = sum(e.n_rows for e in data.exclusions if e.role == "judge")
+    assert counted == n_invalid
