@@ -1,0 +1,52 @@
+"""`audit consistency SCORES`: self-consistency, judge agreement, mode invariance, redundancy, discrimination."""
+
+from __future__ import annotations
+
+import click
+
+
+@click.command("consistency")
+@click.argument("scores", type=click.Path(dir_okay=False))
+@click.option("-o", "--out", default=None, metavar="PATH",
+              help="Write results: PATH.json for JSON only, otherwise a directory receiving "
+                   "consistency.json and one CSV per table.")
+@click.option("--convergence-threshold", default=0.3, show_default=True, type=float,
+              help="A judge x item x criterion converged when |last round - previous round| is below this.")
+@click.option("--agreement-threshold", default=0.3, show_default=True, type=float,
+              help="Two judges agree on an item when their scores differ by less than this.")
+@click.option("--redundancy-threshold", default=0.7, show_default=True, type=float,
+              help="Two criteria are flagged redundant when |Pearson r| reaches this.")
+@click.option("-q", "--quiet", is_flag=True, help="Do not print the tables.")
+def command(scores, out, convergence_threshold, agreement_threshold, redundancy_threshold, quiet):
+    """Reliability claims of a (multi-round) evaluator, measured on SCORES (CSV/TSV/JSONL/Parquet).
+
+    One row per score: item_id, criterion (or dimension), score; optional judge (or model),
+    round (or sample), mode, category. Runs what the columns allow: convergence rate and
+    spread across rounds; agreement between judges (MAD, Pearson, Spearman, ICC, mean
+    offset); paired t-test between modes with the largest difference; the cross-criterion
+    correlation matrix against a threshold; ANOVA / Welch ANOVA between categories with
+    Bonferroni-corrected pairwise Welch t-tests and Cohen's d. Analyses other than
+    self-consistency use each evaluator's last round. See docs/reliability.md.
+    """
+    from audit.cli.reliability import write_outputs
+    from audit.consistency import ConsistencySettings, consistency_report, validate_scores
+    from audit.errors import InputError, InputProblem
+    from audit.reliability.ratings import read_table
+
+    for name, value in (("--convergence-threshold", convergence_threshold),
+                        ("--agreement-threshold", agreement_threshold),
+                        ("--redundancy-threshold", redundancy_threshold)):
+        if not value > 0:
+            raise InputError(InputProblem(file="arguments", message=f"{name} must be positive",
+                                          value=str(value), fix="give a positive number"))
+    settings = ConsistencySettings(convergence_threshold=convergence_threshold,
+                                   agreement_threshold=agreement_threshold,
+                                   redundancy_threshold=redundancy_threshold)
+    report = consistency_report(validate_scores(read_table(scores), file=scores), settings)
+    if not quiet:
+        click.echo(str(report))
+    if out:
+        for path in write_outputs(report, report.tables(), out, "consistency"):
+            if not quiet:
+                click.echo(f"wrote {path}")
+    return 0

@@ -1,0 +1,174 @@
+"""Tests of audit.consistency and `audit consistency`."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from audit.cli import main
+from audit.consistency import (
+    ConsistencyReport,
+    ConsistencySettings,
+    cohens_d,
+    consistency_report,
+    validate_scores,
+)
+from audit.errors import InputError
+from audit.reliability.icc import icc_from_matrix
+from audit.serialize import from_jsonable, to_jsonable
+
+
+def simulated(seed=0, n_items=24, rounds=4):
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i in range(n_items):
+        cat = ["human", "llm", "classic"][i % 3]
+        base = {"human": 3.0, "llm": 2.5, "classic": 4.0}[cat]
+        for d in ("L1", "L2", "L3"):
+            q = base + rng.normal(scale=0.5)
+            for judge, offset in (("gpt", 0.0), ("claude", -0.5)):
+                for mode, shift in (("content", 0.0), ("title", 0.2)):
+                    for r in range(rounds):
+                        rows.append(dict(item_id=f"s{i}", dimension=d, model=judge, mode=mode, round=r, category=cat,
+                                         score=q + offset + shift + rng.normal(scale=0.3 / (r + 1))))
+    return pd.DataFrame(rows)
+
+
+def by_hand(rows):
+    return validate_scores(pd.DataFrame(rows, columns=["item_id", "criterion", "judge", "round", "score"]))
+
+
+def test_convergence_uses_last_two_rounds():
+    scores = by_hand([("a", "c", "j", 0, 3.0), ("a", "c", "j", 1, 3.5), ("a", "c", "j", 2, 3.6),
+                      ("b", "c", "j", 0, 3.0), ("b", "c", "j", 1, 3.0), ("b", "c", "j", 2, 3.5),
+                      ("c", "c", "j", 0, 2.0)])
+    report = consistency_report(scores)
+    row = report.self_consistency.iloc[0]
+    assert row["n_items"] == 2 and row["convergence_rate"] == 0.5
+    spread = report.item_spread.set_index("item_id")
+    assert spread.loc["a", "last_delta"] == pytest.approx(0.1) and spread.loc["a", "range"] == pytest.approx(0.6)
+    assert spread.loc["b", "sd"] == pytest.approx(np.std([3.0, 3.0, 3.5], ddof=1))
+    assert any("judge agreement" in s for s in report.skipped)
+
+
+def test_judge_agreement_by_hand():
+    data = simulated()
+    report = consistency_report(validate_scores(data))
+    row = report.judge_agreement.set_index("criterion").loc["L2"]
+    final = data[data["round"] == 3]
+    wide = final[final.dimension == "L2"].pivot_table(index=["item_id", "mode"], columns="model", values="score")
+    diff = wide["claude"] - wide["gpt"]
+    assert row["n_items"] == 48
+    assert row["mad"] == pytest.approx(diff.abs().mean())
+    assert row["mean_offset"] == pytest.approx(diff.mean()) and row["mean_offset"] < -0.3
+    assert row["pearson"] == pytest.approx(stats.pearsonr(wide["claude"], wide["gpt"]).statistic)
+    assert row["icc_agreement"] == pytest.approx(icc_from_matrix(wide[["claude", "gpt"]].to_numpy()).get("ICC2").icc)
+    assert row["icc_consistency"] > row["icc_agreement"]  # the offset costs absolute agreement only
+
+
+def test_mode_invariance_paired_t_and_largest_difference():
+    data = simulated()
+    report = consistency_report(validate_scores(data))
+    row = report.mode_invariance.set_index(["judge", "criterion"]).loc[("gpt", "L1")]
+    final = data[(data["round"] == 3) & (data.model == "gpt") & (data.dimension == "L1")]
+    wide = final.pivot_table(index="item_id", columns="mode", values="score")
+    diff = wide["content"] - wide["title"]
+    assert row["p"] == pytest.approx(stats.ttest_rel(wide["content"], wide["title"]).pvalue)
+    assert row["largest_difference"] == pytest.approx(diff[diff.abs().idxmax()])
+    assert row["largest_item"] == diff.abs().idxmax()
+
+
+def test_redundancy_flags_duplicated_dimension():
+    data = simulated()
+    copy = data[data.dimension == "L1"].assign(dimension="L1_copy")
+    copy["score"] = copy["score"] * 2 + 1
+    report = consistency_report(validate_scores(pd.concat([data, copy])))
+    red = report.redundancy
+    copies = red[(red.criterion_a == "L1") & (red.criterion_b == "L1_copy")]
+    assert len(copies) == 4 and copies["redundant"].all()
+    assert copies["pearson"].to_numpy() == pytest.approx(1.0)
+    assert (red["redundant"] == (red["pearson"].abs() >= 0.7)).all()
+
+
+def test_discrimination_bonferroni_and_cohens_d():
+    data = simulated()
+    report = consistency_report(validate_scores(data))
+    pairs = report.discrimination_pairs
+    assert len(pairs) == 2 * 2 * 3 * 3  # judges x modes x criteria x category pairs
+    row = pairs.iloc[0]
+    assert row["p_bonferroni"] == pytest.approx(min(1.0, 3 * row["p"]))
+    a, b = np.array([1.0, 2.0, 3.0, 4.0]), np.array([2.0, 4.0, 6.0])
+    pooled = np.sqrt((3 * np.var(a, ddof=1) + 2 * np.var(b, ddof=1)) / 5)
+    assert cohens_d(a, b) == pytest.approx((2.5 - 4.0) / pooled)
+    disc = report.discrimination.iloc[0]
+    assert disc["n_items"] == 24 and disc["anova_p"] < 0.05
+
+
+def test_skips_are_reported_not_crashes():
+    scores = by_hand([("a", "c", "j", 0, 3.0), ("b", "c", "j", 0, 4.0)])
+    report = consistency_report(scores)
+    assert len(report.skipped) == 5 and all(f.empty for f in report.tables().values())
+
+
+def test_validation_errors():
+    data = simulated(n_items=3, rounds=2)
+    bad = data.astype({"score": object, "round": object})
+    bad.loc[0, "score"] = "high"
+    bad.loc[1, "round"] = 1.5
+    with pytest.raises(InputError) as info:
+        validate_scores(bad)
+    assert "non-numeric score" in str(info.value) and "round is not an integer" in str(info.value)
+    with pytest.raises(InputError, match="repeated"):
+        validate_scores(pd.concat([data, data.iloc[[0]]]))
+    with pytest.raises(InputError, match="several categories"):
+        validate_scores(data.assign(category=np.where(np.arange(len(data)) == 0, "x", data.category)))
+    with pytest.raises(InputError, match="missing column"):
+        validate_scores(data.drop(columns="score"))
+
+
+def test_round_trip():
+    report = consistency_report(validate_scores(simulated(n_items=9, rounds=2)), ConsistencySettings(0.2))
+    back = from_jsonable(ConsistencyReport, json.loads(json.dumps(to_jsonable(report))))
+    assert back.settings == report.settings and back.skipped == report.skipped
+    for name, frame in report.tables().items():
+        pd.testing.assert_frame_equal(back.tables()[name], frame, check_dtype=False)
+
+
+def test_cli_same_as_api_and_bad_input(tmp_path, capsys):
+    path = tmp_path / "scores.csv"
+    simulated(n_items=9, rounds=3).to_csv(path, index=False)
+    assert main(["consistency", str(path), "-o", str(tmp_path / "out"), "--convergence-threshold", "0.1"]) == 0
+    assert "Self-consistency" in capsys.readouterr().out
+    api = consistency_report(validate_scores(pd.read_csv(path)), ConsistencySettings(convergence_threshold=0.1))
+    csv = pd.read_csv(tmp_path / "out" / "consistency_self_consistency.csv")
+    assert csv["convergence_rate"].to_numpy() == pytest.approx(api.self_consistency["convergence_rate"].to_numpy())
+    assert main(["consistency", str(path), "--redundancy-threshold", "0"]) == 2
+    pd.DataFrame({"x": [1]}).to_csv(tmp_path / "bad.csv", index=False)
+    assert main(["consistency", str(tmp_path / "bad.csv")]) == 2
+    assert "missing column" in capsys.readouterr().err
+
+
+@pytest.mark.r
+def test_welch_anova_matches_r_oneway_test(tmp_path):
+    if shutil.which("Rscript") is None:
+        pytest.skip("Rscript not on PATH")
+    data = simulated()
+    report = consistency_report(validate_scores(data))
+    final = data[(data["round"] == 3) & (data.model == "gpt") & (data["mode"] == "content") & (data.dimension == "L1")]
+    final[["category", "score"]].to_csv(tmp_path / "d.csv", index=False)
+    script = ("d <- read.csv('d.csv'); w <- oneway.test(score ~ category, d, var.equal = FALSE); "
+              "a <- oneway.test(score ~ category, d, var.equal = TRUE); "
+              "cat(sprintf('%.17g', c(w$statistic, w$parameter[2], w$p.value, a$statistic, a$p.value)))")
+    out = subprocess.run(["Rscript", "-e", script], cwd=tmp_path, check=True, capture_output=True, text=True).stdout
+    welch_f, welch_df2, welch_p, f, p = (float(v) for v in out.split())
+    row = report.discrimination.set_index(["judge", "mode", "criterion"]).loc[("gpt", "content", "L1")]
+    assert row["welch_f"] == pytest.approx(welch_f, rel=1e-10)
+    assert row["welch_df2"] == pytest.approx(welch_df2, rel=1e-10)
+    assert row["welch_p"] == pytest.approx(welch_p, rel=1e-8)
+    assert row["anova_f"] == pytest.approx(f, rel=1e-10) and row["anova_p"] == pytest.approx(p, rel=1e-8)
