@@ -1,0 +1,404 @@
+"""Is the judge scoring surface features? Associations of features with judge and human preferences.
+
+For each scope (every matchup, and ``pooled`` over all pairs when there are several
+matchups), each judge configuration, each judge criterion and each feature:
+
+1. **Story level**: Pearson and Spearman correlation between the feature and the judge's
+   story score over the stories of the scope (``n`` stories with both values). Premise
+   effects are *not* removed here (as in the paper's Table 8).
+2. **Within pair**: the judge's score difference (focal minus other) against the feature
+   difference, one point per pair. Differencing within a pair removes everything the two
+   stories share (premise, prompt); standardising both differences across pairs makes the
+   regression slope the standardised coefficient beta, which for one predictor with an
+   intercept equals the Pearson correlation of the differences (the paper's Table 9).
+   Interval: percentile cluster bootstrap over pairs (or over premise groups with
+   ``cluster="group"``).
+3. **Humans**: the readers' votes on ``human_criterion`` (default ``overall``; ties left out
+   and counted) in the crossed GLMM ``logit P(focal) = b0 + b1 z(feature difference) +
+   u_pair + v_reader``; ``b1`` is the change in log-odds per standard deviation of the
+   feature difference, with its Wald interval. Also the pair-level correlation of the
+   share of readers preferring the focal story with the feature difference (the paper's
+   r = -0.59 for mean sentence length), bootstrapped with the same pair draws as the judge.
+4. **Side by side**: does the judge track a feature (beta interval excludes 0) that the
+   readers do not (GLMM interval includes 0), or track it in the opposite direction?
+
+All intervals are pointwise, unadjusted for the many features x criteria compared; the
+associations are descriptive, not causal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from audit.data import HUMAN_OVERALL
+from audit.errors import InputError, InputProblem
+from audit.rng import resolve_rng
+from audit.surface._inputs import feature_frame, judge_story_scores, pair_differences, pair_table
+from audit.uncertainty.bootstrap import multinomial_weights, percentile_interval
+
+POOLED = "pooled"
+
+
+@dataclass(frozen=True)
+class SurfaceResult:
+    """Associations between surface features and judge / human preferences.
+
+    Attributes
+    ----------
+    correlations : pandas.DataFrame
+        Story level: scope, judge, criterion, feature, n_stories, pearson_r, spearman_rho.
+    within_pair : pandas.DataFrame
+        scope, judge, criterion, feature, n_pairs, beta (standardised slope = Pearson r of
+        the differences), beta_low, beta_high (percentile bootstrap), slope (score points per
+        feature unit), slope_low, slope_high, n_boot_valid (replicates with non-zero
+        variance).
+    humans : pandas.DataFrame
+        scope, criterion (the human one), feature, n_votes, n_pairs, n_readers,
+        coef (log-odds per SD of the feature difference), se, coef_low, coef_high (Wald),
+        converged, singular, separation, pair_share_r (Pearson r of the pair's focal vote
+        share with the feature difference), share_r_low, share_r_high, note.
+    side_by_side : pandas.DataFrame
+        scope, judge, criterion, feature, judge_beta, judge_low, judge_high, judge_tracks,
+        human_coef, human_low, human_high, humans_track, pattern ("judge only", "humans
+        only", "both, same direction", "both, opposite directions", "neither", or
+        "humans not analysed").
+    scatter_points : pandas.DataFrame
+        pair_id, matchup, judge, criterion, feature, feature_diff, score_diff (focal minus
+        other) for the judge's aggregate criterion (or its only one): what the report plots.
+    features, judges, criteria : tuple[str, ...]
+        What was analysed.
+    human_criterion : str
+        The human criterion used ("" when no votes were given).
+    scopes : tuple[str, ...]
+        Matchups, then ``pooled`` when there are several.
+    n_boot : int
+    level : float
+        Level of every interval.
+    cluster : str
+        Bootstrap cluster: "pair" or "group".
+    seed : int | None
+        Seed of the bootstrap (None when a Generator was passed).
+    exclusions : dict[str, int]
+        Rows left out, by reason.
+    notes : tuple[str, ...]
+    """
+
+    correlations: pd.DataFrame
+    within_pair: pd.DataFrame
+    humans: pd.DataFrame
+    side_by_side: pd.DataFrame
+    scatter_points: pd.DataFrame
+    features: tuple[str, ...]
+    judges: tuple[str, ...]
+    criteria: tuple[str, ...]
+    human_criterion: str
+    scopes: tuple[str, ...]
+    n_boot: int
+    level: float
+    cluster: str
+    seed: int | None
+    exclusions: dict[str, int]
+    notes: tuple[str, ...]
+
+    def to_frame(self) -> pd.DataFrame:
+        """The side-by-side table (one tidy row per scope x judge x criterion x feature)."""
+        return self.side_by_side.copy()
+
+    def __str__(self) -> str:
+        lines = [f"SurfaceResult: {len(self.features)} features x {len(self.criteria)} judge criteria, "
+                 f"scopes {', '.join(self.scopes)}; {self.n_boot} bootstrap replicates ({self.cluster} clusters), "
+                 f"level {self.level:g}"]
+        if len(self.within_pair):
+            top = self.within_pair.reindex(self.within_pair["beta"].abs().sort_values(ascending=False).index).head(5)
+            lines.append("  strongest within-pair associations (beta [interval]):")
+            for r in top.itertuples():
+                lines.append(f"    {r.scope} / {r.judge} / {r.criterion} ~ {r.feature}: "
+                             f"{r.beta:+.3f} [{r.beta_low:+.3f}, {r.beta_high:+.3f}] (n={r.n_pairs})")
+        flagged = self.side_by_side[self.side_by_side["pattern"].isin(["judge only", "both, opposite directions"])]
+        if len(flagged):
+            lines.append(f"  judge tracks a feature the readers do not: {len(flagged)} row(s), e.g. "
+                         + "; ".join(f"{r.scope}/{r.criterion}~{r.feature}" for r in flagged.head(3).itertuples()))
+        for key, value in self.exclusions.items():
+            if value:
+                lines.append(f"  left out: {value} {key}")
+        lines.extend(f"  note: {n}" for n in self.notes)
+        return "\n".join(lines)
+
+
+def _pearson(x: np.ndarray, y: np.ndarray) -> float:
+    if len(x) < 3:
+        return float("nan")
+    dx, dy = x - x.mean(), y - y.mean()
+    den = np.sqrt((dx * dx).sum() * (dy * dy).sum())
+    return float((dx * dy).sum() / den) if den > 0 else float("nan")
+
+
+def _weighted_r_and_slope(W: np.ndarray, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Pearson r and OLS slope of y on x in every bootstrap replicate (rows of weights W)."""
+    sw = W.sum(axis=1)
+    mx = (W @ x) / sw
+    my = (W @ y) / sw
+    dx = x[None, :] - mx[:, None]
+    dy = y[None, :] - my[:, None]
+    sxx = (W * dx * dx).sum(axis=1)
+    syy = (W * dy * dy).sum(axis=1)
+    sxy = (W * dx * dy).sum(axis=1)
+    tiny = 1e-12 * np.maximum(1.0, np.maximum(sxx, syy))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.where((sxx > tiny) & (syy > tiny), sxy / np.sqrt(sxx * syy), np.nan)
+        slope = np.where(sxx > tiny, sxy / sxx, np.nan)
+    return r, slope
+
+
+def _cluster_weights(pairs: pd.DataFrame, cluster: str, n_boot: int, rng: np.random.Generator) -> np.ndarray:
+    labels = pairs["pair_id"] if cluster == "pair" else pairs["group_id"].where(pairs["group_id"] != "", pairs["pair_id"])
+    codes, uniques = pd.factorize(labels)
+    return multinomial_weights(rng, len(uniques), n_boot)[:, codes]
+
+
+def _boot_summary(W: np.ndarray, x: np.ndarray, y: np.ndarray, level: float) -> dict:
+    ok = ~(np.isnan(x) | np.isnan(y))
+    x, y, Wk = x[ok], y[ok], W[:, ok]
+    out = {"n_pairs": int(ok.sum()), "beta": _pearson(x, y)}
+    sxx = ((x - x.mean()) ** 2).sum() if len(x) else 0.0
+    out["slope"] = float(((x - x.mean()) * (y - y.mean())).sum() / sxx) if len(x) >= 3 and sxx > 0 else float("nan")
+    if len(x) >= 3 and Wk.shape[0]:
+        keep = Wk.sum(axis=1) > 0
+        r, slope = _weighted_r_and_slope(Wk[keep], x, y)
+        r, slope = r[np.isfinite(r)], slope[np.isfinite(slope)]
+    else:
+        r = slope = np.zeros(0)
+    out["beta_low"], out["beta_high"] = percentile_interval(r, level)
+    out["slope_low"], out["slope_high"] = percentile_interval(slope, level)
+    out["n_boot_valid"] = int(len(r))
+    return out
+
+
+def surface_associations(
+    features,
+    judge_scores: pd.DataFrame,
+    pairs: pd.DataFrame,
+    votes: pd.DataFrame | None,
+    *,
+    judge: str | None = None,
+    n_boot: int = 2000,
+    rng: int | np.random.Generator | None = None,
+    level: float = 0.95,
+    cluster: str = "pair",
+    human_criterion: str = HUMAN_OVERALL,
+    glmm_backend: str = "native",
+) -> SurfaceResult:
+    """Associations of surface features with the judge's scores and the readers' preferences.
+
+    Parameters
+    ----------
+    features : FeatureTable or pandas.DataFrame
+        pair_id, system and numeric feature columns (``detectors.compute_features``).
+    judge_scores : pandas.DataFrame
+        pair_id, system, criterion, judge, sample, score (audit.data contract).
+    pairs : pandas.DataFrame
+        pair_id, focal, other, matchup, group_id.
+    votes : pandas.DataFrame or None
+        pair_id, reader_id, criterion, y (1 focal, 0 other, NaN tie); None skips the humans.
+    judge : str, optional
+        Analyse only this judge configuration (default: every configuration).
+    n_boot : int
+        Bootstrap replicates (0 gives point estimates only).
+    rng : int, numpy Generator or None
+        Bootstrap randomness; the seed is recorded.
+    level : float
+        Interval level.
+    cluster : {"pair", "group"}
+        Resample pairs, or premise groups (``group_id``; a pair without one is its own group).
+    human_criterion : str
+        The human criterion analysed (default ``overall``; a single criterion is used as is).
+    glmm_backend : str
+        Passed to :func:`audit.glmm.fit_crossed_glmm`.
+
+    Returns
+    -------
+    SurfaceResult
+
+    Notes
+    -----
+    beta equals the Pearson r of the pair differences; it is validated against
+    ``statsmodels`` OLS on standardised differences and the bootstrap against a
+    replicate-by-replicate loop (tests/audit/test_surface.py). The GLMM is
+    :func:`audit.glmm.fit_crossed_glmm` (validated against lme4 by its own tests).
+    Invalid when a scope has fewer than 3 pairs (NaN) or a feature difference is constant.
+    """
+    if cluster not in ("pair", "group"):
+        raise InputError(InputProblem(file="options", column="cluster", value=str(cluster),
+                                      message="unknown bootstrap cluster", fix="use 'pair' or 'group'"))
+    if not 0 < level < 1:
+        raise InputError(InputProblem(file="options", column="level", value=str(level),
+                                      message="interval level must be in (0, 1)", fix="e.g. 0.95"))
+    gen, seed = resolve_rng(rng)
+    feats, names = feature_frame(features)
+    wide, exclusions = judge_story_scores(judge_scores, judge)
+    ptab = pair_table(pairs)
+    notes: list[str] = []
+    unknown = ~ptab["pair_id"].isin(feats.index.get_level_values(0))
+    exclusions["pairs without features"] = int(unknown.sum())
+    ptab_f = ptab[~unknown].reset_index(drop=True)
+    matchups = tuple(dict.fromkeys(ptab_f["matchup"]))
+    scopes = matchups + ((POOLED,) if len(matchups) > 1 else ())
+    judge_cols = list(wide.columns)
+    judges = tuple(dict.fromkeys(j for j, _ in judge_cols))
+    criteria = tuple(dict.fromkeys(c for _, c in judge_cols))
+
+    dF_all = pair_differences(feats, ptab_f)
+    dS_all = pair_differences(wide, ptab_f)
+    humans_in = _human_votes(votes, human_criterion, ptab_f, exclusions, notes)
+    hcrit = humans_in[1] if humans_in else ""
+
+    corr_rows, wp_rows, human_rows, points = [], [], [], []
+    for scope in scopes:
+        in_scope = np.ones(len(ptab_f), bool) if scope == POOLED else (ptab_f["matchup"] == scope).to_numpy()
+        sp = ptab_f[in_scope].reset_index(drop=True)
+        dF, dS = dF_all[in_scope], dS_all[in_scope]
+        W = _cluster_weights(sp, cluster, n_boot, gen) if n_boot > 0 else np.zeros((0, len(sp)))
+        stories = pd.MultiIndex.from_arrays([np.concatenate([sp["pair_id"], sp["pair_id"]]),
+                                             np.concatenate([sp["focal"], sp["other"]])]).unique()
+        f_st = feats.reindex(stories).to_numpy(dtype=float)
+        s_st = wide.reindex(stories).to_numpy(dtype=float)
+        for k, (j, c) in enumerate(judge_cols):
+            for m, feature in enumerate(names):
+                x, y = f_st[:, m], s_st[:, k]
+                ok = ~(np.isnan(x) | np.isnan(y))
+                rho = _pearson(pd.Series(x[ok]).rank().to_numpy(), pd.Series(y[ok]).rank().to_numpy())
+                corr_rows.append({"scope": scope, "judge": j, "criterion": c, "feature": feature,
+                                  "n_stories": int(ok.sum()), "pearson_r": _pearson(x[ok], y[ok]), "spearman_rho": rho})
+                wp_rows.append({"scope": scope, "judge": j, "criterion": c, "feature": feature,
+                                **_boot_summary(W, dF[:, m], dS[:, k], level)})
+        if humans_in is not None:
+            human_rows.extend(_human_rows(scope, sp, dF, names, humans_in, W, level, glmm_backend))
+        if scope != POOLED or len(matchups) == 1:
+            points.append(_scatter(sp, dF, dS, names, judge_cols))
+
+    correlations = pd.DataFrame(corr_rows, columns=["scope", "judge", "criterion", "feature", "n_stories",
+                                                    "pearson_r", "spearman_rho"])
+    within = pd.DataFrame(wp_rows, columns=["scope", "judge", "criterion", "feature", "n_pairs", "beta", "beta_low",
+                                            "beta_high", "slope", "slope_low", "slope_high", "n_boot_valid"])
+    humans = pd.DataFrame(human_rows, columns=list(_HUMAN_COLUMNS))
+    return SurfaceResult(
+        correlations=correlations, within_pair=within, humans=humans,
+        side_by_side=_side_by_side(within, humans), scatter_points=_concat(points, _SCATTER_COLUMNS),
+        features=names, judges=judges, criteria=criteria, human_criterion=hcrit, scopes=scopes,
+        n_boot=int(n_boot), level=float(level), cluster=cluster, seed=seed, exclusions=exclusions, notes=tuple(notes),
+    )
+
+
+_SCATTER_COLUMNS = ("pair_id", "matchup", "judge", "criterion", "feature", "feature_diff", "score_diff")
+_HUMAN_COLUMNS = ("scope", "criterion", "feature", "n_votes", "n_pairs", "n_readers", "coef", "se", "coef_low",
+                  "coef_high", "converged", "singular", "separation", "pair_share_r", "share_r_low", "share_r_high",
+                  "note")
+
+
+def _concat(frames: list[pd.DataFrame], columns) -> pd.DataFrame:
+    frames = [f for f in frames if len(f)]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(columns))
+
+
+def _scatter(sp, dF, dS, names, judge_cols) -> pd.DataFrame:
+    from audit.data import JUDGE_AGGREGATE
+
+    rows = []
+    for k, (j, c) in enumerate(judge_cols):
+        crits = [cc for jj, cc in judge_cols if jj == j]
+        if c != (JUDGE_AGGREGATE if JUDGE_AGGREGATE in crits else crits[0]):
+            continue
+        for m, feature in enumerate(names):
+            rows.append(pd.DataFrame({"pair_id": sp["pair_id"], "matchup": sp["matchup"], "judge": j, "criterion": c,
+                                      "feature": feature, "feature_diff": dF[:, m], "score_diff": dS[:, k]}))
+    return _concat(rows, _SCATTER_COLUMNS)
+
+
+def _human_votes(votes, criterion, ptab, exclusions, notes):
+    """(decisive votes of the human criterion on known pairs, the criterion) or None."""
+    if votes is None or len(votes) == 0:
+        notes.append("no human votes given: the humans' side is not analysed")
+        return None
+    v = votes.assign(pair_id=votes["pair_id"].astype(str), criterion=votes["criterion"].astype(str))
+    crits = list(dict.fromkeys(v["criterion"]))
+    if criterion not in crits:
+        if len(crits) == 1:
+            criterion = crits[0]
+        else:
+            notes.append(f"no human criterion '{criterion}' among {', '.join(crits)}: the humans' side is not analysed")
+            return None
+    v = v[v["criterion"] == criterion]
+    exclusions["human votes that are ties (y NaN)"] = int(v["y"].isna().sum())
+    v = v[v["y"].notna()]
+    known = v["pair_id"].isin(ptab["pair_id"])
+    exclusions["human votes on pairs without features"] = int((~known).sum())
+    return v[known], criterion
+
+
+def _human_rows(scope, sp, dF, names, humans_in, W, level, backend) -> list[dict]:
+    from audit.glmm import fit_crossed_glmm
+
+    v, criterion = humans_in
+    v = v[v["pair_id"].isin(sp["pair_id"])]
+    pos = pd.Series(np.arange(len(sp)), index=sp["pair_id"]).reindex(v["pair_id"]).to_numpy()
+    share = (v.groupby("pair_id")["y"].mean()).reindex(sp["pair_id"]).to_numpy(dtype=float)
+    rows = []
+    for m, feature in enumerate(names):
+        x = dF[:, m]
+        row = {"scope": scope, "criterion": criterion, "feature": feature, "n_votes": 0, "n_pairs": 0, "n_readers": 0,
+               "coef": np.nan, "se": np.nan, "coef_low": np.nan, "coef_high": np.nan, "converged": False,
+               "singular": False, "separation": False, "note": ""}
+        s = _boot_summary(W, x, share, level)
+        row.update(pair_share_r=s["beta"], share_r_low=s["beta_low"], share_r_high=s["beta_high"])
+        ok_pairs = ~np.isnan(x)
+        sd = np.nanstd(x[ok_pairs], ddof=1) if ok_pairs.sum() >= 2 else 0.0
+        use = ok_pairs[pos]
+        vv = v[use]
+        row.update(n_votes=int(len(vv)), n_pairs=int(vv["pair_id"].nunique()), n_readers=int(vv["reader_id"].nunique()))
+        if not sd > 0 or row["n_pairs"] < 3:
+            row["note"] = "feature difference constant or fewer than 3 pairs: GLMM not fitted"
+            rows.append(row)
+            continue
+        z = (x - np.nanmean(x[ok_pairs])) / sd
+        X = np.column_stack([np.ones(len(vv)), z[pos[use]]])
+        fit = fit_crossed_glmm(vv["y"].to_numpy(dtype=float), {"pair": vv["pair_id"].to_numpy(),
+                                                               "reader": vv["reader_id"].astype(str).to_numpy()},
+                               X=X, x_names=["(Intercept)", feature], level=level, backend=backend)
+        row.update(coef=float(fit.b[1]), se=float(fit.se[1]), coef_low=float(fit.wald_low[1]),
+                   coef_high=float(fit.wald_high[1]), converged=bool(fit.converged), singular=bool(fit.singular),
+                   separation=bool(fit.separation), note="; ".join(fit.notes))
+        rows.append(row)
+    return rows
+
+
+def _excludes_zero(low, high) -> np.ndarray:
+    low, high = np.asarray(low, float), np.asarray(high, float)
+    return (low > 0) | (high < 0)
+
+
+def _side_by_side(within: pd.DataFrame, humans: pd.DataFrame) -> pd.DataFrame:
+    out = within[["scope", "judge", "criterion", "feature", "beta", "beta_low", "beta_high"]].rename(
+        columns={"beta": "judge_beta", "beta_low": "judge_low", "beta_high": "judge_high"})
+    out["judge_tracks"] = _excludes_zero(out["judge_low"], out["judge_high"])
+    h = humans[["scope", "feature", "coef", "coef_low", "coef_high", "share_r_low", "share_r_high"]].rename(
+        columns={"coef": "human_coef", "coef_low": "human_low", "coef_high": "human_high"})
+    out = out.merge(h, on=["scope", "feature"], how="left")
+    glmm_ok = out["human_coef"].notna()
+    tracks = np.where(glmm_ok, _excludes_zero(out["human_low"], out["human_high"]),
+                      _excludes_zero(out["share_r_low"], out["share_r_high"]))
+    analysed = glmm_ok | out["share_r_low"].notna()
+    out["humans_track"] = tracks & analysed.to_numpy()
+    human_sign = np.sign(np.where(glmm_ok, out["human_coef"], out["share_r_low"] + out["share_r_high"]))
+    same = np.sign(out["judge_beta"]) == human_sign
+    pattern = np.select(
+        [~analysed, out["judge_tracks"] & ~out["humans_track"], ~out["judge_tracks"] & out["humans_track"],
+         out["judge_tracks"] & out["humans_track"] & same, out["judge_tracks"] & out["humans_track"]],
+        ["humans not analysed", "judge only", "humans only", "both, same direction", "both, opposite directions"],
+        default="neither")
+    out["pattern"] = pattern
+    return out.drop(columns=["share_r_low", "share_r_high"])[
+        ["scope", "judge", "criterion", "feature", "judge_beta", "judge_low", "judge_high", "judge_tracks",
+         "human_coef", "human_low", "human_high", "humans_track", "pattern"]]

@@ -1,0 +1,110 @@
+"""Surface-sensitivity checks: is the judge's score explained by style the readers ignore?"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import numpy as np
+
+from audit.checks import Check, Status
+from audit.surface.associations import SurfaceResult
+
+#: Defaults of the policy keys read by :func:`surface_checks` (section ``[surface]``).
+DEFAULT_SURFACE_THRESHOLDS: dict[str, float] = {
+    #: largest |story-level Pearson r| between any feature and any judge criterion
+    "max_abs_judge_feature_r": 0.5,
+    #: smallest |within-pair beta| that counts as the judge tracking a feature
+    "min_abs_within_pair_beta": 0.3,
+}
+#: What a breach reports unless the policy's [severity] says otherwise: surface
+#: associations are descriptive evidence, so by default they warn rather than fail.
+DEFAULT_SEVERITY = "WARN"
+
+
+def _threshold(thresholds: Any, key: str) -> float:
+    if thresholds is None:
+        return DEFAULT_SURFACE_THRESHOLDS[key]
+    if isinstance(thresholds, Mapping):
+        for k in (key, f"surface.{key}"):
+            if k in thresholds:
+                return float(thresholds[k])
+        return DEFAULT_SURFACE_THRESHOLDS[key]
+    return float(getattr(thresholds, key, DEFAULT_SURFACE_THRESHOLDS[key]))
+
+
+def _breach(severity: Mapping[str, str] | None, name: str) -> Status | None:
+    level = (severity or {}).get(name, DEFAULT_SEVERITY).upper()
+    return None if level == "OFF" else Status(level)
+
+
+def surface_checks(result: SurfaceResult, thresholds: Any = None,
+                   severity: Mapping[str, str] | None = None) -> list[Check]:
+    """Surface-sensitivity checks, one of each per scope (matchup or pooled).
+
+    ``surface.judge_feature_r``
+        The largest |story-level Pearson r| between a feature and a judge criterion
+        exceeds ``max_abs_judge_feature_r`` (default 0.5).
+    ``surface.judge_only_feature``
+        Some feature is tracked by the judge within pairs (beta interval excludes 0 and
+        |beta| >= ``min_abs_within_pair_beta``, default 0.3) but not by the readers (their
+        GLMM interval includes 0), or by both in opposite directions. SKIPPED without votes.
+
+    Parameters
+    ----------
+    result : SurfaceResult
+    thresholds : mapping or object, optional
+        Keys (optionally prefixed ``surface.``) or attributes named as in
+        :data:`DEFAULT_SURFACE_THRESHOLDS`, e.g. the policy's ``surface`` section.
+    severity : mapping, optional
+        Check name -> "FAIL" | "WARN" | "OFF": what a breach reports (default WARN; OFF
+        drops the check).
+
+    Returns
+    -------
+    list[Check]
+        PASS, the breach status, or SKIPPED with the reason. The intervals behind the second
+        check are unadjusted for the number of features x criteria compared.
+    """
+    max_r = _threshold(thresholds, "max_abs_judge_feature_r")
+    min_beta = _threshold(thresholds, "min_abs_within_pair_beta")
+    checks: list[Check] = []
+    for scope in result.scopes:
+        name = "surface.judge_feature_r"
+        breach = _breach(severity, name)
+        if breach is not None:
+            c = result.correlations[(result.correlations["scope"] == scope) & result.correlations["pearson_r"].notna()]
+            if c.empty:
+                checks.append(Check(name, Status.SKIPPED, reason="no story-level correlation could be computed",
+                                    scope=scope))
+            else:
+                top = c.loc[c["pearson_r"].abs().idxmax()]
+                value = float(abs(top["pearson_r"]))
+                what = f"{top['judge']}/{top['criterion']} vs {top['feature']}: r = {top['pearson_r']:+.2f} (n={top['n_stories']})"
+                if value > max_r:
+                    checks.append(Check(name, breach, value, max_r, scope=scope, reason=(
+                        f"judge scores correlate with a surface feature beyond |r| = {max_r:g}: {what}; "
+                        "inspect whether the judge rewards style rather than the criterion")))
+                else:
+                    checks.append(Check(name, Status.PASS, value, max_r, scope=scope,
+                                        reason=f"largest story-level |r| is {value:.2f} ({what})"))
+        name = "surface.judge_only_feature"
+        breach = _breach(severity, name)
+        if breach is None:
+            continue
+        s = result.side_by_side[result.side_by_side["scope"] == scope]
+        if s.empty or (s["pattern"] == "humans not analysed").all():
+            checks.append(Check(name, Status.SKIPPED, scope=scope,
+                                reason="no human votes to compare with: give the humans' overall preferences"))
+            continue
+        flagged = s[s["pattern"].isin(["judge only", "both, opposite directions"]) & (s["judge_beta"].abs() >= min_beta)]
+        if flagged.empty:
+            strongest = float(np.nanmax(s["judge_beta"].abs())) if s["judge_beta"].notna().any() else float("nan")
+            checks.append(Check(name, Status.PASS, None if np.isnan(strongest) else strongest, min_beta, scope=scope,
+                                reason="no feature is tracked by the judge and not by the readers"))
+            continue
+        top = flagged.loc[flagged["judge_beta"].abs().idxmax()]
+        checks.append(Check(name, breach, float(abs(top["judge_beta"])), min_beta, scope=scope, reason=(
+            f"{len(flagged)} judge criterion x feature association(s) the readers do not share, strongest "
+            f"{top['judge']}/{top['criterion']} ~ {top['feature']} (beta = {top['judge_beta']:+.2f}, "
+            f"readers: {top['pattern']}); the judge may be scoring style")))
+    return checks
