@@ -19,6 +19,7 @@ import io
 import json
 import math
 import os
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -85,7 +86,9 @@ def read_table(path: str | os.PathLike, role: str, log: ProblemLog) -> Table | N
         return None
     try:
         if fmt in ("csv", "tsv"):
-            frame, lines = _read_delimited(raw, "," if fmt == "csv" else "\t")
+            frame, lines = _read_delimited(raw, "," if fmt == "csv" else "\t", path, log)
+            if frame is None:
+                return None
         elif fmt == "jsonl":
             frame, lines = _read_jsonl(raw, path, log)
             if frame is None:
@@ -126,10 +129,15 @@ def _strip_all(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.apply(lambda s: s.str.strip()) if len(frame.columns) else frame
 
 
-def _read_delimited(raw: bytes, sep: str) -> tuple[pd.DataFrame, np.ndarray]:
+def _read_delimited(raw: bytes, sep: str, path: str, log: ProblemLog) -> tuple[pd.DataFrame | None, np.ndarray]:
     text = raw.decode("utf-8-sig")
-    frame = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False,
-                        na_filter=False, skip_blank_lines=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", pd.errors.ParserWarning)
+        frame = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False,
+                            na_filter=False, skip_blank_lines=True, index_col=False)
+    if any(issubclass(w.category, pd.errors.ParserWarning) for w in caught):
+        _report_long_rows(text, sep, path, log)
+        return None, np.asarray([])
     frame = _strip_all(frame.astype(str))
     body = text.rstrip("\r\n")
     if body.count("\n") == len(frame) and "\n\n" not in body:
@@ -146,6 +154,23 @@ def _read_delimited(raw: bytes, sep: str) -> tuple[pd.DataFrame, np.ndarray]:
         if len(lines) != len(frame):
             lines = np.arange(2, len(frame) + 2)
     return frame, lines
+
+
+def _report_long_rows(text: str, sep: str, path: str, log: ProblemLog) -> None:
+    reader = csv.reader(io.StringIO(text), delimiter=sep)
+    header, prev, shown = None, 0, 0
+    for rec in reader:
+        start, prev = prev + 1, reader.line_num
+        if not rec:
+            continue
+        if header is None:
+            header = rec
+            continue
+        if len(rec) > len(header) and shown < 50:
+            shown += 1
+            log.add(path, f"this row has {len(rec)} fields but the header names {len(header)} columns",
+                    "quote values that contain the delimiter, or add the missing column names", line=start,
+                    value=sep.join(rec)[:80])
 
 
 def _cell(v: object) -> str:

@@ -268,7 +268,7 @@ def load(judge, humans, *, pairs=None, stories=None, dev_judge=None, dev_humans=
         pairs_out["item_b"] = pairs_out["pair_id"] + ":" + pairs_out["system_b"]
     pairs_out = pairs_out[["pair_id", "system_a", "system_b", "focal", "other", "matchup", "group_id",
                            "item_a", "item_b"]].reset_index(drop=True)
-    layouts = {"humans": hin.layout, "judge": jin.layout, "dev_humans": "scalar", "dev_judge": "scalar"}
+    layouts = {"humans": hin.layout, "judge": jin.layout, "dev_humans": "scalar-long", "dev_judge": "scalar-long"}
     sources = tuple(SourceFile(role=role, path=t.path, sha256=t.sha256, format=t.format, n_rows=len(t),
                                layout=layouts.get(role, ""))
                     for role, t in ld.tables.items())

@@ -86,8 +86,12 @@ class ProblemLog:
             self.exclusions[(role, reason)] += int(n)
 
     def raise_if_any(self) -> None:
+        """Raise one InputError listing every problem, grouped by file (in the order files were
+        first mentioned) and by line."""
         if self.problems:
-            raise InputError(list(self.problems))
+            files = {f: i for i, f in enumerate(dict.fromkeys(p.file for p in self.problems))}
+            ordered = sorted(self.problems, key=lambda p: (files[p.file], p.line if p.line is not None else 0))
+            raise InputError(ordered)
 
 
 def _int_or_none(x: object) -> int | None:
