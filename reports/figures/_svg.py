@@ -54,9 +54,14 @@ class UnsafeSvgError(ValueError):
     """The rendered SVG contains an active element or attribute (a bug, never user error)."""
 
 
-def plain(text: object) -> str:
-    """Return ``text`` as a label string (mathtext is off in :data:`RC`, so ``$`` is literal)."""
-    return str(text)
+LABEL_LIMIT = 48
+
+
+def plain(text: object, limit: int = LABEL_LIMIT) -> str:
+    """``text`` as a figure label: literal (mathtext is off in :data:`RC`) and at most ``limit``
+    characters (longer names end in an ellipsis; tables in the report show them in full)."""
+    s = " ".join(str(text).split())
+    return s if len(s) <= limit else s[: limit - 1] + "…"
 
 
 def figure_context():

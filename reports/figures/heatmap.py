@@ -90,6 +90,4 @@ def reader_heatmap_svg(
 def _cmap():
     from matplotlib import colormaps
 
-    cmap = colormaps["RdBu_r"].copy()
-    cmap.set_bad("#dddddd")
-    return cmap
+    return colormaps["RdBu_r"].with_extremes(bad="#dddddd")

@@ -105,8 +105,9 @@ def preference_svg(
         if has_judge:
             handles.append(ax.plot([], [], "D", markerfacecolor="white", markeredgecolor=JUDGE_COLOUR,
                                    label=plain(f"{judge_label} (even-split)"))[0])
-        ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.09 * 6 / height),
-                  ncol=min(4, len(handles)), fontsize=8)
+        longest = max(len(h.get_label()) for h in handles)
+        fig.legend(handles=handles, loc="outside lower center", fontsize=8,
+                   ncol=len(handles) if longest < 24 else (2 if longest < 40 else 1))
         if axj is not None:
             axj.axvline(0.5, color="#888888", linestyle="--", linewidth=0.9, zorder=1)
             for (m, crit), yy in positions.items():

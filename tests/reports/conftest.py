@@ -1,5 +1,6 @@
 import pytest
 
+from reports.html import render_html
 from tests.reports.synthetic import make_result
 
 
@@ -13,3 +14,8 @@ def result():
 def bare_result():
     """The same result with every optional section left out (SKIPPED)."""
     return make_result(sections=False)
+
+
+@pytest.fixture(scope="session")
+def html(result):
+    return render_html(result)

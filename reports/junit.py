@@ -1,0 +1,100 @@
+"""JUnit XML for CI: one ``<testcase>`` per check.
+
+Mapping (what CI test reporters show):
+
+========  ===============================================================
+status    testcase child
+========  ===============================================================
+PASS      none (passed); value/threshold in ``<system-out>``
+WARN      none (passed) + ``<system-out>WARN: reason</system-out>``
+FAIL      ``<failure type="FAIL" message=reason>`` with value/threshold
+ERROR     ``<error type="ERROR" message=reason>``
+SKIPPED   ``<skipped message=reason>``
+========  ===============================================================
+
+``classname`` is ``judge_audit.<first part of the check name>`` and ``name`` is
+``<check name>[<scope>]``, so every cell's check is its own test case. All text is escaped
+by the XML writer; characters XML 1.0 cannot hold (control characters) become U+FFFD, so the
+file always parses.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Iterable
+
+from audit.checks import Check, Status
+
+_INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+
+
+def _clean(text: object) -> str:
+    return _INVALID_XML.sub("\ufffd", "" if text is None else str(text))
+
+
+def _status(check: Check) -> str:
+    return str(getattr(check.status, "value", check.status))
+
+
+def _detail(check: Check) -> str:
+    parts = [f"status: {_status(check)}", f"check: {check.name}", f"scope: {check.scope}"]
+    if check.value is not None:
+        parts.append(f"value: {check.value!r}")
+    if check.threshold is not None:
+        parts.append(f"threshold: {check.threshold!r}")
+    if check.reason:
+        parts.append(f"reason: {check.reason}")
+    return _clean("\n".join(parts))
+
+
+def render_junit(checks: Iterable[Check], *, suite_name: str = "judge-audit") -> str:
+    """JUnit XML text (UTF-8 declaration included) with one test case per check.
+
+    Parameters
+    ----------
+    checks : iterable of audit.checks.Check
+    suite_name : str
+        Name of the ``<testsuites>`` and ``<testsuite>`` elements.
+    """
+    checks = list(checks)
+    counts = {s: sum(_status(c) == s.value for c in checks) for s in Status}
+    totals = {
+        "tests": str(len(checks)),
+        "failures": str(counts[Status.FAIL]),
+        "errors": str(counts[Status.ERROR]),
+        "skipped": str(counts[Status.SKIPPED]),
+        "time": "0",
+    }
+    root = ET.Element("testsuites", {"name": _clean(suite_name), **totals})
+    suite = ET.SubElement(root, "testsuite", {"name": _clean(suite_name), **totals})
+    for check in checks:
+        group = check.name.split(".", 1)[0] if check.name else "check"
+        case = ET.SubElement(suite, "testcase", {
+            "classname": _clean(f"judge_audit.{group}"),
+            "name": _clean(f"{check.name}[{check.scope}]"),
+            "time": "0",
+        })
+        status = _status(check)
+        message = _clean(check.reason or status)
+        if status == Status.FAIL.value:
+            ET.SubElement(case, "failure", {"type": "FAIL", "message": message}).text = _detail(check)
+        elif status == Status.ERROR.value:
+            ET.SubElement(case, "error", {"type": "ERROR", "message": message}).text = _detail(check)
+        elif status == Status.SKIPPED.value:
+            ET.SubElement(case, "skipped", {"message": message})
+        elif status == Status.WARN.value:
+            ET.SubElement(case, "system-out").text = _clean(f"WARN: {check.reason}\n") + _detail(check)
+        else:
+            ET.SubElement(case, "system-out").text = _detail(check)
+    ET.indent(root, space="  ")
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def write_junit(checks: Iterable[Check], path: str | Path, *, suite_name: str = "judge-audit") -> Path:
+    """Write :func:`render_junit` output to ``path`` (UTF-8); returns the path written."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render_junit(checks, suite_name=suite_name), encoding="utf-8")
+    return path

@@ -1,0 +1,75 @@
+"""The summary printed after ``audit run``: verdict, dev-vs-deployment, failing cells, report path.
+
+Plain text (no colour codes by default, so CI logs stay clean); user text is stripped of
+control characters so a system name cannot move the cursor or recolour the terminal.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from reports import discover
+from reports.format import interval, num, pct
+from reports.sections import STATUS_ORDER, status_value
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_COLOURS = {"PASS": "32", "WARN": "33", "FAIL": "31", "ERROR": "35", "SKIPPED": "90"}
+
+
+def _safe(text: object) -> str:
+    return _CONTROL.sub("?", str(text))
+
+
+def render_summary(result: Any, report_path: str | Path | None = None, *, max_cells: int = 12,
+                   colour: bool = False) -> str:
+    """A few lines for the terminal after ``audit run``.
+
+    Parameters
+    ----------
+    result : audit.result.AuditResult
+    report_path : str or Path, optional
+        Where the HTML report was written (printed last).
+    max_cells : int
+        At most this many failing cells are listed; the rest are counted.
+    colour : bool
+        ANSI colour for the status word (off by default; the CLI turns it on for a TTY).
+    """
+    status = status_value(result.status)
+    head = f"\x1b[1;{_COLOURS.get(status, '0')}m{status}\x1b[0m" if colour else status
+    lines = [f"judge-audit: {head}", _safe(result.verdict)]
+    dev = discover.field(result, "dev")
+    dev_payload = discover.field(dev, "payload")
+    if dev_payload is not None:
+        hit = discover.find_frame(discover.frames(dev_payload), {"criterion", "spearman"})
+        if hit is not None:
+            vals = ", ".join(f"{_safe(r.criterion)} {num(r.spearman, 2)}" for r in hit[1].itertuples(index=False))
+            lines.append(f"Dev set (Spearman with humans): {vals}")
+    else:
+        lines.append(f"Dev set: not given ({_safe(discover.field(dev, 'reason', '') or 'no development set')})")
+    judged = [c for c in result.cells if c.judge is not None]
+    outside = sum(c.transfer.judge_in_human_ci is False for c in judged)
+    lines.append(f"Deployment: judge outside the human 95% interval in {outside} of {len(judged)} cells")
+    failing = [c for c in result.cells if status_value(c.transfer.verdict) in ("FAIL", "ERROR")]
+    if failing:
+        lines.append(f"Failing cells ({len(failing)}):")
+        width = max(len(_safe(f"{c.matchup} / {c.criterion}")) for c in failing[:max_cells])
+        for c in failing[:max_cells]:
+            g = c.human.glmm
+            flags = [name for name, on in (("outside CI", c.transfer.judge_in_human_ci is False),
+                                           ("direction conflict", bool(c.transfer.direction_conflict)),
+                                           ("below reader baseline", bool(c.transfer.below_reader_baseline))) if on]
+            judge = pct(c.judge.rate) if c.judge is not None else "-"
+            label = _safe(f"{c.matchup} / {c.criterion}")
+            lines.append(f"  {label:<{width}}  human {pct(g.estimate)} {interval(g.ci_low, g.ci_high)}  "
+                         f"judge {judge}  {', '.join(flags)}")
+        if len(failing) > max_cells:
+            lines.append(f"  ... and {len(failing) - max_cells} more (see the report)")
+    counts = {s: 0 for s in STATUS_ORDER}
+    for c in result.checks:
+        counts[status_value(c.status)] = counts.get(status_value(c.status), 0) + 1
+    lines.append("Checks: " + ", ".join(f"{n} {s}" for s, n in counts.items()))
+    if report_path is not None:
+        lines.append(f"Report: {_safe(report_path)}")
+    return "\n".join(lines) + "\n"

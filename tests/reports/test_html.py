@@ -1,0 +1,139 @@
+"""The HTML report: complete, self-contained, byte-stable, honest about missing sections."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import subprocess
+import sys
+from dataclasses import replace
+from html.parser import HTMLParser
+
+import pytest
+
+from audit.checks import Status
+from audit.result import Section, result_from_json, result_to_json
+from reports.html import render_html, write_html
+
+
+class _Collect(HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict]] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_startendtag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def parse(html: str) -> _Collect:
+    p = _Collect()
+    p.feed(html)
+    p.close()
+    return p
+
+
+def ids(html: str) -> set[str]:
+    return {a["id"] for _, a in parse(html).tags if "id" in a}
+
+
+def test_report_has_every_section_and_figure(html, result):
+    found = ids(html)
+    for section in ("headline", "verdict", "dev-validity", "deployment-findings", "transfer", "transfer-table",
+                    "checks", "preference", "uncertainty", "readers", "surface", "agreement", "methods", "command"):
+        assert section in found, section
+    for fig in ("fig-preference", "fig-bootstrap", "fig-loro", "fig-heatmap-1", "fig-heatmap-2", "fig-heatmap-3",
+                "fig-dendrogram", "fig-timing", "fig-surface"):
+        assert fig in found, fig  # the <svg> root carries the figure id
+    assert result.verdict in html
+    # one transfer-table row per cell
+    rows = re.findall(r"<tr class=\"(?:PASS|FAIL|WARN|ERROR|SKIPPED)\" title=", html)
+    assert len(rows) == len(result.cells)
+
+
+def test_transfer_table_shows_glmm_interval_and_judge_counts(html, result):
+    c = result.cells[0]
+    assert f"{100 * c.human.glmm.estimate:.1f}%" in html
+    assert f"[{100 * c.human.glmm.ci_low:.1f}, {100 * c.human.glmm.ci_high:.1f}]" in html
+    assert f"{c.judge.wins} / {c.judge.losses} / {c.judge.ties}" in html
+    assert "different target" in html  # overall vs the judge's aggregate is labelled
+
+
+def test_case_study_shows_comments_and_excerpts(html):
+    assert "Pair p56" in html
+    assert "Story B felt more authentic" in html
+    assert "Once upon a time" in html
+
+
+def test_self_contained_no_script_no_network(html):
+    p = parse(html)
+    tags = {t for t, _ in p.tags}
+    assert "script" not in tags and "link" not in tags and "iframe" not in tags and "img" not in tags
+    for _, attrs in p.tags:
+        for name in ("src", "href", "xlink:href"):
+            value = attrs.get(name)
+            if value is not None:
+                assert value.startswith(("#", "data:image/png;base64,")), (name, value)
+    assert "http://" not in re.sub(r'xmlns(:\w+)?="http://www\.w3\.org/[^"]*"', "", html)
+    assert "https://" not in html
+    assert "Content-Security-Policy" in html
+
+
+def test_size_under_three_megabytes(html):
+    assert len(html.encode("utf-8")) < 3_000_000
+
+
+def test_byte_stable_in_process(result, html):
+    assert render_html(result) == html
+
+
+@pytest.mark.slow
+def test_byte_stable_across_processes(tmp_path, result):
+    """A fresh interpreter (other hash seed) renders the same bytes: no dict-order or salt leaks."""
+    code = ("import hashlib,sys; from tests.reports.synthetic import make_result; from reports.html import render_html;"
+            "sys.stdout.write(hashlib.sha256(render_html(make_result()).encode()).hexdigest())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={"PYTHONHASHSEED": "12345", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    assert out.stdout == hashlib.sha256(render_html(result).encode()).hexdigest()
+
+
+def test_missing_sections_say_why(bare_result):
+    html = render_html(bare_result)
+    text = " ".join(parse(html).text)
+    assert text.count("Not computed because") >= 4  # dev + uncertainty + readers + surface
+    assert "no development set given" in text
+    for section in ("uncertainty", "readers", "surface"):
+        assert section in ids(html)
+    assert "fig-preference" in ids(html)  # the core figure never depends on optional sections
+
+
+def test_section_with_error_status_and_reason(bare_result):
+    broken = replace(bare_result, readers=Section(Status.ERROR, "the reader analysis failed: only 2 readers", None))
+    html = render_html(broken)
+    assert "the reader analysis failed: only 2 readers" in html
+
+
+def test_malformed_payload_degrades_to_a_note(bare_result):
+    weird = replace(bare_result, uncertainty=Section(Status.PASS, "", {"loro": {"columns": ["reader_id", "criterion", "shift"],
+                                                                           "data": [["r1", "empathy", "not a number"]]}}))
+    html = render_html(weird)
+    assert "could not be drawn" in html
+
+
+def test_renders_after_json_round_trip(result):
+    back = result_from_json(result_to_json(result))  # payloads become plain JSON data
+    html = render_html(back)
+    found = ids(html)
+    for fig in ("fig-preference", "fig-bootstrap", "fig-loro", "fig-heatmap-1", "fig-dendrogram", "fig-timing", "fig-surface"):
+        assert fig in found, fig
+
+
+def test_write_html(tmp_path, bare_result):
+    path = write_html(bare_result, tmp_path / "out" / "report.html")
+    assert path.read_text(encoding="utf-8") == render_html(bare_result)

@@ -1,0 +1,34 @@
+"""The summary printed after `audit run`."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from audit.checks import Status
+from reports.terminal import render_summary
+
+
+def test_summary_lists_verdict_failing_cells_and_report_path(result):
+    out = render_summary(result, "audit-out/report.html", max_cells=5)
+    lines = out.splitlines()
+    assert lines[0] == "judge-audit: FAIL"
+    assert lines[1] == result.verdict
+    assert "Dev set (Spearman with humans): authenticity 0.65" in out
+    n_fail = sum(c.transfer.verdict is Status.FAIL for c in result.cells)
+    assert f"Failing cells ({n_fail}):" in out
+    assert f"... and {n_fail - 5} more" in out
+    assert lines[-1] == "Report: audit-out/report.html"
+    assert "18 FAIL" in out and "1 WARN" in out
+
+
+def test_summary_without_failures_or_dev(bare_result):
+    cells = tuple(replace(c, transfer=replace(c.transfer, verdict=Status.PASS)) for c in bare_result.cells)
+    out = render_summary(replace(bare_result, cells=cells, status=Status.PASS))
+    assert "Failing cells" not in out
+    assert "Dev set: not given (no development set given)" in out
+    assert "Report:" not in out
+
+
+def test_colour_only_when_asked(result):
+    assert "\x1b[" not in render_summary(result)
+    assert "\x1b[1;31mFAIL\x1b[0m" in render_summary(result, colour=True)
