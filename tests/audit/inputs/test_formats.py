@@ -1,0 +1,101 @@
+"""audit.inputs.formats: every format read as text, with source line numbers."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from audit.inputs.formats import file_format, read_table
+from audit.inputs.problems import MAX_ROWS_PER_KIND, ProblemLog
+
+
+def test_file_format_by_extension():
+    assert [file_format(p) for p in ("a.CSV", "b.tsv", "c.jsonl", "d.ndjson", "e.parquet", "f.xlsx")] == [
+        "csv", "tsv", "jsonl", "jsonl", "parquet", None]
+
+
+def test_csv_lines_with_multiline_quoted_fields_and_blank_lines(tmp_path):
+    p = tmp_path / "s.csv"
+    p.write_text('id,text\na,"one\ntwo\n\nthree"\n\nb,plain\nc,"x, y"\n', encoding="utf-8")
+    t = read_table(p, "stories", ProblemLog())
+    assert t.frame["id"].tolist() == ["a", "b", "c"]
+    assert t.lines.tolist() == [2, 7, 8]
+    assert t.frame["text"].iloc[0] == "one\ntwo\n\nthree"
+
+
+def test_header_case_whitespace_and_bom(tmp_path):
+    p = tmp_path / "h.csv"
+    p.write_bytes("\ufeff Pair_ID ,Choice\n p1 , alpha \n".encode("utf-8"))
+    t = read_table(p, "humans", ProblemLog())
+    assert t.columns == ["pair_id", "choice"] and t.frame.iloc[0].tolist() == ["p1", "alpha"]
+    assert t.original_columns["pair_id"] == " Pair_ID "
+
+
+def test_values_are_text_and_empty_cells_are_empty_strings(tmp_path):
+    p = tmp_path / "j.csv"
+    p.write_text("id,score\na,NA\nb,\nc,007\n", encoding="utf-8")
+    t = read_table(p, "judge", ProblemLog())
+    assert t.frame["score"].tolist() == ["NA", "", "007"]  # no silent NA conversion
+
+
+def test_jsonl_lines_and_values(tmp_path):
+    p = tmp_path / "j.jsonl"
+    rows = [{"id": "a", "score": 4, "x": None}, {"id": "b", "score": 2.5, "x": [1, 2]}]
+    p.write_text(json.dumps(rows[0]) + "\n\n" + json.dumps(rows[1]) + "\n", encoding="utf-8")
+    t = read_table(p, "judge", ProblemLog())
+    assert t.lines.tolist() == [1, 3]
+    assert t.frame.values.tolist() == [["a", "4", ""], ["b", "2.5", "[1, 2]"]]
+
+
+def test_jsonl_line_that_is_not_an_object(tmp_path):
+    p = tmp_path / "j.jsonl"
+    p.write_text('{"id": "a"}\n[1, 2]\n', encoding="utf-8")
+    log = ProblemLog()
+    assert read_table(p, "judge", log) is None
+    assert log.problems[0].line == 2 and "JSON object" in log.problems[0].message
+
+
+def test_parquet_rows_numbered_from_one(tmp_path):
+    p = tmp_path / "j.parquet"
+    pd.DataFrame({"ID": ["a", "b"], "score": [4.0, np.nan], "n": [1, 2]}).to_parquet(p)
+    t = read_table(p, "judge", ProblemLog())
+    assert t.columns == ["id", "score", "n"] and t.lines.tolist() == [1, 2]
+    assert t.frame.values.tolist() == [["a", "4.0", "1"], ["b", "", "2"]]
+
+
+def test_missing_file_and_sha256(tmp_path):
+    log = ProblemLog()
+    assert read_table(tmp_path / "nope.csv", "judge", log) is None
+    assert "cannot read the judge file" in log.problems[0].message
+    p = tmp_path / "a.csv"
+    p.write_text("x\n1\n", encoding="utf-8")
+    import hashlib
+
+    assert read_table(p, "judge", ProblemLog()).sha256 == hashlib.sha256(b"x\n1\n").hexdigest()
+
+
+def test_row_problems_are_capped_per_kind_but_counted_exactly():
+    log = ProblemLog()
+    n = MAX_ROWS_PER_KIND + 7
+    log.rows("f.csv", "judge", np.ones(n, bool), np.arange(2, n + 2), ["v"] * n, "score", "bad score", "fix it",
+             "bad score")
+    assert len(log.problems) == MAX_ROWS_PER_KIND + 1
+    assert log.problems[-1].message.startswith("7 more row(s) with the same problem")
+
+
+def test_drop_invalid_counts_instead_of_reporting():
+    log = ProblemLog(drop_invalid=True)
+    mask = log.rows("f.csv", "judge", np.array([True, False, True]), np.arange(3), None, "score", "bad", "", "bad score")
+    assert mask.tolist() == [True, False, True] and log.problems == []
+    assert dict(log.exclusions) == {("judge", "bad score"): 2}
+
+
+@pytest.mark.parametrize("text", ["\n\n", "   "])
+def test_whitespace_only_file_is_empty(tmp_path, text):
+    p = tmp_path / "e.csv"
+    p.write_text(text, encoding="utf-8")
+    log = ProblemLog()
+    assert read_table(p, "humans", log) is None and "empty" in log.problems[0].message
