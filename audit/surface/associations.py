@@ -386,6 +386,8 @@ def _side_by_side(within: pd.DataFrame, humans: pd.DataFrame) -> pd.DataFrame:
     h = humans[["scope", "feature", "coef", "coef_low", "coef_high", "share_r_low", "share_r_high"]].rename(
         columns={"coef": "human_coef", "coef_low": "human_low", "coef_high": "human_high"})
     out = out.merge(h, on=["scope", "feature"], how="left")
+    numeric = ["human_coef", "human_low", "human_high", "share_r_low", "share_r_high"]
+    out[numeric] = out[numeric].astype(float)
     glmm_ok = out["human_coef"].notna()
     tracks = np.where(glmm_ok, _excludes_zero(out["human_low"], out["human_high"]),
                       _excludes_zero(out["share_r_low"], out["share_r_high"]))

@@ -1,0 +1,219 @@
+"""audit.surface: associations against independent computations, planted effects, checks."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import statsmodels.api as sm
+from scipy import stats
+
+from audit.checks import Status
+from audit.errors import InputError
+from audit.serialize import from_jsonable, to_jsonable
+from audit.surface import SurfaceResult, surface_associations, surface_checks
+from audit.uncertainty.bootstrap import multinomial_weights
+
+
+def make_data(n_pairs=24, n_readers=6, judge_weight=1.0, human_weight=0.0, seed=0, matchups=("f vs o",),
+              premise_effect=0.0):
+    """Feature ``style`` drives the judge (``judge_weight``) and/or the readers (``human_weight``)."""
+    rng = np.random.default_rng(seed)
+    pairs, feats, scores, votes = [], [], [], []
+    for mi, matchup in enumerate(matchups):
+        for i in range(n_pairs):
+            pid = f"m{mi}p{i}"
+            pairs.append({"pair_id": pid, "system_a": "f", "system_b": "o", "focal": "f", "other": "o",
+                          "matchup": matchup, "group_id": f"g{i // 2}"})
+            premise = rng.normal() * premise_effect
+            style = {s: rng.normal() + premise for s in ("f", "o")}
+            noise = {s: rng.normal() for s in ("f", "o")}
+            for s in ("f", "o"):
+                feats.append({"pair_id": pid, "system": s, "style": style[s], "noise": noise[s]})
+                for crit in ("depth", "engagement"):
+                    score = 3 + judge_weight * style[s] + premise + 0.5 * rng.normal()
+                    scores.append({"pair_id": pid, "system": s, "criterion": crit, "judge": "J", "sample": 0,
+                                   "score": score})
+            eta = human_weight * (style["f"] - style["o"])
+            for r in range(n_readers):
+                y = float(rng.random() < 1 / (1 + np.exp(-(eta + 0.3 * rng.normal()))))
+                votes.append({"pair_id": pid, "reader_id": f"r{r}", "criterion": "overall", "y": y})
+    return pd.DataFrame(feats), pd.DataFrame(scores), pd.DataFrame(pairs), pd.DataFrame(votes)
+
+
+@pytest.fixture(scope="module")
+def judge_only():
+    feats, scores, pairs, votes = make_data(judge_weight=1.0, human_weight=0.0)
+    return (feats, scores, pairs, votes), surface_associations(feats, scores, pairs, votes, n_boot=400, rng=3)
+
+
+def _diffs(feats, scores, pairs, feature, criterion):
+    f = feats.set_index(["pair_id", "system"])[feature]
+    s = scores[scores["criterion"] == criterion].set_index(["pair_id", "system"])["score"]
+    dF = np.array([f[(p, "f")] - f[(p, "o")] for p in pairs["pair_id"]])
+    dS = np.array([s[(p, "f")] - s[(p, "o")] for p in pairs["pair_id"]])
+    return dF, dS
+
+
+def test_beta_equals_statsmodels_ols_on_standardised_differences(judge_only):
+    (feats, scores, pairs, _), result = judge_only
+    for feature in ("style", "noise"):
+        dF, dS = _diffs(feats, scores, pairs, feature, "depth")
+        z = lambda a: (a - a.mean()) / a.std(ddof=1)  # noqa: E731
+        ols = sm.OLS(z(dS), sm.add_constant(z(dF))).fit()
+        raw = sm.OLS(dS, sm.add_constant(dF)).fit()
+        row = result.within_pair.query("criterion == 'depth' and feature == @feature").iloc[0]
+        assert row["beta"] == pytest.approx(ols.params[1], rel=1e-10)
+        assert row["slope"] == pytest.approx(raw.params[1], rel=1e-10)
+        assert row["n_pairs"] == len(pairs)
+
+
+def test_bootstrap_interval_equals_replicate_loop(judge_only):
+    (feats, scores, pairs, _), result = judge_only
+    dF, dS = _diffs(feats, scores, pairs, "style", "engagement")
+    counts = multinomial_weights(np.random.default_rng(3), len(pairs), 400)  # the first (only) scope's draw
+    reps = []
+    for w in counts:
+        idx = np.repeat(np.arange(len(pairs)), w.astype(int))
+        reps.append(np.corrcoef(dF[idx], dS[idx])[0, 1])
+    lo, hi = np.quantile(reps, [0.025, 0.975])
+    row = result.within_pair.query("criterion == 'engagement' and feature == 'style'").iloc[0]
+    assert (row["beta_low"], row["beta_high"]) == pytest.approx((lo, hi), rel=1e-10)
+    assert row["beta_low"] <= row["beta"] <= row["beta_high"]
+
+
+def test_story_level_correlations_equal_scipy(judge_only):
+    (feats, scores, _, _), result = judge_only
+    merged = feats.merge(scores[scores["criterion"] == "depth"], on=["pair_id", "system"])
+    row = result.correlations.query("criterion == 'depth' and feature == 'noise'").iloc[0]
+    assert row["pearson_r"] == pytest.approx(stats.pearsonr(merged["noise"], merged["score"])[0], rel=1e-10)
+    assert row["spearman_rho"] == pytest.approx(stats.spearmanr(merged["noise"], merged["score"])[0], rel=1e-10)
+    assert row["n_stories"] == len(merged)
+
+
+def test_aggregate_criterion_is_mean_of_criteria(judge_only):
+    (feats, scores, _, _), result = judge_only
+    agg = scores.groupby(["pair_id", "system"])["score"].mean().rename("score").reset_index()
+    merged = feats.merge(agg, on=["pair_id", "system"])
+    row = result.correlations.query("criterion == 'aggregate' and feature == 'style'").iloc[0]
+    assert row["pearson_r"] == pytest.approx(np.corrcoef(merged["style"], merged["score"])[0, 1], rel=1e-10)
+    assert result.criteria == ("depth", "engagement", "aggregate")
+
+
+def test_human_side_matches_direct_glmm_and_vote_share(judge_only):
+    from audit.glmm import fit_crossed_glmm
+
+    (feats, scores, pairs, votes), result = judge_only
+    dF, _ = _diffs(feats, scores, pairs, "style", "depth")
+    z = dict(zip(pairs["pair_id"], (dF - dF.mean()) / dF.std(ddof=1)))
+    X = np.column_stack([np.ones(len(votes)), votes["pair_id"].map(z)])
+    fit = fit_crossed_glmm(votes["y"].to_numpy(), {"pair": votes["pair_id"], "reader": votes["reader_id"]}, X=X)
+    row = result.humans.query("feature == 'style'").iloc[0]
+    assert row["coef"] == pytest.approx(fit.b[1], rel=1e-8)
+    assert (row["coef_low"], row["coef_high"]) == pytest.approx((fit.wald_low[1], fit.wald_high[1]), rel=1e-8)
+    share = votes.groupby("pair_id")["y"].mean().reindex(pairs["pair_id"]).to_numpy()
+    assert row["pair_share_r"] == pytest.approx(np.corrcoef(dF, share)[0, 1], rel=1e-10)
+    assert row["n_votes"] == len(votes) and row["n_readers"] == 6
+
+
+def test_planted_judge_only_feature_is_flagged(judge_only):
+    _, result = judge_only
+    style = result.side_by_side.query("feature == 'style'")
+    assert (style["pattern"] == "judge only").all()
+    assert style["judge_beta"].min() > 0.5
+    checks = {c.name: c for c in surface_checks(result)}
+    assert checks["surface.judge_only_feature"].status is Status.WARN
+    assert checks["surface.judge_feature_r"].status is Status.WARN
+    assert "style" in checks["surface.judge_only_feature"].reason
+
+
+def test_shared_feature_is_not_flagged():
+    feats, scores, pairs, votes = make_data(judge_weight=1.0, human_weight=2.5, n_readers=8, seed=1)
+    result = surface_associations(feats, scores, pairs, votes, n_boot=300, rng=1)
+    style = result.side_by_side.query("feature == 'style'")
+    assert (style["pattern"] == "both, same direction").all()
+    checks = {c.name: c for c in surface_checks(result, {"surface.max_abs_judge_feature_r": 0.99})}
+    assert checks["surface.judge_only_feature"].status is Status.PASS
+    assert checks["surface.judge_feature_r"].status is Status.PASS
+
+
+def test_premise_effects_are_removed_within_pairs():
+    base = make_data(premise_effect=0.0, seed=5)
+    shifted = make_data(premise_effect=3.0, seed=5)  # same draws plus a per-pair shift of features and scores
+    a = surface_associations(*base[:3], None, n_boot=0)
+    b = surface_associations(*shifted[:3], None, n_boot=0)
+    pd.testing.assert_series_equal(a.within_pair["beta"], b.within_pair["beta"], rtol=1e-9)
+    assert not np.allclose(a.correlations["pearson_r"], b.correlations["pearson_r"])
+
+
+def test_swapping_focal_and_other_keeps_beta():
+    feats, scores, pairs, _ = make_data(seed=2)
+    swapped = pairs.assign(focal=pairs["other"], other=pairs["focal"])
+    a = surface_associations(feats, scores, pairs, None, n_boot=0).within_pair
+    b = surface_associations(feats, scores, swapped, None, n_boot=0).within_pair
+    np.testing.assert_allclose(a["beta"], b["beta"], rtol=1e-12)
+    np.testing.assert_allclose(a["slope"], b["slope"], rtol=1e-12)
+
+
+def test_scopes_and_group_cluster():
+    feats, scores, pairs, _ = make_data(n_pairs=10, matchups=("a vs b", "c vs d"))
+    result = surface_associations(feats, scores, pairs, None, n_boot=200, rng=0, cluster="group")
+    assert result.scopes == ("a vs b", "c vs d", "pooled")
+    assert set(result.within_pair["scope"]) == {"a vs b", "c vs d", "pooled"}
+    assert result.within_pair.query("scope == 'pooled'")["n_pairs"].iloc[0] == 20
+    assert set(result.scatter_points["matchup"]) == {"a vs b", "c vs d"}
+    assert set(result.scatter_points["criterion"]) == {"aggregate"}
+
+
+def test_without_votes_the_human_check_is_skipped():
+    feats, scores, pairs, _ = make_data(n_pairs=8)
+    result = surface_associations(feats, scores, pairs, None, n_boot=50, rng=0)
+    assert (result.side_by_side["pattern"] == "humans not analysed").all()
+    checks = {c.name: c for c in surface_checks(result)}
+    assert checks["surface.judge_only_feature"].status is Status.SKIPPED
+
+
+def test_ties_and_nan_scores_are_counted_not_dropped_silently():
+    feats, scores, pairs, votes = make_data(n_pairs=8)
+    votes.loc[:4, "y"] = np.nan
+    scores.loc[:2, "score"] = np.nan
+    result = surface_associations(feats, scores, pairs, votes, n_boot=0)
+    assert result.exclusions["human votes that are ties (y NaN)"] == 5
+    assert result.exclusions["judge scores that are NaN (unparsable)"] == 3
+
+
+def test_severity_and_threshold_options(judge_only):
+    _, result = judge_only
+    checks = surface_checks(result, {"max_abs_judge_feature_r": 0.99, "min_abs_within_pair_beta": 0.99},
+                            severity={"surface.judge_only_feature": "FAIL"})
+    by_name = {c.name: c for c in checks}
+    assert by_name["surface.judge_feature_r"].status is Status.PASS
+    assert by_name["surface.judge_only_feature"].status is Status.PASS
+    fail = {c.name: c for c in surface_checks(result, severity={"surface.judge_only_feature": "FAIL"})}
+    assert fail["surface.judge_only_feature"].status is Status.FAIL
+    off = surface_checks(result, severity={"surface.judge_feature_r": "OFF"})
+    assert [c.name for c in off] == ["surface.judge_only_feature"]
+
+
+def test_feature_table_input_and_bad_options():
+    from detectors import compute_features
+
+    feats, scores, pairs, _ = make_data(n_pairs=6)
+    texts = pd.DataFrame({"pair_id": feats["pair_id"], "system": feats["system"],
+                          "text": [f"Story {i}. " + "word " * (i % 7 + 1) + "end." for i in range(len(feats))]})
+    table = compute_features(texts, detectors=["length"])
+    result = surface_associations(table, scores, pairs, None, n_boot=20, rng=0)
+    assert result.features == ("n_words", "n_chars")
+    with pytest.raises(InputError):
+        surface_associations(feats, scores, pairs, None, judge="nope")
+    with pytest.raises(InputError):
+        surface_associations(feats, scores, pairs, None, cluster="reader")
+
+
+def test_result_round_trips_through_json(judge_only):
+    _, result = judge_only
+    back = from_jsonable(SurfaceResult, json.loads(json.dumps(to_jsonable(result))))
+    pd.testing.assert_frame_equal(back.side_by_side, result.side_by_side)
+    pd.testing.assert_frame_equal(back.humans, result.humans)
+    assert back.seed == 3 and back.exclusions == result.exclusions
+    assert "style" in str(back)
