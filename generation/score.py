@@ -16,7 +16,7 @@ import json
 import math
 import re
 import tomllib
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import CancelledError, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -308,9 +308,9 @@ def score_stories(
             raise InputError(InputProblem(config.source, "no judge model configured", fix="add a [judge.provider] table (provider, model, base_url, api_key_env)"))
         provider = build_provider(config.provider, where=f"{config.source} [judge.provider]")
     stories = stories.copy()
-    stories["_key"] = [_story_key(row) for row in stories.itertuples(index=False)]
-    distinct = stories.drop_duplicates("_key")
-    conflicting = stories.groupby("_key")["text"].nunique()
+    stories["story_key_"] = [_story_key(row) for row in stories.itertuples(index=False)]
+    distinct = stories.drop_duplicates("story_key_")
+    conflicting = stories.groupby("story_key_")["text"].nunique()
     if (conflicting > 1).any():
         raise InputError(InputProblem("stories", "one story_id carries different texts", value=str(conflicting[conflicting > 1].index[0]), fix="give each distinct text its own story_id"))
     jobs = []
@@ -320,7 +320,7 @@ def score_stories(
             fingerprint = hashlib.sha256(
                 json.dumps([[m.as_dict() for m in messages], config.sampling, provider.describe().get("model")], sort_keys=True).encode()
             ).hexdigest()[:16]
-            jobs.append((row._key, sample, persona, messages, fingerprint))
+            jobs.append((row.story_key_, sample, persona, messages, fingerprint))
     records, _ = read_journal(raw_path)
     done = {(r["story_key"], r["sample"], r["fingerprint"]): r for r in records if r.get("type") == "answer"}
     journal = Journal(raw_path)
@@ -364,6 +364,8 @@ def score_stories(
                 job = futures[future]
                 try:
                     answers[(job[0], job[1])] = future.result()
+                except CancelledError:
+                    continue  # cancelled after another request failed
                 except ProviderError as exc:
                     failures.append(exc)
                     for other in futures:
@@ -378,7 +380,7 @@ def score_stories(
     per_story: list[dict[str, Any]] = []
     for row in stories.itertuples(index=False):
         for sample, persona in config.requests_for_story():
-            answer = answers[(row._key, sample)]
+            answer = answers[(row.story_key_, sample)]
             for criterion in config.criteria:
                 rows.append(
                     {
