@@ -94,7 +94,7 @@ class _Loader:
                 for pid in jf["pair_id"].unique():
                     systems.setdefault(pid, [])
                 where = "the judge file's pair_ids"
-            pairs = pairs_from_systems(systems, {}, tj.path, first_line, log)
+            pairs = pairs_from_systems(systems, self._groups(), tj.path, first_line, log)
         systems_all = set(pairs["system_a"]) | set(pairs["system_b"])
         check_focal_names(self.focal_names, systems_all, log)
         pairs, self.focal_source = assign_focal(pairs, self.focal_names)
@@ -119,6 +119,25 @@ class _Loader:
         else:
             scores, verdicts = None, resolve_verdicts(jf, pairs, tj.path, log)
         return votes, pairs, scores, verdicts
+
+    def _groups(self) -> dict[str, str]:
+        """pair_id -> group_id from a ``group_id`` column of the judge or human file (first non-empty)."""
+        out: dict[str, str] = {}
+        for role in ("humans", "judge"):
+            f = self.tables[role].frame
+            if "group_id" in f.columns and "pair_id" in f.columns:
+                g = f[f["group_id"] != ""].drop_duplicates("pair_id")
+                for pid, gid in zip(g["pair_id"], g["group_id"]):
+                    out.setdefault(pid, gid)
+        return out
+
+    def one_sided(self, scores: pd.DataFrame) -> None:
+        """Note judge cells where only one system of the pair was scored (no comparison possible)."""
+        n = scores.groupby(["pair_id", "criterion", "judge", "sample"], sort=False)["system"].nunique()
+        k = int((n < 2).sum())
+        if k:
+            self.notes.append(f"judge: {k} pair x criterion x configuration x sample cell(s) score only one "
+                              "of the two systems; they give no comparison")
 
     # -- deployment: scalar ratings turned into prompt-matched pairs -------------------
     def scalar(self, h: HumanInput, j: JudgeInput, pf: pd.DataFrame | None):
@@ -246,8 +265,8 @@ def load(judge, humans, *, pairs=None, stories=None, dev_judge=None, dev_humans=
         raise InputError("the input files could not be combined")  # defensive: a problem is always logged
     votes, pairs_df, scores, verdicts = built
     if scores is not None:
-        src = jin.frame if jin.key == "pair_id" else jin.frame
-        ld._unparsable(src, "judge")
+        ld._unparsable(jin.frame, "judge")
+        ld.one_sided(scores)
         if drop_invalid:
             scores = scores[scores["score"].notna()].reset_index(drop=True)
     if verdicts is not None:

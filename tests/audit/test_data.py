@@ -255,3 +255,26 @@ def test_dev_set_is_loaded(tmp_path):
 def test_scale_accepts_values_inside_it(tmp_path):
     d = basic(tmp_path, scale=(1, 5))()
     assert d.judge_scores["score"].max() == 4.0
+
+
+def test_group_id_of_the_judge_file_names_the_premise_without_pairs_file(tmp_path):
+    judge = "pair_id,system,criterion,score,group_id\np1,alpha,empathy,4,g7\np1,beta,empathy,3,g7\n" \
+            "p2,alpha,empathy,1,\np2,beta,empathy,2,\n"
+    d = basic(tmp_path, judge=judge, pairs=None)()
+    assert d.pairs["group_id"].tolist() == ["g7", ""]
+
+
+def test_one_sided_judge_cells_are_noted(tmp_path):
+    judge = JUDGE + "p1,alpha,overall,4\n"
+    humans = HUMANS + "p1,r1,overall,alpha\n"
+    d = basic(tmp_path, judge=judge, humans=humans)()
+    assert any("score only one of the two systems" in n and n.startswith("judge: 1 ") for n in d.notes)
+
+
+def test_audit_data_round_trips_through_serialize(tmp_path):
+    from audit.serialize import from_jsonable, to_jsonable
+
+    d = basic(tmp_path)()
+    back = from_jsonable(AuditData, to_jsonable(d))
+    assert back.sources == d.sources and back.exclusions == d.exclusions and back.notes == d.notes
+    pd.testing.assert_frame_equal(back.votes, d.votes, check_dtype=False)
