@@ -11,6 +11,7 @@ clustered on ``1 - Pearson correlation`` of their +1/-1/0 votes over every (read
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -92,8 +93,10 @@ class Dendrogram:
 def standardise_profile(profile: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     """Z-score each column across rows; constant columns -> 0; NaN -> 0 (counted)."""
     values = profile.to_numpy(dtype=float)
-    mean = np.nanmean(values, axis=0) if values.size else values
-    with np.errstate(invalid="ignore", divide="ignore"):
+    with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
+        # an all-missing column (a criterion aliased for every reader) is expected: it becomes 0
+        warnings.simplefilter("ignore", RuntimeWarning)
+        mean = np.nanmean(values, axis=0)
         sd = np.nanstd(values, axis=0, ddof=1) if values.shape[0] > 1 else np.zeros(values.shape[1])
         z = (values - mean) / np.where(sd > 0, sd, 1.0)
     z[:, ~(sd > 0)] = 0.0

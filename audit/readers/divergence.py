@@ -133,22 +133,22 @@ def divergent_pairs(votes: pd.DataFrame, judge_credits: pd.DataFrame | None, *, 
         return DivergentPairs(status=Status.SKIPPED, reason="no criterion is shared by the judge and the readers")
     inverse = {j: h for h, j in mapping.items()}
     jc = judge_credits[judge_credits["criterion"].isin(inverse)].assign(criterion=lambda d: d["criterion"].map(inverse))
-    agg = jc.groupby(["pair_id", "criterion"], sort=False)["credit"].agg(
-        lo=lambda s: s.min(skipna=False), hi=lambda s: s.max(skipna=False), n="size")
-    unanimous = agg[(agg["lo"] == agg["hi"]) & agg["lo"].isin([0.0, 1.0])]
+    jc = jc.assign(invalid=jc["credit"].isna())
+    agg = jc.groupby(["pair_id", "criterion"], sort=False).agg(
+        lo=("credit", "min"), hi=("credit", "max"), n=("credit", "size"), n_invalid=("invalid", "sum"))
+    unanimous = agg[(agg["lo"] == agg["hi"]) & agg["lo"].isin([0.0, 1.0]) & (agg["n_invalid"] == 0)]
     n_not = int(len(agg) - len(unanimous))
     matchup_of = dict(zip(votes["pair_id"], votes["matchup"])) if "matchup" in votes.columns else {}
-    grouped = dict(tuple(votes.groupby(["pair_id", "criterion"], sort=False)))
+    human = votes.assign(credit=even_split_credit(votes["y"])).groupby(["pair_id", "criterion"], sort=False)[
+        "credit"].agg(["mean", "size"])
+    joined = unanimous.join(human, how="inner")
     rows = []
-    for (pair, crit), rec in unanimous.iterrows():
-        cell = grouped.get((pair, crit))
-        if cell is None:
-            continue
-        rate = float(np.mean(even_split_credit(cell["y"])))
-        direction = int(rec["lo"])
+    for (pair, crit), lo, n_cfg, rate, n_votes in zip(joined.index, joined["lo"], joined["n"], joined["mean"],
+                                                       joined["size"]):
+        direction = int(lo)
         against = bool(rate < 0.5) if direction == 1 else bool(rate > 0.5)
-        rows.append([pair, matchup_of.get(pair, ""), crit, mapping[crit], direction, int(rec["n"]), rate, len(cell),
-                     abs(direction - rate), against])
+        rows.append([pair, matchup_of.get(pair, ""), crit, mapping[crit], direction, int(n_cfg), float(rate),
+                     int(n_votes), abs(direction - float(rate)), against])
     cells = pd.DataFrame(rows, columns=CELL_COLUMNS)
     if cells.empty:
         return DivergentPairs(status=Status.SKIPPED, reason="the judge is unanimous on no pair x criterion",

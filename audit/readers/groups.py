@@ -73,48 +73,44 @@ class ReaderGroups:
         return "\n".join(lines)
 
 
-def _statistic(rates: np.ndarray, labels: np.ndarray, groups: list[str]) -> float:
-    means = [rates[labels == g].mean() for g in groups]
-    if len(groups) == 2:
-        return float(means[0] - means[1])
-    return float(max(means) - min(means))
+def _statistics(rates: np.ndarray, codes: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Statistic for each row of ``codes`` (arrangements x readers, group index per reader)."""
+    means = np.stack([((codes == g) * rates).sum(axis=1) / sizes[g] for g in range(len(sizes))], axis=1)
+    if len(sizes) == 2:
+        return means[:, 0] - means[:, 1]
+    return means.max(axis=1) - means.min(axis=1)
 
 
 def permutation_test(rates: np.ndarray, labels: np.ndarray, groups: list[str], rng: np.random.Generator,
                      max_permutations: int) -> tuple[float, float, int, bool]:
     """Return (statistic, two-sided p, permutations used, exact?).
 
-    Exact: every distinct assignment of the group sizes to readers. Sampled: p is
-    ``(1 + #{|T*| >= |T|}) / (1 + B)``.
+    Exact: every distinct assignment of the group sizes to readers, p = share of
+    arrangements with ``|T*| >= |T|``. Sampled: ``(1 + #{|T*| >= |T|}) / (1 + B)``.
     """
-    observed = _statistic(rates, labels, groups)
-    sizes = [int(np.sum(labels == g)) for g in groups]
+    rates = np.asarray(rates, float)
+    codes = np.array([groups.index(lab) for lab in labels])
+    sizes = np.bincount(codes, minlength=len(groups)).astype(float)
+    observed = float(_statistics(rates, codes[None, :], sizes)[0])
     n = len(rates)
     n_arrangements = math.factorial(n)
-    for s in sizes:
-        n_arrangements //= math.factorial(s)
+    for size in sizes:
+        n_arrangements //= math.factorial(int(size))
     tol = 1e-12
     if n_arrangements <= max_permutations:
-        count = total = 0
-        for perm in _assignments(n, sizes):
-            lab = np.empty(n, dtype=object)
-            for g, idx in zip(groups, perm):
-                lab[list(idx)] = g
-            total += 1
-            count += abs(_statistic(rates, lab, groups)) >= abs(observed) - tol
-        return observed, count / total, total, True
-    count = 0
-    for _ in range(max_permutations):
-        lab = rng.permutation(labels)
-        count += abs(_statistic(rates, lab, groups)) >= abs(observed) - tol
+        arrangements = np.empty((n_arrangements, n), dtype=int)
+        for row, blocks in enumerate(_assignments(n, [int(x) for x in sizes])):
+            for g, idx in enumerate(blocks):
+                arrangements[row, list(idx)] = g
+        stats = _statistics(rates, arrangements, sizes)
+        return observed, float(np.mean(np.abs(stats) >= abs(observed) - tol)), n_arrangements, True
+    sampled = rng.permuted(np.tile(codes, (max_permutations, 1)), axis=1)
+    count = int(np.sum(np.abs(_statistics(rates, sampled, sizes)) >= abs(observed) - tol))
     return observed, (1 + count) / (1 + max_permutations), max_permutations, False
 
 
 def _assignments(n: int, sizes: list[int]):
     """Every way to split range(n) into ordered blocks of the given sizes."""
-    if len(sizes) == 1:
-        yield (tuple(range(n)),) if sizes[0] == n else ()
-        return
 
     def rec(pool: tuple[int, ...], sizes: list[int]):
         if len(sizes) == 1:
@@ -163,21 +159,25 @@ def reader_groups(votes: pd.DataFrame, *, rng: int | np.random.Generator | None 
     else:
         both = pd.concat([grp, grp.assign(matchup=ALL_MATCHUPS)], ignore_index=True)
     by_rows, cmp_rows = [], []
-    for (matchup, crit), cell in both.groupby(["matchup", "criterion"], sort=False):
-        reader_rate = cell.groupby("reader_id", sort=False).agg(rate=("credit", "mean"), group=("reader_group", "first"))
+    # one groupby for every cell: reader-level rates and vote counts
+    per_reader = both.groupby(["matchup", "criterion", "reader_id"], sort=False).agg(
+        rate=("credit", "mean"), n=("credit", "size"), total=("credit", "sum")).reset_index()
+    per_reader["group"] = per_reader["reader_id"].map(group_of)
+    kind = "difference" if len(groups) == 2 else "range"
+    for (matchup, crit), cell in per_reader.groupby(["matchup", "criterion"], sort=False):
+        rates = cell["rate"].to_numpy(float)
+        labels = cell["group"].to_numpy(object)
+        n_votes = cell["n"].to_numpy(int)
+        totals = cell["total"].to_numpy(float)
         for g in groups:
-            sub = cell[cell["reader_group"] == g]
-            rr = reader_rate[reader_rate["group"] == g]["rate"]
-            by_rows.append([matchup, crit, g, len(rr), len(sub), float(sub["credit"].mean()) if len(sub) else math.nan,
-                            float(rr.mean()) if len(rr) else math.nan])
-        present = [g for g in groups if (reader_rate["group"] == g).any()]
-        kind = "difference" if len(groups) == 2 else "range"
-        if len(present) < len(groups):
+            m = labels == g
+            by_rows.append([matchup, crit, g, int(m.sum()), int(n_votes[m].sum()),
+                            float(totals[m].sum() / n_votes[m].sum()) if m.any() else math.nan,
+                            float(rates[m].mean()) if m.any() else math.nan])
+        if any(not (labels == g).any() for g in groups):
             cmp_rows.append([matchup, crit, " vs ".join(groups), math.nan, kind, math.nan, 0, False])
             continue
-        stat, p, n_perm, exact = permutation_test(reader_rate["rate"].to_numpy(float),
-                                                  reader_rate["group"].to_numpy(object), groups, generator,
-                                                  max_permutations)
+        stat, p, n_perm, exact = permutation_test(rates, labels, groups, generator, max_permutations)
         used_mc = used_mc or not exact
         cmp_rows.append([matchup, crit, " vs ".join(groups), stat, kind, p, n_perm, exact])
     return ReaderGroups(status=COMPUTED, groups=tuple(groups), readers_per_group=counts,

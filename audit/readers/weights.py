@@ -144,11 +144,17 @@ def _label(y: pd.Series) -> pd.Series:
     return y.map(lambda v: "tie" if pd.isna(v) else ("focal" if v == 1 else "other"))
 
 
-def _wide_votes(votes: pd.DataFrame, reader: str, criteria: tuple[str, ...], overall: str) -> pd.DataFrame:
-    sub = votes[votes["reader_id"] == reader]
-    wide = sub.pivot_table(index="pair_id", columns="criterion", values="y", aggfunc="first", dropna=False)
-    present = sub.groupby(["pair_id", "criterion"]).size().unstack(fill_value=0)
-    return wide.reindex(columns=[*criteria, overall]), present.reindex(columns=[*criteria, overall], fill_value=0)
+def _wide_votes(votes: pd.DataFrame, criteria: tuple[str, ...], overall: str) -> dict[str, tuple[pd.DataFrame, pd.DataFrame]]:
+    """Per reader: a pair x criterion table of y, and of how many votes each cell has."""
+    cols = [*criteria, overall]
+    keys = ["reader_id", "pair_id", "criterion"]
+    y = votes.groupby(keys, sort=False)["y"].first().unstack("criterion").reindex(columns=cols)
+    present = votes.groupby(keys, sort=False).size().unstack("criterion", fill_value=0).reindex(columns=cols,
+                                                                                                fill_value=0)
+    out = {}
+    for reader in dict.fromkeys(votes["reader_id"]):
+        out[reader] = (y.loc[reader], present.loc[reader])
+    return out
 
 
 def criteria_and_overall(votes: pd.DataFrame, overall: str = HUMAN_OVERALL) -> tuple[tuple[str, ...], str]:
@@ -192,8 +198,7 @@ def reader_weights(votes: pd.DataFrame, *, overall: str = HUMAN_OVERALL, method:
     if why:
         return ReaderWeights(status=Status.SKIPPED, reason=why, criteria=crits)
     coef_rows, fit_rows, separated = [], [], []
-    for reader in dict.fromkeys(votes["reader_id"]):
-        wide, present = _wide_votes(votes, reader, crits, overall)
+    for reader, (wide, present) in _wide_votes(votes, crits, overall).items():
         has_overall = present[overall] > 0
         n_tie = int((has_overall & wide[overall].isna()).sum())
         complete = (present[list(crits)] > 0).all(axis=1) & has_overall
@@ -239,8 +244,7 @@ def reader_kappas(votes: pd.DataFrame, *, overall: str = HUMAN_OVERALL) -> Reade
     if why:
         return ReaderKappas(status=Status.SKIPPED, reason=why, criteria=crits)
     rows = []
-    for reader in dict.fromkeys(votes["reader_id"]):
-        wide, present = _wide_votes(votes, reader, crits, overall)
+    for reader, (wide, present) in _wide_votes(votes, crits, overall).items():
         for crit in crits:
             both = (present[crit] > 0) & (present[overall] > 0)
             k, po, pe = cohens_kappa(_label(wide.loc[both, crit]).to_numpy(), _label(wide.loc[both, overall]).to_numpy())

@@ -1,0 +1,119 @@
+"""Heat-map rates and the judge-outside-reader-range comparison."""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from audit.checks import Status
+from audit.readers._common import ALL_MATCHUPS, check_judge_credits, check_votes
+from audit.readers.rates import HUMANS_GLMM, HUMANS_POOLED, reader_rates
+
+
+def _votes():
+    rows = []
+    # reader a: 3 focal of 4 on empathy in m1 (one tie counts 0.5); reader b: 1 of 4
+    for reader, ys in (("a", [1, 1, 1, np.nan]), ("b", [0, 0, 1, 0])):
+        for i, y in enumerate(ys):
+            rows.append(dict(pair_id=f"p{i}", reader_id=reader, criterion="empathy", matchup="m1", y=y))
+            rows.append(dict(pair_id=f"p{i}", reader_id=reader, criterion="overall", matchup="m1", y=1.0))
+        rows.append(dict(pair_id="q0", reader_id=reader, criterion="empathy", matchup="m2", y=0.0))
+        rows.append(dict(pair_id="q0", reader_id=reader, criterion="overall", matchup="m2", y=0.0))
+    return check_votes(pd.DataFrame(rows))
+
+
+def _credits(empathy_credit=1.0):
+    rows = [dict(pair_id=f"p{i}", matchup="m1", criterion="empathy", judge="j", credit=empathy_credit) for i in range(4)]
+    rows += [dict(pair_id=f"p{i}", matchup="m1", criterion="aggregate", judge="j", credit=c)
+             for i, c in enumerate([1.0, 0.5, np.nan, 1.0])]
+    rows += [dict(pair_id="q0", matchup="m2", criterion="empathy", judge="j", credit=0.0)]
+    return check_judge_credits(pd.DataFrame(rows))
+
+
+def test_rates_by_hand():
+    res = reader_rates(_votes(), _credits(), fit_glmm_if_missing=False)
+    r = res.rates.set_index(["row_label", "matchup", "criterion"])
+    assert r.loc[("a", "m1", "empathy"), "rate"] == pytest.approx(3.5 / 4)
+    assert r.loc[("a", "m1", "empathy"), "n_ties"] == 1
+    assert r.loc[("b", "m1", "empathy"), "rate"] == pytest.approx(0.25)
+    assert r.loc[("a", ALL_MATCHUPS, "empathy"), "rate"] == pytest.approx(3.5 / 5)
+    assert r.loc[(HUMANS_POOLED, "m1", "empathy"), "rate"] == pytest.approx(4.5 / 8)
+    # judge "aggregate" stands in for the humans' overall: (1 + 0.5 + 1) / 3 valid, one invalid left out
+    assert r.loc[("j", "m1", "overall"), "rate"] == pytest.approx(2.5 / 3)
+    assert bool(r.loc[("j", "m1", "overall"), "different_target"])
+    assert r.loc[("j", "m1", "overall"), "judge_criterion"] == "aggregate"
+    assert res.n_judge_invalid == 1
+    assert res.glmm_source.startswith("unavailable")
+
+
+def test_judge_outside_range():
+    res = reader_rates(_votes(), _credits(1.0), fit_glmm_if_missing=False)
+    jr = res.judge_range.set_index(["matchup", "criterion"])
+    row = jr.loc[("m1", "empathy")]
+    assert bool(row["outside"]) and row["distance"] == pytest.approx(1.0 - 0.875)
+    assert row["reader_min"] == pytest.approx(0.25) and row["n_readers"] == 2
+    inside = reader_rates(_votes(), _credits(0.5), fit_glmm_if_missing=False).judge_range.set_index(
+        ["matchup", "criterion"]).loc[("m1", "empathy")]
+    assert not bool(inside["outside"]) and inside["distance"] == 0.0
+    # m2: judge 0, readers both 0 -> on the boundary, not outside
+    assert not bool(jr.loc[("m2", "empathy"), "outside"])
+
+
+def test_given_glmm_estimates_are_used():
+    glmm = pd.DataFrame(dict(matchup=["m1"], criterion=["empathy"], estimate=[0.61], lo=[0.4], hi=[0.8]))
+    res = reader_rates(_votes(), None, glmm_estimates=glmm)
+    row = res.rates[res.rates["row_label"] == HUMANS_GLMM].iloc[0]
+    assert row["rate"] == 0.61 and row["lo"] == 0.4 and res.glmm_source == "given"
+    assert res.judge_range.empty
+
+
+def test_glmm_fallback_fits_each_cell(monkeypatch):
+    calls = []
+
+    class FakeResult:
+        def __init__(self, y):
+            self.y = y
+
+        def prob_estimate(self):
+            return float(np.mean(self.y)), 0.0, 1.0
+
+    def fake_fit(y, factors):
+        calls.append((len(y), sorted(factors)))
+        return FakeResult(y)
+
+    fake = types.ModuleType("audit.glmm")
+    fake.fit_crossed_glmm = fake_fit
+    monkeypatch.setitem(sys.modules, "audit.glmm", fake)
+    res = reader_rates(_votes(), None)
+    assert res.glmm_source == "fitted"
+    assert len(calls) == 4 and all(f == ["pair", "reader"] for _, f in calls)
+    glmm = res.rates[res.rates["row_kind"] == "human_glmm"].set_index(["matchup", "criterion"])
+    assert glmm.loc[("m1", "empathy"), "rate"] == pytest.approx(4 / 7)  # the tie is left out of the GLMM
+
+
+def test_real_glmm_fallback_runs():
+    """The fallback through the real audit.glmm engine gives a probability in (0, 1) per cell."""
+    pytest.importorskip("audit.glmm")
+    from .conftest import make_votes
+
+    votes = check_votes(make_votes(4, 12, seed=5))
+    res = reader_rates(votes[votes["criterion"].isin(["empathy", "overall"])], None)
+    glmm = res.rates[res.rates["row_kind"] == "human_glmm"]
+    assert len(glmm) == 4 and glmm["rate"].between(0, 1).all()
+
+
+def test_skipped_without_matchup():
+    votes = _votes().drop(columns="matchup")
+    res = reader_rates(votes, None)
+    assert res.status is Status.SKIPPED and "matchup" in str(res)
+
+
+def test_heatmap_layout():
+    res = reader_rates(_votes(), _credits(), fit_glmm_if_missing=False)
+    hm = res.heatmap("m1")
+    assert list(hm.index) == ["a", "b", HUMANS_POOLED, "j"]
+    assert list(hm.columns) == ["empathy", "overall"]
