@@ -121,3 +121,18 @@ def test_skipped_without_overall():
     votes = check_votes(make_votes(3, 10).query("criterion != 'overall'"))
     assert reader_weights(votes).status is Status.SKIPPED
     assert "overall" in reader_kappas(votes).reason
+
+
+@pytest.mark.r
+def test_kappa_reference_rerun_live(tmp_path):
+    """Rerun the psych script and compare with the stored outputs."""
+    import shutil
+    import subprocess
+
+    if shutil.which("Rscript") is None:
+        pytest.skip("Rscript not on PATH")
+    for f in REF.glob("*"):
+        shutil.copy(f, tmp_path / f.name)
+    subprocess.run(["Rscript", "make_reference.R"], cwd=tmp_path, check=True, capture_output=True)
+    np.testing.assert_allclose(pd.read_csv(tmp_path / "kappa_psych.csv")["kappa"],
+                               pd.read_csv(REF / "kappa_psych.csv")["kappa"], atol=1e-12)
