@@ -1,0 +1,9 @@
+"""Build the deployment set, run the blind human study, run the rubric judge.
+
+Public entry points (see docs/generation.md):
+
+* :func:`generation.protocol.load_protocol`, :func:`generation.generate.generate_stories`;
+* :func:`generation.labelstudio.export_tasks`, :func:`generation.labelstudio.import_export`;
+* :func:`generation.score.load_rubric`, :func:`generation.score.score_stories`;
+* :func:`generation.providers.build_provider` and the ``openai`` / ``transformers`` backends.
+"""
