@@ -137,15 +137,25 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
                               human=human, judge=judge, transfer=transfer))
     cells = tuple(cells)
 
-    progress("optional sections")
     seeds = np.random.SeedSequence(seed if seed is not None else int(rng.integers(2**32))).spawn(4)
+    credits = sections.primary_credits(choices, data.pairs, primary)
     dev = sections.dev_section(data, spec, seeds[0])
-    uncertainty = sections.uncertainty_section(data, spec, outcomes, seeds[1]) if spec.uncertainty else \
-        sections.not_requested("--no-uncertainty")
-    readers = sections.readers_section(data, spec, outcomes, cells, seeds[2]) if spec.readers else \
-        sections.not_requested("--no-readers")
-    surface = sections.surface_section(data, spec, seeds[3]) if spec.surface else \
-        sections.not_requested("--no-surface")
+    if spec.uncertainty:
+        progress("bootstraps and leave-one-reader-out")
+        uncertainty = sections.uncertainty_section(data, spec, credits, sections.judge_credits(outcomes), cells,
+                                                   seeds[1])
+    else:
+        uncertainty = sections.not_requested("--no-uncertainty")
+    if spec.readers:
+        progress("reader analysis")
+        readers = sections.readers_section(data, spec, credits, cells, seeds[2])
+    else:
+        readers = sections.not_requested("--no-readers")
+    if spec.surface:
+        progress("surface features")
+        surface = sections.surface_section(data, spec, primary, seeds[3])
+    else:
+        surface = sections.not_requested("--no-surface")
 
     checks = cell_checks(cells, spec.policy) + summary_checks(cells, agreement, spec.policy, outcomes)
     checks += sections.section_checks(spec.policy, dev=dev, uncertainty=uncertainty, readers=readers,

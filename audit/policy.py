@@ -63,7 +63,16 @@ class DevPolicy:
 
 @dataclass(frozen=True)
 class SurfacePolicy:
-    max_abs_judge_feature_r: float = 0.5
+    max_abs_judge_feature_r: float = 0.5  #: largest |story-level r| of a feature with a judge criterion
+    min_abs_within_pair_beta: float = 0.3  #: smallest |within-pair beta| that counts as tracking a feature
+
+
+@dataclass(frozen=True)
+class ReadersPolicy:
+    outside_range_margin: float = 0.0  #: judge rate may lie this far outside all readers' rates
+    fast_reader_max_loo_shift: float = 0.05
+    fatigue_min_end_to_start: float = 0.5
+    alpha: float = 0.05
 
 
 @dataclass(frozen=True)
@@ -75,6 +84,7 @@ class Policy:
     uncertainty: UncertaintyPolicy = field(default_factory=UncertaintyPolicy)
     dev: DevPolicy = field(default_factory=DevPolicy)
     surface: SurfacePolicy = field(default_factory=SurfacePolicy)
+    readers: ReadersPolicy = field(default_factory=ReadersPolicy)
     #: check name -> "FAIL" | "WARN" | "OFF": what a breach of that check reports
     severity: dict[str, str] = field(default_factory=dict)
 
@@ -85,10 +95,10 @@ class Policy:
         return dataclasses.asdict(self)
 
 
-_SECTIONS = {f.name: f.type for f in dataclasses.fields(Policy) if f.name != "severity"}
 _SECTION_CLASSES = {
     "transfer": TransferPolicy, "agreement": AgreementPolicy, "judge": JudgePolicy,
     "glmm": GlmmPolicy, "uncertainty": UncertaintyPolicy, "dev": DevPolicy, "surface": SurfacePolicy,
+    "readers": ReadersPolicy,
 }
 
 

@@ -235,6 +235,9 @@ def result_from_json(text: str) -> AuditResult:
     registered in :data:`SECTION_TYPES` (then they are rebuilt as the typed result).
     """
     data = json.loads(text)
+    from audit.sections import register_section_types
+
+    register_section_types()
     version = data.get("schema_version")
     if version is None or str(version).split(".")[0] != SCHEMA_VERSION.split(".")[0]:
         from audit.errors import InputError, InputProblem

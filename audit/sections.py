@@ -7,6 +7,9 @@ Each function reads the validated data and the spec and returns a
 
 from __future__ import annotations
 
+import dataclasses
+import math
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -15,16 +18,15 @@ import pandas as pd
 from audit.checks import Check, Status
 from audit.errors import AuditError
 from audit.policy import Policy
-from audit.result import Section
-
-SectionFn = Callable[[], object]
+from audit.result import SECTION_TYPES, Section
+from audit.uncertainty import BootstrapResult, JudgeConfigRates, LoroResult, SignificanceTally
 
 
 def not_requested(flag: str) -> Section:
     return Section(Status.SKIPPED, f"not requested ({flag})")
 
 
-def _guarded(compute: SectionFn, what: str) -> Section:
+def _guarded(compute: Callable[[], object], what: str) -> Section:
     try:
         payload = compute()
     except AuditError as exc:
@@ -33,10 +35,18 @@ def _guarded(compute: SectionFn, what: str) -> Section:
 
 
 def judge_credits(outcomes: pd.DataFrame) -> pd.DataFrame:
-    """The judge-credit frame the uncertainty and reader analyses read."""
+    """Every configuration's per-pair credit, as the judge criteria name them."""
     return outcomes[["pair_id", "matchup", "criterion", "judge", "credit"]].copy()
 
 
+def primary_credits(choices: pd.DataFrame, pairs: pd.DataFrame, primary: str | None) -> pd.DataFrame:
+    """The primary judge's credits keyed by the *human* criterion (``overall`` = aggregate)."""
+    frame = choices.merge(pairs[["pair_id", "matchup"]], on="pair_id", how="left")
+    return frame.rename(columns={"y_judge": "credit"}).assign(judge=primary or "")[
+        ["pair_id", "matchup", "criterion", "judge", "credit"]]
+
+
+# ----------------------------------------------------------------------------- dev set
 def dev_section(data, spec, seed: np.random.SeedSequence) -> Section:
     if data.dev_judge is None or data.dev_humans is None:
         return Section(Status.SKIPPED, "no development set given (--dev-judge and --dev-humans)")
@@ -46,24 +56,74 @@ def dev_section(data, spec, seed: np.random.SeedSequence) -> Section:
                     "dev-set validity")
 
 
-def uncertainty_section(data, spec, outcomes: pd.DataFrame, seed: np.random.SeedSequence) -> Section:
-    from audit.uncertainty import analyse_uncertainty
+# ----------------------------------------------------------------------------- uncertainty
+@dataclass(frozen=True)
+class UncertaintySection:
+    """Cluster bootstraps, leave-one-reader-out, significance tallies, judge configurations."""
+
+    bootstrap: BootstrapResult
+    loro: LoroResult
+    tally: SignificanceTally
+    tally_holm: SignificanceTally
+    tally_bh: SignificanceTally
+    judge_configurations: JudgeConfigRates
+
+    def to_frame(self) -> pd.DataFrame:
+        return self.bootstrap.to_frame()
+
+    def __str__(self) -> str:
+        return f"{self.tally}\n{self.loro}"
+
+
+def cells_glmm_frame(cells) -> pd.DataFrame:
+    """The pipeline's GLMM fits in the shape :func:`significance_tally` reads."""
+    from scipy.stats import norm
+
+    rows = []
+    for c in cells:
+        g = c.human.glmm
+        p = 2 * norm.sf(abs(g.b0 / g.se)) if g.se and not math.isnan(g.se) and g.se > 0 else float("nan")
+        rows.append({"matchup": c.matchup, "criterion": c.criterion, "cell": f"{c.matchup}/{c.criterion}",
+                     "estimate": g.estimate, "ci_low": g.ci_low, "ci_high": g.ci_high, "b0": g.b0, "se": g.se,
+                     "p_value": p, "sd_pair": g.sd_pair, "sd_reader": g.sd_reader, "converged": g.converged,
+                     "singular": g.singular, "separation": g.separation,
+                     "error": g.reason if g.status is Status.ERROR else ""})
+    return pd.DataFrame(rows)
+
+
+def uncertainty_section(data, spec, credits: pd.DataFrame, all_credits: pd.DataFrame, cells,
+                        seed: np.random.SeedSequence) -> Section:
+    from audit.uncertainty import (cluster_bootstrap, judge_configuration_rates, leave_one_reader_out,
+                                   significance_tally)
 
     n_boot = spec.n_boot if spec.n_boot is not None else spec.policy.uncertainty.n_boot
-    return _guarded(lambda: analyse_uncertainty(data.votes, judge_credits(outcomes), n_boot=n_boot,
-                                                rng=np.random.default_rng(seed)), "uncertainty")
+
+    def compute():
+        boot = cluster_bootstrap(data.votes, n_boot=n_boot, level=spec.policy.transfer.level,
+                                 judge_credits=credits if len(credits) else None, rng=np.random.default_rng(seed))
+        glmm = cells_glmm_frame(cells)
+        tallies = [significance_tally(boot, glmm, adjust=a) for a in ("none", "holm", "bh")]
+        return UncertaintySection(
+            bootstrap=boot, loro=leave_one_reader_out(data.votes), tally=tallies[0], tally_holm=tallies[1],
+            tally_bh=tallies[2], judge_configurations=judge_configuration_rates(all_credits),
+        )
+
+    return _guarded(compute, "uncertainty")
 
 
-def readers_section(data, spec, outcomes: pd.DataFrame, cells, seed: np.random.SeedSequence) -> Section:
+# ----------------------------------------------------------------------------- readers
+def readers_section(data, spec, credits: pd.DataFrame, cells, seed: np.random.SeedSequence) -> Section:
     from audit.readers import analyse_readers
 
     estimates = pd.DataFrame([{"matchup": c.matchup, "criterion": c.criterion, "estimate": c.human.glmm.estimate}
                               for c in cells])
-    return _guarded(lambda: analyse_readers(data.votes, judge_credits(outcomes), glmm_estimates=estimates,
-                                            rng=np.random.default_rng(seed)), "reader analysis")
+    return _guarded(lambda: analyse_readers(data.votes, credits if len(credits) else None,
+                                            glmm_estimates=estimates, rng=np.random.default_rng(seed)),
+                    "reader analysis")
 
 
-def surface_section(data, spec, seed: np.random.SeedSequence) -> Section:
+# ----------------------------------------------------------------------------- surface
+def surface_section(data, spec, primary: str | None, seed: np.random.SeedSequence) -> Section:
     if data.stories is None:
         return Section(Status.SKIPPED, "no stories given (--stories): surface features need the texts")
     if data.judge_scores is None:
@@ -71,10 +131,12 @@ def surface_section(data, spec, seed: np.random.SeedSequence) -> Section:
     from audit.surface import surface_associations
     from detectors import compute_features
 
+    n_boot = spec.n_boot if spec.n_boot is not None else spec.policy.uncertainty.n_boot
+
     def compute():
         features = compute_features(data.stories, perplexity=_perplexity_config(spec), cache=spec.features_cache)
-        return surface_associations(features, data.judge_scores, data.pairs, data.votes,
-                                    rng=np.random.default_rng(seed))
+        return surface_associations(features, data.judge_scores, data.pairs, data.votes, judge=primary,
+                                    n_boot=n_boot, rng=np.random.default_rng(seed))
 
     return _guarded(compute, "surface features")
 
@@ -89,9 +151,71 @@ def _perplexity_config(spec):
                             allow_download=spec.perplexity.allow_download)
 
 
-def section_checks(policy: Policy, **sections: Section) -> list[Check]:
+# ----------------------------------------------------------------------------- checks
+def _apply_severity(checks: list[Check], policy: Policy) -> list[Check]:
+    """A ``[severity]`` entry turns a section check's breach into FAIL/WARN, or drops it (OFF)."""
+    out = []
+    for check in checks:
+        level = policy.severity.get(check.name)
+        if level == "OFF":
+            continue
+        if level and check.status in (Status.WARN, Status.FAIL):
+            check = dataclasses.replace(check, status=Status(level))
+        out.append(check)
+    return out
+
+
+def section_checks(policy: Policy, *, dev: Section, uncertainty: Section, readers: Section,
+                   surface: Section) -> list[Check]:
     checks: list[Check] = []
-    for name, section in sections.items():
+    for name, section in (("dev", dev), ("uncertainty", uncertainty), ("readers", readers), ("surface", surface)):
         if section.status is Status.ERROR:
             checks.append(Check(f"{name}.computed", Status.ERROR, reason=section.reason))
-    return checks
+    if dev.payload is not None:
+        checks.extend(_dev_checks(dev.payload, policy))
+    if uncertainty.payload is not None:
+        checks.extend(_loro_checks(uncertainty.payload, policy))
+    if readers.payload is not None:
+        from audit.readers import reader_checks
+
+        checks.extend(reader_checks(readers.payload, dataclasses.asdict(policy.readers)))
+    if surface.payload is not None:
+        from audit.surface import surface_checks
+
+        checks.extend(surface_checks(surface.payload, dataclasses.asdict(policy.surface), severity=policy.severity))
+    return _apply_severity(checks, policy)
+
+
+def _dev_checks(dev, policy: Policy) -> list[Check]:
+    value = getattr(dev, "routed_in_sample_pooled", float("nan"))
+    threshold = policy.dev.min_dev_spearman
+    if value is None or math.isnan(value):
+        return [Check("dev.spearman", Status.SKIPPED, reason="no dev-set correlation could be computed")]
+    status = Status.PASS if value >= threshold else Status(policy.breach("dev.spearman", "WARN"))
+    reason = (f"development-set Spearman of the routed judge with mean human ratings {value:.3f}"
+              + (f"; out-of-fold {dev.oof_pooled:.3f}" if not math.isnan(dev.oof_pooled) else "")
+              + ("; selection and validation share data" if dev.selection_shares_data else ""))
+    return [Check("dev.spearman", status, value, threshold, reason)]
+
+
+def _loro_checks(section: UncertaintySection, policy: Policy) -> list[Check]:
+    loro = section.loro
+    if math.isnan(loro.largest_shift):
+        return [Check("uncertainty.loro_max_shift", Status.SKIPPED, reason="leave-one-reader-out not computed")]
+    value = abs(loro.largest_shift)
+    threshold = policy.uncertainty.max_loro_shift
+    status = Status.PASS if value <= threshold else Status(policy.breach("uncertainty.loro_max_shift", "WARN"))
+    return [Check("uncertainty.loro_max_shift", status, value, threshold,
+                  f"dropping reader {loro.largest_shift_reader} moves {loro.largest_shift_cell} by "
+                  f"{loro.largest_shift:+.1%} (raw rate)")]
+
+
+def register_section_types() -> None:
+    """Let :func:`audit.result.result_from_json` rebuild typed section payloads."""
+    from audit.devset import DevValidity
+    from audit.readers import ReaderAnalysis
+    from audit.surface import SurfaceResult
+
+    SECTION_TYPES.update({"dev": DevValidity, "uncertainty": UncertaintySection, "readers": ReaderAnalysis,
+                          "surface": SurfaceResult})
+
