@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from audit.errors import MissingDependencyError
 from audit.inputs.problems import ProblemLog
 
 #: extension -> format name
@@ -98,7 +99,7 @@ def read_table(path: str | os.PathLike, role: str, log: ProblemLog) -> Table | N
     except UnicodeDecodeError as exc:
         log.add(path, f"the {role} file is not valid UTF-8 text (byte {exc.start})", "save the file as UTF-8")
         return None
-    except ImportError:
+    except MissingDependencyError:
         raise
     except Exception as exc:  # malformed content: one plain message, never a traceback
         log.add(path, f"cannot parse the {role} file as {fmt.upper()}: {str(exc).strip()}",

@@ -278,3 +278,11 @@ def test_audit_data_round_trips_through_serialize(tmp_path):
     back = from_jsonable(AuditData, to_jsonable(d))
     assert back.sources == d.sources and back.exclusions == d.exclusions and back.notes == d.notes
     pd.testing.assert_frame_equal(back.votes, d.votes, check_dtype=False)
+
+
+def test_wide_pairwise_judge(tmp_path):
+    judge = "pair_id,judge,empathy,overall\np1,j,alpha,B\np2,j,tie,invalid\n"
+    d = basic(tmp_path, judge=judge)()
+    assert d.judge_verdicts[["criterion", "choice", "line"]].values.tolist() == [
+        ["empathy", "alpha", 2], ["overall", "beta", 2], ["empathy", "tie", 3], ["overall", "invalid", 3]]
+    assert {s.role: s.layout for s in d.sources}["judge"] == "pairwise-wide"

@@ -99,3 +99,17 @@ def test_whitespace_only_file_is_empty(tmp_path, text):
     p.write_text(text, encoding="utf-8")
     log = ProblemLog()
     assert read_table(p, "humans", log) is None and "empty" in log.problems[0].message
+
+
+def test_parquet_without_pyarrow_says_how_to_install(tmp_path, monkeypatch):
+    import audit._optional
+    from audit.errors import MissingDependencyError
+
+    def missing(name, purpose=None):
+        raise MissingDependencyError(f"{name} is needed for {purpose}: pip install 'judge-audit[parquet]'")
+
+    monkeypatch.setattr(audit._optional, "import_optional", missing)
+    p = tmp_path / "j.parquet"
+    p.write_bytes(b"PAR1")
+    with pytest.raises(MissingDependencyError, match="parquet"):
+        read_table(p, "judge", ProblemLog())
