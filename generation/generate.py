@@ -388,17 +388,19 @@ def generate_stories(
 
 
 def _write_outputs(premises, protocol, matchups, jobs, finals, seed, out, n_resumed, n_attempts_now, n_incomplete) -> GenerationResult:
-    gen, _ = resolve_rng(seed)
+    gen, _ = resolve_rng(seed)  # presentation order of all pairs
     by_key = {(job.premise_id, job.system, job.matchup): finals[job.story_id] for job in jobs}
     premise_text = dict(zip(premises["premise_id"], premises["premise"]))
     pair_rows = []
-    for m_index, matchup in enumerate(matchups):
+    for matchup in matchups:
         n = len(premises)
+        # Sides depend only on (seed, matchup), so adding a matchup later changes no side.
+        sides = np.random.default_rng(int(_hash_id("", seed, "sides", matchup.name), 16))
         # Balanced sides within a matchup: half the pairs show the focal system first.
         focal_first = np.array([i < math.ceil(n / 2) for i in range(n)])
-        if n % 2 == 1 and gen.random() < 0.5:
+        if n % 2 == 1 and sides.random() < 0.5:
             focal_first = ~focal_first  # the odd pair's side is itself random
-        focal_first = gen.permutation(focal_first)
+        focal_first = sides.permutation(focal_first)
         for p_index, premise_id in enumerate(premises["premise_id"]):
             scope = "" if protocol.reuse_stories else matchup.name
             focal_story = by_key[(premise_id, matchup.focal, scope)]

@@ -289,6 +289,9 @@ def import_export(
                 continue
             n_annotations += 1
             reader = _reader(annotation.get("completed_by"))
+            if not reader:
+                problems.append(InputProblem(file, f"{where}: annotation {annotation.get('id', '?')} has no completed_by", column="completed_by", fix="export from Label Studio with annotator ids (the full JSON export)"))
+                continue
             stamp = (str(annotation.get("updated_at") or annotation.get("created_at") or ""), str(annotation.get("id", "")))
             key = (pair_id, reader)
             if key in latest:

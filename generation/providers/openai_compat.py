@@ -25,6 +25,7 @@ import socket
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from typing import Any, Sequence
 
@@ -126,6 +127,10 @@ class OpenAICompatProvider:
         self.headers = dict(headers or {})
         self.seed = seed
         self._semaphore = threading.BoundedSemaphore(self.max_concurrency)
+        host = urllib.parse.urlsplit(self.base_url).hostname or ""
+        # A local server (vLLM, Ollama...) must not be reached through an HTTP(S)_PROXY.
+        handlers = [urllib.request.ProxyHandler({})] if host in ("localhost", "127.0.0.1", "::1") else []
+        self._opener = urllib.request.build_opener(*handlers)
         self._jitter = random.Random(seed)
         self._jitter_lock = threading.Lock()
 
@@ -223,7 +228,7 @@ class OpenAICompatProvider:
             headers["Authorization"] = f"Bearer {self._key}"
         request = urllib.request.Request(self.base_url + path, data=data, headers=headers, method="POST")
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
+            with self._opener.open(request, timeout=self.timeout_s) as response:
                 raw = response.read()
         except urllib.error.HTTPError as exc:
             detail = self._redact(_error_detail(exc))

@@ -61,7 +61,9 @@ class TransformersProvider:
         self.max_concurrency = 1
         kwargs: dict[str, Any] = {"local_files_only": True}
         if dtype:
-            kwargs["dtype"] = getattr(self._torch, dtype)
+            # transformers 5 renamed torch_dtype to dtype
+            major = int(str(getattr(transformers, "__version__", "5")).split(".")[0])
+            kwargs["dtype" if major >= 5 else "torch_dtype"] = getattr(self._torch, dtype)
         try:
             self._tokenizer = transformers.AutoTokenizer.from_pretrained(self.model_name, local_files_only=True)
             self._model = transformers.AutoModelForCausalLM.from_pretrained(self.model_name, **kwargs).to(device)

@@ -115,6 +115,10 @@ def test_stories_shared_across_matchups(server, tmp_path, premises):
     assert len(result.pairs) == 8 and len(server.chat_requests()) == 12
     beta = result.stories[result.stories["system"] == "beta"]
     assert beta["story_id"].nunique() == 4 and len(beta) == 8
+    # a matchup's sides depend on the seed and that matchup only
+    alone = generate_stories(premises, load_protocol(path), tmp_path / "alone", rng=1, matchups=load_protocol(path).matchups[:1])
+    first = result.pairs[result.pairs["matchup"] == "alpha vs beta"].set_index("pair_id")["system_a"].sort_index()
+    pd.testing.assert_series_equal(alone.pairs.set_index("pair_id")["system_a"].sort_index(), first)
 
 
 class Killer:

@@ -138,3 +138,6 @@ def test_completed_by_object_and_unanswered(tmp_path):
     result = import_export(export, pairs)
     assert "ann@example.org" in set(result.humans["reader_id"])
     assert result.n_unanswered == 1
+    annotation["completed_by"] = None
+    with pytest.raises(InputError, match="no completed_by"):
+        import_export(export, pairs)
