@@ -78,6 +78,9 @@ def _frame_in(data: dict) -> pd.DataFrame:
                 pass
         elif dtype.startswith(("float", "int")):
             frame[col] = frame[col].astype(dtype)
+        elif dtype == "object":
+            # pandas >= 3 infers a string dtype; keep what was written
+            frame[col] = frame[col].astype(object)
     return frame
 
 

@@ -1,0 +1,58 @@
+import enum
+import json
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from audit.serialize import from_jsonable, to_jsonable
+
+
+class Colour(enum.Enum):
+    RED = "red"
+
+
+@dataclass(frozen=True)
+class Inner:
+    x: float
+    tags: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Outer:
+    name: str
+    inner: Inner
+    maybe: Inner | None
+    counts: dict[str, int]
+    colour: Colour
+    frame: pd.DataFrame
+    values: tuple[float, ...]
+
+
+def _outer():
+    frame = pd.DataFrame({"a": ["x", "y"], "b": [1.5, np.nan], "c": [1, 2], "d": [True, False]})
+    frame["e"] = pd.Series(["p", None], dtype=object)
+    return Outer("n", Inner(math.nan, ("a", "b")), None, {"k": 3}, Colour.RED, frame,
+                 (math.inf, -math.inf, 1.0))
+
+
+def test_round_trip_through_json_text():
+    obj = _outer()
+    text = json.dumps(to_jsonable(obj), allow_nan=False)
+    back = from_jsonable(Outer, json.loads(text))
+    assert back.name == "n" and math.isnan(back.inner.x) and back.inner.tags == ("a", "b")
+    assert back.maybe is None and back.counts == {"k": 3} and back.colour is Colour.RED
+    assert back.values == (math.inf, -math.inf, 1.0)
+    pd.testing.assert_frame_equal(back.frame, obj.frame)
+    assert json.dumps(to_jsonable(back), allow_nan=False) == text
+
+
+def test_numpy_scalars_become_python():
+    assert to_jsonable({"a": np.int64(3), "b": np.float32(0.5), "c": np.bool_(True)}) == {"a": 3, "b": 0.5, "c": True}
+
+
+def test_type_mismatch_is_reported():
+    with pytest.raises(TypeError):
+        from_jsonable(Inner, {"x": "not a number", "tags": []})
