@@ -72,6 +72,9 @@ class OpenAICompatProvider:
         Extra non-secret headers.
     seed : int | None
         Seeds the jitter so a run's retry schedule is reproducible.
+    api_key_header : str
+        Header that carries the key: ``"Authorization"`` sends ``Bearer KEY``; any other
+        name (e.g. ``"api-key"`` for Azure OpenAI) sends the key as is.
     """
 
     name = "openai"
@@ -89,6 +92,7 @@ class OpenAICompatProvider:
         extra_body: dict[str, Any] | None = None,
         headers: dict[str, str] | None = None,
         seed: int | None = None,
+        api_key_header: str = "Authorization",
     ):
         problems = []
         if not str(base_url).startswith(("http://", "https://")):
@@ -126,6 +130,7 @@ class OpenAICompatProvider:
         self.extra_body = dict(extra_body or {})
         self.headers = dict(headers or {})
         self.seed = seed
+        self.api_key_header = str(api_key_header)
         self._semaphore = threading.BoundedSemaphore(self.max_concurrency)
         host = urllib.parse.urlsplit(self.base_url).hostname or ""
         # A local server (vLLM, Ollama...) must not be reached through an HTTP(S)_PROXY.
@@ -225,7 +230,10 @@ class OpenAICompatProvider:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         headers.update(self.headers)
         if self._key:
-            headers["Authorization"] = f"Bearer {self._key}"
+            if self.api_key_header.lower() == "authorization":
+                headers["Authorization"] = f"Bearer {self._key}"
+            else:
+                headers[self.api_key_header] = self._key
         request = urllib.request.Request(self.base_url + path, data=data, headers=headers, method="POST")
         try:
             with self._opener.open(request, timeout=self.timeout_s) as response:

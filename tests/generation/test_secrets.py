@@ -58,3 +58,10 @@ def test_key_absent_means_no_header(server):
 def test_empty_key_name_means_no_key(server, name):
     provider = OpenAICompatProvider(model="m", base_url=server.url, api_key_env=name, **FAST)
     assert provider.describe()["api_key_env"] is None
+
+
+def test_custom_key_header(server, monkeypatch):
+    monkeypatch.setenv("JA_TEST_KEY", SECRET)
+    OpenAICompatProvider(model="m", base_url=server.url, api_key_env="JA_TEST_KEY", api_key_header="api-key", **FAST).chat([])
+    headers = {k.lower(): v for k, v in server.chat_requests()[0].headers.items()}
+    assert headers["api-key"] == SECRET and "authorization" not in headers
