@@ -68,20 +68,26 @@ def to_jsonable(obj: Any) -> Any:
 
 def _frame_in(data: dict) -> pd.DataFrame:
     columns = data["columns"]
-    rows = [[_SPECIAL_FLOATS.get(v, v) if isinstance(v, str) else v for v in row] for row in data["data"]]
-    frame = pd.DataFrame(rows, columns=columns)
-    for col, dtype in zip(columns, data.get("dtypes", [])):
-        if dtype.startswith(("float", "int", "bool")) and len(frame):
+    dtypes = data.get("dtypes") or ["object"] * len(columns)
+    rows = data["data"]
+    series = {}
+    for j, (col, dtype) in enumerate(zip(columns, dtypes)):
+        values = [row[j] for row in rows]
+        if dtype.startswith(("float", "int", "bool")):
+            values = [_SPECIAL_FLOATS.get(v, v) if isinstance(v, str) else v for v in values]
+            column = pd.Series(values, dtype=object)
             try:
-                frame[col] = frame[col].astype(dtype)
+                column = column.astype(dtype)
             except (TypeError, ValueError):
+                # e.g. a bool column holding None; keep the values as written
                 pass
-        elif dtype.startswith(("float", "int")):
-            frame[col] = frame[col].astype(dtype)
         elif dtype == "object":
-            # pandas >= 3 infers a string dtype; keep what was written
-            frame[col] = frame[col].astype(object)
-    return frame
+            # pandas >= 3 would infer a string dtype; keep what was written
+            column = pd.Series(values, dtype=object)
+        else:
+            column = pd.Series(values)
+        series[col] = column
+    return pd.DataFrame(series, columns=columns) if columns else pd.DataFrame(index=range(len(rows)))
 
 
 def from_jsonable(tp: Any, data: Any) -> Any:
