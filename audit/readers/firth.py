@@ -19,6 +19,10 @@ from scipy.special import expit
 from audit.errors import ConvergenceError
 
 
+#: fitted |linear predictor| below which a converged ML fit counts as an interior maximum
+_INTERIOR_ETA = 20.0
+
+
 @dataclass(frozen=True)
 class LogisticFit:
     """Result of :func:`fit_logistic`.
@@ -146,8 +150,11 @@ def fit_logistic(
     X : ndarray (n, p)
     y : ndarray (n,)
     method : {"auto", "ml", "firth"}
-        ``"auto"`` (default) fits maximum likelihood unless the LP check finds separation,
-        then Firth's penalised likelihood; also Firth when ML fails to converge.
+        ``"auto"`` (default) fits maximum likelihood unless the data are separated, then
+        Firth's penalised likelihood; also Firth when ML fails to converge. Separation is
+        decided by the LP check of :func:`detect_separation`, skipped only when Newton
+        converged to an interior maximum (every fitted ``|x'b| < 20``), which cannot exist
+        under separation.
     max_iter, tol
         Newton iterations and the step-size tolerance.
 
@@ -170,10 +177,15 @@ def fit_logistic(
     y = np.asarray(y, dtype=float)
     alias = aliased_columns(X)
     Xk = X[:, ~alias]
-    separated = detect_separation(Xk, y) if Xk.shape[1] else False
-    use_firth = method == "firth" or (method == "auto" and separated)
+    use_firth = method == "firth"
     beta, converged, n_iter = _newton(Xk, y, use_firth, max_iter, tol)
-    if method == "auto" and not use_firth and not converged:
+    if not use_firth and converged and np.max(np.abs(Xk @ beta), initial=0.0) < _INTERIOR_ETA:
+        # An interior maximum of the (strictly concave) likelihood: the data are not separated
+        # (under separation the score along the separating direction is positive everywhere).
+        separated = False
+    else:
+        separated = detect_separation(Xk, y) if Xk.shape[1] else False
+    if method == "auto" and (separated or not converged):
         use_firth = True
         beta, converged, n_iter = _newton(Xk, y, True, max_iter, tol)
     p = expit(Xk @ beta)
