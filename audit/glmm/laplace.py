@@ -24,7 +24,7 @@ from scipy.special import expit
 
 # Above this many entries the coupling between the eliminated factor and the rest is sparse.
 _DENSE_COUPLING_MAX = 400_000
-_PIRLS_TOL = 1e-11
+_PIRLS_TOL = 1e-22
 _PIRLS_MAXIT = 60
 
 

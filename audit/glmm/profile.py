@@ -52,27 +52,51 @@ class _Profile:
 
 
 def _side(prof: _Profile, b: float, dev_min: float, target: float, step: float) -> float:
-    """Solve zeta(c) = target on one side of b; +/-inf when it is never reached."""
+    """Solve zeta(c) = target on one side of b; +/-inf when it is never reached.
+
+    First step: the Wald bound; then linear extrapolation in zeta until the target is
+    bracketed, then regula falsi (Illinois variant) on zeta(c) - target.
+    """
     direction = math.copysign(1.0, target)
     prof.last = prof.x_hat[prof.free].copy()
 
-    def zeta(c):
+    def excess(c):
         d = prof.deviance(c) - dev_min
-        return math.copysign(math.sqrt(max(d, 0.0)), c - b)
+        return math.copysign(math.sqrt(max(d, 0.0)), c - b) - target
 
-    lo, zlo = b, 0.0
+    lo, g_lo = b, -target
     c = b + direction * step
+    g = excess(c)
     for _ in range(_MAX_EXPANSIONS):
-        zc = zeta(c)
-        if abs(zc) >= abs(target):
-            return brentq(lambda t: zeta(t) - target, min(lo, c), max(lo, c), xtol=1e-7, rtol=1e-10)
-        if abs(c - b) > _FAR:
+        if g * direction >= 0:
             break
-        # extrapolate linearly in zeta, at least doubling the distance covered so far
-        growth = abs(target) / abs(zc) if abs(zc) > 1e-8 else 4.0
-        lo, zlo = c, zc
-        c = b + (c - b) * min(max(growth * 1.1, 1.5), 4.0)
-    return direction * math.inf
+        if abs(c - b) > _FAR:
+            return direction * math.inf
+        reached = g + target
+        ratio = abs(target) / abs(reached) if abs(reached) > 1e-8 else 4.0
+        lo, g_lo = c, g
+        c = b + (c - b) * min(max(ratio * 1.02, 1.05), 4.0)
+        g = excess(c)
+    else:
+        return direction * math.inf
+    hi, g_hi = c, g
+    side = 0
+    for _ in range(60):
+        c = hi - g_hi * (hi - lo) / (g_hi - g_lo)
+        g = excess(c)
+        if abs(g) < 1e-7 or abs(hi - lo) < 1e-9:
+            return c
+        if (g > 0) == (g_hi > 0):
+            hi, g_hi = c, g
+            if side == 1:
+                g_lo /= 2.0
+            side = 1
+        else:
+            lo, g_lo = c, g
+            if side == -1:
+                g_hi /= 2.0
+            side = -1
+    return c
 
 
 def profile_intervals(lap, x_hat, dev_min, K, level, se):
