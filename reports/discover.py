@@ -89,14 +89,45 @@ def dendrograms(payload: Any) -> list[tuple[str, np.ndarray, tuple[str, ...]]]:
     for path, value in walk(payload):
         if as_frame(value) is not None or isinstance(value, (str, int, float, list, tuple)) or value is None:
             continue
-        linkage = field(value, "linkage")
+        linkage = field(value, "linkage_matrix")
+        if linkage is None or isinstance(linkage, str):
+            linkage = field(value, "linkage")
         labels = field(value, "labels")
         if labels is None:
             labels = field(value, "leaves")
-        if linkage is None or labels is None:
+        if linkage is None or labels is None or isinstance(linkage, str):
             continue
         frame = as_frame(linkage)
         z = frame.to_numpy(dtype=float) if frame is not None else np.asarray(linkage, dtype=float)
-        title = field(value, "title") or field(value, "profile") or field(value, "name") or path
+        title = field(value, "title") or field(value, "name") or path
         out.append((str(title), z, tuple(str(x) for x in labels)))
+    return out
+
+
+def scalars(payload: Any) -> list[tuple[str, Any]]:
+    """Top-level scalar fields of ``payload`` (seed, counts, flags, short notes)."""
+    names = ([f.name for f in dataclasses.fields(payload)] if dataclasses.is_dataclass(payload)
+             else list(payload) if isinstance(payload, dict) else [])
+    out = []
+    for name in names:
+        value = field(payload, name)
+        if isinstance(value, (bool, int, float, str)) and not (isinstance(value, str) and (len(value) > 300 or not value)):
+            out.append((name, value))
+        elif isinstance(value, (list, tuple)) and value and all(isinstance(v, str) for v in value) and len(value) <= 12:
+            out.append((name, ", ".join(value)))
+    return out
+
+
+def sub_statuses(payload: Any) -> list[tuple[str, str, str]]:
+    """``(name, status, reason)`` of the payload's parts that carry their own status."""
+    names = ([f.name for f in dataclasses.fields(payload)] if dataclasses.is_dataclass(payload)
+             else list(payload) if isinstance(payload, dict) else [])
+    out = []
+    for name in names:
+        value = field(payload, name)
+        if value is None or as_frame(value) is not None or isinstance(value, (str, int, float, list, tuple)):
+            continue
+        status = field(value, "status")
+        if status is not None:
+            out.append((name, str(getattr(status, "value", status)), str(field(value, "reason", "") or "")))
     return out

@@ -56,8 +56,14 @@ def _guard(ctx: dict, name: str, fn: Callable[[], Any]) -> None:
 
 
 def _finish(ctx: dict) -> dict:
-    ctx.pop("payload", None)
+    payload = ctx.pop("payload", None)
+    if payload is not None:
+        ctx["facts"] = [{"key": k, "value": cell_value(v)} for k, v in discover.scalars(payload)]
+        ctx["parts"] = [{"name": n, "status": st, "reason": r} for n, st, r in discover.sub_statuses(payload)]
     ctx.setdefault("notes", [])
+    ctx.setdefault("facts", [])
+    ctx.setdefault("parts", [])
+    ctx.setdefault("lead_tables", [])
     return ctx
 
 
@@ -121,46 +127,28 @@ def readers_section(result: Any) -> dict:
     found = discover.frames(payload)
 
     def heatmaps() -> None:
-        hit = discover.find_frame(found, {"reader_id", "criterion", "rate", "matchup"}, exclude={"term", "shift"})
-        if hit is None:
-            return
-        rates = hit[1]
-        judge_name = result.provenance.primary_judge or "judge"
-        for k, m in enumerate(dict.fromkeys(c.matchup for c in result.cells)):
-            sub = rates[rates["matchup"] == m]
-            rows = [{"row": str(r.reader_id), "kind": "reader", "criterion": r.criterion, "rate": r.rate}
-                    for r in sub.itertuples(index=False)]
-            for c in (c for c in result.cells if c.matchup == m):
-                rows.append({"row": "human GLMM", "kind": "glmm", "criterion": c.criterion, "rate": c.human.glmm.estimate})
-                if c.judge is not None:
-                    rows.append({"row": f"judge: {judge_name}", "kind": "judge", "criterion": c.criterion, "rate": c.judge.rate})
-            focal = next((c.focal for c in result.cells if c.matchup == m), "focal")
-            ctx["figures"].append({
-                "id": f"fig-heatmap-{k + 1}", "title": f"Readers x criteria: {m}",
-                "caption": "Each reader's preference rate for the focal system, the GLMM estimate and the judge's rate "
-                           f"({result.provenance.tie_rule} tie rule). Red favours {focal}, blue the other system.",
-                "svg": reader_heatmap_svg(pd.DataFrame(rows), focal_label=focal, fig_id=f"fig-heatmap-{k + 1}")})
+        ctx["figures"].extend(heatmap_figures(result, found))
 
     def clusters() -> None:
         trees = discover.dendrograms(payload)
         if trees:
-            panels = [DendrogramPanel(title, z, labels) for title, z, labels in trees[:4]]
+            panels = [DendrogramPanel(_tree_title(title), z, labels) for title, z, labels in trees[:3]]
             ctx["figures"].append({
                 "id": "fig-dendrogram", "title": "Reader clustering",
-                "caption": "Hierarchical clustering of readers on each profile; shared inner sub-clusters across "
-                           "profiles point to structured disagreement rather than noise.",
+                "caption": "Hierarchical clustering of readers on each profile (and of the criteria); shared inner "
+                           "sub-clusters across profiles point to structured disagreement rather than noise.",
                 "svg": dendrogram_svg(panels, fig_id="fig-dendrogram")})
 
     def timing() -> None:
-        hit = discover.find_frame(found, {"reader_id", "seconds"})
+        hit = discover.find_frame(found, {"reader_id", "seconds"}) or discover.find_frame(found, {"reader_id", "median_seconds"})
         if hit is not None:
             ctx["figures"].append({
                 "id": "fig-timing", "title": "Annotation time",
-                "caption": "Seconds per pair per reader (capped at 600 s for display) and pace over the session.",
+                "caption": "Seconds per pair per reader (capped at 600 s for display) and the pace over the session.",
                 "svg": timing_svg(hit[1], fig_id="fig-timing")})
 
     def cases() -> None:
-        ctx["cases"] = divergent_cases(found)
+        ctx["cases"] = divergent_cases(payload, found)
 
     for name, fn in (("The heat maps", heatmaps), ("The dendrograms", clusters), ("The timing figure", timing),
                      ("The case studies", cases)):
@@ -169,39 +157,93 @@ def readers_section(result: Any) -> dict:
     return _finish(ctx)
 
 
-def divergent_cases(found: list[tuple[str, pd.DataFrame]]) -> list[dict]:
-    """Divergent-pair case studies: the pair's summary, the readers' votes and comments, excerpts."""
-    ranked = next(((p, f) for p, f in found if "pair_id" in f.columns and "diverg" in p.lower()), None)
-    if ranked is None:
-        return []
-    comments = next((f for p, f in found if {"pair_id", "comment"} <= set(f.columns)), None)
-    excerpt_col = None
-    excerpts = None
-    for p, f in found:
-        col = next((c for c in ("excerpt", "text", "story") if c in f.columns), None)
-        if col and "pair_id" in f.columns:
-            excerpts, excerpt_col = f, col
+_TREE_TITLES = {"weights": "readers on logistic weights", "kappas": "readers on criterion-overall kappa",
+                "criteria": "criteria (which move together)"}
+
+
+def _tree_title(path: str) -> str:
+    tail = path.rsplit(".", 1)[-1]
+    return _TREE_TITLES.get(tail, tail.replace("_", " "))
+
+
+def heatmap_figures(result: Any, found: list[tuple[str, pd.DataFrame]]) -> list[dict]:
+    """One reader x criterion heat map for all matchups pooled (if given) and one per matchup."""
+    kinds = {"reader": "reader", "human_pooled": "human", "human_glmm": "glmm", "judge": "judge"}
+    hit = discover.find_frame(found, {"row_kind", "row_label", "matchup", "criterion", "rate"})
+    if hit is not None:
+        rates = hit[1]
+        long = pd.DataFrame({"row": rates["row_label"].astype(str), "kind": rates["row_kind"].map(kinds).fillna("judge"),
+                             "criterion": rates["criterion"], "rate": rates["rate"], "matchup": rates["matchup"]})
+    else:
+        hit = discover.find_frame(found, {"reader_id", "criterion", "rate", "matchup"}, exclude={"term", "shift"})
+        if hit is None:
+            return []
+        rows = [{"row": str(r.reader_id), "kind": "reader", "criterion": r.criterion, "rate": r.rate, "matchup": r.matchup}
+                for r in hit[1].itertuples(index=False)]
+        judge_name = result.provenance.primary_judge or "judge"
+        for c in result.cells:
+            rows.append({"row": "human GLMM", "kind": "glmm", "criterion": c.criterion, "rate": c.human.glmm.estimate,
+                         "matchup": c.matchup})
+            if c.judge is not None:
+                rows.append({"row": f"judge: {judge_name}", "kind": "judge", "criterion": c.criterion, "rate": c.judge.rate,
+                             "matchup": c.matchup})
+        long = pd.DataFrame(rows)
+    matchups = list(dict.fromkeys(long["matchup"]))
+    cell_matchups = list(dict.fromkeys(c.matchup for c in result.cells))
+    matchups.sort(key=lambda m: (m in cell_matchups, cell_matchups.index(m) if m in cell_matchups else 0))
+    focal_of = {c.matchup: c.focal for c in result.cells}
+    figures = []
+    for k, m in enumerate(matchups):
+        focal = focal_of.get(m, "the focal system")
+        figures.append({
+            "id": f"fig-heatmap-{k + 1}", "title": f"Readers x criteria: {m}",
+            "caption": "Each reader's preference rate for the focal system, the humans' pooled rate and GLMM estimate, and "
+                       f"the judge's rate ({result.provenance.tie_rule} tie rule). Red favours {focal}, blue the other system; "
+                       "the judge's aggregate is compared with the humans' overall preference (a different target).",
+            "svg": reader_heatmap_svg(long[long["matchup"] == m], focal_label=focal, fig_id=f"fig-heatmap-{k + 1}")})
+    return figures
+
+
+def divergent_cases(payload: Any, found: list[tuple[str, pd.DataFrame]]) -> list[dict]:
+    """Divergent-pair case studies: the pair's facts, the readers' votes and comments, story excerpts."""
+    excerpt_frame, excerpt_col = None, None
+    for _, f in found:
+        col = next((c for c in ("excerpt", "story", "text") if c in f.columns), None)
+        if col and {"pair_id", "system"} <= set(f.columns):
+            excerpt_frame, excerpt_col = f, col
             break
     out = []
-    for row in ranked[1].head(MAX_CASES).to_dict("records"):
-        pid = row["pair_id"]
-        facts = [{"key": str(k), "value": cell_value(v)} for k, v in row.items()
-                 if k not in ("pair_id", "comment", "excerpt", "text", "story") and not isinstance(v, (list, dict, tuple))]
-        votes = []
-        if comments is not None:
-            sub = comments[comments["pair_id"].astype(str) == str(pid)]
-            for r in sub.to_dict("records"):
-                votes.append({"reader": cell_value(r.get("reader_id", "")), "choice": cell_value(r.get("choice", "")),
-                              "criterion": cell_value(r.get("criterion", "")), "comment": str(r.get("comment", "") or "")})
+    for _, value in discover.walk(payload):
+        if len(out) >= MAX_CASES:
+            break
+        if value is None or discover.as_frame(value) is not None or isinstance(value, (str, int, float, list, tuple)):
+            continue
+        pid = discover.field(value, "pair_id")
+        votes = discover.as_frame(discover.field(value, "votes"))
+        if pid is None or votes is None:
+            continue
+        facts = [{"key": k, "value": cell_value(discover.field(value, k))}
+                 for k in ("rank", "matchup", "n_against", "mean_divergence") if discover.field(value, k) is not None]
+        comments = [{"reader": cell_value(discover.field(c, "reader_id", "")), "criterion": cell_value(discover.field(c, "criterion", "")),
+                     "comment": str(discover.field(c, "text", "") or discover.field(c, "comment", "") or "")}
+                    for c in (discover.field(value, "comments") or ())]
         stories = []
-        if excerpts is not None:
-            sub = excerpts[excerpts["pair_id"].astype(str) == str(pid)]
-            for r in sub.to_dict("records"):
-                text = str(r.get(excerpt_col, "") or "")
-                stories.append({"system": cell_value(r.get("system", "")),
-                                "text": text[:EXCERPT_CHARS] + ("…" if len(text) > EXCERPT_CHARS else "")})
-        out.append({"pair_id": str(pid), "facts": facts, "votes": votes, "stories": stories})
+        raw = discover.field(value, "excerpts")
+        if isinstance(raw, dict):
+            raw = [{"system": k, "text": v} for k, v in raw.items()]
+        for item in raw or ():
+            stories.append(_excerpt(discover.field(item, "system", ""), discover.field(item, "text", "")))
+        if not stories and excerpt_frame is not None:
+            sub = excerpt_frame[excerpt_frame["pair_id"].astype(str) == str(pid)]
+            stories = [_excerpt(r["system"], r[excerpt_col]) for r in sub.to_dict("records")]
+        out.append({"pair_id": str(pid), "facts": facts, "votes_table": table(votes.reset_index(drop=True)),
+                    "votes": comments, "stories": stories})
     return out
+
+
+def _excerpt(system: Any, text: Any) -> dict:
+    text = str(text or "")
+    return {"system": cell_value(system), "text": text[:EXCERPT_CHARS] + ("…" if len(text) > EXCERPT_CHARS else "")}
 
 
 # ----------------------------------------------------------------------------- surface
@@ -213,22 +255,51 @@ def surface_section(result: Any) -> dict:
         return _finish(ctx)
     found = discover.frames(ctx["payload"])
 
+    primary = result.provenance.primary_judge
+
     def scatter() -> None:
         for path, f in found:
             if "feature" not in f.columns:
                 continue
             x = next((c for c in ("x", "feature_diff", "feature_difference", "diff") if c in f.columns), None)
             y = next((c for c in ("y", "score_diff", "judge_diff", "outcome") if c in f.columns), None)
-            if x and y:
-                frame = f.rename(columns={x: "x", y: "y"})
-                if "group" not in frame.columns and "matchup" in frame.columns:
-                    frame = frame.rename(columns={"matchup": "group"})
-                ctx["figures"].append({
-                    "id": "fig-surface", "title": "Feature differences against the judge",
-                    "caption": f"Within-pair feature difference (focal minus other) against the outcome ({path}).",
-                    "svg": feature_scatter_svg(frame, fig_id="fig-surface")})
-                return
+            if not (x and y):
+                continue
+            frame = f.rename(columns={x: "x", y: "y"})
+            what = "judge score difference"
+            if "judge" in frame.columns and primary in set(frame["judge"]):
+                frame = frame[frame["judge"] == primary]
+            if "criterion" in frame.columns and frame["criterion"].nunique() > 1:
+                crits = list(dict.fromkeys(frame["criterion"]))
+                crit = "aggregate" if "aggregate" in crits else crits[0]
+                frame = frame[frame["criterion"] == crit]
+            if "criterion" in frame.columns and len(frame):
+                what += f" ({frame['criterion'].iloc[0]})"
+            if "group" not in frame.columns and "matchup" in frame.columns:
+                frame = frame.rename(columns={"matchup": "group"})
+            ctx["figures"].append({
+                "id": "fig-surface", "title": "Feature differences against the judge",
+                "caption": f"Each point is a pair: the feature difference (focal minus other story) against the {what} of "
+                           f"judge {primary or ''}; colours are matchups.",
+                "svg": feature_scatter_svg(frame, y_label=f"{what}, focal - other", fig_id="fig-surface",
+                                           max_panels=10)})
+            return
 
+    def side_by_side() -> None:
+        hit = discover.find_frame(found, {"feature", "pattern"})
+        if hit is None:
+            return
+        frame = hit[1]
+        if "scope" in frame.columns and "pooled" in set(frame["scope"]):
+            frame = frame[frame["scope"] == "pooled"]
+        if "judge" in frame.columns and primary in set(frame["judge"]):
+            frame = frame[frame["judge"] == primary]
+        ctx["lead_tables"].append(table(frame, caption="Does the judge track a feature the readers do not? "
+                                                       "(pooled over matchups; standardised within-pair coefficients)",
+                                        max_rows=120))
+
+    ctx["lead_tables"] = []
     _guard(ctx, "The feature scatter plots", scatter)
+    _guard(ctx, "The judge-versus-readers feature table", side_by_side)
     _all_tables(ctx, found)
     return _finish(ctx)

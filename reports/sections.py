@@ -59,22 +59,25 @@ def headline(result: Any) -> dict:
         "n_pairs": sum(c.n_pairs for c in cells if c.criterion == cells[0].criterion) if cells else 0,
         "n_votes": sum(c.n_votes for c in cells),
     }
-    return {"dev": dev_summary(result.dev), "deployment": deployment}
+    return {"dev": dev_summary(result.dev, prov.primary_judge), "deployment": deployment}
 
 
-def dev_summary(section: Any) -> dict:
+def dev_summary(section: Any, primary_judge: str = "") -> dict:
     """The dev-set validity block: per-criterion correlation table, or why it is absent."""
     status = status_value(discover.field(section, "status", "SKIPPED"))
     reason = discover.field(section, "reason", "") or "no development set given"
     payload = discover.field(section, "payload")
     if payload is None or status in ("SKIPPED", "ERROR"):
-        return {"computed": False, "status": status, "reason": reason, "table": None, "items": []}
+        return {"computed": False, "status": status, "reason": reason, "table": None, "items": [], "facts": [],
+                "judge": primary_judge}
     found = discover.frames(payload)
     hit = (discover.find_frame(found, {"criterion", "spearman"}) or discover.find_frame(found, {"criterion", "rho"})
            or (found[0] if found else None))
     items = []
     if hit is not None:
         frame = hit[1]
+        if "judge" in frame.columns and primary_judge in set(frame["judge"]):
+            frame = frame[frame["judge"] == primary_judge]
         col = "spearman" if "spearman" in frame.columns else ("rho" if "rho" in frame.columns else None)
         if col is not None:
             for row in frame.itertuples(index=False):
@@ -82,8 +85,10 @@ def dev_summary(section: Any) -> dict:
                 if "judge" in frame.columns and frame["judge"].nunique() > 1:
                     label += f" ({getattr(row, 'judge')})"
                 items.append({"label": label, "value": num(getattr(row, col), 2)})
-    return {"computed": True, "status": status, "reason": reason,
-            "table": table(hit[1], caption="Development-set validity") if hit else None, "items": items}
+    facts = [{"key": k, "value": cell_value(v)} for k, v in discover.scalars(payload)
+             if k in ("oof_mean", "optimism_mean", "routed_in_sample_mean", "n_items", "warning", "selection_shares_data")]
+    return {"computed": True, "status": status, "reason": reason, "judge": primary_judge,
+            "table": table(hit[1], caption="Development-set validity") if hit else None, "items": items, "facts": facts}
 
 
 def checks_context(checks: tuple) -> dict:

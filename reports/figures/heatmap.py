@@ -15,7 +15,7 @@ from reports.figures._svg import empty_svg, figure_context, figure_to_svg, new_f
 
 COLUMNS = ("row", "kind", "criterion", "rate")
 #: kinds in drawing order; readers first
-KIND_ORDER = ("reader", "glmm", "judge")
+KIND_ORDER = ("reader", "human", "glmm", "judge")
 
 
 def reader_heatmap_svg(

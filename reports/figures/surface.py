@@ -43,10 +43,10 @@ def feature_scatter_svg(
         return empty_svg(fig_id, "No surface-feature points to draw" + (f" (missing {', '.join(miss)})" if miss else ""))
     features = list(dict.fromkeys(points["feature"]))[:max_panels]
     groups = list(dict.fromkeys(points["group"])) if "group" in points.columns else [None]
-    ncol = min(4, len(features))
+    ncol = min(5, len(features))
     nrow = int(np.ceil(len(features) / ncol))
     with figure_context():
-        fig = new_figure(2.7 * ncol + 1.4, 2.4 * nrow + 0.4)
+        fig = new_figure(2.3 * ncol + 1.6, 2.2 * nrow + 0.5)
         axes = fig.subplots(nrow, ncol, squeeze=False).ravel()
         for ax, feat in zip(axes, features):
             sub = points[points["feature"] == feat]

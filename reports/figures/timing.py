@@ -28,6 +28,8 @@ def timing_svg(times: pd.DataFrame, *, cap: float = 600.0, fig_id: str = "fig-ti
     fig_id : str
         Id prefix of the SVG.
     """
+    if "seconds" not in times.columns and {"reader_id", "median_seconds"} <= set(times.columns):
+        return timing_summary_svg(times, cap=cap, fig_id=fig_id)
     miss = [c for c in COLUMNS if c not in times.columns]
     data = times.dropna(subset=["seconds"]) if not miss else times
     if miss or len(data) == 0:
@@ -64,4 +66,55 @@ def timing_svg(times: pd.DataFrame, *, cap: float = 600.0, fig_id: str = "fig-ti
             axt.set_ylabel("seconds (capped)")
             axt.set_title("pace over the session", loc="left")
             axt.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7)
+        return figure_to_svg(fig, fig_id)
+
+
+def timing_summary_svg(summary: pd.DataFrame, *, cap: float = 600.0, fig_id: str = "fig-timing") -> str:
+    """Per-reader summaries when per-pair times are not in the result.
+
+    Parameters
+    ----------
+    summary : DataFrame
+        ``reader_id``, ``median_seconds``; optional ``mean_seconds_capped``, ``n_capped``,
+        ``fast_reader`` (bool), ``fatigue_slope`` and ``fatigue_slope_se`` (seconds per pair
+        in the reader's sequence; adds the pace panel).
+    """
+    readers = [str(r) for r in summary["reader_id"]]
+    has_slope = "fatigue_slope" in summary.columns and summary["fatigue_slope"].notna().any()
+    with figure_context():
+        fig = new_figure(10.0 if has_slope else 5.5, max(2.4, 1.2 + 0.32 * len(readers)))
+        if has_slope:
+            ax, axs = fig.subplots(1, 2, sharey=True)
+        else:
+            ax, axs = fig.subplots(1, 1), None
+        ys = np.arange(len(readers))
+        med = summary["median_seconds"].astype(float).to_numpy()
+        ax.barh(ys, np.minimum(med, cap), height=0.6, color=[colour_for(i) for i in range(len(readers))], alpha=0.8,
+                label="median")
+        if "mean_seconds_capped" in summary.columns:
+            ax.plot(summary["mean_seconds_capped"].astype(float), ys, "D", color="#222222", markersize=4,
+                    label=f"mean (capped at {cap:.0f} s)")
+        labels = []
+        for i, row in enumerate(summary.itertuples(index=False)):
+            extra = []
+            if "n_capped" in summary.columns and int(getattr(row, "n_capped") or 0):
+                extra.append(f"{int(getattr(row, 'n_capped'))} capped")
+            if "fast_reader" in summary.columns and bool(getattr(row, "fast_reader")):
+                extra.append("fast")
+            labels.append(plain(readers[i]) + (f" ({', '.join(extra)})" if extra else ""))
+        ax.set_yticks(ys, labels)
+        ax.set_ylim(len(readers) - 0.5, -0.5)
+        ax.set_xlabel("seconds per pair")
+        ax.set_title("time per pair", loc="left")
+        ax.legend(loc="lower right", fontsize=7)
+        if axs is not None:
+            slope = summary["fatigue_slope"].astype(float).to_numpy()
+            se = summary["fatigue_slope_se"].astype(float).to_numpy() if "fatigue_slope_se" in summary.columns else None
+            axs.axvline(0, color="#888888", linewidth=0.9)
+            for i in range(len(readers)):
+                if se is not None and np.isfinite(se[i]):
+                    axs.plot([slope[i] - 1.96 * se[i], slope[i] + 1.96 * se[i]], [i, i], color=colour_for(i), linewidth=1.6)
+                axs.plot([slope[i]], [i], "o", color=colour_for(i), markersize=4.5)
+            axs.set_xlabel("change in seconds per pair along the session (95% CI)")
+            axs.set_title("pace over the session (fatigue slope)", loc="left")
         return figure_to_svg(fig, fig_id)

@@ -96,34 +96,52 @@ def make_result(text: Callable[[str], str] = _identity, *, sections: bool = True
     kw: dict[str, Any] = {}
     if sections:
         linkage = np.array([[0, 2, 0.5, 2], [3, 6, 0.7, 2], [1, 7, 0.9, 3], [4, 5, 1.0, 2], [8, 9, 1.4, 5], [10, 11, 2.0, 7]], float)
-        timing = pd.DataFrame([{"reader_id": r, "pair_id": f"p{k}", "seconds": float(rng.gamma(4, 60 + 20 * i)), "order": k}
-                               for i, r in enumerate(readers) for k in range(20)])
-        divergent = pd.DataFrame([{"pair_id": text("p56"), "matchup": cells[-1].matchup, "judge_rate": 1.0, "reader_rate": 3 / 7}])
-        comments = pd.DataFrame([{"pair_id": text("p56"), "reader_id": r, "criterion": text("overall"), "choice": text("gpt4o"),
-                                  "comment": text("Story B felt more authentic")} for r in readers[:3]])
-        excerpts = pd.DataFrame([{"pair_id": text("p56"), "system": text(s), "excerpt": text("Once upon a time ") * 3}
-                                 for s in ("gpt5-high", "gpt4o")])
+        timing = pd.DataFrame([{"reader_id": r, "n_pairs": 60, "median_seconds": 120.0 + 40 * i, "mean_seconds_capped": 140.0 + 38 * i,
+                                "n_capped": i % 3, "fatigue_slope": float(rng.normal(0, 1)), "fatigue_slope_se": 0.8,
+                                "fast_reader": i == 5} for i, r in enumerate(readers)])
+        heat = []
+        for m in [text("(all matchups)")] + [c.matchup for c in cells[::6]]:
+            for crit in CRITERIA:
+                for r in readers:
+                    heat.append({"row_kind": "reader", "row_label": r, "matchup": m, "criterion": text(crit),
+                                 "rate": float(rng.uniform(0.2, 0.85))})
+                heat.append({"row_kind": "human_pooled", "row_label": "humans (pooled)", "matchup": m, "criterion": text(crit), "rate": 0.55})
+                heat.append({"row_kind": "human_glmm", "row_label": "humans (GLMM)", "matchup": m, "criterion": text(crit), "rate": 0.56})
+                for cfg in configs:
+                    heat.append({"row_kind": "judge", "row_label": cfg, "matchup": m, "criterion": text(crit),
+                                 "rate": float(rng.uniform(0.75, 1.0))})
+        votes56 = pd.DataFrame([{"reader_id": r, **{text(c): ("focal" if (i + k) % 3 else "other") for k, c in enumerate(CRITERIA)}}
+                                for i, r in enumerate(readers)])
         readers_payload = {
-            "rates": rates and pd.DataFrame(rates),
-            "clustering": [{"title": text("logistic coefficients"), "linkage": linkage.tolist(), "labels": readers},
-                           {"title": text("criterion-overall kappa"), "linkage": linkage.tolist(), "labels": readers}],
-            "timing": timing,
-            "divergent_pairs": divergent,
-            "comments": comments,
-            "excerpts": excerpts,
+            "rates": {"status": "PASS", "reason": "", "rates": pd.DataFrame(heat)},
+            "clustering": {"status": "PASS", "linkage": "average",
+                           "weights": {"labels": readers, "linkage_matrix": linkage.tolist(), "cophenetic_correlation": 0.8},
+                           "kappas": {"labels": readers, "linkage_matrix": linkage.tolist(), "cophenetic_correlation": 0.7}},
+            "timing": {"status": "PASS", "readers": timing},
+            "divergent_pairs": {"status": "PASS", "top": [
+                {"rank": 1, "pair_id": text("p56"), "matchup": cells[-1].matchup, "n_against": 4, "mean_divergence": 0.61,
+                 "votes": votes56,
+                 "comments": [{"reader_id": r, "criterion": text("overall"), "text": text("Story B felt more authentic")}
+                              for r in readers[:3]]}]},
+            "excerpts": pd.DataFrame([{"pair_id": text("p56"), "system": text(s), "excerpt": text("Once upon a time ") * 3}
+                                      for s in ("gpt5-high", "gpt4o")]),
+            "position_bias": {"status": "SKIPPED", "reason": text("no shown_first column")},
+            "n_readers": 7,
         }
-        points = pd.DataFrame([{"feature": text(f), "x": float(rng.normal()), "y": float(rng.normal()),
-                                "matchup": cells[6 * (k % 3)].matchup, "r": -0.59}
-                               for f in ("mean_sentence_length", "mattr") for k in range(60)])
+        points = pd.DataFrame([{"pair_id": f"p{k}", "matchup": cells[6 * (k % 3)].matchup, "judge": j, "criterion": text("aggregate"),
+                                "feature": text(f), "feature_diff": float(rng.normal()), "score_diff": float(rng.normal())}
+                               for j in (judge, configs[0]) for f in ("mean_sentence_length", "mattr") for k in range(60)])
+        side = pd.DataFrame([{"scope": sc, "judge": judge, "criterion": text(c), "feature": text("mattr"), "judge_beta": -0.3,
+                              "human_coef": 0.01, "pattern": "judge only"} for sc in ("pooled", cells[0].matchup) for c in CRITERIA[:5]])
         kw = {
-            "dev": Section(Status.PASS, "", {"spearman": pd.DataFrame([{"criterion": text(c), "judge": judge,
-                                                                       "spearman": 0.646, "n_items": 80} for c in CRITERIA[:5]])}),
+            "dev": Section(Status.PASS, "", {"correlations": pd.DataFrame([{"criterion": text(c), "judge": j, "spearman": sp,
+                                                                           "n_items": 80} for c in CRITERIA[:5]
+                                                                          for j, sp in ((judge, 0.646), (configs[0], 0.5))]),
+                                             "oof_mean": 0.58, "warning": text("selection and validation share data")}),
             "uncertainty": Section(Status.PASS, "", UncertaintyPayload(pd.DataFrame(boot), pd.DataFrame(loro),
                                                                         pd.DataFrame([{"method": "GLMM", "n_significant": 11}]))),
             "readers": Section(Status.PASS, "", readers_payload),
-            "surface": Section(Status.PASS, "", {"points": points,
-                                                 "coefficients": pd.DataFrame([{"feature": text("mattr"), "criterion": crit,
-                                                                                "beta": -0.3} for crit in CRITERIA[:5]])}),
+            "surface": Section(Status.PASS, "", {"scatter_points": points, "side_by_side": side, "n_boot": 1000}),
         }
     return AuditResult(
         schema_version=SCHEMA_VERSION, status=Status.FAIL,
