@@ -11,8 +11,9 @@ motivating study) are counted as capped and replaced by the cap for the mean and
 fatigue slope; the median uses the raw times (it is robust to them anyway).
 
 Fatigue: per reader, an ordinary least-squares slope of the capped time on the
-chronological position of the pair (0, 1, 2, ... by the smallest ``order`` -- the source
-row order -- of the reader's rows for that pair). ``end_to_start`` is the fitted time at the
+chronological position of the pair (0, 1, 2, ... by the earliest ``timestamp`` of the
+reader's rows for that pair when such a column is present, else by the smallest ``order``,
+the source row order). ``end_to_start`` is the fitted time at the
 last pair divided by the fitted time at the first: well below 1 means the reader sped up.
 
 Fast reader: a reader whose median time is below ``fast_reader_factor`` (default 0.5) x the
@@ -104,13 +105,25 @@ def pair_times(votes: pd.DataFrame) -> pd.DataFrame:
     """One row per reader x pair: reader_id, pair_id, seconds, position (NaN without order)."""
     sec = votes[["reader_id", "pair_id", "seconds"]].copy()
     sec["seconds"] = pd.to_numeric(sec["seconds"], errors="coerce")
-    sec["order"] = pd.to_numeric(votes["order"], errors="coerce") if "order" in votes.columns else math.nan
+    sec["order"] = chronology(votes)
     g = sec.groupby(["reader_id", "pair_id"], sort=False)
     out = g.agg(smin=("seconds", "min"), smax=("seconds", "max"), ssum=("seconds", "sum"),
                 n_sec=("seconds", "count"), first_order=("order", "min")).reset_index()
     out["seconds"] = np.where(out["smin"] == out["smax"], out["smin"], out["ssum"])
     out.loc[out["n_sec"] == 0, "seconds"] = math.nan
     return out[["reader_id", "pair_id", "seconds", "first_order"]]
+
+
+def chronology(votes: pd.DataFrame) -> pd.Series:
+    """Sort key of each vote in time: a parseable ``timestamp`` column when present, else
+    ``order`` (the source row order), else NaN."""
+    if "timestamp" in votes.columns:
+        stamp = pd.to_datetime(votes["timestamp"], errors="coerce", utc=True)
+        if stamp.notna().any():
+            return pd.Series((stamp - pd.Timestamp(0, tz="UTC")).dt.total_seconds(), index=votes.index)
+    if "order" in votes.columns:
+        return pd.to_numeric(votes["order"], errors="coerce")
+    return pd.Series(math.nan, index=votes.index)
 
 
 def _ols_slope(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float, float]:
@@ -172,9 +185,9 @@ def annotation_timing(votes: pd.DataFrame, *, seconds_cap: float = DEFAULT_SECON
     times = pair_times(votes)
     n_missing = int(times["seconds"].isna().sum())
     times = times[times["seconds"].notna()]
-    has_order = "order" in votes.columns and times["first_order"].notna().any()
+    has_order = bool(times["first_order"].notna().any())
     fatigue_status = COMPUTED if has_order else Status.SKIPPED
-    fatigue_reason = "" if has_order else "needs an 'order' column (chronological row order)"
+    fatigue_reason = "" if has_order else "needs an 'order' or 'timestamp' column (chronology)"
     loo = leave_one_reader_out(votes) if votes["reader_id"].nunique() >= 2 else pd.DataFrame(columns=LOO_COLUMNS)
     medians = times.groupby("reader_id", sort=False)["seconds"].median()
     rows, fast = [], []

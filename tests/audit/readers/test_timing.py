@@ -90,3 +90,14 @@ def test_skips():
     res = annotation_timing(no_order)
     assert res.status is Status.PASS and res.fatigue_status is Status.SKIPPED
     assert res.readers["fatigue_slope"].isna().all()
+
+
+def test_timestamp_column_sets_the_chronology():
+    times = {"a": [100.0, 200.0, 300.0, 400.0]}
+    votes = _timed(times)
+    # timestamps run backwards relative to the row order: the slope changes sign
+    stamp = {f"p{i}": f"2026-01-0{4 - i}T10:00:00Z" for i in range(4)}
+    with_stamp = votes.assign(timestamp=votes["pair_id"].map(stamp))
+    by_order = annotation_timing(votes).readers.iloc[0]["fatigue_slope"]
+    by_stamp = annotation_timing(with_stamp).readers.iloc[0]["fatigue_slope"]
+    assert by_order == pytest.approx(100.0) and by_stamp == pytest.approx(-100.0)
