@@ -13,10 +13,12 @@ from detectors.base import DETECTORS, Detector
 #: A word is a maximal run of non-whitespace characters containing at least one letter or
 #: digit (Unicode-aware): "don't" and "well-known" are one word each, a dash standing
 #: alone between spaces or "..." is not a word. Shared with the sentence detector so that
-#: sentence lengths sum to the word count. Group 1 is the word's first letter or digit: the
-#: sentence detector assigns a word to the sentence that character falls in, so an opening
-#: quote glued to a word ("“Now!”") does not pull it into the previous sentence.
-WORD_PATTERN = re.compile(r"(?:(?!\s)[\W_])*([^\W_])\S*")
+#: sentence lengths sum to the word count. The pattern matches each such run once, from its
+#: first letter or digit to its end (leading punctuation such as an opening quote is not
+#: part of the match), so ``len(findall)`` counts words and ``match.start()`` is the
+#: position the sentence detector uses to place the word: "“Now!”" after a full stop
+#: belongs to the new sentence.
+WORD_PATTERN = re.compile(r"[^\W_]\S*")
 
 
 @DETECTORS.register("length")

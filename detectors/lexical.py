@@ -25,12 +25,12 @@ DEFAULT_MATTR_WINDOW = 50
 #: MTLD factor threshold (McCarthy and Jarvis 2010).
 DEFAULT_MTLD_THRESHOLD = 0.72
 
-_DIGITS = re.compile(r"[0-9]+")
-_TABLE = str.maketrans({**{p: " " for p in string.punctuation}, "-": None, "\u2013": None, "\u2014": None})
+_DELETED = re.compile("[0-9\\-\u2013\u2014]+")
+_PUNCTUATION = re.compile("[" + re.escape(string.punctuation.replace("-", "")) + "]")
 
 
 def lexical_tokens(text: str) -> list[str]:
-    """lexicalrichness's default tokenisation, reproduced with one ``str.translate``.
+    """lexicalrichness's default tokenisation, reproduced with two regular expressions.
 
     Lower-case; delete ASCII digits, hyphens, en and em dashes (so "well-known" becomes
     "wellknown"); replace every other ASCII punctuation character by a space; split on
@@ -38,24 +38,28 @@ def lexical_tokens(text: str) -> list[str]:
     ("don’t" is one token, "don't" is two: "don", "t"). Tested equal to
     ``lexicalrichness.LexicalRichness(text).wordlist``.
     """
-    return _DIGITS.sub("", text.lower()).translate(_TABLE).split()
+    return _PUNCTUATION.sub(" ", _DELETED.sub("", text.lower())).split()
 
 
-def _token_ids(tokens: list[str]) -> np.ndarray:
-    vocab: dict[str, int] = {}
-    return np.fromiter((vocab.setdefault(t, len(vocab)) for t in tokens), dtype=np.int64, count=len(tokens))
+def prev_next_occurrences(token_lists: list[list[str]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For all texts at once: ``(offsets, prev, next)`` in concatenated token positions.
 
-
-def _prev_next(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Index of the previous / next occurrence of each token (-1 / n when none)."""
-    n = len(ids)
-    order = np.argsort(ids, kind="stable")
-    same = ids[order[1:]] == ids[order[:-1]]
-    prev = np.full(n, -1, dtype=np.int64)
-    nxt = np.full(n, n, dtype=np.int64)
+    ``prev[j]`` / ``next[j]`` is the position of the previous / next occurrence of token j's
+    type *in the same text*, or -1 / the total token count when there is none. Text k holds
+    positions ``offsets[k]:offsets[k+1]``.
+    """
+    lengths = np.fromiter((len(t) for t in token_lists), dtype=np.int64, count=len(token_lists))
+    offsets = np.concatenate(([0], np.cumsum(lengths)))
+    total = int(offsets[-1])
+    codes, uniques = pd.factorize(pd.Series([w for t in token_lists for w in t], dtype=object))
+    key = np.repeat(np.arange(len(token_lists), dtype=np.int64), lengths) * max(len(uniques), 1) + codes
+    order = np.argsort(key, kind="stable")
+    same = key[order[1:]] == key[order[:-1]]
+    prev = np.full(total, -1, dtype=np.int64)
+    nxt = np.full(total, total, dtype=np.int64)
     prev[order[1:][same]] = order[:-1][same]
     nxt[order[:-1][same]] = order[1:][same]
-    return prev, nxt
+    return offsets, prev, nxt
 
 
 def mattr_from_ids(prev: np.ndarray, nxt: np.ndarray, window: int) -> float:
@@ -77,30 +81,22 @@ def mattr_from_ids(prev: np.ndarray, nxt: np.ndarray, window: int) -> float:
     return sum(scores) / len(scores)
 
 
-def _mtld_pass(prev: np.ndarray, n_types: int, threshold: float) -> float:
+def _mtld_pass(prev: list[int], n_types: int, threshold: float) -> float:
+    # lexicalrichness's loop, with "is a new type in this factor" read off the previous
+    # occurrence (prev < factor start) instead of a set of the factor's types.
     n = len(prev)
-    start = 0
+    start = distinct = count = 0
     factors: float = 0
-    word_counter = 0
     ttr = 1.0
-    while start < n:
-        end = min(n, start + 128)
-        while True:
-            distinct = np.cumsum(prev[start:end] < start)
-            ratios = distinct / np.arange(1, end - start + 1)
-            hit = np.flatnonzero(ratios <= threshold)
-            if len(hit) or end == n:
-                break
-            end = min(n, start + 2 * (end - start))
-        if len(hit):
+    for j, p in enumerate(prev):
+        count += 1
+        if p < start:
+            distinct += 1
+        ttr = distinct / count
+        if ttr <= threshold:
             factors += 1
-            start += int(hit[0]) + 1
-            word_counter = 0
-        else:
-            ttr = float(ratios[-1])
-            word_counter = end - start
-            break
-    if word_counter > 0:
+            start, distinct, count = j + 1, 0, 0
+    if count > 0:
         factors += (1 - ttr) / (1 - threshold)
     if factors == 0:
         ttr = n_types / n
@@ -119,10 +115,9 @@ def mtld_from_ids(prev: np.ndarray, nxt: np.ndarray, threshold: float) -> float:
     if n == 0:
         return float("nan")
     n_types = int(np.count_nonzero(prev < 0))
-    forward = _mtld_pass(prev, n_types, threshold)
+    forward = _mtld_pass(prev.tolist(), n_types, threshold)
     # Reversed sequence: position r = n-1-j; its previous occurrence is j's next one.
-    prev_rev = (n - 1 - nxt)[::-1]
-    backward = _mtld_pass(prev_rev, n_types, threshold)
+    backward = _mtld_pass((n - 1 - nxt)[::-1].tolist(), n_types, threshold)
     return statistics.mean((forward, backward))
 
 
@@ -157,8 +152,11 @@ class LexicalDetector(Detector):
     def compute(self, texts: list[str]) -> pd.DataFrame:
         mattr = np.empty(len(texts))
         mtld = np.empty(len(texts))
-        for k, text in enumerate(texts):
-            prev, nxt = _prev_next(_token_ids(lexical_tokens(text)))
-            mattr[k] = mattr_from_ids(prev, nxt, self.mattr_window)
-            mtld[k] = mtld_from_ids(prev, nxt, self.mtld_threshold)
+        offsets, prev, nxt = prev_next_occurrences([lexical_tokens(t) for t in texts])
+        for k in range(len(texts)):
+            a, b = offsets[k], offsets[k + 1]
+            # Local positions: "none" stays < 0 for prev and >= the text length for next.
+            p, q = prev[a:b] - a, nxt[a:b] - a
+            mattr[k] = mattr_from_ids(p, q, self.mattr_window)
+            mtld[k] = mtld_from_ids(p, q, self.mtld_threshold)
         return pd.DataFrame({"mattr": mattr, "mtld": mtld})

@@ -32,7 +32,7 @@ def sentence_lengths(texts: list[str], batch_size: int = 256) -> list[np.ndarray
     out = []
     for text, doc in zip(texts, nlp.pipe(texts, batch_size=batch_size)):
         starts = np.fromiter((s.start_char for s in doc.sents), dtype=np.int64)
-        words = np.fromiter((m.start(1) for m in WORD_PATTERN.finditer(text)), dtype=np.int64)
+        words = np.fromiter((m.start() for m in WORD_PATTERN.finditer(text)), dtype=np.int64)
         if len(starts) == 0 or len(words) == 0:
             out.append(np.zeros(0, dtype=np.int64))
             continue

@@ -65,7 +65,7 @@ class Handler(BaseHTTPRequestHandler):
 @pytest.fixture()
 def server():
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     Handler.mode, Handler.failures_left, Handler.requests = "offsets", 0, []
     yield f"http://127.0.0.1:{httpd.server_address[1]}"

@@ -1,0 +1,195 @@
+"""Benchmark of the surface-feature detectors (issue 6 targets).
+
+    python benchmarks/features.py                 # 10,000 stories of ~500 words
+    python benchmarks/features.py --n-stories 2000 --ppl-stories 50   # quicker
+
+Prints, in one run:
+1. all features except perplexity for N seeded stories, cold (empty cache) and again with
+   the cache (target: < 30 s cold on 2 cores; cached >= 20x faster);
+2. competing approaches on the same texts (median of 3 repeats on a subset): lexicalrichness
+   ``LexicalRichness(text).mattr(50)`` / ``.mtld(0.72)`` in a plain loop against our
+   linear-time MATTR/MTLD, and spaCy called text by text (``nlp(text)``) against our
+   ``nlp.pipe`` sentence detector;
+3. perplexity throughput (tokens/s) under a tiny random GPT-2 built on the fly, batched
+   (ours) against the unbatched per-window loop of the Hugging Face perplexity guide.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+def make_stories(n: int, words: int, seed: int = 0) -> list[str]:
+    """Seeded pseudo-stories: Zipf-distributed vocabulary, sentences of 4-35 words, some dialogue."""
+    rng = np.random.default_rng(seed)
+    syllables = np.array(["ka", "lo", "mi", "ne", "ru", "sa", "to", "vi", "an", "el", "or", "us", "th", "er", "in"])
+    vocab = np.array(["".join(rng.choice(syllables, size=rng.integers(1, 4))) for _ in range(6000)])
+    zipf = 1.0 / np.arange(1, len(vocab) + 1)
+    zipf /= zipf.sum()
+    out = []
+    for _ in range(n):
+        tokens = vocab[rng.choice(len(vocab), size=words, p=zipf)]
+        pieces, i = [], 0
+        while i < words:
+            k = int(rng.integers(4, 36))
+            sent = list(tokens[i:i + k])
+            i += k
+            if not sent:
+                break
+            sent[0] = sent[0].capitalize()
+            if rng.random() < 0.3:
+                sent[len(sent) // 2] += ","
+            text = " ".join(sent) + str(rng.choice([".", ".", ".", "!", "?"]))
+            if rng.random() < 0.1:
+                text = "“" + text + "” she said."
+            pieces.append(text)
+        out.append(" ".join(pieces))
+    return out
+
+
+def median_time(fn, repeats: int = 3) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def bench_features(texts: list[str]) -> None:
+    from detectors import compute_features
+
+    stories = pd.DataFrame({"pair_id": [f"p{i // 2}" for i in range(len(texts))],
+                            "system": ["a", "b"] * (len(texts) // 2) + ["a"] * (len(texts) % 2), "text": texts})
+    n_words = sum(len(t.split()) for t in texts)
+    with tempfile.TemporaryDirectory() as cache:
+        start = time.perf_counter()
+        cold = compute_features(stories, cache=cache)
+        t_cold = time.perf_counter() - start
+        start = time.perf_counter()
+        warm = compute_features(stories, cache=cache)
+        t_warm = time.perf_counter() - start
+    assert warm.frame.equals(cold.frame)
+    print(f"\n== all features except perplexity: {len(texts)} stories, {n_words / len(texts):.0f} words on average")
+    for d in cold.detectors:
+        print(f"   {d.name:<11} {d.status.value:<8} {d.seconds:7.2f} s")
+    print(f"   cold run (empty cache)   {t_cold:7.2f} s   target < 30 s: {'met' if t_cold < 30 else 'MISSED'}")
+    print(f"   second run (cache)       {t_warm:7.2f} s   speed-up {t_cold / t_warm:6.1f}x   target >= 20x: "
+          f"{'met' if t_cold / t_warm >= 20 else 'MISSED'}")
+
+
+def bench_competitors(texts: list[str]) -> None:
+    from lexicalrichness import LexicalRichness
+
+    from detectors.lexical import LexicalDetector
+    from detectors.sentences import SentenceDetector, _sentencizer
+
+    ours = LexicalDetector(mattr_window=50, mtld_threshold=0.72)
+
+    def theirs_lexical():
+        for t in texts:
+            lr = LexicalRichness(t)
+            lr.mattr(window_size=50)
+            lr.mtld(threshold=0.72)
+
+    t_ours = median_time(lambda: ours.compute(texts))
+    t_theirs = median_time(theirs_lexical)
+    print(f"\n== MATTR(50) + MTLD(0.72) on {len(texts)} stories (median of 3)")
+    print(f"   ours (linear-time, equal values)    {t_ours:7.3f} s")
+    print(f"   lexicalrichness loop                {t_theirs:7.3f} s   ratio {t_theirs / t_ours:6.1f}x")
+
+    nlp = _sentencizer()
+    det = SentenceDetector()
+    t_ours = median_time(lambda: det.compute(texts))
+    t_theirs = median_time(lambda: [list(nlp(t).sents) for t in texts])
+    print(f"== sentence detector on {len(texts)} stories (median of 3)")
+    print(f"   ours (nlp.pipe + vectorised moments) {t_ours:7.3f} s")
+    print(f"   spaCy nlp(text) loop, sentences only {t_theirs:7.3f} s   ratio {t_theirs / t_ours:6.1f}x")
+
+
+def bench_perplexity(texts: list[str]) -> None:
+    try:
+        import torch
+    except ImportError:
+        print("\n== perplexity: torch not installed, skipped")
+        return
+    from detectors import PerplexityConfig, compute_features
+    from tests.detectors._tiny_lm import build_tiny_gpt2
+
+    torch.set_num_threads(min(2, os.cpu_count() or 1))
+    with tempfile.TemporaryDirectory() as folder:
+        model_dir = build_tiny_gpt2(Path(folder) / "tiny", n_positions=512)
+        config = PerplexityConfig(model=str(model_dir), batch_size=16)
+        stories = pd.DataFrame({"pair_id": [f"p{i}" for i in range(len(texts))], "system": "a", "text": texts})
+        from detectors.perplexity import TransformersPerplexity
+
+        det = TransformersPerplexity(config)
+        det.compute(texts[:2])  # load the model outside the timing
+        det.tokens_scored, det.seconds = 0, 0.0
+        ours = det.compute(texts)["perplexity"].to_numpy()
+        ours_tps = det.tokens_scored / det.seconds
+
+        # Hugging Face guide: one window at a time, loss over the new tokens.
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        tok = AutoTokenizer.from_pretrained(model_dir, local_files_only=True)
+        model = AutoModelForCausalLM.from_pretrained(model_dir, local_files_only=True).eval()
+        start, n_tokens, theirs = time.perf_counter(), 0, []
+        with torch.inference_mode():
+            for t in texts:
+                ids = torch.tensor([tok(t)["input_ids"]])
+                nlls, prev_end = [], 0
+                for begin in range(0, ids.size(1), 256):
+                    end = min(begin + 512, ids.size(1))
+                    trg = end - prev_end
+                    window = ids[:, begin:end]
+                    labels = window.clone()
+                    labels[:, :-trg] = -100
+                    nlls.append(model(window, labels=labels).loss * (labels[:, 1:] != -100).sum())
+                    n_tokens += int((labels[:, 1:] != -100).sum())
+                    prev_end = end
+                    if end == ids.size(1):
+                        break
+                theirs.append(float(torch.exp(torch.stack(nlls).sum() / (ids.size(1) - 1))))
+        theirs_tps = n_tokens / (time.perf_counter() - start)
+        compute_features(stories.head(1), detectors=["perplexity"], perplexity=config)  # the user path works
+    agree = np.max(np.abs(np.array(theirs) / ours - 1))
+    print(f"\n== perplexity, tiny GPT-2 (2 layers, 32 dims, byte vocabulary, window 512, stride 256), "
+          f"{len(texts)} stories, {det.tokens_scored} tokens")
+    print(f"   ours (batched windows, batch 16)   {ours_tps:10.0f} tokens/s")
+    print(f"   HF-guide loop (one window a time)  {theirs_tps:10.0f} tokens/s   ratio {ours_tps / theirs_tps:5.2f}x   "
+          f"max relative difference {agree:.1e}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n-stories", type=int, default=10_000)
+    parser.add_argument("--words", type=int, default=500)
+    parser.add_argument("--competitor-stories", type=int, default=300)
+    parser.add_argument("--ppl-stories", type=int, default=100)
+    args = parser.parse_args()
+    start = time.perf_counter()
+    import detectors  # noqa: F401  (imports spaCy, lexicalrichness: not part of the timings)
+    from detectors.sentences import _sentencizer
+
+    _sentencizer()
+    print(f"imports and spaCy pipeline: {time.perf_counter() - start:.2f} s (excluded below); cores: {os.cpu_count()}")
+    texts = make_stories(args.n_stories, args.words)
+    bench_features(texts)
+    bench_competitors(texts[: args.competitor_stories])
+    bench_perplexity(texts[: args.ppl_stories])
+
+
+if __name__ == "__main__":
+    main()
