@@ -117,3 +117,17 @@ def test_heatmap_layout():
     hm = res.heatmap("m1")
     assert list(hm.index) == ["a", "b", HUMANS_POOLED, "j"]
     assert list(hm.columns) == ["empathy", "overall"]
+
+
+def test_judge_credits_without_matchup_take_it_from_the_votes():
+    credits = _credits().drop(columns="matchup")
+    res = reader_rates(_votes(), credits, fit_glmm_if_missing=False)
+    judge = res.rates[res.rates["row_kind"] == "judge"]
+    assert set(judge["matchup"]) == {"m1", "m2", ALL_MATCHUPS}
+
+
+def test_glmm_frame_missing_a_column_is_an_input_error():
+    from audit.errors import InputError
+
+    with pytest.raises(InputError, match="estimate"):
+        reader_rates(_votes(), None, glmm_estimates=pd.DataFrame(dict(matchup=["m1"], criterion=["empathy"])))

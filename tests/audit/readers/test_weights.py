@@ -136,3 +136,16 @@ def test_kappa_reference_rerun_live(tmp_path):
     subprocess.run(["Rscript", "make_reference.R"], cwd=tmp_path, check=True, capture_output=True)
     np.testing.assert_allclose(pd.read_csv(tmp_path / "kappa_psych.csv")["kappa"],
                                pd.read_csv(REF / "kappa_psych.csv")["kappa"], atol=1e-12)
+
+
+def test_reader_without_a_usable_overall_vote_is_left_out_and_counted():
+    from audit.readers.clustering import cluster_readers
+
+    votes = check_votes(make_votes(5, 20, seed=6))
+    votes.loc[(votes["reader_id"] == "r4") & (votes["criterion"] == "overall"), "y"] = np.nan
+    w = reader_weights(votes)
+    fits = w.fits.set_index("reader_id")
+    assert fits.loc["r4", "n_obs"] == 0 and fits.loc["r4", "n_tie_overall"] == 20
+    assert "r4" not in set(w.coefficients["reader_id"])
+    res = cluster_readers(votes, w, reader_kappas(votes))
+    assert res.status is Status.PASS and res.n_readers_left_out == 1 and "r4" not in res.weights.labels
