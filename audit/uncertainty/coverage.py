@@ -59,7 +59,8 @@ class CoverageResult:
     Attributes
     ----------
     coverage : DataFrame
-        One row per method x target: ``method`` (glmm-wald, pairs, readers, two-way, each
+        One row per method x target: ``method`` (glmm-wald, glmm-wald-t -- the same interval
+        with a t quantile on min(pairs, readers) - 1 df --, pairs, readers, two-way, each
         bootstrap with ``-percentile`` / ``-bca``, and two-way-cgm), ``target`` (conditional / marginal),
         ``own_target`` (whether this is the quantity the method estimates), ``coverage``,
         ``mc_se`` (binomial Monte-Carlo SE), ``below`` / ``above`` (share of studies whose
@@ -114,7 +115,10 @@ def run_coverage(n_studies: int = 500, *, seed: int = 1, n_pairs: int = 20, n_re
     """
     from audit.uncertainty.glmm_cells import fit_vote_arrays
 
+    from scipy.stats import t as student_t
+
     truth = {"conditional": float(expit(b0)), "marginal": marginal_rate(b0, sd_pair, sd_reader)}
+    t_quantile = float(student_t.ppf(0.5 + level / 2.0, min(n_pairs, n_readers) - 1))
     children = np.random.SeedSequence(seed).spawn(n_studies)
     pair_ids = np.repeat(np.array([f"p{i}" for i in range(n_pairs)], object), n_readers)
     reader_ids = np.tile(np.array([f"r{j}" for j in range(n_readers)], object), n_pairs)
@@ -144,6 +148,10 @@ def run_coverage(n_studies: int = 500, *, seed: int = 1, n_pairs: int = 20, n_re
             n_failed += not ok
             n_singular += bool(row["singular"])
             intervals.setdefault("glmm-wald", []).append((row["ci_low"], row["ci_high"]) if ok else (np.nan, np.nan))
+            # the same Wald interval with a Student-t quantile on min(pairs, readers) - 1 df
+            half = t_quantile * row["se"]
+            intervals.setdefault("glmm-wald-t", []).append(
+                (float(expit(row["b0"] - half)), float(expit(row["b0"] + half))) if ok else (np.nan, np.nan))
         if progress is not None:
             progress(k + 1, n_studies)
     rows = []
@@ -151,7 +159,7 @@ def run_coverage(n_studies: int = 500, *, seed: int = 1, n_pairs: int = 20, n_re
         arr = np.asarray(ivs, float)
         usable = np.isfinite(arr).all(axis=1)
         lo, hi = arr[usable, 0], arr[usable, 1]
-        own = "conditional" if method == "glmm-wald" else "marginal"
+        own = "conditional" if method.startswith("glmm") else "marginal"
         for target, value in truth.items():
             cover = (lo <= value) & (value <= hi)
             n = int(usable.sum())

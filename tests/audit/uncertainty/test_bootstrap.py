@@ -164,3 +164,32 @@ def test_str_and_frame(votes_small):
     assert "pointwise" in str(res) and "m0/c0" in str(res)
     assert list(res.to_frame()["scheme"]) == ["pairs", "readers", "two-way"]
     assert res.interval("m0/c0", "pairs")[0] <= res.interval("m0/c0", "pairs")[1]
+
+
+def test_cgm_two_way_se_matches_statsmodels_with_analytic_one_way_variances():
+    """With linearised one-way variances, cgm_interval's SE is the CGM (2011) two-way
+    cluster-robust SE of a mean, as statsmodels computes it (OLS on a constant,
+    cov_type="cluster" with two group columns)."""
+    import statsmodels.api as sm
+
+    from audit.uncertainty._cells import cell_tables
+    from audit.uncertainty.bootstrap import cgm_interval
+
+    v = make_votes(3, n_pairs=15, n_readers=6, sd_pair=0.8, sd_reader=0.8)
+    t = cell_tables(v, ("matchup", "criterion"))[0]
+    y = v["y"].to_numpy(float)
+    groups = np.column_stack([v["pair_id"].astype("category").cat.codes, v["reader_id"].astype("category").cat.codes])
+    ref = sm.OLS(y, np.ones_like(y)).fit(cov_type="cluster", cov_kwds={"groups": groups})
+    p = t.rate
+    vp = np.sum((t.S.sum(1) - p * t.N.sum(1)) ** 2) / t.N.sum() ** 2
+    vr = np.sum((t.S.sum(0) - p * t.N.sum(0)) ** 2) / t.N.sum() ** 2
+    lo, hi, se, pval = cgm_interval(p, vp, vr, t.S, t.N, 0.95)
+    assert se == pytest.approx(float(ref.bse[0]), rel=1e-10)
+    q = scipy.stats.t.ppf(0.975, 5)
+    assert (lo, hi) == pytest.approx((p - q * se, p + q * se))
+
+
+def test_cgm_interval_is_reported_on_two_way_rows_only(votes_small):
+    c = cluster_bootstrap(votes_small, n_boot=300, rng=0).cells
+    assert c.loc[c["scheme"] == "two-way", "ci_low_cgm"].notna().all()
+    assert c.loc[c["scheme"] != "two-way", "ci_low_cgm"].isna().all()
