@@ -1,0 +1,129 @@
+"""`audit run`, `audit report` and `audit gate`, in-process through main(argv)."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from audit.cli import main
+from audit.cli.exit_status import ExitStatus
+from audit.data import load_audit_data
+from audit.pipeline import run_audit
+from audit.result import result_from_json, result_to_json
+from audit.spec import AuditSpec
+
+ROOT = Path(__file__).resolve().parents[3]
+DEPLOY = ROOT / "fixtures" / "deployment"
+FAST = ["--no-uncertainty", "--no-readers", "--no-surface"]
+
+
+def _run_args(out, *extra):
+    return ["run", str(DEPLOY / "judge.csv"), str(DEPLOY / "humans.csv"), "--pairs", str(DEPLOY / "pairs.csv"),
+            "--out", str(out), *extra]
+
+
+@pytest.fixture(scope="module")
+def fast_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("run")
+    status = main(_run_args(out, *FAST, "-q"))
+    return status, out
+
+
+def test_run_writes_every_output(fast_run):
+    status, out = fast_run
+    assert status == ExitStatus.OK  # no --gate: a failing audit still exits 0
+    for name in ("result.json", "report.html", "junit.xml", "cells.csv", "checks.csv", "agreement.csv",
+                 "judge_pairs.csv"):
+        assert (out / name).stat().st_size > 0, name
+
+
+def test_cli_result_equals_api_result(fast_run):
+    _, out = fast_run
+    data = load_audit_data(DEPLOY / "judge.csv", DEPLOY / "humans.csv", pairs=DEPLOY / "pairs.csv")
+    saved = result_from_json((out / "result.json").read_text(encoding="utf-8"))
+    api = run_audit(data, AuditSpec(uncertainty=False, readers=False, surface=False,
+                                    command=saved.provenance.command))
+    # Input paths differ only in how they were spelled; compare everything else.
+    assert result_to_json(api) == result_to_json(saved)
+
+
+def test_gate_turns_a_failing_audit_into_status_1(tmp_path):
+    assert main(_run_args(tmp_path, *FAST, "-q", "--gate", "--no-html")) == ExitStatus.GATE_FAILED
+
+
+def test_lenient_policy_passes_the_gate(tmp_path):
+    policy = tmp_path / "lenient.toml"
+    policy.write_text('[severity]\n"transfer.fraction_outside_ci" = "WARN"\n'
+                      '"transfer.fraction_direction_conflict" = "WARN"\n')
+    assert main(_run_args(tmp_path, *FAST, "-q", "--gate", "--no-html", "--policy", str(policy))) == ExitStatus.OK
+
+
+def test_saved_result_gate_and_report(fast_run, tmp_path, capsys):
+    _, out = fast_run
+    assert main(["gate", str(out / "result.json")]) == ExitStatus.GATE_FAILED
+    assert "gate: FAILED" in capsys.readouterr().out
+    target = tmp_path / "again.html"
+    assert main(["report", str(out / "result.json"), "-o", str(target), "--junit", str(tmp_path / "j.xml")]) == 0
+    assert target.read_text(encoding="utf-8") == (out / "report.html").read_text(encoding="utf-8")
+
+
+def test_same_seed_same_bytes(tmp_path):
+    # Same command (the output path is part of the recorded command), run twice.
+    runs = []
+    for _ in range(2):
+        assert main(_run_args(tmp_path, *FAST, "-q", "--no-html", "--seed", "3", "--tie-rule", "random")) == 0
+        runs.append((tmp_path / "result.json").read_bytes())
+    assert runs[0] == runs[1]
+
+
+def test_provenance_records_command_seed_and_hashes(fast_run):
+    _, out = fast_run
+    prov = json.loads((out / "result.json").read_text(encoding="utf-8"))["provenance"]
+    assert prov["command"].startswith("audit run ") and "--no-surface" in prov["command"]
+    assert prov["seed"] == 0 and prov["tie_rule"] == "even-split"
+    assert {s["role"] for s in prov["sources"]} >= {"judge", "humans", "pairs"}
+    assert all(len(s["sha256"]) == 64 for s in prov["sources"])
+
+
+def test_bad_input_exits_2_with_one_message_per_problem(tmp_path, capsys):
+    humans = tmp_path / "humans.csv"
+    humans.write_text("pair_id,reader_id,criterion,choice\np1,r1,empathy,nobody\np1,r1,empathy,nobody\n")
+    status = main(["run", str(DEPLOY / "judge.csv"), str(humans), "--out", str(tmp_path / "o"), "-q"])
+    err = capsys.readouterr().err
+    assert status == ExitStatus.INPUT_ERROR
+    assert "Traceback" not in err and "humans.csv" in err and "line" in err
+
+
+@pytest.mark.parametrize("argv, status", [
+    (["run", "missing-judge.csv", "missing-humans.csv"], ExitStatus.INPUT_ERROR),
+    (["run"], ExitStatus.USAGE_ERROR),
+    (["run", "a.csv", "b.csv", "--tie-rule", "coin"], ExitStatus.USAGE_ERROR),
+    (["run", "a.csv", "b.csv", "--dev-judge", "x.csv"], ExitStatus.INPUT_ERROR),
+    (["report", "no-such-result.json"], ExitStatus.INPUT_ERROR),
+    (["--version"], ExitStatus.OK),
+])
+def test_statuses(argv, status, capsys):
+    assert main(argv) == status
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_policy_error_is_an_input_error(tmp_path, capsys):
+    policy = tmp_path / "p.toml"
+    policy.write_text("[transfer]\nmax_fraction_outside = 1\n")
+    assert main(_run_args(tmp_path, *FAST, "-q", "--policy", str(policy))) == ExitStatus.INPUT_ERROR
+    assert "max_fraction_outside_ci" in capsys.readouterr().err
+
+
+def test_report_rejects_a_non_result(tmp_path, capsys):
+    bogus = tmp_path / "r.json"
+    bogus.write_text('{"schema_version": "9.0"}')
+    assert main(["report", str(bogus)]) == ExitStatus.INPUT_ERROR
+    assert "schema" in capsys.readouterr().err
+
+
+def test_help_of_every_subcommand(capsys):
+    from audit.cli import cli
+
+    for name in cli.commands:
+        assert main([name, "--help"]) == 0
+    assert "audit run" in capsys.readouterr().out
