@@ -90,6 +90,23 @@ def _delta2(categories: np.ndarray, marginals: np.ndarray, level: str) -> np.nda
     )
 
 
+def _codes(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted distinct values and each element's index among them.
+
+    Integer-valued arrays with a moderate range use counting instead of sorting (the hot
+    path for unit codes and Likert ratings); anything else goes through ``np.unique``.
+    """
+    if len(a) and a.dtype.kind in "iuf":
+        lo, hi = a.min(), a.max()
+        if np.isfinite(lo) and np.isfinite(hi) and hi - lo <= 4 * len(a) + 1024:
+            shifted = a - lo
+            idx = shifted.astype(np.int64)
+            if a.dtype.kind in "iu" or np.array_equal(idx, shifted):
+                present = np.bincount(idx) > 0
+                return np.flatnonzero(present) + lo, (np.cumsum(present) - 1)[idx]
+    return np.unique(a, return_inverse=True)
+
+
 def alpha_from_codes(unit: np.ndarray, value: np.ndarray, level: str = "nominal") -> KrippendorffAlpha:
     """Krippendorff's alpha from parallel arrays of unit codes and values (one per rating).
 
@@ -130,10 +147,10 @@ def alpha_from_codes(unit: np.ndarray, value: np.ndarray, level: str = "nominal"
         except (TypeError, ValueError):
             raise InputError(InputProblem(file="ratings", message=f"{level} alpha needs numeric ratings",
                                           fix="use level 'nominal' or give numbers")) from None
-    unit_codes, unit_index = np.unique(unit, return_inverse=True) if len(unit) else (np.array([]), np.array([], dtype=int))
-    m_u = np.bincount(unit_index, minlength=len(unit_codes)) if len(unit) else np.array([], dtype=int)
+    _, unit_index = _codes(unit)
+    m_u = np.bincount(unit_index) if len(unit) else np.array([], dtype=int)
     pairable_unit = m_u >= 2
-    n_excluded = int((~pairable_unit).sum())
+    n_excluded = int((m_u == 1).sum())  # every code present has >= 1 value
     keep = pairable_unit[unit_index] if len(unit) else np.array([], dtype=bool)
     unit_index, value = unit_index[keep], value[keep]
     n_values = int(len(value))
@@ -141,8 +158,8 @@ def alpha_from_codes(unit: np.ndarray, value: np.ndarray, level: str = "nominal"
     if n_values == 0:
         return KrippendorffAlpha(math.nan, level, math.nan, math.nan, 0, 0, n_excluded, 0,
                                  "no unit has two or more values")
-    _, unit_index = np.unique(unit_index, return_inverse=True)
-    categories, value_index = np.unique(value, return_inverse=True)
+    unit_index = (np.cumsum(pairable_unit) - 1)[unit_index]
+    categories, value_index = _codes(value)
     k = len(categories)
     m = np.bincount(unit_index).astype(float)
     weight = 1.0 / (m - 1.0)
@@ -154,8 +171,7 @@ def alpha_from_codes(unit: np.ndarray, value: np.ndarray, level: str = "nominal"
         d_o_sum = float(np.sum(2.0 * (m * s2 - s1 * s1) * weight))
         d_e_sum = 2.0 * (n_values * float(np.sum(x * x)) - float(np.sum(x)) ** 2)
     else:
-        counts = np.zeros((n_units, k))
-        np.add.at(counts, (unit_index, value_index), 1.0)
+        counts = np.bincount(unit_index * k + value_index, minlength=n_units * k).reshape(n_units, k).astype(float)
         coincidence = (counts * weight[:, None]).T @ counts
         coincidence -= np.diag((counts * weight[:, None]).sum(axis=0))
         marginals = coincidence.sum(axis=1)
