@@ -28,6 +28,8 @@ class Detector(abc.ABC):
     name: str = ""
     version: str = ""
     features: tuple[str, ...] = ()
+    #: Pure function of the text, cheap to pickle: may be split over processes.
+    parallel_safe: bool = False
 
     @abc.abstractmethod
     def params(self) -> dict[str, Any]:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -187,12 +189,38 @@ def _skipped(name: str, reason: str, n: int, detector: Detector | None = None) -
     )
 
 
+#: Below this many texts per worker, a process pool costs more than it saves.
+MIN_TEXTS_PER_JOB = 500
+
+
+def _run_detector(detector: Detector, texts: list[str]) -> pd.DataFrame:
+    return detector.compute(texts)
+
+
+def _compute(detector: Detector, texts: list[str], n_jobs: int) -> pd.DataFrame:
+    """``detector.compute(texts)``, split over ``n_jobs`` forked processes when that pays.
+
+    Only model-free detectors (``parallel_safe``) are split; each worker computes a
+    contiguous chunk and the chunks are concatenated in order, so the result is identical
+    to the serial one. Needs the ``fork`` start method (Linux, macOS); else runs serially.
+    """
+    jobs = min(int(n_jobs), len(texts) // MIN_TEXTS_PER_JOB)
+    if jobs <= 1 or not detector.parallel_safe or "fork" not in multiprocessing.get_all_start_methods():
+        return detector.compute(texts)
+    bounds = np.linspace(0, len(texts), jobs + 1).astype(int)
+    chunks = [texts[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+        parts = list(pool.map(_run_detector, [detector] * jobs, chunks))
+    return pd.concat(parts, ignore_index=True)
+
+
 def compute_features(
     stories: pd.DataFrame,
     *,
     detectors=None,
     perplexity: PerplexityConfig | None = None,
     cache=None,
+    n_jobs: int = 1,
 ) -> FeatureTable:
     """Compute surface features for every story.
 
@@ -208,6 +236,9 @@ def compute_features(
         The language model (local transformers model or completions server).
     cache : str or path-like, optional
         Feature cache directory (:class:`detectors.cache.FeatureCache`); ``None`` disables it.
+    n_jobs : int
+        Processes for the model-free detectors (values are identical to ``n_jobs=1``);
+        used only with at least :data:`MIN_TEXTS_PER_JOB` texts per process.
 
     Returns
     -------
@@ -255,7 +286,7 @@ def compute_features(
             found = store.lookup(det, unique_hashes) if store else None
             todo = [h for h in unique_hashes if found is None or h not in found.index]
             if todo:
-                computed = det.compute([first_text[h] for h in todo]).reset_index(drop=True)
+                computed = _compute(det, [first_text[h] for h in todo], n_jobs).reset_index(drop=True)
                 if store:
                     store.store(det, todo, computed)
                 computed.index = pd.Index(todo)

@@ -34,6 +34,7 @@ class LengthDetector(Detector):
 
     name = "length"
     version = "1"
+    parallel_safe = True
     features = ("n_words", "n_chars")
 
     def params(self) -> dict[str, Any]:

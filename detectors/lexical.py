@@ -132,6 +132,7 @@ class LexicalDetector(Detector):
 
     name = "lexical"
     version = "1"
+    parallel_safe = True
     features = ("mattr", "mtld")
 
     def __init__(self, mattr_window: int = DEFAULT_MATTR_WINDOW, mtld_threshold: float = DEFAULT_MTLD_THRESHOLD):

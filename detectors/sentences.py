@@ -95,6 +95,7 @@ class SentenceDetector(Detector):
 
     name = "sentences"
     version = "1"
+    parallel_safe = True
     features = (
         "n_sentences",
         "sentence_length_mean",

@@ -64,10 +64,12 @@ def _read_stories(path: str) -> pd.DataFrame:
 @click.option("--perplexity-max-length", type=click.IntRange(min=2), help="Window length in tokens (default: the model's context).")
 @click.option("--perplexity-stride", type=click.IntRange(min=1), help="Sliding-window stride (default: half the window).")
 @click.option("--cache", "cache", type=click.Path(file_okay=False), help="Feature cache directory (re-runs compute nothing twice).")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Processes for the model-free detectors (same values; pays from ~1,000 stories).")
 @click.option("-q", "--quiet", is_flag=True, help="Do not print the detector summary.")
 def command(stories, out, detector_names, perplexity_model, perplexity_revision, allow_download, perplexity_url,
             perplexity_server_model, perplexity_device, perplexity_dtype, perplexity_batch_size,
-            perplexity_max_length, perplexity_stride, cache, quiet):
+            perplexity_max_length, perplexity_stride, cache, jobs, quiet):
     """Compute surface features (length, sentence-length moments, MATTR, MTLD, perplexity) of STORIES.
 
     STORIES has columns pair_id (or item_id), system, text; extra numeric columns are
@@ -93,7 +95,7 @@ def command(stories, out, detector_names, perplexity_model, perplexity_revision,
     if detector_names:
         names = [n.strip() for n in detector_names.split(",") if n.strip()]
     frame = _read_stories(stories)
-    table = compute_features(frame, detectors=names, perplexity=config, cache=cache)
+    table = compute_features(frame, detectors=names, perplexity=config, cache=cache, n_jobs=jobs)
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     table.frame.to_csv(out, index=False, float_format="%.17g")
     if not quiet:

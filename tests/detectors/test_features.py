@@ -109,3 +109,14 @@ def test_feature_table_round_trips_through_json():
     pd.testing.assert_frame_equal(back.frame, table.frame)
     assert back.detectors == table.detectors
     assert "SKIPPED" in str(back) and "mattr" in str(back)
+
+
+def test_parallel_jobs_give_identical_values(monkeypatch):
+    import detectors.features as features_module
+
+    monkeypatch.setattr(features_module, "MIN_TEXTS_PER_JOB", 2)
+    stories = pd.DataFrame({"pair_id": [f"p{i}" for i in range(9)], "system": "a",
+                            "text": [f"Story {i}. " + "word and more words " * (i + 1) + "The end!" for i in range(9)]})
+    serial = compute_features(stories, detectors=["length", "sentences", "lexical"])
+    parallel = compute_features(stories, detectors=["length", "sentences", "lexical"], n_jobs=2)
+    pd.testing.assert_frame_equal(serial.frame, parallel.frame, check_exact=True)
