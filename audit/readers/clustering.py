@@ -252,10 +252,12 @@ class ReaderClustering:
         else:
             lines += [f"Reader clustering ({self.linkage} linkage on standardised profiles)",
                       f"  weights: {self.weights}", f"  kappas:  {self.kappas}",
-                      "  shared sub-clusters: " + ("; ".join("(" + ", ".join(c) + ")" for c in self.shared_clusters) or "none"),
+                      "  shared sub-clusters: "
+                      + ("; ".join("(" + ", ".join(c) + ")" for c in self.shared_clusters) or "none"),
                       f"  cophenetic correlation between trees: {fmt(self.cophenetic_between)}",
                       f"  Spearman(kappa, weight): {fmt(self.kappa_weight_spearman)}"]
-        lines.append(f"  criteria: {self.criteria}" if self.criteria is not None else f"  criteria: SKIPPED ({self.criteria_reason})")
+        lines.append(f"  criteria: {self.criteria}" if self.criteria is not None
+                     else f"  criteria: SKIPPED ({self.criteria_reason})")
         return "\n".join(lines)
 
 

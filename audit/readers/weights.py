@@ -208,7 +208,8 @@ def reader_weights(votes: pd.DataFrame, *, overall: str = HUMAN_OVERALL, method:
         if len(data) == 0:
             fit_rows.append([reader, 0, n_tie, n_incomplete, "none", False, False, 0, math.nan])
             continue
-        X = np.column_stack([np.ones(len(data))] + [data[c].map(lambda v: 0.0 if pd.isna(v) else 2.0 * v - 1.0).to_numpy(float) for c in crits])
+        coded = np.nan_to_num(2.0 * data[list(crits)].to_numpy(float) - 1.0, nan=0.0)  # +1 / -1 / 0 (tie)
+        X = np.column_stack([np.ones(len(data)), coded])
         fit = fit_logistic(X, data[overall].to_numpy(float), method=method)
         if fit.separated:
             separated.append(reader)
