@@ -51,6 +51,10 @@ def test_fixture_frames_have_the_documented_columns(fixture_data):
                                      "item_a", "item_b"]
     assert list(d.judge_scores.columns) == ["pair_id", "system", "item_id", "criterion", "judge", "sample", "score",
                                             "line"]
+    for frame in (d.votes, d.pairs, d.judge_scores, d.stories, d.dev_judge, d.dev_humans):
+        for col in frame.columns:
+            numeric = col in ("y", "seconds", "order", "line", "sample", "score", "rating")
+            assert pd.api.types.is_numeric_dtype(frame[col]) if numeric else pd.api.types.is_string_dtype(frame[col])
     v = d.votes
     assert (v["y"] == (v["choice"] == v["focal"]).astype(float)).all()  # forced choice: no ties
     assert v["order"].tolist() == list(range(len(v)))
