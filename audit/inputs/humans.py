@@ -98,6 +98,7 @@ def read_humans(table: Table, log: ProblemLog, *, scale: tuple[float, float] | N
         frame["rating"] = nums
         blank = np.isnan(nums) & ~bad_r
     frame["order"] = np.arange(len(frame))
+    _reader_groups(frame, table, log)
     frame = _readers_who_judged_nothing(frame, blank, bad, table, log, role)
     keep = ~bad
     frame, blank = frame[keep], blank[keep]
@@ -115,6 +116,21 @@ def read_humans(table: Table, log: ProblemLog, *, scale: tuple[float, float] | N
     frame = frame[cols].reset_index(drop=True)
     frame["order"] = np.arange(len(frame))
     return HumanInput(shape=shape, layout=f"{shape}-{'wide' if wide else 'long'}", frame=frame)
+
+
+def _reader_groups(frame, table, log):
+    """A reader belongs to one reader_group: two different non-empty values are a problem."""
+    g = frame[frame["reader_group"] != ""]
+    if g.empty:
+        return
+    n = g.groupby("reader_id", sort=False)["reader_group"].unique()
+    for reader in n.index[n.map(len).to_numpy() > 1]:
+        rows = g[g["reader_id"] == reader]
+        first = rows["reader_group"].iloc[0]
+        other = rows[rows["reader_group"] != first].iloc[0]
+        log.add(table.path, "this reader has two different reader_group values", "give each reader one reader_group",
+                line=int(other["line"]), column="reader_group",
+                value=f"{reader}: {first} then {other['reader_group']}")
 
 
 def _readers_who_judged_nothing(frame, blank, bad, table, log, role):

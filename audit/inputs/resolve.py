@@ -52,6 +52,12 @@ def resolve_votes(h: pd.DataFrame, pairs: pd.DataFrame, path: str, log: ProblemL
                    "choice names a system that is not in the pair",
                    "write one of the pair's two system names (see pairs), A/B, or tie", "choice not in the pair")
     m["choice"] = choice
+    shown = _resolve_choice(m["shown_first"].to_numpy(dtype=object), a, b)
+    odd = (shown != "") & (shown != a) & (shown != b)
+    bad |= log.rows(path, "humans", odd & ~bad, m["line"].to_numpy(), m["shown_first"].to_numpy(), "shown_first",
+                    "shown_first names a system that is not in the pair",
+                    "write the name (or A/B) of the system shown first, or leave it empty", "shown_first not in the pair")
+    m["shown_first"] = shown
     m = m[~bad]
     y = np.where(m["choice"] == m["focal"], 1.0, np.where(m["choice"] == m["other"], 0.0, np.nan))
     m["y"] = y

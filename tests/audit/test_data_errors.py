@@ -164,3 +164,18 @@ def test_scalar_ratings_need_group_id(tmp_path):
 def test_scale_argument_is_checked():
     with pytest.raises(InputError, match="lower bound"):
         load_audit_data("j.csv", "h.csv", scale=(5, 1))
+
+
+def test_shown_first_must_be_a_system_of_the_pair(tmp_path):
+    humans = "pair_id,reader_id,criterion,choice,shown_first\np1,r1,empathy,alpha,B\np2,r1,empathy,beta,left\n"
+    (p,) = only(problems(basic(tmp_path, humans=humans)), "shown_first names a system")
+    assert (p.line, p.value) == (3, "left")
+    d = basic(tmp_path, humans=humans.replace("left", "alpha"))()
+    assert d.votes["shown_first"].tolist() == ["beta", "alpha"]
+
+
+def test_reader_with_two_reader_groups(tmp_path):
+    humans = ("pair_id,reader_id,criterion,choice,reader_group\np1,r1,empathy,alpha,expert\n"
+              "p2,r1,empathy,beta,novice\np1,r2,empathy,beta,novice\n")
+    (p,) = only(problems(basic(tmp_path, humans=humans)), "two different reader_group")
+    assert (p.line, p.value) == (3, "r1: expert then novice")
