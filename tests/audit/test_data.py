@@ -62,10 +62,11 @@ def test_fixture_frames_have_the_documented_columns(fixture_data):
 
 
 def test_fixture_loads_fast():
+    """CPU time, so that a busy shared machine does not make the check flaky (~0.07 s measured)."""
     load_fixture()
-    t = time.perf_counter()
+    t = time.process_time()
     load_fixture()
-    assert time.perf_counter() - t < 0.5
+    assert time.process_time() - t < 0.5
 
 
 def test_sources_record_sha256_of_each_file(fixture_data):
