@@ -1,0 +1,50 @@
+"""`audit run` end to end on real public data (../shared/datasets; marker ``external``).
+
+PDS (Harel-Canada et al. 2024): scalar 1-5 ratings by 5 readers of 97 stories in 15
+premise groups become 274 same-premise pairs and 6,850 per-reader votes of which 1,552 are
+ties (../shared/datasets/README.md). Nothing derived from the data is written in the repo.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from audit.cli import main
+from audit.cli.exit_status import ExitStatus
+
+DATASETS = Path(__file__).resolve().parents[3].parent / "shared" / "datasets"
+
+pytestmark = [
+    pytest.mark.external,
+    pytest.mark.skipif(not (DATASETS / "convert.py").exists(), reason=f"{DATASETS} is absent"),
+]
+
+
+@pytest.fixture(scope="module")
+def pds(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("datasets")
+    subprocess.run([sys.executable, str(DATASETS / "convert.py"), str(out)], check=True, capture_output=True,
+                   timeout=300)
+    return out / "pds"
+
+
+def test_pds_through_audit_run(pds, tmp_path):
+    out = tmp_path / "out"
+    status = main(["run", str(pds / "judge.csv"), str(pds / "humans.csv"), "--stories", str(pds / "stories.csv"),
+                   "--judge", "gpt-4o", "--n-boot", "500", "--out", str(out), "-q"])
+    assert status == ExitStatus.OK
+    result = json.loads((out / "result.json").read_text(encoding="utf-8"))
+    cells = result["cells"]
+    assert sum(c["n_votes"] for c in cells) == 6850
+    assert sum(c["human"]["n_ties"] for c in cells) == 1552
+    assert result["provenance"]["human_shape"] == "scalar"
+    assert result["provenance"]["primary_judge"] == "gpt-4o"
+    for section in ("uncertainty", "readers", "surface"):
+        assert result[section]["status"] == "PASS", (section, result[section]["reason"])
+    assert result["dev"]["status"] == "SKIPPED"
+    assert (out / "report.html").stat().st_size > 0
