@@ -179,3 +179,11 @@ def test_reader_with_two_reader_groups(tmp_path):
               "p2,r1,empathy,beta,novice\np1,r2,empathy,beta,novice\n")
     (p,) = only(problems(basic(tmp_path, humans=humans)), "two different reader_group")
     assert (p.line, p.value) == (3, "r1: expert then novice")
+
+
+def test_scale_applies_to_human_ratings_and_accepts_text(tmp_path):
+    from tests.audit.test_data import SCALAR, SCALAR_JUDGE
+    humans = SCALAR.replace("i3,r2,empathy,5", "i3,r2,empathy,6")
+    (p,) = only(problems(basic(tmp_path, humans=humans, judge=SCALAR_JUDGE, pairs=None, scale="1,5")),
+                "rating outside the declared scale [1, 5]")
+    assert (p.line, p.value) == (7, "6")
