@@ -56,7 +56,8 @@ class ConsistencyReport:
     item_spread : DataFrame
         Per judge x item x criterion x mode: n_rounds, sd, range, last_delta, converged.
     judge_agreement : DataFrame
-        Per pair of judges x criterion: n_items, mad (mean absolute difference),
+        Per pair of judges x criterion, plus a row ``criterion = "all"`` pooled over
+        criteria: n_items, mad (mean absolute difference),
         share_within (|diff| < agreement threshold), mean_offset (a - b), pearson,
         spearman, icc_agreement (ICC2, absolute) and icc_consistency (ICC3).
     mode_invariance : DataFrame
@@ -189,7 +190,11 @@ def _judge_agreement(final: pd.DataFrame, s: ConsistencySettings) -> pd.DataFram
     rows = []
     wide = final.pivot_table(index=["item_id", "criterion", "mode"], columns="judge", values="score", aggfunc="first")
     for a, b in itertools.combinations(sorted(final["judge"].unique()), 2):
-        for criterion, sub in wide[[a, b]].dropna().groupby(level="criterion", sort=False):
+        shared = wide[[a, b]].dropna()
+        groups = list(shared.groupby(level="criterion", sort=True))
+        if len(groups) > 1:
+            groups.append(("all", shared))  # pooled over criteria (SAGE's overall cross-model r)
+        for criterion, sub in groups:
             x, y = sub[a].to_numpy(), sub[b].to_numpy()
             n = len(x)
             diff = x - y

@@ -70,6 +70,10 @@ def test_judge_agreement_by_hand():
     assert row["pearson"] == pytest.approx(stats.pearsonr(wide["claude"], wide["gpt"]).statistic)
     assert row["icc_agreement"] == pytest.approx(icc_from_matrix(wide[["claude", "gpt"]].to_numpy()).get("ICC2").icc)
     assert row["icc_consistency"] > row["icc_agreement"]  # the offset costs absolute agreement only
+    pooled = report.judge_agreement.set_index("criterion").loc["all"]
+    all_wide = final.pivot_table(index=["item_id", "dimension", "mode"], columns="model", values="score")
+    assert pooled["n_items"] == 144
+    assert pooled["pearson"] == pytest.approx(stats.pearsonr(all_wide["claude"], all_wide["gpt"]).statistic)
 
 
 def test_mode_invariance_paired_t_and_largest_difference():

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -119,11 +117,17 @@ def test_pds_round1_agreement_reproduces_published_values(tmp_path):
     """PDS (Harel-Canada et al. 2024) human_study_iaa.csv, round 1, 97 stories x 5 readers:
     unweighted Fleiss kappa authenticity 0.00328, empathy 0.0670; nominal Krippendorff alpha
     authenticity 0.00533, empathy 0.0689 (../shared/datasets/README.md)."""
-    if not (DATASETS / "convert.py").exists():
+    raw_file = DATASETS / "pds" / "human_annotations.csv"
+    if not raw_file.exists():
         pytest.skip("../shared/datasets is absent")
-    subprocess.run([sys.executable, str(DATASETS / "convert.py"), str(tmp_path)], check=True, capture_output=True)
-    humans = next(tmp_path.rglob("pds/humans.csv"))
-    ratings = load_ratings(humans)
+    raw = pd.read_csv(raw_file)
+    long = raw.melt(id_vars=["participant_id", "story_id"], value_vars=["authenticity_score", "empathy_score"],
+                    var_name="criterion", value_name="rating")
+    path = tmp_path / "pds_ratings.csv"  # derived data stays in tmp, never in the repository
+    long.assign(item_id=long.story_id, reader_id=long.participant_id,
+                criterion=long.criterion.str.removesuffix("_score"))[
+        ["item_id", "reader_id", "criterion", "rating"]].to_csv(path, index=False)
+    ratings = load_ratings(path)
     ratings = ratings[ratings.criterion.isin(["authenticity", "empathy"])]
     q = reliability_report(ratings).questions.set_index("criterion")
     assert q.loc["authenticity", "n_items"] == 97 and q.loc["authenticity", "n_readers"] == 5
