@@ -113,3 +113,19 @@ def test_parquet_without_pyarrow_says_how_to_install(tmp_path, monkeypatch):
     p.write_bytes(b"PAR1")
     with pytest.raises(MissingDependencyError, match="parquet"):
         read_table(p, "judge", ProblemLog())
+
+
+def test_problems_are_ordered_by_file_then_line_with_summaries_last():
+    from audit.errors import InputError
+
+    log = ProblemLog()
+    n = MAX_ROWS_PER_KIND + 2
+    log.add("b.csv", "late", line=9)
+    log.rows("a.csv", "judge", np.ones(n, bool), np.arange(2, n + 2), None, "score", "bad", "", "bad")
+    log.add("b.csv", "early", line=2)
+    with pytest.raises(InputError) as exc:
+        log.raise_if_any()
+    probs = exc.value.problems
+    assert [p.file for p in probs[:1]] == ["b.csv"] and [p.message for p in probs[:2]] == ["early", "late"]
+    assert probs[-1].file == "a.csv" and probs[-1].message.startswith("2 more row(s)")
+    assert [p.line for p in probs[2:-1]] == list(range(2, MAX_ROWS_PER_KIND + 2))
