@@ -58,7 +58,7 @@ def _guard(ctx: dict, name: str, fn: Callable[[], Any]) -> None:
 def _finish(ctx: dict) -> dict:
     payload = ctx.pop("payload", None)
     if payload is not None:
-        ctx["facts"] = [{"key": k, "value": cell_value(v)} for k, v in discover.scalars(payload)]
+        ctx["facts"] = [{"key": k.replace("_", " "), "value": cell_value(v)} for k, v in discover.scalars(payload)]
         ctx["parts"] = [{"name": n, "status": st, "reason": r} for n, st, r in discover.sub_statuses(payload)]
     ctx.setdefault("notes", [])
     ctx.setdefault("facts", [])

@@ -68,7 +68,7 @@ def dev_summary(section: Any, primary_judge: str = "") -> dict:
     reason = discover.field(section, "reason", "") or "no development set given"
     payload = discover.field(section, "payload")
     if payload is None or status in ("SKIPPED", "ERROR"):
-        return {"computed": False, "status": status, "reason": reason, "table": None, "items": [], "facts": [],
+        return {"computed": False, "status": status, "reason": reason, "table": None, "items": [], "facts": [], "warning": "",
                 "judge": primary_judge}
     found = discover.frames(payload)
     hit = (discover.find_frame(found, {"criterion", "spearman"}) or discover.find_frame(found, {"criterion", "rho"})
@@ -85,24 +85,43 @@ def dev_summary(section: Any, primary_judge: str = "") -> dict:
                 if "judge" in frame.columns and frame["judge"].nunique() > 1:
                     label += f" ({getattr(row, 'judge')})"
                 items.append({"label": label, "value": num(getattr(row, col), 2)})
-    facts = [{"key": k, "value": cell_value(v)} for k, v in discover.scalars(payload)
-             if k in ("oof_mean", "optimism_mean", "routed_in_sample_mean", "n_items", "warning", "selection_shares_data")]
+    labels = {"routed_in_sample_mean": "in-sample mean", "oof_mean": "out-of-fold mean", "optimism_mean": "optimism",
+              "n_items": "items"}
+    facts = [{"key": labels[k], "value": cell_value(v)} for k, v in discover.scalars(payload) if k in labels]
+    warning = discover.field(payload, "warning")
     return {"computed": True, "status": status, "reason": reason, "judge": primary_judge,
+            "warning": str(warning) if isinstance(warning, str) and warning else "",
             "table": table(hit[1], caption="Development-set validity") if hit else None, "items": items, "facts": facts}
 
 
 def checks_context(checks: tuple) -> dict:
-    """Checks sorted worst first, with counts per status."""
+    """Checks sorted worst first, with counts per status and one summary row per check name."""
     order = {s: i for i, s in enumerate(STATUS_ORDER)}
-    rows = sorted(checks, key=lambda c: (order.get(status_value(c.status), 9), c.name, c.scope))
+    ranked = sorted(checks, key=lambda c: (order.get(status_value(c.status), 9), c.name, c.scope))
     counts = {s: 0 for s in STATUS_ORDER}
     for c in checks:
         counts[status_value(c.status)] = counts.get(status_value(c.status), 0) + 1
-    return {
-        "counts": counts,
-        "rows": [{"status": status_value(c.status), "name": c.name, "scope": c.scope, "value": num(c.value),
-                  "threshold": num(c.threshold), "reason": c.reason} for c in rows],
-    }
+    rows = [{"status": status_value(c.status), "name": c.name, "scope": c.scope, "value": num(c.value),
+             "threshold": num(c.threshold), "reason": c.reason} for c in ranked]
+    groups: dict[str, list[dict]] = {}
+    for r in rows:
+        groups.setdefault(r["name"], []).append(r)
+    summary = []
+    for name, members in groups.items():  # already worst first, so members[0] is the worst
+        worst = members[0]
+        if len(members) == 1:
+            scope, value, threshold = worst["scope"], worst["value"], worst["threshold"]
+        else:
+            tally = {}
+            for m in members:
+                tally[m["status"]] = tally.get(m["status"], 0) + 1
+            scope = (f"{len(members)} scopes (" + ", ".join(f"{n} {st}" for st, n in tally.items())
+                     + f"); worst: {worst['scope']}")
+            value, threshold = worst["value"], worst["threshold"]
+        summary.append({"status": worst["status"], "name": name, "scope": scope, "value": value,
+                        "threshold": threshold, "reason": worst["reason"], "n": len(members)})
+    summary.sort(key=lambda g: (order.get(g["status"], 9), g["name"]))
+    return {"counts": counts, "rows": rows, "summary": summary}
 
 
 def transfer_rows(result: Any) -> list[dict]:

@@ -49,7 +49,7 @@ def loro_shift_svg(shifts: pd.DataFrame, *, fig_id: str = "fig-loro", value_labe
                 ax.plot(100 * part["shift"].astype(float).to_numpy(), ys, _MARKERS[k % len(_MARKERS)],
                         color=colour_for(k), markersize=4.5, linestyle="none", label=plain(crit))
             ax.set_xlim(-lim, lim)
-            ax.set_xlabel(plain(f"shift in {value_label} (points)"))
+            ax.set_xlabel(plain(f"shift in {value_label} (points)", 90))
             if panel is not None:
                 ax.set_title(plain(panel), loc="left")
         axes[0].set_yticks(range(len(readers)), [plain(f"without {r}") for r in readers])

@@ -89,17 +89,17 @@ def preference_svg(
             if np.isfinite(lo) and np.isfinite(hi):
                 ax.plot([lo, hi], [yy, yy], color=c, linewidth=2.0, solid_capstyle="butt", zorder=2)
             if np.isfinite(est):
-                ax.plot([est], [yy], "o", color=c, markersize=5, zorder=3)
+                ax.plot([est], [yy], "o", color=c, markersize=5, zorder=3, clip_on=False)
             j = jmap.get((row.matchup, row.criterion))
             if j is not None and j.n_pairs > 0:
                 rate = (j.wins + 0.5 * j.ties) / j.n_pairs
                 ax.plot([rate], [yy], "D", markerfacecolor="white", markeredgecolor=JUDGE_COLOUR,
-                        markersize=5, markeredgewidth=1.2, zorder=4)
+                        markersize=5, markeredgewidth=1.2, zorder=4, clip_on=False)
         ax.set_xlim(0.0, 1.0)
         ax.set_xticks([0, 0.25, 0.5, 0.75, 1.0], ["0%", "25%", "50%", "75%", "100%"])
         ax.set_yticks([centres[c] for c in criteria], [plain(labels.get(c, c)) for c in criteria])
         ax.set_ylim(y - 0.4, -0.8)
-        ax.set_xlabel(plain(f"human preference for {focal_label} (GLMM, 95% CI)"))
+        ax.set_xlabel(plain(f"human preference for {focal_label} (GLMM, 95% CI)", 90))
         ax.set_title("(a) humans", loc="left")
         handles = [ax.plot([], [], "o-", color=colour[m], label=plain(m))[0] for m in matchups]
         if has_judge:
@@ -126,7 +126,7 @@ def preference_svg(
             axj.set_xlim(0.0, 1.16)  # room for the labels of bars near 100%
             axj.spines["bottom"].set_bounds(0.0, 1.0)
             axj.set_xticks([0, 0.25, 0.5, 0.75, 1.0], ["0%", "25%", "50%", "75%", "100%"])
-            axj.set_xlabel(plain(f"{judge_label}: wins for {focal_label}; hatched = ties x 0.5"))
+            axj.set_xlabel(plain(f"{judge_label}: wins for {focal_label}; hatched = ties x 0.5", 90))
             axj.set_title("(b) judge", loc="left")
             axj.tick_params(axis="y", left=False)
         return figure_to_svg(fig, fig_id)

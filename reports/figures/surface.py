@@ -63,7 +63,8 @@ def feature_scatter_svg(
             ax.set_xlabel("feature difference", fontsize=7.5)
         for ax in axes[len(features):]:
             ax.set_axis_off()
-        axes[0].set_ylabel(plain(y_label), fontsize=7.5)
+        for row in range(nrow):
+            axes[row * ncol].set_ylabel(plain(y_label, 60), fontsize=7)
         if groups != [None]:
             axes[len(features) - 1].legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7)
         return figure_to_svg(fig, fig_id)
