@@ -176,3 +176,27 @@ def test_welch_anova_matches_r_oneway_test(tmp_path):
     assert row["welch_df2"] == pytest.approx(welch_df2, rel=1e-10)
     assert row["welch_p"] == pytest.approx(welch_p, rel=1e-8)
     assert row["anova_f"] == pytest.approx(f, rel=1e-10) and row["anova_p"] == pytest.approx(p, rel=1e-8)
+
+
+@pytest.mark.external
+def test_pds_persona_samples_run_end_to_end(tmp_path):
+    """PDS Llama-3-70B Mixture-of-Personas file: 5 persona samples per story (97 stories)."""
+    from pathlib import Path
+
+    raw_file = (Path(__file__).parents[2] / ".." / "shared" / "datasets" / "pds"
+                / "Meta-Llama-3-70B-Instruct-f16_annotations_mop_t=1.csv")
+    if not raw_file.exists():
+        pytest.skip("../shared/datasets is absent")
+    raw = pd.read_csv(raw_file, encoding="latin-1")
+    long = raw.melt(id_vars=["study_id", "participant_id", "author_type"],
+                    value_vars=["authenticity_score", "empathy_score"], var_name="criterion", value_name="score")
+    scores = long.rename(columns={"study_id": "item_id", "participant_id": "sample", "author_type": "category"})
+    path = tmp_path / "scores.csv"  # derived data stays in tmp
+    scores.to_csv(path, index=False)
+    assert main(["consistency", str(path), "-q", "-o", str(tmp_path / "out")]) == 0
+    report = consistency_report(validate_scores(pd.read_csv(path)))
+    sc = report.self_consistency.set_index("criterion")
+    assert (sc["n_items"] == 97).all()
+    sd = long[long.criterion == "empathy_score"].groupby("study_id")["score"].std().mean()
+    assert sc.loc["empathy_score", "mean_sd"] == pytest.approx(sd)
+    assert len(report.discrimination) == 2 and report.redundancy["n"].iloc[0] == 97
