@@ -23,19 +23,18 @@ PAIR_COLUMNS = ["pair_id", "matchup", "focal", "other", "criterion", "judge", "f
                 "other_score", "outcome", "credit"]
 
 
+def _mean_if_all_valid(frame: pd.DataFrame, keys: list[str], column: str) -> pd.DataFrame:
+    """Group mean of ``column``, NaN for a group with any missing value (never imputed)."""
+    grouped = frame.groupby(keys, sort=False)[column]
+    out = grouped.agg(["mean", "count", "size"])
+    out[column] = out["mean"].where(out["count"] == out["size"])
+    return out[[column]].reset_index()
+
+
 def _outcomes_from_scores(scores: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
-    story = (
-        scores.groupby(["judge", "pair_id", "system", "criterion"], sort=False)["score"]
-        .agg(lambda s: s.mean() if s.notna().all() else np.nan)
-        .reset_index()
-    )
+    story = _mean_if_all_valid(scores, ["judge", "pair_id", "system", "criterion"], "score")
     # aggregate = mean of the judge's criteria per story; NaN if any criterion is invalid
-    agg = (
-        story.groupby(["judge", "pair_id", "system"], sort=False)["score"]
-        .agg(lambda s: s.mean() if s.notna().all() else np.nan)
-        .reset_index()
-        .assign(criterion=JUDGE_AGGREGATE)
-    )
+    agg = _mean_if_all_valid(story, ["judge", "pair_id", "system"], "score").assign(criterion=JUDGE_AGGREGATE)
     if not (story["criterion"] == JUDGE_AGGREGATE).any():
         story = pd.concat([story, agg[story.columns]], ignore_index=True)
     meta = pairs[["pair_id", "matchup", "focal", "other"]]
@@ -58,8 +57,8 @@ def _outcomes_from_verdicts(verdicts: pd.DataFrame, pairs: pd.DataFrame) -> pd.D
                       np.where(v["choice"] == v["other"], 0.0,
                                np.where(v["choice"] == "tie", 0.5, np.nan)))
     v = v.assign(sample_credit=credit)
-    grouped = v.groupby(["judge", "pair_id", "criterion"], sort=False)["sample_credit"]
-    frame = grouped.agg(lambda s: s.mean() if s.notna().all() else np.nan).rename("mean_credit").reset_index()
+    frame = _mean_if_all_valid(v, ["judge", "pair_id", "criterion"], "sample_credit").rename(
+        columns={"sample_credit": "mean_credit"})
     frame = frame.merge(meta, on="pair_id", how="left")
     m = frame["mean_credit"].to_numpy(float)
     frame["outcome"] = np.where(np.isnan(m), "invalid", np.where(m > 0.5, "win", np.where(m < 0.5, "loss", "tie")))
