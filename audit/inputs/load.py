@@ -276,7 +276,14 @@ def load(judge, humans, *, pairs=None, stories=None, dev_judge=None, dev_humans=
     story_frame = None
     if ts is not None:
         story_frame = ld.stories(ts, "pair_id" if hin.shape == "pairwise" else "item_id", pairs_df)
-    jcrit = set((scores if scores is not None else verdicts)["criterion"])
+    jframe = scores if scores is not None else verdicts
+    if len(votes) == 0 and not log.problems:
+        log.add(th.path, "no usable human judgment is left", "check the file: every row was empty or left out"
+                + (" (--drop-invalid)" if drop_invalid else ""))
+    if len(jframe) == 0 and not log.problems:
+        log.add(tj.path, "no usable judge output is left", "check the file: every row was left out"
+                + (" (--drop-invalid)" if drop_invalid else ""))
+    jcrit = set(jframe["criterion"])
     missing = [c for c in dict.fromkeys(votes["criterion"]) if c != "overall" and c not in jcrit]
     if missing:
         ld.notes.append(f"criteria judged by the readers but not by the judge: {', '.join(missing)}")

@@ -90,7 +90,8 @@ class ProblemLog:
         first mentioned) and by line."""
         if self.problems:
             files = {f: i for i, f in enumerate(dict.fromkeys(p.file for p in self.problems))}
-            ordered = sorted(self.problems, key=lambda p: (files[p.file], p.line if p.line is not None else float("inf")))
+            ordered = sorted(self.problems,
+                             key=lambda p: (files[p.file], p.line if p.line is not None else float("inf")))
             raise InputError(ordered)
 
 

@@ -187,3 +187,9 @@ def test_scale_applies_to_human_ratings_and_accepts_text(tmp_path):
     (p,) = only(problems(basic(tmp_path, humans=humans, judge=SCALAR_JUDGE, pairs=None, scale="1,5")),
                 "rating outside the declared scale [1, 5]")
     assert (p.line, p.value) == (7, "6")
+
+
+def test_nothing_usable_left_after_drop_invalid(tmp_path):
+    humans = "pair_id,reader_id,criterion,choice\np1,r1,empathy,gamma\np2,r1,empathy,delta\n"
+    (p,) = only(problems(basic(tmp_path, humans=humans, drop_invalid=True)), "no usable human judgment")
+    assert "--drop-invalid" in p.fix
