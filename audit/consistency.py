@@ -313,8 +313,9 @@ def consistency_report(scores: pd.DataFrame, settings: ConsistencySettings | Non
     redundancy = _redundancy(final, s) if final["criterion"].nunique() >= 2 else empty
     if redundancy.empty:
         skipped.append("dimension redundancy: needs two or more criteria")
-    has_categories = (final["category"] != "").any() and final["category"].nunique() >= 2
-    disc, disc_pairs = _discrimination(final) if has_categories else (empty, empty)
+    categorised = final[final["category"] != ""]  # items without a category take no part
+    has_categories = categorised["category"].nunique() >= 2
+    disc, disc_pairs = _discrimination(categorised) if has_categories else (empty, empty)
     if disc.empty:
         skipped.append("discrimination: needs a 'category' column with two or more categories")
     return ConsistencyReport(self_consistency=self_c, item_spread=spread, judge_agreement=agree,
