@@ -100,7 +100,10 @@ class TransformersPerplexity(Detector):
             return path
         hub = import_optional("huggingface_hub", "loading models from the Hugging Face hub")
         try:
-            local = hub.snapshot_download(c.model, revision=c.revision, local_files_only=not c.allow_download)
+            # Weights in formats transformers will not load here are not fetched.
+            local = hub.snapshot_download(c.model, revision=c.revision, local_files_only=not c.allow_download,
+                                          ignore_patterns=["*.onnx", "*.h5", "*.msgpack", "*.gguf", "*.tflite",
+                                                           "*.ot", "original/*", "onnx/*"])
         except Exception as exc:  # noqa: BLE001 - hub raises many types; all mean "not available"
             if c.allow_download:
                 raise FileNotFoundError(f"could not download model '{c.model}': {exc}") from exc
