@@ -81,3 +81,11 @@ def test_live_rerun_of_psych_reproduces_stored_reference(tmp_path):
     shutil.copy(REF / "make_reference.R", tmp_path)
     subprocess.run(["Rscript", "make_reference.R"], cwd=tmp_path, check=True, capture_output=True)
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "reference.csv"), reference())
+
+
+def test_icc_invariant_to_target_and_rater_order():
+    rng = np.random.default_rng(3)
+    x = pd.read_csv(REF / "input_likert_20x5.csv").to_numpy()
+    a = icc_from_matrix(x).to_frame()
+    b = icc_from_matrix(x[rng.permutation(20)][:, rng.permutation(5)]).to_frame()
+    pd.testing.assert_frame_equal(a, b, check_exact=False, rtol=1e-10)

@@ -84,3 +84,19 @@ def test_live_rerun_reproduces_stored_reference(tmp_path):
     subprocess.run([sys.executable, "make_reference.py"], cwd=tmp_path, check=True, capture_output=True)
     assert json.loads((tmp_path / "reference.json").read_text())["values"] == \
         json.loads((REF / "reference.json").read_text())["values"]
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), level=st.sampled_from(["nominal", "ordinal", "interval"]))
+def test_alpha_invariant_to_coder_and_unit_order(seed, level):
+    rng = np.random.default_rng(seed)
+    x = rng.integers(1, 5, size=(4, 12)).astype(float)
+    x[rng.random(x.shape) < 0.2] = np.nan
+    shuffled = x[rng.permutation(4)][:, rng.permutation(12)]
+    a, b = krippendorff_alpha_matrix(x, level), krippendorff_alpha_matrix(shuffled, level)
+    assert (np.isnan(a.alpha) and np.isnan(b.alpha)) or a.alpha == pytest.approx(b.alpha, abs=1e-12)
+    assert (a.n_units, a.n_values) == (b.n_units, b.n_values)
