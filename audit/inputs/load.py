@@ -183,7 +183,9 @@ class _Loader:
         if n_same:
             self.notes.append(f"{n_same} pair(s) compare two outputs of the same system; their sides are "
                               "named '<system> [<item_id>]'")
-        votes = votes_from_ratings(r, pairs)
+        votes, n_unused = votes_from_ratings(r, pairs)
+        log.exclude("humans", "rating with no rating of another item of its group by the same reader "
+                    "and criterion (no pair)", n_unused)
         scores = judge_scores_by_item(jf, pairs)
         return votes, pairs, scores, None
 

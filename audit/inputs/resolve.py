@@ -64,11 +64,12 @@ def resolve_votes(h: pd.DataFrame, pairs: pd.DataFrame, path: str, log: ProblemL
     return m[VOTE_COLUMNS].reset_index(drop=True)
 
 
-def votes_from_ratings(r: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
+def votes_from_ratings(r: pd.DataFrame, pairs: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     """Scalar ratings -> one vote per reader, pair and criterion (tie when the ratings are equal).
 
     A reader contributes a vote on a pair and criterion only when they rated both items on it.
-    ``line`` is 0 (a vote comes from two source rows).
+    ``line`` is 0 (a vote comes from two source rows). Also returns the number of ratings that
+    entered no vote (the reader rated no other item of the group on that criterion).
     """
     p = pairs[["pair_id", "item_a", "item_b", "system_a", "system_b", "focal", "other", "matchup"]].copy()
     p["_pair_order"] = np.arange(len(p))
@@ -85,7 +86,10 @@ def votes_from_ratings(r: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
     m["shown_first"] = ""
     m["line"] = 0
     m["order"] = np.arange(len(m))
-    return m[VOTE_COLUMNS].reset_index(drop=True)
+    used = pd.concat([m[["item_a", "reader_id", "criterion"]].set_axis(["item_id", "reader_id", "criterion"], axis=1),
+                      m[["item_b", "reader_id", "criterion"]].set_axis(["item_id", "reader_id", "criterion"], axis=1)])
+    n_unused = len(r) - len(used.drop_duplicates())
+    return m[VOTE_COLUMNS].reset_index(drop=True), n_unused
 
 
 def judge_scores_by_pair(j: pd.DataFrame, pairs: pd.DataFrame, path: str, log: ProblemLog) -> pd.DataFrame:

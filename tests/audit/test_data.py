@@ -291,3 +291,11 @@ def test_wide_pairwise_judge(tmp_path):
     assert d.judge_verdicts[["criterion", "choice", "line"]].values.tolist() == [
         ["empathy", "alpha", 2], ["overall", "beta", 2], ["empathy", "tie", 3], ["overall", "invalid", 3]]
     assert {s.role: s.layout for s in d.sources}["judge"] == "pairwise-wide"
+
+
+def test_rating_without_partner_rating_is_counted(tmp_path):
+    humans = SCALAR + "i1,r3,empathy,2,g1,expert\n"  # r3 rated only one item of g1
+    d = basic(tmp_path, humans=humans, judge=SCALAR_JUDGE, pairs=None)()
+    counts = {e.reason: e.n_rows for e in d.exclusions}
+    assert sorted(counts.values()) == [1, 1] and len(d.votes) == 6
+    assert any("same reader" in r for r in counts)
