@@ -99,8 +99,10 @@ def _check_votes(votes: pd.DataFrame, by: tuple[str, ...]) -> pd.DataFrame:
     frame = votes.loc[:, list(required)].copy()
     for col in ("pair_id", "reader_id", "criterion", "matchup"):
         frame[col] = frame[col].astype(str)
-    frame["y"] = pd.to_numeric(frame["y"], errors="coerce").astype(float)
-    bad = frame["y"].notna() & ~frame["y"].isin([0.0, 1.0])
+    numeric = pd.to_numeric(frame["y"], errors="coerce").astype(float)
+    unreadable = numeric.isna() & votes["y"].notna().to_numpy()  # never turn garbage into ties
+    frame["y"] = numeric
+    bad = unreadable | (frame["y"].notna() & ~frame["y"].isin([0.0, 1.0]))
     if bad.any():
         raise InputError(InputProblem(file="votes", column="y", value=str(votes.loc[bad].iloc[0]["y"]),
                                       message=f"{int(bad.sum())} vote(s) are not 1 (focal), 0 (other) or NaN (tie)",

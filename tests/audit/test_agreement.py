@@ -143,6 +143,8 @@ def test_bad_input_raises_input_error():
         agreement_table(votes.drop(columns="reader_id"))
     with pytest.raises(InputError, match="not 1"):
         agreement_table(votes.assign(y=2.0))
+    with pytest.raises(InputError, match="not 1"):
+        agreement_table(votes.assign(y=votes["y"].astype(object).where(votes.index != 3, "yes")))
     with pytest.raises(InputError, match="repeated"):
         agreement_table(pd.concat([votes, votes.iloc[:1]]))
     with pytest.raises(InputError, match="cannot group"):
