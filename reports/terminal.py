@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from reports import discover
-from reports.format import interval, num, pct
-from reports.sections import STATUS_ORDER, status_value
+from reports.format import interval, pct
+from reports.sections import STATUS_ORDER, dev_summary, status_value
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _COLOURS = {"PASS": "32", "WARN": "33", "FAIL": "31", "ERROR": "35", "SKIPPED": "90"}
@@ -39,15 +39,14 @@ def render_summary(result: Any, report_path: str | Path | None = None, *, max_ce
     status = status_value(result.status)
     head = f"\x1b[1;{_COLOURS.get(status, '0')}m{status}\x1b[0m" if colour else status
     lines = [f"judge-audit: {head}", _safe(result.verdict)]
-    dev = discover.field(result, "dev")
-    dev_payload = discover.field(dev, "payload")
-    if dev_payload is not None:
-        hit = discover.find_frame(discover.frames(dev_payload), {"criterion", "spearman"})
-        if hit is not None:
-            vals = ", ".join(f"{_safe(r.criterion)} {num(r.spearman, 2)}" for r in hit[1].itertuples(index=False))
-            lines.append(f"Dev set (Spearman with humans): {vals}")
+    dev = dev_summary(discover.field(result, "dev"), result.provenance.primary_judge)
+    if dev["items"]:
+        vals = ", ".join(f"{_safe(it['label'])} {it['value']}" for it in dev["items"])
+        lines.append(f"Dev set (Spearman of {_safe(dev['judge'] or 'the judge')} with humans): {vals}")
+    elif dev["computed"]:
+        lines.append("Dev set: computed (see the report)")
     else:
-        lines.append(f"Dev set: not given ({_safe(discover.field(dev, 'reason', '') or 'no development set')})")
+        lines.append(f"Dev set: not given ({_safe(dev['reason'])})")
     judged = [c for c in result.cells if c.judge is not None]
     outside = sum(c.transfer.judge_in_human_ci is False for c in judged)
     lines.append(f"Deployment: judge outside the human 95% interval in {outside} of {len(judged)} cells")

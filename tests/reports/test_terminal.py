@@ -13,7 +13,8 @@ def test_summary_lists_verdict_failing_cells_and_report_path(result):
     lines = out.splitlines()
     assert lines[0] == "judge-audit: FAIL"
     assert lines[1] == result.verdict
-    assert "Dev set (Spearman with humans): authenticity 0.65" in out
+    assert "Dev set (Spearman of ensemble with humans): authenticity 0.65, emotion_provocation 0.65" in out
+    assert "0.50" not in out  # only the primary judge's correlations
     n_fail = sum(c.transfer.verdict is Status.FAIL for c in result.cells)
     assert f"Failing cells ({n_fail}):" in out
     assert f"... and {n_fail - 5} more" in out
