@@ -90,8 +90,9 @@ def bench_features(texts: list[str]) -> None:
         print(f"   {d1.name:<11} {d1.status.value:<8} 1 process {d1.seconds:7.2f} s   2 processes {d2.seconds:7.2f} s")
     print(f"   cold run, 1 process      {t_serial:7.2f} s   target < 30 s: {'met' if t_serial < 30 else 'MISSED'}")
     print(f"   cold run, 2 processes    {t_cold:7.2f} s   target < 30 s: {'met' if t_cold < 30 else 'MISSED'}")
-    print(f"   second run (cache)       {t_warm:7.2f} s   speed-up {t_cold / t_warm:6.1f}x   target >= 20x: "
-          f"{'met' if t_cold / t_warm >= 20 else 'MISSED'}")
+    best = min(t_serial, t_cold)
+    print(f"   second run (cache)       {t_warm:7.2f} s   speed-up over the faster cold run {best / t_warm:6.1f}x   "
+          f"target >= 20x: {'met' if best / t_warm >= 20 else 'MISSED'}")
 
 
 def bench_competitors(texts: list[str]) -> None:
@@ -114,13 +115,24 @@ def bench_competitors(texts: list[str]) -> None:
     print(f"   ours (linear-time, equal values)    {t_ours:7.3f} s")
     print(f"   lexicalrichness loop                {t_theirs:7.3f} s   ratio {t_theirs / t_ours:6.1f}x")
 
+    from scipy import stats
+
+    from detectors.length import WORD_PATTERN
+
     nlp = _sentencizer()
     det = SentenceDetector()
+
+    def theirs_sentences():
+        for t in texts:
+            lengths = [len(WORD_PATTERN.findall(s.text)) for s in nlp(t).sents]
+            lengths = np.array([n for n in lengths if n], dtype=float)
+            lengths.mean(), lengths.std(ddof=1), stats.skew(lengths, bias=False), stats.kurtosis(lengths, bias=False)
+
     t_ours = median_time(lambda: det.compute(texts))
-    t_theirs = median_time(lambda: [list(nlp(t).sents) for t in texts])
+    t_theirs = median_time(theirs_sentences)
     print(f"== sentence detector on {len(texts)} stories (median of 3)")
-    print(f"   ours (nlp.pipe + vectorised moments) {t_ours:7.3f} s")
-    print(f"   spaCy nlp(text) loop, sentences only {t_theirs:7.3f} s   ratio {t_theirs / t_ours:6.1f}x")
+    print(f"   ours (nlp.pipe, word offsets, vectorised moments) {t_ours:7.3f} s")
+    print(f"   nlp(text) per story + scipy.stats moments          {t_theirs:7.3f} s   ratio {t_theirs / t_ours:6.1f}x")
 
 
 def bench_perplexity(texts: list[str]) -> None:
