@@ -22,6 +22,11 @@ from audit.result import SECTION_TYPES, Section
 from audit.uncertainty import BootstrapResult, JudgeConfigRates, LoroResult, SignificanceTally
 
 
+def _int_seed(seed: np.random.SeedSequence) -> int:
+    """An int seed drawn from the run's seed sequence, so each section records the seed it used."""
+    return int(seed.generate_state(1)[0])
+
+
 def not_requested(flag: str) -> Section:
     return Section(Status.SKIPPED, f"not requested ({flag})")
 
@@ -52,7 +57,7 @@ def dev_section(data, spec, seed: np.random.SeedSequence) -> Section:
         return Section(Status.SKIPPED, "no development set given (--dev-judge and --dev-humans)")
     from audit.devset import dev_validity
 
-    return _guarded(lambda: dev_validity(data.dev_judge, data.dev_humans, rng=np.random.default_rng(seed)),
+    return _guarded(lambda: dev_validity(data.dev_judge, data.dev_humans, rng=_int_seed(seed)),
                     "dev-set validity")
 
 
@@ -100,7 +105,7 @@ def uncertainty_section(data, spec, credits: pd.DataFrame, all_credits: pd.DataF
 
     def compute():
         boot = cluster_bootstrap(data.votes, n_boot=n_boot, level=spec.policy.transfer.level,
-                                 judge_credits=credits if len(credits) else None, rng=np.random.default_rng(seed))
+                                 judge_credits=credits if len(credits) else None, rng=_int_seed(seed))
         glmm = cells_glmm_frame(cells)
         tallies = [significance_tally(boot, glmm, adjust=a) for a in ("none", "holm", "bh")]
         return UncertaintySection(
@@ -118,7 +123,7 @@ def readers_section(data, spec, credits: pd.DataFrame, cells, seed: np.random.Se
     estimates = pd.DataFrame([{"matchup": c.matchup, "criterion": c.criterion, "estimate": c.human.glmm.estimate}
                               for c in cells])
     return _guarded(lambda: analyse_readers(data.votes, credits if len(credits) else None,
-                                            glmm_estimates=estimates, rng=np.random.default_rng(seed)),
+                                            glmm_estimates=estimates, rng=_int_seed(seed)),
                     "reader analysis")
 
 
@@ -136,7 +141,7 @@ def surface_section(data, spec, primary: str | None, seed: np.random.SeedSequenc
     def compute():
         features = compute_features(data.stories, perplexity=_perplexity_config(spec), cache=spec.features_cache)
         return surface_associations(features, data.judge_scores, data.pairs, data.votes, judge=primary,
-                                    n_boot=n_boot, rng=np.random.default_rng(seed))
+                                    n_boot=n_boot, rng=_int_seed(seed))
 
     return _guarded(compute, "surface features")
 

@@ -37,7 +37,8 @@ from audit.tie_rules import TIE_RULES
 @click.option("--perplexity-server-model", help="Model name to request from --perplexity-url.")
 @click.option("--allow-download", is_flag=True, help="Allow transformers to download --perplexity-model (off by default).")
 @click.option("--features-cache", type=click.Path(file_okay=False), help="Directory of the surface-feature cache.")
-@click.option("--drop-invalid", is_flag=True, help="Leave out unparsable judge rows (counted in the report) instead of keeping them as invalid.")
+@click.option("--drop-invalid", is_flag=True, help="Leave out invalid rows (bad values, unknown ids, duplicates) and unparsable judge outputs, "
+                   "counted in the report, instead of stopping; file-level problems still stop the run.")
 @click.option("--scale", callback=parse_scale, help="Declared judge score scale LO,HI (e.g. 1,5); scores outside are input errors.")
 @click.option("--glmm-backend", type=click.Choice(["native", "lme4"]), default="native", show_default=True,
               help="GLMM engine: our own (no R) or lme4 through pymer4 (needs R).")
