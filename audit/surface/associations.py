@@ -38,6 +38,7 @@ from audit.errors import InputError, InputProblem
 from audit.rng import resolve_rng
 from audit.surface._inputs import feature_frame, judge_story_scores, pair_differences, pair_table
 from audit.uncertainty.bootstrap import multinomial_weights, percentile_interval
+from detectors.features import DetectorRun
 
 POOLED = "pooled"
 
@@ -84,6 +85,9 @@ class SurfaceResult:
     exclusions : dict[str, int]
         Rows left out, by reason.
     notes : tuple[str, ...]
+    feature_detectors : tuple[DetectorRun, ...]
+        The detector records of the FeatureTable analysed (statuses, versions, parameters,
+        e.g. perplexity SKIPPED and why); empty when a plain frame was given.
     """
 
     correlations: pd.DataFrame
@@ -102,6 +106,7 @@ class SurfaceResult:
     seed: int | None
     exclusions: dict[str, int]
     notes: tuple[str, ...]
+    feature_detectors: tuple[DetectorRun, ...] = ()
 
     def to_frame(self) -> pd.DataFrame:
         """The side-by-side table (one tidy row per scope x judge x criterion x feature)."""
@@ -125,6 +130,8 @@ class SurfaceResult:
             if value:
                 lines.append(f"  left out: {value} {key}")
         lines.extend(f"  note: {n}" for n in self.notes)
+        lines.extend(f"  detector {d.name}: {d.status.value} {d.reason}".rstrip() for d in self.feature_detectors
+                     if d.reason)
         return "\n".join(lines)
 
 
@@ -289,6 +296,7 @@ def surface_associations(
         side_by_side=_side_by_side(within, humans), scatter_points=_concat(points, _SCATTER_COLUMNS),
         features=names, judges=judges, criteria=criteria, human_criterion=hcrit, scopes=scopes,
         n_boot=int(n_boot), level=float(level), cluster=cluster, seed=seed, exclusions=exclusions, notes=tuple(notes),
+        feature_detectors=tuple(getattr(features, "detectors", ())),
     )
 
 

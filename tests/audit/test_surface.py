@@ -204,6 +204,7 @@ def test_feature_table_input_and_bad_options():
     table = compute_features(texts, detectors=["length"])
     result = surface_associations(table, scores, pairs, None, n_boot=20, rng=0)
     assert result.features == ("n_words", "n_chars")
+    assert [d.name for d in result.feature_detectors] == ["length"]
     with pytest.raises(InputError):
         surface_associations(feats, scores, pairs, None, judge="nope")
     with pytest.raises(InputError):
@@ -216,4 +217,17 @@ def test_result_round_trips_through_json(judge_only):
     pd.testing.assert_frame_equal(back.side_by_side, result.side_by_side)
     pd.testing.assert_frame_equal(back.humans, result.humans)
     assert back.seed == 3 and back.exclusions == result.exclusions
+    assert back.feature_detectors == ()
     assert "style" in str(back)
+
+
+def test_result_with_detector_records_round_trips():
+    from detectors import compute_features
+
+    feats, scores, pairs, _ = make_data(n_pairs=5)
+    texts = pd.DataFrame({"pair_id": feats["pair_id"], "system": feats["system"],
+                          "text": [f"Tale {i}. " + "so " * i + "Done." for i in range(len(feats))]})
+    result = surface_associations(compute_features(texts), scores, pairs, None, n_boot=10, rng=0)
+    back = from_jsonable(SurfaceResult, json.loads(json.dumps(to_jsonable(result))))
+    assert back.feature_detectors == result.feature_detectors
+    assert "perplexity" in str(back) and "--perplexity-model" in str(back)
