@@ -184,7 +184,8 @@ def preference_figure(result: Any) -> dict:
     prov = result.provenance
     svg = preference_svg(human, judge if len(judge) else None, focal_label=focal_label(result),
                          judge_label=prov.primary_judge or "judge", fig_id="fig-preference")
-    return {"id": "fig-preference", "title": "", "caption": "", "svg": svg}
+    return {"id": "fig-preference", "title": "", "caption": "", "svg": svg,
+            "label": "Human preference with GLMM intervals beside the judge's even-split rate"}
 
 
 def configurations_table(result: Any) -> dict | None:

@@ -143,3 +143,23 @@ def test_renders_after_json_round_trip(result, monkeypatch):
 def test_write_html(tmp_path, bare_result):
     path = write_html(bare_result, tmp_path / "out" / "report.html")
     assert path.read_text(encoding="utf-8") == render_html(bare_result)
+
+
+def test_cell_without_judge_and_failed_glmm(bare_result):
+    """A criterion the judge does not score and a GLMM that failed render as gaps, not crashes."""
+    import math
+
+    first = bare_result.cells[0]
+    failed = replace(first.human.glmm, estimate=math.nan, ci_low=math.nan, ci_high=math.nan, converged=False)
+    cells = (replace(first, judge=None, human=replace(first.human, glmm=failed)),) + bare_result.cells[1:]
+    html = render_html(replace(bare_result, cells=cells))
+    row = html[html.index('id="transfer-table"'):]
+    row = row[row.index("<tbody>"):]
+    row = row[: row.index("</tr>")]
+    assert "–" in row and "not converged" in row
+    assert "no judge verdicts" in html  # the figure says so in the judge panel
+
+
+def test_figures_have_accessible_labels(html):
+    labels = [a.get("aria-label") for t, a in parse(html).tags if t == "figure"]
+    assert labels and all(labels)
