@@ -17,6 +17,8 @@ from detectors.cache import FeatureCache, text_sha256
 from detectors.perplexity.config import PerplexityConfig
 
 _KEYS = ("pair_id", "system")
+#: Bookkeeping columns the loader (audit.data) adds; numeric but never features.
+RESERVED_COLUMNS = ("line", "order", "item_id")
 PERPLEXITY_HINT = (
     "set --perplexity-model NAME_OR_PATH (a transformers causal LM; add --allow-download "
     "to fetch it from the Hugging Face hub) or --perplexity-url URL --perplexity-server-model M "
@@ -81,7 +83,8 @@ class FeatureTable:
     precomputed : tuple[str, ...]
         Numeric columns taken as supplied in the stories frame.
     ignored_columns : tuple[str, ...]
-        Extra non-numeric columns of the stories frame (not features).
+        Extra non-numeric columns of the stories frame (not features). The loader's
+        bookkeeping columns (:data:`RESERVED_COLUMNS`, e.g. ``line``) are never features.
     n_stories, n_unique_texts : int
         Rows, and distinct texts (identical texts are computed once).
     cache_dir : str
@@ -121,7 +124,7 @@ class FeatureTable:
         lines = [f"FeatureTable: {self.n_stories} stories ({self.n_unique_texts} distinct texts), "
                  f"{len(self.feature_names)} features"]
         for d in self.detectors:
-            line = f"  [{d.status.value}] {d.name} v{d.version}"
+            line = f"  [{d.status.value}] {d.name}" + (f" v{d.version}" if d.version else "")
             if d.status is Status.PASS:
                 line += f": {', '.join(d.features)} ({d.n_computed} computed, {d.n_cached} cached)"
                 missing = {k: v for k, v in d.n_missing.items() if v}
@@ -252,7 +255,7 @@ def compute_features(
     """
     _validate(stories)
     base = stories[["pair_id", "system"]].astype(str).reset_index(drop=True)
-    extra = [c for c in stories.columns if c not in ("pair_id", "system", "text")]
+    extra = [c for c in stories.columns if c not in ("pair_id", "system", "text") + RESERVED_COLUMNS]
     precomputed = tuple(c for c in extra if pd.api.types.is_numeric_dtype(stories[c]) and not pd.api.types.is_bool_dtype(stories[c]))
     ignored = tuple(c for c in extra if c not in precomputed)
     texts = stories["text"].tolist()

@@ -97,7 +97,7 @@ def command(stories, out, detector_names, perplexity_model, perplexity_revision,
     frame = _read_stories(stories)
     table = compute_features(frame, detectors=names, perplexity=config, cache=cache, n_jobs=jobs)
     Path(out).parent.mkdir(parents=True, exist_ok=True)
-    table.frame.to_csv(out, index=False, float_format="%.17g")
+    table.frame.to_csv(out, index=False)  # shortest repr: round-trips exactly
     if not quiet:
         click.echo(str(table), err=True)
         click.echo(f"wrote {out}", err=True)

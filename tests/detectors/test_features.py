@@ -22,6 +22,7 @@ def _stories():
                  "The cat sat. It was happy!", "Short."],
         "ppl_70b": [9.5, 16.3, 9.5, 5.1],
         "note": ["x", "y", "z", "w"],
+        "line": [2, 3, 4, 5],  # added by audit.data's loader: bookkeeping, not a feature
     })
 
 
@@ -33,6 +34,7 @@ def test_table_has_all_default_features_and_precomputed_columns():
         assert name in table.feature_names
     assert table.precomputed == ("ppl_70b",)
     assert table.ignored_columns == ("note",)
+    assert "line" not in table.feature_names
     assert table.frame["ppl_70b"].tolist() == [9.5, 16.3, 9.5, 5.1]
     assert table.n_unique_texts == 3  # the repeated text is computed once
     assert table.frame["sentence_length_mean"].tolist()[1] == np.mean(sentence_lengths(["One two three. Four five six seven."])[0])
@@ -91,7 +93,7 @@ def test_cache_rerun_computes_nothing_and_is_bit_identical(tmp_path, monkeypatch
     pd.testing.assert_frame_equal(first.frame, second.frame, check_exact=True)
     # A new text is the only thing computed.
     more = pd.concat([_stories(), pd.DataFrame({"pair_id": ["p3"], "system": ["a"], "text": ["Brand new text here."],
-                                                "ppl_70b": [1.0], "note": ["n"]})], ignore_index=True)
+                                                "ppl_70b": [1.0], "note": ["n"], "line": [6]})], ignore_index=True)
     compute_features(more, cache=tmp_path)
     assert calls == [["Brand new text here."]]
 
