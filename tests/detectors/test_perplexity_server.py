@@ -124,3 +124,16 @@ def test_server_results_are_cached_by_model_and_revision(server, tmp_path):
     assert again.detectors[0].revision == "v1"
     other = _run(server, cache=tmp_path, revision="v2")  # other weights under the same name
     assert len(Handler.requests) > n and other.detectors[0].n_computed == len(TEXTS)
+
+
+def test_shared_scripted_server_interoperates():
+    """The project's scripted OpenAI-compatible server (tests/support) echoes prompt tokens only."""
+    from tests.support.openai_server import ScriptedServer, default_logprob
+
+    with ScriptedServer() as srv:
+        table = compute_features(
+            pd.DataFrame({"pair_id": ["p"], "system": ["a"], "text": ["The river ran over stones"]}),
+            detectors=["perplexity"], perplexity=PerplexityConfig(url=srv.url, server_model="m"))
+    words = ["The", " river", " ran", " over", " stones"]
+    expected = math.exp(-sum(default_logprob(t, i) for i, t in enumerate(words) if i) / 4)
+    assert table.frame["perplexity"].iloc[0] == pytest.approx(expected, rel=1e-12)
