@@ -286,14 +286,15 @@ def compute_features(
         start = time.perf_counter()
         try:
             revision = det.revision()
-            found = store.lookup(det, unique_hashes) if store else None
-            todo = [h for h in unique_hashes if found is None or h not in found.index]
+            found = (store.lookup(det, unique_hashes) if store else
+                     pd.DataFrame(columns=list(det.features), index=pd.Index([], dtype=object), dtype=float))
+            todo = [h for h in unique_hashes if h not in found.index]
             if todo:
                 computed = _compute(det, [first_text[h] for h in todo], n_jobs).reset_index(drop=True)
                 if store:
                     store.store(det, todo, computed)
                 computed.index = pd.Index(todo)
-                found = computed if found is None or found.empty else pd.concat([found, computed])
+                found = computed if found.empty else pd.concat([found, computed])
         except MissingDependencyError as exc:
             runs.append(_skipped(det.name, f"{exc} ({PERPLEXITY_HINT})" if det.name == "perplexity" else str(exc),
                                  len(unique_texts), det))

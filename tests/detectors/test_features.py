@@ -122,3 +122,10 @@ def test_parallel_jobs_give_identical_values(monkeypatch):
     serial = compute_features(stories, detectors=["length", "sentences", "lexical"])
     parallel = compute_features(stories, detectors=["length", "sentences", "lexical"], n_jobs=2)
     pd.testing.assert_frame_equal(serial.frame, parallel.frame, check_exact=True)
+
+
+def test_empty_frame_and_empty_text():
+    empty = compute_features(pd.DataFrame({"pair_id": [], "system": [], "text": []}))
+    assert empty.n_stories == 0 and "mattr" in empty.feature_names
+    blank = compute_features(pd.DataFrame({"pair_id": ["a"], "system": ["x"], "text": [""]})).frame.iloc[0]
+    assert blank["n_words"] == 0 and blank["n_sentences"] == 0 and np.isnan(blank["mattr"])
