@@ -26,11 +26,12 @@ _FAR = 60.0  # logit units: beyond this an interval side is taken as unbounded
 class _Profile:
     """Profile deviance of parameter ``idx`` of ``x`` (theta first, then beta)."""
 
-    def __init__(self, lap, x_hat, K, idx):
+    def __init__(self, lap, x_hat, K, idx, fix_theta=False):
         self.lap = lap
         self.K = K
         self.idx = idx
-        self.free = np.array([i for i in range(x_hat.size) if i != idx], dtype=int)
+        first = K if fix_theta else 0
+        self.free = np.array([i for i in range(first, x_hat.size) if i != idx], dtype=int)
         self.n_bounded = int(np.sum(self.free < K))
         self.x_hat = x_hat
         self.last = x_hat[self.free].copy()
@@ -99,7 +100,7 @@ def _side(prof: _Profile, b: float, dev_min: float, target: float, step: float) 
     return c
 
 
-def profile_intervals(lap, x_hat, dev_min, K, level, se):
+def profile_intervals(lap, x_hat, dev_min, K, level, se, fix_theta=False):
     """Profile intervals for every fixed effect; returns ``(low, high)`` arrays."""
     z = norm.ppf(0.5 + level / 2.0)
     p = x_hat.size - K
@@ -108,7 +109,7 @@ def profile_intervals(lap, x_hat, dev_min, K, level, se):
     for j in range(p):
         b = float(x_hat[K + j])
         step = float(se[j]) * z if np.isfinite(se[j]) and se[j] > 0 else 1.0
-        prof = _Profile(lap, x_hat, K, K + j)
+        prof = _Profile(lap, x_hat, K, K + j, fix_theta)
         low[j] = _side(prof, b, dev_min, -z, step)
         high[j] = _side(prof, b, dev_min, z, step)
     return low, high

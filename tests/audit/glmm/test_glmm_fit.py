@@ -1,0 +1,164 @@
+"""Behaviour of fit_crossed_glmm beyond the lme4 reference values: degenerate data, input
+errors, invariances, the result type."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import statsmodels.api as sm
+
+from audit.errors import InputError
+from audit.glmm import GlmmResult, fit_crossed_glmm
+from audit.serialize import from_jsonable, to_jsonable
+
+
+def simulate(seed=0, n_pair=20, n_reader=7, b0=0.4, sd_pair=0.8, sd_reader=0.5):
+    rng = np.random.default_rng(seed)
+    pair = np.repeat(np.arange(n_pair), n_reader)
+    reader = np.tile(np.arange(n_reader), n_pair)
+    eta = b0 + rng.normal(0, sd_pair, n_pair)[pair] + rng.normal(0, sd_reader, n_reader)[reader]
+    y = (rng.random(eta.size) < 1 / (1 + np.exp(-eta))).astype(float)
+    return y, {"pair": np.array([f"p{i}" for i in pair]), "reader": np.array([f"r{j}" for j in reader])}
+
+
+@pytest.fixture(scope="module")
+def cell():
+    y, factors = simulate(3)
+    return y, factors, fit_crossed_glmm(y, factors, profile=True)
+
+
+def test_result_round_trips_through_json(cell):
+    res = cell[2]
+    back = from_jsonable(GlmmResult, json.loads(json.dumps(to_jsonable(res))))
+    assert back == res
+
+
+def test_to_frame_and_str(cell):
+    res = cell[2]
+    frame = res.to_frame()
+    assert list(frame.columns) == ["effect", "group", "term", "estimate", "std_error", "wald_low", "wald_high",
+                                   "profile_low", "profile_high"]
+    assert list(frame["effect"]) == ["fixed", "ran_pars", "ran_pars"]
+    assert frame.loc[0, "estimate"] == res.b[0]
+    text = str(res)
+    assert "(Intercept)" in text and "sd(pair)" in text and "logLik" in text
+
+
+def test_prob_estimate_is_expit_of_intercept_and_wald_bounds(cell):
+    res = cell[2]
+    expit = lambda v: 1 / (1 + math.exp(-v))  # noqa: E731
+    assert res.prob_estimate() == pytest.approx((expit(res.b[0]), expit(res.wald_low[0]), expit(res.wald_high[0])))
+    lo, hi = res.prob_profile()
+    assert lo < res.prob_estimate()[0] < hi
+
+
+def test_profile_interval_is_wider_than_nothing_and_contains_estimate(cell):
+    res = cell[2]
+    assert res.profile_low[0] < res.b[0] < res.profile_high[0]
+    # with few readers the profile interval is not the Wald one
+    assert res.profile_low[0] != pytest.approx(res.wald_low[0], abs=1e-4)
+
+
+def test_row_order_and_labels_do_not_matter(cell):
+    y, factors, res = cell
+    perm = np.random.default_rng(9).permutation(y.size)
+    relabelled = {k: np.array([f"L{v}" for v in vals[perm]]) for k, vals in factors.items()}
+    other = fit_crossed_glmm(y[perm], relabelled)
+    assert other.b[0] == pytest.approx(res.b[0], abs=1e-6)
+    assert other.se[0] == pytest.approx(res.se[0], abs=1e-6)
+    assert other.sd["reader"] == pytest.approx(res.sd["reader"], abs=1e-5)
+
+
+def test_flipping_the_response_flips_the_intercept(cell):
+    y, factors, res = cell
+    flipped = fit_crossed_glmm(1 - y, factors)
+    assert flipped.b[0] == pytest.approx(-res.b[0], abs=1e-6)
+    assert flipped.loglik == pytest.approx(res.loglik, abs=1e-8)
+
+
+def test_warm_start_gives_the_same_fit(cell):
+    y, factors, res = cell
+    again = fit_crossed_glmm(y, factors, start=res)
+    assert again.b[0] == pytest.approx(res.b[0], abs=1e-6)
+    assert again.loglik == pytest.approx(res.loglik, abs=1e-9)
+
+
+def test_one_reader_drops_the_term_and_matches_a_pair_only_fit():
+    y, factors = simulate(4)
+    keep = factors["reader"] == "r2"
+    y1, pair = y[keep], factors["pair"][keep]
+    res = fit_crossed_glmm(np.r_[y1, y1], {"pair": np.r_[pair, pair], "reader": np.array(["r2"] * (2 * keep.sum()))})
+    ref = fit_crossed_glmm(np.r_[y1, y1], {"pair": np.r_[pair, pair]})
+    assert res.dropped_factors == ("reader",)
+    assert "factor 'reader' has one level: term dropped" in res.notes
+    assert res.n_levels == {"pair": 20, "reader": 1}
+    assert res.b == ref.b and set(res.sd) == {"pair"}
+
+
+def test_no_random_term_left_is_ordinary_logistic_regression():
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=80)
+    y = (rng.random(80) < 1 / (1 + np.exp(-(0.3 + 0.8 * x)))).astype(float)
+    X = np.column_stack([np.ones(80), x])
+    res = fit_crossed_glmm(y, {"pair": ["p"] * 80, "reader": ["r"] * 80}, X, ["(Intercept)", "x"])
+    glm = sm.Logit(y, X).fit(disp=0)
+    np.testing.assert_allclose(res.b, glm.params, atol=1e-6)
+    np.testing.assert_allclose(res.se, glm.bse, atol=1e-5)
+    assert res.loglik == pytest.approx(glm.llf, abs=1e-8)
+    assert len(res.notes) == 2 and res.sd == {}
+
+
+def test_singular_fit_is_flagged():
+    rng = np.random.default_rng(6)
+    y, factors = simulate(7, sd_pair=0.0, sd_reader=0.0, b0=0.0)
+    res = fit_crossed_glmm(y, factors)
+    assert res.singular
+    assert any("singular" in n for n in res.notes)
+    assert min(res.sd.values()) == 0.0
+
+
+def test_every_vote_one_way_is_separation_not_a_crash():
+    _, factors = simulate(8)
+    res = fit_crossed_glmm(np.zeros(140), factors, profile=True)
+    assert res.separation and res.b[0] == -math.inf
+    assert res.profile_low[0] == -math.inf and -10 < res.profile_high[0] < 0
+    assert res.prob_estimate()[0] == 0.0
+    assert all(math.isnan(v) for v in res.sd.values())
+    json.dumps(to_jsonable(res))
+
+
+@pytest.mark.parametrize(
+    "y, factors, message",
+    [
+        ([0, 1, 2], {"g": ["a", "b", "c"]}, "not 0 or 1"),
+        ([0, 1, np.nan], {"g": ["a", "b", "c"]}, "not 0 or 1"),
+        ([0, 1, 1], {"g": ["a", "b"]}, "has 2 labels"),
+        ([0, 1, 1], {"g": ["a", None, "b"]}, "missing label"),
+        ([], {}, "no observations"),
+    ],
+)
+def test_bad_input_is_an_input_error(y, factors, message):
+    with pytest.raises(InputError, match=message):
+        fit_crossed_glmm(y, factors)
+
+
+def test_rank_deficient_design_is_an_input_error():
+    X = np.column_stack([np.ones(4), [1, 2, 3, 4], [2, 4, 6, 8]])
+    with pytest.raises(InputError, match="rank deficient"):
+        fit_crossed_glmm([0, 1, 1, 0], {"g": ["a", "b", "a", "b"]}, X)
+
+
+def test_unknown_backend_lists_known_ones():
+    with pytest.raises(InputError, match="lme4, native"):
+        fit_crossed_glmm([0, 1], {"g": ["a", "b"]}, backend="stan")
+
+
+def test_accepts_pandas_inputs():
+    y, factors = simulate(10)
+    frame = pd.DataFrame({"y": y, **factors})
+    res = fit_crossed_glmm(frame["y"], {"pair": frame["pair"], "reader": frame["reader"]})
+    assert res.n_obs == 140 and res.n_levels == {"pair": 20, "reader": 7}
