@@ -202,13 +202,30 @@ def configurations_table(result: Any) -> dict | None:
     return table(pd.DataFrame(rows), caption="Judge rate per configuration (same tie rule)", max_rows=400)
 
 
+AGREEMENT_COLUMNS = ["level", "matchup", "criterion", "n_pairs", "n_readers", "n_votes", "n_ties", "fleiss_kappa",
+                     "krippendorff_alpha", "raw_agreement"]
+BASELINE_COLUMNS = ["level", "matchup", "criterion", "n_pairs", "n_readers", "reader_mean", "reader_min", "reader_max",
+                    "reader_min_id", "reader_max_id", "judge_agreement", "judge_agreement_loo"]
+
+
 def agreement_context(result: Any) -> dict:
+    """The main agreement columns up front; every column in the folded full tables."""
     frame = discover.as_frame(result.agreement)
     base = discover.as_frame(result.reader_baseline)
-    return {
-        "agreement": table(frame, caption="Inter-reader agreement per matchup x criterion") if frame is not None and len(frame) else None,
-        "baseline": table(base, caption="Reader baseline: each reader's agreement with the majority of the others") if base is not None and len(base) else None,
-    }
+    out: dict[str, Any] = {"agreement": None, "baseline": None, "full": []}
+    if frame is not None and len(frame):
+        cols = [c for c in AGREEMENT_COLUMNS if c in frame.columns] or list(frame.columns)
+        out["agreement"] = table(frame, caption="Inter-reader agreement", columns=cols)
+        if len(cols) < len(frame.columns):
+            out["full"].append(table(frame, caption="Inter-reader agreement, every column"))
+    if base is not None and len(base):
+        cols = [c for c in BASELINE_COLUMNS if c in base.columns] or list(base.columns)
+        out["baseline"] = table(base, caption="Reader baseline: each reader's agreement with the majority of the other "
+                                              "readers (mean, min, max), beside the judge's agreement with the majority",
+                                columns=cols)
+        if len(cols) < len(base.columns):
+            out["full"].append(table(base, caption="Reader baseline, every column"))
+    return out
 
 
 def provenance_context(result: Any) -> dict:
