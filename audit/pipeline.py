@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from audit import __version__
+from audit import __version__, sections
+from audit.agreement import agreement_table, reader_baseline
 from audit.data import HUMAN_OVERALL, JUDGE_AGGREGATE, AuditData
 from audit.human_side import human_side
 from audit.judge_side import judge_pair_outcomes, summarise_outcomes
@@ -96,9 +97,6 @@ def _baseline_lookup(baseline: pd.DataFrame) -> dict[tuple[str, str], tuple[floa
 
 def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
     """Run the audit on validated data; see docs/audit.md for every step."""
-    from audit import sections
-    from audit.agreement import agreement_table, reader_baseline
-
     progress = spec.progress or (lambda message: None)
     rng, seed = resolve_rng(spec.seed)
     tie_rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0]) if seed is not None else rng

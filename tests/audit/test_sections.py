@@ -1,0 +1,57 @@
+"""The optional sections on the shipped fixture: computed, typed, checked, and round-tripped."""
+
+from pathlib import Path
+
+import pytest
+
+from audit.checks import Status
+from audit.data import load_audit_data
+from audit.pipeline import run_audit
+from audit.result import result_from_json, result_to_json
+from audit.spec import AuditSpec
+
+ROOT = Path(__file__).resolve().parents[2]
+D, DEV = ROOT / "fixtures" / "deployment", ROOT / "fixtures" / "dev"
+
+
+@pytest.fixture(scope="module")
+def full():
+    data = load_audit_data(D / "judge.csv", D / "humans.csv", pairs=D / "pairs.csv", stories=D / "stories.csv",
+                           dev_judge=DEV / "judge.csv", dev_humans=DEV / "humans.csv")
+    return run_audit(data, AuditSpec(n_boot=200, seed=4))
+
+
+def test_every_section_is_computed(full):
+    for name in ("dev", "uncertainty", "readers", "surface"):
+        section = getattr(full, name)
+        assert section.status is Status.PASS, (name, section.reason)
+        assert section.payload is not None
+
+
+def test_sections_contribute_checks(full):
+    names = {c.name for c in full.checks}
+    assert "dev.spearman" in names and "uncertainty.loro_max_shift" in names
+    assert any(n.startswith("readers.") for n in names) and any(n.startswith("surface.") for n in names)
+
+
+def test_dev_headline_contrast(full):
+    dev_check = next(c for c in full.checks if c.name == "dev.spearman")
+    # the fixture's judge looked valid on its development set and fails on deployment
+    assert dev_check.status is Status.PASS and dev_check.value > 0.5
+    assert full.status is Status.FAIL
+
+
+def test_round_trip_keeps_typed_sections(full):
+    text = result_to_json(full)
+    again = result_from_json(text)
+    assert type(again.uncertainty.payload) is type(full.uncertainty.payload)
+    assert type(again.readers.payload) is type(full.readers.payload)
+    assert result_to_json(again) == text
+
+
+def test_missing_inputs_skip_with_a_reason():
+    data = load_audit_data(D / "judge.csv", D / "humans.csv", pairs=D / "pairs.csv")
+    result = run_audit(data, AuditSpec(uncertainty=False, readers=False))
+    assert result.surface.status is Status.SKIPPED and "--stories" in result.surface.reason
+    assert result.dev.status is Status.SKIPPED and "--dev-judge" in result.dev.reason
+    assert result.uncertainty.status is Status.SKIPPED and "--no-uncertainty" in result.uncertainty.reason
