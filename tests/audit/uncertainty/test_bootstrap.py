@@ -193,3 +193,11 @@ def test_cgm_interval_is_reported_on_two_way_rows_only(votes_small):
     c = cluster_bootstrap(votes_small, n_boot=300, rng=0).cells
     assert c.loc[c["scheme"] == "two-way", "ci_low_cgm"].notna().all()
     assert c.loc[c["scheme"] != "two-way", "ci_low_cgm"].isna().all()
+
+
+def test_pooled_scope_keeps_each_pairs_votes_across_criteria_together(votes_grid):
+    pooled = votes_grid.assign(scope="all dimensions")
+    res = cluster_bootstrap(pooled, by=("scope",), n_boot=200, rng=0)
+    row = res.cells[res.cells["scheme"] == "pairs"].iloc[0]
+    assert row["rate"] == pytest.approx(votes_grid["y"].mean())
+    assert row["n_pairs"] == votes_grid["pair_id"].nunique() and row["n_readers"] == votes_grid["reader_id"].nunique()
