@@ -64,3 +64,14 @@ def test_coverage_with_heterogeneous_readers():
     assert _cov(res, "two-way-percentile") >= 0.95
     assert _cov(res, "glmm-wald") < 0.95
     assert 0.93 <= _cov(res, "glmm-wald-t") <= 0.98
+
+
+def test_coverage_result_round_trips():
+    import json
+
+    from audit.serialize import from_jsonable, to_jsonable
+    from audit.uncertainty.coverage import CoverageResult
+
+    res = run_coverage(3, seed=1, n_boot=49, glmm=False)
+    text = json.dumps(to_jsonable(res))
+    assert json.dumps(to_jsonable(from_jsonable(CoverageResult, json.loads(text)))) == text
