@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from audit.data import HUMAN_OVERALL
-from audit.errors import InputError, InputProblem
+from audit.errors import AuditError, InputError, InputProblem
 from audit.rng import resolve_rng
 from audit.surface._inputs import feature_frame, judge_story_scores, pair_differences, pair_table
 from audit.uncertainty.bootstrap import multinomial_weights, percentile_interval
@@ -372,9 +372,14 @@ def _human_rows(scope, sp, dF, names, humans_in, W, level, backend) -> list[dict
             continue
         z = (x - np.nanmean(x[ok_pairs])) / sd
         X = np.column_stack([np.ones(len(vv)), z[pos[use]]])
-        fit = fit_crossed_glmm(vv["y"].to_numpy(dtype=float), {"pair": vv["pair_id"].to_numpy(),
-                                                               "reader": vv["reader_id"].astype(str).to_numpy()},
-                               X=X, x_names=["(Intercept)", feature], level=level, backend=backend)
+        try:
+            fit = fit_crossed_glmm(vv["y"].to_numpy(dtype=float), {"pair": vv["pair_id"].to_numpy(),
+                                                                   "reader": vv["reader_id"].astype(str).to_numpy()},
+                                   X=X, x_names=["(Intercept)", feature], level=level, backend=backend)
+        except AuditError as exc:  # one failed fit is a recorded value, not a crashed analysis
+            row["note"] = f"GLMM failed: {exc}"
+            rows.append(row)
+            continue
         row.update(coef=float(fit.b[1]), se=float(fit.se[1]), coef_low=float(fit.wald_low[1]),
                    coef_high=float(fit.wald_high[1]), converged=bool(fit.converged), singular=bool(fit.singular),
                    separation=bool(fit.separation), note="; ".join(fit.notes))

@@ -231,3 +231,19 @@ def test_result_with_detector_records_round_trips():
     back = from_jsonable(SurfaceResult, json.loads(json.dumps(to_jsonable(result))))
     assert back.feature_detectors == result.feature_detectors
     assert "perplexity" in str(back) and "--perplexity-model" in str(back)
+
+
+def test_a_failed_glmm_fit_is_recorded_not_raised(monkeypatch):
+    import audit.glmm
+    from audit.errors import ConvergenceError
+
+    def broken(*args, **kwargs):
+        raise ConvergenceError("no optimum")
+
+    monkeypatch.setattr(audit.glmm, "fit_crossed_glmm", broken)
+    feats, scores, pairs, votes = make_data(n_pairs=6)
+    result = surface_associations(feats, scores, pairs, votes, n_boot=20, rng=0)
+    assert result.humans["note"].str.contains("GLMM failed: no optimum").all()
+    assert result.humans["coef"].isna().all() and result.humans["pair_share_r"].notna().all()
+    # Without the GLMM, the readers' side falls back on the vote-share interval.
+    assert (result.side_by_side["pattern"] != "humans not analysed").all()
