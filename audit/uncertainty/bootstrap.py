@@ -260,6 +260,14 @@ class BootstrapResult:
 
 
 # ---------------------------------------------------------------------------- driver
+_INTERVAL_COLUMNS = ("se", "ci_low_percentile", "ci_high_percentile", "ci_low_bca", "ci_high_bca", "z0",
+                     "acceleration", "p_value", "ci_low_cgm", "ci_high_cgm", "se_cgm", "p_value_cgm")
+
+
+def _too_few_clusters(scheme: str, n_pairs: int, n_readers: int) -> bool:
+    return ((scheme in ("pairs", "two-way") and n_pairs < 2)
+            or (scheme in ("readers", "two-way") and n_readers < 2))
+
 class _WeightBank:
     """Resampling weights drawn once per distinct cluster set, in first-request order."""
 
@@ -391,7 +399,7 @@ def cluster_bootstrap(
     generator, seed = resolve_rng(rng)
     bank = _WeightBank(generator, n_boot)
 
-    rows, human_pairs_reps = [], {}
+    rows, human_pairs_reps, degenerate = [], {}, []
     for t in tables:
         wp = bank.get("pair", t.pairs) if ({"pairs", "two-way"} & set(schemes)) else None
         wr = bank.get("reader", t.readers) if ({"readers", "two-way"} & set(schemes)) else None
@@ -405,6 +413,10 @@ def cluster_bootstrap(
                    "n_votes": int(t.N.sum()), "n_ties": t.n_ties, "n_pairs": len(t.pairs),
                    "n_readers": len(t.readers)}
             row.update(_summary(reps, est, jackknife_rates(t.S, t.N, scheme), level, intervals, null))
+            if _too_few_clusters(scheme, len(t.pairs), len(t.readers)):
+                # one cluster resampled is always the same data: a zero-width interval would mislead
+                row.update({k: float("nan") for k in _INTERVAL_COLUMNS})
+                degenerate.append(f"{t.label} ({scheme})")
             if scheme == "two-way" and "cgm" in intervals:
                 # the one-way variances come from the same pair / reader draws
                 for one in ("pairs", "readers"):
@@ -456,6 +468,8 @@ def cluster_bootstrap(
              "tie votes are excluded from the human rate (forced-choice design); see n_ties"]
     if "two-way" in schemes:
         notes.append("two-way = pairs and readers resampled independently, vote weight = product")
+    if degenerate:
+        notes.append("intervals not computed where a resampled factor has a single cluster: " + ", ".join(degenerate))
     if judge_frame is not None and "pairs" not in schemes:
         notes.append("judge-minus-human gap intervals need the 'pairs' scheme; not computed")
     n_votes = int(sum(t.N.sum() for t in tables))

@@ -201,3 +201,17 @@ def test_pooled_scope_keeps_each_pairs_votes_across_criteria_together(votes_grid
     row = res.cells[res.cells["scheme"] == "pairs"].iloc[0]
     assert row["rate"] == pytest.approx(votes_grid["y"].mean())
     assert row["n_pairs"] == votes_grid["pair_id"].nunique() and row["n_readers"] == votes_grid["reader_id"].nunique()
+
+
+def test_single_reader_cell_gets_no_reader_interval_and_all_tie_cell_is_nan():
+    v = make_votes(1, n_criteria=2, n_pairs=6, n_readers=3)
+    v = v[~((v["criterion"] == "c1") & (v["reader_id"] != "r0"))]
+    v.loc[v["criterion"] == "c0", "y"] = np.nan
+    res = cluster_bootstrap(v, n_boot=100, rng=0)
+    c = res.cells.set_index(["cell", "scheme"])
+    assert np.isnan(c.loc[("m0/c1", "readers"), "ci_low_percentile"])
+    assert np.isnan(c.loc[("m0/c1", "two-way"), "ci_low_percentile"])
+    assert np.isfinite(c.loc[("m0/c1", "pairs"), "ci_low_percentile"])
+    assert np.isnan(c.loc[("m0/c0", "pairs"), "rate"]) and c.loc[("m0/c0", "pairs"), "n_invalid"] == 100
+    assert c.loc[("m0/c0", "pairs"), "n_ties"] == 18
+    assert any("single cluster" in n for n in res.notes)
