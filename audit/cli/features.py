@@ -7,40 +7,24 @@ from pathlib import Path
 import click
 import pandas as pd
 
-from audit.errors import InputError, InputProblem
-
 
 def _read_stories(path: str) -> pd.DataFrame:
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(InputProblem(file=path, message="file not found", fix="give the path of stories.csv"))
-    suffix = p.suffix.lower()
-    try:
-        if suffix == ".parquet":
-            from audit._optional import import_optional
+    """Read stories exactly as ``audit run --stories`` does (same parsing, same messages).
 
-            import_optional("pyarrow", "reading Parquet files")
-            frame = pd.read_parquet(p)
-        elif suffix in (".jsonl", ".ndjson"):
-            frame = pd.read_json(p, lines=True, dtype={"pair_id": str, "item_id": str, "system": str})
-        else:
-            frame = pd.read_csv(p, sep="\t" if suffix == ".tsv" else ",", dtype={"pair_id": str, "item_id": str,
-                                                                                "system": str, "text": str},
-                                keep_default_na=False)
-    except (ValueError, pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise InputError(InputProblem(file=path, message=f"cannot be read: {exc}",
-                                      fix="write it as UTF-8 CSV with a header row")) from None
-    if "pair_id" not in frame.columns and "item_id" in frame.columns:
-        frame = frame.rename(columns={"item_id": "pair_id"})
-    # Extra columns read as text are features when every value is a number (blank = NaN).
-    for col in frame.columns:
-        if col in ("pair_id", "system", "text") or pd.api.types.is_numeric_dtype(frame[col]):
-            continue
-        values = frame[col].replace("", None)
-        converted = pd.to_numeric(values, errors="coerce")
-        if converted.notna().sum() == values.notna().sum() and values.notna().any():
-            frame[col] = converted.astype(float)
-    return frame
+    Sharing the loader keeps the texts byte-identical between the two commands, so they
+    share the feature cache. Keyed by ``pair_id``, or ``item_id`` renamed to ``pair_id``.
+    """
+    from audit.inputs.formats import read_table
+    from audit.inputs.problems import ProblemLog
+    from audit.inputs.stories import read_stories
+
+    log = ProblemLog()
+    table = read_table(path, "stories", log)
+    log.raise_if_any()
+    key = "pair_id" if "pair_id" in table.columns or "item_id" not in table.columns else "item_id"
+    frame = read_stories(table, log, key, [])
+    log.raise_if_any()
+    return frame.rename(columns={"item_id": "pair_id"})
 
 
 @click.command("features")

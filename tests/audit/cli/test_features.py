@@ -53,3 +53,19 @@ def test_cli_missing_column_is_input_error(tmp_path, capsys):
     assert main(["features", str(path), "-o", str(tmp_path / "f.csv")]) == ExitStatus.INPUT_ERROR
     assert "text" in capsys.readouterr().err
     assert main(["features", str(tmp_path / "none.csv"), "-o", str(tmp_path / "f.csv")]) == ExitStatus.INPUT_ERROR
+
+
+def test_cli_features_equal_those_of_audit_run_on_the_fixture(tmp_path):
+    from pathlib import Path
+
+    from audit.data import load_audit_data
+
+    root = Path(__file__).resolve().parents[3] / "fixtures" / "deployment"
+    if not (root / "stories.csv").exists():
+        pytest.skip("fixture not present")
+    out = tmp_path / "f.csv"
+    assert main(["features", str(root / "stories.csv"), "-o", str(out), "--detectors", "length,lexical", "-q"]) == 0
+    data = load_audit_data(root / "judge.csv", root / "humans.csv", pairs=root / "pairs.csv", stories=root / "stories.csv")
+    api = compute_features(data.stories, detectors=["length", "lexical"]).frame
+    got = pd.read_csv(out, dtype={"pair_id": str, "system": str})
+    pd.testing.assert_frame_equal(got, api, check_dtype=False, check_exact=True)
