@@ -123,3 +123,22 @@ def test_stride_must_leave_context():
     det.config = PerplexityConfig(model="m", max_length=8, stride=3)
     covered = [t for b, e, first in det.windows(20) for t in range(first, e)]
     assert covered == list(range(1, 20))
+
+
+@pytest.mark.lm
+def test_hub_name_resolves_from_the_local_cache_with_its_commit(tiny_lm, tmp_path, monkeypatch):
+    """A hub name already in the Hugging Face cache loads offline; its revision is the commit hash."""
+    import shutil
+
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    repo = tmp_path / "hub" / "models--tiny-org--tiny-gpt2"
+    shutil.copytree(tiny_lm, repo / "snapshots" / commit)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(commit)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setattr("huggingface_hub.constants.HF_HUB_CACHE", str(tmp_path / "hub"))
+    by_name = _features("tiny-org/tiny-gpt2", texts=TEXTS[:1])
+    by_path = _features(tiny_lm, texts=TEXTS[:1])
+    assert by_name.detectors[0].status is Status.PASS
+    assert by_name.detectors[0].revision == commit
+    assert by_name.frame["perplexity"].iloc[0] == pytest.approx(by_path.frame["perplexity"].iloc[0], rel=1e-6)
