@@ -29,6 +29,7 @@ READER_COLUMNS = ("reader_id", "left_out", "reader_left_out", "dropped_reader", 
 SHIFT_COLUMNS = ("shift", "rate_shift", "shift_rate", "delta", "shift_glmm", "glmm_shift")
 EXCERPT_CHARS = 700
 MAX_CASES = 5
+MAX_HEATMAPS = 13  #: all matchups pooled + 12 matchups
 
 
 def _base(section_id: str, title: str, section: Any) -> dict:
@@ -41,10 +42,13 @@ def _base(section_id: str, title: str, section: Any) -> dict:
             "figures": [], "tables": [], "cases": [], "payload": payload}
 
 
+FOLDED_ROWS = 50  #: rows of each folded table in the page; result.json and the CSVs hold all
+
+
 def _all_tables(ctx: dict, found: list[tuple[str, pd.DataFrame]]) -> None:
     for path, frame in found:
         if len(frame):
-            ctx["tables"].append(table(frame, caption=path.replace("payload.", "")))
+            ctx["tables"].append(table(frame, caption=path.replace("payload.", ""), max_rows=FOLDED_ROWS))
 
 
 def _guard(ctx: dict, name: str, fn: Callable[[], Any]) -> None:
@@ -127,7 +131,9 @@ def readers_section(result: Any) -> dict:
     found = discover.frames(payload)
 
     def heatmaps() -> None:
-        ctx["figures"].extend(heatmap_figures(result, found))
+        figures = heatmap_figures(result, found)
+        ctx["figures"].extend(f for f in figures if f["svg"])
+        ctx.setdefault("notes", []).extend(f["note"] for f in figures if not f["svg"])
 
     def clusters() -> None:
         trees = discover.dendrograms(payload)
@@ -193,6 +199,11 @@ def heatmap_figures(result: Any, found: list[tuple[str, pd.DataFrame]]) -> list[
     matchups.sort(key=lambda m: (m in cell_matchups, cell_matchups.index(m) if m in cell_matchups else 0))
     focal_of = {c.matchup: c.focal for c in result.cells}
     figures = []
+    if len(matchups) > MAX_HEATMAPS:
+        figures.append({"id": "note-heatmaps", "title": "", "caption": "", "svg": "",
+                        "note": f"{len(matchups)} heat maps would be drawn; the first {MAX_HEATMAPS} are shown, the rest of "
+                                "the reader rates are in the tables behind this section and in result.json."})
+        matchups = matchups[:MAX_HEATMAPS]
     for k, m in enumerate(matchups):
         focal = focal_of.get(m, "the focal system")
         figures.append({

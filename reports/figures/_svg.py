@@ -48,6 +48,9 @@ _ID_RE = re.compile(r'\bid="([^"]+)"')
 _URL_RE = re.compile(r"url\(#([^)]+)\)")
 _HREF_RE = re.compile(r'((?:xlink:)?href)="#([^"]+)"')
 _SVG_NS = "{http://www.w3.org/2000/svg}"
+# geometry attributes whose numbers are rounded to 2 decimals (0.01 pt: invisible, a third smaller)
+_GEOMETRY_RE = re.compile(r'(\s(?:d|x|y|x1|x2|y1|y2|width|height|transform|points|viewBox)=")([^"]*)"')
+_LONG_DECIMAL_RE = re.compile(r"(-?\d+\.\d{2})\d+")
 
 
 class UnsafeSvgError(ValueError):
@@ -97,6 +100,8 @@ def figure_to_svg(fig: Figure, fig_id: str) -> str:
     svg = buf.getvalue()
     svg = svg[svg.index("<svg") :]
     svg = re.sub(r"\s*<metadata>.*?</metadata>", "", svg, flags=re.S)
+    svg = _GEOMETRY_RE.sub(lambda m: m.group(1) + _LONG_DECIMAL_RE.sub(r"\1", m.group(2)) + '"', svg)
+    svg = re.sub(r"\n\s+", "\n", svg)  # indentation only
     svg = _ID_RE.sub(lambda m: f'id="{fig_id}-{m.group(1)}"', svg)
     svg = _URL_RE.sub(lambda m: f"url(#{fig_id}-{m.group(1)})", svg)
     svg = _HREF_RE.sub(lambda m: f'{m.group(1)}="#{fig_id}-{m.group(2)}"', svg)

@@ -13,6 +13,7 @@ import pandas as pd
 from reports.figures._svg import colour_for, empty_svg, figure_context, figure_to_svg, new_figure, plain
 
 COLUMNS = ("matchup", "criterion", "method", "estimate", "ci_low", "ci_high")
+MAX_COLUMNS = 3  #: panels per row; more matchups wrap onto further rows
 
 
 def bootstrap_comparison_svg(intervals: pd.DataFrame, *, fig_id: str = "fig-bootstrap") -> str:
@@ -33,10 +34,16 @@ def bootstrap_comparison_svg(intervals: pd.DataFrame, *, fig_id: str = "fig-boot
     cells = list(dict.fromkeys(zip(intervals["matchup"], intervals["criterion"])))
     matchups = list(dict.fromkeys(intervals["matchup"]))
     step = 1.0 / (len(methods) + 1)
+    crits = list(dict.fromkeys(intervals["criterion"]))
+    ncol = min(len(matchups), MAX_COLUMNS)
+    nrow = int(np.ceil(len(matchups) / ncol))
     with figure_context():
-        fig = new_figure(3.3 * len(matchups) + 1.8, 1.2 + 0.1 * len(cells) / len(matchups) * (len(methods) + 1) * 1.6)
-        axes = np.atleast_1d(fig.subplots(1, len(matchups), sharey=True, squeeze=False)[0])
-        crits = list(dict.fromkeys(intervals["criterion"]))
+        panel_height = 0.5 + 0.16 * len(crits) * (len(methods) + 1)
+        fig = new_figure(3.3 * ncol + 1.8, nrow * panel_height + 0.4)
+        grid = fig.subplots(nrow, ncol, sharey=True, squeeze=False)
+        axes = grid.ravel()
+        for ax in axes[len(matchups):]:
+            ax.set_axis_off()
         for ax, m in zip(axes, matchups):
             ax.axvline(0.5, color="#888888", linestyle="--", linewidth=0.9)
             sub = intervals[intervals["matchup"] == m]
@@ -51,9 +58,10 @@ def bootstrap_comparison_svg(intervals: pd.DataFrame, *, fig_id: str = "fig-boot
             ax.set_xlim(0, 1)
             ax.set_xticks([0, 0.5, 1.0], ["0%", "50%", "100%"])
             ax.set_title(plain(m), loc="left")
-        axes[0].set_yticks(range(len(crits)), [plain(c) for c in crits])
+        for row in range(nrow):
+            axes[row * ncol].set_yticks(range(len(crits)), [plain(c) for c in crits])
         axes[0].set_ylim(len(crits) - 0.5, -0.5)
         for k, meth in enumerate(methods):
-            axes[-1].plot([], [], "o-", color=colour_for(k), label=plain(meth))
-        axes[-1].legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7.5, title="interval")
+            axes[ncol - 1].plot([], [], "o-", color=colour_for(k), label=plain(meth))
+        axes[ncol - 1].legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7.5, title="interval")
         return figure_to_svg(fig, fig_id)

@@ -14,6 +14,7 @@ from reports.figures._svg import colour_for, empty_svg, figure_context, figure_t
 
 COLUMNS = ("reader_id", "criterion", "shift")
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+MAX_COLUMNS = 3  #: panels per row; more matchups wrap onto further rows
 
 
 def loro_shift_svg(shifts: pd.DataFrame, *, fig_id: str = "fig-loro", value_label: str = "rate") -> str:
@@ -37,9 +38,14 @@ def loro_shift_svg(shifts: pd.DataFrame, *, fig_id: str = "fig-loro", value_labe
     readers = list(dict.fromkeys(shifts["reader_id"]))
     criteria = list(dict.fromkeys(shifts["criterion"]))
     lim = max(0.02, float(np.nanmax(np.abs(shifts["shift"].astype(float)))) * 100 * 1.15)
+    ncol = min(len(panels), MAX_COLUMNS)
+    nrow = int(np.ceil(len(panels) / ncol))
     with figure_context():
-        fig = new_figure(min(3.2 * len(panels) + 1.6, 11.0), 1.3 + 0.3 * len(readers))
-        axes = np.atleast_1d(fig.subplots(1, len(panels), sharey=True, squeeze=False)[0])
+        fig = new_figure(3.2 * ncol + 1.8, nrow * (1.0 + 0.3 * len(readers)) + 0.3)
+        grid = fig.subplots(nrow, ncol, sharey=True, sharex=True, squeeze=False)
+        axes = grid.ravel()
+        for ax in axes[len(panels):]:
+            ax.set_axis_off()
         for ax, panel in zip(axes, panels):
             sub = shifts if panel is None else shifts[shifts["matchup"] == panel]
             ax.axvline(0, color="#888888", linewidth=0.9)
@@ -54,5 +60,5 @@ def loro_shift_svg(shifts: pd.DataFrame, *, fig_id: str = "fig-loro", value_labe
                 ax.set_title(plain(panel), loc="left")
         axes[0].set_yticks(range(len(readers)), [plain(f"without {r}") for r in readers])
         axes[0].set_ylim(len(readers) - 0.5, -0.5)
-        axes[-1].legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7.5)
+        axes[ncol - 1].legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7.5)
         return figure_to_svg(fig, fig_id)

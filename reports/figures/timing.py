@@ -79,6 +79,8 @@ def timing_summary_svg(summary: pd.DataFrame, *, cap: float = 600.0, fig_id: str
         ``fast_reader`` (bool), ``fatigue_slope`` and ``fatigue_slope_se`` (seconds per pair
         in the reader's sequence; adds the pace panel).
     """
+    if len(summary) == 0:
+        return empty_svg(fig_id, "No annotation times to draw")
     readers = [str(r) for r in summary["reader_id"]]
     has_slope = "fatigue_slope" in summary.columns and summary["fatigue_slope"].notna().any()
     with figure_context():
