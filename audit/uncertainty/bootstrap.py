@@ -38,9 +38,9 @@ import numpy as np
 import pandas as pd
 from scipy.special import ndtr, ndtri
 
-from audit.rng import resolve_rng
 from audit.errors import InputError, InputProblem
-from audit.uncertainty._cells import CellTable, cell_tables, validate_judge_credits
+from audit.rng import resolve_rng
+from audit.uncertainty._cells import cell_tables, validate_judge_credits
 
 SCHEMES = ("pairs", "readers", "two-way")
 INTERVALS = ("percentile", "bca", "cgm")
