@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from reports.figures._svg import JUDGE_COLOUR, colour_for, empty_svg, figure_context, figure_to_svg, new_figure, plain
+from reports.figures._svg import JUDGE_COLOUR, PALETTE, colour_for, empty_svg, figure_context, figure_to_svg, new_figure, plain
 
 HUMAN_COLUMNS = ("matchup", "criterion", "estimate", "ci_low", "ci_high")
 JUDGE_COLUMNS = ("matchup", "criterion", "wins", "losses", "ties", "n_pairs")
@@ -56,15 +56,22 @@ def preference_svg(
     has_judge = judge is not None and not _missing(judge, JUDGE_COLUMNS) and len(judge) > 0
     criteria = list(dict.fromkeys(human["criterion"]))
     matchups = list(dict.fromkeys(human["matchup"]))
-    colour = {m: colour_for(i) for i, m in enumerate(matchups)}
-    # y positions: criteria in blocks, matchups within a block, a gap between blocks
+    # As in the paper: criteria in blocks, matchups coloured. With more matchups than colours,
+    # swap: matchups in blocks, criteria coloured (colours must stay unambiguous).
+    by_criterion = len(matchups) <= len(PALETTE) or len(criteria) > len(PALETTE)
+    blocks, coloured = (criteria, matchups) if by_criterion else (matchups, criteria)
+    colour = {k: colour_for(i) for i, k in enumerate(coloured)}
+
+    def key(matchup: str, criterion: str) -> tuple[str, str]:
+        return (criterion, matchup) if by_criterion else (matchup, criterion)  # (block, coloured)
+
     positions, y, centres = {}, 0.0, {}
-    for crit in criteria:
+    for block in blocks:
         start = y
-        for m in matchups:
-            positions[(m, crit)] = y
+        for k in coloured:
+            positions[(block, k)] = y
             y += 1.0
-        centres[crit] = (start + y - 1.0) / 2.0
+        centres[block] = (start + y - 1.0) / 2.0
         y += 0.7
     height = 1.4 + 0.24 * y
     jmap = {}
@@ -83,8 +90,9 @@ def preference_svg(
             ax, axj = fig.subplots(1, 1), None
         ax.axvline(0.5, color="#888888", linestyle="--", linewidth=0.9, zorder=1)
         for row in human.itertuples(index=False):
-            yy = positions[(row.matchup, row.criterion)]
-            c = colour[row.matchup]
+            block, k = key(row.matchup, row.criterion)
+            yy = positions[(block, k)]
+            c = colour[k]
             est, lo, hi = float(row.estimate), float(row.ci_low), float(row.ci_high)
             if np.isfinite(lo) and np.isfinite(hi):
                 ax.plot([lo, hi], [yy, yy], color=c, linewidth=2.0, solid_capstyle="butt", zorder=2)
@@ -97,11 +105,12 @@ def preference_svg(
                         markersize=5, markeredgewidth=1.2, zorder=4, clip_on=False)
         ax.set_xlim(0.0, 1.0)
         ax.set_xticks([0, 0.25, 0.5, 0.75, 1.0], ["0%", "25%", "50%", "75%", "100%"])
-        ax.set_yticks([centres[c] for c in criteria], [plain(labels.get(c, c)) for c in criteria])
+        ax.set_yticks([centres[b] for b in blocks], [plain(labels.get(b, b) if by_criterion else b) for b in blocks])
         ax.set_ylim(y - 0.4, -0.8)
         ax.set_xlabel(plain(f"human preference for {focal_label} (GLMM, 95% CI)", 90))
         ax.set_title("(a) humans", loc="left")
-        handles = [ax.plot([], [], "o-", color=colour[m], label=plain(m))[0] for m in matchups]
+        handles = [ax.plot([], [], "o-", color=colour[k], label=plain(k if by_criterion else labels.get(k, k)))[0]
+                   for k in coloured]
         if has_judge:
             handles.append(ax.plot([], [], "D", markerfacecolor="white", markeredgecolor=JUDGE_COLOUR,
                                    label=plain(f"{judge_label} (even-split)"))[0])
@@ -110,16 +119,17 @@ def preference_svg(
                    ncol=len(handles) if longest < 24 else (2 if longest < 40 else 1))
         if axj is not None:
             axj.axvline(0.5, color="#888888", linestyle="--", linewidth=0.9, zorder=1)
-            for (m, crit), yy in positions.items():
+            for (block, k), yy in positions.items():
+                m, crit = (k, block) if by_criterion else (block, k)
                 j = jmap.get((m, crit))
                 if j is None or j.n_pairs <= 0:
                     axj.text(0.01, yy, "no judge verdicts", va="center", fontsize=7, color="#888888")
                     continue
                 win = j.wins / j.n_pairs
                 tie = 0.5 * j.ties / j.n_pairs
-                axj.barh(yy, win, height=0.8, color=colour[m], edgecolor=colour[m], zorder=2)
+                axj.barh(yy, win, height=0.8, color=colour[k], edgecolor=colour[k], zorder=2)
                 if tie > 0:
-                    axj.barh(yy, tie, left=win, height=0.8, color="white", edgecolor=colour[m],
+                    axj.barh(yy, tie, left=win, height=0.8, color="white", edgecolor=colour[k],
                              hatch="////", linewidth=0.6, zorder=2)
                 axj.text(win + tie + 0.015, yy, f"{100 * (win + tie):.1f}% ({j.ties})",
                          va="center", fontsize=7.5, zorder=3)

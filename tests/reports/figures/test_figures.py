@@ -125,3 +125,12 @@ def test_figure_id_must_be_simple():
 
     with pytest.raises(ValueError):
         figure_to_svg(new_figure(1, 1), 'x" onload="y')
+
+
+def test_preference_with_many_matchups_colours_criteria_instead():
+    """More matchups than colours: matchups become the blocks, the criteria the colours."""
+    rows = [{"matchup": f"m{i}", "criterion": c, "estimate": 0.5, "ci_low": 0.4, "ci_high": 0.6}
+            for i in range(12) for c in ("empathy", "engagement")]
+    svg = preference_svg(pd.DataFrame(rows), fig_id="many")
+    ticks = re.findall(r"<text[^>]*>([^<]*)</text>", svg)
+    assert "m11" in ticks and ticks.count("empathy") == 1  # one legend entry per criterion
