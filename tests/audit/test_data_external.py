@@ -7,28 +7,18 @@ conversion runs into pytest's tmp directory.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from audit.data import load_audit_data
 
-DATASETS = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
-
-pytestmark = [
-    pytest.mark.external,
-    pytest.mark.skipif(not (DATASETS / "convert.py").exists(), reason=f"{DATASETS} is absent"),
-]
+pytestmark = pytest.mark.external
 
 
 @pytest.fixture(scope="module")
-def converted(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("datasets")
-    subprocess.run([sys.executable, str(DATASETS / "convert.py"), str(out)], check=True, capture_output=True,
-                   timeout=300)
-    return out
+def converted(converted_datasets) -> Path:
+    return converted_datasets
 
 
 def test_pds_scalar_ratings_become_274_pairs_and_6850_votes(converted):

@@ -8,8 +8,6 @@ ties (../shared/datasets/README.md). Nothing derived from the data is written in
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,20 +15,12 @@ import pytest
 from audit.cli import main
 from audit.cli.exit_status import ExitStatus
 
-DATASETS = Path(__file__).resolve().parents[3].parent / "shared" / "datasets"
-
-pytestmark = [
-    pytest.mark.external,
-    pytest.mark.skipif(not (DATASETS / "convert.py").exists(), reason=f"{DATASETS} is absent"),
-]
+pytestmark = pytest.mark.external
 
 
 @pytest.fixture(scope="module")
-def pds(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("datasets")
-    subprocess.run([sys.executable, str(DATASETS / "convert.py"), str(out)], check=True, capture_output=True,
-                   timeout=300)
-    return out / "pds"
+def pds(converted_datasets) -> Path:
+    return converted_datasets / "pds"
 
 
 def test_pds_through_audit_run(pds, tmp_path):
