@@ -24,6 +24,8 @@ SINGULAR_TOL = 1e-4
 # A relative sd beyond this (logit scale) means the Laplace likelihood keeps increasing as the
 # variance grows: near-separation by a random effect (e.g. 139 of 140 votes one way).
 THETA_DIVERGENT = 25.0
+# Above this many observations vcov's Hessian uses forward differences of the gradient.
+_FORWARD_HESSIAN_N = 200_000
 # Gradient size (deviance units) below which an optimum counts as converged.
 _CONVERGED_GRAD = 1e-3
 
@@ -67,7 +69,8 @@ def _vcov(lap: LaplaceDeviance, x: np.ndarray, K: int, notes: list[str]):
     Hessian to O(step^2).
     """
     fg = _fun_grad(lap, K)
-    H = hessian_from_gradient(lambda z: fg(z)[1], x)
+    g0 = fg(x)[1] if lap.n > _FORWARD_HESSIAN_N else None
+    H = hessian_from_gradient(lambda z: fg(z)[1], x, g0=g0)
     V = None
     try:
         Vfull = np.linalg.inv(H)

@@ -24,7 +24,7 @@ from scipy.special import expit
 
 # Above this many entries the coupling between the eliminated factor and the rest is sparse.
 _DENSE_COUPLING_MAX = 400_000
-_PIRLS_TOL = 1e-22
+_PIRLS_TOL = 1e-18
 _PIRLS_MAXIT = 60
 
 
@@ -52,7 +52,11 @@ class _Cholesky:
     def inverse(self):
         if self.cho is None:
             return np.linalg.inv(self.S)
-        return sla.cho_solve(self.cho, np.eye(self.S.shape[0]), check_finite=False)
+        inv, info = sla.lapack.dpotri(self.L, lower=1)
+        if info != 0:
+            return sla.cho_solve(self.cho, np.eye(self.S.shape[0]), check_finite=False)
+        inv = np.tril(inv)
+        return inv + np.tril(inv, -1).T
 
 
 class LaplaceDeviance:
@@ -112,6 +116,13 @@ class LaplaceDeviance:
         self.u = np.zeros(self.q)
 
     # ------------------------------------------------------------------ pieces
+    def _blocks(self):
+        """(factor index, slice of u) pairs."""
+        out = [(self.ia, slice(0, self.na))]
+        for j, k in enumerate(self.others):
+            out.append((k, slice(self.na + self.r_off[j], self.na + self.r_off[j + 1])))
+        return out
+
     def _eta_re(self, theta, u):
         """Random-effect part of the linear predictor, Z Lambda u."""
         eta = theta[self.ia] * u[: self.na][self.ga]
@@ -198,6 +209,13 @@ class LaplaceDeviance:
         u = self.u.copy()
         if not np.all(np.isfinite(u)):
             u[:] = 0.0
+        # keep the previous modes on the b = theta * u scale when theta moves
+        prev = getattr(self, "_theta_prev", None)
+        if prev is not None:
+            for k, sl in self._blocks():
+                if prev[k] != 0.0 and theta[k] != 0.0:
+                    u[sl] *= prev[k] / theta[k]
+        self._theta_prev = theta.copy()
         eta = fixed + self._eta_re(theta, u)
         pdev = -2.0 * (y @ eta - np.logaddexp(0.0, eta).sum()) + u @ u
         for it in range(_PIRLS_MAXIT):
@@ -243,18 +261,38 @@ class LaplaceDeviance:
         if not hasattr(self, "_pair_i"):
             self._build_cell_pairs()
         ct = f["C"].data / D[self.cell_a]
-        G_cell = np.bincount(self._pair_i, ct[self._pair_j] * Sinv.ravel()[self._pair_flat], self.n_cells)
+        # G[c] = sum over cells c' in the same row of ct[c'] * Sinv[r(c'), r(c)]: the diagonal
+        # term plus each unordered pair once (Sinv is symmetric), gathered in memory order
+        G_cell = ct * Sinv[self.cell_r, self.cell_r]
+        s_pair = Sinv.ravel()[self._pair_flat]
+        G_cell += np.bincount(self._pair_i, ct[self._pair_j] * s_pair, self.n_cells)
+        G_cell += np.bincount(self._pair_j, ct[self._pair_i] * s_pair, self.n_cells)
         hAA = 1.0 / D + np.bincount(self.cell_a, ct * G_cell, self.na)
         return hAA, G_cell, Sinv
 
     def _build_cell_pairs(self):
+        """Unordered pairs (i < j) of cells sharing a level of the eliminated factor, sorted by
+        their position in S^{-1} so that the gather streams through memory."""
         counts = np.diff(self.indptr)
-        starts = np.repeat(self.indptr[:-1], counts * counts)
-        within = np.arange(int((counts * counts).sum())) - np.repeat(np.cumsum(counts * counts) - counts * counts, counts * counts)
-        rep = np.repeat(counts, counts * counts)
-        self._pair_i = (starts + within // rep).astype(np.int64)
-        self._pair_j = (starts + within % rep).astype(np.int64)
-        self._pair_flat = (self.cell_r[self._pair_j].astype(np.int64) * self.qR + self.cell_r[self._pair_i]).astype(np.int64)
+        starts = self.indptr[:-1]
+        parts_i, parts_j = [], []
+        for m in np.unique(counts):
+            if m < 2:
+                continue
+            ti, tj = np.triu_indices(int(m), 1)
+            rows = starts[counts == m]
+            parts_i.append((rows[:, None] + ti[None, :]).ravel())
+            parts_j.append((rows[:, None] + tj[None, :]).ravel())
+        if parts_i:
+            pi = np.concatenate(parts_i).astype(np.int64)
+            pj = np.concatenate(parts_j).astype(np.int64)
+        else:
+            pi = pj = np.zeros(0, dtype=np.int64)
+        ri = self.cell_r[pi].astype(np.int64)
+        rj = self.cell_r[pj].astype(np.int64)
+        flat = np.minimum(ri, rj) * self.qR + np.maximum(ri, rj)
+        order = np.argsort(flat, kind="stable")
+        self._pair_i, self._pair_j, self._pair_flat = pi[order], pj[order], flat[order]
 
     def gradient(self):
         """Gradient of the Laplace deviance w.r.t. (theta, beta) at the last call (analytic:

@@ -55,9 +55,9 @@ def test_deviance_is_even_in_theta_and_independent_of_warm_start():
     lap = LaplaceDeviance(y, X, codes, [30, 6])
     beta = np.array([0.1, 0.2])
     base = lap(np.array([0.8, 0.4]), beta)
-    assert lap(np.array([-0.8, 0.4]), beta) == pytest.approx(base, abs=1e-10)
+    assert lap(np.array([-0.8, 0.4]), beta) == pytest.approx(base, abs=1e-8)
     lap.u[:] = 3.0  # a poor start must reach the same mode
-    assert lap(np.array([0.8, 0.4]), beta) == pytest.approx(base, abs=1e-10)
+    assert lap(np.array([0.8, 0.4]), beta) == pytest.approx(base, abs=1e-8)
 
 
 def test_theta_zero_reduces_to_logistic_deviance():
