@@ -24,8 +24,10 @@ from scipy.special import expit
 
 # Above this many entries the coupling between the eliminated factor and the rest is sparse.
 _DENSE_COUPLING_MAX = 400_000
-_PIRLS_TOL = 1e-18
+_PIRLS_TOL = 1e-22
 _PIRLS_MAXIT = 60
+# Newton steps with a reused factorisation before refactorising.
+_CHORD_STEPS = 8
 
 
 class _Cholesky:
@@ -167,8 +169,16 @@ class LaplaceDeviance:
                 vals += np.bincount(key, w, self.n_cells)
             vals *= tA * tcol[self.cell_r]
             C = sp.csr_matrix((vals, self.cell_r, self.indptr), shape=(self.na, self.qR))
-            M = sp.csr_matrix((vals / np.sqrt(D[self.cell_a]), self.cell_r, self.indptr), shape=(self.na, self.qR))
-            S = E - (M.T @ M).toarray()
+            # C' D^{-1} C from the precomputed pairs of cells sharing a level of A (the symbolic
+            # product is fixed, so only the products of values are summed)
+            if not hasattr(self, "_pair_i"):
+                self._build_cell_pairs()
+            vd = vals / D[self.cell_a]
+            ctdc = np.bincount(self._pair_flat, vd[self._pair_i] * vals[self._pair_j], self.qR * self.qR)
+            ctdc = ctdc.reshape(self.qR, self.qR)
+            ctdc += ctdc.T
+            ctdc[np.diag_indices(self.qR)] += np.bincount(self.cell_r, vd * vals, self.qR)
+            S = E - ctdc
         chol = _Cholesky(S)
         f.update(C=C, cho=chol, logdet=float(np.log(D).sum() + chol.logdet))
         return f
@@ -218,16 +228,33 @@ class LaplaceDeviance:
         self._theta_prev = theta.copy()
         eta = fixed + self._eta_re(theta, u)
         pdev = -2.0 * (y @ eta - np.logaddexp(0.0, eta).sum()) + u @ u
+        # Newton steps; after the first exact one, steps reuse the last factorisation (chord
+        # steps, linear convergence) until the decrement looks converged, then one exact
+        # factorisation at the final modes verifies it and gives log det H there.
+        approx = getattr(self, "_last_factor", None)
+        chord_left = _CHORD_STEPS if approx is not None else 0
+        f = None
+        at_u = False  # f is the exact factorisation at the current u
         for it in range(_PIRLS_MAXIT):
             mu = expit(eta)
             w = mu * (1.0 - mu)
             g = self._grad_u(theta, u, mu - y)
-            f = self._factor(theta, w)
-            dA, dR = self._solve(f, -g[: self.na], -g[self.na:])
-            delta = np.concatenate([dA, dR])
-            decrement = -(g @ delta)
-            if decrement < _PIRLS_TOL:
-                break
+            if chord_left > 0:
+                dA, dR = self._solve(approx, -g[: self.na], -g[self.na:])
+                delta = np.concatenate([dA, dR])
+                if -(g @ delta) < _PIRLS_TOL:
+                    chord_left = 0
+                    continue
+                chord_left -= 1
+            else:
+                f = self._factor(theta, w)
+                at_u = True
+                dA, dR = self._solve(f, -g[: self.na], -g[self.na:])
+                delta = np.concatenate([dA, dR])
+                if -(g @ delta) < _PIRLS_TOL:
+                    break
+                approx = f
+                chord_left = _CHORD_STEPS
             step = 1.0
             for _ in range(30):
                 u_new = u + step * delta
@@ -237,8 +264,17 @@ class LaplaceDeviance:
                     break
                 step *= 0.5
             else:
+                if not at_u:
+                    chord_left = 0  # no descent along the chord step: verify exactly
+                    continue
                 break  # no descent possible: at the mode to machine precision
             u, eta, pdev = u_new, eta_new, pdev_new
+            at_u = False
+        if not at_u:  # iteration limit: factorise at the final modes for a consistent log det
+            mu = expit(eta)
+            w = mu * (1.0 - mu)
+            f = self._factor(theta, w)
+        self._last_factor = f
         self.u = u
         self.state = {"eta": eta, "u": u, "w": w, "factor": f, "theta": theta, "beta": beta, "pirls_iter": it}
         return float(pdev + f["logdet"])
