@@ -31,8 +31,9 @@ from scipy.special import expit
 
 from audit.uncertainty.bootstrap import (acceleration, bca_interval, cgm_interval, jackknife_rates,
                                          multinomial_weights, percentile_interval, replicate_rates)
+from audit.uncertainty.two_way import correct_two_way, t_calibrated_level
 
-SCHEMES = ("pairs", "readers", "two-way")
+RAW_SCHEMES = ("pairs", "readers", "two-way-product")
 
 
 def marginal_rate(b0: float, sd_pair: float, sd_reader: float, n_nodes: int = 80) -> float:
@@ -60,8 +61,13 @@ class CoverageResult:
     ----------
     coverage : DataFrame
         One row per method x target: ``method`` (glmm-wald, glmm-wald-t -- the same interval
-        with a t quantile on min(pairs, readers) - 1 df --, pairs, readers, two-way, each
-        bootstrap with ``-percentile`` / ``-bca``, and two-way-cgm), ``target`` (conditional / marginal),
+        with a t quantile on min(pairs, readers) - 1 df --, pairs, readers, two-way (the
+        variance-corrected default), two-way-product (the raw pigeonhole bootstrap), each
+        bootstrap with ``-percentile`` / ``-bca``; two-way-z-percentile -- the corrected
+        replicates read at the plain normal tails, and two-way-msdf-percentile -- read at the
+        t tails of the classical Satterthwaite df of the mean squares; both diagnostics of the
+        t calibration --; and
+        two-way-cgm), ``target`` (conditional / marginal),
         ``own_target`` (whether this is the quantity the method estimates), ``coverage``,
         ``mc_se`` (binomial Monte-Carlo SE), ``below`` / ``above`` (share of studies whose
         interval lies entirely below / above the truth), ``mean_width``, ``n_usable``.
@@ -98,9 +104,9 @@ class CoverageResult:
                 f"true marginal rate = {self.true_marginal:.4f}; GLMM failed {self.n_glmm_failed}, "
                 f"singular {self.n_glmm_singular}")
         own = self.coverage[self.coverage["own_target"]]
-        lines = [head, f"  {'method':<22}{'target':<13}{'coverage':>9}{'mc_se':>8}{'below':>8}{'above':>8}{'width':>8}"]
+        lines = [head, f"  {'method':<28}{'target':<13}{'coverage':>9}{'mc_se':>8}{'below':>8}{'above':>8}{'width':>8}"]
         for _, r in own.iterrows():
-            lines.append(f"  {r['method']:<22}{r['target']:<13}{r['coverage']:>9.3f}{r['mc_se']:>8.3f}"
+            lines.append(f"  {r['method']:<28}{r['target']:<13}{r['coverage']:>9.3f}{r['mc_se']:>8.3f}"
                          f"{r['below']:>8.3f}{r['above']:>8.3f}{r['mean_width']:>8.3f}")
         return "\n".join(lines)
 
@@ -131,15 +137,22 @@ def run_coverage(n_studies: int = 500, *, seed: int = 1, n_pairs: int = 20, n_re
         wp = multinomial_weights(rng, n_pairs, n_boot)
         wr = multinomial_weights(rng, n_readers, n_boot)
         est = float(Y.mean())
+        raw = {scheme: replicate_rates(Y, N, scheme, wp, wr) for scheme in RAW_SCHEMES}
+        corr = correct_two_way(est, raw["two-way-product"], raw["pairs"], raw["readers"], n_pairs, n_readers)
         var = {}
-        for scheme in SCHEMES:
-            reps = replicate_rates(Y, N, scheme, wp, wr)
+        sets = [(s, raw[s], level) for s in RAW_SCHEMES] + [("two-way", corr.replicates,
+                                                             t_calibrated_level(level, corr.df))]
+        for scheme, reps, tail in sets:
             reps = reps[np.isfinite(reps)]
             var[scheme] = float(reps.var(ddof=1))
-            intervals.setdefault(f"{scheme}-percentile", []).append(percentile_interval(reps, level))
+            intervals.setdefault(f"{scheme}-percentile", []).append(percentile_interval(reps, tail))
             a = acceleration(jackknife_rates(Y, N, scheme))
-            lo, hi, _ = bca_interval(reps, est, a, level)
+            lo, hi, _ = bca_interval(reps, est, a, tail)
             intervals.setdefault(f"{scheme}-bca", []).append((lo, hi))
+        finite = corr.replicates[np.isfinite(corr.replicates)]
+        intervals.setdefault("two-way-z-percentile", []).append(percentile_interval(finite, level))
+        intervals.setdefault("two-way-msdf-percentile", []).append(
+            percentile_interval(finite, t_calibrated_level(level, corr.df_mean_squares)))
         lo, hi, _, _ = cgm_interval(est, var["pairs"], var["readers"], Y, N, level)
         intervals.setdefault("two-way-cgm", []).append((lo, hi))
         if glmm:

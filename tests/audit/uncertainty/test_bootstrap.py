@@ -18,18 +18,20 @@ from audit.uncertainty.bootstrap import BootstrapResult, cluster_bootstrap
 from .conftest import make_votes
 
 
-def _loop_bootstrap(votes: pd.DataFrame, scheme: str, n_boot: int, seed: int) -> np.ndarray:
+def _loop_bootstrap(votes: pd.DataFrame, scheme: str, n_boot: int, seed: int, draw_both: bool = False) -> np.ndarray:
     """Obviously-correct reference: rebuild every resampled data set vote by vote.
 
     Draws the same stream as the vectorised code for a single cell: pair indices first
-    (``rng.integers(0, n_pairs, (B, n_pairs))``), then reader indices.
+    (``rng.integers(0, n_pairs, (B, n_pairs))``), then reader indices (both are drawn for
+    the product scheme, or when ``draw_both``).
     """
     votes = votes[votes["y"].notna()]
     pairs = sorted(votes["pair_id"].unique())
     readers = sorted(votes["reader_id"].unique())
     rng = np.random.default_rng(seed)
-    ip = rng.integers(0, len(pairs), (n_boot, len(pairs))) if scheme in ("pairs", "two-way") else None
-    ir = rng.integers(0, len(readers), (n_boot, len(readers))) if scheme in ("readers", "two-way") else None
+    both = draw_both or scheme == "two-way-product"
+    ip = rng.integers(0, len(pairs), (n_boot, len(pairs))) if both or scheme == "pairs" else None
+    ir = rng.integers(0, len(readers), (n_boot, len(readers))) if both or scheme == "readers" else None
     by_pair = {p: g for p, g in votes.groupby("pair_id")}
     by_reader = {r: g for r, g in votes.groupby("reader_id")}
     by_both = {k: g["y"].to_numpy() for k, g in votes.groupby(["pair_id", "reader_id"])}
@@ -50,7 +52,7 @@ def _loop_bootstrap(votes: pd.DataFrame, scheme: str, n_boot: int, seed: int) ->
     return out
 
 
-@pytest.mark.parametrize("scheme", ["pairs", "readers", "two-way"])
+@pytest.mark.parametrize("scheme", ["pairs", "readers", "two-way-product"])
 def test_vectorised_equals_loop_with_same_draws(scheme):
     votes = make_votes(11, n_pairs=6, n_readers=4, tie_prob=0.1)
     n_boot = 200
