@@ -123,7 +123,8 @@ def readers_section(data, spec, credits: pd.DataFrame, cells, seed: np.random.Se
     estimates = pd.DataFrame([{"matchup": c.matchup, "criterion": c.criterion, "estimate": c.human.glmm.estimate}
                               for c in cells])
     return _guarded(lambda: analyse_readers(data.votes, credits if len(credits) else None,
-                                            glmm_estimates=estimates, rng=_int_seed(seed)),
+                                            glmm_estimates=estimates, rng=_int_seed(seed),
+                                            stories=data.stories),
                     "reader analysis")
 
 

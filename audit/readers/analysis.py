@@ -76,6 +76,7 @@ def analyse_readers(
     rng: int | np.random.Generator | None = None,
     fit_glmm_if_missing: bool = True,
     top_k_pairs: int = 5,
+    stories: pd.DataFrame | None = None,
 ) -> ReaderAnalysis:
     """Run every reader analysis.
 
@@ -97,6 +98,8 @@ def analyse_readers(
         See :mod:`audit.readers.timing` (defaults 600 s and 0.5).
     rng : int, numpy Generator or None
         For the group permutation tests; the seed is recorded.
+    stories : DataFrame, optional
+        Story texts (pair_id, system, text): the divergent pairs then carry story excerpts.
     top_k_pairs : int
         Divergent pairs given in detail.
 
@@ -121,7 +124,7 @@ def analyse_readers(
         kappas=kappas,
         clustering=cluster_readers(votes, weights, kappas, linkage=linkage),
         rates=reader_rates(votes, credits, glmm_estimates=glmm_estimates, fit_glmm_if_missing=fit_glmm_if_missing),
-        divergent_pairs=divergent_pairs(votes, credits, top_k=top_k_pairs),
+        divergent_pairs=divergent_pairs(votes, credits, top_k=top_k_pairs, stories=stories),
         timing=annotation_timing(votes, seconds_cap=seconds_cap, fast_reader_factor=fast_reader_factor),
         position_bias=position_bias(votes),
         groups=reader_groups(votes, rng=generator),

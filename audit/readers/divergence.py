@@ -35,6 +35,29 @@ class ReaderComment:
     text: str
 
 
+@dataclass(frozen=True)
+class StoryExcerpt:
+    """The opening of one story of a divergent pair (raw text: the report escapes it)."""
+
+    system: str
+    text: str
+    truncated: bool
+
+
+def story_excerpts(stories: pd.DataFrame | None, pair_id: str, max_chars: int) -> tuple[StoryExcerpt, ...]:
+    """The pair's story openings, cut at a word boundary after at most ``max_chars`` characters."""
+    if stories is None or "pair_id" not in stories.columns or "text" not in stories.columns:
+        return ()
+    out = []
+    for rec in stories[stories["pair_id"].astype(str) == pair_id].itertuples(index=False):
+        text = str(rec.text)
+        cut = len(text) > max_chars
+        if cut:
+            text = text[:max_chars].rsplit(" ", 1)[0]
+        out.append(StoryExcerpt(system=str(rec.system), text=text, truncated=cut))
+    return tuple(out)
+
+
 @dataclass(frozen=True, eq=False)
 class DivergentPair:
     """One ranked pair with its vote table and the readers' comments.
@@ -49,6 +72,8 @@ class DivergentPair:
     votes : DataFrame
         reader_id x criterion table of ``focal`` / ``other`` / ``tie`` (Table 13 of the paper).
     comments : tuple[ReaderComment, ...]
+    excerpts : tuple[StoryExcerpt, ...]
+        The openings of the two stories, when the texts were given.
     """
 
     rank: int
@@ -58,6 +83,7 @@ class DivergentPair:
     mean_divergence: float
     votes: pd.DataFrame
     comments: tuple[ReaderComment, ...] = ()
+    excerpts: tuple[StoryExcerpt, ...] = ()
 
     def to_frame(self) -> pd.DataFrame:
         return self.votes.copy()
@@ -110,7 +136,8 @@ def _label(v: float) -> str:
     return "tie" if math.isnan(v) else ("focal" if v == 1 else "other")
 
 
-def divergent_pairs(votes: pd.DataFrame, judge_credits: pd.DataFrame | None, *, top_k: int = 5) -> DivergentPairs:
+def divergent_pairs(votes: pd.DataFrame, judge_credits: pd.DataFrame | None, *, top_k: int = 5,
+                    stories: pd.DataFrame | None = None, excerpt_chars: int = 700) -> DivergentPairs:
     """Rank pairs by how far the readers stray from a unanimous judge.
 
     Parameters
@@ -121,6 +148,9 @@ def divergent_pairs(votes: pd.DataFrame, judge_credits: pd.DataFrame | None, *, 
         pair_id, criterion, judge, credit. SKIPPED when None.
     top_k : int
         How many pairs get a detailed vote table and comments.
+    stories : DataFrame, optional
+        ``AuditData.stories`` (pair_id, system, text): the top pairs then carry the openings
+        of their two stories (``excerpt_chars`` characters at most, cut at a word boundary).
 
     Returns
     -------
@@ -180,5 +210,6 @@ def divergent_pairs(votes: pd.DataFrame, judge_credits: pd.DataFrame | None, *, 
         table.columns = [str(c) for c in table.columns]
         top.append(DivergentPair(rank=int(rec.rank), pair_id=str(rec.pair_id), matchup=str(rec.matchup),
                                  n_against=int(rec.n_against), mean_divergence=float(rec.mean_divergence),
-                                 votes=table, comments=tuple(comments_of.get(str(rec.pair_id), []))))
+                                 votes=table, comments=tuple(comments_of.get(str(rec.pair_id), [])),
+                                 excerpts=story_excerpts(stories, str(rec.pair_id), excerpt_chars)))
     return DivergentPairs(status=COMPUTED, cells=cells, ranking=ranking, top=tuple(top), n_not_unanimous=n_not)

@@ -63,3 +63,14 @@ def test_skipped_without_judge_or_unanimity():
     only_split = credits[credits["pair_id"] == "p3"]
     res = divergent_pairs(votes, only_split)
     assert res.status is Status.SKIPPED and res.n_not_unanimous == 1
+
+
+def test_top_pairs_carry_story_excerpts_cut_at_a_word():
+    votes, credits = _frames()
+    stories = pd.DataFrame({"pair_id": ["p1", "p1", "p4"], "system": ["x", "y", "x"],
+                            "text": ["short story", "word " * 300, "other pair"]})
+    top = divergent_pairs(votes, credits, top_k=1, stories=stories, excerpt_chars=50).top[0]
+    assert [(e.system, e.truncated) for e in top.excerpts] == [("x", False), ("y", True)]
+    assert top.excerpts[0].text == "short story"
+    assert len(top.excerpts[1].text) <= 50 and top.excerpts[1].text.endswith("word")
+    assert divergent_pairs(votes, credits, top_k=1).top[0].excerpts == ()
