@@ -70,14 +70,15 @@ def build_design(
     dropped: list[str] = []
     notes: list[str] = []
     for name, labels in factors.items():
-        values = pd.Series(np.asarray(labels, dtype=object).ravel() if not isinstance(labels, pd.Series) else labels.to_numpy())
+        values = labels.to_numpy() if isinstance(labels, pd.Series) else np.asarray(labels)
+        values = values.ravel()
         if len(values) != n:
             problems.append(
                 _problem(f"factor '{name}' has {len(values)} labels but y has {n}", "give one label per vote", str(name))
             )
             continue
-        missing = values.isna().to_numpy()
-        if missing.any():
+        missing = pd.isna(values) if values.dtype.kind in "OfcmMUS" else np.zeros(n, dtype=bool)
+        if np.any(missing):
             problems.append(
                 _problem(
                     f"factor '{name}' has {int(missing.sum())} missing label(s) (first at position {int(np.argmax(missing))})",
@@ -86,7 +87,9 @@ def build_design(
                 )
             )
             continue
-        code, uniques = pd.factorize(values.astype(str), sort=True)
+        if values.dtype.kind == "O":
+            values = values.astype(str)
+        uniques, code = np.unique(values, return_inverse=True)
         n_levels[str(name)] = len(uniques)
         if len(uniques) < 2:
             dropped.append(str(name))

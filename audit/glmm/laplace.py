@@ -28,6 +28,8 @@ _PIRLS_TOL = 1e-22
 _PIRLS_MAXIT = 60
 # Newton steps with a reused factorisation before refactorising.
 _CHORD_STEPS = 8
+# Below this N * q_R an exact factorisation is cheaper than the extra chord steps.
+_CHORD_MIN_WORK = 2_000_000
 
 
 class _Cholesky:
@@ -231,7 +233,7 @@ class LaplaceDeviance:
         # Newton steps; after the first exact one, steps reuse the last factorisation (chord
         # steps, linear convergence) until the decrement looks converged, then one exact
         # factorisation at the final modes verifies it and gives log det H there.
-        approx = getattr(self, "_last_factor", None)
+        approx = getattr(self, "_last_factor", None) if self.n * max(self.qR, 1) >= _CHORD_MIN_WORK else None
         chord_left = _CHORD_STEPS if approx is not None else 0
         f = None
         at_u = False  # f is the exact factorisation at the current u
