@@ -118,10 +118,19 @@ def uncertainty_section(data, spec, credits: pd.DataFrame, all_credits: pd.DataF
 
 # ----------------------------------------------------------------------------- readers
 def readers_section(data, spec, credits: pd.DataFrame, cells, seed: np.random.SeedSequence) -> Section:
+    from audit.human_side import fit_cell_glmm
     from audit.readers import analyse_readers
+    from audit.readers._common import ALL_MATCHUPS
 
-    estimates = pd.DataFrame([{"matchup": c.matchup, "criterion": c.criterion, "estimate": c.human.glmm.estimate}
-                              for c in cells])
+    rows = [{"matchup": c.matchup, "criterion": c.criterion, "estimate": c.human.glmm.estimate,
+             "lo": c.human.glmm.ci_low, "hi": c.human.glmm.ci_high} for c in cells]
+    if data.votes["matchup"].nunique() > 1:
+        # the heat map of all matchups pooled gets its own GLMM row (pair + reader, per criterion)
+        for criterion, votes in data.votes.groupby("criterion", sort=False):
+            g = fit_cell_glmm(votes, level=spec.policy.transfer.level, backend=spec.glmm_backend)
+            rows.append({"matchup": ALL_MATCHUPS, "criterion": criterion, "estimate": g.estimate,
+                         "lo": g.ci_low, "hi": g.ci_high})
+    estimates = pd.DataFrame(rows)
     return _guarded(lambda: analyse_readers(data.votes, credits if len(credits) else None,
                                             glmm_estimates=estimates, rng=_int_seed(seed),
                                             stories=data.stories),
