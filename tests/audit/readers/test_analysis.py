@@ -138,7 +138,12 @@ def test_rng_is_recorded_and_reproducible():
 @pytest.mark.skipif(not (FIXTURE / "humans.csv").exists(), reason="fixture not generated")
 def test_on_the_deployment_fixture():
     """fixtures/deployment: 7 readers, two clusters (enthusiasts reader1-4, experts reader5-7),
-    reader6 fast and weighting nothing, a judge that prefers the reasoning model."""
+    reader6 fast and weighting nothing, a judge that prefers the reasoning model.
+
+    Like the motivating paper's Appendix A (Fig. 2), the tree of per-reader regression weights
+    and the tree of criterion-to-overall kappas share the same inner sub-clusters: here the
+    two weighting schemes the fixture simulates (fixtures/simulate.py, W_ENTHUSIAST and
+    W_EXPERT), among the non-random readers."""
     from audit.data import load_audit_data
     from audit.judge_side import judge_pair_outcomes
 
@@ -148,11 +153,26 @@ def test_on_the_deployment_fixture():
     assert all(s is Status.PASS for s, _ in res.statuses().values()), res.statuses()
     assert res.n_readers == 7 and res.timing.fast_readers == ("reader6",)
     assert res.groups.readers_per_group == {"enthusiast": 4, "expert": 3}
-    # Both reader trees cover the seven readers and agree with each other. (The fixture's built-in
-    # weighting clusters act on the overall vote only through mean(w * d), too weakly for 60 pairs
-    # to separate enthusiasts from experts, so the membership of the clusters is not asserted.)
-    assert len(res.clustering.weights.labels) == 7 and len(res.clustering.kappas.leaf_order) == 7
-    assert res.clustering.shared_clusters and res.clustering.cophenetic_between > 0.5
+    enthusiasts, experts = ("reader1", "reader2", "reader3", "reader4"), ("reader5", "reader7")
+    clustering = res.clustering
+    assert set(clustering.weights.labels) == set(clustering.kappas.labels) == {f"reader{i}" for i in range(1, 8)}
+    # Both trees recover the two weighting schemes as sub-clusters, and share them.
+    assert enthusiasts in clustering.shared_clusters and experts in clustering.shared_clusters
+    for tree in (clustering.weights, clustering.kappas):
+        heights = {members: row[2] for members, row in zip(tree.clusters, tree.linkage_matrix)}
+        root = tree.linkage_matrix[-1][2]
+        # clear clusters: each forms well below the height at which the tree is joined up
+        assert heights[enthusiasts] < 0.6 * root and heights[experts] < 0.6 * root, str(tree)
+        # the fast random reader may sit apart, but joins neither scheme before it has formed
+        formed = max(tree.clusters.index(enthusiasts), tree.clusters.index(experts))
+        assert all("reader6" not in c for c in tree.clusters[:formed + 1]), str(tree)
+    assert clustering.cophenetic_between > 0.5 and clustering.kappa_weight_spearman > 0.5
+    # ... and the clusters are the weighting schemes: enthusiasts lean on authenticity and
+    # empathy, experts on engagement, emotion provocation and narrative complexity.
+    prof = res.weights.profile()
+    lean = prof[["authenticity", "empathy"]].mean(axis=1) - prof[
+        ["engagement", "emotion_provocation", "narrative_complexity"]].mean(axis=1)
+    assert (lean[list(enthusiasts)] > 0.5).all() and (lean[list(experts)] < -0.5).all(), prof
     assert res.clustering.criteria.labels[-1] == "overall"
     assert res.rates.judge_range["outside"].any()
     assert res.divergent_pairs.status is Status.PASS
