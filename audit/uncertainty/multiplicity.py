@@ -63,7 +63,8 @@ class SignificanceTally:
     Attributes
     ----------
     tally : DataFrame
-        One row per method (``glmm``, ``pairs``, ``readers``, ``two-way``, ``two-way-cgm``): ``n_cells``,
+        One row per method (``glmm``, ``pairs``, ``readers``, ``two-way``, ``two-way-cgm``, and
+        ``two-way-product`` when that scheme was bootstrapped): ``n_cells``,
         ``n_significant``, ``n_favour_focal``, ``n_favour_other``, ``adjust``.
     cells : DataFrame
         One row per method x cell: ``method``, ``cell``, ``estimate``, ``ci_low``, ``ci_high``,
@@ -141,8 +142,10 @@ def significance_tally(
     Parameters
     ----------
     bootstrap : BootstrapResult, optional
-        From :func:`cluster_bootstrap`; each of its schemes is a method, plus ``two-way-cgm``
-        (the two-way cluster-robust t interval) when it was computed.
+        From :func:`cluster_bootstrap`; each of its schemes is a method (``two-way`` is the
+        variance-corrected two-way interval with its t-calibrated p-value;
+        ``two-way-product`` the uncorrected product bootstrap, if computed), plus
+        ``two-way-cgm`` (the two-way cluster-robust t interval) when it was computed.
     glmm : DataFrame, optional
         Per-cell GLMM results: :func:`audit.uncertainty.glmm_cells` output (``cell``,
         ``estimate``, ``ci_low``, ``ci_high``, ``p_value``) or ``AuditResult.cells_frame()``.

@@ -94,3 +94,15 @@ def test_bad_options_raise_input_error():
         significance_tally()
     with pytest.raises(InputError, match="missing column"):
         significance_tally(glmm=_glmm_frame().drop(columns="ci_low"))
+
+
+def test_product_scheme_is_its_own_method_and_finds_a_subset_of_the_corrected_cells():
+    v = make_votes(9, n_matchups=2, n_criteria=3, n_pairs=20, n_readers=7, b0=0.3, sd_reader=0.0)
+    boot = cluster_bootstrap(v, schemes=("pairs", "readers", "two-way", "two-way-product"), n_boot=2000, rng=1)
+    t = significance_tally(boot)
+    assert list(t.tally["method"]) == ["pairs", "readers", "two-way", "two-way-cgm", "two-way-product"]
+    # the product interval is the wider one (it counts the vote-level variance three times)
+    c = boot.cells.pivot(index="cell", columns="scheme", values="se")
+    assert (c["two-way-product"] > c["two-way"]).all()
+    sig = t.cells[t.cells["significant"]].groupby("method")["cell"].apply(set)
+    assert sig["two-way-product"] <= sig["two-way"] and t.counts["two-way-product"] < t.counts["two-way"]
