@@ -128,7 +128,7 @@ def _projected_bfgs(fun_grad, x0, n_bounded, maxiter=200, gtol=1e-6):
             d = -pg
         if not scaled:
             d = d / max(1.0, 4.0 * np.max(np.abs(d)))
-        elif -(g @ d) < _PREDICTED_DECREASE_TOL:
+        elif -(g @ d) < max(_PREDICTED_DECREASE_TOL, 10.0 * np.finfo(float).eps * abs(f)):
             # the quasi-Newton model predicts a negligible gain: at the optimum to the accuracy
             # the deviance itself is computed with (its rounding grows with N)
             success, message = True, "predicted decrease below tolerance"
