@@ -46,7 +46,8 @@ from scipy.special import ndtr, ndtri
 from audit.errors import InputError, InputProblem
 from audit.rng import resolve_rng
 from audit.uncertainty._cells import cell_tables, validate_judge_credits
-from audit.uncertainty.two_way import correct_two_way, t_calibrated_level, t_calibrated_p_value
+from audit.uncertainty.two_way import (  # noqa: F401 - cgm_interval re-exported
+    cgm_interval, correct_two_way, t_calibrated_level, t_calibrated_p_value)
 
 SCHEMES = ("pairs", "readers", "two-way", "two-way-product")
 DEFAULT_SCHEMES = ("pairs", "readers", "two-way")
@@ -156,39 +157,6 @@ def bca_interval(reps: np.ndarray, estimate: float, accel: float, level: float) 
     q = ndtr(z0 + (z0 + za) / (1.0 - accel * (z0 + za)))
     lo, hi = np.quantile(reps, q)
     return float(lo), float(hi), z0
-
-
-def cgm_interval(estimate: float, var_pairs: float, var_readers: float, S: np.ndarray, N: np.ndarray,
-                 level: float, null: float = 0.5) -> tuple[float, float, float, float]:
-    """Two-way cluster-robust interval (Cameron, Gelbach and Miller 2011): ``(low, high, se, p)``.
-
-    ``V = G_p/(G_p-1) V*_pairs + G_r/(G_r-1) V*_readers - M/(M-1) V_cells``: the one-way
-    cluster-bootstrap variances (with the small-number-of-clusters factor ``G/(G-1)``; the
-    bootstrap variance of a mean over G clusters is ``(G-1)/G`` of the unbiased one) minus the
-    variance of the intersection clusters (pair x reader cells, ``M`` of them), which both
-    one-way variances contain. ``V_cells`` is the linearised ratio variance
-    ``sum_ij (S_ij - rate N_ij)^2 / N^2`` (what resampling cells would give). When V falls
-    below ``max(V_pairs, V_readers)`` it is raised to it (CGM's fix for a non-positive V).
-    The interval is ``rate -/+ t * sqrt(V)`` with ``t`` from Student's t on ``min(G_p, G_r) - 1``
-    degrees of freedom, as CGM recommend for few clusters; ``p`` is the matching two-sided
-    t-test of ``rate = null``.
-    """
-    from scipy.stats import t as student_t
-
-    gp, gr = S.shape
-    m = int(np.count_nonzero(N))
-    nt = N.sum()
-    if not np.isfinite(estimate) or min(gp, gr) < 2 or m < 2 or nt <= 0:
-        nan = float("nan")
-        return nan, nan, nan, nan
-    v_cells = float(np.sum((S - estimate * N) ** 2) / nt**2)
-    v = gp / (gp - 1) * var_pairs + gr / (gr - 1) * var_readers - m / (m - 1) * v_cells
-    v = max(v, gp / (gp - 1) * var_pairs, gr / (gr - 1) * var_readers)
-    se = float(np.sqrt(v))
-    df = min(gp, gr) - 1
-    q = float(student_t.ppf(0.5 + level / 2.0, df))
-    p = float(2.0 * student_t.sf(abs(estimate - null) / se, df)) if se > 0 else float("nan")
-    return estimate - q * se, estimate + q * se, se, p
 
 
 def bootstrap_p_value(reps: np.ndarray, null: float) -> float:
