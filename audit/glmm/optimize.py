@@ -3,52 +3,14 @@ start values and the separation check."""
 
 from __future__ import annotations
 
-import numpy as np
 from dataclasses import dataclass
 
+import numpy as np
 from scipy.optimize import linprog
 from scipy.special import expit
 
-# Central-difference step of the gradient used by the optimiser.
-_GRAD_STEP = 5e-5
-# lme4's deriv12 step for the Hessian that gives vcov().
+# lme4's deriv12 step, used for the Hessian behind vcov().
 HESSIAN_STEP = 1e-4
-
-
-def central_gradient(fun, x, f0=None, h=_GRAD_STEP):
-    """Central-difference gradient of ``fun`` at ``x`` (2 * len(x) evaluations)."""
-    g = np.empty(x.size)
-    for i in range(x.size):
-        e = np.zeros(x.size)
-        e[i] = h
-        g[i] = (fun(x + e) - fun(x - e)) / (2.0 * h)
-    return g
-
-
-def hessian_deriv12(fun, x, fx, delta=HESSIAN_STEP):
-    """Finite-difference Hessian with lme4's ``deriv12`` stencil (no bounds, step ``delta``).
-
-    Diagonal: ``(f(x+d) - 2 f(x) + f(x-d)) / d^2``; off-diagonal: the four-point stencil
-    ``(f(++) - f(+-) - f(-+) + f(--)) / (2d)^2``. Returns ``(gradient, hessian)``.
-    """
-    n = x.size
-    H = np.empty((n, n))
-    g = np.empty(n)
-    eye = np.eye(n) * delta
-    for j in range(n):
-        fa = fun(x + eye[j])
-        fs = fun(x - eye[j])
-        H[j, j] = (fa - 2.0 * fx + fs) / delta**2
-        g[j] = (fa - fs) / (2.0 * delta)
-        for i in range(j):
-            v = (
-                fun(x + eye[i] + eye[j])
-                - fun(x + eye[i] - eye[j])
-                - fun(x - eye[i] + eye[j])
-                + fun(x - eye[i] - eye[j])
-            ) / (2.0 * delta) ** 2
-            H[i, j] = H[j, i] = v
-    return g, H
 
 
 @dataclass

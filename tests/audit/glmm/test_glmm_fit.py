@@ -113,7 +113,6 @@ def test_no_random_term_left_is_ordinary_logistic_regression():
 
 
 def test_singular_fit_is_flagged():
-    rng = np.random.default_rng(6)
     y, factors = simulate(7, sd_pair=0.0, sd_reader=0.0, b0=0.0)
     res = fit_crossed_glmm(y, factors)
     assert res.singular
