@@ -135,11 +135,11 @@ def validate_scores(raw: pd.DataFrame, file: str = "scores") -> pd.DataFrame:
     text = frame["score"].astype(str).str.strip()
     blank = text.isin(["", "nan", "NaN", "NA", "None", "<NA>"])
     out["score"] = pd.to_numeric(text.where(~blank), errors="coerce")
-    bad = ~blank & out["score"].isna()
+    bad = ~blank & (out["score"].isna() | ~np.isfinite(out["score"].fillna(0.0)))
     if bad.any():
         i = int(np.flatnonzero(bad.to_numpy())[0])
         problems.append(InputProblem(file=file, line=int(out["line"].iloc[i]), column="score", value=text.iloc[i],
-                                     message=f"{int(bad.sum())} non-numeric score(s)",
+                                     message=f"{int(bad.sum())} non-numeric or infinite score(s)",
                                      fix="write a number, or leave the cell empty for a missing score"))
     if "round" in frame:
         rounds = pd.to_numeric(frame["round"], errors="coerce")

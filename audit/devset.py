@@ -123,7 +123,15 @@ def _check(frame: pd.DataFrame, name: str, columns: tuple[str, ...], value: str)
     for c in columns:
         if c != value:
             out[c] = out[c].astype(str)
-    out[value] = pd.to_numeric(out[value], errors="coerce")
+    numbers = pd.to_numeric(out[value], errors="coerce")
+    blank = out[value].isna() | out[value].astype(str).str.strip().isin(["", "nan", "NaN", "NA", "None", "<NA>"])
+    bad = ~blank & (numbers.isna() | ~np.isfinite(numbers.fillna(0.0)))
+    if bad.any():  # never turn a typo into a silently missing value
+        i = int(np.flatnonzero(bad.to_numpy())[0])
+        raise InputError(InputProblem(file=name, line=i + 2, column=value, value=str(out[value].iloc[i]),
+                                      message=f"{int(bad.sum())} {value}(s) not a finite number",
+                                      fix=f"write a number, or leave the {value} empty for a missing one"))
+    out[value] = numbers.where(~bad).astype(float)
     return out
 
 

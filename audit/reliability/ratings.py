@@ -66,14 +66,15 @@ def validate_ratings(raw: pd.DataFrame, file: str = "ratings") -> pd.DataFrame:
     blank = text.isin(["", "nan", "NaN", "NA", "None", "<NA>"])
     numbers = pd.to_numeric(text.where(~blank), errors="coerce")
     problems = []
-    bad = ~blank & numbers.isna()
+    # inf / -inf parse as numbers but no statistic here is defined on them
+    bad = ~blank & (numbers.isna() | ~np.isfinite(numbers.fillna(0.0)))
     for idx in np.flatnonzero(bad.to_numpy())[:_MAX_LISTED]:
         problems.append(InputProblem(file=file, line=int(out["line"].iloc[idx]), column="rating",
-                                     value=str(text.iloc[idx]), message="rating is not a number",
+                                     value=str(text.iloc[idx]), message="rating is not a finite number",
                                      fix="write a number, or leave the cell empty for a missing rating"))
     if bad.sum() > _MAX_LISTED:
         problems.append(InputProblem(file=file, column="rating",
-                                     message=f"... and {int(bad.sum()) - _MAX_LISTED} more non-numeric ratings"))
+                                     message=f"... and {int(bad.sum()) - _MAX_LISTED} more non-numeric or infinite ratings"))
     for col in ("item_id", "reader_id", "criterion"):
         empty = out[col].isin(["", "nan"])
         if empty.any():
@@ -81,7 +82,7 @@ def validate_ratings(raw: pd.DataFrame, file: str = "ratings") -> pd.DataFrame:
             problems.append(InputProblem(file=file, line=int(out["line"].iloc[idx]), column=col,
                                          message=f"{int(empty.sum())} empty {col} value(s)",
                                          fix=f"give every row a {col}"))
-    out["rating"] = numbers.astype(float)
+    out["rating"] = numbers.where(~bad).astype(float)
     dup = out.duplicated(["item_id", "reader_id", "criterion"], keep="first")
     if dup.any():
         idx = int(np.flatnonzero(dup.to_numpy())[0])

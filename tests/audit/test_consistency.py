@@ -127,7 +127,11 @@ def test_validation_errors():
     bad.loc[1, "round"] = 1.5
     with pytest.raises(InputError) as info:
         validate_scores(bad)
-    assert "non-numeric score" in str(info.value) and "round is not an integer" in str(info.value)
+    assert "non-numeric or infinite score" in str(info.value) and "round is not an integer" in str(info.value)
+    infinite = data.astype({"score": object})
+    infinite.loc[2, "score"] = "-inf"
+    with pytest.raises(InputError, match="line 4.*infinite"):
+        validate_scores(infinite)
     with pytest.raises(InputError, match="repeated"):
         validate_scores(pd.concat([data, data.iloc[[0]]]))
     with pytest.raises(InputError, match="several categories"):

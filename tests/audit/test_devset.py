@@ -99,6 +99,14 @@ def test_bad_input():
         dev_validity(judge, humans, k=1)
     with pytest.raises(InputError, match="no item x criterion"):
         dev_validity(judge.assign(item_id="other"), humans)
+    typo = judge.astype({"score": object})
+    typo.loc[3, "score"] = "4,5"
+    with pytest.raises(InputError, match="line 5.*score"):
+        dev_validity(typo, humans)
+    infinite = humans.astype({"rating": object})
+    infinite.loc[0, "rating"] = float("inf")
+    with pytest.raises(InputError, match="dev_humans.*rating"):
+        dev_validity(judge, infinite)
 
 
 def test_round_trip_and_str():

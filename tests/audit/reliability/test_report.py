@@ -74,7 +74,11 @@ def test_validation_lists_problems():
     with pytest.raises(InputError) as info:
         validate_ratings(raw, file="r.csv")
     text = str(info.value)
-    assert "line 6" in text and "not a number" in text and "repeated" in text
+    assert "line 6" in text and "not a finite number" in text and "repeated" in text
+    infinite = make_ratings().astype({"rating": object})
+    infinite.loc[2, "rating"] = "inf"
+    with pytest.raises(InputError, match="line 4.*not a finite number"):
+        validate_ratings(infinite)
     with pytest.raises(InputError, match="missing column"):
         validate_ratings(raw.drop(columns="reader_id"))
 
