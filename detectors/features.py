@@ -52,7 +52,13 @@ class DetectorRun:
         Per feature, stories whose value is NaN (undefined, e.g. MATTR of a text shorter
         than its window).
     seconds : float
-        Wall time spent on this detector.
+        Wall time spent on this detector (model loading and cache look-ups included).
+    n_tokens : int
+        Tokens scored by a language model in this call (perplexity; 0 for model-free
+        detectors and for texts read from the cache).
+    tokens_per_second : float
+        ``n_tokens`` over the time spent scoring them (model loading excluded); 0.0 when
+        no token was scored.
     """
 
     name: str
@@ -67,6 +73,8 @@ class DetectorRun:
     n_cached: int
     n_missing: dict[str, int]
     seconds: float
+    n_tokens: int = 0
+    tokens_per_second: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -115,6 +123,7 @@ class FeatureTable:
                     "detector": d.name, "version": d.version, "status": d.status.value, "reason": d.reason,
                     "revision": d.revision, "features": ",".join(d.features), "n_texts": d.n_texts,
                     "n_computed": d.n_computed, "n_cached": d.n_cached, "seconds": d.seconds,
+                    "n_tokens": d.n_tokens, "tokens_per_second": d.tokens_per_second,
                 }
                 for d in self.detectors
             ]
@@ -130,6 +139,8 @@ class FeatureTable:
                 missing = {k: v for k, v in d.n_missing.items() if v}
                 if missing:
                     line += f"; undefined: {missing}"
+                if d.n_tokens:
+                    line += f"; {d.n_tokens} tokens at {d.tokens_per_second:,.0f} tokens/s"
             else:
                 line += f": {d.reason}"
             lines.append(line)
@@ -284,6 +295,8 @@ def compute_features(
             runs.append(_skipped(det.name, unavailable, len(unique_texts), det))
             continue
         start = time.perf_counter()
+        tokens_before = int(getattr(det, "tokens_scored", 0))
+        model_seconds_before = float(getattr(det, "seconds", 0.0))
         try:
             revision = det.revision()
             found = (store.lookup(det, unique_hashes) if store else
@@ -305,6 +318,8 @@ def compute_features(
                 features=(), params=det.params_text(), revision="", n_texts=len(unique_texts), n_computed=0,
                 n_cached=0, n_missing={}, seconds=time.perf_counter() - start))
             continue
+        n_tokens = int(getattr(det, "tokens_scored", 0)) - tokens_before
+        model_seconds = float(getattr(det, "seconds", 0.0)) - model_seconds_before
         per_story = found.reindex(hashes)
         for f in det.features:
             columns[f] = per_story[f].to_numpy(dtype=float)
@@ -313,7 +328,8 @@ def compute_features(
             params=det.params_text(), revision=revision, n_texts=len(unique_texts), n_computed=len(todo),
             n_cached=len(unique_texts) - len(todo),
             n_missing={f: int(np.isnan(columns[f]).sum()) for f in det.features},
-            seconds=time.perf_counter() - start))
+            seconds=time.perf_counter() - start, n_tokens=n_tokens,
+            tokens_per_second=n_tokens / model_seconds if n_tokens and model_seconds > 0 else 0.0))
 
     frame = base.copy()
     for name, values in columns.items():

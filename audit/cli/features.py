@@ -41,6 +41,8 @@ def _read_stories(path: str) -> pd.DataFrame:
               help="Let transformers download --perplexity-model (never done by default).")
 @click.option("--perplexity-url", help="OpenAI-compatible completions server returning prompt logprobs (e.g. vLLM).")
 @click.option("--perplexity-server-model", help="Model name to request from --perplexity-url.")
+@click.option("--perplexity-api-key-env", metavar="NAME", help="Environment variable holding the key of "
+              "--perplexity-url (default: no key is sent).")
 @click.option("--perplexity-device", default="auto", show_default=True, help="auto (cuda, mps, cpu) or a torch device.")
 @click.option("--perplexity-dtype", type=click.Choice(["auto", "float32", "float16", "bfloat16"]), default="auto",
               show_default=True)
@@ -52,15 +54,19 @@ def _read_stories(path: str) -> pd.DataFrame:
               help="Processes for the model-free detectors (same values; pays from ~1,000 stories).")
 @click.option("-q", "--quiet", is_flag=True, help="Do not print the detector summary.")
 def command(stories, out, detector_names, perplexity_model, perplexity_revision, allow_download, perplexity_url,
-            perplexity_server_model, perplexity_device, perplexity_dtype, perplexity_batch_size,
+            perplexity_server_model, perplexity_api_key_env, perplexity_device, perplexity_dtype, perplexity_batch_size,
             perplexity_max_length, perplexity_stride, cache, jobs, quiet):
     """Compute surface features (length, sentence-length moments, MATTR, MTLD, perplexity) of STORIES.
 
     STORIES has columns pair_id (or item_id), system, text; extra numeric columns are
-    copied as precomputed features. Example:
+    copied as precomputed features. A detector that cannot run (no model configured,
+    torch missing) is SKIPPED; one that fails while running (e.g. the perplexity server
+    is down) is reported, the table is still written, and the exit status is 6. Example:
 
         audit features stories.csv -o features.csv --cache .features-cache
     """
+    from audit.checks import Status
+    from audit.cli.exit_status import ExitStatus
     from detectors import PerplexityConfig, compute_features
 
     if perplexity_url and not perplexity_server_model:
@@ -73,7 +79,7 @@ def command(stories, out, detector_names, perplexity_model, perplexity_revision,
             model=perplexity_model, revision=perplexity_revision, allow_download=allow_download,
             device=perplexity_device, dtype=perplexity_dtype, batch_size=perplexity_batch_size,
             max_length=perplexity_max_length, stride=perplexity_stride, url=perplexity_url,
-            server_model=perplexity_server_model,
+            server_model=perplexity_server_model, api_key_env=perplexity_api_key_env,
         )
     names = None
     if detector_names:
@@ -85,4 +91,11 @@ def command(stories, out, detector_names, perplexity_model, perplexity_revision,
     if not quiet:
         click.echo(str(table), err=True)
         click.echo(f"wrote {out}", err=True)
-    return 0
+    failed = [d.name for d in table.detectors if d.status is Status.ERROR]
+    if failed:
+        # The table is written (the other features are good), but a detector the user asked
+        # for failed: a script must not mistake that for success.
+        click.echo(f"error: detector(s) {', '.join(failed)} failed (see above); {out} has no "
+                   f"column for them", err=True)
+        return ExitStatus.COMPUTATION_ERROR
+    return ExitStatus.OK

@@ -36,8 +36,11 @@ class PerplexityConfig:
         Base URL of an OpenAI-compatible server (e.g. vLLM), e.g. ``http://host:8000``.
     server_model : str | None
         The ``model`` field sent to the server.
-    api_key_env : str
-        Environment variable holding the server's API key (sent as a Bearer token if set).
+    api_key_env : str | None
+        NAME of the environment variable holding the server's API key (sent as a Bearer
+        token; redacted from every message). None (default) sends no key: a key is never
+        read from the environment unless you name its variable, so an OpenAI key cannot
+        reach a third-party server by accident. Named but unset is an input error.
     timeout : float
         Seconds per HTTP request.
     """
@@ -52,7 +55,7 @@ class PerplexityConfig:
     stride: int | None = None
     url: str | None = None
     server_model: str | None = None
-    api_key_env: str = "OPENAI_API_KEY"
+    api_key_env: str | None = None
     timeout: float = 120.0
 
     @property

@@ -14,11 +14,7 @@ log-probability is null (no left context) and is not scored, as in the local bac
 
 from __future__ import annotations
 
-import json
-import os
 import time
-import urllib.error
-import urllib.request
 from typing import Any
 
 import numpy as np
@@ -33,15 +29,18 @@ from detectors.perplexity.local import perplexity_from_logprobs
 def prompt_logprobs(choice: dict, prompt: str) -> list[float]:
     """Log-probabilities of the prompt tokens in one completions ``choice`` (nulls removed)."""
     logprobs = choice.get("logprobs") or {}
-    values = logprobs.get("token_logprobs")
-    if values is None:
+    values = logprobs.get("token_logprobs") if isinstance(logprobs, dict) else None
+    if not isinstance(values, list):
         raise ProviderError("the server returned no token_logprobs; it must support echo=true with logprobs")
     offsets = logprobs.get("text_offset")
-    if offsets is not None and len(offsets) == len(values):
-        kept = [v for v, off in zip(values, offsets) if off < len(prompt)]
-    else:
-        kept = list(values[:-1])
-    return [float(v) for v in kept if v is not None]
+    try:
+        if isinstance(offsets, list) and len(offsets) == len(values):
+            kept = [v for v, off in zip(values, offsets) if off < len(prompt)]
+        else:
+            kept = list(values[:-1])
+        return [float(v) for v in kept if v is not None]
+    except (TypeError, ValueError) as exc:
+        raise ProviderError(f"the server's token_logprobs or text_offset are not numbers ({exc})") from None
 
 
 class ServerPerplexity(Detector):
@@ -62,6 +61,7 @@ class ServerPerplexity(Detector):
             raise ValueError("ServerPerplexity needs config.url and config.server_model")
         self.config = config
         self.reported_model = ""
+        self._provider = None
         self.tokens_scored = 0
         self.seconds = 0.0
 
@@ -72,29 +72,22 @@ class ServerPerplexity(Detector):
     def revision(self) -> str:
         return self.config.revision or ""
 
-    def _post(self, payload: dict) -> dict:
-        url = self.config.url.rstrip("/")
-        if not url.endswith("/v1"):
-            url += "/v1"
-        request = urllib.request.Request(url + "/completions", data=json.dumps(payload).encode("utf-8"),
-                                         headers={"Content-Type": "application/json"}, method="POST")
-        key = os.environ.get(self.config.api_key_env, "")
-        if key:
-            request.add_header("Authorization", f"Bearer {key}")
-        last: Exception | None = None
-        for attempt in range(3):
-            try:
-                with urllib.request.urlopen(request, timeout=self.config.timeout) as response:
-                    return json.loads(response.read().decode("utf-8"))
-            except urllib.error.HTTPError as exc:
-                body = exc.read().decode("utf-8", "replace")[:300]
-                if exc.code < 500:
-                    raise ProviderError(f"{url}/completions answered {exc.code}: {body}") from exc
-                last = exc
-            except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
-                last = exc
-            time.sleep(0.5 * 2**attempt)
-        raise ProviderError(f"{url}/completions failed after 3 attempts: {last}")
+    def _client(self):
+        """The project's OpenAI-compatible client (retries, Retry-After, key redaction, no proxy for localhost)."""
+        if self._provider is None:
+            from generation.providers.openai_compat import OpenAICompatProvider
+
+            url = self.config.url.rstrip("/")
+            if not url.endswith("/v1"):
+                url += "/v1"
+            # A 5xx, a timeout, a dropped connection or a body that is not JSON is retried twice.
+            self._provider = OpenAICompatProvider(
+                model=self.config.server_model, base_url=url, api_key_env=self.config.api_key_env or None,
+                timeout_s=self.config.timeout, max_retries=2, backoff_base_s=0.5, max_concurrency=1)
+        return self._provider
+
+    def _post(self, prompts: list[str]) -> dict:
+        return self._client().completions(prompts, echo=True, logprobs=1, max_tokens=1, temperature=0)
 
     def compute(self, texts: list[str]) -> pd.DataFrame:
         start = time.perf_counter()
@@ -102,11 +95,13 @@ class ServerPerplexity(Detector):
         bs = max(1, int(self.config.batch_size))
         for k in range(0, len(texts), bs):
             prompts = list(texts[k:k + bs])
-            reply = self._post({"model": self.config.server_model, "prompt": prompts, "echo": True,
-                                "logprobs": 1, "max_tokens": 1, "temperature": 0})
+            reply = self._post(prompts)
             choices = reply.get("choices") or []
-            if len(choices) != len(prompts):
-                raise ProviderError(f"the server returned {len(choices)} choices for {len(prompts)} prompts")
+            if not isinstance(choices, list) or len(choices) != len(prompts):
+                n = len(choices) if isinstance(choices, list) else "no list of"
+                raise ProviderError(f"the server returned {n} choices for {len(prompts)} prompts")
+            if not all(isinstance(c, dict) for c in choices):
+                raise ProviderError("the server's choices are not JSON objects")
             self.reported_model = str(reply.get("model", self.reported_model))
             for pos, choice in enumerate(sorted(choices, key=lambda c: c.get("index", 0))):
                 values = prompt_logprobs(choice, prompts[pos])

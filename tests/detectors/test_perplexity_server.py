@@ -137,3 +137,48 @@ def test_shared_scripted_server_interoperates():
     words = ["The", " river", " ran", " over", " stones"]
     expected = math.exp(-sum(default_logprob(t, i) for i, t in enumerate(words) if i) / 4)
     assert table.frame["perplexity"].iloc[0] == pytest.approx(expected, rel=1e-12)
+
+
+def test_server_tokens_and_throughput_are_recorded(server):
+    run = _run(server).detectors[0]
+    expected = sum(sum(v is not None for v in fake_logprobs(t)[2]) for t in TEXTS)
+    assert run.n_tokens == expected and run.tokens_per_second > 0
+    assert "tokens/s" in str(_run(server))
+
+
+@pytest.mark.parametrize("body", [b"{not json", b"[1, 2]", b'{"choices": [1, 2, 3]}',
+                                  b'{"choices": [{"logprobs": {"token_logprobs": ["x", "y"]}}]}'])
+def test_server_malformed_answers_are_errors_not_crashes(body):
+    """A body that is not JSON, or JSON of the wrong shape, ends as a recorded ERROR."""
+    from tests.support.openai_server import COMPLETIONS, RawBody, ScriptedServer
+
+    with ScriptedServer(script={COMPLETIONS: [RawBody(body)] * 3}) as srv:
+        stories = pd.DataFrame({"pair_id": ["p"], "system": ["a"], "text": ["one two three"]})
+        config = PerplexityConfig(url=srv.url, server_model="m", batch_size=1)
+        run = compute_features(stories, detectors=["perplexity"], perplexity=config).detectors[0]
+    assert run.status is Status.ERROR and "ProviderError" in run.reason
+
+
+def test_server_key_only_when_named_and_never_in_messages(server, monkeypatch):
+    from audit.errors import InputError
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-must-not-leak")
+    _run(server)
+    assert all("sk-openai" not in json.dumps(b) for _, b in Handler.requests)
+    seen = []
+    original = Handler.do_POST
+
+    def recording(self):
+        seen.append(self.headers.get("Authorization"))
+        original(self)
+
+    monkeypatch.setattr(Handler, "do_POST", recording)
+    _run(server)
+    assert seen and set(seen) == {None}  # no key unless its variable is named
+    monkeypatch.setenv("PPL_KEY", "sk-vllm-secret")
+    Handler.mode, seen[:] = "reject", []
+    run = _run(server, api_key_env="PPL_KEY").detectors[0]
+    assert seen == ["Bearer sk-vllm-secret"] and run.status is Status.ERROR
+    assert "sk-vllm-secret" not in str(run) and "sk-vllm-secret" not in run.reason
+    with pytest.raises(InputError, match="NOT_SET_KEY"):
+        _run(server, api_key_env="NOT_SET_KEY")

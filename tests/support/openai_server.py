@@ -13,6 +13,9 @@ default 500-word story:
 * :class:`Hang` -- no answer for ``seconds`` (to trigger the client timeout);
 * :class:`RawBody` -- a body that is not JSON.
 
+``/v1/completions`` computes its answer from the prompt unless the ``COMPLETIONS`` queue
+holds a :class:`Status` or :class:`RawBody` to send instead.
+
 Every request is recorded in :attr:`ScriptedServer.requests`. The server binds
 127.0.0.1 only, answers at most ``max_requests`` requests (503 afterwards) and stops by
 itself after ``lifetime_s`` seconds.
@@ -33,6 +36,10 @@ from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
+
+
+#: Script key of the ``/v1/completions`` queue: ``script={COMPLETIONS: [RawBody(), Status(503)]}``.
+COMPLETIONS = "/v1/completions"
 
 
 @dataclass(frozen=True)
@@ -154,7 +161,14 @@ class ScriptedServer:
                 elif path == "/v1/chat/completions":
                     self._chat(body)
                 elif path == "/v1/completions":
-                    self._send(200, server._completions(body))
+                    action = server._next_completions_action()
+                    if isinstance(action, RawBody):
+                        self._send_bytes(action.code, action.body, {})
+                    elif isinstance(action, Status):
+                        headers = {} if action.retry_after is None else {"Retry-After": str(action.retry_after)}
+                        self._send(action.code, {"error": {"message": action.message, "code": action.code}}, headers)
+                    else:
+                        self._send(200, server._completions(body))
                 else:
                     self._send(404, {"error": {"message": f"no route {path}"}})
 
@@ -244,6 +258,13 @@ class ScriptedServer:
             if action is not None:
                 return action
         return Reply(story(500))
+
+    def _next_completions_action(self) -> Any:
+        """A scripted :class:`Status` or :class:`RawBody` for ``/v1/completions`` (queue
+        ``COMPLETIONS``), else ``None`` (the computed echo + logprobs answer)."""
+        with self._lock:
+            queue = self._queues.get(COMPLETIONS)
+            return queue.popleft() if queue else None
 
     def chat_requests(self) -> list[RecordedRequest]:
         with self._lock:

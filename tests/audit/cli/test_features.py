@@ -69,3 +69,14 @@ def test_cli_features_equal_those_of_audit_run_on_the_fixture(tmp_path):
     api = compute_features(data.stories, detectors=["length", "lexical"]).frame
     got = pd.read_csv(out, dtype={"pair_id": str, "system": str})
     pd.testing.assert_frame_equal(got, api, check_dtype=False, check_exact=True)
+
+
+def test_cli_failed_detector_writes_table_and_exits_6(stories_csv, tmp_path, capsys):
+    """A perplexity server that is down: the other features are written, the status says it failed."""
+    out = tmp_path / "f.csv"
+    status = main(["features", str(stories_csv), "-o", str(out), "--perplexity-url", "http://127.0.0.1:9",
+                   "--perplexity-server-model", "m"])
+    assert status == ExitStatus.COMPUTATION_ERROR
+    assert "n_words" in pd.read_csv(out).columns
+    err = capsys.readouterr().err
+    assert "[ERROR] perplexity" in err and "failed" in err
