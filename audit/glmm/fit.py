@@ -24,6 +24,8 @@ SINGULAR_TOL = 1e-4
 # A relative sd beyond this (logit scale) means the Laplace likelihood keeps increasing as the
 # variance grows: near-separation by a random effect (e.g. 139 of 140 votes one way).
 THETA_DIVERGENT = 25.0
+# From this many observations the start values come from a subsample fit.
+_SUBSAMPLE_START_N = 50_000
 # Gradient size (deviance units) below which an optimum counts as converged.
 _CONVERGED_GRAD = 1e-3
 
@@ -59,7 +61,7 @@ def _fun_grad(lap: LaplaceDeviance, K: int):
     return fg
 
 
-def _vcov(lap: LaplaceDeviance, x: np.ndarray, K: int, notes: list[str]):
+def _vcov(lap: LaplaceDeviance, x: np.ndarray, K: int, notes: list[str], g0: np.ndarray):
     """lme4's vcov(): beta block of 2 * solve(Hessian of the deviance in (theta, beta)).
 
     lme4 differentiates the deviance twice numerically (``deriv12``, step 1e-4); we take forward
@@ -67,7 +69,6 @@ def _vcov(lap: LaplaceDeviance, x: np.ndarray, K: int, notes: list[str]):
     on an SE, against lme4's own finite-difference error of the same order).
     """
     fg = _fun_grad(lap, K)
-    g0 = fg(x)[1]
     H = hessian_from_gradient(lambda z: fg(z)[1], x, g0=g0)
     V = None
     try:
@@ -78,11 +79,50 @@ def _vcov(lap: LaplaceDeviance, x: np.ndarray, K: int, notes: list[str]):
     except np.linalg.LinAlgError:
         pass
     lap(x[:K], x[K:])  # leave the state at the optimum
-    grad = lap.gradient()
     if V is None:
         notes.append("finite-difference Hessian not positive definite: vcov from the RX factor (as lme4)")
         V = lap.vcov_rx()
-    return V, grad
+    return V
+
+
+def _subsample_start(design: Design, x0: np.ndarray):
+    """Start values for a large fit from a fit to a fixed subsample of levels.
+
+    Keeps a fixed pseudo-random subset of the levels of each factor (about 20% of the largest
+    factor's levels and at most 300 of each other factor's) and the votes inside it, so the
+    subsample fit is cheap whatever the number of readers; the full fit then needs far fewer
+    evaluations. Deterministic (seed 0); the estimate does not depend on it beyond the optimiser's
+    tolerance. Returns ``(x, inverse Hessian scaled to the full data or None)``; falls back to
+    ``(x0, None)`` when the subsample is degenerate.
+    """
+    rng = np.random.default_rng(0)
+    keep = np.ones(design.y.size, dtype=bool)
+    sizes = [len(lv) for lv in design.levels]
+    largest = int(np.argmax(sizes))
+    for k, (codes, m) in enumerate(zip(design.codes, sizes)):
+        n_keep = max(int(0.2 * m), 30) if k == largest else min(m, 300)
+        chosen = np.zeros(m, dtype=bool)
+        chosen[rng.choice(m, min(n_keep, m), replace=False)] = True
+        keep &= chosen[codes]
+    if keep.sum() < 2_000 or keep.all():
+        return x0, None
+    sub_codes, sub_levels = [], []
+    for codes, levels in zip(design.codes, design.levels):
+        uniq, inv = np.unique(codes[keep], return_inverse=True)
+        if uniq.size < 2:
+            return x0, None
+        sub_codes.append(inv)
+        sub_levels.append(tuple(levels[i] for i in uniq))
+    y, X = design.y[keep], design.X[keep]
+    if np.all(y == y[0]) or np.linalg.matrix_rank(X) < X.shape[1]:
+        return x0, None
+    K = len(sub_codes)
+    lap = LaplaceDeviance(y, X, sub_codes, [len(lv) for lv in sub_levels])
+    res = minimize_bounded(_fun_grad(lap, K), x0, K)
+    if not np.all(np.isfinite(res.x)) or np.max(res.x[:K]) > THETA_DIVERGENT:
+        return x0, None
+    B = None if res.inverse_hessian is None else res.inverse_hessian * (keep.sum() / design.y.size)
+    return res.x, B
 
 
 def fit_native(design: Design, *, level: float = 0.95, profile: bool = False, start=None) -> GlmmResult:
@@ -96,7 +136,10 @@ def fit_native(design: Design, *, level: float = 0.95, profile: bool = False, st
         return _constant_response_result(design, lap, level, profile, notes)
 
     x0 = _start_values(design, start, K, p)
-    res = minimize_bounded(_fun_grad(lap, K), x0, K)
+    B0 = None
+    if start is None and design.y.size >= _SUBSAMPLE_START_N and K:
+        x0, B0 = _subsample_start(design, x0)
+    res = minimize_bounded(_fun_grad(lap, K), x0, K, inverse_hessian=B0)
     divergent = bool(K and np.max(res.x[:K]) > THETA_DIVERGENT)
     if divergent:
         # Report the stationary point that glmer reaches (from the sd = 0 boundary) rather than
@@ -111,7 +154,8 @@ def fit_native(design: Design, *, level: float = 0.95, profile: bool = False, st
     x = res.x.copy()
     x[:K] = np.where(x[:K] < 1e-10, 0.0, x[:K])
     dev = lap(x[:K], x[K:])
-    V, grad = _vcov(lap, x, K, notes)
+    grad = lap.gradient()
+    V = _vcov(lap, x, K, notes, grad)
     pg = projected_gradient(grad, x, K)
     converged = bool(np.max(np.abs(pg)) < _CONVERGED_GRAD)
     if not converged:

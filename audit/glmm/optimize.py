@@ -24,16 +24,17 @@ class OptimResult:
     message: str
     nfev: int
     nit: int
+    inverse_hessian: np.ndarray | None = None
 
 
-def minimize_bounded(fun_grad, x0, n_bounded, maxiter=200, gtol=1e-6, probe=True):
+def minimize_bounded(fun_grad, x0, n_bounded, maxiter=200, gtol=1e-6, probe=True, inverse_hessian=None):
     """Minimise with the first ``n_bounded`` coordinates >= 0 (see :func:`_projected_bfgs`).
 
     The Laplace deviance is even in each theta, so its derivative vanishes at theta = 0 even
     when 0 is a maximum along that axis. After convergence, every theta at 0 is probed at a
     small positive value and the search restarts from there when that is lower.
     """
-    res = _projected_bfgs(fun_grad, x0, n_bounded, maxiter, gtol)
+    res = _projected_bfgs(fun_grad, x0, n_bounded, maxiter, gtol, inverse_hessian)
     nfev = res.nfev
     for _ in range(3 if probe else 0):
         zero = [k for k in range(n_bounded) if res.x[k] == 0.0]
@@ -58,7 +59,7 @@ _BOUNDARY_PROBE = 0.05
 _PREDICTED_DECREASE_TOL = 1e-12
 
 
-def _projected_bfgs(fun_grad, x0, n_bounded, maxiter=200, gtol=1e-6):
+def _projected_bfgs(fun_grad, x0, n_bounded, maxiter=200, gtol=1e-6, inverse_hessian=None):
     """Minimise with the first ``n_bounded`` coordinates >= 0: projected BFGS with Armijo
     backtracking (a few parameters, smooth objective, analytic gradient).
 
@@ -73,6 +74,9 @@ def _projected_bfgs(fun_grad, x0, n_bounded, maxiter=200, gtol=1e-6):
     nfev = 1
     B = np.eye(n)
     scaled = False
+    if inverse_hessian is not None:
+        B = np.array(inverse_hessian, dtype=float)
+        scaled = True
     message = "maximum number of iterations reached"
     success = False
     for it in range(maxiter):
@@ -124,7 +128,8 @@ def _projected_bfgs(fun_grad, x0, n_bounded, maxiter=200, gtol=1e-6):
         if converged_f:
             success, message = True, "no further progress"
             break
-    return OptimResult(x=x, fun=float(f), jac=g, success=bool(success), message=message, nfev=nfev, nit=it + 1)
+    return OptimResult(x=x, fun=float(f), jac=g, success=bool(success), message=message, nfev=nfev, nit=it + 1,
+                       inverse_hessian=B if scaled else None)
 
 
 def hessian_from_gradient(grad, x, delta=HESSIAN_STEP, g0=None):
