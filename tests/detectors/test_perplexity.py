@@ -142,3 +142,28 @@ def test_hub_name_resolves_from_the_local_cache_with_its_commit(tiny_lm, tmp_pat
     assert by_name.detectors[0].status is Status.PASS
     assert by_name.detectors[0].revision == commit
     assert by_name.frame["perplexity"].iloc[0] == pytest.approx(by_path.frame["perplexity"].iloc[0], rel=1e-6)
+
+
+@pytest.mark.lm
+def test_dtype_device_and_throughput_are_recorded(tiny_lm):
+    """device auto resolves to cuda, else mps, else cpu; dtype is part of the record and of the cache key;
+    the scored tokens (all but the first of each text) and tokens/s are reported."""
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(tiny_lm, local_files_only=True)
+    f32 = _features(tiny_lm, texts=TEXTS[:2])
+    bf16 = _features(tiny_lm, texts=TEXTS[:2], dtype="bfloat16")
+    run32, run16 = f32.detectors[0], bf16.detectors[0]
+    assert run32.params["dtype"] == "auto" and run16.params["dtype"] == "bfloat16"
+    assert run32.n_tokens == sum(len(tok(t)["input_ids"]) - 1 for t in TEXTS[:2]) and run32.tokens_per_second > 0
+    assert "tokens/s" in str(f32)
+    # bfloat16 keeps ~3 significant digits: close to, but not bit-equal with, float32
+    for a, b in zip(f32.frame["perplexity"], bf16.frame["perplexity"]):
+        assert b == pytest.approx(a, rel=5e-2)
+    import torch
+
+    mps = getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available()
+    expected = "cuda" if torch.cuda.is_available() else "mps" if mps else "cpu"
+    det = TransformersPerplexity(PerplexityConfig(model=str(tiny_lm)))
+    assert det._load()[3] == expected
+    assert det.cache_key() != TransformersPerplexity(PerplexityConfig(model=str(tiny_lm), dtype="bfloat16")).cache_key()
