@@ -39,21 +39,25 @@ def write_outputs(result, tables: dict, out: str, stem: str) -> list[Path]:
                    "reliability.json and one CSV per table.")
 @click.option("--confidence", default=0.95, show_default=True, type=float,
               help="Confidence level of the ICC and Cronbach intervals.")
+@click.option("--n-boot", default=2000, show_default=True, type=int,
+              help="Bootstrap replicates of the ICC2k difference between reader groups.")
+@click.option("--seed", default=None, type=int, help="Seed of that bootstrap (recorded in the output).")
 @click.option("-q", "--quiet", is_flag=True, help="Do not print the tables.")
-def command(ratings, out, confidence, quiet):
+def command(ratings, out, confidence, n_boot, seed, quiet):
     """Reliability of scalar ratings in RATINGS (CSV/TSV/JSONL/Parquet).
 
     Columns: item_id, reader_id, criterion (or question), rating (empty = missing), optional
     reader_group (e.g. expert / enthusiast). Per question and reader group: the six
     Shrout-Fleiss ICCs with F-tests and intervals, Kendall's W (tie-corrected, chi-square
     test), Krippendorff's alpha (nominal, ordinal, interval); Cronbach's alpha (Feldt
-    interval) per item and for the question set; reader groups compared. See
+    interval) per item and for the question set; reader groups compared (means, paired
+    t-test, ICC2k difference with an item-bootstrap interval). See
     docs/reliability.md for how missing ratings are handled.
     """
     from audit.reliability.ratings import load_ratings
     from audit.reliability.report import reliability_report
 
-    report = reliability_report(load_ratings(ratings), confidence=confidence)
+    report = reliability_report(load_ratings(ratings), confidence=confidence, n_boot=n_boot, rng=seed)
     if not quiet:
         click.echo(str(report))
     if out:

@@ -26,10 +26,12 @@ from scipy import stats
 from audit.agreement import fleiss_kappa
 from audit.errors import InputError, InputProblem
 from audit.reliability.cronbach import cronbach_alpha
+from audit.reliability.groups import icc2k_difference
 from audit.reliability.icc import icc
 from audit.reliability.kendall import kendall_w
 from audit.reliability.krippendorff import krippendorff_alpha
 from audit.reliability.ratings import complete_matrix
+from audit.rng import resolve_rng
 
 ALL_READERS = "all"  #: reader_group label of the rows computed over every reader
 ALPHA_LEVELS = ("nominal", "ordinal", "interval")
@@ -53,7 +55,7 @@ class ReliabilityReport:
         mean, sd, ICC1..ICC3k with ci bounds, n_items_excluded (ICC/W), kendall_w,
         kendall_chi2, kendall_p, fleiss_kappa (each rating value a nominal category;
         items with two or more ratings), alpha_nominal / alpha_ordinal / alpha_interval,
-        n_items_unpairable.
+        n_items_unpairable, reason (why a statistic is NaN; empty when all computed).
     icc : DataFrame
         Long ICC table: criterion, reader_group, type, icc, f, df1, df2, p, ci_low,
         ci_high, n_items, n_readers, n_items_excluded.
@@ -62,14 +64,21 @@ class ReliabilityReport:
         observations) with its Feldt interval, and Kendall's W of readers ranking questions.
     question_set : DataFrame
         One row per reader_group: Cronbach's alpha of all questions, item x reader rows as
-        observations.
+        observations, with its Feldt interval and a reason when it is NaN.
     groups_compared : DataFrame
         Per criterion and pair of reader groups: items rated by both, mean of each group's
         item means, mean difference (a - b) with paired t-test, Spearman correlation of
-        item means, each group's ICC2k and their difference.
+        item means, each group's ICC2k and their difference, and a percentile bootstrap
+        interval of the ICC2k difference over the items every reader of both groups rated
+        (icc2k_difference_ci_low / _ci_high, n_items_complete; see
+        :mod:`audit.reliability.groups`).
     confidence : float
     missing_data : tuple of str
         How each method treated missing ratings.
+    n_boot : int
+        Bootstrap replicates of the group comparison.
+    seed : int | None
+        Seed of the bootstrap (None when a Generator was passed).
     """
 
     questions: pd.DataFrame
@@ -79,6 +88,8 @@ class ReliabilityReport:
     groups_compared: pd.DataFrame
     confidence: float
     missing_data: tuple[str, ...] = MISSING_DATA_POLICY
+    n_boot: int = 0
+    seed: int | None = None
 
     def to_frame(self) -> pd.DataFrame:
         return self.questions
@@ -89,9 +100,14 @@ class ReliabilityReport:
 
     def __str__(self) -> str:
         fmt = lambda x: f"{x:.3f}"  # noqa: E731
-        q = self.questions[["criterion", "reader_group", "n_items", "n_readers", "icc2", "icc2k", "icc3k",
-                            "kendall_w", "fleiss_kappa", "alpha_nominal", "alpha_ordinal", "alpha_interval"]]
-        parts = ["Reliability per question", q.to_string(index=False, float_format=fmt)]
+        q = self.questions[["criterion", "reader_group", "n_items", "n_items_excluded", "n_readers", "icc2", "icc2k",
+                            "icc3k", "kendall_w", "fleiss_kappa", "alpha_nominal", "alpha_ordinal",
+                            "alpha_interval"]]
+        parts = ["Reliability per question (n_items_excluded: items lacking a reader, left out of ICC and W)",
+                 q.to_string(index=False, float_format=fmt)]
+        for r in self.questions.itertuples(index=False):
+            if getattr(r, "reason", ""):
+                parts.append(f"  {r.criterion} / {r.reader_group}: {r.reason}")
         if not self.items.empty:
             parts += ["", "Cronbach's alpha per item (questions as variables, readers as observations)",
                       self.items[["item_id", "reader_group", "n_readers", "cronbach_alpha", "ci_low", "ci_high",
@@ -100,8 +116,13 @@ class ReliabilityReport:
             parts += ["", "Cronbach's alpha of the question set",
                       self.question_set.to_string(index=False, float_format=fmt)]
         if not self.groups_compared.empty:
-            parts += ["", "Reader groups compared",
-                      self.groups_compared.to_string(index=False, float_format=fmt)]
+            parts += ["", f"Reader groups compared (ICC2k difference: {self.confidence:.0%} item bootstrap, "
+                          f"{self.n_boot} replicates, seed {self.seed})",
+                      self.groups_compared[["criterion", "group_a", "group_b", "n_items", "mean_difference", "p",
+                                            "spearman_item_means", "icc2k_a", "icc2k_b", "icc2k_difference",
+                                            "icc2k_difference_ci_low", "icc2k_difference_ci_high"]]
+                      .rename(columns={"icc2k_difference_ci_low": "ci_low", "icc2k_difference_ci_high": "ci_high"})
+                      .to_string(index=False, float_format=fmt)]
         parts += ["", "Missing ratings: " + " ".join(self.missing_data)]
         return "\n".join(parts)
 
@@ -126,10 +147,14 @@ def _question_row(sub: pd.DataFrame, criterion: str, group: str, confidence: flo
     w = kendall_w(matrix)
     row.update(kendall_w=w.w, kendall_chi2=w.chi2, kendall_p=w.p)
     row["fleiss_kappa"] = _fleiss_on_ratings(rated)
+    reasons = {"ICC": result.reason, "Kendall's W": w.reason}
     for level in ALPHA_LEVELS:
         a = krippendorff_alpha(rated, level=level)
         row[f"alpha_{level}"] = a.alpha
+        reasons.setdefault(f"Krippendorff's alpha ({level})", a.reason)
     row["n_items_unpairable"] = a.n_units_excluded
+    # say why a statistic is NaN instead of leaving a bare NaN in the table
+    row["reason"] = "; ".join(f"{name}: {why}" for name, why in reasons.items() if why)
     return row, long
 
 
@@ -152,7 +177,8 @@ def _item_rows(data: pd.DataFrame, group: str, confidence: float) -> list[dict]:
     return rows
 
 
-def _compare_groups(data: pd.DataFrame, questions: pd.DataFrame) -> list[dict]:
+def _compare_groups(data: pd.DataFrame, questions: pd.DataFrame, *, confidence: float, n_boot: int,
+                    generator: np.random.Generator) -> list[dict]:
     rows = []
     groups = sorted(g for g in data["reader_group"].unique() if g)
     for criterion, sub in data.groupby("criterion", sort=False):
@@ -167,16 +193,27 @@ def _compare_groups(data: pd.DataFrame, questions: pd.DataFrame) -> list[dict]:
             icc_b = questions.loc[(questions.criterion == criterion) & (questions.reader_group == b), "icc2k"]
             ia = float(icc_a.iloc[0]) if len(icc_a) else math.nan
             ib = float(icc_b.iloc[0]) if len(icc_b) else math.nan
+            rated = sub.dropna(subset=["rating"])
+            wide_a, _ = complete_matrix(rated[rated.reader_group == a], row="item_id", column="reader_id",
+                                        value="rating")
+            wide_b, _ = complete_matrix(rated[rated.reader_group == b], row="item_id", column="reader_id",
+                                        value="rating")
+            common = wide_a.index.intersection(wide_b.index)
+            diff_icc = icc2k_difference(wide_a.loc[common].to_numpy(), wide_b.loc[common].to_numpy(),
+                                        generator=generator, n_boot=n_boot, confidence=confidence)
             rows.append(dict(criterion=criterion, group_a=a, group_b=b, n_items=n,
                              mean_a=float(both[a].mean()) if n else math.nan,
                              mean_b=float(both[b].mean()) if n else math.nan,
                              mean_difference=float(diff.mean()) if n else math.nan,
                              t=float(t.statistic) if t else math.nan, p=float(t.pvalue) if t else math.nan,
-                             spearman_item_means=float(rho), icc2k_a=ia, icc2k_b=ib, icc2k_difference=ia - ib))
+                             spearman_item_means=float(rho), icc2k_a=ia, icc2k_b=ib, icc2k_difference=ia - ib,
+                             icc2k_difference_ci_low=diff_icc.ci_low, icc2k_difference_ci_high=diff_icc.ci_high,
+                             n_items_complete=diff_icc.n_items))
     return rows
 
 
-def reliability_report(ratings: pd.DataFrame, *, confidence: float = 0.95) -> ReliabilityReport:
+def reliability_report(ratings: pd.DataFrame, *, confidence: float = 0.95, n_boot: int = 2000,
+                       rng: int | np.random.Generator | None = None) -> ReliabilityReport:
     """Compute every reliability statistic of a validated ratings frame.
 
     Parameters
@@ -185,7 +222,11 @@ def reliability_report(ratings: pd.DataFrame, *, confidence: float = 0.95) -> Re
         As returned by :func:`audit.reliability.ratings.validate_ratings` (item_id,
         reader_id, criterion, reader_group, rating).
     confidence : float
-        Level of the ICC and Cronbach intervals.
+        Level of the ICC and Cronbach intervals and of the group-comparison bootstrap.
+    n_boot : int
+        Bootstrap replicates of the ICC2k difference between reader groups.
+    rng : int, numpy Generator or None
+        For that bootstrap; the seed is recorded.
 
     Returns
     -------
@@ -196,6 +237,10 @@ def reliability_report(ratings: pd.DataFrame, *, confidence: float = 0.95) -> Re
     if not 0 < confidence < 1:
         raise InputError(InputProblem(file="arguments", message="confidence must be between 0 and 1",
                                       value=str(confidence), fix="e.g. 0.95"))
+    if not isinstance(n_boot, (int, np.integer)) or isinstance(n_boot, bool) or n_boot < 100:
+        raise InputError(InputProblem(file="arguments", message="n_boot must be an integer of at least 100",
+                                      value=str(n_boot), fix="e.g. 2000"))
+    generator, seed = resolve_rng(rng)
     if ratings["rating"].notna().sum() == 0:
         raise InputError(InputProblem(file="ratings", message="no numeric rating", fix="give numeric ratings"))
     groups = [ALL_READERS] + sorted(g for g in ratings["reader_group"].unique() if g)
@@ -220,17 +265,19 @@ def reliability_report(ratings: pd.DataFrame, *, confidence: float = 0.95) -> Re
             set_rows.append(dict(reader_group=g, n_observations=ca.n_observations, n_questions=ca.n_variables,
                                  cronbach_alpha=ca.alpha, ci_low=ca.ci_low, ci_high=ca.ci_high,
                                  std_alpha=ca.std_alpha, n_missing=ca.n_missing,
-                                 n_observations_excluded=ca.n_observations_excluded))
+                                 n_observations_excluded=ca.n_observations_excluded, reason=ca.reason))
     questions = pd.DataFrame(q_rows)
     icc_long = pd.DataFrame(icc_rows)
-    compared = pd.DataFrame(_compare_groups(ratings, questions),
+    compared = pd.DataFrame(_compare_groups(ratings, questions, confidence=confidence, n_boot=n_boot,
+                                            generator=generator),
                             columns=["criterion", "group_a", "group_b", "n_items", "mean_a", "mean_b",
                                      "mean_difference", "t", "p", "spearman_item_means", "icc2k_a", "icc2k_b",
-                                     "icc2k_difference"])
+                                     "icc2k_difference", "icc2k_difference_ci_low", "icc2k_difference_ci_high",
+                                     "n_items_complete"])
     items = pd.DataFrame(item_rows, columns=["item_id", "reader_group", "n_readers", "n_questions", "cronbach_alpha",
                                              "ci_low", "ci_high", "n_missing", "kendall_w", "kendall_p", "reason"])
     question_set = pd.DataFrame(set_rows, columns=["reader_group", "n_observations", "n_questions", "cronbach_alpha",
                                                    "ci_low", "ci_high", "std_alpha", "n_missing",
-                                                   "n_observations_excluded"])
+                                                   "n_observations_excluded", "reason"])
     return ReliabilityReport(questions=questions, icc=icc_long, items=items, question_set=question_set,
-                             groups_compared=compared, confidence=confidence)
+                             groups_compared=compared, confidence=confidence, n_boot=int(n_boot), seed=seed)
