@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 from scipy.special import expit
 
 from audit.errors import ConvergenceError
@@ -54,6 +55,20 @@ class LogisticFit:
     n_iter: int
     loglik: float
     penalised_loglik: float
+
+    def to_frame(self, names: tuple[str, ...] | list[str] | None = None) -> pd.DataFrame:
+        """One row per coefficient: term (``names`` or x0, x1, ...), estimate, std_error, aliased."""
+        terms = list(names) if names is not None else [f"x{j}" for j in range(len(self.coef))]
+        if len(terms) != len(self.coef):
+            raise ValueError(f"{len(terms)} names for {len(self.coef)} coefficients")
+        return pd.DataFrame({"term": terms, "estimate": list(self.coef), "std_error": list(self.std_error),
+                             "aliased": list(self.aliased), "method": self.method, "separated": self.separated})
+
+    def __str__(self) -> str:
+        coefs = ", ".join(f"{c:.3f} ({se:.3f})" for c, se in zip(self.coef, self.std_error))
+        flag = "; separated: ML estimate does not exist" if self.separated else ""
+        return (f"Logistic fit ({self.method}{flag}; {'converged' if self.converged else 'NOT converged'} in "
+                f"{self.n_iter} iterations, log-likelihood {self.loglik:.3f}): coef (se) {coefs}")
 
 
 def aliased_columns(X: np.ndarray, tol: float = 1e-9) -> np.ndarray:

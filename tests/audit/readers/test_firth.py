@@ -107,3 +107,15 @@ def test_separated_flag_agrees_with_the_lp_check(seed, n, p):
     assert fit.separated == detect_separation(X[:, keep], y)
     if fit.separated:
         assert fit.method == "firth" and all(np.isfinite(c) for c, a in zip(fit.coef, fit.aliased) if not a)
+
+
+def test_fit_result_has_a_tidy_frame_and_a_readable_summary():
+    X = np.column_stack([np.ones(6), [-1, -1, -1, 1, 1, 1]])
+    fit = fit_logistic(X, np.array([0, 0, 0, 1, 1, 1.0]))
+    frame = fit.to_frame(["intercept", "authenticity"])
+    assert frame["term"].tolist() == ["intercept", "authenticity"]
+    assert frame["estimate"].tolist() == list(fit.coef) and frame["std_error"].tolist() == list(fit.std_error)
+    assert fit.method == "firth" and frame["separated"].all() and "separated" in str(fit)
+    assert fit.to_frame()["term"].tolist() == ["x0", "x1"]
+    with pytest.raises(ValueError):
+        fit.to_frame(["only one"])
