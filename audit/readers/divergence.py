@@ -89,8 +89,13 @@ class DivergentPair:
         return self.votes.copy()
 
     def __str__(self) -> str:
-        return (f"#{self.rank} pair {self.pair_id} ({self.matchup}): {self.n_against} criteria against the judge, "
+        head = (f"#{self.rank} pair {self.pair_id} ({self.matchup}): {self.n_against} criteria against the judge, "
                 f"mean divergence {fmt(self.mean_divergence, 2)}, {len(self.comments)} comment(s)")
+        # the case study is the comments and the texts, so show them (shortened) too
+        lines = [head] + [f"    {c.reader_id} on {c.criterion}: {c.text}" for c in self.comments]
+        lines += [f"    [{e.system}] {e.text[:100]}{'...' if len(e.text) > 100 or e.truncated else ''}"
+                  for e in self.excerpts]
+        return "\n".join(lines)
 
 
 @dataclass(frozen=True, eq=False)

@@ -74,3 +74,5 @@ def test_top_pairs_carry_story_excerpts_cut_at_a_word():
     assert top.excerpts[0].text == "short story"
     assert len(top.excerpts[1].text) <= 50 and top.excerpts[1].text.endswith("word")
     assert divergent_pairs(votes, credits, top_k=1).top[0].excerpts == ()
+    text = str(top)
+    assert "b on " in text and "too slow" in text and "[x] short story" in text and "[y] word word" in text
