@@ -240,7 +240,11 @@ def _redundancy(final: pd.DataFrame, s: ConsistencySettings) -> pd.DataFrame:
 
 
 def cohens_d(a: np.ndarray, b: np.ndarray) -> float:
-    """Cohen's d with the pooled standard deviation (ddof = 1)."""
+    """Cohen's d with the pooled standard deviation (sum of squares over n_a + n_b - 2).
+
+    Validated against ``psych::cohen.d`` (tests/reference/discrimination), which pools over
+    N instead: ours = psych's x sqrt((N - 2) / N).
+    """
     na, nb = len(a), len(b)
     if na < 2 or nb < 2:
         return math.nan
@@ -292,8 +296,11 @@ def consistency_report(scores: pd.DataFrame, settings: ConsistencySettings | Non
     Notes
     -----
     Pearson/Spearman/paired and Welch t-tests are scipy's; Welch's ANOVA is statsmodels'
-    ``anova_oneway(use_var="unequal")`` (checked against R ``oneway.test`` in an ``r``
-    test); ICCs come from :mod:`audit.reliability.icc` (validated against psych::ICC).
+    ``anova_oneway(use_var="unequal")``. The discrimination table (both ANOVAs, pairwise
+    Welch t, Bonferroni p, Cohen's d) is validated against R ``oneway.test``, ``t.test``,
+    ``pairwise.t.test(pool.sd = FALSE, p.adjust.method = "bonferroni")`` and
+    ``psych::cohen.d`` (tests/reference/discrimination); ICCs come from
+    :mod:`audit.reliability.icc` (validated against psych::ICC).
     """
     s = settings or ConsistencySettings()
     n_missing = int(scores["score"].isna().sum())

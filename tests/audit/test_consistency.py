@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -204,3 +205,51 @@ def test_pds_persona_samples_run_end_to_end(tmp_path):
     sd = long[long.criterion == "empathy_score"].groupby("study_id")["score"].std().mean()
     assert sc.loc["empathy_score", "mean_sd"] == pytest.approx(sd)
     assert len(report.discrimination) == 2 and report.redundancy["n"].iloc[0] == 97
+
+
+DISCRIMINATION_REF = Path(__file__).parents[1] / "reference" / "discrimination"
+DISCRIMINATION_TOL = {"welch_f": 1e-10, "welch_df2": 1e-10, "welch_p": 1e-8, "anova_f": 1e-10, "anova_p": 1e-8,
+                      "welch_t": 1e-10, "p": 1e-8, "p_bonferroni": 1e-8, "cohens_d": 1e-10}
+
+
+def discrimination_of(dataset):
+    d = pd.read_csv(DISCRIMINATION_REF / f"input_{dataset}.csv")
+    scores = d.assign(item_id=[f"i{i}" for i in range(len(d))], criterion="c")
+    return consistency_report(validate_scores(scores.astype(str)))
+
+
+@pytest.mark.parametrize("dataset", ["three_unequal", "four_small", "two_likert"])
+def test_discrimination_matches_r_oneway_pairwise_t_and_psych_cohen_d(dataset):
+    """tests/reference/discrimination: R oneway.test, t.test, pairwise.t.test(pool.sd = FALSE,
+    p.adjust.method = "bonferroni") and psych::cohen.d on stored inputs. psych's d pools the
+    sum of squares over N; Cohen's d (ours, and pingouin's / effsize's default) over N - 2,
+    so the reference is rescaled by sqrt((N - 2) / N)."""
+    ref = pd.read_csv(DISCRIMINATION_REF / "reference.csv")
+    ref = ref[ref.dataset == dataset]
+    report = discrimination_of(dataset)
+    counts = pd.read_csv(DISCRIMINATION_REF / f"input_{dataset}.csv")["category"].value_counts()
+    row = report.discrimination.iloc[0]
+    pairs = report.discrimination_pairs.set_index(["category_a", "category_b"])
+    checked = 0
+    for quantity, value in zip(ref.quantity, ref.value):
+        field, _, key = quantity.partition(":")
+        got = row[field] if not key else pairs.loc[tuple(key.split("|")), field]
+        if field == "cohens_d":
+            # psych divides the pooled sum of squares by N; Cohen's (and ours) by N - 2
+            n = counts[key.split("|")].sum()
+            value *= np.sqrt((n - 2) / n)
+        assert got == pytest.approx(value, rel=DISCRIMINATION_TOL[field], abs=1e-14), (quantity, got, value)
+        checked += 1
+    assert checked == len(ref) and len(pairs) == sum(q.startswith("p:") for q in ref.quantity)
+
+
+@pytest.mark.r
+def test_discrimination_reference_rerun_live(tmp_path):
+    if shutil.which("Rscript") is None:
+        pytest.skip("Rscript not on PATH")
+    for f in DISCRIMINATION_REF.glob("input_*.csv"):
+        shutil.copy(f, tmp_path)
+    shutil.copy(DISCRIMINATION_REF / "make_reference.R", tmp_path)
+    subprocess.run(["Rscript", "make_reference.R"], cwd=tmp_path, check=True, capture_output=True)
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "reference.csv"),
+                                  pd.read_csv(DISCRIMINATION_REF / "reference.csv"))
