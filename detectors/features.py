@@ -134,6 +134,8 @@ class FeatureTable:
                  f"{len(self.feature_names)} features"]
         for d in self.detectors:
             line = f"  [{d.status.value}] {d.name}" + (f" v{d.version}" if d.version else "")
+            if d.params.get("model"):  # model-based: which weights produced the numbers
+                line += f" (model {d.params['model']}" + (f" @ {d.revision}" if d.revision else "") + ")"
             if d.status is Status.PASS:
                 line += f": {', '.join(d.features)} ({d.n_computed} computed, {d.n_cached} cached)"
                 missing = {k: v for k, v in d.n_missing.items() if v}
