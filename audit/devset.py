@@ -178,6 +178,12 @@ def dev_validity(
     configuration chosen there, and correlates all out-of-fold predictions with the human
     means. Spearman is scipy's ``spearmanr`` (average ranks for ties). NaN when fewer than
     3 items or a constant side.
+
+    Validated in tests/audit/test_devset.py: per-configuration Spearman against
+    ``spearmanr`` on hand-built means, the routed choice against the argmax of that table,
+    each fold's choice against a selection recomputed on its training items only, and the
+    optimism's sign by simulation (equally weak configurations: in-sample > out-of-fold on
+    average).
     """
     if not isinstance(k, (int, np.integer)) or k < 2:
         raise InputError(InputProblem(file="arguments", message="k must be an integer of at least 2",

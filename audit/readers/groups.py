@@ -128,10 +128,35 @@ def reader_groups(votes: pd.DataFrame, *, rng: int | np.random.Generator | None 
                   max_permutations: int = 10000) -> ReaderGroups:
     """Split every cell by ``reader_group`` and compare the groups (see the module docstring).
 
+    Parameters
+    ----------
+    votes : DataFrame
+        Normalised votes with ``reader_group`` (one group per reader; empty = ungrouped,
+        left out of the comparison and counted).
+    rng : int, numpy Generator or None
+        For sampled permutations (when the distinct relabellings exceed
+        ``max_permutations``); the seed is recorded.
+    max_permutations : int
+        Enumerate every relabelling up to this many, otherwise sample this many.
+
+    Returns
+    -------
+    ReaderGroups
+        ``by_group``: every matchup x criterion cell split by group; ``comparison``: per
+        cell, the difference of mean reader rates (two groups) or their range (three or
+        more) with its permutation p-value over readers. SKIPPED with fewer than 2 groups.
+
     Raises
     ------
     InputError
         When a reader carries more than one group.
+
+    Notes
+    -----
+    Readers, not votes, are the permuted units (votes of one reader are not
+    independent). The exact p-value is checked against brute-force enumeration of every
+    relabelling, the sampled one for reproducibility and closeness to the exact value,
+    and the group rates against counts by hand (tests/audit/readers/test_groups.py).
     """
     if not has_values(votes, "reader_group"):
         return ReaderGroups(status=Status.SKIPPED, reason="needs a 'reader_group' column")
