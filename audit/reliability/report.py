@@ -148,6 +148,11 @@ def _question_row(sub: pd.DataFrame, criterion: str, group: str, confidence: flo
     row.update(kendall_w=w.w, kendall_chi2=w.chi2, kendall_p=w.p)
     row["fleiss_kappa"] = _fleiss_on_ratings(rated)
     reasons = {"ICC": result.reason, "Kendall's W": w.reason}
+    if result.n_targets < 2 and result.n_targets_excluded > 0:  # a sparse design, not a tiny study
+        sparse = (f"{result.n_targets_excluded} of {result.n_targets + result.n_targets_excluded} items lack a "
+                  f"rating from at least one of the {result.n_raters} readers, and ICC and W need a complete items "
+                  "x readers matrix (Krippendorff's alpha uses incomplete data)")
+        reasons = {"ICC and Kendall's W": sparse}
     for level in ALPHA_LEVELS:
         a = krippendorff_alpha(rated, level=level)
         row[f"alpha_{level}"] = a.alpha

@@ -59,6 +59,16 @@ def test_missing_ratings_are_counted_per_method():
     assert "pairwise-complete" in str(report)
 
 
+def test_sparse_design_says_why_icc_is_missing():
+    raw = make_ratings(groups=False, n_items=8, n_readers=6)
+    raw = raw[(raw.item_id.str[2:].astype(int) + raw.reader_id.str[1:].astype(int)) % 2 == 0]  # half the readers each
+    report = reliability_report(validate_ratings(raw))
+    row = report.questions.iloc[0]
+    assert np.isnan(row["icc2k"]) and np.isnan(row["kendall_w"]) and not np.isnan(row["alpha_interval"])
+    assert "8 of 8 items lack a rating" in row["reason"] and "Krippendorff" in row["reason"]
+    assert "8 of 8 items lack a rating" in str(report)
+
+
 def test_group_comparison_detects_an_offset():
     raw = make_ratings(seed=3, n_items=10)
     raw["rating"] = raw["rating"].astype(float) + np.where(raw.reader_group == "expert", 2.0, 0.0)
