@@ -47,6 +47,24 @@ def labelling_config(
 
     Choice values shown are "Story A"/"Story B"; their ``alias`` (what the export records)
     is ``left``/``right``.
+
+    Parameters
+    ----------
+    criteria : sequence of str
+        Criterion names, in the order asked; each becomes a ``<Choices name=...>``.
+    definitions : dict of str to str, optional
+        Criterion -> definition shown above the stories (the rubric's wording).
+    include_overall : bool
+        Add the ``overall`` question after the criteria.
+    allow_tie : bool
+        Add a "No difference" choice (alias ``tie``); off by default (forced choice).
+    instructions : str
+        Header shown first.
+
+    Returns
+    -------
+    str
+        The XML, to paste under *Labeling Interface -> Code*.
     """
     definitions = definitions or {}
     lines = ["<View>", f"  <Header value={quoteattr(instructions)} size=\"4\"/>"]
@@ -92,7 +110,17 @@ def labelling_config(
 
 @dataclass(frozen=True)
 class TaskExport:
-    """Result of :func:`export_tasks`: the tasks and the files written."""
+    """Result of :func:`export_tasks`: the tasks and the files written.
+
+    Attributes
+    ----------
+    tasks : tuple of dict
+        The Label Studio tasks, in presentation order, each ``{"data": {pair_id, premise,
+        story_left, story_right, story_left_id, story_right_id}}``.
+    tasks_path, config_path : str
+        Files written.
+    n_tasks : int
+    """
 
     tasks: tuple[dict[str, Any], ...]
     tasks_path: str
@@ -100,6 +128,7 @@ class TaskExport:
     n_tasks: int
 
     def to_frame(self) -> pd.DataFrame:
+        """One row per task: the task's ``data`` fields."""
         return pd.DataFrame([t["data"] for t in self.tasks])
 
     def __str__(self) -> str:
@@ -131,6 +160,27 @@ def export_tasks(
 
     Tasks follow the pairs' ``position`` column when present (the seeded presentation
     order of ``audit generate``), else the file order. ``story_left`` is ``system_a``.
+    No task field names a system.
+
+    Parameters
+    ----------
+    pairs : pandas.DataFrame
+        pairs.csv of ``audit generate``: pair_id, system_a, system_b, story_a_id,
+        story_b_id, premise (and position).
+    stories : pandas.DataFrame
+        stories.csv: pair_id, system, story_id, text.
+    tasks_path, config_path : str or Path
+        Where to write the tasks JSON and the labelling-config XML.
+    criteria : sequence of str
+        The per-criterion questions (``overall`` is always added).
+    definitions : dict of str to str, optional
+        Criterion definitions shown to annotators (e.g. from the rubric file).
+    allow_tie : bool
+        Offer "No difference" (off: forced choice, as in the motivating study).
+
+    Returns
+    -------
+    TaskExport
 
     Raises
     ------
@@ -208,6 +258,7 @@ class HumansImport:
     n_tasks_without_annotation: int
 
     def to_frame(self) -> pd.DataFrame:
+        """The humans.csv rows (a copy)."""
         return self.humans.copy()
 
     def __str__(self) -> str:
@@ -255,6 +306,24 @@ def import_export(
     ``lead_time`` -> ``seconds``; the chosen side -> the system through pairs.csv
     (left = ``system_a``); ``shown_first`` = ``system_a``. With ``anonymise_readers``
     readers become ``reader-01``, ``reader-02``... in order of first appearance.
+
+    Parameters
+    ----------
+    export : str, Path or list of dict
+        A Label Studio *Export -> JSON* file (the full export; JSON-MIN is refused), or its
+        parsed list of tasks.
+    pairs : pandas.DataFrame
+        The pairs.csv the tasks were exported from (maps left/right to systems).
+    out_path : str or Path, optional
+        Where to write humans.csv; None writes nothing.
+    anonymise_readers : bool
+        Replace annotator ids by ``reader-NN``.
+
+    Returns
+    -------
+    HumansImport
+        The rows and the counts of everything left out (cancelled, replaced, unanswered,
+        never annotated).
 
     Raises
     ------

@@ -92,7 +92,25 @@ def _fmt(x: float) -> str:
 
 
 def load_rubric(path: str | Path | None = None, *, overrides: Mapping[str, Any] | None = None) -> RubricConfig:
-    """Read a rubric TOML laid over the packaged default (``generation/templates/rubric.toml``)."""
+    """Read a rubric TOML laid over the packaged default (``generation/templates/rubric.toml``).
+
+    Parameters
+    ----------
+    path : str or Path, optional
+        The user's rubric file; None uses the default alone (which has no judge provider).
+    overrides : mapping, optional
+        Top-level keys that win over both files (e.g. ``{"samples": 3}`` from the CLI).
+
+    Returns
+    -------
+    RubricConfig
+
+    Raises
+    ------
+    InputError
+        A missing or unreadable file, an unknown key, a template without ``{story}``, an
+        empty scale, ``samples < 1``...
+    """
     with open(DEFAULT_RUBRIC_PATH, "rb") as fh:
         raw = tomllib.load(fh)
     source = str(path) if path is not None else str(DEFAULT_RUBRIC_PATH)
@@ -171,6 +189,20 @@ def parse_scores(answer: str, config: RubricConfig) -> tuple[dict[str, float], d
     Every criterion ends in exactly one of the two dicts. Nothing is guessed: a criterion
     that is missing, not a number, not an integer (when required) or off the scale is
     invalid.
+
+    Parameters
+    ----------
+    answer : str
+        The judge's raw answer (reasoning blocks and code fences are removed first).
+    config : RubricConfig
+        Criteria, scale and ``integer`` rule.
+
+    Returns
+    -------
+    scores : dict of str to float
+        Valid scores.
+    invalid : dict of str to str
+        Criterion -> why it is invalid (all criteria when no JSON object is found).
     """
     text = re.sub(config.reasoning_pattern, "", answer).strip() if config.reasoning_pattern else answer.strip()
     text = _FENCE.sub("", text).strip()
