@@ -126,12 +126,25 @@ def validate_scores(raw: pd.DataFrame, file: str = "scores") -> pd.DataFrame:
         raise InputError(InputProblem(file=file, message=f"missing column(s) {', '.join(missing)}",
                                       fix="give item_id, criterion (or dimension), score; optional judge, round, "
                                           f"mode, category; found {', '.join(map(str, frame.columns))}"))
-    out = pd.DataFrame({"item_id": frame["item_id"].astype(str), "criterion": frame["criterion"].astype(str),
-                        "judge": frame["judge"].astype(str) if "judge" in frame else "judge",
-                        "mode": frame["mode"].astype(str) if "mode" in frame else "",
-                        "category": frame["category"].astype(str) if "category" in frame else "",
-                        "line": np.arange(len(frame)) + 2})
+    def text_of(col: str, default: str) -> pd.Series | str:
+        # missing cells (NaN from JSONL / Parquet) become "" (pandas 3 keeps NaN through astype(str))
+        return frame[col].astype(object).where(frame[col].notna(), "").astype(str) if col in frame else default
+
+    out = pd.DataFrame({"item_id": text_of("item_id", ""), "criterion": text_of("criterion", ""),
+                        "judge": text_of("judge", "judge"), "mode": text_of("mode", ""),
+                        "category": text_of("category", ""), "line": np.arange(len(frame)) + 2})
     problems = []
+    for col in ("item_id", "criterion", "judge", "mode", "category"):
+        out[col] = out[col].str.strip()
+    for col in ("mode", "category"):  # missing in JSONL / Parquet arrives as NaN: no mode / no category
+        out[col] = out[col].replace({"nan": "", "None": "", "<NA>": ""})
+    for col in ("item_id", "criterion", "judge"):  # an empty id would silently become its own item or judge
+        empty = out[col].isin(["", "nan", "None", "<NA>"]) if col in frame else pd.Series(False, index=out.index)
+        if empty.any():
+            i = int(np.flatnonzero(empty.to_numpy())[0])
+            problems.append(InputProblem(file=file, line=int(out["line"].iloc[i]), column=col,
+                                         message=f"{int(empty.sum())} empty {col} value(s)",
+                                         fix=f"give every row a {col}"))
     text = frame["score"].astype(str).str.strip()
     blank = text.isin(["", "nan", "NaN", "NA", "None", "<NA>"])
     out["score"] = pd.to_numeric(text.where(~blank), errors="coerce")

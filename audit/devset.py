@@ -122,7 +122,13 @@ def _check(frame: pd.DataFrame, name: str, columns: tuple[str, ...], value: str)
     out = frame.loc[:, list(columns)].copy()
     for c in columns:
         if c != value:
-            out[c] = out[c].astype(str)
+            empty = out[c].isna() | out[c].astype(str).str.strip().isin(["", "nan", "None", "<NA>"])
+            if empty.any():  # groupby would drop a missing id without a word
+                i = int(np.flatnonzero(empty.to_numpy())[0])
+                raise InputError(InputProblem(file=name, line=i + 2, column=c,
+                                              message=f"{int(empty.sum())} empty {c} value(s)",
+                                              fix=f"give every row a {c}"))
+            out[c] = out[c].astype(str).str.strip()
     numbers = pd.to_numeric(out[value], errors="coerce")
     blank = out[value].isna() | out[value].astype(str).str.strip().isin(["", "nan", "NaN", "NA", "None", "<NA>"])
     bad = ~blank & (numbers.isna() | ~np.isfinite(numbers.fillna(0.0)))

@@ -54,12 +54,15 @@ def validate_ratings(raw: pd.DataFrame, file: str = "ratings") -> pd.DataFrame:
             file=file, message=f"missing column(s) {', '.join(missing)}",
             fix="give columns item_id, reader_id, criterion (or question), rating, optional reader_group; "
                 f"found {', '.join(map(str, frame.columns))}"))
+    def text_of(col: str) -> pd.Series:
+        # missing cells (NaN from JSONL / Parquet) become "" (pandas 3 keeps NaN through astype(str))
+        return frame[col].astype(object).where(frame[col].notna(), "").astype(str).str.strip()
+
     out = pd.DataFrame({
-        "item_id": frame["item_id"].astype(str).str.strip(),
-        "reader_id": frame["reader_id"].astype(str).str.strip(),
-        "criterion": frame["criterion"].astype(str).str.strip(),
-        "reader_group": (frame["reader_group"].astype(str).str.strip() if "reader_group" in frame.columns
-                         else ""),
+        "item_id": text_of("item_id"),
+        "reader_id": text_of("reader_id"),
+        "criterion": text_of("criterion"),
+        "reader_group": text_of("reader_group") if "reader_group" in frame.columns else "",
         "line": np.arange(len(frame)) + 2,
     })
     text = frame["rating"].astype(str).str.strip()

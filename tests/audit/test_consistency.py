@@ -139,6 +139,15 @@ def test_validation_errors():
         validate_scores(data.assign(category=np.where(np.arange(len(data)) == 0, "x", data.category)))
     with pytest.raises(InputError, match="missing column"):
         validate_scores(data.drop(columns="score"))
+    blank = data.astype({"item_id": object, "dimension": object})
+    blank.loc[1, "item_id"] = " "
+    blank.loc[2, "dimension"] = np.nan
+    with pytest.raises(InputError) as info:
+        validate_scores(blank)
+    assert "line 3, column 'item_id'" in str(info.value) and "line 4, column 'criterion'" in str(info.value)
+    no_category = validate_scores(data.assign(category=np.where(data["item_id"] == data["item_id"].iloc[0], np.nan,
+                                                                  data["category"])))
+    assert set(no_category["category"]) == {"", "llm", "classic"}  # s0 (the one human item) has none
 
 
 def test_round_trip():

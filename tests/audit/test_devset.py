@@ -107,6 +107,10 @@ def test_bad_input():
     infinite.loc[0, "rating"] = float("inf")
     with pytest.raises(InputError, match="dev_humans.*rating"):
         dev_validity(judge, infinite)
+    no_reader = humans.astype({"reader_id": object})
+    no_reader.loc[4, "reader_id"] = None
+    with pytest.raises(InputError, match="line 6, column 'reader_id'"):
+        dev_validity(judge, no_reader)
 
 
 def test_round_trip_and_str():

@@ -91,6 +91,10 @@ def test_validation_lists_problems():
         validate_ratings(infinite)
     with pytest.raises(InputError, match="missing column"):
         validate_ratings(raw.drop(columns="reader_id"))
+    no_id = make_ratings().astype({"reader_id": object})
+    no_id.loc[5, "reader_id"] = np.nan  # as JSONL / Parquet deliver a missing id
+    with pytest.raises(InputError, match="line 7, column 'reader_id'"):
+        validate_ratings(no_id)
 
 
 def test_round_trip():
