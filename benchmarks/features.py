@@ -11,8 +11,9 @@ Prints, in one run:
    ``LexicalRichness(text).mattr(50)`` / ``.mtld(0.72)`` in a plain loop against our
    linear-time MATTR/MTLD, and spaCy called text by text (``nlp(text)``) against our
    ``nlp.pipe`` sentence detector;
-3. perplexity throughput (tokens/s) under a tiny random GPT-2 built on the fly, batched
-   (ours) against the unbatched per-window loop of the Hugging Face perplexity guide.
+3. perplexity throughput (tokens/s) under a tiny random GPT-2 built on the fly (or the model
+   given with ``--ppl-model``), batched (ours) against the unbatched per-window loop of the
+   Hugging Face perplexity guide.
 """
 
 from __future__ import annotations
@@ -135,7 +136,7 @@ def bench_competitors(texts: list[str]) -> None:
     print(f"   nlp(text) per story + scipy.stats moments          {t_theirs:7.3f} s   ratio {t_theirs / t_ours:6.1f}x")
 
 
-def bench_perplexity(texts: list[str]) -> None:
+def bench_perplexity(texts: list[str], model_path: str | None = None) -> None:
     try:
         import torch
     except ImportError:
@@ -146,11 +147,14 @@ def bench_perplexity(texts: list[str]) -> None:
 
     torch.set_num_threads(min(2, os.cpu_count() or 1))
     with tempfile.TemporaryDirectory() as folder:
-        model_dir = build_tiny_gpt2(Path(folder) / "tiny", n_positions=512)
-        config = PerplexityConfig(model=str(model_dir), batch_size=16)
-        stories = pd.DataFrame({"pair_id": [f"p{i}" for i in range(len(texts))], "system": "a", "text": texts})
+        model_dir = Path(model_path) if model_path else build_tiny_gpt2(Path(folder) / "tiny", n_positions=512)
         from detectors.perplexity import TransformersPerplexity
 
+        # Window 512 (or the model's context if shorter), stride half of it, in both loops.
+        win_len = min(512, TransformersPerplexity(PerplexityConfig(model=str(model_dir))).model_context() or 512)
+        stride = win_len // 2
+        config = PerplexityConfig(model=str(model_dir), batch_size=16, max_length=win_len, stride=stride)
+        stories = pd.DataFrame({"pair_id": [f"p{i}" for i in range(len(texts))], "system": "a", "text": texts})
         det = TransformersPerplexity(config)
         det.compute(texts[:2])  # load the model outside the timing
         det.tokens_scored, det.seconds = 0, 0.0
@@ -167,8 +171,8 @@ def bench_perplexity(texts: list[str]) -> None:
             for t in texts:
                 ids = torch.tensor([tok(t)["input_ids"]])
                 nlls, prev_end = [], 0
-                for begin in range(0, ids.size(1), 256):
-                    end = min(begin + 512, ids.size(1))
+                for begin in range(0, ids.size(1), stride):
+                    end = min(begin + win_len, ids.size(1))
                     trg = end - prev_end
                     window = ids[:, begin:end]
                     labels = window.clone()
@@ -182,7 +186,9 @@ def bench_perplexity(texts: list[str]) -> None:
         theirs_tps = n_tokens / (time.perf_counter() - start)
         compute_features(stories.head(1), detectors=["perplexity"], perplexity=config)  # the user path works
     agree = np.max(np.abs(np.array(theirs) / ours - 1))
-    print(f"\n== perplexity, tiny GPT-2 (2 layers, 32 dims, byte vocabulary, window 512, stride 256), "
+    name = (f"{model_path} @ {det.revision()}" if model_path
+            else "tiny GPT-2 (2 layers, 32 dims, byte vocabulary)")
+    print(f"\n== perplexity, {name}, window {win_len}, stride {stride}, device {det._load()[3]}, "
           f"{len(texts)} stories, {det.tokens_scored} tokens")
     print(f"   ours (batched windows, batch 16)   {ours_tps:10.0f} tokens/s")
     print(f"   HF-guide loop (one window a time)  {theirs_tps:10.0f} tokens/s   ratio {ours_tps / theirs_tps:5.2f}x   "
@@ -195,6 +201,8 @@ def main() -> None:
     parser.add_argument("--words", type=int, default=500)
     parser.add_argument("--competitor-stories", type=int, default=300)
     parser.add_argument("--ppl-stories", type=int, default=100)
+    parser.add_argument("--ppl-model", help="a local causal LM directory (or cached hub name) to measure "
+                        "perplexity throughput with; default: a tiny random GPT-2 built on the fly")
     args = parser.parse_args()
     start = time.perf_counter()
     import detectors  # noqa: F401  (imports spaCy, lexicalrichness: not part of the timings)
@@ -205,7 +213,7 @@ def main() -> None:
     texts = make_stories(args.n_stories, args.words)
     bench_features(texts)
     bench_competitors(texts[: args.competitor_stories])
-    bench_perplexity(texts[: args.ppl_stories])
+    bench_perplexity(texts[: args.ppl_stories], args.ppl_model)
 
 
 if __name__ == "__main__":

@@ -314,7 +314,7 @@ def compute_features(
             runs.append(_skipped(det.name, f"{exc} ({PERPLEXITY_HINT})" if det.name == "perplexity" else str(exc),
                                  len(unique_texts), det))
             continue
-        except (ProviderError, OSError) as exc:
+        except (ProviderError, OSError, RuntimeError) as exc:  # RuntimeError: torch (e.g. out of memory)
             runs.append(DetectorRun(
                 name=det.name, version=det.version, status=Status.ERROR, reason=f"{type(exc).__name__}: {exc}",
                 features=(), params=det.params_text(), revision="", n_texts=len(unique_texts), n_computed=0,

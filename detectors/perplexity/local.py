@@ -158,15 +158,29 @@ class TransformersPerplexity(Detector):
         self._loaded = (torch, tokenizer, model, device)
         return self._loaded
 
-    def context_length(self) -> int:
-        _, tokenizer, model, _ = self._load()
-        if self.config.max_length:
-            return int(self.config.max_length)
-        cfg = model.config
+    def model_context(self) -> int | None:
+        """The model's declared context length (position embeddings), None if it declares none."""
+        _, _, model, _ = self._load()
         for attr in ("max_position_embeddings", "n_positions", "n_ctx", "seq_length"):
-            value = getattr(cfg, attr, None)
+            value = getattr(model.config, attr, None)
             if isinstance(value, int) and value > 0:
                 return value
+        return None
+
+    def context_length(self) -> int:
+        """The window length: ``max_length`` if set (at most the model's context), else the context."""
+        _, tokenizer, _, _ = self._load()
+        context = self.model_context()
+        if self.config.max_length:
+            if context is not None and self.config.max_length > context:
+                # Positions past the context index outside the position embeddings.
+                raise InputError(InputProblem(
+                    file="options", column="perplexity max_length", value=str(self.config.max_length),
+                    message=f"window longer than the model's context of {context} tokens",
+                    fix=f"pass --perplexity-max-length {context} or less (or leave it out)"))
+            return int(self.config.max_length)
+        if context is not None:
+            return context
         limit = getattr(tokenizer, "model_max_length", 0)
         return int(limit) if 0 < limit < 1_000_000 else 1024
 

@@ -167,3 +167,13 @@ def test_dtype_device_and_throughput_are_recorded(tiny_lm):
     det = TransformersPerplexity(PerplexityConfig(model=str(tiny_lm)))
     assert det._load()[3] == expected
     assert det.cache_key() != TransformersPerplexity(PerplexityConfig(model=str(tiny_lm), dtype="bfloat16")).cache_key()
+
+
+@pytest.mark.lm
+def test_window_longer_than_the_context_is_an_input_error(tiny_lm):
+    """Positions past n_positions would index outside the embeddings (a torch IndexError)."""
+    from audit.errors import InputError
+
+    with pytest.raises(InputError, match="context of 64 tokens"):
+        _features(tiny_lm, max_length=65)
+    assert _features(tiny_lm, max_length=64, stride=32).detectors[0].status is Status.PASS
