@@ -161,8 +161,9 @@ class TransformersPerplexity(Detector):
     def model_context(self) -> int | None:
         """The model's declared context length (position embeddings), None if it declares none."""
         _, _, model, _ = self._load()
+        config = getattr(model, "config", None)
         for attr in ("max_position_embeddings", "n_positions", "n_ctx", "seq_length"):
-            value = getattr(model.config, attr, None)
+            value = getattr(config, attr, None)
             if isinstance(value, int) and value > 0:
                 return value
         return None
