@@ -13,7 +13,7 @@ import time
 from typing import Any, Sequence
 
 from audit._optional import import_optional
-from audit.errors import ProviderError
+from audit.errors import InputError, InputProblem, ProviderError
 from generation.providers.base import PROVIDERS, ChatMessage, Completion
 
 
@@ -60,6 +60,9 @@ class TransformersProvider:
         self.max_new_tokens = int(max_new_tokens)
         self.max_concurrency = 1
         kwargs: dict[str, Any] = {"local_files_only": True}
+        if dtype and dtype not in ("float32", "bfloat16", "float16"):
+            raise InputError(InputProblem("provider", "unknown dtype", column="dtype", value=str(dtype),
+                                          fix='use "float32", "bfloat16" or "float16" (or leave it out)'))
         if dtype:
             # transformers 5 renamed torch_dtype to dtype
             major = int(str(getattr(transformers, "__version__", "5")).split(".")[0])

@@ -74,3 +74,11 @@ def test_missing_dependency(monkeypatch):
     monkeypatch.setattr(module, "import_optional", refuse)
     with pytest.raises(MissingDependencyError, match="judge-audit\\[lm\\]"):
         build_provider({"provider": "transformers", "model": "x"})
+
+
+@pytest.mark.lm
+def test_unknown_dtype_is_input_error(tmp_path):
+    from audit.errors import InputError
+
+    with pytest.raises(InputError, match="dtype"):
+        build_provider({"provider": "transformers", "model": str(tmp_path), "dtype": "float8"})
