@@ -196,6 +196,20 @@ def criteria_dendrogram(votes: pd.DataFrame, *, method: str = "average") -> tupl
     return dend, ""
 
 
+COMPARISON_COLUMNS = ["measure", "value", "members"]
+
+
+def comparison_table(wd: Dendrogram, kd: Dendrogram, shared: tuple[tuple[str, ...], ...], between: float,
+                     rho: float) -> pd.DataFrame:
+    """The tree comparison as rows (so that reports listing a result's tables show it)."""
+    rows = [("cophenetic_correlation_weights", wd.cophenetic_correlation, ""),
+            ("cophenetic_correlation_kappas", kd.cophenetic_correlation, ""),
+            ("cophenetic_correlation_between_trees", between, ""),
+            ("spearman_kappa_weight", rho, "")]
+    rows += [("shared_sub_cluster", float(len(c)), ", ".join(c)) for c in shared]
+    return pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
+
+
 @dataclass(frozen=True, eq=False)
 class ReaderClustering:
     """Readers clustered on the weight and the kappa profiles, compared; criteria clustered.
@@ -220,6 +234,10 @@ class ReaderClustering:
     criteria_reason : str
     n_readers_left_out : int
         Readers missing from a profile (no usable overall vote), not clustered.
+    comparison : DataFrame
+        The two reader trees compared, as a table (measure, value, members): each tree's
+        cophenetic correlation, the correlation between the trees, Spearman(kappa, weight)
+        and one ``shared_sub_cluster`` row per shared sub-cluster. Empty when SKIPPED.
     """
 
     status: Status
@@ -233,6 +251,7 @@ class ReaderClustering:
     criteria: Dendrogram | None = None
     criteria_reason: str = ""
     n_readers_left_out: int = 0
+    comparison: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=COMPARISON_COLUMNS))
 
     def to_frame(self) -> pd.DataFrame:
         """One row per merge of each tree: tree, step, height, size, members."""
@@ -305,6 +324,8 @@ def cluster_readers(votes: pd.DataFrame, weights: ReaderWeights, kappas: ReaderK
 
     pairs = pd.concat([wprof.loc[readers].stack(), kprof.loc[readers].stack()], axis=1).dropna()
     rho = float(spearmanr(pairs.iloc[:, 0], pairs.iloc[:, 1]).statistic) if len(pairs) >= 3 else math.nan
-    return ReaderClustering(status=COMPUTED, weights=wd, kappas=kd, shared_clusters=shared_clusters(wd, kd),
-                            cophenetic_between=cophenetic_between(wd, kd), kappa_weight_spearman=rho,
-                            n_readers_left_out=left_out, **common)
+    shared = shared_clusters(wd, kd)
+    between = cophenetic_between(wd, kd)
+    return ReaderClustering(status=COMPUTED, weights=wd, kappas=kd, shared_clusters=shared,
+                            cophenetic_between=between, kappa_weight_spearman=rho, n_readers_left_out=left_out,
+                            comparison=comparison_table(wd, kd, shared, between, rho), **common)

@@ -67,6 +67,12 @@ def test_cluster_readers_on_votes_finds_the_built_in_groups():
     assert res.kappa_weight_spearman > 0.5
     assert res.criteria is not None and res.criteria.labels[-1] == "overall"
     assert set(res.to_frame()["tree"]) == {"weights", "kappas", "criteria"}
+    table = res.comparison.set_index("measure")
+    assert table.loc["cophenetic_correlation_between_trees", "value"] == res.cophenetic_between
+    assert table.loc["cophenetic_correlation_weights", "value"] == res.weights.cophenetic_correlation
+    assert table.loc["spearman_kappa_weight", "value"] == res.kappa_weight_spearman
+    shared = res.comparison[res.comparison["measure"] == "shared_sub_cluster"]["members"].tolist()
+    assert shared == [", ".join(c) for c in res.shared_clusters]
 
 
 def test_criteria_that_move_together_merge_first():
@@ -83,7 +89,7 @@ def test_few_readers_skip_reader_trees_but_keep_criteria(n_readers):
     votes = check_votes(make_votes(n_readers, 20))
     res = cluster_readers(votes, reader_weights(votes), reader_kappas(votes))
     assert res.status is Status.SKIPPED and ">= 4 readers" in res.reason
-    assert res.weights is None and res.criteria is not None
+    assert res.weights is None and res.criteria is not None and res.comparison.empty
     assert "SKIPPED" in str(res)
 
 
