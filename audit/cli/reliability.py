@@ -16,8 +16,17 @@ def write_outputs(result, tables: dict, out: str, stem: str) -> list[Path]:
     """
     from audit.serialize import to_jsonable
 
-    path = Path(out)
     payload = json.dumps({"kind": stem, "result": to_jsonable(result)}, indent=2, allow_nan=False)
+    try:
+        return _write(payload, tables, Path(out), stem)
+    except OSError as exc:  # an unwritable --out is the user's to fix, not an internal error
+        from audit.errors import InputError, InputProblem
+
+        raise InputError(InputProblem(file=str(out), message=f"cannot write the results: {exc.strerror or exc}",
+                                      fix="give --out a writable directory or .json path")) from None
+
+
+def _write(payload: str, tables: dict, path: Path, stem: str) -> list[Path]:
     if path.suffix.lower() == ".json":
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(payload, encoding="utf-8")

@@ -167,6 +167,7 @@ def test_cli_same_as_api_and_bad_input(tmp_path, capsys):
     csv = pd.read_csv(tmp_path / "out" / "consistency_self_consistency.csv")
     assert csv["convergence_rate"].to_numpy() == pytest.approx(api.self_consistency["convergence_rate"].to_numpy())
     assert main(["consistency", str(path), "--redundancy-threshold", "0"]) == 2
+    assert main(["consistency", str(path), "-q", "-o", str(path / "out.json")]) == 2  # a file is not a directory
     pd.DataFrame({"x": [1]}).to_csv(tmp_path / "bad.csv", index=False)
     assert main(["consistency", str(tmp_path / "bad.csv")]) == 2
     assert "missing column" in capsys.readouterr().err

@@ -128,6 +128,10 @@ def test_cli_bad_input_exit_status_2(tmp_path, capsys):
     good = tmp_path / "good.csv"
     make_ratings().to_csv(good, index=False)
     assert main(["reliability", str(good), "--confidence", "1.5"]) == 2
+    (tmp_path / "a_file").write_text("")
+    capsys.readouterr()
+    assert main(["reliability", str(good), "-q", "-o", str(tmp_path / "a_file" / "out")]) == 2
+    assert "cannot write the results" in capsys.readouterr().err
 
 
 @pytest.mark.external
