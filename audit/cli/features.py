@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import click
 import pandas as pd
@@ -68,6 +67,7 @@ def command(stories, out, detector_names, perplexity_model, perplexity_revision,
     from audit.checks import Status
     from audit.cli.exit_status import ExitStatus
     from detectors import PerplexityConfig, compute_features
+    from generation.tables import prepare_output
 
     if perplexity_url and not perplexity_server_model:
         raise click.UsageError("--perplexity-url needs --perplexity-server-model (the model name the server serves)")
@@ -81,12 +81,12 @@ def command(stories, out, detector_names, perplexity_model, perplexity_revision,
             max_length=perplexity_max_length, stride=perplexity_stride, url=perplexity_url,
             server_model=perplexity_server_model, api_key_env=perplexity_api_key_env,
         )
+    prepare_output(out, "features table")
     names = None
     if detector_names:
         names = [n.strip() for n in detector_names.split(",") if n.strip()]
     frame = _read_stories(stories)
     table = compute_features(frame, detectors=names, perplexity=config, cache=cache, n_jobs=jobs)
-    Path(out).parent.mkdir(parents=True, exist_ok=True)
     table.frame.to_csv(out, index=False)  # shortest repr: round-trips exactly
     if not quiet:
         click.echo(str(table), err=True)

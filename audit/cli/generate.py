@@ -25,7 +25,9 @@ def command(premises, protocol_path, out_dir, matchups, seed, concurrency, fresh
     """
     from generation.generate import generate_stories, load_premises
     from generation.protocol import load_protocol, parse_matchup
+    from generation.tables import prepare_output
 
+    prepare_output(out_dir, "output directory", directory=True)
     protocol = load_protocol(protocol_path, overrides={"concurrency": concurrency})
     chosen = tuple(parse_matchup(m, protocol.systems) for m in matchups) or None
     frame = load_premises(premises)

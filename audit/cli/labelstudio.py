@@ -25,10 +25,12 @@ def export_command(pairs, stories, tasks_path, config_path, rubric_path, allow_t
 
     from generation.labelstudio import export_tasks
     from generation.score import load_rubric
-    from generation.tables import read_table
+    from generation.tables import prepare_output, read_table
 
     rubric = load_rubric(rubric_path)
     config_path = config_path or str(Path(tasks_path).with_name(Path(tasks_path).stem + "_config.xml"))
+    prepare_output(tasks_path, "tasks file")
+    prepare_output(config_path, "labelling config")
     result = export_tasks(
         read_table(pairs, "pairs"), read_table(stories, "stories"), tasks_path, config_path,
         criteria=[c.name for c in rubric.criteria], definitions={c.name: c.rubric for c in rubric.criteria},
@@ -45,8 +47,9 @@ def export_command(pairs, stories, tasks_path, config_path, rubric_path, allow_t
 def import_command(export, pairs_path, out_path, anonymise_readers):
     """Label Studio JSON EXPORT -> humans.csv (pair_id, reader_id, criterion, choice, seconds, comment, shown_first)."""
     from generation.labelstudio import import_export
-    from generation.tables import read_table
+    from generation.tables import prepare_output, read_table
 
+    prepare_output(out_path, "humans.csv")
     result = import_export(export, read_table(pairs_path, "pairs"), out_path, anonymise_readers=anonymise_readers)
     click.echo(str(result))
     click.echo(f"wrote {out_path}")

@@ -21,7 +21,11 @@ def command(stories, rubric_path, out_path, raw_path, samples, judge_id, fresh):
     Unparsable answers give empty scores: counted and reported, never imputed.
     """
     from generation.score import load_rubric, load_stories, score_stories
+    from generation.tables import prepare_output
 
+    prepare_output(out_path, "judge.csv")
+    if raw_path:
+        prepare_output(raw_path, "raw-answer journal")
     config = load_rubric(rubric_path, overrides={"samples": samples, "judge_id": judge_id})
     result = score_stories(load_stories(stories), config, out_path, raw_path=raw_path, fresh=fresh)
     click.echo(str(result))
