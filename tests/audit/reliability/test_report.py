@@ -98,8 +98,9 @@ def test_validation_lists_problems():
 
 
 def test_round_trip():
-    report = reliability_report(validate_ratings(make_ratings()))
+    report = reliability_report(validate_ratings(make_ratings()), rng=3, n_boot=200)
     back = from_jsonable(ReliabilityReport, json.loads(json.dumps(to_jsonable(report))))
+    assert (back.seed, back.n_boot, back.confidence) == (3, 200, 0.95)
     for name, frame in report.tables().items():
         pd.testing.assert_frame_equal(back.tables()[name], frame, check_dtype=False)
 
