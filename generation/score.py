@@ -290,7 +290,32 @@ def load_stories(path: str | Path) -> pd.DataFrame:
         if "item_id" not in frame.columns:
             raise InputError(InputProblem(str(path), "required column missing", column="pair_id", fix="stories need pair_id (or item_id), system, text"))
         frame = frame.rename(columns={"item_id": "pair_id"})
+    validate_stories(frame, str(path))
     return frame
+
+
+def validate_stories(frame: pd.DataFrame, file: str = "stories") -> None:
+    """Refuse stories the judge cannot score meaningfully (one problem per row, at most 50).
+
+    Raises
+    ------
+    InputError
+        An empty pair_id, system or text (an empty story would be sent to the judge and
+        scored), or the same (pair_id, system) twice.
+    """
+    problems: list[InputProblem] = []
+    for i, row in enumerate(frame[["pair_id", "system", "text"]].itertuples(index=False)):
+        for column, value in zip(("pair_id", "system", "text"), row):
+            if not str(value).strip() or str(value).lower() == "nan":
+                problems.append(InputProblem(file, f"empty {column}", line=i + 2, column=column,
+                                             fix="give every story its pair_id, system and text, or remove the row"))
+    dup = frame.duplicated(["pair_id", "system"], keep="first").to_numpy()
+    for i in dup.nonzero()[0]:
+        problems.append(InputProblem(file, "the same pair_id and system twice", line=int(i) + 2, column="pair_id",
+                                     value=f"{frame['pair_id'].iloc[i]}/{frame['system'].iloc[i]}",
+                                     fix="keep one story per pair_id and system"))
+    if problems:
+        raise InputError(problems[:50])
 
 
 def _story_key(row: Any) -> str:
@@ -339,6 +364,7 @@ def score_stories(
         if not config.provider:
             raise InputError(InputProblem(config.source, "no judge model configured", fix="add a [judge.provider] table (provider, model, base_url, api_key_env)"))
         provider = build_provider(config.provider, where=f"{config.source} [judge.provider]")
+    validate_stories(stories)
     stories = stories.copy()
     stories["story_key_"] = [_story_key(row) for row in stories.itertuples(index=False)]
     distinct = stories.drop_duplicates("story_key_")

@@ -134,3 +134,16 @@ def test_cli_score(server, tmp_path, stories, capsys):
     assert set(judge["judge"]) == {"mine"} and judge["sample"].max() == 5  # 3 personas x 2 samples
     assert "unparsable" in capsys.readouterr().out
     assert not math.isnan(judge["score"].max())
+
+
+def test_empty_or_duplicate_stories_are_refused_before_any_request(server, tmp_path, capsys):
+    """An empty story would be sent to the judge and scored: refuse it, and a duplicate row."""
+    rubric = tmp_path / "r.toml"
+    rubric.write_text(f'[judge.provider]\nprovider = "openai"\nmodel = "j"\nbase_url = "{server.url}"\n')
+    for body, needle in (("p1,a,\np1,b,hello\n", "line 2, column 'text': empty text"),
+                         ("p1,a,x\np1,a,y\n", "line 3, column 'pair_id': the same pair_id and system twice")):
+        path = tmp_path / "s.csv"
+        path.write_text("pair_id,system,text\n" + body)
+        assert main(["score", str(path), "--rubric", str(rubric), "-o", str(tmp_path / "j.csv")]) == 2
+        assert needle in capsys.readouterr().err
+    assert server.chat_requests() == []
