@@ -49,17 +49,36 @@ def test_routing_picks_the_best_in_sample():
 
 def test_out_of_fold_selection_uses_training_folds_only():
     judge, humans = simulate(seed=5)
-    dv = dev_validity(judge, humans, k=4, rng=11)
-    fold_of = dv.fold_assignment.set_index("item_id")["fold"]
+    dv = dev_validity(judge, humans, k=4, repeats=3, rng=11)
     means = humans.groupby(["criterion", "item_id"])["rating"].mean()
     wide = judge.pivot_table(index=["criterion", "item_id"], columns="judge", values="score")
+    assert len(dv.fold_selection) == 3 * 4 * wide.index.get_level_values(0).nunique()
     for row in dv.fold_selection.itertuples():
+        split = dv.fold_assignment[dv.fold_assignment["repeat"] == row.repeat]
+        fold_of = split.set_index("item_id")["fold"]
         sub = wide.loc[row.criterion]
         train = sub[sub.index.map(fold_of) != row.fold]
         rhos = {j: stats.spearmanr(train[j], means.loc[row.criterion].loc[train.index]).statistic for j in sub}
         assert row.selected_judge == max(rhos, key=rhos.get)
         assert row.training_spearman == pytest.approx(max(rhos.values()))
-    assert sorted(dv.fold_assignment["fold"].value_counts()) == [10, 10, 10, 10]
+    for _, split in dv.fold_assignment.groupby("repeat"):
+        assert sorted(split["fold"].value_counts()) == [10, 10, 10, 10]
+    splits = [tuple(s["fold"]) for _, s in dv.fold_assignment.groupby("repeat")]
+    assert len(set(splits)) == 3  # independent splits
+
+
+def test_repeated_splits_are_averaged():
+    judge, humans = simulate(seed=6)
+    dv = dev_validity(judge, humans, k=5, repeats=4, rng=2)
+    assert dv.repeats == 4 and len(dv.oof_pooled_by_repeat) == 4
+    assert dv.oof_pooled == pytest.approx(np.mean(dv.oof_pooled_by_repeat))
+    assert dv.optimism_pooled == pytest.approx(dv.routed_in_sample_pooled - dv.oof_pooled)
+    assert (dv.routing["folds_agreeing"] <= 4 * 5).all()
+    single = dev_validity(judge, humans, k=5, repeats=1, rng=2)
+    assert single.oof_pooled == single.oof_pooled_by_repeat[0]
+    assert "repeated 4 times" in str(dv) and "splits" in str(dv)
+    with pytest.raises(InputError, match="repeats must be"):
+        dev_validity(judge, humans, repeats=0)
 
 
 def test_selection_on_noise_is_optimistic_on_average():
@@ -72,7 +91,7 @@ def test_selection_on_noise_is_optimistic_on_average():
 def test_a_dominant_configuration_is_stable():
     judge, humans = simulate(seed=2, strengths=(0.1, 2.0, 0.1))
     dv = dev_validity(judge, humans, k=5, rng=1)
-    assert (dv.routing["selected_judge"] == "cfg1").all() and (dv.routing["folds_agreeing"] == 5).all()
+    assert (dv.routing["selected_judge"] == "cfg1").all() and (dv.routing["folds_agreeing"] == 5 * dv.repeats).all()
     assert abs(dv.optimism_pooled) < 0.05
 
 
