@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from audit import __version__, sections
+from audit import sections
 from audit.agreement import agreement_table, reader_baseline
 from audit.data import HUMAN_OVERALL, JUDGE_AGGREGATE, AuditData
 from audit.human_side import human_side
@@ -95,28 +95,14 @@ def _baseline_lookup(baseline: pd.DataFrame) -> dict[tuple[str, str], tuple[floa
     return lookup
 
 
-def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
-    """Run the audit on validated data; see docs/audit.md for every step."""
-    progress = spec.progress or (lambda message: None)
-    rng, seed = resolve_rng(spec.seed)
-    tie_rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0]) if seed is not None else rng
-
-    progress("judge verdicts")
-    outcomes = judge_pair_outcomes(data, spec.tie_rule, tie_rng)
-    primary = choose_primary_judge(data.judges, spec.judge)
+def assess_cells(data: AuditData, spec: AuditSpec, outcomes: pd.DataFrame, primary: str | None,
+                 baseline: pd.DataFrame) -> tuple[Cell, ...]:
+    """Humans, judge and transfer for every matchup x criterion with votes."""
     judge_criteria = set(outcomes.loc[outcomes["judge"] == primary, "criterion"]) if primary else set()
-
-    progress("agreement")
-    choices = judge_choices(outcomes, primary, data.criteria)
-    agreement = agreement_table(data.votes).to_frame()
-    baseline = reader_baseline(data.votes, choices).to_frame()
     base = _baseline_lookup(baseline)
-
-    progress("human GLMMs")
     cells = []
-    votes = data.votes
     for matchup in data.matchups:
-        in_matchup = votes[votes["matchup"] == matchup]
+        in_matchup = data.votes[data.votes["matchup"] == matchup]
         pair_meta = data.pairs[data.pairs["matchup"] == matchup].iloc[0]
         for criterion in data.criteria:
             cell_votes = in_matchup[in_matchup["criterion"] == criterion]
@@ -133,25 +119,44 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
                               other=str(pair_meta["other"]), n_pairs=int(cell_votes["pair_id"].nunique()),
                               n_readers=int(cell_votes["reader_id"].nunique()), n_votes=int(len(cell_votes)),
                               human=human, judge=judge, transfer=transfer))
-    cells = tuple(cells)
+    return tuple(cells)
 
-    seeds = np.random.SeedSequence(seed if seed is not None else int(rng.integers(2**32))).spawn(4)
+
+def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
+    """Run the audit on validated data; see docs/audit.md for every step."""
+    progress = spec.progress or (lambda message: None)
+    rng, seed = resolve_rng(spec.seed)
+    root = np.random.SeedSequence(seed if seed is not None else int(rng.integers(2**32)))
+    tie_seed, dev_seed, uncertainty_seed, readers_seed, surface_seed = root.spawn(5)
+
+    progress("judge verdicts")
+    outcomes = judge_pair_outcomes(data, spec.tie_rule, np.random.default_rng(tie_seed))
+    primary = choose_primary_judge(data.judges, spec.judge)
+
+    progress("agreement")
+    choices = judge_choices(outcomes, primary, data.criteria)
+    agreement = agreement_table(data.votes).to_frame()
+    baseline = reader_baseline(data.votes, choices).to_frame()
+
+    progress("human GLMMs")
+    cells = assess_cells(data, spec, outcomes, primary, baseline)
+
     credits = sections.primary_credits(choices, data.pairs, primary)
-    dev = sections.dev_section(data, spec, seeds[0])
+    dev = sections.dev_section(data, spec, dev_seed)
     if spec.uncertainty:
         progress("bootstraps and leave-one-reader-out")
         uncertainty = sections.uncertainty_section(data, spec, credits, sections.judge_credits(outcomes), cells,
-                                                   seeds[1])
+                                                   uncertainty_seed)
     else:
         uncertainty = sections.not_requested("--no-uncertainty")
     if spec.readers:
         progress("reader analysis")
-        readers = sections.readers_section(data, spec, credits, cells, seeds[2])
+        readers = sections.readers_section(data, spec, credits, cells, readers_seed)
     else:
         readers = sections.not_requested("--no-readers")
     if spec.surface:
         progress("surface features")
-        surface = sections.surface_section(data, spec, primary, seeds[3])
+        surface = sections.surface_section(data, spec, primary, surface_seed)
     else:
         surface = sections.not_requested("--no-surface")
 
@@ -176,4 +181,4 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
     )
 
 
-__all__ = ["run_audit", "choose_primary_judge", "judge_criterion_for", "judge_choices", "__version__"]
+__all__ = ["run_audit", "assess_cells", "choose_primary_judge", "judge_criterion_for", "judge_choices"]
