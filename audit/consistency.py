@@ -36,12 +36,16 @@ KEYS = ["judge", "item_id", "criterion", "mode"]
 class ConsistencySettings:
     """Thresholds: convergence |last - previous| < ``convergence_threshold`` (SAGE: 0.3);
     judge agreement counts |difference| < ``agreement_threshold``; redundancy flags
-    |r| >= ``redundancy_threshold`` (SAGE: 0.7); tests at level ``alpha``."""
+    |r| >= ``redundancy_threshold`` (SAGE: 0.7); tests at level ``alpha``. ``final``:
+    the one score per judge x item x criterion x mode that the other analyses use,
+    ``"last"`` round (an iterative evaluator's final answer) or ``"mean"`` over rounds
+    (repeated, unordered samples)."""
 
     convergence_threshold: float = 0.3
     agreement_threshold: float = 0.3
     redundancy_threshold: float = 0.7
     alpha: float = 0.05
+    final: str = "last"
 
 
 @dataclass(frozen=True)
@@ -106,7 +110,9 @@ class ConsistencyReport:
                   "mode_invariance": "Invariance between modes", "redundancy": "Dimension redundancy",
                   "discrimination": "Discrimination between categories",
                   "discrimination_pairs": "Pairwise category comparisons (Bonferroni)"}
-        parts = [f"{self.n_scores} scores read, {self.n_missing_scores} missing scores left out"]
+        used = "the mean over rounds" if self.settings.final == "mean" else "the last round"
+        parts = [f"{self.n_scores} scores read, {self.n_missing_scores} missing scores left out; analyses after "
+                 f"self-consistency use {used} per judge x item x criterion x mode"]
         for name, title in titles.items():
             frame = getattr(self, name)
             if not frame.empty:
@@ -316,13 +322,20 @@ def consistency_report(scores: pd.DataFrame, settings: ConsistencySettings | Non
     :mod:`audit.reliability.icc` (validated against psych::ICC).
     """
     s = settings or ConsistencySettings()
+    if s.final not in ("last", "mean"):
+        raise InputError(InputProblem(file="arguments", message=f"unknown final score {s.final!r}",
+                                      value=s.final, fix="use 'last' (final round) or 'mean' (mean of samples)"))
     n_missing = int(scores["score"].isna().sum())
     data = scores.dropna(subset=["score"])
     skipped = []
     self_c, spread = _self_consistency(data, s)
     if self_c.empty:
         skipped.append("self-consistency: no judge x item x criterion has two or more rounds (column 'round')")
-    final = data.sort_values("round").groupby(KEYS, sort=False).tail(1)
+    if s.final == "mean":
+        extra = data.groupby(KEYS, sort=False)[["round", "category", "line"]].agg("last")
+        final = data.groupby(KEYS, sort=False)["score"].mean().to_frame().join(extra).reset_index()
+    else:
+        final = data.sort_values("round").groupby(KEYS, sort=False).tail(1)
     empty = pd.DataFrame()
     agree = _judge_agreement(final, s) if final["judge"].nunique() >= 2 else empty
     if agree.empty:

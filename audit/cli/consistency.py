@@ -16,8 +16,11 @@ import click
               help="Two judges agree on an item when their scores differ by less than this.")
 @click.option("--redundancy-threshold", default=0.7, show_default=True, type=float,
               help="Two criteria are flagged redundant when |Pearson r| reaches this.")
+@click.option("--final", type=click.Choice(["last", "mean"]), default="last", show_default=True,
+              help="Score the other analyses use per judge x item x criterion x mode: the last round "
+                   "(iterative evaluator) or the mean over rounds (repeated, unordered samples).")
 @click.option("-q", "--quiet", is_flag=True, help="Do not print the tables.")
-def command(scores, out, convergence_threshold, agreement_threshold, redundancy_threshold, quiet):
+def command(scores, out, convergence_threshold, agreement_threshold, redundancy_threshold, final, quiet):
     """Reliability claims of a (multi-round) evaluator, measured on SCORES (CSV/TSV/JSONL/Parquet).
 
     One row per score: item_id, criterion (or dimension), score; optional judge (or model),
@@ -26,7 +29,8 @@ def command(scores, out, convergence_threshold, agreement_threshold, redundancy_
     offset); paired t-test between modes with the largest difference; the cross-criterion
     correlation matrix against a threshold; ANOVA / Welch ANOVA between categories with
     Bonferroni-corrected pairwise Welch t-tests and Cohen's d. Analyses other than
-    self-consistency use each evaluator's last round. See docs/reliability.md.
+    self-consistency use each evaluator's last round, or the mean over rounds with
+    --final mean (repeated samples). See docs/reliability.md.
     """
     from audit.cli.reliability import write_outputs
     from audit.consistency import ConsistencySettings, consistency_report, validate_scores
@@ -41,7 +45,7 @@ def command(scores, out, convergence_threshold, agreement_threshold, redundancy_
                                           value=str(value), fix="give a positive number"))
     settings = ConsistencySettings(convergence_threshold=convergence_threshold,
                                    agreement_threshold=agreement_threshold,
-                                   redundancy_threshold=redundancy_threshold)
+                                   redundancy_threshold=redundancy_threshold, final=final)
     report = consistency_report(validate_scores(read_table(scores), file=scores), settings)
     if not quiet:
         click.echo(str(report))

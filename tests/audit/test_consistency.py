@@ -77,6 +77,26 @@ def test_judge_agreement_by_hand():
     assert pooled["pearson"] == pytest.approx(stats.pearsonr(all_wide["claude"], all_wide["gpt"]).statistic)
 
 
+def test_final_mean_uses_the_mean_of_rounds_downstream(tmp_path, capsys):
+    scores = by_hand([("a", "c", "j1", 0, 1.0), ("a", "c", "j1", 1, 3.0), ("b", "c", "j1", 0, 2.0),
+                      ("b", "c", "j1", 1, 2.0), ("c", "c", "j1", 0, 5.0), ("c", "c", "j1", 1, 4.0),
+                      ("a", "c", "j2", 0, 2.0), ("b", "c", "j2", 0, 2.5), ("c", "c", "j2", 0, 4.0)])
+    last = consistency_report(scores).judge_agreement.iloc[0]
+    mean = consistency_report(scores, ConsistencySettings(final="mean")).judge_agreement.iloc[0]
+    assert last["mean_offset"] == pytest.approx(np.mean([3 - 2, 2 - 2.5, 4 - 4]))
+    assert mean["mean_offset"] == pytest.approx(np.mean([2 - 2, 2 - 2.5, 4.5 - 4]))
+    # self-consistency does not depend on the choice
+    pd.testing.assert_frame_equal(consistency_report(scores).self_consistency,
+                                  consistency_report(scores, ConsistencySettings(final="mean")).self_consistency)
+    with pytest.raises(InputError, match="unknown final"):
+        consistency_report(scores, ConsistencySettings(final="median"))
+    path = tmp_path / "s.csv"
+    simulated(n_items=6, rounds=2).to_csv(path, index=False)
+    assert main(["consistency", str(path), "--final", "mean"]) == 0
+    assert "use the mean over rounds" in capsys.readouterr().out
+    assert main(["consistency", str(path), "--final", "median"]) == 3  # a click usage error
+
+
 def test_mode_invariance_paired_t_and_largest_difference():
     data = simulated()
     report = consistency_report(validate_scores(data))
