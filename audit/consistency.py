@@ -10,8 +10,8 @@ Input (``audit consistency SCORES``; docs/reliability.md): one row per score, co
 
 Each analysis runs when its columns allow it, otherwise it is listed as skipped with the
 reason. Analyses other than self-consistency use one score per judge x item x criterion x
-mode: the score of the *last* round (the evaluator's final answer; with unordered samples,
-give the mean as its own round or pre-aggregate).
+mode: the score of the *last* round (the evaluator's final answer), or the mean over rounds
+with ``ConsistencySettings(final="mean")`` (repeated, unordered samples).
 """
 
 from __future__ import annotations
