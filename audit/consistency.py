@@ -62,8 +62,10 @@ class ConsistencyReport:
     judge_agreement : DataFrame
         Per pair of judges x criterion, plus a row ``criterion = "all"`` pooled over
         criteria: n_items, mad (mean absolute difference),
-        share_within (|diff| < agreement threshold), mean_offset (a - b), pearson,
-        spearman, icc_agreement (ICC2, absolute) and icc_consistency (ICC3).
+        share_within (|diff| < agreement threshold), mean_offset (a - b) with its t interval
+        (mean_offset_ci_low / _high), pearson, spearman, icc_agreement (ICC2, absolute) with
+        its psych::ICC interval (icc_agreement_ci_low / _high) and icc_consistency (ICC3).
+        Intervals at level 1 - ``settings.alpha``.
     mode_invariance : DataFrame
         Per judge x criterion x pair of modes: n_items, mean_difference (a - b), t, p
         (paired t-test), largest_difference (signed, largest |a - b|) and its item.
@@ -218,14 +220,26 @@ def _judge_agreement(final: pd.DataFrame, s: ConsistencySettings) -> pd.DataFram
             n = len(x)
             diff = x - y
             varied = n >= 3 and np.std(x) > 0 and np.std(y) > 0
-            iccs = icc_from_matrix(np.column_stack([x, y]))
+            iccs = icc_from_matrix(np.column_stack([x, y]), confidence=1 - s.alpha)
+            offset_lo, offset_hi = _mean_interval(diff, 1 - s.alpha)
             rows.append(dict(judge_a=a, judge_b=b, criterion=criterion, n_items=n, mad=float(np.mean(np.abs(diff))),
                              share_within=float(np.mean(np.abs(diff) < s.agreement_threshold)),
-                             mean_offset=float(np.mean(diff)),
+                             mean_offset=float(np.mean(diff)), mean_offset_ci_low=offset_lo,
+                             mean_offset_ci_high=offset_hi,
                              pearson=float(stats.pearsonr(x, y).statistic) if varied else math.nan,
                              spearman=float(stats.spearmanr(x, y).statistic) if varied else math.nan,
-                             icc_agreement=iccs.get("ICC2").icc, icc_consistency=iccs.get("ICC3").icc))
+                             icc_agreement=iccs.get("ICC2").icc, icc_agreement_ci_low=iccs.get("ICC2").ci_low,
+                             icc_agreement_ci_high=iccs.get("ICC2").ci_high, icc_consistency=iccs.get("ICC3").icc))
     return pd.DataFrame(rows)
+
+
+def _mean_interval(values: np.ndarray, confidence: float) -> tuple[float, float]:
+    """Student-t interval of a mean (NaN below 2 values; a point when they are all equal)."""
+    n = len(values)
+    if n < 2:
+        return math.nan, math.nan
+    half = float(stats.t.ppf(0.5 + confidence / 2, n - 1) * np.std(values, ddof=1) / math.sqrt(n))
+    return float(np.mean(values)) - half, float(np.mean(values)) + half
 
 
 def _mode_invariance(final: pd.DataFrame) -> pd.DataFrame:

@@ -71,6 +71,11 @@ def test_judge_agreement_by_hand():
     assert row["pearson"] == pytest.approx(stats.pearsonr(wide["claude"], wide["gpt"]).statistic)
     assert row["icc_agreement"] == pytest.approx(icc_from_matrix(wide[["claude", "gpt"]].to_numpy()).get("ICC2").icc)
     assert row["icc_consistency"] > row["icc_agreement"]  # the offset costs absolute agreement only
+    ttest = stats.ttest_1samp(diff, 0.0).confidence_interval(0.95)
+    assert (row["mean_offset_ci_low"], row["mean_offset_ci_high"]) == pytest.approx((ttest.low, ttest.high))
+    icc2 = icc_from_matrix(wide[["claude", "gpt"]].to_numpy()).get("ICC2")
+    assert (row["icc_agreement_ci_low"], row["icc_agreement_ci_high"]) == pytest.approx((icc2.ci_low, icc2.ci_high))
+    assert row["icc_agreement_ci_low"] < row["icc_agreement"] < row["icc_agreement_ci_high"]
     pooled = report.judge_agreement.set_index("criterion").loc["all"]
     all_wide = final.pivot_table(index=["item_id", "dimension", "mode"], columns="model", values="score")
     assert pooled["n_items"] == 144
