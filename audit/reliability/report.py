@@ -249,7 +249,7 @@ def reliability_report(ratings: pd.DataFrame, *, confidence: float = 0.95, n_boo
     if ratings["rating"].notna().sum() == 0:
         raise InputError(InputProblem(file="ratings", message="no numeric rating", fix="give numeric ratings"))
     groups = [ALL_READERS] + sorted(g for g in ratings["reader_group"].unique() if g)
-    if len(groups) == 2:  # one named group: it is the same readers as "all"
+    if len(groups) == 2 and (ratings["reader_group"] != "").all():  # one group, every reader in it: = "all"
         groups = [ALL_READERS]
     by_group = {g: ratings if g == ALL_READERS else ratings[ratings["reader_group"] == g] for g in groups}
     q_rows, icc_rows, item_rows, set_rows = [], [], [], []

@@ -69,6 +69,15 @@ def test_sparse_design_says_why_icc_is_missing():
     assert "8 of 8 items lack a rating" in str(report)
 
 
+def test_one_named_group_beside_ungrouped_readers_is_reported():
+    raw = make_ratings()
+    raw["reader_group"] = np.where(raw["reader_group"] == "expert", "expert", "")
+    groups = set(reliability_report(validate_ratings(raw)).questions["reader_group"])
+    assert groups == {"all", "expert"}
+    raw["reader_group"] = "expert"  # everyone in the one group: "all" says it already
+    assert set(reliability_report(validate_ratings(raw)).questions["reader_group"]) == {"all"}
+
+
 def test_group_comparison_detects_an_offset():
     raw = make_ratings(seed=3, n_items=10)
     raw["rating"] = raw["rating"].astype(float) + np.where(raw.reader_group == "expert", 2.0, 0.0)
