@@ -30,6 +30,9 @@ def test_count_words_and_strip():
     assert strip_reasoning("<THINK>a</THINK>x<think>b</think>y", pattern) == "xy"
     assert strip_reasoning("reasoning without opening tag</think> Story", pattern) == "Story"
     assert strip_reasoning("No reasoning here.", pattern) == "No reasoning here."
+    # an answer cut by max_tokens while still reasoning has no story in it
+    assert strip_reasoning("<think>plan plan plan, never closed", pattern) == ""
+    assert strip_reasoning("<think>a</think>Story.<think>cut", pattern) == "Story."
 
 
 def test_choose_attempt():
@@ -66,6 +69,17 @@ def test_reasoning_block_is_stripped_before_counting(server, tmp_path, premises)
     assert "<think>" not in alpha and "Plan" not in alpha and count_words(alpha) == 450
     record = next(json.loads(x) for x in (tmp_path / "out" / "attempts.jsonl").read_text().splitlines() if '"alpha"' in x and '"attempt"' in x)
     assert record["raw"].startswith("<think>") and record["words"] == 450  # raw kept, stripped counted
+
+
+def test_reasoning_cut_by_max_tokens_is_a_retried_attempt(server, tmp_path, premises):
+    """A reply that never closes its <think> block must not reach readers as a story."""
+    protocol = protocol_for(server, tmp_path, max_attempts=3)
+    server.push("alpha", Reply("<think>" + story(500, "plan"), finish_reason="length"), Reply(story(480, "tale")))
+    result = generate_stories(premises.iloc[:1], protocol, tmp_path / "out", rng=0)
+    log = result.story_log.set_index("system")
+    assert log.loc["alpha", "n_attempts"] == 2 and log.loc["alpha", "kept_attempt"] == 2
+    alpha = result.stories.set_index("system").loc["alpha", "text"]
+    assert "Plan" not in alpha and "think" not in alpha
 
 
 def test_prompts_follow_protocol(server, tmp_path, premises):
