@@ -75,8 +75,34 @@ class TransformersPerplexity(Detector):
     # -- identity -----------------------------------------------------------------------
     def params(self) -> dict[str, Any]:
         c = self.config
-        return {"backend": "transformers", "model": c.model, "dtype": c.dtype, "max_length": c.max_length,
+        # The resolved dtype, not "auto": auto is float32 on cpu but bfloat16 on most GPUs, and
+        # a cache shared between machines must not hand bf16 values to a float32 run.
+        return {"backend": "transformers", "model": c.model, "dtype": self._dtype_name(), "max_length": c.max_length,
                 "stride": c.stride}
+
+    def _device(self, torch) -> str:
+        device = self.config.device
+        if device != "auto":
+            return device
+        if torch.cuda.is_available():
+            return "cuda"
+        if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+            return "mps"
+        return "cpu"
+
+    def _dtype_name(self) -> str:
+        """``config.dtype`` with "auto" resolved for the device (left as "auto" without torch)."""
+        c = self.config
+        if c.dtype != "auto":
+            return c.dtype
+        try:
+            torch = import_optional("torch", "perplexity under a local language model")
+        except MissingDependencyError:
+            return c.dtype
+        device = self._device(torch)
+        if device.startswith("cuda"):
+            return "bfloat16" if torch.cuda.is_bf16_supported() else "float16"
+        return "float32"
 
     def availability(self) -> str | None:
         try:
@@ -129,21 +155,9 @@ class TransformersPerplexity(Detector):
         torch = import_optional("torch", "perplexity under a local language model")
         transformers = import_optional("transformers", "perplexity under a local language model")
         c = self.config
-        device = c.device
-        if device == "auto":
-            if torch.cuda.is_available():
-                device = "cuda"
-            elif getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
-                device = "mps"
-            else:
-                device = "cpu"
-        if c.dtype == "auto":
-            if device.startswith("cuda"):
-                dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-            else:
-                dtype = torch.float32
-        elif c.dtype in ("float32", "float16", "bfloat16"):
-            dtype = getattr(torch, c.dtype)
+        device = self._device(torch)
+        if self._dtype_name() in ("float32", "float16", "bfloat16"):
+            dtype = getattr(torch, self._dtype_name())
         else:
             raise InputError(InputProblem(file="options", column="perplexity dtype", value=c.dtype,
                                           message="unknown dtype", fix="use auto, float32, float16 or bfloat16"))

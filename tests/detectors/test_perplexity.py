@@ -154,14 +154,16 @@ def test_dtype_device_and_throughput_are_recorded(tiny_lm):
     f32 = _features(tiny_lm, texts=TEXTS[:2])
     bf16 = _features(tiny_lm, texts=TEXTS[:2], dtype="bfloat16")
     run32, run16 = f32.detectors[0], bf16.detectors[0]
-    assert run32.params["dtype"] == "auto" and run16.params["dtype"] == "bfloat16"
+    # the record and the cache key hold the dtype actually used, not "auto"
+    import torch
+
+    auto = ("bfloat16" if torch.cuda.is_bf16_supported() else "float16") if torch.cuda.is_available() else "float32"
+    assert run32.params["dtype"] == auto and run16.params["dtype"] == "bfloat16"
     assert run32.n_tokens == sum(len(tok(t)["input_ids"]) - 1 for t in TEXTS[:2]) and run32.tokens_per_second > 0
     assert "tokens/s" in str(f32) and f"model {tiny_lm} @ {run32.revision}" in str(f32)
     # bfloat16 keeps ~3 significant digits: close to, but not bit-equal with, float32
     for a, b in zip(f32.frame["perplexity"], bf16.frame["perplexity"]):
         assert b == pytest.approx(a, rel=5e-2)
-    import torch
-
     mps = getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available()
     expected = "cuda" if torch.cuda.is_available() else "mps" if mps else "cpu"
     det = TransformersPerplexity(PerplexityConfig(model=str(tiny_lm)))
