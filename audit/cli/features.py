@@ -7,11 +7,12 @@ import click
 import pandas as pd
 
 
-def _read_stories(path: str) -> pd.DataFrame:
+def _read_stories(path: str) -> tuple[pd.DataFrame, list[str]]:
     """Read stories exactly as ``audit run --stories`` does (same parsing, same messages).
 
     Sharing the loader keeps the texts byte-identical between the two commands, so they
     share the feature cache. Keyed by ``pair_id``, or ``item_id`` renamed to ``pair_id``.
+    Returns the frame and the loader's notes (e.g. non-numeric extra columns left out).
     """
     from audit.inputs.formats import read_table
     from audit.inputs.problems import ProblemLog
@@ -21,9 +22,10 @@ def _read_stories(path: str) -> pd.DataFrame:
     table = read_table(path, "stories", log)
     log.raise_if_any()
     key = "pair_id" if "pair_id" in table.columns or "item_id" not in table.columns else "item_id"
-    frame = read_stories(table, log, key, [])
+    notes: list[str] = []
+    frame = read_stories(table, log, key, notes)
     log.raise_if_any()
-    return frame.rename(columns={"item_id": "pair_id"})
+    return frame.rename(columns={"item_id": "pair_id"}), notes
 
 
 @click.command("features")
@@ -85,11 +87,13 @@ def command(stories, out, detector_names, perplexity_model, perplexity_revision,
     names = None
     if detector_names:
         names = [n.strip() for n in detector_names.split(",") if n.strip()]
-    frame = _read_stories(stories)
+    frame, notes = _read_stories(stories)
     table = compute_features(frame, detectors=names, perplexity=config, cache=cache, n_jobs=jobs)
     table.frame.to_csv(out, index=False)  # shortest repr: round-trips exactly
     if not quiet:
         click.echo(str(table), err=True)
+        for note in notes:  # columns the loader left out are said, never dropped silently
+            click.echo(f"  note: {note}", err=True)
         click.echo(f"wrote {out}", err=True)
     failed = [d.name for d in table.detectors if d.status is Status.ERROR]
     if failed:

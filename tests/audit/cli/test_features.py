@@ -80,3 +80,13 @@ def test_cli_failed_detector_writes_table_and_exits_6(stories_csv, tmp_path, cap
     assert "n_words" in pd.read_csv(out).columns
     err = capsys.readouterr().err
     assert "[ERROR] perplexity" in err and "failed" in err
+
+
+def test_cli_says_which_extra_columns_are_not_features(tmp_path, capsys):
+    """A column with one non-numeric value is not a feature, and the summary says so."""
+    path = tmp_path / "s.csv"
+    pd.DataFrame({"pair_id": ["p1", "p1"], "system": ["a", "b"], "text": TEXTS, "ppl": ["abc", "3"],
+                  "ppl_ok": ["1.5", "2"]}).to_csv(path, index=False)
+    assert main(["features", str(path), "-o", str(tmp_path / "f.csv"), "--detectors", "length"]) == ExitStatus.OK
+    assert list(pd.read_csv(tmp_path / "f.csv").columns) == ["pair_id", "system", "n_words", "n_chars", "ppl_ok"]
+    assert "non-numeric extra column(s) ignored: ppl" in capsys.readouterr().err
