@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -104,3 +108,36 @@ def test_linkage_is_configurable(method):
     votes = check_votes(make_votes(5, 30))
     res = cluster_readers(votes, reader_weights(votes), reader_kappas(votes), linkage=method)
     assert res.weights.method == method and res.linkage == method
+
+
+REF = Path(__file__).parents[2] / "reference" / "cophenetic"
+
+
+@pytest.mark.parametrize("dataset", ["seven", "nine"])
+@pytest.mark.parametrize("method", ["average", "complete", "single", "weighted"])
+def test_trees_and_their_comparison_match_base_r_hclust(dataset, method):
+    """tests/reference/cophenetic: R hclust on dist(scale(profile)) (``weighted`` is R's
+    ``mcquitty``), cor(cophenetic(h), d) per tree and between the two trees."""
+    ref = pd.read_csv(REF / "reference.csv")
+    ref = ref[(ref.dataset == dataset) & ref.quantity.str.startswith(f"{method}:")]
+    values = dict(zip(ref.quantity.str.split(":").str[1], ref.value))
+    w = pd.read_csv(REF / f"input_{dataset}_weights.csv", index_col=0)
+    k = pd.read_csv(REF / f"input_{dataset}_kappas.csv", index_col=0)
+    wd, kd = cluster_profile(w, method=method), cluster_profile(k, method=method)
+    assert wd.cophenetic_correlation == pytest.approx(values["cophenetic_weights"], abs=1e-12)
+    assert kd.cophenetic_correlation == pytest.approx(values["cophenetic_kappas"], abs=1e-12)
+    assert cophenetic_between(wd, kd) == pytest.approx(values["cophenetic_between"], abs=1e-12)
+    heights = sorted(row[2] for row in wd.linkage_matrix)
+    expected = [values[f"height_weights_{i + 1}"] for i in range(len(w) - 1)]
+    np.testing.assert_allclose(heights, expected, atol=1e-12)
+
+
+@pytest.mark.r
+def test_cophenetic_reference_rerun_live(tmp_path):
+    if shutil.which("Rscript") is None:
+        pytest.skip("Rscript not on PATH")
+    for f in REF.glob("input_*.csv"):
+        shutil.copy(f, tmp_path)
+    shutil.copy(REF / "make_reference.R", tmp_path)
+    subprocess.run(["Rscript", "make_reference.R"], cwd=tmp_path, check=True, capture_output=True)
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "reference.csv"), pd.read_csv(REF / "reference.csv"))
