@@ -178,7 +178,9 @@ def validate_scores(raw: pd.DataFrame, file: str = "scores") -> pd.DataFrame:
         row = out[dup].iloc[0]
         problems.append(InputProblem(file=file, line=int(row["line"]),
                                      message=f"{int(dup.sum())} repeated judge x item x criterion x mode x round row(s)",
-                                     fix="give one score per judge, item, criterion, mode and round"))
+                                     fix="give one score per judge, item, criterion, mode and round"
+                                         + ("; rows from several human readers (column 'reader_id') are ratings: "
+                                            "use `audit reliability`" if "reader_id" in frame else "")))
     cats = out.groupby("item_id")["category"].nunique()
     if (cats > 1).any():
         problems.append(InputProblem(file=file, column="category", value=str(cats[cats > 1].index[0]),

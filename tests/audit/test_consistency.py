@@ -160,6 +160,9 @@ def test_validation_errors():
         validate_scores(infinite)
     with pytest.raises(InputError, match="repeated"):
         validate_scores(pd.concat([data, data.iloc[[0]]]))
+    ratings = data.assign(reader_id=np.arange(len(data)) % 2, model="j", round=0)
+    with pytest.raises(InputError, match="use `audit reliability`"):
+        validate_scores(ratings)
     with pytest.raises(InputError, match="several categories"):
         validate_scores(data.assign(category=np.where(np.arange(len(data)) == 0, "x", data.category)))
     with pytest.raises(InputError, match="missing column"):
