@@ -132,8 +132,9 @@ def fit_native(design: Design, *, level: float = 0.95, profile: bool = False, st
     notes = list(design.notes)
     lap = LaplaceDeviance(design.y, design.X, design.codes, [len(lv) for lv in design.levels])
     separated = is_separated(design.y, design.X)
-    if separated and np.all(design.y == design.y[0]) and p == 1 and np.ptp(design.X[:, 0]) == 0:
-        return _constant_response_result(design, lap, level, profile, notes)
+    constant_cols = np.flatnonzero((np.ptp(design.X, axis=0) == 0) & (design.X[0] != 0))
+    if separated and np.all(design.y == design.y[0]) and constant_cols.size:
+        return _constant_response_result(design, lap, level, profile, notes, int(constant_cols[0]))
 
     x0 = _start_values(design, start, K, p)
     B0 = None
@@ -208,35 +209,45 @@ def fit_native(design: Design, *, level: float = 0.95, profile: bool = False, st
     )
 
 
-def _constant_response_result(design, lap, level, profile, notes) -> GlmmResult:
-    """Every response is the same: b0 = +/-inf, sds not estimable, one-sided profile interval."""
+def _constant_response_result(design, lap, level, profile, notes, icol) -> GlmmResult:
+    """Every response is the same: intercept +/-inf, sds not estimable; intercept-only models
+    get a one-sided profile interval, other coefficients are not identifiable (NaN)."""
     K = len(design.codes)
+    p = design.X.shape[1]
     sign = 1.0 if design.y[0] == 1 else -1.0
     notes.append(
         f"separation: every response is {int(design.y[0])}; the intercept is +/-inf, "
-        "random-effect sds are not estimable, only a one-sided profile interval exists"
+        "random-effect sds are not estimable"
+        + (", only a one-sided profile interval exists" if p == 1 else ", other coefficients are not identifiable")
     )
-    plow, phigh = math.nan, math.nan
-    if profile:
+    plow, phigh = np.full(p, math.nan), np.full(p, math.nan)
+    if profile and p == 1:
         from audit.glmm.profile import constant_response_bound
 
         bound = constant_response_bound(lap, K, level, sign, design.X[0, 0])
-        plow, phigh = (bound, math.inf) if sign > 0 else (-math.inf, bound)
-    b = sign * math.inf
+        plow[0], phigh[0] = (bound, math.inf) if sign > 0 else (-math.inf, bound)
+    b = np.full(p, math.nan)
+    b[icol] = sign * math.copysign(math.inf, design.X[0, icol])
+    se = np.full(p, math.nan)
+    se[icol] = math.inf
+    vcov = np.full((p, p), math.nan)
+    vcov[icol, icol] = math.inf
+    wlow, whigh = np.full(p, math.nan), np.full(p, math.nan)
+    wlow[icol], whigh[icol] = -math.inf, math.inf
     return GlmmResult(
         names=design.x_names,
-        b=(b,),
-        se=(math.inf,),
-        vcov=((math.inf,),),
-        wald_low=(-math.inf,),
-        wald_high=(math.inf,),
-        profile_low=(plow,),
-        profile_high=(phigh,),
+        b=tuple(float(v) for v in b),
+        se=tuple(float(v) for v in se),
+        vcov=tuple(tuple(float(v) for v in row) for row in vcov),
+        wald_low=tuple(float(v) for v in wlow),
+        wald_high=tuple(float(v) for v in whigh),
+        profile_low=tuple(float(v) for v in plow),
+        profile_high=tuple(float(v) for v in phigh),
         level=float(level),
         sd={name: math.nan for name in design.factor_names},
         conditional_modes={name: {lv: 0.0 for lv in levels} for name, levels in zip(design.factor_names, design.levels)},
         loglik=0.0,
-        aic=float(2.0 * (K + 1)),
+        aic=float(2.0 * (K + p)),
         deviance=0.0,
         n_obs=int(design.y.size),
         n_levels=dict(design.n_levels),

@@ -161,3 +161,12 @@ def test_accepts_pandas_inputs():
     frame = pd.DataFrame({"y": y, **factors})
     res = fit_crossed_glmm(frame["y"], {"pair": frame["pair"], "reader": frame["reader"]})
     assert res.n_obs == 140 and res.n_levels == {"pair": 20, "reader": 7}
+
+
+def test_constant_response_with_a_covariate_leaves_the_slope_unidentified():
+    _, factors = simulate(12)
+    X = np.column_stack([np.ones(140), np.linspace(-1, 1, 140)])
+    res = fit_crossed_glmm(np.ones(140), factors, X, ["(Intercept)", "x"], profile=True)
+    assert res.separation and res.b[0] == math.inf and math.isnan(res.b[1])
+    assert any("not identifiable" in n for n in res.notes)
+    json.dumps(to_jsonable(res))
