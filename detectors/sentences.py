@@ -18,6 +18,9 @@ def _sentencizer():
 
     nlp = spacy.blank("en")
     nlp.add_pipe("sentencizer")
+    # spaCy refuses texts over 1,000,000 characters to protect the parser's memory; a blank
+    # pipeline with the rule-based sentencizer only tokenises, so a whole novel is fine.
+    nlp.max_length = 50_000_000
     return nlp
 
 

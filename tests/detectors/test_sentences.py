@@ -68,3 +68,11 @@ def test_vectorised_moments_equal_per_array_pandas(arrays):
             assert out.loc[k, "sentence_length_skewness"] == pytest.approx(s.skew(), rel=1e-9, abs=1e-9)
         if len(a) >= 4 and s.var() > 0:
             assert out.loc[k, "sentence_length_kurtosis"] == pytest.approx(s.kurt(), rel=1e-9, abs=1e-9)
+
+
+def test_text_longer_than_spacy_default_limit():
+    """spaCy's 1,000,000-character guard is for its parser; the sentencizer handles a novel."""
+    text = "The cat sat down. It slept well! " * 32_000  # ~1.09 million characters
+    assert len(text) > 1_000_000
+    out = SentenceDetector().compute([text]).iloc[0]
+    assert out["n_sentences"] == 64_000 and out["sentence_length_mean"] == 3.5
