@@ -156,18 +156,23 @@ def projected_gradient(g, x, n_bounded):
     return pg
 
 
-def logistic_start(y, X, maxit=30):
+def logistic_start(y, X, maxit=30, return_converged=False):
     """Fixed-effect start values from an ordinary logistic regression (Newton/IRLS)."""
     p = X.shape[1]
     beta = np.zeros(p)
+    converged = False
     for _ in range(maxit):
         mu = expit(X @ beta)
         w = np.maximum(mu * (1 - mu), 1e-10)
         step = np.linalg.lstsq(X.T @ (X * w[:, None]), X.T @ (y - mu), rcond=None)[0]
         beta = beta + step
-        if np.max(np.abs(step)) < 1e-10 or np.max(np.abs(beta)) > 30:
+        if np.max(np.abs(beta)) > 30:
             break
-    return np.clip(beta, -30, 30)
+        if np.max(np.abs(step)) < 1e-10:
+            converged = True
+            break
+    beta = np.clip(beta, -30, 30)
+    return (beta, converged) if return_converged else beta
 
 
 def is_separated(y, X):
@@ -181,6 +186,9 @@ def is_separated(y, X):
         return bool(np.any(np.abs(X).sum(axis=0) > 0))
     if X.shape[1] == 1 or np.all(np.ptp(X, axis=0) == 0):
         return False  # only constant columns: separation needs a constant response
+    beta, converged = logistic_start(y, X, return_converged=True)
+    if converged and np.max(np.abs(beta)) < 20:
+        return False  # a finite maximum-likelihood estimate exists: no separation
     s = 2.0 * y - 1.0
     A = X * s[:, None]
     res = linprog(-A.sum(axis=0), A_ub=-A, b_ub=np.zeros(len(y)), bounds=[(-1, 1)] * X.shape[1], method="highs")
