@@ -97,6 +97,12 @@ class OpenAICompatProvider:
         problems = []
         if not str(base_url).startswith(("http://", "https://")):
             problems.append(InputProblem("provider", "base_url must start with http:// or https://", value=str(base_url), column="base_url", fix="e.g. base_url = \"http://127.0.0.1:8000/v1\""))
+        if "@" in urllib.parse.urlsplit(str(base_url)).netloc:
+            # urllib cannot send user:password@ credentials; say so instead of failing to
+            # connect, and never echo the password.
+            problems.append(InputProblem("provider", "base_url must not contain user:password@ credentials",
+                                         value=_public_url(str(base_url)), column="base_url",
+                                         fix="put the key in an environment variable named by api_key_env"))
         for key, value, low in (("timeout_s", timeout_s, 0.0), ("backoff_base_s", backoff_base_s, 0.0), ("max_backoff_s", max_backoff_s, 0.0)):
             if not isinstance(value, (int, float)) or value < low or (key == "timeout_s" and value == 0):
                 problems.append(InputProblem("provider", f"{key} must be a positive number", column=key, value=str(value), fix=f"set {key} to a number of seconds"))
@@ -121,6 +127,7 @@ class OpenAICompatProvider:
             raise InputError(problems)
         self.model = str(model)
         self.base_url = str(base_url).rstrip("/")
+        self._public_url = _public_url(self.base_url)
         self.api_key_env = api_key_env or None
         self.timeout_s = float(timeout_s)
         self.max_retries = int(max_retries)
@@ -144,7 +151,7 @@ class OpenAICompatProvider:
         return {
             "provider": self.name,
             "model": self.model,
-            "base_url": self.base_url,
+            "base_url": self._public_url,
             "api_key_env": self.api_key_env,
             "timeout_s": self.timeout_s,
             "max_retries": self.max_retries,
@@ -153,7 +160,7 @@ class OpenAICompatProvider:
         }
 
     def __repr__(self) -> str:
-        return f"OpenAICompatProvider(model={self.model!r}, base_url={self.base_url!r}, api_key_env={self.api_key_env!r})"
+        return f"OpenAICompatProvider(model={self.model!r}, base_url={self._public_url!r}, api_key_env={self.api_key_env!r})"
 
     def chat(self, messages: Sequence[ChatMessage], **sampling: Any) -> Completion:
         """Send one chat-completions request (with retries); return the first choice."""
@@ -190,7 +197,7 @@ class OpenAICompatProvider:
 
     # -- HTTP with retries --------------------------------------------------------------
     def _where(self, path: str) -> str:
-        return f"{self.base_url}{path} (model {self.model})"
+        return f"{self._public_url}{path} (model {self.model})"
 
     def _redact(self, text: str) -> str:
         if self._key:
@@ -262,6 +269,17 @@ class OpenAICompatProvider:
         if "error" in payload and "choices" not in payload:
             raise ProviderError(f"{self._where(path)}: server error: {self._redact(str(payload['error'])[:300])}")
         return payload
+
+
+def _public_url(url: str) -> str:
+    """``url`` without credentials: ``user:password@`` and the query string (where some
+    gateways put a key) are masked, so journals, logs and messages never carry them."""
+    parts = urllib.parse.urlsplit(url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = "***@" + netloc.rsplit("@", 1)[1]
+    query = "***" if parts.query else ""
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
 def _error_detail(exc: urllib.error.HTTPError) -> str:

@@ -65,3 +65,19 @@ def test_custom_key_header(server, monkeypatch):
     OpenAICompatProvider(model="m", base_url=server.url, api_key_env="JA_TEST_KEY", api_key_header="api-key", **FAST).chat([])
     headers = {k.lower(): v for k, v in server.chat_requests()[0].headers.items()}
     assert headers["api-key"] == SECRET and "authorization" not in headers
+
+
+def test_credentials_in_base_url_are_refused_without_echoing_them(server):
+    """user:password@ in base_url cannot be sent by urllib: an input error that masks the password."""
+    from audit.errors import InputError
+
+    host = server.url.split("//", 1)[1]
+    with pytest.raises(InputError) as info:
+        OpenAICompatProvider(model="m", base_url=f"http://bob:hunter2@{host}", **FAST)
+    assert "user:password@" in str(info.value) and "hunter2" not in str(info.value) and "***@" in str(info.value)
+
+
+def test_query_string_of_base_url_is_masked_in_records(server):
+    provider = OpenAICompatProvider(model="m", base_url=server.url + "?token=hunter3", **FAST)
+    for text in (repr(provider), str(provider.describe())):
+        assert "hunter3" not in text and "?***" in text
