@@ -111,11 +111,13 @@ class SentenceDetector(Detector):
         self.batch_size = int(batch_size)
 
     def params(self) -> dict[str, Any]:
-        import spacy
+        # The installed version from its metadata, not ``spacy.__version__``: importing spaCy
+        # takes ~3 s, which would dominate a fully cached re-run.
+        from importlib.metadata import version
 
         return {
             "segmenter": "spacy.blank('en') + sentencizer",
-            "spacy": spacy.__version__.rsplit(".", 1)[0],
+            "spacy": version("spacy").rsplit(".", 1)[0],
             "unit": "words (detectors.length.WORD_PATTERN), placed by first letter or digit",
             "sd": "sample (ddof=1)",
             "skewness": "adjusted Fisher-Pearson G1",

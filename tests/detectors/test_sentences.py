@@ -76,3 +76,14 @@ def test_text_longer_than_spacy_default_limit():
     assert len(text) > 1_000_000
     out = SentenceDetector().compute([text]).iloc[0]
     assert out["n_sentences"] == 64_000 and out["sentence_length_mean"] == 3.5
+
+
+def test_cache_key_does_not_import_spacy():
+    """A fully cached re-run must not pay spaCy's ~3 s import just to build the cache key."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from detectors.sentences import SentenceDetector; key = SentenceDetector().cache_key(); "
+            "assert key['params']['spacy'], key; print('spacy' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
