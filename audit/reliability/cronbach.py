@@ -67,10 +67,15 @@ class CronbachAlpha:
                 f"{self.n_observations} observations x {self.n_variables} variables, {self.n_missing} missing cells")
 
 
+#: total-score variance at or below this fraction of the summed item variances counts as zero
+#: (a constant total gives ~1e-16 from rounding, and alpha would come out near +-1e15)
+ZERO_TOTAL_VARIANCE = 1e-10
+
+
 def _raw_alpha(cov: np.ndarray) -> float:
     p = cov.shape[0]
     total = float(np.sum(cov))
-    if p < 2 or total == 0 or not np.isfinite(total):
+    if p < 2 or not np.isfinite(total) or total <= ZERO_TOTAL_VARIANCE * abs(float(np.trace(cov))) or total == 0:
         return math.nan
     return (1.0 - float(np.trace(cov)) / total) * p / (p - 1.0)
 

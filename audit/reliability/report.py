@@ -28,6 +28,7 @@ from audit.errors import InputError, InputProblem
 from audit.reliability.cronbach import cronbach_alpha
 from audit.reliability.groups import icc2k_difference
 from audit.reliability.icc import icc
+from audit.reliability.items import ITEM_COLUMNS, item_reliability
 from audit.reliability.kendall import kendall_w
 from audit.reliability.krippendorff import krippendorff_alpha
 from audit.reliability.ratings import complete_matrix
@@ -170,18 +171,6 @@ def _fleiss_on_ratings(rated: pd.DataFrame) -> float:
     return fleiss_kappa(counts)[0]
 
 
-def _item_rows(data: pd.DataFrame, group: str, confidence: float) -> list[dict]:
-    rows = []
-    for item, sub in data.groupby("item_id", sort=False):
-        wide = sub.pivot(index="reader_id", columns="criterion", values="rating")
-        ca = cronbach_alpha(wide, confidence=confidence)
-        w = kendall_w(wide.T)  # objects = questions, judges = readers
-        rows.append(dict(item_id=str(item), reader_group=group, n_readers=ca.n_observations,
-                         n_questions=ca.n_variables, cronbach_alpha=ca.alpha, ci_low=ca.ci_low, ci_high=ca.ci_high,
-                         n_missing=ca.n_missing, kendall_w=w.w, kendall_p=w.p, reason=ca.reason))
-    return rows
-
-
 def _compare_groups(data: pd.DataFrame, questions: pd.DataFrame, *, confidence: float, n_boot: int,
                     generator: np.random.Generator) -> list[dict]:
     rows = []
@@ -263,7 +252,7 @@ def reliability_report(ratings: pd.DataFrame, *, confidence: float = 0.95, n_boo
     for g in groups:
         data = by_group[g]
         if n_questions >= 2:
-            item_rows += _item_rows(data, g, confidence)
+            item_rows += item_reliability(data, g, confidence)
             wide = data.pivot_table(index=["item_id", "reader_id"], columns="criterion", values="rating",
                                     aggfunc="first", dropna=False)
             ca = cronbach_alpha(wide, confidence=confidence)
@@ -279,8 +268,7 @@ def reliability_report(ratings: pd.DataFrame, *, confidence: float = 0.95, n_boo
                                      "mean_difference", "t", "p", "spearman_item_means", "icc2k_a", "icc2k_b",
                                      "icc2k_difference", "icc2k_difference_ci_low", "icc2k_difference_ci_high",
                                      "n_items_complete"])
-    items = pd.DataFrame(item_rows, columns=["item_id", "reader_group", "n_readers", "n_questions", "cronbach_alpha",
-                                             "ci_low", "ci_high", "n_missing", "kendall_w", "kendall_p", "reason"])
+    items = pd.DataFrame(item_rows, columns=ITEM_COLUMNS)
     question_set = pd.DataFrame(set_rows, columns=["reader_group", "n_observations", "n_questions", "cronbach_alpha",
                                                    "ci_low", "ci_high", "std_alpha", "n_missing",
                                                    "n_observations_excluded", "reason"])

@@ -78,3 +78,11 @@ def test_live_rerun_of_psych_reproduces_stored_reference(tmp_path):
     shutil.copy(REF / "make_reference.R", tmp_path)
     subprocess.run(["Rscript", "make_reference.R"], cwd=tmp_path, check=True, capture_output=True)
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "reference.csv"), reference())
+
+
+def test_constant_total_with_rounding_error_is_undefined_not_huge():
+    """x2 = 0.3 - x1: the total is constant but its variance comes out ~1e-17, and the
+    alpha formula would return about -1e15 instead of "undefined"."""
+    x = np.array([[0.1, 0.2], [0.2, 0.1], [0.3, 0.0], [0.7, -0.4]])
+    result = cronbach_alpha(x)
+    assert np.isnan(result.alpha) and "zero" in result.reason
