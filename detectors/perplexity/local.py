@@ -83,6 +83,19 @@ class TransformersPerplexity(Detector):
     def _device(self, torch) -> str:
         device = self.config.device
         if device != "auto":
+            try:
+                kind = torch.device(device).type
+            except (RuntimeError, TypeError, ValueError):
+                kind = None
+            mps = getattr(torch.backends, "mps", None)
+            usable = {"cpu": True, "cuda": torch.cuda.is_available(),
+                      "mps": mps is not None and mps.is_available()}.get(kind, kind is not None)
+            if not usable:
+                # torch would fail later with an AssertionError ("not compiled with CUDA").
+                raise InputError(InputProblem(
+                    file="options", column="perplexity device", value=device,
+                    message="not a torch device" if kind is None else f"no {kind} device is available here",
+                    fix="use --perplexity-device auto (cuda, else mps, else cpu) or cpu"))
             return device
         if torch.cuda.is_available():
             return "cuda"

@@ -179,3 +179,18 @@ def test_window_longer_than_the_context_is_an_input_error(tiny_lm):
     with pytest.raises(InputError, match="context of 64 tokens"):
         _features(tiny_lm, max_length=65)
     assert _features(tiny_lm, max_length=64, stride=32).detectors[0].status is Status.PASS
+
+
+@pytest.mark.lm
+def test_unusable_device_is_an_input_error(tiny_lm):
+    """torch would raise an AssertionError ("not compiled with CUDA") deep inside the run."""
+    import torch
+
+    from audit.errors import InputError
+
+    with pytest.raises(InputError, match="not a torch device"):
+        _features(tiny_lm, device="gpu0")
+    if not torch.cuda.is_available():
+        with pytest.raises(InputError, match="no cuda device is available"):
+            _features(tiny_lm, device="cuda")
+    assert _features(tiny_lm, device="cpu").detectors[0].status is Status.PASS
