@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from audit.reliability.cronbach import ZERO_TOTAL_VARIANCE, cronbach_alpha, feldt_interval
+from audit.reliability.cronbach import ZERO_TOTAL_VARIANCE, cronbach_alpha
 from audit.reliability.kendall import kendall_w
 
 ITEM_COLUMNS = ["item_id", "reader_group", "n_readers", "n_questions", "cronbach_alpha", "ci_low", "ci_high",
@@ -125,4 +125,4 @@ def item_reliability(data: pd.DataFrame, group: str, confidence: float, *, batch
     return [rows[item] for item in order]
 
 
-__all__ = ["ITEM_COLUMNS", "item_reliability", "feldt_interval"]
+__all__ = ["ITEM_COLUMNS", "item_reliability"]
