@@ -26,7 +26,7 @@ class TransformersProvider:
     model : str
         Local directory (``save_pretrained`` output) or cached model id.
     device : str
-        ``"cpu"``, ``"cuda"``, ``"cuda:1"``...
+        ``"cpu"``, ``"cuda"``, ``"cuda:1"``... or ``"auto"`` (cuda, else mps, else cpu).
     max_new_tokens : int
         Default generation length when the caller gives no ``max_tokens``.
     dtype : str | None
@@ -56,7 +56,7 @@ class TransformersProvider:
         self._torch = import_optional("torch", "the local transformers provider")
         transformers = import_optional("transformers", "the local transformers provider")
         self.model_name = str(model)
-        self.device = device
+        self.device = _usable_device(self._torch, device)
         self.max_new_tokens = int(max_new_tokens)
         self.max_concurrency = 1
         kwargs: dict[str, Any] = {"local_files_only": True}
@@ -69,7 +69,7 @@ class TransformersProvider:
             kwargs["dtype" if major >= 5 else "torch_dtype"] = getattr(self._torch, dtype)
         try:
             self._tokenizer = transformers.AutoTokenizer.from_pretrained(self.model_name, local_files_only=True)
-            self._model = transformers.AutoModelForCausalLM.from_pretrained(self.model_name, **kwargs).to(device)
+            self._model = transformers.AutoModelForCausalLM.from_pretrained(self.model_name, **kwargs).to(self.device)
         except (OSError, ValueError) as exc:
             raise ProviderError(
                 f"cannot load the local model '{self.model_name}': {exc}. "
@@ -141,3 +141,27 @@ class TransformersProvider:
             elapsed_s=time.monotonic() - start,
             extra={"ignored_sampling_keys": ignored} if ignored else {},
         )
+
+
+def _usable_device(torch, device: str) -> str:
+    """``device`` checked against this machine ("auto": cuda, else mps, else cpu).
+
+    Raises
+    ------
+    InputError
+        Not a torch device string, or a device this machine does not have (torch would
+        otherwise fail later with an AssertionError).
+    """
+    mps = getattr(torch.backends, "mps", None)
+    mps_ok = mps is not None and mps.is_available()
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "mps" if mps_ok else "cpu"
+    try:
+        kind = torch.device(device).type
+    except (RuntimeError, TypeError, ValueError):
+        kind = None
+    usable = {"cpu": True, "cuda": torch.cuda.is_available(), "mps": mps_ok}.get(kind, kind is not None)
+    if not usable:
+        raise InputError(InputProblem("provider", "not a torch device" if kind is None else f"no {kind} device is available here",
+                                      column="device", value=str(device), fix='use device = "auto" or "cpu"'))
+    return device

@@ -82,3 +82,17 @@ def test_unknown_dtype_is_input_error(tmp_path):
 
     with pytest.raises(InputError, match="dtype"):
         build_provider({"provider": "transformers", "model": str(tmp_path), "dtype": "float8"})
+
+
+
+@pytest.mark.lm
+def test_unusable_device_is_input_error(tmp_path):
+    import torch
+
+    from audit.errors import InputError
+
+    with pytest.raises(InputError, match="not a torch device"):
+        build_provider({"provider": "transformers", "model": str(tmp_path), "device": "gpu0"})
+    if not torch.cuda.is_available():
+        with pytest.raises(InputError, match="no cuda device"):
+            build_provider({"provider": "transformers", "model": str(tmp_path), "device": "cuda"})
