@@ -132,7 +132,7 @@ def readers_section(data, spec, credits: pd.DataFrame, cells, seed: np.random.Se
                          "lo": g.ci_low, "hi": g.ci_high})
     estimates = pd.DataFrame(rows)
     return _guarded(lambda: analyse_readers(data.votes, credits if len(credits) else None,
-                                            glmm_estimates=estimates, rng=_int_seed(seed),
+                                            glmm_estimates=estimates, linkage=spec.linkage, rng=_int_seed(seed),
                                             stories=data.stories),
                     "reader analysis")
 
@@ -202,13 +202,14 @@ def section_checks(policy: Policy, *, dev: Section, uncertainty: Section, reader
 
 
 def _dev_checks(dev, policy: Policy) -> list[Check]:
-    value = getattr(dev, "routed_in_sample_pooled", float("nan"))
+    """Gate on the out-of-fold estimate: the in-sample figure is the one the judge was selected on."""
+    value = getattr(dev, "oof_pooled", float("nan"))
     threshold = policy.dev.min_dev_spearman
     if value is None or math.isnan(value):
-        return [Check("dev.spearman", Status.SKIPPED, reason="no dev-set correlation could be computed")]
+        return [Check("dev.spearman", Status.SKIPPED, reason="no out-of-fold dev-set correlation could be computed")]
     status = Status.PASS if value >= threshold else Status(policy.breach("dev.spearman", "WARN"))
-    reason = (f"development-set Spearman of the routed judge with mean human ratings {value:.3f}"
-              + (f"; out-of-fold {dev.oof_pooled:.3f}" if not math.isnan(dev.oof_pooled) else "")
+    reason = (f"development-set Spearman of the routed judge with mean human ratings, out of fold: {value:.3f} "
+              f"(in sample {dev.routed_in_sample_pooled:.3f}, optimism {dev.optimism_pooled:+.3f})"
               + ("; selection and validation share data" if dev.selection_shares_data else ""))
     return [Check("dev.spearman", status, value, threshold, reason)]
 

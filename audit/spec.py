@@ -31,6 +31,7 @@ class AuditSpec:
     policy : check thresholds and severities.
     level : interval level of the human GLMM interval.
     glmm_backend : "native" or "lme4".
+    linkage : linkage method of the reader clustering (scipy's names; default "average").
     uncertainty, readers, surface : compute those optional sections.
     n_boot : bootstrap replicates (None: the policy's).
     features_cache : directory of the feature cache (None: no cache).
@@ -45,6 +46,7 @@ class AuditSpec:
     policy_source: str = "defaults"
     level: float = 0.95
     glmm_backend: str = "native"
+    linkage: str = "average"  #: hierarchical-clustering linkage of the reader analysis
     uncertainty: bool = True
     readers: bool = True
     surface: bool = True

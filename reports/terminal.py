@@ -43,6 +43,13 @@ def render_summary(result: Any, report_path: str | Path | None = None, *, max_ce
     if dev["items"]:
         vals = ", ".join(f"{_safe(it['label'])} {it['value']}" for it in dev["items"])
         lines.append(f"Dev set (Spearman of {_safe(dev['judge'] or 'the judge')} with humans): {vals}")
+        payload = discover.field(discover.field(result, "dev"), "payload")
+        oof = discover.field(payload, "oof_pooled")
+        if isinstance(oof, (int, float)):
+            lines.append(f"  routed judge: {discover.field(payload, 'routed_in_sample_pooled'):.3f} in sample, "
+                         f"{oof:.3f} out of fold (optimism {discover.field(payload, 'optimism_pooled'):+.3f})"
+                         + ("; selection and validation share data" if discover.field(payload, "selection_shares_data")
+                            else ""))
     elif dev["computed"]:
         lines.append("Dev set: computed (see the report)")
     else:

@@ -42,12 +42,14 @@ from audit.tie_rules import TIE_RULES
 @click.option("--scale", callback=parse_scale, help="Declared judge score scale LO,HI (e.g. 1,5); scores outside are input errors.")
 @click.option("--glmm-backend", type=click.Choice(["native", "lme4"]), default="native", show_default=True,
               help="GLMM engine: our own (no R) or lme4 through pymer4 (needs R).")
+@click.option("--linkage", type=click.Choice(["average", "complete", "single", "weighted", "ward", "centroid", "median"]),
+              default="average", show_default=True, help="Linkage of the reader and criteria clustering.")
 @click.option("--no-html", is_flag=True, help="Do not write report.html.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress and no summary; only errors (for CI logs).")
 def command(judge, humans, pairs, stories, dev_judge, dev_humans, focal, judge_name, policy, tie_rule, seed,
             out_dir, gate, n_boot, no_uncertainty, no_readers, no_surface, perplexity_model, perplexity_url,
-            perplexity_server_model, allow_download, features_cache, drop_invalid, scale, glmm_backend, no_html,
-            quiet):
+            perplexity_server_model, allow_download, features_cache, drop_invalid, scale, glmm_backend, linkage,
+            no_html, quiet):
     """Audit JUDGE (judge.csv) against HUMANS (humans.csv) and write the report.
 
     \b
@@ -73,7 +75,7 @@ def command(judge, humans, pairs, stories, dev_judge, dev_humans, focal, judge_n
                            focal=focal.split(",") if focal else None, drop_invalid=drop_invalid, scale=scale)
     spec = AuditSpec(
         tie_rule=tie_rule, judge=judge_name, seed=seed, policy=load_policy(policy),
-        policy_source=policy or "defaults", glmm_backend=glmm_backend, uncertainty=not no_uncertainty,
+        policy_source=policy or "defaults", glmm_backend=glmm_backend, linkage=linkage, uncertainty=not no_uncertainty,
         readers=not no_readers, surface=not no_surface, n_boot=n_boot,
         perplexity=PerplexitySpec(model=perplexity_model, url=perplexity_url, server_model=perplexity_server_model,
                                   allow_download=allow_download),

@@ -127,3 +127,21 @@ def test_help_of_every_subcommand(capsys):
     for name in cli.commands:
         assert main([name, "--help"]) == 0
     assert "audit run" in capsys.readouterr().out
+
+
+def test_linkage_option_reaches_the_reader_clustering(tmp_path):
+    args = _run_args(tmp_path, "--no-uncertainty", "--no-surface", "--no-html", "-q", "--linkage", "complete")
+    assert main(args) == ExitStatus.OK
+    result = result_from_json((tmp_path / "result.json").read_text(encoding="utf-8"))
+    assert result.readers.payload.linkage == "complete"
+
+
+def test_dev_check_gates_on_the_out_of_fold_estimate(tmp_path):
+    dev = DEPLOY.parent / "dev"
+    args = _run_args(tmp_path, *FAST, "--no-html", "-q", "--dev-judge", str(dev / "judge.csv"),
+                     "--dev-humans", str(dev / "humans.csv"))
+    assert main(args) == ExitStatus.OK
+    result = result_from_json((tmp_path / "result.json").read_text(encoding="utf-8"))
+    check = next(c for c in result.checks if c.name == "dev.spearman")
+    assert check.value == result.dev.payload.oof_pooled
+    assert check.value < result.dev.payload.routed_in_sample_pooled
