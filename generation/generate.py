@@ -381,8 +381,8 @@ def generate_stories(
     if failures:
         job, exc = failures[0]
         raise ProviderError(
-            f"{len(failures)} story(ies) failed (first: premise {job.premise_id}, system {job.system}): {exc} "
-            f"{len(finals)} of {len(jobs)} stories are finished and kept in {journal_path}; rerun the same command to resume."
+            f"{len(failures)} story(ies) failed (first: premise {job.premise_id}, system {job.system}): "
+            f"{str(exc).rstrip('.')}. {len(finals)} of {len(jobs)} stories are finished and kept in {journal_path}; rerun the same command to resume."
         )
     return _write_outputs(premises, protocol, matchups, jobs, finals, seed, out, n_resumed, n_attempts_now, n_incomplete)
 

@@ -122,6 +122,13 @@ class TransformersProvider:
                     torch.manual_seed(int(sampling["seed"]))
                 encoded = self._tokenizer(prompt, return_tensors="pt").to(self.device)
                 n_prompt = int(encoded["input_ids"].shape[1])
+                context = _context_length(self._model)
+                if context is not None and n_prompt + int(max_new) > context:
+                    # Past the position embeddings torch fails with "index out of range".
+                    raise ProviderError(
+                        f"local model '{self.model_name}': the prompt ({n_prompt} tokens) plus max_tokens "
+                        f"({int(max_new)}) exceeds the model's context of {context} tokens; lower max_tokens "
+                        "or shorten the prompt")
                 with torch.no_grad():
                     output = self._model.generate(**encoded, **gen_kwargs)
                 new_tokens = output[0, n_prompt:]
@@ -165,3 +172,13 @@ def _usable_device(torch, device: str) -> str:
         raise InputError(InputProblem("provider", "not a torch device" if kind is None else f"no {kind} device is available here",
                                       column="device", value=str(device), fix='use device = "auto" or "cpu"'))
     return device
+
+
+def _context_length(model) -> int | None:
+    """Declared context length of a causal LM (None when the config declares none)."""
+    config = getattr(model, "config", None)
+    for attr in ("max_position_embeddings", "n_positions", "n_ctx", "seq_length"):
+        value = getattr(config, attr, None)
+        if isinstance(value, int) and value > 0:
+            return value
+    return None

@@ -96,3 +96,14 @@ def test_unusable_device_is_input_error(tmp_path):
     if not torch.cuda.is_available():
         with pytest.raises(InputError, match="no cuda device"):
             build_provider({"provider": "transformers", "model": str(tmp_path), "device": "cuda"})
+
+
+@pytest.mark.lm
+def test_prompt_beyond_the_context_is_a_clear_provider_error(tmp_path):
+    """Without the check torch fails with a bare "index out of range in self"."""
+    path = build_tiny_model(tmp_path / "tiny")  # n_positions = 128
+    provider = build_provider({"provider": "transformers", "model": str(path)})
+    messages = [ChatMessage("user", "the keeper found a letter")]
+    assert provider.chat(messages, temperature=0.0, max_tokens=100).completion_tokens <= 100
+    with pytest.raises(ProviderError, match="exceeds the model's context of 128 tokens"):
+        provider.chat(messages, temperature=0.0, max_tokens=128)
