@@ -78,7 +78,10 @@ def pair_table(pairs: pd.DataFrame) -> pd.DataFrame:
         raise InputError(InputProblem(file="pairs", message=f"missing column(s) {', '.join(missing)}",
                                       fix="pairs need pair_id, focal, other, matchup (audit.data normalises them)"))
     out = pairs[["pair_id", "focal", "other", "matchup"]].astype(str).copy()
-    out["group_id"] = pairs["group_id"].astype(str) if "group_id" in pairs.columns else ""
+    # A missing group (NaN from a hand-built frame) must stay "no group", not become one
+    # shared "nan" cluster in the bootstrap.
+    out["group_id"] = pairs["group_id"].astype(object).where(pairs["group_id"].notna(), "").astype(str) \
+        if "group_id" in pairs.columns else ""
     return out.drop_duplicates("pair_id").reset_index(drop=True)
 
 

@@ -165,6 +165,16 @@ def test_scopes_and_group_cluster():
     assert set(result.scatter_points["criterion"]) == {"aggregate"}
 
 
+def test_missing_group_ids_are_their_own_clusters():
+    """NaN group_id (a hand-built pairs frame) means "no group": each pair is its own cluster,
+    exactly as with cluster="pair", never one shared "nan" cluster."""
+    feats, scores, pairs, _ = make_data(n_pairs=12)
+    by_pair = surface_associations(feats, scores, pairs, None, n_boot=200, rng=5, cluster="pair")
+    no_groups = surface_associations(feats, scores, pairs.assign(group_id=np.nan), None, n_boot=200, rng=5,
+                                     cluster="group")
+    pd.testing.assert_frame_equal(by_pair.within_pair, no_groups.within_pair)
+
+
 def test_without_votes_the_human_check_is_skipped():
     feats, scores, pairs, _ = make_data(n_pairs=8)
     result = surface_associations(feats, scores, pairs, None, n_boot=50, rng=0)
