@@ -161,9 +161,7 @@ def _perplexity_config(spec):
         return None
     from detectors import PerplexityConfig
 
-    return PerplexityConfig(model=spec.perplexity.model, url=spec.perplexity.url,
-                            server_model=spec.perplexity.server_model,
-                            allow_download=spec.perplexity.allow_download)
+    return PerplexityConfig(**dataclasses.asdict(spec.perplexity))
 
 
 # ----------------------------------------------------------------------------- checks

@@ -16,6 +16,13 @@ class PerplexitySpec:
     url: str | None = None  #: an OpenAI-compatible completions server
     server_model: str | None = None
     allow_download: bool = False
+    revision: str | None = None
+    device: str = "auto"
+    dtype: str = "auto"
+    batch_size: int = 8
+    max_length: int | None = None
+    stride: int | None = None
+    api_key_env: str | None = None  #: environment variable holding the server's API key
 
 
 @dataclass(frozen=True)

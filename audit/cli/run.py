@@ -35,6 +35,13 @@ from audit.tie_rules import TIE_RULES
 @click.option("--perplexity-model", help="transformers causal LM (local path or cached hub name) for the perplexity feature.")
 @click.option("--perplexity-url", help="OpenAI-compatible completions server for perplexity (prompt logprobs).")
 @click.option("--perplexity-server-model", help="Model name to request from --perplexity-url.")
+@click.option("--perplexity-revision", help="Hub revision of --perplexity-model, or a label for the weights --perplexity-url serves (part of the cache key).")
+@click.option("--perplexity-device", default="auto", show_default=True, help="cpu, cuda, mps or auto.")
+@click.option("--perplexity-dtype", default="auto", show_default=True, help="float32, float16, bfloat16 or auto.")
+@click.option("--perplexity-batch-size", type=int, default=8, show_default=True, help="Windows per forward pass / prompts per request.")
+@click.option("--perplexity-max-length", type=int, help="Window length in tokens (default: the model's context).")
+@click.option("--perplexity-stride", type=int, help="Sliding-window stride in tokens (default: half the window).")
+@click.option("--perplexity-api-key-env", help="Environment variable holding --perplexity-url's API key (no key is sent otherwise).")
 @click.option("--allow-download", is_flag=True, help="Allow transformers to download --perplexity-model (off by default).")
 @click.option("--features-cache", type=click.Path(file_okay=False), help="Directory of the surface-feature cache.")
 @click.option("--drop-invalid", is_flag=True, help="Leave out invalid rows (bad values, unknown ids, duplicates) and unparsable judge outputs, "
@@ -48,7 +55,8 @@ from audit.tie_rules import TIE_RULES
 @click.option("-q", "--quiet", is_flag=True, help="No progress and no summary; only errors (for CI logs).")
 def command(judge, humans, pairs, stories, dev_judge, dev_humans, focal, judge_name, policy, tie_rule, seed,
             out_dir, gate, n_boot, no_uncertainty, no_readers, no_surface, perplexity_model, perplexity_url,
-            perplexity_server_model, allow_download, features_cache, drop_invalid, scale, glmm_backend, linkage,
+            perplexity_server_model, perplexity_revision, perplexity_device, perplexity_dtype, perplexity_batch_size,
+            perplexity_max_length, perplexity_stride, perplexity_api_key_env, allow_download, features_cache, drop_invalid, scale, glmm_backend, linkage,
             no_html, quiet):
     """Audit JUDGE (judge.csv) against HUMANS (humans.csv) and write the report.
 
@@ -78,7 +86,10 @@ def command(judge, humans, pairs, stories, dev_judge, dev_humans, focal, judge_n
         policy_source=policy or "defaults", glmm_backend=glmm_backend, linkage=linkage, uncertainty=not no_uncertainty,
         readers=not no_readers, surface=not no_surface, n_boot=n_boot,
         perplexity=PerplexitySpec(model=perplexity_model, url=perplexity_url, server_model=perplexity_server_model,
-                                  allow_download=allow_download),
+                                  allow_download=allow_download, revision=perplexity_revision,
+                                  device=perplexity_device, dtype=perplexity_dtype, batch_size=perplexity_batch_size,
+                                  max_length=perplexity_max_length, stride=perplexity_stride,
+                                  api_key_env=perplexity_api_key_env),
         features_cache=features_cache, command=_command_line(), progress=progress,
     )
     result = run_audit(data, spec)
