@@ -97,6 +97,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         click.echo("Interrupted.", err=True)
         return ExitStatus.INTERRUPTED
+    except OSError as exc:  # e.g. an output directory that cannot be written
+        where = f" ({exc.filename})" if exc.filename else ""
+        click.echo(f"Input error: cannot read or write a file{where}: {exc.strerror or exc}. "
+                   "Fix: check the path and its permissions.", err=True)
+        return ExitStatus.INPUT_ERROR
     except Exception as exc:  # a bug: say so plainly, full traceback only on request
         if os.environ.get("JUDGE_AUDIT_DEBUG"):
             raise

@@ -145,3 +145,11 @@ def test_dev_check_gates_on_the_out_of_fold_estimate(tmp_path):
     check = next(c for c in result.checks if c.name == "dev.spearman")
     assert check.value == result.dev.payload.oof_pooled
     assert check.value < result.dev.payload.routed_in_sample_pooled
+
+
+def test_unwritable_output_is_an_input_error(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    status = main(_run_args(blocker / "out", *FAST, "-q"))
+    err = capsys.readouterr().err
+    assert status == ExitStatus.INPUT_ERROR and "Traceback" not in err and "out" in err
