@@ -85,7 +85,8 @@ def bench_features(texts: list[str]) -> None:
         start = time.perf_counter()
         warm = compute_features(stories, cache=cache)
         t_warm = time.perf_counter() - start
-    assert warm.frame.equals(cold.frame) and serial.frame.equals(cold.frame)
+    if not (warm.frame.equals(cold.frame) and serial.frame.equals(cold.frame)):
+        raise SystemExit("benchmark invalid: cached or parallel features differ from the cold serial run")
     print(f"\n== all features except perplexity: {len(texts)} stories, {n_words / len(texts):.0f} words on average")
     for d1, d2 in zip(serial.detectors, cold.detectors):
         print(f"   {d1.name:<11} {d1.status.value:<8} 1 process {d1.seconds:7.2f} s   2 processes {d2.seconds:7.2f} s")
