@@ -134,8 +134,17 @@ def _read_delimited(raw: bytes, sep: str, path: str, log: ProblemLog) -> tuple[p
     text = raw.decode("utf-8-sig")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", pd.errors.ParserWarning)
-        frame = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False,
-                            na_filter=False, skip_blank_lines=True, index_col=False)
+        try:
+            frame = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False,
+                                na_filter=False, skip_blank_lines=True, index_col=False)
+        except pd.errors.ParserError:
+            # pandas names rows in its own numbering ("row 2", "line 4"): locate the
+            # offending lines ourselves so that the message points into the file
+            found = _report_long_rows(text, sep, path, log)
+            found += _report_open_quote(text, sep, path, log)
+            if not found:
+                raise
+            return None, np.asarray([])
     if any(issubclass(w.category, pd.errors.ParserWarning) for w in caught):
         _report_long_rows(text, sep, path, log)
         return None, np.asarray([])
@@ -157,7 +166,8 @@ def _read_delimited(raw: bytes, sep: str, path: str, log: ProblemLog) -> tuple[p
     return frame, lines
 
 
-def _report_long_rows(text: str, sep: str, path: str, log: ProblemLog) -> None:
+def _report_long_rows(text: str, sep: str, path: str, log: ProblemLog) -> int:
+    """Report rows with more fields than the header (first 50); return how many were reported."""
     reader = csv.reader(io.StringIO(text), delimiter=sep)
     header, prev, shown = None, 0, 0
     for rec in reader:
@@ -172,6 +182,27 @@ def _report_long_rows(text: str, sep: str, path: str, log: ProblemLog) -> None:
             log.add(path, f"this row has {len(rec)} fields but the header names {len(header)} columns",
                     "quote values that contain the delimiter, or add the missing column names", line=start,
                     value=sep.join(rec)[:80])
+    return shown
+
+
+def _report_open_quote(text: str, sep: str, path: str, log: ProblemLog) -> bool:
+    """Report a quoted value that is never closed (it swallows the rest of the file)."""
+    reader = csv.reader(io.StringIO(text), delimiter=sep, strict=True)
+    prev = 0
+    try:
+        for _ in reader:
+            prev = reader.line_num
+    except csv.Error as exc:
+        if "end of data" not in str(exc):
+            return False
+        start = prev + 1
+        lines = text.splitlines()
+        value = lines[start - 1][:80] if start - 1 < len(lines) else ""
+        log.add(path, "a quoted value opened on this line is never closed (the rest of the file would be one value)",
+                'close the quote, or double any quote character inside a quoted value ("")', line=start,
+                value=value)
+        return True
+    return False
 
 
 def _cell(v: object) -> str:

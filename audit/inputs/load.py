@@ -95,6 +95,10 @@ class _Loader:
                     systems.setdefault(pid, [])
                 where = "the judge file's pair_ids"
             pairs = pairs_from_systems(systems, self._groups(), tj.path, first_line, log)
+            # a pair without exactly two systems is already reported (a fatal problem):
+            # its rows are not reported again as "pair_id not found"
+            rejected = set(systems) - set(pairs["pair_id"])
+            hv, jf = hv[~hv["pair_id"].isin(rejected)], jf[~jf["pair_id"].isin(rejected)]
         systems_all = set(pairs["system_a"]) | set(pairs["system_b"])
         check_focal_names(self.focal_names, systems_all, log)
         pairs, self.focal_source = assign_focal(pairs, self.focal_names)
@@ -289,6 +293,12 @@ def load(judge, humans, *, pairs=None, stories=None, dev_judge=None, dev_humans=
     missing = [c for c in dict.fromkeys(votes["criterion"]) if c != "overall" and c not in jcrit]
     if missing:
         ld.notes.append(f"criteria judged by the readers but not by the judge: {', '.join(missing)}")
+    hcrit = set(votes["criterion"])
+    extra = [c for c in dict.fromkeys(jframe["criterion"]) if c not in hcrit]
+    if extra and len(votes):
+        why = "no human comparison; they still enter the judge's aggregate" if scores is not None \
+            else "no human comparison"
+        ld.notes.append(f"criteria scored by the judge but not judged by the readers ({why}): {', '.join(extra)}")
     log.raise_if_any()
     pairs_out = pairs_df.drop(columns=[c for c in ("line", "base_a", "base_b") if c in pairs_df.columns])
     if "item_a" not in pairs_out.columns:

@@ -129,3 +129,32 @@ def test_problems_are_ordered_by_file_then_line_with_summaries_last():
     assert [p.file for p in probs[:1]] == ["b.csv"] and [p.message for p in probs[:2]] == ["early", "late"]
     assert probs[-1].file == "a.csv" and probs[-1].message.startswith("2 more row(s)")
     assert [p.line for p in probs[2:-1]] == list(range(2, MAX_ROWS_PER_KIND + 2))
+
+
+def test_long_row_after_the_first_data_row_names_its_line(tmp_path):
+    # pandas raises (not warns) when a later row is too long; its message counts rows its own way
+    p = tmp_path / "h.csv"
+    p.write_text("id,choice\na,x\nb,y\nc,z,extra\n", encoding="utf-8")
+    log = ProblemLog()
+    assert read_table(p, "humans", log) is None
+    [prob] = log.problems
+    assert prob.line == 4 and prob.value == "c,z,extra" and "4 fields" not in prob.message
+    assert prob.message == "this row has 3 fields but the header names 2 columns" and prob.fix
+
+
+def test_unclosed_quote_names_the_line_it_opens_on(tmp_path):
+    p = tmp_path / "h.csv"
+    p.write_text('id,choice\na,x\nb,"y\nc,z\n', encoding="utf-8")
+    log = ProblemLog()
+    assert read_table(p, "humans", log) is None
+    [prob] = log.problems
+    assert prob.line == 3 and prob.value == 'b,"y' and "never closed" in prob.message and prob.fix
+    assert "tokenizing" not in str(prob)
+
+
+def test_long_row_and_unclosed_quote_are_both_reported(tmp_path):
+    p = tmp_path / "h.tsv"
+    p.write_text('id\tchoice\na\tx\textra\nb\t"y\nc\tz\n', encoding="utf-8")
+    log = ProblemLog()
+    assert read_table(p, "humans", log) is None
+    assert [q.line for q in log.problems] == [2, 3]
