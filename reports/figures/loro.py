@@ -37,7 +37,10 @@ def loro_shift_svg(shifts: pd.DataFrame, *, fig_id: str = "fig-loro", value_labe
     panels = list(dict.fromkeys(shifts["matchup"])) if "matchup" in shifts.columns else [None]
     readers = list(dict.fromkeys(shifts["reader_id"]))
     criteria = list(dict.fromkeys(shifts["criterion"]))
-    lim = max(0.02, float(np.nanmax(np.abs(shifts["shift"].astype(float)))) * 100 * 1.15)
+    values = shifts["shift"].astype(float).to_numpy()
+    if not np.isfinite(values).any():
+        return empty_svg(fig_id, "No shift computable (a single reader, or too few votes)")
+    lim = max(0.02, float(np.nanmax(np.abs(values[np.isfinite(values)]))) * 100 * 1.15)
     ncol = min(len(panels), MAX_COLUMNS)
     nrow = int(np.ceil(len(panels) / ncol))
     with figure_context():

@@ -134,3 +134,15 @@ def test_preference_with_many_matchups_colours_criteria_instead():
     svg = preference_svg(pd.DataFrame(rows), fig_id="many")
     ticks = re.findall(r"<text[^>]*>([^<]*)</text>", svg)
     assert "m11" in ticks and ticks.count("empathy") == 1  # one legend entry per criterion
+
+
+def test_loro_with_every_shift_undefined_says_why_without_a_warning():
+    # one reader: leaving them out leaves nothing, every shift is NaN
+    import warnings
+
+    shifts = pd.DataFrame({"reader_id": ["r1", "r1"], "criterion": ["e", "o"], "shift": [np.nan, np.nan]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        svg = loro_shift_svg(shifts)
+    assert "No shift computable (a single reader" in svg
+    verify_svg(svg)
