@@ -53,6 +53,11 @@ def blank_ids(frame: pd.DataFrame, columns: list[str], table: Table, log: Proble
     return bad
 
 
+# what an empty cell means, by (judge file?, column), for the fix of a non-numeric value
+_EMPTY_MEANS = {(True, "score"): " to mark an unparsable judge output", (True, "sample"): " (sample 0)",
+                (False, "rating"): " (not rated)", (False, "seconds"): " (time unknown)"}
+
+
 def parse_numbers(values: pd.Series, table: Table, lines: np.ndarray, log: ProblemLog, role: str,
                   column: str, scale: tuple[float, float] | None, what: str) -> tuple[np.ndarray, np.ndarray]:
     """Parse a text column of numbers.
@@ -66,7 +71,7 @@ def parse_numbers(values: pd.Series, table: Table, lines: np.ndarray, log: Probl
     nums = pd.to_numeric(pd.Series(np.where(empty, None, text), dtype=object), errors="coerce").to_numpy(dtype=float)
     nonnum = ~empty & ~np.isfinite(nums)
     bad = log.rows(table.path, role, nonnum, lines, text, column, f"{what} is not a number",
-                   f"write a number, or leave the cell empty{' to mark an unparsable judge output' if role.endswith('judge') else ''}",
+                   f"write a number, or leave the cell empty{_EMPTY_MEANS.get((role.endswith('judge'), column), '')}",
                    f"non-numeric {column}")
     if scale is not None:
         lo, hi = scale

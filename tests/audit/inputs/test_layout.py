@@ -1,0 +1,27 @@
+"""audit.inputs.layout: the fix of a non-numeric value says what an empty cell means there."""
+
+from __future__ import annotations
+
+from .helpers import JUDGE, basic, problems
+
+
+def test_non_numeric_sample_fix_does_not_call_an_empty_cell_unparsable(tmp_path):
+    judge = JUDGE.replace("pair_id,system,criterion,score", "pair_id,system,criterion,score,sample")
+    lines = judge.splitlines()
+    lines[1:] = [ln + (",x" if i == 0 else ",0") for i, ln in enumerate(lines[1:])]
+    [prob] = problems(basic(tmp_path, judge="\n".join(lines) + "\n"))
+    assert prob.column == "sample" and prob.value == "x" and prob.line == 2
+    assert "unparsable" not in prob.fix and prob.fix == "write a number, or leave the cell empty (sample 0)"
+
+
+def test_non_numeric_score_fix_still_says_empty_marks_unparsable(tmp_path):
+    [prob] = problems(basic(tmp_path, judge=JUDGE.replace("p1,alpha,empathy,4", "p1,alpha,empathy,four")))
+    assert prob.column == "score" and "unparsable judge output" in prob.fix
+
+
+def test_non_numeric_seconds_fix(tmp_path):
+    humans = ("pair_id,reader_id,criterion,choice,seconds\n"
+              "p1,r1,empathy,alpha,5\np1,r2,empathy,beta,soon\np2,r1,empathy,tie,3\np2,r2,empathy,alpha,4\n")
+    [prob] = problems(basic(tmp_path, humans=humans))
+    assert prob.column == "seconds" and prob.value == "soon" and prob.line == 3
+    assert prob.fix == "write a number, or leave the cell empty (time unknown)"
