@@ -110,6 +110,8 @@ class _Loader:
         # ids present in one file and missing in the other
         hv = hv[~unknown_ids(hv, "pair_id", set(jf["pair_id"]), th.path, "humans", log, "the judge file",
                              "give the judge's output for every pair the readers judged, or remove the votes")]
+        if len(hv) == 0:  # no usable vote at all: one problem, not one per judge row
+            return self._nothing_usable(th.path)
         jf = jf[~unknown_ids(jf, "pair_id", set(hv["pair_id"]), tj.path, "judge", log, "the human file",
                              "collect human votes on the pair, or remove its judge outputs")]
         used = set(hv["pair_id"])
@@ -123,6 +125,14 @@ class _Loader:
         else:
             scores, verdicts = None, resolve_verdicts(jf, pairs, tj.path, log)
         return votes, pairs, scores, verdicts
+
+    def _nothing_usable(self, path: str) -> None:
+        """No usable human judgment: one problem (unless one already explains it, e.g. a reader who
+        judged nothing); the judge file is then not checked against an empty human side."""
+        if not self.log.problems:
+            self.log.add(path, "no usable human judgment is left", "check the file: every row was empty or left out"
+                         + (" (--drop-invalid)" if self.log.drop_invalid else ""))
+        return None
 
     def _groups(self) -> dict[str, str]:
         """pair_id -> group_id from a ``group_id`` column of the judge or human file (first non-empty)."""
@@ -170,6 +180,8 @@ class _Loader:
         item_system = {k: v[0] for k, v in sysmap.items()}
         r = r[~unknown_ids(r, "item_id", set(item_system), th.path, "humans", log, "the judge file",
                            "give the judge's score for every rated item (this also names its system)")]
+        if len(r) == 0:
+            return self._nothing_usable(th.path)
         jf = jf[~unknown_ids(jf, "item_id", set(r["item_id"]), tj.path, "judge", log, "the human file",
                              "remove the judge's scores of items no reader rated, or add the ratings")]
         if log.problems:

@@ -40,3 +40,17 @@ def test_pairwise_judge_criterion_the_readers_lack_gets_a_note(tmp_path):
     data = basic(tmp_path, judge=judge)()
     [note] = [n for n in data.notes if "scored by the judge" in n]
     assert note.endswith(": style") and "aggregate" not in note
+
+
+def test_human_file_with_no_usable_vote_is_one_problem_not_one_per_judge_row(tmp_path):
+    humans = "pair_id,reader_id,criterion,choice\np1,r1,empathy,\np2,r1,empathy,\n"
+    probs = problems(basic(tmp_path, humans=humans))
+    assert [(p.message, p.value) for p in probs] == [
+        ("this reader judged nothing (every judgment is empty)", "r1")]
+
+
+def test_every_vote_left_out_under_drop_invalid_says_nothing_usable(tmp_path):
+    humans = HUMANS.replace("p1,", "q1,").replace("p2,", "q2,")
+    probs = problems(basic(tmp_path, humans=humans, drop_invalid=True))
+    assert [p.message for p in probs] == ["no usable human judgment is left"]
+    assert "--drop-invalid" in probs[0].fix
