@@ -41,13 +41,17 @@ def headline(result: Any) -> dict:
     """Dev-set validity beside the deployment findings (the contrast is the headline)."""
     cells = list(result.cells)
     judged = [c for c in cells if c.judge is not None]
-    out_ci = [c for c in judged if c.transfer.judge_in_human_ci is False]
+    # the denominator of "outside the interval" is the cells where the comparison could be
+    # made (judge rate and human interval both exist), as in the verdict sentence
+    assessed = [c for c in judged if c.transfer.judge_in_human_ci is not None]
+    out_ci = [c for c in assessed if c.transfer.judge_in_human_ci is False]
     conflict = [c for c in judged if c.transfer.direction_conflict]
     below = [c for c in judged if c.transfer.below_reader_baseline]
     prov = result.provenance
     deployment = {
         "n_cells": len(cells),
-        "n_judged": len(judged),
+        "n_judged": len(assessed),
+        "n_not_assessed": len(cells) - len(assessed),
         "n_outside": len(out_ci),
         "n_conflict": len(conflict),
         "n_below": len(below),

@@ -54,9 +54,11 @@ def render_summary(result: Any, report_path: str | Path | None = None, *, max_ce
         lines.append("Dev set: computed (see the report)")
     else:
         lines.append(f"Dev set: not given ({_safe(dev['reason'])})")
-    judged = [c for c in result.cells if c.judge is not None]
-    outside = sum(c.transfer.judge_in_human_ci is False for c in judged)
-    lines.append(f"Deployment: judge outside the human 95% interval in {outside} of {len(judged)} cells")
+    assessed = [c for c in result.cells if c.judge is not None and c.transfer.judge_in_human_ci is not None]
+    outside = sum(c.transfer.judge_in_human_ci is False for c in assessed)
+    skipped = len(result.cells) - len(assessed)
+    lines.append(f"Deployment: judge outside the human 95% interval in {outside} of {len(assessed)} cells"
+                 + (f" ({skipped} not assessed)" if skipped else ""))
     failing = [c for c in result.cells if status_value(c.transfer.verdict) in ("FAIL", "ERROR")]
     if failing:
         lines.append(f"Failing cells ({len(failing)}):")

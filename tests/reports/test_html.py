@@ -163,3 +163,12 @@ def test_cell_without_judge_and_failed_glmm(bare_result):
 def test_figures_have_accessible_labels(html):
     labels = [a.get("aria-label") for t, a in parse(html).tags if t == "figure"]
     assert labels and all(labels)
+
+
+def test_headline_outside_count_uses_the_assessed_cells(result):
+    first = result.cells[0]
+    cells = (replace(first, transfer=replace(first.transfer, judge_in_human_ci=None)),) + tuple(result.cells[1:])
+    text = " ".join(parse(render_html(replace(result, cells=cells))).text)
+    outside = sum(c.transfer.judge_in_human_ci is False for c in cells)
+    assert f"{outside} / {len(cells) - 1} cells with the judge's rate outside" in " ".join(text.split())
+    assert "1 cell(s) not assessed" in text

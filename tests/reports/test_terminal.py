@@ -33,3 +33,13 @@ def test_summary_without_failures_or_dev(bare_result):
 def test_colour_only_when_asked(result):
     assert "\x1b[" not in render_summary(result)
     assert "\x1b[1;31mFAIL\x1b[0m" in render_summary(result, colour=True)
+
+
+def test_outside_count_uses_the_assessed_cells_like_the_verdict(result):
+    # a cell whose human interval is missing (e.g. all ties) cannot be inside or outside
+    first = result.cells[0]
+    cells = (replace(first, transfer=replace(first.transfer, judge_in_human_ci=None)),) + tuple(result.cells[1:])
+    out = render_summary(replace(result, cells=cells))
+    n = len(cells) - 1
+    outside = sum(c.transfer.judge_in_human_ci is False for c in cells)
+    assert f"Deployment: judge outside the human 95% interval in {outside} of {n} cells (1 not assessed)" in out
