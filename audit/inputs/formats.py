@@ -149,6 +149,9 @@ def _read_delimited(raw: bytes, sep: str, path: str, log: ProblemLog) -> tuple[p
         _report_long_rows(text, sep, path, log)
         return None, np.asarray([])
     frame = _strip_all(frame.astype(str))
+    frame = _drop_nameless_columns(frame, text, sep, path, log)
+    if frame is None:
+        return None, np.asarray([])
     body = text.rstrip("\r\n")
     if body.count("\n") == len(frame) and "\n\n" not in body:
         lines = np.arange(2, len(frame) + 2)
@@ -164,6 +167,31 @@ def _read_delimited(raw: bytes, sep: str, path: str, log: ProblemLog) -> tuple[p
         if len(lines) != len(frame):
             lines = np.arange(2, len(frame) + 2)
     return frame, lines
+
+
+def _drop_nameless_columns(frame: pd.DataFrame, text: str, sep: str, path: str,
+                           log: ProblemLog) -> pd.DataFrame | None:
+    """Columns with an empty header cell (e.g. a trailing delimiter on every line).
+
+    pandas names them ``Unnamed: N``; in a wide file that name would become a criterion.
+    An empty one is dropped (it holds nothing); one holding values is a problem.
+    """
+    header = next((rec for rec in csv.reader(io.StringIO(text), delimiter=sep) if rec), [])
+    nameless = [i for i, name in enumerate(header) if not name.strip() and i < len(frame.columns)]
+    if not nameless:
+        return frame
+    bad = False
+    for i in nameless:
+        col = frame.iloc[:, i]
+        filled = col[col != ""]
+        if len(filled):
+            log.add(path, f"column {i + 1} has no name in the header line but holds values",
+                    "name the column in the header line (start the name with _ to keep it out of the audit)",
+                    line=1, column=f"column {i + 1}", value=filled.iloc[0][:80])
+            bad = True
+    if bad:
+        return None
+    return frame.drop(columns=[frame.columns[i] for i in nameless])
 
 
 def _report_long_rows(text: str, sep: str, path: str, log: ProblemLog) -> int:

@@ -158,3 +158,21 @@ def test_long_row_and_unclosed_quote_are_both_reported(tmp_path):
     log = ProblemLog()
     assert read_table(p, "humans", log) is None
     assert [q.line for q in log.problems] == [2, 3]
+
+
+def test_empty_nameless_column_is_dropped_not_made_a_criterion(tmp_path):
+    # a trailing comma on every line (spreadsheet export): pandas would call it 'Unnamed: 3'
+    p = tmp_path / "w.csv"
+    p.write_text("pair_id,reader_id,empathy,\np1,r1,alpha,\np1,r2,beta,\n", encoding="utf-8")
+    log = ProblemLog()
+    t = read_table(p, "humans", log)
+    assert not log.problems and t.columns == ["pair_id", "reader_id", "empathy"]
+
+
+def test_nameless_column_with_values_is_a_problem(tmp_path):
+    p = tmp_path / "w.csv"
+    p.write_text("pair_id,reader_id,empathy,\np1,r1,alpha,\np1,r2,beta,gamma\n", encoding="utf-8")
+    log = ProblemLog()
+    assert read_table(p, "humans", log) is None
+    [prob] = log.problems
+    assert prob.line == 1 and prob.column == "column 4" and prob.value == "gamma" and "no name" in prob.message
