@@ -44,9 +44,13 @@ def read_pairs_file(table: Table, log: ProblemLog) -> pd.DataFrame | None:
                     "a pair must compare two different systems (system_a equals system_b)",
                     "name the two different systems of the pair", "pair with other than two systems")
     nf = ((f["focal"] != "") & (f["focal"] != f["system_a"]) & (f["focal"] != f["system_b"])).to_numpy()
-    bad |= log.rows(table.path, "pairs", nf, lines, f["focal"].to_numpy(), "focal",
-                    "focal is not one of the pair's two systems", "set focal to system_a or system_b, or leave it empty",
-                    "focal not in the pair")
+    nf = log.rows(table.path, "pairs", nf, lines, f["focal"].to_numpy(), "focal",
+                  "focal is not one of the pair's two systems", "set focal to system_a or system_b, or leave it empty",
+                  "focal not in the pair")
+    if log.drop_invalid:
+        bad |= nf
+    else:  # already a (fatal) problem: keep the pair so that its votes are not reported again as unknown ids
+        f.loc[nf, "focal"] = ""
     f = f[~bad]
     dup = duplicates(f, ["pair_id"], table, log, "pairs", "duplicate pair_id in the pairs file",
                      "list each pair once")

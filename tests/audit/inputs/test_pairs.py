@@ -1,0 +1,20 @@
+"""audit.inputs.pairs: the pairs file's own problems are reported once."""
+
+from __future__ import annotations
+
+from .helpers import PAIRS, basic, problems
+
+
+def test_bad_focal_is_one_problem_not_also_unknown_pair_ids(tmp_path):
+    pairs = PAIRS.replace("p2,alpha,beta,alpha,", "p2,alpha,beta,gamma,")
+    probs = problems(basic(tmp_path, pairs=pairs))
+    assert [(p.column, p.value, p.line) for p in probs] == [("focal", "gamma", 3)]
+
+
+def test_bad_focal_under_drop_invalid_leaves_the_pair_out_and_counts_it(tmp_path):
+    pairs = PAIRS.replace("p2,alpha,beta,alpha,", "p2,alpha,beta,gamma,")
+    data = basic(tmp_path, pairs=pairs, drop_invalid=True)()
+    assert set(data.votes["pair_id"]) == {"p1"}
+    counts = {(e.role, e.reason): e.n_rows for e in data.exclusions}
+    assert counts[("pairs", "focal not in the pair")] == 1
+    assert counts[("humans", "pair_id missing from the pairs file")] == 2
