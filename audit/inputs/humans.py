@@ -46,6 +46,13 @@ def detect_shape(table: Table) -> str | None:
 def read_humans(table: Table, log: ProblemLog, *, scale: tuple[float, float] | None = None,
                 role: str = "humans", shape: str | None = None) -> HumanInput | None:
     """Read a human file; report problems to ``log``. ``shape`` forces "scalar" (dev set)."""
+    cols = set(table.columns)
+    if "reader_id" not in cols and "score" in cols:
+        log.add(table.path, f"the {role} file has a score column and no reader_id: it looks like a judge file",
+                ("give the ratings to --dev-humans and the judge's scores to --dev-judge" if role.startswith("dev")
+                 else "give the human judgments here; the command takes the judge file first: audit run JUDGE HUMANS")
+                + f" (columns found: {table.found()})")
+        return None
     detected = detect_shape(table)
     if shape is not None and detected is not None and detected != shape:
         log.add(table.path, f"the {role} file must hold {shape} ratings (item_id, reader_id, criterion, rating)",

@@ -95,6 +95,14 @@ def read_judge(table: Table, log: ProblemLog, *, scale: tuple[float, float] | No
                                     c.to_numpy(dtype=object))
         keys = [key, "criterion", "judge", "sample"]
     frame = frame[~bad]
+    # a judge file holding one row per reader (the human file given first by mistake): one
+    # problem instead of one "duplicate judge output" per reader
+    if role == "judge" and "reader_id" in frame.columns and frame.duplicated(keys).any() \
+            and not frame.duplicated(keys + ["reader_id"]).any():
+        log.add(table.path, f"the {role} file repeats its outputs once per reader_id: it looks like the human file",
+                "give the judge's outputs here; the command takes the judge file first: audit run JUDGE HUMANS",
+                column="reader_id")
+        return None
     dup = duplicates(frame, keys, table, log, role, "duplicate judge output for the same "
                      + ("item/system" if kind == "scalar" else "pair") + ", criterion, judge and sample",
                      "keep one row per output, or number repeated outputs in a 'sample' column")
