@@ -174,7 +174,8 @@ def preference_frames(result: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
             j = c.judge
             label = f"{c.criterion} (judge: {j.criterion})" if j.criterion != c.criterion else c.criterion
             judge.append({"matchup": c.matchup, "criterion": c.criterion, "label": label, "wins": j.wins,
-                          "losses": j.losses, "ties": j.ties, "n_pairs": j.wins + j.losses + j.ties})
+                          "losses": j.losses, "ties": j.ties, "n_pairs": j.wins + j.losses + j.ties,
+                          "invalid": j.invalid})
     return pd.DataFrame(human), pd.DataFrame(judge)
 
 

@@ -99,8 +99,8 @@ def preference_svg(
             if np.isfinite(est):
                 ax.plot([est], [yy], "o", color=c, markersize=5, zorder=3, clip_on=False)
             j = jmap.get((row.matchup, row.criterion))
-            if j is not None and j.n_pairs > 0:
-                rate = (j.wins + 0.5 * j.ties) / j.n_pairs
+            if j is not None and _valid(j) > 0:
+                rate = (j.wins + 0.5 * j.ties) / _valid(j)
                 ax.plot([rate], [yy], "D", markerfacecolor="white", markeredgecolor=JUDGE_COLOUR,
                         markersize=5, markeredgewidth=1.2, zorder=4, clip_on=False)
         ax.set_xlim(0.0, 1.0)
@@ -122,16 +122,21 @@ def preference_svg(
             for (block, k), yy in positions.items():
                 m, crit = (k, block) if by_criterion else (block, k)
                 j = jmap.get((m, crit))
-                if j is None or j.n_pairs <= 0:
-                    axj.text(0.01, yy, "no judge verdicts", va="center", fontsize=7, color="#888888")
+                if j is None or _valid(j) <= 0:
+                    axj.text(0.01, yy, "no judge verdicts" if j is None else "no valid judge verdicts (all invalid)",
+                             va="center", fontsize=7, color="#888888")
                     continue
-                win = j.wins / j.n_pairs
-                tie = 0.5 * j.ties / j.n_pairs
+                # the even-split rate is over the valid pairs: unparsable outputs are not losses
+                win = j.wins / _valid(j)
+                tie = 0.5 * j.ties / _valid(j)
                 axj.barh(yy, win, height=0.8, color=colour[k], edgecolor=colour[k], zorder=2)
                 if tie > 0:
                     axj.barh(yy, tie, left=win, height=0.8, color="white", edgecolor=colour[k],
                              hatch="////", linewidth=0.6, zorder=2)
-                axj.text(win + tie + 0.015, yy, f"{100 * (win + tie):.1f}% ({j.ties})",
+                inv = getattr(j, "invalid", 0)
+                invalid = int(inv) if pd.notna(inv) else 0
+                axj.text(win + tie + 0.015, yy, f"{100 * (win + tie):.1f}% ({j.ties})"
+                         + (f" +{invalid} invalid" if invalid else ""),
                          va="center", fontsize=7.5, zorder=3)
             axj.set_xlim(0.0, 1.16)  # room for the labels of bars near 100%
             axj.spines["bottom"].set_bounds(0.0, 1.0)
@@ -140,3 +145,8 @@ def preference_svg(
             axj.set_title("(b) judge", loc="left")
             axj.tick_params(axis="y", left=False)
         return figure_to_svg(fig, fig_id)
+
+
+def _valid(j) -> int:
+    """Pairs with a usable verdict (wins + losses + ties; invalid outputs excluded)."""
+    return int(j.wins) + int(j.losses) + int(j.ties)

@@ -146,3 +146,11 @@ def test_loro_with_every_shift_undefined_says_why_without_a_warning():
         svg = loro_shift_svg(shifts)
     assert "No shift computable (a single reader" in svg
     verify_svg(svg)
+
+
+def test_preference_rate_is_over_valid_pairs_and_invalid_outputs_are_shown():
+    # 1 win, 1 loss, 1 tie, 1 invalid: the even-split rate is 1.5 / 3 = 50%, not 1.5 / 4
+    judge = pd.DataFrame([{"matchup": "a vs b", "criterion": "empathy", "wins": 1, "losses": 1, "ties": 1,
+                           "n_pairs": 4, "invalid": 1}])
+    svg = preference_svg(_human().head(1), judge, focal_label="a")
+    assert "50.0% (1) +1 invalid" in svg and "37.5%" not in svg
