@@ -97,7 +97,13 @@ def read_table(path: str | os.PathLike, role: str, log: ProblemLog) -> Table | N
         else:
             frame, lines = _read_parquet(path)
     except UnicodeDecodeError as exc:
-        log.add(path, f"the {role} file is not valid UTF-8 text (byte {exc.start})", "save the file as UTF-8")
+        line = raw.count(b"\n", 0, exc.start) + 1
+        start = raw.rfind(b"\n", 0, exc.start) + 1
+        end = raw.find(b"\n", exc.start)
+        text = raw[start:end if end >= 0 else len(raw)].decode("utf-8", errors="replace").rstrip("\r")
+        log.add(path, f"the {role} file is not valid UTF-8 text (byte {exc.start})",
+                "save the file as UTF-8 (e.g. 'Save as CSV UTF-8' in a spreadsheet, or iconv -f latin1 -t utf-8)",
+                line=line, value=text[:80])
         return None
     except MissingDependencyError:
         raise

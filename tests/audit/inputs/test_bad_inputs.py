@@ -36,7 +36,7 @@ def test_bad_study_with_drop_invalid_keeps_only_structural_problems():
 @pytest.mark.parametrize("name, message, line", [
     ("empty.csv", "the humans file is empty", None),
     ("header_only.csv", "the humans file has a header but no data rows", None),
-    ("not_utf8.csv", "the humans file is not valid UTF-8 text (byte 34)", None),
+    ("not_utf8.csv", "the humans file is not valid UTF-8 text (byte 34)", 2),
     ("broken.jsonl", "not valid JSON: Expecting property name enclosed in double quotes", 2),
     ("humans.xlsx", "unknown file extension for the humans file", None),
     ("missing_column.csv", "missing required column(s) reader_id for pairwise judgments", 1),

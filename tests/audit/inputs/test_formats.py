@@ -176,3 +176,12 @@ def test_nameless_column_with_values_is_a_problem(tmp_path):
     assert read_table(p, "humans", log) is None
     [prob] = log.problems
     assert prob.line == 1 and prob.column == "column 4" and prob.value == "gamma" and "no name" in prob.message
+
+
+def test_not_utf8_names_the_line_and_shows_it(tmp_path):
+    p = tmp_path / "h.csv"
+    p.write_bytes("id,comment\na,fine\nb,caf\xe9 latin-1\n".encode("latin-1"))
+    log = ProblemLog()
+    assert read_table(p, "humans", log) is None
+    [prob] = log.problems
+    assert prob.line == 3 and prob.value == "b,caf\ufffd latin-1" and "UTF-8" in prob.fix
