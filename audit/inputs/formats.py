@@ -154,6 +154,15 @@ def _read_delimited(raw: bytes, sep: str, path: str, log: ProblemLog) -> tuple[p
     if any(issubclass(w.category, pd.errors.ParserWarning) for w in caught):
         _report_long_rows(text, sep, path, log)
         return None, np.asarray([])
+    if len(frame.columns) == 1:
+        other = [d for d in (",", ";", "\t", "|") if d != sep and d in str(frame.columns[0])]
+        if other:
+            name = {",": "commas", ";": "semicolons", "\t": "tabs", "|": "pipes"}[other[0]]
+            log.add(path, f"the header line is one column holding {name}: the file is not "
+                          f"{'comma' if sep == ',' else 'tab'}-separated",
+                    "files ending in .csv must be comma-separated and .tsv/.tab tab-separated: re-export the "
+                    "file with that delimiter or rename it to match", line=1, value=str(frame.columns[0])[:80])
+            return None, np.asarray([])
     frame = _strip_all(frame.astype(str))
     frame = _drop_nameless_columns(frame, text, sep, path, log)
     if frame is None:

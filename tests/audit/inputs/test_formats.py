@@ -185,3 +185,17 @@ def test_not_utf8_names_the_line_and_shows_it(tmp_path):
     assert read_table(p, "humans", log) is None
     [prob] = log.problems
     assert prob.line == 3 and prob.value == "b,caf\ufffd latin-1" and "UTF-8" in prob.fix
+
+
+@pytest.mark.parametrize("name, text, holding", [
+    ("h.csv", "pair_id;reader_id;choice\np1;r1;a\n", "semicolons"),
+    ("h.csv", "pair_id\treader_id\tchoice\np1\tr1\ta\n", "tabs"),
+    ("h.tsv", "pair_id,reader_id,choice\np1,r1,a\n", "commas"),
+])
+def test_wrong_delimiter_is_named(tmp_path, name, text, holding):
+    p = tmp_path / name
+    p.write_text(text, encoding="utf-8")
+    log = ProblemLog()
+    assert read_table(p, "humans", log) is None
+    [prob] = log.problems
+    assert prob.line == 1 and holding in prob.message and prob.value == text.splitlines()[0]
