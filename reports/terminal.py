@@ -53,7 +53,9 @@ def render_summary(result: Any, report_path: str | Path | None = None, *, max_ce
     elif dev["computed"]:
         lines.append("Dev set: computed (see the report)")
     else:
-        lines.append(f"Dev set: not given ({_safe(dev['reason'])})")
+        reason = _safe(dev["reason"])
+        # "no development set given (...)" reads on its own; other reasons say why it was not computed
+        lines.append(f"Dev set: {reason}" if reason.startswith("no development set") else f"Dev set: not computed ({reason})")
     assessed = [c for c in result.cells if c.judge is not None and c.transfer.judge_in_human_ci is not None]
     outside = sum(c.transfer.judge_in_human_ci is False for c in assessed)
     skipped = len(result.cells) - len(assessed)
