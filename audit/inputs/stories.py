@@ -41,8 +41,14 @@ def read_stories(table: Table, log: ProblemLog, key: str, notes: list[str]) -> p
             continue
         col = f[c]
         nonempty = col != ""
-        nums = pd.to_numeric(col.where(nonempty), errors="coerce")
-        if nonempty.any() and not (nums.isna() & nonempty).any():
+        # 'nan', 'inf' are numbers to pandas but not usable feature values: a numeric column
+        # holding them gets one problem per cell instead of being ignored or poisoning the fits
+        nonfinite = col.str.lower().str.lstrip("+-").isin(NON_FINITE).to_numpy()
+        nums = pd.to_numeric(col.where(nonempty & ~nonfinite), errors="coerce")
+        if nonempty.any() and not (nums.isna() & nonempty & ~nonfinite).any() and (nonempty & ~nonfinite).any():
+            log.rows(table.path, "stories", nonfinite, lines, col.to_numpy(), c,
+                     f"precomputed feature '{c}' is not a finite number",
+                     "leave the cell empty to mark a missing value", f"non-finite value of feature '{c}' (kept as missing)")
             f[c] = nums.astype(float)
             extras.append(c)
         else:
@@ -54,6 +60,9 @@ def read_stories(table: Table, log: ProblemLog, key: str, notes: list[str]) -> p
                      "give each story once")
     f = f[~dup]
     return f[[key, "system", "text"] + extras + ["line"]].reset_index(drop=True)
+
+
+NON_FINITE = {"nan", "inf", "infinity"}
 
 
 def stories_by_pair(s: pd.DataFrame, pairs: pd.DataFrame, path: str, log: ProblemLog) -> pd.DataFrame:
