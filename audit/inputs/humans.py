@@ -100,7 +100,8 @@ def read_humans(table: Table, log: ProblemLog, *, scale: tuple[float, float] | N
         frame["choice"] = np.where(choice.str.lower() == TIE, TIE, choice.to_numpy(dtype=object))
         blank = (frame["choice"] == "").to_numpy()
     else:
-        nums, bad_r = parse_numbers(frame["rating"], table, lines, log, role, "rating", scale, "rating")
+        nums, bad_r = parse_numbers(frame["rating"], table, lines, log, role, "rating", scale, "rating",
+                                    columns=frame["criterion"].to_numpy(dtype=object) if wide else None)
         bad |= bad_r
         frame["rating"] = nums
         blank = np.isnan(nums) & ~bad_r

@@ -84,7 +84,8 @@ def read_judge(table: Table, log: ProblemLog, *, scale: tuple[float, float] | No
     else:
         frame["sample"] = 0
     if kind == "scalar":
-        nums, bad_v = parse_numbers(frame["score"], table, lines, log, role, "score", scale, "score")
+        nums, bad_v = parse_numbers(frame["score"], table, lines, log, role, "score", scale, "score",
+                                    columns=frame["criterion"].to_numpy(dtype=object) if wide else None)
         bad |= bad_v
         frame["score"] = nums
         keys = [key, "system", "criterion", "judge", "sample"]

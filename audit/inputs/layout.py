@@ -59,25 +59,28 @@ _EMPTY_MEANS = {(True, "score"): " to mark an unparsable judge output", (True, "
 
 
 def parse_numbers(values: pd.Series, table: Table, lines: np.ndarray, log: ProblemLog, role: str,
-                  column: str, scale: tuple[float, float] | None, what: str) -> tuple[np.ndarray, np.ndarray]:
+                  column: str, scale: tuple[float, float] | None, what: str,
+                  columns: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Parse a text column of numbers.
 
     Returns ``(numbers, bad)``: empty cells become NaN (not a problem here); non-numeric or
     non-finite cells and numbers outside ``scale`` are reported as row problems and flagged
-    in ``bad``.
+    in ``bad``. ``columns`` (one name per value) names the source column of each value in a
+    wide layout (the criterion column); ``column`` still decides the wording of the fix.
     """
+    where = column if columns is None else np.asarray(columns, dtype=object)
     text = values.to_numpy(dtype=object)
     empty = values.to_numpy() == ""
     nums = pd.to_numeric(pd.Series(np.where(empty, None, text), dtype=object), errors="coerce").to_numpy(dtype=float)
     nonnum = ~empty & ~np.isfinite(nums)
-    bad = log.rows(table.path, role, nonnum, lines, text, column, f"{what} is not a number",
+    bad = log.rows_in(table.path, role, nonnum, lines, text, where, f"{what} is not a number",
                    f"write a number, or leave the cell empty{_EMPTY_MEANS.get((role.endswith('judge'), column), '')}",
                    f"non-numeric {column}")
     if scale is not None:
         lo, hi = scale
         out = np.isfinite(nums) & ((nums < lo) | (nums > hi))
-        bad = bad | log.rows(table.path, role, out, lines, text, column,
-                             f"{what} outside the declared scale [{lo:g}, {hi:g}]",
+        bad = bad | log.rows_in(table.path, role, out, lines, text, where,
+                                f"{what} outside the declared scale [{lo:g}, {hi:g}]",
                              "correct the value or declare the scale the data use",
                              f"{column} outside the scale")
     nums = np.where(nonnum, np.nan, nums)

@@ -119,11 +119,11 @@ class _Loader:
         if unused:
             self.notes.append(f"{unused} pair(s) of the pairs file have no votes and no judge output; left out")
             pairs = pairs[pairs["pair_id"].isin(used)]
-        votes = resolve_votes(hv, pairs, th.path, log)
+        votes = resolve_votes(hv, pairs, th.path, log, wide=h.layout.endswith("-wide"))
         if j.kind == "scalar":
             scores, verdicts = judge_scores_by_pair(jf, pairs, tj.path, log), None
         else:
-            scores, verdicts = None, resolve_verdicts(jf, pairs, tj.path, log)
+            scores, verdicts = None, resolve_verdicts(jf, pairs, tj.path, log, wide=j.layout.endswith("-wide"))
         return votes, pairs, scores, verdicts
 
     def _nothing_usable(self, path: str) -> None:

@@ -80,6 +80,19 @@ class ProblemLog:
                      line=None, value=None)
         return mask
 
+    def rows_in(self, file: str, role: str, mask: np.ndarray, lines: np.ndarray, values: Iterable[object] | None,
+                columns: str | np.ndarray, message: str, fix: str, reason: str) -> np.ndarray:
+        """:meth:`rows` where the column may differ per row (a wide layout: the criterion column
+        the value came from); ``columns`` is one name or one name per row."""
+        if isinstance(columns, str):
+            return self.rows(file, role, mask, lines, values, columns, message, fix, reason)
+        mask = np.asarray(mask, dtype=bool)
+        columns = np.asarray(columns, dtype=object)
+        vals = None if values is None else np.asarray(list(values), dtype=object)
+        for c in dict.fromkeys(columns[mask]):
+            self.rows(file, role, mask & (columns == c), lines, vals, str(c), message, fix, reason)
+        return mask
+
     def exclude(self, role: str, reason: str, n: int) -> None:
         """Count ``n`` rows left out on purpose (e.g. unparsable judge outputs)."""
         if n:

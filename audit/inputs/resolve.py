@@ -41,15 +41,18 @@ def _resolve_choice(choice: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndar
     return np.where(~named & (up == "B"), b, out)
 
 
-def resolve_votes(h: pd.DataFrame, pairs: pd.DataFrame, path: str, log: ProblemLog) -> pd.DataFrame:
-    """Pairwise human votes -> the normalised ``votes`` frame."""
+def resolve_votes(h: pd.DataFrame, pairs: pd.DataFrame, path: str, log: ProblemLog, *,
+                  wide: bool = False) -> pd.DataFrame:
+    """Pairwise human votes -> the normalised ``votes`` frame (``wide``: a bad choice is reported
+    under its criterion column)."""
     m = h.merge(pairs[["pair_id", "system_a", "system_b", "focal", "other", "matchup"]], on="pair_id",
                 how="left", sort=False)
     a, b = m["system_a"].to_numpy(dtype=object), m["system_b"].to_numpy(dtype=object)
     choice = _resolve_choice(m["choice"].to_numpy(dtype=object), a, b)
     ok = (choice == a) | (choice == b) | (choice == TIE)
-    bad = log.rows(path, "humans", ~ok, m["line"].to_numpy(), m["choice"].to_numpy(), "choice",
-                   "choice names a system that is not in the pair",
+    bad = log.rows_in(path, "humans", ~ok, m["line"].to_numpy(), m["choice"].to_numpy(),
+                      m["criterion"].to_numpy(dtype=object) if wide else "choice",
+                      "choice names a system that is not in the pair",
                    "write one of the pair's two system names (see pairs), A/B, or tie", "choice not in the pair")
     m["choice"] = choice
     shown = _resolve_choice(m["shown_first"].to_numpy(dtype=object), a, b)
@@ -118,15 +121,17 @@ def judge_scores_by_item(j: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
     return m[["pair_id", "system", "item_id", "criterion", "judge", "sample", "score", "line"]].reset_index(drop=True)
 
 
-def resolve_verdicts(j: pd.DataFrame, pairs: pd.DataFrame, path: str, log: ProblemLog) -> pd.DataFrame:
+def resolve_verdicts(j: pd.DataFrame, pairs: pd.DataFrame, path: str, log: ProblemLog, *,
+                     wide: bool = False) -> pd.DataFrame:
     """Pairwise judge verdicts: A/B resolved, choice must be a system of the pair, tie or invalid."""
     m = j.merge(pairs[["pair_id", "system_a", "system_b"]], on="pair_id", how="left", sort=False)
     a, b = m["system_a"].to_numpy(dtype=object), m["system_b"].to_numpy(dtype=object)
     choice = _resolve_choice(m["choice"].to_numpy(dtype=object), a, b)
     ok = (choice == a) | (choice == b) | (choice == TIE) | (choice == INVALID)
-    bad = log.rows(path, "judge", ~ok, m["line"].to_numpy(), m["choice"].to_numpy(), "choice",
-                   "choice names a system that is not in the pair",
-                   "write one of the pair's two system names, A/B, tie, or invalid (unparsable output)",
+    bad = log.rows_in(path, "judge", ~ok, m["line"].to_numpy(), m["choice"].to_numpy(),
+                      m["criterion"].to_numpy(dtype=object) if wide else "choice",
+                      "choice names a system that is not in the pair",
+                      "write one of the pair's two system names, A/B, tie, or invalid (unparsable output)",
                    "choice not in the pair")
     m["choice"] = choice
     return m[~bad][["pair_id", "criterion", "judge", "sample", "choice", "line"]].reset_index(drop=True)
