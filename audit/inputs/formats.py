@@ -253,6 +253,8 @@ def _cell(v: object) -> str:
         return ""
     if isinstance(v, float) and math.isnan(v):
         return ""
+    if v is pd.NA or v is pd.NaT:  # Parquet nulls of nullable integer / string / time columns
+        return ""
     if isinstance(v, (dict, list)):
         return json.dumps(v, ensure_ascii=False)
     return str(v).strip()

@@ -199,3 +199,15 @@ def test_wrong_delimiter_is_named(tmp_path, name, text, holding):
     assert read_table(p, "humans", log) is None
     [prob] = log.problems
     assert prob.line == 1 and holding in prob.message and prob.value == text.splitlines()[0]
+
+
+def test_parquet_nulls_of_nullable_columns_are_empty_cells(tmp_path):
+    pytest.importorskip("pyarrow")
+    p = tmp_path / "j.parquet"
+    pd.DataFrame({"id": pd.array(["a", None, "c"], dtype="string"), "score": pd.array([1, None, 3], dtype="Int64"),
+                  "when": pd.to_datetime(["2024-01-01", None, "2024-01-03"])}).to_parquet(p)
+    log = ProblemLog()
+    t = read_table(p, "judge", log)
+    assert not log.problems
+    assert t.frame["id"].tolist() == ["a", "", "c"] and t.frame["score"].tolist() == ["1", "", "3"]
+    assert t.frame["when"].iloc[1] == ""
