@@ -145,6 +145,18 @@ class _Loader:
                     out.setdefault(pid, gid)
         return out
 
+    def configuration_gaps(self, frame: pd.DataFrame) -> None:
+        """Note judge configurations without any output for pair x criterion cells that other
+        configurations have (their rates are then over fewer pairs)."""
+        cells = frame[["judge", "pair_id", "criterion"]].drop_duplicates()
+        if cells["judge"].nunique() < 2:
+            return
+        n_all = len(cells[["pair_id", "criterion"]].drop_duplicates())
+        for judge, n in cells.groupby("judge", sort=False).size().items():
+            if n < n_all:
+                self.notes.append(f"judge: configuration '{judge}' has no output for {n_all - n} of {n_all} "
+                                  "pair x criterion cell(s) that other configurations scored; its rates use fewer pairs")
+
     def one_sided(self, scores: pd.DataFrame) -> None:
         """Note judge cells where only one system of the pair was scored (no comparison possible)."""
         n = scores.groupby(["pair_id", "criterion", "judge", "sample"], sort=False)["system"].nunique()
@@ -301,6 +313,8 @@ def load(judge, humans, *, pairs=None, stories=None, dev_judge=None, dev_humans=
     if len(jframe) == 0 and not log.problems:
         log.add(tj.path, "no usable judge output is left", "check the file: every row was left out"
                 + (" (--drop-invalid)" if drop_invalid else ""))
+    if len(jframe) and not log.problems:
+        ld.configuration_gaps(jframe)
     jcrit = set(jframe["criterion"])
     missing = [c for c in dict.fromkeys(votes["criterion"]) if c != "overall" and c not in jcrit]
     if missing:

@@ -54,3 +54,14 @@ def test_every_vote_left_out_under_drop_invalid_says_nothing_usable(tmp_path):
     probs = problems(basic(tmp_path, humans=humans, drop_invalid=True))
     assert [p.message for p in probs] == ["no usable human judgment is left"]
     assert "--drop-invalid" in probs[0].fix
+
+
+def test_configuration_missing_some_outputs_gets_a_note(tmp_path):
+    judge = ("pair_id,system,criterion,judge,score\n"
+             "p1,alpha,empathy,ens,4\np1,beta,empathy,ens,3\np2,alpha,empathy,ens,1\np2,beta,empathy,ens,2\n"
+             "p1,alpha,empathy,m1,4\np1,beta,empathy,m1,3\n")
+    data = basic(tmp_path, judge=judge)()
+    [note] = [n for n in data.notes if "configuration" in n]
+    assert "'m1' has no output for 1 of 2 pair x criterion cell(s)" in note
+    full = judge + "p2,alpha,empathy,m1,2\np2,beta,empathy,m1,2\n"
+    assert not [n for n in basic(tmp_path, judge=full)().notes if "configuration" in n]
