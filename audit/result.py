@@ -228,35 +228,45 @@ def result_to_json(result: AuditResult, *, indent: int | None = 1) -> str:
     return json.dumps(to_jsonable(result), indent=indent, ensure_ascii=False, allow_nan=False)
 
 
-def result_from_json(text: str) -> AuditResult:
+def result_from_json(text: str, *, source: str = "result.json") -> AuditResult:
     """Rebuild an :class:`AuditResult` from :func:`result_to_json` output.
 
-    Optional sections keep their payloads as plain JSON data unless their section type is
-    registered in :data:`SECTION_TYPES` (then they are rebuilt as the typed result).
+    ``source`` names the file in error messages. Optional sections are rebuilt as their
+    typed results (see :data:`SECTION_TYPES`). Anything that is not a judge-audit result of
+    this schema major version is an :class:`~audit.errors.InputError`.
     """
-    data = json.loads(text)
+    from audit.errors import InputError, InputProblem
+
+    fix = "give the result.json written by `audit run`"
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise InputError(InputProblem(source, f"not valid JSON: {exc}", fix)) from None
+    if not isinstance(data, dict):
+        raise InputError(InputProblem(source, f"not a judge-audit result (a JSON {type(data).__name__})", fix))
     from audit.sections import register_section_types
 
     register_section_types()
     version = data.get("schema_version")
     if version is None or str(version).split(".")[0] != SCHEMA_VERSION.split(".")[0]:
-        from audit.errors import InputError, InputProblem
-
         raise InputError(
             InputProblem(
-                file="result.json",
+                file=source,
                 column="schema_version",
                 value=str(version),
                 message=f"this judge-audit reads result schema {SCHEMA_VERSION.split('.')[0]}.x",
                 fix="re-run `audit run` with this version, or install the judge-audit version that wrote it",
             )
         )
-    result = from_jsonable(AuditResult, data)
-    sections = {}
-    for name, section_type in SECTION_TYPES.items():
-        section = getattr(result, name)
-        if section.payload is not None and section_type is not None:
-            sections[name] = Section(section.status, section.reason, from_jsonable(section_type, section.payload))
+    try:
+        result = from_jsonable(AuditResult, data)
+        sections = {}
+        for name, section_type in SECTION_TYPES.items():
+            section = getattr(result, name)
+            if section.payload is not None and section_type is not None:
+                sections[name] = Section(section.status, section.reason, from_jsonable(section_type, section.payload))
+    except (TypeError, ValueError, KeyError, AttributeError) as exc:
+        raise InputError(InputProblem(source, f"not a complete judge-audit result: {exc}", fix)) from None
     if sections:
         from dataclasses import replace
 

@@ -21,12 +21,9 @@ def command(result_json, fail_on_warn, quiet):
 
     path = Path(result_json)
     try:
-        result = result_from_json(path.read_text(encoding="utf-8"))
+        result = result_from_json(path.read_text(encoding="utf-8"), source=result_json)
     except FileNotFoundError:
         raise InputError(InputProblem(result_json, "file not found", "give the result.json written by `audit run`")) from None
-    except (ValueError, TypeError, KeyError) as exc:
-        raise InputError(InputProblem(result_json, f"not a judge-audit result: {exc}",
-                                      "give the result.json written by `audit run`")) from None
     failing_statuses = {Status.FAIL, Status.ERROR} | ({Status.WARN} if fail_on_warn else set())
     failing = [c for c in result.checks if c.status in failing_statuses]
     if not quiet:

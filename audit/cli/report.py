@@ -26,11 +26,7 @@ def command(result_json, output, junit):
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise InputError(InputProblem(result_json, "file not found", "give the result.json written by `audit run`")) from None
-    try:
-        result = result_from_json(text)
-    except (ValueError, TypeError, KeyError) as exc:
-        raise InputError(InputProblem(result_json, f"not a judge-audit result: {exc}",
-                                      "give the result.json written by `audit run`")) from None
+    result = result_from_json(text, source=result_json)
     target = Path(output) if output else path.with_name("report.html")
     write_html(result, target)
     if junit:

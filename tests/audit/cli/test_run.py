@@ -153,3 +153,14 @@ def test_unwritable_output_is_an_input_error(tmp_path, capsys):
     status = main(_run_args(blocker / "out", *FAST, "-q"))
     err = capsys.readouterr().err
     assert status == ExitStatus.INPUT_ERROR and "Traceback" not in err and "out" in err
+
+
+@pytest.mark.parametrize("content, words", [("[1, 2]", "a JSON list"), ("{\"schema_version\": \"1.0\"}", "complete"),
+                                            ("{not json", "not valid JSON")])
+def test_gate_and_report_reject_what_is_not_a_result(tmp_path, capsys, content, words):
+    bogus = tmp_path / "mine.json"
+    bogus.write_text(content)
+    for command in ("gate", "report"):
+        assert main([command, str(bogus)]) == ExitStatus.INPUT_ERROR
+        err = capsys.readouterr().err
+        assert words in err and "mine.json" in err and "Internal error" not in err
