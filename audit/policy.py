@@ -95,6 +95,24 @@ class Policy:
         return dataclasses.asdict(self)
 
 
+#: Every check name a policy's [severity] may refer to (``<section>.computed`` included).
+KNOWN_CHECKS = frozenset({
+    "transfer.judge_in_human_ci", "transfer.direction_conflict", "transfer.judge_vs_reader_baseline",
+    "transfer.fraction_outside_ci", "transfer.fraction_direction_conflict", "agreement.human_alpha",
+    "judge.invalid_fraction", "glmm.fraction_singular", "glmm.fit", "dev.spearman", "dev.computed",
+    "uncertainty.loro_max_shift", "uncertainty.computed", "readers.judge_outside_reader_range",
+    "readers.separation", "readers.fast_reader", "readers.fatigue", "readers.position_bias",
+    "readers.group_difference", "readers.computed", "surface.judge_feature_r", "surface.judge_only_feature",
+    "surface.computed",
+})
+
+#: key -> (low, high, inclusive): the range a numeric policy value must fall in
+_RANGES = {
+    "level": (0.0, 1.0, False), "decisive_level": (0.0, 1.0, False), "alpha": (0.0, 1.0, False),
+    "n_boot": (100, float("inf"), True),
+}
+_FRACTION = (0.0, 1.0, True)
+
 _SECTION_CLASSES = {
     "transfer": TransferPolicy, "agreement": AgreementPolicy, "judge": JudgePolicy,
     "glmm": GlmmPolicy, "uncertainty": UncertaintyPolicy, "dev": DevPolicy, "surface": SurfacePolicy,
@@ -121,8 +139,13 @@ def load_policy(path: str | Path | None) -> Policy:
                 problems.append(InputProblem(str(path), "[severity] must be a table", column=key))
                 continue
             for name, level in value.items():
+                if name not in KNOWN_CHECKS:
+                    problems.append(InputProblem(str(path), f"unknown check '{name}' in [severity]",
+                                                 f"use one of: {', '.join(sorted(KNOWN_CHECKS))}",
+                                                 column=f"severity.{name}"))
                 if level not in ("FAIL", "WARN", "OFF"):
                     problems.append(InputProblem(str(path), f"severity of '{name}' must be FAIL, WARN or OFF",
+                                                 "write FAIL, WARN or OFF (upper case)",
                                                  column=f"severity.{name}", value=str(level)))
             kwargs["severity"] = dict(value)
             continue
@@ -140,12 +163,25 @@ def load_policy(path: str | Path | None) -> Policy:
                 continue
             default = known[name].default
             if isinstance(default, int) and not isinstance(default, bool) and isinstance(val, int):
-                section_kwargs[name] = val
+                number = val
             elif isinstance(default, float) and isinstance(val, (int, float)) and not isinstance(val, bool):
-                section_kwargs[name] = float(val)
+                number = float(val)
             else:
-                problems.append(InputProblem(str(path), f"'{key}.{name}' must be a number",
-                                             column=f"{key}.{name}", value=repr(val)))
+                kind = "a whole number" if isinstance(default, int) else "a number"
+                problems.append(InputProblem(str(path), f"'{key}.{name}' must be {kind}",
+                                             f"write e.g. {name} = {default!r}", column=f"{key}.{name}",
+                                             value=repr(val)))
+                continue
+            low, high, inclusive = _RANGES.get(name, _FRACTION if name.startswith(("max_", "min_")) and
+                                               isinstance(default, float) else (float("-inf"), float("inf"), True))
+            inside = low <= number <= high if inclusive else low < number < high
+            if not inside:
+                bounds = f"[{low}, {high}]" if inclusive else f"({low}, {high})"
+                problems.append(InputProblem(str(path), f"'{key}.{name}' must lie in {bounds}",
+                                             f"the default is {default!r}", column=f"{key}.{name}",
+                                             value=repr(val)))
+                continue
+            section_kwargs[name] = number
         kwargs[key] = cls(**section_kwargs)
     if problems:
         raise InputError(problems)

@@ -25,7 +25,7 @@ def test_file_overrides_and_severity(tmp_path):
 def test_every_problem_is_reported_at_once(tmp_path):
     path = tmp_path / "policy.toml"
     path.write_text('[transfer]\nmax_fraction = 0.5\nlevel = "high"\n[nonsense]\nx = 1\n'
-                    '[severity]\n"a" = "LOUD"\n')
+                    '[severity]\n"agreement.human_alpha" = "LOUD"\n')
     with pytest.raises(InputError) as info:
         load_policy(path)
     text = str(info.value)
@@ -41,3 +41,32 @@ def test_bad_toml_and_missing_file(tmp_path):
         load_policy(path)
     with pytest.raises(InputError, match="not found"):
         load_policy(tmp_path / "missing.toml")
+
+
+def test_values_out_of_range_and_unknown_checks(tmp_path):
+    path = tmp_path / "policy.toml"
+    path.write_text('[transfer]\nlevel = 1.5\nmax_fraction_outside_ci = 2.0\n[uncertainty]\nn_boot = 1\n'
+                    '[severity]\n"transfer.outside" = "WARN"\n')
+    with pytest.raises(InputError) as info:
+        load_policy(path)
+    text = str(info.value)
+    assert len(info.value.problems) == 4
+    assert "'transfer.level' must lie in (0.0, 1.0)" in text and "max_fraction_outside_ci' must lie in [0.0, 1.0]" in text
+    assert "'uncertainty.n_boot' must lie in [100" in text
+    assert "unknown check 'transfer.outside'" in text and "transfer.fraction_outside_ci" in text
+
+
+def test_known_checks_cover_every_check_the_pipeline_emits():
+    from pathlib import Path
+
+    from audit.data import load_audit_data
+    from audit.pipeline import run_audit
+    from audit.policy import KNOWN_CHECKS
+    from audit.spec import AuditSpec
+
+    fixtures = Path(__file__).resolve().parents[2] / "fixtures"
+    d, dev = fixtures / "deployment", fixtures / "dev"
+    data = load_audit_data(d / "judge.csv", d / "humans.csv", pairs=d / "pairs.csv", stories=d / "stories.csv",
+                           dev_judge=dev / "judge.csv", dev_humans=dev / "humans.csv")
+    names = {c.name for c in run_audit(data, AuditSpec(n_boot=200)).checks}
+    assert names <= KNOWN_CHECKS, names - KNOWN_CHECKS
