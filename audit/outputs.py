@@ -26,8 +26,18 @@ def section_tables(result: AuditResult) -> dict[str, pd.DataFrame]:
     return tables
 
 
+#: Every file ``write_outputs`` may write; the ones a run does not write are removed, so an
+#: output directory never mixes files from two runs.
+OUTPUT_FILES = ("result.json", "junit.xml", "report.html", "cells.csv", "checks.csv", "agreement.csv",
+                "reader_baseline.csv", "judge_pairs.csv", "dev.csv", "uncertainty.csv", "readers.csv", "surface.csv")
+
+
 def write_outputs(result: AuditResult, out_dir: str | Path, *, html: bool = True) -> dict[str, Path]:
-    """Write every output file into ``out_dir`` (created if needed); return name -> path."""
+    """Write every output file into ``out_dir`` (created if needed); return name -> path.
+
+    Files of an earlier run that this run does not write (a section now skipped, the report
+    under ``html=False``) are removed, so nothing stale is read as current.
+    """
     from reports.html import write_html
     from reports.junit import write_junit
 
@@ -52,4 +62,8 @@ def write_outputs(result: AuditResult, out_dir: str | Path, *, html: bool = True
     if html:
         paths["report"] = out / "report.html"
         write_html(result, paths["report"])
+    written = {p.name for p in paths.values()}
+    for name in OUTPUT_FILES:
+        if name not in written:
+            (out / name).unlink(missing_ok=True)
     return paths

@@ -164,3 +164,12 @@ def test_gate_and_report_reject_what_is_not_a_result(tmp_path, capsys, content, 
         assert main([command, str(bogus)]) == ExitStatus.INPUT_ERROR
         err = capsys.readouterr().err
         assert words in err and "mine.json" in err and "Internal error" not in err
+
+
+def test_a_rerun_leaves_no_stale_outputs(tmp_path):
+    assert main(_run_args(tmp_path, "--no-uncertainty", "--no-surface", "-q")) == 0
+    assert (tmp_path / "readers.csv").exists() and (tmp_path / "report.html").exists()
+    (tmp_path / "notes.txt").write_text("the user's own file")
+    assert main(_run_args(tmp_path, *FAST, "-q", "--no-html")) == 0
+    assert not (tmp_path / "readers.csv").exists() and not (tmp_path / "report.html").exists()
+    assert (tmp_path / "notes.txt").exists() and (tmp_path / "result.json").exists()
