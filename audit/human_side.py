@@ -18,11 +18,11 @@ from audit.errors import AuditError
 from audit.result import GlmmSummary, HumanSide
 
 
-def _failed_glmm(reason: str) -> GlmmSummary:
+def _failed_glmm(reason: str, status: Status = Status.ERROR) -> GlmmSummary:
     nan = float("nan")
     return GlmmSummary(estimate=nan, ci_low=nan, ci_high=nan, b0=nan, se=nan, sd_pair=nan,
                        sd_reader=nan, singular=False, converged=False, separation=False,
-                       loglik=nan, status=Status.ERROR, reason=reason)
+                       loglik=nan, status=status, reason=reason)
 
 
 def fit_cell_glmm(cell_votes: pd.DataFrame, *, level: float = 0.95, backend: str = "native") -> GlmmSummary:
@@ -31,7 +31,8 @@ def fit_cell_glmm(cell_votes: pd.DataFrame, *, level: float = 0.95, backend: str
 
     decisive = cell_votes[cell_votes["y"].notna()]
     if decisive.empty:
-        return _failed_glmm("no decisive votes in this cell (all ties)")
+        # Nothing to fit is not a failure: the cell is skipped, and says why.
+        return _failed_glmm("no decisive votes in this cell (all ties)", Status.SKIPPED)
     try:
         with warnings.catch_warnings():
             # Singular fits and separation are reported as flags on the result.
@@ -46,10 +47,22 @@ def fit_cell_glmm(cell_votes: pd.DataFrame, *, level: float = 0.95, backend: str
         return _failed_glmm(str(exc))
     b0, se = float(fit.b[0]), float(fit.se[0])
     estimate, low, high = fit.prob_estimate()
+    if fit.separation:
+        # Every vote one way: the Wald interval is [0, 1] (infinite SE); the profile interval
+        # is one-sided and informative (e.g. [0.8, 1] for 20 of 20 pairs).
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            profiled = fit_crossed_glmm(
+                decisive["y"].to_numpy(float),
+                {"pair": decisive["pair_id"].to_numpy(), "reader": decisive["reader_id"].to_numpy()},
+                level=level, backend=backend, profile=True,
+            )
+        low, high = profiled.prob_profile()
     status = Status.PASS
     reasons = []
     if fit.separation:
-        status, reasons = Status.WARN, ["every vote went one way (separation): boundary estimate"]
+        status, reasons = Status.WARN, ["every vote went one way (separation): boundary estimate, "
+                                        "profile-likelihood interval"]
     if fit.singular:
         status = Status.WARN
         reasons.append("singular fit: a variance component is estimated at zero")

@@ -49,8 +49,9 @@ def assess_transfer(
         return Transfer(None, None, human_dir, "unknown", judge_vs_majority, reader_baseline, None,
                         Status.SKIPPED, "the judge has no scores for this criterion")
     j_dir = judge_direction(judge, policy.decisive_level)
-    if g.status is Status.ERROR or math.isnan(g.ci_low) or math.isnan(judge.rate):
-        reason = g.reason if g.status is Status.ERROR else "the judge has no valid pairs in this cell"
+    if g.status in (Status.ERROR, Status.SKIPPED) or math.isnan(g.ci_low) or math.isnan(judge.rate):
+        unfitted = g.status in (Status.ERROR, Status.SKIPPED)
+        reason = g.reason if unfitted else "the judge has no valid pairs in this cell"
         return Transfer(None, None, human_dir, j_dir, judge_vs_majority, reader_baseline, None,
                         Status.SKIPPED, reason)
     inside = bool(g.ci_low <= judge.rate <= g.ci_high)

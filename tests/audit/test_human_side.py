@@ -1,0 +1,38 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+from audit.checks import Status
+from audit.human_side import human_side
+from audit.policy import TransferPolicy
+from audit.result import JudgeSide
+from audit.transfer import assess_transfer
+
+
+def _votes(ys, n_readers=3):
+    return pd.DataFrame([{"pair_id": f"p{i // n_readers}", "reader_id": f"r{i % n_readers}", "y": y}
+                         for i, y in enumerate(ys)])
+
+
+def test_raw_share_excludes_ties_and_even_split_counts_them():
+    h = human_side(_votes([1, 1, 0, np.nan, 1, 0, 1, np.nan, 0, 1, 1, 0]))
+    assert (h.n_focal, h.n_other, h.n_ties) == (6, 4, 2)
+    assert h.rate == pytest.approx(0.6) and h.rate_even_split == pytest.approx(7 / 12)
+
+
+def test_unanimous_readers_get_a_one_sided_profile_interval():
+    h = human_side(_votes([1.0] * 36))
+    g = h.glmm
+    assert g.separation and g.status is Status.WARN and "profile" in g.reason
+    assert g.ci_high == 1.0 and 0.5 < g.ci_low < 1.0  # not the uninformative Wald [0, 1]
+    judge = JudgeSide("j", "c", 0.625, 5, 3, 0, 0, 8, "even-split", False)
+    t = assess_transfer(h, judge, judge_vs_majority=None, reader_baseline=None, policy=TransferPolicy())
+    assert t.judge_in_human_ci is False
+
+
+def test_a_cell_of_ties_is_skipped_not_an_error():
+    h = human_side(_votes([np.nan] * 6))
+    assert h.glmm.status is Status.SKIPPED and "all ties" in h.glmm.reason
+    judge = JudgeSide("j", "c", 0.5, 1, 1, 0, 0, 2, "even-split", False)
+    t = assess_transfer(h, judge, judge_vs_majority=None, reader_baseline=None, policy=TransferPolicy())
+    assert t.verdict is Status.SKIPPED and t.judge_in_human_ci is None
