@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 import pandas as pd
 
 from audit.checks import Check, Status
+from audit.data import JUDGE_AGGREGATE
 from audit.policy import Policy
 from audit.result import Cell
 
@@ -94,12 +95,16 @@ def summary_checks(cells: Sequence[Cell], agreement: pd.DataFrame, policy: Polic
                  + ("weakly reliable; report the judge against a distribution, not a consensus"
                     if alpha is not None and alpha < thr else "reliable enough to compare against"))
          if alpha is not None else "agreement could not be computed")
-    if len(judge_pairs):
-        invalid = float((judge_pairs["outcome"] == "invalid").mean())
+    # The derived aggregate would count an invalid criterion score a second time.
+    own = judge_pairs[judge_pairs["criterion"] != JUDGE_AGGREGATE] if "criterion" in judge_pairs else judge_pairs
+    if own.empty:
+        own = judge_pairs
+    if len(own):
+        n_invalid = int((own["outcome"] == "invalid").sum())
+        invalid = n_invalid / len(own)
         thr = policy.judge.max_invalid_fraction
         _add(checks, policy, "judge.invalid_fraction", invalid > thr, "FAIL", value=invalid, threshold=thr,
-             reason=f"{int((judge_pairs['outcome'] == 'invalid').sum())} of {len(judge_pairs)} judge pair "
-                    "comparisons have an unparsable score on either side")
+             reason=f"{n_invalid} of {len(own)} judge pair comparisons have an unparsable score on either side")
     fitted = [c for c in cells if c.human.glmm.status is not Status.ERROR]
     if fitted:
         singular = sum(c.human.glmm.singular for c in fitted) / len(fitted)

@@ -48,7 +48,7 @@ def test_severity_overrides():
 
 
 def test_invalid_fraction():
-    judge_pairs = pd.DataFrame({"outcome": ["win"] * 18 + ["invalid"] * 2})
+    judge_pairs = pd.DataFrame({"criterion": ["a"] * 20, "outcome": ["win"] * 18 + ["invalid"] * 2})
     checks = {c.name: c for c in summary_checks([_cell(True, False)], AGREEMENT, Policy(), judge_pairs)}
     assert checks["judge.invalid_fraction"].status is Status.FAIL
     assert checks["judge.invalid_fraction"].value == pytest.approx(0.1)
@@ -60,3 +60,11 @@ def test_overall_status_and_sentence():
     assert overall_status([Check("a", Status.SKIPPED)]) is Status.PASS
     sentence = verdict_sentence([_cell(False, True), _cell(True, False)], Status.FAIL)
     assert sentence.startswith("The judge does not transfer") and "1 of 2 cells" in sentence
+
+
+def test_invalid_fraction_does_not_count_the_aggregate_twice():
+    judge_pairs = pd.DataFrame({"criterion": ["a"] * 10 + ["aggregate"] * 10,
+                                "outcome": ["invalid"] + ["win"] * 9 + ["invalid"] + ["win"] * 9})
+    checks = {c.name: c for c in summary_checks([_cell(True, False)], AGREEMENT, Policy(), judge_pairs)}
+    assert checks["judge.invalid_fraction"].value == pytest.approx(0.1)
+    assert "1 of 10" in checks["judge.invalid_fraction"].reason
