@@ -163,7 +163,11 @@ def fit_native(design: Design, *, level: float = 0.95, profile: bool = False, st
         notes.append(f"optimiser did not converge: {res.message} (max |gradient| {np.max(np.abs(pg)):.2g})")
     theta = x[:K]
     beta = x[K:]
-    se = np.sqrt(np.diag(V))
+    diag = np.diag(V)
+    se = np.sqrt(np.where(diag >= 0, diag, np.nan))
+    if np.any(diag < 0):
+        # a Hessian that is not positive definite at the optimum (flat or boundary likelihood)
+        notes.append("the fixed-effect covariance is not positive definite: standard errors set to NaN")
     z = norm.ppf(0.5 + level / 2.0)
     singular = bool(np.any(theta < SINGULAR_TOL))
     if singular:
