@@ -43,6 +43,8 @@ def num(x: Any, digits: int = 3) -> str:
         v = float(x)
     except (TypeError, ValueError):
         return str(x)
+    if math.isinf(v):
+        return "∞" if v > 0 else "−∞"
     if v != 0 and (abs(v) < 10 ** -digits or abs(v) >= 1e6):
         return f"{v:.{digits}g}"
     return f"{v:.{digits}f}"
