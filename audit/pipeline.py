@@ -151,7 +151,7 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
         uncertainty = sections.not_requested("--no-uncertainty")
     if spec.readers:
         progress("reader analysis")
-        readers = sections.readers_section(data, spec, credits, cells, readers_seed)
+        readers = sections.readers_section(data, spec, sections.judge_credits(outcomes), cells, readers_seed)
     else:
         readers = sections.not_requested("--no-readers")
     if spec.surface:
@@ -162,7 +162,7 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
 
     checks = cell_checks(cells, spec.policy) + summary_checks(cells, agreement, spec.policy, outcomes)
     checks += sections.section_checks(spec.policy, dev=dev, uncertainty=uncertainty, readers=readers,
-                                      surface=surface)
+                                      surface=surface, primary=primary)
     status = overall_status(checks)
     return AuditResult(
         schema_version=SCHEMA_VERSION,

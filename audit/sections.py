@@ -118,6 +118,8 @@ def uncertainty_section(data, spec, credits: pd.DataFrame, all_credits: pd.DataF
 
 # ----------------------------------------------------------------------------- readers
 def readers_section(data, spec, credits: pd.DataFrame, cells, seed: np.random.SeedSequence) -> Section:
+    """Reader analysis; ``credits`` are every judge configuration's (divergent pairs need the
+    judge to be unanimous *across configurations*, and the heat maps show each one)."""
     from audit.human_side import fit_cell_glmm
     from audit.readers import analyse_readers
     from audit.readers._common import ALL_MATCHUPS
@@ -178,8 +180,16 @@ def _apply_severity(checks: list[Check], policy: Policy) -> list[Check]:
     return out
 
 
+def _primary_judge_only(checks: list[Check], primary: str | None) -> list[Check]:
+    """Reader checks scoped ``cell [judge]`` are kept for the primary judge only; the other
+    configurations stay visible in the heat maps and tables without multiplying the gate."""
+    if not primary:
+        return checks
+    return [c for c in checks if not c.scope.endswith("]") or c.scope.endswith(f"[{primary}]")]
+
+
 def section_checks(policy: Policy, *, dev: Section, uncertainty: Section, readers: Section,
-                   surface: Section) -> list[Check]:
+                   surface: Section, primary: str | None = None) -> list[Check]:
     checks: list[Check] = []
     for name, section in (("dev", dev), ("uncertainty", uncertainty), ("readers", readers), ("surface", surface)):
         if section.status is Status.ERROR:
@@ -191,7 +201,8 @@ def section_checks(policy: Policy, *, dev: Section, uncertainty: Section, reader
     if readers.payload is not None:
         from audit.readers import reader_checks
 
-        checks.extend(reader_checks(readers.payload, dataclasses.asdict(policy.readers)))
+        checks.extend(_primary_judge_only(reader_checks(readers.payload, dataclasses.asdict(policy.readers)),
+                                          primary))
     if surface.payload is not None:
         from audit.surface import surface_checks
 

@@ -55,3 +55,11 @@ def test_missing_inputs_skip_with_a_reason():
     assert result.surface.status is Status.SKIPPED and "--stories" in result.surface.reason
     assert result.dev.status is Status.SKIPPED and "--dev-judge" in result.dev.reason
     assert result.uncertainty.status is Status.SKIPPED and "--no-uncertainty" in result.uncertainty.reason
+
+
+def test_reader_analysis_sees_every_judge_configuration_but_gates_on_the_primary(full):
+    rates = full.readers.payload.rates.rates
+    judges = set(rates.loc[rates["row_kind"] == "judge", "row_label"])
+    assert len(judges) == 5 and full.provenance.primary_judge in judges
+    scoped = [c.scope for c in full.checks if c.name == "readers.judge_outside_reader_range"]
+    assert scoped and all(s.endswith(f"[{full.provenance.primary_judge}]") for s in scoped)
