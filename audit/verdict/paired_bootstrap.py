@@ -1,0 +1,163 @@
+"""One paired bootstrap per cell: the judge and the humans on the same pair draws.
+
+Pairs and readers are both sampled in a study, so both must be resampled; but the two
+factors enter the compared statistics differently, and the scheme follows that:
+
+**Pairs** (the judge and the humans share them). A replicate draws the cell's pairs with
+replacement (multinomial counts ``w_p``); every vote of a drawn pair, and the judge's credit
+on it, comes along. ``J``, ``V``, ``M`` and the distances between them are recomputed on the
+same draw, so their joint distribution carries the judge's own sampling error over the
+pairs, the humans' (pair-to-pair variation and the vote noise within each pair, including
+its effect on the estimated between-pair variance behind ``M``), and the correlation the
+shared pairs induce. A pair keeps all its votes, so the within-pair information ``M`` is
+deconvolved with is the real one.
+
+**Readers** (humans only: the judge is one fixed rater). Under the crossed model a reader's
+effect is a shift of their leniency towards the focal system on every pair, so a different
+sample of readers moves every pair's share by about the same amount ``delta``. Its variance
+is the reader component of the vote share's two-way variance, estimated exactly as in
+:mod:`audit.uncertainty.two_way` (the method-of-moments correction of the pairs-only,
+readers-only and product replicates of ``V`` from the same draws; the plain product
+bootstrap would count the vote-level variance three times). Each replicate adds
+``delta_b ~ N(0, c_r)`` to every pair's share before ``V`` and ``M`` are formed. (Resampling
+readers directly would be wrong for ``M``: a reader drawn twice brings identical copies of
+their votes, which fakes agreement within pairs and distorts the between-pair variance
+``M`` rests on; the calibration study showed the product bootstrap of ``M`` far off.)
+
+Tails: Student-t on the Satterthwaite degrees of freedom of the two parts (pairs with
+``P - 1``, readers with ``R - 1`` degrees of freedom), read through
+:class:`~audit.verdict.intervals.ReplicateDistribution`. Coverage: docs/audit.md (the
+calibration study, :mod:`audit.verdict.calibration`).
+
+Cost: per replicate one sparse (pairs x readers) times dense product for ``V``'s reader
+component, and a few passes over a (replicates x pairs) array; replicates are processed in
+chunks of at most ``CHUNK_ELEMENTS`` floats per array.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from audit.uncertainty.bootstrap import multinomial_weights
+from audit.uncertainty.two_way import correct_two_way
+from audit.verdict.estimands import estimands
+from audit.verdict.intervals import ReplicateDistribution
+from audit.verdict.tables import ComparisonTable
+
+CHUNK_ELEMENTS = 2_000_000  #: replicates x pairs per chunk
+
+STATISTICS = ("judge_rate", "vote_share", "majority_rate", "difference_vote_share", "difference_majority",
+              "d_lo", "d_hi")
+
+
+@dataclass(frozen=True)
+class CellBootstrap:
+    """Every compared statistic of one cell for one judge (internal)."""
+
+    distributions: dict[str, ReplicateDistribution]
+    between_pair_sd: float  #: sqrt(tau^2) of the original data, probability scale
+    reader_sd: float  #: sqrt of the reader component of V's variance (the shift's SD)
+    n_boot: int
+
+    def __getitem__(self, name: str) -> ReplicateDistribution:
+        return self.distributions[name]
+
+    def estimate(self, name: str) -> float:
+        return self.distributions[name].estimate
+
+
+def _vote_share(csum: np.ndarray, nsum: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    defined = nsum > 0
+    h = np.divide(csum, nsum, out=np.zeros(np.broadcast(csum, nsum).shape), where=defined)
+    g = weight * defined
+    total = g.sum(-1)
+    return np.divide((g * h).sum(-1), total, out=np.full(total.shape, np.nan), where=total > 0)
+
+
+def reader_component(table: ComparisonTable, wp: np.ndarray, wr: np.ndarray) -> tuple[float, float]:
+    """The reader component ``c_r`` of the vote share's two-way variance, and ``V``.
+
+    Pairs-only, readers-only and product replicates of ``V`` from the same draws, corrected
+    by :func:`audit.uncertainty.two_way.correct_two_way`.
+    """
+    c0, _, n0 = table.pair_sums()
+    v0 = float(_vote_share(c0, n0, np.ones_like(c0)))
+    pairs, readers, product = [], [], []
+    chunk = max(1, CHUNK_ELEMENTS // max(table.n_pairs, 1))
+    for start in range(0, wp.shape[0], chunk):
+        p, r = wp[start:start + chunk], wr[start:start + chunk]
+        cr, nr = (np.asarray(m @ r.T).T for m in (table.C, table.N))
+        pairs.append(_vote_share(c0, n0, p))
+        readers.append(_vote_share(cr, nr, np.ones_like(c0)))
+        product.append(_vote_share(cr, nr, p))
+    corr = correct_two_way(v0, np.concatenate(product), np.concatenate(pairs), np.concatenate(readers),
+                           table.n_pairs, table.n_readers)
+    c_r = corr.reader_component
+    return (float(c_r) if np.isfinite(c_r) else 0.0), v0
+
+
+def paired_bootstrap(table: ComparisonTable, n_boot: int, rng: np.random.Generator) -> CellBootstrap:
+    """Bootstrap one cell's compared statistics for its judge (see the module doc)."""
+    return bootstrap_judges(table, table.judge[None, :], n_boot, rng)[0]
+
+
+def bootstrap_judges(table: ComparisonTable, judges: np.ndarray, n_boot: int,
+                     rng: np.random.Generator) -> list[CellBootstrap]:
+    """The same bootstrap for ``K`` judges on the same compared pairs (``judges``: K x P).
+
+    The humans' replicates are computed once and every judge sees the same pair draws and
+    reader shifts (the calibration study compares several simulated judges on one cell).
+    Fewer than two pairs or two readers: every distribution is undefined (NaN bounds).
+    """
+    judges = np.atleast_2d(np.asarray(judges, float))
+    n_judges = judges.shape[0]
+    c0, q0, n0 = table.pair_sums()
+    ones = np.ones_like(c0)
+    original = estimands(c0, q0, n0, ones, judges)
+    stats0 = {k: np.asarray(v, float).reshape(n_judges) for k, v in original.statistics().items()}
+    tau2 = float(original.between_pair_var)
+    tau = float(np.sqrt(tau2)) if np.isfinite(tau2) else float("nan")
+    n_pairs, n_readers = table.n_pairs, table.n_readers
+    if n_pairs < 2 or n_readers < 2:
+        empty = np.zeros(0)
+        return [CellBootstrap({k: ReplicateDistribution(float(stats0[k][i]), empty) for k in STATISTICS},
+                              tau, float("nan"), int(n_boot)) for i in range(n_judges)]
+    wp = multinomial_weights(rng, n_pairs, n_boot)
+    wr = multinomial_weights(rng, n_readers, n_boot)
+    c_r, _ = reader_component(table, wp, wr)
+    shift = np.sqrt(c_r) * rng.standard_normal(n_boot)
+    chunk = max(1, CHUNK_ELEMENTS // max(n_pairs, 1))
+    shifted: dict[str, list[np.ndarray]] = {k: [] for k in STATISTICS}
+    plain: dict[str, list[np.ndarray]] = {k: [] for k in STATISTICS}
+    for start in range(0, n_boot, chunk):
+        w, s = wp[start:start + chunk], shift[start:start + chunk]
+        for target, est in ((shifted, estimands(c0, q0, n0, w, judges, shift=s)),
+                            (plain, estimands(c0, q0, n0, w, judges))):
+            for k, v in est.statistics().items():
+                target[k].append(np.asarray(v).reshape(len(w), n_judges))
+    out = []
+    for i in range(n_judges):
+        dists = {}
+        for k in STATISTICS:
+            reps = np.concatenate(shifted[k])[:, i]
+            pair_reps = np.concatenate(plain[k])[:, i]
+            dists[k] = ReplicateDistribution(float(stats0[k][i]), reps,
+                                             _satterthwaite(reps, pair_reps, n_pairs, n_readers))
+        out.append(CellBootstrap(dists, tau, float(np.sqrt(c_r)), int(n_boot)))
+    return out
+
+
+def _satterthwaite(total: np.ndarray, pairs_only: np.ndarray, n_pairs: int, n_readers: int) -> float:
+    """Degrees of freedom of (pair part on P - 1) + (reader part on R - 1)."""
+    ok = np.isfinite(total) & np.isfinite(pairs_only)
+    if ok.sum() < 2:
+        return float("inf")
+    v_total, v_pairs = float(np.var(total[ok], ddof=1)), float(np.var(pairs_only[ok], ddof=1))
+    v_readers = max(v_total - v_pairs, 0.0)
+    den = v_pairs**2 / max(n_pairs - 1, 1) + v_readers**2 / max(n_readers - 1, 1)
+    return float(v_total**2 / den) if den > 0 else float("inf")
+
+
+__all__ = ["CellBootstrap", "STATISTICS", "bootstrap_judges", "paired_bootstrap", "reader_component"]
