@@ -32,7 +32,8 @@ OUTPUT_FILES = ("result.json", "junit.xml", "report.html", "cells.csv", "checks.
                 "reader_baseline.csv", "judge_pairs.csv", "dev.csv", "uncertainty.csv", "readers.csv", "surface.csv")
 
 
-def write_outputs(result: AuditResult, out_dir: str | Path, *, html: bool = True) -> dict[str, Path]:
+def write_outputs(result: AuditResult, out_dir: str | Path, *, html: bool = True,
+                  fail_on: tuple[str, ...] = ()) -> dict[str, Path]:
     """Write every output file into ``out_dir`` (created if needed); return name -> path.
 
     Files of an earlier run that this run does not write (a section now skipped, the report
@@ -47,7 +48,7 @@ def write_outputs(result: AuditResult, out_dir: str | Path, *, html: bool = True
     paths["result"] = out / "result.json"
     paths["result"].write_text(result_to_json(result) + "\n", encoding="utf-8")
     paths["junit"] = out / "junit.xml"
-    write_junit(result.checks, paths["junit"])
+    write_junit(result.checks, paths["junit"], fail_on=fail_on)  # fail_on: `audit run --fail-on`
     tables = {
         "cells": result.cells_frame(),
         "checks": result.checks_frame(),

@@ -4,15 +4,16 @@ A policy is a TOML file; every key is optional and falls back to the documented 
 (docs/policy.md lists each check with its rationale). Example::
 
     [transfer]
-    max_fraction_outside_ci = 0.25     # share of cells whose judge rate is outside the human CI
-    max_fraction_direction_conflict = 0.25
-    decisive_level = 0.95              # Wilson interval level that makes a judge rate "decisive"
+    margin = 0.10                      # equivalence margin around the human band (probability scale)
+    min_pairs = 10                     # fewer compared pairs: the cell is INSUFFICIENT
+    alpha = 0.05                       # one-sided level of the cell tests (intervals at 1 - 2 alpha)
+    adjust = "holm"                    # multiplicity adjustment of the FAIL tests across cells
 
     [agreement]
     min_human_alpha = 0.2              # below: the human target itself is unreliable (WARN)
 
     [severity]
-    "transfer.fraction_outside_ci" = "FAIL"   # or "WARN" to report without failing the gate
+    "transfer.decision" = "FAIL"       # or "WARN": FAIL cells reported without failing the gate
 """
 
 from __future__ import annotations
@@ -28,11 +29,17 @@ from audit.errors import InputError, InputProblem
 
 @dataclass(frozen=True)
 class TransferPolicy:
-    level: float = 0.95  #: level of the human GLMM interval
-    max_fraction_outside_ci: float = 0.25
-    max_fraction_direction_conflict: float = 0.25
-    decisive_level: float = 0.95
+    """The cell decision (docs/policy.md, docs/audit.md "The decision")."""
+
+    level: float = 0.95  #: level of the human GLMM interval and of the human estimands' intervals
+    decisive_level: float = 0.95  #: level of the intervals that give the displayed directions
     max_baseline_gap: float = 0.05  #: judge-vs-majority may trail the reader baseline by this much
+    margin: float = 0.10  #: equivalence margin around the human band, probability scale
+    min_pairs: int = 10  #: fewer compared pairs (human vote + valid judge output): INSUFFICIENT
+    min_readers: int = 3  #: fewer readers on the compared pairs: INSUFFICIENT
+    alpha: float = 0.05  #: one-sided level of each test; intervals at 1 - 2 alpha (TOST)
+    n_boot: int = 999  #: replicates of the paired bootstrap per cell
+    adjust: str = "holm"  #: multiplicity adjustment of the FAIL tests: holm, bonferroni or none
 
 
 @dataclass(frozen=True)
@@ -97,8 +104,7 @@ class Policy:
 
 #: Every check name a policy's [severity] may refer to (``<section>.computed`` included).
 KNOWN_CHECKS = frozenset({
-    "transfer.judge_in_human_ci", "transfer.direction_conflict", "transfer.judge_vs_reader_baseline",
-    "transfer.fraction_outside_ci", "transfer.fraction_direction_conflict", "agreement.human_alpha",
+    "transfer.decision", "transfer.assessed", "transfer.judge_vs_reader_baseline", "agreement.human_alpha",
     "judge.invalid_fraction", "glmm.fraction_singular", "glmm.fit", "dev.spearman", "dev.computed",
     "uncertainty.loro_max_shift", "uncertainty.computed", "readers.judge_outside_reader_range",
     "readers.separation", "readers.fast_reader", "readers.fatigue", "readers.position_bias",
@@ -106,10 +112,29 @@ KNOWN_CHECKS = frozenset({
     "surface.computed",
 })
 
+#: Checks of schema 1.x that the cell decision replaced (a policy naming one gets this hint).
+REPLACED_CHECKS = {
+    "transfer.judge_in_human_ci": "transfer.decision", "transfer.direction_conflict": "transfer.decision",
+    "transfer.fraction_outside_ci": "transfer.decision",
+    "transfer.fraction_direction_conflict": "transfer.decision",
+}
+
 #: key -> (low, high, inclusive): the range a numeric policy value must fall in
 _RANGES = {
     "level": (0.0, 1.0, False), "decisive_level": (0.0, 1.0, False), "alpha": (0.0, 1.0, False),
     "n_boot": (100, float("inf"), True),
+}
+#: (section, key) -> range, where the same key name means something else in another section
+_SECTION_RANGES = {
+    ("transfer", "margin"): (0.0, 0.5, False), ("transfer", "alpha"): (0.0, 0.5, False),
+    ("transfer", "min_pairs"): (2, float("inf"), True), ("transfer", "min_readers"): (2, float("inf"), True),
+}
+#: (section, key) -> the values a text policy key may take
+_CHOICES = {("transfer", "adjust"): ("holm", "bonferroni", "none")}
+#: (section, key) -> what replaced a key of schema 1.x
+_REPLACED_KEYS = {
+    ("transfer", "max_fraction_outside_ci"): "the cell decision (margin, alpha, adjust)",
+    ("transfer", "max_fraction_direction_conflict"): "the cell decision (margin, alpha, adjust)",
 }
 _FRACTION = (0.0, 1.0, True)
 
@@ -139,7 +164,11 @@ def load_policy(path: str | Path | None) -> Policy:
                 problems.append(InputProblem(str(path), "[severity] must be a table", column=key))
                 continue
             for name, level in value.items():
-                if name not in KNOWN_CHECKS:
+                if name in REPLACED_CHECKS:
+                    problems.append(InputProblem(str(path), f"check '{name}' was replaced in result schema 2.0",
+                                                 f"use '{REPLACED_CHECKS[name]}' (the cell decision)",
+                                                 column=f"severity.{name}"))
+                elif name not in KNOWN_CHECKS:
                     problems.append(InputProblem(str(path), f"unknown check '{name}' in [severity]",
                                                  f"use one of: {', '.join(sorted(KNOWN_CHECKS))}",
                                                  column=f"severity.{name}"))
@@ -157,11 +186,25 @@ def load_policy(path: str | Path | None) -> Policy:
         known = {f.name: f for f in dataclasses.fields(cls)}
         section_kwargs = {}
         for name, val in (value or {}).items():
+            if (key, name) in _REPLACED_KEYS:
+                problems.append(InputProblem(str(path), f"'{key}.{name}' was removed in result schema 2.0",
+                                             f"delete it: {_REPLACED_KEYS[(key, name)]} replaced it (docs/policy.md)",
+                                             column=f"{key}.{name}"))
+                continue
             if name not in known:
                 problems.append(InputProblem(str(path), f"unknown key '{name}' in [{key}]",
                                              f"use one of: {', '.join(sorted(known))}", column=f"{key}.{name}"))
                 continue
             default = known[name].default
+            if (key, name) in _CHOICES:
+                choices = _CHOICES[(key, name)]
+                if val not in choices:
+                    problems.append(InputProblem(str(path), f"'{key}.{name}' must be one of {', '.join(choices)}",
+                                                 f"the default is {default!r}", column=f"{key}.{name}",
+                                                 value=repr(val)))
+                else:
+                    section_kwargs[name] = val
+                continue
             if isinstance(default, int) and not isinstance(default, bool) and isinstance(val, int):
                 number = val
             elif isinstance(default, float) and isinstance(val, (int, float)) and not isinstance(val, bool):
@@ -172,7 +215,7 @@ def load_policy(path: str | Path | None) -> Policy:
                                              f"write e.g. {name} = {default!r}", column=f"{key}.{name}",
                                              value=repr(val)))
                 continue
-            low, high, inclusive = _RANGES.get(name, _FRACTION if name.startswith(("max_", "min_")) and
+            low, high, inclusive = _SECTION_RANGES.get((key, name)) or _RANGES.get(name, _FRACTION if name.startswith(("max_", "min_")) and
                                                isinstance(default, float) else (float("-inf"), float("inf"), True))
             inside = low <= number <= high if inclusive else low < number < high
             if not inside:

@@ -27,7 +27,9 @@ from audit.tie_rules import TIE_RULES
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of every random procedure (bootstraps, random tie rule).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="audit-out", show_default=True,
               help="Output directory: result.json, report.html, junit.xml, CSV tables.")
-@click.option("--gate", is_flag=True, help="Exit with status 1 when any check FAILs (for CI).")
+@click.option("--gate", is_flag=True, help="Exit with status 1 when any check is FAIL or ERROR (for CI).")
+@click.option("--fail-on", "fail_on", multiple=True, type=click.Choice(["inconclusive", "insufficient"]),
+              help="With --gate: also fail on INCONCLUSIVE (or INSUFFICIENT) cells; repeatable.")
 @click.option("--n-boot", type=click.IntRange(min=100), help="Bootstrap replicates, at least 100 (default from the policy: 2000).")
 @click.option("--no-uncertainty", is_flag=True, help="Skip bootstraps and leave-one-reader-out.")
 @click.option("--no-readers", is_flag=True, help="Skip the reader-heterogeneity analysis.")
@@ -54,7 +56,7 @@ from audit.tie_rules import TIE_RULES
 @click.option("--no-html", is_flag=True, help="Do not write report.html.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress and no summary; only errors (for CI logs).")
 def command(judge, humans, pairs, stories, dev_judge, dev_humans, focal, judge_name, policy, tie_rule, seed,
-            out_dir, gate, n_boot, no_uncertainty, no_readers, no_surface, perplexity_model, perplexity_url,
+            out_dir, gate, fail_on, n_boot, no_uncertainty, no_readers, no_surface, perplexity_model, perplexity_url,
             perplexity_server_model, perplexity_revision, perplexity_device, perplexity_dtype, perplexity_batch_size,
             perplexity_max_length, perplexity_stride, perplexity_api_key_env, allow_download, features_cache, drop_invalid, scale, glmm_backend, linkage,
             no_html, quiet):
@@ -94,14 +96,15 @@ def command(judge, humans, pairs, stories, dev_judge, dev_humans, focal, judge_n
     )
     result = run_audit(data, spec)
     progress("writing outputs")
-    paths = write_outputs(result, out_dir, html=not no_html)
+    fail_on = tuple(s.upper() for s in fail_on)
+    paths = write_outputs(result, out_dir, html=not no_html, fail_on=fail_on if gate else ())
     progress.done()
     if not quiet:
         from reports.terminal import render_summary
 
         click.echo(render_summary(result, report_path=str(paths.get("report", paths["result"]))))
         click.echo(f"({time.perf_counter() - started:.1f} s)", err=True)
-    if gate and result.failing():
+    if gate and result.failing(fail_on):
         return ExitStatus.GATE_FAILED
     return ExitStatus.OK
 

@@ -1,8 +1,13 @@
-"""Checks and the one-sentence verdict, derived from the computed cells and sections.
+"""Checks, cell counts and the one-sentence verdict, derived from the decided cells.
 
-Per-cell checks (scope ``matchup/criterion``) report what happened in each cell; by default
-a breach there is a WARN. The summary checks (scope ``overall``) decide the gate; by default
-a breach there is a FAIL. ``[severity]`` in the policy file overrides either (FAIL/WARN/OFF).
+One vocabulary: every cell's transfer decision is one check ``transfer.decision`` whose
+status *is* the cell's status (PASS, FAIL, INCONCLUSIVE, INSUFFICIENT, ERROR), so the gate
+counts exactly what the transfer table shows. ``[severity]`` may demote it
+(``"transfer.decision" = "WARN"``: a FAIL cell is reported as WARN and does not fail the
+gate, and the reason says so) or remove it (``OFF``). The other per-cell check,
+``transfer.judge_vs_reader_baseline``, is WARN by default. Summary checks (scope
+``overall``): ``transfer.assessed`` (ERROR when no cell could be compared: the gate must not
+pass when nothing was compared), agreement, invalid judge outputs, singular GLMMs.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from collections.abc import Iterable, Sequence
 
 import pandas as pd
 
-from audit.checks import Check, Status
+from audit.checks import CELL_STATUSES, Check, Status
 from audit.data import JUDGE_AGGREGATE
 from audit.policy import Policy
 from audit.result import Cell
@@ -38,22 +43,35 @@ def _add(checks: list[Check], policy: Policy, name: str, breached: bool | None, 
         checks.append(Check(name, status, value, threshold, reason, scope))
 
 
+def cell_counts(cells: Sequence[Cell]) -> dict[str, int]:
+    """Cells per transfer status, every status present (0 when none)."""
+    counts = {s.value: 0 for s in CELL_STATUSES}
+    for c in cells:
+        counts[c.transfer.status.value] = counts.get(c.transfer.status.value, 0) + 1
+    return counts
+
+
+def _decision_check(c: Cell, policy: Policy) -> Check | None:
+    t = c.transfer
+    level = policy.breach("transfer.decision", "FAIL")
+    if level == "OFF":
+        return None
+    status, reason = t.status, t.reason
+    if status is Status.FAIL and level == "WARN":
+        status, reason = Status.WARN, reason + " (reported as WARN: [severity] transfer.decision = WARN)"
+    value = t.difference.estimate if math.isfinite(t.difference.estimate) else None
+    return Check("transfer.decision", status, value, t.margin if math.isfinite(t.margin) else None, reason,
+                 f"{c.matchup}/{c.criterion}")
+
+
 def cell_checks(cells: Sequence[Cell], policy: Policy) -> list[Check]:
     checks: list[Check] = []
     for c in cells:
         scope = f"{c.matchup}/{c.criterion}"
         t, g = c.transfer, c.human.glmm
-        judge_rate = c.judge.rate if c.judge else None
-        if t.judge_in_human_ci is None:
-            _add(checks, policy, "transfer.judge_in_human_ci", None, "WARN", value=judge_rate, threshold=None,
-                 reason=t.reason, scope=scope)
-        else:
-            _add(checks, policy, "transfer.judge_in_human_ci", not t.judge_in_human_ci, "WARN", value=judge_rate,
-                 threshold=None, scope=scope,
-                 reason=f"judge {judge_rate:.1%} vs human 95% interval [{g.ci_low:.1%}, {g.ci_high:.1%}]")
-        _add(checks, policy, "transfer.direction_conflict", t.direction_conflict, "WARN", value=judge_rate,
-             threshold=None, scope=scope,
-             reason=f"judge direction: {t.judge_direction}; human direction: {t.human_direction}")
+        decision = _decision_check(c, policy)
+        if decision is not None:
+            checks.append(decision)
         if t.below_reader_baseline is None:
             _add(checks, policy, "transfer.judge_vs_reader_baseline", None, "WARN", value=None,
                  threshold=None, scope=scope, reason="no reader-majority baseline for this cell")
@@ -68,25 +86,31 @@ def cell_checks(cells: Sequence[Cell], policy: Policy) -> list[Check]:
     return checks
 
 
+def _nothing_assessed_reason(cells: Sequence[Cell]) -> str:
+    if not cells:
+        return "no cell has human votes"
+    if all(c.judge is None for c in cells):
+        return ("no cell could be compared: the judge has no outputs for any of the humans' criteria "
+                "(check that the criterion names match)")
+    if all(c.human.n_focal + c.human.n_other == 0 for c in cells):
+        return "no cell could be compared: every human vote is a tie (the readers expressed no preference)"
+    counts = cell_counts(cells)
+    return (f"no cell could be compared: {counts['INSUFFICIENT']} INSUFFICIENT and {counts['ERROR']} ERROR "
+            "(see each cell's reason)")
+
+
 def summary_checks(cells: Sequence[Cell], agreement: pd.DataFrame, policy: Policy,
                    judge_pairs: pd.DataFrame) -> list[Check]:
     checks: list[Check] = []
-    assessed = [c for c in cells if c.transfer.judge_in_human_ci is not None]
-    if assessed:
-        outside = sum(not c.transfer.judge_in_human_ci for c in assessed) / len(assessed)
-        thr = policy.transfer.max_fraction_outside_ci
-        _add(checks, policy, "transfer.fraction_outside_ci", outside > thr, "FAIL", value=outside, threshold=thr,
-             reason=f"judge rate outside the human interval in {sum(not c.transfer.judge_in_human_ci for c in assessed)}"
-                    f" of {len(assessed)} cells")
-        conflict = sum(bool(c.transfer.direction_conflict) for c in assessed) / len(assessed)
-        thr = policy.transfer.max_fraction_direction_conflict
-        _add(checks, policy, "transfer.fraction_direction_conflict", conflict > thr, "FAIL", value=conflict,
-             threshold=thr,
-             reason=f"judge decisive against the humans' direction in "
-                    f"{sum(bool(c.transfer.direction_conflict) for c in assessed)} of {len(assessed)} cells")
-    else:
-        _add(checks, policy, "transfer.fraction_outside_ci", None, "FAIL", value=None, threshold=None,
-             reason="no cell could be assessed (no judge scores matching the human criteria)")
+    counts = cell_counts(cells)
+    n_assessed = counts["PASS"] + counts["FAIL"] + counts["INCONCLUSIVE"]
+    if policy.breach("transfer.assessed", "ERROR") != "OFF":
+        if n_assessed:
+            checks.append(Check("transfer.assessed", Status.PASS, float(n_assessed), None,
+                                f"{n_assessed} of {len(cells)} cells compared ({counts['INSUFFICIENT']} "
+                                f"INSUFFICIENT, {counts['ERROR']} ERROR)"))
+        else:
+            checks.append(Check("transfer.assessed", Status.ERROR, 0.0, None, _nothing_assessed_reason(cells)))
     alpha = _pooled_alpha(agreement)
     thr = policy.agreement.min_human_alpha
     _add(checks, policy, "agreement.human_alpha", None if alpha is None else alpha < thr, "WARN", value=alpha,
@@ -105,7 +129,7 @@ def summary_checks(cells: Sequence[Cell], agreement: pd.DataFrame, policy: Polic
         thr = policy.judge.max_invalid_fraction
         _add(checks, policy, "judge.invalid_fraction", invalid > thr, "FAIL", value=invalid, threshold=thr,
              reason=f"{n_invalid} of {len(own)} judge pair comparisons have an unparsable score on either side")
-    fitted = [c for c in cells if c.human.glmm.status is not Status.ERROR]
+    fitted = [c for c in cells if c.human.glmm.status not in (Status.ERROR, Status.SKIPPED)]
     if fitted:
         singular = sum(c.human.glmm.singular for c in fitted) / len(fitted)
         thr = policy.glmm.max_fraction_singular
@@ -127,24 +151,44 @@ def _pooled_alpha(agreement: pd.DataFrame) -> float | None:
 
 
 def overall_status(checks: Iterable[Check]) -> Status:
+    """ERROR > FAIL > INCONCLUSIVE > WARN > PASS; INSUFFICIENT and SKIPPED do not count."""
     statuses = {c.status for c in checks}
-    for s in (Status.ERROR, Status.FAIL, Status.WARN):
+    for s in (Status.ERROR, Status.FAIL, Status.INCONCLUSIVE, Status.WARN):
         if s in statuses:
-            return Status.FAIL if s is Status.ERROR else s
+            return s
     return Status.PASS
 
 
-def verdict_sentence(cells: Sequence[Cell], status: Status) -> str:
-    assessed = [c for c in cells if c.transfer.judge_in_human_ci is not None]
-    if not assessed:
-        return "No cell could be assessed: the judge has no scores for the humans' criteria."
-    outside = sum(not c.transfer.judge_in_human_ci for c in assessed)
-    conflict = sum(bool(c.transfer.direction_conflict) for c in assessed)
-    n = len(assessed)
-    detail = (f"its rate lies outside the human 95% interval in {outside} of {n} cells and it is decisive "
-              f"against the readers' direction in {conflict}")
-    if status is Status.FAIL:
-        return f"The judge does not transfer to this data: {detail}."
-    if status is Status.WARN:
-        return f"The judge transfers with reservations: {detail}."
-    return f"The judge transfers to this data: {detail}."
+def _counts_text(counts: dict[str, int]) -> str:
+    parts = [f"{counts['FAIL']} FAIL", f"{counts['PASS']} PASS", f"{counts['INCONCLUSIVE']} INCONCLUSIVE"]
+    text = ", ".join(parts)
+    extra = [f"{counts[s]} {s}" for s in ("INSUFFICIENT", "ERROR") if counts[s]]
+    return text + (f" ({', '.join(extra)}, counted apart)" if extra else "")
+
+
+def verdict_sentence(cells: Sequence[Cell], status: Status, checks: Sequence[Check] = (),
+                     margin: float | None = None, adjust: str = "holm") -> str:
+    """One sentence whose every number is a count of cells or a policy value."""
+    counts = cell_counts(cells)
+    n_assessed = counts["PASS"] + counts["FAIL"] + counts["INCONCLUSIVE"]
+    if n_assessed == 0:
+        return "Nothing was compared: " + _nothing_assessed_reason(cells) + "."
+    margin_text = f"{100 * margin:.0f}-point margin" if margin is not None else "margin"
+    cells_text = f"of {n_assessed} compared cells: {_counts_text(counts)}"
+    other = sorted({c.name for c in checks if c.status in (Status.FAIL, Status.ERROR)
+                    and c.name not in ("transfer.decision", "transfer.assessed")})
+    tail = f"; other failing checks: {', '.join(other)}" if other else ""
+    if counts["FAIL"]:
+        return (f"The judge does not transfer to this data: {counts['FAIL']} {cells_text} (FAIL: outside the human "
+                f"band by more than the {margin_text}, or a direction conflict, {adjust}-adjusted){tail}.")
+    if counts["ERROR"] or status is Status.ERROR:
+        return f"The audit could not decide every cell: {cells_text}{tail}."
+    if counts["INCONCLUSIVE"]:
+        return (f"Not decided yet: {counts['INCONCLUSIVE']} {cells_text}; no cell is outside the {margin_text}, "
+                f"and the inconclusive cells need more pairs (see pairs_needed){tail}.")
+    return (f"The judge transfers to this data: all {n_assessed} compared cells PASS (within the {margin_text} of the "
+            f"human band){' (' + str(counts['INSUFFICIENT']) + ' INSUFFICIENT, counted apart)' if counts['INSUFFICIENT'] else ''}"
+            f"{tail}.")
+
+
+__all__ = ["cell_checks", "cell_counts", "overall_status", "summary_checks", "verdict_sentence"]

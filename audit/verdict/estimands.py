@@ -35,7 +35,7 @@ The estimands (docs/audit.md, "What the judge is compared with"):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy.special import betainc
@@ -75,6 +75,16 @@ class Estimands:
     majority_rate: np.ndarray  #: M
     between_pair_var: np.ndarray  #: tau^2 after clipping at 0 (NaN when not estimable)
     n_pairs: np.ndarray  #: summed weights of the pairs with a credited vote
+    share_var: np.ndarray | float = float("nan")  #: S^2, variance of the shares over the multi-vote pairs
+    within_var: np.ndarray | float = float("nan")  #: s_w^2, pooled within-pair variance of the credits
+    mean_inv_n: np.ndarray | float = float("nan")  #: mean of 1 / n_i (effective) over the multi-vote pairs
+    df_between: np.ndarray | float = float("nan")  #: multi-vote pairs - 1
+    df_within: np.ndarray | float = float("nan")  #: sum of (n_i - 1) over the multi-vote pairs
+
+    def with_between_pair_var(self, tau2: np.ndarray) -> "Estimands":
+        """The same J and V with ``M`` recomputed from another ``tau^2`` (clipped at 0)."""
+        tau2 = np.where(np.isfinite(tau2), np.maximum(tau2, 0.0), np.nan)
+        return replace(self, between_pair_var=tau2, majority_rate=beta_upper_tail(self.vote_share, tau2))
 
     def statistics(self) -> dict[str, np.ndarray]:
         """The compared quantities: J, V, M and the judge's distances to them and to the band.
@@ -157,11 +167,14 @@ def estimands(csum: np.ndarray, qsum: np.ndarray, nsum: np.ndarray, weight: np.n
     within_ss = np.where(multi, qsum - csum * h, 0.0)
     sw2 = _safe_div(_wsum(e, within_ss), _wsum(e, np.where(multi, dof, 0.0)))
     inv_n_eff = np.where(multi, _safe_div(nsum2, nsum * nsum), 0.0)
-    tau2 = s2 - sw2 * _safe_div(_wsum(e, inv_n_eff), e_total)
+    m1 = _safe_div(_wsum(e, inv_n_eff), e_total)
+    tau2 = s2 - sw2 * m1
     # NaN (not estimable) when fewer than two pairs have two or more distinct credited votes
     tau2 = np.where(np.isfinite(tau2), np.maximum(tau2, 0.0), np.nan)
     m = beta_upper_tail(v, tau2)
-    return Estimands(judge_rate=j, vote_share=v, majority_rate=m, between_pair_var=tau2, n_pairs=total)
+    return Estimands(judge_rate=j, vote_share=v, majority_rate=m, between_pair_var=tau2, n_pairs=total,
+                     share_var=s2, within_var=sw2, mean_inv_n=m1, df_between=e_total - 1.0,
+                     df_within=_wsum(e, np.where(multi, dof, 0.0)))
 
 
 __all__ = ["Estimands", "beta_upper_tail", "estimands"]

@@ -29,7 +29,9 @@ from scipy.stats import t as student_t
 class ReplicateDistribution:
     """The smoothed bootstrap distribution of one statistic (internal)."""
 
-    def __init__(self, estimate: float, replicates: np.ndarray, df: float = float("inf")):
+    def __init__(self, estimate: float, replicates: np.ndarray, df: float = float("inf"),
+                 bounds: tuple[float, float] = (-np.inf, np.inf)):
+        self.bounds = (float(bounds[0]), float(bounds[1]))
         reps = np.asarray(replicates, float)
         reps = reps[np.isfinite(reps)]
         self.estimate = float(estimate)
@@ -82,16 +84,18 @@ class ReplicateDistribution:
         return float(ndtr(-student_t.ppf(1.0 - a, self.df)))
 
     def lower(self, a: float) -> float:
-        """One-sided lower bound at level ``1 - a``."""
-        return self.quantile(self.tail(a))
+        """One-sided lower bound at level ``1 - a`` (clipped to ``bounds``)."""
+        return float(np.clip(self.quantile(self.tail(a)), *self.bounds))
 
     def upper(self, a: float) -> float:
-        """One-sided upper bound at level ``1 - a``."""
-        return self.quantile(1.0 - self.tail(a))
+        """One-sided upper bound at level ``1 - a`` (clipped to ``bounds``)."""
+        return float(np.clip(self.quantile(1.0 - self.tail(a)), *self.bounds))
 
     def interval(self, level: float) -> tuple[float, float]:
+        """Two-sided ``level`` interval, clipped to the statistic's range (``bounds``)."""
         a = (1.0 - level) / 2.0
-        return self.lower(a), self.upper(a)
+        lo, hi = self.bounds
+        return float(np.clip(self.lower(a), lo, hi)), float(np.clip(self.upper(a), lo, hi))
 
     def p_greater(self, null: float) -> float:
         """One-sided p of ``statistic <= null`` against ``> null`` (small when the statistic is above)."""
