@@ -341,6 +341,16 @@ def result_from_json(text: str, *, source: str = "result.json") -> AuditResult:
 
     register_section_types()
     version = data.get("schema_version")
+    if str(version).split(".")[0] == "1":
+        raise InputError(
+            InputProblem(
+                file=source, column="schema_version", value=str(version),
+                message=("a result of schema 1.x, written before the transfer decision was rebuilt (schema 2.0: "
+                         "cell statuses PASS / FAIL / INCONCLUSIVE / INSUFFICIENT / ERROR, vote share and majority "
+                         "rate, the judge's distance to the human band; docs/audit.md, 'Schema 2.0')"),
+                fix="re-run `audit run` on the same inputs to get a 2.0 result",
+            )
+        )
     if version is None or str(version).split(".")[0] != SCHEMA_VERSION.split(".")[0]:
         raise InputError(
             InputProblem(
