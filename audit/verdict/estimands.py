@@ -80,11 +80,13 @@ class Estimands:
     mean_inv_n: np.ndarray | float = float("nan")  #: mean of 1 / n_i (effective) over the multi-vote pairs
     df_between: np.ndarray | float = float("nan")  #: multi-vote pairs - 1
     df_within: np.ndarray | float = float("nan")  #: sum of (n_i - 1) over the multi-vote pairs
+    majority_mean: np.ndarray | float | None = None  #: the Beta mean M is read from (V unless shifted)
 
     def with_between_pair_var(self, tau2: np.ndarray) -> "Estimands":
         """The same J and V with ``M`` recomputed from another ``tau^2`` (clipped at 0)."""
         tau2 = np.where(np.isfinite(tau2), np.maximum(tau2, 0.0), np.nan)
-        return replace(self, between_pair_var=tau2, majority_rate=beta_upper_tail(self.vote_share, tau2))
+        mean = self.vote_share if self.majority_mean is None else self.majority_mean
+        return replace(self, between_pair_var=tau2, majority_rate=beta_upper_tail(mean, tau2))
 
     def statistics(self) -> dict[str, np.ndarray]:
         """The compared quantities: J, V, M and the judge's distances to them and to the band.
@@ -122,7 +124,8 @@ def _wsum(w: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 
 def estimands(csum: np.ndarray, qsum: np.ndarray, nsum: np.ndarray, weight: np.ndarray,
-              judge: np.ndarray, nsum2: np.ndarray | None = None, shift: np.ndarray | float = 0.0) -> Estimands:
+              judge: np.ndarray, nsum2: np.ndarray | None = None, shift: np.ndarray | float = 0.0,
+              majority_shift: np.ndarray | float | None = None) -> Estimands:
     """J, V and M from per-pair sums; the last axis is the pair axis (see the module doc).
 
     ``csum``, ``qsum``, ``nsum`` are ``(P,)`` (the original per-pair sums) or ``(B, P)`` (per
@@ -136,9 +139,11 @@ def estimands(csum: np.ndarray, qsum: np.ndarray, nsum: np.ndarray, weight: np.n
     ``nsum^2 / nsum2`` rather than treat the copies as independent (which would shrink the
     within-pair variance and inflate ``tau^2`` in every reader-resampled replicate).
 
-    ``shift`` (scalar or one per replicate) moves every pair's reader-population share by
-    the same amount before ``V`` and ``M`` are formed: the effect of a different sample of
-    readers, whose average leniency shifts every pair alike (clipped to [0, 1]).
+    ``shift`` (scalar or one per replicate) moves the vote share by that amount, the effect
+    of a different sample of readers, whose average leniency shifts every pair (clipped to
+    [0, 1]); ``majority_shift`` (default: ``shift``) moves the mean of the Beta that ``M`` is
+    read from. They differ because a leniency shift acts on the logit scale: a pair near
+    1/2, where ``M`` is decided, moves more than the average pair.
     """
     csum, qsum, nsum = (np.asarray(x, float) for x in (csum, qsum, nsum))
     weight = np.asarray(weight, float)
@@ -149,9 +154,12 @@ def estimands(csum: np.ndarray, qsum: np.ndarray, nsum: np.ndarray, weight: np.n
     h = np.where(defined, h, 0.0)
     g = weight * defined
     total = g.sum(-1)
-    v = _safe_div(_wsum(g, h), total)
-    if np.any(np.asarray(shift) != 0.0):
-        v = np.clip(v + shift, 0.0, 1.0)
+    v0 = _safe_div(_wsum(g, h), total)
+    v = np.clip(v0 + shift, 0.0, 1.0) if np.any(np.asarray(shift) != 0.0) else v0
+    if majority_shift is None:
+        majority_mean = v
+    else:
+        majority_mean = np.clip(v0 + majority_shift, 0.0, 1.0)
     if judge.ndim == 1:
         j = _safe_div(_wsum(g, judge), total)
     else:  # several judges on the same pairs
@@ -171,10 +179,10 @@ def estimands(csum: np.ndarray, qsum: np.ndarray, nsum: np.ndarray, weight: np.n
     tau2 = s2 - sw2 * m1
     # NaN (not estimable) when fewer than two pairs have two or more distinct credited votes
     tau2 = np.where(np.isfinite(tau2), np.maximum(tau2, 0.0), np.nan)
-    m = beta_upper_tail(v, tau2)
+    m = beta_upper_tail(majority_mean, tau2)
     return Estimands(judge_rate=j, vote_share=v, majority_rate=m, between_pair_var=tau2, n_pairs=total,
                      share_var=s2, within_var=sw2, mean_inv_n=m1, df_between=e_total - 1.0,
-                     df_within=_wsum(e, np.where(multi, dof, 0.0)))
+                     df_within=_wsum(e, np.where(multi, dof, 0.0)), majority_mean=majority_mean)
 
 
 __all__ = ["Estimands", "beta_upper_tail", "estimands"]

@@ -130,11 +130,13 @@ def bootstrap_judges(table: ComparisonTable, judges: np.ndarray, n_boot: int,
     wr = multinomial_weights(rng, n_readers, n_boot)
     c_r, _ = reader_component(table, wp, wr)
     shift = np.sqrt(c_r) * rng.standard_normal(n_boot)
+    kappa = logit_shift_factor(original)
     chunk = max(1, CHUNK_ELEMENTS // max(n_pairs, 1))
     fits = []
     for start in range(0, n_boot, chunk):
         w, s = wp[start:start + chunk], shift[start:start + chunk]
-        fits.append((estimands(c0, q0, n0, w, judges, shift=s), estimands(c0, q0, n0, w, judges)))
+        fits.append((estimands(c0, q0, n0, w, judges, shift=s, majority_shift=kappa * s),
+                     estimands(c0, q0, n0, w, judges)))
     share_var = np.concatenate([np.atleast_1d(plain.share_var) for _, plain in fits])
     tau2_reps = between_pair_replicates(original, n_boot, rng, share_var)
     shifted: dict[str, list[np.ndarray]] = {k: [] for k in STATISTICS}
@@ -157,6 +159,21 @@ def bootstrap_judges(table: ComparisonTable, judges: np.ndarray, n_boot: int,
                                              _satterthwaite(reps, pair_reps, n_pairs, n_readers), BOUNDS[k])
         out.append(CellBootstrap(dists, tau, float(np.sqrt(c_r)), int(n_boot)))
     return out
+
+
+def logit_shift_factor(original: Estimands) -> float:
+    """How much more a pair at 1/2 moves than the average pair under a common leniency shift.
+
+    A reader sample that is more lenient by ``d`` on the logit scale moves a pair with share
+    ``p`` by about ``d p (1 - p)``: the vote share by ``d E[p (1 - p)]``, a pair at 1/2 (where
+    the majority flips, so where ``M`` changes) by ``d / 4``. The factor is ``(1/4) / E[p (1 -
+    p)]`` with ``E[p (1 - p)] = V (1 - V) - tau^2`` (>= 1; 1 when every pair is at 1/2).
+    """
+    v, tau2 = float(original.vote_share), float(original.between_pair_var)
+    spread = v * (1.0 - v) - (tau2 if np.isfinite(tau2) else 0.0)
+    if not np.isfinite(spread) or spread <= 0:
+        return 1.0
+    return float(max(1.0, 0.25 / spread))
 
 
 def between_pair_replicates(original: Estimands, n_boot: int, rng: np.random.Generator,
@@ -199,5 +216,5 @@ def _satterthwaite(total: np.ndarray, pairs_only: np.ndarray, n_pairs: int, n_re
     return float(v_total**2 / den) if den > 0 else float("inf")
 
 
-__all__ = ["CellBootstrap", "STATISTICS", "between_pair_replicates", "bootstrap_judges", "paired_bootstrap",
-           "reader_component"]
+__all__ = ["CellBootstrap", "STATISTICS", "between_pair_replicates", "bootstrap_judges", "logit_shift_factor",
+           "paired_bootstrap", "reader_component"]
