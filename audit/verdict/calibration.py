@@ -53,7 +53,9 @@ CELLS = (
 )
 COVERAGE_JUDGES = ("reader-like", "majority")
 DEFAULT_STUDIES = 40
-QUICK_STUDIES = 6
+QUICK_STUDIES = 5
+QUICK_DESIGNS = ((7, 20), (7, 60))
+QUICK_BOOT = 199
 
 
 @dataclass
@@ -155,7 +157,8 @@ def calibrate(*, studies: int = DEFAULT_STUDIES, seed: int = 0, designs=DESIGNS,
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m audit.verdict.calibration", description=__doc__.split("\n\n")[0])
     parser.add_argument("--studies", type=int, default=None, help=f"studies per design (default {DEFAULT_STUDIES})")
-    parser.add_argument("--quick", action="store_true", help=f"{QUICK_STUDIES} studies per design, 199 replicates")
+    parser.add_argument("--quick", action="store_true",
+                        help=f"{QUICK_STUDIES} studies of designs 7x20 and 7x60, {QUICK_BOOT} replicates (a smoke test)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--n-boot", type=int, default=None, help="bootstrap replicates (default: the policy's)")
     parser.add_argument("--margin", type=float, default=None)
@@ -163,12 +166,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     policy = TransferPolicy()
     if args.quick:
-        policy = replace(policy, n_boot=199)
+        policy = replace(policy, n_boot=QUICK_BOOT)
     if args.n_boot is not None:
         policy = replace(policy, n_boot=args.n_boot)
     if args.margin is not None:
         policy = replace(policy, margin=args.margin)
-    designs = DESIGNS
+    designs = QUICK_DESIGNS if args.quick else DESIGNS
     if args.designs:
         designs = tuple(tuple(int(x) for x in d.split("x")) for d in args.designs.split(","))
     studies = args.studies or (QUICK_STUDIES if args.quick else DEFAULT_STUDIES)
