@@ -35,7 +35,10 @@ def _guarded(compute: Callable[[], object], what: str) -> Section:
     try:
         payload = compute()
     except AuditError as exc:
-        return Section(Status.ERROR, f"{what} could not be computed: {exc}")
+        from audit.redact import redact_text
+
+        # The reason is recorded in result.json: a provider's message may quote a URL with a key.
+        return Section(Status.ERROR, redact_text(f"{what} could not be computed: {exc}"))
     return Section(Status.PASS, "", payload)
 
 

@@ -12,6 +12,7 @@ import pandas as pd
 
 from audit.checks import Status
 from audit.errors import InputError, InputProblem, MissingDependencyError, ProviderError
+from audit.redact import redact_text
 from detectors.base import DEFAULT_DETECTORS, DETECTORS, Detector
 from detectors.cache import FeatureCache, text_sha256
 from detectors.perplexity.config import PerplexityConfig
@@ -316,7 +317,8 @@ def compute_features(
             continue
         except (ProviderError, OSError, RuntimeError) as exc:  # RuntimeError: torch (e.g. out of memory)
             runs.append(DetectorRun(
-                name=det.name, version=det.version, status=Status.ERROR, reason=f"{type(exc).__name__}: {exc}",
+                name=det.name, version=det.version, status=Status.ERROR,
+                reason=redact_text(f"{type(exc).__name__}: {exc}"),  # a server URL may carry a key
                 features=(), params=det.params_text(), revision="", n_texts=len(unique_texts), n_computed=0,
                 n_cached=0, n_missing={}, seconds=time.perf_counter() - start))
             continue

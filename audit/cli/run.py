@@ -107,5 +107,8 @@ def command(judge, humans, pairs, stories, dev_judge, dev_humans, focal, judge_n
 
 
 def _command_line() -> str:
+    """The command as typed, with every secret redacted (it is written to result.json and the report)."""
+    from audit.redact import redact_argv
+
     obj = click.get_current_context().find_root().obj or {}
-    return shlex.join(obj.get("argv", ["audit", "run"]))
+    return shlex.join(redact_argv(list(obj.get("argv", ["audit", "run"]))))
