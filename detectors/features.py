@@ -78,6 +78,39 @@ class DetectorRun:
     tokens_per_second: float = 0.0
 
 
+    def record(self) -> "DetectorRecord":
+        """What the detector computed, without this call's execution figures (for the audit result)."""
+        return DetectorRecord(name=self.name, version=self.version, status=self.status, reason=self.reason,
+                              features=self.features, params=self.params, revision=self.revision,
+                              n_texts=self.n_texts, n_missing=self.n_missing)
+
+    def execution(self) -> dict[str, object]:
+        """This call's execution figures: cache use, wall time, tokens (for timings.json)."""
+        return {"detector": self.name, "status": self.status.value, "n_computed": self.n_computed,
+                "n_cached": self.n_cached, "seconds": self.seconds, "n_tokens": self.n_tokens,
+                "tokens_per_second": self.tokens_per_second}
+
+
+@dataclass(frozen=True)
+class DetectorRecord:
+    """A :class:`DetectorRun` as the audit result keeps it: what was computed and how.
+
+    The execution figures (seconds, tokens per second, texts computed vs read from the
+    cache) are left out: they change from one run to the next and would make two runs of
+    the same audit differ. ``audit run`` writes them to ``timings.json``.
+    """
+
+    name: str
+    version: str
+    status: Status
+    reason: str
+    features: tuple[str, ...]
+    params: dict[str, str]
+    revision: str
+    n_texts: int
+    n_missing: dict[str, int]
+
+
 @dataclass(frozen=True)
 class FeatureTable:
     """Surface features of every story.
