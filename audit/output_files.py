@@ -220,11 +220,12 @@ class FolderWrite:
 
 
 def check_output_folder(folder: str | os.PathLike, names: Iterable[str],
-                        inputs: Iterable[str | os.PathLike | None] = ()) -> None:
+                        inputs: Iterable[str | os.PathLike | None] = (), *, adopt: Iterable[str] = ()) -> None:
     """Refuse, before any work, an output folder where writing ``names`` would break a rule.
 
-    Raises :class:`~audit.errors.InputError` (one problem per file) when a target is a link,
-    a folder, one of ``inputs``, or an existing file the folder's manifest does not list.
+    Raises :class:`~audit.errors.InputError` when a target is a link, a folder, one of
+    ``inputs``, or an existing file the folder's manifest does not list (unless in ``adopt``:
+    files the caller recognises as judge-audit's own from before manifests existed).
     """
     out = Path(folder)
     if out.is_symlink() and not out.exists():
@@ -236,23 +237,28 @@ def check_output_folder(folder: str | os.PathLike, names: Iterable[str],
     if not out.exists():
         return
     sources = _input_paths(inputs)
-    owned = read_manifest(out)
+    owned = set(read_manifest(out)) | set(adopt)
     problems: list[InputProblem] = []
+    foreign = []
     for name in (*names, MANIFEST):
         target = out / name
         found = _target_problems(target, sources)
         problems.extend(found)
         if not found and name != MANIFEST and target.exists() and name not in owned:
-            problems.append(InputProblem(
-                str(target), f"a file that judge-audit did not write is in the way (not listed in {MANIFEST})",
-                fix="move it elsewhere, or choose another output folder"))
+            foreign.append(name)
+    if foreign:
+        problems.append(InputProblem(
+            str(out), f"{len(foreign)} file(s) that judge-audit did not write are in the way (not listed in "
+            f"{MANIFEST}): {', '.join(foreign)}",
+            fix="move them elsewhere, or choose another output folder; judge-audit never overwrites a file it did "
+                "not write"))
     if problems:
         raise InputError(problems)
 
 
 def write_folder(folder: str | os.PathLike, files: Mapping[str, str | bytes], *, command: str,
                  inputs: Iterable[str | os.PathLike | None] = (),
-                 may_write: Iterable[str] = ()) -> FolderWrite:
+                 may_write: Iterable[str] = (), adopt: Iterable[str] = ()) -> FolderWrite:
     """Write ``files`` (name -> content) into ``folder`` under the rules of this module.
 
     Parameters
@@ -269,10 +275,13 @@ def write_folder(folder: str | os.PathLike, files: Mapping[str, str | bytes], *,
     may_write : names
         Every name a run of this kind can write (checked like ``files``), so a conflict is
         found whatever this run happens to skip.
+    adopt : names
+        Existing files to treat as judge-audit's own although no manifest lists them (see
+        :func:`check_output_folder`); they are replaced when written, never removed.
     """
     out = Path(folder)
     sources = list(inputs)
-    check_output_folder(out, sorted(set(files) | set(may_write)), sources)
+    check_output_folder(out, sorted(set(files) | set(may_write)), sources, adopt=adopt)
     out.mkdir(parents=True, exist_ok=True)
     previous = read_manifest(out)
     for leftover in out.glob(f"{TEMP_PREFIX}*"):  # from a run killed mid-write; the name is ours

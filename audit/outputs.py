@@ -17,7 +17,7 @@ from typing import Any, Iterable, Mapping
 
 import pandas as pd
 
-from audit.output_files import FolderWrite, check_output_folder, csv_text, write_folder
+from audit.output_files import MANIFEST, FolderWrite, check_output_folder, csv_text, write_folder
 from audit.result import AuditResult, result_to_json
 
 
@@ -41,9 +41,30 @@ OUTPUT_FILES = ("result.json", "junit.xml", "report.html", "timings.json", "cell
                 "readers.csv", "surface.csv")
 
 
+def legacy_outputs(out_dir: str | Path) -> tuple[str, ...]:
+    """Output files of a folder written by judge-audit before output manifests existed.
+
+    Such a folder has no manifest and a ``result.json`` that is an ``audit run`` result; its
+    files under :data:`OUTPUT_FILES` names are then judge-audit's own (replaced when this run
+    writes them, never removed). Anything else: ().
+    """
+    out = Path(out_dir)
+    result = out / "result.json"
+    if (out / MANIFEST).exists() or (out / MANIFEST).is_symlink() or result.is_symlink() or not result.is_file():
+        return ()
+    try:
+        data = json.loads(result.read_text(encoding="utf-8"))
+        command = data["provenance"]["command"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return ()
+    if not (isinstance(command, str) and command.startswith("audit run") and "schema_version" in data):
+        return ()
+    return tuple(name for name in OUTPUT_FILES if (out / name).is_file() and not (out / name).is_symlink())
+
+
 def check_output_dir(out_dir: str | Path, inputs: Iterable[str | os.PathLike | None] = ()) -> None:
     """Refuse, before the audit runs, an ``--out`` where writing would touch an input or a foreign file."""
-    check_output_folder(out_dir, OUTPUT_FILES, inputs)
+    check_output_folder(out_dir, OUTPUT_FILES, inputs, adopt=legacy_outputs(out_dir))
 
 
 def render_outputs(result: AuditResult, *, html: bool = True,
@@ -89,4 +110,5 @@ def write_outputs_detail(result: AuditResult, out_dir: str | Path, *, html: bool
                          timings: Mapping[str, Any] | None = None) -> FolderWrite:
     """:func:`write_outputs`, returning the :class:`~audit.output_files.FolderWrite` record."""
     files = render_outputs(result, html=html, timings=timings)
-    return write_folder(out_dir, files, command="run", inputs=inputs, may_write=OUTPUT_FILES)
+    return write_folder(out_dir, files, command="run", inputs=inputs, may_write=OUTPUT_FILES,
+                        adopt=legacy_outputs(out_dir))

@@ -29,7 +29,7 @@ from audit.tie_rules import TIE_RULES
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="audit-out", show_default=True,
               help="Output directory: result.json, report.html, junit.xml, CSV tables.")
 @click.option("--gate", is_flag=True, help="Exit with status 1 when any check FAILs (for CI).")
-@click.option("--n-boot", type=click.IntRange(min=100), help="Bootstrap replicates, at least 100 (default from the policy: 2000).")
+@click.option("--n-boot", type=click.IntRange(min=100, max=100_000), help="Bootstrap replicates, 100 to 100,000 (default from the policy: 2000).")
 @click.option("--no-uncertainty", is_flag=True, help="Skip bootstraps and leave-one-reader-out.")
 @click.option("--no-readers", is_flag=True, help="Skip the reader-heterogeneity analysis.")
 @click.option("--no-surface", is_flag=True, help="Skip surface features even when --stories is given.")
