@@ -99,8 +99,9 @@ def command(judge, humans, pairs, stories, dev_judge, dev_humans, focal, judge_n
         features_cache=features_cache, command=_command_line(), progress=progress, timings=timings,
     )
     result = run_audit(data, spec)
+    record = timings.to_dict()  # the writing itself cannot be timed in the file it writes
     progress("writing outputs")
-    written = write_outputs_detail(result, out_dir, html=not no_html, inputs=inputs, timings=timings.to_dict())
+    written = write_outputs_detail(result, out_dir, html=not no_html, inputs=inputs, timings=record)
     progress.done()
     paths = written.paths
     if not quiet:

@@ -26,23 +26,28 @@ def _write(path: Path, header: list[str], rows: list[list]) -> Path:
     return path
 
 
-def write_study(folder: Path, *, seed: int = 7, n_pairs: int = 8, n_readers: int = 3) -> dict[str, Path]:
-    """Write judge.csv, humans.csv, pairs.csv and stories.csv into ``folder``; return role -> path."""
+def write_study(folder: Path, *, seed: int = 7, n_pairs: int = 8, n_readers: int = 3,
+                systems: tuple[str, str] = SYSTEMS, criteria: tuple[str, ...] = CRITERIA) -> dict[str, Path]:
+    """Write judge.csv, humans.csv, pairs.csv and stories.csv into ``folder``; return role -> path.
+
+    ``systems`` and ``criteria`` can be any text (the hostile tests use formula-shaped and
+    escape-laden names); the files are written with the csv module, so they are valid CSV.
+    """
     rng = np.random.default_rng(seed)
     folder.mkdir(parents=True, exist_ok=True)
-    focal, other = SYSTEMS
+    focal, other = systems
     pairs, judge, humans, stories = [], [], [], []
     for i in range(n_pairs):
         pid = f"p{i:02d}"
         pairs.append([pid, focal, other, focal, f"{focal} vs {other}", f"g{i}"])
-        for system in SYSTEMS:
+        for system in systems:
             n_words = int(rng.integers(40, 80))
             text = " ".join(rng.choice(WORDS, size=n_words)).capitalize() + "."
             stories.append([pid, system, text.replace(" and ", ". And ", 2)])
-            for criterion in CRITERIA:
+            for criterion in criteria:
                 judge.append([pid, system, criterion, "ensemble", int(rng.integers(1, 6))])
         for r in range(n_readers):
-            for criterion in (*CRITERIA, "overall"):
+            for criterion in (*criteria, "overall"):
                 choice = focal if rng.random() < 0.6 else other
                 humans.append([pid, f"reader{r}", criterion, choice, round(float(rng.uniform(20, 90)), 1)])
     return {
