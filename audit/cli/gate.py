@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
 from audit.cli.exit_status import ExitStatus
@@ -22,18 +20,10 @@ def command(result_json, fail_on_warn, quiet):
     """
     from audit.checks import Status
     from audit.derive import verify_result
-    from audit.errors import InputError, InputProblem
-    from audit.result import result_from_json
+    from audit.result import read_result
     from audit.terminal_text import printable
 
-    path = Path(result_json)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(InputProblem(result_json, "file not found", "give the result.json written by `audit run`")) from None
-    except UnicodeDecodeError:
-        raise InputError(InputProblem(result_json, "not UTF-8 text", "give the result.json written by `audit run`")) from None
-    result = result_from_json(text, source=result_json)
+    result = read_result(result_json)
     checks = verify_result(result, source=result_json)
     failing_statuses = {Status.FAIL, Status.ERROR} | ({Status.WARN} if fail_on_warn else set())
     failing = [c for c in checks if c.status in failing_statuses]
