@@ -12,6 +12,7 @@ import importlib
 import io
 import os
 import sys
+import warnings
 
 import click
 
@@ -71,6 +72,10 @@ def _say(text: object) -> None:
     click.echo(printable(redact_text(str(text))), err=True)
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    _say(f"warning ({category.__name__}): {message}")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line with ``argv`` (without the program name); return the exit status.
 
@@ -79,8 +84,11 @@ def main(argv: list[str] | None = None) -> int:
     """
     try:
         argv = list(sys.argv[1:] if argv is None else argv)
-        # The exact command is recorded in the result's provenance (secrets redacted).
-        result = cli.main(args=argv, prog_name="audit", standalone_mode=False, obj={"argv": ["audit", *argv]})
+        with warnings.catch_warnings():
+            # A warning can quote an input (a system name, a glyph a font lacks): print it inert.
+            warnings.showwarning = _show_warning
+            # The exact command is recorded in the result's provenance (secrets redacted).
+            result = cli.main(args=argv, prog_name="audit", standalone_mode=False, obj={"argv": ["audit", *argv]})
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
     except click.exceptions.Abort:
