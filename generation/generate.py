@@ -37,6 +37,7 @@ from generation.providers.base import ChatMessage, Provider, build_provider
 from generation.tables import read_table, write_csv
 
 _WORD = re.compile(r"\S+")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _ALNUM = re.compile(r"[^\W_]")
 
 
@@ -139,6 +140,11 @@ def validate_premises(frame: pd.DataFrame, file: str = "premises") -> pd.DataFra
     frame["premise"] = frame["premise"].astype(str)
     frame["kind"] = frame["kind"].astype(str).str.strip()
     for i, row in enumerate(frame.itertuples(index=False), start=2):
+        for column in ("premise_id", "premise", "kind"):
+            if _LONE_SURROGATE.search(getattr(row, column)):
+                problems.append(InputProblem(file, "holds a lone UTF-16 surrogate (e.g. \\ud800), which no text file can store",
+                                             line=i, column=column, value=getattr(row, column)[:60].encode("utf-8", "backslashreplace").decode(),
+                                             fix="remove the broken escape from the file"))
         if not row.premise_id:
             problems.append(InputProblem(file, "empty premise_id", line=i, column="premise_id"))
         if not row.premise.strip():
@@ -225,6 +231,8 @@ def _run_story(job: StoryJob, previous: list[dict[str, Any]], provider: Provider
                 "prompt_tokens": completion.prompt_tokens,
                 "completion_tokens": completion.completion_tokens,
                 "n_http_attempts": completion.n_http_attempts,
+                # lone UTF-16 surrogates in the server's JSON, replaced by U+FFFD
+                "n_replaced_characters": int(completion.extra.get("n_replaced_characters", 0)),
                 "elapsed_s": completion.elapsed_s,
                 "time": datetime.now(timezone.utc).isoformat(),
             }
@@ -284,7 +292,8 @@ def generate_stories(
     fresh : bool
         Discard the journal and start over.
     progress : callable, optional
-        Called with each story's final record.
+        Called with the run's ``"run"`` record (``n_stories``, ``n_todo``) once the plan is
+        known, then with each story's ``"final"`` record as it finishes.
 
     Raises
     ------
@@ -341,17 +350,18 @@ def generate_stories(
     if missing:
         raise InputError(InputProblem(protocol.source, f"no provider for system(s) {missing}", fix="define [systems.NAME.provider]"))
     journal = Journal(journal_path)
-    journal.write(
-        {
-            "type": "run",
-            "time": datetime.now(timezone.utc).isoformat(),
-            "seed": seed,
-            "protocol": protocol.source,
-            "n_stories": len(jobs),
-            "n_todo": len(todo),
-            "providers": {name: providers[name].describe() for name in sorted({j.system for j in todo})},
-        }
-    )
+    run_record = {
+        "type": "run",
+        "time": datetime.now(timezone.utc).isoformat(),
+        "seed": seed,
+        "protocol": protocol.source,
+        "n_stories": len(jobs),
+        "n_todo": len(todo),
+        "providers": {name: providers[name].describe() for name in sorted({j.system for j in todo})},
+    }
+    journal.write(run_record)
+    if progress is not None:
+        progress(run_record)
     failures: list[tuple[StoryJob, BaseException]] = []
     stopping = False
     with ThreadPoolExecutor(max_workers=max(1, protocol.concurrency)) as pool:

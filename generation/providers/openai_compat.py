@@ -16,13 +16,13 @@ no redirect to another origin). This module builds the requests and reads the an
 
 from __future__ import annotations
 
-import math
 import os
 import threading
 import urllib.parse
 from typing import Any, Sequence
 
 from audit.errors import InputError, InputProblem, ProviderError
+from generation.protocol import non_finite
 from generation.providers.base import PROVIDERS, ChatMessage, Completion
 from generation.providers.http_client import (
     HttpLimits,
@@ -117,7 +117,7 @@ class OpenAICompatProvider:
                 problems.append(InputProblem("provider", f"{key} must be a table", column=key, value=repr(table)))
         if isinstance(extra_body, dict):
             problems += [InputProblem("provider", "NaN or infinity cannot be sent as JSON", column=f"extra_body.{key}", value=repr(value),
-                                      fix="give a finite number") for key, value in _non_finite(extra_body)]
+                                      fix="give a finite number") for key, value in non_finite(extra_body)]
         self._key: str | None = None
         if api_key_env:
             key = os.environ.get(api_key_env)
@@ -241,17 +241,3 @@ def message_text(content: Any) -> str:
 
 def _count(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _non_finite(table: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
-    """(dotted key, value) of every NaN/infinite float inside a (nested) table."""
-    found = []
-    for key, value in table.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, float) and not math.isfinite(value):
-            found.append((name, value))
-        elif isinstance(value, dict):
-            found += _non_finite(value, name + ".")
-        elif isinstance(value, list):
-            found += [(f"{name}[{i}]", v) for i, v in enumerate(value) if isinstance(v, float) and not math.isfinite(v)]
-    return found
