@@ -37,7 +37,6 @@ from generation.providers.base import ChatMessage, Provider, build_provider
 from generation.tables import read_table, write_csv
 
 _WORD = re.compile(r"\S+")
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _ALNUM = re.compile(r"[^\W_]")
 
 
@@ -140,11 +139,6 @@ def validate_premises(frame: pd.DataFrame, file: str = "premises") -> pd.DataFra
     frame["premise"] = frame["premise"].astype(str)
     frame["kind"] = frame["kind"].astype(str).str.strip()
     for i, row in enumerate(frame.itertuples(index=False), start=2):
-        for column in ("premise_id", "premise", "kind"):
-            if _LONE_SURROGATE.search(getattr(row, column)):
-                problems.append(InputProblem(file, "holds a lone UTF-16 surrogate (e.g. \\ud800), which no text file can store",
-                                             line=i, column=column, value=getattr(row, column)[:60].encode("utf-8", "backslashreplace").decode(),
-                                             fix="remove the broken escape from the file"))
         if not row.premise_id:
             problems.append(InputProblem(file, "empty premise_id", line=i, column="premise_id"))
         if not row.premise.strip():

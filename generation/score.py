@@ -37,7 +37,6 @@ _KEYS = {
     "reasoning_pattern", "system_prompt", "user_template", "sampling", "criteria", "personas", "judge",
 }
 _INT_RANGES = {"samples": (1, 1000), "concurrency": (1, 256)}
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
 
 
@@ -327,9 +326,6 @@ def validate_stories(frame: pd.DataFrame, file: str = "stories") -> None:
             if not str(value).strip() or str(value).lower() == "nan":
                 problems.append(InputProblem(file, f"empty {column}", line=i + 2, column=column,
                                              fix="give every story its pair_id, system and text, or remove the row"))
-            elif _LONE_SURROGATE.search(str(value)):
-                problems.append(InputProblem(file, "holds a lone UTF-16 surrogate (e.g. \\ud800), which no text file can store",
-                                             line=i + 2, column=column, fix="remove the broken escape from the file"))
     dup = frame.duplicated(["pair_id", "system"], keep="first").to_numpy()
     for i in dup.nonzero()[0]:
         problems.append(InputProblem(file, "the same pair_id and system twice", line=int(i) + 2, column="pair_id",
