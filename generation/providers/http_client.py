@@ -221,6 +221,15 @@ def _ssl_context(httpx: Any) -> Any:
         return _SSL_CONTEXT[0]
 
 
+@dataclass(frozen=True)
+class _Exchange:
+    status: int
+    reason: str
+    body: bytes
+    retry_after: str | None = None
+    location: str | None = None  #: a same-origin 307/308 target to follow
+
+
 class _Retryable(Exception):
     def __init__(self, message: str, retry_after: float | None = None):
         super().__init__(message)
@@ -337,17 +346,18 @@ class LLMHttpClient:
     def _request_once(self, path: str, data: bytes) -> tuple[dict[str, Any], int]:
         url = join_url(self.base_url, path)
         for _ in range(MAX_REDIRECTS + 1):
-            status, headers, raw, location = self._exchange(url, path, data)
-            if location is None:
+            answer = self._exchange(url, path, data)
+            if answer.location is None:
                 break
-            url = location
+            url = answer.location
         else:
             raise ProviderError(f"{self.where(path)}: more than {MAX_REDIRECTS} redirects; set base_url to the final address")
+        status, raw = answer.status, answer.body
         if status >= 400:
-            detail = self.redact(raw[:300].decode("utf-8", "replace")).strip()
-            detail = f"{headers.get('reason', '')}: {detail}".strip(": ") if detail else headers.get("reason", "")
+            body = self.redact(raw[:300].decode("utf-8", "replace")).strip()
+            detail = f"{answer.reason}: {body}" if body else answer.reason
             if status in RETRYABLE_STATUS:
-                raise _Retryable(f"HTTP {status} {detail}".strip(), retry_after_seconds(headers.get("retry-after")))
+                raise _Retryable(f"HTTP {status} {detail}".strip(), retry_after_seconds(answer.retry_after))
             raise ProviderError(f"{self.where(path)}: HTTP {status} {detail}".rstrip())
         try:
             payload = json.loads(raw.decode("utf-8"))
@@ -361,11 +371,9 @@ class LLMHttpClient:
             raise ProviderError(f"{self.where(path)}: server error: {self.redact(str(payload['error'])[:300])}")
         return payload, n_replaced
 
-    def _exchange(self, url: str, path: str, data: bytes) -> tuple[int, dict[str, str], bytes, str | None]:
-        """One HTTP exchange under the deadline and the size cap.
-
-        Returns (status, headers, body, redirect target or None).
-        """
+    def _exchange(self, url: str, path: str, data: bytes) -> "_Exchange":
+        """One HTTP exchange under the deadline and the size cap (a redirect is not followed:
+        its same-origin target is returned)."""
         httpx = self._httpx
         limits = self.limits
         expired = threading.Event()
@@ -406,14 +414,14 @@ class LLMHttpClient:
             response = self._client.send(request, stream=True)
             try:
                 status = response.status_code
-                got = {k.lower(): v for k, v in response.headers.items()}
-                got["reason"] = response.reason_phrase or ""
+                reason = response.reason_phrase or ""
+                retry_after = response.headers.get("retry-after")
                 if response.is_redirect:
-                    return status, got, b"", self._redirect_target(response, path)
+                    return _Exchange(status, reason, b"", retry_after, self._redirect_target(response, path))
                 if 300 <= status < 400:
                     raise ProviderError(f"{self.where(path)}: HTTP {status} without a usable Location; set base_url to the server's address")
                 cap = limits.max_response_bytes
-                declared = got.get("content-length", "")
+                declared = response.headers.get("content-length", "")
                 if declared.isdigit() and int(declared) > cap:
                     raise ProviderError(self._too_large(path, f"it announced {int(declared):,} bytes"))
                 body = bytearray()
@@ -427,7 +435,7 @@ class LLMHttpClient:
                         break  # enough of an error page for the message
                 if expired.is_set():
                     raise _Retryable(deadline_msg)
-                return status, got, bytes(body), None
+                return _Exchange(status, reason, bytes(body), retry_after)
             finally:
                 response.close()
         except (ProviderError, _Retryable):
