@@ -39,7 +39,7 @@ def test_a_trickling_server_is_cut_at_the_deadline(server, phase):
     with pytest.raises(ProviderError, match=r"deadline_s=1\.5s") as info:
         provider.chat(HELLO)
     elapsed = time.monotonic() - start
-    assert 1.4 < elapsed < 2.5, elapsed
+    assert 1.4 < elapsed < 4.0, elapsed  # timeout_s alone would let it run for minutes
     assert "gave up after 1 request" in str(info.value)
 
 
