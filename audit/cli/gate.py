@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
 from audit.cli.exit_status import ExitStatus
@@ -17,19 +15,24 @@ from audit.cli.exit_status import ExitStatus
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing; only the exit status speaks.")
 def command(result_json, fail_on_warn, fail_on, quiet):
     """Exit 1 if any check in RESULT_JSON is FAIL or ERROR (or WARN with --fail-on-warn,
-    INCONCLUSIVE / INSUFFICIENT cells with --fail-on), else 0."""
-    from audit.errors import InputError, InputProblem
-    from audit.result import result_from_json
+    INCONCLUSIVE / INSUFFICIENT cells with --fail-on), else 0.
 
-    path = Path(result_json)
-    try:
-        result = result_from_json(path.read_text(encoding="utf-8"), source=result_json)
-    except FileNotFoundError:
-        raise InputError(InputProblem(result_json, "file not found", "give the result.json written by `audit run`")) from None
-    extra = tuple(s.upper() for s in fail_on) + (("WARN",) if fail_on_warn else ())
-    failing = list(result.failing(extra))
+    The gate trusts nothing it can re-derive: the checks and the status are recomputed from
+    the result's own cells, tables, sections and recorded policy, and a file whose recorded
+    verdict does not follow from them is refused (exit status 2, with the reason).
+    """
+    from audit.checks import Status
+    from audit.derive import verify_result
+    from audit.result import read_result
+    from audit.terminal_text import printable
+
+    result = read_result(result_json)
+    checks = verify_result(result, source=result_json)
+    failing_statuses = ({Status.FAIL, Status.ERROR} | ({Status.WARN} if fail_on_warn else set())
+                        | {Status(s.upper()) for s in fail_on})
+    failing = [c for c in checks if c.status in failing_statuses]
     if not quiet:
         for check in failing:
-            click.echo(str(check))
-        click.echo(f"gate: {'FAILED' if failing else 'passed'} ({len(failing)} failing of {len(result.checks)} checks)")
+            click.echo(printable(str(check)))
+        click.echo(f"gate: {'FAILED' if failing else 'passed'} ({len(failing)} failing of {len(checks)} checks)")
     return ExitStatus.GATE_FAILED if failing else ExitStatus.OK

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -44,6 +45,43 @@ def adjust_p(p: np.ndarray, method: str) -> np.ndarray:
     if method == "none":
         return p.copy()
     raise ValueError(f"unknown adjustment {method!r}: use one of {', '.join(ADJUSTMENTS)}")
+
+
+ASSESSED = (Status.PASS, Status.FAIL, Status.INCONCLUSIVE)
+
+
+def status_from(*, p_outside_adjusted: float, p_conflict_adjusted: float, difference_low: float,
+                difference_high: float, alpha: float, margin: float) -> Status:
+    """The rule itself, on the numbers a result records (FAIL, then PASS, else INCONCLUSIVE)."""
+    if p_outside_adjusted < alpha or p_conflict_adjusted < alpha:
+        return Status.FAIL
+    if difference_low > -margin and difference_high < margin:
+        return Status.PASS
+    return Status.INCONCLUSIVE
+
+
+def redecide(transfers: Sequence[Transfer], policy: TransferPolicy) -> list[Transfer]:
+    """The decisions re-derived from recorded transfers: the adjustment and the rule, not the bootstrap.
+
+    What :func:`decide` computed from the data (raw p-values, intervals, INSUFFICIENT and
+    ERROR) is taken as recorded; the multiplicity adjustment across the assessed cells and the
+    status each cell's numbers give are recomputed (``audit gate`` uses this to refuse a
+    result whose recorded statuses do not follow from its own numbers).
+    """
+    assessed = [i for i, t in enumerate(transfers) if t.status in ASSESSED]
+    raw = [transfers[i].p_outside for i in assessed] + [transfers[i].p_conflict for i in assessed]
+    raw_p = np.array([np.nan if p is None else p for p in raw], float)
+    adjusted = adjust_p(raw_p, policy.adjust) if assessed else np.zeros(0)
+    out = list(transfers)
+    for k, i in enumerate(assessed):
+        t = transfers[i]
+        adj_out, adj_conf = float(adjusted[k]), float(adjusted[len(assessed) + k])
+        status = status_from(p_outside_adjusted=adj_out, p_conflict_adjusted=adj_conf,
+                             difference_low=t.difference.ci_low, difference_high=t.difference.ci_high,
+                             alpha=policy.alpha, margin=policy.margin)
+        out[i] = replace(t, status=status, p_outside_adjusted=adj_out, p_conflict_adjusted=adj_conf,
+                         direction_conflict=bool(adj_conf < policy.alpha))
+    return out
 
 
 def _pts(x: float) -> str:
@@ -116,9 +154,10 @@ def _assessed(c: CellComparison, policy: TransferPolicy, level: float, p_out: fl
     head = (f"judge {_pct(j)} vs the human band [{_pct(band[0])}, {_pct(band[1])}] (vote share {_pct(v)}, "
             f"majority rate {_pct(mj)}): distance {_pts(dist)} points, {level:.0%} interval "
             f"[{_pts(low)}, {_pts(high)}]")
+    status = status_from(p_outside_adjusted=adj_out, p_conflict_adjusted=adj_conf, difference_low=low,
+                         difference_high=high, alpha=a, margin=m)
     needed = None
-    if outside or conflict:
-        status = Status.FAIL
+    if status is Status.FAIL:
         parts = []
         if outside:
             where = "above" if b.estimate("d_hi") > 0 else "below"
@@ -129,12 +168,10 @@ def _assessed(c: CellComparison, policy: TransferPolicy, level: float, p_out: fl
                          f"and the readers' vote share for {_side('focal' if v > 0.5 else 'other')} "
                          f"(p = {p_conf:.2g}, {adj_word} {adj_conf:.2g})")
         reason = f"FAIL: {head}; " + "; ".join(parts)
-    elif c.pass_holds():
-        status = Status.PASS
+    elif status is Status.PASS:
         reason = (f"PASS: {head}, inside the {100 * m:.0f}-point margin (equivalence at alpha = {a:g})"
                   + _human_note(j_dir, h_dir))
     else:
-        status = Status.INCONCLUSIVE
         needed = c.pairs_needed(fail_level)
         reason = (f"INCONCLUSIVE: {head}: neither inside the {100 * m:.0f}-point margin nor beyond it at the "
                   f"{adj_word} level (p = {adj_out:.2g})" + _human_note(j_dir, h_dir) + "; " + _budget(c, needed))
@@ -163,4 +200,4 @@ def _budget(c: CellComparison, needed: int | None) -> str:
             f"readers grows in proportion, to ~{readers} readers, {readers - t.n_readers} more)")
 
 
-__all__ = ["ADJUSTMENTS", "adjust_p", "decide"]
+__all__ = ["ADJUSTMENTS", "adjust_p", "decide", "redecide", "status_from"]
