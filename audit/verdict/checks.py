@@ -181,7 +181,7 @@ def verdict_sentence(cells: Sequence[Cell], status: Status, checks: Sequence[Che
     if counts["FAIL"]:
         return (f"The judge does not transfer to this data: {counts['FAIL']} {cells_text} (FAIL: outside the human "
                 f"band by more than the {margin_text}, or a direction conflict, {adjust}-adjusted){tail}.")
-    if counts["ERROR"] or status is Status.ERROR:
+    if counts["ERROR"]:
         return f"The audit could not decide every cell: {cells_text}{tail}."
     if counts["INCONCLUSIVE"]:
         return (f"Not decided yet: {counts['INCONCLUSIVE']} {cells_text}; no cell is outside the {margin_text}, "

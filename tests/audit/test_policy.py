@@ -54,7 +54,8 @@ def test_values_out_of_range_and_unknown_checks(tmp_path):
     assert len(info.value.problems) == 8
     assert "'transfer.level' must lie in (0.0, 1.0)" in text and "max_baseline_gap' must lie in [0.0, 1.0]" in text
     assert "'transfer.margin' must lie in (0.0, 0.5)" in text and "'transfer.alpha' must lie in (0.0, 0.5)" in text
-    assert "'transfer.min_pairs' must lie in [2" in text and "'transfer.adjust' must be one of holm, bonferroni, none" in text
+    assert "'transfer.min_pairs' must lie in [2" in text and "'transfer.adjust' must be one of the listed words" in text
+    assert "use one of: holm, bonferroni, none" in text
     assert "'uncertainty.n_boot' must lie in [100" in text
     assert "unknown check 'transfer.outside'" in text and "transfer.decision" in text
 
