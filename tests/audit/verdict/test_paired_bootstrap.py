@@ -64,13 +64,17 @@ def test_too_few_pairs_or_readers_give_undefined_intervals():
     assert not boot["d_hi"].defined and np.isnan(boot["d_hi"].interval(0.9)[0])
 
 
-def test_between_pair_replicates_follow_the_mean_squares():
-    t = _table(n_pairs=200, n_readers=5, seed=8)
+def test_between_pair_replicates_keep_the_ranks_and_take_a_chi_square_shape():
+    t = _table(n_pairs=30, n_readers=5, seed=8)
     c, q, n = t.pair_sums()
     original = estimands(c, q, n, np.ones_like(c), t.judge)
-    reps = between_pair_replicates(original, 20000, np.random.default_rng(0))
-    assert reps.mean() == pytest.approx(float(original.between_pair_var), abs=0.002)
+    w = np.random.default_rng(0).multinomial(30, np.full(30, 1 / 30), size=4000).astype(float)
+    boot = estimands(c, q, n, w, t.judge)
+    reps = between_pair_replicates(original, boot.share_var, boot.within_var, boot.mean_inv_n)
+    mapped = reps + boot.within_var * boot.mean_inv_n  # the quantile-mapped S^2
+    assert np.array_equal(np.argsort(mapped, kind="stable"), np.argsort(boot.share_var, kind="stable"))
     s2 = float(original.share_var)
-    expected_sd = np.sqrt(2 * s2**2 / float(original.df_between)
-                          + 2 * (float(original.within_var) * float(original.mean_inv_n)) ** 2 / float(original.df_within))
-    assert reps.std() == pytest.approx(expected_sd, rel=0.05)
+    assert mapped.mean() == pytest.approx(s2, rel=0.01)  # centred on the estimate, not the bootstrap's mean
+    assert mapped.std() == pytest.approx(boot.share_var.std(), rel=0.02)  # the bootstrap's spread
+    skew = lambda x: float(np.mean((x - x.mean()) ** 3) / x.std() ** 3)  # noqa: E731
+    assert skew(mapped) > 0.2  # right-skewed like a variance
