@@ -69,22 +69,28 @@ def fit_cell_glmm(cell_votes: pd.DataFrame, *, level: float = 0.95, backend: str
         return _failed_glmm(str(exc))
     b0, se = float(fit.b[0]), float(fit.se[0])
     estimate, low, high = fit.prob_estimate()
+    profile_failed = ""
     if fit.separation:
         # Every vote one way: the Wald interval is [0, 1] (infinite SE); the profile interval
         # is one-sided and informative (e.g. [0.8, 1] for 20 of 20 pairs).
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            profiled = fit_crossed_glmm(
-                decisive["y"].to_numpy(float),
-                {"pair": decisive["pair_id"].to_numpy(), "reader": decisive["reader_id"].to_numpy()},
-                level=level, backend=backend, profile=True,
-            )
-        low, high = profiled.prob_profile()
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                profiled = fit_crossed_glmm(
+                    decisive["y"].to_numpy(float),
+                    {"pair": decisive["pair_id"].to_numpy(), "reader": decisive["reader_id"].to_numpy()},
+                    level=level, backend=backend, profile=True,
+                )
+            low, high = profiled.prob_profile()
+        except (AuditError, ValueError) as exc:
+            # the profile's root search can fail to bracket (scipy's brentq: ValueError); the
+            # GLMM is a secondary figure, so keep the Wald interval and say so
+            profile_failed = f"the profile-likelihood interval could not be computed ({exc}); Wald interval shown"
     status = Status.PASS
     reasons = []
     if fit.separation:
         status, reasons = Status.WARN, ["every vote went one way (separation): boundary estimate, "
-                                        "profile-likelihood interval"]
+                                        + ("profile-likelihood interval" if not profile_failed else profile_failed)]
     if fit.singular:
         status = Status.WARN
         reasons.append("singular fit: a variance component is estimated at zero")

@@ -14,8 +14,13 @@ reader range
     ``expit(b0)`` outside the range of the per-reader rates (by more than
     ``READER_RANGE_TOLERANCE``): the "typical reader" is no reader;
 uninformative interval
-    the interval spans almost all of [0, 1] (``ci_low <= 0.02`` and ``ci_high >= 0.98``)
-    while the raw share is interior (between 0.05 and 0.95);
+    the interval spans almost all of [0, 1] (``ci_high - ci_low >= 0.95``) while the raw
+    share is interior (between 0.05 and 0.95);
+far from the votes
+    ``expit(b0)`` more than ``MAX_GAP_FROM_RAW`` (15 points) from the raw share of decisive
+    votes: with that much pair (or reader) variance the median pair's preference is not what
+    the readers voted, and shown as "the humans" it would mislead (a conditional figure read
+    as a marginal one; the vote share is the marginal figure);
 non-finite SE
     the Wald SE of ``b0`` is infinite or NaN, unless every vote went one way (separation has
     its own flag and the one-sided profile interval).
@@ -32,8 +37,9 @@ import numpy as np
 
 MAX_LOGIT_SD = 5.0
 READER_RANGE_TOLERANCE = 0.0
-INTERVAL_EDGE = 0.02
+MIN_UNINFORMATIVE_WIDTH = 0.95
 INTERIOR = (0.05, 0.95)
+MAX_GAP_FROM_RAW = 0.15
 
 
 def degeneracy(*, estimate: float, ci_low: float, ci_high: float, se: float, sd_pair: float, sd_reader: float,
@@ -50,13 +56,16 @@ def degeneracy(*, estimate: float, ci_low: float, ci_high: float, se: float, sd_
         if estimate < lo - READER_RANGE_TOLERANCE or estimate > hi + READER_RANGE_TOLERANCE:
             reasons.append(f"expit(b0) {estimate:.1%} outside the readers' own rates ({lo:.1%} to {hi:.1%})")
     interior = math.isfinite(raw_share) and INTERIOR[0] < raw_share < INTERIOR[1]
-    if (math.isfinite(ci_low) and math.isfinite(ci_high) and ci_low <= INTERVAL_EDGE
-            and ci_high >= 1.0 - INTERVAL_EDGE and interior):
+    if (math.isfinite(ci_low) and math.isfinite(ci_high) and ci_high - ci_low >= MIN_UNINFORMATIVE_WIDTH
+            and interior):
         reasons.append(f"interval [{ci_low:.1%}, {ci_high:.1%}] spans almost [0, 1] while the raw share is "
                        f"{raw_share:.1%}")
+    if math.isfinite(estimate) and math.isfinite(raw_share) and abs(estimate - raw_share) > MAX_GAP_FROM_RAW:
+        reasons.append(f"expit(b0) {estimate:.1%} is {100 * abs(estimate - raw_share):.0f} points from the raw "
+                       f"share {raw_share:.1%}")
     if not math.isfinite(se) and not separation:
         reasons.append("the standard error of b0 is not finite")
     return bool(reasons), "; ".join(reasons)
 
 
-__all__ = ["MAX_LOGIT_SD", "degeneracy"]
+__all__ = ["MAX_GAP_FROM_RAW", "MAX_LOGIT_SD", "degeneracy"]

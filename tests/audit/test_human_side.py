@@ -33,4 +33,4 @@ def test_a_cell_of_ties_is_skipped_not_an_error():
 
 def test_reader_rates_exclude_ties():
     rates = reader_rates(_votes([1, 1, 0, np.nan, 1, 0, 1, np.nan, 0, 1, 1, 0]))
-    assert list(rates) == pytest.approx([1.0, 0.5, 1 / 3])
+    assert list(rates) == pytest.approx([1.0, 1.0, 0.0])  # r0: 1, tie, 1, 1; r1: 1, 1, tie, 1; r2: all 0

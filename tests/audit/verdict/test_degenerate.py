@@ -53,8 +53,11 @@ def test_each_rule():
     assert degeneracy(**base) == (False, "")
     assert degeneracy(**{**base, "sd_reader": 6.0})[0]
     assert degeneracy(**{**base, "estimate": 0.8})[1].startswith("expit(b0) 80.0% outside")
-    assert "spans almost [0, 1]" in degeneracy(**{**base, "ci_low": 0.01, "ci_high": 0.99})[1]
-    assert not degeneracy(**{**base, "ci_low": 0.01, "ci_high": 0.99, "raw_share": 0.97})[0]  # not interior
+    assert "spans almost [0, 1]" in degeneracy(**{**base, "ci_low": 0.002, "ci_high": 0.977})[1]
+    assert not degeneracy(**{**base, "ci_low": 0.01, "ci_high": 0.99, "raw_share": 0.97,
+                             "estimate": 0.9, "reader_rates": np.array([0.8, 0.99])})[0]  # not interior
+    assert "17 points from the raw share" in degeneracy(**{**base, "estimate": 0.43,
+                                                           "reader_rates": np.array([0.3, 0.7])})[1]
     assert "not finite" in degeneracy(**{**base, "se": math.inf})[1]
     assert not degeneracy(**{**base, "se": math.inf, "separation": True})[0]  # separation has its own flag
 

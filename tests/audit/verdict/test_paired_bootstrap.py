@@ -64,17 +64,27 @@ def test_too_few_pairs_or_readers_give_undefined_intervals():
     assert not boot["d_hi"].defined and np.isnan(boot["d_hi"].interval(0.9)[0])
 
 
-def test_between_pair_replicates_keep_the_ranks_and_take_a_chi_square_shape():
+def test_between_pair_replicates_follow_the_mean_squares():
+    t = _table(n_pairs=200, n_readers=5, seed=8)
+    c, q, n = t.pair_sums()
+    original = estimands(c, q, n, np.ones_like(c), t.judge)
+    reps = between_pair_replicates(original, 20000, np.random.default_rng(0))
+    assert reps.mean() == pytest.approx(float(original.between_pair_var), abs=0.002)
+    s2 = float(original.share_var)
+    expected_sd = np.sqrt(2 * s2**2 / float(original.df_between)
+                          + 2 * (float(original.within_var) * float(original.mean_inv_n)) ** 2 / float(original.df_within))
+    assert reps.std() == pytest.approx(expected_sd, rel=0.05)
+    skew = float(np.mean((reps - reps.mean()) ** 3) / reps.std() ** 3)
+    assert skew > 0.1  # right-skewed like a variance, unlike resampled S^2
+
+
+def test_the_spread_of_s2_comes_from_the_pairs_bootstrap():
     t = _table(n_pairs=30, n_readers=5, seed=8)
     c, q, n = t.pair_sums()
     original = estimands(c, q, n, np.ones_like(c), t.judge)
-    w = np.random.default_rng(0).multinomial(30, np.full(30, 1 / 30), size=4000).astype(float)
-    boot = estimands(c, q, n, w, t.judge)
-    reps = between_pair_replicates(original, boot.share_var, boot.within_var, boot.mean_inv_n)
-    mapped = reps + boot.within_var * boot.mean_inv_n  # the quantile-mapped S^2
-    assert np.array_equal(np.argsort(mapped, kind="stable"), np.argsort(boot.share_var, kind="stable"))
     s2 = float(original.share_var)
-    assert mapped.mean() == pytest.approx(s2, rel=0.01)  # centred on the estimate, not the bootstrap's mean
-    assert mapped.std() == pytest.approx(boot.share_var.std(), rel=0.02)  # the bootstrap's spread
-    skew = lambda x: float(np.mean((x - x.mean()) ** 3) / x.std() ** 3)  # noqa: E731
-    assert skew(mapped) > 0.2  # right-skewed like a variance
+    narrow = between_pair_replicates(original, 20000, np.random.default_rng(0), np.full(50, s2) + np.linspace(
+        -0.1, 0.1, 50) * s2)
+    wide = between_pair_replicates(original, 20000, np.random.default_rng(0), np.full(50, s2) + np.linspace(
+        -0.5, 0.5, 50) * s2)
+    assert narrow.std() < wide.std()
