@@ -38,16 +38,23 @@ def test_main_prints_the_table(capsys):
 
 @pytest.mark.slow
 def test_full_study_meets_the_targets():
+    """The issue's targets on the default study (docs/audit.md 4.5 holds the table this reproduces).
+
+    Two are met only in part, and the bounds say so: the coverage of J - M is 91.2-91.7% at
+    12 x 150 (target 93-97%), and the band-distance interval over-covers (up to 99.2%: the
+    distance's interval is built from two intervals, conservative by construction).
+    """
     tallies = calibrate(policy=TransferPolicy())
     for (design, kind), t in tallies.items():
         if kind in ("reader-like", "majority", "noisy-aligned"):
-            assert _rate(t, "FAIL") <= 0.05 and _rate(t, "FAIL", "studies") <= 0.05 + 0.035, (design, kind)
+            assert _rate(t, "FAIL") <= 0.05 and _rate(t, "FAIL", "studies") <= 0.05, (design, kind)
         if design == (7, 60) and kind in ("skewed", "reversed"):
             assert _rate(t, "FAIL", "studies") >= 0.90, (design, kind)
         if design == (12, 150) and kind in ("reader-like", "majority"):
-            assert _rate(t, "PASS") >= 0.4, (design, kind)
+            assert _rate(t, "PASS") >= 0.5, (design, kind)
         if kind in ("reader-like", "majority"):
-            for key in ("J-V", "J-M", "band"):
-                cov = sum(t.coverage[key]) / len(t.coverage[key])
-                assert 0.90 <= cov <= 0.99, (design, kind, key, cov)
+            cov = {key: sum(t.coverage[key]) / len(t.coverage[key]) for key in ("J-V", "J-M", "band")}
+            assert 0.93 <= cov["J-V"] <= 0.976, (design, kind, cov)
+            assert (0.91 if design == (12, 150) else 0.93) <= cov["J-M"] <= 0.975, (design, kind, cov)
+            assert 0.95 <= cov["band"] <= 0.995, (design, kind, cov)
     assert set(DESIGNS) == {d for d, _ in tallies}
