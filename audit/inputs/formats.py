@@ -19,6 +19,7 @@ import io
 import json
 import math
 import os
+import re
 import warnings
 from dataclasses import dataclass
 
@@ -394,6 +395,9 @@ def _cell(v: object) -> str:
     return str(v).strip()
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 class _NonFinite:
     """A JSON ``NaN`` / ``Infinity`` / ``-Infinity`` (not JSON, but Python's json reads them)."""
 
@@ -471,12 +475,20 @@ def _read_jsonl(raw: bytes, path: str, log: ProblemLog) -> tuple[pd.DataFrame | 
         if non_finite:
             continue
         try:
-            records.append({str(k): _cell(v) for k, v in obj.items()})
+            record = {str(k): _cell(v) for k, v in obj.items()}
         except (RecursionError, ValueError):  # a nested value too deep or too large to write back as text
             log.add(path, "a JSON value is nested too deeply or too large", "write one flat JSON object per line",
                     line=i, value=line[:80])
             bad = True
             continue
+        if "\\u" in line and _SURROGATE.search("".join(record) + "".join(record.values())):
+            # a "\ud800" escape decodes to half a UTF-16 pair: not text, and no UTF-8 file can hold it
+            log.add(path, "a JSON string holds a lone UTF-16 surrogate escape (e.g. \\ud800), which is not text",
+                    "write the character itself, or a complete surrogate pair (e.g. \\ud83d\\ude00)", line=i,
+                    value=line[:80])
+            bad = True
+            continue
+        records.append(record)
         lines.append(i)
     if bad:
         return None, np.asarray([])

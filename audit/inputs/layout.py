@@ -65,12 +65,6 @@ NAME_COLUMNS = ("pair_id", "item_id", "reader_id", "criterion", "system", "judge
 CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 
 
-def escape_control(text: str) -> str:
-    """``text`` with every :data:`CONTROL` character written as a visible escape (``\\x00``)."""
-    return CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
-                       else f"\\u{ord(m.group()):04x}", text)
-
-
 def control_characters(frame: pd.DataFrame, columns, table: Table, log: ProblemLog, role: str,
                        already: np.ndarray | None = None) -> np.ndarray:
     """Rows whose name columns (those of ``columns`` in :data:`NAME_COLUMNS` and present)
@@ -84,7 +78,7 @@ def control_characters(frame: pd.DataFrame, columns, table: Table, log: ProblemL
         if not CONTROL.search("".join(values)):  # the common case: one C-level scan per column
             continue
         m = np.fromiter((bool(CONTROL.search(v)) for v in values), dtype=bool, count=len(values))
-        bad |= log.rows(table.path, role, m, frame["line"].to_numpy(), [escape_control(v) for v in values], c,
+        bad |= log.rows(table.path, role, m, frame["line"].to_numpy(), values, c,  # shown with repr(): escaped
                         f"{c} contains a control character (a line break, tab, NUL, escape code or similar)",
                         "remove the control character from the name in every file (names are shown in the "
                         "report, its figures and the terminal)", f"control character in {c}", already=already | bad)

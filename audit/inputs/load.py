@@ -105,7 +105,8 @@ class _Loader:
                     systems.setdefault(pid, [])
                 where = "the judge file's pair_ids"
             pairs = pairs_from_systems(systems, self._groups(), tj.path, first_line, log)
-            reserved_system_names(pairs, False, tj.path, log, first_line)
+            named_at = (jf.groupby("system", sort=False)["line"].first().to_dict() if j.kind == "scalar" else {})
+            reserved_system_names(pairs, False, tj.path, log, named_at)
             # a pair without exactly two systems is already reported (a fatal problem):
             # its rows are not reported again as "pair_id not found"
             rejected = set(systems) - set(pairs["pair_id"])
@@ -241,8 +242,7 @@ class _Loader:
             log.exclude("humans", "rating of an item alone in its group (no pair)", int(alone.sum()))
             r = r[~alone]
         pairs, self_pairs = pairs_from_groups(r, item_system)
-        reserved_system_names(pairs, False, tj.path, log,
-                              jf.groupby("item_id", sort=False)["line"].first().to_dict())
+        reserved_system_names(pairs, False, tj.path, log, jf.groupby("system", sort=False)["line"].first().to_dict())
         check_focal_names(self.focal_names, set(item_system.values()), log)
         if log.problems:
             return None

@@ -227,21 +227,22 @@ def reserved_system_names(pairs: pd.DataFrame, declared: bool, path: str, log: P
     Without a pairs file (``declared`` False) such a name is an input problem: a vote
     ``Tie`` could mean a tie or that system, ``B`` that system or the pair's second one.
     With a pairs file the pair's systems are declared, so a choice written exactly as the
-    system name is the system; the names are returned for a note.
+    system name is the system; the names are returned for a note. ``first_line``: system
+    name -> the line that first names it.
     """
     from audit.inputs.resolve import RESERVED_CHOICES
 
     found: dict[str, str] = {}
     for col in ("system_a", "system_b"):
-        for pid, name in zip(pairs["pair_id"], pairs[col]):
+        for name in pairs[col]:
             if str(name).lower() in RESERVED_CHOICES:
-                found.setdefault(str(name), str(pid))
+                found.setdefault(str(name), str(name))
     if not declared:
         for name, pid in found.items():
             log.add(path, "a system name is also a choice word (tie, invalid, A, B; any case): its votes could not "
                           "be told from ties or from positions A/B",
                     f"rename the system in every file (e.g. '{name}-model'), or give a pairs file (pair_id, system_a, "
                     "system_b) declaring the pair's systems: a choice written exactly as a declared system name is "
-                    "that system", line=(first_line or {}).get(pid), column="system", value=name)
+                    "that system", line=(first_line or {}).get(name), column="system", value=name)
     return list(found)
 
