@@ -132,6 +132,10 @@ class Provenance:
     human_shape: str
     primary_judge: str
     notes: tuple[str, ...]
+    #: per input file: role, unit, read, used, excluded_by_reason {reason: count}; read = used + excluded
+    rows: tuple[dict[str, Any], ...] = ()
+    #: per matchup: matchup, focal, other, source ("--focal", "pairs file", "automatic"), n_pairs, n_reoriented
+    orientation: tuple[dict[str, Any], ...] = ()
     # No wall-clock fields here: the same inputs and seed must give byte-identical JSON.
 
 
