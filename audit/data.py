@@ -82,7 +82,7 @@ class RowCount:
     """
 
     role: str
-    unit: str  #: "votes", "ratings", "judge outputs", "pairs", "texts", "judge scores"
+    unit: str  #: "votes", "ratings" (humans, dev_humans), "outputs" (judge), "pairs", "texts", "scores" (dev_judge)
     read: int
     used: int
     excluded: tuple[tuple[str, int], ...] = ()

@@ -233,6 +233,22 @@ def agreement_context(result: Any) -> dict:
     return out
 
 
+def row_accounting(provenance: Any) -> list[dict]:
+    """One entry per input file: ``line`` ("2,520 votes read, 2,520 used"), ``role`` and the
+    ``excluded`` reasons with their counts (read = used + excluded)."""
+    out = []
+    for r in getattr(provenance, "rows", ()) or ():
+        r = dict(r)
+        read, used = int(r.get("read", 0)), int(r.get("used", 0))
+        unit = str(r.get("unit", "rows"))
+        excluded = [{"reason": str(k), "n": f"{int(v):,}"} for k, v in dict(r.get("excluded_by_reason", {})).items()]
+        line = f"{read:,} {unit} read, {used:,} used"
+        if read != used:
+            line += f", {read - used:,} left out"
+        out.append({"role": str(r.get("role", "")), "line": line, "excluded": excluded})
+    return out
+
+
 def provenance_context(result: Any) -> dict:
     p = result.provenance
     policy = [{"key": k, "value": cell_value(v) if not isinstance(v, (dict, list, tuple)) else repr(v)}
@@ -249,6 +265,7 @@ def provenance_context(result: Any) -> dict:
         "sources": sources,
         "source_columns": ["role", "path", "format", "n_rows", "layout", "sha256"],
         "exclusions": [{k: cell_value(v) for k, v in dict(e).items()} for e in p.exclusions],
+        "rows": row_accounting(p),
         "focal_source": p.focal_source,
         "human_shape": p.human_shape,
         "primary_judge": p.primary_judge,

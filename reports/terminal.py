@@ -12,7 +12,7 @@ from typing import Any
 
 from reports import discover
 from reports.format import interval, pct
-from reports.sections import STATUS_ORDER, dev_summary, status_value
+from reports.sections import STATUS_ORDER, dev_summary, row_accounting, status_value
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _COLOURS = {"PASS": "32", "WARN": "33", "FAIL": "31", "ERROR": "35", "SKIPPED": "90"}
@@ -39,6 +39,12 @@ def render_summary(result: Any, report_path: str | Path | None = None, *, max_ce
     status = status_value(result.status)
     head = f"\x1b[1;{_COLOURS.get(status, '0')}m{status}\x1b[0m" if colour else status
     lines = [f"judge-audit: {head}", _safe(result.verdict)]
+    rows = row_accounting(result.provenance)
+    if rows:
+        lines.append("Rows: " + "; ".join(_safe(f"{r['role']}: {r['line']}") for r in rows))
+        for r in rows:
+            for e in r["excluded"]:
+                lines.append(_safe(f"  {r['role']}: {e['n']} {e['reason']}"))
     dev = dev_summary(discover.field(result, "dev"), result.provenance.primary_judge)
     if dev["items"]:
         vals = ", ".join(f"{_safe(it['label'])} {it['value']}" for it in dev["items"])

@@ -320,11 +320,12 @@ class _Loader:
         return frame
 
     def row_counts(self, used: dict[str, int]) -> tuple[RowCount, ...]:
-        """read = used + excluded, per input file (in the order the files were read)."""
-        units = {"humans": "ratings" if self.human_shape == "scalar" else "votes", "judge": "judge outputs",
-                 "pairs": "pairs", "stories": "texts", "dev_judge": "judge scores", "dev_humans": "ratings"}
+        """read = used + excluded, per input file (humans, judge, pairs, stories, dev_judge, dev_humans)."""
+        units = {"humans": "ratings" if self.human_shape == "scalar" else "votes", "judge": "outputs",
+                 "pairs": "pairs", "stories": "texts", "dev_judge": "scores", "dev_humans": "ratings"}
         out = []
-        for role, table in self.tables.items():
+        for role in sorted(self.tables, key=lambda r: list(units).index(r) if r in units else len(units)):
+            table = self.tables[role]
             read = self.n_read.get(role, len(table))
             excluded = [(reason, n) for (r, reason), n in self.log.exclusions.items() if r == role and n]
             rest = read - used.get(role, 0) - sum(n for _, n in excluded)
