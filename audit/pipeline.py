@@ -12,7 +12,7 @@ import pandas as pd
 
 from audit import sections
 from audit.agreement import agreement_table, reader_baseline
-from audit.data import HUMAN_OVERALL, JUDGE_AGGREGATE, AuditData
+from audit.data import ALL_MATCHUPS, HUMAN_OVERALL, JUDGE_AGGREGATE, AuditData
 from audit.human_side import human_side
 from audit.judge_side import judge_pair_outcomes, summarise_outcomes
 from audit.provenance import build_provenance
@@ -135,7 +135,10 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
 
     progress("agreement")
     choices = judge_choices(outcomes, primary, data.criteria)
-    agreement = agreement_table(data.votes).to_frame()
+    # kappa/alpha pooled over matchups take chance agreement within each matchup unless
+    # "focal" means one thing in every matchup (audit.data.pooling_scopes)
+    oriented = len(data.matchups) < 2 or set(data.pooling_scopes()) == {ALL_MATCHUPS}
+    agreement = agreement_table(data.votes, pooling="as oriented" if oriented else "within matchup").to_frame()
     baseline = reader_baseline(data.votes, choices).to_frame()
 
     progress("human GLMMs")
