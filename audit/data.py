@@ -100,7 +100,7 @@ class MatchupOrientation:
     matchup: str
     focal: str
     other: str
-    source: str  #: "--focal", "pairs file" or "automatic"
+    source: str  #: "--focal", "pairs file" or "automatic" ("given" for frames built by hand)
     n_pairs: int
     n_reoriented: int = 0  #: pairs whose proposed focal was the other system (flipped)
 
@@ -129,8 +129,14 @@ class AuditData:
 
     def pooling_scopes(self) -> dict[str, tuple[str, ...]]:
         """Matchups that may be pooled into one preference figure, by label: see
-        :func:`pooling_scopes`."""
-        return pooling_scopes(self.orientation)
+        :func:`pooling_scopes`. Frames built by hand (no ``orientation``) count as oriented
+        by their author (source ``"given"``)."""
+        orientation = self.orientation
+        if not orientation and len(self.pairs):
+            first = self.pairs.drop_duplicates("matchup")
+            orientation = tuple(MatchupOrientation(str(m), str(f), str(o), "given", 0)
+                                for m, f, o in zip(first["matchup"], first["focal"], first["other"]))
+        return pooling_scopes(orientation)
 
     @property
     def criteria(self) -> tuple[str, ...]:

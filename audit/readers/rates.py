@@ -10,13 +10,15 @@ target, flagged in ``different_target``).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from audit.checks import Status
-from audit.readers._common import ALL_MATCHUPS, COMPUTED, even_split_credit, fmt, judge_criterion_map
+from audit.readers._common import (ALL_MATCHUPS, COMPUTED, even_split_credit, fmt, judge_criterion_map,
+                                   with_pooled_scopes)
 
 RATE_COLUMNS = ["row_kind", "row_label", "matchup", "criterion", "rate", "n", "n_ties", "lo", "hi",
                 "judge_criterion", "different_target"]
@@ -37,7 +39,8 @@ class ReaderRates:
     reason : str
     rates : DataFrame
         row_kind (``reader``, ``human_pooled``, ``human_glmm``, ``judge``), row_label,
-        matchup (``(all matchups)`` pools them), criterion (the human criterion), rate, n
+        matchup (``(all matchups)`` pools them; ``(all matchups, focal X)`` pools those with
+        focal system X when the orientation is not declared), criterion (the human criterion), rate, n
         (votes, or valid judge comparisons), n_ties, lo/hi (GLMM interval, else NaN),
         judge_criterion, different_target.
     judge_range : DataFrame
@@ -70,8 +73,10 @@ class ReaderRates:
     def __str__(self) -> str:
         if self.status is not COMPUTED:
             return f"Reader rates: {self.status.value} ({self.reason})"
-        lines = [f"Preference rates for the focal system ({ALL_MATCHUPS}; GLMM {self.glmm_source})"]
-        hm = self.heatmap()
+        scopes = list(dict.fromkeys(self.rates["matchup"]))
+        shown = next((m for m in scopes if m.startswith(ALL_MATCHUPS[:-1])), scopes[0] if scopes else ALL_MATCHUPS)
+        lines = [f"Preference rates for the focal system ({shown}; GLMM {self.glmm_source})"]
+        hm = self.heatmap(shown)
         lines.append("  " + " | ".join(["row", *hm.columns]))
         for label, row in hm.iterrows():
             lines.append("  " + " | ".join([str(label), *(fmt(v, 2) for v in row)]))
@@ -130,7 +135,8 @@ def _rate_rows(frame: pd.DataFrame, kind: str, label_col: str | None, label: str
 
 
 def reader_rates(votes: pd.DataFrame, judge_credits: pd.DataFrame | None = None, *,
-                 glmm_estimates: pd.DataFrame | None = None, fit_glmm_if_missing: bool = True) -> ReaderRates:
+                 glmm_estimates: pd.DataFrame | None = None, fit_glmm_if_missing: bool = True,
+                 pools: Mapping[str, Sequence[str]] | None = None) -> ReaderRates:
     """Even-split preference rates of every reader, the humans and each judge, per cell.
 
     Parameters
@@ -143,6 +149,10 @@ def reader_rates(votes: pd.DataFrame, judge_credits: pd.DataFrame | None = None,
         Precomputed human GLMM estimates: matchup, criterion, estimate (+ lo, hi). When
         absent and ``fit_glmm_if_missing``, each matchup x criterion is fitted with
         :func:`audit.glmm.fit_crossed_glmm` (ties left out).
+    pools : mapping of label to matchups, optional
+        The pooled rows: a rate for "the focal system" pools only matchups whose focal
+        system means one thing (:meth:`audit.data.AuditData.pooling_scopes`). Default: every
+        matchup under ``(all matchups)``.
 
     Returns
     -------
@@ -155,8 +165,7 @@ def reader_rates(votes: pd.DataFrame, judge_credits: pd.DataFrame | None = None,
     """
     if "matchup" not in votes.columns:
         return ReaderRates(status=Status.SKIPPED, reason="needs a 'matchup' column in the votes")
-    pooled = votes.assign(matchup=ALL_MATCHUPS)
-    both = pd.concat([votes, pooled], ignore_index=True)
+    both = with_pooled_scopes(votes, pools)
     rows = _rate_rows(both, "reader", "reader_id", None, "y")
     rows += _rate_rows(both, "human_pooled", None, HUMANS_POOLED, "y")
     glmm_rows, glmm_source = _glmm_rows(votes, glmm_estimates, fit_glmm_if_missing)
@@ -172,7 +181,7 @@ def reader_rates(votes: pd.DataFrame, judge_credits: pd.DataFrame | None = None,
         jc = jc[jc["criterion"].isin(inverse)].assign(criterion=lambda d: d["criterion"].map(inverse))
         n_invalid = int(jc["credit"].isna().sum())
         jc = jc[jc["credit"].notna()]
-        jboth = pd.concat([jc, jc.assign(matchup=ALL_MATCHUPS)], ignore_index=True)
+        jboth = with_pooled_scopes(jc, pools)
         jrows = _rate_rows(jboth, "judge", "judge", None, "credit")
         for r in jrows:
             r[9] = mapping[r[3]]
