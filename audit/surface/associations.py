@@ -1,7 +1,7 @@
 """Is the judge scoring surface features? Associations of features with judge and human preferences.
 
-For each scope (every matchup, and ``pooled`` over all pairs when there are several
-matchups), each judge configuration, each judge criterion and each feature:
+For each scope (every matchup, and ``pooled (within matchup)`` over all pairs when there are
+several matchups), each judge configuration, each judge criterion and each feature:
 
 1. **Story level**: Pearson and Spearman correlation between the feature and the judge's
    story score over the stories of the scope (``n`` stories with both values). Premise
@@ -22,6 +22,15 @@ matchups), each judge configuration, each judge criterion and each feature:
 4. **Side by side**: does the judge track a feature (beta interval excludes 0) that the
    readers do not (GLMM interval includes 0), or track it in the opposite direction?
 
+The pooled scope does not depend on which system of each matchup is focal: the judge's and
+the feature's pair differences (and the pairs' vote shares) are centred within each matchup
+before pooling, and the humans' GLMM has one intercept per matchup and a reader effect per
+reader x matchup (a reader's lean towards "the focal system" is not one lean across
+matchups with different focal systems). (Flipping a matchup
+negates its centred differences, which leaves correlations and slopes unchanged.) Story-level
+correlations do not involve the orientation at all. The bootstrap resamples pairs with the
+matchup means held at their full-sample values.
+
 All intervals are pointwise, unadjusted for the many features x criteria compared; the
 associations are descriptive, not causal.
 """
@@ -40,7 +49,10 @@ from audit.surface._inputs import feature_frame, judge_story_scores, pair_differ
 from audit.uncertainty.bootstrap import multinomial_weights, percentile_interval
 from detectors.features import DetectorRun
 
-POOLED = "pooled"
+#: the scope pooling every matchup; its within-pair fits centre the differences within each
+#: matchup (and the humans' GLMM has one intercept per matchup), so they do not depend on
+#: which system of a matchup is focal
+POOLED = "pooled (within matchup)"
 
 
 @dataclass(frozen=True)
@@ -267,6 +279,8 @@ def surface_associations(
         in_scope = np.ones(len(ptab_f), bool) if scope == POOLED else (ptab_f["matchup"] == scope).to_numpy()
         sp = ptab_f[in_scope].reset_index(drop=True)
         dF, dS = dF_all[in_scope], dS_all[in_scope]
+        if scope == POOLED:  # orientation-free: each matchup's differences about their own mean
+            dF, dS = _centre_within(dF, sp["matchup"]), _centre_within(dS, sp["matchup"])
         W = _cluster_weights(sp, cluster, n_boot, gen) if n_boot > 0 else np.zeros((0, len(sp)))
         stories = pd.MultiIndex.from_arrays([np.concatenate([sp["pair_id"], sp["pair_id"]]),
                                              np.concatenate([sp["focal"], sp["other"]])]).unique()
@@ -346,6 +360,12 @@ def _human_votes(votes, criterion, ptab, exclusions, notes):
     return v[known], criterion
 
 
+def _centre_within(values: np.ndarray, matchup: pd.Series) -> np.ndarray:
+    """Columns of ``values`` (one row per pair) minus their mean within each matchup (NaN-aware)."""
+    frame = pd.DataFrame(values)
+    return (frame - frame.groupby(matchup.to_numpy()).transform("mean")).to_numpy(dtype=float)
+
+
 def _human_rows(scope, sp, dF, names, humans_in, W, level, backend) -> list[dict]:
     from audit.glmm import fit_crossed_glmm
 
@@ -353,6 +373,9 @@ def _human_rows(scope, sp, dF, names, humans_in, W, level, backend) -> list[dict
     v = v[v["pair_id"].isin(sp["pair_id"])]
     pos = pd.Series(np.arange(len(sp)), index=sp["pair_id"]).reindex(v["pair_id"]).to_numpy()
     share = (v.groupby("pair_id")["y"].mean()).reindex(sp["pair_id"]).to_numpy(dtype=float)
+    strata = pd.factorize(sp["matchup"])[0]
+    if scope == POOLED:  # the share of a pair flips with its matchup's orientation: centre it too
+        share = _centre_within(share[:, None], sp["matchup"])[:, 0]
     rows = []
     for m, feature in enumerate(names):
         x = dF[:, m]
@@ -371,17 +394,30 @@ def _human_rows(scope, sp, dF, names, humans_in, W, level, backend) -> list[dict
             rows.append(row)
             continue
         z = (x - np.nanmean(x[ok_pairs])) / sd
-        X = np.column_stack([np.ones(len(vv)), z[pos[use]]])
+        k_strata = int(strata.max()) + 1 if scope == POOLED and len(strata) else 1
+        if k_strata > 1:
+            # one intercept per matchup, x already centred within matchups: flipping a matchup's
+            # focal system negates its intercept and its z, and leaves the slope unchanged
+            codes = strata[pos[use]]
+            X = np.column_stack([(codes == k).astype(float) for k in range(k_strata)] + [z[pos[use]]])
+            x_names = [f"(Intercept: {m})" for m in dict.fromkeys(sp["matchup"])] + [feature]
+        else:
+            X = np.column_stack([np.ones(len(vv)), z[pos[use]]])
+            x_names = ["(Intercept)", feature]
+        slope = X.shape[1] - 1
+        readers = vv["reader_id"].astype(str).to_numpy()
+        if k_strata > 1:  # a reader's lean towards "the focal system" means something within one matchup only
+            readers = np.char.add(np.char.add(sp["matchup"].to_numpy(dtype=str)[pos[use]], "\x1f"), readers)
         try:
             fit = fit_crossed_glmm(vv["y"].to_numpy(dtype=float), {"pair": vv["pair_id"].to_numpy(),
-                                                                   "reader": vv["reader_id"].astype(str).to_numpy()},
-                                   X=X, x_names=["(Intercept)", feature], level=level, backend=backend)
+                                                                   "reader": readers},
+                                   X=X, x_names=x_names, level=level, backend=backend)
         except AuditError as exc:  # one failed fit is a recorded value, not a crashed analysis
             row["note"] = f"GLMM failed: {exc}"
             rows.append(row)
             continue
-        row.update(coef=float(fit.b[1]), se=float(fit.se[1]), coef_low=float(fit.wald_low[1]),
-                   coef_high=float(fit.wald_high[1]), converged=bool(fit.converged), singular=bool(fit.singular),
+        row.update(coef=float(fit.b[slope]), se=float(fit.se[slope]), coef_low=float(fit.wald_low[slope]),
+                   coef_high=float(fit.wald_high[slope]), converged=bool(fit.converged), singular=bool(fit.singular),
                    separation=bool(fit.separation), note="; ".join(fit.notes))
         rows.append(row)
     return rows
