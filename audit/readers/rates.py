@@ -23,7 +23,7 @@ from audit.readers._common import (ALL_MATCHUPS, COMPUTED, even_split_credit, fm
 RATE_COLUMNS = ["row_kind", "row_label", "matchup", "criterion", "rate", "n", "n_ties", "lo", "hi",
                 "judge_criterion", "different_target"]
 RANGE_COLUMNS = ["judge", "matchup", "criterion", "judge_criterion", "different_target", "judge_rate",
-                 "reader_min", "reader_max", "n_readers", "outside", "distance"]
+                 "reader_min", "reader_max", "n_readers", "outside", "distance", "reader_mean", "reader_sd", "p_value"]
 
 HUMANS_POOLED = "humans (pooled)"
 HUMANS_GLMM = "humans (GLMM)"
@@ -46,7 +46,10 @@ class ReaderRates:
     judge_range : DataFrame
         One row per judge x cell: judge_rate, reader_min, reader_max, n_readers, outside
         (judge rate strictly outside [min, max] of the readers' rates), distance (how far
-        outside, 0 inside).
+        outside, 0 inside), reader_mean, reader_sd, p_value (the judge as one more reader:
+        :func:`judge_as_reader_p_value`). With 7 exchangeable readers a judge that is one
+        more reader falls outside their range in 2 of 8 cells by chance; the check reads
+        the p-value, adjusted across cells.
     glmm_source : str
         ``given``, ``fitted`` or ``unavailable: <why>``.
     n_judge_invalid : int
@@ -192,16 +195,41 @@ def reader_rates(votes: pd.DataFrame, judge_credits: pd.DataFrame | None = None,
                        n_judge_invalid=n_invalid)
 
 
+def judge_as_reader_p_value(judge_rate: float, reader_rates: np.ndarray) -> float:
+    """Two-sided p-value of the judge's rate as one more draw from the readers' rates.
+
+    The prediction t statistic ``(judge - mean) / (sd * sqrt(1 + 1/n))`` on ``n - 1``
+    degrees of freedom (n readers): under the null that the judge behaves like another
+    reader, it is t-distributed when reader rates are roughly normal. With identical
+    reader rates (sd 0) the p-value is 1 when the judge equals them and 0 otherwise; NaN
+    with fewer than 2 readers.
+    """
+    from scipy.stats import t as t_dist
+
+    r = np.asarray(reader_rates, float)
+    r = r[np.isfinite(r)]
+    if len(r) < 2 or not np.isfinite(judge_rate):
+        return math.nan
+    sd = float(np.std(r, ddof=1))
+    gap = float(judge_rate - r.mean())
+    if sd == 0:
+        return 1.0 if abs(gap) < 1e-12 else 0.0
+    t = gap / (sd * math.sqrt(1 + 1 / len(r)))
+    return float(2 * t_dist.sf(abs(t), len(r) - 1))
+
+
 def _judge_range(rates: pd.DataFrame) -> pd.DataFrame:
     readers = rates[rates["row_kind"] == "reader"]
-    bounds = readers.groupby(["matchup", "criterion"], sort=False)["rate"].agg(["min", "max", "count"])
+    per_cell = {key: cell["rate"].to_numpy(float) for key, cell in readers.groupby(["matchup", "criterion"], sort=False)}
     rows = []
     for rec in rates[rates["row_kind"] == "judge"].itertuples(index=False):
-        if (rec.matchup, rec.criterion) not in bounds.index:
+        if (rec.matchup, rec.criterion) not in per_cell:
             continue
-        lo, hi, n = bounds.loc[(rec.matchup, rec.criterion)]
+        values = per_cell[(rec.matchup, rec.criterion)]
+        lo, hi, n = float(np.min(values)), float(np.max(values)), len(values)
         outside = bool(rec.rate < lo or rec.rate > hi)
         distance = float(max(lo - rec.rate, rec.rate - hi, 0.0))
         rows.append([rec.row_label, rec.matchup, rec.criterion, rec.judge_criterion, bool(rec.different_target),
-                     float(rec.rate), float(lo), float(hi), int(n), outside, distance])
+                     float(rec.rate), lo, hi, int(n), outside, distance, float(np.mean(values)),
+                     float(np.std(values, ddof=1)) if n > 1 else math.nan, judge_as_reader_p_value(rec.rate, values)])
     return pd.DataFrame(rows, columns=RANGE_COLUMNS)

@@ -31,7 +31,8 @@ negates its centred differences, which leaves correlations and slopes unchanged.
 correlations do not involve the orientation at all. The bootstrap resamples pairs with the
 matchup means held at their full-sample values.
 
-All intervals are pointwise, unadjusted for the many features x criteria compared; the
+Intervals are pointwise; the p-values come with a multiplicity-adjusted version across every
+scope x judge x criterion x feature (Holm by default), which is what the checks read. The
 associations are descriptive, not causal.
 """
 
@@ -62,20 +63,25 @@ class SurfaceResult:
     Attributes
     ----------
     correlations : pandas.DataFrame
-        Story level: scope, judge, criterion, feature, n_stories, pearson_r, spearman_rho.
+        Story level: scope, judge, criterion, feature, n_stories, pearson_r, spearman_rho,
+        p_value (t-test of r, n - 2 df), p_adjusted (``adjust`` across every row).
     within_pair : pandas.DataFrame
         scope, judge, criterion, feature, n_pairs, beta (standardised slope = Pearson r of
         the differences), beta_low, beta_high (percentile bootstrap), slope (score points per
         feature unit), slope_low, slope_high, n_boot_valid (replicates with non-zero
-        variance).
+        variance), p_value (t-test of beta over independent pairs: n - 2 df, n - 1 - k in the
+        pooled scope of k matchups), p_adjusted (``adjust`` across every row).
     humans : pandas.DataFrame
         scope, criterion (the human one), feature, n_votes, n_pairs, n_readers,
         coef (log-odds per SD of the feature difference), se, coef_low, coef_high (Wald),
+        p_value (Wald),
         converged, singular, separation, pair_share_r (Pearson r of the pair's focal vote
         share with the feature difference), share_r_low, share_r_high, note.
     side_by_side : pandas.DataFrame
-        scope, judge, criterion, feature, judge_beta, judge_low, judge_high, judge_tracks,
-        human_coef, human_low, human_high, humans_track, pattern ("judge only", "humans
+        scope, judge, criterion, feature, judge_beta, judge_low, judge_high, judge_tracks
+        (pointwise interval excludes 0), judge_p, judge_p_adjusted, judge_tracks_adjusted
+        (also significant after the adjustment: what the checks use), human_coef, human_low,
+        human_high, humans_track (pointwise), pattern (pointwise: "judge only", "humans
         only", "both, same direction", "both, opposite directions", "neither", or
         "humans not analysed").
     scatter_points : pandas.DataFrame
@@ -100,6 +106,8 @@ class SurfaceResult:
     feature_detectors : tuple[DetectorRun, ...]
         The detector records of the FeatureTable analysed (statuses, versions, parameters,
         e.g. perplexity SKIPPED and why); empty when a plain frame was given.
+    adjust : str
+        Multiplicity adjustment of ``p_adjusted``: "holm" (default), "bh" or "none".
     """
 
     correlations: pd.DataFrame
@@ -119,6 +127,7 @@ class SurfaceResult:
     exclusions: dict[str, int]
     notes: tuple[str, ...]
     feature_detectors: tuple[DetectorRun, ...] = ()
+    adjust: str = "holm"
 
     def to_frame(self) -> pd.DataFrame:
         """The side-by-side table (one tidy row per scope x judge x criterion x feature)."""
@@ -153,6 +162,18 @@ def _pearson(x: np.ndarray, y: np.ndarray) -> float:
     dx, dy = x - x.mean(), y - y.mean()
     den = np.sqrt((dx * dx).sum() * (dy * dy).sum())
     return float((dx * dy).sum() / den) if den > 0 else float("nan")
+
+
+def _r_p_value(r: float, df: int) -> float:
+    """Two-sided p-value of a Pearson correlation: t = r sqrt(df / (1 - r^2)) on ``df`` degrees
+    of freedom (df = n - 2, or n - 1 - k after centring within k matchups); NaN when undefined."""
+    from scipy.stats import t as t_dist
+
+    if not np.isfinite(r) or df < 1:
+        return float("nan")
+    if abs(r) >= 1.0:
+        return 0.0
+    return float(2 * t_dist.sf(abs(r) * np.sqrt(df / (1.0 - r * r)), df))
 
 
 def _weighted_r_and_slope(W: np.ndarray, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -209,6 +230,7 @@ def surface_associations(
     cluster: str = "pair",
     human_criterion: str = HUMAN_OVERALL,
     glmm_backend: str = "native",
+    adjust: str = "holm",
 ) -> SurfaceResult:
     """Associations of surface features with the judge's scores and the readers' preferences.
 
@@ -236,6 +258,11 @@ def surface_associations(
         The human criterion analysed (default ``overall``; a single criterion is used as is).
     glmm_backend : str
         Passed to :func:`audit.glmm.fit_crossed_glmm`.
+    adjust : {"holm", "bh", "none"}
+        Multiplicity adjustment of the judge-side p-values (``p_adjusted``) across every
+        scope x judge x criterion x feature of the table (story-level and within-pair
+        families separately): Holm by default, because a check that warns when *any*
+        association is flagged needs family-wise control (docs/detectors.md).
 
     Returns
     -------
@@ -291,33 +318,51 @@ def surface_associations(
                 x, y = f_st[:, m], s_st[:, k]
                 ok = ~(np.isnan(x) | np.isnan(y))
                 rho = _pearson(pd.Series(x[ok]).rank().to_numpy(), pd.Series(y[ok]).rank().to_numpy())
+                r_story = _pearson(x[ok], y[ok])
                 corr_rows.append({"scope": scope, "judge": j, "criterion": c, "feature": feature,
-                                  "n_stories": int(ok.sum()), "pearson_r": _pearson(x[ok], y[ok]), "spearman_rho": rho})
-                wp_rows.append({"scope": scope, "judge": j, "criterion": c, "feature": feature,
-                                **_boot_summary(W, dF[:, m], dS[:, k], level)})
+                                  "n_stories": int(ok.sum()), "pearson_r": r_story, "spearman_rho": rho,
+                                  "p_value": _r_p_value(r_story, int(ok.sum()) - 2)})
+                summary = _boot_summary(W, dF[:, m], dS[:, k], level)
+                used = ~(np.isnan(dF[:, m]) | np.isnan(dS[:, k]))
+                k_means = sp.loc[used, "matchup"].nunique() if scope == POOLED else 1
+                summary["p_value"] = _r_p_value(summary["beta"], summary["n_pairs"] - 1 - k_means)
+                wp_rows.append({"scope": scope, "judge": j, "criterion": c, "feature": feature, **summary})
         if humans_in is not None:
             human_rows.extend(_human_rows(scope, sp, dF, names, humans_in, W, level, glmm_backend))
         if scope != POOLED or len(matchups) == 1:
             points.append(_scatter(sp, dF, dS, names, judge_cols))
 
     correlations = pd.DataFrame(corr_rows, columns=["scope", "judge", "criterion", "feature", "n_stories",
-                                                    "pearson_r", "spearman_rho"])
+                                                    "pearson_r", "spearman_rho", "p_value"])
     within = pd.DataFrame(wp_rows, columns=["scope", "judge", "criterion", "feature", "n_pairs", "beta", "beta_low",
-                                            "beta_high", "slope", "slope_low", "slope_high", "n_boot_valid"])
+                                            "beta_high", "slope", "slope_low", "slope_high", "n_boot_valid",
+                                            "p_value"])
+    adjuster = _adjuster(adjust)
+    correlations["p_adjusted"] = adjuster(correlations["p_value"].to_numpy(float))
+    within["p_adjusted"] = adjuster(within["p_value"].to_numpy(float))
     humans = pd.DataFrame(human_rows, columns=list(_HUMAN_COLUMNS))
     return SurfaceResult(
         correlations=correlations, within_pair=within, humans=humans,
-        side_by_side=_side_by_side(within, humans), scatter_points=_concat(points, _SCATTER_COLUMNS),
+        side_by_side=_side_by_side(within, humans, 1.0 - level), scatter_points=_concat(points, _SCATTER_COLUMNS),
         features=names, judges=judges, criteria=criteria, human_criterion=hcrit, scopes=scopes,
         n_boot=int(n_boot), level=float(level), cluster=cluster, seed=seed, exclusions=exclusions, notes=tuple(notes),
-        feature_detectors=tuple(getattr(features, "detectors", ())),
+        feature_detectors=tuple(getattr(features, "detectors", ())), adjust=adjust,
     )
+
+
+def _adjuster(adjust: str):
+    from audit.uncertainty.multiplicity import ADJUSTMENTS, benjamini_hochberg, holm
+
+    if adjust not in ADJUSTMENTS:
+        raise InputError(InputProblem(file="options", column="adjust", value=str(adjust),
+                                      message="unknown multiplicity adjustment", fix=f"use one of {', '.join(ADJUSTMENTS)}"))
+    return {"none": lambda p: np.asarray(p, float), "holm": holm, "bh": benjamini_hochberg}[adjust]
 
 
 _SCATTER_COLUMNS = ("pair_id", "matchup", "judge", "criterion", "feature", "feature_diff", "score_diff")
 _HUMAN_COLUMNS = ("scope", "criterion", "feature", "n_votes", "n_pairs", "n_readers", "coef", "se", "coef_low",
-                  "coef_high", "converged", "singular", "separation", "pair_share_r", "share_r_low", "share_r_high",
-                  "note")
+                  "coef_high", "p_value", "converged", "singular", "separation", "pair_share_r", "share_r_low",
+                  "share_r_high", "note")
 
 
 def _concat(frames: list[pd.DataFrame], columns) -> pd.DataFrame:
@@ -380,7 +425,8 @@ def _human_rows(scope, sp, dF, names, humans_in, W, level, backend) -> list[dict
     for m, feature in enumerate(names):
         x = dF[:, m]
         row = {"scope": scope, "criterion": criterion, "feature": feature, "n_votes": 0, "n_pairs": 0, "n_readers": 0,
-               "coef": np.nan, "se": np.nan, "coef_low": np.nan, "coef_high": np.nan, "converged": False,
+               "coef": np.nan, "se": np.nan, "coef_low": np.nan, "coef_high": np.nan, "p_value": np.nan,
+               "converged": False,
                "singular": False, "separation": False, "note": ""}
         s = _boot_summary(W, x, share, level)
         row.update(pair_share_r=s["beta"], share_r_low=s["beta_low"], share_r_high=s["beta_high"])
@@ -416,8 +462,13 @@ def _human_rows(scope, sp, dF, names, humans_in, W, level, backend) -> list[dict
             row["note"] = f"GLMM failed: {exc}"
             rows.append(row)
             continue
-        row.update(coef=float(fit.b[slope]), se=float(fit.se[slope]), coef_low=float(fit.wald_low[slope]),
-                   coef_high=float(fit.wald_high[slope]), converged=bool(fit.converged), singular=bool(fit.singular),
+        from scipy.stats import norm
+
+        se = float(fit.se[slope])
+        row.update(coef=float(fit.b[slope]), se=se, coef_low=float(fit.wald_low[slope]),
+                   coef_high=float(fit.wald_high[slope]),
+                   p_value=float(2 * norm.sf(abs(fit.b[slope]) / se)) if np.isfinite(se) and se > 0 else np.nan,
+                   converged=bool(fit.converged), singular=bool(fit.singular),
                    separation=bool(fit.separation), note="; ".join(fit.notes))
         rows.append(row)
     return rows
@@ -428,10 +479,12 @@ def _excludes_zero(low, high) -> np.ndarray:
     return (low > 0) | (high < 0)
 
 
-def _side_by_side(within: pd.DataFrame, humans: pd.DataFrame) -> pd.DataFrame:
-    out = within[["scope", "judge", "criterion", "feature", "beta", "beta_low", "beta_high"]].rename(
-        columns={"beta": "judge_beta", "beta_low": "judge_low", "beta_high": "judge_high"})
+def _side_by_side(within: pd.DataFrame, humans: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
+    out = within[["scope", "judge", "criterion", "feature", "beta", "beta_low", "beta_high", "p_value",
+                  "p_adjusted"]].rename(columns={"beta": "judge_beta", "beta_low": "judge_low", "beta_high": "judge_high",
+                                                 "p_value": "judge_p", "p_adjusted": "judge_p_adjusted"})
     out["judge_tracks"] = _excludes_zero(out["judge_low"], out["judge_high"])
+    out["judge_tracks_adjusted"] = (out["judge_p_adjusted"].to_numpy(float) < alpha) & out["judge_tracks"]
     h = humans[["scope", "feature", "coef", "coef_low", "coef_high", "share_r_low", "share_r_high"]].rename(
         columns={"coef": "human_coef", "coef_low": "human_low", "coef_high": "human_high"})
     out = out.merge(h, on=["scope", "feature"], how="left")
@@ -452,4 +505,5 @@ def _side_by_side(within: pd.DataFrame, humans: pd.DataFrame) -> pd.DataFrame:
     out["pattern"] = pattern
     return out.drop(columns=["share_r_low", "share_r_high"])[
         ["scope", "judge", "criterion", "feature", "judge_beta", "judge_low", "judge_high", "judge_tracks",
-         "human_coef", "human_low", "human_high", "humans_track", "pattern"]]
+         "judge_p", "judge_p_adjusted", "judge_tracks_adjusted", "human_coef", "human_low", "human_high",
+         "humans_track", "pattern"]]

@@ -131,3 +131,17 @@ def test_glmm_frame_missing_a_column_is_an_input_error():
 
     with pytest.raises(InputError, match="estimate"):
         reader_rates(_votes(), None, glmm_estimates=pd.DataFrame(dict(matchup=["m1"], criterion=["empathy"])))
+
+
+def test_judge_as_reader_p_value_is_the_pooled_two_sample_t_test_with_the_judge_as_one_sample():
+    from scipy import stats
+
+    from audit.readers.rates import judge_as_reader_p_value
+
+    readers = np.array([0.55, 0.61, 0.48, 0.70, 0.52, 0.66, 0.58])
+    for judge in (0.2, 0.6, 0.91):
+        expected = stats.ttest_ind(readers, [judge], equal_var=True).pvalue
+        assert judge_as_reader_p_value(judge, readers) == pytest.approx(expected, rel=1e-12)
+    assert judge_as_reader_p_value(0.5, np.array([0.5, 0.5])) == 1.0
+    assert judge_as_reader_p_value(0.6, np.array([0.5, 0.5])) == 0.0
+    assert np.isnan(judge_as_reader_p_value(0.6, np.array([0.5])))
