@@ -350,6 +350,18 @@ def surface_associations(
     )
 
 
+def readjust(result: SurfaceResult, adjust: str) -> SurfaceResult:
+    """The same associations with the p-values adjusted by another method ("holm", "bh",
+    "none"): ``p_adjusted`` and the side-by-side decisions are recomputed, nothing else."""
+    from dataclasses import replace
+
+    adjuster = _adjuster(adjust)
+    correlations = result.correlations.assign(p_adjusted=adjuster(result.correlations["p_value"].to_numpy(float)))
+    within = result.within_pair.assign(p_adjusted=adjuster(result.within_pair["p_value"].to_numpy(float)))
+    return replace(result, correlations=correlations, within_pair=within, adjust=adjust,
+                   side_by_side=_side_by_side(within, result.humans, 1.0 - result.level))
+
+
 def _adjuster(adjust: str):
     from audit.uncertainty.multiplicity import ADJUSTMENTS, benjamini_hochberg, holm
 
