@@ -110,7 +110,14 @@ def diagnostic_checks(study: SimulatedStudy, seed: int, *, adjust: tuple[str, ..
     outcomes = judge_pair_outcomes(data, "even-split", np.random.default_rng(seed))
     readers = analyse_readers(data.votes, judge_credits(outcomes), rng=seed, fit_glmm_if_missing=False,
                               pools=data.pooling_scopes())
-    return {a: surface_checks(readjust(surface, a)) + reader_checks(readers, {"adjust": a}) for a in adjust}
+    from audit.readers.policy import reader_check_families
+    from audit.surface.checks import surface_check_families
+
+    # as audit.sections.section_checks: the diagnostic checks share one error budget, except
+    # when read pointwise ("none": every check and scope alone, the old reading)
+    families = reader_check_families(readers) + surface_check_families(surface)
+    return {a: surface_checks(readjust(surface, a), families=families if a != "none" else 1)
+            + reader_checks(readers, {"adjust": a}, families=families if a != "none" else 1) for a in adjust}
 
 
 def warned(checks) -> dict[str, int]:

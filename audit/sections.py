@@ -200,15 +200,23 @@ def section_checks(policy: Policy, *, dev: Section, uncertainty: Section, reader
         checks.extend(_dev_checks(dev.payload, policy))
     if uncertainty.payload is not None:
         checks.extend(_loro_checks(uncertainty.payload, policy))
+    # the reader and surface checks that test something share one family-wise error budget
+    # (docs/detectors.md, "Multiplicity"): each gets an equal share
+    from audit.readers.policy import reader_check_families
+    from audit.surface.checks import surface_check_families
+
+    families = (reader_check_families(readers.payload) if readers.payload is not None else 0) + \
+        (surface_check_families(surface.payload) if surface.payload is not None else 0)
     if readers.payload is not None:
         from audit.readers import reader_checks
 
-        checks.extend(_primary_judge_only(reader_checks(readers.payload, dataclasses.asdict(policy.readers)),
-                                          primary))
+        checks.extend(_primary_judge_only(reader_checks(readers.payload, dataclasses.asdict(policy.readers),
+                                                        families=families), primary))
     if surface.payload is not None:
         from audit.surface import surface_checks
 
-        checks.extend(surface_checks(surface.payload, dataclasses.asdict(policy.surface), severity=policy.severity))
+        checks.extend(surface_checks(surface.payload, dataclasses.asdict(policy.surface), severity=policy.severity,
+                                     families=families))
     return _apply_severity(checks, policy)
 
 

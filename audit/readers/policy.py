@@ -16,7 +16,8 @@ Check names (stable; policy files refer to them) and their defaults:
     WARN when the fitted time at the last pair is below ``fatigue_min_end_to_start`` (0.5)
     of the first and the slope's p-value, adjusted across readers, is below ``alpha`` (0.05).
 ``readers.position_bias`` (overall)
-    WARN when the pooled cluster-robust interval of the first-shown rate excludes 0.5.
+    WARN when the pooled cluster-robust Wald test of the first-shown rate against 0.5 gives
+    p below the check's level (with one check: the 95% interval excludes 0.5).
 ``readers.group_difference`` (per matchup x criterion)
     WARN when the groups' permutation p-value, adjusted across cells, is below ``alpha``.
 
@@ -24,7 +25,11 @@ Multiplicity: a check that is evaluated in many scopes (cells, readers) warns wh
 scope is flagged, so its p-values are adjusted across its scopes (``adjust``: ``holm``
 by default, family-wise error at most ``alpha`` per check; ``bh`` controls the false
 discovery rate instead; ``none`` reads each scope alone, as before). The check's value and
-reason give the unadjusted and adjusted p-values. docs/readers.md has the simulation.
+reason give the unadjusted and adjusted p-values. The reader and surface checks that test
+something also share one family-wise budget: with ``families`` such checks computed, each
+tests at ``alpha / families`` (``reader_checks(..., families=)``; the pipeline passes the
+count), so that an aligned judge with unremarkable readers gets no diagnostic WARN in about
+``1 - alpha`` of studies. docs/detectors.md has the simulation.
 
 Every reader check is a diagnostic, so none FAILs by default; ``status_on_flag`` changes
 the status a flagged check gets (e.g. FAIL in a strict CI policy).
@@ -101,11 +106,30 @@ def _skipped(name: str, reason: str) -> Check:
     return Check(name=name, status=Status.SKIPPED, reason=reason)
 
 
+def reader_check_families(analysis: ReaderAnalysis) -> int:
+    """How many of the reader checks that *test* something are computed here (range, fatigue,
+    position bias, group difference): each spends a share of the diagnostics' error budget."""
+    timing = analysis.timing
+    return int(sum([analysis.rates.status is COMPUTED and not analysis.rates.judge_range.empty,
+                    timing.status is COMPUTED and timing.fatigue_status is COMPUTED,
+                    analysis.position_bias.status is COMPUTED and not math.isnan(analysis.position_bias.pooled_lo),
+                    analysis.groups.status is COMPUTED]))
+
+
 def reader_checks(analysis: ReaderAnalysis,
-                  thresholds: ReaderThresholds | Mapping[str, object] | None = None) -> list[Check]:
-    """Turn a reader analysis into checks (names and defaults in the module docstring)."""
+                  thresholds: ReaderThresholds | Mapping[str, object] | None = None,
+                  families: int = 1) -> list[Check]:
+    """Turn a reader analysis into checks (names and defaults in the module docstring).
+
+    ``families``: the number of diagnostic checks (reader and surface) that share one
+    family-wise error budget ``alpha``; each tests at ``alpha / families`` (Bonferroni across
+    checks, ``adjust`` across each check's scopes). :func:`audit.sections.section_checks`
+    passes the count of computed ones.
+    """
     t = resolve_thresholds(thresholds)
     flag = t.status_on_flag
+    alpha = t.alpha / max(int(families), 1)
+    level = f"{alpha:.3g}" + (f" (alpha {t.alpha:g} shared by {families} diagnostic checks)" if families > 1 else "")
     out: list[Check] = []
 
     name = "readers.judge_outside_reader_range"
@@ -125,8 +149,8 @@ def reader_checks(analysis: ReaderAnalysis,
             scope = f"{r.matchup}/{r.criterion}" + (f" [{r.judge}]" if multi else "")
             target = f" (judge '{r.judge_criterion}' vs readers' '{r.criterion}': different targets)" if r.different_target else ""
             beyond = bool(r.outside) and r.distance > t.outside_range_margin
-            flagged = beyond and np.isfinite(pa) and pa < t.alpha
-            test = f"; as one more reader: p={_p(p)}, {t.adjust}-adjusted {_p(pa)}"
+            flagged = beyond and np.isfinite(pa) and pa < alpha
+            test = f"; as one more reader: p={_p(p)}, {t.adjust}-adjusted {_p(pa)} (flagged below {level})"
             reason = (f"judge rate {r.judge_rate:.3f} is outside the readers' range [{r.reader_min:.3f}, "
                       f"{r.reader_max:.3f}] of {r.n_readers} readers{target}{test}" if flagged else
                       f"judge rate {r.judge_rate:.3f} outside the readers' range [{r.reader_min:.3f}, "
@@ -170,13 +194,13 @@ def reader_checks(analysis: ReaderAnalysis,
                     out.append(Check(name="readers.fatigue", status=Status.SKIPPED, scope=str(r.reader_id),
                                      reason="too few timed pairs for a trend"))
                     continue
-                flagged = r.end_to_start < t.fatigue_min_end_to_start and pa < t.alpha
+                flagged = r.end_to_start < t.fatigue_min_end_to_start and pa < alpha
                 out.append(Check(name="readers.fatigue", status=flag if flagged else Status.PASS,
                                  value=float(r.end_to_start), threshold=t.fatigue_min_end_to_start,
                                  scope=str(r.reader_id),
                                  reason=(f"time per pair fell to {r.end_to_start:.2f} of its start "
                                          f"(slope {r.fatigue_slope:.2f} s/pair, p={r.fatigue_p_value:.3g}, "
-                                         f"{t.adjust}-adjusted across readers {_p(pa)})")))
+                                         f"{t.adjust}-adjusted across readers {_p(pa)}, flagged below {level})")))
 
     name = "readers.position_bias"
     pb = analysis.position_bias
@@ -185,10 +209,12 @@ def reader_checks(analysis: ReaderAnalysis,
     elif math.isnan(pb.pooled_lo):
         out.append(_skipped(name, "the pooled interval needs >= 2 readers"))
     else:
-        flagged = pb.pooled_lo > 0.5 or pb.pooled_hi < 0.5
+        p_pos = getattr(pb, "pooled_p_value", math.nan)
+        flagged = (p_pos < alpha) if not math.isnan(p_pos) else (pb.pooled_lo > 0.5 or pb.pooled_hi < 0.5)
         out.append(Check(name=name, status=flag if flagged else Status.PASS, value=pb.pooled_rate, threshold=0.5,
                          reason=(f"first-shown story chosen in {pb.pooled_rate:.3f} of decisive votes "
-                                 f"[{pb.pooled_lo:.3f}, {pb.pooled_hi:.3f}]")))
+                                 f"[{pb.pooled_lo:.3f}, {pb.pooled_hi:.3f}], p={_p(p_pos)} against 0.5 "
+                                 f"(flagged below {level})")))
 
     name = "readers.group_difference"
     g = analysis.groups
@@ -201,11 +227,12 @@ def reader_checks(analysis: ReaderAnalysis,
             if math.isnan(r.p_value):
                 out.append(Check(name=name, status=Status.SKIPPED, scope=scope, reason="a group has no reader here"))
                 continue
-            flagged = pa < t.alpha
+            flagged = pa < alpha
             out.append(Check(name=name, status=flag if flagged else Status.PASS, value=float(r.p_value),
-                             threshold=t.alpha, scope=scope,
+                             threshold=alpha, scope=scope,
                              reason=(f"{r.groups}: {r.kind} of mean reader rates {r.statistic:.3f}, permutation "
-                                     f"p={r.p_value:.3g}, {t.adjust}-adjusted across cells {_p(pa)}")))
+                                     f"p={r.p_value:.3g}, {t.adjust}-adjusted across cells {_p(pa)} (flagged below "
+                                     f"{level})")))
     return out
 
 

@@ -37,8 +37,15 @@ def _breach(severity: Mapping[str, str] | None, name: str) -> Status | None:
     return None if level == "OFF" else Status(level)
 
 
+def surface_check_families(result: SurfaceResult) -> int:
+    """How many surface checks that test something will be computed (each spends a share of
+    the diagnostics' error budget): the story-level one, and the within-pair one with votes."""
+    with_votes = len(result.side_by_side) and not (result.side_by_side["pattern"] == "humans not analysed").all()
+    return 1 + int(bool(with_votes))
+
+
 def surface_checks(result: SurfaceResult, thresholds: Any = None,
-                   severity: Mapping[str, str] | None = None) -> list[Check]:
+                   severity: Mapping[str, str] | None = None, families: int = 1) -> list[Check]:
     """Surface-sensitivity checks, one of each per scope (matchup or pooled).
 
     ``surface.judge_feature_r``
@@ -62,6 +69,10 @@ def surface_checks(result: SurfaceResult, thresholds: Any = None,
     severity : mapping, optional
         Check name -> "FAIL" | "WARN" | "OFF": what a breach reports (default WARN; OFF
         drops the check).
+    families : int
+        The number of diagnostic checks (surface and reader) sharing one family-wise error
+        budget ``1 - level``: each tests at ``(1 - level) / families`` (Bonferroni across
+        checks, the result's ``adjust`` across each check's scopes).
 
     Returns
     -------
@@ -70,7 +81,7 @@ def surface_checks(result: SurfaceResult, thresholds: Any = None,
         every scope, an aligned judge is warned in about ``1 - level`` of studies at most
         (docs/detectors.md gives the simulated rate).
     """
-    alpha = 1.0 - result.level
+    alpha = (1.0 - result.level) / max(int(families), 1)
     max_r = _threshold(thresholds, "max_abs_judge_feature_r")
     min_beta = _threshold(thresholds, "min_abs_within_pair_beta")
     checks: list[Check] = []
@@ -111,7 +122,7 @@ def surface_checks(result: SurfaceResult, thresholds: Any = None,
                                 reason="no human votes to compare with: give the humans' overall preferences"))
             continue
         candidates = s[s["pattern"].isin(["judge only", "both, opposite directions"]) & (s["judge_beta"].abs() >= min_beta)]
-        flagged = candidates[_tracks_adjusted(candidates)]
+        flagged = candidates[_tracks_adjusted(candidates, alpha)]
         if flagged.empty:
             strongest = float(np.nanmax(s["judge_beta"].abs())) if s["judge_beta"].notna().any() else float("nan")
             chance = (f"; {len(candidates)} pointwise association(s) not significant after the "
@@ -140,10 +151,12 @@ def _p_adjusted(frame, row) -> float:
     return float(row["p_adjusted"]) if "p_adjusted" in frame.columns else float("nan")
 
 
-def _tracks_adjusted(frame) -> np.ndarray:
-    if "judge_tracks_adjusted" not in frame.columns:
+def _tracks_adjusted(frame, alpha: float) -> np.ndarray:
+    """Judge-side association significant after the adjustment at ``alpha`` (and its pointwise
+    interval excluding 0)."""
+    if "judge_p_adjusted" not in frame.columns:
         return np.ones(len(frame), dtype=bool)
-    return frame["judge_tracks_adjusted"].to_numpy(bool)
+    return (np.nan_to_num(frame["judge_p_adjusted"].to_numpy(float), nan=1.0) < alpha) & frame["judge_tracks"].to_numpy(bool)
 
 
 def _fmt_p(p: float) -> str:
