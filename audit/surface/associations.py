@@ -48,7 +48,7 @@ from audit.errors import AuditError, InputError, InputProblem
 from audit.rng import resolve_rng
 from audit.surface._inputs import feature_frame, judge_story_scores, pair_differences, pair_table
 from audit.uncertainty.bootstrap import multinomial_weights, percentile_interval
-from detectors.features import DetectorRun
+from detectors.features import DetectorRecord
 
 #: the scope pooling every matchup; its within-pair fits centre the differences within each
 #: matchup (and the humans' GLMM has one intercept per matchup), so they do not depend on
@@ -103,9 +103,10 @@ class SurfaceResult:
     exclusions : dict[str, int]
         Rows left out, by reason.
     notes : tuple[str, ...]
-    feature_detectors : tuple[DetectorRun, ...]
+    feature_detectors : tuple[DetectorRecord, ...]
         The detector records of the FeatureTable analysed (statuses, versions, parameters,
-        e.g. perplexity SKIPPED and why); empty when a plain frame was given.
+        e.g. perplexity SKIPPED and why; no timings, so the result is reproducible); empty
+        when a plain frame was given.
     adjust : str
         Multiplicity adjustment of ``p_adjusted``: "holm" (default), "bh" or "none".
     """
@@ -126,7 +127,7 @@ class SurfaceResult:
     seed: int | None
     exclusions: dict[str, int]
     notes: tuple[str, ...]
-    feature_detectors: tuple[DetectorRun, ...] = ()
+    feature_detectors: tuple[DetectorRecord, ...] = ()
     adjust: str = "holm"
 
     def to_frame(self) -> pd.DataFrame:
@@ -346,7 +347,7 @@ def surface_associations(
         side_by_side=_side_by_side(within, humans, 1.0 - level), scatter_points=_concat(points, _SCATTER_COLUMNS),
         features=names, judges=judges, criteria=criteria, human_criterion=hcrit, scopes=scopes,
         n_boot=int(n_boot), level=float(level), cluster=cluster, seed=seed, exclusions=exclusions, notes=tuple(notes),
-        feature_detectors=tuple(getattr(features, "detectors", ())), adjust=adjust,
+        feature_detectors=tuple(run.record() for run in getattr(features, "detectors", ())), adjust=adjust,
     )
 
 
