@@ -4,9 +4,11 @@ Check names (stable; policy files refer to them) and their defaults:
 
 ``readers.judge_outside_reader_range`` (per judge x matchup x criterion)
     WARN when the judge's even-split rate lies more than ``outside_range_margin`` (0.0)
-    outside [min, max] of the individual readers' rates in that cell *and* differs from the
-    readers as one more reader would not (prediction t-test, adjusted across the judge's
-    cells; see ``adjust``). value = distance outside the range.
+    outside [min, max] of the individual readers' rates in that cell *and* the judge is
+    not behaving like one more reader: over all its cells it is further from the readers
+    than a reader is from the others (one test per judge, :func:`audit.readers.rates.
+    judge_deviation_test`), or this cell's own prediction t-test survives the adjustment
+    across the judge's cells. value = distance outside the range.
 ``readers.separation`` (overall)
     WARN when at least one reader's overall vote is separated by the criteria (Firth fit).
 ``readers.fast_reader`` (per reader)
@@ -145,12 +147,24 @@ def reader_checks(analysis: ReaderAnalysis,
         for judge in dict.fromkeys(rng_frame["judge"]):  # each configuration's cells are one family
             mine = (rng_frame["judge"] == judge).to_numpy()
             p_adj[mine] = adjusted(p_raw[mine], t.adjust)
+        deviation = getattr(analysis.rates, "judge_deviation", None)
+        overall = ({} if deviation is None or deviation.empty or t.adjust == "none"
+                   else dict(zip(deviation["judge"], deviation["p_value"])))
         for r, p, pa in zip(rng_frame.itertuples(index=False), p_raw, p_adj):
             scope = f"{r.matchup}/{r.criterion}" + (f" [{r.judge}]" if multi else "")
             target = f" (judge '{r.judge_criterion}' vs readers' '{r.criterion}': different targets)" if r.different_target else ""
             beyond = bool(r.outside) and r.distance > t.outside_range_margin
-            flagged = beyond and np.isfinite(pa) and pa < alpha
-            test = f"; as one more reader: p={_p(p)}, {t.adjust}-adjusted {_p(pa)} (flagged below {level})"
+            p_all = overall.get(r.judge, math.nan)
+            if np.isfinite(p_all):
+                # gatekeeping: the cells outside the range are flagged when the judge, over all
+                # its cells, is further from the readers than a reader is (one test per judge)
+                significant = p_all < alpha or (np.isfinite(pa) and pa < alpha)
+                test = (f"; over all cells the judge is {'further from the readers than a reader is' if p_all < alpha else 'as far from the readers as a reader is'} "
+                        f"(p={_p(p_all)}, flagged below {level}); this cell alone: p={_p(p)}, {t.adjust}-adjusted {_p(pa)}")
+            else:
+                significant = np.isfinite(pa) and pa < alpha
+                test = f"; as one more reader: p={_p(p)}, {t.adjust}-adjusted {_p(pa)} (flagged below {level})"
+            flagged = beyond and significant
             reason = (f"judge rate {r.judge_rate:.3f} is outside the readers' range [{r.reader_min:.3f}, "
                       f"{r.reader_max:.3f}] of {r.n_readers} readers{target}{test}" if flagged else
                       f"judge rate {r.judge_rate:.3f} outside the readers' range [{r.reader_min:.3f}, "

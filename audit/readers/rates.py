@@ -25,6 +25,8 @@ RATE_COLUMNS = ["row_kind", "row_label", "matchup", "criterion", "rate", "n", "n
 RANGE_COLUMNS = ["judge", "matchup", "criterion", "judge_criterion", "different_target", "judge_rate",
                  "reader_min", "reader_max", "n_readers", "outside", "distance", "reader_mean", "reader_sd", "p_value"]
 
+DEVIATION_COLUMNS = ["judge", "n_cells", "judge_deviation", "reader_mean", "reader_sd", "n_readers", "p_value"]
+
 HUMANS_POOLED = "humans (pooled)"
 HUMANS_GLMM = "humans (GLMM)"
 
@@ -54,6 +56,12 @@ class ReaderRates:
         ``given``, ``fitted`` or ``unavailable: <why>``.
     n_judge_invalid : int
         Judge comparisons with NaN credit (invalid output), left out of the judge rates.
+    judge_deviation : DataFrame
+        One row per judge: does it behave like one more reader *over all cells*?
+        judge_deviation (the judge's mean absolute distance from the readers' mean rate over
+        the matchup x criterion cells), reader_mean / reader_sd (the same for each reader,
+        from the other readers), n_readers, n_cells, p_value (one-sided prediction t-test of
+        the judge's figure among the readers': :func:`judge_deviation_test`).
     """
 
     status: Status
@@ -62,6 +70,7 @@ class ReaderRates:
     judge_range: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=RANGE_COLUMNS))
     glmm_source: str = ""
     n_judge_invalid: int = 0
+    judge_deviation: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=DEVIATION_COLUMNS))
 
     def to_frame(self) -> pd.DataFrame:
         return self.rates.copy()
@@ -191,8 +200,9 @@ def reader_rates(votes: pd.DataFrame, judge_credits: pd.DataFrame | None = None,
             r[10] = mapping[r[3]] != r[3]
         rows += jrows
     rates = pd.DataFrame(rows, columns=RATE_COLUMNS)
+    cells = set(zip(votes["matchup"], votes["criterion"]))
     return ReaderRates(status=COMPUTED, rates=rates, judge_range=_judge_range(rates), glmm_source=glmm_source,
-                       n_judge_invalid=n_invalid)
+                       n_judge_invalid=n_invalid, judge_deviation=judge_deviation_test(rates, cells))
 
 
 def judge_as_reader_p_value(judge_rate: float, reader_rates: np.ndarray) -> float:
@@ -216,6 +226,56 @@ def judge_as_reader_p_value(judge_rate: float, reader_rates: np.ndarray) -> floa
         return 1.0 if abs(gap) < 1e-12 else 0.0
     t = gap / (sd * math.sqrt(1 + 1 / len(r)))
     return float(2 * t_dist.sf(abs(t), len(r) - 1))
+
+
+def judge_deviation_test(rates: pd.DataFrame, cells: set[tuple[str, str]] | None = None) -> pd.DataFrame:
+    """Is each judge further from the readers, over all cells, than a reader is from the others?
+
+    For every rater (each reader, and the judge) and every matchup x criterion cell (pooled
+    scopes left out: they repeat the cells), the absolute distance of the rater's rate from
+    the mean rate of the *readers* other than itself; a rater's figure is its mean over the
+    cells it rated. The judge's figure is compared with the n readers' by the one-sided
+    prediction t-test ``(D_judge - mean D) / (sd D * sqrt(1 + 1/n))`` on n - 1 degrees of
+    freedom: raters, not cells, are the units, so the dependence between cells (the same
+    pairs under every criterion, a rater's lean across criteria) is carried by the readers'
+    own spread. Under "the judge is one more reader" the p-value is roughly uniform; a
+    judge that is outside the readers in most cells gets a small one even with 7 readers,
+    where no single cell can show it (docs/readers.md). NaN with fewer than 3 readers.
+    """
+    from scipy.stats import t as t_dist
+
+    readers = rates[rates["row_kind"] == "reader"]
+    judges = rates[rates["row_kind"] == "judge"]
+    if cells is not None:
+        readers = readers[[(m, c) in cells for m, c in zip(readers["matchup"], readers["criterion"])]]
+        judges = judges[[(m, c) in cells for m, c in zip(judges["matchup"], judges["criterion"])]]
+    rows = []
+    if readers.empty or judges.empty:
+        return pd.DataFrame(rows, columns=DEVIATION_COLUMNS)
+    wide = readers.pivot_table(index=["matchup", "criterion"], columns="row_label", values="rate", aggfunc="first")
+    total, count = wide.sum(axis=1), wide.count(axis=1)
+    # each reader against the mean of the other readers in the cell
+    others = (total.to_numpy()[:, None] - wide.to_numpy()) / (count.to_numpy()[:, None] - 1)
+    dev = np.abs(wide.to_numpy() - others)
+    with np.errstate(invalid="ignore"):
+        reader_dev = np.nanmean(np.where(count.to_numpy()[:, None] > 1, dev, np.nan), axis=0)
+    reader_dev = reader_dev[np.isfinite(reader_dev)]
+    mean_all = (total / count).to_dict()
+    for judge, jr in judges.groupby("row_label", sort=False):
+        d = [abs(r - mean_all[(m, c)]) for m, c, r in zip(jr["matchup"], jr["criterion"], jr["rate"])
+             if (m, c) in mean_all and np.isfinite(r)]
+        n = len(reader_dev)
+        dj = float(np.mean(d)) if d else math.nan
+        if n >= 3 and d:
+            sd = float(np.std(reader_dev, ddof=1))
+            gap = dj - float(np.mean(reader_dev))
+            p = (float(t_dist.sf(gap / (sd * math.sqrt(1 + 1 / n)), n - 1)) if sd > 0
+                 else (0.0 if gap > 1e-12 else 1.0))
+        else:
+            p = math.nan
+        rows.append([str(judge), len(d), dj, float(np.mean(reader_dev)) if n else math.nan,
+                     float(np.std(reader_dev, ddof=1)) if n > 1 else math.nan, n, p])
+    return pd.DataFrame(rows, columns=DEVIATION_COLUMNS)
 
 
 def _judge_range(rates: pd.DataFrame) -> pd.DataFrame:

@@ -145,3 +145,27 @@ def test_judge_as_reader_p_value_is_the_pooled_two_sample_t_test_with_the_judge_
     assert judge_as_reader_p_value(0.5, np.array([0.5, 0.5])) == 1.0
     assert judge_as_reader_p_value(0.6, np.array([0.5, 0.5])) == 0.0
     assert np.isnan(judge_as_reader_p_value(0.6, np.array([0.5])))
+
+
+def test_judge_deviation_test_by_hand():
+    from scipy import stats
+
+    from audit.readers.rates import judge_deviation_test
+
+    rows = []
+    reader_rates = {"r1": [0.5, 0.6], "r2": [0.4, 0.7], "r3": [0.6, 0.5], "r4": [0.5, 0.5]}
+    for label, rs in reader_rates.items():
+        for (m, c), r in zip([("M", "a"), ("M", "b")], rs):
+            rows.append(["reader", label, m, c, r, 20, 0, np.nan, np.nan, "", False])
+    for (m, c), r in zip([("M", "a"), ("M", "b")], [0.9, 0.95]):
+        rows.append(["judge", "J", m, c, r, 20, 0, np.nan, np.nan, "a", False])
+    rows.append(["judge", "J", "(all matchups)", "a", 0.9, 20, 0, np.nan, np.nan, "a", False])  # not a cell
+    rates = pd.DataFrame(rows, columns=["row_kind", "row_label", "matchup", "criterion", "rate", "n", "n_ties", "lo",
+                                        "hi", "judge_criterion", "different_target"])
+    out = judge_deviation_test(rates, {("M", "a"), ("M", "b")}).iloc[0]
+    cells = {"a": [0.5, 0.4, 0.6, 0.5], "b": [0.6, 0.7, 0.5, 0.5]}
+    reader_dev = [np.mean([abs(cells[c][k] - np.mean(np.delete(cells[c], k))) for c in "ab"]) for k in range(4)]
+    judge_dev = np.mean([abs(0.9 - np.mean(cells["a"])), abs(0.95 - np.mean(cells["b"]))])
+    t = (judge_dev - np.mean(reader_dev)) / (np.std(reader_dev, ddof=1) * np.sqrt(1 + 1 / 4))
+    assert out["n_cells"] == 2 and out["judge_deviation"] == pytest.approx(judge_dev)
+    assert out["p_value"] == pytest.approx(stats.t.sf(t, 3), rel=1e-12)
