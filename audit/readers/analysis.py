@@ -105,7 +105,8 @@ def analyse_readers(
     top_k_pairs : int
         Divergent pairs given in detail.
     pools : mapping of label to matchups, optional
-        Which matchups the pooled heat-map rows and group comparisons average
+        Which matchups the pooled heat-map rows, group comparisons and leave-one-reader-out
+        rates average
         (:meth:`audit.data.AuditData.pooling_scopes`: only matchups whose focal system means
         one thing). Default: every matchup under ``(all matchups)``.
 
@@ -132,7 +133,7 @@ def analyse_readers(
         rates=reader_rates(votes, credits, glmm_estimates=glmm_estimates, fit_glmm_if_missing=fit_glmm_if_missing,
                            pools=pools),
         divergent_pairs=divergent_pairs(votes, credits, top_k=top_k_pairs, stories=stories),
-        timing=annotation_timing(votes, seconds_cap=seconds_cap, fast_reader_factor=fast_reader_factor),
+        timing=annotation_timing(votes, seconds_cap=seconds_cap, fast_reader_factor=fast_reader_factor, pools=pools),
         position_bias=position_bias(votes),
         groups=reader_groups(votes, rng=generator, pools=pools),
         n_readers=int(votes["reader_id"].nunique()),

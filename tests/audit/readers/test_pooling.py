@@ -44,3 +44,17 @@ def test_no_pools_no_pooled_rows():
     assert not rates["matchup"].str.startswith("(all").any()
     assert "Preference rates for the focal system (zeta vs alpha" in str(reader_rates(_votes(), fit_glmm_if_missing=False,
                                                                                        pools={}))
+
+
+def test_leave_one_reader_out_pools_only_within_scopes():
+    from audit.readers.timing import leave_one_reader_out
+
+    votes = _votes()
+    pools = {"(all matchups, focal zeta)": ("zeta vs alpha", "zeta vs beta")}
+    loo = leave_one_reader_out(votes, pools)
+    assert set(loo["scope"]) == {"(all matchups, focal zeta)", "alpha vs beta"}
+    row = loo[(loo["reader_id"] == "r0") & (loo["scope"] == "alpha vs beta")].iloc[0]
+    cell = votes[votes["matchup"] == "alpha vs beta"]
+    assert row["rate_all"] == cell["y"].mean()
+    assert row["rate_without"] == cell[cell["reader_id"] != "r0"]["y"].mean()
+    assert set(leave_one_reader_out(votes)["scope"]) == {ALL_MATCHUPS}
