@@ -232,7 +232,8 @@ def judge_deviation_test(rates: pd.DataFrame, cells: set[tuple[str, str]] | None
     """Is each judge further from the readers, over all cells, than a reader is from the others?
 
     For every rater (each reader, and the judge) and every matchup x criterion cell (pooled
-    scopes left out: they repeat the cells), the absolute distance of the rater's rate from
+    scopes left out: they repeat the cells; for the judge, cells where it answers a different
+    target, its ``aggregate`` against the readers' ``overall``, left out), the absolute distance of the rater's rate from
     the mean rate of the *readers* other than itself; a rater's figure is its mean over the
     cells it rated. The judge's figure is compared with the n readers' by the one-sided
     prediction t-test ``(D_judge - mean D) / (sd D * sqrt(1 + 1/n))`` on n - 1 degrees of
@@ -245,7 +246,9 @@ def judge_deviation_test(rates: pd.DataFrame, cells: set[tuple[str, str]] | None
     from scipy.stats import t as t_dist
 
     readers = rates[rates["row_kind"] == "reader"]
-    judges = rates[rates["row_kind"] == "judge"]
+    # a judge criterion that is a different target (its aggregate against the readers'
+    # overall vote: a mean of criteria is less noisy than one vote) is not "one more reader"
+    judges = rates[(rates["row_kind"] == "judge") & ~rates["different_target"].astype(bool)]
     if cells is not None:
         readers = readers[[(m, c) in cells for m, c in zip(readers["matchup"], readers["criterion"])]]
         judges = judges[[(m, c) in cells for m, c in zip(judges["matchup"], judges["criterion"])]]
