@@ -59,6 +59,7 @@ class _Loader:
         self.n_read: dict[str, int] = {}  #: records read per role when not the table's rows (melted wide files)
         self.human_shape = "pairwise"
         self.ratings_used = 0
+        self.self_matchup_hint = ""  #: added to "nothing usable" problems when self-matchups were left out
         self.rated_items: set[str] = set()
 
     def read(self, path, role):
@@ -156,6 +157,8 @@ class _Loader:
         self.log.exclude("pairs", "self-matchup (the same system on both sides)", len(self_pairs))
         self.log.exclude("humans", f"vote {reason}", int(on_h.sum()))
         self.log.exclude("judge", f"judge output {reason}", int(on_j.sum()))
+        self.self_matchup_hint = (f"; {len(self_pairs)} pair(s) compare a system with itself and are left out: give "
+                                  "each pair two different systems")
         shown = ", ".join(f"{p} ({s})" for p, s in zip(self_pairs["pair_id"][:5], self_pairs["system"][:5]))
         more = f" and {len(self_pairs) - 5} more" if len(self_pairs) > 5 else ""
         self.notes.append(f"{len(self_pairs)} pair(s) of the pairs file compare a system with itself (self-matchups: "
@@ -168,7 +171,7 @@ class _Loader:
         judged nothing); the judge file is then not checked against an empty human side."""
         if not self.log.problems:
             self.log.add(path, "no usable human judgment is left", "check the file: every row was empty or left out"
-                         + (" (--drop-invalid)" if self.log.drop_invalid else ""))
+                         + (" (--drop-invalid)" if self.log.drop_invalid else "") + self.self_matchup_hint)
         return None
 
     def _groups(self) -> dict[str, str]:
@@ -246,6 +249,9 @@ class _Loader:
         check_focal_names(self.focal_names, set(item_system.values()), log)
         if log.problems:
             return None
+        if len(self_pairs):
+            self.self_matchup_hint = (f"; {len(self_pairs)} pair(s) compare two outputs of the same system and are "
+                                      "left out: a group needs outputs of two different systems")
         pairs = self._orient(pairs)
         votes, n_unused, n_self_only, n_self_votes = votes_from_ratings(r, pairs, self_pairs)
         if len(self_pairs):
@@ -383,7 +389,7 @@ def load(judge, humans, *, pairs=None, stories=None, dev_judge=None, dev_humans=
     jframe = scores if scores is not None else verdicts
     if len(votes) == 0 and not log.problems:
         log.add(th.path, "no usable human judgment is left", "check the file: every row was empty or left out"
-                + (" (--drop-invalid)" if drop_invalid else ""))
+                + (" (--drop-invalid)" if drop_invalid else "") + ld.self_matchup_hint)
     if len(jframe) == 0 and not log.problems:
         log.add(tj.path, "no usable judge output is left", "check the file: every row was left out"
                 + (" (--drop-invalid)" if drop_invalid else ""))

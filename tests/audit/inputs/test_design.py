@@ -236,3 +236,14 @@ def test_derived_self_matchups_are_counted(tmp_path):
     d = basic(tmp_path, humans=humans, judge=judge, pairs=None)()
     assert d.pairs["pair_id"].tolist() == ["h1~m1", "h2~m1"] and d.matchups == ("Human vs gpt",)
     assert any("self-matchups, e.g. h1~h2 of Human" in n and "1 vote(s)" in n for n in d.notes)
+
+
+@pytest.mark.parametrize("kw", [
+    dict(humans="item_id,reader_id,criterion,rating,group_id\nh1,r1,empathy,4,g\nh2,r1,empathy,2,g\n",
+         judge="item_id,system,criterion,score\nh1,Human,empathy,3\nh2,Human,empathy,3\n", pairs=None),
+    dict(pairs="pair_id,system_a,system_b\np1,alpha,alpha\np2,beta,beta\n"),
+])
+def test_a_study_of_self_matchups_only_says_why_nothing_is_left(tmp_path, kw):
+    (p,) = problems(basic(tmp_path, **kw))
+    assert p.message == "no usable human judgment is left" and "left out" in p.fix and "same system" in p.fix \
+        or "itself" in p.fix
