@@ -235,7 +235,7 @@ def judge_deviation_test(rates: pd.DataFrame, cells: set[tuple[str, str]] | None
     scopes left out: they repeat the cells; for the judge, cells where it answers a different
     target, its ``aggregate`` against the readers' ``overall``, left out), the absolute distance of the rater's rate from
     the mean rate of the *readers* other than itself; a rater's figure is its mean over the
-    cells it rated. The judge's figure is compared with the n readers' by the one-sided
+    judge's cells. The judge's figure is compared with the n readers' by the one-sided
     prediction t-test ``(D_judge - mean D) / (sd D * sqrt(1 + 1/n))`` on n - 1 degrees of
     freedom: raters, not cells, are the units, so the dependence between cells (the same
     pairs under every criterion, a rater's lean across criteria) is carried by the readers'
@@ -259,14 +259,17 @@ def judge_deviation_test(rates: pd.DataFrame, cells: set[tuple[str, str]] | None
     total, count = wide.sum(axis=1), wide.count(axis=1)
     # each reader against the mean of the other readers in the cell
     others = (total.to_numpy()[:, None] - wide.to_numpy()) / (count.to_numpy()[:, None] - 1)
-    dev = np.abs(wide.to_numpy() - others)
-    with np.errstate(invalid="ignore"):
-        reader_dev = np.nanmean(np.where(count.to_numpy()[:, None] > 1, dev, np.nan), axis=0)
-    reader_dev = reader_dev[np.isfinite(reader_dev)]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        dev = pd.DataFrame(np.where(count.to_numpy()[:, None] > 1, np.abs(wide.to_numpy() - others), np.nan),
+                           index=wide.index, columns=wide.columns)
     mean_all = (total / count).to_dict()
     for judge, jr in judges.groupby("row_label", sort=False):
-        d = [abs(r - mean_all[(m, c)]) for m, c, r in zip(jr["matchup"], jr["criterion"], jr["rate"])
-             if (m, c) in mean_all and np.isfinite(r)]
+        keep = [(m, c) in mean_all and np.isfinite(r) for m, c, r in zip(jr["matchup"], jr["criterion"], jr["rate"])]
+        jr = jr[keep]
+        d = [abs(r - mean_all[(m, c)]) for m, c, r in zip(jr["matchup"], jr["criterion"], jr["rate"])]
+        # the readers over the same cells as this judge
+        reader_dev = dev.loc[list(zip(jr["matchup"], jr["criterion"]))].mean(axis=0, skipna=True).to_numpy(float)
+        reader_dev = reader_dev[np.isfinite(reader_dev)]
         n = len(reader_dev)
         dj = float(np.mean(d)) if d else math.nan
         if n >= 3 and d:
