@@ -58,10 +58,10 @@ class ReaderRates:
         Judge comparisons with NaN credit (invalid output), left out of the judge rates.
     judge_deviation : DataFrame
         One row per judge: does it behave like one more reader *over all cells*?
-        judge_deviation (the judge's mean absolute distance from the readers' mean rate over
-        the matchup x criterion cells), reader_mean / reader_sd (the same for each reader,
-        from the other readers), n_readers, n_cells, p_value (one-sided prediction t-test of
-        the judge's figure among the readers': :func:`judge_deviation_test`).
+        judge_deviation (the judge's mean absolute distance from the other raters' mean rate
+        over its matchup x criterion cells), reader_mean / reader_sd (the same figure of the
+        readers), n_readers, n_cells, p_value (one-sided prediction t-test of the judge's log
+        figure among the readers': :func:`judge_deviation_test`).
     """
 
     status: Status
@@ -231,23 +231,25 @@ def judge_as_reader_p_value(judge_rate: float, reader_rates: np.ndarray) -> floa
 def judge_deviation_test(rates: pd.DataFrame, cells: set[tuple[str, str]] | None = None) -> pd.DataFrame:
     """Is each judge further from the readers, over all cells, than a reader is from the others?
 
-    For every rater (each reader, and the judge) and every matchup x criterion cell (pooled
-    scopes left out: they repeat the cells; for the judge, cells where it answers a different
-    target, its ``aggregate`` against the readers' ``overall``, left out), the absolute distance of the rater's rate from
-    the mean rate of the *readers* other than itself; a rater's figure is its mean over the
-    judge's cells. The judge's figure is compared with the n readers' by the one-sided
-    prediction t-test ``(D_judge - mean D) / (sd D * sqrt(1 + 1/n))`` on n - 1 degrees of
-    freedom: raters, not cells, are the units, so the dependence between cells (the same
-    pairs under every criterion, a rater's lean across criteria) is carried by the readers'
-    own spread. Under "the judge is one more reader" the p-value is roughly uniform; a
-    judge that is outside the readers in most cells gets a small one even with 7 readers,
-    where no single cell can show it (docs/readers.md). NaN with fewer than 3 readers.
+    Over the judge's matchup x criterion cells (pooled scopes left out: they repeat the
+    cells; so are cells where the judge answers a different target, its ``aggregate`` against
+    the readers' ``overall``, a mean of criteria being less noisy than one vote), every rater
+    (each reader, and the judge) gets D = its mean absolute distance from the mean rate of
+    the *other* raters in the cell. The judge's log D is compared with the n readers' log D
+    by the one-sided prediction t-test ``(x_judge - mean x) / (sd x * sqrt(1 + 1/n))`` on
+    n - 1 degrees of freedom. Raters, not cells, are the units, so the dependence between
+    cells (the same pairs under every criterion, a rater's lean across criteria) is in the
+    readers' own spread; treating every rater alike keeps the D values exchangeable under
+    "the judge is one more reader" (then the statistic is scaled right even though the D
+    values are correlated), and the log removes most of their skew. Calibration on 200
+    simulated studies of 7 readers (``audit.diagnostics_simulation``, aligned judge): p < 0.05
+    in 5.0%, p < 0.0083 in 1.5%. A judge outside the readers in most cells gets a small p even
+    with 7 readers, where no single cell can show it (docs/readers.md). NaN with fewer than 3
+    readers.
     """
     from scipy.stats import t as t_dist
 
     readers = rates[rates["row_kind"] == "reader"]
-    # a judge criterion that is a different target (its aggregate against the readers'
-    # overall vote: a mean of criteria is less noisy than one vote) is not "one more reader"
     judges = rates[(rates["row_kind"] == "judge") & ~rates["different_target"].astype(bool)]
     if cells is not None:
         readers = readers[[(m, c) in cells for m, c in zip(readers["matchup"], readers["criterion"])]]
@@ -256,31 +258,28 @@ def judge_deviation_test(rates: pd.DataFrame, cells: set[tuple[str, str]] | None
     if readers.empty or judges.empty:
         return pd.DataFrame(rows, columns=DEVIATION_COLUMNS)
     wide = readers.pivot_table(index=["matchup", "criterion"], columns="row_label", values="rate", aggfunc="first")
-    total, count = wide.sum(axis=1), wide.count(axis=1)
-    # each reader against the mean of the other readers in the cell
-    others = (total.to_numpy()[:, None] - wide.to_numpy()) / (count.to_numpy()[:, None] - 1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        dev = pd.DataFrame(np.where(count.to_numpy()[:, None] > 1, np.abs(wide.to_numpy() - others), np.nan),
-                           index=wide.index, columns=wide.columns)
-    mean_all = (total / count).to_dict()
     for judge, jr in judges.groupby("row_label", sort=False):
-        keep = [(m, c) in mean_all and np.isfinite(r) for m, c, r in zip(jr["matchup"], jr["criterion"], jr["rate"])]
-        jr = jr[keep]
-        d = [abs(r - mean_all[(m, c)]) for m, c, r in zip(jr["matchup"], jr["criterion"], jr["rate"])]
-        # the readers over the same cells as this judge
-        reader_dev = dev.loc[list(zip(jr["matchup"], jr["criterion"]))].mean(axis=0, skipna=True).to_numpy(float)
-        reader_dev = reader_dev[np.isfinite(reader_dev)]
-        n = len(reader_dev)
-        dj = float(np.mean(d)) if d else math.nan
-        if n >= 3 and d:
-            sd = float(np.std(reader_dev, ddof=1))
-            gap = dj - float(np.mean(reader_dev))
+        jr = jr[[(m, c) in wide.index and np.isfinite(r) for m, c, r in zip(jr["matchup"], jr["criterion"], jr["rate"])]]
+        raters = np.column_stack([wide.loc[list(zip(jr["matchup"], jr["criterion"]))].to_numpy(float),
+                                  jr["rate"].to_numpy(float)])  # cells x (readers..., judge)
+        present = np.isfinite(raters)
+        total, count = np.nansum(raters, axis=1, keepdims=True), present.sum(axis=1, keepdims=True)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            others = (total - np.where(present, raters, 0.0)) / (count - present)
+            dist = np.where(present & (count - present > 0), np.abs(raters - others), np.nan)
+            d_all = np.nanmean(dist, axis=0)
+        d_readers, dj = d_all[:-1][np.isfinite(d_all[:-1])], float(d_all[-1])
+        n = len(d_readers)
+        if n >= 3 and np.isfinite(dj):
+            x, xj = np.log(np.maximum(d_readers, 1e-12)), math.log(max(dj, 1e-12))
+            sd = float(np.std(x, ddof=1))
+            gap = xj - float(np.mean(x))
             p = (float(t_dist.sf(gap / (sd * math.sqrt(1 + 1 / n)), n - 1)) if sd > 0
                  else (0.0 if gap > 1e-12 else 1.0))
         else:
             p = math.nan
-        rows.append([str(judge), len(d), dj, float(np.mean(reader_dev)) if n else math.nan,
-                     float(np.std(reader_dev, ddof=1)) if n > 1 else math.nan, n, p])
+        rows.append([str(judge), len(jr), dj, float(np.mean(d_readers)) if n else math.nan,
+                     float(np.std(d_readers, ddof=1)) if n > 1 else math.nan, n, p])
     return pd.DataFrame(rows, columns=DEVIATION_COLUMNS)
 
 

@@ -163,9 +163,10 @@ def test_judge_deviation_test_by_hand():
     rates = pd.DataFrame(rows, columns=["row_kind", "row_label", "matchup", "criterion", "rate", "n", "n_ties", "lo",
                                         "hi", "judge_criterion", "different_target"])
     out = judge_deviation_test(rates, {("M", "a"), ("M", "b")}).iloc[0]
-    cells = {"a": [0.5, 0.4, 0.6, 0.5], "b": [0.6, 0.7, 0.5, 0.5]}
-    reader_dev = [np.mean([abs(cells[c][k] - np.mean(np.delete(cells[c], k))) for c in "ab"]) for k in range(4)]
-    judge_dev = np.mean([abs(0.9 - np.mean(cells["a"])), abs(0.95 - np.mean(cells["b"]))])
-    t = (judge_dev - np.mean(reader_dev)) / (np.std(reader_dev, ddof=1) * np.sqrt(1 + 1 / 4))
-    assert out["n_cells"] == 2 and out["judge_deviation"] == pytest.approx(judge_dev)
+    cells = {"a": [0.5, 0.4, 0.6, 0.5, 0.9], "b": [0.6, 0.7, 0.5, 0.5, 0.95]}  # readers r1..r4, then J
+    dist = [np.mean([abs(cells[c][k] - np.mean(np.delete(cells[c], k))) for c in "ab"]) for k in range(5)]
+    x = np.log(dist[:4])
+    t = (np.log(dist[4]) - x.mean()) / (x.std(ddof=1) * np.sqrt(1 + 1 / 4))
+    assert out["n_cells"] == 2 and out["judge_deviation"] == pytest.approx(dist[4])
+    assert out["reader_mean"] == pytest.approx(np.mean(dist[:4]))
     assert out["p_value"] == pytest.approx(stats.t.sf(t, 3), rel=1e-12)
