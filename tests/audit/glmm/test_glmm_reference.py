@@ -21,9 +21,9 @@ from audit.glmm import fit_crossed_glmm
 from tests.audit.glmm.reference_cases import load_case, load_output
 
 FITTED = ["balanced_60x7", "cell_20x7", "unbalanced", "three_readers", "singular", "covariate",
-          "covariate_suboptimal", "three_factors", "extreme_139of140", "large_50k"]
+          "covariate_suboptimal", "three_factors", "extreme_139of140", "large_50k", "false_boundary"]
 PROFILED = ["balanced_60x7", "cell_20x7", "unbalanced", "three_readers", "singular", "covariate",
-            "covariate_suboptimal", "three_factors"]
+            "covariate_suboptimal", "three_factors", "false_boundary"]
 TOL_B, TOL_SE, TOL_SD, TOL_LL, TOL_PROFILE = 2e-3, 2e-3, 1e-2, 1e-3, 2e-3
 TOL_SE_DEFAULT = 5e-3
 
