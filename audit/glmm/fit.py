@@ -167,11 +167,14 @@ def fit_native(design: Design, *, level: float = 0.95, profile: bool = False, st
     K = len(design.codes)
     p = design.X.shape[1]
     notes = list(design.notes)
-    lap = LaplaceDeviance(design.y, design.X, design.codes, [len(lv) for lv in design.levels])
+    lap = LaplaceDeviance(design.y, design.X, design.codes, [len(lv) for lv in design.levels],
+                          factorization=design.factorization)
+    factorization = _factorization_note(lap, notes)
     separated = is_separated(design.y, design.X)
     constant_cols = np.flatnonzero((np.ptp(design.X, axis=0) == 0) & (design.X[0] != 0))
     if separated and np.all(design.y == design.y[0]) and constant_cols.size:
-        return _constant_response_result(design, lap, level, profile, notes, int(constant_cols[0]))
+        return dataclasses.replace(_constant_response_result(design, lap, level, profile, notes,
+                                                             int(constant_cols[0])), factorization=factorization)
 
     x0 = _start_values(design, start, K, p)
     B0 = None
@@ -250,7 +253,23 @@ def fit_native(design: Design, *, level: float = 0.95, profile: bool = False, st
         notes=tuple(notes),
         backend="native",
         dropped_factors=design.dropped,
+        factorization=factorization,
     )
+
+
+def _factorization_note(lap: LaplaceDeviance, notes: list[str]) -> str:
+    """Which factorisation ran (and why, when it is not the plain dense one)."""
+    if lap.K == 0:
+        return "none"
+    if lap.path is None:
+        return "diagonal"
+    choice = lap.path
+    if choice.path == "sparse":
+        notes.append(f"sparse path: the {choice.m}-level reader block factorised by CHOLMOD (AMD ordering; "
+                     f"{choice.reason})")
+    elif choice.nnz_factor is not None or "scikit-sparse" in choice.reason:
+        notes.append(f"dense path for the {choice.m}-level reader block: {choice.reason}")
+    return choice.path
 
 
 def _constant_response_result(design, lap, level, profile, notes, icol) -> GlmmResult:
