@@ -63,6 +63,28 @@ class _Cholesky:
         return inv + np.tril(inv, -1).T
 
 
+class _LowerCholeskyInPlace:
+    """Cholesky factor of a large dense S given only by its upper triangle (row-major), factorised
+    in place as the lower triangle of the Fortran view ``S.T``: no symmetrising copy of S.
+    ``inverse()`` returns S^{-1} valid on its lower triangle only (read entries as
+    ``inv[max(i, j), min(i, j)]``)."""
+
+    lower_only = True
+
+    def __init__(self, S_upper):
+        self.L, _ = sla.cho_factor(S_upper.T, lower=True, overwrite_a=True, check_finite=False)
+        self.logdet = 2.0 * float(np.log(np.diag(self.L)).sum())
+
+    def solve(self, b):
+        return sla.cho_solve((self.L, True), b, check_finite=False)
+
+    def inverse(self):
+        inv, info = sla.lapack.dpotri(self.L, lower=1)
+        if info != 0:
+            inv = sla.cho_solve((self.L, True), np.eye(self.L.shape[0]), check_finite=False)
+        return inv
+
+
 class LaplaceDeviance:
     """Callable Laplace deviance for one data set (internal; see module docstring).
 
@@ -185,7 +207,7 @@ class LaplaceDeviance:
         diag = np.zeros(self.qR)
         for c in self.col_other:
             diag += np.bincount(c, w, self.qR)
-        if self._sparse is None:
+        if self.dense:
             E = np.zeros((self.qR, self.qR))
             E[np.diag_indices(self.qR)] = 1.0 + tcol * tcol * diag
             for key in self.pair_keys:
@@ -209,15 +231,20 @@ class LaplaceDeviance:
                 f.update(C=C, cho=chol, logdet=float(np.log(D).sum() + chol.logdet))
                 return f
             # C' D^{-1} C from the precomputed pairs of cells sharing a level of A (the symbolic
-            # product is fixed, so only the products of values are summed)
+            # product is fixed, so only the products of values are summed); only the upper
+            # triangle of S is formed, and factorised in place
             if not hasattr(self, "_pair_i"):
                 self._build_cell_pairs()
             vd = vals / D[self.cell_a]
-            ctdc = np.bincount(self._pair_flat, vd[self._pair_i] * vals[self._pair_j], self.qR * self.qR)
-            ctdc = ctdc.reshape(self.qR, self.qR)
-            ctdc += ctdc.T
-            ctdc[np.diag_indices(self.qR)] += np.bincount(self.cell_r, vd * vals, self.qR)
-            S = E - ctdc
+            S = np.bincount(self._pair_flat, vd[self._pair_i] * vals[self._pair_j], self.qR * self.qR)
+            np.negative(S, out=S)
+            S = S.reshape(self.qR, self.qR)
+            S[np.diag_indices(self.qR)] = 1.0 + tcol * tcol * diag - np.bincount(self.cell_r, vd * vals, self.qR)
+            for key in self.pair_keys:
+                S += (np.bincount(key, w, self.qR * self.qR).reshape(self.qR, self.qR) * np.outer(tcol, tcol))
+            chol = _LowerCholeskyInPlace(S)
+            f.update(C=C, cho=chol, logdet=float(np.log(D).sum() + chol.logdet))
+            return f
         chol = _Cholesky(S)
         f.update(C=C, cho=chol, logdet=float(np.log(D).sum() + chol.logdet))
         return f
@@ -358,8 +385,9 @@ class LaplaceDeviance:
             G_cell = ct * zsel[self._sp_diag_pos][self.cell_r]
             s_pair = zsel[self._sp_pair_pos]
         else:
+            # Sinv is valid on its lower triangle: entry (max, min) of each pair
             G_cell = ct * Sinv[self.cell_r, self.cell_r]
-            s_pair = Sinv.ravel()[self._pair_flat]
+            s_pair = Sinv[self._pair_rmax, self._pair_rmin]
         G_cell += np.bincount(self._pair_i, ct[self._pair_j] * s_pair, self.n_cells)
         G_cell += np.bincount(self._pair_j, ct[self._pair_i] * s_pair, self.n_cells)
         hAA = 1.0 / D + np.bincount(self.cell_a, ct * G_cell, self.na)
@@ -397,6 +425,7 @@ class LaplaceDeviance:
         flat = np.minimum(ri, rj) * self.qR + np.maximum(ri, rj)
         order = np.argsort(flat, kind="stable")
         self._pair_i, self._pair_j, self._pair_flat = pi[order], pj[order], flat[order]
+        self._pair_rmin, self._pair_rmax = self._pair_flat // self.qR, self._pair_flat % self.qR
 
     def gradient(self):
         """Gradient of the Laplace deviance w.r.t. (theta, beta) at the last call (analytic:
@@ -423,10 +452,13 @@ class LaplaceDeviance:
                 PA = PA + theta[k] * PAR
                 row = tA * PAR
                 for l, k2 in enumerate(self.others):
+                    cj, cl = self.col_other[j], self.col_other[l]
                     if callable(Sinv):
-                        row = row + theta[k2] * Sinv(self.col_other[j], self.col_other[l])
-                    else:
-                        row = row + theta[k2] * Sinv[self.col_other[j], self.col_other[l]]
+                        row = row + theta[k2] * Sinv(cj, cl)
+                    elif self.dense:
+                        row = row + theta[k2] * Sinv[cj, cl]
+                    else:  # lower triangle valid
+                        row = row + theta[k2] * Sinv[np.maximum(cj, cl), np.minimum(cj, cl)]
                 PR.append(row)
         h = tA * PA
         for j, k in enumerate(self.others):
