@@ -114,6 +114,21 @@ def _false_boundary(rng):
     })
 
 
+def _arena(rng, n_votes=20_000, n_pair=10_000, n_reader=3_000):
+    # crowd-shaped: two votes per pair, reader activity heavy-tailed (weight 1 / (rank + 20)),
+    # so ~2,700 readers vote and the reader block is large but its factor sparse (the native
+    # engine takes its sparse path here)
+    weight = 1.0 / (np.arange(n_reader) + 20.0)
+    reader = rng.choice(n_reader, n_votes, p=weight / weight.sum())
+    pair = np.repeat(np.arange(n_pair), n_votes // n_pair)
+    eta = 0.3 + rng.normal(0, 0.8, n_pair)[pair] + rng.normal(0, 0.5, n_reader)[reader]
+    return pd.DataFrame({
+        "y": (rng.random(eta.size) < _expit(eta)).astype(int),
+        "pair": [f"p{i:05d}" for i in pair],
+        "reader": [f"r{j:04d}" for j in reader],
+    })
+
+
 CASES = {
     # name: (seed, builder, formula, profile)
     "balanced_60x7": (101, lambda r: _crossed(r, 60, 7, 0.4, 0.9, 0.6), INTERCEPT, True),
@@ -131,6 +146,7 @@ CASES = {
     "constant": (109, lambda r: _crossed(r, 20, 7, 0.0, 0.5, 0.5).assign(y=1), INTERCEPT, False),
     "large_50k": (110, _large, INTERCEPT, True),
     "false_boundary": (206, _false_boundary, INTERCEPT, True),
+    "arena_3k_readers": (113, _arena, INTERCEPT, False),
 }
 
 
