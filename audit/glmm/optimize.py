@@ -128,7 +128,7 @@ def _snap_to_zero(fun_grad, res, n_bounded):
 # A theta below this after convergence is treated as having reached the bound (probed, snapped).
 NEAR_ZERO = 1e-3
 # Values a theta at the bound is probed at (relative sds: the logit-scale sds for binomial).
-BOUNDARY_PROBES = (0.05, 0.3)
+BOUNDARY_PROBES = (0.01, 0.05, 0.3)
 # Where a restart from the interior puts the thetas that stopped at the bound.
 INTERIOR_RESTART = 0.5
 _MAX_BOUNDARY_ROUNDS = 3

@@ -105,3 +105,26 @@ def test_shuffled_and_relabelled_rows_give_the_same_fit(study):
             assert other.sd[name] == pytest.approx(res.sd[name], abs=1e-5)
         assert other.loglik == pytest.approx(res.loglik, abs=1e-8)
         assert other.singular == res.singular
+
+
+def _boundary_study_cell(seed):
+    """Cell ``seed`` of ``benchmarks/glmm.py --boundary`` (same draws, same order of rows)."""
+    rng = np.random.default_rng(seed)
+    n_pair, n_reader = int(rng.integers(20, 61)), 7
+    b0, sd_pair, sd_reader = rng.uniform(0.2, 0.4), rng.uniform(0.3, 0.45), rng.uniform(0.0, 0.3)
+    u, v = rng.normal(0, sd_pair, n_pair), rng.normal(0, sd_reader, n_reader)
+    pair, reader = np.repeat(np.arange(n_pair), n_reader), np.tile(np.arange(n_reader), n_pair)
+    y = (rng.random(pair.size) < expit(b0 + u[pair] + v[reader])).astype(float)
+    return y, {"pair": pair, "reader": reader}
+
+
+def test_a_shallow_interior_optimum_next_to_zero_is_found():
+    """Study cell 783: the optimum is sd_reader = 0.027, only 1.8e-4 of logLik above sd = 0, and
+    the deviance at 0.05 is already above its value at 0, so only the probe at 0.01 sees it
+    (before that probe the fit reported a singular (0, 0) fit)."""
+    y, factors = _boundary_study_cell(783)
+    res = fit_crossed_glmm(y, factors)
+    at_opt = fit_crossed_glmm(y, factors, start={"theta": [1e-3, 0.027], "beta": [res.b[0]]})
+    assert res.sd["reader"] == pytest.approx(0.027, abs=1e-3)
+    assert res.loglik == pytest.approx(at_opt.loglik, abs=1e-8)
+    assert any("false boundary" in n for n in res.notes)
