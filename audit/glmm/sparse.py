@@ -32,6 +32,8 @@ DENSE_ALWAYS_MAX = 1500
 SPARSE_FLOP_PENALTY = 10.0
 # The dense path holds S, its factor and its inverse: past this many bytes it is not used.
 DENSE_MEMORY_MAX = 3.0e9
+# Past this many (weighted) flops per factorisation a fit takes hours on one core: warn.
+SLOW_FLOPS = 1e12
 
 
 def sksparse_available() -> bool:
@@ -201,6 +203,14 @@ def choose_path(pattern_lower: sp.csc_matrix, force: str | None = None) -> tuple
         choice = PathChoice("dense", f"predicted sparse factor {nnz:,} nonzeros "
                             f"({100 * nnz / (m * (m + 1) / 2):.1f}% of dense): dense is cheaper", m, nnz,
                             sparse_flops, dense_flops)
+    cost = SPARSE_FLOP_PENALTY * sparse_flops if choice.path == "sparse" else dense_flops
+    if cost > SLOW_FLOPS:
+        import warnings
+
+        warnings.warn(f"GLMM: the {m}-level reader block has a nearly dense factor ({nnz:,} nonzeros predicted); each "
+                      f"of the ~20-40 factorisations of this fit costs ~{cost:.1g} flops (hours on one core). Exact "
+                      "Laplace needs that; fit a subsample of readers or pairs to go faster", RuntimeWarning,
+                      stacklevel=2)
     return choice, (symbolic if choice.path == "sparse" else None)
 
 
