@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from audit import sections
+from audit import peer_sections, sections
 from audit.agreement import agreement_table, reader_baseline
 from audit.data import HUMAN_OVERALL, JUDGE_AGGREGATE, AuditData
 from audit.human_side import human_side
@@ -164,6 +164,8 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
     checks += sections.section_checks(spec.policy, dev=dev, uncertainty=uncertainty, readers=readers,
                                       surface=surface, primary=primary)
     status = overall_status(checks)
+    (peer_seed,) = root.spawn(1)  # after the five above, so their streams are unchanged
+    peer_seeds = peer_seed.spawn(3)
     return AuditResult(
         schema_version=SCHEMA_VERSION,
         status=status,
@@ -178,6 +180,7 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
         uncertainty=uncertainty,
         readers=readers,
         surface=surface,
+        judge_agreement=peer_sections.judge_agreement_section(data, spec, choices, primary, peer_seeds[0]),
     )
 
 

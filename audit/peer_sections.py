@@ -1,0 +1,37 @@
+"""The judge-against-peers sections of an audit: judge agreement, judge configurations,
+leaderboard (issue 17). Each is a :class:`~audit.result.Section`, computed, SKIPPED or
+ERROR with a reason, like :mod:`audit.sections`; kept apart so that module stays small.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from audit.checks import Status
+from audit.result import SECTION_TYPES, Section
+from audit.sections import _guarded, _int_seed
+
+
+def _n_boot(spec) -> int:
+    return spec.n_boot if spec.n_boot is not None else spec.policy.uncertainty.n_boot
+
+
+def judge_agreement_section(data, spec, choices: pd.DataFrame, primary: str | None,
+                            seed: np.random.SeedSequence) -> Section:
+    """Kappa and judge-minus-human alpha of the primary judge, per scope, with intervals."""
+    if primary is None or choices is None or choices.empty:
+        return Section(Status.SKIPPED, "no judge verdict matches a human criterion")
+    from audit.judge_agreement import judge_agreement
+
+    n_boot = _n_boot(spec) if spec.uncertainty else 0
+    return _guarded(lambda: judge_agreement(data.votes, choices, judge=primary, n_boot=n_boot,
+                                            level=spec.policy.transfer.level, rng=_int_seed(seed)),
+                    "judge agreement")
+
+
+def register() -> None:
+    """Let :func:`audit.result.result_from_json` rebuild these sections' typed payloads."""
+    from audit.judge_agreement import JudgeAgreement
+
+    SECTION_TYPES.update({"judge_agreement": JudgeAgreement})

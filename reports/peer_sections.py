@@ -1,0 +1,51 @@
+"""Plain report sections for issue 17: judge agreement, judge configurations, leaderboard.
+
+Each returns the section context the template's generic section loop renders (id, title,
+status, reason, lead tables). They read the typed payloads' ``to_frame()`` only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reports import discover
+from reports.sections import status_value, table
+
+
+def _context(section_id: str, title: str, section: Any) -> dict:
+    status = status_value(discover.field(section, "status", "SKIPPED"))
+    payload = discover.field(section, "payload")
+    computed = payload is not None and status != "SKIPPED"
+    reason = discover.field(section, "reason", "") or ("" if computed else "not computed")
+    return {"id": section_id, "title": title, "status": status, "computed": computed, "reason": reason,
+            "figures": [], "tables": [], "cases": [], "facts": [], "parts": [], "notes": [], "lead_tables": [],
+            "payload": payload}
+
+
+def judge_agreement_section(result: Any) -> dict:
+    ctx = _context("judge-agreement", "Judge against humans: chance-corrected agreement",
+                   getattr(result, "judge_agreement", None))
+    payload = ctx.pop("payload")
+    if not ctx["computed"]:
+        return ctx
+    frame = payload.to_frame()
+    cols = ["scope", "n_pairs", "n_readers", "n_units_scored"]
+    for name in ("kappa_majority", "kappa_readers", "alpha_judge_human", "alpha_human", "alpha_difference",
+                 "raw_difference"):
+        cols += [name, f"{name}_ci_low", f"{name}_ci_high"]
+    ctx["facts"] = [{"key": "judge", "value": payload.judge}, {"key": "replicates", "value": str(payload.n_boot)},
+                    {"key": "seed", "value": str(payload.seed)}]
+    ctx["lead_tables"].append(table(
+        frame, columns=cols, max_rows=120,
+        caption=f"Cohen's kappa of the judge against the reader majority and against each reader (mean), and judge-human "
+                f"minus human-human Krippendorff alpha and raw agreement, with {payload.level:.0%} pairs x readers "
+                f"bootstrap intervals (two-way corrected)."))
+    if len(payload.readers):
+        ctx["tables"].append(table(payload.readers, caption="Cohen's kappa of the judge against each reader",
+                                   max_rows=200))
+    return ctx
+
+
+def peer_sections(result: Any) -> list[dict]:
+    """Every issue-17 section, in report order."""
+    return [judge_agreement_section(result)]

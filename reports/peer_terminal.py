@@ -1,0 +1,27 @@
+"""Terminal summary lines for issue 17's sections (one line each when computed)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def _safe(text: object) -> str:
+    return _CONTROL.sub("?", str(text))
+
+
+def _payload(result: Any, name: str):
+    section = getattr(result, name, None)
+    return getattr(section, "payload", None)
+
+
+def peer_summary_lines(result: Any) -> list[str]:
+    lines = []
+    agreement = _payload(result, "judge_agreement")
+    if agreement is not None and agreement.rows:
+        row = agreement.rows[-1]
+        lines.append(f"Judge agreement ({_safe(row.scope)}): kappa vs reader majority {row.kappa_majority}; "
+                     f"alpha judge-human minus human-human {row.alpha_difference}")
+    return lines
