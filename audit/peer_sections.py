@@ -30,8 +30,26 @@ def judge_agreement_section(data, spec, choices: pd.DataFrame, primary: str | No
                     "judge agreement")
 
 
+LEADERBOARD_N_BOOT = 100  #: refits per replicate make this bootstrap ~0.1-0.5 s a replicate
+
+
+def leaderboard_section(data, spec, choices: pd.DataFrame, primary: str | None,
+                        seed: np.random.SeedSequence) -> Section:
+    """Bradley-Terry leaderboards of the humans and the primary judge when 3+ systems."""
+    systems = set(data.pairs["focal"].astype(str)) | set(data.pairs["other"].astype(str))
+    if len(systems) < 3:
+        return Section(Status.SKIPPED, f"{len(systems)} systems: a leaderboard needs three or more")
+    from audit.leaderboard import bradley_terry_leaderboard
+
+    n_boot = min(_n_boot(spec), LEADERBOARD_N_BOOT) if spec.uncertainty else 0
+    return _guarded(lambda: bradley_terry_leaderboard(
+        data.votes, choices if primary is not None and len(choices) else None, pairs=data.pairs, judge=primary or "",
+        level=spec.policy.transfer.level, n_boot=n_boot, rng=_int_seed(seed)), "leaderboard")
+
+
 def register() -> None:
     """Let :func:`audit.result.result_from_json` rebuild these sections' typed payloads."""
     from audit.judge_agreement import JudgeAgreement
+    from audit.leaderboard import Leaderboard
 
-    SECTION_TYPES.update({"judge_agreement": JudgeAgreement})
+    SECTION_TYPES.update({"judge_agreement": JudgeAgreement, "leaderboard": Leaderboard})

@@ -181,6 +181,7 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
         readers=readers,
         surface=surface,
         judge_agreement=peer_sections.judge_agreement_section(data, spec, choices, primary, peer_seeds[0]),
+        leaderboard=peer_sections.leaderboard_section(data, spec, choices, primary, peer_seeds[2]),
     )
 
 

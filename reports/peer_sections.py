@@ -46,6 +46,29 @@ def judge_agreement_section(result: Any) -> dict:
     return ctx
 
 
+def leaderboard_section(result: Any) -> dict:
+    ctx = _context("leaderboard", "Leaderboards: the humans' and the judge's Bradley-Terry ranking",
+                   getattr(result, "leaderboard", None))
+    board = ctx.pop("payload")
+    if not ctx["computed"]:
+        return ctx
+    if not board.connected:
+        ctx["notes"].append("The comparison graph is not connected: these groups of systems cannot be ranked "
+                            "against each other: " + " | ".join(", ".join(c) for c in board.components))
+        return ctx
+    ctx["facts"] = [{"key": "criterion", "value": board.criterion}, {"key": "cluster", "value": board.cluster},
+                    {"key": "Kendall tau", "value": str(board.kendall_tau)},
+                    {"key": "misplaced", "value": ", ".join(board.misplaced) or "none"},
+                    {"key": "replicates", "value": f"{board.n_boot} ({board.n_boot_failed} not refitted)"}]
+    ctx["lead_tables"].append(table(
+        board.to_frame(), max_rows=200,
+        caption="Centred logit strengths (mean zero over systems) with Wald intervals: humans from the Bradley-Terry "
+                f"GLMM with {board.cluster} and reader random intercepts, the judge from a logistic Bradley-Terry fit "
+                "on the same pairs; rank shift = judge rank - human rank with its cluster-bootstrap interval."))
+    ctx["notes"].extend(board.notes)
+    return ctx
+
+
 def peer_sections(result: Any) -> list[dict]:
     """Every issue-17 section, in report order."""
-    return [judge_agreement_section(result)]
+    return [judge_agreement_section(result), leaderboard_section(result)]

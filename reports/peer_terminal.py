@@ -24,4 +24,13 @@ def peer_summary_lines(result: Any) -> list[str]:
         row = agreement.rows[-1]
         lines.append(f"Judge agreement ({_safe(row.scope)}): kappa vs reader majority {row.kappa_majority}; "
                      f"alpha judge-human minus human-human {row.alpha_difference}")
+    board = _payload(result, "leaderboard")
+    if board is not None:
+        if not board.connected:
+            groups = " | ".join(", ".join(_safe(s) for s in c) for c in board.components)
+            lines.append(f"Leaderboard: cannot rank across {groups} (no comparison links them)")
+        else:
+            misplaced = ", ".join(_safe(s) for s in board.misplaced) or "none"
+            lines.append(f"Leaderboard ({len(board.systems)} systems): Kendall tau judge vs humans "
+                         f"{board.kendall_tau}; misplaced by the judge: {misplaced}")
     return lines

@@ -55,3 +55,38 @@ def test_terminal_and_report_show_the_section(result):
     assert "Judge agreement (all/all): kappa vs reader majority" in render_summary(result)
     html = render_html(result)
     assert 'id="judge-agreement"' in html and "kappa_majority" in html
+
+
+def test_disconnected_systems_leaderboard_says_which(result):
+    board = result.leaderboard.payload
+    assert result.leaderboard.status is Status.PASS and not board.connected
+    assert board.components == (("a", "b"), ("c", "d"))
+
+
+@pytest.fixture(scope="module")
+def triangle():
+    data = make_audit_data(n_pairs=12, n_readers=4, human_p=0.6, judge_p=0.7,
+                           matchups=("a vs b", "b vs c", "a vs c"))
+    return run_audit(data, AuditSpec(uncertainty=True, readers=False, surface=False, n_boot=30))
+
+
+def test_leaderboard_json_fields_and_round_trip(triangle):
+    from reports.html import render_html
+    from reports.terminal import render_summary
+
+    text = result_to_json(triangle)
+    board = json.loads(text)["leaderboard"]["payload"]
+    assert {s["system"] for s in board["systems"]} == {"a", "b", "c"}
+    assert set(board["systems"][0]["human"]) == {"estimate", "ci_low", "ci_high"}
+    assert set(board["kendall_tau"]) == {"estimate", "ci_low", "ci_high"} and "misplaced" in board
+    assert board["n_boot"] == 30
+    back = result_from_json(text)
+    assert back.leaderboard.payload == triangle.leaderboard.payload
+    assert result_to_json(back) == text
+    assert "Leaderboard (3 systems): Kendall tau" in render_summary(triangle)
+    assert 'id="leaderboard"' in render_html(triangle)
+
+
+def test_two_systems_skip_the_leaderboard():
+    res = run_audit(make_audit_data(n_pairs=8, n_readers=3), AuditSpec(uncertainty=False, readers=False, surface=False))
+    assert res.leaderboard.status is Status.SKIPPED and "three or more" in res.leaderboard.reason
