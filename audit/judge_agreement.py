@@ -20,9 +20,10 @@ The human-human and judge-human alpha and raw agreement are computed on the same
 those with at least two human votes (the only units with human-human information).
 
 Intervals: the pairs x readers bootstrap of :mod:`audit.uncertainty.bootstrap` (pairs
-resampled within matchups, readers resampled, the product of the two weights) with the
-method-of-moments two-way correction and Student-t calibrated tails of
-:mod:`audit.uncertainty.two_way`, applied to each statistic's replicates. A resampled
+resampled within matchups, readers resampled, the product of the two weights) gives each
+statistic's method-of-moments two-way variance ``V`` and its degrees of freedom ``df``
+(:func:`audit.uncertainty.two_way.correct_two_way`); the interval is
+``estimate -/+ t_df sqrt(V)`` (centred on the estimate: see :func:`_interval`). A resampled
 reader's copies are never paired with each other (a reader does not agree with itself).
 With fewer than two readers the interval resamples pairs only (``scheme = "pairs"``).
 The two-way correction is exact for a mean; for kappa and alpha (smooth functions of
@@ -36,12 +37,14 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy.special import ndtri
+from scipy.stats import t as student_t
 
 from audit.agreement import POOLED, _check_judge, _check_votes
 from audit.estimate import Estimate
 from audit.rng import resolve_rng
 from audit.uncertainty.bootstrap import multinomial_weights
-from audit.uncertainty.two_way import correct_two_way, t_calibrated_level
+from audit.uncertainty.two_way import correct_two_way
 
 STATISTICS = ("kappa_majority", "kappa_readers", "alpha_judge_human", "alpha_human", "alpha_difference",
               "raw_judge_human", "raw_human", "raw_difference")
@@ -246,14 +249,20 @@ def _replicates(ind, judge, pairable, wu_all, wr_all) -> dict[str, np.ndarray]:
     return {k: np.concatenate([c[k] for c in chunks]) for k in STATISTICS}
 
 
-def _interval(reps: np.ndarray, level: float, statistic: str) -> tuple[float, float]:
-    reps = reps[np.isfinite(reps)]
-    if reps.size < 2:
+def _interval(estimate: float, variance: float, df: float, level: float, statistic: str) -> tuple[float, float]:
+    """``estimate -/+ t_df sqrt(variance)``, kept inside the statistic's range.
+
+    Centred on the estimate rather than read off the replicates' percentiles: resampling
+    readers gives each replicate a noisier majority than the data's, so the replicates of
+    the majority-based statistics sit systematically below the estimate (a judge that tracks
+    the readers' majority shows it most); their spread is still the spread we need.
+    """
+    if not (np.isfinite(estimate) and np.isfinite(variance)):
         return math.nan, math.nan
-    tail = (1.0 - level) / 2.0
-    lo, hi = np.quantile(reps, [tail, 1.0 - tail])
+    q = float(student_t.ppf(0.5 + level / 2.0, df)) if np.isfinite(df) and df > 0 else float(ndtri(0.5 + level / 2.0))
+    half = q * math.sqrt(max(variance, 0.0))
     low, high = _RANGE.get(statistic, (-math.inf, math.inf))
-    return float(min(max(lo, low), high)), float(max(min(hi, high), low))
+    return float(max(estimate - half, low)), float(min(estimate + half, high))
 
 
 def judge_agreement(votes: pd.DataFrame, judge_choice: pd.DataFrame, *, judge: str = "", n_boot: int = 2000,
@@ -336,10 +345,13 @@ def judge_agreement(votes: pd.DataFrame, judge_choice: pd.DataFrame, *, judge: s
                     corr = correct_two_way(est, product[k], by_pairs[k], by_readers[k], n_p, n_r)
                     if k == "kappa_majority":
                         df = corr.df
-                    bounds[k] = _interval(corr.replicates, t_calibrated_level(level, corr.df), k)
+                    bounds[k] = _interval(est, corr.variance, corr.df, level, k)
             else:
                 scheme = "pairs"
-                bounds = {k: _interval(by_pairs[k], level, k) for k in STATISTICS}
+                for k in STATISTICS:
+                    reps = by_pairs[k][np.isfinite(by_pairs[k])]
+                    var = float(reps.var(ddof=1)) if reps.size >= 2 else math.nan
+                    bounds[k] = _interval(float(point[k][0]), var, math.inf, level, k)
         estimates = {k: Estimate(float(point[k][0]), *bounds[k]) for k in STATISTICS}
         n_i = ind.sum(axis=(0, 2))
         majority_decisive = ind[1].sum(axis=1) != ind[0].sum(axis=1)

@@ -30,6 +30,31 @@ def judge_agreement_section(data, spec, choices: pd.DataFrame, primary: str | No
                     "judge agreement")
 
 
+AUTO = "auto"  #: ``--judge auto``: the configuration closest to the humans
+CONFIGURATIONS_N_BOOT = 200  #: per configuration; the primary judge's agreement has the full count
+
+
+def auto_judge(data, choices_by_judge: dict[str, pd.DataFrame]) -> str | None:
+    """``--judge auto``: the configuration with the largest kappa against the reader majority."""
+    from audit.judge_configurations import closest_configuration
+
+    fallback = "ensemble" if "ensemble" in data.judges else (data.judges[0] if data.judges else None)
+    return closest_configuration(data.votes, choices_by_judge) or fallback
+
+
+def judge_configurations_section(data, spec, choices_by_judge: dict[str, pd.DataFrame], cells, primary: str | None,
+                                 auto: bool, seed: np.random.SeedSequence) -> Section:
+    """Every configuration's agreement and transfer summary, the closest named; panels of 3+."""
+    if not any(c is not None and len(c) for c in choices_by_judge.values()):
+        return Section(Status.SKIPPED, "no judge verdict matches a human criterion")
+    from audit.judge_configurations import rank_judge_configurations
+
+    n_boot = min(_n_boot(spec), CONFIGURATIONS_N_BOOT) if spec.uncertainty else 0
+    return _guarded(lambda: rank_judge_configurations(
+        data.votes, choices_by_judge, cells=cells, primary=primary or "", auto=auto, n_boot=n_boot,
+        level=spec.policy.transfer.level, rng=_int_seed(seed)), "judge configurations")
+
+
 LEADERBOARD_N_BOOT = 100  #: refits per replicate make this bootstrap ~0.1-0.5 s a replicate
 
 
@@ -50,6 +75,8 @@ def leaderboard_section(data, spec, choices: pd.DataFrame, primary: str | None,
 def register() -> None:
     """Let :func:`audit.result.result_from_json` rebuild these sections' typed payloads."""
     from audit.judge_agreement import JudgeAgreement
+    from audit.judge_configurations import JudgeConfigurations
     from audit.leaderboard import Leaderboard
 
-    SECTION_TYPES.update({"judge_agreement": JudgeAgreement, "leaderboard": Leaderboard})
+    SECTION_TYPES.update({"judge_agreement": JudgeAgreement, "judge_configurations": JudgeConfigurations,
+                          "leaderboard": Leaderboard})

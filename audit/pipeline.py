@@ -131,7 +131,9 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
 
     progress("judge verdicts")
     outcomes = judge_pair_outcomes(data, spec.tie_rule, np.random.default_rng(tie_seed))
-    primary = choose_primary_judge(data.judges, spec.judge)
+    choices_by_judge = {j: judge_choices(outcomes, j, data.criteria) for j in data.judges}
+    auto = spec.judge == peer_sections.AUTO and peer_sections.AUTO not in data.judges
+    primary = peer_sections.auto_judge(data, choices_by_judge) if auto else choose_primary_judge(data.judges, spec.judge)
 
     progress("agreement")
     choices = judge_choices(outcomes, primary, data.criteria)
@@ -181,6 +183,8 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
         readers=readers,
         surface=surface,
         judge_agreement=peer_sections.judge_agreement_section(data, spec, choices, primary, peer_seeds[0]),
+        judge_configurations=peer_sections.judge_configurations_section(data, spec, choices_by_judge, cells, primary,
+                                                                        auto, peer_seeds[1]),
         leaderboard=peer_sections.leaderboard_section(data, spec, choices, primary, peer_seeds[2]),
     )
 

@@ -161,6 +161,7 @@ class AuditResult:
     surface: Section = field(default_factory=lambda: Section(Status.SKIPPED, "not computed"))
     # issue 17 (audit/peer_sections.py): appended last, with defaults
     judge_agreement: Section = field(default_factory=lambda: Section(Status.SKIPPED, "not computed"))
+    judge_configurations: Section = field(default_factory=lambda: Section(Status.SKIPPED, "not computed"))
     leaderboard: Section = field(default_factory=lambda: Section(Status.SKIPPED, "not computed"))
 
     def cells_frame(self) -> pd.DataFrame:

@@ -24,6 +24,13 @@ def peer_summary_lines(result: Any) -> list[str]:
         row = agreement.rows[-1]
         lines.append(f"Judge agreement ({_safe(row.scope)}): kappa vs reader majority {row.kappa_majority}; "
                      f"alpha judge-human minus human-human {row.alpha_difference}")
+    configs = _payload(result, "judge_configurations")
+    if configs is not None and len(configs.rows) > 1:
+        how = " (--judge auto: selected on the same data)" if configs.auto else ""
+        panel = f"; effective number of judges {configs.effective.nyholt:.2f} of {len(configs.rows)}" \
+            if configs.effective is not None and configs.effective.nyholt == configs.effective.nyholt else ""
+        lines.append(f"Judge configurations: closest to the humans {_safe(configs.selected)}, kappa "
+                     f"{configs.rows[0].kappa_majority}{how}{panel}")
     board = _payload(result, "leaderboard")
     if board is not None:
         if not board.connected:
