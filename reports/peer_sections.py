@@ -69,6 +69,33 @@ def leaderboard_section(result: Any) -> dict:
     return ctx
 
 
+def judge_configurations_section(result: Any) -> dict:
+    ctx = _context("judge-configurations", "Judge configurations: which is closest to the humans",
+                   getattr(result, "judge_configurations", None))
+    configs = ctx.pop("payload")
+    if not ctx["computed"]:
+        return ctx
+    ctx["facts"] = [{"key": "closest", "value": configs.selected}, {"key": "audited", "value": configs.primary},
+                    {"key": "ranked by", "value": configs.closeness}]
+    if configs.auto:
+        ctx["notes"].append(f"{configs.selected} was picked by --judge auto on the same data it is audited on: its "
+                            "agreement is optimistic; confirm it on held-out data.")
+    ctx["lead_tables"].append(table(configs.to_frame(), max_rows=100, caption=(
+        f"Every configuration's agreement with the humans (all units pooled, {configs.n_boot} bootstrap replicates) "
+        "and transfer summary (cells with its rate inside the human GLMM interval, mean |rate - GLMM estimate|).")))
+    if configs.effective is not None:
+        ctx["facts"].append({"key": "effective number of judges",
+                             "value": f"{configs.effective.nyholt:.2f} (Nyholt), {configs.effective.participation_ratio:.2f} "
+                                      f"(participation ratio) of {configs.effective.n_judges}"})
+    if configs.dawid_skene is not None:
+        ds = configs.dawid_skene
+        ctx["facts"].append({"key": "Dawid-Skene latent labels vs reader majority (kappa)",
+                             "value": str(configs.dawid_skene_kappa)})
+        ctx["tables"].append(table(ds.to_frame(), caption=str(ds), max_rows=300))
+    ctx["notes"].extend(configs.notes)
+    return ctx
+
+
 def peer_sections(result: Any) -> list[dict]:
     """Every issue-17 section, in report order."""
-    return [judge_agreement_section(result), leaderboard_section(result)]
+    return [judge_agreement_section(result), judge_configurations_section(result), leaderboard_section(result)]

@@ -76,6 +76,10 @@ def test_judge_auto_picks_the_closest_and_says_so(audited):
 
     assert "selected on the same data" in render_summary(auto)
     assert auto.judge_agreement.payload.judge == "follower"
+    from reports.html import render_html
+
+    html = render_html(auto)
+    assert 'id="judge-configurations"' in html and "picked by --judge auto on the same data" in html
 
 
 def test_json_round_trip(audited):
