@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from audit.checks import Status
+from audit.checks import Check, Status
 from audit.result import SECTION_TYPES, Section
 from audit.sections import _guarded, _int_seed
 
@@ -72,11 +72,51 @@ def leaderboard_section(data, spec, choices: pd.DataFrame, primary: str | None,
         level=spec.policy.transfer.level, n_boot=n_boot, rng=_int_seed(seed)), "leaderboard")
 
 
+def judge_position_section(data, spec, seed: np.random.SeedSequence) -> Section:
+    """First-shown rate and swap consistency when the judge rows carry ``shown_first``."""
+    verdicts = data.judge_verdicts
+    if verdicts is None:
+        return Section(Status.SKIPPED, "the judge gives scores, not pairwise verdicts: no order shown")
+    if "shown_first" not in verdicts.columns or not (verdicts["shown_first"] != "").any():
+        return Section(Status.SKIPPED, "the judge file has no shown_first column (the order the judge saw)")
+    from audit.judge_position import judge_position_bias
+
+    return _guarded(lambda: judge_position_bias(verdicts, level=spec.policy.transfer.level, n_boot=_n_boot(spec),
+                                                rng=_int_seed(seed)), "judge position bias")
+
+
+def position_checks(position: Section, policy, primary: str | None) -> list[Check]:
+    """``judge.position_bias``: the audited configuration's first-shown rate interval excludes 0.5."""
+    if position.status is Status.ERROR:
+        return [Check("judge.position_bias", Status.ERROR, reason=position.reason)]
+    if position.payload is None or not primary:
+        return []
+    try:
+        row = position.payload.row(primary)
+    except KeyError:
+        return [Check("judge.position_bias", Status.SKIPPED, reason=f"no verdict of {primary} has a known order")]
+    e = row.first_rate
+    if e.estimate != e.estimate:
+        return [Check("judge.position_bias", Status.SKIPPED, reason="no decisive verdict with a known order")]
+    biased = not (e.ci_low <= 0.5 <= e.ci_high)
+    status = Status(policy.breach("judge.position_bias", "WARN")) if biased else Status.PASS
+    level = policy.severity.get("judge.position_bias")
+    if level == "OFF":
+        return []
+    swap = (f"; swap consistency {row.swap_consistency} over {row.n_swapped_units} pairs x criteria seen in both "
+            "orders" if row.n_swapped_units else "")
+    return [Check("judge.position_bias", status, e.estimate, 0.5,
+                  f"{primary} chose the output shown first in {e.estimate:.1%} [{e.ci_low:.1%}, {e.ci_high:.1%}] of "
+                  f"{row.n_decisive} decisive verdicts (exact interval; 50% = no position bias){swap}", scope=primary)]
+
+
 def register() -> None:
     """Let :func:`audit.result.result_from_json` rebuild these sections' typed payloads."""
     from audit.judge_agreement import JudgeAgreement
     from audit.judge_configurations import JudgeConfigurations
+    from audit.judge_position import JudgePosition
     from audit.leaderboard import Leaderboard
 
     SECTION_TYPES.update({"judge_agreement": JudgeAgreement, "judge_configurations": JudgeConfigurations,
-                          "leaderboard": Leaderboard})
+                          "leaderboard": Leaderboard,
+                          "judge_position": JudgePosition})

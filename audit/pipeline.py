@@ -165,9 +165,11 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
     checks = cell_checks(cells, spec.policy) + summary_checks(cells, agreement, spec.policy, outcomes)
     checks += sections.section_checks(spec.policy, dev=dev, uncertainty=uncertainty, readers=readers,
                                       surface=surface, primary=primary)
-    status = overall_status(checks)
     (peer_seed,) = root.spawn(1)  # after the five above, so their streams are unchanged
-    peer_seeds = peer_seed.spawn(3)
+    peer_seeds = peer_seed.spawn(4)
+    position = peer_sections.judge_position_section(data, spec, peer_seeds[3])
+    checks += peer_sections.position_checks(position, spec.policy, primary)
+    status = overall_status(checks)
     return AuditResult(
         schema_version=SCHEMA_VERSION,
         status=status,
@@ -186,6 +188,7 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
         judge_configurations=peer_sections.judge_configurations_section(data, spec, choices_by_judge, cells, primary,
                                                                         auto, peer_seeds[1]),
         leaderboard=peer_sections.leaderboard_section(data, spec, choices, primary, peer_seeds[2]),
+        judge_position=position,
     )
 
 

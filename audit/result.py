@@ -163,6 +163,7 @@ class AuditResult:
     judge_agreement: Section = field(default_factory=lambda: Section(Status.SKIPPED, "not computed"))
     judge_configurations: Section = field(default_factory=lambda: Section(Status.SKIPPED, "not computed"))
     leaderboard: Section = field(default_factory=lambda: Section(Status.SKIPPED, "not computed"))
+    judge_position: Section = field(default_factory=lambda: Section(Status.SKIPPED, "not computed"))
 
     def cells_frame(self) -> pd.DataFrame:
         """The transfer table: one tidy row per matchup x criterion."""

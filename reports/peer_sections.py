@@ -96,6 +96,20 @@ def judge_configurations_section(result: Any) -> dict:
     return ctx
 
 
+def judge_position_section(result: Any) -> dict:
+    ctx = _context("judge-position", "Judge position bias: does the judge favour the output shown first",
+                   getattr(result, "judge_position", None))
+    position = ctx.pop("payload")
+    if not ctx["computed"]:
+        return ctx
+    ctx["lead_tables"].append(table(position.to_frame(), max_rows=100, caption=(
+        f"Share of decisive verdicts choosing the output shown first (exact Clopper-Pearson {position.level:.0%} "
+        "interval; 0.5 = no position bias) and, for pairs judged in both orders, the share with the same verdict "
+        "in both (pairs bootstrap).")))
+    return ctx
+
+
 def peer_sections(result: Any) -> list[dict]:
     """Every issue-17 section, in report order."""
-    return [judge_agreement_section(result), judge_configurations_section(result), leaderboard_section(result)]
+    return [judge_agreement_section(result), judge_configurations_section(result), judge_position_section(result),
+            leaderboard_section(result)]

@@ -31,6 +31,13 @@ def peer_summary_lines(result: Any) -> list[str]:
             if configs.effective is not None and configs.effective.nyholt == configs.effective.nyholt else ""
         lines.append(f"Judge configurations: closest to the humans {_safe(configs.selected)}, kappa "
                      f"{configs.rows[0].kappa_majority}{how}{panel}")
+    position = _payload(result, "judge_position")
+    primary = getattr(getattr(result, "provenance", None), "primary_judge", "")
+    if position is not None:
+        rows = [r for r in position.rows if r.judge == primary] or list(position.rows[:1])
+        for r in rows:
+            swap = f"; swap consistency {r.swap_consistency}" if r.n_swapped_units else ""
+            lines.append(f"Judge position ({_safe(r.judge)}): chose the output shown first {r.first_rate}{swap}")
     board = _payload(result, "leaderboard")
     if board is not None:
         if not board.connected:
