@@ -112,9 +112,11 @@ def agreement_statistics(ind: np.ndarray, judge: np.ndarray, pairable: np.ndarra
     ok = pairable[None, :] & (m > 1)
     f = np.where(ok, wu / np.where(ok, m - 1.0, 1.0), 0.0)
     o_h = np.empty((wu.shape[0], 3, 3))
+    fn = f[None] * n
     for c in range(3):
-        for k in range(3):
-            o_h[:, c, k] = (f * (n[c] * n[k] - (s[c] if c == k else 0.0))).sum(axis=1)
+        o_h[:, c, c] = (fn[c] * n[c] - f * s[c]).sum(axis=1)
+        for k in range(c + 1, 3):
+            o_h[:, c, k] = o_h[:, k, c] = (fn[c] * n[k]).sum(axis=1)
     alpha_human = _alpha(o_h)
     agree_pairs = sum(n[c] ** 2 - s[c] for c in range(3))
     all_pairs = m**2 - s.sum(axis=0)
@@ -123,13 +125,11 @@ def agreement_statistics(ind: np.ndarray, judge: np.ndarray, pairable: np.ndarra
 
     # judge-human: two-coder units (judge, one reader vote), on the same pairable units
     gj = wu * (pairable & has_j)[None, :]
-    o_j = np.empty((wu.shape[0], 3, 3))
-    for c in range(3):
-        for k in range(3):
-            o_j[:, c, k] = (gj * (jcat[c] * n[k] + jcat[k] * n[c])).sum(axis=1)
+    onehot = np.stack([(judge == c).astype(float) for c in range(3)], axis=1)  # (U, 3)
+    a = np.stack([(gj * n[k]) @ onehot for k in range(3)], axis=2)  # a[b, c, k]: judge c, reader votes k
+    o_j = a + a.transpose(0, 2, 1)
     alpha_judge_human = _alpha(o_j)
-    judge_votes = sum(jcat[c] * n[c] for c in range(3))
-    raw_judge_human = _ratio((gj * judge_votes).sum(axis=1), (gj * m).sum(axis=1))
+    raw_judge_human = _ratio(np.trace(a, axis1=1, axis2=2), a.sum(axis=(1, 2)))
 
     return dict(kappa_majority=kappa_majority, kappa_readers=kappa_readers, alpha_judge_human=alpha_judge_human,
                 alpha_human=alpha_human, alpha_difference=alpha_judge_human - alpha_human,
@@ -230,7 +230,10 @@ def _pair_weights(rng: np.random.Generator, strata: np.ndarray, n_boot: int) -> 
     return out
 
 
-def _scopes(units: pd.DataFrame):
+def _scopes(units: pd.DataFrame, pooled_only: bool = False):
+    if pooled_only:
+        yield "all", POOLED, POOLED, np.ones(len(units), dtype=bool)
+        return
     cells = list(dict.fromkeys(zip(units["matchup"], units["criterion"])))
     if len(cells) > 1:
         for matchup, criterion in cells:
@@ -242,10 +245,13 @@ def _scopes(units: pd.DataFrame):
 
 
 def _replicates(ind, judge, pairable, wu_all, wr_all) -> dict[str, np.ndarray]:
+    from audit.glmm._threads import single_threaded_blas
+
     chunks = []
-    for start in range(0, wu_all.shape[0], _CHUNK):
-        stop = start + _CHUNK
-        chunks.append(agreement_statistics(ind, judge, pairable, wu_all[start:stop], wr_all[start:stop]))
+    with single_threaded_blas():  # many small products: OpenBLAS thread hand-offs cost more than the work
+        for start in range(0, wu_all.shape[0], _CHUNK):
+            stop = start + _CHUNK
+            chunks.append(agreement_statistics(ind, judge, pairable, wu_all[start:stop], wr_all[start:stop]))
     return {k: np.concatenate([c[k] for c in chunks]) for k in STATISTICS}
 
 
@@ -265,8 +271,9 @@ def _interval(estimate: float, variance: float, df: float, level: float, statist
     return float(max(estimate - half, low)), float(min(estimate + half, high))
 
 
-def judge_agreement(votes: pd.DataFrame, judge_choice: pd.DataFrame, *, judge: str = "", n_boot: int = 2000,
-                    level: float = 0.95, rng: int | np.random.Generator | None = None) -> JudgeAgreement:
+def judge_agreement(votes: pd.DataFrame, judge_choice: pd.DataFrame, *, judge: str = "", n_boot: int = 1000,
+                    level: float = 0.95, rng: int | np.random.Generator | None = None,
+                    pooled_only: bool = False) -> JudgeAgreement:
     """Cohen's kappa and judge-minus-human alpha / raw agreement, per scope, with intervals.
 
     Parameters
@@ -278,11 +285,14 @@ def judge_agreement(votes: pd.DataFrame, judge_choice: pd.DataFrame, *, judge: s
     judge : str
         The configuration's name (recorded).
     n_boot : int
-        Bootstrap replicates (0: estimates only).
+        Bootstrap replicates (0: estimates only). Only their variances are used, so a few
+        hundred suffice (500 replicates estimate a standard error to ~3%).
     level : float
         Interval level.
     rng : int, Generator or None
         Seed of the bootstrap (recorded in ``seed``).
+    pooled_only : bool
+        Only the ``all/all`` row (what ranking configurations needs).
 
     Returns
     -------
@@ -323,7 +333,7 @@ def judge_agreement(votes: pd.DataFrame, judge_choice: pd.DataFrame, *, judge: s
     wr = multinomial_weights(rng, len(reader_ids), n_boot) if n_boot > 0 else np.zeros((0, len(reader_ids)))
 
     rows, reader_rows = [], []
-    for level_name, matchup, criterion, mask in _scopes(units):
+    for level_name, matchup, criterion, mask in _scopes(units, pooled_only):
         readers_in = np.flatnonzero(ind_all[:, mask].sum(axis=(0, 1)) > 0)
         ind = ind_all[:, mask][:, :, readers_in]
         jc, pairable = judge_all[mask], pairable_all[mask]

@@ -134,7 +134,7 @@ def closest_configuration(votes: pd.DataFrame, choices_by_judge: dict[str, pd.Da
     for judge, choices in choices_by_judge.items():
         if choices is None or choices.empty:
             continue
-        k = judge_agreement(votes, choices, n_boot=0).row().kappa_majority.estimate
+        k = judge_agreement(votes, choices, n_boot=0, pooled_only=True).row().kappa_majority.estimate
         if np.isfinite(k) and k > best_kappa:
             best, best_kappa = judge, k
     return best
@@ -168,7 +168,7 @@ def rank_judge_configurations(votes: pd.DataFrame, choices_by_judge: dict[str, p
     for judge, choices in choices_by_judge.items():
         if choices is None or choices.empty:
             continue
-        row = judge_agreement(votes, choices, judge=judge, n_boot=n_boot, level=level, rng=rng).row()
+        row = judge_agreement(votes, choices, judge=judge, n_boot=n_boot, level=level, rng=rng, pooled_only=True).row()
         n, inside, gap = _transfer_summary(cells, judge)
         scored.append((judge, row, n, inside, gap))
     scored.sort(key=lambda t: (-(t[1].kappa_majority.estimate if np.isfinite(t[1].kappa_majority.estimate)
@@ -191,7 +191,7 @@ def rank_judge_configurations(votes: pd.DataFrame, choices_by_judge: dict[str, p
         ds_choices = pd.DataFrame({"pair_id": latent[0], "criterion": latent[1],
                                    "y_judge": ds.labels["label"].map(inverse)})
         ds_kappa = judge_agreement(votes, ds_choices, judge="dawid-skene", n_boot=n_boot, level=level,
-                                   rng=rng).row().kappa_majority
+                                   rng=rng, pooled_only=True).row().kappa_majority
         wide = long.pivot_table(index="item", columns="judge", values="y_judge", aggfunc="first")
         effective = effective_number_of_judges(wide)
         if effective.left_out:

@@ -13,6 +13,9 @@ from audit.result import SECTION_TYPES, Section
 from audit.sections import _guarded, _int_seed
 
 
+AGREEMENT_N_BOOT = 500  #: the intervals use the replicates' variance only (~3% error on a standard error)
+
+
 def _n_boot(spec) -> int:
     return spec.n_boot if spec.n_boot is not None else spec.policy.uncertainty.n_boot
 
@@ -24,14 +27,14 @@ def judge_agreement_section(data, spec, choices: pd.DataFrame, primary: str | No
         return Section(Status.SKIPPED, "no judge verdict matches a human criterion")
     from audit.judge_agreement import judge_agreement
 
-    n_boot = _n_boot(spec) if spec.uncertainty else 0
+    n_boot = min(_n_boot(spec), AGREEMENT_N_BOOT) if spec.uncertainty else 0
     return _guarded(lambda: judge_agreement(data.votes, choices, judge=primary, n_boot=n_boot,
                                             level=spec.policy.transfer.level, rng=_int_seed(seed)),
                     "judge agreement")
 
 
 AUTO = "auto"  #: ``--judge auto``: the configuration closest to the humans
-CONFIGURATIONS_N_BOOT = 200  #: per configuration; the primary judge's agreement has the full count
+CONFIGURATIONS_N_BOOT = 200  #: per configuration, pooled scope only
 
 
 def auto_judge(data, choices_by_judge: dict[str, pd.DataFrame]) -> str | None:
