@@ -101,11 +101,10 @@ def position_checks(position: Section, policy, primary: str | None) -> list[Chec
     e = row.first_rate
     if e.estimate != e.estimate:
         return [Check("judge.position_bias", Status.SKIPPED, reason="no decisive verdict with a known order")]
+    if policy.severity.get("judge.position_bias") == "OFF":
+        return []
     biased = not (e.ci_low <= 0.5 <= e.ci_high)
     status = Status(policy.breach("judge.position_bias", "WARN")) if biased else Status.PASS
-    level = policy.severity.get("judge.position_bias")
-    if level == "OFF":
-        return []
     swap = (f"; swap consistency {row.swap_consistency} over {row.n_swapped_units} pairs x criteria seen in both "
             "orders" if row.n_swapped_units else "")
     return [Check("judge.position_bias", status, e.estimate, 0.5,

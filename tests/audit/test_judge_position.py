@@ -115,6 +115,8 @@ def test_pipeline_check_warns_by_default_and_follows_the_policy(tmp_path):
     assert res.judge_position.payload.row("judge").swap_consistency.estimate == 0.0
     strict = run_audit(data, dataclasses.replace(spec, policy=Policy(severity={"judge.position_bias": "FAIL"})))
     assert next(c for c in strict.checks if c.name == "judge.position_bias").status is Status.FAIL
+    off = run_audit(data, dataclasses.replace(spec, policy=Policy(severity={"judge.position_bias": "OFF"})))
+    assert not any(c.name == "judge.position_bias" for c in off.checks)
     back = result_from_json(result_to_json(res))
     assert back.judge_position.payload.to_frame().equals(res.judge_position.payload.to_frame())
     from reports.terminal import render_summary
