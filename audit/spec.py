@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 from audit.policy import Policy
 
@@ -44,6 +44,8 @@ class AuditSpec:
     features_cache : directory of the feature cache (None: no cache).
     command : the exact command line, recorded in the provenance.
     progress : called with a short message before each stage (None: silent).
+    timings : an :class:`audit.timings.RunTimings` that receives the detectors' execution
+        figures (written to timings.json, never to the result); None drops them.
     """
 
     tie_rule: str = "even-split"
@@ -62,3 +64,5 @@ class AuditSpec:
     features_cache: str | None = None
     command: str = ""
     progress: Callable[[str], None] | None = field(default=None, compare=False, repr=False)
+    #: receives execution figures (detector timings) that are kept out of the result (None: dropped)
+    timings: Any = field(default=None, compare=False, repr=False)

@@ -21,14 +21,21 @@ def parse_scale(ctx, param, value: str | None) -> tuple[float, float] | None:
 
 
 class Progress:
-    """Stage messages on stderr with elapsed time; silent when disabled (``--quiet``)."""
+    """Stage messages on stderr with elapsed time; silent when disabled (``--quiet``).
 
-    def __init__(self, enabled: bool = True, stream=None):
+    With ``timings`` (an :class:`audit.timings.RunTimings`), every stage is also timed
+    there, quiet or not.
+    """
+
+    def __init__(self, enabled: bool = True, stream=None, timings=None):
         self.enabled = enabled
         self.stream = stream or sys.stderr
         self.started = time.perf_counter()
+        self.timings = timings
 
     def __call__(self, message: str) -> None:
+        if self.timings is not None:
+            self.timings.stage(message)
         if self.enabled:
             elapsed = time.perf_counter() - self.started
             print(f"[{elapsed:5.1f}s] {message}...", file=self.stream, flush=True)

@@ -119,6 +119,9 @@ def test_pipeline_check_warns_by_default_and_follows_the_policy(tmp_path):
     assert not any(c.name == "judge.position_bias" for c in off.checks)
     back = result_from_json(result_to_json(res))
     assert back.judge_position.payload.to_frame().equals(res.judge_position.payload.to_frame())
+    from audit.derive import verify_result
+
+    assert any(c.name == "judge.position_bias" for c in verify_result(back))  # `audit gate` re-derives it
     from reports.terminal import render_summary
 
     assert "chose the output shown first 1.000" in render_summary(res)
