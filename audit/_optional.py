@@ -14,6 +14,10 @@ _HINTS = {
     "pymer4": ("pip install 'judge-audit[lme4]' (needs R with lme4)", "the lme4 GLMM backend"),
     "rpy2": ("pip install 'judge-audit[lme4]' (needs R)", "the lme4 GLMM backend"),
     "pyarrow": ("pip install 'judge-audit[parquet]'", "reading Parquet files"),
+    "httpx": ("pip install 'judge-audit[http]'", "talking to LLM servers (generate, score, perplexity from a server)"),
+    "label_studio_sdk": ("pip install 'judge-audit[labelstudio]'", "running the human study on a Label Studio server"),
+    "sksparse": ("apt-get install libsuitesparse-dev, then pip install 'judge-audit[sparse]'",
+                 "the sparse GLMM path (CHOLMOD)"),
 }
 
 
