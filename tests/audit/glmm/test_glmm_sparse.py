@@ -13,7 +13,7 @@ from audit.glmm import fit_crossed_glmm
 from audit.glmm import sparse as sparse_mod
 
 needs_sksparse = pytest.mark.skipif(not sparse_mod.sksparse_available(),
-                                    reason="scikit-sparse not installed (pip install 'judge-audit[sparse]')")
+                                    reason="scikit-sparse not installed (pip install 'judge-transfer-audit[sparse]')")
 
 
 def _random_spd(n, density, seed):
