@@ -42,6 +42,10 @@ from audit.reliability.fleiss import fleiss_kappa  # noqa: F401  (re-exported)
 from audit.reliability.krippendorff import alpha_from_codes
 
 POOLED = "all"  #: the matchup/criterion label of pooled rows
+#: the matchup label of rows pooled over matchups with chance agreement taken within each matchup
+POOLED_WITHIN = "all (orientation-free)"
+#: how rows pooled over matchups take chance agreement (see :func:`agreement_table`)
+POOLINGS = ("as oriented", "within matchup")
 _GROUP_KEYS = ("matchup", "criterion")
 _LEVEL_ORDER = ("cell", "criterion", "matchup", "all")
 
@@ -80,6 +84,39 @@ def _nominal_summary(unit: np.ndarray, category: np.ndarray) -> dict:
         krippendorff_alpha=alpha,
         raw_agreement=raw,
     )
+
+
+def _stratified_summary(unit: np.ndarray, category: np.ndarray, stratum: np.ndarray) -> dict:
+    """kappa and alpha pooled over strata (matchups) with chance taken within each stratum.
+
+    Observed agreement is a mean over units and does not depend on which system is called
+    focal; the chance terms (category shares) do, when matchups with different orientations
+    are pooled. Here they are the unit- (kappa) and value-weighted (alpha) means of each
+    matchup's own chance term: the pooled kappa of de Vries et al. (2008, Field Methods
+    20(3), 272-282), and the same construction for alpha. Swapping focal and other in any
+    matchup leaves both unchanged; with a single matchup they equal the usual statistics.
+    """
+    out = _nominal_summary(unit, category)
+    p_e, w_e, d_o, d_e, w_a = 0.0, 0.0, 0.0, 0.0, 0.0
+    for s in np.unique(stratum):
+        m = stratum == s
+        part = _nominal_summary(unit[m], category[m])
+        _, idx = np.unique(unit[m], return_inverse=True)
+        n_units = int(np.sum(np.bincount(idx) >= 2))
+        if n_units and not math.isnan(part["expected_agreement"]):
+            p_e += n_units * part["expected_agreement"]
+            w_e += n_units
+        a = alpha_from_codes(idx, category[m].astype(float), "nominal")
+        if a.n_values and not math.isnan(a.expected_disagreement):
+            d_o += a.n_values * a.observed_disagreement
+            d_e += a.n_values * a.expected_disagreement
+            w_a += a.n_values
+    expected = p_e / w_e if w_e else math.nan
+    observed = out["observed_agreement"]
+    out["expected_agreement"] = expected
+    out["fleiss_kappa"] = (observed - expected) / (1.0 - expected) if w_e and expected < 1 else math.nan
+    out["krippendorff_alpha"] = 1.0 - d_o / d_e if w_a and d_e > 0 else math.nan
+    return out
 
 
 # ----------------------------------------------------------------------------- validation
@@ -186,15 +223,17 @@ class AgreementTable:
     rows: tuple[AgreementRow, ...]
     by: tuple[str, ...]
     tie_handling: str = "a tie is a third nominal category (focal / other / tie)"
+    pooling: str = "as oriented"  #: chance agreement of rows pooled over matchups (see agreement_table)
 
     def to_frame(self) -> pd.DataFrame:
         columns = list(AgreementRow.__dataclass_fields__)
         return pd.DataFrame([r.__dict__ for r in self.rows], columns=columns)
 
     def row(self, matchup: str = POOLED, criterion: str = POOLED) -> AgreementRow:
-        """The row for one matchup x criterion (``"all"`` for pooled)."""
+        """The row for one matchup x criterion (``"all"`` for pooled, either pooling)."""
+        names = (POOLED, POOLED_WITHIN) if matchup == POOLED else (matchup,)
         for r in self.rows:
-            if r.matchup == matchup and r.criterion == criterion:
+            if r.matchup in names and r.criterion == criterion:
                 return r
         raise KeyError((matchup, criterion))
 
@@ -208,7 +247,8 @@ class AgreementTable:
         return f"Inter-reader agreement ({self.tie_handling})\n{text}"
 
 
-def agreement_table(votes: pd.DataFrame, by: tuple[str, ...] = ("matchup", "criterion")) -> AgreementTable:
+def agreement_table(votes: pd.DataFrame, by: tuple[str, ...] = ("matchup", "criterion"),
+                    pooling: str = "as oriented") -> AgreementTable:
     """Fleiss' kappa, Krippendorff's nominal alpha and raw agreement per group and pooled.
 
     Parameters
@@ -221,6 +261,14 @@ def agreement_table(votes: pd.DataFrame, by: tuple[str, ...] = ("matchup", "crit
         matchup x criterion cell, every criterion pooled over matchups, every matchup
         pooled over criteria and one ``"all"`` row; with one key, that key's groups and
         ``"all"``; with ``()``, only ``"all"``.
+    pooling : {"as oriented", "within matchup"}
+        How rows pooled *over matchups* take chance agreement. ``"as oriented"`` (the paper's
+        Tables 2-3): category shares over every vote, which is right when "focal" means one
+        thing in every matchup (docs/data-contract.md, "Which system is focal"). ``"within
+        matchup"``: each matchup's own chance term, averaged (:func:`_stratified_summary`);
+        those rows are labelled ``"all (orientation-free)"`` because they do not depend on
+        which system of a matchup is focal. :func:`audit.pipeline.run_audit` picks it when
+        the matchups are not oriented consistently.
 
     Returns
     -------
@@ -239,15 +287,24 @@ def agreement_table(votes: pd.DataFrame, by: tuple[str, ...] = ("matchup", "crit
     ``krippendorff`` package (tests/reference/fleiss, tests/reference/krippendorff).
     """
     by = tuple(by)
+    if pooling not in POOLINGS:
+        raise InputError(InputProblem(file="arguments", message=f"unknown pooling {pooling!r}",
+                                      fix=f"use one of: {', '.join(POOLINGS)}", value=str(pooling)))
     frame = _check_votes(votes, by)
     rows = []
     for level, matchup, criterion, sub in _groups(frame, by):
-        stats = _nominal_summary(sub["unit"].to_numpy(), sub["category"].to_numpy())
+        across = matchup == POOLED and sub["matchup"].nunique() > 1
+        if pooling == "within matchup" and across:
+            stats = _stratified_summary(sub["unit"].to_numpy(), sub["category"].to_numpy(),
+                                        sub["matchup"].to_numpy(dtype=object))
+            matchup = POOLED_WITHIN
+        else:
+            stats = _nominal_summary(sub["unit"].to_numpy(), sub["category"].to_numpy())
         rows.append(AgreementRow(
             level=level, matchup=str(matchup), criterion=str(criterion),
             n_pairs=int(sub["pair_id"].nunique()), n_readers=int(sub["reader_id"].nunique()),
             n_votes=int(len(sub)), n_ties=int((sub["category"] == 2).sum()), **stats))
-    return AgreementTable(rows=tuple(rows), by=by)
+    return AgreementTable(rows=tuple(rows), by=by, pooling=pooling)
 
 
 

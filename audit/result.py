@@ -194,6 +194,10 @@ class Provenance:
     human_shape: str
     primary_judge: str
     notes: tuple[str, ...]
+    #: per input file: role, unit, read, used, excluded_by_reason {reason: count}; read = used + excluded
+    rows: tuple[dict[str, Any], ...] = ()
+    #: per matchup: matchup, focal, other, source ("--focal", "pairs file", "automatic"), n_pairs, n_reoriented
+    orientation: tuple[dict[str, Any], ...] = ()
     # No wall-clock fields here: the same inputs and seed must give byte-identical JSON.
 
 
@@ -222,6 +226,11 @@ class AuditResult:
     uncertainty: Section = field(default_factory=lambda: Section(Status.SKIPPED, "not computed"))
     readers: Section = field(default_factory=lambda: Section(Status.SKIPPED, "not computed"))
     surface: Section = field(default_factory=lambda: Section(Status.SKIPPED, "not computed"))
+    # issue 17 (audit/peer_sections.py): appended last, with defaults
+    judge_agreement: Section = field(default_factory=lambda: Section(Status.SKIPPED, "not computed"))
+    judge_configurations: Section = field(default_factory=lambda: Section(Status.SKIPPED, "not computed"))
+    leaderboard: Section = field(default_factory=lambda: Section(Status.SKIPPED, "not computed"))
+    judge_position: Section = field(default_factory=lambda: Section(Status.SKIPPED, "not computed"))
 
     def cells_frame(self) -> pd.DataFrame:
         """The transfer table: one tidy row per matchup x criterion."""

@@ -251,6 +251,22 @@ def agreement_context(result: Any) -> dict:
     return out
 
 
+def row_accounting(provenance: Any) -> list[dict]:
+    """One entry per input file: ``line`` ("2,520 votes read, 2,520 used"), ``role`` and the
+    ``excluded`` reasons with their counts (read = used + excluded)."""
+    out = []
+    for r in getattr(provenance, "rows", ()) or ():
+        r = dict(r)
+        read, used = int(r.get("read", 0)), int(r.get("used", 0))
+        unit = str(r.get("unit", "rows"))
+        excluded = [{"reason": str(k), "n": f"{int(v):,}"} for k, v in dict(r.get("excluded_by_reason", {})).items()]
+        line = f"{read:,} {unit} read, {used:,} used"
+        if read != used:
+            line += f", {read - used:,} left out"
+        out.append({"role": str(r.get("role", "")), "line": line, "excluded": excluded})
+    return out
+
+
 def provenance_context(result: Any) -> dict:
     p = result.provenance
     policy = [{"key": k, "value": cell_value(v) if not isinstance(v, (dict, list, tuple)) else repr(v)}
@@ -267,6 +283,7 @@ def provenance_context(result: Any) -> dict:
         "sources": sources,
         "source_columns": ["role", "path", "format", "n_rows", "layout", "sha256"],
         "exclusions": [{k: cell_value(v) for k, v in dict(e).items()} for e in p.exclusions],
+        "rows": row_accounting(p),
         "focal_source": p.focal_source,
         "human_shape": p.human_shape,
         "primary_judge": p.primary_judge,
@@ -292,6 +309,7 @@ def _flatten(d: Any, prefix: str = "") -> dict[str, Any]:
 def build_context(result: Any) -> dict:
     """Everything the template needs, from an AuditResult (or a compatible object)."""
     from reports.optional_sections import readers_section, surface_section, uncertainty_section
+    from reports.peer_sections import peer_sections
 
     return {
         "status": status_value(result.status),
@@ -302,7 +320,8 @@ def build_context(result: Any) -> dict:
         "preference": preference_figure(result),
         "configurations": configurations_table(result),
         "agreement": agreement_context(result),
-        "sections": [uncertainty_section(result), readers_section(result), surface_section(result)],
+        "sections": [uncertainty_section(result), readers_section(result), surface_section(result)]
+                    + peer_sections(result),
         "provenance": provenance_context(result),
         "focal_label": focal_label(result),
     }

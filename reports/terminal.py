@@ -13,7 +13,8 @@ from typing import Any
 from audit.terminal_text import printable
 from reports import discover
 from reports.format import interval, pct
-from reports.sections import CELL_ORDER, STATUS_ORDER, dev_summary, status_value
+from reports.peer_terminal import peer_summary_lines
+from reports.sections import CELL_ORDER, STATUS_ORDER, dev_summary, row_accounting, status_value
 
 _COLOURS = {"PASS": "32", "WARN": "33", "FAIL": "31", "ERROR": "35", "SKIPPED": "90", "INCONCLUSIVE": "33",
             "INSUFFICIENT": "90"}
@@ -54,6 +55,12 @@ def render_summary(result: Any, report_path: str | Path | None = None, *, max_ce
     status = status_value(result.status)
     head = f"\x1b[1;{_COLOURS.get(status, '0')}m{status}\x1b[0m" if colour else status
     lines = [f"judge-audit: {head}", _safe(result.verdict)]
+    rows = row_accounting(result.provenance)
+    if rows:
+        lines.append("Rows: " + "; ".join(_safe(f"{r['role']}: {r['line']}") for r in rows))
+        for r in rows:
+            for e in r["excluded"]:
+                lines.append(_safe(f"  {r['role']}: {e['n']} {e['reason']}"))
     dev = dev_summary(discover.field(result, "dev"), result.provenance.primary_judge)
     if dev["items"]:
         vals = ", ".join(f"{_safe(it['label'])} {it['value']}" for it in dev["items"])
@@ -103,6 +110,7 @@ def render_summary(result: Any, report_path: str | Path | None = None, *, max_ce
     if degenerate:
         lines.append(f"GLMM degenerate in {len(degenerate)} cell(s): their expit(b0) is not shown as the human "
                      "preference; the decision rests on the vote share and majority rate, never on the GLMM")
+    lines.extend(peer_summary_lines(result))
     counts = {s: 0 for s in STATUS_ORDER}
     for c in result.checks:
         counts[status_value(c.status)] = counts.get(status_value(c.status), 0) + 1

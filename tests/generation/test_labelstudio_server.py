@@ -58,7 +58,7 @@ def _binary() -> str:
 def label_studio(tmp_path_factory):
     """A Label Studio server on 127.0.0.1 with a made-up admin and token; stopped afterwards."""
     binary = _binary()
-    pytest.importorskip("label_studio_sdk", reason="label-studio-sdk is not installed (pip install 'judge-audit[labelstudio]')")
+    pytest.importorskip("label_studio_sdk", reason="label-studio-sdk is not installed (pip install 'judge-transfer-audit[labelstudio]')")
     data = tmp_path_factory.mktemp("label-studio-data")
     port = _free_port()
     token = secrets.token_hex(20)

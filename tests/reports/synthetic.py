@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from audit.checks import Check, Status
+from audit.surface.associations import POOLED
 from audit.result import (
     SCHEMA_VERSION,
     AuditResult,
@@ -152,7 +153,7 @@ def make_result(text: Callable[[str], str] = _identity, *, sections: bool = True
                                 "feature": text(f), "feature_diff": float(rng.normal()), "score_diff": float(rng.normal())}
                                for j in (judge, configs[0]) for f in ("mean_sentence_length", "mattr") for k in range(60)])
         side = pd.DataFrame([{"scope": sc, "judge": judge, "criterion": text(c), "feature": text("mattr"), "judge_beta": -0.3,
-                              "human_coef": 0.01, "pattern": "judge only"} for sc in ("pooled", cells[0].matchup) for c in CRITERIA[:5]])
+                              "human_coef": 0.01, "pattern": "judge only"} for sc in (POOLED, cells[0].matchup) for c in CRITERIA[:5]])
         kw = {
             "dev": Section(Status.PASS, "", {"correlations": pd.DataFrame([{"criterion": text(c), "judge": j, "spearman": sp,
                                                                            "n_items": 80} for c in CRITERIA[:5]

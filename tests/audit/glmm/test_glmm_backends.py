@@ -50,7 +50,7 @@ def test_lme4_backend_through_pymer4_matches_native():
     pymer4 0.8.2 needs pandas < 3, so CI runs this in its own virtual environment
     (see .ci/run); elsewhere it is skipped.
     """
-    pytest.importorskip("pymer4", reason="pymer4 (and R) not installed: pip install 'judge-audit[lme4]'")
+    pytest.importorskip("pymer4", reason="pymer4 (and R) not installed: pip install 'judge-transfer-audit[lme4]'")
     import numpy as np
 
     rng = np.random.default_rng(1)
