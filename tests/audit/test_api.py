@@ -67,4 +67,5 @@ def test_import_audit_is_cheap_and_lists_the_api():
 
 def test_the_notebook_example_runs(capsys):
     runpy.run_path(str(ROOT / "docs" / "examples" / "quickstart.py"), run_name="__main__")
-    assert "wrote" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "wrote" in out and "round trip: True" in out

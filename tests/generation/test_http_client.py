@@ -144,7 +144,7 @@ def test_a_query_string_stays_after_the_path(server):
 
 def test_missing_httpx_is_a_missing_dependency(server, monkeypatch):
     monkeypatch.setitem(sys.modules, "httpx", None)  # import httpx -> ImportError
-    with pytest.raises(MissingDependencyError, match=r"judge-audit\[http\]"):
+    with pytest.raises(MissingDependencyError, match=r"judge-transfer-audit\[http\]"):
         make(server)
 
 

@@ -72,7 +72,7 @@ def test_missing_dependency(monkeypatch):
         raise MissingDependencyError(f"'{name}' is not installed; install it with: pip install 'judge-transfer-audit[lm]'")
 
     monkeypatch.setattr(module, "import_optional", refuse)
-    with pytest.raises(MissingDependencyError, match="judge-audit\\[lm\\]"):
+    with pytest.raises(MissingDependencyError, match="judge-transfer-audit\\[lm\\]"):
         build_provider({"provider": "transformers", "model": "x"})
 
 

@@ -26,7 +26,7 @@ def test_lme4_backend_without_pymer4_says_how_to_install(monkeypatch):
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", fake_import)
-    with pytest.raises(MissingDependencyError, match=r"judge-audit\[lme4\]"):
+    with pytest.raises(MissingDependencyError, match=r"judge-transfer-audit\[lme4\]"):
         fit_crossed_glmm([0, 1, 1, 0], {"g": ["a", "b", "a", "b"]}, backend="lme4")
 
 
