@@ -194,7 +194,7 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
     else:
         surface = sections.not_requested("--no-surface")
 
-    (peer_seed,) = root.spawn(1)  # after the five above, so their streams are unchanged
+    (peer_seed,) = root.spawn(1)  # after the five above and the verdict's, so their streams are unchanged
     peer_seeds = peer_seed.spawn(4)
     position = peer_sections.judge_position_section(data, spec, peer_seeds[3])
     # The same derivation `audit gate` repeats on a saved result (audit.derive).
