@@ -199,7 +199,7 @@ def test_push_annotate_pull_audit_on_a_real_server(label_studio, tmp_path, monke
     timings["audit run"] = time.monotonic() - t
     assert code == 0
     result = json.loads((tmp_path / "audit-out" / "result.json").read_text())
-    assert result["status"] in ("PASS", "WARN", "FAIL")
+    assert result["status"] in ("PASS", "WARN", "FAIL", "INCONCLUSIVE", "INSUFFICIENT", "ERROR")  # any decision: the point is the round trip
 
     # the token is nowhere but in the requests
     printed = capsys.readouterr()
