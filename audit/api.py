@@ -120,7 +120,7 @@ def run(
     audit.errors.InputError
         When an input breaks the data contract (each problem names the argument, line and fix).
     """
-    from audit.data import load_audit_data
+    from audit.inputs import load_audit_data
     from audit.pipeline import run_audit
     from audit.spec import AuditSpec
 

@@ -1,10 +1,11 @@
-"""Validated audit inputs: ``load_audit_data(...) -> AuditData``.
+"""Validated audit inputs: the :class:`AuditData` that :func:`audit.inputs.load_audit_data` returns.
 
 Everything downstream (statistics, detectors, the pipeline, reports) reads an
-:class:`AuditData` and never a file. Loading normalises every accepted shape of the data
-contract (docs/data-contract.md) into the long frames documented below, and collects one
-:class:`~audit.errors.InputProblem` per violation before raising a single
-:class:`~audit.errors.InputError`.
+:class:`AuditData` and never a file. This module holds only the data types: it imports no
+loader, so audit/inputs/ builds them and dependencies run one way. Loading normalises every
+accepted shape of the data contract (docs/data-contract.md) into the long frames documented
+below, and collects one :class:`~audit.errors.InputProblem` per violation before raising a
+single :class:`~audit.errors.InputError`.
 
 Normalised frames (column names are fixed; all ids are strings):
 
@@ -37,8 +38,6 @@ Criterion values are lower-cased; ids and system names are kept as written (stri
 
 from __future__ import annotations
 
-import os
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -189,63 +188,3 @@ def pooling_scopes(orientation) -> dict[str, tuple[str, ...]]:
     for o in orientation:
         by_focal.setdefault(o.focal, []).append(o.matchup)
     return {f"(all matchups, focal {focal})": tuple(ms) for focal, ms in by_focal.items() if len(ms) >= 2}
-
-
-def load_audit_data(
-    judge: str | os.PathLike[str],
-    humans: str | os.PathLike[str],
-    *,
-    pairs: str | os.PathLike[str] | None = None,
-    stories: str | os.PathLike[str] | None = None,
-    dev_judge: str | os.PathLike[str] | None = None,
-    dev_humans: str | os.PathLike[str] | None = None,
-    focal: str | Sequence[str] | None = None,
-    drop_invalid: bool = False,
-    scale: tuple[float, float] | None = None,
-) -> AuditData:
-    """Read, validate and normalise the audit's input files (docs/data-contract.md).
-
-    Parameters
-    ----------
-    judge, humans : path
-        The judge's outputs and the human judgments (CSV, TSV, JSONL or Parquet, by
-        extension; long or wide layouts; see the data contract).
-    pairs : path, optional
-        What each pair is (pair_id, system_a, system_b, optional focal, matchup, group_id).
-        Without it the pairs come from the judge file (pairwise votes) or from items
-        sharing a ``group_id`` (scalar ratings).
-    stories : path, optional
-        Story texts (pair_id or item_id, system, text; extra numeric columns are kept).
-    dev_judge, dev_humans : path, optional
-        A development set of scalar ratings and the judge's scores on it (both or neither).
-    focal : str or sequence of str, optional
-        ``"NAME[,NAME...]"``: in each pair, the first listed name present is the focal
-        system (it overrides the pairs file). Otherwise the pairs file's ``focal`` column,
-        else the system in more pairs of the study (then code-point order); one focal per
-        matchup (an alternating one is re-oriented, with a note); ``focal_source`` and
-        ``orientation`` record which rule decided.
-    drop_invalid : bool, default False
-        False: any invalid row stops the load. True: invalid rows (non-numeric or
-        out-of-scale values, choices naming a system not in the pair, duplicates, ids
-        missing from the other file...) and unparsable judge outputs are left out and
-        counted in ``exclusions``. Structural problems (missing columns, empty or
-        unreadable files, a pair with other than two systems...) always stop the load.
-    scale : (lo, hi), optional
-        The declared score scale; judge scores and human ratings outside it are problems.
-
-    Returns
-    -------
-    AuditData
-        Normalised frames (see the module docstring), provenance (``sources`` with
-        sha256), ``exclusions`` (every row left out, counted; unparsable judge outputs are
-        counted even when kept as missing) and ``notes``.
-
-    Raises
-    ------
-    audit.errors.InputError
-        With one :class:`~audit.errors.InputProblem` per problem found in any file.
-    """
-    from audit.inputs.load import load
-
-    return load(judge, humans, pairs=pairs, stories=stories, dev_judge=dev_judge, dev_humans=dev_humans,
-                focal=focal, drop_invalid=drop_invalid, scale=scale)

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from audit.checks import Check, Status
-from audit.result import SECTION_TYPES, Section
+from audit.result import Section
 from audit.sections import _guarded, _int_seed
 
 
@@ -110,15 +110,3 @@ def position_checks(position: Section, policy, primary: str | None) -> list[Chec
     return [Check("judge.position_bias", status, e.estimate, 0.5,
                   f"{primary} chose the output shown first in {e.estimate:.1%} [{e.ci_low:.1%}, {e.ci_high:.1%}] of "
                   f"{row.n_decisive} decisive verdicts (exact interval; 50% = no position bias){swap}", scope=primary)]
-
-
-def register() -> None:
-    """Let :func:`audit.result.result_from_json` rebuild these sections' typed payloads."""
-    from audit.judge_agreement import JudgeAgreement
-    from audit.judge_configurations import JudgeConfigurations
-    from audit.judge_position import JudgePosition
-    from audit.leaderboard import Leaderboard
-
-    SECTION_TYPES.update({"judge_agreement": JudgeAgreement, "judge_configurations": JudgeConfigurations,
-                          "leaderboard": Leaderboard,
-                          "judge_position": JudgePosition})

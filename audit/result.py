@@ -335,7 +335,7 @@ def result_from_json(text: str, *, source: str = "result.json") -> AuditResult:
     """Rebuild an :class:`AuditResult` from :func:`result_to_json` output.
 
     ``source`` names the file in error messages. Optional sections are rebuilt as their
-    typed results (see :data:`SECTION_TYPES`). Anything that is not a judge-audit result of
+    typed results (see :data:`audit.section_types.SECTION_TYPES`). Anything that is not a judge-audit result of
     this schema major version is an :class:`~audit.errors.InputError`.
     """
     from audit.errors import InputError, InputProblem
@@ -349,9 +349,8 @@ def result_from_json(text: str, *, source: str = "result.json") -> AuditResult:
         raise InputError(InputProblem(source, "not a judge-audit result: JSON nested too deeply", fix)) from None
     if not isinstance(data, dict):
         raise InputError(InputProblem(source, f"not a judge-audit result (a JSON {type(data).__name__})", fix))
-    from audit.sections import register_section_types
+    from audit.section_types import SECTION_TYPES
 
-    register_section_types()
     version = data.get("schema_version")
     if str(version).split(".")[0] == "1":
         raise InputError(
@@ -406,7 +405,3 @@ def read_result(path: str | Path) -> AuditResult:
     except OSError as exc:
         raise InputError(InputProblem(source, f"cannot read the file: {exc.strerror or exc}", fix)) from None
     return result_from_json(text, source=source)
-
-
-#: section name -> payload type (filled in by audit.pipeline when the section modules import)
-SECTION_TYPES: dict[str, Any] = {}

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -18,8 +17,8 @@ import pandas as pd
 from audit.checks import Check, Status
 from audit.errors import AuditError
 from audit.policy import Policy
-from audit.result import SECTION_TYPES, Section
-from audit.uncertainty import BootstrapResult, JudgeConfigRates, LoroResult, SignificanceTally
+from audit.result import Section
+from audit.uncertainty.section import UncertaintySection
 
 
 def _int_seed(seed: np.random.SeedSequence) -> int:
@@ -65,24 +64,6 @@ def dev_section(data, spec, seed: np.random.SeedSequence) -> Section:
 
 
 # ----------------------------------------------------------------------------- uncertainty
-@dataclass(frozen=True)
-class UncertaintySection:
-    """Cluster bootstraps, leave-one-reader-out, significance tallies, judge configurations."""
-
-    bootstrap: BootstrapResult
-    loro: LoroResult
-    tally: SignificanceTally
-    tally_holm: SignificanceTally
-    tally_bh: SignificanceTally
-    judge_configurations: JudgeConfigRates
-
-    def to_frame(self) -> pd.DataFrame:
-        return self.bootstrap.to_frame()
-
-    def __str__(self) -> str:
-        return f"{self.tally}\n{self.loro}"
-
-
 def cells_glmm_frame(cells) -> pd.DataFrame:
     """The pipeline's GLMM fits in the shape :func:`significance_tally` reads."""
     from scipy.stats import norm
@@ -253,17 +234,3 @@ def _loro_checks(section: UncertaintySection, policy: Policy) -> list[Check]:
     return [Check("uncertainty.loro_max_shift", status, value, threshold,
                   f"dropping reader {loro.largest_shift_reader} moves {loro.largest_shift_cell} by "
                   f"{loro.largest_shift:+.1%} (raw rate)")]
-
-
-def register_section_types() -> None:
-    """Let :func:`audit.result.result_from_json` rebuild typed section payloads."""
-    from audit.devset import DevValidity
-    from audit.readers import ReaderAnalysis
-    from audit.surface import SurfaceResult
-
-    SECTION_TYPES.update({"dev": DevValidity, "uncertainty": UncertaintySection, "readers": ReaderAnalysis,
-                          "surface": SurfaceResult})
-    from audit.peer_sections import register
-
-    register()
-

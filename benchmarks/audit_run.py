@@ -34,7 +34,7 @@ def cold_run(out: Path) -> float:
 
 
 def in_process(repeat: int) -> dict[str, list[float]]:
-    from audit.data import load_audit_data
+    from audit.inputs import load_audit_data
     from audit.pipeline import run_audit
     from audit.spec import AuditSpec
 

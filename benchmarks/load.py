@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from audit.data import load_audit_data
+from audit.inputs import load_audit_data
 
 ROOT = Path(__file__).resolve().parents[1]
 FIX = ROOT / "fixtures"

@@ -109,7 +109,7 @@ def bench_kappa(repeats: int) -> None:
 
 
 def bench_fixture(repeats: int) -> None:
-    from audit.data import load_audit_data
+    from audit.inputs import load_audit_data
     from audit.judge_side import judge_pair_outcomes
     from audit.readers import analyse_readers
 

@@ -28,7 +28,7 @@ def load_result(argv: list[str]):
 
     if argv:
         return result_from_json(Path(argv[0]).read_text(encoding="utf-8"))
-    from audit.data import load_audit_data
+    from audit.inputs import load_audit_data
     from audit.pipeline import run_audit
     from audit.spec import AuditSpec
 

@@ -31,10 +31,10 @@ N_BOOT = 10_000
 
 def load_votes() -> tuple[pd.DataFrame, str]:
     try:
-        from audit.data import load_audit_data
+        from audit.inputs import load_audit_data
 
         d = load_audit_data(FIXTURE / "judge.csv", FIXTURE / "humans.csv", pairs=FIXTURE / "pairs.csv")
-        return d.votes, "fixtures/deployment (loaded with audit.data.load_audit_data)"
+        return d.votes, "fixtures/deployment (loaded with audit.inputs.load_audit_data)"
     except Exception as exc:  # noqa: BLE001 - fall back to a simulated study of the same shape
         rng = np.random.default_rng(0)
         rows = []

@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from audit.data import load_audit_data  # noqa: E402
+from audit.inputs import load_audit_data  # noqa: E402
 from audit.pipeline import run_audit  # noqa: E402
 from audit.spec import AuditSpec  # noqa: E402
 

@@ -70,7 +70,7 @@ def command(judge, humans, pairs, stories, dev_judge, dev_humans, focal, judge_n
           --pairs fixtures/deployment/pairs.csv --stories fixtures/deployment/stories.csv \\
           --out audit-out --gate
     """
-    from audit.data import load_audit_data
+    from audit.inputs import load_audit_data
     from audit.errors import InputError, InputProblem
     from audit.outputs import check_output_dir, write_outputs_detail
     from audit.pipeline import run_audit

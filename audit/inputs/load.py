@@ -1,4 +1,4 @@
-"""Assemble :class:`audit.data.AuditData` from the input files (see :func:`audit.data.load_audit_data`)."""
+"""Assemble :class:`audit.data.AuditData` from the input files: :func:`load_audit_data`."""
 
 from __future__ import annotations
 
@@ -426,3 +426,61 @@ def load(judge, humans, *, pairs=None, stories=None, dev_judge=None, dev_humans=
                      stories=story_frame, dev_judge=dev_j, dev_humans=dev_h, focal_source=ld.focal_source,
                      human_shape=hin.shape, sources=sources, exclusions=exclusions, notes=tuple(ld.notes),
                      rows=ld.row_counts(used), orientation=ld.orientation)
+
+
+def load_audit_data(
+    judge: str | os.PathLike[str],
+    humans: str | os.PathLike[str],
+    *,
+    pairs: str | os.PathLike[str] | None = None,
+    stories: str | os.PathLike[str] | None = None,
+    dev_judge: str | os.PathLike[str] | None = None,
+    dev_humans: str | os.PathLike[str] | None = None,
+    focal: str | Sequence[str] | None = None,
+    drop_invalid: bool = False,
+    scale: tuple[float, float] | None = None,
+) -> AuditData:
+    """Read, validate and normalise the audit's input files (docs/data-contract.md).
+
+    Parameters
+    ----------
+    judge, humans : path
+        The judge's outputs and the human judgments (CSV, TSV, JSONL or Parquet, by
+        extension; long or wide layouts; see the data contract).
+    pairs : path, optional
+        What each pair is (pair_id, system_a, system_b, optional focal, matchup, group_id).
+        Without it the pairs come from the judge file (pairwise votes) or from items
+        sharing a ``group_id`` (scalar ratings).
+    stories : path, optional
+        Story texts (pair_id or item_id, system, text; extra numeric columns are kept).
+    dev_judge, dev_humans : path, optional
+        A development set of scalar ratings and the judge's scores on it (both or neither).
+    focal : str or sequence of str, optional
+        ``"NAME[,NAME...]"``: in each pair, the first listed name present is the focal
+        system (it overrides the pairs file). Otherwise the pairs file's ``focal`` column,
+        else the system in more pairs of the study (then code-point order); one focal per
+        matchup (an alternating one is re-oriented, with a note); ``focal_source`` and
+        ``orientation`` record which rule decided.
+    drop_invalid : bool, default False
+        False: any invalid row stops the load. True: invalid rows (non-numeric or
+        out-of-scale values, choices naming a system not in the pair, duplicates, ids
+        missing from the other file...) and unparsable judge outputs are left out and
+        counted in ``exclusions``. Structural problems (missing columns, empty or
+        unreadable files, a pair with other than two systems...) always stop the load.
+    scale : (lo, hi), optional
+        The declared score scale; judge scores and human ratings outside it are problems.
+
+    Returns
+    -------
+    AuditData
+        Normalised frames (see the module docstring), provenance (``sources`` with
+        sha256), ``exclusions`` (every row left out, counted; unparsable judge outputs are
+        counted even when kept as missing) and ``notes``.
+
+    Raises
+    ------
+    audit.errors.InputError
+        With one :class:`~audit.errors.InputProblem` per problem found in any file.
+    """
+    return load(judge, humans, pairs=pairs, stories=stories, dev_judge=dev_judge, dev_humans=dev_humans,
+                focal=focal, drop_invalid=drop_invalid, scale=scale)

@@ -1,7 +1,7 @@
 """Collect every input problem before failing, and count every row left out.
 
 Loading never stops at the first problem: each reader of a file reports what it finds to a
-:class:`ProblemLog`, and :func:`audit.data.load_audit_data` raises one
+:class:`ProblemLog`, and :func:`audit.inputs.load_audit_data` raises one
 :class:`~audit.errors.InputError` at the end when anything was found.
 
 Two kinds of problems:

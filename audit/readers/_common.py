@@ -48,7 +48,7 @@ def check_votes(votes: pd.DataFrame, *, need: Iterable[str] = ()) -> pd.DataFram
             InputProblem(
                 file="humans",
                 message=f"votes must be a pandas DataFrame, got {type(votes).__name__}",
-                fix="pass AuditData.votes (from audit.data.load_audit_data)",
+                fix="pass AuditData.votes (from audit.inputs.load_audit_data)",
             )
         )
     problems = []
@@ -59,7 +59,7 @@ def check_votes(votes: pd.DataFrame, *, need: Iterable[str] = ()) -> pd.DataFram
                     file="humans",
                     column=col,
                     message=f"the votes frame has no '{col}' column",
-                    fix="pass the normalised votes frame of audit.data.load_audit_data (see its docstring)",
+                    fix="pass the normalised votes frame of audit.inputs.load_audit_data (see its docstring)",
                 )
             )
     if problems:
@@ -79,7 +79,7 @@ def check_votes(votes: pd.DataFrame, *, need: Iterable[str] = ()) -> pd.DataFram
                 column="y",
                 value=value,
                 message="y must be 1 (focal chosen), 0 (other chosen) or NaN (tie)",
-                fix="recode the vote column or load the file through audit.data.load_audit_data",
+                fix="recode the vote column or load the file through audit.inputs.load_audit_data",
             )
         )
     out["y"] = y.astype(float)

@@ -1,4 +1,10 @@
-"""LLM providers for generation and scoring, registered by name (see :mod:`.base`)."""
+"""LLM providers for generation and scoring, registered by name (see :mod:`.base`).
+
+Importing this package imports the built-in backends, which registers them in
+:data:`PROVIDERS` (Python imports a package before any of its modules, so
+``generation.providers.base`` never sees an empty registry). The backends import ``base``;
+``base`` imports no backend: dependencies run one way.
+"""
 
 from generation.providers.base import (
     PROVIDERS,

@@ -102,7 +102,6 @@ def build_provider(config: Mapping[str, Any], *, where: str = "provider") -> Pro
     InputError
         Unknown provider name, unknown or missing option.
     """
-    _ensure_builtin_backends()
     options = dict(config)
     name = options.pop("provider", None)
     if not name:
@@ -146,8 +145,3 @@ def build_provider(config: Mapping[str, Any], *, where: str = "provider") -> Pro
     except InputError as exc:
         # Backends name their table "provider"; say which table of which file it is.
         raise InputError([dataclasses.replace(p, file=where) if p.file == "provider" else p for p in exc.problems]) from None
-
-
-def _ensure_builtin_backends() -> None:
-    # Importing the modules registers them; neither imports a heavy package at import time.
-    from generation.providers import openai_compat, transformers_local  # noqa: F401

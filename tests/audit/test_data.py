@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.data import AuditData, load_audit_data
+from audit.data import AuditData
+from audit.inputs import load_audit_data
 from tests.audit.inputs.helpers import HUMANS, JUDGE, PAIRS, basic, write
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from audit.data import load_audit_data
+from audit.inputs import load_audit_data
 from audit.errors import InputError
 from tests.audit.inputs.helpers import HUMANS, JUDGE, PAIRS, basic, problems, write
 

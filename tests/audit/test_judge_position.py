@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from audit.checks import Status
-from audit.data import load_audit_data
+from audit.inputs import load_audit_data
 from audit.errors import InputError
 from audit.judge_position import clopper_pearson, judge_position_bias
 

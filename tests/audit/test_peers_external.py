@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from audit.data import load_audit_data
+from audit.inputs import load_audit_data
 from audit.judge_side import judge_pair_outcomes
 from audit.pipeline import judge_choices
 

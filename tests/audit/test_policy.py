@@ -73,7 +73,7 @@ def test_schema_1_keys_and_checks_say_what_replaced_them(tmp_path):
 def test_known_checks_cover_every_check_the_pipeline_emits():
     from pathlib import Path
 
-    from audit.data import load_audit_data
+    from audit.inputs import load_audit_data
     from audit.pipeline import run_audit
     from audit.policy import KNOWN_CHECKS
     from audit.spec import AuditSpec

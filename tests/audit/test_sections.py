@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from audit.checks import Status
-from audit.data import load_audit_data
+from audit.inputs import load_audit_data
 from audit.pipeline import run_audit
 from audit.result import result_from_json, result_to_json
 from audit.spec import AuditSpec

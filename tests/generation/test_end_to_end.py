@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from audit.cli import main
-from audit.data import load_audit_data
+from audit.inputs import load_audit_data
 from tests.generation.conftest import FAST, protocol_toml
 from tests.support.openai_server import Reply, story
 

@@ -6,7 +6,7 @@ import pytest
 
 import detectors.features as features_module
 from audit.checks import Status
-from audit.data import load_audit_data
+from audit.inputs import load_audit_data
 from audit.errors import ProviderError
 from audit.pipeline import run_audit
 from audit.policy import Policy

@@ -36,7 +36,7 @@ def _fixture_result():
         from tests.reports.synthetic import make_result
 
         return make_result(), "synthetic (fixtures/ not present)"
-    from audit.data import load_audit_data
+    from audit.inputs import load_audit_data
     from audit.pipeline import run_audit
     from audit.spec import AuditSpec
 

@@ -16,7 +16,7 @@ def module_name(root: Path, path: Path) -> str:
 
 
 def import_graph(root: Path, *, top_level_only: bool = False) -> dict[str, set[str]]:
-    """module -> the package modules it imports (``from x import y`` counts x, and x.y when a module)."""
+    """module -> the package modules it imports (``from x import y`` counts x.y when it is a module, else x)."""
     files = {module_name(root, p): p for pkg in PACKAGES for p in (root / pkg).rglob("*.py")}
     graph: dict[str, set[str]] = {m: set() for m in files}
     for mod, path in files.items():
@@ -33,7 +33,13 @@ def import_graph(root: Path, *, top_level_only: bool = False) -> dict[str, set[s
                     anchor = mod.split(".") if is_pkg else mod.split(".")[:-1]
                     anchor = anchor[: len(anchor) - node.level + 1]
                     base = ".".join(anchor + ([base] if base else []))
-                targets = [base] + [f"{base}.{a.name}" for a in node.names]
+                # ``from pkg import mod`` where mod is a module is ``import pkg.mod``: it needs
+                # mod, not what pkg/__init__ defines (as ``import pkg.mod`` counts only pkg.mod);
+                # any other name imported counts pkg itself.
+                subs = [f"{base}.{a.name}" for a in node.names]
+                targets = [t for t in subs if t in files]
+                if len(targets) < len(subs):
+                    targets.append(base)
             for t in targets:
                 if t in files and t != mod:
                     graph[mod].add(t)

@@ -58,7 +58,7 @@ def test_cli_missing_column_is_input_error(tmp_path, capsys):
 def test_cli_features_equal_those_of_audit_run_on_the_fixture(tmp_path):
     from pathlib import Path
 
-    from audit.data import load_audit_data
+    from audit.inputs import load_audit_data
 
     root = Path(__file__).resolve().parents[3] / "fixtures" / "deployment"
     if not (root / "stories.csv").exists():

@@ -7,7 +7,7 @@ import pytest
 
 from audit.cli import main
 from audit.cli.exit_status import ExitStatus
-from audit.data import load_audit_data
+from audit.inputs import load_audit_data
 from audit.pipeline import run_audit
 from audit.result import result_from_json, result_to_json
 from audit.spec import AuditSpec

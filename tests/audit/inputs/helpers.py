@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from audit.data import load_audit_data
+from audit.inputs import load_audit_data
 from audit.errors import InputError
 
 PAIRS = """\

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from audit.data import load_audit_data
+from audit.inputs import load_audit_data
 from audit.errors import InputError
 
 BAD = Path(__file__).parent / "bad_inputs"

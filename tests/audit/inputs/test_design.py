@@ -12,7 +12,8 @@ import pytest
 
 from audit.cli import main
 from audit.cli.exit_status import ExitStatus
-from audit.data import ALL_MATCHUPS, MatchupOrientation, load_audit_data, pooling_scopes
+from audit.data import ALL_MATCHUPS, MatchupOrientation, pooling_scopes
+from audit.inputs import load_audit_data
 from audit.judge_side import judge_pair_outcomes
 from tests.audit.inputs.helpers import HUMANS, JUDGE, basic, problems, write
 

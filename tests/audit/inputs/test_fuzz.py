@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from audit.cli import main
 from audit.cli.exit_status import ExitStatus
-from audit.data import load_audit_data
+from audit.inputs import load_audit_data
 from audit.errors import InputError
 from tests.audit.inputs.helpers import HUMANS, JUDGE, PAIRS
 

@@ -11,7 +11,7 @@ import pytest
 
 from audit.cli import main
 from audit.cli.exit_status import ExitStatus
-from audit.data import load_audit_data
+from audit.inputs import load_audit_data
 from audit.errors import InputError
 from tests.audit.inputs.helpers import HUMANS, JUDGE, PAIRS, basic, problems, write
 

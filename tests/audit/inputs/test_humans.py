@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from audit.data import load_audit_data
+from audit.inputs import load_audit_data
 
 from .helpers import HUMANS, JUDGE, PAIRS, problems, write
 

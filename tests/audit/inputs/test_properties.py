@@ -7,7 +7,7 @@ import pandas as pd
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from audit.data import load_audit_data
+from audit.inputs import load_audit_data
 
 SYSTEMS = ("alpha", "beta")
 

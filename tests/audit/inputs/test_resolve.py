@@ -3,7 +3,7 @@ the criterion column it sits in, not under a 'choice'/'score' column the file do
 
 from __future__ import annotations
 
-from audit.data import load_audit_data
+from audit.inputs import load_audit_data
 
 from .helpers import basic, problems, write
 

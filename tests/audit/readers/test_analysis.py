@@ -158,7 +158,7 @@ def test_on_the_deployment_fixture():
     and the tree of criterion-to-overall kappas share the same inner sub-clusters: here the
     two weighting schemes the fixture simulates (fixtures/simulate.py, W_ENTHUSIAST and
     W_EXPERT), among the non-random readers."""
-    from audit.data import load_audit_data
+    from audit.inputs import load_audit_data
     from audit.judge_side import judge_pair_outcomes
 
     data = load_audit_data(FIXTURE / "judge.csv", FIXTURE / "humans.csv", pairs=FIXTURE / "pairs.csv")

@@ -19,7 +19,7 @@ FIXTURE = Path(__file__).resolve().parents[3] / "fixtures" / "deployment"
 def fixture_data():
     if not (FIXTURE / "humans.csv").exists():
         pytest.skip("deployment fixture not present")
-    from audit.data import load_audit_data
+    from audit.inputs import load_audit_data
     from audit.judge_side import judge_pair_outcomes
 
     data = load_audit_data(FIXTURE / "judge.csv", FIXTURE / "humans.csv", pairs=FIXTURE / "pairs.csv")

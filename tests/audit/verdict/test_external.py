@@ -18,7 +18,7 @@ import math
 import pytest
 
 from audit.checks import CELL_STATUSES
-from audit.data import load_audit_data
+from audit.inputs import load_audit_data
 from audit.pipeline import run_audit
 from audit.spec import AuditSpec
 from tests.conftest import SHARED_DATASETS

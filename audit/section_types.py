@@ -1,0 +1,31 @@
+"""Which typed result each optional section of :class:`~audit.result.AuditResult` carries.
+
+:func:`audit.result.result_from_json` looks the payload types up here to rebuild each
+section losslessly. This module only imports the payload types (each defined in the leaf
+module of its statistics), never the orchestrators (audit/sections.py,
+audit/peer_sections.py) that compute them, so the result model depends on the statistics
+and nothing depends back on the result through it.
+"""
+
+from __future__ import annotations
+
+from audit.devset import DevValidity
+from audit.judge_agreement import JudgeAgreement
+from audit.judge_configurations import JudgeConfigurations
+from audit.judge_position import JudgePosition
+from audit.leaderboard import Leaderboard
+from audit.readers import ReaderAnalysis
+from audit.surface import SurfaceResult
+from audit.uncertainty.section import UncertaintySection
+
+#: section field of AuditResult -> the type of its payload
+SECTION_TYPES: dict[str, type] = {
+    "dev": DevValidity,
+    "uncertainty": UncertaintySection,
+    "readers": ReaderAnalysis,
+    "surface": SurfaceResult,
+    "judge_agreement": JudgeAgreement,
+    "judge_configurations": JudgeConfigurations,
+    "leaderboard": Leaderboard,
+    "judge_position": JudgePosition,
+}
