@@ -147,11 +147,7 @@ def surface_section(data, spec, primary: str | None, seed: np.random.SeedSequenc
 
 
 def _perplexity_config(spec):
-    if spec.perplexity.model is None and spec.perplexity.url is None:
-        return None
-    from detectors import PerplexityConfig
-
-    return PerplexityConfig(**dataclasses.asdict(spec.perplexity))
+    return spec.perplexity if spec.perplexity is not None and spec.perplexity.configured else None
 
 
 # ----------------------------------------------------------------------------- checks

@@ -3,26 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from audit.policy import Policy
 
-
-@dataclass(frozen=True)
-class PerplexitySpec:
-    """Where perplexity comes from; both None means the perplexity feature is SKIPPED."""
-
-    model: str | None = None  #: a transformers model name or local path
-    url: str | None = None  #: an OpenAI-compatible completions server
-    server_model: str | None = None
-    allow_download: bool = False
-    revision: str | None = None
-    device: str = "auto"
-    dtype: str = "auto"
-    batch_size: int = 8
-    max_length: int | None = None
-    stride: int | None = None
-    api_key_env: str | None = None  #: environment variable holding the server's API key
+if TYPE_CHECKING:  # importing detectors/ registers every detector: only when surface features run
+    from detectors.perplexity.config import PerplexityConfig
 
 
 @dataclass(frozen=True)
@@ -35,12 +21,14 @@ class AuditSpec:
     judge : the judge configuration whose verdicts are "the judge" (None: ``ensemble`` if
         present, else the first configuration in the judge file).
     seed : seed of every random procedure (bootstraps, the ``random`` tie rule).
-    policy : check thresholds and severities.
-    level : interval level of the human GLMM interval.
+    policy : check thresholds, severities and interval levels (the human interval's level is
+        ``policy.transfer.level``: a setting has one owner).
     glmm_backend : "native" or "lme4".
     linkage : linkage method of the reader clustering (scipy's names; default "average").
     uncertainty, readers, surface : compute those optional sections.
     n_boot : bootstrap replicates (None: the policy's).
+    perplexity : the perplexity detector's settings (:class:`detectors.PerplexityConfig`, the
+        one owner of them); None or an unconfigured one: the perplexity feature is SKIPPED.
     features_cache : directory of the feature cache (None: no cache).
     command : the exact command line, recorded in the provenance.
     progress : called with a short message before each stage (None: silent).
@@ -53,14 +41,13 @@ class AuditSpec:
     seed: int | None = 0
     policy: Policy = field(default_factory=Policy)
     policy_source: str = "defaults"
-    level: float = 0.95
     glmm_backend: str = "native"
     linkage: str = "average"  #: hierarchical-clustering linkage of the reader analysis
     uncertainty: bool = True
     readers: bool = True
     surface: bool = True
     n_boot: int | None = None
-    perplexity: PerplexitySpec = field(default_factory=PerplexitySpec)
+    perplexity: PerplexityConfig | None = None
     features_cache: str | None = None
     command: str = ""
     progress: Callable[[str], None] | None = field(default=None, compare=False, repr=False)

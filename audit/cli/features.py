@@ -6,6 +6,8 @@ from __future__ import annotations
 import click
 import pandas as pd
 
+from audit.cli.options import perplexity_options
+
 
 def _read_stories(path: str) -> tuple[pd.DataFrame, list[str]]:
     """Read stories exactly as ``audit run --stories`` does (same parsing, same messages).
@@ -34,29 +36,12 @@ def _read_stories(path: str) -> tuple[pd.DataFrame, list[str]]:
               help="Output CSV: pair_id, system and one column per feature.")
 @click.option("--detectors", "detector_names", help="Comma-separated detectors (default: length,sentences,lexical "
               "and perplexity when a model is given). Known: length, sentences, lexical, perplexity.")
-@click.option("--perplexity-model", help="transformers causal LM for perplexity: a local directory or a hub name "
-              "already in the Hugging Face cache.")
-@click.option("--perplexity-revision", help="Hub revision to load (or, with --perplexity-url, a label for the "
-              "served weights; it keys the cache).")
-@click.option("--allow-download", "--perplexity-allow-download", "allow_download", is_flag=True,
-              help="Let transformers download --perplexity-model (never done by default).")
-@click.option("--perplexity-url", help="OpenAI-compatible completions server returning prompt logprobs (e.g. vLLM).")
-@click.option("--perplexity-server-model", help="Model name to request from --perplexity-url.")
-@click.option("--perplexity-api-key-env", metavar="NAME", help="Environment variable holding the key of "
-              "--perplexity-url (default: no key is sent).")
-@click.option("--perplexity-device", default="auto", show_default=True, help="auto (cuda, mps, cpu) or a torch device.")
-@click.option("--perplexity-dtype", type=click.Choice(["auto", "float32", "float16", "bfloat16"]), default="auto",
-              show_default=True)
-@click.option("--perplexity-batch-size", type=click.IntRange(min=1), default=8, show_default=True)
-@click.option("--perplexity-max-length", type=click.IntRange(min=2), help="Window length in tokens (default: the model's context).")
-@click.option("--perplexity-stride", type=click.IntRange(min=1), help="Sliding-window stride (default: half the window).")
+@perplexity_options
 @click.option("--cache", "cache", type=click.Path(file_okay=False), help="Feature cache directory (re-runs compute nothing twice).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
               help="Processes for the model-free detectors (same values; pays from ~1,000 stories).")
 @click.option("-q", "--quiet", is_flag=True, help="Do not print the detector summary.")
-def command(stories, out, detector_names, perplexity_model, perplexity_revision, allow_download, perplexity_url,
-            perplexity_server_model, perplexity_api_key_env, perplexity_device, perplexity_dtype, perplexity_batch_size,
-            perplexity_max_length, perplexity_stride, cache, jobs, quiet):
+def command(stories, out, detector_names, perplexity, cache, jobs, quiet):
     """Compute surface features (length, sentence-length moments, MATTR, MTLD, perplexity) of STORIES.
 
     STORIES has columns pair_id (or item_id), system, text; extra numeric columns are
@@ -68,30 +53,18 @@ def command(stories, out, detector_names, perplexity_model, perplexity_revision,
     """
     from audit.checks import Status
     from audit.cli.exit_status import ExitStatus
-    from detectors import PerplexityConfig, compute_features
+    from detectors import compute_features
     from audit.output_files import check_output_file, csv_text, write_file
     from audit.terminal_text import printable
     from generation.tables import prepare_output
 
-    if perplexity_url and not perplexity_server_model:
-        raise click.UsageError("--perplexity-url needs --perplexity-server-model (the model name the server serves)")
-    if perplexity_url and perplexity_model:
-        raise click.UsageError("give --perplexity-model or --perplexity-url, not both")
-    config = None
-    if perplexity_model or perplexity_url:
-        config = PerplexityConfig(
-            model=perplexity_model, revision=perplexity_revision, allow_download=allow_download,
-            device=perplexity_device, dtype=perplexity_dtype, batch_size=perplexity_batch_size,
-            max_length=perplexity_max_length, stride=perplexity_stride, url=perplexity_url,
-            server_model=perplexity_server_model, api_key_env=perplexity_api_key_env,
-        )
     prepare_output(out, "features table")
     check_output_file(out, [stories])  # before the work: -o must not be the stories file
     names = None
     if detector_names:
         names = [n.strip() for n in detector_names.split(",") if n.strip()]
     frame, notes = _read_stories(stories)
-    table = compute_features(frame, detectors=names, perplexity=config, cache=cache, n_jobs=jobs)
+    table = compute_features(frame, detectors=names, perplexity=perplexity, cache=cache, n_jobs=jobs)
     write_file(out, csv_text(table.frame), inputs=[stories])  # shortest float repr: round-trips exactly
     if not quiet:
         click.echo(printable(str(table), keep_newlines=True), err=True)

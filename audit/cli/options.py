@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 import time
 
@@ -9,15 +10,74 @@ import click
 
 
 def parse_scale(ctx, param, value: str | None) -> tuple[float, float] | None:
+    """``--scale LO,HI``: the loader's own parser (one rule for the CLI and ``audit.run``)."""
     if value is None:
         return None
+    from audit.errors import InputError
+    from audit.inputs.load import parse_scale as parse
+
     try:
-        low, high = (float(v) for v in value.split(","))
-    except ValueError:
-        raise click.BadParameter(f"expected LO,HI such as 1,5, got {value!r}") from None
-    if not low < high:
-        raise click.BadParameter(f"LO must be below HI, got {value!r}")
-    return low, high
+        return parse(value)
+    except InputError as exc:
+        raise click.BadParameter("; ".join(f"{p.message} ({p.fix})" for p in exc.problems)) from None
+
+
+# ----------------------------------------------------------------------------- perplexity
+#: the perplexity options of every command that computes surface features, declared once
+_PERPLEXITY_OPTIONS = (
+    click.option("--perplexity-model", help="transformers causal LM for perplexity: a local directory or a hub name "
+                 "already in the Hugging Face cache."),
+    click.option("--perplexity-revision", help="Hub revision to load (or, with --perplexity-url, a label for the "
+                 "served weights; it keys the cache)."),
+    click.option("--allow-download", "--perplexity-allow-download", "allow_download", is_flag=True,
+                 help="Let transformers download --perplexity-model (never done by default)."),
+    click.option("--perplexity-url", help="OpenAI-compatible completions server returning prompt logprobs (e.g. vLLM)."),
+    click.option("--perplexity-server-model", help="Model name to request from --perplexity-url."),
+    click.option("--perplexity-api-key-env", metavar="NAME", help="Environment variable holding the key of "
+                 "--perplexity-url (default: no key is sent)."),
+    click.option("--perplexity-device", default="auto", show_default=True, help="auto (cuda, mps, cpu) or a torch device."),
+    click.option("--perplexity-dtype", type=click.Choice(["auto", "float32", "float16", "bfloat16"]), default="auto",
+                 show_default=True),
+    click.option("--perplexity-batch-size", type=click.IntRange(min=1), default=8, show_default=True,
+                 help="Windows per forward pass / prompts per request."),
+    click.option("--perplexity-max-length", type=click.IntRange(min=2),
+                 help="Window length in tokens (default: the model's context)."),
+    click.option("--perplexity-stride", type=click.IntRange(min=1), help="Sliding-window stride (default: half the window)."),
+)
+_PERPLEXITY_PARAMS = {"perplexity_model": "model", "perplexity_revision": "revision", "allow_download": "allow_download",
+                      "perplexity_url": "url", "perplexity_server_model": "server_model",
+                      "perplexity_api_key_env": "api_key_env", "perplexity_device": "device",
+                      "perplexity_dtype": "dtype", "perplexity_batch_size": "batch_size",
+                      "perplexity_max_length": "max_length", "perplexity_stride": "stride"}
+
+
+def perplexity_options(command):
+    """Add the ``--perplexity-*`` options to a click command; it receives them as one
+    ``perplexity`` argument: a :class:`detectors.PerplexityConfig`, or None when neither
+    ``--perplexity-model`` nor ``--perplexity-url`` is given."""
+
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        values = {field: kwargs.pop(param) for param, field in _PERPLEXITY_PARAMS.items()}
+        return command(*args, perplexity=perplexity_config(**values), **kwargs)
+
+    for option in reversed(_PERPLEXITY_OPTIONS):
+        wrapper = option(wrapper)
+    return wrapper
+
+
+def perplexity_config(**values):
+    """The options' values -> a PerplexityConfig (None without a model or a server); a usage
+    error when they contradict each other."""
+    if values["url"] and not values["server_model"]:
+        raise click.UsageError("--perplexity-url needs --perplexity-server-model (the model name the server serves)")
+    if values["url"] and values["model"]:
+        raise click.UsageError("give --perplexity-model or --perplexity-url, not both")
+    if not (values["model"] or values["url"]):
+        return None
+    from detectors.perplexity.config import PerplexityConfig
+
+    return PerplexityConfig(**values)
 
 
 class Progress:

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from audit.cli.exit_status import ExitStatus
-from audit.cli.options import Progress, parse_scale
+from audit.cli.options import Progress, parse_scale, perplexity_options
 from audit.tie_rules import TIE_RULES
 
 
@@ -36,17 +36,7 @@ from audit.tie_rules import TIE_RULES
 @click.option("--no-uncertainty", is_flag=True, help="Skip bootstraps and leave-one-reader-out.")
 @click.option("--no-readers", is_flag=True, help="Skip the reader-heterogeneity analysis.")
 @click.option("--no-surface", is_flag=True, help="Skip surface features even when --stories is given.")
-@click.option("--perplexity-model", help="transformers causal LM (local path or cached hub name) for the perplexity feature.")
-@click.option("--perplexity-url", help="OpenAI-compatible completions server for perplexity (prompt logprobs).")
-@click.option("--perplexity-server-model", help="Model name to request from --perplexity-url.")
-@click.option("--perplexity-revision", help="Hub revision of --perplexity-model, or a label for the weights --perplexity-url serves (part of the cache key).")
-@click.option("--perplexity-device", default="auto", show_default=True, help="cpu, cuda, mps or auto.")
-@click.option("--perplexity-dtype", default="auto", show_default=True, help="float32, float16, bfloat16 or auto.")
-@click.option("--perplexity-batch-size", type=int, default=8, show_default=True, help="Windows per forward pass / prompts per request.")
-@click.option("--perplexity-max-length", type=int, help="Window length in tokens (default: the model's context).")
-@click.option("--perplexity-stride", type=int, help="Sliding-window stride in tokens (default: half the window).")
-@click.option("--perplexity-api-key-env", help="Environment variable holding --perplexity-url's API key (no key is sent otherwise).")
-@click.option("--allow-download", is_flag=True, help="Allow transformers to download --perplexity-model (off by default).")
+@perplexity_options
 @click.option("--features-cache", type=click.Path(file_okay=False), help="Directory of the surface-feature cache.")
 @click.option("--drop-invalid", is_flag=True, help="Leave out invalid rows (bad values, unknown ids, duplicates) and unparsable judge outputs, "
                    "counted in the report, instead of stopping; file-level problems still stop the run.")
@@ -58,10 +48,8 @@ from audit.tie_rules import TIE_RULES
 @click.option("--no-html", is_flag=True, help="Do not write report.html.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress and no summary; only errors (for CI logs).")
 def command(judge, humans, pairs, stories, dev_judge, dev_humans, focal, judge_name, policy, tie_rule, seed,
-            out_dir, gate, fail_on, n_boot, no_uncertainty, no_readers, no_surface, perplexity_model, perplexity_url,
-            perplexity_server_model, perplexity_revision, perplexity_device, perplexity_dtype, perplexity_batch_size,
-            perplexity_max_length, perplexity_stride, perplexity_api_key_env, allow_download, features_cache, drop_invalid, scale, glmm_backend, linkage,
-            no_html, quiet):
+            out_dir, gate, fail_on, n_boot, no_uncertainty, no_readers, no_surface, perplexity, features_cache,
+            drop_invalid, scale, glmm_backend, linkage, no_html, quiet):
     """Audit JUDGE (judge.csv) against HUMANS (humans.csv) and write the report.
 
     \b
@@ -75,7 +63,7 @@ def command(judge, humans, pairs, stories, dev_judge, dev_humans, focal, judge_n
     from audit.outputs import check_output_dir, write_outputs_detail
     from audit.pipeline import run_audit
     from audit.policy import load_policy
-    from audit.spec import AuditSpec, PerplexitySpec
+    from audit.spec import AuditSpec
     from audit.terminal_text import printable
     from audit.timings import RunTimings
 
@@ -94,11 +82,7 @@ def command(judge, humans, pairs, stories, dev_judge, dev_humans, focal, judge_n
         tie_rule=tie_rule, judge=judge_name, seed=seed, policy=load_policy(policy),
         policy_source=policy or "defaults", glmm_backend=glmm_backend, linkage=linkage, uncertainty=not no_uncertainty,
         readers=not no_readers, surface=not no_surface, n_boot=n_boot,
-        perplexity=PerplexitySpec(model=perplexity_model, url=perplexity_url, server_model=perplexity_server_model,
-                                  allow_download=allow_download, revision=perplexity_revision,
-                                  device=perplexity_device, dtype=perplexity_dtype, batch_size=perplexity_batch_size,
-                                  max_length=perplexity_max_length, stride=perplexity_stride,
-                                  api_key_env=perplexity_api_key_env),
+        perplexity=perplexity,
         features_cache=features_cache, command=_command_line(), progress=progress, timings=timings,
     )
     result = run_audit(data, spec)

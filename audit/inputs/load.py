@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Sequence
 
@@ -9,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from audit.data import AuditData, Exclusion, RowCount, SourceFile
-from audit.errors import InputError
+from audit.errors import InputError, InputProblem
 from audit.inputs.formats import Table, read_table
 from audit.inputs.humans import HumanInput, read_humans
 from audit.inputs.judge import INVALID, JudgeInput, read_judge
@@ -33,6 +34,8 @@ def parse_focal(focal: str | Sequence[str] | None) -> tuple[str, ...]:
 
 
 def parse_scale(scale: object) -> tuple[float, float] | None:
+    """``"1,5"``, ``"1:5"`` or ``(1, 5)`` -> ``(1.0, 5.0)``: the one parser of a declared score
+    scale (``audit run --scale`` and ``audit.run(scale=...)`` both use it)."""
     if scale is None:
         return None
     try:
@@ -40,9 +43,11 @@ def parse_scale(scale: object) -> tuple[float, float] | None:
             scale = [s for s in scale.replace(":", ",").split(",")]
         lo, hi = (float(x) for x in scale)  # type: ignore[union-attr]
     except (TypeError, ValueError):
-        raise InputError("scale must be two numbers (lo, hi), e.g. (1, 5)") from None
-    if not lo < hi:
-        raise InputError(f"scale ({lo:g}, {hi:g}): the lower bound must be below the upper bound")
+        raise InputError(InputProblem("scale", f"expected two numbers LO,HI, got {scale!r}",
+                                      "give the scale as LO,HI, e.g. 1,5")) from None
+    if not (math.isfinite(lo) and math.isfinite(hi)) or not lo < hi:
+        raise InputError(InputProblem("scale", f"({lo:g}, {hi:g}): LO must be below HI, both finite",
+                                      "give the scale as LO,HI with LO < HI, e.g. 1,5")) from None
     return (lo, hi)
 
 

@@ -1,0 +1,72 @@
+"""Options shared between commands are declared once (audit/cli/options.py): same names,
+same validation, one settings object."""
+
+from __future__ import annotations
+
+import click
+import pytest
+
+from audit.cli import features as features_cmd
+from audit.cli.exit_status import ExitStatus
+from audit.cli import run as run_cmd
+from audit.cli.options import parse_scale, perplexity_config
+from detectors.perplexity.config import PerplexityConfig
+
+
+def _options(command: click.Command) -> dict[str, click.Option]:
+    return {p.name: p for p in command.params if isinstance(p, click.Option)}
+
+
+def test_run_and_features_declare_the_same_perplexity_options():
+    run, features = _options(run_cmd.command), _options(features_cmd.command)
+    names = {n for n in run if n.startswith("perplexity_")} | {"allow_download"}
+    assert len(names) == 11
+    for name in names:
+        a, b = run[name], features[name]
+        assert (a.opts, a.type.to_info_dict(), a.default) == (b.opts, b.type.to_info_dict(), b.default), name
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--perplexity-url", "http://127.0.0.1:9"], "needs --perplexity-server-model"),
+    (["--perplexity-url", "http://127.0.0.1:9", "--perplexity-server-model", "m", "--perplexity-model", "x"],
+     "not both"),
+    (["--perplexity-model", "x", "--perplexity-batch-size", "0"], "--perplexity-batch-size"),
+    (["--perplexity-model", "x", "--perplexity-dtype", "float8"], "--perplexity-dtype"),
+])
+@pytest.mark.parametrize("command", ["run", "features"])
+def test_both_commands_refuse_the_same_perplexity_mistakes(tmp_path, capsys, command, args, message):
+    from audit.cli import main
+
+    (tmp_path / "s.csv").write_text("pair_id,system,text\np1,a,x\n", encoding="utf-8")
+    files = (["run", str(tmp_path / "s.csv"), str(tmp_path / "s.csv"), "--out", str(tmp_path / "o")]
+             if command == "run" else ["features", str(tmp_path / "s.csv"), "-o", str(tmp_path / "f.csv")])
+    assert main(files + args) == ExitStatus.USAGE_ERROR
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "o").exists() and not (tmp_path / "f.csv").exists()
+
+
+def test_perplexity_config_is_the_detectors_own_settings_object():
+    assert perplexity_config(model=None, url=None, server_model=None) is None
+    config = perplexity_config(model="m", url=None, server_model=None, batch_size=4)
+    assert config == PerplexityConfig(model="m", batch_size=4)
+
+
+@pytest.mark.parametrize("value", ["5,1", "1", "a,b", "1,nan", "1,2,3"])
+def test_scale_option_uses_the_loaders_parser(value):
+    from audit.errors import InputError
+    from audit.inputs.load import parse_scale as loader_parse
+
+    with pytest.raises(click.BadParameter):
+        parse_scale(None, None, value)
+    with pytest.raises(InputError):
+        loader_parse(value)
+
+
+def test_scale_option_accepts_what_the_loader_accepts():
+    assert parse_scale(None, None, "1,5") == (1.0, 5.0) == parse_scale(None, None, "1:5")
+
+
+def test_audit_spec_has_no_second_level():
+    from audit.spec import AuditSpec
+
+    assert not hasattr(AuditSpec(), "level")  # the human interval's level is policy.transfer.level
