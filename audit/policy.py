@@ -76,10 +76,13 @@ class SurfacePolicy:
 
 @dataclass(frozen=True)
 class ReadersPolicy:
+    """Thresholds of the reader checks (audit/readers/policy.py says what each check does)."""
+
     outside_range_margin: float = 0.0  #: judge rate may lie this far outside all readers' rates
     fast_reader_max_loo_shift: float = 0.05
     fatigue_min_end_to_start: float = 0.5
     alpha: float = 0.05
+    adjust: str = "holm"  #: multiplicity adjustment across a check's scopes: "holm", "bh" or "none"
 
 
 @dataclass(frozen=True)
@@ -164,7 +167,8 @@ RANGES: dict[str, Bound] = {
     "readers.alpha": _PROBABILITY,
 }
 #: "section.key" -> allowed values of a text-valued policy key.
-CHOICES: dict[str, tuple[str, ...]] = {"transfer.adjust": ("holm", "bonferroni", "none")}
+CHOICES: dict[str, tuple[str, ...]] = {"transfer.adjust": ("holm", "bonferroni", "none"),
+                                       "readers.adjust": ("holm", "bh", "none")}
 #: Checks of result schema 1.x that the cell decision replaced (a policy naming one is told so).
 REPLACED_CHECKS = {
     "transfer.judge_in_human_ci": "transfer.decision", "transfer.direction_conflict": "transfer.decision",

@@ -11,7 +11,7 @@ from audit.result import Provenance
 from audit.spec import AuditSpec
 
 _PACKAGES = ("numpy", "pandas", "scipy", "statsmodels", "krippendorff", "lexicalrichness", "spacy",
-             "matplotlib", "jinja2", "click", "torch", "transformers")
+             "matplotlib", "jinja2", "click", "torch", "transformers", "pymer4")
 
 
 def package_versions() -> dict[str, str]:
@@ -42,4 +42,5 @@ def build_provenance(data: AuditData, spec: AuditSpec, *, seed: int | None, prim
         rows=tuple({"role": r.role, "unit": r.unit, "read": r.read, "used": r.used,
                     "excluded_by_reason": dict(r.excluded)} for r in data.rows),
         orientation=tuple(dataclasses.asdict(o) for o in data.orientation),
+        glmm_backend=spec.glmm_backend,
     )

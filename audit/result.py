@@ -198,6 +198,8 @@ class Provenance:
     rows: tuple[dict[str, Any], ...] = ()
     #: per matchup: matchup, focal, other, source ("--focal", "pairs file", "automatic"), n_pairs, n_reoriented
     orientation: tuple[dict[str, Any], ...] = ()
+    #: the engine of every human GLMM in this result: "native" (audit/glmm) or "lme4" (through pymer4)
+    glmm_backend: str = "native"
     # No wall-clock fields here: the same inputs and seed must give byte-identical JSON.
 
 

@@ -192,7 +192,7 @@ def section_checks(policy: Policy, *, dev: Section, uncertainty: Section, reader
     if readers.payload is not None:
         from audit.readers import reader_checks
 
-        checks.extend(_primary_judge_only(reader_checks(readers.payload, dataclasses.asdict(policy.readers),
+        checks.extend(_primary_judge_only(reader_checks(readers.payload, policy.readers,
                                                         families=families), primary))
     if surface.payload is not None:
         from audit.surface import surface_checks

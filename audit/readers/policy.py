@@ -34,64 +34,37 @@ count), so that an aligned judge with unremarkable readers gets no diagnostic WA
 ``1 - alpha`` of studies. docs/detectors.md has the simulation.
 
 Every reader check is a diagnostic, so none FAILs by default; ``status_on_flag`` changes
-the status a flagged check gets (e.g. FAIL in a strict CI policy).
+the status a flagged check gets (e.g. FAIL in a strict CI policy); in a run the policy's
+``[severity]`` table does that (audit/sections.py applies it).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
 from audit.checks import Check, Status
-from audit.errors import InputError, InputProblem
+from audit.policy import ReadersPolicy, policy_from_mapping
 from audit.readers._common import COMPUTED
 from audit.readers.analysis import ReaderAnalysis
 from audit.uncertainty.multiplicity import ADJUSTMENTS, benjamini_hochberg, holm
 
 
-@dataclass(frozen=True)
-class ReaderThresholds:
-    """Thresholds of the reader checks (see the module docstring for what each one does)."""
-
-    outside_range_margin: float = 0.0
-    fast_reader_max_loo_shift: float = 0.05
-    fatigue_min_end_to_start: float = 0.5
-    alpha: float = 0.05
-    status_on_flag: Status = Status.WARN
-    adjust: str = "holm"  #: multiplicity adjustment across a check's scopes: "holm", "bh" or "none"
+#: The reader checks' thresholds are the policy's ``[readers]`` section: one class, one owner.
+ReaderThresholds = ReadersPolicy
 
 
-def resolve_thresholds(thresholds: ReaderThresholds | Mapping[str, object] | None) -> ReaderThresholds:
-    """Accept a ReaderThresholds, a mapping of its field names (``readers.`` prefix allowed) or None."""
+def resolve_thresholds(thresholds: ReadersPolicy | Mapping[str, object] | None) -> ReadersPolicy:
+    """Accept a ReadersPolicy, a mapping of its keys (``readers.`` prefix allowed; validated by
+    the policy loader: same ranges, same messages) or None (the defaults)."""
     if thresholds is None:
-        return ReaderThresholds()
-    if isinstance(thresholds, ReaderThresholds):
+        return ReadersPolicy()
+    if isinstance(thresholds, ReadersPolicy):
         return thresholds
-    known = {f.name for f in fields(ReaderThresholds)}
-    updates, problems = {}, []
-    for key, value in thresholds.items():
-        name = key.removeprefix("readers.")
-        if name not in known:
-            problems.append(InputProblem(file="policy", value=str(key), message="unknown reader threshold",
-                                         fix=f"use one of: {', '.join(sorted(known))}"))
-            continue
-        if name == "status_on_flag":
-            updates[name] = Status(value)
-        elif name == "adjust":
-            if value not in ADJUSTMENTS:
-                problems.append(InputProblem(file="policy", column="readers.adjust", value=str(value),
-                                             message="unknown multiplicity adjustment",
-                                             fix=f"use one of: {', '.join(ADJUSTMENTS)}"))
-                continue
-            updates[name] = str(value)
-        else:
-            updates[name] = float(value)
-    if problems:
-        raise InputError(problems)
-    return replace(ReaderThresholds(), **updates)
+    section = {str(key).removeprefix("readers."): value for key, value in thresholds.items()}
+    return policy_from_mapping({"readers": section}, "policy").readers
 
 
 def adjusted(p_values, method: str) -> np.ndarray:
@@ -119,8 +92,8 @@ def reader_check_families(analysis: ReaderAnalysis) -> int:
 
 
 def reader_checks(analysis: ReaderAnalysis,
-                  thresholds: ReaderThresholds | Mapping[str, object] | None = None,
-                  families: int = 1) -> list[Check]:
+                  thresholds: ReadersPolicy | Mapping[str, object] | None = None,
+                  families: int = 1, status_on_flag: Status = Status.WARN) -> list[Check]:
     """Turn a reader analysis into checks (names and defaults in the module docstring).
 
     ``families``: the number of diagnostic checks (reader and surface) that share one
@@ -129,7 +102,7 @@ def reader_checks(analysis: ReaderAnalysis,
     passes the count of computed ones.
     """
     t = resolve_thresholds(thresholds)
-    flag = t.status_on_flag
+    flag = status_on_flag
     alpha = t.alpha / max(int(families), 1)
     level = f"{alpha:.3g}" + (f" (alpha {t.alpha:g} shared by {families} diagnostic checks)" if families > 1 else "")
     out: list[Check] = []

@@ -127,7 +127,7 @@ def test_provenance_records_command_seed_and_hashes(fast_run):
     _, out = fast_run
     prov = json.loads((out / "result.json").read_text(encoding="utf-8"))["provenance"]
     assert prov["command"].startswith("audit run ") and "--no-surface" in prov["command"]
-    assert prov["seed"] == 0 and prov["tie_rule"] == "even-split"
+    assert prov["seed"] == 0 and prov["tie_rule"] == "even-split" and prov["glmm_backend"] == "native"
     assert {s["role"] for s in prov["sources"]} >= {"judge", "humans", "pairs"}
     assert all(len(s["sha256"]) == 64 for s in prov["sources"])
 

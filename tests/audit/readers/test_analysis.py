@@ -135,10 +135,22 @@ def test_reader_checks_names_and_thresholds(full):
     # a huge margin clears every outside-range flag; a strict policy turns flags into FAIL
     relaxed = reader_checks(res, {"readers.outside_range_margin": 1.0})
     assert all(c.status is Status.PASS for c in relaxed if c.name == "readers.judge_outside_reader_range")
-    strict = reader_checks(res, ReaderThresholds(status_on_flag=Status.FAIL))
+    strict = reader_checks(res, status_on_flag=Status.FAIL)
     assert next(c for c in strict if c.name == "readers.separation").status is Status.FAIL
-    with pytest.raises(InputError, match="unknown reader threshold"):
+    # thresholds given as a mapping go through the policy loader: same keys, ranges and messages
+    with pytest.raises(InputError, match=r"unknown key 'nonsense' in \[readers\]"):
         reader_checks(res, {"readers.nonsense": 1})
+    with pytest.raises(InputError, match=r"'readers.alpha' must lie in \(0.0, 1.0\)"):
+        reader_checks(res, {"alpha": 2.0})
+    with pytest.raises(InputError, match="readers.adjust"):
+        reader_checks(res, {"adjust": "bonferroni"})
+
+
+def test_reader_thresholds_are_the_policy_section():
+    from audit.policy import Policy, ReadersPolicy
+
+    assert ReaderThresholds is ReadersPolicy
+    assert Policy().readers == ReaderThresholds()
 
 
 def test_rng_is_recorded_and_reproducible():
