@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from audit.data import JUDGE_AGGREGATE, AuditData
-from audit.tie_rules import credit_ties
+from audit.tie_rules import TieRule, credit_ties, tie_rule
 
 PAIR_COLUMNS = ["pair_id", "matchup", "focal", "other", "criterion", "judge", "focal_score",
                 "other_score", "outcome", "credit"]
@@ -74,8 +74,8 @@ def judge_pair_outcomes(data: AuditData, tie_rule: str, rng: np.random.Generator
     -------
     DataFrame with columns pair_id, matchup, focal, other, criterion, judge, focal_score,
     other_score (NaN for pairwise judges), outcome (win/loss/tie/invalid) and credit (the
-    focal system's credit under ``tie_rule``; NaN for invalid pairs and, under
-    ``decisive``, for ties). Rows are sorted by judge, matchup, criterion, pair so that a
+    focal system's credit under ``tie_rule``; NaN for invalid pairs and, under a rule that
+    does not count ties (``decisive``), for ties). Rows are sorted by judge, matchup, criterion, pair so that a
     seeded ``random`` rule is reproducible.
     """
     if data.judge_scores is not None:
@@ -89,16 +89,23 @@ def judge_pair_outcomes(data: AuditData, tie_rule: str, rng: np.random.Generator
     return frame[PAIR_COLUMNS]
 
 
-def summarise_outcomes(outcomes: pd.DataFrame) -> dict[str, float | int]:
-    """Wins, losses, ties, invalid, valid pairs and the credited rate of one group of pairs."""
+def summarise_outcomes(outcomes: pd.DataFrame, rule: str | TieRule) -> dict[str, float | int]:
+    """Wins, losses, ties, invalid, valid pairs, the credited pairs and the rate of one group of
+    pairs under ``rule``: the credit summed over what the rule counts (its denominator)."""
+    rule = tie_rule(rule)
     counts = outcomes["outcome"].value_counts()
+    wins, losses, ties = (int(counts.get(k, 0)) for k in ("win", "loss", "tie"))
     credit = outcomes["credit"].to_numpy(float)
-    used = credit[~np.isnan(credit)]
+    n_credited = rule.denominator(wins, losses, ties)
+    if int(np.isfinite(credit).sum()) != n_credited:
+        raise ValueError(f"credits were not computed under the '{rule.name}' tie rule: {int(np.isfinite(credit).sum())} "
+                         f"credited outcomes, the rule counts {n_credited}")
     return {
-        "wins": int(counts.get("win", 0)),
-        "losses": int(counts.get("loss", 0)),
-        "ties": int(counts.get("tie", 0)),
+        "wins": wins,
+        "losses": losses,
+        "ties": ties,
         "invalid": int(counts.get("invalid", 0)),
         "n_pairs": int(len(outcomes)),
-        "rate": float(used.mean()) if used.size else float("nan"),
+        "n_credited": n_credited,
+        "rate": float(np.nansum(credit) / n_credited) if n_credited else float("nan"),
     }

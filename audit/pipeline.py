@@ -53,17 +53,25 @@ def _judge_side(groups: dict[str, pd.DataFrame], criterion: str, primary: str, t
     """The judge's side of one cell from its outcomes grouped by configuration."""
     configs = []
     for name, group in groups.items():
-        s = summarise_outcomes(group)
+        s = summarise_outcomes(group, tie_rule)
         configs.append(JudgeConfigRate(str(name), s["rate"], s["wins"], s["losses"], s["ties"], s["invalid"]))
     mine = groups.get(primary)
-    s = summarise_outcomes(mine if mine is not None else pd.DataFrame({"outcome": [], "credit": []}))
+    s = summarise_outcomes(mine if mine is not None else pd.DataFrame({"outcome": [], "credit": []}), tie_rule)
     return JudgeSide(judge=primary, criterion=criterion, rate=s["rate"], wins=s["wins"], losses=s["losses"],
                      ties=s["ties"], invalid=s["invalid"], n_pairs=s["n_pairs"], tie_rule=tie_rule,
                      different_target=different_target, configurations=tuple(configs))
 
 
+#: a judge outcome as a verdict (an invalid output has none)
+_VERDICT = {"win": 1.0, "loss": 0.0, "tie": 0.5, "invalid": float("nan")}
+
+
 def judge_choices(outcomes: pd.DataFrame, primary: str | None, criteria: tuple[str, ...]) -> pd.DataFrame:
-    """The primary judge's per-pair credit, keyed by the *human* criterion it is compared with."""
+    """The primary judge's per-pair verdict, keyed by the *human* criterion it is compared with.
+
+    ``y_judge`` is what the judge chose (1 focal, 0 other, 0.5 tie, NaN invalid), whatever the
+    tie rule: agreement and the leaderboard compare choices; the rule only credits rates.
+    """
     columns = ["pair_id", "criterion", "y_judge"]
     if primary is None or outcomes.empty:
         return pd.DataFrame(columns=columns)
@@ -74,8 +82,9 @@ def judge_choices(outcomes: pd.DataFrame, primary: str | None, criteria: tuple[s
         jc, _ = judge_criterion_for(crit, judge_criteria)
         if jc is None:
             continue
-        part = mine[mine["criterion"] == jc][["pair_id", "credit"]].rename(columns={"credit": "y_judge"})
-        parts.append(part.assign(criterion=crit))
+        part = mine[mine["criterion"] == jc]
+        parts.append(pd.DataFrame({"pair_id": part["pair_id"].to_numpy(), "criterion": crit,
+                                   "y_judge": part["outcome"].map(_VERDICT).to_numpy(float)}))
     if not parts:
         return pd.DataFrame(columns=columns)
     return pd.concat(parts, ignore_index=True)[columns]

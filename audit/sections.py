@@ -121,7 +121,7 @@ def readers_section(data, spec, credits: pd.DataFrame, cells, seed: np.random.Se
     estimates = pd.DataFrame(rows)
     return _guarded(lambda: analyse_readers(data.votes, credits if len(credits) else None,
                                             glmm_estimates=estimates, linkage=spec.linkage, rng=_int_seed(seed),
-                                            stories=data.stories, pools=pools),
+                                            stories=data.stories, pools=pools, tie_rule=spec.tie_rule),
                     "reader analysis")
 
 

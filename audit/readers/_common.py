@@ -12,6 +12,8 @@ from audit.checks import Status
 from audit.data import ALL_MATCHUPS as _ALL_MATCHUPS
 from audit.data import HUMAN_OVERALL, JUDGE_AGGREGATE
 from audit.errors import InputError, InputProblem
+from audit.tie_rules import TieRule
+from audit.tie_rules import tie_rule as resolve_tie_rule
 
 #: label of the column that pools every matchup in the rate tables
 ALL_MATCHUPS = _ALL_MATCHUPS
@@ -133,8 +135,10 @@ def judge_criterion_map(human_criteria: Iterable[str], judge_criteria: Iterable[
     return mapping
 
 
-def check_judge_credits(judge_credits: pd.DataFrame) -> pd.DataFrame:
-    """Validate the judge credit frame (pair_id, matchup, criterion, judge, credit)."""
+def check_judge_credits(judge_credits: pd.DataFrame, tie_rule: str | TieRule = "even-split") -> pd.DataFrame:
+    """Validate the judge credit frame (pair_id, matchup, criterion, judge, credit): each
+    credit is one ``tie_rule`` can give (:attr:`audit.tie_rules.TieRule.credit_values`) or NaN."""
+    rule = resolve_tie_rule(tie_rule)
     if not isinstance(judge_credits, pd.DataFrame):
         raise InputError(
             InputProblem(file="judge", message="judge_credits must be a DataFrame",
@@ -157,15 +161,17 @@ def check_judge_credits(judge_credits: pd.DataFrame) -> pd.DataFrame:
     for col in ("pair_id", "criterion", "judge"):
         out[col] = out[col].astype(str)
     out["credit"] = pd.to_numeric(out["credit"], errors="coerce").astype(float)
-    bad = out["credit"].notna() & ~out["credit"].isin([0.0, 0.5, 1.0])
+    allowed = sorted(rule.credit_values)
+    bad = out["credit"].notna() & ~out["credit"].isin(allowed)
     if bad.any():
         raise InputError(
             InputProblem(
                 file="judge",
                 column="credit",
                 value=str(out.loc[bad, "credit"].iloc[0]),
-                message="judge credit must be 1, 0.5, 0 or NaN (invalid output)",
-                fix="compute credits with the pipeline's tie rule",
+                message=(f"under the '{rule.name}' tie rule a judge credit is one of "
+                         f"{', '.join(f'{c:g}' for c in allowed)} or NaN (invalid output)"),
+                fix="compute credits with the pipeline's tie rule (audit.tie_rules.credit_ties)",
             )
         )
     if "matchup" in out.columns:

@@ -79,6 +79,7 @@ def analyse_readers(
     top_k_pairs: int = 5,
     stories: pd.DataFrame | None = None,
     pools: Mapping[str, Sequence[str]] | None = None,
+    tie_rule: str = "even-split",
 ) -> ReaderAnalysis:
     """Run every reader analysis.
 
@@ -88,7 +89,7 @@ def analyse_readers(
         ``AuditData.votes`` (pair_id, reader_id, criterion, matchup, focal, other, y, and the
         optional seconds, comment, shown_first, reader_group, order).
     judge_credits : DataFrame, optional
-        pair_id, matchup, criterion, judge, credit (1 / 0.5 / 0 / NaN), computed by the
+        pair_id, matchup, criterion, judge, credit (1 / 0 / a tie's credit / NaN), computed by the
         pipeline under its tie rule. Without it the judge rows, the outside-range check and
         the divergent pairs are skipped.
     glmm_estimates : DataFrame, optional
@@ -109,6 +110,9 @@ def analyse_readers(
         rates average
         (:meth:`audit.data.AuditData.pooling_scopes`: only matchups whose focal system means
         one thing). Default: every matchup under ``(all matchups)``.
+    tie_rule : str
+        The rule ``judge_credits`` were computed under (:mod:`audit.tie_rules`): a credit it
+        cannot give is an input error.
 
     Returns
     -------
@@ -122,7 +126,7 @@ def analyse_readers(
     """
     votes = check_votes(votes)
     check_linkage(linkage)
-    credits = check_judge_credits(judge_credits) if judge_credits is not None else None
+    credits = check_judge_credits(judge_credits, tie_rule) if judge_credits is not None else None
     generator, seed = resolve_rng(rng)
     weights = reader_weights(votes)
     kappas = reader_kappas(votes)

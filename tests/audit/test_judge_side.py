@@ -63,7 +63,7 @@ def test_rates_under_each_rule(rule, expected):
     from audit.tie_rules import credit_ties
 
     outcomes["credit"] = credit_ties(outcomes["outcome"].to_numpy(), rule, np.random.default_rng(0))
-    s = summarise_outcomes(outcomes)
+    s = summarise_outcomes(outcomes, rule)
     assert (s["wins"], s["losses"], s["ties"], s["invalid"]) == (6, 2, 2, 0)
     assert s["rate"] == pytest.approx(expected)
 
