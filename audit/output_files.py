@@ -16,7 +16,9 @@ Rules (README "Reliability"):
   (a section now skipped) is removed only if it is still byte-identical to what was written;
   a file edited since is kept and reported.
 * **CSV cells cannot run as spreadsheet formulas.** :func:`csv_text` neutralises them (see
-  :func:`neutralise_cell`); JSON keeps every raw value.
+  :func:`neutralise_cell`); JSON keeps every raw value. The rule is reversible and every CSV
+  reader of judge-audit (the audit's loader, generation/, Label Studio) undoes it
+  (:func:`restore_cell`), so ``audit generate``'s stories.csv is read back exactly.
 """
 
 from __future__ import annotations
@@ -43,16 +45,56 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 _PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 
 
+def _is_formula(value: str) -> bool:
+    """Would a spreadsheet evaluate ``value`` once our ``'`` marks are taken off?"""
+    bare = value.lstrip("'")
+    return bare.startswith(FORMULA_STARTS) and not _PLAIN_NUMBER.fullmatch(bare)
+
+
 def neutralise_cell(value: object) -> object:
     """A text cell that a spreadsheet would evaluate, prefixed with ``'`` so it is shown as text.
 
     Text starting with ``= + - @``, a tab or a carriage return gets a leading apostrophe
     (``=HYPERLINK(...)`` -> ``'=HYPERLINK(...)``); a plain number written as text
-    (``-0.5``, ``+3``, ``-1e-05``) is left alone, and so is every non-text value.
+    (``-0.5``, ``+3``, ``-1e-05``) is left alone, and so is every non-text value. Text that
+    already starts with apostrophes before such a character (``'=x``) gets one more, so
+    :func:`restore_cell` gives back exactly what was written: the rule is reversible.
     """
-    if isinstance(value, str) and value.startswith(FORMULA_STARTS) and not _PLAIN_NUMBER.fullmatch(value):
+    if isinstance(value, str) and _is_formula(value):
         return "'" + value
     return value
+
+
+def restore_cell(value: object) -> object:
+    """The inverse of :func:`neutralise_cell`: ``'=x`` -> ``=x``, ``''=x`` -> ``'=x``; any other
+    value (``'quoted``, ``'-0.5``, numbers) unchanged. ``restore_cell(neutralise_cell(v)) == v``."""
+    if isinstance(value, str) and value.startswith("'") and _is_formula(value):
+        return value[1:]
+    return value
+
+
+def restore_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """:func:`restore_cell` over every text cell and column name of a table read from CSV/TSV
+    (the tables judge-audit writes, e.g. ``audit generate``'s stories.csv, are read back as
+    they were before neutralising). Only columns holding a leading ``'`` are touched."""
+    out = frame
+    for column in frame.columns:
+        col = frame[column]
+        if pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
+            continue
+        if pd.api.types.is_string_dtype(col):  # vectorised: the loader reads a million votes
+            marked = col.str.startswith("'", na=False).astype(bool)
+        else:
+            marked = col.map(lambda v: isinstance(v, str) and v.startswith("'")).astype(bool)
+        if marked.any():
+            if out is frame:
+                out = frame.copy()
+            out.loc[marked, column] = col[marked].map(restore_cell)
+    names = [restore_cell(str(c)) for c in out.columns]
+    if names != [str(c) for c in out.columns]:
+        out = out.copy() if out is frame else out
+        out.columns = names
+    return out
 
 
 def spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
@@ -325,4 +367,4 @@ def write_folder(folder: str | os.PathLike, files: Mapping[str, str | bytes], *,
 
 
 __all__ = ["FORMULA_STARTS", "MANIFEST", "FolderWrite", "ManifestEntry", "check_output_file", "check_output_folder", "csv_text",
-           "neutralise_cell", "read_manifest", "spreadsheet_safe", "write_file", "write_folder"]
+           "neutralise_cell", "read_manifest", "restore_cell", "restore_frame", "spreadsheet_safe", "write_file", "write_folder"]

@@ -12,6 +12,7 @@ import pandas as pd
 
 from audit._optional import import_optional
 from audit.errors import InputError, InputProblem
+from audit.output_files import restore_frame, spreadsheet_safe
 
 
 def read_table(path: str | Path, role: str, required: Iterable[str] = ()) -> pd.DataFrame:
@@ -27,10 +28,10 @@ def read_table(path: str | Path, role: str, required: Iterable[str] = ()) -> pd.
         raise InputError(InputProblem(str(path), f"{role} file not found", fix="check the path"))
     suffix = path.suffix.lower()
     try:
-        if suffix == ".csv":
-            frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+        if suffix == ".csv":  # our CSVs neutralise formula cells: read them back as written
+            frame = restore_frame(pd.read_csv(path, dtype=str, keep_default_na=False))
         elif suffix == ".tsv":
-            frame = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False)
+            frame = restore_frame(pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False))
         elif suffix in (".jsonl", ".ndjson"):
             frame = _read_jsonl(path, role)
         elif suffix == ".parquet":
@@ -134,6 +135,10 @@ def prepare_output(path: str | Path, role: str, *, directory: bool = False) -> P
 def write_csv(frame: pd.DataFrame, path: str | Path) -> Path:
     """Write a UTF-8 CSV atomically (temporary file then rename), so a kill never leaves half a file.
 
+    Formula cells are neutralised as in every CSV judge-audit writes
+    (:func:`audit.output_files.neutralise_cell`); :func:`read_table` and the audit's loader
+    undo it, so stories.csv, pairs.csv, scores and humans.csv are read back exactly.
+
     Raises
     ------
     InputError
@@ -142,7 +147,7 @@ def write_csv(frame: pd.DataFrame, path: str | Path) -> Path:
     path = prepare_output(path, "output file")
     tmp = path.with_name(path.name + ".tmp")
     try:
-        frame.to_csv(tmp, index=False)
+        spreadsheet_safe(frame).to_csv(tmp, index=False)
         tmp.replace(path)
     except OSError as exc:
         raise InputError(InputProblem(str(path), f"cannot write: {exc.strerror or exc}",

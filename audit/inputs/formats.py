@@ -28,6 +28,7 @@ import pandas as pd
 
 from audit.errors import MissingDependencyError
 from audit.inputs.problems import ProblemLog
+from audit.output_files import restore_frame
 
 #: extension -> format name
 EXTENSIONS = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl",
@@ -91,6 +92,7 @@ def read_table(path: str | os.PathLike, role: str, log: ProblemLog) -> Table | N
             frame, lines = _read_delimited(raw, "," if fmt == "csv" else "\t", path, log)
             if frame is None:
                 return None
+            frame = restore_frame(frame)  # a cell judge-audit neutralised ('=x) reads back as written
         elif fmt == "jsonl":
             frame, lines = _read_jsonl(raw, path, log)
             if frame is None:
