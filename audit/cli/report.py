@@ -15,7 +15,14 @@ from audit.cli.exit_status import ExitStatus
               help="Where to write the HTML (default: report.html beside RESULT_JSON).")
 @click.option("--junit", type=click.Path(dir_okay=False), help="Also write the JUnit XML here.")
 def command(result_json, output, junit):
-    """Render report.html (and optionally junit.xml) from a saved RESULT_JSON."""
+    """Render report.html (and optionally junit.xml) from a saved RESULT_JSON.
+
+    As `audit gate` does, the result is verified first: its checks, cell statuses and
+    status are re-derived from its own cells, tables, sections and recorded policy, and a
+    file whose verdict does not follow from them (edited by hand, truncated) is refused
+    with exit status 2 and the reason: a report never shows a verdict its data do not give.
+    """
+    from audit.derive import verify_result
     from audit.output_files import check_output_file
     from audit.result import read_result
     from audit.terminal_text import printable
@@ -24,6 +31,7 @@ def command(result_json, output, junit):
 
     path = Path(result_json)
     result = read_result(result_json)
+    verify_result(result, source=result_json)  # InputError (exit 2) when inconsistent
     target = Path(output) if output else path.with_name("report.html")
     if junit:
         check_output_file(junit, [result_json, target])

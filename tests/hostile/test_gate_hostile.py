@@ -102,3 +102,25 @@ def test_what_is_not_a_result_is_refused(tmp_path, capsys, content):
     for command in ("gate", "report"):
         status, _, err = run_cli([command, str(path)], capsys, protect=[path])
         assert status == 2 and "r.json" in err
+
+
+@pytest.mark.parametrize("edit, words", [
+    (lambda d: d.update(checks=[]), "check(s) missing from the recorded checks"),
+    (_flip_a_cell, "the recorded transfer decision does not follow"),
+    (_recount, "recorded cell counts"),
+])
+def test_report_refuses_an_inconsistent_result_as_gate_does(saved, tmp_path, capsys, edit, words):
+    path = _edited(saved, tmp_path, edit)
+    target = tmp_path / "report.html"
+    status, _, err = run_cli(["report", str(path), "-o", str(target)], capsys, protect=[path])
+    assert status == 2, err
+    assert words in err and "Traceback" not in err
+    assert not target.exists()  # nothing rendered from a verdict the data do not give
+
+
+def test_report_renders_a_genuine_result(saved, tmp_path, capsys):
+    path, _ = saved
+    target = tmp_path / "report.html"
+    status, _, err = run_cli(["report", str(path), "-o", str(target)], capsys, protect=[path])
+    assert status == 0, err
+    assert target.stat().st_size > 0
