@@ -34,7 +34,8 @@ from audit.rng import resolve_rng
 from generation.journal import Journal, read_journal
 from generation.protocol import GenerationProtocol, Matchup
 from generation.providers.base import ChatMessage, Provider, build_provider
-from generation.tables import read_table, write_csv
+from audit.inputs.formats import read_frame
+from generation.tables import write_csv
 
 _WORD = re.compile(r"\S+")
 _ALNUM = re.compile(r"[^\W_]")
@@ -120,7 +121,7 @@ class GenerationResult:
 
 def load_premises(path: str | Path) -> pd.DataFrame:
     """Read a premises file: columns ``premise_id``, ``premise``, optional ``kind``."""
-    frame = read_table(path, "premises", required=("premise_id", "premise"))
+    frame = read_frame(path, "premises", required=("premise_id", "premise"))
     return validate_premises(frame, str(path))
 
 

@@ -29,7 +29,8 @@ from audit.errors import InputError, InputProblem, ProviderError
 from generation.journal import Journal, read_journal
 from generation.protocol import merge_tables, non_finite
 from generation.providers.base import ChatMessage, Provider, build_provider
-from generation.tables import read_table, write_csv
+from audit.inputs.formats import read_frame
+from generation.tables import write_csv
 
 DEFAULT_RUBRIC_PATH = Path(__file__).parent / "templates" / "rubric.toml"
 _KEYS = {
@@ -302,7 +303,7 @@ class ScoreResult:
 
 
 def load_stories(path: str | Path) -> pd.DataFrame:
-    frame = read_table(path, "stories", required=("system", "text"))
+    frame = read_frame(path, "stories", required=("system", "text"))
     if "pair_id" not in frame.columns:
         if "item_id" not in frame.columns:
             raise InputError(InputProblem(str(path), "required column missing", column="pair_id", fix="stories need pair_id (or item_id), system, text"))

@@ -86,3 +86,16 @@ def test_from_package_import_submodule_is_the_submodule(tmp_path):
     graph = import_graph(root)
     assert graph["audit.g.fit"] == {"audit.g.sparse"}
     assert cycles(graph) == []
+
+
+def test_one_table_reader():
+    """Every command reads tables through audit.inputs.formats (read_table / read_frame): one set
+    of checks and messages. The feature cache reads its own files, which no user writes."""
+    import re
+
+    allowed = {ROOT / "audit" / "inputs" / "formats.py", ROOT / "detectors" / "cache.py"}
+    pattern = re.compile(r"pd\.read_(csv|json|parquet|table)\(|def read_table\(")
+    offenders = sorted(str(p.relative_to(ROOT)) for pkg in ("audit", "generation", "detectors", "reports")
+                       for p in (ROOT / pkg).rglob("*.py")
+                       if p not in allowed and pattern.search(p.read_text(encoding="utf-8")))
+    assert offenders == []

@@ -35,7 +35,7 @@ def command(scores, out, convergence_threshold, agreement_threshold, redundancy_
     from audit.cli.reliability import write_outputs
     from audit.consistency import ConsistencySettings, consistency_report, validate_scores
     from audit.errors import InputError, InputProblem
-    from audit.reliability.ratings import read_table
+    from audit.inputs.formats import read_frame
 
     for name, value in (("--convergence-threshold", convergence_threshold),
                         ("--agreement-threshold", agreement_threshold),
@@ -46,7 +46,7 @@ def command(scores, out, convergence_threshold, agreement_threshold, redundancy_
     settings = ConsistencySettings(convergence_threshold=convergence_threshold,
                                    agreement_threshold=agreement_threshold,
                                    redundancy_threshold=redundancy_threshold, final=final)
-    report = consistency_report(validate_scores(read_table(scores), file=scores), settings)
+    report = consistency_report(validate_scores(read_frame(scores, "scores"), file=scores), settings)
     if not quiet:
         click.echo(str(report))
     if out:

@@ -29,7 +29,8 @@ def export_command(pairs, stories, tasks_path, config_path, rubric_path, allow_t
 
     from generation.labelstudio import export_tasks
     from generation.score import load_rubric
-    from generation.tables import prepare_output, read_table
+    from audit.inputs.formats import read_frame as read_table
+    from generation.tables import prepare_output
 
     rubric = load_rubric(rubric_path)
     config_path = config_path or str(Path(tasks_path).with_name(Path(tasks_path).stem + "_config.xml"))
@@ -51,7 +52,8 @@ def export_command(pairs, stories, tasks_path, config_path, rubric_path, allow_t
 def import_command(export, pairs_path, out_path, anonymise_readers):
     """Label Studio JSON EXPORT -> humans.csv (pair_id, reader_id, criterion, choice, seconds, comment, shown_first)."""
     from generation.labelstudio import import_export
-    from generation.tables import prepare_output, read_table
+    from audit.inputs.formats import read_frame as read_table
+    from generation.tables import prepare_output
 
     prepare_output(out_path, "humans.csv")
     result = import_export(export, read_table(pairs_path, "pairs"), out_path, anonymise_readers=anonymise_readers)
@@ -96,7 +98,8 @@ def push_command(pairs, stories, url, token_env, readers, overlap, title, seed, 
     from audit.terminal_text import printable
     from generation.labelstudio.server import Server, push_study
     from generation.score import load_rubric
-    from generation.tables import prepare_output, read_table
+    from audit.inputs.formats import read_frame as read_table
+    from generation.tables import prepare_output
 
     manifest = _manifest_path(manifest, pairs)
     prepare_output(manifest, "manifest")
@@ -122,7 +125,8 @@ def pull_command(pairs_path, out_path, manifest, url, token_env, anonymise_reade
     and question, with seconds, comment and shown_first)."""
     from audit.terminal_text import printable
     from generation.labelstudio.server import Server, StudyManifest, pull_study
-    from generation.tables import prepare_output, read_table
+    from audit.inputs.formats import read_frame as read_table
+    from generation.tables import prepare_output
 
     manifest = _manifest_path(manifest, pairs_path)
     prepare_output(out_path, "humans.csv")

@@ -21,6 +21,7 @@ import math
 import os
 import re
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -485,8 +486,10 @@ def _read_jsonl(raw: bytes, path: str, log: ProblemLog) -> tuple[pd.DataFrame | 
             continue
         if "\\u" in line and _SURROGATE.search("".join(record) + "".join(record.values())):
             # a "\ud800" escape decodes to half a UTF-16 pair: not text, and no UTF-8 file can hold it
+            column = next((k for k, v in record.items() if _SURROGATE.search(k + v)), None)
             log.add(path, "a JSON string holds a lone UTF-16 surrogate escape (e.g. \\ud800), which is not text",
                     "write the character itself, or a complete surrogate pair (e.g. \\ud83d\\ude00)", line=i,
+                    column=None if column is None else column.encode("utf-8", "backslashreplace").decode(),
                     value=line[:80])
             bad = True
             continue
@@ -510,3 +513,24 @@ def _read_parquet(path: str) -> tuple[pd.DataFrame, np.ndarray]:
         out[str(c)] = [_cell(v) for v in col.tolist()]
     frame = pd.DataFrame(out, index=range(len(frame)), dtype=object).astype(str)
     return frame, np.arange(1, len(frame) + 1)
+
+
+def read_frame(path: str | os.PathLike, role: str, required: Sequence[str] = ()) -> pd.DataFrame:
+    """The one table reader of every command: :func:`read_table`'s checks (format by extension,
+    UTF-8, malformed rows with their line, duplicate columns...) and, when ``required`` is
+    given, its columns; returns the frame (every value text, stripped; lower-case names).
+
+    Raises
+    ------
+    InputError
+        One problem per defect found, each naming the file, the line or column and the fix.
+    """
+    log = ProblemLog()
+    table = read_table(path, role, log)
+    log.raise_if_any()
+    missing = [c for c in required if c not in table.columns]
+    for column in missing:
+        log.add(str(path), f"required column missing (found: {table.found()})",
+                f"the {role} file needs columns {', '.join(required)}", column=column)
+    log.raise_if_any()
+    return table.frame

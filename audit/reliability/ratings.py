@@ -20,24 +20,6 @@ ALIASES = {"question": "criterion", "item": "item_id", "reader": "reader_id", "g
 _MAX_LISTED = 10
 
 
-def read_table(path: str | Path) -> pd.DataFrame:
-    """Read CSV/TSV/JSONL/Parquet by extension, everything as text except Parquet."""
-    path = Path(path)
-    if not path.exists():
-        raise InputError(InputProblem(file=str(path), message="file not found", fix="check the path"))
-    suffix = path.suffix.lower()
-    try:
-        if suffix == ".parquet":
-            return pd.read_parquet(path)
-        if suffix in (".jsonl", ".ndjson"):
-            return pd.read_json(path, lines=True, dtype=False)
-        sep = "\t" if suffix in (".tsv", ".tab") else ","
-        return pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False)
-    except (ValueError, OSError, pd.errors.ParserError) as exc:
-        raise InputError(InputProblem(file=str(path), message=f"cannot be read: {exc}",
-                                      fix="give a CSV, TSV, JSONL or Parquet file")) from None
-
-
 def validate_ratings(raw: pd.DataFrame, file: str = "ratings") -> pd.DataFrame:
     """Normalise a ratings frame; one InputProblem per problem, raised together.
 
@@ -106,7 +88,9 @@ def validate_ratings(raw: pd.DataFrame, file: str = "ratings") -> pd.DataFrame:
 
 def load_ratings(path: str | Path) -> pd.DataFrame:
     """Read and validate a ratings file (see :func:`validate_ratings`)."""
-    return validate_ratings(read_table(path), file=str(path))
+    from audit.inputs.formats import read_frame
+
+    return validate_ratings(read_frame(path, "ratings"), file=str(path))
 
 
 def complete_matrix(data: pd.DataFrame, *, row: str, column: str, value: str) -> tuple[pd.DataFrame, int]:

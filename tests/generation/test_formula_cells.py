@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from audit.inputs.formats import read_table as audit_read_table
 from audit.inputs.problems import ProblemLog
 from audit.output_files import neutralise_cell, restore_cell
-from generation.tables import read_table, write_csv
+from audit.inputs.formats import read_frame as read_table
+from generation.tables import write_csv
 
 HOSTILE = ["=HYPERLINK(\"http://x\",\"click\")", "@SUM(A1:A2)", "+cmd|' /C calc'!A0", "- a story that starts with a dash",
            "'=already marked", "''=twice", "'quoted", "-0.5", "+3", "plain text", "=", "'"]
