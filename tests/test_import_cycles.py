@@ -99,3 +99,14 @@ def test_one_table_reader():
                        for p in (ROOT / pkg).rglob("*.py")
                        if p not in allowed and pattern.search(p.read_text(encoding="utf-8")))
     assert offenders == []
+
+
+def test_one_home_for_local_language_models():
+    """The perplexity detector and the transformers provider load a causal LM through
+    generation/providers/local_model.py; nothing else calls transformers' Auto classes."""
+    home = ROOT / "generation" / "providers" / "local_model.py"
+    offenders = sorted(str(p.relative_to(ROOT)) for pkg in ("audit", "generation", "detectors", "reports")
+                       for p in (ROOT / pkg).rglob("*.py")
+                       if p != home and "AutoModelForCausalLM" in p.read_text(encoding="utf-8").replace(
+                           "``AutoModelForCausalLM``", ""))
+    assert offenders == []

@@ -49,7 +49,7 @@ from audit.checks import Check, Status
 from audit.policy import ReadersPolicy, policy_from_mapping
 from audit.readers._common import COMPUTED
 from audit.readers.analysis import ReaderAnalysis
-from audit.uncertainty.multiplicity import ADJUSTMENTS, benjamini_hochberg, holm
+from audit.uncertainty.multiplicity import benjamini_hochberg, holm
 
 
 #: The reader checks' thresholds are the policy's ``[readers]`` section: one class, one owner.

@@ -14,9 +14,11 @@ import numpy as np
 import pandas as pd
 
 from audit._optional import import_optional
-from audit.errors import InputError, InputProblem, MissingDependencyError, ProviderError
+from audit.errors import InputError, InputProblem, MissingDependencyError
 from detectors.base import Detector
 from detectors.perplexity.config import PerplexityConfig
+from generation.providers.local_model import context_length as declared_context
+from generation.providers.local_model import DTYPES, load_causal_lm, usable_device
 
 _TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.json", "merges.txt",
                     "special_tokens_map.json", "tokenizer.model", "generation_config.json")
@@ -81,27 +83,8 @@ class TransformersPerplexity(Detector):
                 "stride": c.stride}
 
     def _device(self, torch) -> str:
-        device = self.config.device
-        if device != "auto":
-            try:
-                kind = torch.device(device).type
-            except (RuntimeError, TypeError, ValueError):
-                kind = None
-            mps = getattr(torch.backends, "mps", None)
-            usable = {"cpu": True, "cuda": torch.cuda.is_available(),
-                      "mps": mps is not None and mps.is_available()}.get(kind, kind is not None)
-            if not usable:
-                # torch would fail later with an AssertionError ("not compiled with CUDA").
-                raise InputError(InputProblem(
-                    file="options", column="perplexity device", value=device,
-                    message="not a torch device" if kind is None else f"no {kind} device is available here",
-                    fix="use --perplexity-device auto (cuda, else mps, else cpu) or cpu"))
-            return device
-        if torch.cuda.is_available():
-            return "cuda"
-        if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
-            return "mps"
-        return "cpu"
+        return usable_device(torch, self.config.device, where="options", column="perplexity device",
+                             fix="use --perplexity-device auto (cuda, else mps, else cpu) or cpu")
 
     def _dtype_name(self) -> str:
         """``config.dtype`` with "auto" resolved for the device (left as "auto" without torch)."""
@@ -169,31 +152,19 @@ class TransformersPerplexity(Detector):
         transformers = import_optional("transformers", "perplexity under a local language model")
         c = self.config
         device = self._device(torch)
-        if self._dtype_name() in ("float32", "float16", "bfloat16"):
-            dtype = getattr(torch, self._dtype_name())
-        else:
+        if self._dtype_name() not in DTYPES:
             raise InputError(InputProblem(file="options", column="perplexity dtype", value=c.dtype,
                                           message="unknown dtype", fix="use auto, float32, float16 or bfloat16"))
         directory = self._resolve_dir()
-        try:
-            tokenizer = transformers.AutoTokenizer.from_pretrained(directory, local_files_only=True)
-            model = transformers.AutoModelForCausalLM.from_pretrained(directory, dtype=dtype, local_files_only=True)
-        except (OSError, ValueError) as exc:
-            raise ProviderError(f"could not load causal LM '{c.model}' from {directory}: {exc}") from exc
-        model.to(device)
-        model.eval()
+        tokenizer, model = load_causal_lm(torch, transformers, directory, device=device, dtype=self._dtype_name(),
+                                          label=str(c.model))
         self._loaded = (torch, tokenizer, model, device)
         return self._loaded
 
     def model_context(self) -> int | None:
         """The model's declared context length (position embeddings), None if it declares none."""
         _, _, model, _ = self._load()
-        config = getattr(model, "config", None)
-        for attr in ("max_position_embeddings", "n_positions", "n_ctx", "seq_length"):
-            value = getattr(config, attr, None)
-            if isinstance(value, int) and value > 0:
-                return value
-        return None
+        return declared_context(model)
 
     def context_length(self) -> int:
         """The window length: ``max_length`` if set (at most the model's context), else the context."""

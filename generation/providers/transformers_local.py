@@ -15,6 +15,7 @@ from typing import Any, Sequence
 from audit._optional import import_optional
 from audit.errors import InputError, InputProblem, ProviderError
 from generation.providers.base import PROVIDERS, ChatMessage, Completion
+from generation.providers.local_model import DTYPES, context_length, load_causal_lm, usable_device
 
 
 @PROVIDERS.register("transformers")
@@ -56,26 +57,14 @@ class TransformersProvider:
         self._torch = import_optional("torch", "the local transformers provider")
         transformers = import_optional("transformers", "the local transformers provider")
         self.model_name = str(model)
-        self.device = _usable_device(self._torch, device)
+        self.device = usable_device(self._torch, device)
         self.max_new_tokens = int(max_new_tokens)
         self.max_concurrency = 1
-        kwargs: dict[str, Any] = {"local_files_only": True}
-        if dtype and dtype not in ("float32", "bfloat16", "float16"):
+        if dtype and dtype not in DTYPES:
             raise InputError(InputProblem("provider", "unknown dtype", column="dtype", value=str(dtype),
                                           fix='use "float32", "bfloat16" or "float16" (or leave it out)'))
-        if dtype:
-            # transformers 5 renamed torch_dtype to dtype
-            major = int(str(getattr(transformers, "__version__", "5")).split(".")[0])
-            kwargs["dtype" if major >= 5 else "torch_dtype"] = getattr(self._torch, dtype)
-        try:
-            self._tokenizer = transformers.AutoTokenizer.from_pretrained(self.model_name, local_files_only=True)
-            self._model = transformers.AutoModelForCausalLM.from_pretrained(self.model_name, **kwargs).to(self.device)
-        except (OSError, ValueError) as exc:
-            raise ProviderError(
-                f"cannot load the local model '{self.model_name}': {exc}. "
-                "Give a directory written by save_pretrained (nothing is downloaded)."
-            ) from None
-        self._model.eval()
+        self._tokenizer, self._model = load_causal_lm(self._torch, transformers, self.model_name, device=self.device,
+                                                      dtype=dtype or None, label=self.model_name)
         self._lock = threading.Lock()
 
     def describe(self) -> dict[str, Any]:
@@ -122,7 +111,7 @@ class TransformersProvider:
                     torch.manual_seed(int(sampling["seed"]))
                 encoded = self._tokenizer(prompt, return_tensors="pt").to(self.device)
                 n_prompt = int(encoded["input_ids"].shape[1])
-                context = _context_length(self._model)
+                context = context_length(self._model)
                 if context is not None and n_prompt + int(max_new) > context:
                     # Past the position embeddings torch fails with "index out of range".
                     raise ProviderError(
@@ -148,37 +137,3 @@ class TransformersProvider:
             elapsed_s=time.monotonic() - start,
             extra={"ignored_sampling_keys": ignored} if ignored else {},
         )
-
-
-def _usable_device(torch, device: str) -> str:
-    """``device`` checked against this machine ("auto": cuda, else mps, else cpu).
-
-    Raises
-    ------
-    InputError
-        Not a torch device string, or a device this machine does not have (torch would
-        otherwise fail later with an AssertionError).
-    """
-    mps = getattr(torch.backends, "mps", None)
-    mps_ok = mps is not None and mps.is_available()
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "mps" if mps_ok else "cpu"
-    try:
-        kind = torch.device(device).type
-    except (RuntimeError, TypeError, ValueError):
-        kind = None
-    usable = {"cpu": True, "cuda": torch.cuda.is_available(), "mps": mps_ok}.get(kind, kind is not None)
-    if not usable:
-        raise InputError(InputProblem("provider", "not a torch device" if kind is None else f"no {kind} device is available here",
-                                      column="device", value=str(device), fix='use device = "auto" or "cpu"'))
-    return device
-
-
-def _context_length(model) -> int | None:
-    """Declared context length of a causal LM (None when the config declares none)."""
-    config = getattr(model, "config", None)
-    for attr in ("max_position_embeddings", "n_positions", "n_ctx", "seq_length"):
-        value = getattr(config, attr, None)
-        if isinstance(value, int) and value > 0:
-            return value
-    return None
