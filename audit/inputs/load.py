@@ -46,8 +46,8 @@ def parse_scale(scale: object) -> tuple[float, float] | None:
         raise InputError(InputProblem("scale", f"expected two numbers LO,HI, got {scale!r}",
                                       "give the scale as LO,HI, e.g. 1,5")) from None
     if not (math.isfinite(lo) and math.isfinite(hi)) or not lo < hi:
-        raise InputError(InputProblem("scale", f"({lo:g}, {hi:g}): LO must be below HI, both finite",
-                                      "give the scale as LO,HI with LO < HI, e.g. 1,5")) from None
+        raise InputError(InputProblem("scale", f"({lo:g}, {hi:g}): the lower bound must be below the upper "
+                                      "bound, both finite", "give the scale as LO,HI with LO < HI, e.g. 1,5")) from None
     return (lo, hi)
 
 
