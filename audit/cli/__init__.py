@@ -22,6 +22,7 @@ from audit.errors import (
     InputError,
     MissingDependencyError,
     ProviderError,
+    WorkerLostError,
 )
 
 # Subcommand modules, in the order `audit --help` lists them.
@@ -88,6 +89,9 @@ def main(argv: list[str] | None = None) -> int:
     except ProviderError as exc:
         click.echo(f"Provider error: {exc}", err=True)
         return ExitStatus.PROVIDER_ERROR
+    except WorkerLostError as exc:
+        click.echo(f"Worker lost: {exc}", err=True)
+        return ExitStatus.WORKER_LOST
     except ConvergenceError as exc:
         click.echo(f"Computation error: {exc}", err=True)
         return ExitStatus.COMPUTATION_ERROR

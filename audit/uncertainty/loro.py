@@ -16,7 +16,8 @@ million), every reader is refitted exactly, warm-started from the full fit. Othe
 reader's estimate comes from one Newton step from the full-data optimum
 (:mod:`audit.uncertainty.one_step`: variance parameters held fixed, cost linear in the votes),
 and the (cell, reader) combinations with the largest approximate shifts are then refitted
-exactly, most influential first, until the budget is spent (at least one). Those rows carry
+exactly, most influential first, until :data:`REFIT_SHARE` of the budget is spent (at least
+one refit: at 100k votes in one cell that is one or two refits). Those rows carry
 the exact value, and ``one_step_max_error`` reports the largest |one-step - exact| shift seen
 on them: the run checks its own approximation.
 """
@@ -139,6 +140,9 @@ class LoroResult:
 
 #: vote-equivalents of exact refits allowed per audit before one-step approximations take over
 EXACT_BUDGET = 1_000_000
+#: share of the budget spent on exact refits of the most influential readers when the whole
+#: analysis does not fit in it (the rest of the readers get the one-step approximation)
+REFIT_SHARE = 0.2
 #: a GLMM fit's fixed cost in votes (design, optimiser set-up): a few milliseconds per fit
 FIT_OVERHEAD_VOTES = 2_000
 #: above this many votes the engine's own subsample start beats a warm start from the full fit
@@ -254,8 +258,8 @@ def leave_one_reader_out(votes: pd.DataFrame, *, by: tuple[str, ...] = ("matchup
         pipeline's, on the same decisive votes); those cells are not refitted, their
         conditional modes are recomputed at those values. Other cells are fitted here.
     exact_budget : int
-        Vote-equivalents of exact refits allowed (see the module docstring); 0 refits only the
-        single most influential reader exactly.
+        Vote-equivalents of exact refits allowed (see the module docstring); 0 approximates every
+        reader and refits only the single most influential one exactly.
     runner : audit.parallel.TaskRunner, optional
         Runs the fits (in-process by default); the result does not depend on it.
 
@@ -295,7 +299,7 @@ def leave_one_reader_out(votes: pd.DataFrame, *, by: tuple[str, ...] = ("matchup
             for j, row in enumerate(res.get("exact", ())):
                 refits[(res["index"], j)] = row
         if not all_exact:
-            refits.update(_refit_most_influential(tables, results, exact_budget, runner))
+            refits.update(_refit_most_influential(tables, results, int(REFIT_SHARE * exact_budget), runner))
         n_fits += sum(1 for _ in refits)
 
     rows = []
