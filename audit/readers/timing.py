@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from audit.checks import Status
-from audit.readers._common import COMPUTED, even_split_credit, fmt, has_values
+from audit.readers._common import COMPUTED, even_split_credit, first_seen, fmt, has_values
 
 DEFAULT_SECONDS_CAP = 600.0
 DEFAULT_FAST_READER_FACTOR = 0.5
@@ -144,7 +144,7 @@ def leave_one_reader_out(votes: pd.DataFrame) -> pd.DataFrame:
     credit = votes.assign(credit=even_split_credit(votes["y"]))
     rate_all = credit.groupby("criterion", sort=False)["credit"].mean()
     rows = []
-    for reader in dict.fromkeys(votes["reader_id"]):
+    for reader in first_seen(votes["reader_id"]):
         rest = credit[credit["reader_id"] != reader]
         without = rest.groupby("criterion", sort=False)["credit"].mean()
         for crit, r_all in rate_all.items():
