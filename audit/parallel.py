@@ -188,7 +188,7 @@ class DaskCluster(TaskRunner):
         keys = [f"judge-audit-{label.replace(' ', '-')}-{run}-{i}" for i in range(len(items))]
         try:
             futures = self.client.map(_run_one, [fn] * len(items), items, key=keys, pure=False)
-            for _ in dask_completed(futures):
+            for _ in dask_completed(futures, loop=self.client.loop):
                 bar.advance()
             return self.client.gather(futures)
         except _cluster_faults() as exc:

@@ -16,8 +16,9 @@ million), every reader is refitted exactly, warm-started from the full fit. Othe
 reader's estimate comes from one Newton step from the full-data optimum
 (:mod:`audit.uncertainty.one_step`: variance parameters held fixed, cost linear in the votes),
 and the (cell, reader) combinations with the largest approximate shifts are then refitted
-exactly, most influential first, until :data:`REFIT_SHARE` of the budget is spent (at least
-one refit: at 100k votes in one cell that is one or two refits). Those rows carry
+exactly, most influential first, as many as :data:`REFIT_SHARE` of the budget allows (at 100k
+votes in one cell that is one refit; a cell of a million votes gets none, its one-step shifts
+stand on the validation in docs/uncertainty.md). Those rows carry
 the exact value, and ``one_step_max_error`` reports the largest |one-step - exact| shift seen
 on them: the run checks its own approximation.
 """
@@ -259,7 +260,7 @@ def leave_one_reader_out(votes: pd.DataFrame, *, by: tuple[str, ...] = ("matchup
         conditional modes are recomputed at those values. Other cells are fitted here.
     exact_budget : int
         Vote-equivalents of exact refits allowed (see the module docstring); 0 approximates every
-        reader and refits only the single most influential one exactly.
+        reader and refits none.
     runner : audit.parallel.TaskRunner, optional
         Runs the fits (in-process by default); the result does not depend on it.
 
@@ -382,7 +383,8 @@ def leave_one_reader_out(votes: pd.DataFrame, *, by: tuple[str, ...] = ("matchup
 
 def _refit_most_influential(tables, results, budget: int, runner) -> dict[tuple[int, int], dict]:
     """Exact refits of the (cell, reader) combinations with the largest one-step shifts (those
-    whose one-step failed first), until ``budget`` vote-equivalents are spent; at least one."""
+    whose one-step failed first), as many as ``budget`` vote-equivalents allow (a cell larger
+    than the budget gets none: at a million votes one refit costs as much as the audit)."""
     candidates = []
     for i, (t, res) in enumerate(zip(tables, results)):
         one = res.get("one_step")
@@ -396,8 +398,8 @@ def _refit_most_influential(tables, results, budget: int, runner) -> dict[tuple[
     chosen, spent = [], 0
     for _, i, j in candidates:
         c = tables[i].n_votes + FIT_OVERHEAD_VOTES
-        if chosen and spent + c > budget:
-            break
+        if spent + c > budget:
+            continue  # too big for what is left; a smaller cell's reader may still fit
         chosen.append((i, j))
         spent += c
     if not chosen:
