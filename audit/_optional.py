@@ -14,6 +14,8 @@ _HINTS = {
     "pymer4": ("pip install 'judge-audit[lme4]' (needs R with lme4)", "the lme4 GLMM backend"),
     "rpy2": ("pip install 'judge-audit[lme4]' (needs R)", "the lme4 GLMM backend"),
     "pyarrow": ("pip install 'judge-audit[parquet]'", "reading Parquet files"),
+    "httpx": ("pip install 'judge-audit[http]'", "talking to LLM servers (generate, score, perplexity from a server)"),
+    "label_studio_sdk": ("pip install 'judge-audit[labelstudio]'", "running the human study on a Label Studio server"),
     "distributed": ("pip install 'judge-audit[dask]'", "running the audit on a Dask cluster"),
     "dask": ("pip install 'judge-audit[dask]'", "running the audit on a Dask cluster"),
 }

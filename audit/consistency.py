@@ -29,6 +29,7 @@ from audit.reliability.icc import icc_from_matrix
 
 ALIASES = {"dimension": "criterion", "question": "criterion", "model": "judge", "evaluator": "judge",
            "sample": "round", "rating": "score"}
+MAX_ROUND = 1_000_000  #: largest |round| accepted
 KEYS = ["judge", "item_id", "criterion", "mode"]
 
 
@@ -163,14 +164,16 @@ def validate_scores(raw: pd.DataFrame, file: str = "scores") -> pd.DataFrame:
                                      message=f"{int(bad.sum())} non-numeric or infinite score(s)",
                                      fix="write a number, or leave the cell empty for a missing score"))
     if "round" in frame:
-        rounds = pd.to_numeric(frame["round"], errors="coerce")
-        bad = rounds.isna() | (rounds != rounds.round())
+        rounds = pd.to_numeric(frame["round"], errors="coerce").astype(float)
+        # 1e400 reads as inf and 10**40 overflows an integer column: bound rounds up front
+        bad = rounds.isna() | ~np.isfinite(rounds) | (rounds.abs() > MAX_ROUND) | (rounds != rounds.round())
         if bad.any():
             i = int(np.flatnonzero(bad.to_numpy())[0])
             problems.append(InputProblem(file=file, line=int(out["line"].iloc[i]), column="round",
-                                         value=str(frame["round"].iloc[i]), message="round is not an integer",
+                                         value=str(frame["round"].iloc[i]),
+                                         message=f"round is not an integer in [-{MAX_ROUND:,}, {MAX_ROUND:,}]",
                                          fix="number rounds or samples 0, 1, 2, ..."))
-        out["round"] = rounds.fillna(-1).astype(int)
+        out["round"] = rounds.where(~bad, -1).astype(int)
     else:
         out["round"] = 0
     dup = out.duplicated(KEYS + ["round"])

@@ -1,15 +1,23 @@
 """Writing an :class:`~audit.result.AuditResult` to an output directory.
 
 ``result.json`` (versioned, lossless), ``report.html`` (self-contained), ``junit.xml`` (one
-test case per check) and the tables as CSV. Every writer either writes its file or raises.
+test case per check), the tables as CSV and, when given, ``timings.json`` (wall-clock
+figures of the run, kept out of the result so that it is byte-identical between runs).
+Everything is rendered first and then written by :func:`audit.output_files.write_folder`:
+atomic, never onto an input or through a link, stale files of the previous run removed
+only when they are still what judge-audit wrote (a manifest in the folder).
 """
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
+from typing import Any, Iterable, Mapping
 
 import pandas as pd
 
+from audit.output_files import MANIFEST, FolderWrite, check_output_folder, csv_text, write_folder
 from audit.result import AuditResult, result_to_json
 
 
@@ -26,28 +34,46 @@ def section_tables(result: AuditResult) -> dict[str, pd.DataFrame]:
     return tables
 
 
-#: Every file ``write_outputs`` may write; the ones a run does not write are removed, so an
-#: output directory never mixes files from two runs.
-OUTPUT_FILES = ("result.json", "junit.xml", "report.html", "cells.csv", "checks.csv", "agreement.csv",
-                "reader_baseline.csv", "judge_pairs.csv", "dev.csv", "uncertainty.csv", "readers.csv", "surface.csv")
+#: Every file ``write_outputs`` may write; the ones a run does not write are removed (when
+#: unchanged since judge-audit wrote them), so an output directory never mixes two runs.
+OUTPUT_FILES = ("result.json", "junit.xml", "report.html", "timings.json", "cells.csv", "checks.csv",
+                "agreement.csv", "reader_baseline.csv", "judge_pairs.csv", "dev.csv", "uncertainty.csv",
+                "readers.csv", "surface.csv")
 
 
-def write_outputs(result: AuditResult, out_dir: str | Path, *, html: bool = True) -> dict[str, Path]:
-    """Write every output file into ``out_dir`` (created if needed); return name -> path.
+def legacy_outputs(out_dir: str | Path) -> tuple[str, ...]:
+    """Output files of a folder written by judge-audit before output manifests existed.
 
-    Files of an earlier run that this run does not write (a section now skipped, the report
-    under ``html=False``) are removed, so nothing stale is read as current.
+    Such a folder has no manifest and a ``result.json`` that is an ``audit run`` result; its
+    files under :data:`OUTPUT_FILES` names are then judge-audit's own (replaced when this run
+    writes them, never removed). Anything else: ().
     """
-    from reports.html import write_html
-    from reports.junit import write_junit
-
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    paths: dict[str, Path] = {}
-    paths["result"] = out / "result.json"
-    paths["result"].write_text(result_to_json(result) + "\n", encoding="utf-8")
-    paths["junit"] = out / "junit.xml"
-    write_junit(result.checks, paths["junit"])
+    result = out / "result.json"
+    if (out / MANIFEST).exists() or (out / MANIFEST).is_symlink() or result.is_symlink() or not result.is_file():
+        return ()
+    try:
+        data = json.loads(result.read_text(encoding="utf-8"))
+        command = data["provenance"]["command"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return ()
+    if not (isinstance(command, str) and command.startswith("audit run") and "schema_version" in data):
+        return ()
+    return tuple(name for name in OUTPUT_FILES if (out / name).is_file() and not (out / name).is_symlink())
+
+
+def check_output_dir(out_dir: str | Path, inputs: Iterable[str | os.PathLike | None] = ()) -> None:
+    """Refuse, before the audit runs, an ``--out`` where writing would touch an input or a foreign file."""
+    check_output_folder(out_dir, OUTPUT_FILES, inputs, adopt=legacy_outputs(out_dir))
+
+
+def render_outputs(result: AuditResult, *, html: bool = True,
+                   timings: Mapping[str, Any] | None = None) -> dict[str, str]:
+    """Every output file of ``result`` as text: file name -> content."""
+    from reports.html import render_html
+    from reports.junit import render_junit
+
+    files = {"result.json": result_to_json(result) + "\n", "junit.xml": render_junit(result.checks)}
     tables = {
         "cells": result.cells_frame(),
         "checks": result.checks_frame(),
@@ -57,13 +83,32 @@ def write_outputs(result: AuditResult, out_dir: str | Path, *, html: bool = True
         **section_tables(result),
     }
     for name, frame in tables.items():
-        paths[name] = out / f"{name}.csv"
-        frame.to_csv(paths[name], index=False)
+        files[f"{name}.csv"] = csv_text(frame)
     if html:
-        paths["report"] = out / "report.html"
-        write_html(result, paths["report"])
-    written = {p.name for p in paths.values()}
-    for name in OUTPUT_FILES:
-        if name not in written:
-            (out / name).unlink(missing_ok=True)
-    return paths
+        files["report.html"] = render_html(result)
+    if timings is not None:
+        files["timings.json"] = json.dumps(timings, indent=1, allow_nan=False) + "\n"
+    return files
+
+
+def write_outputs(result: AuditResult, out_dir: str | Path, *, html: bool = True,
+                  inputs: Iterable[str | os.PathLike | None] = (),
+                  timings: Mapping[str, Any] | None = None) -> dict[str, Path]:
+    """Write every output file into ``out_dir`` (created if needed); return key -> path.
+
+    Keys are the file stems (``result``, ``report``, ``cells``, ...). ``inputs`` are the
+    run's input files: an output that would overwrite one is refused
+    (:class:`~audit.errors.InputError`). :func:`write_outputs_detail` also says which stale
+    files were removed or kept.
+    """
+    return {Path(name).stem: path for name, path in
+            write_outputs_detail(result, out_dir, html=html, inputs=inputs, timings=timings).paths.items()}
+
+
+def write_outputs_detail(result: AuditResult, out_dir: str | Path, *, html: bool = True,
+                         inputs: Iterable[str | os.PathLike | None] = (),
+                         timings: Mapping[str, Any] | None = None) -> FolderWrite:
+    """:func:`write_outputs`, returning the :class:`~audit.output_files.FolderWrite` record."""
+    files = render_outputs(result, html=html, timings=timings)
+    return write_folder(out_dir, files, command="run", inputs=inputs, may_write=OUTPUT_FILES,
+                        adopt=legacy_outputs(out_dir))

@@ -20,7 +20,8 @@ from audit.result import SCHEMA_VERSION, AuditResult, Cell, JudgeConfigRate, Jud
 from audit.rng import resolve_rng
 from audit.spec import AuditSpec
 from audit.transfer import assess_transfer
-from audit.verdict import cell_checks, overall_status, summary_checks, verdict_sentence
+from audit.derive import derive_checks, status_of
+from audit.verdict import verdict_sentence
 
 
 def choose_primary_judge(judges: tuple[str, ...], requested: str | None) -> str | None:
@@ -160,10 +161,11 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
     else:
         surface = sections.not_requested("--no-surface")
 
-    checks = cell_checks(cells, spec.policy) + summary_checks(cells, agreement, spec.policy, outcomes)
-    checks += sections.section_checks(spec.policy, dev=dev, uncertainty=uncertainty, readers=readers,
-                                      surface=surface, primary=primary)
-    status = overall_status(checks)
+    # The same derivation `audit gate` repeats on a saved result (audit.derive).
+    checks = derive_checks(cells=cells, agreement=agreement, judge_pairs=outcomes.reset_index(drop=True),
+                           policy=spec.policy, dev=dev, uncertainty=uncertainty, readers=readers, surface=surface,
+                           primary=primary)
+    status = status_of(checks)
     return AuditResult(
         schema_version=SCHEMA_VERSION,
         status=status,

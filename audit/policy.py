@@ -103,86 +103,199 @@ KNOWN_CHECKS = frozenset({
     "uncertainty.loro_max_shift", "uncertainty.computed", "readers.judge_outside_reader_range",
     "readers.separation", "readers.fast_reader", "readers.fatigue", "readers.position_bias",
     "readers.group_difference", "readers.computed", "surface.judge_feature_r", "surface.judge_only_feature",
-    "surface.computed",
+    "surface.computed", "surface.detector",
 })
 
-#: key -> (low, high, inclusive): the range a numeric policy value must fall in
-_RANGES = {
-    "level": (0.0, 1.0, False), "decisive_level": (0.0, 1.0, False), "alpha": (0.0, 1.0, False),
-    "n_boot": (100, float("inf"), True),
+@dataclass(frozen=True)
+class Bound:
+    """The range a numeric policy value must lie in (documented in docs/policy.md)."""
+
+    low: float
+    high: float
+    low_open: bool = False
+    high_open: bool = False
+
+    def contains(self, value: float) -> bool:
+        above = value > self.low if self.low_open else value >= self.low
+        below = value < self.high if self.high_open else value <= self.high
+        return above and below  # False for NaN
+
+    def __str__(self) -> str:
+        def fmt(x: float) -> str:
+            return repr(int(x)) if float(x).is_integer() and abs(x) >= 100 else repr(float(x))
+
+        return f"{'(' if self.low_open else '['}{fmt(self.low)}, {fmt(self.high)}{')' if self.high_open else ']'}"
+
+
+_FRACTION = Bound(0.0, 1.0)
+_PROBABILITY = Bound(0.0, 1.0, low_open=True, high_open=True)
+_CORRELATION = Bound(-1.0, 1.0)
+#: Bootstrap replicates: at least 100 for a percentile interval, at most 100,000 (the
+#: bootstrap holds n_boot x clusters weights in memory; 10,000 already gives stable 95% ends).
+N_BOOT_RANGE = Bound(100, 100_000)
+
+#: "section.key" -> its range. Every numeric policy key has one (a test enforces it).
+RANGES: dict[str, Bound] = {
+    "transfer.level": _PROBABILITY,
+    "transfer.max_fraction_outside_ci": _FRACTION,
+    "transfer.max_fraction_direction_conflict": _FRACTION,
+    "transfer.decisive_level": _PROBABILITY,
+    "transfer.max_baseline_gap": _FRACTION,
+    "agreement.min_human_alpha": _CORRELATION,
+    "judge.max_invalid_fraction": _FRACTION,
+    "glmm.max_fraction_singular": _FRACTION,
+    "uncertainty.max_loro_shift": _FRACTION,
+    "uncertainty.n_boot": N_BOOT_RANGE,
+    "dev.min_dev_spearman": _CORRELATION,
+    "surface.max_abs_judge_feature_r": _FRACTION,
+    "surface.min_abs_within_pair_beta": _FRACTION,
+    "readers.outside_range_margin": _FRACTION,
+    "readers.fast_reader_max_loo_shift": _FRACTION,
+    "readers.fatigue_min_end_to_start": _FRACTION,
+    "readers.alpha": _PROBABILITY,
 }
-_FRACTION = (0.0, 1.0, True)
+#: "section.key" -> allowed values of a text-valued policy key.
+CHOICES: dict[str, tuple[str, ...]] = {}
+SEVERITIES = ("FAIL", "WARN", "OFF")
 
 _SECTION_CLASSES = {
     "transfer": TransferPolicy, "agreement": AgreementPolicy, "judge": JudgePolicy,
     "glmm": GlmmPolicy, "uncertainty": UncertaintyPolicy, "dev": DevPolicy, "surface": SurfacePolicy,
     "readers": ReadersPolicy,
 }
+#: A policy file is a few hundred bytes; anything this large is not one.
+MAX_POLICY_BYTES = 1_000_000
 
 
 def load_policy(path: str | Path | None) -> Policy:
-    """Read a policy TOML file; ``None`` gives the defaults. Unknown keys are input errors."""
+    """Read a policy TOML file; ``None`` gives the defaults.
+
+    Every problem is an :class:`~audit.errors.InputError` naming the file and the key: not
+    UTF-8, not TOML, nested too deeply, an unknown section or key, a value of the wrong type
+    or outside its documented range (:data:`RANGES`).
+    """
     if path is None:
         return Policy()
     path = Path(path)
+    name = str(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw = path.read_bytes()
     except FileNotFoundError:
-        raise InputError(InputProblem(str(path), "policy file not found", "check the --policy path")) from None
+        raise InputError(InputProblem(name, "policy file not found", "check the --policy path")) from None
+    except OSError as exc:
+        raise InputError(InputProblem(name, f"cannot read the policy file: {exc.strerror or exc}",
+                                      "check the --policy path and its permissions")) from None
+    if len(raw) > MAX_POLICY_BYTES:
+        raise InputError(InputProblem(name, f"the policy file is {len(raw):,} bytes; a policy is a short TOML file",
+                                      "check the --policy path (at most 1 MB)"))
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].count(b"\n") + 1
+        raise InputError(InputProblem(name, f"not UTF-8 text (byte 0x{raw[exc.start]:02x})",
+                                      "save the policy file as UTF-8", line=line)) from None
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise InputError(InputProblem(str(path), f"not valid TOML: {exc}", "fix the TOML syntax")) from None
+        raise InputError(InputProblem(name, f"not valid TOML: {exc}", "fix the TOML syntax")) from None
+    except RecursionError:
+        raise InputError(InputProblem(name, "not valid TOML for a policy: arrays or tables nested too deeply",
+                                      "a policy has one level of [section] tables holding numbers")) from None
+    return policy_from_mapping(data, name)
+
+
+def policy_from_mapping(data: Any, source: str) -> Policy:
+    """A :class:`Policy` from parsed TOML (or a result's recorded ``provenance.policy``), validated.
+
+    ``source`` names the file in the messages.
+    """
+    if not isinstance(data, dict):
+        raise InputError(InputProblem(source, "a policy is a table of [sections]", "see docs/policy.md"))
     problems: list[InputProblem] = []
     kwargs: dict[str, Any] = {}
+    sections = ", ".join([*sorted(_SECTION_CLASSES), "severity"])
     for key, value in data.items():
         if key == "severity":
-            if not isinstance(value, dict):
-                problems.append(InputProblem(str(path), "[severity] must be a table", column=key))
-                continue
-            for name, level in value.items():
-                if name not in KNOWN_CHECKS:
-                    problems.append(InputProblem(str(path), f"unknown check '{name}' in [severity]",
-                                                 f"use one of: {', '.join(sorted(KNOWN_CHECKS))}",
-                                                 column=f"severity.{name}"))
-                if level not in ("FAIL", "WARN", "OFF"):
-                    problems.append(InputProblem(str(path), f"severity of '{name}' must be FAIL, WARN or OFF",
-                                                 "write FAIL, WARN or OFF (upper case)",
-                                                 column=f"severity.{name}", value=str(level)))
-            kwargs["severity"] = dict(value)
+            severity = _severity(value, source, problems)
+            if severity is not None:
+                kwargs["severity"] = severity
             continue
         cls = _SECTION_CLASSES.get(key)
         if cls is None:
-            problems.append(InputProblem(str(path), f"unknown section [{key}]",
-                                         f"use one of: {', '.join(sorted(_SECTION_CLASSES))}, severity"))
+            problems.append(InputProblem(source, f"unknown section [{key}]", f"use one of: {sections}"))
             continue
-        known = {f.name: f for f in dataclasses.fields(cls)}
+        if not isinstance(value, dict):
+            problems.append(InputProblem(source, f"'{key}' must be a [{key}] table of settings",
+                                         f"write [{key}] on its own line, then one setting per line "
+                                         f"(see docs/policy.md)", column=key, value=_shown(value)))
+            continue
         section_kwargs = {}
-        for name, val in (value or {}).items():
+        known = {f.name: f for f in dataclasses.fields(cls)}
+        for name, val in value.items():
             if name not in known:
-                problems.append(InputProblem(str(path), f"unknown key '{name}' in [{key}]",
+                problems.append(InputProblem(source, f"unknown key '{name}' in [{key}]",
                                              f"use one of: {', '.join(sorted(known))}", column=f"{key}.{name}"))
                 continue
-            default = known[name].default
-            if isinstance(default, int) and not isinstance(default, bool) and isinstance(val, int):
-                number = val
-            elif isinstance(default, float) and isinstance(val, (int, float)) and not isinstance(val, bool):
-                number = float(val)
-            else:
-                kind = "a whole number" if isinstance(default, int) else "a number"
-                problems.append(InputProblem(str(path), f"'{key}.{name}' must be {kind}",
-                                             f"write e.g. {name} = {default!r}", column=f"{key}.{name}",
-                                             value=repr(val)))
-                continue
-            low, high, inclusive = _RANGES.get(name, _FRACTION if name.startswith(("max_", "min_")) and
-                                               isinstance(default, float) else (float("-inf"), float("inf"), True))
-            inside = low <= number <= high if inclusive else low < number < high
-            if not inside:
-                bounds = f"[{low}, {high}]" if inclusive else f"({low}, {high})"
-                problems.append(InputProblem(str(path), f"'{key}.{name}' must lie in {bounds}",
-                                             f"the default is {default!r}", column=f"{key}.{name}",
-                                             value=repr(val)))
-                continue
-            section_kwargs[name] = number
+            checked = _setting(f"{key}.{name}", known[name].default, val, source, problems)
+            if checked is not None:
+                section_kwargs[name] = checked
         kwargs[key] = cls(**section_kwargs)
     if problems:
         raise InputError(problems)
     return Policy(**kwargs)
+
+
+def _shown(value: Any) -> str:
+    """The offending value as the user wrote it (shortened: a policy value can be a huge table)."""
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _severity(value: Any, source: str, problems: list[InputProblem]) -> dict[str, str] | None:
+    if not isinstance(value, dict):
+        problems.append(InputProblem(source, "[severity] must be a table", 'write [severity] and then lines such as '
+                                     '"transfer.judge_in_human_ci" = "FAIL"', column="severity", value=_shown(value)))
+        return None
+    for name, level in value.items():
+        if name not in KNOWN_CHECKS:
+            problems.append(InputProblem(source, f"unknown check '{name}' in [severity]",
+                                         f"use one of: {', '.join(sorted(KNOWN_CHECKS))}", column=f"severity.{name}"))
+        if not isinstance(level, str) or level not in SEVERITIES:
+            problems.append(InputProblem(source, f"severity of '{name}' must be FAIL, WARN or OFF",
+                                         "write FAIL, WARN or OFF (upper case)", column=f"severity.{name}",
+                                         value=str(level) if isinstance(level, (str, int, float)) else _shown(level)))
+    return dict(value)
+
+
+def _setting(key: str, default: Any, value: Any, source: str, problems: list[InputProblem]) -> Any:
+    """``value`` checked against the default's type and the key's range or choices; None if invalid."""
+    name = key.split(".", 1)[1]
+    if isinstance(default, bool):
+        if isinstance(value, bool):
+            return value
+        problems.append(InputProblem(source, f"'{key}' must be true or false", f"write e.g. {name} = "
+                                     f"{str(default).lower()}", column=key, value=_shown(value)))
+        return None
+    if isinstance(default, str):
+        choices = CHOICES.get(key)
+        if isinstance(value, str) and (choices is None or value in choices):
+            return value
+        fix = f"use one of: {', '.join(choices)}" if choices else f'write e.g. {name} = "{default}"'
+        problems.append(InputProblem(source, f"'{key}' must be " + ("one of the listed words" if choices else "text"),
+                                     fix, column=key, value=_shown(value)))
+        return None
+    if isinstance(default, int) and isinstance(value, int) and not isinstance(value, bool):
+        number: float | int = value
+    elif isinstance(default, float) and isinstance(value, (int, float)) and not isinstance(value, bool):
+        number = float(value)
+    else:
+        kind = "a whole number" if isinstance(default, int) else "a number"
+        problems.append(InputProblem(source, f"'{key}' must be {kind}", f"write e.g. {name} = {default!r}",
+                                     column=key, value=_shown(value)))
+        return None
+    bound = RANGES.get(key)
+    if bound is not None and not bound.contains(number):
+        problems.append(InputProblem(source, f"'{key}' must lie in {bound}", f"the default is {default!r}",
+                                     column=key, value=_shown(value)))
+        return None
+    return number

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -242,6 +243,8 @@ def result_from_json(text: str, *, source: str = "result.json") -> AuditResult:
         data = json.loads(text)
     except ValueError as exc:
         raise InputError(InputProblem(source, f"not valid JSON: {exc}", fix)) from None
+    except RecursionError:
+        raise InputError(InputProblem(source, "not a judge-audit result: JSON nested too deeply", fix)) from None
     if not isinstance(data, dict):
         raise InputError(InputProblem(source, f"not a judge-audit result (a JSON {type(data).__name__})", fix))
     from audit.sections import register_section_types
@@ -267,11 +270,30 @@ def result_from_json(text: str, *, source: str = "result.json") -> AuditResult:
                 sections[name] = Section(section.status, section.reason, from_jsonable(section_type, section.payload))
     except (TypeError, ValueError, KeyError, AttributeError) as exc:
         raise InputError(InputProblem(source, f"not a complete judge-audit result: {exc}", fix)) from None
+    except RecursionError:
+        raise InputError(InputProblem(source, "not a judge-audit result: values nested too deeply", fix)) from None
     if sections:
         from dataclasses import replace
 
         result = replace(result, **sections)
     return result
+
+
+def read_result(path: str | Path) -> AuditResult:
+    """:func:`result_from_json` of a file; a missing, unreadable or non-UTF-8 file is an InputError."""
+    from audit.errors import InputError, InputProblem
+
+    source = str(path)
+    fix = "give the result.json written by `audit run`"
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(InputProblem(source, "file not found", fix)) from None
+    except UnicodeDecodeError as exc:
+        raise InputError(InputProblem(source, f"not UTF-8 text (byte {exc.start})", fix)) from None
+    except OSError as exc:
+        raise InputError(InputProblem(source, f"cannot read the file: {exc.strerror or exc}", fix)) from None
+    return result_from_json(text, source=source)
 
 
 #: section name -> payload type (filled in by audit.pipeline when the section modules import)

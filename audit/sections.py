@@ -37,7 +37,10 @@ def _guarded(compute: Callable[[], object], what: str) -> Section:
     except WorkerLostError:
         raise  # the run is incomplete, not one section: the command line has its own exit status
     except AuditError as exc:
-        return Section(Status.ERROR, f"{what} could not be computed: {exc}")
+        from audit.redact import redact_text
+
+        # The reason is recorded in result.json: a provider's message may quote a URL with a key.
+        return Section(Status.ERROR, redact_text(f"{what} could not be computed: {exc}"))
     return Section(Status.PASS, "", payload)
 
 
@@ -179,6 +182,8 @@ def surface_section(data, spec, primary: str | None, seed: np.random.SeedSequenc
 
     def compute():
         features = compute_features(data.stories, perplexity=_perplexity_config(spec), cache=spec.features_cache)
+        if spec.timings is not None:  # seconds and cache use: timings.json, not the result
+            spec.timings.detector_runs(features.detectors)
         return surface_associations(features, data.judge_scores, data.pairs, data.votes, judge=primary,
                                     n_boot=n_boot, rng=_int_seed(seed))
 
@@ -234,6 +239,11 @@ def section_checks(policy: Policy, *, dev: Section, uncertainty: Section, reader
         from audit.surface import surface_checks
 
         checks.extend(surface_checks(surface.payload, dataclasses.asdict(policy.surface), severity=policy.severity))
+        # A detector that ran and failed (e.g. the perplexity server is down) is missing
+        # evidence the user asked for; one that could not run (nothing configured) is SKIPPED.
+        checks.extend(Check("surface.detector", Status.ERROR, reason=f"detector {d.name} failed: {d.reason}",
+                            scope=d.name)
+                      for d in getattr(surface.payload, "feature_detectors", ()) if d.status is Status.ERROR)
     return _apply_severity(checks, policy)
 
 

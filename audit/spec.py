@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 from audit.policy import Policy
 from audit.progress import ProgressFactory
@@ -54,6 +54,8 @@ class AuditSpec:
         approximations take over (docs/uncertainty.md).
     progress_bar : ``factory(description, total) -> bar`` for long task batches (bootstrap
         chunks, refits); None: no bar. See :mod:`audit.progress`.
+    timings : an :class:`audit.timings.RunTimings` that receives the detectors' execution
+        figures (written to timings.json, never to the result); None drops them.
     """
 
     tie_rule: str = "even-split"
@@ -76,3 +78,5 @@ class AuditSpec:
     scheduler: str | None = None
     loro_exact_budget: int = LORO_EXACT_BUDGET
     progress_bar: ProgressFactory | None = field(default=None, compare=False, repr=False)
+    #: receives execution figures (detector timings) that are kept out of the result (None: dropped)
+    timings: Any = field(default=None, compare=False, repr=False)

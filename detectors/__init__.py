@@ -7,9 +7,9 @@ perplexity when a language model is configured) with an on-disk cache. See docs/
 from detectors.base import DEFAULT_DETECTORS, DETECTORS, Detector
 from detectors import length, lexical, sentences  # noqa: F401  (register the detectors)
 from detectors.perplexity import PerplexityConfig, make_perplexity_detector
-from detectors.features import DetectorRun, FeatureTable, compute_features
+from detectors.features import DetectorRecord, DetectorRun, FeatureTable, compute_features
 
 __all__ = [
-    "DETECTORS", "DEFAULT_DETECTORS", "Detector", "DetectorRun", "FeatureTable", "PerplexityConfig",
+    "DETECTORS", "DEFAULT_DETECTORS", "Detector", "DetectorRecord", "DetectorRun", "FeatureTable", "PerplexityConfig",
     "compute_features", "make_perplexity_detector",
 ]

@@ -12,6 +12,7 @@ import pandas as pd
 
 from audit.checks import Status
 from audit.errors import InputError, InputProblem, MissingDependencyError, ProviderError
+from audit.redact import redact_text
 from detectors.base import DEFAULT_DETECTORS, DETECTORS, Detector
 from detectors.cache import FeatureCache, text_sha256
 from detectors.perplexity.config import PerplexityConfig
@@ -75,6 +76,39 @@ class DetectorRun:
     seconds: float
     n_tokens: int = 0
     tokens_per_second: float = 0.0
+
+
+    def record(self) -> "DetectorRecord":
+        """What the detector computed, without this call's execution figures (for the audit result)."""
+        return DetectorRecord(name=self.name, version=self.version, status=self.status, reason=self.reason,
+                              features=self.features, params=self.params, revision=self.revision,
+                              n_texts=self.n_texts, n_missing=self.n_missing)
+
+    def execution(self) -> dict[str, object]:
+        """This call's execution figures: cache use, wall time, tokens (for timings.json)."""
+        return {"detector": self.name, "status": self.status.value, "n_computed": self.n_computed,
+                "n_cached": self.n_cached, "seconds": self.seconds, "n_tokens": self.n_tokens,
+                "tokens_per_second": self.tokens_per_second}
+
+
+@dataclass(frozen=True)
+class DetectorRecord:
+    """A :class:`DetectorRun` as the audit result keeps it: what was computed and how.
+
+    The execution figures (seconds, tokens per second, texts computed vs read from the
+    cache) are left out: they change from one run to the next and would make two runs of
+    the same audit differ. ``audit run`` writes them to ``timings.json``.
+    """
+
+    name: str
+    version: str
+    status: Status
+    reason: str
+    features: tuple[str, ...]
+    params: dict[str, str]
+    revision: str
+    n_texts: int
+    n_missing: dict[str, int]
 
 
 @dataclass(frozen=True)
@@ -316,7 +350,8 @@ def compute_features(
             continue
         except (ProviderError, OSError, RuntimeError) as exc:  # RuntimeError: torch (e.g. out of memory)
             runs.append(DetectorRun(
-                name=det.name, version=det.version, status=Status.ERROR, reason=f"{type(exc).__name__}: {exc}",
+                name=det.name, version=det.version, status=Status.ERROR,
+                reason=redact_text(f"{type(exc).__name__}: {exc}"),  # a server URL may carry a key
                 features=(), params=det.params_text(), revision="", n_texts=len(unique_texts), n_computed=0,
                 n_cached=0, n_missing={}, seconds=time.perf_counter() - start))
             continue

@@ -225,6 +225,8 @@ def _run_story(job: StoryJob, previous: list[dict[str, Any]], provider: Provider
                 "prompt_tokens": completion.prompt_tokens,
                 "completion_tokens": completion.completion_tokens,
                 "n_http_attempts": completion.n_http_attempts,
+                # lone UTF-16 surrogates in the server's JSON, replaced by U+FFFD
+                "n_replaced_characters": int(completion.extra.get("n_replaced_characters", 0)),
                 "elapsed_s": completion.elapsed_s,
                 "time": datetime.now(timezone.utc).isoformat(),
             }
@@ -284,7 +286,8 @@ def generate_stories(
     fresh : bool
         Discard the journal and start over.
     progress : callable, optional
-        Called with each story's final record.
+        Called with the run's ``"run"`` record (``n_stories``, ``n_todo``) once the plan is
+        known, then with each story's ``"final"`` record as it finishes.
 
     Raises
     ------
@@ -341,17 +344,18 @@ def generate_stories(
     if missing:
         raise InputError(InputProblem(protocol.source, f"no provider for system(s) {missing}", fix="define [systems.NAME.provider]"))
     journal = Journal(journal_path)
-    journal.write(
-        {
-            "type": "run",
-            "time": datetime.now(timezone.utc).isoformat(),
-            "seed": seed,
-            "protocol": protocol.source,
-            "n_stories": len(jobs),
-            "n_todo": len(todo),
-            "providers": {name: providers[name].describe() for name in sorted({j.system for j in todo})},
-        }
-    )
+    run_record = {
+        "type": "run",
+        "time": datetime.now(timezone.utc).isoformat(),
+        "seed": seed,
+        "protocol": protocol.source,
+        "n_stories": len(jobs),
+        "n_todo": len(todo),
+        "providers": {name: providers[name].describe() for name in sorted({j.system for j in todo})},
+    }
+    journal.write(run_record)
+    if progress is not None:
+        progress(run_record)
     failures: list[tuple[StoryJob, BaseException]] = []
     stopping = False
     with ThreadPoolExecutor(max_workers=max(1, protocol.concurrency)) as pool:

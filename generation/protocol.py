@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 import string
 import tomllib
@@ -25,6 +26,23 @@ _TOP_KEYS = {
     "reuse_stories", "concurrency", "seed", "sampling", "phrasing", "templates", "systems", "matchups",
 }
 _SYSTEM_KEYS = {"template", "provider", "sampling"}
+#: Accepted range (inclusive) of every integer key of the protocol.
+INT_RANGES = {"word_min": (0, 100_000), "word_max": (0, 100_000), "word_target": (0, 100_000),
+              "max_attempts": (1, 1000), "concurrency": (1, 256)}
+
+
+def non_finite(table: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    """(dotted key, value) of every NaN or infinite number inside a (nested) table."""
+    found: list[tuple[str, Any]] = []
+    for key, value in table.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, float) and not math.isfinite(value):
+            found.append((name, value))
+        elif isinstance(value, Mapping):
+            found += non_finite(value, name + ".")
+        elif isinstance(value, list):
+            found += [(f"{name}[{i}]", v) for i, v in enumerate(value) if isinstance(v, float) and not math.isfinite(v)]
+    return found
 
 
 @dataclass(frozen=True)
@@ -167,17 +185,21 @@ def _validate(raw: dict[str, Any], source: str) -> GenerationProtocol:
     for key in sorted(set(raw) - _TOP_KEYS):
         bad(key, "unknown key", fix=f"use one of: {', '.join(sorted(_TOP_KEYS))}")
     ints = {}
-    for key in ("word_min", "word_max", "word_target", "max_attempts", "concurrency"):
+    for key, (low, high) in INT_RANGES.items():
         value = raw.get(key)
-        if not isinstance(value, int) or isinstance(value, bool) or value < (1 if key in ("max_attempts", "concurrency") else 0):
-            bad(key, "must be a non-negative integer" if key.startswith("word") else "must be an integer >= 1", value=value)
+        if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+            bad(key, f"must be an integer in [{low}, {high}]", value=value, fix=f"set {key} to a whole number from {low} to {high}")
         else:
             ints[key] = value
-    if len(ints) == 5 and not ints["word_min"] <= ints["word_target"] <= ints["word_max"]:
+    if len(ints) == len(INT_RANGES) and not ints["word_min"] <= ints["word_target"] <= ints["word_max"]:
         bad("word_target", "must lie in [word_min, word_max]", value=f"{ints['word_min']} <= {ints['word_target']} <= {ints['word_max']} is false")
     seed = raw.get("seed")
-    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
-        bad("seed", "must be an integer", value=seed)
+    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**63):
+        bad("seed", f"must be an integer in [0, {2**63 - 1}]", value=seed)
+    for where, table in [("sampling", raw.get("sampling"))] + [
+            (f"systems.{name}.sampling", t.get("sampling")) for name, t in (raw.get("systems") or {}).items() if isinstance(t, Mapping)]:
+        for key, value in non_finite(table if isinstance(table, Mapping) else {}):
+            bad(f"{where}.{key}", "NaN or infinity cannot be sent to a server (JSON has no such numbers)", value=value, fix="give a finite number")
     pattern = raw.get("reasoning_pattern", "")
     try:
         re.compile(pattern)

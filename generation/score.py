@@ -15,6 +15,7 @@ import hashlib
 import json
 import math
 import re
+import threading
 import tomllib
 from concurrent.futures import CancelledError, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -26,7 +27,7 @@ import pandas as pd
 
 from audit.errors import InputError, InputProblem, ProviderError
 from generation.journal import Journal, read_journal
-from generation.protocol import merge_tables
+from generation.protocol import merge_tables, non_finite
 from generation.providers.base import ChatMessage, Provider, build_provider
 from generation.tables import read_table, write_csv
 
@@ -35,6 +36,7 @@ _KEYS = {
     "judge_id", "scale_min", "scale_max", "integer", "samples", "persona_mode", "concurrency",
     "reasoning_pattern", "system_prompt", "user_template", "sampling", "criteria", "personas", "judge",
 }
+_INT_RANGES = {"samples": (1, 1000), "concurrency": (1, 256)}
 _FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
 
 
@@ -133,12 +135,15 @@ def load_rubric(path: str | Path | None = None, *, overrides: Mapping[str, Any] 
     for key in sorted(set(raw) - _KEYS):
         bad(key, "unknown key", fix=f"use one of: {', '.join(sorted(_KEYS))}")
     lo, hi = raw.get("scale_min"), raw.get("scale_max")
-    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (lo, hi)) or not lo < hi:
-        bad("scale_min", "scale_min and scale_max must be numbers with scale_min < scale_max", value=f"{lo}..{hi}")
-    for key in ("samples", "concurrency"):
+    if (not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and abs(v) <= 1e6 for v in (lo, hi))
+            or not lo < hi):
+        bad("scale_min", "scale_min and scale_max must be numbers in [-1e6, 1e6] with scale_min < scale_max", value=f"{lo}..{hi}")
+    for key, (low, high) in _INT_RANGES.items():
         value = raw.get(key)
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            bad(key, "must be an integer >= 1", value=value)
+        if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+            bad(key, f"must be an integer in [{low}, {high}]", value=value, fix=f"set {key} to a whole number from {low} to {high}")
+    for key, value in non_finite(raw.get("sampling") if isinstance(raw.get("sampling"), Mapping) else {}):
+        bad(f"sampling.{key}", "NaN or infinity cannot be sent to a server (JSON has no such numbers)", value=value, fix="give a finite number")
     if raw.get("persona_mode") not in ("all", "cycle"):
         bad("persona_mode", "must be \"all\" or \"cycle\"", value=raw.get("persona_mode"))
     criteria = [Criterion(str(c.get("name", "")).strip(), str(c.get("rubric", ""))) for c in raw.get("criteria") or []]
@@ -211,7 +216,7 @@ def parse_scores(answer: str, config: RubricConfig) -> tuple[dict[str, float], d
     if start != -1 and end > start:
         try:
             parsed = json.loads(text[start : end + 1])
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON, an integer of > 4300 digits, nesting
             parsed = None
     if not isinstance(parsed, dict):
         return {}, {c.name: "answer is not a JSON object" for c in config.criteria}
@@ -220,27 +225,39 @@ def parse_scores(answer: str, config: RubricConfig) -> tuple[dict[str, float], d
     invalid: dict[str, str] = {}
     for criterion in config.criteria:
         value = lowered.get(criterion.name.lower())
-        if value is None:
-            invalid[criterion.name] = "missing"
-            continue
-        if isinstance(value, bool):
-            invalid[criterion.name] = "not a number"
-            continue
-        if isinstance(value, str):
-            try:
-                value = float(value.strip())
-            except ValueError:
-                invalid[criterion.name] = "not a number"
-                continue
-        if not isinstance(value, (int, float)) or math.isnan(float(value)):
-            invalid[criterion.name] = "not a number"
-        elif config.integer and not float(value).is_integer():
-            invalid[criterion.name] = "not an integer"
-        elif not config.scale_min <= float(value) <= config.scale_max:
-            invalid[criterion.name] = "outside the scale"
+        verdict = _score_value(value, config)
+        if isinstance(verdict, str):
+            invalid[criterion.name] = verdict
         else:
-            scores[criterion.name] = float(value)
+            scores[criterion.name] = verdict
     return scores, invalid
+
+
+def _score_value(value: Any, config: RubricConfig) -> float | str:
+    """The score as a float, or why it is invalid. Integers are compared exactly (a
+    400-digit integer is off the scale, not an overflow); ``inf`` is off the scale."""
+    if value is None:
+        return "missing"
+    if isinstance(value, bool):
+        return "not a number"
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            return "not a number"
+    if isinstance(value, int):
+        if not config.scale_min <= value <= config.scale_max:
+            return "outside the scale"
+        return float(value)
+    if not isinstance(value, float) or math.isnan(value):
+        return "not a number"
+    if math.isinf(value):
+        return "outside the scale"
+    if config.integer and not value.is_integer():
+        return "not an integer"
+    if not config.scale_min <= value <= config.scale_max:
+        return "outside the scale"
+    return value
 
 
 @dataclass(frozen=True)
@@ -318,6 +335,10 @@ def validate_stories(frame: pd.DataFrame, file: str = "stories") -> None:
         raise InputError(problems[:50])
 
 
+class _Stopped(Exception):
+    """A job not sent because an earlier request failed."""
+
+
 def _story_key(row: Any) -> str:
     story_id = getattr(row, "story_id", "")
     if story_id:
@@ -393,9 +414,19 @@ def score_stories(
             todo.append((key, sample, persona, messages, fingerprint))
     n_resumed = len(answers)
 
+    # Set by the request that fails, before its worker can take another job: no request is
+    # sent after a failure (the ones already in flight finish and are kept).
+    stop = threading.Event()
+
     def ask(job: tuple) -> dict[str, Any]:
         key, sample, persona, messages, fingerprint = job
-        completion = provider.chat(messages, **config.sampling)
+        if stop.is_set():
+            raise _Stopped()
+        try:
+            completion = provider.chat(messages, **config.sampling)
+        except ProviderError:
+            stop.set()
+            raise
         scores, invalid = parse_scores(completion.text, config)
         record = {
             "type": "answer",
@@ -409,6 +440,7 @@ def score_stories(
             "invalid": invalid,
             "finish_reason": completion.finish_reason,
             "n_http_attempts": completion.n_http_attempts,
+            "n_replaced_characters": int(completion.extra.get("n_replaced_characters", 0)),
             "time": datetime.now(timezone.utc).isoformat(),
         }
         journal.write(record)
@@ -422,8 +454,8 @@ def score_stories(
                 job = futures[future]
                 try:
                     answers[(job[0], job[1])] = future.result()
-                except CancelledError:
-                    continue  # cancelled after another request failed
+                except (CancelledError, _Stopped):
+                    continue  # not sent: another request had failed
                 except ProviderError as exc:
                     failures.append(exc)
                     for other in futures:

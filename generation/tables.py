@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from pathlib import Path
 from typing import Iterable
 
@@ -30,7 +32,7 @@ def read_table(path: str | Path, role: str, required: Iterable[str] = ()) -> pd.
         elif suffix == ".tsv":
             frame = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False)
         elif suffix in (".jsonl", ".ndjson"):
-            frame = pd.read_json(path, lines=True, dtype=False).astype(str)
+            frame = _read_jsonl(path, role)
         elif suffix == ".parquet":
             import_optional("pyarrow", "reading Parquet files")
             frame = pd.read_parquet(path).astype(str)
@@ -48,6 +50,43 @@ def read_table(path: str | Path, role: str, required: Iterable[str] = ()) -> pd.
             ]
         )
     return frame
+
+
+def _read_jsonl(path: Path, role: str) -> pd.DataFrame:
+    """One JSON object per line, every value as text.
+
+    Read with :mod:`json` line by line (split on ``\n`` only, so a U+2028 inside a string
+    is text, and line numbers are the file's): pandas' reader silently drops lone
+    surrogates such as ``\ud800``, which the callers must see to refuse.
+    """
+    rows = []
+    problems = []
+    text = path.read_text(encoding="utf-8")
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError) as exc:
+            problems.append(InputProblem(str(path), f"not a JSON object: {exc}", line=number, fix="write one JSON object per line"))
+            continue
+        if not isinstance(record, dict):
+            problems.append(InputProblem(str(path), "not a JSON object", line=number, value=line[:60], fix="write one JSON object per line"))
+            continue
+        row = {str(k): "" if v is None else (v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)) for k, v in record.items()}
+        for column, value in row.items():
+            if _LONE_SURROGATE.search(column) or _LONE_SURROGATE.search(value):
+                problems.append(InputProblem(str(path), "holds a lone UTF-16 surrogate (e.g. \\ud800), which no text file can store",
+                                             line=number, column=column.encode("utf-8", "backslashreplace").decode(),
+                                             value=value[:60].encode("utf-8", "backslashreplace").decode(),
+                                             fix="remove the broken \\u escape from the file"))
+        rows.append(row)
+    if problems:
+        raise InputError(problems[:50])
+    return pd.DataFrame(rows, dtype=str).fillna("")
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def prepare_output(path: str | Path, role: str, *, directory: bool = False) -> Path:

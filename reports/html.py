@@ -40,9 +40,11 @@ def render_html(result: Any) -> str:
     return _environment().get_template("report.html.j2").render(**build_context(result))
 
 
-def write_html(result: Any, path: str | Path) -> Path:
-    """Render ``result`` and write it to ``path`` (UTF-8); returns the path written."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_html(result), encoding="utf-8")
-    return path
+def write_html(result: Any, path: str | Path, *, inputs=()) -> Path:
+    """Render ``result`` and write it to ``path`` (UTF-8, atomically); returns the path written.
+
+    ``inputs`` are files the write must never replace (e.g. the result.json read).
+    """
+    from audit.output_files import write_file
+
+    return write_file(path, render_html(result), inputs=inputs)

@@ -92,9 +92,11 @@ def render_junit(checks: Iterable[Check], *, suite_name: str = "judge-audit") ->
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-def write_junit(checks: Iterable[Check], path: str | Path, *, suite_name: str = "judge-audit") -> Path:
-    """Write :func:`render_junit` output to ``path`` (UTF-8); returns the path written."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_junit(checks, suite_name=suite_name), encoding="utf-8")
-    return path
+def write_junit(checks: Iterable[Check], path: str | Path, *, suite_name: str = "judge-audit", inputs=()) -> Path:
+    """Write :func:`render_junit` output to ``path`` (UTF-8, atomically); returns the path written.
+
+    ``inputs`` are files the write must never replace (e.g. the result.json read).
+    """
+    from audit.output_files import write_file
+
+    return write_file(path, render_junit(checks, suite_name=suite_name), inputs=inputs)

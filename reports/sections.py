@@ -253,7 +253,6 @@ def provenance_context(result: Any) -> dict:
         "human_shape": p.human_shape,
         "primary_judge": p.primary_judge,
         "notes": list(p.notes),
-        "timings": [{"step": k, "seconds": num(v, 3)} for k, v in dict(getattr(p, "timings", {}) or {}).items()],
         "versions": [{"package": k, "version": v} for k, v in sorted(p.package_versions.items())],
         "created": str(getattr(p, "created", "") or ""),
     }

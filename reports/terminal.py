@@ -1,25 +1,25 @@
 """The summary printed after ``audit run``: verdict, dev-vs-deployment, failing cells, report path.
 
-Plain text (no colour codes by default, so CI logs stay clean); user text is stripped of
-control characters so a system name cannot move the cursor or recolour the terminal.
+Plain text (no colour codes by default, so CI logs stay clean); user text has its
+control characters escaped (:func:`audit.terminal_text.printable`) so a system name cannot
+move the cursor or recolour the terminal.
 """
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
+from audit.terminal_text import printable
 from reports import discover
 from reports.format import interval, pct
 from reports.sections import STATUS_ORDER, dev_summary, status_value
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _COLOURS = {"PASS": "32", "WARN": "33", "FAIL": "31", "ERROR": "35", "SKIPPED": "90"}
 
 
 def _safe(text: object) -> str:
-    return _CONTROL.sub("?", str(text))
+    return printable(text)
 
 
 def render_summary(result: Any, report_path: str | Path | None = None, *, max_cells: int = 12,

@@ -9,8 +9,10 @@ exposes a ``click.Command`` named ``command``.
 from __future__ import annotations
 
 import importlib
+import io
 import os
 import sys
+import warnings
 
 import click
 
@@ -24,6 +26,8 @@ from audit.errors import (
     ProviderError,
     WorkerLostError,
 )
+from audit.redact import redact_text
+from audit.terminal_text import printable
 
 # Subcommand modules, in the order `audit --help` lists them.
 COMMAND_MODULES = (
@@ -64,53 +68,72 @@ def _load_commands() -> None:
 _load_commands()
 
 
+def _say(text: object) -> None:
+    """One line on stderr: secrets redacted, control characters from inputs escaped."""
+    click.echo(printable(redact_text(str(text))), err=True)
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    _say(f"warning ({category.__name__}): {message}")
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line with ``argv`` (without the program name); return the exit status."""
+    """Run the command line with ``argv`` (without the program name); return the exit status.
+
+    Every message printed for an expected failure goes through :func:`_say`, so text that
+    came from an input (a column name, a server's reply) cannot drive the terminal.
+    """
     try:
         argv = list(sys.argv[1:] if argv is None else argv)
-        # The exact command is recorded in the result's provenance.
-        result = cli.main(args=argv, prog_name="audit", standalone_mode=False, obj={"argv": ["audit", *argv]})
+        with warnings.catch_warnings():
+            # A warning can quote an input (a system name, a glyph a font lacks): print it inert.
+            warnings.showwarning = _show_warning
+            # The exact command is recorded in the result's provenance (secrets redacted).
+            result = cli.main(args=argv, prog_name="audit", standalone_mode=False, obj={"argv": ["audit", *argv]})
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
     except click.exceptions.Abort:
-        click.echo("Interrupted.", err=True)
+        _say("Interrupted.")
         return ExitStatus.INTERRUPTED
     except click.ClickException as exc:
-        exc.show()
+        shown = io.StringIO()
+        exc.show(file=shown)
+        for line in shown.getvalue().rstrip("\n").split("\n"):
+            _say(line)
         return ExitStatus.USAGE_ERROR
     except InputError as exc:
-        click.echo(f"Input error ({len(exc.problems)} problem(s)):", err=True)
+        _say(f"Input error ({len(exc.problems)} problem(s)):")
         for problem in exc.problems:
-            click.echo(f"  - {problem}", err=True)
+            _say(f"  - {problem}")
         return ExitStatus.INPUT_ERROR
     except MissingDependencyError as exc:
-        click.echo(f"Missing dependency: {exc}", err=True)
+        _say(f"Missing dependency: {exc}")
         return ExitStatus.MISSING_DEPENDENCY
     except ProviderError as exc:
-        click.echo(f"Provider error: {exc}", err=True)
+        _say(f"Provider error: {exc}")
         return ExitStatus.PROVIDER_ERROR
     except WorkerLostError as exc:
         click.echo(f"Worker lost: {exc}", err=True)
         return ExitStatus.WORKER_LOST
     except ConvergenceError as exc:
-        click.echo(f"Computation error: {exc}", err=True)
+        _say(f"Computation error: {exc}")
         return ExitStatus.COMPUTATION_ERROR
     except AuditError as exc:
-        click.echo(f"Error: {exc}", err=True)
+        _say(f"Error: {exc}")
         return ExitStatus.COMPUTATION_ERROR
     except KeyboardInterrupt:
-        click.echo("Interrupted.", err=True)
+        _say("Interrupted.")
         return ExitStatus.INTERRUPTED
     except OSError as exc:  # e.g. an output directory that cannot be written
         where = f" ({exc.filename})" if exc.filename else ""
-        click.echo(f"Input error: cannot read or write a file{where}: {exc.strerror or exc}. "
-                   "Fix: check the path and its permissions.", err=True)
+        _say(f"Input error: cannot read or write a file{where}: {exc.strerror or exc}. "
+             "Fix: check the path and its permissions.")
         return ExitStatus.INPUT_ERROR
     except Exception as exc:  # a bug: say so plainly, full traceback only on request
         if os.environ.get("JUDGE_AUDIT_DEBUG"):
             raise
-        click.echo(f"Internal error ({type(exc).__name__}: {exc}). This is a bug in judge-audit; "
-                   "set JUDGE_AUDIT_DEBUG=1 to see the traceback and please report it.", err=True)
+        _say(f"Internal error ({type(exc).__name__}: {exc}). This is a bug in judge-audit; "
+             "set JUDGE_AUDIT_DEBUG=1 to see the traceback and please report it.")
         return ExitStatus.INTERNAL_ERROR
     if isinstance(result, int):
         return result

@@ -50,7 +50,7 @@ def command(scores, out, convergence_threshold, agreement_threshold, redundancy_
     if not quiet:
         click.echo(str(report))
     if out:
-        for path in write_outputs(report, report.tables(), out, "consistency"):
+        for path in write_outputs(report, report.tables(), out, "consistency", inputs=[scores]):
             if not quiet:
                 click.echo(f"wrote {path}")
     return 0

@@ -69,6 +69,8 @@ def command(stories, out, detector_names, perplexity_model, perplexity_revision,
     from audit.checks import Status
     from audit.cli.exit_status import ExitStatus
     from detectors import PerplexityConfig, compute_features
+    from audit.output_files import check_output_file, csv_text, write_file
+    from audit.terminal_text import printable
     from generation.tables import prepare_output
 
     if perplexity_url and not perplexity_server_model:
@@ -84,22 +86,23 @@ def command(stories, out, detector_names, perplexity_model, perplexity_revision,
             server_model=perplexity_server_model, api_key_env=perplexity_api_key_env,
         )
     prepare_output(out, "features table")
+    check_output_file(out, [stories])  # before the work: -o must not be the stories file
     names = None
     if detector_names:
         names = [n.strip() for n in detector_names.split(",") if n.strip()]
     frame, notes = _read_stories(stories)
     table = compute_features(frame, detectors=names, perplexity=config, cache=cache, n_jobs=jobs)
-    table.frame.to_csv(out, index=False)  # shortest repr: round-trips exactly
+    write_file(out, csv_text(table.frame), inputs=[stories])  # shortest float repr: round-trips exactly
     if not quiet:
-        click.echo(str(table), err=True)
+        click.echo(printable(str(table), keep_newlines=True), err=True)
         for note in notes:  # columns the loader left out are said, never dropped silently
-            click.echo(f"  note: {note}", err=True)
-        click.echo(f"wrote {out}", err=True)
+            click.echo(printable(f"  note: {note}"), err=True)
+        click.echo(printable(f"wrote {out}"), err=True)
     failed = [d.name for d in table.detectors if d.status is Status.ERROR]
     if failed:
         # The table is written (the other features are good), but a detector the user asked
         # for failed: a script must not mistake that for success.
-        click.echo(f"error: detector(s) {', '.join(failed)} failed (see above); {out} has no "
-                   f"column for them", err=True)
+        click.echo(printable(f"error: detector(s) {', '.join(failed)} failed (see above); {out} has no "
+                             f"column for them"), err=True)
         return ExitStatus.COMPUTATION_ERROR
     return ExitStatus.OK

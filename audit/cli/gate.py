@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
 from audit.cli.exit_status import ExitStatus
@@ -14,20 +12,23 @@ from audit.cli.exit_status import ExitStatus
 @click.option("--fail-on-warn", is_flag=True, help="Treat WARN as failing too.")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing; only the exit status speaks.")
 def command(result_json, fail_on_warn, quiet):
-    """Exit 1 if any check in RESULT_JSON is FAIL or ERROR (or WARN with --fail-on-warn), else 0."""
-    from audit.checks import Status
-    from audit.errors import InputError, InputProblem
-    from audit.result import result_from_json
+    """Exit 1 if any check in RESULT_JSON is FAIL or ERROR (or WARN with --fail-on-warn), else 0.
 
-    path = Path(result_json)
-    try:
-        result = result_from_json(path.read_text(encoding="utf-8"), source=result_json)
-    except FileNotFoundError:
-        raise InputError(InputProblem(result_json, "file not found", "give the result.json written by `audit run`")) from None
+    The gate trusts nothing it can re-derive: the checks and the status are recomputed from
+    the result's own cells, tables, sections and recorded policy, and a file whose recorded
+    verdict does not follow from them is refused (exit status 2, with the reason).
+    """
+    from audit.checks import Status
+    from audit.derive import verify_result
+    from audit.result import read_result
+    from audit.terminal_text import printable
+
+    result = read_result(result_json)
+    checks = verify_result(result, source=result_json)
     failing_statuses = {Status.FAIL, Status.ERROR} | ({Status.WARN} if fail_on_warn else set())
-    failing = [c for c in result.checks if c.status in failing_statuses]
+    failing = [c for c in checks if c.status in failing_statuses]
     if not quiet:
         for check in failing:
-            click.echo(str(check))
-        click.echo(f"gate: {'FAILED' if failing else 'passed'} ({len(failing)} failing of {len(result.checks)} checks)")
+            click.echo(printable(str(check)))
+        click.echo(f"gate: {'FAILED' if failing else 'passed'} ({len(failing)} failing of {len(checks)} checks)")
     return ExitStatus.GATE_FAILED if failing else ExitStatus.OK

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 
@@ -13,16 +15,17 @@ import click
               help="Output directory; rerunning in the same directory resumes.")
 @click.option("--matchup", "matchups", multiple=True, metavar="FOCAL:OTHER",
               help="Matchup to generate (repeatable); default: the protocol's [[matchups]].")
-@click.option("--seed", type=int, default=None, help="Blinding seed (ids, sides, order); default: protocol seed, else recorded, else drawn.")
+@click.option("--seed", type=click.IntRange(min=0, max=2**63 - 1), default=None, help="Blinding seed (ids, sides, order); default: protocol seed, else recorded, else drawn.")
 @click.option("--concurrency", type=click.IntRange(min=1), default=None, help="Stories generated at once (overrides the protocol).")
 @click.option("--fresh", is_flag=True, help="Discard the attempts journal in DIR and start over.")
-@click.option("-q", "--quiet", is_flag=True, help="No progress messages.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar (there is none either when stderr is not a terminal).")
 def command(premises, protocol_path, out_dir, matchups, seed, concurrency, fresh, quiet):
     """Generate prompt-matched story pairs: PREMISES x matchups -> DIR/stories.csv, DIR/pairs.csv.
 
     PREMISES is a CSV/TSV/JSONL file with premise_id, premise and optional kind. Every attempt
     is kept in DIR/attempts.jsonl; a killed run resumes without asking again for any finished story.
     """
+    from audit.terminal_text import printable
     from generation.generate import generate_stories, load_premises
     from generation.protocol import load_protocol, parse_matchup
     from generation.tables import prepare_output
@@ -31,15 +34,48 @@ def command(premises, protocol_path, out_dir, matchups, seed, concurrency, fresh
     protocol = load_protocol(protocol_path, overrides={"concurrency": concurrency})
     chosen = tuple(parse_matchup(m, protocol.systems) for m in matchups) or None
     frame = load_premises(premises)
-    count = [0]
+    # A progress bar only for a person watching: never under -q, never into a log or a pipe.
+    bar = _ProgressBar() if not quiet and sys.stderr.isatty() else None
 
-    def progress(final):
-        count[0] += 1
-        if not quiet:
-            flag = "" if final["in_window"] else " (outside the window)"
-            click.echo(f"[{count[0]}] {final['system']} on premise {final['premise_id']}: {final['words']} words "
-                       f"after {final['n_attempts']} attempt(s){flag}", err=True)
+    def progress(record):
+        if bar is None:
+            return
+        if record.get("type") == "run":
+            bar.start(int(record["n_todo"]), int(record["n_stories"]))
+            return
+        flag = "" if record["in_window"] else " (outside the window)"
+        # system names and premise ids come from the user's files: no escape sequence may reach the terminal
+        bar.advance(printable(f"{record['system']} on {record['premise_id']}: {record['words']} words "
+                              f"after {record['n_attempts']} attempt(s){flag}"))
 
-    result = generate_stories(frame, protocol, out_dir, matchups=chosen, rng=seed, fresh=fresh, progress=progress)
+    try:
+        result = generate_stories(frame, protocol, out_dir, matchups=chosen, rng=seed, fresh=fresh, progress=progress)
+    finally:
+        if bar is not None:
+            bar.close()
     click.echo(str(result))
-    click.echo(f"wrote {out_dir}/stories.csv, {out_dir}/pairs.csv, {out_dir}/story_log.csv (journal: {out_dir}/attempts.jsonl)")
+    out = printable(out_dir)
+    click.echo(f"wrote {out}/stories.csv, {out}/pairs.csv, {out}/story_log.csv (journal: {out}/attempts.jsonl)")
+
+
+class _ProgressBar:
+    """A tqdm bar on stderr: stories finished in this run, and the last one's word count."""
+
+    def __init__(self):
+        self._bar = None
+
+    def start(self, n_todo: int, n_stories: int) -> None:
+        from tqdm import tqdm
+
+        resumed = n_stories - n_todo
+        self._bar = tqdm(total=n_todo, unit="story", desc="generating" + (f" ({resumed} resumed)" if resumed else ""),
+                         file=sys.stderr, dynamic_ncols=True, leave=True)
+
+    def advance(self, text: str) -> None:
+        if self._bar is not None:
+            self._bar.update(1)
+            self._bar.set_postfix_str(text, refresh=True)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()

@@ -53,14 +53,17 @@ class _TqdmBar:
 class Progress:
     """Stage messages on stderr with elapsed time; silent when disabled (``--quiet``).
 
-    :meth:`bar` is the progress factory of :mod:`audit.progress`: a bar with an ETA for long
-    batches of tasks, drawn only when enabled and stderr is a terminal (no bar in CI logs).
+    With ``timings`` (an :class:`audit.timings.RunTimings`), every stage is also timed
+    there, quiet or not. :meth:`bar` is the progress factory of :mod:`audit.progress`: a bar
+    with an ETA for long batches of tasks, drawn only when enabled and stderr is a terminal (no
+    bar in CI logs).
     """
 
-    def __init__(self, enabled: bool = True, stream=None):
+    def __init__(self, enabled: bool = True, stream=None, timings=None):
         self.enabled = enabled
         self.stream = stream or sys.stderr
         self.started = time.perf_counter()
+        self.timings = timings
 
     @property
     def bars(self) -> bool:
@@ -75,6 +78,8 @@ class Progress:
         return _TqdmBar(description, total, self.stream)
 
     def __call__(self, message: str) -> None:
+        if self.timings is not None:
+            self.timings.stage(message)
         if self.enabled:
             elapsed = time.perf_counter() - self.started
             print(f"[{elapsed:5.1f}s] {message}...", file=self.stream, flush=True)

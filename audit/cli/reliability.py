@@ -8,37 +8,28 @@ from pathlib import Path
 import click
 
 
-def write_outputs(result, tables: dict, out: str, stem: str) -> list[Path]:
-    """Write ``result`` as JSON and its tables as CSV.
+def write_outputs(result, tables: dict, out: str, stem: str, *, inputs=()) -> list[Path]:
+    """Write ``result`` as JSON and its tables as CSV (atomically, never onto ``inputs``).
 
     ``out`` ending in ``.json`` writes only that JSON file; otherwise ``out`` is a directory
-    (created) receiving ``<stem>.json`` and ``<stem>_<table>.csv`` per table.
+    (created) receiving ``<stem>.json`` and ``<stem>_<table>.csv`` per table, under the
+    output-folder rules of :mod:`audit.output_files` (manifest, no foreign file replaced).
     """
+    from audit.output_files import csv_text, write_file, write_folder
     from audit.serialize import to_jsonable
 
     payload = json.dumps({"kind": stem, "result": to_jsonable(result)}, indent=2, allow_nan=False)
+    path = Path(out)
     try:
-        return _write(payload, tables, Path(out), stem)
+        if path.suffix.lower() == ".json":
+            return [write_file(path, payload, inputs=inputs)]
+        files = {f"{stem}.json": payload, **{f"{stem}_{name}.csv": csv_text(frame) for name, frame in tables.items()}}
+        return list(write_folder(path, files, command=stem, inputs=inputs).paths.values())
     except OSError as exc:  # an unwritable --out is the user's to fix, not an internal error
         from audit.errors import InputError, InputProblem
 
         raise InputError(InputProblem(file=str(out), message=f"cannot write the results: {exc.strerror or exc}",
                                       fix="give --out a writable directory or .json path")) from None
-
-
-def _write(payload: str, tables: dict, path: Path, stem: str) -> list[Path]:
-    if path.suffix.lower() == ".json":
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(payload, encoding="utf-8")
-        return [path]
-    path.mkdir(parents=True, exist_ok=True)
-    written = [path / f"{stem}.json"]
-    written[0].write_text(payload, encoding="utf-8")
-    for name, frame in tables.items():
-        target = path / f"{stem}_{name}.csv"
-        frame.to_csv(target, index=False)
-        written.append(target)
-    return written
 
 
 @click.command("reliability")
@@ -64,13 +55,14 @@ def command(ratings, out, confidence, n_boot, seed, quiet):
     docs/reliability.md for how missing ratings are handled.
     """
     from audit.reliability.ratings import load_ratings
+    from audit.terminal_text import printable
     from audit.reliability.report import reliability_report
 
     report = reliability_report(load_ratings(ratings), confidence=confidence, n_boot=n_boot, rng=seed)
     if not quiet:
-        click.echo(str(report))
+        click.echo(printable(str(report), keep_newlines=True))
     if out:
-        for path in write_outputs(report, report.tables(), out, "reliability"):
+        for path in write_outputs(report, report.tables(), out, "reliability", inputs=[ratings]):
             if not quiet:
-                click.echo(f"wrote {path}")
+                click.echo(printable(f"wrote {path}"))
     return 0

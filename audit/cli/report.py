@@ -16,20 +16,19 @@ from audit.cli.exit_status import ExitStatus
 @click.option("--junit", type=click.Path(dir_okay=False), help="Also write the JUnit XML here.")
 def command(result_json, output, junit):
     """Render report.html (and optionally junit.xml) from a saved RESULT_JSON."""
-    from audit.errors import InputError, InputProblem
-    from audit.result import result_from_json
+    from audit.output_files import check_output_file
+    from audit.result import read_result
+    from audit.terminal_text import printable
     from reports.html import write_html
     from reports.junit import write_junit
 
     path = Path(result_json)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(InputProblem(result_json, "file not found", "give the result.json written by `audit run`")) from None
-    result = result_from_json(text, source=result_json)
+    result = read_result(result_json)
     target = Path(output) if output else path.with_name("report.html")
-    write_html(result, target)
     if junit:
-        write_junit(result.checks, junit)
-    click.echo(f"report written to {target}")
+        check_output_file(junit, [result_json, target])
+    write_html(result, target, inputs=[result_json, junit])
+    if junit:
+        write_junit(result.checks, junit, inputs=[result_json, target])
+    click.echo(printable(f"report written to {target}"))
     return ExitStatus.OK

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shlex
 import time
+from pathlib import Path
 
 import click
 
@@ -28,7 +29,7 @@ from audit.tie_rules import TIE_RULES
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="audit-out", show_default=True,
               help="Output directory: result.json, report.html, junit.xml, CSV tables.")
 @click.option("--gate", is_flag=True, help="Exit with status 1 when any check FAILs (for CI).")
-@click.option("--n-boot", type=click.IntRange(min=100), help="Bootstrap replicates, at least 100 (default from the policy: 2000).")
+@click.option("--n-boot", type=click.IntRange(min=100, max=100_000), help="Bootstrap replicates, 100 to 100,000 (default from the policy: 2000).")
 @click.option("--no-uncertainty", is_flag=True, help="Skip bootstraps and leave-one-reader-out.")
 @click.option("--no-readers", is_flag=True, help="Skip the reader-heterogeneity analysis.")
 @click.option("--no-surface", is_flag=True, help="Skip surface features even when --stories is given.")
@@ -70,15 +71,20 @@ def command(judge, humans, pairs, stories, dev_judge, dev_humans, focal, judge_n
     """
     from audit.data import load_audit_data
     from audit.errors import InputError, InputProblem
-    from audit.outputs import write_outputs
+    from audit.outputs import check_output_dir, write_outputs_detail
     from audit.pipeline import run_audit
     from audit.policy import load_policy
     from audit.spec import AuditSpec, PerplexitySpec
+    from audit.terminal_text import printable
+    from audit.timings import RunTimings
 
     if (dev_judge is None) != (dev_humans is None):
         raise InputError(InputProblem("options", "--dev-judge and --dev-humans go together",
                                       "give both development files, or neither"))
-    progress = Progress(enabled=not quiet)
+    inputs = [judge, humans, pairs, stories, dev_judge, dev_humans, policy]
+    check_output_dir(out_dir, inputs)  # before the work: an --out that would touch an input is refused now
+    timings = RunTimings()
+    progress = Progress(enabled=not quiet, timings=timings)
     started = time.perf_counter()
     if scheduler:
         from audit.parallel import connect
@@ -96,23 +102,47 @@ def command(judge, humans, pairs, stories, dev_judge, dev_humans, focal, judge_n
                                   device=perplexity_device, dtype=perplexity_dtype, batch_size=perplexity_batch_size,
                                   max_length=perplexity_max_length, stride=perplexity_stride,
                                   api_key_env=perplexity_api_key_env),
-        features_cache=features_cache, command=_command_line(), progress=progress,
+        features_cache=features_cache, command=_command_line(), progress=progress, timings=timings,
         jobs=jobs, scheduler=scheduler, progress_bar=progress.bar,
     )
     result = run_audit(data, spec)
+    record = timings.to_dict()  # the writing itself cannot be timed in the file it writes
     progress("writing outputs")
-    paths = write_outputs(result, out_dir, html=not no_html)
+    written = write_outputs_detail(result, out_dir, html=not no_html, inputs=inputs, timings=record)
     progress.done()
+    paths = written.paths
     if not quiet:
         from reports.terminal import render_summary
 
-        click.echo(render_summary(result, report_path=str(paths.get("report", paths["result"]))))
+        for name in written.kept:
+            click.echo(printable(f"note: kept {Path(out_dir) / name} from an earlier run: it changed since "
+                                 "judge-audit wrote it, so it was not removed (it does not belong to this result)"),
+                       err=True)
+        click.echo(render_summary(result, report_path=str(paths.get("report.html", paths["result.json"]))))
         click.echo(f"({time.perf_counter() - started:.1f} s)", err=True)
+    incomplete = could_not_compute(result)
+    if incomplete:
+        # Outputs are written, but evidence the user asked for is missing: not a success,
+        # and not a gate verdict either (exit status 6, README).
+        for check in incomplete:
+            click.echo(printable(f"error: {check.name} ({check.scope}): {check.reason}"), err=True)
+        return ExitStatus.COMPUTATION_ERROR
     if gate and result.failing():
         return ExitStatus.GATE_FAILED
     return ExitStatus.OK
 
 
+def could_not_compute(result) -> list:
+    """ERROR checks saying that a requested part of the audit (a section, a detector) failed."""
+    from audit.checks import Status
+
+    return [c for c in result.checks
+            if c.status is Status.ERROR and (c.name.endswith(".computed") or c.name == "surface.detector")]
+
+
 def _command_line() -> str:
+    """The command as typed, with every secret redacted (it is written to result.json and the report)."""
+    from audit.redact import redact_argv
+
     obj = click.get_current_context().find_root().obj or {}
-    return shlex.join(obj.get("argv", ["audit", "run"]))
+    return shlex.join(redact_argv(list(obj.get("argv", ["audit", "run"]))))

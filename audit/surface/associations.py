@@ -38,7 +38,7 @@ from audit.errors import AuditError, InputError, InputProblem
 from audit.rng import resolve_rng
 from audit.surface._inputs import feature_frame, judge_story_scores, pair_differences, pair_table
 from audit.uncertainty.bootstrap import multinomial_weights, percentile_interval
-from detectors.features import DetectorRun
+from detectors.features import DetectorRecord
 
 POOLED = "pooled"
 
@@ -85,9 +85,10 @@ class SurfaceResult:
     exclusions : dict[str, int]
         Rows left out, by reason.
     notes : tuple[str, ...]
-    feature_detectors : tuple[DetectorRun, ...]
+    feature_detectors : tuple[DetectorRecord, ...]
         The detector records of the FeatureTable analysed (statuses, versions, parameters,
-        e.g. perplexity SKIPPED and why); empty when a plain frame was given.
+        e.g. perplexity SKIPPED and why; no timings, so the result is reproducible); empty
+        when a plain frame was given.
     """
 
     correlations: pd.DataFrame
@@ -106,7 +107,7 @@ class SurfaceResult:
     seed: int | None
     exclusions: dict[str, int]
     notes: tuple[str, ...]
-    feature_detectors: tuple[DetectorRun, ...] = ()
+    feature_detectors: tuple[DetectorRecord, ...] = ()
 
     def to_frame(self) -> pd.DataFrame:
         """The side-by-side table (one tidy row per scope x judge x criterion x feature)."""
@@ -296,7 +297,7 @@ def surface_associations(
         side_by_side=_side_by_side(within, humans), scatter_points=_concat(points, _SCATTER_COLUMNS),
         features=names, judges=judges, criteria=criteria, human_criterion=hcrit, scopes=scopes,
         n_boot=int(n_boot), level=float(level), cluster=cluster, seed=seed, exclusions=exclusions, notes=tuple(notes),
-        feature_detectors=tuple(getattr(features, "detectors", ())),
+        feature_detectors=tuple(run.record() for run in getattr(features, "detectors", ())),
     )
 
 

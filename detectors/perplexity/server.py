@@ -15,6 +15,7 @@ log-probability is null (no left context) and is not scored, as in the local bac
 from __future__ import annotations
 
 import time
+import urllib.parse
 from typing import Any
 
 import numpy as np
@@ -41,6 +42,16 @@ def prompt_logprobs(choice: dict, prompt: str) -> list[float]:
         return [float(v) for v in kept if v is not None]
     except (TypeError, ValueError) as exc:
         raise ProviderError(f"the server's token_logprobs or text_offset are not numbers ({exc})") from None
+
+
+def server_base_url(url: str) -> str:
+    """The ``/v1`` root of a completions server given as ``http://host:8000`` or
+    ``http://host:8000/v1`` (a query string, e.g. a gateway's key, stays at the end)."""
+    parts = urllib.parse.urlsplit(url.strip())
+    path = parts.path.rstrip("/")
+    if not path.endswith("/v1"):
+        path += "/v1"
+    return urllib.parse.urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
 
 
 class ServerPerplexity(Detector):
@@ -73,16 +84,16 @@ class ServerPerplexity(Detector):
         return self.config.revision or ""
 
     def _client(self):
-        """The project's OpenAI-compatible client (retries, Retry-After, key redaction, no proxy for localhost)."""
+        """The project's one LLM HTTP client (:mod:`generation.providers.http_client` through
+        the OpenAI-compatible provider): retries, ``Retry-After``, a deadline, a size cap, no
+        redirect to another origin, key redaction, no proxy for localhost."""
         if self._provider is None:
             from generation.providers.openai_compat import OpenAICompatProvider
 
-            url = self.config.url.rstrip("/")
-            if not url.endswith("/v1"):
-                url += "/v1"
             # A 5xx, a timeout, a dropped connection or a body that is not JSON is retried twice.
             self._provider = OpenAICompatProvider(
-                model=self.config.server_model, base_url=url, api_key_env=self.config.api_key_env or None,
+                model=self.config.server_model, base_url=server_base_url(self.config.url),
+                api_key_env=self.config.api_key_env or None,
                 timeout_s=self.config.timeout, max_retries=2, backoff_base_s=0.5, max_concurrency=1)
         return self._provider
 

@@ -8,6 +8,7 @@ handle one exception type.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
@@ -140,7 +141,11 @@ def build_provider(config: Mapping[str, Any], *, where: str = "provider") -> Pro
                 for key in missing
             ]
         )
-    return cls(**options)
+    try:
+        return cls(**options)
+    except InputError as exc:
+        # Backends name their table "provider"; say which table of which file it is.
+        raise InputError([dataclasses.replace(p, file=where) if p.file == "provider" else p for p in exc.problems]) from None
 
 
 def _ensure_builtin_backends() -> None:

@@ -291,3 +291,15 @@ def test_discrimination_reference_rerun_live(tmp_path):
     subprocess.run(["Rscript", "make_reference.R"], cwd=tmp_path, check=True, capture_output=True)
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "reference.csv"),
                                   pd.read_csv(DISCRIMINATION_REF / "reference.csv"))
+
+
+@pytest.mark.parametrize("value", ["1e400", "100000000000000000000000000000000000000000", "inf"])
+def test_an_unbounded_round_is_an_input_error_not_a_crash(tmp_path, capsys, value):
+    """Regression (hardening): round = 1e400 read as inf, then failed the integer cast: exit 70."""
+    from audit.cli import main
+
+    path = tmp_path / "scores.csv"
+    path.write_text(f"item_id,criterion,score,round\ni1,a,3,1\ni1,a,4,{value}\ni2,a,3,1\ni2,a,2,2\n")
+    assert main(["consistency", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "line 3, column 'round'" in err and "[-1,000,000, 1,000,000]" in err and "Fix:" in err

@@ -182,3 +182,49 @@ def test_server_key_only_when_named_and_never_in_messages(server, monkeypatch):
     assert "sk-vllm-secret" not in str(run) and "sk-vllm-secret" not in run.reason
     with pytest.raises(InputError, match="NOT_SET_KEY"):
         _run(server, api_key_env="NOT_SET_KEY")
+
+
+@pytest.mark.parametrize("suffix", ["", "/v1", "/v1/"])
+def test_perplexity_url_with_a_query_string_keeps_it_after_the_path(suffix):
+    """Regression (hardening): '?key=x' was followed by '/v1/completions' (a wrong URL)."""
+    from detectors.perplexity.server import server_base_url
+    from tests.support.openai_server import ScriptedServer
+
+    with ScriptedServer() as srv:
+        root = srv.url[: -len("/v1")]
+        stories = pd.DataFrame({"pair_id": ["p"], "system": ["a"], "text": ["one two three"]})
+        config = PerplexityConfig(url=f"{root}{suffix}?api_key=sk-in-query", server_model="m")
+        run = compute_features(stories, detectors=["perplexity"], perplexity=config).detectors[0]
+        assert run.status is Status.PASS, run.reason
+        (request,) = srv.requests
+    assert request.path == "/v1/completions" and request.query == "api_key=sk-in-query"
+    assert server_base_url("http://h:8000/?k=1") == "http://h:8000/v1?k=1"
+
+
+def test_redirect_to_another_port_is_a_recorded_error_without_the_key(monkeypatch):
+    from tests.support.openai_server import COMPLETIONS, ScriptedServer
+
+    class RedirectingHandler(Handler):
+        target = ""
+
+        def do_POST(self):
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(307)
+            self.send_header("Location", RedirectingHandler.target)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+    monkeypatch.setenv("PPL_KEY", "sk-perplexity-stays-home")
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), RedirectingHandler)
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    try:
+        with ScriptedServer(script={COMPLETIONS: []}) as elsewhere:
+            RedirectingHandler.target = elsewhere.url + "/completions"
+            stories = pd.DataFrame({"pair_id": ["p"], "system": ["a"], "text": ["one two three"]})
+            config = PerplexityConfig(url=f"http://127.0.0.1:{httpd.server_address[1]}", server_model="m", api_key_env="PPL_KEY")
+            run = compute_features(stories, detectors=["perplexity"], perplexity=config).detectors[0]
+            assert elsewhere.requests == []
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert run.status is Status.ERROR and "another origin" in run.reason and "sk-perplexity" not in run.reason

@@ -11,7 +11,14 @@ default 500-word story:
   ``reasoning_content``);
 * :class:`Status` -- an HTTP error such as 429 with ``Retry-After``;
 * :class:`Hang` -- no answer for ``seconds`` (to trigger the client timeout);
-* :class:`RawBody` -- a body that is not JSON.
+* :class:`RawBody` -- a body that is not JSON;
+* :class:`Message` -- an answer whose ``choices[0].message`` is given as is (content as a
+  list of parts, say);
+* :class:`Redirect` -- a 3xx to another URL (another port, to test that keys stay home);
+* :class:`Trickle` -- a valid answer sent one byte every ``interval_s`` (in the headers or
+  the body), to test the overall deadline;
+* :class:`Oversized` -- an answer of ``n_bytes`` (with or without ``Content-Length``), to
+  test the size cap.
 
 ``/v1/completions`` computes its answer from the prompt unless the ``COMPLETIONS`` queue
 holds a :class:`Status` or :class:`RawBody` to send instead.
@@ -75,12 +82,46 @@ class RawBody:
     code: int = 200
 
 
+@dataclass(frozen=True)
+class Message:
+    """An answer whose ``choices[0].message`` is exactly ``message``."""
+
+    message: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Redirect:
+    """``code`` with ``Location: location`` (absolute, or a path on this server)."""
+
+    location: str
+    code: int = 302
+
+
+@dataclass(frozen=True)
+class Trickle:
+    """A normal reply whose bytes are sent one at a time, ``interval_s`` apart, in the
+    ``"body"`` (after complete headers) or already in the ``"headers"``."""
+
+    reply: Reply
+    interval_s: float = 0.8
+    phase: str = "body"
+
+
+@dataclass(frozen=True)
+class Oversized:
+    """``n_bytes`` of a JSON string; ``declare_length`` sends ``Content-Length`` (else chunked)."""
+
+    n_bytes: int
+    declare_length: bool = True
+
+
 @dataclass
 class RecordedRequest:
     path: str
     headers: dict[str, str]
     body: dict[str, Any] | None
     time: float = field(default_factory=time.monotonic)
+    query: str = ""  #: the query string of the request line, without "?"
 
     @property
     def model(self) -> str:
@@ -122,6 +163,7 @@ class ScriptedServer:
         self.requests: list[RecordedRequest] = []
         self.in_flight = 0
         self.max_in_flight = 0  #: most chat requests being answered at the same time
+        self.bytes_sent = 0  #: body bytes written by :class:`Oversized` answers
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._httpd: ThreadingHTTPServer | None = None
@@ -149,9 +191,10 @@ class ScriptedServer:
                     body = json.loads(raw or b"{}")
                 except json.JSONDecodeError:
                     body = None
-                path = self.path.rstrip("/")
+                path, _, query = self.path.partition("?")
+                path = path.rstrip("/")
                 with server._lock:
-                    server.requests.append(RecordedRequest(path, dict(self.headers), body))
+                    server.requests.append(RecordedRequest(path, dict(self.headers), body, query=query))
                     over_budget = len(server.requests) > server.max_requests
                 if over_budget:
                     self._send(503, {"error": {"message": "scripted server: request budget exhausted"}})
@@ -200,8 +243,59 @@ class ScriptedServer:
                     self._send(200, _chat_payload(body, action.reply))
                 elif isinstance(action, RawBody):
                     self._send_bytes(action.code, action.body, {})
+                elif isinstance(action, Message):
+                    self._send(200, _chat_payload(body, Reply(""), message=action.message))
+                elif isinstance(action, Redirect):
+                    self._send(action.code, {"error": {"message": "moved"}}, {"Location": action.location})
+                elif isinstance(action, Trickle):
+                    self._trickle(json.dumps(_chat_payload(body, action.reply)).encode(), action)
+                elif isinstance(action, Oversized):
+                    self._oversized(action)
                 else:
                     self._send(200, _chat_payload(body, action))
+
+            def _trickle(self, data: bytes, action: Trickle) -> None:
+                head = (f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                        f"Content-Length: {len(data)}\r\n\r\n").encode()
+                if action.phase == "body":
+                    self.wfile.write(head)
+                    slow = data
+                else:
+                    slow = head + data
+                try:
+                    for i in range(len(slow)):
+                        if server._stop.wait(action.interval_s):
+                            return
+                        self.wfile.write(slow[i : i + 1])
+                except OSError:
+                    pass  # the client gave up, as intended
+                self.close_connection = True
+
+            def _oversized(self, action: Oversized) -> None:
+                block = b"x" * 65536
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    if action.declare_length:
+                        self.send_header("Content-Length", str(action.n_bytes))
+                    else:
+                        self.send_header("Transfer-Encoding", "chunked")
+                    self.end_headers()
+                    sent = 0
+                    while sent < action.n_bytes and not server._stop.is_set():
+                        piece = block[: action.n_bytes - sent]
+                        if action.declare_length:
+                            self.wfile.write(piece)
+                        else:
+                            self.wfile.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
+                        sent += len(piece)
+                        with server._lock:
+                            server.bytes_sent += len(piece)
+                    if not action.declare_length:
+                        self.wfile.write(b"0\r\n\r\n")
+                except OSError:
+                    pass  # the client stopped reading, as intended
+                self.close_connection = True
 
             def _send(self, code: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
                 self._send_bytes(code, json.dumps(payload).encode(), headers or {})
@@ -307,10 +401,11 @@ class ScriptedServer:
         }
 
 
-def _chat_payload(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": reply.text}
-    if reply.reasoning_content is not None:
-        message["reasoning_content"] = reply.reasoning_content
+def _chat_payload(body: dict[str, Any], reply: Reply, message: dict[str, Any] | None = None) -> dict[str, Any]:
+    if message is None:
+        message = {"role": "assistant", "content": reply.text}
+        if reply.reasoning_content is not None:
+            message["reasoning_content"] = reply.reasoning_content
     return {
         "id": "chatcmpl-scripted",
         "object": "chat.completion",

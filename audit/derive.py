@@ -1,0 +1,136 @@
+"""The checks and the status of a result, derived from its parts: one place for the run and the gate.
+
+``audit run`` builds its checks with :func:`derive_checks`; ``audit gate`` (and ``audit
+report``) call :func:`verify_result` on a saved result.json, which re-derives everything it
+can from the file itself and refuses the file when the recorded verdict does not follow:
+
+* every cell's transfer assessment, from the cell's human and judge sides and the recorded
+  policy (``provenance.policy``);
+* the checks, from the cells, the agreement table, the per-pair judge outcomes
+  (``judge_pairs``) and the optional sections' payloads, under the recorded policy;
+* the top-level ``status``, from those checks (:func:`derive_status`).
+
+What cannot be re-derived without the data (the GLMM fits, the bootstraps, the reader and
+surface analyses themselves) is taken as written; ``provenance.sources`` holds the sha256 of
+every input, so a result can be re-checked by running the audit again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import pandas as pd
+
+from audit.checks import Check, Status
+from audit.errors import InputError, InputProblem
+from audit.policy import Policy, policy_from_mapping
+from audit.result import AuditResult, Cell, Section
+from audit.serialize import to_jsonable
+
+
+def derive_checks(*, cells: tuple[Cell, ...], agreement: pd.DataFrame, judge_pairs: pd.DataFrame, policy: Policy,
+                  dev: Section, uncertainty: Section, readers: Section, surface: Section,
+                  primary: str | None) -> list[Check]:
+    """Every check of a run, in the order the result lists them."""
+    from audit import sections
+    from audit.verdict import cell_checks, summary_checks
+
+    checks = cell_checks(cells, policy) + summary_checks(cells, agreement, policy, judge_pairs)
+    checks += sections.section_checks(policy, dev=dev, uncertainty=uncertainty, readers=readers, surface=surface,
+                                      primary=primary)
+    return checks
+
+
+def status_of(checks) -> Status:
+    """The run's status from its checks: FAIL if any is FAIL or ERROR, else WARN if any is WARN, else PASS."""
+    from audit.verdict import overall_status
+
+    return overall_status(checks)
+
+
+def recorded_policy(result: AuditResult, source: str = "result.json") -> Policy:
+    """The policy the result was computed under (``provenance.policy``), validated like a policy file."""
+    try:
+        return policy_from_mapping(result.provenance.policy, f"{source} (provenance.policy)")
+    except TypeError as exc:  # a section table whose keys do not fit
+        raise InputError(InputProblem(source, f"provenance.policy is not a judge-audit policy: {exc}",
+                                      "give the result.json written by `audit run`", column="provenance.policy")) from None
+
+
+def derive_transfer(cell: Cell, policy: Policy):
+    """The cell's transfer assessment recomputed from its own human and judge sides."""
+    from audit.transfer import assess_transfer
+
+    return assess_transfer(cell.human, cell.judge, judge_vs_majority=cell.transfer.judge_vs_majority,
+                           reader_baseline=cell.transfer.reader_baseline, policy=policy.transfer)
+
+
+def rederived_checks(result: AuditResult, policy: Policy) -> list[Check]:
+    """The result's checks, recomputed from its cells (transfer re-assessed), tables and sections."""
+    cells = tuple(dataclasses.replace(c, transfer=derive_transfer(c, policy)) for c in result.cells)
+    return derive_checks(cells=cells, agreement=result.agreement, judge_pairs=result.judge_pairs, policy=policy,
+                         dev=result.dev, uncertainty=result.uncertainty, readers=result.readers,
+                         surface=result.surface, primary=result.provenance.primary_judge or None)
+
+
+def derive_status(result: AuditResult, source: str = "result.json") -> Status:
+    """The status ``result`` must have, re-derived from its parts (not read from its ``status``)."""
+    return status_of(rederived_checks(result, recorded_policy(result, source)))
+
+
+def _key(check: Check) -> str:
+    return f"{check.name} [{check.scope}]"
+
+
+def verify_result(result: AuditResult, source: str = "result.json") -> tuple[Check, ...]:
+    """Re-derive ``result``'s verdict from its parts; return the checks, or refuse an inconsistent file.
+
+    Raises
+    ------
+    InputError
+        The recorded transfer of a cell, the list of checks (a check missing, added or with
+        another status, value or threshold) or the top-level status is not what the
+        result's own parts give. One problem per difference (the first 20).
+    """
+    policy = recorded_policy(result, source)
+    fix = ("re-run `audit run` (with this judge-audit version) to get a consistent result.json; a result edited "
+           "by hand, truncated or produced by another tool is not gated")
+    problems: list[InputProblem] = []
+    derived = rederived_checks(result, policy)
+    status = status_of(derived)
+    if result.status is not status:
+        problems.append(InputProblem(source, f"the recorded status is {result.status.value} but the result's own "
+                                     f"data give {status.value} ({len(result.checks)} checks recorded, "
+                                     f"{len(derived)} derived)", fix, column="status"))
+    for i, cell in enumerate(result.cells):
+        expected = to_jsonable(derive_transfer(cell, policy))
+        found = to_jsonable(cell.transfer)
+        differ = [k for k in expected if expected[k] != found.get(k)]
+        if differ:
+            problems.append(InputProblem(
+                source, f"cell {cell.matchup}/{cell.criterion}: the recorded transfer assessment does not follow from "
+                f"the cell's human and judge sides ({', '.join(differ)} differ)", fix, column=f"cells[{i}].transfer"))
+    recorded: dict[str, list[Check]] = {}
+    for check in result.checks:
+        recorded.setdefault(_key(check), []).append(check)
+    wanted: dict[str, list[Check]] = {}
+    for check in derived:
+        wanted.setdefault(_key(check), []).append(check)
+    for keys, what in ((sorted(wanted.keys() - recorded.keys()), "missing from the recorded checks"),
+                       (sorted(recorded.keys() - wanted.keys()), "recorded but not given by the result's data")):
+        if keys:
+            shown = ", ".join(keys[:5]) + (f" and {len(keys) - 5} more" if len(keys) > 5 else "")
+            problems.append(InputProblem(source, f"{len(keys)} check(s) {what}: {shown}", fix, column="checks"))
+    for key in sorted(wanted.keys() & recorded.keys()):
+        mine, theirs = wanted[key], recorded[key]
+        if sorted(map(repr, map(to_jsonable, mine))) != sorted(map(repr, map(to_jsonable, theirs))):
+            got = ", ".join(c.status.value for c in theirs)
+            want = ", ".join(c.status.value for c in mine)
+            problems.append(InputProblem(source, f"check {key} is recorded as {got} but the result's data give {want}"
+                                         + (" (its value, threshold or reason differ)" if got == want else ""),
+                                         fix, column="checks"))
+    if problems:
+        raise InputError(problems[:20])
+    return tuple(derived)
+
+
+__all__ = ["derive_checks", "derive_status", "derive_transfer", "recorded_policy", "status_of", "verify_result"]
