@@ -15,7 +15,10 @@ fixed cost, in votes); refitting every reader of every cell costs the sum of ``r
 million), every reader is refitted exactly, warm-started from the full fit. Otherwise every
 reader's estimate comes from one Newton step from the full-data optimum
 (:mod:`audit.uncertainty.one_step`: variance parameters held fixed, cost linear in the votes),
-and the (cell, reader) combinations with the largest approximate shifts are then refitted
+(in cells with at least :data:`MIN_READERS_ONE_STEP` readers: with fewer, dropping one reader
+moves the variance estimates too much for a step that holds them fixed, and those readers get
+no GLMM estimate unless refitted), and the (cell, reader) combinations with the largest
+approximate shifts (raw shifts in the small cells) are then refitted
 exactly, most influential first, as many as :data:`REFIT_SHARE` of the budget allows (at 100k
 votes in one cell that is one refit; a cell of a million votes gets none, its one-step shifts
 stand on the validation in docs/uncertainty.md). Those rows carry
@@ -50,8 +53,9 @@ class LoroResult:
         ``rate_without`` (raw), ``shift`` (= rate_without - rate; positive means the reader
         pulled the cell *down*), ``glmm`` and ``glmm_without`` (expit(b0) of the crossed GLMM;
         NaN when ``glmm=False`` or the fit failed), ``glmm_shift``, ``glmm_method``
-        (``"exact"``: refitted; ``"one-step"``: the Newton-step approximation; ``""`` without
-        GLMM), ``glmm_shift_one_step`` (the approximation's shift wherever it was computed,
+        (``"exact"``: refitted; ``"one-step"``: the Newton-step approximation; ``"not
+        computed"``: over the exact budget in a cell with too few readers for the one-step;
+        ``""`` without GLMM), ``glmm_shift_one_step`` (the approximation's shift wherever it was computed,
         also on rows refitted exactly; NaN otherwise), ``glmm_converged``, ``glmm_singular``
         (of the refit; on one-step rows, of the full-data fit the step starts from),
         ``glmm_error``.
@@ -149,8 +153,11 @@ FIT_OVERHEAD_VOTES = 2_000
 #: above this many votes the engine's own subsample start beats a warm start from the full fit
 #: (measured at 100k votes: 15 BFGS iterations warm against 5 from its start)
 WARM_START_MAX_VOTES = 50_000
-#: a cell is refitted in one task when its exact refits cost less than this (vote-equivalents)
-_INLINE_REFITS = 400_000
+#: the one-step holds the variances fixed, which is close only when one reader is a small part of
+#: the cell: with fewer readers than this a cell beyond the budget gets no one-step estimate
+MIN_READERS_ONE_STEP = 10
+_NO_ONE_STEP = (f"not refitted (exact budget spent) and too few readers for the one-step approximation "
+                f"(it needs {MIN_READERS_ONE_STEP})")
 
 
 def _raw_without(t: CellTable) -> tuple[np.ndarray, np.ndarray]:
@@ -228,6 +235,9 @@ def _cell_phase_one(job: _CellJob) -> dict:
     if full["error"] or not np.isfinite(full["b0"]):
         out["one_step"], out["reason"] = np.full(t.n_readers, np.nan), full["error"] or "no finite full-data estimate"
         return out
+    if t.n_readers < MIN_READERS_ONE_STEP:
+        out["one_step"], out["reason"], out["too_few"] = np.full(t.n_readers, np.nan), _NO_ONE_STEP, True
+        return out
     sd_p = full["sd_pair"] if np.isfinite(full["sd_pair"]) else 0.0
     sd_r = full["sd_reader"] if np.isfinite(full["sd_reader"]) else 0.0
     step = one_step_without_readers(t, full["b0"], sd_p, sd_r, bp, br)
@@ -304,7 +314,7 @@ def leave_one_reader_out(votes: pd.DataFrame, *, by: tuple[str, ...] = ("matchup
         n_fits += sum(1 for _ in refits)
 
     rows = []
-    n_failed = n_singular = n_one_step = 0
+    n_failed = n_singular = n_one_step = n_not_computed = 0
     errors = []
     for i, t in enumerate(tables):
         rate = t.rate
@@ -331,6 +341,9 @@ def leave_one_reader_out(votes: pd.DataFrame, *, by: tuple[str, ...] = ("matchup
                     conv, sing, err = refit["converged"], refit["singular"], refit["error"]
                     n_failed += bool(err)
                     n_singular += bool(sing)
+                elif results[i].get("too_few"):
+                    method, err = "not computed", _NO_ONE_STEP
+                    n_not_computed += 1
                 else:
                     method = "one-step"
                     n_one_step += 1
@@ -364,6 +377,8 @@ def leave_one_reader_out(votes: pd.DataFrame, *, by: tuple[str, ...] = ("matchup
                      "vote-equivalents)")
     if errors:
         notes.append(f"{len(errors)} one-step estimates not computable: {sorted(set(errors))[0]}")
+    if n_not_computed:
+        notes.append(f"{n_not_computed} reader x cell GLMM estimates not computed: {_NO_ONE_STEP}")
     return LoroResult(
         shifts=shifts, aggregate=aggregate, readers=readers_frame,
         largest_shift=float(shifts["shift"].iloc[k]) if k is not None else float("nan"),
@@ -390,10 +405,15 @@ def _refit_most_influential(tables, results, budget: int, runner) -> dict[tuple[
         one = res.get("one_step")
         if one is None or res["full"]["error"]:
             continue
-        shift = np.abs(_expit(one) - res["full"]["estimate"])
+        if res.get("too_few"):
+            # no one-step in a small cell: rank its readers by their raw shift
+            rate_wo, _ = _raw_without(t)
+            shift = np.abs(np.nan_to_num(rate_wo - t.rate))
+        else:
+            shift = np.abs(_expit(one) - res["full"]["estimate"])
+            shift = np.where(np.isfinite(shift), shift, np.inf)
         for j in range(t.n_readers):
-            key = np.inf if not np.isfinite(shift[j]) else shift[j]
-            candidates.append((-key, i, j))
+            candidates.append((-shift[j], i, j))
     candidates.sort()
     chosen, spent = [], 0
     for _, i, j in candidates:
