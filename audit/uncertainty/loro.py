@@ -36,7 +36,7 @@ import pandas as pd
 from audit.data import HUMAN_OVERALL
 from audit.uncertainty._cells import CellTable, cell_tables
 from audit.uncertainty.glmm_cells import fit_vote_arrays
-from audit.uncertainty.one_step import conditional_modes, modes_from_fit, one_step_without_readers
+from audit.uncertainty.one_step import MAX_READERS, conditional_modes, modes_from_fit, one_step_without_readers
 
 ALL_DIMENSIONS = "all dimensions"
 
@@ -217,6 +217,12 @@ def _cell_phase_one(job: _CellJob) -> dict:
     t = job.table
     y, pair, rdr = t.vote_arrays()
     out = {"index": job.index, "fits": 0}
+    if job.full is not None and t.n_readers > MAX_READERS and not job.exact:
+        out["full"] = {"estimate": float(1.0 / (1.0 + np.exp(-job.full[0]))), "b0": job.full[0], "sd_pair": job.full[1],
+                       "sd_reader": job.full[2], "singular": bool(min(job.full[1:]) < 1e-4), "error": ""}
+        out["one_step"] = np.full(t.n_readers, np.nan)
+        out["reason"] = f"more than {MAX_READERS} readers in one cell (the dense reader block would not fit)"
+        return out
     if job.full is not None:
         b0, sd_p, sd_r = job.full
         bp, br = conditional_modes(t, b0, sd_p, sd_r)

@@ -49,6 +49,8 @@ from scipy.special import expit
 
 # entries of S^-1 gathered at once per slab of pairs (bounds the memory: 16 MB)
 _SLAB_ENTRIES = 2_000_000
+#: the readers x readers block is dense: beyond this many readers (3.2 GB) no one-step is made
+MAX_READERS = 20_000
 
 
 @dataclass(frozen=True)
@@ -142,6 +144,8 @@ def one_step_without_readers(table, b0: float, sd_pair: float, sd_reader: float,
     th_p, th_r = float(sd_pair), float(sd_reader)
     if not (math.isfinite(b0) and math.isfinite(th_p) and math.isfinite(th_r)):
         return OneStep(nan, "the full-data fit has no finite intercept and SDs (separation)")
+    if R > MAX_READERS:
+        return OneStep(nan, f"more than {MAX_READERS} readers in one cell (the dense reader block would not fit)")
     a, r = table.cell_pair, table.cell_reader
     mu = expit(b0 + pair_modes[a] + reader_modes[r])
     w = table.n * mu * (1.0 - mu)
