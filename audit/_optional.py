@@ -18,6 +18,8 @@ _HINTS = {
     "label_studio_sdk": ("pip install 'judge-audit[labelstudio]'", "running the human study on a Label Studio server"),
     "distributed": ("pip install 'judge-audit[dask]'", "running the audit on a Dask cluster"),
     "dask": ("pip install 'judge-audit[dask]'", "running the audit on a Dask cluster"),
+    "sksparse": ("apt-get install libsuitesparse-dev, then pip install 'judge-audit[sparse]'",
+                 "the sparse GLMM path (CHOLMOD)"),
 }
 
 

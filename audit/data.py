@@ -20,7 +20,8 @@ Normalised frames (column names are fixed; all ids are strings):
     belongs to), criterion, judge (configuration id, "judge" when absent), sample
     (int, 0 when absent), score (float, NaN = unparsable output), line.
 ``judge_verdicts`` (pairwise judges; None when the judge file is scalar)
-    pair_id, criterion, judge, sample, choice (a system name, "tie" or "invalid"), line.
+    pair_id, criterion, judge, sample, choice (a system name, "tie" or "invalid"),
+    shown_first (the system the judge saw first; "" when absent), line.
 ``pairs``
     pair_id, system_a, system_b, focal, other, matchup, group_id ("" when absent),
     item_a, item_b (added: the outputs compared, same convention as ``judge_scores.item_id``).

@@ -29,14 +29,16 @@ from audit.serialize import to_jsonable
 
 def derive_checks(*, cells: tuple[Cell, ...], agreement: pd.DataFrame, judge_pairs: pd.DataFrame, policy: Policy,
                   dev: Section, uncertainty: Section, readers: Section, surface: Section,
-                  primary: str | None) -> list[Check]:
+                  primary: str | None, judge_position: Section | None = None) -> list[Check]:
     """Every check of a run, in the order the result lists them."""
-    from audit import sections
+    from audit import peer_sections, sections
     from audit.verdict import cell_checks, summary_checks
 
     checks = cell_checks(cells, policy) + summary_checks(cells, agreement, policy, judge_pairs)
     checks += sections.section_checks(policy, dev=dev, uncertainty=uncertainty, readers=readers, surface=surface,
                                       primary=primary)
+    if judge_position is not None:
+        checks += peer_sections.position_checks(judge_position, policy, primary)
     return checks
 
 
@@ -69,7 +71,8 @@ def rederived_checks(result: AuditResult, policy: Policy) -> list[Check]:
     cells = tuple(dataclasses.replace(c, transfer=derive_transfer(c, policy)) for c in result.cells)
     return derive_checks(cells=cells, agreement=result.agreement, judge_pairs=result.judge_pairs, policy=policy,
                          dev=result.dev, uncertainty=result.uncertainty, readers=result.readers,
-                         surface=result.surface, primary=result.provenance.primary_judge or None)
+                         surface=result.surface, primary=result.provenance.primary_judge or None,
+                         judge_position=result.judge_position)
 
 
 def derive_status(result: AuditResult, source: str = "result.json") -> Status:

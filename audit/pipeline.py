@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from audit import sections
+from audit import peer_sections, sections
 from audit.agreement import agreement_table, reader_baseline
 from audit.data import HUMAN_OVERALL, JUDGE_AGGREGATE, AuditData
 from audit.human_side import human_side
@@ -132,7 +132,9 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
 
     progress("judge verdicts")
     outcomes = judge_pair_outcomes(data, spec.tie_rule, np.random.default_rng(tie_seed))
-    primary = choose_primary_judge(data.judges, spec.judge)
+    choices_by_judge = {j: judge_choices(outcomes, j, data.criteria) for j in data.judges}
+    auto = spec.judge == peer_sections.AUTO and peer_sections.AUTO not in data.judges
+    primary = peer_sections.auto_judge(data, choices_by_judge) if auto else choose_primary_judge(data.judges, spec.judge)
 
     progress("agreement")
     choices = judge_choices(outcomes, primary, data.criteria)
@@ -161,10 +163,13 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
     else:
         surface = sections.not_requested("--no-surface")
 
+    (peer_seed,) = root.spawn(1)  # after the five above, so their streams are unchanged
+    peer_seeds = peer_seed.spawn(4)
+    position = peer_sections.judge_position_section(data, spec, peer_seeds[3])
     # The same derivation `audit gate` repeats on a saved result (audit.derive).
     checks = derive_checks(cells=cells, agreement=agreement, judge_pairs=outcomes.reset_index(drop=True),
                            policy=spec.policy, dev=dev, uncertainty=uncertainty, readers=readers, surface=surface,
-                           primary=primary)
+                           primary=primary, judge_position=position)
     status = status_of(checks)
     return AuditResult(
         schema_version=SCHEMA_VERSION,
@@ -180,6 +185,11 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
         uncertainty=uncertainty,
         readers=readers,
         surface=surface,
+        judge_agreement=peer_sections.judge_agreement_section(data, spec, choices, primary, peer_seeds[0]),
+        judge_configurations=peer_sections.judge_configurations_section(data, spec, choices_by_judge, cells, primary,
+                                                                        auto, peer_seeds[1]),
+        leaderboard=peer_sections.leaderboard_section(data, spec, choices, primary, peer_seeds[2]),
+        judge_position=position,
     )
 
 

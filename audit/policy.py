@@ -103,7 +103,7 @@ KNOWN_CHECKS = frozenset({
     "uncertainty.loro_max_shift", "uncertainty.computed", "readers.judge_outside_reader_range",
     "readers.separation", "readers.fast_reader", "readers.fatigue", "readers.position_bias",
     "readers.group_difference", "readers.computed", "surface.judge_feature_r", "surface.judge_only_feature",
-    "surface.computed", "surface.detector",
+    "surface.computed", "surface.detector", "judge.position_bias",
 })
 
 @dataclass(frozen=True)

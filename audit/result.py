@@ -160,6 +160,11 @@ class AuditResult:
     uncertainty: Section = field(default_factory=lambda: Section(Status.SKIPPED, "not computed"))
     readers: Section = field(default_factory=lambda: Section(Status.SKIPPED, "not computed"))
     surface: Section = field(default_factory=lambda: Section(Status.SKIPPED, "not computed"))
+    # issue 17 (audit/peer_sections.py): appended last, with defaults
+    judge_agreement: Section = field(default_factory=lambda: Section(Status.SKIPPED, "not computed"))
+    judge_configurations: Section = field(default_factory=lambda: Section(Status.SKIPPED, "not computed"))
+    leaderboard: Section = field(default_factory=lambda: Section(Status.SKIPPED, "not computed"))
+    judge_position: Section = field(default_factory=lambda: Section(Status.SKIPPED, "not computed"))
 
     def cells_frame(self) -> pd.DataFrame:
         """The transfer table: one tidy row per matchup x criterion."""

@@ -280,4 +280,7 @@ def register_section_types() -> None:
 
     SECTION_TYPES.update({"dev": DevValidity, "uncertainty": UncertaintySection, "readers": ReaderAnalysis,
                           "surface": SurfaceResult})
+    from audit.peer_sections import register
+
+    register()
 

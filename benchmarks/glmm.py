@@ -9,6 +9,26 @@ logit P(y=1) = 0.3 + u_pair + v_reader with sd 0.8 and 0.5 (seeded). glmer's tim
 inside R (``system.time`` around ``glmer()``), so R's start-up and CSV reading are excluded;
 ours is wall time of ``fit_crossed_glmm`` (input encoding included), best of ``--repeats``.
 Prints both times, their ratio and the differences in the estimates.
+
+    python benchmarks/glmm.py --sweep [--designs uniform arena] [--timeout 300] [--tools ours glmer ...]
+
+The arena-shape sweep (issue 19): 100k votes with 5k pairs and 1k / 4k / 16k readers, 100k votes
+with 20k pairs and 8k readers, 1M votes with 50k pairs and 20k readers, each fitted by ours,
+glmer (Rscript), mixedlm and gpboost in one run, every fit in its own process with a time limit
+(``--timeout``; a fit past it prints "did not finish in N s") and an address-space cap
+(``--mem-gb``), with its peak RSS. Designs: ``uniform`` (each pair read by votes/pairs distinct
+readers drawn uniformly: the generator behind the issue's figures) and ``arena`` (reader
+activity heavy-tailed, weight 1/(rank + 20), as crowd data: a few readers cast many votes).
+
+    python benchmarks/glmm.py --boundary 900 [--boundary-glmer]
+
+The false-boundary study (issue 12 item 5): N small cells (7 readers x 20-60 pairs, b0 ~ U(0.2,
+0.4), sd_pair ~ U(0.3, 0.45), sd_reader ~ U(0, 0.3), cell i seeded by i), each fitted in a
+shuffled row order and compared with the best of six plain projected-BFGS runs from interior
+starts (and, with ``--boundary-glmer``, with glmer(tolPwrss = 1e-10) on every cell, one R
+process). A false boundary: the fit reports an sd < 1e-4 while the best optimum found has that
+sd > 1e-3 and a logLik higher by > 1e-3. Also counts fits below the best by > 1e-3 in logLik and
+fits whose intercept moves by > 1e-6 when the rows are put in another order.
 """
 
 from __future__ import annotations
@@ -44,6 +64,247 @@ def simulate(n_votes: int, seed: int = 20260) -> pd.DataFrame:
     return pd.DataFrame({"y": y, "pair": pair.astype(np.int64), "reader": reader.astype(np.int64)})
 
 
+SWEEP = [(100_000, 5_000, 1_000), (100_000, 5_000, 4_000), (100_000, 5_000, 16_000),
+         (100_000, 20_000, 8_000), (1_000_000, 50_000, 20_000)]
+TOOLS = ("ours", "glmer", "mixedlm", "gpboost")
+
+
+def simulate_shape(n_votes: int, n_pair: int, n_reader: int, design: str, seed: int = 20261) -> pd.DataFrame:
+    """n_votes votes on n_pair pairs (n_votes / n_pair each) by n_reader readers; sd 0.8 / 0.5."""
+    rng = np.random.default_rng(seed)
+    per = n_votes // n_pair
+    if design == "uniform":
+        reader = np.concatenate([rng.choice(n_reader, per, replace=False) for _ in range(n_pair)])
+    elif design == "arena":
+        weight = 1.0 / (np.arange(n_reader) + 20.0)
+        reader = rng.choice(n_reader, n_pair * per, p=weight / weight.sum())
+    else:
+        raise ValueError(f"unknown design {design!r}")
+    pair = np.repeat(np.arange(n_pair), per)
+    eta = 0.3 + rng.normal(0, 0.8, n_pair)[pair] + rng.normal(0, 0.5, n_reader)[reader]
+    y = (rng.random(pair.size) < 1 / (1 + np.exp(-eta))).astype(np.int8)
+    return pd.DataFrame({"y": y, "pair": pair.astype(np.int64), "reader": reader.astype(np.int64)})
+
+
+def _child(tool: str, data: Path, out: Path) -> None:
+    """Fit one sweep cell with one tool and write {time, b0, sd_pair, sd_reader, loglik, peak_mb, ...}."""
+    frame = pd.read_parquet(data) if data.suffix == ".parquet" else pd.read_pickle(data)
+    res: dict = {"tool": tool}
+    if tool == "ours":
+        t0 = time.perf_counter()
+        fit = fit_crossed_glmm(frame["y"].to_numpy(float), {"pair": frame["pair"].to_numpy(),
+                                                            "reader": frame["reader"].to_numpy()})
+        res.update(time=time.perf_counter() - t0, b0=fit.b[0], se=fit.se[0], sd_pair=fit.sd["pair"],
+                   sd_reader=fit.sd["reader"], loglik=fit.loglik, path=fit.factorization,
+                   note=next((n for n in fit.notes if "path" in n), ""))
+    elif tool == "glmer":
+        out_r = _glmer(frame, len(frame), None)
+        if "error" in out_r:
+            raise RuntimeError(out_r["error"])
+        fixef = out_r["fixef"] if isinstance(out_r["fixef"], list) else [out_r["fixef"]]
+        se = out_r["se"] if isinstance(out_r["se"], list) else [out_r["se"]]
+        res.update(time=out_r["time_fit"], b0=fixef[0], se=se[0], sd_pair=out_r["sd"]["pair"],
+                   sd_reader=out_r["sd"]["reader"], loglik=out_r["loglik"])
+    elif tool == "mixedlm":
+        import mixedlm
+
+        df = frame.assign(pair="p" + frame["pair"].astype(str), reader="r" + frame["reader"].astype(str))
+        t0 = time.perf_counter()
+        m = mixedlm.glmer(FORMULA, df, family=mixedlm.families.Binomial())
+        elapsed = time.perf_counter() - t0
+        vc = {g.name if hasattr(g, "name") else str(g): g for g in getattr(m.VarCorr(), "groups", [])}
+        theta = np.asarray(m.theta, dtype=float)
+        res.update(time=elapsed, b0=float(list(m.fixef().values())[0]), se=float(np.sqrt(np.asarray(m.vcov())[0, 0])),
+                   sd_pair=float(theta[0]), sd_reader=float(theta[1]), loglik=float(m.logLik().value
+                   if hasattr(m.logLik(), "value") else m.logLik()), groups=list(vc))
+    elif tool == "gpboost":
+        import gpboost as gpb
+
+        t0 = time.perf_counter()
+        gm = gpb.GPModel(group_data=frame[["pair", "reader"]].to_numpy(), likelihood="bernoulli_logit",
+                         num_parallel_threads=1)
+        gm.fit(y=frame["y"].to_numpy(float), X=np.ones((len(frame), 1)), params={"trace": False})
+        elapsed = time.perf_counter() - t0
+        var = np.asarray(gm.get_cov_pars(), dtype=float).ravel()
+        res.update(time=elapsed, b0=float(np.asarray(gm.get_coef(), dtype=float).ravel()[0]),
+                   sd_pair=float(np.sqrt(var[0])), sd_reader=float(np.sqrt(var[1])),
+                   loglik=float(-gm.get_current_neg_log_likelihood()))
+    else:
+        raise ValueError(tool)
+    res["peak_mb"] = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+                         resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024
+    out.write_text(json.dumps(res))
+
+
+def _run_child(tool: str, data: Path, timeout: float, mem_gb: float) -> dict:
+    import os
+    import signal
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "out.json"
+
+        def limit():
+            os.setsid()
+            cap = int(mem_gb * 2 ** 30)
+            resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+
+        proc = subprocess.Popen([sys.executable, __file__, "--child", tool, str(data), str(out)],
+                                preexec_fn=limit, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        try:
+            _, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            return {"tool": tool, "status": f"did not finish in {timeout:.0f} s"}
+        if proc.returncode != 0 or not out.exists():
+            last = (err or "").strip().splitlines()[-1:] or ["no output"]
+            reason = "out of memory" if "MemoryError" in (err or "") or proc.returncode == -9 else last[0][:70]
+            return {"tool": tool, "status": f"failed: {reason}"}
+        res = json.loads(out.read_text())
+        res["status"] = "ok"
+        return res
+
+
+def sweep(designs, tools, timeout: float, mem_gb: float, shapes=None) -> int:
+    """Print the sweep table (see the module docstring)."""
+    import tempfile
+
+    shapes = shapes or SWEEP
+    print(f"sweep: each fit in its own process, limit {timeout:.0f} s and {mem_gb:g} GB address space; "
+          "time = the fit itself (glmer: inside R); peak = the process's peak RSS")
+    print(f"{'design':<8} {'votes':>8} {'pairs':>6} {'readers':>7}  "
+          + "  ".join(f"{t:>24}" for t in tools) + "   ours vs glmer")
+    for design in designs:
+        for n, a, r in shapes:
+            frame = simulate_shape(n, a, r, design)
+            with tempfile.TemporaryDirectory() as tmp:
+                data = Path(tmp) / "data.pkl"
+                frame.to_pickle(data)
+                results = {t: _run_child(t, data, timeout, mem_gb) for t in tools}
+            cells = []
+            for t in tools:
+                res = results[t]
+                if res["status"] == "ok":
+                    cells.append(f"{res['time']:>9.1f} s {res['peak_mb']:>7.0f} MB")
+                else:
+                    cells.append(f"{res['status']:>24}")
+            ours, glmer = results.get("ours", {}), results.get("glmer", {})
+            diff = ""
+            if ours.get("status") == "ok" and glmer.get("status") == "ok":
+                diff = (f"|db0| {abs(ours['b0'] - glmer['b0']):.1e} |dsd| "
+                        f"{max(abs(ours['sd_pair'] - glmer['sd_pair']), abs(ours['sd_reader'] - glmer['sd_reader'])):.1e} "
+                        f"dlogLik {ours['loglik'] - glmer['loglik']:+.1e}")
+            print(f"{design:<8} {n:>8} {frame['pair'].nunique():>6} {frame['reader'].nunique():>7}  "
+                  + "  ".join(f"{c:>24}" for c in cells) + "   " + diff, flush=True)
+            if ours.get("status") == "ok":
+                print(f"{'':<8} ours: {ours['path']} path; {ours['note'][:150]}", flush=True)
+            for t in tools:
+                if t != "ours" and t != "glmer" and results[t].get("status") == "ok" and ours.get("status") == "ok":
+                    o = results[t]
+                    print(f"{'':<8} {t} vs ours: |db0| {abs(o['b0'] - ours['b0']):.1e} |dsd| "
+                          f"{max(abs(o['sd_pair'] - ours['sd_pair']), abs(o['sd_reader'] - ours['sd_reader'])):.1e} "
+                          f"dlogLik {o['loglik'] - ours['loglik']:+.1e}", flush=True)
+    return 0
+
+
+def boundary_cell(seed: int):
+    """One small cell of the false-boundary study (see the module docstring)."""
+    rng = np.random.default_rng(seed)
+    n_pair, n_reader = int(rng.integers(20, 61)), 7
+    b0, sd_pair, sd_reader = rng.uniform(0.2, 0.4), rng.uniform(0.3, 0.45), rng.uniform(0.0, 0.3)
+    u, v = rng.normal(0, sd_pair, n_pair), rng.normal(0, sd_reader, n_reader)
+    pair, reader = np.repeat(np.arange(n_pair), n_reader), np.tile(np.arange(n_reader), n_pair)
+    y = (rng.random(pair.size) < 1 / (1 + np.exp(-(b0 + u[pair] + v[reader])))).astype(float)
+    return y, np.array([f"p{i:03d}" for i in pair]), np.array([f"r{j}" for j in reader]), rng.permutation(y.size)
+
+
+def _multistart_best(y, pair, reader):
+    """Lowest deviance (and its sds) of plain projected BFGS from six interior starts."""
+    from audit.glmm.design import build_design
+    from audit.glmm.laplace import LaplaceDeviance
+    from audit.glmm.optimize import _projected_bfgs
+
+    d = build_design(y, {"pair": pair, "reader": reader})
+    lap = LaplaceDeviance(d.y, d.X, d.codes, [len(lv) for lv in d.levels])
+
+    def fg(z):
+        return lap(z[:2], z[2:]), lap.gradient()
+
+    runs = [_projected_bfgs(fg, np.array([*t, 0.3]), 2)
+            for t in [(0.05, 0.05), (0.3, 0.3), (1.0, 1.0), (0.5, 0.01), (0.01, 0.5), (2.0, 2.0)]]
+    best = min(runs, key=lambda r: r.fun)
+    return best.fun, best.x[:2]
+
+
+_GLMER_LOOP = r"""
+suppressPackageStartupMessages({library(lme4); library(jsonlite)})
+args <- commandArgs(trailingOnly = TRUE)
+d <- read.csv(args[[1]], stringsAsFactors = FALSE)
+ctrl <- glmerControl(tolPwrss = 1e-10)
+out <- lapply(split(d, d$cell), function(x) {
+  x$pair <- factor(x$pair); x$reader <- factor(x$reader)
+  m <- suppressMessages(suppressWarnings(glmer(y ~ 1 + (1|pair) + (1|reader), data = x, family = binomial,
+                                               control = ctrl)))
+  list(cell = x$cell[[1]], loglik = as.numeric(logLik(m)), b0 = unname(fixef(m))[[1]],
+       se = sqrt(diag(as.matrix(vcov(m))))[[1]], theta = unname(getME(m, "theta")))
+})
+writeLines(toJSON(unname(out), auto_unbox = TRUE, digits = NA), args[[2]])
+"""
+
+
+def boundary_study(n_cells: int, with_glmer: bool) -> int:
+    """Print the false-boundary counts of the current engine over ``n_cells`` cells."""
+    import subprocess
+    import tempfile
+
+    counts = dict(singular=0, false_boundary=0, below_best=0, order_dependent=0, below_glmer=0)
+    worst_gap, se_ratio, t_fit, frames = 0.0, [], 0.0, []
+    for i in range(n_cells):
+        y, pair, reader, perm = boundary_cell(i)
+        t0 = time.perf_counter()
+        res = fit_crossed_glmm(y[perm], {"pair": pair[perm], "reader": reader[perm]})
+        t_fit += time.perf_counter() - t0
+        other = fit_crossed_glmm(y, {"pair": pair, "reader": reader})
+        best_dev, best_sd = _multistart_best(y, pair, reader)
+        gap = (res.deviance - best_dev) / 2.0
+        sds = np.array([res.sd["pair"], res.sd["reader"]])
+        counts["singular"] += res.singular
+        counts["below_best"] += gap > 1e-3
+        counts["order_dependent"] += abs(res.b[0] - other.b[0]) > 1e-6 or res.singular != other.singular
+        if gap > 1e-3 and np.any((sds < 1e-4) & (best_sd > 1e-3)):
+            counts["false_boundary"] += 1
+            refit = fit_crossed_glmm(y, {"pair": pair, "reader": reader}, start={"theta": best_sd, "beta": [res.b[0]]})
+            se_ratio.append(res.se[0] / refit.se[0])
+        worst_gap = max(worst_gap, gap)
+        frames.append(pd.DataFrame({"cell": i, "y": y.astype(int), "pair": pair, "reader": reader,
+                                    "ours": res.loglik}))
+    glmer_note = ""
+    if with_glmer and rscript_available():
+        with tempfile.TemporaryDirectory() as tmp:
+            data = pd.concat(frames)
+            data.drop(columns="ours").to_csv(Path(tmp) / "cells.csv", index=False)
+            (Path(tmp) / "loop.R").write_text(_GLMER_LOOP)
+            subprocess.run(["Rscript", str(Path(tmp) / "loop.R"), str(Path(tmp) / "cells.csv"),
+                            str(Path(tmp) / "out.json")], check=True)
+            glmer = {o["cell"]: o for o in json.loads((Path(tmp) / "out.json").read_text())}
+        ours = data.groupby("cell")["ours"].first()
+        diffs = np.array([ours[c] - glmer[c]["loglik"] for c in ours.index])
+        counts["below_glmer"] = int(np.sum(diffs < -1e-3))
+        glmer_note = (f"; ours - glmer(tolPwrss=1e-10) logLik: min {diffs.min():.2e}, max {diffs.max():.2e}, "
+                      f"cells below glmer by > 1e-3: {counts['below_glmer']}")
+    n = n_cells
+    print(f"false-boundary study: {n} cells (7 readers x 20-60 pairs), rows shuffled")
+    print(f"  singular fits          {counts['singular']:>5}  ({100 * counts['singular'] / n:.1f}%)")
+    print(f"  false boundaries       {counts['false_boundary']:>5}  ({100 * counts['false_boundary'] / n:.2f}%)"
+          + (f"  SE / SE at the optimum: {min(se_ratio):.2f}-{max(se_ratio):.2f}" if se_ratio else ""))
+    print(f"  logLik below best>1e-3 {counts['below_best']:>5}  (worst {worst_gap:.4f})")
+    print(f"  row-order dependent    {counts['order_dependent']:>5}  (|db0| > 1e-6 or another singular flag)")
+    print(f"  time per fit           {1000 * t_fit / n:.1f} ms" + glmer_note)
+    return 0
+
+
 def fit_ours(frame: pd.DataFrame, repeats: int):
     best, res = np.inf, None
     for _ in range(repeats):
@@ -64,7 +325,26 @@ def main(argv=None) -> int:
     parser.add_argument("--glmer-cache", type=Path, default=None,
                         help="directory caching glmer's JSON per size (reuse a long 1M glmer run)")
     parser.add_argument("--glmer-only", action="store_true", help="only run (and cache) glmer")
+    parser.add_argument("--boundary", type=int, default=None, metavar="N",
+                        help="run the false-boundary study over N small cells instead")
+    parser.add_argument("--boundary-glmer", action="store_true", help="also fit every study cell with glmer")
+    parser.add_argument("--sweep", action="store_true", help="run the arena-shape sweep instead")
+    parser.add_argument("--designs", nargs="+", default=["uniform", "arena"], choices=["uniform", "arena"])
+    parser.add_argument("--tools", nargs="+", default=list(TOOLS), choices=list(TOOLS))
+    parser.add_argument("--shapes", nargs="+", default=None, metavar="VOTES,PAIRS,READERS",
+                        help="sweep shapes (default: the issue's five)")
+    parser.add_argument("--timeout", type=float, default=300.0, help="seconds per fit in the sweep")
+    parser.add_argument("--mem-gb", type=float, default=10.0, help="address-space cap per fit in the sweep")
+    parser.add_argument("--child", nargs=3, metavar=("TOOL", "DATA", "OUT"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.child:
+        _child(args.child[0], Path(args.child[1]), Path(args.child[2]))
+        return 0
+    if args.sweep:
+        shapes = [tuple(int(v) for v in s.split(",")) for s in args.shapes] if args.shapes else None
+        return sweep(args.designs, args.tools, args.timeout, args.mem_gb, shapes)
+    if args.boundary:
+        return boundary_study(args.boundary, args.boundary_glmer)
     have_r = rscript_available()
     if not have_r:
         print("Rscript with lme4/jsonlite not found: timing the native engine only")

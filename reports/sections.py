@@ -274,6 +274,7 @@ def _flatten(d: Any, prefix: str = "") -> dict[str, Any]:
 def build_context(result: Any) -> dict:
     """Everything the template needs, from an AuditResult (or a compatible object)."""
     from reports.optional_sections import readers_section, surface_section, uncertainty_section
+    from reports.peer_sections import peer_sections
 
     return {
         "status": status_value(result.status),
@@ -284,7 +285,8 @@ def build_context(result: Any) -> dict:
         "preference": preference_figure(result),
         "configurations": configurations_table(result),
         "agreement": agreement_context(result),
-        "sections": [uncertainty_section(result), readers_section(result), surface_section(result)],
+        "sections": [uncertainty_section(result), readers_section(result), surface_section(result)]
+                    + peer_sections(result),
         "provenance": provenance_context(result),
         "focal_label": focal_label(result),
     }

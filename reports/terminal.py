@@ -13,6 +13,7 @@ from typing import Any
 from audit.terminal_text import printable
 from reports import discover
 from reports.format import interval, pct
+from reports.peer_terminal import peer_summary_lines
 from reports.sections import STATUS_ORDER, dev_summary, status_value
 
 _COLOURS = {"PASS": "32", "WARN": "33", "FAIL": "31", "ERROR": "35", "SKIPPED": "90"}
@@ -76,6 +77,7 @@ def render_summary(result: Any, report_path: str | Path | None = None, *, max_ce
                          f"judge {judge}  {', '.join(flags)}")
         if len(failing) > max_cells:
             lines.append(f"  ... and {len(failing) - max_cells} more (see the report)")
+    lines.extend(peer_summary_lines(result))
     counts = {s: 0 for s in STATUS_ORDER}
     for c in result.checks:
         counts[status_value(c.status)] = counts.get(status_value(c.status), 0) + 1

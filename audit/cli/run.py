@@ -21,7 +21,8 @@ from audit.tie_rules import TIE_RULES
 @click.option("--dev-judge", type=click.Path(dir_okay=False), help="Development-set judge scores (scalar); needs --dev-humans.")
 @click.option("--dev-humans", type=click.Path(dir_okay=False), help="Development-set human ratings (scalar); needs --dev-judge.")
 @click.option("--focal", help="Focal system(s) whose win rate is reported, comma-separated (default: pairs.csv, else first name in sorted order).")
-@click.option("--judge", "judge_name", help="Judge configuration that is 'the judge' (default: 'ensemble' if present, else the first).")
+@click.option("--judge", "judge_name", help="Judge configuration that is 'the judge' (default: 'ensemble' if present, else the first; "
+              "'auto': the one closest to the humans, selected on the same data).")
 @click.option("--policy", type=click.Path(dir_okay=False), help="Policy TOML with check thresholds (default: built-in, see docs/policy.md).")
 @click.option("--tie-rule", type=click.Choice(TIE_RULES.names()), default="even-split", show_default=True,
               help="How an exact judge tie is credited.")

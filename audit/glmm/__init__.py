@@ -26,6 +26,7 @@ def fit_crossed_glmm(
     level: float = 0.95,
     backend: str = "native",
     start: "GlmmResult | Mapping[str, Sequence[float]] | None" = None,
+    factorization: str = "auto",
 ) -> GlmmResult:
     """Fit ``logit P(y=1) = X b + sum_k u_k[level_k]`` with independent crossed random intercepts.
 
@@ -52,6 +53,11 @@ def fit_crossed_glmm(
         ``"native"`` (default) or ``"lme4"`` (R via pymer4; optional extra).
     start : GlmmResult or mapping with ``"theta"``/``"beta"``, optional
         Start values (e.g. the full-data fit when refitting leave-one-reader-out).
+    factorization : str
+        How the native engine factorises the penalised Hessian's reader block: ``"auto"``
+        (default: the documented cost rule of :mod:`audit.glmm.sparse`), ``"dense"`` or
+        ``"sparse"`` (CHOLMOD through scikit-sparse, ``pip install 'judge-audit[sparse]'``).
+        The path that ran is in ``GlmmResult.factorization``.
 
     Returns
     -------
@@ -70,6 +76,14 @@ def fit_crossed_glmm(
         from audit.errors import InputError
 
         raise InputError(f"level must be in (0, 1), got {level!r}")
+    if factorization not in ("auto", "dense", "sparse"):
+        from audit.errors import InputError
+
+        raise InputError(f"factorization must be 'auto', 'dense' or 'sparse', got {factorization!r}")
     fit = BACKENDS.get(backend)
     design = build_design(y, factors, X, x_names)
+    if factorization != "auto":
+        import dataclasses
+
+        design = dataclasses.replace(design, factorization=factorization)
     return fit(design, level=level, profile=profile, start=start)

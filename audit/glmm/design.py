@@ -24,6 +24,7 @@ class Design:
     n_levels: dict[str, int]  # every factor given, kept or not
     dropped: tuple[str, ...]
     notes: tuple[str, ...]
+    factorization: str = "auto"  # "auto" (cost rule), "dense" or "sparse": see audit.glmm.sparse
 
 
 def _problem(message: str, fix: str, column: str | None = None, value: object = None) -> InputProblem:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Mapping
 
@@ -125,16 +126,55 @@ def _subsample_start(design: Design, x0: np.ndarray):
     return res.x, B
 
 
+def canonical_order(design: Design) -> Design:
+    """The same data with its rows in a canonical order (by level codes, response, covariates).
+
+    Every sum over observations then runs in the same order whatever order the votes arrived in,
+    so a fit does not depend on row order even at the level of rounding (which, through the
+    optimiser's path, used to move estimates by up to the optimiser's tolerance). Rows equal in
+    every key are identical, so the result is the same array for any permutation of the input.
+    """
+    keys = [design.X[:, j] for j in range(design.X.shape[1] - 1, -1, -1)] + [design.y]
+    keys += [c for c in reversed(design.codes)]
+    order = np.lexsort(keys)
+    if np.all(order[1:] > order[:-1]):
+        return design
+    return dataclasses.replace(design, y=design.y[order], X=np.ascontiguousarray(design.X[order]),
+                               codes=tuple(np.ascontiguousarray(c[order]) for c in design.codes))
+
+
+def _boundary_notes(res, names: tuple[str, ...]) -> list[str]:
+    """Notes on the restarts :func:`minimize_bounded` made after a theta stopped near 0."""
+    notes = []
+
+    def show(t):
+        return "0" if t < 1e-10 else f"{t:.3g}"
+
+    for ev in res.boundary_log:
+        if not ev.improved:
+            continue
+        at = ", ".join(f"sd({n}) = {show(t)}" for n, t in zip(names, ev.stopped_at))
+        now = ", ".join(f"sd({n}) = {show(t)}" for n, t in zip(names, ev.x_after))
+        how = "a restart from the interior" if ev.kind == "interior" else "a restart from a boundary probe"
+        notes.append(f"the optimiser first stopped at a false boundary ({at}, logLik {-ev.fun_before / 2:.4f}); "
+                     f"{how} found {now}, logLik {-ev.fun_after / 2:.4f} (kept)")
+    return notes
+
+
 def fit_native(design: Design, *, level: float = 0.95, profile: bool = False, start=None) -> GlmmResult:
     """Fit by the Laplace approximation (see :func:`audit.glmm.fit_crossed_glmm`)."""
+    design = canonical_order(design)
     K = len(design.codes)
     p = design.X.shape[1]
     notes = list(design.notes)
-    lap = LaplaceDeviance(design.y, design.X, design.codes, [len(lv) for lv in design.levels])
+    lap = LaplaceDeviance(design.y, design.X, design.codes, [len(lv) for lv in design.levels],
+                          factorization=design.factorization)
+    factorization = _factorization_note(lap, notes)
     separated = is_separated(design.y, design.X)
     constant_cols = np.flatnonzero((np.ptp(design.X, axis=0) == 0) & (design.X[0] != 0))
     if separated and np.all(design.y == design.y[0]) and constant_cols.size:
-        return _constant_response_result(design, lap, level, profile, notes, int(constant_cols[0]))
+        return dataclasses.replace(_constant_response_result(design, lap, level, profile, notes,
+                                                             int(constant_cols[0])), factorization=factorization)
 
     x0 = _start_values(design, start, K, p)
     B0 = None
@@ -152,6 +192,7 @@ def fit_native(design: Design, *, level: float = 0.95, profile: bool = False, st
         )
         x0 = np.concatenate([np.zeros(K), logistic_start(design.y, design.X)])
         res = minimize_bounded(_fun_grad(lap, K), x0, K, probe=False)
+    notes.extend(_boundary_notes(res, design.factor_names))
     x = res.x.copy()
     x[:K] = np.where(x[:K] < 1e-10, 0.0, x[:K])
     dev = lap(x[:K], x[K:])
@@ -172,7 +213,9 @@ def fit_native(design: Design, *, level: float = 0.95, profile: bool = False, st
     singular = bool(np.any(theta < SINGULAR_TOL))
     if singular:
         zero = [n for n, t in zip(design.factor_names, theta) if t < SINGULAR_TOL]
-        notes.append("singular fit: random-intercept sd at 0 for " + ", ".join(f"'{n}'" for n in zero))
+        notes.append("singular fit: random-intercept sd at 0 for " + ", ".join(f"'{n}'" for n in zero)
+                     + ("" if divergent else " (confirmed: probes and a restart from the interior found no higher "
+                        "likelihood)"))
     if separated:
         notes.append("separation: the fixed effects separate the responses; estimates are on the boundary")
     plow = np.full(p, np.nan)
@@ -210,7 +253,23 @@ def fit_native(design: Design, *, level: float = 0.95, profile: bool = False, st
         notes=tuple(notes),
         backend="native",
         dropped_factors=design.dropped,
+        factorization=factorization,
     )
+
+
+def _factorization_note(lap: LaplaceDeviance, notes: list[str]) -> str:
+    """Which factorisation ran (and why, when it is not the plain dense one)."""
+    if lap.K == 0:
+        return "none"
+    if lap.path is None:
+        return "diagonal"
+    choice = lap.path
+    if choice.path == "sparse":
+        notes.append(f"sparse path: the {choice.m}-level reader block factorised by CHOLMOD (AMD ordering; "
+                     f"{choice.reason})")
+    elif choice.nnz_factor is not None or "scikit-sparse" in choice.reason:
+        notes.append(f"dense path for the {choice.m}-level reader block: {choice.reason}")
+    return choice.path
 
 
 def _constant_response_result(design, lap, level, profile, notes, icol) -> GlmmResult:

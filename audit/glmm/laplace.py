@@ -63,6 +63,28 @@ class _Cholesky:
         return inv + np.tril(inv, -1).T
 
 
+class _LowerCholeskyInPlace:
+    """Cholesky factor of a large dense S given only by its upper triangle (row-major), factorised
+    in place as the lower triangle of the Fortran view ``S.T``: no symmetrising copy of S.
+    ``inverse()`` returns S^{-1} valid on its lower triangle only (read entries as
+    ``inv[max(i, j), min(i, j)]``)."""
+
+    lower_only = True
+
+    def __init__(self, S_upper):
+        self.L, _ = sla.cho_factor(S_upper.T, lower=True, overwrite_a=True, check_finite=False)
+        self.logdet = 2.0 * float(np.log(np.diag(self.L)).sum())
+
+    def solve(self, b):
+        return sla.cho_solve((self.L, True), b, check_finite=False)
+
+    def inverse(self):
+        inv, info = sla.lapack.dpotri(self.L, lower=1)
+        if info != 0:
+            inv = sla.cho_solve((self.L, True), np.eye(self.L.shape[0]), check_finite=False)
+        return inv
+
+
 class LaplaceDeviance:
     """Callable Laplace deviance for one data set (internal; see module docstring).
 
@@ -78,13 +100,15 @@ class LaplaceDeviance:
         Number of levels of each factor.
     """
 
-    def __init__(self, y, X, codes, n_levels):
+    def __init__(self, y, X, codes, n_levels, factorization="auto"):
         self.y = np.asarray(y, dtype=float)
         self.X = np.asarray(X, dtype=float)
         self.n = self.y.size
         self.K = len(codes)
         self.n_levels = [int(m) for m in n_levels]
         self.n_evals = 0
+        self.path = None  # PathChoice of the Schur block's factorisation (None: no Schur block)
+        self._sparse = None
         if self.K == 0:
             self.q = 0
             self.u = np.zeros(0)
@@ -99,7 +123,8 @@ class LaplaceDeviance:
         self.q = self.na + self.qR
         self.g_other = [np.asarray(codes[k], dtype=np.int64) for k in self.others]
         self.col_other = [g + offs[j] for j, g in enumerate(self.g_other)]
-        self.dense = self.na * self.qR <= _DENSE_COUPLING_MAX
+        # the dense coupling layout for small cells (not with a forced sparse factorisation)
+        self.dense = self.na * self.qR <= _DENSE_COUPLING_MAX and factorization != "sparse"
         if self.qR:
             keys = [self.ga * self.qR + c for c in self.col_other]
             if self.dense:
@@ -117,7 +142,36 @@ class LaplaceDeviance:
             for j in range(len(self.others)):
                 for l in range(j + 1, len(self.others)):
                     self.pair_keys.append(self.col_other[j] * self.qR + self.col_other[l])
+            self._choose_path(factorization)
         self.u = np.zeros(self.q)
+
+    def _choose_path(self, factorization):
+        """Dense or sparse factorisation of the Schur block (cost rule in :mod:`audit.glmm.sparse`)."""
+        from audit.glmm import sparse as sparse_mod
+
+        force = None if factorization == "auto" else factorization
+        if self.dense or (force is None and self.qR <= sparse_mod.DENSE_ALWAYS_MAX) or force == "dense":
+            self.path = sparse_mod.PathChoice("dense", "forced" if force == "dense" else
+                                              "small Schur block" if not self.dense else "dense coupling",
+                                              self.qR, dense_flops=self.qR ** 3 / 3.0)
+            return
+        if not hasattr(self, "_pair_i"):
+            self._build_cell_pairs()
+        m = self.qR
+        diag = np.arange(m, dtype=np.int64) * (m + 1)
+        parts = [diag, self._pair_flat] + list(self.pair_keys)
+        keys = np.unique(np.concatenate(parts))
+        pattern = sp.csc_matrix((np.ones(keys.size), keys % m, np.concatenate(
+            [[0], np.cumsum(np.bincount(keys // m, minlength=m))])), shape=(m, m))
+        choice, symbolic = sparse_mod.choose_path(pattern, force)
+        self.path = choice
+        if choice.path != "sparse":
+            return
+        self._sparse = sparse_mod.SparseSchur(pattern, symbolic)
+        self._sp_keys = keys
+        self._sp_diag_pos = np.searchsorted(keys, diag)
+        self._sp_pair_pos = np.searchsorted(keys, self._pair_flat)
+        self._sp_ekey_pos = [np.searchsorted(keys, k) for k in self.pair_keys]
 
     # ------------------------------------------------------------------ pieces
     def _blocks(self):
@@ -150,15 +204,16 @@ class LaplaceDeviance:
             f["logdet"] = float(np.log(D).sum())
             return f
         tcol = self._theta_cols(theta)
-        E = np.zeros((self.qR, self.qR))
         diag = np.zeros(self.qR)
         for c in self.col_other:
             diag += np.bincount(c, w, self.qR)
-        E[np.diag_indices(self.qR)] = 1.0 + tcol * tcol * diag
-        for key in self.pair_keys:
-            blk = np.bincount(key, w, self.qR * self.qR).reshape(self.qR, self.qR)
-            blk *= np.outer(tcol, tcol)
-            E += blk + blk.T
+        if self.dense:
+            E = np.zeros((self.qR, self.qR))
+            E[np.diag_indices(self.qR)] = 1.0 + tcol * tcol * diag
+            for key in self.pair_keys:
+                blk = np.bincount(key, w, self.qR * self.qR).reshape(self.qR, self.qR)
+                blk *= np.outer(tcol, tcol)
+                E += blk + blk.T
         if self.dense:
             cw = np.zeros(self.na * self.qR)
             for key in self.cell_keys:
@@ -171,19 +226,40 @@ class LaplaceDeviance:
                 vals += np.bincount(key, w, self.n_cells)
             vals *= tA * tcol[self.cell_r]
             C = sp.csr_matrix((vals, self.cell_r, self.indptr), shape=(self.na, self.qR))
+            if self._sparse is not None:
+                chol = self._sparse.factor(self._sparse_schur_values(tcol, diag, w, vals, D))
+                f.update(C=C, cho=chol, logdet=float(np.log(D).sum() + chol.logdet))
+                return f
             # C' D^{-1} C from the precomputed pairs of cells sharing a level of A (the symbolic
-            # product is fixed, so only the products of values are summed)
+            # product is fixed, so only the products of values are summed); only the upper
+            # triangle of S is formed, and factorised in place
             if not hasattr(self, "_pair_i"):
                 self._build_cell_pairs()
             vd = vals / D[self.cell_a]
-            ctdc = np.bincount(self._pair_flat, vd[self._pair_i] * vals[self._pair_j], self.qR * self.qR)
-            ctdc = ctdc.reshape(self.qR, self.qR)
-            ctdc += ctdc.T
-            ctdc[np.diag_indices(self.qR)] += np.bincount(self.cell_r, vd * vals, self.qR)
-            S = E - ctdc
+            S = np.bincount(self._pair_flat, vd[self._pair_i] * vals[self._pair_j], self.qR * self.qR)
+            np.negative(S, out=S)
+            S = S.reshape(self.qR, self.qR)
+            S[np.diag_indices(self.qR)] = 1.0 + tcol * tcol * diag - np.bincount(self.cell_r, vd * vals, self.qR)
+            for key in self.pair_keys:
+                S += (np.bincount(key, w, self.qR * self.qR).reshape(self.qR, self.qR) * np.outer(tcol, tcol))
+            chol = _LowerCholeskyInPlace(S)
+            f.update(C=C, cho=chol, logdet=float(np.log(D).sum() + chol.logdet))
+            return f
         chol = _Cholesky(S)
         f.update(C=C, cho=chol, logdet=float(np.log(D).sum() + chol.logdet))
         return f
+
+    def _sparse_schur_values(self, tcol, diag, w, vals, D):
+        """Entries of S = E - C' D^{-1} C on the fixed sparse pattern (lower triangle)."""
+        m = self.qR
+        nnz = self._sp_keys.size
+        vd = vals / D[self.cell_a]
+        data = np.zeros(nnz)
+        data[self._sp_diag_pos] = 1.0 + tcol * tcol * diag - np.bincount(self.cell_r, vd * vals, m)
+        data -= np.bincount(self._sp_pair_pos, vd[self._pair_i] * vals[self._pair_j], nnz)
+        for key, pos in zip(self.pair_keys, self._sp_ekey_pos):
+            data += np.bincount(pos, w * tcol[key // m] * tcol[key % m], nnz)
+        return data
 
     def _solve(self, f, rA, rR):
         """Solve H [xA; xR] = [rA; rR] with a factorisation from :meth:`_factor`."""
@@ -288,7 +364,10 @@ class LaplaceDeviance:
         D = f["D"]
         if not self.qR:
             return 1.0 / D, None, None
-        Sinv = f["cho"].inverse()
+        if self._sparse is not None:
+            Sinv = None
+        else:
+            Sinv = f["cho"].inverse()
         if self.dense:
             Ct = f["C"] / D[:, None]
             G = Ct @ Sinv
@@ -301,11 +380,26 @@ class LaplaceDeviance:
         ct = f["C"].data / D[self.cell_a]
         # G[c] = sum over cells c' in the same row of ct[c'] * Sinv[r(c'), r(c)]: the diagonal
         # term plus each unordered pair once (Sinv is symmetric), gathered in memory order
-        G_cell = ct * Sinv[self.cell_r, self.cell_r]
-        s_pair = Sinv.ravel()[self._pair_flat]
+        if self._sparse is not None:
+            zsel = f["cho"].selected_inverse()
+            G_cell = ct * zsel[self._sp_diag_pos][self.cell_r]
+            s_pair = zsel[self._sp_pair_pos]
+        else:
+            # Sinv is valid on its lower triangle: entry (max, min) of each pair
+            G_cell = ct * Sinv[self.cell_r, self.cell_r]
+            s_pair = Sinv[self._pair_rmax, self._pair_rmin]
         G_cell += np.bincount(self._pair_i, ct[self._pair_j] * s_pair, self.n_cells)
         G_cell += np.bincount(self._pair_j, ct[self._pair_i] * s_pair, self.n_cells)
         hAA = 1.0 / D + np.bincount(self.cell_a, ct * G_cell, self.na)
+        if self._sparse is not None:
+            keys = self._sp_keys
+            m = self.qR
+
+            def sinv_at(r, c):
+                lo, hi = np.minimum(r, c), np.maximum(r, c)
+                return zsel[np.searchsorted(keys, lo * m + hi)]
+
+            return hAA, G_cell, sinv_at
         return hAA, G_cell, Sinv
 
     def _build_cell_pairs(self):
@@ -331,6 +425,7 @@ class LaplaceDeviance:
         flat = np.minimum(ri, rj) * self.qR + np.maximum(ri, rj)
         order = np.argsort(flat, kind="stable")
         self._pair_i, self._pair_j, self._pair_flat = pi[order], pj[order], flat[order]
+        self._pair_rmin, self._pair_rmax = self._pair_flat // self.qR, self._pair_flat % self.qR
 
     def gradient(self):
         """Gradient of the Laplace deviance w.r.t. (theta, beta) at the last call (analytic:
@@ -357,7 +452,13 @@ class LaplaceDeviance:
                 PA = PA + theta[k] * PAR
                 row = tA * PAR
                 for l, k2 in enumerate(self.others):
-                    row = row + theta[k2] * Sinv[self.col_other[j], self.col_other[l]]
+                    cj, cl = self.col_other[j], self.col_other[l]
+                    if callable(Sinv):
+                        row = row + theta[k2] * Sinv(cj, cl)
+                    elif self.dense:
+                        row = row + theta[k2] * Sinv[cj, cl]
+                    else:  # lower triangle valid
+                        row = row + theta[k2] * Sinv[np.maximum(cj, cl), np.minimum(cj, cl)]
                 PR.append(row)
         h = tA * PA
         for j, k in enumerate(self.others):

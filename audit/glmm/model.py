@@ -79,6 +79,11 @@ class GlmmResult:
         ``"native"`` or ``"lme4"``.
     dropped_factors : tuple[str, ...]
         Factors given but left out of the model (one level).
+    factorization : str
+        How the native engine factorised the penalised Hessian: ``"dense"`` (the reader block
+        as a dense Cholesky after the pairs are eliminated), ``"sparse"`` (CHOLMOD with a
+        fill-reducing ordering), ``"diagonal"`` (one factor: nothing left after the
+        elimination), ``"none"`` (no random effect) or ``""`` (another backend).
     """
 
     names: tuple[str, ...]
@@ -104,6 +109,7 @@ class GlmmResult:
     notes: tuple[str, ...] = ()
     backend: str = "native"
     dropped_factors: tuple[str, ...] = field(default=())
+    factorization: str = ""
 
     def prob_estimate(self, term: int | str = 0) -> tuple[float, float, float]:
         """Return ``(expit(b), expit(wald_low), expit(wald_high))`` for a term (default: intercept).

@@ -3,7 +3,7 @@ start values and the separation check."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.optimize import linprog
@@ -25,36 +25,115 @@ class OptimResult:
     nfev: int
     nit: int
     inverse_hessian: np.ndarray | None = None
+    boundary_log: list = field(default_factory=list)
 
 
-def minimize_bounded(fun_grad, x0, n_bounded, maxiter=200, gtol=1e-6, probe=True, inverse_hessian=None):
-    """Minimise with the first ``n_bounded`` coordinates >= 0 (see :func:`_projected_bfgs`).
+def minimize_bounded(fun_grad, x0, n_bounded, maxiter=200, gtol=1e-6, probe=True, inverse_hessian=None,
+                     restart=True):
+    """Minimise with the first ``n_bounded`` coordinates >= 0 (see :func:`_projected_bfgs`),
+    without stopping at a false boundary.
 
     The Laplace deviance is even in each theta, so its derivative vanishes at theta = 0 even
-    when 0 is a maximum along that axis. After convergence, every theta at 0 is probed at a
-    small positive value and the search restarts from there when that is lower.
+    when 0 is a maximum along that axis, and quasi-Newton steps that hit the bound can leave a
+    theta at 0 or at a rounding-level value (1e-18) where the gradient is ~0 too. After
+    convergence (``probe=True``), every theta below :data:`NEAR_ZERO` is
+
+    * probed: the deviance is evaluated with that theta at each of :data:`BOUNDARY_PROBES`, and
+      the search restarts from the best probe when it is lower;
+    * with ``restart=True``, the search is also restarted once from the interior (every such
+      theta set to :data:`INTERIOR_RESTART`, the other coordinates where they are), whatever the
+      probes say, since the deviance can have a local minimum at 0 and a lower one inside;
+    * snapped to exactly 0 when that is not worse (to the deviance's rounding).
+
+    The lowest deviance found is kept. ``OptimResult.boundary_log`` records what was tried
+    (first stop, restarts, whether they improved), for the notes of the fit.
     """
     res = _projected_bfgs(fun_grad, x0, n_bounded, maxiter, gtol, inverse_hessian)
     nfev = res.nfev
-    for _ in range(3 if probe else 0):
-        zero = [k for k in range(n_bounded) if res.x[k] == 0.0]
-        better = None
-        for k in zero:
-            trial = res.x.copy()
-            trial[k] = _BOUNDARY_PROBE
-            f_trial, _ = fun_grad(trial)
-            nfev += 1
-            if f_trial < res.fun - 1e-10 and (better is None or f_trial < better[0]):
-                better = (f_trial, trial)
-        if better is None:
-            break
-        res = _projected_bfgs(fun_grad, better[1], n_bounded, maxiter, gtol)
+    log: list[BoundaryEvent] = []
+    if probe and n_bounded:
+        tried_interior = not restart
+        for _ in range(_MAX_BOUNDARY_ROUNDS):
+            near = [k for k in range(n_bounded) if res.x[k] < NEAR_ZERO]
+            if not near:
+                break
+            candidates = []
+            for k in near:
+                for value in BOUNDARY_PROBES:
+                    trial = res.x.copy()
+                    trial[k] = value
+                    f_trial, _ = fun_grad(trial)
+                    nfev += 1
+                    if np.isfinite(f_trial) and f_trial < res.fun - _IMPROVEMENT_TOL:
+                        candidates.append((f_trial, "probe", trial))
+            if not tried_interior:
+                trial = res.x.copy()
+                trial[near] = INTERIOR_RESTART
+                candidates.append((np.inf, "interior", trial))
+                tried_interior = True
+            if not candidates:
+                break
+            candidates.sort(key=lambda c: c[0])
+            # restart from the best probe (if any) and from the interior (if not tried yet)
+            starts = [candidates[0]]
+            starts += [c for c in candidates[1:] if c[1] == "interior"]
+            improved = False
+            for _, kind, trial in starts:
+                new = _projected_bfgs(fun_grad, trial, n_bounded, maxiter, gtol)
+                nfev += new.nfev
+                gain = res.fun - new.fun
+                log.append(BoundaryEvent(kind=kind, stopped_at=res.x[:n_bounded].copy(), fun_before=res.fun,
+                                         fun_after=new.fun, improved=bool(gain > _IMPROVEMENT_TOL),
+                                         x_after=new.x[:n_bounded].copy()))
+                if gain > _IMPROVEMENT_TOL:
+                    res, improved = new, True
+            if not improved:
+                break
+        res = _snap_to_zero(fun_grad, res, n_bounded)
         nfev += res.nfev
     res.nfev = nfev
+    res.boundary_log = log
     return res
 
 
-_BOUNDARY_PROBE = 0.05
+@dataclass(frozen=True)
+class BoundaryEvent:
+    """One restart made because a theta stopped near 0 (see :func:`minimize_bounded`)."""
+
+    kind: str  # "probe" (from a probe that was lower) or "interior"
+    stopped_at: np.ndarray  # theta where the previous search stopped
+    fun_before: float
+    fun_after: float
+    improved: bool
+    x_after: np.ndarray
+
+
+def _snap_to_zero(fun_grad, res, n_bounded):
+    """Set thetas below NEAR_ZERO to exactly 0 when the objective is not worse there; the
+    returned result's ``nfev`` counts only the evaluations made here."""
+    near = [k for k in range(n_bounded) if 0.0 < res.x[k] < NEAR_ZERO]
+    if not near:
+        res.nfev = 0
+        return res
+    trial = res.x.copy()
+    trial[near] = 0.0
+    f_trial, g_trial = fun_grad(trial)
+    if np.isfinite(f_trial) and f_trial <= res.fun + max(_IMPROVEMENT_TOL, 1e2 * np.finfo(float).eps * abs(res.fun)):
+        return OptimResult(x=trial, fun=float(f_trial), jac=g_trial, success=res.success, message=res.message,
+                           nfev=1, nit=res.nit, inverse_hessian=res.inverse_hessian)
+    res.nfev = 1
+    return res
+
+
+# A theta below this after convergence is treated as having reached the bound (probed, snapped).
+NEAR_ZERO = 1e-3
+# Values a theta at the bound is probed at (relative sds: the logit-scale sds for binomial).
+BOUNDARY_PROBES = (0.01, 0.05, 0.3)
+# Where a restart from the interior puts the thetas that stopped at the bound.
+INTERIOR_RESTART = 0.5
+_MAX_BOUNDARY_ROUNDS = 3
+# A restart must lower the deviance by more than this to be kept.
+_IMPROVEMENT_TOL = 1e-10
 # Stop when the quasi-Newton step would lower the deviance by less than this.
 _PREDICTED_DECREASE_TOL = 1e-12
 
@@ -110,6 +189,12 @@ def _projected_bfgs(fun_grad, x0, n_bounded, maxiter=200, gtol=1e-6, inverse_hes
             if t < 1e-4:
                 break
         if t < 1e-4:
+            if scaled and np.max(np.abs(pg)) >= 1e3 * gtol:
+                # a poor quasi-Newton model (e.g. after a step onto the bound): forget it and
+                # retry along the projected gradient rather than stop far from the optimum
+                B = np.eye(n)
+                scaled = False
+                continue
             success = bool(np.max(np.abs(pg)) < 1e3 * gtol or (scaled and -(g @ d) < 1e3 * _PREDICTED_DECREASE_TOL))
             message = "line search could not decrease the objective further"
             break

@@ -14,7 +14,7 @@ from audit.inputs.problems import ProblemLog
 #: Columns with a meaning of their own in a judge file; in a wide layout every other column
 #: (except names starting with ``_``) is a criterion.
 RESERVED = {"pair_id", "item_id", "system", "criterion", "score", "choice", "judge", "sample", "group_id",
-            "reader_id", "text", "comment", "rationale"}
+            "reader_id", "text", "comment", "rationale", "shown_first"}
 DEFAULT_JUDGE = "judge"
 INVALID = "invalid"
 TIE = "tie"
@@ -26,6 +26,7 @@ class JudgeInput:
 
     ``frame`` columns, scalar: <key>, system, criterion, judge, sample, score, line
     (``score`` NaN = unparsable output). Pairwise: pair_id, criterion, judge, sample, choice,
+    shown_first ("" when absent: the order the judge saw, resolved against the pair later),
     line (``choice`` "invalid" = unparsable output).
     """
 
@@ -95,6 +96,10 @@ def read_judge(table: Table, log: ProblemLog, *, scale: tuple[float, float] | No
         frame["choice"] = np.select([low == TIE, (low == INVALID) | (c == "")], [TIE, INVALID],
                                     c.to_numpy(dtype=object))
         keys = [key, "criterion", "judge", "sample"]
+        # the order shown: both orders of one pair are two rows, not a duplicate output
+        frame["shown_first"] = frame["shown_first"].str.strip() if "shown_first" in frame.columns else ""
+        if "shown_first" in table.columns:
+            keys = keys + ["shown_first"]
     frame = frame[~bad]
     # a judge file holding one row per reader (the human file given first by mistake): one
     # problem instead of one "duplicate judge output" per reader
@@ -108,6 +113,6 @@ def read_judge(table: Table, log: ProblemLog, *, scale: tuple[float, float] | No
                      + ("item/system" if kind == "scalar" else "pair") + ", criterion, judge and sample",
                      "keep one row per output, or number repeated outputs in a 'sample' column")
     frame = frame[~dup]
-    out_cols = keys + [value, "line"]
+    out_cols = list(dict.fromkeys(keys + [value] + (["shown_first"] if kind == "pairwise" else []) + ["line"]))
     return JudgeInput(kind=kind, key=key, layout=f"{kind}-{'wide' if wide else 'long'}",
                       frame=frame[out_cols].reset_index(drop=True))

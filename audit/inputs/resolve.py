@@ -134,4 +134,11 @@ def resolve_verdicts(j: pd.DataFrame, pairs: pd.DataFrame, path: str, log: Probl
                       "write one of the pair's two system names, A/B, tie, or invalid (unparsable output)",
                    "choice not in the pair")
     m["choice"] = choice
-    return m[~bad][["pair_id", "criterion", "judge", "sample", "choice", "line"]].reset_index(drop=True)
+    shown = _resolve_choice(m["shown_first"].to_numpy(dtype=object), a, b)
+    odd = (shown != "") & (shown != a) & (shown != b)
+    bad |= log.rows(path, "judge", odd & ~bad, m["line"].to_numpy(), m["shown_first"].to_numpy(), "shown_first",
+                    "shown_first names a system that is not in the pair",
+                    "write the name (or A/B) of the system the judge saw first, or leave it empty",
+                    "shown_first not in the pair")
+    m["shown_first"] = shown
+    return m[~bad][["pair_id", "criterion", "judge", "sample", "choice", "shown_first", "line"]].reset_index(drop=True)

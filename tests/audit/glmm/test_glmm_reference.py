@@ -21,9 +21,10 @@ from audit.glmm import fit_crossed_glmm
 from tests.audit.glmm.reference_cases import load_case, load_output
 
 FITTED = ["balanced_60x7", "cell_20x7", "unbalanced", "three_readers", "singular", "covariate",
-          "covariate_suboptimal", "three_factors", "extreme_139of140", "large_50k"]
+          "covariate_suboptimal", "three_factors", "extreme_139of140", "large_50k", "false_boundary",
+          "arena_3k_readers"]
 PROFILED = ["balanced_60x7", "cell_20x7", "unbalanced", "three_readers", "singular", "covariate",
-            "covariate_suboptimal", "three_factors"]
+            "covariate_suboptimal", "three_factors", "false_boundary"]
 TOL_B, TOL_SE, TOL_SD, TOL_LL, TOL_PROFILE = 2e-3, 2e-3, 1e-2, 1e-3, 2e-3
 TOL_SE_DEFAULT = 5e-3
 
@@ -143,3 +144,14 @@ def test_near_separation_reports_glmer_local_optimum_with_a_note():
     res = fitted("extreme_139of140")
     assert any("near-separation" in n for n in res.notes)
     assert res.singular and not res.separation
+
+
+def test_arena_case_runs_on_the_sparse_path_when_cholmod_is_installed():
+    """20,000 votes, 10,000 pairs, 2,7xx readers with heavy-tailed activity: the reader block is
+    large and its factor sparse, so the cost rule takes the sparse path (the checks above then
+    compare that path with glmer)."""
+    from audit.glmm.sparse import sksparse_available
+
+    res = fitted("arena_3k_readers")
+    assert res.n_levels["reader"] > 2000
+    assert res.factorization == ("sparse" if sksparse_available() else "dense")

@@ -97,6 +97,38 @@ def _extreme(rng):
     return frame
 
 
+def _false_boundary(rng):
+    # 7 readers x 20-60 pairs with a modest pair variance (b0, sds drawn as in the simulation of
+    # benchmarks/glmm.py --boundary): seed 206 is a cell where the optimiser before the fix
+    # stopped at sd_pair = sd_reader = 4e-22 (a saddle: the deviance decreases as sd_pair grows
+    # from 0), reporting a singular fit with logLik 2.8 below glmer's and an SE 27% too small.
+    n_pair, n_reader = int(rng.integers(20, 61)), 7
+    b0, sd_pair, sd_reader = rng.uniform(0.2, 0.4), rng.uniform(0.3, 0.45), rng.uniform(0.0, 0.3)
+    u, v = rng.normal(0, sd_pair, n_pair), rng.normal(0, sd_reader, n_reader)
+    pair, reader = np.repeat(np.arange(n_pair), n_reader), np.tile(np.arange(n_reader), n_pair)
+    eta = b0 + u[pair] + v[reader]
+    return pd.DataFrame({
+        "y": (rng.random(eta.size) < _expit(eta)).astype(int),
+        "pair": [f"p{i:05d}" for i in pair],
+        "reader": [f"r{j:04d}" for j in reader],
+    })
+
+
+def _arena(rng, n_votes=20_000, n_pair=10_000, n_reader=3_000):
+    # crowd-shaped: two votes per pair, reader activity heavy-tailed (weight 1 / (rank + 20)),
+    # so ~2,700 readers vote and the reader block is large but its factor sparse (the native
+    # engine takes its sparse path here)
+    weight = 1.0 / (np.arange(n_reader) + 20.0)
+    reader = rng.choice(n_reader, n_votes, p=weight / weight.sum())
+    pair = np.repeat(np.arange(n_pair), n_votes // n_pair)
+    eta = 0.3 + rng.normal(0, 0.8, n_pair)[pair] + rng.normal(0, 0.5, n_reader)[reader]
+    return pd.DataFrame({
+        "y": (rng.random(eta.size) < _expit(eta)).astype(int),
+        "pair": [f"p{i:05d}" for i in pair],
+        "reader": [f"r{j:04d}" for j in reader],
+    })
+
+
 CASES = {
     # name: (seed, builder, formula, profile)
     "balanced_60x7": (101, lambda r: _crossed(r, 60, 7, 0.4, 0.9, 0.6), INTERCEPT, True),
@@ -113,6 +145,8 @@ CASES = {
     "three_factors": (108, lambda r: _crossed(r, 50, 7, 0.2, 0.8, 0.5, extra=_batch_effect), "y ~ 1 + (1|pair) + (1|reader) + (1|batch)", True),
     "constant": (109, lambda r: _crossed(r, 20, 7, 0.0, 0.5, 0.5).assign(y=1), INTERCEPT, False),
     "large_50k": (110, _large, INTERCEPT, True),
+    "false_boundary": (206, _false_boundary, INTERCEPT, True),
+    "arena_3k_readers": (113, _arena, INTERCEPT, False),
 }
 
 

@@ -1,0 +1,202 @@
+"""Every judge configuration side by side, the one closest to the humans, and panel summaries.
+
+:func:`rank_judge_configurations` takes each configuration's per-pair verdicts keyed by the
+human criterion (``pair_id, criterion, y_judge``) and, optionally, the audit's cells, and
+returns one row per configuration:
+
+* agreement with the humans (:func:`audit.judge_agreement.judge_agreement` pooled over every
+  unit): Cohen's kappa against the reader majority, judge-human minus human-human alpha and
+  raw agreement, with pairs x readers bootstrap intervals;
+* its transfer summary from the per-configuration rates already in the cells: in how many
+  cells its rate lies inside the human GLMM interval, and its mean absolute gap to the GLMM
+  estimate. The per-configuration *cell decision* is a seam (``decisions``, empty here): it
+  is filled once the verdict rewrite gives a decision function per configuration.
+
+The configuration *closest to the humans* is the one with the largest kappa against the
+reader majority (ties broken by the smaller mean gap). It is chosen on the same data it is
+then audited on, which flatters it (``selected_on_same_data``); a held-out set is needed
+for an unbiased figure.
+
+For panels of three or more configurations: Dawid-Skene latent labels
+(:func:`audit.judge_panel.dawid_skene`, categories focal / other / tie) with their kappa
+against the reader majority, and the effective number of independent judges
+(:func:`audit.judge_panel.effective_number_of_judges`) from the correlations of the
+configurations' credits.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from audit.estimate import Estimate
+from audit.judge_agreement import judge_agreement
+from audit.judge_panel import DawidSkene, EffectiveJudges, dawid_skene, effective_number_of_judges
+from audit.rng import resolve_rng
+
+CLOSENESS = "Cohen's kappa against the reader majority over every unit (ties: smaller mean gap to the GLMM)"
+_CATEGORY = {1.0: "focal", 0.0: "other", 0.5: "tie"}
+
+
+@dataclass(frozen=True)
+class ConfigurationRow:
+    """One configuration: agreement with the humans and transfer summary (``rank`` 1 = closest).
+
+    ``n_cells`` cells where both its rate and a human interval exist, ``n_in_human_ci`` of
+    them with its rate inside, ``mean_abs_gap`` its mean |rate - GLMM estimate| (NaN without
+    cells). ``decisions`` (status -> number of cells) is empty until per-configuration cell
+    decisions exist.
+    """
+
+    judge: str
+    rank: int
+    kappa_majority: Estimate
+    alpha_difference: Estimate
+    raw_difference: Estimate
+    n_units_scored: int
+    n_cells: int
+    n_in_human_ci: int
+    mean_abs_gap: float
+    decisions: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class JudgeConfigurations:
+    """Configurations ranked by closeness to the humans (see :func:`rank_judge_configurations`).
+
+    ``selected`` is the closest configuration, ``primary`` the one the audit used (equal when
+    ``--judge auto`` picked it: ``auto``), ``closeness`` the ranking criterion.
+    ``dawid_skene`` / ``dawid_skene_kappa`` (its latent labels against the reader majority) and
+    ``effective`` are None / NaN for panels of fewer than three configurations.
+    """
+
+    rows: tuple[ConfigurationRow, ...]
+    selected: str
+    primary: str
+    auto: bool
+    selected_on_same_data: bool
+    closeness: str
+    dawid_skene: DawidSkene | None
+    dawid_skene_kappa: Estimate
+    effective: EffectiveJudges | None
+    n_boot: int
+    seed: int | None
+    notes: tuple[str, ...] = ()
+
+    def to_frame(self) -> pd.DataFrame:
+        out = []
+        for r in self.rows:
+            row = dict(judge=r.judge, rank=r.rank)
+            for name in ("kappa_majority", "alpha_difference", "raw_difference"):
+                e = getattr(r, name)
+                row.update({name: e.estimate, f"{name}_ci_low": e.ci_low, f"{name}_ci_high": e.ci_high})
+            row.update(n_units_scored=r.n_units_scored, n_cells=r.n_cells, n_in_human_ci=r.n_in_human_ci,
+                       mean_abs_gap=r.mean_abs_gap)
+            out.append(row)
+        return pd.DataFrame(out)
+
+    def __str__(self) -> str:
+        how = " (picked by --judge auto, on the same data)" if self.auto else ""
+        lines = [f"Judge configurations, closest to the humans first ({self.closeness}); selected: "
+                 f"{self.selected}{how}"]
+        for r in self.rows:
+            cells = f"; inside the human interval in {r.n_in_human_ci} of {r.n_cells} cells" if r.n_cells else ""
+            lines.append(f"  {r.rank}. {r.judge}: kappa {r.kappa_majority}, alpha difference {r.alpha_difference}{cells}")
+        if self.effective is not None:
+            lines.append(f"  {self.effective}")
+        if self.dawid_skene is not None:
+            lines.append(f"  Dawid-Skene latent labels: kappa vs reader majority {self.dawid_skene_kappa}")
+        return "\n".join(lines)
+
+
+def _transfer_summary(cells, judge: str) -> tuple[int, int, float]:
+    n = inside = 0
+    gaps = []
+    for c in cells or ():
+        if c.judge is None:
+            continue
+        g = c.human.glmm
+        for conf in c.judge.configurations:
+            if conf.judge != judge or not all(map(np.isfinite, (conf.rate, g.ci_low, g.ci_high))):
+                continue
+            n += 1
+            inside += bool(g.ci_low <= conf.rate <= g.ci_high)
+            gaps.append(abs(conf.rate - g.estimate))
+    return n, inside, (float(np.mean(gaps)) if gaps else math.nan)
+
+
+def closest_configuration(votes: pd.DataFrame, choices_by_judge: dict[str, pd.DataFrame]) -> str | None:
+    """The configuration with the largest kappa against the reader majority (estimates only)."""
+    best, best_kappa = None, -math.inf
+    for judge, choices in choices_by_judge.items():
+        if choices is None or choices.empty:
+            continue
+        k = judge_agreement(votes, choices, n_boot=0, pooled_only=True).row().kappa_majority.estimate
+        if np.isfinite(k) and k > best_kappa:
+            best, best_kappa = judge, k
+    return best
+
+
+def rank_judge_configurations(votes: pd.DataFrame, choices_by_judge: dict[str, pd.DataFrame], *, cells=None,
+                              primary: str = "", auto: bool = False, n_boot: int = 200, level: float = 0.95,
+                              rng: int | np.random.Generator | None = None) -> JudgeConfigurations:
+    """Rank the judge configurations by closeness to the humans; panel summaries for 3+.
+
+    Parameters
+    ----------
+    votes : DataFrame
+        Normalised votes.
+    choices_by_judge : dict
+        Configuration -> its verdicts keyed by the human criterion (pair_id, criterion, y_judge).
+    cells : sequence of audit.result.Cell, optional
+        The audit's cells (their per-configuration rates give the transfer summary).
+    primary : str
+        The configuration the audit used; ``auto``: it was picked as the closest.
+    n_boot, level, rng
+        Bootstrap of each configuration's agreement intervals; seeds for it and the
+        Dawid-Skene starts (recorded).
+
+    Returns
+    -------
+    JudgeConfigurations
+    """
+    rng, seed = resolve_rng(rng)
+    scored = []
+    for judge, choices in choices_by_judge.items():
+        if choices is None or choices.empty:
+            continue
+        row = judge_agreement(votes, choices, judge=judge, n_boot=n_boot, level=level, rng=rng, pooled_only=True).row()
+        n, inside, gap = _transfer_summary(cells, judge)
+        scored.append((judge, row, n, inside, gap))
+    scored.sort(key=lambda t: (-(t[1].kappa_majority.estimate if np.isfinite(t[1].kappa_majority.estimate)
+                                 else -math.inf), t[4] if np.isfinite(t[4]) else math.inf))
+    rows = tuple(ConfigurationRow(judge=j, rank=i + 1, kappa_majority=r.kappa_majority,
+                                  alpha_difference=r.alpha_difference, raw_difference=r.raw_difference,
+                                  n_units_scored=r.n_units_scored, n_cells=n, n_in_human_ci=inside, mean_abs_gap=gap)
+                 for i, (j, r, n, inside, gap) in enumerate(scored))
+    selected = rows[0].judge if rows and np.isfinite(rows[0].kappa_majority.estimate) else ""
+    notes = []
+    ds, ds_kappa, effective = None, Estimate(math.nan), None
+    if len(choices_by_judge) >= 3:
+        long = pd.concat([c.assign(judge=j) for j, c in choices_by_judge.items() if c is not None and len(c)],
+                         ignore_index=True)
+        long["item"] = long["pair_id"].astype(str) + "\x1f" + long["criterion"].astype(str)
+        long["label"] = long["y_judge"].map(_CATEGORY)
+        ds = dawid_skene(long.dropna(subset=["label"]), rater="judge", rng=rng)
+        latent = ds.labels["item"].str.split("\x1f", n=1, expand=True)
+        inverse = {v: k for k, v in _CATEGORY.items()}
+        ds_choices = pd.DataFrame({"pair_id": latent[0], "criterion": latent[1],
+                                   "y_judge": ds.labels["label"].map(inverse)})
+        ds_kappa = judge_agreement(votes, ds_choices, judge="dawid-skene", n_boot=n_boot, level=level,
+                                   rng=rng, pooled_only=True).row().kappa_majority
+        wide = long.pivot_table(index="item", columns="judge", values="y_judge", aggfunc="first")
+        effective = effective_number_of_judges(wide)
+        if effective.left_out:
+            notes.append(f"constant configuration(s) left out of the effective number: {', '.join(effective.left_out)}")
+    return JudgeConfigurations(rows=rows, selected=selected, primary=primary, auto=bool(auto),
+                               selected_on_same_data=bool(auto), closeness=CLOSENESS, dawid_skene=ds,
+                               dawid_skene_kappa=ds_kappa, effective=effective, n_boot=int(n_boot), seed=seed,
+                               notes=tuple(notes))
