@@ -83,7 +83,17 @@ def _nominal_summary(unit: np.ndarray, category: np.ndarray) -> dict:
 
 
 # ----------------------------------------------------------------------------- validation
-def _check_votes(votes: pd.DataFrame, by: tuple[str, ...]) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
+def _check_votes(votes: pd.DataFrame, by: tuple[str, ...]) -> pd.DataFrame:
+    """The validated votes frame with ``unit`` (pair and criterion, as text) and ``category``
+    columns (the contract other modules rely on); see :func:`_checked_votes`."""
+    frame, _ = _checked_votes(votes, by)
+    frame["unit"] = frame["pair_id"] + "\x1f" + frame["criterion"]
+    return frame
+
+
+def _checked_votes(votes: pd.DataFrame, by: tuple[str, ...]) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
+    """Validate the votes; return them with integer codes (``_<column>_code``, ``unit_code``)
+    and ``category``, and the labels of each code."""
     problems = []
     for name in by:
         if name not in _GROUP_KEYS:
@@ -286,7 +296,7 @@ def agreement_table(votes: pd.DataFrame, by: tuple[str, ...] = ("matchup", "crit
     ``krippendorff`` package (tests/reference/fleiss, tests/reference/krippendorff).
     """
     by = tuple(by)
-    frame, id_labels = _check_votes(votes, by)
+    frame, id_labels = _checked_votes(votes, by)
     unit_code = frame["unit_code"].to_numpy()
     category = frame["category"].to_numpy()
     pair_code = frame["_pair_id_code"].to_numpy()
@@ -502,7 +512,7 @@ def reader_baseline(
     readers with equal weight.
     """
     by = tuple(by)
-    frame, id_labels = _check_votes(votes, by)
+    frame, id_labels = _checked_votes(votes, by)
     y = frame["y"].to_numpy()
     unit = frame["unit_code"].to_numpy()
     n_units = int(unit.max()) + 1 if len(frame) else 0
