@@ -89,7 +89,7 @@ def run_block(block: BootstrapBlock) -> dict:
             wp = weights("pair", t.pairs) if {"pairs", "two-way-product"} & set(need) else None
             wr = weights("reader", t.readers) if {"readers", "two-way-product"} & set(need) else None
             wp_t = None
-            if "two-way-product" in need and not rs._dense:
+            if "two-way-product" in need and not rs.dense:
                 if t.pairs not in transposed:
                     transposed[t.pairs] = np.ascontiguousarray(wp.T)
                 wp_t = transposed[t.pairs]

@@ -189,8 +189,8 @@ class TableResampler:
         self.table = table
         self.s_pair, self.n_pair = table.pair_sums()
         self.s_reader, self.n_reader = table.reader_sums()
-        self._dense = table.n_pairs * table.n_readers <= _DENSE_MAX
-        if self._dense:
+        self.dense = table.n_pairs * table.n_readers <= _DENSE_MAX
+        if self.dense:
             S, N = table.dense()
             self._SN = np.hstack([S, N])
         else:
@@ -207,7 +207,7 @@ class TableResampler:
             return _ratio(wr @ self.s_reader, wr @ self.n_reader)
         if scheme != "two-way-product":
             raise ValueError(f"{scheme!r}: use 'pairs', 'readers' or 'two-way-product'")
-        if self._dense:
+        if self.dense:
             k = self.table.n_readers
             m = weighted_sums(wp, self._SN)
             return _ratio((m[:, :k] * wr).sum(1), (m[:, k:] * wr).sum(1))
