@@ -6,7 +6,8 @@
 
 For each study it runs the real command line (`python -m audit run ... --out TMP`, report included)
 in a fresh process per setting and prints one table: wall time, peak RSS of that process, and the
-seconds of each stage (from the command's own stage messages on stderr). Settings: ``--jobs`` values
+seconds of each stage (from the command's own stage messages on stderr; "surface+" runs to the
+next message, so it also holds whatever the pipeline does after the surface section). Settings: ``--jobs`` values
 and, with ``--dask``, a Dask LocalCluster of 2 single-thread workers started here. Beside it, one fit
 of the same cell's votes by lme4 ``glmer`` (Rscript, timed inside R), statsmodels ``mixedlm``
 (linear mixed model, pair and reader variance components) and ``gpboost`` (Bernoulli GLMM with
