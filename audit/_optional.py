@@ -10,15 +10,15 @@ from audit.errors import MissingDependencyError
 # module name -> (pip extra or command, what it is for)
 _HINTS = {
     "torch": ("pip install torch==2.13.0", "perplexity under a local language model"),
-    "transformers": ("pip install 'judge-audit[lm]'", "perplexity and the local transformers provider"),
-    "pymer4": ("pip install 'judge-audit[lme4]' (needs R with lme4)", "the lme4 GLMM backend"),
-    "rpy2": ("pip install 'judge-audit[lme4]' (needs R)", "the lme4 GLMM backend"),
-    "pyarrow": ("pip install 'judge-audit[parquet]'", "reading Parquet files"),
-    "httpx": ("pip install 'judge-audit[http]'", "talking to LLM servers (generate, score, perplexity from a server)"),
-    "label_studio_sdk": ("pip install 'judge-audit[labelstudio]'", "running the human study on a Label Studio server"),
-    "distributed": ("pip install 'judge-audit[dask]'", "running the audit on a Dask cluster"),
-    "dask": ("pip install 'judge-audit[dask]'", "running the audit on a Dask cluster"),
-    "sksparse": ("apt-get install libsuitesparse-dev, then pip install 'judge-audit[sparse]'",
+    "transformers": ("pip install 'judge-transfer-audit[lm]'", "perplexity and the local transformers provider"),
+    "pymer4": ("pip install 'judge-transfer-audit[lme4]' (needs R with lme4)", "the lme4 GLMM backend"),
+    "rpy2": ("pip install 'judge-transfer-audit[lme4]' (needs R)", "the lme4 GLMM backend"),
+    "pyarrow": ("pip install 'judge-transfer-audit[parquet]'", "reading Parquet files"),
+    "httpx": ("pip install 'judge-transfer-audit[http]'", "talking to LLM servers (generate, score, perplexity from a server)"),
+    "label_studio_sdk": ("pip install 'judge-transfer-audit[labelstudio]'", "running the human study on a Label Studio server"),
+    "distributed": ("pip install 'judge-transfer-audit[dask]'", "running the audit on a Dask cluster"),
+    "dask": ("pip install 'judge-transfer-audit[dask]'", "running the audit on a Dask cluster"),
+    "sksparse": ("apt-get install libsuitesparse-dev, then pip install 'judge-transfer-audit[sparse]'",
                  "the sparse GLMM path (CHOLMOD)"),
 }
 

@@ -42,6 +42,10 @@ from audit.reliability.fleiss import fleiss_kappa  # noqa: F401  (re-exported)
 from audit.reliability.krippendorff import alpha_from_codes
 
 POOLED = "all"  #: the matchup/criterion label of pooled rows
+#: the matchup label of rows pooled over matchups with chance agreement taken within each matchup
+POOLED_WITHIN = "all (orientation-free)"
+#: how rows pooled over matchups take chance agreement (see :func:`agreement_table`)
+POOLINGS = ("as oriented", "within matchup")
 _GROUP_KEYS = ("matchup", "criterion")
 _LEVEL_ORDER = ("cell", "criterion", "matchup", "all")
 
@@ -80,6 +84,39 @@ def _nominal_summary(unit: np.ndarray, category: np.ndarray) -> dict:
         krippendorff_alpha=alpha,
         raw_agreement=raw,
     )
+
+
+def _stratified_summary(unit: np.ndarray, category: np.ndarray, stratum: np.ndarray) -> dict:
+    """kappa and alpha pooled over strata (matchups) with chance taken within each stratum.
+
+    Observed agreement is a mean over units and does not depend on which system is called
+    focal; the chance terms (category shares) do, when matchups with different orientations
+    are pooled. Here they are the unit- (kappa) and value-weighted (alpha) means of each
+    matchup's own chance term: the pooled kappa of de Vries et al. (2008, Field Methods
+    20(3), 272-282), and the same construction for alpha. Swapping focal and other in any
+    matchup leaves both unchanged; with a single matchup they equal the usual statistics.
+    """
+    out = _nominal_summary(unit, category)
+    p_e, w_e, d_o, d_e, w_a = 0.0, 0.0, 0.0, 0.0, 0.0
+    for s in np.unique(stratum):
+        m = stratum == s
+        part = _nominal_summary(unit[m], category[m])
+        _, idx = np.unique(unit[m], return_inverse=True)
+        n_units = int(np.sum(np.bincount(idx) >= 2))
+        if n_units and not math.isnan(part["expected_agreement"]):
+            p_e += n_units * part["expected_agreement"]
+            w_e += n_units
+        a = alpha_from_codes(idx, category[m].astype(float), "nominal")
+        if a.n_values and not math.isnan(a.expected_disagreement):
+            d_o += a.n_values * a.observed_disagreement
+            d_e += a.n_values * a.expected_disagreement
+            w_a += a.n_values
+    expected = p_e / w_e if w_e else math.nan
+    observed = out["observed_agreement"]
+    out["expected_agreement"] = expected
+    out["fleiss_kappa"] = (observed - expected) / (1.0 - expected) if w_e and expected < 1 else math.nan
+    out["krippendorff_alpha"] = 1.0 - d_o / d_e if w_a and d_e > 0 else math.nan
+    return out
 
 
 # ----------------------------------------------------------------------------- validation
@@ -243,15 +280,17 @@ class AgreementTable:
     rows: tuple[AgreementRow, ...]
     by: tuple[str, ...]
     tie_handling: str = "a tie is a third nominal category (focal / other / tie)"
+    pooling: str = "as oriented"  #: chance agreement of rows pooled over matchups (see agreement_table)
 
     def to_frame(self) -> pd.DataFrame:
         columns = list(AgreementRow.__dataclass_fields__)
         return pd.DataFrame([r.__dict__ for r in self.rows], columns=columns)
 
     def row(self, matchup: str = POOLED, criterion: str = POOLED) -> AgreementRow:
-        """The row for one matchup x criterion (``"all"`` for pooled)."""
+        """The row for one matchup x criterion (``"all"`` for pooled, either pooling)."""
+        names = (POOLED, POOLED_WITHIN) if matchup == POOLED else (matchup,)
         for r in self.rows:
-            if r.matchup == matchup and r.criterion == criterion:
+            if r.matchup in names and r.criterion == criterion:
                 return r
         raise KeyError((matchup, criterion))
 
@@ -265,7 +304,8 @@ class AgreementTable:
         return f"Inter-reader agreement ({self.tie_handling})\n{text}"
 
 
-def agreement_table(votes: pd.DataFrame, by: tuple[str, ...] = ("matchup", "criterion")) -> AgreementTable:
+def agreement_table(votes: pd.DataFrame, by: tuple[str, ...] = ("matchup", "criterion"),
+                    pooling: str = "as oriented") -> AgreementTable:
     """Fleiss' kappa, Krippendorff's nominal alpha and raw agreement per group and pooled.
 
     Parameters
@@ -278,6 +318,14 @@ def agreement_table(votes: pd.DataFrame, by: tuple[str, ...] = ("matchup", "crit
         matchup x criterion cell, every criterion pooled over matchups, every matchup
         pooled over criteria and one ``"all"`` row; with one key, that key's groups and
         ``"all"``; with ``()``, only ``"all"``.
+    pooling : {"as oriented", "within matchup"}
+        How rows pooled *over matchups* take chance agreement. ``"as oriented"`` (the paper's
+        Tables 2-3): category shares over every vote, which is right when "focal" means one
+        thing in every matchup (docs/data-contract.md, "Which system is focal"). ``"within
+        matchup"``: each matchup's own chance term, averaged (:func:`_stratified_summary`);
+        those rows are labelled ``"all (orientation-free)"`` because they do not depend on
+        which system of a matchup is focal. :func:`audit.pipeline.run_audit` picks it when
+        the matchups are not oriented consistently.
 
     Returns
     -------
@@ -296,11 +344,15 @@ def agreement_table(votes: pd.DataFrame, by: tuple[str, ...] = ("matchup", "crit
     ``krippendorff`` package (tests/reference/fleiss, tests/reference/krippendorff).
     """
     by = tuple(by)
+    if pooling not in POOLINGS:
+        raise InputError(InputProblem(file="arguments", message=f"unknown pooling {pooling!r}",
+                                      fix=f"use one of: {', '.join(POOLINGS)}", value=str(pooling)))
     frame, id_labels = _checked_votes(votes, by)
     unit_code = frame["unit_code"].to_numpy()
     category = frame["category"].to_numpy()
     pair_code = frame["_pair_id_code"].to_numpy()
     reader_code = frame["_reader_id_code"].to_numpy()
+    matchup_code = frame["_matchup_code"].to_numpy()
     n_units_all = int(unit_code.max()) + 1 if len(frame) else 0
     # one row per unit: its category counts; each unit lies in one group of every level
     counts = np.bincount(unit_code * 3 + category, minlength=n_units_all * 3).reshape(n_units_all, 3).astype(float)
@@ -331,13 +383,51 @@ def agreement_table(votes: pd.DataFrame, by: tuple[str, ...] = ("matchup", "crit
         stats = _nominal_from_sums(sums["n_pairable"], sums["p_i"], sums["n_votes_p"], sums["pairs_p"], sums["sq_p"],
                                    sums["alpha_o"], np.column_stack(cat))
         balanced = (sums["n_pairable"] == 0) | (n_min == n_max)
+        across = np.zeros(G, dtype=bool)
+        if pooling == "within matchup" and labels and labels[0][0] == POOLED:
+            across = _distinct_per_group(codes, matchup_code, G) > 1
+            if across.any():
+                unit_matchup = matchup_code[first_vote] if n_units_all else np.zeros(0, dtype=np.int64)
+                _within_matchup_chance(stats, ug, unit_matchup, counts, n_i, pairable, alpha_o, G, across)
         for g, (matchup, criterion) in enumerate(labels):
             rows.append(AgreementRow(
-                level=level, matchup=matchup, criterion=criterion, n_pairs=int(n_pairs[g]), n_units=int(sums["n_units"][g]),
+                level=level, matchup=POOLED_WITHIN if across[g] else matchup, criterion=criterion, n_pairs=int(n_pairs[g]), n_units=int(sums["n_units"][g]),
                 n_readers=int(n_readers[g]), n_votes=int(n_votes[g]), n_ties=int(n_ties[g]),
                 n_units_single_vote=int(sums["n_units"][g] - sums["n_pairable"][g]), balanced=bool(balanced[g]),
                 **{k: float(v[g]) for k, v in stats.items()}))
-    return AgreementTable(rows=tuple(rows), by=by)
+    return AgreementTable(rows=tuple(rows), by=by, pooling=pooling)
+
+
+def _within_matchup_chance(stats: dict[str, np.ndarray], unit_group: np.ndarray, unit_matchup: np.ndarray,
+                           counts: np.ndarray, n_i: np.ndarray, pairable: np.ndarray, alpha_o: np.ndarray,
+                           n_groups: int, across: np.ndarray) -> None:
+    """Replace, in ``stats``, kappa, alpha and expected agreement of the ``across`` groups by
+    their within-matchup forms (:func:`_stratified_summary`, written on sums over the
+    group x matchup strata; the equality is tested). Observed agreement is unchanged."""
+    width = int(unit_matchup.max()) + 1 if len(unit_matchup) else 1
+    stratum, s_of_unit = np.unique(unit_group * width + unit_matchup, return_inverse=True)
+    S = len(stratum)
+    group_of_stratum = stratum // width
+    pw = pairable.astype(float)
+    n_pu = np.bincount(s_of_unit, weights=pw, minlength=S)
+    n_val = np.bincount(s_of_unit, weights=n_i * pw, minlength=S)
+    cat = np.column_stack([np.bincount(s_of_unit, weights=counts[:, c] * pw, minlength=S) for c in range(3)])
+    d_o_sum = np.bincount(s_of_unit, weights=alpha_o, minlength=S)
+    has = n_pu > 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        expected_s = np.where(has, np.sum((cat / np.where(has, n_val, 1.0)[:, None]) ** 2, axis=1), 0.0)
+        d_e_s = np.where(has, (n_val**2 - np.sum(cat**2, axis=1)) / (np.where(has, n_val, 1.0) * (n_val - 1.0)), 0.0)
+    p_e = np.bincount(group_of_stratum, weights=n_pu * expected_s, minlength=n_groups)
+    w_e = np.bincount(group_of_stratum, weights=n_pu, minlength=n_groups)
+    d_o = np.bincount(group_of_stratum, weights=np.where(has, d_o_sum, 0.0), minlength=n_groups)
+    d_e = np.bincount(group_of_stratum, weights=np.where(has, n_val * d_e_s, 0.0), minlength=n_groups)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        expected = np.where(w_e > 0, p_e / np.where(w_e > 0, w_e, 1.0), np.nan)
+        observed = stats["observed_agreement"]
+        kappa = np.where((w_e > 0) & (expected < 1), (observed - expected) / (1.0 - expected), np.nan)
+        alpha = np.where((w_e > 0) & (d_e > 0), 1.0 - d_o / np.where(d_e > 0, d_e, 1.0), np.nan)
+    for name, value in (("expected_agreement", expected), ("fleiss_kappa", kappa), ("krippendorff_alpha", alpha)):
+        stats[name] = np.where(across, value, stats[name])
 
 
 def _nominal_from_sums(n_pairable, sum_p, n, pairs, sq, alpha_o, category_totals) -> dict[str, np.ndarray]:
@@ -539,7 +629,8 @@ def reader_baseline(
         judge = _check_judge(judge_choice)
         where = pd.Index(judge["pair_id"] + "\x1f" + judge["criterion"]).get_indexer(
             units["pair_id"].astype(str) + "\x1f" + units["criterion"].astype(str))
-        unit_y_judge = np.where(where >= 0, judge["y_judge"].to_numpy(float)[np.maximum(where, 0)], np.nan)
+        if len(judge):  # an empty judge frame matches no unit
+            unit_y_judge = np.where(where >= 0, judge["y_judge"].to_numpy(float)[np.maximum(where, 0)], np.nan)
         n_unmatched = int(len(judge) - np.count_nonzero(where >= 0))
     units["y_judge"] = unit_y_judge
     unit_judge = _score_against(unit_y_judge, units["majority"].to_numpy(float))

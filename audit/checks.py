@@ -16,6 +16,14 @@ class Status(str, enum.Enum):
     FAIL = "FAIL"
     SKIPPED = "SKIPPED"
     ERROR = "ERROR"
+    #: a transfer cell decision that is neither PASS nor FAIL at the current sample
+    INCONCLUSIVE = "INCONCLUSIVE"
+    #: a transfer cell with fewer pairs or readers than the policy's minimum: never PASS or FAIL
+    INSUFFICIENT = "INSUFFICIENT"
+
+
+#: The statuses of a transfer cell decision (docs/audit.md, "The decision").
+CELL_STATUSES = (Status.PASS, Status.FAIL, Status.INCONCLUSIVE, Status.INSUFFICIENT, Status.ERROR)
 
 
 @dataclass(frozen=True)

@@ -61,11 +61,54 @@ class SourceFile:
 
 @dataclass(frozen=True)
 class Exclusion:
-    """Rows the audit left out, counted (nothing is dropped silently)."""
+    """Rows the audit left out, counted (nothing is dropped silently).
+
+    ``kept`` marks rows counted but kept in the frames (unparsable judge outputs kept as
+    missing); every other exclusion is a row removed.
+    """
 
     role: str
     reason: str
     n_rows: int
+    kept: bool = False
+
+
+@dataclass(frozen=True)
+class RowCount:
+    """Every record of one input file: read = used + the excluded counts.
+
+    A record is a row of a long file, or one value cell of a wide file (a row x a criterion
+    column). ``used`` records are in the audit's frames; ``excluded`` lists (reason, count)
+    of the others, as in :attr:`AuditData.exclusions`.
+    """
+
+    role: str
+    unit: str  #: "votes", "ratings" (humans, dev_humans), "outputs" (judge), "pairs", "texts", "scores" (dev_judge)
+    read: int
+    used: int
+    excluded: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def n_excluded(self) -> int:
+        return sum(n for _, n in self.excluded)
+
+
+@dataclass(frozen=True)
+class MatchupOrientation:
+    """How one matchup is oriented: its focal system and which rule chose it
+    (docs/data-contract.md, "Which system is focal")."""
+
+    matchup: str
+    focal: str
+    other: str
+    source: str  #: "--focal", "pairs file" or "automatic" ("given" for frames built by hand)
+    n_pairs: int
+    n_reoriented: int = 0  #: pairs whose proposed focal was the other system (flipped)
+
+    @property
+    def declared(self) -> bool:
+        """True when the user chose the focal system (``--focal`` or the pairs file)."""
+        return self.source != "automatic"
 
 
 @dataclass(frozen=True)
@@ -77,11 +120,24 @@ class AuditData:
     stories: pd.DataFrame | None = None
     dev_judge: pd.DataFrame | None = None
     dev_humans: pd.DataFrame | None = None
-    focal_source: str = ""  #: "pairs file", "--focal", or "first in sorted order"
+    focal_source: str = ""  #: "--focal", "pairs file", "automatic", or several joined by " + "
     human_shape: str = "pairwise"  #: "pairwise" or "scalar" (ratings turned into pairs)
     sources: tuple[SourceFile, ...] = ()
     exclusions: tuple[Exclusion, ...] = ()
     notes: tuple[str, ...] = field(default_factory=tuple)
+    rows: tuple[RowCount, ...] = ()  #: per input file: records read, used, excluded by reason
+    orientation: tuple[MatchupOrientation, ...] = ()  #: one per matchup
+
+    def pooling_scopes(self) -> dict[str, tuple[str, ...]]:
+        """Matchups that may be pooled into one preference figure, by label: see
+        :func:`pooling_scopes`. Frames built by hand (no ``orientation``) count as oriented
+        by their author (source ``"given"``)."""
+        orientation = self.orientation
+        if not orientation and len(self.pairs):
+            first = self.pairs.drop_duplicates("matchup")
+            orientation = tuple(MatchupOrientation(str(m), str(f), str(o), "given", 0)
+                                for m, f, o in zip(first["matchup"], first["focal"], first["other"]))
+        return pooling_scopes(orientation)
 
     @property
     def criteria(self) -> tuple[str, ...]:
@@ -102,6 +158,37 @@ class AuditData:
         if frame is None:
             return ()
         return tuple(dict.fromkeys(frame["judge"]))
+
+
+ALL_MATCHUPS = "(all matchups)"  #: label of a figure pooled over every matchup
+
+
+def pooling_scopes(orientation) -> dict[str, tuple[str, ...]]:
+    """Which matchups a pooled preference figure ("all matchups") may average, by label.
+
+    A preference for "the focal system" only pools over matchups whose focal means one thing:
+
+    * every matchup's focal system was chosen by the user (``--focal`` or the pairs file's
+      ``focal`` column: e.g. "the reasoning model"), or every matchup has the same focal
+      system: one scope, ``"(all matchups)"``;
+    * otherwise (some orientations automatic, different focal systems): one scope per focal
+      system that is focal in two or more matchups, ``"(all matchups, focal X)"``; matchups
+      whose focal system is focal nowhere else are not pooled with anything.
+
+    With a single matchup there is nothing to pool (empty). Orientation-free statistics
+    (agreement, the story-level and within-matchup surface fits) pool every matchup anyway;
+    their labels say so.
+    """
+    orientation = tuple(orientation)
+    if len(orientation) < 2:
+        return {}
+    names = tuple(o.matchup for o in orientation)
+    if all(o.declared for o in orientation) or len({o.focal for o in orientation}) == 1:
+        return {ALL_MATCHUPS: names}
+    by_focal: dict[str, list[str]] = {}
+    for o in orientation:
+        by_focal.setdefault(o.focal, []).append(o.matchup)
+    return {f"(all matchups, focal {focal})": tuple(ms) for focal, ms in by_focal.items() if len(ms) >= 2}
 
 
 def load_audit_data(
@@ -134,7 +221,9 @@ def load_audit_data(
     focal : str or sequence of str, optional
         ``"NAME[,NAME...]"``: in each pair, the first listed name present is the focal
         system (it overrides the pairs file). Otherwise the pairs file's ``focal`` column,
-        else the first system name in sorted order; ``focal_source`` records which.
+        else the system in more pairs of the study (then code-point order); one focal per
+        matchup (an alternating one is re-oriented, with a note); ``focal_source`` and
+        ``orientation`` record which rule decided.
     drop_invalid : bool, default False
         False: any invalid row stops the load. True: invalid rows (non-numeric or
         out-of-scale values, choices naming a system not in the pair, duplicates, ids

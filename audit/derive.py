@@ -4,14 +4,17 @@
 report``) call :func:`verify_result` on a saved result.json, which re-derives everything it
 can from the file itself and refuses the file when the recorded verdict does not follow:
 
-* every cell's transfer assessment, from the cell's human and judge sides and the recorded
-  policy (``provenance.policy``);
+* every cell's transfer decision, from the cell's recorded test results (raw p-values and the
+  interval of the judge's distance to the human band) and the recorded policy
+  (``provenance.policy``): the multiplicity adjustment across cells and the decision rule are
+  applied again (:func:`audit.verdict.decision.redecide`); the paired bootstrap behind the
+  numbers needs the data;
 * the checks, from the cells, the agreement table, the per-pair judge outcomes
   (``judge_pairs``) and the optional sections' payloads, under the recorded policy;
 * the top-level ``status``, from those checks (:func:`derive_status`).
 
-What cannot be re-derived without the data (the GLMM fits, the bootstraps, the reader and
-surface analyses themselves) is taken as written; ``provenance.sources`` holds the sha256 of
+What cannot be re-derived without the data (the GLMM fits, the bootstraps, INSUFFICIENT and
+ERROR cells, the reader and surface analyses themselves) is taken as written; ``provenance.sources`` holds the sha256 of
 every input, so a result can be re-checked by running the audit again.
 """
 
@@ -43,7 +46,7 @@ def derive_checks(*, cells: tuple[Cell, ...], agreement: pd.DataFrame, judge_pai
 
 
 def status_of(checks) -> Status:
-    """The run's status from its checks: FAIL if any is FAIL or ERROR, else WARN if any is WARN, else PASS."""
+    """The run's status from its checks: ERROR > FAIL > INCONCLUSIVE > WARN > PASS (audit.verdict.overall_status)."""
     from audit.verdict import overall_status
 
     return overall_status(checks)
@@ -58,17 +61,23 @@ def recorded_policy(result: AuditResult, source: str = "result.json") -> Policy:
                                       "give the result.json written by `audit run`", column="provenance.policy")) from None
 
 
-def derive_transfer(cell: Cell, policy: Policy):
-    """The cell's transfer assessment recomputed from its own human and judge sides."""
-    from audit.transfer import assess_transfer
+def derive_transfers(cells: tuple[Cell, ...], policy: Policy) -> list:
+    """The cells' transfer decisions re-derived from their recorded tests (adjustment and rule)."""
+    from audit.verdict.decision import redecide
 
-    return assess_transfer(cell.human, cell.judge, judge_vs_majority=cell.transfer.judge_vs_majority,
-                           reader_baseline=cell.transfer.reader_baseline, policy=policy.transfer)
+    transfers = redecide([c.transfer for c in cells], policy.transfer)
+    out = []
+    for c, t in zip(cells, transfers):
+        below = None
+        if t.judge_vs_majority is not None and t.reader_baseline is not None and c.judge is not None:
+            below = bool(t.judge_vs_majority < t.reader_baseline - policy.transfer.max_baseline_gap)
+        out.append(dataclasses.replace(t, below_reader_baseline=below))
+    return out
 
 
 def rederived_checks(result: AuditResult, policy: Policy) -> list[Check]:
-    """The result's checks, recomputed from its cells (transfer re-assessed), tables and sections."""
-    cells = tuple(dataclasses.replace(c, transfer=derive_transfer(c, policy)) for c in result.cells)
+    """The result's checks, recomputed from its cells (decisions re-derived), tables and sections."""
+    cells = tuple(dataclasses.replace(c, transfer=t) for c, t in zip(result.cells, derive_transfers(result.cells, policy)))
     return derive_checks(cells=cells, agreement=result.agreement, judge_pairs=result.judge_pairs, policy=policy,
                          dev=result.dev, uncertainty=result.uncertainty, readers=result.readers,
                          surface=result.surface, primary=result.provenance.primary_judge or None,
@@ -104,14 +113,21 @@ def verify_result(result: AuditResult, source: str = "result.json") -> tuple[Che
         problems.append(InputProblem(source, f"the recorded status is {result.status.value} but the result's own "
                                      f"data give {status.value} ({len(result.checks)} checks recorded, "
                                      f"{len(derived)} derived)", fix, column="status"))
-    for i, cell in enumerate(result.cells):
-        expected = to_jsonable(derive_transfer(cell, policy))
+    from audit.verdict import cell_counts
+
+    transfers = derive_transfers(result.cells, policy)
+    counts = cell_counts([dataclasses.replace(c, transfer=t) for c, t in zip(result.cells, transfers)])
+    if dict(result.counts) != counts:
+        problems.append(InputProblem(source, f"the recorded cell counts {dict(result.counts)} are not the cells' own "
+                                     f"statuses {counts}", fix, column="counts"))
+    for i, (cell, transfer) in enumerate(zip(result.cells, transfers)):
+        expected = to_jsonable(transfer)
         found = to_jsonable(cell.transfer)
         differ = [k for k in expected if expected[k] != found.get(k)]
         if differ:
             problems.append(InputProblem(
-                source, f"cell {cell.matchup}/{cell.criterion}: the recorded transfer assessment does not follow from "
-                f"the cell's human and judge sides ({', '.join(differ)} differ)", fix, column=f"cells[{i}].transfer"))
+                source, f"cell {cell.matchup}/{cell.criterion}: the recorded transfer decision does not follow from "
+                f"the cell's recorded tests ({', '.join(differ)} differ)", fix, column=f"cells[{i}].transfer"))
     recorded: dict[str, list[Check]] = {}
     for check in result.checks:
         recorded.setdefault(_key(check), []).append(check)
@@ -136,4 +152,4 @@ def verify_result(result: AuditResult, source: str = "result.json") -> tuple[Che
     return tuple(derived)
 
 
-__all__ = ["derive_checks", "derive_status", "derive_transfer", "recorded_policy", "status_of", "verify_result"]
+__all__ = ["derive_checks", "derive_status", "derive_transfers", "recorded_policy", "status_of", "verify_result"]

@@ -2,7 +2,11 @@
 
 Human ties (when a study allowed them, or when scalar ratings were turned into pairs) are
 excluded from both the raw rate and the GLMM (the model is binary), and always counted;
-the even-split share is reported beside them for comparison.
+the even-split share is reported beside them for comparison. The estimands the judge is
+compared with (vote share, majority rate) are computed with the judge on the same pairs, by
+:mod:`audit.verdict`; the GLMM here gives the secondary figures: ``expit(b0)`` (the median
+pair and reader) and the plug-in majority rate ``Phi(b0 / sd_pair)``, and is checked for
+degeneracy (:mod:`audit.verdict.degenerate`).
 """
 
 from __future__ import annotations
@@ -11,11 +15,12 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from scipy.special import expit
+from scipy.special import expit, ndtr
 
 from audit.checks import Status
 from audit.errors import AuditError
 from audit.result import GlmmSummary, HumanSide
+from audit.verdict.degenerate import degeneracy
 
 
 def _failed_glmm(reason: str, status: Status = Status.ERROR) -> GlmmSummary:
@@ -23,6 +28,23 @@ def _failed_glmm(reason: str, status: Status = Status.ERROR) -> GlmmSummary:
     return GlmmSummary(estimate=nan, ci_low=nan, ci_high=nan, b0=nan, se=nan, sd_pair=nan,
                        sd_reader=nan, singular=False, converged=False, separation=False,
                        loglik=nan, status=status, reason=reason)
+
+
+def reader_rates(cell_votes: pd.DataFrame) -> np.ndarray:
+    """Each reader's share of decisive votes for the focal system (ties excluded)."""
+    decisive = cell_votes[cell_votes["y"].notna()]
+    if decisive.empty:
+        return np.zeros(0)
+    return decisive.groupby("reader_id", sort=True)["y"].mean().to_numpy(float)
+
+
+def majority_plugin(b0: float, sd_pair: float) -> float:
+    """The GLMM's plug-in majority rate ``Phi(b0 / sd_pair)`` (a step when ``sd_pair`` is 0)."""
+    if not (np.isfinite(b0) and np.isfinite(sd_pair)):
+        return float("nan")
+    if sd_pair <= 0:
+        return 1.0 if b0 > 0 else (0.0 if b0 < 0 else 0.5)
+    return float(ndtr(b0 / sd_pair))
 
 
 def fit_cell_glmm(cell_votes: pd.DataFrame, *, level: float = 0.95, backend: str = "native") -> GlmmSummary:
@@ -47,33 +69,45 @@ def fit_cell_glmm(cell_votes: pd.DataFrame, *, level: float = 0.95, backend: str
         return _failed_glmm(str(exc))
     b0, se = float(fit.b[0]), float(fit.se[0])
     estimate, low, high = fit.prob_estimate()
+    profile_failed = ""
     if fit.separation:
         # Every vote one way: the Wald interval is [0, 1] (infinite SE); the profile interval
         # is one-sided and informative (e.g. [0.8, 1] for 20 of 20 pairs).
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            profiled = fit_crossed_glmm(
-                decisive["y"].to_numpy(float),
-                {"pair": decisive["pair_id"].to_numpy(), "reader": decisive["reader_id"].to_numpy()},
-                level=level, backend=backend, profile=True,
-            )
-        low, high = profiled.prob_profile()
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                profiled = fit_crossed_glmm(
+                    decisive["y"].to_numpy(float),
+                    {"pair": decisive["pair_id"].to_numpy(), "reader": decisive["reader_id"].to_numpy()},
+                    level=level, backend=backend, profile=True,
+                )
+            low, high = profiled.prob_profile()
+        except (AuditError, ValueError) as exc:
+            # the profile's root search can fail to bracket (scipy's brentq: ValueError); the
+            # GLMM is a secondary figure, so keep the Wald interval and say so
+            profile_failed = f"the profile-likelihood interval could not be computed ({exc}); Wald interval shown"
     status = Status.PASS
     reasons = []
     if fit.separation:
         status, reasons = Status.WARN, ["every vote went one way (separation): boundary estimate, "
-                                        "profile-likelihood interval"]
+                                        + ("profile-likelihood interval" if not profile_failed else profile_failed)]
     if fit.singular:
         status = Status.WARN
         reasons.append("singular fit: a variance component is estimated at zero")
     if not fit.converged:
         status = Status.WARN
         reasons.append("the optimiser did not report convergence")
+    sd_pair, sd_reader = float(fit.sd.get("pair", 0.0)), float(fit.sd.get("reader", 0.0))
+    y = decisive["y"].to_numpy(float)
+    degenerate, why = degeneracy(estimate=float(estimate), ci_low=float(low), ci_high=float(high), se=se,
+                                 sd_pair=sd_pair, sd_reader=sd_reader, separation=bool(fit.separation),
+                                 reader_rates=reader_rates(decisive), raw_share=float(y.mean()))
     return GlmmSummary(
         estimate=float(estimate), ci_low=float(low), ci_high=float(high), b0=b0, se=se,
-        sd_pair=float(fit.sd.get("pair", 0.0)), sd_reader=float(fit.sd.get("reader", 0.0)),
+        sd_pair=sd_pair, sd_reader=sd_reader,
         singular=bool(fit.singular), converged=bool(fit.converged), separation=bool(fit.separation),
         loglik=float(fit.loglik), status=status, reason="; ".join(reasons), notes=tuple(fit.notes),
+        majority_plugin=majority_plugin(b0, sd_pair), degenerate=degenerate, degenerate_reason=why,
     )
 
 
@@ -104,4 +138,4 @@ def wilson_interval(successes: float, n: int, level: float = 0.95) -> tuple[floa
     return float(centre - half), float(centre + half)
 
 
-__all__ = ["fit_cell_glmm", "human_side", "wilson_interval", "expit"]
+__all__ = ["fit_cell_glmm", "human_side", "majority_plugin", "reader_rates", "wilson_interval", "expit"]

@@ -68,12 +68,16 @@ def check_output_dir(out_dir: str | Path, inputs: Iterable[str | os.PathLike | N
 
 
 def render_outputs(result: AuditResult, *, html: bool = True,
-                   timings: Mapping[str, Any] | None = None) -> dict[str, str]:
-    """Every output file of ``result`` as text: file name -> content."""
+                   timings: Mapping[str, Any] | None = None, fail_on: tuple[str, ...] = ()) -> dict[str, str]:
+    """Every output file of ``result`` as text: file name -> content.
+
+    ``fail_on``: cell statuses the gate was told to fail on (``audit run --gate --fail-on``),
+    reported as failures in junit.xml too.
+    """
     from reports.html import render_html
     from reports.junit import render_junit
 
-    files = {"result.json": result_to_json(result) + "\n", "junit.xml": render_junit(result.checks)}
+    files = {"result.json": result_to_json(result) + "\n", "junit.xml": render_junit(result.checks, fail_on=fail_on)}
     tables = {
         "cells": result.cells_frame(),
         "checks": result.checks_frame(),
@@ -93,7 +97,7 @@ def render_outputs(result: AuditResult, *, html: bool = True,
 
 def write_outputs(result: AuditResult, out_dir: str | Path, *, html: bool = True,
                   inputs: Iterable[str | os.PathLike | None] = (),
-                  timings: Mapping[str, Any] | None = None) -> dict[str, Path]:
+                  timings: Mapping[str, Any] | None = None, fail_on: tuple[str, ...] = ()) -> dict[str, Path]:
     """Write every output file into ``out_dir`` (created if needed); return key -> path.
 
     Keys are the file stems (``result``, ``report``, ``cells``, ...). ``inputs`` are the
@@ -102,13 +106,14 @@ def write_outputs(result: AuditResult, out_dir: str | Path, *, html: bool = True
     files were removed or kept.
     """
     return {Path(name).stem: path for name, path in
-            write_outputs_detail(result, out_dir, html=html, inputs=inputs, timings=timings).paths.items()}
+            write_outputs_detail(result, out_dir, html=html, inputs=inputs, timings=timings,
+                                 fail_on=fail_on).paths.items()}
 
 
 def write_outputs_detail(result: AuditResult, out_dir: str | Path, *, html: bool = True,
                          inputs: Iterable[str | os.PathLike | None] = (),
-                         timings: Mapping[str, Any] | None = None) -> FolderWrite:
+                         timings: Mapping[str, Any] | None = None, fail_on: tuple[str, ...] = ()) -> FolderWrite:
     """:func:`write_outputs`, returning the :class:`~audit.output_files.FolderWrite` record."""
-    files = render_outputs(result, html=html, timings=timings)
+    files = render_outputs(result, html=html, timings=timings, fail_on=fail_on)
     return write_folder(out_dir, files, command="run", inputs=inputs, may_write=OUTPUT_FILES,
                         adopt=legacy_outputs(out_dir))

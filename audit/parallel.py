@@ -167,7 +167,7 @@ class LocalPool(TaskRunner):
 
 
 class DaskCluster(TaskRunner):
-    """Tasks on a running Dask distributed scheduler (``pip install 'judge-audit[dask]'``)."""
+    """Tasks on a running Dask distributed scheduler (``pip install 'judge-transfer-audit[dask]'``)."""
 
     def __init__(self, address: str, progress: ProgressFactory | None = None,
                  connect_timeout: float = DEFAULT_CONNECT_TIMEOUT):

@@ -7,21 +7,22 @@ plotting. Optional sections (dev set, uncertainty, readers, surface features) li
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 
 from audit import peer_sections, sections
 from audit.agreement import agreement_table, reader_baseline
-from audit.data import HUMAN_OVERALL, JUDGE_AGGREGATE, AuditData
+from audit.data import ALL_MATCHUPS, HUMAN_OVERALL, JUDGE_AGGREGATE, AuditData
 from audit.human_side import human_side
 from audit.judge_side import judge_pair_outcomes, summarise_outcomes
 from audit.provenance import build_provenance
 from audit.result import SCHEMA_VERSION, AuditResult, Cell, JudgeConfigRate, JudgeSide
 from audit.rng import resolve_rng
 from audit.spec import AuditSpec
-from audit.transfer import assess_transfer
 from audit.derive import derive_checks, status_of
-from audit.verdict import verdict_sentence
+from audit.verdict import assess_transfers, cell_counts, verdict_sentence
 
 
 def choose_primary_judge(judges: tuple[str, ...], requested: str | None) -> str | None:
@@ -47,14 +48,15 @@ def judge_criterion_for(human_criterion: str, judge_criteria: set[str]) -> tuple
     return None, False
 
 
-def _judge_side(outcomes: pd.DataFrame, matchup: str, criterion: str, primary: str, tie_rule: str,
+def _judge_side(groups: dict[str, pd.DataFrame], criterion: str, primary: str, tie_rule: str,
                 different_target: bool) -> JudgeSide:
-    cell = outcomes[(outcomes["matchup"] == matchup) & (outcomes["criterion"] == criterion)]
+    """The judge's side of one cell from its outcomes grouped by configuration."""
     configs = []
-    for name, group in cell.groupby("judge", sort=False):
+    for name, group in groups.items():
         s = summarise_outcomes(group)
         configs.append(JudgeConfigRate(str(name), s["rate"], s["wins"], s["losses"], s["ties"], s["invalid"]))
-    s = summarise_outcomes(cell[cell["judge"] == primary])
+    mine = groups.get(primary)
+    s = summarise_outcomes(mine if mine is not None else pd.DataFrame({"outcome": [], "credit": []}))
     return JudgeSide(judge=primary, criterion=criterion, rate=s["rate"], wins=s["wins"], losses=s["losses"],
                      ties=s["ties"], invalid=s["invalid"], n_pairs=s["n_pairs"], tie_rule=tie_rule,
                      different_target=different_target, configurations=tuple(configs))
@@ -96,30 +98,55 @@ def _baseline_lookup(baseline: pd.DataFrame) -> dict[tuple[str, str], tuple[floa
     return lookup
 
 
+def _group(frame: pd.DataFrame, keys: list[str]) -> dict[tuple, pd.DataFrame]:
+    """``frame`` split once by ``keys`` (never filtered again per cell)."""
+    if frame is None or frame.empty:
+        return {}
+    return {key if isinstance(key, tuple) else (key,): part for key, part in frame.groupby(keys, sort=False)}
+
+
 def assess_cells(data: AuditData, spec: AuditSpec, outcomes: pd.DataFrame, primary: str | None,
-                 baseline: pd.DataFrame) -> tuple[Cell, ...]:
-    """Humans, judge and transfer for every matchup x criterion with votes."""
+                 baseline: pd.DataFrame, verdict_seed: int = 0) -> tuple[Cell, ...]:
+    """Humans, judge and the transfer decision for every matchup x criterion with votes.
+
+    Votes and judge outcomes are grouped by cell once (O(votes) overall). The decision needs
+    every cell (the multiplicity adjustment is across cells): see :mod:`audit.verdict`.
+    """
     judge_criteria = set(outcomes.loc[outcomes["judge"] == primary, "criterion"]) if primary else set()
     base = _baseline_lookup(baseline)
-    cells = []
+    votes_by_cell = _group(data.votes, ["matchup", "criterion"])
+    outcomes_by_cell = _group(outcomes, ["matchup", "criterion"])
+    pair_meta = data.pairs.drop_duplicates("matchup").set_index("matchup")
+    parts = []
     for matchup in data.matchups:
-        in_matchup = data.votes[data.votes["matchup"] == matchup]
-        pair_meta = data.pairs[data.pairs["matchup"] == matchup].iloc[0]
         for criterion in data.criteria:
-            cell_votes = in_matchup[in_matchup["criterion"] == criterion]
-            if cell_votes.empty:
+            cell_votes = votes_by_cell.get((matchup, criterion))
+            if cell_votes is None or cell_votes.empty:
                 continue
             human = human_side(cell_votes, level=spec.policy.transfer.level, backend=spec.glmm_backend)
             jc, different = judge_criterion_for(criterion, judge_criteria)
-            judge = (_judge_side(outcomes, matchup, jc, primary, spec.tie_rule, different)
-                     if jc is not None and primary is not None else None)
-            j_vs_m, r_base = base.get((matchup, criterion), (None, None))
-            transfer = assess_transfer(human, judge, judge_vs_majority=j_vs_m, reader_baseline=r_base,
-                                       policy=spec.policy.transfer)
-            cells.append(Cell(matchup=matchup, criterion=criterion, focal=str(pair_meta["focal"]),
-                              other=str(pair_meta["other"]), n_pairs=int(cell_votes["pair_id"].nunique()),
-                              n_readers=int(cell_votes["reader_id"].nunique()), n_votes=int(len(cell_votes)),
-                              human=human, judge=judge, transfer=transfer))
+            judge, credits = None, None
+            if jc is not None and primary is not None:
+                judged = outcomes_by_cell.get((matchup, jc), outcomes.iloc[0:0])
+                by_config = {str(k[0]): g for k, g in _group(judged, ["judge"]).items()}
+                judge = _judge_side(by_config, jc, primary, spec.tie_rule, different)
+                credits = by_config.get(primary)
+            parts.append((matchup, criterion, cell_votes, human, judge, credits))
+    transfers = assess_transfers(
+        [(m, c, v, cr) for m, c, v, _, _, cr in parts], tie_rule=spec.tie_rule, policy=spec.policy.transfer,
+        seed=verdict_seed)
+    cells = []
+    for (matchup, criterion, cell_votes, human, judge, _), (transfer, human_estimands) in zip(parts, transfers):
+        j_vs_m, r_base = base.get((matchup, criterion), (None, None))
+        below = None
+        if j_vs_m is not None and r_base is not None and judge is not None:
+            below = bool(j_vs_m < r_base - spec.policy.transfer.max_baseline_gap)
+        transfer = replace(transfer, judge_vs_majority=j_vs_m, reader_baseline=r_base, below_reader_baseline=below)
+        meta = pair_meta.loc[matchup]
+        cells.append(Cell(matchup=matchup, criterion=criterion, focal=str(meta["focal"]), other=str(meta["other"]),
+                          n_pairs=int(cell_votes["pair_id"].nunique()),
+                          n_readers=int(cell_votes["reader_id"].nunique()), n_votes=int(len(cell_votes)),
+                          human=replace(human, **human_estimands), judge=judge, transfer=transfer))
     return tuple(cells)
 
 
@@ -129,6 +156,7 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
     rng, seed = resolve_rng(spec.seed)
     root = np.random.SeedSequence(seed if seed is not None else int(rng.integers(2**32)))
     tie_seed, dev_seed, uncertainty_seed, readers_seed, surface_seed = root.spawn(5)
+    verdict_seed = int(root.spawn(1)[0].generate_state(1)[0])  # one stream per cell from it, keyed by the cell
 
     progress("judge verdicts")
     outcomes = judge_pair_outcomes(data, spec.tie_rule, np.random.default_rng(tie_seed))
@@ -138,11 +166,14 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
 
     progress("agreement")
     choices = judge_choices(outcomes, primary, data.criteria)
-    agreement = agreement_table(data.votes).to_frame()
+    # kappa/alpha pooled over matchups take chance agreement within each matchup unless
+    # "focal" means one thing in every matchup (audit.data.pooling_scopes)
+    oriented = len(data.matchups) < 2 or set(data.pooling_scopes()) == {ALL_MATCHUPS}
+    agreement = agreement_table(data.votes, pooling="as oriented" if oriented else "within matchup").to_frame()
     baseline = reader_baseline(data.votes, choices).to_frame()
 
     progress("human GLMMs")
-    cells = assess_cells(data, spec, outcomes, primary, baseline)
+    cells = assess_cells(data, spec, outcomes, primary, baseline, verdict_seed)
 
     credits = sections.primary_credits(choices, data.pairs, primary)
     dev = sections.dev_section(data, spec, dev_seed)
@@ -163,7 +194,7 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
     else:
         surface = sections.not_requested("--no-surface")
 
-    (peer_seed,) = root.spawn(1)  # after the five above, so their streams are unchanged
+    (peer_seed,) = root.spawn(1)  # after the five above and the verdict's, so their streams are unchanged
     peer_seeds = peer_seed.spawn(4)
     position = peer_sections.judge_position_section(data, spec, peer_seeds[3])
     # The same derivation `audit gate` repeats on a saved result (audit.derive).
@@ -174,8 +205,10 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
     return AuditResult(
         schema_version=SCHEMA_VERSION,
         status=status,
-        verdict=verdict_sentence(cells, status),
+        verdict=verdict_sentence(cells, status, checks, margin=spec.policy.transfer.margin,
+                                 adjust=spec.policy.transfer.adjust),
         cells=cells,
+        counts=cell_counts(cells),
         agreement=agreement,
         reader_baseline=baseline,
         checks=tuple(checks),

@@ -4,15 +4,16 @@ A policy is a TOML file; every key is optional and falls back to the documented 
 (docs/policy.md lists each check with its rationale). Example::
 
     [transfer]
-    max_fraction_outside_ci = 0.25     # share of cells whose judge rate is outside the human CI
-    max_fraction_direction_conflict = 0.25
-    decisive_level = 0.95              # Wilson interval level that makes a judge rate "decisive"
+    margin = 0.10                      # equivalence margin around the human band (probability scale)
+    min_pairs = 10                     # fewer compared pairs: the cell is INSUFFICIENT
+    alpha = 0.05                       # one-sided level of the cell tests (intervals at 1 - 2 alpha)
+    adjust = "holm"                    # multiplicity adjustment of the FAIL tests across cells
 
     [agreement]
     min_human_alpha = 0.2              # below: the human target itself is unreliable (WARN)
 
     [severity]
-    "transfer.fraction_outside_ci" = "FAIL"   # or "WARN" to report without failing the gate
+    "transfer.decision" = "FAIL"       # or "WARN": FAIL cells reported without failing the gate
 """
 
 from __future__ import annotations
@@ -28,11 +29,17 @@ from audit.errors import InputError, InputProblem
 
 @dataclass(frozen=True)
 class TransferPolicy:
-    level: float = 0.95  #: level of the human GLMM interval
-    max_fraction_outside_ci: float = 0.25
-    max_fraction_direction_conflict: float = 0.25
-    decisive_level: float = 0.95
+    """The cell decision (docs/policy.md, docs/audit.md "The decision")."""
+
+    level: float = 0.95  #: level of the human GLMM interval and of the human estimands' intervals
+    decisive_level: float = 0.95  #: level of the intervals that give the displayed directions
     max_baseline_gap: float = 0.05  #: judge-vs-majority may trail the reader baseline by this much
+    margin: float = 0.10  #: equivalence margin around the human band, probability scale
+    min_pairs: int = 10  #: fewer compared pairs (human vote + valid judge output): INSUFFICIENT
+    min_readers: int = 3  #: fewer readers on the compared pairs: INSUFFICIENT
+    alpha: float = 0.05  #: one-sided level of each test; intervals at 1 - 2 alpha (TOST)
+    n_boot: int = 999  #: replicates of the paired bootstrap per cell
+    adjust: str = "holm"  #: multiplicity adjustment of the FAIL tests: holm, bonferroni or none
 
 
 @dataclass(frozen=True)
@@ -97,8 +104,7 @@ class Policy:
 
 #: Every check name a policy's [severity] may refer to (``<section>.computed`` included).
 KNOWN_CHECKS = frozenset({
-    "transfer.judge_in_human_ci", "transfer.direction_conflict", "transfer.judge_vs_reader_baseline",
-    "transfer.fraction_outside_ci", "transfer.fraction_direction_conflict", "agreement.human_alpha",
+    "transfer.decision", "transfer.assessed", "transfer.judge_vs_reader_baseline", "agreement.human_alpha",
     "judge.invalid_fraction", "glmm.fraction_singular", "glmm.fit", "dev.spearman", "dev.computed",
     "uncertainty.loro_max_shift", "uncertainty.computed", "readers.judge_outside_reader_range",
     "readers.separation", "readers.fast_reader", "readers.fatigue", "readers.position_bias",
@@ -137,10 +143,13 @@ N_BOOT_RANGE = Bound(100, 100_000)
 #: "section.key" -> its range. Every numeric policy key has one (a test enforces it).
 RANGES: dict[str, Bound] = {
     "transfer.level": _PROBABILITY,
-    "transfer.max_fraction_outside_ci": _FRACTION,
-    "transfer.max_fraction_direction_conflict": _FRACTION,
     "transfer.decisive_level": _PROBABILITY,
     "transfer.max_baseline_gap": _FRACTION,
+    "transfer.margin": Bound(0.0, 0.5, low_open=True, high_open=True),
+    "transfer.min_pairs": Bound(2, 1_000_000),
+    "transfer.min_readers": Bound(2, 1_000_000),
+    "transfer.alpha": Bound(0.0, 0.5, low_open=True, high_open=True),
+    "transfer.n_boot": N_BOOT_RANGE,
     "agreement.min_human_alpha": _CORRELATION,
     "judge.max_invalid_fraction": _FRACTION,
     "glmm.max_fraction_singular": _FRACTION,
@@ -155,7 +164,17 @@ RANGES: dict[str, Bound] = {
     "readers.alpha": _PROBABILITY,
 }
 #: "section.key" -> allowed values of a text-valued policy key.
-CHOICES: dict[str, tuple[str, ...]] = {}
+CHOICES: dict[str, tuple[str, ...]] = {"transfer.adjust": ("holm", "bonferroni", "none")}
+#: Checks of result schema 1.x that the cell decision replaced (a policy naming one is told so).
+REPLACED_CHECKS = {
+    "transfer.judge_in_human_ci": "transfer.decision", "transfer.direction_conflict": "transfer.decision",
+    "transfer.fraction_outside_ci": "transfer.decision", "transfer.fraction_direction_conflict": "transfer.decision",
+}
+#: Keys of result schema 1.x that the cell decision replaced.
+REPLACED_KEYS = {
+    "transfer.max_fraction_outside_ci": "the cell decision (margin, alpha, adjust)",
+    "transfer.max_fraction_direction_conflict": "the cell decision (margin, alpha, adjust)",
+}
 SEVERITIES = ("FAIL", "WARN", "OFF")
 
 _SECTION_CLASSES = {
@@ -232,6 +251,11 @@ def policy_from_mapping(data: Any, source: str) -> Policy:
         section_kwargs = {}
         known = {f.name: f for f in dataclasses.fields(cls)}
         for name, val in value.items():
+            if f"{key}.{name}" in REPLACED_KEYS:
+                problems.append(InputProblem(source, f"'{key}.{name}' was removed in result schema 2.0",
+                                             f"delete it: {REPLACED_KEYS[f'{key}.{name}']} replaced it "
+                                             "(docs/policy.md)", column=f"{key}.{name}"))
+                continue
             if name not in known:
                 problems.append(InputProblem(source, f"unknown key '{name}' in [{key}]",
                                              f"use one of: {', '.join(sorted(known))}", column=f"{key}.{name}"))
@@ -254,10 +278,13 @@ def _shown(value: Any) -> str:
 def _severity(value: Any, source: str, problems: list[InputProblem]) -> dict[str, str] | None:
     if not isinstance(value, dict):
         problems.append(InputProblem(source, "[severity] must be a table", 'write [severity] and then lines such as '
-                                     '"transfer.judge_in_human_ci" = "FAIL"', column="severity", value=_shown(value)))
+                                     '"transfer.decision" = "FAIL"', column="severity", value=_shown(value)))
         return None
     for name, level in value.items():
-        if name not in KNOWN_CHECKS:
+        if name in REPLACED_CHECKS:
+            problems.append(InputProblem(source, f"check '{name}' was replaced in result schema 2.0",
+                                         f"use '{REPLACED_CHECKS[name]}' (the cell decision)", column=f"severity.{name}"))
+        elif name not in KNOWN_CHECKS:
             problems.append(InputProblem(source, f"unknown check '{name}' in [severity]",
                                          f"use one of: {', '.join(sorted(KNOWN_CHECKS))}", column=f"severity.{name}"))
         if not isinstance(level, str) or level not in SEVERITIES:

@@ -39,4 +39,7 @@ def build_provenance(data: AuditData, spec: AuditSpec, *, seed: int | None, prim
         human_shape=data.human_shape,
         primary_judge=primary_judge,
         notes=tuple(data.notes),
+        rows=tuple({"role": r.role, "unit": r.unit, "read": r.read, "used": r.used,
+                    "excluded_by_reason": dict(r.excluded)} for r in data.rows),
+        orientation=tuple(dataclasses.asdict(o) for o in data.orientation),
     )

@@ -18,15 +18,33 @@ import pandas as pd
 from audit.checks import Check, Status
 from audit.serialize import from_jsonable, to_jsonable
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "2.0"
+
+
+@dataclass(frozen=True)
+class Interval:
+    """An estimate with its two-sided interval at ``level``."""
+
+    estimate: float
+    ci_low: float
+    ci_high: float
+    level: float = 0.95
+
+
+def _nan_interval() -> Interval:
+    nan = float("nan")
+    return Interval(nan, nan, nan, nan)
 
 
 @dataclass(frozen=True)
 class GlmmSummary:
     """The crossed pair + reader GLMM of one cell, on the probability scale.
 
-    ``estimate`` is expit(b0): the preference for the focal system of a typical pair and
-    reader (random effects at zero); ``ci_low``/``ci_high`` transform the Wald interval of b0.
+    ``estimate`` is expit(b0): the preference for the focal system of the *median* pair and
+    reader (random effects at zero), a secondary figure; ``ci_low``/``ci_high`` transform the
+    Wald interval of b0. ``majority_plugin`` is Phi(b0 / sd_pair), the GLMM's plug-in for
+    the majority rate. ``degenerate`` flags a fit whose point the audit does not use or show
+    as the human preference (``degenerate_reason`` says which rule fired; docs/audit.md).
     """
 
     estimate: float
@@ -43,11 +61,23 @@ class GlmmSummary:
     status: Status = Status.PASS
     reason: str = ""
     notes: tuple[str, ...] = ()
+    majority_plugin: float = float("nan")
+    degenerate: bool = False
+    degenerate_reason: str = ""
 
 
 @dataclass(frozen=True)
 class HumanSide:
-    """Human votes of one cell. ``rate`` = focal votes / decisive votes (ties excluded)."""
+    """Human votes of one cell.
+
+    ``rate`` = focal votes / decisive votes (ties excluded), vote-weighted, over every pair of
+    the cell; ``rate_even_split`` counts ties half. ``vote_share`` and ``majority_rate`` are
+    the estimands the judge is compared with (docs/audit.md), on the cell's compared pairs
+    (``n_pairs_compared``) under the run's tie rule: the pair-weighted readers' preference
+    share and the share of pairs whose reader majority favours the focal system.
+    ``between_pair_sd`` is the SD over pairs of the pair's expected credit (probability
+    scale) behind ``majority_rate``.
+    """
 
     rate: float
     n_focal: int
@@ -55,6 +85,10 @@ class HumanSide:
     n_ties: int
     rate_even_split: float  #: (focal + 0.5 ties) / all votes, for comparison with the judge
     glmm: GlmmSummary
+    vote_share: Interval = field(default_factory=_nan_interval)
+    majority_rate: Interval = field(default_factory=_nan_interval)
+    between_pair_sd: float = float("nan")
+    n_pairs_compared: int = 0
 
 
 @dataclass(frozen=True)
@@ -91,17 +125,44 @@ class JudgeSide:
 
 @dataclass(frozen=True)
 class Transfer:
-    """Does the judge reproduce the humans in this cell?"""
+    """The cell decision: does the judge reproduce the humans in this cell?
 
-    judge_in_human_ci: bool | None
-    direction_conflict: bool | None
-    human_direction: str  #: "focal", "other" or "chance" (GLMM interval vs 0.5)
-    judge_direction: str  #: "focal", "other" or "chance" (judge rate vs decisive margin)
-    judge_vs_majority: float | None  #: judge's agreement with the readers' majority, per pair
-    reader_baseline: float | None  #: mean reader agreement with the majority of the others
-    below_reader_baseline: bool | None
-    verdict: Status = Status.PASS
-    reason: str = ""
+    ``status`` is PASS, FAIL, INCONCLUSIVE, INSUFFICIENT or ERROR (docs/audit.md, "The
+    decision"). ``difference`` is the signed distance from the judge's rate to the human
+    band ``[band_low, band_high] = [min(V, M), max(V, M)]`` (0 inside), with its interval at
+    ``interval_level`` (1 - 2 alpha: the TOST interval); ``difference_vote_share`` is
+    J - V and ``difference_majority`` J - M at the same level. ``p_outside`` is the one-sided
+    p-value that the judge lies outside the band widened by ``margin``, ``p_conflict`` that
+    of a direction conflict with both sides decisive; ``*_adjusted`` after the multiplicity
+    adjustment ``adjust`` across the assessed cells.
+    """
+
+    status: Status
+    reason: str
+    margin: float = float("nan")
+    difference: Interval = field(default_factory=_nan_interval)
+    difference_vote_share: Interval = field(default_factory=_nan_interval)
+    difference_majority: Interval = field(default_factory=_nan_interval)
+    judge_rate: Interval = field(default_factory=_nan_interval)  #: J over the compared pairs
+    band_low: float = float("nan")
+    band_high: float = float("nan")
+    interval_level: float = float("nan")
+    p_outside: float | None = None
+    p_outside_adjusted: float | None = None
+    p_conflict: float | None = None
+    p_conflict_adjusted: float | None = None
+    adjust: str = ""
+    direction_conflict: bool | None = None
+    human_direction: str = "unknown"  #: "focal", "other" or "chance" (vote share's interval vs 1/2)
+    judge_direction: str = "unknown"  #: the same for the judge's rate
+    pairs_needed: int | None = None  #: INCONCLUSIVE: pairs that would decide it at the current estimates
+    n_pairs: int = 0  #: compared pairs (a credited human vote and a valid judge output)
+    n_readers: int = 0  #: readers who voted on the compared pairs
+    readers_per_pair: float = float("nan")  #: mean credited votes per compared pair
+    n_boot: int = 0
+    judge_vs_majority: float | None = None  #: judge's agreement with the readers' majority, per pair
+    reader_baseline: float | None = None  #: mean reader agreement with the majority of the others
+    below_reader_baseline: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -133,6 +194,10 @@ class Provenance:
     human_shape: str
     primary_judge: str
     notes: tuple[str, ...]
+    #: per input file: role, unit, read, used, excluded_by_reason {reason: count}; read = used + excluded
+    rows: tuple[dict[str, Any], ...] = ()
+    #: per matchup: matchup, focal, other, source ("--focal", "pairs file", "automatic"), n_pairs, n_reoriented
+    orientation: tuple[dict[str, Any], ...] = ()
     # No wall-clock fields here: the same inputs and seed must give byte-identical JSON.
 
 
@@ -151,6 +216,7 @@ class AuditResult:
     status: Status
     verdict: str
     cells: tuple[Cell, ...]
+    counts: dict[str, int]  #: cells per transfer status (PASS, FAIL, INCONCLUSIVE, INSUFFICIENT, ERROR)
     agreement: pd.DataFrame
     reader_baseline: pd.DataFrame
     checks: tuple[Check, ...]
@@ -170,22 +236,57 @@ class AuditResult:
         """The transfer table: one tidy row per matchup x criterion."""
         rows = []
         for c in self.cells:
-            g = c.human.glmm
-            j = c.judge
+            g, j, h, t = c.human.glmm, c.judge, c.human, c.transfer
             rows.append(
                 {
                     "matchup": c.matchup,
                     "criterion": c.criterion,
                     "focal": c.focal,
                     "other": c.other,
+                    "status": t.status.value,
                     "n_pairs": c.n_pairs,
                     "n_readers": c.n_readers,
                     "n_votes": c.n_votes,
-                    "human_rate": c.human.rate,
-                    "human_ties": c.human.n_ties,
+                    "n_pairs_compared": t.n_pairs,
+                    "human_rate": h.rate,
+                    "human_ties": h.n_ties,
+                    "vote_share": h.vote_share.estimate,
+                    "vote_share_ci_low": h.vote_share.ci_low,
+                    "vote_share_ci_high": h.vote_share.ci_high,
+                    "majority_rate": h.majority_rate.estimate,
+                    "majority_rate_ci_low": h.majority_rate.ci_low,
+                    "majority_rate_ci_high": h.majority_rate.ci_high,
+                    "between_pair_sd": h.between_pair_sd,
+                    "judge": j.judge if j else None,
+                    "judge_criterion": j.criterion if j else None,
+                    "judge_rate": t.judge_rate.estimate,
+                    "judge_rate_all_pairs": j.rate if j else float("nan"),
+                    "judge_wins": j.wins if j else 0,
+                    "judge_losses": j.losses if j else 0,
+                    "judge_ties": j.ties if j else 0,
+                    "judge_invalid": j.invalid if j else 0,
+                    "tie_rule": j.tie_rule if j else None,
+                    "band_low": t.band_low,
+                    "band_high": t.band_high,
+                    "difference": t.difference.estimate,
+                    "difference_ci_low": t.difference.ci_low,
+                    "difference_ci_high": t.difference.ci_high,
+                    "difference_vote_share": t.difference_vote_share.estimate,
+                    "difference_majority": t.difference_majority.estimate,
+                    "interval_level": t.interval_level,
+                    "margin": t.margin,
+                    "p_outside_adjusted": t.p_outside_adjusted,
+                    "p_conflict_adjusted": t.p_conflict_adjusted,
+                    "direction_conflict": t.direction_conflict,
+                    "human_direction": t.human_direction,
+                    "judge_direction": t.judge_direction,
+                    "pairs_needed": t.pairs_needed,
+                    "judge_vs_majority": t.judge_vs_majority,
+                    "reader_baseline": t.reader_baseline,
                     "glmm_estimate": g.estimate,
                     "glmm_ci_low": g.ci_low,
                     "glmm_ci_high": g.ci_high,
+                    "glmm_majority_plugin": g.majority_plugin,
                     "glmm_b0": g.b0,
                     "glmm_se": g.se,
                     "sd_pair": g.sd_pair,
@@ -193,20 +294,9 @@ class AuditResult:
                     "singular": g.singular,
                     "converged": g.converged,
                     "separation": g.separation,
-                    "judge": j.judge if j else None,
-                    "judge_criterion": j.criterion if j else None,
-                    "judge_rate": j.rate if j else float("nan"),
-                    "judge_wins": j.wins if j else 0,
-                    "judge_losses": j.losses if j else 0,
-                    "judge_ties": j.ties if j else 0,
-                    "judge_invalid": j.invalid if j else 0,
-                    "tie_rule": j.tie_rule if j else None,
-                    "judge_in_human_ci": c.transfer.judge_in_human_ci,
-                    "direction_conflict": c.transfer.direction_conflict,
-                    "judge_vs_majority": c.transfer.judge_vs_majority,
-                    "reader_baseline": c.transfer.reader_baseline,
-                    "verdict": c.transfer.verdict.value,
-                    "reason": c.transfer.reason,
+                    "degenerate": g.degenerate,
+                    "degenerate_reason": g.degenerate_reason,
+                    "reason": t.reason,
                 }
             )
         return pd.DataFrame(rows)
@@ -221,8 +311,15 @@ class AuditResult:
             columns=["name", "scope", "status", "value", "threshold", "reason"],
         )
 
-    def failing(self) -> tuple[Check, ...]:
-        return tuple(c for c in self.checks if c.status in (Status.FAIL, Status.ERROR))
+    def failing(self, fail_on: tuple[str, ...] | frozenset[str] = ()) -> tuple[Check, ...]:
+        """Checks that fail the gate: FAIL and ERROR, plus the statuses in ``fail_on``.
+
+        ``fail_on`` may hold ``"INCONCLUSIVE"``, ``"INSUFFICIENT"`` and ``"WARN"`` (any case):
+        ``audit run --gate --fail-on inconclusive``, ``audit gate --fail-on-warn``.
+        """
+        extra = {Status(str(s).upper()) for s in fail_on}
+        statuses = {Status.FAIL, Status.ERROR} | extra
+        return tuple(c for c in self.checks if c.status in statuses)
 
     def __str__(self) -> str:
         n_fail = sum(c.status is Status.FAIL for c in self.checks)
@@ -256,6 +353,16 @@ def result_from_json(text: str, *, source: str = "result.json") -> AuditResult:
 
     register_section_types()
     version = data.get("schema_version")
+    if str(version).split(".")[0] == "1":
+        raise InputError(
+            InputProblem(
+                file=source, column="schema_version", value=str(version),
+                message=("a result of schema 1.x, written before the transfer decision was rebuilt (schema 2.0: "
+                         "cell statuses PASS / FAIL / INCONCLUSIVE / INSUFFICIENT / ERROR, vote share and majority "
+                         "rate, the judge's distance to the human band; docs/audit.md, 'Schema 2.0')"),
+                fix="re-run `audit run` on the same inputs to get a 2.0 result",
+            )
+        )
     if version is None or str(version).split(".")[0] != SCHEMA_VERSION.split(".")[0]:
         raise InputError(
             InputProblem(

@@ -152,20 +152,22 @@ def readers_section(data, spec, credits: pd.DataFrame, cells, seed: np.random.Se
     judge to be unanimous *across configurations*, and the heat maps show each one)."""
     from audit.human_side import fit_cell_glmm
     from audit.readers import analyse_readers
-    from audit.readers._common import ALL_MATCHUPS
 
     rows = [{"matchup": c.matchup, "criterion": c.criterion, "estimate": c.human.glmm.estimate,
              "lo": c.human.glmm.ci_low, "hi": c.human.glmm.ci_high} for c in cells]
-    if data.votes["matchup"].nunique() > 1:
-        # the heat map of all matchups pooled gets its own GLMM row (pair + reader, per criterion)
-        for criterion, votes in data.votes.groupby("criterion", sort=False):
+    # pooled heat maps only over matchups whose focal system means one thing (audit.data.pooling_scopes);
+    # each gets its own GLMM row (pair + reader, per criterion)
+    pools = data.pooling_scopes()
+    for label, matchups in pools.items():
+        pooled = data.votes[data.votes["matchup"].isin(list(matchups))]
+        for criterion, votes in pooled.groupby("criterion", sort=False):
             g = fit_cell_glmm(votes, level=spec.policy.transfer.level, backend=spec.glmm_backend)
-            rows.append({"matchup": ALL_MATCHUPS, "criterion": criterion, "estimate": g.estimate,
+            rows.append({"matchup": label, "criterion": criterion, "estimate": g.estimate,
                          "lo": g.ci_low, "hi": g.ci_high})
     estimates = pd.DataFrame(rows)
     return _guarded(lambda: analyse_readers(data.votes, credits if len(credits) else None,
                                             glmm_estimates=estimates, linkage=spec.linkage, rng=_int_seed(seed),
-                                            stories=data.stories),
+                                            stories=data.stories, pools=pools),
                     "reader analysis")
 
 
@@ -230,15 +232,23 @@ def section_checks(policy: Policy, *, dev: Section, uncertainty: Section, reader
         checks.extend(_dev_checks(dev.payload, policy))
     if uncertainty.payload is not None:
         checks.extend(_loro_checks(uncertainty.payload, policy))
+    # the reader and surface checks that test something share one family-wise error budget
+    # (docs/detectors.md, "Multiplicity"): each gets an equal share
+    from audit.readers.policy import reader_check_families
+    from audit.surface.checks import surface_check_families
+
+    families = (reader_check_families(readers.payload) if readers.payload is not None else 0) + \
+        (surface_check_families(surface.payload) if surface.payload is not None else 0)
     if readers.payload is not None:
         from audit.readers import reader_checks
 
-        checks.extend(_primary_judge_only(reader_checks(readers.payload, dataclasses.asdict(policy.readers)),
-                                          primary))
+        checks.extend(_primary_judge_only(reader_checks(readers.payload, dataclasses.asdict(policy.readers),
+                                                        families=families), primary))
     if surface.payload is not None:
         from audit.surface import surface_checks
 
-        checks.extend(surface_checks(surface.payload, dataclasses.asdict(policy.surface), severity=policy.severity))
+        checks.extend(surface_checks(surface.payload, dataclasses.asdict(policy.surface), severity=policy.severity,
+                                     families=families))
         # A detector that ran and failed (e.g. the perplexity server is down) is missing
         # evidence the user asked for; one that could not run (nothing configured) is SKIPPED.
         checks.extend(Check("surface.detector", Status.ERROR, reason=f"detector {d.name} failed: {d.reason}",

@@ -7,6 +7,10 @@ status    testcase child
 ========  ===============================================================
 PASS      none (passed); value/threshold in ``<system-out>``
 WARN      none (passed) + ``<system-out>WARN: reason</system-out>``
+INCONCL.  none (passed) + ``<system-out>INCONCLUSIVE: reason</system-out>``; a
+          ``<failure type="INCONCLUSIVE">`` when ``fail_on`` holds INCONCLUSIVE
+INSUFF.   ``<skipped message=reason>`` (too few pairs or readers to decide); a
+          ``<failure type="INSUFFICIENT">`` when ``fail_on`` holds INSUFFICIENT
 FAIL      ``<failure type="FAIL" message=reason>`` with value/threshold
 ERROR     ``<error type="ERROR" message=reason>``
 SKIPPED   ``<skipped message=reason>``
@@ -49,7 +53,8 @@ def _detail(check: Check) -> str:
     return _clean("\n".join(parts))
 
 
-def render_junit(checks: Iterable[Check], *, suite_name: str = "judge-audit") -> str:
+def render_junit(checks: Iterable[Check], *, suite_name: str = "judge-audit",
+                 fail_on: Iterable[str] = ()) -> str:
     """JUnit XML text (UTF-8 declaration included) with one test case per check.
 
     Parameters
@@ -57,14 +62,19 @@ def render_junit(checks: Iterable[Check], *, suite_name: str = "judge-audit") ->
     checks : iterable of audit.checks.Check
     suite_name : str
         Name of the ``<testsuites>`` and ``<testsuite>`` elements.
+    fail_on : iterable of str
+        Extra statuses reported as failures (``audit run --fail-on inconclusive``).
     """
     checks = list(checks)
+    extra = {str(getattr(s, "value", s)).upper() for s in fail_on}
     counts = {s: sum(_status(c) == s.value for c in checks) for s in Status}
+    failing = {Status.FAIL.value} | (extra & {Status.INCONCLUSIVE.value, Status.INSUFFICIENT.value, Status.WARN.value})
+    skipped = {Status.SKIPPED.value, Status.INSUFFICIENT.value} - failing
     totals = {
         "tests": str(len(checks)),
-        "failures": str(counts[Status.FAIL]),
+        "failures": str(sum(counts[Status(s)] for s in failing)),
         "errors": str(counts[Status.ERROR]),
-        "skipped": str(counts[Status.SKIPPED]),
+        "skipped": str(sum(counts[Status(s)] for s in skipped)),
         "time": "0",
     }
     root = ET.Element("testsuites", {"name": _clean(suite_name), **totals})
@@ -78,25 +88,26 @@ def render_junit(checks: Iterable[Check], *, suite_name: str = "judge-audit") ->
         })
         status = _status(check)
         message = _clean(check.reason or status)
-        if status == Status.FAIL.value:
-            ET.SubElement(case, "failure", {"type": "FAIL", "message": message}).text = _detail(check)
+        if status in failing:
+            ET.SubElement(case, "failure", {"type": status, "message": message}).text = _detail(check)
         elif status == Status.ERROR.value:
             ET.SubElement(case, "error", {"type": "ERROR", "message": message}).text = _detail(check)
-        elif status == Status.SKIPPED.value:
+        elif status in skipped:
             ET.SubElement(case, "skipped", {"message": message})
-        elif status == Status.WARN.value:
-            ET.SubElement(case, "system-out").text = _clean(f"WARN: {check.reason}\n") + _detail(check)
+        elif status in (Status.WARN.value, Status.INCONCLUSIVE.value):
+            ET.SubElement(case, "system-out").text = _clean(f"{status}: {check.reason}\n") + _detail(check)
         else:
             ET.SubElement(case, "system-out").text = _detail(check)
     ET.indent(root, space="  ")
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-def write_junit(checks: Iterable[Check], path: str | Path, *, suite_name: str = "judge-audit", inputs=()) -> Path:
+def write_junit(checks: Iterable[Check], path: str | Path, *, suite_name: str = "judge-audit", inputs=(),
+                fail_on: Iterable[str] = ()) -> Path:
     """Write :func:`render_junit` output to ``path`` (UTF-8, atomically); returns the path written.
 
     ``inputs`` are files the write must never replace (e.g. the result.json read).
     """
     from audit.output_files import write_file
 
-    return write_file(path, render_junit(checks, suite_name=suite_name), inputs=inputs)
+    return write_file(path, render_junit(checks, suite_name=suite_name, fail_on=fail_on), inputs=inputs)

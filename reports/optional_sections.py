@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
+from audit.surface.associations import POOLED
 from reports import discover
 from reports.figures import (
     DendrogramPanel,
@@ -301,12 +302,12 @@ def surface_section(result: Any) -> dict:
         if hit is None:
             return
         frame = hit[1]
-        if "scope" in frame.columns and "pooled" in set(frame["scope"]):
-            frame = frame[frame["scope"] == "pooled"]
+        if "scope" in frame.columns and POOLED in set(frame["scope"]):
+            frame = frame[frame["scope"] == POOLED]
         if "judge" in frame.columns and primary in set(frame["judge"]):
             frame = frame[frame["judge"] == primary]
         ctx["lead_tables"].append(table(frame, caption="Does the judge track a feature the readers do not? "
-                                                       "(pooled over matchups; standardised within-pair coefficients)",
+                                                       "(pooled over matchups, within matchup: orientation-free; standardised within-pair coefficients)",
                                         max_rows=120))
 
     ctx["lead_tables"] = []

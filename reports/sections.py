@@ -16,7 +16,9 @@ from reports import discover
 from reports.figures import preference_svg
 from reports.format import DASH, cell_value, interval, num, pct, yes_no
 
-STATUS_ORDER = ("FAIL", "ERROR", "WARN", "SKIPPED", "PASS")
+STATUS_ORDER = ("FAIL", "ERROR", "INCONCLUSIVE", "WARN", "INSUFFICIENT", "SKIPPED", "PASS")
+#: the transfer cell statuses, worst first (the headline counts them in this order)
+CELL_ORDER = ("FAIL", "ERROR", "INCONCLUSIVE", "INSUFFICIENT", "PASS")
 MAX_TABLE_ROWS = 80
 
 
@@ -41,20 +43,20 @@ def headline(result: Any) -> dict:
     """Dev-set validity beside the deployment findings (the contrast is the headline)."""
     cells = list(result.cells)
     judged = [c for c in cells if c.judge is not None]
-    # the denominator of "outside the interval" is the cells where the comparison could be
-    # made (judge rate and human interval both exist), as in the verdict sentence
-    assessed = [c for c in judged if c.transfer.judge_in_human_ci is not None]
-    out_ci = [c for c in assessed if c.transfer.judge_in_human_ci is False]
-    conflict = [c for c in judged if c.transfer.direction_conflict]
-    below = [c for c in judged if c.transfer.below_reader_baseline]
+    counts = dict(discover.field(result, "counts", {}) or {})
+    margins = {c.transfer.margin for c in cells if c.transfer.margin == c.transfer.margin}
+    levels = {c.transfer.interval_level for c in cells if c.transfer.interval_level == c.transfer.interval_level}
     prov = result.provenance
     deployment = {
         "n_cells": len(cells),
-        "n_judged": len(assessed),
-        "n_not_assessed": len(cells) - len(assessed),
-        "n_outside": len(out_ci),
-        "n_conflict": len(conflict),
-        "n_below": len(below),
+        "counts": [{"status": s, "n": int(counts.get(s, 0))} for s in CELL_ORDER],
+        "n_assessed": sum(int(counts.get(s, 0)) for s in ("PASS", "FAIL", "INCONCLUSIVE")),
+        "n_conflict": sum(bool(c.transfer.direction_conflict) for c in cells),
+        "n_below": sum(bool(c.transfer.below_reader_baseline) for c in cells),
+        "n_degenerate": sum(bool(c.human.glmm.degenerate) for c in cells),
+        "margin": pct(margins.pop(), 0) if len(margins) == 1 else DASH,
+        "level": f"{levels.pop():.0%}" if len(levels) == 1 else DASH,
+        "adjust": next((c.transfer.adjust for c in cells if c.transfer.adjust), ""),
         "judge": prov.primary_judge or (judged[0].judge.judge if judged else DASH),
         "tie_rule": prov.tie_rule,
         "focals": sorted({c.focal for c in cells}),
@@ -128,13 +130,17 @@ def checks_context(checks: tuple) -> dict:
     return {"counts": counts, "rows": rows, "summary": summary}
 
 
+def _points(x: float) -> str:
+    return DASH if x is None or x != x else f"{100 * x:+.1f}"
+
+
 def transfer_rows(result: Any) -> list[dict]:
     """The transfer table: one row per matchup x criterion, every number formatted."""
     rows = []
     for c in result.cells:
-        g, j, t = c.human.glmm, c.judge, c.transfer
-        glmm_flags = [name for name, on in (("singular", g.singular), ("not converged", not g.converged),
-                                            ("separation", g.separation)) if on]
+        g, j, t, h = c.human.glmm, c.judge, c.transfer, c.human
+        glmm_flags = [name for name, on in (("degenerate", g.degenerate), ("singular", g.singular),
+                                            ("not converged", not g.converged), ("separation", g.separation)) if on]
         rows.append({
             "matchup": c.matchup,
             "criterion": c.criterion,
@@ -143,33 +149,45 @@ def transfer_rows(result: Any) -> list[dict]:
             "focal": c.focal,
             "other": c.other,
             "n": f"{c.n_pairs} / {c.n_readers} / {c.n_votes}",
-            "human_rate": pct(c.human.rate),
-            "human_ties": c.human.n_ties,
+            "n_compared": t.n_pairs,
+            "human_rate": pct(h.rate),
+            "human_ties": h.n_ties,
+            "vote_share": pct(h.vote_share.estimate),
+            "vote_share_ci": interval(h.vote_share.ci_low, h.vote_share.ci_high),
+            "majority_rate": pct(h.majority_rate.estimate),
+            "majority_rate_ci": interval(h.majority_rate.ci_low, h.majority_rate.ci_high),
             "glmm": pct(g.estimate),
             "glmm_ci": interval(g.ci_low, g.ci_high),
+            "glmm_degenerate": bool(g.degenerate),
+            "glmm_degenerate_reason": g.degenerate_reason,
             "glmm_flags": glmm_flags,
-            "judge_rate": pct(j.rate) if j is not None else DASH,
+            "judge_rate": pct(t.judge_rate.estimate) if t.judge_rate.estimate == t.judge_rate.estimate
+            else (pct(j.rate) if j is not None else DASH),
             "judge_wlt": f"{j.wins} / {j.losses} / {j.ties}" if j is not None else DASH,
             "judge_invalid": j.invalid if j is not None else 0,
-            "in_ci": yes_no(t.judge_in_human_ci),
-            "in_ci_class": {True: "ok", False: "bad"}.get(t.judge_in_human_ci, "na"),
+            "band": interval(t.band_low, t.band_high),
+            "difference": _points(t.difference.estimate),
+            "difference_ci": (f"[{_points(t.difference.ci_low)}, {_points(t.difference.ci_high)}]"
+                              if t.difference.ci_low == t.difference.ci_low else ""),
+            "pairs_needed": "" if t.pairs_needed is None else str(t.pairs_needed),
             "directions": f"{t.human_direction} / {t.judge_direction}",
             "conflict": bool(t.direction_conflict),
             "majority": f"{pct(t.judge_vs_majority)} vs {pct(t.reader_baseline)}",
             "below_baseline": bool(t.below_reader_baseline),
-            "verdict": status_value(t.verdict),
-            "reason": t.reason,
+            "status": status_value(t.status),
+            "reason": t.reason + (f" GLMM degenerate ({g.degenerate_reason}): its point is not the human preference; "
+                                  "the decision rests on the vote share and majority rate." if g.degenerate else ""),
         })
     return rows
 
 
 def preference_frames(result: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Tidy frames for Fig. 1a (human GLMM per cell) and Fig. 1b (judge composition)."""
+    """Tidy frames for Fig. 1a (human vote share per cell) and Fig. 1b (judge composition)."""
     human, judge = [], []
     for c in result.cells:
-        g = c.human.glmm
-        human.append({"matchup": c.matchup, "criterion": c.criterion, "estimate": g.estimate,
-                      "ci_low": g.ci_low, "ci_high": g.ci_high})
+        v = c.human.vote_share
+        human.append({"matchup": c.matchup, "criterion": c.criterion, "estimate": v.estimate,
+                      "ci_low": v.ci_low, "ci_high": v.ci_high})
         if c.judge is not None:
             j = c.judge
             label = f"{c.criterion} (judge: {j.criterion})" if j.criterion != c.criterion else c.criterion
@@ -190,7 +208,7 @@ def preference_figure(result: Any) -> dict:
     svg = preference_svg(human, judge if len(judge) else None, focal_label=focal_label(result),
                          judge_label=prov.primary_judge or "judge", fig_id="fig-preference")
     return {"id": "fig-preference", "title": "", "caption": "", "svg": svg,
-            "label": "Human preference with GLMM intervals beside the judge's even-split rate"}
+            "label": "Human vote share with its interval beside the judge's rate"}
 
 
 def configurations_table(result: Any) -> dict | None:
@@ -233,6 +251,22 @@ def agreement_context(result: Any) -> dict:
     return out
 
 
+def row_accounting(provenance: Any) -> list[dict]:
+    """One entry per input file: ``line`` ("2,520 votes read, 2,520 used"), ``role`` and the
+    ``excluded`` reasons with their counts (read = used + excluded)."""
+    out = []
+    for r in getattr(provenance, "rows", ()) or ():
+        r = dict(r)
+        read, used = int(r.get("read", 0)), int(r.get("used", 0))
+        unit = str(r.get("unit", "rows"))
+        excluded = [{"reason": str(k), "n": f"{int(v):,}"} for k, v in dict(r.get("excluded_by_reason", {})).items()]
+        line = f"{read:,} {unit} read, {used:,} used"
+        if read != used:
+            line += f", {read - used:,} left out"
+        out.append({"role": str(r.get("role", "")), "line": line, "excluded": excluded})
+    return out
+
+
 def provenance_context(result: Any) -> dict:
     p = result.provenance
     policy = [{"key": k, "value": cell_value(v) if not isinstance(v, (dict, list, tuple)) else repr(v)}
@@ -249,6 +283,7 @@ def provenance_context(result: Any) -> dict:
         "sources": sources,
         "source_columns": ["role", "path", "format", "n_rows", "layout", "sha256"],
         "exclusions": [{k: cell_value(v) for k, v in dict(e).items()} for e in p.exclusions],
+        "rows": row_accounting(p),
         "focal_source": p.focal_source,
         "human_shape": p.human_shape,
         "primary_judge": p.primary_judge,

@@ -1,4 +1,4 @@
-"""The summary printed after ``audit run``: verdict, dev-vs-deployment, failing cells, report path.
+"""The summary printed after ``audit run``: verdict, dev-vs-deployment, cell counts, cells to look at, report path.
 
 Plain text (no colour codes by default, so CI logs stay clean); user text has its
 control characters escaped (:func:`audit.terminal_text.printable`) so a system name cannot
@@ -14,13 +14,28 @@ from audit.terminal_text import printable
 from reports import discover
 from reports.format import interval, pct
 from reports.peer_terminal import peer_summary_lines
-from reports.sections import STATUS_ORDER, dev_summary, status_value
+from reports.sections import CELL_ORDER, STATUS_ORDER, dev_summary, row_accounting, status_value
 
-_COLOURS = {"PASS": "32", "WARN": "33", "FAIL": "31", "ERROR": "35", "SKIPPED": "90"}
+_COLOURS = {"PASS": "32", "WARN": "33", "FAIL": "31", "ERROR": "35", "SKIPPED": "90", "INCONCLUSIVE": "33",
+            "INSUFFICIENT": "90"}
 
 
 def _safe(text: object) -> str:
     return printable(text)
+
+
+def _points(x: float) -> str:
+    return "-" if x is None or x != x else f"{100 * x:+.1f}"
+
+
+def _margin(result: Any) -> str:
+    margins = {c.transfer.margin for c in result.cells if c.transfer.margin == c.transfer.margin}
+    return f"{100 * margins.pop():.0f} points" if len(margins) == 1 else "see the report"
+
+
+def _level(result: Any) -> str:
+    levels = {c.transfer.interval_level for c in result.cells if c.transfer.interval_level == c.transfer.interval_level}
+    return f"{levels.pop():.0%}" if len(levels) == 1 else "TOST"
 
 
 def render_summary(result: Any, report_path: str | Path | None = None, *, max_cells: int = 12,
@@ -40,6 +55,12 @@ def render_summary(result: Any, report_path: str | Path | None = None, *, max_ce
     status = status_value(result.status)
     head = f"\x1b[1;{_COLOURS.get(status, '0')}m{status}\x1b[0m" if colour else status
     lines = [f"judge-audit: {head}", _safe(result.verdict)]
+    rows = row_accounting(result.provenance)
+    if rows:
+        lines.append("Rows: " + "; ".join(_safe(f"{r['role']}: {r['line']}") for r in rows))
+        for r in rows:
+            for e in r["excluded"]:
+                lines.append(_safe(f"  {r['role']}: {e['n']} {e['reason']}"))
     dev = dev_summary(discover.field(result, "dev"), result.provenance.primary_judge)
     if dev["items"]:
         vals = ", ".join(f"{_safe(it['label'])} {it['value']}" for it in dev["items"])
@@ -57,26 +78,38 @@ def render_summary(result: Any, report_path: str | Path | None = None, *, max_ce
         reason = _safe(dev["reason"])
         # "no development set given (...)" reads on its own; other reasons say why it was not computed
         lines.append(f"Dev set: {reason}" if reason.startswith("no development set") else f"Dev set: not computed ({reason})")
-    assessed = [c for c in result.cells if c.judge is not None and c.transfer.judge_in_human_ci is not None]
-    outside = sum(c.transfer.judge_in_human_ci is False for c in assessed)
-    skipped = len(result.cells) - len(assessed)
-    lines.append(f"Deployment: judge outside the human 95% interval in {outside} of {len(assessed)} cells"
-                 + (f" ({skipped} not assessed)" if skipped else ""))
-    failing = [c for c in result.cells if status_value(c.transfer.verdict) in ("FAIL", "ERROR")]
-    if failing:
-        lines.append(f"Failing cells ({len(failing)}):")
-        width = max(len(_safe(f"{c.matchup} / {c.criterion}")) for c in failing[:max_cells])
-        for c in failing[:max_cells]:
-            g = c.human.glmm
-            flags = [name for name, on in (("outside CI", c.transfer.judge_in_human_ci is False),
-                                           ("direction conflict", bool(c.transfer.direction_conflict)),
-                                           ("below reader baseline", bool(c.transfer.below_reader_baseline))) if on]
-            judge = pct(c.judge.rate) if c.judge is not None else "-"
+    cell_counts = dict(discover.field(result, "counts", {}) or {})
+    lines.append("Cells: " + ", ".join(f"{cell_counts.get(s, 0)} {s}" for s in CELL_ORDER)
+                 + f" (of {len(result.cells)}; margin {_margin(result)})")
+    shown = [c for c in result.cells if status_value(c.transfer.status) in ("FAIL", "ERROR", "INCONCLUSIVE")]
+    shown.sort(key=lambda c: CELL_ORDER.index(status_value(c.transfer.status)))
+    if shown:
+        lines.append(f"Cells to look at ({len(shown)}; distance of the judge from the human band, "
+                     f"{_level(result)} interval):")
+        width = max(len(_safe(f"{c.matchup} / {c.criterion}")) for c in shown[:max_cells])
+        for c in shown[:max_cells]:
+            t, h = c.transfer, c.human
             label = _safe(f"{c.matchup} / {c.criterion}")
-            lines.append(f"  {label:<{width}}  human {pct(g.estimate)} {interval(g.ci_low, g.ci_high)}  "
-                         f"judge {judge}  {', '.join(flags)}")
-        if len(failing) > max_cells:
-            lines.append(f"  ... and {len(failing) - max_cells} more (see the report)")
+            status = status_value(t.status)
+            if status == "ERROR":
+                lines.append(f"  {status:<12} {label:<{width}}  {_safe(t.reason)}")
+                continue
+            flags = [name for name, on in (("direction conflict", bool(t.direction_conflict)),
+                                           ("below reader baseline", bool(t.below_reader_baseline)),
+                                           ("GLMM degenerate", bool(h.glmm.degenerate))) if on]
+            more = f"  needs ~{t.pairs_needed} pairs" if t.pairs_needed is not None else ""
+            if t.p_outside_adjusted is not None and status in ("FAIL", "INCONCLUSIVE"):
+                more = f"  adj. p {min(t.p_outside_adjusted, t.p_conflict_adjusted or 1.0):.2g}" + more
+            lines.append(f"  {status:<12} {label:<{width}}  judge {pct(t.judge_rate.estimate)}  band "
+                         f"[{pct(t.band_low)}, {pct(t.band_high)}]  distance {_points(t.difference.estimate)} "
+                         f"[{_points(t.difference.ci_low)}, {_points(t.difference.ci_high)}]{more}"
+                         + (f"  ({', '.join(flags)})" if flags else ""))
+        if len(shown) > max_cells:
+            lines.append(f"  ... and {len(shown) - max_cells} more (see the report)")
+    degenerate = [c for c in result.cells if c.human.glmm.degenerate]
+    if degenerate:
+        lines.append(f"GLMM degenerate in {len(degenerate)} cell(s): their expit(b0) is not shown as the human "
+                     "preference; the decision rests on the vote share and majority rate, never on the GLMM")
     lines.extend(peer_summary_lines(result))
     counts = {s: 0 for s in STATUS_ORDER}
     for c in result.checks:

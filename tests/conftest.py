@@ -6,13 +6,16 @@ convert.py; nothing from, or derived from, those files is ever written inside th
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-SHARED_DATASETS = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
+#: ../shared/datasets beside the repository; JUDGE_AUDIT_DATASETS points elsewhere (e.g. from a worktree)
+SHARED_DATASETS = Path(os.environ.get("JUDGE_AUDIT_DATASETS")
+                       or Path(__file__).resolve().parents[1].parent / "shared" / "datasets")
 
 
 @pytest.fixture(scope="session")

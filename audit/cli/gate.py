@@ -10,9 +10,12 @@ from audit.cli.exit_status import ExitStatus
 @click.command("gate")
 @click.argument("result_json", type=click.Path(dir_okay=False))
 @click.option("--fail-on-warn", is_flag=True, help="Treat WARN as failing too.")
+@click.option("--fail-on", "fail_on", multiple=True, type=click.Choice(["inconclusive", "insufficient"]),
+              help="Also fail on INCONCLUSIVE (or INSUFFICIENT) cells; repeatable.")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing; only the exit status speaks.")
-def command(result_json, fail_on_warn, quiet):
-    """Exit 1 if any check in RESULT_JSON is FAIL or ERROR (or WARN with --fail-on-warn), else 0.
+def command(result_json, fail_on_warn, fail_on, quiet):
+    """Exit 1 if any check in RESULT_JSON is FAIL or ERROR (or WARN with --fail-on-warn,
+    INCONCLUSIVE / INSUFFICIENT cells with --fail-on), else 0.
 
     The gate trusts nothing it can re-derive: the checks and the status are recomputed from
     the result's own cells, tables, sections and recorded policy, and a file whose recorded
@@ -25,7 +28,8 @@ def command(result_json, fail_on_warn, quiet):
 
     result = read_result(result_json)
     checks = verify_result(result, source=result_json)
-    failing_statuses = {Status.FAIL, Status.ERROR} | ({Status.WARN} if fail_on_warn else set())
+    failing_statuses = ({Status.FAIL, Status.ERROR} | ({Status.WARN} if fail_on_warn else set())
+                        | {Status(s.upper()) for s in fail_on})
     failing = [c for c in checks if c.status in failing_statuses]
     if not quiet:
         for check in failing:

@@ -1,7 +1,7 @@
 """`audit labelstudio export|import|push|pull`: run the blind human study in Label Studio.
 
 ``export``/``import`` work with files carried to and from Label Studio by hand;
-``push``/``pull`` talk to a Label Studio server (``pip install 'judge-audit[labelstudio]'``).
+``push``/``pull`` talk to a Label Studio server (``pip install 'judge-transfer-audit[labelstudio]'``).
 """
 
 from __future__ import annotations

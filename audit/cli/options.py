@@ -33,7 +33,7 @@ def scheduler_option(function):
     return click.option(
         "--scheduler", metavar="tcp://HOST:PORT",
         help="Run the long statistics on the Dask distributed cluster at this address instead of local "
-             "processes (pip install 'judge-audit[dask]'; see docs/uncertainty.md). Same results as --jobs 1.")(function)
+             "processes (pip install 'judge-transfer-audit[dask]'; see docs/uncertainty.md). Same results as --jobs 1.")(function)
 
 
 class _TqdmBar:

@@ -20,7 +20,7 @@ from audit.tie_rules import TIE_RULES
 @click.option("--stories", type=click.Path(dir_okay=False), help="stories.csv: the texts (pair_id, system, text); enables surface features.")
 @click.option("--dev-judge", type=click.Path(dir_okay=False), help="Development-set judge scores (scalar); needs --dev-humans.")
 @click.option("--dev-humans", type=click.Path(dir_okay=False), help="Development-set human ratings (scalar); needs --dev-judge.")
-@click.option("--focal", help="Focal system(s) whose win rate is reported, comma-separated (default: pairs.csv, else first name in sorted order).")
+@click.option("--focal", help="Focal system(s) whose win rate is reported, comma-separated: in each pair the first listed name present (default: the pairs file's focal column, else the system in more pairs, then name order; one focal per matchup).")
 @click.option("--judge", "judge_name", help="Judge configuration that is 'the judge' (default: 'ensemble' if present, else the first; "
               "'auto': the one closest to the humans, selected on the same data).")
 @click.option("--policy", type=click.Path(dir_okay=False), help="Policy TOML with check thresholds (default: built-in, see docs/policy.md).")
@@ -29,7 +29,9 @@ from audit.tie_rules import TIE_RULES
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of every random procedure (bootstraps, random tie rule).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="audit-out", show_default=True,
               help="Output directory: result.json, report.html, junit.xml, CSV tables.")
-@click.option("--gate", is_flag=True, help="Exit with status 1 when any check FAILs (for CI).")
+@click.option("--gate", is_flag=True, help="Exit with status 1 when any check is FAIL or ERROR (for CI).")
+@click.option("--fail-on", "fail_on", multiple=True, type=click.Choice(["inconclusive", "insufficient"]),
+              help="With --gate: also fail on INCONCLUSIVE (or INSUFFICIENT) cells; repeatable.")
 @click.option("--n-boot", type=click.IntRange(min=100, max=100_000), help="Bootstrap replicates, 100 to 100,000 (default from the policy: 2000).")
 @click.option("--no-uncertainty", is_flag=True, help="Skip bootstraps and leave-one-reader-out.")
 @click.option("--no-readers", is_flag=True, help="Skip the reader-heterogeneity analysis.")
@@ -58,7 +60,7 @@ from audit.tie_rules import TIE_RULES
 @click.option("--no-html", is_flag=True, help="Do not write report.html.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress and no summary; only errors (for CI logs).")
 def command(judge, humans, pairs, stories, dev_judge, dev_humans, focal, judge_name, policy, tie_rule, seed,
-            out_dir, gate, n_boot, no_uncertainty, no_readers, no_surface, perplexity_model, perplexity_url,
+            out_dir, gate, fail_on, n_boot, no_uncertainty, no_readers, no_surface, perplexity_model, perplexity_url,
             perplexity_server_model, perplexity_revision, perplexity_device, perplexity_dtype, perplexity_batch_size,
             perplexity_max_length, perplexity_stride, perplexity_api_key_env, allow_download, features_cache, drop_invalid, scale, glmm_backend, linkage,
             jobs, scheduler, no_html, quiet):
@@ -109,7 +111,9 @@ def command(judge, humans, pairs, stories, dev_judge, dev_humans, focal, judge_n
     result = run_audit(data, spec)
     record = timings.to_dict()  # the writing itself cannot be timed in the file it writes
     progress("writing outputs")
-    written = write_outputs_detail(result, out_dir, html=not no_html, inputs=inputs, timings=record)
+    fail_on = tuple(s.upper() for s in fail_on)
+    written = write_outputs_detail(result, out_dir, html=not no_html, inputs=inputs, timings=record,
+                                   fail_on=fail_on if gate else ())
     progress.done()
     paths = written.paths
     if not quiet:
@@ -128,7 +132,7 @@ def command(judge, humans, pairs, stories, dev_judge, dev_humans, focal, judge_n
         for check in incomplete:
             click.echo(printable(f"error: {check.name} ({check.scope}): {check.reason}"), err=True)
         return ExitStatus.COMPUTATION_ERROR
-    if gate and result.failing():
+    if gate and result.failing(fail_on):
         return ExitStatus.GATE_FAILED
     return ExitStatus.OK
 

@@ -56,7 +56,7 @@ def fit_crossed_glmm(
     factorization : str
         How the native engine factorises the penalised Hessian's reader block: ``"auto"``
         (default: the documented cost rule of :mod:`audit.glmm.sparse`), ``"dense"`` or
-        ``"sparse"`` (CHOLMOD through scikit-sparse, ``pip install 'judge-audit[sparse]'``).
+        ``"sparse"`` (CHOLMOD through scikit-sparse, ``pip install 'judge-transfer-audit[sparse]'``).
         The path that ran is in ``GlmmResult.factorization``.
 
     Returns

@@ -29,7 +29,7 @@ def fit_native_single_thread(design: Design, *, level: float = 0.95, profile: bo
 @BACKENDS.register("lme4")
 def fit_lme4(design: Design, *, level: float = 0.95, profile: bool = False, start=None) -> GlmmResult:
     """Fit with ``lme4::glmer`` through pymer4 (needs R with lme4 and ``pip install
-    'judge-audit[lme4]'``). Raises :class:`audit.errors.MissingDependencyError` otherwise."""
+    'judge-transfer-audit[lme4]'``). Raises :class:`audit.errors.MissingDependencyError` otherwise."""
     pymer4_models = import_optional("pymer4.models", "the lme4 GLMM backend")
     import pandas as pd
 

@@ -176,7 +176,7 @@ def choose_path(pattern_lower: sp.csc_matrix, force: str | None = None) -> tuple
             from audit._optional import import_optional
 
             import_optional("sksparse.cholmod", "the sparse GLMM path")
-        return PathChoice("dense", "scikit-sparse is not installed (pip install 'judge-audit[sparse]', needs "
+        return PathChoice("dense", "scikit-sparse is not installed (pip install 'judge-transfer-audit[sparse]', needs "
                           "libsuitesparse-dev): dense path", m, dense_flops=dense_flops), None
     from sksparse.cholmod import analyze
 

@@ -19,6 +19,7 @@ import io
 import json
 import math
 import os
+import re
 import warnings
 from dataclasses import dataclass
 
@@ -137,7 +138,11 @@ def _strip_all(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _read_delimited(raw: bytes, sep: str, path: str, log: ProblemLog) -> tuple[pd.DataFrame | None, np.ndarray]:
-    text = raw.decode("utf-8-sig")
+    # Line ends: CRLF and a lone CR (classic Mac) are line breaks, as for pandas and editors.
+    text = raw.decode("utf-8-sig").replace("\r\n", "\n").replace("\r", "\n")
+    records = _scan_records(text, sep)
+    if _report_structure(records, text, sep, path, log):
+        return None, np.asarray([])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", pd.errors.ParserWarning)
         try:
@@ -167,21 +172,151 @@ def _read_delimited(raw: bytes, sep: str, path: str, log: ProblemLog) -> tuple[p
     frame = _drop_nameless_columns(frame, text, sep, path, log)
     if frame is None:
         return None, np.asarray([])
-    body = text.rstrip("\r\n")
-    if body.count("\n") == len(frame) and "\n\n" not in body:
-        lines = np.arange(2, len(frame) + 2)
-    else:  # quoted multi-line fields or blank lines: find where each record starts
-        lines = []
+    starts = records.starts[1:]
+    lines = starts if len(starts) == len(frame) else np.arange(2, len(frame) + 2)
+    return frame, lines
+
+
+@dataclass
+class _Records:
+    """Where every non-blank CSV record starts and ends, and how many fields it has."""
+
+    starts: np.ndarray  #: first physical line of each record (the header first)
+    ends: np.ndarray  #: last physical line of each record
+    counts: np.ndarray  #: number of fields of each record
+    multiline: dict[int, list[str]]  #: record index -> fields, for records spanning several lines
+    column_values: list[set[str]]  #: values seen per column in single-line records (quoted files only)
+
+
+def _scan_records(text: str, sep: str) -> _Records:
+    """One pass over the text with the csv module's rules (the same as pandas' for these files).
+
+    Blank records are skipped as pandas skips them: an empty line, or a line of whitespace
+    without the delimiter. Files without a quote character take a fast path (a record is a line).
+    """
+    if '"' not in text:
+        starts, counts = [], []
+        for i, line in enumerate(text.split("\n"), start=1):
+            if not line.strip() and sep not in line:
+                continue
+            starts.append(i)
+            counts.append(line.count(sep) + 1)
+        s = np.asarray(starts, dtype=np.int64)
+        return _Records(s, s.copy(), np.asarray(counts, dtype=np.int64), {}, [])
+    starts, ends, counts, multiline = [], [], [], {}
+    values: list[set[str]] = []
+    old_limit = csv.field_size_limit()
+    csv.field_size_limit(max(old_limit, len(text) + 1))  # a story text may be longer than 128 KB
+    try:
         reader = csv.reader(io.StringIO(text), delimiter=sep)
         prev = 0
         for rec in reader:
-            if rec:
-                lines.append(prev + 1)
-            prev = reader.line_num
-        lines = np.asarray(lines[1:], dtype=np.int64)  # drop the header
-        if len(lines) != len(frame):
-            lines = np.arange(2, len(frame) + 2)
-    return frame, lines
+            start, prev = prev + 1, reader.line_num
+            if not rec or (len(rec) == 1 and start == prev and not rec[0].strip() and sep not in rec[0]):
+                continue
+            if prev > start:
+                multiline[len(starts)] = rec
+            elif starts:  # a data record on one line: remember its values (to recognise swallowed rows)
+                for k, v in enumerate(rec[:8]):
+                    if k == len(values):
+                        values.append(set())
+                    if v.strip():
+                        values[k].add(v.strip())
+            starts.append(start)
+            ends.append(prev)
+            counts.append(len(rec))
+    finally:
+        csv.field_size_limit(old_limit)
+    return _Records(np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64),
+                    np.asarray(counts, dtype=np.int64), multiline, values)
+
+
+def _swallowed_rows(fields: list[str], start: int, n_columns: int, sep: str, values: list[set[str]]) -> list[int]:
+    """Lines inside the quoted values of one record that look like rows of the file.
+
+    A line "looks like a row" when it splits into the header's number of fields (or one
+    fewer: the last line ends at the closing quote) and at least two of its values, and at
+    least half of the non-empty ones, are values the same column holds in other rows. A
+    story text or a comment that merely spans lines does not.
+    """
+    out, line = [], start
+    for value in fields:
+        parts = value.split("\n")
+        for k, part in enumerate(parts[1:], start=1):
+            cells = next(csv.reader([part], delimiter=sep), [])
+            if n_columns - 1 <= len(cells) <= n_columns and n_columns >= 2:
+                filled = [(c, v.strip()) for c, v in enumerate(cells[:len(values)]) if v.strip()]
+                known = sum(v in values[c] for c, v in filled)
+                if known >= 2 and 2 * known >= len(filled):
+                    out.append(line + k)
+        line += len(parts) - 1
+    return out
+
+
+def _report_structure(records: _Records, text: str, sep: str, path: str, log: ProblemLog) -> bool:
+    """Report records whose field count differs from the header's, and quoted values that
+    swallow following rows (a stray quote in a comment); True when anything was reported."""
+    if len(records.starts) < 2:
+        return False
+    n = int(records.counts[0])
+    found = False
+    physical = None
+    swallowing = set()
+    open_quote = False
+    for idx, fields in records.multiline.items():
+        if idx == 0:
+            continue
+        start, end = int(records.starts[idx]), int(records.ends[idx])
+        if idx == len(records.starts) - 1 and _unterminated(text, start, sep):
+            open_quote = True
+            swallowing.add(idx)
+            continue
+        rows = _swallowed_rows(fields, start, n, sep, records.column_values)
+        if rows:
+            physical = physical or text.split("\n")
+            swallowing.add(idx)
+            found = True
+            span = f"line {rows[0]}" if len(rows) == 1 else f"lines {rows[0]}-{rows[-1]}"
+            log.add(path, f"a quoted value opened on this line runs to line {end} and swallows {len(rows)} "
+                          f"line(s) that look like rows ({span}): they would be read as one row",
+                    'close the quote where the value ends, or double every quote character inside a quoted '
+                    'value (""); a value that starts with a quote must end with one', line=start,
+                    value=physical[start - 1][:80])
+    bad = np.flatnonzero(records.counts != n)
+    bad = [i for i in bad if i not in swallowing and i > 0]
+    short = [i for i in bad if records.counts[i] < n]
+    if short:
+        found = True
+        physical = physical or text.split("\n")
+        for i in short[:50]:
+            log.add(path, f"this row has {int(records.counts[i])} field(s) but the header names {n} columns",
+                    "give every row one value per column (an empty value still needs its delimiter), or quote "
+                    "values that contain a line break", line=int(records.starts[i]),
+                    value=physical[int(records.starts[i]) - 1][:80])
+        if len(short) > 50:
+            log.add(path, f"{len(short) - 50} more row(s) with fewer fields than the header",
+                    "give every row one value per column")
+    if any(records.counts[i] > n for i in bad):
+        found = True
+        _report_long_rows(text, sep, path, log)
+    if open_quote:
+        found = _report_open_quote(text, sep, path, log) or found
+    return found
+
+
+def _unterminated(text: str, start: int, sep: str) -> bool:
+    """True when the record starting on line ``start`` opens a quote that the file never closes."""
+    tail = "\n".join(text.split("\n")[start - 1:])
+    old_limit = csv.field_size_limit()
+    csv.field_size_limit(max(old_limit, len(tail) + 1))
+    try:
+        for _ in csv.reader(io.StringIO(tail), delimiter=sep, strict=True):
+            pass
+    except csv.Error as exc:
+        return "end of data" in str(exc)
+    finally:
+        csv.field_size_limit(old_limit)
+    return False
 
 
 def _drop_nameless_columns(frame: pd.DataFrame, text: str, sep: str, path: str,
@@ -260,17 +395,68 @@ def _cell(v: object) -> str:
     return str(v).strip()
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class _NonFinite:
+    """A JSON ``NaN`` / ``Infinity`` / ``-Infinity`` (not JSON, but Python's json reads them)."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
+    """json object hook: a key given twice in one object is an error (json would keep the last)."""
+    out: dict = {}
+    for k, v in pairs:
+        if k in out:
+            raise _DuplicateKey(k)
+        out[k] = v
+    return out
+
+
+def _non_finite_keys(obj: object, prefix: str = "") -> list[tuple[str, str]]:
+    """(key, constant) of every NaN/Infinity in a parsed object (nested keys joined by '.')."""
+    out: list[tuple[str, str]] = []
+    stack = [(prefix, obj)]
+    while stack:
+        key, value = stack.pop()
+        if isinstance(value, _NonFinite):
+            out.append((key, value.name))
+        elif isinstance(value, dict):
+            stack.extend((f"{key}.{k}" if key else str(k), v) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((f"{key}[{i}]", v) for i, v in enumerate(value))
+    return sorted(out)
+
+
 def _read_jsonl(raw: bytes, path: str, log: ProblemLog) -> tuple[pd.DataFrame | None, np.ndarray]:
     text = raw.decode("utf-8-sig")
     records, lines, bad = [], [], False
-    for i, line in enumerate(text.splitlines(), start=1):
+    # Records end at \n only: U+2028, U+2029, \x85, \v, \f are valid inside JSON strings
+    # (str.splitlines would split there and shift every later line number).
+    for i, line in enumerate(text.split("\n"), start=1):
+        line = line.removesuffix("\r")
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            log.add(path, f"not valid JSON: {exc.msg}", "write one JSON object per line", line=i,
-                    value=line[:80])
+            obj = json.loads(line, parse_constant=_NonFinite, object_pairs_hook=_unique_keys)
+        except _DuplicateKey as exc:
+            log.add(path, "a key appears twice in this JSON object (only one value can be read)",
+                    "give each key once per object", line=i, column=str(exc), value=line[:80])
+            bad = True
+            continue
+        except RecursionError:
+            log.add(path, "JSON nested too deeply", "write one flat JSON object per line", line=i, value=line[:80])
+            bad = True
+            continue
+        except ValueError as exc:  # JSONDecodeError, or an integer too long to convert
+            log.add(path, f"not valid JSON: {getattr(exc, 'msg', str(exc))}", "write one JSON object per line",
+                    line=i, value=line[:80])
             bad = True
             continue
         if not isinstance(obj, dict):
@@ -278,7 +464,31 @@ def _read_jsonl(raw: bytes, path: str, log: ProblemLog) -> tuple[pd.DataFrame | 
                     line=i, value=line[:80])
             bad = True
             continue
-        records.append({str(k): _cell(v) for k, v in obj.items()})
+        non_finite = _non_finite_keys(obj)
+        for key, name in non_finite:
+            # consistent with 'nan' in a CSV score: a non-number is an error, an empty cell
+            # (here: null or a missing key) marks an unparsable output
+            log.add(path, f"{name} is not a JSON number (JSON has no NaN or Infinity)",
+                    "write a number, or null (or leave the key out) to mark a missing value such as an "
+                    "unparsable judge output", line=i, column=key, value=name)
+            bad = True
+        if non_finite:
+            continue
+        try:
+            record = {str(k): _cell(v) for k, v in obj.items()}
+        except (RecursionError, ValueError):  # a nested value too deep or too large to write back as text
+            log.add(path, "a JSON value is nested too deeply or too large", "write one flat JSON object per line",
+                    line=i, value=line[:80])
+            bad = True
+            continue
+        if "\\u" in line and _SURROGATE.search("".join(record) + "".join(record.values())):
+            # a "\ud800" escape decodes to half a UTF-16 pair: not text, and no UTF-8 file can hold it
+            log.add(path, "a JSON string holds a lone UTF-16 surrogate escape (e.g. \\ud800), which is not text",
+                    "write the character itself, or a complete surrogate pair (e.g. \\ud83d\\ude00)", line=i,
+                    value=line[:80])
+            bad = True
+            continue
+        records.append(record)
         lines.append(i)
     if bad:
         return None, np.asarray([])

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from audit.inputs.formats import Table
-from audit.inputs.layout import blank_ids, duplicates, long_frame, melt_wide, parse_numbers, require, wide_columns
+from audit.inputs.layout import blank_ids, control_characters, duplicates, long_frame, melt_wide, parse_numbers, require, wide_columns
 from audit.inputs.problems import ProblemLog
 
 #: Columns with a meaning of their own in a human file; in a wide layout every other column
@@ -30,6 +30,7 @@ class HumanInput:
     shape: str  #: "pairwise" or "scalar"
     layout: str  #: e.g. "pairwise-long", "scalar-wide"
     frame: pd.DataFrame
+    n_read: int = 0  #: records read (rows, or row x criterion cells of a wide file)
 
 
 def detect_shape(table: Table) -> str | None:
@@ -81,27 +82,33 @@ def read_humans(table: Table, log: ProblemLog, *, scale: tuple[float, float] | N
             return None
         frame = long_frame(table)
     frame["criterion"] = frame["criterion"].str.lower()
+    n_read = len(frame)
     lines = frame["line"].to_numpy()
     bad = blank_ids(frame, [id_col, "reader_id", "criterion"], table, log, role)
     for c in ("reader_group", "comment", "shown_first", "group_id"):
         if c not in frame.columns:
             frame[c] = ""
+    bad |= control_characters(frame, ["choice", "shown_first", "reader_group", "group_id"], table, log, role,
+                              already=bad)
     if "seconds" in frame.columns:
-        secs, bad_s = parse_numbers(frame["seconds"], table, lines, log, role, "seconds", None, "seconds")
+        secs, bad_s = parse_numbers(frame["seconds"], table, lines, log, role, "seconds", None, "seconds",
+                                    already=bad)
         bad |= bad_s
         neg = np.isfinite(secs) & (secs < 0)
         bad |= log.rows(table.path, role, neg, lines, frame["seconds"].to_numpy(), "seconds",
-                        "seconds is negative", "write the time spent in seconds (>= 0)", "negative seconds")
+                        "seconds is negative", "write the time spent in seconds (>= 0)", "negative seconds",
+                        already=bad)
         frame["seconds"] = secs
     else:
         frame["seconds"] = np.nan
     if shape == "pairwise":
-        choice = frame["choice"]
-        frame["choice"] = np.where(choice.str.lower() == TIE, TIE, choice.to_numpy(dtype=object))
+        # the choice is kept as written: whether 'Tie' is the tie word or a system named Tie is
+        # decided against the pair's systems (audit.inputs.resolve)
         blank = (frame["choice"] == "").to_numpy()
     else:
         nums, bad_r = parse_numbers(frame["rating"], table, lines, log, role, "rating", scale, "rating",
-                                    columns=frame["criterion"].to_numpy(dtype=object) if wide else None)
+                                    columns=frame["criterion"].to_numpy(dtype=object) if wide else None,
+                                    already=bad)
         bad |= bad_r
         frame["rating"] = nums
         blank = np.isnan(nums) & ~bad_r
@@ -123,7 +130,7 @@ def read_humans(table: Table, log: ProblemLog, *, scale: tuple[float, float] | N
              else ["group_id", "reader_group", "seconds"]) + ["line", "order"])
     frame = frame[cols].reset_index(drop=True)
     frame["order"] = np.arange(len(frame))
-    return HumanInput(shape=shape, layout=f"{shape}-{'wide' if wide else 'long'}", frame=frame)
+    return HumanInput(shape=shape, layout=f"{shape}-{'wide' if wide else 'long'}", frame=frame, n_read=n_read)
 
 
 def _reader_groups(frame, table, log):

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from audit.inputs.formats import Table
-from audit.inputs.layout import blank_ids, duplicates, long_frame, melt_wide, parse_numbers, require, wide_columns
+from audit.inputs.layout import blank_ids, control_characters, duplicates, long_frame, melt_wide, parse_numbers, require, wide_columns
 from audit.inputs.problems import ProblemLog
 
 #: Columns with a meaning of their own in a judge file; in a wide layout every other column
@@ -34,6 +34,7 @@ class JudgeInput:
     key: str  #: "pair_id" or "item_id"
     layout: str
     frame: pd.DataFrame
+    n_read: int = 0  #: records read (rows, or row x criterion cells of a wide file)
 
 
 def read_judge(table: Table, log: ProblemLog, *, scale: tuple[float, float] | None = None,
@@ -68,33 +69,36 @@ def read_judge(table: Table, log: ProblemLog, *, scale: tuple[float, float] | No
             return None
         frame = long_frame(table)
     frame["criterion"] = frame["criterion"].str.lower()
+    n_read = len(frame)
     lines = frame["line"].to_numpy()
     must_fill = [c for c in ids if not (c == "system" and role.startswith("dev"))]
     bad = blank_ids(frame, must_fill + ["criterion"], table, log, role)
+    bad |= control_characters(frame, ["system", "judge", "choice", "group_id"], table, log, role, already=bad)
     if "judge" in frame.columns:
         frame["judge"] = frame["judge"].where(frame["judge"] != "", DEFAULT_JUDGE)
     else:
         frame["judge"] = DEFAULT_JUDGE
     if "sample" in frame.columns:
-        s, bad_s = parse_numbers(frame["sample"], table, lines, log, role, "sample", None, "sample")
-        nonint = np.isfinite(s) & (s != np.round(s))
-        bad |= bad_s | log.rows(table.path, role, nonint, lines, frame["sample"].to_numpy(), "sample",
-                                "sample is not a whole number", "number repeated samples 0, 1, 2, ...",
-                                "non-integer sample")
-        frame["sample"] = np.where(np.isfinite(s), s, 0).astype(np.int64)
+        s, bad_s = parse_numbers(frame["sample"], table, lines, log, role, "sample", None, "sample", already=bad)
+        bad |= bad_s
+        nonint = np.isfinite(s) & ((s != np.round(s)) | (np.abs(s) > 2**53))
+        bad |= log.rows(table.path, role, nonint, lines, frame["sample"].to_numpy(), "sample",
+                        "sample is not a whole number", "number repeated samples 0, 1, 2, ...",
+                        "non-integer sample", already=bad)
+        frame["sample"] = np.where(np.isfinite(s) & ~nonint, s, 0).astype(np.int64)
     else:
         frame["sample"] = 0
     if kind == "scalar":
         nums, bad_v = parse_numbers(frame["score"], table, lines, log, role, "score", scale, "score",
-                                    columns=frame["criterion"].to_numpy(dtype=object) if wide else None)
+                                    columns=frame["criterion"].to_numpy(dtype=object) if wide else None,
+                                    already=bad)
         bad |= bad_v
         frame["score"] = nums
         keys = [key, "system", "criterion", "judge", "sample"]
     else:
-        c = frame["choice"]
-        low = c.str.lower()
-        frame["choice"] = np.select([low == TIE, (low == INVALID) | (c == "")], [TIE, INVALID],
-                                    c.to_numpy(dtype=object))
+        # an empty verdict is an unparsable output; the words tie / invalid in any spelling are
+        # told apart from a system so named against the pair's systems (audit.inputs.resolve)
+        frame["choice"] = frame["choice"].where(frame["choice"] != "", INVALID)
         keys = [key, "criterion", "judge", "sample"]
         # the order shown: both orders of one pair are two rows, not a duplicate output
         frame["shown_first"] = frame["shown_first"].str.strip() if "shown_first" in frame.columns else ""
@@ -115,4 +119,4 @@ def read_judge(table: Table, log: ProblemLog, *, scale: tuple[float, float] | No
     frame = frame[~dup]
     out_cols = list(dict.fromkeys(keys + [value] + (["shown_first"] if kind == "pairwise" else []) + ["line"]))
     return JudgeInput(kind=kind, key=key, layout=f"{kind}-{'wide' if wide else 'long'}",
-                      frame=frame[out_cols].reset_index(drop=True))
+                      frame=frame[out_cols].reset_index(drop=True), n_read=n_read)

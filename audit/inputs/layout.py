@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 
@@ -44,12 +46,42 @@ def long_frame(table: Table) -> pd.DataFrame:
 
 
 def blank_ids(frame: pd.DataFrame, columns: list[str], table: Table, log: ProblemLog, role: str) -> np.ndarray:
-    """Rows with an empty id column are reported (and left out under drop_invalid)."""
+    """Rows with an empty id column, or a name holding a control character, are reported (and
+    left out under drop_invalid)."""
     bad = np.zeros(len(frame), dtype=bool)
     for c in columns:
         m = (frame[c] == "").to_numpy()
         bad |= log.rows(table.path, role, m, frame["line"].to_numpy(), None, c,
-                        f"empty {c}", f"give every row a {c}", f"empty {c}")
+                        f"empty {c}", f"give every row a {c}", f"empty {c}", already=bad)
+    return bad | control_characters(frame, columns, table, log, role, already=bad)
+
+
+#: Columns holding names (ids, systems, criteria, labels): they reach reports, figures (SVG)
+#: and terminals, so a control character in one is an input problem, not something to render.
+NAME_COLUMNS = ("pair_id", "item_id", "reader_id", "criterion", "system", "judge", "choice", "shown_first",
+                "reader_group", "group_id", "system_a", "system_b", "focal", "matchup")
+#: C0/C1 control characters (NUL, tab, line breaks, ESC...), Unicode line/paragraph separators
+#: and lone UTF-16 surrogates (a JSON "\ud800" escape; no UTF-8 writer can encode them)
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+
+
+def control_characters(frame: pd.DataFrame, columns, table: Table, log: ProblemLog, role: str,
+                       already: np.ndarray | None = None) -> np.ndarray:
+    """Rows whose name columns (those of ``columns`` in :data:`NAME_COLUMNS` and present)
+    hold a control character: one row problem each (the value shown escaped)."""
+    bad = np.zeros(len(frame), dtype=bool)
+    already = bad if already is None else already
+    for c in columns:
+        if c not in frame.columns or c not in NAME_COLUMNS:
+            continue
+        values = frame[c].to_numpy(dtype=object)
+        if not CONTROL.search("".join(values)):  # the common case: one C-level scan per column
+            continue
+        m = np.fromiter((bool(CONTROL.search(v)) for v in values), dtype=bool, count=len(values))
+        bad |= log.rows(table.path, role, m, frame["line"].to_numpy(), values, c,  # shown with repr(): escaped
+                        f"{c} contains a control character (a line break, tab, NUL, escape code or similar)",
+                        "remove the control character from the name in every file (names are shown in the "
+                        "report, its figures and the terminal)", f"control character in {c}", already=already | bad)
     return bad
 
 
@@ -60,7 +92,7 @@ _EMPTY_MEANS = {(True, "score"): " to mark an unparsable judge output", (True, "
 
 def parse_numbers(values: pd.Series, table: Table, lines: np.ndarray, log: ProblemLog, role: str,
                   column: str, scale: tuple[float, float] | None, what: str,
-                  columns: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+                  columns: np.ndarray | None = None, already: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Parse a text column of numbers.
 
     Returns ``(numbers, bad)``: empty cells become NaN (not a problem here); non-numeric or
@@ -75,14 +107,14 @@ def parse_numbers(values: pd.Series, table: Table, lines: np.ndarray, log: Probl
     nonnum = ~empty & ~np.isfinite(nums)
     bad = log.rows_in(table.path, role, nonnum, lines, text, where, f"{what} is not a number",
                    f"write a number, or leave the cell empty{_EMPTY_MEANS.get((role.endswith('judge'), column), '')}",
-                   f"non-numeric {column}")
+                   f"non-numeric {column}", already=already)
     if scale is not None:
         lo, hi = scale
         out = np.isfinite(nums) & ((nums < lo) | (nums > hi))
         bad = bad | log.rows_in(table.path, role, out, lines, text, where,
                                 f"{what} outside the declared scale [{lo:g}, {hi:g}]",
                              "correct the value or declare the scale the data use",
-                             f"{column} outside the scale")
+                             f"{column} outside the scale", already=bad if already is None else already | bad)
     nums = np.where(nonnum, np.nan, nums)
     return nums, bad
 

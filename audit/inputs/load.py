@@ -8,14 +8,14 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from audit.data import AuditData, Exclusion, SourceFile
+from audit.data import AuditData, Exclusion, RowCount, SourceFile
 from audit.errors import InputError
 from audit.inputs.formats import Table, read_table
 from audit.inputs.humans import HumanInput, read_humans
 from audit.inputs.judge import INVALID, JudgeInput, read_judge
 from audit.inputs.layout import blank_ids
 from audit.inputs.pairs import (assign_focal, check_focal_names, pairs_from_groups, pairs_from_systems,
-                                read_pairs_file)
+                                read_pairs_file, reserved_system_names)
 from audit.inputs.problems import ProblemLog
 from audit.inputs.resolve import (judge_scores_by_item, judge_scores_by_pair, resolve_verdicts, resolve_votes,
                                   unknown_ids, votes_from_ratings)
@@ -55,6 +55,11 @@ class _Loader:
         self.sources: list[SourceFile] = []
         self.tables: dict[str, Table] = {}
         self.focal_source = ""
+        self.orientation: tuple = ()
+        self.n_read: dict[str, int] = {}  #: records read per role when not the table's rows (melted wide files)
+        self.human_shape = "pairwise"
+        self.ratings_used = 0
+        self.self_matchup_hint = ""  #: added to "nothing usable" problems when self-matchups were left out
         self.rated_items: set[str] = set()
 
     def read(self, path, role):
@@ -66,7 +71,7 @@ class _Loader:
         return t
 
     # -- deployment: pairwise human votes ----------------------------------------------
-    def pairwise(self, h: HumanInput, j: JudgeInput, pf: pd.DataFrame | None):
+    def pairwise(self, h: HumanInput, j: JudgeInput, pf: tuple[pd.DataFrame, pd.DataFrame] | None):
         log, th, tj = self.log, self.tables["humans"], self.tables["judge"]
         if j.key == "item_id":
             log.add(tj.path, "the judge file is keyed by item_id but the human file holds pairwise votes",
@@ -74,7 +79,13 @@ class _Loader:
             return None
         hv, jf = h.frame, j.frame
         if pf is not None:
-            pairs, where = pf, "the pairs file"
+            (pairs, self_pairs), where = pf, "the pairs file"
+            hv, jf = self._drop_self_pairs(hv, jf, self_pairs)
+            reserved = reserved_system_names(pairs, True, self.tables["pairs"].path, log)
+            if reserved:
+                self.notes.append(f"system name(s) {', '.join(reserved)} are also choice words (tie, invalid, A, B): "
+                                  "a choice written exactly as the system name is that system; other spellings "
+                                  "keep their meaning (a tie, position A/B)")
         else:
             where = "the judge file"
             first_line = jf.groupby("pair_id", sort=False)["line"].first().to_dict()
@@ -89,19 +100,20 @@ class _Loader:
                             "pass a pairs file (pair_id, system_a, system_b) or write system names",
                             column="choice", value="A/B")
                     return None
-                named = named[~named["choice"].isin(["tie", INVALID])]
+                named = named[~named["choice"].str.lower().isin(["tie", INVALID])]
                 systems = named.groupby("pair_id", sort=False)["choice"].unique().map(list).to_dict()
                 for pid in jf["pair_id"].unique():
                     systems.setdefault(pid, [])
                 where = "the judge file's pair_ids"
             pairs = pairs_from_systems(systems, self._groups(), tj.path, first_line, log)
+            named_at = (jf.groupby("system", sort=False)["line"].first().to_dict() if j.kind == "scalar" else {})
+            reserved_system_names(pairs, False, tj.path, log, named_at)
             # a pair without exactly two systems is already reported (a fatal problem):
             # its rows are not reported again as "pair_id not found"
             rejected = set(systems) - set(pairs["pair_id"])
             hv, jf = hv[~hv["pair_id"].isin(rejected)], jf[~jf["pair_id"].isin(rejected)]
         systems_all = set(pairs["system_a"]) | set(pairs["system_b"])
         check_focal_names(self.focal_names, systems_all, log)
-        pairs, self.focal_source = assign_focal(pairs, self.focal_names)
         known = set(pairs["pair_id"])
         fix = "use the pair ids of the pairs file" if pf is not None else "every judged pair needs two systems in the judge file"
         bad_h = unknown_ids(hv, "pair_id", known, th.path, "humans", log, where, fix)
@@ -118,7 +130,9 @@ class _Loader:
         unused = int((~pairs["pair_id"].isin(used)).sum())
         if unused:
             self.notes.append(f"{unused} pair(s) of the pairs file have no votes and no judge output; left out")
+            log.exclude("pairs", "pair with no vote and no judge output", unused)
             pairs = pairs[pairs["pair_id"].isin(used)]
+        pairs = self._orient(pairs)
         votes = resolve_votes(hv, pairs, th.path, log, wide=h.layout.endswith("-wide"))
         if j.kind == "scalar":
             scores, verdicts = judge_scores_by_pair(jf, pairs, tj.path, log), None
@@ -126,12 +140,38 @@ class _Loader:
             scores, verdicts = None, resolve_verdicts(jf, pairs, tj.path, log, wide=j.layout.endswith("-wide"))
         return votes, pairs, scores, verdicts
 
+    def _orient(self, pairs: pd.DataFrame) -> pd.DataFrame:
+        """One focal system per matchup (audit.inputs.pairs.assign_focal); notes for re-oriented matchups."""
+        pairs, self.focal_source, self.orientation, notes = assign_focal(pairs, self.focal_names)
+        self.notes.extend(notes)
+        return pairs
+
+    def _drop_self_pairs(self, hv: pd.DataFrame, jf: pd.DataFrame, self_pairs: pd.DataFrame):
+        """Leave out the self-matchups of the pairs file (the same system on both sides), with
+        their votes and judge outputs, counted and noted."""
+        if self_pairs.empty:
+            return hv, jf
+        ids = set(self_pairs["pair_id"])
+        on_h, on_j = hv["pair_id"].isin(ids).to_numpy(), jf["pair_id"].isin(ids).to_numpy()
+        reason = "on a self-matchup pair (the same system on both sides)"
+        self.log.exclude("pairs", "self-matchup (the same system on both sides)", len(self_pairs))
+        self.log.exclude("humans", f"vote {reason}", int(on_h.sum()))
+        self.log.exclude("judge", f"judge output {reason}", int(on_j.sum()))
+        self.self_matchup_hint = (f"; {len(self_pairs)} pair(s) compare a system with itself and are left out: give "
+                                  "each pair two different systems")
+        shown = ", ".join(f"{p} ({s})" for p, s in zip(self_pairs["pair_id"][:5], self_pairs["system"][:5]))
+        more = f" and {len(self_pairs) - 5} more" if len(self_pairs) > 5 else ""
+        self.notes.append(f"{len(self_pairs)} pair(s) of the pairs file compare a system with itself (self-matchups: "
+                          f"{shown}{more}): left out, with their {int(on_h.sum())} vote(s) and {int(on_j.sum())} "
+                          "judge output(s)")
+        return hv[~on_h], jf[~on_j]
+
     def _nothing_usable(self, path: str) -> None:
         """No usable human judgment: one problem (unless one already explains it, e.g. a reader who
         judged nothing); the judge file is then not checked against an empty human side."""
         if not self.log.problems:
             self.log.add(path, "no usable human judgment is left", "check the file: every row was empty or left out"
-                         + (" (--drop-invalid)" if self.log.drop_invalid else ""))
+                         + (" (--drop-invalid)" if self.log.drop_invalid else "") + self.self_matchup_hint)
         return None
 
     def _groups(self) -> dict[str, str]:
@@ -204,17 +244,29 @@ class _Loader:
         if alone.any():
             log.exclude("humans", "rating of an item alone in its group (no pair)", int(alone.sum()))
             r = r[~alone]
-        pairs = pairs_from_groups(r, item_system)
+        pairs, self_pairs = pairs_from_groups(r, item_system)
+        reserved_system_names(pairs, False, tj.path, log, jf.groupby("system", sort=False)["line"].first().to_dict())
         check_focal_names(self.focal_names, set(item_system.values()), log)
-        pairs, self.focal_source = assign_focal(pairs, self.focal_names)
-        n_same = int((pairs["base_a"] == pairs["base_b"]).sum())
-        if n_same:
-            self.notes.append(f"{n_same} pair(s) compare two outputs of the same system; their sides are "
-                              "named '<system> [<item_id>]'")
-        votes, n_unused = votes_from_ratings(r, pairs)
+        if log.problems:
+            return None
+        if len(self_pairs):
+            self.self_matchup_hint = (f"; {len(self_pairs)} pair(s) compare two outputs of the same system and are "
+                                      "left out: a group needs outputs of two different systems")
+        pairs = self._orient(pairs)
+        votes, n_unused, n_self_only, n_self_votes = votes_from_ratings(r, pairs, self_pairs)
+        if len(self_pairs):
+            self.notes.append(f"{len(self_pairs)} pair(s) compare two outputs of the same system (self-matchups, "
+                              f"e.g. {self_pairs['pair_id'].iloc[0]} of {self_pairs['system_a'].iloc[0]}): left out, "
+                              f"with the {n_self_votes} vote(s) they would give")
         log.exclude("humans", "rating with no rating of another item of its group by the same reader "
                     "and criterion (no pair)", n_unused)
-        scores = judge_scores_by_item(jf, pairs)
+        log.exclude("humans", "rating used only in self-matchup pairs (two outputs of the same system)", n_self_only)
+        self.ratings_used = len(r) - n_unused - n_self_only
+        in_pairs = set(pairs["item_a"]) | set(pairs["item_b"])
+        outside = ~jf["item_id"].isin(in_pairs).to_numpy()
+        log.exclude("judge", "judge score of an output in no pair (alone in its group, or compared only with "
+                    "outputs of its own system)", int(outside.sum()))
+        scores = judge_scores_by_item(jf[~outside], pairs)
         return votes, pairs, scores, None
 
     # -- optional parts -------------------------------------------------------------------
@@ -230,6 +282,8 @@ class _Loader:
             items = set(pairs["item_a"]) | set(pairs["item_b"])
             s = s[~unknown_ids(s, "item_id", items | self.rated_items, ts.path, "stories", self.log,
                                "the human and judge files", "check the item ids")]
+            self.log.exclude("stories", "text of an output in no pair (alone in its group, or compared only with "
+                             "outputs of its own system)", int((~s["item_id"].isin(items)).sum()))
             out = stories_by_item(s, pairs)
         expected = 2 * len(pairs)
         have = len(out.drop_duplicates(["pair_id", "system"]))
@@ -253,20 +307,48 @@ class _Loader:
         hf = hf[~unknown_ids(hf, "item_id", set(jf["item_id"]), tdh.path, "dev_humans", log,
                              "the development judge file", "score the item, or remove its ratings")]
         jf = self._unparsable(jf, "dev_judge")
+        self.n_read.update(dev_judge=dj.n_read, dev_humans=dh.n_read)
         return (jf[["item_id", "system", "criterion", "judge", "sample", "score", "line"]].reset_index(drop=True),
                 hf[["item_id", "reader_id", "criterion", "rating", "line"]].reset_index(drop=True))
 
     def _unparsable(self, frame: pd.DataFrame, role: str) -> pd.DataFrame:
+        """Count unparsable judge outputs (source records: an item scored once appears in every
+        pair it belongs to); remove them under drop_invalid, else keep them as missing."""
         if "score" in frame.columns:
             bad, what = frame["score"].isna().to_numpy(), "empty score"
         else:
             bad, what = (frame["choice"] == INVALID).to_numpy(), "choice=invalid"
-        n = int(bad.sum())
+        n = _n_records(frame[bad])
         if self.log.drop_invalid:
             self.log.exclude(role, f"unparsable judge output ({what}), removed (--drop-invalid)", n)
-            return frame[~bad]
-        self.log.exclude(role, f"unparsable judge output ({what}), kept as missing, never imputed", n)
+            return frame[~bad].reset_index(drop=True)
+        self.log.keep(role, f"unparsable judge output ({what}), kept as missing, never imputed", n)
         return frame
+
+    def row_counts(self, used: dict[str, int]) -> tuple[RowCount, ...]:
+        """read = used + excluded, per input file (humans, judge, pairs, stories, dev_judge, dev_humans)."""
+        units = {"humans": "ratings" if self.human_shape == "scalar" else "votes", "judge": "outputs",
+                 "pairs": "pairs", "stories": "texts", "dev_judge": "scores", "dev_humans": "ratings"}
+        out = []
+        for role in sorted(self.tables, key=lambda r: list(units).index(r) if r in units else len(units)):
+            table = self.tables[role]
+            read = self.n_read.get(role, len(table))
+            excluded = [(reason, n) for (r, reason), n in self.log.exclusions.items() if r == role and n]
+            rest = read - used.get(role, 0) - sum(n for _, n in excluded)
+            if rest:  # never expected: the accounting test holds every path to zero
+                excluded.append(("left out for a reason not recorded (a judge-audit bug: please report it)", rest))
+            out.append(RowCount(role=role, unit=units.get(role, "rows"), read=int(read), used=int(used.get(role, 0)),
+                                excluded=tuple(excluded)))
+        return tuple(out)
+
+
+def _n_records(frame: pd.DataFrame | None) -> int:
+    """Source records in a frame: distinct (line, criterion); an item's judge score or text
+    repeats in every pair it belongs to."""
+    if frame is None or len(frame) == 0:
+        return 0
+    keys = [c for c in ("line", "criterion") if c in frame.columns]
+    return int(len(frame.drop_duplicates(keys))) if keys else len(frame)
 
 
 
@@ -294,22 +376,20 @@ def load(judge, humans, *, pairs=None, stories=None, dev_judge=None, dev_humans=
         log.raise_if_any()
         raise InputError("the input files could not be combined")  # defensive: a problem is always logged
     votes, pairs_df, scores, verdicts = built
+    ld.n_read.update(humans=hin.n_read, judge=jin.n_read)
+    ld.human_shape = hin.shape
     if scores is not None:
-        ld._unparsable(jin.frame, "judge")
         ld.one_sided(scores)
-        if drop_invalid:
-            scores = scores[scores["score"].notna()].reset_index(drop=True)
+        scores = ld._unparsable(scores, "judge")
     if verdicts is not None:
-        ld._unparsable(verdicts, "judge")
-        if drop_invalid:
-            verdicts = verdicts[verdicts["choice"] != INVALID].reset_index(drop=True)
+        verdicts = ld._unparsable(verdicts, "judge")
     story_frame = None
     if ts is not None:
         story_frame = ld.stories(ts, "pair_id" if hin.shape == "pairwise" else "item_id", pairs_df)
     jframe = scores if scores is not None else verdicts
     if len(votes) == 0 and not log.problems:
         log.add(th.path, "no usable human judgment is left", "check the file: every row was empty or left out"
-                + (" (--drop-invalid)" if drop_invalid else ""))
+                + (" (--drop-invalid)" if drop_invalid else "") + ld.self_matchup_hint)
     if len(jframe) == 0 and not log.problems:
         log.add(tj.path, "no usable judge output is left", "check the file: every row was left out"
                 + (" (--drop-invalid)" if drop_invalid else ""))
@@ -336,7 +416,13 @@ def load(judge, humans, *, pairs=None, stories=None, dev_judge=None, dev_humans=
     sources = tuple(SourceFile(role=role, path=t.path, sha256=t.sha256, format=t.format, n_rows=len(t),
                                layout=layouts.get(role, ""))
                     for role, t in ld.tables.items())
-    exclusions = tuple(Exclusion(role=role, reason=reason, n_rows=n) for (role, reason), n in log.exclusions.items())
+    exclusions = tuple(Exclusion(role=role, reason=reason, n_rows=n) for (role, reason), n in log.exclusions.items()) \
+        + tuple(Exclusion(role=role, reason=reason, n_rows=n, kept=True) for (role, reason), n in log.kept.items())
+    used = {"humans": len(votes) if hin.shape == "pairwise" else ld.ratings_used,
+            "judge": _n_records(scores if scores is not None else verdicts), "pairs": len(pairs_out),
+            "stories": _n_records(story_frame[["line"]] if story_frame is not None else None),
+            "dev_judge": _n_records(dev_j), "dev_humans": _n_records(dev_h)}
     return AuditData(votes=votes, pairs=pairs_out, judge_scores=scores, judge_verdicts=verdicts,
                      stories=story_frame, dev_judge=dev_j, dev_humans=dev_h, focal_source=ld.focal_source,
-                     human_shape=hin.shape, sources=sources, exclusions=exclusions, notes=tuple(ld.notes))
+                     human_shape=hin.shape, sources=sources, exclusions=exclusions, notes=tuple(ld.notes),
+                     rows=ld.row_counts(used), orientation=ld.orientation)

@@ -1,35 +1,55 @@
 """What each pair is: read ``pairs.csv``, or derive pairs from the judge file or from groups.
 
-Focal system (the one whose win rate is reported), per pair, first rule that applies:
+A *matchup* is the set of pairs audited together: the pairs file's ``matchup`` label when
+given (one label must name one pairing of systems), else the two systems of the pair
+(unordered). Every pair of a matchup has the same focal system (the one whose win rate is
+reported). Per pair, the first rule that applies proposes a focal system:
 
 1. ``focal`` names given by the user (``--focal A,B``): the first listed name that is one of
    the pair's two systems;
 2. the ``focal`` column of ``pairs.csv``, when filled in;
-3. otherwise the first of the two system names in sorted (code-point) order.
+3. otherwise (automatic) the system that appears in more pairs of the study (the system the
+   study is about: a new model compared with several others is focal in every matchup), and
+   on a tie the first of the two names in code-point order. It is a function of the two
+   systems, so every pair of an unlabelled matchup gets the same one.
+
+When the proposals differ within a matchup (a ``focal`` column that alternates), the matchup
+is *re-oriented* to one focal system: the one proposed for most of its pairs (on a tie, the
+automatic rule decides); the other pairs are flipped, and a note says so. Votes and judge
+outputs are read against the pair's focal system afterwards, so both sides flip together.
 
 ``AuditData.focal_source`` records which rule(s) decided ("--focal", "pairs file",
-"first in sorted order"; joined with " + " when several did).
+"automatic"; joined with " + " when several did).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from itertools import combinations
 
 import numpy as np
 import pandas as pd
 
+from audit.data import MatchupOrientation
 from audit.inputs.formats import Table
-from audit.inputs.layout import blank_ids, duplicates, require
+from audit.inputs.layout import blank_ids, control_characters, duplicates, require
 from audit.inputs.problems import ProblemLog
 
 PAIR_COLUMNS = ["pair_id", "system_a", "system_b", "focal", "other", "matchup", "group_id"]
 SOURCE_FOCAL = "--focal"
 SOURCE_FILE = "pairs file"
-SOURCE_SORTED = "first in sorted order"
+SOURCE_AUTO = "automatic"
+#: the rules in order of precedence (a matchup's source is its strongest pair's)
+SOURCES = (SOURCE_FOCAL, SOURCE_FILE, SOURCE_AUTO)
 
 
-def read_pairs_file(table: Table, log: ProblemLog) -> pd.DataFrame | None:
-    """Read ``pairs.csv``: pair_id, system_a, system_b, optional focal, matchup, group_id."""
+def read_pairs_file(table: Table, log: ProblemLog) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+    """Read ``pairs.csv``: pair_id, system_a, system_b, optional focal, matchup, group_id.
+
+    Returns ``(pairs, self_pairs)``: ``self_pairs`` (pair_id, system, line) are the rows whose
+    two systems are the same (a self-matchup): they are left out of the audit, with their
+    votes and judge outputs, and counted.
+    """
     if not require(table, ["pair_id", "system_a", "system_b"], log, "a pairs file"):
         return None
     f = table.frame.copy()
@@ -39,14 +59,11 @@ def read_pairs_file(table: Table, log: ProblemLog) -> pd.DataFrame | None:
             f[c] = ""
     lines = f["line"].to_numpy()
     bad = blank_ids(f, ["pair_id", "system_a", "system_b"], table, log, "pairs")
-    same = ((f["system_a"] == f["system_b"]) & (f["system_a"] != "")).to_numpy()
-    bad |= log.rows(table.path, "pairs", same, lines, f["system_a"].to_numpy(), "system_b",
-                    "a pair must compare two different systems (system_a equals system_b)",
-                    "name the two different systems of the pair", "pair with other than two systems")
+    bad |= control_characters(f, ["focal", "matchup", "group_id"], table, log, "pairs", already=bad)
     nf = ((f["focal"] != "") & (f["focal"] != f["system_a"]) & (f["focal"] != f["system_b"])).to_numpy()
     nf = log.rows(table.path, "pairs", nf, lines, f["focal"].to_numpy(), "focal",
                   "focal is not one of the pair's two systems", "set focal to system_a or system_b, or leave it empty",
-                  "focal not in the pair")
+                  "focal not in the pair", already=bad)
     if log.drop_invalid:
         bad |= nf
     else:  # already a (fatal) problem: keep the pair so that its votes are not reported again as unknown ids
@@ -54,39 +71,109 @@ def read_pairs_file(table: Table, log: ProblemLog) -> pd.DataFrame | None:
     f = f[~bad]
     dup = duplicates(f, ["pair_id"], table, log, "pairs", "duplicate pair_id in the pairs file",
                      "list each pair once")
-    return f[~dup][["pair_id", "system_a", "system_b", "focal", "matchup", "group_id", "line"]].reset_index(drop=True)
+    f = f[~dup]
+    same = (f["system_a"] == f["system_b"]).to_numpy()
+    self_pairs = f[same][["pair_id", "system_a", "line"]].rename(columns={"system_a": "system"})
+    f = f[~same]
+    check_matchup_labels(f, table.path, log)
+    return (f[["pair_id", "system_a", "system_b", "focal", "matchup", "group_id", "line"]].reset_index(drop=True),
+            self_pairs.reset_index(drop=True))
 
 
-def assign_focal(pairs: pd.DataFrame, focal_names: tuple[str, ...]) -> tuple[pd.DataFrame, str]:
-    """Fill ``focal``, ``other`` and ``matchup``; return the frame and the focal source label."""
+def _pairing(a, b) -> str:
+    """The unordered pair of two system names as one key."""
+    x, y = (a, b) if a <= b else (b, a)
+    return f"{x} vs {y}"
+
+
+def check_matchup_labels(pairs: pd.DataFrame, path: str, log: ProblemLog) -> None:
+    """A ``matchup`` label must name one pairing of systems: one problem per label that spans
+    several, naming each pairing with a pair of it."""
+    labelled = pairs[pairs["matchup"] != ""]
+    if labelled.empty:
+        return
+    pairing = [_pairing(a, b) for a, b in zip(labelled["system_a"], labelled["system_b"])]
+    labelled = labelled.assign(_pairing=pairing)
+    for label, rows in labelled.groupby("matchup", sort=False):
+        kinds = rows.drop_duplicates("_pairing")
+        if len(kinds) < 2:
+            continue
+        named = "; ".join(f"{k} (e.g. pair {pid})" for k, pid in zip(kinds["_pairing"], kinds["pair_id"]))
+        log.add(path, f"one matchup label spans {len(kinds)} different pairings of systems: {named}",
+                "give each pairing of two systems its own matchup label (or leave the label empty: the "
+                "matchup is then the two systems)", line=int(kinds["line"].iloc[1]), column="matchup",
+                value=label)
+
+
+def _automatic(x: str, y: str, counts: Counter) -> str:
+    """The system in more pairs of the study; on a tie the first in code-point order."""
+    cx, cy = counts[x], counts[y]
+    if cx != cy:
+        return x if cx > cy else y
+    return min(x, y)
+
+
+def assign_focal(pairs: pd.DataFrame, focal_names: tuple[str, ...]
+                 ) -> tuple[pd.DataFrame, str, tuple[MatchupOrientation, ...], list[str]]:
+    """Fill ``focal``, ``other`` and ``matchup`` (rules in the module docstring).
+
+    Returns the frame, the focal source label, one :class:`MatchupOrientation` per matchup
+    (in order of first appearance) and the notes (matchups re-oriented).
+    """
     a = pairs["system_a"].to_numpy(dtype=object)
     b = pairs["system_b"].to_numpy(dtype=object)
-    given = pairs["focal"].to_numpy(dtype=object) if "focal" in pairs.columns else np.full(len(pairs), "", dtype=object)
+    n = len(pairs)
+    given = pairs["focal"].to_numpy(dtype=object) if "focal" in pairs.columns else np.full(n, "", dtype=object)
+    label = (pairs["matchup"].astype(str).to_numpy(dtype=object) if "matchup" in pairs.columns
+             else np.full(n, "", dtype=object))
+    counts = Counter(list(a) + list(b))
     rank = {name: i for i, name in enumerate(focal_names)}
-    focal, sources = [], []
+    proposed, sources = [], []
     for x, y, g in zip(a, b, given):
         rx, ry = rank.get(x), rank.get(y)
         if rx is not None or ry is not None:
-            focal.append(x if ry is None or (rx is not None and rx <= ry) else y)
+            proposed.append(x if ry is None or (rx is not None and rx <= ry) else y)
             sources.append(SOURCE_FOCAL)
         elif g:
-            focal.append(g)
+            proposed.append(g)
             sources.append(SOURCE_FILE)
         else:
-            focal.append(min(x, y))
-            sources.append(SOURCE_SORTED)
+            proposed.append(_automatic(x, y, counts))
+            sources.append(SOURCE_AUTO)
+    groups: dict[str, list[int]] = {}
+    for i, (lab, x, y) in enumerate(zip(label, a, b)):
+        groups.setdefault(lab if lab else _pairing(x, y), []).append(i)
+    focal = np.asarray(proposed, dtype=object)
+    notes: list[str] = []
+    decided: list[tuple[list[int], str, int]] = []
+    for key, idx in groups.items():
+        votes = Counter(focal[i] for i in idx)
+        source = SOURCES[min(SOURCES.index(sources[i]) for i in idx)]
+        top = max(votes.values())
+        tied = sorted(name for name, c in votes.items() if c == top)
+        winner = tied[0] if len(tied) == 1 else _automatic(tied[0], tied[1], counts)
+        flipped = sum(focal[i] != winner for i in idx)
+        if flipped:
+            split = ", ".join(f"{name} in {c}" for name, c in sorted(votes.items(), key=lambda kv: (-kv[1], kv[0])))
+            notes.append(f"matchup '{key}': the focal system alternated between its pairs ({split}); re-oriented "
+                         f"to {winner} in all {len(idx)} pairs (the votes and judge outputs of the {flipped} "
+                         f"flipped pair(s) are read with {winner} as focal)")
+        for i in idx:
+            focal[i] = winner
+        decided.append((idx, source, flipped))
     out = pairs.copy()
-    out["focal"] = np.asarray(focal, dtype=object)
-    out["other"] = np.where(out["focal"].to_numpy() == a, b, a)
-    label = out["matchup"] if "matchup" in out.columns else pd.Series("", index=out.index)
+    out["focal"] = focal
+    out["other"] = np.where(focal == a, b, a)
     default = out["focal"].astype(str) + " vs " + out["other"].astype(str)
-    if "base_a" in out.columns:  # derived pairs: label by the undecorated system names
-        fa = np.where(out["focal"].to_numpy() == a, out["base_a"], out["base_b"])
-        oa = np.where(out["focal"].to_numpy() == a, out["base_b"], out["base_a"])
-        default = pd.Series(fa, index=out.index).astype(str) + " vs " + pd.Series(oa, index=out.index).astype(str)
-    out["matchup"] = label.where(label.astype(str) != "", default)
-    source = " + ".join(dict.fromkeys(sources))
-    return out, source
+    lab = pd.Series(label, index=out.index)
+    out["matchup"] = lab.where(lab != "", default)
+    orientation = tuple(
+        MatchupOrientation(matchup=str(out["matchup"].iat[idx[0]]), focal=str(out["focal"].iat[idx[0]]),
+                           other=str(out["other"].iat[idx[0]]), source=source, n_pairs=len(idx),
+                           n_reoriented=int(flipped))
+        for idx, source, flipped in decided)
+    used = [s for s in SOURCES if s in set(sources)]
+    return out, " + ".join(used), orientation, notes
 
 
 def check_focal_names(focal_names: tuple[str, ...], systems: set[str], log: ProblemLog) -> None:
@@ -112,21 +199,50 @@ def pairs_from_systems(systems: dict[str, list[str]], group: dict[str, str], sou
     return pd.DataFrame(rows, columns=["pair_id", "system_a", "system_b", "focal", "matchup", "group_id"])
 
 
-def pairs_from_groups(ratings: pd.DataFrame, item_system: dict[str, str]) -> pd.DataFrame:
+def pairs_from_groups(ratings: pd.DataFrame, item_system: dict[str, str]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Prompt-matched pairs from scalar ratings: every two items sharing a ``group_id``.
 
     Items keep their order of first appearance in the ratings file; the pair of items
     ``(i, j)`` (i first) gets ``pair_id = "i~j"``, system_a = system of i, system_b = system
-    of j. When both items come from the same system, each side is named
-    ``"<system> [<item_id>]"`` so that the two sides (and a vote for one of them) stay
-    distinguishable; the matchup is then "<system> vs <system>".
+    of j. Returns ``(pairs, self_pairs)``: two items of the same system (e.g. two
+    human-written stories) form a *self-matchup*, which compares nothing between systems;
+    those pairs come back apart (same columns) so that the loader can count what they leave out.
     """
     items = ratings.drop_duplicates("item_id")[["item_id", "group_id"]]
     rows = []
     for gid, g in items.groupby("group_id", sort=False):
         for i, j in combinations(g["item_id"].tolist(), 2):
             si, sj = item_system[i], item_system[j]
-            ni, nj = (si, sj) if si != sj else (f"{si} [{i}]", f"{sj} [{j}]")
-            rows.append((f"{i}~{j}", ni, nj, "", "", gid, i, j, si, sj))
-    return pd.DataFrame(rows, columns=["pair_id", "system_a", "system_b", "focal", "matchup", "group_id",
-                                       "item_a", "item_b", "base_a", "base_b"])
+            rows.append((f"{i}~{j}", si, sj, "", "", gid, i, j))
+    frame = pd.DataFrame(rows, columns=["pair_id", "system_a", "system_b", "focal", "matchup", "group_id",
+                                        "item_a", "item_b"])
+    same = (frame["system_a"] == frame["system_b"]).to_numpy()
+    return frame[~same].reset_index(drop=True), frame[same].reset_index(drop=True)
+
+
+def reserved_system_names(pairs: pd.DataFrame, declared: bool, path: str, log: ProblemLog,
+                          first_line: dict[str, int] | None = None) -> list[str]:
+    """System names that are also choice words (``tie``, ``invalid``, ``A``, ``B``; any case).
+
+    Without a pairs file (``declared`` False) such a name is an input problem: a vote
+    ``Tie`` could mean a tie or that system, ``B`` that system or the pair's second one.
+    With a pairs file the pair's systems are declared, so a choice written exactly as the
+    system name is the system; the names are returned for a note. ``first_line``: system
+    name -> the line that first names it.
+    """
+    from audit.inputs.resolve import RESERVED_CHOICES
+
+    found: dict[str, str] = {}
+    for col in ("system_a", "system_b"):
+        for name in pairs[col]:
+            if str(name).lower() in RESERVED_CHOICES:
+                found.setdefault(str(name), str(name))
+    if not declared:
+        for name, pid in found.items():
+            log.add(path, "a system name is also a choice word (tie, invalid, A, B; any case): its votes could not "
+                          "be told from ties or from positions A/B",
+                    f"rename the system in every file (e.g. '{name}-model'), or give a pairs file (pair_id, system_a, "
+                    "system_b) declaring the pair's systems: a choice written exactly as a declared system name is "
+                    "that system", line=(first_line or {}).get(name), column="system", value=name)
+    return list(found)
+

@@ -40,6 +40,7 @@ class ProblemLog:
         self.drop_invalid = drop_invalid
         self.problems: list[InputProblem] = []
         self.exclusions: Counter[tuple[str, str]] = Counter()
+        self.kept: Counter[tuple[str, str]] = Counter()  #: counted but kept in the frames
         self._per_kind: Counter[tuple[str, str | None, str]] = Counter()
 
     def add(self, file: str, message: str, fix: str = "", line: int | None = None,
@@ -49,19 +50,22 @@ class ProblemLog:
                                           column=column, value=None if value is None else str(value)))
 
     def rows(self, file: str, role: str, mask: np.ndarray, lines: np.ndarray, values: Iterable[object] | None,
-             column: str | None, message: str, fix: str, reason: str) -> np.ndarray:
+             column: str | None, message: str, fix: str, reason: str,
+             already: np.ndarray | None = None) -> np.ndarray:
         """Report the rows where ``mask`` is true; return ``mask`` (the rows to leave out).
 
         Under ``drop_invalid`` the rows are counted as an exclusion ``(role, reason)``;
-        otherwise one problem per row is recorded (the first :data:`MAX_ROWS_PER_KIND` in
-        full, the rest as one summary problem).
+        rows already left out for an earlier reason (``already``) are not counted again, so
+        that every row read is counted once. Otherwise one problem per row is recorded (the
+        first :data:`MAX_ROWS_PER_KIND` in full, the rest as one summary problem).
         """
         mask = np.asarray(mask, dtype=bool)
         n = int(mask.sum())
         if n == 0:
             return mask
         if self.drop_invalid:
-            self.exclusions[(role, reason)] += n
+            new = mask if already is None else mask & ~np.asarray(already, dtype=bool)
+            self.exclude(role, reason, int(new.sum()))
             return mask
         idx = np.flatnonzero(mask)
         vals = None if values is None else np.asarray(list(values), dtype=object)
@@ -81,22 +85,28 @@ class ProblemLog:
         return mask
 
     def rows_in(self, file: str, role: str, mask: np.ndarray, lines: np.ndarray, values: Iterable[object] | None,
-                columns: str | np.ndarray, message: str, fix: str, reason: str) -> np.ndarray:
+                columns: str | np.ndarray, message: str, fix: str, reason: str,
+                already: np.ndarray | None = None) -> np.ndarray:
         """:meth:`rows` where the column may differ per row (a wide layout: the criterion column
         the value came from); ``columns`` is one name or one name per row."""
         if isinstance(columns, str):
-            return self.rows(file, role, mask, lines, values, columns, message, fix, reason)
+            return self.rows(file, role, mask, lines, values, columns, message, fix, reason, already)
         mask = np.asarray(mask, dtype=bool)
         columns = np.asarray(columns, dtype=object)
         vals = None if values is None else np.asarray(list(values), dtype=object)
         for c in dict.fromkeys(columns[mask]):
-            self.rows(file, role, mask & (columns == c), lines, vals, str(c), message, fix, reason)
+            self.rows(file, role, mask & (columns == c), lines, vals, str(c), message, fix, reason, already)
         return mask
 
     def exclude(self, role: str, reason: str, n: int) -> None:
-        """Count ``n`` rows left out on purpose (e.g. unparsable judge outputs)."""
+        """Count ``n`` rows left out on purpose (e.g. blank choices)."""
         if n:
             self.exclusions[(role, reason)] += int(n)
+
+    def keep(self, role: str, reason: str, n: int) -> None:
+        """Count ``n`` rows reported but kept in the frames (unparsable judge outputs kept as missing)."""
+        if n:
+            self.kept[(role, reason)] += int(n)
 
     def raise_if_any(self) -> None:
         """Raise one InputError listing every problem, grouped by file (in the order files were

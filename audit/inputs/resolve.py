@@ -33,12 +33,28 @@ def unknown_ids(frame: pd.DataFrame, column: str, known: set[str], path: str, ro
     return mask
 
 
-def _resolve_choice(choice: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """A system name stays; ``A``/``B`` (any case) become system_a/system_b unless a system is so named."""
-    up = np.char.upper(choice.astype(str))
+#: Choice words (any case) that are not system names: ``tie``, ``invalid`` (judge verdicts),
+#: and ``A``/``B`` (the pair's system_a/system_b). A system so named is ambiguous without a
+#: pairs file (an input problem, :func:`audit.inputs.pairs.reserved_system_names`).
+RESERVED_CHOICES = ("tie", "invalid", "a", "b")
+
+
+def _resolve_choice(choice: np.ndarray, a: np.ndarray, b: np.ndarray, keywords: tuple[str, ...] = ()) -> np.ndarray:
+    """Read a choice against its pair's two systems.
+
+    A choice written exactly as one of the pair's system names is that system (so a system
+    named ``Tie`` or ``B``, declared in the pairs file, keeps its votes); otherwise each of
+    ``keywords`` in any case becomes the keyword (``tie``, ``invalid``), and ``A``/``B`` in any
+    case become system_a/system_b.
+    """
+    choice = choice.astype(object)
+    low = np.asarray([str(c).lower() for c in choice], dtype=object)
     named = (choice == a) | (choice == b)
-    out = np.where(~named & (up == "A"), a, choice)
-    return np.where(~named & (up == "B"), b, out)
+    out = choice
+    for word in keywords:
+        out = np.where(~named & (low == word), word, out)
+    out = np.where(~named & (low == "a"), a, out)
+    return np.where(~named & (low == "b"), b, out)
 
 
 def resolve_votes(h: pd.DataFrame, pairs: pd.DataFrame, path: str, log: ProblemLog, *,
@@ -48,7 +64,7 @@ def resolve_votes(h: pd.DataFrame, pairs: pd.DataFrame, path: str, log: ProblemL
     m = h.merge(pairs[["pair_id", "system_a", "system_b", "focal", "other", "matchup"]], on="pair_id",
                 how="left", sort=False)
     a, b = m["system_a"].to_numpy(dtype=object), m["system_b"].to_numpy(dtype=object)
-    choice = _resolve_choice(m["choice"].to_numpy(dtype=object), a, b)
+    choice = _resolve_choice(m["choice"].to_numpy(dtype=object), a, b, (TIE,))
     ok = (choice == a) | (choice == b) | (choice == TIE)
     bad = log.rows_in(path, "humans", ~ok, m["line"].to_numpy(), m["choice"].to_numpy(),
                       m["criterion"].to_numpy(dtype=object) if wide else "choice",
@@ -59,7 +75,8 @@ def resolve_votes(h: pd.DataFrame, pairs: pd.DataFrame, path: str, log: ProblemL
     odd = (shown != "") & (shown != a) & (shown != b)
     bad |= log.rows(path, "humans", odd & ~bad, m["line"].to_numpy(), m["shown_first"].to_numpy(), "shown_first",
                     "shown_first names a system that is not in the pair",
-                    "write the name (or A/B) of the system shown first, or leave it empty", "shown_first not in the pair")
+                    "write the name (or A/B) of the system shown first, or leave it empty", "shown_first not in the pair",
+                    already=bad)
     m["shown_first"] = shown
     m = m[~bad]
     y = np.where(m["choice"] == m["focal"], 1.0, np.where(m["choice"] == m["other"], 0.0, np.nan))
@@ -67,19 +84,33 @@ def resolve_votes(h: pd.DataFrame, pairs: pd.DataFrame, path: str, log: ProblemL
     return m[VOTE_COLUMNS].reset_index(drop=True)
 
 
-def votes_from_ratings(r: pd.DataFrame, pairs: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+def votes_from_ratings(r: pd.DataFrame, pairs: pd.DataFrame, self_pairs: pd.DataFrame | None = None
+                       ) -> tuple[pd.DataFrame, int, int, int]:
     """Scalar ratings -> one vote per reader, pair and criterion (tie when the ratings are equal).
 
     A reader contributes a vote on a pair and criterion only when they rated both items on it.
-    ``line`` is 0 (a vote comes from two source rows). Also returns the number of ratings that
-    entered no vote (the reader rated no other item of the group on that criterion).
+    ``line`` is 0 (a vote comes from two source rows). Also returns the number of ratings
+    that entered no vote and would enter none in ``self_pairs`` either (the reader rated no
+    other item of the group on that criterion), the number that would enter votes of
+    ``self_pairs`` only, and the number of votes ``self_pairs`` would give (self-matchups are
+    left out, and counted).
     """
+    keys = ["item_id", "reader_id", "criterion"]
+
+    def merged(p: pd.DataFrame) -> pd.DataFrame:
+        left = r[["item_id", "reader_id", "criterion", "rating", "reader_group", "order"]].rename(
+            columns={"item_id": "item_a", "rating": "rating_a"})
+        right = r[["item_id", "reader_id", "criterion", "rating"]].rename(
+            columns={"item_id": "item_b", "rating": "rating_b"})
+        return p.merge(left, on="item_a", sort=False).merge(right, on=["item_b", "reader_id", "criterion"], sort=False)
+
+    def used(m: pd.DataFrame) -> pd.DataFrame:
+        return pd.concat([m[["item_a", "reader_id", "criterion"]].set_axis(keys, axis=1),
+                          m[["item_b", "reader_id", "criterion"]].set_axis(keys, axis=1)]).drop_duplicates()
+
     p = pairs[["pair_id", "item_a", "item_b", "system_a", "system_b", "focal", "other", "matchup"]].copy()
     p["_pair_order"] = np.arange(len(p))
-    left = r[["item_id", "reader_id", "criterion", "rating", "reader_group", "order"]].rename(
-        columns={"item_id": "item_a", "rating": "rating_a"})
-    right = r[["item_id", "reader_id", "criterion", "rating"]].rename(columns={"item_id": "item_b", "rating": "rating_b"})
-    m = p.merge(left, on="item_a", sort=False).merge(right, on=["item_b", "reader_id", "criterion"], sort=False)
+    m = merged(p)
     m = m.sort_values(["_pair_order", "order"], kind="stable")
     ra, rb = m["rating_a"].to_numpy(), m["rating_b"].to_numpy()
     m["choice"] = np.where(ra > rb, m["system_a"], np.where(rb > ra, m["system_b"], TIE))
@@ -89,10 +120,15 @@ def votes_from_ratings(r: pd.DataFrame, pairs: pd.DataFrame) -> tuple[pd.DataFra
     m["shown_first"] = ""
     m["line"] = 0
     m["order"] = np.arange(len(m))
-    used = pd.concat([m[["item_a", "reader_id", "criterion"]].set_axis(["item_id", "reader_id", "criterion"], axis=1),
-                      m[["item_b", "reader_id", "criterion"]].set_axis(["item_id", "reader_id", "criterion"], axis=1)])
-    n_unused = len(r) - len(used.drop_duplicates())
-    return m[VOTE_COLUMNS].reset_index(drop=True), n_unused
+    in_votes = used(m)
+    n_self_only = n_self_votes = 0
+    if self_pairs is not None and len(self_pairs):
+        ms = merged(self_pairs[["pair_id", "item_a", "item_b"]])
+        n_self_votes = len(ms)
+        in_self = used(ms)
+        n_self_only = len(in_self.merge(in_votes, on=keys, how="left", indicator=True).query("_merge == 'left_only'"))
+    n_unused = len(r) - len(in_votes) - n_self_only
+    return m[VOTE_COLUMNS].reset_index(drop=True), n_unused, n_self_only, n_self_votes
 
 
 def judge_scores_by_pair(j: pd.DataFrame, pairs: pd.DataFrame, path: str, log: ProblemLog) -> pd.DataFrame:
@@ -126,7 +162,7 @@ def resolve_verdicts(j: pd.DataFrame, pairs: pd.DataFrame, path: str, log: Probl
     """Pairwise judge verdicts: A/B resolved, choice must be a system of the pair, tie or invalid."""
     m = j.merge(pairs[["pair_id", "system_a", "system_b"]], on="pair_id", how="left", sort=False)
     a, b = m["system_a"].to_numpy(dtype=object), m["system_b"].to_numpy(dtype=object)
-    choice = _resolve_choice(m["choice"].to_numpy(dtype=object), a, b)
+    choice = _resolve_choice(m["choice"].to_numpy(dtype=object), a, b, (TIE, INVALID))
     ok = (choice == a) | (choice == b) | (choice == TIE) | (choice == INVALID)
     bad = log.rows_in(path, "judge", ~ok, m["line"].to_numpy(), m["choice"].to_numpy(),
                       m["criterion"].to_numpy(dtype=object) if wide else "choice",

@@ -3,17 +3,31 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from audit.checks import Status
+from audit.data import ALL_MATCHUPS as _ALL_MATCHUPS
 from audit.data import HUMAN_OVERALL, JUDGE_AGGREGATE
 from audit.errors import InputError, InputProblem
 
 #: label of the column that pools every matchup in the rate tables
-ALL_MATCHUPS = "(all matchups)"
+ALL_MATCHUPS = _ALL_MATCHUPS
+
+
+def with_pooled_scopes(frame: pd.DataFrame, pools: Mapping[str, Sequence[str]] | None) -> pd.DataFrame:
+    """``frame`` plus, for each pooling scope, a copy of its matchups' rows labelled with the scope.
+
+    ``pools`` maps a label to the matchups it pools (:meth:`audit.data.AuditData.pooling_scopes`:
+    only matchups whose focal system means one thing). ``None`` pools every matchup under
+    ``(all matchups)``; ``{}`` pools nothing.
+    """
+    if pools is None:
+        pools = {ALL_MATCHUPS: tuple(dict.fromkeys(frame["matchup"]))}
+    parts = [frame] + [frame[frame["matchup"].isin(list(ms))].assign(matchup=label) for label, ms in pools.items()]
+    return pd.concat(parts, ignore_index=True)
 
 REQUIRED_VOTE_COLUMNS = ("pair_id", "reader_id", "criterion", "y")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -77,6 +78,7 @@ def analyse_readers(
     fit_glmm_if_missing: bool = True,
     top_k_pairs: int = 5,
     stories: pd.DataFrame | None = None,
+    pools: Mapping[str, Sequence[str]] | None = None,
 ) -> ReaderAnalysis:
     """Run every reader analysis.
 
@@ -102,6 +104,11 @@ def analyse_readers(
         Story texts (pair_id, system, text): the divergent pairs then carry story excerpts.
     top_k_pairs : int
         Divergent pairs given in detail.
+    pools : mapping of label to matchups, optional
+        Which matchups the pooled heat-map rows, group comparisons and leave-one-reader-out
+        rates average
+        (:meth:`audit.data.AuditData.pooling_scopes`: only matchups whose focal system means
+        one thing). Default: every matchup under ``(all matchups)``.
 
     Returns
     -------
@@ -123,11 +130,12 @@ def analyse_readers(
         weights=weights,
         kappas=kappas,
         clustering=cluster_readers(votes, weights, kappas, linkage=linkage),
-        rates=reader_rates(votes, credits, glmm_estimates=glmm_estimates, fit_glmm_if_missing=fit_glmm_if_missing),
+        rates=reader_rates(votes, credits, glmm_estimates=glmm_estimates, fit_glmm_if_missing=fit_glmm_if_missing,
+                           pools=pools),
         divergent_pairs=divergent_pairs(votes, credits, top_k=top_k_pairs, stories=stories),
-        timing=annotation_timing(votes, seconds_cap=seconds_cap, fast_reader_factor=fast_reader_factor),
+        timing=annotation_timing(votes, seconds_cap=seconds_cap, fast_reader_factor=fast_reader_factor, pools=pools),
         position_bias=position_bias(votes),
-        groups=reader_groups(votes, rng=generator),
+        groups=reader_groups(votes, rng=generator, pools=pools),
         n_readers=int(votes["reader_id"].nunique()),
         n_pairs=int(votes["pair_id"].nunique()),
         n_votes=len(votes),

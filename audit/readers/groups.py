@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -21,7 +22,7 @@ import pandas as pd
 
 from audit.checks import Status
 from audit.errors import InputError, InputProblem
-from audit.readers._common import ALL_MATCHUPS, COMPUTED, even_split_credit, fmt, has_values
+from audit.readers._common import ALL_MATCHUPS, COMPUTED, even_split_credit, fmt, has_values, with_pooled_scopes
 from audit.rng import resolve_rng
 
 GROUP_COLUMNS = ["matchup", "criterion", "group", "n_readers", "n_votes", "vote_rate", "mean_reader_rate"]
@@ -125,7 +126,7 @@ def _assignments(n: int, sizes: list[int]):
 
 
 def reader_groups(votes: pd.DataFrame, *, rng: int | np.random.Generator | None = None,
-                  max_permutations: int = 10000) -> ReaderGroups:
+                  max_permutations: int = 10000, pools: Mapping[str, Sequence[str]] | None = None) -> ReaderGroups:
     """Split every cell by ``reader_group`` and compare the groups (see the module docstring).
 
     Parameters
@@ -138,6 +139,9 @@ def reader_groups(votes: pd.DataFrame, *, rng: int | np.random.Generator | None 
         ``max_permutations``); the seed is recorded.
     max_permutations : int
         Enumerate every relabelling up to this many, otherwise sample this many.
+    pools : mapping of label to matchups, optional
+        The pooled comparisons (:meth:`audit.data.AuditData.pooling_scopes`); default: every
+        matchup under ``(all matchups)``.
 
     Returns
     -------
@@ -182,7 +186,7 @@ def reader_groups(votes: pd.DataFrame, *, rng: int | np.random.Generator | None 
         grp = grp.assign(matchup=ALL_MATCHUPS)
         both = grp
     else:
-        both = pd.concat([grp, grp.assign(matchup=ALL_MATCHUPS)], ignore_index=True)
+        both = with_pooled_scopes(grp, pools)
     by_rows, cmp_rows = [], []
     # one groupby for every cell: reader-level rates and vote counts
     per_reader = both.groupby(["matchup", "criterion", "reader_id"], sort=False).agg(

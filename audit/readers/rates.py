@@ -10,18 +10,22 @@ target, flagged in ``different_target``).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from audit.checks import Status
-from audit.readers._common import ALL_MATCHUPS, COMPUTED, even_split_credit, first_seen, fmt, judge_criterion_map
+from audit.readers._common import (ALL_MATCHUPS, COMPUTED, even_split_credit, first_seen, fmt, judge_criterion_map,
+                                   with_pooled_scopes)
 
 RATE_COLUMNS = ["row_kind", "row_label", "matchup", "criterion", "rate", "n", "n_ties", "lo", "hi",
                 "judge_criterion", "different_target"]
 RANGE_COLUMNS = ["judge", "matchup", "criterion", "judge_criterion", "different_target", "judge_rate",
-                 "reader_min", "reader_max", "n_readers", "outside", "distance"]
+                 "reader_min", "reader_max", "n_readers", "outside", "distance", "reader_mean", "reader_sd", "p_value"]
+
+DEVIATION_COLUMNS = ["judge", "n_cells", "judge_deviation", "reader_mean", "reader_sd", "n_readers", "p_value"]
 
 HUMANS_POOLED = "humans (pooled)"
 HUMANS_GLMM = "humans (GLMM)"
@@ -37,17 +41,27 @@ class ReaderRates:
     reason : str
     rates : DataFrame
         row_kind (``reader``, ``human_pooled``, ``human_glmm``, ``judge``), row_label,
-        matchup (``(all matchups)`` pools them), criterion (the human criterion), rate, n
+        matchup (``(all matchups)`` pools them; ``(all matchups, focal X)`` pools those with
+        focal system X when the orientation is not declared), criterion (the human criterion), rate, n
         (votes, or valid judge comparisons), n_ties, lo/hi (GLMM interval, else NaN),
         judge_criterion, different_target.
     judge_range : DataFrame
         One row per judge x cell: judge_rate, reader_min, reader_max, n_readers, outside
         (judge rate strictly outside [min, max] of the readers' rates), distance (how far
-        outside, 0 inside).
+        outside, 0 inside), reader_mean, reader_sd, p_value (the judge as one more reader:
+        :func:`judge_as_reader_p_value`). With 7 exchangeable readers a judge that is one
+        more reader falls outside their range in 2 of 8 cells by chance; the check reads
+        the p-value, adjusted across cells.
     glmm_source : str
         ``given``, ``fitted`` or ``unavailable: <why>``.
     n_judge_invalid : int
         Judge comparisons with NaN credit (invalid output), left out of the judge rates.
+    judge_deviation : DataFrame
+        One row per judge: does it behave like one more reader *over all cells*?
+        judge_deviation (the judge's mean absolute distance from the other raters' mean rate
+        over its matchup x criterion cells), reader_mean / reader_sd (the same figure of the
+        readers), n_readers, n_cells, p_value (one-sided prediction t-test of the judge's log
+        figure among the readers': :func:`judge_deviation_test`).
     """
 
     status: Status
@@ -56,6 +70,7 @@ class ReaderRates:
     judge_range: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=RANGE_COLUMNS))
     glmm_source: str = ""
     n_judge_invalid: int = 0
+    judge_deviation: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=DEVIATION_COLUMNS))
 
     def to_frame(self) -> pd.DataFrame:
         return self.rates.copy()
@@ -70,8 +85,10 @@ class ReaderRates:
     def __str__(self) -> str:
         if self.status is not COMPUTED:
             return f"Reader rates: {self.status.value} ({self.reason})"
-        lines = [f"Preference rates for the focal system ({ALL_MATCHUPS}; GLMM {self.glmm_source})"]
-        hm = self.heatmap()
+        scopes = list(dict.fromkeys(self.rates["matchup"]))
+        shown = next((m for m in scopes if m.startswith(ALL_MATCHUPS[:-1])), scopes[0] if scopes else ALL_MATCHUPS)
+        lines = [f"Preference rates for the focal system ({shown}; GLMM {self.glmm_source})"]
+        hm = self.heatmap(shown)
         lines.append("  " + " | ".join(["row", *hm.columns]))
         for label, row in hm.iterrows():
             lines.append("  " + " | ".join([str(label), *(fmt(v, 2) for v in row)]))
@@ -131,7 +148,8 @@ def _rate_rows(frame: pd.DataFrame, kind: str, label_col: str | None, label: str
 
 
 def reader_rates(votes: pd.DataFrame, judge_credits: pd.DataFrame | None = None, *,
-                 glmm_estimates: pd.DataFrame | None = None, fit_glmm_if_missing: bool = True) -> ReaderRates:
+                 glmm_estimates: pd.DataFrame | None = None, fit_glmm_if_missing: bool = True,
+                 pools: Mapping[str, Sequence[str]] | None = None) -> ReaderRates:
     """Even-split preference rates of every reader, the humans and each judge, per cell.
 
     Parameters
@@ -144,6 +162,10 @@ def reader_rates(votes: pd.DataFrame, judge_credits: pd.DataFrame | None = None,
         Precomputed human GLMM estimates: matchup, criterion, estimate (+ lo, hi). When
         absent and ``fit_glmm_if_missing``, each matchup x criterion is fitted with
         :func:`audit.glmm.fit_crossed_glmm` (ties left out).
+    pools : mapping of label to matchups, optional
+        The pooled rows: a rate for "the focal system" pools only matchups whose focal
+        system means one thing (:meth:`audit.data.AuditData.pooling_scopes`). Default: every
+        matchup under ``(all matchups)``.
 
     Returns
     -------
@@ -156,8 +178,7 @@ def reader_rates(votes: pd.DataFrame, judge_credits: pd.DataFrame | None = None,
     """
     if "matchup" not in votes.columns:
         return ReaderRates(status=Status.SKIPPED, reason="needs a 'matchup' column in the votes")
-    pooled = votes.assign(matchup=ALL_MATCHUPS)
-    both = pd.concat([votes, pooled], ignore_index=True)
+    both = with_pooled_scopes(votes, pools)
     rows = _rate_rows(both, "reader", "reader_id", None, "y")
     rows += _rate_rows(both, "human_pooled", None, HUMANS_POOLED, "y")
     glmm_rows, glmm_source = _glmm_rows(votes, glmm_estimates, fit_glmm_if_missing)
@@ -173,30 +194,108 @@ def reader_rates(votes: pd.DataFrame, judge_credits: pd.DataFrame | None = None,
         jc = jc[jc["criterion"].isin(inverse)].assign(criterion=lambda d: d["criterion"].map(inverse))
         n_invalid = int(jc["credit"].isna().sum())
         jc = jc[jc["credit"].notna()]
-        jboth = pd.concat([jc, jc.assign(matchup=ALL_MATCHUPS)], ignore_index=True)
+        jboth = with_pooled_scopes(jc, pools)
         jrows = _rate_rows(jboth, "judge", "judge", None, "credit")
         for r in jrows:
             r[9] = mapping[r[3]]
             r[10] = mapping[r[3]] != r[3]
         rows += jrows
     rates = pd.DataFrame(rows, columns=RATE_COLUMNS)
+    cells = set(zip(votes["matchup"], votes["criterion"]))
     return ReaderRates(status=COMPUTED, rates=rates, judge_range=_judge_range(rates), glmm_source=glmm_source,
-                       n_judge_invalid=n_invalid)
+                       n_judge_invalid=n_invalid, judge_deviation=judge_deviation_test(rates, cells))
+
+
+def judge_as_reader_p_value(judge_rate: float, reader_rates: np.ndarray) -> float:
+    """Two-sided p-value of the judge's rate as one more draw from the readers' rates.
+
+    The prediction t statistic ``(judge - mean) / (sd * sqrt(1 + 1/n))`` on ``n - 1``
+    degrees of freedom (n readers): under the null that the judge behaves like another
+    reader, it is t-distributed when reader rates are roughly normal. With identical
+    reader rates (sd 0) the p-value is 1 when the judge equals them and 0 otherwise; NaN
+    with fewer than 2 readers.
+    """
+    from scipy.stats import t as t_dist
+
+    r = np.asarray(reader_rates, float)
+    r = r[np.isfinite(r)]
+    if len(r) < 2 or not np.isfinite(judge_rate):
+        return math.nan
+    sd = float(np.std(r, ddof=1))
+    gap = float(judge_rate - r.mean())
+    if sd == 0:
+        return 1.0 if abs(gap) < 1e-12 else 0.0
+    t = gap / (sd * math.sqrt(1 + 1 / len(r)))
+    return float(2 * t_dist.sf(abs(t), len(r) - 1))
+
+
+def judge_deviation_test(rates: pd.DataFrame, cells: set[tuple[str, str]] | None = None) -> pd.DataFrame:
+    """Is each judge further from the readers, over all cells, than a reader is from the others?
+
+    Over the judge's matchup x criterion cells (pooled scopes left out: they repeat the
+    cells; so are cells where the judge answers a different target, its ``aggregate`` against
+    the readers' ``overall``, a mean of criteria being less noisy than one vote), every rater
+    (each reader, and the judge) gets D = its mean absolute distance from the mean rate of
+    the *other* raters in the cell. The judge's log D is compared with the n readers' log D
+    by the one-sided prediction t-test ``(x_judge - mean x) / (sd x * sqrt(1 + 1/n))`` on
+    n - 1 degrees of freedom. Raters, not cells, are the units, so the dependence between
+    cells (the same pairs under every criterion, a rater's lean across criteria) is in the
+    readers' own spread; treating every rater alike keeps the D values exchangeable under
+    "the judge is one more reader" (then the statistic is scaled right even though the D
+    values are correlated), and the log removes most of their skew. Calibration on 200
+    simulated studies of 7 readers (``audit.diagnostics_simulation``, aligned judge): p < 0.05
+    in 5.0%, p < 0.0083 in 1.5%. A judge outside the readers in most cells gets a small p even
+    with 7 readers, where no single cell can show it (docs/readers.md). NaN with fewer than 3
+    readers.
+    """
+    from scipy.stats import t as t_dist
+
+    readers = rates[rates["row_kind"] == "reader"]
+    judges = rates[(rates["row_kind"] == "judge") & ~rates["different_target"].astype(bool)]
+    if cells is not None:
+        readers = readers[[(m, c) in cells for m, c in zip(readers["matchup"], readers["criterion"])]]
+        judges = judges[[(m, c) in cells for m, c in zip(judges["matchup"], judges["criterion"])]]
+    rows = []
+    if readers.empty or judges.empty:
+        return pd.DataFrame(rows, columns=DEVIATION_COLUMNS)
+    wide = readers.pivot_table(index=["matchup", "criterion"], columns="row_label", values="rate", aggfunc="first")
+    for judge, jr in judges.groupby("row_label", sort=False):
+        jr = jr[[(m, c) in wide.index and np.isfinite(r) for m, c, r in zip(jr["matchup"], jr["criterion"], jr["rate"])]]
+        raters = np.column_stack([wide.loc[list(zip(jr["matchup"], jr["criterion"]))].to_numpy(float),
+                                  jr["rate"].to_numpy(float)])  # cells x (readers..., judge)
+        present = np.isfinite(raters)
+        total, count = np.nansum(raters, axis=1, keepdims=True), present.sum(axis=1, keepdims=True)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            others = (total - np.where(present, raters, 0.0)) / (count - present)
+            dist = np.where(present & (count - present > 0), np.abs(raters - others), np.nan)
+            d_all = np.nanmean(dist, axis=0)
+        d_readers, dj = d_all[:-1][np.isfinite(d_all[:-1])], float(d_all[-1])
+        n = len(d_readers)
+        if n >= 3 and np.isfinite(dj):
+            x, xj = np.log(np.maximum(d_readers, 1e-12)), math.log(max(dj, 1e-12))
+            sd = float(np.std(x, ddof=1))
+            gap = xj - float(np.mean(x))
+            p = (float(t_dist.sf(gap / (sd * math.sqrt(1 + 1 / n)), n - 1)) if sd > 0
+                 else (0.0 if gap > 1e-12 else 1.0))
+        else:
+            p = math.nan
+        rows.append([str(judge), len(jr), dj, float(np.mean(d_readers)) if n else math.nan,
+                     float(np.std(d_readers, ddof=1)) if n > 1 else math.nan, n, p])
+    return pd.DataFrame(rows, columns=DEVIATION_COLUMNS)
 
 
 def _judge_range(rates: pd.DataFrame) -> pd.DataFrame:
     readers = rates[rates["row_kind"] == "reader"]
-    bounds = readers.groupby(["matchup", "criterion"], sort=False)["rate"].agg(["min", "max", "count"]).reset_index()
-    judges = rates[rates["row_kind"] == "judge"].merge(bounds, on=["matchup", "criterion"], how="inner", sort=False)
-    if judges.empty:
-        return pd.DataFrame(columns=RANGE_COLUMNS)
-    rate, lo, hi = (judges[c].to_numpy(float) for c in ("rate", "min", "max"))
-    out = pd.DataFrame({
-        RANGE_COLUMNS[0]: judges["row_label"].to_numpy(), RANGE_COLUMNS[1]: judges["matchup"].to_numpy(),
-        RANGE_COLUMNS[2]: judges["criterion"].to_numpy(), RANGE_COLUMNS[3]: judges["judge_criterion"].to_numpy(),
-        RANGE_COLUMNS[4]: judges["different_target"].astype(bool).to_numpy(), RANGE_COLUMNS[5]: rate,
-        RANGE_COLUMNS[6]: lo, RANGE_COLUMNS[7]: hi, RANGE_COLUMNS[8]: judges["count"].astype(int).to_numpy(),
-        RANGE_COLUMNS[9]: (rate < lo) | (rate > hi), RANGE_COLUMNS[10]: np.maximum.reduce([lo - rate, rate - hi,
-                                                                                         np.zeros_like(rate)]),
-    })
-    return out
+    per_cell = {key: cell["rate"].to_numpy(float) for key, cell in readers.groupby(["matchup", "criterion"], sort=False)}
+    rows = []
+    for rec in rates[rates["row_kind"] == "judge"].itertuples(index=False):
+        if (rec.matchup, rec.criterion) not in per_cell:
+            continue
+        values = per_cell[(rec.matchup, rec.criterion)]
+        lo, hi, n = float(np.min(values)), float(np.max(values)), len(values)
+        outside = bool(rec.rate < lo or rec.rate > hi)
+        distance = float(max(lo - rec.rate, rec.rate - hi, 0.0))
+        rows.append([rec.row_label, rec.matchup, rec.criterion, rec.judge_criterion, bool(rec.different_target),
+                     float(rec.rate), lo, hi, int(n), outside, distance, float(np.mean(values)),
+                     float(np.std(values, ddof=1)) if n > 1 else math.nan, judge_as_reader_p_value(rec.rate, values)])
+    return pd.DataFrame(rows, columns=RANGE_COLUMNS)

@@ -19,21 +19,22 @@ last pair divided by the fitted time at the first: well below 1 means the reader
 Fast reader: a reader whose median time is below ``fast_reader_factor`` (default 0.5) x the
 median of the other readers' medians.
 
-Leave-one-reader-out: the pooled even-split rate per criterion (all matchups) without the
-reader, minus the rate with everyone; reported for every reader so a fast reader's impact
-can be compared with the others'.
+Leave-one-reader-out: the pooled even-split rate per criterion (all matchups, or each pooling
+scope of consistently oriented matchups) without the reader, minus the rate with everyone;
+reported for every reader so a fast reader's impact can be compared with the others'.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from audit.checks import Status
-from audit.readers._common import COMPUTED, even_split_credit, first_seen, fmt, has_values
+from audit.readers._common import ALL_MATCHUPS, COMPUTED, even_split_credit, first_seen, fmt, has_values
 
 DEFAULT_SECONDS_CAP = 600.0
 DEFAULT_FAST_READER_FACTOR = 0.5
@@ -42,7 +43,7 @@ MIN_PAIRS_FOR_SLOPE = 3
 READER_COLUMNS = ["reader_id", "n_pairs", "median_seconds", "mean_seconds_capped", "mean_seconds_raw", "n_capped",
                   "fatigue_slope", "fatigue_slope_se", "fatigue_p_value", "end_to_start", "fast_reader",
                   "loo_max_abs_shift"]
-LOO_COLUMNS = ["reader_id", "criterion", "rate_all", "rate_without", "shift"]
+LOO_COLUMNS = ["reader_id", "criterion", "rate_all", "rate_without", "shift", "scope"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -139,22 +140,46 @@ def _ols_slope(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float, float
     return float(res.slope), float(res.stderr), float(res.pvalue), float(ratio)
 
 
-def leave_one_reader_out(votes: pd.DataFrame) -> pd.DataFrame:
-    """Shift of the pooled even-split rate per criterion when each reader is left out."""
+def leave_one_reader_out(votes: pd.DataFrame, pools: Mapping[str, Sequence[str]] | None = None) -> pd.DataFrame:
+    """Shift of the pooled even-split rate per criterion when each reader is left out.
+
+    The rate pools the matchups of each pooling scope (``pools``, label -> matchups: only
+    matchups whose focal system means one thing, :meth:`audit.data.AuditData.pooling_scopes`);
+    a matchup in no scope is its own. Default (``None``): every matchup, scope ``(all matchups)``.
+    """
     credit = votes.assign(credit=even_split_credit(votes["y"]))
-    rate_all = credit.groupby("criterion", sort=False)["credit"].mean()
-    rows = []
-    for reader in first_seen(votes["reader_id"]):
-        rest = credit[credit["reader_id"] != reader]
-        without = rest.groupby("criterion", sort=False)["credit"].mean()
-        for crit, r_all in rate_all.items():
-            r_wo = float(without.get(crit, math.nan))
-            rows.append([reader, crit, float(r_all), r_wo, r_wo - float(r_all)])
-    return pd.DataFrame(rows, columns=LOO_COLUMNS)
+    if pools is None or "matchup" not in credit.columns:
+        scoped = credit.assign(scope=ALL_MATCHUPS)
+    else:
+        pooled = {m for ms in pools.values() for m in ms}
+        parts = [credit[credit["matchup"].isin(list(ms))].assign(scope=label) for label, ms in pools.items()]
+        parts.append(credit[~credit["matchup"].isin(pooled)].assign(scope=lambda d: d["matchup"]))
+        scoped = pd.concat(parts, ignore_index=True)
+    rate_all = scoped.groupby(["scope", "criterion"], sort=False)["credit"].mean()
+    # every reader's (sum, count) per (scope, criterion) once, then subtract: readers x cells, not x votes
+    readers = first_seen(votes["reader_id"])
+    cells = rate_all.index
+    total = scoped.groupby(["scope", "criterion"], sort=False)["credit"].agg(["sum", "count"]).reindex(cells)
+    own = scoped.groupby(["reader_id", "scope", "criterion"], sort=False)["credit"].agg(["sum", "count"])
+    grid = pd.MultiIndex.from_tuples([(r, sc, c) for r in readers for sc, c in cells],
+                                     names=["reader_id", "scope", "criterion"])
+    own = own.reindex(grid, fill_value=0)
+    left_n = np.tile(total["count"].to_numpy(float), len(readers)) - own["count"].to_numpy(float)
+    left_sum = np.tile(total["sum"].to_numpy(float), len(readers)) - own["sum"].to_numpy(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r_wo = np.where(left_n > 0, left_sum / np.where(left_n > 0, left_n, 1.0), math.nan)
+    r_all = np.tile(rate_all.to_numpy(float), len(readers))
+    return pd.DataFrame({
+        "reader_id": np.repeat(np.asarray(readers, dtype=object), len(cells)),
+        "criterion": np.tile(np.asarray([c for _, c in cells], dtype=object), len(readers)),
+        "rate_all": r_all, "rate_without": r_wo, "shift": r_wo - r_all,
+        "scope": np.tile(np.asarray([sc for sc, _ in cells], dtype=object), len(readers)),
+    }, columns=LOO_COLUMNS)
 
 
 def annotation_timing(votes: pd.DataFrame, *, seconds_cap: float = DEFAULT_SECONDS_CAP,
-                      fast_reader_factor: float = DEFAULT_FAST_READER_FACTOR) -> AnnotationTiming:
+                      fast_reader_factor: float = DEFAULT_FAST_READER_FACTOR,
+                      pools: Mapping[str, Sequence[str]] | None = None) -> AnnotationTiming:
     """Annotation diagnostics from the ``seconds`` column (see the module docstring).
 
     Parameters
@@ -165,6 +190,8 @@ def annotation_timing(votes: pd.DataFrame, *, seconds_cap: float = DEFAULT_SECON
         Times above it are counted as capped and replaced by it in means and slopes.
     fast_reader_factor : float
         A reader is fast when their median < factor x the median of the other readers' medians.
+    pools : mapping of label to matchups, optional
+        The scopes of the leave-one-reader-out rates (:func:`leave_one_reader_out`).
 
     Returns
     -------
@@ -191,7 +218,8 @@ def annotation_timing(votes: pd.DataFrame, *, seconds_cap: float = DEFAULT_SECON
     has_order = bool(times["first_order"].notna().any())
     fatigue_status = COMPUTED if has_order else Status.SKIPPED
     fatigue_reason = "" if has_order else "needs an 'order' or 'timestamp' column (chronology)"
-    loo = leave_one_reader_out(votes) if votes["reader_id"].nunique() >= 2 else pd.DataFrame(columns=LOO_COLUMNS)
+    loo = (leave_one_reader_out(votes, pools) if votes["reader_id"].nunique() >= 2
+           else pd.DataFrame(columns=LOO_COLUMNS))
     medians = times.groupby("reader_id", sort=False)["seconds"].median()
     rows, fast = [], []
     for reader, grp in times.groupby("reader_id", sort=False):

@@ -1,7 +1,7 @@
 """Is the judge scoring surface features? Associations of features with judge and human preferences.
 
-For each scope (every matchup, and ``pooled`` over all pairs when there are several
-matchups), each judge configuration, each judge criterion and each feature:
+For each scope (every matchup, and ``pooled (within matchup)`` over all pairs when there are
+several matchups), each judge configuration, each judge criterion and each feature:
 
 1. **Story level**: Pearson and Spearman correlation between the feature and the judge's
    story score over the stories of the scope (``n`` stories with both values). Premise
@@ -22,7 +22,17 @@ matchups), each judge configuration, each judge criterion and each feature:
 4. **Side by side**: does the judge track a feature (beta interval excludes 0) that the
    readers do not (GLMM interval includes 0), or track it in the opposite direction?
 
-All intervals are pointwise, unadjusted for the many features x criteria compared; the
+The pooled scope does not depend on which system of each matchup is focal: the judge's and
+the feature's pair differences (and the pairs' vote shares) are centred within each matchup
+before pooling, and the humans' GLMM has one intercept per matchup and a reader effect per
+reader x matchup (a reader's lean towards "the focal system" is not one lean across
+matchups with different focal systems). (Flipping a matchup
+negates its centred differences, which leaves correlations and slopes unchanged.) Story-level
+correlations do not involve the orientation at all. The bootstrap resamples pairs with the
+matchup means held at their full-sample values.
+
+Intervals are pointwise; the p-values come with a multiplicity-adjusted version across every
+scope x judge x criterion x feature (Holm by default), which is what the checks read. The
 associations are descriptive, not causal.
 """
 
@@ -40,7 +50,10 @@ from audit.surface._inputs import feature_frame, judge_story_scores, pair_differ
 from audit.uncertainty.bootstrap import multinomial_weights, percentile_interval
 from detectors.features import DetectorRecord
 
-POOLED = "pooled"
+#: the scope pooling every matchup; its within-pair fits centre the differences within each
+#: matchup (and the humans' GLMM has one intercept per matchup), so they do not depend on
+#: which system of a matchup is focal
+POOLED = "pooled (within matchup)"
 
 
 @dataclass(frozen=True)
@@ -50,20 +63,25 @@ class SurfaceResult:
     Attributes
     ----------
     correlations : pandas.DataFrame
-        Story level: scope, judge, criterion, feature, n_stories, pearson_r, spearman_rho.
+        Story level: scope, judge, criterion, feature, n_stories, pearson_r, spearman_rho,
+        p_value (t-test of r, n - 2 df), p_adjusted (``adjust`` across every row).
     within_pair : pandas.DataFrame
         scope, judge, criterion, feature, n_pairs, beta (standardised slope = Pearson r of
         the differences), beta_low, beta_high (percentile bootstrap), slope (score points per
         feature unit), slope_low, slope_high, n_boot_valid (replicates with non-zero
-        variance).
+        variance), p_value (t-test of beta over independent pairs: n - 2 df, n - 1 - k in the
+        pooled scope of k matchups), p_adjusted (``adjust`` across every row).
     humans : pandas.DataFrame
         scope, criterion (the human one), feature, n_votes, n_pairs, n_readers,
         coef (log-odds per SD of the feature difference), se, coef_low, coef_high (Wald),
+        p_value (Wald),
         converged, singular, separation, pair_share_r (Pearson r of the pair's focal vote
         share with the feature difference), share_r_low, share_r_high, note.
     side_by_side : pandas.DataFrame
-        scope, judge, criterion, feature, judge_beta, judge_low, judge_high, judge_tracks,
-        human_coef, human_low, human_high, humans_track, pattern ("judge only", "humans
+        scope, judge, criterion, feature, judge_beta, judge_low, judge_high, judge_tracks
+        (pointwise interval excludes 0), judge_p, judge_p_adjusted, judge_tracks_adjusted
+        (also significant after the adjustment: what the checks use), human_coef, human_low,
+        human_high, humans_track (pointwise), pattern (pointwise: "judge only", "humans
         only", "both, same direction", "both, opposite directions", "neither", or
         "humans not analysed").
     scatter_points : pandas.DataFrame
@@ -89,6 +107,8 @@ class SurfaceResult:
         The detector records of the FeatureTable analysed (statuses, versions, parameters,
         e.g. perplexity SKIPPED and why; no timings, so the result is reproducible); empty
         when a plain frame was given.
+    adjust : str
+        Multiplicity adjustment of ``p_adjusted``: "holm" (default), "bh" or "none".
     """
 
     correlations: pd.DataFrame
@@ -108,6 +128,7 @@ class SurfaceResult:
     exclusions: dict[str, int]
     notes: tuple[str, ...]
     feature_detectors: tuple[DetectorRecord, ...] = ()
+    adjust: str = "holm"
 
     def to_frame(self) -> pd.DataFrame:
         """The side-by-side table (one tidy row per scope x judge x criterion x feature)."""
@@ -142,6 +163,18 @@ def _pearson(x: np.ndarray, y: np.ndarray) -> float:
     dx, dy = x - x.mean(), y - y.mean()
     den = np.sqrt((dx * dx).sum() * (dy * dy).sum())
     return float((dx * dy).sum() / den) if den > 0 else float("nan")
+
+
+def _r_p_value(r: float, df: int) -> float:
+    """Two-sided p-value of a Pearson correlation: t = r sqrt(df / (1 - r^2)) on ``df`` degrees
+    of freedom (df = n - 2, or n - 1 - k after centring within k matchups); NaN when undefined."""
+    from scipy.stats import t as t_dist
+
+    if not np.isfinite(r) or df < 1:
+        return float("nan")
+    if abs(r) >= 1.0:
+        return 0.0
+    return float(2 * t_dist.sf(abs(r) * np.sqrt(df / (1.0 - r * r)), df))
 
 
 def _weighted_r_and_slope(W: np.ndarray, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -198,6 +231,7 @@ def surface_associations(
     cluster: str = "pair",
     human_criterion: str = HUMAN_OVERALL,
     glmm_backend: str = "native",
+    adjust: str = "holm",
 ) -> SurfaceResult:
     """Associations of surface features with the judge's scores and the readers' preferences.
 
@@ -225,6 +259,11 @@ def surface_associations(
         The human criterion analysed (default ``overall``; a single criterion is used as is).
     glmm_backend : str
         Passed to :func:`audit.glmm.fit_crossed_glmm`.
+    adjust : {"holm", "bh", "none"}
+        Multiplicity adjustment of the judge-side p-values (``p_adjusted``) across every
+        scope x judge x criterion x feature of the table (story-level and within-pair
+        families separately): Holm by default, because a check that warns when *any*
+        association is flagged needs family-wise control (docs/detectors.md).
 
     Returns
     -------
@@ -268,6 +307,8 @@ def surface_associations(
         in_scope = np.ones(len(ptab_f), bool) if scope == POOLED else (ptab_f["matchup"] == scope).to_numpy()
         sp = ptab_f[in_scope].reset_index(drop=True)
         dF, dS = dF_all[in_scope], dS_all[in_scope]
+        if scope == POOLED:  # orientation-free: each matchup's differences about their own mean
+            dF, dS = _centre_within(dF, sp["matchup"]), _centre_within(dS, sp["matchup"])
         W = _cluster_weights(sp, cluster, n_boot, gen) if n_boot > 0 else np.zeros((0, len(sp)))
         stories = pd.MultiIndex.from_arrays([np.concatenate([sp["pair_id"], sp["pair_id"]]),
                                              np.concatenate([sp["focal"], sp["other"]])]).unique()
@@ -278,33 +319,63 @@ def surface_associations(
                 x, y = f_st[:, m], s_st[:, k]
                 ok = ~(np.isnan(x) | np.isnan(y))
                 rho = _pearson(pd.Series(x[ok]).rank().to_numpy(), pd.Series(y[ok]).rank().to_numpy())
+                r_story = _pearson(x[ok], y[ok])
                 corr_rows.append({"scope": scope, "judge": j, "criterion": c, "feature": feature,
-                                  "n_stories": int(ok.sum()), "pearson_r": _pearson(x[ok], y[ok]), "spearman_rho": rho})
-                wp_rows.append({"scope": scope, "judge": j, "criterion": c, "feature": feature,
-                                **_boot_summary(W, dF[:, m], dS[:, k], level)})
+                                  "n_stories": int(ok.sum()), "pearson_r": r_story, "spearman_rho": rho,
+                                  "p_value": _r_p_value(r_story, int(ok.sum()) - 2)})
+                summary = _boot_summary(W, dF[:, m], dS[:, k], level)
+                used = ~(np.isnan(dF[:, m]) | np.isnan(dS[:, k]))
+                k_means = sp.loc[used, "matchup"].nunique() if scope == POOLED else 1
+                summary["p_value"] = _r_p_value(summary["beta"], summary["n_pairs"] - 1 - k_means)
+                wp_rows.append({"scope": scope, "judge": j, "criterion": c, "feature": feature, **summary})
         if humans_in is not None:
             human_rows.extend(_human_rows(scope, sp, dF, names, humans_in, W, level, glmm_backend))
         if scope != POOLED or len(matchups) == 1:
             points.append(_scatter(sp, dF, dS, names, judge_cols))
 
     correlations = pd.DataFrame(corr_rows, columns=["scope", "judge", "criterion", "feature", "n_stories",
-                                                    "pearson_r", "spearman_rho"])
+                                                    "pearson_r", "spearman_rho", "p_value"])
     within = pd.DataFrame(wp_rows, columns=["scope", "judge", "criterion", "feature", "n_pairs", "beta", "beta_low",
-                                            "beta_high", "slope", "slope_low", "slope_high", "n_boot_valid"])
+                                            "beta_high", "slope", "slope_low", "slope_high", "n_boot_valid",
+                                            "p_value"])
+    adjuster = _adjuster(adjust)
+    correlations["p_adjusted"] = adjuster(correlations["p_value"].to_numpy(float))
+    within["p_adjusted"] = adjuster(within["p_value"].to_numpy(float))
     humans = pd.DataFrame(human_rows, columns=list(_HUMAN_COLUMNS))
     return SurfaceResult(
         correlations=correlations, within_pair=within, humans=humans,
-        side_by_side=_side_by_side(within, humans), scatter_points=_concat(points, _SCATTER_COLUMNS),
+        side_by_side=_side_by_side(within, humans, 1.0 - level), scatter_points=_concat(points, _SCATTER_COLUMNS),
         features=names, judges=judges, criteria=criteria, human_criterion=hcrit, scopes=scopes,
         n_boot=int(n_boot), level=float(level), cluster=cluster, seed=seed, exclusions=exclusions, notes=tuple(notes),
-        feature_detectors=tuple(run.record() for run in getattr(features, "detectors", ())),
+        feature_detectors=tuple(run.record() for run in getattr(features, "detectors", ())), adjust=adjust,
     )
+
+
+def readjust(result: SurfaceResult, adjust: str) -> SurfaceResult:
+    """The same associations with the p-values adjusted by another method ("holm", "bh",
+    "none"): ``p_adjusted`` and the side-by-side decisions are recomputed, nothing else."""
+    from dataclasses import replace
+
+    adjuster = _adjuster(adjust)
+    correlations = result.correlations.assign(p_adjusted=adjuster(result.correlations["p_value"].to_numpy(float)))
+    within = result.within_pair.assign(p_adjusted=adjuster(result.within_pair["p_value"].to_numpy(float)))
+    return replace(result, correlations=correlations, within_pair=within, adjust=adjust,
+                   side_by_side=_side_by_side(within, result.humans, 1.0 - result.level))
+
+
+def _adjuster(adjust: str):
+    from audit.uncertainty.multiplicity import ADJUSTMENTS, benjamini_hochberg, holm
+
+    if adjust not in ADJUSTMENTS:
+        raise InputError(InputProblem(file="options", column="adjust", value=str(adjust),
+                                      message="unknown multiplicity adjustment", fix=f"use one of {', '.join(ADJUSTMENTS)}"))
+    return {"none": lambda p: np.asarray(p, float), "holm": holm, "bh": benjamini_hochberg}[adjust]
 
 
 _SCATTER_COLUMNS = ("pair_id", "matchup", "judge", "criterion", "feature", "feature_diff", "score_diff")
 _HUMAN_COLUMNS = ("scope", "criterion", "feature", "n_votes", "n_pairs", "n_readers", "coef", "se", "coef_low",
-                  "coef_high", "converged", "singular", "separation", "pair_share_r", "share_r_low", "share_r_high",
-                  "note")
+                  "coef_high", "p_value", "converged", "singular", "separation", "pair_share_r", "share_r_low",
+                  "share_r_high", "note")
 
 
 def _concat(frames: list[pd.DataFrame], columns) -> pd.DataFrame:
@@ -347,6 +418,12 @@ def _human_votes(votes, criterion, ptab, exclusions, notes):
     return v[known], criterion
 
 
+def _centre_within(values: np.ndarray, matchup: pd.Series) -> np.ndarray:
+    """Columns of ``values`` (one row per pair) minus their mean within each matchup (NaN-aware)."""
+    frame = pd.DataFrame(values)
+    return (frame - frame.groupby(matchup.to_numpy()).transform("mean")).to_numpy(dtype=float)
+
+
 def _human_rows(scope, sp, dF, names, humans_in, W, level, backend) -> list[dict]:
     from audit.glmm import fit_crossed_glmm
 
@@ -354,11 +431,15 @@ def _human_rows(scope, sp, dF, names, humans_in, W, level, backend) -> list[dict
     v = v[v["pair_id"].isin(sp["pair_id"])]
     pos = pd.Series(np.arange(len(sp)), index=sp["pair_id"]).reindex(v["pair_id"]).to_numpy()
     share = (v.groupby("pair_id")["y"].mean()).reindex(sp["pair_id"]).to_numpy(dtype=float)
+    strata = pd.factorize(sp["matchup"])[0]
+    if scope == POOLED:  # the share of a pair flips with its matchup's orientation: centre it too
+        share = _centre_within(share[:, None], sp["matchup"])[:, 0]
     rows = []
     for m, feature in enumerate(names):
         x = dF[:, m]
         row = {"scope": scope, "criterion": criterion, "feature": feature, "n_votes": 0, "n_pairs": 0, "n_readers": 0,
-               "coef": np.nan, "se": np.nan, "coef_low": np.nan, "coef_high": np.nan, "converged": False,
+               "coef": np.nan, "se": np.nan, "coef_low": np.nan, "coef_high": np.nan, "p_value": np.nan,
+               "converged": False,
                "singular": False, "separation": False, "note": ""}
         s = _boot_summary(W, x, share, level)
         row.update(pair_share_r=s["beta"], share_r_low=s["beta_low"], share_r_high=s["beta_high"])
@@ -372,17 +453,35 @@ def _human_rows(scope, sp, dF, names, humans_in, W, level, backend) -> list[dict
             rows.append(row)
             continue
         z = (x - np.nanmean(x[ok_pairs])) / sd
-        X = np.column_stack([np.ones(len(vv)), z[pos[use]]])
+        k_strata = int(strata.max()) + 1 if scope == POOLED and len(strata) else 1
+        if k_strata > 1:
+            # one intercept per matchup, x already centred within matchups: flipping a matchup's
+            # focal system negates its intercept and its z, and leaves the slope unchanged
+            codes = strata[pos[use]]
+            X = np.column_stack([(codes == k).astype(float) for k in range(k_strata)] + [z[pos[use]]])
+            x_names = [f"(Intercept: {m})" for m in dict.fromkeys(sp["matchup"])] + [feature]
+        else:
+            X = np.column_stack([np.ones(len(vv)), z[pos[use]]])
+            x_names = ["(Intercept)", feature]
+        slope = X.shape[1] - 1
+        readers = vv["reader_id"].astype(str).to_numpy()
+        if k_strata > 1:  # a reader's lean towards "the focal system" means something within one matchup only
+            readers = np.char.add(np.char.add(sp["matchup"].to_numpy(dtype=str)[pos[use]], "\x1f"), readers)
         try:
             fit = fit_crossed_glmm(vv["y"].to_numpy(dtype=float), {"pair": vv["pair_id"].to_numpy(),
-                                                                   "reader": vv["reader_id"].astype(str).to_numpy()},
-                                   X=X, x_names=["(Intercept)", feature], level=level, backend=backend)
+                                                                   "reader": readers},
+                                   X=X, x_names=x_names, level=level, backend=backend)
         except AuditError as exc:  # one failed fit is a recorded value, not a crashed analysis
             row["note"] = f"GLMM failed: {exc}"
             rows.append(row)
             continue
-        row.update(coef=float(fit.b[1]), se=float(fit.se[1]), coef_low=float(fit.wald_low[1]),
-                   coef_high=float(fit.wald_high[1]), converged=bool(fit.converged), singular=bool(fit.singular),
+        from scipy.stats import norm
+
+        se = float(fit.se[slope])
+        row.update(coef=float(fit.b[slope]), se=se, coef_low=float(fit.wald_low[slope]),
+                   coef_high=float(fit.wald_high[slope]),
+                   p_value=float(2 * norm.sf(abs(fit.b[slope]) / se)) if np.isfinite(se) and se > 0 else np.nan,
+                   converged=bool(fit.converged), singular=bool(fit.singular),
                    separation=bool(fit.separation), note="; ".join(fit.notes))
         rows.append(row)
     return rows
@@ -393,10 +492,12 @@ def _excludes_zero(low, high) -> np.ndarray:
     return (low > 0) | (high < 0)
 
 
-def _side_by_side(within: pd.DataFrame, humans: pd.DataFrame) -> pd.DataFrame:
-    out = within[["scope", "judge", "criterion", "feature", "beta", "beta_low", "beta_high"]].rename(
-        columns={"beta": "judge_beta", "beta_low": "judge_low", "beta_high": "judge_high"})
+def _side_by_side(within: pd.DataFrame, humans: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
+    out = within[["scope", "judge", "criterion", "feature", "beta", "beta_low", "beta_high", "p_value",
+                  "p_adjusted"]].rename(columns={"beta": "judge_beta", "beta_low": "judge_low", "beta_high": "judge_high",
+                                                 "p_value": "judge_p", "p_adjusted": "judge_p_adjusted"})
     out["judge_tracks"] = _excludes_zero(out["judge_low"], out["judge_high"])
+    out["judge_tracks_adjusted"] = (out["judge_p_adjusted"].to_numpy(float) < alpha) & out["judge_tracks"]
     h = humans[["scope", "feature", "coef", "coef_low", "coef_high", "share_r_low", "share_r_high"]].rename(
         columns={"coef": "human_coef", "coef_low": "human_low", "coef_high": "human_high"})
     out = out.merge(h, on=["scope", "feature"], how="left")
@@ -417,4 +518,5 @@ def _side_by_side(within: pd.DataFrame, humans: pd.DataFrame) -> pd.DataFrame:
     out["pattern"] = pattern
     return out.drop(columns=["share_r_low", "share_r_high"])[
         ["scope", "judge", "criterion", "feature", "judge_beta", "judge_low", "judge_high", "judge_tracks",
-         "human_coef", "human_low", "human_high", "humans_track", "pattern"]]
+         "judge_p", "judge_p_adjusted", "judge_tracks_adjusted", "human_coef", "human_low", "human_high",
+         "humans_track", "pattern"]]

@@ -1,6 +1,6 @@
 """The blind study on a Label Studio server: push tasks, pull annotations (label-studio-sdk).
 
-``pip install 'judge-audit[labelstudio]'``; the SDK is imported only when a server is used.
+``pip install 'judge-transfer-audit[labelstudio]'``; the SDK is imported only when a server is used.
 
 **Per-reader order.** Label Studio's community edition gives every annotator of a project
 the same tasks and cannot assign tasks to people, so a presentation order per reader needs

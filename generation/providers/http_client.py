@@ -1,6 +1,6 @@
 """The one HTTP client for LLM servers: generation, scoring and the perplexity detector.
 
-Built on ``httpx`` (``pip install 'judge-audit[http]'``), imported lazily. We chose httpx
+Built on ``httpx`` (``pip install 'judge-transfer-audit[http]'``), imported lazily. We chose httpx
 over the official ``openai`` SDK because the SDK hides the bytes on the wire: it reads an
 answer whole (no size cap), has no overall deadline, follows redirects by its own rules and
 does not speak the legacy ``/completions`` endpoint with ``echo`` + ``logprobs`` the

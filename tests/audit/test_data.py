@@ -108,7 +108,7 @@ def test_drop_invalid_removes_unparsable_outputs_and_counts_them(tmp_path):
 def test_pairs_derived_from_judge_file(tmp_path):
     d = basic(tmp_path, pairs=None)()
     assert d.pairs["matchup"].tolist() == ["alpha vs beta"] * 2
-    assert d.focal_source == "first in sorted order"
+    assert d.focal_source == "automatic"  # alpha and beta are in 2 pairs each: code-point order decides
     d2 = basic(tmp_path, pairs=None, focal="beta")()
     assert set(d2.pairs["focal"]) == {"beta"} and d2.focal_source == "--focal"
     assert d2.pairs["matchup"].tolist() == ["beta vs alpha"] * 2
@@ -197,21 +197,23 @@ def test_scalar_ratings_become_prompt_matched_pairs(tmp_path):
     d = basic(tmp_path, humans=SCALAR, judge=SCALAR_JUDGE, pairs=None)()
     assert d.human_shape == "scalar"
     p = d.pairs
-    assert p["pair_id"].tolist() == ["i1~i2", "i1~i3", "i2~i3"]
-    assert p[["system_a", "system_b"]].values.tolist() == [["xx", "yy"], ["xx [i1]", "xx [i3]"], ["yy", "xx"]]
-    assert p["matchup"].tolist() == ["xx vs yy", "xx vs xx", "xx vs yy"]
+    # i1~i3 compares two outputs of xx (a self-matchup): left out, with its votes, and noted
+    assert p["pair_id"].tolist() == ["i1~i2", "i2~i3"]
+    assert p[["system_a", "system_b"]].values.tolist() == [["xx", "yy"], ["yy", "xx"]]
+    assert p["matchup"].tolist() == ["xx vs yy", "xx vs yy"] and set(p["focal"]) == {"xx"}
     v = d.votes
-    assert len(v) == 6 and (v["line"] == 0).all()
-    # r1: 4 vs 2 -> xx; 4 vs 4 -> tie; 2 vs 4 -> xx.  r2: 1 vs 3 -> yy; 1 vs 5 -> xx [i3]; 3 vs 5 -> xx
-    assert v["choice"].tolist() == ["xx", "yy", "tie", "xx [i3]", "xx", "xx"]
-    assert v["reader_group"].tolist() == ["expert", "novice"] * 3
-    np.testing.assert_array_equal(v["y"], [1, 0, np.nan, 0, 1, 1])
-    # i4 is alone in its group: its rating is counted, not silently dropped
-    assert [(e.role, e.n_rows) for e in d.exclusions] == [("humans", 1)]
+    assert len(v) == 4 and (v["line"] == 0).all()
+    # r1: 4 vs 2 -> xx; r2: 1 vs 3 -> yy.  i2~i3: r1 2 vs 4 -> xx; r2 3 vs 5 -> xx
+    assert v["choice"].tolist() == ["xx", "yy", "xx", "xx"]
+    assert v["reader_group"].tolist() == ["expert", "novice"] * 2
+    np.testing.assert_array_equal(v["y"], [1, 0, 1, 1])
+    # i4 is alone in its group: its rating and its judge score are counted, not silently dropped
+    assert sorted((e.role, e.n_rows) for e in d.exclusions) == [("humans", 1), ("judge", 1)]
     s = d.judge_scores
     assert s[s["pair_id"] == "i2~i3"][["system", "item_id", "score"]].values.tolist() == [
         ["yy", "i2", 4.0], ["xx", "i3", 3.0]]
-    assert any("same system" in n for n in d.notes)
+    assert any("same system" in n and "2 vote(s)" in n for n in d.notes)
+    assert {r.role: (r.read, r.used, r.n_excluded) for r in d.rows} == {"humans": (7, 6, 1), "judge": (4, 3, 1)}
 
 
 def test_scalar_wide_ratings_and_stories_by_item(tmp_path):
@@ -297,5 +299,5 @@ def test_rating_without_partner_rating_is_counted(tmp_path):
     humans = SCALAR + "i1,r3,empathy,2,g1,expert\n"  # r3 rated only one item of g1
     d = basic(tmp_path, humans=humans, judge=SCALAR_JUDGE, pairs=None)()
     counts = {e.reason: e.n_rows for e in d.exclusions}
-    assert sorted(counts.values()) == [1, 1] and len(d.votes) == 6
+    assert sorted(counts.values()) == [1, 1, 1] and len(d.votes) == 4
     assert any("same reader" in r for r in counts)

@@ -33,9 +33,15 @@ def test_pair_with_three_systems_in_the_judge_file(tmp_path):
     assert p.value == "p1: alpha, beta, gamma" and p.line == 2
 
 
-def test_pair_with_one_system_in_the_pairs_file(tmp_path):
-    probs = problems(basic(tmp_path, pairs=PAIRS.replace("p2,alpha,beta", "p2,alpha,alpha")))
-    assert only(probs, "two different systems")[0].line == 3
+def test_self_matchup_in_the_pairs_file_is_left_out_and_counted(tmp_path):
+    # p2 compares alpha with itself: not an input error, but left out with its votes and judge outputs
+    d = basic(tmp_path, pairs=PAIRS.replace("p2,alpha,beta,alpha", "p2,alpha,alpha,"))()
+    assert d.pairs["pair_id"].tolist() == ["p1"] and set(d.votes["pair_id"]) == {"p1"}
+    assert any("compare a system with itself" in n and "p2 (alpha)" in n and "2 vote(s) and 2 judge output(s)" in n
+               for n in d.notes)
+    rows = {r.role: r for r in d.rows}
+    assert dict(rows["humans"].excluded) == {"vote on a self-matchup pair (the same system on both sides)": 2}
+    assert (rows["judge"].read, rows["judge"].used, rows["pairs"].read, rows["pairs"].used) == (4, 2, 2, 1)
 
 
 def test_judge_system_not_in_the_pair(tmp_path):

@@ -25,9 +25,13 @@ def test_pds_scalar_ratings_become_274_pairs_and_6850_votes(converted):
     d = converted / "pds"
     data = load_audit_data(d / "judge.csv", d / "humans.csv", stories=d / "stories.csv", scale=(1, 5))
     assert data.human_shape == "scalar"
-    assert len(data.pairs) == 274
-    assert len(data.votes) == 6850
-    assert int((data.votes["choice"] == "tie").sum()) == 1552
+    # 274 same-premise pairs and 6,850 votes, of which 16 pairs (400 votes) compare two stories
+    # of the same system: self-matchups, left out and noted
+    assert len(data.pairs) == 274 - 16
+    assert len(data.votes) == 6850 - 400
+    assert any("16 pair(s) compare two outputs of the same system" in n and "400 vote(s)" in n for n in data.notes)
+    assert int((data.votes["choice"] == "tie").sum()) == 1447  # of the 1,552 ties, 105 were in self-matchups
+    assert all(r.read == r.used + r.n_excluded for r in data.rows)
     assert data.votes["reader_id"].nunique() == 5 and len(data.criteria) == 5
     assert data.judges == ("gpt-4o", "gpt-3.5", "llama3-70b", "llama3-8b")
     assert data.judge_scores["score"].notna().all()
@@ -53,6 +57,10 @@ def test_mtbench_native_pairwise_votes_with_a_b_choices(converted):
     assert int((data.votes["choice"] == "tie").sum()) == int((raw["choice"] == "tie").sum())
     assert set(data.votes["choice"]) - {"tie"} <= set(data.pairs["system_a"]) | set(data.pairs["system_b"])
     assert data.judge_verdicts is not None and len(data.judges) == 6
+    # gpt-3.5-turbo is in every pair: focal everywhere (in code-point order it was focal in some
+    # matchups and not others, and the pooled figures averaged opposite directions)
+    assert set(data.pairs["focal"]) == {"gpt-3.5-turbo"} and data.focal_source == "automatic"
+    assert list(data.pooling_scopes()) == ["(all matchups)"]
     n_invalid = int((data.judge_verdicts["choice"] == "invalid").sum())
     counted = sum(e.n_rows for e in data.exclusions if e.role == "judge")
     assert counted == n_invalid

@@ -1,6 +1,6 @@
 """The audit's tasks on a real Dask cluster: a LocalCluster of 2 worker processes started here.
 
-Run with ``python -m pytest -m distributed`` (needs ``pip install 'judge-audit[dask]'``).
+Run with ``python -m pytest -m distributed`` (needs ``pip install 'judge-transfer-audit[dask]'``).
 """
 
 from __future__ import annotations

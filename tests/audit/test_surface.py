@@ -11,7 +11,7 @@ from scipy import stats
 from audit.checks import Status
 from audit.errors import InputError
 from audit.serialize import from_jsonable, to_jsonable
-from audit.surface import SurfaceResult, surface_associations, surface_checks
+from audit.surface import POOLED, SurfaceResult, surface_associations, surface_checks
 from audit.uncertainty.bootstrap import multinomial_weights
 
 
@@ -158,9 +158,9 @@ def test_swapping_focal_and_other_keeps_beta():
 def test_scopes_and_group_cluster():
     feats, scores, pairs, _ = make_data(n_pairs=10, matchups=("a vs b", "c vs d"))
     result = surface_associations(feats, scores, pairs, None, n_boot=200, rng=0, cluster="group")
-    assert result.scopes == ("a vs b", "c vs d", "pooled")
-    assert set(result.within_pair["scope"]) == {"a vs b", "c vs d", "pooled"}
-    assert result.within_pair.query("scope == 'pooled'")["n_pairs"].iloc[0] == 20
+    assert result.scopes == ("a vs b", "c vs d", POOLED)
+    assert set(result.within_pair["scope"]) == {"a vs b", "c vs d", POOLED}
+    assert result.within_pair[result.within_pair["scope"] == POOLED]["n_pairs"].iloc[0] == 20
     assert set(result.scatter_points["matchup"]) == {"a vs b", "c vs d"}
     assert set(result.scatter_points["criterion"]) == {"aggregate"}
 

@@ -144,7 +144,7 @@ def test_a_query_string_stays_after_the_path(server):
 
 def test_missing_httpx_is_a_missing_dependency(server, monkeypatch):
     monkeypatch.setitem(sys.modules, "httpx", None)  # import httpx -> ImportError
-    with pytest.raises(MissingDependencyError, match=r"judge-audit\[http\]"):
+    with pytest.raises(MissingDependencyError, match=r"judge-transfer-audit\[http\]"):
         make(server)
 
 
@@ -155,7 +155,7 @@ def test_missing_httpx_exits_4_from_generate(server, tmp_path, premises, monkeyp
     (tmp_path / "p.toml").write_text(protocol_toml(server.url))
     premises.to_csv(tmp_path / "premises.csv", index=False)
     code = main(["generate", str(tmp_path / "premises.csv"), "--protocol", str(tmp_path / "p.toml"), "--out", str(tmp_path / "o"), "-q"])
-    assert code == 4 and "judge-audit[http]" in capsys.readouterr().err
+    assert code == 4 and "judge-transfer-audit[http]" in capsys.readouterr().err
 
 
 def test_a_story_answer_still_round_trips(server):

@@ -193,5 +193,5 @@ def test_cli_without_token_sdk_or_url(tmp_path, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "label_studio_sdk", None)
     assert main(["labelstudio", "push", pairs, stories, "--url", "http://127.0.0.1:9", "--token-env", "JA_NO_TOKEN", *manifest]) == 4
     err = capsys.readouterr().err
-    assert "judge-audit[labelstudio]" in err and "secret-token-value-123" not in err
+    assert "judge-transfer-audit[labelstudio]" in err and "secret-token-value-123" not in err
     assert not (tmp_path / "m.json").exists()

@@ -58,7 +58,7 @@ def _binary() -> str:
 def label_studio(tmp_path_factory):
     """A Label Studio server on 127.0.0.1 with a made-up admin and token; stopped afterwards."""
     binary = _binary()
-    pytest.importorskip("label_studio_sdk", reason="label-studio-sdk is not installed (pip install 'judge-audit[labelstudio]')")
+    pytest.importorskip("label_studio_sdk", reason="label-studio-sdk is not installed (pip install 'judge-transfer-audit[labelstudio]')")
     data = tmp_path_factory.mktemp("label-studio-data")
     port = _free_port()
     token = secrets.token_hex(20)
@@ -199,7 +199,7 @@ def test_push_annotate_pull_audit_on_a_real_server(label_studio, tmp_path, monke
     timings["audit run"] = time.monotonic() - t
     assert code == 0
     result = json.loads((tmp_path / "audit-out" / "result.json").read_text())
-    assert result["status"] in ("PASS", "WARN", "FAIL")
+    assert result["status"] in ("PASS", "WARN", "FAIL", "INCONCLUSIVE", "INSUFFICIENT", "ERROR")  # any decision: the point is the round trip
 
     # the token is nowhere but in the requests
     printed = capsys.readouterr()

@@ -69,10 +69,10 @@ def test_missing_dependency(monkeypatch):
     import generation.providers.transformers_local as module
 
     def refuse(name, purpose=None):
-        raise MissingDependencyError(f"'{name}' is not installed; install it with: pip install 'judge-audit[lm]'")
+        raise MissingDependencyError(f"'{name}' is not installed; install it with: pip install 'judge-transfer-audit[lm]'")
 
     monkeypatch.setattr(module, "import_optional", refuse)
-    with pytest.raises(MissingDependencyError, match="judge-audit\\[lm\\]"):
+    with pytest.raises(MissingDependencyError, match="judge-transfer-audit\\[lm\\]"):
         build_provider({"provider": "transformers", "model": "x"})
 
 

@@ -1,6 +1,6 @@
 """A tiny seeded study written as files, for the hostile-input tests (made here, copied from nothing).
 
-One matchup, 8 pairs, 3 readers, two criteria plus overall, one judge configuration and a
+One matchup, 12 pairs (at least the policy's min_pairs, so that cells are decided), 3 readers, two criteria plus overall, one judge configuration and a
 short story per system, so that a whole ``audit run`` with surface features takes seconds.
 """
 
@@ -26,7 +26,7 @@ def _write(path: Path, header: list[str], rows: list[list]) -> Path:
     return path
 
 
-def write_study(folder: Path, *, seed: int = 7, n_pairs: int = 8, n_readers: int = 3,
+def write_study(folder: Path, *, seed: int = 7, n_pairs: int = 12, n_readers: int = 3,
                 systems: tuple[str, str] = SYSTEMS, criteria: tuple[str, ...] = CRITERIA) -> dict[str, Path]:
     """Write judge.csv, humans.csv, pairs.csv and stories.csv into ``folder``; return role -> path.
 

@@ -130,11 +130,8 @@ CASES = {
     "gate: FAIL with no checks": (_gate_on(b'{"schema_version": "1.0", "status": "FAIL", "checks": []}'), {2}),
     "report -o onto its result": (_report_onto_itself, {2}),
     "features -o onto the stories": (_features_onto_stories, {2}),
-    "NUL and escapes in system names": pytest.param(
-        _control_characters_in_names, {0, 2},
-        marks=pytest.mark.xfail(reason="issue 13, the input loaders' item (inputs branch): names with control "
-                                       "characters reach the SVG renderer, which raises; validate them up front",
-                                strict=True)),
+    # names with control characters are an input error up front (tests/audit/inputs/test_hostile.py)
+    "NUL and escapes in system names": (_control_characters_in_names, {2}),
 }
 
 

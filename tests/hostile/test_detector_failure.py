@@ -35,7 +35,8 @@ def test_a_failing_detector_is_an_error_check_with_a_redacted_reason(tmp_path, f
     errors = [c for c in result.checks if c.status is Status.ERROR]
     assert [(c.name, c.scope) for c in errors] == [("surface.detector", "lexical")]
     assert "is down" in errors[0].reason and "abcdefgh123" not in errors[0].reason
-    assert result.status is Status.FAIL
+    assert result.status is Status.ERROR  # an ERROR check makes the run ERROR (schema 2.0)
+    assert "surface.detector" in result.verdict
     record = {d.name: d for d in result.surface.payload.feature_detectors}["lexical"]
     assert record.status is Status.ERROR
 

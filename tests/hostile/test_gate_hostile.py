@@ -36,15 +36,18 @@ def _edited(saved, tmp_path, edit):
 def test_a_genuine_result_is_gated_on_its_rederived_checks(saved, capsys):
     path, data = saved
     result = read_result(path)
-    assert derive_status(result) is result.status is Status.FAIL
+    assert derive_status(result) is result.status
     assert [c.name for c in verify_result(result)] == [c["name"] for c in data["checks"]]
     status, out, _ = run_cli(["gate", str(path)], capsys, protect=[path])
-    assert status == 1 and "gate: FAILED" in out
+    failing = result.status in (Status.FAIL, Status.ERROR)
+    assert status == (1 if failing else 0) and ("gate: FAILED" if failing else "gate: passed") in out
+    status, out, _ = run_cli(["gate", "--fail-on", "inconclusive", str(path)], capsys, protect=[path])
+    assert status == (1 if failing or result.counts["INCONCLUSIVE"] else 0)
 
 
 def _fail_to_pass(data):
     for check in data["checks"]:
-        if check["status"] == "FAIL":
+        if check["status"] != "PASS":
             check["status"] = "PASS"
 
 
@@ -53,26 +56,32 @@ def _drop_readers_checks(data):
 
 
 def _invent_a_check(data):
-    data["checks"].append({"name": "transfer.fraction_outside_ci", "status": "PASS", "value": 0.0, "threshold": 0.25,
+    data["checks"].append({"name": "transfer.decision", "status": "PASS", "value": 0.0, "threshold": 0.1,
                            "reason": "all good", "scope": "somewhere"})
 
 
 def _flip_a_cell(data):
-    data["cells"][0]["transfer"]["judge_in_human_ci"] = not data["cells"][0]["transfer"]["judge_in_human_ci"]
+    transfer = data["cells"][0]["transfer"]
+    transfer["status"] = "FAIL" if transfer["status"] != "FAIL" else "PASS"
+
+
+def _recount(data):
+    data["counts"]["PASS"] += 1
 
 
 def _loosen_the_recorded_policy(data):
-    data["provenance"]["policy"]["transfer"]["max_fraction_outside_ci"] = 5.0
+    data["provenance"]["policy"]["transfer"]["margin"] = 5.0
 
 
 @pytest.mark.parametrize("edit, words", [
     (lambda d: d.update(checks=[]), ["check(s) missing from the recorded checks"]),
-    (lambda d: d.update(status="PASS"), ["recorded status is PASS but the result's own data give FAIL"]),
-    (_fail_to_pass, ["is recorded as PASS but the result's data give FAIL"]),
+    (lambda d: d.update(status="PASS"), ["recorded status is PASS but the result's own data give"]),
+    (_fail_to_pass, ["is recorded as PASS but the result's data give"]),
     (_drop_readers_checks, ["missing from the recorded checks: readers."]),
-    (_invent_a_check, ["recorded but not given by the result's data: transfer.fraction_outside_ci [somewhere]"]),
-    (_flip_a_cell, ["the recorded transfer assessment does not follow", "judge_in_human_ci"]),
-    (_loosen_the_recorded_policy, ["transfer.max_fraction_outside_ci' must lie in [0.0, 1.0]"]),
+    (_invent_a_check, ["recorded but not given by the result's data: transfer.decision [somewhere]"]),
+    (_flip_a_cell, ["the recorded transfer decision does not follow", "status"]),
+    (_recount, ["the recorded cell counts"]),
+    (_loosen_the_recorded_policy, ["transfer.margin' must lie in (0.0, 0.5)"]),
     (lambda d: d["provenance"].update(policy={"transfer": 5}), ["'transfer' must be a [transfer] table"]),
 ])
 def test_an_inconsistent_result_is_refused(saved, tmp_path, capsys, edit, words):

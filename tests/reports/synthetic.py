@@ -14,12 +14,14 @@ import numpy as np
 import pandas as pd
 
 from audit.checks import Check, Status
+from audit.surface.associations import POOLED
 from audit.result import (
     SCHEMA_VERSION,
     AuditResult,
     Cell,
     GlmmSummary,
     HumanSide,
+    Interval,
     JudgeConfigRate,
     JudgeSide,
     Provenance,
@@ -61,18 +63,37 @@ def make_result(text: Callable[[str], str] = _identity, *, sections: bool = True
             losses = 20 - wins - ties
             jrate = (wins + 0.5 * ties) / 20
             glmm = GlmmSummary(est, lo, hi, float(np.log(est / (1 - est))), 0.2, 0.3, 0.25,
-                               singular=crit_raw == "empathy", converged=True, separation=False, loglik=-90.0)
-            human = HumanSide(rate=est + 0.01, n_focal=80, n_other=60, n_ties=0, rate_even_split=est, glmm=glmm)
+                               singular=crit_raw == "empathy", converged=True, separation=False, loglik=-90.0,
+                               majority_plugin=min(est + 0.1, 1.0), degenerate=crit_raw == "engagement",
+                               degenerate_reason=text("pair SD 18.7 on the logit scale (above 5)")
+                               if crit_raw == "engagement" else "")
+            majority = min(est + 0.12, 0.99)
+            human = HumanSide(rate=est + 0.01, n_focal=80, n_other=60, n_ties=0, rate_even_split=est, glmm=glmm,
+                              vote_share=Interval(est, lo, hi, 0.95),
+                              majority_rate=Interval(majority, majority - 0.2, min(majority + 0.1, 1.0), 0.95),
+                              between_pair_sd=0.12, n_pairs_compared=20)
             jside = JudgeSide(judge, text("aggregate") if crit_raw == "overall" else crit, jrate, wins, losses, ties, 0, 20,
                               "even-split", crit_raw == "overall",
                               tuple(JudgeConfigRate(c, jrate - 0.02 * k, wins - k, losses + k, ties, 0) for k, c in enumerate(configs)))
-            inside = lo <= jrate <= hi
-            verdict = Status.PASS if inside else Status.FAIL
-            transfer = Transfer(inside, not inside and lo < 0.5 < hi, "chance" if lo < 0.5 < hi else "focal", "focal",
-                                0.52, 0.55, True, verdict, text(f"judge {100 * jrate:.0f}% vs human interval"))
+            band = (est, majority)
+            dist = jrate - band[1] if jrate > band[1] else (jrate - band[0] if jrate < band[0] else 0.0)
+            verdict = (Status.FAIL if abs(dist) > 0.2 else Status.INCONCLUSIVE if abs(dist) > 0.05
+                       else Status.INSUFFICIENT if crit_raw == "authenticity" and focal_raw == "r1" else Status.PASS)
+            transfer = Transfer(verdict, text(f"{verdict.value}: judge {100 * jrate:.0f}% vs the human band"),
+                                margin=0.1, difference=Interval(dist, dist - 0.08, dist + 0.08, 0.9),
+                                difference_vote_share=Interval(jrate - est, jrate - est - 0.1, jrate - est + 0.1, 0.9),
+                                difference_majority=Interval(jrate - majority, jrate - majority - 0.2,
+                                                             jrate - majority + 0.1, 0.9),
+                                judge_rate=Interval(jrate, jrate - 0.1, min(jrate + 0.08, 1.0), 0.9),
+                                band_low=band[0], band_high=band[1], interval_level=0.9, p_outside=0.01,
+                                p_outside_adjusted=0.05, p_conflict=1.0, p_conflict_adjusted=1.0, adjust="holm",
+                                direction_conflict=False, human_direction="chance" if lo < 0.5 < hi else "focal",
+                                judge_direction="focal",
+                                pairs_needed=60 if verdict is Status.INCONCLUSIVE else None, n_pairs=20, n_readers=7,
+                                readers_per_pair=7.0, n_boot=999, judge_vs_majority=0.52, reader_baseline=0.55,
+                                below_reader_baseline=True)
             cells.append(Cell(matchup, crit, focal, other, 20, 7, 140, human, jside, transfer))
-            checks.append(Check("transfer.judge_in_human_ci", verdict, jrate, None, text("judge outside the interval"),
-                                scope=f"{matchup}/{crit}"))
+            checks.append(Check("transfer.decision", verdict, dist, 0.1, transfer.reason, scope=f"{matchup}/{crit}"))
             for scheme, width in (("pairs", 0.08), ("readers", 0.12), ("two-way", 0.14)):
                 boot.append({"matchup": matchup, "criterion": crit, "cell": f"{matchup}/{crit}", "scheme": scheme,
                              "rate": est + 0.01, "ci_low_percentile": est - width, "ci_high_percentile": est + width,
@@ -132,7 +153,7 @@ def make_result(text: Callable[[str], str] = _identity, *, sections: bool = True
                                 "feature": text(f), "feature_diff": float(rng.normal()), "score_diff": float(rng.normal())}
                                for j in (judge, configs[0]) for f in ("mean_sentence_length", "mattr") for k in range(60)])
         side = pd.DataFrame([{"scope": sc, "judge": judge, "criterion": text(c), "feature": text("mattr"), "judge_beta": -0.3,
-                              "human_coef": 0.01, "pattern": "judge only"} for sc in ("pooled", cells[0].matchup) for c in CRITERIA[:5]])
+                              "human_coef": 0.01, "pattern": "judge only"} for sc in (POOLED, cells[0].matchup) for c in CRITERIA[:5]])
         kw = {
             "dev": Section(Status.PASS, "", {"correlations": pd.DataFrame([{"criterion": text(c), "judge": j, "spearman": sp,
                                                                            "n_items": 80} for c in CRITERIA[:5]
@@ -143,8 +164,10 @@ def make_result(text: Callable[[str], str] = _identity, *, sections: bool = True
             "readers": Section(Status.PASS, "", readers_payload),
             "surface": Section(Status.PASS, "", {"scatter_points": points, "side_by_side": side, "n_boot": 1000}),
         }
+    from audit.verdict import cell_counts
+
     return AuditResult(
         schema_version=SCHEMA_VERSION, status=Status.FAIL,
-        verdict=text("The judge does not transfer: its rate lies outside the human interval in most cells."),
-        cells=tuple(cells), agreement=agreement, reader_baseline=baseline, checks=tuple(checks), provenance=prov,
+        verdict=text("The judge does not transfer: its rate lies outside the human band in most cells."),
+        cells=tuple(cells), counts=cell_counts(cells), agreement=agreement, reader_baseline=baseline, checks=tuple(checks), provenance=prov,
         judge_pairs=pd.DataFrame({"pair_id": ["p1"], "criterion": ["empathy"], "judge": [judge], "credit": [1.0]}), **kw)

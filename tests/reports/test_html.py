@@ -53,16 +53,26 @@ def test_report_has_every_section_and_figure(html, result):
         assert fig in found, fig  # the <svg> root carries the figure id
     assert result.verdict in html
     # one transfer-table row per cell
-    rows = re.findall(r"<tr class=\"(?:PASS|FAIL|WARN|ERROR|SKIPPED)\" title=", html)
+    rows = re.findall(r"<tr class=\"(?:PASS|FAIL|INCONCLUSIVE|INSUFFICIENT|ERROR)\" title=", html)
     assert len(rows) == len(result.cells)
 
 
-def test_transfer_table_shows_glmm_interval_and_judge_counts(html, result):
+def test_transfer_table_shows_the_estimands_the_difference_and_the_glmm(html, result):
     c = result.cells[0]
-    assert f"{100 * c.human.glmm.estimate:.1f}%" in html
-    assert f"[{100 * c.human.glmm.ci_low:.1f}, {100 * c.human.glmm.ci_high:.1f}]" in html
+    h, t = c.human, c.transfer
+    assert f"[{100 * h.vote_share.ci_low:.1f}, {100 * h.vote_share.ci_high:.1f}]" in html
+    assert f"[{100 * h.majority_rate.ci_low:.1f}, {100 * h.majority_rate.ci_high:.1f}]" in html
+    assert f"[{100 * t.difference.ci_low:+.1f}, {100 * t.difference.ci_high:+.1f}]" in html
+    assert f"[{100 * h.glmm.ci_low:.1f}, {100 * h.glmm.ci_high:.1f}]" in html  # the secondary figure stays
     assert f"{c.judge.wins} / {c.judge.losses} / {c.judge.ties}" in html
     assert "different target" in html  # overall vs the judge's aggregate is labelled
+
+
+def test_degenerate_glmm_is_struck_through_and_explained(html, result):
+    degenerate = [c for c in result.cells if c.human.glmm.degenerate]
+    assert degenerate
+    assert html.count("<s title=\"degenerate:") == len(degenerate)
+    assert "the decision rests on the vote share and majority rate" in html
 
 
 def test_case_study_shows_comments_and_excerpts(html):
@@ -165,10 +175,9 @@ def test_figures_have_accessible_labels(html):
     assert labels and all(labels)
 
 
-def test_headline_outside_count_uses_the_assessed_cells(result):
-    first = result.cells[0]
-    cells = (replace(first, transfer=replace(first.transfer, judge_in_human_ci=None)),) + tuple(result.cells[1:])
-    text = " ".join(parse(render_html(replace(result, cells=cells))).text)
-    outside = sum(c.transfer.judge_in_human_ci is False for c in cells)
-    assert f"{outside} / {len(cells) - 1} cells with the judge's rate outside" in " ".join(text.split())
-    assert "1 cell(s) not assessed" in text
+def test_headline_gives_the_counts_per_status(result):
+    text = " ".join(" ".join(parse(render_html(result)).text).split())
+    for status, n in result.counts.items():
+        assert f"{status} {n}" in text
+    assessed = sum(result.counts[s] for s in ("PASS", "FAIL", "INCONCLUSIVE"))
+    assert f"cells out of {len(result.cells)} ({assessed} compared" in text

@@ -8,8 +8,8 @@ from audit.checks import Check, Status
 from reports.junit import render_junit, write_junit
 
 CHECKS = (
-    Check("transfer.judge_in_human_ci", Status.FAIL, 0.93, 0.0, "judge 93% outside [48, 66]", "a vs b/empathy"),
-    Check("transfer.judge_in_human_ci", Status.PASS, 0.55, None, "inside", "a vs b/engagement"),
+    Check("transfer.decision", Status.FAIL, 0.93, 0.0, "judge 93% outside [48, 66]", "a vs b/empathy"),
+    Check("transfer.decision", Status.PASS, 0.55, None, "inside", "a vs b/engagement"),
     Check("agreement.krippendorff_alpha", Status.WARN, 0.07, 0.2, "readers barely agree"),
     Check("surface.sensitivity", Status.SKIPPED, None, None, "no stories given"),
     Check("glmm.converged", Status.ERROR, None, None, "fit failed", "a vs b/overall"),
@@ -37,7 +37,7 @@ def test_counts_and_names():
     assert (suite.get("tests"), suite.get("failures"), suite.get("errors"), suite.get("skipped")) == ("5", "1", "1", "1")
     assert root.get("tests") == "5"
     names = [c.get("name") for c in cases]
-    assert names[0] == "transfer.judge_in_human_ci[a vs b/empathy]"
+    assert names[0] == "transfer.decision[a vs b/empathy]"
     assert len(set(names)) == len(names)  # a cell's check is its own case
     assert cases[0].get("classname") == "judge_audit.transfer"
 
@@ -58,3 +58,16 @@ def test_write_junit_round_trip(tmp_path):
     path = write_junit(CHECKS, tmp_path / "ci" / "junit.xml")
     assert ET.parse(path).getroot().find("testsuite").get("tests") == "5"
     assert path.read_text(encoding="utf-8") == render_junit(CHECKS)
+
+
+def test_cell_decision_statuses_and_fail_on():
+    cells = (Check("transfer.decision", Status.INCONCLUSIVE, 0.2, 0.1, "needs 60 pairs", "m/a"),
+             Check("transfer.decision", Status.INSUFFICIENT, None, 0.1, "5 pairs", "m/b"))
+    root, cases = _cases(render_junit(cells))
+    assert [[c.tag for c in case] for case in cases] == [["system-out"], ["skipped"]]
+    assert cases[0].find("system-out").text.startswith("INCONCLUSIVE: needs 60 pairs")
+    assert root.find("testsuite").get("failures") == "0" and root.find("testsuite").get("skipped") == "1"
+    root, cases = _cases(render_junit(cells, fail_on=("INCONCLUSIVE", "insufficient")))
+    assert [[c.tag for c in case] for case in cases] == [["failure"], ["failure"]]
+    assert cases[0].find("failure").get("type") == "INCONCLUSIVE"
+    assert root.find("testsuite").get("failures") == "2" and root.find("testsuite").get("skipped") == "0"

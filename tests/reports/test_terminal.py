@@ -15,17 +15,27 @@ def test_summary_lists_verdict_failing_cells_and_report_path(result):
     assert lines[1] == result.verdict
     assert "Dev set (Spearman of ensemble with humans): authenticity 0.65, emotion_provocation 0.65" in out
     assert "0.50" not in out  # only the primary judge's correlations
-    n_fail = sum(c.transfer.verdict is Status.FAIL for c in result.cells)
-    assert f"Failing cells ({n_fail}):" in out
-    assert f"... and {n_fail - 5} more" in out
+    counts = result.counts
+    assert lines[3] == (f"Cells: {counts['FAIL']} FAIL, {counts['ERROR']} ERROR, {counts['INCONCLUSIVE']} INCONCLUSIVE, "
+                        f"{counts['INSUFFICIENT']} INSUFFICIENT, {counts['PASS']} PASS (of 18; margin 10 points)")
+    shown = counts["FAIL"] + counts["ERROR"] + counts["INCONCLUSIVE"]
+    assert f"Cells to look at ({shown};" in out
+    assert f"... and {shown - 5} more" in out
+    full = render_summary(result, max_cells=50).splitlines()
+    listed = [line.split()[0] for line in full if line.startswith("  ") and line.split()[0] in ("FAIL", "ERROR",
+                                                                                                   "INCONCLUSIVE")]
+    order = {"FAIL": 0, "ERROR": 1, "INCONCLUSIVE": 2}
+    assert len(listed) == shown and listed == sorted(listed, key=order.get)  # worst first
     assert lines[-1] == "Report: audit-out/report.html"
-    assert "18 FAIL" in out and "1 WARN" in out
+    n_checks = sum(c.status is Status.FAIL for c in result.checks)
+    assert f"Checks: {n_checks} FAIL" in out
+    assert "GLMM degenerate in 3 cell(s)" in out
 
 
 def test_summary_without_failures_or_dev(bare_result):
-    cells = tuple(replace(c, transfer=replace(c.transfer, verdict=Status.PASS)) for c in bare_result.cells)
+    cells = tuple(replace(c, transfer=replace(c.transfer, status=Status.PASS)) for c in bare_result.cells)
     out = render_summary(replace(bare_result, cells=cells, status=Status.PASS))
-    assert "Failing cells" not in out
+    assert "Cells to look at" not in out
     assert "Dev set: no development set given" in out and "not given (no development set given" not in out
     assert "Report:" not in out
 
@@ -35,11 +45,11 @@ def test_colour_only_when_asked(result):
     assert "\x1b[1;31mFAIL\x1b[0m" in render_summary(result, colour=True)
 
 
-def test_outside_count_uses_the_assessed_cells_like_the_verdict(result):
-    # a cell whose human interval is missing (e.g. all ties) cannot be inside or outside
-    first = result.cells[0]
-    cells = (replace(first, transfer=replace(first.transfer, judge_in_human_ci=None)),) + tuple(result.cells[1:])
-    out = render_summary(replace(result, cells=cells))
-    n = len(cells) - 1
-    outside = sum(c.transfer.judge_in_human_ci is False for c in cells)
-    assert f"Deployment: judge outside the human 95% interval in {outside} of {n} cells (1 not assessed)" in out
+def test_every_listed_cell_shows_its_numbers(result):
+    out = render_summary(result, max_cells=50)
+    for c in result.cells:
+        t = c.transfer
+        if t.status in (Status.FAIL, Status.INCONCLUSIVE):
+            assert (f"distance {100 * t.difference.estimate:+.1f} [{100 * t.difference.ci_low:+.1f}, "
+                    f"{100 * t.difference.ci_high:+.1f}]") in out
+    assert "INSUFFICIENT" not in out.split("Cells to look at")[1].split("GLMM degenerate")[0]

@@ -22,6 +22,38 @@ def _run_args(out, *extra):
             "--out", str(out), *extra]
 
 
+def _failing_study(folder: Path) -> Path:
+    """A small seeded study whose judge prefers the focal system on 95% of pairs while 7 readers give it ~30%."""
+    import numpy as np
+
+    rng = np.random.default_rng(12)
+    folder.mkdir(parents=True, exist_ok=True)
+    pairs, votes, scores = ["pair_id,system_a,system_b,focal,matchup"], ["pair_id,reader_id,criterion,choice"], \
+        ["pair_id,system,criterion,score"]
+    for i in range(40):
+        pid = f"p{i:02d}"
+        pairs.append(f"{pid},x,y,x,x vs y")
+        for r in range(7):
+            votes.append(f"{pid},r{r},empathy,{'x' if rng.random() < 0.3 else 'y'}")
+        better = rng.random() < 0.95
+        scores += [f"{pid},x,empathy,{4 if better else 3}", f"{pid},y,empathy,{3 if better else 4}"]
+    for name, lines in (("pairs.csv", pairs), ("humans.csv", votes), ("judge.csv", scores)):
+        (folder / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return folder
+
+
+def _failing_args(folder, out, *extra):
+    return ["run", str(folder / "judge.csv"), str(folder / "humans.csv"), "--pairs", str(folder / "pairs.csv"),
+            "--out", str(out), *FAST, "-q", "--no-html", *extra]
+
+
+@pytest.fixture(scope="module")
+def failing_run(tmp_path_factory):
+    folder = _failing_study(tmp_path_factory.mktemp("failing"))
+    out = folder / "out"
+    return main(_failing_args(folder, out)), folder, out
+
+
 @pytest.fixture(scope="module")
 def fast_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("run")
@@ -47,21 +79,36 @@ def test_cli_result_equals_api_result(fast_run):
     assert result_to_json(api) == result_to_json(saved)
 
 
-def test_gate_turns_a_failing_audit_into_status_1(tmp_path):
-    assert main(_run_args(tmp_path, *FAST, "-q", "--gate", "--no-html")) == ExitStatus.GATE_FAILED
+def test_gate_turns_a_failing_audit_into_status_1(failing_run, tmp_path):
+    status, folder, out = failing_run
+    assert status == ExitStatus.OK  # without --gate
+    result = json.loads((out / "result.json").read_text(encoding="utf-8"))
+    assert result["status"] == "FAIL" and result["counts"]["FAIL"] == 1
+    assert main(_failing_args(folder, tmp_path, "--gate")) == ExitStatus.GATE_FAILED
 
 
-def test_lenient_policy_passes_the_gate(tmp_path):
+def test_lenient_policy_passes_the_gate(failing_run, tmp_path):
     policy = tmp_path / "lenient.toml"
-    policy.write_text('[severity]\n"transfer.fraction_outside_ci" = "WARN"\n'
-                      '"transfer.fraction_direction_conflict" = "WARN"\n')
-    assert main(_run_args(tmp_path, *FAST, "-q", "--gate", "--no-html", "--policy", str(policy))) == ExitStatus.OK
+    policy.write_text('[severity]\n"transfer.decision" = "WARN"\n')
+    assert main(_failing_args(failing_run[1], tmp_path, "--gate", "--policy", str(policy))) == ExitStatus.OK
 
 
-def test_saved_result_gate_and_report(fast_run, tmp_path, capsys):
-    _, out = fast_run
-    assert main(["gate", str(out / "result.json")]) == ExitStatus.GATE_FAILED
+def test_inconclusive_fails_the_gate_only_when_asked(fast_run, tmp_path):
+    out = fast_run[1]
+    result = json.loads((out / "result.json").read_text(encoding="utf-8"))
+    assert result["counts"]["INCONCLUSIVE"] > 0 and result["counts"]["FAIL"] == 0  # the fixture: 20 pairs a cell
+    assert main(["gate", str(out / "result.json")]) == ExitStatus.OK
+    assert main(["gate", str(out / "result.json"), "--fail-on", "inconclusive"]) == ExitStatus.GATE_FAILED
+    assert main(_run_args(tmp_path, *FAST, "-q", "--no-html", "--gate")) == ExitStatus.OK
+    assert main(_run_args(tmp_path, *FAST, "-q", "--no-html", "--gate", "--fail-on", "inconclusive")) \
+        == ExitStatus.GATE_FAILED
+    assert 'type="INCONCLUSIVE"' in (tmp_path / "junit.xml").read_text(encoding="utf-8")
+
+
+def test_saved_result_gate_and_report(failing_run, fast_run, tmp_path, capsys):
+    assert main(["gate", str(failing_run[2] / "result.json")]) == ExitStatus.GATE_FAILED
     assert "gate: FAILED" in capsys.readouterr().out
+    _, out = fast_run
     target = tmp_path / "again.html"
     assert main(["report", str(out / "result.json"), "-o", str(target), "--junit", str(tmp_path / "j.xml")]) == 0
     assert target.read_text(encoding="utf-8") == (out / "report.html").read_text(encoding="utf-8")
@@ -109,9 +156,9 @@ def test_statuses(argv, status, capsys):
 
 def test_policy_error_is_an_input_error(tmp_path, capsys):
     policy = tmp_path / "p.toml"
-    policy.write_text("[transfer]\nmax_fraction_outside = 1\n")
+    policy.write_text("[transfer]\nmargn = 0.1\n")
     assert main(_run_args(tmp_path, *FAST, "-q", "--policy", str(policy))) == ExitStatus.INPUT_ERROR
-    assert "max_fraction_outside_ci" in capsys.readouterr().err
+    assert "margin" in capsys.readouterr().err
 
 
 def test_report_rejects_a_non_result(tmp_path, capsys):
@@ -155,7 +202,8 @@ def test_unwritable_output_is_an_input_error(tmp_path, capsys):
     assert status == ExitStatus.INPUT_ERROR and "Traceback" not in err and "out" in err
 
 
-@pytest.mark.parametrize("content, words", [("[1, 2]", "a JSON list"), ("{\"schema_version\": \"1.0\"}", "complete"),
+@pytest.mark.parametrize("content, words", [("[1, 2]", "a JSON list"), ("{\"schema_version\": \"2.0\"}", "complete"),
+                                            ("{\"schema_version\": \"1.0\", \"cells\": []}", "re-run `audit run`"),
                                             ("{not json", "not valid JSON")])
 def test_gate_and_report_reject_what_is_not_a_result(tmp_path, capsys, content, words):
     bogus = tmp_path / "mine.json"

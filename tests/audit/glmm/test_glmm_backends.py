@@ -26,7 +26,7 @@ def test_lme4_backend_without_pymer4_says_how_to_install(monkeypatch):
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", fake_import)
-    with pytest.raises(MissingDependencyError, match=r"judge-audit\[lme4\]"):
+    with pytest.raises(MissingDependencyError, match=r"judge-transfer-audit\[lme4\]"):
         fit_crossed_glmm([0, 1, 1, 0], {"g": ["a", "b", "a", "b"]}, backend="lme4")
 
 
@@ -50,7 +50,7 @@ def test_lme4_backend_through_pymer4_matches_native():
     pymer4 0.8.2 needs pandas < 3, so CI runs this in its own virtual environment
     (see .ci/run); elsewhere it is skipped.
     """
-    pytest.importorskip("pymer4", reason="pymer4 (and R) not installed: pip install 'judge-audit[lme4]'")
+    pytest.importorskip("pymer4", reason="pymer4 (and R) not installed: pip install 'judge-transfer-audit[lme4]'")
     import numpy as np
 
     rng = np.random.default_rng(1)

@@ -13,7 +13,7 @@ from audit.glmm import fit_crossed_glmm
 from audit.glmm import sparse as sparse_mod
 
 needs_sksparse = pytest.mark.skipif(not sparse_mod.sksparse_available(),
-                                    reason="scikit-sparse not installed (pip install 'judge-audit[sparse]')")
+                                    reason="scikit-sparse not installed (pip install 'judge-transfer-audit[sparse]')")
 
 
 def _random_spd(n, density, seed):
@@ -150,7 +150,7 @@ def test_without_scikit_sparse_auto_falls_back_and_forcing_says_how_to_install(m
 
     monkeypatch.setitem(sys.modules, "sksparse", None)  # any import of it now raises ImportError
     monkeypatch.setitem(sys.modules, "sksparse.cholmod", None)
-    with pytest.raises(MissingDependencyError, match=r"judge-audit\[sparse\]"):
+    with pytest.raises(MissingDependencyError, match=r"judge-transfer-audit\[sparse\]"):
         fit_crossed_glmm(y, factors, factorization="sparse")
 
 

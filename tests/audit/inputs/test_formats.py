@@ -106,7 +106,7 @@ def test_parquet_without_pyarrow_says_how_to_install(tmp_path, monkeypatch):
     from audit.errors import MissingDependencyError
 
     def missing(name, purpose=None):
-        raise MissingDependencyError(f"{name} is needed for {purpose}: pip install 'judge-audit[parquet]'")
+        raise MissingDependencyError(f"{name} is needed for {purpose}: pip install 'judge-transfer-audit[parquet]'")
 
     monkeypatch.setattr(audit._optional, "import_optional", missing)
     p = tmp_path / "j.parquet"

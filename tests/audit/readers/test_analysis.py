@@ -112,8 +112,22 @@ def test_reader_checks_names_and_thresholds(full):
                      "readers.fatigue", "readers.position_bias", "readers.group_difference"}
     outside = [c for c in checks if c.name == "readers.judge_outside_reader_range"]
     assert len(outside) == len(res.rates.judge_range)
-    flagged = res.rates.judge_range["outside"].sum()
-    assert sum(c.status is Status.WARN for c in outside) == flagged
+    # outside the range, and not behaving like one more reader: over all cells (one test per
+    # judge), or in this cell after Holm across the judge's cells
+    from statsmodels.stats.multitest import multipletests
+
+    jr = res.rates.judge_range
+    overall = dict(zip(res.rates.judge_deviation["judge"], res.rates.judge_deviation["p_value"]))
+    holm = np.ones(len(jr))
+    for judge in jr["judge"].unique():
+        m = (jr["judge"] == judge).to_numpy()
+        holm[m] = multipletests(jr.loc[m, "p_value"], method="holm")[1]
+    significant = (jr["judge"].map(overall).to_numpy() < 0.05) | (holm < 0.05)
+    flagged = int((jr["outside"].to_numpy(bool) & significant).sum())
+    assert sum(c.status is Status.WARN for c in outside) == flagged and flagged > 0
+    pointwise = reader_checks(res, {"readers.adjust": "none"})
+    n_pointwise = int((jr["outside"].to_numpy(bool) & (jr["p_value"].to_numpy() < 0.05)).sum())
+    assert sum(c.status is Status.WARN for c in pointwise if c.name == "readers.judge_outside_reader_range") == n_pointwise
     sep = next(c for c in checks if c.name == "readers.separation")
     assert sep.status is Status.WARN and sep.value == 1.0
     fast = {c.scope: c for c in checks if c.name == "readers.fast_reader"}

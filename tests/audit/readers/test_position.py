@@ -31,12 +31,15 @@ def test_cluster_robust_matches_statsmodels_ols():
     k = np.bincount(groups, weights=y)
     n = np.bincount(groups)
     lo, hi = cluster_robust_interval(k, n)
-    fit = sm.OLS(y, np.ones(len(y))).fit(cov_type="cluster", cov_kwds={"groups": groups, "use_correction": True})
-    se = float(fit.bse[0])  # CR1 factor G/(G-1) x (N-1)/(N-K) with K = 1 is ours
-    from scipy.stats import norm
+    fit = sm.OLS(y, np.ones(len(y))).fit(cov_type="cluster", cov_kwds={"groups": groups, "use_correction": True},
+                                         use_t=True)
+    # CR1 factor G/(G-1) x (N-1)/(N-K) with K = 1 is ours; with use_t statsmodels refers it to t(G - 1)
+    assert (lo, hi) == pytest.approx(tuple(fit.conf_int(alpha=0.05)[0]), rel=1e-10)
+    centred = sm.OLS(y - 0.5, np.ones(len(y))).fit(cov_type="cluster", use_t=True,
+                                                   cov_kwds={"groups": groups, "use_correction": True})
+    from audit.readers.position import cluster_robust_p_value
 
-    assert (hi - lo) / 2 == pytest.approx(norm.ppf(0.975) * se, rel=1e-10)
-    assert (lo + hi) / 2 == pytest.approx(y.mean())
+    assert cluster_robust_p_value(k, n) == pytest.approx(float(centred.pvalues[0]), rel=1e-10)
 
 
 def test_rates_by_hand():

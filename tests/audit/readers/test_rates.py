@@ -131,3 +131,42 @@ def test_glmm_frame_missing_a_column_is_an_input_error():
 
     with pytest.raises(InputError, match="estimate"):
         reader_rates(_votes(), None, glmm_estimates=pd.DataFrame(dict(matchup=["m1"], criterion=["empathy"])))
+
+
+def test_judge_as_reader_p_value_is_the_pooled_two_sample_t_test_with_the_judge_as_one_sample():
+    from scipy import stats
+
+    from audit.readers.rates import judge_as_reader_p_value
+
+    readers = np.array([0.55, 0.61, 0.48, 0.70, 0.52, 0.66, 0.58])
+    for judge in (0.2, 0.6, 0.91):
+        expected = stats.ttest_ind(readers, [judge], equal_var=True).pvalue
+        assert judge_as_reader_p_value(judge, readers) == pytest.approx(expected, rel=1e-12)
+    assert judge_as_reader_p_value(0.5, np.array([0.5, 0.5])) == 1.0
+    assert judge_as_reader_p_value(0.6, np.array([0.5, 0.5])) == 0.0
+    assert np.isnan(judge_as_reader_p_value(0.6, np.array([0.5])))
+
+
+def test_judge_deviation_test_by_hand():
+    from scipy import stats
+
+    from audit.readers.rates import judge_deviation_test
+
+    rows = []
+    reader_rates = {"r1": [0.5, 0.6], "r2": [0.4, 0.7], "r3": [0.6, 0.5], "r4": [0.5, 0.5]}
+    for label, rs in reader_rates.items():
+        for (m, c), r in zip([("M", "a"), ("M", "b")], rs):
+            rows.append(["reader", label, m, c, r, 20, 0, np.nan, np.nan, "", False])
+    for (m, c), r in zip([("M", "a"), ("M", "b")], [0.9, 0.95]):
+        rows.append(["judge", "J", m, c, r, 20, 0, np.nan, np.nan, "a", False])
+    rows.append(["judge", "J", "(all matchups)", "a", 0.9, 20, 0, np.nan, np.nan, "a", False])  # not a cell
+    rates = pd.DataFrame(rows, columns=["row_kind", "row_label", "matchup", "criterion", "rate", "n", "n_ties", "lo",
+                                        "hi", "judge_criterion", "different_target"])
+    out = judge_deviation_test(rates, {("M", "a"), ("M", "b")}).iloc[0]
+    cells = {"a": [0.5, 0.4, 0.6, 0.5, 0.9], "b": [0.6, 0.7, 0.5, 0.5, 0.95]}  # readers r1..r4, then J
+    dist = [np.mean([abs(cells[c][k] - np.mean(np.delete(cells[c], k))) for c in "ab"]) for k in range(5)]
+    x = np.log(dist[:4])
+    t = (np.log(dist[4]) - x.mean()) / (x.std(ddof=1) * np.sqrt(1 + 1 / 4))
+    assert out["n_cells"] == 2 and out["judge_deviation"] == pytest.approx(dist[4])
+    assert out["reader_mean"] == pytest.approx(np.mean(dist[:4]))
+    assert out["p_value"] == pytest.approx(stats.t.sf(t, 3), rel=1e-12)

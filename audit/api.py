@@ -1,0 +1,175 @@
+"""The public Python API: ``audit.run``, ``audit.load_result``, ``audit.write``.
+
+A run from Python goes through exactly the same validation and statistics as ``audit run``:
+inputs given as DataFrames are written, as they are, to a private temporary folder and read
+back by the same loader, so every row is checked and counted the same way; problems name the
+argument (``judge (DataFrame)``), never the temporary file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Union
+
+import pandas as pd
+
+from audit.errors import InputError, InputProblem
+from audit.result import AuditResult
+
+#: A path to a CSV/TSV/JSONL/Parquet file, or a DataFrame laid out as the data contract says.
+Input = Union[str, "os.PathLike[str]", pd.DataFrame]
+
+_ROLES = ("judge", "humans", "pairs", "stories", "dev_judge", "dev_humans")
+
+
+def _policy(policy: Any):
+    from audit.policy import Policy, load_policy
+
+    if policy is None:
+        return Policy(), "defaults"
+    if isinstance(policy, Policy):
+        return policy, "Policy object"
+    if isinstance(policy, (str, os.PathLike)):
+        return load_policy(str(policy)), str(policy)
+    raise InputError(InputProblem("policy", f"not a policy: a {type(policy).__name__}",
+                                  "give a path to a policy TOML, an audit.policy.Policy, or None"))
+
+
+def _stage(inputs: Mapping[str, Input | None], folder: str) -> tuple[dict[str, str | None], dict[str, str]]:
+    """Paths for the loader; DataFrames are written to ``folder``. Returns (paths, temp -> label)."""
+    paths: dict[str, str | None] = {}
+    labels: dict[str, str] = {}
+    for role, value in inputs.items():
+        if value is None:
+            paths[role] = None
+        elif isinstance(value, pd.DataFrame):
+            path = os.path.join(folder, f"{role}.csv")
+            value.to_csv(path, index=False)
+            paths[role] = path
+            labels[path] = f"{role} (DataFrame)"
+        elif isinstance(value, (str, os.PathLike)):
+            paths[role] = os.fspath(value)
+        else:
+            raise InputError(InputProblem(role, f"not a file path or a DataFrame: a {type(value).__name__}",
+                                          "give a path (str or pathlib.Path) or a pandas DataFrame"))
+    return paths, labels
+
+
+def _relabel_error(exc: InputError, labels: Mapping[str, str]) -> InputError:
+    def fix(text: str | None) -> str | None:
+        if text is None:
+            return None
+        for path, label in labels.items():
+            text = text.replace(path, label)
+        return text
+
+    problems = [dataclasses.replace(p, file=fix(p.file), message=fix(p.message), fix=fix(p.fix) or "")
+                for p in exc.problems]
+    return InputError(problems)
+
+
+def _relabel_data(data, labels: Mapping[str, str]):
+    sources = tuple(dataclasses.replace(s, path=labels.get(s.path, s.path)) for s in data.sources)
+    return dataclasses.replace(data, sources=sources)
+
+
+def run(
+    judge: Input,
+    humans: Input,
+    *,
+    pairs: Input | None = None,
+    stories: Input | None = None,
+    dev_judge: Input | None = None,
+    dev_humans: Input | None = None,
+    policy: Any = None,
+    focal: str | Sequence[str] | None = None,
+    drop_invalid: bool = False,
+    scale: tuple[float, float] | None = None,
+    **settings: Any,
+) -> AuditResult:
+    """Audit a judge against human votes, as ``audit run`` does, and return the result.
+
+    Parameters
+    ----------
+    judge, humans : path or DataFrame
+        The judge's outputs and the human pairwise votes (or scalar ratings), in any layout
+        of docs/data-contract.md.
+    pairs, stories, dev_judge, dev_humans : path or DataFrame, optional
+        As the ``--pairs``, ``--stories``, ``--dev-judge`` and ``--dev-humans`` options.
+    policy : path, :class:`audit.policy.Policy` or None
+        The gate policy (None: the built-in defaults of docs/policy.md).
+    focal, drop_invalid, scale
+        As ``--focal``, ``--drop-invalid`` and ``--scale``.
+    **settings
+        Any field of :class:`audit.spec.AuditSpec` (``tie_rule``, ``judge``, ``seed``,
+        ``n_boot``, ``uncertainty``, ``readers``, ``surface``, ``glmm_backend``, ...).
+        An unknown name is an error that lists the known ones.
+
+    Returns
+    -------
+    AuditResult
+        The same result ``audit run`` writes to result.json (``audit.write`` writes it and the
+        report; ``result.to_frame()`` is the transfer table).
+
+    Raises
+    ------
+    audit.errors.InputError
+        When an input breaks the data contract (each problem names the argument, line and fix).
+    """
+    from audit.data import load_audit_data
+    from audit.pipeline import run_audit
+    from audit.spec import AuditSpec
+
+    known = {f.name for f in dataclasses.fields(AuditSpec)} - {"policy", "policy_source"}
+    unknown = sorted(set(settings) - known)
+    if unknown:
+        raise InputError(InputProblem("settings", f"unknown setting(s): {', '.join(unknown)}",
+                                      f"use any of: {', '.join(sorted(known))}"))
+    if (dev_judge is None) != (dev_humans is None):
+        raise InputError(InputProblem("dev_judge/dev_humans", "dev_judge and dev_humans go together",
+                                      "give both development inputs, or neither"))
+    policy_obj, policy_source = _policy(policy)
+    settings.setdefault("command", "audit.run(...)")
+    spec = AuditSpec(policy=policy_obj, policy_source=policy_source, **settings)
+    given = {"judge": judge, "humans": humans, "pairs": pairs, "stories": stories,
+             "dev_judge": dev_judge, "dev_humans": dev_humans}
+    with tempfile.TemporaryDirectory(prefix="judge-audit-") as folder:
+        paths, labels = _stage(given, folder)
+        try:
+            data = load_audit_data(paths["judge"], paths["humans"], pairs=paths["pairs"], stories=paths["stories"],
+                                   dev_judge=paths["dev_judge"], dev_humans=paths["dev_humans"], focal=focal,
+                                   drop_invalid=drop_invalid, scale=scale)
+        except InputError as exc:
+            raise _relabel_error(exc, labels) from None
+    return run_audit(_relabel_data(data, labels), spec)
+
+
+def load_result(path: str | os.PathLike[str]) -> AuditResult:
+    """Read a ``result.json`` written by ``audit run`` (or :func:`write`) back into an AuditResult.
+
+    Raises :class:`audit.errors.InputError` when the file is missing, not JSON, not a result, or
+    of another schema major version (re-run the audit with this version).
+    """
+    from audit.result import result_from_json
+
+    path = os.fspath(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(InputProblem(path, f"cannot read the result: {exc}",
+                                      "give the result.json written by `audit run`")) from None
+    return result_from_json(text, source=path)
+
+
+def write(result: AuditResult, out_dir: str | os.PathLike[str], *, html: bool = True) -> dict[str, Path]:
+    """Write result.json, report.html, junit.xml and the CSV tables into ``out_dir`` (as ``audit run``)."""
+    from audit.outputs import write_outputs
+
+    return write_outputs(result, out_dir, html=html)
+
+
+__all__ = ["run", "load_result", "write", "Input"]

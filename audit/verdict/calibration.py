@@ -1,0 +1,189 @@
+"""The calibration study: does the decision hold on simulated judges of known kind?
+
+usage: python -m audit.verdict.calibration [--studies N] [--quick] [--seed S] [--n-boot B]
+                                           [--designs 7x20,7x60,...] [--margin M]
+
+For each design (readers x pairs) a *study* is ``len(CELLS)`` cells, each simulated from the
+crossed model with its own ``b0`` (readers at chance, decisive either way), pair and reader
+variance, ties and missing votes (:mod:`audit.verdict.simulate`). Every judge kind
+(:data:`~audit.verdict.simulate.JUDGES`) is audited on the same simulated readers, by the
+same code the pipeline runs (:func:`~audit.verdict.compare.CellComparison`,
+:func:`~audit.verdict.decision.decide`, the default policy), so a study is one audit of one
+judge: the multiplicity adjustment is across its cells. The table gives, per design x judge,
+the share of cells that FAIL / PASS / are INCONCLUSIVE and the share of studies that FAIL
+(any cell FAILs) / PASS (every cell PASSes), each with its binomial standard error, and the
+coverage of the intervals of J - V, J - M and of the band distance for the reader-like and
+majority judges (the truth of each judge is its expected rate given the judge:
+:mod:`audit.verdict.simulate`).
+
+Targets (issue 12): reader-like, majority and noisy-aligned judges FAIL in <= 5% of cells and
+of studies; skewed and reversed FAIL in >= 90% of studies at 7 x 60; PASS reachable for the
+reader-like and majority judges at 12 x 150; coverage 93-97%. docs/audit.md holds the table
+and the command that printed it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from audit.checks import Status
+from audit.policy import TransferPolicy
+from audit.verdict.compare import CellComparison, cell_generator
+from audit.verdict.decision import decide
+from audit.verdict.paired_bootstrap import bootstrap_judges
+from audit.verdict.simulate import (JUDGES, CellDesign, band_distance, simulate_cell, simulate_judge,
+                                    true_majority_rate, true_vote_share)
+from audit.verdict.tables import comparison_table
+
+DESIGNS = ((7, 20), (7, 60), (20, 60), (3, 40), (12, 150))
+#: the cells of every study: readers at chance, decisive either way, weak and strong pair
+#: variance, with and without reader variance, ties and missing votes
+CELLS = (
+    CellDesign(b0=0.0, sd_pair=0.5, sd_reader=0.3),
+    CellDesign(b0=0.5, sd_pair=0.5, sd_reader=0.3, tie=0.4),
+    CellDesign(b0=-0.8, sd_pair=0.8, sd_reader=0.4),
+    CellDesign(b0=1.0, sd_pair=1.0, sd_reader=0.2, missing=0.2),
+    CellDesign(b0=0.3, sd_pair=0.3, sd_reader=0.0),
+    CellDesign(b0=-0.3, sd_pair=0.9, sd_reader=0.3, tie=0.2),
+)
+COVERAGE_JUDGES = ("reader-like", "majority")
+DEFAULT_STUDIES = 40
+QUICK_STUDIES = 5
+QUICK_DESIGNS = ((7, 20), (7, 60))
+QUICK_BOOT = 199
+
+
+@dataclass
+class Tally:
+    """Counts of one design x judge (internal)."""
+
+    cells: dict[str, int] = field(default_factory=lambda: {"FAIL": 0, "PASS": 0, "INCONCLUSIVE": 0, "other": 0})
+    studies: dict[str, int] = field(default_factory=lambda: {"FAIL": 0, "PASS": 0, "n": 0})
+    coverage: dict[str, list[bool]] = field(default_factory=lambda: {"J-V": [], "J-M": [], "band": []})
+
+    @property
+    def n_cells(self) -> int:
+        return sum(self.cells.values())
+
+
+def _rate(k: int, n: int) -> str:
+    if n == 0:
+        return "-"
+    p = k / n
+    return f"{100 * p:5.1f} ({100 * np.sqrt(p * (1 - p) / n):3.1f})"
+
+
+def run_study(design: tuple[int, int], study: int, seed: int, policy: TransferPolicy,
+              tallies: dict[tuple[tuple[int, int], str], Tally]) -> None:
+    """Simulate one study of every judge kind on the same readers and tally the decisions."""
+    n_readers, n_pairs = design
+    per_judge: dict[str, list[tuple[CellComparison, float, float, float]]] = {k: [] for k in JUDGES}
+    for index, cell_design in enumerate(CELLS):
+        rng = cell_generator(seed, f"{n_readers}x{n_pairs}", str(study), str(index))
+        cell = simulate_cell(cell_design, n_pairs, n_readers, rng)
+        judges = {kind: simulate_judge(kind, cell, rng) for kind in JUDGES}
+        v_true, m_true = true_vote_share(cell_design), true_majority_rate(cell_design)
+        # judges without invalid outputs share the compared pairs, hence one human bootstrap
+        groups: dict[bool, list[str]] = {}
+        for kind, j in judges.items():
+            groups.setdefault(bool(np.isnan(j.credit).any()), []).append(kind)
+        for _, kinds in sorted(groups.items()):
+            credits = np.vstack([judges[k].credit for k in kinds])
+            valid = np.isfinite(credits).all(0)
+            table = comparison_table(cell.pair_id, cell.reader_id, cell.y, cell.pairs[valid],
+                                     credits[0][valid], tie_rule="even-split", rng=rng)
+            keep = np.isin(cell.pairs[valid], np.asarray(table.pairs))
+            boots = bootstrap_judges(table, credits[:, valid][:, keep], policy.n_boot, rng)
+            for kind, boot, row in zip(kinds, boots, credits[:, valid][:, keep]):
+                comparison = CellComparison(None, "", replace(table, judge=row), boot, alpha=policy.alpha,
+                                            margin=policy.margin)
+                per_judge[kind].append((comparison, judges[kind].truth, v_true, m_true))
+    for kind, items in per_judge.items():
+        tally = tallies.setdefault((design, kind), Tally())
+        transfers = decide([c for c, *_ in items], policy)
+        statuses = [t.status for t in transfers]
+        for s in statuses:
+            tally.cells[s.value if s.value in tally.cells else "other"] += 1
+        tally.studies["n"] += 1
+        tally.studies["FAIL"] += any(s is Status.FAIL for s in statuses)
+        tally.studies["PASS"] += all(s is Status.PASS for s in statuses)
+        if kind in COVERAGE_JUDGES:
+            for (c, j_true, v_true, m_true), t in zip(items, transfers):
+                for key, name, truth in (("J-V", "difference_vote_share", j_true - v_true),
+                                         ("J-M", "difference_majority", j_true - m_true)):
+                    iv = c.interval(name, 1.0 - policy.alpha)
+                    tally.coverage[key].append(bool(iv.ci_low <= truth <= iv.ci_high))
+                low, high = c.band_interval(policy.alpha / 2.0)
+                tally.coverage["band"].append(bool(low <= band_distance(j_true, v_true, m_true) <= high))
+
+
+def format_table(tallies: dict[tuple[tuple[int, int], str], Tally], policy: TransferPolicy) -> str:
+    lines = [f"margin {policy.margin:g}, alpha {policy.alpha:g} (cell intervals at {1 - 2 * policy.alpha:.0%}), "
+             f"adjust {policy.adjust}, n_boot {policy.n_boot}; {len(CELLS)} cells per study",
+             "rates in % (binomial standard error); coverage of the two-sided "
+             f"{1 - policy.alpha:.0%} intervals",
+             f"{'design':<8} {'judge':<14} {'studies':>7} {'cell FAIL':>12} {'cell PASS':>12} {'cell INCONC':>12} "
+             f"{'study FAIL':>12} {'study PASS':>12} {'cov J-V':>12} {'cov J-M':>12} {'cov band':>12}"]
+    for (design, kind), t in tallies.items():
+        n = t.n_cells
+        cov = [(_rate(sum(t.coverage[k]), len(t.coverage[k])) if t.coverage[k] else "") for k in ("J-V", "J-M", "band")]
+        lines.append(f"{design[0]}x{design[1]:<6} {kind:<14} {t.studies['n']:>7} {_rate(t.cells['FAIL'], n):>12} "
+                     f"{_rate(t.cells['PASS'], n):>12} {_rate(t.cells['INCONCLUSIVE'], n):>12} "
+                     f"{_rate(t.studies['FAIL'], t.studies['n']):>12} {_rate(t.studies['PASS'], t.studies['n']):>12} "
+                     f"{cov[0]:>12} {cov[1]:>12} {cov[2]:>12}")
+    return "\n".join(lines)
+
+
+def calibrate(*, studies: int = DEFAULT_STUDIES, seed: int = 0, designs=DESIGNS,
+              policy: TransferPolicy | None = None, progress=None) -> dict[tuple[tuple[int, int], str], Tally]:
+    """Run the study; returns the tallies per (design, judge kind)."""
+    policy = policy or TransferPolicy()
+    tallies: dict[tuple[tuple[int, int], str], Tally] = {}
+    for design in designs:
+        for k in JUDGES:
+            tallies[(design, k)] = Tally()
+        for study in range(studies):
+            run_study(design, study, seed, policy, tallies)
+        if progress is not None:
+            progress(design)
+    return tallies
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m audit.verdict.calibration", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--studies", type=int, default=None, help=f"studies per design (default {DEFAULT_STUDIES})")
+    parser.add_argument("--quick", action="store_true",
+                        help=f"{QUICK_STUDIES} studies of designs 7x20 and 7x60, {QUICK_BOOT} replicates (a smoke test)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--n-boot", type=int, default=None, help="bootstrap replicates (default: the policy's)")
+    parser.add_argument("--margin", type=float, default=None)
+    parser.add_argument("--designs", default=None, help="comma-separated RxP, e.g. 7x20,7x60")
+    args = parser.parse_args(argv)
+    policy = TransferPolicy()
+    if args.quick:
+        policy = replace(policy, n_boot=QUICK_BOOT)
+    if args.n_boot is not None:
+        policy = replace(policy, n_boot=args.n_boot)
+    if args.margin is not None:
+        policy = replace(policy, margin=args.margin)
+    designs = QUICK_DESIGNS if args.quick else DESIGNS
+    if args.designs:
+        designs = tuple(tuple(int(x) for x in d.split("x")) for d in args.designs.split(","))
+    studies = args.studies or (QUICK_STUDIES if args.quick else DEFAULT_STUDIES)
+    started = time.perf_counter()
+    tallies = calibrate(studies=studies, seed=args.seed, designs=designs, policy=policy,
+                        progress=lambda d: print(f"  {d[0]}x{d[1]} done ({time.perf_counter() - started:.0f} s)",
+                                                 file=sys.stderr, flush=True))
+    print(format_table(tallies, policy))
+    print(f"({time.perf_counter() - started:.0f} s; python -m audit.verdict.calibration "
+          + " ".join(argv if argv is not None else sys.argv[1:]) + ")")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

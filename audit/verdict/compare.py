@@ -1,0 +1,184 @@
+"""Per cell: the compared pairs, the paired bootstrap, and the tests the decision needs.
+
+:func:`compare_cell` turns one cell's human votes and judge credits into a
+:class:`CellComparison`: the estimates, their intervals at ``1 - 2 alpha`` (the TOST level),
+the one-sided p-values of "outside the band widened by the margin" and of a direction
+conflict, and what a larger sample would need. It is INSUFFICIENT or ERROR (with the reason)
+when it cannot be assessed. The multiplicity adjustment across cells and the final status
+are :mod:`audit.verdict.decision`.
+
+Seeds: every cell draws from its own generator, ``SeedSequence([run seed, *hash(cell key)])``
+(:func:`cell_generator`), so its result does not depend on the order cells are visited in or
+on which worker computes it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from audit.checks import Status
+from audit.policy import TransferPolicy
+from audit.result import Interval
+from audit.verdict.paired_bootstrap import CellBootstrap, paired_bootstrap
+from audit.verdict.tables import ComparisonTable, comparison_table
+
+
+def cell_generator(run_seed: int, *key: str) -> np.random.Generator:
+    """A generator for one cell from the run seed and the cell key (order-free)."""
+    digest = hashlib.sha256("\x1f".join(key).encode("utf-8")).digest()
+    words = [int.from_bytes(digest[i:i + 4], "little") for i in range(0, 16, 4)]
+    return np.random.default_rng(np.random.SeedSequence([int(run_seed) % 2**32, *words]))
+
+
+@dataclass(frozen=True)
+class CellComparison:
+    """One cell before the multiplicity adjustment (internal).
+
+    ``status`` is None for an assessed cell (PASS / FAIL / INCONCLUSIVE decided later),
+    else INSUFFICIENT or ERROR with ``reason``.
+    """
+
+    status: Status | None
+    reason: str
+    table: ComparisonTable | None = None
+    boot: CellBootstrap | None = None
+    alpha: float = 0.05
+    margin: float = 0.10
+
+    # ---- the pieces the decision and the result read
+    @property
+    def assessed(self) -> bool:
+        return self.status is None
+
+    def distance(self) -> float:
+        """The signed distance from J to the band [min(V, M), max(V, M)] (0 inside)."""
+        b = self.boot
+        d_lo, d_hi = b.estimate("d_lo"), b.estimate("d_hi")
+        return d_hi if d_hi > 0 else (d_lo if d_lo < 0 else 0.0)
+
+    def band_interval(self, a: float) -> tuple[float, float]:
+        """The interval of the distance at two-sided level ``1 - 2a`` from those of d_lo and d_hi."""
+        d_lo, d_hi = self.boot["d_lo"], self.boot["d_hi"]
+        a1, a2 = d_lo.lower(a), d_lo.upper(a)
+        b1, b2 = d_hi.lower(a), d_hi.upper(a)
+        low = a1 if a1 < 0 else max(b1, 0.0)
+        high = b2 if b2 > 0 else min(a2, 0.0)
+        return low, high
+
+    def p_outside(self) -> float:
+        """One-sided p that the judge lies outside [band_low - margin, band_high + margin]."""
+        above = self.boot["d_hi"].p_greater(self.margin)
+        below = self.boot["d_lo"].p_less(-self.margin)
+        return float(min(above, below))
+
+    def p_conflict(self) -> float:
+        """One-sided p of a direction conflict: J decisive one way, V decisive the other.
+
+        An intersection of two one-sided tests: the larger p. 1 when the estimates are on
+        the same side of 1/2 (no conflict to test).
+        """
+        j, v = self.boot["judge_rate"], self.boot["vote_share"]
+        if j.estimate > 0.5 and v.estimate < 0.5:
+            return float(max(j.p_greater(0.5), v.p_less(0.5)))
+        if j.estimate < 0.5 and v.estimate > 0.5:
+            return float(max(j.p_less(0.5), v.p_greater(0.5)))
+        return 1.0
+
+    def pass_holds(self) -> bool:
+        """Equivalence (TOST at ``alpha``): the 1 - 2 alpha interval of the distance inside (-margin, margin)."""
+        low, high = self.band_interval(self.alpha)
+        return bool(low > -self.margin and high < self.margin)
+
+    def pairs_needed(self, fail_level: float) -> int | None:
+        """Pairs that would decide the cell at the current estimates (variance ~ 1 / pairs).
+
+        PASS is reachable when both d_lo > -margin and d_hi < margin; else FAIL is, read at
+        ``fail_level`` (the Bonferroni level of the family: conservative for Holm). None
+        when an estimate sits on the margin.
+        """
+        d_lo, d_hi = self.boot["d_lo"], self.boot["d_hi"]
+        lo, hi, m, n = d_lo.estimate, d_hi.estimate, self.margin, self.table.n_pairs
+        ratios = []
+        if lo > -m and hi < m:
+            ratios.append((lo - d_lo.lower(self.alpha)) / (lo + m))
+            ratios.append((d_hi.upper(self.alpha) - hi) / (m - hi))
+        elif hi > m:
+            ratios.append((hi - d_hi.lower(fail_level)) / (hi - m))
+        elif lo < -m:
+            ratios.append((d_lo.upper(fail_level) - lo) / (-m - lo))
+        else:
+            return None
+        if not all(math.isfinite(r) and r > 0 for r in ratios):
+            return None
+        needed = math.ceil(n * max(ratios) ** 2)
+        return max(needed, n + 1)
+
+    def interval(self, name: str, level: float) -> Interval:
+        d = self.boot[name]
+        lo, hi = d.interval(level)
+        return Interval(float(d.estimate), float(lo), float(hi), float(level))
+
+    def direction(self, name: str, level: float) -> str:
+        lo, hi = self.boot[name].interval(level)
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            return "unknown"
+        return "focal" if lo > 0.5 else ("other" if hi < 0.5 else "chance")
+
+
+def compare_cell(pair_id: np.ndarray, reader_id: np.ndarray, y: np.ndarray, judge_pairs: np.ndarray | None,
+                 judge_credit: np.ndarray | None, *, tie_rule: str, policy: TransferPolicy,
+                 rng: np.random.Generator) -> CellComparison:
+    """Build, check and bootstrap one cell (see the module doc).
+
+    ``judge_pairs``/``judge_credit`` None: the judge has no outputs for this criterion (the
+    humans' estimands are still computed, on every pair with a vote, for the report).
+    """
+    y = np.asarray(y, float)
+    pair_id = np.asarray(pair_id).astype(str)
+    has_judge = judge_pairs is not None
+    if not has_judge:
+        judge_pairs, judge_credit = np.unique(pair_id), np.full(np.unique(pair_id).size, 0.5)
+    judge_pairs = np.asarray(judge_pairs).astype(str)
+    judge_credit = np.asarray(judge_credit, float)
+    common = np.isin(pair_id, judge_pairs[np.isfinite(judge_credit)])
+    n_common_pairs = int(np.unique(pair_id[common]).size)
+    n_common_readers = int(np.unique(np.asarray(reader_id).astype(str)[common]).size)
+    table = comparison_table(pair_id, reader_id, y, judge_pairs, judge_credit, tie_rule=tie_rule, rng=rng)
+    kw = dict(alpha=policy.alpha, margin=policy.margin)
+    boot = paired_bootstrap(table, policy.n_boot, rng) if table.n_pairs >= 2 and table.n_readers >= 2 else None
+    if not has_judge:
+        return CellComparison(Status.INSUFFICIENT, "the judge has no outputs for this criterion", table, boot, **kw)
+    if n_common_pairs < policy.min_pairs or n_common_readers < policy.min_readers:
+        return CellComparison(
+            Status.INSUFFICIENT,
+            f"{n_common_pairs} pair(s) with both a human vote and a valid judge output and {n_common_readers} "
+            f"reader(s) on them; the policy needs at least {policy.min_pairs} pairs and {policy.min_readers} readers",
+            table, boot, **kw)
+    if common.any() and np.isnan(y[common]).all():
+        return CellComparison(Status.ERROR, "every human vote on the compared pairs is a tie: the readers expressed "
+                                            "no preference to compare the judge with", table, boot, **kw)
+    if table.n_pairs < policy.min_pairs or table.n_readers < policy.min_readers:
+        return CellComparison(
+            Status.INSUFFICIENT,
+            f"only {table.n_pairs} pair(s) and {table.n_readers} reader(s) have a vote credited by the "
+            f"'{tie_rule}' tie rule (the other votes are excluded ties); the policy needs {policy.min_pairs} pairs "
+            f"and {policy.min_readers} readers", table, boot, **kw)
+    if boot is not None and not math.isfinite(boot.between_pair_sd):
+        return CellComparison(
+            Status.INSUFFICIENT,
+            "fewer than two compared pairs have two or more credited votes: the between-pair variance, and so "
+            "the majority rate, cannot be estimated (a pair read once carries no information on it)",
+            table, boot, **kw)
+    needed = ("judge_rate", "vote_share", "majority_rate", "d_lo", "d_hi")
+    if boot is None or not all(boot[k].defined and math.isfinite(boot[k].sd) for k in needed):
+        bad = [k for k in needed if boot is None or not (boot[k].defined and math.isfinite(boot[k].sd))]
+        return CellComparison(Status.ERROR, "the bootstrap could not estimate " + ", ".join(bad) +
+                              " (too few distinct pairs or readers with votes)", table, boot, **kw)
+    return CellComparison(None, "", table, boot, **kw)
+
+
+__all__ = ["CellComparison", "cell_generator", "compare_cell"]

@@ -1,0 +1,203 @@
+"""The cell decisions, with the multiplicity adjustment across cells, and their reasons.
+
+Per assessed cell, in this order (docs/audit.md, "The decision"):
+
+``FAIL``          the one-sided test that the judge lies outside the human band widened by
+                  the margin rejects, or the one-sided test of a direction conflict (judge
+                  decisive one way, the readers' vote share decisive the other) rejects,
+                  after the adjustment ``adjust`` (Holm by default) over the family of the
+                  2 x (assessed cells) tests;
+``PASS``          equivalence: the 1 - 2 alpha interval of the distance lies inside
+                  (-margin, +margin) (two one-sided tests at alpha; the overall PASS needs
+                  every assessed cell to PASS, an intersection-union test that needs no
+                  adjustment);
+``INCONCLUSIVE``  neither, with the pairs that would decide it at the current estimates.
+
+INSUFFICIENT and ERROR cells were settled by :func:`audit.verdict.compare.compare_cell`;
+they are not in the family and never PASS or FAIL.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import replace
+
+import numpy as np
+
+from audit.checks import Status
+from audit.policy import TransferPolicy
+from audit.result import Interval, Transfer
+from audit.uncertainty.multiplicity import holm
+from audit.verdict.compare import CellComparison
+
+ADJUSTMENTS = ("holm", "bonferroni", "none")
+
+
+def adjust_p(p: np.ndarray, method: str) -> np.ndarray:
+    """Family-wise adjusted p-values (NaN entries stay NaN and are not counted)."""
+    p = np.asarray(p, float)
+    if method == "holm":
+        return holm(p)
+    if method == "bonferroni":
+        m = int(np.isfinite(p).sum())
+        return np.where(np.isfinite(p), np.minimum(p * m, 1.0), np.nan)
+    if method == "none":
+        return p.copy()
+    raise ValueError(f"unknown adjustment {method!r}: use one of {', '.join(ADJUSTMENTS)}")
+
+
+ASSESSED = (Status.PASS, Status.FAIL, Status.INCONCLUSIVE)
+
+
+def status_from(*, p_outside_adjusted: float, p_conflict_adjusted: float, difference_low: float,
+                difference_high: float, alpha: float, margin: float) -> Status:
+    """The rule itself, on the numbers a result records (FAIL, then PASS, else INCONCLUSIVE)."""
+    if p_outside_adjusted < alpha or p_conflict_adjusted < alpha:
+        return Status.FAIL
+    if difference_low > -margin and difference_high < margin:
+        return Status.PASS
+    return Status.INCONCLUSIVE
+
+
+def redecide(transfers: Sequence[Transfer], policy: TransferPolicy) -> list[Transfer]:
+    """The decisions re-derived from recorded transfers: the adjustment and the rule, not the bootstrap.
+
+    What :func:`decide` computed from the data (raw p-values, intervals, INSUFFICIENT and
+    ERROR) is taken as recorded; the multiplicity adjustment across the assessed cells and the
+    status each cell's numbers give are recomputed (``audit gate`` uses this to refuse a
+    result whose recorded statuses do not follow from its own numbers).
+    """
+    assessed = [i for i, t in enumerate(transfers) if t.status in ASSESSED]
+    raw = [transfers[i].p_outside for i in assessed] + [transfers[i].p_conflict for i in assessed]
+    raw_p = np.array([np.nan if p is None else p for p in raw], float)
+    adjusted = adjust_p(raw_p, policy.adjust) if assessed else np.zeros(0)
+    out = list(transfers)
+    for k, i in enumerate(assessed):
+        t = transfers[i]
+        adj_out, adj_conf = float(adjusted[k]), float(adjusted[len(assessed) + k])
+        status = status_from(p_outside_adjusted=adj_out, p_conflict_adjusted=adj_conf,
+                             difference_low=t.difference.ci_low, difference_high=t.difference.ci_high,
+                             alpha=policy.alpha, margin=policy.margin)
+        out[i] = replace(t, status=status, p_outside_adjusted=adj_out, p_conflict_adjusted=adj_conf,
+                         direction_conflict=bool(adj_conf < policy.alpha))
+    return out
+
+
+def _pts(x: float) -> str:
+    return f"{100 * x:+.1f}"
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def _side(direction: str) -> str:
+    return {"focal": "the focal system", "other": "the other system"}.get(direction, direction)
+
+
+def _human_note(j_dir: str, h_dir: str) -> str:
+    """What the two directions say, without calling chance a direction."""
+    if j_dir in ("focal", "other") and h_dir == "chance":
+        return f"; the judge is decisive for {_side(j_dir)} where the readers are at chance"
+    if j_dir in ("focal", "other") and h_dir in ("focal", "other") and j_dir != h_dir:
+        return f"; the judge is decisive for {_side(j_dir)}, the readers for {_side(h_dir)}"
+    return ""
+
+
+def decide(comparisons: Sequence[CellComparison], policy: TransferPolicy) -> list[Transfer]:
+    """One :class:`~audit.result.Transfer` per comparison (the baseline fields left empty)."""
+    assessed = [i for i, c in enumerate(comparisons) if c.assessed]
+    family = 2 * len(assessed)
+    p_out = np.array([comparisons[i].p_outside() for i in assessed], float)
+    p_conf = np.array([comparisons[i].p_conflict() for i in assessed], float)
+    adjusted = adjust_p(np.concatenate([p_out, p_conf]), policy.adjust) if assessed else np.zeros(0)
+    adj_out, adj_conf = adjusted[:len(assessed)], adjusted[len(assessed):]
+    fail_level = policy.alpha / family if (policy.adjust != "none" and family) else policy.alpha
+    level = 1.0 - 2.0 * policy.alpha
+    out: list[Transfer] = []
+    rank = {i: k for k, i in enumerate(assessed)}
+    for i, c in enumerate(comparisons):
+        if not c.assessed:
+            out.append(_not_assessed(c, policy))
+            continue
+        k = rank[i]
+        out.append(_assessed(c, policy, level, float(p_out[k]), float(adj_out[k]), float(p_conf[k]),
+                             float(adj_conf[k]), fail_level))
+    return out
+
+
+def _counts(c: CellComparison) -> dict:
+    t = c.table
+    if t is None:
+        return {}
+    return {"n_pairs": t.n_pairs, "n_readers": t.n_readers, "readers_per_pair": t.readers_per_pair()}
+
+
+def _not_assessed(c: CellComparison, policy: TransferPolicy) -> Transfer:
+    return Transfer(status=c.status, reason=c.reason, margin=policy.margin, interval_level=1.0 - 2.0 * policy.alpha,
+                    adjust=policy.adjust, n_boot=c.boot.n_boot if c.boot is not None else 0, **_counts(c))
+
+
+def _assessed(c: CellComparison, policy: TransferPolicy, level: float, p_out: float, adj_out: float,
+              p_conf: float, adj_conf: float, fail_level: float) -> Transfer:
+    a, m = policy.alpha, policy.margin
+    b = c.boot
+    v, mj, j = b.estimate("vote_share"), b.estimate("majority_rate"), b.estimate("judge_rate")
+    band = (min(v, mj), max(v, mj))
+    dist = c.distance()
+    low, high = c.band_interval(a)
+    j_dir, h_dir = c.direction("judge_rate", policy.decisive_level), c.direction("vote_share", policy.decisive_level)
+    conflict = bool(adj_conf < a)
+    outside = bool(adj_out < a)
+    adj_word = {"holm": "Holm-adjusted", "bonferroni": "Bonferroni-adjusted", "none": "unadjusted"}[policy.adjust]
+    head = (f"judge {_pct(j)} vs the human band [{_pct(band[0])}, {_pct(band[1])}] (vote share {_pct(v)}, "
+            f"majority rate {_pct(mj)}): distance {_pts(dist)} points, {level:.0%} interval "
+            f"[{_pts(low)}, {_pts(high)}]")
+    status = status_from(p_outside_adjusted=adj_out, p_conflict_adjusted=adj_conf, difference_low=low,
+                         difference_high=high, alpha=a, margin=m)
+    needed = None
+    if status is Status.FAIL:
+        parts = []
+        if outside:
+            where = "above" if b.estimate("d_hi") > 0 else "below"
+            parts.append(f"the judge lies {where} the band by more than the {100 * m:.0f}-point margin "
+                         f"(p = {p_out:.2g}, {adj_word} {adj_out:.2g})")
+        if conflict:
+            parts.append(f"direction conflict: the judge is decisive for {_side('focal' if j > 0.5 else 'other')} "
+                         f"and the readers' vote share for {_side('focal' if v > 0.5 else 'other')} "
+                         f"(p = {p_conf:.2g}, {adj_word} {adj_conf:.2g})")
+        reason = f"FAIL: {head}; " + "; ".join(parts)
+    elif status is Status.PASS:
+        reason = (f"PASS: {head}, inside the {100 * m:.0f}-point margin (equivalence at alpha = {a:g})"
+                  + _human_note(j_dir, h_dir))
+    else:
+        needed = c.pairs_needed(fail_level)
+        reason = (f"INCONCLUSIVE: {head}: neither inside the {100 * m:.0f}-point margin nor beyond it at the "
+                  f"{adj_word} level (p = {adj_out:.2g})" + _human_note(j_dir, h_dir) + "; " + _budget(c, needed))
+    return Transfer(
+        status=status, reason=reason, margin=m,
+        difference=Interval(float(dist), float(low), float(high), level),
+        difference_vote_share=c.interval("difference_vote_share", level),
+        difference_majority=c.interval("difference_majority", level),
+        judge_rate=c.interval("judge_rate", level),
+        band_low=float(band[0]), band_high=float(band[1]), interval_level=level,
+        p_outside=p_out, p_outside_adjusted=adj_out, p_conflict=p_conf, p_conflict_adjusted=adj_conf,
+        adjust=policy.adjust, direction_conflict=conflict, human_direction=h_dir, judge_direction=j_dir,
+        pairs_needed=needed, n_boot=b.n_boot, **_counts(c),
+    )
+
+
+def _budget(c: CellComparison, needed: int | None) -> str:
+    if needed is None:
+        return "the estimate sits on the margin: no sample size would decide it at the current estimates"
+    t = c.table
+    more = needed - t.n_pairs
+    rpp = t.readers_per_pair()
+    readers = math.ceil(t.n_readers * needed / t.n_pairs)
+    return (f"about {needed} pairs would decide it at the current estimates ({more} more, each read by "
+            f"~{rpp:.1f} readers: ~{math.ceil(more * rpp)} more votes; the 1/pairs scaling assumes the pool of "
+            f"readers grows in proportion, to ~{readers} readers, {readers - t.n_readers} more)")
+
+
+__all__ = ["ADJUSTMENTS", "adjust_p", "decide", "redecide", "status_from"]

@@ -1,0 +1,71 @@
+"""The public API: audit.run / audit.load_result / audit.write, paths or DataFrames."""
+
+from __future__ import annotations
+
+import runpy
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import audit
+from audit.errors import InputError
+
+ROOT = Path(__file__).resolve().parents[2]
+FIX = ROOT / "fixtures" / "deployment"
+FAST = dict(uncertainty=False, readers=False, surface=False, seed=0)
+
+
+@pytest.fixture(scope="module")
+def from_paths():
+    return audit.run(FIX / "judge.csv", FIX / "humans.csv", pairs=FIX / "pairs.csv", **FAST)
+
+
+def test_dataframes_give_the_same_result_as_paths(from_paths):
+    frames = audit.run(pd.read_csv(FIX / "judge.csv"), pd.read_csv(FIX / "humans.csv"),
+                       pairs=pd.read_csv(FIX / "pairs.csv"), **FAST)
+    pd.testing.assert_frame_equal(frames.cells_frame(), from_paths.cells_frame())
+    assert frames.status == from_paths.status
+    assert [s["path"] for s in frames.provenance.sources] == ["judge (DataFrame)", "humans (DataFrame)",
+                                                              "pairs (DataFrame)"]
+
+
+def test_a_dataframe_problem_names_the_argument_not_a_temporary_file():
+    humans = pd.read_csv(FIX / "humans.csv").drop(columns=["reader_id"])
+    with pytest.raises(InputError) as info:
+        audit.run(FIX / "judge.csv", humans, **FAST)
+    text = str(info.value)
+    assert "humans (DataFrame)" in text and "reader_id" in text and "judge-audit-" not in text
+
+
+def test_unknown_setting_lists_the_known_ones():
+    with pytest.raises(InputError, match="unknown setting.*bogus.*tie_rule"):
+        audit.run(FIX / "judge.csv", FIX / "humans.csv", bogus=1)
+
+
+def test_not_a_path_nor_a_frame():
+    with pytest.raises(InputError, match="not a file path or a DataFrame"):
+        audit.run(42, FIX / "humans.csv")
+
+
+def test_write_and_load_result_round_trip(from_paths, tmp_path):
+    paths = audit.write(from_paths, tmp_path, html=False)
+    again = audit.load_result(paths["result"])
+    pd.testing.assert_frame_equal(again.cells_frame(), from_paths.cells_frame())
+
+
+def test_load_result_of_a_missing_file_is_an_input_error(tmp_path):
+    with pytest.raises(InputError, match="cannot read the result"):
+        audit.load_result(tmp_path / "nope.json")
+
+
+def test_import_audit_is_cheap_and_lists_the_api():
+    assert {"run", "load_result", "write"} <= set(dir(audit))
+    with pytest.raises(AttributeError):
+        audit.no_such_thing  # noqa: B018
+
+
+def test_the_notebook_example_runs(capsys):
+    runpy.run_path(str(ROOT / "docs" / "examples" / "quickstart.py"), run_name="__main__")
+    out = capsys.readouterr().out
+    assert "wrote" in out and "round trip: True" in out

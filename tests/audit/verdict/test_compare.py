@@ -1,0 +1,72 @@
+"""One cell before the decision: INSUFFICIENT, ERROR, or assessed with its tests."""
+
+import numpy as np
+import pytest
+
+from audit.checks import Status
+from audit.policy import TransferPolicy
+from audit.verdict.compare import compare_cell
+from audit.verdict.simulate import CellDesign, simulate_cell
+
+POLICY = TransferPolicy(n_boot=199)
+
+
+def _cell(design=CellDesign(0.0, 0.5, 0.2), n_pairs=30, n_readers=5, seed=0):
+    return simulate_cell(design, n_pairs, n_readers, np.random.default_rng(seed))
+
+
+def _compare(cell, credit, *, judge_pairs=None, policy=POLICY, y=None, rule="even-split"):
+    return compare_cell(cell.pair_id, cell.reader_id, cell.y if y is None else y,
+                        cell.pairs if judge_pairs is None else judge_pairs, credit, tie_rule=rule, policy=policy,
+                        rng=np.random.default_rng(1))
+
+
+def test_no_judge_is_insufficient_but_the_humans_are_still_estimated():
+    cell = _cell()
+    c = compare_cell(cell.pair_id, cell.reader_id, cell.y, None, None, tie_rule="even-split", policy=POLICY,
+                     rng=np.random.default_rng(0))
+    assert c.status is Status.INSUFFICIENT and "no outputs" in c.reason
+    assert c.boot is not None and 0.3 < c.boot.estimate("vote_share") < 0.7
+
+
+def test_too_few_pairs_or_readers_is_insufficient():
+    small = _cell(n_pairs=8)
+    c = _compare(small, np.ones(8))
+    assert c.status is Status.INSUFFICIENT and "8 pair(s)" in c.reason and "at least 10 pairs" in c.reason
+    two_readers = _cell(n_readers=2)
+    assert _compare(two_readers, np.ones(30)).status is Status.INSUFFICIENT
+    # invalid judge outputs count against the minimum
+    cell = _cell(n_pairs=12)
+    credit = np.ones(12)
+    credit[:4] = np.nan
+    assert _compare(cell, credit).status is Status.INSUFFICIENT
+
+
+def test_all_ties_is_an_error():
+    cell = _cell()
+    c = _compare(cell, np.ones(30), y=np.full(cell.y.size, np.nan))
+    assert c.status is Status.ERROR and "tie" in c.reason
+    # under the decisive rule too (it is not "too few pairs": the readers said nothing)
+    assert _compare(cell, np.ones(30), y=np.full(cell.y.size, np.nan), rule="decisive").status is Status.ERROR
+
+
+def test_single_vote_pairs_leave_the_majority_rate_unestimable():
+    rng = np.random.default_rng(0)
+    pairs = np.array([f"p{i:02d}" for i in range(40)])
+    readers = np.array([f"r{i % 5}" for i in range(40)])
+    y = (rng.random(40) < 0.6).astype(float)
+    c = compare_cell(pairs, readers, y, pairs, np.ones(40), tie_rule="even-split", policy=POLICY,
+                     rng=np.random.default_rng(1))
+    assert c.status is Status.INSUFFICIENT and "read once" in c.reason
+
+
+def test_an_assessed_cell_has_consistent_tests():
+    cell = _cell(CellDesign(-0.8, 0.6, 0.2), n_pairs=60, n_readers=7)
+    skewed = np.where(np.random.default_rng(3).random(60) < 0.95, 1.0, 0.0)
+    c = _compare(cell, skewed)
+    assert c.assessed
+    low, high = c.band_interval(0.05)
+    assert low > POLICY.margin  # far above the band
+    assert c.p_outside() < 0.05 and not c.pass_holds()
+    assert c.p_conflict() < 0.05  # judge decisive for focal, readers decisive for the other
+    assert c.distance() == pytest.approx(c.boot.estimate("d_hi"))

@@ -1,0 +1,87 @@
+"""The decision across cells: FAIL / PASS / INCONCLUSIVE, the adjustment, pairs_needed, the wording."""
+
+import numpy as np
+import pytest
+
+from audit.checks import Status
+from audit.policy import TransferPolicy
+from audit.verdict.compare import compare_cell
+from audit.verdict.decision import adjust_p, decide
+from audit.verdict.simulate import CellDesign, simulate_cell, simulate_judge
+
+POLICY = TransferPolicy(n_boot=299)
+
+
+def _comparison(design, judge, n_pairs=60, n_readers=7, seed=0, policy=POLICY):
+    rng = np.random.default_rng(seed)
+    cell = simulate_cell(design, n_pairs, n_readers, rng)
+    credit = judge(cell, rng) if callable(judge) else simulate_judge(judge, cell, rng).credit
+    return compare_cell(cell.pair_id, cell.reader_id, cell.y, cell.pairs, credit, tie_rule="even-split",
+                        policy=policy, rng=np.random.default_rng(seed + 100))
+
+
+def test_adjustments():
+    p = np.array([0.01, 0.04, np.nan, 0.03])
+    from statsmodels.stats.multitest import multipletests
+
+    assert np.allclose(adjust_p(p, "holm")[[0, 1, 3]], multipletests(p[[0, 1, 3]], method="holm")[1])
+    assert np.allclose(adjust_p(p, "bonferroni")[[0, 1, 3]], [0.03, 0.12, 0.09])
+    assert np.isnan(adjust_p(p, "none")[2])
+    with pytest.raises(ValueError):
+        adjust_p(p, "bh")
+
+
+def test_a_skewed_judge_against_readers_who_lean_the_other_way_fails():
+    c = _comparison(CellDesign(-0.8, 0.6, 0.2), "skewed")
+    (t,) = decide([c], POLICY)
+    assert t.status is Status.FAIL
+    assert t.difference.ci_low > t.margin and t.p_outside_adjusted < POLICY.alpha
+    assert t.reason.startswith("FAIL") and "above the band" in t.reason
+    assert t.band_low <= t.band_high and t.judge_direction == "focal" and t.human_direction == "other"
+
+
+def test_the_majority_judge_passes_at_150_pairs_and_is_never_condemned():
+    c = _comparison(CellDesign(0.6, 0.8, 0.2), "majority", n_pairs=150, n_readers=12, seed=4)
+    (t,) = decide([c], POLICY)
+    assert t.status is Status.PASS, t.reason
+    assert -t.margin < t.difference.ci_low <= t.difference.ci_high < t.margin
+    assert t.pairs_needed is None
+
+
+def test_inconclusive_says_how_many_pairs_would_decide():
+    c = _comparison(CellDesign(0.3, 0.6, 0.3), "reader-like", n_pairs=20, seed=2)
+    (t,) = decide([c], POLICY)
+    assert t.status is Status.INCONCLUSIVE, t.reason
+    assert t.pairs_needed is not None and t.pairs_needed > 20
+    assert f"about {t.pairs_needed} pairs" in t.reason and "more votes" in t.reason
+
+
+def test_decisive_at_chance_is_not_called_against_the_readers():
+    def always_focal(cell, rng):
+        return np.ones(cell.u.size)
+
+    c = _comparison(CellDesign(0.0, 0.0, 0.0), always_focal, n_pairs=40, seed=1)
+    (t,) = decide([c], POLICY)
+    assert t.human_direction == "chance" and t.judge_direction == "focal"
+    assert "against" not in t.reason
+    assert t.direction_conflict is False
+
+
+def test_multiplicity_adjustment_can_only_remove_fails():
+    cells = [_comparison(CellDesign(-0.5, 0.6, 0.2), "skewed", n_pairs=20, seed=s) for s in range(4)]
+    holm = decide(cells, POLICY)
+    none = decide(cells, TransferPolicy(n_boot=299, adjust="none"))
+    assert sum(t.status is Status.FAIL for t in holm) <= sum(t.status is Status.FAIL for t in none)
+    for h, n in zip(holm, none):
+        assert h.p_outside == pytest.approx(n.p_outside)
+        assert h.p_outside_adjusted >= n.p_outside_adjusted - 1e-12
+        assert h.adjust == "holm" and n.adjust == "none"
+
+
+def test_not_assessed_cells_keep_their_status_and_stay_out_of_the_family():
+    few = _comparison(CellDesign(0.0, 0.5, 0.2), "skewed", n_pairs=5)
+    many = _comparison(CellDesign(-0.8, 0.6, 0.2), "skewed")
+    t_few, t_many = decide([few, many], POLICY)
+    assert t_few.status is Status.INSUFFICIENT and t_few.p_outside is None
+    (alone,) = decide([many], POLICY)
+    assert t_many.p_outside_adjusted == pytest.approx(alone.p_outside_adjusted)

@@ -1,0 +1,55 @@
+"""Intervals and p-values read from replicates agree with each other and with normal theory."""
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from audit.verdict.intervals import ReplicateDistribution
+
+
+@pytest.fixture(scope="module")
+def normal():
+    reps = np.random.default_rng(1).normal(0.3, 0.1, 4000)
+    return ReplicateDistribution(0.3, reps)
+
+
+def test_percentiles_of_normal_replicates_are_the_normal_interval(normal):
+    lo, hi = normal.interval(0.95)
+    assert lo == pytest.approx(0.3 - 1.96 * 0.1, abs=0.01) and hi == pytest.approx(0.3 + 1.96 * 0.1, abs=0.01)
+
+
+def test_the_interval_excludes_a_null_exactly_when_the_p_value_is_below_its_tail(normal):
+    lo = normal.lower(0.05)
+    assert normal.p_greater(lo) == pytest.approx(0.05, abs=1e-6)
+    assert normal.p_greater(lo - 0.01) < 0.05 < normal.p_greater(lo + 0.01)
+    hi = normal.upper(0.05)
+    assert normal.p_less(hi) == pytest.approx(0.05, abs=1e-6)
+
+
+def test_far_tails_give_small_smooth_p_values(normal):
+    # beyond every replicate: not 1 / (B + 1), a smooth extrapolation, and monotone
+    p1, p2 = normal.p_greater(-0.2), normal.p_greater(-0.3)
+    assert 0 < p2 < p1 < 1 / 4001
+
+
+def test_student_t_calibration_widens_the_tails():
+    reps = np.random.default_rng(2).normal(0.0, 1.0, 4000)
+    z = ReplicateDistribution(0.0, reps)
+    t5 = ReplicateDistribution(0.0, reps, df=5)
+    assert t5.upper(0.025) == pytest.approx(stats.t.ppf(0.975, 5), rel=0.05)
+    assert t5.p_greater(-2.5) == pytest.approx(stats.t.sf(2.5, 5), rel=0.15)
+    assert z.upper(0.025) < t5.upper(0.025)
+
+
+def test_bounds_clip_the_interval_not_the_p_value():
+    reps = np.random.default_rng(3).normal(0.98, 0.03, 2000)
+    d = ReplicateDistribution(0.98, reps, bounds=(0.0, 1.0))
+    assert d.interval(0.95)[1] == 1.0
+    assert 0 < d.p_less(1.0) < 1
+
+
+def test_constant_and_empty_replicates():
+    c = ReplicateDistribution(0.5, np.full(100, 0.5))
+    assert c.interval(0.9) == (0.5, 0.5) and c.p_greater(0.4) == 0.0
+    e = ReplicateDistribution(0.5, np.zeros(0))
+    assert not e.defined and np.isnan(e.interval(0.9)[0]) and np.isnan(e.p_greater(0.5))

@@ -1,0 +1,90 @@
+"""The paired bootstrap: seeded, order-free, paired, and the reader component where readers differ."""
+
+import numpy as np
+import pytest
+
+from audit.verdict.compare import cell_generator
+from audit.verdict.paired_bootstrap import between_pair_replicates, bootstrap_judges, paired_bootstrap
+from audit.verdict.estimands import estimands
+from audit.verdict.simulate import CellDesign, simulate_cell, simulate_judge
+from audit.verdict.tables import comparison_table
+
+
+def _table(design=CellDesign(0.4, 0.6, 0.3), n_pairs=40, n_readers=7, seed=0, judge="majority", order=None):
+    rng = np.random.default_rng(seed)
+    cell = simulate_cell(design, n_pairs, n_readers, rng)
+    credit = simulate_judge(judge, cell, rng).credit
+    idx = np.arange(cell.y.size) if order is None else order(cell.y.size)
+    return comparison_table(cell.pair_id[idx], cell.reader_id[idx], cell.y[idx], cell.pairs, credit,
+                            tie_rule="even-split", rng=np.random.default_rng(1))
+
+
+def test_same_seed_same_result_and_row_order_free():
+    a = paired_bootstrap(_table(), 299, np.random.default_rng(9))
+    b = paired_bootstrap(_table(order=lambda n: np.random.default_rng(4).permutation(n)), 299,
+                         np.random.default_rng(9))
+    for k in a.distributions:
+        assert a[k].estimate == pytest.approx(b[k].estimate, abs=1e-12)
+        assert a[k].interval(0.9) == pytest.approx(b[k].interval(0.9), abs=1e-12)
+
+
+def test_cell_generator_depends_on_the_key_not_the_order():
+    x = cell_generator(0, "m", "c").random()
+    assert x == cell_generator(0, "m", "c").random()
+    assert x != cell_generator(0, "m", "d").random() and x != cell_generator(1, "m", "c").random()
+
+
+def test_the_judge_and_the_humans_share_the_pair_draws():
+    # a judge that follows the readers' majority is positively correlated with V over pairs, so
+    # the paired J - V varies less than J and V drawn independently would
+    boot = paired_bootstrap(_table(n_pairs=60), 999, np.random.default_rng(2))
+    sd_j, sd_v, sd_d = boot["judge_rate"].sd, boot["vote_share"].sd, boot["difference_vote_share"].sd
+    assert sd_d < np.hypot(sd_j, sd_v) * 0.95
+
+
+def test_reader_component_appears_only_when_readers_differ():
+    same = paired_bootstrap(_table(CellDesign(0.3, 0.5, 0.0), n_readers=12, seed=3), 999, np.random.default_rng(1))
+    differ = paired_bootstrap(_table(CellDesign(0.3, 0.5, 1.2), n_readers=12, seed=3), 999, np.random.default_rng(1))
+    assert differ.reader_sd > 0.03 > same.reader_sd
+
+
+def test_several_judges_at_once_equal_one_at_a_time_in_distribution():
+    t = _table()
+    skewed = np.where(np.random.default_rng(0).random(t.n_pairs) < 0.9, 1.0, 0.0)
+    both = bootstrap_judges(t, np.vstack([t.judge, skewed]), 499, np.random.default_rng(5))
+    one = paired_bootstrap(t, 499, np.random.default_rng(5))
+    assert both[0]["judge_rate"].interval(0.9) == pytest.approx(one["judge_rate"].interval(0.9), abs=1e-12)
+    assert both[1]["judge_rate"].estimate == pytest.approx(skewed.mean())
+    assert both[1]["vote_share"].estimate == both[0]["vote_share"].estimate
+
+
+def test_too_few_pairs_or_readers_give_undefined_intervals():
+    t = _table(n_pairs=1)
+    boot = paired_bootstrap(t, 99, np.random.default_rng(0))
+    assert not boot["d_hi"].defined and np.isnan(boot["d_hi"].interval(0.9)[0])
+
+
+def test_between_pair_replicates_follow_the_mean_squares():
+    t = _table(n_pairs=200, n_readers=5, seed=8)
+    c, q, n = t.pair_sums()
+    original = estimands(c, q, n, np.ones_like(c), t.judge)
+    reps = between_pair_replicates(original, 20000, np.random.default_rng(0))
+    assert reps.mean() == pytest.approx(float(original.between_pair_var), abs=0.002)
+    s2 = float(original.share_var)
+    expected_sd = np.sqrt(2 * s2**2 / float(original.df_between)
+                          + 2 * (float(original.within_var) * float(original.mean_inv_n)) ** 2 / float(original.df_within))
+    assert reps.std() == pytest.approx(expected_sd, rel=0.05)
+    skew = float(np.mean((reps - reps.mean()) ** 3) / reps.std() ** 3)
+    assert skew > 0.1  # right-skewed like a variance, unlike resampled S^2
+
+
+def test_the_spread_of_s2_comes_from_the_pairs_bootstrap():
+    t = _table(n_pairs=30, n_readers=5, seed=8)
+    c, q, n = t.pair_sums()
+    original = estimands(c, q, n, np.ones_like(c), t.judge)
+    s2 = float(original.share_var)
+    narrow = between_pair_replicates(original, 20000, np.random.default_rng(0), np.full(50, s2) + np.linspace(
+        -0.1, 0.1, 50) * s2)
+    wide = between_pair_replicates(original, 20000, np.random.default_rng(0), np.full(50, s2) + np.linspace(
+        -0.5, 0.5, 50) * s2)
+    assert narrow.std() < wide.std()
