@@ -21,6 +21,8 @@ from audit.provenance import build_provenance
 from audit.result import SCHEMA_VERSION, AuditResult, Cell, JudgeConfigRate, JudgeSide
 from audit.rng import resolve_rng
 from audit.spec import AuditSpec
+from audit.tie_rules import TieRule
+from audit.tie_rules import tie_rule as resolve_tie_rule
 from audit.derive import derive_checks, status_of
 from audit.verdict import assess_transfers, cell_counts, verdict_sentence
 
@@ -48,18 +50,47 @@ def judge_criterion_for(human_criterion: str, judge_criteria: set[str]) -> tuple
     return None, False
 
 
-def _judge_side(groups: dict[str, pd.DataFrame], criterion: str, primary: str, tie_rule: str,
+def _judge_side(configs_of_cell: dict[str, dict], criterion: str, primary: str, tie_rule: str,
                 different_target: bool) -> JudgeSide:
-    """The judge's side of one cell from its outcomes grouped by configuration."""
-    configs = []
-    for name, group in groups.items():
-        s = summarise_outcomes(group, tie_rule)
-        configs.append(JudgeConfigRate(str(name), s["rate"], s["wins"], s["losses"], s["ties"], s["invalid"]))
-    mine = groups.get(primary)
-    s = summarise_outcomes(mine if mine is not None else pd.DataFrame({"outcome": [], "credit": []}), tie_rule)
+    """The judge's side of one cell from its outcome summaries by configuration."""
+    configs = tuple(JudgeConfigRate(str(name), s["rate"], s["wins"], s["losses"], s["ties"], s["invalid"])
+                    for name, s in configs_of_cell.items())
+    s = configs_of_cell.get(primary) or summarise_outcomes(pd.DataFrame({"outcome": [], "credit": []}), tie_rule)
     return JudgeSide(judge=primary, criterion=criterion, rate=s["rate"], wins=s["wins"], losses=s["losses"],
                      ties=s["ties"], invalid=s["invalid"], n_pairs=s["n_pairs"], tie_rule=tie_rule,
-                     different_target=different_target, configurations=tuple(configs))
+                     different_target=different_target, configurations=configs)
+
+
+def _outcome_summaries(outcomes: pd.DataFrame, tie_rule: str | TieRule) -> dict[tuple[str, str], dict[str, dict]]:
+    """:func:`~audit.judge_side.summarise_outcomes` of every matchup x criterion x judge in one
+    pass: (matchup, criterion) -> judge -> summary, judges in order of first appearance in the cell.
+    Each rate divides the credit by what ``tie_rule`` counts (:meth:`TieRule.denominator`)."""
+    if outcomes is None or outcomes.empty:
+        return {}
+    rule = resolve_tie_rule(tie_rule)
+    codes, keys = pd.factorize(pd.MultiIndex.from_arrays([outcomes["matchup"], outcomes["criterion"],
+                                                          outcomes["judge"]]), sort=False)
+    keep = codes >= 0
+    codes = codes[keep]
+    n = len(keys)
+    outcome = outcomes["outcome"].to_numpy(dtype=object)[keep]
+    credit = outcomes["credit"].to_numpy(float)[keep]
+    used = ~np.isnan(credit)
+    tally = {name: np.bincount(codes[outcome == name], minlength=n) for name in ("win", "loss", "tie", "invalid")}
+    size = np.bincount(codes, minlength=n)
+    n_used = np.bincount(codes[used], minlength=n)
+    credit_sum = np.bincount(codes[used], weights=credit[used], minlength=n)
+    out: dict[tuple[str, str], dict[str, dict]] = {}
+    denominator = rule.denominator(tally["win"], tally["loss"], tally["tie"])
+    if not np.array_equal(denominator, n_used):
+        raise ValueError(f"judge credits were not computed under the '{rule.name}' tie rule: the credited outcomes "
+                         "differ from what the rule counts")
+    for g, (matchup, criterion, judge) in enumerate(keys):
+        out.setdefault((matchup, criterion), {})[str(judge)] = {
+            "wins": int(tally["win"][g]), "losses": int(tally["loss"][g]), "ties": int(tally["tie"][g]),
+            "invalid": int(tally["invalid"][g]), "n_pairs": int(size[g]), "n_credited": int(denominator[g]),
+            "rate": float(credit_sum[g] / denominator[g]) if denominator[g] else float("nan")}
+    return out
 
 
 #: a judge outcome as a verdict (an invalid output has none)
@@ -76,18 +107,28 @@ def judge_choices(outcomes: pd.DataFrame, primary: str | None, criteria: tuple[s
     if primary is None or outcomes.empty:
         return pd.DataFrame(columns=columns)
     mine = outcomes[outcomes["judge"] == primary]
-    judge_criteria = set(mine["criterion"])
-    parts = []
+    # rows of each judge criterion once (stable: the outcomes' order), then gathered per human
+    # criterion by index: no scan or sub-frame per criterion (10k criteria)
+    codes, uniques = pd.factorize(mine["criterion"], sort=False)
+    order = np.argsort(codes, kind="stable")
+    bounds = np.searchsorted(codes[order], np.arange(len(uniques) + 1))
+    code_of = {c: i for i, c in enumerate(uniques)}
+    judge_criteria = set(code_of)
+    take, labels = [], []
     for crit in criteria:
         jc, _ = judge_criterion_for(crit, judge_criteria)
         if jc is None:
             continue
-        part = mine[mine["criterion"] == jc]
-        parts.append(pd.DataFrame({"pair_id": part["pair_id"].to_numpy(), "criterion": crit,
-                                   "y_judge": part["outcome"].map(_VERDICT).to_numpy(float)}))
-    if not parts:
+        rows = order[bounds[code_of[jc]]:bounds[code_of[jc] + 1]]
+        take.append(rows)
+        labels.append(np.full(len(rows), crit, dtype=object))
+    if not take:
         return pd.DataFrame(columns=columns)
-    return pd.concat(parts, ignore_index=True)[columns]
+    idx = np.concatenate(take)
+    return pd.DataFrame({"pair_id": mine["pair_id"].take(idx).reset_index(drop=True),
+                         "criterion": np.concatenate(labels),
+                         "y_judge": mine["outcome"].take(idx).map(_VERDICT).astype(float).reset_index(drop=True)},
+                        columns=columns)
 
 
 def _baseline_lookup(baseline: pd.DataFrame) -> dict[tuple[str, str], tuple[float | None, float | None]]:
@@ -124,7 +165,8 @@ def assess_cells(data: AuditData, spec: AuditSpec, outcomes: pd.DataFrame, prima
     judge_criteria = set(outcomes.loc[outcomes["judge"] == primary, "criterion"]) if primary else set()
     base = _baseline_lookup(baseline)
     votes_by_cell = _group(data.votes, ["matchup", "criterion"])
-    outcomes_by_cell = _group(outcomes, ["matchup", "criterion"])
+    outcomes_by_cell = _group(outcomes[outcomes["judge"] == primary], ["matchup", "criterion"]) if primary else {}
+    summaries = _outcome_summaries(outcomes, spec.tie_rule)
     pair_meta = data.pairs.drop_duplicates("matchup").set_index("matchup")
     parts = []
     for matchup in data.matchups:
@@ -136,10 +178,8 @@ def assess_cells(data: AuditData, spec: AuditSpec, outcomes: pd.DataFrame, prima
             jc, different = judge_criterion_for(criterion, judge_criteria)
             judge, credits = None, None
             if jc is not None and primary is not None:
-                judged = outcomes_by_cell.get((matchup, jc), outcomes.iloc[0:0])
-                by_config = {str(k[0]): g for k, g in _group(judged, ["judge"]).items()}
-                judge = _judge_side(by_config, jc, primary, spec.tie_rule, different)
-                credits = by_config.get(primary)
+                judge = _judge_side(summaries.get((matchup, jc), {}), jc, primary, spec.tie_rule, different)
+                credits = outcomes_by_cell.get((matchup, jc))
             parts.append((matchup, criterion, cell_votes, human, judge, credits))
     transfers = assess_transfers(
         [(m, c, v, cr) for m, c, v, _, _, cr in parts], tie_rule=spec.tie_rule, policy=spec.policy.transfer,
