@@ -16,6 +16,11 @@ criterion pooled over matchups and over everything:
 * ``raw_human`` (share of agreeing reader pairs), ``raw_judge_human`` (share of reader
   votes equal to the judge's verdict) and ``raw_difference``.
 
+Rows pooled over matchups take chance agreement (kappa) and expected disagreement (alpha)
+within each matchup and pool them, so no figure depends on which system of a matchup is
+focal (see :func:`agreement_statistics`). The votes are held as sparse indicators (memory
+grows with the votes, not units x readers).
+
 The human-human and judge-human alpha and raw agreement are computed on the same units:
 those with at least two human votes (the only units with human-human information).
 

@@ -290,3 +290,15 @@ def test_pooled_kappa_reference_rerun_live(tmp_path):
     subprocess.run(["Rscript", "make_reference_pooled.R"], cwd=tmp_path, check=True, capture_output=True)
     np.testing.assert_allclose(pd.read_csv(tmp_path / "kappa_psych_pooled.csv")["kappa"],
                                pd.read_csv(REF / "kappa_psych_pooled.csv")["kappa"], atol=1e-12)
+
+
+def test_pooled_alpha_human_equals_agreement_table_within_matchup():
+    """Over several matchups, the human-human alpha and raw agreement are agreement_table's
+    'within matchup' pooling (the same construction, computed independently there)."""
+    from audit.agreement import agreement_table
+
+    votes, judge = _matchups(7)
+    row = judge_agreement(votes, judge, n_boot=0).row()
+    table = agreement_table(votes, pooling="within matchup").row()
+    assert row.alpha_human.estimate == pytest.approx(table.krippendorff_alpha, abs=1e-12)
+    assert row.raw_human.estimate == pytest.approx(table.raw_agreement, abs=1e-12)
