@@ -33,6 +33,8 @@ COMMAND_MODULES = (
     "run",
     "report",
     "gate",
+    "diff",
+    "budget",
     "features",
     "reliability",
     "consistency",
