@@ -112,3 +112,18 @@ def test_audit_budget_command(tmp_path, capsys):
     assert {c.state for c in budget.cells} <= {"budgeted", "decided", "out of reach", "on the margin", "no variance",
                                                "not assessed"}
     assert main(["budget", str(path), "--power", "1.5"]) == 3
+
+
+def test_report_and_terminal_show_the_budget():
+    from reports.html import render_html
+    from reports.peer_terminal import peer_summary_lines
+
+    result = make_result(sections=False)
+    budget = label_budget(result)
+    page = render_html(result)
+    assert "Label budget" in page and "label-budget" in page
+    open_cells = [c for c in budget.cells if c.state == "budgeted"]
+    assert open_cells, "the synthetic result has INCONCLUSIVE cells"
+    cheapest = min(open_cells, key=lambda c: c.pairs)
+    line = [x for x in peer_summary_lines(result) if x.startswith("Label budget")]
+    assert line and f"~{cheapest.pairs:,} pairs" in line[0]
