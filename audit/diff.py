@@ -149,7 +149,7 @@ def _signed(x: float) -> str:
 
 
 def _num(x: Any) -> float:
-    return float(x) if isinstance(x, (int, float)) and x is not None else math.nan
+    return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else math.nan
 
 
 def mover(old: Interval, new: Interval) -> tuple[float, float]:
@@ -359,6 +359,10 @@ def _agreement(old: AuditResult, new: AuditResult) -> tuple[AgreementDiff, ...]:
 
 
 # ----------------------------------------------------------------------------- terminal
+def _excludes_zero(c: Change) -> bool:
+    return math.isfinite(c.ci_low) and math.isfinite(c.ci_high) and (c.ci_low > 0 or c.ci_high < 0)
+
+
 def diff_text(d: ResultDiff, *, all_cells: bool = False) -> str:
     """The terminal summary: the overall change, the cells that changed (all with ``all_cells``),
     the pooled agreement and what the gate counts."""
@@ -380,6 +384,12 @@ def diff_text(d: ResultDiff, *, all_cells: bool = False) -> str:
         for name in ("judge_rate", "difference", "vote_share", "majority_rate"):
             if name in c.changes:
                 lines.append(f"           {name:14} {c.changes[name]}")
+    for name in ("judge_rate", "vote_share"):
+        moved = [c for c in d.cells if name in c.changes and _excludes_zero(c.changes[name])]
+        if moved:
+            top = max(moved, key=lambda c: abs(c.changes[name].change))
+            lines.append(f"{name}: the change's interval excludes 0 in {len(moved)} of {len(d.cells)} cells; "
+                         f"largest {top.matchup} / {top.criterion} {top.changes[name]}")
     pooled = [a for a in d.agreement if a.scope.endswith("all/all")]
     for a in pooled:
         lines.append(f"Judge agreement ({a.scope}): kappa vs majority {a.changes['kappa_majority']}; "

@@ -34,7 +34,7 @@ def diff_html(d: ResultDiff) -> str:
     verdict = (f"<p><b>{'WORSE' if d.worse else 'No decision worse'}</b>: {d.n_worse} cell(s) counted under "
                f"[diff] worse = {_e(d.policy.worse)}, removed = {_e(d.policy.removed)}.</p>")
     names = list(QUANTITIES)
-    rows = ["<tr><th>cell</th><th>decision</th><th>change</th>" + "".join(
+    rows = ["<tr><th>cell</th><th>decision</th><th>decision change</th>" + "".join(
         f"<th title=\"{_e(QUANTITIES[n][0])}\">{_e(n)}</th>" for n in names) + "</tr>"]
     for c in d.cells:
         flip = "<br><small>OLD had the other system focal</small>" if c.flipped else ""

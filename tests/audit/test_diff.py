@@ -209,3 +209,15 @@ def test_html_and_json_outputs_escape_names(tmp_path):
     data = json.loads(json_path.read_text(encoding="utf-8"))
     assert data["worse"] is True and data["n_worse"] == 1
     assert main(["diff", old, new, "--html", old]) == 2  # never overwrite an input
+
+
+def test_terminal_lists_rate_changes_beyond_their_interval(base):
+    from audit.diff import diff_text
+
+    cells = list(base.cells)
+    t = cells[2].transfer
+    moved = Interval(t.judge_rate.estimate - 0.4, t.judge_rate.ci_low - 0.4, t.judge_rate.ci_high - 0.4, 0.9)
+    cells[2] = replace(cells[2], transfer=replace(t, judge_rate=moved))
+    text = diff_text(diff_results(base, replace(base, cells=tuple(cells))))
+    assert f"judge_rate: the change's interval excludes 0 in 1 of {len(cells)} cells" in text
+    assert f"{cells[2].matchup} / {cells[2].criterion}" in text
