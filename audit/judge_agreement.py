@@ -105,6 +105,11 @@ class ScopeVotes:
     judge: np.ndarray
     pairable: np.ndarray
 
+    def __post_init__(self) -> None:
+        # the transposes the products use, built once (scipy rebuilds a transpose on every .T)
+        object.__setattr__(self, "_t", {"stratum": self.stratum.T.tocsr(), "combo_reader": self.combo_reader.T.tocsr(),
+                                        "by_stratum_reader": tuple(m.T.tocsr() for m in self.by_stratum_reader)})
+
     @property
     def n_units(self) -> int:
         return int(self.judge.shape[0])
@@ -144,20 +149,22 @@ def scope_votes(unit: np.ndarray, reader: np.ndarray, category: np.ndarray, judg
         judge=judge, pairable=counts >= 2)
 
 
-def _right(x: np.ndarray, m: sparse.csr_matrix) -> np.ndarray:
-    """``x @ m`` for dense ``x`` (B x U) and sparse ``m`` (U x K), as a dense (B x K) array."""
-    return np.asarray((m.T @ x.T).T)
+def _right(x: np.ndarray, m_t: sparse.csr_matrix) -> np.ndarray:
+    """``x @ m`` for dense ``x`` (B x U) and sparse ``m`` (U x K) given ``m_t = m.T``, as a dense (B x K) array."""
+    if m_t.shape[0] == 1 and m_t.nnz == m_t.shape[1]:  # one stratum holding every unit: a row sum
+        return x.sum(axis=1, keepdims=True)
+    return np.asarray((m_t @ x.T).T)
 
 
 def _reader_kappas(sv: ScopeVotes, wu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each reader's kappa with the judge (B x R), chance taken within each stratum, and its units."""
     jcat = [wu * (sv.judge == j)[None, :] for j in range(3)]
-    table = [[_right(jcat[j], sv.by_stratum_reader[c]) for c in range(3)] for j in range(3)]  # (B, K) each
+    table = [[_right(jcat[j], sv._t["by_stratum_reader"][c]) for c in range(3)] for j in range(3)]  # (B, K) each
     n_k = sum(table[j][c] for j in range(3) for c in range(3))
     diag = sum(table[c][c] for c in range(3))
     chance = sum(_ratio(sum(table[c]) * sum(table[j][c] for j in range(3)), n_k) for c in range(3))
     chance = np.where(n_k > 0, chance, 0.0)
-    n_r, diag_r, chance_r = (_right(x, sv.combo_reader) for x in (n_k, diag, chance))
+    n_r, diag_r, chance_r = (_right(x, sv._t["combo_reader"]) for x in (n_k, diag, chance))
     return _kappa(_ratio(diag_r, n_r), _ratio(chance_r, n_r)), n_r
 
 
@@ -176,7 +183,7 @@ def agreement_statistics(sv: ScopeVotes, wu: np.ndarray, wr: np.ndarray) -> dict
     jcat = [(judge == c)[None, :] for c in range(3)]
 
     def strat(x: np.ndarray) -> np.ndarray:
-        return _right(x, sv.stratum)
+        return _right(x, sv._t["stratum"])
 
     # Cohen's kappa against the majority (ties abstain; a split is not scored), chance per stratum
     majority = np.where(n[1] > n[0], 1, np.where(n[0] > n[1], 0, -1))
