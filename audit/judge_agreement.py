@@ -311,7 +311,7 @@ class JudgeAgreement:
 
 
 # ----------------------------------------------------------------------------- computation
-_BLOCK = 64  #: replicates drawn from one seed (the same weights in every scope)
+_BLOCK_MIN, _BLOCK_MAX = 16, 256  #: replicates drawn from one seed (the same weights in every scope)
 _CELLS = 2**21  #: replicates x units per computed chunk (bounds memory at ~ 20 x 8 bytes x this)
 
 
@@ -378,11 +378,13 @@ class _Weights:
 
     def __init__(self, rng: np.random.Generator, design: _Design, n_boot: int):
         self.design, self.n_boot = design, n_boot
-        self.seeds = rng.integers(0, 2**63 - 1, size=max(math.ceil(n_boot / _BLOCK), 0))
+        # replicates per block: many for small data (fewer, larger products), few for large (memory)
+        self.block = int(max(_BLOCK_MIN, min(_BLOCK_MAX, _CELLS // max(len(design.unit_pair), 1))))
+        self.seeds = rng.integers(0, 2**63 - 1, size=max(math.ceil(n_boot / self.block), 0))
 
     def blocks(self):
         for k, seed in enumerate(self.seeds):
-            yield int(seed), min(_BLOCK, self.n_boot - k * _BLOCK)
+            yield int(seed), min(self.block, self.n_boot - k * self.block)
 
     def units(self, seed: int, size: int, unit_pair: np.ndarray) -> np.ndarray:
         d = self.design
@@ -405,7 +407,7 @@ def _replicates(sv: ScopeVotes, weights: _Weights, unit_pair: np.ndarray, reader
 
     kinds = ("pairs", "readers", "product") if two_way else ("pairs",)
     out = {kind: [] for kind in kinds}
-    step = max(1, min(_BLOCK, _CELLS // max(sv.n_units, 1)))
+    step = max(1, min(weights.block, _CELLS // max(sv.n_units, 1)))
     with single_threaded_blas():  # many small products: OpenBLAS thread hand-offs cost more than the work
         for seed, size in weights.blocks():
             wu_block = weights.units(seed, size, unit_pair)
