@@ -81,6 +81,9 @@ class LabelBudget:
     fail_level: float
     margin: float
 
+    def __str__(self) -> str:
+        return budget_text(self)
+
     def to_frame(self) -> pd.DataFrame:
         from dataclasses import asdict
 

@@ -131,6 +131,9 @@ class ResultDiff:
     def worse(self) -> bool:
         return self.n_worse > 0
 
+    def __str__(self) -> str:
+        return diff_text(self)
+
     def to_dict(self) -> dict[str, Any]:
         from audit.serialize import to_jsonable
 

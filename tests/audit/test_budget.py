@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from audit.budget import MAX_PAIRS, _cell, label_budget, smallest_n
+from audit.budget import MAX_PAIRS, _cell, budget_text, label_budget, smallest_n
 from audit.checks import Status
 from audit.cli import main
 from audit.result import Interval, result_to_json
@@ -108,6 +108,7 @@ def test_audit_budget_command(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "power 90%" in out and "Cells:" in out
     budget = label_budget(result, power=0.9)
+    assert out.strip() == budget_text(budget, all_cells=True)  # CLI output == API output
     assert len(csv.read_text(encoding="utf-8").splitlines()) == len(result.cells) + 1
     assert {c.state for c in budget.cells} <= {"budgeted", "decided", "out of reach", "on the margin", "no variance",
                                                "not assessed"}

@@ -74,6 +74,7 @@ def test_gate_exit_statuses(base, tmp_path, capsys):
     assert main(["diff", old, new]) == 0  # without --gate the diff only reports
     out = capsys.readouterr().out
     assert "WORSE" in out and f"{base.cells[i].matchup} / {base.cells[i].criterion}: PASS -> FAIL" in out
+    assert out.strip() == str(diff_results(base, _with_status(base, i, Status.FAIL), old_source=old, new_source=new))
     assert main(["diff", old, new, "--gate"]) == 1
     assert main(["diff", new, old, "--gate"]) == 0  # better
     policy = tmp_path / "p.toml"
