@@ -209,8 +209,8 @@ def label_budget(result: AuditResult, *, power: float = 0.8) -> LabelBudget:
 
 def budget_text(b: LabelBudget, *, all_cells: bool = False) -> str:
     """Terminal summary: one line per cell that is not already decided (all with ``all_cells``)."""
-    lines = [f"Label budget (power {b.power:.0%}; PASS: TOST at alpha {b.alpha:g}; FAIL: one-sided at "
-             f"{b.fail_level:.3g}, Bonferroni over the cells; margin {100 * b.margin:.0f} points)"]
+    lines = [(f"Label budget (power {b.power:.0%}; PASS: TOST at alpha {b.alpha:g}; FAIL: one-sided at "
+              f"{b.fail_level:.3g}, Bonferroni over the cells; margin {100 * b.margin:.0f} points)")]
     for c in b.cells:
         if not all_cells and c.state in ("decided", "not assessed"):
             continue

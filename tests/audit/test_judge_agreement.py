@@ -229,13 +229,13 @@ def test_agreement_does_not_depend_on_which_system_is_focal(seed, flips):
 def test_chance_pooled_as_oriented_would_depend_on_focal():
     """The control: one stratum over all matchups (chance from the pooled shares) changes
     when one matchup is flipped, so the property test above can fail."""
-    from audit.agreement import _check_votes, _check_judge
+    from audit.agreement import _check_judge, _check_votes
     from audit.judge_agreement import _design
 
     votes, judge = _matchups(5)
     values = []
     for v, j in ((votes, judge), _flip(votes, judge, ["m0"])):
-        d, units = _design(_check_votes(v, ("matchup", "criterion")), _check_judge(j))
+        d, _ = _design(_check_votes(v, ("matchup", "criterion")), _check_judge(j))
         for stratum in (None, d.unit_matchup):
             sv = scope_votes(d.vote_unit, d.vote_reader, d.vote_category, d.unit_judge, stratum)
             ones = (np.ones((1, sv.n_units)), np.ones((1, sv.n_readers)))
