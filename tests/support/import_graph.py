@@ -79,8 +79,13 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
     import sys
 
-    sys.setrecursionlimit(10000)
-    for v in sorted(graph):
-        if v not in index:
-            visit(v)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 10000))
+    try:
+        for v in sorted(graph):
+            if v not in index:
+                visit(v)
+    finally:
+        # other tests (deeply nested TOML / JSON) rely on the default limit
+        sys.setrecursionlimit(limit)
     return out
