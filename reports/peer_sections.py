@@ -111,5 +111,7 @@ def judge_position_section(result: Any) -> dict:
 
 def peer_sections(result: Any) -> list[dict]:
     """Every issue-17 section, in report order."""
+    from reports.peer_budget import budget_section
+
     return [judge_agreement_section(result), judge_configurations_section(result), judge_position_section(result),
-            leaderboard_section(result)]
+            leaderboard_section(result), budget_section(result)]

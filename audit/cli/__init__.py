@@ -24,6 +24,7 @@ from audit.errors import (
     InputError,
     MissingDependencyError,
     ProviderError,
+    WorkerLostError,
 )
 from audit.redact import redact_text
 from audit.terminal_text import printable
@@ -33,6 +34,8 @@ COMMAND_MODULES = (
     "run",
     "report",
     "gate",
+    "diff",
+    "budget",
     "features",
     "reliability",
     "consistency",
@@ -111,6 +114,9 @@ def main(argv: list[str] | None = None) -> int:
     except ProviderError as exc:
         _say(f"Provider error: {exc}")
         return ExitStatus.PROVIDER_ERROR
+    except WorkerLostError as exc:
+        click.echo(f"Worker lost: {exc}", err=True)
+        return ExitStatus.WORKER_LOST
     except ConvergenceError as exc:
         _say(f"Computation error: {exc}")
         return ExitStatus.COMPUTATION_ERROR
