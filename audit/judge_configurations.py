@@ -7,10 +7,12 @@ returns one row per configuration:
 * agreement with the humans (:func:`audit.judge_agreement.judge_agreement` pooled over every
   unit): Cohen's kappa against the reader majority, judge-human minus human-human alpha and
   raw agreement, with pairs x readers bootstrap intervals;
-* its transfer summary from the per-configuration rates already in the cells: in how many
-  cells its rate lies inside the human GLMM interval, and its mean absolute gap to the GLMM
-  estimate. The per-configuration *cell decision* is a seam (``decisions``, empty here): it
-  is filled once the verdict rewrite gives a decision function per configuration.
+* its transfer decisions: every cell decided for this configuration by the audit's own rule
+  (:func:`audit.verdict.assess_transfers`: the same paired bootstrap, margin, Holm family
+  over the configuration's cells and seeded streams keyed by the cell as the primary judge's
+  decisions), counted per status (``decisions``), with its mean absolute distance to the
+  human band over the assessed cells. The primary configuration's counts are its cells'
+  (identical by construction: same inputs, same streams).
 
 The configuration *closest to the humans* is the one with the largest kappa against the
 reader majority (ties broken by the smaller mean gap). It is chosen on the same data it is
@@ -37,18 +39,20 @@ from audit.judge_agreement import judge_agreement
 from audit.judge_panel import DawidSkene, EffectiveJudges, dawid_skene, effective_number_of_judges
 from audit.rng import resolve_rng
 
-CLOSENESS = "Cohen's kappa against the reader majority over every unit (ties: smaller mean gap to the GLMM)"
+CLOSENESS = ("Cohen's kappa against the reader majority over every unit (ties: smaller mean distance to the "
+             "human band)")
+STATUSES = ("PASS", "FAIL", "INCONCLUSIVE", "INSUFFICIENT", "ERROR")
 _CATEGORY = {1.0: "focal", 0.0: "other", 0.5: "tie"}
 
 
 @dataclass(frozen=True)
 class ConfigurationRow:
-    """One configuration: agreement with the humans and transfer summary (``rank`` 1 = closest).
+    """One configuration: agreement with the humans and transfer decisions (``rank`` 1 = closest).
 
-    ``n_cells`` cells where both its rate and a human interval exist, ``n_in_human_ci`` of
-    them with its rate inside, ``mean_abs_gap`` its mean |rate - GLMM estimate| (NaN without
-    cells). ``decisions`` (status -> number of cells) is empty until per-configuration cell
-    decisions exist.
+    ``decisions``: status -> number of cells (every status of ``STATUSES``, zeros included;
+    empty when no cells were decided); ``n_cells`` their total; ``mean_abs_distance`` the
+    mean |distance from its rate to the human band| over its assessed (PASS / FAIL /
+    INCONCLUSIVE) cells, NaN without any.
     """
 
     judge: str
@@ -58,8 +62,7 @@ class ConfigurationRow:
     raw_difference: Estimate
     n_units_scored: int
     n_cells: int
-    n_in_human_ci: int
-    mean_abs_gap: float
+    mean_abs_distance: float
     decisions: dict[str, int] = field(default_factory=dict)
 
 
@@ -93,8 +96,9 @@ class JudgeConfigurations:
             for name in ("kappa_majority", "alpha_difference", "raw_difference"):
                 e = getattr(r, name)
                 row.update({name: e.estimate, f"{name}_ci_low": e.ci_low, f"{name}_ci_high": e.ci_high})
-            row.update(n_units_scored=r.n_units_scored, n_cells=r.n_cells, n_in_human_ci=r.n_in_human_ci,
-                       mean_abs_gap=r.mean_abs_gap)
+            row.update(n_units_scored=r.n_units_scored, n_cells=r.n_cells)
+            row.update({status: r.decisions.get(status, 0) for status in STATUSES})
+            row.update(mean_abs_distance=r.mean_abs_distance)
             out.append(row)
         return pd.DataFrame(out)
 
@@ -103,7 +107,7 @@ class JudgeConfigurations:
         lines = [f"Judge configurations, closest to the humans first ({self.closeness}); selected: "
                  f"{self.selected}{how}"]
         for r in self.rows:
-            cells = f"; inside the human interval in {r.n_in_human_ci} of {r.n_cells} cells" if r.n_cells else ""
+            cells = (f"; cells: " + ", ".join(f"{r.decisions.get(k, 0)} {k}" for k in STATUSES)) if r.n_cells else ""
             lines.append(f"  {r.rank}. {r.judge}: kappa {r.kappa_majority}, alpha difference {r.alpha_difference}{cells}")
         if self.effective is not None:
             lines.append(f"  {self.effective}")
@@ -112,20 +116,56 @@ class JudgeConfigurations:
         return "\n".join(lines)
 
 
-def _transfer_summary(cells, judge: str) -> tuple[int, int, float]:
-    n = inside = 0
-    gaps = []
-    for c in cells or ():
-        if c.judge is None:
+def _summary(transfers) -> tuple[dict[str, int], float]:
+    """Decision counts per status and the mean |distance to the band| over the assessed cells."""
+    transfers = list(transfers)
+    if not transfers:
+        return {}, math.nan
+    counts = {k: sum(t.status.value == k for t in transfers) for k in STATUSES}
+    dist = [abs(t.difference.estimate) for t in transfers
+            if t.status.value in ("PASS", "FAIL", "INCONCLUSIVE") and t.difference is not None
+            and np.isfinite(t.difference.estimate)]
+    return counts, (float(np.mean(dist)) if dist else math.nan)
+
+
+def configuration_decisions(votes: pd.DataFrame, choices_by_judge: dict[str, pd.DataFrame], *, cells=None,
+                            primary: str = "", tie_rule: str = "even-split", policy=None,
+                            seed: int = 0) -> dict[str, tuple[dict[str, int], float]]:
+    """Every configuration's cell decisions: ``judge -> (counts per status, mean |distance|)``.
+
+    Each configuration is audited as the primary judge is (:func:`audit.verdict.assess_transfers`
+    on the cells of ``votes`` (matchup x criterion), its credits from ``choices_by_judge``,
+    ``policy`` the transfer policy, ``seed`` the verdict seed), its own multiplicity family.
+    The primary configuration's decisions are read from ``cells`` when given (the same
+    computation, already done). A cell where a configuration has no outputs is INSUFFICIENT
+    for it, as for the primary judge.
+    """
+    from audit.policy import TransferPolicy
+    from audit.verdict import assess_transfers
+
+    policy = policy or TransferPolicy()
+    out: dict[str, tuple[dict[str, int], float]] = {}
+    if cells and primary:
+        out[primary] = _summary(c.transfer for c in cells)
+    groups = [(key, part) for key, part in votes.groupby(["matchup", "criterion"], sort=False)]
+    order = {(c.matchup, c.criterion): i for i, c in enumerate(cells or ())}
+    if order:  # the cells' order (the decision does not depend on it; the record does)
+        groups.sort(key=lambda g: order.get(g[0], len(order)))
+    for judge, choices in choices_by_judge.items():
+        if judge in out or choices is None:
             continue
-        g = c.human.glmm
-        for conf in c.judge.configurations:
-            if conf.judge != judge or not all(map(np.isfinite, (conf.rate, g.ci_low, g.ci_high))):
-                continue
-            n += 1
-            inside += bool(g.ci_low <= conf.rate <= g.ci_high)
-            gaps.append(abs(conf.rate - g.estimate))
-    return n, inside, (float(np.mean(gaps)) if gaps else math.nan)
+        by_criterion = {c: g for c, g in choices.groupby("criterion", sort=False)} if len(choices) else {}
+        inputs = []
+        for (matchup, criterion), part in groups:
+            mine = by_criterion.get(criterion)
+            judged = None
+            if mine is not None:
+                judged = mine[mine["pair_id"].isin(part["pair_id"].unique())].rename(columns={"y_judge": "credit"})
+                judged = judged[["pair_id", "credit"]]
+            inputs.append((str(matchup), str(criterion), part, judged))
+        transfers = assess_transfers(inputs, tie_rule=tie_rule, policy=policy, seed=seed) if inputs else []
+        out[judge] = _summary(t for t, _ in transfers)
+    return out
 
 
 def closest_configuration(votes: pd.DataFrame, choices_by_judge: dict[str, pd.DataFrame]) -> str | None:
@@ -142,7 +182,8 @@ def closest_configuration(votes: pd.DataFrame, choices_by_judge: dict[str, pd.Da
 
 def rank_judge_configurations(votes: pd.DataFrame, choices_by_judge: dict[str, pd.DataFrame], *, cells=None,
                               primary: str = "", auto: bool = False, n_boot: int = 200, level: float = 0.95,
-                              rng: int | np.random.Generator | None = None) -> JudgeConfigurations:
+                              rng: int | np.random.Generator | None = None, tie_rule: str = "even-split",
+                              policy=None, verdict_seed: int = 0) -> JudgeConfigurations:
     """Rank the judge configurations by closeness to the humans; panel summaries for 3+.
 
     Parameters
@@ -152,12 +193,15 @@ def rank_judge_configurations(votes: pd.DataFrame, choices_by_judge: dict[str, p
     choices_by_judge : dict
         Configuration -> its verdicts keyed by the human criterion (pair_id, criterion, y_judge).
     cells : sequence of audit.result.Cell, optional
-        The audit's cells (their per-configuration rates give the transfer summary).
+        The audit's cells (the primary configuration's decisions; their order).
     primary : str
         The configuration the audit used; ``auto``: it was picked as the closest.
     n_boot, level, rng
         Bootstrap of each configuration's agreement intervals; seeds for it and the
         Dawid-Skene starts (recorded).
+    tie_rule, policy, verdict_seed
+        The audit's tie rule, transfer policy and verdict seed, with which every
+        configuration's cells are decided (:func:`configuration_decisions`).
 
     Returns
     -------
@@ -165,18 +209,20 @@ def rank_judge_configurations(votes: pd.DataFrame, choices_by_judge: dict[str, p
     """
     rng, seed = resolve_rng(rng)
     scored = []
-    for judge, choices in choices_by_judge.items():
-        if choices is None or choices.empty:
-            continue
+    present = {j: c for j, c in choices_by_judge.items() if c is not None and not c.empty}
+    decided = configuration_decisions(votes, present, cells=cells, primary=primary, tie_rule=tie_rule,
+                                      policy=policy, seed=verdict_seed) if cells is not None else {}
+    for judge, choices in present.items():
         row = judge_agreement(votes, choices, judge=judge, n_boot=n_boot, level=level, rng=rng, pooled_only=True).row()
-        n, inside, gap = _transfer_summary(cells, judge)
-        scored.append((judge, row, n, inside, gap))
+        counts, dist = decided.get(judge, ({}, math.nan))
+        scored.append((judge, row, counts, dist))
     scored.sort(key=lambda t: (-(t[1].kappa_majority.estimate if np.isfinite(t[1].kappa_majority.estimate)
-                                 else -math.inf), t[4] if np.isfinite(t[4]) else math.inf))
+                                 else -math.inf), t[3] if np.isfinite(t[3]) else math.inf))
     rows = tuple(ConfigurationRow(judge=j, rank=i + 1, kappa_majority=r.kappa_majority,
                                   alpha_difference=r.alpha_difference, raw_difference=r.raw_difference,
-                                  n_units_scored=r.n_units_scored, n_cells=n, n_in_human_ci=inside, mean_abs_gap=gap)
-                 for i, (j, r, n, inside, gap) in enumerate(scored))
+                                  n_units_scored=r.n_units_scored, n_cells=sum(counts.values()),
+                                  mean_abs_distance=dist, decisions=dict(counts))
+                 for i, (j, r, counts, dist) in enumerate(scored))
     selected = rows[0].judge if rows and np.isfinite(rows[0].kappa_majority.estimate) else ""
     notes = []
     ds, ds_kappa, effective = None, Estimate(math.nan), None

@@ -46,8 +46,8 @@ def auto_judge(data, choices_by_judge: dict[str, pd.DataFrame]) -> str | None:
 
 
 def judge_configurations_section(data, spec, choices_by_judge: dict[str, pd.DataFrame], cells, primary: str | None,
-                                 auto: bool, seed: np.random.SeedSequence) -> Section:
-    """Every configuration's agreement and transfer summary, the closest named; panels of 3+."""
+                                 auto: bool, seed: np.random.SeedSequence, verdict_seed: int = 0) -> Section:
+    """Every configuration's agreement and cell decisions, the closest named; panels of 3+."""
     if not any(c is not None and len(c) for c in choices_by_judge.values()):
         return Section(Status.SKIPPED, "no judge verdict matches a human criterion")
     from audit.judge_configurations import rank_judge_configurations
@@ -55,7 +55,8 @@ def judge_configurations_section(data, spec, choices_by_judge: dict[str, pd.Data
     n_boot = min(_n_boot(spec), CONFIGURATIONS_N_BOOT) if spec.uncertainty else 0
     return _guarded(lambda: rank_judge_configurations(
         data.votes, choices_by_judge, cells=cells, primary=primary or "", auto=auto, n_boot=n_boot,
-        level=spec.policy.transfer.level, rng=_int_seed(seed)), "judge configurations")
+        level=spec.policy.transfer.level, rng=_int_seed(seed), tie_rule=spec.tie_rule, policy=spec.policy.transfer,
+        verdict_seed=verdict_seed), "judge configurations")
 
 
 LEADERBOARD_N_BOOT = 100  #: refits per replicate make this bootstrap ~0.1-0.5 s a replicate

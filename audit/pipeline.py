@@ -269,7 +269,7 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
         surface=surface,
         judge_agreement=peer_sections.judge_agreement_section(data, spec, choices, primary, peer_seeds[0]),
         judge_configurations=peer_sections.judge_configurations_section(data, spec, choices_by_judge, cells, primary,
-                                                                        auto, peer_seeds[1]),
+                                                                        auto, peer_seeds[1], verdict_seed),
         leaderboard=peer_sections.leaderboard_section(data, spec, choices, primary, peer_seeds[2]),
         judge_position=position,
     )

@@ -20,6 +20,12 @@ glmer (Rscript), mixedlm and gpboost in one run, every fit in its own process wi
 readers drawn uniformly: the generator behind the issue's figures) and ``arena`` (reader
 activity heavy-tailed, weight 1/(rank + 20), as crowd data: a few readers cast many votes).
 
+    python benchmarks/glmm.py --fill [--designs uniform arena] [--shapes 100000,5000,4000 ...]
+
+The factor's fill at the sweep's shapes, symbolically (no numeric factorisation): nonzeros of the
+Cholesky factor of the reader Schur block and of the whole pair + reader system under AMD, METIS
+and nested dissection, and the size of the dense block with the same flops.
+
     python benchmarks/glmm.py --boundary 900 [--boundary-glmer]
 
 The false-boundary study (issue 12 item 5): N small cells (7 readers x 20-60 pairs, b0 ~ U(0.2,
@@ -315,6 +321,47 @@ def fit_ours(frame: pd.DataFrame, repeats: int):
     return best, res
 
 
+def fill_table(designs, shapes=None) -> int:
+    """Predicted nonzeros of the Cholesky factor (symbolic: elimination tree + column counts, no
+    numeric factorisation) for the reader Schur block and for the whole pair + reader system,
+    under CHOLMOD's AMD, METIS and nested-dissection orderings: why exact Laplace at these
+    shapes is bound by a dense block of thousands of readers (issue 19)."""
+    import scipy.sparse as sp
+    from sksparse.cholmod import analyze
+
+    from audit.glmm.sparse import column_counts, elimination_tree
+
+    shapes = shapes or SWEEP[:4]
+    print("fill of the Cholesky factor (lower triangle incl. diagonal; % of a dense triangle of that size)")
+    print(f"{'design':<8} {'votes':>8} {'pairs':>6} {'readers':>7}  {'system':<7} "
+          + "  ".join(f"{o:>18}" for o in ("amd", "metis", "nesdis")) + "   dense-equivalent block")
+    for design in designs:
+        for n, a, r in shapes:
+            frame = simulate_shape(n, a, r, design)
+            p = np.unique(frame["pair"], return_inverse=True)[1]
+            q = np.unique(frame["reader"], return_inverse=True)[1]
+            zp = sp.csc_matrix((np.ones(p.size), (np.arange(p.size), p)), shape=(p.size, p.max() + 1))
+            zr = sp.csc_matrix((np.ones(q.size), (np.arange(q.size), q)), shape=(q.size, q.max() + 1))
+            full = sp.hstack([zp, zr]).tocsc()
+            systems = {"full": (full.T @ full + sp.eye(full.shape[1])).tocsc(),
+                       "schur": (zr.T @ zr + sp.eye(zr.shape[1]) + zr.T @ zp @ zp.T @ zr).tocsc()}
+            for name, M in systems.items():
+                m = M.shape[0]
+                cells, flops = [], []
+                for ordering in ("amd", "metis", "nesdis"):
+                    perm = analyze(M, mode="supernodal", ordering_method=ordering).P()
+                    low = sp.tril(M[perm][:, perm]).tocsc()
+                    low.sort_indices()
+                    counts = column_counts(low.indptr, low.indices, m, elimination_tree(low.indptr, low.indices, m))
+                    cells.append(f"{counts.sum() / 1e6:6.2f}M {100 * counts.sum() / (m * (m + 1) / 2):5.1f}%")
+                    flops.append(float(np.sum(counts.astype(float) ** 2)))
+                # the size k of a dense block with the same factorisation flops (k^3 / 3)
+                k = (3 * min(flops)) ** (1 / 3)
+                print(f"{design:<8} {n:>8} {a:>6} {q.max() + 1:>7}  {name:<7} " + "  ".join(f"{c:>18}" for c in cells)
+                      + f"   {k:>8.0f} (of {m})", flush=True)
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[2500, 100_000])
@@ -335,11 +382,14 @@ def main(argv=None) -> int:
                         help="sweep shapes (default: the issue's five)")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per fit in the sweep")
     parser.add_argument("--mem-gb", type=float, default=10.0, help="address-space cap per fit in the sweep")
+    parser.add_argument("--fill", action="store_true", help="print the factor fill per ordering (symbolic) instead")
     parser.add_argument("--child", nargs=3, metavar=("TOOL", "DATA", "OUT"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         _child(args.child[0], Path(args.child[1]), Path(args.child[2]))
         return 0
+    if args.fill:
+        return fill_table(args.designs, [tuple(int(v) for v in s.split(",")) for s in args.shapes] if args.shapes else None)
     if args.sweep:
         shapes = [tuple(int(v) for v in s.split(",")) for s in args.shapes] if args.shapes else None
         return sweep(args.designs, args.tools, args.timeout, args.mem_gb, shapes)

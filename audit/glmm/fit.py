@@ -288,7 +288,9 @@ def _constant_response_result(design, lap, level, profile, notes, icol) -> GlmmR
         from audit.glmm.profile import constant_response_bound
 
         bound = constant_response_bound(lap, K, level, sign, design.X[0, 0])
-        plow[0], phigh[0] = (bound, math.inf) if sign > 0 else (-math.inf, bound)
+        if not bound.reached:
+            notes.append(f"profile bound not found: {bound.note}")
+        plow[0], phigh[0] = (bound.value, math.inf) if sign > 0 else (-math.inf, bound.value)
     b = np.full(p, math.nan)
     b[icol] = sign * math.copysign(math.inf, design.X[0, icol])
     se = np.full(p, math.nan)

@@ -12,6 +12,7 @@ accuracy. A side on which ``zeta`` never reaches the target (separation) is unbo
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import brentq
@@ -115,11 +116,27 @@ def profile_intervals(lap, x_hat, dev_min, K, level, se, fix_theta=False):
     return low, high
 
 
-def constant_response_bound(lap, K, level, sign, xval):
+@dataclass(frozen=True)
+class ConstantBound:
+    """The finite end of a constant-response cell's profile interval, or why there is none.
+
+    ``value`` is the bound on the logit scale; when the profile deviance does not reach ``z^2``
+    within ``_FAR`` logit units (it can grow only like ``log |c|`` when the sds are profiled out,
+    since large sds let the random effects carry the intercept) the bound is reported as
+    ``+/-inf`` (probability 0 or 1) with ``reached = False`` and ``note`` saying so.
+    """
+
+    value: float
+    reached: bool
+    note: str = ""
+
+
+def constant_response_bound(lap, K, level, sign, xval) -> ConstantBound:
     """The finite end of the profile interval of the intercept when every response is the same.
 
-    The deviance tends to 0 as the intercept goes to +/-inf, so the bound solves
-    ``dev(c) = z^2`` with the sds profiled out.
+    The deviance tends to 0 as the intercept goes to +/-inf on the side of the responses, so the
+    bound solves ``dev(c) = z^2`` with the sds profiled out. It never raises: a side that cannot
+    be bracketed within ``_FAR`` logit units gives a flagged unbounded result.
     """
     z = norm.ppf(0.5 + level / 2.0)
     direction = sign * math.copysign(1.0, xval)
@@ -129,16 +146,24 @@ def constant_response_bound(lap, K, level, sign, xval):
     def excess(c):
         return prof.deviance(c) - z * z
 
+    # a: a point where dev(a) > z^2, searched away from the responses' side
     a = 0.0
     fa = excess(a)
-    for _ in range(_MAX_EXPANSIONS):
-        if fa > 0:
-            break
+    while fa <= 0 and abs(a) < _FAR:
         a -= direction * 2.0
         fa = excess(a)
+    if not fa > 0:
+        return ConstantBound(-direction * math.inf, False,
+                             f"the profile deviance stays below z^2 = {z * z:.3g} out to {a:+.0f} on the logit scale "
+                             f"(it reaches {fa + z * z:.3g}; with the sds profiled out it grows only like log |b0|): "
+                             "the interval is unbounded on that side at working precision")
+    # c: a point where dev(c) < z^2, towards the responses' side
     c = a
-    for _ in range(_MAX_EXPANSIONS):
+    fc = fa
+    while fc >= 0 and abs(c - a) < 2 * _FAR:
         c += direction * 2.0
-        if excess(c) < 0:
-            break
-    return brentq(excess, min(a, c), max(a, c), xtol=1e-7, rtol=1e-10)
+        fc = excess(c)
+    if not fc < 0:
+        return ConstantBound(math.nan, False, f"the profile deviance does not fall below z^2 = {z * z:.3g} within "
+                             f"{2 * _FAR:.0f} logit units of {a:+.0f}: no profile bound")
+    return ConstantBound(float(brentq(excess, min(a, c), max(a, c), xtol=1e-7, rtol=1e-10)), True)

@@ -11,7 +11,9 @@ same code the pipeline runs (:func:`~audit.verdict.compare.CellComparison`,
 :func:`~audit.verdict.decision.decide`, the default policy), so a study is one audit of one
 judge: the multiplicity adjustment is across its cells. The table gives, per design x judge,
 the share of cells that FAIL / PASS / are INCONCLUSIVE and the share of studies that FAIL
-(any cell FAILs) / PASS (every cell PASSes), each with its binomial standard error, and the
+(any cell FAILs) / FAIL falsely (a cell FAILs whose judge is truly within the margin of the
+true band with no true direction conflict: :func:`truly_fails`) / PASS (every cell PASSes),
+each with its binomial standard error, and the
 coverage of the intervals of J - V, J - M and of the band distance for the reader-like and
 majority judges (the truth of each judge is its expected rate given the judge:
 :mod:`audit.verdict.simulate`).
@@ -63,7 +65,7 @@ class Tally:
     """Counts of one design x judge (internal)."""
 
     cells: dict[str, int] = field(default_factory=lambda: {"FAIL": 0, "PASS": 0, "INCONCLUSIVE": 0, "other": 0})
-    studies: dict[str, int] = field(default_factory=lambda: {"FAIL": 0, "PASS": 0, "n": 0})
+    studies: dict[str, int] = field(default_factory=lambda: {"FAIL": 0, "false FAIL": 0, "PASS": 0, "n": 0})
     coverage: dict[str, list[bool]] = field(default_factory=lambda: {"J-V": [], "J-M": [], "band": []})
 
     @property
@@ -76,6 +78,12 @@ def _rate(k: int, n: int) -> str:
         return "-"
     p = k / n
     return f"{100 * p:5.1f} ({100 * np.sqrt(p * (1 - p) / n):3.1f})"
+
+
+def truly_fails(j_true: float, v_true: float, m_true: float, margin: float) -> bool:
+    """Whether a FAIL is right: the judge's expected rate lies more than ``margin`` from the true
+    band, or it and the true vote share lie on opposite sides of 1/2 (a direction conflict)."""
+    return bool(abs(band_distance(j_true, v_true, m_true)) > margin or (j_true - 0.5) * (v_true - 0.5) < 0)
 
 
 def run_study(design: tuple[int, int], study: int, seed: int, policy: TransferPolicy,
@@ -111,6 +119,8 @@ def run_study(design: tuple[int, int], study: int, seed: int, policy: TransferPo
             tally.cells[s.value if s.value in tally.cells else "other"] += 1
         tally.studies["n"] += 1
         tally.studies["FAIL"] += any(s is Status.FAIL for s in statuses)
+        tally.studies["false FAIL"] += any(s is Status.FAIL and not truly_fails(j, v, m, policy.margin)
+                                           for s, (_, j, v, m) in zip(statuses, items))
         tally.studies["PASS"] += all(s is Status.PASS for s in statuses)
         if kind in COVERAGE_JUDGES:
             for (c, j_true, v_true, m_true), t in zip(items, transfers):
@@ -128,13 +138,14 @@ def format_table(tallies: dict[tuple[tuple[int, int], str], Tally], policy: Tran
              "rates in % (binomial standard error); coverage of the two-sided "
              f"{1 - policy.alpha:.0%} intervals",
              f"{'design':<8} {'judge':<14} {'studies':>7} {'cell FAIL':>12} {'cell PASS':>12} {'cell INCONC':>12} "
-             f"{'study FAIL':>12} {'study PASS':>12} {'cov J-V':>12} {'cov J-M':>12} {'cov band':>12}"]
+             f"{'study FAIL':>12} {'false FAIL':>12} {'study PASS':>12} {'cov J-V':>12} {'cov J-M':>12} {'cov band':>12}"]
     for (design, kind), t in tallies.items():
         n = t.n_cells
         cov = [(_rate(sum(t.coverage[k]), len(t.coverage[k])) if t.coverage[k] else "") for k in ("J-V", "J-M", "band")]
         lines.append(f"{design[0]}x{design[1]:<6} {kind:<14} {t.studies['n']:>7} {_rate(t.cells['FAIL'], n):>12} "
                      f"{_rate(t.cells['PASS'], n):>12} {_rate(t.cells['INCONCLUSIVE'], n):>12} "
-                     f"{_rate(t.studies['FAIL'], t.studies['n']):>12} {_rate(t.studies['PASS'], t.studies['n']):>12} "
+                     f"{_rate(t.studies['FAIL'], t.studies['n']):>12} {_rate(t.studies['false FAIL'], t.studies['n']):>12} "
+                     f"{_rate(t.studies['PASS'], t.studies['n']):>12} "
                      f"{cov[0]:>12} {cov[1]:>12} {cov[2]:>12}")
     return "\n".join(lines)
 

@@ -2,11 +2,12 @@
 
 Per assessed cell, in this order (docs/audit.md, "The decision"):
 
-``FAIL``          the one-sided test that the judge lies outside the human band widened by
-                  the margin rejects, or the one-sided test of a direction conflict (judge
-                  decisive one way, the readers' vote share decisive the other) rejects,
-                  after the adjustment ``adjust`` (Holm by default) over the family of the
-                  2 x (assessed cells) tests;
+``FAIL``          the cell's test rejects after the adjustment ``adjust`` (Holm by default)
+                  over the family of the assessed cells, one test per cell: its p is the
+                  smaller of the one-sided p that the judge lies outside the human band
+                  widened by the margin and the one-sided p of a direction conflict (judge
+                  decisive one way, the readers' vote share decisive the other), see
+                  :func:`cell_p` and docs/audit.md, "The decision";
 ``PASS``          equivalence: the 1 - 2 alpha interval of the distance lies inside
                   (-margin, +margin) (two one-sided tests at alpha; the overall PASS needs
                   every assessed cell to PASS, an intersection-union test that needs no
@@ -50,6 +51,48 @@ def adjust_p(p: np.ndarray, method: str) -> np.ndarray:
 ASSESSED = (Status.PASS, Status.FAIL, Status.INCONCLUSIVE)
 
 
+def cell_p(p_outside: float, p_conflict: float) -> float:
+    """The p-value of a cell's one FAIL test: the smaller of its two one-sided p-values.
+
+    The cell's null is "the judge lies within the margin of the band and there is no direction
+    conflict"; a conflict with both sides decisive puts the judge above (below) 1/2 and the
+    readers' share below (above) it, so both tests reject on the same data: a judge far on one
+    side of readers who are on the other. The family is one test per assessed cell (the
+    calibration study checks the false-FAIL rate of aligned judges under this rule:
+    docs/audit.md, 4.5).
+    """
+    values = [p for p in (p_outside, p_conflict) if p is not None and np.isfinite(p)]
+    return float(min(values)) if values else float("nan")
+
+
+def adjust_components(p_outside: np.ndarray, p_conflict: np.ndarray, method: str) -> tuple[np.ndarray, np.ndarray]:
+    """Adjusted p of each cell's two tests inside the one-test-per-cell family.
+
+    The family's p-values are the cells' :func:`cell_p`; a component's adjusted value is the
+    adjusted p its cell would have if that component were the cell's p (so the smaller of a
+    cell's two adjusted values is the cell's adjusted p, and a component rejects exactly when
+    it would alone carry the cell).
+    """
+    p_outside, p_conflict = np.asarray(p_outside, float), np.asarray(p_conflict, float)
+    family = np.array([cell_p(a, b) for a, b in zip(p_outside, p_conflict)], float)
+    if method != "holm":  # single-step: each component is adjusted on its own, as the cell's p would be
+        m = int(np.isfinite(family).sum())
+        scale = 1.0 if method == "none" else float(m)
+        if method not in ADJUSTMENTS:
+            adjust_p(family, method)  # raises with the list of methods
+        return np.minimum(p_outside * scale, 1.0), np.minimum(p_conflict * scale, 1.0)
+    out = np.full(family.shape, np.nan)
+    conf = np.full(family.shape, np.nan)
+    for k in range(family.size):
+        for source, target in ((p_outside, out), (p_conflict, conf)):
+            if not np.isfinite(source[k]):
+                continue
+            trial = family.copy()
+            trial[k] = source[k]
+            target[k] = float(adjust_p(trial, method)[k])
+    return out, conf
+
+
 def status_from(*, p_outside_adjusted: float, p_conflict_adjusted: float, difference_low: float,
                 difference_high: float, alpha: float, margin: float) -> Status:
     """The rule itself, on the numbers a result records (FAIL, then PASS, else INCONCLUSIVE)."""
@@ -69,13 +112,13 @@ def redecide(transfers: Sequence[Transfer], policy: TransferPolicy) -> list[Tran
     result whose recorded statuses do not follow from its own numbers).
     """
     assessed = [i for i, t in enumerate(transfers) if t.status in ASSESSED]
-    raw = [transfers[i].p_outside for i in assessed] + [transfers[i].p_conflict for i in assessed]
-    raw_p = np.array([np.nan if p is None else p for p in raw], float)
-    adjusted = adjust_p(raw_p, policy.adjust) if assessed else np.zeros(0)
+    p_out = np.array([np.nan if transfers[i].p_outside is None else transfers[i].p_outside for i in assessed], float)
+    p_conf = np.array([np.nan if transfers[i].p_conflict is None else transfers[i].p_conflict for i in assessed], float)
+    adjusted_out, adjusted_conf = adjust_components(p_out, p_conf, policy.adjust)
     out = list(transfers)
     for k, i in enumerate(assessed):
         t = transfers[i]
-        adj_out, adj_conf = float(adjusted[k]), float(adjusted[len(assessed) + k])
+        adj_out, adj_conf = float(adjusted_out[k]), float(adjusted_conf[k])
         status = status_from(p_outside_adjusted=adj_out, p_conflict_adjusted=adj_conf,
                              difference_low=t.difference.ci_low, difference_high=t.difference.ci_high,
                              alpha=policy.alpha, margin=policy.margin)
@@ -108,11 +151,10 @@ def _human_note(j_dir: str, h_dir: str) -> str:
 def decide(comparisons: Sequence[CellComparison], policy: TransferPolicy) -> list[Transfer]:
     """One :class:`~audit.result.Transfer` per comparison (the baseline fields left empty)."""
     assessed = [i for i, c in enumerate(comparisons) if c.assessed]
-    family = 2 * len(assessed)
+    family = len(assessed)
     p_out = np.array([comparisons[i].p_outside() for i in assessed], float)
     p_conf = np.array([comparisons[i].p_conflict() for i in assessed], float)
-    adjusted = adjust_p(np.concatenate([p_out, p_conf]), policy.adjust) if assessed else np.zeros(0)
-    adj_out, adj_conf = adjusted[:len(assessed)], adjusted[len(assessed):]
+    adj_out, adj_conf = adjust_components(p_out, p_conf, policy.adjust)
     fail_level = policy.alpha / family if (policy.adjust != "none" and family) else policy.alpha
     level = 1.0 - 2.0 * policy.alpha
     out: list[Transfer] = []
@@ -200,4 +242,4 @@ def _budget(c: CellComparison, needed: int | None) -> str:
             f"readers grows in proportion, to ~{readers} readers, {readers - t.n_readers} more)")
 
 
-__all__ = ["ADJUSTMENTS", "adjust_p", "decide", "redecide", "status_from"]
+__all__ = ["ADJUSTMENTS", "adjust_components", "adjust_p", "cell_p", "decide", "redecide", "status_from"]

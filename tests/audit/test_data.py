@@ -31,14 +31,14 @@ def fixture_data() -> AuditData:
 
 def test_fixture_loads_with_the_documented_shape(fixture_data):
     d = fixture_data
-    assert len(d.votes) == 2520 and len(d.pairs) == 60
+    assert len(d.votes) == 6300 and len(d.pairs) == 150
     assert d.votes["reader_id"].nunique() == 7
     assert d.criteria == ("authenticity", "empathy", "engagement", "emotion_provocation", "narrative_complexity",
                           "overall")
     assert d.matchups == ("gpt5-auto vs gpt4o", "gpt5-high vs gpt4o", "r1 vs v3")
     assert d.judges == ("ensemble", "gpt-4.1", "claude-3.7", "gemini-2.5", "llama-3.3")
-    assert len(d.judge_scores) == 120 * 5 * 5 and d.judge_verdicts is None
-    assert len(d.stories) == 120 and len(d.dev_judge) == 2000 and len(d.dev_humans) == 2000
+    assert len(d.judge_scores) == 300 * 5 * 5 and d.judge_verdicts is None
+    assert len(d.stories) == 300 and len(d.dev_judge) == 2000 and len(d.dev_humans) == 2000
     assert d.focal_source == "pairs file" and d.human_shape == "pairwise"
     assert set(d.pairs["focal"]) == {"gpt5-auto", "gpt5-high", "r1"}
     assert d.exclusions == ()
@@ -75,7 +75,7 @@ def test_sources_record_sha256_of_each_file(fixture_data):
     assert set(roles) == {"judge", "humans", "pairs", "stories", "dev_judge", "dev_humans"}
     h = roles["humans"]
     assert h.sha256 == hashlib.sha256(Path(h.path).read_bytes()).hexdigest()
-    assert (h.format, h.n_rows, h.layout) == ("csv", 2520, "pairwise-long")
+    assert (h.format, h.n_rows, h.layout) == ("csv", 6300, "pairwise-long")
 
 
 def test_line_numbers_point_at_the_source_rows(fixture_data):

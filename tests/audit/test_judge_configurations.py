@@ -56,7 +56,26 @@ def test_configurations_ranked_and_the_closest_named(audited):
     follower = configs.rows[0]
     assert follower.kappa_majority.estimate > 0.5 and follower.n_cells == 6
     assert follower.kappa_majority.ci_low < follower.kappa_majority.estimate < follower.kappa_majority.ci_high
-    assert follower.decisions == {}  # seam: per-configuration cell decisions after the verdict rewrite
+    assert sum(follower.decisions.values()) == 6 and follower.decisions["FAIL"] == 0
+    assert set(follower.decisions) == {"PASS", "FAIL", "INCONCLUSIVE", "INSUFFICIENT", "ERROR"}
+
+
+def test_each_configuration_is_decided_as_if_it_were_the_primary_judge(audited):
+    """The configuration rows count the cell decisions the audit gives that configuration
+    when it is the audited judge (same rule, same family, same seeded streams)."""
+    default, _ = audited
+    data = _panel()
+    rows = {r.judge: r for r in default.judge_configurations.payload.rows}
+    primary_counts = {k: v for k, v in default.counts.items() if k in rows["ensemble"].decisions}
+    assert rows["ensemble"].decisions == {k: primary_counts.get(k, 0) for k in rows["ensemble"].decisions}
+    for judge in ("follower", "coin"):
+        alone = run_audit(data, dataclasses.replace(SPEC, judge=judge))
+        expected = {k: sum(c.transfer.status.value == k for c in alone.cells) for k in rows[judge].decisions}
+        assert rows[judge].decisions == expected, judge
+        assessed = [abs(c.transfer.difference.estimate) for c in alone.cells
+                    if c.transfer.status.value in ("PASS", "FAIL", "INCONCLUSIVE")]
+        assert rows[judge].mean_abs_distance == pytest.approx(np.mean(assessed))
+    assert rows["ensemble"].decisions["FAIL"] >= rows["follower"].decisions["FAIL"]
 
 
 def test_panel_of_three_has_dawid_skene_and_effective_number(audited):

@@ -93,16 +93,44 @@ def test_lenient_policy_passes_the_gate(failing_run, tmp_path):
     assert main(_failing_args(failing_run[1], tmp_path, "--gate", "--policy", str(policy))) == ExitStatus.OK
 
 
-def test_inconclusive_fails_the_gate_only_when_asked(fast_run, tmp_path):
+def test_the_fixture_fails_on_r1_vs_v3_and_the_gate_exits_1(fast_run, tmp_path):
+    """README line 1's story: the judge that ignores the readers FAILs where they lean the other way."""
     out = fast_run[1]
     result = json.loads((out / "result.json").read_text(encoding="utf-8"))
-    assert result["counts"]["INCONCLUSIVE"] > 0 and result["counts"]["FAIL"] == 0  # the fixture: 20 pairs a cell
+    assert result["status"] == "FAIL" and result["counts"]["FAIL"] >= 2
+    failed = [c for c in result["cells"] if c["transfer"]["status"] == "FAIL"]
+    assert {c["matchup"] for c in failed} == {"r1 vs v3"}
+    assert all(c["transfer"]["difference"]["ci_low"] > c["transfer"]["margin"] for c in failed)
+    assert main(["gate", str(out / "result.json")]) == ExitStatus.GATE_FAILED
+
+
+def _gpt5_only(folder: Path) -> Path:
+    """The fixture's two GPT-5 matchups alone: a judge near the readers' possible majority rate."""
+    import pandas as pd
+
+    folder.mkdir(parents=True, exist_ok=True)
+    pairs = pd.read_csv(DEPLOY / "pairs.csv")
+    keep = set(pairs.loc[pairs["matchup"] != "r1 vs v3", "pair_id"])
+    for name in ("pairs.csv", "humans.csv", "judge.csv"):
+        frame = pd.read_csv(DEPLOY / name, keep_default_na=False)
+        frame[frame["pair_id"].isin(keep)].to_csv(folder / name, index=False)
+    return folder
+
+
+def test_inconclusive_fails_the_gate_only_when_asked(tmp_path):
+    folder = _gpt5_only(tmp_path / "gpt5")
+    args = ["run", str(folder / "judge.csv"), str(folder / "humans.csv"), "--pairs", str(folder / "pairs.csv"),
+            *FAST, "-q"]
+    out = tmp_path / "out"
+    assert main([*args, "--out", str(out), "--no-html"]) == ExitStatus.OK
+    result = json.loads((out / "result.json").read_text(encoding="utf-8"))
+    assert result["status"] == "INCONCLUSIVE" and result["counts"]["FAIL"] == 0
     assert main(["gate", str(out / "result.json")]) == ExitStatus.OK
     assert main(["gate", str(out / "result.json"), "--fail-on", "inconclusive"]) == ExitStatus.GATE_FAILED
-    assert main(_run_args(tmp_path, *FAST, "-q", "--no-html", "--gate")) == ExitStatus.OK
-    assert main(_run_args(tmp_path, *FAST, "-q", "--no-html", "--gate", "--fail-on", "inconclusive")) \
+    assert main([*args, "--out", str(tmp_path / "o2"), "--no-html", "--gate"]) == ExitStatus.OK
+    assert main([*args, "--out", str(tmp_path / "o3"), "--no-html", "--gate", "--fail-on", "inconclusive"]) \
         == ExitStatus.GATE_FAILED
-    assert 'type="INCONCLUSIVE"' in (tmp_path / "junit.xml").read_text(encoding="utf-8")
+    assert 'type="INCONCLUSIVE"' in (tmp_path / "o3" / "junit.xml").read_text(encoding="utf-8")
 
 
 def test_saved_result_gate_and_report(failing_run, fast_run, tmp_path, capsys):

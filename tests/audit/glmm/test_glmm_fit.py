@@ -130,6 +130,34 @@ def test_every_vote_one_way_is_separation_not_a_crash():
     json.dumps(to_jsonable(res))
 
 
+def test_constant_response_bound_beyond_reach_is_flagged_not_raised():
+    # Regression (issue 12): with the sds profiled out the profile deviance of a constant cell grows
+    # only like log|b0| (large sds let the random effects carry the intercept), so a small cell at a
+    # high level never reaches z^2: the root search used to fail to bracket (brentq's ValueError).
+    factors = {"pair": np.arange(3), "reader": np.arange(3)}
+    res = fit_crossed_glmm(np.ones(3), factors, profile=True, level=1 - 1e-12)
+    assert res.separation and res.profile_high[0] == math.inf
+    assert res.profile_low[0] == -math.inf
+    assert any(n.startswith("profile bound not found") and "log |b0|" in n for n in res.notes)
+    assert res.prob_profile() == (0.0, 1.0)
+    # the same cell at 95% has a finite bound, found by the root search, and no such note
+    ok = fit_crossed_glmm(np.ones(3), factors, profile=True)
+    assert math.isfinite(ok.profile_low[0]) and ok.profile_high[0] == math.inf
+    assert not any("profile bound not found" in n for n in ok.notes)
+
+
+def test_constant_response_bound_solves_the_profile_deviance():
+    from audit.glmm.laplace import LaplaceDeviance
+    from audit.glmm.profile import _Profile, constant_response_bound
+
+    codes = [np.array([0, 0, 1, 1, 2, 2]), np.array([0, 1, 0, 1, 0, 1])]
+    lap = LaplaceDeviance(np.zeros(6), np.ones((6, 1)), codes, [3, 2])
+    bound = constant_response_bound(lap, 2, 0.95, -1.0, 1.0)
+    assert bound.reached and bound.note == "" and 0 < bound.value < 60
+    prof = _Profile(lap, np.array([0.5, 0.5, 0.0]), 2, 2)
+    assert abs(prof.deviance(bound.value) - 1.959963984540054 ** 2) < 1e-5
+
+
 @pytest.mark.parametrize(
     "y, factors, message",
     [

@@ -38,8 +38,8 @@ def test_fixture_every_row_is_used():
                         stories=DEPLOY / "stories.csv", dev_judge=DEV / "judge.csv", dev_humans=DEV / "humans.csv")
     _balanced(d.rows)
     assert [(r.role, r.unit, r.read, r.used) for r in d.rows] == [
-        ("humans", "votes", 2520, 2520), ("judge", "outputs", 3000, 3000), ("pairs", "pairs", 60, 60),
-        ("stories", "texts", 120, 120), ("dev_judge", "scores", 2000, 2000), ("dev_humans", "ratings", 2000, 2000)]
+        ("humans", "votes", 6300, 6300), ("judge", "outputs", 7500, 7500), ("pairs", "pairs", 150, 150),
+        ("stories", "texts", 300, 300), ("dev_judge", "scores", 2000, 2000), ("dev_humans", "ratings", 2000, 2000)]
     # every record counted once: the data rows of each file
     for r, s in zip(d.rows, sorted(d.sources, key=lambda s: [x.role for x in d.rows].index(s.role))):
         assert r.read == s.n_rows
@@ -50,12 +50,12 @@ def test_result_json_and_terminal_say_how_many_rows_were_read_and_used(tmp_path,
                    "--out", str(tmp_path), "--no-uncertainty", "--no-readers", "--no-surface"])
     out = capsys.readouterr().out
     assert status == ExitStatus.OK
-    assert "Rows: humans: 2,520 votes read, 2,520 used; judge: 3,000 outputs read, 3,000 used; " \
-           "pairs: 60 pairs read, 60 used" in out
+    assert "Rows: humans: 6,300 votes read, 6,300 used; judge: 7,500 outputs read, 7,500 used; " \
+           "pairs: 150 pairs read, 150 used" in out
     rows = json.loads((tmp_path / "result.json").read_text(encoding="utf-8"))["provenance"]["rows"]
-    assert rows[0] == {"role": "humans", "unit": "votes", "read": 2520, "used": 2520, "excluded_by_reason": {}}
+    assert rows[0] == {"role": "humans", "unit": "votes", "read": 6300, "used": 6300, "excluded_by_reason": {}}
     html = (tmp_path / "report.html").read_text(encoding="utf-8")
-    assert "Rows read and used" in html and "2,520 votes read, 2,520 used" in html
+    assert "Rows read and used" in html and "6,300 votes read, 6,300 used" in html
 
 
 MESSY_PAIRS = """\

@@ -85,3 +85,33 @@ def test_not_assessed_cells_keep_their_status_and_stay_out_of_the_family():
     assert t_few.status is Status.INSUFFICIENT and t_few.p_outside is None
     (alone,) = decide([many], POLICY)
     assert t_many.p_outside_adjusted == pytest.approx(alone.p_outside_adjusted)
+
+
+def test_the_family_is_one_test_per_assessed_cell():
+    """Holm over K cells (each cell's p the smaller of its two one-sided tests), not over 2 K tests."""
+    from statsmodels.stats.multitest import multipletests
+
+    from audit.verdict.decision import adjust_components, cell_p
+
+    p_out = np.array([0.004, 0.3, 0.02, 0.9])
+    p_conf = np.array([1.0, 0.01, np.nan, 1.0])
+    family = np.array([cell_p(a, b) for a, b in zip(p_out, p_conf)])
+    assert np.allclose(family, [0.004, 0.01, 0.02, 0.9])
+    adj_out, adj_conf = adjust_components(p_out, p_conf, "holm")
+    expected = multipletests(family, method="holm")[1]  # K = 4 tests
+    assert np.allclose(np.fmin(adj_out, adj_conf), expected)
+    assert adj_out[0] == pytest.approx(0.016) and adj_conf[1] == pytest.approx(0.03)
+    assert np.isnan(adj_conf[2]) and adj_out[2] == pytest.approx(expected[2])
+    # a component that is not its cell's p is adjusted as if it were (never below the cell's)
+    assert adj_out[1] >= expected[1] and adj_out[1] == pytest.approx(min(1.0, 0.3 * 2))
+    b_out, b_conf = adjust_components(p_out, p_conf, "bonferroni")
+    assert np.allclose(b_out, np.minimum(p_out * 4, 1.0))
+
+
+def test_a_cell_fails_on_either_of_its_tests_at_the_cells_family_level():
+    cells = [_comparison(CellDesign(-0.8, 0.6, 0.2), "skewed", seed=s) for s in range(3)]
+    transfers = decide(cells, POLICY)
+    for c, t in zip(cells, transfers):
+        assert t.p_outside == pytest.approx(c.p_outside()) and t.p_conflict == pytest.approx(c.p_conflict())
+        cell = min(t.p_outside_adjusted, t.p_conflict_adjusted)
+        assert (t.status is Status.FAIL) == (cell < POLICY.alpha)
