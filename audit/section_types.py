@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from audit.devset import DevValidity
 from audit.judge_agreement import JudgeAgreement
-from audit.judge_configurations import JudgeConfigurations
+from audit.judge_configurations_result import JudgeConfigurations
 from audit.judge_position import JudgePosition
 from audit.leaderboard import Leaderboard
 from audit.readers import ReaderAnalysis
