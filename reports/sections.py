@@ -2,8 +2,9 @@
 
 Everything here is selection and formatting (display rounding happens only here); nothing
 is recomputed. Figures are rendered by :mod:`reports.figures` from tidy frames built here.
-The optional sections (uncertainty, readers, surface) are handled in
-:mod:`reports.optional_sections`.
+The optional sections (uncertainty, readers, surface, issue 17's peers) are rendered by type
+in :mod:`reports.optional_sections` and :mod:`reports.peer_sections`; :mod:`reports.context`
+puts everything together.
 """
 
 from __future__ import annotations
@@ -12,38 +13,17 @@ from typing import Any
 
 import pandas as pd
 
-from reports import discover
+from audit.devset import DevValidity
 from reports.figures import preference_svg
-from reports.format import DASH, cell_value, interval, num, pct, yes_no
-
-STATUS_ORDER = ("FAIL", "ERROR", "INCONCLUSIVE", "WARN", "INSUFFICIENT", "SKIPPED", "PASS")
-#: the transfer cell statuses, worst first (the headline counts them in this order)
-CELL_ORDER = ("FAIL", "ERROR", "INCONCLUSIVE", "INSUFFICIENT", "PASS")
-MAX_TABLE_ROWS = 80
-
-
-def status_value(status: Any) -> str:
-    """``Status.FAIL`` / ``"FAIL"`` -> ``"FAIL"``."""
-    return str(getattr(status, "value", status))
-
-
-def table(frame: pd.DataFrame | None, *, caption: str = "", columns: list[str] | None = None,
-          max_rows: int = MAX_TABLE_ROWS, note: str = "") -> dict | None:
-    """A frame as ``{"caption", "columns", "rows", "truncated", "note"}`` of display strings."""
-    if frame is None:
-        return None
-    cols = [c for c in (columns or list(frame.columns)) if c in frame.columns]
-    shown = frame[cols].head(max_rows)
-    rows = [[cell_value(v) for v in row] for row in shown.itertuples(index=False, name=None)]
-    return {"caption": caption, "columns": [str(c) for c in cols], "rows": rows,
-            "truncated": max(0, len(frame) - max_rows), "note": note}
+from reports.format import DASH, cell_value, interval, num, pct
+from reports.tables import CELL_ORDER, STATUS_ORDER, status_value, table
 
 
 def headline(result: Any) -> dict:
     """Dev-set validity beside the deployment findings (the contrast is the headline)."""
     cells = list(result.cells)
     judged = [c for c in cells if c.judge is not None]
-    counts = dict(discover.field(result, "counts", {}) or {})
+    counts = dict(result.counts)
     margins = {c.transfer.margin for c in cells if c.transfer.margin == c.transfer.margin}
     levels = {c.transfer.interval_level for c in cells if c.transfer.interval_level == c.transfer.interval_level}
     prov = result.provenance
@@ -69,35 +49,26 @@ def headline(result: Any) -> dict:
 
 
 def dev_summary(section: Any, primary_judge: str = "") -> dict:
-    """The dev-set validity block: per-criterion correlation table, or why it is absent."""
-    status = status_value(discover.field(section, "status", "SKIPPED"))
-    reason = discover.field(section, "reason", "") or "no development set given"
-    payload = discover.field(section, "payload")
+    """The dev-set validity block: per-criterion Spearman of the primary judge, or why it is absent."""
+    status = status_value(section.status)
+    payload = section.payload
     if payload is None or status in ("SKIPPED", "ERROR"):
-        return {"computed": False, "status": status, "reason": reason, "table": None, "items": [], "facts": [], "warning": "",
-                "judge": primary_judge}
-    found = discover.frames(payload)
-    hit = (discover.find_frame(found, {"criterion", "spearman"}) or discover.find_frame(found, {"criterion", "rho"})
-           or (found[0] if found else None))
-    items = []
-    if hit is not None:
-        frame = hit[1]
-        if "judge" in frame.columns and primary_judge in set(frame["judge"]):
-            frame = frame[frame["judge"] == primary_judge]
-        col = "spearman" if "spearman" in frame.columns else ("rho" if "rho" in frame.columns else None)
-        if col is not None:
-            for row in frame.itertuples(index=False):
-                label = str(row.criterion)
-                if "judge" in frame.columns and frame["judge"].nunique() > 1:
-                    label += f" ({getattr(row, 'judge')})"
-                items.append({"label": label, "value": num(getattr(row, col), 2)})
-    labels = {"routed_in_sample_mean": "in-sample mean", "oof_mean": "out-of-fold mean", "optimism_mean": "optimism",
-              "n_items": "items"}
-    facts = [{"key": labels[k], "value": cell_value(v)} for k, v in discover.scalars(payload) if k in labels]
-    warning = discover.field(payload, "warning")
-    return {"computed": True, "status": status, "reason": reason, "judge": primary_judge,
-            "warning": str(warning) if isinstance(warning, str) and warning else "",
-            "table": table(hit[1], caption="Development-set validity") if hit else None, "items": items, "facts": facts}
+        return {"computed": False, "status": status, "reason": section.reason or "no development set given",
+                "table": None, "items": [], "facts": [], "warning": "", "judge": primary_judge}
+    if not isinstance(payload, DevValidity):
+        raise TypeError(f"dev section: expected a DevValidity payload, got {type(payload).__qualname__}")
+    frame = payload.correlations
+    judges = list(dict.fromkeys(frame["judge"]))
+    judge = primary_judge if primary_judge in judges else (judges[0] if judges else primary_judge)
+    mine = frame[frame["judge"] == judge]
+    items = [{"label": str(r.criterion), "value": num(r.spearman, 2)} for r in mine.itertuples(index=False)]
+    facts = [{"key": "in-sample mean", "value": cell_value(payload.routed_in_sample_mean)},
+             {"key": "out-of-fold mean", "value": cell_value(payload.oof_mean)},
+             {"key": "optimism", "value": cell_value(payload.optimism_mean)},
+             {"key": "items", "value": cell_value(payload.n_items)}]
+    return {"computed": True, "status": status, "reason": section.reason, "judge": judge,
+            "warning": payload.warning or "", "table": table(frame, caption="Development-set validity"),
+            "items": items, "facts": facts}
 
 
 def checks_context(checks: tuple) -> dict:
@@ -233,8 +204,7 @@ BASELINE_COLUMNS = ["level", "matchup", "criterion", "n_pairs", "n_readers", "re
 
 def agreement_context(result: Any) -> dict:
     """The main agreement columns up front; every column in the folded full tables."""
-    frame = discover.as_frame(result.agreement)
-    base = discover.as_frame(result.reader_baseline)
+    frame, base = result.agreement, result.reader_baseline
     out: dict[str, Any] = {"agreement": None, "baseline": None, "full": []}
     if frame is not None and len(frame):
         cols = [c for c in AGREEMENT_COLUMNS if c in frame.columns] or list(frame.columns)
@@ -289,7 +259,6 @@ def provenance_context(result: Any) -> dict:
         "primary_judge": p.primary_judge,
         "notes": list(p.notes),
         "versions": [{"package": k, "version": v} for k, v in sorted(p.package_versions.items())],
-        "created": str(getattr(p, "created", "") or ""),
     }
 
 
@@ -304,24 +273,3 @@ def _flatten(d: Any, prefix: str = "") -> dict[str, Any]:
         else:
             out[key] = v
     return out
-
-
-def build_context(result: Any) -> dict:
-    """Everything the template needs, from an AuditResult (or a compatible object)."""
-    from reports.optional_sections import readers_section, surface_section, uncertainty_section
-    from reports.peer_sections import peer_sections
-
-    return {
-        "status": status_value(result.status),
-        "verdict": result.verdict,
-        "headline": headline(result),
-        "checks": checks_context(tuple(result.checks)),
-        "transfer": transfer_rows(result),
-        "preference": preference_figure(result),
-        "configurations": configurations_table(result),
-        "agreement": agreement_context(result),
-        "sections": [uncertainty_section(result), readers_section(result), surface_section(result)]
-                    + peer_sections(result),
-        "provenance": provenance_context(result),
-        "focal_label": focal_label(result),
-    }
