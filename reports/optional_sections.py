@@ -27,7 +27,7 @@ from reports.figures import (
 )
 from reports.format import cell_value, num
 from reports.registry import renders
-from reports.tables import folded_tables, status_value, table
+from reports.tables import folded_tables, status_value, table, tie_words
 
 EXCERPT_CHARS = 700
 MAX_CASES = 5
@@ -55,8 +55,8 @@ def uncertainty(result: Any, payload: UncertaintySection, ctx: dict) -> None:
     ctx["figures"].append({
         "id": "fig-bootstrap", "title": "Intervals compared: GLMM and cluster bootstraps",
         "caption": f"Pointwise {boot.level:.0%} intervals per cell ({kind} bootstrap intervals, {boot.n_boot:,} replicates); "
-                   "solid intervals exclude 50%, faded ones include it. Rates count a tie as "
-                   f"{_tie_words(result)}.",
+                   "solid intervals exclude 50%, faded ones include it. Bootstrap rates are vote-weighted with tied votes left "
+                   "out (as the GLMM).",
         "svg": bootstrap_comparison_svg(pd.DataFrame(rows), fig_id="fig-bootstrap")})
     shifts = loro.shifts.rename(columns={"reader": "reader_id"})
     if len(shifts):
@@ -67,12 +67,6 @@ def uncertainty(result: Any, payload: UncertaintySection, ctx: dict) -> None:
             "svg": loro_shift_svg(shifts[["reader_id", "criterion", "shift", "matchup"]], fig_id="fig-loro")})
     ctx["notes"].extend([payload.tally.statement, *boot.notes, *loro.notes])
     folded_tables(ctx, payload)
-
-
-def _tie_words(result: Any) -> str:
-    rule = result.provenance.tie_rule
-    return {"even-split": "half a vote for each system", "decisive": "nothing (ties left out of the denominator)",
-            "loss": "a loss for the focal system"}.get(rule, f"the {rule} rule says")
 
 
 # ----------------------------------------------------------------------------- readers
@@ -140,7 +134,9 @@ def heatmap_figures(result: Any, rates: pd.DataFrame) -> list[dict]:
         figures.append({
             "id": f"fig-heatmap-{k + 1}", "title": f"Readers x criteria: {m}",
             "caption": "Each reader's preference rate for the focal system, the humans' pooled rate and GLMM estimate, and "
-                       f"the judge's rate; a tie counts as {_tie_words(result)} ({result.provenance.tie_rule} tie rule). "
+                       "the judge's rate. Ties: reader and pooled human rates count a tied vote half (focal + 0.5 x ties, "
+                       "over all votes); the GLMM leaves tied votes out; for the judge "
+                       f"{tie_words(result.provenance.tie_rule)} ({result.provenance.tie_rule} rule). "
                        f"Red favours {focal}, blue the other system; the judge's aggregate is compared with the humans' "
                        "overall preference (a different target).",
             "svg": reader_heatmap_svg(long[long["matchup"] == m], focal_label=focal, fig_id=f"fig-heatmap-{k + 1}")})

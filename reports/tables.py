@@ -69,3 +69,13 @@ def folded_tables(ctx: dict, payload: Any, *, skip: tuple[str, ...] = ()) -> Non
         if path not in skip:
             ctx["tables"].append(table(frame, caption=path, max_rows=FOLDED_ROWS,
                                        note=f"{len(frame):,} rows in result.json" if len(frame) > FOLDED_ROWS else ""))
+
+
+#: how each registered tie rule (audit/tie_rules.py) counts an exact judge tie, in words
+TIE_WORDS = {"even-split": "a tie counts half for each system", "decisive": "ties are left out of the denominator",
+             "strict": "a tie counts against the focal system", "random": "a tie goes to a seeded fair coin"}
+
+
+def tie_words(rule: str) -> str:
+    """``"even-split"`` -> ``"a tie counts half for each system"`` (a new rule reads as its name)."""
+    return TIE_WORDS.get(rule, f"ties are credited by the {rule} rule")

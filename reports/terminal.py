@@ -14,7 +14,7 @@ from audit.terminal_text import printable
 from reports.format import interval, pct
 from reports.peer_terminal import peer_summary_lines
 from reports.sections import dev_summary, row_accounting
-from reports.tables import CELL_ORDER, STATUS_ORDER, status_value
+from reports.tables import CELL_ORDER, STATUS_ORDER, status_value, tie_words
 
 _COLOURS = {"PASS": "32", "WARN": "33", "FAIL": "31", "ERROR": "35", "SKIPPED": "90", "INCONCLUSIVE": "33",
             "INSUFFICIENT": "90"}
@@ -38,6 +38,16 @@ def _level(result: Any) -> str:
     return f"{levels.pop():.0%}" if len(levels) == 1 else "TOST"
 
 
+def judge_line(result: Any) -> str:
+    """``Judge: ensemble (audited; 5 configurations: ...); tie rule even-split: a tie counts half ...``."""
+    prov = result.provenance
+    configs = list(dict.fromkeys(k.judge for c in result.cells if c.judge is not None for k in c.judge.configurations))
+    primary = prov.primary_judge or (configs[0] if configs else "none")
+    shown = ", ".join(_safe(k) for k in configs[:6]) + (f", ... ({len(configs) - 6} more)" if len(configs) > 6 else "")
+    panel = f"; {len(configs)} configurations: {shown}" if len(configs) > 1 else ""
+    return (f"Judge: {_safe(primary)} (audited{panel}); tie rule {_safe(prov.tie_rule)}: {_safe(tie_words(prov.tie_rule))}")
+
+
 def render_summary(result: Any, report_path: str | Path | None = None, *, max_cells: int = 12,
                    colour: bool = False) -> str:
     """A few lines for the terminal after ``audit run``.
@@ -54,7 +64,7 @@ def render_summary(result: Any, report_path: str | Path | None = None, *, max_ce
     """
     status = status_value(result.status)
     head = f"\x1b[1;{_COLOURS.get(status, '0')}m{status}\x1b[0m" if colour else status
-    lines = [f"judge-audit: {head}", _safe(result.verdict)]
+    lines = [f"judge-audit: {head}", _safe(result.verdict), judge_line(result)]
     rows = row_accounting(result.provenance)
     if rows:
         lines.append("Rows: " + "; ".join(_safe(f"{r['role']}: {r['line']}") for r in rows))
