@@ -21,6 +21,9 @@ from reports.sections import (
 from reports.tables import status_value
 
 
+TRANSFER_OPEN = 24  #: transfer-table rows shown open (worst first); the rest fold into <details>
+
+
 def optional_sections(result: Any) -> list[dict]:
     """The uncertainty, readers and surface sections, in report order."""
     return [render_section("uncertainty", "How sure are we: bootstraps and leave-one-reader-out", result,
@@ -44,4 +47,5 @@ def build_context(result: Any) -> dict:
         "sections": optional_sections(result) + peer_sections(result),
         "provenance": provenance_context(result),
         "focal_label": focal_label(result),
+        "transfer_open": TRANSFER_OPEN,
     }

@@ -45,7 +45,71 @@ def headline(result: Any) -> dict:
         "n_pairs": sum(c.n_pairs for c in cells if c.criterion == cells[0].criterion) if cells else 0,
         "n_votes": sum(c.n_votes for c in cells),
     }
-    return {"dev": dev_summary(result.dev, prov.primary_judge), "deployment": deployment}
+    return {"dev": dev_summary(result.dev, prov.primary_judge), "deployment": deployment,
+            "worst": worst_cells(result), "next_steps": next_steps(result)}
+
+
+WORST_SHOWN = 5
+
+
+def worst_first(cells) -> list:
+    """Cells by status (FAIL, ERROR, INCONCLUSIVE, INSUFFICIENT, PASS), then largest distance from the band."""
+    def key(c):
+        d = c.transfer.difference.estimate
+        return (CELL_ORDER.index(status_value(c.transfer.status)) if status_value(c.transfer.status) in CELL_ORDER
+                else len(CELL_ORDER), -(abs(d) if d == d else -1.0), c.matchup, c.criterion)
+
+    return sorted(cells, key=key)
+
+
+def worst_cells(result: Any) -> list[dict]:
+    """The first screen's short list: the worst cells with the judge's rate, the human band and the distance."""
+    out = []
+    for c in worst_first(result.cells)[:WORST_SHOWN]:
+        t = c.transfer
+        out.append({"status": status_value(t.status), "cell": f"{c.matchup} / {c.criterion}",
+                    "judge": pct(t.judge_rate.estimate), "band": interval(t.band_low, t.band_high),
+                    "distance": _points(t.difference.estimate),
+                    "pairs_needed": "" if t.pairs_needed is None else f"{t.pairs_needed:,}"})
+    return out
+
+
+def next_steps(result: Any) -> list[str]:
+    """What to do next, from the decisions: which cells not to trust, the label budget that would decide the rest."""
+    by = {s: [c for c in result.cells if status_value(c.transfer.status) == s] for s in CELL_ORDER}
+    steps = []
+    if by["FAIL"]:
+        names = ", ".join(f"{c.matchup} / {c.criterion}" for c in worst_first(by["FAIL"])[:3])
+        steps.append(f"Do not use the judge's verdicts on the {len(by['FAIL'])} FAIL cell(s) ({names}"
+                     + (", ..." if len(by["FAIL"]) > 3 else "") + "): it is outside the human band by more than the margin.")
+    if by["ERROR"]:
+        steps.append(f"{len(by['ERROR'])} cell(s) could not be computed (ERROR): read their reasons in the transfer table.")
+    undecided = [c for c in by["INCONCLUSIVE"] if c.transfer.pairs_needed is not None]
+    if undecided:
+        extra: dict[str, tuple[int, float]] = {}
+        for c in undecided:  # pairs serve every criterion of a matchup: the matchup needs its largest cell's count
+            more = max(0, int(c.transfer.pairs_needed) - int(c.transfer.n_pairs))
+            rpp = c.transfer.readers_per_pair if c.transfer.readers_per_pair == c.transfer.readers_per_pair else 1.0
+            if more > extra.get(c.matchup, (-1, 0.0))[0]:
+                extra[c.matchup] = (more, rpp)
+        pairs = sum(m for m, _ in extra.values())
+        votes = sum(m * r for m, r in extra.values())
+        per = "; ".join(f"{m}: +{n:,}" for m, (n, _) in sorted(extra.items(), key=lambda kv: -kv[1][0])[:4])
+        steps.append(f"Label budget to decide the {len(by['INCONCLUSIVE'])} INCONCLUSIVE cell(s) at the current estimates: "
+                     f"about {pairs:,} more pairs ({per}{'; ...' if len(extra) > 4 else ''}), "
+                     f"~{votes:,.0f} more reader votes per criterion.")
+    elif by["INCONCLUSIVE"]:
+        steps.append(f"{len(by['INCONCLUSIVE'])} cell(s) are INCONCLUSIVE: more human pairs would decide them.")
+    if by["INSUFFICIENT"]:
+        steps.append(f"{len(by['INSUFFICIENT'])} cell(s) are INSUFFICIENT (too few pairs or readers to decide): reach the "
+                     "policy's minimum pairs and readers per cell first.")
+    if not steps and by["PASS"]:
+        steps.append(f"The judge stays within the margin on all {len(by['PASS'])} compared cells: it can be used on this "
+                     "data at this margin (re-run the audit when the data shift).")
+    warns = sum(status_value(c.status) == "WARN" for c in result.checks)
+    if warns:
+        steps.append(f"Read the {warns} WARN check(s) below: they do not fail the gate but qualify the numbers.")
+    return steps
 
 
 def dev_summary(section: Any, primary_judge: str = "") -> dict:
@@ -108,7 +172,7 @@ def _points(x: float) -> str:
 def transfer_rows(result: Any) -> list[dict]:
     """The transfer table: one row per matchup x criterion, every number formatted."""
     rows = []
-    for c in result.cells:
+    for c in worst_first(result.cells):
         g, j, t, h = c.human.glmm, c.judge, c.transfer, c.human
         glmm_flags = [name for name, on in (("degenerate", g.degenerate), ("singular", g.singular),
                                             ("not converged", not g.converged), ("separation", g.separation)) if on]

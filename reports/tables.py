@@ -60,7 +60,12 @@ def section_context(section_id: str, title: str, section: Any) -> dict:
     computed = section.payload is not None and status != "SKIPPED"
     reason = section.reason or ("" if computed else "not computed")
     return {"id": section_id, "title": title, "status": status, "computed": computed, "reason": reason,
-            "figures": [], "tables": [], "lead_tables": [], "cases": [], "facts": [], "parts": [], "notes": []}
+            "figures": [], "tables": [], "lead_tables": [], "cases": [], "facts": [], "parts": [], "notes": [],
+            "csv": SECTION_CSV.get(section_id, "")}
+
+
+#: the CSV that audit/outputs.py writes beside result.json for a section (its to_frame())
+SECTION_CSV = {"uncertainty": "uncertainty.csv", "readers": "readers.csv", "surface": "surface.csv"}
 
 
 def folded_tables(ctx: dict, payload: Any, *, skip: tuple[str, ...] = ()) -> None:

@@ -189,16 +189,48 @@ def test_cell_without_judge_and_failed_glmm(bare_result):
     failed = replace(first.human.glmm, estimate=math.nan, ci_low=math.nan, ci_high=math.nan, converged=False)
     cells = (replace(first, judge=None, human=replace(first.human, glmm=failed)),) + bare_result.cells[1:]
     html = render_html(replace(bare_result, cells=cells))
-    row = html[html.index('id="transfer-table"'):]
-    row = row[row.index("<tbody>"):]
-    row = row[: row.index("</tr>")]
-    assert "–" in row and "not converged" in row
+    body = html[html.index('id="transfer-table"'):]
+    body = body[body.index("<tbody>"): body.index("</tbody>")]
+    rows = [r for r in body.split("<tr ")[1:] if f"<td>{first.matchup}</td>\n      <td>{first.criterion}" in r]
+    assert len(rows) == 1
+    assert "–" in rows[0] and "not converged" in rows[0]
     assert "no judge verdicts" in html  # the figure says so in the judge panel
 
 
 def test_figures_have_accessible_labels(html):
     labels = [a.get("aria-label") for t, a in parse(html).tags if t == "figure"]
     assert labels and all(labels)
+
+
+def test_transfer_table_is_worst_first_and_long_tables_fold(result, html):
+    from reports.context import TRANSFER_OPEN
+    from reports.sections import worst_first
+
+    order = [f"{c.matchup}/{c.criterion}" for c in worst_first(result.cells)]
+    statuses = [c.transfer.status.value for c in worst_first(result.cells)]
+    rank = {"FAIL": 0, "ERROR": 1, "INCONCLUSIVE": 2, "INSUFFICIENT": 3, "PASS": 4}
+    assert statuses == sorted(statuses, key=rank.get)
+    body = html[html.index('id="transfer-table"'):]
+    body = body[: body.index("</table>")]
+    assert body.count('<tr class="') == min(len(order), TRANSFER_OPEN)
+    many = replace(result, cells=result.cells * 2)  # more cells than shown open: the rest fold into <details>
+    folded = render_html(many)
+    assert f"{2 * len(result.cells) - TRANSFER_OPEN} more cells (all rows in cells.csv)" in folded
+
+
+def test_first_screen_names_the_worst_cells_and_what_to_do(result, html):
+    from reports.sections import worst_first
+
+    text = " ".join(" ".join(parse(html).text).split())
+    head = text[: text.index("Human preference beside the judge")]
+    worst = worst_first(result.cells)[0]
+    assert f"{worst.matchup} / {worst.criterion}" in head
+    assert "What to do next" in head
+    n_inconclusive = result.counts["INCONCLUSIVE"]
+    if n_inconclusive:
+        assert f"Label budget to decide the {n_inconclusive} INCONCLUSIVE cell(s)" in head
+    if result.counts["FAIL"]:
+        assert f"on the {result.counts['FAIL']} FAIL cell(s)" in head
 
 
 def test_headline_gives_the_counts_per_status(result):
