@@ -177,14 +177,26 @@ def surface(result: Any, payload: SurfaceResult, ctx: dict) -> None:
     crits = list(dict.fromkeys(points["criterion"]))
     if crits:
         crit = "aggregate" if "aggregate" in crits else crits[0]
-        frame = points[points["criterion"] == crit].rename(
-            columns={"feature_diff": "x", "score_diff": "y", "matchup": "group"})
+        frame = points[points["criterion"] == crit].rename(columns={"feature_diff": "x", "score_diff": "y"})
+        w = payload.within_pair
+        scope = POOLED if POOLED in set(w["scope"]) else (payload.scopes[0] if payload.scopes else "")
+        w = w[(w["scope"] == scope) & (w["judge"] == judge) & (w["criterion"] == crit)]
+        h = payload.humans
+        h = h[h["scope"] == scope] if len(h) else h
+        human_r = dict(zip(h["feature"], h["pair_share_r"])) if len(h) else {}
+        panels = pd.DataFrame({"feature": w["feature"], "r": w["beta"], "slope": w["slope"],
+                               "r_human": [human_r.get(f, np.nan) for f in w["feature"]]})
+        n_feat = len(set(frame["feature"]))
         ctx["figures"].append({
-            "id": "fig-surface", "title": "Feature differences against the judge",
-            "caption": f"Each point is a pair: the feature difference (focal minus other story) against the judge "
-                       f"{judge}'s score difference ({crit}); colours are matchups.",
-            "svg": feature_scatter_svg(frame, y_label=f"judge score difference ({crit}), focal - other",
-                                       fig_id="fig-surface", max_panels=10)})
+            "id": "fig-surface", "title": "Feature differences against the judge, with the humans' r beside it",
+            "caption": f"Each point is a pair: the feature difference (focal minus other story) against judge {judge}'s "
+                       f"score difference ({crit}); the red line is the within-pair slope ({scope}). Panel titles: the "
+                       f"judge's r of the differences beside the humans' r (each pair's vote share for the focal system, "
+                       f"{payload.human_criterion or 'no human criterion'}, against the same difference). Panels are "
+                       f"ordered by the judge's |r|" + (f"; the first 12 of {n_feat} features are drawn" if n_feat > 12 else "")
+                       + ".",
+            "svg": feature_scatter_svg(frame, panels=panels, y_label=f"judge score difference ({crit}), focal - other",
+                                       fig_id="fig-surface")})
     side = payload.side_by_side
     side = side[(side["scope"] == POOLED) & (side["judge"] == judge)] if POOLED in set(side["scope"]) else side
     ctx["lead_tables"].append(table(side, max_rows=120, caption=(
