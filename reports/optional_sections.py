@@ -80,9 +80,7 @@ def readers(result: Any, payload: ReaderAnalysis, ctx: dict) -> None:
     ctx["parts"] = [{"name": name.replace("_", " "), "status": status_value(st), "reason": reason}
                     for name, (st, reason) in payload.statuses().items()]
     if status_value(payload.rates.status) == "PASS":
-        figures = heatmap_figures(result, payload.rates.rates)
-        ctx["figures"].extend(f for f in figures if f["svg"])
-        ctx["notes"].extend(f["note"] for f in figures if not f["svg"])
+        ctx["figures"].extend(heatmap_figures(result, payload.rates.rates))
     clustering = payload.clustering
     if status_value(clustering.status) == "PASS":
         trees = [(t, d) for t, d in (("readers on logistic weights", clustering.weights),
@@ -124,10 +122,10 @@ def heatmap_figures(result: Any, rates: pd.DataFrame) -> list[dict]:
     matchups.sort(key=lambda m: (m in cell_matchups, cell_matchups.index(m) if m in cell_matchups else 0))
     focal_of = {c.matchup: c.focal for c in result.cells}
     figures = []
+    more = ""
     if len(matchups) > MAX_HEATMAPS:
-        figures.append({"id": "note-heatmaps", "title": "", "caption": "", "svg": "",
-                        "note": f"{len(matchups)} heat maps would be drawn; the first {MAX_HEATMAPS} are shown, the rest of "
-                                "the reader rates are in the tables behind this section and in result.json."})
+        more = (f" {len(matchups)} heat maps would be drawn; the first {MAX_HEATMAPS} are shown, the rest of the reader "
+                "rates are in the tables behind this section and in result.json.")
         matchups = matchups[:MAX_HEATMAPS]
     for k, m in enumerate(matchups):
         focal = focal_of.get(m, "the focal system")
@@ -138,7 +136,7 @@ def heatmap_figures(result: Any, rates: pd.DataFrame) -> list[dict]:
                        "over all votes); the GLMM leaves tied votes out; for the judge "
                        f"{tie_words(result.provenance.tie_rule)} ({result.provenance.tie_rule} rule). "
                        f"Red favours {focal}, blue the other system; the judge's aggregate is compared with the humans' "
-                       "overall preference (a different target).",
+                       "overall preference (a different target)." + (more if k == 0 else ""),
             "svg": reader_heatmap_svg(long[long["matchup"] == m], focal_label=focal, fig_id=f"fig-heatmap-{k + 1}")})
     return figures
 

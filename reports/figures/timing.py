@@ -108,7 +108,7 @@ def timing_summary_svg(summary: pd.DataFrame, *, cap: float = 600.0, fig_id: str
         ax.set_ylim(len(readers) - 0.5, -0.5)
         ax.set_xlabel("seconds per pair")
         ax.set_title("time per pair", loc="left")
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, fontsize=7)
+        ax.legend(loc="lower right", fontsize=7, framealpha=0.9)
         if axs is not None:
             slope = summary["fatigue_slope"].astype(float).to_numpy()
             se = summary["fatigue_slope_se"].astype(float).to_numpy() if "fatigue_slope_se" in summary.columns else None
