@@ -101,7 +101,7 @@ def readers(result: Any, payload: ReaderAnalysis, ctx: dict) -> None:
                        f"{timing.fast_reader_factor:.0%} of the overall median ({timing.overall_median_seconds:.0f} s) are flagged.",
             "svg": timing_svg(timing.readers, cap=timing.seconds_cap, fig_id="fig-timing")})
     if status_value(payload.divergent_pairs.status) == "PASS":
-        ctx["cases"] = divergent_cases(payload)
+        ctx["cases"] = divergent_cases(result, payload)
     folded_tables(ctx, payload)
 
 
@@ -141,16 +141,38 @@ def heatmap_figures(result: Any, rates: pd.DataFrame) -> list[dict]:
     return figures
 
 
-def divergent_cases(payload: ReaderAnalysis) -> list[dict]:
-    """Divergent-pair case studies: the pair's facts, the readers' votes and comments, story excerpts."""
+def divergent_cases(result: Any, payload: ReaderAnalysis) -> list[dict]:
+    """Divergent-pair case studies: the judge's verdict and scores beside the readers' votes, their
+    comments and the two stories' openings, always focal system first."""
+    judge = result.provenance.primary_judge
+    jp = result.judge_pairs
     out = []
     for pair in payload.divergent_pairs.top[:MAX_CASES]:
+        mine = jp[(jp["pair_id"].astype(str) == pair.pair_id) & (jp["judge"] == judge)] if len(jp) else jp
+        focal = str(mine["focal"].iloc[0]) if len(mine) else ""
+        other = str(mine["other"].iloc[0]) if len(mine) else ""
         facts = [{"key": "rank", "value": str(pair.rank)}, {"key": "matchup", "value": pair.matchup},
+                 {"key": "focal / other", "value": f"{focal} / {other}" if focal else "–"},
                  {"key": "criteria against the judge", "value": str(pair.n_against)},
                  {"key": "mean divergence", "value": num(pair.mean_divergence)}]
+        rows = []
+        for r in mine.itertuples(index=False):
+            crit = str(r.criterion)
+            human = pair.votes[crit] if crit in pair.votes.columns else None
+            n_focal = int((human == "focal").sum()) if human is not None else 0
+            n_other = int((human == "other").sum()) if human is not None else 0
+            verdict = {"win": f"prefers {focal}", "loss": f"prefers {other}", "tie": "tie"}.get(str(r.outcome), str(r.outcome))
+            rows.append({"criterion": crit, f"judge score: {focal}": num(r.focal_score, 2),
+                         f"judge score: {other}": num(r.other_score, 2), "judge verdict": verdict,
+                         "readers for focal / other": f"{n_focal} / {n_other}" if human is not None else "–"})
+        judge_table = table(pd.DataFrame(rows), caption=f"The judge ({judge}) on this pair beside the readers' votes",
+                            max_rows=40) if rows else None
         comments = [{"reader": c.reader_id, "criterion": c.criterion, "comment": c.text} for c in pair.comments]
-        stories = [_excerpt(e.system, e.text) for e in pair.excerpts]
-        out.append({"pair_id": pair.pair_id, "facts": facts, "votes_table": table(pair.votes.reset_index(drop=True)),
+        excerpts = sorted(pair.excerpts, key=lambda e: (e.system != focal, e.system))
+        stories = [_excerpt(e.system + (" (focal)" if e.system == focal else ""), e.text) for e in excerpts]
+        out.append({"pair_id": pair.pair_id, "facts": facts, "judge_table": judge_table,
+                    "votes_table": table(pair.votes.reset_index(drop=True),
+                                         caption="Each reader's vote per criterion (focal / other / tie)"),
                     "votes": comments, "stories": stories})
     return out
 

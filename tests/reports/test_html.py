@@ -87,8 +87,23 @@ def test_case_study_shows_comments_and_excerpts(html, result):
 
     top = result.readers.payload.divergent_pairs.top
     assert top
+    judge = result.provenance.primary_judge
     for pair in top:
         assert f"Pair {pair.pair_id}" in html
+        card = html[html.index(f"Pair {pair.pair_id}"):]
+        card = card[: card.index("</article>")]
+        assert f"The judge ({judge}) on this pair" in card
+        jp = result.judge_pairs
+        mine = jp[(jp["pair_id"] == pair.pair_id) & (jp["judge"] == judge)]
+        assert len(mine)
+        focal = mine["focal"].iloc[0]
+        if pair.excerpts:
+            stories = card[card.index('<div class="stories">'):]
+            assert stories.split("<b>")[1].startswith(f"{escape(focal)} (focal)</b>")  # focal story first
+        for r in mine.itertuples():
+            verdict = {"win": f"prefers {r.focal}", "loss": f"prefers {r.other}", "tie": "tie"}[r.outcome]
+            assert f"<td>{escape(r.criterion)}</td><td>{r.focal_score:.2f}</td><td>{r.other_score:.2f}</td><td>" \
+                   f"{escape(verdict)}</td>" in card.replace("\n", "")
         for excerpt in pair.excerpts:
             assert str(escape(excerpt.text[:200])) in html
     comments = [c.text for pair in top for c in pair.comments]
