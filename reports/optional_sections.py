@@ -17,8 +17,10 @@ from audit.sections import UncertaintySection
 from audit.surface import SurfaceResult
 from audit.surface.associations import POOLED
 from reports.figures import (
+    ClusterPanel,
     DendrogramPanel,
     bootstrap_comparison_svg,
+    cluster_heatmap_svg,
     dendrogram_svg,
     feature_scatter_svg,
     loro_shift_svg,
@@ -83,16 +85,33 @@ def readers(result: Any, payload: ReaderAnalysis, ctx: dict) -> None:
         ctx["figures"].extend(heatmap_figures(result, payload.rates.rates))
     clustering = payload.clustering
     if status_value(clustering.status) == "PASS":
-        trees = [(t, d) for t, d in (("readers on logistic weights", clustering.weights),
-                                     ("readers on criterion-overall kappa", clustering.kappas),
-                                     ("criteria (which move together)", clustering.criteria)) if d is not None]
-        panels = [DendrogramPanel(title, np.asarray(d.linkage_matrix, dtype=float), tuple(d.labels)) for title, d in trees]
-        ctx["figures"].append({
-            "id": "fig-dendrogram", "title": "Reader and criteria clustering",
-            "caption": "Hierarchical clustering (" + clustering.linkage + " linkage) of the readers on their logistic "
-                       "weights and on their criterion-overall kappas, and of the criteria; inner sub-clusters shared by "
-                       "both reader trees point to structured disagreement rather than noise.",
-            "svg": dendrogram_svg(panels, fig_id="fig-dendrogram")})
+        panels = [ClusterPanel(title, np.asarray(d.linkage_matrix, dtype=float), tuple(d.labels), d.profile, value)
+                  for title, d, value in (
+                      ("readers on their logistic weights (overall on the criterion votes)", clustering.weights,
+                       "coefficient, standardised per criterion"),
+                      ("readers on their criterion-overall kappa", clustering.kappas,
+                       "Cohen's kappa, standardised per criterion")) if d is not None]
+        if panels:
+            ctx["figures"].append({
+                "id": "fig-clusters", "title": "Reader clustering: coefficient and kappa heat maps beside the dendrograms",
+                "caption": f"Left: each reader's weights of the criteria in their overall vote; right: each reader's "
+                           f"kappa between a criterion and overall; both standardised per criterion (the profiles that "
+                           f"were clustered, {clustering.linkage} linkage), rows in dendrogram order. Readers sharing a "
+                           f"sub-cluster in both trees point to structured disagreement rather than noise"
+                           + (f" (shared: {', '.join('{' + ', '.join(c) + '}' for c in clustering.shared_clusters[:4])})"
+                              if clustering.shared_clusters else "") + ".",
+                "svg": cluster_heatmap_svg(panels, fig_id="fig-clusters")})
+        if clustering.criteria is not None:
+            d = clustering.criteria
+            ctx["figures"].append({
+                "id": "fig-dendrogram", "title": "Criteria clustering",
+                "caption": f"Hierarchical clustering of the criteria ({d.metric}, {clustering.linkage} linkage): criteria "
+                           "the readers vote on together join low in the tree.",
+                "svg": dendrogram_svg([DendrogramPanel("criteria (which move together)",
+                                                       np.asarray(d.linkage_matrix, dtype=float), tuple(d.labels))],
+                                      fig_id="fig-dendrogram")})
+        else:
+            ctx["notes"].append(f"Criteria clustering not drawn: {clustering.criteria_reason or 'not computed'}.")
     timing = payload.timing
     if status_value(timing.status) == "PASS" and len(timing.readers):
         ctx["figures"].append({

@@ -96,7 +96,7 @@ def test_dom_has_headline_transfer_table_and_every_figure(dom, rendered):
     if result.uncertainty.payload is not None:
         expected += ["fig-bootstrap", "fig-loro"]
     if result.readers.payload is not None:
-        expected += ["fig-heatmap-1", "fig-dendrogram", "fig-timing"]
+        expected += ["fig-heatmap-1", "fig-clusters", "fig-dendrogram", "fig-timing"]
     if result.surface.payload is not None:
         expected += ["fig-surface"]
     for fig in expected:

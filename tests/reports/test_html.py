@@ -51,7 +51,7 @@ def test_report_has_every_section_and_figure(html, result):
         assert section in found, section
     n_heatmaps = len(set(result.readers.payload.rates.rates["matchup"]))
     assert n_heatmaps == len({c.matchup for c in result.cells}) + 1  # every matchup and all pooled
-    for fig in ("fig-preference", "fig-bootstrap", "fig-loro", "fig-dendrogram", "fig-timing", "fig-surface",
+    for fig in ("fig-preference", "fig-bootstrap", "fig-loro", "fig-clusters", "fig-dendrogram", "fig-timing", "fig-surface",
                 *(f"fig-heatmap-{k + 1}" for k in range(n_heatmaps))):
         assert fig in found, fig  # the <svg> root carries the figure id
     assert result.verdict in html
