@@ -116,9 +116,12 @@ def readers(result: Any, payload: ReaderAnalysis, ctx: dict) -> None:
     if status_value(timing.status) == "PASS" and len(timing.readers):
         ctx["figures"].append({
             "id": "fig-timing", "title": "Annotation time",
-            "caption": f"Seconds per pair per reader (capped at {timing.seconds_cap:.0f} s); readers faster than "
-                       f"{timing.fast_reader_factor:.0%} of the overall median ({timing.overall_median_seconds:.0f} s) are flagged.",
-            "svg": timing_svg(timing.readers, cap=timing.seconds_cap, fig_id="fig-timing")})
+            "caption": f"Distribution of each reader's seconds per pair (box 25-75%, line 5-95%, red median; drawn capped "
+                       f"at {timing.seconds_cap:.0f} s; the mean diamond is of the capped times); readers whose median "
+                       f"is under {timing.fast_reader_factor:.0%} of the others' are flagged fast. Right: the change in "
+                       "seconds per pair along each reader's session (fatigue), with its 95% interval.",
+            "svg": timing_svg(timing.readers.merge(timing.quantiles.drop(columns="n_pairs"), on="reader_id", how="left")
+                              if len(timing.quantiles) else timing.readers, cap=timing.seconds_cap, fig_id="fig-timing")})
     if status_value(payload.divergent_pairs.status) == "PASS":
         ctx["cases"] = divergent_cases(result, payload)
     folded_tables(ctx, payload)

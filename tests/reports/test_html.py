@@ -248,6 +248,17 @@ def test_first_screen_names_the_worst_cells_and_what_to_do(result, html):
         assert f"on the {result.counts['FAIL']} FAIL cell(s)" in head
 
 
+def test_timing_figure_draws_each_readers_distribution(result, html):
+    """Fig 6: the quantiles the timing section wrote, one box per reader, in the report."""
+    q = result.readers.payload.timing.quantiles
+    assert list(q["reader_id"]) == list(result.readers.payload.timing.readers["reader_id"])
+    assert (q["q05"] <= q["q25"]).all() and (q["q25"] <= q["q50"]).all() and (q["q75"] <= q["q95"]).all()
+    fig = html[html.index('id="fig-timing-figure"'):]
+    fig = fig[: fig.index("</figure>")]
+    assert "distribution per reader" in fig and "box 25-75%, line 5-95%" in fig
+    assert fig.count(">reader") >= len(q)  # one labelled row per reader (tick labels are SVG text)
+
+
 def test_headline_gives_the_counts_per_status(result):
     text = " ".join(" ".join(parse(render_html(result)).text).split())
     for status, n in result.counts.items():
