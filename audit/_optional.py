@@ -16,6 +16,8 @@ _HINTS = {
     "pyarrow": ("pip install 'judge-transfer-audit[parquet]'", "reading Parquet files"),
     "httpx": ("pip install 'judge-transfer-audit[http]'", "talking to LLM servers (generate, score, perplexity from a server)"),
     "label_studio_sdk": ("pip install 'judge-transfer-audit[labelstudio]'", "running the human study on a Label Studio server"),
+    "distributed": ("pip install 'judge-transfer-audit[dask]'", "running the audit on a Dask cluster"),
+    "dask": ("pip install 'judge-transfer-audit[dask]'", "running the audit on a Dask cluster"),
     "sksparse": ("apt-get install libsuitesparse-dev, then pip install 'judge-transfer-audit[sparse]'",
                  "the sparse GLMM path (CHOLMOD)"),
 }

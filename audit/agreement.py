@@ -121,6 +121,16 @@ def _stratified_summary(unit: np.ndarray, category: np.ndarray, stratum: np.ndar
 
 # ----------------------------------------------------------------------------- validation
 def _check_votes(votes: pd.DataFrame, by: tuple[str, ...]) -> pd.DataFrame:
+    """The validated votes frame with ``unit`` (pair and criterion, as text) and ``category``
+    columns (the contract other modules rely on); see :func:`_checked_votes`."""
+    frame, _ = _checked_votes(votes, by)
+    frame["unit"] = frame["pair_id"] + "\x1f" + frame["criterion"]
+    return frame
+
+
+def _checked_votes(votes: pd.DataFrame, by: tuple[str, ...]) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
+    """Validate the votes; return them with integer codes (``_<column>_code``, ``unit_code``)
+    and ``category``, and the labels of each code."""
     problems = []
     for name in by:
         if name not in _GROUP_KEYS:
@@ -144,32 +154,79 @@ def _check_votes(votes: pd.DataFrame, by: tuple[str, ...]) -> pd.DataFrame:
         raise InputError(InputProblem(file="votes", column="y", value=str(votes.loc[bad].iloc[0]["y"]),
                                       message=f"{int(bad.sum())} vote(s) are not 1 (focal), 0 (other) or NaN (tie)",
                                       fix="encode each vote as 1, 0 or NaN for a tie"))
-    dup = frame.duplicated(["pair_id", "reader_id", "criterion"])
+    sizes, labels = {}, {}
+    for col in ("pair_id", "reader_id", "criterion", "matchup"):
+        codes, uniques = pd.factorize(frame[col], sort=False)  # once per column: every grouping uses the codes
+        frame[f"_{col}_code"] = np.asarray(codes, dtype=np.int64)
+        labels[col] = np.asarray(uniques, dtype=object)
+        sizes[col] = max(len(uniques), 1)
+    key = (frame["_pair_id_code"].to_numpy() * sizes["reader_id"] + frame["_reader_id_code"].to_numpy()) \
+        * sizes["criterion"] + frame["_criterion_code"].to_numpy()
+    dup = pd.Series(key).duplicated().to_numpy()
     if dup.any():
         row = frame[dup].iloc[0]
         raise InputError(InputProblem(
             file="votes", message=f"{int(dup.sum())} repeated reader x pair x criterion vote(s) "
             f"(e.g. reader {row.reader_id!r}, pair {row.pair_id!r}, criterion {row.criterion!r})",
             fix="keep one vote per reader, pair and criterion"))
-    frame["unit"] = frame["pair_id"] + "\x1f" + frame["criterion"]
+    frame["unit_code"] = _factorize_columns(frame, labels, ("pair_id", "criterion"), with_labels=False)[0]
     frame["category"] = _vote_category(frame["y"])
-    return frame
+    return frame, labels
 
 
-def _groups(frame: pd.DataFrame, by: tuple[str, ...]):
-    """Yield (level, matchup, criterion, sub-frame) for cells and every pooled level."""
+def _factorize_columns(frame: pd.DataFrame, labels: dict, cols, with_labels: bool = True) -> tuple[np.ndarray, list[tuple]]:
+    """Codes of the combinations of ``cols`` in first-appearance order, and the combinations
+    (integer keys instead of a MultiIndex: fast on a million rows)."""
+    key = np.zeros(len(frame), dtype=np.int64)
+    parts = []
+    for c in cols:
+        codes, uniques = frame[f"_{c}_code"].to_numpy(), labels[c]
+        key = key * max(len(uniques), 1) + codes
+        parts.append((codes, uniques))
+    codes, uniq_keys = pd.factorize(key, sort=False)
+    if not with_labels:
+        return np.asarray(codes, dtype=np.int64), []
+    first = np.zeros(len(uniq_keys), dtype=np.int64)
+    first[codes[::-1]] = np.arange(len(frame))[::-1]
+    combos = [tuple(u[c[i]] for c, u in parts) for i in first]
+    return np.asarray(codes, dtype=np.int64), combos
+
+
+def _group_codes(frame: pd.DataFrame, labels: dict, by: tuple[str, ...]) -> list[tuple[str, np.ndarray, list[tuple[str, str]]]]:
+    """Per level (cells, then every pooled level, in first-appearance order): the group code of
+    each vote and the (matchup, criterion) labels of the groups -- the same groups, in the same
+    order, as a ``groupby(sort=False)`` per level, without building a sub-frame per group."""
     by = tuple(k for k in _GROUP_KEYS if k in by)
+    levels = []
+    n = len(frame)
+
+    def coded(cols: tuple[str, ...], level: str):
+        if not cols:
+            levels.append(("all", np.zeros(n, dtype=np.int64), [(POOLED, POOLED)]))
+            return
+        codes, uniques = _factorize_columns(frame, labels, cols)
+        names = []
+        for u in uniques:
+            d = dict(zip(cols, u))
+            names.append((str(d.get("matchup", POOLED)), str(d.get("criterion", POOLED))))
+        levels.append((level, codes, names))
+
     if by:
-        for key, sub in frame.groupby(list(by), sort=False):
-            key = key if isinstance(key, tuple) else (key,)
-            labels = dict(zip(by, key))
-            level = "cell" if len(by) == 2 else by[0]
-            yield level, labels.get("matchup", POOLED), labels.get("criterion", POOLED), sub
+        coded(by, "cell" if len(by) == 2 else by[0])
     if len(by) == 2:
-        for name in ("criterion", "matchup"):
-            for key, sub in frame.groupby(name, sort=False):
-                yield name, (POOLED if name == "criterion" else key), (key if name == "criterion" else POOLED), sub
-    yield "all", POOLED, POOLED, frame
+        coded(("criterion",), "criterion")
+        coded(("matchup",), "matchup")
+    coded((), "all")
+    return levels
+
+
+def _distinct_per_group(group: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndarray:
+    """Distinct ``values`` (integer codes) per group."""
+    if group.size == 0:
+        return np.zeros(n_groups, dtype=np.int64)
+    width = int(values.max()) + 1
+    combo = pd.unique(group * width + values)  # hashing, no sort
+    return np.bincount(combo // width, minlength=n_groups)
 
 
 # ----------------------------------------------------------------------------- agreement table
@@ -290,22 +347,105 @@ def agreement_table(votes: pd.DataFrame, by: tuple[str, ...] = ("matchup", "crit
     if pooling not in POOLINGS:
         raise InputError(InputProblem(file="arguments", message=f"unknown pooling {pooling!r}",
                                       fix=f"use one of: {', '.join(POOLINGS)}", value=str(pooling)))
-    frame = _check_votes(votes, by)
+    frame, id_labels = _checked_votes(votes, by)
+    unit_code = frame["unit_code"].to_numpy()
+    category = frame["category"].to_numpy()
+    pair_code = frame["_pair_id_code"].to_numpy()
+    reader_code = frame["_reader_id_code"].to_numpy()
+    matchup_code = frame["_matchup_code"].to_numpy()
+    n_units_all = int(unit_code.max()) + 1 if len(frame) else 0
+    # one row per unit: its category counts; each unit lies in one group of every level
+    counts = np.bincount(unit_code * 3 + category, minlength=n_units_all * 3).reshape(n_units_all, 3).astype(float)
+    n_i = counts.sum(axis=1)
+    pairable = n_i >= 2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p_i = np.where(pairable, (np.sum(counts**2, axis=1) - n_i) / (n_i * (n_i - 1.0)), 0.0)
+        alpha_o = np.where(pairable, (n_i**2 - np.sum(counts**2, axis=1)) / (n_i - 1.0), 0.0)
+    first_vote = np.full(n_units_all, -1, dtype=np.int64)
+    first_vote[unit_code[::-1]] = np.arange(len(frame))[::-1]
     rows = []
-    for level, matchup, criterion, sub in _groups(frame, by):
-        across = matchup == POOLED and sub["matchup"].nunique() > 1
-        if pooling == "within matchup" and across:
-            stats = _stratified_summary(sub["unit"].to_numpy(), sub["category"].to_numpy(),
-                                        sub["matchup"].to_numpy(dtype=object))
-            matchup = POOLED_WITHIN
-        else:
-            stats = _nominal_summary(sub["unit"].to_numpy(), sub["category"].to_numpy())
-        rows.append(AgreementRow(
-            level=level, matchup=str(matchup), criterion=str(criterion),
-            n_pairs=int(sub["pair_id"].nunique()), n_readers=int(sub["reader_id"].nunique()),
-            n_votes=int(len(sub)), n_ties=int((sub["category"] == 2).sum()), **stats))
+    for level, codes, labels in _group_codes(frame, id_labels, by):
+        G = len(labels)
+        ug = codes[first_vote] if n_units_all else np.zeros(0, dtype=np.int64)  # group of each unit
+        pw = pairable.astype(float)
+        sums = {name: np.bincount(ug, weights=w, minlength=G) for name, w in (
+            ("n_units", np.ones(n_units_all)), ("n_pairable", pw), ("p_i", p_i), ("n_votes_p", n_i * pw),
+            ("pairs_p", n_i * (n_i - 1.0) * pw), ("sq_p", np.sum(counts**2, axis=1) * pw), ("alpha_o", alpha_o))}
+        cat = [np.bincount(ug, weights=counts[:, c] * pw, minlength=G) for c in range(3)]
+        n_min = np.full(G, np.inf)
+        n_max = np.full(G, -np.inf)
+        np.minimum.at(n_min, ug[pairable], n_i[pairable])
+        np.maximum.at(n_max, ug[pairable], n_i[pairable])
+        n_votes = np.bincount(codes, minlength=G)
+        n_ties = np.bincount(codes[category == 2], minlength=G)
+        n_pairs = _distinct_per_group(codes, pair_code, G)
+        n_readers = _distinct_per_group(codes, reader_code, G)
+        stats = _nominal_from_sums(sums["n_pairable"], sums["p_i"], sums["n_votes_p"], sums["pairs_p"], sums["sq_p"],
+                                   sums["alpha_o"], np.column_stack(cat))
+        balanced = (sums["n_pairable"] == 0) | (n_min == n_max)
+        across = np.zeros(G, dtype=bool)
+        if pooling == "within matchup" and labels and labels[0][0] == POOLED:
+            across = _distinct_per_group(codes, matchup_code, G) > 1
+            if across.any():
+                unit_matchup = matchup_code[first_vote] if n_units_all else np.zeros(0, dtype=np.int64)
+                _within_matchup_chance(stats, ug, unit_matchup, counts, n_i, pairable, alpha_o, G, across)
+        for g, (matchup, criterion) in enumerate(labels):
+            rows.append(AgreementRow(
+                level=level, matchup=POOLED_WITHIN if across[g] else matchup, criterion=criterion, n_pairs=int(n_pairs[g]), n_units=int(sums["n_units"][g]),
+                n_readers=int(n_readers[g]), n_votes=int(n_votes[g]), n_ties=int(n_ties[g]),
+                n_units_single_vote=int(sums["n_units"][g] - sums["n_pairable"][g]), balanced=bool(balanced[g]),
+                **{k: float(v[g]) for k, v in stats.items()}))
     return AgreementTable(rows=tuple(rows), by=by, pooling=pooling)
 
+
+def _within_matchup_chance(stats: dict[str, np.ndarray], unit_group: np.ndarray, unit_matchup: np.ndarray,
+                           counts: np.ndarray, n_i: np.ndarray, pairable: np.ndarray, alpha_o: np.ndarray,
+                           n_groups: int, across: np.ndarray) -> None:
+    """Replace, in ``stats``, kappa, alpha and expected agreement of the ``across`` groups by
+    their within-matchup forms (:func:`_stratified_summary`, written on sums over the
+    group x matchup strata; the equality is tested). Observed agreement is unchanged."""
+    width = int(unit_matchup.max()) + 1 if len(unit_matchup) else 1
+    stratum, s_of_unit = np.unique(unit_group * width + unit_matchup, return_inverse=True)
+    S = len(stratum)
+    group_of_stratum = stratum // width
+    pw = pairable.astype(float)
+    n_pu = np.bincount(s_of_unit, weights=pw, minlength=S)
+    n_val = np.bincount(s_of_unit, weights=n_i * pw, minlength=S)
+    cat = np.column_stack([np.bincount(s_of_unit, weights=counts[:, c] * pw, minlength=S) for c in range(3)])
+    d_o_sum = np.bincount(s_of_unit, weights=alpha_o, minlength=S)
+    has = n_pu > 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        expected_s = np.where(has, np.sum((cat / np.where(has, n_val, 1.0)[:, None]) ** 2, axis=1), 0.0)
+        d_e_s = np.where(has, (n_val**2 - np.sum(cat**2, axis=1)) / (np.where(has, n_val, 1.0) * (n_val - 1.0)), 0.0)
+    p_e = np.bincount(group_of_stratum, weights=n_pu * expected_s, minlength=n_groups)
+    w_e = np.bincount(group_of_stratum, weights=n_pu, minlength=n_groups)
+    d_o = np.bincount(group_of_stratum, weights=np.where(has, d_o_sum, 0.0), minlength=n_groups)
+    d_e = np.bincount(group_of_stratum, weights=np.where(has, n_val * d_e_s, 0.0), minlength=n_groups)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        expected = np.where(w_e > 0, p_e / np.where(w_e > 0, w_e, 1.0), np.nan)
+        observed = stats["observed_agreement"]
+        kappa = np.where((w_e > 0) & (expected < 1), (observed - expected) / (1.0 - expected), np.nan)
+        alpha = np.where((w_e > 0) & (d_e > 0), 1.0 - d_o / np.where(d_e > 0, d_e, 1.0), np.nan)
+    for name, value in (("expected_agreement", expected), ("fleiss_kappa", kappa), ("krippendorff_alpha", alpha)):
+        stats[name] = np.where(across, value, stats[name])
+
+
+def _nominal_from_sums(n_pairable, sum_p, n, pairs, sq, alpha_o, category_totals) -> dict[str, np.ndarray]:
+    """Kappa, alpha and raw agreement of every group from sums over its pairable units (the
+    formulas of :func:`~audit.reliability.fleiss.fleiss_kappa` and
+    :func:`~audit.reliability.krippendorff.alpha_from_codes`, nominal, written on sums; the
+    equality is tested). Arrays over groups; NaN where a group has no pairable unit."""
+    none = n_pairable == 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        observed = sum_p / n_pairable
+        expected = np.sum((category_totals / n[:, None]) ** 2, axis=1)
+        kappa = np.where(expected >= 1.0, np.nan, (observed - expected) / (1.0 - expected))
+        raw = np.where(pairs > 0, (sq - n) / pairs, np.nan)
+        d_e = (n**2 - np.sum(category_totals**2, axis=1)) / (n * (n - 1.0))
+        alpha = np.where(d_e == 0, np.nan, 1.0 - (alpha_o / n) / d_e)
+    out = {"fleiss_kappa": kappa, "observed_agreement": observed, "expected_agreement": expected,
+           "krippendorff_alpha": alpha, "raw_agreement": raw}
+    return {k: np.where(none, np.nan, v) for k, v in out.items()}
 
 
 # ----------------------------------------------------------------------------- reader baseline
@@ -462,81 +602,103 @@ def reader_baseline(
     readers with equal weight.
     """
     by = tuple(by)
-    frame = _check_votes(votes, by)
+    frame, id_labels = _checked_votes(votes, by)
     y = frame["y"].to_numpy()
-    frame["is_focal"] = (y == 1.0).astype(int)
-    frame["is_other"] = (y == 0.0).astype(int)
-    unit_counts = frame.groupby("unit", sort=False)[["is_focal", "is_other"]].transform("sum")
-    others_majority = _majority(unit_counts["is_focal"].to_numpy() - frame["is_focal"].to_numpy(),
-                                unit_counts["is_other"].to_numpy() - frame["is_other"].to_numpy())
+    unit = frame["unit_code"].to_numpy()
+    n_units = int(unit.max()) + 1 if len(frame) else 0
+    is_focal, is_other = (y == 1.0).astype(float), (y == 0.0).astype(float)
+    unit_focal = np.bincount(unit, is_focal, n_units)
+    unit_other = np.bincount(unit, is_other, n_units)
+    unit_votes = np.bincount(unit, minlength=n_units)
+    others_majority = _majority(unit_focal[unit] - is_focal, unit_other[unit] - is_other)
     vote = np.where(np.isnan(y), 0.5, y)
-    frame["reader_score"] = _score_against(vote, others_majority)
+    score = _score_against(vote, others_majority)
 
-    units = (frame.groupby(["matchup", "criterion", "pair_id", "unit"], sort=False)
-             .agg(n_votes=("y", "size"), n_focal=("is_focal", "sum"), n_other=("is_other", "sum"))
-             .reset_index())
+    first_vote = np.full(n_units, -1, dtype=np.int64)
+    first_vote[unit[::-1]] = np.arange(len(frame))[::-1]
+    units = pd.DataFrame({c: frame[c].to_numpy()[first_vote] for c in ("matchup", "criterion", "pair_id")})
+    units["n_votes"] = unit_votes.astype(int)
+    units["n_focal"] = unit_focal.astype(int)
+    units["n_other"] = unit_other.astype(int)
     units["n_tie"] = units["n_votes"] - units["n_focal"] - units["n_other"]
-    units["majority"] = _majority(units["n_focal"].to_numpy(), units["n_other"].to_numpy())
+    units["majority"] = _majority(unit_focal, unit_other)
     has_judge = judge_choice is not None
     n_unmatched = 0
+    unit_y_judge = np.full(n_units, np.nan)
     if has_judge:
         judge = _check_judge(judge_choice)
-        units = units.merge(judge, on=["pair_id", "criterion"], how="left")
-        n_unmatched = int(len(judge) - judge.merge(units[["pair_id", "criterion"]], on=["pair_id", "criterion"]).shape[0])
-        units["judge_score"] = _score_against(units["y_judge"].to_numpy(), units["majority"].to_numpy())
-        frame = frame.merge(units[["unit", "y_judge"]], on="unit", how="left")
-        frame["judge_loo_score"] = _score_against(frame["y_judge"].to_numpy(), others_majority)
-    else:
-        units["y_judge"] = np.nan
-        units["judge_score"] = np.nan
-        frame["judge_loo_score"] = np.nan
+        where = pd.Index(judge["pair_id"] + "\x1f" + judge["criterion"]).get_indexer(
+            units["pair_id"].astype(str) + "\x1f" + units["criterion"].astype(str))
+        if len(judge):  # an empty judge frame matches no unit
+            unit_y_judge = np.where(where >= 0, judge["y_judge"].to_numpy(float)[np.maximum(where, 0)], np.nan)
+        n_unmatched = int(len(judge) - np.count_nonzero(where >= 0))
+    units["y_judge"] = unit_y_judge
+    unit_judge = _score_against(unit_y_judge, units["majority"].to_numpy(float))
+    units["judge_score"] = unit_judge
+    judge_loo = _score_against(unit_y_judge[unit], others_majority) if has_judge else np.full(len(frame), np.nan)
 
-    # numpy per group: pandas groupby overhead dominated with ~30 small groups
-    reader_names, reader_code = np.unique(frame["reader_id"].to_numpy(), return_inverse=True)
-    unit_pos = pd.Index(units["unit"]).get_indexer(frame["unit"])
-    score = frame["reader_score"].to_numpy(float)
-    judge_loo = frame["judge_loo_score"].to_numpy(float)
-    unit_majority = units["majority"].to_numpy(float)
-    unit_judge = units["judge_score"].to_numpy(float)
-    unit_y_judge = units["y_judge"].to_numpy(float)
+    # readers numbered in sorted order of their ids (the order of the readers table)
+    names = id_labels["reader_id"].astype(str)
+    rank = np.argsort(np.argsort(names, kind="stable"), kind="stable")
+    reader_codes = rank[frame["_reader_id_code"].to_numpy()]
+    reader_names = np.sort(names).astype(object)
+    pair_code = frame["_pair_id_code"].to_numpy()
     n_r = len(reader_names)
-    rows, reader_rows = [], []
-    for level, matchup, criterion, sub in _groups(frame, by):
-        pos = frame.index.get_indexer(sub.index)
-        codes, sc, jl = reader_code[pos], score[pos], judge_loo[pos]
-        n_votes = np.bincount(codes, minlength=n_r)
-        n_scored = np.bincount(codes[~np.isnan(sc)], minlength=n_r)
+    unit_majority = units["majority"].to_numpy(float)
+    rows, reader_frames = [], []
+    for level, codes, labels in _group_codes(frame, id_labels, by):
+        G = len(labels)
+        key = codes * n_r + reader_codes
+        size = G * n_r
+        n_votes = np.bincount(key, minlength=size)
+        ok = ~np.isnan(score)
+        n_scored = np.bincount(key[ok], minlength=size)
+        jok = ~np.isnan(judge_loo)
+        n_jl = np.bincount(key[jok], minlength=size)
         with np.errstate(invalid="ignore", divide="ignore"):
-            agreement = np.bincount(codes, weights=np.nan_to_num(sc), minlength=n_r) / n_scored
-            n_jl = np.bincount(codes[~np.isnan(jl)], minlength=n_r)
-            judge_loo_reader = np.bincount(codes, weights=np.nan_to_num(jl), minlength=n_r) / n_jl
-        present = n_votes > 0
-        per_reader = pd.Series(agreement[present], index=reader_names[present])
-        for i in np.flatnonzero(present):
-            reader_rows.append(dict(level=level, matchup=matchup, criterion=criterion, reader_id=str(reader_names[i]),
-                                    n_units=int(n_scored[i]), n_split=int(n_votes[i] - n_scored[i]),
-                                    agreement=float(agreement[i]), judge_agreement_loo=float(judge_loo_reader[i])))
-        lo, lo_id = _extreme(per_reader, "min")
-        hi, hi_id = _extreme(per_reader, "max")
-        upos = np.unique(unit_pos[pos])
-        judge_scores = unit_judge[upos]
-        scored = ~np.isnan(judge_scores)
-        loo_present = judge_loo_reader[present]
-        rows.append(BaselineRow(
-            level=level, matchup=str(matchup), criterion=str(criterion),
-            n_pairs=int(sub["pair_id"].nunique()), n_readers=int(present.sum()),
-            reader_mean=float(np.nanmean(per_reader)) if per_reader.notna().any() else math.nan,
-            reader_min=lo, reader_max=hi, reader_min_id=lo_id, reader_max_id=hi_id,
-            n_units_split=int(np.isnan(unit_majority[upos]).sum()),
-            judge_agreement=float(judge_scores[scored].mean()) if scored.any() else math.nan,
-            judge_n_units=int(scored.sum()),
-            judge_n_missing=int(np.isnan(unit_y_judge[upos]).sum()) if has_judge else 0,
-            judge_agreement_loo=float(np.nanmean(loo_present)) if (~np.isnan(loo_present)).any() else math.nan,
-        ))
-    readers = pd.DataFrame(reader_rows, columns=["level", "matchup", "criterion", "reader_id", "n_units",
-                                                 "n_split", "agreement", "judge_agreement_loo"])
-    units_out = units.drop(columns="unit")[["matchup", "criterion", "pair_id", "n_votes", "n_focal", "n_other",
-                                             "n_tie", "majority", "y_judge", "judge_score"]]
-    units_out = units_out.astype({"n_votes": int, "n_focal": int, "n_other": int, "n_tie": int})
+            agreement = np.bincount(key, np.nan_to_num(score), size) / n_scored
+            judge_loo_reader = np.bincount(key, np.nan_to_num(judge_loo), size) / n_jl
+        present = np.flatnonzero(n_votes > 0)  # sorted by group, then reader name
+        per = pd.DataFrame({"group": present // n_r, "reader_id": reader_names[present % n_r],
+                            "n_units": n_scored[present].astype(int),
+                            "n_split": (n_votes[present] - n_scored[present]).astype(int),
+                            "agreement": agreement[present], "judge_agreement_loo": judge_loo_reader[present]})
+        stats = per.groupby("group", sort=True).agg(
+            n_readers=("reader_id", "size"), reader_mean=("agreement", "mean"), reader_min=("agreement", "min"),
+            reader_max=("agreement", "max"), judge_loo=("judge_agreement_loo", "mean")).reindex(range(G))
+        valid = per[per["agreement"].notna()]
+        lo_id = valid.loc[valid.groupby("group", sort=True)["agreement"].idxmin(), ["group", "reader_id"]]
+        hi_id = valid.loc[valid.groupby("group", sort=True)["agreement"].idxmax(), ["group", "reader_id"]]
+        lo_id = dict(zip(lo_id["group"], lo_id["reader_id"]))
+        hi_id = dict(zip(hi_id["group"], hi_id["reader_id"]))
+        ug = codes[first_vote] if n_units else np.zeros(0, dtype=np.int64)
+        scored = ~np.isnan(unit_judge)
+        judge_units = np.bincount(ug[scored], minlength=G)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            judge_mean = np.bincount(ug[scored], unit_judge[scored], G) / judge_units
+        n_split = np.bincount(ug[np.isnan(unit_majority)], minlength=G)
+        n_missing = np.bincount(ug[np.isnan(unit_y_judge)], minlength=G)
+        n_pairs = _distinct_per_group(codes, pair_code, G)
+        st = {c: stats[c].to_numpy(float) for c in stats.columns}
+        for g, (matchup, criterion) in enumerate(labels):
+            rows.append(BaselineRow(
+                level=level, matchup=matchup, criterion=criterion, n_pairs=int(n_pairs[g]),
+                n_readers=int(st["n_readers"][g]) if np.isfinite(st["n_readers"][g]) else 0,
+                reader_mean=float(st["reader_mean"][g]), reader_min=float(st["reader_min"][g]),
+                reader_max=float(st["reader_max"][g]), reader_min_id=str(lo_id.get(g, "")),
+                reader_max_id=str(hi_id.get(g, "")), n_units_split=int(n_split[g]),
+                judge_agreement=float(judge_mean[g]) if judge_units[g] else math.nan,
+                judge_n_units=int(judge_units[g]), judge_n_missing=int(n_missing[g]) if has_judge else 0,
+                judge_agreement_loo=float(st["judge_loo"][g]),
+            ))
+        labels_frame = pd.DataFrame(labels, columns=["matchup", "criterion"])
+        per.insert(0, "level", level)
+        per.insert(1, "matchup", labels_frame["matchup"].to_numpy()[per["group"].to_numpy()])
+        per.insert(2, "criterion", labels_frame["criterion"].to_numpy()[per["group"].to_numpy()])
+        reader_frames.append(per.drop(columns="group"))
+    columns = ["level", "matchup", "criterion", "reader_id", "n_units", "n_split", "agreement", "judge_agreement_loo"]
+    readers = pd.concat(reader_frames, ignore_index=True)[columns] if reader_frames else pd.DataFrame(columns=columns)
+    units_out = units[["matchup", "criterion", "pair_id", "n_votes", "n_focal", "n_other", "n_tie", "majority",
+                       "y_judge", "judge_score"]]
     return ReaderBaseline(rows=tuple(rows), readers=readers, units=units_out.reset_index(drop=True),
                           has_judge=has_judge, n_judge_unmatched=n_unmatched)

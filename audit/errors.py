@@ -78,6 +78,14 @@ class MissingDependencyError(AuditError):
     """An optional dependency is not installed; the message names the extra to install."""
 
 
+class WorkerLostError(AuditError):
+    """A worker process or the Dask cluster running the audit's tasks went away mid-run.
+
+    Never turned into a section ERROR (the run cannot be trusted to be complete): the command
+    line stops with its own exit status.
+    """
+
+
 class AuditWarning(UserWarning):
     """Base class of the toolkit's warnings."""
 

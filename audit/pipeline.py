@@ -48,18 +48,41 @@ def judge_criterion_for(human_criterion: str, judge_criteria: set[str]) -> tuple
     return None, False
 
 
-def _judge_side(groups: dict[str, pd.DataFrame], criterion: str, primary: str, tie_rule: str,
+def _judge_side(configs_of_cell: dict[str, dict], criterion: str, primary: str, tie_rule: str,
                 different_target: bool) -> JudgeSide:
-    """The judge's side of one cell from its outcomes grouped by configuration."""
-    configs = []
-    for name, group in groups.items():
-        s = summarise_outcomes(group)
-        configs.append(JudgeConfigRate(str(name), s["rate"], s["wins"], s["losses"], s["ties"], s["invalid"]))
-    mine = groups.get(primary)
-    s = summarise_outcomes(mine if mine is not None else pd.DataFrame({"outcome": [], "credit": []}))
+    """The judge's side of one cell from its outcome summaries by configuration."""
+    configs = tuple(JudgeConfigRate(str(name), s["rate"], s["wins"], s["losses"], s["ties"], s["invalid"])
+                    for name, s in configs_of_cell.items())
+    s = configs_of_cell.get(primary) or summarise_outcomes(pd.DataFrame({"outcome": [], "credit": []}))
     return JudgeSide(judge=primary, criterion=criterion, rate=s["rate"], wins=s["wins"], losses=s["losses"],
                      ties=s["ties"], invalid=s["invalid"], n_pairs=s["n_pairs"], tie_rule=tie_rule,
-                     different_target=different_target, configurations=tuple(configs))
+                     different_target=different_target, configurations=configs)
+
+
+def _outcome_summaries(outcomes: pd.DataFrame) -> dict[tuple[str, str], dict[str, dict]]:
+    """:func:`~audit.judge_side.summarise_outcomes` of every matchup x criterion x judge in one
+    pass: (matchup, criterion) -> judge -> summary, judges in order of first appearance in the cell."""
+    if outcomes is None or outcomes.empty:
+        return {}
+    codes, keys = pd.factorize(pd.MultiIndex.from_arrays([outcomes["matchup"], outcomes["criterion"],
+                                                          outcomes["judge"]]), sort=False)
+    keep = codes >= 0
+    codes = codes[keep]
+    n = len(keys)
+    outcome = outcomes["outcome"].to_numpy(dtype=object)[keep]
+    credit = outcomes["credit"].to_numpy(float)[keep]
+    used = ~np.isnan(credit)
+    tally = {name: np.bincount(codes[outcome == name], minlength=n) for name in ("win", "loss", "tie", "invalid")}
+    size = np.bincount(codes, minlength=n)
+    n_used = np.bincount(codes[used], minlength=n)
+    credit_sum = np.bincount(codes[used], weights=credit[used], minlength=n)
+    out: dict[tuple[str, str], dict[str, dict]] = {}
+    for g, (matchup, criterion, judge) in enumerate(keys):
+        out.setdefault((matchup, criterion), {})[str(judge)] = {
+            "wins": int(tally["win"][g]), "losses": int(tally["loss"][g]), "ties": int(tally["tie"][g]),
+            "invalid": int(tally["invalid"][g]), "n_pairs": int(size[g]),
+            "rate": float(credit_sum[g] / n_used[g]) if n_used[g] else float("nan")}
+    return out
 
 
 def judge_choices(outcomes: pd.DataFrame, primary: str | None, criteria: tuple[str, ...]) -> pd.DataFrame:
@@ -68,17 +91,27 @@ def judge_choices(outcomes: pd.DataFrame, primary: str | None, criteria: tuple[s
     if primary is None or outcomes.empty:
         return pd.DataFrame(columns=columns)
     mine = outcomes[outcomes["judge"] == primary]
-    judge_criteria = set(mine["criterion"])
-    parts = []
+    # rows of each judge criterion once (stable: the outcomes' order), then gathered per human
+    # criterion by index: no scan or sub-frame per criterion (10k criteria)
+    codes, uniques = pd.factorize(mine["criterion"], sort=False)
+    order = np.argsort(codes, kind="stable")
+    bounds = np.searchsorted(codes[order], np.arange(len(uniques) + 1))
+    code_of = {c: i for i, c in enumerate(uniques)}
+    judge_criteria = set(code_of)
+    take, labels = [], []
     for crit in criteria:
         jc, _ = judge_criterion_for(crit, judge_criteria)
         if jc is None:
             continue
-        part = mine[mine["criterion"] == jc][["pair_id", "credit"]].rename(columns={"credit": "y_judge"})
-        parts.append(part.assign(criterion=crit))
-    if not parts:
+        rows = order[bounds[code_of[jc]]:bounds[code_of[jc] + 1]]
+        take.append(rows)
+        labels.append(np.full(len(rows), crit, dtype=object))
+    if not take:
         return pd.DataFrame(columns=columns)
-    return pd.concat(parts, ignore_index=True)[columns]
+    idx = np.concatenate(take)
+    return pd.DataFrame({"pair_id": mine["pair_id"].take(idx).reset_index(drop=True),
+                         "criterion": np.concatenate(labels),
+                         "y_judge": mine["credit"].take(idx).reset_index(drop=True)}, columns=columns)
 
 
 def _baseline_lookup(baseline: pd.DataFrame) -> dict[tuple[str, str], tuple[float | None, float | None]]:
@@ -115,7 +148,8 @@ def assess_cells(data: AuditData, spec: AuditSpec, outcomes: pd.DataFrame, prima
     judge_criteria = set(outcomes.loc[outcomes["judge"] == primary, "criterion"]) if primary else set()
     base = _baseline_lookup(baseline)
     votes_by_cell = _group(data.votes, ["matchup", "criterion"])
-    outcomes_by_cell = _group(outcomes, ["matchup", "criterion"])
+    outcomes_by_cell = _group(outcomes[outcomes["judge"] == primary], ["matchup", "criterion"]) if primary else {}
+    summaries = _outcome_summaries(outcomes)
     pair_meta = data.pairs.drop_duplicates("matchup").set_index("matchup")
     parts = []
     for matchup in data.matchups:
@@ -127,10 +161,8 @@ def assess_cells(data: AuditData, spec: AuditSpec, outcomes: pd.DataFrame, prima
             jc, different = judge_criterion_for(criterion, judge_criteria)
             judge, credits = None, None
             if jc is not None and primary is not None:
-                judged = outcomes_by_cell.get((matchup, jc), outcomes.iloc[0:0])
-                by_config = {str(k[0]): g for k, g in _group(judged, ["judge"]).items()}
-                judge = _judge_side(by_config, jc, primary, spec.tie_rule, different)
-                credits = by_config.get(primary)
+                judge = _judge_side(summaries.get((matchup, jc), {}), jc, primary, spec.tie_rule, different)
+                credits = outcomes_by_cell.get((matchup, jc))
             parts.append((matchup, criterion, cell_votes, human, judge, credits))
     transfers = assess_transfers(
         [(m, c, v, cr) for m, c, v, _, _, cr in parts], tie_rule=spec.tie_rule, policy=spec.policy.transfer,

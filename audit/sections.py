@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from audit.checks import Check, Status
-from audit.errors import AuditError
+from audit.errors import AuditError, WorkerLostError
 from audit.policy import Policy
 from audit.result import SECTION_TYPES, Section
 from audit.uncertainty import BootstrapResult, JudgeConfigRates, LoroResult, SignificanceTally
@@ -34,6 +34,8 @@ def not_requested(flag: str) -> Section:
 def _guarded(compute: Callable[[], object], what: str) -> Section:
     try:
         payload = compute()
+    except WorkerLostError:
+        raise  # the run is incomplete, not one section: the command line has its own exit status
     except AuditError as exc:
         from audit.redact import redact_text
 
@@ -99,6 +101,27 @@ def cells_glmm_frame(cells) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def task_runner(spec):
+    """The runner of the run's parallel tasks (``spec.jobs`` / ``spec.scheduler``); a context
+    manager. Opened outside :func:`_guarded`: a bad scheduler address is the user's input error,
+    not a section that could not be computed."""
+    from audit.parallel import open_runner
+
+    return open_runner(spec.jobs, spec.scheduler, progress=spec.progress_bar)
+
+
+def full_glmm_fits(cells) -> dict[tuple[str, str], tuple[float, float, float]]:
+    """The pipeline's per-cell GLMM optimum ``(b0, sd_pair, sd_reader)``, where finite: the
+    leave-one-reader-out analysis starts from it instead of refitting every cell."""
+    fits = {}
+    for c in cells:
+        g = c.human.glmm
+        values = (g.b0, g.sd_pair, g.sd_reader)
+        if g.status is not Status.ERROR and all(v is not None and math.isfinite(v) for v in values):
+            fits[(c.matchup, c.criterion)] = tuple(float(v) for v in values)
+    return fits
+
+
 def uncertainty_section(data, spec, credits: pd.DataFrame, all_credits: pd.DataFrame, cells,
                         seed: np.random.SeedSequence) -> Section:
     from audit.uncertainty import (cluster_bootstrap, judge_configuration_rates, leave_one_reader_out,
@@ -106,17 +129,21 @@ def uncertainty_section(data, spec, credits: pd.DataFrame, all_credits: pd.DataF
 
     n_boot = spec.n_boot if spec.n_boot is not None else spec.policy.uncertainty.n_boot
 
-    def compute():
-        boot = cluster_bootstrap(data.votes, n_boot=n_boot, level=spec.policy.transfer.level,
-                                 judge_credits=credits if len(credits) else None, rng=_int_seed(seed))
-        glmm = cells_glmm_frame(cells)
-        tallies = [significance_tally(boot, glmm, adjust=a) for a in ("none", "holm", "bh")]
-        return UncertaintySection(
-            bootstrap=boot, loro=leave_one_reader_out(data.votes), tally=tallies[0], tally_holm=tallies[1],
-            tally_bh=tallies[2], judge_configurations=judge_configuration_rates(all_credits),
-        )
+    with task_runner(spec) as runner:
+        def compute():
+            boot = cluster_bootstrap(data.votes, n_boot=n_boot, level=spec.policy.transfer.level,
+                                     judge_credits=credits if len(credits) else None, rng=_int_seed(seed),
+                                     runner=runner)
+            glmm = cells_glmm_frame(cells)
+            tallies = [significance_tally(boot, glmm, adjust=a) for a in ("none", "holm", "bh")]
+            loro = leave_one_reader_out(data.votes, full_fits=full_glmm_fits(cells),
+                                        exact_budget=spec.loro_exact_budget, runner=runner)
+            return UncertaintySection(
+                bootstrap=boot, loro=loro, tally=tallies[0], tally_holm=tallies[1],
+                tally_bh=tallies[2], judge_configurations=judge_configuration_rates(all_credits),
+            )
 
-    return _guarded(compute, "uncertainty")
+        return _guarded(compute, "uncertainty")
 
 
 # ----------------------------------------------------------------------------- readers

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from audit.policy import Policy
+from audit.progress import ProgressFactory
+from audit.uncertainty.loro import EXACT_BUDGET as LORO_EXACT_BUDGET
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,14 @@ class AuditSpec:
     features_cache : directory of the feature cache (None: no cache).
     command : the exact command line, recorded in the provenance.
     progress : called with a short message before each stage (None: silent).
+    jobs : tasks run at once on a local process pool (1: in this process; None: every available
+        core). The results do not depend on it.
+    scheduler : address of a Dask distributed scheduler (``tcp://HOST:PORT``) that runs the
+        tasks instead of the local pool (optional extra ``dask``).
+    loro_exact_budget : vote-equivalents of exact leave-one-reader-out refits before one-step
+        approximations take over (docs/uncertainty.md).
+    progress_bar : ``factory(description, total) -> bar`` for long task batches (bootstrap
+        chunks, refits); None: no bar. See :mod:`audit.progress`.
     timings : an :class:`audit.timings.RunTimings` that receives the detectors' execution
         figures (written to timings.json, never to the result); None drops them.
     """
@@ -64,5 +74,9 @@ class AuditSpec:
     features_cache: str | None = None
     command: str = ""
     progress: Callable[[str], None] | None = field(default=None, compare=False, repr=False)
+    jobs: int | None = 1
+    scheduler: str | None = None
+    loro_exact_budget: int = LORO_EXACT_BUDGET
+    progress_bar: ProgressFactory | None = field(default=None, compare=False, repr=False)
     #: receives execution figures (detector timings) that are kept out of the result (None: dropped)
     timings: Any = field(default=None, compare=False, repr=False)

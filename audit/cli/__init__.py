@@ -24,6 +24,7 @@ from audit.errors import (
     InputError,
     MissingDependencyError,
     ProviderError,
+    WorkerLostError,
 )
 from audit.redact import redact_text
 from audit.terminal_text import printable
@@ -111,6 +112,9 @@ def main(argv: list[str] | None = None) -> int:
     except ProviderError as exc:
         _say(f"Provider error: {exc}")
         return ExitStatus.PROVIDER_ERROR
+    except WorkerLostError as exc:
+        click.echo(f"Worker lost: {exc}", err=True)
+        return ExitStatus.WORKER_LOST
     except ConvergenceError as exc:
         _say(f"Computation error: {exc}")
         return ExitStatus.COMPUTATION_ERROR

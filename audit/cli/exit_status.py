@@ -13,5 +13,6 @@ class ExitStatus(enum.IntEnum):
     MISSING_DEPENDENCY = 4  #: an optional dependency is needed and not installed
     PROVIDER_ERROR = 5  #: an LLM provider failed (generate/score)
     COMPUTATION_ERROR = 6  #: a statistic could not be computed at all
+    WORKER_LOST = 7  #: a worker process or the Dask cluster running the tasks went away mid-run
     INTERNAL_ERROR = 70  #: a bug in judge-audit (set JUDGE_AUDIT_DEBUG=1 for the traceback)
     INTERRUPTED = 130  #: Ctrl-C

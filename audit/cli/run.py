@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from audit.cli.exit_status import ExitStatus
-from audit.cli.options import Progress, parse_scale
+from audit.cli.options import Progress, jobs_option, parse_scale, scheduler_option
 from audit.tie_rules import TIE_RULES
 
 
@@ -55,13 +55,15 @@ from audit.tie_rules import TIE_RULES
               help="GLMM engine: our own (no R) or lme4 through pymer4 (needs R).")
 @click.option("--linkage", type=click.Choice(["average", "complete", "single", "weighted", "ward", "centroid", "median"]),
               default="average", show_default=True, help="Linkage of the reader and criteria clustering.")
+@jobs_option
+@scheduler_option
 @click.option("--no-html", is_flag=True, help="Do not write report.html.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress and no summary; only errors (for CI logs).")
 def command(judge, humans, pairs, stories, dev_judge, dev_humans, focal, judge_name, policy, tie_rule, seed,
             out_dir, gate, fail_on, n_boot, no_uncertainty, no_readers, no_surface, perplexity_model, perplexity_url,
             perplexity_server_model, perplexity_revision, perplexity_device, perplexity_dtype, perplexity_batch_size,
             perplexity_max_length, perplexity_stride, perplexity_api_key_env, allow_download, features_cache, drop_invalid, scale, glmm_backend, linkage,
-            no_html, quiet):
+            jobs, scheduler, no_html, quiet):
     """Audit JUDGE (judge.csv) against HUMANS (humans.csv) and write the report.
 
     \b
@@ -87,6 +89,10 @@ def command(judge, humans, pairs, stories, dev_judge, dev_humans, focal, judge_n
     timings = RunTimings()
     progress = Progress(enabled=not quiet, timings=timings)
     started = time.perf_counter()
+    if scheduler:
+        from audit.parallel import connect
+
+        connect(scheduler).close()  # fail fast (exit 2, with the address) before loading anything
     progress("loading inputs")
     data = load_audit_data(judge, humans, pairs=pairs, stories=stories, dev_judge=dev_judge, dev_humans=dev_humans,
                            focal=focal.split(",") if focal else None, drop_invalid=drop_invalid, scale=scale)
@@ -100,6 +106,7 @@ def command(judge, humans, pairs, stories, dev_judge, dev_humans, focal, judge_n
                                   max_length=perplexity_max_length, stride=perplexity_stride,
                                   api_key_env=perplexity_api_key_env),
         features_cache=features_cache, command=_command_line(), progress=progress, timings=timings,
+        jobs=jobs, scheduler=scheduler, progress_bar=progress.bar,
     )
     result = run_audit(data, spec)
     record = timings.to_dict()  # the writing itself cannot be timed in the file it writes

@@ -17,8 +17,8 @@ from audit.inputs.layout import blank_ids
 from audit.inputs.pairs import (assign_focal, check_focal_names, pairs_from_groups, pairs_from_systems,
                                 read_pairs_file, reserved_system_names)
 from audit.inputs.problems import ProblemLog
-from audit.inputs.resolve import (judge_scores_by_item, judge_scores_by_pair, resolve_verdicts, resolve_votes,
-                                  unknown_ids, votes_from_ratings)
+from audit.inputs.resolve import (distinct, judge_scores_by_item, judge_scores_by_pair, resolve_verdicts,
+                                  resolve_votes, unknown_ids, votes_from_ratings)
 from audit.inputs.stories import read_stories, stories_by_item, stories_by_pair
 
 PathLike = "str | os.PathLike[str]"
@@ -90,7 +90,7 @@ class _Loader:
             where = "the judge file"
             first_line = jf.groupby("pair_id", sort=False)["line"].first().to_dict()
             if j.kind == "scalar":
-                systems = jf.groupby("pair_id", sort=False)["system"].unique().map(list).to_dict()
+                systems = _systems_by_pair(jf, "system")
             else:
                 named = pd.concat([hv[["pair_id", "choice"]], jf[["pair_id", "choice"]]])
                 ab = named["choice"].str.upper().isin(["A", "B"])
@@ -101,7 +101,7 @@ class _Loader:
                             column="choice", value="A/B")
                     return None
                 named = named[~named["choice"].str.lower().isin(["tie", INVALID])]
-                systems = named.groupby("pair_id", sort=False)["choice"].unique().map(list).to_dict()
+                systems = _systems_by_pair(named, "choice")
                 for pid in jf["pair_id"].unique():
                     systems.setdefault(pid, [])
                 where = "the judge file's pair_ids"
@@ -110,23 +110,23 @@ class _Loader:
             reserved_system_names(pairs, False, tj.path, log, named_at)
             # a pair without exactly two systems is already reported (a fatal problem):
             # its rows are not reported again as "pair_id not found"
-            rejected = set(systems) - set(pairs["pair_id"])
+            rejected = set(systems) - distinct(pairs["pair_id"])
             hv, jf = hv[~hv["pair_id"].isin(rejected)], jf[~jf["pair_id"].isin(rejected)]
-        systems_all = set(pairs["system_a"]) | set(pairs["system_b"])
+        systems_all = distinct(pairs["system_a"]) | distinct(pairs["system_b"])
         check_focal_names(self.focal_names, systems_all, log)
-        known = set(pairs["pair_id"])
+        known = distinct(pairs["pair_id"])
         fix = "use the pair ids of the pairs file" if pf is not None else "every judged pair needs two systems in the judge file"
         bad_h = unknown_ids(hv, "pair_id", known, th.path, "humans", log, where, fix)
         bad_j = unknown_ids(jf, "pair_id", known, tj.path, "judge", log, where, fix)
         hv, jf = hv[~bad_h], jf[~bad_j]
         # ids present in one file and missing in the other
-        hv = hv[~unknown_ids(hv, "pair_id", set(jf["pair_id"]), th.path, "humans", log, "the judge file",
+        hv = hv[~unknown_ids(hv, "pair_id", distinct(jf["pair_id"]), th.path, "humans", log, "the judge file",
                              "give the judge's output for every pair the readers judged, or remove the votes")]
         if len(hv) == 0:  # no usable vote at all: one problem, not one per judge row
             return self._nothing_usable(th.path)
-        jf = jf[~unknown_ids(jf, "pair_id", set(hv["pair_id"]), tj.path, "judge", log, "the human file",
+        jf = jf[~unknown_ids(jf, "pair_id", distinct(hv["pair_id"]), tj.path, "judge", log, "the human file",
                              "collect human votes on the pair, or remove its judge outputs")]
-        used = set(hv["pair_id"])
+        used = distinct(hv["pair_id"])
         unused = int((~pairs["pair_id"].isin(used)).sum())
         if unused:
             self.notes.append(f"{unused} pair(s) of the pairs file have no votes and no judge output; left out")
@@ -151,7 +151,7 @@ class _Loader:
         their votes and judge outputs, counted and noted."""
         if self_pairs.empty:
             return hv, jf
-        ids = set(self_pairs["pair_id"])
+        ids = distinct(self_pairs["pair_id"])
         on_h, on_j = hv["pair_id"].isin(ids).to_numpy(), jf["pair_id"].isin(ids).to_numpy()
         reason = "on a self-matchup pair (the same system on both sides)"
         self.log.exclude("pairs", "self-matchup (the same system on both sides)", len(self_pairs))
@@ -234,11 +234,11 @@ class _Loader:
                            "give the judge's score for every rated item (this also names its system)")]
         if len(r) == 0:
             return self._nothing_usable(th.path)
-        jf = jf[~unknown_ids(jf, "item_id", set(r["item_id"]), tj.path, "judge", log, "the human file",
+        jf = jf[~unknown_ids(jf, "item_id", distinct(r["item_id"]), tj.path, "judge", log, "the human file",
                              "remove the judge's scores of items no reader rated, or add the ratings")]
         if log.problems:
             return None
-        self.rated_items = set(r["item_id"])
+        self.rated_items = distinct(r["item_id"])
         size = r.drop_duplicates("item_id").groupby("group_id", sort=False).size()
         alone = r["group_id"].map(size).to_numpy() < 2
         if alone.any():
@@ -262,7 +262,7 @@ class _Loader:
                     "and criterion (no pair)", n_unused)
         log.exclude("humans", "rating used only in self-matchup pairs (two outputs of the same system)", n_self_only)
         self.ratings_used = len(r) - n_unused - n_self_only
-        in_pairs = set(pairs["item_a"]) | set(pairs["item_b"])
+        in_pairs = distinct(pairs["item_a"]) | distinct(pairs["item_b"])
         outside = ~jf["item_id"].isin(in_pairs).to_numpy()
         log.exclude("judge", "judge score of an output in no pair (alone in its group, or compared only with "
                     "outputs of its own system)", int(outside.sum()))
@@ -275,11 +275,11 @@ class _Loader:
         if s is None:
             return None
         if key == "pair_id":
-            s = s[~unknown_ids(s, "pair_id", set(pairs["pair_id"]), ts.path, "stories", self.log,
+            s = s[~unknown_ids(s, "pair_id", distinct(pairs["pair_id"]), ts.path, "stories", self.log,
                                "the human and judge files", "check the pair ids")]
             out = stories_by_pair(s, pairs, ts.path, self.log)
         else:
-            items = set(pairs["item_a"]) | set(pairs["item_b"])
+            items = distinct(pairs["item_a"]) | distinct(pairs["item_b"])
             s = s[~unknown_ids(s, "item_id", items | self.rated_items, ts.path, "stories", self.log,
                                "the human and judge files", "check the item ids")]
             self.log.exclude("stories", "text of an output in no pair (alone in its group, or compared only with "
@@ -302,9 +302,9 @@ class _Loader:
                     "use columns item_id, system, criterion, score", column="pair_id")
             return None, None
         jf, hf = dj.frame, dh.frame
-        jf = jf[~unknown_ids(jf, "item_id", set(hf["item_id"]), tdj.path, "dev_judge", log,
+        jf = jf[~unknown_ids(jf, "item_id", distinct(hf["item_id"]), tdj.path, "dev_judge", log,
                              "the development human file", "rate the item, or remove its judge scores")]
-        hf = hf[~unknown_ids(hf, "item_id", set(jf["item_id"]), tdh.path, "dev_humans", log,
+        hf = hf[~unknown_ids(hf, "item_id", distinct(jf["item_id"]), tdh.path, "dev_humans", log,
                              "the development judge file", "score the item, or remove its ratings")]
         jf = self._unparsable(jf, "dev_judge")
         self.n_read.update(dev_judge=dj.n_read, dev_humans=dh.n_read)
@@ -340,6 +340,16 @@ class _Loader:
             out.append(RowCount(role=role, unit=units.get(role, "rows"), read=int(read), used=int(used.get(role, 0)),
                                 excluded=tuple(excluded)))
         return tuple(out)
+
+
+def _systems_by_pair(frame: pd.DataFrame, column: str) -> dict:
+    """pair_id -> its distinct ``column`` values, both in order of first appearance (what
+    ``groupby(sort=False)[column].unique()`` gives, without a Python call per pair)."""
+    first = frame.loc[frame["pair_id"].notna(), ["pair_id", column]].drop_duplicates()
+    systems: dict = {}
+    for pid, system in zip(first["pair_id"].tolist(), first[column].tolist()):
+        systems.setdefault(pid, []).append(system)
+    return systems
 
 
 def _n_records(frame: pd.DataFrame | None) -> int:
@@ -395,12 +405,12 @@ def load(judge, humans, *, pairs=None, stories=None, dev_judge=None, dev_humans=
                 + (" (--drop-invalid)" if drop_invalid else ""))
     if len(jframe) and not log.problems:
         ld.configuration_gaps(jframe)
-    jcrit = set(jframe["criterion"])
-    missing = [c for c in dict.fromkeys(votes["criterion"]) if c != "overall" and c not in jcrit]
+    jcrit = distinct(jframe["criterion"])
+    missing = [c for c in votes["criterion"].unique().tolist() if c != "overall" and c not in jcrit]
     if missing:
         ld.notes.append(f"criteria judged by the readers but not by the judge: {', '.join(missing)}")
-    hcrit = set(votes["criterion"])
-    extra = [c for c in dict.fromkeys(jframe["criterion"]) if c not in hcrit]
+    hcrit = distinct(votes["criterion"])
+    extra = [c for c in jframe["criterion"].unique().tolist() if c not in hcrit]
     if extra and len(votes):
         why = "no human comparison; they still enter the judge's aggregate" if scores is not None \
             else "no human comparison"

@@ -86,6 +86,12 @@ def check_votes(votes: pd.DataFrame, *, need: Iterable[str] = ()) -> pd.DataFram
     return out
 
 
+def first_seen(values) -> list:
+    """Distinct values in order of first appearance (``dict.fromkeys`` over a column, without
+    iterating element by element: hash-based, fast on a million rows)."""
+    return list(pd.unique(pd.Series(values) if not isinstance(values, pd.Series) else values))
+
+
 def even_split_credit(y: pd.Series | np.ndarray) -> np.ndarray:
     """Credit of each vote for the focal system: 1, 0, and 0.5 for a tie (NaN)."""
     arr = np.asarray(y, dtype=float)

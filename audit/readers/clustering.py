@@ -20,7 +20,7 @@ import pandas as pd
 from audit.checks import Status
 from audit.data import HUMAN_OVERALL
 from audit.errors import InputError, InputProblem
-from audit.readers._common import COMPUTED, fmt
+from audit.readers._common import COMPUTED, first_seen, fmt
 from audit.readers.weights import ReaderKappas, ReaderWeights
 
 LINKAGE_METHODS = ("average", "complete", "single", "weighted", "ward", "centroid", "median")
@@ -176,7 +176,7 @@ def cophenetic_between(a: Dendrogram, b: Dendrogram) -> float:
 
 def criteria_dendrogram(votes: pd.DataFrame, *, method: str = "average") -> tuple[Dendrogram | None, str]:
     """Cluster criteria on ``1 - r`` of their votes over (reader, pair) rows (overall included)."""
-    crits = list(dict.fromkeys(votes["criterion"]))
+    crits = first_seen(votes["criterion"])
     if HUMAN_OVERALL in crits:
         crits.remove(HUMAN_OVERALL)
         crits.append(HUMAN_OVERALL)
@@ -315,7 +315,7 @@ def cluster_readers(votes: pd.DataFrame, weights: ReaderWeights, kappas: ReaderK
         return ReaderClustering(status=Status.SKIPPED, reason=f"no reader profiles: {why}", **common)
     wprof = weights.profile()
     kprof = kappas.profile()
-    readers = [r for r in dict.fromkeys(votes["reader_id"]) if r in wprof.index and r in kprof.index]
+    readers = [r for r in first_seen(votes["reader_id"]) if r in wprof.index and r in kprof.index]
     left_out = votes["reader_id"].nunique() - len(readers)
     if len(readers) < MIN_READERS_FOR_CLUSTERING:
         return ReaderClustering(

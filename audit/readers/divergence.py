@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from audit.checks import Status
-from audit.readers._common import COMPUTED, even_split_credit, fmt, judge_criterion_map
+from audit.readers._common import COMPUTED, even_split_credit, first_seen, fmt, judge_criterion_map
 
 CELL_COLUMNS = ["pair_id", "matchup", "criterion", "judge_criterion", "judge_direction", "n_configs",
                 "reader_rate", "n_votes", "divergence", "against"]
@@ -163,7 +163,7 @@ def divergent_pairs(votes: pd.DataFrame, judge_credits: pd.DataFrame | None, *, 
     """
     if judge_credits is None or not len(judge_credits):
         return DivergentPairs(status=Status.SKIPPED, reason="needs the judge's credits")
-    mapping = judge_criterion_map(dict.fromkeys(votes["criterion"]), dict.fromkeys(judge_credits["criterion"]))
+    mapping = judge_criterion_map(first_seen(votes["criterion"]), first_seen(judge_credits["criterion"]))
     if not mapping:
         return DivergentPairs(status=Status.SKIPPED, reason="no criterion is shared by the judge and the readers")
     inverse = {j: h for h, j in mapping.items()}
@@ -173,7 +173,11 @@ def divergent_pairs(votes: pd.DataFrame, judge_credits: pd.DataFrame | None, *, 
         lo=("credit", "min"), hi=("credit", "max"), n=("credit", "size"), n_invalid=("invalid", "sum"))
     unanimous = agg[(agg["lo"] == agg["hi"]) & agg["lo"].isin([0.0, 1.0]) & (agg["n_invalid"] == 0)]
     n_not = int(len(agg) - len(unanimous))
-    matchup_of = dict(zip(votes["pair_id"], votes["matchup"])) if "matchup" in votes.columns else {}
+    if "matchup" in votes.columns:
+        first = votes.drop_duplicates("pair_id")
+        matchup_of = dict(zip(first["pair_id"].to_numpy(dtype=object), first["matchup"].to_numpy(dtype=object)))
+    else:
+        matchup_of = {}
     human = votes.assign(credit=even_split_credit(votes["y"])).groupby(["pair_id", "criterion"], sort=False)[
         "credit"].agg(["mean", "size"])
     joined = unanimous.join(human, how="inner")

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from audit.checks import Status
-from audit.readers._common import (ALL_MATCHUPS, COMPUTED, even_split_credit, fmt, judge_criterion_map,
+from audit.readers._common import (ALL_MATCHUPS, COMPUTED, even_split_credit, first_seen, fmt, judge_criterion_map,
                                    with_pooled_scopes)
 
 RATE_COLUMNS = ["row_kind", "row_label", "matchup", "criterion", "rate", "n", "n_ties", "lo", "hi",
@@ -79,8 +79,8 @@ class ReaderRates:
         """Wide matrix for one matchup: rows = readers, humans and judges; columns = criteria."""
         sub = self.rates[self.rates["matchup"] == matchup]
         wide = sub.pivot_table(index="row_label", columns="criterion", values="rate", aggfunc="first", sort=False)
-        return wide.reindex(index=list(dict.fromkeys(sub["row_label"])),
-                            columns=list(dict.fromkeys(sub["criterion"])))
+        return wide.reindex(index=first_seen(sub["row_label"]),
+                            columns=first_seen(sub["criterion"]))
 
     def __str__(self) -> str:
         if self.status is not COMPUTED:
@@ -133,17 +133,18 @@ def _glmm_rows(votes: pd.DataFrame, glmm_estimates: pd.DataFrame | None, fit_if_
 
 
 def _rate_rows(frame: pd.DataFrame, kind: str, label_col: str | None, label: str | None, value: str) -> list:
-    rows = []
+    """One row per (label x) matchup x criterion, in first-appearance order: the mean credit
+    (even split for votes), the number of values and of ties (one aggregation, no loop)."""
     keys = ([label_col] if label_col else []) + ["matchup", "criterion"]
-    for key, cell in frame.groupby(keys, sort=False):
-        key = key if isinstance(key, tuple) else (key,)
-        lab = key[0] if label_col else label
-        vals = cell[value].to_numpy(float)
-        n_ties = int(np.sum(np.isnan(vals))) if value == "y" else int(np.sum(vals == 0.5))
-        credit = even_split_credit(vals) if value == "y" else vals
-        rows.append([kind, str(lab), key[-2], key[-1], float(np.mean(credit)), len(vals), n_ties,
-                     math.nan, math.nan, "", False])
-    return rows
+    vals = frame[value].to_numpy(float)
+    ties = np.isnan(vals) if value == "y" else (vals == 0.5)
+    credit = even_split_credit(vals) if value == "y" else vals
+    grouped = pd.DataFrame({**{k: frame[k].to_numpy() for k in keys}, "_credit": credit, "_tie": ties}).groupby(
+        keys, sort=False)
+    agg = grouped.agg(rate=("_credit", "mean"), n=("_credit", "size"), n_ties=("_tie", "sum")).reset_index()
+    labels = agg[label_col].astype(str) if label_col else pd.Series(str(label), index=agg.index)
+    return [[kind, lab, m, c, float(r), int(n), int(t), math.nan, math.nan, "", False]
+            for lab, m, c, r, n, t in zip(labels, agg["matchup"], agg["criterion"], agg["rate"], agg["n"], agg["n_ties"])]
 
 
 def reader_rates(votes: pd.DataFrame, judge_credits: pd.DataFrame | None = None, *,
@@ -185,7 +186,7 @@ def reader_rates(votes: pd.DataFrame, judge_credits: pd.DataFrame | None = None,
     n_invalid = 0
     mapping: dict[str, str] = {}
     if judge_credits is not None and len(judge_credits):
-        mapping = judge_criterion_map(dict.fromkeys(votes["criterion"]), dict.fromkeys(judge_credits["criterion"]))
+        mapping = judge_criterion_map(first_seen(votes["criterion"]), first_seen(judge_credits["criterion"]))
         jc = judge_credits
         if "matchup" not in jc.columns:
             jc = jc.merge(votes[["pair_id", "matchup"]].drop_duplicates("pair_id"), on="pair_id", how="left")

@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from audit.checks import Status
-from audit.readers._common import ALL_MATCHUPS, COMPUTED, even_split_credit, fmt, has_values
+from audit.readers._common import ALL_MATCHUPS, COMPUTED, even_split_credit, first_seen, fmt, has_values
 
 DEFAULT_SECONDS_CAP = 600.0
 DEFAULT_FAST_READER_FACTOR = 0.5
@@ -163,14 +163,25 @@ def leave_one_reader_out(votes: pd.DataFrame, pools: Mapping[str, Sequence[str]]
         parts.append(credit[~credit["matchup"].isin(pooled)].assign(scope=lambda d: d["matchup"]))
         scoped = pd.concat(parts, ignore_index=True)
     rate_all = scoped.groupby(["scope", "criterion"], sort=False)["credit"].mean()
-    rows = []
-    for reader in dict.fromkeys(votes["reader_id"]):
-        rest = scoped[scoped["reader_id"] != reader]
-        without = rest.groupby(["scope", "criterion"], sort=False)["credit"].mean()
-        for (scope, crit), r_all in rate_all.items():
-            r_wo = float(without.get((scope, crit), math.nan))
-            rows.append([reader, crit, float(r_all), r_wo, r_wo - float(r_all), scope])
-    return pd.DataFrame(rows, columns=LOO_COLUMNS)
+    # every reader's (sum, count) per (scope, criterion) once, then subtract: readers x cells, not x votes
+    readers = first_seen(votes["reader_id"])
+    cells = rate_all.index
+    total = scoped.groupby(["scope", "criterion"], sort=False)["credit"].agg(["sum", "count"]).reindex(cells)
+    own = scoped.groupby(["reader_id", "scope", "criterion"], sort=False)["credit"].agg(["sum", "count"])
+    grid = pd.MultiIndex.from_tuples([(r, sc, c) for r in readers for sc, c in cells],
+                                     names=["reader_id", "scope", "criterion"])
+    own = own.reindex(grid, fill_value=0)
+    left_n = np.tile(total["count"].to_numpy(float), len(readers)) - own["count"].to_numpy(float)
+    left_sum = np.tile(total["sum"].to_numpy(float), len(readers)) - own["sum"].to_numpy(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r_wo = np.where(left_n > 0, left_sum / np.where(left_n > 0, left_n, 1.0), math.nan)
+    r_all = np.tile(rate_all.to_numpy(float), len(readers))
+    return pd.DataFrame({
+        "reader_id": np.repeat(np.asarray(readers, dtype=object), len(cells)),
+        "criterion": np.tile(np.asarray([c for _, c in cells], dtype=object), len(readers)),
+        "rate_all": r_all, "rate_without": r_wo, "shift": r_wo - r_all,
+        "scope": np.tile(np.asarray([sc for sc, _ in cells], dtype=object), len(readers)),
+    }, columns=LOO_COLUMNS)
 
 
 def annotation_timing(votes: pd.DataFrame, *, seconds_cap: float = DEFAULT_SECONDS_CAP,

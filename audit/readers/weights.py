@@ -19,7 +19,7 @@ from scipy.stats import norm
 
 from audit.checks import Status
 from audit.data import HUMAN_OVERALL
-from audit.readers._common import COMPUTED, fmt
+from audit.readers._common import COMPUTED, first_seen, fmt
 from audit.readers.firth import fit_logistic
 
 INTERCEPT = "intercept"
@@ -152,18 +152,18 @@ def _wide_votes(votes: pd.DataFrame, criteria: tuple[str, ...], overall: str) ->
     present = votes.groupby(keys, sort=False).size().unstack("criterion", fill_value=0).reindex(columns=cols,
                                                                                                 fill_value=0)
     out = {}
-    for reader in dict.fromkeys(votes["reader_id"]):
+    for reader in first_seen(votes["reader_id"]):
         out[reader] = (y.loc[reader], present.loc[reader])
     return out
 
 
 def criteria_and_overall(votes: pd.DataFrame, overall: str = HUMAN_OVERALL) -> tuple[tuple[str, ...], str]:
-    crits = tuple(c for c in dict.fromkeys(votes["criterion"]) if c != overall)
+    crits = tuple(c for c in first_seen(votes["criterion"]) if c != overall)
     return crits, reason_missing_overall(votes, overall, crits)
 
 
 def reason_missing_overall(votes: pd.DataFrame, overall: str, crits: tuple[str, ...]) -> str:
-    if overall not in set(votes["criterion"]):
+    if not (votes["criterion"] == overall).any():
         return f"needs an '{overall}' criterion (the overall preference) in the votes"
     if not crits:
         return f"needs at least one criterion besides '{overall}'"

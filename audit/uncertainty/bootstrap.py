@@ -19,12 +19,18 @@ together. The replicate rate is a ratio of weighted sums:
   (:mod:`audit.uncertainty.two_way`). The product bootstrap counts the vote-level variance
   three times and covers ~99% at a nominal 95%; the corrected one is close to nominal.
 
-So all ``n_boot`` replicates of a cell cost a few small matrix products, with no Python loop
-over replicates. Weight matrices are drawn once per distinct set of pairs (or readers) and
-shared by every cell with that set: the six criteria of a matchup see the same resampled
-pairs, every cell sees the same resampled readers, the two-way scheme reuses the pair and
-reader draws of the one-way schemes, and the judge's rate is resampled with the *same* pair
-weights as the humans (so the judge-minus-human gap gets a paired interval).
+So all ``n_boot`` replicates of a cell cost a few matrix products, with no Python loop over
+replicates; ``S`` and ``N`` are sparse beyond small cells (one entry per observed pair x reader
+combination), so the product scheme costs one sparse product per chunk of replicates, linear in
+the votes. Weights are drawn per chunk of 250 replicates and per cluster set, each chunk from
+its own seed (run seed, cluster kind, cluster ids, chunk number: :mod:`audit.uncertainty.resampling`):
+every cell with the same pair set sees the same resampled pairs (the six criteria of a matchup),
+every cell with the same reader set the same resampled readers, the two-way scheme reuses the
+pair and reader draws of the one-way schemes, and the judge's rate is resampled with the *same*
+pair weights as the humans (so the judge-minus-human gap gets a paired interval). The work is
+cut into independent tasks (blocks of cells x chunks, :mod:`audit.uncertainty._boot_tasks`)
+that a :class:`~audit.parallel.TaskRunner` runs in-process, on a process pool or on Dask, with
+byte-identical results.
 
 Intervals: percentile (``numpy.quantile``, linear interpolation) and BCa (Efron and
 Tibshirani 1993, eq. 14.10-14.15), with bias correction ``z0`` from the share of replicates
@@ -41,137 +47,22 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.special import ndtr, ndtri
 
 from audit.errors import InputError, InputProblem
 from audit.rng import resolve_rng
+from audit.uncertainty._boot_tasks import (BootstrapSettings, JudgeTable, gather_blocks, plan_blocks,
+                                           run_block)
 from audit.uncertainty._cells import cell_tables, validate_judge_credits
-from audit.uncertainty.two_way import (  # noqa: F401 - cgm_interval re-exported
+from audit.uncertainty.resampling import (  # noqa: F401 - the primitives are re-exported
+    REPLICATE_CHUNK, TableResampler, acceleration, bca_interval, bootstrap_p_value, cluster_weights,
+    jackknife_rates, multinomial_weights, percentile_interval, replicate_rates, resample_indices,
+    two_way_replicates, weighted_sums)
+from audit.uncertainty.two_way import (  # noqa: F401 - re-exported
     cgm_interval, correct_two_way, t_calibrated_level, t_calibrated_p_value)
 
 SCHEMES = ("pairs", "readers", "two-way", "two-way-product")
 DEFAULT_SCHEMES = ("pairs", "readers", "two-way")
 INTERVALS = ("percentile", "bca", "cgm")
-
-
-# ---------------------------------------------------------------------------- primitives
-def multinomial_weights(rng: np.random.Generator, n_clusters: int, n_boot: int) -> np.ndarray:
-    """``n_boot x n_clusters`` resampling counts (each row sums to ``n_clusters``).
-
-    Drawn as ``rng.integers(0, n, (n_boot, n))`` -- the same stream ``scipy.stats.bootstrap``
-    uses -- and counted, so replicate ``b`` resamples exactly the clusters scipy's would.
-    """
-    idx = rng.integers(0, n_clusters, (n_boot, n_clusters))
-    flat = (idx + n_clusters * np.arange(n_boot)[:, None]).ravel()
-    return np.bincount(flat, minlength=n_boot * n_clusters).reshape(n_boot, n_clusters).astype(float)
-
-
-def weighted_sums(W: np.ndarray, A: np.ndarray) -> np.ndarray:
-    """``W @ A`` as one matrix-vector product per column of ``A``.
-
-    Mathematically the same product; done column by column because OpenBLAS runs a
-    ``(10000 x 20) @ (20 x 14)`` gemm on several threads, which on a busy two-core machine is
-    ~100 times slower (thread contention) than the single-threaded gemv calls.
-    """
-    if A.ndim == 1:
-        return W @ A
-    return np.column_stack([W @ A[:, j] for j in range(A.shape[1])]) if A.shape[1] else np.zeros((W.shape[0], 0))
-
-
-def replicate_rates(S: np.ndarray, N: np.ndarray, scheme: str, wp: np.ndarray | None,
-                    wr: np.ndarray | None) -> np.ndarray:
-    """Replicate rates of one cell (NaN where a replicate has no decisive vote).
-
-    ``scheme`` is ``"pairs"``, ``"readers"`` or ``"two-way-product"`` (the raw product
-    replicates); the corrected ``"two-way"`` replicates come from :func:`two_way_replicates`.
-    """
-    if scheme == "pairs":
-        num, den = wp @ S.sum(1), wp @ N.sum(1)
-    elif scheme == "readers":
-        num, den = wr @ S.sum(0), wr @ N.sum(0)
-    elif scheme == "two-way-product":
-        k = S.shape[1]
-        m = weighted_sums(wp, np.hstack([S, N]))  # (B x pairs) @ (pairs x 2 readers)
-        num, den = (m[:, :k] * wr).sum(1), (m[:, k:] * wr).sum(1)
-    else:
-        raise ValueError(f"{scheme!r}: use 'pairs', 'readers' or 'two-way-product' (two_way_replicates for 'two-way')")
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
-
-
-def two_way_replicates(S: np.ndarray, N: np.ndarray, wp: np.ndarray, wr: np.ndarray):
-    """Variance-corrected two-way replicates of one cell (a :class:`TwoWayCorrection`).
-
-    Uses the pairs, readers and product replicates of the same weights ``wp`` and ``wr``.
-    """
-    n = N.sum()
-    est = float(S.sum() / n) if n > 0 else float("nan")
-    return correct_two_way(est, replicate_rates(S, N, "two-way-product", wp, wr), replicate_rates(S, N, "pairs", wp, wr),
-                           replicate_rates(S, N, "readers", wp, wr), S.shape[0], S.shape[1])
-
-
-def jackknife_rates(S: np.ndarray, N: np.ndarray, scheme: str) -> list[np.ndarray]:
-    """Leave-one-cluster-out rates: one array per resampled factor."""
-    st, nt = S.sum(), N.sum()
-    axes = {"pairs": (1,), "readers": (0,), "two-way": (1, 0), "two-way-product": (1, 0)}[scheme]
-    out = []
-    with np.errstate(invalid="ignore", divide="ignore"):
-        for ax in axes:
-            s, n = S.sum(ax), N.sum(ax)
-            out.append(np.where(nt - n > 0, (st - s) / np.where(nt - n > 0, nt - n, 1.0), np.nan))
-    return out
-
-
-def acceleration(jackknives: list[np.ndarray]) -> float:
-    """BCa acceleration from one or several jackknife samples (scipy's multi-sample formula)."""
-    num = den = 0.0
-    for theta in jackknives:
-        theta = theta[np.isfinite(theta)]
-        n = theta.size
-        if n < 2:
-            continue
-        u = (n - 1) * (theta.mean() - theta)
-        num += float(np.sum(u**3)) / n**3
-        den += float(np.sum(u**2)) / n**2
-    return num / (6.0 * den**1.5) if den > 0 else 0.0
-
-
-def percentile_interval(reps: np.ndarray, level: float) -> tuple[float, float]:
-    alpha = (1.0 - level) / 2.0
-    if reps.size == 0:
-        return float("nan"), float("nan")
-    lo, hi = np.quantile(reps, [alpha, 1.0 - alpha])
-    return float(lo), float(hi)
-
-
-def bca_interval(reps: np.ndarray, estimate: float, accel: float, level: float) -> tuple[float, float, float]:
-    """``(low, high, z0)``; NaN bounds when every replicate falls on one side of the estimate."""
-    if reps.size == 0 or not np.isfinite(estimate):
-        return float("nan"), float("nan"), float("nan")
-    share = (np.count_nonzero(reps < estimate) + np.count_nonzero(reps <= estimate)) / (2.0 * reps.size)
-    z0 = float(ndtri(share))
-    if not np.isfinite(z0):
-        return float("nan"), float("nan"), z0
-    alpha = (1.0 - level) / 2.0
-    za = ndtri(np.array([alpha, 1.0 - alpha]))
-    q = ndtr(z0 + (z0 + za) / (1.0 - accel * (z0 + za)))
-    lo, hi = np.quantile(reps, q)
-    return float(lo), float(hi), z0
-
-
-def bootstrap_p_value(reps: np.ndarray, null: float) -> float:
-    """Two-sided bootstrap p-value of ``rate = null``: ``2 min(P*(<= null), P*(>= null))``.
-
-    Uses the ``(count + 1) / (B + 1)`` convention so it is never 0; it is the smallest
-    two-sided level at which the percentile interval would exclude ``null`` (up to the
-    interpolation of the quantiles).
-    """
-    if reps.size == 0:
-        return float("nan")
-    b = reps.size
-    lo = (np.count_nonzero(reps <= null) + 1) / (b + 1)
-    hi = (np.count_nonzero(reps >= null) + 1) / (b + 1)
-    return float(min(1.0, 2.0 * min(lo, hi)))
 
 
 # ---------------------------------------------------------------------------- result
@@ -254,27 +145,6 @@ class BootstrapResult:
 
 
 # ---------------------------------------------------------------------------- driver
-_INTERVAL_COLUMNS = ("se", "ci_low_percentile", "ci_high_percentile", "ci_low_bca", "ci_high_bca", "z0",
-                     "acceleration", "p_value", "ci_low_cgm", "ci_high_cgm", "se_cgm", "p_value_cgm", "df",
-                     "product_scale")
-
-
-def _too_few_clusters(scheme: str, n_pairs: int, n_readers: int) -> bool:
-    return ((scheme != "readers" and n_pairs < 2) or (scheme != "pairs" and n_readers < 2))
-
-class _WeightBank:
-    """Resampling weights drawn once per distinct cluster set, in first-request order."""
-
-    def __init__(self, rng: np.random.Generator, n_boot: int):
-        self.rng, self.n_boot, self.bank = rng, n_boot, {}
-
-    def get(self, kind: str, ids: tuple[str, ...]) -> np.ndarray:
-        key = (kind, ids)
-        if key not in self.bank:
-            self.bank[key] = multinomial_weights(self.rng, len(ids), self.n_boot)
-        return self.bank[key]
-
-
 def _check_options(schemes, intervals, n_boot, level) -> None:
     problems = []
     for s in schemes:
@@ -291,34 +161,8 @@ def _check_options(schemes, intervals, n_boot, level) -> None:
         raise InputError(problems)
 
 
-def _summary(reps: np.ndarray, estimate: float, jack: list[np.ndarray], level: float,
-             intervals: tuple[str, ...], null: float, df: float = float("inf")) -> dict:
-    """SE, intervals and p-value of one set of replicates.
-
-    With finite ``df`` the percentile / BCa tails are read at the Student-t calibrated level
-    and the p-value is mapped to the same t (see :func:`t_calibrated_level`).
-    """
-    finite = reps[np.isfinite(reps)]
-    tail_level = t_calibrated_level(level, df)
-    out = {"se": float(finite.std(ddof=1)) if finite.size > 1 else float("nan"),
-           "ci_low_percentile": float("nan"), "ci_high_percentile": float("nan"),
-           "ci_low_bca": float("nan"), "ci_high_bca": float("nan"),
-           "z0": float("nan"), "acceleration": float("nan"),
-           "ci_low_cgm": float("nan"), "ci_high_cgm": float("nan"), "se_cgm": float("nan"),
-           "p_value_cgm": float("nan"), "df": float("nan"), "product_scale": float("nan"),
-           "p_value": t_calibrated_p_value(bootstrap_p_value(finite, null), df),
-           "n_invalid": int(reps.size - finite.size)}
-    if "percentile" in intervals:
-        out["ci_low_percentile"], out["ci_high_percentile"] = percentile_interval(finite, tail_level)
-    if "bca" in intervals:
-        a = acceleration(jack)
-        out["ci_low_bca"], out["ci_high_bca"], out["z0"] = bca_interval(finite, estimate, a, tail_level)
-        out["acceleration"] = a
-    return out
-
-
-def _judge_tables(credits: pd.DataFrame, by: tuple[str, ...]) -> list[tuple]:
-    """Per cell x judge: (key, judge, sorted pair ids, credit sums, valid counts, n invalid)."""
+def _judge_tables(credits: pd.DataFrame, by: tuple[str, ...]) -> list[JudgeTable]:
+    """Per cell x judge (sorted): pair ids, credit sums, valid counts, invalid count."""
     frame = pd.DataFrame({
         "pair_id": credits["pair_id"].astype(str).to_numpy(),
         "judge": credits["judge"].astype(str).to_numpy(),
@@ -328,13 +172,13 @@ def _judge_tables(credits: pd.DataFrame, by: tuple[str, ...]) -> list[tuple]:
     keys = [f"_by{k}" for k in range(len(by))]
     out = []
     for key, g in frame.groupby([*keys, "judge"], sort=True):
-        pairs, pi = np.unique(g["pair_id"].to_numpy(), return_inverse=True)
+        pairs, pi = np.unique(g["pair_id"].to_numpy(dtype=object), return_inverse=True)
         c = g["credit"].to_numpy()
         ok = ~np.isnan(c)
         csum = np.bincount(pi[ok], weights=c[ok], minlength=len(pairs))
         ccnt = np.bincount(pi[ok], minlength=len(pairs)).astype(float)
-        out.append((tuple(str(k) for k in key[:-1]), str(key[-1]), tuple(str(p) for p in pairs), csum, ccnt,
-                    int((~ok).sum())))
+        out.append(JudgeTable(tuple(str(k) for k in key[:-1]), str(key[-1]), tuple(str(p) for p in pairs),
+                              csum, ccnt, int((~ok).sum()), len(out)))
     return out
 
 
@@ -349,6 +193,7 @@ def cluster_bootstrap(
     judge_credits: pd.DataFrame | None = None,
     null: float = 0.5,
     rng: int | np.random.Generator | None = None,
+    runner=None,
 ) -> BootstrapResult:
     """Cluster-bootstrap every cell's human preference rate (and the judge's) at once.
 
@@ -377,7 +222,12 @@ def cluster_bootstrap(
     null : float
         Rate tested by ``p_value`` (0.5 = no preference).
     rng : int, Generator or None
-        Seed or generator; the seed used is recorded.
+        Seed or generator; the seed used is recorded. Each chunk of
+        :data:`~audit.uncertainty.resampling.REPLICATE_CHUNK` replicates of each cluster set
+        draws from its own seed derived from it.
+    runner : audit.parallel.TaskRunner, optional
+        Runs the replicate tasks (in-process by default); the result is byte-identical
+        whatever runs them.
 
     Returns
     -------
@@ -392,92 +242,27 @@ def cluster_bootstrap(
     one ~99% (it counts the vote-level noise three times); one-way schemes under-cover when
     both pairs and readers vary.
     """
+    from audit.parallel import TaskRunner
+
     by, schemes, intervals = tuple(by), tuple(schemes), tuple(intervals)
     _check_options(schemes, intervals, n_boot, level)
     n_boot = int(n_boot)
     tables = cell_tables(votes, by)
-    judge_tabs = None
+    judge_tabs: list[JudgeTable] = []
     if judge_credits is not None:
         validate_judge_credits(judge_credits, by)
         judge_tabs = _judge_tables(judge_credits, by)
     generator, seed = resolve_rng(rng)
-    bank = _WeightBank(generator, n_boot)
-
-    rows, human_pairs_reps, degenerate = [], {}, []
-    two_way_wanted = bool({"two-way", "two-way-product"} & set(schemes))
-    for t in tables:
-        wp = bank.get("pair", t.pairs) if (two_way_wanted or "pairs" in schemes) else None
-        wr = bank.get("reader", t.readers) if (two_way_wanted or "readers" in schemes) else None
-        est = t.rate
-        raw: dict[str, np.ndarray] = {}
-
-        def raw_reps(name: str) -> np.ndarray:
-            # the same pair / reader draws feed the one-way, product and corrected schemes
-            if name not in raw:
-                raw[name] = replicate_rates(t.S, t.N, name, wp, wr)
-            return raw[name]
-
-        for scheme in schemes:
-            corr = None
-            if scheme == "two-way":
-                corr = correct_two_way(est, raw_reps("two-way-product"), raw_reps("pairs"), raw_reps("readers"),
-                                       len(t.pairs), len(t.readers))
-                reps = corr.replicates
-            else:
-                reps = raw_reps(scheme)
-            if scheme == "pairs":
-                human_pairs_reps[t.key] = (t.pairs, reps)
-            row = {**dict(zip(by, t.key)), "cell": t.label, "scheme": scheme, "rate": est,
-                   "n_votes": int(t.N.sum()), "n_ties": t.n_ties, "n_pairs": len(t.pairs),
-                   "n_readers": len(t.readers)}
-            row.update(_summary(reps, est, jackknife_rates(t.S, t.N, scheme), level, intervals, null,
-                                df=corr.df if corr is not None else float("inf")))
-            if corr is not None:
-                row.update({"df": corr.df, "product_scale": corr.scale})
-                if "cgm" in intervals:
-                    one_way = {k: raw_reps(k)[np.isfinite(raw_reps(k))] for k in ("pairs", "readers")}
-                    v = {k: float(r.var(ddof=1)) if r.size > 1 else float("nan") for k, r in one_way.items()}
-                    lo, hi, se_c, p_c = cgm_interval(est, v["pairs"], v["readers"], t.S, t.N, level, null)
-                    row.update({"ci_low_cgm": lo, "ci_high_cgm": hi, "se_cgm": se_c, "p_value_cgm": p_c})
-            if _too_few_clusters(scheme, len(t.pairs), len(t.readers)):
-                # one cluster resampled is always the same data: a zero-width interval would mislead
-                row.update({k: float("nan") for k in _INTERVAL_COLUMNS})
-                degenerate.append(f"{t.label} ({scheme})")
-            row.update({"n_boot": n_boot, "seed": seed})
-            rows.append(row)
+    entropy = seed if seed is not None else int(generator.integers(2**63))
+    settings = BootstrapSettings(by=by, schemes=schemes, intervals=intervals, n_boot=n_boot, level=float(level),
+                                 null=float(null), entropy=int(entropy), seed=seed)
+    runner = runner or TaskRunner()
+    blocks = plan_blocks(tables, judge_tabs, settings, runner.jobs)
+    rows, jrows = gather_blocks(blocks, runner.map(run_block, blocks, label="bootstrap"))
+    degenerate = [f"{r['cell']} ({r['scheme']})" for r in rows if r.pop("degenerate", False)]
     cells = pd.DataFrame(rows)
-
-    judge_frame, n_judge_invalid = None, 0
-    if judge_tabs is not None:
-        human_by_key = {t.key: t for t in tables}
-        jrows = []
-        for key, judge, pairs, csum, ccnt, n_inv in judge_tabs:
-            wp = bank.get("pair", pairs)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                num, den = wp @ csum, wp @ ccnt
-                reps = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
-            est = float(csum.sum() / ccnt.sum()) if ccnt.sum() > 0 else float("nan")
-            n_judge_invalid += n_inv
-            with np.errstate(invalid="ignore", divide="ignore"):
-                jack = [np.where(ccnt.sum() - ccnt > 0, (csum.sum() - csum) / np.where(ccnt.sum() - ccnt > 0, ccnt.sum() - ccnt, 1.0), np.nan)]
-            row = {**dict(zip(by, key)), "cell": "/".join(key), "judge": judge, "rate": est,
-                   "n_pairs": int(np.count_nonzero(ccnt)), "n_invalid": n_inv}
-            summ = _summary(reps, est, jack, level, intervals, null)
-            for k in ("n_invalid", "ci_low_cgm", "ci_high_cgm", "se_cgm", "p_value_cgm", "df", "product_scale"):
-                summ.pop(k)
-            row.update(summ)
-            human = human_by_key.get(key)
-            row["human_rate"] = human.rate if human is not None else float("nan")
-            row["gap"] = est - row["human_rate"]
-            paired = key in human_pairs_reps and human_pairs_reps[key][0] == pairs
-            lo = hi = float("nan")
-            if paired:
-                diff = reps - human_pairs_reps[key][1]
-                lo, hi = percentile_interval(diff[np.isfinite(diff)], level)
-            row.update({"gap_ci_low": lo, "gap_ci_high": hi, "paired": bool(paired),
-                        "n_boot": n_boot, "seed": seed})
-            jrows.append(row)
-        judge_frame = pd.DataFrame(jrows)
+    judge_frame = pd.DataFrame(jrows) if judge_credits is not None else None
+    n_judge_invalid = sum(jt.n_invalid for jt in judge_tabs)
 
     notes = ["intervals are pointwise (one per cell), not adjusted for multiplicity",
              "tie votes are excluded from the human rate (forced-choice design); see n_ties"]
@@ -491,7 +276,7 @@ def cluster_bootstrap(
         notes.append("intervals not computed where a resampled factor has a single cluster: " + ", ".join(degenerate))
     if judge_frame is not None and "pairs" not in schemes:
         notes.append("judge-minus-human gap intervals need the 'pairs' scheme; not computed")
-    n_votes = int(sum(t.N.sum() for t in tables))
+    n_votes = int(sum(t.n_votes for t in tables))
     return BootstrapResult(cells=cells, judge=judge_frame, by=by, schemes=schemes, intervals=intervals,
                            n_boot=n_boot, level=float(level), null=float(null), seed=seed,
                            n_votes=n_votes, n_ties_excluded=int(sum(t.n_ties for t in tables)),

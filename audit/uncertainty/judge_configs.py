@@ -76,22 +76,24 @@ class JudgeConfigRates:
 
 
 def _counts(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    def agg(g: pd.DataFrame) -> pd.Series:
-        c = g["credit"].to_numpy(float)
-        o = g["_outcome"].to_numpy(object)
-        wins, losses, ties = int((o == "win").sum()), int((o == "loss").sum()), int((o == "tie").sum())
-        ok = ~np.isnan(c)
-        return pd.Series({"n_pairs": int(len(g)), "wins": wins, "losses": losses, "ties": ties,
-                          "invalid": int((~ok).sum()),
-                          "rate": float(c[ok].mean()) if ok.any() else float("nan"),
-                          "decisive_rate": wins / (wins + losses) if wins + losses else float("nan")})
-
+    """Counts and rates per group of ``keys`` (sorted), by one aggregation (no per-group call)."""
+    columns = [*keys, "n_pairs", "wins", "losses", "ties", "invalid", "rate", "decisive_rate"]
     if frame.empty:
-        return pd.DataFrame(columns=[*keys, "n_pairs", "wins", "losses", "ties", "invalid", "rate", "decisive_rate"])
-    out = frame.groupby(keys, sort=True)[["credit", "_outcome"]].apply(agg).reset_index()
+        return pd.DataFrame(columns=columns)
+    c = frame["credit"].to_numpy(float)
+    o = frame["_outcome"].to_numpy(object)
+    parts = pd.DataFrame({**{k: frame[k].to_numpy() for k in keys}, "_n": 1, "_win": o == "win", "_loss": o == "loss",
+                          "_tie": o == "tie", "_invalid": np.isnan(c), "_credit": c})
+    g = parts.groupby(keys, sort=True)
+    out = g.agg(n_pairs=("_n", "size"), wins=("_win", "sum"), losses=("_loss", "sum"), ties=("_tie", "sum"),
+                invalid=("_invalid", "sum"), rate=("_credit", "mean")).reset_index()
     for col in ("n_pairs", "wins", "losses", "ties", "invalid"):
         out[col] = out[col].astype("int64")
-    return out
+    decisive = (out["wins"] + out["losses"]).to_numpy()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out["decisive_rate"] = np.where(decisive > 0, out["wins"].to_numpy() / np.where(decisive > 0, decisive, 1),
+                                        np.nan)
+    return out[columns]
 
 
 def _side(rate: float, null: float) -> str:

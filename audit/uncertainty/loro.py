@@ -2,9 +2,28 @@
 
 With seven readers, one reader is a seventh of every cell. For each cell and each reader the
 cell is re-estimated without that reader's votes, both as a raw rate (focal votes / decisive
-votes) and, optionally, by refitting the crossed pair + reader GLMM. The motivating audit
+votes) and, optionally, by re-estimating the crossed pair + reader GLMM. The motivating audit
 (Appendix E) reported that dropping any one reader moved the pooled rate by 2-4 points;
 :attr:`LoroResult.aggregate` is that analysis for the user's study.
+
+Exact or approximate (the rule, recorded per row in ``glmm_method``)
+---------------------------------------------------------------------
+An exact GLMM refit without one reader costs about ``votes + FIT_OVERHEAD_VOTES`` (a fit's
+fixed cost, in votes); refitting every reader of every cell costs the sum of ``readers x
+(votes + FIT_OVERHEAD_VOTES)`` over the cells. When that total is within ``exact_budget``
+(default :data:`EXACT_BUDGET`, one million vote-equivalents: the 18-cell fixture needs 0.27
+million), every reader is refitted exactly, warm-started from the full fit. Otherwise every
+reader's estimate comes from one Newton step from the full-data optimum
+(:mod:`audit.uncertainty.one_step`: variance parameters held fixed, cost linear in the votes),
+(in cells with at least :data:`MIN_READERS_ONE_STEP` readers: with fewer, dropping one reader
+moves the variance estimates too much for a step that holds them fixed, and those readers get
+no GLMM estimate unless refitted), and the (cell, reader) combinations with the largest
+approximate shifts (raw shifts in the small cells) are then refitted
+exactly, most influential first, as many as :data:`REFIT_SHARE` of the budget allows (at 100k
+votes in one cell that is one refit; a cell of a million votes gets none, its one-step shifts
+stand on the validation in docs/uncertainty.md). Those rows carry
+the exact value, and ``one_step_max_error`` reports the largest |one-step - exact| shift seen
+on them: the run checks its own approximation.
 """
 
 from __future__ import annotations
@@ -16,7 +35,8 @@ import pandas as pd
 
 from audit.data import HUMAN_OVERALL
 from audit.uncertainty._cells import CellTable, cell_tables
-from audit.uncertainty.glmm_cells import fit_cell
+from audit.uncertainty.glmm_cells import fit_vote_arrays
+from audit.uncertainty.one_step import MAX_READERS, conditional_modes, modes_from_fit, one_step_without_readers
 
 ALL_DIMENSIONS = "all dimensions"
 
@@ -32,8 +52,13 @@ class LoroResult:
         ``reader``, ``n_votes`` and ``n_votes_without`` (decisive votes), ``rate`` and
         ``rate_without`` (raw), ``shift`` (= rate_without - rate; positive means the reader
         pulled the cell *down*), ``glmm`` and ``glmm_without`` (expit(b0) of the crossed GLMM;
-        NaN when ``glmm=False`` or the fit failed), ``glmm_shift``, ``glmm_converged``,
-        ``glmm_singular``, ``glmm_error``.
+        NaN when ``glmm=False`` or the fit failed), ``glmm_shift``, ``glmm_method``
+        (``"exact"``: refitted; ``"one-step"``: the Newton-step approximation; ``"not
+        computed"``: over the exact budget in a cell with too few readers for the one-step;
+        ``""`` without GLMM), ``glmm_shift_one_step`` (the approximation's shift wherever it was computed,
+        also on rows refitted exactly; NaN otherwise), ``glmm_converged``, ``glmm_singular``
+        (of the refit; on one-step rows, of the full-data fit the step starts from),
+        ``glmm_error``.
     aggregate : DataFrame
         Raw rates pooled over cells, per ``scope`` x reader: ``scope`` is ``"all dimensions"``
         (every criterion except ``overall``, as in the paper), ``"overall"``, and one scope per
@@ -52,7 +77,17 @@ class LoroResult:
         Smallest and largest absolute ``all dimensions`` shift over readers (the paper's "2-4
         points").
     glmm : bool
-        Whether GLMMs were refitted; ``n_glmm_fits``, ``n_glmm_failed``, ``n_glmm_singular`` count them.
+        Whether GLMMs were re-estimated; ``n_glmm_fits`` (full fits made here plus exact
+        refits), ``n_glmm_failed``, ``n_glmm_singular`` count the fits.
+    n_glmm_one_step : int
+        Readers x cells whose GLMM estimate came from the one-step approximation (0 when every
+        reader was refitted exactly).
+    n_glmm_exact_refits : int
+        Exact leave-one-out refits.
+    exact_budget : int
+        The budget (vote-equivalents) that decided exact versus one-step.
+    one_step_max_error : float
+        Largest |one-step shift - exact shift| over the rows that have both (NaN when none).
     notes : tuple of str
     """
 
@@ -73,6 +108,10 @@ class LoroResult:
     n_glmm_failed: int
     n_glmm_singular: int
     notes: tuple[str, ...] = ()
+    n_glmm_one_step: int = 0
+    n_glmm_exact_refits: int = 0
+    exact_budget: int = 0
+    one_step_max_error: float = float("nan")
 
     def to_frame(self) -> pd.DataFrame:
         return self.shifts.copy()
@@ -87,23 +126,45 @@ class LoroResult:
         if self.glmm:
             lines.append(f"  largest GLMM shift {self.largest_glmm_shift * 100:+.1f} points "
                          f"({self.largest_glmm_shift_cell}, without {self.largest_glmm_shift_reader}); "
-                         f"{self.n_glmm_fits} refits, {self.n_glmm_failed} failed, {self.n_glmm_singular} singular")
+                         f"{self.n_glmm_fits} fits, {self.n_glmm_failed} failed, {self.n_glmm_singular} singular")
+            if self.n_glmm_one_step:
+                lines.append(f"  {self.n_glmm_one_step} reader estimates by one Newton step, {self.n_glmm_exact_refits} "
+                             f"refitted exactly (largest one-step error seen: {self.one_step_max_error * 100:.2f} points)")
         lines.append(f"  most influential reader: {self.most_influential_reader}")
         if np.isfinite(self.aggregate_shift_max):
             lines.append(f"  pooled dimension rate moves {self.aggregate_shift_min * 100:.1f} to "
                          f"{self.aggregate_shift_max * 100:.1f} points when one reader is dropped")
-        for _, r in self.readers.iterrows():
+        for _, r in self.readers.sort_values("mean_abs_shift", ascending=False, kind="stable").head(20).iterrows():
             lines.append(f"    {r['reader']:<14} mean |shift| {r['mean_abs_shift'] * 100:.1f}  "
                          f"max |shift| {r['max_abs_shift'] * 100:.1f}  aggregate {r['aggregate_shift'] * 100:+.1f}")
+        if len(self.readers) > 20:
+            lines.append(f"    ... {len(self.readers) - 20} more readers (see .readers)")
         lines.extend(f"  note: {n}" for n in self.notes)
         return "\n".join(lines)
 
 
+#: vote-equivalents of exact refits allowed per audit before one-step approximations take over
+EXACT_BUDGET = 1_000_000
+#: share of the budget spent on exact refits of the most influential readers when the whole
+#: analysis does not fit in it (the rest of the readers get the one-step approximation)
+REFIT_SHARE = 0.2
+#: a GLMM fit's fixed cost in votes (design, optimiser set-up): a few milliseconds per fit
+FIT_OVERHEAD_VOTES = 2_000
+#: above this many votes the engine's own subsample start beats a warm start from the full fit
+#: (measured at 100k votes: 15 BFGS iterations warm against 5 from its start)
+WARM_START_MAX_VOTES = 50_000
+#: the one-step holds the variances fixed, which is close only when one reader is a small part of
+#: the cell: with fewer readers than this a cell beyond the budget gets no one-step estimate
+MIN_READERS_ONE_STEP = 10
+_NO_ONE_STEP = (f"not refitted (exact budget spent) and too few readers for the one-step approximation "
+                f"(it needs {MIN_READERS_ONE_STEP})")
+
+
 def _raw_without(t: CellTable) -> tuple[np.ndarray, np.ndarray]:
-    s_r, n_r = t.S.sum(0), t.N.sum(0)
-    n_wo = t.N.sum() - n_r
+    s_r, n_r = t.reader_sums()
+    n_wo = t.n.sum() - n_r
     with np.errstate(invalid="ignore", divide="ignore"):
-        rate_wo = np.where(n_wo > 0, (t.S.sum() - s_r) / np.where(n_wo > 0, n_wo, 1.0), np.nan)
+        rate_wo = np.where(n_wo > 0, (t.s.sum() - s_r) / np.where(n_wo > 0, n_wo, 1.0), np.nan)
     return rate_wo, n_wo
 
 
@@ -112,8 +173,91 @@ def _argmax_abs(values: np.ndarray) -> int | None:
     return int(np.nanargmax(a)) if np.isfinite(a).any() else None
 
 
+@dataclass(frozen=True)
+class _CellJob:
+    """Phase-one task: the full fit (or the pipeline's), then exact refits or the one-step."""
+
+    index: int
+    table: CellTable
+    full: tuple[float, float, float] | None  #: (b0, sd_pair, sd_reader) from the caller, or None
+    exact: bool  #: refit every reader exactly here
+
+
+@dataclass(frozen=True)
+class _RefitJob:
+    """Phase-two task: one exact refit without reader ``reader``."""
+
+    index: int
+    reader: int
+    y: np.ndarray
+    pair: np.ndarray
+    rdr: np.ndarray
+    start: dict | None
+
+
+def _start(full: dict, pair: np.ndarray, rdr: np.ndarray, keep: np.ndarray) -> dict | None:
+    """Warm start (theta of the factors the refit keeps, beta) from the full fit, or None (cold)."""
+    if keep.sum() >= WARM_START_MAX_VOTES or not np.isfinite(full["b0"]):
+        return None
+    theta = []
+    for name, codes in (("pair", pair), ("reader", rdr)):
+        if np.unique(codes[keep]).size >= 2:
+            sd = full[f"sd_{name}"]
+            theta.append(sd if np.isfinite(sd) else 1.0)
+    return {"theta": theta, "beta": [full["b0"]]}
+
+
+def _refit(job: _RefitJob) -> dict:
+    keep = job.rdr != job.reader
+    row, _ = fit_vote_arrays(job.y[keep], job.pair[keep], job.rdr[keep], start=job.start)
+    return row
+
+
+def _cell_phase_one(job: _CellJob) -> dict:
+    t = job.table
+    y, pair, rdr = t.vote_arrays()
+    out = {"index": job.index, "fits": 0}
+    if job.full is not None and t.n_readers > MAX_READERS and not job.exact:
+        out["full"] = {"estimate": float(1.0 / (1.0 + np.exp(-job.full[0]))), "b0": job.full[0], "sd_pair": job.full[1],
+                       "sd_reader": job.full[2], "singular": bool(min(job.full[1:]) < 1e-4), "error": ""}
+        out["one_step"] = np.full(t.n_readers, np.nan)
+        out["reason"] = f"more than {MAX_READERS} readers in one cell (the dense reader block would not fit)"
+        return out
+    if job.full is not None:
+        b0, sd_p, sd_r = job.full
+        bp, br = conditional_modes(t, b0, sd_p, sd_r)
+        full = {"estimate": float(1.0 / (1.0 + np.exp(-b0))), "b0": b0, "sd_pair": sd_p, "sd_reader": sd_r,
+                "singular": bool(min(sd_p, sd_r) < 1e-4), "error": ""}
+    else:
+        full, res = fit_vote_arrays(y, pair, rdr)
+        out["fits"] = 1
+        if res is not None:
+            bp, br = modes_from_fit(res, t.n_pairs, t.n_readers)
+    out["full"] = full
+    if job.exact:
+        out["exact"] = [_refit(_RefitJob(job.index, j, y, pair, rdr, _start(full, pair, rdr, rdr != j)))
+                        for j in range(t.n_readers)]
+        return out
+    if full["error"] or not np.isfinite(full["b0"]):
+        out["one_step"], out["reason"] = np.full(t.n_readers, np.nan), full["error"] or "no finite full-data estimate"
+        return out
+    if t.n_readers < MIN_READERS_ONE_STEP:
+        out["one_step"], out["reason"], out["too_few"] = np.full(t.n_readers, np.nan), _NO_ONE_STEP, True
+        return out
+    sd_p = full["sd_pair"] if np.isfinite(full["sd_pair"]) else 0.0
+    sd_r = full["sd_reader"] if np.isfinite(full["sd_reader"]) else 0.0
+    step = one_step_without_readers(t, full["b0"], sd_p, sd_r, bp, br)
+    out["one_step"], out["reason"] = step.b0_without, step.reason
+    return out
+
+
+def _expit(x):
+    return 1.0 / (1.0 + np.exp(-np.asarray(x, float)))
+
+
 def leave_one_reader_out(votes: pd.DataFrame, *, by: tuple[str, ...] = ("matchup", "criterion"),
-                         glmm: bool = True) -> LoroResult:
+                         glmm: bool = True, full_fits: dict | None = None, exact_budget: int = EXACT_BUDGET,
+                         runner=None) -> LoroResult:
     """Re-estimate every cell, and the pooled rates, without each reader in turn.
 
     Parameters
@@ -124,7 +268,17 @@ def leave_one_reader_out(votes: pd.DataFrame, *, by: tuple[str, ...] = ("matchup
     by : tuple of str
         Columns defining a cell.
     glmm : bool
-        Also refit the crossed GLMM (one fit per cell, plus one per cell x reader).
+        Also re-estimate the crossed GLMM without each reader (exactly or by one Newton step:
+        the rule is in the module docstring).
+    full_fits : dict, optional
+        ``{cell key tuple: (b0, sd_pair, sd_reader)}``: full-data fits already made (the
+        pipeline's, on the same decisive votes); those cells are not refitted, their
+        conditional modes are recomputed at those values. Other cells are fitted here.
+    exact_budget : int
+        Vote-equivalents of exact refits allowed (see the module docstring); 0 approximates every
+        reader and refits none.
+    runner : audit.parallel.TaskRunner, optional
+        Runs the fits (in-process by default); the result does not depend on it.
 
     Returns
     -------
@@ -133,60 +287,104 @@ def leave_one_reader_out(votes: pd.DataFrame, *, by: tuple[str, ...] = ("matchup
     Notes
     -----
     Raw rates are validated against direct recomputation on the filtered frame; GLMM refits
-    use :func:`audit.glmm.fit_crossed_glmm` (validated against lme4). Failed or singular
-    refits are recorded per row, never raised.
+    use :func:`audit.glmm.fit_crossed_glmm` (validated against lme4); the one-step
+    approximation against exact refits (docs/uncertainty.md). Failed or singular refits are
+    recorded per row, never raised.
     """
+    from audit.parallel import TaskRunner
+
     by = tuple(by)
     tables = cell_tables(votes, by)
+    runner = runner or TaskRunner()
+    if isinstance(exact_budget, bool) or not isinstance(exact_budget, (int, np.integer)) or exact_budget < 0:
+        raise ValueError(f"exact_budget must be a non-negative integer, got {exact_budget!r}")
+    cost = [t.n_readers * (t.n_votes + FIT_OVERHEAD_VOTES) for t in tables]
+    all_exact = sum(cost) <= exact_budget
+    results: list[dict | None] = [None] * len(tables)
+    refits: dict[tuple[int, int], dict] = {}
+    n_fits = 0
+    if glmm:
+        jobs = []
+        for i, t in enumerate(tables):
+            given = (full_fits or {}).get(t.key)
+            if given is not None and not all(np.isfinite(v) for v in given):
+                given = None
+            jobs.append(_CellJob(i, t, None if given is None else tuple(float(v) for v in given), all_exact))
+        for res in runner.map(_cell_phase_one, jobs, label="leave-one-reader-out fits"):
+            results[res["index"]] = res
+            n_fits += res["fits"]
+            for j, row in enumerate(res.get("exact", ())):
+                refits[(res["index"], j)] = row
+        if not all_exact:
+            refits.update(_refit_most_influential(tables, results, int(REFIT_SHARE * exact_budget), runner))
+        n_fits += sum(1 for _ in refits)
+
     rows = []
-    n_fits = n_failed = n_singular = 0
-    for t in tables:
+    n_failed = n_singular = n_one_step = n_not_computed = 0
+    errors = []
+    for i, t in enumerate(tables):
         rate = t.rate
         rate_wo, n_wo = _raw_without(t)
-        full, full_res = fit_cell(t) if glmm else (None, None)
-        if glmm:
-            n_fits += 1
+        full = results[i]["full"] if glmm else None
+        g_full = float(full["estimate"]) if glmm and not full["error"] else float("nan")
+        one = results[i].get("one_step") if glmm else None
+        if glmm and results[i].get("fits"):
             n_failed += bool(full["error"])
             n_singular += bool(full["singular"])
         for j, reader in enumerate(t.readers):
-            row = {**dict(zip(by, t.key)), "cell": t.label, "reader": reader, "n_votes": int(t.N.sum()),
+            row = {**dict(zip(by, t.key)), "cell": t.label, "reader": reader, "n_votes": t.n_votes,
                    "n_votes_without": int(n_wo[j]), "rate": rate, "rate_without": float(rate_wo[j]),
                    "shift": float(rate_wo[j] - rate)}
-            g_full = g_wo = float("nan")
+            g_wo, method, step_shift = float("nan"), "", float("nan")
             conv, sing, err = False, False, "not fitted"
             if glmm:
-                # warm start from the full-data fit: same model, one reader fewer
-                wo, _ = fit_cell(t, drop_reader=j, start=full_res)
-                n_fits += 1
-                n_failed += bool(wo["error"])
-                n_singular += bool(wo["singular"])
-                g_full, g_wo = full["estimate"], wo["estimate"]
-                conv, sing, err = wo["converged"], wo["singular"], wo["error"]
-            row.update({"glmm": g_full, "glmm_without": g_wo, "glmm_shift": g_wo - g_full,
-                        "glmm_converged": bool(conv), "glmm_singular": bool(sing), "glmm_error": err})
+                if one is not None and np.isfinite(one[j]):
+                    step_shift = float(_expit(one[j]) - g_full)
+                refit = refits.get((i, j))
+                if refit is not None:
+                    method = "exact"
+                    g_wo = refit["estimate"]
+                    conv, sing, err = refit["converged"], refit["singular"], refit["error"]
+                    n_failed += bool(err)
+                    n_singular += bool(sing)
+                elif results[i].get("too_few"):
+                    method, err = "not computed", _NO_ONE_STEP
+                    n_not_computed += 1
+                else:
+                    method = "one-step"
+                    n_one_step += 1
+                    g_wo = g_full + step_shift
+                    conv = bool(np.isfinite(step_shift))
+                    sing = bool(full["singular"])
+                    err = "" if conv else (results[i].get("reason") or "one-step approximation not computable")
+                    if not conv:
+                        errors.append(err)
+            row.update({"glmm": g_full, "glmm_without": g_wo, "glmm_shift": g_wo - g_full, "glmm_method": method,
+                        "glmm_shift_one_step": step_shift, "glmm_converged": bool(conv), "glmm_singular": bool(sing),
+                        "glmm_error": err})
             rows.append(row)
     shifts = pd.DataFrame(rows)
     aggregate = _aggregate(tables, by)
-
-    readers = sorted(shifts["reader"].unique())
-    infl = []
-    for r in readers:
-        s = shifts[shifts["reader"] == r]
-        agg = aggregate[(aggregate["scope"] == ALL_DIMENSIONS) & (aggregate["reader"] == r)]["shift"]
-        infl.append({"reader": r, "mean_abs_shift": float(s["shift"].abs().mean()),
-                     "max_abs_shift": float(s["shift"].abs().max()),
-                     "mean_abs_glmm_shift": float(s["glmm_shift"].abs().mean()) if glmm else float("nan"),
-                     "aggregate_shift": float(agg.iloc[0]) if len(agg) else float("nan")})
-    readers_frame = pd.DataFrame(infl)
+    readers_frame = _reader_summary(shifts, aggregate, glmm)
 
     k = _argmax_abs(shifts["shift"].to_numpy(float))
     kg = _argmax_abs(shifts["glmm_shift"].to_numpy(float))
     ki = _argmax_abs(readers_frame["mean_abs_shift"].to_numpy(float))
     agg_all = aggregate[aggregate["scope"] == ALL_DIMENSIONS]["shift"].abs()
     notes = ["shift = estimate without the reader minus estimate with all readers",
-             "aggregate rates pool raw votes over cells; the GLMM is refitted per cell only"]
+             "aggregate rates pool raw votes over cells; the GLMM is re-estimated per cell only"]
+    both = shifts[(shifts["glmm_method"] == "exact") & shifts["glmm_shift_one_step"].notna()] if glmm else shifts.iloc[:0]
+    step_err = float((both["glmm_shift"] - both["glmm_shift_one_step"]).abs().max()) if len(both) else float("nan")
     if glmm and n_singular:
         notes.append(f"{n_singular} of {n_fits} GLMM fits were singular (a variance estimated at zero)")
+    if glmm and n_one_step:
+        notes.append(f"{n_one_step} reader estimates by one Newton step from the full fit (variances held fixed); "
+                     f"{len(refits)} refitted exactly, most influential first (exact budget {exact_budget:,} "
+                     "vote-equivalents)")
+    if errors:
+        notes.append(f"{len(errors)} one-step estimates not computable: {sorted(set(errors))[0]}")
+    if n_not_computed:
+        notes.append(f"{n_not_computed} reader x cell GLMM estimates not computed: {_NO_ONE_STEP}")
     return LoroResult(
         shifts=shifts, aggregate=aggregate, readers=readers_frame,
         largest_shift=float(shifts["shift"].iloc[k]) if k is not None else float("nan"),
@@ -199,8 +397,59 @@ def leave_one_reader_out(votes: pd.DataFrame, *, by: tuple[str, ...] = ("matchup
         aggregate_shift_min=float(agg_all.min()) if len(agg_all) else float("nan"),
         aggregate_shift_max=float(agg_all.max()) if len(agg_all) else float("nan"),
         glmm=bool(glmm), n_glmm_fits=n_fits, n_glmm_failed=n_failed, n_glmm_singular=n_singular,
-        notes=tuple(notes),
+        notes=tuple(notes), n_glmm_one_step=n_one_step, n_glmm_exact_refits=len(refits),
+        exact_budget=int(exact_budget), one_step_max_error=step_err,
     )
+
+
+def _refit_most_influential(tables, results, budget: int, runner) -> dict[tuple[int, int], dict]:
+    """Exact refits of the (cell, reader) combinations with the largest one-step shifts (those
+    whose one-step failed first), as many as ``budget`` vote-equivalents allow (a cell larger
+    than the budget gets none: at a million votes one refit costs as much as the audit)."""
+    candidates = []
+    for i, (t, res) in enumerate(zip(tables, results)):
+        one = res.get("one_step")
+        if one is None or res["full"]["error"]:
+            continue
+        if res.get("too_few"):
+            # no one-step in a small cell: rank its readers by their raw shift
+            rate_wo, _ = _raw_without(t)
+            shift = np.abs(np.nan_to_num(rate_wo - t.rate))
+        else:
+            shift = np.abs(_expit(one) - res["full"]["estimate"])
+            shift = np.where(np.isfinite(shift), shift, np.inf)
+        for j in range(t.n_readers):
+            candidates.append((-shift[j], i, j))
+    candidates.sort()
+    chosen, spent = [], 0
+    for _, i, j in candidates:
+        c = tables[i].n_votes + FIT_OVERHEAD_VOTES
+        if spent + c > budget:
+            continue  # too big for what is left; a smaller cell's reader may still fit
+        chosen.append((i, j))
+        spent += c
+    if not chosen:
+        return {}
+    arrays = {i: tables[i].vote_arrays() for i in sorted({i for i, _ in chosen})}  # once per cell
+    jobs = []
+    for i, j in chosen:
+        y, pair, rdr = arrays[i]
+        jobs.append(_RefitJob(i, j, y, pair, rdr, _start(results[i]["full"], pair, rdr, rdr != j)))
+    rows = runner.map(_refit, jobs, label="leave-one-reader-out refits")
+    return {(job.index, job.reader): row for job, row in zip(jobs, rows)}
+
+
+def _reader_summary(shifts: pd.DataFrame, aggregate: pd.DataFrame, glmm: bool) -> pd.DataFrame:
+    """One row per reader: mean and max |raw shift| over cells, mean |GLMM shift|, aggregate shift."""
+    abs_shift = shifts["shift"].abs()
+    g = shifts.assign(_abs=abs_shift, _gabs=shifts["glmm_shift"].abs()).groupby("reader", sort=True)
+    frame = pd.DataFrame({"reader": list(g.groups.keys())})
+    frame["mean_abs_shift"] = g["_abs"].mean().to_numpy(float)
+    frame["max_abs_shift"] = g["_abs"].max().to_numpy(float)
+    frame["mean_abs_glmm_shift"] = g["_gabs"].mean().to_numpy(float) if glmm else float("nan")
+    agg = aggregate[aggregate["scope"] == ALL_DIMENSIONS].set_index("reader")["shift"]
+    frame["aggregate_shift"] = frame["reader"].map(agg).astype(float).to_numpy()
+    return frame
 
 
 def _aggregate(tables: list[CellTable], by: tuple[str, ...]) -> pd.DataFrame:
@@ -215,18 +464,27 @@ def _aggregate(tables: list[CellTable], by: tuple[str, ...]) -> pd.DataFrame:
             scopes[crit] = [t for t in tables if t.key[ci] == crit]
     else:
         scopes[ALL_DIMENSIONS] = list(tables)
-    rows = []
+    every = sorted({r for t in tables for r in t.readers})
+    index = {r: k for k, r in enumerate(every)}
+    local = {id(t): np.fromiter((index[r] for r in t.readers), dtype=np.int64, count=t.n_readers) for t in tables}
+    frames = []
     for scope, ts in scopes.items():
-        s_by, n_by = {}, {}
+        s_by, n_by, seen = np.zeros(len(every)), np.zeros(len(every)), np.zeros(len(every), dtype=bool)
         for t in ts:
-            for j, r in enumerate(t.readers):
-                s_by[r] = s_by.get(r, 0.0) + float(t.S[:, j].sum())
-                n_by[r] = n_by.get(r, 0.0) + float(t.N[:, j].sum())
-        s_tot, n_tot = sum(s_by.values()), sum(n_by.values())
+            s_r, n_r = t.reader_sums()
+            np.add.at(s_by, local[id(t)], s_r)
+            np.add.at(n_by, local[id(t)], n_r)
+            seen[local[id(t)]] = True
+        s_tot, n_tot = s_by.sum(), n_by.sum()
         rate = s_tot / n_tot if n_tot > 0 else float("nan")
-        for r in sorted(s_by):
-            n_wo = n_tot - n_by[r]
-            rate_wo = (s_tot - s_by[r]) / n_wo if n_wo > 0 else float("nan")
-            rows.append({"scope": scope, "reader": r, "n_votes_without": int(n_wo), "rate": rate,
-                         "rate_without": rate_wo, "shift": rate_wo - rate})
-    return pd.DataFrame(rows, columns=["scope", "reader", "n_votes_without", "rate", "rate_without", "shift"])
+        n_wo = n_tot - n_by
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rate_wo = np.where(n_wo > 0, (s_tot - s_by) / np.where(n_wo > 0, n_wo, 1.0), np.nan)
+        sel = np.flatnonzero(seen)
+        frames.append(pd.DataFrame({"scope": scope, "reader": np.asarray(every, dtype=object)[sel],
+                                    "n_votes_without": n_wo[sel].astype(int), "rate": rate,
+                                    "rate_without": rate_wo[sel], "shift": rate_wo[sel] - rate}))
+    columns = ["scope", "reader", "n_votes_without", "rate", "rate_without", "shift"]
+    if not frames:
+        return pd.DataFrame(columns=columns)
+    return pd.concat(frames, ignore_index=True)[columns]

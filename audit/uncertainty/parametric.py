@@ -125,8 +125,7 @@ def parametric_bootstrap(
                                       f"({fit['error'] or 'estimate on the boundary (separation)'})",
                                       "use the cluster bootstrap for this cell"))
     generator, seed = resolve_rng(rng)
-    pair_idx = np.searchsorted(np.asarray(t.pairs, object), p)
-    reader_idx = np.searchsorted(np.asarray(t.readers, object), r)
+    pair_idx, reader_idx = p, r  # vote_arrays gives each vote's pair and reader index
     sd_p = fit["sd_pair"] if np.isfinite(fit["sd_pair"]) else 0.0
     sd_r = fit["sd_reader"] if np.isfinite(fit["sd_reader"]) else 0.0
     rows = []

@@ -175,13 +175,22 @@ def cgm_interval(estimate: float, var_pairs: float, var_readers: float, S: np.nd
     degrees of freedom, as CGM recommend for few clusters; ``p`` is the matching two-sided
     t-test of ``rate = null``.
     """
-    gp, gr = S.shape
-    m = int(np.count_nonzero(N))
-    nt = N.sum()
+    S, N = np.asarray(S, float), np.asarray(N, float)
+    keep = N != 0
+    return cgm_from_cells(estimate, var_pairs, var_readers, S[keep], N[keep], S.shape[0], S.shape[1], level, null)
+
+
+def cgm_from_cells(estimate: float, var_pairs: float, var_readers: float, s: np.ndarray, n: np.ndarray,
+                   n_pairs: int, n_readers: int, level: float, null: float = 0.5) -> tuple[float, float, float, float]:
+    """:func:`cgm_interval` from the sparse pair x reader cells: focal votes ``s`` and decisive
+    votes ``n`` of each observed (pair, reader) combination."""
+    gp, gr = int(n_pairs), int(n_readers)
+    m = int(np.count_nonzero(n))
+    nt = float(np.sum(n))
     if not np.isfinite(estimate) or min(gp, gr) < 2 or m < 2 or nt <= 0:
         nan = float("nan")
         return nan, nan, nan, nan
-    v_cells = float(np.sum((S - estimate * N) ** 2) / nt**2)
+    v_cells = float(np.sum((s - estimate * n) ** 2) / nt**2)
     v = gp / (gp - 1) * var_pairs + gr / (gr - 1) * var_readers - m / (m - 1) * v_cells
     v = max(v, gp / (gp - 1) * var_pairs, gr / (gr - 1) * var_readers)
     se = float(np.sqrt(v))

@@ -83,3 +83,33 @@ def test_with_one_matchup_or_equal_shares_both_poolings_agree():
 def test_unknown_pooling_is_an_input_error():
     with pytest.raises(InputError, match="unknown pooling"):
         agreement_table(_votes(), pooling="sideways")
+
+
+def test_vectorised_within_matchup_rows_equal_the_stratified_summary_per_group():
+    # ragged design: three matchups, two criteria, readers skip votes, one unit with a single vote
+    from audit.agreement import _stratified_summary
+
+    rng = np.random.default_rng(11)
+    rows = []
+    for m, share in enumerate((0.85, 0.25, 0.55)):
+        for p in range(9):
+            for crit in ("empathy", "surprise"):
+                for r in range(6):
+                    if rng.random() < 0.3:
+                        continue
+                    u = rng.random()
+                    y = 1.0 if u < share * 0.9 else (np.nan if u < share * 0.9 + 0.1 else 0.0)
+                    rows.append((f"m{m}p{p}", f"r{r}", crit, f"M{m}", y))
+    votes = pd.DataFrame(rows, columns=["pair_id", "reader_id", "criterion", "matchup", "y"])
+    frame = agreement_table(votes, pooling="within matchup").to_frame()
+    pooled = frame[frame["matchup"] == POOLED_WITHIN]
+    assert set(pooled["level"]) == {"criterion", "all"} and len(pooled) == 3
+    cat = np.where(votes["y"].isna(), 2, votes["y"]).astype(int)
+    unit = (votes["pair_id"] + "|" + votes["criterion"]).to_numpy()
+    for row in pooled.itertuples():
+        m = np.ones(len(votes), bool) if row.criterion == "all" else (votes["criterion"] == row.criterion).to_numpy()
+        want = _stratified_summary(unit[m], cat[m], votes["matchup"].to_numpy(dtype=object)[m])
+        for col in ("fleiss_kappa", "krippendorff_alpha", "expected_agreement", "observed_agreement"):
+            assert getattr(row, col) == pytest.approx(want[col], abs=1e-12), (row.level, row.criterion, col)
+    # cells (one matchup each) keep the usual statistics and label
+    assert (frame.loc[frame["level"] == "cell", "matchup"] != POOLED_WITHIN).all()

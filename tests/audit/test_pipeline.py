@@ -147,3 +147,35 @@ def test_criterion_mapping():
     assert judge_criterion_for("overall", {"aggregate", "x"}) == ("aggregate", True)
     assert judge_criterion_for("overall", {"overall", "aggregate"}) == ("overall", False)
     assert judge_criterion_for("empathy", {"x"}) == (None, False)
+
+
+def test_cell_grouped_judge_summaries_equal_the_per_group_ones():
+    # the one-pass summaries and credit gathering give what a filter per cell and judge gives
+    import numpy as np
+    import pandas as pd
+
+    from audit.data import JUDGE_AGGREGATE
+    from audit.judge_side import judge_pair_outcomes, summarise_outcomes
+    from audit.pipeline import _outcome_summaries, judge_choices
+
+    data = make_audit_data(n_pairs=15, n_readers=4, matchups=("a vs b", "c vs d"))
+    outcomes = judge_pair_outcomes(data, "even-split", np.random.default_rng(0))
+    outcomes = pd.concat([outcomes, outcomes.assign(judge="second", credit=1 - outcomes["credit"])],
+                         ignore_index=True).sample(frac=1.0, random_state=3)
+    outcomes.iloc[:5, outcomes.columns.get_loc("credit")] = np.nan
+    got = _outcome_summaries(outcomes)
+    assert len(got) == outcomes.groupby(["matchup", "criterion"]).ngroups
+    for (m, c, j), part in outcomes.groupby(["matchup", "criterion", "judge"], sort=False):
+        want, have = summarise_outcomes(part), got[(m, c)][j]
+        assert have == pytest.approx(want, nan_ok=True), (m, c, j)
+    assert list(got[next(iter(got))]) == list(dict.fromkeys(outcomes[
+        (outcomes["matchup"] == next(iter(got))[0]) & (outcomes["criterion"] == next(iter(got))[1])]["judge"]))
+    primary = outcomes["judge"].iloc[0]
+    choices = judge_choices(outcomes, primary, data.criteria)
+    mine = outcomes[outcomes["judge"] == primary]
+    for crit in data.criteria:
+        jc = crit if crit in set(mine["criterion"]) else JUDGE_AGGREGATE
+        want = mine[mine["criterion"] == jc]
+        have = choices[choices["criterion"] == crit]
+        assert have["pair_id"].tolist() == want["pair_id"].tolist()
+        np.testing.assert_array_equal(have["y_judge"].to_numpy(float), want["credit"].to_numpy(float))

@@ -14,24 +14,29 @@ from hypothesis import strategies as st
 from audit.errors import InputError
 from audit.serialize import from_jsonable, to_jsonable
 from audit.uncertainty.bootstrap import BootstrapResult, cluster_bootstrap
+from audit.uncertainty.resampling import REPLICATE_CHUNK, chunk_seed, resample_indices
 
 from .conftest import make_votes
+
+
+def _draws(seed: int, kind: str, ids: list[str], n_boot: int) -> np.ndarray:
+    """The resampled cluster indices the driver uses: one seeded draw per chunk of replicates."""
+    chunks = range(-(-n_boot // REPLICATE_CHUNK))
+    return np.vstack([resample_indices(seed, kind, tuple(ids), n_boot, c) for c in chunks])
 
 
 def _loop_bootstrap(votes: pd.DataFrame, scheme: str, n_boot: int, seed: int, draw_both: bool = False) -> np.ndarray:
     """Obviously-correct reference: rebuild every resampled data set vote by vote.
 
-    Draws the same stream as the vectorised code for a single cell: pair indices first
-    (``rng.integers(0, n_pairs, (B, n_pairs))``), then reader indices (both are drawn for
-    the product scheme, or when ``draw_both``).
+    Uses the same resampled indices as the vectorised code (:func:`resample_indices`, chunk
+    by chunk, for the cell's sorted pair ids and reader ids); ``draw_both`` is kept for the
+    callers that compare schemes on the same draws (the draws never depend on the scheme).
     """
     votes = votes[votes["y"].notna()]
     pairs = sorted(votes["pair_id"].unique())
     readers = sorted(votes["reader_id"].unique())
-    rng = np.random.default_rng(seed)
-    both = draw_both or scheme == "two-way-product"
-    ip = rng.integers(0, len(pairs), (n_boot, len(pairs))) if both or scheme == "pairs" else None
-    ir = rng.integers(0, len(readers), (n_boot, len(readers))) if both or scheme == "readers" else None
+    ip = _draws(seed, "pair", pairs, n_boot)
+    ir = _draws(seed, "reader", readers, n_boot)
     by_pair = {p: g for p, g in votes.groupby("pair_id")}
     by_reader = {r: g for r, g in votes.groupby("reader_id")}
     by_both = {k: g["y"].to_numpy() for k, g in votes.groupby(["pair_id", "reader_id"])}
@@ -55,7 +60,7 @@ def _loop_bootstrap(votes: pd.DataFrame, scheme: str, n_boot: int, seed: int, dr
 @pytest.mark.parametrize("scheme", ["pairs", "readers", "two-way-product"])
 def test_vectorised_equals_loop_with_same_draws(scheme):
     votes = make_votes(11, n_pairs=6, n_readers=4, tie_prob=0.1)
-    n_boot = 200
+    n_boot = 600  # three chunks of replicates, the last one partial
     reps = _loop_bootstrap(votes, scheme, n_boot, seed=42)
     res = cluster_bootstrap(votes, schemes=(scheme,), n_boot=n_boot, intervals=("percentile",), rng=42)
     row = res.cells.iloc[0]
@@ -68,17 +73,20 @@ def test_vectorised_equals_loop_with_same_draws(scheme):
 
 @pytest.mark.parametrize("scheme", ["pairs", "readers"])
 def test_bca_and_percentile_match_scipy_when_one_vote_per_cluster(scheme):
+    """One chunk of replicates is ``rng.integers(0, n, (B, n))`` from the chunk's own seed: the
+    stream scipy draws, so scipy given a generator on that seed resamples the same clusters."""
     rng = np.random.default_rng(7)
     n = 35
     y = (rng.random(n) < 0.62).astype(float)
-    votes = pd.DataFrame({"pair_id": [f"p{i:03d}" for i in range(n)], "reader_id": [f"r{i:03d}" for i in range(n)],
-                          "matchup": "m", "criterion": "c", "y": y})
-    res = cluster_bootstrap(votes, schemes=(scheme,), n_boot=2000, rng=123)
+    ids = [f"i{i:03d}" for i in range(n)]
+    votes = pd.DataFrame({"pair_id": ids, "reader_id": ids, "matchup": "m", "criterion": "c", "y": y})
+    res = cluster_bootstrap(votes, schemes=(scheme,), n_boot=REPLICATE_CHUNK, rng=123)
     row = res.cells.iloc[0]
+    kind = "pair" if scheme == "pairs" else "reader"
     for method, cols in (("BCa", ("ci_low_bca", "ci_high_bca")),
                          ("percentile", ("ci_low_percentile", "ci_high_percentile"))):
-        ref = scipy.stats.bootstrap((y,), np.mean, n_resamples=2000, method=method, confidence_level=0.95,
-                                    rng=np.random.default_rng(123))
+        ref = scipy.stats.bootstrap((y,), np.mean, n_resamples=REPLICATE_CHUNK, method=method, confidence_level=0.95,
+                                    rng=np.random.default_rng(chunk_seed(123, kind, tuple(ids), 0)))
         assert row[cols[0]] == pytest.approx(ref.confidence_interval.low, abs=1e-10)
         assert row[cols[1]] == pytest.approx(ref.confidence_interval.high, abs=1e-10)
         assert row["se"] == pytest.approx(ref.standard_error, rel=1e-10)

@@ -73,3 +73,52 @@ def test_glmm_refits_match_cold_fits_and_round_trip():
     back = from_jsonable(LoroResult, json.loads(text))
     assert json.dumps(to_jsonable(back)) == text
     assert np.isfinite(res.largest_glmm_shift)
+
+
+def _many_readers(seed=3):
+    from .test_one_step import _design
+
+    return _design(150, 24, 6, seed)  # one cell: 150 pairs, 24 readers, 900 votes
+
+
+def test_exact_refits_everywhere_when_the_analysis_fits_the_budget():
+    res = leave_one_reader_out(_many_readers())
+    assert set(res.shifts["glmm_method"]) == {"exact"} and res.n_glmm_one_step == 0
+    assert res.n_glmm_exact_refits == 24 and np.isnan(res.one_step_max_error)
+
+
+def test_beyond_the_budget_one_step_for_all_and_exact_refits_for_the_most_influential():
+    v = _many_readers()
+    exact = leave_one_reader_out(v).shifts.set_index("reader")["glmm_shift"]
+    # 24 x (900 + 2000) vote-equivalents do not fit in 20,000; a fifth of it buys one refit
+    res = leave_one_reader_out(v, exact_budget=20_000)
+    s = res.shifts.set_index("reader")
+    assert (s["glmm_method"] == "exact").sum() == 1 == res.n_glmm_exact_refits and res.n_glmm_one_step == 23
+    top = s["glmm_shift_one_step"].abs().idxmax()
+    assert s.loc[top, "glmm_method"] == "exact"  # the most influential reader is the one refitted
+    assert s.loc[top, "glmm_shift"] == pytest.approx(exact[top], abs=1e-6)
+    assert res.one_step_max_error == pytest.approx(abs(exact[top] - s.loc[top, "glmm_shift_one_step"]))
+    one = s[s["glmm_method"] == "one-step"]
+    assert np.max(np.abs(one["glmm_shift"] - exact[one.index])) <= 0.12 * exact.abs().max()
+    assert "one Newton step" in str(res)
+
+
+def test_small_cells_beyond_the_budget_get_no_one_step():
+    v = make_votes(4, n_matchups=1, n_criteria=2, n_pairs=12, n_readers=5)
+    res = leave_one_reader_out(v, exact_budget=2_000)  # no refit fits: 12 x 5 votes + overhead > 400
+    assert set(res.shifts["glmm_method"]) == {"not computed"} and res.shifts["glmm_without"].isna().all()
+    assert res.shifts["rate_without"].notna().all()  # the raw shifts do not depend on the budget
+
+
+def test_starting_from_given_full_fits_equals_fitting_them():
+    from audit.glmm import fit_crossed_glmm
+
+    v = _many_readers(5)
+    fitted = leave_one_reader_out(v, exact_budget=0)
+    cell = v[v["y"].notna()]
+    full = fit_crossed_glmm(cell["y"].to_numpy(float), {"pair": cell["pair_id"].to_numpy(),
+                                                        "reader": cell["reader_id"].to_numpy()})
+    given = leave_one_reader_out(v, exact_budget=0,
+                                 full_fits={("m", "c"): (full.b[0], full.sd["pair"], full.sd["reader"])})
+    assert given.n_glmm_fits == 0 and fitted.n_glmm_fits == 1
+    np.testing.assert_allclose(given.shifts["glmm_shift"], fitted.shifts["glmm_shift"], atol=2e-4)

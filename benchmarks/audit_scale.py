@@ -1,0 +1,174 @@
+"""The whole `audit run` at scale, per section, beside the GLMMs a user would otherwise fit (issue 15).
+
+    python benchmarks/audit_scale.py                               # fixture and 100k, jobs 1 and 2
+    python benchmarks/audit_scale.py --studies fixture 100k 1m criteria --dask
+    python benchmarks/audit_scale.py --studies 1m --jobs 2 --glmer-cache /tmp/glmer   # reuse a 20-min glmer fit
+
+For each study it runs the real command line (`python -m audit run ... --out TMP`, report included)
+in a fresh process per setting and prints one table: wall time, peak RSS of that process, and the
+seconds of each stage (from the command's own stage messages on stderr; "surface+" runs to the
+next message, so it also holds whatever the pipeline does after the surface section). Settings: ``--jobs`` values
+and, with ``--dask``, a Dask LocalCluster of 2 single-thread workers started here. Beside it, one fit
+of the same cell's votes by lme4 ``glmer`` (Rscript, timed inside R), statsmodels ``mixedlm``
+(linear mixed model, pair and reader variance components) and ``gpboost`` (Bernoulli GLMM with
+crossed grouped effects), each when installed. Studies (``benchmarks/scale_data.py``, seeded, written
+to a temporary folder): ``fixture`` (2.5k votes, 18 cells), ``100k`` (5k pairs, 200 readers, one
+cell), ``1m`` (50k pairs, 2k readers, one cell), ``criteria`` (10k criteria x 18 votes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from scale_data import PRESETS, write_study  # noqa: E402
+
+STAGES = ("loading inputs", "judge verdicts", "agreement", "human GLMMs", "bootstraps and leave-one-reader-out",
+          "reader analysis", "surface features", "writing outputs")
+SHORT = {"loading inputs": "load", "judge verdicts": "judge", "agreement": "agree", "human GLMMs": "glmm",
+         "bootstraps and leave-one-reader-out": "uncert", "reader analysis": "readers", "surface features": "surface",
+         "writing outputs": "write"}
+_STAGE_LINE = re.compile(r"^\[\s*([0-9.]+)s\] (.+)\.\.\.$")
+
+
+def study_paths(name: str, tmp: Path) -> tuple[list[str], Path | None]:
+    """The audit-run arguments of a study (and the humans file of its single cell, if one)."""
+    if name == "fixture":
+        d = ROOT / "fixtures" / "deployment"
+        return [str(d / "judge.csv"), str(d / "humans.csv"), "--pairs", str(d / "pairs.csv"), "--stories",
+                str(d / "stories.csv"), "--dev-judge", str(ROOT / "fixtures" / "dev" / "judge.csv"), "--dev-humans",
+                str(ROOT / "fixtures" / "dev" / "humans.csv")], None
+    judge, humans = write_study(tmp / name, PRESETS[name])
+    return [str(judge), str(humans)], humans if PRESETS[name].criteria == 1 else None
+
+
+def run_audit(args: list[str], out: Path) -> dict:
+    """One `audit run` process: wall time, peak RSS (MB) and seconds per stage."""
+    cmd = [sys.executable, "-m", "audit", "run", *args, "--out", str(out)]
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) not in (0, 1):
+        raise SystemExit(f"audit run failed ({os.waitstatus_to_exitcode(status)}): {err[-2000:]}")
+    marks = [(float(m.group(1)), m.group(2)) for m in map(_STAGE_LINE.match, err.splitlines()) if m]
+    total = next((float(x) for x in re.findall(r"^\(([0-9.]+) s\)$", err, re.M)), wall)
+    stages = {}
+    for (t0, name), (t1, _) in zip(marks, marks[1:] + [(total, "")]):
+        stages[name] = t1 - t0
+    return {"wall": wall, "peak_mb": usage.ru_maxrss / 1024, "stages": stages}
+
+
+def competitors(humans: Path, glmer_cache: Path | None) -> list[tuple[str, float, str]]:
+    """One fit of the single cell's votes by each competitor: (name, seconds, estimate note)."""
+    votes = pd.read_csv(humans)
+    y = (votes["choice"] == "focal").to_numpy(float)
+    pair = pd.factorize(votes["pair_id"])[0]
+    reader = pd.factorize(votes["reader_id"])[0]
+    frame = pd.DataFrame({"y": y, "pair": pair, "reader": reader})
+    rows = []
+    from audit.glmm import fit_crossed_glmm
+
+    t0 = time.perf_counter()
+    ours = fit_crossed_glmm(y, {"pair": pair, "reader": reader})
+    rows.append(("audit.glmm (ours)", time.perf_counter() - t0, f"b0 {ours.b[0]:.4f}"))
+    try:
+        from audit.glmm.rscript import rscript_available, run_glmer
+
+        if rscript_available():
+            import json
+
+            path = None if glmer_cache is None else glmer_cache / f"glmer_{len(y)}.json"
+            if path is not None and path.exists():
+                out = json.loads(path.read_text())
+            else:
+                out = run_glmer(frame.assign(pair="p" + frame["pair"].astype(str),
+                                             reader="r" + frame["reader"].astype(str)),
+                                "y ~ 1 + (1|pair) + (1|reader)")
+                if path is not None:
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    path.write_text(json.dumps(out))
+            fixef = out["fixef"][0] if isinstance(out["fixef"], list) else out["fixef"]
+            rows.append(("lme4 glmer (R, timed in R)", float(out["time_fit"]), f"b0 {fixef:.4f}"))
+    except Exception as exc:  # noqa: BLE001 - a benchmark reports a competitor that failed, it does not stop
+        rows.append(("lme4 glmer", float("nan"), f"failed: {exc}"))
+    dense_gb = len(y) * (pair.max() + reader.max() + 2) * 8 / 1e9
+    try:
+        import statsmodels.formula.api as smf
+
+        if dense_gb > 2:
+            raise MemoryError(f"its variance-component design is dense: {dense_gb:.0f} GB at this size")
+        t0 = time.perf_counter()
+        fit = smf.mixedlm("y ~ 1", frame.assign(g=1), groups="g",
+                          vc_formula={"pair": "0 + C(pair)", "reader": "0 + C(reader)"}).fit()
+        rows.append(("statsmodels mixedlm (linear)", time.perf_counter() - t0, f"mean {fit.params.iloc[0]:.4f}"))
+    except Exception as exc:  # noqa: BLE001
+        rows.append(("statsmodels mixedlm", float("nan"), f"failed: {type(exc).__name__}: {exc}"[:80]))
+    try:
+        import gpboost as gpb
+
+        t0 = time.perf_counter()
+        model = gpb.GPModel(group_data=np.column_stack([pair, reader]), likelihood="bernoulli_logit")
+        model.fit(y=y, X=np.ones((len(y), 1)))
+        coef = float(np.asarray(model.get_coef()).ravel()[0])
+        rows.append(("gpboost GLMM", time.perf_counter() - t0, f"b0 {coef:.4f}"))
+    except ImportError:
+        rows.append(("gpboost", float("nan"), "not installed (pip install gpboost)"))
+    except Exception as exc:  # noqa: BLE001
+        rows.append(("gpboost", float("nan"), f"failed: {type(exc).__name__}"))
+    return rows
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--studies", nargs="+", default=["fixture", "100k"], choices=["fixture", *PRESETS])
+    parser.add_argument("--jobs", nargs="+", type=int, default=[1, 2])
+    parser.add_argument("--dask", action="store_true", help="also run on a Dask LocalCluster of 2 workers")
+    parser.add_argument("--no-competitors", action="store_true")
+    parser.add_argument("--glmer-cache", type=Path, default=None, help="folder caching glmer's fits per size")
+    args = parser.parse_args(argv)
+    cluster = None
+    if args.dask:
+        from distributed import LocalCluster
+
+        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    cols = [SHORT[s] for s in STAGES]
+    print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print(f"{'study':9} {'setting':12} {'wall s':>7} {'peak MB':>8} " + " ".join(f"{c:>7}" for c in cols))
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        for name in args.studies:
+            audit_args, humans = study_paths(name, tmp)
+            settings = [(f"--jobs {j}", ["--jobs", str(j)]) for j in args.jobs]
+            if cluster is not None:
+                settings.append(("dask 2x1", ["--scheduler", cluster.scheduler_address]))
+            for label, extra in settings:
+                res = run_audit([*audit_args, *extra], tmp / f"out-{name}-{label.replace(' ', '')}")
+                st = res["stages"]
+                print(f"{name:9} {label:12} {res['wall']:7.1f} {res['peak_mb']:8.0f} "
+                      + " ".join(f"{st.get(s, float('nan')):7.2f}" for s in STAGES), flush=True)
+            if humans is not None and not args.no_competitors:
+                for comp, secs, note in competitors(humans, args.glmer_cache):
+                    print(f"{'':9} {comp:32} {secs:8.2f} s   {note}", flush=True)
+    if cluster is not None:
+        cluster.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

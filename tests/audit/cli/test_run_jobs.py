@@ -1,0 +1,72 @@
+"""`audit run --jobs`: same result as --jobs 1, usage errors, a lost worker's exit status,
+the progress bar only on a terminal."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from audit.cli import main
+from audit.cli.exit_status import ExitStatus
+from audit.cli.options import Progress
+
+ROOT = Path(__file__).resolve().parents[3]
+DEPLOY = ROOT / "fixtures" / "deployment"
+
+
+def _args(out, *extra):
+    return ["run", str(DEPLOY / "judge.csv"), str(DEPLOY / "humans.csv"), "--pairs", str(DEPLOY / "pairs.csv"),
+            "--no-surface", "--n-boot", "500", "-q", "--no-html", "--out", str(out), *extra]
+
+
+def _result(out: Path) -> str:
+    result = json.loads((out / "result.json").read_text())
+    result["provenance"].pop("command")
+    return json.dumps(result, sort_keys=True)
+
+
+def test_jobs_2_gives_the_same_result_as_jobs_1(tmp_path):
+    assert main(_args(tmp_path / "one", "--jobs", "1")) == ExitStatus.OK
+    assert main(_args(tmp_path / "two", "--jobs", "2")) == ExitStatus.OK
+    assert _result(tmp_path / "two") == _result(tmp_path / "one")
+
+
+@pytest.mark.parametrize("jobs", ["0", "-1", "two"])
+def test_jobs_below_one_is_a_usage_error(tmp_path, jobs, capsys):
+    assert main(_args(tmp_path, "--jobs", jobs)) == ExitStatus.USAGE_ERROR
+    assert "--jobs" in capsys.readouterr().err
+
+
+def _die(_):
+    os._exit(3)
+
+
+def test_a_worker_that_dies_stops_the_run_with_its_own_status(tmp_path, monkeypatch, capsys):
+    import audit.uncertainty.loro as loro
+
+    # forked workers inherit the patched module: every leave-one-reader-out fit kills its worker
+    monkeypatch.setattr(loro, "_cell_phase_one", _die)
+    assert main(_args(tmp_path, "--jobs", "2")) == ExitStatus.WORKER_LOST == 7
+    assert "worker" in capsys.readouterr().err.lower()
+    assert not (tmp_path / "result.json").exists()
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_the_progress_bar_draws_only_on_a_terminal_and_not_under_quiet():
+    assert Progress(enabled=True, stream=io.StringIO()).bars is False
+    assert Progress(enabled=False, stream=_Terminal()).bars is False
+    stream = _Terminal()
+    progress = Progress(enabled=True, stream=stream)
+    bar = progress.bar("bootstrap", 4)
+    for _ in range(4):
+        bar.advance()
+    bar.close()
+    assert "bootstrap" in stream.getvalue()

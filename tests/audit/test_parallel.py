@@ -1,0 +1,83 @@
+"""The task runners: order, seeding, byte-identical results across runners, faults."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+from audit.errors import InputError, WorkerLostError
+from audit.parallel import LocalPool, TaskRunner, check_jobs, open_runner, stable_digest, task_seed
+from audit.serialize import to_jsonable
+from audit.uncertainty import cluster_bootstrap, leave_one_reader_out
+
+from .uncertainty.conftest import make_votes
+
+
+def _square(x):
+    return x * x
+
+
+def _seeded_draw(key):
+    return np.random.default_rng(task_seed(7, *key)).random(3).tolist()
+
+
+def _die(_):
+    os._exit(3)  # a worker killed mid-task (out of memory, signal): no exception, no result
+
+
+class _Bar:
+    def __init__(self, log, description, total):
+        self.log, self.description, self.total = log, description, total
+
+    def advance(self, n=1):
+        self.log.append((self.description, self.total))
+
+    def close(self):
+        pass
+
+
+def test_results_come_back_in_item_order_and_advance_the_bar():
+    log = []
+    with LocalPool(2, progress=lambda d, t: _Bar(log, d, t)) as pool:
+        assert pool.map(_square, list(range(9)), label="squares") == [i * i for i in range(9)]
+    assert log == [("squares", 9)] * 9
+
+
+def test_task_seeds_depend_on_the_key_not_on_the_worker():
+    keys = [("pair", ("a", "b"), c) for c in range(4)]
+    local = TaskRunner().map(_seeded_draw, keys)
+    with LocalPool(2) as pool:
+        assert pool.map(_seeded_draw, keys) == local
+    assert len({tuple(v) for v in local}) == 4
+    assert stable_digest("x", ("a", "b")) == stable_digest("x", ["a", "b"]) != stable_digest("x", ("ab",))
+
+
+def test_bootstrap_and_loro_are_byte_identical_in_process_and_on_a_pool():
+    votes = make_votes(6, n_matchups=2, n_criteria=3, n_pairs=10, n_readers=6, tie_prob=0.05)
+    one = [json.dumps(to_jsonable(cluster_bootstrap(votes, n_boot=600, rng=4))),
+           json.dumps(to_jsonable(leave_one_reader_out(votes)))]
+    with LocalPool(2) as pool:
+        two = [json.dumps(to_jsonable(cluster_bootstrap(votes, n_boot=600, rng=4, runner=pool))),
+               json.dumps(to_jsonable(leave_one_reader_out(votes, runner=pool)))]
+    assert one == two
+
+
+def test_a_worker_that_dies_raises_worker_lost_not_a_hang():
+    with LocalPool(2) as pool, pytest.raises(WorkerLostError, match="died"):
+        pool.map(_die, [1, 2, 3])
+
+
+@pytest.mark.parametrize("bad", [0, -2, 1.5, True])
+def test_jobs_must_be_a_positive_integer(bad):
+    with pytest.raises(ValueError):
+        check_jobs(bad)
+    assert check_jobs(None) >= 1
+
+
+def test_a_scheduler_address_without_protocol_is_an_input_error():
+    pytest.importorskip("distributed")
+    with pytest.raises(InputError, match="tcp://HOST:PORT"):
+        open_runner(scheduler="localhost")

@@ -1,0 +1,123 @@
+"""One-step leave-one-reader-out: the algebra against a dense reference, the estimate against
+exact refits, the conditional modes against the GLMM engine's."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.special import expit
+
+from audit.glmm import fit_crossed_glmm
+from audit.uncertainty._cells import cell_tables
+from audit.uncertainty.one_step import conditional_modes, modes_from_fit, one_step_without_readers
+
+
+def _design(n_pairs: int, n_readers: int, per_pair: int, seed: int, b0=0.3, sd_pair=0.5, sd_reader=0.5):
+    """Each pair read by ``per_pair`` distinct readers, logit P = b0 + u_pair + v_reader."""
+    rng = np.random.default_rng(seed)
+    readers = np.argsort(rng.random((n_pairs, n_readers)), axis=1)[:, :per_pair]
+    pair = np.repeat(np.arange(n_pairs), per_pair)
+    reader = readers.ravel()
+    eta = b0 + rng.normal(0, sd_pair, n_pairs)[pair] + rng.normal(0, sd_reader, n_readers)[reader]
+    y = (rng.random(pair.size) < expit(eta)).astype(float)
+    return pd.DataFrame({"pair_id": [f"p{i:04d}" for i in pair], "reader_id": [f"r{j:03d}" for j in reader],
+                         "y": y, "matchup": "m", "criterion": "c"})
+
+
+def _fit(table):
+    y, p, r = table.vote_arrays()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return y, p, r, fit_crossed_glmm(y, {"pair": p, "reader": r})
+
+
+def _dense_reference(y, p, r, full, n_pairs, n_readers):
+    """The same one-step written out densely: the joint Hessian over (b0, u_pair, u_reader),
+    reader j's row and column removed by conditioning, its votes by the Woodbury identity with
+    the pair x pair matrix G kept on its diagonal and its intercept part (as documented)."""
+    th = np.array([full.sd["pair"], full.sd["reader"]])
+    b0 = full.b[0]
+    bp, br = modes_from_fit(full, n_pairs, n_readers)
+    mu = expit(b0 + bp[p] + br[r])
+    w = mu * (1 - mu)
+    q = 1 + n_pairs + n_readers
+    Z = np.zeros((y.size, q))
+    Z[:, 0] = 1
+    Z[np.arange(y.size), 1 + p] = th[0]
+    Z[np.arange(y.size), 1 + n_pairs + r] = th[1]
+    H = Z.T @ (Z * w[:, None])
+    H[1:, 1:] += np.eye(n_pairs + n_readers)
+    Hinv = np.linalg.inv(H)
+    out = []
+    for j in range(n_readers):
+        mine = r == j
+        cj = 1 + n_pairs + j
+        M = Hinv - np.outer(Hinv[:, cj], Hinv[cj, :]) / Hinv[cj, cj]
+        pj = p[mine]
+        idx = np.concatenate([[0], 1 + pj])
+        Msub = M[np.ix_(idx, idx)]
+        V = np.zeros((len(idx), len(pj)))
+        V[0, :] = 1
+        V[1 + np.arange(len(pj)), np.arange(len(pj))] = th[0]
+        G = V.T @ Msub @ V
+        G_low = Msub[0, 0] + th[0] * (Msub[0, 1:][:, None] + Msub[0, 1:][None, :])
+        np.fill_diagonal(G_low, np.diag(G))
+        c = (mu - y)[mine]
+        t = np.linalg.solve(np.diag(1 / w[mine]) - G_low, G_low @ c)
+        out.append(b0 + (Msub @ V)[0] @ (c + t))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("shape", [(60, 12, 5, 1), (80, 20, 6, 2)])
+def test_one_step_equals_its_dense_reference(shape):
+    n_pairs, n_readers, per_pair, seed = shape
+    t = cell_tables(_design(n_pairs, n_readers, per_pair, seed), ("matchup", "criterion"))[0]
+    y, p, r, full = _fit(t)
+    bp, br = modes_from_fit(full, t.n_pairs, t.n_readers)
+    step = one_step_without_readers(t, full.b[0], full.sd["pair"], full.sd["reader"], bp, br)
+    assert step.reason == ""
+    np.testing.assert_allclose(step.b0_without, _dense_reference(y, p, r, full, t.n_pairs, t.n_readers),
+                               rtol=0, atol=1e-10)
+
+
+def test_conditional_modes_match_the_engine():
+    t = cell_tables(_design(120, 25, 8, 3), ("matchup", "criterion"))[0]
+    _, _, _, full = _fit(t)
+    bp, br = modes_from_fit(full, t.n_pairs, t.n_readers)
+    mp, mr = conditional_modes(t, full.b[0], full.sd["pair"], full.sd["reader"])
+    np.testing.assert_allclose(mp, bp, atol=1e-5)
+    np.testing.assert_allclose(mr, br, atol=1e-5)
+
+
+# Designs of the validation in docs/uncertainty.md (benchmarks/loro_validation.py prints the
+# full table); the stated tolerance: the one-step shift is within 12% of the largest exact
+# shift of the cell for every reader, and the most influential reader is the same.
+@pytest.mark.parametrize("shape", [(300, 30, 10, 1), (400, 60, 10, 2)])
+def test_one_step_shifts_are_close_to_exact_refits(shape):
+    n_pairs, n_readers, per_pair, seed = shape
+    t = cell_tables(_design(n_pairs, n_readers, per_pair, seed), ("matchup", "criterion"))[0]
+    y, p, r, full = _fit(t)
+    bp, br = modes_from_fit(full, t.n_pairs, t.n_readers)
+    step = one_step_without_readers(t, full.b[0], full.sd["pair"], full.sd["reader"], bp, br)
+    base = expit(full.b[0])
+    exact = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for j in range(t.n_readers):
+            keep = r != j
+            exact.append(expit(fit_crossed_glmm(y[keep], {"pair": p[keep], "reader": r[keep]}, start=full).b[0]) - base)
+    exact = np.array(exact)
+    approx = expit(step.b0_without) - base
+    assert np.max(np.abs(approx - exact)) <= 0.12 * np.max(np.abs(exact))
+    assert np.argmax(np.abs(approx)) == np.argmax(np.abs(exact))
+    assert np.corrcoef(approx, exact)[0, 1] > 0.99
+
+
+def test_separated_fit_gives_a_reason_not_numbers():
+    t = cell_tables(_design(20, 5, 3, 4).assign(y=1.0), ("matchup", "criterion"))[0]
+    step = one_step_without_readers(t, float("inf"), float("nan"), float("nan"), np.zeros(t.n_pairs),
+                                    np.zeros(t.n_readers))
+    assert np.isnan(step.b0_without).all() and "separation" in step.reason
