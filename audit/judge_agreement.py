@@ -16,6 +16,11 @@ criterion pooled over matchups and over everything:
 * ``raw_human`` (share of agreeing reader pairs), ``raw_judge_human`` (share of reader
   votes equal to the judge's verdict) and ``raw_difference``.
 
+Rows pooled over matchups take chance agreement (kappa) and expected disagreement (alpha)
+within each matchup and pool them, so no figure depends on which system of a matchup is
+focal (see :func:`agreement_statistics`). The votes are held as sparse indicators (memory
+grows with the votes, not units x readers).
+
 The human-human and judge-human alpha and raw agreement are computed on the same units:
 those with at least two human votes (the only units with human-human information).
 
@@ -37,6 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy import sparse
 from scipy.special import ndtri
 from scipy.stats import t as student_t
 
@@ -48,7 +54,6 @@ from audit.uncertainty.two_way import correct_two_way
 
 STATISTICS = ("kappa_majority", "kappa_readers", "alpha_judge_human", "alpha_human", "alpha_difference",
               "raw_judge_human", "raw_human", "raw_difference")
-_CHUNK = 256  #: replicates computed at once (bounds memory at ~ 3 x chunk x units floats)
 #: the range of each statistic: the rescaled two-way replicates can leave it, the interval cannot
 _RANGE = dict(kappa_majority=(-1.0, 1.0), kappa_readers=(-1.0, 1.0), raw_judge_human=(0.0, 1.0),
               raw_human=(0.0, 1.0), raw_difference=(-1.0, 1.0))
@@ -66,83 +71,168 @@ def _kappa(po: np.ndarray, pe: np.ndarray) -> np.ndarray:
 
 
 def _alpha(o: np.ndarray) -> np.ndarray:
-    """Nominal alpha from coincidence matrices ``o`` (B x 3 x 3): ``1 - (n-1) D_o / D_e``."""
-    nc = o.sum(axis=2)
-    n = nc.sum(axis=1)
-    d_o = n - np.trace(o, axis1=1, axis2=2)
-    d_e = n**2 - np.sum(nc**2, axis=1)
+    """Nominal alpha pooled over strata from coincidence matrices ``o`` (B x S x 3 x 3).
+
+    ``1 - sum_s D_o,s / sum_s D_e,s`` with ``D_o,s`` stratum ``s``'s disagreeing coincidences
+    and ``D_e,s = (n_s^2 - sum_c n_cs^2) / (n_s - 1)`` the number expected from its own
+    category shares; one stratum gives Krippendorff's ``1 - (n-1) D_o / D_e``.
+    """
+    nc = o.sum(axis=3)
+    n = nc.sum(axis=2)
+    use = n > 1
+    d_o = np.where(use, n - np.trace(o, axis1=2, axis2=3), 0.0).sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where((d_e > 0) & (n > 1), 1.0 - (n - 1.0) * d_o / np.where(d_e > 0, d_e, 1.0), np.nan)
+        d_e = np.where(use, (n**2 - np.sum(nc**2, axis=2)) / np.where(use, n - 1.0, 1.0), 0.0).sum(axis=1)
+        return np.where(d_e > 1e-12, 1.0 - d_o / np.where(d_e > 1e-12, d_e, 1.0), np.nan)
 
 
-def agreement_statistics(ind: np.ndarray, judge: np.ndarray, pairable: np.ndarray, wu: np.ndarray,
-                         wr: np.ndarray) -> dict[str, np.ndarray]:
+@dataclass(frozen=True)
+class ScopeVotes:
+    """One scope's votes as sparse indicators: memory grows with the votes, not units x readers.
+
+    ``ind[c]`` (units x readers, CSR) is 1 where the reader voted category ``c`` (0 other,
+    1 focal, 2 tie) on the unit; ``by_stratum_reader[c]`` the same with one column per
+    (reader, stratum) combination that has votes and ``combo_reader`` (combinations x
+    readers) maps those columns to readers; ``stratum`` (units x strata) is each unit's
+    matchup. ``judge`` (U,) is the judge's category (-1: no verdict), ``pairable`` (U,) the
+    units with at least two human votes.
+    """
+
+    ind: tuple[sparse.csr_matrix, ...]
+    by_stratum_reader: tuple[sparse.csr_matrix, ...]
+    combo_reader: sparse.csr_matrix
+    stratum: sparse.csr_matrix
+    judge: np.ndarray
+    pairable: np.ndarray
+
+    def __post_init__(self) -> None:
+        # the transposes the products use, built once (scipy rebuilds a transpose on every .T)
+        object.__setattr__(self, "_t", {"stratum": self.stratum.T.tocsr(), "combo_reader": self.combo_reader.T.tocsr(),
+                                        "by_stratum_reader": tuple(m.T.tocsr() for m in self.by_stratum_reader)})
+
+    @property
+    def n_units(self) -> int:
+        return int(self.judge.shape[0])
+
+    @property
+    def n_readers(self) -> int:
+        return int(self.ind[0].shape[1])
+
+
+def scope_votes(unit: np.ndarray, reader: np.ndarray, category: np.ndarray, judge: np.ndarray,
+                stratum: np.ndarray | None = None, n_readers: int | None = None) -> ScopeVotes:
+    """Build :class:`ScopeVotes` from one row per vote (unit, reader, category codes).
+
+    ``judge`` and ``stratum`` have one entry per unit (``stratum`` None: one stratum);
+    ``n_readers`` defaults to ``max(reader) + 1``.
+    """
+    unit, reader, category = (np.asarray(a, dtype=np.int64) for a in (unit, reader, category))
+    judge = np.asarray(judge, dtype=np.int64)
+    n_u = judge.shape[0]
+    n_r = int(n_readers if n_readers is not None else (reader.max() + 1 if reader.size else 0))
+    strata = np.zeros(n_u, dtype=np.int64) if stratum is None else np.unique(stratum, return_inverse=True)[1]
+    n_s = int(strata.max()) + 1 if n_u else 0
+    combo, combo_code = np.unique(reader * max(n_s, 1) + strata[unit], return_inverse=True)
+    ones = np.ones(unit.shape[0])
+
+    def indicator(cols: np.ndarray, width: int, c: int) -> sparse.csr_matrix:
+        m = category == c
+        return sparse.csr_matrix((ones[m], (unit[m], cols[m])), shape=(n_u, width))
+
+    counts = np.bincount(unit, minlength=n_u)
+    return ScopeVotes(
+        ind=tuple(indicator(reader, n_r, c) for c in range(3)),
+        by_stratum_reader=tuple(indicator(combo_code, combo.shape[0], c) for c in range(3)),
+        combo_reader=sparse.csr_matrix((np.ones(combo.shape[0]), (np.arange(combo.shape[0]), combo // max(n_s, 1))),
+                                       shape=(combo.shape[0], n_r)),
+        stratum=sparse.csr_matrix((np.ones(n_u), (np.arange(n_u), strata)), shape=(n_u, n_s)),
+        judge=judge, pairable=counts >= 2)
+
+
+def _right(x: np.ndarray, m_t: sparse.csr_matrix) -> np.ndarray:
+    """``x @ m`` for dense ``x`` (B x U) and sparse ``m`` (U x K) given ``m_t = m.T``, as a dense (B x K) array."""
+    if m_t.shape[0] == 1 and m_t.nnz == m_t.shape[1]:  # one stratum holding every unit: a row sum
+        return x.sum(axis=1, keepdims=True)
+    return np.asarray((m_t @ x.T).T)
+
+
+def _reader_kappas(sv: ScopeVotes, wu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each reader's kappa with the judge (B x R), chance taken within each stratum, and its units."""
+    jcat = [wu * (sv.judge == j)[None, :] for j in range(3)]
+    table = [[_right(jcat[j], sv._t["by_stratum_reader"][c]) for c in range(3)] for j in range(3)]  # (B, K) each
+    n_k = sum(table[j][c] for j in range(3) for c in range(3))
+    diag = sum(table[c][c] for c in range(3))
+    chance = sum(_ratio(sum(table[c]) * sum(table[j][c] for j in range(3)), n_k) for c in range(3))
+    chance = np.where(n_k > 0, chance, 0.0)
+    n_r, diag_r, chance_r = (_right(x, sv._t["combo_reader"]) for x in (n_k, diag, chance))
+    return _kappa(_ratio(diag_r, n_r), _ratio(chance_r, n_r)), n_r
+
+
+def agreement_statistics(sv: ScopeVotes, wu: np.ndarray, wr: np.ndarray) -> dict[str, np.ndarray]:
     """Every statistic of :data:`STATISTICS` under unit weights ``wu`` and reader weights ``wr``.
 
-    ``ind`` is (3, U, R): ``ind[c, u, r] = 1`` when reader ``r`` voted category ``c`` (0 other,
-    1 focal, 2 tie) on unit ``u``; ``judge`` (U,) the judge's category (-1: no verdict);
-    ``pairable`` (U,) units with at least two human votes; ``wu`` (B, U) and ``wr`` (B, R)
-    integer resampling counts (all ones for the estimate). Returns arrays of length B.
+    ``wu`` (B, U) and ``wr`` (B, R) are integer resampling counts (all ones for the
+    estimate). Chance agreement (kappa) and expected disagreement (alpha) are taken within
+    each stratum (matchup) and pooled, so swapping focal and other in any matchup changes
+    nothing. Returns arrays of length B.
     """
-    n = np.stack([wr @ ind[c].T for c in range(3)])  # weighted votes per category (3, B, U)
-    s = np.stack([(wr**2) @ ind[c].T for c in range(3)])  # self-pairs of resampled copies
-    m = n.sum(axis=0)
-    has_j = judge >= 0
+    n = [np.asarray((sv.ind[c] @ wr.T).T) for c in range(3)]  # weighted votes per category (B, U)
+    s = [np.asarray((sv.ind[c] @ (wr**2).T).T) for c in range(3)]  # self-pairs of resampled copies
+    m = n[0] + n[1] + n[2]
+    judge, has_j = sv.judge, sv.judge >= 0
     jcat = [(judge == c)[None, :] for c in range(3)]
 
-    # Cohen's kappa against the majority (ties abstain; a split is not scored)
+    def strat(x: np.ndarray) -> np.ndarray:
+        return _right(x, sv._t["stratum"])
+
+    # Cohen's kappa against the majority (ties abstain; a split is not scored), chance per stratum
     majority = np.where(n[1] > n[0], 1, np.where(n[0] > n[1], 0, -1))
     w = wu * ((majority >= 0) & has_j[None, :])
-    tot = w.sum(axis=1)
-    po = _ratio((w * (majority == judge[None, :])).sum(axis=1), tot)
-    pe = sum(_ratio((w * jcat[c]).sum(axis=1), tot) * _ratio((w * (majority == c)).sum(axis=1), tot)
-             for c in (0, 1))
-    kappa_majority = _kappa(po, pe)
+    tot = strat(w)
+    agree = strat(w * (majority == judge[None, :]))
+    chance = sum(_ratio(strat(w * jcat[c]) * strat(w * (majority == c)), tot) for c in (0, 1))
+    total = tot.sum(axis=1)
+    kappa_majority = _kappa(_ratio(agree.sum(axis=1), total), _ratio(np.where(tot > 0, chance, 0.0).sum(axis=1), total))
 
     # Cohen's kappa against each reader, averaged over (resampled) readers
-    table = np.stack([np.stack([(wu * jcat[j]) @ ind[c] for c in range(3)]) for j in range(3)])  # (3,3,B,R)
-    n_r = table.sum(axis=(0, 1))
-    po_r = _ratio(sum(table[c, c] for c in range(3)), n_r)
-    pe_r = sum(_ratio(table[c].sum(axis=0), n_r) * _ratio(table[:, c].sum(axis=0), n_r) for c in range(3))
-    kappa_r = _kappa(po_r, pe_r)
+    kappa_r, _ = _reader_kappas(sv, wu)
     ok_r = np.isfinite(kappa_r)
     kappa_readers = _ratio(np.where(ok_r, kappa_r * wr, 0.0).sum(axis=1), np.where(ok_r, wr, 0.0).sum(axis=1))
 
     # human-human: Krippendorff's coincidences (copies of one reader never pair with each other)
-    ok = pairable[None, :] & (m > 1)
+    ok = sv.pairable[None, :] & (m > 1)
     f = np.where(ok, wu / np.where(ok, m - 1.0, 1.0), 0.0)
-    o_h = np.empty((wu.shape[0], 3, 3))
-    fn = f[None] * n
+    o_h = np.empty((wu.shape[0], sv.stratum.shape[1], 3, 3))
     for c in range(3):
-        o_h[:, c, c] = (fn[c] * n[c] - f * s[c]).sum(axis=1)
+        fn = f * n[c]
+        o_h[:, :, c, c] = strat(fn * n[c] - f * s[c])
         for k in range(c + 1, 3):
-            o_h[:, c, k] = o_h[:, k, c] = (fn[c] * n[k]).sum(axis=1)
+            o_h[:, :, c, k] = o_h[:, :, k, c] = strat(fn * n[k])
     alpha_human = _alpha(o_h)
     agree_pairs = sum(n[c] ** 2 - s[c] for c in range(3))
-    all_pairs = m**2 - s.sum(axis=0)
+    all_pairs = m**2 - (s[0] + s[1] + s[2])
     g = np.where(ok, wu, 0.0)
     raw_human = _ratio((g * agree_pairs).sum(axis=1), (g * all_pairs).sum(axis=1))
 
     # judge-human: two-coder units (judge, one reader vote), on the same pairable units
-    gj = wu * (pairable & has_j)[None, :]
-    onehot = np.stack([(judge == c).astype(float) for c in range(3)], axis=1)  # (U, 3)
-    a = np.stack([(gj * n[k]) @ onehot for k in range(3)], axis=2)  # a[b, c, k]: judge c, reader votes k
-    o_j = a + a.transpose(0, 2, 1)
-    alpha_judge_human = _alpha(o_j)
-    raw_judge_human = _ratio(np.trace(a, axis1=1, axis2=2), a.sum(axis=(1, 2)))
+    gj = wu * (sv.pairable & has_j)[None, :]
+    a = np.empty_like(o_h)  # a[b, s, c, k]: judge c, reader votes k
+    for k in range(3):
+        gn = gj * n[k]
+        for c in range(3):
+            a[:, :, c, k] = strat(gn * jcat[c])
+    alpha_judge_human = _alpha(a + a.transpose(0, 1, 3, 2))
+    raw_judge_human = _ratio(np.trace(a, axis1=2, axis2=3).sum(axis=1), a.sum(axis=(1, 2, 3)))
 
     return dict(kappa_majority=kappa_majority, kappa_readers=kappa_readers, alpha_judge_human=alpha_judge_human,
                 alpha_human=alpha_human, alpha_difference=alpha_judge_human - alpha_human,
                 raw_judge_human=raw_judge_human, raw_human=raw_human, raw_difference=raw_judge_human - raw_human)
 
 
-def reader_kappas(ind: np.ndarray, judge: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def reader_kappas(sv: ScopeVotes) -> tuple[np.ndarray, np.ndarray]:
     """Each reader's Cohen's kappa with the judge (R,) and the number of units it uses (R,)."""
-    table = np.stack([np.stack([(judge == j).astype(float) @ ind[c] for c in range(3)]) for j in range(3)])
-    n_r = table.sum(axis=(0, 1))
-    po = _ratio(sum(table[c, c] for c in range(3)), n_r)
-    pe = sum(_ratio(table[c].sum(axis=0), n_r) * _ratio(table[:, c].sum(axis=0), n_r) for c in range(3))
-    return _kappa(po, pe), n_r.astype(int)
+    kappa, n_r = _reader_kappas(sv, np.ones((1, sv.n_units)))
+    return kappa[0], n_r[0].astype(int)
 
 
 # ----------------------------------------------------------------------------- result
@@ -221,38 +311,114 @@ class JudgeAgreement:
 
 
 # ----------------------------------------------------------------------------- computation
-def _pair_weights(rng: np.random.Generator, strata: np.ndarray, n_boot: int) -> np.ndarray:
-    """Pairs resampled within each stratum (matchup): (n_boot x pairs) counts."""
-    out = np.zeros((n_boot, len(strata)))
-    for stratum in dict.fromkeys(strata):
-        cols = np.flatnonzero(strata == stratum)
-        out[:, cols] = multinomial_weights(rng, len(cols), n_boot)
-    return out
+_BLOCK_MIN, _BLOCK_MAX = 16, 256  #: replicates drawn from one seed (the same weights in every scope)
+_CELLS = 2**21  #: replicates x units per computed chunk (bounds memory at ~ 20 x 8 bytes x this)
+
+
+@dataclass(frozen=True)
+class _Design:
+    """Integer codes of the votes, units and pairs (one row per vote / unit / pair)."""
+
+    vote_unit: np.ndarray
+    vote_reader: np.ndarray
+    vote_category: np.ndarray
+    unit_pair: np.ndarray
+    unit_matchup: np.ndarray
+    unit_judge: np.ndarray
+    pair_matchup: np.ndarray
+    pair_position: np.ndarray  #: a pair's index among its matchup's pairs
+    matchup_sizes: np.ndarray
+    reader_ids: np.ndarray
+
+
+def _design(frame: pd.DataFrame, verdicts: pd.DataFrame) -> tuple[_Design, pd.DataFrame]:
+    units = frame.drop_duplicates("unit")[["unit", "pair_id", "criterion", "matchup"]].reset_index(drop=True)
+    reader_ids, vote_reader = np.unique(frame["reader_id"].to_numpy(), return_inverse=True)
+    pair_ids, unit_pair = np.unique(units["pair_id"].to_numpy(), return_inverse=True)
+    matchups, unit_matchup = np.unique(units["matchup"].to_numpy(), return_inverse=True)
+    pair_matchup = np.zeros(len(pair_ids), dtype=np.int64)
+    pair_matchup[unit_pair] = unit_matchup
+    order = np.argsort(pair_matchup, kind="stable")
+    sizes = np.bincount(pair_matchup, minlength=len(matchups))
+    position = np.empty(len(pair_ids), dtype=np.int64)
+    position[order] = np.arange(len(pair_ids)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    judged = units.merge(verdicts, on=["pair_id", "criterion"], how="left")["y_judge"].to_numpy(float)
+    return _Design(
+        vote_unit=pd.Index(units["unit"]).get_indexer(frame["unit"]), vote_reader=vote_reader,
+        vote_category=frame["category"].to_numpy().astype(np.int64), unit_pair=unit_pair,
+        unit_matchup=unit_matchup,
+        unit_judge=np.where(np.isnan(judged), -1, np.where(judged == 0.5, 2, judged)).astype(np.int64),
+        pair_matchup=pair_matchup, pair_position=position, matchup_sizes=sizes, reader_ids=reader_ids), units
 
 
 def _scopes(units: pd.DataFrame, pooled_only: bool = False):
+    """Yield (level, matchup, criterion, unit indices) for every scope, cells first."""
+    everything = np.arange(len(units))
     if pooled_only:
-        yield "all", POOLED, POOLED, np.ones(len(units), dtype=bool)
+        yield "all", POOLED, POOLED, everything
         return
-    cells = list(dict.fromkeys(zip(units["matchup"], units["criterion"])))
+    cells = units.groupby(["matchup", "criterion"], sort=False).indices
     if len(cells) > 1:
-        for matchup, criterion in cells:
-            yield "cell", matchup, criterion, ((units["matchup"] == matchup) & (units["criterion"] == criterion)).to_numpy()
+        for (matchup, criterion), idx in cells.items():
+            yield "cell", matchup, criterion, idx
     if units["matchup"].nunique() > 1 and units["criterion"].nunique() > 1:
-        for criterion in dict.fromkeys(units["criterion"]):
-            yield "criterion", POOLED, criterion, (units["criterion"] == criterion).to_numpy()
-    yield "all", POOLED, POOLED, np.ones(len(units), dtype=bool)
+        for criterion, idx in units.groupby("criterion", sort=False).indices.items():
+            yield "criterion", POOLED, criterion, idx
+    yield "all", POOLED, POOLED, everything
 
 
-def _replicates(ind, judge, pairable, wu_all, wr_all) -> dict[str, np.ndarray]:
+class _Weights:
+    """Pairs x readers resampling weights, drawn block by block from per-block seeds.
+
+    Pairs are resampled within their matchup, readers over all readers; block ``k``'s weights
+    for matchup ``m`` come from the seed ``(seed_k, 1, m)`` and its reader weights from
+    ``(seed_k, 0)``, so every scope sees the same replicates without holding replicates x
+    pairs in memory.
+    """
+
+    def __init__(self, rng: np.random.Generator, design: _Design, n_boot: int):
+        self.design, self.n_boot = design, n_boot
+        # replicates per block: many for small data (fewer, larger products), few for large (memory)
+        self.block = int(max(_BLOCK_MIN, min(_BLOCK_MAX, _CELLS // max(len(design.unit_pair), 1))))
+        self.seeds = rng.integers(0, 2**63 - 1, size=max(math.ceil(n_boot / self.block), 0))
+
+    def blocks(self):
+        for k, seed in enumerate(self.seeds):
+            yield int(seed), min(self.block, self.n_boot - k * self.block)
+
+    def units(self, seed: int, size: int, unit_pair: np.ndarray) -> np.ndarray:
+        d = self.design
+        out = np.empty((size, unit_pair.shape[0]))
+        unit_m = d.pair_matchup[unit_pair]
+        for m in np.unique(unit_m):
+            w = multinomial_weights(np.random.default_rng([seed, 1, int(m)]), int(d.matchup_sizes[m]), size)
+            cols = unit_m == m
+            out[:, cols] = w[:, d.pair_position[unit_pair[cols]]]
+        return out
+
+    def readers(self, seed: int, size: int) -> np.ndarray:
+        return multinomial_weights(np.random.default_rng([seed, 0]), len(self.design.reader_ids), size)
+
+
+def _replicates(sv: ScopeVotes, weights: _Weights, unit_pair: np.ndarray, readers_in: np.ndarray,
+                two_way: bool) -> tuple[dict[str, np.ndarray], ...]:
+    """Replicates resampling pairs only, readers only and both (the last two when ``two_way``)."""
     from audit.glmm._threads import single_threaded_blas
 
-    chunks = []
+    kinds = ("pairs", "readers", "product") if two_way else ("pairs",)
+    out = {kind: [] for kind in kinds}
+    step = max(1, min(weights.block, _CELLS // max(sv.n_units, 1)))
     with single_threaded_blas():  # many small products: OpenBLAS thread hand-offs cost more than the work
-        for start in range(0, wu_all.shape[0], _CHUNK):
-            stop = start + _CHUNK
-            chunks.append(agreement_statistics(ind, judge, pairable, wu_all[start:stop], wr_all[start:stop]))
-    return {k: np.concatenate([c[k] for c in chunks]) for k in STATISTICS}
+        for seed, size in weights.blocks():
+            wu_block = weights.units(seed, size, unit_pair)
+            wr_block = weights.readers(seed, size)[:, readers_in]
+            for lo in range(0, size, step):
+                wu, wr = wu_block[lo:lo + step], wr_block[lo:lo + step]
+                ones_u, ones_r = np.ones_like(wu), np.ones_like(wr)
+                for kind in kinds:
+                    u, r = {"pairs": (wu, ones_r), "readers": (ones_u, wr), "product": (wu, wr)}[kind]
+                    out[kind].append(agreement_statistics(sv, u, r))
+    return tuple({k: np.concatenate([c[k] for c in out[kind]]) for k in STATISTICS} for kind in kinds)
 
 
 def _interval(estimate: float, variance: float, df: float, level: float, statistic: str) -> tuple[float, float]:
@@ -316,40 +482,30 @@ def judge_agreement(votes: pd.DataFrame, judge_choice: pd.DataFrame, *, judge: s
     frame = _check_votes(votes, ("matchup", "criterion"))
     verdicts = _check_judge(judge_choice)
     rng, seed = resolve_rng(rng)
-
-    pair_ids, pair_code = np.unique(frame["pair_id"].to_numpy(), return_inverse=True)
-    reader_ids, reader_code = np.unique(frame["reader_id"].to_numpy(), return_inverse=True)
-    pair_matchup = frame.groupby("pair_id")["matchup"].first().reindex(pair_ids).to_numpy()
-    units = frame.drop_duplicates("unit")[["unit", "pair_id", "criterion", "matchup"]].reset_index(drop=True)
-    unit_code = pd.Index(units["unit"]).get_indexer(frame["unit"])
-    ind_all = np.zeros((3, len(units), len(reader_ids)))
-    ind_all[frame["category"].to_numpy(), unit_code, reader_code] = 1.0
-    judged = units.merge(verdicts, on=["pair_id", "criterion"], how="left")["y_judge"].to_numpy(float)
-    judge_all = np.where(np.isnan(judged), -1, np.where(judged == 0.5, 2, judged)).astype(int)
-    unit_pair = pd.Index(pair_ids).get_indexer(units["pair_id"])
-    pairable_all = ind_all.sum(axis=(0, 2)) >= 2
-
-    wp = _pair_weights(rng, pair_matchup, n_boot) if n_boot > 0 else np.zeros((0, len(pair_ids)))
-    wr = multinomial_weights(rng, len(reader_ids), n_boot) if n_boot > 0 else np.zeros((0, len(reader_ids)))
+    design, units = _design(frame, verdicts)
+    weights = _Weights(rng, design, int(n_boot))
+    vote_order = np.argsort(design.vote_unit, kind="stable")
+    starts = np.searchsorted(design.vote_unit[vote_order], np.arange(len(units) + 1))
 
     rows, reader_rows = [], []
-    for level_name, matchup, criterion, mask in _scopes(units, pooled_only):
-        readers_in = np.flatnonzero(ind_all[:, mask].sum(axis=(0, 1)) > 0)
-        ind = ind_all[:, mask][:, :, readers_in]
-        jc, pairable = judge_all[mask], pairable_all[mask]
-        scope_pairs = np.unique(unit_pair[mask])
-        n_p, n_r, n_u = len(scope_pairs), len(readers_in), int(mask.sum())
-        point = agreement_statistics(ind, jc, pairable, np.ones((1, n_u)), np.ones((1, n_r)))
+    for level_name, matchup, criterion, unit_idx in _scopes(units, pooled_only):
+        unit_idx = np.sort(unit_idx)
+        lengths = starts[unit_idx + 1] - starts[unit_idx]
+        offsets = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        votes_in = vote_order[np.repeat(starts[unit_idx], lengths) + offsets]  # the scope's votes, by unit
+        readers_in, local_reader = np.unique(design.vote_reader[votes_in], return_inverse=True)
+        local_unit = np.searchsorted(unit_idx, design.vote_unit[votes_in])
+        sv = scope_votes(local_unit, local_reader, design.vote_category[votes_in], design.unit_judge[unit_idx],
+                         design.unit_matchup[unit_idx], n_readers=len(readers_in))
+        unit_pair = design.unit_pair[unit_idx]
+        n_p, n_r, n_u = len(np.unique(unit_pair)), len(readers_in), len(unit_idx)
+        point = agreement_statistics(sv, np.ones((1, n_u)), np.ones((1, n_r)))
         scheme, df = "none", math.nan
         bounds = {k: (math.nan, math.nan) for k in STATISTICS}
         if n_boot > 0 and n_p >= 2:
-            wu = wp[:, unit_pair[mask]]
-            ones_u, ones_r = np.ones_like(wu), np.ones((n_boot, n_r))
-            by_pairs = _replicates(ind, jc, pairable, wu, ones_r)
             if n_r >= 2:
                 scheme = "two-way"
-                by_readers = _replicates(ind, jc, pairable, ones_u, wr[:, readers_in])
-                product = _replicates(ind, jc, pairable, wu, wr[:, readers_in])
+                by_pairs, by_readers, product = _replicates(sv, weights, unit_pair, readers_in, True)
                 for k in STATISTICS:
                     est = float(point[k][0])
                     corr = correct_two_way(est, product[k], by_pairs[k], by_readers[k], n_p, n_r)
@@ -358,19 +514,19 @@ def judge_agreement(votes: pd.DataFrame, judge_choice: pd.DataFrame, *, judge: s
                     bounds[k] = _interval(est, corr.variance, corr.df, level, k)
             else:
                 scheme = "pairs"
+                (by_pairs,) = _replicates(sv, weights, unit_pair, readers_in, False)
                 for k in STATISTICS:
                     reps = by_pairs[k][np.isfinite(by_pairs[k])]
                     var = float(reps.var(ddof=1)) if reps.size >= 2 else math.nan
                     bounds[k] = _interval(float(point[k][0]), var, math.inf, level, k)
         estimates = {k: Estimate(float(point[k][0]), *bounds[k]) for k in STATISTICS}
-        n_i = ind.sum(axis=(0, 2))
-        majority_decisive = ind[1].sum(axis=1) != ind[0].sum(axis=1)
+        focal, other = (np.asarray(sv.ind[c].sum(axis=1)).ravel() for c in (1, 0))
         rows.append(JudgeAgreementRow(
             level=level_name, scope=f"{matchup}/{criterion}", matchup=str(matchup), criterion=str(criterion),
-            n_pairs=n_p, n_readers=n_r, n_units=n_u, n_units_scored=int(np.sum(majority_decisive & (jc >= 0))),
-            n_units_pairable=int(np.sum(n_i >= 2)), scheme=scheme, df=float(df), **estimates))
-        kappas, n_used = reader_kappas(ind, jc)
-        for r, k, nu in zip(reader_ids[readers_in], kappas, n_used):
+            n_pairs=n_p, n_readers=n_r, n_units=n_u, n_units_scored=int(np.sum((focal != other) & (sv.judge >= 0))),
+            n_units_pairable=int(sv.pairable.sum()), scheme=scheme, df=float(df), **estimates))
+        kappas, n_used = reader_kappas(sv)
+        for r, k, nu in zip(design.reader_ids[readers_in], kappas, n_used):
             reader_rows.append(dict(scope=f"{matchup}/{criterion}", reader_id=str(r), n_units=int(nu), kappa=float(k)))
     readers = pd.DataFrame(reader_rows, columns=["scope", "reader_id", "n_units", "kappa"])
     return JudgeAgreement(rows=tuple(rows), readers=readers, judge=judge, n_boot=int(n_boot), level=float(level),

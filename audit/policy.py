@@ -83,6 +83,14 @@ class ReadersPolicy:
 
 
 @dataclass(frozen=True)
+class DiffPolicy:
+    """What `audit diff OLD NEW --gate` fails on (audit/diff.py; order PASS, INCONCLUSIVE, INSUFFICIENT, ERROR, FAIL)."""
+
+    worse: str = "any"  #: "any" cell decision down the order, "fail" (down to FAIL or ERROR), "pass" (a PASS lost)
+    removed: str = "worse"  #: a cell of OLD absent from NEW: "worse" (counts) or "ignore"
+
+
+@dataclass(frozen=True)
 class Policy:
     transfer: TransferPolicy = field(default_factory=TransferPolicy)
     agreement: AgreementPolicy = field(default_factory=AgreementPolicy)
@@ -92,6 +100,7 @@ class Policy:
     dev: DevPolicy = field(default_factory=DevPolicy)
     surface: SurfacePolicy = field(default_factory=SurfacePolicy)
     readers: ReadersPolicy = field(default_factory=ReadersPolicy)
+    diff: DiffPolicy = field(default_factory=DiffPolicy)
     #: check name -> "FAIL" | "WARN" | "OFF": what a breach of that check reports
     severity: dict[str, str] = field(default_factory=dict)
 
@@ -164,7 +173,8 @@ RANGES: dict[str, Bound] = {
     "readers.alpha": _PROBABILITY,
 }
 #: "section.key" -> allowed values of a text-valued policy key.
-CHOICES: dict[str, tuple[str, ...]] = {"transfer.adjust": ("holm", "bonferroni", "none")}
+CHOICES: dict[str, tuple[str, ...]] = {"transfer.adjust": ("holm", "bonferroni", "none"),
+                                       "diff.worse": ("any", "fail", "pass"), "diff.removed": ("worse", "ignore")}
 #: Checks of result schema 1.x that the cell decision replaced (a policy naming one is told so).
 REPLACED_CHECKS = {
     "transfer.judge_in_human_ci": "transfer.decision", "transfer.direction_conflict": "transfer.decision",
@@ -180,7 +190,7 @@ SEVERITIES = ("FAIL", "WARN", "OFF")
 _SECTION_CLASSES = {
     "transfer": TransferPolicy, "agreement": AgreementPolicy, "judge": JudgePolicy,
     "glmm": GlmmPolicy, "uncertainty": UncertaintyPolicy, "dev": DevPolicy, "surface": SurfacePolicy,
-    "readers": ReadersPolicy,
+    "readers": ReadersPolicy, "diff": DiffPolicy,
 }
 #: A policy file is a few hundred bytes; anything this large is not one.
 MAX_POLICY_BYTES = 1_000_000

@@ -86,6 +86,8 @@ def judge_position(result: Any, position: JudgePosition, ctx: dict) -> None:
 
 def peer_sections(result: Any) -> list[dict]:
     """Every issue-17 section, in report order."""
+    from reports.peer_budget import budget_section
+
     return [render_section("judge-agreement", "Judge against humans: chance-corrected agreement", result,
                            result.judge_agreement),
             render_section("judge-configurations", "Judge configurations: which is closest to the humans", result,
@@ -93,4 +95,5 @@ def peer_sections(result: Any) -> list[dict]:
             render_section("judge-position", "Judge position bias: does the judge favour the output shown first",
                            result, result.judge_position),
             render_section("leaderboard", "Leaderboards: the humans' and the judge's Bradley-Terry ranking", result,
-                           result.leaderboard)]
+                           result.leaderboard),
+            budget_section(result)]

@@ -47,4 +47,21 @@ def peer_summary_lines(result: Any) -> list[str]:
             misplaced = ", ".join(_safe(s) for s in board.misplaced) or "none"
             lines.append(f"Leaderboard ({len(board.systems)} systems): Kendall tau judge vs humans "
                          f"{board.kendall_tau}; misplaced by the judge: {misplaced}")
+    lines.extend(_budget_lines(result))
     return lines
+
+
+def _budget_lines(result: Any) -> list[str]:
+    from audit.budget import label_budget
+
+    cells = tuple(getattr(result, "cells", ()) or ())
+    if not cells:
+        return []
+    budget = label_budget(result)
+    open_cells = [c for c in budget.cells if c.state == "budgeted"]
+    if not open_cells:
+        return []
+    cheapest = min(open_cells, key=lambda c: c.pairs)
+    return [f"Label budget ({budget.power:.0%} power): {len(open_cells)} undecided cell(s) budgeted; the cheapest, "
+            f"{_safe(cheapest.matchup)} / {_safe(cheapest.criterion)}, {cheapest.target} at ~{cheapest.pairs:,} pairs "
+            f"(`audit budget result.json` for every cell)"]

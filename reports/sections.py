@@ -97,7 +97,8 @@ def next_steps(result: Any) -> list[str]:
         per = "; ".join(f"{m}: +{n:,}" for m, (n, _) in sorted(extra.items(), key=lambda kv: -kv[1][0])[:4])
         steps.append(f"Label budget to decide the {len(by['INCONCLUSIVE'])} INCONCLUSIVE cell(s) at the current estimates: "
                      f"about {pairs:,} more pairs ({per}{'; ...' if len(extra) > 4 else ''}), "
-                     f"~{votes:,.0f} more reader votes per criterion.")
+                     f"~{votes:,.0f} more reader votes per criterion (the verdict's pairs_needed: about even odds; the "
+                     "Label budget section gives the pairs for 80% power).")
     elif by["INCONCLUSIVE"]:
         steps.append(f"{len(by['INCONCLUSIVE'])} cell(s) are INCONCLUSIVE: more human pairs would decide them.")
     if by["INSUFFICIENT"]:

@@ -34,6 +34,8 @@ COMMAND_MODULES = (
     "run",
     "report",
     "gate",
+    "diff",
+    "budget",
     "features",
     "reliability",
     "consistency",

@@ -3,16 +3,20 @@ the bootstrap weights against an explicitly resampled data set, intervals, bad i
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from audit.errors import InputError
-from audit.judge_agreement import agreement_statistics, judge_agreement
+from audit.judge_agreement import agreement_statistics, judge_agreement, scope_votes
 
 REF = Path(__file__).resolve().parents[1] / "reference" / "judge_agreement"
 _Y = {0: 0.0, 1: 1.0, 2: np.nan}
@@ -81,22 +85,30 @@ def _indicators(votes, choice):
     return units, readers, ind, judge
 
 
-def test_resampling_weights_equal_an_explicitly_resampled_data_set():
+def _sparse(ind, judge, stratum=None):
+    c, u, r = np.nonzero(ind)
+    return scope_votes(u, r, c, judge, stratum, n_readers=ind.shape[2])
+
+
+@pytest.mark.parametrize("strata", [False, True])
+def test_resampling_weights_equal_an_explicitly_resampled_data_set(strata):
     """One replicate's weighted statistics == the same statistics on the data with drawn pairs
     and readers copied out (copies of a reader are new readers; judge-side statistics only,
-    as copies of one reader pairing with each other is what the weighting excludes)."""
+    as copies of one reader pairing with each other is what the weighting excludes); with
+    one stratum and with the units split into two strata (matchups)."""
     votes, choice = _case(1)
     units, readers, ind, judge = _indicators(votes, choice)
+    stratum = np.arange(len(units)) % 2 if strata else None
     rng = np.random.default_rng(3)
     wu = rng.multinomial(len(units), np.ones(len(units)) / len(units))
     wr = rng.multinomial(len(readers), np.ones(len(readers)) / len(readers))
-    pairable = ind.sum(axis=(0, 2)) >= 2
-    weighted = agreement_statistics(ind, judge, pairable, wu[None, :].astype(float), wr[None, :].astype(float))
+    weighted = agreement_statistics(_sparse(ind, judge, stratum), wu[None, :].astype(float), wr[None, :].astype(float))
     # expand: unit u repeated wu[u] times, reader r repeated wr[r] times
     ui = np.repeat(np.arange(len(units)), wu)
     ri = np.repeat(np.arange(len(readers)), wr)
-    big = ind[:, ui][:, :, ri]
-    plain = agreement_statistics(big, judge[ui], pairable[ui], np.ones((1, len(ui))), np.ones((1, len(ri))))
+    big = _sparse(ind[:, ui][:, :, ri], judge[ui], None if stratum is None else stratum[ui])
+    big = dataclasses.replace(big, pairable=ind.sum(axis=(0, 2))[ui] >= 2)  # the data's pairable units, as resampled
+    plain = agreement_statistics(big, np.ones((1, len(ui))), np.ones((1, len(ri))))
     for name in ("kappa_majority", "alpha_judge_human", "raw_judge_human"):
         assert weighted[name][0] == pytest.approx(plain[name][0], abs=1e-12), name
 
@@ -168,3 +180,125 @@ def test_kappa_reference_rerun_live(tmp_path):
     subprocess.run(["Rscript", "make_reference.R"], cwd=tmp_path, check=True, capture_output=True)
     np.testing.assert_allclose(pd.read_csv(tmp_path / "kappa_psych.csv")["kappa"],
                                pd.read_csv(REF / "kappa_psych.csv")["kappa"], atol=1e-12)
+
+
+# ----------------------------------------------------------------------------- orientation
+def _matchups(seed: int, n_pairs: int = 18, n_readers: int = 4):
+    """Three matchups with different focal win rates, two criteria, ties and missing votes."""
+    rng = np.random.default_rng(seed)
+    votes, judge = [], []
+    for m, p_focal in enumerate(rng.uniform(0.15, 0.85, 3)):
+        for i in range(n_pairs):
+            truth = rng.random() < p_focal
+            for criterion in ("overall", "style"):
+                for r in range(n_readers):
+                    if rng.random() < 0.15:
+                        continue
+                    y = np.nan if rng.random() < 0.1 else float(truth if rng.random() < 0.75 else not truth)
+                    votes.append(dict(pair_id=f"m{m}p{i}", reader_id=f"r{r}", criterion=criterion, matchup=f"m{m}", y=y))
+                roll = rng.random()
+                yj = np.nan if roll < 0.05 else (0.5 if roll < 0.12 else float(truth if rng.random() < 0.7 else not truth))
+                judge.append(dict(pair_id=f"m{m}p{i}", criterion=criterion, y_judge=yj))
+    return pd.DataFrame(votes), pd.DataFrame(judge)
+
+
+def _flip(votes, judge, matchups):
+    """Swap focal and other in the given matchups (the votes' and the judge's labels)."""
+    votes, judge = votes.copy(), judge.copy()
+    v = votes["matchup"].isin(matchups)
+    votes.loc[v, "y"] = 1.0 - votes.loc[v, "y"]
+    j = judge["pair_id"].str[:2].isin(matchups)
+    judge.loc[j, "y_judge"] = 1.0 - judge.loc[j, "y_judge"]
+    return votes, judge
+
+
+@settings(max_examples=12, deadline=None)
+@given(seed=st.integers(0, 2**16), flips=st.sets(st.sampled_from(["m0", "m1", "m2"]), min_size=1))
+def test_agreement_does_not_depend_on_which_system_is_focal(seed, flips):
+    """Every statistic, pooled or not, and every interval bound is unchanged when focal and
+    other are swapped in any matchups (chance is taken within each matchup; the resampling
+    weights do not depend on the labels)."""
+    votes, judge = _matchups(seed)
+    a = judge_agreement(votes, judge, n_boot=64, rng=seed).to_frame()
+    b = judge_agreement(*_flip(votes, judge, sorted(flips)), n_boot=64, rng=seed).to_frame()
+    numeric = a.select_dtypes("number").columns
+    np.testing.assert_allclose(a[numeric].to_numpy(float), b[numeric].to_numpy(float), atol=1e-10, equal_nan=True)
+    assert a.loc[a.scope == "all/all", "alpha_difference"].notna().all()
+
+
+def test_chance_pooled_as_oriented_would_depend_on_focal():
+    """The control: one stratum over all matchups (chance from the pooled shares) changes
+    when one matchup is flipped, so the property test above can fail."""
+    from audit.agreement import _check_judge, _check_votes
+    from audit.judge_agreement import _design
+
+    votes, judge = _matchups(5)
+    values = []
+    for v, j in ((votes, judge), _flip(votes, judge, ["m0"])):
+        d, _ = _design(_check_votes(v, ("matchup", "criterion")), _check_judge(j))
+        for stratum in (None, d.unit_matchup):
+            sv = scope_votes(d.vote_unit, d.vote_reader, d.vote_category, d.unit_judge, stratum)
+            ones = (np.ones((1, sv.n_units)), np.ones((1, sv.n_readers)))
+            values.append(agreement_statistics(sv, *ones)["alpha_difference"][0])
+    as_oriented, within, as_oriented_flipped, within_flipped = values
+    assert within == pytest.approx(within_flipped, abs=1e-12)
+    assert abs(as_oriented - as_oriented_flipped) > 1e-3
+
+
+def _pooled_case() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The three reference cases as three matchups, case 1 with focal and other swapped."""
+    v = pd.read_csv(REF / "votes_pooled.csv")
+    j = pd.read_csv(REF / "judge_pooled.csv")
+    votes = pd.DataFrame({"pair_id": v.case.astype(str) + v.unit, "reader_id": v.reader, "criterion": "overall",
+                          "matchup": "m" + v.case.astype(str), "y": v.category.map(_Y)})
+    choice = pd.DataFrame({"pair_id": j.case.astype(str) + j.unit, "criterion": "overall", "y_judge": j.judge.map(_YJ)})
+    return votes, choice
+
+
+def test_pooled_kappa_matches_psych_within_matchup():
+    """make_reference_pooled.R: psych::cohen.kappa per matchup, chance within matchup, tol 1e-12."""
+    ref = pd.read_csv(REF / "kappa_psych_pooled.csv").set_index("what")
+    res = judge_agreement(*_pooled_case(), n_boot=0)
+    row = res.row()
+    assert row.n_units_scored == ref.loc["majority", "n"]
+    assert row.kappa_majority.estimate == pytest.approx(ref.loc["majority", "kappa"], abs=1e-12)
+    readers = res.readers[res.readers.scope == "all/all"].set_index("reader_id")
+    assert len(readers) == 7
+    for reader in readers.index:
+        assert readers.loc[reader, "n_units"] == ref.loc[reader, "n"]
+        assert readers.loc[reader, "kappa"] == pytest.approx(ref.loc[reader, "kappa"], abs=1e-12)
+    assert row.kappa_readers.estimate == pytest.approx(ref.drop("majority")["kappa"].mean(), abs=1e-12)
+
+
+def test_pooled_alpha_matches_krippendorff_within_matchup():
+    """make_reference_pooled_alpha.py: the krippendorff package per matchup, expected
+    disagreement within matchup, tol 1e-12."""
+    ref = pd.read_csv(REF / "alpha_krippendorff_pooled.csv").iloc[0]
+    row = judge_agreement(*_pooled_case(), n_boot=0).row()
+    for name in ("alpha_human", "alpha_judge_human", "raw_human", "raw_judge_human"):
+        assert getattr(row, name).estimate == pytest.approx(ref[name], abs=1e-12), name
+
+
+@pytest.mark.r
+def test_pooled_kappa_reference_rerun_live(tmp_path):
+    """Re-run make_inputs_pooled.py and make_reference_pooled.R; compare with the stored outputs."""
+    if shutil.which("Rscript") is None:
+        pytest.skip("Rscript not on PATH")
+    for name in ("votes.csv", "judge.csv", "make_inputs_pooled.py", "make_reference_pooled.R"):
+        shutil.copy(REF / name, tmp_path / name)
+    subprocess.run([sys.executable, "make_inputs_pooled.py"], cwd=tmp_path, check=True, capture_output=True)
+    subprocess.run(["Rscript", "make_reference_pooled.R"], cwd=tmp_path, check=True, capture_output=True)
+    np.testing.assert_allclose(pd.read_csv(tmp_path / "kappa_psych_pooled.csv")["kappa"],
+                               pd.read_csv(REF / "kappa_psych_pooled.csv")["kappa"], atol=1e-12)
+
+
+def test_pooled_alpha_human_equals_agreement_table_within_matchup():
+    """Over several matchups, the human-human alpha and raw agreement are agreement_table's
+    'within matchup' pooling (the same construction, computed independently there)."""
+    from audit.agreement import agreement_table
+
+    votes, judge = _matchups(7)
+    row = judge_agreement(votes, judge, n_boot=0).row()
+    table = agreement_table(votes, pooling="within matchup").row()
+    assert row.alpha_human.estimate == pytest.approx(table.krippendorff_alpha, abs=1e-12)
+    assert row.raw_human.estimate == pytest.approx(table.raw_agreement, abs=1e-12)
