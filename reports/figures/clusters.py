@@ -58,13 +58,12 @@ def cluster_heatmap_svg(panels: list[ClusterPanel], *, fig_id: str = "fig-cluste
             axd.tick_params(labelsize=6.5)
             for side in ("top", "right", "left"):
                 axd.spines[side].set_visible(False)
-            axd.set_title(plain(panel.title, 60), loc="left", fontsize=8.5)
             prof = panel.profile.set_index("label").reindex(leaves)
             values = prof.to_numpy(dtype=float)
             finite = values[np.isfinite(values)]
             span = float(np.max(np.abs(finite))) if finite.size else 1.0
             span = span if span > 0 else 1.0
-            mesh = axh.pcolormesh(np.ma.masked_invalid(values), cmap=cmap,
+            axh.pcolormesh(np.ma.masked_invalid(values), cmap=cmap,
                                   norm=TwoSlopeNorm(0.0, -span, span))
             for i in range(values.shape[0]):
                 for j in range(values.shape[1]):
@@ -77,7 +76,6 @@ def cluster_heatmap_svg(panels: list[ClusterPanel], *, fig_id: str = "fig-cluste
             axh.set_xticks(np.arange(values.shape[1]) + 0.5, [plain(c, 22) for c in prof.columns], rotation=90,
                            fontsize=7)
             axh.set_ylim(0, len(leaves))
-            cbar = fig.colorbar(mesh, ax=axh, location="top", shrink=0.7, aspect=30, pad=0.02)
-            cbar.ax.tick_params(labelsize=6)
-            cbar.set_label(plain(panel.value_label, 40), fontsize=7)
+            axh.set_title(plain(panel.title, 60) + "\n" + plain(panel.value_label, 50) + " (red high, blue low)",
+                          loc="right", fontsize=7.5)
         return figure_to_svg(fig, fig_id)
