@@ -49,7 +49,7 @@ def cluster_heatmap_svg(panels: list[ClusterPanel], *, fig_id: str = "fig-cluste
             z = np.asarray(panel.linkage, dtype=float)
             tree = hierarchy.dendrogram(z, no_plot=True, orientation="left", labels=list(panel.labels))
             for xs, ys in zip(tree["dcoord"], tree["icoord"]):
-                axd.plot(xs, ys, color="#555555", linewidth=1.0)
+                axd.plot(xs, ys, color="#555555", linewidth=1.0, clip_on=False)
             leaves = tree["ivl"]  # bottom to top
             axd.set_ylim(0, 10 * len(leaves))
             axd.invert_xaxis()
@@ -63,8 +63,9 @@ def cluster_heatmap_svg(panels: list[ClusterPanel], *, fig_id: str = "fig-cluste
             finite = values[np.isfinite(values)]
             span = float(np.max(np.abs(finite))) if finite.size else 1.0
             span = span if span > 0 else 1.0
-            axh.pcolormesh(np.ma.masked_invalid(values), cmap=cmap,
-                                  norm=TwoSlopeNorm(0.0, -span, span))
+            # clip_on=False: the mesh fills the axes exactly, and a clip path's id would hash the laid-out
+            # box, which is not byte-stable between renders in one process
+            axh.pcolormesh(np.ma.masked_invalid(values), cmap=cmap, norm=TwoSlopeNorm(0.0, -span, span), clip_on=False)
             for i in range(values.shape[0]):
                 for j in range(values.shape[1]):
                     v = values[i, j]
