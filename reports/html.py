@@ -14,7 +14,7 @@ from typing import Any
 
 import jinja2
 
-from reports.sections import build_context
+from reports.context import build_context
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -35,7 +35,7 @@ def render_html(result: Any) -> str:
     """Render an :class:`audit.result.AuditResult` to one self-contained HTML document.
 
     Deterministic: the same result renders to the same bytes (figures use a fixed SVG hash
-    salt and no timestamps; the only date shown is ``result.provenance.created``).
+    salt and no timestamps; no date is shown).
     """
     return _environment().get_template("report.html.j2").render(**build_context(result))
 

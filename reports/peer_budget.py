@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reports.sections import table
+from reports.tables import table
 
 _COLUMNS = ["matchup", "criterion", "status", "state", "target", "n_pairs", "power_now", "pairs", "readers", "votes",
             "pairs_needed_verdict", "min_detectable_distance", "reason"]
@@ -16,7 +16,7 @@ def budget_section(result: Any, power: float = 0.8) -> dict:
 
     ctx = {"id": "label-budget", "title": "Label budget: the pairs and readers that would decide each cell",
            "status": "PASS", "computed": True, "reason": "", "figures": [], "tables": [], "cases": [], "facts": [],
-           "parts": [], "notes": [], "lead_tables": []}
+           "parts": [], "notes": [], "lead_tables": [], "csv": ""}
     cells = tuple(getattr(result, "cells", ()) or ())
     if not cells:
         ctx.update(status="SKIPPED", computed=False, reason="no cells")

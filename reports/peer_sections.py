@@ -1,33 +1,24 @@
 """Plain report sections for issue 17: judge agreement, judge configurations, leaderboard.
 
-Each returns the section context the template's generic section loop renders (id, title,
-status, reason, lead tables). They read the typed payloads' ``to_frame()`` only.
+One renderer per payload type (see :mod:`reports.registry`); each fills the section context
+the template's generic section loop renders (facts, lead tables, notes) from the typed
+payload's fields and ``to_frame()``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from reports import discover
-from reports.sections import status_value, table
+from audit.judge_agreement import JudgeAgreement
+from audit.judge_configurations import JudgeConfigurations
+from audit.judge_position import JudgePosition
+from audit.leaderboard import Leaderboard
+from reports.registry import render_section, renders
+from reports.tables import table
 
 
-def _context(section_id: str, title: str, section: Any) -> dict:
-    status = status_value(discover.field(section, "status", "SKIPPED"))
-    payload = discover.field(section, "payload")
-    computed = payload is not None and status != "SKIPPED"
-    reason = discover.field(section, "reason", "") or ("" if computed else "not computed")
-    return {"id": section_id, "title": title, "status": status, "computed": computed, "reason": reason,
-            "figures": [], "tables": [], "cases": [], "facts": [], "parts": [], "notes": [], "lead_tables": [],
-            "payload": payload}
-
-
-def judge_agreement_section(result: Any) -> dict:
-    ctx = _context("judge-agreement", "Judge against humans: chance-corrected agreement",
-                   getattr(result, "judge_agreement", None))
-    payload = ctx.pop("payload")
-    if not ctx["computed"]:
-        return ctx
+@renders(JudgeAgreement)
+def judge_agreement(result: Any, payload: JudgeAgreement, ctx: dict) -> None:
     frame = payload.to_frame()
     cols = ["scope", "n_pairs", "n_readers", "n_units_scored"]
     for name in ("kappa_majority", "kappa_readers", "alpha_judge_human", "alpha_human", "alpha_difference",
@@ -43,19 +34,14 @@ def judge_agreement_section(result: Any) -> dict:
     if len(payload.readers):
         ctx["tables"].append(table(payload.readers, caption="Cohen's kappa of the judge against each reader",
                                    max_rows=200))
-    return ctx
 
 
-def leaderboard_section(result: Any) -> dict:
-    ctx = _context("leaderboard", "Leaderboards: the humans' and the judge's Bradley-Terry ranking",
-                   getattr(result, "leaderboard", None))
-    board = ctx.pop("payload")
-    if not ctx["computed"]:
-        return ctx
+@renders(Leaderboard)
+def leaderboard(result: Any, board: Leaderboard, ctx: dict) -> None:
     if not board.connected:
         ctx["notes"].append("The comparison graph is not connected: these groups of systems cannot be ranked "
                             "against each other: " + " | ".join(", ".join(c) for c in board.components))
-        return ctx
+        return
     ctx["facts"] = [{"key": "criterion", "value": board.criterion}, {"key": "cluster", "value": board.cluster},
                     {"key": "Kendall tau", "value": str(board.kendall_tau)},
                     {"key": "misplaced", "value": ", ".join(board.misplaced) or "none"},
@@ -66,15 +52,10 @@ def leaderboard_section(result: Any) -> dict:
                 f"GLMM with {board.cluster} and reader random intercepts, the judge from a logistic Bradley-Terry fit "
                 "on the same pairs; rank shift = judge rank - human rank with its cluster-bootstrap interval."))
     ctx["notes"].extend(board.notes)
-    return ctx
 
 
-def judge_configurations_section(result: Any) -> dict:
-    ctx = _context("judge-configurations", "Judge configurations: which is closest to the humans",
-                   getattr(result, "judge_configurations", None))
-    configs = ctx.pop("payload")
-    if not ctx["computed"]:
-        return ctx
+@renders(JudgeConfigurations)
+def judge_configurations(result: Any, configs: JudgeConfigurations, ctx: dict) -> None:
     ctx["facts"] = [{"key": "closest", "value": configs.selected}, {"key": "audited", "value": configs.primary},
                     {"key": "ranked by", "value": configs.closeness}]
     if configs.auto:
@@ -93,25 +74,26 @@ def judge_configurations_section(result: Any) -> dict:
                              "value": str(configs.dawid_skene_kappa)})
         ctx["tables"].append(table(ds.to_frame(), caption=str(ds), max_rows=300))
     ctx["notes"].extend(configs.notes)
-    return ctx
 
 
-def judge_position_section(result: Any) -> dict:
-    ctx = _context("judge-position", "Judge position bias: does the judge favour the output shown first",
-                   getattr(result, "judge_position", None))
-    position = ctx.pop("payload")
-    if not ctx["computed"]:
-        return ctx
+@renders(JudgePosition)
+def judge_position(result: Any, position: JudgePosition, ctx: dict) -> None:
     ctx["lead_tables"].append(table(position.to_frame(), max_rows=100, caption=(
         f"Share of decisive verdicts choosing the output shown first (exact Clopper-Pearson {position.level:.0%} "
         "interval; 0.5 = no position bias) and, for pairs judged in both orders, the share with the same verdict "
         "in both (pairs bootstrap).")))
-    return ctx
 
 
 def peer_sections(result: Any) -> list[dict]:
     """Every issue-17 section, in report order."""
     from reports.peer_budget import budget_section
 
-    return [judge_agreement_section(result), judge_configurations_section(result), judge_position_section(result),
-            leaderboard_section(result), budget_section(result)]
+    return [render_section("judge-agreement", "Judge against humans: chance-corrected agreement", result,
+                           result.judge_agreement),
+            render_section("judge-configurations", "Judge configurations: which is closest to the humans", result,
+                           result.judge_configurations),
+            render_section("judge-position", "Judge position bias: does the judge favour the output shown first",
+                           result, result.judge_position),
+            render_section("leaderboard", "Leaderboards: the humans' and the judge's Bradley-Terry ranking", result,
+                           result.leaderboard),
+            budget_section(result)]

@@ -2,8 +2,9 @@
 
 Everything here is selection and formatting (display rounding happens only here); nothing
 is recomputed. Figures are rendered by :mod:`reports.figures` from tidy frames built here.
-The optional sections (uncertainty, readers, surface) are handled in
-:mod:`reports.optional_sections`.
+The optional sections (uncertainty, readers, surface, issue 17's peers) are rendered by type
+in :mod:`reports.optional_sections` and :mod:`reports.peer_sections`; :mod:`reports.context`
+puts everything together.
 """
 
 from __future__ import annotations
@@ -12,38 +13,17 @@ from typing import Any
 
 import pandas as pd
 
-from reports import discover
+from audit.devset import DevValidity
 from reports.figures import preference_svg
-from reports.format import DASH, cell_value, interval, num, pct, yes_no
-
-STATUS_ORDER = ("FAIL", "ERROR", "INCONCLUSIVE", "WARN", "INSUFFICIENT", "SKIPPED", "PASS")
-#: the transfer cell statuses, worst first (the headline counts them in this order)
-CELL_ORDER = ("FAIL", "ERROR", "INCONCLUSIVE", "INSUFFICIENT", "PASS")
-MAX_TABLE_ROWS = 80
-
-
-def status_value(status: Any) -> str:
-    """``Status.FAIL`` / ``"FAIL"`` -> ``"FAIL"``."""
-    return str(getattr(status, "value", status))
-
-
-def table(frame: pd.DataFrame | None, *, caption: str = "", columns: list[str] | None = None,
-          max_rows: int = MAX_TABLE_ROWS, note: str = "") -> dict | None:
-    """A frame as ``{"caption", "columns", "rows", "truncated", "note"}`` of display strings."""
-    if frame is None:
-        return None
-    cols = [c for c in (columns or list(frame.columns)) if c in frame.columns]
-    shown = frame[cols].head(max_rows)
-    rows = [[cell_value(v) for v in row] for row in shown.itertuples(index=False, name=None)]
-    return {"caption": caption, "columns": [str(c) for c in cols], "rows": rows,
-            "truncated": max(0, len(frame) - max_rows), "note": note}
+from reports.format import DASH, cell_value, interval, num, pct
+from reports.tables import CELL_ORDER, STATUS_ORDER, status_value, table
 
 
 def headline(result: Any) -> dict:
     """Dev-set validity beside the deployment findings (the contrast is the headline)."""
     cells = list(result.cells)
     judged = [c for c in cells if c.judge is not None]
-    counts = dict(discover.field(result, "counts", {}) or {})
+    counts = dict(result.counts)
     margins = {c.transfer.margin for c in cells if c.transfer.margin == c.transfer.margin}
     levels = {c.transfer.interval_level for c in cells if c.transfer.interval_level == c.transfer.interval_level}
     prov = result.provenance
@@ -65,39 +45,95 @@ def headline(result: Any) -> dict:
         "n_pairs": sum(c.n_pairs for c in cells if c.criterion == cells[0].criterion) if cells else 0,
         "n_votes": sum(c.n_votes for c in cells),
     }
-    return {"dev": dev_summary(result.dev, prov.primary_judge), "deployment": deployment}
+    return {"dev": dev_summary(result.dev, prov.primary_judge), "deployment": deployment,
+            "worst": worst_cells(result), "next_steps": next_steps(result)}
+
+
+WORST_SHOWN = 5
+
+
+def worst_first(cells) -> list:
+    """Cells by status (FAIL, ERROR, INCONCLUSIVE, INSUFFICIENT, PASS), then largest distance from the band."""
+    def key(c):
+        d = c.transfer.difference.estimate
+        return (CELL_ORDER.index(status_value(c.transfer.status)) if status_value(c.transfer.status) in CELL_ORDER
+                else len(CELL_ORDER), -(abs(d) if d == d else -1.0), c.matchup, c.criterion)
+
+    return sorted(cells, key=key)
+
+
+def worst_cells(result: Any) -> list[dict]:
+    """The first screen's short list: the worst cells with the judge's rate, the human band and the distance."""
+    out = []
+    for c in worst_first(result.cells)[:WORST_SHOWN]:
+        t = c.transfer
+        out.append({"status": status_value(t.status), "cell": f"{c.matchup} / {c.criterion}",
+                    "judge": pct(t.judge_rate.estimate), "band": interval(t.band_low, t.band_high),
+                    "distance": _points(t.difference.estimate),
+                    "pairs_needed": "" if t.pairs_needed is None else f"{t.pairs_needed:,}"})
+    return out
+
+
+def next_steps(result: Any) -> list[str]:
+    """What to do next, from the decisions: which cells not to trust, the label budget that would decide the rest."""
+    by = {s: [c for c in result.cells if status_value(c.transfer.status) == s] for s in CELL_ORDER}
+    steps = []
+    if by["FAIL"]:
+        names = ", ".join(f"{c.matchup} / {c.criterion}" for c in worst_first(by["FAIL"])[:3])
+        steps.append(f"Do not use the judge's verdicts on the {len(by['FAIL'])} FAIL cell(s) ({names}"
+                     + (", ..." if len(by["FAIL"]) > 3 else "") + "): it is outside the human band by more than the margin.")
+    if by["ERROR"]:
+        steps.append(f"{len(by['ERROR'])} cell(s) could not be computed (ERROR): read their reasons in the transfer table.")
+    undecided = [c for c in by["INCONCLUSIVE"] if c.transfer.pairs_needed is not None]
+    if undecided:
+        extra: dict[str, tuple[int, float]] = {}
+        for c in undecided:  # pairs serve every criterion of a matchup: the matchup needs its largest cell's count
+            more = max(0, int(c.transfer.pairs_needed) - int(c.transfer.n_pairs))
+            rpp = c.transfer.readers_per_pair if c.transfer.readers_per_pair == c.transfer.readers_per_pair else 1.0
+            if more > extra.get(c.matchup, (-1, 0.0))[0]:
+                extra[c.matchup] = (more, rpp)
+        pairs = sum(m for m, _ in extra.values())
+        votes = sum(m * r for m, r in extra.values())
+        per = "; ".join(f"{m}: +{n:,}" for m, (n, _) in sorted(extra.items(), key=lambda kv: -kv[1][0])[:4])
+        steps.append(f"Label budget to decide the {len(by['INCONCLUSIVE'])} INCONCLUSIVE cell(s) at the current estimates: "
+                     f"about {pairs:,} more pairs ({per}{'; ...' if len(extra) > 4 else ''}), "
+                     f"~{votes:,.0f} more reader votes per criterion (the verdict's pairs_needed: about even odds; the "
+                     "Label budget section gives the pairs for 80% power).")
+    elif by["INCONCLUSIVE"]:
+        steps.append(f"{len(by['INCONCLUSIVE'])} cell(s) are INCONCLUSIVE: more human pairs would decide them.")
+    if by["INSUFFICIENT"]:
+        steps.append(f"{len(by['INSUFFICIENT'])} cell(s) are INSUFFICIENT (too few pairs or readers to decide): reach the "
+                     "policy's minimum pairs and readers per cell first.")
+    if not steps and by["PASS"]:
+        steps.append(f"The judge stays within the margin on all {len(by['PASS'])} compared cells: it can be used on this "
+                     "data at this margin (re-run the audit when the data shift).")
+    warns = sum(status_value(c.status) == "WARN" for c in result.checks)
+    if warns:
+        steps.append(f"Read the {warns} WARN check(s) below: they do not fail the gate but qualify the numbers.")
+    return steps
 
 
 def dev_summary(section: Any, primary_judge: str = "") -> dict:
-    """The dev-set validity block: per-criterion correlation table, or why it is absent."""
-    status = status_value(discover.field(section, "status", "SKIPPED"))
-    reason = discover.field(section, "reason", "") or "no development set given"
-    payload = discover.field(section, "payload")
+    """The dev-set validity block: per-criterion Spearman of the primary judge, or why it is absent."""
+    status = status_value(section.status)
+    payload = section.payload
     if payload is None or status in ("SKIPPED", "ERROR"):
-        return {"computed": False, "status": status, "reason": reason, "table": None, "items": [], "facts": [], "warning": "",
-                "judge": primary_judge}
-    found = discover.frames(payload)
-    hit = (discover.find_frame(found, {"criterion", "spearman"}) or discover.find_frame(found, {"criterion", "rho"})
-           or (found[0] if found else None))
-    items = []
-    if hit is not None:
-        frame = hit[1]
-        if "judge" in frame.columns and primary_judge in set(frame["judge"]):
-            frame = frame[frame["judge"] == primary_judge]
-        col = "spearman" if "spearman" in frame.columns else ("rho" if "rho" in frame.columns else None)
-        if col is not None:
-            for row in frame.itertuples(index=False):
-                label = str(row.criterion)
-                if "judge" in frame.columns and frame["judge"].nunique() > 1:
-                    label += f" ({getattr(row, 'judge')})"
-                items.append({"label": label, "value": num(getattr(row, col), 2)})
-    labels = {"routed_in_sample_mean": "in-sample mean", "oof_mean": "out-of-fold mean", "optimism_mean": "optimism",
-              "n_items": "items"}
-    facts = [{"key": labels[k], "value": cell_value(v)} for k, v in discover.scalars(payload) if k in labels]
-    warning = discover.field(payload, "warning")
-    return {"computed": True, "status": status, "reason": reason, "judge": primary_judge,
-            "warning": str(warning) if isinstance(warning, str) and warning else "",
-            "table": table(hit[1], caption="Development-set validity") if hit else None, "items": items, "facts": facts}
+        return {"computed": False, "status": status, "reason": section.reason or "no development set given",
+                "table": None, "items": [], "facts": [], "warning": "", "judge": primary_judge}
+    if not isinstance(payload, DevValidity):
+        raise TypeError(f"dev section: expected a DevValidity payload, got {type(payload).__qualname__}")
+    frame = payload.correlations
+    judges = list(dict.fromkeys(frame["judge"]))
+    judge = primary_judge if primary_judge in judges else (judges[0] if judges else primary_judge)
+    mine = frame[frame["judge"] == judge]
+    items = [{"label": str(r.criterion), "value": num(r.spearman, 2)} for r in mine.itertuples(index=False)]
+    facts = [{"key": "in-sample mean", "value": cell_value(payload.routed_in_sample_mean)},
+             {"key": "out-of-fold mean", "value": cell_value(payload.oof_mean)},
+             {"key": "optimism", "value": cell_value(payload.optimism_mean)},
+             {"key": "items", "value": cell_value(payload.n_items)}]
+    return {"computed": True, "status": status, "reason": section.reason, "judge": judge,
+            "warning": payload.warning or "", "table": table(frame, caption="Development-set validity"),
+            "items": items, "facts": facts}
 
 
 def checks_context(checks: tuple) -> dict:
@@ -137,7 +173,7 @@ def _points(x: float) -> str:
 def transfer_rows(result: Any) -> list[dict]:
     """The transfer table: one row per matchup x criterion, every number formatted."""
     rows = []
-    for c in result.cells:
+    for c in worst_first(result.cells):
         g, j, t, h = c.human.glmm, c.judge, c.transfer, c.human
         glmm_flags = [name for name, on in (("degenerate", g.degenerate), ("singular", g.singular),
                                             ("not converged", not g.converged), ("separation", g.separation)) if on]
@@ -233,8 +269,7 @@ BASELINE_COLUMNS = ["level", "matchup", "criterion", "n_pairs", "n_readers", "re
 
 def agreement_context(result: Any) -> dict:
     """The main agreement columns up front; every column in the folded full tables."""
-    frame = discover.as_frame(result.agreement)
-    base = discover.as_frame(result.reader_baseline)
+    frame, base = result.agreement, result.reader_baseline
     out: dict[str, Any] = {"agreement": None, "baseline": None, "full": []}
     if frame is not None and len(frame):
         cols = [c for c in AGREEMENT_COLUMNS if c in frame.columns] or list(frame.columns)
@@ -289,7 +324,6 @@ def provenance_context(result: Any) -> dict:
         "primary_judge": p.primary_judge,
         "notes": list(p.notes),
         "versions": [{"package": k, "version": v} for k, v in sorted(p.package_versions.items())],
-        "created": str(getattr(p, "created", "") or ""),
     }
 
 
@@ -304,24 +338,3 @@ def _flatten(d: Any, prefix: str = "") -> dict[str, Any]:
         else:
             out[key] = v
     return out
-
-
-def build_context(result: Any) -> dict:
-    """Everything the template needs, from an AuditResult (or a compatible object)."""
-    from reports.optional_sections import readers_section, surface_section, uncertainty_section
-    from reports.peer_sections import peer_sections
-
-    return {
-        "status": status_value(result.status),
-        "verdict": result.verdict,
-        "headline": headline(result),
-        "checks": checks_context(tuple(result.checks)),
-        "transfer": transfer_rows(result),
-        "preference": preference_figure(result),
-        "configurations": configurations_table(result),
-        "agreement": agreement_context(result),
-        "sections": [uncertainty_section(result), readers_section(result), surface_section(result)]
-                    + peer_sections(result),
-        "provenance": provenance_context(result),
-        "focal_label": focal_label(result),
-    }

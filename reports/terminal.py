@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from audit.terminal_text import printable
-from reports import discover
 from reports.format import interval, pct
 from reports.peer_terminal import peer_summary_lines
-from reports.sections import CELL_ORDER, STATUS_ORDER, dev_summary, row_accounting, status_value
+from reports.sections import dev_summary, row_accounting
+from reports.tables import CELL_ORDER, STATUS_ORDER, status_value, tie_words
 
 _COLOURS = {"PASS": "32", "WARN": "33", "FAIL": "31", "ERROR": "35", "SKIPPED": "90", "INCONCLUSIVE": "33",
             "INSUFFICIENT": "90"}
@@ -38,6 +38,16 @@ def _level(result: Any) -> str:
     return f"{levels.pop():.0%}" if len(levels) == 1 else "TOST"
 
 
+def judge_line(result: Any) -> str:
+    """``Judge: ensemble (audited; 5 configurations: ...); tie rule even-split: a tie counts half ...``."""
+    prov = result.provenance
+    configs = list(dict.fromkeys(k.judge for c in result.cells if c.judge is not None for k in c.judge.configurations))
+    primary = prov.primary_judge or (configs[0] if configs else "none")
+    shown = ", ".join(_safe(k) for k in configs[:6]) + (f", ... ({len(configs) - 6} more)" if len(configs) > 6 else "")
+    panel = f"; {len(configs)} configurations: {shown}" if len(configs) > 1 else ""
+    return (f"Judge: {_safe(primary)} (audited{panel}); tie rule {_safe(prov.tie_rule)}: {_safe(tie_words(prov.tie_rule))}")
+
+
 def render_summary(result: Any, report_path: str | Path | None = None, *, max_cells: int = 12,
                    colour: bool = False) -> str:
     """A few lines for the terminal after ``audit run``.
@@ -54,31 +64,28 @@ def render_summary(result: Any, report_path: str | Path | None = None, *, max_ce
     """
     status = status_value(result.status)
     head = f"\x1b[1;{_COLOURS.get(status, '0')}m{status}\x1b[0m" if colour else status
-    lines = [f"judge-audit: {head}", _safe(result.verdict)]
+    lines = [f"judge-audit: {head}", _safe(result.verdict), judge_line(result)]
     rows = row_accounting(result.provenance)
     if rows:
         lines.append("Rows: " + "; ".join(_safe(f"{r['role']}: {r['line']}") for r in rows))
         for r in rows:
             for e in r["excluded"]:
                 lines.append(_safe(f"  {r['role']}: {e['n']} {e['reason']}"))
-    dev = dev_summary(discover.field(result, "dev"), result.provenance.primary_judge)
+    dev = dev_summary(result.dev, result.provenance.primary_judge)
     if dev["items"]:
         vals = ", ".join(f"{_safe(it['label'])} {it['value']}" for it in dev["items"])
         lines.append(f"Dev set (Spearman of {_safe(dev['judge'] or 'the judge')} with humans): {vals}")
-        payload = discover.field(discover.field(result, "dev"), "payload")
-        oof = discover.field(payload, "oof_pooled")
-        if isinstance(oof, (int, float)):
-            lines.append(f"  routed judge: {discover.field(payload, 'routed_in_sample_pooled'):.3f} in sample, "
-                         f"{oof:.3f} out of fold (optimism {discover.field(payload, 'optimism_pooled'):+.3f})"
-                         + ("; selection and validation share data" if discover.field(payload, "selection_shares_data")
-                            else ""))
+        d = result.dev.payload
+        lines.append(f"  routed judge: {d.routed_in_sample_pooled:.3f} in sample, {d.oof_pooled:.3f} out of fold "
+                     f"(optimism {d.optimism_pooled:+.3f})"
+                     + ("; selection and validation share data" if d.selection_shares_data else ""))
     elif dev["computed"]:
         lines.append("Dev set: computed (see the report)")
     else:
         reason = _safe(dev["reason"])
         # "no development set given (...)" reads on its own; other reasons say why it was not computed
         lines.append(f"Dev set: {reason}" if reason.startswith("no development set") else f"Dev set: not computed ({reason})")
-    cell_counts = dict(discover.field(result, "counts", {}) or {})
+    cell_counts = dict(result.counts)
     lines.append("Cells: " + ", ".join(f"{cell_counts.get(s, 0)} {s}" for s in CELL_ORDER)
                  + f" (of {len(result.cells)}; margin {_margin(result)})")
     shown = [c for c in result.cells if status_value(c.transfer.status) in ("FAIL", "ERROR", "INCONCLUSIVE")]

@@ -33,8 +33,6 @@ def test_no_import_cycle(graph, package):
     assert found == [], f"import cycles involving {package}/: {found}"
 
 
-@pytest.mark.xfail(strict=True, reason="reports/sections <-> optional_sections/peer_sections: the report "
-                                       "helper's branch (typed renderers) removes it; then drop this xfail")
 def test_no_import_cycle_in_reports(graph):
     found = [c for c in cycles(graph) if any(_in(m, ("reports",)) for m in c)]
     assert found == [], f"import cycles involving reports/: {found}"

@@ -12,7 +12,8 @@ from audit.cli.exit_status import ExitStatus
 @click.option("--fail-on-warn", is_flag=True, help="Treat WARN as failing too.")
 @click.option("--fail-on", "fail_on", multiple=True, type=click.Choice(["inconclusive", "insufficient"]),
               help="Also fail on INCONCLUSIVE (or INSUFFICIENT) cells; repeatable.")
-@click.option("-q", "--quiet", is_flag=True, help="Print nothing; only the exit status speaks.")
+@click.option("-q", "--quiet", is_flag=True,
+              help="Silent when the gate passes; one line per failing check when it fails (no summary line).")
 def command(result_json, fail_on_warn, fail_on, quiet):
     """Exit 1 if any check in RESULT_JSON is FAIL or ERROR (or WARN with --fail-on-warn,
     INCONCLUSIVE / INSUFFICIENT cells with --fail-on), else 0.
@@ -24,15 +25,21 @@ def command(result_json, fail_on_warn, fail_on, quiet):
     from audit.checks import Status
     from audit.derive import verify_result
     from audit.result import read_result
-    from audit.terminal_text import printable
 
     result = read_result(result_json)
     checks = verify_result(result, source=result_json)
     failing_statuses = ({Status.FAIL, Status.ERROR} | ({Status.WARN} if fail_on_warn else set())
                         | {Status(s.upper()) for s in fail_on})
     failing = [c for c in checks if c.status in failing_statuses]
+    for line in failing_lines(failing):
+        click.echo(line)
     if not quiet:
-        for check in failing:
-            click.echo(printable(str(check)))
         click.echo(f"gate: {'FAILED' if failing else 'passed'} ({len(failing)} failing of {len(checks)} checks)")
     return ExitStatus.GATE_FAILED if failing else ExitStatus.OK
+
+
+def failing_lines(failing) -> list[str]:
+    """One printable line per failing check: ``[FAIL] name (scope) value=... threshold=...: reason``."""
+    from audit.terminal_text import printable
+
+    return [printable(" ".join(str(check).split())) for check in failing]

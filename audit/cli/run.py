@@ -117,6 +117,13 @@ def command(judge, humans, pairs, stories, dev_judge, dev_humans, focal, judge_n
             click.echo(printable(f"error: {check.name} ({check.scope}): {check.reason}"), err=True)
         return ExitStatus.COMPUTATION_ERROR
     if gate and result.failing(fail_on):
+        from audit.cli.gate import failing_lines
+
+        failing = result.failing(fail_on)
+        for line in failing_lines(failing):  # -q too: a CI log names the checks that failed the gate
+            click.echo(line)
+        if not quiet:
+            click.echo(f"gate: FAILED ({len(failing)} failing of {len(result.checks)} checks)")
         return ExitStatus.GATE_FAILED
     return ExitStatus.OK
 

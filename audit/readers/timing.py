@@ -44,6 +44,9 @@ READER_COLUMNS = ["reader_id", "n_pairs", "median_seconds", "mean_seconds_capped
                   "fatigue_slope", "fatigue_slope_se", "fatigue_p_value", "end_to_start", "fast_reader",
                   "loo_max_abs_shift"]
 LOO_COLUMNS = ["reader_id", "criterion", "rate_all", "rate_without", "shift", "scope"]
+#: the distribution of each reader's seconds per pair (raw, uncapped): Fig 6 of the motivating audit
+QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
+QUANTILE_COLUMNS = ["reader_id", "n_pairs", "q05", "q25", "q50", "q75", "q95"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -70,6 +73,9 @@ class AnnotationTiming:
     fast_readers : tuple[str, ...]
     n_pairs_without_seconds : int
         Reader x pair cells with no time, left out.
+    quantiles : DataFrame
+        reader_id, n_pairs, q05, q25, q50, q75, q95: quantiles of the reader's raw seconds per
+        pair (``numpy.quantile``, linear interpolation), the distribution the report draws.
     """
 
     status: Status
@@ -83,6 +89,7 @@ class AnnotationTiming:
     overall_median_seconds: float = math.nan
     fast_readers: tuple[str, ...] = ()
     n_pairs_without_seconds: int = 0
+    quantiles: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=QUANTILE_COLUMNS))
 
     def to_frame(self) -> pd.DataFrame:
         return self.readers.copy()
@@ -221,9 +228,10 @@ def annotation_timing(votes: pd.DataFrame, *, seconds_cap: float = DEFAULT_SECON
     loo = (leave_one_reader_out(votes, pools) if votes["reader_id"].nunique() >= 2
            else pd.DataFrame(columns=LOO_COLUMNS))
     medians = times.groupby("reader_id", sort=False)["seconds"].median()
-    rows, fast = [], []
+    rows, fast, quantiles = [], [], []
     for reader, grp in times.groupby("reader_id", sort=False):
         raw = grp["seconds"].to_numpy(float)
+        quantiles.append([reader, len(raw), *np.quantile(raw, QUANTILES).tolist()])
         capped = np.minimum(raw, seconds_cap)
         others = medians.drop(reader)
         is_fast = bool(len(others) > 0 and medians[reader] < fast_reader_factor * float(np.median(others)))
@@ -241,4 +249,5 @@ def annotation_timing(votes: pd.DataFrame, *, seconds_cap: float = DEFAULT_SECON
     return AnnotationTiming(status=COMPUTED, readers=pd.DataFrame(rows, columns=READER_COLUMNS), leave_one_out=loo,
                             fatigue_status=fatigue_status, fatigue_reason=fatigue_reason,
                             overall_median_seconds=float(np.median(times["seconds"])), fast_readers=tuple(fast),
-                            n_pairs_without_seconds=n_missing, **base)
+                            n_pairs_without_seconds=n_missing,
+                            quantiles=pd.DataFrame(quantiles, columns=QUANTILE_COLUMNS), **base)

@@ -7,6 +7,7 @@ global matplotlib state; see :mod:`reports.figures._svg` for the rendering guara
 
 from reports.figures._svg import UnsafeSvgError, empty_svg, figure_to_svg, verify_svg
 from reports.figures.bootstrap import bootstrap_comparison_svg
+from reports.figures.clusters import ClusterPanel, cluster_heatmap_svg
 from reports.figures.dendrogram import DendrogramPanel, dendrogram_svg
 from reports.figures.heatmap import reader_heatmap_svg
 from reports.figures.loro import loro_shift_svg
@@ -15,6 +16,8 @@ from reports.figures.surface import feature_scatter_svg
 from reports.figures.timing import timing_svg
 
 __all__ = [
+    "ClusterPanel",
+    "cluster_heatmap_svg",
     "DendrogramPanel",
     "UnsafeSvgError",
     "bootstrap_comparison_svg",

@@ -73,7 +73,7 @@ def reader_heatmap_svg(
                         fontweight="bold" if rows[i][0] != "reader" else "normal")
         if 0 < n_readers < len(rows):
             ax.axhline(n_readers, color="#222222", linewidth=1.6)
-        ax.set_xticks(np.arange(len(criteria)) + 0.5, [plain(c) for c in criteria], rotation=30, ha="right")
+        ax.set_xticks(np.arange(len(criteria)) + 0.5, [plain(c) for c in criteria], rotation=90, ha="center")
         ax.set_yticks(np.arange(len(rows)) + 0.5, [plain(r) for _, r in rows])
         ax.set_ylim(len(rows), 0)
         ax.tick_params(length=0)

@@ -91,8 +91,18 @@ def timing_summary_svg(summary: pd.DataFrame, *, cap: float = 600.0, fig_id: str
             ax, axs = fig.subplots(1, 1), None
         ys = np.arange(len(readers))
         med = summary["median_seconds"].astype(float).to_numpy()
-        ax.barh(ys, np.minimum(med, cap), height=0.6, color=[colour_for(i) for i in range(len(readers))], alpha=0.8,
-                label="median")
+        quant = {"q05", "q25", "q50", "q75", "q95"} <= set(summary.columns)
+        if quant:  # the distribution (Fig 6): 5-95% whiskers, 25-75% box, median line; drawn capped
+            q = {k: np.minimum(summary[k].astype(float).to_numpy(), cap) for k in ("q05", "q25", "q50", "q75", "q95")}
+            for i in range(len(readers)):
+                ax.plot([q["q05"][i], q["q95"][i]], [i, i], color=colour_for(i), linewidth=1.2)
+                ax.barh([i], [q["q75"][i] - q["q25"][i]], left=[q["q25"][i]], height=0.55, color=colour_for(i),
+                        alpha=0.55, label="25-75% (line: 5-95%)" if i == 0 else None)
+                ax.plot([q["q50"][i]] * 2, [i - 0.3, i + 0.3], color="#C00000", linewidth=1.8,
+                        label="median" if i == 0 else None)
+        else:
+            ax.barh(ys, np.minimum(med, cap), height=0.6, color=[colour_for(i) for i in range(len(readers))], alpha=0.8,
+                    label="median")
         if "mean_seconds_capped" in summary.columns:
             ax.plot(summary["mean_seconds_capped"].astype(float), ys, "D", color="#222222", markersize=4,
                     label=f"mean (capped at {cap:.0f} s)")
@@ -105,10 +115,10 @@ def timing_summary_svg(summary: pd.DataFrame, *, cap: float = 600.0, fig_id: str
                 extra.append("fast")
             labels.append(plain(readers[i]) + (f" ({', '.join(extra)})" if extra else ""))
         ax.set_yticks(ys, labels)
-        ax.set_ylim(len(readers) - 0.5, -0.5)
-        ax.set_xlabel("seconds per pair")
-        ax.set_title("time per pair", loc="left")
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, fontsize=7)
+        ax.set_ylim(len(readers) + 0.7, -0.5)  # a free row at the bottom holds the legend
+        ax.set_xlabel(f"seconds per pair (drawn capped at {cap:.0f})")
+        ax.set_title("time per pair: distribution per reader" if quant else "time per pair", loc="left")
+        ax.legend(loc="lower right", fontsize=7, framealpha=0.9, ncol=3)
         if axs is not None:
             slope = summary["fatigue_slope"].astype(float).to_numpy()
             se = summary["fatigue_slope_se"].astype(float).to_numpy() if "fatigue_slope_se" in summary.columns else None

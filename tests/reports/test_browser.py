@@ -11,55 +11,50 @@ the figures' colours where they should be.
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from reports.html import write_html
+from tests.reports.browser import CHROMIUM, console_lines, layout, pdf_pages, run
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--enable-logging=stderr", "--v=0", "--hide-scrollbars"]
+#: the issue-16 budget: the fixture report prints on at most this many Letter pages
+FIXTURE_MAX_PAGES = 12
+LARGE_CRITERIA = ("authenticity", "empathy", "engagement", "style", "overall")
 
 
-def _fixture_result():
-    """The shipped fixture through the real pipeline (the README demo); synthetic if absent."""
-    deployment, dev = FIXTURES / "deployment", FIXTURES / "dev"
-    if not (deployment / "judge.csv").exists():
-        from tests.reports.synthetic import make_result
-
-        return make_result(), "synthetic (fixtures/ not present)"
-    from audit.inputs import load_audit_data
-    from audit.pipeline import run_audit
-    from audit.spec import AuditSpec
-
-    data = load_audit_data(str(deployment / "judge.csv"), str(deployment / "humans.csv"),
-                           pairs=str(deployment / "pairs.csv"), stories=str(deployment / "stories.csv"),
-                           dev_judge=str(dev / "judge.csv"), dev_humans=str(dev / "humans.csv"))
-    return run_audit(data, AuditSpec(seed=1, n_boot=400)), "fixture"
+def _need_chromium():
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"headless Chromium not found at {CHROMIUM}; install Debian's `chromium` package")
 
 
 @pytest.fixture(scope="module")
-def rendered(tmp_path_factory):
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"headless Chromium not found at {CHROMIUM}; install Debian's `chromium` package")
+def rendered(tmp_path_factory, result):
+    """The fixture study's report (the README demo, through the real pipeline)."""
+    _need_chromium()
     tmp = tmp_path_factory.mktemp("browser")
-    result, source = _fixture_result()
     path = write_html(result, tmp / "report.html")
-    return {"result": result, "source": source, "path": path, "tmp": tmp}
+    return {"result": result, "path": path, "tmp": tmp}
 
 
-def _chromium(rendered, *args: str) -> subprocess.CompletedProcess:
-    profile = rendered["tmp"] / f"profile-{len(list(rendered['tmp'].glob('profile-*')))}"
-    cmd = [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", *args, rendered["path"].as_uri()]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=180, cwd=rendered["tmp"])
+@pytest.fixture(scope="module")
+def large(tmp_path_factory):
+    """A 150-cell study (30 matchups x 5 criteria, 12 pairs x 5 readers each) through the pipeline."""
+    _need_chromium()
+    from tests.reports.study import run_study, write_study
+
+    tmp = tmp_path_factory.mktemp("browser-large")
+    result = run_study(write_study(tmp / "in", n_matchups=30, n_pairs=12, n_readers=5, criteria=LARGE_CRITERIA),
+                       n_boot=200)
+    assert len(result.cells) == 150
+    return {"result": result, "path": write_html(result, tmp / "report.html"), "tmp": tmp}
+
+
+def _chromium(rendered, *args: str):
+    return run(rendered["path"], rendered["tmp"], *args)
 
 
 @pytest.fixture(scope="module")
@@ -83,9 +78,10 @@ def _near(img: np.ndarray, hex_colour: str, tol: int = 12) -> np.ndarray:
     return (np.abs(img - rgb) <= tol).all(axis=-1)
 
 
-def test_console_is_silent(dom):
-    console = [line for line in dom.stderr.splitlines() if ":CONSOLE" in line or "Uncaught" in line]
-    assert console == []
+def test_console_is_silent(dom, large):
+    assert console_lines(dom.stderr) == []
+    proc = run(large["path"], large["tmp"], "--dump-dom")
+    assert proc.returncode == 0 and console_lines(proc.stderr) == []
 
 
 def test_dom_has_headline_transfer_table_and_every_figure(dom, rendered):
@@ -100,7 +96,7 @@ def test_dom_has_headline_transfer_table_and_every_figure(dom, rendered):
     if result.uncertainty.payload is not None:
         expected += ["fig-bootstrap", "fig-loro"]
     if result.readers.payload is not None:
-        expected += ["fig-heatmap-1", "fig-dendrogram", "fig-timing"]
+        expected += ["fig-heatmap-1", "fig-clusters", "fig-dendrogram", "fig-timing"]
     if result.surface.payload is not None:
         expected += ["fig-surface"]
     for fig in expected:
@@ -128,3 +124,36 @@ def test_every_figure_is_painted(rendered):
     if rendered["result"].readers.payload is not None:
         assert _near(img, "#67001f", 40).sum() + _near(img, "#b2182b", 40).sum() > 2000  # heat-map reds
         assert _near(img, "#e69f00", 10).sum() > 500
+
+
+@pytest.mark.parametrize("which", ["rendered", "large"])
+@pytest.mark.parametrize("width", [1280, 1400, 800])
+def test_layout_every_figure_painted_nothing_too_wide_no_text_overlap(request, which, width):
+    """Measured in the laid-out page: figure sizes, elements past the viewport, colliding SVG text boxes."""
+    report = request.getfixturevalue(which)
+    probe = layout(report["path"], report["tmp"], width=width)
+    shown = [f for f in probe["figures"] if not f["hidden"]]
+    assert shown, "no figure in the page"
+    for f in shown:
+        assert f["width"] > 50 and f["height"] > 50, f
+    assert probe["page_width"] <= probe["viewport"], "the page scrolls sideways"
+    assert probe["too_wide"] == []
+    assert probe["overlaps"] == []
+
+
+def test_large_study_report_stays_small_and_folds(large):
+    html = large["path"].read_text(encoding="utf-8")
+    assert len(html.encode("utf-8")) < 5_000_000
+    assert "126 more cells (all rows in cells.csv)" in html  # 150 cells, 24 shown open
+    first_map = html[html.index('id="fig-heatmap-1-figure"'):html.index('id="fig-heatmap-2-figure"')]
+    assert "31 heat maps would be drawn; the first 13 are shown" in first_map  # beside the heat maps, not after them
+
+
+def test_print_to_pdf_page_count(rendered, large, capsys):
+    """The fixture prints on at most 12 Letter pages with every section present; the counts go to docs/report.md."""
+    pages = pdf_pages(rendered["path"], rendered["tmp"])
+    pages_large = pdf_pages(large["path"], large["tmp"])
+    with capsys.disabled():
+        print(f"\nprint-to-PDF (Letter): fixture {pages} pages, 150-cell study {pages_large} pages")
+    assert 1 <= pages <= FIXTURE_MAX_PAGES
+    assert pages_large >= pages

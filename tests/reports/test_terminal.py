@@ -1,4 +1,4 @@
-"""The summary printed after `audit run`."""
+"""The summary printed after `audit run`, on the real fixture result."""
 
 from __future__ import annotations
 
@@ -8,17 +8,26 @@ from audit.checks import Status
 from reports.terminal import render_summary
 
 
-def test_summary_lists_verdict_failing_cells_and_report_path(result):
+def test_summary_lists_verdict_judge_counts_cells_and_report_path(result):
     out = render_summary(result, "audit-out/report.html", max_cells=5)
     lines = out.splitlines()
-    assert lines[0] == "judge-audit: FAIL"
+    assert lines[0] == f"judge-audit: {result.status.value}"
     assert lines[1] == result.verdict
-    assert "Dev set (Spearman of ensemble with humans): authenticity 0.65, emotion_provocation 0.65" in out
-    assert "0.50" not in out  # only the primary judge's correlations
+    configs = sorted({k.judge for c in result.cells if c.judge is not None for k in c.judge.configurations})
+    assert lines[2].startswith(f"Judge: {result.provenance.primary_judge} (audited; {len(configs)} configurations: ")
+    assert all(name in lines[2] for name in configs)
+    assert lines[2].endswith(f"tie rule {result.provenance.tie_rule}: a tie counts half for each system")
+    corr = result.dev.payload.correlations
+    mine = corr[corr["judge"] == result.provenance.primary_judge]
+    expected = ", ".join(f"{r.criterion} {r.spearman:.2f}" for r in mine.itertuples())
+    assert f"Dev set (Spearman of {result.provenance.primary_judge} with humans): {expected}" in out
     counts = result.counts
-    assert lines[3] == (f"Cells: {counts['FAIL']} FAIL, {counts['ERROR']} ERROR, {counts['INCONCLUSIVE']} INCONCLUSIVE, "
-                        f"{counts['INSUFFICIENT']} INSUFFICIENT, {counts['PASS']} PASS (of 18; margin 10 points)")
+    cells_line = next(line for line in lines if line.startswith("Cells: "))
+    assert cells_line == (f"Cells: {counts['FAIL']} FAIL, {counts['ERROR']} ERROR, {counts['INCONCLUSIVE']} INCONCLUSIVE, "
+                          f"{counts['INSUFFICIENT']} INSUFFICIENT, {counts['PASS']} PASS (of {len(result.cells)}; "
+                          "margin 10 points)")
     shown = counts["FAIL"] + counts["ERROR"] + counts["INCONCLUSIVE"]
+    assert shown > 5, "the fixture has more than 5 cells to look at"
     assert f"Cells to look at ({shown};" in out
     assert f"... and {shown - 5} more" in out
     full = render_summary(result, max_cells=50).splitlines()
@@ -29,7 +38,13 @@ def test_summary_lists_verdict_failing_cells_and_report_path(result):
     assert lines[-1] == "Report: audit-out/report.html"
     n_checks = sum(c.status is Status.FAIL for c in result.checks)
     assert f"Checks: {n_checks} FAIL" in out
-    assert "GLMM degenerate in 3 cell(s)" in out
+
+
+def test_degenerate_cells_are_announced(bare_result):
+    cells = list(bare_result.cells)
+    for k in (1, 2, 4):
+        cells[k] = replace(cells[k], human=replace(cells[k].human, glmm=replace(cells[k].human.glmm, degenerate=True)))
+    assert "GLMM degenerate in 3 cell(s)" in render_summary(replace(bare_result, cells=tuple(cells)))
 
 
 def test_summary_without_failures_or_dev(bare_result):
@@ -40,9 +55,17 @@ def test_summary_without_failures_or_dev(bare_result):
     assert "Report:" not in out
 
 
+def test_tie_rule_is_named_in_words(bare_result):
+    prov = replace(bare_result.provenance, tie_rule="decisive")
+    out = render_summary(replace(bare_result, provenance=prov))
+    assert "tie rule decisive: ties are left out of the denominator" in out
+
+
 def test_colour_only_when_asked(result):
+    status = result.status.value
+    code = {"FAIL": "31", "INCONCLUSIVE": "33", "PASS": "32", "ERROR": "35"}[status]
     assert "\x1b[" not in render_summary(result)
-    assert "\x1b[1;31mFAIL\x1b[0m" in render_summary(result, colour=True)
+    assert f"\x1b[1;{code}m{status}\x1b[0m" in render_summary(result, colour=True)
 
 
 def test_every_listed_cell_shows_its_numbers(result):
@@ -52,4 +75,4 @@ def test_every_listed_cell_shows_its_numbers(result):
         if t.status in (Status.FAIL, Status.INCONCLUSIVE):
             assert (f"distance {100 * t.difference.estimate:+.1f} [{100 * t.difference.ci_low:+.1f}, "
                     f"{100 * t.difference.ci_high:+.1f}]") in out
-    assert "INSUFFICIENT" not in out.split("Cells to look at")[1].split("GLMM degenerate")[0]
+    assert "INSUFFICIENT" not in out.split("Cells to look at")[1].split("Checks:")[0].replace("0 INSUFFICIENT", "")

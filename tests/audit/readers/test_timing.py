@@ -51,6 +51,17 @@ def test_reader_summary_by_hand():
     assert res.overall_median_seconds == pytest.approx(np.median(sum(times.values(), [])))
 
 
+def test_quantiles_by_hand():
+    """The distribution the report draws: by hand, linear interpolation between order statistics."""
+    times = {"a": [100, 200, 300, 700, 900.0], "b": [50, 60, 40, 55, 45.0]}
+    q = annotation_timing(_timed(times)).quantiles.set_index("reader_id")
+    # a sorted: 100 200 300 700 900; position p * (n - 1): 0.2 -> 120, 1 -> 200, 2 -> 300, 3 -> 700, 3.8 -> 860
+    assert q.loc["a", ["q05", "q25", "q50", "q75", "q95"]].tolist() == pytest.approx([120, 200, 300, 700, 860])
+    # b sorted: 40 45 50 55 60 -> 41, 45, 50, 55, 59
+    assert q.loc["b", ["q05", "q25", "q50", "q75", "q95"]].tolist() == pytest.approx([41, 45, 50, 55, 59])
+    assert q.loc["a", "n_pairs"] == 5 and q.loc["b", "n_pairs"] == 5
+
+
 def test_cap_and_factor_are_configurable():
     times = {"a": [100, 200, 300.0], "b": [80, 90, 100.0], "c": [150, 160, 170.0]}
     votes = _timed(times)

@@ -12,7 +12,9 @@ import pytest
 from reports.figures import (
     DendrogramPanel,
     UnsafeSvgError,
+    ClusterPanel,
     bootstrap_comparison_svg,
+    cluster_heatmap_svg,
     dendrogram_svg,
     feature_scatter_svg,
     loro_shift_svg,
@@ -53,6 +55,9 @@ CASES = {
                                          fig_id="f5"),
     "surface": lambda: feature_scatter_svg(pd.DataFrame({"feature": ["len"] * 3, "x": [1.0, 2.0, 3.0], "y": [0.5, 0.1, -0.2],
                                                          "group": ["g", "g", "h"]}), fig_id="f6"),
+    "clusters": lambda: cluster_heatmap_svg([ClusterPanel(
+        "weights", np.array([[0, 1, 0.5, 2], [2, 3, 1.0, 3]]), ("r1", "r2", "r3"),
+        pd.DataFrame({"label": ["r1", "r2", "r3"], "a": [0.5, -1.0, 0.2], "b": [1.2, 0.0, -0.4]}))], fig_id="f8"),
     "timing": lambda: timing_svg(pd.DataFrame({"reader_id": ["r1"] * 3 + ["r2"] * 3, "seconds": [100, 200, 900, 50, 60, 70],
                                                "order": [0, 1, 2] * 2}), fig_id="f7"),
 }

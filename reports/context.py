@@ -1,0 +1,51 @@
+"""AuditResult -> the whole template context: the core parts (:mod:`reports.sections`) and every
+optional section rendered from its payload's type (:mod:`reports.registry`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reports import optional_sections  # noqa: F401  (registers the uncertainty, readers, surface renderers)
+from reports.peer_sections import peer_sections
+from reports.registry import render_section
+from reports.sections import (
+    agreement_context,
+    checks_context,
+    configurations_table,
+    focal_label,
+    headline,
+    preference_figure,
+    provenance_context,
+    transfer_rows,
+)
+from reports.tables import status_value
+
+
+TRANSFER_OPEN = 24  #: transfer-table rows shown open (worst first); the rest fold into <details>
+
+
+def optional_sections(result: Any) -> list[dict]:
+    """The uncertainty, readers and surface sections, in report order."""
+    return [render_section("uncertainty", "How sure are we: bootstraps and leave-one-reader-out", result,
+                           result.uncertainty),
+            render_section("readers", "Who are the readers: heat maps, clusters, time, case studies", result,
+                           result.readers),
+            render_section("surface", "Surface features: is the judge scoring style?", result, result.surface)]
+
+
+def build_context(result: Any) -> dict:
+    """Everything the template needs, from an :class:`audit.result.AuditResult`."""
+    return {
+        "status": status_value(result.status),
+        "verdict": result.verdict,
+        "headline": headline(result),
+        "checks": checks_context(tuple(result.checks)),
+        "transfer": transfer_rows(result),
+        "preference": preference_figure(result),
+        "configurations": configurations_table(result),
+        "agreement": agreement_context(result),
+        "sections": optional_sections(result) + peer_sections(result),
+        "provenance": provenance_context(result),
+        "focal_label": focal_label(result),
+        "transfer_open": TRANSFER_OPEN,
+    }

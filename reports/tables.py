@@ -1,0 +1,86 @@
+"""Leaf helpers every report module shares: status names, a frame as a display table, the
+section context. No imports from the rest of :mod:`reports` (this is what keeps the report
+modules free of import cycles)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pandas as pd
+
+from reports.format import cell_value
+
+STATUS_ORDER = ("FAIL", "ERROR", "INCONCLUSIVE", "WARN", "INSUFFICIENT", "SKIPPED", "PASS")
+#: the transfer cell statuses, worst first (the headline counts them in this order)
+CELL_ORDER = ("FAIL", "ERROR", "INCONCLUSIVE", "INSUFFICIENT", "PASS")
+MAX_TABLE_ROWS = 80
+FOLDED_ROWS = 50  #: rows of each folded table in the page; result.json and the CSVs hold all
+
+
+def status_value(status: Any) -> str:
+    """``Status.FAIL`` / ``"FAIL"`` -> ``"FAIL"``."""
+    return str(getattr(status, "value", status))
+
+
+def table(frame: pd.DataFrame | None, *, caption: str = "", columns: list[str] | None = None,
+          max_rows: int = MAX_TABLE_ROWS, note: str = "") -> dict | None:
+    """A frame as ``{"caption", "columns", "rows", "truncated", "note"}`` of display strings."""
+    if frame is None:
+        return None
+    cols = [c for c in (columns or list(frame.columns)) if c in frame.columns]
+    shown = frame[cols].head(max_rows)
+    rows = [[cell_value(v) for v in row] for row in shown.itertuples(index=False, name=None)]
+    return {"caption": caption, "columns": [str(c) for c in cols], "rows": rows,
+            "truncated": max(0, len(frame) - max_rows), "note": note}
+
+
+def frames_of(obj: Any, path: str = "") -> list[tuple[str, pd.DataFrame]]:
+    """Every non-empty DataFrame field of a (nested) frozen result, with its dotted path.
+
+    Reads dataclass fields by type only (frames, nested results, tuples of results): the
+    folded "tables behind this section" list, so that no table of a section goes unshown.
+    """
+    out: list[tuple[str, pd.DataFrame]] = []
+    if isinstance(obj, pd.DataFrame):
+        if len(obj) and len(obj.columns):
+            out.append((path or "table", obj))
+    elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        for f in dataclasses.fields(obj):
+            out += frames_of(getattr(obj, f.name), f"{path}.{f.name}" if path else f.name)
+    elif isinstance(obj, tuple) and obj and all(dataclasses.is_dataclass(v) for v in obj):
+        for i, v in enumerate(obj):
+            out += frames_of(v, f"{path}[{i}]")
+    return out
+
+
+def section_context(section_id: str, title: str, section: Any) -> dict:
+    """The context every section renderer fills: status, reason, figures, tables, notes."""
+    status = status_value(section.status)
+    computed = section.payload is not None and status != "SKIPPED"
+    reason = section.reason or ("" if computed else "not computed")
+    return {"id": section_id, "title": title, "status": status, "computed": computed, "reason": reason,
+            "figures": [], "tables": [], "lead_tables": [], "cases": [], "facts": [], "parts": [], "notes": [],
+            "csv": SECTION_CSV.get(section_id, "")}
+
+
+#: the CSV that audit/outputs.py writes beside result.json for a section (its to_frame())
+SECTION_CSV = {"uncertainty": "uncertainty.csv", "readers": "readers.csv", "surface": "surface.csv"}
+
+
+def folded_tables(ctx: dict, payload: Any, *, skip: tuple[str, ...] = ()) -> None:
+    """Append every frame of ``payload`` (bar the paths in ``skip``) to the folded tables."""
+    for path, frame in frames_of(payload):
+        if path not in skip:
+            ctx["tables"].append(table(frame, caption=path, max_rows=FOLDED_ROWS,
+                                       note=f"{len(frame):,} rows in result.json" if len(frame) > FOLDED_ROWS else ""))
+
+
+#: how each registered tie rule (audit/tie_rules.py) counts an exact judge tie, in words
+TIE_WORDS = {"even-split": "a tie counts half for each system", "decisive": "ties are left out of the denominator",
+             "strict": "a tie counts against the focal system", "random": "a tie goes to a seeded fair coin"}
+
+
+def tie_words(rule: str) -> str:
+    """``"even-split"`` -> ``"a tie counts half for each system"`` (a new rule reads as its name)."""
+    return TIE_WORDS.get(rule, f"ties are credited by the {rule} rule")

@@ -1,0 +1,25 @@
+"""The report package has no import cycle and depends one way: audit -> reports, never reports -> cli."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.support.import_graph import cycles, import_graph
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_no_import_cycle_touches_reports():
+    graph = import_graph(ROOT)
+    assert [c for c in cycles(graph) if any(m.startswith("reports") for m in c)] == []
+
+
+def test_reports_never_import_the_cli():
+    graph = import_graph(ROOT)
+    assert sorted((m, t) for m, ts in graph.items() if m.startswith("reports") for t in ts if t.startswith("audit.cli")) == []
+
+
+def test_the_leaf_modules_import_nothing_else_from_reports():
+    graph = import_graph(ROOT)
+    for leaf in ("reports.tables", "reports.registry", "reports.format"):
+        assert {t for t in graph[leaf] if t.startswith("reports")} <= {"reports.format", "reports.tables"}, leaf
