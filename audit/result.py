@@ -18,7 +18,7 @@ import pandas as pd
 from audit.checks import Check, Status
 from audit.serialize import from_jsonable, to_jsonable
 
-SCHEMA_VERSION = "2.0"
+SCHEMA_VERSION = "2.1"
 
 
 @dataclass(frozen=True)
@@ -361,7 +361,7 @@ def result_from_json(text: str, *, source: str = "result.json") -> AuditResult:
                 message=("a result of schema 1.x, written before the transfer decision was rebuilt (schema 2.0: "
                          "cell statuses PASS / FAIL / INCONCLUSIVE / INSUFFICIENT / ERROR, vote share and majority "
                          "rate, the judge's distance to the human band; docs/audit.md, 'Schema 2.0')"),
-                fix="re-run `audit run` on the same inputs to get a 2.0 result",
+                fix=f"re-run `audit run` on the same inputs to get a {SCHEMA_VERSION} result",
             )
         )
     if version is None or str(version).split(".")[0] != SCHEMA_VERSION.split(".")[0]:

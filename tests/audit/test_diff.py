@@ -131,12 +131,12 @@ def test_removed_cells_count_unless_the_policy_ignores_them(base):
 def test_incomparable_inputs_are_exit_2_with_the_reason(base, tmp_path, capsys):
     old = _write(tmp_path, "old", base)
     other = json.loads(result_to_json(base))
-    other["schema_version"] = "2.1"
+    other["schema_version"] = "2.2"
     newer = tmp_path / "newer.json"
     newer.write_text(json.dumps(other), encoding="utf-8")
     assert main(["diff", old, str(newer)]) == 2
     err = capsys.readouterr().err
-    assert "schema 2.0" in err and "schema 2.1" in err
+    assert "schema 2.1" in err and "schema 2.2" in err
     renamed = replace(base, cells=tuple(replace(c, criterion=c.criterion + "_v2") for c in base.cells))
     assert main(["diff", old, _write(tmp_path, "renamed", renamed)]) == 2
     err = capsys.readouterr().err
