@@ -10,7 +10,7 @@ Competitors:
 Each server answer takes ``--latency`` seconds (default 0.05) and every story is accepted at
 the first attempt, so the numbers measure overhead and concurrency, not retries.
 
-Run: ``python benchmarks/generation.py [--stories 48] [--repeats 3]``
+Run: ``python benchmarks/generate_stories.py [--stories 48] [--repeats 3]``
 """
 
 from __future__ import annotations
