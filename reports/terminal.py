@@ -106,7 +106,8 @@ def render_summary(result: Any, report_path: str | Path | None = None, *, max_ce
                                            ("GLMM degenerate", bool(h.glmm.degenerate))) if on]
             more = f"  needs ~{t.pairs_needed} pairs" if t.pairs_needed is not None else ""
             if t.p_outside_adjusted is not None and status in ("FAIL", "INCONCLUSIVE"):
-                more = f"  adj. p {min(t.p_outside_adjusted, t.p_conflict_adjusted or 1.0):.2g}" + more
+                p_cell = min(p for p in (t.p_outside_adjusted, t.p_conflict_adjusted) if p is not None)
+                more = f"  adj. p {p_cell:.2g}" + more
             lines.append(f"  {status:<12} {label:<{width}}  judge {pct(t.judge_rate.estimate)}  band "
                          f"[{pct(t.band_low)}, {pct(t.band_high)}]  distance {_points(t.difference.estimate)} "
                          f"[{_points(t.difference.ci_low)}, {_points(t.difference.ci_high)}]{more}"

@@ -76,3 +76,12 @@ def test_every_listed_cell_shows_its_numbers(result):
             assert (f"distance {100 * t.difference.estimate:+.1f} [{100 * t.difference.ci_low:+.1f}, "
                     f"{100 * t.difference.ci_high:+.1f}]") in out
     assert "INSUFFICIENT" not in out.split("Cells to look at")[1].split("Checks:")[0].replace("0 INSUFFICIENT", "")
+
+
+def test_adjusted_p_is_the_cell_p_even_when_the_conflict_p_is_zero(result):
+    """The cell's adjusted p is the smaller of its two components; a 0.0 conflict p is not 'missing'."""
+    cell = next(c for c in result.cells if c.transfer.p_outside_adjusted is not None)
+    transfer = replace(cell.transfer, status=Status.FAIL, p_outside_adjusted=0.25, p_conflict_adjusted=0.0)
+    changed = replace(result, cells=(replace(cell, transfer=transfer),))
+    line = next(x for x in render_summary(changed).splitlines() if f"{cell.matchup} / {cell.criterion}" in x)
+    assert "adj. p 0 " in line + " " and "adj. p 0.25" not in line
