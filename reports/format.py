@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 DASH = "–"
@@ -11,10 +12,7 @@ DASH = "–"
 def is_missing(x: Any) -> bool:
     if x is None:
         return True
-    try:
-        return isinstance(x, float) and math.isnan(x) or (hasattr(x, "__float__") and math.isnan(float(x)))
-    except (TypeError, ValueError):
-        return False
+    return isinstance(x, numbers.Real) and math.isnan(float(x))
 
 
 def pct(x: Any, digits: int = 1) -> str:
@@ -39,9 +37,14 @@ def num(x: Any, digits: int = 3) -> str:
         return "yes" if x else "no"
     if isinstance(x, int) or (hasattr(x, "is_integer") and isinstance(x, float) and x.is_integer() and abs(x) < 1e6 and digits == 0):
         return str(int(x))
-    try:
+    if isinstance(x, str):  # a number written as text is formatted as the number; other text as is
+        try:
+            v = float(x)
+        except ValueError:
+            return x
+    elif isinstance(x, numbers.Real):
         v = float(x)
-    except (TypeError, ValueError):
+    else:
         return str(x)
     if math.isinf(v):
         return "∞" if v > 0 else "−∞"
@@ -65,10 +68,8 @@ def cell_value(x: Any) -> str:
     if isinstance(x, float):
         return num(x)
     if hasattr(x, "item") and not isinstance(x, (str, bytes)):
-        try:
+        if getattr(x, "size", 1) == 1:  # a numpy scalar or one-element array; larger arrays fall through
             return cell_value(x.item())
-        except (TypeError, ValueError):
-            pass
     if is_missing(x):
         return DASH
     if hasattr(x, "value") and not isinstance(x, str):  # enums
