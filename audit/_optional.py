@@ -14,12 +14,20 @@ _HINTS = {
     "pymer4": ("pip install 'judge-transfer-audit[lme4]' (needs R with lme4)", "the lme4 GLMM backend"),
     "rpy2": ("pip install 'judge-transfer-audit[lme4]' (needs R)", "the lme4 GLMM backend"),
     "pyarrow": ("pip install 'judge-transfer-audit[parquet]'", "reading Parquet files"),
-    "httpx": ("pip install 'judge-transfer-audit[http]'", "talking to LLM servers (generate, score, perplexity from a server)"),
-    "label_studio_sdk": ("pip install 'judge-transfer-audit[labelstudio]'", "running the human study on a Label Studio server"),
+    "httpx": (
+        "pip install 'judge-transfer-audit[http]'",
+        "talking to LLM servers (generate, score, perplexity from a server)",
+    ),
+    "label_studio_sdk": (
+        "pip install 'judge-transfer-audit[labelstudio]'",
+        "running the human study on a Label Studio server",
+    ),
     "distributed": ("pip install 'judge-transfer-audit[dask]'", "running the audit on a Dask cluster"),
     "dask": ("pip install 'judge-transfer-audit[dask]'", "running the audit on a Dask cluster"),
-    "sksparse": ("apt-get install libsuitesparse-dev, then pip install 'judge-transfer-audit[sparse]'",
-                 "the sparse GLMM path (CHOLMOD)"),
+    "sksparse": (
+        "apt-get install libsuitesparse-dev, then pip install 'judge-transfer-audit[sparse]'",
+        "the sparse GLMM path (CHOLMOD)",
+    ),
 }
 
 
@@ -39,6 +47,5 @@ def import_optional(name: str, purpose: str | None = None) -> ModuleType:
         root = name.split(".")[0]
         install, default_purpose = _HINTS.get(root, (f"pip install {root}", "this feature"))
         raise MissingDependencyError(
-            f"'{root}' is not installed; it is needed for {purpose or default_purpose}. "
-            f"Install it with: {install}"
+            f"'{root}' is not installed; it is needed for {purpose or default_purpose}. Install it with: {install}"
         ) from exc

@@ -61,9 +61,16 @@ def _nominal_summary(unit: np.ndarray, category: np.ndarray) -> dict:
     """kappa, alpha and raw agreement for integer unit codes and categories 0/1/2."""
     n_votes = len(unit)
     if n_votes == 0:
-        return dict(n_units=0, n_units_single_vote=0, balanced=True, fleiss_kappa=math.nan,
-                    observed_agreement=math.nan, expected_agreement=math.nan,
-                    krippendorff_alpha=math.nan, raw_agreement=math.nan)
+        return dict(
+            n_units=0,
+            n_units_single_vote=0,
+            balanced=True,
+            fleiss_kappa=math.nan,
+            observed_agreement=math.nan,
+            expected_agreement=math.nan,
+            krippendorff_alpha=math.nan,
+            raw_agreement=math.nan,
+        )
     _, unit_index = np.unique(unit, return_inverse=True)
     counts = np.zeros((unit_index.max() + 1, 3))
     np.add.at(counts, (unit_index, category), 1.0)
@@ -134,13 +141,24 @@ def _checked_votes(votes: pd.DataFrame, by: tuple[str, ...]) -> tuple[pd.DataFra
     problems = []
     for name in by:
         if name not in _GROUP_KEYS:
-            problems.append(InputProblem(file="arguments", message=f"cannot group agreement by '{name}'",
-                                         fix="use a subset of ('matchup', 'criterion')", value=name))
+            problems.append(
+                InputProblem(
+                    file="arguments",
+                    message=f"cannot group agreement by '{name}'",
+                    fix="use a subset of ('matchup', 'criterion')",
+                    value=name,
+                )
+            )
     required = ("pair_id", "reader_id", "criterion", "matchup", "y")
     missing = [c for c in required if c not in votes.columns]
     if missing:
-        problems.append(InputProblem(file="votes", message=f"missing column(s) {', '.join(missing)}",
-                                     fix="pass the normalised votes frame of audit.data"))
+        problems.append(
+            InputProblem(
+                file="votes",
+                message=f"missing column(s) {', '.join(missing)}",
+                fix="pass the normalised votes frame of audit.data",
+            )
+        )
     if problems:
         raise InputError(problems)
     frame = votes.loc[:, list(required)].copy()
@@ -151,30 +169,43 @@ def _checked_votes(votes: pd.DataFrame, by: tuple[str, ...]) -> tuple[pd.DataFra
     frame["y"] = numeric
     bad = unreadable | (frame["y"].notna() & ~frame["y"].isin([0.0, 1.0]))
     if bad.any():
-        raise InputError(InputProblem(file="votes", column="y", value=str(votes.loc[bad].iloc[0]["y"]),
-                                      message=f"{int(bad.sum())} vote(s) are not 1 (focal), 0 (other) or NaN (tie)",
-                                      fix="encode each vote as 1, 0 or NaN for a tie"))
+        raise InputError(
+            InputProblem(
+                file="votes",
+                column="y",
+                value=str(votes.loc[bad].iloc[0]["y"]),
+                message=f"{int(bad.sum())} vote(s) are not 1 (focal), 0 (other) or NaN (tie)",
+                fix="encode each vote as 1, 0 or NaN for a tie",
+            )
+        )
     sizes, labels = {}, {}
     for col in ("pair_id", "reader_id", "criterion", "matchup"):
         codes, uniques = pd.factorize(frame[col], sort=False)  # once per column: every grouping uses the codes
         frame[f"_{col}_code"] = np.asarray(codes, dtype=np.int64)
         labels[col] = np.asarray(uniques, dtype=object)
         sizes[col] = max(len(uniques), 1)
-    key = (frame["_pair_id_code"].to_numpy() * sizes["reader_id"] + frame["_reader_id_code"].to_numpy()) \
-        * sizes["criterion"] + frame["_criterion_code"].to_numpy()
+    key = (frame["_pair_id_code"].to_numpy() * sizes["reader_id"] + frame["_reader_id_code"].to_numpy()) * sizes[
+        "criterion"
+    ] + frame["_criterion_code"].to_numpy()
     dup = pd.Series(key).duplicated().to_numpy()
     if dup.any():
         row = frame[dup].iloc[0]
-        raise InputError(InputProblem(
-            file="votes", message=f"{int(dup.sum())} repeated reader x pair x criterion vote(s) "
-            f"(e.g. reader {row.reader_id!r}, pair {row.pair_id!r}, criterion {row.criterion!r})",
-            fix="keep one vote per reader, pair and criterion"))
+        raise InputError(
+            InputProblem(
+                file="votes",
+                message=f"{int(dup.sum())} repeated reader x pair x criterion vote(s) "
+                f"(e.g. reader {row.reader_id!r}, pair {row.pair_id!r}, criterion {row.criterion!r})",
+                fix="keep one vote per reader, pair and criterion",
+            )
+        )
     frame["unit_code"] = _factorize_columns(frame, labels, ("pair_id", "criterion"), with_labels=False)[0]
     frame["category"] = _vote_category(frame["y"])
     return frame, labels
 
 
-def _factorize_columns(frame: pd.DataFrame, labels: dict, cols, with_labels: bool = True) -> tuple[np.ndarray, list[tuple]]:
+def _factorize_columns(
+    frame: pd.DataFrame, labels: dict, cols, with_labels: bool = True
+) -> tuple[np.ndarray, list[tuple]]:
     """Codes of the combinations of ``cols`` in first-appearance order, and the combinations
     (integer keys instead of a MultiIndex: fast on a million rows)."""
     key = np.zeros(len(frame), dtype=np.int64)
@@ -192,7 +223,9 @@ def _factorize_columns(frame: pd.DataFrame, labels: dict, cols, with_labels: boo
     return np.asarray(codes, dtype=np.int64), combos
 
 
-def _group_codes(frame: pd.DataFrame, labels: dict, by: tuple[str, ...]) -> list[tuple[str, np.ndarray, list[tuple[str, str]]]]:
+def _group_codes(
+    frame: pd.DataFrame, labels: dict, by: tuple[str, ...]
+) -> list[tuple[str, np.ndarray, list[tuple[str, str]]]]:
     """Per level (cells, then every pooled level, in first-appearance order): the group code of
     each vote and the (matchup, criterion) labels of the groups -- the same groups, in the same
     order, as a ``groupby(sort=False)`` per level, without building a sub-frame per group."""
@@ -298,14 +331,26 @@ class AgreementTable:
         frame = self.to_frame()
         if frame.empty:
             return "Agreement: no votes"
-        shown = frame[["matchup", "criterion", "n_pairs", "n_readers", "n_votes", "n_ties",
-                       "fleiss_kappa", "krippendorff_alpha", "raw_agreement"]]
+        shown = frame[
+            [
+                "matchup",
+                "criterion",
+                "n_pairs",
+                "n_readers",
+                "n_votes",
+                "n_ties",
+                "fleiss_kappa",
+                "krippendorff_alpha",
+                "raw_agreement",
+            ]
+        ]
         text = shown.to_string(index=False, float_format=lambda x: f"{x:.3f}")
         return f"Inter-reader agreement ({self.tie_handling})\n{text}"
 
 
-def agreement_table(votes: pd.DataFrame, by: tuple[str, ...] = ("matchup", "criterion"),
-                    pooling: str = "as oriented") -> AgreementTable:
+def agreement_table(
+    votes: pd.DataFrame, by: tuple[str, ...] = ("matchup", "criterion"), pooling: str = "as oriented"
+) -> AgreementTable:
     """Fleiss' kappa, Krippendorff's nominal alpha and raw agreement per group and pooled.
 
     Parameters
@@ -345,8 +390,14 @@ def agreement_table(votes: pd.DataFrame, by: tuple[str, ...] = ("matchup", "crit
     """
     by = tuple(by)
     if pooling not in POOLINGS:
-        raise InputError(InputProblem(file="arguments", message=f"unknown pooling {pooling!r}",
-                                      fix=f"use one of: {', '.join(POOLINGS)}", value=str(pooling)))
+        raise InputError(
+            InputProblem(
+                file="arguments",
+                message=f"unknown pooling {pooling!r}",
+                fix=f"use one of: {', '.join(POOLINGS)}",
+                value=str(pooling),
+            )
+        )
     frame, id_labels = _checked_votes(votes, by)
     unit_code = frame["unit_code"].to_numpy()
     category = frame["category"].to_numpy()
@@ -368,9 +419,18 @@ def agreement_table(votes: pd.DataFrame, by: tuple[str, ...] = ("matchup", "crit
         G = len(labels)
         ug = codes[first_vote] if n_units_all else np.zeros(0, dtype=np.int64)  # group of each unit
         pw = pairable.astype(float)
-        sums = {name: np.bincount(ug, weights=w, minlength=G) for name, w in (
-            ("n_units", np.ones(n_units_all)), ("n_pairable", pw), ("p_i", p_i), ("n_votes_p", n_i * pw),
-            ("pairs_p", n_i * (n_i - 1.0) * pw), ("sq_p", np.sum(counts**2, axis=1) * pw), ("alpha_o", alpha_o))}
+        sums = {
+            name: np.bincount(ug, weights=w, minlength=G)
+            for name, w in (
+                ("n_units", np.ones(n_units_all)),
+                ("n_pairable", pw),
+                ("p_i", p_i),
+                ("n_votes_p", n_i * pw),
+                ("pairs_p", n_i * (n_i - 1.0) * pw),
+                ("sq_p", np.sum(counts**2, axis=1) * pw),
+                ("alpha_o", alpha_o),
+            )
+        }
         cat = [np.bincount(ug, weights=counts[:, c] * pw, minlength=G) for c in range(3)]
         n_min = np.full(G, np.inf)
         n_max = np.full(G, -np.inf)
@@ -380,8 +440,15 @@ def agreement_table(votes: pd.DataFrame, by: tuple[str, ...] = ("matchup", "crit
         n_ties = np.bincount(codes[category == 2], minlength=G)
         n_pairs = _distinct_per_group(codes, pair_code, G)
         n_readers = _distinct_per_group(codes, reader_code, G)
-        stats = _nominal_from_sums(sums["n_pairable"], sums["p_i"], sums["n_votes_p"], sums["pairs_p"], sums["sq_p"],
-                                   sums["alpha_o"], np.column_stack(cat))
+        stats = _nominal_from_sums(
+            sums["n_pairable"],
+            sums["p_i"],
+            sums["n_votes_p"],
+            sums["pairs_p"],
+            sums["sq_p"],
+            sums["alpha_o"],
+            np.column_stack(cat),
+        )
         balanced = (sums["n_pairable"] == 0) | (n_min == n_max)
         across = np.zeros(G, dtype=bool)
         if pooling == "within matchup" and labels and labels[0][0] == POOLED:
@@ -390,17 +457,35 @@ def agreement_table(votes: pd.DataFrame, by: tuple[str, ...] = ("matchup", "crit
                 unit_matchup = matchup_code[first_vote] if n_units_all else np.zeros(0, dtype=np.int64)
                 _within_matchup_chance(stats, ug, unit_matchup, counts, n_i, pairable, alpha_o, G, across)
         for g, (matchup, criterion) in enumerate(labels):
-            rows.append(AgreementRow(
-                level=level, matchup=POOLED_WITHIN if across[g] else matchup, criterion=criterion, n_pairs=int(n_pairs[g]), n_units=int(sums["n_units"][g]),
-                n_readers=int(n_readers[g]), n_votes=int(n_votes[g]), n_ties=int(n_ties[g]),
-                n_units_single_vote=int(sums["n_units"][g] - sums["n_pairable"][g]), balanced=bool(balanced[g]),
-                **{k: float(v[g]) for k, v in stats.items()}))
+            rows.append(
+                AgreementRow(
+                    level=level,
+                    matchup=POOLED_WITHIN if across[g] else matchup,
+                    criterion=criterion,
+                    n_pairs=int(n_pairs[g]),
+                    n_units=int(sums["n_units"][g]),
+                    n_readers=int(n_readers[g]),
+                    n_votes=int(n_votes[g]),
+                    n_ties=int(n_ties[g]),
+                    n_units_single_vote=int(sums["n_units"][g] - sums["n_pairable"][g]),
+                    balanced=bool(balanced[g]),
+                    **{k: float(v[g]) for k, v in stats.items()},
+                )
+            )
     return AgreementTable(rows=tuple(rows), by=by, pooling=pooling)
 
 
-def _within_matchup_chance(stats: dict[str, np.ndarray], unit_group: np.ndarray, unit_matchup: np.ndarray,
-                           counts: np.ndarray, n_i: np.ndarray, pairable: np.ndarray, alpha_o: np.ndarray,
-                           n_groups: int, across: np.ndarray) -> None:
+def _within_matchup_chance(
+    stats: dict[str, np.ndarray],
+    unit_group: np.ndarray,
+    unit_matchup: np.ndarray,
+    counts: np.ndarray,
+    n_i: np.ndarray,
+    pairable: np.ndarray,
+    alpha_o: np.ndarray,
+    n_groups: int,
+    across: np.ndarray,
+) -> None:
     """Replace, in ``stats``, kappa, alpha and expected agreement of the ``across`` groups by
     their within-matchup forms (:func:`_stratified_summary`, written on sums over the
     group x matchup strata; the equality is tested). Observed agreement is unchanged."""
@@ -443,8 +528,13 @@ def _nominal_from_sums(n_pairable, sum_p, n, pairs, sq, alpha_o, category_totals
         raw = np.where(pairs > 0, (sq - n) / pairs, np.nan)
         d_e = (n**2 - np.sum(category_totals**2, axis=1)) / (n * (n - 1.0))
         alpha = np.where(d_e == 0, np.nan, 1.0 - (alpha_o / n) / d_e)
-    out = {"fleiss_kappa": kappa, "observed_agreement": observed, "expected_agreement": expected,
-           "krippendorff_alpha": alpha, "raw_agreement": raw}
+    out = {
+        "fleiss_kappa": kappa,
+        "observed_agreement": observed,
+        "expected_agreement": expected,
+        "krippendorff_alpha": alpha,
+        "raw_agreement": raw,
+    }
     return {k: np.where(none, np.nan, v) for k, v in out.items()}
 
 
@@ -518,8 +608,10 @@ class ReaderBaseline:
     units: pd.DataFrame
     has_judge: bool
     n_judge_unmatched: int = 0
-    scoring: str = ("majority over decisive votes (ties abstain, equal counts = split, not scored); "
-                    "a vote or judge verdict scores 1 on the majority side, 0 against, 0.5 for a tie")
+    scoring: str = (
+        "majority over decisive votes (ties abstain, equal counts = split, not scored); "
+        "a vote or judge verdict scores 1 on the majority side, 0 against, 0.5 for a tie"
+    )
 
     def to_frame(self) -> pd.DataFrame:
         return pd.DataFrame([r.__dict__ for r in self.rows], columns=list(BaselineRow.__dataclass_fields__))
@@ -542,24 +634,45 @@ class ReaderBaseline:
 def _check_judge(judge_choice: pd.DataFrame) -> pd.DataFrame:
     missing = [c for c in ("pair_id", "criterion", "y_judge") if c not in judge_choice.columns]
     if missing:
-        raise InputError(InputProblem(file="judge_choice", message=f"missing column(s) {', '.join(missing)}",
-                                      fix="pass columns pair_id, criterion, y_judge (1, 0, 0.5 for a tie)"))
+        raise InputError(
+            InputProblem(
+                file="judge_choice",
+                message=f"missing column(s) {', '.join(missing)}",
+                fix="pass columns pair_id, criterion, y_judge (1, 0, 0.5 for a tie)",
+            )
+        )
     if "judge" in judge_choice.columns and judge_choice["judge"].nunique() > 1:
-        raise InputError(InputProblem(file="judge_choice", column="judge",
-                                      message="several judge configurations in one call",
-                                      fix="call reader_baseline once per configuration"))
+        raise InputError(
+            InputProblem(
+                file="judge_choice",
+                column="judge",
+                message="several judge configurations in one call",
+                fix="call reader_baseline once per configuration",
+            )
+        )
     frame = judge_choice.loc[:, ["pair_id", "criterion", "y_judge"]].copy()
     frame["pair_id"] = frame["pair_id"].astype(str)
     frame["criterion"] = frame["criterion"].astype(str)
     frame["y_judge"] = pd.to_numeric(frame["y_judge"], errors="coerce").astype(float)
     bad = frame["y_judge"].notna() & ~frame["y_judge"].isin([0.0, 0.5, 1.0])
     if bad.any():
-        raise InputError(InputProblem(file="judge_choice", column="y_judge", value=str(frame.loc[bad, "y_judge"].iloc[0]),
-                                      message=f"{int(bad.sum())} verdict(s) not in 1, 0, 0.5",
-                                      fix="encode 1 = focal preferred, 0 = other, 0.5 = tie (NaN = no verdict)"))
+        raise InputError(
+            InputProblem(
+                file="judge_choice",
+                column="y_judge",
+                value=str(frame.loc[bad, "y_judge"].iloc[0]),
+                message=f"{int(bad.sum())} verdict(s) not in 1, 0, 0.5",
+                fix="encode 1 = focal preferred, 0 = other, 0.5 = tie (NaN = no verdict)",
+            )
+        )
     if frame.duplicated(["pair_id", "criterion"]).any():
-        raise InputError(InputProblem(file="judge_choice", message="repeated pair x criterion verdicts",
-                                      fix="give one verdict per pair and criterion"))
+        raise InputError(
+            InputProblem(
+                file="judge_choice",
+                message="repeated pair x criterion verdicts",
+                fix="give one verdict per pair and criterion",
+            )
+        )
     return frame
 
 
@@ -628,7 +741,8 @@ def reader_baseline(
     if has_judge:
         judge = _check_judge(judge_choice)
         where = pd.Index(judge["pair_id"] + "\x1f" + judge["criterion"]).get_indexer(
-            units["pair_id"].astype(str) + "\x1f" + units["criterion"].astype(str))
+            units["pair_id"].astype(str) + "\x1f" + units["criterion"].astype(str)
+        )
         if len(judge):  # an empty judge frame matches no unit
             unit_y_judge = np.where(where >= 0, judge["y_judge"].to_numpy(float)[np.maximum(where, 0)], np.nan)
         n_unmatched = int(len(judge) - np.count_nonzero(where >= 0))
@@ -659,13 +773,27 @@ def reader_baseline(
             agreement = np.bincount(key, np.nan_to_num(score), size) / n_scored
             judge_loo_reader = np.bincount(key, np.nan_to_num(judge_loo), size) / n_jl
         present = np.flatnonzero(n_votes > 0)  # sorted by group, then reader name
-        per = pd.DataFrame({"group": present // n_r, "reader_id": reader_names[present % n_r],
-                            "n_units": n_scored[present].astype(int),
-                            "n_split": (n_votes[present] - n_scored[present]).astype(int),
-                            "agreement": agreement[present], "judge_agreement_loo": judge_loo_reader[present]})
-        stats = per.groupby("group", sort=True).agg(
-            n_readers=("reader_id", "size"), reader_mean=("agreement", "mean"), reader_min=("agreement", "min"),
-            reader_max=("agreement", "max"), judge_loo=("judge_agreement_loo", "mean")).reindex(range(G))
+        per = pd.DataFrame(
+            {
+                "group": present // n_r,
+                "reader_id": reader_names[present % n_r],
+                "n_units": n_scored[present].astype(int),
+                "n_split": (n_votes[present] - n_scored[present]).astype(int),
+                "agreement": agreement[present],
+                "judge_agreement_loo": judge_loo_reader[present],
+            }
+        )
+        stats = (
+            per.groupby("group", sort=True)
+            .agg(
+                n_readers=("reader_id", "size"),
+                reader_mean=("agreement", "mean"),
+                reader_min=("agreement", "min"),
+                reader_max=("agreement", "max"),
+                judge_loo=("judge_agreement_loo", "mean"),
+            )
+            .reindex(range(G))
+        )
         valid = per[per["agreement"].notna()]
         lo_id = valid.loc[valid.groupby("group", sort=True)["agreement"].idxmin(), ["group", "reader_id"]]
         hi_id = valid.loc[valid.groupby("group", sort=True)["agreement"].idxmax(), ["group", "reader_id"]]
@@ -681,16 +809,25 @@ def reader_baseline(
         n_pairs = _distinct_per_group(codes, pair_code, G)
         st = {c: stats[c].to_numpy(float) for c in stats.columns}
         for g, (matchup, criterion) in enumerate(labels):
-            rows.append(BaselineRow(
-                level=level, matchup=matchup, criterion=criterion, n_pairs=int(n_pairs[g]),
-                n_readers=int(st["n_readers"][g]) if np.isfinite(st["n_readers"][g]) else 0,
-                reader_mean=float(st["reader_mean"][g]), reader_min=float(st["reader_min"][g]),
-                reader_max=float(st["reader_max"][g]), reader_min_id=str(lo_id.get(g, "")),
-                reader_max_id=str(hi_id.get(g, "")), n_units_split=int(n_split[g]),
-                judge_agreement=float(judge_mean[g]) if judge_units[g] else math.nan,
-                judge_n_units=int(judge_units[g]), judge_n_missing=int(n_missing[g]) if has_judge else 0,
-                judge_agreement_loo=float(st["judge_loo"][g]),
-            ))
+            rows.append(
+                BaselineRow(
+                    level=level,
+                    matchup=matchup,
+                    criterion=criterion,
+                    n_pairs=int(n_pairs[g]),
+                    n_readers=int(st["n_readers"][g]) if np.isfinite(st["n_readers"][g]) else 0,
+                    reader_mean=float(st["reader_mean"][g]),
+                    reader_min=float(st["reader_min"][g]),
+                    reader_max=float(st["reader_max"][g]),
+                    reader_min_id=str(lo_id.get(g, "")),
+                    reader_max_id=str(hi_id.get(g, "")),
+                    n_units_split=int(n_split[g]),
+                    judge_agreement=float(judge_mean[g]) if judge_units[g] else math.nan,
+                    judge_n_units=int(judge_units[g]),
+                    judge_n_missing=int(n_missing[g]) if has_judge else 0,
+                    judge_agreement_loo=float(st["judge_loo"][g]),
+                )
+            )
         labels_frame = pd.DataFrame(labels, columns=["matchup", "criterion"])
         per.insert(0, "level", level)
         per.insert(1, "matchup", labels_frame["matchup"].to_numpy()[per["group"].to_numpy()])
@@ -698,7 +835,24 @@ def reader_baseline(
         reader_frames.append(per.drop(columns="group"))
     columns = ["level", "matchup", "criterion", "reader_id", "n_units", "n_split", "agreement", "judge_agreement_loo"]
     readers = pd.concat(reader_frames, ignore_index=True)[columns] if reader_frames else pd.DataFrame(columns=columns)
-    units_out = units[["matchup", "criterion", "pair_id", "n_votes", "n_focal", "n_other", "n_tie", "majority",
-                       "y_judge", "judge_score"]]
-    return ReaderBaseline(rows=tuple(rows), readers=readers, units=units_out.reset_index(drop=True),
-                          has_judge=has_judge, n_judge_unmatched=n_unmatched)
+    units_out = units[
+        [
+            "matchup",
+            "criterion",
+            "pair_id",
+            "n_votes",
+            "n_focal",
+            "n_other",
+            "n_tie",
+            "majority",
+            "y_judge",
+            "judge_score",
+        ]
+    ]
+    return ReaderBaseline(
+        rows=tuple(rows),
+        readers=readers,
+        units=units_out.reset_index(drop=True),
+        has_judge=has_judge,
+        n_judge_unmatched=n_unmatched,
+    )

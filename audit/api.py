@@ -35,8 +35,13 @@ def _policy(policy: Any):
         return policy, "Policy object"
     if isinstance(policy, (str, os.PathLike)):
         return load_policy(str(policy)), str(policy)
-    raise InputError(InputProblem("policy", f"not a policy: a {type(policy).__name__}",
-                                  "give a path to a policy TOML, an audit.policy.Policy, or None"))
+    raise InputError(
+        InputProblem(
+            "policy",
+            f"not a policy: a {type(policy).__name__}",
+            "give a path to a policy TOML, an audit.policy.Policy, or None",
+        )
+    )
 
 
 def _stage(inputs: Mapping[str, Input | None], folder: str) -> tuple[dict[str, str | None], dict[str, str]]:
@@ -54,8 +59,13 @@ def _stage(inputs: Mapping[str, Input | None], folder: str) -> tuple[dict[str, s
         elif isinstance(value, (str, os.PathLike)):
             paths[role] = os.fspath(value)
         else:
-            raise InputError(InputProblem(role, f"not a file path or a DataFrame: a {type(value).__name__}",
-                                          "give a path (str or pathlib.Path) or a pandas DataFrame"))
+            raise InputError(
+                InputProblem(
+                    role,
+                    f"not a file path or a DataFrame: a {type(value).__name__}",
+                    "give a path (str or pathlib.Path) or a pandas DataFrame",
+                )
+            )
     return paths, labels
 
 
@@ -67,8 +77,9 @@ def _relabel_error(exc: InputError, labels: Mapping[str, str]) -> InputError:
             text = text.replace(path, label)
         return text
 
-    problems = [dataclasses.replace(p, file=fix(p.file), message=fix(p.message), fix=fix(p.fix) or "")
-                for p in exc.problems]
+    problems = [
+        dataclasses.replace(p, file=fix(p.file), message=fix(p.message), fix=fix(p.fix) or "") for p in exc.problems
+    ]
     return InputError(problems)
 
 
@@ -127,22 +138,44 @@ def run(
     known = {f.name for f in dataclasses.fields(AuditSpec)} - {"policy", "policy_source"}
     unknown = sorted(set(settings) - known)
     if unknown:
-        raise InputError(InputProblem("settings", f"unknown setting(s): {', '.join(unknown)}",
-                                      f"use any of: {', '.join(sorted(known))}"))
+        raise InputError(
+            InputProblem(
+                "settings", f"unknown setting(s): {', '.join(unknown)}", f"use any of: {', '.join(sorted(known))}"
+            )
+        )
     if (dev_judge is None) != (dev_humans is None):
-        raise InputError(InputProblem("dev_judge/dev_humans", "dev_judge and dev_humans go together",
-                                      "give both development inputs, or neither"))
+        raise InputError(
+            InputProblem(
+                "dev_judge/dev_humans",
+                "dev_judge and dev_humans go together",
+                "give both development inputs, or neither",
+            )
+        )
     policy_obj, policy_source = _policy(policy)
     settings.setdefault("command", "audit.run(...)")
     spec = AuditSpec(policy=policy_obj, policy_source=policy_source, **settings)
-    given = {"judge": judge, "humans": humans, "pairs": pairs, "stories": stories,
-             "dev_judge": dev_judge, "dev_humans": dev_humans}
+    given = {
+        "judge": judge,
+        "humans": humans,
+        "pairs": pairs,
+        "stories": stories,
+        "dev_judge": dev_judge,
+        "dev_humans": dev_humans,
+    }
     with tempfile.TemporaryDirectory(prefix="judge-audit-") as folder:
         paths, labels = _stage(given, folder)
         try:
-            data = load_audit_data(paths["judge"], paths["humans"], pairs=paths["pairs"], stories=paths["stories"],
-                                   dev_judge=paths["dev_judge"], dev_humans=paths["dev_humans"], focal=focal,
-                                   drop_invalid=drop_invalid, scale=scale)
+            data = load_audit_data(
+                paths["judge"],
+                paths["humans"],
+                pairs=paths["pairs"],
+                stories=paths["stories"],
+                dev_judge=paths["dev_judge"],
+                dev_humans=paths["dev_humans"],
+                focal=focal,
+                drop_invalid=drop_invalid,
+                scale=scale,
+            )
         except InputError as exc:
             raise _relabel_error(exc, labels) from None
     return run_audit(_relabel_data(data, labels), spec)
@@ -160,8 +193,9 @@ def load_result(path: str | os.PathLike[str]) -> AuditResult:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(InputProblem(path, f"cannot read the result: {exc}",
-                                      "give the result.json written by `audit run`")) from None
+        raise InputError(
+            InputProblem(path, f"cannot read the result: {exc}", "give the result.json written by `audit run`")
+        ) from None
     return result_from_json(text, source=path)
 
 

@@ -130,9 +130,16 @@ def smallest_n(power_at, n0: int, target: float) -> int | None:
 def _cell(cell: Cell, power: float, alpha: float, fail_level: float) -> CellBudget:
     t = cell.transfer
     status = t.status.value
-    base = dict(matchup=cell.matchup, criterion=cell.criterion, status=status, n_pairs=int(t.n_pairs),
-                n_readers=int(t.n_readers), readers_per_pair=float(t.readers_per_pair), distance=t.difference.estimate,
-                pairs_needed_verdict=t.pairs_needed)
+    base = dict(
+        matchup=cell.matchup,
+        criterion=cell.criterion,
+        status=status,
+        n_pairs=int(t.n_pairs),
+        n_readers=int(t.n_readers),
+        readers_per_pair=float(t.readers_per_pair),
+        distance=t.difference.estimate,
+        pairs_needed_verdict=t.pairs_needed,
+    )
     nan = math.nan
     empty = dict(target="", se=nan, power_now=nan, pairs=None, readers=None, votes=None, min_detectable_distance=nan)
     if status not in ASSESSED:
@@ -143,12 +150,20 @@ def _cell(cell: Cell, power: float, alpha: float, fail_level: float) -> CellBudg
     se_hi = _se(dv if dv.estimate <= dm.estimate else dm)
     m, n0 = float(t.margin), int(t.n_pairs)
     if not (math.isfinite(se_lo) and math.isfinite(se_hi)) or n0 < 1:
-        return CellBudget(state="no variance", reason="the cell records no interval for the judge's distance to the "
-                          "human band: nothing to scale", **base, **empty)
+        return CellBudget(
+            state="no variance",
+            reason="the cell records no interval for the judge's distance to the human band: nothing to scale",
+            **base,
+            **empty,
+        )
     if se_lo <= 1e-12 or se_hi <= 1e-12:
-        return CellBudget(state="no variance", reason="the intervals of the judge's distance to the band have no "
-                          "width (every vote and verdict alike): no sample size changes the decision by this formula",
-                          **base, **{**empty, "se": max(se_lo, se_hi)})
+        return CellBudget(
+            state="no variance",
+            reason="the intervals of the judge's distance to the band have no "
+            "width (every vote and verdict alike): no sample size changes the decision by this formula",
+            **base,
+            **{**empty, "se": max(se_lo, se_hi)},
+        )
     z_alpha, z_fail, z_power = (float(norm.ppf(1.0 - a)) for a in (alpha, fail_level, 1.0 - power))
     # never narrower than the verdict's own bootstrap: its decision interval and its raw p-value
     low, high = t.difference.ci_low, t.difference.ci_high
@@ -168,8 +183,12 @@ def _cell(cell: Cell, power: float, alpha: float, fail_level: float) -> CellBudg
     elif d_lo > -m and d_hi < m:
         target, rule, z = "PASS", pass_power, z_alpha
     else:
-        return CellBudget(state="on the margin", reason="the estimate sits on the margin: no sample size decides it "
-                          "at the current estimates", **base, **{**empty, "se": max(se_lo, se_hi)})
+        return CellBudget(
+            state="on the margin",
+            reason="the estimate sits on the margin: no sample size decides it at the current estimates",
+            **base,
+            **{**empty, "se": max(se_lo, se_hi)},
+        )
 
     def power_at(n: int) -> float:
         shrink = math.sqrt(n0 / n)
@@ -183,11 +202,22 @@ def _cell(cell: Cell, power: float, alpha: float, fail_level: float) -> CellBudg
     if pairs is None:
         reason = f"{target} would need more than {MAX_PAIRS:,} pairs for power {power:.0%}"
     else:
-        reason = (f"{target} with power {power:.0%} at about {pairs:,} pairs ({max(pairs - n0, 0):,} more) and "
-                  f"~{readers:,} readers, assuming the readers grow in proportion")
-    return CellBudget(state=state, target=target, se=max(se_lo, se_hi), power_now=power_at(n0), pairs=pairs,
-                      readers=readers, votes=votes, min_detectable_distance=m + (z_fail + z_power) * se_side,
-                      reason=reason, **base)
+        reason = (
+            f"{target} with power {power:.0%} at about {pairs:,} pairs ({max(pairs - n0, 0):,} more) and "
+            f"~{readers:,} readers, assuming the readers grow in proportion"
+        )
+    return CellBudget(
+        state=state,
+        target=target,
+        se=max(se_lo, se_hi),
+        power_now=power_at(n0),
+        pairs=pairs,
+        readers=readers,
+        votes=votes,
+        min_detectable_distance=m + (z_fail + z_power) * se_side,
+        reason=reason,
+        **base,
+    )
 
 
 def label_budget(result: AuditResult, *, power: float = 0.8) -> LabelBudget:
@@ -195,8 +225,11 @@ def label_budget(result: AuditResult, *, power: float = 0.8) -> LabelBudget:
     if not 0.0 < power < 1.0:
         from audit.errors import InputError, InputProblem
 
-        raise InputError(InputProblem("arguments", f"power must lie in (0, 1), got {power!r}",
-                                      "use e.g. --power 0.8", value=str(power)))
+        raise InputError(
+            InputProblem(
+                "arguments", f"power must lie in (0, 1), got {power!r}", "use e.g. --power 0.8", value=str(power)
+            )
+        )
     transfer = result.provenance.policy.get("transfer", {}) if isinstance(result.provenance.policy, dict) else {}
     alpha = float(transfer.get("alpha", 0.05))
     adjust = str(transfer.get("adjust", "holm"))
@@ -209,18 +242,35 @@ def label_budget(result: AuditResult, *, power: float = 0.8) -> LabelBudget:
 
 def budget_text(b: LabelBudget, *, all_cells: bool = False) -> str:
     """Terminal summary: one line per cell that is not already decided (all with ``all_cells``)."""
-    lines = [(f"Label budget (power {b.power:.0%}; PASS: TOST at alpha {b.alpha:g}; FAIL: one-sided at "
-              f"{b.fail_level:.3g}, Bonferroni over the cells; margin {100 * b.margin:.0f} points)")]
+    lines = [
+        (
+            f"Label budget (power {b.power:.0%}; PASS: TOST at alpha {b.alpha:g}; FAIL: one-sided at "
+            f"{b.fail_level:.3g}, Bonferroni over the cells; margin {100 * b.margin:.0f} points)"
+        )
+    ]
     for c in b.cells:
         if not all_cells and c.state in ("decided", "not assessed"):
             continue
-        mdd = "" if not math.isfinite(c.min_detectable_distance) else (
-            f"; a FAIL would detect a distance of {100 * c.min_detectable_distance:.1f} points now"
-            if c.min_detectable_distance <= 1.0 else "; no distance on the scale is detectable now")
-        lines.append(f"  {c.status:12} {c.matchup} / {c.criterion}: {c.state}; {c.reason}{mdd}"
-                     + (f" (verdict: ~{c.pairs_needed_verdict} pairs at the current estimates)"
-                        if c.pairs_needed_verdict else ""))
-    counts = {s: sum(c.state == s for c in b.cells) for s in ("budgeted", "decided", "out of reach", "on the margin",
-                                                              "no variance", "not assessed")}
+        mdd = (
+            ""
+            if not math.isfinite(c.min_detectable_distance)
+            else (
+                f"; a FAIL would detect a distance of {100 * c.min_detectable_distance:.1f} points now"
+                if c.min_detectable_distance <= 1.0
+                else "; no distance on the scale is detectable now"
+            )
+        )
+        lines.append(
+            f"  {c.status:12} {c.matchup} / {c.criterion}: {c.state}; {c.reason}{mdd}"
+            + (
+                f" (verdict: ~{c.pairs_needed_verdict} pairs at the current estimates)"
+                if c.pairs_needed_verdict
+                else ""
+            )
+        )
+    counts = {
+        s: sum(c.state == s for c in b.cells)
+        for s in ("budgeted", "decided", "out of reach", "on the margin", "no variance", "not assessed")
+    }
     lines.append("Cells: " + ", ".join(f"{v} {k}" for k, v in counts.items() if v))
     return "\n".join(lines)

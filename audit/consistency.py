@@ -27,8 +27,14 @@ from scipy import stats
 from audit.errors import InputError, InputProblem
 from audit.reliability.icc import icc_from_matrix
 
-ALIASES = {"dimension": "criterion", "question": "criterion", "model": "judge", "evaluator": "judge",
-           "sample": "round", "rating": "score"}
+ALIASES = {
+    "dimension": "criterion",
+    "question": "criterion",
+    "model": "judge",
+    "evaluator": "judge",
+    "sample": "round",
+    "rating": "score",
+}
 MAX_ROUND = 1_000_000  #: largest |round| accepted
 KEYS = ["judge", "item_id", "criterion", "mode"]
 
@@ -100,8 +106,15 @@ class ConsistencyReport:
     n_missing_scores: int
 
     def tables(self) -> dict[str, pd.DataFrame]:
-        names = ("self_consistency", "item_spread", "judge_agreement", "mode_invariance", "redundancy",
-                 "discrimination", "discrimination_pairs")
+        names = (
+            "self_consistency",
+            "item_spread",
+            "judge_agreement",
+            "mode_invariance",
+            "redundancy",
+            "discrimination",
+            "discrimination_pairs",
+        )
         return {n: getattr(self, n) for n in names}
 
     def to_frame(self) -> pd.DataFrame:
@@ -109,13 +122,19 @@ class ConsistencyReport:
 
     def __str__(self) -> str:
         fmt = lambda x: f"{x:.3f}"  # noqa: E731
-        titles = {"self_consistency": "Self-consistency across rounds", "judge_agreement": "Agreement between judges",
-                  "mode_invariance": "Invariance between modes", "redundancy": "Dimension redundancy",
-                  "discrimination": "Discrimination between categories",
-                  "discrimination_pairs": "Pairwise category comparisons (Bonferroni)"}
+        titles = {
+            "self_consistency": "Self-consistency across rounds",
+            "judge_agreement": "Agreement between judges",
+            "mode_invariance": "Invariance between modes",
+            "redundancy": "Dimension redundancy",
+            "discrimination": "Discrimination between categories",
+            "discrimination_pairs": "Pairwise category comparisons (Bonferroni)",
+        }
         used = "the mean over rounds" if self.settings.final == "mean" else "the last round"
-        parts = [f"{self.n_scores} scores read, {self.n_missing_scores} missing scores left out; analyses after "
-                 f"self-consistency use {used} per judge x item x criterion x mode"]
+        parts = [
+            f"{self.n_scores} scores read, {self.n_missing_scores} missing scores left out; analyses after "
+            f"self-consistency use {used} per judge x item x criterion x mode"
+        ]
         for name, title in titles.items():
             frame = getattr(self, name)
             if not frame.empty:
@@ -132,16 +151,29 @@ def validate_scores(raw: pd.DataFrame, file: str = "scores") -> pd.DataFrame:
     frame = frame.rename(columns={a: t for a, t in ALIASES.items() if a in frame.columns and t not in frame.columns})
     missing = [c for c in ("item_id", "criterion", "score") if c not in frame.columns]
     if missing:
-        raise InputError(InputProblem(file=file, message=f"missing column(s) {', '.join(missing)}",
-                                      fix="give item_id, criterion (or dimension), score; optional judge, round, "
-                                          f"mode, category; found {', '.join(map(str, frame.columns))}"))
+        raise InputError(
+            InputProblem(
+                file=file,
+                message=f"missing column(s) {', '.join(missing)}",
+                fix="give item_id, criterion (or dimension), score; optional judge, round, "
+                f"mode, category; found {', '.join(map(str, frame.columns))}",
+            )
+        )
+
     def text_of(col: str, default: str) -> pd.Series | str:
         # missing cells (NaN from JSONL / Parquet) become "" (pandas 3 keeps NaN through astype(str))
         return frame[col].astype(object).where(frame[col].notna(), "").astype(str) if col in frame else default
 
-    out = pd.DataFrame({"item_id": text_of("item_id", ""), "criterion": text_of("criterion", ""),
-                        "judge": text_of("judge", "judge"), "mode": text_of("mode", ""),
-                        "category": text_of("category", ""), "line": np.arange(len(frame)) + 2})
+    out = pd.DataFrame(
+        {
+            "item_id": text_of("item_id", ""),
+            "criterion": text_of("criterion", ""),
+            "judge": text_of("judge", "judge"),
+            "mode": text_of("mode", ""),
+            "category": text_of("category", ""),
+            "line": np.arange(len(frame)) + 2,
+        }
+    )
     problems = []
     for col in ("item_id", "criterion", "judge", "mode", "category"):
         out[col] = out[col].str.strip()
@@ -151,43 +183,77 @@ def validate_scores(raw: pd.DataFrame, file: str = "scores") -> pd.DataFrame:
         empty = out[col].isin(["", "nan", "None", "<NA>"]) if col in frame else pd.Series(False, index=out.index)
         if empty.any():
             i = int(np.flatnonzero(empty.to_numpy())[0])
-            problems.append(InputProblem(file=file, line=int(out["line"].iloc[i]), column=col,
-                                         message=f"{int(empty.sum())} empty {col} value(s)",
-                                         fix=f"give every row a {col}"))
+            problems.append(
+                InputProblem(
+                    file=file,
+                    line=int(out["line"].iloc[i]),
+                    column=col,
+                    message=f"{int(empty.sum())} empty {col} value(s)",
+                    fix=f"give every row a {col}",
+                )
+            )
     text = frame["score"].astype(str).str.strip()
     blank = text.isin(["", "nan", "NaN", "NA", "None", "<NA>"])
     out["score"] = pd.to_numeric(text.where(~blank), errors="coerce")
     bad = ~blank & (out["score"].isna() | ~np.isfinite(out["score"].fillna(0.0)))
     if bad.any():
         i = int(np.flatnonzero(bad.to_numpy())[0])
-        problems.append(InputProblem(file=file, line=int(out["line"].iloc[i]), column="score", value=text.iloc[i],
-                                     message=f"{int(bad.sum())} non-numeric or infinite score(s)",
-                                     fix="write a number, or leave the cell empty for a missing score"))
+        problems.append(
+            InputProblem(
+                file=file,
+                line=int(out["line"].iloc[i]),
+                column="score",
+                value=text.iloc[i],
+                message=f"{int(bad.sum())} non-numeric or infinite score(s)",
+                fix="write a number, or leave the cell empty for a missing score",
+            )
+        )
     if "round" in frame:
         rounds = pd.to_numeric(frame["round"], errors="coerce").astype(float)
         # 1e400 reads as inf and 10**40 overflows an integer column: bound rounds up front
         bad = rounds.isna() | ~np.isfinite(rounds) | (rounds.abs() > MAX_ROUND) | (rounds != rounds.round())
         if bad.any():
             i = int(np.flatnonzero(bad.to_numpy())[0])
-            problems.append(InputProblem(file=file, line=int(out["line"].iloc[i]), column="round",
-                                         value=str(frame["round"].iloc[i]),
-                                         message=f"round is not an integer in [-{MAX_ROUND:,}, {MAX_ROUND:,}]",
-                                         fix="number rounds or samples 0, 1, 2, ..."))
+            problems.append(
+                InputProblem(
+                    file=file,
+                    line=int(out["line"].iloc[i]),
+                    column="round",
+                    value=str(frame["round"].iloc[i]),
+                    message=f"round is not an integer in [-{MAX_ROUND:,}, {MAX_ROUND:,}]",
+                    fix="number rounds or samples 0, 1, 2, ...",
+                )
+            )
         out["round"] = rounds.where(~bad, -1).astype(int)
     else:
         out["round"] = 0
     dup = out.duplicated(KEYS + ["round"])
     if dup.any():
         row = out[dup].iloc[0]
-        problems.append(InputProblem(file=file, line=int(row["line"]),
-                                     message=f"{int(dup.sum())} repeated judge x item x criterion x mode x round row(s)",
-                                     fix="give one score per judge, item, criterion, mode and round"
-                                         + ("; rows from several human readers (column 'reader_id') are ratings: "
-                                            "use `audit reliability`" if "reader_id" in frame else "")))
+        problems.append(
+            InputProblem(
+                file=file,
+                line=int(row["line"]),
+                message=f"{int(dup.sum())} repeated judge x item x criterion x mode x round row(s)",
+                fix="give one score per judge, item, criterion, mode and round"
+                + (
+                    "; rows from several human readers (column 'reader_id') are ratings: use `audit reliability`"
+                    if "reader_id" in frame
+                    else ""
+                ),
+            )
+        )
     cats = out.groupby("item_id")["category"].nunique()
     if (cats > 1).any():
-        problems.append(InputProblem(file=file, column="category", value=str(cats[cats > 1].index[0]),
-                                     message="an item has several categories", fix="give each item one category"))
+        problems.append(
+            InputProblem(
+                file=file,
+                column="category",
+                value=str(cats[cats > 1].index[0]),
+                message="an item has several categories",
+                fix="give each item one category",
+            )
+        )
     if problems:
         raise InputError(problems)
     return out
@@ -205,9 +271,16 @@ def _self_consistency(data: pd.DataFrame, s: ConsistencySettings) -> tuple[pd.Da
     spread["converged"] = spread["last_delta"].abs() < s.convergence_threshold
     spread = spread[KEYS + ["n_rounds", "sd", "range", "last_delta", "converged"]]
     multi = spread[spread["n_rounds"] >= 2]
-    summary = (multi.groupby(["judge", "criterion"], sort=True)
-               .agg(n_items=("converged", "size"), convergence_rate=("converged", "mean"),
-                    mean_sd=("sd", "mean"), max_range=("range", "max")).reset_index())
+    summary = (
+        multi.groupby(["judge", "criterion"], sort=True)
+        .agg(
+            n_items=("converged", "size"),
+            convergence_rate=("converged", "mean"),
+            mean_sd=("sd", "mean"),
+            max_range=("range", "max"),
+        )
+        .reset_index()
+    )
     summary["threshold"] = s.convergence_threshold
     return summary, multi.sort_values(KEYS).reset_index(drop=True)
 
@@ -227,14 +300,25 @@ def _judge_agreement(final: pd.DataFrame, s: ConsistencySettings) -> pd.DataFram
             varied = n >= 3 and np.std(x) > 0 and np.std(y) > 0
             iccs = icc_from_matrix(np.column_stack([x, y]), confidence=1 - s.alpha)
             offset_lo, offset_hi = _mean_interval(diff, 1 - s.alpha)
-            rows.append(dict(judge_a=a, judge_b=b, criterion=criterion, n_items=n, mad=float(np.mean(np.abs(diff))),
-                             share_within=float(np.mean(np.abs(diff) < s.agreement_threshold)),
-                             mean_offset=float(np.mean(diff)), mean_offset_ci_low=offset_lo,
-                             mean_offset_ci_high=offset_hi,
-                             pearson=float(stats.pearsonr(x, y).statistic) if varied else math.nan,
-                             spearman=float(stats.spearmanr(x, y).statistic) if varied else math.nan,
-                             icc_agreement=iccs.get("ICC2").icc, icc_agreement_ci_low=iccs.get("ICC2").ci_low,
-                             icc_agreement_ci_high=iccs.get("ICC2").ci_high, icc_consistency=iccs.get("ICC3").icc))
+            rows.append(
+                dict(
+                    judge_a=a,
+                    judge_b=b,
+                    criterion=criterion,
+                    n_items=n,
+                    mad=float(np.mean(np.abs(diff))),
+                    share_within=float(np.mean(np.abs(diff) < s.agreement_threshold)),
+                    mean_offset=float(np.mean(diff)),
+                    mean_offset_ci_low=offset_lo,
+                    mean_offset_ci_high=offset_hi,
+                    pearson=float(stats.pearsonr(x, y).statistic) if varied else math.nan,
+                    spearman=float(stats.spearmanr(x, y).statistic) if varied else math.nan,
+                    icc_agreement=iccs.get("ICC2").icc,
+                    icc_agreement_ci_low=iccs.get("ICC2").ci_low,
+                    icc_agreement_ci_high=iccs.get("ICC2").ci_high,
+                    icc_consistency=iccs.get("ICC3").icc,
+                )
+            )
     return pd.DataFrame(rows)
 
 
@@ -255,10 +339,20 @@ def _mode_invariance(final: pd.DataFrame) -> pd.DataFrame:
             diff = sub[a] - sub[b]
             test = stats.ttest_rel(sub[a], sub[b]) if len(diff) >= 2 and diff.std() > 0 else None
             at = diff.abs().idxmax()
-            rows.append(dict(judge=judge, criterion=criterion, mode_a=a, mode_b=b, n_items=len(diff),
-                             mean_difference=float(diff.mean()), t=float(test.statistic) if test else math.nan,
-                             p=float(test.pvalue) if test else math.nan, largest_difference=float(diff[at]),
-                             largest_item=str(at[2])))
+            rows.append(
+                dict(
+                    judge=judge,
+                    criterion=criterion,
+                    mode_a=a,
+                    mode_b=b,
+                    n_items=len(diff),
+                    mean_difference=float(diff.mean()),
+                    t=float(test.statistic) if test else math.nan,
+                    p=float(test.pvalue) if test else math.nan,
+                    largest_difference=float(diff[at]),
+                    largest_item=str(at[2]),
+                )
+            )
     return pd.DataFrame(rows)
 
 
@@ -270,10 +364,19 @@ def _redundancy(final: pd.DataFrame, s: ConsistencySettings) -> pd.DataFrame:
             pair = wide[[a, b]].dropna()
             ok = len(pair) >= 3 and pair[a].std() > 0 and pair[b].std() > 0
             r = float(stats.pearsonr(pair[a], pair[b]).statistic) if ok else math.nan
-            rows.append(dict(judge=judge, mode=mode, criterion_a=a, criterion_b=b, n=len(pair), pearson=r,
-                             spearman=float(stats.spearmanr(pair[a], pair[b]).statistic) if ok else math.nan,
-                             redundant=bool(abs(r) >= s.redundancy_threshold) if ok else False,
-                             threshold=s.redundancy_threshold))
+            rows.append(
+                dict(
+                    judge=judge,
+                    mode=mode,
+                    criterion_a=a,
+                    criterion_b=b,
+                    n=len(pair),
+                    pearson=r,
+                    spearman=float(stats.spearmanr(pair[a], pair[b]).statistic) if ok else math.nan,
+                    redundant=bool(abs(r) >= s.redundancy_threshold) if ok else False,
+                    threshold=s.redundancy_threshold,
+                )
+            )
     return pd.DataFrame(rows)
 
 
@@ -297,8 +400,18 @@ def _discrimination(final: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     for (judge, mode, criterion), sub in final.groupby(["judge", "mode", "criterion"], sort=True):
         groups = {c: g["score"].to_numpy() for c, g in sub.groupby("category", sort=True)}
         usable = {c: v for c, v in groups.items() if len(v) >= 2}
-        row = dict(judge=judge, mode=mode, criterion=criterion, n_items=len(sub), n_categories=len(groups), anova_f=math.nan, anova_p=math.nan,
-                   welch_f=math.nan, welch_df2=math.nan, welch_p=math.nan)
+        row = dict(
+            judge=judge,
+            mode=mode,
+            criterion=criterion,
+            n_items=len(sub),
+            n_categories=len(groups),
+            anova_f=math.nan,
+            anova_p=math.nan,
+            welch_f=math.nan,
+            welch_df2=math.nan,
+            welch_p=math.nan,
+        )
         if len(usable) >= 2 and any(np.var(v) > 0 for v in usable.values()):
             f = stats.f_oneway(*usable.values())
             row.update(anova_f=float(f.statistic), anova_p=float(f.pvalue))
@@ -310,11 +423,21 @@ def _discrimination(final: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         for a, b in combos:
             t = stats.ttest_ind(usable[a], usable[b], equal_var=False)
             p = float(t.pvalue)
-            pairs.append(dict(judge=judge, mode=mode, criterion=criterion, category_a=a, category_b=b,
-                              mean_a=float(np.mean(usable[a])), mean_b=float(np.mean(usable[b])),
-                              welch_t=float(t.statistic), p=p,
-                              p_bonferroni=min(1.0, p * len(combos)) if not math.isnan(p) else math.nan,
-                              cohens_d=cohens_d(usable[a], usable[b])))
+            pairs.append(
+                dict(
+                    judge=judge,
+                    mode=mode,
+                    criterion=criterion,
+                    category_a=a,
+                    category_b=b,
+                    mean_a=float(np.mean(usable[a])),
+                    mean_b=float(np.mean(usable[b])),
+                    welch_t=float(t.statistic),
+                    p=p,
+                    p_bonferroni=min(1.0, p * len(combos)) if not math.isnan(p) else math.nan,
+                    cohens_d=cohens_d(usable[a], usable[b]),
+                )
+            )
     return pd.DataFrame(rows), pd.DataFrame(pairs)
 
 
@@ -342,8 +465,14 @@ def consistency_report(scores: pd.DataFrame, settings: ConsistencySettings | Non
     """
     s = settings or ConsistencySettings()
     if s.final not in ("last", "mean"):
-        raise InputError(InputProblem(file="arguments", message=f"unknown final score {s.final!r}",
-                                      value=s.final, fix="use 'last' (final round) or 'mean' (mean of samples)"))
+        raise InputError(
+            InputProblem(
+                file="arguments",
+                message=f"unknown final score {s.final!r}",
+                value=s.final,
+                fix="use 'last' (final round) or 'mean' (mean of samples)",
+            )
+        )
     n_missing = int(scores["score"].isna().sum())
     data = scores.dropna(subset=["score"])
     skipped = []
@@ -370,7 +499,16 @@ def consistency_report(scores: pd.DataFrame, settings: ConsistencySettings | Non
     disc, disc_pairs = _discrimination(categorised) if has_categories else (empty, empty)
     if disc.empty:
         skipped.append("discrimination: needs a 'category' column with two or more categories")
-    return ConsistencyReport(self_consistency=self_c, item_spread=spread, judge_agreement=agree,
-                             mode_invariance=modes, redundancy=redundancy, discrimination=disc,
-                             discrimination_pairs=disc_pairs, skipped=tuple(skipped), settings=s,
-                             n_scores=int(len(scores)), n_missing_scores=n_missing)
+    return ConsistencyReport(
+        self_consistency=self_c,
+        item_spread=spread,
+        judge_agreement=agree,
+        mode_invariance=modes,
+        redundancy=redundancy,
+        discrimination=disc,
+        discrimination_pairs=disc_pairs,
+        skipped=tuple(skipped),
+        settings=s,
+        n_scores=int(len(scores)),
+        n_missing_scores=n_missing,
+    )

@@ -134,8 +134,10 @@ class AuditData:
         orientation = self.orientation
         if not orientation and len(self.pairs):
             first = self.pairs.drop_duplicates("matchup")
-            orientation = tuple(MatchupOrientation(str(m), str(f), str(o), "given", 0)
-                                for m, f, o in zip(first["matchup"], first["focal"], first["other"]))
+            orientation = tuple(
+                MatchupOrientation(str(m), str(f), str(o), "given", 0)
+                for m, f, o in zip(first["matchup"], first["focal"], first["other"])
+            )
         return pooling_scopes(orientation)
 
     @property

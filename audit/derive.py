@@ -21,6 +21,7 @@ every input, so a result can be re-checked by running the audit again.
 from __future__ import annotations
 
 import dataclasses
+
 import pandas as pd
 
 from audit.checks import Check, Status
@@ -30,16 +31,27 @@ from audit.result import AuditResult, Cell, Section
 from audit.serialize import to_jsonable
 
 
-def derive_checks(*, cells: tuple[Cell, ...], agreement: pd.DataFrame, judge_pairs: pd.DataFrame, policy: Policy,
-                  dev: Section, uncertainty: Section, readers: Section, surface: Section,
-                  primary: str | None, judge_position: Section | None = None) -> list[Check]:
+def derive_checks(
+    *,
+    cells: tuple[Cell, ...],
+    agreement: pd.DataFrame,
+    judge_pairs: pd.DataFrame,
+    policy: Policy,
+    dev: Section,
+    uncertainty: Section,
+    readers: Section,
+    surface: Section,
+    primary: str | None,
+    judge_position: Section | None = None,
+) -> list[Check]:
     """Every check of a run, in the order the result lists them."""
     from audit import peer_sections, sections
     from audit.verdict import cell_checks, summary_checks
 
     checks = cell_checks(cells, policy) + summary_checks(cells, agreement, policy, judge_pairs)
-    checks += sections.section_checks(policy, dev=dev, uncertainty=uncertainty, readers=readers, surface=surface,
-                                      primary=primary)
+    checks += sections.section_checks(
+        policy, dev=dev, uncertainty=uncertainty, readers=readers, surface=surface, primary=primary
+    )
     if judge_position is not None:
         checks += peer_sections.position_checks(judge_position, policy, primary)
     return checks
@@ -57,8 +69,14 @@ def recorded_policy(result: AuditResult, source: str = "result.json") -> Policy:
     try:
         return policy_from_mapping(result.provenance.policy, f"{source} (provenance.policy)")
     except TypeError as exc:  # a section table whose keys do not fit
-        raise InputError(InputProblem(source, f"provenance.policy is not a judge-audit policy: {exc}",
-                                      "give the result.json written by `audit run`", column="provenance.policy")) from None
+        raise InputError(
+            InputProblem(
+                source,
+                f"provenance.policy is not a judge-audit policy: {exc}",
+                "give the result.json written by `audit run`",
+                column="provenance.policy",
+            )
+        ) from None
 
 
 def derive_transfers(cells: tuple[Cell, ...], policy: Policy) -> list:
@@ -77,11 +95,21 @@ def derive_transfers(cells: tuple[Cell, ...], policy: Policy) -> list:
 
 def rederived_checks(result: AuditResult, policy: Policy) -> list[Check]:
     """The result's checks, recomputed from its cells (decisions re-derived), tables and sections."""
-    cells = tuple(dataclasses.replace(c, transfer=t) for c, t in zip(result.cells, derive_transfers(result.cells, policy)))
-    return derive_checks(cells=cells, agreement=result.agreement, judge_pairs=result.judge_pairs, policy=policy,
-                         dev=result.dev, uncertainty=result.uncertainty, readers=result.readers,
-                         surface=result.surface, primary=result.provenance.primary_judge or None,
-                         judge_position=result.judge_position)
+    cells = tuple(
+        dataclasses.replace(c, transfer=t) for c, t in zip(result.cells, derive_transfers(result.cells, policy))
+    )
+    return derive_checks(
+        cells=cells,
+        agreement=result.agreement,
+        judge_pairs=result.judge_pairs,
+        policy=policy,
+        dev=result.dev,
+        uncertainty=result.uncertainty,
+        readers=result.readers,
+        surface=result.surface,
+        primary=result.provenance.primary_judge or None,
+        judge_position=result.judge_position,
+    )
 
 
 def derive_status(result: AuditResult, source: str = "result.json") -> Status:
@@ -104,38 +132,61 @@ def verify_result(result: AuditResult, source: str = "result.json") -> tuple[Che
         result's own parts give. One problem per difference (the first 20).
     """
     policy = recorded_policy(result, source)
-    fix = ("re-run `audit run` (with this judge-audit version) to get a consistent result.json; a result edited "
-           "by hand, truncated or produced by another tool is not gated")
+    fix = (
+        "re-run `audit run` (with this judge-audit version) to get a consistent result.json; a result edited "
+        "by hand, truncated or produced by another tool is not gated"
+    )
     problems: list[InputProblem] = []
     derived = rederived_checks(result, policy)
     status = status_of(derived)
     if result.status is not status:
-        problems.append(InputProblem(source, f"the recorded status is {result.status.value} but the result's own "
-                                     f"data give {status.value} ({len(result.checks)} checks recorded, "
-                                     f"{len(derived)} derived)", fix, column="status"))
+        problems.append(
+            InputProblem(
+                source,
+                f"the recorded status is {result.status.value} but the result's own "
+                f"data give {status.value} ({len(result.checks)} checks recorded, "
+                f"{len(derived)} derived)",
+                fix,
+                column="status",
+            )
+        )
     from audit.verdict import cell_counts
 
     transfers = derive_transfers(result.cells, policy)
     counts = cell_counts([dataclasses.replace(c, transfer=t) for c, t in zip(result.cells, transfers)])
     if dict(result.counts) != counts:
-        problems.append(InputProblem(source, f"the recorded cell counts {dict(result.counts)} are not the cells' own "
-                                     f"statuses {counts}", fix, column="counts"))
+        problems.append(
+            InputProblem(
+                source,
+                f"the recorded cell counts {dict(result.counts)} are not the cells' own statuses {counts}",
+                fix,
+                column="counts",
+            )
+        )
     for i, (cell, transfer) in enumerate(zip(result.cells, transfers)):
         expected = to_jsonable(transfer)
         found = to_jsonable(cell.transfer)
         differ = [k for k in expected if expected[k] != found.get(k)]
         if differ:
-            problems.append(InputProblem(
-                source, f"cell {cell.matchup}/{cell.criterion}: the recorded transfer decision does not follow from "
-                f"the cell's recorded tests ({', '.join(differ)} differ)", fix, column=f"cells[{i}].transfer"))
+            problems.append(
+                InputProblem(
+                    source,
+                    f"cell {cell.matchup}/{cell.criterion}: the recorded transfer decision does not follow from "
+                    f"the cell's recorded tests ({', '.join(differ)} differ)",
+                    fix,
+                    column=f"cells[{i}].transfer",
+                )
+            )
     recorded: dict[str, list[Check]] = {}
     for check in result.checks:
         recorded.setdefault(_key(check), []).append(check)
     wanted: dict[str, list[Check]] = {}
     for check in derived:
         wanted.setdefault(_key(check), []).append(check)
-    for keys, what in ((sorted(wanted.keys() - recorded.keys()), "missing from the recorded checks"),
-                       (sorted(recorded.keys() - wanted.keys()), "recorded but not given by the result's data")):
+    for keys, what in (
+        (sorted(wanted.keys() - recorded.keys()), "missing from the recorded checks"),
+        (sorted(recorded.keys() - wanted.keys()), "recorded but not given by the result's data"),
+    ):
         if keys:
             shown = ", ".join(keys[:5]) + (f" and {len(keys) - 5} more" if len(keys) > 5 else "")
             problems.append(InputProblem(source, f"{len(keys)} check(s) {what}: {shown}", fix, column="checks"))
@@ -144,9 +195,15 @@ def verify_result(result: AuditResult, source: str = "result.json") -> tuple[Che
         if sorted(map(repr, map(to_jsonable, mine))) != sorted(map(repr, map(to_jsonable, theirs))):
             got = ", ".join(c.status.value for c in theirs)
             want = ", ".join(c.status.value for c in mine)
-            problems.append(InputProblem(source, f"check {key} is recorded as {got} but the result's data give {want}"
-                                         + (" (its value, threshold or reason differ)" if got == want else ""),
-                                         fix, column="checks"))
+            problems.append(
+                InputProblem(
+                    source,
+                    f"check {key} is recorded as {got} but the result's data give {want}"
+                    + (" (its value, threshold or reason differ)" if got == want else ""),
+                    fix,
+                    column="checks",
+                )
+            )
     if problems:
         raise InputError(problems[:20])
     return tuple(derived)

@@ -21,9 +21,11 @@ from scipy import stats
 from audit.errors import InputError, InputProblem
 from audit.rng import resolve_rng
 
-SAME_DATA_WARNING = ("selection and validation share data: each criterion's configuration was chosen for "
-                     "its correlation on these items, so the routed in-sample correlation is optimistic; "
-                     "use the out-of-fold estimate")
+SAME_DATA_WARNING = (
+    "selection and validation share data: each criterion's configuration was chosen for "
+    "its correlation on these items, so the routed in-sample correlation is optimistic; "
+    "use the out-of-fold estimate"
+)
 
 
 @dataclass(frozen=True)
@@ -101,19 +103,26 @@ class DevValidity:
 
     def __str__(self) -> str:
         fmt = lambda x: f"{x:.3f}"  # noqa: E731
-        return "\n".join([
-            "Development-set Spearman per configuration and criterion",
-            self.correlations.pivot(index="judge", columns="criterion", values="spearman").to_string(float_format=fmt),
-            "",
-            f"Routed ensemble (best configuration per criterion), {self.k}-fold out-of-fold check repeated "
-            f"{self.repeats} times (seed {self.seed})",
-            self.routing.to_string(index=False, float_format=fmt),
-            f"pooled: in-sample {self.routed_in_sample_pooled:.3f}, out-of-fold {self.oof_pooled:.3f}"
-            + (f" (splits {min(self.oof_pooled_by_repeat):.3f} to {max(self.oof_pooled_by_repeat):.3f})"
-               if len(self.oof_pooled_by_repeat) > 1 else "")
-            + f", optimism {self.optimism_pooled:+.3f}",
-            f"WARNING: {self.warning}",
-        ])
+        return "\n".join(
+            [
+                "Development-set Spearman per configuration and criterion",
+                self.correlations.pivot(index="judge", columns="criterion", values="spearman").to_string(
+                    float_format=fmt
+                ),
+                "",
+                f"Routed ensemble (best configuration per criterion), {self.k}-fold out-of-fold check repeated "
+                f"{self.repeats} times (seed {self.seed})",
+                self.routing.to_string(index=False, float_format=fmt),
+                f"pooled: in-sample {self.routed_in_sample_pooled:.3f}, out-of-fold {self.oof_pooled:.3f}"
+                + (
+                    f" (splits {min(self.oof_pooled_by_repeat):.3f} to {max(self.oof_pooled_by_repeat):.3f})"
+                    if len(self.oof_pooled_by_repeat) > 1
+                    else ""
+                )
+                + f", optimism {self.optimism_pooled:+.3f}",
+                f"WARNING: {self.warning}",
+            ]
+        )
 
 
 def _spearman(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
@@ -128,26 +137,42 @@ def _spearman(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
 def _check(frame: pd.DataFrame, name: str, columns: tuple[str, ...], value: str) -> pd.DataFrame:
     missing = [c for c in columns if c not in frame.columns]
     if missing:
-        raise InputError(InputProblem(file=name, message=f"missing column(s) {', '.join(missing)}",
-                                      fix=f"give columns {', '.join(columns)}"))
+        raise InputError(
+            InputProblem(
+                file=name, message=f"missing column(s) {', '.join(missing)}", fix=f"give columns {', '.join(columns)}"
+            )
+        )
     out = frame.loc[:, list(columns)].copy()
     for c in columns:
         if c != value:
             empty = out[c].isna() | out[c].astype(str).str.strip().isin(["", "nan", "None", "<NA>"])
             if empty.any():  # groupby would drop a missing id without a word
                 i = int(np.flatnonzero(empty.to_numpy())[0])
-                raise InputError(InputProblem(file=name, line=i + 2, column=c,
-                                              message=f"{int(empty.sum())} empty {c} value(s)",
-                                              fix=f"give every row a {c}"))
+                raise InputError(
+                    InputProblem(
+                        file=name,
+                        line=i + 2,
+                        column=c,
+                        message=f"{int(empty.sum())} empty {c} value(s)",
+                        fix=f"give every row a {c}",
+                    )
+                )
             out[c] = out[c].astype(str).str.strip()
     numbers = pd.to_numeric(out[value], errors="coerce")
     blank = out[value].isna() | out[value].astype(str).str.strip().isin(["", "nan", "NaN", "NA", "None", "<NA>"])
     bad = ~blank & (numbers.isna() | ~np.isfinite(numbers.fillna(0.0)))
     if bad.any():  # never turn a typo into a silently missing value
         i = int(np.flatnonzero(bad.to_numpy())[0])
-        raise InputError(InputProblem(file=name, line=i + 2, column=value, value=str(out[value].iloc[i]),
-                                      message=f"{int(bad.sum())} {value}(s) not a finite number",
-                                      fix=f"write a number, or leave the {value} empty for a missing one"))
+        raise InputError(
+            InputProblem(
+                file=name,
+                line=i + 2,
+                column=value,
+                value=str(out[value].iloc[i]),
+                message=f"{int(bad.sum())} {value}(s) not a finite number",
+                fix=f"write a number, or leave the {value} empty for a missing one",
+            )
+        )
     out[value] = numbers.where(~bad).astype(float)
     return out
 
@@ -207,11 +232,18 @@ def dev_validity(
     average).
     """
     if not isinstance(repeats, (int, np.integer)) or isinstance(repeats, bool) or repeats < 1:
-        raise InputError(InputProblem(file="arguments", message="repeats must be an integer of at least 1",
-                                      value=str(repeats), fix="e.g. repeats=5"))
+        raise InputError(
+            InputProblem(
+                file="arguments",
+                message="repeats must be an integer of at least 1",
+                value=str(repeats),
+                fix="e.g. repeats=5",
+            )
+        )
     if not isinstance(k, (int, np.integer)) or k < 2:
-        raise InputError(InputProblem(file="arguments", message="k must be an integer of at least 2",
-                                      value=str(k), fix="e.g. k=5"))
+        raise InputError(
+            InputProblem(file="arguments", message="k must be an integer of at least 2", value=str(k), fix="e.g. k=5")
+        )
     judge = _check(dev_judge, "dev_judge", ("item_id", "criterion", "judge", "score"), "score")
     humans = _check(dev_humans, "dev_humans", ("item_id", "reader_id", "criterion", "rating"), "rating")
     n_dup = int(judge.duplicated(["item_id", "criterion", "judge"], keep=False).sum())
@@ -225,8 +257,13 @@ def dev_validity(
     n_excluded = int(len(joined) - len(usable))
     criteria = list(dict.fromkeys(usable.index.get_level_values("criterion")))
     if not criteria:
-        raise InputError(InputProblem(file="dev_judge", message="no item x criterion has both a judge score and "
-                                      "a human rating", fix="check that item_id and criterion match across files"))
+        raise InputError(
+            InputProblem(
+                file="dev_judge",
+                message="no item x criterion has both a judge score and a human rating",
+                fix="check that item_id and criterion match across files",
+            )
+        )
 
     corr_rows = []
     for criterion in criteria:
@@ -238,8 +275,13 @@ def dev_validity(
     summary = []
     for j in judge_order:
         pooled, _ = _spearman(usable[j].to_numpy(float), usable["human"].to_numpy(float))
-        summary.append(dict(judge=j, mean_spearman=float(correlations.loc[correlations.judge == j, "spearman"].mean()),
-                            pooled_spearman=pooled))
+        summary.append(
+            dict(
+                judge=j,
+                mean_spearman=float(correlations.loc[correlations.judge == j, "spearman"].mean()),
+                pooled_spearman=pooled,
+            )
+        )
 
     generator, seed = resolve_rng(rng)
     items = np.array(sorted(usable.index.get_level_values("item_id").unique()))
@@ -266,22 +308,42 @@ def dev_validity(
     routing_rows = []
     for criterion in criteria:
         rho_oof = _nanmean([r[criterion] for r in rho_oof_by_repeat])
-        routing_rows.append(dict(criterion=criterion, selected_judge=selected_of[criterion],
-                                 in_sample_spearman=rho_in_of[criterion], oof_spearman=rho_oof,
-                                 optimism=rho_in_of[criterion] - rho_oof, folds_agreeing=int(agreeing[criterion])))
+        routing_rows.append(
+            dict(
+                criterion=criterion,
+                selected_judge=selected_of[criterion],
+                in_sample_spearman=rho_in_of[criterion],
+                oof_spearman=rho_oof,
+                optimism=rho_in_of[criterion] - rho_oof,
+                folds_agreeing=int(agreeing[criterion]),
+            )
+        )
     routing = pd.DataFrame(routing_rows)
     in_pooled, _ = _spearman(routed_in.to_numpy(float), human)
     oof_pooled = _nanmean(pooled_by_repeat)
     in_mean = float(routing["in_sample_spearman"].mean())
     oof_mean = float(routing["oof_spearman"].mean())
     return DevValidity(
-        correlations=correlations, judge_summary=pd.DataFrame(summary), routing=routing,
+        correlations=correlations,
+        judge_summary=pd.DataFrame(summary),
+        routing=routing,
         fold_assignment=pd.concat(assignments, ignore_index=True),
-        fold_selection=pd.DataFrame(fold_rows), routed_in_sample_pooled=in_pooled, routed_in_sample_mean=in_mean,
-        oof_pooled=oof_pooled, oof_mean=oof_mean, optimism_pooled=in_pooled - oof_pooled,
-        optimism_mean=in_mean - oof_mean, selection_shares_data=True, warning=SAME_DATA_WARNING, k=k_used,
-        seed=seed, n_items=int(len(usable)), n_units_excluded=n_excluded, n_scores_averaged=n_dup,
-        repeats=int(repeats), oof_pooled_by_repeat=tuple(float(v) for v in pooled_by_repeat),
+        fold_selection=pd.DataFrame(fold_rows),
+        routed_in_sample_pooled=in_pooled,
+        routed_in_sample_mean=in_mean,
+        oof_pooled=oof_pooled,
+        oof_mean=oof_mean,
+        optimism_pooled=in_pooled - oof_pooled,
+        optimism_mean=in_mean - oof_mean,
+        selection_shares_data=True,
+        warning=SAME_DATA_WARNING,
+        k=k_used,
+        seed=seed,
+        n_items=int(len(usable)),
+        n_units_excluded=n_excluded,
+        n_scores_averaged=n_dup,
+        repeats=int(repeats),
+        oof_pooled_by_repeat=tuple(float(v) for v in pooled_by_repeat),
     )
 
 
@@ -290,8 +352,9 @@ def _nanmean(values) -> float:
     return float(np.mean(values[~np.isnan(values)])) if np.any(~np.isnan(values)) else math.nan
 
 
-def _out_of_fold(usable: pd.DataFrame, criteria: list, judge_order: list[str], fold_of: dict,
-                 k_used: int) -> tuple[pd.Series, dict, list[dict], dict]:
+def _out_of_fold(
+    usable: pd.DataFrame, criteria: list, judge_order: list[str], fold_of: dict, k_used: int
+) -> tuple[pd.Series, dict, list[dict], dict]:
     """One k-fold pass: per fold, select on the other folds and predict the held-out items.
 
     Returns the out-of-fold routed predictions, their Spearman per criterion, one row per
@@ -308,8 +371,16 @@ def _out_of_fold(usable: pd.DataFrame, criteria: list, judge_order: list[str], f
             pick, rho_train = _best(train, train["human"], judge_order)
             picks[criterion].append(pick)
             held, _ = _spearman(test[pick].to_numpy(float), test["human"].to_numpy(float)) if pick else (math.nan, 0)
-            rows.append(dict(fold=f, criterion=criterion, selected_judge=pick, training_spearman=rho_train,
-                             held_out_spearman=held, n_held_out=int(len(test))))
+            rows.append(
+                dict(
+                    fold=f,
+                    criterion=criterion,
+                    selected_judge=pick,
+                    training_spearman=rho_train,
+                    held_out_spearman=held,
+                    n_held_out=int(len(test)),
+                )
+            )
             if pick and len(test):
                 routed_oof.loc[[(criterion, i) for i in test.index]] = test[pick].to_numpy()
         rho_oof[criterion] = _spearman(routed_oof.loc[criterion].to_numpy(float), sub["human"].to_numpy(float))[0]

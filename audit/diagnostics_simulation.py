@@ -58,22 +58,45 @@ def simulate_study(seed: int, judge: str = "aligned", n_pairs: int = 20, n_reade
         matchup = f"{focal} vs {other}"
         for i in range(n_pairs):
             pid = f"{focal}-{i:02d}"
-            pairs.append((pid, focal, other, focal, other, matchup, f"premise{i:02d}", f"{pid}:{focal}",
-                          f"{pid}:{other}"))
+            pairs.append(
+                (pid, focal, other, focal, other, matchup, f"premise{i:02d}", f"{pid}:{focal}", f"{pid}:{other}")
+            )
             q = mu + rng.normal(0, 0.6)  # the pair's latent preference for the focal story
             q_crit = {c: q + rng.normal(0, 0.5) for c in CRITERIA}
             q_crit["overall"] = float(np.mean([q_crit[c] for c in CRITERIA]))
-            story = {s: {"sentence_length": rng.normal(14, 3), "mattr": rng.normal(0.72, 0.03),
-                         "mtld": rng.normal(80, 12), "n_words": rng.normal(500, 40)} for s in (focal, other)}
+            story = {
+                s: {
+                    "sentence_length": rng.normal(14, 3),
+                    "mattr": rng.normal(0.72, 0.03),
+                    "mtld": rng.normal(80, 12),
+                    "n_words": rng.normal(500, 40),
+                }
+                for s in (focal, other)
+            }
             for s in (focal, other):
                 feats.append({"pair_id": pid, "system": s, **story[s]})
             for r in range(n_readers):
                 for c in (*CRITERIA, "overall"):
                     y = float(rng.random() < 1 / (1 + math.exp(-(q_crit[c] + reader_bias[r]))))
                     shown = focal if rng.random() < 0.5 else other
-                    votes.append((pid, f"reader{r + 1}", c, matchup, focal, other, focal if y else other, y,
-                                  float(rng.lognormal(math.log(60), 0.3)), "", shown,
-                                  "expert" if r < 4 else "enthusiast", order, 0))
+                    votes.append(
+                        (
+                            pid,
+                            f"reader{r + 1}",
+                            c,
+                            matchup,
+                            focal,
+                            other,
+                            focal if y else other,
+                            y,
+                            float(rng.lognormal(math.log(60), 0.3)),
+                            "",
+                            shown,
+                            "expert" if r < 4 else "enthusiast",
+                            order,
+                            0,
+                        )
+                    )
                     order += 1
             for c in CRITERIA:
                 if judge == "aligned":  # one more reader: the same latent preference, its own bias and noise
@@ -87,16 +110,21 @@ def simulate_study(seed: int, judge: str = "aligned", n_pairs: int = 20, n_reade
 
     data = AuditData(
         votes=pd.DataFrame(votes, columns=VOTE_COLUMNS),
-        pairs=pd.DataFrame(pairs, columns=["pair_id", "system_a", "system_b", "focal", "other", "matchup", "group_id",
-                                           "item_a", "item_b"]),
-        judge_scores=pd.DataFrame(scores, columns=["pair_id", "system", "item_id", "criterion", "judge", "sample",
-                                                   "score", "line"]),
-        focal_source="pairs file")
+        pairs=pd.DataFrame(
+            pairs,
+            columns=["pair_id", "system_a", "system_b", "focal", "other", "matchup", "group_id", "item_a", "item_b"],
+        ),
+        judge_scores=pd.DataFrame(
+            scores, columns=["pair_id", "system", "item_id", "criterion", "judge", "sample", "score", "line"]
+        ),
+        focal_source="pairs file",
+    )
     return SimulatedStudy(data=data, features=pd.DataFrame(feats))
 
 
-def diagnostic_checks(study: SimulatedStudy, seed: int, *, adjust: tuple[str, ...] = ("holm",),
-                      n_boot: int = 200) -> dict[str, list]:
+def diagnostic_checks(
+    study: SimulatedStudy, seed: int, *, adjust: tuple[str, ...] = ("holm",), n_boot: int = 200
+) -> dict[str, list]:
     """The surface and reader checks of one simulated study, per adjustment (computed once)."""
     from audit.judge_side import judge_pair_outcomes
     from audit.readers import analyse_readers, reader_checks
@@ -105,19 +133,24 @@ def diagnostic_checks(study: SimulatedStudy, seed: int, *, adjust: tuple[str, ..
     from audit.surface.associations import readjust
 
     data = study.data
-    surface = surface_associations(study.features, data.judge_scores, data.pairs, data.votes, judge="ensemble",
-                                   n_boot=n_boot, rng=seed)
+    surface = surface_associations(
+        study.features, data.judge_scores, data.pairs, data.votes, judge="ensemble", n_boot=n_boot, rng=seed
+    )
     outcomes = judge_pair_outcomes(data, "even-split", np.random.default_rng(seed))
-    readers = analyse_readers(data.votes, judge_credits(outcomes), rng=seed, fit_glmm_if_missing=False,
-                              pools=data.pooling_scopes())
+    readers = analyse_readers(
+        data.votes, judge_credits(outcomes), rng=seed, fit_glmm_if_missing=False, pools=data.pooling_scopes()
+    )
     from audit.readers.policy import reader_check_families
     from audit.surface.checks import surface_check_families
 
     # as audit.sections.section_checks: the diagnostic checks share one error budget, except
     # when read pointwise ("none": every check and scope alone, the old reading)
     families = reader_check_families(readers) + surface_check_families(surface)
-    return {a: surface_checks(readjust(surface, a), families=families if a != "none" else 1)
-            + reader_checks(readers, {"adjust": a}, families=families if a != "none" else 1) for a in adjust}
+    return {
+        a: surface_checks(readjust(surface, a), families=families if a != "none" else 1)
+        + reader_checks(readers, {"adjust": a}, families=families if a != "none" else 1)
+        for a in adjust
+    }
 
 
 def warned(checks) -> dict[str, int]:
@@ -144,8 +177,17 @@ def warn_rates(seeds: range, judge: str, adjust: tuple[str, ...] = ("holm", "non
         n = len(frame)
         for name in frame.columns:
             rate = float((frame[name] > 0).mean())
-            rows.append({"judge": judge, "adjust": a, "check": name, "studies": n, "warn_rate": rate,
-                         "se": math.sqrt(rate * (1 - rate) / n), "mean_warnings": float(frame[name].mean())})
+            rows.append(
+                {
+                    "judge": judge,
+                    "adjust": a,
+                    "check": name,
+                    "studies": n,
+                    "warn_rate": rate,
+                    "se": math.sqrt(rate * (1 - rate) / n),
+                    "mean_warnings": float(frame[name].mean()),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -159,7 +201,9 @@ def main(argv: list[str] | None = None) -> int:
     pd.set_option("display.width", 160)
     for (judge, adjust), t in table.groupby(["judge", "adjust"], sort=False):
         print(f"\njudge = {judge}, adjust = {adjust} ({int(t['studies'].iloc[0])} seeded studies)")
-        print(t[["check", "warn_rate", "se", "mean_warnings"]].to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+        print(
+            t[["check", "warn_rate", "se", "mean_warnings"]].to_string(index=False, float_format=lambda x: f"{x:.3f}")
+        )
     print(f"\n{time.perf_counter() - start:.0f} s")
     return 0
 

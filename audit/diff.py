@@ -190,10 +190,18 @@ def _quantities(cell: Cell, glmm_level: float) -> dict[str, Interval]:
     if not math.isfinite(judge_rate.estimate) and cell.judge is not None:
         judge_rate = Interval(cell.judge.rate, math.nan, math.nan, math.nan)
     g = h.glmm
-    glmm = Interval(math.nan, math.nan, math.nan, math.nan) if g.degenerate else \
-        Interval(g.estimate, g.ci_low, g.ci_high, glmm_level)
-    return dict(judge_rate=judge_rate, difference=t.difference, vote_share=h.vote_share,
-                majority_rate=h.majority_rate, glmm=glmm)
+    glmm = (
+        Interval(math.nan, math.nan, math.nan, math.nan)
+        if g.degenerate
+        else Interval(g.estimate, g.ci_low, g.ci_high, glmm_level)
+    )
+    return dict(
+        judge_rate=judge_rate,
+        difference=t.difference,
+        vote_share=h.vote_share,
+        majority_rate=h.majority_rate,
+        glmm=glmm,
+    )
 
 
 def _turned(q: dict[str, Interval]) -> dict[str, Interval]:
@@ -256,16 +264,27 @@ def read_pair(old_path: str | Path, new_path: str | Path) -> tuple[AuditResult, 
         texts.append(text)
         versions.append(data.get("schema_version") if isinstance(data, dict) else None)
     if versions[0] is not None and versions[1] is not None and str(versions[0]) != str(versions[1]):
-        raise InputError(InputProblem(
-            str(new_path), f"incomparable results: schema {versions[0]} ({old_path}) and schema {versions[1]} "
-            f"({new_path}); their cells, statuses and estimates do not mean the same thing",
-            "re-run `audit run` on the older inputs with this judge-audit version, then diff the two",
-            column="schema_version", value=str(versions[1])))
+        raise InputError(
+            InputProblem(
+                str(new_path),
+                f"incomparable results: schema {versions[0]} ({old_path}) and schema {versions[1]} "
+                f"({new_path}); their cells, statuses and estimates do not mean the same thing",
+                "re-run `audit run` on the older inputs with this judge-audit version, then diff the two",
+                column="schema_version",
+                value=str(versions[1]),
+            )
+        )
     return (result_from_json(texts[0], source=str(old_path)), result_from_json(texts[1], source=str(new_path)))
 
 
-def diff_results(old: AuditResult, new: AuditResult, *, policy: DiffPolicy | None = None,
-                 old_source: str = "OLD", new_source: str = "NEW") -> ResultDiff:
+def diff_results(
+    old: AuditResult,
+    new: AuditResult,
+    *,
+    policy: DiffPolicy | None = None,
+    old_source: str = "OLD",
+    new_source: str = "NEW",
+) -> ResultDiff:
     """Cell by cell what changed from ``old`` to ``new`` (see the module docstring).
 
     Raises
@@ -276,61 +295,128 @@ def diff_results(old: AuditResult, new: AuditResult, *, policy: DiffPolicy | Non
     """
     policy = policy or DiffPolicy()
     if old.schema_version != new.schema_version:
-        raise InputError(InputProblem(new_source, f"incomparable results: schema {old.schema_version} and "
-                                      f"{new.schema_version}", "re-run `audit run` with one judge-audit version",
-                                      column="schema_version", value=new.schema_version))
+        raise InputError(
+            InputProblem(
+                new_source,
+                f"incomparable results: schema {old.schema_version} and {new.schema_version}",
+                "re-run `audit run` with one judge-audit version",
+                column="schema_version",
+                value=new.schema_version,
+            )
+        )
     old_cells = {_key(c): c for c in old.cells}
     new_cells = {_key(c): c for c in new.cells}
     common = [k for k in new_cells if k in old_cells]
     if not common:
+
         def listed(cells):
             names = [f"{c.matchup} / {c.criterion}" for c in cells.values()]
             return ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "") or "none"
 
-        raise InputError(InputProblem(
-            new_source, f"incomparable results: no cell (pair of systems x criterion) in common; {old_source} has "
-            f"{listed(old_cells)}; {new_source} has {listed(new_cells)}",
-            "diff results of the same matchups and criteria (the systems' names and the criterion names must match)"))
+        raise InputError(
+            InputProblem(
+                new_source,
+                f"incomparable results: no cell (pair of systems x criterion) in common; {old_source} has "
+                f"{listed(old_cells)}; {new_source} has {listed(new_cells)}",
+                "diff results of the same matchups and criteria (the systems' names and the criterion names must match)",
+            )
+        )
 
     old_src, new_src = _sources(old), _sources(new)
     same = {role: bool(old_src[role]) and old_src[role] == new_src.get(role) for role in old_src if role in new_src}
     same_humans = same.get("humans", False)
     notes = []
     if same_humans:
-        notes.append("both results read the same human votes (same sha256): the human estimates' changes get no "
-                     "interval (they are not sampling changes)")
+        notes.append(
+            "both results read the same human votes (same sha256): the human estimates' changes get no "
+            "interval (they are not sampling changes)"
+        )
     if same.get("judge") is False or old.provenance.primary_judge != new.provenance.primary_judge:
-        notes.append("change intervals treat OLD and NEW as independent samples; for two judges on the same pairs "
-                     "they are conservative")
+        notes.append(
+            "change intervals treat OLD and NEW as independent samples; for two judges on the same pairs "
+            "they are conservative"
+        )
     old_level, new_level = _glmm_level(old), _glmm_level(new)
 
     rows = []
     for key, n in new_cells.items():
         o = old_cells.get(key)
         if o is None:
-            rows.append(CellDiff(n.matchup, n.criterion, n.focal, n.other, "", n.transfer.status.value, "added",
-                                 False, False, "", n.transfer.reason, {}))
+            rows.append(
+                CellDiff(
+                    n.matchup,
+                    n.criterion,
+                    n.focal,
+                    n.other,
+                    "",
+                    n.transfer.status.value,
+                    "added",
+                    False,
+                    False,
+                    "",
+                    n.transfer.reason,
+                    {},
+                )
+            )
             continue
         flipped = o.focal != n.focal
         q_old, q_new = _quantities(o, old_level), _quantities(n, new_level)
         if flipped:
             q_old = _turned(q_old)
-        changes = {name: change(q_old[name], q_new[name], interval=not (human and same_humans))
-                   for name, (_, human) in QUANTITIES.items()}
+        changes = {
+            name: change(q_old[name], q_new[name], interval=not (human and same_humans))
+            for name, (_, human) in QUANTITIES.items()
+        }
         old_s, new_s = o.transfer.status.value, n.transfer.status.value
         direction = _direction(old_s, new_s)
-        rows.append(CellDiff(n.matchup, n.criterion, n.focal, n.other, old_s, new_s, direction, flipped,
-                             _counts(policy, old_s, new_s, direction), o.transfer.reason, n.transfer.reason, changes))
+        rows.append(
+            CellDiff(
+                n.matchup,
+                n.criterion,
+                n.focal,
+                n.other,
+                old_s,
+                new_s,
+                direction,
+                flipped,
+                _counts(policy, old_s, new_s, direction),
+                o.transfer.reason,
+                n.transfer.reason,
+                changes,
+            )
+        )
     for key, o in old_cells.items():
         if key not in new_cells:
-            rows.append(CellDiff(o.matchup, o.criterion, o.focal, o.other, o.transfer.status.value, "", "removed",
-                                 False, _counts(policy, o.transfer.status.value, "", "removed"), o.transfer.reason,
-                                 "", {}))
-    return ResultDiff(old_source=old_source, new_source=new_source, schema_version=new.schema_version,
-                      old_status=old.status.value, new_status=new.status.value,
-                      old_judge=old.provenance.primary_judge, new_judge=new.provenance.primary_judge,
-                      same_sources=same, cells=tuple(rows), agreement=_agreement(old, new), policy=policy,
-                      notes=tuple(notes))
+            rows.append(
+                CellDiff(
+                    o.matchup,
+                    o.criterion,
+                    o.focal,
+                    o.other,
+                    o.transfer.status.value,
+                    "",
+                    "removed",
+                    False,
+                    _counts(policy, o.transfer.status.value, "", "removed"),
+                    o.transfer.reason,
+                    "",
+                    {},
+                )
+            )
+    return ResultDiff(
+        old_source=old_source,
+        new_source=new_source,
+        schema_version=new.schema_version,
+        old_status=old.status.value,
+        new_status=new.status.value,
+        old_judge=old.provenance.primary_judge,
+        new_judge=new.provenance.primary_judge,
+        same_sources=same,
+        cells=tuple(rows),
+        agreement=_agreement(old, new),
+        policy=policy,
+        notes=tuple(notes),
+    )
 
 
 def _agreement(old: AuditResult, new: AuditResult) -> tuple[AgreementDiff, ...]:
@@ -355,8 +441,11 @@ def _agreement(old: AuditResult, new: AuditResult) -> tuple[AgreementDiff, ...]:
         changes = {}
         for stat in AGREEMENT_STATISTICS:
             a, b = getattr(o, stat), getattr(n, stat)
-            changes[stat] = change(Interval(a.estimate, a.ci_low, a.ci_high, sections[0].level),
-                                   Interval(b.estimate, b.ci_low, b.ci_high, sections[1].level), interval=same_level)
+            changes[stat] = change(
+                Interval(a.estimate, a.ci_low, a.ci_high, sections[0].level),
+                Interval(b.estimate, b.ci_low, b.ci_high, sections[1].level),
+                interval=same_level,
+            )
         out.append(AgreementDiff(scope=n.scope, changes=changes))
     return tuple(out)
 
@@ -369,21 +458,28 @@ def _excludes_zero(c: Change) -> bool:
 def diff_text(d: ResultDiff, *, all_cells: bool = False) -> str:
     """The terminal summary: the overall change, the cells that changed (all with ``all_cells``),
     the pooled agreement and what the gate counts."""
-    lines = [f"audit diff: {d.old_source} -> {d.new_source} (schema {d.schema_version})",
-             f"Status: {d.old_status} -> {d.new_status}; judge: {d.old_judge or '?'} -> {d.new_judge or '?'}"]
+    lines = [
+        f"audit diff: {d.old_source} -> {d.new_source} (schema {d.schema_version})",
+        f"Status: {d.old_status} -> {d.new_status}; judge: {d.old_judge or '?'} -> {d.new_judge or '?'}",
+    ]
     if d.same_sources:
-        lines.append("Inputs: " + ", ".join(f"{role} {'same' if s else 'different'}"
-                                            for role, s in sorted(d.same_sources.items())))
-    tally = {k: sum(c.direction == k for c in d.cells) for k in ("worse", "better", "same", "changed", "added",
-                                                                 "removed")}
+        lines.append(
+            "Inputs: "
+            + ", ".join(f"{role} {'same' if s else 'different'}" for role, s in sorted(d.same_sources.items()))
+        )
+    tally = {
+        k: sum(c.direction == k for c in d.cells) for k in ("worse", "better", "same", "changed", "added", "removed")
+    }
     lines.append("Cells: " + ", ".join(f"{v} {k}" for k, v in tally.items() if v))
     shown = [c for c in d.cells if all_cells or c.direction != "same"]
     if shown:
         lines.append("Cells that changed:" if not all_cells else "Cells:")
     for c in shown:
         flag = "  (OLD had the other system focal)" if c.flipped else ""
-        lines.append(f"  {c.direction.upper():8} {c.matchup} / {c.criterion}: {c.old_status or '-'} -> "
-                     f"{c.new_status or '-'}{flag}")
+        lines.append(
+            f"  {c.direction.upper():8} {c.matchup} / {c.criterion}: {c.old_status or '-'} -> "
+            f"{c.new_status or '-'}{flag}"
+        )
         for name in ("judge_rate", "difference", "vote_share", "majority_rate"):
             if name in c.changes:
                 lines.append(f"           {name:14} {c.changes[name]}")
@@ -391,14 +487,20 @@ def diff_text(d: ResultDiff, *, all_cells: bool = False) -> str:
         moved = [c for c in d.cells if name in c.changes and _excludes_zero(c.changes[name])]
         if moved:
             top = max(moved, key=lambda c: abs(c.changes[name].change))
-            lines.append(f"{name}: the change's interval excludes 0 in {len(moved)} of {len(d.cells)} cells; "
-                         f"largest {top.matchup} / {top.criterion} {top.changes[name]}")
+            lines.append(
+                f"{name}: the change's interval excludes 0 in {len(moved)} of {len(d.cells)} cells; "
+                f"largest {top.matchup} / {top.criterion} {top.changes[name]}"
+            )
     pooled = [a for a in d.agreement if a.scope.endswith("all/all")]
     for a in pooled:
-        lines.append(f"Judge agreement ({a.scope}): kappa vs majority {a.changes['kappa_majority']}; "
-                     f"alpha difference {a.changes['alpha_difference']}")
+        lines.append(
+            f"Judge agreement ({a.scope}): kappa vs majority {a.changes['kappa_majority']}; "
+            f"alpha difference {a.changes['alpha_difference']}"
+        )
     for note in d.notes:
         lines.append(f"Note: {note}")
-    lines.append(f"diff: {'WORSE' if d.worse else 'no decision worse'} ({d.n_worse} cell(s) counted under "
-                 f"[diff] worse = {d.policy.worse!r}, removed = {d.policy.removed!r})")
+    lines.append(
+        f"diff: {'WORSE' if d.worse else 'no decision worse'} ({d.n_worse} cell(s) counted under "
+        f"[diff] worse = {d.policy.worse!r}, removed = {d.policy.removed!r})"
+    )
     return "\n".join(lines)

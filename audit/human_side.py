@@ -25,9 +25,21 @@ from audit.verdict.degenerate import degeneracy
 
 def _failed_glmm(reason: str, status: Status = Status.ERROR) -> GlmmSummary:
     nan = float("nan")
-    return GlmmSummary(estimate=nan, ci_low=nan, ci_high=nan, b0=nan, se=nan, sd_pair=nan,
-                       sd_reader=nan, singular=False, converged=False, separation=False,
-                       loglik=nan, status=status, reason=reason)
+    return GlmmSummary(
+        estimate=nan,
+        ci_low=nan,
+        ci_high=nan,
+        b0=nan,
+        se=nan,
+        sd_pair=nan,
+        sd_reader=nan,
+        singular=False,
+        converged=False,
+        separation=False,
+        loglik=nan,
+        status=status,
+        reason=reason,
+    )
 
 
 def reader_rates(cell_votes: pd.DataFrame) -> np.ndarray:
@@ -79,7 +91,9 @@ def fit_cell_glmm(cell_votes: pd.DataFrame, *, level: float = 0.95, backend: str
                 profiled = fit_crossed_glmm(
                     decisive["y"].to_numpy(float),
                     {"pair": decisive["pair_id"].to_numpy(), "reader": decisive["reader_id"].to_numpy()},
-                    level=level, backend=backend, profile=True,
+                    level=level,
+                    backend=backend,
+                    profile=True,
                 )
             low, high = profiled.prob_profile()
         except (AuditError, ValueError) as exc:
@@ -89,8 +103,13 @@ def fit_cell_glmm(cell_votes: pd.DataFrame, *, level: float = 0.95, backend: str
     status = Status.PASS
     reasons = []
     if fit.separation:
-        status, reasons = Status.WARN, ["every vote went one way (separation): boundary estimate, "
-                                        + ("profile-likelihood interval" if not profile_failed else profile_failed)]
+        status, reasons = (
+            Status.WARN,
+            [
+                "every vote went one way (separation): boundary estimate, "
+                + ("profile-likelihood interval" if not profile_failed else profile_failed)
+            ],
+        )
     if fit.singular:
         status = Status.WARN
         reasons.append("singular fit: a variance component is estimated at zero")
@@ -99,15 +118,35 @@ def fit_cell_glmm(cell_votes: pd.DataFrame, *, level: float = 0.95, backend: str
         reasons.append("the optimiser did not report convergence")
     sd_pair, sd_reader = float(fit.sd.get("pair", 0.0)), float(fit.sd.get("reader", 0.0))
     y = decisive["y"].to_numpy(float)
-    degenerate, why = degeneracy(estimate=float(estimate), ci_low=float(low), ci_high=float(high), se=se,
-                                 sd_pair=sd_pair, sd_reader=sd_reader, separation=bool(fit.separation),
-                                 reader_rates=reader_rates(decisive), raw_share=float(y.mean()))
+    degenerate, why = degeneracy(
+        estimate=float(estimate),
+        ci_low=float(low),
+        ci_high=float(high),
+        se=se,
+        sd_pair=sd_pair,
+        sd_reader=sd_reader,
+        separation=bool(fit.separation),
+        reader_rates=reader_rates(decisive),
+        raw_share=float(y.mean()),
+    )
     return GlmmSummary(
-        estimate=float(estimate), ci_low=float(low), ci_high=float(high), b0=b0, se=se,
-        sd_pair=sd_pair, sd_reader=sd_reader,
-        singular=bool(fit.singular), converged=bool(fit.converged), separation=bool(fit.separation),
-        loglik=float(fit.loglik), status=status, reason="; ".join(reasons), notes=tuple(fit.notes),
-        majority_plugin=majority_plugin(b0, sd_pair), degenerate=degenerate, degenerate_reason=why,
+        estimate=float(estimate),
+        ci_low=float(low),
+        ci_high=float(high),
+        b0=b0,
+        se=se,
+        sd_pair=sd_pair,
+        sd_reader=sd_reader,
+        singular=bool(fit.singular),
+        converged=bool(fit.converged),
+        separation=bool(fit.separation),
+        loglik=float(fit.loglik),
+        status=status,
+        reason="; ".join(reasons),
+        notes=tuple(fit.notes),
+        majority_plugin=majority_plugin(b0, sd_pair),
+        degenerate=degenerate,
+        degenerate_reason=why,
     )
 
 
@@ -120,8 +159,14 @@ def human_side(cell_votes: pd.DataFrame, *, level: float = 0.95, backend: str = 
     rate = n_focal / decisive if decisive else float("nan")
     total = decisive + n_ties
     even = (n_focal + 0.5 * n_ties) / total if total else float("nan")
-    return HumanSide(rate=rate, n_focal=n_focal, n_other=n_other, n_ties=n_ties, rate_even_split=even,
-                     glmm=fit_cell_glmm(cell_votes, level=level, backend=backend))
+    return HumanSide(
+        rate=rate,
+        n_focal=n_focal,
+        n_other=n_other,
+        n_ties=n_ties,
+        rate_even_split=even,
+        glmm=fit_cell_glmm(cell_votes, level=level, backend=backend),
+    )
 
 
 def wilson_interval(successes: float, n: int, level: float = 0.95) -> tuple[float, float]:

@@ -52,11 +52,24 @@ from audit.rng import resolve_rng
 from audit.uncertainty.bootstrap import multinomial_weights
 from audit.uncertainty.two_way import correct_two_way
 
-STATISTICS = ("kappa_majority", "kappa_readers", "alpha_judge_human", "alpha_human", "alpha_difference",
-              "raw_judge_human", "raw_human", "raw_difference")
+STATISTICS = (
+    "kappa_majority",
+    "kappa_readers",
+    "alpha_judge_human",
+    "alpha_human",
+    "alpha_difference",
+    "raw_judge_human",
+    "raw_human",
+    "raw_difference",
+)
 #: the range of each statistic: the rescaled two-way replicates can leave it, the interval cannot
-_RANGE = dict(kappa_majority=(-1.0, 1.0), kappa_readers=(-1.0, 1.0), raw_judge_human=(0.0, 1.0),
-              raw_human=(0.0, 1.0), raw_difference=(-1.0, 1.0))
+_RANGE = dict(
+    kappa_majority=(-1.0, 1.0),
+    kappa_readers=(-1.0, 1.0),
+    raw_judge_human=(0.0, 1.0),
+    raw_human=(0.0, 1.0),
+    raw_difference=(-1.0, 1.0),
+)
 
 
 # ----------------------------------------------------------------------------- statistics
@@ -107,8 +120,15 @@ class ScopeVotes:
 
     def __post_init__(self) -> None:
         # the transposes the products use, built once (scipy rebuilds a transpose on every .T)
-        object.__setattr__(self, "_t", {"stratum": self.stratum.T.tocsr(), "combo_reader": self.combo_reader.T.tocsr(),
-                                        "by_stratum_reader": tuple(m.T.tocsr() for m in self.by_stratum_reader)})
+        object.__setattr__(
+            self,
+            "_t",
+            {
+                "stratum": self.stratum.T.tocsr(),
+                "combo_reader": self.combo_reader.T.tocsr(),
+                "by_stratum_reader": tuple(m.T.tocsr() for m in self.by_stratum_reader),
+            },
+        )
 
     @property
     def n_units(self) -> int:
@@ -119,8 +139,14 @@ class ScopeVotes:
         return int(self.ind[0].shape[1])
 
 
-def scope_votes(unit: np.ndarray, reader: np.ndarray, category: np.ndarray, judge: np.ndarray,
-                stratum: np.ndarray | None = None, n_readers: int | None = None) -> ScopeVotes:
+def scope_votes(
+    unit: np.ndarray,
+    reader: np.ndarray,
+    category: np.ndarray,
+    judge: np.ndarray,
+    stratum: np.ndarray | None = None,
+    n_readers: int | None = None,
+) -> ScopeVotes:
     """Build :class:`ScopeVotes` from one row per vote (unit, reader, category codes).
 
     ``judge`` and ``stratum`` have one entry per unit (``stratum`` None: one stratum);
@@ -143,10 +169,13 @@ def scope_votes(unit: np.ndarray, reader: np.ndarray, category: np.ndarray, judg
     return ScopeVotes(
         ind=tuple(indicator(reader, n_r, c) for c in range(3)),
         by_stratum_reader=tuple(indicator(combo_code, combo.shape[0], c) for c in range(3)),
-        combo_reader=sparse.csr_matrix((np.ones(combo.shape[0]), (np.arange(combo.shape[0]), combo // max(n_s, 1))),
-                                       shape=(combo.shape[0], n_r)),
+        combo_reader=sparse.csr_matrix(
+            (np.ones(combo.shape[0]), (np.arange(combo.shape[0]), combo // max(n_s, 1))), shape=(combo.shape[0], n_r)
+        ),
         stratum=sparse.csr_matrix((np.ones(n_u), (np.arange(n_u), strata)), shape=(n_u, n_s)),
-        judge=judge, pairable=counts >= 2)
+        judge=judge,
+        pairable=counts >= 2,
+    )
 
 
 def _right(x: np.ndarray, m_t: sparse.csr_matrix) -> np.ndarray:
@@ -224,9 +253,16 @@ def agreement_statistics(sv: ScopeVotes, wu: np.ndarray, wr: np.ndarray) -> dict
     alpha_judge_human = _alpha(a + a.transpose(0, 1, 3, 2))
     raw_judge_human = _ratio(np.trace(a, axis1=2, axis2=3).sum(axis=1), a.sum(axis=(1, 2, 3)))
 
-    return dict(kappa_majority=kappa_majority, kappa_readers=kappa_readers, alpha_judge_human=alpha_judge_human,
-                alpha_human=alpha_human, alpha_difference=alpha_judge_human - alpha_human,
-                raw_judge_human=raw_judge_human, raw_human=raw_human, raw_difference=raw_judge_human - raw_human)
+    return dict(
+        kappa_majority=kappa_majority,
+        kappa_readers=kappa_readers,
+        alpha_judge_human=alpha_judge_human,
+        alpha_human=alpha_human,
+        alpha_difference=alpha_judge_human - alpha_human,
+        raw_judge_human=raw_judge_human,
+        raw_human=raw_human,
+        raw_difference=raw_judge_human - raw_human,
+    )
 
 
 def reader_kappas(sv: ScopeVotes) -> tuple[np.ndarray, np.ndarray]:
@@ -302,11 +338,15 @@ class JudgeAgreement:
         raise KeyError(scope)
 
     def __str__(self) -> str:
-        lines = [f"Judge-human agreement of {self.judge or 'the judge'} ({self.level:.0%} intervals, "
-                 f"{self.n_boot} pairs x readers bootstrap replicates)"]
+        lines = [
+            f"Judge-human agreement of {self.judge or 'the judge'} ({self.level:.0%} intervals, "
+            f"{self.n_boot} pairs x readers bootstrap replicates)"
+        ]
         for r in self.rows:
-            lines.append(f"  {r.scope}: kappa vs majority {r.kappa_majority}; alpha judge-human minus "
-                         f"human-human {r.alpha_difference}; raw agreement difference {r.raw_difference}")
+            lines.append(
+                f"  {r.scope}: kappa vs majority {r.kappa_majority}; alpha judge-human minus "
+                f"human-human {r.alpha_difference}; raw agreement difference {r.raw_difference}"
+            )
         return "\n".join(lines)
 
 
@@ -344,11 +384,17 @@ def _design(frame: pd.DataFrame, verdicts: pd.DataFrame) -> tuple[_Design, pd.Da
     position[order] = np.arange(len(pair_ids)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
     judged = units.merge(verdicts, on=["pair_id", "criterion"], how="left")["y_judge"].to_numpy(float)
     return _Design(
-        vote_unit=pd.Index(units["unit"]).get_indexer(frame["unit"]), vote_reader=vote_reader,
-        vote_category=frame["category"].to_numpy().astype(np.int64), unit_pair=unit_pair,
+        vote_unit=pd.Index(units["unit"]).get_indexer(frame["unit"]),
+        vote_reader=vote_reader,
+        vote_category=frame["category"].to_numpy().astype(np.int64),
+        unit_pair=unit_pair,
         unit_matchup=unit_matchup,
         unit_judge=np.where(np.isnan(judged), -1, np.where(judged == 0.5, 2, judged)).astype(np.int64),
-        pair_matchup=pair_matchup, pair_position=position, matchup_sizes=sizes, reader_ids=reader_ids), units
+        pair_matchup=pair_matchup,
+        pair_position=position,
+        matchup_sizes=sizes,
+        reader_ids=reader_ids,
+    ), units
 
 
 def _scopes(units: pd.DataFrame, pooled_only: bool = False):
@@ -400,8 +446,9 @@ class _Weights:
         return multinomial_weights(np.random.default_rng([seed, 0]), len(self.design.reader_ids), size)
 
 
-def _replicates(sv: ScopeVotes, weights: _Weights, unit_pair: np.ndarray, readers_in: np.ndarray,
-                two_way: bool) -> tuple[dict[str, np.ndarray], ...]:
+def _replicates(
+    sv: ScopeVotes, weights: _Weights, unit_pair: np.ndarray, readers_in: np.ndarray, two_way: bool
+) -> tuple[dict[str, np.ndarray], ...]:
     """Replicates resampling pairs only, readers only and both (the last two when ``two_way``)."""
     from audit.glmm._threads import single_threaded_blas
 
@@ -413,7 +460,7 @@ def _replicates(sv: ScopeVotes, weights: _Weights, unit_pair: np.ndarray, reader
             wu_block = weights.units(seed, size, unit_pair)
             wr_block = weights.readers(seed, size)[:, readers_in]
             for lo in range(0, size, step):
-                wu, wr = wu_block[lo:lo + step], wr_block[lo:lo + step]
+                wu, wr = wu_block[lo : lo + step], wr_block[lo : lo + step]
                 ones_u, ones_r = np.ones_like(wu), np.ones_like(wr)
                 for kind in kinds:
                     u, r = {"pairs": (wu, ones_r), "readers": (ones_u, wr), "product": (wu, wr)}[kind]
@@ -437,9 +484,16 @@ def _interval(estimate: float, variance: float, df: float, level: float, statist
     return float(max(estimate - half, low)), float(min(estimate + half, high))
 
 
-def judge_agreement(votes: pd.DataFrame, judge_choice: pd.DataFrame, *, judge: str = "", n_boot: int = 1000,
-                    level: float = 0.95, rng: int | np.random.Generator | None = None,
-                    pooled_only: bool = False) -> JudgeAgreement:
+def judge_agreement(
+    votes: pd.DataFrame,
+    judge_choice: pd.DataFrame,
+    *,
+    judge: str = "",
+    n_boot: int = 1000,
+    level: float = 0.95,
+    rng: int | np.random.Generator | None = None,
+    pooled_only: bool = False,
+) -> JudgeAgreement:
     """Cohen's kappa and judge-minus-human alpha / raw agreement, per scope, with intervals.
 
     Parameters
@@ -495,8 +549,14 @@ def judge_agreement(votes: pd.DataFrame, judge_choice: pd.DataFrame, *, judge: s
         votes_in = vote_order[np.repeat(starts[unit_idx], lengths) + offsets]  # the scope's votes, by unit
         readers_in, local_reader = np.unique(design.vote_reader[votes_in], return_inverse=True)
         local_unit = np.searchsorted(unit_idx, design.vote_unit[votes_in])
-        sv = scope_votes(local_unit, local_reader, design.vote_category[votes_in], design.unit_judge[unit_idx],
-                         design.unit_matchup[unit_idx], n_readers=len(readers_in))
+        sv = scope_votes(
+            local_unit,
+            local_reader,
+            design.vote_category[votes_in],
+            design.unit_judge[unit_idx],
+            design.unit_matchup[unit_idx],
+            n_readers=len(readers_in),
+        )
         unit_pair = design.unit_pair[unit_idx]
         n_p, n_r, n_u = len(np.unique(unit_pair)), len(readers_in), len(unit_idx)
         point = agreement_statistics(sv, np.ones((1, n_u)), np.ones((1, n_r)))
@@ -521,13 +581,26 @@ def judge_agreement(votes: pd.DataFrame, judge_choice: pd.DataFrame, *, judge: s
                     bounds[k] = _interval(float(point[k][0]), var, math.inf, level, k)
         estimates = {k: Estimate(float(point[k][0]), *bounds[k]) for k in STATISTICS}
         focal, other = (np.asarray(sv.ind[c].sum(axis=1)).ravel() for c in (1, 0))
-        rows.append(JudgeAgreementRow(
-            level=level_name, scope=f"{matchup}/{criterion}", matchup=str(matchup), criterion=str(criterion),
-            n_pairs=n_p, n_readers=n_r, n_units=n_u, n_units_scored=int(np.sum((focal != other) & (sv.judge >= 0))),
-            n_units_pairable=int(sv.pairable.sum()), scheme=scheme, df=float(df), **estimates))
+        rows.append(
+            JudgeAgreementRow(
+                level=level_name,
+                scope=f"{matchup}/{criterion}",
+                matchup=str(matchup),
+                criterion=str(criterion),
+                n_pairs=n_p,
+                n_readers=n_r,
+                n_units=n_u,
+                n_units_scored=int(np.sum((focal != other) & (sv.judge >= 0))),
+                n_units_pairable=int(sv.pairable.sum()),
+                scheme=scheme,
+                df=float(df),
+                **estimates,
+            )
+        )
         kappas, n_used = reader_kappas(sv)
         for r, k, nu in zip(design.reader_ids[readers_in], kappas, n_used):
             reader_rows.append(dict(scope=f"{matchup}/{criterion}", reader_id=str(r), n_units=int(nu), kappa=float(k)))
     readers = pd.DataFrame(reader_rows, columns=["scope", "reader_id", "n_units", "kappa"])
-    return JudgeAgreement(rows=tuple(rows), readers=readers, judge=judge, n_boot=int(n_boot), level=float(level),
-                          seed=seed)
+    return JudgeAgreement(
+        rows=tuple(rows), readers=readers, judge=judge, n_boot=int(n_boot), level=float(level), seed=seed
+    )

@@ -35,11 +35,15 @@ import pandas as pd
 
 from audit.estimate import Estimate
 from audit.judge_agreement import judge_agreement
+from audit.judge_configurations_result import (  # noqa: E402  (the section's types, kept importable here)
+    _CATEGORY,
+    CLOSENESS,
+    STATUSES,
+    ConfigurationRow,
+    JudgeConfigurations,
+)
 from audit.judge_panel import dawid_skene, effective_number_of_judges
 from audit.rng import resolve_rng
-
-from audit.judge_configurations_result import (  # noqa: E402  (the section's types, kept importable here)
-    _CATEGORY, CLOSENESS, STATUSES, ConfigurationRow, JudgeConfigurations)
 
 
 def _summary(transfers) -> tuple[dict[str, int], float]:
@@ -48,15 +52,26 @@ def _summary(transfers) -> tuple[dict[str, int], float]:
     if not transfers:
         return {}, math.nan
     counts = {k: sum(t.status.value == k for t in transfers) for k in STATUSES}
-    dist = [abs(t.difference.estimate) for t in transfers
-            if t.status.value in ("PASS", "FAIL", "INCONCLUSIVE") and t.difference is not None
-            and np.isfinite(t.difference.estimate)]
+    dist = [
+        abs(t.difference.estimate)
+        for t in transfers
+        if t.status.value in ("PASS", "FAIL", "INCONCLUSIVE")
+        and t.difference is not None
+        and np.isfinite(t.difference.estimate)
+    ]
     return counts, (float(np.mean(dist)) if dist else math.nan)
 
 
-def configuration_decisions(votes: pd.DataFrame, choices_by_judge: dict[str, pd.DataFrame], *, cells=None,
-                            primary: str = "", tie_rule: str = "even-split", policy=None,
-                            seed: int = 0) -> dict[str, tuple[dict[str, int], float]]:
+def configuration_decisions(
+    votes: pd.DataFrame,
+    choices_by_judge: dict[str, pd.DataFrame],
+    *,
+    cells=None,
+    primary: str = "",
+    tie_rule: str = "even-split",
+    policy=None,
+    seed: int = 0,
+) -> dict[str, tuple[dict[str, int], float]]:
     """Every configuration's cell decisions: ``judge -> (counts per status, mean |distance|)``.
 
     Each configuration is audited as the primary judge is (:func:`audit.verdict.assess_transfers`
@@ -106,10 +121,20 @@ def closest_configuration(votes: pd.DataFrame, choices_by_judge: dict[str, pd.Da
     return best
 
 
-def rank_judge_configurations(votes: pd.DataFrame, choices_by_judge: dict[str, pd.DataFrame], *, cells=None,
-                              primary: str = "", auto: bool = False, n_boot: int = 200, level: float = 0.95,
-                              rng: int | np.random.Generator | None = None, tie_rule: str = "even-split",
-                              policy=None, verdict_seed: int = 0) -> JudgeConfigurations:
+def rank_judge_configurations(
+    votes: pd.DataFrame,
+    choices_by_judge: dict[str, pd.DataFrame],
+    *,
+    cells=None,
+    primary: str = "",
+    auto: bool = False,
+    n_boot: int = 200,
+    level: float = 0.95,
+    rng: int | np.random.Generator | None = None,
+    tie_rule: str = "even-split",
+    policy=None,
+    verdict_seed: int = 0,
+) -> JudgeConfigurations:
     """Rank the judge configurations by closeness to the humans; panel summaries for 3+.
 
     Parameters
@@ -136,39 +161,74 @@ def rank_judge_configurations(votes: pd.DataFrame, choices_by_judge: dict[str, p
     rng, seed = resolve_rng(rng)
     scored = []
     present = {j: c for j, c in choices_by_judge.items() if c is not None and not c.empty}
-    decided = configuration_decisions(votes, present, cells=cells, primary=primary, tie_rule=tie_rule,
-                                      policy=policy, seed=verdict_seed) if cells is not None else {}
+    decided = (
+        configuration_decisions(
+            votes, present, cells=cells, primary=primary, tie_rule=tie_rule, policy=policy, seed=verdict_seed
+        )
+        if cells is not None
+        else {}
+    )
     for judge, choices in present.items():
         row = judge_agreement(votes, choices, judge=judge, n_boot=n_boot, level=level, rng=rng, pooled_only=True).row()
         counts, dist = decided.get(judge, ({}, math.nan))
         scored.append((judge, row, counts, dist))
-    scored.sort(key=lambda t: (-(t[1].kappa_majority.estimate if np.isfinite(t[1].kappa_majority.estimate)
-                                 else -math.inf), t[3] if np.isfinite(t[3]) else math.inf))
-    rows = tuple(ConfigurationRow(judge=j, rank=i + 1, kappa_majority=r.kappa_majority,
-                                  alpha_difference=r.alpha_difference, raw_difference=r.raw_difference,
-                                  n_units_scored=r.n_units_scored, n_cells=sum(counts.values()),
-                                  mean_abs_distance=dist, decisions=dict(counts))
-                 for i, (j, r, counts, dist) in enumerate(scored))
+    scored.sort(
+        key=lambda t: (
+            -(t[1].kappa_majority.estimate if np.isfinite(t[1].kappa_majority.estimate) else -math.inf),
+            t[3] if np.isfinite(t[3]) else math.inf,
+        )
+    )
+    rows = tuple(
+        ConfigurationRow(
+            judge=j,
+            rank=i + 1,
+            kappa_majority=r.kappa_majority,
+            alpha_difference=r.alpha_difference,
+            raw_difference=r.raw_difference,
+            n_units_scored=r.n_units_scored,
+            n_cells=sum(counts.values()),
+            mean_abs_distance=dist,
+            decisions=dict(counts),
+        )
+        for i, (j, r, counts, dist) in enumerate(scored)
+    )
     selected = rows[0].judge if rows and np.isfinite(rows[0].kappa_majority.estimate) else ""
     notes = []
     ds, ds_kappa, effective = None, Estimate(math.nan), None
     if len(choices_by_judge) >= 3:
-        long = pd.concat([c.assign(judge=j) for j, c in choices_by_judge.items() if c is not None and len(c)],
-                         ignore_index=True)
+        long = pd.concat(
+            [c.assign(judge=j) for j, c in choices_by_judge.items() if c is not None and len(c)], ignore_index=True
+        )
         long["item"] = long["pair_id"].astype(str) + "\x1f" + long["criterion"].astype(str)
         long["label"] = long["y_judge"].map(_CATEGORY)
         ds = dawid_skene(long.dropna(subset=["label"]), rater="judge", rng=rng)
         latent = ds.labels["item"].str.split("\x1f", n=1, expand=True)
         inverse = {v: k for k, v in _CATEGORY.items()}
-        ds_choices = pd.DataFrame({"pair_id": latent[0], "criterion": latent[1],
-                                   "y_judge": ds.labels["label"].map(inverse)})
-        ds_kappa = judge_agreement(votes, ds_choices, judge="dawid-skene", n_boot=n_boot, level=level,
-                                   rng=rng, pooled_only=True).row().kappa_majority
+        ds_choices = pd.DataFrame(
+            {"pair_id": latent[0], "criterion": latent[1], "y_judge": ds.labels["label"].map(inverse)}
+        )
+        ds_kappa = (
+            judge_agreement(
+                votes, ds_choices, judge="dawid-skene", n_boot=n_boot, level=level, rng=rng, pooled_only=True
+            )
+            .row()
+            .kappa_majority
+        )
         wide = long.pivot_table(index="item", columns="judge", values="y_judge", aggfunc="first")
         effective = effective_number_of_judges(wide)
         if effective.left_out:
             notes.append(f"constant configuration(s) left out of the effective number: {', '.join(effective.left_out)}")
-    return JudgeConfigurations(rows=rows, selected=selected, primary=primary, auto=bool(auto),
-                               selected_on_same_data=bool(auto), closeness=CLOSENESS, dawid_skene=ds,
-                               dawid_skene_kappa=ds_kappa, effective=effective, n_boot=int(n_boot), seed=seed,
-                               notes=tuple(notes))
+    return JudgeConfigurations(
+        rows=rows,
+        selected=selected,
+        primary=primary,
+        auto=bool(auto),
+        selected_on_same_data=bool(auto),
+        closeness=CLOSENESS,
+        dawid_skene=ds,
+        dawid_skene_kappa=ds_kappa,
+        effective=effective,
+        n_boot=int(n_boot),
+        seed=seed,
+        notes=tuple(notes),
+    )

@@ -10,8 +10,7 @@ import pandas as pd
 from audit.estimate import Estimate
 from audit.judge_panel import DawidSkene, EffectiveJudges
 
-CLOSENESS = ("Cohen's kappa against the reader majority over every unit (ties: smaller mean distance to the "
-             "human band)")
+CLOSENESS = "Cohen's kappa against the reader majority over every unit (ties: smaller mean distance to the human band)"
 STATUSES = ("PASS", "FAIL", "INCONCLUSIVE", "INSUFFICIENT", "ERROR")
 _CATEGORY = {1.0: "focal", 0.0: "other", 0.5: "tie"}
 
@@ -75,11 +74,14 @@ class JudgeConfigurations:
 
     def __str__(self) -> str:
         how = " (picked by --judge auto, on the same data)" if self.auto else ""
-        lines = [f"Judge configurations, closest to the humans first ({self.closeness}); selected: "
-                 f"{self.selected}{how}"]
+        lines = [
+            f"Judge configurations, closest to the humans first ({self.closeness}); selected: {self.selected}{how}"
+        ]
         for r in self.rows:
-            cells = (f"; cells: " + ", ".join(f"{r.decisions.get(k, 0)} {k}" for k in STATUSES)) if r.n_cells else ""
-            lines.append(f"  {r.rank}. {r.judge}: kappa {r.kappa_majority}, alpha difference {r.alpha_difference}{cells}")
+            cells = ("; cells: " + ", ".join(f"{r.decisions.get(k, 0)} {k}" for k in STATUSES)) if r.n_cells else ""
+            lines.append(
+                f"  {r.rank}. {r.judge}: kappa {r.kappa_majority}, alpha difference {r.alpha_difference}{cells}"
+            )
         if self.effective is not None:
             lines.append(f"  {self.effective}")
         if self.dawid_skene is not None:

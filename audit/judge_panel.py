@@ -64,16 +64,21 @@ class DawidSkene:
 
     def to_frame(self) -> pd.DataFrame:
         """One row per rater x true category x said category."""
-        rows = [dict(rater=r, truth=self.categories[k], said=self.categories[l], probability=m[k][l])
-                for r, m in self.confusion.items() for k in range(len(self.categories))
-                for l in range(len(self.categories))]
+        rows = [
+            dict(rater=r, truth=self.categories[k], said=self.categories[l], probability=m[k][l])
+            for r, m in self.confusion.items()
+            for k in range(len(self.categories))
+            for l in range(len(self.categories))
+        ]
         return pd.DataFrame(rows, columns=["rater", "truth", "said", "probability"])
 
     def __str__(self) -> str:
         acc = ", ".join(f"{r} {a:.3f}" for r, a in self.accuracy.items())
         pri = ", ".join(f"{c} {p:.3f}" for c, p in zip(self.categories, self.priors))
-        return (f"Dawid-Skene ({len(self.labels)} items, {len(self.accuracy)} raters, best of {self.n_starts} "
-                f"starts, log-likelihood {self.loglik:.3f}): priors {pri}; accuracy {acc}")
+        return (
+            f"Dawid-Skene ({len(self.labels)} items, {len(self.accuracy)} raters, best of {self.n_starts} "
+            f"starts, log-likelihood {self.loglik:.3f}): priors {pri}; accuracy {acc}"
+        )
 
 
 def _em(L: np.ndarray, T: np.ndarray, max_iter: int, tol: float):
@@ -96,9 +101,18 @@ def _em(L: np.ndarray, T: np.ndarray, max_iter: int, tol: float):
     return T, priors, conf, ll, max_iter, False
 
 
-def dawid_skene(labels: pd.DataFrame, *, item: str = "item", rater: str = "rater", label: str = "label",
-                categories: tuple[str, ...] | None = None, n_starts: int = 5, max_iter: int = 500,
-                tol: float = 1e-10, rng: int | np.random.Generator | None = None) -> DawidSkene:
+def dawid_skene(
+    labels: pd.DataFrame,
+    *,
+    item: str = "item",
+    rater: str = "rater",
+    label: str = "label",
+    categories: tuple[str, ...] | None = None,
+    n_starts: int = 5,
+    max_iter: int = 500,
+    tol: float = 1e-10,
+    rng: int | np.random.Generator | None = None,
+) -> DawidSkene:
     """Fit the Dawid-Skene model by EM with seeded starts.
 
     Parameters
@@ -132,16 +146,26 @@ def dawid_skene(labels: pd.DataFrame, *, item: str = "item", rater: str = "rater
     """
     missing = [c for c in (item, rater, label) if c not in labels.columns]
     if missing:
-        raise InputError(InputProblem("labels", f"missing column(s) {', '.join(missing)}",
-                                      f"pass a long frame with {item}, {rater}, {label}"))
+        raise InputError(
+            InputProblem(
+                "labels", f"missing column(s) {', '.join(missing)}", f"pass a long frame with {item}, {rater}, {label}"
+            )
+        )
     frame = labels[[item, rater, label]].dropna().astype(str)
     if frame.duplicated([item, rater]).any():
         raise InputError(InputProblem("labels", "repeated item x rater labels", "give one label per item and rater"))
     cats = tuple(categories) if categories is not None else tuple(sorted(frame[label].unique()))
     unknown = sorted(set(frame[label]) - set(cats))
     if unknown:
-        raise InputError(InputProblem("labels", f"label(s) {', '.join(unknown)} not in the categories",
-                                      f"use one of {', '.join(cats)}", column=label, value=unknown[0]))
+        raise InputError(
+            InputProblem(
+                "labels",
+                f"label(s) {', '.join(unknown)} not in the categories",
+                f"use one of {', '.join(cats)}",
+                column=label,
+                value=unknown[0],
+            )
+        )
     raters = tuple(dict.fromkeys(frame[rater]))
     if len(raters) < 2:
         raise InputError(InputProblem("labels", f"{len(raters)} rater(s)", "Dawid-Skene needs two or more raters"))
@@ -170,9 +194,18 @@ def dawid_skene(labels: pd.DataFrame, *, item: str = "item", rater: str = "rater
     out = pd.DataFrame({"item": items.astype(str), "label": [cats[k] for k in T.argmax(axis=1)]})
     for k, c in enumerate(cats):
         out[f"p_{c}"] = T[:, k]
-    return DawidSkene(categories=cats, priors=tuple(float(p) for p in priors), confusion=confusion,
-                      accuracy=accuracy, labels=out, loglik=ll, n_iter=int(n_iter), converged=bool(converged),
-                      n_starts=len(starts), seed=seed)
+    return DawidSkene(
+        categories=cats,
+        priors=tuple(float(p) for p in priors),
+        confusion=confusion,
+        accuracy=accuracy,
+        labels=out,
+        loglik=ll,
+        n_iter=int(n_iter),
+        converged=bool(converged),
+        n_starts=len(starts),
+        seed=seed,
+    )
 
 
 @dataclass(frozen=True)
@@ -195,8 +228,10 @@ class EffectiveJudges:
         return pd.DataFrame({"component": range(1, len(self.eigenvalues) + 1), "eigenvalue": self.eigenvalues})
 
     def __str__(self) -> str:
-        return (f"Effective number of judges: {self.nyholt:.2f} (Nyholt), {self.participation_ratio:.2f} "
-                f"(participation ratio) of {self.n_judges}, over {self.n_units} units")
+        return (
+            f"Effective number of judges: {self.nyholt:.2f} (Nyholt), {self.participation_ratio:.2f} "
+            f"(participation ratio) of {self.n_judges}, over {self.n_units} units"
+        )
 
 
 def effective_number_of_judges(scores: pd.DataFrame) -> EffectiveJudges:

@@ -64,12 +64,22 @@ class JudgePosition:
     def to_frame(self) -> pd.DataFrame:
         out = []
         for r in self.rows:
-            out.append(dict(judge=r.judge, n_ordered=r.n_ordered, n_decisive=r.n_decisive, n_first=r.n_first,
-                            first_rate=r.first_rate.estimate, first_rate_ci_low=r.first_rate.ci_low,
-                            first_rate_ci_high=r.first_rate.ci_high, n_swapped_units=r.n_swapped_units,
-                            n_consistent=r.n_consistent, swap_consistency=r.swap_consistency.estimate,
-                            swap_consistency_ci_low=r.swap_consistency.ci_low,
-                            swap_consistency_ci_high=r.swap_consistency.ci_high))
+            out.append(
+                dict(
+                    judge=r.judge,
+                    n_ordered=r.n_ordered,
+                    n_decisive=r.n_decisive,
+                    n_first=r.n_first,
+                    first_rate=r.first_rate.estimate,
+                    first_rate_ci_low=r.first_rate.ci_low,
+                    first_rate_ci_high=r.first_rate.ci_high,
+                    n_swapped_units=r.n_swapped_units,
+                    n_consistent=r.n_consistent,
+                    swap_consistency=r.swap_consistency.estimate,
+                    swap_consistency_ci_low=r.swap_consistency.ci_low,
+                    swap_consistency_ci_high=r.swap_consistency.ci_high,
+                )
+            )
         return pd.DataFrame(out)
 
     def row(self, judge: str) -> PositionRow:
@@ -81,8 +91,10 @@ class JudgePosition:
     def __str__(self) -> str:
         lines = [f"Judge position bias ({self.level:.0%} intervals: exact for the first-shown rate)"]
         for r in self.rows:
-            lines.append(f"  {r.judge}: chose the first shown {r.first_rate} of {r.n_decisive} decisive verdicts; "
-                         f"swap consistency {r.swap_consistency} over {r.n_swapped_units} units")
+            lines.append(
+                f"  {r.judge}: chose the first shown {r.first_rate} of {r.n_decisive} decisive verdicts; "
+                f"swap consistency {r.swap_consistency} over {r.n_swapped_units} units"
+            )
         return "\n".join(lines)
 
 
@@ -121,8 +133,9 @@ def _pair_bootstrap(units: pd.DataFrame, rng: np.random.Generator, n_boot: int, 
     return float(lo), float(hi)
 
 
-def judge_position_bias(verdicts: pd.DataFrame, *, level: float = 0.95, n_boot: int = 2000,
-                        rng: int | np.random.Generator | None = None) -> JudgePosition:
+def judge_position_bias(
+    verdicts: pd.DataFrame, *, level: float = 0.95, n_boot: int = 2000, rng: int | np.random.Generator | None = None
+) -> JudgePosition:
     """First-shown rate (exact interval) and swap consistency (pair bootstrap) per configuration.
 
     Parameters
@@ -154,9 +167,21 @@ def judge_position_bias(verdicts: pd.DataFrame, *, level: float = 0.95, n_boot: 
         units = _swap_units(frame[frame["choice"] != INVALID])
         n_units = len(units)
         n_consistent = int(units["consistent"].sum()) if n_units else 0
-        swap = (Estimate(n_consistent / n_units, *_pair_bootstrap(units, rng, n_boot, level)) if n_units
-                else Estimate(math.nan))
-        rows.append(PositionRow(judge=str(judge), n_ordered=len(ordered), n_decisive=len(decisive), n_first=n_first,
-                                first_rate=clopper_pearson(n_first, len(decisive), level),
-                                n_swapped_units=n_units, n_consistent=n_consistent, swap_consistency=swap))
+        swap = (
+            Estimate(n_consistent / n_units, *_pair_bootstrap(units, rng, n_boot, level))
+            if n_units
+            else Estimate(math.nan)
+        )
+        rows.append(
+            PositionRow(
+                judge=str(judge),
+                n_ordered=len(ordered),
+                n_decisive=len(decisive),
+                n_first=n_first,
+                first_rate=clopper_pearson(n_first, len(decisive), level),
+                n_swapped_units=n_units,
+                n_consistent=n_consistent,
+                swap_consistency=swap,
+            )
+        )
     return JudgePosition(rows=tuple(rows), level=float(level), n_boot=int(n_boot), seed=seed)

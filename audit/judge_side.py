@@ -19,8 +19,18 @@ import pandas as pd
 from audit.data import JUDGE_AGGREGATE, AuditData
 from audit.tie_rules import TieRule, credit_ties, tie_rule
 
-PAIR_COLUMNS = ["pair_id", "matchup", "focal", "other", "criterion", "judge", "focal_score",
-                "other_score", "outcome", "credit"]
+PAIR_COLUMNS = [
+    "pair_id",
+    "matchup",
+    "focal",
+    "other",
+    "criterion",
+    "judge",
+    "focal_score",
+    "other_score",
+    "outcome",
+    "credit",
+]
 
 
 def _mean_if_all_valid(frame: pd.DataFrame, keys: list[str], column: str) -> pd.DataFrame:
@@ -44,8 +54,9 @@ def _outcomes_from_scores(scores: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataF
     frame = pd.concat({"focal_score": focal, "other_score": other}, axis=1).reset_index()
     frame = frame.merge(meta, on="pair_id", how="left")
     fs, os_ = frame["focal_score"].to_numpy(float), frame["other_score"].to_numpy(float)
-    outcome = np.where(np.isnan(fs) | np.isnan(os_), "invalid",
-                       np.where(fs > os_, "win", np.where(fs < os_, "loss", "tie")))
+    outcome = np.where(
+        np.isnan(fs) | np.isnan(os_), "invalid", np.where(fs > os_, "win", np.where(fs < os_, "loss", "tie"))
+    )
     frame["outcome"] = outcome
     return frame
 
@@ -53,12 +64,15 @@ def _outcomes_from_scores(scores: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataF
 def _outcomes_from_verdicts(verdicts: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
     meta = pairs[["pair_id", "matchup", "focal", "other"]]
     v = verdicts.merge(meta, on="pair_id", how="inner")
-    credit = np.where(v["choice"] == v["focal"], 1.0,
-                      np.where(v["choice"] == v["other"], 0.0,
-                               np.where(v["choice"] == "tie", 0.5, np.nan)))
+    credit = np.where(
+        v["choice"] == v["focal"],
+        1.0,
+        np.where(v["choice"] == v["other"], 0.0, np.where(v["choice"] == "tie", 0.5, np.nan)),
+    )
     v = v.assign(sample_credit=credit)
     frame = _mean_if_all_valid(v, ["judge", "pair_id", "criterion"], "sample_credit").rename(
-        columns={"sample_credit": "mean_credit"})
+        columns={"sample_credit": "mean_credit"}
+    )
     frame = frame.merge(meta, on="pair_id", how="left")
     m = frame["mean_credit"].to_numpy(float)
     frame["outcome"] = np.where(np.isnan(m), "invalid", np.where(m > 0.5, "win", np.where(m < 0.5, "loss", "tie")))
@@ -98,8 +112,10 @@ def summarise_outcomes(outcomes: pd.DataFrame, rule: str | TieRule) -> dict[str,
     credit = outcomes["credit"].to_numpy(float)
     n_credited = rule.denominator(wins, losses, ties)
     if int(np.isfinite(credit).sum()) != n_credited:
-        raise ValueError(f"credits were not computed under the '{rule.name}' tie rule: {int(np.isfinite(credit).sum())} "
-                         f"credited outcomes, the rule counts {n_credited}")
+        raise ValueError(
+            f"credits were not computed under the '{rule.name}' tie rule: {int(np.isfinite(credit).sum())} "
+            f"credited outcomes, the rule counts {n_credited}"
+        )
     return {
         "wins": wins,
         "losses": losses,

@@ -127,27 +127,63 @@ class Leaderboard:
     def to_frame(self) -> pd.DataFrame:
         rows = []
         for s in self.systems:
-            rows.append(dict(system=s.system, human=s.human.estimate, human_ci_low=s.human.ci_low,
-                             human_ci_high=s.human.ci_high, judge=s.judge.estimate, judge_ci_low=s.judge.ci_low,
-                             judge_ci_high=s.judge.ci_high, human_rank=s.human_rank, judge_rank=s.judge_rank,
-                             human_rank_low=s.human_rank_low, human_rank_high=s.human_rank_high,
-                             rank_shift=s.rank_shift.estimate, rank_shift_ci_low=s.rank_shift.ci_low,
-                             rank_shift_ci_high=s.rank_shift.ci_high, misplaced=s.misplaced, n_votes=s.n_votes, n_judged=s.n_judged))
-        return pd.DataFrame(rows, columns=["system", "human", "human_ci_low", "human_ci_high", "judge", "judge_ci_low",
-                                           "judge_ci_high", "human_rank", "judge_rank", "human_rank_low",
-                                           "human_rank_high", "rank_shift", "rank_shift_ci_low", "rank_shift_ci_high",
-                                           "misplaced", "n_votes", "n_judged"])
+            rows.append(
+                dict(
+                    system=s.system,
+                    human=s.human.estimate,
+                    human_ci_low=s.human.ci_low,
+                    human_ci_high=s.human.ci_high,
+                    judge=s.judge.estimate,
+                    judge_ci_low=s.judge.ci_low,
+                    judge_ci_high=s.judge.ci_high,
+                    human_rank=s.human_rank,
+                    judge_rank=s.judge_rank,
+                    human_rank_low=s.human_rank_low,
+                    human_rank_high=s.human_rank_high,
+                    rank_shift=s.rank_shift.estimate,
+                    rank_shift_ci_low=s.rank_shift.ci_low,
+                    rank_shift_ci_high=s.rank_shift.ci_high,
+                    misplaced=s.misplaced,
+                    n_votes=s.n_votes,
+                    n_judged=s.n_judged,
+                )
+            )
+        return pd.DataFrame(
+            rows,
+            columns=[
+                "system",
+                "human",
+                "human_ci_low",
+                "human_ci_high",
+                "judge",
+                "judge_ci_low",
+                "judge_ci_high",
+                "human_rank",
+                "judge_rank",
+                "human_rank_low",
+                "human_rank_high",
+                "rank_shift",
+                "rank_shift_ci_low",
+                "rank_shift_ci_high",
+                "misplaced",
+                "n_votes",
+                "n_judged",
+            ],
+        )
 
     def __str__(self) -> str:
         if not self.connected:
             groups = " | ".join(", ".join(c) for c in self.components)
             return f"Leaderboard: the comparison graph is not connected; cannot rank across: {groups}"
-        lines = [f"Bradley-Terry leaderboard ({self.criterion}; cluster {self.cluster}; centred logit strengths): "
-                 f"Kendall tau judge vs humans {self.kendall_tau}"]
+        lines = [
+            f"Bradley-Terry leaderboard ({self.criterion}; cluster {self.cluster}; centred logit strengths): "
+            f"Kendall tau judge vs humans {self.kendall_tau}"
+        ]
         for s in self.systems:
             flag = "  MISPLACED" if s.misplaced else ""
-            lines.append(f"  {s.human_rank:>2}. {s.system}: human {s.human}, judge {s.judge} (judge rank "
-                         f"{s.judge_rank}){flag}")
+            lines.append(
+                f"  {s.human_rank:>2}. {s.system}: human {s.human}, judge {s.judge} (judge rank {s.judge_rank}){flag}"
+            )
         return "\n".join(lines)
 
 
@@ -233,25 +269,44 @@ def _check(votes: pd.DataFrame, judge_choice: pd.DataFrame | None, cluster: str)
     problems = []
     missing = [c for c in ("pair_id", "reader_id", "criterion", "focal", "other", "y") if c not in votes.columns]
     if missing:
-        problems.append(InputProblem("votes", f"missing column(s) {', '.join(missing)}",
-                                     "pass the normalised votes frame of audit.data"))
+        problems.append(
+            InputProblem(
+                "votes", f"missing column(s) {', '.join(missing)}", "pass the normalised votes frame of audit.data"
+            )
+        )
     if judge_choice is not None:
         miss = [c for c in ("pair_id", "criterion", "y_judge") if c not in judge_choice.columns]
         if miss:
-            problems.append(InputProblem("judge_choice", f"missing column(s) {', '.join(miss)}",
-                                         "pass pair_id, criterion, y_judge (1, 0, 0.5 tie, NaN none)"))
+            problems.append(
+                InputProblem(
+                    "judge_choice",
+                    f"missing column(s) {', '.join(miss)}",
+                    "pass pair_id, criterion, y_judge (1, 0, 0.5 tie, NaN none)",
+                )
+            )
     if cluster not in CLUSTERS:
-        problems.append(InputProblem("arguments", f"unknown cluster '{cluster}'", f"use one of {', '.join(CLUSTERS)}",
-                                     value=cluster))
+        problems.append(
+            InputProblem(
+                "arguments", f"unknown cluster '{cluster}'", f"use one of {', '.join(CLUSTERS)}", value=cluster
+            )
+        )
     if problems:
         raise InputError(problems)
 
 
 # ----------------------------------------------------------------------------- entry point
-def bradley_terry_leaderboard(votes: pd.DataFrame, judge_choice: pd.DataFrame | None = None, *,
-                              pairs: pd.DataFrame | None = None, criterion: str | None = None,
-                              cluster: str = "auto", judge: str = "", level: float = 0.95, n_boot: int = 200,
-                              rng: int | np.random.Generator | None = None) -> Leaderboard:
+def bradley_terry_leaderboard(
+    votes: pd.DataFrame,
+    judge_choice: pd.DataFrame | None = None,
+    *,
+    pairs: pd.DataFrame | None = None,
+    criterion: str | None = None,
+    cluster: str = "auto",
+    judge: str = "",
+    level: float = 0.95,
+    n_boot: int = 200,
+    rng: int | np.random.Generator | None = None,
+) -> Leaderboard:
     """Bradley-Terry leaderboards of the humans (crossed GLMM) and of the judge, and their agreement.
 
     Parameters
@@ -293,15 +348,21 @@ def bradley_terry_leaderboard(votes: pd.DataFrame, judge_choice: pd.DataFrame | 
     crits = list(dict.fromkeys(votes["criterion"]))
     crit = criterion if criterion is not None else ("overall" if "overall" in crits else crits[0])
     if crit not in crits:
-        raise InputError(InputProblem("arguments", f"no votes on criterion '{crit}'", f"use one of {', '.join(crits)}",
-                                      value=crit))
+        raise InputError(
+            InputProblem("arguments", f"no votes on criterion '{crit}'", f"use one of {', '.join(crits)}", value=crit)
+        )
     rng, seed = resolve_rng(rng)
     mine = votes[votes["criterion"] == crit]
     decisive = mine[mine["y"].notna()].reset_index(drop=True)
     all_systems = sorted(set(mine["focal"].astype(str)) | set(mine["other"].astype(str)))
     if len(all_systems) < 3:
-        raise InputError(InputProblem("votes", f"{len(all_systems)} systems on criterion '{crit}'",
-                                      "a leaderboard needs three or more systems"))
+        raise InputError(
+            InputProblem(
+                "votes",
+                f"{len(all_systems)} systems on criterion '{crit}'",
+                "a leaderboard needs three or more systems",
+            )
+        )
     components = comparison_components(decisive["focal"].to_numpy(), decisive["other"].to_numpy())
     ranked = {s for c in components for s in c}
     components = components + tuple((s,) for s in all_systems if s not in ranked)
@@ -313,20 +374,48 @@ def bradley_terry_leaderboard(votes: pd.DataFrame, judge_choice: pd.DataFrame | 
             groups = None
     used = _choose_cluster(cluster, len(decisive), decisive["pair_id"].nunique(), groups is not None)
     if used == "group" and groups is None:
-        raise InputError(InputProblem("pairs", "cluster='group' needs a group_id for every pair",
-                                      "give a pairs file with group_id, or use cluster='pair'"))
-    base = dict(criterion=crit, cluster=used, level=float(level), seed=seed, judge=judge,
-                n_ties=int(mine["y"].isna().sum()), n_boot=int(n_boot))
+        raise InputError(
+            InputProblem(
+                "pairs",
+                "cluster='group' needs a group_id for every pair",
+                "give a pairs file with group_id, or use cluster='pair'",
+            )
+        )
+    base = dict(
+        criterion=crit,
+        cluster=used,
+        level=float(level),
+        seed=seed,
+        judge=judge,
+        n_ties=int(mine["y"].isna().sum()),
+        n_boot=int(n_boot),
+    )
     if len(components) > 1:
-        return Leaderboard(systems=(), kendall_tau=Estimate(math.nan), misplaced=(), connected=False,
-                           components=components, reference="", sd_cluster=math.nan, sd_reader=math.nan,
-                           n_votes=len(decisive), n_judged=0, n_boot_failed=0, converged=False,
-                           judge_separated=False, notes=("no decisive vote links these groups of systems",), **base)
+        return Leaderboard(
+            systems=(),
+            kendall_tau=Estimate(math.nan),
+            misplaced=(),
+            connected=False,
+            components=components,
+            reference="",
+            sd_cluster=math.nan,
+            sd_reader=math.nan,
+            n_votes=len(decisive),
+            n_judged=0,
+            n_boot_failed=0,
+            converged=False,
+            judge_separated=False,
+            notes=("no decisive vote links these groups of systems",),
+            **base,
+        )
 
     systems = all_systems
     X = bt_design(decisive["focal"].astype(str).to_numpy(), decisive["other"].astype(str).to_numpy(), systems)
-    cluster_labels = {"pair": decisive["pair_id"].astype(str).to_numpy(),
-                      "group": None if groups is None else groups.to_numpy(), "none": None}[used]
+    cluster_labels = {
+        "pair": decisive["pair_id"].astype(str).to_numpy(),
+        "group": None if groups is None else groups.to_numpy(),
+        "none": None,
+    }[used]
     readers = decisive["reader_id"].astype(str).to_numpy()
     y = decisive["y"].to_numpy(float)
 
@@ -379,8 +468,9 @@ def bradley_terry_leaderboard(votes: pd.DataFrame, judge_choice: pd.DataFrame | 
         counts = np.bincount(rng.integers(0, len(labels), len(labels)), minlength=len(labels))
         idx = np.repeat(everything, counts[code])
         try:
-            if len(comparison_components(decisive["focal"].to_numpy()[idx], decisive["other"].to_numpy()[idx])) != 1 \
-                    or len({*decisive["focal"].to_numpy()[idx], *decisive["other"].to_numpy()[idx]}) < len(systems):
+            if len(
+                comparison_components(decisive["focal"].to_numpy()[idx], decisive["other"].to_numpy()[idx])
+            ) != 1 or len({*decisive["focal"].to_numpy()[idx], *decisive["other"].to_numpy()[idx]}) < len(systems):
                 raise ValueError("a system or a link is missing from this replicate")
             _, b_r, _ = _fit_humans(y[idx], X[idx], factors(idx), names, start=h_fit)
             s_r = np.concatenate([[0.0], b_r])
@@ -402,8 +492,9 @@ def bradley_terry_leaderboard(votes: pd.DataFrame, judge_choice: pd.DataFrame | 
         shift_lo, shift_hi = np.quantile(np.array(shift_reps), [tail, 1.0 - tail], axis=0)
     tau_est = float(kendalltau(h_s, j_s).statistic) if has_judge else math.nan
     tau_ok = np.array([t for t in taus if np.isfinite(t)])
-    tau = Estimate(tau_est, *(np.quantile(tau_ok, [tail, 1.0 - tail]).tolist() if tau_ok.size >= 2 else
-                              (math.nan, math.nan)))
+    tau = Estimate(
+        tau_est, *(np.quantile(tau_ok, [tail, 1.0 - tail]).tolist() if tau_ok.size >= 2 else (math.nan, math.nan))
+    )
 
     h_rank, j_rank = _ranks(h_s), (_ranks(j_s) if has_judge else np.zeros(len(systems)))
     n_votes = {s: int(((decisive["focal"] == s) | (decisive["other"] == s)).sum()) for s in systems}
@@ -412,19 +503,41 @@ def bradley_terry_leaderboard(votes: pd.DataFrame, judge_choice: pd.DataFrame | 
     for j, s in enumerate(systems):
         h_se, j_se = math.sqrt(max(h_C[j, j], 0.0)), math.sqrt(max(j_C[j, j], 0.0)) if has_judge else math.nan
         misplaced = bool(shift_reps and not (shift_lo[j] <= 0.0 <= shift_hi[j]))
-        rows.append(SystemStrength(
-            system=s, human=Estimate(float(h_s[j]), float(h_s[j] - z * h_se), float(h_s[j] + z * h_se)),
-            judge=Estimate(float(j_s[j]), float(j_s[j] - z * j_se), float(j_s[j] + z * j_se)) if has_judge
-            else Estimate(math.nan),
-            human_rank=int(h_rank[j]), judge_rank=int(j_rank[j]), human_rank_low=float(rank_lo[j]),
-            human_rank_high=float(rank_hi[j]),
-            rank_shift=Estimate(float(j_rank[j] - h_rank[j]) if has_judge else math.nan, float(shift_lo[j]),
-                                float(shift_hi[j])),
-            misplaced=misplaced, n_votes=n_votes[s], n_judged=n_judged[s]))
+        rows.append(
+            SystemStrength(
+                system=s,
+                human=Estimate(float(h_s[j]), float(h_s[j] - z * h_se), float(h_s[j] + z * h_se)),
+                judge=Estimate(float(j_s[j]), float(j_s[j] - z * j_se), float(j_s[j] + z * j_se))
+                if has_judge
+                else Estimate(math.nan),
+                human_rank=int(h_rank[j]),
+                judge_rank=int(j_rank[j]),
+                human_rank_low=float(rank_lo[j]),
+                human_rank_high=float(rank_hi[j]),
+                rank_shift=Estimate(
+                    float(j_rank[j] - h_rank[j]) if has_judge else math.nan, float(shift_lo[j]), float(shift_hi[j])
+                ),
+                misplaced=misplaced,
+                n_votes=n_votes[s],
+                n_judged=n_judged[s],
+            )
+        )
     rows.sort(key=lambda r: r.human_rank)
     sd = dict(h_fit.sd)
     return Leaderboard(
-        systems=tuple(rows), kendall_tau=tau, misplaced=tuple(r.system for r in rows if r.misplaced), connected=True,
-        components=components, reference=systems[0], sd_cluster=float(sd.get(used, math.nan)),
-        sd_reader=float(sd.get("reader", math.nan)), n_votes=len(decisive), n_judged=len(jd), n_boot_failed=failed,
-        converged=bool(h_fit.converged), judge_separated=j_sep, notes=tuple(notes), **base)
+        systems=tuple(rows),
+        kendall_tau=tau,
+        misplaced=tuple(r.system for r in rows if r.misplaced),
+        connected=True,
+        components=components,
+        reference=systems[0],
+        sd_cluster=float(sd.get(used, math.nan)),
+        sd_reader=float(sd.get("reader", math.nan)),
+        n_votes=len(decisive),
+        n_judged=len(jd),
+        n_boot_failed=failed,
+        converged=bool(h_fit.converged),
+        judge_separated=j_sep,
+        notes=tuple(notes),
+        **base,
+    )

@@ -130,18 +130,32 @@ def _same_file(a: Path, b: Path) -> bool:
 def _target_problems(target: Path, inputs: list[tuple[str, Path]]) -> list[InputProblem]:
     problems = []
     if target.is_symlink():
-        problems.append(InputProblem(
-            str(target), f"the output path is a symbolic link (to {os.readlink(target)}); judge-audit never "
-            "writes through or replaces a link", fix="remove the link or choose another output location"))
+        problems.append(
+            InputProblem(
+                str(target),
+                f"the output path is a symbolic link (to {os.readlink(target)}); judge-audit never "
+                "writes through or replaces a link",
+                fix="remove the link or choose another output location",
+            )
+        )
         return problems
     if target.is_dir():
-        problems.append(InputProblem(str(target), "the output path is a folder",
-                                     fix="remove or rename that folder, or choose another output location"))
+        problems.append(
+            InputProblem(
+                str(target),
+                "the output path is a folder",
+                fix="remove or rename that folder, or choose another output location",
+            )
+        )
     for given, path in inputs:
         if _same_file(target, path):
-            problems.append(InputProblem(
-                str(target), f"writing this output would overwrite the input file {given}",
-                fix="choose an output location that holds none of the run's inputs (e.g. a new --out folder)"))
+            problems.append(
+                InputProblem(
+                    str(target),
+                    f"writing this output would overwrite the input file {given}",
+                    fix="choose an output location that holds none of the run's inputs (e.g. a new --out folder)",
+                )
+            )
     return problems
 
 
@@ -176,8 +190,9 @@ def _write_temp(folder: Path, name: str, content: str | bytes) -> Path:
     return Path(tmp)
 
 
-def write_file(path: str | os.PathLike, content: str | bytes, *,
-               inputs: Iterable[str | os.PathLike | None] = ()) -> Path:
+def write_file(
+    path: str | os.PathLike, content: str | bytes, *, inputs: Iterable[str | os.PathLike | None] = ()
+) -> Path:
     """Write one file the user named (``-o report.html``) atomically; refuse links and inputs.
 
     The parent folder is created. Returns the path written.
@@ -225,8 +240,12 @@ def read_manifest(folder: Path) -> dict[str, ManifestEntry]:
             raise ValueError("not a judge-audit manifest")
         entries = {}
         for name, entry in files.items():
-            if not (_plain_name(name) and isinstance(entry, dict) and isinstance(entry.get("sha256"), str)
-                    and isinstance(entry.get("command"), str)):
+            if not (
+                _plain_name(name)
+                and isinstance(entry, dict)
+                and isinstance(entry.get("sha256"), str)
+                and isinstance(entry.get("command"), str)
+            ):
                 raise ValueError(f"entry {name!r} is not a file name with its sha256 and command")
             entries[name] = ManifestEntry(entry["sha256"], entry["command"])
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -261,8 +280,13 @@ class FolderWrite:
     kept: tuple[str, ...] = ()
 
 
-def check_output_folder(folder: str | os.PathLike, names: Iterable[str],
-                        inputs: Iterable[str | os.PathLike | None] = (), *, adopt: Iterable[str] = ()) -> None:
+def check_output_folder(
+    folder: str | os.PathLike,
+    names: Iterable[str],
+    inputs: Iterable[str | os.PathLike | None] = (),
+    *,
+    adopt: Iterable[str] = (),
+) -> None:
     """Refuse, before any work, an output folder where writing ``names`` would break a rule.
 
     Raises :class:`~audit.errors.InputError` when a target is a link, a folder, one of
@@ -271,11 +295,17 @@ def check_output_folder(folder: str | os.PathLike, names: Iterable[str],
     """
     out = Path(folder)
     if out.is_symlink() and not out.exists():
-        raise InputError(InputProblem(str(out), "the output folder is a broken symbolic link",
-                                      fix="remove the link or choose another --out"))
+        raise InputError(
+            InputProblem(
+                str(out), "the output folder is a broken symbolic link", fix="remove the link or choose another --out"
+            )
+        )
     if out.exists() and not out.is_dir():
-        raise InputError(InputProblem(str(out), "the output folder is a file",
-                                      fix="give --out a folder (new or written by judge-audit)"))
+        raise InputError(
+            InputProblem(
+                str(out), "the output folder is a file", fix="give --out a folder (new or written by judge-audit)"
+            )
+        )
     if not out.exists():
         return
     sources = _input_paths(inputs)
@@ -289,18 +319,28 @@ def check_output_folder(folder: str | os.PathLike, names: Iterable[str],
         if not found and name != MANIFEST and target.exists() and name not in owned:
             foreign.append(name)
     if foreign:
-        problems.append(InputProblem(
-            str(out), f"{len(foreign)} file(s) that judge-audit did not write are in the way (not listed in "
-            f"{MANIFEST}): {', '.join(foreign)}",
-            fix="move them elsewhere, or choose another output folder; judge-audit never overwrites a file it did "
-                "not write"))
+        problems.append(
+            InputProblem(
+                str(out),
+                f"{len(foreign)} file(s) that judge-audit did not write are in the way (not listed in "
+                f"{MANIFEST}): {', '.join(foreign)}",
+                fix="move them elsewhere, or choose another output folder; judge-audit never overwrites a file it did "
+                "not write",
+            )
+        )
     if problems:
         raise InputError(problems)
 
 
-def write_folder(folder: str | os.PathLike, files: Mapping[str, str | bytes], *, command: str,
-                 inputs: Iterable[str | os.PathLike | None] = (),
-                 may_write: Iterable[str] = (), adopt: Iterable[str] = ()) -> FolderWrite:
+def write_folder(
+    folder: str | os.PathLike,
+    files: Mapping[str, str | bytes],
+    *,
+    command: str,
+    inputs: Iterable[str | os.PathLike | None] = (),
+    may_write: Iterable[str] = (),
+    adopt: Iterable[str] = (),
+) -> FolderWrite:
     """Write ``files`` (name -> content) into ``folder`` under the rules of this module.
 
     Parameters
@@ -329,8 +369,10 @@ def write_folder(folder: str | os.PathLike, files: Mapping[str, str | bytes], *,
     for leftover in out.glob(f"{TEMP_PREFIX}*"):  # from a run killed mid-write; the name is ours
         if leftover.is_file() and not leftover.is_symlink():
             leftover.unlink(missing_ok=True)
-    written = {name: ManifestEntry(_sha256(content.encode("utf-8") if isinstance(content, str) else content), command)
-               for name, content in files.items()}
+    written = {
+        name: ManifestEntry(_sha256(content.encode("utf-8") if isinstance(content, str) else content), command)
+        for name, content in files.items()
+    }
     temps: dict[str, Path] = {}
     try:
         for name, content in files.items():
@@ -366,5 +408,19 @@ def write_folder(folder: str | os.PathLike, files: Mapping[str, str | bytes], *,
     return FolderWrite({name: out / name for name in files}, tuple(removed), tuple(kept))
 
 
-__all__ = ["FORMULA_STARTS", "MANIFEST", "FolderWrite", "ManifestEntry", "check_output_file", "check_output_folder", "csv_text",
-           "neutralise_cell", "read_manifest", "restore_cell", "restore_frame", "spreadsheet_safe", "write_file", "write_folder"]
+__all__ = [
+    "FORMULA_STARTS",
+    "MANIFEST",
+    "FolderWrite",
+    "ManifestEntry",
+    "check_output_file",
+    "check_output_folder",
+    "csv_text",
+    "neutralise_cell",
+    "read_manifest",
+    "restore_cell",
+    "restore_frame",
+    "spreadsheet_safe",
+    "write_file",
+    "write_folder",
+]

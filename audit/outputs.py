@@ -36,9 +36,21 @@ def section_tables(result: AuditResult) -> dict[str, pd.DataFrame]:
 
 #: Every file ``write_outputs`` may write; the ones a run does not write are removed (when
 #: unchanged since judge-audit wrote them), so an output directory never mixes two runs.
-OUTPUT_FILES = ("result.json", "junit.xml", "report.html", "timings.json", "cells.csv", "checks.csv",
-                "agreement.csv", "reader_baseline.csv", "judge_pairs.csv", "dev.csv", "uncertainty.csv",
-                "readers.csv", "surface.csv")
+OUTPUT_FILES = (
+    "result.json",
+    "junit.xml",
+    "report.html",
+    "timings.json",
+    "cells.csv",
+    "checks.csv",
+    "agreement.csv",
+    "reader_baseline.csv",
+    "judge_pairs.csv",
+    "dev.csv",
+    "uncertainty.csv",
+    "readers.csv",
+    "surface.csv",
+)
 
 
 def legacy_outputs(out_dir: str | Path) -> tuple[str, ...]:
@@ -67,8 +79,9 @@ def check_output_dir(out_dir: str | Path, inputs: Iterable[str | os.PathLike | N
     check_output_folder(out_dir, OUTPUT_FILES, inputs, adopt=legacy_outputs(out_dir))
 
 
-def render_outputs(result: AuditResult, *, html: bool = True,
-                   timings: Mapping[str, Any] | None = None, fail_on: tuple[str, ...] = ()) -> dict[str, str]:
+def render_outputs(
+    result: AuditResult, *, html: bool = True, timings: Mapping[str, Any] | None = None, fail_on: tuple[str, ...] = ()
+) -> dict[str, str]:
     """Every output file of ``result`` as text: file name -> content.
 
     ``fail_on``: cell statuses the gate was told to fail on (``audit run --gate --fail-on``),
@@ -95,9 +108,15 @@ def render_outputs(result: AuditResult, *, html: bool = True,
     return files
 
 
-def write_outputs(result: AuditResult, out_dir: str | Path, *, html: bool = True,
-                  inputs: Iterable[str | os.PathLike | None] = (),
-                  timings: Mapping[str, Any] | None = None, fail_on: tuple[str, ...] = ()) -> dict[str, Path]:
+def write_outputs(
+    result: AuditResult,
+    out_dir: str | Path,
+    *,
+    html: bool = True,
+    inputs: Iterable[str | os.PathLike | None] = (),
+    timings: Mapping[str, Any] | None = None,
+    fail_on: tuple[str, ...] = (),
+) -> dict[str, Path]:
     """Write every output file into ``out_dir`` (created if needed); return key -> path.
 
     Keys are the file stems (``result``, ``report``, ``cells``, ...). ``inputs`` are the
@@ -105,15 +124,25 @@ def write_outputs(result: AuditResult, out_dir: str | Path, *, html: bool = True
     (:class:`~audit.errors.InputError`). :func:`write_outputs_detail` also says which stale
     files were removed or kept.
     """
-    return {Path(name).stem: path for name, path in
-            write_outputs_detail(result, out_dir, html=html, inputs=inputs, timings=timings,
-                                 fail_on=fail_on).paths.items()}
+    return {
+        Path(name).stem: path
+        for name, path in write_outputs_detail(
+            result, out_dir, html=html, inputs=inputs, timings=timings, fail_on=fail_on
+        ).paths.items()
+    }
 
 
-def write_outputs_detail(result: AuditResult, out_dir: str | Path, *, html: bool = True,
-                         inputs: Iterable[str | os.PathLike | None] = (),
-                         timings: Mapping[str, Any] | None = None, fail_on: tuple[str, ...] = ()) -> FolderWrite:
+def write_outputs_detail(
+    result: AuditResult,
+    out_dir: str | Path,
+    *,
+    html: bool = True,
+    inputs: Iterable[str | os.PathLike | None] = (),
+    timings: Mapping[str, Any] | None = None,
+    fail_on: tuple[str, ...] = (),
+) -> FolderWrite:
     """:func:`write_outputs`, returning the :class:`~audit.output_files.FolderWrite` record."""
     files = render_outputs(result, html=html, timings=timings, fail_on=fail_on)
-    return write_folder(out_dir, files, command="run", inputs=inputs, may_write=OUTPUT_FILES,
-                        adopt=legacy_outputs(out_dir))
+    return write_folder(
+        out_dir, files, command="run", inputs=inputs, may_write=OUTPUT_FILES, adopt=legacy_outputs(out_dir)
+    )

@@ -136,8 +136,9 @@ class LocalPool(TaskRunner):
             import multiprocessing as mp
 
             method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
-            self._pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=mp.get_context(method),
-                                             initializer=_worker_init)
+            self._pool = ProcessPoolExecutor(
+                max_workers=self.jobs, mp_context=mp.get_context(method), initializer=_worker_init
+            )
         return self._pool
 
     def map(self, fn, items, *, label="tasks"):
@@ -156,7 +157,8 @@ class LocalPool(TaskRunner):
             self.close()
             raise WorkerLostError(
                 f"a worker process of the local pool ({self.jobs} workers) died while running {label} "
-                "(killed, out of memory or crashed); rerun with fewer --jobs or --jobs 1") from exc
+                "(killed, out of memory or crashed); rerun with fewer --jobs or --jobs 1"
+            ) from exc
         finally:
             bar.close()
 
@@ -169,8 +171,9 @@ class LocalPool(TaskRunner):
 class DaskCluster(TaskRunner):
     """Tasks on a running Dask distributed scheduler (``pip install 'judge-transfer-audit[dask]'``)."""
 
-    def __init__(self, address: str, progress: ProgressFactory | None = None,
-                 connect_timeout: float = DEFAULT_CONNECT_TIMEOUT):
+    def __init__(
+        self, address: str, progress: ProgressFactory | None = None, connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
+    ):
         super().__init__(progress)
         self.client = connect(address, connect_timeout)
         self.address = address
@@ -194,7 +197,8 @@ class DaskCluster(TaskRunner):
         except _cluster_faults() as exc:
             raise WorkerLostError(
                 f"the Dask cluster at {self.address} lost a worker or the connection while running "
-                f"{label} ({type(exc).__name__}: {exc}); check the cluster, or rerun without --scheduler") from exc
+                f"{label} ({type(exc).__name__}: {exc}); check the cluster, or rerun without --scheduler"
+            ) from exc
         finally:
             bar.close()
 
@@ -223,15 +227,25 @@ def connect(address: str, timeout: float = DEFAULT_CONNECT_TIMEOUT):
 
     distributed = import_optional("distributed", "running the audit on a Dask cluster (--scheduler)")
     if "://" not in address:
-        raise InputError(InputProblem("--scheduler", "a scheduler address needs a protocol and a port",
-                                      "give it as tcp://HOST:PORT (e.g. tcp://10.0.0.5:8786)", value=address))
+        raise InputError(
+            InputProblem(
+                "--scheduler",
+                "a scheduler address needs a protocol and a port",
+                "give it as tcp://HOST:PORT (e.g. tcp://10.0.0.5:8786)",
+                value=address,
+            )
+        )
     try:
         return distributed.Client(address, timeout=timeout, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as exc:
-        raise InputError(InputProblem(
-            "--scheduler", f"no Dask scheduler answered at {address} within {timeout:g} s ({type(exc).__name__})",
-            "start one (`dask scheduler`, then `dask worker ADDRESS` on each machine) or check the host and port",
-            value=address)) from None
+        raise InputError(
+            InputProblem(
+                "--scheduler",
+                f"no Dask scheduler answered at {address} within {timeout:g} s ({type(exc).__name__})",
+                "start one (`dask scheduler`, then `dask worker ADDRESS` on each machine) or check the host and port",
+                value=address,
+            )
+        ) from None
 
 
 def check_jobs(jobs: int | None) -> int:
@@ -243,8 +257,12 @@ def check_jobs(jobs: int | None) -> int:
     return int(jobs)
 
 
-def open_runner(jobs: int | None = 1, scheduler: str | None = None, progress: ProgressFactory | None = None,
-                connect_timeout: float = DEFAULT_CONNECT_TIMEOUT) -> TaskRunner:
+def open_runner(
+    jobs: int | None = 1,
+    scheduler: str | None = None,
+    progress: ProgressFactory | None = None,
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+) -> TaskRunner:
     """The runner for ``jobs`` / ``scheduler`` (use it as a context manager: it owns the pool or
     the client). ``jobs=None`` means every available core; ``scheduler`` wins over ``jobs``."""
     if scheduler:
@@ -253,5 +271,15 @@ def open_runner(jobs: int | None = 1, scheduler: str | None = None, progress: Pr
     return TaskRunner(progress) if n == 1 else LocalPool(n, progress)
 
 
-__all__ = ["TaskRunner", "LocalPool", "DaskCluster", "open_runner", "task_seed", "stable_digest",
-           "available_cores", "check_jobs", "connect", "DEFAULT_CONNECT_TIMEOUT"]
+__all__ = [
+    "TaskRunner",
+    "LocalPool",
+    "DaskCluster",
+    "open_runner",
+    "task_seed",
+    "stable_digest",
+    "available_cores",
+    "check_jobs",
+    "connect",
+    "DEFAULT_CONNECT_TIMEOUT",
+]

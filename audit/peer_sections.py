@@ -12,7 +12,6 @@ from audit.checks import Check, Status
 from audit.result import Section
 from audit.sections import _guarded, _int_seed
 
-
 AGREEMENT_N_BOOT = 500  #: the intervals use the replicates' variance only (~3% error on a standard error)
 
 
@@ -20,17 +19,21 @@ def _n_boot(spec) -> int:
     return spec.n_boot if spec.n_boot is not None else spec.policy.uncertainty.n_boot
 
 
-def judge_agreement_section(data, spec, choices: pd.DataFrame, primary: str | None,
-                            seed: np.random.SeedSequence) -> Section:
+def judge_agreement_section(
+    data, spec, choices: pd.DataFrame, primary: str | None, seed: np.random.SeedSequence
+) -> Section:
     """Kappa and judge-minus-human alpha of the primary judge, per scope, with intervals."""
     if primary is None or choices is None or choices.empty:
         return Section(Status.SKIPPED, "no judge verdict matches a human criterion")
     from audit.judge_agreement import judge_agreement
 
     n_boot = min(_n_boot(spec), AGREEMENT_N_BOOT) if spec.uncertainty else 0
-    return _guarded(lambda: judge_agreement(data.votes, choices, judge=primary, n_boot=n_boot,
-                                            level=spec.policy.transfer.level, rng=_int_seed(seed)),
-                    "judge agreement")
+    return _guarded(
+        lambda: judge_agreement(
+            data.votes, choices, judge=primary, n_boot=n_boot, level=spec.policy.transfer.level, rng=_int_seed(seed)
+        ),
+        "judge agreement",
+    )
 
 
 AUTO = "auto"  #: ``--judge auto``: the configuration closest to the humans
@@ -45,25 +48,46 @@ def auto_judge(data, choices_by_judge: dict[str, pd.DataFrame]) -> str | None:
     return closest_configuration(data.votes, choices_by_judge) or fallback
 
 
-def judge_configurations_section(data, spec, choices_by_judge: dict[str, pd.DataFrame], cells, primary: str | None,
-                                 auto: bool, seed: np.random.SeedSequence, verdict_seed: int = 0) -> Section:
+def judge_configurations_section(
+    data,
+    spec,
+    choices_by_judge: dict[str, pd.DataFrame],
+    cells,
+    primary: str | None,
+    auto: bool,
+    seed: np.random.SeedSequence,
+    verdict_seed: int = 0,
+) -> Section:
     """Every configuration's agreement and cell decisions, the closest named; panels of 3+."""
     if not any(c is not None and len(c) for c in choices_by_judge.values()):
         return Section(Status.SKIPPED, "no judge verdict matches a human criterion")
     from audit.judge_configurations import rank_judge_configurations
 
     n_boot = min(_n_boot(spec), CONFIGURATIONS_N_BOOT) if spec.uncertainty else 0
-    return _guarded(lambda: rank_judge_configurations(
-        data.votes, choices_by_judge, cells=cells, primary=primary or "", auto=auto, n_boot=n_boot,
-        level=spec.policy.transfer.level, rng=_int_seed(seed), tie_rule=spec.tie_rule, policy=spec.policy.transfer,
-        verdict_seed=verdict_seed), "judge configurations")
+    return _guarded(
+        lambda: rank_judge_configurations(
+            data.votes,
+            choices_by_judge,
+            cells=cells,
+            primary=primary or "",
+            auto=auto,
+            n_boot=n_boot,
+            level=spec.policy.transfer.level,
+            rng=_int_seed(seed),
+            tie_rule=spec.tie_rule,
+            policy=spec.policy.transfer,
+            verdict_seed=verdict_seed,
+        ),
+        "judge configurations",
+    )
 
 
 LEADERBOARD_N_BOOT = 100  #: refits per replicate make this bootstrap ~0.1-0.5 s a replicate
 
 
-def leaderboard_section(data, spec, choices: pd.DataFrame, primary: str | None,
-                        seed: np.random.SeedSequence) -> Section:
+def leaderboard_section(
+    data, spec, choices: pd.DataFrame, primary: str | None, seed: np.random.SeedSequence
+) -> Section:
     """Bradley-Terry leaderboards of the humans and the primary judge when 3+ systems."""
     systems = set(data.pairs["focal"].astype(str)) | set(data.pairs["other"].astype(str))
     if len(systems) < 3:
@@ -71,9 +95,18 @@ def leaderboard_section(data, spec, choices: pd.DataFrame, primary: str | None,
     from audit.leaderboard import bradley_terry_leaderboard
 
     n_boot = min(_n_boot(spec), LEADERBOARD_N_BOOT) if spec.uncertainty else 0
-    return _guarded(lambda: bradley_terry_leaderboard(
-        data.votes, choices if primary is not None and len(choices) else None, pairs=data.pairs, judge=primary or "",
-        level=spec.policy.transfer.level, n_boot=n_boot, rng=_int_seed(seed)), "leaderboard")
+    return _guarded(
+        lambda: bradley_terry_leaderboard(
+            data.votes,
+            choices if primary is not None and len(choices) else None,
+            pairs=data.pairs,
+            judge=primary or "",
+            level=spec.policy.transfer.level,
+            n_boot=n_boot,
+            rng=_int_seed(seed),
+        ),
+        "leaderboard",
+    )
 
 
 def judge_position_section(data, spec, seed: np.random.SeedSequence) -> Section:
@@ -85,8 +118,12 @@ def judge_position_section(data, spec, seed: np.random.SeedSequence) -> Section:
         return Section(Status.SKIPPED, "the judge file has no shown_first column (the order the judge saw)")
     from audit.judge_position import judge_position_bias
 
-    return _guarded(lambda: judge_position_bias(verdicts, level=spec.policy.transfer.level, n_boot=_n_boot(spec),
-                                                rng=_int_seed(seed)), "judge position bias")
+    return _guarded(
+        lambda: judge_position_bias(
+            verdicts, level=spec.policy.transfer.level, n_boot=_n_boot(spec), rng=_int_seed(seed)
+        ),
+        "judge position bias",
+    )
 
 
 def position_checks(position: Section, policy, primary: str | None) -> list[Check]:
@@ -106,8 +143,19 @@ def position_checks(position: Section, policy, primary: str | None) -> list[Chec
         return []
     biased = not (e.ci_low <= 0.5 <= e.ci_high)
     status = Status(policy.breach("judge.position_bias", "WARN")) if biased else Status.PASS
-    swap = (f"; swap consistency {row.swap_consistency} over {row.n_swapped_units} pairs x criteria seen in both "
-            "orders" if row.n_swapped_units else "")
-    return [Check("judge.position_bias", status, e.estimate, 0.5,
-                  f"{primary} chose the output shown first in {e.estimate:.1%} [{e.ci_low:.1%}, {e.ci_high:.1%}] of "
-                  f"{row.n_decisive} decisive verdicts (exact interval; 50% = no position bias){swap}", scope=primary)]
+    swap = (
+        f"; swap consistency {row.swap_consistency} over {row.n_swapped_units} pairs x criteria seen in both orders"
+        if row.n_swapped_units
+        else ""
+    )
+    return [
+        Check(
+            "judge.position_bias",
+            status,
+            e.estimate,
+            0.5,
+            f"{primary} chose the output shown first in {e.estimate:.1%} [{e.ci_low:.1%}, {e.ci_high:.1%}] of "
+            f"{row.n_decisive} decisive verdicts (exact interval; 50% = no position bias){swap}",
+            scope=primary,
+        )
+    ]

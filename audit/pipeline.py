@@ -15,6 +15,7 @@ import pandas as pd
 from audit import peer_sections, sections
 from audit.agreement import agreement_table, reader_baseline
 from audit.data import ALL_MATCHUPS, HUMAN_OVERALL, JUDGE_AGGREGATE, AuditData
+from audit.derive import derive_checks, status_of
 from audit.human_side import human_side
 from audit.judge_side import judge_pair_outcomes, summarise_outcomes
 from audit.provenance import build_provenance
@@ -23,7 +24,6 @@ from audit.rng import resolve_rng
 from audit.spec import AuditSpec
 from audit.tie_rules import TieRule
 from audit.tie_rules import tie_rule as resolve_tie_rule
-from audit.derive import derive_checks, status_of
 from audit.verdict import assess_transfers, cell_counts, verdict_sentence
 
 
@@ -33,8 +33,15 @@ def choose_primary_judge(judges: tuple[str, ...], requested: str | None) -> str 
         if requested not in judges:
             from audit.errors import InputError, InputProblem
 
-            raise InputError(InputProblem("judge", f"no judge configuration named '{requested}'",
-                                          f"use one of: {', '.join(judges)}", column="judge", value=requested))
+            raise InputError(
+                InputProblem(
+                    "judge",
+                    f"no judge configuration named '{requested}'",
+                    f"use one of: {', '.join(judges)}",
+                    column="judge",
+                    value=requested,
+                )
+            )
         return requested
     if not judges:
         return None
@@ -50,15 +57,28 @@ def judge_criterion_for(human_criterion: str, judge_criteria: set[str]) -> tuple
     return None, False
 
 
-def _judge_side(configs_of_cell: dict[str, dict], criterion: str, primary: str, tie_rule: str,
-                different_target: bool) -> JudgeSide:
+def _judge_side(
+    configs_of_cell: dict[str, dict], criterion: str, primary: str, tie_rule: str, different_target: bool
+) -> JudgeSide:
     """The judge's side of one cell from its outcome summaries by configuration."""
-    configs = tuple(JudgeConfigRate(str(name), s["rate"], s["wins"], s["losses"], s["ties"], s["invalid"])
-                    for name, s in configs_of_cell.items())
+    configs = tuple(
+        JudgeConfigRate(str(name), s["rate"], s["wins"], s["losses"], s["ties"], s["invalid"])
+        for name, s in configs_of_cell.items()
+    )
     s = configs_of_cell.get(primary) or summarise_outcomes(pd.DataFrame({"outcome": [], "credit": []}), tie_rule)
-    return JudgeSide(judge=primary, criterion=criterion, rate=s["rate"], wins=s["wins"], losses=s["losses"],
-                     ties=s["ties"], invalid=s["invalid"], n_pairs=s["n_pairs"], tie_rule=tie_rule,
-                     different_target=different_target, configurations=configs)
+    return JudgeSide(
+        judge=primary,
+        criterion=criterion,
+        rate=s["rate"],
+        wins=s["wins"],
+        losses=s["losses"],
+        ties=s["ties"],
+        invalid=s["invalid"],
+        n_pairs=s["n_pairs"],
+        tie_rule=tie_rule,
+        different_target=different_target,
+        configurations=configs,
+    )
 
 
 def _outcome_summaries(outcomes: pd.DataFrame, tie_rule: str | TieRule) -> dict[tuple[str, str], dict[str, dict]]:
@@ -68,8 +88,9 @@ def _outcome_summaries(outcomes: pd.DataFrame, tie_rule: str | TieRule) -> dict[
     if outcomes is None or outcomes.empty:
         return {}
     rule = resolve_tie_rule(tie_rule)
-    codes, keys = pd.factorize(pd.MultiIndex.from_arrays([outcomes["matchup"], outcomes["criterion"],
-                                                          outcomes["judge"]]), sort=False)
+    codes, keys = pd.factorize(
+        pd.MultiIndex.from_arrays([outcomes["matchup"], outcomes["criterion"], outcomes["judge"]]), sort=False
+    )
     keep = codes >= 0
     codes = codes[keep]
     n = len(keys)
@@ -83,13 +104,20 @@ def _outcome_summaries(outcomes: pd.DataFrame, tie_rule: str | TieRule) -> dict[
     out: dict[tuple[str, str], dict[str, dict]] = {}
     denominator = rule.denominator(tally["win"], tally["loss"], tally["tie"])
     if not np.array_equal(denominator, n_used):
-        raise ValueError(f"judge credits were not computed under the '{rule.name}' tie rule: the credited outcomes "
-                         "differ from what the rule counts")
+        raise ValueError(
+            f"judge credits were not computed under the '{rule.name}' tie rule: the credited outcomes "
+            "differ from what the rule counts"
+        )
     for g, (matchup, criterion, judge) in enumerate(keys):
         out.setdefault((matchup, criterion), {})[str(judge)] = {
-            "wins": int(tally["win"][g]), "losses": int(tally["loss"][g]), "ties": int(tally["tie"][g]),
-            "invalid": int(tally["invalid"][g]), "n_pairs": int(size[g]), "n_credited": int(denominator[g]),
-            "rate": float(credit_sum[g] / denominator[g]) if denominator[g] else float("nan")}
+            "wins": int(tally["win"][g]),
+            "losses": int(tally["loss"][g]),
+            "ties": int(tally["tie"][g]),
+            "invalid": int(tally["invalid"][g]),
+            "n_pairs": int(size[g]),
+            "n_credited": int(denominator[g]),
+            "rate": float(credit_sum[g] / denominator[g]) if denominator[g] else float("nan"),
+        }
     return out
 
 
@@ -119,16 +147,20 @@ def judge_choices(outcomes: pd.DataFrame, primary: str | None, criteria: tuple[s
         jc, _ = judge_criterion_for(crit, judge_criteria)
         if jc is None:
             continue
-        rows = order[bounds[code_of[jc]]:bounds[code_of[jc] + 1]]
+        rows = order[bounds[code_of[jc]] : bounds[code_of[jc] + 1]]
         take.append(rows)
         labels.append(np.full(len(rows), crit, dtype=object))
     if not take:
         return pd.DataFrame(columns=columns)
     idx = np.concatenate(take)
-    return pd.DataFrame({"pair_id": mine["pair_id"].take(idx).reset_index(drop=True),
-                         "criterion": np.concatenate(labels),
-                         "y_judge": mine["outcome"].take(idx).map(_VERDICT).astype(float).reset_index(drop=True)},
-                        columns=columns)
+    return pd.DataFrame(
+        {
+            "pair_id": mine["pair_id"].take(idx).reset_index(drop=True),
+            "criterion": np.concatenate(labels),
+            "y_judge": mine["outcome"].take(idx).map(_VERDICT).astype(float).reset_index(drop=True),
+        },
+        columns=columns,
+    )
 
 
 def _baseline_lookup(baseline: pd.DataFrame) -> dict[tuple[str, str], tuple[float | None, float | None]]:
@@ -155,8 +187,14 @@ def _group(frame: pd.DataFrame, keys: list[str]) -> dict[tuple, pd.DataFrame]:
     return {key if isinstance(key, tuple) else (key,): part for key, part in frame.groupby(keys, sort=False)}
 
 
-def assess_cells(data: AuditData, spec: AuditSpec, outcomes: pd.DataFrame, primary: str | None,
-                 baseline: pd.DataFrame, verdict_seed: int = 0) -> tuple[Cell, ...]:
+def assess_cells(
+    data: AuditData,
+    spec: AuditSpec,
+    outcomes: pd.DataFrame,
+    primary: str | None,
+    baseline: pd.DataFrame,
+    verdict_seed: int = 0,
+) -> tuple[Cell, ...]:
     """Humans, judge and the transfer decision for every matchup x criterion with votes.
 
     Votes and judge outcomes are grouped by cell once (O(votes) overall). The decision needs
@@ -182,8 +220,11 @@ def assess_cells(data: AuditData, spec: AuditSpec, outcomes: pd.DataFrame, prima
                 credits = outcomes_by_cell.get((matchup, jc))
             parts.append((matchup, criterion, cell_votes, human, judge, credits))
     transfers = assess_transfers(
-        [(m, c, v, cr) for m, c, v, _, _, cr in parts], tie_rule=spec.tie_rule, policy=spec.policy.transfer,
-        seed=verdict_seed)
+        [(m, c, v, cr) for m, c, v, _, _, cr in parts],
+        tie_rule=spec.tie_rule,
+        policy=spec.policy.transfer,
+        seed=verdict_seed,
+    )
     cells = []
     for (matchup, criterion, cell_votes, human, judge, _), (transfer, human_estimands) in zip(parts, transfers):
         j_vs_m, r_base = base.get((matchup, criterion), (None, None))
@@ -192,10 +233,20 @@ def assess_cells(data: AuditData, spec: AuditSpec, outcomes: pd.DataFrame, prima
             below = bool(j_vs_m < r_base - spec.policy.transfer.max_baseline_gap)
         transfer = replace(transfer, judge_vs_majority=j_vs_m, reader_baseline=r_base, below_reader_baseline=below)
         meta = pair_meta.loc[matchup]
-        cells.append(Cell(matchup=matchup, criterion=criterion, focal=str(meta["focal"]), other=str(meta["other"]),
-                          n_pairs=int(cell_votes["pair_id"].nunique()),
-                          n_readers=int(cell_votes["reader_id"].nunique()), n_votes=int(len(cell_votes)),
-                          human=replace(human, **human_estimands), judge=judge, transfer=transfer))
+        cells.append(
+            Cell(
+                matchup=matchup,
+                criterion=criterion,
+                focal=str(meta["focal"]),
+                other=str(meta["other"]),
+                n_pairs=int(cell_votes["pair_id"].nunique()),
+                n_readers=int(cell_votes["reader_id"].nunique()),
+                n_votes=int(len(cell_votes)),
+                human=replace(human, **human_estimands),
+                judge=judge,
+                transfer=transfer,
+            )
+        )
     return tuple(cells)
 
 
@@ -211,7 +262,9 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
     outcomes = judge_pair_outcomes(data, spec.tie_rule, np.random.default_rng(tie_seed))
     choices_by_judge = {j: judge_choices(outcomes, j, data.criteria) for j in data.judges}
     auto = spec.judge == peer_sections.AUTO and peer_sections.AUTO not in data.judges
-    primary = peer_sections.auto_judge(data, choices_by_judge) if auto else choose_primary_judge(data.judges, spec.judge)
+    primary = (
+        peer_sections.auto_judge(data, choices_by_judge) if auto else choose_primary_judge(data.judges, spec.judge)
+    )
 
     progress("agreement")
     choices = judge_choices(outcomes, primary, data.criteria)
@@ -228,8 +281,9 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
     dev = sections.dev_section(data, spec, dev_seed)
     if spec.uncertainty:
         progress("bootstraps and leave-one-reader-out")
-        uncertainty = sections.uncertainty_section(data, spec, credits, sections.judge_credits(outcomes), cells,
-                                                   uncertainty_seed)
+        uncertainty = sections.uncertainty_section(
+            data, spec, credits, sections.judge_credits(outcomes), cells, uncertainty_seed
+        )
     else:
         uncertainty = sections.not_requested("--no-uncertainty")
     if spec.readers:
@@ -247,15 +301,25 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
     peer_seeds = peer_seed.spawn(4)
     position = peer_sections.judge_position_section(data, spec, peer_seeds[3])
     # The same derivation `audit gate` repeats on a saved result (audit.derive).
-    checks = derive_checks(cells=cells, agreement=agreement, judge_pairs=outcomes.reset_index(drop=True),
-                           policy=spec.policy, dev=dev, uncertainty=uncertainty, readers=readers, surface=surface,
-                           primary=primary, judge_position=position)
+    checks = derive_checks(
+        cells=cells,
+        agreement=agreement,
+        judge_pairs=outcomes.reset_index(drop=True),
+        policy=spec.policy,
+        dev=dev,
+        uncertainty=uncertainty,
+        readers=readers,
+        surface=surface,
+        primary=primary,
+        judge_position=position,
+    )
     status = status_of(checks)
     return AuditResult(
         schema_version=SCHEMA_VERSION,
         status=status,
-        verdict=verdict_sentence(cells, status, checks, margin=spec.policy.transfer.margin,
-                                 adjust=spec.policy.transfer.adjust),
+        verdict=verdict_sentence(
+            cells, status, checks, margin=spec.policy.transfer.margin, adjust=spec.policy.transfer.adjust
+        ),
         cells=cells,
         counts=cell_counts(cells),
         agreement=agreement,
@@ -268,8 +332,9 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
         readers=readers,
         surface=surface,
         judge_agreement=peer_sections.judge_agreement_section(data, spec, choices, primary, peer_seeds[0]),
-        judge_configurations=peer_sections.judge_configurations_section(data, spec, choices_by_judge, cells, primary,
-                                                                        auto, peer_seeds[1], verdict_seed),
+        judge_configurations=peer_sections.judge_configurations_section(
+            data, spec, choices_by_judge, cells, primary, auto, peer_seeds[1], verdict_seed
+        ),
         leaderboard=peer_sections.leaderboard_section(data, spec, choices, primary, peer_seeds[2]),
         judge_position=position,
     )

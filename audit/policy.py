@@ -19,10 +19,11 @@ A policy is a TOML file; every key is optional and falls back to the documented 
 from __future__ import annotations
 
 import dataclasses
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import tomllib
 
 from audit.errors import InputError, InputProblem
 
@@ -115,14 +116,34 @@ class Policy:
 
 
 #: Every check name a policy's [severity] may refer to (``<section>.computed`` included).
-KNOWN_CHECKS = frozenset({
-    "transfer.decision", "transfer.assessed", "transfer.judge_vs_reader_baseline", "agreement.human_alpha",
-    "judge.invalid_fraction", "glmm.fraction_singular", "glmm.fit", "dev.spearman", "dev.computed",
-    "uncertainty.loro_max_shift", "uncertainty.computed", "readers.judge_outside_reader_range",
-    "readers.separation", "readers.fast_reader", "readers.fatigue", "readers.position_bias",
-    "readers.group_difference", "readers.computed", "surface.judge_feature_r", "surface.judge_only_feature",
-    "surface.computed", "surface.detector", "judge.position_bias",
-})
+KNOWN_CHECKS = frozenset(
+    {
+        "transfer.decision",
+        "transfer.assessed",
+        "transfer.judge_vs_reader_baseline",
+        "agreement.human_alpha",
+        "judge.invalid_fraction",
+        "glmm.fraction_singular",
+        "glmm.fit",
+        "dev.spearman",
+        "dev.computed",
+        "uncertainty.loro_max_shift",
+        "uncertainty.computed",
+        "readers.judge_outside_reader_range",
+        "readers.separation",
+        "readers.fast_reader",
+        "readers.fatigue",
+        "readers.position_bias",
+        "readers.group_difference",
+        "readers.computed",
+        "surface.judge_feature_r",
+        "surface.judge_only_feature",
+        "surface.computed",
+        "surface.detector",
+        "judge.position_bias",
+    }
+)
+
 
 @dataclass(frozen=True)
 class Bound:
@@ -176,13 +197,18 @@ RANGES: dict[str, Bound] = {
     "readers.alpha": _PROBABILITY,
 }
 #: "section.key" -> allowed values of a text-valued policy key.
-CHOICES: dict[str, tuple[str, ...]] = {"transfer.adjust": ("holm", "bonferroni", "none"),
-                                       "readers.adjust": ("holm", "bh", "none"),
-                                       "diff.worse": ("any", "fail", "pass"), "diff.removed": ("worse", "ignore")}
+CHOICES: dict[str, tuple[str, ...]] = {
+    "transfer.adjust": ("holm", "bonferroni", "none"),
+    "readers.adjust": ("holm", "bh", "none"),
+    "diff.worse": ("any", "fail", "pass"),
+    "diff.removed": ("worse", "ignore"),
+}
 #: Checks of result schema 1.x that the cell decision replaced (a policy naming one is told so).
 REPLACED_CHECKS = {
-    "transfer.judge_in_human_ci": "transfer.decision", "transfer.direction_conflict": "transfer.decision",
-    "transfer.fraction_outside_ci": "transfer.decision", "transfer.fraction_direction_conflict": "transfer.decision",
+    "transfer.judge_in_human_ci": "transfer.decision",
+    "transfer.direction_conflict": "transfer.decision",
+    "transfer.fraction_outside_ci": "transfer.decision",
+    "transfer.fraction_direction_conflict": "transfer.decision",
 }
 #: Keys of result schema 1.x that the cell decision replaced.
 REPLACED_KEYS = {
@@ -192,9 +218,15 @@ REPLACED_KEYS = {
 SEVERITIES = ("FAIL", "WARN", "OFF")
 
 _SECTION_CLASSES = {
-    "transfer": TransferPolicy, "agreement": AgreementPolicy, "judge": JudgePolicy,
-    "glmm": GlmmPolicy, "uncertainty": UncertaintyPolicy, "dev": DevPolicy, "surface": SurfacePolicy,
-    "readers": ReadersPolicy, "diff": DiffPolicy,
+    "transfer": TransferPolicy,
+    "agreement": AgreementPolicy,
+    "judge": JudgePolicy,
+    "glmm": GlmmPolicy,
+    "uncertainty": UncertaintyPolicy,
+    "dev": DevPolicy,
+    "surface": SurfacePolicy,
+    "readers": ReadersPolicy,
+    "diff": DiffPolicy,
 }
 #: A policy file is a few hundred bytes; anything this large is not one.
 MAX_POLICY_BYTES = 1_000_000
@@ -216,24 +248,42 @@ def load_policy(path: str | Path | None) -> Policy:
     except FileNotFoundError:
         raise InputError(InputProblem(name, "policy file not found", "check the --policy path")) from None
     except OSError as exc:
-        raise InputError(InputProblem(name, f"cannot read the policy file: {exc.strerror or exc}",
-                                      "check the --policy path and its permissions")) from None
+        raise InputError(
+            InputProblem(
+                name,
+                f"cannot read the policy file: {exc.strerror or exc}",
+                "check the --policy path and its permissions",
+            )
+        ) from None
     if len(raw) > MAX_POLICY_BYTES:
-        raise InputError(InputProblem(name, f"the policy file is {len(raw):,} bytes; a policy is a short TOML file",
-                                      "check the --policy path (at most 1 MB)"))
+        raise InputError(
+            InputProblem(
+                name,
+                f"the policy file is {len(raw):,} bytes; a policy is a short TOML file",
+                "check the --policy path (at most 1 MB)",
+            )
+        )
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = raw[:exc.start].count(b"\n") + 1
-        raise InputError(InputProblem(name, f"not UTF-8 text (byte 0x{raw[exc.start]:02x})",
-                                      "save the policy file as UTF-8", line=line)) from None
+        line = raw[: exc.start].count(b"\n") + 1
+        raise InputError(
+            InputProblem(
+                name, f"not UTF-8 text (byte 0x{raw[exc.start]:02x})", "save the policy file as UTF-8", line=line
+            )
+        ) from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(InputProblem(name, f"not valid TOML: {exc}", "fix the TOML syntax")) from None
     except RecursionError:
-        raise InputError(InputProblem(name, "not valid TOML for a policy: arrays or tables nested too deeply",
-                                      "a policy has one level of [section] tables holding numbers")) from None
+        raise InputError(
+            InputProblem(
+                name,
+                "not valid TOML for a policy: arrays or tables nested too deeply",
+                "a policy has one level of [section] tables holding numbers",
+            )
+        ) from None
     return policy_from_mapping(data, name)
 
 
@@ -258,21 +308,38 @@ def policy_from_mapping(data: Any, source: str) -> Policy:
             problems.append(InputProblem(source, f"unknown section [{key}]", f"use one of: {sections}"))
             continue
         if not isinstance(value, dict):
-            problems.append(InputProblem(source, f"'{key}' must be a [{key}] table of settings",
-                                         f"write [{key}] on its own line, then one setting per line "
-                                         f"(see docs/policy.md)", column=key, value=_shown(value)))
+            problems.append(
+                InputProblem(
+                    source,
+                    f"'{key}' must be a [{key}] table of settings",
+                    f"write [{key}] on its own line, then one setting per line (see docs/policy.md)",
+                    column=key,
+                    value=_shown(value),
+                )
+            )
             continue
         section_kwargs = {}
         known = {f.name: f for f in dataclasses.fields(cls)}
         for name, val in value.items():
             if f"{key}.{name}" in REPLACED_KEYS:
-                problems.append(InputProblem(source, f"'{key}.{name}' was removed in result schema 2.0",
-                                             f"delete it: {REPLACED_KEYS[f'{key}.{name}']} replaced it "
-                                             "(docs/policy.md)", column=f"{key}.{name}"))
+                problems.append(
+                    InputProblem(
+                        source,
+                        f"'{key}.{name}' was removed in result schema 2.0",
+                        f"delete it: {REPLACED_KEYS[f'{key}.{name}']} replaced it (docs/policy.md)",
+                        column=f"{key}.{name}",
+                    )
+                )
                 continue
             if name not in known:
-                problems.append(InputProblem(source, f"unknown key '{name}' in [{key}]",
-                                             f"use one of: {', '.join(sorted(known))}", column=f"{key}.{name}"))
+                problems.append(
+                    InputProblem(
+                        source,
+                        f"unknown key '{name}' in [{key}]",
+                        f"use one of: {', '.join(sorted(known))}",
+                        column=f"{key}.{name}",
+                    )
+                )
                 continue
             checked = _setting(f"{key}.{name}", known[name].default, val, source, problems)
             if checked is not None:
@@ -291,20 +358,45 @@ def _shown(value: Any) -> str:
 
 def _severity(value: Any, source: str, problems: list[InputProblem]) -> dict[str, str] | None:
     if not isinstance(value, dict):
-        problems.append(InputProblem(source, "[severity] must be a table", 'write [severity] and then lines such as '
-                                     '"transfer.decision" = "FAIL"', column="severity", value=_shown(value)))
+        problems.append(
+            InputProblem(
+                source,
+                "[severity] must be a table",
+                'write [severity] and then lines such as "transfer.decision" = "FAIL"',
+                column="severity",
+                value=_shown(value),
+            )
+        )
         return None
     for name, level in value.items():
         if name in REPLACED_CHECKS:
-            problems.append(InputProblem(source, f"check '{name}' was replaced in result schema 2.0",
-                                         f"use '{REPLACED_CHECKS[name]}' (the cell decision)", column=f"severity.{name}"))
+            problems.append(
+                InputProblem(
+                    source,
+                    f"check '{name}' was replaced in result schema 2.0",
+                    f"use '{REPLACED_CHECKS[name]}' (the cell decision)",
+                    column=f"severity.{name}",
+                )
+            )
         elif name not in KNOWN_CHECKS:
-            problems.append(InputProblem(source, f"unknown check '{name}' in [severity]",
-                                         f"use one of: {', '.join(sorted(KNOWN_CHECKS))}", column=f"severity.{name}"))
+            problems.append(
+                InputProblem(
+                    source,
+                    f"unknown check '{name}' in [severity]",
+                    f"use one of: {', '.join(sorted(KNOWN_CHECKS))}",
+                    column=f"severity.{name}",
+                )
+            )
         if not isinstance(level, str) or level not in SEVERITIES:
-            problems.append(InputProblem(source, f"severity of '{name}' must be FAIL, WARN or OFF",
-                                         "write FAIL, WARN or OFF (upper case)", column=f"severity.{name}",
-                                         value=str(level) if isinstance(level, (str, int, float)) else _shown(level)))
+            problems.append(
+                InputProblem(
+                    source,
+                    f"severity of '{name}' must be FAIL, WARN or OFF",
+                    "write FAIL, WARN or OFF (upper case)",
+                    column=f"severity.{name}",
+                    value=str(level) if isinstance(level, (str, int, float)) else _shown(level),
+                )
+            )
     return dict(value)
 
 
@@ -314,16 +406,30 @@ def _setting(key: str, default: Any, value: Any, source: str, problems: list[Inp
     if isinstance(default, bool):
         if isinstance(value, bool):
             return value
-        problems.append(InputProblem(source, f"'{key}' must be true or false", f"write e.g. {name} = "
-                                     f"{str(default).lower()}", column=key, value=_shown(value)))
+        problems.append(
+            InputProblem(
+                source,
+                f"'{key}' must be true or false",
+                f"write e.g. {name} = {str(default).lower()}",
+                column=key,
+                value=_shown(value),
+            )
+        )
         return None
     if isinstance(default, str):
         choices = CHOICES.get(key)
         if isinstance(value, str) and (choices is None or value in choices):
             return value
         fix = f"use one of: {', '.join(choices)}" if choices else f'write e.g. {name} = "{default}"'
-        problems.append(InputProblem(source, f"'{key}' must be " + ("one of the listed words" if choices else "text"),
-                                     fix, column=key, value=_shown(value)))
+        problems.append(
+            InputProblem(
+                source,
+                f"'{key}' must be " + ("one of the listed words" if choices else "text"),
+                fix,
+                column=key,
+                value=_shown(value),
+            )
+        )
         return None
     if isinstance(default, int) and isinstance(value, int) and not isinstance(value, bool):
         number: float | int = value
@@ -331,12 +437,18 @@ def _setting(key: str, default: Any, value: Any, source: str, problems: list[Inp
         number = float(value)
     else:
         kind = "a whole number" if isinstance(default, int) else "a number"
-        problems.append(InputProblem(source, f"'{key}' must be {kind}", f"write e.g. {name} = {default!r}",
-                                     column=key, value=_shown(value)))
+        problems.append(
+            InputProblem(
+                source, f"'{key}' must be {kind}", f"write e.g. {name} = {default!r}", column=key, value=_shown(value)
+            )
+        )
         return None
     bound = RANGES.get(key)
     if bound is not None and not bound.contains(number):
-        problems.append(InputProblem(source, f"'{key}' must lie in {bound}", f"the default is {default!r}",
-                                     column=key, value=_shown(value)))
+        problems.append(
+            InputProblem(
+                source, f"'{key}' must lie in {bound}", f"the default is {default!r}", column=key, value=_shown(value)
+            )
+        )
         return None
     return number

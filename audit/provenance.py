@@ -10,8 +10,21 @@ from audit.data import AuditData
 from audit.result import Provenance
 from audit.spec import AuditSpec
 
-_PACKAGES = ("numpy", "pandas", "scipy", "statsmodels", "krippendorff", "lexicalrichness", "spacy",
-             "matplotlib", "jinja2", "click", "torch", "transformers", "pymer4")
+_PACKAGES = (
+    "numpy",
+    "pandas",
+    "scipy",
+    "statsmodels",
+    "krippendorff",
+    "lexicalrichness",
+    "spacy",
+    "matplotlib",
+    "jinja2",
+    "click",
+    "torch",
+    "transformers",
+    "pymer4",
+)
 
 
 def package_versions() -> dict[str, str]:
@@ -39,8 +52,10 @@ def build_provenance(data: AuditData, spec: AuditSpec, *, seed: int | None, prim
         human_shape=data.human_shape,
         primary_judge=primary_judge,
         notes=tuple(data.notes),
-        rows=tuple({"role": r.role, "unit": r.unit, "read": r.read, "used": r.used,
-                    "excluded_by_reason": dict(r.excluded)} for r in data.rows),
+        rows=tuple(
+            {"role": r.role, "unit": r.unit, "read": r.read, "used": r.used, "excluded_by_reason": dict(r.excluded)}
+            for r in data.rows
+        ),
         orientation=tuple(dataclasses.asdict(o) for o in data.orientation),
         glmm_backend=spec.glmm_backend,
     )

@@ -38,8 +38,10 @@ def _redact_params(part: str) -> str:
     pairs = parse_qsl(part, keep_blank_values=True)
     if not any(_SECRET_NAME.search(name) for name, _ in pairs):
         return part
-    return "&".join(f"{quote(name, safe='')}={REDACTED if _SECRET_NAME.search(name) else quote(value, safe='')}"
-                    for name, value in pairs)
+    return "&".join(
+        f"{quote(name, safe='')}={REDACTED if _SECRET_NAME.search(name) else quote(value, safe='')}"
+        for name, value in pairs
+    )
 
 
 def redact_url(url: str) -> str:
@@ -49,19 +51,24 @@ def redact_url(url: str) -> str:
         netloc = parts.netloc
         if "@" in netloc:
             netloc = f"{REDACTED}@{netloc.rsplit('@', 1)[1]}"
-        redacted = urlunsplit((parts.scheme, netloc, parts.path, _redact_params(parts.query),
-                               _redact_params(parts.fragment)))
+        redacted = urlunsplit(
+            (parts.scheme, netloc, parts.path, _redact_params(parts.query), _redact_params(parts.fragment))
+        )
     except ValueError:  # not parseable as a URL (e.g. a broken IPv6 literal): redact by pattern
         redacted = re.sub(r"//[^/@\s]*@", f"//{REDACTED}@", url)
-        redacted = re.sub(r"([?&#][^=&#\s]*(?:key|token|secret|passw|auth|signature|credential|session)[^=&#\s]*=)[^&#\s]*",
-                          rf"\g<1>{REDACTED}", redacted, flags=re.IGNORECASE)
+        redacted = re.sub(
+            r"([?&#][^=&#\s]*(?:key|token|secret|passw|auth|signature|credential|session)[^=&#\s]*=)[^&#\s]*",
+            rf"\g<1>{REDACTED}",
+            redacted,
+            flags=re.IGNORECASE,
+        )
     return _KEY_SHAPED.sub(f"sk-{REDACTED}", redacted)
 
 
 def _redact_url_match(match: re.Match) -> str:
     url = match.group()
     body = url.rstrip(".,;:!?)]}")  # sentence punctuation after a URL is not part of it
-    return redact_url(body) + url[len(body):]
+    return redact_url(body) + url[len(body) :]
 
 
 def redact_text(text: str) -> str:

@@ -306,8 +306,14 @@ class AuditResult:
     def checks_frame(self) -> pd.DataFrame:
         return pd.DataFrame(
             [
-                {"name": c.name, "scope": c.scope, "status": c.status.value, "value": c.value,
-                 "threshold": c.threshold, "reason": c.reason}
+                {
+                    "name": c.name,
+                    "scope": c.scope,
+                    "status": c.status.value,
+                    "value": c.value,
+                    "threshold": c.threshold,
+                    "reason": c.reason,
+                }
                 for c in self.checks
             ],
             columns=["name", "scope", "status", "value", "threshold", "reason"],
@@ -357,10 +363,14 @@ def result_from_json(text: str, *, source: str = "result.json") -> AuditResult:
     if str(version).split(".")[0] == "1":
         raise InputError(
             InputProblem(
-                file=source, column="schema_version", value=str(version),
-                message=("a result of schema 1.x, written before the transfer decision was rebuilt (schema 2.0: "
-                         "cell statuses PASS / FAIL / INCONCLUSIVE / INSUFFICIENT / ERROR, vote share and majority "
-                         "rate, the judge's distance to the human band; docs/audit.md, 'Schema 2.0')"),
+                file=source,
+                column="schema_version",
+                value=str(version),
+                message=(
+                    "a result of schema 1.x, written before the transfer decision was rebuilt (schema 2.0: "
+                    "cell statuses PASS / FAIL / INCONCLUSIVE / INSUFFICIENT / ERROR, vote share and majority "
+                    "rate, the judge's distance to the human band; docs/audit.md, 'Schema 2.0')"
+                ),
                 fix=f"re-run `audit run` on the same inputs to get a {SCHEMA_VERSION} result",
             )
         )

@@ -52,7 +52,8 @@ def primary_credits(choices: pd.DataFrame, pairs: pd.DataFrame, primary: str | N
     """The primary judge's credits keyed by the *human* criterion (``overall`` = aggregate)."""
     frame = choices.merge(pairs[["pair_id", "matchup"]], on="pair_id", how="left")
     return frame.rename(columns={"y_judge": "credit"}).assign(judge=primary or "")[
-        ["pair_id", "matchup", "criterion", "judge", "credit"]]
+        ["pair_id", "matchup", "criterion", "judge", "credit"]
+    ]
 
 
 # ----------------------------------------------------------------------------- dev set
@@ -61,8 +62,7 @@ def dev_section(data, spec, seed: np.random.SeedSequence) -> Section:
         return Section(Status.SKIPPED, "no development set given (--dev-judge and --dev-humans)")
     from audit.devset import dev_validity
 
-    return _guarded(lambda: dev_validity(data.dev_judge, data.dev_humans, rng=_int_seed(seed)),
-                    "dev-set validity")
+    return _guarded(lambda: dev_validity(data.dev_judge, data.dev_humans, rng=_int_seed(seed)), "dev-set validity")
 
 
 # ----------------------------------------------------------------------------- uncertainty
@@ -74,11 +74,25 @@ def cells_glmm_frame(cells) -> pd.DataFrame:
     for c in cells:
         g = c.human.glmm
         p = 2 * norm.sf(abs(g.b0 / g.se)) if g.se and not math.isnan(g.se) and g.se > 0 else float("nan")
-        rows.append({"matchup": c.matchup, "criterion": c.criterion, "cell": f"{c.matchup}/{c.criterion}",
-                     "estimate": g.estimate, "ci_low": g.ci_low, "ci_high": g.ci_high, "b0": g.b0, "se": g.se,
-                     "p_value": p, "sd_pair": g.sd_pair, "sd_reader": g.sd_reader, "converged": g.converged,
-                     "singular": g.singular, "separation": g.separation,
-                     "error": g.reason if g.status is Status.ERROR else ""})
+        rows.append(
+            {
+                "matchup": c.matchup,
+                "criterion": c.criterion,
+                "cell": f"{c.matchup}/{c.criterion}",
+                "estimate": g.estimate,
+                "ci_low": g.ci_low,
+                "ci_high": g.ci_high,
+                "b0": g.b0,
+                "se": g.se,
+                "p_value": p,
+                "sd_pair": g.sd_pair,
+                "sd_reader": g.sd_reader,
+                "converged": g.converged,
+                "singular": g.singular,
+                "separation": g.separation,
+                "error": g.reason if g.status is Status.ERROR else "",
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -103,25 +117,36 @@ def full_glmm_fits(cells) -> dict[tuple[str, str], tuple[float, float, float]]:
     return fits
 
 
-def uncertainty_section(data, spec, credits: pd.DataFrame, all_credits: pd.DataFrame, cells,
-                        seed: np.random.SeedSequence) -> Section:
-    from audit.uncertainty import (cluster_bootstrap, judge_configuration_rates, leave_one_reader_out,
-                                   significance_tally)
+def uncertainty_section(
+    data, spec, credits: pd.DataFrame, all_credits: pd.DataFrame, cells, seed: np.random.SeedSequence
+) -> Section:
+    from audit.uncertainty import cluster_bootstrap, judge_configuration_rates, leave_one_reader_out, significance_tally
 
     n_boot = spec.n_boot if spec.n_boot is not None else spec.policy.uncertainty.n_boot
 
     with task_runner(spec) as runner:
+
         def compute():
-            boot = cluster_bootstrap(data.votes, n_boot=n_boot, level=spec.policy.transfer.level,
-                                     judge_credits=credits if len(credits) else None, rng=_int_seed(seed),
-                                     runner=runner)
+            boot = cluster_bootstrap(
+                data.votes,
+                n_boot=n_boot,
+                level=spec.policy.transfer.level,
+                judge_credits=credits if len(credits) else None,
+                rng=_int_seed(seed),
+                runner=runner,
+            )
             glmm = cells_glmm_frame(cells)
             tallies = [significance_tally(boot, glmm, adjust=a) for a in ("none", "holm", "bh")]
-            loro = leave_one_reader_out(data.votes, full_fits=full_glmm_fits(cells),
-                                        exact_budget=spec.loro_exact_budget, runner=runner)
+            loro = leave_one_reader_out(
+                data.votes, full_fits=full_glmm_fits(cells), exact_budget=spec.loro_exact_budget, runner=runner
+            )
             return UncertaintySection(
-                bootstrap=boot, loro=loro, tally=tallies[0], tally_holm=tallies[1],
-                tally_bh=tallies[2], judge_configurations=judge_configuration_rates(all_credits),
+                bootstrap=boot,
+                loro=loro,
+                tally=tallies[0],
+                tally_holm=tallies[1],
+                tally_bh=tallies[2],
+                judge_configurations=judge_configuration_rates(all_credits),
             )
 
         return _guarded(compute, "uncertainty")
@@ -134,8 +159,16 @@ def readers_section(data, spec, credits: pd.DataFrame, cells, seed: np.random.Se
     from audit.human_side import fit_cell_glmm
     from audit.readers import analyse_readers
 
-    rows = [{"matchup": c.matchup, "criterion": c.criterion, "estimate": c.human.glmm.estimate,
-             "lo": c.human.glmm.ci_low, "hi": c.human.glmm.ci_high} for c in cells]
+    rows = [
+        {
+            "matchup": c.matchup,
+            "criterion": c.criterion,
+            "estimate": c.human.glmm.estimate,
+            "lo": c.human.glmm.ci_low,
+            "hi": c.human.glmm.ci_high,
+        }
+        for c in cells
+    ]
     # pooled heat maps only over matchups whose focal system means one thing (audit.data.pooling_scopes);
     # each gets its own GLMM row (pair + reader, per criterion)
     pools = data.pooling_scopes()
@@ -143,13 +176,23 @@ def readers_section(data, spec, credits: pd.DataFrame, cells, seed: np.random.Se
         pooled = data.votes[data.votes["matchup"].isin(list(matchups))]
         for criterion, votes in pooled.groupby("criterion", sort=False):
             g = fit_cell_glmm(votes, level=spec.policy.transfer.level, backend=spec.glmm_backend)
-            rows.append({"matchup": label, "criterion": criterion, "estimate": g.estimate,
-                         "lo": g.ci_low, "hi": g.ci_high})
+            rows.append(
+                {"matchup": label, "criterion": criterion, "estimate": g.estimate, "lo": g.ci_low, "hi": g.ci_high}
+            )
     estimates = pd.DataFrame(rows)
-    return _guarded(lambda: analyse_readers(data.votes, credits if len(credits) else None,
-                                            glmm_estimates=estimates, linkage=spec.linkage, rng=_int_seed(seed),
-                                            stories=data.stories, pools=pools, tie_rule=spec.tie_rule),
-                    "reader analysis")
+    return _guarded(
+        lambda: analyse_readers(
+            data.votes,
+            credits if len(credits) else None,
+            glmm_estimates=estimates,
+            linkage=spec.linkage,
+            rng=_int_seed(seed),
+            stories=data.stories,
+            pools=pools,
+            tie_rule=spec.tie_rule,
+        ),
+        "reader analysis",
+    )
 
 
 # ----------------------------------------------------------------------------- surface
@@ -167,8 +210,9 @@ def surface_section(data, spec, primary: str | None, seed: np.random.SeedSequenc
         features = compute_features(data.stories, perplexity=_perplexity_config(spec), cache=spec.features_cache)
         if spec.timings is not None:  # seconds and cache use: timings.json, not the result
             spec.timings.detector_runs(features.detectors)
-        return surface_associations(features, data.judge_scores, data.pairs, data.votes, judge=primary,
-                                    n_boot=n_boot, rng=_int_seed(seed))
+        return surface_associations(
+            features, data.judge_scores, data.pairs, data.votes, judge=primary, n_boot=n_boot, rng=_int_seed(seed)
+        )
 
     return _guarded(compute, "surface features")
 
@@ -199,8 +243,15 @@ def _primary_judge_only(checks: list[Check], primary: str | None) -> list[Check]
     return [c for c in checks if not c.scope.endswith("]") or c.scope.endswith(f"[{primary}]")]
 
 
-def section_checks(policy: Policy, *, dev: Section, uncertainty: Section, readers: Section,
-                   surface: Section, primary: str | None = None) -> list[Check]:
+def section_checks(
+    policy: Policy,
+    *,
+    dev: Section,
+    uncertainty: Section,
+    readers: Section,
+    surface: Section,
+    primary: str | None = None,
+) -> list[Check]:
     checks: list[Check] = []
     for name, section in (("dev", dev), ("uncertainty", uncertainty), ("readers", readers), ("surface", surface)):
         if section.status is Status.ERROR:
@@ -214,23 +265,28 @@ def section_checks(policy: Policy, *, dev: Section, uncertainty: Section, reader
     from audit.readers.policy import reader_check_families
     from audit.surface.checks import surface_check_families
 
-    families = (reader_check_families(readers.payload) if readers.payload is not None else 0) + \
-        (surface_check_families(surface.payload) if surface.payload is not None else 0)
+    families = (reader_check_families(readers.payload) if readers.payload is not None else 0) + (
+        surface_check_families(surface.payload) if surface.payload is not None else 0
+    )
     if readers.payload is not None:
         from audit.readers import reader_checks
 
-        checks.extend(_primary_judge_only(reader_checks(readers.payload, policy.readers,
-                                                        families=families), primary))
+        checks.extend(_primary_judge_only(reader_checks(readers.payload, policy.readers, families=families), primary))
     if surface.payload is not None:
         from audit.surface import surface_checks
 
-        checks.extend(surface_checks(surface.payload, dataclasses.asdict(policy.surface), severity=policy.severity,
-                                     families=families))
+        checks.extend(
+            surface_checks(
+                surface.payload, dataclasses.asdict(policy.surface), severity=policy.severity, families=families
+            )
+        )
         # A detector that ran and failed (e.g. the perplexity server is down) is missing
         # evidence the user asked for; one that could not run (nothing configured) is SKIPPED.
-        checks.extend(Check("surface.detector", Status.ERROR, reason=f"detector {d.name} failed: {d.reason}",
-                            scope=d.name)
-                      for d in getattr(surface.payload, "feature_detectors", ()) if d.status is Status.ERROR)
+        checks.extend(
+            Check("surface.detector", Status.ERROR, reason=f"detector {d.name} failed: {d.reason}", scope=d.name)
+            for d in getattr(surface.payload, "feature_detectors", ())
+            if d.status is Status.ERROR
+        )
     return _apply_severity(checks, policy)
 
 
@@ -241,9 +297,11 @@ def _dev_checks(dev, policy: Policy) -> list[Check]:
     if value is None or math.isnan(value):
         return [Check("dev.spearman", Status.SKIPPED, reason="no out-of-fold dev-set correlation could be computed")]
     status = Status.PASS if value >= threshold else Status(policy.breach("dev.spearman", "WARN"))
-    reason = (f"development-set Spearman of the routed judge with mean human ratings, out of fold: {value:.3f} "
-              f"(in sample {dev.routed_in_sample_pooled:.3f}, optimism {dev.optimism_pooled:+.3f})"
-              + ("; selection and validation share data" if dev.selection_shares_data else ""))
+    reason = (
+        f"development-set Spearman of the routed judge with mean human ratings, out of fold: {value:.3f} "
+        f"(in sample {dev.routed_in_sample_pooled:.3f}, optimism {dev.optimism_pooled:+.3f})"
+        + ("; selection and validation share data" if dev.selection_shares_data else "")
+    )
     return [Check("dev.spearman", status, value, threshold, reason)]
 
 
@@ -254,6 +312,13 @@ def _loro_checks(section: UncertaintySection, policy: Policy) -> list[Check]:
     value = abs(loro.largest_shift)
     threshold = policy.uncertainty.max_loro_shift
     status = Status.PASS if value <= threshold else Status(policy.breach("uncertainty.loro_max_shift", "WARN"))
-    return [Check("uncertainty.loro_max_shift", status, value, threshold,
-                  f"dropping reader {loro.largest_shift_reader} moves {loro.largest_shift_cell} by "
-                  f"{loro.largest_shift:+.1%} (raw rate)")]
+    return [
+        Check(
+            "uncertainty.loro_max_shift",
+            status,
+            value,
+            threshold,
+            f"dropping reader {loro.largest_shift_reader} moves {loro.largest_shift_cell} by "
+            f"{loro.largest_shift:+.1%} (raw rate)",
+        )
+    ]

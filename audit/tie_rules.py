@@ -106,8 +106,13 @@ def tie_rule(rule: str | TieRule) -> TieRule:
     if isinstance(rule, TieRule):
         return rule
     if not isinstance(rule, str):
-        raise InputError(InputProblem("options", f"a tie rule is a name, got {type(rule).__name__}",
-                                      f"use one of: {', '.join(TIE_RULES.names())}"))
+        raise InputError(
+            InputProblem(
+                "options",
+                f"a tie rule is a name, got {type(rule).__name__}",
+                f"use one of: {', '.join(TIE_RULES.names())}",
+            )
+        )
     return TIE_RULES.get(rule)
 
 

@@ -45,8 +45,11 @@ class RunTimings:
     def to_dict(self) -> dict[str, Any]:
         """The content of timings.json (the running stage is closed first)."""
         self._close()
-        return {"total_seconds": self._clock() - self._started, "stages": list(self.stages),
-                "detectors": list(self.detectors)}
+        return {
+            "total_seconds": self._clock() - self._started,
+            "stages": list(self.stages),
+            "detectors": list(self.detectors),
+        }
 
 
 __all__ = ["RunTimings"]

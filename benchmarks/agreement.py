@@ -44,11 +44,20 @@ def paper_votes(rng):
     for m in ("gpt5-high-vs-gpt4o", "gpt5-low-vs-gpt4o", "r1-vs-v3"):
         for p in range(20):
             lean = rng.uniform(0.3, 0.7)
-            for c in ("authenticity", "empathy", "engagement", "emotion_provocation", "narrative_complexity",
-                      "overall"):
+            for c in (
+                "authenticity",
+                "empathy",
+                "engagement",
+                "emotion_provocation",
+                "narrative_complexity",
+                "overall",
+            ):
                 for r in range(7):
-                    rows.append(dict(pair_id=f"{m}:{p}", reader_id=f"r{r}", criterion=c, matchup=m,
-                                     y=float(rng.random() < lean)))
+                    rows.append(
+                        dict(
+                            pair_id=f"{m}:{p}", reader_id=f"r{r}", criterion=c, matchup=m, y=float(rng.random() < lean)
+                        )
+                    )
     return pd.DataFrame(rows)
 
 
@@ -70,23 +79,28 @@ def main() -> None:
     ratios = []
     for name, x, level in cases:
         ours_t, ours_v = median_time(lambda: krippendorff_alpha_matrix(x, level).alpha, args.repeats)
-        pkg_t, pkg_v = median_time(lambda: krippendorff.alpha(reliability_data=x, level_of_measurement=level),
-                                   args.repeats)
+        pkg_t, pkg_v = median_time(
+            lambda: krippendorff.alpha(reliability_data=x, level_of_measurement=level), args.repeats
+        )
         ratios.append(pkg_t / ours_t)
         print(f"{name:46s} {ours_t * 1e3:10.2f} {pkg_t * 1e3:11.2f} {pkg_t / ours_t:6.1f}x {abs(ours_v - pkg_v):9.1e}")
     counts = np.stack([rng.multinomial(7, [0.45, 0.45, 0.1]) for _ in range(5000)])
     ours_t, ours_v = median_time(lambda: fleiss_kappa(counts)[0], args.repeats)
     sm_t, sm_v = median_time(lambda: sm_fleiss_kappa(counts), args.repeats)
-    print(f"{'Fleiss kappa, 5000 units x 7 raters (statsmodels)':46s} {ours_t * 1e3:10.2f} {sm_t * 1e3:11.2f} "
-          f"{sm_t / ours_t:6.1f}x {abs(ours_v - sm_v):9.1e}")
+    print(
+        f"{'Fleiss kappa, 5000 units x 7 raters (statsmodels)':46s} {ours_t * 1e3:10.2f} {sm_t * 1e3:11.2f} "
+        f"{sm_t / ours_t:6.1f}x {abs(ours_v - sm_v):9.1e}"
+    )
     votes = paper_votes(rng)
     judge = votes[["pair_id", "criterion"]].drop_duplicates().assign(y_judge=1.0)
     table_t, _ = median_time(lambda: agreement_table(votes), args.repeats)
     base_t, _ = median_time(lambda: reader_baseline(votes, judge), args.repeats)
     print(f"{'agreement_table, 2,520 votes (27 rows)':46s} {table_t * 1e3:10.2f}")
     print(f"{'reader_baseline with judge, 2,520 votes':46s} {base_t * 1e3:10.2f}")
-    print(f"median speed-up of our alpha over the krippendorff package: {statistics.median(ratios):.1f}x "
-          f"(median of {args.repeats} repeats per case)")
+    print(
+        f"median speed-up of our alpha over the krippendorff package: {statistics.median(ratios):.1f}x "
+        f"(median of {args.repeats} repeats per case)"
+    )
 
 
 if __name__ == "__main__":

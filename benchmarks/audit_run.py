@@ -25,9 +25,25 @@ DEV = ROOT / "fixtures" / "dev"
 
 
 def cold_run(out: Path) -> float:
-    cmd = [sys.executable, "-m", "audit", "run", str(DEPLOY / "judge.csv"), str(DEPLOY / "humans.csv"),
-           "--pairs", str(DEPLOY / "pairs.csv"), "--stories", str(DEPLOY / "stories.csv"),
-           "--dev-judge", str(DEV / "judge.csv"), "--dev-humans", str(DEV / "humans.csv"), "--out", str(out), "-q"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "audit",
+        "run",
+        str(DEPLOY / "judge.csv"),
+        str(DEPLOY / "humans.csv"),
+        "--pairs",
+        str(DEPLOY / "pairs.csv"),
+        "--stories",
+        str(DEPLOY / "stories.csv"),
+        "--dev-judge",
+        str(DEV / "judge.csv"),
+        "--dev-humans",
+        str(DEV / "humans.csv"),
+        "--out",
+        str(out),
+        "-q",
+    ]
     start = time.perf_counter()
     subprocess.run(cmd, check=True, cwd=ROOT)
     return time.perf_counter() - start
@@ -38,8 +54,14 @@ def in_process(repeat: int) -> dict[str, list[float]]:
     from audit.pipeline import run_audit
     from audit.spec import AuditSpec
 
-    data = load_audit_data(DEPLOY / "judge.csv", DEPLOY / "humans.csv", pairs=DEPLOY / "pairs.csv",
-                           stories=DEPLOY / "stories.csv", dev_judge=DEV / "judge.csv", dev_humans=DEV / "humans.csv")
+    data = load_audit_data(
+        DEPLOY / "judge.csv",
+        DEPLOY / "humans.csv",
+        pairs=DEPLOY / "pairs.csv",
+        stories=DEPLOY / "stories.csv",
+        dev_judge=DEV / "judge.csv",
+        dev_humans=DEV / "humans.csv",
+    )
     configs = {
         "statistics (all but surface)": AuditSpec(surface=False),
         "core only (judge, agreement, GLMMs)": AuditSpec(uncertainty=False, readers=False, surface=False),

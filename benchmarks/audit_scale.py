@@ -36,11 +36,26 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from scale_data import PRESETS, write_study  # noqa: E402
 
-STAGES = ("loading inputs", "judge verdicts", "agreement", "human GLMMs", "bootstraps and leave-one-reader-out",
-          "reader analysis", "surface features", "writing outputs")
-SHORT = {"loading inputs": "load", "judge verdicts": "judge", "agreement": "agree", "human GLMMs": "glmm",
-         "bootstraps and leave-one-reader-out": "uncert", "reader analysis": "readers", "surface features": "surface",
-         "writing outputs": "write"}
+STAGES = (
+    "loading inputs",
+    "judge verdicts",
+    "agreement",
+    "human GLMMs",
+    "bootstraps and leave-one-reader-out",
+    "reader analysis",
+    "surface features",
+    "writing outputs",
+)
+SHORT = {
+    "loading inputs": "load",
+    "judge verdicts": "judge",
+    "agreement": "agree",
+    "human GLMMs": "glmm",
+    "bootstraps and leave-one-reader-out": "uncert",
+    "reader analysis": "readers",
+    "surface features": "surface",
+    "writing outputs": "write",
+}
 _STAGE_LINE = re.compile(r"^\[\s*([0-9.]+)s\] (.+)\.\.\.$")
 
 
@@ -48,9 +63,18 @@ def study_paths(name: str, tmp: Path) -> tuple[list[str], Path | None]:
     """The audit-run arguments of a study (and the humans file of its single cell, if one)."""
     if name == "fixture":
         d = ROOT / "fixtures" / "deployment"
-        return [str(d / "judge.csv"), str(d / "humans.csv"), "--pairs", str(d / "pairs.csv"), "--stories",
-                str(d / "stories.csv"), "--dev-judge", str(ROOT / "fixtures" / "dev" / "judge.csv"), "--dev-humans",
-                str(ROOT / "fixtures" / "dev" / "humans.csv")], None
+        return [
+            str(d / "judge.csv"),
+            str(d / "humans.csv"),
+            "--pairs",
+            str(d / "pairs.csv"),
+            "--stories",
+            str(d / "stories.csv"),
+            "--dev-judge",
+            str(ROOT / "fixtures" / "dev" / "judge.csv"),
+            "--dev-humans",
+            str(ROOT / "fixtures" / "dev" / "humans.csv"),
+        ], None
     judge, humans = write_study(tmp / name, PRESETS[name])
     return [str(judge), str(humans)], humans if PRESETS[name].criteria == 1 else None
 
@@ -97,9 +121,10 @@ def competitors(humans: Path, glmer_cache: Path | None) -> list[tuple[str, float
             if path is not None and path.exists():
                 out = json.loads(path.read_text())
             else:
-                out = run_glmer(frame.assign(pair="p" + frame["pair"].astype(str),
-                                             reader="r" + frame["reader"].astype(str)),
-                                "y ~ 1 + (1|pair) + (1|reader)")
+                out = run_glmer(
+                    frame.assign(pair="p" + frame["pair"].astype(str), reader="r" + frame["reader"].astype(str)),
+                    "y ~ 1 + (1|pair) + (1|reader)",
+                )
                 if path is not None:
                     path.parent.mkdir(parents=True, exist_ok=True)
                     path.write_text(json.dumps(out))
@@ -114,8 +139,9 @@ def competitors(humans: Path, glmer_cache: Path | None) -> list[tuple[str, float
         if dense_gb > 2:
             raise MemoryError(f"its variance-component design is dense: {dense_gb:.0f} GB at this size")
         t0 = time.perf_counter()
-        fit = smf.mixedlm("y ~ 1", frame.assign(g=1), groups="g",
-                          vc_formula={"pair": "0 + C(pair)", "reader": "0 + C(reader)"}).fit()
+        fit = smf.mixedlm(
+            "y ~ 1", frame.assign(g=1), groups="g", vc_formula={"pair": "0 + C(pair)", "reader": "0 + C(reader)"}
+        ).fit()
         rows.append(("statsmodels mixedlm (linear)", time.perf_counter() - t0, f"mean {fit.params.iloc[0]:.4f}"))
     except Exception as exc:  # noqa: BLE001
         rows.append(("statsmodels mixedlm", float("nan"), f"failed: {type(exc).__name__}: {exc}"[:80]))
@@ -160,8 +186,11 @@ def main(argv=None) -> int:
             for label, extra in settings:
                 res = run_audit([*audit_args, *extra], tmp / f"out-{name}-{label.replace(' ', '')}")
                 st = res["stages"]
-                print(f"{name:9} {label:12} {res['wall']:7.1f} {res['peak_mb']:8.0f} "
-                      + " ".join(f"{st.get(s, float('nan')):7.2f}" for s in STAGES), flush=True)
+                print(
+                    f"{name:9} {label:12} {res['wall']:7.1f} {res['peak_mb']:8.0f} "
+                    + " ".join(f"{st.get(s, float('nan')):7.2f}" for s in STAGES),
+                    flush=True,
+                )
             if humans is not None and not args.no_competitors:
                 for comp, secs, note in competitors(humans, args.glmer_cache):
                     print(f"{'':9} {comp:32} {secs:8.2f} s   {note}", flush=True)

@@ -45,7 +45,7 @@ def make_stories(n: int, words: int, seed: int = 0) -> list[str]:
         pieces, i = [], 0
         while i < words:
             k = int(rng.integers(4, 36))
-            sent = list(tokens[i:i + k])
+            sent = list(tokens[i : i + k])
             i += k
             if not sent:
                 break
@@ -72,8 +72,13 @@ def median_time(fn, repeats: int = 3) -> float:
 def bench_features(texts: list[str]) -> None:
     from detectors import compute_features
 
-    stories = pd.DataFrame({"pair_id": [f"p{i // 2}" for i in range(len(texts))],
-                            "system": ["a", "b"] * (len(texts) // 2) + ["a"] * (len(texts) % 2), "text": texts})
+    stories = pd.DataFrame(
+        {
+            "pair_id": [f"p{i // 2}" for i in range(len(texts))],
+            "system": ["a", "b"] * (len(texts) // 2) + ["a"] * (len(texts) % 2),
+            "text": texts,
+        }
+    )
     n_words = sum(len(t.split()) for t in texts)
     start = time.perf_counter()
     serial = compute_features(stories, n_jobs=1)
@@ -93,8 +98,10 @@ def bench_features(texts: list[str]) -> None:
     print(f"   cold run, 1 process      {t_serial:7.2f} s   target < 30 s: {'met' if t_serial < 30 else 'MISSED'}")
     print(f"   cold run, 2 processes    {t_cold:7.2f} s   target < 30 s: {'met' if t_cold < 30 else 'MISSED'}")
     best = min(t_serial, t_cold)
-    print(f"   second run (cache)       {t_warm:7.2f} s   speed-up over the faster cold run {best / t_warm:6.1f}x   "
-          f"target >= 20x: {'met' if best / t_warm >= 20 else 'MISSED'}")
+    print(
+        f"   second run (cache)       {t_warm:7.2f} s   speed-up over the faster cold run {best / t_warm:6.1f}x   "
+        f"target >= 20x: {'met' if best / t_warm >= 20 else 'MISSED'}"
+    )
 
 
 def bench_cli(texts: list[str]) -> None:
@@ -104,19 +111,35 @@ def bench_cli(texts: list[str]) -> None:
 
     with tempfile.TemporaryDirectory() as folder:
         stories = Path(folder) / "stories.csv"
-        pd.DataFrame({"pair_id": [f"p{i // 2}" for i in range(len(texts))],
-                      "system": ["a", "b"] * (len(texts) // 2) + ["a"] * (len(texts) % 2), "text": texts}).to_csv(
-            stories, index=False)
-        argv = [sys.executable, "-c", "from audit.cli import run_main; run_main()", "features", str(stories),
-                "-o", str(Path(folder) / "f.csv"), "--cache", str(Path(folder) / "cache"), "-q"]
+        pd.DataFrame(
+            {
+                "pair_id": [f"p{i // 2}" for i in range(len(texts))],
+                "system": ["a", "b"] * (len(texts) // 2) + ["a"] * (len(texts) % 2),
+                "text": texts,
+            }
+        ).to_csv(stories, index=False)
+        argv = [
+            sys.executable,
+            "-c",
+            "from audit.cli import run_main; run_main()",
+            "features",
+            str(stories),
+            "-o",
+            str(Path(folder) / "f.csv"),
+            "--cache",
+            str(Path(folder) / "cache"),
+            "-q",
+        ]
         walls = []
         for _ in range(2):
             start = time.perf_counter()
             subprocess.run(argv, check=True)
             walls.append(time.perf_counter() - start)
     print(f"== `audit features` as a user runs it ({len(texts)} stories, fresh process each time)")
-    print(f"   first run {walls[0]:7.2f} s   second run (cache) {walls[1]:6.2f} s   ratio {walls[0] / walls[1]:5.1f}x "
-          f"(the floor is Python start-up, imports and reading the CSV)")
+    print(
+        f"   first run {walls[0]:7.2f} s   second run (cache) {walls[1]:6.2f} s   ratio {walls[0] / walls[1]:5.1f}x "
+        f"(the floor is Python start-up, imports and reading the CSV)"
+    )
 
 
 def bench_competitors(texts: list[str]) -> None:
@@ -224,13 +247,16 @@ def bench_perplexity(texts: list[str], model_path: str | None = None) -> None:
         theirs_tps = statistics.median(theirs_runs)
         compute_features(stories.head(1), detectors=["perplexity"], perplexity=config)  # the user path works
     agree = np.max(np.abs(np.array(theirs) / ours - 1))
-    name = (f"{model_path} @ {det.revision()}" if model_path
-            else "tiny GPT-2 (2 layers, 32 dims, byte vocabulary)")
-    print(f"\n== perplexity, {name}, window {win_len}, stride {stride}, device {det._load()[3]}, "
-          f"{len(texts)} stories, {det.tokens_scored} tokens")
+    name = f"{model_path} @ {det.revision()}" if model_path else "tiny GPT-2 (2 layers, 32 dims, byte vocabulary)"
+    print(
+        f"\n== perplexity, {name}, window {win_len}, stride {stride}, device {det._load()[3]}, "
+        f"{len(texts)} stories, {det.tokens_scored} tokens"
+    )
     print(f"   ours (batched windows, batch 16)   {ours_tps:10.0f} tokens/s (median of 3)")
-    print(f"   HF-guide loop (one window a time)  {theirs_tps:10.0f} tokens/s (median of 3)   ratio {ours_tps / theirs_tps:5.2f}x   "
-          f"max relative difference {agree:.1e}")
+    print(
+        f"   HF-guide loop (one window a time)  {theirs_tps:10.0f} tokens/s (median of 3)   ratio {ours_tps / theirs_tps:5.2f}x   "
+        f"max relative difference {agree:.1e}"
+    )
 
 
 def main() -> None:
@@ -239,8 +265,11 @@ def main() -> None:
     parser.add_argument("--words", type=int, default=500)
     parser.add_argument("--competitor-stories", type=int, default=300)
     parser.add_argument("--ppl-stories", type=int, default=100)
-    parser.add_argument("--ppl-model", help="a local causal LM directory (or cached hub name) to measure "
-                        "perplexity throughput with; default: a tiny random GPT-2 built on the fly")
+    parser.add_argument(
+        "--ppl-model",
+        help="a local causal LM directory (or cached hub name) to measure "
+        "perplexity throughput with; default: a tiny random GPT-2 built on the fly",
+    )
     args = parser.parse_args()
     start = time.perf_counter()
     import detectors  # noqa: F401  (imports spaCy, lexicalrichness: not part of the timings)

@@ -36,16 +36,27 @@ from tests.support.openai_server import Reply, ScriptedServer, Slow, story  # no
 def hand_loop(url: str, premises: pd.DataFrame) -> None:
     for premise in premises["premise"]:
         for model in ("alpha", "beta"):
-            body = json.dumps({"model": model, "messages": [{"role": "user", "content": premise}], "temperature": 1.0}).encode()
-            request = urllib.request.Request(url + "/chat/completions", data=body, headers={"Content-Type": "application/json"})
+            body = json.dumps(
+                {"model": model, "messages": [{"role": "user", "content": premise}], "temperature": 1.0}
+            ).encode()
+            request = urllib.request.Request(
+                url + "/chat/completions", data=body, headers={"Content-Type": "application/json"}
+            )
             with urllib.request.urlopen(request, timeout=30) as response:
                 json.loads(response.read())["choices"][0]["message"]["content"]
 
 
 def toolkit(url: str, premises: pd.DataFrame, concurrency: int) -> None:
-    systems = {name: {"template": "standard", "provider": {"provider": "openai", "model": name, "base_url": url, "max_concurrency": 8}}
-               for name in ("alpha", "beta")}
-    protocol = load_protocol(overrides={"systems": systems, "matchups": [{"focal": "alpha", "other": "beta"}], "concurrency": concurrency})
+    systems = {
+        name: {
+            "template": "standard",
+            "provider": {"provider": "openai", "model": name, "base_url": url, "max_concurrency": 8},
+        }
+        for name in ("alpha", "beta")
+    }
+    protocol = load_protocol(
+        overrides={"systems": systems, "matchups": [{"focal": "alpha", "other": "beta"}], "concurrency": concurrency}
+    )
     with tempfile.TemporaryDirectory() as out:
         generate_stories(premises, protocol, out, rng=0)
 
@@ -57,7 +68,12 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.05)
     args = parser.parse_args()
     n_premises = args.stories // 2
-    premises = pd.DataFrame({"premise_id": [f"q{i}" for i in range(n_premises)], "premise": [f"Premise number {i}." for i in range(n_premises)]})
+    premises = pd.DataFrame(
+        {
+            "premise_id": [f"q{i}" for i in range(n_premises)],
+            "premise": [f"Premise number {i}." for i in range(n_premises)],
+        }
+    )
     reply = Slow(Reply(story(500)), args.latency)
     with ScriptedServer(responder=lambda body: reply, lifetime_s=600, max_requests=100_000) as server:
         cases = {
@@ -76,7 +92,9 @@ def main() -> None:
     base = medians["hand-glued urllib loop (serial)"]
     print(f"{args.stories} stories, server latency {args.latency * 1000:.0f} ms, median of {args.repeats} runs")
     for name, seconds in medians.items():
-        print(f"  {name:34s} {seconds:7.3f} s   {seconds / args.stories * 1000:6.1f} ms/story   ratio to hand loop {seconds / base:5.2f}")
+        print(
+            f"  {name:34s} {seconds:7.3f} s   {seconds / args.stories * 1000:6.1f} ms/story   ratio to hand loop {seconds / base:5.2f}"
+        )
 
 
 if __name__ == "__main__":

@@ -70,8 +70,13 @@ def simulate(n_votes: int, seed: int = 20260) -> pd.DataFrame:
     return pd.DataFrame({"y": y, "pair": pair.astype(np.int64), "reader": reader.astype(np.int64)})
 
 
-SWEEP = [(100_000, 5_000, 1_000), (100_000, 5_000, 4_000), (100_000, 5_000, 16_000),
-         (100_000, 20_000, 8_000), (1_000_000, 50_000, 20_000)]
+SWEEP = [
+    (100_000, 5_000, 1_000),
+    (100_000, 5_000, 4_000),
+    (100_000, 5_000, 16_000),
+    (100_000, 20_000, 8_000),
+    (1_000_000, 50_000, 20_000),
+]
 TOOLS = ("ours", "glmer", "mixedlm", "gpboost")
 
 
@@ -98,19 +103,33 @@ def _child(tool: str, data: Path, out: Path) -> None:
     res: dict = {"tool": tool}
     if tool == "ours":
         t0 = time.perf_counter()
-        fit = fit_crossed_glmm(frame["y"].to_numpy(float), {"pair": frame["pair"].to_numpy(),
-                                                            "reader": frame["reader"].to_numpy()})
-        res.update(time=time.perf_counter() - t0, b0=fit.b[0], se=fit.se[0], sd_pair=fit.sd["pair"],
-                   sd_reader=fit.sd["reader"], loglik=fit.loglik, path=fit.factorization,
-                   note=next((n for n in fit.notes if "path" in n), ""))
+        fit = fit_crossed_glmm(
+            frame["y"].to_numpy(float), {"pair": frame["pair"].to_numpy(), "reader": frame["reader"].to_numpy()}
+        )
+        res.update(
+            time=time.perf_counter() - t0,
+            b0=fit.b[0],
+            se=fit.se[0],
+            sd_pair=fit.sd["pair"],
+            sd_reader=fit.sd["reader"],
+            loglik=fit.loglik,
+            path=fit.factorization,
+            note=next((n for n in fit.notes if "path" in n), ""),
+        )
     elif tool == "glmer":
         out_r = _glmer(frame, len(frame), None)
         if "error" in out_r:
             raise RuntimeError(out_r["error"])
         fixef = out_r["fixef"] if isinstance(out_r["fixef"], list) else [out_r["fixef"]]
         se = out_r["se"] if isinstance(out_r["se"], list) else [out_r["se"]]
-        res.update(time=out_r["time_fit"], b0=fixef[0], se=se[0], sd_pair=out_r["sd"]["pair"],
-                   sd_reader=out_r["sd"]["reader"], loglik=out_r["loglik"])
+        res.update(
+            time=out_r["time_fit"],
+            b0=fixef[0],
+            se=se[0],
+            sd_pair=out_r["sd"]["pair"],
+            sd_reader=out_r["sd"]["reader"],
+            loglik=out_r["loglik"],
+        )
     elif tool == "mixedlm":
         import mixedlm
 
@@ -120,25 +139,38 @@ def _child(tool: str, data: Path, out: Path) -> None:
         elapsed = time.perf_counter() - t0
         vc = {g.name if hasattr(g, "name") else str(g): g for g in getattr(m.VarCorr(), "groups", [])}
         theta = np.asarray(m.theta, dtype=float)
-        res.update(time=elapsed, b0=float(list(m.fixef().values())[0]), se=float(np.sqrt(np.asarray(m.vcov())[0, 0])),
-                   sd_pair=float(theta[0]), sd_reader=float(theta[1]), loglik=float(m.logLik().value
-                   if hasattr(m.logLik(), "value") else m.logLik()), groups=list(vc))
+        res.update(
+            time=elapsed,
+            b0=float(list(m.fixef().values())[0]),
+            se=float(np.sqrt(np.asarray(m.vcov())[0, 0])),
+            sd_pair=float(theta[0]),
+            sd_reader=float(theta[1]),
+            loglik=float(m.logLik().value if hasattr(m.logLik(), "value") else m.logLik()),
+            groups=list(vc),
+        )
     elif tool == "gpboost":
         import gpboost as gpb
 
         t0 = time.perf_counter()
-        gm = gpb.GPModel(group_data=frame[["pair", "reader"]].to_numpy(), likelihood="bernoulli_logit",
-                         num_parallel_threads=1)
+        gm = gpb.GPModel(
+            group_data=frame[["pair", "reader"]].to_numpy(), likelihood="bernoulli_logit", num_parallel_threads=1
+        )
         gm.fit(y=frame["y"].to_numpy(float), X=np.ones((len(frame), 1)), params={"trace": False})
         elapsed = time.perf_counter() - t0
         var = np.asarray(gm.get_cov_pars(), dtype=float).ravel()
-        res.update(time=elapsed, b0=float(np.asarray(gm.get_coef(), dtype=float).ravel()[0]),
-                   sd_pair=float(np.sqrt(var[0])), sd_reader=float(np.sqrt(var[1])),
-                   loglik=float(-gm.get_current_neg_log_likelihood()))
+        res.update(
+            time=elapsed,
+            b0=float(np.asarray(gm.get_coef(), dtype=float).ravel()[0]),
+            sd_pair=float(np.sqrt(var[0])),
+            sd_reader=float(np.sqrt(var[1])),
+            loglik=float(-gm.get_current_neg_log_likelihood()),
+        )
     else:
         raise ValueError(tool)
-    res["peak_mb"] = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-                         resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024
+    res["peak_mb"] = (
+        max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+        / 1024
+    )
     out.write_text(json.dumps(res))
 
 
@@ -153,11 +185,16 @@ def _run_child(tool: str, data: Path, timeout: float, mem_gb: float) -> dict:
 
         def limit():
             os.setsid()
-            cap = int(mem_gb * 2 ** 30)
+            cap = int(mem_gb * 2**30)
             resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 
-        proc = subprocess.Popen([sys.executable, __file__, "--child", tool, str(data), str(out)],
-                                preexec_fn=limit, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, __file__, "--child", tool, str(data), str(out)],
+            preexec_fn=limit,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         try:
             _, err = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -178,10 +215,15 @@ def sweep(designs, tools, timeout: float, mem_gb: float, shapes=None) -> int:
     import tempfile
 
     shapes = shapes or SWEEP
-    print(f"sweep: each fit in its own process, limit {timeout:.0f} s and {mem_gb:g} GB address space; "
-          "time = the fit itself (glmer: inside R); peak = the process's peak RSS")
-    print(f"{'design':<8} {'votes':>8} {'pairs':>6} {'readers':>7}  "
-          + "  ".join(f"{t:>24}" for t in tools) + "   ours vs glmer")
+    print(
+        f"sweep: each fit in its own process, limit {timeout:.0f} s and {mem_gb:g} GB address space; "
+        "time = the fit itself (glmer: inside R); peak = the process's peak RSS"
+    )
+    print(
+        f"{'design':<8} {'votes':>8} {'pairs':>6} {'readers':>7}  "
+        + "  ".join(f"{t:>24}" for t in tools)
+        + "   ours vs glmer"
+    )
     for design in designs:
         for n, a, r in shapes:
             frame = simulate_shape(n, a, r, design)
@@ -199,19 +241,29 @@ def sweep(designs, tools, timeout: float, mem_gb: float, shapes=None) -> int:
             ours, glmer = results.get("ours", {}), results.get("glmer", {})
             diff = ""
             if ours.get("status") == "ok" and glmer.get("status") == "ok":
-                diff = (f"|db0| {abs(ours['b0'] - glmer['b0']):.1e} |dsd| "
-                        f"{max(abs(ours['sd_pair'] - glmer['sd_pair']), abs(ours['sd_reader'] - glmer['sd_reader'])):.1e} "
-                        f"dlogLik {ours['loglik'] - glmer['loglik']:+.1e}")
-            print(f"{design:<8} {n:>8} {frame['pair'].nunique():>6} {frame['reader'].nunique():>7}  "
-                  + "  ".join(f"{c:>24}" for c in cells) + "   " + diff, flush=True)
+                diff = (
+                    f"|db0| {abs(ours['b0'] - glmer['b0']):.1e} |dsd| "
+                    f"{max(abs(ours['sd_pair'] - glmer['sd_pair']), abs(ours['sd_reader'] - glmer['sd_reader'])):.1e} "
+                    f"dlogLik {ours['loglik'] - glmer['loglik']:+.1e}"
+                )
+            print(
+                f"{design:<8} {n:>8} {frame['pair'].nunique():>6} {frame['reader'].nunique():>7}  "
+                + "  ".join(f"{c:>24}" for c in cells)
+                + "   "
+                + diff,
+                flush=True,
+            )
             if ours.get("status") == "ok":
                 print(f"{'':<8} ours: {ours['path']} path; {ours['note'][:150]}", flush=True)
             for t in tools:
                 if t != "ours" and t != "glmer" and results[t].get("status") == "ok" and ours.get("status") == "ok":
                     o = results[t]
-                    print(f"{'':<8} {t} vs ours: |db0| {abs(o['b0'] - ours['b0']):.1e} |dsd| "
-                          f"{max(abs(o['sd_pair'] - ours['sd_pair']), abs(o['sd_reader'] - ours['sd_reader'])):.1e} "
-                          f"dlogLik {o['loglik'] - ours['loglik']:+.1e}", flush=True)
+                    print(
+                        f"{'':<8} {t} vs ours: |db0| {abs(o['b0'] - ours['b0']):.1e} |dsd| "
+                        f"{max(abs(o['sd_pair'] - ours['sd_pair']), abs(o['sd_reader'] - ours['sd_reader'])):.1e} "
+                        f"dlogLik {o['loglik'] - ours['loglik']:+.1e}",
+                        flush=True,
+                    )
     return 0
 
 
@@ -238,8 +290,10 @@ def _multistart_best(y, pair, reader):
     def fg(z):
         return lap(z[:2], z[2:]), lap.gradient()
 
-    runs = [_projected_bfgs(fg, np.array([*t, 0.3]), 2)
-            for t in [(0.05, 0.05), (0.3, 0.3), (1.0, 1.0), (0.5, 0.01), (0.01, 0.5), (2.0, 2.0)]]
+    runs = [
+        _projected_bfgs(fg, np.array([*t, 0.3]), 2)
+        for t in [(0.05, 0.05), (0.3, 0.3), (1.0, 1.0), (0.5, 0.01), (0.01, 0.5), (2.0, 2.0)]
+    ]
     best = min(runs, key=lambda r: r.fun)
     return best.fun, best.x[:2]
 
@@ -284,27 +338,32 @@ def boundary_study(n_cells: int, with_glmer: bool) -> int:
             refit = fit_crossed_glmm(y, {"pair": pair, "reader": reader}, start={"theta": best_sd, "beta": [res.b[0]]})
             se_ratio.append(res.se[0] / refit.se[0])
         worst_gap = max(worst_gap, gap)
-        frames.append(pd.DataFrame({"cell": i, "y": y.astype(int), "pair": pair, "reader": reader,
-                                    "ours": res.loglik}))
+        frames.append(pd.DataFrame({"cell": i, "y": y.astype(int), "pair": pair, "reader": reader, "ours": res.loglik}))
     glmer_note = ""
     if with_glmer and rscript_available():
         with tempfile.TemporaryDirectory() as tmp:
             data = pd.concat(frames)
             data.drop(columns="ours").to_csv(Path(tmp) / "cells.csv", index=False)
             (Path(tmp) / "loop.R").write_text(_GLMER_LOOP)
-            subprocess.run(["Rscript", str(Path(tmp) / "loop.R"), str(Path(tmp) / "cells.csv"),
-                            str(Path(tmp) / "out.json")], check=True)
+            subprocess.run(
+                ["Rscript", str(Path(tmp) / "loop.R"), str(Path(tmp) / "cells.csv"), str(Path(tmp) / "out.json")],
+                check=True,
+            )
             glmer = {o["cell"]: o for o in json.loads((Path(tmp) / "out.json").read_text())}
         ours = data.groupby("cell")["ours"].first()
         diffs = np.array([ours[c] - glmer[c]["loglik"] for c in ours.index])
         counts["below_glmer"] = int(np.sum(diffs < -1e-3))
-        glmer_note = (f"; ours - glmer(tolPwrss=1e-10) logLik: min {diffs.min():.2e}, max {diffs.max():.2e}, "
-                      f"cells below glmer by > 1e-3: {counts['below_glmer']}")
+        glmer_note = (
+            f"; ours - glmer(tolPwrss=1e-10) logLik: min {diffs.min():.2e}, max {diffs.max():.2e}, "
+            f"cells below glmer by > 1e-3: {counts['below_glmer']}"
+        )
     n = n_cells
     print(f"false-boundary study: {n} cells (7 readers x 20-60 pairs), rows shuffled")
     print(f"  singular fits          {counts['singular']:>5}  ({100 * counts['singular'] / n:.1f}%)")
-    print(f"  false boundaries       {counts['false_boundary']:>5}  ({100 * counts['false_boundary'] / n:.2f}%)"
-          + (f"  SE / SE at the optimum: {min(se_ratio):.2f}-{max(se_ratio):.2f}" if se_ratio else ""))
+    print(
+        f"  false boundaries       {counts['false_boundary']:>5}  ({100 * counts['false_boundary'] / n:.2f}%)"
+        + (f"  SE / SE at the optimum: {min(se_ratio):.2f}-{max(se_ratio):.2f}" if se_ratio else "")
+    )
     print(f"  logLik below best>1e-3 {counts['below_best']:>5}  (worst {worst_gap:.4f})")
     print(f"  row-order dependent    {counts['order_dependent']:>5}  (|db0| > 1e-6 or another singular flag)")
     print(f"  time per fit           {1000 * t_fit / n:.1f} ms" + glmer_note)
@@ -315,8 +374,9 @@ def fit_ours(frame: pd.DataFrame, repeats: int):
     best, res = np.inf, None
     for _ in range(repeats):
         t0 = time.perf_counter()
-        res = fit_crossed_glmm(frame["y"].to_numpy(float), {"pair": frame["pair"].to_numpy(),
-                                                            "reader": frame["reader"].to_numpy()})
+        res = fit_crossed_glmm(
+            frame["y"].to_numpy(float), {"pair": frame["pair"].to_numpy(), "reader": frame["reader"].to_numpy()}
+        )
         best = min(best, time.perf_counter() - t0)
     return best, res
 
@@ -333,8 +393,11 @@ def fill_table(designs, shapes=None) -> int:
 
     shapes = shapes or SWEEP[:4]
     print("fill of the Cholesky factor (lower triangle incl. diagonal; % of a dense triangle of that size)")
-    print(f"{'design':<8} {'votes':>8} {'pairs':>6} {'readers':>7}  {'system':<7} "
-          + "  ".join(f"{o:>18}" for o in ("amd", "metis", "nesdis")) + "   dense-equivalent block")
+    print(
+        f"{'design':<8} {'votes':>8} {'pairs':>6} {'readers':>7}  {'system':<7} "
+        + "  ".join(f"{o:>18}" for o in ("amd", "metis", "nesdis"))
+        + "   dense-equivalent block"
+    )
     for design in designs:
         for n, a, r in shapes:
             frame = simulate_shape(n, a, r, design)
@@ -343,8 +406,10 @@ def fill_table(designs, shapes=None) -> int:
             zp = sp.csc_matrix((np.ones(p.size), (np.arange(p.size), p)), shape=(p.size, p.max() + 1))
             zr = sp.csc_matrix((np.ones(q.size), (np.arange(q.size), q)), shape=(q.size, q.max() + 1))
             full = sp.hstack([zp, zr]).tocsc()
-            systems = {"full": (full.T @ full + sp.eye(full.shape[1])).tocsc(),
-                       "schur": (zr.T @ zr + sp.eye(zr.shape[1]) + zr.T @ zp @ zp.T @ zr).tocsc()}
+            systems = {
+                "full": (full.T @ full + sp.eye(full.shape[1])).tocsc(),
+                "schur": (zr.T @ zr + sp.eye(zr.shape[1]) + zr.T @ zp @ zp.T @ zr).tocsc(),
+            }
             for name, M in systems.items():
                 m = M.shape[0]
                 cells, flops = [], []
@@ -357,29 +422,48 @@ def fill_table(designs, shapes=None) -> int:
                     flops.append(float(np.sum(counts.astype(float) ** 2)))
                 # the size k of a dense block with the same factorisation flops (k^3 / 3)
                 k = (3 * min(flops)) ** (1 / 3)
-                print(f"{design:<8} {n:>8} {a:>6} {q.max() + 1:>7}  {name:<7} " + "  ".join(f"{c:>18}" for c in cells)
-                      + f"   {k:>8.0f} (of {m})", flush=True)
+                print(
+                    f"{design:<8} {n:>8} {a:>6} {q.max() + 1:>7}  {name:<7} "
+                    + "  ".join(f"{c:>18}" for c in cells)
+                    + f"   {k:>8.0f} (of {m})",
+                    flush=True,
+                )
     return 0
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[2500, 100_000])
-    parser.add_argument("--no-r-above", type=int, default=None,
-                        help="skip glmer for sizes above this (glmer takes ~18 min at 1M)")
+    parser.add_argument(
+        "--no-r-above", type=int, default=None, help="skip glmer for sizes above this (glmer takes ~18 min at 1M)"
+    )
     parser.add_argument("--repeats", type=int, default=3, help="repeats of our fit (best is kept) below 200k")
     parser.add_argument("--memory", action="store_true", help="report this process's peak RSS after each size")
-    parser.add_argument("--glmer-cache", type=Path, default=None,
-                        help="directory caching glmer's JSON per size (reuse a long 1M glmer run)")
+    parser.add_argument(
+        "--glmer-cache",
+        type=Path,
+        default=None,
+        help="directory caching glmer's JSON per size (reuse a long 1M glmer run)",
+    )
     parser.add_argument("--glmer-only", action="store_true", help="only run (and cache) glmer")
-    parser.add_argument("--boundary", type=int, default=None, metavar="N",
-                        help="run the false-boundary study over N small cells instead")
+    parser.add_argument(
+        "--boundary",
+        type=int,
+        default=None,
+        metavar="N",
+        help="run the false-boundary study over N small cells instead",
+    )
     parser.add_argument("--boundary-glmer", action="store_true", help="also fit every study cell with glmer")
     parser.add_argument("--sweep", action="store_true", help="run the arena-shape sweep instead")
     parser.add_argument("--designs", nargs="+", default=["uniform", "arena"], choices=["uniform", "arena"])
     parser.add_argument("--tools", nargs="+", default=list(TOOLS), choices=list(TOOLS))
-    parser.add_argument("--shapes", nargs="+", default=None, metavar="VOTES,PAIRS,READERS",
-                        help="sweep shapes (default: the issue's five)")
+    parser.add_argument(
+        "--shapes",
+        nargs="+",
+        default=None,
+        metavar="VOTES,PAIRS,READERS",
+        help="sweep shapes (default: the issue's five)",
+    )
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per fit in the sweep")
     parser.add_argument("--mem-gb", type=float, default=10.0, help="address-space cap per fit in the sweep")
     parser.add_argument("--fill", action="store_true", help="print the factor fill per ordering (symbolic) instead")
@@ -389,7 +473,9 @@ def main(argv=None) -> int:
         _child(args.child[0], Path(args.child[1]), Path(args.child[2]))
         return 0
     if args.fill:
-        return fill_table(args.designs, [tuple(int(v) for v in s.split(",")) for s in args.shapes] if args.shapes else None)
+        return fill_table(
+            args.designs, [tuple(int(v) for v in s.split(",")) for s in args.shapes] if args.shapes else None
+        )
     if args.sweep:
         shapes = [tuple(int(v) for v in s.split(",")) for s in args.shapes] if args.shapes else None
         return sweep(args.designs, args.tools, args.timeout, args.mem_gb, shapes)
@@ -398,8 +484,10 @@ def main(argv=None) -> int:
     have_r = rscript_available()
     if not have_r:
         print("Rscript with lme4/jsonlite not found: timing the native engine only")
-    header = (f"{'votes':>9} {'pairs':>7} {'readers':>7} {'ours s':>9} {'glmer s':>9} {'ratio':>7} "
-              f"{'|db0|':>9} {'|dse|':>9} {'|dsd_pair|':>10} {'|dsd_rdr|':>9} {'dlogLik':>10}")
+    header = (
+        f"{'votes':>9} {'pairs':>7} {'readers':>7} {'ours s':>9} {'glmer s':>9} {'ratio':>7} "
+        f"{'|db0|':>9} {'|dse|':>9} {'|dsd_pair|':>10} {'|dsd_rdr|':>9} {'dlogLik':>10}"
+    )
     rows = []
     for n in args.sizes:
         frame = simulate(n)
@@ -408,8 +496,14 @@ def main(argv=None) -> int:
             continue
         ours_t, res = fit_ours(frame, args.repeats if n < 200_000 else 1)
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        line = {"votes": len(frame), "pairs": frame["pair"].nunique(), "readers": frame["reader"].nunique(),
-                "ours": ours_t, "res": res, "peak_mb": peak}
+        line = {
+            "votes": len(frame),
+            "pairs": frame["pair"].nunique(),
+            "readers": frame["reader"].nunique(),
+            "ours": ours_t,
+            "res": res,
+            "peak_mb": peak,
+        }
         if have_r and (args.no_r_above is None or n <= args.no_r_above):
             line["r"] = _glmer(frame, n, args.glmer_cache)
         rows.append(line)
@@ -434,17 +528,21 @@ def _format(line, header, memory):
     text = "" if header is None else header + "\n"
     out = line.get("r")
     if out is None:
-        text += (f"{line['votes']:>9} {line['pairs']:>7} {line['readers']:>7} {line['ours']:>9.3f} {'-':>9} {'-':>7} "
-                 f"{'-':>9} {'-':>9} {'-':>10} {'-':>9} {'-':>10}   b0={res.b[0]:.5f} se={res.se[0]:.5f} "
-                 f"sd={res.sd['pair']:.4f},{res.sd['reader']:.4f} logLik={res.loglik:.4f}")
+        text += (
+            f"{line['votes']:>9} {line['pairs']:>7} {line['readers']:>7} {line['ours']:>9.3f} {'-':>9} {'-':>7} "
+            f"{'-':>9} {'-':>9} {'-':>10} {'-':>9} {'-':>10}   b0={res.b[0]:.5f} se={res.se[0]:.5f} "
+            f"sd={res.sd['pair']:.4f},{res.sd['reader']:.4f} logLik={res.loglik:.4f}"
+        )
     else:
         fixef = out["fixef"] if isinstance(out["fixef"], list) else [out["fixef"]]
         se = out["se"] if isinstance(out["se"], list) else [out["se"]]
-        text += (f"{line['votes']:>9} {line['pairs']:>7} {line['readers']:>7} {line['ours']:>9.3f} "
-                 f"{out['time_fit']:>9.3f} {out['time_fit'] / line['ours']:>7.1f} "
-                 f"{abs(res.b[0] - fixef[0]):>9.2e} {abs(res.se[0] - se[0]):>9.2e} "
-                 f"{abs(res.sd['pair'] - out['sd']['pair']):>10.2e} {abs(res.sd['reader'] - out['sd']['reader']):>9.2e} "
-                 f"{res.loglik - out['loglik']:>10.2e}")
+        text += (
+            f"{line['votes']:>9} {line['pairs']:>7} {line['readers']:>7} {line['ours']:>9.3f} "
+            f"{out['time_fit']:>9.3f} {out['time_fit'] / line['ours']:>7.1f} "
+            f"{abs(res.b[0] - fixef[0]):>9.2e} {abs(res.se[0] - se[0]):>9.2e} "
+            f"{abs(res.sd['pair'] - out['sd']['pair']):>10.2e} {abs(res.sd['reader'] - out['sd']['reader']):>9.2e} "
+            f"{res.loglik - out['loglik']:>10.2e}"
+        )
     if memory:
         text += f"   peak RSS {line['peak_mb']:.0f} MB"
     return text

@@ -26,17 +26,31 @@ def simulate(rng, n_pairs, n_readers):
     b = rng.normal(0, 0.5, n_readers)
     y = (q[:, None] + b[None, :] + rng.normal(0, 1.5, (n_pairs, n_readers)) > 0).astype(float)
     pid = np.repeat([f"p{i}" for i in range(n_pairs)], n_readers)
-    votes = pd.DataFrame(dict(pair_id=pid, reader_id=np.tile([f"r{r}" for r in range(n_readers)], n_pairs),
-                              criterion="overall", matchup="a vs b", y=y.ravel()))
-    judge = pd.DataFrame(dict(pair_id=[f"p{i}" for i in range(n_pairs)], criterion="overall",
-                              y_judge=(q + rng.normal(0, 1, n_pairs) > 0).astype(float)))
+    votes = pd.DataFrame(
+        dict(
+            pair_id=pid,
+            reader_id=np.tile([f"r{r}" for r in range(n_readers)], n_pairs),
+            criterion="overall",
+            matchup="a vs b",
+            y=y.ravel(),
+        )
+    )
+    judge = pd.DataFrame(
+        dict(
+            pair_id=[f"p{i}" for i in range(n_pairs)],
+            criterion="overall",
+            y_judge=(q + rng.normal(0, 1, n_pairs) > 0).astype(float),
+        )
+    )
     return votes, judge
 
 
 def main(n_sets=200, n_boot=300, designs=((40, 5), (80, 7))):
     rng = np.random.default_rng(20261201)
-    print(f"{'design':>12} {'statistic':>18} {'target':>8} {'coverage':>9} {'mean width':>11}  ({n_sets} data sets, "
-          f"{n_boot} replicates, nominal 95%)")
+    print(
+        f"{'design':>12} {'statistic':>18} {'target':>8} {'coverage':>9} {'mean width':>11}  ({n_sets} data sets, "
+        f"{n_boot} replicates, nominal 95%)"
+    )
     for n_pairs, n_readers in designs:
         target = {k: [] for k in STATS}
         for _ in range(4000):
@@ -54,8 +68,10 @@ def main(n_sets=200, n_boot=300, designs=((40, 5), (80, 7))):
                     hits[k].append(e.ci_low <= truth[k] <= e.ci_high)
                     widths[k].append(e.ci_high - e.ci_low)
         for k in STATS:
-            print(f"{n_pairs:>4}x{n_readers:<2} rdrs {k:>18} {truth[k]:8.3f} {np.mean(hits[k]):9.3f} "
-                  f"{np.mean(widths[k]):11.3f}")
+            print(
+                f"{n_pairs:>4}x{n_readers:<2} rdrs {k:>18} {truth[k]:8.3f} {np.mean(hits[k]):9.3f} "
+                f"{np.mean(widths[k]):11.3f}"
+            )
 
 
 if __name__ == "__main__":

@@ -28,8 +28,14 @@ from audit.uncertainty._cells import cell_tables  # noqa: E402
 from audit.uncertainty.one_step import modes_from_fit, one_step_without_readers  # noqa: E402
 
 # (pairs, readers, readers per pair, seed, sd_pair, sd_reader)
-DESIGNS = [(300, 30, 10, 1, 0.5, 0.5), (400, 60, 10, 2, 0.5, 0.5), (400, 100, 10, 3, 0.5, 0.5),
-           (400, 100, 10, 4, 1.0, 0.3), (500, 50, 20, 5, 0.8, 0.8), (600, 120, 10, 6, 0.5, 0.2)]
+DESIGNS = [
+    (300, 30, 10, 1, 0.5, 0.5),
+    (400, 60, 10, 2, 0.5, 0.5),
+    (400, 100, 10, 3, 0.5, 0.5),
+    (400, 100, 10, 4, 1.0, 0.3),
+    (500, 50, 20, 5, 0.8, 0.8),
+    (600, 120, 10, 6, 0.5, 0.2),
+]
 
 
 def design_votes(n_pairs, n_readers, per_pair, seed, sd_pair, sd_reader) -> pd.DataFrame:
@@ -39,14 +45,23 @@ def design_votes(n_pairs, n_readers, per_pair, seed, sd_pair, sd_reader) -> pd.D
     reader = readers.ravel()
     eta = 0.3 + rng.normal(0, sd_pair, n_pairs)[pair] + rng.normal(0, sd_reader, n_readers)[reader]
     y = (rng.random(pair.size) < expit(eta)).astype(float)
-    return pd.DataFrame({"pair_id": [f"p{i:04d}" for i in pair], "reader_id": [f"r{j:03d}" for j in reader],
-                         "y": y, "matchup": "m", "criterion": "c"})
+    return pd.DataFrame(
+        {
+            "pair_id": [f"p{i:04d}" for i in pair],
+            "reader_id": [f"r{j:03d}" for j in reader],
+            "y": y,
+            "matchup": "m",
+            "criterion": "c",
+        }
+    )
 
 
 def main() -> int:
     warnings.simplefilter("ignore")
-    print(f"{'P':>5} {'R':>4} {'k':>3} {'seed':>4} {'sd_p':>5} {'sd_r':>5} {'votes':>6} {'max|exact|':>10} "
-          f"{'max|err|':>9} {'ratio':>6} {'top1':>5} {'top5':>5} {'corr':>7} {'exact s':>8} {'1-step s':>8}")
+    print(
+        f"{'P':>5} {'R':>4} {'k':>3} {'seed':>4} {'sd_p':>5} {'sd_r':>5} {'votes':>6} {'max|exact|':>10} "
+        f"{'max|err|':>9} {'ratio':>6} {'top1':>5} {'top5':>5} {'corr':>7} {'exact s':>8} {'1-step s':>8}"
+    )
     worst = 0.0
     for design in DESIGNS:
         t = cell_tables(design_votes(*design), ("matchup", "criterion"))[0]
@@ -54,8 +69,12 @@ def main() -> int:
         full = fit_crossed_glmm(y, {"pair": p, "reader": r})
         base = expit(full.b[0])
         t0 = time.perf_counter()
-        exact = np.array([expit(fit_crossed_glmm(y[r != j], {"pair": p[r != j], "reader": r[r != j]},
-                                                 start=full).b[0]) - base for j in range(t.n_readers)])
+        exact = np.array(
+            [
+                expit(fit_crossed_glmm(y[r != j], {"pair": p[r != j], "reader": r[r != j]}, start=full).b[0]) - base
+                for j in range(t.n_readers)
+            ]
+        )
         t_exact = time.perf_counter() - t0
         t0 = time.perf_counter()
         bp, br = modes_from_fit(full, t.n_pairs, t.n_readers)
@@ -66,11 +85,13 @@ def main() -> int:
         top = lambda v: set(np.argsort(-np.abs(v))[:5])  # noqa: E731
         ratio = err.max() / np.abs(exact).max()
         worst = max(worst, ratio)
-        print(f"{design[0]:5d} {design[1]:4d} {design[2]:3d} {design[3]:4d} {design[4]:5.2f} {design[5]:5.2f} "
-              f"{y.size:6d} {np.abs(exact).max():10.5f} {err.max():9.2e} {ratio:6.3f} "
-              f"{'yes' if np.argmax(np.abs(approx)) == np.argmax(np.abs(exact)) else 'no':>5} "
-              f"{len(top(approx) & top(exact)):>3}/5 {np.corrcoef(approx, exact)[0, 1]:7.4f} {t_exact:8.2f} {t_step:8.3f}",
-              flush=True)
+        print(
+            f"{design[0]:5d} {design[1]:4d} {design[2]:3d} {design[3]:4d} {design[4]:5.2f} {design[5]:5.2f} "
+            f"{y.size:6d} {np.abs(exact).max():10.5f} {err.max():9.2e} {ratio:6.3f} "
+            f"{'yes' if np.argmax(np.abs(approx)) == np.argmax(np.abs(exact)) else 'no':>5} "
+            f"{len(top(approx) & top(exact)):>3}/5 {np.corrcoef(approx, exact)[0, 1]:7.4f} {t_exact:8.2f} {t_step:8.3f}",
+            flush=True,
+        )
     print(f"worst max|err| / max|exact shift| over the designs: {worst:.3f}")
     return 0
 

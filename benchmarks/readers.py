@@ -43,8 +43,10 @@ def line(name: str, ours: float, theirs: float | None, diff: float | None, tool:
     if theirs is None:
         print(f"{name:<34} ours {ours * 1e3:9.3f} ms   {tool}: not available")
         return
-    print(f"{name:<34} ours {ours * 1e3:9.3f} ms   {tool} {theirs * 1e3:9.3f} ms   "
-          f"ratio {ours / theirs:6.2f}   max|diff| {diff:.2e}")
+    print(
+        f"{name:<34} ours {ours * 1e3:9.3f} ms   {tool} {theirs * 1e3:9.3f} ms   "
+        f"ratio {ours / theirs:6.2f}   max|diff| {diff:.2e}"
+    )
 
 
 def bench_ml(repeats: int) -> None:
@@ -57,8 +59,7 @@ def bench_ml(repeats: int) -> None:
     y = (rng.random(60) < 1 / (1 + np.exp(-(X @ np.array([0.2, 0.8, 0.5, 0.1, 0.3, -0.2]))))).astype(float)
     t_ours, ours = median_time(lambda: fit_logistic(X, y), repeats)
     t_sm, theirs = median_time(lambda: sm.Logit(y, X).fit(disp=0), repeats)
-    line("ML logistic, 60 x 6", t_ours, t_sm, float(np.max(np.abs(np.array(ours.coef) - theirs.params))),
-         "statsmodels")
+    line("ML logistic, 60 x 6", t_ours, t_sm, float(np.max(np.abs(np.array(ours.coef) - theirs.params))), "statsmodels")
 
 
 def bench_firth(repeats: int) -> None:
@@ -72,7 +73,7 @@ def bench_firth(repeats: int) -> None:
     if shutil.which("Rscript"):
         script = f"""
 suppressPackageStartupMessages(library(brglm2))
-d <- read.csv("{REF / 'endometrial.csv'}")
+d <- read.csv("{REF / "endometrial.csv"}")
 f <- function() glm(HG ~ NV + PI + EH, family = binomial, data = d, method = "brglmFit", type = "AS_mean")
 invisible(f())
 fit <- NULL
@@ -120,8 +121,10 @@ def bench_fixture(repeats: int) -> None:
     data = load_audit_data(fixture / "judge.csv", fixture / "humans.csv", pairs=fixture / "pairs.csv")
     credits = judge_pair_outcomes(data, "even-split", np.random.default_rng(0))
     t, _ = median_time(lambda: analyse_readers(data.votes, credits, rng=0, fit_glmm_if_missing=False), repeats)
-    print(f"{'analyse_readers, 7 x 60 x 6 fixture':<34} ours {t * 1e3:9.3f} ms   (no competing tool; "
-          f"{len(data.votes)} votes, GLMM row not refitted)")
+    print(
+        f"{'analyse_readers, 7 x 60 x 6 fixture':<34} ours {t * 1e3:9.3f} ms   (no competing tool; "
+        f"{len(data.votes)} votes, GLMM row not refitted)"
+    )
 
 
 def main() -> None:

@@ -73,8 +73,9 @@ def study(rng: np.random.Generator) -> tuple[dict[str, np.ndarray], pd.DataFrame
         for r in range(20):
             group = "expert" if r < 8 else "enthusiast"
             for q in range(15):
-                value = np.clip(np.round(3 + quality[i] + 0.3 * rng.normal() + rng.normal(scale=0.8 if r < 8 else 1.2)),
-                                1, 5)
+                value = np.clip(
+                    np.round(3 + quality[i] + 0.3 * rng.normal() + rng.normal(scale=0.8 if r < 8 else 1.2)), 1, 5
+                )
                 rows.append((f"mf{i}", f"r{r}", f"Q{q + 1}", group, value))
     long = pd.DataFrame(rows, columns=["item_id", "reader_id", "criterion", "reader_group", "rating"])
     questionnaire = long.pivot_table(index=["item_id", "reader_id"], columns="criterion", values="rating")
@@ -90,8 +91,9 @@ def main() -> None:
     if shutil.which("Rscript"):
         with tempfile.TemporaryDirectory() as tmp:
             for name, x in matrices.items():
-                pd.DataFrame(x, columns=[f"r{j}" for j in range(x.shape[1])]).to_csv(Path(tmp) / f"{name}.csv",
-                                                                                     index=False)
+                pd.DataFrame(x, columns=[f"r{j}" for j in range(x.shape[1])]).to_csv(
+                    Path(tmp) / f"{name}.csv", index=False
+                )
             questionnaire.to_csv(Path(tmp) / "questionnaire_320x15.csv", index=False)
             (Path(tmp) / "bench.R").write_text(R_SCRIPT)
             subprocess.run(["Rscript", "bench.R", str(args.repeats)], cwd=tmp, check=True, capture_output=True)
@@ -120,8 +122,10 @@ def main() -> None:
     line("Cronbach's alpha + Feldt, 320 x 15", t, [a.alpha, a.ci_low, a.ci_high], "alpha_320x15")
     ratings = validate_ratings(long.astype({"rating": str}))
     t, _ = median_time(lambda: reliability_report(ratings, rng=1), max(1, args.repeats // 2))
-    print(f"{'reliability_report, 16 x 15 x 20 (2 groups)':<42} ours {t * 1e3:8.1f} ms   "
-          f"({len(ratings)} ratings, 2000 bootstrap replicates per question)")
+    print(
+        f"{'reliability_report, 16 x 15 x 20 (2 groups)':<42} ours {t * 1e3:8.1f} ms   "
+        f"({len(ratings)} ratings, 2000 bootstrap replicates per question)"
+    )
 
 
 if __name__ == "__main__":

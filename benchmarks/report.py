@@ -33,8 +33,14 @@ def load_result(argv: list[str]):
     from audit.spec import AuditSpec
 
     d, v = ROOT / "fixtures" / "deployment", ROOT / "fixtures" / "dev"
-    data = load_audit_data(str(d / "judge.csv"), str(d / "humans.csv"), pairs=str(d / "pairs.csv"),
-                           stories=str(d / "stories.csv"), dev_judge=str(v / "judge.csv"), dev_humans=str(v / "humans.csv"))
+    data = load_audit_data(
+        str(d / "judge.csv"),
+        str(d / "humans.csv"),
+        pairs=str(d / "pairs.csv"),
+        stories=str(d / "stories.csv"),
+        dev_judge=str(v / "judge.csv"),
+        dev_humans=str(v / "humans.csv"),
+    )
     return run_audit(data, AuditSpec(seed=1))
 
 
@@ -45,10 +51,12 @@ def _png(fig, fig_id: str) -> str:
 
 
 def timed_render(result, *, png: bool = False) -> tuple[list[float], int, dict[str, float]]:
-    from reports.html import render_html
     import reports.figures as figs
+    from reports.html import render_html
 
-    modules = [getattr(figs, m) for m in ("preference", "heatmap", "loro", "bootstrap", "dendrogram", "surface", "timing")]
+    modules = [
+        getattr(figs, m) for m in ("preference", "heatmap", "loro", "bootstrap", "dendrogram", "surface", "timing")
+    ]
     per_figure: dict[str, float] = {}
     times, size = [], 0
     for i in range(REPEATS + 1):  # first run warms fonts and caches, not counted

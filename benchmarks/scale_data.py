@@ -58,7 +58,7 @@ def _readers_of_pairs(rng: np.random.Generator, shape: StudyShape) -> np.ndarray
     for start in range(0, shape.pairs, chunk):
         stop = min(shape.pairs, start + chunk)
         keys = rng.random((stop - start, shape.readers))
-        out[start:stop] = np.argpartition(keys, shape.readers_per_pair - 1, axis=1)[:, :shape.readers_per_pair]
+        out[start:stop] = np.argpartition(keys, shape.readers_per_pair - 1, axis=1)[:, : shape.readers_per_pair]
     return out
 
 
@@ -70,8 +70,10 @@ def simulate(shape: StudyShape, seed: int = 15) -> tuple[pd.DataFrame, pd.DataFr
     width = len(str(shape.pairs))
     pair_ids = np.array([f"p{i:0{width}d}" for i in range(shape.pairs)], dtype=object)
     reader_ids = np.array([f"r{j:0{len(str(shape.readers))}d}" for j in range(shape.readers)], dtype=object)
-    criteria = np.array(["overall"] if shape.criteria == 1 else
-                        [f"c{k:0{len(str(shape.criteria))}d}" for k in range(shape.criteria)], dtype=object)
+    criteria = np.array(
+        ["overall"] if shape.criteria == 1 else [f"c{k:0{len(str(shape.criteria))}d}" for k in range(shape.criteria)],
+        dtype=object,
+    )
     u_pair = rng.normal(0.0, shape.sd_pair, (shape.criteria, shape.pairs))
     v_reader = rng.normal(0.0, shape.sd_reader, shape.readers)
     readers = _readers_of_pairs(rng, shape)  # the same readers read a pair on every criterion
@@ -82,20 +84,28 @@ def simulate(shape: StudyShape, seed: int = 15) -> tuple[pd.DataFrame, pd.DataFr
     reader = np.tile(readers.ravel(), shape.criteria)
     eta = shape.b0 + u_pair[crit, pair] + v_reader[reader]
     focal_wins = rng.random(eta.size) < 1.0 / (1.0 + np.exp(-eta))
-    humans = pd.DataFrame({"pair_id": pair_ids[pair], "reader_id": reader_ids[reader],
-                           "criterion": criteria[crit], "choice": np.where(focal_wins, "focal", "other")})
+    humans = pd.DataFrame(
+        {
+            "pair_id": pair_ids[pair],
+            "reader_id": reader_ids[reader],
+            "criterion": criteria[crit],
+            "choice": np.where(focal_wins, "focal", "other"),
+        }
+    )
 
     jc = np.repeat(np.arange(shape.criteria), shape.pairs)
     jp = np.tile(np.arange(shape.pairs), shape.criteria)
     quality = u_pair[jc, jp] + shape.b0
     focal_score = np.clip(np.rint(3.0 + quality + rng.normal(0, 0.7, jc.size)), 1, 5).astype(int)
     other_score = np.clip(np.rint(3.0 + rng.normal(0, 0.7, jc.size)), 1, 5).astype(int)
-    judge = pd.DataFrame({
-        "pair_id": np.concatenate([pair_ids[jp], pair_ids[jp]]),
-        "system": np.repeat(np.array(["focal", "other"], dtype=object), jc.size),
-        "criterion": np.concatenate([criteria[jc], criteria[jc]]),
-        "score": np.concatenate([focal_score, other_score]),
-    })
+    judge = pd.DataFrame(
+        {
+            "pair_id": np.concatenate([pair_ids[jp], pair_ids[jp]]),
+            "system": np.repeat(np.array(["focal", "other"], dtype=object), jc.size),
+            "criterion": np.concatenate([criteria[jc], criteria[jc]]),
+            "score": np.concatenate([focal_score, other_score]),
+        }
+    )
     return judge, humans
 
 
@@ -129,8 +139,10 @@ def main(argv=None) -> int:
     else:
         parser.error("give --preset or all of --pairs, --readers, --readers-per-pair")
     judge_path, humans_path = write_study(args.out, shape, args.seed)
-    print(f"{shape.n_votes} votes ({shape.pairs} pairs, {shape.readers} readers, {shape.criteria} criteria): "
-          f"{judge_path} {humans_path}")
+    print(
+        f"{shape.n_votes} votes ({shape.pairs} pairs, {shape.readers} readers, {shape.criteria} criteria): "
+        f"{judge_path} {humans_path}"
+    )
     return 0
 
 

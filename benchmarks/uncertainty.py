@@ -44,8 +44,15 @@ def load_votes() -> tuple[pd.DataFrame, str]:
                 for i in range(20):
                     for r in range(7):
                         y = float(rng.random() < 1 / (1 + np.exp(-(0.3 + u[i]))))
-                        rows.append({"pair_id": f"m{m}p{i}", "reader_id": f"r{r}", "matchup": f"m{m}",
-                                     "criterion": f"c{c}", "y": y})
+                        rows.append(
+                            {
+                                "pair_id": f"m{m}p{i}",
+                                "reader_id": f"r{r}",
+                                "matchup": f"m{m}",
+                                "criterion": f"c{c}",
+                                "y": y,
+                            }
+                        )
         return pd.DataFrame(rows), f"simulated 3 x 6 cells x 20 pairs x 7 readers (fixture unavailable: {exc})"
 
 
@@ -94,8 +101,9 @@ def scipy_pairs_bootstrap(votes: pd.DataFrame, n_boot: int, seed: int, method: s
     for _, cell in votes[votes["y"].notna()].groupby(["matchup", "criterion"], sort=True):
         g = cell.groupby("pair_id")["y"]
         s, n = g.sum().to_numpy(float), g.count().to_numpy(float)
-        res = scipy.stats.bootstrap((s, n), ratio, paired=True, vectorized=True, n_resamples=n_boot,
-                                    method=method, rng=rng)
+        res = scipy.stats.bootstrap(
+            (s, n), ratio, paired=True, vectorized=True, n_resamples=n_boot, method=method, rng=rng
+        )
         out.append(res.confidence_interval)
     return out
 
@@ -105,10 +113,14 @@ def naive_loro(votes: pd.DataFrame) -> list[float]:
 
     out = []
     for _, cell in votes[votes["y"].notna()].groupby(["matchup", "criterion"], sort=True):
-        fit_crossed_glmm(cell["y"].to_numpy(float), {"pair": cell["pair_id"].to_numpy(), "reader": cell["reader_id"].to_numpy()})
+        fit_crossed_glmm(
+            cell["y"].to_numpy(float), {"pair": cell["pair_id"].to_numpy(), "reader": cell["reader_id"].to_numpy()}
+        )
         for reader in sorted(cell["reader_id"].unique()):
             c = cell[cell["reader_id"] != reader]
-            res = fit_crossed_glmm(c["y"].to_numpy(float), {"pair": c["pair_id"].to_numpy(), "reader": c["reader_id"].to_numpy()})
+            res = fit_crossed_glmm(
+                c["y"].to_numpy(float), {"pair": c["pair_id"].to_numpy(), "reader": c["reader_id"].to_numpy()}
+            )
             out.append(res.prob_estimate()[0])
     return out
 
@@ -133,36 +145,60 @@ def main() -> None:
     t_pct, _ = timed(lambda: cluster_bootstrap(votes, n_boot=N_BOOT, intervals=("percentile",), rng=1), args.repeats)
     t_naive, _ = timed(lambda: naive_bootstrap(votes, args.naive_boot, 1), 1)
     t_naive_scaled = t_naive * N_BOOT / args.naive_boot
-    rows.append(("3 schemes x all cells, 10k reps, percentile+BCa+CGM", t_all,
-                 f"naive loop {t_naive_scaled:.1f} s (measured {t_naive:.2f} s at {args.naive_boot} reps, x{N_BOOT // args.naive_boot})",
-                 t_naive_scaled))
+    rows.append(
+        (
+            "3 schemes x all cells, 10k reps, percentile+BCa+CGM",
+            t_all,
+            f"naive loop {t_naive_scaled:.1f} s (measured {t_naive:.2f} s at {args.naive_boot} reps, x{N_BOOT // args.naive_boot})",
+            t_naive_scaled,
+        )
+    )
     rows.append(("3 schemes x all cells, 10k reps, percentile only", t_pct, "naive loop (as above)", t_naive_scaled))
-    t_four, _ = timed(lambda: cluster_bootstrap(votes, schemes=("pairs", "readers", "two-way", "two-way-product"),
-                                                n_boot=N_BOOT, rng=1), args.repeats)
+    t_four, _ = timed(
+        lambda: cluster_bootstrap(
+            votes, schemes=("pairs", "readers", "two-way", "two-way-product"), n_boot=N_BOOT, rng=1
+        ),
+        args.repeats,
+    )
     rows.append(("+ two-way-product, 10k reps, percentile+BCa+CGM", t_four, "naive loop (as above)", t_naive_scaled))
 
-    t_ours_pairs, _ = timed(lambda: cluster_bootstrap(votes, schemes=("pairs",), intervals=("percentile", "bca"),
-                                                      n_boot=N_BOOT, rng=1), args.repeats)
+    t_ours_pairs, _ = timed(
+        lambda: cluster_bootstrap(votes, schemes=("pairs",), intervals=("percentile", "bca"), n_boot=N_BOOT, rng=1),
+        args.repeats,
+    )
     t_sp_pct, _ = timed(lambda: scipy_pairs_bootstrap(votes, N_BOOT, 1, "percentile"), max(1, args.repeats // 2))
     t_sp_bca, _ = timed(lambda: scipy_pairs_bootstrap(votes, N_BOOT, 1, "BCa"), max(1, args.repeats // 2))
-    rows.append(("pairs scheme, all cells, 10k reps, percentile+BCa", t_ours_pairs,
-                 f"scipy.stats.bootstrap percentile {t_sp_pct:.3f} s + BCa {t_sp_bca:.3f} s", t_sp_pct + t_sp_bca))
+    rows.append(
+        (
+            "pairs scheme, all cells, 10k reps, percentile+BCa",
+            t_ours_pairs,
+            f"scipy.stats.bootstrap percentile {t_sp_pct:.3f} s + BCa {t_sp_bca:.3f} s",
+            t_sp_pct + t_sp_bca,
+        )
+    )
 
     t_loro, loro = timed(lambda: leave_one_reader_out(votes), max(1, args.repeats // 2))
     t_loro_raw, _ = timed(lambda: leave_one_reader_out(votes, glmm=False), args.repeats)
     t_loro_naive, _ = timed(lambda: naive_loro(votes), 1)
-    rows.append((f"LORO with GLMM refits ({loro.n_glmm_fits} fits, warm-started)", t_loro,
-                 "naive LORO (pandas filter + cold refit)", t_loro_naive))
+    rows.append(
+        (
+            f"LORO with GLMM refits ({loro.n_glmm_fits} fits, warm-started)",
+            t_loro,
+            "naive LORO (pandas filter + cold refit)",
+            t_loro_naive,
+        )
+    )
     rows.append(("LORO raw rates only", t_loro_raw, "naive LORO (as above)", t_loro_naive))
 
     print(f"\n{'task':<58}{'ours (median s)':>16}  {'competitor':<70}{'ratio':>8}")
     for task, ours, what, theirs in rows:
         print(f"{task:<58}{ours:>16.3f}  {what:<70}{theirs / ours:>7.1f}x")
-    print(f"\ntargets: bootstrap < 1 s -> {'met' if t_all < 1 else 'NOT met'} ({t_all:.3f} s); "
-          f"LORO with GLMM < 1 s -> {'met' if t_loro < 1 else 'NOT met'} ({t_loro:.3f} s, "
-          f"{t_loro / loro.n_glmm_fits * 1000:.1f} ms per GLMM fit)")
-    print(f"medians over {args.repeats} runs (naive loops: 1 run); "
-          f"{res.n_boot} replicates, seed {res.seed}")
+    print(
+        f"\ntargets: bootstrap < 1 s -> {'met' if t_all < 1 else 'NOT met'} ({t_all:.3f} s); "
+        f"LORO with GLMM < 1 s -> {'met' if t_loro < 1 else 'NOT met'} ({t_loro:.3f} s, "
+        f"{t_loro / loro.n_glmm_fits * 1000:.1f} ms per GLMM fit)"
+    )
+    print(f"medians over {args.repeats} runs (naive loops: 1 run); {res.n_boot} replicates, seed {res.seed}")
 
 
 if __name__ == "__main__":

@@ -40,9 +40,11 @@ def _summary(name: str, result, seconds: float) -> str:
     n_deg = sum(c.human.glmm.degenerate for c in result.cells)
     counts = ", ".join(f"{n} {s}" for s, n in result.counts.items())
     fails = [f"{c.matchup}/{c.criterion}" for c in result.cells if c.transfer.status.value == "FAIL"][:4]
-    return (f"{name:<9} status {result.status.value:<12} cells {len(result.cells):>4}: {counts}; degenerate GLMM "
-            f"{n_deg}; largest unflagged |expit(b0) - raw| {100 * worst_plain:.1f} points; {seconds:.0f} s"
-            + (f"\n          e.g. FAIL: {', '.join(fails)}" if fails else ""))
+    return (
+        f"{name:<9} status {result.status.value:<12} cells {len(result.cells):>4}: {counts}; degenerate GLMM "
+        f"{n_deg}; largest unflagged |expit(b0) - raw| {100 * worst_plain:.1f} points; {seconds:.0f} s"
+        + (f"\n          e.g. FAIL: {', '.join(fails)}" if fails else "")
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -58,8 +60,9 @@ def main(argv: list[str] | None = None) -> int:
         subprocess.run([sys.executable, str(SHARED / "convert.py"), str(out)], check=True, capture_output=True)
         spec = AuditSpec(uncertainty=False, readers=False, surface=False)
         runs = {
-            "mtbench": lambda: load_audit_data(out / "mtbench/judge.csv", out / "mtbench/humans.csv",
-                                               pairs=out / "mtbench/pairs.csv"),
+            "mtbench": lambda: load_audit_data(
+                out / "mtbench/judge.csv", out / "mtbench/humans.csv", pairs=out / "mtbench/pairs.csv"
+            ),
             "pds": lambda: load_audit_data(out / "pds/judge.csv", out / "pds/humans.csv", scale=(1, 5)),
             "summeval": lambda: load_audit_data(out / "summeval/judge.csv", out / "summeval/humans.csv"),
         }
@@ -72,8 +75,12 @@ def main(argv: list[str] | None = None) -> int:
         for name in wanted:
             started = time.perf_counter()
             data = runs[name]()
-            result = run_audit(data, AuditSpec(uncertainty=False, readers=False, surface=False,
-                                               judge=judges.get(name)) if name in judges else spec)
+            result = run_audit(
+                data,
+                AuditSpec(uncertainty=False, readers=False, surface=False, judge=judges.get(name))
+                if name in judges
+                else spec,
+            )
             print(_summary(name, result, time.perf_counter() - started), flush=True)
     return 0
 

@@ -4,12 +4,19 @@
 perplexity when a language model is configured) with an on-disk cache. See docs/detectors.md.
 """
 
-from detectors.base import DEFAULT_DETECTORS, DETECTORS, Detector
 from detectors import length, lexical, sentences  # noqa: F401  (register the detectors)
-from detectors.perplexity import PerplexityConfig, make_perplexity_detector
+from detectors.base import DEFAULT_DETECTORS, DETECTORS, Detector
 from detectors.features import DetectorRecord, DetectorRun, FeatureTable, compute_features
+from detectors.perplexity import PerplexityConfig, make_perplexity_detector
 
 __all__ = [
-    "DETECTORS", "DEFAULT_DETECTORS", "Detector", "DetectorRecord", "DetectorRun", "FeatureTable", "PerplexityConfig",
-    "compute_features", "make_perplexity_detector",
+    "DETECTORS",
+    "DEFAULT_DETECTORS",
+    "Detector",
+    "DetectorRecord",
+    "DetectorRun",
+    "FeatureTable",
+    "PerplexityConfig",
+    "compute_features",
+    "make_perplexity_detector",
 ]

@@ -77,18 +77,31 @@ class DetectorRun:
     n_tokens: int = 0
     tokens_per_second: float = 0.0
 
-
     def record(self) -> "DetectorRecord":
         """What the detector computed, without this call's execution figures (for the audit result)."""
-        return DetectorRecord(name=self.name, version=self.version, status=self.status, reason=self.reason,
-                              features=self.features, params=self.params, revision=self.revision,
-                              n_texts=self.n_texts, n_missing=self.n_missing)
+        return DetectorRecord(
+            name=self.name,
+            version=self.version,
+            status=self.status,
+            reason=self.reason,
+            features=self.features,
+            params=self.params,
+            revision=self.revision,
+            n_texts=self.n_texts,
+            n_missing=self.n_missing,
+        )
 
     def execution(self) -> dict[str, object]:
         """This call's execution figures: cache use, wall time, tokens (for timings.json)."""
-        return {"detector": self.name, "status": self.status.value, "n_computed": self.n_computed,
-                "n_cached": self.n_cached, "seconds": self.seconds, "n_tokens": self.n_tokens,
-                "tokens_per_second": self.tokens_per_second}
+        return {
+            "detector": self.name,
+            "status": self.status.value,
+            "n_computed": self.n_computed,
+            "n_cached": self.n_cached,
+            "seconds": self.seconds,
+            "n_tokens": self.n_tokens,
+            "tokens_per_second": self.tokens_per_second,
+        }
 
 
 @dataclass(frozen=True)
@@ -154,18 +167,28 @@ class FeatureTable:
         return pd.DataFrame(
             [
                 {
-                    "detector": d.name, "version": d.version, "status": d.status.value, "reason": d.reason,
-                    "revision": d.revision, "features": ",".join(d.features), "n_texts": d.n_texts,
-                    "n_computed": d.n_computed, "n_cached": d.n_cached, "seconds": d.seconds,
-                    "n_tokens": d.n_tokens, "tokens_per_second": d.tokens_per_second,
+                    "detector": d.name,
+                    "version": d.version,
+                    "status": d.status.value,
+                    "reason": d.reason,
+                    "revision": d.revision,
+                    "features": ",".join(d.features),
+                    "n_texts": d.n_texts,
+                    "n_computed": d.n_computed,
+                    "n_cached": d.n_cached,
+                    "seconds": d.seconds,
+                    "n_tokens": d.n_tokens,
+                    "tokens_per_second": d.tokens_per_second,
                 }
                 for d in self.detectors
             ]
         )
 
     def __str__(self) -> str:
-        lines = [f"FeatureTable: {self.n_stories} stories ({self.n_unique_texts} distinct texts), "
-                 f"{len(self.feature_names)} features"]
+        lines = [
+            f"FeatureTable: {self.n_stories} stories ({self.n_unique_texts} distinct texts), "
+            f"{len(self.feature_names)} features"
+        ]
         for d in self.detectors:
             line = f"  [{d.status.value}] {d.name}" + (f" v{d.version}" if d.version else "")
             if d.params.get("model"):  # model-based: which weights produced the numbers
@@ -191,21 +214,37 @@ def _validate(stories: pd.DataFrame) -> None:
     problems = []
     missing = [c for c in ("pair_id", "system", "text") if c not in stories.columns]
     if missing:
-        raise InputError(InputProblem(
-            file="stories", message=f"missing column(s) {', '.join(missing)}",
-            fix="stories need columns pair_id, system, text (extra numeric columns are precomputed features)",
-        ))
+        raise InputError(
+            InputProblem(
+                file="stories",
+                message=f"missing column(s) {', '.join(missing)}",
+                fix="stories need columns pair_id, system, text (extra numeric columns are precomputed features)",
+            )
+        )
     for i, text in enumerate(stories["text"]):
         if not isinstance(text, str):
-            problems.append(InputProblem(
-                file="stories", line=i + 2, column="text", value=repr(text),
-                message="text is missing or not a string", fix="give every story its text"))
+            problems.append(
+                InputProblem(
+                    file="stories",
+                    line=i + 2,
+                    column="text",
+                    value=repr(text),
+                    message="text is missing or not a string",
+                    fix="give every story its text",
+                )
+            )
     dup = stories.duplicated(list(_KEYS), keep="first")
     for i in np.flatnonzero(dup.to_numpy()):
-        problems.append(InputProblem(
-            file="stories", line=int(i) + 2, column="pair_id",
-            value=f"{stories['pair_id'].iloc[i]}/{stories['system'].iloc[i]}",
-            message="duplicate story for this pair_id and system", fix="keep one text per pair_id and system"))
+        problems.append(
+            InputProblem(
+                file="stories",
+                line=int(i) + 2,
+                column="pair_id",
+                value=f"{stories['pair_id'].iloc[i]}/{stories['system'].iloc[i]}",
+                message="duplicate story for this pair_id and system",
+                fix="keep one text per pair_id and system",
+            )
+        )
     if problems:
         raise InputError(problems[:50])
 
@@ -233,9 +272,18 @@ def _resolve(detectors, perplexity: PerplexityConfig | None) -> list[Detector | 
 
 def _skipped(name: str, reason: str, n: int, detector: Detector | None = None) -> DetectorRun:
     return DetectorRun(
-        name=name, version=detector.version if detector else "", status=Status.SKIPPED, reason=reason,
-        features=(), params=detector.params_text() if detector else {}, revision="", n_texts=n,
-        n_computed=0, n_cached=0, n_missing={}, seconds=0.0,
+        name=name,
+        version=detector.version if detector else "",
+        status=Status.SKIPPED,
+        reason=reason,
+        features=(),
+        params=detector.params_text() if detector else {},
+        revision="",
+        n_texts=n,
+        n_computed=0,
+        n_cached=0,
+        n_missing={},
+        seconds=0.0,
     )
 
 
@@ -303,7 +351,9 @@ def compute_features(
     _validate(stories)
     base = stories[["pair_id", "system"]].astype(str).reset_index(drop=True)
     extra = [c for c in stories.columns if c not in ("pair_id", "system", "text") + RESERVED_COLUMNS]
-    precomputed = tuple(c for c in extra if pd.api.types.is_numeric_dtype(stories[c]) and not pd.api.types.is_bool_dtype(stories[c]))
+    precomputed = tuple(
+        c for c in extra if pd.api.types.is_numeric_dtype(stories[c]) and not pd.api.types.is_bool_dtype(stories[c])
+    )
     ignored = tuple(c for c in extra if c not in precomputed)
     texts = stories["text"].tolist()
     hashes = [text_sha256(t) for t in texts]
@@ -323,9 +373,14 @@ def compute_features(
             continue
         clash = [f for f in det.features if f in precomputed]
         if clash:
-            raise InputError(InputProblem(
-                file="stories", column=clash[0], message=f"column '{clash[0]}' is also a feature of detector '{det.name}'",
-                fix=f"rename the column or leave detector '{det.name}' out"))
+            raise InputError(
+                InputProblem(
+                    file="stories",
+                    column=clash[0],
+                    message=f"column '{clash[0]}' is also a feature of detector '{det.name}'",
+                    fix=f"rename the column or leave detector '{det.name}' out",
+                )
+            )
         unavailable = det.availability()
         if unavailable:
             runs.append(_skipped(det.name, unavailable, len(unique_texts), det))
@@ -335,8 +390,11 @@ def compute_features(
         model_seconds_before = float(getattr(det, "seconds", 0.0))
         try:
             revision = det.revision()
-            found = (store.lookup(det, unique_hashes) if store else
-                     pd.DataFrame(columns=list(det.features), index=pd.Index([], dtype=object), dtype=float))
+            found = (
+                store.lookup(det, unique_hashes)
+                if store
+                else pd.DataFrame(columns=list(det.features), index=pd.Index([], dtype=object), dtype=float)
+            )
             todo = [h for h in unique_hashes if h not in found.index]
             if todo:
                 computed = _compute(det, [first_text[h] for h in todo], n_jobs).reset_index(drop=True)
@@ -345,28 +403,56 @@ def compute_features(
                 computed.index = pd.Index(todo)
                 found = computed if found.empty else pd.concat([found, computed])
         except MissingDependencyError as exc:
-            runs.append(_skipped(det.name, f"{exc} ({PERPLEXITY_HINT})" if det.name == "perplexity" else str(exc),
-                                 len(unique_texts), det))
+            runs.append(
+                _skipped(
+                    det.name,
+                    f"{exc} ({PERPLEXITY_HINT})" if det.name == "perplexity" else str(exc),
+                    len(unique_texts),
+                    det,
+                )
+            )
             continue
         except (ProviderError, OSError, RuntimeError) as exc:  # RuntimeError: torch (e.g. out of memory)
-            runs.append(DetectorRun(
-                name=det.name, version=det.version, status=Status.ERROR,
-                reason=redact_text(f"{type(exc).__name__}: {exc}"),  # a server URL may carry a key
-                features=(), params=det.params_text(), revision="", n_texts=len(unique_texts), n_computed=0,
-                n_cached=0, n_missing={}, seconds=time.perf_counter() - start))
+            runs.append(
+                DetectorRun(
+                    name=det.name,
+                    version=det.version,
+                    status=Status.ERROR,
+                    reason=redact_text(f"{type(exc).__name__}: {exc}"),  # a server URL may carry a key
+                    features=(),
+                    params=det.params_text(),
+                    revision="",
+                    n_texts=len(unique_texts),
+                    n_computed=0,
+                    n_cached=0,
+                    n_missing={},
+                    seconds=time.perf_counter() - start,
+                )
+            )
             continue
         n_tokens = int(getattr(det, "tokens_scored", 0)) - tokens_before
         model_seconds = float(getattr(det, "seconds", 0.0)) - model_seconds_before
         per_story = found.reindex(hashes)
         for f in det.features:
             columns[f] = per_story[f].to_numpy(dtype=float)
-        runs.append(DetectorRun(
-            name=det.name, version=det.version, status=Status.PASS, reason="", features=tuple(det.features),
-            params=det.params_text(), revision=revision, n_texts=len(unique_texts), n_computed=len(todo),
-            n_cached=len(unique_texts) - len(todo),
-            n_missing={f: int(np.isnan(columns[f]).sum()) for f in det.features},
-            seconds=time.perf_counter() - start, n_tokens=n_tokens,
-            tokens_per_second=n_tokens / model_seconds if n_tokens and model_seconds > 0 else 0.0))
+        runs.append(
+            DetectorRun(
+                name=det.name,
+                version=det.version,
+                status=Status.PASS,
+                reason="",
+                features=tuple(det.features),
+                params=det.params_text(),
+                revision=revision,
+                n_texts=len(unique_texts),
+                n_computed=len(todo),
+                n_cached=len(unique_texts) - len(todo),
+                n_missing={f: int(np.isnan(columns[f]).sum()) for f in det.features},
+                seconds=time.perf_counter() - start,
+                n_tokens=n_tokens,
+                tokens_per_second=n_tokens / model_seconds if n_tokens and model_seconds > 0 else 0.0,
+            )
+        )
 
     frame = base.copy()
     for name, values in columns.items():
@@ -374,6 +460,11 @@ def compute_features(
     for name in precomputed:
         frame[name] = stories[name].to_numpy(dtype=float)
     return FeatureTable(
-        frame=frame, detectors=tuple(runs), precomputed=precomputed, ignored_columns=ignored,
-        n_stories=len(frame), n_unique_texts=len(unique_texts), cache_dir=str(cache) if cache is not None else "",
+        frame=frame,
+        detectors=tuple(runs),
+        precomputed=precomputed,
+        ignored_columns=ignored,
+        n_stories=len(frame),
+        n_unique_texts=len(unique_texts),
+        cache_dir=str(cache) if cache is not None else "",
     )

@@ -30,11 +30,11 @@ import numpy as np
 import pandas as pd
 
 from audit.errors import InputError, InputProblem, ProviderError
+from audit.inputs.formats import read_frame
 from audit.rng import resolve_rng
 from generation.journal import Journal, read_journal
 from generation.protocol import GenerationProtocol, Matchup
 from generation.providers.base import ChatMessage, Provider, build_provider
-from audit.inputs.formats import read_frame
 from generation.tables import write_csv
 
 _WORD = re.compile(r"\S+")
@@ -143,9 +143,15 @@ def validate_premises(frame: pd.DataFrame, file: str = "premises") -> pd.DataFra
         if not row.premise_id:
             problems.append(InputProblem(file, "empty premise_id", line=i, column="premise_id"))
         if not row.premise.strip():
-            problems.append(InputProblem(file, "empty premise", line=i, column="premise", fix="remove the row or write the premise"))
+            problems.append(
+                InputProblem(file, "empty premise", line=i, column="premise", fix="remove the row or write the premise")
+            )
     for dup in sorted(frame.loc[frame["premise_id"].duplicated(), "premise_id"].unique()):
-        problems.append(InputProblem(file, "duplicate premise_id", column="premise_id", value=dup, fix="make every premise_id unique"))
+        problems.append(
+            InputProblem(
+                file, "duplicate premise_id", column="premise_id", value=dup, fix="make every premise_id unique"
+            )
+        )
     if frame.empty:
         problems.append(InputProblem(file, "no premises", fix="add at least one row"))
     if problems:
@@ -179,7 +185,9 @@ def _resolve_seed(protocol: GenerationProtocol, out: Path, rng: Any) -> int:
     return seed
 
 
-def plan_jobs(premises: pd.DataFrame, protocol: GenerationProtocol, matchups: tuple[Matchup, ...], seed: int) -> list[StoryJob]:
+def plan_jobs(
+    premises: pd.DataFrame, protocol: GenerationProtocol, matchups: tuple[Matchup, ...], seed: int
+) -> list[StoryJob]:
     """The stories needed, in a deterministic order (premise, then matchup, then system)."""
     jobs: dict[str, StoryJob] = {}
     for row in premises.itertuples(index=False):
@@ -193,11 +201,25 @@ def plan_jobs(premises: pd.DataFrame, protocol: GenerationProtocol, matchups: tu
                     ChatMessage("system", protocol.system_prompt),
                     ChatMessage("user", protocol.user_prompt(system, row.premise, row.kind)),
                 )
-                jobs[story_id] = StoryJob(story_id, row.premise_id, system, scope, messages, protocol.request_fingerprint(system, row.premise, row.kind))
+                jobs[story_id] = StoryJob(
+                    story_id,
+                    row.premise_id,
+                    system,
+                    scope,
+                    messages,
+                    protocol.request_fingerprint(system, row.premise, row.kind),
+                )
     return list(jobs.values())
 
 
-def _run_story(job: StoryJob, previous: list[dict[str, Any]], provider: Provider, protocol: GenerationProtocol, journal: Journal, stop: Callable[[], bool]) -> dict[str, Any]:
+def _run_story(
+    job: StoryJob,
+    previous: list[dict[str, Any]],
+    provider: Provider,
+    protocol: GenerationProtocol,
+    journal: Journal,
+    stop: Callable[[], bool],
+) -> dict[str, Any]:
     regex = protocol.reasoning_regex
     attempts = sorted(previous, key=lambda r: r["attempt"])
     words = [int(r["words"]) for r in attempts]
@@ -304,7 +326,11 @@ def generate_stories(
     premises = validate_premises(premises)
     matchups = tuple(matchups if matchups is not None else protocol.matchups)
     if not matchups:
-        raise InputError(InputProblem(protocol.source, "no matchups", fix="add [[matchups]] to the protocol or pass --matchup FOCAL:OTHER"))
+        raise InputError(
+            InputProblem(
+                protocol.source, "no matchups", fix="add [[matchups]] to the protocol or pass --matchup FOCAL:OTHER"
+            )
+        )
     journal_path = out / "attempts.jsonl"
     if fresh:
         for name in ("attempts.jsonl", "run.json", "stories.csv", "pairs.csv", "story_log.csv"):
@@ -340,10 +366,15 @@ def generate_stories(
     todo = [job for job in jobs if job.story_id not in finals]
     if providers is None:
         needed = sorted({job.system for job in todo})
-        providers = {name: build_provider(protocol.systems[name].provider, where=f"{protocol.source} [systems.{name}.provider]") for name in needed}
+        providers = {
+            name: build_provider(protocol.systems[name].provider, where=f"{protocol.source} [systems.{name}.provider]")
+            for name in needed
+        }
     missing = sorted({job.system for job in todo} - set(providers))
     if missing:
-        raise InputError(InputProblem(protocol.source, f"no provider for system(s) {missing}", fix="define [systems.NAME.provider]"))
+        raise InputError(
+            InputProblem(protocol.source, f"no provider for system(s) {missing}", fix="define [systems.NAME.provider]")
+        )
     journal = Journal(journal_path)
     run_record = {
         "type": "run",
@@ -361,7 +392,15 @@ def generate_stories(
     stopping = False
     with ThreadPoolExecutor(max_workers=max(1, protocol.concurrency)) as pool:
         futures = {
-            pool.submit(_run_story, job, partial.get(job.story_id, []), providers[job.system], protocol, journal, lambda: stopping): job
+            pool.submit(
+                _run_story,
+                job,
+                partial.get(job.story_id, []),
+                providers[job.system],
+                protocol,
+                journal,
+                lambda: stopping,
+            ): job
             for job in todo
         }
         try:
@@ -382,17 +421,23 @@ def generate_stories(
             for future in futures:
                 future.cancel()
             raise
-    n_attempts_now = sum(int(finals[j.story_id]["n_attempts"]) - len(partial.get(j.story_id, [])) for j in todo if j.story_id in finals)
+    n_attempts_now = sum(
+        int(finals[j.story_id]["n_attempts"]) - len(partial.get(j.story_id, [])) for j in todo if j.story_id in finals
+    )
     if failures:
         job, exc = failures[0]
         raise ProviderError(
             f"{len(failures)} story(ies) failed (first: premise {job.premise_id}, system {job.system}): "
             f"{str(exc).rstrip('.')}. {len(finals)} of {len(jobs)} stories are finished and kept in {journal_path}; rerun the same command to resume."
         )
-    return _write_outputs(premises, protocol, matchups, jobs, finals, seed, out, n_resumed, n_attempts_now, n_incomplete)
+    return _write_outputs(
+        premises, protocol, matchups, jobs, finals, seed, out, n_resumed, n_attempts_now, n_incomplete
+    )
 
 
-def _write_outputs(premises, protocol, matchups, jobs, finals, seed, out, n_resumed, n_attempts_now, n_incomplete) -> GenerationResult:
+def _write_outputs(
+    premises, protocol, matchups, jobs, finals, seed, out, n_resumed, n_attempts_now, n_incomplete
+) -> GenerationResult:
     gen, _ = resolve_rng(seed)  # presentation order of all pairs
     by_key = {(job.premise_id, job.system, job.matchup): finals[job.story_id] for job in jobs}
     premise_text = dict(zip(premises["premise_id"], premises["premise"]))
@@ -431,7 +476,9 @@ def _write_outputs(premises, protocol, matchups, jobs, finals, seed, out, n_resu
     story_rows = []
     for row in pairs.itertuples(index=False):
         for system, story_id in ((row.system_a, row.story_a_id), (row.system_b, row.story_b_id)):
-            story_rows.append({"pair_id": row.pair_id, "system": system, "story_id": story_id, "text": finals[story_id]["text"]})
+            story_rows.append(
+                {"pair_id": row.pair_id, "system": system, "story_id": story_id, "text": finals[story_id]["text"]}
+            )
     stories = pd.DataFrame(story_rows, columns=["pair_id", "system", "story_id", "text"])
     log = pd.DataFrame(
         [

@@ -12,23 +12,41 @@ import json
 import math
 import re
 import string
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
+
+import tomllib
 
 from audit.errors import InputError, InputProblem
 
 DEFAULT_PROTOCOL_PATH = Path(__file__).parent / "templates" / "protocol.toml"
 TEMPLATE_FIELDS = frozenset({"premise", "phrasing", "word_target", "word_min", "word_max"})
 _TOP_KEYS = {
-    "system_prompt", "word_min", "word_max", "word_target", "max_attempts", "reasoning_pattern",
-    "reuse_stories", "concurrency", "seed", "sampling", "phrasing", "templates", "systems", "matchups",
+    "system_prompt",
+    "word_min",
+    "word_max",
+    "word_target",
+    "max_attempts",
+    "reasoning_pattern",
+    "reuse_stories",
+    "concurrency",
+    "seed",
+    "sampling",
+    "phrasing",
+    "templates",
+    "systems",
+    "matchups",
 }
 _SYSTEM_KEYS = {"template", "provider", "sampling"}
 #: Accepted range (inclusive) of every integer key of the protocol.
-INT_RANGES = {"word_min": (0, 100_000), "word_max": (0, 100_000), "word_target": (0, 100_000),
-              "max_attempts": (1, 1000), "concurrency": (1, 256)}
+INT_RANGES = {
+    "word_min": (0, 100_000),
+    "word_max": (0, 100_000),
+    "word_target": (0, 100_000),
+    "max_attempts": (1, 1000),
+    "concurrency": (1, 256),
+}
 
 
 def non_finite(table: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
@@ -145,7 +163,9 @@ def _read_toml(path: Path) -> dict[str, Any]:
         with open(path, "rb") as fh:
             return tomllib.load(fh)
     except FileNotFoundError:
-        raise InputError(InputProblem(str(path), "file not found", fix="give the path of a protocol TOML file")) from None
+        raise InputError(
+            InputProblem(str(path), "file not found", fix="give the path of a protocol TOML file")
+        ) from None
     except tomllib.TOMLDecodeError as exc:
         raise InputError(InputProblem(str(path), f"not valid TOML: {exc}", fix="fix the TOML syntax")) from None
 
@@ -188,18 +208,35 @@ def _validate(raw: dict[str, Any], source: str) -> GenerationProtocol:
     for key, (low, high) in INT_RANGES.items():
         value = raw.get(key)
         if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
-            bad(key, f"must be an integer in [{low}, {high}]", value=value, fix=f"set {key} to a whole number from {low} to {high}")
+            bad(
+                key,
+                f"must be an integer in [{low}, {high}]",
+                value=value,
+                fix=f"set {key} to a whole number from {low} to {high}",
+            )
         else:
             ints[key] = value
     if len(ints) == len(INT_RANGES) and not ints["word_min"] <= ints["word_target"] <= ints["word_max"]:
-        bad("word_target", "must lie in [word_min, word_max]", value=f"{ints['word_min']} <= {ints['word_target']} <= {ints['word_max']} is false")
+        bad(
+            "word_target",
+            "must lie in [word_min, word_max]",
+            value=f"{ints['word_min']} <= {ints['word_target']} <= {ints['word_max']} is false",
+        )
     seed = raw.get("seed")
     if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**63):
         bad("seed", f"must be an integer in [0, {2**63 - 1}]", value=seed)
     for where, table in [("sampling", raw.get("sampling"))] + [
-            (f"systems.{name}.sampling", t.get("sampling")) for name, t in (raw.get("systems") or {}).items() if isinstance(t, Mapping)]:
+        (f"systems.{name}.sampling", t.get("sampling"))
+        for name, t in (raw.get("systems") or {}).items()
+        if isinstance(t, Mapping)
+    ]:
         for key, value in non_finite(table if isinstance(table, Mapping) else {}):
-            bad(f"{where}.{key}", "NaN or infinity cannot be sent to a server (JSON has no such numbers)", value=value, fix="give a finite number")
+            bad(
+                f"{where}.{key}",
+                "NaN or infinity cannot be sent to a server (JSON has no such numbers)",
+                value=value,
+                fix="give a finite number",
+            )
     pattern = raw.get("reasoning_pattern", "")
     try:
         re.compile(pattern)
@@ -214,7 +251,11 @@ def _validate(raw: dict[str, Any], source: str) -> GenerationProtocol:
             continue
         used = {f for _, f, _, _ in string.Formatter().parse(text) if f is not None}
         if unknown := sorted(used - TEMPLATE_FIELDS):
-            bad(f"templates.{name}", f"unknown placeholder(s) {unknown}", fix=f"use only {{{'}, {'.join(sorted(TEMPLATE_FIELDS))}}} (write {{{{ }}}} for a literal brace)")
+            bad(
+                f"templates.{name}",
+                f"unknown placeholder(s) {unknown}",
+                fix=f"use only {{{'}, {'.join(sorted(TEMPLATE_FIELDS))}}} (write {{{{ }}}} for a literal brace)",
+            )
         elif "premise" not in used:
             bad(f"templates.{name}", "has no {premise} placeholder", fix="put {premise} where the premise goes")
     systems: dict[str, SystemSpec] = {}
@@ -226,10 +267,19 @@ def _validate(raw: dict[str, Any], source: str) -> GenerationProtocol:
             bad(f"systems.{name}.{key}", "unknown key", fix=f"use one of: {', '.join(sorted(_SYSTEM_KEYS))}")
         template = table.get("template", "standard")
         if template not in templates:
-            bad(f"systems.{name}.template", "names no template", value=template, fix=f"use one of: {', '.join(sorted(templates))}")
+            bad(
+                f"systems.{name}.template",
+                "names no template",
+                value=template,
+                fix=f"use one of: {', '.join(sorted(templates))}",
+            )
         provider = table.get("provider")
         if not isinstance(provider, Mapping) or "provider" not in provider:
-            bad(f"systems.{name}.provider", "missing provider table", fix=f"add [systems.{name}.provider] with provider = \"openai\" and model = ...")
+            bad(
+                f"systems.{name}.provider",
+                "missing provider table",
+                fix=f'add [systems.{name}.provider] with provider = "openai" and model = ...',
+            )
             provider = {}
         systems[name] = SystemSpec(name, template, dict(provider), dict(table.get("sampling") or {}))
     matchups = []
@@ -237,7 +287,12 @@ def _validate(raw: dict[str, Any], source: str) -> GenerationProtocol:
         focal, other = table.get("focal"), table.get("other")
         for role, value in (("focal", focal), ("other", other)):
             if value not in systems:
-                bad(f"matchups[{i}].{role}", "names no system", value=value, fix=f"use one of: {', '.join(sorted(systems)) or '(define [systems.NAME] first)'}")
+                bad(
+                    f"matchups[{i}].{role}",
+                    "names no system",
+                    value=value,
+                    fix=f"use one of: {', '.join(sorted(systems)) or '(define [systems.NAME] first)'}",
+                )
         if focal == other and focal is not None:
             bad(f"matchups[{i}]", "a system cannot be matched with itself", value=focal)
         matchups.append(Matchup(str(focal), str(other), str(table.get("label", ""))))
@@ -270,11 +325,20 @@ def parse_matchup(text: str, systems: Mapping[str, Any]) -> Matchup:
     focal, sep, other = text.partition(":")
     problems = []
     if not sep or not focal or not other:
-        problems.append(InputProblem("--matchup", "expected FOCAL:OTHER", value=text, fix="e.g. --matchup gpt-5:gpt-4o"))
+        problems.append(
+            InputProblem("--matchup", "expected FOCAL:OTHER", value=text, fix="e.g. --matchup gpt-5:gpt-4o")
+        )
     else:
         for value in (focal, other):
             if value not in systems:
-                problems.append(InputProblem("--matchup", "names no system of the protocol", value=value, fix=f"use one of: {', '.join(sorted(systems))}"))
+                problems.append(
+                    InputProblem(
+                        "--matchup",
+                        "names no system of the protocol",
+                        value=value,
+                        fix=f"use one of: {', '.join(sorted(systems))}",
+                    )
+                )
     if problems:
         raise InputError(problems)
     return Matchup(focal, other)

@@ -16,7 +16,6 @@ import json
 import math
 import re
 import threading
-import tomllib
 from concurrent.futures import CancelledError, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -24,18 +23,31 @@ from pathlib import Path
 from typing import Any, Mapping
 
 import pandas as pd
+import tomllib
 
 from audit.errors import InputError, InputProblem, ProviderError
+from audit.inputs.formats import read_frame
 from generation.journal import Journal, read_journal
 from generation.protocol import merge_tables, non_finite
 from generation.providers.base import ChatMessage, Provider, build_provider
-from audit.inputs.formats import read_frame
 from generation.tables import write_csv
 
 DEFAULT_RUBRIC_PATH = Path(__file__).parent / "templates" / "rubric.toml"
 _KEYS = {
-    "judge_id", "scale_min", "scale_max", "integer", "samples", "persona_mode", "concurrency",
-    "reasoning_pattern", "system_prompt", "user_template", "sampling", "criteria", "personas", "judge",
+    "judge_id",
+    "scale_min",
+    "scale_max",
+    "integer",
+    "samples",
+    "persona_mode",
+    "concurrency",
+    "reasoning_pattern",
+    "system_prompt",
+    "user_template",
+    "sampling",
+    "criteria",
+    "personas",
+    "judge",
 }
 _INT_RANGES = {"samples": (1, 1000), "concurrency": (1, 256)}
 _FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
@@ -85,7 +97,11 @@ class RubricConfig:
         example = json.dumps({c.name: int(self.scale_min + self.scale_max) // 2 for c in self.criteria})
         system = self.system_prompt.format(persona_name=persona.name, persona_description=persona.description)
         user = self.user_template.format(
-            story=story, rubric=rubric, json_example=example, scale_min=_fmt(self.scale_min), scale_max=_fmt(self.scale_max)
+            story=story,
+            rubric=rubric,
+            json_example=example,
+            scale_min=_fmt(self.scale_min),
+            scale_max=_fmt(self.scale_max),
         )
         return (ChatMessage("system", system), ChatMessage("user", user))
 
@@ -136,17 +152,36 @@ def load_rubric(path: str | Path | None = None, *, overrides: Mapping[str, Any] 
     for key in sorted(set(raw) - _KEYS):
         bad(key, "unknown key", fix=f"use one of: {', '.join(sorted(_KEYS))}")
     lo, hi = raw.get("scale_min"), raw.get("scale_max")
-    if (not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and abs(v) <= 1e6 for v in (lo, hi))
-            or not lo < hi):
-        bad("scale_min", "scale_min and scale_max must be numbers in [-1e6, 1e6] with scale_min < scale_max", value=f"{lo}..{hi}")
+    if (
+        not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and abs(v) <= 1e6
+            for v in (lo, hi)
+        )
+        or not lo < hi
+    ):
+        bad(
+            "scale_min",
+            "scale_min and scale_max must be numbers in [-1e6, 1e6] with scale_min < scale_max",
+            value=f"{lo}..{hi}",
+        )
     for key, (low, high) in _INT_RANGES.items():
         value = raw.get(key)
         if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
-            bad(key, f"must be an integer in [{low}, {high}]", value=value, fix=f"set {key} to a whole number from {low} to {high}")
+            bad(
+                key,
+                f"must be an integer in [{low}, {high}]",
+                value=value,
+                fix=f"set {key} to a whole number from {low} to {high}",
+            )
     for key, value in non_finite(raw.get("sampling") if isinstance(raw.get("sampling"), Mapping) else {}):
-        bad(f"sampling.{key}", "NaN or infinity cannot be sent to a server (JSON has no such numbers)", value=value, fix="give a finite number")
+        bad(
+            f"sampling.{key}",
+            "NaN or infinity cannot be sent to a server (JSON has no such numbers)",
+            value=value,
+            fix="give a finite number",
+        )
     if raw.get("persona_mode") not in ("all", "cycle"):
-        bad("persona_mode", "must be \"all\" or \"cycle\"", value=raw.get("persona_mode"))
+        bad("persona_mode", 'must be "all" or "cycle"', value=raw.get("persona_mode"))
     criteria = [Criterion(str(c.get("name", "")).strip(), str(c.get("rubric", ""))) for c in raw.get("criteria") or []]
     if not criteria or any(not c.name for c in criteria):
         bad("criteria", "every [[criteria]] needs a name (and at least one is needed)")
@@ -306,7 +341,14 @@ def load_stories(path: str | Path) -> pd.DataFrame:
     frame = read_frame(path, "stories", required=("system", "text"))
     if "pair_id" not in frame.columns:
         if "item_id" not in frame.columns:
-            raise InputError(InputProblem(str(path), "required column missing", column="pair_id", fix="stories need pair_id (or item_id), system, text"))
+            raise InputError(
+                InputProblem(
+                    str(path),
+                    "required column missing",
+                    column="pair_id",
+                    fix="stories need pair_id (or item_id), system, text",
+                )
+            )
         frame = frame.rename(columns={"item_id": "pair_id"})
     validate_stories(frame, str(path))
     return frame
@@ -325,13 +367,27 @@ def validate_stories(frame: pd.DataFrame, file: str = "stories") -> None:
     for i, row in enumerate(frame[["pair_id", "system", "text"]].itertuples(index=False)):
         for column, value in zip(("pair_id", "system", "text"), row):
             if not str(value).strip() or str(value).lower() == "nan":
-                problems.append(InputProblem(file, f"empty {column}", line=i + 2, column=column,
-                                             fix="give every story its pair_id, system and text, or remove the row"))
+                problems.append(
+                    InputProblem(
+                        file,
+                        f"empty {column}",
+                        line=i + 2,
+                        column=column,
+                        fix="give every story its pair_id, system and text, or remove the row",
+                    )
+                )
     dup = frame.duplicated(["pair_id", "system"], keep="first").to_numpy()
     for i in dup.nonzero()[0]:
-        problems.append(InputProblem(file, "the same pair_id and system twice", line=int(i) + 2, column="pair_id",
-                                     value=f"{frame['pair_id'].iloc[i]}/{frame['system'].iloc[i]}",
-                                     fix="keep one story per pair_id and system"))
+        problems.append(
+            InputProblem(
+                file,
+                "the same pair_id and system twice",
+                line=int(i) + 2,
+                column="pair_id",
+                value=f"{frame['pair_id'].iloc[i]}/{frame['system'].iloc[i]}",
+                fix="keep one story per pair_id and system",
+            )
+        )
     if problems:
         raise InputError(problems[:50])
 
@@ -384,7 +440,13 @@ def score_stories(
         raw_path.unlink(missing_ok=True)
     if provider is None:
         if not config.provider:
-            raise InputError(InputProblem(config.source, "no judge model configured", fix="add a [judge.provider] table (provider, model, base_url, api_key_env)"))
+            raise InputError(
+                InputProblem(
+                    config.source,
+                    "no judge model configured",
+                    fix="add a [judge.provider] table (provider, model, base_url, api_key_env)",
+                )
+            )
         provider = build_provider(config.provider, where=f"{config.source} [judge.provider]")
     validate_stories(stories)
     stories = stories.copy()
@@ -392,19 +454,35 @@ def score_stories(
     distinct = stories.drop_duplicates("story_key_")
     conflicting = stories.groupby("story_key_")["text"].nunique()
     if (conflicting > 1).any():
-        raise InputError(InputProblem("stories", "one story_id carries different texts", value=str(conflicting[conflicting > 1].index[0]), fix="give each distinct text its own story_id"))
+        raise InputError(
+            InputProblem(
+                "stories",
+                "one story_id carries different texts",
+                value=str(conflicting[conflicting > 1].index[0]),
+                fix="give each distinct text its own story_id",
+            )
+        )
     jobs = []
     for row in distinct.itertuples(index=False):
         for sample, persona in config.requests_for_story():
             messages = config.messages(row.text, persona)
             fingerprint = hashlib.sha256(
-                json.dumps([[m.as_dict() for m in messages], config.sampling, provider.describe().get("model")], sort_keys=True).encode()
+                json.dumps(
+                    [[m.as_dict() for m in messages], config.sampling, provider.describe().get("model")], sort_keys=True
+                ).encode()
             ).hexdigest()[:16]
             jobs.append((row.story_key_, sample, persona, messages, fingerprint))
     records, _ = read_journal(raw_path)
     done = {(r["story_key"], r["sample"], r["fingerprint"]): r for r in records if r.get("type") == "answer"}
     journal = Journal(raw_path)
-    journal.write({"type": "run", "time": datetime.now(timezone.utc).isoformat(), "judge_id": config.judge_id, "provider": provider.describe()})
+    journal.write(
+        {
+            "type": "run",
+            "time": datetime.now(timezone.utc).isoformat(),
+            "judge_id": config.judge_id,
+            "provider": provider.describe(),
+        }
+    )
     answers: dict[tuple[str, int], dict[str, Any]] = {}
     todo = []
     for key, sample, persona, messages, fingerprint in jobs:
@@ -466,7 +544,9 @@ def score_stories(
                 other.cancel()
             raise
     if failures:
-        raise ProviderError(f"{len(failures)} judge request(s) failed: {failures[0]} {len(answers)} answers are kept in {raw_path}; rerun to resume.")
+        raise ProviderError(
+            f"{len(failures)} judge request(s) failed: {failures[0]} {len(answers)} answers are kept in {raw_path}; rerun to resume."
+        )
     rows = []
     per_story: list[dict[str, Any]] = []
     for row in stories.itertuples(index=False):
@@ -495,7 +575,13 @@ def score_stories(
         n_stories=len(distinct),
         n_requests_now=len(todo),
         n_resumed=n_resumed,
-        n_unparsable_answers=sum(1 for a in per_story if not a["scores"] and len(a["invalid"]) == len(config.criteria) and all(v == "answer is not a JSON object" for v in a["invalid"].values())),
+        n_unparsable_answers=sum(
+            1
+            for a in per_story
+            if not a["scores"]
+            and len(a["invalid"]) == len(config.criteria)
+            and all(v == "answer is not a JSON object" for v in a["invalid"].values())
+        ),
         n_invalid_scores=sum(invalid_by.values()),
         invalid_by_criterion=invalid_by,
     )

@@ -44,13 +44,19 @@ def prepare_output(path: str | Path, role: str, *, directory: bool = False) -> P
     except OSError as exc:
         blocker = next((p for p in (folder, *folder.parents) if p.exists() and not p.is_dir()), None)
         why = f"'{blocker}' is a file, not a folder" if blocker else (exc.strerror or str(exc))
-        raise InputError(InputProblem(str(path), f"cannot create the folder for the {role}: {why}",
-                                      fix="choose a path whose folders can be created")) from None
+        raise InputError(
+            InputProblem(
+                str(path),
+                f"cannot create the folder for the {role}: {why}",
+                fix="choose a path whose folders can be created",
+            )
+        ) from None
     if not directory and path.is_dir():
         raise InputError(InputProblem(str(path), f"the {role} path is a directory", fix="give a file name"))
     if not os.access(folder, os.W_OK):
-        raise InputError(InputProblem(str(folder), f"the folder for the {role} is not writable",
-                                      fix="choose a writable location"))
+        raise InputError(
+            InputProblem(str(folder), f"the folder for the {role} is not writable", fix="choose a writable location")
+        )
     return path
 
 
@@ -72,6 +78,7 @@ def write_csv(frame: pd.DataFrame, path: str | Path) -> Path:
         spreadsheet_safe(frame).to_csv(tmp, index=False)
         tmp.replace(path)
     except OSError as exc:
-        raise InputError(InputProblem(str(path), f"cannot write: {exc.strerror or exc}",
-                                      fix="choose a writable location")) from None
+        raise InputError(
+            InputProblem(str(path), f"cannot write: {exc.strerror or exc}", fix="choose a writable location")
+        ) from None
     return path

@@ -20,17 +20,20 @@ from reports.sections import (
 )
 from reports.tables import status_value
 
-
 TRANSFER_OPEN = 24  #: transfer-table rows shown open (worst first); the rest fold into <details>
 
 
 def optional_sections(result: Any) -> list[dict]:
     """The uncertainty, readers and surface sections, in report order."""
-    return [render_section("uncertainty", "How sure are we: bootstraps and leave-one-reader-out", result,
-                           result.uncertainty),
-            render_section("readers", "Who are the readers: heat maps, clusters, time, case studies", result,
-                           result.readers),
-            render_section("surface", "Surface features: is the judge scoring style?", result, result.surface)]
+    return [
+        render_section(
+            "uncertainty", "How sure are we: bootstraps and leave-one-reader-out", result, result.uncertainty
+        ),
+        render_section(
+            "readers", "Who are the readers: heat maps, clusters, time, case studies", result, result.readers
+        ),
+        render_section("surface", "Surface features: is the judge scoring style?", result, result.surface),
+    ]
 
 
 def build_context(result: Any) -> dict:

@@ -35,7 +35,9 @@ def num(x: Any, digits: int = 3) -> str:
         return DASH
     if isinstance(x, bool):
         return "yes" if x else "no"
-    if isinstance(x, int) or (hasattr(x, "is_integer") and isinstance(x, float) and x.is_integer() and abs(x) < 1e6 and digits == 0):
+    if isinstance(x, int) or (
+        hasattr(x, "is_integer") and isinstance(x, float) and x.is_integer() and abs(x) < 1e6 and digits == 0
+    ):
         return str(int(x))
     if isinstance(x, str):  # a number written as text is formatted as the number; other text as is
         try:
@@ -48,7 +50,7 @@ def num(x: Any, digits: int = 3) -> str:
         return str(x)
     if math.isinf(v):
         return "∞" if v > 0 else "−∞"
-    if v != 0 and (abs(v) < 10 ** -digits or abs(v) >= 1e6):
+    if v != 0 and (abs(v) < 10**-digits or abs(v) >= 1e6):
         return f"{v:.{digits}g}"
     return f"{v:.{digits}f}"
 

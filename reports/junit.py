@@ -53,8 +53,7 @@ def _detail(check: Check) -> str:
     return _clean("\n".join(parts))
 
 
-def render_junit(checks: Iterable[Check], *, suite_name: str = "judge-audit",
-                 fail_on: Iterable[str] = ()) -> str:
+def render_junit(checks: Iterable[Check], *, suite_name: str = "judge-audit", fail_on: Iterable[str] = ()) -> str:
     """JUnit XML text (UTF-8 declaration included) with one test case per check.
 
     Parameters
@@ -81,11 +80,15 @@ def render_junit(checks: Iterable[Check], *, suite_name: str = "judge-audit",
     suite = ET.SubElement(root, "testsuite", {"name": _clean(suite_name), **totals})
     for check in checks:
         group = check.name.split(".", 1)[0] if check.name else "check"
-        case = ET.SubElement(suite, "testcase", {
-            "classname": _clean(f"judge_audit.{group}"),
-            "name": _clean(f"{check.name}[{check.scope}]"),
-            "time": "0",
-        })
+        case = ET.SubElement(
+            suite,
+            "testcase",
+            {
+                "classname": _clean(f"judge_audit.{group}"),
+                "name": _clean(f"{check.name}[{check.scope}]"),
+                "time": "0",
+            },
+        )
         status = _status(check)
         message = _clean(check.reason or status)
         if status in failing:
@@ -102,8 +105,14 @@ def render_junit(checks: Iterable[Check], *, suite_name: str = "judge-audit",
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-def write_junit(checks: Iterable[Check], path: str | Path, *, suite_name: str = "judge-audit", inputs=(),
-                fail_on: Iterable[str] = ()) -> Path:
+def write_junit(
+    checks: Iterable[Check],
+    path: str | Path,
+    *,
+    suite_name: str = "judge-audit",
+    inputs=(),
+    fail_on: Iterable[str] = (),
+) -> Path:
     """Write :func:`render_junit` output to ``path`` (UTF-8, atomically); returns the path written.
 
     ``inputs`` are files the write must never replace (e.g. the result.json read).

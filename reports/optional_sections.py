@@ -42,31 +42,60 @@ MAX_HEATMAPS = 13  #: all matchups pooled + 12 matchups
 @renders(UncertaintySection)
 def uncertainty(result: Any, payload: UncertaintySection, ctx: dict) -> None:
     boot, loro = payload.bootstrap, payload.loro
-    ctx["facts"] = [{"key": "bootstrap replicates", "value": f"{boot.n_boot:,}"},
-                    {"key": "schemes", "value": ", ".join(boot.schemes)},
-                    {"key": "seed", "value": cell_value(boot.seed)},
-                    {"key": "largest leave-one-reader-out shift",
-                     "value": f"{100 * loro.largest_shift:+.1f} points ({loro.largest_shift_reader}, {loro.largest_shift_cell})"}]
-    rows = [{"matchup": c.matchup, "criterion": c.criterion, "method": "GLMM (Wald)", "estimate": c.human.glmm.estimate,
-             "ci_low": c.human.glmm.ci_low, "ci_high": c.human.glmm.ci_high} for c in result.cells]
+    ctx["facts"] = [
+        {"key": "bootstrap replicates", "value": f"{boot.n_boot:,}"},
+        {"key": "schemes", "value": ", ".join(boot.schemes)},
+        {"key": "seed", "value": cell_value(boot.seed)},
+        {
+            "key": "largest leave-one-reader-out shift",
+            "value": f"{100 * loro.largest_shift:+.1f} points ({loro.largest_shift_reader}, {loro.largest_shift_cell})",
+        },
+    ]
+    rows = [
+        {
+            "matchup": c.matchup,
+            "criterion": c.criterion,
+            "method": "GLMM (Wald)",
+            "estimate": c.human.glmm.estimate,
+            "ci_low": c.human.glmm.ci_low,
+            "ci_high": c.human.glmm.ci_high,
+        }
+        for c in result.cells
+    ]
     cells = boot.cells
     kind = "bca" if len(cells) and cells["ci_low_bca"].notna().all() else "percentile"
     for r in cells.itertuples(index=False):
-        rows.append({"matchup": r.matchup, "criterion": r.criterion, "method": f"bootstrap: {r.scheme}",
-                     "estimate": r.rate, "ci_low": getattr(r, f"ci_low_{kind}"), "ci_high": getattr(r, f"ci_high_{kind}")})
-    ctx["figures"].append({
-        "id": "fig-bootstrap", "title": "Intervals compared: GLMM and cluster bootstraps",
-        "caption": f"Pointwise {boot.level:.0%} intervals per cell ({kind} bootstrap intervals, {boot.n_boot:,} replicates); "
-                   "solid intervals exclude 50%, faded ones include it. Bootstrap rates are vote-weighted with tied votes left "
-                   "out (as the GLMM).",
-        "svg": bootstrap_comparison_svg(pd.DataFrame(rows), fig_id="fig-bootstrap")})
+        rows.append(
+            {
+                "matchup": r.matchup,
+                "criterion": r.criterion,
+                "method": f"bootstrap: {r.scheme}",
+                "estimate": r.rate,
+                "ci_low": getattr(r, f"ci_low_{kind}"),
+                "ci_high": getattr(r, f"ci_high_{kind}"),
+            }
+        )
+    ctx["figures"].append(
+        {
+            "id": "fig-bootstrap",
+            "title": "Intervals compared: GLMM and cluster bootstraps",
+            "caption": f"Pointwise {boot.level:.0%} intervals per cell ({kind} bootstrap intervals, {boot.n_boot:,} replicates); "
+            "solid intervals exclude 50%, faded ones include it. Bootstrap rates are vote-weighted with tied votes left "
+            "out (as the GLMM).",
+            "svg": bootstrap_comparison_svg(pd.DataFrame(rows), fig_id="fig-bootstrap"),
+        }
+    )
     shifts = loro.shifts.rename(columns={"reader": "reader_id"})
     if len(shifts):
-        ctx["figures"].append({
-            "id": "fig-loro", "title": "Leave-one-reader-out shifts",
-            "caption": "Change of each cell's raw human rate when one reader is removed (rate without the reader minus "
-                       "the rate with everyone).",
-            "svg": loro_shift_svg(shifts[["reader_id", "criterion", "shift", "matchup"]], fig_id="fig-loro")})
+        ctx["figures"].append(
+            {
+                "id": "fig-loro",
+                "title": "Leave-one-reader-out shifts",
+                "caption": "Change of each cell's raw human rate when one reader is removed (rate without the reader minus "
+                "the rate with everyone).",
+                "svg": loro_shift_svg(shifts[["reader_id", "criterion", "shift", "matchup"]], fig_id="fig-loro"),
+            }
+        )
     ctx["notes"].extend([payload.tally.statement, *boot.notes, *loro.notes])
     folded_tables(ctx, payload)
 
@@ -76,52 +105,96 @@ def uncertainty(result: Any, payload: UncertaintySection, ctx: dict) -> None:
 
 @renders(ReaderAnalysis)
 def readers(result: Any, payload: ReaderAnalysis, ctx: dict) -> None:
-    ctx["facts"] = [{"key": "readers", "value": f"{payload.n_readers:,}"}, {"key": "pairs", "value": f"{payload.n_pairs:,}"},
-                    {"key": "votes", "value": f"{payload.n_votes:,}"}, {"key": "linkage", "value": payload.linkage},
-                    {"key": "seed", "value": cell_value(payload.seed)}]
-    ctx["parts"] = [{"name": name.replace("_", " "), "status": status_value(st), "reason": reason}
-                    for name, (st, reason) in payload.statuses().items()]
+    ctx["facts"] = [
+        {"key": "readers", "value": f"{payload.n_readers:,}"},
+        {"key": "pairs", "value": f"{payload.n_pairs:,}"},
+        {"key": "votes", "value": f"{payload.n_votes:,}"},
+        {"key": "linkage", "value": payload.linkage},
+        {"key": "seed", "value": cell_value(payload.seed)},
+    ]
+    ctx["parts"] = [
+        {"name": name.replace("_", " "), "status": status_value(st), "reason": reason}
+        for name, (st, reason) in payload.statuses().items()
+    ]
     if status_value(payload.rates.status) == "PASS":
         ctx["figures"].extend(heatmap_figures(result, payload.rates.rates))
     clustering = payload.clustering
     if status_value(clustering.status) == "PASS":
-        panels = [ClusterPanel(title, np.asarray(d.linkage_matrix, dtype=float), tuple(d.labels), d.profile, value)
-                  for title, d, value in (
-                      ("readers on their logistic weights (overall on the criterion votes)", clustering.weights,
-                       "coefficient, standardised per criterion"),
-                      ("readers on their criterion-overall kappa", clustering.kappas,
-                       "Cohen's kappa, standardised per criterion")) if d is not None]
+        panels = [
+            ClusterPanel(title, np.asarray(d.linkage_matrix, dtype=float), tuple(d.labels), d.profile, value)
+            for title, d, value in (
+                (
+                    "readers on their logistic weights (overall on the criterion votes)",
+                    clustering.weights,
+                    "coefficient, standardised per criterion",
+                ),
+                (
+                    "readers on their criterion-overall kappa",
+                    clustering.kappas,
+                    "Cohen's kappa, standardised per criterion",
+                ),
+            )
+            if d is not None
+        ]
         if panels:
-            ctx["figures"].append({
-                "id": "fig-clusters", "title": "Reader clustering: coefficient and kappa heat maps beside the dendrograms",
-                "caption": f"Left: each reader's weights of the criteria in their overall vote; right: each reader's "
-                           f"kappa between a criterion and overall; both standardised per criterion (the profiles that "
-                           f"were clustered, {clustering.linkage} linkage), rows in dendrogram order. Readers sharing a "
-                           f"sub-cluster in both trees point to structured disagreement rather than noise"
-                           + (f" (shared: {', '.join('{' + ', '.join(c) + '}' for c in clustering.shared_clusters[:4])})"
-                              if clustering.shared_clusters else "") + ".",
-                "svg": cluster_heatmap_svg(panels, fig_id="fig-clusters")})
+            ctx["figures"].append(
+                {
+                    "id": "fig-clusters",
+                    "title": "Reader clustering: coefficient and kappa heat maps beside the dendrograms",
+                    "caption": f"Left: each reader's weights of the criteria in their overall vote; right: each reader's "
+                    f"kappa between a criterion and overall; both standardised per criterion (the profiles that "
+                    f"were clustered, {clustering.linkage} linkage), rows in dendrogram order. Readers sharing a "
+                    f"sub-cluster in both trees point to structured disagreement rather than noise"
+                    + (
+                        f" (shared: {', '.join('{' + ', '.join(c) + '}' for c in clustering.shared_clusters[:4])})"
+                        if clustering.shared_clusters
+                        else ""
+                    )
+                    + ".",
+                    "svg": cluster_heatmap_svg(panels, fig_id="fig-clusters"),
+                }
+            )
         if clustering.criteria is not None:
             d = clustering.criteria
-            ctx["figures"].append({
-                "id": "fig-dendrogram", "title": "Criteria clustering",
-                "caption": f"Hierarchical clustering of the criteria ({d.metric}, {clustering.linkage} linkage): criteria "
-                           "the readers vote on together join low in the tree.",
-                "svg": dendrogram_svg([DendrogramPanel("criteria (which move together)",
-                                                       np.asarray(d.linkage_matrix, dtype=float), tuple(d.labels))],
-                                      fig_id="fig-dendrogram")})
+            ctx["figures"].append(
+                {
+                    "id": "fig-dendrogram",
+                    "title": "Criteria clustering",
+                    "caption": f"Hierarchical clustering of the criteria ({d.metric}, {clustering.linkage} linkage): criteria "
+                    "the readers vote on together join low in the tree.",
+                    "svg": dendrogram_svg(
+                        [
+                            DendrogramPanel(
+                                "criteria (which move together)",
+                                np.asarray(d.linkage_matrix, dtype=float),
+                                tuple(d.labels),
+                            )
+                        ],
+                        fig_id="fig-dendrogram",
+                    ),
+                }
+            )
         else:
             ctx["notes"].append(f"Criteria clustering not drawn: {clustering.criteria_reason or 'not computed'}.")
     timing = payload.timing
     if status_value(timing.status) == "PASS" and len(timing.readers):
-        ctx["figures"].append({
-            "id": "fig-timing", "title": "Annotation time",
-            "caption": f"Distribution of each reader's seconds per pair (box 25-75%, line 5-95%, red median; drawn capped "
-                       f"at {timing.seconds_cap:.0f} s; the mean diamond is of the capped times); readers whose median "
-                       f"is under {timing.fast_reader_factor:.0%} of the others' are flagged fast. Right: the change in "
-                       "seconds per pair along each reader's session (fatigue), with its 95% interval.",
-            "svg": timing_svg(timing.readers.merge(timing.quantiles.drop(columns="n_pairs"), on="reader_id", how="left")
-                              if len(timing.quantiles) else timing.readers, cap=timing.seconds_cap, fig_id="fig-timing")})
+        ctx["figures"].append(
+            {
+                "id": "fig-timing",
+                "title": "Annotation time",
+                "caption": f"Distribution of each reader's seconds per pair (box 25-75%, line 5-95%, red median; drawn capped "
+                f"at {timing.seconds_cap:.0f} s; the mean diamond is of the capped times); readers whose median "
+                f"is under {timing.fast_reader_factor:.0%} of the others' are flagged fast. Right: the change in "
+                "seconds per pair along each reader's session (fatigue), with its 95% interval.",
+                "svg": timing_svg(
+                    timing.readers.merge(timing.quantiles.drop(columns="n_pairs"), on="reader_id", how="left")
+                    if len(timing.quantiles)
+                    else timing.readers,
+                    cap=timing.seconds_cap,
+                    fig_id="fig-timing",
+                ),
+            }
+        )
     if status_value(payload.divergent_pairs.status) == "PASS":
         ctx["cases"] = divergent_cases(result, payload)
     folded_tables(ctx, payload)
@@ -137,8 +210,15 @@ def heatmap_figures(result: Any, rates: pd.DataFrame) -> list[dict]:
     unknown = sorted(set(rates["row_kind"]) - set(kinds))
     if unknown:
         raise ValueError(f"reader rates: unknown row_kind {unknown}")
-    long = pd.DataFrame({"row": rates["row_label"].astype(str), "kind": rates["row_kind"].map(kinds),
-                         "criterion": rates["criterion"], "rate": rates["rate"], "matchup": rates["matchup"]})
+    long = pd.DataFrame(
+        {
+            "row": rates["row_label"].astype(str),
+            "kind": rates["row_kind"].map(kinds),
+            "criterion": rates["criterion"],
+            "rate": rates["rate"],
+            "matchup": rates["matchup"],
+        }
+    )
     matchups = list(dict.fromkeys(long["matchup"]))
     cell_matchups = list(dict.fromkeys(c.matchup for c in result.cells))
     matchups.sort(key=lambda m: (m in cell_matchups, cell_matchups.index(m) if m in cell_matchups else 0))
@@ -146,20 +226,26 @@ def heatmap_figures(result: Any, rates: pd.DataFrame) -> list[dict]:
     figures = []
     more = ""
     if len(matchups) > MAX_HEATMAPS:
-        more = (f" {len(matchups)} heat maps would be drawn; the first {MAX_HEATMAPS} are shown, the rest of the reader "
-                "rates are in the tables behind this section and in result.json.")
+        more = (
+            f" {len(matchups)} heat maps would be drawn; the first {MAX_HEATMAPS} are shown, the rest of the reader "
+            "rates are in the tables behind this section and in result.json."
+        )
         matchups = matchups[:MAX_HEATMAPS]
     for k, m in enumerate(matchups):
         focal = focal_of.get(m, "the focal system")
-        figures.append({
-            "id": f"fig-heatmap-{k + 1}", "title": f"Readers x criteria: {m}",
-            "caption": "Each reader's preference rate for the focal system, the humans' pooled rate and GLMM estimate, and "
-                       "the judge's rate. Ties: reader and pooled human rates count a tied vote half (focal + 0.5 x ties, "
-                       "over all votes); the GLMM leaves tied votes out; for the judge "
-                       f"{tie_words(result.provenance.tie_rule)} ({result.provenance.tie_rule} rule). "
-                       f"Red favours {focal}, blue the other system; the judge's aggregate is compared with the humans' "
-                       "overall preference (a different target)." + (more if k == 0 else ""),
-            "svg": reader_heatmap_svg(long[long["matchup"] == m], focal_label=focal, fig_id=f"fig-heatmap-{k + 1}")})
+        figures.append(
+            {
+                "id": f"fig-heatmap-{k + 1}",
+                "title": f"Readers x criteria: {m}",
+                "caption": "Each reader's preference rate for the focal system, the humans' pooled rate and GLMM estimate, and "
+                "the judge's rate. Ties: reader and pooled human rates count a tied vote half (focal + 0.5 x ties, "
+                "over all votes); the GLMM leaves tied votes out; for the judge "
+                f"{tie_words(result.provenance.tie_rule)} ({result.provenance.tie_rule} rule). "
+                f"Red favours {focal}, blue the other system; the judge's aggregate is compared with the humans' "
+                "overall preference (a different target)." + (more if k == 0 else ""),
+                "svg": reader_heatmap_svg(long[long["matchup"] == m], focal_label=focal, fig_id=f"fig-heatmap-{k + 1}"),
+            }
+        )
     return figures
 
 
@@ -173,29 +259,53 @@ def divergent_cases(result: Any, payload: ReaderAnalysis) -> list[dict]:
         mine = jp[(jp["pair_id"].astype(str) == pair.pair_id) & (jp["judge"] == judge)] if len(jp) else jp
         focal = str(mine["focal"].iloc[0]) if len(mine) else ""
         other = str(mine["other"].iloc[0]) if len(mine) else ""
-        facts = [{"key": "rank", "value": str(pair.rank)}, {"key": "matchup", "value": pair.matchup},
-                 {"key": "focal / other", "value": f"{focal} / {other}" if focal else "–"},
-                 {"key": "criteria against the judge", "value": str(pair.n_against)},
-                 {"key": "mean divergence", "value": num(pair.mean_divergence)}]
+        facts = [
+            {"key": "rank", "value": str(pair.rank)},
+            {"key": "matchup", "value": pair.matchup},
+            {"key": "focal / other", "value": f"{focal} / {other}" if focal else "–"},
+            {"key": "criteria against the judge", "value": str(pair.n_against)},
+            {"key": "mean divergence", "value": num(pair.mean_divergence)},
+        ]
         rows = []
         for r in mine.itertuples(index=False):
             crit = str(r.criterion)
             human = pair.votes[crit] if crit in pair.votes.columns else None
             n_focal = int((human == "focal").sum()) if human is not None else 0
             n_other = int((human == "other").sum()) if human is not None else 0
-            verdict = {"win": f"prefers {focal}", "loss": f"prefers {other}", "tie": "tie"}.get(str(r.outcome), str(r.outcome))
-            rows.append({"criterion": crit, f"judge score: {focal}": num(r.focal_score, 2),
-                         f"judge score: {other}": num(r.other_score, 2), "judge verdict": verdict,
-                         "readers for focal / other": f"{n_focal} / {n_other}" if human is not None else "–"})
-        judge_table = table(pd.DataFrame(rows), caption=f"The judge ({judge}) on this pair beside the readers' votes",
-                            max_rows=40) if rows else None
+            verdict = {"win": f"prefers {focal}", "loss": f"prefers {other}", "tie": "tie"}.get(
+                str(r.outcome), str(r.outcome)
+            )
+            rows.append(
+                {
+                    "criterion": crit,
+                    f"judge score: {focal}": num(r.focal_score, 2),
+                    f"judge score: {other}": num(r.other_score, 2),
+                    "judge verdict": verdict,
+                    "readers for focal / other": f"{n_focal} / {n_other}" if human is not None else "–",
+                }
+            )
+        judge_table = (
+            table(
+                pd.DataFrame(rows), caption=f"The judge ({judge}) on this pair beside the readers' votes", max_rows=40
+            )
+            if rows
+            else None
+        )
         comments = [{"reader": c.reader_id, "criterion": c.criterion, "comment": c.text} for c in pair.comments]
         excerpts = sorted(pair.excerpts, key=lambda e: (e.system != focal, e.system))
         stories = [_excerpt(e.system + (" (focal)" if e.system == focal else ""), e.text) for e in excerpts]
-        out.append({"pair_id": pair.pair_id, "facts": facts, "judge_table": judge_table,
-                    "votes_table": table(pair.votes.reset_index(drop=True),
-                                         caption="Each reader's vote per criterion (focal / other / tie)"),
-                    "votes": comments, "stories": stories})
+        out.append(
+            {
+                "pair_id": pair.pair_id,
+                "facts": facts,
+                "judge_table": judge_table,
+                "votes_table": table(
+                    pair.votes.reset_index(drop=True), caption="Each reader's vote per criterion (focal / other / tie)"
+                ),
+                "votes": comments,
+                "stories": stories,
+            }
+        )
     return out
 
 
@@ -210,10 +320,14 @@ def _excerpt(system: str, text: str) -> dict:
 def surface(result: Any, payload: SurfaceResult, ctx: dict) -> None:
     primary = result.provenance.primary_judge
     judge = primary if primary in payload.judges else (payload.judges[0] if payload.judges else "")
-    ctx["facts"] = [{"key": "features", "value": str(len(payload.features))}, {"key": "judge", "value": judge},
-                    {"key": "humans' criterion", "value": payload.human_criterion},
-                    {"key": "bootstrap replicates", "value": f"{payload.n_boot:,} ({payload.cluster} clusters)"},
-                    {"key": "adjustment", "value": payload.adjust}, {"key": "seed", "value": cell_value(payload.seed)}]
+    ctx["facts"] = [
+        {"key": "features", "value": str(len(payload.features))},
+        {"key": "judge", "value": judge},
+        {"key": "humans' criterion", "value": payload.human_criterion},
+        {"key": "bootstrap replicates", "value": f"{payload.n_boot:,} ({payload.cluster} clusters)"},
+        {"key": "adjustment", "value": payload.adjust},
+        {"key": "seed", "value": cell_value(payload.seed)},
+    ]
     points = payload.scatter_points
     points = points[points["judge"] == judge]
     crits = list(dict.fromkeys(points["criterion"]))
@@ -226,23 +340,45 @@ def surface(result: Any, payload: SurfaceResult, ctx: dict) -> None:
         h = payload.humans
         h = h[h["scope"] == scope] if len(h) else h
         human_r = dict(zip(h["feature"], h["pair_share_r"])) if len(h) else {}
-        panels = pd.DataFrame({"feature": w["feature"], "r": w["beta"], "slope": w["slope"],
-                               "r_human": [human_r.get(f, np.nan) for f in w["feature"]]})
+        panels = pd.DataFrame(
+            {
+                "feature": w["feature"],
+                "r": w["beta"],
+                "slope": w["slope"],
+                "r_human": [human_r.get(f, np.nan) for f in w["feature"]],
+            }
+        )
         n_feat = len(set(frame["feature"]))
-        ctx["figures"].append({
-            "id": "fig-surface", "title": "Feature differences against the judge, with the humans' r beside it",
-            "caption": f"Each point is a pair: the feature difference (focal minus other story) against judge {judge}'s "
-                       f"score difference ({crit}); the red line is the within-pair slope ({scope}). Panel titles: the "
-                       f"judge's r of the differences beside the humans' r (each pair's vote share for the focal system, "
-                       f"{payload.human_criterion or 'no human criterion'}, against the same difference). Panels are "
-                       f"ordered by the judge's |r|" + (f"; the first 12 of {n_feat} features are drawn" if n_feat > 12 else "")
-                       + ".",
-            "svg": feature_scatter_svg(frame, panels=panels, y_label=f"judge score difference ({crit}), focal - other",
-                                       fig_id="fig-surface")})
+        ctx["figures"].append(
+            {
+                "id": "fig-surface",
+                "title": "Feature differences against the judge, with the humans' r beside it",
+                "caption": f"Each point is a pair: the feature difference (focal minus other story) against judge {judge}'s "
+                f"score difference ({crit}); the red line is the within-pair slope ({scope}). Panel titles: the "
+                f"judge's r of the differences beside the humans' r (each pair's vote share for the focal system, "
+                f"{payload.human_criterion or 'no human criterion'}, against the same difference). Panels are "
+                f"ordered by the judge's |r|"
+                + (f"; the first 12 of {n_feat} features are drawn" if n_feat > 12 else "")
+                + ".",
+                "svg": feature_scatter_svg(
+                    frame,
+                    panels=panels,
+                    y_label=f"judge score difference ({crit}), focal - other",
+                    fig_id="fig-surface",
+                ),
+            }
+        )
     side = payload.side_by_side
     side = side[(side["scope"] == POOLED) & (side["judge"] == judge)] if POOLED in set(side["scope"]) else side
-    ctx["lead_tables"].append(table(side, max_rows=120, caption=(
-        "Does the judge track a feature the readers do not? (pooled over matchups, within matchup: orientation-free; "
-        "standardised within-pair coefficients)")))
+    ctx["lead_tables"].append(
+        table(
+            side,
+            max_rows=120,
+            caption=(
+                "Does the judge track a feature the readers do not? (pooled over matchups, within matchup: orientation-free; "
+                "standardised within-pair coefficients)"
+            ),
+        )
+    )
     ctx["notes"].extend(payload.notes)
     folded_tables(ctx, payload)

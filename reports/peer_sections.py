@@ -21,79 +21,139 @@ from reports.tables import table
 def judge_agreement(result: Any, payload: JudgeAgreement, ctx: dict) -> None:
     frame = payload.to_frame()
     cols = ["scope", "n_pairs", "n_readers", "n_units_scored"]
-    for name in ("kappa_majority", "kappa_readers", "alpha_judge_human", "alpha_human", "alpha_difference",
-                 "raw_difference"):
+    for name in (
+        "kappa_majority",
+        "kappa_readers",
+        "alpha_judge_human",
+        "alpha_human",
+        "alpha_difference",
+        "raw_difference",
+    ):
         cols += [name, f"{name}_ci_low", f"{name}_ci_high"]
-    ctx["facts"] = [{"key": "judge", "value": payload.judge}, {"key": "replicates", "value": str(payload.n_boot)},
-                    {"key": "seed", "value": str(payload.seed)}]
-    ctx["lead_tables"].append(table(
-        frame, columns=cols, max_rows=120,
-        caption=f"Cohen's kappa of the judge against the reader majority and against each reader (mean), and judge-human "
-                f"minus human-human Krippendorff alpha and raw agreement, with {payload.level:.0%} pairs x readers "
-                f"bootstrap intervals (two-way corrected)."))
+    ctx["facts"] = [
+        {"key": "judge", "value": payload.judge},
+        {"key": "replicates", "value": str(payload.n_boot)},
+        {"key": "seed", "value": str(payload.seed)},
+    ]
+    ctx["lead_tables"].append(
+        table(
+            frame,
+            columns=cols,
+            max_rows=120,
+            caption=f"Cohen's kappa of the judge against the reader majority and against each reader (mean), and judge-human "
+            f"minus human-human Krippendorff alpha and raw agreement, with {payload.level:.0%} pairs x readers "
+            f"bootstrap intervals (two-way corrected).",
+        )
+    )
     if len(payload.readers):
-        ctx["tables"].append(table(payload.readers, caption="Cohen's kappa of the judge against each reader",
-                                   max_rows=200))
+        ctx["tables"].append(
+            table(payload.readers, caption="Cohen's kappa of the judge against each reader", max_rows=200)
+        )
 
 
 @renders(Leaderboard)
 def leaderboard(result: Any, board: Leaderboard, ctx: dict) -> None:
     if not board.connected:
-        ctx["notes"].append("The comparison graph is not connected: these groups of systems cannot be ranked "
-                            "against each other: " + " | ".join(", ".join(c) for c in board.components))
+        ctx["notes"].append(
+            "The comparison graph is not connected: these groups of systems cannot be ranked "
+            "against each other: " + " | ".join(", ".join(c) for c in board.components)
+        )
         return
-    ctx["facts"] = [{"key": "criterion", "value": board.criterion}, {"key": "cluster", "value": board.cluster},
-                    {"key": "Kendall tau", "value": str(board.kendall_tau)},
-                    {"key": "misplaced", "value": ", ".join(board.misplaced) or "none"},
-                    {"key": "replicates", "value": f"{board.n_boot} ({board.n_boot_failed} not refitted)"}]
-    ctx["lead_tables"].append(table(
-        board.to_frame(), max_rows=200,
-        caption="Centred logit strengths (mean zero over systems) with Wald intervals: humans from the Bradley-Terry "
-                f"GLMM with {board.cluster} and reader random intercepts, the judge from a logistic Bradley-Terry fit "
-                "on the same pairs; rank shift = judge rank - human rank with its cluster-bootstrap interval."))
+    ctx["facts"] = [
+        {"key": "criterion", "value": board.criterion},
+        {"key": "cluster", "value": board.cluster},
+        {"key": "Kendall tau", "value": str(board.kendall_tau)},
+        {"key": "misplaced", "value": ", ".join(board.misplaced) or "none"},
+        {"key": "replicates", "value": f"{board.n_boot} ({board.n_boot_failed} not refitted)"},
+    ]
+    ctx["lead_tables"].append(
+        table(
+            board.to_frame(),
+            max_rows=200,
+            caption="Centred logit strengths (mean zero over systems) with Wald intervals: humans from the Bradley-Terry "
+            f"GLMM with {board.cluster} and reader random intercepts, the judge from a logistic Bradley-Terry fit "
+            "on the same pairs; rank shift = judge rank - human rank with its cluster-bootstrap interval.",
+        )
+    )
     ctx["notes"].extend(board.notes)
 
 
 @renders(JudgeConfigurations)
 def judge_configurations(result: Any, configs: JudgeConfigurations, ctx: dict) -> None:
-    ctx["facts"] = [{"key": "closest", "value": configs.selected}, {"key": "audited", "value": configs.primary},
-                    {"key": "ranked by", "value": configs.closeness}]
+    ctx["facts"] = [
+        {"key": "closest", "value": configs.selected},
+        {"key": "audited", "value": configs.primary},
+        {"key": "ranked by", "value": configs.closeness},
+    ]
     if configs.auto:
-        ctx["notes"].append(f"{configs.selected} was picked by --judge auto on the same data it is audited on: its "
-                            "agreement is optimistic; confirm it on held-out data.")
-    ctx["lead_tables"].append(table(configs.to_frame(), max_rows=100, caption=(
-        f"Every configuration's agreement with the humans (all units pooled, {configs.n_boot} bootstrap replicates) "
-        "and transfer summary (cells with its rate inside the human GLMM interval, mean |rate - GLMM estimate|).")))
+        ctx["notes"].append(
+            f"{configs.selected} was picked by --judge auto on the same data it is audited on: its "
+            "agreement is optimistic; confirm it on held-out data."
+        )
+    ctx["lead_tables"].append(
+        table(
+            configs.to_frame(),
+            max_rows=100,
+            caption=(
+                f"Every configuration's agreement with the humans (all units pooled, {configs.n_boot} bootstrap replicates) "
+                "and transfer summary (cells with its rate inside the human GLMM interval, mean |rate - GLMM estimate|)."
+            ),
+        )
+    )
     if configs.effective is not None:
-        ctx["facts"].append({"key": "effective number of judges",
-                             "value": f"{configs.effective.nyholt:.2f} (Nyholt), {configs.effective.participation_ratio:.2f} "
-                                      f"(participation ratio) of {configs.effective.n_judges}"})
+        ctx["facts"].append(
+            {
+                "key": "effective number of judges",
+                "value": f"{configs.effective.nyholt:.2f} (Nyholt), {configs.effective.participation_ratio:.2f} "
+                f"(participation ratio) of {configs.effective.n_judges}",
+            }
+        )
     if configs.dawid_skene is not None:
         ds = configs.dawid_skene
-        ctx["facts"].append({"key": "Dawid-Skene latent labels vs reader majority (kappa)",
-                             "value": str(configs.dawid_skene_kappa)})
+        ctx["facts"].append(
+            {"key": "Dawid-Skene latent labels vs reader majority (kappa)", "value": str(configs.dawid_skene_kappa)}
+        )
         ctx["tables"].append(table(ds.to_frame(), caption=str(ds), max_rows=300))
     ctx["notes"].extend(configs.notes)
 
 
 @renders(JudgePosition)
 def judge_position(result: Any, position: JudgePosition, ctx: dict) -> None:
-    ctx["lead_tables"].append(table(position.to_frame(), max_rows=100, caption=(
-        f"Share of decisive verdicts choosing the output shown first (exact Clopper-Pearson {position.level:.0%} "
-        "interval; 0.5 = no position bias) and, for pairs judged in both orders, the share with the same verdict "
-        "in both (pairs bootstrap).")))
+    ctx["lead_tables"].append(
+        table(
+            position.to_frame(),
+            max_rows=100,
+            caption=(
+                f"Share of decisive verdicts choosing the output shown first (exact Clopper-Pearson {position.level:.0%} "
+                "interval; 0.5 = no position bias) and, for pairs judged in both orders, the share with the same verdict "
+                "in both (pairs bootstrap)."
+            ),
+        )
+    )
 
 
 def peer_sections(result: Any) -> list[dict]:
     """Every issue-17 section, in report order."""
     from reports.peer_budget import budget_section
 
-    return [render_section("judge-agreement", "Judge against humans: chance-corrected agreement", result,
-                           result.judge_agreement),
-            render_section("judge-configurations", "Judge configurations: which is closest to the humans", result,
-                           result.judge_configurations),
-            render_section("judge-position", "Judge position bias: does the judge favour the output shown first",
-                           result, result.judge_position),
-            render_section("leaderboard", "Leaderboards: the humans' and the judge's Bradley-Terry ranking", result,
-                           result.leaderboard),
-            budget_section(result)]
+    return [
+        render_section(
+            "judge-agreement", "Judge against humans: chance-corrected agreement", result, result.judge_agreement
+        ),
+        render_section(
+            "judge-configurations",
+            "Judge configurations: which is closest to the humans",
+            result,
+            result.judge_configurations,
+        ),
+        render_section(
+            "judge-position",
+            "Judge position bias: does the judge favour the output shown first",
+            result,
+            result.judge_position,
+        ),
+        render_section(
+            "leaderboard", "Leaderboards: the humans' and the judge's Bradley-Terry ranking", result, result.leaderboard
+        ),
+        budget_section(result),
+    ]

@@ -22,15 +22,22 @@ def peer_summary_lines(result: Any) -> list[str]:
     agreement = _payload(result, "judge_agreement")
     if agreement is not None and agreement.rows:
         row = agreement.rows[-1]
-        lines.append(f"Judge agreement ({_safe(row.scope)}): kappa vs reader majority {row.kappa_majority}; "
-                     f"alpha judge-human minus human-human {row.alpha_difference}")
+        lines.append(
+            f"Judge agreement ({_safe(row.scope)}): kappa vs reader majority {row.kappa_majority}; "
+            f"alpha judge-human minus human-human {row.alpha_difference}"
+        )
     configs = _payload(result, "judge_configurations")
     if configs is not None and len(configs.rows) > 1:
         how = " (--judge auto: selected on the same data)" if configs.auto else ""
-        panel = f"; effective number of judges {configs.effective.nyholt:.2f} of {len(configs.rows)}" \
-            if configs.effective is not None and configs.effective.nyholt == configs.effective.nyholt else ""
-        lines.append(f"Judge configurations: closest to the humans {_safe(configs.selected)}, kappa "
-                     f"{configs.rows[0].kappa_majority}{how}{panel}")
+        panel = (
+            f"; effective number of judges {configs.effective.nyholt:.2f} of {len(configs.rows)}"
+            if configs.effective is not None and configs.effective.nyholt == configs.effective.nyholt
+            else ""
+        )
+        lines.append(
+            f"Judge configurations: closest to the humans {_safe(configs.selected)}, kappa "
+            f"{configs.rows[0].kappa_majority}{how}{panel}"
+        )
     position = _payload(result, "judge_position")
     primary = getattr(getattr(result, "provenance", None), "primary_judge", "")
     if position is not None:
@@ -45,8 +52,10 @@ def peer_summary_lines(result: Any) -> list[str]:
             lines.append(f"Leaderboard: cannot rank across {groups} (no comparison links them)")
         else:
             misplaced = ", ".join(_safe(s) for s in board.misplaced) or "none"
-            lines.append(f"Leaderboard ({len(board.systems)} systems): Kendall tau judge vs humans "
-                         f"{board.kendall_tau}; misplaced by the judge: {misplaced}")
+            lines.append(
+                f"Leaderboard ({len(board.systems)} systems): Kendall tau judge vs humans "
+                f"{board.kendall_tau}; misplaced by the judge: {misplaced}"
+            )
     lines.extend(_budget_lines(result))
     return lines
 
@@ -62,6 +71,8 @@ def _budget_lines(result: Any) -> list[str]:
     if not open_cells:
         return []
     cheapest = min(open_cells, key=lambda c: c.pairs)
-    return [f"Label budget ({budget.power:.0%} power): {len(open_cells)} undecided cell(s) budgeted; the cheapest, "
-            f"{_safe(cheapest.matchup)} / {_safe(cheapest.criterion)}, {cheapest.target} at ~{cheapest.pairs:,} pairs "
-            f"(`audit budget result.json` for every cell)"]
+    return [
+        f"Label budget ({budget.power:.0%} power): {len(open_cells)} undecided cell(s) budgeted; the cheapest, "
+        f"{_safe(cheapest.matchup)} / {_safe(cheapest.criterion)}, {cheapest.target} at ~{cheapest.pairs:,} pairs "
+        f"(`audit budget result.json` for every cell)"
+    ]

@@ -35,7 +35,9 @@ def render_section(section_id: str, title: str, result: Any, section: Any) -> di
     payload = section.payload
     renderer = RENDERERS.get(type(payload))
     if renderer is None:
-        raise TypeError(f"section {section_id!r}: no report renderer for a {type(payload).__qualname__} payload "
-                        f"(known: {', '.join(sorted(t.__qualname__ for t in RENDERERS))})")
+        raise TypeError(
+            f"section {section_id!r}: no report renderer for a {type(payload).__qualname__} payload "
+            f"(known: {', '.join(sorted(t.__qualname__ for t in RENDERERS))})"
+        )
     renderer(result, payload, ctx)
     return ctx

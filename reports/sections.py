@@ -45,8 +45,12 @@ def headline(result: Any) -> dict:
         "n_pairs": sum(c.n_pairs for c in cells if c.criterion == cells[0].criterion) if cells else 0,
         "n_votes": sum(c.n_votes for c in cells),
     }
-    return {"dev": dev_summary(result.dev, prov.primary_judge), "deployment": deployment,
-            "worst": worst_cells(result), "next_steps": next_steps(result)}
+    return {
+        "dev": dev_summary(result.dev, prov.primary_judge),
+        "deployment": deployment,
+        "worst": worst_cells(result),
+        "next_steps": next_steps(result),
+    }
 
 
 WORST_SHOWN = 5
@@ -54,10 +58,17 @@ WORST_SHOWN = 5
 
 def worst_first(cells) -> list:
     """Cells by status (FAIL, ERROR, INCONCLUSIVE, INSUFFICIENT, PASS), then largest distance from the band."""
+
     def key(c):
         d = c.transfer.difference.estimate
-        return (CELL_ORDER.index(status_value(c.transfer.status)) if status_value(c.transfer.status) in CELL_ORDER
-                else len(CELL_ORDER), -(abs(d) if d == d else -1.0), c.matchup, c.criterion)
+        return (
+            CELL_ORDER.index(status_value(c.transfer.status))
+            if status_value(c.transfer.status) in CELL_ORDER
+            else len(CELL_ORDER),
+            -(abs(d) if d == d else -1.0),
+            c.matchup,
+            c.criterion,
+        )
 
     return sorted(cells, key=key)
 
@@ -67,10 +78,16 @@ def worst_cells(result: Any) -> list[dict]:
     out = []
     for c in worst_first(result.cells)[:WORST_SHOWN]:
         t = c.transfer
-        out.append({"status": status_value(t.status), "cell": f"{c.matchup} / {c.criterion}",
-                    "judge": pct(t.judge_rate.estimate), "band": interval(t.band_low, t.band_high),
-                    "distance": _points(t.difference.estimate),
-                    "pairs_needed": "" if t.pairs_needed is None else f"{t.pairs_needed:,}"})
+        out.append(
+            {
+                "status": status_value(t.status),
+                "cell": f"{c.matchup} / {c.criterion}",
+                "judge": pct(t.judge_rate.estimate),
+                "band": interval(t.band_low, t.band_high),
+                "distance": _points(t.difference.estimate),
+                "pairs_needed": "" if t.pairs_needed is None else f"{t.pairs_needed:,}",
+            }
+        )
     return out
 
 
@@ -80,10 +97,15 @@ def next_steps(result: Any) -> list[str]:
     steps = []
     if by["FAIL"]:
         names = ", ".join(f"{c.matchup} / {c.criterion}" for c in worst_first(by["FAIL"])[:3])
-        steps.append(f"Do not use the judge's verdicts on the {len(by['FAIL'])} FAIL cell(s) ({names}"
-                     + (", ..." if len(by["FAIL"]) > 3 else "") + "): it is outside the human band by more than the margin.")
+        steps.append(
+            f"Do not use the judge's verdicts on the {len(by['FAIL'])} FAIL cell(s) ({names}"
+            + (", ..." if len(by["FAIL"]) > 3 else "")
+            + "): it is outside the human band by more than the margin."
+        )
     if by["ERROR"]:
-        steps.append(f"{len(by['ERROR'])} cell(s) could not be computed (ERROR): read their reasons in the transfer table.")
+        steps.append(
+            f"{len(by['ERROR'])} cell(s) could not be computed (ERROR): read their reasons in the transfer table."
+        )
     undecided = [c for c in by["INCONCLUSIVE"] if c.transfer.pairs_needed is not None]
     if undecided:
         extra: dict[str, tuple[int, float]] = {}
@@ -95,18 +117,24 @@ def next_steps(result: Any) -> list[str]:
         pairs = sum(m for m, _ in extra.values())
         votes = sum(m * r for m, r in extra.values())
         per = "; ".join(f"{m}: +{n:,}" for m, (n, _) in sorted(extra.items(), key=lambda kv: -kv[1][0])[:4])
-        steps.append(f"Label budget to decide the {len(by['INCONCLUSIVE'])} INCONCLUSIVE cell(s) at the current estimates: "
-                     f"about {pairs:,} more pairs ({per}{'; ...' if len(extra) > 4 else ''}), "
-                     f"~{votes:,.0f} more reader votes per criterion (the verdict's pairs_needed: about even odds; the "
-                     "Label budget section gives the pairs for 80% power).")
+        steps.append(
+            f"Label budget to decide the {len(by['INCONCLUSIVE'])} INCONCLUSIVE cell(s) at the current estimates: "
+            f"about {pairs:,} more pairs ({per}{'; ...' if len(extra) > 4 else ''}), "
+            f"~{votes:,.0f} more reader votes per criterion (the verdict's pairs_needed: about even odds; the "
+            "Label budget section gives the pairs for 80% power)."
+        )
     elif by["INCONCLUSIVE"]:
         steps.append(f"{len(by['INCONCLUSIVE'])} cell(s) are INCONCLUSIVE: more human pairs would decide them.")
     if by["INSUFFICIENT"]:
-        steps.append(f"{len(by['INSUFFICIENT'])} cell(s) are INSUFFICIENT (too few pairs or readers to decide): reach the "
-                     "policy's minimum pairs and readers per cell first.")
+        steps.append(
+            f"{len(by['INSUFFICIENT'])} cell(s) are INSUFFICIENT (too few pairs or readers to decide): reach the "
+            "policy's minimum pairs and readers per cell first."
+        )
     if not steps and by["PASS"]:
-        steps.append(f"The judge stays within the margin on all {len(by['PASS'])} compared cells: it can be used on this "
-                     "data at this margin (re-run the audit when the data shift).")
+        steps.append(
+            f"The judge stays within the margin on all {len(by['PASS'])} compared cells: it can be used on this "
+            "data at this margin (re-run the audit when the data shift)."
+        )
     warns = sum(status_value(c.status) == "WARN" for c in result.checks)
     if warns:
         steps.append(f"Read the {warns} WARN check(s) below: they do not fail the gate but qualify the numbers.")
@@ -118,8 +146,16 @@ def dev_summary(section: Any, primary_judge: str = "") -> dict:
     status = status_value(section.status)
     payload = section.payload
     if payload is None or status in ("SKIPPED", "ERROR"):
-        return {"computed": False, "status": status, "reason": section.reason or "no development set given",
-                "table": None, "items": [], "facts": [], "warning": "", "judge": primary_judge}
+        return {
+            "computed": False,
+            "status": status,
+            "reason": section.reason or "no development set given",
+            "table": None,
+            "items": [],
+            "facts": [],
+            "warning": "",
+            "judge": primary_judge,
+        }
     if not isinstance(payload, DevValidity):
         raise TypeError(f"dev section: expected a DevValidity payload, got {type(payload).__qualname__}")
     frame = payload.correlations
@@ -127,13 +163,22 @@ def dev_summary(section: Any, primary_judge: str = "") -> dict:
     judge = primary_judge if primary_judge in judges else (judges[0] if judges else primary_judge)
     mine = frame[frame["judge"] == judge]
     items = [{"label": str(r.criterion), "value": num(r.spearman, 2)} for r in mine.itertuples(index=False)]
-    facts = [{"key": "in-sample mean", "value": cell_value(payload.routed_in_sample_mean)},
-             {"key": "out-of-fold mean", "value": cell_value(payload.oof_mean)},
-             {"key": "optimism", "value": cell_value(payload.optimism_mean)},
-             {"key": "items", "value": cell_value(payload.n_items)}]
-    return {"computed": True, "status": status, "reason": section.reason, "judge": judge,
-            "warning": payload.warning or "", "table": table(frame, caption="Development-set validity"),
-            "items": items, "facts": facts}
+    facts = [
+        {"key": "in-sample mean", "value": cell_value(payload.routed_in_sample_mean)},
+        {"key": "out-of-fold mean", "value": cell_value(payload.oof_mean)},
+        {"key": "optimism", "value": cell_value(payload.optimism_mean)},
+        {"key": "items", "value": cell_value(payload.n_items)},
+    ]
+    return {
+        "computed": True,
+        "status": status,
+        "reason": section.reason,
+        "judge": judge,
+        "warning": payload.warning or "",
+        "table": table(frame, caption="Development-set validity"),
+        "items": items,
+        "facts": facts,
+    }
 
 
 def checks_context(checks: tuple) -> dict:
@@ -143,8 +188,17 @@ def checks_context(checks: tuple) -> dict:
     counts = {s: 0 for s in STATUS_ORDER}
     for c in checks:
         counts[status_value(c.status)] = counts.get(status_value(c.status), 0) + 1
-    rows = [{"status": status_value(c.status), "name": c.name, "scope": c.scope, "value": num(c.value),
-             "threshold": num(c.threshold), "reason": c.reason} for c in ranked]
+    rows = [
+        {
+            "status": status_value(c.status),
+            "name": c.name,
+            "scope": c.scope,
+            "value": num(c.value),
+            "threshold": num(c.threshold),
+            "reason": c.reason,
+        }
+        for c in ranked
+    ]
     groups: dict[str, list[dict]] = {}
     for r in rows:
         groups.setdefault(r["name"], []).append(r)
@@ -157,11 +211,23 @@ def checks_context(checks: tuple) -> dict:
             tally = {}
             for m in members:
                 tally[m["status"]] = tally.get(m["status"], 0) + 1
-            scope = (f"{len(members)} scopes (" + ", ".join(f"{n} {st}" for st, n in tally.items())
-                     + f"); worst: {worst['scope']}")
+            scope = (
+                f"{len(members)} scopes ("
+                + ", ".join(f"{n} {st}" for st, n in tally.items())
+                + f"); worst: {worst['scope']}"
+            )
             value, threshold = worst["value"], worst["threshold"]
-        summary.append({"status": worst["status"], "name": name, "scope": scope, "value": value,
-                        "threshold": threshold, "reason": worst["reason"], "n": len(members)})
+        summary.append(
+            {
+                "status": worst["status"],
+                "name": name,
+                "scope": scope,
+                "value": value,
+                "threshold": threshold,
+                "reason": worst["reason"],
+                "n": len(members),
+            }
+        )
     summary.sort(key=lambda g: (order.get(g["status"], 9), g["name"]))
     return {"counts": counts, "rows": rows, "summary": summary}
 
@@ -175,45 +241,64 @@ def transfer_rows(result: Any) -> list[dict]:
     rows = []
     for c in worst_first(result.cells):
         g, j, t, h = c.human.glmm, c.judge, c.transfer, c.human
-        glmm_flags = [name for name, on in (("degenerate", g.degenerate), ("singular", g.singular),
-                                            ("not converged", not g.converged), ("separation", g.separation)) if on]
-        rows.append({
-            "matchup": c.matchup,
-            "criterion": c.criterion,
-            "judge_criterion": j.criterion if j is not None and j.criterion != c.criterion else "",
-            "different_target": bool(j is not None and j.different_target),
-            "focal": c.focal,
-            "other": c.other,
-            "n": f"{c.n_pairs} / {c.n_readers} / {c.n_votes}",
-            "n_compared": t.n_pairs,
-            "human_rate": pct(h.rate),
-            "human_ties": h.n_ties,
-            "vote_share": pct(h.vote_share.estimate),
-            "vote_share_ci": interval(h.vote_share.ci_low, h.vote_share.ci_high),
-            "majority_rate": pct(h.majority_rate.estimate),
-            "majority_rate_ci": interval(h.majority_rate.ci_low, h.majority_rate.ci_high),
-            "glmm": pct(g.estimate),
-            "glmm_ci": interval(g.ci_low, g.ci_high),
-            "glmm_degenerate": bool(g.degenerate),
-            "glmm_degenerate_reason": g.degenerate_reason,
-            "glmm_flags": glmm_flags,
-            "judge_rate": pct(t.judge_rate.estimate) if t.judge_rate.estimate == t.judge_rate.estimate
-            else (pct(j.rate) if j is not None else DASH),
-            "judge_wlt": f"{j.wins} / {j.losses} / {j.ties}" if j is not None else DASH,
-            "judge_invalid": j.invalid if j is not None else 0,
-            "band": interval(t.band_low, t.band_high),
-            "difference": _points(t.difference.estimate),
-            "difference_ci": (f"[{_points(t.difference.ci_low)}, {_points(t.difference.ci_high)}]"
-                              if t.difference.ci_low == t.difference.ci_low else ""),
-            "pairs_needed": "" if t.pairs_needed is None else str(t.pairs_needed),
-            "directions": f"{t.human_direction} / {t.judge_direction}",
-            "conflict": bool(t.direction_conflict),
-            "majority": f"{pct(t.judge_vs_majority)} vs {pct(t.reader_baseline)}",
-            "below_baseline": bool(t.below_reader_baseline),
-            "status": status_value(t.status),
-            "reason": t.reason + (f" GLMM degenerate ({g.degenerate_reason}): its point is not the human preference; "
-                                  "the decision rests on the vote share and majority rate." if g.degenerate else ""),
-        })
+        glmm_flags = [
+            name
+            for name, on in (
+                ("degenerate", g.degenerate),
+                ("singular", g.singular),
+                ("not converged", not g.converged),
+                ("separation", g.separation),
+            )
+            if on
+        ]
+        rows.append(
+            {
+                "matchup": c.matchup,
+                "criterion": c.criterion,
+                "judge_criterion": j.criterion if j is not None and j.criterion != c.criterion else "",
+                "different_target": bool(j is not None and j.different_target),
+                "focal": c.focal,
+                "other": c.other,
+                "n": f"{c.n_pairs} / {c.n_readers} / {c.n_votes}",
+                "n_compared": t.n_pairs,
+                "human_rate": pct(h.rate),
+                "human_ties": h.n_ties,
+                "vote_share": pct(h.vote_share.estimate),
+                "vote_share_ci": interval(h.vote_share.ci_low, h.vote_share.ci_high),
+                "majority_rate": pct(h.majority_rate.estimate),
+                "majority_rate_ci": interval(h.majority_rate.ci_low, h.majority_rate.ci_high),
+                "glmm": pct(g.estimate),
+                "glmm_ci": interval(g.ci_low, g.ci_high),
+                "glmm_degenerate": bool(g.degenerate),
+                "glmm_degenerate_reason": g.degenerate_reason,
+                "glmm_flags": glmm_flags,
+                "judge_rate": pct(t.judge_rate.estimate)
+                if t.judge_rate.estimate == t.judge_rate.estimate
+                else (pct(j.rate) if j is not None else DASH),
+                "judge_wlt": f"{j.wins} / {j.losses} / {j.ties}" if j is not None else DASH,
+                "judge_invalid": j.invalid if j is not None else 0,
+                "band": interval(t.band_low, t.band_high),
+                "difference": _points(t.difference.estimate),
+                "difference_ci": (
+                    f"[{_points(t.difference.ci_low)}, {_points(t.difference.ci_high)}]"
+                    if t.difference.ci_low == t.difference.ci_low
+                    else ""
+                ),
+                "pairs_needed": "" if t.pairs_needed is None else str(t.pairs_needed),
+                "directions": f"{t.human_direction} / {t.judge_direction}",
+                "conflict": bool(t.direction_conflict),
+                "majority": f"{pct(t.judge_vs_majority)} vs {pct(t.reader_baseline)}",
+                "below_baseline": bool(t.below_reader_baseline),
+                "status": status_value(t.status),
+                "reason": t.reason
+                + (
+                    f" GLMM degenerate ({g.degenerate_reason}): its point is not the human preference; "
+                    "the decision rests on the vote share and majority rate."
+                    if g.degenerate
+                    else ""
+                ),
+            }
+        )
     return rows
 
 
@@ -222,14 +307,30 @@ def preference_frames(result: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
     human, judge = [], []
     for c in result.cells:
         v = c.human.vote_share
-        human.append({"matchup": c.matchup, "criterion": c.criterion, "estimate": v.estimate,
-                      "ci_low": v.ci_low, "ci_high": v.ci_high})
+        human.append(
+            {
+                "matchup": c.matchup,
+                "criterion": c.criterion,
+                "estimate": v.estimate,
+                "ci_low": v.ci_low,
+                "ci_high": v.ci_high,
+            }
+        )
         if c.judge is not None:
             j = c.judge
             label = f"{c.criterion} (judge: {j.criterion})" if j.criterion != c.criterion else c.criterion
-            judge.append({"matchup": c.matchup, "criterion": c.criterion, "label": label, "wins": j.wins,
-                          "losses": j.losses, "ties": j.ties, "n_pairs": j.wins + j.losses + j.ties,
-                          "invalid": j.invalid})
+            judge.append(
+                {
+                    "matchup": c.matchup,
+                    "criterion": c.criterion,
+                    "label": label,
+                    "wins": j.wins,
+                    "losses": j.losses,
+                    "ties": j.ties,
+                    "n_pairs": j.wins + j.losses + j.ties,
+                    "invalid": j.invalid,
+                }
+            )
     return pd.DataFrame(human), pd.DataFrame(judge)
 
 
@@ -241,10 +342,20 @@ def focal_label(result: Any) -> str:
 def preference_figure(result: Any) -> dict:
     human, judge = preference_frames(result)
     prov = result.provenance
-    svg = preference_svg(human, judge if len(judge) else None, focal_label=focal_label(result),
-                         judge_label=prov.primary_judge or "judge", fig_id="fig-preference")
-    return {"id": "fig-preference", "title": "", "caption": "", "svg": svg,
-            "label": "Human vote share with its interval beside the judge's rate"}
+    svg = preference_svg(
+        human,
+        judge if len(judge) else None,
+        focal_label=focal_label(result),
+        judge_label=prov.primary_judge or "judge",
+        fig_id="fig-preference",
+    )
+    return {
+        "id": "fig-preference",
+        "title": "",
+        "caption": "",
+        "svg": svg,
+        "label": "Human vote share with its interval beside the judge's rate",
+    }
 
 
 def configurations_table(result: Any) -> dict | None:
@@ -254,17 +365,47 @@ def configurations_table(result: Any) -> dict | None:
         if c.judge is None:
             continue
         for k in c.judge.configurations:
-            rows.append({"matchup": c.matchup, "criterion": c.criterion, "configuration": k.judge, "rate": pct(k.rate),
-                         "wins / losses / ties": f"{k.wins} / {k.losses} / {k.ties}", "invalid": k.invalid})
+            rows.append(
+                {
+                    "matchup": c.matchup,
+                    "criterion": c.criterion,
+                    "configuration": k.judge,
+                    "rate": pct(k.rate),
+                    "wins / losses / ties": f"{k.wins} / {k.losses} / {k.ties}",
+                    "invalid": k.invalid,
+                }
+            )
     if not rows:
         return None
     return table(pd.DataFrame(rows), caption="Judge rate per configuration (same tie rule)", max_rows=400)
 
 
-AGREEMENT_COLUMNS = ["level", "matchup", "criterion", "n_pairs", "n_readers", "n_votes", "n_ties", "fleiss_kappa",
-                     "krippendorff_alpha", "raw_agreement"]
-BASELINE_COLUMNS = ["level", "matchup", "criterion", "n_pairs", "n_readers", "reader_mean", "reader_min", "reader_max",
-                    "reader_min_id", "reader_max_id", "judge_agreement", "judge_agreement_loo"]
+AGREEMENT_COLUMNS = [
+    "level",
+    "matchup",
+    "criterion",
+    "n_pairs",
+    "n_readers",
+    "n_votes",
+    "n_ties",
+    "fleiss_kappa",
+    "krippendorff_alpha",
+    "raw_agreement",
+]
+BASELINE_COLUMNS = [
+    "level",
+    "matchup",
+    "criterion",
+    "n_pairs",
+    "n_readers",
+    "reader_mean",
+    "reader_min",
+    "reader_max",
+    "reader_min_id",
+    "reader_max_id",
+    "judge_agreement",
+    "judge_agreement_loo",
+]
 
 
 def agreement_context(result: Any) -> dict:
@@ -278,9 +419,12 @@ def agreement_context(result: Any) -> dict:
             out["full"].append(table(frame, caption="Inter-reader agreement, every column"))
     if base is not None and len(base):
         cols = [c for c in BASELINE_COLUMNS if c in base.columns] or list(base.columns)
-        out["baseline"] = table(base, caption="Reader baseline: each reader's agreement with the majority of the other "
-                                              "readers (mean, min, max), beside the judge's agreement with the majority",
-                                columns=cols)
+        out["baseline"] = table(
+            base,
+            caption="Reader baseline: each reader's agreement with the majority of the other "
+            "readers (mean, min, max), beside the judge's agreement with the majority",
+            columns=cols,
+        )
         if len(cols) < len(base.columns):
             out["full"].append(table(base, caption="Reader baseline, every column"))
     return out
@@ -304,8 +448,10 @@ def row_accounting(provenance: Any) -> list[dict]:
 
 def provenance_context(result: Any) -> dict:
     p = result.provenance
-    policy = [{"key": k, "value": cell_value(v) if not isinstance(v, (dict, list, tuple)) else repr(v)}
-              for k, v in sorted(_flatten(p.policy).items())]
+    policy = [
+        {"key": k, "value": cell_value(v) if not isinstance(v, (dict, list, tuple)) else repr(v)}
+        for k, v in sorted(_flatten(p.policy).items())
+    ]
     sources = [{k: cell_value(v) for k, v in dict(s).items()} for s in p.sources]
     return {
         "package_version": p.package_version,

@@ -23,16 +23,27 @@ def status_value(status: Any) -> str:
     return str(getattr(status, "value", status))
 
 
-def table(frame: pd.DataFrame | None, *, caption: str = "", columns: list[str] | None = None,
-          max_rows: int = MAX_TABLE_ROWS, note: str = "") -> dict | None:
+def table(
+    frame: pd.DataFrame | None,
+    *,
+    caption: str = "",
+    columns: list[str] | None = None,
+    max_rows: int = MAX_TABLE_ROWS,
+    note: str = "",
+) -> dict | None:
     """A frame as ``{"caption", "columns", "rows", "truncated", "note"}`` of display strings."""
     if frame is None:
         return None
     cols = [c for c in (columns or list(frame.columns)) if c in frame.columns]
     shown = frame[cols].head(max_rows)
     rows = [[cell_value(v) for v in row] for row in shown.itertuples(index=False, name=None)]
-    return {"caption": caption, "columns": [str(c) for c in cols], "rows": rows,
-            "truncated": max(0, len(frame) - max_rows), "note": note}
+    return {
+        "caption": caption,
+        "columns": [str(c) for c in cols],
+        "rows": rows,
+        "truncated": max(0, len(frame) - max_rows),
+        "note": note,
+    }
 
 
 def frames_of(obj: Any, path: str = "") -> list[tuple[str, pd.DataFrame]]:
@@ -59,9 +70,21 @@ def section_context(section_id: str, title: str, section: Any) -> dict:
     status = status_value(section.status)
     computed = section.payload is not None and status != "SKIPPED"
     reason = section.reason or ("" if computed else "not computed")
-    return {"id": section_id, "title": title, "status": status, "computed": computed, "reason": reason,
-            "figures": [], "tables": [], "lead_tables": [], "cases": [], "facts": [], "parts": [], "notes": [],
-            "csv": SECTION_CSV.get(section_id, "")}
+    return {
+        "id": section_id,
+        "title": title,
+        "status": status,
+        "computed": computed,
+        "reason": reason,
+        "figures": [],
+        "tables": [],
+        "lead_tables": [],
+        "cases": [],
+        "facts": [],
+        "parts": [],
+        "notes": [],
+        "csv": SECTION_CSV.get(section_id, ""),
+    }
 
 
 #: the CSV that audit/outputs.py writes beside result.json for a section (its to_frame())
@@ -72,13 +95,23 @@ def folded_tables(ctx: dict, payload: Any, *, skip: tuple[str, ...] = ()) -> Non
     """Append every frame of ``payload`` (bar the paths in ``skip``) to the folded tables."""
     for path, frame in frames_of(payload):
         if path not in skip:
-            ctx["tables"].append(table(frame, caption=path, max_rows=FOLDED_ROWS,
-                                       note=f"{len(frame):,} rows in result.json" if len(frame) > FOLDED_ROWS else ""))
+            ctx["tables"].append(
+                table(
+                    frame,
+                    caption=path,
+                    max_rows=FOLDED_ROWS,
+                    note=f"{len(frame):,} rows in result.json" if len(frame) > FOLDED_ROWS else "",
+                )
+            )
 
 
 #: how each registered tie rule (audit/tie_rules.py) counts an exact judge tie, in words
-TIE_WORDS = {"even-split": "a tie counts half for each system", "decisive": "ties are left out of the denominator",
-             "strict": "a tie counts against the focal system", "random": "a tie goes to a seeded fair coin"}
+TIE_WORDS = {
+    "even-split": "a tie counts half for each system",
+    "decisive": "ties are left out of the denominator",
+    "strict": "a tie counts against the focal system",
+    "random": "a tie goes to a seeded fair coin",
+}
 
 
 def tie_words(rule: str) -> str:

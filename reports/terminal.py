@@ -11,13 +11,20 @@ from pathlib import Path
 from typing import Any
 
 from audit.terminal_text import printable
-from reports.format import interval, pct
+from reports.format import pct
 from reports.peer_terminal import peer_summary_lines
 from reports.sections import dev_summary, row_accounting
 from reports.tables import CELL_ORDER, STATUS_ORDER, status_value, tie_words
 
-_COLOURS = {"PASS": "32", "WARN": "33", "FAIL": "31", "ERROR": "35", "SKIPPED": "90", "INCONCLUSIVE": "33",
-            "INSUFFICIENT": "90"}
+_COLOURS = {
+    "PASS": "32",
+    "WARN": "33",
+    "FAIL": "31",
+    "ERROR": "35",
+    "SKIPPED": "90",
+    "INCONCLUSIVE": "33",
+    "INSUFFICIENT": "90",
+}
 
 
 def _safe(text: object) -> str:
@@ -45,11 +52,14 @@ def judge_line(result: Any) -> str:
     primary = prov.primary_judge or (configs[0] if configs else "none")
     shown = ", ".join(_safe(k) for k in configs[:6]) + (f", ... ({len(configs) - 6} more)" if len(configs) > 6 else "")
     panel = f"; {len(configs)} configurations: {shown}" if len(configs) > 1 else ""
-    return (f"Judge: {_safe(primary)} (audited{panel}); tie rule {_safe(prov.tie_rule)}: {_safe(tie_words(prov.tie_rule))}")
+    return (
+        f"Judge: {_safe(primary)} (audited{panel}); tie rule {_safe(prov.tie_rule)}: {_safe(tie_words(prov.tie_rule))}"
+    )
 
 
-def render_summary(result: Any, report_path: str | Path | None = None, *, max_cells: int = 12,
-                   colour: bool = False) -> str:
+def render_summary(
+    result: Any, report_path: str | Path | None = None, *, max_cells: int = 12, colour: bool = False
+) -> str:
     """A few lines for the terminal after ``audit run``.
 
     Parameters
@@ -76,23 +86,31 @@ def render_summary(result: Any, report_path: str | Path | None = None, *, max_ce
         vals = ", ".join(f"{_safe(it['label'])} {it['value']}" for it in dev["items"])
         lines.append(f"Dev set (Spearman of {_safe(dev['judge'] or 'the judge')} with humans): {vals}")
         d = result.dev.payload
-        lines.append(f"  routed judge: {d.routed_in_sample_pooled:.3f} in sample, {d.oof_pooled:.3f} out of fold "
-                     f"(optimism {d.optimism_pooled:+.3f})"
-                     + ("; selection and validation share data" if d.selection_shares_data else ""))
+        lines.append(
+            f"  routed judge: {d.routed_in_sample_pooled:.3f} in sample, {d.oof_pooled:.3f} out of fold "
+            f"(optimism {d.optimism_pooled:+.3f})"
+            + ("; selection and validation share data" if d.selection_shares_data else "")
+        )
     elif dev["computed"]:
         lines.append("Dev set: computed (see the report)")
     else:
         reason = _safe(dev["reason"])
         # "no development set given (...)" reads on its own; other reasons say why it was not computed
-        lines.append(f"Dev set: {reason}" if reason.startswith("no development set") else f"Dev set: not computed ({reason})")
+        lines.append(
+            f"Dev set: {reason}" if reason.startswith("no development set") else f"Dev set: not computed ({reason})"
+        )
     cell_counts = dict(result.counts)
-    lines.append("Cells: " + ", ".join(f"{cell_counts.get(s, 0)} {s}" for s in CELL_ORDER)
-                 + f" (of {len(result.cells)}; margin {_margin(result)})")
+    lines.append(
+        "Cells: "
+        + ", ".join(f"{cell_counts.get(s, 0)} {s}" for s in CELL_ORDER)
+        + f" (of {len(result.cells)}; margin {_margin(result)})"
+    )
     shown = [c for c in result.cells if status_value(c.transfer.status) in ("FAIL", "ERROR", "INCONCLUSIVE")]
     shown.sort(key=lambda c: CELL_ORDER.index(status_value(c.transfer.status)))
     if shown:
-        lines.append(f"Cells to look at ({len(shown)}; distance of the judge from the human band, "
-                     f"{_level(result)} interval):")
+        lines.append(
+            f"Cells to look at ({len(shown)}; distance of the judge from the human band, {_level(result)} interval):"
+        )
         width = max(len(_safe(f"{c.matchup} / {c.criterion}")) for c in shown[:max_cells])
         for c in shown[:max_cells]:
             t, h = c.transfer, c.human
@@ -101,23 +119,33 @@ def render_summary(result: Any, report_path: str | Path | None = None, *, max_ce
             if status == "ERROR":
                 lines.append(f"  {status:<12} {label:<{width}}  {_safe(t.reason)}")
                 continue
-            flags = [name for name, on in (("direction conflict", bool(t.direction_conflict)),
-                                           ("below reader baseline", bool(t.below_reader_baseline)),
-                                           ("GLMM degenerate", bool(h.glmm.degenerate))) if on]
+            flags = [
+                name
+                for name, on in (
+                    ("direction conflict", bool(t.direction_conflict)),
+                    ("below reader baseline", bool(t.below_reader_baseline)),
+                    ("GLMM degenerate", bool(h.glmm.degenerate)),
+                )
+                if on
+            ]
             more = f"  needs ~{t.pairs_needed} pairs" if t.pairs_needed is not None else ""
             if t.p_outside_adjusted is not None and status in ("FAIL", "INCONCLUSIVE"):
                 p_cell = min(p for p in (t.p_outside_adjusted, t.p_conflict_adjusted) if p is not None)
                 more = f"  adj. p {p_cell:.2g}" + more
-            lines.append(f"  {status:<12} {label:<{width}}  judge {pct(t.judge_rate.estimate)}  band "
-                         f"[{pct(t.band_low)}, {pct(t.band_high)}]  distance {_points(t.difference.estimate)} "
-                         f"[{_points(t.difference.ci_low)}, {_points(t.difference.ci_high)}]{more}"
-                         + (f"  ({', '.join(flags)})" if flags else ""))
+            lines.append(
+                f"  {status:<12} {label:<{width}}  judge {pct(t.judge_rate.estimate)}  band "
+                f"[{pct(t.band_low)}, {pct(t.band_high)}]  distance {_points(t.difference.estimate)} "
+                f"[{_points(t.difference.ci_low)}, {_points(t.difference.ci_high)}]{more}"
+                + (f"  ({', '.join(flags)})" if flags else "")
+            )
         if len(shown) > max_cells:
             lines.append(f"  ... and {len(shown) - max_cells} more (see the report)")
     degenerate = [c for c in result.cells if c.human.glmm.degenerate]
     if degenerate:
-        lines.append(f"GLMM degenerate in {len(degenerate)} cell(s): their expit(b0) is not shown as the human "
-                     "preference; the decision rests on the vote share and majority rate, never on the GLMM")
+        lines.append(
+            f"GLMM degenerate in {len(degenerate)} cell(s): their expit(b0) is not shown as the human "
+            "preference; the decision rests on the vote share and majority rate, never on the GLMM"
+        )
     lines.extend(peer_summary_lines(result))
     counts = {s: 0 for s in STATUS_ORDER}
     for c in result.checks:

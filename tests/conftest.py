@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 #: ../shared/datasets beside the repository; JUDGE_AUDIT_DATASETS points elsewhere (e.g. from a worktree)
-SHARED_DATASETS = Path(os.environ.get("JUDGE_AUDIT_DATASETS")
-                       or Path(__file__).resolve().parents[1].parent / "shared" / "datasets")
+SHARED_DATASETS = Path(
+    os.environ.get("JUDGE_AUDIT_DATASETS") or Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
+)
 
 
 @pytest.fixture(scope="session")
@@ -24,6 +25,7 @@ def converted_datasets(tmp_path_factory) -> Path:
     if not (SHARED_DATASETS / "convert.py").exists():
         pytest.skip(f"{SHARED_DATASETS} is absent")
     out = tmp_path_factory.mktemp("datasets")
-    subprocess.run([sys.executable, str(SHARED_DATASETS / "convert.py"), str(out)], check=True,
-                   capture_output=True, timeout=300)
+    subprocess.run(
+        [sys.executable, str(SHARED_DATASETS / "convert.py"), str(out)], check=True, capture_output=True, timeout=300
+    )
     return out

@@ -39,14 +39,24 @@ def test_no_import_cycle_in_reports(graph):
 
 
 def test_statistics_do_not_import_reports_or_cli(graph):
-    wrong = sorted((m, t) for m, targets in graph.items() if not _in(m, OUTPUT_LAYER)
-                   for t in targets if _in(t, ("reports", "audit.cli")))
+    wrong = sorted(
+        (m, t)
+        for m, targets in graph.items()
+        if not _in(m, OUTPUT_LAYER)
+        for t in targets
+        if _in(t, ("reports", "audit.cli"))
+    )
     assert wrong == []
 
 
 def test_reports_do_not_import_cli(graph):
-    wrong = sorted((m, t) for m, targets in graph.items() if _in(m, ("reports",))
-                   for t in targets if _in(t, ("audit.cli", "audit.__main__")))
+    wrong = sorted(
+        (m, t)
+        for m, targets in graph.items()
+        if _in(m, ("reports",))
+        for t in targets
+        if _in(t, ("audit.cli", "audit.__main__"))
+    )
     assert wrong == []
 
 
@@ -63,24 +73,36 @@ def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
 
 
 def test_helper_finds_a_cycle_through_a_lazy_import(tmp_path):
-    root = _tree(tmp_path, {"audit/a.py": "from audit.b import f\n",
-                            "audit/b.py": "def f():\n    from audit import a\n    return a\n"})
+    root = _tree(
+        tmp_path,
+        {"audit/a.py": "from audit.b import f\n", "audit/b.py": "def f():\n    from audit import a\n    return a\n"},
+    )
     assert cycles(import_graph(root)) == [["audit.a", "audit.b"]]
 
 
 def test_helper_finds_a_cycle_through_a_package_init(tmp_path):
     # the providers shape before the fix: base lazily imported a backend that imports the package
-    root = _tree(tmp_path, {"generation/p/__init__.py": "from generation.p.base import X\n",
-                            "generation/p/base.py": "X = 1\ndef g():\n    from generation.p import backend\n",
-                            "generation/p/backend.py": "from generation.p import X\n"})
+    root = _tree(
+        tmp_path,
+        {
+            "generation/p/__init__.py": "from generation.p.base import X\n",
+            "generation/p/base.py": "X = 1\ndef g():\n    from generation.p import backend\n",
+            "generation/p/backend.py": "from generation.p import X\n",
+        },
+    )
     assert cycles(import_graph(root)) == [["generation.p", "generation.p.backend", "generation.p.base"]]
 
 
 def test_from_package_import_submodule_is_the_submodule(tmp_path):
     # as ``import pkg.mod``: needs pkg.mod, not the names pkg/__init__ defines
-    root = _tree(tmp_path, {"audit/g/__init__.py": "from audit.g.fit import fit\n",
-                            "audit/g/fit.py": "def fit():\n    from audit.g import sparse\n",
-                            "audit/g/sparse.py": ""})
+    root = _tree(
+        tmp_path,
+        {
+            "audit/g/__init__.py": "from audit.g.fit import fit\n",
+            "audit/g/fit.py": "def fit():\n    from audit.g import sparse\n",
+            "audit/g/sparse.py": "",
+        },
+    )
     graph = import_graph(root)
     assert graph["audit.g.fit"] == {"audit.g.sparse"}
     assert cycles(graph) == []
@@ -93,9 +115,12 @@ def test_one_table_reader():
 
     allowed = {ROOT / "audit" / "inputs" / "formats.py", ROOT / "detectors" / "cache.py"}
     pattern = re.compile(r"pd\.read_(csv|json|parquet|table)\(|def read_table\(")
-    offenders = sorted(str(p.relative_to(ROOT)) for pkg in ("audit", "generation", "detectors", "reports")
-                       for p in (ROOT / pkg).rglob("*.py")
-                       if p not in allowed and pattern.search(p.read_text(encoding="utf-8")))
+    offenders = sorted(
+        str(p.relative_to(ROOT))
+        for pkg in ("audit", "generation", "detectors", "reports")
+        for p in (ROOT / pkg).rglob("*.py")
+        if p not in allowed and pattern.search(p.read_text(encoding="utf-8"))
+    )
     assert offenders == []
 
 
@@ -103,8 +128,10 @@ def test_one_home_for_local_language_models():
     """The perplexity detector and the transformers provider load a causal LM through
     generation/providers/local_model.py; nothing else calls transformers' Auto classes."""
     home = ROOT / "generation" / "providers" / "local_model.py"
-    offenders = sorted(str(p.relative_to(ROOT)) for pkg in ("audit", "generation", "detectors", "reports")
-                       for p in (ROOT / pkg).rglob("*.py")
-                       if p != home and "AutoModelForCausalLM" in p.read_text(encoding="utf-8").replace(
-                           "``AutoModelForCausalLM``", ""))
+    offenders = sorted(
+        str(p.relative_to(ROOT))
+        for pkg in ("audit", "generation", "detectors", "reports")
+        for p in (ROOT / pkg).rglob("*.py")
+        if p != home and "AutoModelForCausalLM" in p.read_text(encoding="utf-8").replace("``AutoModelForCausalLM``", "")
+    )
     assert offenders == []

@@ -128,14 +128,18 @@ def main(argv: list[str] | None = None) -> int:
         return ExitStatus.INTERRUPTED
     except OSError as exc:  # e.g. an output directory that cannot be written
         where = f" ({exc.filename})" if exc.filename else ""
-        _say(f"Input error: cannot read or write a file{where}: {exc.strerror or exc}. "
-             "Fix: check the path and its permissions.")
+        _say(
+            f"Input error: cannot read or write a file{where}: {exc.strerror or exc}. "
+            "Fix: check the path and its permissions."
+        )
         return ExitStatus.INPUT_ERROR
     except Exception as exc:  # a bug: say so plainly, full traceback only on request
         if os.environ.get("JUDGE_AUDIT_DEBUG"):
             raise
-        _say(f"Internal error ({type(exc).__name__}: {exc}). This is a bug in judge-audit; "
-             "set JUDGE_AUDIT_DEBUG=1 to see the traceback and please report it.")
+        _say(
+            f"Internal error ({type(exc).__name__}: {exc}). This is a bug in judge-audit; "
+            "set JUDGE_AUDIT_DEBUG=1 to see the traceback and please report it."
+        )
         return ExitStatus.INTERNAL_ERROR
     if isinstance(result, int):
         return result

@@ -9,8 +9,13 @@ from audit.cli.exit_status import ExitStatus
 
 @click.command("budget")
 @click.argument("result_json", type=click.Path(dir_okay=False))
-@click.option("--power", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True), default=0.8,
-              show_default=True, help="Probability of reaching the decision the estimates point to.")
+@click.option(
+    "--power",
+    type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True),
+    default=0.8,
+    show_default=True,
+    help="Probability of reaching the decision the estimates point to.",
+)
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Also write one row per cell here.")
 @click.option("--all", "all_cells", is_flag=True, help="List decided and unassessed cells too.")
 def command(result_json, power, csv_path, all_cells):

@@ -7,18 +7,43 @@ import click
 
 @click.command("consistency")
 @click.argument("scores", type=click.Path(dir_okay=False))
-@click.option("-o", "--out", default=None, metavar="PATH",
-              help="Write results: PATH.json for JSON only, otherwise a directory receiving "
-                   "consistency.json and one CSV per table.")
-@click.option("--convergence-threshold", default=0.3, show_default=True, type=float,
-              help="A judge x item x criterion converged when |last round - previous round| is below this.")
-@click.option("--agreement-threshold", default=0.3, show_default=True, type=float,
-              help="Two judges agree on an item when their scores differ by less than this.")
-@click.option("--redundancy-threshold", default=0.7, show_default=True, type=float,
-              help="Two criteria are flagged redundant when |Pearson r| reaches this.")
-@click.option("--final", type=click.Choice(["last", "mean"]), default="last", show_default=True,
-              help="Score the other analyses use per judge x item x criterion x mode: the last round "
-                   "(iterative evaluator) or the mean over rounds (repeated, unordered samples).")
+@click.option(
+    "-o",
+    "--out",
+    default=None,
+    metavar="PATH",
+    help="Write results: PATH.json for JSON only, otherwise a directory receiving "
+    "consistency.json and one CSV per table.",
+)
+@click.option(
+    "--convergence-threshold",
+    default=0.3,
+    show_default=True,
+    type=float,
+    help="A judge x item x criterion converged when |last round - previous round| is below this.",
+)
+@click.option(
+    "--agreement-threshold",
+    default=0.3,
+    show_default=True,
+    type=float,
+    help="Two judges agree on an item when their scores differ by less than this.",
+)
+@click.option(
+    "--redundancy-threshold",
+    default=0.7,
+    show_default=True,
+    type=float,
+    help="Two criteria are flagged redundant when |Pearson r| reaches this.",
+)
+@click.option(
+    "--final",
+    type=click.Choice(["last", "mean"]),
+    default="last",
+    show_default=True,
+    help="Score the other analyses use per judge x item x criterion x mode: the last round "
+    "(iterative evaluator) or the mean over rounds (repeated, unordered samples).",
+)
 @click.option("-q", "--quiet", is_flag=True, help="Do not print the tables.")
 def command(scores, out, convergence_threshold, agreement_threshold, redundancy_threshold, final, quiet):
     """Reliability claims of a (multi-round) evaluator, measured on SCORES (CSV/TSV/JSONL/Parquet).
@@ -37,15 +62,23 @@ def command(scores, out, convergence_threshold, agreement_threshold, redundancy_
     from audit.errors import InputError, InputProblem
     from audit.inputs.formats import read_frame
 
-    for name, value in (("--convergence-threshold", convergence_threshold),
-                        ("--agreement-threshold", agreement_threshold),
-                        ("--redundancy-threshold", redundancy_threshold)):
+    for name, value in (
+        ("--convergence-threshold", convergence_threshold),
+        ("--agreement-threshold", agreement_threshold),
+        ("--redundancy-threshold", redundancy_threshold),
+    ):
         if not value > 0:
-            raise InputError(InputProblem(file="arguments", message=f"{name} must be positive",
-                                          value=str(value), fix="give a positive number"))
-    settings = ConsistencySettings(convergence_threshold=convergence_threshold,
-                                   agreement_threshold=agreement_threshold,
-                                   redundancy_threshold=redundancy_threshold, final=final)
+            raise InputError(
+                InputProblem(
+                    file="arguments", message=f"{name} must be positive", value=str(value), fix="give a positive number"
+                )
+            )
+    settings = ConsistencySettings(
+        convergence_threshold=convergence_threshold,
+        agreement_threshold=agreement_threshold,
+        redundancy_threshold=redundancy_threshold,
+        final=final,
+    )
     report = consistency_report(validate_scores(read_frame(scores, "scores"), file=scores), settings)
     if not quiet:
         click.echo(str(report))

@@ -10,10 +10,15 @@ from audit.cli.exit_status import ExitStatus
 @click.command("diff")
 @click.argument("old_json", type=click.Path(dir_okay=False))
 @click.argument("new_json", type=click.Path(dir_okay=False))
-@click.option("--gate", is_flag=True,
-              help="Exit 1 when a cell decision got worse (what counts: the policy's [diff] section).")
-@click.option("--policy", "policy_path", type=click.Path(dir_okay=False),
-              help="Policy TOML; its [diff] section says what counts as worse (docs/policy.md).")
+@click.option(
+    "--gate", is_flag=True, help="Exit 1 when a cell decision got worse (what counts: the policy's [diff] section)."
+)
+@click.option(
+    "--policy",
+    "policy_path",
+    type=click.Path(dir_okay=False),
+    help="Policy TOML; its [diff] section says what counts as worse (docs/policy.md).",
+)
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), help="Also write the diff as HTML here.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Also write the diff as JSON here.")
 @click.option("--all", "all_cells", is_flag=True, help="List every cell, not only those that changed.")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import click
 import pandas as pd
 
@@ -32,14 +31,35 @@ def _read_stories(path: str) -> tuple[pd.DataFrame, list[str]]:
 
 @click.command("features")
 @click.argument("stories", type=click.Path(dir_okay=False))
-@click.option("-o", "--out", "out", type=click.Path(dir_okay=False), required=True,
-              help="Output CSV: pair_id, system and one column per feature.")
-@click.option("--detectors", "detector_names", help="Comma-separated detectors (default: length,sentences,lexical "
-              "and perplexity when a model is given). Known: length, sentences, lexical, perplexity.")
+@click.option(
+    "-o",
+    "--out",
+    "out",
+    type=click.Path(dir_okay=False),
+    required=True,
+    help="Output CSV: pair_id, system and one column per feature.",
+)
+@click.option(
+    "--detectors",
+    "detector_names",
+    help="Comma-separated detectors (default: length,sentences,lexical "
+    "and perplexity when a model is given). Known: length, sentences, lexical, perplexity.",
+)
 @perplexity_options
-@click.option("--cache", "cache", type=click.Path(file_okay=False), help="Feature cache directory (re-runs compute nothing twice).")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Processes for the model-free detectors (same values; pays from ~1,000 stories).")
+@click.option(
+    "--cache",
+    "cache",
+    type=click.Path(file_okay=False),
+    help="Feature cache directory (re-runs compute nothing twice).",
+)
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Processes for the model-free detectors (same values; pays from ~1,000 stories).",
+)
 @click.option("-q", "--quiet", is_flag=True, help="Do not print the detector summary.")
 def command(stories, out, detector_names, perplexity, cache, jobs, quiet):
     """Compute surface features (length, sentence-length moments, MATTR, MTLD, perplexity) of STORIES.
@@ -53,9 +73,9 @@ def command(stories, out, detector_names, perplexity, cache, jobs, quiet):
     """
     from audit.checks import Status
     from audit.cli.exit_status import ExitStatus
-    from detectors import compute_features
     from audit.output_files import check_output_file, csv_text, write_file
     from audit.terminal_text import printable
+    from detectors import compute_features
     from generation.tables import prepare_output
 
     prepare_output(out, "features table")
@@ -75,7 +95,9 @@ def command(stories, out, detector_names, perplexity, cache, jobs, quiet):
     if failed:
         # The table is written (the other features are good), but a detector the user asked
         # for failed: a script must not mistake that for success.
-        click.echo(printable(f"error: detector(s) {', '.join(failed)} failed (see above); {out} has no "
-                             f"column for them"), err=True)
+        click.echo(
+            printable(f"error: detector(s) {', '.join(failed)} failed (see above); {out} has no column for them"),
+            err=True,
+        )
         return ExitStatus.COMPUTATION_ERROR
     return ExitStatus.OK

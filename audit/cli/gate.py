@@ -10,10 +10,19 @@ from audit.cli.exit_status import ExitStatus
 @click.command("gate")
 @click.argument("result_json", type=click.Path(dir_okay=False))
 @click.option("--fail-on-warn", is_flag=True, help="Treat WARN as failing too.")
-@click.option("--fail-on", "fail_on", multiple=True, type=click.Choice(["inconclusive", "insufficient"]),
-              help="Also fail on INCONCLUSIVE (or INSUFFICIENT) cells; repeatable.")
-@click.option("-q", "--quiet", is_flag=True,
-              help="Silent when the gate passes; one line per failing check when it fails (no summary line).")
+@click.option(
+    "--fail-on",
+    "fail_on",
+    multiple=True,
+    type=click.Choice(["inconclusive", "insufficient"]),
+    help="Also fail on INCONCLUSIVE (or INSUFFICIENT) cells; repeatable.",
+)
+@click.option(
+    "-q",
+    "--quiet",
+    is_flag=True,
+    help="Silent when the gate passes; one line per failing check when it fails (no summary line).",
+)
 def command(result_json, fail_on_warn, fail_on, quiet):
     """Exit 1 if any check in RESULT_JSON is FAIL or ERROR (or WARN with --fail-on-warn,
     INCONCLUSIVE / INSUFFICIENT cells with --fail-on), else 0.
@@ -28,8 +37,9 @@ def command(result_json, fail_on_warn, fail_on, quiet):
 
     result = read_result(result_json)
     checks = verify_result(result, source=result_json)
-    failing_statuses = ({Status.FAIL, Status.ERROR} | ({Status.WARN} if fail_on_warn else set())
-                        | {Status(s.upper()) for s in fail_on})
+    failing_statuses = (
+        {Status.FAIL, Status.ERROR} | ({Status.WARN} if fail_on_warn else set()) | {Status(s.upper()) for s in fail_on}
+    )
     failing = [c for c in checks if c.status in failing_statuses]
     for line in failing_lines(failing):
         click.echo(line)

@@ -9,16 +9,43 @@ import click
 
 @click.command("generate")
 @click.argument("premises", type=click.Path(dir_okay=False))
-@click.option("--protocol", "protocol_path", type=click.Path(dir_okay=False), required=True,
-              help="Protocol TOML (systems, matchups, prompts, word window); laid over the packaged default.")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), required=True,
-              help="Output directory; rerunning in the same directory resumes.")
-@click.option("--matchup", "matchups", multiple=True, metavar="FOCAL:OTHER",
-              help="Matchup to generate (repeatable); default: the protocol's [[matchups]].")
-@click.option("--seed", type=click.IntRange(min=0, max=2**63 - 1), default=None, help="Blinding seed (ids, sides, order); default: protocol seed, else recorded, else drawn.")
-@click.option("--concurrency", type=click.IntRange(min=1), default=None, help="Stories generated at once (overrides the protocol).")
+@click.option(
+    "--protocol",
+    "protocol_path",
+    type=click.Path(dir_okay=False),
+    required=True,
+    help="Protocol TOML (systems, matchups, prompts, word window); laid over the packaged default.",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False),
+    required=True,
+    help="Output directory; rerunning in the same directory resumes.",
+)
+@click.option(
+    "--matchup",
+    "matchups",
+    multiple=True,
+    metavar="FOCAL:OTHER",
+    help="Matchup to generate (repeatable); default: the protocol's [[matchups]].",
+)
+@click.option(
+    "--seed",
+    type=click.IntRange(min=0, max=2**63 - 1),
+    default=None,
+    help="Blinding seed (ids, sides, order); default: protocol seed, else recorded, else drawn.",
+)
+@click.option(
+    "--concurrency",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Stories generated at once (overrides the protocol).",
+)
 @click.option("--fresh", is_flag=True, help="Discard the attempts journal in DIR and start over.")
-@click.option("-q", "--quiet", is_flag=True, help="No progress bar (there is none either when stderr is not a terminal).")
+@click.option(
+    "-q", "--quiet", is_flag=True, help="No progress bar (there is none either when stderr is not a terminal)."
+)
 def command(premises, protocol_path, out_dir, matchups, seed, concurrency, fresh, quiet):
     """Generate prompt-matched story pairs: PREMISES x matchups -> DIR/stories.csv, DIR/pairs.csv.
 
@@ -45,8 +72,12 @@ def command(premises, protocol_path, out_dir, matchups, seed, concurrency, fresh
             return
         flag = "" if record["in_window"] else " (outside the window)"
         # system names and premise ids come from the user's files: no escape sequence may reach the terminal
-        bar.advance(printable(f"{record['system']} on {record['premise_id']}: {record['words']} words "
-                              f"after {record['n_attempts']} attempt(s){flag}"))
+        bar.advance(
+            printable(
+                f"{record['system']} on {record['premise_id']}: {record['words']} words "
+                f"after {record['n_attempts']} attempt(s){flag}"
+            )
+        )
 
     try:
         result = generate_stories(frame, protocol, out_dir, matchups=chosen, rng=seed, fresh=fresh, progress=progress)
@@ -68,8 +99,14 @@ class _ProgressBar:
         from tqdm import tqdm
 
         resumed = n_stories - n_todo
-        self._bar = tqdm(total=n_todo, unit="story", desc="generating" + (f" ({resumed} resumed)" if resumed else ""),
-                         file=sys.stderr, dynamic_ncols=True, leave=True)
+        self._bar = tqdm(
+            total=n_todo,
+            unit="story",
+            desc="generating" + (f" ({resumed} resumed)" if resumed else ""),
+            file=sys.stderr,
+            dynamic_ncols=True,
+            leave=True,
+        )
 
     def advance(self, text: str) -> None:
         if self._bar is not None:

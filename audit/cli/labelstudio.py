@@ -17,19 +17,36 @@ def command():
 @command.command("export")
 @click.argument("pairs", type=click.Path(dir_okay=False))
 @click.argument("stories", type=click.Path(dir_okay=False))
-@click.option("-o", "--out", "tasks_path", type=click.Path(dir_okay=False), required=True, help="Tasks JSON to import into Label Studio.")
-@click.option("--config-out", "config_path", type=click.Path(dir_okay=False), default=None,
-              help="Labelling config XML (default: <out stem>_config.xml).")
-@click.option("--rubric", "rubric_path", type=click.Path(dir_okay=False), default=None,
-              help="Rubric TOML whose criteria and definitions the annotators see (default: the packaged PDS rubric).")
+@click.option(
+    "-o",
+    "--out",
+    "tasks_path",
+    type=click.Path(dir_okay=False),
+    required=True,
+    help="Tasks JSON to import into Label Studio.",
+)
+@click.option(
+    "--config-out",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Labelling config XML (default: <out stem>_config.xml).",
+)
+@click.option(
+    "--rubric",
+    "rubric_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Rubric TOML whose criteria and definitions the annotators see (default: the packaged PDS rubric).",
+)
 @click.option("--allow-tie", is_flag=True, help="Offer a 'No difference' choice (default: forced choice).")
 def export_command(pairs, stories, tasks_path, config_path, rubric_path, allow_tie):
     """PAIRS and STORIES (from `audit generate`) -> Label Studio tasks + labelling config."""
     from pathlib import Path
 
+    from audit.inputs.formats import read_frame as read_table
     from generation.labelstudio import export_tasks
     from generation.score import load_rubric
-    from audit.inputs.formats import read_frame as read_table
     from generation.tables import prepare_output
 
     rubric = load_rubric(rubric_path)
@@ -37,8 +54,12 @@ def export_command(pairs, stories, tasks_path, config_path, rubric_path, allow_t
     prepare_output(tasks_path, "tasks file")
     prepare_output(config_path, "labelling config")
     result = export_tasks(
-        read_table(pairs, "pairs"), read_table(stories, "stories"), tasks_path, config_path,
-        criteria=[c.name for c in rubric.criteria], definitions={c.name: c.rubric for c in rubric.criteria},
+        read_table(pairs, "pairs"),
+        read_table(stories, "stories"),
+        tasks_path,
+        config_path,
+        criteria=[c.name for c in rubric.criteria],
+        definitions={c.name: c.rubric for c in rubric.criteria},
         allow_tie=allow_tie,
     )
     click.echo(str(result))
@@ -46,13 +67,19 @@ def export_command(pairs, stories, tasks_path, config_path, rubric_path, allow_t
 
 @command.command("import")
 @click.argument("export", type=click.Path(dir_okay=False))
-@click.option("--pairs", "pairs_path", type=click.Path(dir_okay=False), required=True, help="pairs.csv the tasks came from (maps sides to systems).")
+@click.option(
+    "--pairs",
+    "pairs_path",
+    type=click.Path(dir_okay=False),
+    required=True,
+    help="pairs.csv the tasks came from (maps sides to systems).",
+)
 @click.option("-o", "--out", "out_path", type=click.Path(dir_okay=False), required=True, help="humans.csv to write.")
 @click.option("--anonymise-readers", is_flag=True, help="Replace annotator ids/emails by reader-01, reader-02, ...")
 def import_command(export, pairs_path, out_path, anonymise_readers):
     """Label Studio JSON EXPORT -> humans.csv (pair_id, reader_id, criterion, choice, seconds, comment, shown_first)."""
-    from generation.labelstudio import import_export
     from audit.inputs.formats import read_frame as read_table
+    from generation.labelstudio import import_export
     from generation.tables import prepare_output
 
     prepare_output(out_path, "humans.csv")
@@ -61,10 +88,20 @@ def import_command(export, pairs_path, out_path, anonymise_readers):
     click.echo(f"wrote {out_path}")
 
 
-_URL = click.option("--url", envvar="LABEL_STUDIO_URL", default=None, metavar="URL",
-                    help="Label Studio server, e.g. http://localhost:8080 (default: $LABEL_STUDIO_URL).")
-_TOKEN = click.option("--token-env", default="LABEL_STUDIO_API_KEY", show_default=True, metavar="NAME",
-                      help="NAME of the environment variable holding your Label Studio access token (never written anywhere).")
+_URL = click.option(
+    "--url",
+    envvar="LABEL_STUDIO_URL",
+    default=None,
+    metavar="URL",
+    help="Label Studio server, e.g. http://localhost:8080 (default: $LABEL_STUDIO_URL).",
+)
+_TOKEN = click.option(
+    "--token-env",
+    default="LABEL_STUDIO_API_KEY",
+    show_default=True,
+    metavar="NAME",
+    help="NAME of the environment variable holding your Label Studio access token (never written anywhere).",
+)
 
 
 def _manifest_path(manifest, pairs_path):
@@ -78,16 +115,40 @@ def _manifest_path(manifest, pairs_path):
 @click.argument("stories", type=click.Path(dir_okay=False))
 @_URL
 @_TOKEN
-@click.option("--reader", "readers", multiple=True, metavar="NAME",
-              help="A reader (repeatable): one project per reader, with that reader's own seeded order and sides.")
-@click.option("--overlap", type=int, default=None, help="Annotations per task in one shared project (needed without --reader).")
-@click.option("--title", default=None, help="Project title (a reader's: 'TITLE · READER'); default: the manifest's, else 'judge-audit study'.")
-@click.option("--seed", type=click.IntRange(min=0, max=2**63 - 1), default=None,
-              help="Seeds the per-reader orders (default: the manifest's, else drawn and recorded).")
-@click.option("--manifest", default=None, type=click.Path(dir_okay=False),
-              help="Where to record what was pushed (default: labelstudio.json beside PAIRS); read first to update.")
-@click.option("--rubric", "rubric_path", type=click.Path(dir_okay=False), default=None,
-              help="Rubric TOML whose criteria and definitions the annotators see (default: the packaged PDS rubric).")
+@click.option(
+    "--reader",
+    "readers",
+    multiple=True,
+    metavar="NAME",
+    help="A reader (repeatable): one project per reader, with that reader's own seeded order and sides.",
+)
+@click.option(
+    "--overlap", type=int, default=None, help="Annotations per task in one shared project (needed without --reader)."
+)
+@click.option(
+    "--title",
+    default=None,
+    help="Project title (a reader's: 'TITLE · READER'); default: the manifest's, else 'judge-audit study'.",
+)
+@click.option(
+    "--seed",
+    type=click.IntRange(min=0, max=2**63 - 1),
+    default=None,
+    help="Seeds the per-reader orders (default: the manifest's, else drawn and recorded).",
+)
+@click.option(
+    "--manifest",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="Where to record what was pushed (default: labelstudio.json beside PAIRS); read first to update.",
+)
+@click.option(
+    "--rubric",
+    "rubric_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Rubric TOML whose criteria and definitions the annotators see (default: the packaged PDS rubric).",
+)
 @click.option("--allow-tie", is_flag=True, help="Offer a 'No difference' choice (default: forced choice).")
 def push_command(pairs, stories, url, token_env, readers, overlap, title, seed, manifest, rubric_path, allow_tie):
     """PAIRS and STORIES (from `audit generate`) -> project(s) on a Label Studio server.
@@ -95,10 +156,10 @@ def push_command(pairs, stories, url, token_env, readers, overlap, title, seed, 
     Creates the project(s) with the blind labelling config and the tasks, or, with an
     existing manifest, updates them and adds only the pairs not pushed yet.
     """
+    from audit.inputs.formats import read_frame as read_table
     from audit.terminal_text import printable
     from generation.labelstudio.server import Server, push_study
     from generation.score import load_rubric
-    from audit.inputs.formats import read_frame as read_table
     from generation.tables import prepare_output
 
     manifest = _manifest_path(manifest, pairs)
@@ -106,26 +167,42 @@ def push_command(pairs, stories, url, token_env, readers, overlap, title, seed, 
     rubric = load_rubric(rubric_path)
     frame_pairs, frame_stories = read_table(pairs, "pairs"), read_table(stories, "stories")
     server = Server(_require_url(url), token_env)
-    result = push_study(frame_pairs, frame_stories, server, manifest, title=title, readers=readers, seed=seed,
-                        criteria=[c.name for c in rubric.criteria], definitions={c.name: c.rubric for c in rubric.criteria},
-                        allow_tie=allow_tie, overlap=overlap)
+    result = push_study(
+        frame_pairs,
+        frame_stories,
+        server,
+        manifest,
+        title=title,
+        readers=readers,
+        seed=seed,
+        criteria=[c.name for c in rubric.criteria],
+        definitions={c.name: c.rubric for c in rubric.criteria},
+        allow_tie=allow_tie,
+        overlap=overlap,
+    )
     click.echo(printable(str(result)))
 
 
 @command.command("pull")
-@click.option("--pairs", "pairs_path", type=click.Path(dir_okay=False), required=True, help="The pairs.csv that was pushed.")
+@click.option(
+    "--pairs", "pairs_path", type=click.Path(dir_okay=False), required=True, help="The pairs.csv that was pushed."
+)
 @click.option("-o", "--out", "out_path", type=click.Path(dir_okay=False), required=True, help="humans.csv to write.")
-@click.option("--manifest", default=None, type=click.Path(dir_okay=False),
-              help="The manifest written by push (default: labelstudio.json beside --pairs).")
+@click.option(
+    "--manifest",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="The manifest written by push (default: labelstudio.json beside --pairs).",
+)
 @_URL
 @_TOKEN
 @click.option("--anonymise-readers", is_flag=True, help="Replace annotator emails by reader-01, reader-02, ...")
 def pull_command(pairs_path, out_path, manifest, url, token_env, anonymise_readers):
     """Annotations of every project in the manifest -> humans.csv (one row per annotator, pair
     and question, with seconds, comment and shown_first)."""
+    from audit.inputs.formats import read_frame as read_table
     from audit.terminal_text import printable
     from generation.labelstudio.server import Server, StudyManifest, pull_study
-    from audit.inputs.formats import read_frame as read_table
     from generation.tables import prepare_output
 
     manifest = _manifest_path(manifest, pairs_path)
@@ -142,5 +219,9 @@ def _require_url(url):
     from audit.errors import InputError, InputProblem
 
     if not url:
-        raise InputError(InputProblem("--url", "no Label Studio server given", fix="give --url http://HOST:PORT or set LABEL_STUDIO_URL"))
+        raise InputError(
+            InputProblem(
+                "--url", "no Label Studio server given", fix="give --url http://HOST:PORT or set LABEL_STUDIO_URL"
+            )
+        )
     return url

@@ -25,30 +25,69 @@ def parse_scale(ctx, param, value: str | None) -> tuple[float, float] | None:
 # ----------------------------------------------------------------------------- perplexity
 #: the perplexity options of every command that computes surface features, declared once
 _PERPLEXITY_OPTIONS = (
-    click.option("--perplexity-model", help="transformers causal LM for perplexity: a local directory or a hub name "
-                 "already in the Hugging Face cache."),
-    click.option("--perplexity-revision", help="Hub revision to load (or, with --perplexity-url, a label for the "
-                 "served weights; it keys the cache)."),
-    click.option("--allow-download", "--perplexity-allow-download", "allow_download", is_flag=True,
-                 help="Let transformers download --perplexity-model (never done by default)."),
-    click.option("--perplexity-url", help="OpenAI-compatible completions server returning prompt logprobs (e.g. vLLM)."),
+    click.option(
+        "--perplexity-model",
+        help="transformers causal LM for perplexity: a local directory or a hub name "
+        "already in the Hugging Face cache.",
+    ),
+    click.option(
+        "--perplexity-revision",
+        help="Hub revision to load (or, with --perplexity-url, a label for the served weights; it keys the cache).",
+    ),
+    click.option(
+        "--allow-download",
+        "--perplexity-allow-download",
+        "allow_download",
+        is_flag=True,
+        help="Let transformers download --perplexity-model (never done by default).",
+    ),
+    click.option(
+        "--perplexity-url", help="OpenAI-compatible completions server returning prompt logprobs (e.g. vLLM)."
+    ),
     click.option("--perplexity-server-model", help="Model name to request from --perplexity-url."),
-    click.option("--perplexity-api-key-env", metavar="NAME", help="Environment variable holding the key of "
-                 "--perplexity-url (default: no key is sent)."),
-    click.option("--perplexity-device", default="auto", show_default=True, help="auto (cuda, mps, cpu) or a torch device."),
-    click.option("--perplexity-dtype", type=click.Choice(["auto", "float32", "float16", "bfloat16"]), default="auto",
-                 show_default=True),
-    click.option("--perplexity-batch-size", type=click.IntRange(min=1), default=8, show_default=True,
-                 help="Windows per forward pass / prompts per request."),
-    click.option("--perplexity-max-length", type=click.IntRange(min=2),
-                 help="Window length in tokens (default: the model's context)."),
-    click.option("--perplexity-stride", type=click.IntRange(min=1), help="Sliding-window stride (default: half the window)."),
+    click.option(
+        "--perplexity-api-key-env",
+        metavar="NAME",
+        help="Environment variable holding the key of --perplexity-url (default: no key is sent).",
+    ),
+    click.option(
+        "--perplexity-device", default="auto", show_default=True, help="auto (cuda, mps, cpu) or a torch device."
+    ),
+    click.option(
+        "--perplexity-dtype",
+        type=click.Choice(["auto", "float32", "float16", "bfloat16"]),
+        default="auto",
+        show_default=True,
+    ),
+    click.option(
+        "--perplexity-batch-size",
+        type=click.IntRange(min=1),
+        default=8,
+        show_default=True,
+        help="Windows per forward pass / prompts per request.",
+    ),
+    click.option(
+        "--perplexity-max-length",
+        type=click.IntRange(min=2),
+        help="Window length in tokens (default: the model's context).",
+    ),
+    click.option(
+        "--perplexity-stride", type=click.IntRange(min=1), help="Sliding-window stride (default: half the window)."
+    ),
 )
-_PERPLEXITY_PARAMS = {"perplexity_model": "model", "perplexity_revision": "revision", "allow_download": "allow_download",
-                      "perplexity_url": "url", "perplexity_server_model": "server_model",
-                      "perplexity_api_key_env": "api_key_env", "perplexity_device": "device",
-                      "perplexity_dtype": "dtype", "perplexity_batch_size": "batch_size",
-                      "perplexity_max_length": "max_length", "perplexity_stride": "stride"}
+_PERPLEXITY_PARAMS = {
+    "perplexity_model": "model",
+    "perplexity_revision": "revision",
+    "allow_download": "allow_download",
+    "perplexity_url": "url",
+    "perplexity_server_model": "server_model",
+    "perplexity_api_key_env": "api_key_env",
+    "perplexity_device": "device",
+    "perplexity_dtype": "dtype",
+    "perplexity_batch_size": "batch_size",
+    "perplexity_max_length": "max_length",
+    "perplexity_stride": "stride",
+}
 
 
 def perplexity_options(command):
@@ -83,25 +122,31 @@ def perplexity_config(**values):
 def jobs_option(function):
     """``--jobs N``: tasks at once on a local process pool (default: every available core)."""
     return click.option(
-        "--jobs", type=click.IntRange(min=1), default=None,
+        "--jobs",
+        type=click.IntRange(min=1),
+        default=None,
         help="Run the long statistics (bootstrap chunks, GLMM refits) on N local processes; 1 runs them in "
-             "this process. Default: every available core. The results do not depend on it.")(function)
+        "this process. Default: every available core. The results do not depend on it.",
+    )(function)
 
 
 def scheduler_option(function):
     """``--scheduler tcp://HOST:PORT``: run the tasks on a Dask distributed cluster."""
     return click.option(
-        "--scheduler", metavar="tcp://HOST:PORT",
+        "--scheduler",
+        metavar="tcp://HOST:PORT",
         help="Run the long statistics on the Dask distributed cluster at this address instead of local "
-             "processes (pip install 'judge-transfer-audit[dask]'; see docs/uncertainty.md). Same results as --jobs 1.")(function)
+        "processes (pip install 'judge-transfer-audit[dask]'; see docs/uncertainty.md). Same results as --jobs 1.",
+    )(function)
 
 
 class _TqdmBar:
     def __init__(self, description: str, total: int, stream):
         from tqdm import tqdm
 
-        self._bar = tqdm(total=total, desc=description, file=stream, unit="task", leave=False, dynamic_ncols=True,
-                         mininterval=0.5)
+        self._bar = tqdm(
+            total=total, desc=description, file=stream, unit="task", leave=False, dynamic_ncols=True, mininterval=0.5
+        )
 
     def advance(self, n: int = 1) -> None:
         self._bar.update(n)

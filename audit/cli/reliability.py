@@ -28,19 +28,39 @@ def write_outputs(result, tables: dict, out: str, stem: str, *, inputs=()) -> li
     except OSError as exc:  # an unwritable --out is the user's to fix, not an internal error
         from audit.errors import InputError, InputProblem
 
-        raise InputError(InputProblem(file=str(out), message=f"cannot write the results: {exc.strerror or exc}",
-                                      fix="give --out a writable directory or .json path")) from None
+        raise InputError(
+            InputProblem(
+                file=str(out),
+                message=f"cannot write the results: {exc.strerror or exc}",
+                fix="give --out a writable directory or .json path",
+            )
+        ) from None
 
 
 @click.command("reliability")
 @click.argument("ratings", type=click.Path(dir_okay=False))
-@click.option("-o", "--out", default=None, metavar="PATH",
-              help="Write results: PATH.json for JSON only, otherwise a directory receiving "
-                   "reliability.json and one CSV per table.")
-@click.option("--confidence", default=0.95, show_default=True, type=float,
-              help="Confidence level of the ICC and Cronbach intervals.")
-@click.option("--n-boot", default=2000, show_default=True, type=int,
-              help="Bootstrap replicates of the ICC2k difference between reader groups.")
+@click.option(
+    "-o",
+    "--out",
+    default=None,
+    metavar="PATH",
+    help="Write results: PATH.json for JSON only, otherwise a directory receiving "
+    "reliability.json and one CSV per table.",
+)
+@click.option(
+    "--confidence",
+    default=0.95,
+    show_default=True,
+    type=float,
+    help="Confidence level of the ICC and Cronbach intervals.",
+)
+@click.option(
+    "--n-boot",
+    default=2000,
+    show_default=True,
+    type=int,
+    help="Bootstrap replicates of the ICC2k difference between reader groups.",
+)
 @click.option("--seed", default=None, type=int, help="Seed of that bootstrap (recorded in the output).")
 @click.option("-q", "--quiet", is_flag=True, help="Do not print the tables.")
 def command(ratings, out, confidence, n_boot, seed, quiet):
@@ -55,8 +75,8 @@ def command(ratings, out, confidence, n_boot, seed, quiet):
     docs/reliability.md for how missing ratings are handled.
     """
     from audit.reliability.ratings import load_ratings
-    from audit.terminal_text import printable
     from audit.reliability.report import reliability_report
+    from audit.terminal_text import printable
 
     report = reliability_report(load_ratings(ratings), confidence=confidence, n_boot=n_boot, rng=seed)
     if not quiet:

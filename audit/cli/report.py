@@ -11,8 +11,12 @@ from audit.cli.exit_status import ExitStatus
 
 @click.command("report")
 @click.argument("result_json", type=click.Path(dir_okay=False))
-@click.option("-o", "--output", type=click.Path(dir_okay=False),
-              help="Where to write the HTML (default: report.html beside RESULT_JSON).")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    help="Where to write the HTML (default: report.html beside RESULT_JSON).",
+)
 @click.option("--junit", type=click.Path(dir_okay=False), help="Also write the JUnit XML here.")
 def command(result_json, output, junit):
     """Render report.html (and optionally junit.xml) from a saved RESULT_JSON.

@@ -16,42 +16,134 @@ from audit.tie_rules import TIE_RULES
 @click.command("run")
 @click.argument("judge", type=click.Path(dir_okay=False))
 @click.argument("humans", type=click.Path(dir_okay=False))
-@click.option("--pairs", type=click.Path(dir_okay=False), help="pairs.csv: system_a, system_b, focal, matchup, group_id per pair.")
-@click.option("--stories", type=click.Path(dir_okay=False), help="stories.csv: the texts (pair_id, system, text); enables surface features.")
-@click.option("--dev-judge", type=click.Path(dir_okay=False), help="Development-set judge scores (scalar); needs --dev-humans.")
-@click.option("--dev-humans", type=click.Path(dir_okay=False), help="Development-set human ratings (scalar); needs --dev-judge.")
-@click.option("--focal", help="Focal system(s) whose win rate is reported, comma-separated: in each pair the first listed name present (default: the pairs file's focal column, else the system in more pairs, then name order; one focal per matchup).")
-@click.option("--judge", "judge_name", help="Judge configuration that is 'the judge' (default: 'ensemble' if present, else the first; "
-              "'auto': the one closest to the humans, selected on the same data).")
-@click.option("--policy", type=click.Path(dir_okay=False), help="Policy TOML with check thresholds (default: built-in, see docs/policy.md).")
-@click.option("--tie-rule", type=click.Choice(TIE_RULES.names()), default="even-split", show_default=True,
-              help="How an exact judge tie is credited.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of every random procedure (bootstraps, random tie rule).")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="audit-out", show_default=True,
-              help="Output directory: result.json, report.html, junit.xml, CSV tables.")
+@click.option(
+    "--pairs", type=click.Path(dir_okay=False), help="pairs.csv: system_a, system_b, focal, matchup, group_id per pair."
+)
+@click.option(
+    "--stories",
+    type=click.Path(dir_okay=False),
+    help="stories.csv: the texts (pair_id, system, text); enables surface features.",
+)
+@click.option(
+    "--dev-judge", type=click.Path(dir_okay=False), help="Development-set judge scores (scalar); needs --dev-humans."
+)
+@click.option(
+    "--dev-humans", type=click.Path(dir_okay=False), help="Development-set human ratings (scalar); needs --dev-judge."
+)
+@click.option(
+    "--focal",
+    help="Focal system(s) whose win rate is reported, comma-separated: in each pair the first listed name present (default: the pairs file's focal column, else the system in more pairs, then name order; one focal per matchup).",
+)
+@click.option(
+    "--judge",
+    "judge_name",
+    help="Judge configuration that is 'the judge' (default: 'ensemble' if present, else the first; "
+    "'auto': the one closest to the humans, selected on the same data).",
+)
+@click.option(
+    "--policy",
+    type=click.Path(dir_okay=False),
+    help="Policy TOML with check thresholds (default: built-in, see docs/policy.md).",
+)
+@click.option(
+    "--tie-rule",
+    type=click.Choice(TIE_RULES.names()),
+    default="even-split",
+    show_default=True,
+    help="How an exact judge tie is credited.",
+)
+@click.option(
+    "--seed",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Seed of every random procedure (bootstraps, random tie rule).",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False),
+    default="audit-out",
+    show_default=True,
+    help="Output directory: result.json, report.html, junit.xml, CSV tables.",
+)
 @click.option("--gate", is_flag=True, help="Exit with status 1 when any check is FAIL or ERROR (for CI).")
-@click.option("--fail-on", "fail_on", multiple=True, type=click.Choice(["inconclusive", "insufficient"]),
-              help="With --gate: also fail on INCONCLUSIVE (or INSUFFICIENT) cells; repeatable.")
-@click.option("--n-boot", type=click.IntRange(min=100, max=100_000), help="Bootstrap replicates, 100 to 100,000 (default from the policy: 2000).")
+@click.option(
+    "--fail-on",
+    "fail_on",
+    multiple=True,
+    type=click.Choice(["inconclusive", "insufficient"]),
+    help="With --gate: also fail on INCONCLUSIVE (or INSUFFICIENT) cells; repeatable.",
+)
+@click.option(
+    "--n-boot",
+    type=click.IntRange(min=100, max=100_000),
+    help="Bootstrap replicates, 100 to 100,000 (default from the policy: 2000).",
+)
 @click.option("--no-uncertainty", is_flag=True, help="Skip bootstraps and leave-one-reader-out.")
 @click.option("--no-readers", is_flag=True, help="Skip the reader-heterogeneity analysis.")
 @click.option("--no-surface", is_flag=True, help="Skip surface features even when --stories is given.")
 @perplexity_options
 @click.option("--features-cache", type=click.Path(file_okay=False), help="Directory of the surface-feature cache.")
-@click.option("--drop-invalid", is_flag=True, help="Leave out invalid rows (bad values, unknown ids, duplicates) and unparsable judge outputs, "
-                   "counted in the report, instead of stopping; file-level problems still stop the run.")
-@click.option("--scale", callback=parse_scale, help="Declared judge score scale LO,HI (e.g. 1,5); scores outside are input errors.")
-@click.option("--glmm-backend", type=click.Choice(["native", "lme4"]), default="native", show_default=True,
-              help="GLMM engine: our own (no R) or lme4 through pymer4 (needs R).")
-@click.option("--linkage", type=click.Choice(["average", "complete", "single", "weighted", "ward", "centroid", "median"]),
-              default="average", show_default=True, help="Linkage of the reader and criteria clustering.")
+@click.option(
+    "--drop-invalid",
+    is_flag=True,
+    help="Leave out invalid rows (bad values, unknown ids, duplicates) and unparsable judge outputs, "
+    "counted in the report, instead of stopping; file-level problems still stop the run.",
+)
+@click.option(
+    "--scale",
+    callback=parse_scale,
+    help="Declared judge score scale LO,HI (e.g. 1,5); scores outside are input errors.",
+)
+@click.option(
+    "--glmm-backend",
+    type=click.Choice(["native", "lme4"]),
+    default="native",
+    show_default=True,
+    help="GLMM engine: our own (no R) or lme4 through pymer4 (needs R).",
+)
+@click.option(
+    "--linkage",
+    type=click.Choice(["average", "complete", "single", "weighted", "ward", "centroid", "median"]),
+    default="average",
+    show_default=True,
+    help="Linkage of the reader and criteria clustering.",
+)
 @jobs_option
 @scheduler_option
 @click.option("--no-html", is_flag=True, help="Do not write report.html.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress and no summary; only errors (for CI logs).")
-def command(judge, humans, pairs, stories, dev_judge, dev_humans, focal, judge_name, policy, tie_rule, seed,
-            out_dir, gate, fail_on, n_boot, no_uncertainty, no_readers, no_surface, perplexity, features_cache,
-            drop_invalid, scale, glmm_backend, linkage, jobs, scheduler, no_html, quiet):
+def command(
+    judge,
+    humans,
+    pairs,
+    stories,
+    dev_judge,
+    dev_humans,
+    focal,
+    judge_name,
+    policy,
+    tie_rule,
+    seed,
+    out_dir,
+    gate,
+    fail_on,
+    n_boot,
+    no_uncertainty,
+    no_readers,
+    no_surface,
+    perplexity,
+    features_cache,
+    drop_invalid,
+    scale,
+    glmm_backend,
+    linkage,
+    jobs,
+    scheduler,
+    no_html,
+    quiet,
+):
     """Audit JUDGE (judge.csv) against HUMANS (humans.csv) and write the report.
 
     \b
@@ -60,8 +152,8 @@ def command(judge, humans, pairs, stories, dev_judge, dev_humans, focal, judge_n
           --pairs fixtures/deployment/pairs.csv --stories fixtures/deployment/stories.csv \\
           --out audit-out --gate
     """
-    from audit.inputs import load_audit_data
     from audit.errors import InputError, InputProblem
+    from audit.inputs import load_audit_data
     from audit.outputs import check_output_dir, write_outputs_detail
     from audit.pipeline import run_audit
     from audit.policy import load_policy
@@ -70,8 +162,11 @@ def command(judge, humans, pairs, stories, dev_judge, dev_humans, focal, judge_n
     from audit.timings import RunTimings
 
     if (dev_judge is None) != (dev_humans is None):
-        raise InputError(InputProblem("options", "--dev-judge and --dev-humans go together",
-                                      "give both development files, or neither"))
+        raise InputError(
+            InputProblem(
+                "options", "--dev-judge and --dev-humans go together", "give both development files, or neither"
+            )
+        )
     inputs = [judge, humans, pairs, stories, dev_judge, dev_humans, policy]
     check_output_dir(out_dir, inputs)  # before the work: an --out that would touch an input is refused now
     timings = RunTimings()
@@ -82,31 +177,58 @@ def command(judge, humans, pairs, stories, dev_judge, dev_humans, focal, judge_n
 
         connect(scheduler).close()  # fail fast (exit 2, with the address) before loading anything
     progress("loading inputs")
-    data = load_audit_data(judge, humans, pairs=pairs, stories=stories, dev_judge=dev_judge, dev_humans=dev_humans,
-                           focal=focal.split(",") if focal else None, drop_invalid=drop_invalid, scale=scale)
+    data = load_audit_data(
+        judge,
+        humans,
+        pairs=pairs,
+        stories=stories,
+        dev_judge=dev_judge,
+        dev_humans=dev_humans,
+        focal=focal.split(",") if focal else None,
+        drop_invalid=drop_invalid,
+        scale=scale,
+    )
     spec = AuditSpec(
-        tie_rule=tie_rule, judge=judge_name, seed=seed, policy=load_policy(policy),
-        policy_source=policy or "defaults", glmm_backend=glmm_backend, linkage=linkage, uncertainty=not no_uncertainty,
-        readers=not no_readers, surface=not no_surface, n_boot=n_boot,
+        tie_rule=tie_rule,
+        judge=judge_name,
+        seed=seed,
+        policy=load_policy(policy),
+        policy_source=policy or "defaults",
+        glmm_backend=glmm_backend,
+        linkage=linkage,
+        uncertainty=not no_uncertainty,
+        readers=not no_readers,
+        surface=not no_surface,
+        n_boot=n_boot,
         perplexity=perplexity,
-        features_cache=features_cache, command=_command_line(), progress=progress, timings=timings,
-        jobs=jobs, scheduler=scheduler, progress_bar=progress.bar,
+        features_cache=features_cache,
+        command=_command_line(),
+        progress=progress,
+        timings=timings,
+        jobs=jobs,
+        scheduler=scheduler,
+        progress_bar=progress.bar,
     )
     result = run_audit(data, spec)
     record = timings.to_dict()  # the writing itself cannot be timed in the file it writes
     progress("writing outputs")
     fail_on = tuple(s.upper() for s in fail_on)
-    written = write_outputs_detail(result, out_dir, html=not no_html, inputs=inputs, timings=record,
-                                   fail_on=fail_on if gate else ())
+    written = write_outputs_detail(
+        result, out_dir, html=not no_html, inputs=inputs, timings=record, fail_on=fail_on if gate else ()
+    )
     progress.done()
     paths = written.paths
     if not quiet:
         from reports.terminal import render_summary
 
         for name in written.kept:
-            click.echo(printable(f"note: kept {Path(out_dir) / name} from an earlier run: it changed since "
-                                 "judge-audit wrote it, so it was not removed (it does not belong to this result)"),
-                       err=True)
+            click.echo(
+                printable(
+                    f"note: kept {Path(out_dir) / name} from an earlier run: it changed since "
+                    "judge-audit wrote it, so it was not removed (it does not belong to this result)"
+                ),
+                err=True,
+            )
         click.echo(render_summary(result, report_path=str(paths.get("report.html", paths["result.json"]))))
         click.echo(f"({time.perf_counter() - started:.1f} s)", err=True)
     incomplete = could_not_compute(result)
@@ -132,8 +254,11 @@ def could_not_compute(result) -> list:
     """ERROR checks saying that a requested part of the audit (a section, a detector) failed."""
     from audit.checks import Status
 
-    return [c for c in result.checks
-            if c.status is Status.ERROR and (c.name.endswith(".computed") or c.name == "surface.detector")]
+    return [
+        c
+        for c in result.checks
+        if c.status is Status.ERROR and (c.name.endswith(".computed") or c.name == "surface.detector")
+    ]
 
 
 def _command_line() -> str:

@@ -7,11 +7,21 @@ import click
 
 @click.command("score")
 @click.argument("stories", type=click.Path(dir_okay=False))
-@click.option("--rubric", "rubric_path", type=click.Path(dir_okay=False), default=None,
-              help="Rubric TOML (criteria, personas, scale, [judge.provider]); laid over the packaged default.")
+@click.option(
+    "--rubric",
+    "rubric_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Rubric TOML (criteria, personas, scale, [judge.provider]); laid over the packaged default.",
+)
 @click.option("-o", "--out", "out_path", type=click.Path(dir_okay=False), required=True, help="judge.csv to write.")
-@click.option("--raw", "raw_path", type=click.Path(dir_okay=False), default=None,
-              help="Raw-answer journal (JSONL); default: <out>_raw.jsonl. Rerunning with it resumes.")
+@click.option(
+    "--raw",
+    "raw_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Raw-answer journal (JSONL); default: <out>_raw.jsonl. Rerunning with it resumes.",
+)
 @click.option("--samples", type=click.IntRange(min=1), default=None, help="Samples per persona (overrides the rubric).")
 @click.option("--judge-id", default=None, help="Value of the judge column (overrides the rubric).")
 @click.option("--fresh", is_flag=True, help="Discard the raw-answer journal and start over.")

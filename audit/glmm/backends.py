@@ -10,15 +10,17 @@ from scipy.stats import norm
 
 from audit._optional import import_optional
 from audit.errors import MissingDependencyError
+from audit.glmm._threads import single_threaded_blas
 from audit.glmm.design import Design
 from audit.glmm.fit import SINGULAR_TOL, fit_native
 from audit.glmm.model import GlmmResult
-from audit.glmm._threads import single_threaded_blas
 from audit.registry import Registry
 
 BackendFn = Callable[..., GlmmResult]
 
 BACKENDS: Registry[BackendFn] = Registry("GLMM backend")
+
+
 @BACKENDS.register("native")
 def fit_native_single_thread(design: Design, *, level: float = 0.95, profile: bool = False, start=None) -> GlmmResult:
     """The native engine (:func:`audit.glmm.fit.fit_native`) with BLAS on one thread."""

@@ -75,7 +75,9 @@ def build_design(
         values = values.ravel()
         if len(values) != n:
             problems.append(
-                _problem(f"factor '{name}' has {len(values)} labels but y has {n}", "give one label per vote", str(name))
+                _problem(
+                    f"factor '{name}' has {len(values)} labels but y has {n}", "give one label per vote", str(name)
+                )
             )
             continue
         missing = pd.isna(values) if values.dtype.kind in "OfcmMUS" else np.zeros(n, dtype=bool)
@@ -120,7 +122,9 @@ def build_design(
             problems.append(_problem("X has no columns", "pass None for an intercept-only model", "X"))
         elif np.linalg.matrix_rank(X_arr) < X_arr.shape[1]:
             problems.append(
-                _problem("X is rank deficient (a column is a linear combination of others)", "remove redundant columns", "X")
+                _problem(
+                    "X is rank deficient (a column is a linear combination of others)", "remove redundant columns", "X"
+                )
             )
         p = X_arr.shape[1] if X_arr.ndim == 2 else 0
         if x_names is not None:
@@ -128,7 +132,9 @@ def build_design(
         else:
             names = tuple("(Intercept)" if i == 0 and np.all(X_arr[:, 0] == 1) else f"x{i}" for i in range(p))
     if len(names) != X_arr.shape[-1]:
-        problems.append(_problem(f"{len(names)} x_names for {X_arr.shape[-1]} columns", "give one name per column", "x_names"))
+        problems.append(
+            _problem(f"{len(names)} x_names for {X_arr.shape[-1]} columns", "give one name per column", "x_names")
+        )
     if problems:
         raise InputError(problems)
     return Design(

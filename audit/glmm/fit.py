@@ -139,8 +139,12 @@ def canonical_order(design: Design) -> Design:
     order = np.lexsort(keys)
     if np.all(order[1:] > order[:-1]):
         return design
-    return dataclasses.replace(design, y=design.y[order], X=np.ascontiguousarray(design.X[order]),
-                               codes=tuple(np.ascontiguousarray(c[order]) for c in design.codes))
+    return dataclasses.replace(
+        design,
+        y=design.y[order],
+        X=np.ascontiguousarray(design.X[order]),
+        codes=tuple(np.ascontiguousarray(c[order]) for c in design.codes),
+    )
 
 
 def _boundary_notes(res, names: tuple[str, ...]) -> list[str]:
@@ -156,8 +160,10 @@ def _boundary_notes(res, names: tuple[str, ...]) -> list[str]:
         at = ", ".join(f"sd({n}) = {show(t)}" for n, t in zip(names, ev.stopped_at))
         now = ", ".join(f"sd({n}) = {show(t)}" for n, t in zip(names, ev.x_after))
         how = "a restart from the interior" if ev.kind == "interior" else "a restart from a boundary probe"
-        notes.append(f"the optimiser first stopped at a false boundary ({at}, logLik {-ev.fun_before / 2:.4f}); "
-                     f"{how} found {now}, logLik {-ev.fun_after / 2:.4f} (kept)")
+        notes.append(
+            f"the optimiser first stopped at a false boundary ({at}, logLik {-ev.fun_before / 2:.4f}); "
+            f"{how} found {now}, logLik {-ev.fun_after / 2:.4f} (kept)"
+        )
     return notes
 
 
@@ -167,14 +173,17 @@ def fit_native(design: Design, *, level: float = 0.95, profile: bool = False, st
     K = len(design.codes)
     p = design.X.shape[1]
     notes = list(design.notes)
-    lap = LaplaceDeviance(design.y, design.X, design.codes, [len(lv) for lv in design.levels],
-                          factorization=design.factorization)
+    lap = LaplaceDeviance(
+        design.y, design.X, design.codes, [len(lv) for lv in design.levels], factorization=design.factorization
+    )
     factorization = _factorization_note(lap, notes)
     separated = is_separated(design.y, design.X)
     constant_cols = np.flatnonzero((np.ptp(design.X, axis=0) == 0) & (design.X[0] != 0))
     if separated and np.all(design.y == design.y[0]) and constant_cols.size:
-        return dataclasses.replace(_constant_response_result(design, lap, level, profile, notes,
-                                                             int(constant_cols[0])), factorization=factorization)
+        return dataclasses.replace(
+            _constant_response_result(design, lap, level, profile, notes, int(constant_cols[0])),
+            factorization=factorization,
+        )
 
     x0 = _start_values(design, start, K, p)
     B0 = None
@@ -213,9 +222,11 @@ def fit_native(design: Design, *, level: float = 0.95, profile: bool = False, st
     singular = bool(np.any(theta < SINGULAR_TOL))
     if singular:
         zero = [n for n, t in zip(design.factor_names, theta) if t < SINGULAR_TOL]
-        notes.append("singular fit: random-intercept sd at 0 for " + ", ".join(f"'{n}'" for n in zero)
-                     + ("" if divergent else " (confirmed: probes and a restart from the interior found no higher "
-                        "likelihood)"))
+        notes.append(
+            "singular fit: random-intercept sd at 0 for "
+            + ", ".join(f"'{n}'" for n in zero)
+            + ("" if divergent else " (confirmed: probes and a restart from the interior found no higher likelihood)")
+        )
     if separated:
         notes.append("separation: the fixed effects separate the responses; estimates are on the boundary")
     plow = np.full(p, np.nan)
@@ -265,8 +276,9 @@ def _factorization_note(lap: LaplaceDeviance, notes: list[str]) -> str:
         return "diagonal"
     choice = lap.path
     if choice.path == "sparse":
-        notes.append(f"sparse path: the {choice.m}-level reader block factorised by CHOLMOD (AMD ordering; "
-                     f"{choice.reason})")
+        notes.append(
+            f"sparse path: the {choice.m}-level reader block factorised by CHOLMOD (AMD ordering; {choice.reason})"
+        )
     elif choice.nnz_factor is not None or "scikit-sparse" in choice.reason:
         notes.append(f"dense path for the {choice.m}-level reader block: {choice.reason}")
     return choice.path
@@ -310,7 +322,9 @@ def _constant_response_result(design, lap, level, profile, notes, icol) -> GlmmR
         profile_high=tuple(float(v) for v in phigh),
         level=float(level),
         sd={name: math.nan for name in design.factor_names},
-        conditional_modes={name: {lv: 0.0 for lv in levels} for name, levels in zip(design.factor_names, design.levels)},
+        conditional_modes={
+            name: {lv: 0.0 for lv in levels} for name, levels in zip(design.factor_names, design.levels)
+        },
         loglik=0.0,
         aic=float(2.0 * (K + p)),
         deviance=0.0,

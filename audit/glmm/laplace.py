@@ -132,7 +132,7 @@ class LaplaceDeviance:
             else:
                 uniq, inv = np.unique(np.concatenate(keys), return_inverse=True)
                 self.n_cells = uniq.size
-                self.cell_keys = [inv[j * self.n:(j + 1) * self.n] for j in range(len(keys))]
+                self.cell_keys = [inv[j * self.n : (j + 1) * self.n] for j in range(len(keys))]
                 cell_a = uniq // self.qR
                 self.cell_a = cell_a
                 self.cell_r = (uniq % self.qR).astype(np.int32)
@@ -151,9 +151,12 @@ class LaplaceDeviance:
 
         force = None if factorization == "auto" else factorization
         if self.dense or (force is None and self.qR <= sparse_mod.DENSE_ALWAYS_MAX) or force == "dense":
-            self.path = sparse_mod.PathChoice("dense", "forced" if force == "dense" else
-                                              "small Schur block" if not self.dense else "dense coupling",
-                                              self.qR, dense_flops=self.qR ** 3 / 3.0)
+            self.path = sparse_mod.PathChoice(
+                "dense",
+                "forced" if force == "dense" else "small Schur block" if not self.dense else "dense coupling",
+                self.qR,
+                dense_flops=self.qR**3 / 3.0,
+            )
             return
         if not hasattr(self, "_pair_i"):
             self._build_cell_pairs()
@@ -161,8 +164,10 @@ class LaplaceDeviance:
         diag = np.arange(m, dtype=np.int64) * (m + 1)
         parts = [diag, self._pair_flat] + list(self.pair_keys)
         keys = np.unique(np.concatenate(parts))
-        pattern = sp.csc_matrix((np.ones(keys.size), keys % m, np.concatenate(
-            [[0], np.cumsum(np.bincount(keys // m, minlength=m))])), shape=(m, m))
+        pattern = sp.csc_matrix(
+            (np.ones(keys.size), keys % m, np.concatenate([[0], np.cumsum(np.bincount(keys // m, minlength=m))])),
+            shape=(m, m),
+        )
         choice, symbolic = sparse_mod.choose_path(pattern, force)
         self.path = choice
         if choice.path != "sparse":
@@ -184,16 +189,16 @@ class LaplaceDeviance:
     def _eta_re(self, theta, u):
         """Random-effect part of the linear predictor, Z Lambda u."""
         eta = theta[self.ia] * u[: self.na][self.ga]
-        uR = u[self.na:]
+        uR = u[self.na :]
         for j, k in enumerate(self.others):
             eta = eta + theta[k] * uR[self.col_other[j]]
         return eta
 
     def _theta_cols(self, theta):
         """theta of the factor owning each R column."""
-        return np.concatenate(
-            [np.full(self.n_levels[k], theta[k]) for k in self.others]
-        ) if self.others else np.zeros(0)
+        return (
+            np.concatenate([np.full(self.n_levels[k], theta[k]) for k in self.others]) if self.others else np.zeros(0)
+        )
 
     def _factor(self, theta, w):
         """Factorise H = I + Lambda Z' W Z Lambda by eliminating factor A."""
@@ -241,7 +246,7 @@ class LaplaceDeviance:
             S = S.reshape(self.qR, self.qR)
             S[np.diag_indices(self.qR)] = 1.0 + tcol * tcol * diag - np.bincount(self.cell_r, vd * vals, self.qR)
             for key in self.pair_keys:
-                S += (np.bincount(key, w, self.qR * self.qR).reshape(self.qR, self.qR) * np.outer(tcol, tcol))
+                S += np.bincount(key, w, self.qR * self.qR).reshape(self.qR, self.qR) * np.outer(tcol, tcol)
             chol = _LowerCholeskyInPlace(S)
             f.update(C=C, cho=chol, logdet=float(np.log(D).sum() + chol.logdet))
             return f
@@ -278,7 +283,7 @@ class LaplaceDeviance:
         for j, k in enumerate(self.others):
             parts.append(theta[k] * np.bincount(self.g_other[j], resid, self.n_levels[k]))
         g = np.concatenate(parts)
-        g[self.na:] += u[self.na:]
+        g[self.na :] += u[self.na :]
         return g
 
     # ------------------------------------------------------------------ deviance
@@ -318,7 +323,7 @@ class LaplaceDeviance:
             w = mu * (1.0 - mu)
             g = self._grad_u(theta, u, mu - y)
             if chord_left > 0:
-                dA, dR = self._solve(approx, -g[: self.na], -g[self.na:])
+                dA, dR = self._solve(approx, -g[: self.na], -g[self.na :])
                 delta = np.concatenate([dA, dR])
                 if -(g @ delta) < _PIRLS_TOL:
                     chord_left = 0
@@ -327,7 +332,7 @@ class LaplaceDeviance:
             else:
                 f = self._factor(theta, w)
                 at_u = True
-                dA, dR = self._solve(f, -g[: self.na], -g[self.na:])
+                dA, dR = self._solve(f, -g[: self.na], -g[self.na :])
                 delta = np.concatenate([dA, dR])
                 if -(g @ delta) < _PIRLS_TOL:
                     break
@@ -465,19 +470,25 @@ class LaplaceDeviance:
             h = h + theta[k] * PR[j]
         v = w * (1.0 - 2.0 * mu) * h
         rhsA = tA * np.bincount(a, v, self.na)
-        rhsR = np.concatenate(
-            [theta[k] * np.bincount(self.g_other[j], v, self.n_levels[k]) for j, k in enumerate(self.others)]
-        ) if self.others else np.zeros(0)
+        rhsR = (
+            np.concatenate(
+                [theta[k] * np.bincount(self.g_other[j], v, self.n_levels[k]) for j, k in enumerate(self.others)]
+            )
+            if self.others
+            else np.zeros(0)
+        )
         tvA, tvR = self._solve(f, rhsA, rhsR)
         t = np.concatenate([tvA, tvR])
         e = 2.0 * r + v - w * self._eta_re(theta, t)
         g_theta = np.empty(self.K)
         g_theta[self.ia] = (u[: self.na][a] @ e) + 2.0 * (w @ PA) - tvA @ np.bincount(a, r, self.na)
-        uR = u[self.na:]
+        uR = u[self.na :]
         for j, k in enumerate(self.others):
             c = self.col_other[j]
             lo, hi = self.r_off[j], self.r_off[j + 1]
-            g_theta[k] = (uR[c] @ e) + 2.0 * (w @ PR[j]) - tvR[lo:hi] @ np.bincount(self.g_other[j], r, self.n_levels[k])
+            g_theta[k] = (
+                (uR[c] @ e) + 2.0 * (w @ PR[j]) - tvR[lo:hi] @ np.bincount(self.g_other[j], r, self.n_levels[k])
+            )
         return np.concatenate([g_theta, self.X.T @ e])
 
     # ------------------------------------------------------------------ by-products
@@ -486,9 +497,9 @@ class LaplaceDeviance:
         u = self.state["u"]
         out = [None] * self.K
         out[self.ia] = theta[self.ia] * u[: self.na]
-        uR = u[self.na:]
+        uR = u[self.na :]
         for j, k in enumerate(self.others):
-            out[k] = theta[k] * uR[self.r_off[j]:self.r_off[j + 1]]
+            out[k] = theta[k] * uR[self.r_off[j] : self.r_off[j + 1]]
         return out
 
     def vcov_rx(self):
@@ -507,16 +518,27 @@ class LaplaceDeviance:
         for j in range(p):
             wx = w * self.X[:, j]
             vA = theta[self.ia] * np.bincount(self.ga, wx, self.na)
-            vR = np.concatenate(
-                [theta[k] * np.bincount(self.g_other[i], wx, self.n_levels[k]) for i, k in enumerate(self.others)]
-            ) if self.others else np.zeros(0)
+            vR = (
+                np.concatenate(
+                    [theta[k] * np.bincount(self.g_other[i], wx, self.n_levels[k]) for i, k in enumerate(self.others)]
+                )
+                if self.others
+                else np.zeros(0)
+            )
             xA, xR = self._solve(f, vA, vR)
             # column j of V' H^{-1} V, with V = Lambda Z' W X
             for i in range(p):
                 wxi = w * self.X[:, i]
                 uA = theta[self.ia] * np.bincount(self.ga, wxi, self.na)
-                uR = np.concatenate(
-                    [theta[k] * np.bincount(self.g_other[m], wxi, self.n_levels[k]) for m, k in enumerate(self.others)]
-                ) if self.others else np.zeros(0)
+                uR = (
+                    np.concatenate(
+                        [
+                            theta[k] * np.bincount(self.g_other[m], wxi, self.n_levels[k])
+                            for m, k in enumerate(self.others)
+                        ]
+                    )
+                    if self.others
+                    else np.zeros(0)
+                )
                 schur[i, j] -= uA @ xA + uR @ xR
         return np.linalg.inv(schur)

@@ -28,8 +28,7 @@ class OptimResult:
     boundary_log: list = field(default_factory=list)
 
 
-def minimize_bounded(fun_grad, x0, n_bounded, maxiter=200, gtol=1e-6, probe=True, inverse_hessian=None,
-                     restart=True):
+def minimize_bounded(fun_grad, x0, n_bounded, maxiter=200, gtol=1e-6, probe=True, inverse_hessian=None, restart=True):
     """Minimise with the first ``n_bounded`` coordinates >= 0 (see :func:`_projected_bfgs`),
     without stopping at a false boundary.
 
@@ -82,9 +81,16 @@ def minimize_bounded(fun_grad, x0, n_bounded, maxiter=200, gtol=1e-6, probe=True
                 new = _projected_bfgs(fun_grad, trial, n_bounded, maxiter, gtol)
                 nfev += new.nfev
                 gain = res.fun - new.fun
-                log.append(BoundaryEvent(kind=kind, stopped_at=res.x[:n_bounded].copy(), fun_before=res.fun,
-                                         fun_after=new.fun, improved=bool(gain > _IMPROVEMENT_TOL),
-                                         x_after=new.x[:n_bounded].copy()))
+                log.append(
+                    BoundaryEvent(
+                        kind=kind,
+                        stopped_at=res.x[:n_bounded].copy(),
+                        fun_before=res.fun,
+                        fun_after=new.fun,
+                        improved=bool(gain > _IMPROVEMENT_TOL),
+                        x_after=new.x[:n_bounded].copy(),
+                    )
+                )
                 if gain > _IMPROVEMENT_TOL:
                     res, improved = new, True
             if not improved:
@@ -119,8 +125,16 @@ def _snap_to_zero(fun_grad, res, n_bounded):
     trial[near] = 0.0
     f_trial, g_trial = fun_grad(trial)
     if np.isfinite(f_trial) and f_trial <= res.fun + max(_IMPROVEMENT_TOL, 1e2 * np.finfo(float).eps * abs(res.fun)):
-        return OptimResult(x=trial, fun=float(f_trial), jac=g_trial, success=res.success, message=res.message,
-                           nfev=1, nit=res.nit, inverse_hessian=res.inverse_hessian)
+        return OptimResult(
+            x=trial,
+            fun=float(f_trial),
+            jac=g_trial,
+            success=res.success,
+            message=res.message,
+            nfev=1,
+            nit=res.nit,
+            inverse_hessian=res.inverse_hessian,
+        )
     res.nfev = 1
     return res
 
@@ -213,8 +227,16 @@ def _projected_bfgs(fun_grad, x0, n_bounded, maxiter=200, gtol=1e-6, inverse_hes
         if converged_f:
             success, message = True, "no further progress"
             break
-    return OptimResult(x=x, fun=float(f), jac=g, success=bool(success), message=message, nfev=nfev, nit=it + 1,
-                       inverse_hessian=B if scaled else None)
+    return OptimResult(
+        x=x,
+        fun=float(f),
+        jac=g,
+        success=bool(success),
+        message=message,
+        nfev=nfev,
+        nit=it + 1,
+        inverse_hessian=B if scaled else None,
+    )
 
 
 def hessian_from_gradient(grad, x, delta=HESSIAN_STEP, g0=None):

@@ -43,7 +43,7 @@ class _Profile:
 
         def fun(z):
             x[self.free] = z
-            value = self.lap(x[: self.K], x[self.K:])
+            value = self.lap(x[: self.K], x[self.K :])
             return value, self.lap.gradient()[self.free]
 
         if self.free.size == 0:
@@ -153,10 +153,13 @@ def constant_response_bound(lap, K, level, sign, xval) -> ConstantBound:
         a -= direction * 2.0
         fa = excess(a)
     if not fa > 0:
-        return ConstantBound(-direction * math.inf, False,
-                             f"the profile deviance stays below z^2 = {z * z:.3g} out to {a:+.0f} on the logit scale "
-                             f"(it reaches {fa + z * z:.3g}; with the sds profiled out it grows only like log |b0|): "
-                             "the interval is unbounded on that side at working precision")
+        return ConstantBound(
+            -direction * math.inf,
+            False,
+            f"the profile deviance stays below z^2 = {z * z:.3g} out to {a:+.0f} on the logit scale "
+            f"(it reaches {fa + z * z:.3g}; with the sds profiled out it grows only like log |b0|): "
+            "the interval is unbounded on that side at working precision",
+        )
     # c: a point where dev(c) < z^2, towards the responses' side
     c = a
     fc = fa
@@ -164,6 +167,10 @@ def constant_response_bound(lap, K, level, sign, xval) -> ConstantBound:
         c += direction * 2.0
         fc = excess(c)
     if not fc < 0:
-        return ConstantBound(math.nan, False, f"the profile deviance does not fall below z^2 = {z * z:.3g} within "
-                             f"{2 * _FAR:.0f} logit units of {a:+.0f}: no profile bound")
+        return ConstantBound(
+            math.nan,
+            False,
+            f"the profile deviance does not fall below z^2 = {z * z:.3g} within "
+            f"{2 * _FAR:.0f} logit units of {a:+.0f}: no profile bound",
+        )
     return ConstantBound(float(brentq(excess, min(a, c), max(a, c), xtol=1e-7, rtol=1e-10)), True)

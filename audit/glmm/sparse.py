@@ -167,17 +167,23 @@ def choose_path(pattern_lower: sp.csc_matrix, force: str | None = None) -> tuple
     ``force`` ("dense" / "sparse") skips the rule (tests and benchmarks).
     """
     m = pattern_lower.shape[0]
-    dense_flops = m ** 3 / 3.0
+    dense_flops = m**3 / 3.0
     if force == "dense" or (force is None and m <= DENSE_ALWAYS_MAX):
-        return PathChoice("dense", "forced" if force else f"Schur block {m} <= {DENSE_ALWAYS_MAX}", m,
-                          dense_flops=dense_flops), None
+        return PathChoice(
+            "dense", "forced" if force else f"Schur block {m} <= {DENSE_ALWAYS_MAX}", m, dense_flops=dense_flops
+        ), None
     if not sksparse_available():
         if force == "sparse":
             from audit._optional import import_optional
 
             import_optional("sksparse.cholmod", "the sparse GLMM path")
-        return PathChoice("dense", "scikit-sparse is not installed (pip install 'judge-transfer-audit[sparse]', needs "
-                          "libsuitesparse-dev): dense path", m, dense_flops=dense_flops), None
+        return PathChoice(
+            "dense",
+            "scikit-sparse is not installed (pip install 'judge-transfer-audit[sparse]', needs "
+            "libsuitesparse-dev): dense path",
+            m,
+            dense_flops=dense_flops,
+        ), None
     from sksparse.cholmod import analyze
 
     sym = pattern_lower + sp.triu(pattern_lower.T, 1)
@@ -193,24 +199,40 @@ def choose_path(pattern_lower: sp.csc_matrix, force: str | None = None) -> tuple
     if force == "sparse":
         choice = PathChoice("sparse", "forced", m, nnz, sparse_flops, dense_flops)
     elif SPARSE_FLOP_PENALTY * sparse_flops < dense_flops:
-        choice = PathChoice("sparse", f"predicted factor {nnz:,} nonzeros ({100 * nnz / (m * (m + 1) / 2):.1f}% of "
-                            f"dense), {sparse_flops:.3g} flops against {dense_flops:.3g}", m, nnz, sparse_flops,
-                            dense_flops)
+        choice = PathChoice(
+            "sparse",
+            f"predicted factor {nnz:,} nonzeros ({100 * nnz / (m * (m + 1) / 2):.1f}% of "
+            f"dense), {sparse_flops:.3g} flops against {dense_flops:.3g}",
+            m,
+            nnz,
+            sparse_flops,
+            dense_flops,
+        )
     elif dense_bytes > DENSE_MEMORY_MAX:
-        choice = PathChoice("sparse", f"dense path would need {dense_bytes / 1e9:.1f} GB", m, nnz, sparse_flops,
-                            dense_flops)
+        choice = PathChoice(
+            "sparse", f"dense path would need {dense_bytes / 1e9:.1f} GB", m, nnz, sparse_flops, dense_flops
+        )
     else:
-        choice = PathChoice("dense", f"predicted sparse factor {nnz:,} nonzeros "
-                            f"({100 * nnz / (m * (m + 1) / 2):.1f}% of dense): dense is cheaper", m, nnz,
-                            sparse_flops, dense_flops)
+        choice = PathChoice(
+            "dense",
+            f"predicted sparse factor {nnz:,} nonzeros "
+            f"({100 * nnz / (m * (m + 1) / 2):.1f}% of dense): dense is cheaper",
+            m,
+            nnz,
+            sparse_flops,
+            dense_flops,
+        )
     cost = SPARSE_FLOP_PENALTY * sparse_flops if choice.path == "sparse" else dense_flops
     if cost > SLOW_FLOPS:
         import warnings
 
-        warnings.warn(f"GLMM: the {m}-level reader block has a nearly dense factor ({nnz:,} nonzeros predicted); each "
-                      f"of the ~20-40 factorisations of this fit costs ~{cost:.1g} flops (hours on one core). Exact "
-                      "Laplace needs that; fit a subsample of readers or pairs to go faster", RuntimeWarning,
-                      stacklevel=2)
+        warnings.warn(
+            f"GLMM: the {m}-level reader block has a nearly dense factor ({nnz:,} nonzeros predicted); each "
+            f"of the ~20-40 factorisations of this fit costs ~{cost:.1g} flops (hours on one core). Exact "
+            "Laplace needs that; fit a subsample of readers or pairs to go faster",
+            RuntimeWarning,
+            stacklevel=2,
+        )
     return choice, (symbolic if choice.path == "sparse" else None)
 
 
@@ -307,7 +329,7 @@ def selected_inverse(L: sp.csc_matrix) -> np.ndarray:
         j0, j1 = int(bounds[s]), int(bounds[s + 1])
         w = j1 - j0
         p0, p1 = indptr[j0], indptr[j0 + 1]
-        R = indices[p0 + w:p1]
+        R = indices[p0 + w : p1]
         nr = w + R.size
         # the supernode's columns as a dense trapezoid: rows (J, R) x columns J
         if w == 1:
@@ -315,7 +337,7 @@ def selected_inverse(L: sp.csc_matrix) -> np.ndarray:
         else:
             panel = np.zeros((nr, w))
             for c in range(w):
-                panel[c:, c] = data[indptr[j0 + c]:indptr[j0 + c + 1]]
+                panel[c:, c] = data[indptr[j0 + c] : indptr[j0 + c + 1]]
         LJJ = panel[:w]
         LRJ = panel[w:]
         # (L_JJ L_JJ')^{-1} by LAPACK's potri (the whole of Z_JJ when R is empty)
@@ -351,9 +373,9 @@ def selected_inverse(L: sp.csc_matrix) -> np.ndarray:
             ZRJ = np.zeros((0, w))
         if w == 1:
             Z[p0] = ZJJ[0, 0]
-            Z[p0 + 1:p1] = ZRJ[:, 0]
+            Z[p0 + 1 : p1] = ZRJ[:, 0]
         else:
             full = np.vstack([ZJJ, ZRJ])
             for c in range(w):
-                Z[indptr[j0 + c]:indptr[j0 + c + 1]] = full[c:, c]
+                Z[indptr[j0 + c] : indptr[j0 + c + 1]] = full[c:, c]
     return Z

@@ -32,8 +32,15 @@ from audit.inputs.problems import ProblemLog
 from audit.output_files import restore_frame
 
 #: extension -> format name
-EXTENSIONS = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl",
-              ".parquet": "parquet", ".pq": "parquet"}
+EXTENSIONS = {
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".tab": "tsv",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+}
 
 
 @dataclass
@@ -74,15 +81,19 @@ def read_table(path: str | os.PathLike, role: str, log: ProblemLog) -> Table | N
     path = str(path)
     fmt = file_format(path)
     if fmt is None:
-        log.add(path, f"unknown file extension for the {role} file",
-                f"use one of {', '.join(sorted(EXTENSIONS))} (the format is chosen by extension)")
+        log.add(
+            path,
+            f"unknown file extension for the {role} file",
+            f"use one of {', '.join(sorted(EXTENSIONS))} (the format is chosen by extension)",
+        )
         return None
     try:
         with open(path, "rb") as fh:
             raw = fh.read()
     except OSError as exc:
-        log.add(path, f"cannot read the {role} file: {exc.strerror or exc}",
-                "check the path and the file's permissions")
+        log.add(
+            path, f"cannot read the {role} file: {exc.strerror or exc}", "check the path and the file's permissions"
+        )
         return None
     sha = hashlib.sha256(raw).hexdigest()
     if not raw.strip():
@@ -104,24 +115,36 @@ def read_table(path: str | os.PathLike, role: str, log: ProblemLog) -> Table | N
         line = raw.count(b"\n", 0, exc.start) + 1
         start = raw.rfind(b"\n", 0, exc.start) + 1
         end = raw.find(b"\n", exc.start)
-        text = raw[start:end if end >= 0 else len(raw)].decode("utf-8", errors="replace").rstrip("\r")
-        log.add(path, f"the {role} file is not valid UTF-8 text (byte {exc.start})",
-                "save the file as UTF-8 (e.g. 'Save as CSV UTF-8' in a spreadsheet, or iconv -f latin1 -t utf-8)",
-                line=line, value=text[:80])
+        text = raw[start : end if end >= 0 else len(raw)].decode("utf-8", errors="replace").rstrip("\r")
+        log.add(
+            path,
+            f"the {role} file is not valid UTF-8 text (byte {exc.start})",
+            "save the file as UTF-8 (e.g. 'Save as CSV UTF-8' in a spreadsheet, or iconv -f latin1 -t utf-8)",
+            line=line,
+            value=text[:80],
+        )
         return None
     except MissingDependencyError:
         raise
     except Exception as exc:  # malformed content: one plain message, never a traceback
-        log.add(path, f"cannot parse the {role} file as {fmt.upper()}: {str(exc).strip()}",
-                f"check that the file is well-formed {fmt.upper()}")
+        log.add(
+            path,
+            f"cannot parse the {role} file as {fmt.upper()}: {str(exc).strip()}",
+            f"check that the file is well-formed {fmt.upper()}",
+        )
         return None
     original = [str(c) for c in frame.columns]
     lower = [c.strip().lower() for c in original]
     dupes = sorted({c for c in lower if lower.count(c) > 1})
     for c in dupes:
-        log.add(path, "duplicate column name (names are case-insensitive)",
-                "rename or remove one of the columns", line=1 if fmt in ("csv", "tsv") else None,
-                column=c, value=", ".join(o for o, lo in zip(original, lower) if lo == c))
+        log.add(
+            path,
+            "duplicate column name (names are case-insensitive)",
+            "rename or remove one of the columns",
+            line=1 if fmt in ("csv", "tsv") else None,
+            column=c,
+            value=", ".join(o for o, lo in zip(original, lower) if lo == c),
+        )
     if dupes:
         return None
     frame.columns = lower
@@ -129,11 +152,17 @@ def read_table(path: str | os.PathLike, role: str, log: ProblemLog) -> Table | N
         log.add(path, f"the {role} file has no columns", "add a header line naming the columns")
         return None
     if len(frame) == 0:
-        log.add(path, f"the {role} file has a header but no data rows",
-                "add at least one data row", value=None)
+        log.add(path, f"the {role} file has a header but no data rows", "add at least one data row", value=None)
         return None
-    return Table(role=role, path=path, format=fmt, sha256=sha, frame=frame,
-                 lines=np.asarray(lines, dtype=np.int64), original_columns=dict(zip(lower, original)))
+    return Table(
+        role=role,
+        path=path,
+        format=fmt,
+        sha256=sha,
+        frame=frame,
+        lines=np.asarray(lines, dtype=np.int64),
+        original_columns=dict(zip(lower, original)),
+    )
 
 
 def _strip_all(frame: pd.DataFrame) -> pd.DataFrame:
@@ -149,8 +178,15 @@ def _read_delimited(raw: bytes, sep: str, path: str, log: ProblemLog) -> tuple[p
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", pd.errors.ParserWarning)
         try:
-            frame = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False,
-                                na_filter=False, skip_blank_lines=True, index_col=False)
+            frame = pd.read_csv(
+                io.StringIO(text),
+                sep=sep,
+                dtype=str,
+                keep_default_na=False,
+                na_filter=False,
+                skip_blank_lines=True,
+                index_col=False,
+            )
         except pd.errors.ParserError:
             # pandas names rows in its own numbering ("row 2", "line 4"): locate the
             # offending lines ourselves so that the message points into the file
@@ -166,10 +202,15 @@ def _read_delimited(raw: bytes, sep: str, path: str, log: ProblemLog) -> tuple[p
         other = [d for d in (",", ";", "\t", "|") if d != sep and d in str(frame.columns[0])]
         if other:
             name = {",": "commas", ";": "semicolons", "\t": "tabs", "|": "pipes"}[other[0]]
-            log.add(path, f"the header line is one column holding {name}: the file is not "
-                          f"{'comma' if sep == ',' else 'tab'}-separated",
-                    "files ending in .csv must be comma-separated and .tsv/.tab tab-separated: re-export the "
-                    "file with that delimiter or rename it to match", line=1, value=str(frame.columns[0])[:80])
+            log.add(
+                path,
+                f"the header line is one column holding {name}: the file is not "
+                f"{'comma' if sep == ',' else 'tab'}-separated",
+                "files ending in .csv must be comma-separated and .tsv/.tab tab-separated: re-export the "
+                "file with that delimiter or rename it to match",
+                line=1,
+                value=str(frame.columns[0])[:80],
+            )
             return None, np.asarray([])
     frame = _strip_all(frame.astype(str))
     frame = _drop_nameless_columns(frame, text, sep, path, log)
@@ -230,8 +271,13 @@ def _scan_records(text: str, sep: str) -> _Records:
             counts.append(len(rec))
     finally:
         csv.field_size_limit(old_limit)
-    return _Records(np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64),
-                    np.asarray(counts, dtype=np.int64), multiline, values)
+    return _Records(
+        np.asarray(starts, dtype=np.int64),
+        np.asarray(ends, dtype=np.int64),
+        np.asarray(counts, dtype=np.int64),
+        multiline,
+        values,
+    )
 
 
 def _swallowed_rows(fields: list[str], start: int, n_columns: int, sep: str, values: list[set[str]]) -> list[int]:
@@ -248,7 +294,7 @@ def _swallowed_rows(fields: list[str], start: int, n_columns: int, sep: str, val
         for k, part in enumerate(parts[1:], start=1):
             cells = next(csv.reader([part], delimiter=sep), [])
             if n_columns - 1 <= len(cells) <= n_columns and n_columns >= 2:
-                filled = [(c, v.strip()) for c, v in enumerate(cells[:len(values)]) if v.strip()]
+                filled = [(c, v.strip()) for c, v in enumerate(cells[: len(values)]) if v.strip()]
                 known = sum(v in values[c] for c, v in filled)
                 if known >= 2 and 2 * known >= len(filled):
                     out.append(line + k)
@@ -280,11 +326,15 @@ def _report_structure(records: _Records, text: str, sep: str, path: str, log: Pr
             swallowing.add(idx)
             found = True
             span = f"line {rows[0]}" if len(rows) == 1 else f"lines {rows[0]}-{rows[-1]}"
-            log.add(path, f"a quoted value opened on this line runs to line {end} and swallows {len(rows)} "
-                          f"line(s) that look like rows ({span}): they would be read as one row",
-                    'close the quote where the value ends, or double every quote character inside a quoted '
-                    'value (""); a value that starts with a quote must end with one', line=start,
-                    value=physical[start - 1][:80])
+            log.add(
+                path,
+                f"a quoted value opened on this line runs to line {end} and swallows {len(rows)} "
+                f"line(s) that look like rows ({span}): they would be read as one row",
+                "close the quote where the value ends, or double every quote character inside a quoted "
+                'value (""); a value that starts with a quote must end with one',
+                line=start,
+                value=physical[start - 1][:80],
+            )
     bad = np.flatnonzero(records.counts != n)
     bad = [i for i in bad if i not in swallowing and i > 0]
     short = [i for i in bad if records.counts[i] < n]
@@ -292,13 +342,20 @@ def _report_structure(records: _Records, text: str, sep: str, path: str, log: Pr
         found = True
         physical = physical or text.split("\n")
         for i in short[:50]:
-            log.add(path, f"this row has {int(records.counts[i])} field(s) but the header names {n} columns",
-                    "give every row one value per column (an empty value still needs its delimiter), or quote "
-                    "values that contain a line break", line=int(records.starts[i]),
-                    value=physical[int(records.starts[i]) - 1][:80])
+            log.add(
+                path,
+                f"this row has {int(records.counts[i])} field(s) but the header names {n} columns",
+                "give every row one value per column (an empty value still needs its delimiter), or quote "
+                "values that contain a line break",
+                line=int(records.starts[i]),
+                value=physical[int(records.starts[i]) - 1][:80],
+            )
         if len(short) > 50:
-            log.add(path, f"{len(short) - 50} more row(s) with fewer fields than the header",
-                    "give every row one value per column")
+            log.add(
+                path,
+                f"{len(short) - 50} more row(s) with fewer fields than the header",
+                "give every row one value per column",
+            )
     if any(records.counts[i] > n for i in bad):
         found = True
         _report_long_rows(text, sep, path, log)
@@ -309,7 +366,7 @@ def _report_structure(records: _Records, text: str, sep: str, path: str, log: Pr
 
 def _unterminated(text: str, start: int, sep: str) -> bool:
     """True when the record starting on line ``start`` opens a quote that the file never closes."""
-    tail = "\n".join(text.split("\n")[start - 1:])
+    tail = "\n".join(text.split("\n")[start - 1 :])
     old_limit = csv.field_size_limit()
     csv.field_size_limit(max(old_limit, len(tail) + 1))
     try:
@@ -322,8 +379,7 @@ def _unterminated(text: str, start: int, sep: str) -> bool:
     return False
 
 
-def _drop_nameless_columns(frame: pd.DataFrame, text: str, sep: str, path: str,
-                           log: ProblemLog) -> pd.DataFrame | None:
+def _drop_nameless_columns(frame: pd.DataFrame, text: str, sep: str, path: str, log: ProblemLog) -> pd.DataFrame | None:
     """Columns with an empty header cell (e.g. a trailing delimiter on every line).
 
     pandas names them ``Unnamed: N``; in a wide file that name would become a criterion.
@@ -338,9 +394,14 @@ def _drop_nameless_columns(frame: pd.DataFrame, text: str, sep: str, path: str,
         col = frame.iloc[:, i]
         filled = col[col != ""]
         if len(filled):
-            log.add(path, f"column {i + 1} has no name in the header line but holds values",
-                    "name the column in the header line (start the name with _ to keep it out of the audit)",
-                    line=1, column=f"column {i + 1}", value=filled.iloc[0][:80])
+            log.add(
+                path,
+                f"column {i + 1} has no name in the header line but holds values",
+                "name the column in the header line (start the name with _ to keep it out of the audit)",
+                line=1,
+                column=f"column {i + 1}",
+                value=filled.iloc[0][:80],
+            )
             bad = True
     if bad:
         return None
@@ -360,9 +421,13 @@ def _report_long_rows(text: str, sep: str, path: str, log: ProblemLog) -> int:
             continue
         if len(rec) > len(header) and shown < 50:
             shown += 1
-            log.add(path, f"this row has {len(rec)} fields but the header names {len(header)} columns",
-                    "quote values that contain the delimiter, or add the missing column names", line=start,
-                    value=sep.join(rec)[:80])
+            log.add(
+                path,
+                f"this row has {len(rec)} fields but the header names {len(header)} columns",
+                "quote values that contain the delimiter, or add the missing column names",
+                line=start,
+                value=sep.join(rec)[:80],
+            )
     return shown
 
 
@@ -379,9 +444,13 @@ def _report_open_quote(text: str, sep: str, path: str, log: ProblemLog) -> bool:
         start = prev + 1
         lines = text.splitlines()
         value = lines[start - 1][:80] if start - 1 < len(lines) else ""
-        log.add(path, "a quoted value opened on this line is never closed (the rest of the file would be one value)",
-                'close the quote, or double any quote character inside a quoted value ("")', line=start,
-                value=value)
+        log.add(
+            path,
+            "a quoted value opened on this line is never closed (the rest of the file would be one value)",
+            'close the quote, or double any quote character inside a quoted value ("")',
+            line=start,
+            value=value,
+        )
         return True
     return False
 
@@ -449,8 +518,14 @@ def _read_jsonl(raw: bytes, path: str, log: ProblemLog) -> tuple[pd.DataFrame | 
         try:
             obj = json.loads(line, parse_constant=_NonFinite, object_pairs_hook=_unique_keys)
         except _DuplicateKey as exc:
-            log.add(path, "a key appears twice in this JSON object (only one value can be read)",
-                    "give each key once per object", line=i, column=str(exc), value=line[:80])
+            log.add(
+                path,
+                "a key appears twice in this JSON object (only one value can be read)",
+                "give each key once per object",
+                line=i,
+                column=str(exc),
+                value=line[:80],
+            )
             bad = True
             continue
         except RecursionError:
@@ -458,39 +533,58 @@ def _read_jsonl(raw: bytes, path: str, log: ProblemLog) -> tuple[pd.DataFrame | 
             bad = True
             continue
         except ValueError as exc:  # JSONDecodeError, or an integer too long to convert
-            log.add(path, f"not valid JSON: {getattr(exc, 'msg', str(exc))}", "write one JSON object per line",
-                    line=i, value=line[:80])
+            log.add(
+                path,
+                f"not valid JSON: {getattr(exc, 'msg', str(exc))}",
+                "write one JSON object per line",
+                line=i,
+                value=line[:80],
+            )
             bad = True
             continue
         if not isinstance(obj, dict):
-            log.add(path, "each line must be a JSON object", "write one JSON object per line",
-                    line=i, value=line[:80])
+            log.add(path, "each line must be a JSON object", "write one JSON object per line", line=i, value=line[:80])
             bad = True
             continue
         non_finite = _non_finite_keys(obj)
         for key, name in non_finite:
             # consistent with 'nan' in a CSV score: a non-number is an error, an empty cell
             # (here: null or a missing key) marks an unparsable output
-            log.add(path, f"{name} is not a JSON number (JSON has no NaN or Infinity)",
-                    "write a number, or null (or leave the key out) to mark a missing value such as an "
-                    "unparsable judge output", line=i, column=key, value=name)
+            log.add(
+                path,
+                f"{name} is not a JSON number (JSON has no NaN or Infinity)",
+                "write a number, or null (or leave the key out) to mark a missing value such as an "
+                "unparsable judge output",
+                line=i,
+                column=key,
+                value=name,
+            )
             bad = True
         if non_finite:
             continue
         try:
             record = {str(k): _cell(v) for k, v in obj.items()}
         except (RecursionError, ValueError):  # a nested value too deep or too large to write back as text
-            log.add(path, "a JSON value is nested too deeply or too large", "write one flat JSON object per line",
-                    line=i, value=line[:80])
+            log.add(
+                path,
+                "a JSON value is nested too deeply or too large",
+                "write one flat JSON object per line",
+                line=i,
+                value=line[:80],
+            )
             bad = True
             continue
         if "\\u" in line and _SURROGATE.search("".join(record) + "".join(record.values())):
             # a "\ud800" escape decodes to half a UTF-16 pair: not text, and no UTF-8 file can hold it
             column = next((k for k, v in record.items() if _SURROGATE.search(k + v)), None)
-            log.add(path, "a JSON string holds a lone UTF-16 surrogate escape (e.g. \\ud800), which is not text",
-                    "write the character itself, or a complete surrogate pair (e.g. \\ud83d\\ude00)", line=i,
-                    column=None if column is None else column.encode("utf-8", "backslashreplace").decode(),
-                    value=line[:80])
+            log.add(
+                path,
+                "a JSON string holds a lone UTF-16 surrogate escape (e.g. \\ud800), which is not text",
+                "write the character itself, or a complete surrogate pair (e.g. \\ud83d\\ude00)",
+                line=i,
+                column=None if column is None else column.encode("utf-8", "backslashreplace").decode(),
+                value=line[:80],
+            )
             bad = True
             continue
         records.append(record)
@@ -530,7 +624,11 @@ def read_frame(path: str | os.PathLike, role: str, required: Sequence[str] = ())
     log.raise_if_any()
     missing = [c for c in required if c not in table.columns]
     for column in missing:
-        log.add(str(path), f"required column missing (found: {table.found()})",
-                f"the {role} file needs columns {', '.join(required)}", column=column)
+        log.add(
+            str(path),
+            f"required column missing (found: {table.found()})",
+            f"the {role} file needs columns {', '.join(required)}",
+            column=column,
+        )
     log.raise_if_any()
     return table.frame

@@ -8,13 +8,36 @@ import numpy as np
 import pandas as pd
 
 from audit.inputs.formats import Table
-from audit.inputs.layout import blank_ids, control_characters, duplicates, long_frame, melt_wide, parse_numbers, require, wide_columns
+from audit.inputs.layout import (
+    blank_ids,
+    control_characters,
+    duplicates,
+    long_frame,
+    melt_wide,
+    parse_numbers,
+    require,
+    wide_columns,
+)
 from audit.inputs.problems import ProblemLog
 
 #: Columns with a meaning of their own in a human file; in a wide layout every other column
 #: (except names starting with ``_``) is a criterion.
-RESERVED = {"pair_id", "item_id", "reader_id", "criterion", "choice", "rating", "seconds", "comment",
-            "shown_first", "reader_group", "group_id", "system", "judge", "sample"}
+RESERVED = {
+    "pair_id",
+    "item_id",
+    "reader_id",
+    "criterion",
+    "choice",
+    "rating",
+    "seconds",
+    "comment",
+    "shown_first",
+    "reader_group",
+    "group_id",
+    "system",
+    "judge",
+    "sample",
+}
 TIE = "tie"
 
 
@@ -44,26 +67,44 @@ def detect_shape(table: Table) -> str | None:
     return None
 
 
-def read_humans(table: Table, log: ProblemLog, *, scale: tuple[float, float] | None = None,
-                role: str = "humans", shape: str | None = None) -> HumanInput | None:
+def read_humans(
+    table: Table,
+    log: ProblemLog,
+    *,
+    scale: tuple[float, float] | None = None,
+    role: str = "humans",
+    shape: str | None = None,
+) -> HumanInput | None:
     """Read a human file; report problems to ``log``. ``shape`` forces "scalar" (dev set)."""
     cols = set(table.columns)
     if "reader_id" not in cols and "score" in cols:
-        log.add(table.path, f"the {role} file has a score column and no reader_id: it looks like a judge file",
-                ("give the ratings to --dev-humans and the judge's scores to --dev-judge" if role.startswith("dev")
-                 else "give the human judgments here; the command takes the judge file first: audit run JUDGE HUMANS")
-                + f" (columns found: {table.found()})")
+        log.add(
+            table.path,
+            f"the {role} file has a score column and no reader_id: it looks like a judge file",
+            (
+                "give the ratings to --dev-humans and the judge's scores to --dev-judge"
+                if role.startswith("dev")
+                else "give the human judgments here; the command takes the judge file first: audit run JUDGE HUMANS"
+            )
+            + f" (columns found: {table.found()})",
+        )
         return None
     detected = detect_shape(table)
     if shape is not None and detected is not None and detected != shape:
-        log.add(table.path, f"the {role} file must hold {shape} ratings (item_id, reader_id, criterion, rating)",
-                f"give {shape} ratings; columns found: {table.found()}")
+        log.add(
+            table.path,
+            f"the {role} file must hold {shape} ratings (item_id, reader_id, criterion, rating)",
+            f"give {shape} ratings; columns found: {table.found()}",
+        )
         return None
     shape = shape or detected
     if shape is None:
-        log.add(table.path, f"cannot tell what the {role} file holds",
-                "give pairwise votes (pair_id, reader_id, criterion, choice) or scalar ratings "
-                f"(item_id, reader_id, criterion, rating); columns found: {table.found()}")
+        log.add(
+            table.path,
+            f"cannot tell what the {role} file holds",
+            "give pairwise votes (pair_id, reader_id, criterion, choice) or scalar ratings "
+            f"(item_id, reader_id, criterion, rating); columns found: {table.found()}",
+        )
         return None
     id_col, value = ("pair_id", "choice") if shape == "pairwise" else ("item_id", "rating")
     wide = "criterion" not in table.columns and value not in table.columns
@@ -72,9 +113,12 @@ def read_humans(table: Table, log: ProblemLog, *, scale: tuple[float, float] | N
             return None
         crits = wide_columns(table, RESERVED)
         if not crits:
-            log.add(table.path, f"no criterion columns in the wide {role} file",
-                    f"add one column per criterion, or use the long layout ({id_col}, reader_id, "
-                    f"criterion, {value}); columns found: {table.found()}")
+            log.add(
+                table.path,
+                f"no criterion columns in the wide {role} file",
+                f"add one column per criterion, or use the long layout ({id_col}, reader_id, "
+                f"criterion, {value}); columns found: {table.found()}",
+            )
             return None
         frame = melt_wide(table, crits, value)
     else:
@@ -88,16 +132,25 @@ def read_humans(table: Table, log: ProblemLog, *, scale: tuple[float, float] | N
     for c in ("reader_group", "comment", "shown_first", "group_id"):
         if c not in frame.columns:
             frame[c] = ""
-    bad |= control_characters(frame, ["choice", "shown_first", "reader_group", "group_id"], table, log, role,
-                              already=bad)
+    bad |= control_characters(
+        frame, ["choice", "shown_first", "reader_group", "group_id"], table, log, role, already=bad
+    )
     if "seconds" in frame.columns:
-        secs, bad_s = parse_numbers(frame["seconds"], table, lines, log, role, "seconds", None, "seconds",
-                                    already=bad)
+        secs, bad_s = parse_numbers(frame["seconds"], table, lines, log, role, "seconds", None, "seconds", already=bad)
         bad |= bad_s
         neg = np.isfinite(secs) & (secs < 0)
-        bad |= log.rows(table.path, role, neg, lines, frame["seconds"].to_numpy(), "seconds",
-                        "seconds is negative", "write the time spent in seconds (>= 0)", "negative seconds",
-                        already=bad)
+        bad |= log.rows(
+            table.path,
+            role,
+            neg,
+            lines,
+            frame["seconds"].to_numpy(),
+            "seconds",
+            "seconds is negative",
+            "write the time spent in seconds (>= 0)",
+            "negative seconds",
+            already=bad,
+        )
         frame["seconds"] = secs
     else:
         frame["seconds"] = np.nan
@@ -106,9 +159,18 @@ def read_humans(table: Table, log: ProblemLog, *, scale: tuple[float, float] | N
         # decided against the pair's systems (audit.inputs.resolve)
         blank = (frame["choice"] == "").to_numpy()
     else:
-        nums, bad_r = parse_numbers(frame["rating"], table, lines, log, role, "rating", scale, "rating",
-                                    columns=frame["criterion"].to_numpy(dtype=object) if wide else None,
-                                    already=bad)
+        nums, bad_r = parse_numbers(
+            frame["rating"],
+            table,
+            lines,
+            log,
+            role,
+            "rating",
+            scale,
+            "rating",
+            columns=frame["criterion"].to_numpy(dtype=object) if wide else None,
+            already=bad,
+        )
         bad |= bad_r
         frame["rating"] = nums
         blank = np.isnan(nums) & ~bad_r
@@ -117,17 +179,29 @@ def read_humans(table: Table, log: ProblemLog, *, scale: tuple[float, float] | N
     frame = _readers_who_judged_nothing(frame, blank, bad, table, log, role)
     keep = ~bad
     frame, blank = frame[keep], blank[keep]
-    dup = duplicates(frame[~blank], [id_col, "reader_id", "criterion"], table, log, role,
-                     "duplicate judgment: this reader already judged this "
-                     f"{'pair' if shape == 'pairwise' else 'item'} on this criterion",
-                     "keep one row per reader, id and criterion")
+    dup = duplicates(
+        frame[~blank],
+        [id_col, "reader_id", "criterion"],
+        table,
+        log,
+        role,
+        "duplicate judgment: this reader already judged this "
+        f"{'pair' if shape == 'pairwise' else 'item'} on this criterion",
+        "keep one row per reader, id and criterion",
+    )
     n_blank = int(blank.sum())
     log.exclude(role, f"blank {value} (no judgment given)", n_blank)
     frame = frame[~blank]
     frame = frame[~dup]
-    cols = ([id_col, "reader_id", "criterion", value] +
-            (["seconds", "comment", "shown_first", "reader_group"] if shape == "pairwise"
-             else ["group_id", "reader_group", "seconds"]) + ["line", "order"])
+    cols = (
+        [id_col, "reader_id", "criterion", value]
+        + (
+            ["seconds", "comment", "shown_first", "reader_group"]
+            if shape == "pairwise"
+            else ["group_id", "reader_group", "seconds"]
+        )
+        + ["line", "order"]
+    )
     frame = frame[cols].reset_index(drop=True)
     frame["order"] = np.arange(len(frame))
     return HumanInput(shape=shape, layout=f"{shape}-{'wide' if wide else 'long'}", frame=frame, n_read=n_read)
@@ -143,9 +217,14 @@ def _reader_groups(frame, table, log):
         rows = g[g["reader_id"] == reader]
         first = rows["reader_group"].iloc[0]
         other = rows[rows["reader_group"] != first].iloc[0]
-        log.add(table.path, "this reader has two different reader_group values", "give each reader one reader_group",
-                line=int(other["line"]), column="reader_group",
-                value=f"{reader}: {first} then {other['reader_group']}")
+        log.add(
+            table.path,
+            "this reader has two different reader_group values",
+            "give each reader one reader_group",
+            line=int(other["line"]),
+            column="reader_group",
+            value=f"{reader}: {first} then {other['reader_group']}",
+        )
 
 
 def _readers_who_judged_nothing(frame, blank, bad, table, log, role):
@@ -154,7 +233,12 @@ def _readers_who_judged_nothing(frame, blank, bad, table, log, role):
         if reader == "":
             continue
         first = int(frame["line"].to_numpy()[(frame["reader_id"] == reader).to_numpy()][0])
-        log.add(table.path, "this reader judged nothing (every judgment is empty)",
-                "remove the reader's rows or fill in their judgments", line=first, column="reader_id",
-                value=reader)
+        log.add(
+            table.path,
+            "this reader judged nothing (every judgment is empty)",
+            "remove the reader's rows or fill in their judgments",
+            line=first,
+            column="reader_id",
+            value=reader,
+        )
     return frame

@@ -8,13 +8,36 @@ import numpy as np
 import pandas as pd
 
 from audit.inputs.formats import Table
-from audit.inputs.layout import blank_ids, control_characters, duplicates, long_frame, melt_wide, parse_numbers, require, wide_columns
+from audit.inputs.layout import (
+    blank_ids,
+    control_characters,
+    duplicates,
+    long_frame,
+    melt_wide,
+    parse_numbers,
+    require,
+    wide_columns,
+)
 from audit.inputs.problems import ProblemLog
 
 #: Columns with a meaning of their own in a judge file; in a wide layout every other column
 #: (except names starting with ``_``) is a criterion.
-RESERVED = {"pair_id", "item_id", "system", "criterion", "score", "choice", "judge", "sample", "group_id",
-            "reader_id", "text", "comment", "rationale", "shown_first"}
+RESERVED = {
+    "pair_id",
+    "item_id",
+    "system",
+    "criterion",
+    "score",
+    "choice",
+    "judge",
+    "sample",
+    "group_id",
+    "reader_id",
+    "text",
+    "comment",
+    "rationale",
+    "shown_first",
+}
 DEFAULT_JUDGE = "judge"
 INVALID = "invalid"
 TIE = "tie"
@@ -37,14 +60,23 @@ class JudgeInput:
     n_read: int = 0  #: records read (rows, or row x criterion cells of a wide file)
 
 
-def read_judge(table: Table, log: ProblemLog, *, scale: tuple[float, float] | None = None,
-               role: str = "judge", kind: str | None = None) -> JudgeInput | None:
+def read_judge(
+    table: Table,
+    log: ProblemLog,
+    *,
+    scale: tuple[float, float] | None = None,
+    role: str = "judge",
+    kind: str | None = None,
+) -> JudgeInput | None:
     """Read a judge file; report problems to ``log``. ``kind`` forces "scalar" (dev set)."""
     cols = set(table.columns)
     detected = "pairwise" if ("choice" in cols or ("system" not in cols and "score" not in cols)) else "scalar"
     if kind is not None and detected != kind:
-        log.add(table.path, f"the {role} file must hold {kind} scores (item_id, system, criterion, score)",
-                f"give {kind} scores; columns found: {table.found()}")
+        log.add(
+            table.path,
+            f"the {role} file must hold {kind} scores (item_id, system, criterion, score)",
+            f"give {kind} scores; columns found: {table.found()}",
+        )
         return None
     kind = detected
     key = "item_id" if ("item_id" in cols and "pair_id" not in cols) else "pair_id"
@@ -59,9 +91,12 @@ def read_judge(table: Table, log: ProblemLog, *, scale: tuple[float, float] | No
             return None
         crits = wide_columns(table, RESERVED)
         if not crits:
-            log.add(table.path, f"no criterion columns in the wide {role} file",
-                    f"add one column per criterion, or use the long layout ({', '.join(ids)}, criterion, "
-                    f"{value}); columns found: {table.found()}")
+            log.add(
+                table.path,
+                f"no criterion columns in the wide {role} file",
+                f"add one column per criterion, or use the long layout ({', '.join(ids)}, criterion, "
+                f"{value}); columns found: {table.found()}",
+            )
             return None
         frame = melt_wide(table, crits, value)
     else:
@@ -82,16 +117,34 @@ def read_judge(table: Table, log: ProblemLog, *, scale: tuple[float, float] | No
         s, bad_s = parse_numbers(frame["sample"], table, lines, log, role, "sample", None, "sample", already=bad)
         bad |= bad_s
         nonint = np.isfinite(s) & ((s != np.round(s)) | (np.abs(s) > 2**53))
-        bad |= log.rows(table.path, role, nonint, lines, frame["sample"].to_numpy(), "sample",
-                        "sample is not a whole number", "number repeated samples 0, 1, 2, ...",
-                        "non-integer sample", already=bad)
+        bad |= log.rows(
+            table.path,
+            role,
+            nonint,
+            lines,
+            frame["sample"].to_numpy(),
+            "sample",
+            "sample is not a whole number",
+            "number repeated samples 0, 1, 2, ...",
+            "non-integer sample",
+            already=bad,
+        )
         frame["sample"] = np.where(np.isfinite(s) & ~nonint, s, 0).astype(np.int64)
     else:
         frame["sample"] = 0
     if kind == "scalar":
-        nums, bad_v = parse_numbers(frame["score"], table, lines, log, role, "score", scale, "score",
-                                    columns=frame["criterion"].to_numpy(dtype=object) if wide else None,
-                                    already=bad)
+        nums, bad_v = parse_numbers(
+            frame["score"],
+            table,
+            lines,
+            log,
+            role,
+            "score",
+            scale,
+            "score",
+            columns=frame["criterion"].to_numpy(dtype=object) if wide else None,
+            already=bad,
+        )
         bad |= bad_v
         frame["score"] = nums
         keys = [key, "system", "criterion", "judge", "sample"]
@@ -107,16 +160,36 @@ def read_judge(table: Table, log: ProblemLog, *, scale: tuple[float, float] | No
     frame = frame[~bad]
     # a judge file holding one row per reader (the human file given first by mistake): one
     # problem instead of one "duplicate judge output" per reader
-    if role == "judge" and "reader_id" in frame.columns and frame.duplicated(keys).any() \
-            and not frame.duplicated(keys + ["reader_id"]).any():
-        log.add(table.path, f"the {role} file repeats its outputs once per reader_id: it looks like the human file",
-                "give the judge's outputs here; the command takes the judge file first: audit run JUDGE HUMANS",
-                column="reader_id")
+    if (
+        role == "judge"
+        and "reader_id" in frame.columns
+        and frame.duplicated(keys).any()
+        and not frame.duplicated(keys + ["reader_id"]).any()
+    ):
+        log.add(
+            table.path,
+            f"the {role} file repeats its outputs once per reader_id: it looks like the human file",
+            "give the judge's outputs here; the command takes the judge file first: audit run JUDGE HUMANS",
+            column="reader_id",
+        )
         return None
-    dup = duplicates(frame, keys, table, log, role, "duplicate judge output for the same "
-                     + ("item/system" if kind == "scalar" else "pair") + ", criterion, judge and sample",
-                     "keep one row per output, or number repeated outputs in a 'sample' column")
+    dup = duplicates(
+        frame,
+        keys,
+        table,
+        log,
+        role,
+        "duplicate judge output for the same "
+        + ("item/system" if kind == "scalar" else "pair")
+        + ", criterion, judge and sample",
+        "keep one row per output, or number repeated outputs in a 'sample' column",
+    )
     frame = frame[~dup]
     out_cols = list(dict.fromkeys(keys + [value] + (["shown_first"] if kind == "pairwise" else []) + ["line"]))
-    return JudgeInput(kind=kind, key=key, layout=f"{kind}-{'wide' if wide else 'long'}",
-                      frame=frame[out_cols].reset_index(drop=True), n_read=n_read)
+    return JudgeInput(
+        kind=kind,
+        key=key,
+        layout=f"{kind}-{'wide' if wide else 'long'}",
+        frame=frame[out_cols].reset_index(drop=True),
+        n_read=n_read,
+    )

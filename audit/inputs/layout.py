@@ -15,9 +15,13 @@ def require(table: Table, required: list[str], log: ProblemLog, shape: str) -> b
     """Report the required columns absent from ``table``; True when all are present."""
     absent = [c for c in required if c not in table.frame.columns]
     if absent:
-        log.add(table.path, f"missing required column(s) {', '.join(absent)} for {shape}",
-                f"add the column(s); columns found: {table.found()} (names are case-insensitive)",
-                line=1 if table.format in ("csv", "tsv") else None, column=", ".join(absent))
+        log.add(
+            table.path,
+            f"missing required column(s) {', '.join(absent)} for {shape}",
+            f"add the column(s); columns found: {table.found()} (names are case-insensitive)",
+            line=1 if table.format in ("csv", "tsv") else None,
+            column=", ".join(absent),
+        )
         return False
     return True
 
@@ -51,22 +55,47 @@ def blank_ids(frame: pd.DataFrame, columns: list[str], table: Table, log: Proble
     bad = np.zeros(len(frame), dtype=bool)
     for c in columns:
         m = (frame[c] == "").to_numpy()
-        bad |= log.rows(table.path, role, m, frame["line"].to_numpy(), None, c,
-                        f"empty {c}", f"give every row a {c}", f"empty {c}", already=bad)
+        bad |= log.rows(
+            table.path,
+            role,
+            m,
+            frame["line"].to_numpy(),
+            None,
+            c,
+            f"empty {c}",
+            f"give every row a {c}",
+            f"empty {c}",
+            already=bad,
+        )
     return bad | control_characters(frame, columns, table, log, role, already=bad)
 
 
 #: Columns holding names (ids, systems, criteria, labels): they reach reports, figures (SVG)
 #: and terminals, so a control character in one is an input problem, not something to render.
-NAME_COLUMNS = ("pair_id", "item_id", "reader_id", "criterion", "system", "judge", "choice", "shown_first",
-                "reader_group", "group_id", "system_a", "system_b", "focal", "matchup")
+NAME_COLUMNS = (
+    "pair_id",
+    "item_id",
+    "reader_id",
+    "criterion",
+    "system",
+    "judge",
+    "choice",
+    "shown_first",
+    "reader_group",
+    "group_id",
+    "system_a",
+    "system_b",
+    "focal",
+    "matchup",
+)
 #: C0/C1 control characters (NUL, tab, line breaks, ESC...), Unicode line/paragraph separators
 #: and lone UTF-16 surrogates (a JSON "\ud800" escape; no UTF-8 writer can encode them)
 CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 
 
-def control_characters(frame: pd.DataFrame, columns, table: Table, log: ProblemLog, role: str,
-                       already: np.ndarray | None = None) -> np.ndarray:
+def control_characters(
+    frame: pd.DataFrame, columns, table: Table, log: ProblemLog, role: str, already: np.ndarray | None = None
+) -> np.ndarray:
     """Rows whose name columns (those of ``columns`` in :data:`NAME_COLUMNS` and present)
     hold a control character: one row problem each (the value shown escaped)."""
     bad = np.zeros(len(frame), dtype=bool)
@@ -78,21 +107,43 @@ def control_characters(frame: pd.DataFrame, columns, table: Table, log: ProblemL
         if not CONTROL.search("".join(values)):  # the common case: one C-level scan per column
             continue
         m = np.fromiter((bool(CONTROL.search(v)) for v in values), dtype=bool, count=len(values))
-        bad |= log.rows(table.path, role, m, frame["line"].to_numpy(), values, c,  # shown with repr(): escaped
-                        f"{c} contains a control character (a line break, tab, NUL, escape code or similar)",
-                        "remove the control character from the name in every file (names are shown in the "
-                        "report, its figures and the terminal)", f"control character in {c}", already=already | bad)
+        bad |= log.rows(
+            table.path,
+            role,
+            m,
+            frame["line"].to_numpy(),
+            values,
+            c,  # shown with repr(): escaped
+            f"{c} contains a control character (a line break, tab, NUL, escape code or similar)",
+            "remove the control character from the name in every file (names are shown in the "
+            "report, its figures and the terminal)",
+            f"control character in {c}",
+            already=already | bad,
+        )
     return bad
 
 
 # what an empty cell means, by (judge file?, column), for the fix of a non-numeric value
-_EMPTY_MEANS = {(True, "score"): " to mark an unparsable judge output", (True, "sample"): " (sample 0)",
-                (False, "rating"): " (not rated)", (False, "seconds"): " (time unknown)"}
+_EMPTY_MEANS = {
+    (True, "score"): " to mark an unparsable judge output",
+    (True, "sample"): " (sample 0)",
+    (False, "rating"): " (not rated)",
+    (False, "seconds"): " (time unknown)",
+}
 
 
-def parse_numbers(values: pd.Series, table: Table, lines: np.ndarray, log: ProblemLog, role: str,
-                  column: str, scale: tuple[float, float] | None, what: str,
-                  columns: np.ndarray | None = None, already: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def parse_numbers(
+    values: pd.Series,
+    table: Table,
+    lines: np.ndarray,
+    log: ProblemLog,
+    role: str,
+    column: str,
+    scale: tuple[float, float] | None,
+    what: str,
+    columns: np.ndarray | None = None,
+    already: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """Parse a text column of numbers.
 
     Returns ``(numbers, bad)``: empty cells become NaN (not a problem here); non-numeric or
@@ -105,22 +156,40 @@ def parse_numbers(values: pd.Series, table: Table, lines: np.ndarray, log: Probl
     empty = values.to_numpy() == ""
     nums = pd.to_numeric(pd.Series(np.where(empty, None, text), dtype=object), errors="coerce").to_numpy(dtype=float)
     nonnum = ~empty & ~np.isfinite(nums)
-    bad = log.rows_in(table.path, role, nonnum, lines, text, where, f"{what} is not a number",
-                   f"write a number, or leave the cell empty{_EMPTY_MEANS.get((role.endswith('judge'), column), '')}",
-                   f"non-numeric {column}", already=already)
+    bad = log.rows_in(
+        table.path,
+        role,
+        nonnum,
+        lines,
+        text,
+        where,
+        f"{what} is not a number",
+        f"write a number, or leave the cell empty{_EMPTY_MEANS.get((role.endswith('judge'), column), '')}",
+        f"non-numeric {column}",
+        already=already,
+    )
     if scale is not None:
         lo, hi = scale
         out = np.isfinite(nums) & ((nums < lo) | (nums > hi))
-        bad = bad | log.rows_in(table.path, role, out, lines, text, where,
-                                f"{what} outside the declared scale [{lo:g}, {hi:g}]",
-                             "correct the value or declare the scale the data use",
-                             f"{column} outside the scale", already=bad if already is None else already | bad)
+        bad = bad | log.rows_in(
+            table.path,
+            role,
+            out,
+            lines,
+            text,
+            where,
+            f"{what} outside the declared scale [{lo:g}, {hi:g}]",
+            "correct the value or declare the scale the data use",
+            f"{column} outside the scale",
+            already=bad if already is None else already | bad,
+        )
     nums = np.where(nonnum, np.nan, nums)
     return nums, bad
 
 
-def duplicates(frame: pd.DataFrame, keys: list[str], table: Table, log: ProblemLog, role: str,
-               message: str, fix: str) -> np.ndarray:
+def duplicates(
+    frame: pd.DataFrame, keys: list[str], table: Table, log: ProblemLog, role: str, message: str, fix: str
+) -> np.ndarray:
     """Flag every repeat of a key (the first occurrence is kept); the message cites the first line."""
     dup = frame.duplicated(keys, keep="first").to_numpy()
     if not dup.any():
@@ -129,5 +198,4 @@ def duplicates(frame: pd.DataFrame, keys: list[str], table: Table, log: ProblemL
     values = np.full(len(frame), None, dtype=object)
     for i in np.flatnonzero(dup)[:1000]:  # only the ones that can be listed
         values[i] = f"{' / '.join(str(frame[k].iat[i]) for k in keys)} (first at line {first_line[i]})"
-    return log.rows(table.path, role, dup, frame["line"].to_numpy(), values, None, message, fix,
-                    message)
+    return log.rows(table.path, role, dup, frame["line"].to_numpy(), values, None, message, fix, message)

@@ -6,7 +6,6 @@ import math
 import os
 from collections.abc import Sequence
 
-import numpy as np
 import pandas as pd
 
 from audit.data import AuditData, Exclusion, RowCount, SourceFile
@@ -15,11 +14,24 @@ from audit.inputs.formats import Table, read_table
 from audit.inputs.humans import HumanInput, read_humans
 from audit.inputs.judge import INVALID, JudgeInput, read_judge
 from audit.inputs.layout import blank_ids
-from audit.inputs.pairs import (assign_focal, check_focal_names, pairs_from_groups, pairs_from_systems,
-                                read_pairs_file, reserved_system_names)
+from audit.inputs.pairs import (
+    assign_focal,
+    check_focal_names,
+    pairs_from_groups,
+    pairs_from_systems,
+    read_pairs_file,
+    reserved_system_names,
+)
 from audit.inputs.problems import ProblemLog
-from audit.inputs.resolve import (distinct, judge_scores_by_item, judge_scores_by_pair, resolve_verdicts,
-                                  resolve_votes, unknown_ids, votes_from_ratings)
+from audit.inputs.resolve import (
+    distinct,
+    judge_scores_by_item,
+    judge_scores_by_pair,
+    resolve_verdicts,
+    resolve_votes,
+    unknown_ids,
+    votes_from_ratings,
+)
 from audit.inputs.stories import read_stories, stories_by_item, stories_by_pair
 
 PathLike = "str | os.PathLike[str]"
@@ -43,11 +55,17 @@ def parse_scale(scale: object) -> tuple[float, float] | None:
             scale = [s for s in scale.replace(":", ",").split(",")]
         lo, hi = (float(x) for x in scale)  # type: ignore[union-attr]
     except (TypeError, ValueError):
-        raise InputError(InputProblem("scale", f"expected two numbers LO,HI, got {scale!r}",
-                                      "give the scale as LO,HI, e.g. 1,5")) from None
+        raise InputError(
+            InputProblem("scale", f"expected two numbers LO,HI, got {scale!r}", "give the scale as LO,HI, e.g. 1,5")
+        ) from None
     if not (math.isfinite(lo) and math.isfinite(hi)) or not lo < hi:
-        raise InputError(InputProblem("scale", f"({lo:g}, {hi:g}): the lower bound must be below the upper "
-                                      "bound, both finite", "give the scale as LO,HI with LO < HI, e.g. 1,5")) from None
+        raise InputError(
+            InputProblem(
+                "scale",
+                f"({lo:g}, {hi:g}): the lower bound must be below the upper bound, both finite",
+                "give the scale as LO,HI with LO < HI, e.g. 1,5",
+            )
+        ) from None
     return (lo, hi)
 
 
@@ -79,8 +97,12 @@ class _Loader:
     def pairwise(self, h: HumanInput, j: JudgeInput, pf: tuple[pd.DataFrame, pd.DataFrame] | None):
         log, th, tj = self.log, self.tables["humans"], self.tables["judge"]
         if j.key == "item_id":
-            log.add(tj.path, "the judge file is keyed by item_id but the human file holds pairwise votes",
-                    "key the judge file by pair_id (pair_id, system, criterion, score)", column="item_id")
+            log.add(
+                tj.path,
+                "the judge file is keyed by item_id but the human file holds pairwise votes",
+                "key the judge file by pair_id (pair_id, system, criterion, score)",
+                column="item_id",
+            )
             return None
         hv, jf = h.frame, j.frame
         if pf is not None:
@@ -88,9 +110,11 @@ class _Loader:
             hv, jf = self._drop_self_pairs(hv, jf, self_pairs)
             reserved = reserved_system_names(pairs, True, self.tables["pairs"].path, log)
             if reserved:
-                self.notes.append(f"system name(s) {', '.join(reserved)} are also choice words (tie, invalid, A, B): "
-                                  "a choice written exactly as the system name is that system; other spellings "
-                                  "keep their meaning (a tie, position A/B)")
+                self.notes.append(
+                    f"system name(s) {', '.join(reserved)} are also choice words (tie, invalid, A, B): "
+                    "a choice written exactly as the system name is that system; other spellings "
+                    "keep their meaning (a tie, position A/B)"
+                )
         else:
             where = "the judge file"
             first_line = jf.groupby("pair_id", sort=False)["line"].first().to_dict()
@@ -100,10 +124,13 @@ class _Loader:
                 named = pd.concat([hv[["pair_id", "choice"]], jf[["pair_id", "choice"]]])
                 ab = named["choice"].str.upper().isin(["A", "B"])
                 if ab.any():
-                    log.add(th.path if ab.iloc[: len(hv)].any() else tj.path,
-                            "choices A/B need a pairs file saying which system is A and which is B",
-                            "pass a pairs file (pair_id, system_a, system_b) or write system names",
-                            column="choice", value="A/B")
+                    log.add(
+                        th.path if ab.iloc[: len(hv)].any() else tj.path,
+                        "choices A/B need a pairs file saying which system is A and which is B",
+                        "pass a pairs file (pair_id, system_a, system_b) or write system names",
+                        column="choice",
+                        value="A/B",
+                    )
                     return None
                 named = named[~named["choice"].str.lower().isin(["tie", INVALID])]
                 systems = _systems_by_pair(named, "choice")
@@ -111,7 +138,7 @@ class _Loader:
                     systems.setdefault(pid, [])
                 where = "the judge file's pair_ids"
             pairs = pairs_from_systems(systems, self._groups(), tj.path, first_line, log)
-            named_at = (jf.groupby("system", sort=False)["line"].first().to_dict() if j.kind == "scalar" else {})
+            named_at = jf.groupby("system", sort=False)["line"].first().to_dict() if j.kind == "scalar" else {}
             reserved_system_names(pairs, False, tj.path, log, named_at)
             # a pair without exactly two systems is already reported (a fatal problem):
             # its rows are not reported again as "pair_id not found"
@@ -120,17 +147,41 @@ class _Loader:
         systems_all = distinct(pairs["system_a"]) | distinct(pairs["system_b"])
         check_focal_names(self.focal_names, systems_all, log)
         known = distinct(pairs["pair_id"])
-        fix = "use the pair ids of the pairs file" if pf is not None else "every judged pair needs two systems in the judge file"
+        fix = (
+            "use the pair ids of the pairs file"
+            if pf is not None
+            else "every judged pair needs two systems in the judge file"
+        )
         bad_h = unknown_ids(hv, "pair_id", known, th.path, "humans", log, where, fix)
         bad_j = unknown_ids(jf, "pair_id", known, tj.path, "judge", log, where, fix)
         hv, jf = hv[~bad_h], jf[~bad_j]
         # ids present in one file and missing in the other
-        hv = hv[~unknown_ids(hv, "pair_id", distinct(jf["pair_id"]), th.path, "humans", log, "the judge file",
-                             "give the judge's output for every pair the readers judged, or remove the votes")]
+        hv = hv[
+            ~unknown_ids(
+                hv,
+                "pair_id",
+                distinct(jf["pair_id"]),
+                th.path,
+                "humans",
+                log,
+                "the judge file",
+                "give the judge's output for every pair the readers judged, or remove the votes",
+            )
+        ]
         if len(hv) == 0:  # no usable vote at all: one problem, not one per judge row
             return self._nothing_usable(th.path)
-        jf = jf[~unknown_ids(jf, "pair_id", distinct(hv["pair_id"]), tj.path, "judge", log, "the human file",
-                             "collect human votes on the pair, or remove its judge outputs")]
+        jf = jf[
+            ~unknown_ids(
+                jf,
+                "pair_id",
+                distinct(hv["pair_id"]),
+                tj.path,
+                "judge",
+                log,
+                "the human file",
+                "collect human votes on the pair, or remove its judge outputs",
+            )
+        ]
         used = distinct(hv["pair_id"])
         unused = int((~pairs["pair_id"].isin(used)).sum())
         if unused:
@@ -162,21 +213,30 @@ class _Loader:
         self.log.exclude("pairs", "self-matchup (the same system on both sides)", len(self_pairs))
         self.log.exclude("humans", f"vote {reason}", int(on_h.sum()))
         self.log.exclude("judge", f"judge output {reason}", int(on_j.sum()))
-        self.self_matchup_hint = (f"; {len(self_pairs)} pair(s) compare a system with itself and are left out: give "
-                                  "each pair two different systems")
+        self.self_matchup_hint = (
+            f"; {len(self_pairs)} pair(s) compare a system with itself and are left out: give "
+            "each pair two different systems"
+        )
         shown = ", ".join(f"{p} ({s})" for p, s in zip(self_pairs["pair_id"][:5], self_pairs["system"][:5]))
         more = f" and {len(self_pairs) - 5} more" if len(self_pairs) > 5 else ""
-        self.notes.append(f"{len(self_pairs)} pair(s) of the pairs file compare a system with itself (self-matchups: "
-                          f"{shown}{more}): left out, with their {int(on_h.sum())} vote(s) and {int(on_j.sum())} "
-                          "judge output(s)")
+        self.notes.append(
+            f"{len(self_pairs)} pair(s) of the pairs file compare a system with itself (self-matchups: "
+            f"{shown}{more}): left out, with their {int(on_h.sum())} vote(s) and {int(on_j.sum())} "
+            "judge output(s)"
+        )
         return hv[~on_h], jf[~on_j]
 
     def _nothing_usable(self, path: str) -> None:
         """No usable human judgment: one problem (unless one already explains it, e.g. a reader who
         judged nothing); the judge file is then not checked against an empty human side."""
         if not self.log.problems:
-            self.log.add(path, "no usable human judgment is left", "check the file: every row was empty or left out"
-                         + (" (--drop-invalid)" if self.log.drop_invalid else "") + self.self_matchup_hint)
+            self.log.add(
+                path,
+                "no usable human judgment is left",
+                "check the file: every row was empty or left out"
+                + (" (--drop-invalid)" if self.log.drop_invalid else "")
+                + self.self_matchup_hint,
+            )
         return None
 
     def _groups(self) -> dict[str, str]:
@@ -199,48 +259,93 @@ class _Loader:
         n_all = len(cells[["pair_id", "criterion"]].drop_duplicates())
         for judge, n in cells.groupby("judge", sort=False).size().items():
             if n < n_all:
-                self.notes.append(f"judge: configuration '{judge}' has no output for {n_all - n} of {n_all} "
-                                  "pair x criterion cell(s) that other configurations scored; its rates use fewer pairs")
+                self.notes.append(
+                    f"judge: configuration '{judge}' has no output for {n_all - n} of {n_all} "
+                    "pair x criterion cell(s) that other configurations scored; its rates use fewer pairs"
+                )
 
     def one_sided(self, scores: pd.DataFrame) -> None:
         """Note judge cells where only one system of the pair was scored (no comparison possible)."""
         n = scores.groupby(["pair_id", "criterion", "judge", "sample"], sort=False)["system"].nunique()
         k = int((n < 2).sum())
         if k:
-            self.notes.append(f"judge: {k} pair x criterion x configuration x sample cell(s) score only one "
-                              "of the two systems; they give no comparison")
+            self.notes.append(
+                f"judge: {k} pair x criterion x configuration x sample cell(s) score only one "
+                "of the two systems; they give no comparison"
+            )
 
     # -- deployment: scalar ratings turned into prompt-matched pairs -------------------
     def scalar(self, h: HumanInput, j: JudgeInput, pf: pd.DataFrame | None):
         log, th, tj = self.log, self.tables["humans"], self.tables["judge"]
         if pf is not None:
-            log.add(self.tables["pairs"].path, "a pairs file cannot be combined with scalar ratings",
-                    "leave out the pairs file: pairs are formed from items sharing a group_id")
+            log.add(
+                self.tables["pairs"].path,
+                "a pairs file cannot be combined with scalar ratings",
+                "leave out the pairs file: pairs are formed from items sharing a group_id",
+            )
         if j.kind != "scalar" or j.key != "item_id":
-            log.add(tj.path, "with scalar human ratings the judge file must give scalar scores by item_id",
-                    "use columns item_id, system, criterion, score", column="item_id")
+            log.add(
+                tj.path,
+                "with scalar human ratings the judge file must give scalar scores by item_id",
+                "use columns item_id, system, criterion, score",
+                column="item_id",
+            )
             return None
         r, jf = h.frame, j.frame
         if "group_id" not in th.columns:
-            log.add(th.path, "scalar ratings need a group_id column to form prompt-matched pairs",
-                    f"add group_id (e.g. the premise); columns found: {th.found()}", column="group_id")
+            log.add(
+                th.path,
+                "scalar ratings need a group_id column to form prompt-matched pairs",
+                f"add group_id (e.g. the premise); columns found: {th.found()}",
+                column="group_id",
+            )
             return None
         r = r[~blank_ids(r, ["group_id"], th, log, "humans")]
         groups = r.groupby("item_id", sort=False)["group_id"].unique()
         for item in groups.index[groups.map(len).to_numpy() > 1]:
-            log.add(th.path, "this item appears in more than one group", "give each item a single group_id",
-                    column="group_id", value=f"{item}: {', '.join(groups[item])}")
+            log.add(
+                th.path,
+                "this item appears in more than one group",
+                "give each item a single group_id",
+                column="group_id",
+                value=f"{item}: {', '.join(groups[item])}",
+            )
         sysmap = jf.groupby("item_id", sort=False)["system"].unique()
         for item in sysmap.index[sysmap.map(len).to_numpy() > 1]:
-            log.add(tj.path, "this item has more than one system", "give each item a single system",
-                    column="system", value=f"{item}: {', '.join(sysmap[item])}")
+            log.add(
+                tj.path,
+                "this item has more than one system",
+                "give each item a single system",
+                column="system",
+                value=f"{item}: {', '.join(sysmap[item])}",
+            )
         item_system = {k: v[0] for k, v in sysmap.items()}
-        r = r[~unknown_ids(r, "item_id", set(item_system), th.path, "humans", log, "the judge file",
-                           "give the judge's score for every rated item (this also names its system)")]
+        r = r[
+            ~unknown_ids(
+                r,
+                "item_id",
+                set(item_system),
+                th.path,
+                "humans",
+                log,
+                "the judge file",
+                "give the judge's score for every rated item (this also names its system)",
+            )
+        ]
         if len(r) == 0:
             return self._nothing_usable(th.path)
-        jf = jf[~unknown_ids(jf, "item_id", distinct(r["item_id"]), tj.path, "judge", log, "the human file",
-                             "remove the judge's scores of items no reader rated, or add the ratings")]
+        jf = jf[
+            ~unknown_ids(
+                jf,
+                "item_id",
+                distinct(r["item_id"]),
+                tj.path,
+                "judge",
+                log,
+                "the human file",
+                "remove the judge's scores of items no reader rated, or add the ratings",
+            )
+        ]
         if log.problems:
             return None
         self.rated_items = distinct(r["item_id"])
@@ -255,22 +360,32 @@ class _Loader:
         if log.problems:
             return None
         if len(self_pairs):
-            self.self_matchup_hint = (f"; {len(self_pairs)} pair(s) compare two outputs of the same system and are "
-                                      "left out: a group needs outputs of two different systems")
+            self.self_matchup_hint = (
+                f"; {len(self_pairs)} pair(s) compare two outputs of the same system and are "
+                "left out: a group needs outputs of two different systems"
+            )
         pairs = self._orient(pairs)
         votes, n_unused, n_self_only, n_self_votes = votes_from_ratings(r, pairs, self_pairs)
         if len(self_pairs):
-            self.notes.append(f"{len(self_pairs)} pair(s) compare two outputs of the same system (self-matchups, "
-                              f"e.g. {self_pairs['pair_id'].iloc[0]} of {self_pairs['system_a'].iloc[0]}): left out, "
-                              f"with the {n_self_votes} vote(s) they would give")
-        log.exclude("humans", "rating with no rating of another item of its group by the same reader "
-                    "and criterion (no pair)", n_unused)
+            self.notes.append(
+                f"{len(self_pairs)} pair(s) compare two outputs of the same system (self-matchups, "
+                f"e.g. {self_pairs['pair_id'].iloc[0]} of {self_pairs['system_a'].iloc[0]}): left out, "
+                f"with the {n_self_votes} vote(s) they would give"
+            )
+        log.exclude(
+            "humans",
+            "rating with no rating of another item of its group by the same reader and criterion (no pair)",
+            n_unused,
+        )
         log.exclude("humans", "rating used only in self-matchup pairs (two outputs of the same system)", n_self_only)
         self.ratings_used = len(r) - n_unused - n_self_only
         in_pairs = distinct(pairs["item_a"]) | distinct(pairs["item_b"])
         outside = ~jf["item_id"].isin(in_pairs).to_numpy()
-        log.exclude("judge", "judge score of an output in no pair (alone in its group, or compared only with "
-                    "outputs of its own system)", int(outside.sum()))
+        log.exclude(
+            "judge",
+            "judge score of an output in no pair (alone in its group, or compared only with outputs of its own system)",
+            int(outside.sum()),
+        )
         scores = judge_scores_by_item(jf[~outside], pairs)
         return votes, pairs, scores, None
 
@@ -280,15 +395,38 @@ class _Loader:
         if s is None:
             return None
         if key == "pair_id":
-            s = s[~unknown_ids(s, "pair_id", distinct(pairs["pair_id"]), ts.path, "stories", self.log,
-                               "the human and judge files", "check the pair ids")]
+            s = s[
+                ~unknown_ids(
+                    s,
+                    "pair_id",
+                    distinct(pairs["pair_id"]),
+                    ts.path,
+                    "stories",
+                    self.log,
+                    "the human and judge files",
+                    "check the pair ids",
+                )
+            ]
             out = stories_by_pair(s, pairs, ts.path, self.log)
         else:
             items = distinct(pairs["item_a"]) | distinct(pairs["item_b"])
-            s = s[~unknown_ids(s, "item_id", items | self.rated_items, ts.path, "stories", self.log,
-                               "the human and judge files", "check the item ids")]
-            self.log.exclude("stories", "text of an output in no pair (alone in its group, or compared only with "
-                             "outputs of its own system)", int((~s["item_id"].isin(items)).sum()))
+            s = s[
+                ~unknown_ids(
+                    s,
+                    "item_id",
+                    items | self.rated_items,
+                    ts.path,
+                    "stories",
+                    self.log,
+                    "the human and judge files",
+                    "check the item ids",
+                )
+            ]
+            self.log.exclude(
+                "stories",
+                "text of an output in no pair (alone in its group, or compared only with outputs of its own system)",
+                int((~s["item_id"].isin(items)).sum()),
+            )
             out = stories_by_item(s, pairs)
         expected = 2 * len(pairs)
         have = len(out.drop_duplicates(["pair_id", "system"]))
@@ -303,18 +441,44 @@ class _Loader:
         if dj is None or dh is None:
             return None, None
         if dj.key != "item_id":
-            log.add(tdj.path, "the development judge file must be keyed by item_id",
-                    "use columns item_id, system, criterion, score", column="pair_id")
+            log.add(
+                tdj.path,
+                "the development judge file must be keyed by item_id",
+                "use columns item_id, system, criterion, score",
+                column="pair_id",
+            )
             return None, None
         jf, hf = dj.frame, dh.frame
-        jf = jf[~unknown_ids(jf, "item_id", distinct(hf["item_id"]), tdj.path, "dev_judge", log,
-                             "the development human file", "rate the item, or remove its judge scores")]
-        hf = hf[~unknown_ids(hf, "item_id", distinct(jf["item_id"]), tdh.path, "dev_humans", log,
-                             "the development judge file", "score the item, or remove its ratings")]
+        jf = jf[
+            ~unknown_ids(
+                jf,
+                "item_id",
+                distinct(hf["item_id"]),
+                tdj.path,
+                "dev_judge",
+                log,
+                "the development human file",
+                "rate the item, or remove its judge scores",
+            )
+        ]
+        hf = hf[
+            ~unknown_ids(
+                hf,
+                "item_id",
+                distinct(jf["item_id"]),
+                tdh.path,
+                "dev_humans",
+                log,
+                "the development judge file",
+                "score the item, or remove its ratings",
+            )
+        ]
         jf = self._unparsable(jf, "dev_judge")
         self.n_read.update(dev_judge=dj.n_read, dev_humans=dh.n_read)
-        return (jf[["item_id", "system", "criterion", "judge", "sample", "score", "line"]].reset_index(drop=True),
-                hf[["item_id", "reader_id", "criterion", "rating", "line"]].reset_index(drop=True))
+        return (
+            jf[["item_id", "system", "criterion", "judge", "sample", "score", "line"]].reset_index(drop=True),
+            hf[["item_id", "reader_id", "criterion", "rating", "line"]].reset_index(drop=True),
+        )
 
     def _unparsable(self, frame: pd.DataFrame, role: str) -> pd.DataFrame:
         """Count unparsable judge outputs (source records: an item scored once appears in every
@@ -332,8 +496,14 @@ class _Loader:
 
     def row_counts(self, used: dict[str, int]) -> tuple[RowCount, ...]:
         """read = used + excluded, per input file (humans, judge, pairs, stories, dev_judge, dev_humans)."""
-        units = {"humans": "ratings" if self.human_shape == "scalar" else "votes", "judge": "outputs",
-                 "pairs": "pairs", "stories": "texts", "dev_judge": "scores", "dev_humans": "ratings"}
+        units = {
+            "humans": "ratings" if self.human_shape == "scalar" else "votes",
+            "judge": "outputs",
+            "pairs": "pairs",
+            "stories": "texts",
+            "dev_judge": "scores",
+            "dev_humans": "ratings",
+        }
         out = []
         for role in sorted(self.tables, key=lambda r: list(units).index(r) if r in units else len(units)):
             table = self.tables[role]
@@ -342,8 +512,15 @@ class _Loader:
             rest = read - used.get(role, 0) - sum(n for _, n in excluded)
             if rest:  # never expected: the accounting test holds every path to zero
                 excluded.append(("left out for a reason not recorded (a judge-audit bug: please report it)", rest))
-            out.append(RowCount(role=role, unit=units.get(role, "rows"), read=int(read), used=int(used.get(role, 0)),
-                                excluded=tuple(excluded)))
+            out.append(
+                RowCount(
+                    role=role,
+                    unit=units.get(role, "rows"),
+                    read=int(read),
+                    used=int(used.get(role, 0)),
+                    excluded=tuple(excluded),
+                )
+            )
         return tuple(out)
 
 
@@ -366,16 +543,28 @@ def _n_records(frame: pd.DataFrame | None) -> int:
     return int(len(frame.drop_duplicates(keys))) if keys else len(frame)
 
 
-
-def load(judge, humans, *, pairs=None, stories=None, dev_judge=None, dev_humans=None, focal=None,
-         drop_invalid=False, scale=None) -> AuditData:
+def load(
+    judge,
+    humans,
+    *,
+    pairs=None,
+    stories=None,
+    dev_judge=None,
+    dev_humans=None,
+    focal=None,
+    drop_invalid=False,
+    scale=None,
+) -> AuditData:
     ld = _Loader(drop_invalid, parse_scale(scale), parse_focal(focal))
     log = ld.log
     tj, th = ld.read(judge, "judge"), ld.read(humans, "humans")
     tp, ts = ld.read(pairs, "pairs"), ld.read(stories, "stories")
     if (dev_judge is None) != (dev_humans is None):
-        log.add(str(dev_judge or dev_humans), "a development set needs both the judge file and the human file",
-                "pass both --dev-judge and --dev-humans, or neither")
+        log.add(
+            str(dev_judge or dev_humans),
+            "a development set needs both the judge file and the human file",
+            "pass both --dev-judge and --dev-humans, or neither",
+        )
     tdj, tdh = ld.read(dev_judge, "dev_judge"), ld.read(dev_humans, "dev_humans")
     hin = read_humans(th, log, scale=ld.scale) if th is not None else None
     jin = read_judge(tj, log, scale=ld.scale) if tj is not None else None
@@ -403,11 +592,19 @@ def load(judge, humans, *, pairs=None, stories=None, dev_judge=None, dev_humans=
         story_frame = ld.stories(ts, "pair_id" if hin.shape == "pairwise" else "item_id", pairs_df)
     jframe = scores if scores is not None else verdicts
     if len(votes) == 0 and not log.problems:
-        log.add(th.path, "no usable human judgment is left", "check the file: every row was empty or left out"
-                + (" (--drop-invalid)" if drop_invalid else "") + ld.self_matchup_hint)
+        log.add(
+            th.path,
+            "no usable human judgment is left",
+            "check the file: every row was empty or left out"
+            + (" (--drop-invalid)" if drop_invalid else "")
+            + ld.self_matchup_hint,
+        )
     if len(jframe) == 0 and not log.problems:
-        log.add(tj.path, "no usable judge output is left", "check the file: every row was left out"
-                + (" (--drop-invalid)" if drop_invalid else ""))
+        log.add(
+            tj.path,
+            "no usable judge output is left",
+            "check the file: every row was left out" + (" (--drop-invalid)" if drop_invalid else ""),
+        )
     if len(jframe) and not log.problems:
         ld.configuration_gaps(jframe)
     jcrit = distinct(jframe["criterion"])
@@ -417,30 +614,54 @@ def load(judge, humans, *, pairs=None, stories=None, dev_judge=None, dev_humans=
     hcrit = distinct(votes["criterion"])
     extra = [c for c in jframe["criterion"].unique().tolist() if c not in hcrit]
     if extra and len(votes):
-        why = "no human comparison; they still enter the judge's aggregate" if scores is not None \
+        why = (
+            "no human comparison; they still enter the judge's aggregate"
+            if scores is not None
             else "no human comparison"
+        )
         ld.notes.append(f"criteria scored by the judge but not judged by the readers ({why}): {', '.join(extra)}")
     log.raise_if_any()
     pairs_out = pairs_df.drop(columns=[c for c in ("line", "base_a", "base_b") if c in pairs_df.columns])
     if "item_a" not in pairs_out.columns:
         pairs_out["item_a"] = pairs_out["pair_id"] + ":" + pairs_out["system_a"]
         pairs_out["item_b"] = pairs_out["pair_id"] + ":" + pairs_out["system_b"]
-    pairs_out = pairs_out[["pair_id", "system_a", "system_b", "focal", "other", "matchup", "group_id",
-                           "item_a", "item_b"]].reset_index(drop=True)
+    pairs_out = pairs_out[
+        ["pair_id", "system_a", "system_b", "focal", "other", "matchup", "group_id", "item_a", "item_b"]
+    ].reset_index(drop=True)
     layouts = {"humans": hin.layout, "judge": jin.layout, "dev_humans": "scalar-long", "dev_judge": "scalar-long"}
-    sources = tuple(SourceFile(role=role, path=t.path, sha256=t.sha256, format=t.format, n_rows=len(t),
-                               layout=layouts.get(role, ""))
-                    for role, t in ld.tables.items())
-    exclusions = tuple(Exclusion(role=role, reason=reason, n_rows=n) for (role, reason), n in log.exclusions.items()) \
-        + tuple(Exclusion(role=role, reason=reason, n_rows=n, kept=True) for (role, reason), n in log.kept.items())
-    used = {"humans": len(votes) if hin.shape == "pairwise" else ld.ratings_used,
-            "judge": _n_records(scores if scores is not None else verdicts), "pairs": len(pairs_out),
-            "stories": _n_records(story_frame[["line"]] if story_frame is not None else None),
-            "dev_judge": _n_records(dev_j), "dev_humans": _n_records(dev_h)}
-    return AuditData(votes=votes, pairs=pairs_out, judge_scores=scores, judge_verdicts=verdicts,
-                     stories=story_frame, dev_judge=dev_j, dev_humans=dev_h, focal_source=ld.focal_source,
-                     human_shape=hin.shape, sources=sources, exclusions=exclusions, notes=tuple(ld.notes),
-                     rows=ld.row_counts(used), orientation=ld.orientation)
+    sources = tuple(
+        SourceFile(
+            role=role, path=t.path, sha256=t.sha256, format=t.format, n_rows=len(t), layout=layouts.get(role, "")
+        )
+        for role, t in ld.tables.items()
+    )
+    exclusions = tuple(
+        Exclusion(role=role, reason=reason, n_rows=n) for (role, reason), n in log.exclusions.items()
+    ) + tuple(Exclusion(role=role, reason=reason, n_rows=n, kept=True) for (role, reason), n in log.kept.items())
+    used = {
+        "humans": len(votes) if hin.shape == "pairwise" else ld.ratings_used,
+        "judge": _n_records(scores if scores is not None else verdicts),
+        "pairs": len(pairs_out),
+        "stories": _n_records(story_frame[["line"]] if story_frame is not None else None),
+        "dev_judge": _n_records(dev_j),
+        "dev_humans": _n_records(dev_h),
+    }
+    return AuditData(
+        votes=votes,
+        pairs=pairs_out,
+        judge_scores=scores,
+        judge_verdicts=verdicts,
+        stories=story_frame,
+        dev_judge=dev_j,
+        dev_humans=dev_h,
+        focal_source=ld.focal_source,
+        human_shape=hin.shape,
+        sources=sources,
+        exclusions=exclusions,
+        notes=tuple(ld.notes),
+        rows=ld.row_counts(used),
+        orientation=ld.orientation,
+    )
 
 
 def load_audit_data(
@@ -497,5 +718,14 @@ def load_audit_data(
     audit.errors.InputError
         With one :class:`~audit.errors.InputProblem` per problem found in any file.
     """
-    return load(judge, humans, pairs=pairs, stories=stories, dev_judge=dev_judge, dev_humans=dev_humans,
-                focal=focal, drop_invalid=drop_invalid, scale=scale)
+    return load(
+        judge,
+        humans,
+        pairs=pairs,
+        stories=stories,
+        dev_judge=dev_judge,
+        dev_humans=dev_humans,
+        focal=focal,
+        drop_invalid=drop_invalid,
+        scale=scale,
+    )

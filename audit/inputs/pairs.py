@@ -61,23 +61,33 @@ def read_pairs_file(table: Table, log: ProblemLog) -> tuple[pd.DataFrame, pd.Dat
     bad = blank_ids(f, ["pair_id", "system_a", "system_b"], table, log, "pairs")
     bad |= control_characters(f, ["focal", "matchup", "group_id"], table, log, "pairs", already=bad)
     nf = ((f["focal"] != "") & (f["focal"] != f["system_a"]) & (f["focal"] != f["system_b"])).to_numpy()
-    nf = log.rows(table.path, "pairs", nf, lines, f["focal"].to_numpy(), "focal",
-                  "focal is not one of the pair's two systems", "set focal to system_a or system_b, or leave it empty",
-                  "focal not in the pair", already=bad)
+    nf = log.rows(
+        table.path,
+        "pairs",
+        nf,
+        lines,
+        f["focal"].to_numpy(),
+        "focal",
+        "focal is not one of the pair's two systems",
+        "set focal to system_a or system_b, or leave it empty",
+        "focal not in the pair",
+        already=bad,
+    )
     if log.drop_invalid:
         bad |= nf
     else:  # already a (fatal) problem: keep the pair so that its votes are not reported again as unknown ids
         f.loc[nf, "focal"] = ""
     f = f[~bad]
-    dup = duplicates(f, ["pair_id"], table, log, "pairs", "duplicate pair_id in the pairs file",
-                     "list each pair once")
+    dup = duplicates(f, ["pair_id"], table, log, "pairs", "duplicate pair_id in the pairs file", "list each pair once")
     f = f[~dup]
     same = (f["system_a"] == f["system_b"]).to_numpy()
     self_pairs = f[same][["pair_id", "system_a", "line"]].rename(columns={"system_a": "system"})
     f = f[~same]
     check_matchup_labels(f, table.path, log)
-    return (f[["pair_id", "system_a", "system_b", "focal", "matchup", "group_id", "line"]].reset_index(drop=True),
-            self_pairs.reset_index(drop=True))
+    return (
+        f[["pair_id", "system_a", "system_b", "focal", "matchup", "group_id", "line"]].reset_index(drop=True),
+        self_pairs.reset_index(drop=True),
+    )
 
 
 def _pairing(a, b) -> str:
@@ -99,10 +109,15 @@ def check_matchup_labels(pairs: pd.DataFrame, path: str, log: ProblemLog) -> Non
         if len(kinds) < 2:
             continue
         named = "; ".join(f"{k} (e.g. pair {pid})" for k, pid in zip(kinds["_pairing"], kinds["pair_id"]))
-        log.add(path, f"one matchup label spans {len(kinds)} different pairings of systems: {named}",
-                "give each pairing of two systems its own matchup label (or leave the label empty: the "
-                "matchup is then the two systems)", line=int(kinds["line"].iloc[1]), column="matchup",
-                value=label)
+        log.add(
+            path,
+            f"one matchup label spans {len(kinds)} different pairings of systems: {named}",
+            "give each pairing of two systems its own matchup label (or leave the label empty: the "
+            "matchup is then the two systems)",
+            line=int(kinds["line"].iloc[1]),
+            column="matchup",
+            value=label,
+        )
 
 
 def _automatic(x: str, y: str, counts: Counter) -> str:
@@ -113,8 +128,9 @@ def _automatic(x: str, y: str, counts: Counter) -> str:
     return min(x, y)
 
 
-def assign_focal(pairs: pd.DataFrame, focal_names: tuple[str, ...]
-                 ) -> tuple[pd.DataFrame, str, tuple[MatchupOrientation, ...], list[str]]:
+def assign_focal(
+    pairs: pd.DataFrame, focal_names: tuple[str, ...]
+) -> tuple[pd.DataFrame, str, tuple[MatchupOrientation, ...], list[str]]:
     """Fill ``focal``, ``other`` and ``matchup`` (rules in the module docstring).
 
     Returns the frame, the focal source label, one :class:`MatchupOrientation` per matchup
@@ -124,8 +140,11 @@ def assign_focal(pairs: pd.DataFrame, focal_names: tuple[str, ...]
     b = pairs["system_b"].to_numpy(dtype=object)
     n = len(pairs)
     given = pairs["focal"].to_numpy(dtype=object) if "focal" in pairs.columns else np.full(n, "", dtype=object)
-    label = (pairs["matchup"].astype(str).to_numpy(dtype=object) if "matchup" in pairs.columns
-             else np.full(n, "", dtype=object))
+    label = (
+        pairs["matchup"].astype(str).to_numpy(dtype=object)
+        if "matchup" in pairs.columns
+        else np.full(n, "", dtype=object)
+    )
     counts = Counter(list(a) + list(b))
     rank = {name: i for i, name in enumerate(focal_names)}
     proposed, sources = [], []
@@ -155,9 +174,11 @@ def assign_focal(pairs: pd.DataFrame, focal_names: tuple[str, ...]
         flipped = sum(focal[i] != winner for i in idx)
         if flipped:
             split = ", ".join(f"{name} in {c}" for name, c in sorted(votes.items(), key=lambda kv: (-kv[1], kv[0])))
-            notes.append(f"matchup '{key}': the focal system alternated between its pairs ({split}); re-oriented "
-                         f"to {winner} in all {len(idx)} pairs (the votes and judge outputs of the {flipped} "
-                         f"flipped pair(s) are read with {winner} as focal)")
+            notes.append(
+                f"matchup '{key}': the focal system alternated between its pairs ({split}); re-oriented "
+                f"to {winner} in all {len(idx)} pairs (the votes and judge outputs of the {flipped} "
+                f"flipped pair(s) are read with {winner} as focal)"
+            )
         for i in idx:
             focal[i] = winner
         decided.append((idx, source, flipped))
@@ -168,10 +189,16 @@ def assign_focal(pairs: pd.DataFrame, focal_names: tuple[str, ...]
     lab = pd.Series(label, index=out.index)
     out["matchup"] = lab.where(lab != "", default)
     orientation = tuple(
-        MatchupOrientation(matchup=str(out["matchup"].iat[idx[0]]), focal=str(out["focal"].iat[idx[0]]),
-                           other=str(out["other"].iat[idx[0]]), source=source, n_pairs=len(idx),
-                           n_reoriented=int(flipped))
-        for idx, source, flipped in decided)
+        MatchupOrientation(
+            matchup=str(out["matchup"].iat[idx[0]]),
+            focal=str(out["focal"].iat[idx[0]]),
+            other=str(out["other"].iat[idx[0]]),
+            source=source,
+            n_pairs=len(idx),
+            n_reoriented=int(flipped),
+        )
+        for idx, source, flipped in decided
+    )
     used = [s for s in SOURCES if s in set(sources)]
     return out, " + ".join(used), orientation, notes
 
@@ -179,20 +206,29 @@ def assign_focal(pairs: pd.DataFrame, focal_names: tuple[str, ...]
 def check_focal_names(focal_names: tuple[str, ...], systems: set[str], log: ProblemLog) -> None:
     for name in focal_names:
         if name not in systems:
-            log.add("--focal", "the focal system is not a system of any pair",
-                    f"use one of: {', '.join(sorted(systems)) or '(none)'}", value=name)
+            log.add(
+                "--focal",
+                "the focal system is not a system of any pair",
+                f"use one of: {', '.join(sorted(systems)) or '(none)'}",
+                value=name,
+            )
 
 
-def pairs_from_systems(systems: dict[str, list[str]], group: dict[str, str], source_path: str,
-                       first_line: dict[str, int], log: ProblemLog) -> pd.DataFrame:
+def pairs_from_systems(
+    systems: dict[str, list[str]], group: dict[str, str], source_path: str, first_line: dict[str, int], log: ProblemLog
+) -> pd.DataFrame:
     """Pairs named by the judge file (or by the votes): each pair_id must show exactly two systems."""
     rows = []
     for pid, names in systems.items():
         if len(names) != 2:
-            log.add(source_path, f"a pair must have exactly two systems, this one has {len(names)}",
-                    "give the pair's two systems (or a pairs file with system_a, system_b)",
-                    line=first_line.get(pid), column="pair_id",
-                    value=f"{pid}: {', '.join(names) if names else '(none)'}")
+            log.add(
+                source_path,
+                f"a pair must have exactly two systems, this one has {len(names)}",
+                "give the pair's two systems (or a pairs file with system_a, system_b)",
+                line=first_line.get(pid),
+                column="pair_id",
+                value=f"{pid}: {', '.join(names) if names else '(none)'}",
+            )
             continue
         a, b = names
         rows.append((pid, a, b, "", "", group.get(pid, "")))
@@ -214,14 +250,16 @@ def pairs_from_groups(ratings: pd.DataFrame, item_system: dict[str, str]) -> tup
         for i, j in combinations(g["item_id"].tolist(), 2):
             si, sj = item_system[i], item_system[j]
             rows.append((f"{i}~{j}", si, sj, "", "", gid, i, j))
-    frame = pd.DataFrame(rows, columns=["pair_id", "system_a", "system_b", "focal", "matchup", "group_id",
-                                        "item_a", "item_b"])
+    frame = pd.DataFrame(
+        rows, columns=["pair_id", "system_a", "system_b", "focal", "matchup", "group_id", "item_a", "item_b"]
+    )
     same = (frame["system_a"] == frame["system_b"]).to_numpy()
     return frame[~same].reset_index(drop=True), frame[same].reset_index(drop=True)
 
 
-def reserved_system_names(pairs: pd.DataFrame, declared: bool, path: str, log: ProblemLog,
-                          first_line: dict[str, int] | None = None) -> list[str]:
+def reserved_system_names(
+    pairs: pd.DataFrame, declared: bool, path: str, log: ProblemLog, first_line: dict[str, int] | None = None
+) -> list[str]:
     """System names that are also choice words (``tie``, ``invalid``, ``A``, ``B``; any case).
 
     Without a pairs file (``declared`` False) such a name is an input problem: a vote
@@ -239,10 +277,15 @@ def reserved_system_names(pairs: pd.DataFrame, declared: bool, path: str, log: P
                 found.setdefault(str(name), str(name))
     if not declared:
         for name, pid in found.items():
-            log.add(path, "a system name is also a choice word (tie, invalid, A, B; any case): its votes could not "
-                          "be told from ties or from positions A/B",
-                    f"rename the system in every file (e.g. '{name}-model'), or give a pairs file (pair_id, system_a, "
-                    "system_b) declaring the pair's systems: a choice written exactly as a declared system name is "
-                    "that system", line=(first_line or {}).get(name), column="system", value=name)
+            log.add(
+                path,
+                "a system name is also a choice word (tie, invalid, A, B; any case): its votes could not "
+                "be told from ties or from positions A/B",
+                f"rename the system in every file (e.g. '{name}-model'), or give a pairs file (pair_id, system_a, "
+                "system_b) declaring the pair's systems: a choice written exactly as a declared system name is "
+                "that system",
+                line=(first_line or {}).get(name),
+                column="system",
+                value=name,
+            )
     return list(found)
-

@@ -43,15 +43,40 @@ class ProblemLog:
         self.kept: Counter[tuple[str, str]] = Counter()  #: counted but kept in the frames
         self._per_kind: Counter[tuple[str, str | None, str]] = Counter()
 
-    def add(self, file: str, message: str, fix: str = "", line: int | None = None,
-            column: str | None = None, value: object = None) -> None:
+    def add(
+        self,
+        file: str,
+        message: str,
+        fix: str = "",
+        line: int | None = None,
+        column: str | None = None,
+        value: object = None,
+    ) -> None:
         """Record one structural problem (always fatal)."""
-        self.problems.append(InputProblem(file=file, message=message, fix=fix, line=_int_or_none(line),
-                                          column=column, value=None if value is None else str(value)))
+        self.problems.append(
+            InputProblem(
+                file=file,
+                message=message,
+                fix=fix,
+                line=_int_or_none(line),
+                column=column,
+                value=None if value is None else str(value),
+            )
+        )
 
-    def rows(self, file: str, role: str, mask: np.ndarray, lines: np.ndarray, values: Iterable[object] | None,
-             column: str | None, message: str, fix: str, reason: str,
-             already: np.ndarray | None = None) -> np.ndarray:
+    def rows(
+        self,
+        file: str,
+        role: str,
+        mask: np.ndarray,
+        lines: np.ndarray,
+        values: Iterable[object] | None,
+        column: str | None,
+        message: str,
+        fix: str,
+        reason: str,
+        already: np.ndarray | None = None,
+    ) -> np.ndarray:
         """Report the rows where ``mask`` is true; return ``mask`` (the rows to leave out).
 
         Under ``drop_invalid`` the rows are counted as an exclusion ``(role, reason)``;
@@ -76,17 +101,27 @@ class ProblemLog:
                 break
             self._per_kind[kind] += 1
             shown += 1
-            self.add(file, message, fix, line=int(lines[i]), column=column,
-                     value=None if vals is None else vals[i])
+            self.add(file, message, fix, line=int(lines[i]), column=column, value=None if vals is None else vals[i])
         if shown < n:
             rest = n - shown
-            self.add(file, f"{rest} more row(s) with the same problem: {message}", fix, column=column,
-                     line=None, value=None)
+            self.add(
+                file, f"{rest} more row(s) with the same problem: {message}", fix, column=column, line=None, value=None
+            )
         return mask
 
-    def rows_in(self, file: str, role: str, mask: np.ndarray, lines: np.ndarray, values: Iterable[object] | None,
-                columns: str | np.ndarray, message: str, fix: str, reason: str,
-                already: np.ndarray | None = None) -> np.ndarray:
+    def rows_in(
+        self,
+        file: str,
+        role: str,
+        mask: np.ndarray,
+        lines: np.ndarray,
+        values: Iterable[object] | None,
+        columns: str | np.ndarray,
+        message: str,
+        fix: str,
+        reason: str,
+        already: np.ndarray | None = None,
+    ) -> np.ndarray:
         """:meth:`rows` where the column may differ per row (a wide layout: the criterion column
         the value came from); ``columns`` is one name or one name per row."""
         if isinstance(columns, str):
@@ -113,8 +148,9 @@ class ProblemLog:
         first mentioned) and by line."""
         if self.problems:
             files = {f: i for i, f in enumerate(dict.fromkeys(p.file for p in self.problems))}
-            ordered = sorted(self.problems,
-                             key=lambda p: (files[p.file], p.line if p.line is not None else float("inf")))
+            ordered = sorted(
+                self.problems, key=lambda p: (files[p.file], p.line if p.line is not None else float("inf"))
+            )
             raise InputError(ordered)
 
 

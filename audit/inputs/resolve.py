@@ -9,8 +9,22 @@ from audit.inputs.problems import ProblemLog
 
 TIE = "tie"
 INVALID = "invalid"
-VOTE_COLUMNS = ["pair_id", "reader_id", "criterion", "matchup", "focal", "other", "choice", "y", "seconds",
-                "comment", "shown_first", "reader_group", "order", "line"]
+VOTE_COLUMNS = [
+    "pair_id",
+    "reader_id",
+    "criterion",
+    "matchup",
+    "focal",
+    "other",
+    "choice",
+    "y",
+    "seconds",
+    "comment",
+    "shown_first",
+    "reader_group",
+    "order",
+    "line",
+]
 
 
 def distinct(column: pd.Series) -> set:
@@ -19,8 +33,9 @@ def distinct(column: pd.Series) -> set:
     return set(column.unique().tolist())
 
 
-def unknown_ids(frame: pd.DataFrame, column: str, known: set[str], path: str, role: str, log: ProblemLog,
-                where: str, fix: str) -> np.ndarray:
+def unknown_ids(
+    frame: pd.DataFrame, column: str, known: set[str], path: str, role: str, log: ProblemLog, where: str, fix: str
+) -> np.ndarray:
     """Rows whose id is not in ``known``: one problem per id (or one exclusion count under drop_invalid)."""
     mask = ~frame[column].isin(list(known)).to_numpy(dtype=bool)
     if not mask.any():
@@ -63,26 +78,43 @@ def _resolve_choice(choice: np.ndarray, a: np.ndarray, b: np.ndarray, keywords: 
     return np.where(~named & (low == "b"), b, out)
 
 
-def resolve_votes(h: pd.DataFrame, pairs: pd.DataFrame, path: str, log: ProblemLog, *,
-                  wide: bool = False) -> pd.DataFrame:
+def resolve_votes(
+    h: pd.DataFrame, pairs: pd.DataFrame, path: str, log: ProblemLog, *, wide: bool = False
+) -> pd.DataFrame:
     """Pairwise human votes -> the normalised ``votes`` frame (``wide``: a bad choice is reported
     under its criterion column)."""
-    m = h.merge(pairs[["pair_id", "system_a", "system_b", "focal", "other", "matchup"]], on="pair_id",
-                how="left", sort=False)
+    m = h.merge(
+        pairs[["pair_id", "system_a", "system_b", "focal", "other", "matchup"]], on="pair_id", how="left", sort=False
+    )
     a, b = m["system_a"].to_numpy(dtype=object), m["system_b"].to_numpy(dtype=object)
     choice = _resolve_choice(m["choice"].to_numpy(dtype=object), a, b, (TIE,))
     ok = (choice == a) | (choice == b) | (choice == TIE)
-    bad = log.rows_in(path, "humans", ~ok, m["line"].to_numpy(), m["choice"].to_numpy(),
-                      m["criterion"].to_numpy(dtype=object) if wide else "choice",
-                      "choice names a system that is not in the pair",
-                   "write one of the pair's two system names (see pairs), A/B, or tie", "choice not in the pair")
+    bad = log.rows_in(
+        path,
+        "humans",
+        ~ok,
+        m["line"].to_numpy(),
+        m["choice"].to_numpy(),
+        m["criterion"].to_numpy(dtype=object) if wide else "choice",
+        "choice names a system that is not in the pair",
+        "write one of the pair's two system names (see pairs), A/B, or tie",
+        "choice not in the pair",
+    )
     m["choice"] = choice
     shown = _resolve_choice(m["shown_first"].to_numpy(dtype=object), a, b)
     odd = (shown != "") & (shown != a) & (shown != b)
-    bad |= log.rows(path, "humans", odd & ~bad, m["line"].to_numpy(), m["shown_first"].to_numpy(), "shown_first",
-                    "shown_first names a system that is not in the pair",
-                    "write the name (or A/B) of the system shown first, or leave it empty", "shown_first not in the pair",
-                    already=bad)
+    bad |= log.rows(
+        path,
+        "humans",
+        odd & ~bad,
+        m["line"].to_numpy(),
+        m["shown_first"].to_numpy(),
+        "shown_first",
+        "shown_first names a system that is not in the pair",
+        "write the name (or A/B) of the system shown first, or leave it empty",
+        "shown_first not in the pair",
+        already=bad,
+    )
     m["shown_first"] = shown
     m = m[~bad]
     y = np.where(m["choice"] == m["focal"], 1.0, np.where(m["choice"] == m["other"], 0.0, np.nan))
@@ -90,8 +122,9 @@ def resolve_votes(h: pd.DataFrame, pairs: pd.DataFrame, path: str, log: ProblemL
     return m[VOTE_COLUMNS].reset_index(drop=True)
 
 
-def votes_from_ratings(r: pd.DataFrame, pairs: pd.DataFrame, self_pairs: pd.DataFrame | None = None
-                       ) -> tuple[pd.DataFrame, int, int, int]:
+def votes_from_ratings(
+    r: pd.DataFrame, pairs: pd.DataFrame, self_pairs: pd.DataFrame | None = None
+) -> tuple[pd.DataFrame, int, int, int]:
     """Scalar ratings -> one vote per reader, pair and criterion (tie when the ratings are equal).
 
     A reader contributes a vote on a pair and criterion only when they rated both items on it.
@@ -105,14 +138,20 @@ def votes_from_ratings(r: pd.DataFrame, pairs: pd.DataFrame, self_pairs: pd.Data
 
     def merged(p: pd.DataFrame) -> pd.DataFrame:
         left = r[["item_id", "reader_id", "criterion", "rating", "reader_group", "order"]].rename(
-            columns={"item_id": "item_a", "rating": "rating_a"})
+            columns={"item_id": "item_a", "rating": "rating_a"}
+        )
         right = r[["item_id", "reader_id", "criterion", "rating"]].rename(
-            columns={"item_id": "item_b", "rating": "rating_b"})
+            columns={"item_id": "item_b", "rating": "rating_b"}
+        )
         return p.merge(left, on="item_a", sort=False).merge(right, on=["item_b", "reader_id", "criterion"], sort=False)
 
     def used(m: pd.DataFrame) -> pd.DataFrame:
-        return pd.concat([m[["item_a", "reader_id", "criterion"]].set_axis(keys, axis=1),
-                          m[["item_b", "reader_id", "criterion"]].set_axis(keys, axis=1)]).drop_duplicates()
+        return pd.concat(
+            [
+                m[["item_a", "reader_id", "criterion"]].set_axis(keys, axis=1),
+                m[["item_b", "reader_id", "criterion"]].set_axis(keys, axis=1),
+            ]
+        ).drop_duplicates()
 
     p = pairs[["pair_id", "item_a", "item_b", "system_a", "system_b", "focal", "other", "matchup"]].copy()
     p["_pair_order"] = np.arange(len(p))
@@ -141,9 +180,17 @@ def judge_scores_by_pair(j: pd.DataFrame, pairs: pd.DataFrame, path: str, log: P
     """Scalar judge keyed by pair_id: every system must be one of the pair's two."""
     m = j.merge(pairs[["pair_id", "system_a", "system_b"]], on="pair_id", how="left", sort=False)
     ok = (m["system"] == m["system_a"]) | (m["system"] == m["system_b"])
-    bad = log.rows(path, "judge", ~ok.to_numpy(), m["line"].to_numpy(), m["system"].to_numpy(), "system",
-                   "system is not one of the pair's two systems",
-                   "score only the pair's two systems (see the pairs file)", "system not in the pair")
+    bad = log.rows(
+        path,
+        "judge",
+        ~ok.to_numpy(),
+        m["line"].to_numpy(),
+        m["system"].to_numpy(),
+        "system",
+        "system is not one of the pair's two systems",
+        "score only the pair's two systems (see the pairs file)",
+        "system not in the pair",
+    )
     out = m[~bad][["pair_id", "system", "criterion", "judge", "sample", "score", "line"]].reset_index(drop=True)
     out.insert(2, "item_id", out["pair_id"] + ":" + out["system"])
     return out
@@ -151,10 +198,12 @@ def judge_scores_by_pair(j: pd.DataFrame, pairs: pd.DataFrame, path: str, log: P
 
 def judge_scores_by_item(j: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
     """Scalar judge keyed by item_id -> one row per pair the item belongs to."""
-    sides = pd.concat([
-        pairs[["pair_id", "item_a", "system_a"]].set_axis(["pair_id", "item_id", "side"], axis=1).assign(_o=0),
-        pairs[["pair_id", "item_b", "system_b"]].set_axis(["pair_id", "item_id", "side"], axis=1).assign(_o=1),
-    ])
+    sides = pd.concat(
+        [
+            pairs[["pair_id", "item_a", "system_a"]].set_axis(["pair_id", "item_id", "side"], axis=1).assign(_o=0),
+            pairs[["pair_id", "item_b", "system_b"]].set_axis(["pair_id", "item_id", "side"], axis=1).assign(_o=1),
+        ]
+    )
     sides["_p"] = np.tile(np.arange(len(pairs)), 2)
     sides = sides.sort_values(["_p", "_o"], kind="stable")
     m = sides.merge(j, on="item_id", sort=False)
@@ -163,24 +212,38 @@ def judge_scores_by_item(j: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
     return m[["pair_id", "system", "item_id", "criterion", "judge", "sample", "score", "line"]].reset_index(drop=True)
 
 
-def resolve_verdicts(j: pd.DataFrame, pairs: pd.DataFrame, path: str, log: ProblemLog, *,
-                     wide: bool = False) -> pd.DataFrame:
+def resolve_verdicts(
+    j: pd.DataFrame, pairs: pd.DataFrame, path: str, log: ProblemLog, *, wide: bool = False
+) -> pd.DataFrame:
     """Pairwise judge verdicts: A/B resolved, choice must be a system of the pair, tie or invalid."""
     m = j.merge(pairs[["pair_id", "system_a", "system_b"]], on="pair_id", how="left", sort=False)
     a, b = m["system_a"].to_numpy(dtype=object), m["system_b"].to_numpy(dtype=object)
     choice = _resolve_choice(m["choice"].to_numpy(dtype=object), a, b, (TIE, INVALID))
     ok = (choice == a) | (choice == b) | (choice == TIE) | (choice == INVALID)
-    bad = log.rows_in(path, "judge", ~ok, m["line"].to_numpy(), m["choice"].to_numpy(),
-                      m["criterion"].to_numpy(dtype=object) if wide else "choice",
-                      "choice names a system that is not in the pair",
-                      "write one of the pair's two system names, A/B, tie, or invalid (unparsable output)",
-                   "choice not in the pair")
+    bad = log.rows_in(
+        path,
+        "judge",
+        ~ok,
+        m["line"].to_numpy(),
+        m["choice"].to_numpy(),
+        m["criterion"].to_numpy(dtype=object) if wide else "choice",
+        "choice names a system that is not in the pair",
+        "write one of the pair's two system names, A/B, tie, or invalid (unparsable output)",
+        "choice not in the pair",
+    )
     m["choice"] = choice
     shown = _resolve_choice(m["shown_first"].to_numpy(dtype=object), a, b)
     odd = (shown != "") & (shown != a) & (shown != b)
-    bad |= log.rows(path, "judge", odd & ~bad, m["line"].to_numpy(), m["shown_first"].to_numpy(), "shown_first",
-                    "shown_first names a system that is not in the pair",
-                    "write the name (or A/B) of the system the judge saw first, or leave it empty",
-                    "shown_first not in the pair")
+    bad |= log.rows(
+        path,
+        "judge",
+        odd & ~bad,
+        m["line"].to_numpy(),
+        m["shown_first"].to_numpy(),
+        "shown_first",
+        "shown_first names a system that is not in the pair",
+        "write the name (or A/B) of the system the judge saw first, or leave it empty",
+        "shown_first not in the pair",
+    )
     m["shown_first"] = shown
     return m[~bad][["pair_id", "criterion", "judge", "sample", "choice", "shown_first", "line"]].reset_index(drop=True)

@@ -31,6 +31,7 @@ def with_pooled_scopes(frame: pd.DataFrame, pools: Mapping[str, Sequence[str]] |
     parts = [frame] + [frame[frame["matchup"].isin(list(ms))].assign(matchup=label) for label, ms in pools.items()]
     return pd.concat(parts, ignore_index=True)
 
+
 REQUIRED_VOTE_COLUMNS = ("pair_id", "reader_id", "criterion", "y")
 
 COMPUTED = Status.PASS  #: a sub-result that was computed carries PASS; SKIPPED/ERROR say why not
@@ -147,8 +148,11 @@ def check_judge_credits(judge_credits: pd.DataFrame, tie_rule: str | TieRule = "
     rule = resolve_tie_rule(tie_rule)
     if not isinstance(judge_credits, pd.DataFrame):
         raise InputError(
-            InputProblem(file="judge", message="judge_credits must be a DataFrame",
-                         fix="pass the credit frame the pipeline computes under the tie rule")
+            InputProblem(
+                file="judge",
+                message="judge_credits must be a DataFrame",
+                fix="pass the credit frame the pipeline computes under the tie rule",
+            )
         )
     missing = [c for c in ("pair_id", "criterion", "judge", "credit") if c not in judge_credits.columns]
     if missing:
@@ -175,8 +179,10 @@ def check_judge_credits(judge_credits: pd.DataFrame, tie_rule: str | TieRule = "
                 file="judge",
                 column="credit",
                 value=str(out.loc[bad, "credit"].iloc[0]),
-                message=(f"under the '{rule.name}' tie rule a judge credit is one of "
-                         f"{', '.join(f'{c:g}' for c in allowed)} or NaN (invalid output)"),
+                message=(
+                    f"under the '{rule.name}' tie rule a judge credit is one of "
+                    f"{', '.join(f'{c:g}' for c in allowed)} or NaN (invalid output)"
+                ),
                 fix="compute credits with the pipeline's tie rule (audit.tie_rules.credit_ties)",
             )
         )

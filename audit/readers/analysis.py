@@ -15,8 +15,7 @@ from audit.readers.divergence import DivergentPairs, divergent_pairs
 from audit.readers.groups import ReaderGroups, reader_groups
 from audit.readers.position import PositionBias, position_bias
 from audit.readers.rates import ReaderRates, reader_rates
-from audit.readers.timing import (DEFAULT_FAST_READER_FACTOR, DEFAULT_SECONDS_CAP, AnnotationTiming,
-                                  annotation_timing)
+from audit.readers.timing import DEFAULT_FAST_READER_FACTOR, DEFAULT_SECONDS_CAP, AnnotationTiming, annotation_timing
 from audit.readers.weights import ReaderKappas, ReaderWeights, reader_kappas, reader_weights
 from audit.rng import resolve_rng
 
@@ -57,11 +56,14 @@ class ReaderAnalysis:
 
     def to_frame(self) -> pd.DataFrame:
         """One row per sub-result: part, status, reason."""
-        return pd.DataFrame([[n, s.value, r] for n, (s, r) in self.statuses().items()],
-                            columns=["part", "status", "reason"])
+        return pd.DataFrame(
+            [[n, s.value, r] for n, (s, r) in self.statuses().items()], columns=["part", "status", "reason"]
+        )
 
     def __str__(self) -> str:
-        head = f"Reader analysis: {self.n_readers} readers, {self.n_pairs} pairs, {self.n_votes} votes (seed {self.seed})"
+        head = (
+            f"Reader analysis: {self.n_readers} readers, {self.n_pairs} pairs, {self.n_votes} votes (seed {self.seed})"
+        )
         parts = [str(getattr(self, name)) for name in SUB_RESULTS]
         return "\n".join([head, *parts])
 
@@ -134,8 +136,9 @@ def analyse_readers(
         weights=weights,
         kappas=kappas,
         clustering=cluster_readers(votes, weights, kappas, linkage=linkage),
-        rates=reader_rates(votes, credits, glmm_estimates=glmm_estimates, fit_glmm_if_missing=fit_glmm_if_missing,
-                           pools=pools),
+        rates=reader_rates(
+            votes, credits, glmm_estimates=glmm_estimates, fit_glmm_if_missing=fit_glmm_if_missing, pools=pools
+        ),
         divergent_pairs=divergent_pairs(votes, credits, top_k=top_k_pairs, stories=stories),
         timing=annotation_timing(votes, seconds_cap=seconds_cap, fast_reader_factor=fast_reader_factor, pools=pools),
         position_bias=position_bias(votes),

@@ -32,8 +32,13 @@ def check_linkage(name: str) -> str:
     """Return ``name`` if it is a scipy linkage method, else raise an actionable InputError."""
     if name not in LINKAGE_METHODS:
         raise InputError(
-            InputProblem(file="options", column="linkage", value=str(name), message="unknown linkage method",
-                         fix=f"use one of: {', '.join(LINKAGE_METHODS)}")
+            InputProblem(
+                file="options",
+                column="linkage",
+                value=str(name),
+                message="unknown linkage method",
+                fix=f"use one of: {', '.join(LINKAGE_METHODS)}",
+            )
         )
     return name
 
@@ -86,8 +91,10 @@ class Dendrogram:
 
     def __str__(self) -> str:
         merges = "; ".join(f"({', '.join(c)})@{fmt(r[2], 2)}" for c, r in zip(self.clusters, self.linkage_matrix))
-        return (f"{self.method} linkage, {self.metric}; cophenetic r={fmt(self.cophenetic_correlation)}; "
-                f"leaves {' '.join(self.leaf_order)}; merges {merges}")
+        return (
+            f"{self.method} linkage, {self.metric}; cophenetic r={fmt(self.cophenetic_correlation)}; "
+            f"leaves {' '.join(self.leaf_order)}; merges {merges}"
+        )
 
 
 def standardise_profile(profile: pd.DataFrame) -> tuple[pd.DataFrame, int]:
@@ -105,8 +112,15 @@ def standardise_profile(profile: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     return pd.DataFrame(z, index=profile.index, columns=profile.columns), n_missing
 
 
-def build_dendrogram(labels: list[str], condensed: np.ndarray, *, method: str, metric: str,
-                     profile: pd.DataFrame | None = None, n_imputed: int = 0) -> Dendrogram:
+def build_dendrogram(
+    labels: list[str],
+    condensed: np.ndarray,
+    *,
+    method: str,
+    metric: str,
+    profile: pd.DataFrame | None = None,
+    n_imputed: int = 0,
+) -> Dendrogram:
     """Cluster a condensed distance vector with scipy and package the result."""
     from scipy.cluster.hierarchy import cophenet, leaves_list, linkage
 
@@ -147,8 +161,14 @@ def cluster_profile(profile: pd.DataFrame, *, method: str = "average") -> Dendro
     from scipy.spatial.distance import pdist
 
     z, n_imputed = standardise_profile(profile)
-    return build_dendrogram([str(i) for i in z.index], pdist(z.to_numpy(), metric="euclidean"), method=method,
-                            metric="euclidean", profile=z, n_imputed=n_imputed)
+    return build_dendrogram(
+        [str(i) for i in z.index],
+        pdist(z.to_numpy(), metric="euclidean"),
+        method=method,
+        metric="euclidean",
+        profile=z,
+        n_imputed=n_imputed,
+    )
 
 
 def shared_clusters(a: Dendrogram, b: Dendrogram) -> tuple[tuple[str, ...], ...]:
@@ -191,22 +211,30 @@ def criteria_dendrogram(votes: pd.DataFrame, *, method: str = "average") -> tupl
     np.fill_diagonal(dist, 0.0)
     from scipy.spatial.distance import squareform
 
-    dend = build_dendrogram(crits, squareform(np.clip(dist, 0.0, 2.0), checks=False), method=method,
-                            metric="1 - pearson r of votes", profile=pd.DataFrame(1 - dist, index=crits, columns=crits),
-                            n_imputed=n_undefined)
+    dend = build_dendrogram(
+        crits,
+        squareform(np.clip(dist, 0.0, 2.0), checks=False),
+        method=method,
+        metric="1 - pearson r of votes",
+        profile=pd.DataFrame(1 - dist, index=crits, columns=crits),
+        n_imputed=n_undefined,
+    )
     return dend, ""
 
 
 COMPARISON_COLUMNS = ["measure", "value", "members"]
 
 
-def comparison_table(wd: Dendrogram, kd: Dendrogram, shared: tuple[tuple[str, ...], ...], between: float,
-                     rho: float) -> pd.DataFrame:
+def comparison_table(
+    wd: Dendrogram, kd: Dendrogram, shared: tuple[tuple[str, ...], ...], between: float, rho: float
+) -> pd.DataFrame:
     """The tree comparison as rows (so that reports listing a result's tables show it)."""
-    rows = [("cophenetic_correlation_weights", wd.cophenetic_correlation, ""),
-            ("cophenetic_correlation_kappas", kd.cophenetic_correlation, ""),
-            ("cophenetic_correlation_between_trees", between, ""),
-            ("spearman_kappa_weight", rho, "")]
+    rows = [
+        ("cophenetic_correlation_weights", wd.cophenetic_correlation, ""),
+        ("cophenetic_correlation_kappas", kd.cophenetic_correlation, ""),
+        ("cophenetic_correlation_between_trees", between, ""),
+        ("spearman_kappa_weight", rho, ""),
+    ]
     rows += [("shared_sub_cluster", float(len(c)), ", ".join(c)) for c in shared]
     return pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
 
@@ -270,19 +298,26 @@ class ReaderClustering:
         if self.status is not COMPUTED:
             lines.append(f"Reader clustering: {self.status.value} ({self.reason})")
         else:
-            lines += [f"Reader clustering ({self.linkage} linkage on standardised profiles)",
-                      f"  weights: {self.weights}", f"  kappas:  {self.kappas}",
-                      "  shared sub-clusters: "
-                      + ("; ".join("(" + ", ".join(c) + ")" for c in self.shared_clusters) or "none"),
-                      f"  cophenetic correlation between trees: {fmt(self.cophenetic_between)}",
-                      f"  Spearman(kappa, weight): {fmt(self.kappa_weight_spearman)}"]
-        lines.append(f"  criteria: {self.criteria}" if self.criteria is not None
-                     else f"  criteria: SKIPPED ({self.criteria_reason})")
+            lines += [
+                f"Reader clustering ({self.linkage} linkage on standardised profiles)",
+                f"  weights: {self.weights}",
+                f"  kappas:  {self.kappas}",
+                "  shared sub-clusters: "
+                + ("; ".join("(" + ", ".join(c) + ")" for c in self.shared_clusters) or "none"),
+                f"  cophenetic correlation between trees: {fmt(self.cophenetic_between)}",
+                f"  Spearman(kappa, weight): {fmt(self.kappa_weight_spearman)}",
+            ]
+        lines.append(
+            f"  criteria: {self.criteria}"
+            if self.criteria is not None
+            else f"  criteria: SKIPPED ({self.criteria_reason})"
+        )
         return "\n".join(lines)
 
 
-def cluster_readers(votes: pd.DataFrame, weights: ReaderWeights, kappas: ReaderKappas, *,
-                    linkage: str = "average") -> ReaderClustering:
+def cluster_readers(
+    votes: pd.DataFrame, weights: ReaderWeights, kappas: ReaderKappas, *, linkage: str = "average"
+) -> ReaderClustering:
     """Cluster readers on both profiles, compare the trees, and cluster the criteria.
 
     Parameters
@@ -321,7 +356,9 @@ def cluster_readers(votes: pd.DataFrame, weights: ReaderWeights, kappas: ReaderK
         return ReaderClustering(
             status=Status.SKIPPED,
             reason=f"clustering needs >= {MIN_READERS_FOR_CLUSTERING} readers with both profiles, found {len(readers)}",
-            n_readers_left_out=left_out, **common)
+            n_readers_left_out=left_out,
+            **common,
+        )
     wd = cluster_profile(wprof.loc[readers], method=method)
     kd = cluster_profile(kprof.loc[readers], method=method)
     from scipy.stats import spearmanr
@@ -330,6 +367,14 @@ def cluster_readers(votes: pd.DataFrame, weights: ReaderWeights, kappas: ReaderK
     rho = float(spearmanr(pairs.iloc[:, 0], pairs.iloc[:, 1]).statistic) if len(pairs) >= 3 else math.nan
     shared = shared_clusters(wd, kd)
     between = cophenetic_between(wd, kd)
-    return ReaderClustering(status=COMPUTED, weights=wd, kappas=kd, shared_clusters=shared,
-                            cophenetic_between=between, kappa_weight_spearman=rho, n_readers_left_out=left_out,
-                            comparison=comparison_table(wd, kd, shared, between, rho), **common)
+    return ReaderClustering(
+        status=COMPUTED,
+        weights=wd,
+        kappas=kd,
+        shared_clusters=shared,
+        cophenetic_between=between,
+        kappa_weight_spearman=rho,
+        n_readers_left_out=left_out,
+        comparison=comparison_table(wd, kd, shared, between, rho),
+        **common,
+    )

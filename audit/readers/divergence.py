@@ -20,10 +20,29 @@ import pandas as pd
 from audit.checks import Status
 from audit.readers._common import COMPUTED, even_split_credit, first_seen, fmt, judge_criterion_map
 
-CELL_COLUMNS = ["pair_id", "matchup", "criterion", "judge_criterion", "judge_direction", "n_configs",
-                "reader_rate", "n_votes", "divergence", "against"]
-PAIR_COLUMNS = ["rank", "pair_id", "matchup", "n_unanimous", "n_against", "mean_divergence", "max_divergence",
-                "against_criteria", "n_comments"]
+CELL_COLUMNS = [
+    "pair_id",
+    "matchup",
+    "criterion",
+    "judge_criterion",
+    "judge_direction",
+    "n_configs",
+    "reader_rate",
+    "n_votes",
+    "divergence",
+    "against",
+]
+PAIR_COLUMNS = [
+    "rank",
+    "pair_id",
+    "matchup",
+    "n_unanimous",
+    "n_against",
+    "mean_divergence",
+    "max_divergence",
+    "against_criteria",
+    "n_comments",
+]
 
 
 @dataclass(frozen=True)
@@ -89,12 +108,15 @@ class DivergentPair:
         return self.votes.copy()
 
     def __str__(self) -> str:
-        head = (f"#{self.rank} pair {self.pair_id} ({self.matchup}): {self.n_against} criteria against the judge, "
-                f"mean divergence {fmt(self.mean_divergence, 2)}, {len(self.comments)} comment(s)")
+        head = (
+            f"#{self.rank} pair {self.pair_id} ({self.matchup}): {self.n_against} criteria against the judge, "
+            f"mean divergence {fmt(self.mean_divergence, 2)}, {len(self.comments)} comment(s)"
+        )
         # the case study is the comments and the texts, so show them (shortened) too
         lines = [head] + [f"    {c.reader_id} on {c.criterion}: {c.text}" for c in self.comments]
-        lines += [f"    [{e.system}] {e.text[:100]}{'...' if len(e.text) > 100 or e.truncated else ''}"
-                  for e in self.excerpts]
+        lines += [
+            f"    [{e.system}] {e.text[:100]}{'...' if len(e.text) > 100 or e.truncated else ''}" for e in self.excerpts
+        ]
         return "\n".join(lines)
 
 
@@ -141,8 +163,14 @@ def _label(v: float) -> str:
     return "tie" if math.isnan(v) else ("focal" if v == 1 else "other")
 
 
-def divergent_pairs(votes: pd.DataFrame, judge_credits: pd.DataFrame | None, *, top_k: int = 5,
-                    stories: pd.DataFrame | None = None, excerpt_chars: int = 700) -> DivergentPairs:
+def divergent_pairs(
+    votes: pd.DataFrame,
+    judge_credits: pd.DataFrame | None,
+    *,
+    top_k: int = 5,
+    stories: pd.DataFrame | None = None,
+    excerpt_chars: int = 700,
+) -> DivergentPairs:
     """Rank pairs by how far the readers stray from a unanimous judge.
 
     Parameters
@@ -170,7 +198,8 @@ def divergent_pairs(votes: pd.DataFrame, judge_credits: pd.DataFrame | None, *, 
     jc = judge_credits[judge_credits["criterion"].isin(inverse)].assign(criterion=lambda d: d["criterion"].map(inverse))
     jc = jc.assign(invalid=jc["credit"].isna())
     agg = jc.groupby(["pair_id", "criterion"], sort=False).agg(
-        lo=("credit", "min"), hi=("credit", "max"), n=("credit", "size"), n_invalid=("invalid", "sum"))
+        lo=("credit", "min"), hi=("credit", "max"), n=("credit", "size"), n_invalid=("invalid", "sum")
+    )
     unanimous = agg[(agg["lo"] == agg["hi"]) & agg["lo"].isin([0.0, 1.0]) & (agg["n_invalid"] == 0)]
     n_not = int(len(agg) - len(unanimous))
     if "matchup" in votes.columns:
@@ -178,35 +207,58 @@ def divergent_pairs(votes: pd.DataFrame, judge_credits: pd.DataFrame | None, *, 
         matchup_of = dict(zip(first["pair_id"].to_numpy(dtype=object), first["matchup"].to_numpy(dtype=object)))
     else:
         matchup_of = {}
-    human = votes.assign(credit=even_split_credit(votes["y"])).groupby(["pair_id", "criterion"], sort=False)[
-        "credit"].agg(["mean", "size"])
+    human = (
+        votes.assign(credit=even_split_credit(votes["y"]))
+        .groupby(["pair_id", "criterion"], sort=False)["credit"]
+        .agg(["mean", "size"])
+    )
     joined = unanimous.join(human, how="inner")
     rows = []
-    for (pair, crit), lo, n_cfg, rate, n_votes in zip(joined.index, joined["lo"], joined["n"], joined["mean"],
-                                                       joined["size"]):
+    for (pair, crit), lo, n_cfg, rate, n_votes in zip(
+        joined.index, joined["lo"], joined["n"], joined["mean"], joined["size"]
+    ):
         direction = int(lo)
         against = bool(rate < 0.5) if direction == 1 else bool(rate > 0.5)
-        rows.append([pair, matchup_of.get(pair, ""), crit, mapping[crit], direction, int(n_cfg), float(rate),
-                     int(n_votes), abs(direction - float(rate)), against])
+        rows.append(
+            [
+                pair,
+                matchup_of.get(pair, ""),
+                crit,
+                mapping[crit],
+                direction,
+                int(n_cfg),
+                float(rate),
+                int(n_votes),
+                abs(direction - float(rate)),
+                against,
+            ]
+        )
     cells = pd.DataFrame(rows, columns=CELL_COLUMNS)
     if cells.empty:
-        return DivergentPairs(status=Status.SKIPPED, reason="the judge is unanimous on no pair x criterion",
-                              n_not_unanimous=n_not)
+        return DivergentPairs(
+            status=Status.SKIPPED, reason="the judge is unanimous on no pair x criterion", n_not_unanimous=n_not
+        )
     has_comments = "comment" in votes.columns
     comments_of: dict[str, list[ReaderComment]] = {}
     if has_comments:
         texts = votes[votes["comment"].fillna("").astype(str).str.strip() != ""]
         for rec in texts.drop_duplicates(["pair_id", "reader_id", "comment"]).itertuples(index=False):
             comments_of.setdefault(str(rec.pair_id), []).append(
-                ReaderComment(reader_id=str(rec.reader_id), criterion=str(rec.criterion), text=str(rec.comment)))
+                ReaderComment(reader_id=str(rec.reader_id), criterion=str(rec.criterion), text=str(rec.comment))
+            )
     summary = cells.groupby("pair_id", sort=False).agg(
-        matchup=("matchup", "first"), n_unanimous=("criterion", "size"), n_against=("against", "sum"),
-        mean_divergence=("divergence", "mean"), max_divergence=("divergence", "max"))
+        matchup=("matchup", "first"),
+        n_unanimous=("criterion", "size"),
+        n_against=("against", "sum"),
+        mean_divergence=("divergence", "mean"),
+        max_divergence=("divergence", "max"),
+    )
     summary["against_criteria"] = cells[cells["against"]].groupby("pair_id")["criterion"].agg(",".join)
     summary["against_criteria"] = summary["against_criteria"].fillna("")
     summary["n_comments"] = [len(comments_of.get(p, [])) for p in summary.index]
-    summary = summary.reset_index().sort_values(["n_against", "mean_divergence", "pair_id"],
-                                                ascending=[False, False, True], kind="mergesort")
+    summary = summary.reset_index().sort_values(
+        ["n_against", "mean_divergence", "pair_id"], ascending=[False, False, True], kind="mergesort"
+    )
     summary.insert(0, "rank", np.arange(1, len(summary) + 1))
     summary["n_against"] = summary["n_against"].astype(int)
     ranking = summary[PAIR_COLUMNS].reset_index(drop=True)
@@ -214,11 +266,20 @@ def divergent_pairs(votes: pd.DataFrame, judge_credits: pd.DataFrame | None, *, 
     for rec in ranking.head(top_k).itertuples(index=False):
         pv = votes[votes["pair_id"] == rec.pair_id]
         table = pv.assign(vote=pv["y"].map(_label)).pivot_table(
-            index="reader_id", columns="criterion", values="vote", aggfunc="first", sort=False)
+            index="reader_id", columns="criterion", values="vote", aggfunc="first", sort=False
+        )
         table = table.reset_index()
         table.columns = [str(c) for c in table.columns]
-        top.append(DivergentPair(rank=int(rec.rank), pair_id=str(rec.pair_id), matchup=str(rec.matchup),
-                                 n_against=int(rec.n_against), mean_divergence=float(rec.mean_divergence),
-                                 votes=table, comments=tuple(comments_of.get(str(rec.pair_id), [])),
-                                 excerpts=story_excerpts(stories, str(rec.pair_id), excerpt_chars)))
+        top.append(
+            DivergentPair(
+                rank=int(rec.rank),
+                pair_id=str(rec.pair_id),
+                matchup=str(rec.matchup),
+                n_against=int(rec.n_against),
+                mean_divergence=float(rec.mean_divergence),
+                votes=table,
+                comments=tuple(comments_of.get(str(rec.pair_id), [])),
+                excerpts=story_excerpts(stories, str(rec.pair_id), excerpt_chars),
+            )
+        )
     return DivergentPairs(status=COMPUTED, cells=cells, ranking=ranking, top=tuple(top), n_not_unanimous=n_not)

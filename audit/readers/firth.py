@@ -19,7 +19,6 @@ from scipy.special import expit
 
 from audit.errors import ConvergenceError
 
-
 #: fitted |linear predictor| below which a converged ML fit counts as an interior maximum
 _INTERIOR_ETA = 20.0
 
@@ -61,14 +60,24 @@ class LogisticFit:
         terms = list(names) if names is not None else [f"x{j}" for j in range(len(self.coef))]
         if len(terms) != len(self.coef):
             raise ValueError(f"{len(terms)} names for {len(self.coef)} coefficients")
-        return pd.DataFrame({"term": terms, "estimate": list(self.coef), "std_error": list(self.std_error),
-                             "aliased": list(self.aliased), "method": self.method, "separated": self.separated})
+        return pd.DataFrame(
+            {
+                "term": terms,
+                "estimate": list(self.coef),
+                "std_error": list(self.std_error),
+                "aliased": list(self.aliased),
+                "method": self.method,
+                "separated": self.separated,
+            }
+        )
 
     def __str__(self) -> str:
         coefs = ", ".join(f"{c:.3f} ({se:.3f})" for c, se in zip(self.coef, self.std_error))
         flag = "; separated: ML estimate does not exist" if self.separated else ""
-        return (f"Logistic fit ({self.method}{flag}; {'converged' if self.converged else 'NOT converged'} in "
-                f"{self.n_iter} iterations, log-likelihood {self.loglik:.3f}): coef (se) {coefs}")
+        return (
+            f"Logistic fit ({self.method}{flag}; {'converged' if self.converged else 'NOT converged'} in "
+            f"{self.n_iter} iterations, log-likelihood {self.loglik:.3f}): coef (se) {coefs}"
+        )
 
 
 def aliased_columns(X: np.ndarray, tol: float = 1e-9) -> np.ndarray:
@@ -145,7 +154,7 @@ def _newton(X: np.ndarray, y: np.ndarray, firth: bool, max_iter: int, tol: float
                 break
             t /= 2
         beta, pll = cand, cand_pll
-        if np.max(np.abs(t * step)) < tol and np.max(np.abs(score)) < tol ** 0.5:
+        if np.max(np.abs(t * step)) < tol and np.max(np.abs(score)) < tol**0.5:
             return beta, True, it
     return beta, False, max_iter
 

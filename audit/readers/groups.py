@@ -82,8 +82,9 @@ def _statistics(rates: np.ndarray, codes: np.ndarray, sizes: np.ndarray) -> np.n
     return means.max(axis=1) - means.min(axis=1)
 
 
-def permutation_test(rates: np.ndarray, labels: np.ndarray, groups: list[str], rng: np.random.Generator,
-                     max_permutations: int) -> tuple[float, float, int, bool]:
+def permutation_test(
+    rates: np.ndarray, labels: np.ndarray, groups: list[str], rng: np.random.Generator, max_permutations: int
+) -> tuple[float, float, int, bool]:
     """Return (statistic, two-sided p, permutations used, exact?).
 
     Exact: every distinct assignment of the group sizes to readers, p = share of
@@ -125,8 +126,13 @@ def _assignments(n: int, sizes: list[int]):
     yield from rec(tuple(range(n)), sizes)
 
 
-def reader_groups(votes: pd.DataFrame, *, rng: int | np.random.Generator | None = None,
-                  max_permutations: int = 10000, pools: Mapping[str, Sequence[str]] | None = None) -> ReaderGroups:
+def reader_groups(
+    votes: pd.DataFrame,
+    *,
+    rng: int | np.random.Generator | None = None,
+    max_permutations: int = 10000,
+    pools: Mapping[str, Sequence[str]] | None = None,
+) -> ReaderGroups:
     """Split every cell by ``reader_group`` and compare the groups (see the module docstring).
 
     Parameters
@@ -166,10 +172,17 @@ def reader_groups(votes: pd.DataFrame, *, rng: int | np.random.Generator | None 
         return ReaderGroups(status=Status.SKIPPED, reason="needs a 'reader_group' column")
     grp = votes.assign(reader_group=votes["reader_group"].fillna("").astype(str).str.strip())
     per_reader = grp.groupby("reader_id", sort=False)["reader_group"].agg(lambda s: sorted(set(s)))
-    problems = [InputProblem(file="humans", column="reader_group", value=", ".join(v),
-                             message=f"reader '{r}' belongs to several groups",
-                             fix="give each reader a single reader_group")
-                for r, v in per_reader.items() if len(v) > 1]
+    problems = [
+        InputProblem(
+            file="humans",
+            column="reader_group",
+            value=", ".join(v),
+            message=f"reader '{r}' belongs to several groups",
+            fix="give each reader a single reader_group",
+        )
+        for r, v in per_reader.items()
+        if len(v) > 1
+    ]
     if problems:
         raise InputError(problems)
     group_of = {r: v[0] for r, v in per_reader.items()}
@@ -177,8 +190,13 @@ def reader_groups(votes: pd.DataFrame, *, rng: int | np.random.Generator | None 
     groups = sorted({g for g in group_of.values() if g})
     counts = {g: sum(1 for v in group_of.values() if v == g) for g in groups}
     if len(groups) < 2:
-        return ReaderGroups(status=Status.SKIPPED, reason=f"needs >= 2 reader groups, found {len(groups)}",
-                            groups=tuple(groups), readers_per_group=counts, n_ungrouped_readers=n_ungrouped)
+        return ReaderGroups(
+            status=Status.SKIPPED,
+            reason=f"needs >= 2 reader groups, found {len(groups)}",
+            groups=tuple(groups),
+            readers_per_group=counts,
+            n_ungrouped_readers=n_ungrouped,
+        )
     generator, seed = resolve_rng(rng)
     used_mc = False
     grp = grp[grp["reader_group"] != ""].assign(credit=lambda d: even_split_credit(d["y"]))
@@ -189,8 +207,11 @@ def reader_groups(votes: pd.DataFrame, *, rng: int | np.random.Generator | None 
         both = with_pooled_scopes(grp, pools)
     by_rows, cmp_rows = [], []
     # one groupby for every cell: reader-level rates and vote counts
-    per_reader = both.groupby(["matchup", "criterion", "reader_id"], sort=False).agg(
-        rate=("credit", "mean"), n=("credit", "size"), total=("credit", "sum")).reset_index()
+    per_reader = (
+        both.groupby(["matchup", "criterion", "reader_id"], sort=False)
+        .agg(rate=("credit", "mean"), n=("credit", "size"), total=("credit", "sum"))
+        .reset_index()
+    )
     per_reader["group"] = per_reader["reader_id"].map(group_of)
     kind = "difference" if len(groups) == 2 else "range"
     for (matchup, crit), cell in per_reader.groupby(["matchup", "criterion"], sort=False):
@@ -200,16 +221,29 @@ def reader_groups(votes: pd.DataFrame, *, rng: int | np.random.Generator | None 
         totals = cell["total"].to_numpy(float)
         for g in groups:
             m = labels == g
-            by_rows.append([matchup, crit, g, int(m.sum()), int(n_votes[m].sum()),
-                            float(totals[m].sum() / n_votes[m].sum()) if m.any() else math.nan,
-                            float(rates[m].mean()) if m.any() else math.nan])
+            by_rows.append(
+                [
+                    matchup,
+                    crit,
+                    g,
+                    int(m.sum()),
+                    int(n_votes[m].sum()),
+                    float(totals[m].sum() / n_votes[m].sum()) if m.any() else math.nan,
+                    float(rates[m].mean()) if m.any() else math.nan,
+                ]
+            )
         if any(not (labels == g).any() for g in groups):
             cmp_rows.append([matchup, crit, " vs ".join(groups), math.nan, kind, math.nan, 0, False])
             continue
         stat, p, n_perm, exact = permutation_test(rates, labels, groups, generator, max_permutations)
         used_mc = used_mc or not exact
         cmp_rows.append([matchup, crit, " vs ".join(groups), stat, kind, p, n_perm, exact])
-    return ReaderGroups(status=COMPUTED, groups=tuple(groups), readers_per_group=counts,
-                        by_group=pd.DataFrame(by_rows, columns=GROUP_COLUMNS),
-                        comparison=pd.DataFrame(cmp_rows, columns=COMPARE_COLUMNS),
-                        n_ungrouped_readers=n_ungrouped, seed=seed if used_mc else None)
+    return ReaderGroups(
+        status=COMPUTED,
+        groups=tuple(groups),
+        readers_per_group=counts,
+        by_group=pd.DataFrame(by_rows, columns=GROUP_COLUMNS),
+        comparison=pd.DataFrame(cmp_rows, columns=COMPARE_COLUMNS),
+        n_ungrouped_readers=n_ungrouped,
+        seed=seed if used_mc else None,
+    )

@@ -51,7 +51,6 @@ from audit.readers._common import COMPUTED
 from audit.readers.analysis import ReaderAnalysis
 from audit.uncertainty.multiplicity import benjamini_hochberg, holm
 
-
 #: The reader checks' thresholds are the policy's ``[readers]`` section: one class, one owner.
 ReaderThresholds = ReadersPolicy
 
@@ -85,15 +84,24 @@ def reader_check_families(analysis: ReaderAnalysis) -> int:
     """How many of the reader checks that *test* something are computed here (range, fatigue,
     position bias, group difference): each spends a share of the diagnostics' error budget."""
     timing = analysis.timing
-    return int(sum([analysis.rates.status is COMPUTED and not analysis.rates.judge_range.empty,
-                    timing.status is COMPUTED and timing.fatigue_status is COMPUTED,
-                    analysis.position_bias.status is COMPUTED and not math.isnan(analysis.position_bias.pooled_lo),
-                    analysis.groups.status is COMPUTED]))
+    return int(
+        sum(
+            [
+                analysis.rates.status is COMPUTED and not analysis.rates.judge_range.empty,
+                timing.status is COMPUTED and timing.fatigue_status is COMPUTED,
+                analysis.position_bias.status is COMPUTED and not math.isnan(analysis.position_bias.pooled_lo),
+                analysis.groups.status is COMPUTED,
+            ]
+        )
+    )
 
 
-def reader_checks(analysis: ReaderAnalysis,
-                  thresholds: ReadersPolicy | Mapping[str, object] | None = None,
-                  families: int = 1, status_on_flag: Status = Status.WARN) -> list[Check]:
+def reader_checks(
+    analysis: ReaderAnalysis,
+    thresholds: ReadersPolicy | Mapping[str, object] | None = None,
+    families: int = 1,
+    status_on_flag: Status = Status.WARN,
+) -> list[Check]:
     """Turn a reader analysis into checks (names and defaults in the module docstring).
 
     ``families``: the number of diagnostic checks (reader and surface) that share one
@@ -121,30 +129,51 @@ def reader_checks(analysis: ReaderAnalysis,
             mine = (rng_frame["judge"] == judge).to_numpy()
             p_adj[mine] = adjusted(p_raw[mine], t.adjust)
         deviation = getattr(analysis.rates, "judge_deviation", None)
-        overall = ({} if deviation is None or deviation.empty or t.adjust == "none"
-                   else dict(zip(deviation["judge"], deviation["p_value"])))
+        overall = (
+            {}
+            if deviation is None or deviation.empty or t.adjust == "none"
+            else dict(zip(deviation["judge"], deviation["p_value"]))
+        )
         for r, p, pa in zip(rng_frame.itertuples(index=False), p_raw, p_adj):
             scope = f"{r.matchup}/{r.criterion}" + (f" [{r.judge}]" if multi else "")
-            target = f" (judge '{r.judge_criterion}' vs readers' '{r.criterion}': different targets)" if r.different_target else ""
+            target = (
+                f" (judge '{r.judge_criterion}' vs readers' '{r.criterion}': different targets)"
+                if r.different_target
+                else ""
+            )
             beyond = bool(r.outside) and r.distance > t.outside_range_margin
             p_all = overall.get(r.judge, math.nan)
             if np.isfinite(p_all):
                 # gatekeeping: the cells outside the range are flagged when the judge, over all
                 # its cells, is further from the readers than a reader is (one test per judge)
                 significant = p_all < alpha or (np.isfinite(pa) and pa < alpha)
-                test = (f"; over all cells the judge is {'further from the readers than a reader is' if p_all < alpha else 'as far from the readers as a reader is'} "
-                        f"(p={_p(p_all)}, flagged below {level}); this cell alone: p={_p(p)}, {t.adjust}-adjusted {_p(pa)}")
+                test = (
+                    f"; over all cells the judge is {'further from the readers than a reader is' if p_all < alpha else 'as far from the readers as a reader is'} "
+                    f"(p={_p(p_all)}, flagged below {level}); this cell alone: p={_p(p)}, {t.adjust}-adjusted {_p(pa)}"
+                )
             else:
                 significant = np.isfinite(pa) and pa < alpha
                 test = f"; as one more reader: p={_p(p)}, {t.adjust}-adjusted {_p(pa)} (flagged below {level})"
             flagged = beyond and significant
-            reason = (f"judge rate {r.judge_rate:.3f} is outside the readers' range [{r.reader_min:.3f}, "
-                      f"{r.reader_max:.3f}] of {r.n_readers} readers{target}{test}" if flagged else
-                      f"judge rate {r.judge_rate:.3f} outside the readers' range [{r.reader_min:.3f}, "
-                      f"{r.reader_max:.3f}] but within chance for one more reader{target}{test}" if beyond else
-                      f"judge rate {r.judge_rate:.3f} within the readers' range [{r.reader_min:.3f}, {r.reader_max:.3f}]{target}")
-            out.append(Check(name=name, status=flag if flagged else Status.PASS, value=float(r.distance),
-                             threshold=t.outside_range_margin, reason=reason, scope=scope))
+            reason = (
+                f"judge rate {r.judge_rate:.3f} is outside the readers' range [{r.reader_min:.3f}, "
+                f"{r.reader_max:.3f}] of {r.n_readers} readers{target}{test}"
+                if flagged
+                else f"judge rate {r.judge_rate:.3f} outside the readers' range [{r.reader_min:.3f}, "
+                f"{r.reader_max:.3f}] but within chance for one more reader{target}{test}"
+                if beyond
+                else f"judge rate {r.judge_rate:.3f} within the readers' range [{r.reader_min:.3f}, {r.reader_max:.3f}]{target}"
+            )
+            out.append(
+                Check(
+                    name=name,
+                    status=flag if flagged else Status.PASS,
+                    value=float(r.distance),
+                    threshold=t.outside_range_margin,
+                    reason=reason,
+                    scope=scope,
+                )
+            )
 
     name = "readers.separation"
     w = analysis.weights
@@ -152,9 +181,20 @@ def reader_checks(analysis: ReaderAnalysis,
         out.append(_skipped(name, w.reason))
     else:
         n_sep = len(w.separated_readers)
-        out.append(Check(name=name, status=flag if n_sep else Status.PASS, value=float(n_sep), threshold=0.0,
-                         reason=(f"readers {', '.join(w.separated_readers)} follow the criteria perfectly: weights are "
-                                 "Firth penalised estimates" if n_sep else "no reader's overall vote is separated")))
+        out.append(
+            Check(
+                name=name,
+                status=flag if n_sep else Status.PASS,
+                value=float(n_sep),
+                threshold=0.0,
+                reason=(
+                    f"readers {', '.join(w.separated_readers)} follow the criteria perfectly: weights are "
+                    "Firth penalised estimates"
+                    if n_sep
+                    else "no reader's overall vote is separated"
+                ),
+            )
+        )
 
     timing = analysis.timing
     if timing.status is not COMPUTED:
@@ -164,30 +204,60 @@ def reader_checks(analysis: ReaderAnalysis,
         for r in timing.readers.itertuples(index=False):
             shift = r.loo_max_abs_shift
             big = not math.isnan(shift) and shift > t.fast_reader_max_loo_shift
-            reason = (f"median {r.median_seconds:.0f} s is below {timing.fast_reader_factor:g} x the other readers'; "
-                      f"leaving them out moves a pooled rate by {shift:.3f} "
-                      f"({'more' if big else 'no more'} than {t.fast_reader_max_loo_shift:g})"
-                      if r.fast_reader else f"median {r.median_seconds:.0f} s")
-            out.append(Check(name="readers.fast_reader", status=flag if r.fast_reader else Status.PASS,
-                             value=float(shift), threshold=t.fast_reader_max_loo_shift, reason=reason,
-                             scope=str(r.reader_id)))
+            reason = (
+                f"median {r.median_seconds:.0f} s is below {timing.fast_reader_factor:g} x the other readers'; "
+                f"leaving them out moves a pooled rate by {shift:.3f} "
+                f"({'more' if big else 'no more'} than {t.fast_reader_max_loo_shift:g})"
+                if r.fast_reader
+                else f"median {r.median_seconds:.0f} s"
+            )
+            out.append(
+                Check(
+                    name="readers.fast_reader",
+                    status=flag if r.fast_reader else Status.PASS,
+                    value=float(shift),
+                    threshold=t.fast_reader_max_loo_shift,
+                    reason=reason,
+                    scope=str(r.reader_id),
+                )
+            )
         if timing.fatigue_status is not COMPUTED:
             out.append(_skipped("readers.fatigue", timing.fatigue_reason))
         else:
-            p_fat = adjusted(np.where(np.isnan(timing.readers["end_to_start"].to_numpy(float)), np.nan,
-                                      timing.readers["fatigue_p_value"].to_numpy(float)), t.adjust)
+            p_fat = adjusted(
+                np.where(
+                    np.isnan(timing.readers["end_to_start"].to_numpy(float)),
+                    np.nan,
+                    timing.readers["fatigue_p_value"].to_numpy(float),
+                ),
+                t.adjust,
+            )
             for r, pa in zip(timing.readers.itertuples(index=False), p_fat):
                 if math.isnan(r.end_to_start):
-                    out.append(Check(name="readers.fatigue", status=Status.SKIPPED, scope=str(r.reader_id),
-                                     reason="too few timed pairs for a trend"))
+                    out.append(
+                        Check(
+                            name="readers.fatigue",
+                            status=Status.SKIPPED,
+                            scope=str(r.reader_id),
+                            reason="too few timed pairs for a trend",
+                        )
+                    )
                     continue
                 flagged = r.end_to_start < t.fatigue_min_end_to_start and pa < alpha
-                out.append(Check(name="readers.fatigue", status=flag if flagged else Status.PASS,
-                                 value=float(r.end_to_start), threshold=t.fatigue_min_end_to_start,
-                                 scope=str(r.reader_id),
-                                 reason=(f"time per pair fell to {r.end_to_start:.2f} of its start "
-                                         f"(slope {r.fatigue_slope:.2f} s/pair, p={r.fatigue_p_value:.3g}, "
-                                         f"{t.adjust}-adjusted across readers {_p(pa)}, flagged below {level})")))
+                out.append(
+                    Check(
+                        name="readers.fatigue",
+                        status=flag if flagged else Status.PASS,
+                        value=float(r.end_to_start),
+                        threshold=t.fatigue_min_end_to_start,
+                        scope=str(r.reader_id),
+                        reason=(
+                            f"time per pair fell to {r.end_to_start:.2f} of its start "
+                            f"(slope {r.fatigue_slope:.2f} s/pair, p={r.fatigue_p_value:.3g}, "
+                            f"{t.adjust}-adjusted across readers {_p(pa)}, flagged below {level})"
+                        ),
+                    )
+                )
 
     name = "readers.position_bias"
     pb = analysis.position_bias
@@ -198,10 +268,19 @@ def reader_checks(analysis: ReaderAnalysis,
     else:
         p_pos = getattr(pb, "pooled_p_value", math.nan)
         flagged = (p_pos < alpha) if not math.isnan(p_pos) else (pb.pooled_lo > 0.5 or pb.pooled_hi < 0.5)
-        out.append(Check(name=name, status=flag if flagged else Status.PASS, value=pb.pooled_rate, threshold=0.5,
-                         reason=(f"first-shown story chosen in {pb.pooled_rate:.3f} of decisive votes "
-                                 f"[{pb.pooled_lo:.3f}, {pb.pooled_hi:.3f}], p={_p(p_pos)} against 0.5 "
-                                 f"(flagged below {level})")))
+        out.append(
+            Check(
+                name=name,
+                status=flag if flagged else Status.PASS,
+                value=pb.pooled_rate,
+                threshold=0.5,
+                reason=(
+                    f"first-shown story chosen in {pb.pooled_rate:.3f} of decisive votes "
+                    f"[{pb.pooled_lo:.3f}, {pb.pooled_hi:.3f}], p={_p(p_pos)} against 0.5 "
+                    f"(flagged below {level})"
+                ),
+            )
+        )
 
     name = "readers.group_difference"
     g = analysis.groups
@@ -215,11 +294,20 @@ def reader_checks(analysis: ReaderAnalysis,
                 out.append(Check(name=name, status=Status.SKIPPED, scope=scope, reason="a group has no reader here"))
                 continue
             flagged = pa < alpha
-            out.append(Check(name=name, status=flag if flagged else Status.PASS, value=float(r.p_value),
-                             threshold=alpha, scope=scope,
-                             reason=(f"{r.groups}: {r.kind} of mean reader rates {r.statistic:.3f}, permutation "
-                                     f"p={r.p_value:.3g}, {t.adjust}-adjusted across cells {_p(pa)} (flagged below "
-                                     f"{level})")))
+            out.append(
+                Check(
+                    name=name,
+                    status=flag if flagged else Status.PASS,
+                    value=float(r.p_value),
+                    threshold=alpha,
+                    scope=scope,
+                    reason=(
+                        f"{r.groups}: {r.kind} of mean reader rates {r.statistic:.3f}, permutation "
+                        f"p={r.p_value:.3g}, {t.adjust}-adjusted across cells {_p(pa)} (flagged below "
+                        f"{level})"
+                    ),
+                )
+            )
     return out
 
 

@@ -23,8 +23,18 @@ from scipy.stats import t as t_dist
 from audit.checks import Status
 from audit.readers._common import COMPUTED, fmt, has_values, wilson_interval
 
-POSITION_COLUMNS = ["scope", "label", "n_votes", "n_first", "rate_first", "lo", "hi", "wilson_lo", "wilson_hi",
-                    "n_clusters"]
+POSITION_COLUMNS = [
+    "scope",
+    "label",
+    "n_votes",
+    "n_first",
+    "rate_first",
+    "lo",
+    "hi",
+    "wilson_lo",
+    "wilson_hi",
+    "n_clusters",
+]
 
 
 def cluster_robust_interval(k: np.ndarray, n: np.ndarray, level: float = 0.95) -> tuple[float, float]:
@@ -102,8 +112,10 @@ class PositionBias:
     def __str__(self) -> str:
         if self.status is not COMPUTED:
             return f"Position bias: {self.status.value} ({self.reason})"
-        lines = [f"Position bias: first-shown chosen {fmt(self.pooled_rate)} [{fmt(self.pooled_lo)}, "
-                 f"{fmt(self.pooled_hi)}] pooled ({self.n_ties} ties, {self.n_unusable} unusable left out)"]
+        lines = [
+            f"Position bias: first-shown chosen {fmt(self.pooled_rate)} [{fmt(self.pooled_lo)}, "
+            f"{fmt(self.pooled_hi)}] pooled ({self.n_ties} ties, {self.n_unusable} unusable left out)"
+        ]
         for r in self.table[self.table["scope"] == "reader"].itertuples(index=False):
             lines.append(f"  {r.label}: {fmt(r.rate_first)} [{fmt(r.lo)}, {fmt(r.hi)}] n={r.n_votes}")
         return "\n".join(lines)
@@ -151,15 +163,25 @@ def position_bias(votes: pd.DataFrame) -> PositionBias:
     data = votes.loc[keep, ["reader_id", "pair_id", "criterion"]].copy()
     data["first"] = np.where(focal_first[keep], votes.loc[keep, "y"] == 1, votes.loc[keep, "y"] == 0).astype(int)
     if data.empty:
-        return PositionBias(status=Status.SKIPPED, reason="no decisive vote has a usable 'shown_first'",
-                            n_ties=n_ties, n_unusable=n_unusable)
+        return PositionBias(
+            status=Status.SKIPPED,
+            reason="no decisive vote has a usable 'shown_first'",
+            n_ties=n_ties,
+            n_unusable=n_unusable,
+        )
     rows = [_row("reader", r, g, "pair_id") for r, g in data.groupby("reader_id", sort=False)]
     rows += [_row("criterion", c, g, "reader_id") for c, g in data.groupby("criterion", sort=False)]
     pooled = _row("pooled", "all", data, "reader_id")
     rows.append(pooled)
     table = pd.DataFrame(rows, columns=POSITION_COLUMNS)
     by = data.groupby("reader_id")["first"].agg(["sum", "size"])
-    return PositionBias(status=COMPUTED, table=table, pooled_rate=float(pooled[4]), pooled_lo=float(pooled[5]),
-                        pooled_hi=float(pooled[6]),
-                        pooled_p_value=cluster_robust_p_value(by["sum"].to_numpy(), by["size"].to_numpy()),
-                        n_ties=n_ties, n_unusable=n_unusable)
+    return PositionBias(
+        status=COMPUTED,
+        table=table,
+        pooled_rate=float(pooled[4]),
+        pooled_lo=float(pooled[5]),
+        pooled_hi=float(pooled[6]),
+        pooled_p_value=cluster_robust_p_value(by["sum"].to_numpy(), by["size"].to_numpy()),
+        n_ties=n_ties,
+        n_unusable=n_unusable,
+    )

@@ -17,13 +17,45 @@ import numpy as np
 import pandas as pd
 
 from audit.checks import Status
-from audit.readers._common import (ALL_MATCHUPS, COMPUTED, even_split_credit, first_seen, fmt, judge_criterion_map,
-                                   with_pooled_scopes)
+from audit.readers._common import (
+    ALL_MATCHUPS,
+    COMPUTED,
+    even_split_credit,
+    first_seen,
+    fmt,
+    judge_criterion_map,
+    with_pooled_scopes,
+)
 
-RATE_COLUMNS = ["row_kind", "row_label", "matchup", "criterion", "rate", "n", "n_ties", "lo", "hi",
-                "judge_criterion", "different_target"]
-RANGE_COLUMNS = ["judge", "matchup", "criterion", "judge_criterion", "different_target", "judge_rate",
-                 "reader_min", "reader_max", "n_readers", "outside", "distance", "reader_mean", "reader_sd", "p_value"]
+RATE_COLUMNS = [
+    "row_kind",
+    "row_label",
+    "matchup",
+    "criterion",
+    "rate",
+    "n",
+    "n_ties",
+    "lo",
+    "hi",
+    "judge_criterion",
+    "different_target",
+]
+RANGE_COLUMNS = [
+    "judge",
+    "matchup",
+    "criterion",
+    "judge_criterion",
+    "different_target",
+    "judge_rate",
+    "reader_min",
+    "reader_max",
+    "n_readers",
+    "outside",
+    "distance",
+    "reader_mean",
+    "reader_sd",
+    "p_value",
+]
 
 DEVIATION_COLUMNS = ["judge", "n_cells", "judge_deviation", "reader_mean", "reader_sd", "n_readers", "p_value"]
 
@@ -79,8 +111,7 @@ class ReaderRates:
         """Wide matrix for one matchup: rows = readers, humans and judges; columns = criteria."""
         sub = self.rates[self.rates["matchup"] == matchup]
         wide = sub.pivot_table(index="row_label", columns="criterion", values="rate", aggfunc="first", sort=False)
-        return wide.reindex(index=first_seen(sub["row_label"]),
-                            columns=first_seen(sub["criterion"]))
+        return wide.reindex(index=first_seen(sub["row_label"]), columns=first_seen(sub["criterion"]))
 
     def __str__(self) -> str:
         if self.status is not COMPUTED:
@@ -103,13 +134,31 @@ def _glmm_rows(votes: pd.DataFrame, glmm_estimates: pd.DataFrame | None, fit_if_
         if missing:
             from audit.errors import InputError, InputProblem
 
-            raise InputError(InputProblem(file="glmm_estimates", column=missing[0],
-                                          message="the GLMM estimate frame lacks a column",
-                                          fix="pass a frame with columns matchup, criterion, estimate (and lo, hi)"))
+            raise InputError(
+                InputProblem(
+                    file="glmm_estimates",
+                    column=missing[0],
+                    message="the GLMM estimate frame lacks a column",
+                    fix="pass a frame with columns matchup, criterion, estimate (and lo, hi)",
+                )
+            )
         rows = []
         for rec in glmm_estimates.to_dict("records"):
-            rows.append(["human_glmm", HUMANS_GLMM, str(rec["matchup"]), str(rec["criterion"]), float(rec["estimate"]),
-                         0, 0, float(rec.get("lo", math.nan)), float(rec.get("hi", math.nan)), "", False])
+            rows.append(
+                [
+                    "human_glmm",
+                    HUMANS_GLMM,
+                    str(rec["matchup"]),
+                    str(rec["criterion"]),
+                    float(rec["estimate"]),
+                    0,
+                    0,
+                    float(rec.get("lo", math.nan)),
+                    float(rec.get("hi", math.nan)),
+                    "",
+                    False,
+                ]
+            )
         return rows, "given"
     if not fit_if_missing:
         return [], "unavailable: not requested"
@@ -122,13 +171,16 @@ def _glmm_rows(votes: pd.DataFrame, glmm_estimates: pd.DataFrame | None, fit_if_
     for (matchup, crit), cell in votes.groupby(["matchup", "criterion"], sort=False):
         cell = cell[cell["y"].notna()]
         try:
-            res = fit_crossed_glmm(cell["y"].to_numpy(float), {"pair": cell["pair_id"].to_numpy(),
-                                                              "reader": cell["reader_id"].to_numpy()})
+            res = fit_crossed_glmm(
+                cell["y"].to_numpy(float), {"pair": cell["pair_id"].to_numpy(), "reader": cell["reader_id"].to_numpy()}
+            )
             est, lo, hi = res.prob_estimate()
         except Exception:  # noqa: BLE001 -- a failed cell is a NaN row, counted in glmm_source
             failures += 1
             est = lo = hi = math.nan
-        rows.append(["human_glmm", HUMANS_GLMM, matchup, crit, float(est), len(cell), 0, float(lo), float(hi), "", False])
+        rows.append(
+            ["human_glmm", HUMANS_GLMM, matchup, crit, float(est), len(cell), 0, float(lo), float(hi), "", False]
+        )
     return rows, "fitted" if not failures else f"fitted ({failures} cell(s) failed, NaN)"
 
 
@@ -140,16 +192,24 @@ def _rate_rows(frame: pd.DataFrame, kind: str, label_col: str | None, label: str
     ties = np.isnan(vals) if value == "y" else (vals == 0.5)
     credit = even_split_credit(vals) if value == "y" else vals
     grouped = pd.DataFrame({**{k: frame[k].to_numpy() for k in keys}, "_credit": credit, "_tie": ties}).groupby(
-        keys, sort=False)
+        keys, sort=False
+    )
     agg = grouped.agg(rate=("_credit", "mean"), n=("_credit", "size"), n_ties=("_tie", "sum")).reset_index()
     labels = agg[label_col].astype(str) if label_col else pd.Series(str(label), index=agg.index)
-    return [[kind, lab, m, c, float(r), int(n), int(t), math.nan, math.nan, "", False]
-            for lab, m, c, r, n, t in zip(labels, agg["matchup"], agg["criterion"], agg["rate"], agg["n"], agg["n_ties"])]
+    return [
+        [kind, lab, m, c, float(r), int(n), int(t), math.nan, math.nan, "", False]
+        for lab, m, c, r, n, t in zip(labels, agg["matchup"], agg["criterion"], agg["rate"], agg["n"], agg["n_ties"])
+    ]
 
 
-def reader_rates(votes: pd.DataFrame, judge_credits: pd.DataFrame | None = None, *,
-                 glmm_estimates: pd.DataFrame | None = None, fit_glmm_if_missing: bool = True,
-                 pools: Mapping[str, Sequence[str]] | None = None) -> ReaderRates:
+def reader_rates(
+    votes: pd.DataFrame,
+    judge_credits: pd.DataFrame | None = None,
+    *,
+    glmm_estimates: pd.DataFrame | None = None,
+    fit_glmm_if_missing: bool = True,
+    pools: Mapping[str, Sequence[str]] | None = None,
+) -> ReaderRates:
     """Even-split preference rates of every reader, the humans and each judge, per cell.
 
     Parameters
@@ -202,8 +262,14 @@ def reader_rates(votes: pd.DataFrame, judge_credits: pd.DataFrame | None = None,
         rows += jrows
     rates = pd.DataFrame(rows, columns=RATE_COLUMNS)
     cells = set(zip(votes["matchup"], votes["criterion"]))
-    return ReaderRates(status=COMPUTED, rates=rates, judge_range=_judge_range(rates), glmm_source=glmm_source,
-                       n_judge_invalid=n_invalid, judge_deviation=judge_deviation_test(rates, cells))
+    return ReaderRates(
+        status=COMPUTED,
+        rates=rates,
+        judge_range=_judge_range(rates),
+        glmm_source=glmm_source,
+        n_judge_invalid=n_invalid,
+        judge_deviation=judge_deviation_test(rates, cells),
+    )
 
 
 def judge_as_reader_p_value(judge_rate: float, reader_rates: np.ndarray) -> float:
@@ -260,9 +326,12 @@ def judge_deviation_test(rates: pd.DataFrame, cells: set[tuple[str, str]] | None
         return pd.DataFrame(rows, columns=DEVIATION_COLUMNS)
     wide = readers.pivot_table(index=["matchup", "criterion"], columns="row_label", values="rate", aggfunc="first")
     for judge, jr in judges.groupby("row_label", sort=False):
-        jr = jr[[(m, c) in wide.index and np.isfinite(r) for m, c, r in zip(jr["matchup"], jr["criterion"], jr["rate"])]]
-        raters = np.column_stack([wide.loc[list(zip(jr["matchup"], jr["criterion"]))].to_numpy(float),
-                                  jr["rate"].to_numpy(float)])  # cells x (readers..., judge)
+        jr = jr[
+            [(m, c) in wide.index and np.isfinite(r) for m, c, r in zip(jr["matchup"], jr["criterion"], jr["rate"])]
+        ]
+        raters = np.column_stack(
+            [wide.loc[list(zip(jr["matchup"], jr["criterion"]))].to_numpy(float), jr["rate"].to_numpy(float)]
+        )  # cells x (readers..., judge)
         present = np.isfinite(raters)
         total, count = np.nansum(raters, axis=1, keepdims=True), present.sum(axis=1, keepdims=True)
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -275,18 +344,28 @@ def judge_deviation_test(rates: pd.DataFrame, cells: set[tuple[str, str]] | None
             x, xj = np.log(np.maximum(d_readers, 1e-12)), math.log(max(dj, 1e-12))
             sd = float(np.std(x, ddof=1))
             gap = xj - float(np.mean(x))
-            p = (float(t_dist.sf(gap / (sd * math.sqrt(1 + 1 / n)), n - 1)) if sd > 0
-                 else (0.0 if gap > 1e-12 else 1.0))
+            p = float(t_dist.sf(gap / (sd * math.sqrt(1 + 1 / n)), n - 1)) if sd > 0 else (0.0 if gap > 1e-12 else 1.0)
         else:
             p = math.nan
-        rows.append([str(judge), len(jr), dj, float(np.mean(d_readers)) if n else math.nan,
-                     float(np.std(d_readers, ddof=1)) if n > 1 else math.nan, n, p])
+        rows.append(
+            [
+                str(judge),
+                len(jr),
+                dj,
+                float(np.mean(d_readers)) if n else math.nan,
+                float(np.std(d_readers, ddof=1)) if n > 1 else math.nan,
+                n,
+                p,
+            ]
+        )
     return pd.DataFrame(rows, columns=DEVIATION_COLUMNS)
 
 
 def _judge_range(rates: pd.DataFrame) -> pd.DataFrame:
     readers = rates[rates["row_kind"] == "reader"]
-    per_cell = {key: cell["rate"].to_numpy(float) for key, cell in readers.groupby(["matchup", "criterion"], sort=False)}
+    per_cell = {
+        key: cell["rate"].to_numpy(float) for key, cell in readers.groupby(["matchup", "criterion"], sort=False)
+    }
     rows = []
     for rec in rates[rates["row_kind"] == "judge"].itertuples(index=False):
         if (rec.matchup, rec.criterion) not in per_cell:
@@ -295,7 +374,22 @@ def _judge_range(rates: pd.DataFrame) -> pd.DataFrame:
         lo, hi, n = float(np.min(values)), float(np.max(values)), len(values)
         outside = bool(rec.rate < lo or rec.rate > hi)
         distance = float(max(lo - rec.rate, rec.rate - hi, 0.0))
-        rows.append([rec.row_label, rec.matchup, rec.criterion, rec.judge_criterion, bool(rec.different_target),
-                     float(rec.rate), lo, hi, int(n), outside, distance, float(np.mean(values)),
-                     float(np.std(values, ddof=1)) if n > 1 else math.nan, judge_as_reader_p_value(rec.rate, values)])
+        rows.append(
+            [
+                rec.row_label,
+                rec.matchup,
+                rec.criterion,
+                rec.judge_criterion,
+                bool(rec.different_target),
+                float(rec.rate),
+                lo,
+                hi,
+                int(n),
+                outside,
+                distance,
+                float(np.mean(values)),
+                float(np.std(values, ddof=1)) if n > 1 else math.nan,
+                judge_as_reader_p_value(rec.rate, values),
+            ]
+        )
     return pd.DataFrame(rows, columns=RANGE_COLUMNS)

@@ -40,9 +40,20 @@ DEFAULT_SECONDS_CAP = 600.0
 DEFAULT_FAST_READER_FACTOR = 0.5
 MIN_PAIRS_FOR_SLOPE = 3
 
-READER_COLUMNS = ["reader_id", "n_pairs", "median_seconds", "mean_seconds_capped", "mean_seconds_raw", "n_capped",
-                  "fatigue_slope", "fatigue_slope_se", "fatigue_p_value", "end_to_start", "fast_reader",
-                  "loo_max_abs_shift"]
+READER_COLUMNS = [
+    "reader_id",
+    "n_pairs",
+    "median_seconds",
+    "mean_seconds_capped",
+    "mean_seconds_raw",
+    "n_capped",
+    "fatigue_slope",
+    "fatigue_slope_se",
+    "fatigue_p_value",
+    "end_to_start",
+    "fast_reader",
+    "loo_max_abs_shift",
+]
 LOO_COLUMNS = ["reader_id", "criterion", "rate_all", "rate_without", "shift", "scope"]
 #: the distribution of each reader's seconds per pair (raw, uncapped): Fig 6 of the motivating audit
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
@@ -97,13 +108,17 @@ class AnnotationTiming:
     def __str__(self) -> str:
         if self.status is not COMPUTED:
             return f"Annotation timing: {self.status.value} ({self.reason})"
-        lines = [f"Annotation timing (cap {fmt(self.seconds_cap, 0)} s; overall median "
-                 f"{fmt(self.overall_median_seconds, 0)} s; fast = median < {fmt(self.fast_reader_factor, 2)} x others')"]
+        lines = [
+            f"Annotation timing (cap {fmt(self.seconds_cap, 0)} s; overall median "
+            f"{fmt(self.overall_median_seconds, 0)} s; fast = median < {fmt(self.fast_reader_factor, 2)} x others')"
+        ]
         for r in self.readers.itertuples(index=False):
             flag = " FAST" if r.fast_reader else ""
-            lines.append(f"  {r.reader_id}: median {fmt(r.median_seconds, 0)} s, mean {fmt(r.mean_seconds_capped, 0)} s, "
-                         f"{r.n_capped} capped, slope {fmt(r.fatigue_slope, 2)} s/pair, "
-                         f"LOO shift {fmt(r.loo_max_abs_shift, 3)}{flag}")
+            lines.append(
+                f"  {r.reader_id}: median {fmt(r.median_seconds, 0)} s, mean {fmt(r.mean_seconds_capped, 0)} s, "
+                f"{r.n_capped} capped, slope {fmt(r.fatigue_slope, 2)} s/pair, "
+                f"LOO shift {fmt(r.loo_max_abs_shift, 3)}{flag}"
+            )
         if self.fatigue_status is not COMPUTED:
             lines.append(f"  fatigue: {self.fatigue_status.value} ({self.fatigue_reason})")
         return "\n".join(lines)
@@ -115,8 +130,13 @@ def pair_times(votes: pd.DataFrame) -> pd.DataFrame:
     sec["seconds"] = pd.to_numeric(sec["seconds"], errors="coerce")
     sec["order"] = chronology(votes)
     g = sec.groupby(["reader_id", "pair_id"], sort=False)
-    out = g.agg(smin=("seconds", "min"), smax=("seconds", "max"), ssum=("seconds", "sum"),
-                n_sec=("seconds", "count"), first_order=("order", "min")).reset_index()
+    out = g.agg(
+        smin=("seconds", "min"),
+        smax=("seconds", "max"),
+        ssum=("seconds", "sum"),
+        n_sec=("seconds", "count"),
+        first_order=("order", "min"),
+    ).reset_index()
     out["seconds"] = np.where(out["smin"] == out["smax"], out["smin"], out["ssum"])
     out.loc[out["n_sec"] == 0, "seconds"] = math.nan
     return out[["reader_id", "pair_id", "seconds", "first_order"]]
@@ -168,25 +188,35 @@ def leave_one_reader_out(votes: pd.DataFrame, pools: Mapping[str, Sequence[str]]
     cells = rate_all.index
     total = scoped.groupby(["scope", "criterion"], sort=False)["credit"].agg(["sum", "count"]).reindex(cells)
     own = scoped.groupby(["reader_id", "scope", "criterion"], sort=False)["credit"].agg(["sum", "count"])
-    grid = pd.MultiIndex.from_tuples([(r, sc, c) for r in readers for sc, c in cells],
-                                     names=["reader_id", "scope", "criterion"])
+    grid = pd.MultiIndex.from_tuples(
+        [(r, sc, c) for r in readers for sc, c in cells], names=["reader_id", "scope", "criterion"]
+    )
     own = own.reindex(grid, fill_value=0)
     left_n = np.tile(total["count"].to_numpy(float), len(readers)) - own["count"].to_numpy(float)
     left_sum = np.tile(total["sum"].to_numpy(float), len(readers)) - own["sum"].to_numpy(float)
     with np.errstate(invalid="ignore", divide="ignore"):
         r_wo = np.where(left_n > 0, left_sum / np.where(left_n > 0, left_n, 1.0), math.nan)
     r_all = np.tile(rate_all.to_numpy(float), len(readers))
-    return pd.DataFrame({
-        "reader_id": np.repeat(np.asarray(readers, dtype=object), len(cells)),
-        "criterion": np.tile(np.asarray([c for _, c in cells], dtype=object), len(readers)),
-        "rate_all": r_all, "rate_without": r_wo, "shift": r_wo - r_all,
-        "scope": np.tile(np.asarray([sc for sc, _ in cells], dtype=object), len(readers)),
-    }, columns=LOO_COLUMNS)
+    return pd.DataFrame(
+        {
+            "reader_id": np.repeat(np.asarray(readers, dtype=object), len(cells)),
+            "criterion": np.tile(np.asarray([c for _, c in cells], dtype=object), len(readers)),
+            "rate_all": r_all,
+            "rate_without": r_wo,
+            "shift": r_wo - r_all,
+            "scope": np.tile(np.asarray([sc for sc, _ in cells], dtype=object), len(readers)),
+        },
+        columns=LOO_COLUMNS,
+    )
 
 
-def annotation_timing(votes: pd.DataFrame, *, seconds_cap: float = DEFAULT_SECONDS_CAP,
-                      fast_reader_factor: float = DEFAULT_FAST_READER_FACTOR,
-                      pools: Mapping[str, Sequence[str]] | None = None) -> AnnotationTiming:
+def annotation_timing(
+    votes: pd.DataFrame,
+    *,
+    seconds_cap: float = DEFAULT_SECONDS_CAP,
+    fast_reader_factor: float = DEFAULT_FAST_READER_FACTOR,
+    pools: Mapping[str, Sequence[str]] | None = None,
+) -> AnnotationTiming:
     """Annotation diagnostics from the ``seconds`` column (see the module docstring).
 
     Parameters
@@ -217,16 +247,21 @@ def annotation_timing(votes: pd.DataFrame, *, seconds_cap: float = DEFAULT_SECON
     if not seconds_cap > 0 or not fast_reader_factor > 0:
         from audit.errors import InputError, InputProblem
 
-        raise InputError(InputProblem(file="options", message="seconds_cap and fast_reader_factor must be positive",
-                                      value=f"{seconds_cap}, {fast_reader_factor}", fix="pass positive numbers"))
+        raise InputError(
+            InputProblem(
+                file="options",
+                message="seconds_cap and fast_reader_factor must be positive",
+                value=f"{seconds_cap}, {fast_reader_factor}",
+                fix="pass positive numbers",
+            )
+        )
     times = pair_times(votes)
     n_missing = int(times["seconds"].isna().sum())
     times = times[times["seconds"].notna()]
     has_order = bool(times["first_order"].notna().any())
     fatigue_status = COMPUTED if has_order else Status.SKIPPED
     fatigue_reason = "" if has_order else "needs an 'order' or 'timestamp' column (chronology)"
-    loo = (leave_one_reader_out(votes, pools) if votes["reader_id"].nunique() >= 2
-           else pd.DataFrame(columns=LOO_COLUMNS))
+    loo = leave_one_reader_out(votes, pools) if votes["reader_id"].nunique() >= 2 else pd.DataFrame(columns=LOO_COLUMNS)
     medians = times.groupby("reader_id", sort=False)["seconds"].median()
     rows, fast, quantiles = [], [], []
     for reader, grp in times.groupby("reader_id", sort=False):
@@ -243,11 +278,31 @@ def annotation_timing(votes: pd.DataFrame, *, seconds_cap: float = DEFAULT_SECON
         else:
             slope = se = p = ratio = math.nan
         shifts = loo.loc[loo["reader_id"] == reader, "shift"].abs()
-        rows.append([reader, len(raw), float(np.median(raw)), float(np.mean(capped)), float(np.mean(raw)),
-                     int(np.sum(raw > seconds_cap)), slope, se, p, ratio, is_fast,
-                     float(shifts.max()) if len(shifts) else math.nan])
-    return AnnotationTiming(status=COMPUTED, readers=pd.DataFrame(rows, columns=READER_COLUMNS), leave_one_out=loo,
-                            fatigue_status=fatigue_status, fatigue_reason=fatigue_reason,
-                            overall_median_seconds=float(np.median(times["seconds"])), fast_readers=tuple(fast),
-                            n_pairs_without_seconds=n_missing,
-                            quantiles=pd.DataFrame(quantiles, columns=QUANTILE_COLUMNS), **base)
+        rows.append(
+            [
+                reader,
+                len(raw),
+                float(np.median(raw)),
+                float(np.mean(capped)),
+                float(np.mean(raw)),
+                int(np.sum(raw > seconds_cap)),
+                slope,
+                se,
+                p,
+                ratio,
+                is_fast,
+                float(shifts.max()) if len(shifts) else math.nan,
+            ]
+        )
+    return AnnotationTiming(
+        status=COMPUTED,
+        readers=pd.DataFrame(rows, columns=READER_COLUMNS),
+        leave_one_out=loo,
+        fatigue_status=fatigue_status,
+        fatigue_reason=fatigue_reason,
+        overall_median_seconds=float(np.median(times["seconds"])),
+        fast_readers=tuple(fast),
+        n_pairs_without_seconds=n_missing,
+        quantiles=pd.DataFrame(quantiles, columns=QUANTILE_COLUMNS),
+        **base,
+    )

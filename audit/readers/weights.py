@@ -25,8 +25,17 @@ from audit.readers.firth import fit_logistic
 INTERCEPT = "intercept"
 
 _COEF_COLUMNS = ["reader_id", "term", "estimate", "std_error", "z", "p_value", "method", "separated", "aliased"]
-_FIT_COLUMNS = ["reader_id", "n_obs", "n_tie_overall", "n_incomplete", "method", "separated", "converged",
-                "n_iter", "loglik"]
+_FIT_COLUMNS = [
+    "reader_id",
+    "n_obs",
+    "n_tie_overall",
+    "n_incomplete",
+    "method",
+    "separated",
+    "converged",
+    "n_iter",
+    "loglik",
+]
 _KAPPA_COLUMNS = ["reader_id", "criterion", "kappa", "observed_agreement", "expected_agreement", "n_pairs"]
 
 
@@ -115,7 +124,9 @@ class ReaderKappas:
             return f"Criterion-to-overall kappa: {self.status.value} ({self.reason})"
         lines = ["Within-reader Cohen's kappa, criterion vs overall"]
         for reader, grp in self.kappas.groupby("reader_id", sort=False):
-            lines.append(f"   {reader}: " + ", ".join(f"{c}={fmt(k, 2)}" for c, k in zip(grp["criterion"], grp["kappa"])))
+            lines.append(
+                f"   {reader}: " + ", ".join(f"{c}={fmt(k, 2)}" for c, k in zip(grp["criterion"], grp["kappa"]))
+            )
         return "\n".join(lines)
 
 
@@ -144,13 +155,16 @@ def _label(y: pd.Series) -> pd.Series:
     return y.map(lambda v: "tie" if pd.isna(v) else ("focal" if v == 1 else "other"))
 
 
-def _wide_votes(votes: pd.DataFrame, criteria: tuple[str, ...], overall: str) -> dict[str, tuple[pd.DataFrame, pd.DataFrame]]:
+def _wide_votes(
+    votes: pd.DataFrame, criteria: tuple[str, ...], overall: str
+) -> dict[str, tuple[pd.DataFrame, pd.DataFrame]]:
     """Per reader: a pair x criterion table of y, and of how many votes each cell has."""
     cols = [*criteria, overall]
     keys = ["reader_id", "pair_id", "criterion"]
     y = votes.groupby(keys, sort=False)["y"].first().unstack("criterion").reindex(columns=cols)
-    present = votes.groupby(keys, sort=False).size().unstack("criterion", fill_value=0).reindex(columns=cols,
-                                                                                                fill_value=0)
+    present = (
+        votes.groupby(keys, sort=False).size().unstack("criterion", fill_value=0).reindex(columns=cols, fill_value=0)
+    )
     out = {}
     for reader in first_seen(votes["reader_id"]):
         out[reader] = (y.loc[reader], present.loc[reader])
@@ -213,8 +227,9 @@ def reader_weights(votes: pd.DataFrame, *, overall: str = HUMAN_OVERALL, method:
         fit = fit_logistic(X, data[overall].to_numpy(float), method=method)
         if fit.separated:
             separated.append(reader)
-        fit_rows.append([reader, len(data), n_tie, n_incomplete, fit.method, fit.separated, fit.converged,
-                         fit.n_iter, fit.loglik])
+        fit_rows.append(
+            [reader, len(data), n_tie, n_incomplete, fit.method, fit.separated, fit.converged, fit.n_iter, fit.loglik]
+        )
         for term, est, se, al in zip((INTERCEPT, *crits), fit.coef, fit.std_error, fit.aliased):
             z = est / se if se and se > 0 else math.nan
             p = float(2 * norm.sf(abs(z))) if not math.isnan(z) else math.nan
@@ -222,13 +237,23 @@ def reader_weights(votes: pd.DataFrame, *, overall: str = HUMAN_OVERALL, method:
     coefficients = pd.DataFrame(coef_rows, columns=_COEF_COLUMNS) if coef_rows else _empty(_COEF_COLUMNS)
     fits = pd.DataFrame(fit_rows, columns=_FIT_COLUMNS)
     if not coef_rows:
-        return ReaderWeights(status=Status.SKIPPED, reason="no reader has a usable (non-tied, complete) overall vote",
-                             criteria=crits, fits=fits)
+        return ReaderWeights(
+            status=Status.SKIPPED,
+            reason="no reader has a usable (non-tied, complete) overall vote",
+            criteria=crits,
+            fits=fits,
+        )
     reason = ""
     if separated:
         reason = f"separation in {len(separated)} reader(s) ({', '.join(separated)}): Firth penalised fit used"
-    return ReaderWeights(status=COMPUTED, reason=reason, criteria=crits, coefficients=coefficients, fits=fits,
-                         separated_readers=tuple(separated))
+    return ReaderWeights(
+        status=COMPUTED,
+        reason=reason,
+        criteria=crits,
+        coefficients=coefficients,
+        fits=fits,
+        separated_readers=tuple(separated),
+    )
 
 
 def reader_kappas(votes: pd.DataFrame, *, overall: str = HUMAN_OVERALL) -> ReaderKappas:
@@ -248,7 +273,9 @@ def reader_kappas(votes: pd.DataFrame, *, overall: str = HUMAN_OVERALL) -> Reade
     for reader, (wide, present) in _wide_votes(votes, crits, overall).items():
         for crit in crits:
             both = (present[crit] > 0) & (present[overall] > 0)
-            k, po, pe = cohens_kappa(_label(wide.loc[both, crit]).to_numpy(), _label(wide.loc[both, overall]).to_numpy())
+            k, po, pe = cohens_kappa(
+                _label(wide.loc[both, crit]).to_numpy(), _label(wide.loc[both, overall]).to_numpy()
+            )
             rows.append([reader, crit, k, po, pe, int(both.sum())])
     kappas = pd.DataFrame(rows, columns=_KAPPA_COLUMNS)
     n_undefined = int(kappas["kappa"].isna().sum())

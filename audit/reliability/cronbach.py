@@ -62,9 +62,11 @@ class CronbachAlpha:
     def __str__(self) -> str:
         if self.reason:
             return f"Cronbach's alpha: not computed ({self.reason})"
-        return (f"Cronbach's alpha = {self.alpha:.4f} (Feldt {self.confidence:.0%} CI "
-                f"{self.ci_low:.4f} to {self.ci_high:.4f}); standardised {self.std_alpha:.4f}; "
-                f"{self.n_observations} observations x {self.n_variables} variables, {self.n_missing} missing cells")
+        return (
+            f"Cronbach's alpha = {self.alpha:.4f} (Feldt {self.confidence:.0%} CI "
+            f"{self.ci_low:.4f} to {self.ci_high:.4f}); standardised {self.std_alpha:.4f}; "
+            f"{self.n_observations} observations x {self.n_variables} variables, {self.n_missing} missing cells"
+        )
 
 
 #: total-score variance at or below this fraction of the summed item variances counts as zero
@@ -80,7 +82,9 @@ def _raw_alpha(cov: np.ndarray) -> float:
     return (1.0 - float(np.trace(cov)) / total) * p / (p - 1.0)
 
 
-def feldt_interval(alpha: float, n_observations: int, n_variables: int, confidence: float = 0.95) -> tuple[float, float]:
+def feldt_interval(
+    alpha: float, n_observations: int, n_variables: int, confidence: float = 0.95
+) -> tuple[float, float]:
     """Feldt's interval for alpha, as ``psych::alpha.ci``."""
     a = 1.0 - confidence
     df1, df2 = n_observations - 1.0, (n_observations - 1.0) * (n_variables - 1.0)
@@ -120,13 +124,35 @@ def cronbach_alpha(x: pd.DataFrame | np.ndarray, *, confidence: float = 0.95) ->
     n_missing = int(frame.isna().sum().sum())
     nan_drop = pd.DataFrame({"variable": [str(c) for c in frame.columns], "alpha_if_dropped": math.nan})
     if p < 2 or n < 2:
-        return CronbachAlpha(math.nan, math.nan, math.nan, math.nan, confidence, n, p, n_missing,
-                             int(empty.sum()), nan_drop, "needs at least 2 variables and 2 observations")
+        return CronbachAlpha(
+            math.nan,
+            math.nan,
+            math.nan,
+            math.nan,
+            confidence,
+            n,
+            p,
+            n_missing,
+            int(empty.sum()),
+            nan_drop,
+            "needs at least 2 variables and 2 observations",
+        )
     cov = frame.cov().to_numpy()  # pandas: pairwise-complete, ddof = 1 (as R's cov(use = "pairwise"))
     alpha = _raw_alpha(cov)
     if not np.isfinite(alpha):
-        return CronbachAlpha(math.nan, math.nan, math.nan, math.nan, confidence, n, p, n_missing,
-                             int(empty.sum()), nan_drop, "zero or undefined total variance")
+        return CronbachAlpha(
+            math.nan,
+            math.nan,
+            math.nan,
+            math.nan,
+            confidence,
+            n,
+            p,
+            n_missing,
+            int(empty.sum()),
+            nan_drop,
+            "zero or undefined total variance",
+        )
     sd = np.sqrt(np.diag(cov))
     with np.errstate(invalid="ignore", divide="ignore"):
         corr = cov / np.outer(sd, sd)

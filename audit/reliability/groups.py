@@ -81,12 +81,15 @@ class ICCDifference:
     def __str__(self) -> str:
         if self.reason:
             return f"ICC2k difference: not computed ({self.reason})"
-        return (f"ICC2k difference {self.difference:.3f} [{self.ci_low:.3f}, {self.ci_high:.3f}] "
-                f"({self.confidence:.0%} item bootstrap, {self.n_boot} replicates, {self.n_items} items)")
+        return (
+            f"ICC2k difference {self.difference:.3f} [{self.ci_low:.3f}, {self.ci_high:.3f}] "
+            f"({self.confidence:.0%} item bootstrap, {self.n_boot} replicates, {self.n_items} items)"
+        )
 
 
-def icc2k_difference(a: np.ndarray, b: np.ndarray, *, generator: np.random.Generator, n_boot: int = 2000,
-                     confidence: float = 0.95) -> ICCDifference:
+def icc2k_difference(
+    a: np.ndarray, b: np.ndarray, *, generator: np.random.Generator, n_boot: int = 2000, confidence: float = 0.95
+) -> ICCDifference:
     """ICC2k(a) - ICC2k(b) with a percentile bootstrap interval over items.
 
     Parameters
@@ -117,8 +120,16 @@ def icc2k_difference(a: np.ndarray, b: np.ndarray, *, generator: np.random.Gener
     n = a.shape[0]
     nan = math.nan
     if n < 3 or a.shape[1] < 2 or b.shape[1] < 2:
-        return ICCDifference(nan, nan, nan, n, 0, 0, confidence,
-                             "needs 3 or more items rated by every reader of both groups, 2 or more readers each")
+        return ICCDifference(
+            nan,
+            nan,
+            nan,
+            n,
+            0,
+            0,
+            confidence,
+            "needs 3 or more items rated by every reader of both groups, 2 or more readers each",
+        )
     point = icc2k_batch(a[None]) - icc2k_batch(b[None])
     chunk = max(1, _CHUNK_CELLS // (n * max(a.shape[1], b.shape[1])))
     diffs = []
@@ -128,8 +139,16 @@ def icc2k_difference(a: np.ndarray, b: np.ndarray, *, generator: np.random.Gener
     diffs = np.concatenate(diffs)
     ok = np.isfinite(diffs)
     if ok.sum() < 2:
-        return ICCDifference(float(point[0]), nan, nan, n, n_boot, int((~ok).sum()), confidence,
-                             "ICC undefined in the bootstrap replicates")
+        return ICCDifference(
+            float(point[0]),
+            nan,
+            nan,
+            n,
+            n_boot,
+            int((~ok).sum()),
+            confidence,
+            "ICC undefined in the bootstrap replicates",
+        )
     tail = (1 - confidence) / 2
     low, high = np.quantile(diffs[ok], [tail, 1 - tail])
     return ICCDifference(float(point[0]), float(low), float(high), n, n_boot, int((~ok).sum()), confidence)

@@ -96,12 +96,17 @@ class ICCResult:
         return pd.DataFrame([r.__dict__ for r in self.rows], columns=list(ICCRow.__dataclass_fields__))
 
     def __str__(self) -> str:
-        head = (f"ICC ({self.n_targets} targets x {self.n_raters} raters; "
-                f"{self.n_targets_excluded} incomplete targets left out)")
+        head = (
+            f"ICC ({self.n_targets} targets x {self.n_raters} raters; "
+            f"{self.n_targets_excluded} incomplete targets left out)"
+        )
         if self.reason:
             return f"{head}: not computed ({self.reason})"
-        return head + "\n" + self.to_frame().drop(columns="description").to_string(
-            index=False, float_format=lambda x: f"{x:.4g}")
+        return (
+            head
+            + "\n"
+            + self.to_frame().drop(columns="description").to_string(index=False, float_format=lambda x: f"{x:.4g}")
+        )
 
 
 def _nan_result(n: int, k: int, excluded: int, confidence: float, reason: str) -> ICCResult:
@@ -146,9 +151,18 @@ def icc_from_matrix(x: np.ndarray, *, confidence: float = 0.95, n_targets_exclud
     mse = ss_error / ((n - 1) * (k - 1))
     msw = (ss_raters + ss_error) / (n * (k - 1))
     if ss_total == 0 or mse <= 0 or msw <= 0:
-        return ICCResult(_nan_result(n, k, n_targets_excluded, confidence, "").rows, n, k,
-                         n_targets_excluded, msb, msw, msj, mse, confidence,
-                         "no within-target variation: ICC undefined")
+        return ICCResult(
+            _nan_result(n, k, n_targets_excluded, confidence, "").rows,
+            n,
+            k,
+            n_targets_excluded,
+            msb,
+            msw,
+            msj,
+            mse,
+            confidence,
+            "no within-target variation: ICC undefined",
+        )
     a = 1.0 - confidence
     icc1 = (msb - msw) / (msb + (k - 1) * msw)
     icc2 = (msb - mse) / (msb + (k - 1) * mse + k * (msj - mse) / n)

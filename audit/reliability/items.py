@@ -21,8 +21,19 @@ from scipy import stats
 from audit.reliability.cronbach import ZERO_TOTAL_VARIANCE, cronbach_alpha
 from audit.reliability.kendall import kendall_w
 
-ITEM_COLUMNS = ["item_id", "reader_group", "n_readers", "n_questions", "cronbach_alpha", "ci_low", "ci_high",
-                "n_missing", "kendall_w", "kendall_p", "reason"]
+ITEM_COLUMNS = [
+    "item_id",
+    "reader_group",
+    "n_readers",
+    "n_questions",
+    "cronbach_alpha",
+    "ci_low",
+    "ci_high",
+    "n_missing",
+    "kendall_w",
+    "kendall_p",
+    "reason",
+]
 #: items x readers x questions cells handled per array pass
 _CHUNK_CELLS = 2_000_000
 
@@ -30,9 +41,19 @@ _CHUNK_CELLS = 2_000_000
 def _single(item: str, group: str, wide: pd.DataFrame, confidence: float) -> dict:
     ca = cronbach_alpha(wide, confidence=confidence)
     w = kendall_w(wide.T)  # objects = questions, judges = readers
-    return dict(item_id=item, reader_group=group, n_readers=ca.n_observations, n_questions=ca.n_variables,
-                cronbach_alpha=ca.alpha, ci_low=ca.ci_low, ci_high=ca.ci_high, n_missing=ca.n_missing,
-                kendall_w=w.w, kendall_p=w.p, reason=ca.reason)
+    return dict(
+        item_id=item,
+        reader_group=group,
+        n_readers=ca.n_observations,
+        n_questions=ca.n_variables,
+        cronbach_alpha=ca.alpha,
+        ci_low=ca.ci_low,
+        ci_high=ca.ci_high,
+        n_missing=ca.n_missing,
+        kendall_w=w.w,
+        kendall_p=w.p,
+        reason=ca.reason,
+    )
 
 
 def _batch(items: list[str], group: str, x: np.ndarray, confidence: float) -> list[dict]:
@@ -43,8 +64,9 @@ def _batch(items: list[str], group: str, x: np.ndarray, confidence: float) -> li
     total = cov.sum(axis=(1, 2))
     trace = np.trace(cov, axis1=1, axis2=2)
     with np.errstate(divide="ignore", invalid="ignore"):
-        alpha = np.where((total > ZERO_TOTAL_VARIANCE * np.abs(trace)) & (total != 0),
-                         (1.0 - trace / total) * p / (p - 1.0), np.nan)
+        alpha = np.where(
+            (total > ZERO_TOTAL_VARIANCE * np.abs(trace)) & (total != 0), (1.0 - trace / total) * p / (p - 1.0), np.nan
+        )
     # Feldt bounds depend on alpha only through (1 - alpha): one pair of F quantiles for all
     a = 1.0 - confidence
     df1, df2 = n - 1.0, (n - 1.0) * (p - 1.0)
@@ -65,11 +87,21 @@ def _batch(items: list[str], group: str, x: np.ndarray, confidence: float) -> li
     rows = []
     for i, item in enumerate(items):
         ok = bool(np.isfinite(alpha[i]))
-        rows.append(dict(item_id=item, reader_group=group, n_readers=n, n_questions=p,
-                         cronbach_alpha=float(alpha[i]) if ok else math.nan,
-                         ci_low=float(low[i]) if ok else math.nan, ci_high=float(high[i]) if ok else math.nan,
-                         n_missing=0, kendall_w=float(w[i]), kendall_p=float(pvalue[i]) if np.isfinite(w[i]) else math.nan,
-                         reason="" if ok else "zero or undefined total variance"))
+        rows.append(
+            dict(
+                item_id=item,
+                reader_group=group,
+                n_readers=n,
+                n_questions=p,
+                cronbach_alpha=float(alpha[i]) if ok else math.nan,
+                ci_low=float(low[i]) if ok else math.nan,
+                ci_high=float(high[i]) if ok else math.nan,
+                n_missing=0,
+                kendall_w=float(w[i]),
+                kendall_p=float(pvalue[i]) if np.isfinite(w[i]) else math.nan,
+                reason="" if ok else "zero or undefined total variance",
+            )
+        )
     return rows
 
 
@@ -99,8 +131,9 @@ def item_reliability(data: pd.DataFrame, group: str, confidence: float, *, batch
     through the single-item functions; the array path is checked to equal them.
     """
     order = list(dict.fromkeys(data["item_id"].astype(str)))
-    wide = data.pivot_table(index=["item_id", "reader_id"], columns="criterion", values="rating",
-                            aggfunc="first", dropna=False)
+    wide = data.pivot_table(
+        index=["item_id", "reader_id"], columns="criterion", values="rating", aggfunc="first", dropna=False
+    )
     readers = sorted(data["reader_id"].unique())
     questions = list(wide.columns)
     full = pd.MultiIndex.from_product([order, readers], names=["item_id", "reader_id"])
@@ -115,12 +148,13 @@ def item_reliability(data: pd.DataFrame, group: str, confidence: float, *, batch
     done = np.flatnonzero(complete)
     chunk = max(1, _CHUNK_CELLS // max(1, len(readers) * len(questions) * len(questions)))
     for start in range(0, len(done), chunk):
-        idx = done[start:start + chunk]
+        idx = done[start : start + chunk]
         for row in _batch([order[i] for i in idx], group, stack[idx], confidence):
             rows[row["item_id"]] = row
     for i in np.flatnonzero(~complete):
-        item_wide = pd.DataFrame(stack[i][seen[i]], index=[r for r, s in zip(readers, seen[i]) if s],
-                                 columns=questions).dropna(axis=1, how="all")  # questions this item lacks
+        item_wide = pd.DataFrame(
+            stack[i][seen[i]], index=[r for r, s in zip(readers, seen[i]) if s], columns=questions
+        ).dropna(axis=1, how="all")  # questions this item lacks
         rows[order[i]] = _single(order[i], group, item_wide, confidence)
     return [rows[item] for item in order]
 

@@ -54,8 +54,10 @@ class KendallW:
     def __str__(self) -> str:
         if self.reason:
             return f"Kendall's W: not computed ({self.reason})"
-        return (f"Kendall's W = {self.w:.4f} (tie-corrected; chi2 = {self.chi2:.3f}, df = {self.df:.0f}, "
-                f"p = {self.p:.3g}); {self.n_objects} objects x {self.n_judges} judges")
+        return (
+            f"Kendall's W = {self.w:.4f} (tie-corrected; chi2 = {self.chi2:.3f}, df = {self.df:.0f}, "
+            f"p = {self.p:.3g}); {self.n_objects} objects x {self.n_judges} judges"
+        )
 
 
 def kendall_w(x: np.ndarray | pd.DataFrame, *, n_objects_excluded: int = 0) -> KendallW:
@@ -83,8 +85,9 @@ def kendall_w(x: np.ndarray | pd.DataFrame, *, n_objects_excluded: int = 0) -> K
     denom_plain = m**2 * (n**3 - n)
     denom = denom_plain - m * ties_total
     if denom <= 0:
-        return KendallW(nan, nan, nan, nan, nan, n, m, excluded, tied_groups,
-                        "every judge gives all objects the same score")
+        return KendallW(
+            nan, nan, nan, nan, nan, n, m, excluded, tied_groups, "every judge gives all objects the same score"
+        )
     w = 12.0 * s / denom
     chi2 = m * (n - 1) * w
     df = n - 1.0

@@ -85,8 +85,12 @@ def _delta2(categories: np.ndarray, marginals: np.ndarray, level: str) -> np.nda
             d = np.where(total == 0, 0.0, np.subtract.outer(values, values) / total)
         return d**2
     raise InputError(
-        InputProblem(file="arguments", message=f"unknown level of measurement '{level}'",
-                     fix=f"use one of {', '.join(LEVELS)}", value=level)
+        InputProblem(
+            file="arguments",
+            message=f"unknown level of measurement '{level}'",
+            fix=f"use one of {', '.join(LEVELS)}",
+            value=level,
+        )
     )
 
 
@@ -145,8 +149,13 @@ def alpha_from_codes(unit: np.ndarray, value: np.ndarray, level: str = "nominal"
         try:
             value = value.astype(float)
         except (TypeError, ValueError):
-            raise InputError(InputProblem(file="ratings", message=f"{level} alpha needs numeric ratings",
-                                          fix="use level 'nominal' or give numbers")) from None
+            raise InputError(
+                InputProblem(
+                    file="ratings",
+                    message=f"{level} alpha needs numeric ratings",
+                    fix="use level 'nominal' or give numbers",
+                )
+            ) from None
     _, unit_index = _codes(unit)
     m_u = np.bincount(unit_index) if len(unit) else np.array([], dtype=int)
     pairable_unit = m_u >= 2
@@ -156,8 +165,9 @@ def alpha_from_codes(unit: np.ndarray, value: np.ndarray, level: str = "nominal"
     n_values = int(len(value))
     n_units = int(pairable_unit.sum())
     if n_values == 0:
-        return KrippendorffAlpha(math.nan, level, math.nan, math.nan, 0, 0, n_excluded, 0,
-                                 "no unit has two or more values")
+        return KrippendorffAlpha(
+            math.nan, level, math.nan, math.nan, 0, 0, n_excluded, 0, "no unit has two or more values"
+        )
     unit_index = (np.cumsum(pairable_unit) - 1)[unit_index]
     categories, value_index = _codes(value)
     k = len(categories)
@@ -181,8 +191,17 @@ def alpha_from_codes(unit: np.ndarray, value: np.ndarray, level: str = "nominal"
     d_o = d_o_sum / n_values
     d_e = d_e_sum / (n_values * (n_values - 1.0))
     if d_e == 0:
-        return KrippendorffAlpha(math.nan, level, d_o, d_e, n_units, n_values, n_excluded, k,
-                                 "only one value observed: expected disagreement is zero")
+        return KrippendorffAlpha(
+            math.nan,
+            level,
+            d_o,
+            d_e,
+            n_units,
+            n_values,
+            n_excluded,
+            k,
+            "only one value observed: expected disagreement is zero",
+        )
     return KrippendorffAlpha(1.0 - d_o / d_e, level, d_o, d_e, n_units, n_values, n_excluded, k)
 
 
@@ -203,10 +222,14 @@ def krippendorff_alpha(
     dup = data.duplicated([unit, coder])
     if dup.any():
         first = data[dup].iloc[0]
-        raise InputError(InputProblem(
-            file="ratings", message=f"{int(dup.sum())} repeated {coder} x {unit} ratings "
-            f"(e.g. {coder} {first[coder]!r} on {unit} {first[unit]!r})",
-            fix="keep one rating per reader and item (average repeated ratings beforehand)"))
+        raise InputError(
+            InputProblem(
+                file="ratings",
+                message=f"{int(dup.sum())} repeated {coder} x {unit} ratings "
+                f"(e.g. {coder} {first[coder]!r} on {unit} {first[unit]!r})",
+                fix="keep one rating per reader and item (average repeated ratings beforehand)",
+            )
+        )
     return alpha_from_codes(data[unit].to_numpy(), data[value].to_numpy(), level)
 
 

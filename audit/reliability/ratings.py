@@ -32,21 +32,28 @@ def validate_ratings(raw: pd.DataFrame, file: str = "ratings") -> pd.DataFrame:
     frame = frame.rename(columns=renames)
     missing = [c for c in REQUIRED if c not in frame.columns]
     if missing:
-        raise InputError(InputProblem(
-            file=file, message=f"missing column(s) {', '.join(missing)}",
-            fix="give columns item_id, reader_id, criterion (or question), rating, optional reader_group; "
-                f"found {', '.join(map(str, frame.columns))}"))
+        raise InputError(
+            InputProblem(
+                file=file,
+                message=f"missing column(s) {', '.join(missing)}",
+                fix="give columns item_id, reader_id, criterion (or question), rating, optional reader_group; "
+                f"found {', '.join(map(str, frame.columns))}",
+            )
+        )
+
     def text_of(col: str) -> pd.Series:
         # missing cells (NaN from JSONL / Parquet) become "" (pandas 3 keeps NaN through astype(str))
         return frame[col].astype(object).where(frame[col].notna(), "").astype(str).str.strip()
 
-    out = pd.DataFrame({
-        "item_id": text_of("item_id"),
-        "reader_id": text_of("reader_id"),
-        "criterion": text_of("criterion"),
-        "reader_group": text_of("reader_group") if "reader_group" in frame.columns else "",
-        "line": np.arange(len(frame)) + 2,
-    })
+    out = pd.DataFrame(
+        {
+            "item_id": text_of("item_id"),
+            "reader_id": text_of("reader_id"),
+            "criterion": text_of("criterion"),
+            "reader_group": text_of("reader_group") if "reader_group" in frame.columns else "",
+            "line": np.arange(len(frame)) + 2,
+        }
+    )
     text = frame["rating"].astype(str).str.strip()
     blank = text.isin(["", "nan", "NaN", "NA", "None", "<NA>"])
     numbers = pd.to_numeric(text.where(~blank), errors="coerce")
@@ -54,33 +61,62 @@ def validate_ratings(raw: pd.DataFrame, file: str = "ratings") -> pd.DataFrame:
     # inf / -inf parse as numbers but no statistic here is defined on them
     bad = ~blank & (numbers.isna() | ~np.isfinite(numbers.fillna(0.0)))
     for idx in np.flatnonzero(bad.to_numpy())[:_MAX_LISTED]:
-        problems.append(InputProblem(file=file, line=int(out["line"].iloc[idx]), column="rating",
-                                     value=str(text.iloc[idx]), message="rating is not a finite number",
-                                     fix="write a number, or leave the cell empty for a missing rating"))
+        problems.append(
+            InputProblem(
+                file=file,
+                line=int(out["line"].iloc[idx]),
+                column="rating",
+                value=str(text.iloc[idx]),
+                message="rating is not a finite number",
+                fix="write a number, or leave the cell empty for a missing rating",
+            )
+        )
     if bad.sum() > _MAX_LISTED:
-        problems.append(InputProblem(file=file, column="rating",
-                                     message=f"... and {int(bad.sum()) - _MAX_LISTED} more non-numeric or infinite ratings"))
+        problems.append(
+            InputProblem(
+                file=file,
+                column="rating",
+                message=f"... and {int(bad.sum()) - _MAX_LISTED} more non-numeric or infinite ratings",
+            )
+        )
     for col in ("item_id", "reader_id", "criterion"):
         empty = out[col].isin(["", "nan"])
         if empty.any():
             idx = int(np.flatnonzero(empty.to_numpy())[0])
-            problems.append(InputProblem(file=file, line=int(out["line"].iloc[idx]), column=col,
-                                         message=f"{int(empty.sum())} empty {col} value(s)",
-                                         fix=f"give every row a {col}"))
+            problems.append(
+                InputProblem(
+                    file=file,
+                    line=int(out["line"].iloc[idx]),
+                    column=col,
+                    message=f"{int(empty.sum())} empty {col} value(s)",
+                    fix=f"give every row a {col}",
+                )
+            )
     out["rating"] = numbers.where(~bad).astype(float)
     dup = out.duplicated(["item_id", "reader_id", "criterion"], keep="first")
     if dup.any():
         idx = int(np.flatnonzero(dup.to_numpy())[0])
         row = out.iloc[idx]
-        problems.append(InputProblem(
-            file=file, line=int(row["line"]), message=f"{int(dup.sum())} repeated item x reader x criterion row(s) "
-            f"(item {row.item_id!r}, reader {row.reader_id!r}, criterion {row.criterion!r})",
-            fix="keep one rating per item, reader and criterion"))
+        problems.append(
+            InputProblem(
+                file=file,
+                line=int(row["line"]),
+                message=f"{int(dup.sum())} repeated item x reader x criterion row(s) "
+                f"(item {row.item_id!r}, reader {row.reader_id!r}, criterion {row.criterion!r})",
+                fix="keep one rating per item, reader and criterion",
+            )
+        )
     groups = out.groupby("reader_id")["reader_group"].nunique()
     if (groups > 1).any():
-        problems.append(InputProblem(file=file, column="reader_group", value=str(groups[groups > 1].index[0]),
-                                     message="a reader belongs to several reader groups",
-                                     fix="give each reader one reader_group"))
+        problems.append(
+            InputProblem(
+                file=file,
+                column="reader_group",
+                value=str(groups[groups > 1].index[0]),
+                message="a reader belongs to several reader groups",
+                fix="give each reader one reader_group",
+            )
+        )
     if problems:
         raise InputError(problems)
     return out[["item_id", "reader_id", "criterion", "reader_group", "rating", "line"]]
@@ -101,8 +137,13 @@ def complete_matrix(data: pd.DataFrame, *, row: str, column: str, value: str) ->
     InputError.
     """
     if data.duplicated([row, column]).any():
-        raise InputError(InputProblem(file="ratings", message=f"repeated {row} x {column} ratings",
-                                      fix=f"keep one rating per {row} and {column}"))
+        raise InputError(
+            InputProblem(
+                file="ratings",
+                message=f"repeated {row} x {column} ratings",
+                fix=f"keep one rating per {row} and {column}",
+            )
+        )
     wide = data.pivot(index=row, columns=column, values=value).astype(float)
     complete = wide.dropna(axis=0, how="any")
     return complete, int(len(wide) - len(complete))

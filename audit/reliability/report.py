@@ -96,53 +96,116 @@ class ReliabilityReport:
         return self.questions
 
     def tables(self) -> dict[str, pd.DataFrame]:
-        return {"questions": self.questions, "icc": self.icc, "items": self.items,
-                "question_set": self.question_set, "groups_compared": self.groups_compared}
+        return {
+            "questions": self.questions,
+            "icc": self.icc,
+            "items": self.items,
+            "question_set": self.question_set,
+            "groups_compared": self.groups_compared,
+        }
 
     def __str__(self) -> str:
         fmt = lambda x: f"{x:.3f}"  # noqa: E731
-        q = self.questions[["criterion", "reader_group", "n_items", "n_items_excluded", "n_readers", "icc2", "icc2k",
-                            "icc3k", "kendall_w", "fleiss_kappa", "alpha_nominal", "alpha_ordinal",
-                            "alpha_interval"]]
-        parts = ["Reliability per question (n_items_excluded: items lacking a reader, left out of ICC and W)",
-                 q.to_string(index=False, float_format=fmt)]
+        q = self.questions[
+            [
+                "criterion",
+                "reader_group",
+                "n_items",
+                "n_items_excluded",
+                "n_readers",
+                "icc2",
+                "icc2k",
+                "icc3k",
+                "kendall_w",
+                "fleiss_kappa",
+                "alpha_nominal",
+                "alpha_ordinal",
+                "alpha_interval",
+            ]
+        ]
+        parts = [
+            "Reliability per question (n_items_excluded: items lacking a reader, left out of ICC and W)",
+            q.to_string(index=False, float_format=fmt),
+        ]
         for r in self.questions.itertuples(index=False):
             if getattr(r, "reason", ""):
                 parts.append(f"  {r.criterion} / {r.reader_group}: {r.reason}")
         if not self.items.empty:
-            parts += ["", "Cronbach's alpha per item (questions as variables, readers as observations)",
-                      self.items[["item_id", "reader_group", "n_readers", "cronbach_alpha", "ci_low", "ci_high",
-                                  "kendall_w"]].to_string(index=False, float_format=fmt)]
+            parts += [
+                "",
+                "Cronbach's alpha per item (questions as variables, readers as observations)",
+                self.items[
+                    ["item_id", "reader_group", "n_readers", "cronbach_alpha", "ci_low", "ci_high", "kendall_w"]
+                ].to_string(index=False, float_format=fmt),
+            ]
         if not self.question_set.empty:
-            parts += ["", "Cronbach's alpha of the question set",
-                      self.question_set.to_string(index=False, float_format=fmt)]
+            parts += [
+                "",
+                "Cronbach's alpha of the question set",
+                self.question_set.to_string(index=False, float_format=fmt),
+            ]
         if not self.groups_compared.empty:
-            parts += ["", f"Reader groups compared (ICC2k difference: {self.confidence:.0%} item bootstrap, "
-                          f"{self.n_boot} replicates, seed {self.seed})",
-                      self.groups_compared[["criterion", "group_a", "group_b", "n_items", "mean_difference", "p",
-                                            "spearman_item_means", "icc2k_a", "icc2k_b", "icc2k_difference",
-                                            "icc2k_difference_ci_low", "icc2k_difference_ci_high"]]
-                      .rename(columns={"icc2k_difference_ci_low": "ci_low", "icc2k_difference_ci_high": "ci_high"})
-                      .to_string(index=False, float_format=fmt)]
+            parts += [
+                "",
+                f"Reader groups compared (ICC2k difference: {self.confidence:.0%} item bootstrap, "
+                f"{self.n_boot} replicates, seed {self.seed})",
+                self.groups_compared[
+                    [
+                        "criterion",
+                        "group_a",
+                        "group_b",
+                        "n_items",
+                        "mean_difference",
+                        "p",
+                        "spearman_item_means",
+                        "icc2k_a",
+                        "icc2k_b",
+                        "icc2k_difference",
+                        "icc2k_difference_ci_low",
+                        "icc2k_difference_ci_high",
+                    ]
+                ]
+                .rename(columns={"icc2k_difference_ci_low": "ci_low", "icc2k_difference_ci_high": "ci_high"})
+                .to_string(index=False, float_format=fmt),
+            ]
         parts += ["", "Missing ratings: " + " ".join(self.missing_data)]
         return "\n".join(parts)
 
 
 def _question_row(sub: pd.DataFrame, criterion: str, group: str, confidence: float) -> tuple[dict, list[dict]]:
     rated = sub.dropna(subset=["rating"])
-    row = dict(criterion=criterion, reader_group=group, n_items=int(sub["item_id"].nunique()),
-               n_readers=int(sub["reader_id"].nunique()), n_ratings=int(len(rated)),
-               n_missing=int(sub["rating"].isna().sum()),
-               mean=float(rated["rating"].mean()) if len(rated) else math.nan,
-               sd=float(rated["rating"].std()) if len(rated) > 1 else math.nan)
+    row = dict(
+        criterion=criterion,
+        reader_group=group,
+        n_items=int(sub["item_id"].nunique()),
+        n_readers=int(sub["reader_id"].nunique()),
+        n_ratings=int(len(rated)),
+        n_missing=int(sub["rating"].isna().sum()),
+        mean=float(rated["rating"].mean()) if len(rated) else math.nan,
+        sd=float(rated["rating"].std()) if len(rated) > 1 else math.nan,
+    )
     result = icc(rated, confidence=confidence)
     long = []
     for r in result.rows:
         key = r.type.lower()
         row[key], row[f"{key}_ci_low"], row[f"{key}_ci_high"] = r.icc, r.ci_low, r.ci_high
-        long.append(dict(criterion=criterion, reader_group=group, type=r.type, icc=r.icc, f=r.f, df1=r.df1,
-                         df2=r.df2, p=r.p, ci_low=r.ci_low, ci_high=r.ci_high, n_items=result.n_targets,
-                         n_readers=result.n_raters, n_items_excluded=result.n_targets_excluded))
+        long.append(
+            dict(
+                criterion=criterion,
+                reader_group=group,
+                type=r.type,
+                icc=r.icc,
+                f=r.f,
+                df1=r.df1,
+                df2=r.df2,
+                p=r.p,
+                ci_low=r.ci_low,
+                ci_high=r.ci_high,
+                n_items=result.n_targets,
+                n_readers=result.n_raters,
+                n_items_excluded=result.n_targets_excluded,
+            )
+        )
     row["n_items_excluded"] = result.n_targets_excluded
     matrix, _ = complete_matrix(rated, row="item_id", column="reader_id", value="rating")
     w = kendall_w(matrix)
@@ -150,9 +213,11 @@ def _question_row(sub: pd.DataFrame, criterion: str, group: str, confidence: flo
     row["fleiss_kappa"] = _fleiss_on_ratings(rated)
     reasons = {"ICC": result.reason, "Kendall's W": w.reason}
     if result.n_targets < 2 and result.n_targets_excluded > 0:  # a sparse design, not a tiny study
-        sparse = (f"{result.n_targets_excluded} of {result.n_targets + result.n_targets_excluded} items lack a "
-                  f"rating from at least one of the {result.n_raters} readers, and ICC and W need a complete items "
-                  "x readers matrix (Krippendorff's alpha uses incomplete data)")
+        sparse = (
+            f"{result.n_targets_excluded} of {result.n_targets + result.n_targets_excluded} items lack a "
+            f"rating from at least one of the {result.n_raters} readers, and ICC and W need a complete items "
+            "x readers matrix (Krippendorff's alpha uses incomplete data)"
+        )
         reasons = {"ICC and Kendall's W": sparse}
     for level in ALPHA_LEVELS:
         a = krippendorff_alpha(rated, level=level)
@@ -171,8 +236,9 @@ def _fleiss_on_ratings(rated: pd.DataFrame) -> float:
     return fleiss_kappa(counts)[0]
 
 
-def _compare_groups(data: pd.DataFrame, questions: pd.DataFrame, *, confidence: float, n_boot: int,
-                    generator: np.random.Generator) -> list[dict]:
+def _compare_groups(
+    data: pd.DataFrame, questions: pd.DataFrame, *, confidence: float, n_boot: int, generator: np.random.Generator
+) -> list[dict]:
     rows = []
     groups = sorted(g for g in data["reader_group"].unique() if g)
     for criterion, sub in data.groupby("criterion", sort=False):
@@ -188,26 +254,46 @@ def _compare_groups(data: pd.DataFrame, questions: pd.DataFrame, *, confidence: 
             ia = float(icc_a.iloc[0]) if len(icc_a) else math.nan
             ib = float(icc_b.iloc[0]) if len(icc_b) else math.nan
             rated = sub.dropna(subset=["rating"])
-            wide_a, _ = complete_matrix(rated[rated.reader_group == a], row="item_id", column="reader_id",
-                                        value="rating")
-            wide_b, _ = complete_matrix(rated[rated.reader_group == b], row="item_id", column="reader_id",
-                                        value="rating")
+            wide_a, _ = complete_matrix(
+                rated[rated.reader_group == a], row="item_id", column="reader_id", value="rating"
+            )
+            wide_b, _ = complete_matrix(
+                rated[rated.reader_group == b], row="item_id", column="reader_id", value="rating"
+            )
             common = wide_a.index.intersection(wide_b.index)
-            diff_icc = icc2k_difference(wide_a.loc[common].to_numpy(), wide_b.loc[common].to_numpy(),
-                                        generator=generator, n_boot=n_boot, confidence=confidence)
-            rows.append(dict(criterion=criterion, group_a=a, group_b=b, n_items=n,
-                             mean_a=float(both[a].mean()) if n else math.nan,
-                             mean_b=float(both[b].mean()) if n else math.nan,
-                             mean_difference=float(diff.mean()) if n else math.nan,
-                             t=float(t.statistic) if t else math.nan, p=float(t.pvalue) if t else math.nan,
-                             spearman_item_means=float(rho), icc2k_a=ia, icc2k_b=ib, icc2k_difference=ia - ib,
-                             icc2k_difference_ci_low=diff_icc.ci_low, icc2k_difference_ci_high=diff_icc.ci_high,
-                             n_items_complete=diff_icc.n_items))
+            diff_icc = icc2k_difference(
+                wide_a.loc[common].to_numpy(),
+                wide_b.loc[common].to_numpy(),
+                generator=generator,
+                n_boot=n_boot,
+                confidence=confidence,
+            )
+            rows.append(
+                dict(
+                    criterion=criterion,
+                    group_a=a,
+                    group_b=b,
+                    n_items=n,
+                    mean_a=float(both[a].mean()) if n else math.nan,
+                    mean_b=float(both[b].mean()) if n else math.nan,
+                    mean_difference=float(diff.mean()) if n else math.nan,
+                    t=float(t.statistic) if t else math.nan,
+                    p=float(t.pvalue) if t else math.nan,
+                    spearman_item_means=float(rho),
+                    icc2k_a=ia,
+                    icc2k_b=ib,
+                    icc2k_difference=ia - ib,
+                    icc2k_difference_ci_low=diff_icc.ci_low,
+                    icc2k_difference_ci_high=diff_icc.ci_high,
+                    n_items_complete=diff_icc.n_items,
+                )
+            )
     return rows
 
 
-def reliability_report(ratings: pd.DataFrame, *, confidence: float = 0.95, n_boot: int = 2000,
-                       rng: int | np.random.Generator | None = None) -> ReliabilityReport:
+def reliability_report(
+    ratings: pd.DataFrame, *, confidence: float = 0.95, n_boot: int = 2000, rng: int | np.random.Generator | None = None
+) -> ReliabilityReport:
     """Compute every reliability statistic of a validated ratings frame.
 
     Parameters
@@ -229,11 +315,20 @@ def reliability_report(ratings: pd.DataFrame, *, confidence: float = 0.95, n_boo
         modules of :mod:`audit.reliability`); undefined values are NaN, never errors.
     """
     if not 0 < confidence < 1:
-        raise InputError(InputProblem(file="arguments", message="confidence must be between 0 and 1",
-                                      value=str(confidence), fix="e.g. 0.95"))
+        raise InputError(
+            InputProblem(
+                file="arguments", message="confidence must be between 0 and 1", value=str(confidence), fix="e.g. 0.95"
+            )
+        )
     if not isinstance(n_boot, (int, np.integer)) or isinstance(n_boot, bool) or n_boot < 100:
-        raise InputError(InputProblem(file="arguments", message="n_boot must be an integer of at least 100",
-                                      value=str(n_boot), fix="e.g. 2000"))
+        raise InputError(
+            InputProblem(
+                file="arguments",
+                message="n_boot must be an integer of at least 100",
+                value=str(n_boot),
+                fix="e.g. 2000",
+            )
+        )
     generator, seed = resolve_rng(rng)
     if ratings["rating"].notna().sum() == 0:
         raise InputError(InputProblem(file="ratings", message="no numeric rating", fix="give numeric ratings"))
@@ -253,24 +348,70 @@ def reliability_report(ratings: pd.DataFrame, *, confidence: float = 0.95, n_boo
         data = by_group[g]
         if n_questions >= 2:
             item_rows += item_reliability(data, g, confidence)
-            wide = data.pivot_table(index=["item_id", "reader_id"], columns="criterion", values="rating",
-                                    aggfunc="first", dropna=False)
+            wide = data.pivot_table(
+                index=["item_id", "reader_id"], columns="criterion", values="rating", aggfunc="first", dropna=False
+            )
             ca = cronbach_alpha(wide, confidence=confidence)
-            set_rows.append(dict(reader_group=g, n_observations=ca.n_observations, n_questions=ca.n_variables,
-                                 cronbach_alpha=ca.alpha, ci_low=ca.ci_low, ci_high=ca.ci_high,
-                                 std_alpha=ca.std_alpha, n_missing=ca.n_missing,
-                                 n_observations_excluded=ca.n_observations_excluded, reason=ca.reason))
+            set_rows.append(
+                dict(
+                    reader_group=g,
+                    n_observations=ca.n_observations,
+                    n_questions=ca.n_variables,
+                    cronbach_alpha=ca.alpha,
+                    ci_low=ca.ci_low,
+                    ci_high=ca.ci_high,
+                    std_alpha=ca.std_alpha,
+                    n_missing=ca.n_missing,
+                    n_observations_excluded=ca.n_observations_excluded,
+                    reason=ca.reason,
+                )
+            )
     questions = pd.DataFrame(q_rows)
     icc_long = pd.DataFrame(icc_rows)
-    compared = pd.DataFrame(_compare_groups(ratings, questions, confidence=confidence, n_boot=n_boot,
-                                            generator=generator),
-                            columns=["criterion", "group_a", "group_b", "n_items", "mean_a", "mean_b",
-                                     "mean_difference", "t", "p", "spearman_item_means", "icc2k_a", "icc2k_b",
-                                     "icc2k_difference", "icc2k_difference_ci_low", "icc2k_difference_ci_high",
-                                     "n_items_complete"])
+    compared = pd.DataFrame(
+        _compare_groups(ratings, questions, confidence=confidence, n_boot=n_boot, generator=generator),
+        columns=[
+            "criterion",
+            "group_a",
+            "group_b",
+            "n_items",
+            "mean_a",
+            "mean_b",
+            "mean_difference",
+            "t",
+            "p",
+            "spearman_item_means",
+            "icc2k_a",
+            "icc2k_b",
+            "icc2k_difference",
+            "icc2k_difference_ci_low",
+            "icc2k_difference_ci_high",
+            "n_items_complete",
+        ],
+    )
     items = pd.DataFrame(item_rows, columns=ITEM_COLUMNS)
-    question_set = pd.DataFrame(set_rows, columns=["reader_group", "n_observations", "n_questions", "cronbach_alpha",
-                                                   "ci_low", "ci_high", "std_alpha", "n_missing",
-                                                   "n_observations_excluded", "reason"])
-    return ReliabilityReport(questions=questions, icc=icc_long, items=items, question_set=question_set,
-                             groups_compared=compared, confidence=confidence, n_boot=int(n_boot), seed=seed)
+    question_set = pd.DataFrame(
+        set_rows,
+        columns=[
+            "reader_group",
+            "n_observations",
+            "n_questions",
+            "cronbach_alpha",
+            "ci_low",
+            "ci_high",
+            "std_alpha",
+            "n_missing",
+            "n_observations_excluded",
+            "reason",
+        ],
+    )
+    return ReliabilityReport(
+        questions=questions,
+        icc=icc_long,
+        items=items,
+        question_set=question_set,
+        groups_compared=compared,
+        confidence=confidence,
+        n_boot=int(n_boot),
+        seed=seed,
+    )

@@ -135,25 +135,32 @@ class SurfaceResult:
         return self.side_by_side.copy()
 
     def __str__(self) -> str:
-        lines = [f"SurfaceResult: {len(self.features)} features x {len(self.criteria)} judge criteria, "
-                 f"scopes {', '.join(self.scopes)}; {self.n_boot} bootstrap replicates ({self.cluster} clusters), "
-                 f"level {self.level:g}"]
+        lines = [
+            f"SurfaceResult: {len(self.features)} features x {len(self.criteria)} judge criteria, "
+            f"scopes {', '.join(self.scopes)}; {self.n_boot} bootstrap replicates ({self.cluster} clusters), "
+            f"level {self.level:g}"
+        ]
         if len(self.within_pair):
             top = self.within_pair.reindex(self.within_pair["beta"].abs().sort_values(ascending=False).index).head(5)
             lines.append("  strongest within-pair associations (beta [interval]):")
             for r in top.itertuples():
-                lines.append(f"    {r.scope} / {r.judge} / {r.criterion} ~ {r.feature}: "
-                             f"{r.beta:+.3f} [{r.beta_low:+.3f}, {r.beta_high:+.3f}] (n={r.n_pairs})")
+                lines.append(
+                    f"    {r.scope} / {r.judge} / {r.criterion} ~ {r.feature}: "
+                    f"{r.beta:+.3f} [{r.beta_low:+.3f}, {r.beta_high:+.3f}] (n={r.n_pairs})"
+                )
         flagged = self.side_by_side[self.side_by_side["pattern"].isin(["judge only", "both, opposite directions"])]
         if len(flagged):
-            lines.append(f"  judge tracks a feature the readers do not: {len(flagged)} row(s), e.g. "
-                         + "; ".join(f"{r.scope}/{r.criterion}~{r.feature}" for r in flagged.head(3).itertuples()))
+            lines.append(
+                f"  judge tracks a feature the readers do not: {len(flagged)} row(s), e.g. "
+                + "; ".join(f"{r.scope}/{r.criterion}~{r.feature}" for r in flagged.head(3).itertuples())
+            )
         for key, value in self.exclusions.items():
             if value:
                 lines.append(f"  left out: {value} {key}")
         lines.extend(f"  note: {n}" for n in self.notes)
-        lines.extend(f"  detector {d.name}: {d.status.value} {d.reason}".rstrip() for d in self.feature_detectors
-                     if d.reason)
+        lines.extend(
+            f"  detector {d.name}: {d.status.value} {d.reason}".rstrip() for d in self.feature_detectors if d.reason
+        )
         return "\n".join(lines)
 
 
@@ -195,7 +202,9 @@ def _weighted_r_and_slope(W: np.ndarray, x: np.ndarray, y: np.ndarray) -> tuple[
 
 
 def _cluster_weights(pairs: pd.DataFrame, cluster: str, n_boot: int, rng: np.random.Generator) -> np.ndarray:
-    labels = pairs["pair_id"] if cluster == "pair" else pairs["group_id"].where(pairs["group_id"] != "", pairs["pair_id"])
+    labels = (
+        pairs["pair_id"] if cluster == "pair" else pairs["group_id"].where(pairs["group_id"] != "", pairs["pair_id"])
+    )
     codes, uniques = pd.factorize(labels)
     return multinomial_weights(rng, len(uniques), n_boot)[:, codes]
 
@@ -278,11 +287,25 @@ def surface_associations(
     Invalid when a scope has fewer than 3 pairs (NaN) or a feature difference is constant.
     """
     if cluster not in ("pair", "group"):
-        raise InputError(InputProblem(file="options", column="cluster", value=str(cluster),
-                                      message="unknown bootstrap cluster", fix="use 'pair' or 'group'"))
+        raise InputError(
+            InputProblem(
+                file="options",
+                column="cluster",
+                value=str(cluster),
+                message="unknown bootstrap cluster",
+                fix="use 'pair' or 'group'",
+            )
+        )
     if not 0 < level < 1:
-        raise InputError(InputProblem(file="options", column="level", value=str(level),
-                                      message="interval level must be in (0, 1)", fix="e.g. 0.95"))
+        raise InputError(
+            InputProblem(
+                file="options",
+                column="level",
+                value=str(level),
+                message="interval level must be in (0, 1)",
+                fix="e.g. 0.95",
+            )
+        )
     gen, seed = resolve_rng(rng)
     feats, names = feature_frame(features)
     wide, exclusions = judge_story_scores(judge_scores, judge)
@@ -310,8 +333,9 @@ def surface_associations(
         if scope == POOLED:  # orientation-free: each matchup's differences about their own mean
             dF, dS = _centre_within(dF, sp["matchup"]), _centre_within(dS, sp["matchup"])
         W = _cluster_weights(sp, cluster, n_boot, gen) if n_boot > 0 else np.zeros((0, len(sp)))
-        stories = pd.MultiIndex.from_arrays([np.concatenate([sp["pair_id"], sp["pair_id"]]),
-                                             np.concatenate([sp["focal"], sp["other"]])]).unique()
+        stories = pd.MultiIndex.from_arrays(
+            [np.concatenate([sp["pair_id"], sp["pair_id"]]), np.concatenate([sp["focal"], sp["other"]])]
+        ).unique()
         f_st = feats.reindex(stories).to_numpy(dtype=float)
         s_st = wide.reindex(stories).to_numpy(dtype=float)
         for k, (j, c) in enumerate(judge_cols):
@@ -320,9 +344,18 @@ def surface_associations(
                 ok = ~(np.isnan(x) | np.isnan(y))
                 rho = _pearson(pd.Series(x[ok]).rank().to_numpy(), pd.Series(y[ok]).rank().to_numpy())
                 r_story = _pearson(x[ok], y[ok])
-                corr_rows.append({"scope": scope, "judge": j, "criterion": c, "feature": feature,
-                                  "n_stories": int(ok.sum()), "pearson_r": r_story, "spearman_rho": rho,
-                                  "p_value": _r_p_value(r_story, int(ok.sum()) - 2)})
+                corr_rows.append(
+                    {
+                        "scope": scope,
+                        "judge": j,
+                        "criterion": c,
+                        "feature": feature,
+                        "n_stories": int(ok.sum()),
+                        "pearson_r": r_story,
+                        "spearman_rho": rho,
+                        "p_value": _r_p_value(r_story, int(ok.sum()) - 2),
+                    }
+                )
                 summary = _boot_summary(W, dF[:, m], dS[:, k], level)
                 used = ~(np.isnan(dF[:, m]) | np.isnan(dS[:, k]))
                 k_means = sp.loc[used, "matchup"].nunique() if scope == POOLED else 1
@@ -333,21 +366,51 @@ def surface_associations(
         if scope != POOLED or len(matchups) == 1:
             points.append(_scatter(sp, dF, dS, names, judge_cols))
 
-    correlations = pd.DataFrame(corr_rows, columns=["scope", "judge", "criterion", "feature", "n_stories",
-                                                    "pearson_r", "spearman_rho", "p_value"])
-    within = pd.DataFrame(wp_rows, columns=["scope", "judge", "criterion", "feature", "n_pairs", "beta", "beta_low",
-                                            "beta_high", "slope", "slope_low", "slope_high", "n_boot_valid",
-                                            "p_value"])
+    correlations = pd.DataFrame(
+        corr_rows,
+        columns=["scope", "judge", "criterion", "feature", "n_stories", "pearson_r", "spearman_rho", "p_value"],
+    )
+    within = pd.DataFrame(
+        wp_rows,
+        columns=[
+            "scope",
+            "judge",
+            "criterion",
+            "feature",
+            "n_pairs",
+            "beta",
+            "beta_low",
+            "beta_high",
+            "slope",
+            "slope_low",
+            "slope_high",
+            "n_boot_valid",
+            "p_value",
+        ],
+    )
     adjuster = _adjuster(adjust)
     correlations["p_adjusted"] = adjuster(correlations["p_value"].to_numpy(float))
     within["p_adjusted"] = adjuster(within["p_value"].to_numpy(float))
     humans = pd.DataFrame(human_rows, columns=list(_HUMAN_COLUMNS))
     return SurfaceResult(
-        correlations=correlations, within_pair=within, humans=humans,
-        side_by_side=_side_by_side(within, humans, 1.0 - level), scatter_points=_concat(points, _SCATTER_COLUMNS),
-        features=names, judges=judges, criteria=criteria, human_criterion=hcrit, scopes=scopes,
-        n_boot=int(n_boot), level=float(level), cluster=cluster, seed=seed, exclusions=exclusions, notes=tuple(notes),
-        feature_detectors=tuple(run.record() for run in getattr(features, "detectors", ())), adjust=adjust,
+        correlations=correlations,
+        within_pair=within,
+        humans=humans,
+        side_by_side=_side_by_side(within, humans, 1.0 - level),
+        scatter_points=_concat(points, _SCATTER_COLUMNS),
+        features=names,
+        judges=judges,
+        criteria=criteria,
+        human_criterion=hcrit,
+        scopes=scopes,
+        n_boot=int(n_boot),
+        level=float(level),
+        cluster=cluster,
+        seed=seed,
+        exclusions=exclusions,
+        notes=tuple(notes),
+        feature_detectors=tuple(run.record() for run in getattr(features, "detectors", ())),
+        adjust=adjust,
     )
 
 
@@ -359,23 +422,52 @@ def readjust(result: SurfaceResult, adjust: str) -> SurfaceResult:
     adjuster = _adjuster(adjust)
     correlations = result.correlations.assign(p_adjusted=adjuster(result.correlations["p_value"].to_numpy(float)))
     within = result.within_pair.assign(p_adjusted=adjuster(result.within_pair["p_value"].to_numpy(float)))
-    return replace(result, correlations=correlations, within_pair=within, adjust=adjust,
-                   side_by_side=_side_by_side(within, result.humans, 1.0 - result.level))
+    return replace(
+        result,
+        correlations=correlations,
+        within_pair=within,
+        adjust=adjust,
+        side_by_side=_side_by_side(within, result.humans, 1.0 - result.level),
+    )
 
 
 def _adjuster(adjust: str):
     from audit.uncertainty.multiplicity import ADJUSTMENTS, benjamini_hochberg, holm
 
     if adjust not in ADJUSTMENTS:
-        raise InputError(InputProblem(file="options", column="adjust", value=str(adjust),
-                                      message="unknown multiplicity adjustment", fix=f"use one of {', '.join(ADJUSTMENTS)}"))
+        raise InputError(
+            InputProblem(
+                file="options",
+                column="adjust",
+                value=str(adjust),
+                message="unknown multiplicity adjustment",
+                fix=f"use one of {', '.join(ADJUSTMENTS)}",
+            )
+        )
     return {"none": lambda p: np.asarray(p, float), "holm": holm, "bh": benjamini_hochberg}[adjust]
 
 
 _SCATTER_COLUMNS = ("pair_id", "matchup", "judge", "criterion", "feature", "feature_diff", "score_diff")
-_HUMAN_COLUMNS = ("scope", "criterion", "feature", "n_votes", "n_pairs", "n_readers", "coef", "se", "coef_low",
-                  "coef_high", "p_value", "converged", "singular", "separation", "pair_share_r", "share_r_low",
-                  "share_r_high", "note")
+_HUMAN_COLUMNS = (
+    "scope",
+    "criterion",
+    "feature",
+    "n_votes",
+    "n_pairs",
+    "n_readers",
+    "coef",
+    "se",
+    "coef_low",
+    "coef_high",
+    "p_value",
+    "converged",
+    "singular",
+    "separation",
+    "pair_share_r",
+    "share_r_low",
+    "share_r_high",
+    "note",
+)
 
 
 def _concat(frames: list[pd.DataFrame], columns) -> pd.DataFrame:
@@ -392,8 +484,19 @@ def _scatter(sp, dF, dS, names, judge_cols) -> pd.DataFrame:
         if c != (JUDGE_AGGREGATE if JUDGE_AGGREGATE in crits else crits[0]):
             continue
         for m, feature in enumerate(names):
-            rows.append(pd.DataFrame({"pair_id": sp["pair_id"], "matchup": sp["matchup"], "judge": j, "criterion": c,
-                                      "feature": feature, "feature_diff": dF[:, m], "score_diff": dS[:, k]}))
+            rows.append(
+                pd.DataFrame(
+                    {
+                        "pair_id": sp["pair_id"],
+                        "matchup": sp["matchup"],
+                        "judge": j,
+                        "criterion": c,
+                        "feature": feature,
+                        "feature_diff": dF[:, m],
+                        "score_diff": dS[:, k],
+                    }
+                )
+            )
     return _concat(rows, _SCATTER_COLUMNS)
 
 
@@ -437,10 +540,23 @@ def _human_rows(scope, sp, dF, names, humans_in, W, level, backend) -> list[dict
     rows = []
     for m, feature in enumerate(names):
         x = dF[:, m]
-        row = {"scope": scope, "criterion": criterion, "feature": feature, "n_votes": 0, "n_pairs": 0, "n_readers": 0,
-               "coef": np.nan, "se": np.nan, "coef_low": np.nan, "coef_high": np.nan, "p_value": np.nan,
-               "converged": False,
-               "singular": False, "separation": False, "note": ""}
+        row = {
+            "scope": scope,
+            "criterion": criterion,
+            "feature": feature,
+            "n_votes": 0,
+            "n_pairs": 0,
+            "n_readers": 0,
+            "coef": np.nan,
+            "se": np.nan,
+            "coef_low": np.nan,
+            "coef_high": np.nan,
+            "p_value": np.nan,
+            "converged": False,
+            "singular": False,
+            "separation": False,
+            "note": "",
+        }
         s = _boot_summary(W, x, share, level)
         row.update(pair_share_r=s["beta"], share_r_low=s["beta_low"], share_r_high=s["beta_high"])
         ok_pairs = ~np.isnan(x)
@@ -468,9 +584,14 @@ def _human_rows(scope, sp, dF, names, humans_in, W, level, backend) -> list[dict
         if k_strata > 1:  # a reader's lean towards "the focal system" means something within one matchup only
             readers = np.char.add(np.char.add(sp["matchup"].to_numpy(dtype=str)[pos[use]], "\x1f"), readers)
         try:
-            fit = fit_crossed_glmm(vv["y"].to_numpy(dtype=float), {"pair": vv["pair_id"].to_numpy(),
-                                                                   "reader": readers},
-                                   X=X, x_names=x_names, level=level, backend=backend)
+            fit = fit_crossed_glmm(
+                vv["y"].to_numpy(dtype=float),
+                {"pair": vv["pair_id"].to_numpy(), "reader": readers},
+                X=X,
+                x_names=x_names,
+                level=level,
+                backend=backend,
+            )
         except AuditError as exc:  # one failed fit is a recorded value, not a crashed analysis
             row["note"] = f"GLMM failed: {exc}"
             rows.append(row)
@@ -478,11 +599,17 @@ def _human_rows(scope, sp, dF, names, humans_in, W, level, backend) -> list[dict
         from scipy.stats import norm
 
         se = float(fit.se[slope])
-        row.update(coef=float(fit.b[slope]), se=se, coef_low=float(fit.wald_low[slope]),
-                   coef_high=float(fit.wald_high[slope]),
-                   p_value=float(2 * norm.sf(abs(fit.b[slope]) / se)) if np.isfinite(se) and se > 0 else np.nan,
-                   converged=bool(fit.converged), singular=bool(fit.singular),
-                   separation=bool(fit.separation), note="; ".join(fit.notes))
+        row.update(
+            coef=float(fit.b[slope]),
+            se=se,
+            coef_low=float(fit.wald_low[slope]),
+            coef_high=float(fit.wald_high[slope]),
+            p_value=float(2 * norm.sf(abs(fit.b[slope]) / se)) if np.isfinite(se) and se > 0 else np.nan,
+            converged=bool(fit.converged),
+            singular=bool(fit.singular),
+            separation=bool(fit.separation),
+            note="; ".join(fit.notes),
+        )
         rows.append(row)
     return rows
 
@@ -493,30 +620,64 @@ def _excludes_zero(low, high) -> np.ndarray:
 
 
 def _side_by_side(within: pd.DataFrame, humans: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
-    out = within[["scope", "judge", "criterion", "feature", "beta", "beta_low", "beta_high", "p_value",
-                  "p_adjusted"]].rename(columns={"beta": "judge_beta", "beta_low": "judge_low", "beta_high": "judge_high",
-                                                 "p_value": "judge_p", "p_adjusted": "judge_p_adjusted"})
+    out = within[
+        ["scope", "judge", "criterion", "feature", "beta", "beta_low", "beta_high", "p_value", "p_adjusted"]
+    ].rename(
+        columns={
+            "beta": "judge_beta",
+            "beta_low": "judge_low",
+            "beta_high": "judge_high",
+            "p_value": "judge_p",
+            "p_adjusted": "judge_p_adjusted",
+        }
+    )
     out["judge_tracks"] = _excludes_zero(out["judge_low"], out["judge_high"])
     out["judge_tracks_adjusted"] = (out["judge_p_adjusted"].to_numpy(float) < alpha) & out["judge_tracks"]
     h = humans[["scope", "feature", "coef", "coef_low", "coef_high", "share_r_low", "share_r_high"]].rename(
-        columns={"coef": "human_coef", "coef_low": "human_low", "coef_high": "human_high"})
+        columns={"coef": "human_coef", "coef_low": "human_low", "coef_high": "human_high"}
+    )
     out = out.merge(h, on=["scope", "feature"], how="left")
     numeric = ["human_coef", "human_low", "human_high", "share_r_low", "share_r_high"]
     out[numeric] = out[numeric].astype(float)
     glmm_ok = out["human_coef"].notna()
-    tracks = np.where(glmm_ok, _excludes_zero(out["human_low"], out["human_high"]),
-                      _excludes_zero(out["share_r_low"], out["share_r_high"]))
+    tracks = np.where(
+        glmm_ok,
+        _excludes_zero(out["human_low"], out["human_high"]),
+        _excludes_zero(out["share_r_low"], out["share_r_high"]),
+    )
     analysed = glmm_ok | out["share_r_low"].notna()
     out["humans_track"] = tracks & analysed.to_numpy()
     human_sign = np.sign(np.where(glmm_ok, out["human_coef"], out["share_r_low"] + out["share_r_high"]))
     same = np.sign(out["judge_beta"]) == human_sign
     pattern = np.select(
-        [~analysed, out["judge_tracks"] & ~out["humans_track"], ~out["judge_tracks"] & out["humans_track"],
-         out["judge_tracks"] & out["humans_track"] & same, out["judge_tracks"] & out["humans_track"]],
+        [
+            ~analysed,
+            out["judge_tracks"] & ~out["humans_track"],
+            ~out["judge_tracks"] & out["humans_track"],
+            out["judge_tracks"] & out["humans_track"] & same,
+            out["judge_tracks"] & out["humans_track"],
+        ],
         ["humans not analysed", "judge only", "humans only", "both, same direction", "both, opposite directions"],
-        default="neither")
+        default="neither",
+    )
     out["pattern"] = pattern
     return out.drop(columns=["share_r_low", "share_r_high"])[
-        ["scope", "judge", "criterion", "feature", "judge_beta", "judge_low", "judge_high", "judge_tracks",
-         "judge_p", "judge_p_adjusted", "judge_tracks_adjusted", "human_coef", "human_low", "human_high",
-         "humans_track", "pattern"]]
+        [
+            "scope",
+            "judge",
+            "criterion",
+            "feature",
+            "judge_beta",
+            "judge_low",
+            "judge_high",
+            "judge_tracks",
+            "judge_p",
+            "judge_p_adjusted",
+            "judge_tracks_adjusted",
+            "human_coef",
+            "human_low",
+            "human_high",
+            "humans_track",
+            "pattern",
+        ]
+    ]

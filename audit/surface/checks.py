@@ -44,8 +44,9 @@ def surface_check_families(result: SurfaceResult) -> int:
     return 1 + int(bool(with_votes))
 
 
-def surface_checks(result: SurfaceResult, thresholds: Any = None,
-                   severity: Mapping[str, str] | None = None, families: int = 1) -> list[Check]:
+def surface_checks(
+    result: SurfaceResult, thresholds: Any = None, severity: Mapping[str, str] | None = None, families: int = 1
+) -> list[Check]:
     """Surface-sensitivity checks, one of each per scope (matchup or pooled).
 
     ``surface.judge_feature_r``
@@ -91,51 +92,103 @@ def surface_checks(result: SurfaceResult, thresholds: Any = None,
         if breach is not None:
             c = result.correlations[(result.correlations["scope"] == scope) & result.correlations["pearson_r"].notna()]
             if c.empty:
-                checks.append(Check(name, Status.SKIPPED, reason="no story-level correlation could be computed",
-                                    scope=scope))
+                checks.append(
+                    Check(name, Status.SKIPPED, reason="no story-level correlation could be computed", scope=scope)
+                )
             else:
                 top = c.loc[c["pearson_r"].abs().idxmax()]
                 value = float(abs(top["pearson_r"]))
                 p_adj = _p_adjusted(c, top)
-                what = (f"{top['judge']}/{top['criterion']} vs {top['feature']}: r = {top['pearson_r']:+.2f} "
-                        f"(n={top['n_stories']}, adjusted p={_fmt_p(p_adj)})")
+                what = (
+                    f"{top['judge']}/{top['criterion']} vs {top['feature']}: r = {top['pearson_r']:+.2f} "
+                    f"(n={top['n_stories']}, adjusted p={_fmt_p(p_adj)})"
+                )
                 large = c[(c["pearson_r"].abs() > max_r) & (_adjusted(c) < alpha)]
                 if len(large):
                     top = large.loc[large["pearson_r"].abs().idxmax()]
                     value = float(abs(top["pearson_r"]))
-                    what = (f"{top['judge']}/{top['criterion']} vs {top['feature']}: r = {top['pearson_r']:+.2f} "
-                            f"(n={top['n_stories']}, adjusted p={_fmt_p(_p_adjusted(c, top))})")
-                    checks.append(Check(name, breach, value, max_r, scope=scope, reason=(
-                        f"judge scores correlate with a surface feature beyond |r| = {max_r:g}: {what}; "
-                        "inspect whether the judge rewards style rather than the criterion")))
+                    what = (
+                        f"{top['judge']}/{top['criterion']} vs {top['feature']}: r = {top['pearson_r']:+.2f} "
+                        f"(n={top['n_stories']}, adjusted p={_fmt_p(_p_adjusted(c, top))})"
+                    )
+                    checks.append(
+                        Check(
+                            name,
+                            breach,
+                            value,
+                            max_r,
+                            scope=scope,
+                            reason=(
+                                f"judge scores correlate with a surface feature beyond |r| = {max_r:g}: {what}; "
+                                "inspect whether the judge rewards style rather than the criterion"
+                            ),
+                        )
+                    )
                 else:
                     chance = " (not significant after the multiplicity adjustment)" if value > max_r else ""
-                    checks.append(Check(name, Status.PASS, value, max_r, scope=scope,
-                                        reason=f"largest story-level |r| is {value:.2f} ({what}){chance}"))
+                    checks.append(
+                        Check(
+                            name,
+                            Status.PASS,
+                            value,
+                            max_r,
+                            scope=scope,
+                            reason=f"largest story-level |r| is {value:.2f} ({what}){chance}",
+                        )
+                    )
         name = "surface.judge_only_feature"
         breach = _breach(severity, name)
         if breach is None:
             continue
         s = result.side_by_side[result.side_by_side["scope"] == scope]
         if s.empty or (s["pattern"] == "humans not analysed").all():
-            checks.append(Check(name, Status.SKIPPED, scope=scope,
-                                reason="no human votes to compare with: give the humans' overall preferences"))
+            checks.append(
+                Check(
+                    name,
+                    Status.SKIPPED,
+                    scope=scope,
+                    reason="no human votes to compare with: give the humans' overall preferences",
+                )
+            )
             continue
-        candidates = s[s["pattern"].isin(["judge only", "both, opposite directions"]) & (s["judge_beta"].abs() >= min_beta)]
+        candidates = s[
+            s["pattern"].isin(["judge only", "both, opposite directions"]) & (s["judge_beta"].abs() >= min_beta)
+        ]
         flagged = candidates[_tracks_adjusted(candidates, alpha)]
         if flagged.empty:
             strongest = float(np.nanmax(s["judge_beta"].abs())) if s["judge_beta"].notna().any() else float("nan")
-            chance = (f"; {len(candidates)} pointwise association(s) not significant after the "
-                      f"{result.adjust} adjustment" if len(candidates) else "")
-            checks.append(Check(name, Status.PASS, None if np.isnan(strongest) else strongest, min_beta, scope=scope,
-                                reason="no feature is tracked by the judge and not by the readers" + chance))
+            chance = (
+                f"; {len(candidates)} pointwise association(s) not significant after the {result.adjust} adjustment"
+                if len(candidates)
+                else ""
+            )
+            checks.append(
+                Check(
+                    name,
+                    Status.PASS,
+                    None if np.isnan(strongest) else strongest,
+                    min_beta,
+                    scope=scope,
+                    reason="no feature is tracked by the judge and not by the readers" + chance,
+                )
+            )
             continue
         top = flagged.loc[flagged["judge_beta"].abs().idxmax()]
-        checks.append(Check(name, breach, float(abs(top["judge_beta"])), min_beta, scope=scope, reason=(
-            f"{len(flagged)} judge criterion x feature association(s) the readers do not share, strongest "
-            f"{top['judge']}/{top['criterion']} ~ {top['feature']} (beta = {top['judge_beta']:+.2f}, "
-            f"{result.adjust}-adjusted p={_fmt_p(top.get('judge_p_adjusted', float('nan')))}, readers: "
-            f"{top['pattern']}); the judge may be scoring style")))
+        checks.append(
+            Check(
+                name,
+                breach,
+                float(abs(top["judge_beta"])),
+                min_beta,
+                scope=scope,
+                reason=(
+                    f"{len(flagged)} judge criterion x feature association(s) the readers do not share, strongest "
+                    f"{top['judge']}/{top['criterion']} ~ {top['feature']} (beta = {top['judge_beta']:+.2f}, "
+                    f"{result.adjust}-adjusted p={_fmt_p(top.get('judge_p_adjusted', float('nan')))}, readers: "
+                    f"{top['pattern']}); the judge may be scoring style"
+                ),
+            )
+        )
     return checks
 
 
@@ -156,7 +209,9 @@ def _tracks_adjusted(frame, alpha: float) -> np.ndarray:
     interval excluding 0)."""
     if "judge_p_adjusted" not in frame.columns:
         return np.ones(len(frame), dtype=bool)
-    return (np.nan_to_num(frame["judge_p_adjusted"].to_numpy(float), nan=1.0) < alpha) & frame["judge_tracks"].to_numpy(bool)
+    return (np.nan_to_num(frame["judge_p_adjusted"].to_numpy(float), nan=1.0) < alpha) & frame["judge_tracks"].to_numpy(
+        bool
+    )
 
 
 def _fmt_p(p: float) -> str:

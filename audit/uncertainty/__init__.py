@@ -17,7 +17,15 @@ from audit.uncertainty.loro import LoroResult, leave_one_reader_out
 from audit.uncertainty.multiplicity import SignificanceTally, benjamini_hochberg, holm, significance_tally
 
 __all__ = [
-    "BootstrapResult", "cluster_bootstrap", "glmm_cells", "JudgeConfigRates", "judge_configuration_rates",
-    "LoroResult", "leave_one_reader_out", "SignificanceTally", "significance_tally", "holm",
+    "BootstrapResult",
+    "cluster_bootstrap",
+    "glmm_cells",
+    "JudgeConfigRates",
+    "judge_configuration_rates",
+    "LoroResult",
+    "leave_one_reader_out",
+    "SignificanceTally",
+    "significance_tally",
+    "holm",
     "benjamini_hochberg",
 ]

@@ -14,13 +14,33 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from audit.uncertainty.resampling import (TableResampler, acceleration, bca_interval, bootstrap_p_value,
-                                          cluster_weights, n_chunks, percentile_interval)
+from audit.uncertainty.resampling import (
+    TableResampler,
+    acceleration,
+    bca_interval,
+    bootstrap_p_value,
+    cluster_weights,
+    n_chunks,
+    percentile_interval,
+)
 from audit.uncertainty.two_way import cgm_from_cells, correct_two_way, t_calibrated_level, t_calibrated_p_value
 
-INTERVAL_COLUMNS = ("se", "ci_low_percentile", "ci_high_percentile", "ci_low_bca", "ci_high_bca", "z0",
-                    "acceleration", "p_value", "ci_low_cgm", "ci_high_cgm", "se_cgm", "p_value_cgm", "df",
-                    "product_scale")
+INTERVAL_COLUMNS = (
+    "se",
+    "ci_low_percentile",
+    "ci_high_percentile",
+    "ci_low_bca",
+    "ci_high_bca",
+    "z0",
+    "acceleration",
+    "p_value",
+    "ci_low_cgm",
+    "ci_high_cgm",
+    "se_cgm",
+    "p_value_cgm",
+    "df",
+    "product_scale",
+)
 
 
 @dataclass(frozen=True)
@@ -115,8 +135,15 @@ def _too_few_clusters(scheme: str, n_pairs: int, n_readers: int) -> bool:
     return (scheme != "readers" and n_pairs < 2) or (scheme != "pairs" and n_readers < 2)
 
 
-def summary(reps: np.ndarray, estimate: float, jack: list[np.ndarray], level: float,
-            intervals: tuple[str, ...], null: float, df: float = float("inf")) -> dict:
+def summary(
+    reps: np.ndarray,
+    estimate: float,
+    jack: list[np.ndarray],
+    level: float,
+    intervals: tuple[str, ...],
+    null: float,
+    df: float = float("inf"),
+) -> dict:
     """SE, intervals and p-value of one set of replicates.
 
     With finite ``df`` the percentile / BCa tails are read at the Student-t calibrated level
@@ -125,12 +152,23 @@ def summary(reps: np.ndarray, estimate: float, jack: list[np.ndarray], level: fl
     finite = reps[np.isfinite(reps)]
     tail_level = t_calibrated_level(level, df)
     nan = float("nan")
-    out = {"se": float(finite.std(ddof=1)) if finite.size > 1 else nan,
-           "ci_low_percentile": nan, "ci_high_percentile": nan, "ci_low_bca": nan, "ci_high_bca": nan,
-           "z0": nan, "acceleration": nan, "ci_low_cgm": nan, "ci_high_cgm": nan, "se_cgm": nan,
-           "p_value_cgm": nan, "df": nan, "product_scale": nan,
-           "p_value": t_calibrated_p_value(bootstrap_p_value(finite, null), df),
-           "n_invalid": int(reps.size - finite.size)}
+    out = {
+        "se": float(finite.std(ddof=1)) if finite.size > 1 else nan,
+        "ci_low_percentile": nan,
+        "ci_high_percentile": nan,
+        "ci_low_bca": nan,
+        "ci_high_bca": nan,
+        "z0": nan,
+        "acceleration": nan,
+        "ci_low_cgm": nan,
+        "ci_high_cgm": nan,
+        "se_cgm": nan,
+        "p_value_cgm": nan,
+        "df": nan,
+        "product_scale": nan,
+        "p_value": t_calibrated_p_value(bootstrap_p_value(finite, null), df),
+        "n_invalid": int(reps.size - finite.size),
+    }
     if "percentile" in intervals:
         out["ci_low_percentile"], out["ci_high_percentile"] = percentile_interval(finite, tail_level)
     if "bca" in intervals:
@@ -140,8 +178,9 @@ def summary(reps: np.ndarray, estimate: float, jack: list[np.ndarray], level: fl
     return out
 
 
-def summarise_cells(tables, cell_reps: list[dict], judges: tuple[JudgeTable, ...], judge_reps: list[np.ndarray],
-                    st: BootstrapSettings) -> tuple[list[dict], list[dict]]:
+def summarise_cells(
+    tables, cell_reps: list[dict], judges: tuple[JudgeTable, ...], judge_reps: list[np.ndarray], st: BootstrapSettings
+) -> tuple[list[dict], list[dict]]:
     """The result rows of ``tables`` (cell x scheme) and ``judges`` (cell x judge)."""
     rows, pair_reps = [], {}
     for t, raw in zip(tables, cell_reps):
@@ -150,17 +189,30 @@ def summarise_cells(tables, cell_reps: list[dict], judges: tuple[JudgeTable, ...
         for scheme in st.schemes:
             corr = None
             if scheme == "two-way":
-                corr = correct_two_way(est, raw["two-way-product"], raw["pairs"], raw["readers"], t.n_pairs, t.n_readers)
+                corr = correct_two_way(
+                    est, raw["two-way-product"], raw["pairs"], raw["readers"], t.n_pairs, t.n_readers
+                )
                 reps = corr.replicates
             else:
                 reps = raw[scheme]
             if scheme == "pairs":
                 pair_reps[t.key] = (t.pairs, reps)
-            row = {**dict(zip(st.by, t.key)), "cell": t.label, "scheme": scheme, "rate": est, "n_votes": t.n_votes,
-                   "n_ties": t.n_ties, "n_pairs": t.n_pairs, "n_readers": t.n_readers}
+            row = {
+                **dict(zip(st.by, t.key)),
+                "cell": t.label,
+                "scheme": scheme,
+                "rate": est,
+                "n_votes": t.n_votes,
+                "n_ties": t.n_ties,
+                "n_pairs": t.n_pairs,
+                "n_readers": t.n_readers,
+            }
             jack = rs.jackknife(scheme) if rs is not None else []
-            row.update(summary(reps, est, jack, st.level, st.intervals, st.null,
-                               df=corr.df if corr is not None else float("inf")))
+            row.update(
+                summary(
+                    reps, est, jack, st.level, st.intervals, st.null, df=corr.df if corr is not None else float("inf")
+                )
+            )
             if corr is not None:
                 row.update({"df": corr.df, "product_scale": corr.scale})
                 if "cgm" in st.intervals:
@@ -168,8 +220,9 @@ def summarise_cells(tables, cell_reps: list[dict], judges: tuple[JudgeTable, ...
                     for k in ("pairs", "readers"):
                         r = raw[k][np.isfinite(raw[k])]
                         v[k] = float(r.var(ddof=1)) if r.size > 1 else float("nan")
-                    lo, hi, se_c, p_c = cgm_from_cells(est, v["pairs"], v["readers"], t.s, t.n, t.n_pairs,
-                                                       t.n_readers, st.level, st.null)
+                    lo, hi, se_c, p_c = cgm_from_cells(
+                        est, v["pairs"], v["readers"], t.s, t.n, t.n_pairs, t.n_readers, st.level, st.null
+                    )
                     row.update({"ci_low_cgm": lo, "ci_high_cgm": hi, "se_cgm": se_c, "p_value_cgm": p_c})
             if _too_few_clusters(scheme, t.n_pairs, t.n_readers):
                 # one cluster resampled is always the same data: a zero-width interval would mislead
@@ -184,8 +237,14 @@ def summarise_cells(tables, cell_reps: list[dict], judges: tuple[JudgeTable, ...
         tot_s, tot_n = csum.sum(), ccnt.sum()
         est = float(tot_s / tot_n) if tot_n > 0 else float("nan")
         jack = [_ratio(tot_s - csum, tot_n - ccnt)]
-        row = {**dict(zip(st.by, jt.key)), "cell": "/".join(jt.key), "judge": jt.judge, "rate": est,
-               "n_pairs": int(np.count_nonzero(ccnt)), "n_invalid": jt.n_invalid}
+        row = {
+            **dict(zip(st.by, jt.key)),
+            "cell": "/".join(jt.key),
+            "judge": jt.judge,
+            "rate": est,
+            "n_pairs": int(np.count_nonzero(ccnt)),
+            "n_invalid": jt.n_invalid,
+        }
         summ = summary(reps, est, jack, st.level, st.intervals, st.null)
         for k in ("n_invalid", "ci_low_cgm", "ci_high_cgm", "se_cgm", "p_value_cgm", "df", "product_scale"):
             summ.pop(k)
@@ -197,14 +256,23 @@ def summarise_cells(tables, cell_reps: list[dict], judges: tuple[JudgeTable, ...
         if paired:
             diff = reps - pair_reps[jt.key][1]
             lo, hi = percentile_interval(diff[np.isfinite(diff)], st.level)
-        row.update({"gap_ci_low": lo, "gap_ci_high": hi, "paired": bool(paired), "n_boot": st.n_boot,
-                    "seed": st.seed, "_order": jt.order})
+        row.update(
+            {
+                "gap_ci_low": lo,
+                "gap_ci_high": hi,
+                "paired": bool(paired),
+                "n_boot": st.n_boot,
+                "seed": st.seed,
+                "_order": jt.order,
+            }
+        )
         judge_rows.append(row)
     return rows, judge_rows
 
 
-def plan_blocks(tables: list, judges: list[JudgeTable], settings: BootstrapSettings, jobs: int,
-                split_above: int = 200_000) -> list[BootstrapBlock]:
+def plan_blocks(
+    tables: list, judges: list[JudgeTable], settings: BootstrapSettings, jobs: int, split_above: int = 200_000
+) -> list[BootstrapBlock]:
     """Cut the work into tasks: consecutive cells grouped to about ``1 / (4 jobs)`` of the work
     each; a cell with more than ``split_above`` vote combinations gets one task per chunk (so a
     single huge cell still spreads over the workers and the progress bar moves). The results do

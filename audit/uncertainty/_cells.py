@@ -68,16 +68,20 @@ class CellTable:
 
     def reader_sums(self) -> tuple[np.ndarray, np.ndarray]:
         """Focal and decisive votes per reader (length ``n_readers``)."""
-        return (np.bincount(self.cell_reader, self.s, self.n_readers),
-                np.bincount(self.cell_reader, self.n, self.n_readers))
+        return (
+            np.bincount(self.cell_reader, self.s, self.n_readers),
+            np.bincount(self.cell_reader, self.n, self.n_readers),
+        )
 
     def sparse(self):
         """``(S, N)`` as scipy CSR matrices of shape (n_pairs, n_readers)."""
         import scipy.sparse as sp
 
         shape = (self.n_pairs, self.n_readers)
-        return (sp.csr_matrix((self.s, (self.cell_pair, self.cell_reader)), shape=shape),
-                sp.csr_matrix((self.n, (self.cell_pair, self.cell_reader)), shape=shape))
+        return (
+            sp.csr_matrix((self.s, (self.cell_pair, self.cell_reader)), shape=shape),
+            sp.csr_matrix((self.n, (self.cell_pair, self.cell_reader)), shape=shape),
+        )
 
     def dense(self) -> tuple[np.ndarray, np.ndarray]:
         """``(S, N)`` as dense arrays: for small cells and tests only."""
@@ -116,13 +120,18 @@ def _problem(message: str, fix: str, column: str | None = None, value: str | Non
 def validate_votes(votes: pd.DataFrame, by: tuple[str, ...]) -> None:
     """Raise :class:`InputError` (all problems at once) unless ``votes`` is usable."""
     if not isinstance(votes, pd.DataFrame):
-        raise InputError(_problem(f"expected a pandas DataFrame, got {type(votes).__name__}",
-                                  "pass AuditData.votes (the normalised votes frame)"))
+        raise InputError(
+            _problem(
+                f"expected a pandas DataFrame, got {type(votes).__name__}",
+                "pass AuditData.votes (the normalised votes frame)",
+            )
+        )
     problems = []
     for col in (*VOTE_COLUMNS, *by):
         if col not in votes.columns:
-            problems.append(_problem(f"missing column '{col}'",
-                                     "pass the normalised votes frame (see audit/data.py)", column=col))
+            problems.append(
+                _problem(f"missing column '{col}'", "pass the normalised votes frame (see audit/data.py)", column=col)
+            )
     if problems:
         raise InputError(problems)
     y = pd.to_numeric(votes["y"], errors="coerce").to_numpy(float)
@@ -131,12 +140,23 @@ def validate_votes(votes: pd.DataFrame, by: tuple[str, ...]) -> None:
     bad |= raw_bad
     if bad.any():
         first = int(np.flatnonzero(bad)[0])
-        problems.append(_problem(f"{int(bad.sum())} value(s) of y are not 1 (focal), 0 (other) or NaN (tie)",
-                                 "code y as 1.0 / 0.0 / NaN", column="y", value=str(votes["y"].iloc[first])))
+        problems.append(
+            _problem(
+                f"{int(bad.sum())} value(s) of y are not 1 (focal), 0 (other) or NaN (tie)",
+                "code y as 1.0 / 0.0 / NaN",
+                column="y",
+                value=str(votes["y"].iloc[first]),
+            )
+        )
     for col in ("pair_id", "reader_id", *by):
         if votes[col].isna().any():
-            problems.append(_problem(f"{int(votes[col].isna().sum())} missing value(s)",
-                                     "every vote needs a pair, a reader and its cell", column=col))
+            problems.append(
+                _problem(
+                    f"{int(votes[col].isna().sum())} missing value(s)",
+                    "every vote needs a pair, a reader and its cell",
+                    column=col,
+                )
+            )
     if problems:
         raise InputError(problems)
     if len(votes) == 0:
@@ -198,28 +218,56 @@ def cell_tables(votes: pd.DataFrame, by: tuple[str, ...]) -> list[CellTable]:
         for uniques in reversed(key_values):
             rest, k = divmod(rest, len(uniques))
             key.append(str(uniques[k]))
-        pairs = pair_ids[pair_combos[pair_bounds[c]:pair_bounds[c + 1]] % n_p]
-        readers = reader_ids[reader_combos[reader_bounds[c]:reader_bounds[c + 1]] % n_r]
+        pairs = pair_ids[pair_combos[pair_bounds[c] : pair_bounds[c + 1]] % n_p]
+        readers = reader_ids[reader_combos[reader_bounds[c] : reader_bounds[c + 1]] % n_r]
         a, b = run_bounds[c], run_bounds[c + 1]
-        tables.append(CellTable(tuple(reversed(key)), tuple(str(p) for p in pairs), tuple(str(r) for r in readers),
-                                run_lp[a:b].astype(np.int64), run_lr[a:b].astype(np.int64), s_run[a:b], n_run[a:b],
-                                int(ties[c])))
+        tables.append(
+            CellTable(
+                tuple(reversed(key)),
+                tuple(str(p) for p in pairs),
+                tuple(str(r) for r in readers),
+                run_lp[a:b].astype(np.int64),
+                run_lr[a:b].astype(np.int64),
+                s_run[a:b],
+                n_run[a:b],
+                int(ties[c]),
+            )
+        )
     return tables
 
 
 def validate_judge_credits(credits: pd.DataFrame, by: tuple[str, ...]) -> None:
     if not isinstance(credits, pd.DataFrame):
-        raise InputError(InputProblem("judge credits", f"expected a DataFrame, got {type(credits).__name__}",
-                                      "pass the per-pair judge frame from audit.judge_side"))
+        raise InputError(
+            InputProblem(
+                "judge credits",
+                f"expected a DataFrame, got {type(credits).__name__}",
+                "pass the per-pair judge frame from audit.judge_side",
+            )
+        )
     missing = [c for c in (*JUDGE_COLUMNS, *by) if c not in credits.columns]
     if missing:
-        raise InputError([InputProblem("judge credits", f"missing column '{c}'",
-                                       "columns must be pair_id, matchup, criterion, judge, credit",
-                                       column=c) for c in missing])
+        raise InputError(
+            [
+                InputProblem(
+                    "judge credits",
+                    f"missing column '{c}'",
+                    "columns must be pair_id, matchup, criterion, judge, credit",
+                    column=c,
+                )
+                for c in missing
+            ]
+        )
     c = pd.to_numeric(credits["credit"], errors="coerce").to_numpy(float)
     bad = (credits["credit"].notna().to_numpy() & np.isnan(c)) | (~np.isnan(c) & ((c < 0) | (c > 1)))
     if bad.any():
         first = int(np.flatnonzero(bad)[0])
-        raise InputError(InputProblem("judge credits", f"{int(bad.sum())} credit value(s) outside [0, 1]",
-                                      "credit is 1 (focal wins), 0.5 (tie), 0 (other wins) or NaN (invalid)",
-                                      column="credit", value=str(credits["credit"].iloc[first])))
+        raise InputError(
+            InputProblem(
+                "judge credits",
+                f"{int(bad.sum())} credit value(s) outside [0, 1]",
+                "credit is 1 (focal wins), 0.5 (tie), 0 (other wins) or NaN (invalid)",
+                column="credit",
+                value=str(credits["credit"].iloc[first]),
+            )
+        )

@@ -50,15 +50,29 @@ import pandas as pd
 
 from audit.errors import InputError, InputProblem
 from audit.rng import resolve_rng
-from audit.uncertainty._boot_tasks import (BootstrapSettings, JudgeTable, gather_blocks, plan_blocks,
-                                           run_block)
+from audit.uncertainty._boot_tasks import BootstrapSettings, JudgeTable, gather_blocks, plan_blocks, run_block
 from audit.uncertainty._cells import cell_tables, validate_judge_credits
 from audit.uncertainty.resampling import (  # noqa: F401 - the primitives are re-exported
-    REPLICATE_CHUNK, TableResampler, acceleration, bca_interval, bootstrap_p_value, cluster_weights,
-    jackknife_rates, multinomial_weights, percentile_interval, replicate_rates, resample_indices,
-    two_way_replicates, weighted_sums)
+    REPLICATE_CHUNK,
+    TableResampler,
+    acceleration,
+    bca_interval,
+    bootstrap_p_value,
+    cluster_weights,
+    jackknife_rates,
+    multinomial_weights,
+    percentile_interval,
+    replicate_rates,
+    resample_indices,
+    two_way_replicates,
+    weighted_sums,
+)
 from audit.uncertainty.two_way import (  # noqa: F401 - re-exported
-    cgm_interval, correct_two_way, t_calibrated_level, t_calibrated_p_value)
+    cgm_interval,
+    correct_two_way,
+    t_calibrated_level,
+    t_calibrated_p_value,
+)
 
 SCHEMES = ("pairs", "readers", "two-way", "two-way-product")
 DEFAULT_SCHEMES = ("pairs", "readers", "two-way")
@@ -130,16 +144,22 @@ class BootstrapResult:
 
     def __str__(self) -> str:
         pct = f"{self.level:.0%}"
-        lines = [f"Cluster bootstrap ({self.n_boot} replicates, seed {self.seed}, pointwise {pct} intervals; "
-                 f"{self.n_ties_excluded} tie vote(s) excluded)"]
+        lines = [
+            f"Cluster bootstrap ({self.n_boot} replicates, seed {self.seed}, pointwise {pct} intervals; "
+            f"{self.n_ties_excluded} tie vote(s) excluded)"
+        ]
         for _, r in self.cells.iterrows():
             bca = "" if np.isnan(r["ci_low_bca"]) else f"  BCa [{r['ci_low_bca']:.3f}, {r['ci_high_bca']:.3f}]"
-            lines.append(f"  {r['cell']:<40} {r['scheme']:<15} rate {r['rate']:.3f}  "
-                         f"pct [{r['ci_low_percentile']:.3f}, {r['ci_high_percentile']:.3f}]{bca}")
+            lines.append(
+                f"  {r['cell']:<40} {r['scheme']:<15} rate {r['rate']:.3f}  "
+                f"pct [{r['ci_low_percentile']:.3f}, {r['ci_high_percentile']:.3f}]{bca}"
+            )
         if self.judge is not None:
             for _, r in self.judge.iterrows():
-                lines.append(f"  judge {r['judge']:<12} {r['cell']:<34} rate {r['rate']:.3f}  "
-                             f"pct [{r['ci_low_percentile']:.3f}, {r['ci_high_percentile']:.3f}]")
+                lines.append(
+                    f"  judge {r['judge']:<12} {r['cell']:<34} rate {r['rate']:.3f}  "
+                    f"pct [{r['ci_low_percentile']:.3f}, {r['ci_high_percentile']:.3f}]"
+                )
         lines.extend(f"  note: {n}" for n in self.notes)
         return "\n".join(lines)
 
@@ -163,12 +183,14 @@ def _check_options(schemes, intervals, n_boot, level) -> None:
 
 def _judge_tables(credits: pd.DataFrame, by: tuple[str, ...]) -> list[JudgeTable]:
     """Per cell x judge (sorted): pair ids, credit sums, valid counts, invalid count."""
-    frame = pd.DataFrame({
-        "pair_id": credits["pair_id"].astype(str).to_numpy(),
-        "judge": credits["judge"].astype(str).to_numpy(),
-        "credit": pd.to_numeric(credits["credit"], errors="coerce").to_numpy(float),
-        **{f"_by{k}": credits[c].astype(str).to_numpy() for k, c in enumerate(by)},
-    })
+    frame = pd.DataFrame(
+        {
+            "pair_id": credits["pair_id"].astype(str).to_numpy(),
+            "judge": credits["judge"].astype(str).to_numpy(),
+            "credit": pd.to_numeric(credits["credit"], errors="coerce").to_numpy(float),
+            **{f"_by{k}": credits[c].astype(str).to_numpy() for k, c in enumerate(by)},
+        }
+    )
     keys = [f"_by{k}" for k in range(len(by))]
     out = []
     for key, g in frame.groupby([*keys, "judge"], sort=True):
@@ -177,8 +199,17 @@ def _judge_tables(credits: pd.DataFrame, by: tuple[str, ...]) -> list[JudgeTable
         ok = ~np.isnan(c)
         csum = np.bincount(pi[ok], weights=c[ok], minlength=len(pairs))
         ccnt = np.bincount(pi[ok], minlength=len(pairs)).astype(float)
-        out.append(JudgeTable(tuple(str(k) for k in key[:-1]), str(key[-1]), tuple(str(p) for p in pairs),
-                              csum, ccnt, int((~ok).sum()), len(out)))
+        out.append(
+            JudgeTable(
+                tuple(str(k) for k in key[:-1]),
+                str(key[-1]),
+                tuple(str(p) for p in pairs),
+                csum,
+                ccnt,
+                int((~ok).sum()),
+                len(out),
+            )
+        )
     return out
 
 
@@ -254,8 +285,16 @@ def cluster_bootstrap(
         judge_tabs = _judge_tables(judge_credits, by)
     generator, seed = resolve_rng(rng)
     entropy = seed if seed is not None else int(generator.integers(2**63))
-    settings = BootstrapSettings(by=by, schemes=schemes, intervals=intervals, n_boot=n_boot, level=float(level),
-                                 null=float(null), entropy=int(entropy), seed=seed)
+    settings = BootstrapSettings(
+        by=by,
+        schemes=schemes,
+        intervals=intervals,
+        n_boot=n_boot,
+        level=float(level),
+        null=float(null),
+        entropy=int(entropy),
+        seed=seed,
+    )
     runner = runner or TaskRunner()
     blocks = plan_blocks(tables, judge_tabs, settings, runner.jobs)
     rows, jrows = gather_blocks(blocks, runner.map(run_block, blocks, label="bootstrap"))
@@ -264,20 +303,37 @@ def cluster_bootstrap(
     judge_frame = pd.DataFrame(jrows) if judge_credits is not None else None
     n_judge_invalid = sum(jt.n_invalid for jt in judge_tabs)
 
-    notes = ["intervals are pointwise (one per cell), not adjusted for multiplicity",
-             "tie votes are excluded from the human rate (forced-choice design); see n_ties"]
+    notes = [
+        "intervals are pointwise (one per cell), not adjusted for multiplicity",
+        "tie votes are excluded from the human rate (forced-choice design); see n_ties",
+    ]
     if "two-way" in schemes:
-        notes.append("two-way = pairs and readers resampled independently (vote weight = product), spread "
-                     "rescaled to the method-of-moments two-way variance, t-calibrated tails (see df)")
+        notes.append(
+            "two-way = pairs and readers resampled independently (vote weight = product), spread "
+            "rescaled to the method-of-moments two-way variance, t-calibrated tails (see df)"
+        )
     if "two-way-product" in schemes:
-        notes.append("two-way-product = the uncorrected product (pigeonhole) bootstrap: conservative, it counts "
-                     "the vote-level variance three times")
+        notes.append(
+            "two-way-product = the uncorrected product (pigeonhole) bootstrap: conservative, it counts "
+            "the vote-level variance three times"
+        )
     if degenerate:
         notes.append("intervals not computed where a resampled factor has a single cluster: " + ", ".join(degenerate))
     if judge_frame is not None and "pairs" not in schemes:
         notes.append("judge-minus-human gap intervals need the 'pairs' scheme; not computed")
     n_votes = int(sum(t.n_votes for t in tables))
-    return BootstrapResult(cells=cells, judge=judge_frame, by=by, schemes=schemes, intervals=intervals,
-                           n_boot=n_boot, level=float(level), null=float(null), seed=seed,
-                           n_votes=n_votes, n_ties_excluded=int(sum(t.n_ties for t in tables)),
-                           n_judge_invalid=n_judge_invalid, notes=tuple(notes))
+    return BootstrapResult(
+        cells=cells,
+        judge=judge_frame,
+        by=by,
+        schemes=schemes,
+        intervals=intervals,
+        n_boot=n_boot,
+        level=float(level),
+        null=float(null),
+        seed=seed,
+        n_votes=n_votes,
+        n_ties_excluded=int(sum(t.n_ties for t in tables)),
+        n_judge_invalid=n_judge_invalid,
+        notes=tuple(notes),
+    )

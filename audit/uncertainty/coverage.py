@@ -29,8 +29,15 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
-from audit.uncertainty.bootstrap import (acceleration, bca_interval, cgm_interval, jackknife_rates,
-                                         multinomial_weights, percentile_interval, replicate_rates)
+from audit.uncertainty.bootstrap import (
+    acceleration,
+    bca_interval,
+    cgm_interval,
+    jackknife_rates,
+    multinomial_weights,
+    percentile_interval,
+    replicate_rates,
+)
 from audit.uncertainty.two_way import correct_two_way, t_calibrated_level
 
 RAW_SCHEMES = ("pairs", "readers", "two-way-product")
@@ -45,8 +52,9 @@ def marginal_rate(b0: float, sd_pair: float, sd_reader: float, n_nodes: int = 80
     return float(np.sum(w * expit(b0 + sd * x)) / np.sqrt(2 * np.pi))
 
 
-def simulate_cell(rng: np.random.Generator, n_pairs: int, n_readers: int, b0: float, sd_pair: float,
-                  sd_reader: float) -> np.ndarray:
+def simulate_cell(
+    rng: np.random.Generator, n_pairs: int, n_readers: int, b0: float, sd_pair: float, sd_reader: float
+) -> np.ndarray:
     """One study's ``n_pairs x n_readers`` 0/1 vote table."""
     u = rng.normal(0.0, sd_pair, n_pairs)
     v = rng.normal(0.0, sd_reader, n_readers)
@@ -97,31 +105,46 @@ class CoverageResult:
         return self.coverage.copy()
 
     def __str__(self) -> str:
-        head = (f"Coverage of {self.level:.0%} intervals over {self.n_studies} simulated studies "
-                f"({self.n_pairs} pairs x {self.n_readers} readers, b0={self.b0:g}, sd_pair={self.sd_pair:g}, "
-                f"sd_reader={self.sd_reader:g}; {self.n_boot} bootstrap replicates; seed {self.seed})\n"
-                f"true conditional rate expit(b0) = {self.true_conditional:.4f}; "
-                f"true marginal rate = {self.true_marginal:.4f}; GLMM failed {self.n_glmm_failed}, "
-                f"singular {self.n_glmm_singular}")
+        head = (
+            f"Coverage of {self.level:.0%} intervals over {self.n_studies} simulated studies "
+            f"({self.n_pairs} pairs x {self.n_readers} readers, b0={self.b0:g}, sd_pair={self.sd_pair:g}, "
+            f"sd_reader={self.sd_reader:g}; {self.n_boot} bootstrap replicates; seed {self.seed})\n"
+            f"true conditional rate expit(b0) = {self.true_conditional:.4f}; "
+            f"true marginal rate = {self.true_marginal:.4f}; GLMM failed {self.n_glmm_failed}, "
+            f"singular {self.n_glmm_singular}"
+        )
         own = self.coverage[self.coverage["own_target"]]
         lines = [head, f"  {'method':<28}{'target':<13}{'coverage':>9}{'mc_se':>8}{'below':>8}{'above':>8}{'width':>8}"]
         for _, r in own.iterrows():
-            lines.append(f"  {r['method']:<28}{r['target']:<13}{r['coverage']:>9.3f}{r['mc_se']:>8.3f}"
-                         f"{r['below']:>8.3f}{r['above']:>8.3f}{r['mean_width']:>8.3f}")
+            lines.append(
+                f"  {r['method']:<28}{r['target']:<13}{r['coverage']:>9.3f}{r['mc_se']:>8.3f}"
+                f"{r['below']:>8.3f}{r['above']:>8.3f}{r['mean_width']:>8.3f}"
+            )
         return "\n".join(lines)
 
 
-def run_coverage(n_studies: int = 500, *, seed: int = 1, n_pairs: int = 20, n_readers: int = 7,
-                 b0: float = 0.4, sd_pair: float = 0.5, sd_reader: float = 0.5, n_boot: int = 999,
-                 level: float = 0.95, glmm: bool = True, progress=None) -> CoverageResult:
+def run_coverage(
+    n_studies: int = 500,
+    *,
+    seed: int = 1,
+    n_pairs: int = 20,
+    n_readers: int = 7,
+    b0: float = 0.4,
+    sd_pair: float = 0.5,
+    sd_reader: float = 0.5,
+    n_boot: int = 999,
+    level: float = 0.95,
+    glmm: bool = True,
+    progress=None,
+) -> CoverageResult:
     """Simulate ``n_studies`` studies and score every interval method.
 
     Study ``k`` draws its data and its bootstrap weights from ``SeedSequence(seed).spawn``'s
     ``k``-th child, so results are reproducible and independent of ``n_studies`` ordering.
     """
-    from audit.uncertainty.glmm_cells import fit_vote_arrays
-
     from scipy.stats import t as student_t
+
+    from audit.uncertainty.glmm_cells import fit_vote_arrays
 
     truth = {"conditional": float(expit(b0)), "marginal": marginal_rate(b0, sd_pair, sd_reader)}
     t_quantile = float(student_t.ppf(0.5 + level / 2.0, min(n_pairs, n_readers) - 1))
@@ -140,8 +163,9 @@ def run_coverage(n_studies: int = 500, *, seed: int = 1, n_pairs: int = 20, n_re
         raw = {scheme: replicate_rates(Y, N, scheme, wp, wr) for scheme in RAW_SCHEMES}
         corr = correct_two_way(est, raw["two-way-product"], raw["pairs"], raw["readers"], n_pairs, n_readers)
         var = {}
-        sets = [(s, raw[s], level) for s in RAW_SCHEMES] + [("two-way", corr.replicates,
-                                                             t_calibrated_level(level, corr.df))]
+        sets = [(s, raw[s], level) for s in RAW_SCHEMES] + [
+            ("two-way", corr.replicates, t_calibrated_level(level, corr.df))
+        ]
         for scheme, reps, tail in sets:
             reps = reps[np.isfinite(reps)]
             var[scheme] = float(reps.var(ddof=1))
@@ -152,7 +176,8 @@ def run_coverage(n_studies: int = 500, *, seed: int = 1, n_pairs: int = 20, n_re
         finite = corr.replicates[np.isfinite(corr.replicates)]
         intervals.setdefault("two-way-z-percentile", []).append(percentile_interval(finite, level))
         intervals.setdefault("two-way-msdf-percentile", []).append(
-            percentile_interval(finite, t_calibrated_level(level, corr.df_mean_squares)))
+            percentile_interval(finite, t_calibrated_level(level, corr.df_mean_squares))
+        )
         lo, hi, _, _ = cgm_interval(est, var["pairs"], var["readers"], Y, N, level)
         intervals.setdefault("two-way-cgm", []).append((lo, hi))
         if glmm:
@@ -164,7 +189,8 @@ def run_coverage(n_studies: int = 500, *, seed: int = 1, n_pairs: int = 20, n_re
             # the same Wald interval with a Student-t quantile on min(pairs, readers) - 1 df
             half = t_quantile * row["se"]
             intervals.setdefault("glmm-wald-t", []).append(
-                (float(expit(row["b0"] - half)), float(expit(row["b0"] + half))) if ok else (np.nan, np.nan))
+                (float(expit(row["b0"] - half)), float(expit(row["b0"] + half))) if ok else (np.nan, np.nan)
+            )
         if progress is not None:
             progress(k + 1, n_studies)
     rows = []
@@ -177,21 +203,42 @@ def run_coverage(n_studies: int = 500, *, seed: int = 1, n_pairs: int = 20, n_re
             cover = (lo <= value) & (value <= hi)
             n = int(usable.sum())
             c = float(cover.mean()) if n else float("nan")
-            rows.append({"method": method, "target": target, "own_target": target == own, "coverage": c,
-                         "mc_se": float(np.sqrt(c * (1 - c) / n)) if n else float("nan"),
-                         "below": float((hi < value).mean()) if n else float("nan"),
-                         "above": float((lo > value).mean()) if n else float("nan"),
-                         "mean_width": float((hi - lo).mean()) if n else float("nan"), "n_usable": n})
-    return CoverageResult(coverage=pd.DataFrame(rows), n_studies=int(n_studies), n_pairs=int(n_pairs),
-                          n_readers=int(n_readers), n_boot=int(n_boot), b0=float(b0), sd_pair=float(sd_pair),
-                          sd_reader=float(sd_reader), level=float(level), true_conditional=truth["conditional"],
-                          true_marginal=truth["marginal"], n_glmm_failed=int(n_failed),
-                          n_glmm_singular=int(n_singular), seed=int(seed))
+            rows.append(
+                {
+                    "method": method,
+                    "target": target,
+                    "own_target": target == own,
+                    "coverage": c,
+                    "mc_se": float(np.sqrt(c * (1 - c) / n)) if n else float("nan"),
+                    "below": float((hi < value).mean()) if n else float("nan"),
+                    "above": float((lo > value).mean()) if n else float("nan"),
+                    "mean_width": float((hi - lo).mean()) if n else float("nan"),
+                    "n_usable": n,
+                }
+            )
+    return CoverageResult(
+        coverage=pd.DataFrame(rows),
+        n_studies=int(n_studies),
+        n_pairs=int(n_pairs),
+        n_readers=int(n_readers),
+        n_boot=int(n_boot),
+        b0=float(b0),
+        sd_pair=float(sd_pair),
+        sd_reader=float(sd_reader),
+        level=float(level),
+        true_conditional=truth["conditional"],
+        true_marginal=truth["marginal"],
+        n_glmm_failed=int(n_failed),
+        n_glmm_singular=int(n_singular),
+        seed=int(seed),
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m audit.uncertainty.coverage",
-                                     description="Coverage simulation of the GLMM and cluster-bootstrap intervals.")
+    parser = argparse.ArgumentParser(
+        prog="python -m audit.uncertainty.coverage",
+        description="Coverage simulation of the GLMM and cluster-bootstrap intervals.",
+    )
     parser.add_argument("--n-studies", type=int, default=500)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--n-pairs", type=int, default=20)
@@ -204,8 +251,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--all-targets", action="store_true", help="also print cross-target coverage")
     args = parser.parse_args(argv)
     t0 = time.perf_counter()
-    res = run_coverage(args.n_studies, seed=args.seed, n_pairs=args.n_pairs, n_readers=args.n_readers, b0=args.b0,
-                       sd_pair=args.sd_pair, sd_reader=args.sd_reader, n_boot=args.n_boot, glmm=not args.no_glmm)
+    res = run_coverage(
+        args.n_studies,
+        seed=args.seed,
+        n_pairs=args.n_pairs,
+        n_readers=args.n_readers,
+        b0=args.b0,
+        sd_pair=args.sd_pair,
+        sd_reader=args.sd_reader,
+        n_boot=args.n_boot,
+        glmm=not args.no_glmm,
+    )
     print(res)
     if args.all_targets:
         print(res.coverage.to_string(index=False))

@@ -18,15 +18,38 @@ from scipy.special import ndtr
 from audit.errors import AuditError, SeparationWarning, SingularFitWarning
 from audit.uncertainty._cells import CellTable, cell_tables
 
-GLMM_COLUMNS = ("estimate", "ci_low", "ci_high", "b0", "se", "p_value", "sd_pair", "sd_reader",
-                "converged", "singular", "separation", "error")
+GLMM_COLUMNS = (
+    "estimate",
+    "ci_low",
+    "ci_high",
+    "b0",
+    "se",
+    "p_value",
+    "sd_pair",
+    "sd_reader",
+    "converged",
+    "singular",
+    "separation",
+    "error",
+)
 
 
 def _empty(error: str) -> dict:
     nan = float("nan")
-    return {"estimate": nan, "ci_low": nan, "ci_high": nan, "b0": nan, "se": nan, "p_value": nan,
-            "sd_pair": nan, "sd_reader": nan, "converged": False, "singular": False,
-            "separation": False, "error": error}
+    return {
+        "estimate": nan,
+        "ci_low": nan,
+        "ci_high": nan,
+        "b0": nan,
+        "se": nan,
+        "p_value": nan,
+        "sd_pair": nan,
+        "sd_reader": nan,
+        "converged": False,
+        "singular": False,
+        "separation": False,
+        "error": error,
+    }
 
 
 def fit_vote_arrays(y: np.ndarray, pair_ids: np.ndarray, reader_ids: np.ndarray, start=None) -> tuple[dict, object]:
@@ -43,17 +66,26 @@ def fit_vote_arrays(y: np.ndarray, pair_ids: np.ndarray, reader_ids: np.ndarray,
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", SingularFitWarning)
             warnings.simplefilter("ignore", SeparationWarning)
-            res = fit_crossed_glmm(y, {"pair": pair_ids, "reader": reader_ids}, X=None, profile=False,
-                                   start=start)
+            res = fit_crossed_glmm(y, {"pair": pair_ids, "reader": reader_ids}, X=None, profile=False, start=start)
     except (AuditError, np.linalg.LinAlgError, ValueError) as exc:
         return _empty(f"{type(exc).__name__}: {exc}"), None
     p, lo, hi = res.prob_estimate()
     b0, se = float(res.b[0]), float(res.se[0])
     pval = float(2.0 * ndtr(-abs(b0) / se)) if (math.isfinite(b0) and math.isfinite(se) and se > 0) else float("nan")
-    return {"estimate": float(p), "ci_low": float(lo), "ci_high": float(hi), "b0": b0, "se": se,
-            "p_value": pval, "sd_pair": float(res.sd.get("pair", float("nan"))),
-            "sd_reader": float(res.sd.get("reader", float("nan"))), "converged": bool(res.converged),
-            "singular": bool(res.singular), "separation": bool(res.separation), "error": ""}, res
+    return {
+        "estimate": float(p),
+        "ci_low": float(lo),
+        "ci_high": float(hi),
+        "b0": b0,
+        "se": se,
+        "p_value": pval,
+        "sd_pair": float(res.sd.get("pair", float("nan"))),
+        "sd_reader": float(res.sd.get("reader", float("nan"))),
+        "converged": bool(res.converged),
+        "singular": bool(res.singular),
+        "separation": bool(res.separation),
+        "error": "",
+    }, res
 
 
 def fit_cell(table: CellTable, drop_reader: int | None = None, start=None) -> tuple[dict, object]:

@@ -67,11 +67,15 @@ class JudgeConfigRates:
 
     def __str__(self) -> str:
         verdict = "survives" if self.skew_survives_all else "does NOT survive"
-        lines = [f"Judge skew toward '{self.skew_direction}' {verdict} all {self.n_configurations} "
-                 f"configuration(s); pooled rates {self.min_rate:.1%} to {self.max_rate:.1%}"]
+        lines = [
+            f"Judge skew toward '{self.skew_direction}' {verdict} all {self.n_configurations} "
+            f"configuration(s); pooled rates {self.min_rate:.1%} to {self.max_rate:.1%}"
+        ]
         for _, r in self.pooled.iterrows():
-            lines.append(f"  {r['judge']:<20} rate {r['rate']:.3f}  decisive {r['decisive_rate']:.3f}  "
-                         f"(n={r['n_pairs']}, ties={r['ties']}, invalid={r['invalid']})")
+            lines.append(
+                f"  {r['judge']:<20} rate {r['rate']:.3f}  decisive {r['decisive_rate']:.3f}  "
+                f"(n={r['n_pairs']}, ties={r['ties']}, invalid={r['invalid']})"
+            )
         return "\n".join(lines)
 
 
@@ -82,17 +86,33 @@ def _counts(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
         return pd.DataFrame(columns=columns)
     c = frame["credit"].to_numpy(float)
     o = frame["_outcome"].to_numpy(object)
-    parts = pd.DataFrame({**{k: frame[k].to_numpy() for k in keys}, "_n": 1, "_win": o == "win", "_loss": o == "loss",
-                          "_tie": o == "tie", "_invalid": np.isnan(c), "_credit": c})
+    parts = pd.DataFrame(
+        {
+            **{k: frame[k].to_numpy() for k in keys},
+            "_n": 1,
+            "_win": o == "win",
+            "_loss": o == "loss",
+            "_tie": o == "tie",
+            "_invalid": np.isnan(c),
+            "_credit": c,
+        }
+    )
     g = parts.groupby(keys, sort=True)
-    out = g.agg(n_pairs=("_n", "size"), wins=("_win", "sum"), losses=("_loss", "sum"), ties=("_tie", "sum"),
-                invalid=("_invalid", "sum"), rate=("_credit", "mean")).reset_index()
+    out = g.agg(
+        n_pairs=("_n", "size"),
+        wins=("_win", "sum"),
+        losses=("_loss", "sum"),
+        ties=("_tie", "sum"),
+        invalid=("_invalid", "sum"),
+        rate=("_credit", "mean"),
+    ).reset_index()
     for col in ("n_pairs", "wins", "losses", "ties", "invalid"):
         out[col] = out[col].astype("int64")
     decisive = (out["wins"] + out["losses"]).to_numpy()
     with np.errstate(invalid="ignore", divide="ignore"):
-        out["decisive_rate"] = np.where(decisive > 0, out["wins"].to_numpy() / np.where(decisive > 0, decisive, 1),
-                                        np.nan)
+        out["decisive_rate"] = np.where(
+            decisive > 0, out["wins"].to_numpy() / np.where(decisive > 0, decisive, 1), np.nan
+        )
     return out[columns]
 
 
@@ -161,11 +181,16 @@ def judge_configuration_rates(
     by_matchup["same_side"] = (by_matchup["direction"] == skew) & (skew != "none")
     rates = pooled["rate"].to_numpy(float)
     return JudgeConfigRates(
-        cells=cells, pooled=pooled, by_matchup=by_matchup, skew_direction=skew,
+        cells=cells,
+        pooled=pooled,
+        by_matchup=by_matchup,
+        skew_direction=skew,
         skew_survives_all=bool(len(pooled) and pooled["same_side"].all()),
         skew_survives_all_matchups=bool(len(by_matchup) and by_matchup["same_side"].all()),
         min_rate=float(np.nanmin(rates)) if np.isfinite(rates).any() else float("nan"),
         max_rate=float(np.nanmax(rates)) if np.isfinite(rates).any() else float("nan"),
-        n_configurations=int(f["judge"].nunique()), n_invalid=int(f["credit"].isna().sum()),
-        excluded_criteria=excluded, null=float(null),
+        n_configurations=int(f["judge"].nunique()),
+        n_invalid=int(f["credit"].isna().sum()),
+        excluded_criteria=excluded,
+        null=float(null),
     )

@@ -118,25 +118,32 @@ class LoroResult:
 
     def __str__(self) -> str:
         lines = [
-            f"Leave-one-reader-out over {self.shifts['cell'].nunique()} cells and "
-            f"{self.readers.shape[0]} readers",
+            f"Leave-one-reader-out over {self.shifts['cell'].nunique()} cells and {self.readers.shape[0]} readers",
             f"  largest raw shift {self.largest_shift * 100:+.1f} points ({self.largest_shift_cell}, "
             f"without {self.largest_shift_reader})",
         ]
         if self.glmm:
-            lines.append(f"  largest GLMM shift {self.largest_glmm_shift * 100:+.1f} points "
-                         f"({self.largest_glmm_shift_cell}, without {self.largest_glmm_shift_reader}); "
-                         f"{self.n_glmm_fits} fits, {self.n_glmm_failed} failed, {self.n_glmm_singular} singular")
+            lines.append(
+                f"  largest GLMM shift {self.largest_glmm_shift * 100:+.1f} points "
+                f"({self.largest_glmm_shift_cell}, without {self.largest_glmm_shift_reader}); "
+                f"{self.n_glmm_fits} fits, {self.n_glmm_failed} failed, {self.n_glmm_singular} singular"
+            )
             if self.n_glmm_one_step:
-                lines.append(f"  {self.n_glmm_one_step} reader estimates by one Newton step, {self.n_glmm_exact_refits} "
-                             f"refitted exactly (largest one-step error seen: {self.one_step_max_error * 100:.2f} points)")
+                lines.append(
+                    f"  {self.n_glmm_one_step} reader estimates by one Newton step, {self.n_glmm_exact_refits} "
+                    f"refitted exactly (largest one-step error seen: {self.one_step_max_error * 100:.2f} points)"
+                )
         lines.append(f"  most influential reader: {self.most_influential_reader}")
         if np.isfinite(self.aggregate_shift_max):
-            lines.append(f"  pooled dimension rate moves {self.aggregate_shift_min * 100:.1f} to "
-                         f"{self.aggregate_shift_max * 100:.1f} points when one reader is dropped")
+            lines.append(
+                f"  pooled dimension rate moves {self.aggregate_shift_min * 100:.1f} to "
+                f"{self.aggregate_shift_max * 100:.1f} points when one reader is dropped"
+            )
         for _, r in self.readers.sort_values("mean_abs_shift", ascending=False, kind="stable").head(20).iterrows():
-            lines.append(f"    {r['reader']:<14} mean |shift| {r['mean_abs_shift'] * 100:.1f}  "
-                         f"max |shift| {r['max_abs_shift'] * 100:.1f}  aggregate {r['aggregate_shift'] * 100:+.1f}")
+            lines.append(
+                f"    {r['reader']:<14} mean |shift| {r['mean_abs_shift'] * 100:.1f}  "
+                f"max |shift| {r['max_abs_shift'] * 100:.1f}  aggregate {r['aggregate_shift'] * 100:+.1f}"
+            )
         if len(self.readers) > 20:
             lines.append(f"    ... {len(self.readers) - 20} more readers (see .readers)")
         lines.extend(f"  note: {n}" for n in self.notes)
@@ -156,8 +163,10 @@ WARM_START_MAX_VOTES = 50_000
 #: the one-step holds the variances fixed, which is close only when one reader is a small part of
 #: the cell: with fewer readers than this a cell beyond the budget gets no one-step estimate
 MIN_READERS_ONE_STEP = 10
-_NO_ONE_STEP = (f"not refitted (exact budget spent) and too few readers for the one-step approximation "
-                f"(it needs {MIN_READERS_ONE_STEP})")
+_NO_ONE_STEP = (
+    f"not refitted (exact budget spent) and too few readers for the one-step approximation "
+    f"(it needs {MIN_READERS_ONE_STEP})"
+)
 
 
 def _raw_without(t: CellTable) -> tuple[np.ndarray, np.ndarray]:
@@ -218,16 +227,28 @@ def _cell_phase_one(job: _CellJob) -> dict:
     y, pair, rdr = t.vote_arrays()
     out = {"index": job.index, "fits": 0}
     if job.full is not None and t.n_readers > MAX_READERS and not job.exact:
-        out["full"] = {"estimate": float(1.0 / (1.0 + np.exp(-job.full[0]))), "b0": job.full[0], "sd_pair": job.full[1],
-                       "sd_reader": job.full[2], "singular": bool(min(job.full[1:]) < 1e-4), "error": ""}
+        out["full"] = {
+            "estimate": float(1.0 / (1.0 + np.exp(-job.full[0]))),
+            "b0": job.full[0],
+            "sd_pair": job.full[1],
+            "sd_reader": job.full[2],
+            "singular": bool(min(job.full[1:]) < 1e-4),
+            "error": "",
+        }
         out["one_step"] = np.full(t.n_readers, np.nan)
         out["reason"] = f"more than {MAX_READERS} readers in one cell (the dense reader block would not fit)"
         return out
     if job.full is not None:
         b0, sd_p, sd_r = job.full
         bp, br = conditional_modes(t, b0, sd_p, sd_r)
-        full = {"estimate": float(1.0 / (1.0 + np.exp(-b0))), "b0": b0, "sd_pair": sd_p, "sd_reader": sd_r,
-                "singular": bool(min(sd_p, sd_r) < 1e-4), "error": ""}
+        full = {
+            "estimate": float(1.0 / (1.0 + np.exp(-b0))),
+            "b0": b0,
+            "sd_pair": sd_p,
+            "sd_reader": sd_r,
+            "singular": bool(min(sd_p, sd_r) < 1e-4),
+            "error": "",
+        }
     else:
         full, res = fit_vote_arrays(y, pair, rdr)
         out["fits"] = 1
@@ -235,8 +256,9 @@ def _cell_phase_one(job: _CellJob) -> dict:
             bp, br = modes_from_fit(res, t.n_pairs, t.n_readers)
     out["full"] = full
     if job.exact:
-        out["exact"] = [_refit(_RefitJob(job.index, j, y, pair, rdr, _start(full, pair, rdr, rdr != j)))
-                        for j in range(t.n_readers)]
+        out["exact"] = [
+            _refit(_RefitJob(job.index, j, y, pair, rdr, _start(full, pair, rdr, rdr != j))) for j in range(t.n_readers)
+        ]
         return out
     if full["error"] or not np.isfinite(full["b0"]):
         out["one_step"], out["reason"] = np.full(t.n_readers, np.nan), full["error"] or "no finite full-data estimate"
@@ -255,9 +277,15 @@ def _expit(x):
     return 1.0 / (1.0 + np.exp(-np.asarray(x, float)))
 
 
-def leave_one_reader_out(votes: pd.DataFrame, *, by: tuple[str, ...] = ("matchup", "criterion"),
-                         glmm: bool = True, full_fits: dict | None = None, exact_budget: int = EXACT_BUDGET,
-                         runner=None) -> LoroResult:
+def leave_one_reader_out(
+    votes: pd.DataFrame,
+    *,
+    by: tuple[str, ...] = ("matchup", "criterion"),
+    glmm: bool = True,
+    full_fits: dict | None = None,
+    exact_budget: int = EXACT_BUDGET,
+    runner=None,
+) -> LoroResult:
     """Re-estimate every cell, and the pooled rates, without each reader in turn.
 
     Parameters
@@ -332,9 +360,16 @@ def leave_one_reader_out(votes: pd.DataFrame, *, by: tuple[str, ...] = ("matchup
             n_failed += bool(full["error"])
             n_singular += bool(full["singular"])
         for j, reader in enumerate(t.readers):
-            row = {**dict(zip(by, t.key)), "cell": t.label, "reader": reader, "n_votes": t.n_votes,
-                   "n_votes_without": int(n_wo[j]), "rate": rate, "rate_without": float(rate_wo[j]),
-                   "shift": float(rate_wo[j] - rate)}
+            row = {
+                **dict(zip(by, t.key)),
+                "cell": t.label,
+                "reader": reader,
+                "n_votes": t.n_votes,
+                "n_votes_without": int(n_wo[j]),
+                "rate": rate,
+                "rate_without": float(rate_wo[j]),
+                "shift": float(rate_wo[j] - rate),
+            }
             g_wo, method, step_shift = float("nan"), "", float("nan")
             conv, sing, err = False, False, "not fitted"
             if glmm:
@@ -359,9 +394,18 @@ def leave_one_reader_out(votes: pd.DataFrame, *, by: tuple[str, ...] = ("matchup
                     err = "" if conv else (results[i].get("reason") or "one-step approximation not computable")
                     if not conv:
                         errors.append(err)
-            row.update({"glmm": g_full, "glmm_without": g_wo, "glmm_shift": g_wo - g_full, "glmm_method": method,
-                        "glmm_shift_one_step": step_shift, "glmm_converged": bool(conv), "glmm_singular": bool(sing),
-                        "glmm_error": err})
+            row.update(
+                {
+                    "glmm": g_full,
+                    "glmm_without": g_wo,
+                    "glmm_shift": g_wo - g_full,
+                    "glmm_method": method,
+                    "glmm_shift_one_step": step_shift,
+                    "glmm_converged": bool(conv),
+                    "glmm_singular": bool(sing),
+                    "glmm_error": err,
+                }
+            )
             rows.append(row)
     shifts = pd.DataFrame(rows)
     aggregate = _aggregate(tables, by)
@@ -371,22 +415,30 @@ def leave_one_reader_out(votes: pd.DataFrame, *, by: tuple[str, ...] = ("matchup
     kg = _argmax_abs(shifts["glmm_shift"].to_numpy(float))
     ki = _argmax_abs(readers_frame["mean_abs_shift"].to_numpy(float))
     agg_all = aggregate[aggregate["scope"] == ALL_DIMENSIONS]["shift"].abs()
-    notes = ["shift = estimate without the reader minus estimate with all readers",
-             "aggregate rates pool raw votes over cells; the GLMM is re-estimated per cell only"]
-    both = shifts[(shifts["glmm_method"] == "exact") & shifts["glmm_shift_one_step"].notna()] if glmm else shifts.iloc[:0]
+    notes = [
+        "shift = estimate without the reader minus estimate with all readers",
+        "aggregate rates pool raw votes over cells; the GLMM is re-estimated per cell only",
+    ]
+    both = (
+        shifts[(shifts["glmm_method"] == "exact") & shifts["glmm_shift_one_step"].notna()] if glmm else shifts.iloc[:0]
+    )
     step_err = float((both["glmm_shift"] - both["glmm_shift_one_step"]).abs().max()) if len(both) else float("nan")
     if glmm and n_singular:
         notes.append(f"{n_singular} of {n_fits} GLMM fits were singular (a variance estimated at zero)")
     if glmm and n_one_step:
-        notes.append(f"{n_one_step} reader estimates by one Newton step from the full fit (variances held fixed); "
-                     f"{len(refits)} refitted exactly, most influential first (exact budget {exact_budget:,} "
-                     "vote-equivalents)")
+        notes.append(
+            f"{n_one_step} reader estimates by one Newton step from the full fit (variances held fixed); "
+            f"{len(refits)} refitted exactly, most influential first (exact budget {exact_budget:,} "
+            "vote-equivalents)"
+        )
     if errors:
         notes.append(f"{len(errors)} one-step estimates not computable: {sorted(set(errors))[0]}")
     if n_not_computed:
         notes.append(f"{n_not_computed} reader x cell GLMM estimates not computed: {_NO_ONE_STEP}")
     return LoroResult(
-        shifts=shifts, aggregate=aggregate, readers=readers_frame,
+        shifts=shifts,
+        aggregate=aggregate,
+        readers=readers_frame,
         largest_shift=float(shifts["shift"].iloc[k]) if k is not None else float("nan"),
         largest_shift_cell=str(shifts["cell"].iloc[k]) if k is not None else "",
         largest_shift_reader=str(shifts["reader"].iloc[k]) if k is not None else "",
@@ -396,9 +448,15 @@ def leave_one_reader_out(votes: pd.DataFrame, *, by: tuple[str, ...] = ("matchup
         most_influential_reader=str(readers_frame["reader"].iloc[ki]) if ki is not None else "",
         aggregate_shift_min=float(agg_all.min()) if len(agg_all) else float("nan"),
         aggregate_shift_max=float(agg_all.max()) if len(agg_all) else float("nan"),
-        glmm=bool(glmm), n_glmm_fits=n_fits, n_glmm_failed=n_failed, n_glmm_singular=n_singular,
-        notes=tuple(notes), n_glmm_one_step=n_one_step, n_glmm_exact_refits=len(refits),
-        exact_budget=int(exact_budget), one_step_max_error=step_err,
+        glmm=bool(glmm),
+        n_glmm_fits=n_fits,
+        n_glmm_failed=n_failed,
+        n_glmm_singular=n_singular,
+        notes=tuple(notes),
+        n_glmm_one_step=n_one_step,
+        n_glmm_exact_refits=len(refits),
+        exact_budget=int(exact_budget),
+        one_step_max_error=step_err,
     )
 
 
@@ -481,9 +539,18 @@ def _aggregate(tables: list[CellTable], by: tuple[str, ...]) -> pd.DataFrame:
         with np.errstate(invalid="ignore", divide="ignore"):
             rate_wo = np.where(n_wo > 0, (s_tot - s_by) / np.where(n_wo > 0, n_wo, 1.0), np.nan)
         sel = np.flatnonzero(seen)
-        frames.append(pd.DataFrame({"scope": scope, "reader": np.asarray(every, dtype=object)[sel],
-                                    "n_votes_without": n_wo[sel].astype(int), "rate": rate,
-                                    "rate_without": rate_wo[sel], "shift": rate_wo[sel] - rate}))
+        frames.append(
+            pd.DataFrame(
+                {
+                    "scope": scope,
+                    "reader": np.asarray(every, dtype=object)[sel],
+                    "n_votes_without": n_wo[sel].astype(int),
+                    "rate": rate,
+                    "rate_without": rate_wo[sel],
+                    "shift": rate_wo[sel] - rate,
+                }
+            )
+        )
     columns = ["scope", "reader", "n_votes_without", "rate", "rate_without", "shift"]
     if not frames:
         return pd.DataFrame(columns=columns)

@@ -97,25 +97,44 @@ class SignificanceTally:
         return self.tally.copy()
 
     def __str__(self) -> str:
-        parts = ", ".join(f"{m}: {n}/{int(self.tally.loc[self.tally['method'] == m, 'n_cells'].iloc[0])}"
-                          for m, n in self.counts.items())
+        parts = ", ".join(
+            f"{m}: {n}/{int(self.tally.loc[self.tally['method'] == m, 'n_cells'].iloc[0])}"
+            for m, n in self.counts.items()
+        )
         return f"Significant cells ({parts}). {self.statement}"
 
 
 def _method_frame_from_glmm(glmm: pd.DataFrame) -> pd.DataFrame:
     g = glmm.copy()
     if "glmm_ci_low" in g.columns:  # AuditResult.cells_frame() naming
-        g = g.rename(columns={"glmm_estimate": "estimate", "glmm_ci_low": "ci_low", "glmm_ci_high": "ci_high",
-                              "glmm_b0": "b0", "glmm_se": "se"})
+        g = g.rename(
+            columns={
+                "glmm_estimate": "estimate",
+                "glmm_ci_low": "ci_low",
+                "glmm_ci_high": "ci_high",
+                "glmm_b0": "b0",
+                "glmm_se": "se",
+            }
+        )
     if "cell" not in g.columns:
         if not {"matchup", "criterion"} <= set(g.columns):
-            raise InputError(InputProblem("glmm cells", "needs a 'cell' column or 'matchup' and 'criterion'",
-                                          "pass audit.uncertainty.glmm_cells(votes) or AuditResult.cells_frame()"))
+            raise InputError(
+                InputProblem(
+                    "glmm cells",
+                    "needs a 'cell' column or 'matchup' and 'criterion'",
+                    "pass audit.uncertainty.glmm_cells(votes) or AuditResult.cells_frame()",
+                )
+            )
         g["cell"] = g["matchup"].astype(str) + "/" + g["criterion"].astype(str)
     missing = [c for c in ("estimate", "ci_low", "ci_high") if c not in g.columns]
     if missing:
-        raise InputError(InputProblem("glmm cells", f"missing column(s) {missing}",
-                                      "pass audit.uncertainty.glmm_cells(votes) or AuditResult.cells_frame()"))
+        raise InputError(
+            InputProblem(
+                "glmm cells",
+                f"missing column(s) {missing}",
+                "pass audit.uncertainty.glmm_cells(votes) or AuditResult.cells_frame()",
+            )
+        )
     if "p_value" not in g.columns:
         from scipy.special import ndtr
 
@@ -165,14 +184,21 @@ def significance_tally(
     SignificanceTally
     """
     if adjust not in ADJUSTMENTS:
-        raise InputError(InputProblem("significance tally", f"unknown adjustment {adjust!r}",
-                                      f"choose from {', '.join(ADJUSTMENTS)}"))
+        raise InputError(
+            InputProblem(
+                "significance tally", f"unknown adjustment {adjust!r}", f"choose from {', '.join(ADJUSTMENTS)}"
+            )
+        )
     if interval not in ("percentile", "bca"):
-        raise InputError(InputProblem("significance tally", f"unknown interval {interval!r}",
-                                      "choose 'percentile' or 'bca'"))
+        raise InputError(
+            InputProblem("significance tally", f"unknown interval {interval!r}", "choose 'percentile' or 'bca'")
+        )
     if bootstrap is None and glmm is None:
-        raise InputError(InputProblem("significance tally", "no method results given",
-                                      "pass a BootstrapResult and/or the per-cell GLMM frame"))
+        raise InputError(
+            InputProblem(
+                "significance tally", "no method results given", "pass a BootstrapResult and/or the per-cell GLMM frame"
+            )
+        )
     if level is None:
         level = bootstrap.level if bootstrap is not None else 0.95
     alpha = 1.0 - level
@@ -183,15 +209,31 @@ def significance_tally(
         c = bootstrap.cells
         for scheme in bootstrap.schemes:
             s = c[c["scheme"] == scheme]
-            frames.append(pd.DataFrame({"cell": s["cell"].to_numpy(), "estimate": s["rate"].to_numpy(float),
-                                        "ci_low": s[f"ci_low_{interval}"].to_numpy(float),
-                                        "ci_high": s[f"ci_high_{interval}"].to_numpy(float),
-                                        "p_value": s["p_value"].to_numpy(float), "method": scheme}))
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "cell": s["cell"].to_numpy(),
+                        "estimate": s["rate"].to_numpy(float),
+                        "ci_low": s[f"ci_low_{interval}"].to_numpy(float),
+                        "ci_high": s[f"ci_high_{interval}"].to_numpy(float),
+                        "p_value": s["p_value"].to_numpy(float),
+                        "method": scheme,
+                    }
+                )
+            )
             if scheme == "two-way" and "ci_low_cgm" in s.columns and s["ci_low_cgm"].notna().any():
-                frames.append(pd.DataFrame({"cell": s["cell"].to_numpy(), "estimate": s["rate"].to_numpy(float),
-                                            "ci_low": s["ci_low_cgm"].to_numpy(float),
-                                            "ci_high": s["ci_high_cgm"].to_numpy(float),
-                                            "p_value": s["p_value_cgm"].to_numpy(float), "method": "two-way-cgm"}))
+                frames.append(
+                    pd.DataFrame(
+                        {
+                            "cell": s["cell"].to_numpy(),
+                            "estimate": s["rate"].to_numpy(float),
+                            "ci_low": s["ci_low_cgm"].to_numpy(float),
+                            "ci_high": s["ci_high_cgm"].to_numpy(float),
+                            "p_value": s["p_value_cgm"].to_numpy(float),
+                            "method": "two-way-cgm",
+                        }
+                    )
+                )
     rows, tally, counts = [], [], {}
     for f in frames:
         method = str(f["method"].iloc[0]) if len(f) else "?"
@@ -206,25 +248,46 @@ def significance_tally(
         est = f["estimate"].to_numpy(float)
         direction = np.where(sig & (est > null), "focal", np.where(sig & (est < null), "other", "chance"))
         out = f[["method", "cell", "estimate", "ci_low", "ci_high", "p_value"]].assign(
-            p_adjusted=p_adj, significant=sig.astype(bool), direction=direction)
+            p_adjusted=p_adj, significant=sig.astype(bool), direction=direction
+        )
         rows.append(out)
         counts[method] = int(sig.sum())
-        tally.append({"method": method, "n_cells": int(len(f)), "n_significant": int(sig.sum()),
-                      "n_favour_focal": int((direction == "focal").sum()),
-                      "n_favour_other": int((direction == "other").sum()), "adjust": adjust})
+        tally.append(
+            {
+                "method": method,
+                "n_cells": int(len(f)),
+                "n_significant": int(sig.sum()),
+                "n_favour_focal": int((direction == "focal").sum()),
+                "n_favour_other": int((direction == "other").sum()),
+                "adjust": adjust,
+            }
+        )
     m = max((t["n_cells"] for t in tally), default=0)
     pct = f"{level:.0%}"
     if adjust == "none":
-        statement = (f"Intervals are pointwise {pct} intervals, unadjusted for multiplicity: each of the {m} "
-                     f"cells is read on its own, so about {alpha * m:.1f} cells would exclude {null:g} by "
-                     f"chance alone if no cell had a preference. Choose adjust='holm' or 'bh' for a "
-                     f"multiplicity-adjusted count.")
+        statement = (
+            f"Intervals are pointwise {pct} intervals, unadjusted for multiplicity: each of the {m} "
+            f"cells is read on its own, so about {alpha * m:.1f} cells would exclude {null:g} by "
+            f"chance alone if no cell had a preference. Choose adjust='holm' or 'bh' for a "
+            f"multiplicity-adjusted count."
+        )
     elif adjust == "holm":
-        statement = (f"Holm-adjusted across the {m} cells of each method separately: the chance of any "
-                     f"false 'significant' cell is at most {alpha:.0%} per method.")
+        statement = (
+            f"Holm-adjusted across the {m} cells of each method separately: the chance of any "
+            f"false 'significant' cell is at most {alpha:.0%} per method."
+        )
     else:
-        statement = (f"Benjamini-Hochberg-adjusted across the {m} cells of each method separately: the "
-                     f"expected share of false 'significant' cells is at most {alpha:.0%} per method.")
-    return SignificanceTally(tally=pd.DataFrame(tally), cells=pd.concat(rows, ignore_index=True),
-                             counts=counts, adjust=adjust, level=float(level), interval=interval,
-                             pointwise=adjust == "none", statement=statement)
+        statement = (
+            f"Benjamini-Hochberg-adjusted across the {m} cells of each method separately: the "
+            f"expected share of false 'significant' cells is at most {alpha:.0%} per method."
+        )
+    return SignificanceTally(
+        tally=pd.DataFrame(tally),
+        cells=pd.concat(rows, ignore_index=True),
+        counts=counts,
+        adjust=adjust,
+        level=float(level),
+        interval=interval,
+        pointwise=adjust == "none",
+        statement=statement,
+    )

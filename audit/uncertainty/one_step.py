@@ -75,8 +75,9 @@ def modes_from_fit(full, n_pairs: int, n_readers: int) -> tuple[np.ndarray, np.n
     return out[0], out[1]
 
 
-def conditional_modes(table, b0: float, sd_pair: float, sd_reader: float, *, tol: float = 1e-12,
-                      max_iter: int = 50) -> tuple[np.ndarray, np.ndarray]:
+def conditional_modes(
+    table, b0: float, sd_pair: float, sd_reader: float, *, tol: float = 1e-12, max_iter: int = 50
+) -> tuple[np.ndarray, np.ndarray]:
     """Conditional modes (natural scale: ``sd * u``) of the pair and reader effects at given
     ``(b0, sd_pair, sd_reader)``: penalised IRLS (Newton with step halving) on the spherical
     effects, the pairs eliminated through their diagonal block. Lets leave-one-reader-out start
@@ -101,8 +102,9 @@ def conditional_modes(table, b0: float, sd_pair: float, sd_reader: float, *, tol
         SR = -(C.T @ C).toarray()
         SR[np.diag_indices(R)] += 1.0 + sd_reader**2 * np.bincount(r, w, R)
         Cw = sp.csr_matrix((sd_pair * sd_reader * w, (a, r)), shape=(P, R))
-        dr = sla.cho_solve(sla.cho_factor(SR, lower=True, check_finite=False), -(gr - Cw.T @ (gp / D)),
-                           check_finite=False)
+        dr = sla.cho_solve(
+            sla.cho_factor(SR, lower=True, check_finite=False), -(gr - Cw.T @ (gp / D)), check_finite=False
+        )
         dp = (-gp - Cw @ dr) / D
         decrease = -(gp @ dp + gr @ dr)
         if decrease < tol * max(1.0, abs(f)):
@@ -119,8 +121,9 @@ def conditional_modes(table, b0: float, sd_pair: float, sd_reader: float, *, tol
     return sd_pair * up, sd_reader * ur
 
 
-def one_step_without_readers(table, b0: float, sd_pair: float, sd_reader: float, pair_modes: np.ndarray,
-                             reader_modes: np.ndarray) -> OneStep:
+def one_step_without_readers(
+    table, b0: float, sd_pair: float, sd_reader: float, pair_modes: np.ndarray, reader_modes: np.ndarray
+) -> OneStep:
     """One-step intercepts of ``table``'s GLMM without each of its readers.
 
     Parameters
@@ -232,7 +235,7 @@ def _pair_blocks(table, v, h0a, s0, s00, SRR, D):
         pairs_m = np.flatnonzero(degree == m)
         slab = max(1, _SLAB_ENTRIES // int(m) ** 2)
         for lo in range(0, pairs_m.size, slab):
-            block = pairs_m[lo:lo + slab]
+            block = pairs_m[lo : lo + slab]
             K = starts[block][:, None] + np.arange(m)[None, :]  # cells of each pair
             rk = r[K]
             sub = SRR[rk[:, :, None], rk[:, None, :]]  # (pairs, m, m)

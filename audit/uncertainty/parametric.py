@@ -70,10 +70,12 @@ class ParametricBootstrapResult:
         return self.replicates.copy()
 
     def __str__(self) -> str:
-        return (f"GLMM parametric bootstrap ({self.n_sim} simulations, seed {self.seed}): estimate "
-                f"{self.estimate:.3f}, {self.level:.0%} percentile interval [{self.ci_low:.3f}, {self.ci_high:.3f}]; "
-                f"SE(b0) Wald {self.se:.3f} vs bootstrap {self.se_boot:.3f}; {self.n_failed} failed, "
-                f"{self.n_singular} singular refits")
+        return (
+            f"GLMM parametric bootstrap ({self.n_sim} simulations, seed {self.seed}): estimate "
+            f"{self.estimate:.3f}, {self.level:.0%} percentile interval [{self.ci_low:.3f}, {self.ci_high:.3f}]; "
+            f"SE(b0) Wald {self.se:.3f} vs bootstrap {self.se_boot:.3f}; {self.n_failed} failed, "
+            f"{self.n_singular} singular refits"
+        )
 
 
 def parametric_bootstrap(
@@ -110,20 +112,31 @@ def parametric_bootstrap(
     singular data fit (an SD of zero) simulates no variation for that factor, as bootMer does.
     """
     if isinstance(n_sim, bool) or not isinstance(n_sim, (int, np.integer)) or n_sim < 2:
-        raise InputError(InputProblem("parametric bootstrap", f"n_sim must be an integer >= 2, got {n_sim!r}",
-                                      "e.g. n_sim=200"))
+        raise InputError(
+            InputProblem("parametric bootstrap", f"n_sim must be an integer >= 2, got {n_sim!r}", "e.g. n_sim=200")
+        )
     cell_cols = [c for c in ("matchup", "criterion") if c in votes_cell.columns]
     if cell_cols and len(votes_cell.drop_duplicates(cell_cols)) > 1:
-        raise InputError(InputProblem("parametric bootstrap", "the votes span several cells",
-                                      "pass one cell, e.g. votes[(votes.matchup == m) & (votes.criterion == c)]"))
+        raise InputError(
+            InputProblem(
+                "parametric bootstrap",
+                "the votes span several cells",
+                "pass one cell, e.g. votes[(votes.matchup == m) & (votes.criterion == c)]",
+            )
+        )
     tables = cell_tables(votes_cell.assign(_cell="cell"), ("_cell",))
     t = tables[0]
     y, p, r = t.vote_arrays()
     fit, res = fit_vote_arrays(y, p, r)
     if res is None or not np.isfinite(fit["b0"]):
-        raise InputError(InputProblem("parametric bootstrap", f"the GLMM of this cell cannot be simulated from "
-                                      f"({fit['error'] or 'estimate on the boundary (separation)'})",
-                                      "use the cluster bootstrap for this cell"))
+        raise InputError(
+            InputProblem(
+                "parametric bootstrap",
+                f"the GLMM of this cell cannot be simulated from "
+                f"({fit['error'] or 'estimate on the boundary (separation)'})",
+                "use the cluster bootstrap for this cell",
+            )
+        )
     generator, seed = resolve_rng(rng)
     pair_idx, reader_idx = p, r  # vote_arrays gives each vote's pair and reader index
     sd_p = fit["sd_pair"] if np.isfinite(fit["sd_pair"]) else 0.0
@@ -135,24 +148,46 @@ def parametric_bootstrap(
         prob = expit(fit["b0"] + u[pair_idx] + v[reader_idx])
         y_star = (generator.random(prob.size) < prob).astype(float)
         row, _ = fit_vote_arrays(y_star, p, r, start=res)
-        rows.append({"sim": k, "b0": row["b0"], "estimate": row["estimate"], "sd_pair": row["sd_pair"],
-                     "sd_reader": row["sd_reader"], "converged": row["converged"], "singular": row["singular"],
-                     "separation": row["separation"], "error": row["error"]})
+        rows.append(
+            {
+                "sim": k,
+                "b0": row["b0"],
+                "estimate": row["estimate"],
+                "sd_pair": row["sd_pair"],
+                "sd_reader": row["sd_reader"],
+                "converged": row["converged"],
+                "singular": row["singular"],
+                "separation": row["separation"],
+                "error": row["error"],
+            }
+        )
         if progress is not None:
             progress(k + 1, int(n_sim))
     reps = pd.DataFrame(rows)
     usable = reps[(reps["error"] == "") & reps["converged"]]
     est = usable["estimate"].to_numpy(float)
     alpha = (1.0 - level) / 2.0
-    lo, hi = (np.quantile(est, [alpha, 1 - alpha]) if est.size else (np.nan, np.nan))
+    lo, hi = np.quantile(est, [alpha, 1 - alpha]) if est.size else (np.nan, np.nan)
     b = usable["b0"].to_numpy(float)
     b = b[np.isfinite(b)]
     return ParametricBootstrapResult(
-        estimate=float(fit["estimate"]), b0=float(fit["b0"]), se=float(fit["se"]), sd_pair=float(sd_p),
-        sd_reader=float(sd_r), ci_low=float(lo), ci_high=float(hi),
-        se_boot=float(b.std(ddof=1)) if b.size > 1 else float("nan"), level=float(level), n_sim=int(n_sim),
-        n_failed=int(len(reps) - len(usable)), n_singular=int(usable["singular"].sum()),
-        n_separation=int(usable["separation"].sum()), seed=seed, replicates=reps,
-        notes=("simulated with new random effects each time (bootMer use.u = FALSE)",
-               "percentile interval of expit(b0*): the conditional rate of a typical pair and reader"),
+        estimate=float(fit["estimate"]),
+        b0=float(fit["b0"]),
+        se=float(fit["se"]),
+        sd_pair=float(sd_p),
+        sd_reader=float(sd_r),
+        ci_low=float(lo),
+        ci_high=float(hi),
+        se_boot=float(b.std(ddof=1)) if b.size > 1 else float("nan"),
+        level=float(level),
+        n_sim=int(n_sim),
+        n_failed=int(len(reps) - len(usable)),
+        n_singular=int(usable["singular"].sum()),
+        n_separation=int(usable["separation"].sum()),
+        seed=seed,
+        replicates=reps,
+        notes=(
+            "simulated with new random effects each time (bootMer use.u = FALSE)",
+            "percentile interval of expit(b0*): the conditional rate of a typical pair and reader",
+        ),
     )

@@ -80,8 +80,9 @@ def weighted_sums(W: np.ndarray, A: np.ndarray) -> np.ndarray:
     return np.column_stack([W @ A[:, j] for j in range(A.shape[1])]) if A.shape[1] else np.zeros((W.shape[0], 0))
 
 
-def replicate_rates(S: np.ndarray, N: np.ndarray, scheme: str, wp: np.ndarray | None,
-                    wr: np.ndarray | None) -> np.ndarray:
+def replicate_rates(
+    S: np.ndarray, N: np.ndarray, scheme: str, wp: np.ndarray | None, wr: np.ndarray | None
+) -> np.ndarray:
     """Replicate rates of one cell (NaN where a replicate has no decisive vote).
 
     ``scheme`` is ``"pairs"``, ``"readers"`` or ``"two-way-product"`` (the raw product
@@ -108,8 +109,14 @@ def two_way_replicates(S: np.ndarray, N: np.ndarray, wp: np.ndarray, wr: np.ndar
     """
     n = N.sum()
     est = float(S.sum() / n) if n > 0 else float("nan")
-    return correct_two_way(est, replicate_rates(S, N, "two-way-product", wp, wr), replicate_rates(S, N, "pairs", wp, wr),
-                           replicate_rates(S, N, "readers", wp, wr), S.shape[0], S.shape[1])
+    return correct_two_way(
+        est,
+        replicate_rates(S, N, "two-way-product", wp, wr),
+        replicate_rates(S, N, "pairs", wp, wr),
+        replicate_rates(S, N, "readers", wp, wr),
+        S.shape[0],
+        S.shape[1],
+    )
 
 
 def jackknife_rates(S: np.ndarray, N: np.ndarray, scheme: str) -> list[np.ndarray]:
@@ -197,8 +204,9 @@ class TableResampler:
             S, N = table.sparse()
             self._ST, self._NT = S.T.tocsr(), N.T.tocsr()
 
-    def rates(self, scheme: str, wp: np.ndarray | None, wr: np.ndarray | None,
-              wp_t: np.ndarray | None = None) -> np.ndarray:
+    def rates(
+        self, scheme: str, wp: np.ndarray | None, wr: np.ndarray | None, wp_t: np.ndarray | None = None
+    ) -> np.ndarray:
         """Raw replicate rates of ``scheme`` ("pairs", "readers" or "two-way-product");
         ``wp_t`` is ``wp.T`` made contiguous (shared by the cells of one pair set)."""
         if scheme == "pairs":

@@ -84,8 +84,9 @@ def _var(x: np.ndarray) -> float:
     return float(x.var(ddof=1)) if x.size > 1 else float("nan")
 
 
-def correct_two_way(estimate: float, product: np.ndarray, pairs: np.ndarray, readers: np.ndarray,
-                    n_pairs: int, n_readers: int) -> TwoWayCorrection:
+def correct_two_way(
+    estimate: float, product: np.ndarray, pairs: np.ndarray, readers: np.ndarray, n_pairs: int, n_readers: int
+) -> TwoWayCorrection:
     """Rescale product-bootstrap replicates to the variance-corrected two-way spread.
 
     ``product``, ``pairs`` and ``readers`` are the replicate rates of one cell computed with the
@@ -127,8 +128,9 @@ def correct_two_way(estimate: float, product: np.ndarray, pairs: np.ndarray, rea
     df = float(v**2 / den) if den > 0 else float("inf")
     # classical Satterthwaite: V as a combination of mean squares with coefficients +-1 / 0
     k_e = 1.0 - keep_p - keep_r
-    den_ms = ((a_p if keep_p else 0.0) ** 2 / (gp - 1) + (a_r if keep_r else 0.0) ** 2 / (gr - 1)
-              + (k_e * a_e) ** 2 / df_res)
+    den_ms = (
+        (a_p if keep_p else 0.0) ** 2 / (gp - 1) + (a_r if keep_r else 0.0) ** 2 / (gr - 1) + (k_e * a_e) ** 2 / df_res
+    )
     df_ms = float(v**2 / den_ms) if den_ms > 0 else float("inf")
     scale = float(np.sqrt(v / v_prod)) if v_prod > 0 else 0.0
     out[ok] = estimate + scale * (prod - estimate)
@@ -160,8 +162,9 @@ def t_calibrated_p_value(p_normal: float, df: float) -> float:
     return float(min(1.0, 2.0 * student_t.sf(z, df)))
 
 
-def cgm_interval(estimate: float, var_pairs: float, var_readers: float, S: np.ndarray, N: np.ndarray,
-                 level: float, null: float = 0.5) -> tuple[float, float, float, float]:
+def cgm_interval(
+    estimate: float, var_pairs: float, var_readers: float, S: np.ndarray, N: np.ndarray, level: float, null: float = 0.5
+) -> tuple[float, float, float, float]:
     """Two-way cluster-robust interval (Cameron, Gelbach and Miller 2011): ``(low, high, se, p)``.
 
     ``V = G_p/(G_p-1) V*_pairs + G_r/(G_r-1) V*_readers - M/(M-1) V_cells``: the one-way
@@ -180,8 +183,17 @@ def cgm_interval(estimate: float, var_pairs: float, var_readers: float, S: np.nd
     return cgm_from_cells(estimate, var_pairs, var_readers, S[keep], N[keep], S.shape[0], S.shape[1], level, null)
 
 
-def cgm_from_cells(estimate: float, var_pairs: float, var_readers: float, s: np.ndarray, n: np.ndarray,
-                   n_pairs: int, n_readers: int, level: float, null: float = 0.5) -> tuple[float, float, float, float]:
+def cgm_from_cells(
+    estimate: float,
+    var_pairs: float,
+    var_readers: float,
+    s: np.ndarray,
+    n: np.ndarray,
+    n_pairs: int,
+    n_readers: int,
+    level: float,
+    null: float = 0.5,
+) -> tuple[float, float, float, float]:
     """:func:`cgm_interval` from the sparse pair x reader cells: focal votes ``s`` and decisive
     votes ``n`` of each observed (pair, reader) combination."""
     gp, gr = int(n_pairs), int(n_readers)

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
 import pandas as pd
 
 from audit.policy import TransferPolicy
-from audit.result import Interval, Transfer
+from audit.result import Transfer
 from audit.verdict.compare import CellComparison, cell_generator, compare_cell
 from audit.verdict.decision import decide
 
@@ -30,8 +29,13 @@ def _human_estimands(c: CellComparison, level: float) -> dict:
     return out
 
 
-def assess_transfers(cells: Sequence[tuple[str, str, pd.DataFrame, pd.DataFrame | None]], *, tie_rule: str,
-                     policy: TransferPolicy, seed: int) -> list[tuple[Transfer, dict]]:
+def assess_transfers(
+    cells: Sequence[tuple[str, str, pd.DataFrame, pd.DataFrame | None]],
+    *,
+    tie_rule: str,
+    policy: TransferPolicy,
+    seed: int,
+) -> list[tuple[Transfer, dict]]:
     """Decide every cell.
 
     ``cells``: ``(matchup, criterion, votes, judge)`` with the cell's human votes (``pair_id``,
@@ -43,9 +47,18 @@ def assess_transfers(cells: Sequence[tuple[str, str, pd.DataFrame, pd.DataFrame 
         rng = cell_generator(seed, matchup, criterion)
         jp = None if judge is None else judge["pair_id"].to_numpy()
         jc = None if judge is None else pd.to_numeric(judge["credit"], errors="coerce").to_numpy(float)
-        comparisons.append(compare_cell(votes["pair_id"].to_numpy(), votes["reader_id"].to_numpy(),
-                                        votes["y"].to_numpy(float), jp, jc, tie_rule=tie_rule, policy=policy,
-                                        rng=rng))
+        comparisons.append(
+            compare_cell(
+                votes["pair_id"].to_numpy(),
+                votes["reader_id"].to_numpy(),
+                votes["y"].to_numpy(float),
+                jp,
+                jc,
+                tie_rule=tie_rule,
+                policy=policy,
+                rng=rng,
+            )
+        )
     transfers = decide(comparisons, policy)
     return [(t, _human_estimands(c, policy.level)) for t, c in zip(transfers, comparisons)]
 

@@ -39,8 +39,15 @@ def bias_table(*, reps: int = 30, seed: int = 0, glmm: bool = True, designs=DESI
             for rep in range(reps):
                 rng = cell_generator(seed, "bias", f"{n_readers}x{n_pairs}", str(index), str(rep))
                 cell = simulate_cell(design, n_pairs, n_readers, rng)
-                table = comparison_table(cell.pair_id, cell.reader_id, cell.y, cell.pairs,
-                                         np.full(n_pairs, 0.5), tie_rule="even-split", rng=rng)
+                table = comparison_table(
+                    cell.pair_id,
+                    cell.reader_id,
+                    cell.y,
+                    cell.pairs,
+                    np.full(n_pairs, 0.5),
+                    tie_rule="even-split",
+                    rng=rng,
+                )
                 c, q, n = table.pair_sums()
                 e = estimands(c, q, n, np.ones_like(c), table.judge)
                 v.append(float(e.vote_share))
@@ -48,16 +55,28 @@ def bias_table(*, reps: int = 30, seed: int = 0, glmm: bool = True, designs=DESI
                 if glmm:
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
-                        g = fit_cell_glmm(pd.DataFrame({"pair_id": cell.pair_id, "reader_id": cell.reader_id,
-                                                        "y": cell.y}))
+                        g = fit_cell_glmm(
+                            pd.DataFrame({"pair_id": cell.pair_id, "reader_id": cell.reader_id, "y": cell.y})
+                        )
                     plug.append(g.majority_plugin)
                     med.append(g.estimate)
             v, m = np.array(v), np.array(m)
-            row = {"design": f"{n_readers}x{n_pairs}", "b0": design.b0, "sd_pair": design.sd_pair,
-                   "sd_reader": design.sd_reader, "tie": design.tie, "missing": design.missing,
-                   "V_true": v_true, "V_bias": v.mean() - v_true, "V_sd": v.std(ddof=1),
-                   "M_true": m_true, "M_mean": m.mean(), "M_bias": m.mean() - m_true, "M_sd": m.std(ddof=1),
-                   "M_rmse": float(np.sqrt(np.mean((m - m_true) ** 2)))}
+            row = {
+                "design": f"{n_readers}x{n_pairs}",
+                "b0": design.b0,
+                "sd_pair": design.sd_pair,
+                "sd_reader": design.sd_reader,
+                "tie": design.tie,
+                "missing": design.missing,
+                "V_true": v_true,
+                "V_bias": v.mean() - v_true,
+                "V_sd": v.std(ddof=1),
+                "M_true": m_true,
+                "M_mean": m.mean(),
+                "M_bias": m.mean() - m_true,
+                "M_sd": m.std(ddof=1),
+                "M_rmse": float(np.sqrt(np.mean((m - m_true) ** 2))),
+            }
             if glmm:
                 plug_arr, med_arr = np.array(plug, float), np.array(med, float)
                 row["plugin_bias"] = float(np.nanmean(plug_arr) - m_true)
@@ -77,8 +96,11 @@ def main(argv: list[str] | None = None) -> int:
     table = bias_table(reps=args.reps, seed=args.seed, glmm=not args.no_glmm)
     with pd.option_context("display.width", 200, "display.max_columns", 30, "display.float_format", "{:.3f}".format):
         print(table.to_string(index=False))
-    print(f"({time.perf_counter() - started:.0f} s; python -m audit.verdict.bias_study "
-          + " ".join(argv if argv is not None else sys.argv[1:]) + ")")
+    print(
+        f"({time.perf_counter() - started:.0f} s; python -m audit.verdict.bias_study "
+        + " ".join(argv if argv is not None else sys.argv[1:])
+        + ")"
+    )
     return 0
 
 

@@ -38,8 +38,15 @@ from audit.policy import TransferPolicy
 from audit.verdict.compare import CellComparison, cell_generator
 from audit.verdict.decision import decide
 from audit.verdict.paired_bootstrap import bootstrap_judges
-from audit.verdict.simulate import (JUDGES, CellDesign, band_distance, simulate_cell, simulate_judge,
-                                    true_majority_rate, true_vote_share)
+from audit.verdict.simulate import (
+    JUDGES,
+    CellDesign,
+    band_distance,
+    simulate_cell,
+    simulate_judge,
+    true_majority_rate,
+    true_vote_share,
+)
 from audit.verdict.tables import comparison_table
 
 DESIGNS = ((7, 20), (7, 60), (20, 60), (3, 40), (12, 150))
@@ -86,8 +93,13 @@ def truly_fails(j_true: float, v_true: float, m_true: float, margin: float) -> b
     return bool(abs(band_distance(j_true, v_true, m_true)) > margin or (j_true - 0.5) * (v_true - 0.5) < 0)
 
 
-def run_study(design: tuple[int, int], study: int, seed: int, policy: TransferPolicy,
-              tallies: dict[tuple[tuple[int, int], str], Tally]) -> None:
+def run_study(
+    design: tuple[int, int],
+    study: int,
+    seed: int,
+    policy: TransferPolicy,
+    tallies: dict[tuple[tuple[int, int], str], Tally],
+) -> None:
     """Simulate one study of every judge kind on the same readers and tally the decisions."""
     n_readers, n_pairs = design
     per_judge: dict[str, list[tuple[CellComparison, float, float, float]]] = {k: [] for k in JUDGES}
@@ -103,13 +115,21 @@ def run_study(design: tuple[int, int], study: int, seed: int, policy: TransferPo
         for _, kinds in sorted(groups.items()):
             credits = np.vstack([judges[k].credit for k in kinds])
             valid = np.isfinite(credits).all(0)
-            table = comparison_table(cell.pair_id, cell.reader_id, cell.y, cell.pairs[valid],
-                                     credits[0][valid], tie_rule="even-split", rng=rng)
+            table = comparison_table(
+                cell.pair_id,
+                cell.reader_id,
+                cell.y,
+                cell.pairs[valid],
+                credits[0][valid],
+                tie_rule="even-split",
+                rng=rng,
+            )
             keep = np.isin(cell.pairs[valid], np.asarray(table.pairs))
             boots = bootstrap_judges(table, credits[:, valid][:, keep], policy.n_boot, rng)
             for kind, boot, row in zip(kinds, boots, credits[:, valid][:, keep]):
-                comparison = CellComparison(None, "", replace(table, judge=row), boot, alpha=policy.alpha,
-                                            margin=policy.margin)
+                comparison = CellComparison(
+                    None, "", replace(table, judge=row), boot, alpha=policy.alpha, margin=policy.margin
+                )
                 per_judge[kind].append((comparison, judges[kind].truth, v_true, m_true))
     for kind, items in per_judge.items():
         tally = tallies.setdefault((design, kind), Tally())
@@ -119,13 +139,16 @@ def run_study(design: tuple[int, int], study: int, seed: int, policy: TransferPo
             tally.cells[s.value if s.value in tally.cells else "other"] += 1
         tally.studies["n"] += 1
         tally.studies["FAIL"] += any(s is Status.FAIL for s in statuses)
-        tally.studies["false FAIL"] += any(s is Status.FAIL and not truly_fails(j, v, m, policy.margin)
-                                           for s, (_, j, v, m) in zip(statuses, items))
+        tally.studies["false FAIL"] += any(
+            s is Status.FAIL and not truly_fails(j, v, m, policy.margin) for s, (_, j, v, m) in zip(statuses, items)
+        )
         tally.studies["PASS"] += all(s is Status.PASS for s in statuses)
         if kind in COVERAGE_JUDGES:
             for (c, j_true, v_true, m_true), t in zip(items, transfers):
-                for key, name, truth in (("J-V", "difference_vote_share", j_true - v_true),
-                                         ("J-M", "difference_majority", j_true - m_true)):
+                for key, name, truth in (
+                    ("J-V", "difference_vote_share", j_true - v_true),
+                    ("J-M", "difference_majority", j_true - m_true),
+                ):
                     iv = c.interval(name, 1.0 - policy.alpha)
                     tally.coverage[key].append(bool(iv.ci_low <= truth <= iv.ci_high))
                 low, high = c.band_interval(policy.alpha / 2.0)
@@ -133,25 +156,34 @@ def run_study(design: tuple[int, int], study: int, seed: int, policy: TransferPo
 
 
 def format_table(tallies: dict[tuple[tuple[int, int], str], Tally], policy: TransferPolicy) -> str:
-    lines = [f"margin {policy.margin:g}, alpha {policy.alpha:g} (cell intervals at {1 - 2 * policy.alpha:.0%}), "
-             f"adjust {policy.adjust}, n_boot {policy.n_boot}; {len(CELLS)} cells per study",
-             "rates in % (binomial standard error); coverage of the two-sided "
-             f"{1 - policy.alpha:.0%} intervals",
-             f"{'design':<8} {'judge':<14} {'studies':>7} {'cell FAIL':>12} {'cell PASS':>12} {'cell INCONC':>12} "
-             f"{'study FAIL':>12} {'false FAIL':>12} {'study PASS':>12} {'cov J-V':>12} {'cov J-M':>12} {'cov band':>12}"]
+    lines = [
+        f"margin {policy.margin:g}, alpha {policy.alpha:g} (cell intervals at {1 - 2 * policy.alpha:.0%}), "
+        f"adjust {policy.adjust}, n_boot {policy.n_boot}; {len(CELLS)} cells per study",
+        f"rates in % (binomial standard error); coverage of the two-sided {1 - policy.alpha:.0%} intervals",
+        f"{'design':<8} {'judge':<14} {'studies':>7} {'cell FAIL':>12} {'cell PASS':>12} {'cell INCONC':>12} "
+        f"{'study FAIL':>12} {'false FAIL':>12} {'study PASS':>12} {'cov J-V':>12} {'cov J-M':>12} {'cov band':>12}",
+    ]
     for (design, kind), t in tallies.items():
         n = t.n_cells
         cov = [(_rate(sum(t.coverage[k]), len(t.coverage[k])) if t.coverage[k] else "") for k in ("J-V", "J-M", "band")]
-        lines.append(f"{design[0]}x{design[1]:<6} {kind:<14} {t.studies['n']:>7} {_rate(t.cells['FAIL'], n):>12} "
-                     f"{_rate(t.cells['PASS'], n):>12} {_rate(t.cells['INCONCLUSIVE'], n):>12} "
-                     f"{_rate(t.studies['FAIL'], t.studies['n']):>12} {_rate(t.studies['false FAIL'], t.studies['n']):>12} "
-                     f"{_rate(t.studies['PASS'], t.studies['n']):>12} "
-                     f"{cov[0]:>12} {cov[1]:>12} {cov[2]:>12}")
+        lines.append(
+            f"{design[0]}x{design[1]:<6} {kind:<14} {t.studies['n']:>7} {_rate(t.cells['FAIL'], n):>12} "
+            f"{_rate(t.cells['PASS'], n):>12} {_rate(t.cells['INCONCLUSIVE'], n):>12} "
+            f"{_rate(t.studies['FAIL'], t.studies['n']):>12} {_rate(t.studies['false FAIL'], t.studies['n']):>12} "
+            f"{_rate(t.studies['PASS'], t.studies['n']):>12} "
+            f"{cov[0]:>12} {cov[1]:>12} {cov[2]:>12}"
+        )
     return "\n".join(lines)
 
 
-def calibrate(*, studies: int = DEFAULT_STUDIES, seed: int = 0, designs=DESIGNS,
-              policy: TransferPolicy | None = None, progress=None) -> dict[tuple[tuple[int, int], str], Tally]:
+def calibrate(
+    *,
+    studies: int = DEFAULT_STUDIES,
+    seed: int = 0,
+    designs=DESIGNS,
+    policy: TransferPolicy | None = None,
+    progress=None,
+) -> dict[tuple[tuple[int, int], str], Tally]:
     """Run the study; returns the tallies per (design, judge kind)."""
     policy = policy or TransferPolicy()
     tallies: dict[tuple[tuple[int, int], str], Tally] = {}
@@ -168,8 +200,11 @@ def calibrate(*, studies: int = DEFAULT_STUDIES, seed: int = 0, designs=DESIGNS,
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m audit.verdict.calibration", description=__doc__.split("\n\n")[0])
     parser.add_argument("--studies", type=int, default=None, help=f"studies per design (default {DEFAULT_STUDIES})")
-    parser.add_argument("--quick", action="store_true",
-                        help=f"{QUICK_STUDIES} studies of designs 7x20 and 7x60, {QUICK_BOOT} replicates (a smoke test)")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help=f"{QUICK_STUDIES} studies of designs 7x20 and 7x60, {QUICK_BOOT} replicates (a smoke test)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--n-boot", type=int, default=None, help="bootstrap replicates (default: the policy's)")
     parser.add_argument("--margin", type=float, default=None)
@@ -187,12 +222,21 @@ def main(argv: list[str] | None = None) -> int:
         designs = tuple(tuple(int(x) for x in d.split("x")) for d in args.designs.split(","))
     studies = args.studies or (QUICK_STUDIES if args.quick else DEFAULT_STUDIES)
     started = time.perf_counter()
-    tallies = calibrate(studies=studies, seed=args.seed, designs=designs, policy=policy,
-                        progress=lambda d: print(f"  {d[0]}x{d[1]} done ({time.perf_counter() - started:.0f} s)",
-                                                 file=sys.stderr, flush=True))
+    tallies = calibrate(
+        studies=studies,
+        seed=args.seed,
+        designs=designs,
+        policy=policy,
+        progress=lambda d: print(
+            f"  {d[0]}x{d[1]} done ({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True
+        ),
+    )
     print(format_table(tallies, policy))
-    print(f"({time.perf_counter() - started:.0f} s; python -m audit.verdict.calibration "
-          + " ".join(argv if argv is not None else sys.argv[1:]) + ")")
+    print(
+        f"({time.perf_counter() - started:.0f} s; python -m audit.verdict.calibration "
+        + " ".join(argv if argv is not None else sys.argv[1:])
+        + ")"
+    )
     return 0
 
 

@@ -30,7 +30,7 @@ from audit.verdict.tables import ComparisonTable, comparison_table
 def cell_generator(run_seed: int, *key: str) -> np.random.Generator:
     """A generator for one cell from the run seed and the cell key (order-free)."""
     digest = hashlib.sha256("\x1f".join(key).encode("utf-8")).digest()
-    words = [int.from_bytes(digest[i:i + 4], "little") for i in range(0, 16, 4)]
+    words = [int.from_bytes(digest[i : i + 4], "little") for i in range(0, 16, 4)]
     return np.random.default_rng(np.random.SeedSequence([int(run_seed) % 2**32, *words]))
 
 
@@ -129,9 +129,17 @@ class CellComparison:
         return "focal" if lo > 0.5 else ("other" if hi < 0.5 else "chance")
 
 
-def compare_cell(pair_id: np.ndarray, reader_id: np.ndarray, y: np.ndarray, judge_pairs: np.ndarray | None,
-                 judge_credit: np.ndarray | None, *, tie_rule: str, policy: TransferPolicy,
-                 rng: np.random.Generator) -> CellComparison:
+def compare_cell(
+    pair_id: np.ndarray,
+    reader_id: np.ndarray,
+    y: np.ndarray,
+    judge_pairs: np.ndarray | None,
+    judge_credit: np.ndarray | None,
+    *,
+    tie_rule: str,
+    policy: TransferPolicy,
+    rng: np.random.Generator,
+) -> CellComparison:
     """Build, check and bootstrap one cell (see the module doc).
 
     ``judge_pairs``/``judge_credit`` None: the judge has no outputs for this criterion (the
@@ -157,27 +165,48 @@ def compare_cell(pair_id: np.ndarray, reader_id: np.ndarray, y: np.ndarray, judg
             Status.INSUFFICIENT,
             f"{n_common_pairs} pair(s) with both a human vote and a valid judge output and {n_common_readers} "
             f"reader(s) on them; the policy needs at least {policy.min_pairs} pairs and {policy.min_readers} readers",
-            table, boot, **kw)
+            table,
+            boot,
+            **kw,
+        )
     if common.any() and np.isnan(y[common]).all():
-        return CellComparison(Status.ERROR, "every human vote on the compared pairs is a tie: the readers expressed "
-                                            "no preference to compare the judge with", table, boot, **kw)
+        return CellComparison(
+            Status.ERROR,
+            "every human vote on the compared pairs is a tie: the readers expressed "
+            "no preference to compare the judge with",
+            table,
+            boot,
+            **kw,
+        )
     if table.n_pairs < policy.min_pairs or table.n_readers < policy.min_readers:
         return CellComparison(
             Status.INSUFFICIENT,
             f"only {table.n_pairs} pair(s) and {table.n_readers} reader(s) have a vote credited by the "
             f"'{tie_rule}' tie rule (the other votes are excluded ties); the policy needs {policy.min_pairs} pairs "
-            f"and {policy.min_readers} readers", table, boot, **kw)
+            f"and {policy.min_readers} readers",
+            table,
+            boot,
+            **kw,
+        )
     if boot is not None and not math.isfinite(boot.between_pair_sd):
         return CellComparison(
             Status.INSUFFICIENT,
             "fewer than two compared pairs have two or more credited votes: the between-pair variance, and so "
             "the majority rate, cannot be estimated (a pair read once carries no information on it)",
-            table, boot, **kw)
+            table,
+            boot,
+            **kw,
+        )
     needed = ("judge_rate", "vote_share", "majority_rate", "d_lo", "d_hi")
     if boot is None or not all(boot[k].defined and math.isfinite(boot[k].sd) for k in needed):
         bad = [k for k in needed if boot is None or not (boot[k].defined and math.isfinite(boot[k].sd))]
-        return CellComparison(Status.ERROR, "the bootstrap could not estimate " + ", ".join(bad) +
-                              " (too few distinct pairs or readers with votes)", table, boot, **kw)
+        return CellComparison(
+            Status.ERROR,
+            "the bootstrap could not estimate " + ", ".join(bad) + " (too few distinct pairs or readers with votes)",
+            table,
+            boot,
+            **kw,
+        )
     return CellComparison(None, "", table, boot, **kw)
 
 

@@ -93,8 +93,15 @@ def adjust_components(p_outside: np.ndarray, p_conflict: np.ndarray, method: str
     return out, conf
 
 
-def status_from(*, p_outside_adjusted: float, p_conflict_adjusted: float, difference_low: float,
-                difference_high: float, alpha: float, margin: float) -> Status:
+def status_from(
+    *,
+    p_outside_adjusted: float,
+    p_conflict_adjusted: float,
+    difference_low: float,
+    difference_high: float,
+    alpha: float,
+    margin: float,
+) -> Status:
     """The rule itself, on the numbers a result records (FAIL, then PASS, else INCONCLUSIVE)."""
     if p_outside_adjusted < alpha or p_conflict_adjusted < alpha:
         return Status.FAIL
@@ -119,11 +126,21 @@ def redecide(transfers: Sequence[Transfer], policy: TransferPolicy) -> list[Tran
     for k, i in enumerate(assessed):
         t = transfers[i]
         adj_out, adj_conf = float(adjusted_out[k]), float(adjusted_conf[k])
-        status = status_from(p_outside_adjusted=adj_out, p_conflict_adjusted=adj_conf,
-                             difference_low=t.difference.ci_low, difference_high=t.difference.ci_high,
-                             alpha=policy.alpha, margin=policy.margin)
-        out[i] = replace(t, status=status, p_outside_adjusted=adj_out, p_conflict_adjusted=adj_conf,
-                         direction_conflict=bool(adj_conf < policy.alpha))
+        status = status_from(
+            p_outside_adjusted=adj_out,
+            p_conflict_adjusted=adj_conf,
+            difference_low=t.difference.ci_low,
+            difference_high=t.difference.ci_high,
+            alpha=policy.alpha,
+            margin=policy.margin,
+        )
+        out[i] = replace(
+            t,
+            status=status,
+            p_outside_adjusted=adj_out,
+            p_conflict_adjusted=adj_conf,
+            direction_conflict=bool(adj_conf < policy.alpha),
+        )
     return out
 
 
@@ -164,8 +181,11 @@ def decide(comparisons: Sequence[CellComparison], policy: TransferPolicy) -> lis
             out.append(_not_assessed(c, policy))
             continue
         k = rank[i]
-        out.append(_assessed(c, policy, level, float(p_out[k]), float(adj_out[k]), float(p_conf[k]),
-                             float(adj_conf[k]), fail_level))
+        out.append(
+            _assessed(
+                c, policy, level, float(p_out[k]), float(adj_out[k]), float(p_conf[k]), float(adj_conf[k]), fail_level
+            )
+        )
     return out
 
 
@@ -177,12 +197,27 @@ def _counts(c: CellComparison) -> dict:
 
 
 def _not_assessed(c: CellComparison, policy: TransferPolicy) -> Transfer:
-    return Transfer(status=c.status, reason=c.reason, margin=policy.margin, interval_level=1.0 - 2.0 * policy.alpha,
-                    adjust=policy.adjust, n_boot=c.boot.n_boot if c.boot is not None else 0, **_counts(c))
+    return Transfer(
+        status=c.status,
+        reason=c.reason,
+        margin=policy.margin,
+        interval_level=1.0 - 2.0 * policy.alpha,
+        adjust=policy.adjust,
+        n_boot=c.boot.n_boot if c.boot is not None else 0,
+        **_counts(c),
+    )
 
 
-def _assessed(c: CellComparison, policy: TransferPolicy, level: float, p_out: float, adj_out: float,
-              p_conf: float, adj_conf: float, fail_level: float) -> Transfer:
+def _assessed(
+    c: CellComparison,
+    policy: TransferPolicy,
+    level: float,
+    p_out: float,
+    adj_out: float,
+    p_conf: float,
+    adj_conf: float,
+    fail_level: float,
+) -> Transfer:
     a, m = policy.alpha, policy.margin
     b = c.boot
     v, mj, j = b.estimate("vote_share"), b.estimate("majority_rate"), b.estimate("judge_rate")
@@ -193,40 +228,67 @@ def _assessed(c: CellComparison, policy: TransferPolicy, level: float, p_out: fl
     conflict = bool(adj_conf < a)
     outside = bool(adj_out < a)
     adj_word = {"holm": "Holm-adjusted", "bonferroni": "Bonferroni-adjusted", "none": "unadjusted"}[policy.adjust]
-    head = (f"judge {_pct(j)} vs the human band [{_pct(band[0])}, {_pct(band[1])}] (vote share {_pct(v)}, "
-            f"majority rate {_pct(mj)}): distance {_pts(dist)} points, {level:.0%} interval "
-            f"[{_pts(low)}, {_pts(high)}]")
-    status = status_from(p_outside_adjusted=adj_out, p_conflict_adjusted=adj_conf, difference_low=low,
-                         difference_high=high, alpha=a, margin=m)
+    head = (
+        f"judge {_pct(j)} vs the human band [{_pct(band[0])}, {_pct(band[1])}] (vote share {_pct(v)}, "
+        f"majority rate {_pct(mj)}): distance {_pts(dist)} points, {level:.0%} interval "
+        f"[{_pts(low)}, {_pts(high)}]"
+    )
+    status = status_from(
+        p_outside_adjusted=adj_out,
+        p_conflict_adjusted=adj_conf,
+        difference_low=low,
+        difference_high=high,
+        alpha=a,
+        margin=m,
+    )
     needed = None
     if status is Status.FAIL:
         parts = []
         if outside:
             where = "above" if b.estimate("d_hi") > 0 else "below"
-            parts.append(f"the judge lies {where} the band by more than the {100 * m:.0f}-point margin "
-                         f"(p = {p_out:.2g}, {adj_word} {adj_out:.2g})")
+            parts.append(
+                f"the judge lies {where} the band by more than the {100 * m:.0f}-point margin "
+                f"(p = {p_out:.2g}, {adj_word} {adj_out:.2g})"
+            )
         if conflict:
-            parts.append(f"direction conflict: the judge is decisive for {_side('focal' if j > 0.5 else 'other')} "
-                         f"and the readers' vote share for {_side('focal' if v > 0.5 else 'other')} "
-                         f"(p = {p_conf:.2g}, {adj_word} {adj_conf:.2g})")
+            parts.append(
+                f"direction conflict: the judge is decisive for {_side('focal' if j > 0.5 else 'other')} "
+                f"and the readers' vote share for {_side('focal' if v > 0.5 else 'other')} "
+                f"(p = {p_conf:.2g}, {adj_word} {adj_conf:.2g})"
+            )
         reason = f"FAIL: {head}; " + "; ".join(parts)
     elif status is Status.PASS:
-        reason = (f"PASS: {head}, inside the {100 * m:.0f}-point margin (equivalence at alpha = {a:g})"
-                  + _human_note(j_dir, h_dir))
+        reason = f"PASS: {head}, inside the {100 * m:.0f}-point margin (equivalence at alpha = {a:g})" + _human_note(
+            j_dir, h_dir
+        )
     else:
         needed = c.pairs_needed(fail_level)
-        reason = (f"INCONCLUSIVE: {head}: neither inside the {100 * m:.0f}-point margin nor beyond it at the "
-                  f"{adj_word} level (p = {adj_out:.2g})" + _human_note(j_dir, h_dir) + "; " + _budget(c, needed))
+        reason = (
+            f"INCONCLUSIVE: {head}: neither inside the {100 * m:.0f}-point margin nor beyond it at the "
+            f"{adj_word} level (p = {adj_out:.2g})" + _human_note(j_dir, h_dir) + "; " + _budget(c, needed)
+        )
     return Transfer(
-        status=status, reason=reason, margin=m,
+        status=status,
+        reason=reason,
+        margin=m,
         difference=Interval(float(dist), float(low), float(high), level),
         difference_vote_share=c.interval("difference_vote_share", level),
         difference_majority=c.interval("difference_majority", level),
         judge_rate=c.interval("judge_rate", level),
-        band_low=float(band[0]), band_high=float(band[1]), interval_level=level,
-        p_outside=p_out, p_outside_adjusted=adj_out, p_conflict=p_conf, p_conflict_adjusted=adj_conf,
-        adjust=policy.adjust, direction_conflict=conflict, human_direction=h_dir, judge_direction=j_dir,
-        pairs_needed=needed, n_boot=b.n_boot, **_counts(c),
+        band_low=float(band[0]),
+        band_high=float(band[1]),
+        interval_level=level,
+        p_outside=p_out,
+        p_outside_adjusted=adj_out,
+        p_conflict=p_conf,
+        p_conflict_adjusted=adj_conf,
+        adjust=policy.adjust,
+        direction_conflict=conflict,
+        human_direction=h_dir,
+        judge_direction=j_dir,
+        pairs_needed=needed,
+        n_boot=b.n_boot,
+        **_counts(c),
     )
 
 
@@ -237,9 +299,11 @@ def _budget(c: CellComparison, needed: int | None) -> str:
     more = needed - t.n_pairs
     rpp = t.readers_per_pair()
     readers = math.ceil(t.n_readers * needed / t.n_pairs)
-    return (f"about {needed} pairs would decide it at the current estimates ({more} more, each read by "
-            f"~{rpp:.1f} readers: ~{math.ceil(more * rpp)} more votes; the 1/pairs scaling assumes the pool of "
-            f"readers grows in proportion, to ~{readers} readers, {readers - t.n_readers} more)")
+    return (
+        f"about {needed} pairs would decide it at the current estimates ({more} more, each read by "
+        f"~{rpp:.1f} readers: ~{math.ceil(more * rpp)} more votes; the 1/pairs scaling assumes the pool of "
+        f"readers grows in proportion, to ~{readers} readers, {readers - t.n_readers} more)"
+    )
 
 
 __all__ = ["ADJUSTMENTS", "adjust_components", "adjust_p", "cell_p", "decide", "redecide", "status_from"]

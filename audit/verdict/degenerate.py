@@ -42,8 +42,18 @@ INTERIOR = (0.05, 0.95)
 MAX_GAP_FROM_RAW = 0.15
 
 
-def degeneracy(*, estimate: float, ci_low: float, ci_high: float, se: float, sd_pair: float, sd_reader: float,
-               separation: bool, reader_rates: np.ndarray, raw_share: float) -> tuple[bool, str]:
+def degeneracy(
+    *,
+    estimate: float,
+    ci_low: float,
+    ci_high: float,
+    se: float,
+    sd_pair: float,
+    sd_reader: float,
+    separation: bool,
+    reader_rates: np.ndarray,
+    raw_share: float,
+) -> tuple[bool, str]:
     """``(degenerate, reason)`` of one cell's GLMM summary (see the module doc)."""
     reasons = []
     for name, sd in (("pair", sd_pair), ("reader", sd_reader)):
@@ -56,13 +66,15 @@ def degeneracy(*, estimate: float, ci_low: float, ci_high: float, se: float, sd_
         if estimate < lo - READER_RANGE_TOLERANCE or estimate > hi + READER_RANGE_TOLERANCE:
             reasons.append(f"expit(b0) {estimate:.1%} outside the readers' own rates ({lo:.1%} to {hi:.1%})")
     interior = math.isfinite(raw_share) and INTERIOR[0] < raw_share < INTERIOR[1]
-    if (math.isfinite(ci_low) and math.isfinite(ci_high) and ci_high - ci_low >= MIN_UNINFORMATIVE_WIDTH
-            and interior):
-        reasons.append(f"interval [{ci_low:.1%}, {ci_high:.1%}] spans almost [0, 1] while the raw share is "
-                       f"{raw_share:.1%}")
+    if math.isfinite(ci_low) and math.isfinite(ci_high) and ci_high - ci_low >= MIN_UNINFORMATIVE_WIDTH and interior:
+        reasons.append(
+            f"interval [{ci_low:.1%}, {ci_high:.1%}] spans almost [0, 1] while the raw share is {raw_share:.1%}"
+        )
     if math.isfinite(estimate) and math.isfinite(raw_share) and abs(estimate - raw_share) > MAX_GAP_FROM_RAW:
-        reasons.append(f"expit(b0) {estimate:.1%} is {100 * abs(estimate - raw_share):.0f} points from the raw "
-                       f"share {raw_share:.1%}")
+        reasons.append(
+            f"expit(b0) {estimate:.1%} is {100 * abs(estimate - raw_share):.0f} points from the raw "
+            f"share {raw_share:.1%}"
+        )
     if not math.isfinite(se) and not separation:
         reasons.append("the standard error of b0 is not finite")
     return bool(reasons), "; ".join(reasons)

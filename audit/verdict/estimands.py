@@ -123,9 +123,16 @@ def _wsum(w: np.ndarray, x: np.ndarray) -> np.ndarray:
     return (w * x).sum(-1)
 
 
-def estimands(csum: np.ndarray, qsum: np.ndarray, nsum: np.ndarray, weight: np.ndarray,
-              judge: np.ndarray, nsum2: np.ndarray | None = None, shift: np.ndarray | float = 0.0,
-              majority_shift: np.ndarray | float | None = None) -> Estimands:
+def estimands(
+    csum: np.ndarray,
+    qsum: np.ndarray,
+    nsum: np.ndarray,
+    weight: np.ndarray,
+    judge: np.ndarray,
+    nsum2: np.ndarray | None = None,
+    shift: np.ndarray | float = 0.0,
+    majority_shift: np.ndarray | float | None = None,
+) -> Estimands:
     """J, V and M from per-pair sums; the last axis is the pair axis (see the module doc).
 
     ``csum``, ``qsum``, ``nsum`` are ``(P,)`` (the original per-pair sums) or ``(B, P)`` (per
@@ -180,9 +187,19 @@ def estimands(csum: np.ndarray, qsum: np.ndarray, nsum: np.ndarray, weight: np.n
     # NaN (not estimable) when fewer than two pairs have two or more distinct credited votes
     tau2 = np.where(np.isfinite(tau2), np.maximum(tau2, 0.0), np.nan)
     m = beta_upper_tail(majority_mean, tau2)
-    return Estimands(judge_rate=j, vote_share=v, majority_rate=m, between_pair_var=tau2, n_pairs=total,
-                     share_var=s2, within_var=sw2, mean_inv_n=m1, df_between=e_total - 1.0,
-                     df_within=_wsum(e, np.where(multi, dof, 0.0)), majority_mean=majority_mean)
+    return Estimands(
+        judge_rate=j,
+        vote_share=v,
+        majority_rate=m,
+        between_pair_var=tau2,
+        n_pairs=total,
+        share_var=s2,
+        within_var=sw2,
+        mean_inv_n=m1,
+        df_between=e_total - 1.0,
+        df_within=_wsum(e, np.where(multi, dof, 0.0)),
+        majority_mean=majority_mean,
+    )
 
 
 __all__ = ["Estimands", "beta_upper_tail", "estimands"]

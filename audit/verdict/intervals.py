@@ -29,8 +29,13 @@ from scipy.stats import t as student_t
 class ReplicateDistribution:
     """The smoothed bootstrap distribution of one statistic (internal)."""
 
-    def __init__(self, estimate: float, replicates: np.ndarray, df: float = float("inf"),
-                 bounds: tuple[float, float] = (-np.inf, np.inf)):
+    def __init__(
+        self,
+        estimate: float,
+        replicates: np.ndarray,
+        df: float = float("inf"),
+        bounds: tuple[float, float] = (-np.inf, np.inf),
+    ):
         self.bounds = (float(bounds[0]), float(bounds[1]))
         reps = np.asarray(replicates, float)
         reps = reps[np.isfinite(reps)]

@@ -50,8 +50,15 @@ from audit.verdict.tables import ComparisonTable
 
 CHUNK_ELEMENTS = 2_000_000  #: replicates x pairs per chunk
 
-STATISTICS = ("judge_rate", "vote_share", "majority_rate", "difference_vote_share", "difference_majority",
-              "d_lo", "d_hi")
+STATISTICS = (
+    "judge_rate",
+    "vote_share",
+    "majority_rate",
+    "difference_vote_share",
+    "difference_majority",
+    "d_lo",
+    "d_hi",
+)
 #: the range of each statistic (reported bounds are clipped to it; the kernel would spill over)
 BOUNDS = {k: ((0.0, 1.0) if k in ("judge_rate", "vote_share", "majority_rate") else (-1.0, 1.0)) for k in STATISTICS}
 
@@ -91,13 +98,14 @@ def reader_component(table: ComparisonTable, wp: np.ndarray, wr: np.ndarray) -> 
     pairs, readers, product = [], [], []
     chunk = max(1, CHUNK_ELEMENTS // max(table.n_pairs, 1))
     for start in range(0, wp.shape[0], chunk):
-        p, r = wp[start:start + chunk], wr[start:start + chunk]
+        p, r = wp[start : start + chunk], wr[start : start + chunk]
         cr, nr = (np.asarray(m @ r.T).T for m in (table.C, table.N))
         pairs.append(_vote_share(c0, n0, p))
         readers.append(_vote_share(cr, nr, np.ones_like(c0)))
         product.append(_vote_share(cr, nr, p))
-    corr = correct_two_way(v0, np.concatenate(product), np.concatenate(pairs), np.concatenate(readers),
-                           table.n_pairs, table.n_readers)
+    corr = correct_two_way(
+        v0, np.concatenate(product), np.concatenate(pairs), np.concatenate(readers), table.n_pairs, table.n_readers
+    )
     c_r = corr.reader_component
     return (float(c_r) if np.isfinite(c_r) else 0.0), v0
 
@@ -107,8 +115,9 @@ def paired_bootstrap(table: ComparisonTable, n_boot: int, rng: np.random.Generat
     return bootstrap_judges(table, table.judge[None, :], n_boot, rng)[0]
 
 
-def bootstrap_judges(table: ComparisonTable, judges: np.ndarray, n_boot: int,
-                     rng: np.random.Generator) -> list[CellBootstrap]:
+def bootstrap_judges(
+    table: ComparisonTable, judges: np.ndarray, n_boot: int, rng: np.random.Generator
+) -> list[CellBootstrap]:
     """The same bootstrap for ``K`` judges on the same compared pairs (``judges``: K x P).
 
     The humans' replicates are computed once and every judge sees the same pair draws and
@@ -126,8 +135,15 @@ def bootstrap_judges(table: ComparisonTable, judges: np.ndarray, n_boot: int,
     n_pairs, n_readers = table.n_pairs, table.n_readers
     if n_pairs < 2 or n_readers < 2:
         empty = np.zeros(0)
-        return [CellBootstrap({k: ReplicateDistribution(float(stats0[k][i]), empty) for k in STATISTICS},
-                              tau, float("nan"), int(n_boot)) for i in range(n_judges)]
+        return [
+            CellBootstrap(
+                {k: ReplicateDistribution(float(stats0[k][i]), empty) for k in STATISTICS},
+                tau,
+                float("nan"),
+                int(n_boot),
+            )
+            for i in range(n_judges)
+        ]
     wp = multinomial_weights(rng, n_pairs, n_boot)
     wr = multinomial_weights(rng, n_readers, n_boot)
     c_r, _ = reader_component(table, wp, wr)
@@ -136,9 +152,10 @@ def bootstrap_judges(table: ComparisonTable, judges: np.ndarray, n_boot: int,
     chunk = max(1, CHUNK_ELEMENTS // max(n_pairs, 1))
     fits = []
     for start in range(0, n_boot, chunk):
-        w, s = wp[start:start + chunk], shift[start:start + chunk]
-        fits.append((estimands(c0, q0, n0, w, judges, shift=s, majority_shift=kappa * s),
-                     estimands(c0, q0, n0, w, judges)))
+        w, s = wp[start : start + chunk], shift[start : start + chunk]
+        fits.append(
+            (estimands(c0, q0, n0, w, judges, shift=s, majority_shift=kappa * s), estimands(c0, q0, n0, w, judges))
+        )
     share_var = np.concatenate([np.atleast_1d(plain.share_var) for _, plain in fits])
     within_var = np.concatenate([np.atleast_1d(plain.within_var) for _, plain in fits])
     tau2_reps = between_pair_replicates(original, n_boot, rng, share_var, within_var)
@@ -147,7 +164,7 @@ def bootstrap_judges(table: ComparisonTable, judges: np.ndarray, n_boot: int,
     start = 0
     for with_shift, without in fits:
         n = np.size(with_shift.vote_share)
-        t2 = tau2_reps[start:start + n]
+        t2 = tau2_reps[start : start + n]
         start += n
         for target, est in ((shifted, with_shift), (plain, without)):
             for k, v in est.with_between_pair_var(t2).statistics().items():
@@ -158,8 +175,9 @@ def bootstrap_judges(table: ComparisonTable, judges: np.ndarray, n_boot: int,
         for k in STATISTICS:
             reps = np.concatenate(shifted[k])[:, i]
             pair_reps = np.concatenate(plain[k])[:, i]
-            dists[k] = ReplicateDistribution(float(stats0[k][i]), reps,
-                                             _satterthwaite(reps, pair_reps, n_pairs, n_readers), BOUNDS[k])
+            dists[k] = ReplicateDistribution(
+                float(stats0[k][i]), reps, _satterthwaite(reps, pair_reps, n_pairs, n_readers), BOUNDS[k]
+            )
         out.append(CellBootstrap(dists, tau, float(np.sqrt(c_r)), int(n_boot)))
     return out
 
@@ -179,9 +197,13 @@ def logit_shift_factor(original: Estimands) -> float:
     return float(max(1.0, 0.25 / spread))
 
 
-def between_pair_replicates(original: Estimands, n_boot: int, rng: np.random.Generator,
-                            share_var_boot: np.ndarray | None = None,
-                            within_var_boot: np.ndarray | None = None) -> np.ndarray:
+def between_pair_replicates(
+    original: Estimands,
+    n_boot: int,
+    rng: np.random.Generator,
+    share_var_boot: np.ndarray | None = None,
+    within_var_boot: np.ndarray | None = None,
+) -> np.ndarray:
     """Replicates of the between-pair variance from its moment estimator's sampling distribution.
 
     ``tau^2 = S^2 - s_w^2 m``: ``S^2`` is drawn as a scaled chi-square, ``S^2 chi2(d) / d``,
@@ -242,5 +264,12 @@ def _satterthwaite(total: np.ndarray, pairs_only: np.ndarray, n_pairs: int, n_re
     return float(v_total**2 / den) if den > 0 else float("inf")
 
 
-__all__ = ["CellBootstrap", "STATISTICS", "between_pair_replicates", "bootstrap_judges", "logit_shift_factor",
-           "paired_bootstrap", "reader_component"]
+__all__ = [
+    "CellBootstrap",
+    "STATISTICS",
+    "between_pair_replicates",
+    "bootstrap_judges",
+    "logit_shift_factor",
+    "paired_bootstrap",
+    "reader_component",
+]

@@ -68,8 +68,12 @@ def _expect(f, sd: float) -> float:
 
 
 def true_vote_share(d: CellDesign) -> float:
-    return _expect(lambda u: np.array([_expect(lambda v: credit_probability(d.b0 + x + v, d.tie), d.sd_reader)
-                                       for x in np.atleast_1d(u)]), d.sd_pair)
+    return _expect(
+        lambda u: np.array(
+            [_expect(lambda v: credit_probability(d.b0 + x + v, d.tie), d.sd_reader) for x in np.atleast_1d(u)]
+        ),
+        d.sd_pair,
+    )
 
 
 def true_majority_rate(d: CellDesign) -> float:
@@ -133,5 +137,15 @@ def band_distance(j: float, v: float, m: float) -> float:
     return j - high if j > high else (j - low if j < low else 0.0)
 
 
-__all__ = ["CellDesign", "JUDGES", "SimulatedCell", "SimulatedJudge", "band_distance", "credit_probability",
-           "simulate_cell", "simulate_judge", "true_majority_rate", "true_vote_share"]
+__all__ = [
+    "CellDesign",
+    "JUDGES",
+    "SimulatedCell",
+    "SimulatedJudge",
+    "band_distance",
+    "credit_probability",
+    "simulate_cell",
+    "simulate_judge",
+    "true_majority_rate",
+    "true_vote_share",
+]

@@ -46,8 +46,7 @@ class ComparisonTable:
 
     def pair_sums(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per-pair credit, squared-credit and count sums over every reader."""
-        return (np.asarray(self.C.sum(1)).ravel(), np.asarray(self.Q.sum(1)).ravel(),
-                np.asarray(self.N.sum(1)).ravel())
+        return (np.asarray(self.C.sum(1)).ravel(), np.asarray(self.Q.sum(1)).ravel(), np.asarray(self.N.sum(1)).ravel())
 
     def readers_per_pair(self) -> float:
         """Mean number of credited votes per compared pair."""
@@ -62,8 +61,16 @@ def human_credits(y: np.ndarray, tie_rule: str, rng: np.random.Generator) -> np.
     return credit_ties(outcome, tie_rule, rng)
 
 
-def comparison_table(pair_id: np.ndarray, reader_id: np.ndarray, y: np.ndarray, judge_pairs: np.ndarray,
-                     judge_credit: np.ndarray, *, tie_rule: str, rng: np.random.Generator) -> ComparisonTable:
+def comparison_table(
+    pair_id: np.ndarray,
+    reader_id: np.ndarray,
+    y: np.ndarray,
+    judge_pairs: np.ndarray,
+    judge_credit: np.ndarray,
+    *,
+    tie_rule: str,
+    rng: np.random.Generator,
+) -> ComparisonTable:
     """Build the compared pairs of one cell.
 
     Parameters
@@ -104,10 +111,15 @@ def comparison_table(pair_id: np.ndarray, reader_id: np.ndarray, y: np.ndarray, 
 
     ties = np.isnan(y[keep])
     return ComparisonTable(
-        pairs=tuple(str(p) for p in pairs), readers=tuple(str(r) for r in readers),
-        C=table(c), Q=table(c * c), N=table(np.ones_like(c)),
+        pairs=tuple(str(p) for p in pairs),
+        readers=tuple(str(r) for r in readers),
+        C=table(c),
+        Q=table(c * c),
+        N=table(np.ones_like(c)),
         judge=jc[np.argsort(jp)][np.searchsorted(np.sort(jp), pairs)] if len(pairs) else np.zeros(0),
-        n_votes=int(keep.sum()), n_ties=int(ties.sum()), n_human_pairs=int(human_pairs.size),
+        n_votes=int(keep.sum()),
+        n_ties=int(ties.sum()),
+        n_human_pairs=int(human_pairs.size),
         n_judge_missing=int(human_pairs.size - len(pairs)),
     )
 

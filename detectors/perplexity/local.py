@@ -17,11 +17,18 @@ from audit._optional import import_optional
 from audit.errors import InputError, InputProblem, MissingDependencyError
 from detectors.base import Detector
 from detectors.perplexity.config import PerplexityConfig
-from generation.providers.local_model import context_length as declared_context
 from generation.providers.local_model import DTYPES, load_causal_lm, usable_device
+from generation.providers.local_model import context_length as declared_context
 
-_TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.json", "merges.txt",
-                    "special_tokens_map.json", "tokenizer.model", "generation_config.json")
+_TOKENIZER_FILES = (
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "vocab.json",
+    "merges.txt",
+    "special_tokens_map.json",
+    "tokenizer.model",
+    "generation_config.json",
+)
 _WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
 _MiB = 1 << 20
 
@@ -79,12 +86,22 @@ class TransformersPerplexity(Detector):
         c = self.config
         # The resolved dtype, not "auto": auto is float32 on cpu but bfloat16 on most GPUs, and
         # a cache shared between machines must not hand bf16 values to a float32 run.
-        return {"backend": "transformers", "model": c.model, "dtype": self._dtype_name(), "max_length": c.max_length,
-                "stride": c.stride}
+        return {
+            "backend": "transformers",
+            "model": c.model,
+            "dtype": self._dtype_name(),
+            "max_length": c.max_length,
+            "stride": c.stride,
+        }
 
     def _device(self, torch) -> str:
-        return usable_device(torch, self.config.device, where="options", column="perplexity device",
-                             fix="use --perplexity-device auto (cuda, else mps, else cpu) or cpu")
+        return usable_device(
+            torch,
+            self.config.device,
+            where="options",
+            column="perplexity device",
+            fix="use --perplexity-device auto (cuda, else mps, else cpu) or cpu",
+        )
 
     def _dtype_name(self) -> str:
         """``config.dtype`` with "auto" resolved for the device (left as "auto" without torch)."""
@@ -123,9 +140,12 @@ class TransformersPerplexity(Detector):
         hub = import_optional("huggingface_hub", "loading models from the Hugging Face hub")
         try:
             # Weights in formats transformers will not load here are not fetched.
-            local = hub.snapshot_download(c.model, revision=c.revision, local_files_only=not c.allow_download,
-                                          ignore_patterns=["*.onnx", "*.h5", "*.msgpack", "*.gguf", "*.tflite",
-                                                           "*.ot", "original/*", "onnx/*"])
+            local = hub.snapshot_download(
+                c.model,
+                revision=c.revision,
+                local_files_only=not c.allow_download,
+                ignore_patterns=["*.onnx", "*.h5", "*.msgpack", "*.gguf", "*.tflite", "*.ot", "original/*", "onnx/*"],
+            )
         except Exception as exc:  # noqa: BLE001 - hub raises many types; all mean "not available"
             if c.allow_download:
                 raise FileNotFoundError(f"could not download model '{c.model}': {exc}") from exc
@@ -153,11 +173,19 @@ class TransformersPerplexity(Detector):
         c = self.config
         device = self._device(torch)
         if self._dtype_name() not in DTYPES:
-            raise InputError(InputProblem(file="options", column="perplexity dtype", value=c.dtype,
-                                          message="unknown dtype", fix="use auto, float32, float16 or bfloat16"))
+            raise InputError(
+                InputProblem(
+                    file="options",
+                    column="perplexity dtype",
+                    value=c.dtype,
+                    message="unknown dtype",
+                    fix="use auto, float32, float16 or bfloat16",
+                )
+            )
         directory = self._resolve_dir()
-        tokenizer, model = load_causal_lm(torch, transformers, directory, device=device, dtype=self._dtype_name(),
-                                          label=str(c.model))
+        tokenizer, model = load_causal_lm(
+            torch, transformers, directory, device=device, dtype=self._dtype_name(), label=str(c.model)
+        )
         self._loaded = (torch, tokenizer, model, device)
         return self._loaded
 
@@ -173,10 +201,15 @@ class TransformersPerplexity(Detector):
         if self.config.max_length:
             if context is not None and self.config.max_length > context:
                 # Positions past the context index outside the position embeddings.
-                raise InputError(InputProblem(
-                    file="options", column="perplexity max_length", value=str(self.config.max_length),
-                    message=f"window longer than the model's context of {context} tokens",
-                    fix=f"pass --perplexity-max-length {context} or less (or leave it out)"))
+                raise InputError(
+                    InputProblem(
+                        file="options",
+                        column="perplexity max_length",
+                        value=str(self.config.max_length),
+                        message=f"window longer than the model's context of {context} tokens",
+                        fix=f"pass --perplexity-max-length {context} or less (or leave it out)",
+                    )
+                )
             return int(self.config.max_length)
         if context is not None:
             return context
@@ -189,9 +222,15 @@ class TransformersPerplexity(Detector):
         stride = int(self.config.stride or max(1, max_len // 2))
         if not 0 < stride < max_len:
             # stride == max_len would leave each window's first token without context.
-            raise InputError(InputProblem(file="options", column="perplexity stride", value=str(stride),
-                                          message=f"stride must be in 1..{max_len - 1} (window {max_len})",
-                                          fix="pass a smaller --perplexity-stride"))
+            raise InputError(
+                InputProblem(
+                    file="options",
+                    column="perplexity stride",
+                    value=str(stride),
+                    message=f"stride must be in 1..{max_len - 1} (window {max_len})",
+                    fix="pass a smaller --perplexity-stride",
+                )
+            )
         out = []
         prev_end = 1  # token 0 has no left context
         begin = 0
@@ -214,7 +253,7 @@ class TransformersPerplexity(Detector):
         bs = max(1, int(self.config.batch_size))
         with torch.inference_mode():
             for k in range(0, len(chunks), bs):
-                batch = chunks[k:k + bs]
+                batch = chunks[k : k + bs]
                 width = max(e - b for _, b, e, _ in batch)
                 input_ids = torch.full((len(batch), width), pad, dtype=torch.long)
                 mask = torch.zeros((len(batch), width), dtype=torch.long)

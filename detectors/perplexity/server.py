@@ -77,8 +77,11 @@ class ServerPerplexity(Detector):
         self.seconds = 0.0
 
     def params(self) -> dict[str, Any]:
-        return {"backend": "openai-completions", "model": self.config.server_model,
-                "request": "echo=true logprobs=1 max_tokens=1 temperature=0"}
+        return {
+            "backend": "openai-completions",
+            "model": self.config.server_model,
+            "request": "echo=true logprobs=1 max_tokens=1 temperature=0",
+        }
 
     def revision(self) -> str:
         return self.config.revision or ""
@@ -92,9 +95,14 @@ class ServerPerplexity(Detector):
 
             # A 5xx, a timeout, a dropped connection or a body that is not JSON is retried twice.
             self._provider = OpenAICompatProvider(
-                model=self.config.server_model, base_url=server_base_url(self.config.url),
+                model=self.config.server_model,
+                base_url=server_base_url(self.config.url),
                 api_key_env=self.config.api_key_env or None,
-                timeout_s=self.config.timeout, max_retries=2, backoff_base_s=0.5, max_concurrency=1)
+                timeout_s=self.config.timeout,
+                max_retries=2,
+                backoff_base_s=0.5,
+                max_concurrency=1,
+            )
         return self._provider
 
     def _post(self, prompts: list[str]) -> dict:
@@ -105,7 +113,7 @@ class ServerPerplexity(Detector):
         out = np.full(len(texts), np.nan)
         bs = max(1, int(self.config.batch_size))
         for k in range(0, len(texts), bs):
-            prompts = list(texts[k:k + bs])
+            prompts = list(texts[k : k + bs])
             reply = self._post(prompts)
             choices = reply.get("choices") or []
             if not isinstance(choices, list) or len(choices) != len(prompts):

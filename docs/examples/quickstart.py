@@ -5,8 +5,8 @@
 # The test suite executes it (tests/audit/test_api.py), so every line here works.
 
 # %%
-from pathlib import Path
 import tempfile
+from pathlib import Path
 
 import pandas as pd
 
@@ -21,8 +21,9 @@ fixture = Path(__file__).resolve().parents[2] / "fixtures" / "deployment"
 
 # %%
 judge = pd.read_csv(fixture / "judge.csv")
-result = audit.run(judge, fixture / "humans.csv", pairs=fixture / "pairs.csv",
-                   seed=0, uncertainty=False, readers=False, surface=False)
+result = audit.run(
+    judge, fixture / "humans.csv", pairs=fixture / "pairs.csv", seed=0, uncertainty=False, readers=False, surface=False
+)
 print(result.status.value, "-", result.verdict)
 
 # %% [markdown]

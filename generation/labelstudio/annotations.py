@@ -78,15 +78,29 @@ def parse_export(raw: bytes | str, file: str) -> list[dict[str, Any]]:
     try:
         data = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(InputProblem(file, f"not a JSON file: {exc}", fix="export the project from Label Studio as JSON")) from None
+        raise InputError(
+            InputProblem(file, f"not a JSON file: {exc}", fix="export the project from Label Studio as JSON")
+        ) from None
     except RecursionError:
-        raise InputError(InputProblem(file, "the JSON is nested too deeply to be a Label Studio export", fix=_EXPORT_FIX)) from None
+        raise InputError(
+            InputProblem(file, "the JSON is nested too deeply to be a Label Studio export", fix=_EXPORT_FIX)
+        ) from None
     except ValueError as exc:  # e.g. an integer of more than 4300 digits
         raise InputError(InputProblem(file, f"not a readable JSON file: {exc}", fix=_EXPORT_FIX)) from None
     if not isinstance(data, list) or (data and not all(isinstance(t, dict) for t in data)):
-        raise InputError(InputProblem(file, "expected a JSON list of tasks", fix="use Label Studio's JSON export (not JSON-MIN, CSV or TSV)"))
+        raise InputError(
+            InputProblem(
+                file, "expected a JSON list of tasks", fix="use Label Studio's JSON export (not JSON-MIN, CSV or TSV)"
+            )
+        )
     if data and not any("annotations" in t for t in data):
-        raise InputError(InputProblem(file, "no task has an 'annotations' field", fix="use Label Studio's full JSON export (JSON-MIN drops it)"))
+        raise InputError(
+            InputProblem(
+                file,
+                "no task has an 'annotations' field",
+                fix="use Label Studio's full JSON export (JSON-MIN drops it)",
+            )
+        )
     return data
 
 
@@ -105,7 +119,11 @@ def _reader(value: Any) -> str | None:
     None when it is missing or of a type no export writes."""
     if isinstance(value, dict):
         for key in ("email", "id", "username"):
-            if isinstance(value.get(key), (str, int)) and not isinstance(value.get(key), bool) and str(value[key]) != "":
+            if (
+                isinstance(value.get(key), (str, int))
+                and not isinstance(value.get(key), bool)
+                and str(value[key]) != ""
+            ):
                 return str(value[key])
         return None
     if isinstance(value, bool) or value is None or not isinstance(value, (str, int)):
@@ -184,7 +202,9 @@ def _answers(annotation: dict[str, Any], where: str, problems: _Problems) -> tup
             text = value.get("text")
             parts = [text] if isinstance(text, str) else text
             if not isinstance(parts, list) or not all(isinstance(p, str) for p in parts):
-                problems.add(where, f"the text of '{name}' is not a list of strings", key=f"{key}.value.text", value=text)
+                problems.add(
+                    where, f"the text of '{name}' is not a list of strings", key=f"{key}.value.text", value=text
+                )
                 continue
             comments.extend(parts)
             continue
@@ -198,21 +218,37 @@ def _answers(annotation: dict[str, Any], where: str, problems: _Problems) -> tup
         if picked is None or picked == []:
             continue  # left unanswered: counted by the caller
         if not isinstance(picked, list) or not all(isinstance(p, str) for p in picked):
-            problems.add(where, f"'{name}': value.{field} is not a list of strings", key=f"{key}.value.{field}", value=picked)
+            problems.add(
+                where, f"'{name}': value.{field} is not a list of strings", key=f"{key}.value.{field}", value=picked
+            )
             continue
         if len(picked) > 1:
-            problems.add(where, f"'{name}': more than one choice", key=f"{key}.value.{field}", value=picked,
-                         fix="use the exported config (single choice per question) and correct the annotation in Label Studio")
+            problems.add(
+                where,
+                f"'{name}': more than one choice",
+                key=f"{key}.value.{field}",
+                value=picked,
+                fix="use the exported config (single choice per question) and correct the annotation in Label Studio",
+            )
             continue
         side = _side(picked[0])
         if side is None:
-            problems.add(where, f"unknown choice for '{name}'", key=f"{key}.value.{field}", value=picked[0],
-                         fix="choices must be left/right (the aliases of the exported config), A/B, or tie")
+            problems.add(
+                where,
+                f"unknown choice for '{name}'",
+                key=f"{key}.value.{field}",
+                value=picked[0],
+                fix="choices must be left/right (the aliases of the exported config), A/B, or tie",
+            )
             continue
         if name in answers and answers[name] != side:
-            problems.add(where, f"two different answers to '{name}' in one annotation ({answers[name]} and {side})",
-                         key=f"{key}.value.{field}", value=picked[0],
-                         fix="keep one answer per question: correct the annotation in Label Studio and export again")
+            problems.add(
+                where,
+                f"two different answers to '{name}' in one annotation ({answers[name]} and {side})",
+                key=f"{key}.value.{field}",
+                value=picked[0],
+                fix="keep one answer per question: correct the annotation in Label Studio and export again",
+            )
             continue
         answers[name] = side
     return answers, "\n".join(comments).strip()
@@ -283,12 +319,23 @@ def import_export(
             continue
         pair_id = str(data.get("pair_id", ""))
         if pair_id not in pairs.index:
-            problems.add(where, "pair_id not in pairs.csv", key="data.pair_id", value=pair_id, fix="import with the pairs.csv the tasks were made from")
+            problems.add(
+                where,
+                "pair_id not in pairs.csv",
+                key="data.pair_id",
+                value=pair_id,
+                fix="import with the pairs.csv the tasks were made from",
+            )
             continue
         left = _left_system(pairs.loc[pair_id], data)
         if left is None:
-            problems.add(where, "the left story is neither story of the pair", key="data.story_left_id", value=str(data.get("story_left_id")),
-                         fix="use the pairs.csv of the same `audit generate` run")
+            problems.add(
+                where,
+                "the left story is neither story of the pair",
+                key="data.story_left_id",
+                value=str(data.get("story_left_id")),
+                fix="use the pairs.csv of the same `audit generate` run",
+            )
             continue
         annotations = task.get("annotations")
         if annotations is None:
@@ -299,7 +346,9 @@ def import_export(
         live = 0
         for a_index, annotation in enumerate(annotations):
             if not isinstance(annotation, dict):
-                problems.add(where, f"annotation {a_index} is not an object", key=f"annotations[{a_index}]", value=annotation)
+                problems.add(
+                    where, f"annotation {a_index} is not an object", key=f"annotations[{a_index}]", value=annotation
+                )
                 continue
             a_where = f"{where}, annotation {annotation.get('id', a_index)}"
             if annotation.get("was_cancelled"):
@@ -309,11 +358,19 @@ def import_export(
             n_annotations += 1
             reader = _reader(annotation.get("completed_by"))
             if reader is None:
-                problems.add(a_where, "no completed_by (the annotator)", key="completed_by", value=annotation.get("completed_by"),
-                             fix="export from Label Studio with annotator ids (the full JSON export)")
+                problems.add(
+                    a_where,
+                    "no completed_by (the annotator)",
+                    key="completed_by",
+                    value=annotation.get("completed_by"),
+                    fix="export from Label Studio with annotator ids (the full JSON export)",
+                )
                 continue
             reader = readers.get(reader, reader)
-            stamp = (str(annotation.get("updated_at") or annotation.get("created_at") or ""), str(annotation.get("id", "")))
+            stamp = (
+                str(annotation.get("updated_at") or annotation.get("created_at") or ""),
+                str(annotation.get("id", "")),
+            )
             key = (pair_id, reader)
             if key in latest:
                 n_replaced += 1
@@ -330,15 +387,29 @@ def import_export(
         right = str(pair["system_b"]) if left == str(pair["system_a"]) else str(pair["system_a"])
         seconds = _seconds(annotation.get("lead_time"))
         if seconds is None:
-            problems.add(where, "lead_time is not a number of seconds", key="lead_time", value=annotation.get("lead_time"),
-                         fix="Label Studio records lead_time in seconds (a number >= 0): correct or remove the value")
+            problems.add(
+                where,
+                "lead_time is not a number of seconds",
+                key="lead_time",
+                value=annotation.get("lead_time"),
+                fix="Label Studio records lead_time in seconds (a number >= 0): correct or remove the value",
+            )
             continue
         answers, comment = _answers(annotation, where, problems)
         system_of = {"left": left, "right": right, "tie": "tie"}
         mine = []
         for name, side in answers.items():
-            mine.append({"pair_id": pair_id, "reader_id": reader, "criterion": name, "choice": system_of[side],
-                         "seconds": seconds, "comment": "", "shown_first": left})
+            mine.append(
+                {
+                    "pair_id": pair_id,
+                    "reader_id": reader,
+                    "criterion": name,
+                    "choice": system_of[side],
+                    "seconds": seconds,
+                    "comment": "",
+                    "shown_first": left,
+                }
+            )
             criteria_seen.setdefault(name)
         if comment and mine:
             target = next((r for r in mine if r["criterion"] == OVERALL), mine[0])

@@ -57,24 +57,26 @@ def labelling_config(
         The XML, to paste under *Labeling Interface -> Code*.
     """
     definitions = definitions or {}
-    lines = ["<View>", f"  <Header value={quoteattr(instructions)} size=\"4\"/>"]
+    lines = ["<View>", f'  <Header value={quoteattr(instructions)} size="4"/>']
     if definitions:
-        lines.append("  <View style=\"padding: 0.5em; background: #f6f6f6; border-radius: 4px;\">")
+        lines.append('  <View style="padding: 0.5em; background: #f6f6f6; border-radius: 4px;">')
         for name in criteria:
             if name in definitions:
-                lines.append(f"    <Header value={quoteattr(_title(name) + ': ' + ' '.join(definitions[name].split()))} size=\"6\"/>")
+                lines.append(
+                    f'    <Header value={quoteattr(_title(name) + ": " + " ".join(definitions[name].split()))} size="6"/>'
+                )
         lines.append("  </View>")
     lines += [
-        "  <Header value=\"Premise\" size=\"5\"/>",
-        "  <Text name=\"premise\" value=\"$premise\"/>",
-        "  <View style=\"display: flex; gap: 1.5em;\">",
-        "    <View style=\"flex: 50%;\">",
-        "      <Header value=\"Story A\" size=\"5\"/>",
-        "      <Text name=\"story_left\" value=\"$story_left\"/>",
+        '  <Header value="Premise" size="5"/>',
+        '  <Text name="premise" value="$premise"/>',
+        '  <View style="display: flex; gap: 1.5em;">',
+        '    <View style="flex: 50%;">',
+        '      <Header value="Story A" size="5"/>',
+        '      <Text name="story_left" value="$story_left"/>',
         "    </View>",
-        "    <View style=\"flex: 50%;\">",
-        "      <Header value=\"Story B\" size=\"5\"/>",
-        "      <Text name=\"story_right\" value=\"$story_right\"/>",
+        '    <View style="flex: 50%;">',
+        '      <Header value="Story B" size="5"/>',
+        '      <Text name="story_right" value="$story_right"/>',
         "    </View>",
         "  </View>",
     ]
@@ -82,17 +84,17 @@ def labelling_config(
     for name in questions:
         label = "Overall, which story do you prefer?" if name == OVERALL else f"{_title(name)}: which story is better?"
         lines += [
-            f"  <Header value={quoteattr(label)} size=\"5\"/>",
-            f"  <Choices name={quoteattr(name)} toName=\"premise\" choice=\"single-radio\" required=\"true\" showInline=\"true\">",
-            "    <Choice value=\"Story A\" alias=\"left\"/>",
-            "    <Choice value=\"Story B\" alias=\"right\"/>",
+            f'  <Header value={quoteattr(label)} size="5"/>',
+            f'  <Choices name={quoteattr(name)} toName="premise" choice="single-radio" required="true" showInline="true">',
+            '    <Choice value="Story A" alias="left"/>',
+            '    <Choice value="Story B" alias="right"/>',
         ]
         if allow_tie:
-            lines.append("    <Choice value=\"No difference\" alias=\"tie\"/>")
+            lines.append('    <Choice value="No difference" alias="tie"/>')
         lines.append("  </Choices>")
     lines += [
-        "  <Header value=\"Comment (optional): why?\" size=\"5\"/>",
-        f"  <TextArea name=\"{COMMENT}\" toName=\"premise\" rows=\"3\" maxSubmissions=\"1\" editable=\"true\" required=\"false\"/>",
+        '  <Header value="Comment (optional): why?" size="5"/>',
+        f'  <TextArea name="{COMMENT}" toName="premise" rows="3" maxSubmissions="1" editable="true" required="false"/>',
         "</View>",
     ]
     return "\n".join(lines) + "\n"

@@ -50,8 +50,10 @@ from generation.providers.http_client import public_url
 MANIFEST_VERSION = 1
 DEFAULT_TOKEN_ENV = "LABEL_STUDIO_API_KEY"
 DEFAULT_TITLE = "judge-audit study"
-INSTRUCTIONS = ("<p>Read the premise and both stories, then answer every question. The stories are shown in an order "
-                "chosen for you; nothing tells you who wrote them. Take the time you need; add a comment if you wish.</p>")
+INSTRUCTIONS = (
+    "<p>Read the premise and both stories, then answer every question. The stories are shown in an order "
+    "chosen for you; nothing tells you who wrote them. Take the time you need; add a comment if you wish.</p>"
+)
 
 
 @dataclass(frozen=True)
@@ -93,8 +95,12 @@ class StudyManifest:
 
     def to_frame(self) -> pd.DataFrame:
         """One row per pushed task: reader, project_id, pair_id, task_id, position, shown_first."""
-        rows = [{"reader": p.reader or "", "project_id": p.project_id, **asdict(t)} for p in self.projects for t in p.tasks]
-        return pd.DataFrame(rows, columns=["reader", "project_id", "pair_id", "task_id", "position", "shown_first", "story_left_id"])
+        rows = [
+            {"reader": p.reader or "", "project_id": p.project_id, **asdict(t)} for p in self.projects for t in p.tasks
+        ]
+        return pd.DataFrame(
+            rows, columns=["reader", "project_id", "pair_id", "task_id", "position", "shown_first", "story_left_id"]
+        )
 
     @classmethod
     def read(cls, path: str | Path) -> "StudyManifest":
@@ -110,14 +116,35 @@ class StudyManifest:
             if raw.get("version") != MANIFEST_VERSION:
                 raise ValueError(f"version {raw.get('version')!r}, expected {MANIFEST_VERSION}")
             projects = tuple(
-                StudyProject(p["reader"], int(p["project_id"]), str(p["title"]),
-                             tuple(PushedTask(str(t["pair_id"]), int(t["task_id"]), int(t["position"]), str(t["shown_first"]),
-                                              str(t["story_left_id"])) for t in p["tasks"]))
-                for p in raw["projects"])
-            return cls(str(raw["url"]), str(raw["title"]), int(raw["seed"]), bool(raw["allow_tie"]),
-                       tuple(str(c) for c in raw["criteria"]), projects)
+                StudyProject(
+                    p["reader"],
+                    int(p["project_id"]),
+                    str(p["title"]),
+                    tuple(
+                        PushedTask(
+                            str(t["pair_id"]),
+                            int(t["task_id"]),
+                            int(t["position"]),
+                            str(t["shown_first"]),
+                            str(t["story_left_id"]),
+                        )
+                        for t in p["tasks"]
+                    ),
+                )
+                for p in raw["projects"]
+            )
+            return cls(
+                str(raw["url"]),
+                str(raw["title"]),
+                int(raw["seed"]),
+                bool(raw["allow_tie"]),
+                tuple(str(c) for c in raw["criteria"]),
+                projects,
+            )
         except (AttributeError, KeyError, TypeError, ValueError) as exc:
-            raise InputError(InputProblem(str(path), f"not a study manifest ({type(exc).__name__}: {exc})", fix=fix)) from None
+            raise InputError(
+                InputProblem(str(path), f"not a study manifest ({type(exc).__name__}: {exc})", fix=fix)
+            ) from None
 
 
 @dataclass(frozen=True)
@@ -146,10 +173,14 @@ class PushResult:
         return self.manifest.to_frame()
 
     def __str__(self) -> str:
-        projects = ", ".join(f"{p.project_id} ({p.reader})" if p.reader else str(p.project_id) for p in self.manifest.projects)
-        return (f"Label Studio at {self.manifest.url}: {self.n_projects_created} project(s) created, {self.n_projects_updated} updated "
-                f"[{projects}]; {self.n_tasks_imported} task(s) imported, {self.n_tasks_kept} already there; "
-                f"manifest -> {self.manifest_path}")
+        projects = ", ".join(
+            f"{p.project_id} ({p.reader})" if p.reader else str(p.project_id) for p in self.manifest.projects
+        )
+        return (
+            f"Label Studio at {self.manifest.url}: {self.n_projects_created} project(s) created, {self.n_projects_updated} updated "
+            f"[{projects}]; {self.n_tasks_imported} task(s) imported, {self.n_tasks_kept} already there; "
+            f"manifest -> {self.manifest_path}"
+        )
 
 
 def reader_plan(pairs: pd.DataFrame, reader: str | None, seed: int) -> tuple[list[str], set[str]]:
@@ -198,12 +229,24 @@ class Server:
 
     def __init__(self, url: str, token_env: str = DEFAULT_TOKEN_ENV, *, timeout_s: float = 60.0):
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-            raise InputError(InputProblem("--url", "the Label Studio URL must start with http:// or https://", value=str(url),
-                                          fix="e.g. --url http://localhost:8080 (or set LABEL_STUDIO_URL)"))
+            raise InputError(
+                InputProblem(
+                    "--url",
+                    "the Label Studio URL must start with http:// or https://",
+                    value=str(url),
+                    fix="e.g. --url http://localhost:8080 (or set LABEL_STUDIO_URL)",
+                )
+            )
         token = os.environ.get(token_env or "")
         if not token:
-            raise InputError(InputProblem("--token-env", f"the environment variable {token_env} is not set", value=token_env,
-                                          fix=f"export {token_env}=<your Label Studio access token> (Account & Settings)"))
+            raise InputError(
+                InputProblem(
+                    "--token-env",
+                    f"the environment variable {token_env} is not set",
+                    value=token_env,
+                    fix=f"export {token_env}=<your Label Studio access token> (Account & Settings)",
+                )
+            )
         self.url = url.rstrip("/")
         self.public_url = public_url(self.url)
         self.token_env = token_env
@@ -225,19 +268,37 @@ class Server:
             status = getattr(exc, "status_code", None)
             body = self.redact(str(getattr(exc, "body", "")))[:300]
             if status in (401, 403):
-                raise InputError(InputProblem(self.public_url, f"{doing}: the server refused the token (HTTP {status})",
-                                              column=self.token_env, fix=f"check the token in {self.token_env} (Account & Settings -> "
-                                              "Access Token) and that legacy or personal tokens are enabled for your organization")) from None
+                raise InputError(
+                    InputProblem(
+                        self.public_url,
+                        f"{doing}: the server refused the token (HTTP {status})",
+                        column=self.token_env,
+                        fix=f"check the token in {self.token_env} (Account & Settings -> "
+                        "Access Token) and that legacy or personal tokens are enabled for your organization",
+                    )
+                ) from None
             if status == 404:
-                raise InputError(InputProblem(self.public_url, f"{doing}: not found on this server (HTTP 404): {body}",
-                                              fix="check --url and the manifest (was the project deleted?)")) from None
+                raise InputError(
+                    InputProblem(
+                        self.public_url,
+                        f"{doing}: not found on this server (HTTP 404): {body}",
+                        fix="check --url and the manifest (was the project deleted?)",
+                    )
+                ) from None
             if status is not None and 400 <= status < 500:
-                raise InputError(InputProblem(self.public_url, f"{doing}: the server refused the request (HTTP {status}): {body}",
-                                              fix="see the server's message")) from None
+                raise InputError(
+                    InputProblem(
+                        self.public_url,
+                        f"{doing}: the server refused the request (HTTP {status}): {body}",
+                        fix="see the server's message",
+                    )
+                ) from None
             raise ProviderError(f"Label Studio at {self.public_url}: {doing} failed (HTTP {status}): {body}") from None
         except self._httpx.HTTPError as exc:
-            raise ProviderError(f"Label Studio at {self.public_url}: {doing} failed: {self.redact(str(exc)) or type(exc).__name__}. "
-                                "Check that the server is running and --url is right.") from None
+            raise ProviderError(
+                f"Label Studio at {self.public_url}: {doing} failed: {self.redact(str(exc)) or type(exc).__name__}. "
+                "Check that the server is running and --url is right."
+            ) from None
 
     # -- the few calls we need ------------------------------------------------------------
     def whoami(self) -> Any:
@@ -276,7 +337,9 @@ class Server:
     def export(self, project_id: int) -> list[dict[str, Any]]:
         """The project's full JSON export (all tasks, with annotations)."""
         with self.errors(f"exporting project {project_id}"):
-            raw = b"".join(self.client.projects.exports.download_sync(project_id, export_type="JSON", download_all_tasks=True))
+            raw = b"".join(
+                self.client.projects.exports.download_sync(project_id, export_type="JSON", download_all_tasks=True)
+            )
         return parse_export(raw, f"{self.public_url} project {project_id} export")
 
     def user_names(self) -> dict[str, str]:
@@ -336,12 +399,19 @@ def push_study(
     readers = [str(r).strip() for r in readers]
     problems = []
     if any(not r for r in readers):
-        problems.append(InputProblem("--reader", "a reader name is empty", fix="give each --reader a name (e.g. an email)"))
+        problems.append(
+            InputProblem("--reader", "a reader name is empty", fix="give each --reader a name (e.g. an email)")
+        )
     for dup in sorted({r for r in readers if readers.count(r) > 1}):
         problems.append(InputProblem("--reader", "the same reader twice", value=dup, fix="name each reader once"))
     if not readers and overlap is None:
-        problems.append(InputProblem("--overlap", "a shared project needs the number of annotations per task",
-                                     fix="give --overlap N (readers per pair), or one --reader per person for per-reader orders"))
+        problems.append(
+            InputProblem(
+                "--overlap",
+                "a shared project needs the number of annotations per task",
+                fix="give --overlap N (readers per pair), or one --reader per person for per-reader orders",
+            )
+        )
     if overlap is not None and (isinstance(overlap, bool) or not isinstance(overlap, int) or not 1 <= overlap <= 1000):
         problems.append(InputProblem("--overlap", "must be an integer in [1, 1000]", value=str(overlap)))
     if problems:
@@ -350,15 +420,30 @@ def push_study(
     if previous is not None:
         problems = []
         if previous.url != server.public_url:
-            problems.append(InputProblem(str(manifest_path), f"this manifest is for the server at {previous.url}, not {server.public_url}",
-                                         fix="push with the same --url, or write a new --manifest"))
+            problems.append(
+                InputProblem(
+                    str(manifest_path),
+                    f"this manifest is for the server at {previous.url}, not {server.public_url}",
+                    fix="push with the same --url, or write a new --manifest",
+                )
+            )
         shared_before = any(p.reader is None for p in previous.projects)
         if previous.projects and shared_before != (not readers):
-            problems.append(InputProblem(str(manifest_path), "this manifest holds a " + ("shared project" if shared_before else "per-reader study"),
-                                         fix="push the same way as before, or write a new --manifest"))
+            problems.append(
+                InputProblem(
+                    str(manifest_path),
+                    "this manifest holds a " + ("shared project" if shared_before else "per-reader study"),
+                    fix="push the same way as before, or write a new --manifest",
+                )
+            )
         if seed is not None and seed != previous.seed:
-            problems.append(InputProblem(str(manifest_path), f"the study was pushed with seed {previous.seed}, not {seed}",
-                                         fix="push without --seed (or with the recorded one), or write a new --manifest"))
+            problems.append(
+                InputProblem(
+                    str(manifest_path),
+                    f"the study was pushed with seed {previous.seed}, not {seed}",
+                    fix="push without --seed (or with the recorded one), or write a new --manifest",
+                )
+            )
         if problems:
             raise InputError(problems)
         seed = previous.seed
@@ -370,15 +455,25 @@ def push_study(
     by_pair = pairs.set_index("pair_id")
     config = labelling_config(list(criteria), definitions=definitions, allow_tie=allow_tie)
     known = {p.reader: p for p in (previous.projects if previous else ())}
-    projects: list[StudyProject] = [p for p in (previous.projects if previous else ()) if p.reader not in readers and readers]
+    projects: list[StudyProject] = [
+        p for p in (previous.projects if previous else ()) if p.reader not in readers and readers
+    ]
     n_created = n_updated = n_imported = n_kept = 0
-    for reader in (readers or [None]):
+    for reader in readers or [None]:
         order, flipped = reader_plan(pairs, reader, seed)
         tasks = build_tasks(pairs, stories, flipped=flipped, order=order)
         project_title = f"{title} · {reader}" if reader else title
-        settings = dict(title=project_title[:50], label_config=config, description=f"judge-audit blind pairwise study ({len(tasks)} pairs)",
-                        expert_instruction=INSTRUCTIONS, show_instruction=True, sampling="Sequential sampling",
-                        maximum_annotations=1 if reader else int(overlap), show_skip_button=True, enable_empty_annotation=False)
+        settings = dict(
+            title=project_title[:50],
+            label_config=config,
+            description=f"judge-audit blind pairwise study ({len(tasks)} pairs)",
+            expert_instruction=INSTRUCTIONS,
+            show_instruction=True,
+            sampling="Sequential sampling",
+            maximum_annotations=1 if reader else int(overlap),
+            show_skip_button=True,
+            enable_empty_annotation=False,
+        )
         if reader in known:
             project_id = known[reader].project_id
             server.get_project(project_id)
@@ -399,7 +494,9 @@ def push_study(
             if pair_id not in by_pair.index:
                 continue  # a task of a pair no longer in pairs.csv: left on the server, not recorded
             row = by_pair.loc[pair_id]
-            left = row["system_b"] if "story_b_id" in row.index and left_id == str(row["story_b_id"]) else row["system_a"]
+            left = (
+                row["system_b"] if "story_b_id" in row.index and left_id == str(row["story_b_id"]) else row["system_a"]
+            )
             recorded.append(PushedTask(pair_id, task_id, position, str(left), left_id))
         projects.append(StudyProject(reader, project_id, project_title, tuple(recorded)))
     manifest = StudyManifest(server.public_url, title, int(seed), bool(allow_tie), tuple(criteria), tuple(projects))
@@ -441,8 +538,13 @@ def pull_study(
     """
     manifest = StudyManifest.read(manifest_path)
     if manifest.url != server.public_url:
-        raise InputError(InputProblem(str(manifest_path), f"this manifest is for the server at {manifest.url}, not {server.public_url}",
-                                      fix="pull with the URL the study was pushed to"))
+        raise InputError(
+            InputProblem(
+                str(manifest_path),
+                f"this manifest is for the server at {manifest.url}, not {server.public_url}",
+                fix="pull with the URL the study was pushed to",
+            )
+        )
     tasks: list[dict[str, Any]] = []
     problems = []
     for project in manifest.projects:
@@ -451,14 +553,35 @@ def pull_study(
             data = task.get("data") if isinstance(task.get("data"), dict) else {}
             mine = recorded.get(task.get("id"))
             if mine is not None and str(data.get("story_left_id", "")) != mine.story_left_id:
-                problems.append(InputProblem(str(manifest_path), f"project {project.project_id}, task {mine.task_id}: the left story "
-                                             "is not the one pushed", column="story_left_id", value=str(data.get("story_left_id")),
-                                             fix="the task was edited in Label Studio; its annotations cannot be mapped to systems safely"))
+                problems.append(
+                    InputProblem(
+                        str(manifest_path),
+                        f"project {project.project_id}, task {mine.task_id}: the left story is not the one pushed",
+                        column="story_left_id",
+                        value=str(data.get("story_left_id")),
+                        fix="the task was edited in Label Studio; its annotations cannot be mapped to systems safely",
+                    )
+                )
             tasks.append(task)
     if problems:
         raise InputError(problems)
-    return import_export(tasks, pairs, out_path, anonymise_readers=anonymise_readers, readers=server.user_names(),
-                         file=f"{server.public_url} (manifest {manifest_path})")
+    return import_export(
+        tasks,
+        pairs,
+        out_path,
+        anonymise_readers=anonymise_readers,
+        readers=server.user_names(),
+        file=f"{server.public_url} (manifest {manifest_path})",
+    )
 
 
-__all__ = ["PushResult", "PushedTask", "Server", "StudyManifest", "StudyProject", "pull_study", "push_study", "reader_plan"]
+__all__ = [
+    "PushResult",
+    "PushedTask",
+    "Server",
+    "StudyManifest",
+    "StudyProject",
+    "pull_study",
+    "push_study",
+    "reader_plan",
+]

@@ -54,7 +54,14 @@ def pairs_columns_ok(pairs: pd.DataFrame, file: str) -> pd.DataFrame:
     pairs.columns = [str(c).lower() for c in pairs.columns]
     missing = [c for c in ("pair_id", "system_a", "system_b") if c not in pairs.columns]
     if missing:
-        raise InputError([InputProblem(file, "required column missing", column=c, fix="use the pairs.csv written by `audit generate`") for c in missing])
+        raise InputError(
+            [
+                InputProblem(
+                    file, "required column missing", column=c, fix="use the pairs.csv written by `audit generate`"
+                )
+                for c in missing
+            ]
+        )
     for column in ("pair_id", "system_a", "system_b"):
         pairs[column] = pairs[column].astype(str)
     return pairs
@@ -63,7 +70,11 @@ def pairs_columns_ok(pairs: pd.DataFrame, file: str) -> pd.DataFrame:
 def presentation_order(pairs: pd.DataFrame) -> pd.DataFrame:
     """Pairs sorted by their ``position`` column when present (stable), else as given."""
     if "position" in pairs.columns:
-        return pairs.assign(_pos=pd.to_numeric(pairs["position"], errors="coerce")).sort_values("_pos", kind="stable").drop(columns="_pos")
+        return (
+            pairs.assign(_pos=pd.to_numeric(pairs["position"], errors="coerce"))
+            .sort_values("_pos", kind="stable")
+            .drop(columns="_pos")
+        )
     return pairs
 
 
@@ -104,7 +115,13 @@ def build_tasks(
         for system in (row.system_a, row.system_b):
             story = lookup.get((row.pair_id, system))
             if story is None:
-                problems.append(InputProblem("stories", f"no story for pair {row.pair_id}, system {system}", fix="use the stories.csv written with this pairs.csv"))
+                problems.append(
+                    InputProblem(
+                        "stories",
+                        f"no story for pair {row.pair_id}, system {system}",
+                        fix="use the stories.csv written with this pairs.csv",
+                    )
+                )
             sides.append(story)
         if None in sides:
             continue

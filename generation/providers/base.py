@@ -129,14 +129,14 @@ def build_provider(config: Mapping[str, Any], *, where: str = "provider") -> Pro
             ]
         )
     missing = [
-        p
-        for p, spec in params.items()
-        if p != "self" and spec.default is inspect.Parameter.empty and p not in options
+        p for p, spec in params.items() if p != "self" and spec.default is inspect.Parameter.empty and p not in options
     ]
     if missing:
         raise InputError(
             [
-                InputProblem(file=where, column=key, message=f"provider '{name}' needs this option", fix=f"add {key} = ...")
+                InputProblem(
+                    file=where, column=key, message=f"provider '{name}' needs this option", fix=f"add {key} = ..."
+                )
                 for key in missing
             ]
         )
@@ -144,4 +144,6 @@ def build_provider(config: Mapping[str, Any], *, where: str = "provider") -> Pro
         return cls(**options)
     except InputError as exc:
         # Backends name their table "provider"; say which table of which file it is.
-        raise InputError([dataclasses.replace(p, file=where) if p.file == "provider" else p for p in exc.problems]) from None
+        raise InputError(
+            [dataclasses.replace(p, file=where) if p.file == "provider" else p for p in exc.problems]
+        ) from None

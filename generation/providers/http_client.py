@@ -104,15 +104,29 @@ def check_limits(values: Mapping[str, Any], where: str = "provider") -> list[Inp
         ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
         ok = ok and (value > low if low_open else value >= low) and value <= high
         if not ok:
-            problems.append(InputProblem(where, f"{key} must be a number in {bracket}{low:g}, {high:g}]", column=key,
-                                         value=repr(value), fix=f"set {key} to a number of {'MiB' if key.endswith('mb') else 'seconds'} in that range"))
+            problems.append(
+                InputProblem(
+                    where,
+                    f"{key} must be a number in {bracket}{low:g}, {high:g}]",
+                    column=key,
+                    value=repr(value),
+                    fix=f"set {key} to a number of {'MiB' if key.endswith('mb') else 'seconds'} in that range",
+                )
+            )
     for key, (low, high) in INT_RANGES.items():
         if key not in values:
             continue
         value = values[key]
         if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
-            problems.append(InputProblem(where, f"{key} must be an integer in [{low}, {high}]", column=key, value=repr(value),
-                                         fix=f"set {key} to a whole number from {low} to {high}"))
+            problems.append(
+                InputProblem(
+                    where,
+                    f"{key} must be an integer in [{low}, {high}]",
+                    column=key,
+                    value=repr(value),
+                    fix=f"set {key} to a whole number from {low} to {high}",
+                )
+            )
     return problems
 
 
@@ -266,8 +280,16 @@ class LLMHttpClient:
         Seeds the jitter (a reproducible retry schedule).
     """
 
-    def __init__(self, base_url: str, limits: HttpLimits, *, secret_headers: Mapping[str, str] | None = None,
-                 headers: Mapping[str, str] | None = None, describe: str = "", seed: int | None = None):
+    def __init__(
+        self,
+        base_url: str,
+        limits: HttpLimits,
+        *,
+        secret_headers: Mapping[str, str] | None = None,
+        headers: Mapping[str, str] | None = None,
+        describe: str = "",
+        seed: int | None = None,
+    ):
         self._httpx = import_optional("httpx", "talking to an OpenAI-compatible server")
         self.base_url = base_url
         self.limits = limits
@@ -315,8 +337,13 @@ class LLMHttpClient:
         try:
             data = json.dumps(body, allow_nan=False).encode("utf-8")
         except ValueError:
-            raise InputError(InputProblem(self.where(path), "a request field is NaN or infinite, which JSON cannot carry",
-                                          fix="give finite numbers in sampling and extra_body")) from None
+            raise InputError(
+                InputProblem(
+                    self.where(path),
+                    "a request field is NaN or infinite, which JSON cannot carry",
+                    fix="give finite numbers in sampling and extra_body",
+                )
+            ) from None
         last = ""
         for k in range(self.limits.max_retries + 1):
             try:
@@ -327,7 +354,9 @@ class LLMHttpClient:
                 if k == self.limits.max_retries:
                     break
                 delay = self._backoff(k, exc.retry_after)
-                log.warning("%s: %s; retry %d/%d in %.2fs", self.where(path), last, k + 1, self.limits.max_retries, delay)
+                log.warning(
+                    "%s: %s; retry %d/%d in %.2fs", self.where(path), last, k + 1, self.limits.max_retries, delay
+                )
                 time.sleep(delay)
         raise ProviderError(
             f"{self.where(path)}: gave up after {self.limits.max_retries + 1} request(s); last error: {last}. "
@@ -351,7 +380,9 @@ class LLMHttpClient:
                 break
             url = answer.location
         else:
-            raise ProviderError(f"{self.where(path)}: more than {MAX_REDIRECTS} redirects; set base_url to the final address")
+            raise ProviderError(
+                f"{self.where(path)}: more than {MAX_REDIRECTS} redirects; set base_url to the final address"
+            )
         status, raw = answer.status, answer.body
         if status >= 400:
             body = self.redact(raw[:300].decode("utf-8", "replace")).strip()
@@ -409,8 +440,9 @@ class LLMHttpClient:
         timer.daemon = True
         timer.start()
         try:
-            request = self._client.build_request("POST", url, content=data, headers=headers,
-                                                 timeout=httpx.Timeout(step), extensions={"trace": trace})
+            request = self._client.build_request(
+                "POST", url, content=data, headers=headers, timeout=httpx.Timeout(step), extensions={"trace": trace}
+            )
             response = self._client.send(request, stream=True)
             try:
                 status = response.status_code
@@ -419,7 +451,9 @@ class LLMHttpClient:
                 if response.is_redirect:
                     return _Exchange(status, reason, b"", retry_after, self._redirect_target(response, path))
                 if 300 <= status < 400:
-                    raise ProviderError(f"{self.where(path)}: HTTP {status} without a usable Location; set base_url to the server's address")
+                    raise ProviderError(
+                        f"{self.where(path)}: HTTP {status} without a usable Location; set base_url to the server's address"
+                    )
                 cap = limits.max_response_bytes
                 declared = response.headers.get("content-length", "")
                 if declared.isdigit() and int(declared) > cap:
@@ -455,9 +489,11 @@ class LLMHttpClient:
             timer.cancel()
 
     def _too_large(self, path: str, what: str) -> str:
-        return (f"{self.where(path)}: the answer exceeds max_response_mb={self.limits.max_response_mb:g} "
-                f"({self.limits.max_response_bytes:,} bytes): {what}; it was not read further. "
-                "Fix: lower max_tokens, or raise max_response_mb if such answers are expected")
+        return (
+            f"{self.where(path)}: the answer exceeds max_response_mb={self.limits.max_response_mb:g} "
+            f"({self.limits.max_response_bytes:,} bytes): {what}; it was not read further. "
+            "Fix: lower max_tokens, or raise max_response_mb if such answers are expected"
+        )
 
     def _redirect_target(self, response: Any, path: str) -> str:
         target = str(response.url.join(response.headers["location"]))

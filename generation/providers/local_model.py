@@ -17,8 +17,9 @@ from audit.errors import InputError, InputProblem, ProviderError
 DTYPES = ("float32", "float16", "bfloat16")
 
 
-def usable_device(torch, device: str, *, where: str = "provider", column: str = "device",
-                  fix: str = 'use device = "auto" or "cpu"') -> str:
+def usable_device(
+    torch, device: str, *, where: str = "provider", column: str = "device", fix: str = 'use device = "auto" or "cpu"'
+) -> str:
     """``device`` checked against this machine ("auto": cuda, else mps, else cpu).
 
     ``where``/``column``/``fix`` name the setting in the caller's terms (a provider table's
@@ -40,8 +41,15 @@ def usable_device(torch, device: str, *, where: str = "provider", column: str = 
         kind = None
     usable = {"cpu": True, "cuda": torch.cuda.is_available(), "mps": mps_ok}.get(kind, kind is not None)
     if not usable:
-        raise InputError(InputProblem(where, "not a torch device" if kind is None else f"no {kind} device is available here",
-                                      column=column, value=str(device), fix=fix))
+        raise InputError(
+            InputProblem(
+                where,
+                "not a torch device" if kind is None else f"no {kind} device is available here",
+                column=column,
+                value=str(device),
+                fix=fix,
+            )
+        )
     return device
 
 
@@ -65,8 +73,10 @@ def load_causal_lm(torch, transformers, source: Any, *, device: str, dtype: str 
         tokenizer = transformers.AutoTokenizer.from_pretrained(source, local_files_only=True)
         model = transformers.AutoModelForCausalLM.from_pretrained(source, **kwargs)
     except (OSError, ValueError) as exc:
-        raise ProviderError(f"cannot load the causal LM '{label}' from {source}: {exc}. Give a directory written by "
-                            "save_pretrained or a model in the local cache (nothing is downloaded unless allowed)") from None
+        raise ProviderError(
+            f"cannot load the causal LM '{label}' from {source}: {exc}. Give a directory written by "
+            "save_pretrained or a model in the local cache (nothing is downloaded unless allowed)"
+        ) from None
     model.to(device)
     model.eval()
     return tokenizer, model

@@ -99,16 +99,36 @@ class OpenAICompatProvider:
     ):
         problems = []
         if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
-            problems.append(InputProblem("provider", "base_url must start with http:// or https://", value=str(base_url), column="base_url", fix="e.g. base_url = \"http://127.0.0.1:8000/v1\""))
+            problems.append(
+                InputProblem(
+                    "provider",
+                    "base_url must start with http:// or https://",
+                    value=str(base_url),
+                    column="base_url",
+                    fix='e.g. base_url = "http://127.0.0.1:8000/v1"',
+                )
+            )
         elif "@" in urllib.parse.urlsplit(base_url).netloc:
             # Credentials belong in api_key_env, never in a URL that ends up in logs; say so
             # and never echo the password.
-            problems.append(InputProblem("provider", "base_url must not contain user:password@ credentials",
-                                         value=public_url(base_url), column="base_url",
-                                         fix="put the key in an environment variable named by api_key_env"))
-        numbers = {"timeout_s": timeout_s, "deadline_s": deadline_s, "max_response_mb": max_response_mb,
-                   "backoff_base_s": backoff_base_s, "max_backoff_s": max_backoff_s,
-                   "max_retries": max_retries, "max_concurrency": max_concurrency}
+            problems.append(
+                InputProblem(
+                    "provider",
+                    "base_url must not contain user:password@ credentials",
+                    value=public_url(base_url),
+                    column="base_url",
+                    fix="put the key in an environment variable named by api_key_env",
+                )
+            )
+        numbers = {
+            "timeout_s": timeout_s,
+            "deadline_s": deadline_s,
+            "max_response_mb": max_response_mb,
+            "backoff_base_s": backoff_base_s,
+            "max_backoff_s": max_backoff_s,
+            "max_retries": max_retries,
+            "max_concurrency": max_concurrency,
+        }
         problems += check_limits(numbers)
         if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
             problems.append(InputProblem("provider", "seed must be an integer", column="seed", value=repr(seed)))
@@ -116,8 +136,16 @@ class OpenAICompatProvider:
             if table is not None and not isinstance(table, dict):
                 problems.append(InputProblem("provider", f"{key} must be a table", column=key, value=repr(table)))
         if isinstance(extra_body, dict):
-            problems += [InputProblem("provider", "NaN or infinity cannot be sent as JSON", column=f"extra_body.{key}", value=repr(value),
-                                      fix="give a finite number") for key, value in non_finite(extra_body)]
+            problems += [
+                InputProblem(
+                    "provider",
+                    "NaN or infinity cannot be sent as JSON",
+                    column=f"extra_body.{key}",
+                    value=repr(value),
+                    fix="give a finite number",
+                )
+                for key, value in non_finite(extra_body)
+            ]
         self._key: str | None = None
         if api_key_env:
             key = os.environ.get(api_key_env)
@@ -137,8 +165,14 @@ class OpenAICompatProvider:
         self.base_url = base_url.rstrip("/")
         self._public_url = public_url(self.base_url)
         self.api_key_env = api_key_env or None
-        self.limits = HttpLimits(timeout_s=float(timeout_s), deadline_s=float(deadline_s), max_response_mb=float(max_response_mb),
-                                 max_retries=int(max_retries), backoff_base_s=float(backoff_base_s), max_backoff_s=float(max_backoff_s))
+        self.limits = HttpLimits(
+            timeout_s=float(timeout_s),
+            deadline_s=float(deadline_s),
+            max_response_mb=float(max_response_mb),
+            max_retries=int(max_retries),
+            backoff_base_s=float(backoff_base_s),
+            max_backoff_s=float(max_backoff_s),
+        )
         self.timeout_s = self.limits.timeout_s
         self.max_retries = self.limits.max_retries
         self.max_concurrency = int(max_concurrency)
@@ -153,8 +187,14 @@ class OpenAICompatProvider:
                 secret["Authorization"] = f"Bearer {self._key}"
             else:
                 secret[self.api_key_header] = self._key
-        self._http = LLMHttpClient(self.base_url, self.limits, secret_headers=secret, headers=self.headers,
-                                   describe=f"(model {self.model})", seed=seed)
+        self._http = LLMHttpClient(
+            self.base_url,
+            self.limits,
+            secret_headers=secret,
+            headers=self.headers,
+            describe=f"(model {self.model})",
+            seed=seed,
+        )
 
     # -- public -----------------------------------------------------------------------
     def describe(self) -> dict[str, Any]:

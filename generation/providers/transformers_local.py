@@ -61,14 +61,27 @@ class TransformersProvider:
         self.max_new_tokens = int(max_new_tokens)
         self.max_concurrency = 1
         if dtype and dtype not in DTYPES:
-            raise InputError(InputProblem("provider", "unknown dtype", column="dtype", value=str(dtype),
-                                          fix='use "float32", "bfloat16" or "float16" (or leave it out)'))
-        self._tokenizer, self._model = load_causal_lm(self._torch, transformers, self.model_name, device=self.device,
-                                                      dtype=dtype or None, label=self.model_name)
+            raise InputError(
+                InputProblem(
+                    "provider",
+                    "unknown dtype",
+                    column="dtype",
+                    value=str(dtype),
+                    fix='use "float32", "bfloat16" or "float16" (or leave it out)',
+                )
+            )
+        self._tokenizer, self._model = load_causal_lm(
+            self._torch, transformers, self.model_name, device=self.device, dtype=dtype or None, label=self.model_name
+        )
         self._lock = threading.Lock()
 
     def describe(self) -> dict[str, Any]:
-        return {"provider": self.name, "model": self.model_name, "device": self.device, "max_new_tokens": self.max_new_tokens}
+        return {
+            "provider": self.name,
+            "model": self.model_name,
+            "device": self.device,
+            "max_new_tokens": self.max_new_tokens,
+        }
 
     def __repr__(self) -> str:
         return f"TransformersProvider(model={self.model_name!r}, device={self.device!r})"
@@ -117,7 +130,8 @@ class TransformersProvider:
                     raise ProviderError(
                         f"local model '{self.model_name}': the prompt ({n_prompt} tokens) plus max_tokens "
                         f"({int(max_new)}) exceeds the model's context of {context} tokens; lower max_tokens "
-                        "or shorten the prompt")
+                        "or shorten the prompt"
+                    )
                 with torch.no_grad():
                     output = self._model.generate(**encoded, **gen_kwargs)
                 new_tokens = output[0, n_prompt:]
@@ -126,7 +140,9 @@ class TransformersProvider:
                 raise ProviderError(f"local model '{self.model_name}' failed: {exc}") from None
         n_new = int(new_tokens.shape[0])
         eos = self._tokenizer.eos_token_id
-        finish = "stop" if (eos is not None and n_new and int(new_tokens[-1]) == eos) or n_new < int(max_new) else "length"
+        finish = (
+            "stop" if (eos is not None and n_new and int(new_tokens[-1]) == eos) or n_new < int(max_new) else "length"
+        )
         return Completion(
             text=text,
             model=self.model_name,

@@ -42,7 +42,7 @@ def bootstrap_comparison_svg(intervals: pd.DataFrame, *, fig_id: str = "fig-boot
         fig = new_figure(3.3 * ncol + 1.8, nrow * panel_height + 0.4)
         grid = fig.subplots(nrow, ncol, sharey=True, squeeze=False)
         axes = grid.ravel()
-        for ax in axes[len(matchups):]:
+        for ax in axes[len(matchups) :]:
             ax.set_axis_off()
         for ax, m in zip(axes, matchups):
             ax.axvline(0.5, color="#888888", linestyle="--", linewidth=0.9)

@@ -34,8 +34,11 @@ def cluster_heatmap_svg(panels: list[ClusterPanel], *, fig_id: str = "fig-cluste
     from matplotlib.colors import TwoSlopeNorm
     from scipy.cluster import hierarchy
 
-    panels = [p for p in panels if len(p.labels) >= 2 and np.asarray(p.linkage).shape == (len(p.labels) - 1, 4)
-              and "label" in p.profile.columns]
+    panels = [
+        p
+        for p in panels
+        if len(p.labels) >= 2 and np.asarray(p.linkage).shape == (len(p.labels) - 1, 4) and "label" in p.profile.columns
+    ]
     if not panels:
         return empty_svg(fig_id, "No reader profiles to draw")
     n = max(len(p.labels) for p in panels)
@@ -70,13 +73,24 @@ def cluster_heatmap_svg(panels: list[ClusterPanel], *, fig_id: str = "fig-cluste
                 for j in range(values.shape[1]):
                     v = values[i, j]
                     if np.isfinite(v):
-                        axh.text(j + 0.5, i + 0.5, f"{v:.2f}", ha="center", va="center", fontsize=6.5,
-                                 color="#ffffff" if abs(v) > 0.6 * span else "#222222")
+                        axh.text(
+                            j + 0.5,
+                            i + 0.5,
+                            f"{v:.2f}",
+                            ha="center",
+                            va="center",
+                            fontsize=6.5,
+                            color="#ffffff" if abs(v) > 0.6 * span else "#222222",
+                        )
             axh.set_yticks(np.arange(len(leaves)) + 0.5, [plain(x, 24) for x in leaves], fontsize=7)
             axh.yaxis.tick_right()
-            axh.set_xticks(np.arange(values.shape[1]) + 0.5, [plain(c, 22) for c in prof.columns], rotation=90,
-                           fontsize=7)
+            axh.set_xticks(
+                np.arange(values.shape[1]) + 0.5, [plain(c, 22) for c in prof.columns], rotation=90, fontsize=7
+            )
             axh.set_ylim(0, len(leaves))
-            axh.set_title(plain(panel.title, 60) + "\n" + plain(panel.value_label, 50) + " (red high, blue low)",
-                          loc="right", fontsize=7.5)
+            axh.set_title(
+                plain(panel.title, 60) + "\n" + plain(panel.value_label, 50) + " (red high, blue low)",
+                loc="right",
+                fontsize=7.5,
+            )
         return figure_to_svg(fig, fig_id)

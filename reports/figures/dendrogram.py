@@ -49,9 +49,15 @@ def dendrogram_svg(panels: list[DendrogramPanel], *, fig_id: str = "fig-dendrogr
                 ax.text(0.5, 0.5, "clustering data malformed", ha="center", transform=ax.transAxes)
                 ax.set_axis_off()
                 continue
-            hierarchy.dendrogram(z, labels=[plain(x) for x in panel.labels], ax=ax, orientation="left",
-                                 color_threshold=0.7 * float(z[:, 2].max()), above_threshold_color="#888888",
-                                 leaf_font_size=8)
+            hierarchy.dendrogram(
+                z,
+                labels=[plain(x) for x in panel.labels],
+                ax=ax,
+                orientation="left",
+                color_threshold=0.7 * float(z[:, 2].max()),
+                above_threshold_color="#888888",
+                leaf_font_size=8,
+            )
             ax.set_xlabel("linkage distance")
             ax.spines["left"].set_visible(False)
         return figure_to_svg(fig, fig_id)

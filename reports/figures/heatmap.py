@@ -61,16 +61,24 @@ def reader_heatmap_svg(
         fig = new_figure(1.6 + 1.05 * len(criteria), 1.0 + 0.32 * len(rows))
         ax = fig.add_subplot()
         cmap = _cmap()
-        mesh = ax.pcolormesh(np.ma.masked_invalid(grid), cmap=cmap, norm=TwoSlopeNorm(0.5, 0.0, 1.0),
-                             edgecolors="white", linewidth=1.0)
+        mesh = ax.pcolormesh(
+            np.ma.masked_invalid(grid), cmap=cmap, norm=TwoSlopeNorm(0.5, 0.0, 1.0), edgecolors="white", linewidth=1.0
+        )
         for i in range(grid.shape[0]):
             for j in range(grid.shape[1]):
                 v = grid[i, j]
                 txt = "n/a" if not np.isfinite(v) else f"{100 * v:.0f}%"
                 dark = np.isfinite(v) and abs(v - 0.5) > 0.3
-                ax.text(j + 0.5, i + 0.5, txt, ha="center", va="center", fontsize=7.5,
-                        color="white" if dark else "#222222",
-                        fontweight="bold" if rows[i][0] != "reader" else "normal")
+                ax.text(
+                    j + 0.5,
+                    i + 0.5,
+                    txt,
+                    ha="center",
+                    va="center",
+                    fontsize=7.5,
+                    color="white" if dark else "#222222",
+                    fontweight="bold" if rows[i][0] != "reader" else "normal",
+                )
         if 0 < n_readers < len(rows):
             ax.axhline(n_readers, color="#222222", linewidth=1.6)
         ax.set_xticks(np.arange(len(criteria)) + 0.5, [plain(c) for c in criteria], rotation=90, ha="center")

@@ -33,7 +33,9 @@ def loro_shift_svg(shifts: pd.DataFrame, *, fig_id: str = "fig-loro", value_labe
     """
     miss = [c for c in COLUMNS if c not in shifts.columns]
     if miss or len(shifts) == 0:
-        return empty_svg(fig_id, "No leave-one-reader-out shifts to draw" + (f" (missing {', '.join(miss)})" if miss else ""))
+        return empty_svg(
+            fig_id, "No leave-one-reader-out shifts to draw" + (f" (missing {', '.join(miss)})" if miss else "")
+        )
     panels = list(dict.fromkeys(shifts["matchup"])) if "matchup" in shifts.columns else [None]
     readers = list(dict.fromkeys(shifts["reader_id"]))
     criteria = list(dict.fromkeys(shifts["criterion"]))
@@ -47,7 +49,7 @@ def loro_shift_svg(shifts: pd.DataFrame, *, fig_id: str = "fig-loro", value_labe
         fig = new_figure(3.2 * ncol + 1.8, nrow * (1.0 + 0.3 * len(readers)) + 0.3)
         grid = fig.subplots(nrow, ncol, sharey=True, sharex=True, squeeze=False)
         axes = grid.ravel()
-        for ax in axes[len(panels):]:
+        for ax in axes[len(panels) :]:
             ax.set_axis_off()
         for ax, panel in zip(axes, panels):
             sub = shifts if panel is None else shifts[shifts["matchup"] == panel]
@@ -55,8 +57,15 @@ def loro_shift_svg(shifts: pd.DataFrame, *, fig_id: str = "fig-loro", value_labe
             for k, crit in enumerate(criteria):
                 part = sub[sub["criterion"] == crit]
                 ys = [readers.index(r) + (k - (len(criteria) - 1) / 2) * 0.1 for r in part["reader_id"]]
-                ax.plot(100 * part["shift"].astype(float).to_numpy(), ys, _MARKERS[k % len(_MARKERS)],
-                        color=colour_for(k), markersize=4.5, linestyle="none", label=plain(crit))
+                ax.plot(
+                    100 * part["shift"].astype(float).to_numpy(),
+                    ys,
+                    _MARKERS[k % len(_MARKERS)],
+                    color=colour_for(k),
+                    markersize=4.5,
+                    linestyle="none",
+                    label=plain(crit),
+                )
             ax.set_xlim(-lim, lim)
             ax.set_xlabel(plain(f"shift in {value_label} (points)", 90))
             if panel is not None:

@@ -13,7 +13,16 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from reports.figures._svg import JUDGE_COLOUR, PALETTE, colour_for, empty_svg, figure_context, figure_to_svg, new_figure, plain
+from reports.figures._svg import (
+    JUDGE_COLOUR,
+    PALETTE,
+    colour_for,
+    empty_svg,
+    figure_context,
+    figure_to_svg,
+    new_figure,
+    plain,
+)
 
 HUMAN_COLUMNS = ("matchup", "criterion", "estimate", "ci_low", "ci_high")
 JUDGE_COLUMNS = ("matchup", "criterion", "wins", "losses", "ties", "n_pairs")
@@ -52,7 +61,9 @@ def preference_svg(
     """
     miss = _missing(human, HUMAN_COLUMNS)
     if miss or len(human) == 0:
-        return empty_svg(fig_id, "No human preference estimates to draw" + (f" (missing {', '.join(miss)})" if miss else ""))
+        return empty_svg(
+            fig_id, "No human preference estimates to draw" + (f" (missing {', '.join(miss)})" if miss else "")
+        )
     has_judge = judge is not None and not _missing(judge, JUDGE_COLUMNS) and len(judge) > 0
     criteria = list(dict.fromkeys(human["criterion"]))
     matchups = list(dict.fromkeys(human["matchup"]))
@@ -101,43 +112,86 @@ def preference_svg(
             j = jmap.get((row.matchup, row.criterion))
             if j is not None and _valid(j) > 0:
                 rate = (j.wins + 0.5 * j.ties) / _valid(j)
-                ax.plot([rate], [yy], "D", markerfacecolor="white", markeredgecolor=JUDGE_COLOUR,
-                        markersize=5, markeredgewidth=1.2, zorder=4, clip_on=False)
+                ax.plot(
+                    [rate],
+                    [yy],
+                    "D",
+                    markerfacecolor="white",
+                    markeredgecolor=JUDGE_COLOUR,
+                    markersize=5,
+                    markeredgewidth=1.2,
+                    zorder=4,
+                    clip_on=False,
+                )
         ax.set_xlim(0.0, 1.0)
         ax.set_xticks([0, 0.25, 0.5, 0.75, 1.0], ["0%", "25%", "50%", "75%", "100%"])
         ax.set_yticks([centres[b] for b in blocks], [plain(labels.get(b, b) if by_criterion else b) for b in blocks])
         ax.set_ylim(y - 0.4, -0.8)
         ax.set_xlabel(plain(f"human preference for {focal_label} (GLMM, 95% CI)", 90))
         ax.set_title("(a) humans", loc="left")
-        handles = [ax.plot([], [], "o-", color=colour[k], label=plain(k if by_criterion else labels.get(k, k)))[0]
-                   for k in coloured]
+        handles = [
+            ax.plot([], [], "o-", color=colour[k], label=plain(k if by_criterion else labels.get(k, k)))[0]
+            for k in coloured
+        ]
         if has_judge:
-            handles.append(ax.plot([], [], "D", markerfacecolor="white", markeredgecolor=JUDGE_COLOUR,
-                                   label=plain(f"{judge_label} (even-split)"))[0])
+            handles.append(
+                ax.plot(
+                    [],
+                    [],
+                    "D",
+                    markerfacecolor="white",
+                    markeredgecolor=JUDGE_COLOUR,
+                    label=plain(f"{judge_label} (even-split)"),
+                )[0]
+            )
         longest = max(len(h.get_label()) for h in handles)
-        fig.legend(handles=handles, loc="outside lower center", fontsize=8,
-                   ncol=len(handles) if longest < 24 else (2 if longest < 40 else 1))
+        fig.legend(
+            handles=handles,
+            loc="outside lower center",
+            fontsize=8,
+            ncol=len(handles) if longest < 24 else (2 if longest < 40 else 1),
+        )
         if axj is not None:
             axj.axvline(0.5, color="#888888", linestyle="--", linewidth=0.9, zorder=1)
             for (block, k), yy in positions.items():
                 m, crit = (k, block) if by_criterion else (block, k)
                 j = jmap.get((m, crit))
                 if j is None or _valid(j) <= 0:
-                    axj.text(0.01, yy, "no judge verdicts" if j is None else "no valid judge verdicts (all invalid)",
-                             va="center", fontsize=7, color="#888888")
+                    axj.text(
+                        0.01,
+                        yy,
+                        "no judge verdicts" if j is None else "no valid judge verdicts (all invalid)",
+                        va="center",
+                        fontsize=7,
+                        color="#888888",
+                    )
                     continue
                 # the even-split rate is over the valid pairs: unparsable outputs are not losses
                 win = j.wins / _valid(j)
                 tie = 0.5 * j.ties / _valid(j)
                 axj.barh(yy, win, height=0.8, color=colour[k], edgecolor=colour[k], zorder=2)
                 if tie > 0:
-                    axj.barh(yy, tie, left=win, height=0.8, color="white", edgecolor=colour[k],
-                             hatch="////", linewidth=0.6, zorder=2)
+                    axj.barh(
+                        yy,
+                        tie,
+                        left=win,
+                        height=0.8,
+                        color="white",
+                        edgecolor=colour[k],
+                        hatch="////",
+                        linewidth=0.6,
+                        zorder=2,
+                    )
                 inv = getattr(j, "invalid", 0)
                 invalid = int(inv) if pd.notna(inv) else 0
-                axj.text(win + tie + 0.015, yy, f"{100 * (win + tie):.1f}% ({j.ties})"
-                         + (f" +{invalid} invalid" if invalid else ""),
-                         va="center", fontsize=7.5, zorder=3)
+                axj.text(
+                    win + tie + 0.015,
+                    yy,
+                    f"{100 * (win + tie):.1f}% ({j.ties})" + (f" +{invalid} invalid" if invalid else ""),
+                    va="center",
+                    fontsize=7.5,
+                    zorder=3,
+                )
             axj.set_xlim(0.0, 1.16)  # room for the labels of bars near 100%
             axj.spines["bottom"].set_bounds(0.0, 1.0)
             axj.set_xticks([0, 0.25, 0.5, 0.75, 1.0], ["0%", "25%", "50%", "75%", "100%"])

@@ -52,13 +52,20 @@ def feature_scatter_svg(
     """
     miss = [c for c in COLUMNS if c not in points.columns]
     if miss or len(points) == 0:
-        return empty_svg(fig_id, "No surface-feature points to draw" + (f" (missing {', '.join(miss)})" if miss else ""))
+        return empty_svg(
+            fig_id, "No surface-feature points to draw" + (f" (missing {', '.join(miss)})" if miss else "")
+        )
     features = list(dict.fromkeys(points["feature"]))
     info = {}
     if panels is not None and len(panels):
         info = {str(r.feature): r for r in panels.itertuples(index=False)}
-        features.sort(key=lambda f: -abs(float(getattr(info.get(f), "r", 0.0) or 0.0))
-                      if f in info and np.isfinite(float(info[f].r)) else 0.0)
+        features.sort(
+            key=lambda f: (
+                -abs(float(getattr(info.get(f), "r", 0.0) or 0.0))
+                if f in info and np.isfinite(float(info[f].r))
+                else 0.0
+            )
+        )
     features = features[:max_panels]
     ncol = min(NCOL, len(features))
     nrow = int(np.ceil(len(features) / ncol))
@@ -85,7 +92,7 @@ def feature_scatter_svg(
             ax.tick_params(labelsize=7)
             ax.locator_params(axis="both", nbins=4)
             ax.set_xlabel("difference, focal - other", fontsize=7)
-        for ax in axes[len(features):]:
+        for ax in axes[len(features) :]:
             ax.set_axis_off()
         fig.supylabel(plain(y_label, 70), fontsize=8)
         return figure_to_svg(fig, fig_id)

@@ -37,7 +37,10 @@ def timing_svg(times: pd.DataFrame, *, cap: float = 600.0, fig_id: str = "fig-ti
     readers = list(dict.fromkeys(data["reader_id"]))
     has_order = "order" in data.columns and data["order"].notna().any()
     with figure_context():
-        fig = new_figure(10.0 if has_order else 5.5, 1.4 + 0.32 * len(readers) if not has_order else max(3.2, 1.4 + 0.32 * len(readers)))
+        fig = new_figure(
+            10.0 if has_order else 5.5,
+            1.4 + 0.32 * len(readers) if not has_order else max(3.2, 1.4 + 0.32 * len(readers)),
+        )
         if has_order:
             ax, axt = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.0, 1.3]})
         else:
@@ -60,8 +63,16 @@ def timing_svg(times: pd.DataFrame, *, cap: float = 600.0, fig_id: str = "fig-ti
         if axt is not None:
             for i, r in enumerate(readers):
                 part = data[data["reader_id"] == r].sort_values("order")
-                axt.plot(part["order"].astype(float), np.minimum(part["seconds"].astype(float), cap), "-o",
-                         color=colour_for(i), markersize=2.5, linewidth=0.9, alpha=0.8, label=plain(r))
+                axt.plot(
+                    part["order"].astype(float),
+                    np.minimum(part["seconds"].astype(float), cap),
+                    "-o",
+                    color=colour_for(i),
+                    markersize=2.5,
+                    linewidth=0.9,
+                    alpha=0.8,
+                    label=plain(r),
+                )
             axt.set_xlabel("position in the reader's sequence")
             axt.set_ylabel("seconds (capped)")
             axt.set_title("pace over the session", loc="left")
@@ -96,22 +107,46 @@ def timing_summary_svg(summary: pd.DataFrame, *, cap: float = 600.0, fig_id: str
             q = {k: np.minimum(summary[k].astype(float).to_numpy(), cap) for k in ("q05", "q25", "q50", "q75", "q95")}
             for i in range(len(readers)):
                 ax.plot([q["q05"][i], q["q95"][i]], [i, i], color=colour_for(i), linewidth=1.2)
-                ax.barh([i], [q["q75"][i] - q["q25"][i]], left=[q["q25"][i]], height=0.55, color=colour_for(i),
-                        alpha=0.55, label="25-75% (line: 5-95%)" if i == 0 else None)
-                ax.plot([q["q50"][i]] * 2, [i - 0.3, i + 0.3], color="#C00000", linewidth=1.8,
-                        label="median" if i == 0 else None)
+                ax.barh(
+                    [i],
+                    [q["q75"][i] - q["q25"][i]],
+                    left=[q["q25"][i]],
+                    height=0.55,
+                    color=colour_for(i),
+                    alpha=0.55,
+                    label="25-75% (line: 5-95%)" if i == 0 else None,
+                )
+                ax.plot(
+                    [q["q50"][i]] * 2,
+                    [i - 0.3, i + 0.3],
+                    color="#C00000",
+                    linewidth=1.8,
+                    label="median" if i == 0 else None,
+                )
         else:
-            ax.barh(ys, np.minimum(med, cap), height=0.6, color=[colour_for(i) for i in range(len(readers))], alpha=0.8,
-                    label="median")
+            ax.barh(
+                ys,
+                np.minimum(med, cap),
+                height=0.6,
+                color=[colour_for(i) for i in range(len(readers))],
+                alpha=0.8,
+                label="median",
+            )
         if "mean_seconds_capped" in summary.columns:
-            ax.plot(summary["mean_seconds_capped"].astype(float), ys, "D", color="#222222", markersize=4,
-                    label=f"mean (capped at {cap:.0f} s)")
+            ax.plot(
+                summary["mean_seconds_capped"].astype(float),
+                ys,
+                "D",
+                color="#222222",
+                markersize=4,
+                label=f"mean (capped at {cap:.0f} s)",
+            )
         labels = []
         for i, row in enumerate(summary.itertuples(index=False)):
             extra = []
-            if "n_capped" in summary.columns and int(getattr(row, "n_capped") or 0):
-                extra.append(f"{int(getattr(row, 'n_capped'))} capped")
-            if "fast_reader" in summary.columns and bool(getattr(row, "fast_reader")):
+            if "n_capped" in summary.columns and int(row.n_capped or 0):
+                extra.append(f"{int(row.n_capped)} capped")
+            if "fast_reader" in summary.columns and bool(row.fast_reader):
                 extra.append("fast")
             labels.append(plain(readers[i]) + (f" ({', '.join(extra)})" if extra else ""))
         ax.set_yticks(ys, labels)
@@ -125,7 +160,9 @@ def timing_summary_svg(summary: pd.DataFrame, *, cap: float = 600.0, fig_id: str
             axs.axvline(0, color="#888888", linewidth=0.9)
             for i in range(len(readers)):
                 if se is not None and np.isfinite(se[i]):
-                    axs.plot([slope[i] - 1.96 * se[i], slope[i] + 1.96 * se[i]], [i, i], color=colour_for(i), linewidth=1.6)
+                    axs.plot(
+                        [slope[i] - 1.96 * se[i], slope[i] + 1.96 * se[i]], [i, i], color=colour_for(i), linewidth=1.6
+                    )
                 axs.plot([slope[i]], [i], "o", color=colour_for(i), markersize=4.5)
             axs.set_xlabel("change in seconds per pair along the session (95% CI)")
             axs.set_title("pace over the session (fatigue slope)", loc="left")

@@ -26,8 +26,9 @@ from audit.serialize import from_jsonable, to_jsonable
 FLEISS_REF = Path(__file__).parents[1] / "reference" / "fleiss"
 
 
-def make_votes(seed=0, n_pairs=8, n_readers=5, matchups=("a-vs-b", "c-vs-d"),
-               criteria=("empathy", "overall"), p_tie=0.1):
+def make_votes(
+    seed=0, n_pairs=8, n_readers=5, matchups=("a-vs-b", "c-vs-d"), criteria=("empathy", "overall"), p_tie=0.1
+):
     rng = np.random.default_rng(seed)
     rows = []
     for m in matchups:
@@ -65,8 +66,9 @@ def test_fleiss_matches_statsmodels_reference():
     """statsmodels fleiss_kappa on stored seeded tables; tolerance 1e-12 (same formula)."""
     ref = json.loads((FLEISS_REF / "reference.json").read_text())["values"]
     counts = pd.read_csv(FLEISS_REF / "random_counts.csv")
-    assert fleiss_kappa(pd.read_csv(FLEISS_REF / "wikipedia_example.csv").iloc[:, 1:].to_numpy())[0] == \
-        pytest.approx(ref["wikipedia"], abs=1e-12)
+    assert fleiss_kappa(pd.read_csv(FLEISS_REF / "wikipedia_example.csv").iloc[:, 1:].to_numpy())[0] == pytest.approx(
+        ref["wikipedia"], abs=1e-12
+    )
     for t, sub in counts.groupby("table"):
         assert fleiss_kappa(sub.filter(like="c").to_numpy())[0] == pytest.approx(ref[f"random_{t}"], abs=1e-12)
 
@@ -81,7 +83,11 @@ def test_table_has_cells_and_pooled_rows():
     table = agreement_table(make_votes())
     frame = table.to_frame()
     assert list(frame["level"].value_counts().sort_index().items()) == [
-        ("all", 1), ("cell", 4), ("criterion", 2), ("matchup", 2)]
+        ("all", 1),
+        ("cell", 4),
+        ("criterion", 2),
+        ("matchup", 2),
+    ]
     all_row = table.row()
     assert all_row.n_votes == len(make_votes())
     assert all_row.n_pairs == 16 and all_row.n_units == 32 and all_row.n_readers == 5
@@ -101,7 +107,9 @@ def test_table_matches_krippendorff_package_and_statsmodels_per_cell():
         if row.criterion != "all":
             sub = sub[sub.criterion == row.criterion]
         cat = sub["y"].fillna(2.0)
-        wide = sub.assign(cat=cat, unit=sub.pair_id + sub.criterion).pivot(index="reader_id", columns="unit", values="cat")
+        wide = sub.assign(cat=cat, unit=sub.pair_id + sub.criterion).pivot(
+            index="reader_id", columns="unit", values="cat"
+        )
         expected_alpha = krippendorff.alpha(reliability_data=wide.to_numpy(float), level_of_measurement="nominal")
         assert row.krippendorff_alpha == pytest.approx(expected_alpha, abs=1e-12)
         counts = np.stack([(wide == c).sum(axis=0).to_numpy() for c in (0.0, 1.0, 2.0)], axis=1)
@@ -111,8 +119,9 @@ def test_table_matches_krippendorff_package_and_statsmodels_per_cell():
 
 def test_raw_agreement_by_hand_and_ties_agree():
     # unit A: 1,1,0 -> agreeing pairs 1 of 3; unit B: tie,tie,1 -> 1 of 3; unit C: 0,0,0 -> 3 of 3
-    votes = votes_from({("A", "c"): [1.0, 1.0, 0.0], ("B", "c"): [math.nan, math.nan, 1.0],
-                        ("C", "c"): [0.0, 0.0, 0.0]})
+    votes = votes_from(
+        {("A", "c"): [1.0, 1.0, 0.0], ("B", "c"): [math.nan, math.nan, 1.0], ("C", "c"): [0.0, 0.0, 0.0]}
+    )
     row = agreement_table(votes).row("m", "c")
     assert row.raw_agreement == pytest.approx(5 / 9)
     assert row.n_ties == 2
@@ -122,16 +131,16 @@ def test_raw_agreement_by_hand_and_ties_agree():
 
 
 def test_single_vote_units_counted_and_left_out():
-    votes = votes_from({("A", "c"): [1.0, 1.0, 0.0], ("B", "c"): [1.0, None, None],
-                        ("C", "c"): [0.0, 0.0, None]})
+    votes = votes_from({("A", "c"): [1.0, 1.0, 0.0], ("B", "c"): [1.0, None, None], ("C", "c"): [0.0, 0.0, None]})
     row = agreement_table(votes).row("m", "c")
     assert row.n_units_single_vote == 1 and row.n_units == 3 and not row.balanced
     # only A and C pairable: agreeing pairs 2 + 2 of 6 + 2 reader pairs
     assert row.raw_agreement == pytest.approx(4 / 8)
 
 
-@pytest.mark.parametrize("by, levels", [(("criterion",), {"criterion", "all"}), ((), {"all"}),
-                                         (("matchup",), {"matchup", "all"})])
+@pytest.mark.parametrize(
+    "by, levels", [(("criterion",), {"criterion", "all"}), ((), {"all"}), (("matchup",), {"matchup", "all"})]
+)
 def test_other_groupings(by, levels):
     frame = agreement_table(make_votes(), by=by).to_frame()
     assert set(frame["level"]) == levels
@@ -194,10 +203,17 @@ def test_leave_one_reader_out_by_hand():
 
 
 def test_judge_against_majority_with_tie_credit_and_missing():
-    votes = votes_from({("A", "c"): [1.0, 1.0, 0.0], ("B", "c"): [0.0, 0.0, 1.0],
-                        ("C", "c"): [1.0, 0.0, math.nan], ("D", "c"): [1.0, 1.0, 1.0]})
-    judge = pd.DataFrame({"pair_id": ["A", "B", "C", "D", "Z"], "criterion": "c",
-                          "y_judge": [1.0, 0.5, 1.0, math.nan, 1.0]})
+    votes = votes_from(
+        {
+            ("A", "c"): [1.0, 1.0, 0.0],
+            ("B", "c"): [0.0, 0.0, 1.0],
+            ("C", "c"): [1.0, 0.0, math.nan],
+            ("D", "c"): [1.0, 1.0, 1.0],
+        }
+    )
+    judge = pd.DataFrame(
+        {"pair_id": ["A", "B", "C", "D", "Z"], "criterion": "c", "y_judge": [1.0, 0.5, 1.0, math.nan, 1.0]}
+    )
     base = reader_baseline(votes, judge)
     row = base.row("m", "c")
     # A: judge 1 vs majority 1 -> 1; B: tie vs 0 -> 0.5; C split -> unscored; D no verdict

@@ -40,7 +40,10 @@ def _all(table):
 def test_orientation_free_pooling_does_not_depend_on_which_system_is_focal():
     votes = _votes()
     flipped = _flip(votes, "M1")
-    a, b = _all(agreement_table(votes, pooling="within matchup")), _all(agreement_table(flipped, pooling="within matchup"))
+    a, b = (
+        _all(agreement_table(votes, pooling="within matchup")),
+        _all(agreement_table(flipped, pooling="within matchup")),
+    )
     for col in ("fleiss_kappa", "krippendorff_alpha", "observed_agreement", "expected_agreement", "raw_agreement"):
         assert a[col] == pytest.approx(b[col], abs=1e-12), col
     assert a["matchup"] == POOLED_WITHIN

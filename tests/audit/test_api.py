@@ -22,12 +22,16 @@ def from_paths():
 
 
 def test_dataframes_give_the_same_result_as_paths(from_paths):
-    frames = audit.run(pd.read_csv(FIX / "judge.csv"), pd.read_csv(FIX / "humans.csv"),
-                       pairs=pd.read_csv(FIX / "pairs.csv"), **FAST)
+    frames = audit.run(
+        pd.read_csv(FIX / "judge.csv"), pd.read_csv(FIX / "humans.csv"), pairs=pd.read_csv(FIX / "pairs.csv"), **FAST
+    )
     pd.testing.assert_frame_equal(frames.cells_frame(), from_paths.cells_frame())
     assert frames.status == from_paths.status
-    assert [s["path"] for s in frames.provenance.sources] == ["judge (DataFrame)", "humans (DataFrame)",
-                                                              "pairs (DataFrame)"]
+    assert [s["path"] for s in frames.provenance.sources] == [
+        "judge (DataFrame)",
+        "humans (DataFrame)",
+        "pairs (DataFrame)",
+    ]
 
 
 def test_a_dataframe_problem_names_the_argument_not_a_temporary_file():

@@ -37,9 +37,19 @@ def _as_cell(cell, d: float, se: float, n0: int, status: Status = Status.INCONCL
     diff = Interval(d, d - z * se, d + z * se, 1 - 2 * ALPHA)
     dist = max(d, 0.0) if d > 0 else min(d, 0.0)
     p_out = float(1 - norm.cdf((abs(d) - MARGIN) / se)) if abs(d) > MARGIN else 0.5
-    t = replace(cell.transfer, status=status, margin=MARGIN, difference_vote_share=diff, difference_majority=diff,
-                difference=Interval(dist, d - z * se, d + z * se, 1 - 2 * ALPHA), p_outside=p_out, n_pairs=n0,
-                n_readers=5, readers_per_pair=5.0, interval_level=1 - 2 * ALPHA)
+    t = replace(
+        cell.transfer,
+        status=status,
+        margin=MARGIN,
+        difference_vote_share=diff,
+        difference_majority=diff,
+        difference=Interval(dist, d - z * se, d + z * se, 1 - 2 * ALPHA),
+        p_outside=p_out,
+        n_pairs=n0,
+        n_readers=5,
+        readers_per_pair=5.0,
+        interval_level=1 - 2 * ALPHA,
+    )
     return replace(cell, transfer=t)
 
 
@@ -87,8 +97,12 @@ def test_fail_budget_has_the_closed_form(cell):
 def test_no_variance_margin_and_out_of_reach_cells_end(cell):
     flat = _as_cell(cell, 0.3, 0.05, 30)
     zero = Interval(0.3, 0.3, 0.3, 0.9)
-    flat = replace(flat, transfer=replace(flat.transfer, difference_vote_share=zero, difference_majority=zero,
-                                          difference=zero, p_outside=None))
+    flat = replace(
+        flat,
+        transfer=replace(
+            flat.transfer, difference_vote_share=zero, difference_majority=zero, difference=zero, p_outside=None
+        ),
+    )
     assert _cell(flat, 0.8, ALPHA, FAIL_LEVEL).state == "no variance"
     assert _cell(_as_cell(cell, MARGIN, 0.05, 30), 0.8, ALPHA, FAIL_LEVEL).state == "on the margin"
     far = _cell(_as_cell(cell, MARGIN + 1e-7, 0.2, 30), 0.8, ALPHA, FAIL_LEVEL)
@@ -110,8 +124,14 @@ def test_audit_budget_command(tmp_path, capsys):
     budget = label_budget(result, power=0.9)
     assert out.strip() == budget_text(budget, all_cells=True)  # CLI output == API output
     assert len(csv.read_text(encoding="utf-8").splitlines()) == len(result.cells) + 1
-    assert {c.state for c in budget.cells} <= {"budgeted", "decided", "out of reach", "on the margin", "no variance",
-                                               "not assessed"}
+    assert {c.state for c in budget.cells} <= {
+        "budgeted",
+        "decided",
+        "out of reach",
+        "on the margin",
+        "no variance",
+        "not assessed",
+    }
     assert main(["budget", str(path), "--power", "1.5"]) == 3
 
 

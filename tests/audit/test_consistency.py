@@ -36,8 +36,17 @@ def simulated(seed=0, n_items=24, rounds=4):
             for judge, offset in (("gpt", 0.0), ("claude", -0.5)):
                 for mode, shift in (("content", 0.0), ("title", 0.2)):
                     for r in range(rounds):
-                        rows.append(dict(item_id=f"s{i}", dimension=d, model=judge, mode=mode, round=r, category=cat,
-                                         score=q + offset + shift + rng.normal(scale=0.3 / (r + 1))))
+                        rows.append(
+                            dict(
+                                item_id=f"s{i}",
+                                dimension=d,
+                                model=judge,
+                                mode=mode,
+                                round=r,
+                                category=cat,
+                                score=q + offset + shift + rng.normal(scale=0.3 / (r + 1)),
+                            )
+                        )
     return pd.DataFrame(rows)
 
 
@@ -46,9 +55,17 @@ def by_hand(rows):
 
 
 def test_convergence_uses_last_two_rounds():
-    scores = by_hand([("a", "c", "j", 0, 3.0), ("a", "c", "j", 1, 3.5), ("a", "c", "j", 2, 3.6),
-                      ("b", "c", "j", 0, 3.0), ("b", "c", "j", 1, 3.0), ("b", "c", "j", 2, 3.5),
-                      ("c", "c", "j", 0, 2.0)])
+    scores = by_hand(
+        [
+            ("a", "c", "j", 0, 3.0),
+            ("a", "c", "j", 1, 3.5),
+            ("a", "c", "j", 2, 3.6),
+            ("b", "c", "j", 0, 3.0),
+            ("b", "c", "j", 1, 3.0),
+            ("b", "c", "j", 2, 3.5),
+            ("c", "c", "j", 0, 2.0),
+        ]
+    )
     report = consistency_report(scores)
     row = report.self_consistency.iloc[0]
     assert row["n_items"] == 2 and row["convergence_rate"] == 0.5
@@ -83,16 +100,28 @@ def test_judge_agreement_by_hand():
 
 
 def test_final_mean_uses_the_mean_of_rounds_downstream(tmp_path, capsys):
-    scores = by_hand([("a", "c", "j1", 0, 1.0), ("a", "c", "j1", 1, 3.0), ("b", "c", "j1", 0, 2.0),
-                      ("b", "c", "j1", 1, 2.0), ("c", "c", "j1", 0, 5.0), ("c", "c", "j1", 1, 4.0),
-                      ("a", "c", "j2", 0, 2.0), ("b", "c", "j2", 0, 2.5), ("c", "c", "j2", 0, 4.0)])
+    scores = by_hand(
+        [
+            ("a", "c", "j1", 0, 1.0),
+            ("a", "c", "j1", 1, 3.0),
+            ("b", "c", "j1", 0, 2.0),
+            ("b", "c", "j1", 1, 2.0),
+            ("c", "c", "j1", 0, 5.0),
+            ("c", "c", "j1", 1, 4.0),
+            ("a", "c", "j2", 0, 2.0),
+            ("b", "c", "j2", 0, 2.5),
+            ("c", "c", "j2", 0, 4.0),
+        ]
+    )
     last = consistency_report(scores).judge_agreement.iloc[0]
     mean = consistency_report(scores, ConsistencySettings(final="mean")).judge_agreement.iloc[0]
     assert last["mean_offset"] == pytest.approx(np.mean([3 - 2, 2 - 2.5, 4 - 4]))
     assert mean["mean_offset"] == pytest.approx(np.mean([2 - 2, 2 - 2.5, 4.5 - 4]))
     # self-consistency does not depend on the choice
-    pd.testing.assert_frame_equal(consistency_report(scores).self_consistency,
-                                  consistency_report(scores, ConsistencySettings(final="mean")).self_consistency)
+    pd.testing.assert_frame_equal(
+        consistency_report(scores).self_consistency,
+        consistency_report(scores, ConsistencySettings(final="mean")).self_consistency,
+    )
     with pytest.raises(InputError, match="unknown final"):
         consistency_report(scores, ConsistencySettings(final="median"))
     path = tmp_path / "s.csv"
@@ -173,8 +202,9 @@ def test_validation_errors():
     with pytest.raises(InputError) as info:
         validate_scores(blank)
     assert "line 3, column 'item_id'" in str(info.value) and "line 4, column 'criterion'" in str(info.value)
-    no_category = validate_scores(data.assign(category=np.where(data["item_id"] == data["item_id"].iloc[0], np.nan,
-                                                                  data["category"])))
+    no_category = validate_scores(
+        data.assign(category=np.where(data["item_id"] == data["item_id"].iloc[0], np.nan, data["category"]))
+    )
     assert set(no_category["category"]) == {"", "llm", "classic"}  # s0 (the one human item) has none
 
 
@@ -209,9 +239,11 @@ def test_welch_anova_matches_r_oneway_test(tmp_path):
     report = consistency_report(validate_scores(data))
     final = data[(data["round"] == 3) & (data.model == "gpt") & (data["mode"] == "content") & (data.dimension == "L1")]
     final[["category", "score"]].to_csv(tmp_path / "d.csv", index=False)
-    script = ("d <- read.csv('d.csv'); w <- oneway.test(score ~ category, d, var.equal = FALSE); "
-              "a <- oneway.test(score ~ category, d, var.equal = TRUE); "
-              "cat(sprintf('%.17g', c(w$statistic, w$parameter[2], w$p.value, a$statistic, a$p.value)))")
+    script = (
+        "d <- read.csv('d.csv'); w <- oneway.test(score ~ category, d, var.equal = FALSE); "
+        "a <- oneway.test(score ~ category, d, var.equal = TRUE); "
+        "cat(sprintf('%.17g', c(w$statistic, w$parameter[2], w$p.value, a$statistic, a$p.value)))"
+    )
     out = subprocess.run(["Rscript", "-e", script], cwd=tmp_path, check=True, capture_output=True, text=True).stdout
     welch_f, welch_df2, welch_p, f, p = (float(v) for v in out.split())
     row = report.discrimination.set_index(["judge", "mode", "criterion"]).loc[("gpt", "content", "L1")]
@@ -226,13 +258,23 @@ def test_pds_persona_samples_run_end_to_end(tmp_path):
     """PDS Llama-3-70B Mixture-of-Personas file: 5 persona samples per story (97 stories)."""
     from pathlib import Path
 
-    raw_file = (Path(__file__).parents[2] / ".." / "shared" / "datasets" / "pds"
-                / "Meta-Llama-3-70B-Instruct-f16_annotations_mop_t=1.csv")
+    raw_file = (
+        Path(__file__).parents[2]
+        / ".."
+        / "shared"
+        / "datasets"
+        / "pds"
+        / "Meta-Llama-3-70B-Instruct-f16_annotations_mop_t=1.csv"
+    )
     if not raw_file.exists():
         pytest.skip("../shared/datasets is absent")
     raw = pd.read_csv(raw_file, encoding="latin-1")
-    long = raw.melt(id_vars=["study_id", "participant_id", "author_type"],
-                    value_vars=["authenticity_score", "empathy_score"], var_name="criterion", value_name="score")
+    long = raw.melt(
+        id_vars=["study_id", "participant_id", "author_type"],
+        value_vars=["authenticity_score", "empathy_score"],
+        var_name="criterion",
+        value_name="score",
+    )
     scores = long.rename(columns={"study_id": "item_id", "participant_id": "sample", "author_type": "category"})
     path = tmp_path / "scores.csv"  # derived data stays in tmp
     scores.to_csv(path, index=False)
@@ -246,8 +288,17 @@ def test_pds_persona_samples_run_end_to_end(tmp_path):
 
 
 DISCRIMINATION_REF = Path(__file__).parents[1] / "reference" / "discrimination"
-DISCRIMINATION_TOL = {"welch_f": 1e-10, "welch_df2": 1e-10, "welch_p": 1e-8, "anova_f": 1e-10, "anova_p": 1e-8,
-                      "welch_t": 1e-10, "p": 1e-8, "p_bonferroni": 1e-8, "cohens_d": 1e-10}
+DISCRIMINATION_TOL = {
+    "welch_f": 1e-10,
+    "welch_df2": 1e-10,
+    "welch_p": 1e-8,
+    "anova_f": 1e-10,
+    "anova_p": 1e-8,
+    "welch_t": 1e-10,
+    "p": 1e-8,
+    "p_bonferroni": 1e-8,
+    "cohens_d": 1e-10,
+}
 
 
 def discrimination_of(dataset):
@@ -289,8 +340,9 @@ def test_discrimination_reference_rerun_live(tmp_path):
         shutil.copy(f, tmp_path)
     shutil.copy(DISCRIMINATION_REF / "make_reference.R", tmp_path)
     subprocess.run(["Rscript", "make_reference.R"], cwd=tmp_path, check=True, capture_output=True)
-    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "reference.csv"),
-                                  pd.read_csv(DISCRIMINATION_REF / "reference.csv"))
+    pd.testing.assert_frame_equal(
+        pd.read_csv(tmp_path / "reference.csv"), pd.read_csv(DISCRIMINATION_REF / "reference.csv")
+    )
 
 
 @pytest.mark.parametrize("value", ["1e400", "100000000000000000000000000000000000000000", "inf"])

@@ -20,8 +20,15 @@ FIX = ROOT / "fixtures"
 
 def load_fixture(**kw) -> AuditData:
     d, v = FIX / "deployment", FIX / "dev"
-    return load_audit_data(d / "judge.csv", d / "humans.csv", pairs=d / "pairs.csv", stories=d / "stories.csv",
-                           dev_judge=v / "judge.csv", dev_humans=v / "humans.csv", **kw)
+    return load_audit_data(
+        d / "judge.csv",
+        d / "humans.csv",
+        pairs=d / "pairs.csv",
+        stories=d / "stories.csv",
+        dev_judge=v / "judge.csv",
+        dev_humans=v / "humans.csv",
+        **kw,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -33,8 +40,14 @@ def test_fixture_loads_with_the_documented_shape(fixture_data):
     d = fixture_data
     assert len(d.votes) == 6300 and len(d.pairs) == 150
     assert d.votes["reader_id"].nunique() == 7
-    assert d.criteria == ("authenticity", "empathy", "engagement", "emotion_provocation", "narrative_complexity",
-                          "overall")
+    assert d.criteria == (
+        "authenticity",
+        "empathy",
+        "engagement",
+        "emotion_provocation",
+        "narrative_complexity",
+        "overall",
+    )
     assert d.matchups == ("gpt5-auto vs gpt4o", "gpt5-high vs gpt4o", "r1 vs v3")
     assert d.judges == ("ensemble", "gpt-4.1", "claude-3.7", "gemini-2.5", "llama-3.3")
     assert len(d.judge_scores) == 300 * 5 * 5 and d.judge_verdicts is None
@@ -46,12 +59,43 @@ def test_fixture_loads_with_the_documented_shape(fixture_data):
 
 def test_fixture_frames_have_the_documented_columns(fixture_data):
     d = fixture_data
-    assert list(d.votes.columns) == ["pair_id", "reader_id", "criterion", "matchup", "focal", "other", "choice", "y",
-                                     "seconds", "comment", "shown_first", "reader_group", "order", "line"]
-    assert list(d.pairs.columns) == ["pair_id", "system_a", "system_b", "focal", "other", "matchup", "group_id",
-                                     "item_a", "item_b"]
-    assert list(d.judge_scores.columns) == ["pair_id", "system", "item_id", "criterion", "judge", "sample", "score",
-                                            "line"]
+    assert list(d.votes.columns) == [
+        "pair_id",
+        "reader_id",
+        "criterion",
+        "matchup",
+        "focal",
+        "other",
+        "choice",
+        "y",
+        "seconds",
+        "comment",
+        "shown_first",
+        "reader_group",
+        "order",
+        "line",
+    ]
+    assert list(d.pairs.columns) == [
+        "pair_id",
+        "system_a",
+        "system_b",
+        "focal",
+        "other",
+        "matchup",
+        "group_id",
+        "item_a",
+        "item_b",
+    ]
+    assert list(d.judge_scores.columns) == [
+        "pair_id",
+        "system",
+        "item_id",
+        "criterion",
+        "judge",
+        "sample",
+        "score",
+        "line",
+    ]
     for frame in (d.votes, d.pairs, d.judge_scores, d.stories, d.dev_judge, d.dev_humans):
         for col in frame.columns:
             numeric = col in ("y", "seconds", "order", "line", "sample", "score", "rating")
@@ -149,15 +193,21 @@ def test_wide_pairwise_humans_and_wide_scalar_judge(tmp_path):
     judge = "pair_id,system,empathy,judge\np1,alpha,4,j1\np1,beta,3,j1\np2,alpha,2,j1\np2,beta,5,j1\n"
     d = basic(tmp_path, humans=humans, judge=judge)()
     assert d.votes[["criterion", "choice", "line"]].values.tolist() == [
-        ["empathy", "alpha", 2], ["overall", "beta", 2], ["empathy", "beta", 3], ["overall", "beta", 3]]
+        ["empathy", "alpha", 2],
+        ["overall", "beta", 2],
+        ["empathy", "beta", 3],
+        ["overall", "beta", 3],
+    ]
     assert d.votes["seconds"].tolist() == [12.0, 12.0, 8.0, 8.0]
     assert d.judges == ("j1",) and len(d.judge_scores) == 4
     assert {s.role: s.layout for s in d.sources}["humans"] == "pairwise-wide"
 
 
 def test_pairwise_judge_verdicts_with_configurations_and_samples(tmp_path):
-    judge = ("pair_id,criterion,choice,judge,sample\n"
-             "p1,empathy,alpha,big,0\np1,empathy,B,big,1\np2,empathy,invalid,big,0\np2,empathy,tie,small,0\n")
+    judge = (
+        "pair_id,criterion,choice,judge,sample\n"
+        "p1,empathy,alpha,big,0\np1,empathy,B,big,1\np2,empathy,invalid,big,0\np2,empathy,tie,small,0\n"
+    )
     d = basic(tmp_path, judge=judge)()
     assert d.judge_scores is None
     assert d.judge_verdicts["choice"].tolist() == ["alpha", "beta", "invalid", "tie"]
@@ -171,7 +221,10 @@ def test_pairwise_judge_verdicts_with_configurations_and_samples(tmp_path):
 def test_pairwise_judge_without_pairs_file_reads_systems_from_choices(tmp_path):
     judge = "pair_id,criterion,choice\np1,empathy,alpha\np2,empathy,beta\n"
     d = basic(tmp_path, judge=judge, pairs=None)()
-    assert d.pairs[["system_a", "system_b"]].values.tolist() == [["alpha", "beta"], ["alpha", "beta"]]  # first named first
+    assert d.pairs[["system_a", "system_b"]].values.tolist() == [
+        ["alpha", "beta"],
+        ["alpha", "beta"],
+    ]  # first named first
     assert set(d.pairs["focal"]) == {"alpha"}
 
 
@@ -212,7 +265,9 @@ def test_scalar_ratings_become_prompt_matched_pairs(tmp_path):
     assert sorted((e.role, e.n_rows) for e in d.exclusions) == [("humans", 1), ("judge", 1)]
     s = d.judge_scores
     assert s[s["pair_id"] == "i2~i3"][["system", "item_id", "score"]].values.tolist() == [
-        ["yy", "i2", 4.0], ["xx", "i3", 3.0]]
+        ["yy", "i2", 4.0],
+        ["xx", "i3", 3.0],
+    ]
     assert any("same system" in n and "2 vote(s)" in n for n in d.notes)
     assert {r.role: (r.read, r.used, r.n_excluded) for r in d.rows} == {"humans": (7, 6, 1), "judge": (4, 3, 1)}
 
@@ -225,7 +280,9 @@ def test_scalar_wide_ratings_and_stories_by_item(tmp_path):
     d = basic(tmp_path, humans=humans, judge=judge, pairs=None, stories=st)()
     assert d.votes["choice"].tolist() == ["xx", "tie"]
     assert d.stories[["pair_id", "system", "item_id", "text"]].values.tolist() == [
-        ["i1~i2", "xx", "i1", "Once."], ["i1~i2", "yy", "i2", "Twice."]]
+        ["i1~i2", "xx", "i1", "Once."],
+        ["i1~i2", "yy", "i2", "Twice."],
+    ]
     assert d.stories["ppl"].tolist()[0] == 12.5 and np.isnan(d.stories["ppl"].tolist()[1])
     assert "source" not in d.stories.columns and any("source" in n for n in d.notes)
 
@@ -266,8 +323,10 @@ def test_scale_accepts_values_inside_it(tmp_path):
 
 
 def test_group_id_of_the_judge_file_names_the_premise_without_pairs_file(tmp_path):
-    judge = "pair_id,system,criterion,score,group_id\np1,alpha,empathy,4,g7\np1,beta,empathy,3,g7\n" \
-            "p2,alpha,empathy,1,\np2,beta,empathy,2,\n"
+    judge = (
+        "pair_id,system,criterion,score,group_id\np1,alpha,empathy,4,g7\np1,beta,empathy,3,g7\n"
+        "p2,alpha,empathy,1,\np2,beta,empathy,2,\n"
+    )
     d = basic(tmp_path, judge=judge, pairs=None)()
     assert d.pairs["group_id"].tolist() == ["g7", ""]
 
@@ -292,7 +351,11 @@ def test_wide_pairwise_judge(tmp_path):
     judge = "pair_id,judge,empathy,overall\np1,j,alpha,B\np2,j,tie,invalid\n"
     d = basic(tmp_path, judge=judge)()
     assert d.judge_verdicts[["criterion", "choice", "line"]].values.tolist() == [
-        ["empathy", "alpha", 2], ["overall", "beta", 2], ["empathy", "tie", 3], ["overall", "invalid", 3]]
+        ["empathy", "alpha", 2],
+        ["overall", "beta", 2],
+        ["empathy", "tie", 3],
+        ["overall", "invalid", 3],
+    ]
     assert {s.role: s.layout for s in d.sources}["judge"] == "pairwise-wide"
 
 

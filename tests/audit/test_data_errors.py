@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from audit.inputs import load_audit_data
 from audit.errors import InputError
+from audit.inputs import load_audit_data
 from tests.audit.inputs.helpers import HUMANS, JUDGE, PAIRS, basic, problems, write
 
 
@@ -37,8 +37,10 @@ def test_self_matchup_in_the_pairs_file_is_left_out_and_counted(tmp_path):
     # p2 compares alpha with itself: not an input error, but left out with its votes and judge outputs
     d = basic(tmp_path, pairs=PAIRS.replace("p2,alpha,beta,alpha", "p2,alpha,alpha,"))()
     assert d.pairs["pair_id"].tolist() == ["p1"] and set(d.votes["pair_id"]) == {"p1"}
-    assert any("compare a system with itself" in n and "p2 (alpha)" in n and "2 vote(s) and 2 judge output(s)" in n
-               for n in d.notes)
+    assert any(
+        "compare a system with itself" in n and "p2 (alpha)" in n and "2 vote(s) and 2 judge output(s)" in n
+        for n in d.notes
+    )
     rows = {r.role: r for r in d.rows}
     assert dict(rows["humans"].excluded) == {"vote on a self-matchup pair (the same system on both sides)": 2}
     assert (rows["judge"].read, rows["judge"].used, rows["pairs"].read, rows["pairs"].used) == (4, 2, 2, 1)
@@ -65,11 +67,16 @@ def test_non_numeric_score(tmp_path, bad):
 
 def test_non_numeric_rating_and_seconds(tmp_path):
     from tests.audit.test_data import SCALAR, SCALAR_JUDGE
+
     humans = SCALAR.replace("i2,r1,empathy,2", "i2,r1,empathy,two")
     probs = problems(basic(tmp_path, humans=humans, judge=SCALAR_JUDGE, pairs=None))
     assert only(probs, "rating is not a number")[0].line == 3
-    probs = problems(basic(tmp_path, humans="pair_id,reader_id,criterion,choice,seconds\np1,r1,empathy,alpha,slow\n"
-                                              "p2,r1,empathy,beta,3\n"))
+    probs = problems(
+        basic(
+            tmp_path,
+            humans="pair_id,reader_id,criterion,choice,seconds\np1,r1,empathy,alpha,slow\np2,r1,empathy,beta,3\n",
+        )
+    )
     assert only(probs, "seconds is not a number")[0].value == "slow"
 
 
@@ -91,7 +98,11 @@ def test_ids_missing_in_the_other_file(tmp_path):
     probs = problems(basic(tmp_path, humans=humans, judge=judge, pairs=pairs))
     (a,) = only(probs, "not found in the judge file")
     (b,) = only(probs, "not found in the human file")
-    assert (a.value, a.line) == ("p9", 6) and (b.value, b.line, b.message) == ("p8", 6, "pair_id not found in the human file (2 row(s))")
+    assert (a.value, a.line) == ("p9", 6) and (b.value, b.line, b.message) == (
+        "p8",
+        6,
+        "pair_id not found in the human file (2 row(s))",
+    )
 
 
 def test_pair_unknown_to_pairs_file(tmp_path):
@@ -163,6 +174,7 @@ def test_dev_set_needs_both_files_and_matching_items(tmp_path):
 
 def test_scalar_ratings_need_group_id(tmp_path):
     from tests.audit.test_data import SCALAR, SCALAR_JUDGE
+
     humans = "\n".join(",".join(r.split(",")[:4]) for r in SCALAR.splitlines()) + "\n"
     assert only(problems(basic(tmp_path, humans=humans, judge=SCALAR_JUDGE, pairs=None)), "group_id")
 
@@ -181,17 +193,22 @@ def test_shown_first_must_be_a_system_of_the_pair(tmp_path):
 
 
 def test_reader_with_two_reader_groups(tmp_path):
-    humans = ("pair_id,reader_id,criterion,choice,reader_group\np1,r1,empathy,alpha,expert\n"
-              "p2,r1,empathy,beta,novice\np1,r2,empathy,beta,novice\n")
+    humans = (
+        "pair_id,reader_id,criterion,choice,reader_group\np1,r1,empathy,alpha,expert\n"
+        "p2,r1,empathy,beta,novice\np1,r2,empathy,beta,novice\n"
+    )
     (p,) = only(problems(basic(tmp_path, humans=humans)), "two different reader_group")
     assert (p.line, p.value) == (3, "r1: expert then novice")
 
 
 def test_scale_applies_to_human_ratings_and_accepts_text(tmp_path):
     from tests.audit.test_data import SCALAR, SCALAR_JUDGE
+
     humans = SCALAR.replace("i3,r2,empathy,5", "i3,r2,empathy,6")
-    (p,) = only(problems(basic(tmp_path, humans=humans, judge=SCALAR_JUDGE, pairs=None, scale="1,5")),
-                "rating outside the declared scale [1, 5]")
+    (p,) = only(
+        problems(basic(tmp_path, humans=humans, judge=SCALAR_JUDGE, pairs=None, scale="1,5")),
+        "rating outside the declared scale [1, 5]",
+    )
     assert (p.line, p.value) == (7, "6")
 
 

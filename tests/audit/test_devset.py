@@ -83,8 +83,10 @@ def test_repeated_splits_are_averaged():
 
 def test_selection_on_noise_is_optimistic_on_average():
     """All configurations equally weak: the in-sample winner is a winner's-curse estimate."""
-    optimism = [dev_validity(*simulate(seed=s, n_items=30, criteria=("c",), strengths=(0.2,) * 6), rng=s).optimism_mean
-                for s in range(12)]
+    optimism = [
+        dev_validity(*simulate(seed=s, n_items=30, criteria=("c",), strengths=(0.2,) * 6), rng=s).optimism_mean
+        for s in range(12)
+    ]
     assert np.mean(optimism) > 0.05
 
 

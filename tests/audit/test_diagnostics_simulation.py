@@ -26,8 +26,7 @@ def _any_warned(seeds, judge, adjust):
 def test_an_aligned_judge_is_not_warned_by_chance_but_was_before_the_adjustment():
     both = {}
     for seed in range(6):
-        for adjust, checks in diagnostic_checks(simulate_study(seed, "aligned"), seed,
-                                                adjust=("holm", "none")).items():
+        for adjust, checks in diagnostic_checks(simulate_study(seed, "aligned"), seed, adjust=("holm", "none")).items():
             both.setdefault(adjust, []).append(warned(checks)["any"])
     assert sum(n > 0 for n in both["holm"]) <= 1  # expected 0.3 of 6 at a 5% family-wise rate
     assert sum(n > 0 for n in both["none"]) >= 4  # read one scope at a time: warned in most studies

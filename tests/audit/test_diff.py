@@ -50,13 +50,16 @@ def test_a_result_against_itself_changes_nothing(base, tmp_path, capsys):
     assert "no decision worse" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("old, new, counted", [
-    ("PASS", "INCONCLUSIVE", {"any", "pass"}),
-    ("INCONCLUSIVE", "FAIL", {"any", "fail"}),
-    ("PASS", "ERROR", {"any", "fail", "pass"}),
-    ("INSUFFICIENT", "INCONCLUSIVE", set()),
-    ("FAIL", "PASS", set()),
-])
+@pytest.mark.parametrize(
+    "old, new, counted",
+    [
+        ("PASS", "INCONCLUSIVE", {"any", "pass"}),
+        ("INCONCLUSIVE", "FAIL", {"any", "fail"}),
+        ("PASS", "ERROR", {"any", "fail", "pass"}),
+        ("INSUFFICIENT", "INCONCLUSIVE", set()),
+        ("FAIL", "PASS", set()),
+    ],
+)
 def test_what_counts_as_worse_under_each_policy(base, old, new, counted):
     i = _first(base, Status.PASS)
     a, b = _with_status(base, i, Status(old)), _with_status(base, i, Status(new))
@@ -87,6 +90,7 @@ def test_gate_exit_statuses(base, tmp_path, capsys):
 
 def _turn(result, matchup: str):
     """The same result with focal and other swapped in one matchup (what another run may pick)."""
+
     def flip(i: Interval) -> Interval:
         return Interval(1 - i.estimate, 1 - i.ci_high, 1 - i.ci_low, i.level)
 
@@ -96,13 +100,19 @@ def _turn(result, matchup: str):
             cells.append(c)
             continue
         h, t, g = c.human, c.transfer, c.human.glmm
-        human = replace(h, vote_share=flip(h.vote_share), majority_rate=flip(h.majority_rate),
-                        glmm=replace(g, estimate=1 - g.estimate, ci_low=1 - g.ci_high, ci_high=1 - g.ci_low))
+        human = replace(
+            h,
+            vote_share=flip(h.vote_share),
+            majority_rate=flip(h.majority_rate),
+            glmm=replace(g, estimate=1 - g.estimate, ci_low=1 - g.ci_high, ci_high=1 - g.ci_low),
+        )
         d = t.difference
-        transfer = replace(t, judge_rate=flip(t.judge_rate), difference=Interval(-d.estimate, -d.ci_high, -d.ci_low,
-                                                                                 d.level))
-        cells.append(replace(c, matchup=f"{c.other} vs {c.focal}", focal=c.other, other=c.focal, human=human,
-                             transfer=transfer))
+        transfer = replace(
+            t, judge_rate=flip(t.judge_rate), difference=Interval(-d.estimate, -d.ci_high, -d.ci_low, d.level)
+        )
+        cells.append(
+            replace(c, matchup=f"{c.other} vs {c.focal}", focal=c.other, other=c.focal, human=human, transfer=transfer)
+        )
     return replace(result, cells=tuple(cells))
 
 

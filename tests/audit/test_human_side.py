@@ -7,8 +7,9 @@ from audit.human_side import human_side, reader_rates
 
 
 def _votes(ys, n_readers=3):
-    return pd.DataFrame([{"pair_id": f"p{i // n_readers}", "reader_id": f"r{i % n_readers}", "y": y}
-                         for i, y in enumerate(ys)])
+    return pd.DataFrame(
+        [{"pair_id": f"p{i // n_readers}", "reader_id": f"r{i % n_readers}", "y": y} for i, y in enumerate(ys)]
+    )
 
 
 def test_raw_share_excludes_ties_and_even_split_counts_them():

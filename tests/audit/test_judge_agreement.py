@@ -27,8 +27,9 @@ def _case(case: int, matchup: str = "a vs b") -> tuple[pd.DataFrame, pd.DataFram
     v = pd.read_csv(REF / "votes.csv")
     j = pd.read_csv(REF / "judge.csv")
     v, j = v[v.case == case], j[j.case == case]
-    votes = pd.DataFrame({"pair_id": v.unit, "reader_id": v.reader, "criterion": "overall", "matchup": matchup,
-                          "y": v.category.map(_Y)})
+    votes = pd.DataFrame(
+        {"pair_id": v.unit, "reader_id": v.reader, "criterion": "overall", "matchup": matchup, "y": v.category.map(_Y)}
+    )
     choice = pd.DataFrame({"pair_id": j.unit, "criterion": "overall", "y_judge": j.judge.map(_YJ)})
     return votes.reset_index(drop=True), choice.reset_index(drop=True)
 
@@ -154,8 +155,15 @@ def test_scopes_cells_criteria_and_all():
 
 
 def test_all_votes_one_way_gives_nan_not_error():
-    votes = pd.DataFrame({"pair_id": [f"p{i}" for i in range(6) for _ in range(2)], "reader_id": ["a", "b"] * 6,
-                          "criterion": "overall", "matchup": "m", "y": 1.0})
+    votes = pd.DataFrame(
+        {
+            "pair_id": [f"p{i}" for i in range(6) for _ in range(2)],
+            "reader_id": ["a", "b"] * 6,
+            "criterion": "overall",
+            "matchup": "m",
+            "y": 1.0,
+        }
+    )
     choice = pd.DataFrame({"pair_id": [f"p{i}" for i in range(6)], "criterion": "overall", "y_judge": 1.0})
     row = judge_agreement(votes, choice, n_boot=50, rng=0).row()
     assert np.isnan(row.kappa_majority.estimate) and np.isnan(row.alpha_human.estimate)
@@ -178,8 +186,9 @@ def test_kappa_reference_rerun_live(tmp_path):
     for name in ("votes.csv", "judge.csv", "make_reference.R"):
         shutil.copy(REF / name, tmp_path / name)
     subprocess.run(["Rscript", "make_reference.R"], cwd=tmp_path, check=True, capture_output=True)
-    np.testing.assert_allclose(pd.read_csv(tmp_path / "kappa_psych.csv")["kappa"],
-                               pd.read_csv(REF / "kappa_psych.csv")["kappa"], atol=1e-12)
+    np.testing.assert_allclose(
+        pd.read_csv(tmp_path / "kappa_psych.csv")["kappa"], pd.read_csv(REF / "kappa_psych.csv")["kappa"], atol=1e-12
+    )
 
 
 # ----------------------------------------------------------------------------- orientation
@@ -195,9 +204,15 @@ def _matchups(seed: int, n_pairs: int = 18, n_readers: int = 4):
                     if rng.random() < 0.15:
                         continue
                     y = np.nan if rng.random() < 0.1 else float(truth if rng.random() < 0.75 else not truth)
-                    votes.append(dict(pair_id=f"m{m}p{i}", reader_id=f"r{r}", criterion=criterion, matchup=f"m{m}", y=y))
+                    votes.append(
+                        dict(pair_id=f"m{m}p{i}", reader_id=f"r{r}", criterion=criterion, matchup=f"m{m}", y=y)
+                    )
                 roll = rng.random()
-                yj = np.nan if roll < 0.05 else (0.5 if roll < 0.12 else float(truth if rng.random() < 0.7 else not truth))
+                yj = (
+                    np.nan
+                    if roll < 0.05
+                    else (0.5 if roll < 0.12 else float(truth if rng.random() < 0.7 else not truth))
+                )
                 judge.append(dict(pair_id=f"m{m}p{i}", criterion=criterion, y_judge=yj))
     return pd.DataFrame(votes), pd.DataFrame(judge)
 
@@ -249,8 +264,15 @@ def _pooled_case() -> tuple[pd.DataFrame, pd.DataFrame]:
     """The three reference cases as three matchups, case 1 with focal and other swapped."""
     v = pd.read_csv(REF / "votes_pooled.csv")
     j = pd.read_csv(REF / "judge_pooled.csv")
-    votes = pd.DataFrame({"pair_id": v.case.astype(str) + v.unit, "reader_id": v.reader, "criterion": "overall",
-                          "matchup": "m" + v.case.astype(str), "y": v.category.map(_Y)})
+    votes = pd.DataFrame(
+        {
+            "pair_id": v.case.astype(str) + v.unit,
+            "reader_id": v.reader,
+            "criterion": "overall",
+            "matchup": "m" + v.case.astype(str),
+            "y": v.category.map(_Y),
+        }
+    )
     choice = pd.DataFrame({"pair_id": j.case.astype(str) + j.unit, "criterion": "overall", "y_judge": j.judge.map(_YJ)})
     return votes, choice
 
@@ -288,8 +310,11 @@ def test_pooled_kappa_reference_rerun_live(tmp_path):
         shutil.copy(REF / name, tmp_path / name)
     subprocess.run([sys.executable, "make_inputs_pooled.py"], cwd=tmp_path, check=True, capture_output=True)
     subprocess.run(["Rscript", "make_reference_pooled.R"], cwd=tmp_path, check=True, capture_output=True)
-    np.testing.assert_allclose(pd.read_csv(tmp_path / "kappa_psych_pooled.csv")["kappa"],
-                               pd.read_csv(REF / "kappa_psych_pooled.csv")["kappa"], atol=1e-12)
+    np.testing.assert_allclose(
+        pd.read_csv(tmp_path / "kappa_psych_pooled.csv")["kappa"],
+        pd.read_csv(REF / "kappa_psych_pooled.csv")["kappa"],
+        atol=1e-12,
+    )
 
 
 def test_pooled_alpha_human_equals_agreement_table_within_matchup():

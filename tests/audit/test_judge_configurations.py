@@ -72,8 +72,11 @@ def test_each_configuration_is_decided_as_if_it_were_the_primary_judge(audited):
         alone = run_audit(data, dataclasses.replace(SPEC, judge=judge))
         expected = {k: sum(c.transfer.status.value == k for c in alone.cells) for k in rows[judge].decisions}
         assert rows[judge].decisions == expected, judge
-        assessed = [abs(c.transfer.difference.estimate) for c in alone.cells
-                    if c.transfer.status.value in ("PASS", "FAIL", "INCONCLUSIVE")]
+        assessed = [
+            abs(c.transfer.difference.estimate)
+            for c in alone.cells
+            if c.transfer.status.value in ("PASS", "FAIL", "INCONCLUSIVE")
+        ]
         assert rows[judge].mean_abs_distance == pytest.approx(np.mean(assessed))
     assert rows["ensemble"].decisions["FAIL"] >= rows["follower"].decisions["FAIL"]
 

@@ -25,11 +25,13 @@ def _simulate(confusions, priors, n_items, seed, p_missing=0.0):
     return pd.DataFrame(rows), truth
 
 
-CONF3 = [np.array([[0.85, 0.10, 0.05], [0.15, 0.80, 0.05], [0.30, 0.30, 0.40]]),
-         np.array([[0.70, 0.25, 0.05], [0.20, 0.75, 0.05], [0.20, 0.20, 0.60]]),
-         np.array([[0.60, 0.30, 0.10], [0.30, 0.60, 0.10], [0.25, 0.25, 0.50]]),
-         np.array([[0.95, 0.04, 0.01], [0.05, 0.90, 0.05], [0.10, 0.10, 0.80]]),
-         np.array([[0.55, 0.40, 0.05], [0.40, 0.55, 0.05], [0.30, 0.30, 0.40]])]
+CONF3 = [
+    np.array([[0.85, 0.10, 0.05], [0.15, 0.80, 0.05], [0.30, 0.30, 0.40]]),
+    np.array([[0.70, 0.25, 0.05], [0.20, 0.75, 0.05], [0.20, 0.20, 0.60]]),
+    np.array([[0.60, 0.30, 0.10], [0.30, 0.60, 0.10], [0.25, 0.25, 0.50]]),
+    np.array([[0.95, 0.04, 0.01], [0.05, 0.90, 0.05], [0.10, 0.10, 0.80]]),
+    np.array([[0.55, 0.40, 0.05], [0.40, 0.55, 0.05], [0.30, 0.30, 0.40]]),
+]
 PRIORS3 = [0.5, 0.35, 0.15]
 
 
@@ -64,8 +66,11 @@ def test_two_categories_and_class_naming_without_label_switching():
     conf = [np.array([[0.9, 0.1], [0.2, 0.8]]), np.array([[0.8, 0.2], [0.1, 0.9]]), np.array([[0.7, 0.3], [0.3, 0.7]])]
     rng = np.random.default_rng(3)
     truth = rng.choice(2, 1500, p=[0.3, 0.7])
-    rows = [dict(item=i, rater=f"j{j}", label=CATS[rng.choice(2, p=c[t])]) for j, c in enumerate(conf)
-            for i, t in enumerate(truth)]
+    rows = [
+        dict(item=i, rater=f"j{j}", label=CATS[rng.choice(2, p=c[t])])
+        for j, c in enumerate(conf)
+        for i, t in enumerate(truth)
+    ]
     for seed in (0, 1, 2):  # random starts never come back with the classes swapped
         fit = dawid_skene(pd.DataFrame(rows), rng=seed, n_starts=4)
         assert fit.categories == ("focal", "other")
@@ -104,7 +109,8 @@ def test_effective_number_of_judges():
     # two clusters of two identical judges, eigenvalues (2, 2, 0, 0): Nyholt 1 + 3 (1 - (4/3)/4) = 3
     # (it is known to overcount clustered panels), participation ratio 16 / 8 = 2
     two = effective_number_of_judges(
-        pd.DataFrame(np.column_stack([z, z, rng.normal(size=(4000, 1))[:, [0, 0]]]), columns=list("abcd")))
+        pd.DataFrame(np.column_stack([z, z, rng.normal(size=(4000, 1))[:, [0, 0]]]), columns=list("abcd"))
+    )
     assert two.nyholt == pytest.approx(3.0, abs=0.05) and two.participation_ratio == pytest.approx(2.0, abs=0.05)
     # a constant judge is left out, named
     withconst = independent.assign(e=1.0)

@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 
 from audit.checks import Status
-from audit.inputs import load_audit_data
 from audit.errors import InputError
+from audit.inputs import load_audit_data
 from audit.judge_position import clopper_pearson, judge_position_bias
 
 REF = Path(__file__).resolve().parents[1] / "reference" / "clopper_pearson"
@@ -41,15 +41,32 @@ def _verdicts(n_pairs=60, p_first=0.5, both_orders=True, seed=0, flip_second=0.0
             if first_verdict is not None and rng.random() < flip_second:
                 choice = "tie"
             first_verdict = choice
-            rows.append(dict(pair_id=f"p{i}", criterion="overall", judge="j", sample=0, choice=choice,
-                             shown_first=first, line=len(rows) + 2))
+            rows.append(
+                dict(
+                    pair_id=f"p{i}",
+                    criterion="overall",
+                    judge="j",
+                    sample=0,
+                    choice=choice,
+                    shown_first=first,
+                    line=len(rows) + 2,
+                )
+            )
     return pd.DataFrame(rows)
 
 
 def test_first_rate_and_swap_consistency_by_hand():
-    v = pd.DataFrame(dict(pair_id=["p1", "p1", "p2", "p2", "p3", "p4"], criterion="overall", judge="j", sample=0,
-                          choice=["a", "a", "a", "b", "tie", "invalid"], shown_first=["a", "b", "a", "b", "a", "b"],
-                          line=range(6)))
+    v = pd.DataFrame(
+        dict(
+            pair_id=["p1", "p1", "p2", "p2", "p3", "p4"],
+            criterion="overall",
+            judge="j",
+            sample=0,
+            choice=["a", "a", "a", "b", "tie", "invalid"],
+            shown_first=["a", "b", "a", "b", "a", "b"],
+            line=range(6),
+        )
+    )
     row = judge_position_bias(v, n_boot=100, rng=1).row("j")
     # decisive with order: p1 a(first), p1 a(second), p2 a(first), p2 b(first) -> 3 of 4 first
     assert (row.n_ordered, row.n_decisive, row.n_first) == (6, 4, 3)
@@ -76,10 +93,20 @@ def test_one_order_per_pair_has_no_swap_units():
 
 def _files(tmp_path, shown=("A", "B")):
     pairs = pd.DataFrame(dict(pair_id=[f"p{i}" for i in range(20)], system_a="x", system_b="y"))
-    humans = pd.DataFrame([dict(pair_id=f"p{i}", reader_id=f"r{r}", criterion="overall", choice="x" if (i + r) % 3 else "y")
-                           for i in range(20) for r in range(3)])
-    judge = pd.DataFrame([dict(pair_id=f"p{i}", criterion="overall", choice=first if first in "AB" else "A", shown_first=first)
-                          for i in range(20) for first in shown])
+    humans = pd.DataFrame(
+        [
+            dict(pair_id=f"p{i}", reader_id=f"r{r}", criterion="overall", choice="x" if (i + r) % 3 else "y")
+            for i in range(20)
+            for r in range(3)
+        ]
+    )
+    judge = pd.DataFrame(
+        [
+            dict(pair_id=f"p{i}", criterion="overall", choice=first if first in "AB" else "A", shown_first=first)
+            for i in range(20)
+            for first in shown
+        ]
+    )
     for name, frame in (("pairs", pairs), ("humans", humans), ("judge", judge)):
         frame.to_csv(tmp_path / f"{name}.csv", index=False)
     return tmp_path / "judge.csv", tmp_path / "humans.csv", tmp_path / "pairs.csv"
@@ -143,5 +170,8 @@ def test_binom_reference_rerun_live(tmp_path):
         pytest.skip("Rscript not on PATH")
     shutil.copy(REF / "make_reference.R", tmp_path / "make_reference.R")
     subprocess.run(["Rscript", "make_reference.R"], cwd=tmp_path, check=True, capture_output=True)
-    np.testing.assert_allclose(pd.read_csv(tmp_path / "binom_test.csv")[["low", "high"]],
-                               pd.read_csv(REF / "binom_test.csv")[["low", "high"]], atol=1e-12)
+    np.testing.assert_allclose(
+        pd.read_csv(tmp_path / "binom_test.csv")[["low", "high"]],
+        pd.read_csv(REF / "binom_test.csv")[["low", "high"]],
+        atol=1e-12,
+    )

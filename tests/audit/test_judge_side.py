@@ -8,22 +8,56 @@ from tests.audit.synthetic import make_audit_data
 
 
 def _data(scores):
-    pairs = pd.DataFrame([{"pair_id": "p1", "system_a": "x", "system_b": "y", "focal": "x", "other": "y",
-                           "matchup": "x vs y", "group_id": ""},
-                          {"pair_id": "p2", "system_a": "x", "system_b": "y", "focal": "x", "other": "y",
-                           "matchup": "x vs y", "group_id": ""}])
+    pairs = pd.DataFrame(
+        [
+            {
+                "pair_id": "p1",
+                "system_a": "x",
+                "system_b": "y",
+                "focal": "x",
+                "other": "y",
+                "matchup": "x vs y",
+                "group_id": "",
+            },
+            {
+                "pair_id": "p2",
+                "system_a": "x",
+                "system_b": "y",
+                "focal": "x",
+                "other": "y",
+                "matchup": "x vs y",
+                "group_id": "",
+            },
+        ]
+    )
     return AuditData(votes=pd.DataFrame(), pairs=pairs, judge_scores=pd.DataFrame(scores))
 
 
 def _score(pid, system, crit, score, sample=0, judge="j"):
-    return {"pair_id": pid, "system": system, "criterion": crit, "judge": judge, "sample": sample,
-            "score": score, "line": 0}
+    return {
+        "pair_id": pid,
+        "system": system,
+        "criterion": crit,
+        "judge": judge,
+        "sample": sample,
+        "score": score,
+        "line": 0,
+    }
 
 
 def test_outcomes_and_aggregate_from_scalar_scores():
-    data = _data([_score("p1", "x", "a", 4), _score("p1", "y", "a", 3), _score("p1", "x", "b", 2),
-                  _score("p1", "y", "b", 3), _score("p2", "x", "a", 3), _score("p2", "y", "a", 3),
-                  _score("p2", "x", "b", np.nan), _score("p2", "y", "b", 5)])
+    data = _data(
+        [
+            _score("p1", "x", "a", 4),
+            _score("p1", "y", "a", 3),
+            _score("p1", "x", "b", 2),
+            _score("p1", "y", "b", 3),
+            _score("p2", "x", "a", 3),
+            _score("p2", "y", "a", 3),
+            _score("p2", "x", "b", np.nan),
+            _score("p2", "y", "b", 5),
+        ]
+    )
     out = judge_pair_outcomes(data, "even-split", np.random.default_rng(0)).set_index(["pair_id", "criterion"])
     assert out.loc[("p1", "a"), "outcome"] == "win"
     assert out.loc[("p1", "b"), "outcome"] == "loss"
@@ -35,8 +69,14 @@ def test_outcomes_and_aggregate_from_scalar_scores():
 
 
 def test_samples_are_averaged_before_comparing():
-    data = _data([_score("p1", "x", "a", 5, 0), _score("p1", "x", "a", 1, 1), _score("p1", "y", "a", 2, 0),
-                  _score("p1", "y", "a", 2, 1)])
+    data = _data(
+        [
+            _score("p1", "x", "a", 5, 0),
+            _score("p1", "x", "a", 1, 1),
+            _score("p1", "y", "a", 2, 0),
+            _score("p1", "y", "a", 2, 1),
+        ]
+    )
     out = judge_pair_outcomes(data, "even-split", np.random.default_rng(0))
     row = out[(out["criterion"] == "a")].iloc[0]
     assert row["focal_score"] == 3.0 and row["outcome"] == "win"
@@ -44,12 +84,14 @@ def test_samples_are_averaged_before_comparing():
 
 def test_pairwise_verdicts():
     pairs = _data([]).pairs
-    verdicts = pd.DataFrame([
-        {"pair_id": "p1", "criterion": "a", "judge": "j", "sample": 0, "choice": "x", "line": 2},
-        {"pair_id": "p1", "criterion": "a", "judge": "j", "sample": 1, "choice": "tie", "line": 3},
-        {"pair_id": "p2", "criterion": "a", "judge": "j", "sample": 0, "choice": "y", "line": 4},
-        {"pair_id": "p2", "criterion": "b", "judge": "j", "sample": 0, "choice": "invalid", "line": 5},
-    ])
+    verdicts = pd.DataFrame(
+        [
+            {"pair_id": "p1", "criterion": "a", "judge": "j", "sample": 0, "choice": "x", "line": 2},
+            {"pair_id": "p1", "criterion": "a", "judge": "j", "sample": 1, "choice": "tie", "line": 3},
+            {"pair_id": "p2", "criterion": "a", "judge": "j", "sample": 0, "choice": "y", "line": 4},
+            {"pair_id": "p2", "criterion": "b", "judge": "j", "sample": 0, "choice": "invalid", "line": 5},
+        ]
+    )
     data = AuditData(votes=pd.DataFrame(), pairs=pairs, judge_verdicts=verdicts)
     out = judge_pair_outcomes(data, "decisive", np.random.default_rng(0)).set_index(["pair_id", "criterion"])
     assert out.loc[("p1", "a"), "outcome"] == "win"  # mean credit 0.75

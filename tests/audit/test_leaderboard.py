@@ -3,7 +3,6 @@ known strengths, the judge's leaderboard and Kendall tau, disconnected graphs, b
 
 from __future__ import annotations
 
-import itertools
 import json
 import shutil
 import subprocess
@@ -69,8 +68,17 @@ def _simulation(n_systems=20, seed=5, swap=(3, 12)):
             u = rng.normal(0, 0.4)
             for r in rng.choice(10, 3, replace=False):
                 y = float(rng.random() < 1 / (1 + np.exp(-(truth[a] - truth[b] + u + reader_eff[r]))))
-                votes.append(dict(pair_id=pid, reader_id=f"r{r}", criterion="overall", focal=names[a],
-                                  other=names[b], matchup=f"{names[a]} vs {names[b]}", y=y))
+                votes.append(
+                    dict(
+                        pair_id=pid,
+                        reader_id=f"r{r}",
+                        criterion="overall",
+                        focal=names[a],
+                        other=names[b],
+                        matchup=f"{names[a]} vs {names[b]}",
+                        y=y,
+                    )
+                )
             yj = float(rng.random() < 1 / (1 + np.exp(-2 * (judged[a] - judged[b]))))
             verdicts.append(dict(pair_id=pid, criterion="overall", y_judge=yj))
     return pd.DataFrame(votes), pd.DataFrame(verdicts), names, truth
@@ -89,8 +97,10 @@ def test_twenty_systems_recover_the_true_order(twenty):
     human = {s.system: s.human.estimate for s in board.systems}
     tau = kendalltau([human[n] for n in names], truth).statistic
     assert tau > 0.75
-    covered = sum(s.human.ci_low <= t - truth.mean() <= s.human.ci_high
-                  for s, t in zip(sorted(board.systems, key=lambda s: s.system), truth))
+    covered = sum(
+        s.human.ci_low <= t - truth.mean() <= s.human.ci_high
+        for s, t in zip(sorted(board.systems, key=lambda s: s.system), truth)
+    )
     assert covered >= 17  # 95% intervals, 20 systems
 
 
@@ -121,8 +131,16 @@ def test_judge_swap_is_found_twenty_systems():
 
 
 def test_disconnected_graph_names_the_groups():
-    votes = pd.DataFrame(dict(pair_id=["p1", "p2", "p3", "p4"], reader_id="r", criterion="overall",
-                              focal=["a", "b", "x", "y"], other=["b", "c", "y", "z"], y=[1.0, 0.0, 1.0, 1.0]))
+    votes = pd.DataFrame(
+        dict(
+            pair_id=["p1", "p2", "p3", "p4"],
+            reader_id="r",
+            criterion="overall",
+            focal=["a", "b", "x", "y"],
+            other=["b", "c", "y", "z"],
+            y=[1.0, 0.0, 1.0, 1.0],
+        )
+    )
     board = bradley_terry_leaderboard(votes, n_boot=0)
     assert not board.connected and board.components == (("a", "b", "c"), ("x", "y", "z"))
     assert "cannot rank across: a, b, c | x, y, z" in str(board)
@@ -130,8 +148,16 @@ def test_disconnected_graph_names_the_groups():
 
 
 def test_a_system_with_only_ties_is_its_own_component():
-    votes = pd.DataFrame(dict(pair_id=["p1", "p2", "p3"], reader_id="r", criterion="overall",
-                              focal=["a", "b", "c"], other=["b", "c", "d"], y=[1.0, 0.0, np.nan]))
+    votes = pd.DataFrame(
+        dict(
+            pair_id=["p1", "p2", "p3"],
+            reader_id="r",
+            criterion="overall",
+            focal=["a", "b", "c"],
+            other=["b", "c", "d"],
+            y=[1.0, 0.0, np.nan],
+        )
+    )
     board = bradley_terry_leaderboard(votes, n_boot=0)
     assert board.components == (("a", "b", "c"), ("d",))
 

@@ -57,11 +57,15 @@ def test_task_seeds_depend_on_the_key_not_on_the_worker():
 
 def test_bootstrap_and_loro_are_byte_identical_in_process_and_on_a_pool():
     votes = make_votes(6, n_matchups=2, n_criteria=3, n_pairs=10, n_readers=6, tie_prob=0.05)
-    one = [json.dumps(to_jsonable(cluster_bootstrap(votes, n_boot=600, rng=4))),
-           json.dumps(to_jsonable(leave_one_reader_out(votes)))]
+    one = [
+        json.dumps(to_jsonable(cluster_bootstrap(votes, n_boot=600, rng=4))),
+        json.dumps(to_jsonable(leave_one_reader_out(votes))),
+    ]
     with LocalPool(2) as pool:
-        two = [json.dumps(to_jsonable(cluster_bootstrap(votes, n_boot=600, rng=4, runner=pool))),
-               json.dumps(to_jsonable(leave_one_reader_out(votes, runner=pool)))]
+        two = [
+            json.dumps(to_jsonable(cluster_bootstrap(votes, n_boot=600, rng=4, runner=pool))),
+            json.dumps(to_jsonable(leave_one_reader_out(votes, runner=pool))),
+        ]
     assert one == two
 
 

@@ -34,8 +34,7 @@ def cluster():
 
     # a worker that dies fails its task at once (the default retries it on three workers)
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
-        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                           dashboard_address=None)
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
     yield cluster
     cluster.close()
 
@@ -49,14 +48,31 @@ def test_bootstrap_and_loro_on_the_cluster_equal_in_process(cluster):
     local = [_json(cluster_bootstrap(votes, n_boot=600, rng=4)), _json(leave_one_reader_out(votes))]
     with DaskCluster(cluster.scheduler_address) as runner:
         assert runner.jobs == 2
-        remote = [_json(cluster_bootstrap(votes, n_boot=600, rng=4, runner=runner)),
-                  _json(leave_one_reader_out(votes, runner=runner))]
+        remote = [
+            _json(cluster_bootstrap(votes, n_boot=600, rng=4, runner=runner)),
+            _json(leave_one_reader_out(votes, runner=runner)),
+        ]
     assert remote == local
 
 
 def _fixture_run(out: Path, *extra: str) -> dict:
-    status = main(["run", str(DEPLOY / "judge.csv"), str(DEPLOY / "humans.csv"), "--pairs", str(DEPLOY / "pairs.csv"),
-                   "--no-surface", "--n-boot", "500", "-q", "--no-html", "--out", str(out), *extra])
+    status = main(
+        [
+            "run",
+            str(DEPLOY / "judge.csv"),
+            str(DEPLOY / "humans.csv"),
+            "--pairs",
+            str(DEPLOY / "pairs.csv"),
+            "--no-surface",
+            "--n-boot",
+            "500",
+            "-q",
+            "--no-html",
+            "--out",
+            str(out),
+            *extra,
+        ]
+    )
     assert status == ExitStatus.OK
     result = json.loads((out / "result.json").read_text())
     result["provenance"].pop("command")
@@ -76,8 +92,18 @@ def test_a_worker_that_dies_is_a_lost_worker_not_a_hang(cluster):
 
 def test_an_unreachable_scheduler_is_exit_2_with_the_address(tmp_path, capsys):
     started = time.perf_counter()
-    status = main(["run", str(DEPLOY / "judge.csv"), str(DEPLOY / "humans.csv"), "--out", str(tmp_path),
-                   "--scheduler", "tcp://127.0.0.1:9", "-q"])
+    status = main(
+        [
+            "run",
+            str(DEPLOY / "judge.csv"),
+            str(DEPLOY / "humans.csv"),
+            "--out",
+            str(tmp_path),
+            "--scheduler",
+            "tcp://127.0.0.1:9",
+            "-q",
+        ]
+    )
     assert status == ExitStatus.INPUT_ERROR
     assert "tcp://127.0.0.1:9" in capsys.readouterr().err
     assert time.perf_counter() - started < 40  # the connect timeout, not a hang

@@ -65,8 +65,7 @@ def test_disconnected_systems_leaderboard_says_which(result):
 
 @pytest.fixture(scope="module")
 def triangle():
-    data = make_audit_data(n_pairs=12, n_readers=4, human_p=0.6, judge_p=0.7,
-                           matchups=("a vs b", "b vs c", "a vs c"))
+    data = make_audit_data(n_pairs=12, n_readers=4, human_p=0.6, judge_p=0.7, matchups=("a vs b", "b vs c", "a vs c"))
     return run_audit(data, AuditSpec(uncertainty=True, readers=False, surface=False, n_boot=30))
 
 

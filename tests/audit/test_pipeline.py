@@ -75,8 +75,11 @@ def test_nothing_compared_is_an_error():
 
     data = make_audit_data(n_pairs=12, n_readers=4)
     # judge criteria spelled differently, and no human overall question the aggregate could answer
-    renamed = replace(data, judge_scores=data.judge_scores.assign(criterion=data.judge_scores["criterion"] + "!"),
-                      votes=data.votes[data.votes["criterion"] != "overall"].reset_index(drop=True))
+    renamed = replace(
+        data,
+        judge_scores=data.judge_scores.assign(criterion=data.judge_scores["criterion"] + "!"),
+        votes=data.votes[data.votes["criterion"] != "overall"].reset_index(drop=True),
+    )
     result = run_audit(renamed, CORE)
     assert result.status is Status.ERROR and result.counts["INSUFFICIENT"] == len(result.cells)
     assert any(c.name == "transfer.assessed" and c.status is Status.ERROR for c in result.failing())
@@ -94,8 +97,18 @@ def test_json_has_the_documented_fields(skewed):
     cell = data["cells"][0]
     for key in ("matchup", "criterion", "focal", "n_pairs", "n_readers", "n_votes"):
         assert key in cell
-    assert {"estimate", "ci_low", "ci_high", "b0", "se", "sd_pair", "sd_reader", "singular", "degenerate",
-            "majority_plugin"} <= set(cell["human"]["glmm"])
+    assert {
+        "estimate",
+        "ci_low",
+        "ci_high",
+        "b0",
+        "se",
+        "sd_pair",
+        "sd_reader",
+        "singular",
+        "degenerate",
+        "majority_plugin",
+    } <= set(cell["human"]["glmm"])
     assert "rate" in cell["human"]
     for key in ("vote_share", "majority_rate"):
         assert {"estimate", "ci_low", "ci_high"} <= set(cell["human"][key])
@@ -161,8 +174,9 @@ def test_cell_grouped_judge_summaries_equal_the_per_group_ones():
     data = make_audit_data(n_pairs=15, n_readers=4, matchups=("a vs b", "c vs d"))
     outcomes = judge_pair_outcomes(data, "even-split", np.random.default_rng(0))
     flipped = outcomes["outcome"].map({"win": "loss", "loss": "win"}).fillna(outcomes["outcome"])
-    outcomes = pd.concat([outcomes, outcomes.assign(judge="second", credit=1 - outcomes["credit"], outcome=flipped)],
-                         ignore_index=True).sample(frac=1.0, random_state=3)
+    outcomes = pd.concat(
+        [outcomes, outcomes.assign(judge="second", credit=1 - outcomes["credit"], outcome=flipped)], ignore_index=True
+    ).sample(frac=1.0, random_state=3)
     outcomes.iloc[:5, outcomes.columns.get_loc("credit")] = np.nan  # five invalid outputs
     outcomes.iloc[:5, outcomes.columns.get_loc("outcome")] = "invalid"
     got = _outcome_summaries(outcomes, "even-split")
@@ -170,8 +184,13 @@ def test_cell_grouped_judge_summaries_equal_the_per_group_ones():
     for (m, c, j), part in outcomes.groupby(["matchup", "criterion", "judge"], sort=False):
         want, have = summarise_outcomes(part, "even-split"), got[(m, c)][j]
         assert have == pytest.approx(want, nan_ok=True), (m, c, j)
-    assert list(got[next(iter(got))]) == list(dict.fromkeys(outcomes[
-        (outcomes["matchup"] == next(iter(got))[0]) & (outcomes["criterion"] == next(iter(got))[1])]["judge"]))
+    assert list(got[next(iter(got))]) == list(
+        dict.fromkeys(
+            outcomes[(outcomes["matchup"] == next(iter(got))[0]) & (outcomes["criterion"] == next(iter(got))[1])][
+                "judge"
+            ]
+        )
+    )
     primary = outcomes["judge"].iloc[0]
     choices = judge_choices(outcomes, primary, data.criteria)
     mine = outcomes[outcomes["judge"] == primary]

@@ -14,8 +14,10 @@ def test_defaults_without_file():
 
 def test_file_overrides_and_severity(tmp_path):
     path = tmp_path / "policy.toml"
-    path.write_text('[transfer]\nmargin = 0.05\nmin_pairs = 20\nadjust = "bonferroni"\nn_boot = 499\n'
-                    '[uncertainty]\nn_boot = 500\n[severity]\n"transfer.decision" = "WARN"\n')
+    path.write_text(
+        '[transfer]\nmargin = 0.05\nmin_pairs = 20\nadjust = "bonferroni"\nn_boot = 499\n'
+        '[uncertainty]\nn_boot = 500\n[severity]\n"transfer.decision" = "WARN"\n'
+    )
     policy = load_policy(path)
     assert (policy.transfer.margin, policy.transfer.min_pairs, policy.transfer.adjust) == (0.05, 20, "bonferroni")
     assert policy.transfer.n_boot == 499 and policy.uncertainty.n_boot == 500
@@ -25,8 +27,10 @@ def test_file_overrides_and_severity(tmp_path):
 
 def test_every_problem_is_reported_at_once(tmp_path):
     path = tmp_path / "policy.toml"
-    path.write_text('[transfer]\nmax_fraction = 0.5\nlevel = "high"\n[nonsense]\nx = 1\n'
-                    '[severity]\n"agreement.human_alpha" = "LOUD"\n')
+    path.write_text(
+        '[transfer]\nmax_fraction = 0.5\nlevel = "high"\n[nonsense]\nx = 1\n'
+        '[severity]\n"agreement.human_alpha" = "LOUD"\n'
+    )
     with pytest.raises(InputError) as info:
         load_policy(path)
     text = str(info.value)
@@ -46,8 +50,10 @@ def test_bad_toml_and_missing_file(tmp_path):
 
 def test_values_out_of_range_and_unknown_checks(tmp_path):
     path = tmp_path / "policy.toml"
-    path.write_text('[transfer]\nlevel = 1.5\nmax_baseline_gap = 2.0\nmargin = 0.7\nalpha = 0.5\nmin_pairs = 1\n'
-                    'adjust = "bh"\n[uncertainty]\nn_boot = 1\n[severity]\n"transfer.outside" = "WARN"\n')
+    path.write_text(
+        "[transfer]\nlevel = 1.5\nmax_baseline_gap = 2.0\nmargin = 0.7\nalpha = 0.5\nmin_pairs = 1\n"
+        'adjust = "bh"\n[uncertainty]\nn_boot = 1\n[severity]\n"transfer.outside" = "WARN"\n'
+    )
     with pytest.raises(InputError) as info:
         load_policy(path)
     text = str(info.value)
@@ -80,7 +86,13 @@ def test_known_checks_cover_every_check_the_pipeline_emits():
 
     fixtures = Path(__file__).resolve().parents[2] / "fixtures"
     d, dev = fixtures / "deployment", fixtures / "dev"
-    data = load_audit_data(d / "judge.csv", d / "humans.csv", pairs=d / "pairs.csv", stories=d / "stories.csv",
-                           dev_judge=dev / "judge.csv", dev_humans=dev / "humans.csv")
+    data = load_audit_data(
+        d / "judge.csv",
+        d / "humans.csv",
+        pairs=d / "pairs.csv",
+        stories=d / "stories.csv",
+        dev_judge=dev / "judge.csv",
+        dev_humans=dev / "humans.csv",
+    )
     names = {c.name for c in run_audit(data, AuditSpec(n_boot=200)).checks}
     assert names <= KNOWN_CHECKS, names - KNOWN_CHECKS

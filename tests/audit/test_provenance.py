@@ -17,4 +17,3 @@ def test_glmm_backend_is_recorded():
         prov = build_provenance(data, AuditSpec(glmm_backend=backend), seed=0, primary_judge="judge")
         assert prov.glmm_backend == backend
     assert "pymer4" in prov.package_versions  # the lme4 engine's bridge: its version is provenance too
-

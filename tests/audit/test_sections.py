@@ -16,8 +16,14 @@ D, DEV = ROOT / "fixtures" / "deployment", ROOT / "fixtures" / "dev"
 
 @pytest.fixture(scope="module")
 def full():
-    data = load_audit_data(D / "judge.csv", D / "humans.csv", pairs=D / "pairs.csv", stories=D / "stories.csv",
-                           dev_judge=DEV / "judge.csv", dev_humans=DEV / "humans.csv")
+    data = load_audit_data(
+        D / "judge.csv",
+        D / "humans.csv",
+        pairs=D / "pairs.csv",
+        stories=D / "stories.csv",
+        dev_judge=DEV / "judge.csv",
+        dev_humans=DEV / "humans.csv",
+    )
     return run_audit(data, AuditSpec(n_boot=200, seed=4))
 
 

@@ -34,8 +34,7 @@ class Outer:
 def _outer():
     frame = pd.DataFrame({"a": ["x", "y"], "b": [1.5, np.nan], "c": [1, 2], "d": [True, False]})
     frame["e"] = pd.Series(["p", None], dtype=object)
-    return Outer("n", Inner(math.nan, ("a", "b")), None, {"k": 3}, Colour.RED, frame,
-                 (math.inf, -math.inf, 1.0))
+    return Outer("n", Inner(math.nan, ("a", "b")), None, {"k": 3}, Colour.RED, frame, (math.inf, -math.inf, 1.0))
 
 
 def test_round_trip_through_json_text():

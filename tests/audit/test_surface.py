@@ -15,16 +15,26 @@ from audit.surface import POOLED, SurfaceResult, surface_associations, surface_c
 from audit.uncertainty.bootstrap import multinomial_weights
 
 
-def make_data(n_pairs=24, n_readers=6, judge_weight=1.0, human_weight=0.0, seed=0, matchups=("f vs o",),
-              premise_effect=0.0):
+def make_data(
+    n_pairs=24, n_readers=6, judge_weight=1.0, human_weight=0.0, seed=0, matchups=("f vs o",), premise_effect=0.0
+):
     """Feature ``style`` drives the judge (``judge_weight``) and/or the readers (``human_weight``)."""
     rng = np.random.default_rng(seed)
     pairs, feats, scores, votes = [], [], [], []
     for mi, matchup in enumerate(matchups):
         for i in range(n_pairs):
             pid = f"m{mi}p{i}"
-            pairs.append({"pair_id": pid, "system_a": "f", "system_b": "o", "focal": "f", "other": "o",
-                          "matchup": matchup, "group_id": f"g{i // 2}"})
+            pairs.append(
+                {
+                    "pair_id": pid,
+                    "system_a": "f",
+                    "system_b": "o",
+                    "focal": "f",
+                    "other": "o",
+                    "matchup": matchup,
+                    "group_id": f"g{i // 2}",
+                }
+            )
             premise = rng.normal() * premise_effect
             style = {s: rng.normal() + premise for s in ("f", "o")}
             noise = {s: rng.normal() for s in ("f", "o")}
@@ -32,8 +42,9 @@ def make_data(n_pairs=24, n_readers=6, judge_weight=1.0, human_weight=0.0, seed=
                 feats.append({"pair_id": pid, "system": s, "style": style[s], "noise": noise[s]})
                 for crit in ("depth", "engagement"):
                     score = 3 + judge_weight * style[s] + premise + 0.5 * rng.normal()
-                    scores.append({"pair_id": pid, "system": s, "criterion": crit, "judge": "J", "sample": 0,
-                                   "score": score})
+                    scores.append(
+                        {"pair_id": pid, "system": s, "criterion": crit, "judge": "J", "sample": 0, "score": score}
+                    )
             eta = human_weight * (style["f"] - style["o"])
             for r in range(n_readers):
                 y = float(rng.random() < 1 / (1 + np.exp(-(eta + 0.3 * rng.normal()))))
@@ -170,8 +181,9 @@ def test_missing_group_ids_are_their_own_clusters():
     exactly as with cluster="pair", never one shared "nan" cluster."""
     feats, scores, pairs, _ = make_data(n_pairs=12)
     by_pair = surface_associations(feats, scores, pairs, None, n_boot=200, rng=5, cluster="pair")
-    no_groups = surface_associations(feats, scores, pairs.assign(group_id=np.nan), None, n_boot=200, rng=5,
-                                     cluster="group")
+    no_groups = surface_associations(
+        feats, scores, pairs.assign(group_id=np.nan), None, n_boot=200, rng=5, cluster="group"
+    )
     pd.testing.assert_frame_equal(by_pair.within_pair, no_groups.within_pair)
 
 
@@ -194,8 +206,11 @@ def test_ties_and_nan_scores_are_counted_not_dropped_silently():
 
 def test_severity_and_threshold_options(judge_only):
     _, result = judge_only
-    checks = surface_checks(result, {"max_abs_judge_feature_r": 0.99, "min_abs_within_pair_beta": 0.99},
-                            severity={"surface.judge_only_feature": "FAIL"})
+    checks = surface_checks(
+        result,
+        {"max_abs_judge_feature_r": 0.99, "min_abs_within_pair_beta": 0.99},
+        severity={"surface.judge_only_feature": "FAIL"},
+    )
     by_name = {c.name: c for c in checks}
     assert by_name["surface.judge_feature_r"].status is Status.PASS
     assert by_name["surface.judge_only_feature"].status is Status.PASS
@@ -209,8 +224,13 @@ def test_feature_table_input_and_bad_options():
     from detectors import compute_features
 
     feats, scores, pairs, _ = make_data(n_pairs=6)
-    texts = pd.DataFrame({"pair_id": feats["pair_id"], "system": feats["system"],
-                          "text": [f"Story {i}. " + "word " * (i % 7 + 1) + "end." for i in range(len(feats))]})
+    texts = pd.DataFrame(
+        {
+            "pair_id": feats["pair_id"],
+            "system": feats["system"],
+            "text": [f"Story {i}. " + "word " * (i % 7 + 1) + "end." for i in range(len(feats))],
+        }
+    )
     table = compute_features(texts, detectors=["length"])
     result = surface_associations(table, scores, pairs, None, n_boot=20, rng=0)
     assert result.features == ("n_words", "n_chars")
@@ -235,8 +255,13 @@ def test_result_with_detector_records_round_trips():
     from detectors import compute_features
 
     feats, scores, pairs, _ = make_data(n_pairs=5)
-    texts = pd.DataFrame({"pair_id": feats["pair_id"], "system": feats["system"],
-                          "text": [f"Tale {i}. " + "so " * i + "Done." for i in range(len(feats))]})
+    texts = pd.DataFrame(
+        {
+            "pair_id": feats["pair_id"],
+            "system": feats["system"],
+            "text": [f"Tale {i}. " + "so " * i + "Done." for i in range(len(feats))],
+        }
+    )
     result = surface_associations(compute_features(texts), scores, pairs, None, n_boot=10, rng=0)
     back = from_jsonable(SurfaceResult, json.loads(json.dumps(to_jsonable(result))))
     assert back.feature_detectors == result.feature_detectors

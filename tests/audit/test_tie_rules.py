@@ -103,8 +103,15 @@ def test_readers_accept_the_credits_of_a_new_rule_and_only_those(new_rules):
 
     from audit.readers._common import check_judge_credits
 
-    credits = pd.DataFrame({"pair_id": ["p1", "p2", "p3"], "matchup": "m", "criterion": "empathy", "judge": "j",
-                            "credit": [1.0, 0.25, np.nan]})
+    credits = pd.DataFrame(
+        {
+            "pair_id": ["p1", "p2", "p3"],
+            "matchup": "m",
+            "criterion": "empathy",
+            "judge": "j",
+            "credit": [1.0, 0.25, np.nan],
+        }
+    )
     assert check_judge_credits(credits, "quarter")["credit"].iloc[1] == 0.25
     with pytest.raises(InputError, match="'even-split' tie rule .* 0, 0.5, 1"):
         check_judge_credits(credits)
@@ -137,8 +144,14 @@ def test_agreement_sees_the_judges_choice_not_its_credit():
 
     from audit.pipeline import judge_choices
 
-    outcomes = pd.DataFrame({"pair_id": ["p1", "p2", "p3", "p4"], "criterion": "empathy", "judge": "j",
-                             "outcome": ["win", "tie", "loss", "invalid"]})
+    outcomes = pd.DataFrame(
+        {
+            "pair_id": ["p1", "p2", "p3", "p4"],
+            "criterion": "empathy",
+            "judge": "j",
+            "outcome": ["win", "tie", "loss", "invalid"],
+        }
+    )
     for rule in ("strict", "decisive", "even-split"):
         outcomes["credit"] = credit_ties(outcomes["outcome"].to_numpy(), rule, np.random.default_rng(0))
         y = judge_choices(outcomes, "j", ("empathy",))["y_judge"].to_numpy(float)

@@ -28,7 +28,14 @@ def build_tiny_gpt2(folder: Path, n_positions: int = 64, seed: int = 0) -> Path:
     tokenizer = GPT2Tokenizer(str(folder / "vocab.json"), str(folder / "merges.txt"))
     tokenizer.save_pretrained(folder)
     torch.manual_seed(seed)
-    config = GPT2Config(vocab_size=len(vocab), n_positions=n_positions, n_embd=32, n_layer=2, n_head=2,
-                        bos_token_id=len(vocab) - 1, eos_token_id=len(vocab) - 1)
+    config = GPT2Config(
+        vocab_size=len(vocab),
+        n_positions=n_positions,
+        n_embd=32,
+        n_layer=2,
+        n_head=2,
+        bos_token_id=len(vocab) - 1,
+        eos_token_id=len(vocab) - 1,
+    )
     GPT2LMHeadModel(config).save_pretrained(folder)
     return folder

@@ -15,29 +15,47 @@ from detectors.sentences import sentence_lengths
 
 
 def _stories():
-    return pd.DataFrame({
-        "pair_id": ["p1", "p1", "p2", "p2"],
-        "system": ["a", "b", "a", "b"],
-        "text": ["The cat sat. It was happy!", "One two three. Four five six seven.",
-                 "The cat sat. It was happy!", "Short."],
-        "ppl_70b": [9.5, 16.3, 9.5, 5.1],
-        "note": ["x", "y", "z", "w"],
-        "line": [2, 3, 4, 5],  # added by audit.data's loader: bookkeeping, not a feature
-    })
+    return pd.DataFrame(
+        {
+            "pair_id": ["p1", "p1", "p2", "p2"],
+            "system": ["a", "b", "a", "b"],
+            "text": [
+                "The cat sat. It was happy!",
+                "One two three. Four five six seven.",
+                "The cat sat. It was happy!",
+                "Short.",
+            ],
+            "ppl_70b": [9.5, 16.3, 9.5, 5.1],
+            "note": ["x", "y", "z", "w"],
+            "line": [2, 3, 4, 5],  # added by audit.data's loader: bookkeeping, not a feature
+        }
+    )
 
 
 def test_table_has_all_default_features_and_precomputed_columns():
     table = compute_features(_stories())
     assert list(table.frame.columns[:2]) == ["pair_id", "system"]
-    for name in ("n_words", "n_chars", "n_sentences", "sentence_length_mean", "sentence_length_sd",
-                 "sentence_length_skewness", "sentence_length_kurtosis", "mattr", "mtld", "ppl_70b"):
+    for name in (
+        "n_words",
+        "n_chars",
+        "n_sentences",
+        "sentence_length_mean",
+        "sentence_length_sd",
+        "sentence_length_skewness",
+        "sentence_length_kurtosis",
+        "mattr",
+        "mtld",
+        "ppl_70b",
+    ):
         assert name in table.feature_names
     assert table.precomputed == ("ppl_70b",)
     assert table.ignored_columns == ("note",)
     assert "line" not in table.feature_names
     assert table.frame["ppl_70b"].tolist() == [9.5, 16.3, 9.5, 5.1]
     assert table.n_unique_texts == 3  # the repeated text is computed once
-    assert table.frame["sentence_length_mean"].tolist()[1] == np.mean(sentence_lengths(["One two three. Four five six seven."])[0])
+    assert table.frame["sentence_length_mean"].tolist()[1] == np.mean(
+        sentence_lengths(["One two three. Four five six seven."])[0]
+    )
 
 
 def test_perplexity_skipped_names_the_option_to_set():
@@ -92,8 +110,22 @@ def test_cache_rerun_computes_nothing_and_is_bit_identical(tmp_path, monkeypatch
     assert all(d.n_computed == 0 for d in second.detectors if d.status is Status.PASS)
     pd.testing.assert_frame_equal(first.frame, second.frame, check_exact=True)
     # A new text is the only thing computed.
-    more = pd.concat([_stories(), pd.DataFrame({"pair_id": ["p3"], "system": ["a"], "text": ["Brand new text here."],
-                                                "ppl_70b": [1.0], "note": ["n"], "line": [6]})], ignore_index=True)
+    more = pd.concat(
+        [
+            _stories(),
+            pd.DataFrame(
+                {
+                    "pair_id": ["p3"],
+                    "system": ["a"],
+                    "text": ["Brand new text here."],
+                    "ppl_70b": [1.0],
+                    "note": ["n"],
+                    "line": [6],
+                }
+            ),
+        ],
+        ignore_index=True,
+    )
     compute_features(more, cache=tmp_path)
     assert calls == [["Brand new text here."]]
 
@@ -117,8 +149,13 @@ def test_parallel_jobs_give_identical_values(monkeypatch):
     import detectors.features as features_module
 
     monkeypatch.setattr(features_module, "MIN_TEXTS_PER_JOB", 2)
-    stories = pd.DataFrame({"pair_id": [f"p{i}" for i in range(9)], "system": "a",
-                            "text": [f"Story {i}. " + "word and more words " * (i + 1) + "The end!" for i in range(9)]})
+    stories = pd.DataFrame(
+        {
+            "pair_id": [f"p{i}" for i in range(9)],
+            "system": "a",
+            "text": [f"Story {i}. " + "word and more words " * (i + 1) + "The end!" for i in range(9)],
+        }
+    )
     serial = compute_features(stories, detectors=["length", "sentences", "lexical"])
     parallel = compute_features(stories, detectors=["length", "sentences", "lexical"], n_jobs=2)
     pd.testing.assert_frame_equal(serial.frame, parallel.frame, check_exact=True)

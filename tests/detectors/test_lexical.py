@@ -11,8 +11,10 @@ from lexicalrichness import LexicalRichness
 
 from detectors.lexical import LexicalDetector, lexical_tokens
 
-VOCAB = ("the a cat dog ran quickly over moon she he said whispered light dark river stone "
-         "old new don't well-known 42 “quote” It's Zoë").split()
+VOCAB = (
+    "the a cat dog ran quickly over moon she he said whispered light dark river stone "
+    "old new don't well-known 42 “quote” It's Zoë"
+).split()
 
 
 def _random_texts(seed, n):

@@ -27,7 +27,9 @@ def tiny_lm(tmp_path_factory):
 
 def _features(model_dir, texts=TEXTS, **config):
     stories = pd.DataFrame({"pair_id": [f"p{i}" for i in range(len(texts))], "system": "a", "text": texts})
-    return compute_features(stories, detectors=["perplexity"], perplexity=PerplexityConfig(model=str(model_dir), **config))
+    return compute_features(
+        stories, detectors=["perplexity"], perplexity=PerplexityConfig(model=str(model_dir), **config)
+    )
 
 
 def _reference_nll(model, ids, begin, end, first):

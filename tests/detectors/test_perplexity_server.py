@@ -133,7 +133,9 @@ def test_shared_scripted_server_interoperates():
     with ScriptedServer() as srv:
         table = compute_features(
             pd.DataFrame({"pair_id": ["p"], "system": ["a"], "text": ["The river ran over stones"]}),
-            detectors=["perplexity"], perplexity=PerplexityConfig(url=srv.url, server_model="m"))
+            detectors=["perplexity"],
+            perplexity=PerplexityConfig(url=srv.url, server_model="m"),
+        )
     words = ["The", " river", " ran", " over", " stones"]
     expected = math.exp(-sum(default_logprob(t, i) for i, t in enumerate(words) if i) / 4)
     assert table.frame["perplexity"].iloc[0] == pytest.approx(expected, rel=1e-12)
@@ -146,8 +148,15 @@ def test_server_tokens_and_throughput_are_recorded(server):
     assert "tokens/s" in str(_run(server))
 
 
-@pytest.mark.parametrize("body", [b"{not json", b"[1, 2]", b'{"choices": [1, 2, 3]}',
-                                  b'{"choices": [{"logprobs": {"token_logprobs": ["x", "y"]}}]}'])
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"{not json",
+        b"[1, 2]",
+        b'{"choices": [1, 2, 3]}',
+        b'{"choices": [{"logprobs": {"token_logprobs": ["x", "y"]}}]}',
+    ],
+)
 def test_server_malformed_answers_are_errors_not_crashes(body):
     """A body that is not JSON, or JSON of the wrong shape, ends as a recorded ERROR."""
     from tests.support.openai_server import COMPLETIONS, RawBody, ScriptedServer
@@ -221,7 +230,9 @@ def test_redirect_to_another_port_is_a_recorded_error_without_the_key(monkeypatc
         with ScriptedServer(script={COMPLETIONS: []}) as elsewhere:
             RedirectingHandler.target = elsewhere.url + "/completions"
             stories = pd.DataFrame({"pair_id": ["p"], "system": ["a"], "text": ["one two three"]})
-            config = PerplexityConfig(url=f"http://127.0.0.1:{httpd.server_address[1]}", server_model="m", api_key_env="PPL_KEY")
+            config = PerplexityConfig(
+                url=f"http://127.0.0.1:{httpd.server_address[1]}", server_model="m", api_key_env="PPL_KEY"
+            )
             run = compute_features(stories, detectors=["perplexity"], perplexity=config).detectors[0]
             assert elsewhere.requests == []
     finally:

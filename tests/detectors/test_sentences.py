@@ -83,7 +83,9 @@ def test_cache_key_does_not_import_spacy():
     import subprocess
     import sys
 
-    code = ("import sys; from detectors.sentences import SentenceDetector; key = SentenceDetector().cache_key(); "
-            "assert key['params']['spacy'], key; print('spacy' in sys.modules)")
+    code = (
+        "import sys; from detectors.sentences import SentenceDetector; key = SentenceDetector().cache_key(); "
+        "assert key['params']['spacy'], key; print('spacy' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -25,13 +25,26 @@ def _quiet_provider_logs():
     logging.getLogger("generation.providers.openai").setLevel(logging.NOTSET)
 
 
-def protocol_toml(url: str, *, systems=("alpha", "beta"), max_attempts: int = 10, extra: str = "", api_key_env: str | None = None,
-                  concurrency: int = 1) -> str:
+def protocol_toml(
+    url: str,
+    *,
+    systems=("alpha", "beta"),
+    max_attempts: int = 10,
+    extra: str = "",
+    api_key_env: str | None = None,
+    concurrency: int = 1,
+) -> str:
     """A protocol file whose systems all talk to the scripted server (model = system name)."""
     lines = [f"max_attempts = {max_attempts}", f"concurrency = {concurrency}", extra]
     for name in systems:
-        lines += [f"[systems.{name}]", 'template = "standard"', f"[systems.{name}.provider]", 'provider = "openai"',
-                  f'model = "{name}"', f'base_url = "{url}"']
+        lines += [
+            f"[systems.{name}]",
+            'template = "standard"',
+            f"[systems.{name}.provider]",
+            'provider = "openai"',
+            f'model = "{name}"',
+            f'base_url = "{url}"',
+        ]
         lines += [f"{k} = {v!r}".replace("'", '"') for k, v in FAST.items()]
         if api_key_env:
             lines.append(f'api_key_env = "{api_key_env}"')
@@ -44,8 +57,12 @@ def premises() -> pd.DataFrame:
     return pd.DataFrame(
         {
             "premise_id": ["w1", "w2", "w3", "r1"],
-            "premise": ["A lighthouse keeper finds a letter.", "Time stops for everyone but you.",
-                        "The last bookshop on Mars.", "Write about a reunion at a train station."],
+            "premise": [
+                "A lighthouse keeper finds a letter.",
+                "Time stops for everyone but you.",
+                "The last bookshop on Mars.",
+                "Write about a reunion at a train station.",
+            ],
             "kind": ["prompt", "prompt", "prompt", "instruction"],
         }
     )

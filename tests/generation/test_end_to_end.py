@@ -44,19 +44,61 @@ def test_study_outputs_load_through_the_audit_loader(server, tmp_path, premises)
     (tmp_path / "p.toml").write_text(protocol_toml(server.url, concurrency=2))
     premises.to_csv(tmp_path / "premises.csv", index=False)
     out = tmp_path / "out"
-    assert main(["generate", str(tmp_path / "premises.csv"), "--protocol", str(tmp_path / "p.toml"), "--out", str(out), "--seed", "8", "-q"]) == 0
-    assert main(["labelstudio", "export", str(out / "pairs.csv"), str(out / "stories.csv"), "-o", str(tmp_path / "tasks.json")]) == 0
+    assert (
+        main(
+            [
+                "generate",
+                str(tmp_path / "premises.csv"),
+                "--protocol",
+                str(tmp_path / "p.toml"),
+                "--out",
+                str(out),
+                "--seed",
+                "8",
+                "-q",
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(
+            [
+                "labelstudio",
+                "export",
+                str(out / "pairs.csv"),
+                str(out / "stories.csv"),
+                "-o",
+                str(tmp_path / "tasks.json"),
+            ]
+        )
+        == 0
+    )
     tasks = json.loads((tmp_path / "tasks.json").read_text())
     pairs = pd.read_csv(out / "pairs.csv", dtype=str)
     export = _maker().simulate_export(tasks, pairs, CRITERIA, seed=3)
     (tmp_path / "export.json").write_text(json.dumps(export))
-    assert main(["labelstudio", "import", str(tmp_path / "export.json"), "--pairs", str(out / "pairs.csv"), "-o", str(tmp_path / "humans.csv")]) == 0
+    assert (
+        main(
+            [
+                "labelstudio",
+                "import",
+                str(tmp_path / "export.json"),
+                "--pairs",
+                str(out / "pairs.csv"),
+                "-o",
+                str(tmp_path / "humans.csv"),
+            ]
+        )
+        == 0
+    )
     rubric = tmp_path / "rubric.toml"
     options = "\n".join(f"{k} = {json.dumps(v)}" for k, v in FAST.items())
     rubric.write_text(f'[judge.provider]\nprovider = "openai"\nmodel = "judge"\nbase_url = "{server.url}"\n{options}\n')
     assert main(["score", str(out / "stories.csv"), "--rubric", str(rubric), "-o", str(tmp_path / "judge.csv")]) == 0
 
-    data = load_audit_data(tmp_path / "judge.csv", tmp_path / "humans.csv", pairs=out / "pairs.csv", stories=out / "stories.csv")
+    data = load_audit_data(
+        tmp_path / "judge.csv", tmp_path / "humans.csv", pairs=out / "pairs.csv", stories=out / "stories.csv"
+    )
     assert set(data.pairs["pair_id"]) == set(pairs["pair_id"])
     assert (data.pairs.set_index("pair_id")["focal"] == "alpha").all()
     assert set(data.criteria) == set(CRITERIA) | {"overall"}

@@ -12,14 +12,26 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from audit.inputs.formats import read_frame as read_table
 from audit.inputs.formats import read_table as audit_read_table
 from audit.inputs.problems import ProblemLog
 from audit.output_files import neutralise_cell, restore_cell
-from audit.inputs.formats import read_frame as read_table
 from generation.tables import write_csv
 
-HOSTILE = ["=HYPERLINK(\"http://x\",\"click\")", "@SUM(A1:A2)", "+cmd|' /C calc'!A0", "- a story that starts with a dash",
-           "'=already marked", "''=twice", "'quoted", "-0.5", "+3", "plain text", "=", "'"]
+HOSTILE = [
+    '=HYPERLINK("http://x","click")',
+    "@SUM(A1:A2)",
+    "+cmd|' /C calc'!A0",
+    "- a story that starts with a dash",
+    "'=already marked",
+    "''=twice",
+    "'quoted",
+    "-0.5",
+    "+3",
+    "plain text",
+    "=",
+    "'",
+]
 
 
 def _frame() -> pd.DataFrame:
@@ -35,7 +47,7 @@ def test_written_cells_cannot_run_as_formulas(tmp_path):
             assert cell in ("-0.5", "+3"), cell  # only plain numbers start with a formula character
         elif bare.startswith(("=", "+", "@")) or bare.startswith("- "):
             assert cell.startswith("'"), cell
-    assert cells[0] == "'=HYPERLINK(\"http://x\",\"click\")" and cells[4] == "''=already marked"
+    assert cells[0] == '\'=HYPERLINK("http://x","click")' and cells[4] == "''=already marked"
 
 
 def test_generation_reads_its_csv_back_exactly(tmp_path):

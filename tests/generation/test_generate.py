@@ -44,7 +44,13 @@ def test_choose_attempt():
 def test_short_stories_force_retries_and_closest_is_kept(server, tmp_path, premises):
     protocol = protocol_for(server, tmp_path, max_attempts=4)
     # alpha on the first premise: never in the window -> all 4 attempts, keep the 380-word one.
-    server.push("alpha", Reply(story(100, "one")), Reply(story(300, "two")), Reply(story(700, "three")), Reply(story(380, "four")))
+    server.push(
+        "alpha",
+        Reply(story(100, "one")),
+        Reply(story(300, "two")),
+        Reply(story(700, "three")),
+        Reply(story(380, "four")),
+    )
     # beta on the first premise: two short answers then one in the window -> 3 attempts.
     server.push("beta", Reply(story(50)), Reply(story(399)), Reply(story(401, "kept")))
     result = generate_stories(premises.iloc[:1], protocol, tmp_path / "out", rng=3)
@@ -67,7 +73,11 @@ def test_reasoning_block_is_stripped_before_counting(server, tmp_path, premises)
     result = generate_stories(premises.iloc[:1], protocol, tmp_path / "out", rng=0)
     alpha = result.stories.set_index("system").loc["alpha", "text"]
     assert "<think>" not in alpha and "Plan" not in alpha and count_words(alpha) == 450
-    record = next(json.loads(x) for x in (tmp_path / "out" / "attempts.jsonl").read_text().splitlines() if '"alpha"' in x and '"attempt"' in x)
+    record = next(
+        json.loads(x)
+        for x in (tmp_path / "out" / "attempts.jsonl").read_text().splitlines()
+        if '"alpha"' in x and '"attempt"' in x
+    )
     assert record["raw"].startswith("<think>") and record["words"] == 450  # raw kept, stripped counted
 
 
@@ -83,7 +93,9 @@ def test_reasoning_cut_by_max_tokens_is_a_retried_attempt(server, tmp_path, prem
 
 
 def test_prompts_follow_protocol(server, tmp_path, premises):
-    protocol = protocol_for(server, tmp_path, extra='[templates]\nstandard = "Story {phrasing}: {premise} ({word_min}-{word_max})"')
+    protocol = protocol_for(
+        server, tmp_path, extra='[templates]\nstandard = "Story {phrasing}: {premise} ({word_min}-{word_max})"'
+    )
     generate_stories(premises, protocol, tmp_path / "out", rng=0)
     users = {r.body["messages"][1]["content"] for r in server.chat_requests()}
     assert "Story following this instruction: Write about a reunion at a train station. (400-600)" in users
@@ -113,15 +125,24 @@ def test_blinding(server, tmp_path, premises):
 
 
 def test_seed_sides_differ_across_seeds(server, tmp_path):
-    premises = pd.DataFrame({"premise_id": [f"q{i}" for i in range(12)], "premise": [f"premise {i}" for i in range(12)]})
+    premises = pd.DataFrame(
+        {"premise_id": [f"q{i}" for i in range(12)], "premise": [f"premise {i}" for i in range(12)]}
+    )
     protocol = protocol_for(server, tmp_path)
-    sides = {tuple(generate_stories(premises, protocol, tmp_path / f"s{seed}", rng=seed).pairs.sort_values("group_id")["system_a"]) for seed in range(4)}
+    sides = {
+        tuple(
+            generate_stories(premises, protocol, tmp_path / f"s{seed}", rng=seed).pairs.sort_values("group_id")[
+                "system_a"
+            ]
+        )
+        for seed in range(4)
+    }
     assert len(sides) > 1
     assert all(sum(s == "alpha" for s in side) == 6 for side in sides)
 
 
 def test_stories_shared_across_matchups(server, tmp_path, premises):
-    extra = "[[matchups]]\nfocal = \"gamma\"\nother = \"beta\"\n"
+    extra = '[[matchups]]\nfocal = "gamma"\nother = "beta"\n'
     path = tmp_path / "p.toml"
     path.write_text(protocol_toml(server.url, systems=("alpha", "beta", "gamma")) + extra)
     result = generate_stories(premises, load_protocol(path), tmp_path / "out", rng=1)
@@ -130,7 +151,9 @@ def test_stories_shared_across_matchups(server, tmp_path, premises):
     beta = result.stories[result.stories["system"] == "beta"]
     assert beta["story_id"].nunique() == 4 and len(beta) == 8
     # a matchup's sides depend on the seed and that matchup only
-    alone = generate_stories(premises, load_protocol(path), tmp_path / "alone", rng=1, matchups=load_protocol(path).matchups[:1])
+    alone = generate_stories(
+        premises, load_protocol(path), tmp_path / "alone", rng=1, matchups=load_protocol(path).matchups[:1]
+    )
     first = result.pairs[result.pairs["matchup"] == "alpha vs beta"].set_index("pair_id")["system_a"].sort_index()
     pd.testing.assert_series_equal(alone.pairs.set_index("pair_id")["system_a"].sort_index(), first)
 
@@ -156,8 +179,10 @@ def test_resume_after_kill_never_repeats_finished_stories(server, tmp_path, prem
     protocol = protocol_for(server, tmp_path)
     out = tmp_path / "out"
     server.push("alpha", Reply(story(120)))  # alpha's first story needs a second attempt
-    shared = {"alpha": OpenAICompatProvider(model="alpha", base_url=server.url, **FAST),
-              "beta": OpenAICompatProvider(model="beta", base_url=server.url, **FAST)}
+    shared = {
+        "alpha": OpenAICompatProvider(model="alpha", base_url=server.url, **FAST),
+        "beta": OpenAICompatProvider(model="beta", base_url=server.url, **FAST),
+    }
     killer = Killer(shared["alpha"], 2)
     with pytest.raises(KeyboardInterrupt):
         generate_stories(premises, protocol, out, providers={"alpha": killer, "beta": shared["beta"]}, rng=5)
@@ -172,7 +197,9 @@ def test_resume_after_kill_never_repeats_finished_stories(server, tmp_path, prem
     result = generate_stories(premises, protocol, out, rng=None)  # seed read back from run.json
     assert result.seed == 5 and result.n_resumed == len(finished) and result.n_incomplete_lines == 1
     premise_of = dict(zip(premises["premise"], premises["premise_id"]))
-    second_run = [(r.model, next(pid for text, pid in premise_of.items() if text in r.user_text)) for r in server.chat_requests()]
+    second_run = [
+        (r.model, next(pid for text, pid in premise_of.items() if text in r.user_text)) for r in server.chat_requests()
+    ]
     assert not ({(m, p) for m, p in second_run} & finished)
     assert len(result.stories) == 8 and result.n_requested_now == 8 - len(finished)
     assert len(first_run) + len(second_run) == 9  # 8 stories + 1 retry, nothing asked twice
@@ -190,7 +217,10 @@ def test_provider_error_keeps_finished_stories(server, tmp_path, premises):
 def test_timeout_exhausted_is_provider_error(server, tmp_path, premises):
     protocol = protocol_for(server, tmp_path)
     server.push("alpha", *[Hang(3)] * 4)
-    fast = {name: OpenAICompatProvider(model=name, base_url=server.url, **{**FAST, "timeout_s": 0.1}) for name in ("alpha", "beta")}
+    fast = {
+        name: OpenAICompatProvider(model=name, base_url=server.url, **{**FAST, "timeout_s": 0.1})
+        for name in ("alpha", "beta")
+    }
     with pytest.raises(ProviderError, match="gave up after 4"):
         generate_stories(premises.iloc[:1], protocol, tmp_path / "out", providers=fast, rng=0)
 
@@ -214,7 +244,9 @@ def test_bad_inputs(server, tmp_path):
     messages = " ".join(p.message for p in info.value.problems)
     assert "duplicate premise_id" in messages and "empty premise" in messages and "empty premise_id" in messages
     with pytest.raises(InputError, match="names no template"):
-        (tmp_path / "x.toml").write_text('[systems.a]\ntemplate = "nope"\n[systems.a.provider]\nprovider = "openai"\nmodel = "m"\n')
+        (tmp_path / "x.toml").write_text(
+            '[systems.a]\ntemplate = "nope"\n[systems.a.provider]\nprovider = "openai"\nmodel = "m"\n'
+        )
         load_protocol(tmp_path / "x.toml")
     (tmp_path / "y.toml").write_text('word_target = 700\nbogus = 1\n[templates]\nstandard = "no premise {here}"\n')
     with pytest.raises(InputError) as info:
@@ -226,7 +258,16 @@ def test_bad_inputs(server, tmp_path):
 def test_cli_generate(server, tmp_path, premises, capsys):
     (tmp_path / "p.toml").write_text(protocol_toml(server.url))
     premises.to_csv(tmp_path / "premises.csv", index=False)
-    args = ["generate", str(tmp_path / "premises.csv"), "--protocol", str(tmp_path / "p.toml"), "--out", str(tmp_path / "o"), "--seed", "4"]
+    args = [
+        "generate",
+        str(tmp_path / "premises.csv"),
+        "--protocol",
+        str(tmp_path / "p.toml"),
+        "--out",
+        str(tmp_path / "o"),
+        "--seed",
+        "4",
+    ]
     assert main(args) == 0
     assert "8 stories (0 resumed" in capsys.readouterr().out
     pairs = pd.read_csv(tmp_path / "o" / "pairs.csv")

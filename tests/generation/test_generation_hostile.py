@@ -38,15 +38,29 @@ def _protocol_with(url: str, **options) -> str:
         values = dict(FAST)
         if name == "alpha":
             values.update(options)
-        lines += [f"[systems.{name}]", f"[systems.{name}.provider]", 'provider = "openai"', f'model = "{name}"', f'base_url = "{url}"']
+        lines += [
+            f"[systems.{name}]",
+            f"[systems.{name}.provider]",
+            'provider = "openai"',
+            f'model = "{name}"',
+            f'base_url = "{url}"',
+        ]
         lines += [f"{k} = {v}" for k, v in values.items()]
     lines += ["[[matchups]]", 'focal = "alpha"', 'other = "beta"']
     return "\n".join(lines) + "\n"
 
 
-@pytest.mark.parametrize("key, literal, shown", [("timeout_s", "nan", "nan"), ("backoff_base_s", "nan", "nan"),
-                                                 ("max_backoff_s", "inf", "inf"), ("deadline_s", "-inf", "-inf"),
-                                                 ("max_response_mb", "1e9", "1000000000.0"), ("max_retries", "1000000", "1000000")])
+@pytest.mark.parametrize(
+    "key, literal, shown",
+    [
+        ("timeout_s", "nan", "nan"),
+        ("backoff_base_s", "nan", "nan"),
+        ("max_backoff_s", "inf", "inf"),
+        ("deadline_s", "-inf", "-inf"),
+        ("max_response_mb", "1e9", "1000000000.0"),
+        ("max_retries", "1000000", "1000000"),
+    ],
+)
 def test_non_finite_or_unbounded_provider_keys_exit_2(server, tmp_path, premises, capsys, key, literal, shown):
     code = _generate(tmp_path, premises, _protocol_with(server.url, **{key: literal}), "-q")
     err = capsys.readouterr().err
@@ -56,12 +70,23 @@ def test_non_finite_or_unbounded_provider_keys_exit_2(server, tmp_path, premises
     assert server.chat_requests() == []  # refused before any request
 
 
-@pytest.mark.parametrize("extra, key", [("word_max = 1000000000000", "word_max"), ("max_attempts = 0", "max_attempts"),
-                                        ("concurrency = 100000", "concurrency"), ("seed = -1", "seed"),
-                                        ("[sampling]\ntemperature = nan", "sampling.temperature")])
+@pytest.mark.parametrize(
+    "extra, key",
+    [
+        ("word_max = 1000000000000", "word_max"),
+        ("max_attempts = 0", "max_attempts"),
+        ("concurrency = 100000", "concurrency"),
+        ("seed = -1", "seed"),
+        ("[sampling]\ntemperature = nan", "sampling.temperature"),
+    ],
+)
 def test_unbounded_protocol_keys_exit_2(server, tmp_path, premises, capsys, extra, key):
     protocol = protocol_toml(server.url).replace("max_attempts = 10\n", "").replace("concurrency = 1\n", "")
-    protocol = (extra + "\n" + protocol) if not extra.startswith("[") else protocol.replace("[systems.alpha]", extra + "\n[systems.alpha]", 1)
+    protocol = (
+        (extra + "\n" + protocol)
+        if not extra.startswith("[")
+        else protocol.replace("[systems.alpha]", extra + "\n[systems.alpha]", 1)
+    )
     code = _generate(tmp_path, premises, protocol, "-q")
     err = capsys.readouterr().err
     assert code == 2, err
@@ -78,13 +103,17 @@ def test_a_lone_surrogate_in_an_answer_is_replaced_and_recorded(server, tmp_path
     assert _generate(tmp_path, premises, protocol_toml(server.url), "--seed", "1", "-q") == 0
     stories = pd.read_csv(tmp_path / "out" / "stories.csv")
     assert stories["text"].str.endswith(" \ufffd").all()
-    attempts = [json.loads(line) for line in (tmp_path / "out" / "attempts.jsonl").read_text(encoding="utf-8").splitlines()]
+    attempts = [
+        json.loads(line) for line in (tmp_path / "out" / "attempts.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
     assert {a["n_replaced_characters"] for a in attempts if a["type"] == "attempt"} == {1}
 
 
 def test_a_lone_surrogate_in_the_premises_is_an_input_error(server, tmp_path, capsys):
     path = tmp_path / "premises.jsonl"
-    path.write_text('{"premise_id": "w1", "premise": "A lighthouse"}\n{"premise_id": "w2", "premise": "broken \\ud800 here"}\n')
+    path.write_text(
+        '{"premise_id": "w1", "premise": "A lighthouse"}\n{"premise_id": "w2", "premise": "broken \\ud800 here"}\n'
+    )
     assert _generate(tmp_path, path, protocol_toml(server.url), "-q") == 2
     err = capsys.readouterr().err
     assert "premises.jsonl, line 2, column 'premise'" in err and "lone UTF-16 surrogate" in err and "\\ud800" in err
@@ -109,7 +138,20 @@ def test_no_progress_output_when_stderr_is_not_a_terminal_or_quiet(server, tmp_p
     assert _generate(tmp_path, premises, protocol_toml(server.url), "--seed", "1") == 0
     assert capsys.readouterr().err == ""  # pytest's capture is not a terminal
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
-    assert main(["generate", str(tmp_path / "premises.csv"), "--protocol", str(tmp_path / "p.toml"), "--out", str(tmp_path / "o2"), "-q"]) == 0
+    assert (
+        main(
+            [
+                "generate",
+                str(tmp_path / "premises.csv"),
+                "--protocol",
+                str(tmp_path / "p.toml"),
+                "--out",
+                str(tmp_path / "o2"),
+                "-q",
+            ]
+        )
+        == 0
+    )
     assert capsys.readouterr().err == ""
 
 
@@ -118,9 +160,20 @@ def _score_cli(server, tmp_path, answer: str, capsys) -> tuple[int, pd.DataFrame
     stories = pd.DataFrame({"pair_id": ["p1", "p1"], "system": ["a", "b"], "text": ["one story", "another"]})
     stories.to_csv(tmp_path / "stories.csv", index=False)
     options = "\n".join(f"{k} = {v}" for k, v in FAST.items())
-    (tmp_path / "r.toml").write_text(f'[[personas]]\nname = "editor"\ndescription = "edits"\n'
-                                     f'[judge.provider]\nprovider = "openai"\nmodel = "judge"\nbase_url = "{server.url}"\n{options}\n')
-    code = main(["score", str(tmp_path / "stories.csv"), "--rubric", str(tmp_path / "r.toml"), "-o", str(tmp_path / "judge.csv")])
+    (tmp_path / "r.toml").write_text(
+        f'[[personas]]\nname = "editor"\ndescription = "edits"\n'
+        f'[judge.provider]\nprovider = "openai"\nmodel = "judge"\nbase_url = "{server.url}"\n{options}\n'
+    )
+    code = main(
+        [
+            "score",
+            str(tmp_path / "stories.csv"),
+            "--rubric",
+            str(tmp_path / "r.toml"),
+            "-o",
+            str(tmp_path / "judge.csv"),
+        ]
+    )
     out = capsys.readouterr().out
     judge = pd.read_csv(tmp_path / "judge.csv") if code == 0 else pd.DataFrame()
     return code, judge, out
@@ -142,18 +195,51 @@ def test_a_5000_digit_score_makes_the_answer_unparsable(server, tmp_path, capsys
 
 def test_parse_scores_extremes():
     config = load_rubric()
-    scores, invalid = parse_scores(json.dumps({"authenticity": 10**400, "empathy": -(10**400), "engagement": "1e400",
-                                               "emotion_provocation": "nan", "narrative_complexity": 3}), config)
+    scores, invalid = parse_scores(
+        json.dumps(
+            {
+                "authenticity": 10**400,
+                "empathy": -(10**400),
+                "engagement": "1e400",
+                "emotion_provocation": "nan",
+                "narrative_complexity": 3,
+            }
+        ),
+        config,
+    )
     assert scores == {"narrative_complexity": 3.0}
-    assert invalid == {"authenticity": "outside the scale", "empathy": "outside the scale", "engagement": "outside the scale",
-                       "emotion_provocation": "not a number"}
+    assert invalid == {
+        "authenticity": "outside the scale",
+        "empathy": "outside the scale",
+        "engagement": "outside the scale",
+        "emotion_provocation": "not a number",
+    }
     assert math.isinf(json.loads("1e400"))
 
 
-@pytest.mark.parametrize("extra, key", [("samples = 1000000000", "samples"), ("scale_max = inf", "scale_min"),
-                                        ("concurrency = 0", "concurrency"), ("[sampling]\ntemperature = nan", "sampling.temperature")])
+@pytest.mark.parametrize(
+    "extra, key",
+    [
+        ("samples = 1000000000", "samples"),
+        ("scale_max = inf", "scale_min"),
+        ("concurrency = 0", "concurrency"),
+        ("[sampling]\ntemperature = nan", "sampling.temperature"),
+    ],
+)
 def test_unbounded_rubric_keys_exit_2(tmp_path, capsys, extra, key):
     (tmp_path / "stories.csv").write_text("pair_id,system,text\np1,a,one\n")
     (tmp_path / "r.toml").write_text(extra + "\n")
-    assert main(["score", str(tmp_path / "stories.csv"), "--rubric", str(tmp_path / "r.toml"), "-o", str(tmp_path / "j.csv")]) == 2
+    assert (
+        main(
+            [
+                "score",
+                str(tmp_path / "stories.csv"),
+                "--rubric",
+                str(tmp_path / "r.toml"),
+                "-o",
+                str(tmp_path / "j.csv"),
+            ]
+        )
+        == 2
+    )
     assert f"column '{key}'" in capsys.readouterr().err

@@ -99,26 +99,42 @@ def test_a_same_origin_302_to_a_post_is_refused_with_where_it_pointed(server):
 
 
 def test_content_as_a_list_of_parts_is_joined_as_text(server):
-    parts = [{"type": "text", "text": "Once upon "}, {"type": "image_url", "image_url": {"url": "x"}},
-             {"type": "text", "text": "a time."}]
-    server.push("m", Message({"role": "assistant", "content": parts, "reasoning_content": [{"type": "text", "text": "hmm"}]}))
+    parts = [
+        {"type": "text", "text": "Once upon "},
+        {"type": "image_url", "image_url": {"url": "x"}},
+        {"type": "text", "text": "a time."},
+    ]
+    server.push(
+        "m", Message({"role": "assistant", "content": parts, "reasoning_content": [{"type": "text", "text": "hmm"}]})
+    )
     completion = make(server).chat(HELLO)
     assert completion.text == "Once upon a time." and completion.reasoning == "hmm"
 
 
 def test_a_lone_surrogate_is_replaced_and_counted(server):
-    server.push("m", Message({"role": "assistant", "content": "broken \ud800 text, fine \U0001F600"}))
+    server.push("m", Message({"role": "assistant", "content": "broken \ud800 text, fine \U0001f600"}))
     completion = make(server).chat(HELLO)
-    assert completion.text == "broken \ufffd text, fine \U0001F600"
+    assert completion.text == "broken \ufffd text, fine \U0001f600"
     assert completion.extra == {"n_replaced_characters": 1}
     completion.text.encode("utf-8")  # storable
     assert replace_lone_surrogates({"a\udc00": ["\ud800x", 3]}) == ({"a\ufffd": ["\ufffdx", 3]}, 2)
 
 
-@pytest.mark.parametrize("key, value", [("timeout_s", math.nan), ("timeout_s", 0), ("deadline_s", math.inf),
-                                        ("backoff_base_s", math.nan), ("max_backoff_s", math.inf), ("max_backoff_s", -1),
-                                        ("max_response_mb", 0), ("max_retries", 10**9), ("max_retries", True),
-                                        ("max_concurrency", 0)])
+@pytest.mark.parametrize(
+    "key, value",
+    [
+        ("timeout_s", math.nan),
+        ("timeout_s", 0),
+        ("deadline_s", math.inf),
+        ("backoff_base_s", math.nan),
+        ("max_backoff_s", math.inf),
+        ("max_backoff_s", -1),
+        ("max_response_mb", 0),
+        ("max_retries", 10**9),
+        ("max_retries", True),
+        ("max_concurrency", 0),
+    ],
+)
 def test_every_numeric_option_is_bounded(server, key, value):
     with pytest.raises(InputError) as info:
         make(server, **{key: value})
@@ -154,7 +170,17 @@ def test_missing_httpx_exits_4_from_generate(server, tmp_path, premises, monkeyp
     monkeypatch.setitem(sys.modules, "httpx", None)
     (tmp_path / "p.toml").write_text(protocol_toml(server.url))
     premises.to_csv(tmp_path / "premises.csv", index=False)
-    code = main(["generate", str(tmp_path / "premises.csv"), "--protocol", str(tmp_path / "p.toml"), "--out", str(tmp_path / "o"), "-q"])
+    code = main(
+        [
+            "generate",
+            str(tmp_path / "premises.csv"),
+            "--protocol",
+            str(tmp_path / "p.toml"),
+            "--out",
+            str(tmp_path / "o"),
+            "-q",
+        ]
+    )
     assert code == 4 and "judge-transfer-audit[http]" in capsys.readouterr().err
 
 

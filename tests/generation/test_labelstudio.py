@@ -35,7 +35,9 @@ def study(maker, tmp_path_factory):
 
 
 def test_labelling_config_structure():
-    root = ET.fromstring(labelling_config(CRITERIA, definitions={"empathy": 'Feel "with" <them> & more'}, allow_tie=True))
+    root = ET.fromstring(
+        labelling_config(CRITERIA, definitions={"empathy": 'Feel "with" <them> & more'}, allow_tie=True)
+    )
     choices = {c.get("name"): c for c in root.iter("Choices")}
     assert list(choices) == CRITERIA + ["overall"]
     for element in choices.values():
@@ -87,13 +89,28 @@ def test_round_trip_maps_sides_to_systems(study, maker):
     redo = humans[(humans["pair_id"] == tasks[1]["data"]["pair_id"]) & (humans["reader_id"] == "21")]
     assert (redo["choice"] == by_pair.loc[tasks[1]["data"]["pair_id"], "system_a"]).all()
     assert len(humans) == (2 * len(tasks) - 1) * 6
-    lead = {(str(a["completed_by"]), t["data"]["pair_id"]): a["lead_time"] for t in export for a in t["annotations"] if not a["was_cancelled"]}
+    lead = {
+        (str(a["completed_by"]), t["data"]["pair_id"]): a["lead_time"]
+        for t in export
+        for a in t["annotations"]
+        if not a["was_cancelled"]
+    }
     assert all(row.seconds == lead[(row.reader_id, row.pair_id)] for row in humans.itertuples())
 
 
 def test_import_sample_export_cli(tmp_path, capsys):
-    code = main(["labelstudio", "import", str(FIXTURE / "sample_export.json"), "--pairs", str(FIXTURE / "out" / "pairs.csv"),
-                 "-o", str(tmp_path / "humans.csv"), "--anonymise-readers"])
+    code = main(
+        [
+            "labelstudio",
+            "import",
+            str(FIXTURE / "sample_export.json"),
+            "--pairs",
+            str(FIXTURE / "out" / "pairs.csv"),
+            "-o",
+            str(tmp_path / "humans.csv"),
+            "--anonymise-readers",
+        ]
+    )
     assert code == 0
     humans = pd.read_csv(tmp_path / "humans.csv", keep_default_na=False)
     assert list(humans.columns) == ["pair_id", "reader_id", "criterion", "choice", "seconds", "comment", "shown_first"]
@@ -106,7 +123,16 @@ def test_import_sample_export_cli(tmp_path, capsys):
 
 
 def test_export_cli(tmp_path):
-    code = main(["labelstudio", "export", str(FIXTURE / "out" / "pairs.csv"), str(FIXTURE / "out" / "stories.csv"), "-o", str(tmp_path / "t.json")])
+    code = main(
+        [
+            "labelstudio",
+            "export",
+            str(FIXTURE / "out" / "pairs.csv"),
+            str(FIXTURE / "out" / "stories.csv"),
+            "-o",
+            str(tmp_path / "t.json"),
+        ]
+    )
     assert code == 0
     assert json.loads((tmp_path / "t.json").read_text()) == json.loads((FIXTURE / "tasks.json").read_text())
     assert (tmp_path / "t_config.xml").read_text() == (FIXTURE / "config.xml").read_text()
@@ -126,7 +152,20 @@ def test_import_errors(tmp_path):
     with pytest.raises(InputError, match="JSON-MIN"):
         import_export(tmp_path / "min.json", pairs)
     (tmp_path / "bad.json").write_text("{")
-    assert main(["labelstudio", "import", str(tmp_path / "bad.json"), "--pairs", str(FIXTURE / "out" / "pairs.csv"), "-o", str(tmp_path / "h.csv")]) == 2
+    assert (
+        main(
+            [
+                "labelstudio",
+                "import",
+                str(tmp_path / "bad.json"),
+                "--pairs",
+                str(FIXTURE / "out" / "pairs.csv"),
+                "-o",
+                str(tmp_path / "h.csv"),
+            ]
+        )
+        == 2
+    )
 
 
 def test_completed_by_object_and_unanswered(tmp_path):

@@ -40,14 +40,54 @@ def _first_annotation(tasks):
 CASES = {
     "lead_time as text": (lambda t: _first_annotation(t).update(lead_time="5 min"), "lead_time", "'5 min'", "seconds"),
     "data as a string": (lambda t: t[0].update(data="pair p1"), "data", "'data' is not an object", "Fix:"),
-    "annotation not an object": (lambda t: t[0]["annotations"].insert(0, "annotation"), "annotations[0]", "is not an object", "Fix:"),
-    "result item not an object": (lambda t: _first_annotation(t)["result"].insert(0, 42), "result[0]", "not an object", "Fix:"),
-    "value as a list": (lambda t: _first_annotation(t)["result"][0].update(value=["left"]), "result[0].value", "is not an object", "Fix:"),
-    "choices not strings": (lambda t: _first_annotation(t)["result"][0]["value"].update(choices=[{"x": 1}]), "value.choices", "not a list of strings", "Fix:"),
-    "annotations not a list": (lambda t: t[0].update(annotations={"id": 1}), "annotations", "'annotations' is not a list", "Fix:"),
-    "result not a list": (lambda t: _first_annotation(t).update(result="left"), "result", "'result' is not a list", "Fix:"),
-    "negative lead_time": (lambda t: _first_annotation(t).update(lead_time=-3), "lead_time", "not a number of seconds", "Fix:"),
-    "two choices at once": (lambda t: _first_annotation(t)["result"][0]["value"].update(choices=["left", "right"]), "value.choices", "more than one choice", "single choice"),
+    "annotation not an object": (
+        lambda t: t[0]["annotations"].insert(0, "annotation"),
+        "annotations[0]",
+        "is not an object",
+        "Fix:",
+    ),
+    "result item not an object": (
+        lambda t: _first_annotation(t)["result"].insert(0, 42),
+        "result[0]",
+        "not an object",
+        "Fix:",
+    ),
+    "value as a list": (
+        lambda t: _first_annotation(t)["result"][0].update(value=["left"]),
+        "result[0].value",
+        "is not an object",
+        "Fix:",
+    ),
+    "choices not strings": (
+        lambda t: _first_annotation(t)["result"][0]["value"].update(choices=[{"x": 1}]),
+        "value.choices",
+        "not a list of strings",
+        "Fix:",
+    ),
+    "annotations not a list": (
+        lambda t: t[0].update(annotations={"id": 1}),
+        "annotations",
+        "'annotations' is not a list",
+        "Fix:",
+    ),
+    "result not a list": (
+        lambda t: _first_annotation(t).update(result="left"),
+        "result",
+        "'result' is not a list",
+        "Fix:",
+    ),
+    "negative lead_time": (
+        lambda t: _first_annotation(t).update(lead_time=-3),
+        "lead_time",
+        "not a number of seconds",
+        "Fix:",
+    ),
+    "two choices at once": (
+        lambda t: _first_annotation(t)["result"][0]["value"].update(choices=["left", "right"]),
+        "value.choices",
+        "more than one choice",
+        "single choice",
+    ),
 }
 
 
@@ -100,7 +140,9 @@ def test_numeric_text_lead_time_and_pairwise_results(export):
     tasks = copy.deepcopy(export)[:1]
     annotation = _first_annotation(tasks)
     annotation["lead_time"] = "12.5"
-    annotation["result"] = [{"type": "pairwise", "from_name": "overall", "to_name": "premise", "value": {"selected": "right"}}]
+    annotation["result"] = [
+        {"type": "pairwise", "from_name": "overall", "to_name": "premise", "value": {"selected": "right"}}
+    ]
     pairs = pd.read_csv(PAIRS, dtype=str)
     humans = import_export(tasks, pairs).humans
     pair = pairs.set_index("pair_id").loc[tasks[0]["data"]["pair_id"]]

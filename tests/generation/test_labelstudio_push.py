@@ -53,7 +53,9 @@ class MemoryServer:
     def import_tasks(self, project_id, tasks):
         for task in tasks:
             self._next_task += 1
-            self.tasks[project_id].append({"id": self._next_task, "data": copy.deepcopy(task["data"]), "annotations": []})
+            self.tasks[project_id].append(
+                {"id": self._next_task, "data": copy.deepcopy(task["data"]), "annotations": []}
+            )
         self.calls.append(f"import {project_id} {len(tasks)}")
 
     def task_ids(self, project_id):
@@ -68,7 +70,9 @@ class MemoryServer:
 
 @pytest.fixture
 def study():
-    return pd.read_csv(FIXTURE / "out" / "pairs.csv", dtype=str), pd.read_csv(FIXTURE / "out" / "stories.csv", dtype=str)
+    return pd.read_csv(FIXTURE / "out" / "pairs.csv", dtype=str), pd.read_csv(
+        FIXTURE / "out" / "stories.csv", dtype=str
+    )
 
 
 def test_reader_plans_are_seeded_balanced_and_personal(study):
@@ -80,7 +84,10 @@ def test_reader_plans_are_seeded_balanced_and_personal(study):
     by_pair = pairs.set_index("pair_id")
     for order, flipped in plans.values():
         assert sorted(order) == sorted(pairs["pair_id"])
-        focal_first = sum((by_pair.loc[p, "system_b"] if p in flipped else by_pair.loc[p, "system_a"]) == by_pair.loc[p, "focal"] for p in order)
+        focal_first = sum(
+            (by_pair.loc[p, "system_b"] if p in flipped else by_pair.loc[p, "system_a"]) == by_pair.loc[p, "focal"]
+            for p in order
+        )
         assert focal_first == len(pairs) // 2
     order, flipped = reader_plan(pairs, None, 3)  # shared: pairs.csv as it is
     assert order == list(pairs.sort_values("position", key=lambda s: s.astype(int))["pair_id"]) and flipped == set()
@@ -98,7 +105,9 @@ def test_push_records_each_reader_order_and_pull_maps_it_back(study, tmp_path):
         assert settings["sampling"] == "Sequential sampling" and settings["maximum_annotations"] == 1
         assert "reasoner" not in settings["label_config"]
         order, flipped = reader_plan(pairs, project.reader, 9)
-        assert [t.pair_id for t in project.tasks] == order and [t.position for t in project.tasks] == list(range(1, len(order) + 1))
+        assert [t.pair_id for t in project.tasks] == order and [t.position for t in project.tasks] == list(
+            range(1, len(order) + 1)
+        )
         for task, on_server in zip(project.tasks, server.tasks[project.project_id]):
             assert task.task_id == on_server["id"] and task.story_left_id == on_server["data"]["story_left_id"]
             pair = pairs.set_index("pair_id").loc[task.pair_id]
@@ -106,12 +115,21 @@ def test_push_records_each_reader_order_and_pull_maps_it_back(study, tmp_path):
     # ann (user 7) picks "left" everywhere in her project: pull maps each click to the system she saw on the left
     ann = manifest.projects[0]
     for task in server.tasks[ann.project_id]:
-        task["annotations"] = [{"id": task["id"], "completed_by": 7, "lead_time": 30.5, "was_cancelled": False,
-                                "result": [{"type": "choices", "from_name": "overall", "value": {"choices": ["left"]}}]}]
+        task["annotations"] = [
+            {
+                "id": task["id"],
+                "completed_by": 7,
+                "lead_time": 30.5,
+                "was_cancelled": False,
+                "result": [{"type": "choices", "from_name": "overall", "value": {"choices": ["left"]}}],
+            }
+        ]
     humans = pull_study(tmp_path / "m.json", pairs, server, tmp_path / "humans.csv").humans
     shown = {t.pair_id: t.shown_first for t in ann.tasks}
     assert set(humans["reader_id"]) == {"ann@example.org"} and len(humans) == len(pairs)
-    assert (humans["choice"] == humans["pair_id"].map(shown)).all() and (humans["shown_first"] == humans["choice"]).all()
+    assert (humans["choice"] == humans["pair_id"].map(shown)).all() and (
+        humans["shown_first"] == humans["choice"]
+    ).all()
     assert "m.json" not in humans.to_csv()  # nothing but votes
 
 
@@ -129,11 +147,14 @@ def test_a_second_push_updates_and_adds_only_new_pairs(study, tmp_path):
     assert again.manifest.seed == 1
 
 
-@pytest.mark.parametrize("change, message", [
-    (dict(seed=2), "pushed with seed 1, not 2"),
-    (dict(readers=[]), "holds a per-reader study"),
-    (dict(url="http://other:8080"), "is for the server at http://ls.example:8080"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (dict(seed=2), "pushed with seed 1, not 2"),
+        (dict(readers=[]), "holds a per-reader study"),
+        (dict(url="http://other:8080"), "is for the server at http://ls.example:8080"),
+    ],
+)
 def test_a_push_that_would_mix_studies_is_refused(study, tmp_path, change, message):
     pairs, stories = study
     push_study(pairs, stories, MemoryServer(), tmp_path / "m.json", readers=["ann"], seed=1)
@@ -155,7 +176,8 @@ def test_shared_project_needs_overlap_and_readers_are_checked(study, tmp_path):
     result = push_study(pairs, stories, server, tmp_path / "m.json", overlap=3)
     assert server.projects[1]["maximum_annotations"] == 3 and result.manifest.projects[0].reader is None
     assert [t.shown_first for t in result.manifest.projects[0].tasks] == list(
-        pairs.sort_values("position", key=lambda s: s.astype(int))["system_a"])
+        pairs.sort_values("position", key=lambda s: s.astype(int))["system_a"]
+    )
 
 
 def test_pull_refuses_a_task_whose_left_story_changed(study, tmp_path):
@@ -185,13 +207,43 @@ def test_cli_without_token_sdk_or_url(tmp_path, monkeypatch, capsys):
     manifest = ["--manifest", str(tmp_path / "m.json")]
     monkeypatch.delenv("JA_NO_TOKEN", raising=False)
     monkeypatch.delenv("LABEL_STUDIO_URL", raising=False)
-    assert main(["labelstudio", "push", pairs, stories, "--url", "http://127.0.0.1:9", "--token-env", "JA_NO_TOKEN", *manifest]) == 2
+    assert (
+        main(
+            [
+                "labelstudio",
+                "push",
+                pairs,
+                stories,
+                "--url",
+                "http://127.0.0.1:9",
+                "--token-env",
+                "JA_NO_TOKEN",
+                *manifest,
+            ]
+        )
+        == 2
+    )
     assert "JA_NO_TOKEN is not set" in capsys.readouterr().err
     monkeypatch.setenv("JA_NO_TOKEN", "secret-token-value-123")
     assert main(["labelstudio", "push", pairs, stories, "--token-env", "JA_NO_TOKEN", *manifest]) == 2
     assert "no Label Studio server given" in capsys.readouterr().err
     monkeypatch.setitem(sys.modules, "label_studio_sdk", None)
-    assert main(["labelstudio", "push", pairs, stories, "--url", "http://127.0.0.1:9", "--token-env", "JA_NO_TOKEN", *manifest]) == 4
+    assert (
+        main(
+            [
+                "labelstudio",
+                "push",
+                pairs,
+                stories,
+                "--url",
+                "http://127.0.0.1:9",
+                "--token-env",
+                "JA_NO_TOKEN",
+                *manifest,
+            ]
+        )
+        == 4
+    )
     err = capsys.readouterr().err
     assert "judge-transfer-audit[labelstudio]" in err and "secret-token-value-123" not in err
     assert not (tmp_path / "m.json").exists()

@@ -50,7 +50,9 @@ def _free_port() -> int:
 def _binary() -> str:
     binary = os.environ.get("LABEL_STUDIO_BIN", "")
     if not binary or not Path(binary).is_file():
-        pytest.skip("LABEL_STUDIO_BIN is not set to a label-studio executable (.ci/run installs Label Studio in its own venv)")
+        pytest.skip(
+            "LABEL_STUDIO_BIN is not set to a label-studio executable (.ci/run installs Label Studio in its own venv)"
+        )
     return binary
 
 
@@ -58,24 +60,57 @@ def _binary() -> str:
 def label_studio(tmp_path_factory):
     """A Label Studio server on 127.0.0.1 with a made-up admin and token; stopped afterwards."""
     binary = _binary()
-    pytest.importorskip("label_studio_sdk", reason="label-studio-sdk is not installed (pip install 'judge-transfer-audit[labelstudio]')")
+    pytest.importorskip(
+        "label_studio_sdk", reason="label-studio-sdk is not installed (pip install 'judge-transfer-audit[labelstudio]')"
+    )
     data = tmp_path_factory.mktemp("label-studio-data")
     port = _free_port()
     token = secrets.token_hex(20)
-    env = {**os.environ, "LABEL_STUDIO_BASE_DATA_DIR": str(data), "LATEST_VERSION_CHECK": "false", "COLLECT_ANALYTICS": "false",
-           "SENTRY_DSN": "", "FRONTEND_SENTRY_DSN": "", "LABEL_STUDIO_DISABLE_SIGNUP_WITHOUT_LINK": "true",
-           "DJANGO_DB": "sqlite", "NO_PROXY": "127.0.0.1,localhost"}
+    env = {
+        **os.environ,
+        "LABEL_STUDIO_BASE_DATA_DIR": str(data),
+        "LATEST_VERSION_CHECK": "false",
+        "COLLECT_ANALYTICS": "false",
+        "SENTRY_DSN": "",
+        "FRONTEND_SENTRY_DSN": "",
+        "LABEL_STUDIO_DISABLE_SIGNUP_WITHOUT_LINK": "true",
+        "DJANGO_DB": "sqlite",
+        "NO_PROXY": "127.0.0.1,localhost",
+    }
     log = open(data / "server.log", "wb")
     start = time.monotonic()
     process = subprocess.Popen(
-        [binary, "start", "--data-dir", str(data), "--port", str(port), "--internal-host", "127.0.0.1", "--no-browser",
-         "--username", "admin@example.org", "--password", secrets.token_hex(8), "--user-token", token, "--enable-legacy-api-token"],
-        env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        [
+            binary,
+            "start",
+            "--data-dir",
+            str(data),
+            "--port",
+            str(port),
+            "--internal-host",
+            "127.0.0.1",
+            "--no-browser",
+            "--username",
+            "admin@example.org",
+            "--password",
+            secrets.token_hex(8),
+            "--user-token",
+            token,
+            "--enable-legacy-api-token",
+        ],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         while True:
             if process.poll() is not None:
-                pytest.fail(f"Label Studio exited with {process.returncode}:\n{(data / 'server.log').read_text()[-3000:]}")
+                pytest.fail(
+                    f"Label Studio exited with {process.returncode}:\n{(data / 'server.log').read_text()[-3000:]}"
+                )
             try:
                 with urllib.request.urlopen(url + "/health", timeout=2) as response:
                     if response.status == 200:
@@ -83,7 +118,9 @@ def label_studio(tmp_path_factory):
             except OSError:
                 pass
             if time.monotonic() - start > START_DEADLINE_S:
-                pytest.fail(f"Label Studio not up after {START_DEADLINE_S}s:\n{(data / 'server.log').read_text()[-3000:]}")
+                pytest.fail(
+                    f"Label Studio not up after {START_DEADLINE_S}s:\n{(data / 'server.log').read_text()[-3000:]}"
+                )
             time.sleep(1)
         started_s = time.monotonic() - start
         yield {"url": url, "token": token, "started_s": started_s, "log": data / "server.log"}
@@ -116,11 +153,17 @@ def _annotate(client, project_id: int, user_id: int, reader: str, p_focal: float
             result.append({"from_name": name, "to_name": "premise", "type": "choices", "value": {"choices": [side]}})
         comment = f"{reader} on task {k}" if k % 2 == 0 else ""
         if comment:
-            result.append({"from_name": "comment", "to_name": "premise", "type": "textarea", "value": {"text": [comment]}})
+            result.append(
+                {"from_name": "comment", "to_name": "premise", "type": "textarea", "value": {"text": [comment]}}
+            )
         lead_time = float(np.round(rng.uniform(30, 300), 3))
         client.annotations.create(id=task.id, result=result, lead_time=lead_time, completed_by=user_id)
-        clicked[task.data["pair_id"]] = {"sides": sides, "seconds": lead_time, "comment": comment,
-                                         "left_story": task.data["story_left_id"]}
+        clicked[task.data["pair_id"]] = {
+            "sides": sides,
+            "seconds": lead_time,
+            "comment": comment,
+            "left_story": task.data["story_left_id"],
+        }
     return clicked
 
 
@@ -140,8 +183,23 @@ def test_push_annotate_pull_audit_on_a_real_server(label_studio, tmp_path, monke
 
     t = time.monotonic()
     readers = [x for r in READERS for x in ("--reader", r)]
-    assert main(["labelstudio", "push", str(study / "pairs.csv"), str(study / "stories.csv"), *common, *readers, "--seed", "11",
-                 "--title", "Stories"]) == 0
+    assert (
+        main(
+            [
+                "labelstudio",
+                "push",
+                str(study / "pairs.csv"),
+                str(study / "stories.csv"),
+                *common,
+                *readers,
+                "--seed",
+                "11",
+                "--title",
+                "Stories",
+            ]
+        )
+        == 0
+    )
     timings["push"] = time.monotonic() - t
     manifest = json.loads((study / "labelstudio.json").read_text())
     assert [p["reader"] for p in manifest["projects"]] == list(READERS)
@@ -167,7 +225,10 @@ def test_push_annotate_pull_audit_on_a_real_server(label_studio, tmp_path, monke
     timings["annotate (3 readers)"] = time.monotonic() - t
 
     t = time.monotonic()
-    assert main(["labelstudio", "pull", "--pairs", str(study / "pairs.csv"), "-o", str(study / "humans.csv"), *common]) == 0
+    assert (
+        main(["labelstudio", "pull", "--pairs", str(study / "pairs.csv"), "-o", str(study / "humans.csv"), *common])
+        == 0
+    )
     timings["pull"] = time.monotonic() - t
     pulled = capsys.readouterr().out
     assert "1 cancelled" in pulled and "17 annotations" in pulled
@@ -189,17 +250,51 @@ def test_push_annotate_pull_audit_on_a_real_server(label_studio, tmp_path, monke
 
     # a judge for the same stories (scripted), then the audit on the pulled votes
     with ScriptedServer(lifetime_s=120) as judge_server:
-        judge_server.responder = lambda body: Reply(json.dumps({c: 2 + len(body["messages"][1]["content"]) % 3 for c in CRITERIA}))
+        judge_server.responder = lambda body: Reply(
+            json.dumps({c: 2 + len(body["messages"][1]["content"]) % 3 for c in CRITERIA})
+        )
         options = "\n".join(f"{k} = {json.dumps(v)}" for k, v in FAST.items())
-        (tmp_path / "rubric.toml").write_text(f'[judge.provider]\nprovider = "openai"\nmodel = "judge"\nbase_url = "{judge_server.url}"\n{options}\n')
-        assert main(["score", str(study / "stories.csv"), "--rubric", str(tmp_path / "rubric.toml"), "-o", str(study / "judge.csv")]) == 0
+        (tmp_path / "rubric.toml").write_text(
+            f'[judge.provider]\nprovider = "openai"\nmodel = "judge"\nbase_url = "{judge_server.url}"\n{options}\n'
+        )
+        assert (
+            main(
+                [
+                    "score",
+                    str(study / "stories.csv"),
+                    "--rubric",
+                    str(tmp_path / "rubric.toml"),
+                    "-o",
+                    str(study / "judge.csv"),
+                ]
+            )
+            == 0
+        )
     t = time.monotonic()
-    code = main(["run", str(study / "judge.csv"), str(study / "humans.csv"), "--pairs", str(study / "pairs.csv"),
-                 "--out", str(tmp_path / "audit-out"), "--no-uncertainty", "-q"])
+    code = main(
+        [
+            "run",
+            str(study / "judge.csv"),
+            str(study / "humans.csv"),
+            "--pairs",
+            str(study / "pairs.csv"),
+            "--out",
+            str(tmp_path / "audit-out"),
+            "--no-uncertainty",
+            "-q",
+        ]
+    )
     timings["audit run"] = time.monotonic() - t
     assert code == 0
     result = json.loads((tmp_path / "audit-out" / "result.json").read_text())
-    assert result["status"] in ("PASS", "WARN", "FAIL", "INCONCLUSIVE", "INSUFFICIENT", "ERROR")  # any decision: the point is the round trip
+    assert result["status"] in (
+        "PASS",
+        "WARN",
+        "FAIL",
+        "INCONCLUSIVE",
+        "INSUFFICIENT",
+        "ERROR",
+    )  # any decision: the point is the round trip
 
     # the token is nowhere but in the requests
     printed = capsys.readouterr()
@@ -212,8 +307,22 @@ def test_push_annotate_pull_audit_on_a_real_server(label_studio, tmp_path, monke
 
 def test_a_refused_token_is_an_input_error(label_studio, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("JA_LS_BAD", "not-the-token-" + "0" * 26)
-    code = main(["labelstudio", "push", str(FIXTURE / "out" / "pairs.csv"), str(FIXTURE / "out" / "stories.csv"),
-                 "--url", label_studio["url"], "--token-env", "JA_LS_BAD", "--reader", "x", "--manifest", str(tmp_path / "m.json")])
+    code = main(
+        [
+            "labelstudio",
+            "push",
+            str(FIXTURE / "out" / "pairs.csv"),
+            str(FIXTURE / "out" / "stories.csv"),
+            "--url",
+            label_studio["url"],
+            "--token-env",
+            "JA_LS_BAD",
+            "--reader",
+            "x",
+            "--manifest",
+            str(tmp_path / "m.json"),
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2 and "refused the token" in err and "JA_LS_BAD" in err and "not-the-token" not in err
     assert not (tmp_path / "m.json").exists()

@@ -55,7 +55,9 @@ def test_journal_tolerates_a_cut_line_only_at_a_run_boundary(tmp_path):
 
 
 def test_score_failure_keeps_answers_and_resumes(server, tmp_path):
-    answer = json.dumps({c: 4 for c in ("authenticity", "empathy", "engagement", "emotion_provocation", "narrative_complexity")})
+    answer = json.dumps(
+        {c: 4 for c in ("authenticity", "empathy", "engagement", "emotion_provocation", "narrative_complexity")}
+    )
     server.responder = lambda body: Reply(answer)
     server.push("judge", Reply(answer), Reply(answer), Status(403, message="quota"))
     stories = pd.DataFrame({"pair_id": ["p1", "p1"], "system": ["a", "b"], "text": ["one", "two"]})

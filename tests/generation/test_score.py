@@ -33,16 +33,27 @@ def test_default_rubric(config):
 
 
 def test_parse_scores(config):
-    good = json.dumps({"authenticity": 4, "empathy": 5, "engagement": "3", "emotion_provocation": 1, "narrative_complexity": 2})
+    good = json.dumps(
+        {"authenticity": 4, "empathy": 5, "engagement": "3", "emotion_provocation": 1, "narrative_complexity": 2}
+    )
     scores, invalid = parse_scores(good, config)
-    assert scores == {"authenticity": 4, "empathy": 5, "engagement": 3, "emotion_provocation": 1, "narrative_complexity": 2} and not invalid
+    assert (
+        scores
+        == {"authenticity": 4, "empathy": 5, "engagement": 3, "emotion_provocation": 1, "narrative_complexity": 2}
+        and not invalid
+    )
     fenced = "<think>I think 2 is right {not json}</think>\n```json\n" + good + "\n```"
     assert parse_scores(fenced, config)[0] == scores
     partial = json.dumps({"Authenticity": 3.5, "empathy": 7, "engagement": "high", "emotion_provocation": True})
     scores, invalid = parse_scores(partial, config)
     assert scores == {}
-    assert invalid == {"authenticity": "not an integer", "empathy": "outside the scale", "engagement": "not a number",
-                       "emotion_provocation": "not a number", "narrative_complexity": "missing"}
+    assert invalid == {
+        "authenticity": "not an integer",
+        "empathy": "outside the scale",
+        "engagement": "not a number",
+        "emotion_provocation": "not a number",
+        "narrative_complexity": "missing",
+    }
     scores, invalid = parse_scores('{"authenticity": 4, "empathy": ', config)
     assert scores == {} and set(invalid.values()) == {"answer is not a JSON object"} and len(invalid) == 5
     assert parse_scores("I would give it a 4.", config)[0] == {}
@@ -53,7 +64,9 @@ def _judge_answer(body):
     if "BROKEN" in story:
         return Reply("{authenticity: 4, empathy: 3")  # malformed JSON
     if "THINKER" in story:
-        return Reply("<think>" + json.dumps({c: 1 for c in CRITERIA}) + "</think>" + json.dumps({c: 5 for c in CRITERIA}))
+        return Reply(
+            "<think>" + json.dumps({c: 1 for c in CRITERIA}) + "</think>" + json.dumps({c: 5 for c in CRITERIA})
+        )
     return Reply(json.dumps({c: 3 for c in CRITERIA} | {"empathy": 9}))
 
 
@@ -104,7 +117,9 @@ def test_score_stories(server, tmp_path, config, stories):
 def test_cycle_personas_and_samples(server, tmp_path, stories):
     server.responder = _judge_answer
     config = load_rubric(overrides={"persona_mode": "cycle", "samples": 4})
-    assert [p.name for _, p in config.requests_for_story()] == [p.name for p in config.personas] + [config.personas[0].name]
+    assert [p.name for _, p in config.requests_for_story()] == [p.name for p in config.personas] + [
+        config.personas[0].name
+    ]
     provider = OpenAICompatProvider(model="judge", base_url=server.url, **FAST)
     result = score_stories(stories, config, tmp_path / "j.csv", provider=provider)
     assert result.n_requests_now == 12
@@ -112,14 +127,18 @@ def test_cycle_personas_and_samples(server, tmp_path, stories):
 
 def test_bad_rubric(tmp_path):
     path = tmp_path / "r.toml"
-    path.write_text('scale_min = 5\nscale_max = 1\nsamples = 0\npersona_mode = "some"\nextra = 1\n[[criteria]]\nname = "x"\n[[criteria]]\nname = "x"\n')
+    path.write_text(
+        'scale_min = 5\nscale_max = 1\nsamples = 0\npersona_mode = "some"\nextra = 1\n[[criteria]]\nname = "x"\n[[criteria]]\nname = "x"\n'
+    )
     with pytest.raises(InputError) as info:
         load_rubric(path)
     text = str(info.value)
     for word in ("scale_min", "samples", "persona_mode", "extra", "criterion listed twice"):
         assert word in text
     with pytest.raises(InputError, match="no judge model configured"):
-        score_stories(pd.DataFrame({"pair_id": ["p"], "system": ["a"], "text": ["t"]}), load_rubric(), tmp_path / "j.csv")
+        score_stories(
+            pd.DataFrame({"pair_id": ["p"], "system": ["a"], "text": ["t"]}), load_rubric(), tmp_path / "j.csv"
+        )
 
 
 def test_cli_score(server, tmp_path, stories, capsys):
@@ -127,8 +146,21 @@ def test_cli_score(server, tmp_path, stories, capsys):
     stories.to_csv(tmp_path / "stories.csv", index=False)
     rubric = tmp_path / "rubric.toml"
     options = "\n".join(f"{k} = {json.dumps(v)}" for k, v in FAST.items())
-    rubric.write_text(f'judge_id = "mine"\n[judge.provider]\nprovider = "openai"\nmodel = "j"\nbase_url = "{server.url}"\n{options}\n')
-    code = main(["score", str(tmp_path / "stories.csv"), "--rubric", str(rubric), "-o", str(tmp_path / "judge.csv"), "--samples", "2"])
+    rubric.write_text(
+        f'judge_id = "mine"\n[judge.provider]\nprovider = "openai"\nmodel = "j"\nbase_url = "{server.url}"\n{options}\n'
+    )
+    code = main(
+        [
+            "score",
+            str(tmp_path / "stories.csv"),
+            "--rubric",
+            str(rubric),
+            "-o",
+            str(tmp_path / "judge.csv"),
+            "--samples",
+            "2",
+        ]
+    )
     assert code == 0
     judge = pd.read_csv(tmp_path / "judge.csv")
     assert set(judge["judge"]) == {"mine"} and judge["sample"].max() == 5  # 3 personas x 2 samples
@@ -140,8 +172,10 @@ def test_empty_or_duplicate_stories_are_refused_before_any_request(server, tmp_p
     """An empty story would be sent to the judge and scored: refuse it, and a duplicate row."""
     rubric = tmp_path / "r.toml"
     rubric.write_text(f'[judge.provider]\nprovider = "openai"\nmodel = "j"\nbase_url = "{server.url}"\n')
-    for body, needle in (("p1,a,\np1,b,hello\n", "line 2, column 'text': empty text"),
-                         ("p1,a,x\np1,a,y\n", "line 3, column 'pair_id': the same pair_id and system twice")):
+    for body, needle in (
+        ("p1,a,\np1,b,hello\n", "line 2, column 'text': empty text"),
+        ("p1,a,x\np1,a,y\n", "line 3, column 'pair_id': the same pair_id and system twice"),
+    ):
         path = tmp_path / "s.csv"
         path.write_text("pair_id,system,text\n" + body)
         assert main(["score", str(path), "--rubric", str(rubric), "-o", str(tmp_path / "j.csv")]) == 2

@@ -23,15 +23,64 @@ def test_key_never_leaks(server, tmp_path, premises, monkeypatch, caplog, capsys
     premises.to_csv(tmp_path / "premises.csv", index=False)
     # the server misbehaves first: a 429 whose body echoes the key, then a refusal echoing it
     server.push("alpha", Status(429, retry_after=0.0, message=f"rate limited for key {SECRET}"))
-    assert main(["generate", str(tmp_path / "premises.csv"), "--protocol", str(tmp_path / "p.toml"), "--out", str(tmp_path / "out"), "--seed", "1"]) == 0
+    assert (
+        main(
+            [
+                "generate",
+                str(tmp_path / "premises.csv"),
+                "--protocol",
+                str(tmp_path / "p.toml"),
+                "--out",
+                str(tmp_path / "out"),
+                "--seed",
+                "1",
+            ]
+        )
+        == 0
+    )
     rubric = tmp_path / "r.toml"
-    options = "\n".join(f'{k} = {v}' for k, v in FAST.items())
-    rubric.write_text(f'[judge.provider]\nprovider = "openai"\nmodel = "judge"\nbase_url = "{server.url}"\napi_key_env = "JA_TEST_KEY"\n{options}\n')
-    server.responder = lambda body: Reply('{"authenticity": 3, "empathy": 3, "engagement": 3, "emotion_provocation": 3, "narrative_complexity": 3}') if body["model"] == "judge" else None
-    assert main(["score", str(tmp_path / "out" / "stories.csv"), "--rubric", str(rubric), "-o", str(tmp_path / "judge.csv")]) == 0
-    assert main(["labelstudio", "export", str(tmp_path / "out" / "pairs.csv"), str(tmp_path / "out" / "stories.csv"), "-o", str(tmp_path / "tasks.json")]) == 0
+    options = "\n".join(f"{k} = {v}" for k, v in FAST.items())
+    rubric.write_text(
+        f'[judge.provider]\nprovider = "openai"\nmodel = "judge"\nbase_url = "{server.url}"\napi_key_env = "JA_TEST_KEY"\n{options}\n'
+    )
+    server.responder = lambda body: (
+        Reply('{"authenticity": 3, "empathy": 3, "engagement": 3, "emotion_provocation": 3, "narrative_complexity": 3}')
+        if body["model"] == "judge"
+        else None
+    )
+    assert (
+        main(
+            ["score", str(tmp_path / "out" / "stories.csv"), "--rubric", str(rubric), "-o", str(tmp_path / "judge.csv")]
+        )
+        == 0
+    )
+    assert (
+        main(
+            [
+                "labelstudio",
+                "export",
+                str(tmp_path / "out" / "pairs.csv"),
+                str(tmp_path / "out" / "stories.csv"),
+                "-o",
+                str(tmp_path / "tasks.json"),
+            ]
+        )
+        == 0
+    )
     server.push("judge", Status(401, message=f"invalid key {SECRET}"))
-    assert main(["score", str(tmp_path / "out" / "stories.csv"), "--rubric", str(rubric), "-o", str(tmp_path / "judge2.csv")]) == 5
+    assert (
+        main(
+            [
+                "score",
+                str(tmp_path / "out" / "stories.csv"),
+                "--rubric",
+                str(rubric),
+                "-o",
+                str(tmp_path / "judge2.csv"),
+            ]
+        )
+        == 5
+    )
     # the key was used...
     auth = {r.headers.get("Authorization") for r in server.chat_requests()}
     assert auth == {f"Bearer {SECRET}"}
@@ -62,7 +111,9 @@ def test_empty_key_name_means_no_key(server, name):
 
 def test_custom_key_header(server, monkeypatch):
     monkeypatch.setenv("JA_TEST_KEY", SECRET)
-    OpenAICompatProvider(model="m", base_url=server.url, api_key_env="JA_TEST_KEY", api_key_header="api-key", **FAST).chat([])
+    OpenAICompatProvider(
+        model="m", base_url=server.url, api_key_env="JA_TEST_KEY", api_key_header="api-key", **FAST
+    ).chat([])
     headers = {k.lower(): v for k, v in server.chat_requests()[0].headers.items()}
     assert headers["api-key"] == SECRET and "authorization" not in headers
 

@@ -31,21 +31,40 @@ def test_prepare_output_names_the_file_in_the_way(tmp_path):
         write_csv(pd.DataFrame({"x": [1]}), tmp_path / "blocker" / "t.csv")
 
 
-@pytest.mark.parametrize("argv", [
-    ["labelstudio", "export", str(FIXTURE / "out" / "pairs.csv"), str(FIXTURE / "out" / "stories.csv"), "-o", "{bad}/t.json"],
-    ["labelstudio", "import", str(FIXTURE / "sample_export.json"), "--pairs", str(FIXTURE / "out" / "pairs.csv"),
-     "-o", "{bad}/h.csv"],
-    ["score", str(FIXTURE / "out" / "stories.csv"), "-o", "{bad}/j.csv"],
-    ["generate", str(FIXTURE / "premises.csv"), "--protocol", "{protocol}", "--out", "{bad}/study"],
-    ["features", str(FIXTURE / "out" / "stories.csv"), "-o", "{bad}/f.csv"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [
+            "labelstudio",
+            "export",
+            str(FIXTURE / "out" / "pairs.csv"),
+            str(FIXTURE / "out" / "stories.csv"),
+            "-o",
+            "{bad}/t.json",
+        ],
+        [
+            "labelstudio",
+            "import",
+            str(FIXTURE / "sample_export.json"),
+            "--pairs",
+            str(FIXTURE / "out" / "pairs.csv"),
+            "-o",
+            "{bad}/h.csv",
+        ],
+        ["score", str(FIXTURE / "out" / "stories.csv"), "-o", "{bad}/j.csv"],
+        ["generate", str(FIXTURE / "premises.csv"), "--protocol", "{protocol}", "--out", "{bad}/study"],
+        ["features", str(FIXTURE / "out" / "stories.csv"), "-o", "{bad}/f.csv"],
+    ],
+)
 def test_commands_refuse_an_unwritable_output_before_working(tmp_path, argv, capsys):
     bad = tmp_path / "blocker"
     bad.write_text("x")
     protocol = tmp_path / "p.toml"
-    protocol.write_text('[systems.a.provider]\nprovider = "openai"\nmodel = "a"\nbase_url = "http://127.0.0.1:9/v1"\n'
-                        '[systems.b.provider]\nprovider = "openai"\nmodel = "b"\nbase_url = "http://127.0.0.1:9/v1"\n'
-                        '[[matchups]]\nfocal = "a"\nother = "b"\n')
+    protocol.write_text(
+        '[systems.a.provider]\nprovider = "openai"\nmodel = "a"\nbase_url = "http://127.0.0.1:9/v1"\n'
+        '[systems.b.provider]\nprovider = "openai"\nmodel = "b"\nbase_url = "http://127.0.0.1:9/v1"\n'
+        '[[matchups]]\nfocal = "a"\nother = "b"\n'
+    )
     args = [a.format(bad=bad, protocol=protocol) for a in argv]
     if args[0] == "score":  # the default rubric has no provider: give one (never reached)
         rubric = tmp_path / "r.toml"

@@ -28,8 +28,16 @@ def build_tiny_model(path, *, chat_template: str | None = None):
         fast.chat_template = chat_template
     fast.save_pretrained(path)
     torch.manual_seed(0)
-    config = GPT2Config(vocab_size=len(fast), n_positions=128, n_embd=16, n_layer=1, n_head=2,
-                        eos_token_id=fast.eos_token_id, pad_token_id=fast.pad_token_id, bos_token_id=fast.eos_token_id)
+    config = GPT2Config(
+        vocab_size=len(fast),
+        n_positions=128,
+        n_embd=16,
+        n_layer=1,
+        n_head=2,
+        eos_token_id=fast.eos_token_id,
+        pad_token_id=fast.pad_token_id,
+        bos_token_id=fast.eos_token_id,
+    )
     GPT2LMHeadModel(config).save_pretrained(path)
     return path
 
@@ -69,7 +77,9 @@ def test_missing_dependency(monkeypatch):
     import generation.providers.transformers_local as module
 
     def refuse(name, purpose=None):
-        raise MissingDependencyError(f"'{name}' is not installed; install it with: pip install 'judge-transfer-audit[lm]'")
+        raise MissingDependencyError(
+            f"'{name}' is not installed; install it with: pip install 'judge-transfer-audit[lm]'"
+        )
 
     monkeypatch.setattr(module, "import_optional", refuse)
     with pytest.raises(MissingDependencyError, match="judge-transfer-audit\\[lm\\]"):
@@ -82,7 +92,6 @@ def test_unknown_dtype_is_input_error(tmp_path):
 
     with pytest.raises(InputError, match="dtype"):
         build_provider({"provider": "transformers", "model": str(tmp_path), "dtype": "float8"})
-
 
 
 @pytest.mark.lm

@@ -20,8 +20,17 @@ def study(tmp_path) -> dict[str, Path]:
 
 
 def fast_args(files: dict[str, Path], out: Path, *extra: str) -> list[str]:
-    return ["run", str(files["judge"]), str(files["humans"]), "--pairs", str(files["pairs"]), "--out", str(out),
-            *FAST, *extra]
+    return [
+        "run",
+        str(files["judge"]),
+        str(files["humans"]),
+        "--pairs",
+        str(files["pairs"]),
+        "--out",
+        str(out),
+        *FAST,
+        *extra,
+    ]
 
 
 def run_cli(argv: list[str], capsys, *, protect=()) -> tuple[int, str, str]:

@@ -14,8 +14,10 @@ import numpy as np
 
 CRITERIA = ("empathy", "style")
 SYSTEMS = ("sysA", "sysB")
-WORDS = ("the river kept its voice as the lamp burned low and a small dog waited by the door "
-         "while she wrote her long letter home about the garden the wedding and the rain").split()
+WORDS = (
+    "the river kept its voice as the lamp burned low and a small dog waited by the door "
+    "while she wrote her long letter home about the garden the wedding and the rain"
+).split()
 
 
 def _write(path: Path, header: list[str], rows: list[list]) -> Path:
@@ -26,8 +28,15 @@ def _write(path: Path, header: list[str], rows: list[list]) -> Path:
     return path
 
 
-def write_study(folder: Path, *, seed: int = 7, n_pairs: int = 12, n_readers: int = 3,
-                systems: tuple[str, str] = SYSTEMS, criteria: tuple[str, ...] = CRITERIA) -> dict[str, Path]:
+def write_study(
+    folder: Path,
+    *,
+    seed: int = 7,
+    n_pairs: int = 12,
+    n_readers: int = 3,
+    systems: tuple[str, str] = SYSTEMS,
+    criteria: tuple[str, ...] = CRITERIA,
+) -> dict[str, Path]:
     """Write judge.csv, humans.csv, pairs.csv and stories.csv into ``folder``; return role -> path.
 
     ``systems`` and ``criteria`` can be any text (the hostile tests use formula-shaped and
@@ -51,7 +60,9 @@ def write_study(folder: Path, *, seed: int = 7, n_pairs: int = 12, n_readers: in
                 choice = focal if rng.random() < 0.6 else other
                 humans.append([pid, f"reader{r}", criterion, choice, round(float(rng.uniform(20, 90)), 1)])
     return {
-        "pairs": _write(folder / "pairs.csv", ["pair_id", "system_a", "system_b", "focal", "matchup", "group_id"], pairs),
+        "pairs": _write(
+            folder / "pairs.csv", ["pair_id", "system_a", "system_b", "focal", "matchup", "group_id"], pairs
+        ),
         "judge": _write(folder / "judge.csv", ["pair_id", "system", "criterion", "judge", "score"], judge),
         "humans": _write(folder / "humans.csv", ["pair_id", "reader_id", "criterion", "choice", "seconds"], humans),
         "stories": _write(folder / "stories.csv", ["pair_id", "system", "text"], stories),
@@ -60,8 +71,21 @@ def write_study(folder: Path, *, seed: int = 7, n_pairs: int = 12, n_readers: in
 
 def run_args(files: dict[str, Path], out: Path, *extra: str) -> list[str]:
     """``audit run`` arguments on the study (every section on, surface features included)."""
-    return ["run", str(files["judge"]), str(files["humans"]), "--pairs", str(files["pairs"]),
-            "--stories", str(files["stories"]), "--out", str(out), "--n-boot", "100", "-q", *extra]
+    return [
+        "run",
+        str(files["judge"]),
+        str(files["humans"]),
+        "--pairs",
+        str(files["pairs"]),
+        "--stories",
+        str(files["stories"]),
+        "--out",
+        str(out),
+        "--n-boot",
+        "100",
+        "-q",
+        *extra,
+    ]
 
 
 def digest(paths) -> dict[str, str]:

@@ -24,6 +24,7 @@ def _policy(text: bytes):
         path.write_bytes(text)
         files["policy"] = path
         return fast_args(files, root / "out", "--policy", str(path))
+
     return case
 
 
@@ -31,12 +32,14 @@ def _replace(role: str, content: bytes):
     def case(root: Path, files: dict) -> list[str]:
         files[role].write_bytes(content)
         return fast_args(files, root / "out")
+
     return case
 
 
 def _header_escape(root, files):
-    files["humans"].write_text(files["humans"].read_text(encoding="utf-8").replace("choice", "choice" + ESC, 1),
-                               encoding="utf-8")
+    files["humans"].write_text(
+        files["humans"].read_text(encoding="utf-8").replace("choice", "choice" + ESC, 1), encoding="utf-8"
+    )
     return fast_args(files, root / "out")
 
 
@@ -65,8 +68,14 @@ def _humans_is_a_folder(root, files):
 
 
 def _key_in_url(root, files):
-    return fast_args(files, root / "out", "--perplexity-url", "http://u:p@h/?api_key=sk-abcdefgh12345",
-                     "--perplexity-server-model", "m")
+    return fast_args(
+        files,
+        root / "out",
+        "--perplexity-url",
+        "http://u:p@h/?api_key=sk-abcdefgh12345",
+        "--perplexity-server-model",
+        "m",
+    )
 
 
 def _huge_n_boot(root, files):
@@ -79,6 +88,7 @@ def _gate_on(content: bytes):
         path.write_bytes(content)
         files["result"] = path
         return ["gate", str(path)]
+
     return case
 
 

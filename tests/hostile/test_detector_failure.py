@@ -6,8 +6,8 @@ import pytest
 
 import detectors.features as features_module
 from audit.checks import Status
-from audit.inputs import load_audit_data
 from audit.errors import ProviderError
+from audit.inputs import load_audit_data
 from audit.pipeline import run_audit
 from audit.policy import Policy
 from audit.spec import AuditSpec

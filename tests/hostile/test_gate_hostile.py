@@ -56,8 +56,16 @@ def _drop_readers_checks(data):
 
 
 def _invent_a_check(data):
-    data["checks"].append({"name": "transfer.decision", "status": "PASS", "value": 0.0, "threshold": 0.1,
-                           "reason": "all good", "scope": "somewhere"})
+    data["checks"].append(
+        {
+            "name": "transfer.decision",
+            "status": "PASS",
+            "value": 0.0,
+            "threshold": 0.1,
+            "reason": "all good",
+            "scope": "somewhere",
+        }
+    )
 
 
 def _flip_a_cell(data):
@@ -73,17 +81,20 @@ def _loosen_the_recorded_policy(data):
     data["provenance"]["policy"]["transfer"]["margin"] = 5.0
 
 
-@pytest.mark.parametrize("edit, words", [
-    (lambda d: d.update(checks=[]), ["check(s) missing from the recorded checks"]),
-    (lambda d: d.update(status="PASS"), ["recorded status is PASS but the result's own data give"]),
-    (_fail_to_pass, ["is recorded as PASS but the result's data give"]),
-    (_drop_readers_checks, ["missing from the recorded checks: readers."]),
-    (_invent_a_check, ["recorded but not given by the result's data: transfer.decision [somewhere]"]),
-    (_flip_a_cell, ["the recorded transfer decision does not follow", "status"]),
-    (_recount, ["the recorded cell counts"]),
-    (_loosen_the_recorded_policy, ["transfer.margin' must lie in (0.0, 0.5)"]),
-    (lambda d: d["provenance"].update(policy={"transfer": 5}), ["'transfer' must be a [transfer] table"]),
-])
+@pytest.mark.parametrize(
+    "edit, words",
+    [
+        (lambda d: d.update(checks=[]), ["check(s) missing from the recorded checks"]),
+        (lambda d: d.update(status="PASS"), ["recorded status is PASS but the result's own data give"]),
+        (_fail_to_pass, ["is recorded as PASS but the result's data give"]),
+        (_drop_readers_checks, ["missing from the recorded checks: readers."]),
+        (_invent_a_check, ["recorded but not given by the result's data: transfer.decision [somewhere]"]),
+        (_flip_a_cell, ["the recorded transfer decision does not follow", "status"]),
+        (_recount, ["the recorded cell counts"]),
+        (_loosen_the_recorded_policy, ["transfer.margin' must lie in (0.0, 0.5)"]),
+        (lambda d: d["provenance"].update(policy={"transfer": 5}), ["'transfer' must be a [transfer] table"]),
+    ],
+)
 def test_an_inconsistent_result_is_refused(saved, tmp_path, capsys, edit, words):
     path = _edited(saved, tmp_path, edit)
     for argv in (["gate", str(path)], ["gate", "--fail-on-warn", "-q", str(path)]):
@@ -94,8 +105,16 @@ def test_an_inconsistent_result_is_refused(saved, tmp_path, capsys, edit, words)
             assert word in err
 
 
-@pytest.mark.parametrize("content", [b"[" * 100_000, b'{"schema_version": "1.0", "cells": ' + b"[" * 100_000,
-                                     b"\xff\xfe{}", b"", b'{"schema_version": "1.0"}'])
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"[" * 100_000,
+        b'{"schema_version": "1.0", "cells": ' + b"[" * 100_000,
+        b"\xff\xfe{}",
+        b"",
+        b'{"schema_version": "1.0"}',
+    ],
+)
 def test_what_is_not_a_result_is_refused(tmp_path, capsys, content):
     path = tmp_path / "r.json"
     path.write_bytes(content)
@@ -104,11 +123,14 @@ def test_what_is_not_a_result_is_refused(tmp_path, capsys, content):
         assert status == 2 and "r.json" in err
 
 
-@pytest.mark.parametrize("edit, words", [
-    (lambda d: d.update(checks=[]), "check(s) missing from the recorded checks"),
-    (_flip_a_cell, "the recorded transfer decision does not follow"),
-    (_recount, "recorded cell counts"),
-])
+@pytest.mark.parametrize(
+    "edit, words",
+    [
+        (lambda d: d.update(checks=[]), "check(s) missing from the recorded checks"),
+        (_flip_a_cell, "the recorded transfer decision does not follow"),
+        (_recount, "recorded cell counts"),
+    ],
+)
 def test_report_refuses_an_inconsistent_result_as_gate_does(saved, tmp_path, capsys, edit, words):
     path = _edited(saved, tmp_path, edit)
     target = tmp_path / "report.html"

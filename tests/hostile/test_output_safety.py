@@ -32,8 +32,18 @@ def test_out_equal_to_the_inputs_folder_with_output_names_is_refused(tmp_path, c
     for role, name in renamed.items():
         files[role] = files[role].rename(folder / name)
     before = _folder_state(folder)
-    args = ["run", str(files["judge"]), str(files["humans"]), "--pairs", str(files["pairs"]),
-            "--stories", str(files["stories"]), "--out", str(folder), *FAST]
+    args = [
+        "run",
+        str(files["judge"]),
+        str(files["humans"]),
+        "--pairs",
+        str(files["pairs"]),
+        "--stories",
+        str(files["stories"]),
+        "--out",
+        str(folder),
+        *FAST,
+    ]
     status, _, err = run_cli(args, capsys, protect=files.values())
     assert status == 2
     for name in renamed.values():
@@ -173,11 +183,13 @@ def test_report_and_features_refuse_to_overwrite_their_input(tmp_path, capsys):
     result = out / "result.json"
     status, _, err = run_cli(["report", str(result), "-o", str(result)], capsys, protect=[result])
     assert status == 2 and "would overwrite the input file" in err
-    status, _, err = run_cli(["report", str(result), "-o", str(tmp_path / "r.html"), "--junit", str(result)], capsys,
-                             protect=[result])
+    status, _, err = run_cli(
+        ["report", str(result), "-o", str(tmp_path / "r.html"), "--junit", str(result)], capsys, protect=[result]
+    )
     assert status == 2 and "would overwrite the input file" in err
-    status, _, err = run_cli(["features", str(files["stories"]), "-o", str(files["stories"]), "-q"], capsys,
-                             protect=[files["stories"]])
+    status, _, err = run_cli(
+        ["features", str(files["stories"]), "-o", str(files["stories"]), "-q"], capsys, protect=[files["stories"]]
+    )
     assert status == 2 and "would overwrite the input file" in err
 
 

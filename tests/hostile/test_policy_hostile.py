@@ -17,24 +17,27 @@ from tests.hostile.conftest import fast_args, run_cli
 from tests.hostile.study import write_study
 
 
-@pytest.mark.parametrize("text, words", [
-    ("transfer = 5\n", ["'transfer' must be a [transfer] table", "column 'transfer'"]),
-    ("agreement = 'x'\n", ["'agreement' must be a [agreement] table", "found 'x'"]),
-    ("[uncertainty]\nn_boot = 1000000000\n", ["'uncertainty.n_boot' must lie in [100, 100000]", "1000000000"]),
-    ("[uncertainty]\nn_boot = 2000.5\n", ["must be a whole number"]),
-    ("[transfer]\nlevel = nan\n", ["'transfer.level' must lie in (0.0, 1.0)"]),
-    ("[transfer]\nmax_baseline_gap = inf\n", ["must lie in [0.0, 1.0]"]),
-    ("[transfer]\nmargin = nan\n", ["'transfer.margin' must lie in (0.0, 0.5)"]),
-    ("[agreement]\nmin_human_alpha = -1.5\n", ["'agreement.min_human_alpha' must lie in [-1.0, 1.0]"]),
-    ("[transfer]\nlevel = true\n", ["must be a number"]),
-    ("[transfer]\nlevel = [0.9]\n", ["must be a number"]),
-    ("severity = 3\n", ["[severity] must be a table"]),
-    ('[severity]\n"glmm.fit" = {a = 1}\n', ["must be FAIL, WARN or OFF"]),
-    ("[a.b.c]\nx = 1\n", ["unknown section [a]"]),
-    ("x = " + "[" * 3000 + "]" * 3000 + "\n", ["nested too deeply"]),
-    ("x = " + "{a = " * 3000 + "1" + "}" * 3000 + "\n", ["nested too deeply"]),
-    ("[transfer\n", ["not valid TOML"]),
-])
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("transfer = 5\n", ["'transfer' must be a [transfer] table", "column 'transfer'"]),
+        ("agreement = 'x'\n", ["'agreement' must be a [agreement] table", "found 'x'"]),
+        ("[uncertainty]\nn_boot = 1000000000\n", ["'uncertainty.n_boot' must lie in [100, 100000]", "1000000000"]),
+        ("[uncertainty]\nn_boot = 2000.5\n", ["must be a whole number"]),
+        ("[transfer]\nlevel = nan\n", ["'transfer.level' must lie in (0.0, 1.0)"]),
+        ("[transfer]\nmax_baseline_gap = inf\n", ["must lie in [0.0, 1.0]"]),
+        ("[transfer]\nmargin = nan\n", ["'transfer.margin' must lie in (0.0, 0.5)"]),
+        ("[agreement]\nmin_human_alpha = -1.5\n", ["'agreement.min_human_alpha' must lie in [-1.0, 1.0]"]),
+        ("[transfer]\nlevel = true\n", ["must be a number"]),
+        ("[transfer]\nlevel = [0.9]\n", ["must be a number"]),
+        ("severity = 3\n", ["[severity] must be a table"]),
+        ('[severity]\n"glmm.fit" = {a = 1}\n', ["must be FAIL, WARN or OFF"]),
+        ("[a.b.c]\nx = 1\n", ["unknown section [a]"]),
+        ("x = " + "[" * 3000 + "]" * 3000 + "\n", ["nested too deeply"]),
+        ("x = " + "{a = " * 3000 + "1" + "}" * 3000 + "\n", ["nested too deeply"]),
+        ("[transfer\n", ["not valid TOML"]),
+    ],
+)
 def test_malformed_policy_is_an_input_error(tmp_path, text, words):
     path = tmp_path / "policy.toml"
     path.write_text(text, encoding="utf-8")
@@ -63,8 +66,12 @@ def test_policy_that_is_a_folder_or_huge(tmp_path):
 
 
 def test_every_numeric_policy_key_has_a_documented_range():
-    numeric = {f"{section}.{f.name}" for section, cls in _SECTION_CLASSES.items() for f in dataclasses.fields(cls)
-               if isinstance(f.default, (int, float)) and not isinstance(f.default, bool)}
+    numeric = {
+        f"{section}.{f.name}"
+        for section, cls in _SECTION_CLASSES.items()
+        for f in dataclasses.fields(cls)
+        if isinstance(f.default, (int, float)) and not isinstance(f.default, bool)
+    }
     assert numeric == set(RANGES), "declare a range in audit.policy.RANGES (and docs/policy.md) for every key"
     docs = (Path(__file__).resolve().parents[2] / "docs" / "policy.md").read_text(encoding="utf-8")
     for key, bound in RANGES.items():
@@ -79,16 +86,21 @@ def test_policy_errors_exit_2_through_the_cli(tmp_path, capsys):
     files = write_study(tmp_path / "in")
     policy = tmp_path / "p.toml"
     policy.write_bytes(b"transfer = 5\n\xff")
-    status, _, err = run_cli(fast_args(files, tmp_path / "out", "--policy", str(policy)), capsys,
-                             protect=[policy, *files.values()])
+    status, _, err = run_cli(
+        fast_args(files, tmp_path / "out", "--policy", str(policy)), capsys, protect=[policy, *files.values()]
+    )
     assert status == 2 and "p.toml" in err and "UTF-8" in err
     assert not (tmp_path / "out").exists()
 
 
 # ----------------------------------------------------------------------------- fuzz
 _KNOWN_KEYS = sorted({f.name for cls in _SECTION_CLASSES.values() for f in dataclasses.fields(cls)})
-_names = st.one_of(st.sampled_from([*_SECTION_CLASSES, "severity"]), st.sampled_from(_KNOWN_KEYS),
-                   st.sampled_from(sorted(KNOWN_CHECKS)), st.text(min_size=1, max_size=8))
+_names = st.one_of(
+    st.sampled_from([*_SECTION_CLASSES, "severity"]),
+    st.sampled_from(_KNOWN_KEYS),
+    st.sampled_from(sorted(KNOWN_CHECKS)),
+    st.text(min_size=1, max_size=8),
+)
 
 
 def _key(name: str) -> str:
@@ -97,16 +109,23 @@ def _key(name: str) -> str:
 
 _scalars = st.one_of(
     st.integers(min_value=-(10**30), max_value=10**30).map(str),
-    st.floats(allow_nan=True, allow_infinity=True).map(lambda x: "nan" if math.isnan(x) else
-                                                          ("inf" if x > 0 else "-inf") if math.isinf(x) else repr(x)),
+    st.floats(allow_nan=True, allow_infinity=True).map(
+        lambda x: "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf") if math.isinf(x) else repr(x)
+    ),
     st.booleans().map(lambda b: "true" if b else "false"),
     st.sampled_from(["FAIL", "WARN", "OFF", "fail", ""]).map(json.dumps),
     st.text(max_size=10).map(json.dumps),
 )
-_values = st.recursive(_scalars, lambda inner: st.one_of(
-    st.lists(inner, max_size=3).map(lambda xs: "[" + ", ".join(xs) + "]"),
-    st.dictionaries(_names, inner, max_size=3).map(lambda d: "{" + ", ".join(f"{_key(k)} = {v}" for k, v in d.items())
-                                                   + "}")), max_leaves=6)
+_values = st.recursive(
+    _scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3).map(lambda xs: "[" + ", ".join(xs) + "]"),
+        st.dictionaries(_names, inner, max_size=3).map(
+            lambda d: "{" + ", ".join(f"{_key(k)} = {v}" for k, v in d.items()) + "}"
+        ),
+    ),
+    max_leaves=6,
+)
 _sections = st.dictionaries(_names, st.dictionaries(_names, _values, max_size=4), max_size=4)
 _top = st.dictionaries(_names, _values, max_size=2)
 
@@ -144,9 +163,14 @@ def test_fuzz_structured_policies(tmp_path, top, sections):
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(data=st.one_of(st.binary(max_size=200),
-                      st.text(alphabet=st.sampled_from(list("[]{}=.,\"'#\n \\tu0123456789aeflnrsx_-+")), max_size=200)
-                      .map(lambda t: t.encode("utf-8"))))
+@given(
+    data=st.one_of(
+        st.binary(max_size=200),
+        st.text(alphabet=st.sampled_from(list("[]{}=.,\"'#\n \\tu0123456789aeflnrsx_-+")), max_size=200).map(
+            lambda t: t.encode("utf-8")
+        ),
+    )
+)
 def test_fuzz_raw_bytes(tmp_path, data):
     """Arbitrary bytes and TOML-ish noise: a Policy or an InputError, never another exception."""
     path = tmp_path / "fuzz.toml"

@@ -19,22 +19,37 @@ PASSWORD = "hunter2pass"
 TOKEN = "tok3n-5ecret-value"
 
 
-@pytest.mark.parametrize("url, expected", [
-    (f"http://h:8000/v1?api_key={KEY}&mode=x", "http://h:8000/v1?api_key=REDACTED&mode=x"),
-    (f"https://alice:{PASSWORD}@host/v1", "https://REDACTED@host/v1"),
-    (f"https://host/v1?access_token={TOKEN}", "https://host/v1?access_token=REDACTED"),
-    (f"https://host/v1?X-Amz-Signature={TOKEN}&page=2", "https://host/v1?X-Amz-Signature=REDACTED&page=2"),
-    (f"https://host/cb#id_token={TOKEN}", "https://host/cb#id_token=REDACTED"),
-    ("http://host:8000/v1?model=gpt&page=2", "http://host:8000/v1?model=gpt&page=2"),  # nothing secret: unchanged
-    (f"http://[::1/x?password={PASSWORD}", "http://[::1/x?password=REDACTED"),  # unparseable: still redacted
-])
+@pytest.mark.parametrize(
+    "url, expected",
+    [
+        (f"http://h:8000/v1?api_key={KEY}&mode=x", "http://h:8000/v1?api_key=REDACTED&mode=x"),
+        (f"https://alice:{PASSWORD}@host/v1", "https://REDACTED@host/v1"),
+        (f"https://host/v1?access_token={TOKEN}", "https://host/v1?access_token=REDACTED"),
+        (f"https://host/v1?X-Amz-Signature={TOKEN}&page=2", "https://host/v1?X-Amz-Signature=REDACTED&page=2"),
+        (f"https://host/cb#id_token={TOKEN}", "https://host/cb#id_token=REDACTED"),
+        ("http://host:8000/v1?model=gpt&page=2", "http://host:8000/v1?model=gpt&page=2"),  # nothing secret: unchanged
+        (f"http://[::1/x?password={PASSWORD}", "http://[::1/x?password=REDACTED"),  # unparseable: still redacted
+    ],
+)
 def test_redact_url(url, expected):
     assert redact_url(url) == expected
 
 
 def test_redact_argv_options_values_and_key_shaped_strings():
-    argv = ["audit", "run", "--perplexity-url", f"http://u:{PASSWORD}@h/?key={KEY}", "--x-api-key", TOKEN,
-            f"--auth-token={TOKEN}", "--perplexity-api-key-env", "MY_KEY_VAR", "--password", PASSWORD, KEY]
+    argv = [
+        "audit",
+        "run",
+        "--perplexity-url",
+        f"http://u:{PASSWORD}@h/?key={KEY}",
+        "--x-api-key",
+        TOKEN,
+        f"--auth-token={TOKEN}",
+        "--perplexity-api-key-env",
+        "MY_KEY_VAR",
+        "--password",
+        PASSWORD,
+        KEY,
+    ]
     shown = " ".join(redact_argv(argv))
     assert KEY not in shown and PASSWORD not in shown and TOKEN not in shown
     assert "--perplexity-api-key-env MY_KEY_VAR" in shown  # a variable's name is not a secret
@@ -54,8 +69,15 @@ def _dead_port() -> int:
 
 def _assert_no_secret_anywhere(out, *texts):
     files = sorted(p for p in out.iterdir() if p.is_file())
-    assert {p.name for p in files} >= {"result.json", "report.html", "junit.xml", "cells.csv", "checks.csv",
-                                        "timings.json", ".judge-audit-manifest.json"}
+    assert {p.name for p in files} >= {
+        "result.json",
+        "report.html",
+        "junit.xml",
+        "cells.csv",
+        "checks.csv",
+        "timings.json",
+        ".judge-audit-manifest.json",
+    }
     for path in files:
         content = path.read_text(encoding="utf-8")
         for secret in (KEY, PASSWORD, TOKEN, KEY[3:]):
@@ -74,8 +96,18 @@ def failed_perplexity_run(tmp_path_factory):
     before = digest(files.values())
     err = io.StringIO()  # capsys is function-scoped; this fixture is shared by two tests
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()) as out:
-        status = main(run_args(files, root / "out", "--no-uncertainty", "--no-readers", "--perplexity-url", url,
-                               "--perplexity-server-model", "m"))
+        status = main(
+            run_args(
+                files,
+                root / "out",
+                "--no-uncertainty",
+                "--no-readers",
+                "--perplexity-url",
+                url,
+                "--perplexity-server-model",
+                "m",
+            )
+        )
     assert digest(files.values()) == before
     return status, root / "out", err.getvalue() + out.getvalue()
 

@@ -15,14 +15,17 @@ CSI_RED = "\x1b[31m"
 OSC8_LINK = "\x1b]8;;http://evil.example/\x1b\\click\x1b]8;;\x1b\\"
 
 
-@pytest.mark.parametrize("raw, shown", [
-    (OSC_TITLE, "\\x1b]0;owned\\x07"),
-    (CSI_RED + "red", "\\x1b[31mred"),
-    ("a\rb", "a\\x0db"),
-    ("\x9b31m", "\\x9b31m"),  # C1 CSI
-    ("evil\u202etxt.exe", "evil\\u202etxt.exe"),  # right-to-left override
-    ("caf\u00e9 \u2603 \U0001F600", "caf\u00e9 \u2603 \U0001F600"),  # printable text is left alone
-])
+@pytest.mark.parametrize(
+    "raw, shown",
+    [
+        (OSC_TITLE, "\\x1b]0;owned\\x07"),
+        (CSI_RED + "red", "\\x1b[31mred"),
+        ("a\rb", "a\\x0db"),
+        ("\x9b31m", "\\x9b31m"),  # C1 CSI
+        ("evil\u202etxt.exe", "evil\\u202etxt.exe"),  # right-to-left override
+        ("caf\u00e9 \u2603 \U0001f600", "caf\u00e9 \u2603 \U0001f600"),  # printable text is left alone
+    ],
+)
 def test_printable_escapes_control_and_direction_characters(raw, shown):
     assert printable(raw) == shown
 

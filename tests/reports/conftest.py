@@ -18,8 +18,15 @@ from audit.result import Section
 from reports.html import render_html
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
-OPTIONAL = ("uncertainty", "readers", "surface", "judge_agreement", "judge_configurations", "leaderboard",
-            "judge_position")
+OPTIONAL = (
+    "uncertainty",
+    "readers",
+    "surface",
+    "judge_agreement",
+    "judge_configurations",
+    "leaderboard",
+    "judge_position",
+)
 
 
 def fixture_result(seed: int = 1, n_boot: int = 400):
@@ -29,9 +36,14 @@ def fixture_result(seed: int = 1, n_boot: int = 400):
     from audit.spec import AuditSpec
 
     deployment, dev = FIXTURES / "deployment", FIXTURES / "dev"
-    data = load_audit_data(str(deployment / "judge.csv"), str(deployment / "humans.csv"),
-                           pairs=str(deployment / "pairs.csv"), stories=str(deployment / "stories.csv"),
-                           dev_judge=str(dev / "judge.csv"), dev_humans=str(dev / "humans.csv"))
+    data = load_audit_data(
+        str(deployment / "judge.csv"),
+        str(deployment / "humans.csv"),
+        pairs=str(deployment / "pairs.csv"),
+        stories=str(deployment / "stories.csv"),
+        dev_judge=str(dev / "judge.csv"),
+        dev_humans=str(dev / "humans.csv"),
+    )
     return run_audit(data, AuditSpec(seed=seed, n_boot=n_boot))
 
 

@@ -18,8 +18,10 @@ from typing import Callable
 import numpy as np
 
 CRITERIA = ("authenticity", "empathy", "engagement", "overall")
-WORDS = ("the river kept its voice as the lamp burned low and a small dog waited by the door while she wrote "
-         "her long letter home about the garden the wedding and the rain").split()
+WORDS = (
+    "the river kept its voice as the lamp burned low and a small dog waited by the door while she wrote "
+    "her long letter home about the garden the wedding and the rain"
+).split()
 
 
 def _identity(s: str) -> str:
@@ -42,8 +44,16 @@ def _story(rng: np.random.Generator, sentence_words: int) -> str:
     return " ".join(sentences)
 
 
-def write_study(folder: Path, *, seed: int = 11, n_matchups: int = 2, n_pairs: int = 14, n_readers: int = 5,
-                criteria: tuple[str, ...] = CRITERIA, text: Callable[[str], str] = _identity) -> dict[str, Path]:
+def write_study(
+    folder: Path,
+    *,
+    seed: int = 11,
+    n_matchups: int = 2,
+    n_pairs: int = 14,
+    n_readers: int = 5,
+    criteria: tuple[str, ...] = CRITERIA,
+    text: Callable[[str], str] = _identity,
+) -> dict[str, Path]:
     """Write judge.csv, humans.csv, pairs.csv and stories.csv into ``folder``; return role -> path.
 
     ``criteria`` are the human criteria; the judge scores every one of them but ``overall``.
@@ -76,13 +86,28 @@ def write_study(folder: Path, *, seed: int = 11, n_matchups: int = 2, n_pairs: i
                     choice = focal if rng.random() < p else other
                     comment = text(f"{choice} felt more alive") if rng.random() < 0.05 else ""
                     seconds = round(float(rng.lognormal(4.8 - 0.6 * (r == n_readers - 1), 0.5)), 1)
-                    humans.append([pid, reader, text(criterion), choice, seconds, first, comment,
-                                   "expert" if r % 2 else "enthusiast"])
+                    humans.append(
+                        [
+                            pid,
+                            reader,
+                            text(criterion),
+                            choice,
+                            seconds,
+                            first,
+                            comment,
+                            "expert" if r % 2 else "enthusiast",
+                        ]
+                    )
     return {
-        "pairs": _write(folder / "pairs.csv", ["pair_id", "system_a", "system_b", "focal", "matchup", "group_id"], pairs),
+        "pairs": _write(
+            folder / "pairs.csv", ["pair_id", "system_a", "system_b", "focal", "matchup", "group_id"], pairs
+        ),
         "judge": _write(folder / "judge.csv", ["pair_id", "system", "criterion", "judge", "score"], judge),
-        "humans": _write(folder / "humans.csv", ["pair_id", "reader_id", "criterion", "choice", "seconds", "shown_first",
-                                                  "comment", "reader_group"], humans),
+        "humans": _write(
+            folder / "humans.csv",
+            ["pair_id", "reader_id", "criterion", "choice", "seconds", "shown_first", "comment", "reader_group"],
+            humans,
+        ),
         "stories": _write(folder / "stories.csv", ["pair_id", "system", "text"], stories),
     }
 
@@ -93,6 +118,7 @@ def run_study(files: dict[str, Path], *, seed: int = 1, n_boot: int = 200, judge
     from audit.pipeline import run_audit
     from audit.spec import AuditSpec
 
-    data = load_audit_data(str(files["judge"]), str(files["humans"]), pairs=str(files["pairs"]),
-                           stories=str(files["stories"]))
+    data = load_audit_data(
+        str(files["judge"]), str(files["humans"]), pairs=str(files["pairs"]), stories=str(files["stories"])
+    )
     return run_audit(data, AuditSpec(seed=seed, n_boot=n_boot, **({"judge": judge} if judge else {})))

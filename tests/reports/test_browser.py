@@ -11,7 +11,6 @@ the figures' colours where they should be.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -47,8 +46,9 @@ def large(tmp_path_factory):
     from tests.reports.study import run_study, write_study
 
     tmp = tmp_path_factory.mktemp("browser-large")
-    result = run_study(write_study(tmp / "in", n_matchups=30, n_pairs=12, n_readers=5, criteria=LARGE_CRITERIA),
-                       n_boot=200)
+    result = run_study(
+        write_study(tmp / "in", n_matchups=30, n_pairs=12, n_readers=5, criteria=LARGE_CRITERIA), n_boot=200
+    )
     assert len(result.cells) == 150
     return {"result": result, "path": write_html(result, tmp / "report.html"), "tmp": tmp}
 
@@ -74,7 +74,7 @@ def _screenshot(rendered, name: str, height: int) -> np.ndarray:
 
 
 def _near(img: np.ndarray, hex_colour: str, tol: int = 12) -> np.ndarray:
-    rgb = np.array([int(hex_colour[i:i + 2], 16) for i in (1, 3, 5)])
+    rgb = np.array([int(hex_colour[i : i + 2], 16) for i in (1, 3, 5)])
     return (np.abs(img - rgb) <= tol).all(axis=-1)
 
 
@@ -89,7 +89,7 @@ def test_dom_has_headline_transfer_table_and_every_figure(dom, rendered):
     result = rendered["result"]
     assert 'id="verdict"' in html and 'id="dev-validity"' in html and 'id="deployment-findings"' in html
     assert html.count('title="') >= len(result.cells)
-    table = html[html.index('id="transfer-table"'):]
+    table = html[html.index('id="transfer-table"') :]
     table = table[: table.index("</table>")]
     assert table.count("<tr") == len(result.cells) + 1  # header + one row per cell
     expected = ["fig-preference"]
@@ -111,8 +111,14 @@ def test_headline_screenshot_is_not_blank(rendered):
     assert (top.sum(axis=-1) < 200).mean() > 0.002  # dark headline text
     assert img.std() > 20 and len(np.unique(img.reshape(-1, 3), axis=0)) > 200
     status = rendered["result"].status.value
-    badge = {"FAIL": "#c62828", "PASS": "#1a7f37", "WARN": "#9a6700", "ERROR": "#8250df", "SKIPPED": "#6e7781",
-             "INCONCLUSIVE": "#9a6700"}[status]  # INCONCLUSIVE wears the warning colour
+    badge = {
+        "FAIL": "#c62828",
+        "PASS": "#1a7f37",
+        "WARN": "#9a6700",
+        "ERROR": "#8250df",
+        "SKIPPED": "#6e7781",
+        "INCONCLUSIVE": "#9a6700",
+    }[status]  # INCONCLUSIVE wears the warning colour
     assert _near(top, badge, 20).sum() > 100  # the status badge and the verdict rule
 
 
@@ -145,7 +151,7 @@ def test_large_study_report_stays_small_and_folds(large):
     html = large["path"].read_text(encoding="utf-8")
     assert len(html.encode("utf-8")) < 5_000_000
     assert "126 more cells (all rows in cells.csv)" in html  # 150 cells, 24 shown open
-    first_map = html[html.index('id="fig-heatmap-1-figure"'):html.index('id="fig-heatmap-2-figure"')]
+    first_map = html[html.index('id="fig-heatmap-1-figure"') : html.index('id="fig-heatmap-2-figure"')]
     assert "31 heat maps would be drawn; the first 13 are shown" in first_map  # beside the heat maps, not after them
 
 

@@ -103,10 +103,13 @@ def test_injected_text_in_svg_is_plain_text(scanned):
 
 
 def test_dollar_signs_are_not_mathtext():
-    from reports.figures.heatmap import reader_heatmap_svg
     import pandas as pd
 
-    svg = reader_heatmap_svg(pd.DataFrame([{"row": "$x$ <b>", "kind": "reader", "criterion": "$\\alpha$", "rate": 0.5}]))
+    from reports.figures.heatmap import reader_heatmap_svg
+
+    svg = reader_heatmap_svg(
+        pd.DataFrame([{"row": "$x$ <b>", "kind": "reader", "criterion": "$\\alpha$", "rate": 0.5}])
+    )
     assert "$x$ &lt;b&gt;" in svg and "$\\alpha$" in svg
 
 
@@ -130,8 +133,15 @@ def test_terminal_strips_control_characters(bare_result):
     from dataclasses import replace
 
     bad = "\x1b[2J\x07"
-    cells = tuple(replace(c, matchup=c.matchup + bad, criterion=c.criterion + bad,
-                          transfer=replace(c.transfer, reason=c.transfer.reason + bad)) for c in bare_result.cells)
+    cells = tuple(
+        replace(
+            c,
+            matchup=c.matchup + bad,
+            criterion=c.criterion + bad,
+            transfer=replace(c.transfer, reason=c.transfer.reason + bad),
+        )
+        for c in bare_result.cells
+    )
     prov = replace(bare_result.provenance, primary_judge="ensemble" + bad, tie_rule="even-split" + bad)
     out = render_summary(replace(bare_result, cells=cells, provenance=prov, verdict=bare_result.verdict + bad))
     assert "\x1b" not in out and "\x07" not in out

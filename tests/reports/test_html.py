@@ -45,14 +45,38 @@ def ids(html: str) -> set[str]:
 
 def test_report_has_every_section_and_figure(html, result):
     found = ids(html)
-    for section in ("headline", "verdict", "dev-validity", "deployment-findings", "transfer", "transfer-table",
-                    "checks", "preference", "uncertainty", "readers", "surface", "agreement", "methods", "command",
-                    "judge-agreement", "judge-configurations", "leaderboard"):
+    for section in (
+        "headline",
+        "verdict",
+        "dev-validity",
+        "deployment-findings",
+        "transfer",
+        "transfer-table",
+        "checks",
+        "preference",
+        "uncertainty",
+        "readers",
+        "surface",
+        "agreement",
+        "methods",
+        "command",
+        "judge-agreement",
+        "judge-configurations",
+        "leaderboard",
+    ):
         assert section in found, section
     n_heatmaps = len(set(result.readers.payload.rates.rates["matchup"]))
     assert n_heatmaps == len({c.matchup for c in result.cells}) + 1  # every matchup and all pooled
-    for fig in ("fig-preference", "fig-bootstrap", "fig-loro", "fig-clusters", "fig-dendrogram", "fig-timing", "fig-surface",
-                *(f"fig-heatmap-{k + 1}" for k in range(n_heatmaps))):
+    for fig in (
+        "fig-preference",
+        "fig-bootstrap",
+        "fig-loro",
+        "fig-clusters",
+        "fig-dendrogram",
+        "fig-timing",
+        "fig-surface",
+        *(f"fig-heatmap-{k + 1}" for k in range(n_heatmaps)),
+    ):
         assert fig in found, fig  # the <svg> root carries the figure id
     assert result.verdict in html
     # one transfer-table row per cell
@@ -78,7 +102,7 @@ def test_degenerate_glmm_is_struck_through_and_explained(bare_result):
         glmm = replace(cells[k].human.glmm, degenerate=True, degenerate_reason="pair SD 18.7 on the logit scale")
         cells[k] = replace(cells[k], human=replace(cells[k].human, glmm=glmm))
     html = render_html(replace(bare_result, cells=tuple(cells)))
-    assert html.count("<s title=\"degenerate: pair SD 18.7 on the logit scale\">") == 2
+    assert html.count('<s title="degenerate: pair SD 18.7 on the logit scale">') == 2
     assert "the decision rests on the vote share and majority rate" in html
 
 
@@ -90,7 +114,7 @@ def test_case_study_shows_comments_and_excerpts(html, result):
     judge = result.provenance.primary_judge
     for pair in top:
         assert f"Pair {pair.pair_id}" in html
-        card = html[html.index(f"Pair {pair.pair_id}"):]
+        card = html[html.index(f"Pair {pair.pair_id}") :]
         card = card[: card.index("</article>")]
         assert f"The judge ({judge}) on this pair" in card
         jp = result.judge_pairs
@@ -98,12 +122,14 @@ def test_case_study_shows_comments_and_excerpts(html, result):
         assert len(mine)
         focal = mine["focal"].iloc[0]
         if pair.excerpts:
-            stories = card[card.index('<div class="stories">'):]
+            stories = card[card.index('<div class="stories">') :]
             assert stories.split("<b>")[1].startswith(f"{escape(focal)} (focal)</b>")  # focal story first
         for r in mine.itertuples():
             verdict = {"win": f"prefers {r.focal}", "loss": f"prefers {r.other}", "tie": "tie"}[r.outcome]
-            assert f"<td>{escape(r.criterion)}</td><td>{r.focal_score:.2f}</td><td>{r.other_score:.2f}</td><td>" \
-                   f"{escape(verdict)}</td>" in card.replace("\n", "")
+            assert (
+                f"<td>{escape(r.criterion)}</td><td>{r.focal_score:.2f}</td><td>{r.other_score:.2f}</td><td>"
+                f"{escape(verdict)}</td>" in card.replace("\n", "")
+            )
         for excerpt in pair.excerpts:
             assert str(escape(excerpt.text[:200])) in html
     comments = [c.text for pair in top for c in pair.comments]
@@ -141,10 +167,16 @@ def test_byte_stable_across_processes(tmp_path, result):
 
     path = tmp_path / "result.json"
     path.write_text(result_to_json(result), encoding="utf-8")
-    code = ("import hashlib,sys; from audit.result import read_result; from reports.html import render_html;"
-            f"sys.stdout.write(hashlib.sha256(render_html(read_result({str(path)!r})).encode()).hexdigest())")
-    env = {"PYTHONHASHSEED": "12345", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
-           "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+    code = (
+        "import hashlib,sys; from audit.result import read_result; from reports.html import render_html;"
+        f"sys.stdout.write(hashlib.sha256(render_html(read_result({str(path)!r})).encode()).hexdigest())"
+    )
+    env = {
+        "PYTHONHASHSEED": "12345",
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
+    }
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
     assert out.stdout == hashlib.sha256(render_html(result).encode()).hexdigest()
 
@@ -204,8 +236,8 @@ def test_cell_without_judge_and_failed_glmm(bare_result):
     failed = replace(first.human.glmm, estimate=math.nan, ci_low=math.nan, ci_high=math.nan, converged=False)
     cells = (replace(first, judge=None, human=replace(first.human, glmm=failed)),) + bare_result.cells[1:]
     html = render_html(replace(bare_result, cells=cells))
-    body = html[html.index('id="transfer-table"'):]
-    body = body[body.index("<tbody>"): body.index("</tbody>")]
+    body = html[html.index('id="transfer-table"') :]
+    body = body[body.index("<tbody>") : body.index("</tbody>")]
     rows = [r for r in body.split("<tr ")[1:] if f"<td>{first.matchup}</td>\n      <td>{first.criterion}" in r]
     assert len(rows) == 1
     assert "–" in rows[0] and "not converged" in rows[0]
@@ -225,7 +257,7 @@ def test_transfer_table_is_worst_first_and_long_tables_fold(result, html):
     statuses = [c.transfer.status.value for c in worst_first(result.cells)]
     rank = {"FAIL": 0, "ERROR": 1, "INCONCLUSIVE": 2, "INSUFFICIENT": 3, "PASS": 4}
     assert statuses == sorted(statuses, key=rank.get)
-    body = html[html.index('id="transfer-table"'):]
+    body = html[html.index('id="transfer-table"') :]
     body = body[: body.index("</table>")]
     assert body.count('<tr class="') == min(len(order), TRANSFER_OPEN)
     many = replace(result, cells=result.cells * 2)  # more cells than shown open: the rest fold into <details>
@@ -253,7 +285,7 @@ def test_timing_figure_draws_each_readers_distribution(result, html):
     q = result.readers.payload.timing.quantiles
     assert list(q["reader_id"]) == list(result.readers.payload.timing.readers["reader_id"])
     assert (q["q05"] <= q["q25"]).all() and (q["q25"] <= q["q50"]).all() and (q["q75"] <= q["q95"]).all()
-    fig = html[html.index('id="fig-timing-figure"'):]
+    fig = html[html.index('id="fig-timing-figure"') :]
     fig = fig[: fig.index("</figure>")]
     assert "distribution per reader" in fig and "box 25-75%, line 5-95%" in fig
     assert fig.count(">reader") >= len(q)  # one labelled row per reader (tick labels are SVG text)

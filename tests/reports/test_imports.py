@@ -16,7 +16,10 @@ def test_no_import_cycle_touches_reports():
 
 def test_reports_never_import_the_cli():
     graph = import_graph(ROOT)
-    assert sorted((m, t) for m, ts in graph.items() if m.startswith("reports") for t in ts if t.startswith("audit.cli")) == []
+    assert (
+        sorted((m, t) for m, ts in graph.items() if m.startswith("reports") for t in ts if t.startswith("audit.cli"))
+        == []
+    )
 
 
 def test_the_leaf_modules_import_nothing_else_from_reports():

@@ -34,7 +34,12 @@ def test_one_testcase_per_check_with_the_right_child():
 def test_counts_and_names():
     root, cases = _cases(render_junit(CHECKS))
     suite = root.find("testsuite")
-    assert (suite.get("tests"), suite.get("failures"), suite.get("errors"), suite.get("skipped")) == ("5", "1", "1", "1")
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors"), suite.get("skipped")) == (
+        "5",
+        "1",
+        "1",
+        "1",
+    )
     assert root.get("tests") == "5"
     names = [c.get("name") for c in cases]
     assert names[0] == "transfer.decision[a vs b/empathy]"
@@ -43,7 +48,7 @@ def test_counts_and_names():
 
 
 def test_control_characters_and_markup_still_parse():
-    nasty = Check("x.y", Status.FAIL, None, None, 'bad \x00\x1b[31m <b>&"\'', "s]\x07")
+    nasty = Check("x.y", Status.FAIL, None, None, "bad \x00\x1b[31m <b>&\"'", "s]\x07")
     root, cases = _cases(render_junit([nasty]))
     msg = cases[0].find("failure").get("message")
     assert "<b>&\"'" in msg and "\x00" not in msg
@@ -61,8 +66,10 @@ def test_write_junit_round_trip(tmp_path):
 
 
 def test_cell_decision_statuses_and_fail_on():
-    cells = (Check("transfer.decision", Status.INCONCLUSIVE, 0.2, 0.1, "needs 60 pairs", "m/a"),
-             Check("transfer.decision", Status.INSUFFICIENT, None, 0.1, "5 pairs", "m/b"))
+    cells = (
+        Check("transfer.decision", Status.INCONCLUSIVE, 0.2, 0.1, "needs 60 pairs", "m/a"),
+        Check("transfer.decision", Status.INSUFFICIENT, None, 0.1, "5 pairs", "m/b"),
+    )
     root, cases = _cases(render_junit(cells))
     assert [[c.tag for c in case] for case in cases] == [["system-out"], ["skipped"]]
     assert cases[0].find("system-out").text.startswith("INCONCLUSIVE: needs 60 pairs")

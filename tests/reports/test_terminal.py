@@ -23,16 +23,21 @@ def test_summary_lists_verdict_judge_counts_cells_and_report_path(result):
     assert f"Dev set (Spearman of {result.provenance.primary_judge} with humans): {expected}" in out
     counts = result.counts
     cells_line = next(line for line in lines if line.startswith("Cells: "))
-    assert cells_line == (f"Cells: {counts['FAIL']} FAIL, {counts['ERROR']} ERROR, {counts['INCONCLUSIVE']} INCONCLUSIVE, "
-                          f"{counts['INSUFFICIENT']} INSUFFICIENT, {counts['PASS']} PASS (of {len(result.cells)}; "
-                          "margin 10 points)")
+    assert cells_line == (
+        f"Cells: {counts['FAIL']} FAIL, {counts['ERROR']} ERROR, {counts['INCONCLUSIVE']} INCONCLUSIVE, "
+        f"{counts['INSUFFICIENT']} INSUFFICIENT, {counts['PASS']} PASS (of {len(result.cells)}; "
+        "margin 10 points)"
+    )
     shown = counts["FAIL"] + counts["ERROR"] + counts["INCONCLUSIVE"]
     assert shown > 5, "the fixture has more than 5 cells to look at"
     assert f"Cells to look at ({shown};" in out
     assert f"... and {shown - 5} more" in out
     full = render_summary(result, max_cells=50).splitlines()
-    listed = [line.split()[0] for line in full if line.startswith("  ") and line.split()[0] in ("FAIL", "ERROR",
-                                                                                                   "INCONCLUSIVE")]
+    listed = [
+        line.split()[0]
+        for line in full
+        if line.startswith("  ") and line.split()[0] in ("FAIL", "ERROR", "INCONCLUSIVE")
+    ]
     order = {"FAIL": 0, "ERROR": 1, "INCONCLUSIVE": 2}
     assert len(listed) == shown and listed == sorted(listed, key=order.get)  # worst first
     assert lines[-1] == "Report: audit-out/report.html"
@@ -73,8 +78,10 @@ def test_every_listed_cell_shows_its_numbers(result):
     for c in result.cells:
         t = c.transfer
         if t.status in (Status.FAIL, Status.INCONCLUSIVE):
-            assert (f"distance {100 * t.difference.estimate:+.1f} [{100 * t.difference.ci_low:+.1f}, "
-                    f"{100 * t.difference.ci_high:+.1f}]") in out
+            assert (
+                f"distance {100 * t.difference.estimate:+.1f} [{100 * t.difference.ci_low:+.1f}, "
+                f"{100 * t.difference.ci_high:+.1f}]"
+            ) in out
     assert "INSUFFICIENT" not in out.split("Cells to look at")[1].split("Checks:")[0].replace("0 INSUFFICIENT", "")
 
 

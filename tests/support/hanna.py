@@ -11,8 +11,14 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-HANNA_CRITERIA = {"RE": "relevance", "CH": "coherence", "EM": "empathy", "SU": "surprise", "EG": "engagement",
-                  "CX": "complexity"}
+HANNA_CRITERIA = {
+    "RE": "relevance",
+    "CH": "coherence",
+    "EM": "empathy",
+    "SU": "surprise",
+    "EG": "engagement",
+    "CX": "complexity",
+}
 HANNA_SYSTEMS = ("Human", "GPT-2", "BertGeneration", "CTRL", "XLNet")  # 10 matchups: keeps the test in minutes
 
 
@@ -23,9 +29,16 @@ def convert_hanna(csv_path: Path, out: Path) -> Path:
     frame = pd.read_csv(csv_path)
     frame = frame[frame["Model"].isin(HANNA_SYSTEMS)]
     humans, judges = [], []
-    llms = sorted({c.rsplit(" ", 2)[0] for c in frame.columns
-                   if c.split()[-1] in "1234" and not c.startswith("Human") and len(c.split()) >= 3
-                   and c.split()[-2] in HANNA_CRITERIA})
+    llms = sorted(
+        {
+            c.rsplit(" ", 2)[0]
+            for c in frame.columns
+            if c.split()[-1] in "1234"
+            and not c.startswith("Human")
+            and len(c.split()) >= 3
+            and c.split()[-2] in HANNA_CRITERIA
+        }
+    )
     for _, row in frame.iterrows():
         system = row["Model"]
         for code, criterion in HANNA_CRITERIA.items():
@@ -40,9 +53,9 @@ def convert_hanna(csv_path: Path, out: Path) -> Path:
                     judges.append((f"{system}__{prompt}", system, criterion, score if score >= 1 else "", llm))
     out.mkdir(parents=True, exist_ok=True)
     pd.DataFrame(humans, columns=["item_id", "reader_id", "criterion", "rating", "group_id"]).to_csv(
-        out / "humans.csv", index=False)
+        out / "humans.csv", index=False
+    )
     pd.DataFrame(judges, columns=["item_id", "system", "criterion", "score", "judge"]).to_csv(
-        out / "judge.csv", index=False)
+        out / "judge.csv", index=False
+    )
     return out
-
-

@@ -44,7 +44,6 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 
-
 #: Script key of the ``/v1/completions`` queue: ``script={COMPLETIONS: [RawBody(), Status(503)]}``.
 COMPLETIONS = "/v1/completions"
 
@@ -255,8 +254,9 @@ class ScriptedServer:
                     self._send(200, _chat_payload(body, action))
 
             def _trickle(self, data: bytes, action: Trickle) -> None:
-                head = (f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                        f"Content-Length: {len(data)}\r\n\r\n").encode()
+                head = (
+                    f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n"
+                ).encode()
                 if action.phase == "body":
                     self.wfile.write(head)
                     slow = data
@@ -411,5 +411,9 @@ def _chat_payload(body: dict[str, Any], reply: Reply, message: dict[str, Any] | 
         "object": "chat.completion",
         "model": body.get("model", ""),
         "choices": [{"index": 0, "message": message, "finish_reason": reply.finish_reason}],
-        "usage": {"prompt_tokens": 10, "completion_tokens": len(reply.text.split()), "total_tokens": 10 + len(reply.text.split())},
+        "usage": {
+            "prompt_tokens": 10,
+            "completion_tokens": len(reply.text.split()),
+            "total_tokens": 10 + len(reply.text.split()),
+        },
     }

@@ -25,8 +25,22 @@ def pds(converted_datasets) -> Path:
 
 def test_pds_through_audit_run(pds, tmp_path):
     out = tmp_path / "out"
-    status = main(["run", str(pds / "judge.csv"), str(pds / "humans.csv"), "--stories", str(pds / "stories.csv"),
-                   "--judge", "gpt-4o", "--n-boot", "500", "--out", str(out), "-q"])
+    status = main(
+        [
+            "run",
+            str(pds / "judge.csv"),
+            str(pds / "humans.csv"),
+            "--stories",
+            str(pds / "stories.csv"),
+            "--judge",
+            "gpt-4o",
+            "--n-boot",
+            "500",
+            "--out",
+            str(out),
+            "-q",
+        ]
+    )
     assert status == ExitStatus.OK
     result = json.loads((out / "result.json").read_text(encoding="utf-8"))
     cells = result["cells"]

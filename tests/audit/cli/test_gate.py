@@ -14,8 +14,21 @@ from tests.reports.study import write_study
 def saved(tmp_path_factory):
     root = tmp_path_factory.mktemp("gate-q")
     files = write_study(root / "in", n_matchups=1, n_pairs=12, n_readers=4)
-    argv = ["run", str(files["judge"]), str(files["humans"]), "--pairs", str(files["pairs"]), "--out", str(root / "out"),
-            "--n-boot", "100", "--no-html", "--no-surface", "--no-readers", "-q"]
+    argv = [
+        "run",
+        str(files["judge"]),
+        str(files["humans"]),
+        "--pairs",
+        str(files["pairs"]),
+        "--out",
+        str(root / "out"),
+        "--n-boot",
+        "100",
+        "--no-html",
+        "--no-surface",
+        "--no-readers",
+        "-q",
+    ]
     return root, files, argv
 
 

@@ -7,8 +7,8 @@ import click
 import pytest
 
 from audit.cli import features as features_cmd
-from audit.cli.exit_status import ExitStatus
 from audit.cli import run as run_cmd
+from audit.cli.exit_status import ExitStatus
 from audit.cli.options import parse_scale, perplexity_config
 from detectors.perplexity.config import PerplexityConfig
 
@@ -26,20 +26,28 @@ def test_run_and_features_declare_the_same_perplexity_options():
         assert (a.opts, a.type.to_info_dict(), a.default) == (b.opts, b.type.to_info_dict(), b.default), name
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--perplexity-url", "http://127.0.0.1:9"], "needs --perplexity-server-model"),
-    (["--perplexity-url", "http://127.0.0.1:9", "--perplexity-server-model", "m", "--perplexity-model", "x"],
-     "not both"),
-    (["--perplexity-model", "x", "--perplexity-batch-size", "0"], "--perplexity-batch-size"),
-    (["--perplexity-model", "x", "--perplexity-dtype", "float8"], "--perplexity-dtype"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--perplexity-url", "http://127.0.0.1:9"], "needs --perplexity-server-model"),
+        (
+            ["--perplexity-url", "http://127.0.0.1:9", "--perplexity-server-model", "m", "--perplexity-model", "x"],
+            "not both",
+        ),
+        (["--perplexity-model", "x", "--perplexity-batch-size", "0"], "--perplexity-batch-size"),
+        (["--perplexity-model", "x", "--perplexity-dtype", "float8"], "--perplexity-dtype"),
+    ],
+)
 @pytest.mark.parametrize("command", ["run", "features"])
 def test_both_commands_refuse_the_same_perplexity_mistakes(tmp_path, capsys, command, args, message):
     from audit.cli import main
 
     (tmp_path / "s.csv").write_text("pair_id,system,text\np1,a,x\n", encoding="utf-8")
-    files = (["run", str(tmp_path / "s.csv"), str(tmp_path / "s.csv"), "--out", str(tmp_path / "o")]
-             if command == "run" else ["features", str(tmp_path / "s.csv"), "-o", str(tmp_path / "f.csv")])
+    files = (
+        ["run", str(tmp_path / "s.csv"), str(tmp_path / "s.csv"), "--out", str(tmp_path / "o")]
+        if command == "run"
+        else ["features", str(tmp_path / "s.csv"), "-o", str(tmp_path / "f.csv")]
+    )
     assert main(files + args) == ExitStatus.USAGE_ERROR
     assert message in capsys.readouterr().err
     assert not (tmp_path / "o").exists() and not (tmp_path / "f.csv").exists()

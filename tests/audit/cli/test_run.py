@@ -18,8 +18,16 @@ FAST = ["--no-uncertainty", "--no-readers", "--no-surface"]
 
 
 def _run_args(out, *extra):
-    return ["run", str(DEPLOY / "judge.csv"), str(DEPLOY / "humans.csv"), "--pairs", str(DEPLOY / "pairs.csv"),
-            "--out", str(out), *extra]
+    return [
+        "run",
+        str(DEPLOY / "judge.csv"),
+        str(DEPLOY / "humans.csv"),
+        "--pairs",
+        str(DEPLOY / "pairs.csv"),
+        "--out",
+        str(out),
+        *extra,
+    ]
 
 
 def _failing_study(folder: Path) -> Path:
@@ -28,8 +36,11 @@ def _failing_study(folder: Path) -> Path:
 
     rng = np.random.default_rng(12)
     folder.mkdir(parents=True, exist_ok=True)
-    pairs, votes, scores = ["pair_id,system_a,system_b,focal,matchup"], ["pair_id,reader_id,criterion,choice"], \
-        ["pair_id,system,criterion,score"]
+    pairs, votes, scores = (
+        ["pair_id,system_a,system_b,focal,matchup"],
+        ["pair_id,reader_id,criterion,choice"],
+        ["pair_id,system,criterion,score"],
+    )
     for i in range(40):
         pid = f"p{i:02d}"
         pairs.append(f"{pid},x,y,x,x vs y")
@@ -43,8 +54,19 @@ def _failing_study(folder: Path) -> Path:
 
 
 def _failing_args(folder, out, *extra):
-    return ["run", str(folder / "judge.csv"), str(folder / "humans.csv"), "--pairs", str(folder / "pairs.csv"),
-            "--out", str(out), *FAST, "-q", "--no-html", *extra]
+    return [
+        "run",
+        str(folder / "judge.csv"),
+        str(folder / "humans.csv"),
+        "--pairs",
+        str(folder / "pairs.csv"),
+        "--out",
+        str(out),
+        *FAST,
+        "-q",
+        "--no-html",
+        *extra,
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -64,8 +86,15 @@ def fast_run(tmp_path_factory):
 def test_run_writes_every_output(fast_run):
     status, out = fast_run
     assert status == ExitStatus.OK  # no --gate: a failing audit still exits 0
-    for name in ("result.json", "report.html", "junit.xml", "cells.csv", "checks.csv", "agreement.csv",
-                 "judge_pairs.csv"):
+    for name in (
+        "result.json",
+        "report.html",
+        "junit.xml",
+        "cells.csv",
+        "checks.csv",
+        "agreement.csv",
+        "judge_pairs.csv",
+    ):
         assert (out / name).stat().st_size > 0, name
 
 
@@ -73,8 +102,7 @@ def test_cli_result_equals_api_result(fast_run):
     _, out = fast_run
     data = load_audit_data(DEPLOY / "judge.csv", DEPLOY / "humans.csv", pairs=DEPLOY / "pairs.csv")
     saved = result_from_json((out / "result.json").read_text(encoding="utf-8"))
-    api = run_audit(data, AuditSpec(uncertainty=False, readers=False, surface=False,
-                                    command=saved.provenance.command))
+    api = run_audit(data, AuditSpec(uncertainty=False, readers=False, surface=False, command=saved.provenance.command))
     # Input paths differ only in how they were spelled; compare everything else.
     assert result_to_json(api) == result_to_json(saved)
 
@@ -119,8 +147,15 @@ def _gpt5_only(folder: Path) -> Path:
 
 def test_inconclusive_fails_the_gate_only_when_asked(tmp_path):
     folder = _gpt5_only(tmp_path / "gpt5")
-    args = ["run", str(folder / "judge.csv"), str(folder / "humans.csv"), "--pairs", str(folder / "pairs.csv"),
-            *FAST, "-q"]
+    args = [
+        "run",
+        str(folder / "judge.csv"),
+        str(folder / "humans.csv"),
+        "--pairs",
+        str(folder / "pairs.csv"),
+        *FAST,
+        "-q",
+    ]
     out = tmp_path / "out"
     assert main([*args, "--out", str(out), "--no-html"]) == ExitStatus.OK
     result = json.loads((out / "result.json").read_text(encoding="utf-8"))
@@ -128,8 +163,10 @@ def test_inconclusive_fails_the_gate_only_when_asked(tmp_path):
     assert main(["gate", str(out / "result.json")]) == ExitStatus.OK
     assert main(["gate", str(out / "result.json"), "--fail-on", "inconclusive"]) == ExitStatus.GATE_FAILED
     assert main([*args, "--out", str(tmp_path / "o2"), "--no-html", "--gate"]) == ExitStatus.OK
-    assert main([*args, "--out", str(tmp_path / "o3"), "--no-html", "--gate", "--fail-on", "inconclusive"]) \
+    assert (
+        main([*args, "--out", str(tmp_path / "o3"), "--no-html", "--gate", "--fail-on", "inconclusive"])
         == ExitStatus.GATE_FAILED
+    )
     assert 'type="INCONCLUSIVE"' in (tmp_path / "o3" / "junit.xml").read_text(encoding="utf-8")
 
 
@@ -169,14 +206,17 @@ def test_bad_input_exits_2_with_one_message_per_problem(tmp_path, capsys):
     assert "Traceback" not in err and "humans.csv" in err and "line" in err
 
 
-@pytest.mark.parametrize("argv, status", [
-    (["run", "missing-judge.csv", "missing-humans.csv"], ExitStatus.INPUT_ERROR),
-    (["run"], ExitStatus.USAGE_ERROR),
-    (["run", "a.csv", "b.csv", "--tie-rule", "coin"], ExitStatus.USAGE_ERROR),
-    (["run", "a.csv", "b.csv", "--dev-judge", "x.csv"], ExitStatus.INPUT_ERROR),
-    (["report", "no-such-result.json"], ExitStatus.INPUT_ERROR),
-    (["--version"], ExitStatus.OK),
-])
+@pytest.mark.parametrize(
+    "argv, status",
+    [
+        (["run", "missing-judge.csv", "missing-humans.csv"], ExitStatus.INPUT_ERROR),
+        (["run"], ExitStatus.USAGE_ERROR),
+        (["run", "a.csv", "b.csv", "--tie-rule", "coin"], ExitStatus.USAGE_ERROR),
+        (["run", "a.csv", "b.csv", "--dev-judge", "x.csv"], ExitStatus.INPUT_ERROR),
+        (["report", "no-such-result.json"], ExitStatus.INPUT_ERROR),
+        (["--version"], ExitStatus.OK),
+    ],
+)
 def test_statuses(argv, status, capsys):
     assert main(argv) == status
     assert "Traceback" not in capsys.readouterr().err
@@ -213,8 +253,16 @@ def test_linkage_option_reaches_the_reader_clustering(tmp_path):
 
 def test_dev_check_gates_on_the_out_of_fold_estimate(tmp_path):
     dev = DEPLOY.parent / "dev"
-    args = _run_args(tmp_path, *FAST, "--no-html", "-q", "--dev-judge", str(dev / "judge.csv"),
-                     "--dev-humans", str(dev / "humans.csv"))
+    args = _run_args(
+        tmp_path,
+        *FAST,
+        "--no-html",
+        "-q",
+        "--dev-judge",
+        str(dev / "judge.csv"),
+        "--dev-humans",
+        str(dev / "humans.csv"),
+    )
     assert main(args) == ExitStatus.OK
     result = result_from_json((tmp_path / "result.json").read_text(encoding="utf-8"))
     check = next(c for c in result.checks if c.name == "dev.spearman")
@@ -230,9 +278,15 @@ def test_unwritable_output_is_an_input_error(tmp_path, capsys):
     assert status == ExitStatus.INPUT_ERROR and "Traceback" not in err and "out" in err
 
 
-@pytest.mark.parametrize("content, words", [("[1, 2]", "a JSON list"), ("{\"schema_version\": \"2.0\"}", "complete"),
-                                            ("{\"schema_version\": \"1.0\", \"cells\": []}", "re-run `audit run`"),
-                                            ("{not json", "not valid JSON")])
+@pytest.mark.parametrize(
+    "content, words",
+    [
+        ("[1, 2]", "a JSON list"),
+        ('{"schema_version": "2.0"}', "complete"),
+        ('{"schema_version": "1.0", "cells": []}', "re-run `audit run`"),
+        ("{not json", "not valid JSON"),
+    ],
+)
 def test_gate_and_report_reject_what_is_not_a_result(tmp_path, capsys, content, words):
     bogus = tmp_path / "mine.json"
     bogus.write_text(content)

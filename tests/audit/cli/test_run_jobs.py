@@ -19,8 +19,21 @@ DEPLOY = ROOT / "fixtures" / "deployment"
 
 
 def _args(out, *extra):
-    return ["run", str(DEPLOY / "judge.csv"), str(DEPLOY / "humans.csv"), "--pairs", str(DEPLOY / "pairs.csv"),
-            "--no-surface", "--n-boot", "500", "-q", "--no-html", "--out", str(out), *extra]
+    return [
+        "run",
+        str(DEPLOY / "judge.csv"),
+        str(DEPLOY / "humans.csv"),
+        "--pairs",
+        str(DEPLOY / "pairs.csv"),
+        "--no-surface",
+        "--n-boot",
+        "500",
+        "-q",
+        "--no-html",
+        "--out",
+        str(out),
+        *extra,
+    ]
 
 
 def _result(out: Path) -> str:

@@ -18,10 +18,29 @@ def test_perplexity_options_reach_the_detector(tmp_path):
 
     model = build_tiny_gpt2(tmp_path / "tiny-gpt2", n_positions=64)
     out = tmp_path / "out"
-    status = main(["run", str(DEPLOY / "judge.csv"), str(DEPLOY / "humans.csv"), "--pairs", str(DEPLOY / "pairs.csv"),
-                   "--stories", str(DEPLOY / "stories.csv"), "--no-uncertainty", "--no-readers", "--no-html", "-q",
-                   "--perplexity-model", str(model), "--perplexity-stride", "16", "--perplexity-batch-size", "4",
-                   "--out", str(out)])
+    status = main(
+        [
+            "run",
+            str(DEPLOY / "judge.csv"),
+            str(DEPLOY / "humans.csv"),
+            "--pairs",
+            str(DEPLOY / "pairs.csv"),
+            "--stories",
+            str(DEPLOY / "stories.csv"),
+            "--no-uncertainty",
+            "--no-readers",
+            "--no-html",
+            "-q",
+            "--perplexity-model",
+            str(model),
+            "--perplexity-stride",
+            "16",
+            "--perplexity-batch-size",
+            "4",
+            "--out",
+            str(out),
+        ]
+    )
     assert status == ExitStatus.OK
     surface = result_from_json((out / "result.json").read_text(encoding="utf-8")).surface
     assert "perplexity" in surface.payload.correlations["feature"].unique()

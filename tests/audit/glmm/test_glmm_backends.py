@@ -9,8 +9,7 @@ import pandas as pd
 import pytest
 
 from audit.errors import MissingDependencyError
-from audit.glmm import BACKENDS, fit_crossed_glmm
-from audit.glmm import rscript
+from audit.glmm import BACKENDS, fit_crossed_glmm, rscript
 
 
 def test_registry_names():

@@ -40,8 +40,17 @@ def test_result_round_trips_through_json(cell):
 def test_to_frame_and_str(cell):
     res = cell[2]
     frame = res.to_frame()
-    assert list(frame.columns) == ["effect", "group", "term", "estimate", "std_error", "wald_low", "wald_high",
-                                   "profile_low", "profile_high"]
+    assert list(frame.columns) == [
+        "effect",
+        "group",
+        "term",
+        "estimate",
+        "std_error",
+        "wald_low",
+        "wald_high",
+        "profile_low",
+        "profile_high",
+    ]
     assert list(frame["effect"]) == ["fixed", "ran_pars", "ran_pars"]
     assert frame.loc[0, "estimate"] == res.b[0]
     text = str(res)
@@ -155,7 +164,7 @@ def test_constant_response_bound_solves_the_profile_deviance():
     bound = constant_response_bound(lap, 2, 0.95, -1.0, 1.0)
     assert bound.reached and bound.note == "" and 0 < bound.value < 60
     prof = _Profile(lap, np.array([0.5, 0.5, 0.0]), 2, 2)
-    assert abs(prof.deviance(bound.value) - 1.959963984540054 ** 2) < 1e-5
+    assert abs(prof.deviance(bound.value) - 1.959963984540054**2) < 1e-5
 
 
 @pytest.mark.parametrize(

@@ -23,8 +23,12 @@ def test_native_matches_glmer_live(seed):
     y = (rng.random(pair.size) < 1 / (1 + np.exp(-eta))).astype(int)
     frame = pd.DataFrame({"y": y, "x": x, "pair": [f"p{i}" for i in pair], "reader": [f"r{j}" for j in reader]})
     out = run_glmer(frame, "y ~ x + (1|pair) + (1|reader)", profile=False)
-    res = fit_crossed_glmm(y, {"pair": frame["pair"], "reader": frame["reader"]},
-                           np.column_stack([np.ones(len(x)), x]), ["(Intercept)", "x"])
+    res = fit_crossed_glmm(
+        y,
+        {"pair": frame["pair"], "reader": frame["reader"]},
+        np.column_stack([np.ones(len(x)), x]),
+        ["(Intercept)", "x"],
+    )
     np.testing.assert_allclose(res.b, out["fixef"], atol=2e-3)
     np.testing.assert_allclose(res.se, out["se"], atol=5e-3)
     assert res.sd["pair"] == pytest.approx(out["sd"]["pair"], abs=1e-2)

@@ -23,8 +23,8 @@ def _even_two_minima(x):
     minimum at |x[0]| = 1 (t^2 - 3.625 t^4 + 2.0833 t^6)."""
     t, b = x
     c, d = 3.625, 2.0 / 0.96
-    f = t * t - c * t ** 4 + d * t ** 6 + (b - 1.0) ** 2
-    return f, np.array([2 * t - 4 * c * t ** 3 + 6 * d * t ** 5, 2.0 * (b - 1.0)])
+    f = t * t - c * t**4 + d * t**6 + (b - 1.0) ** 2
+    return f, np.array([2 * t - 4 * c * t**3 + 6 * d * t**5, 2.0 * (b - 1.0)])
 
 
 def test_a_theta_left_at_rounding_level_is_probed_and_leaves_the_saddle():
@@ -83,8 +83,14 @@ def _study(seed, n_pair, sd_pair, sd_reader, b0=0.3, n_reader=7):
     return y, {"pair": np.array([f"p{i}" for i in pair]), "reader": np.array([f"r{j}" for j in reader])}
 
 
-STUDIES = [(11, 20, 0.4, 0.2), (12, 60, 0.3, 0.0), (13, 40, 0.45, 0.3), (14, 20, 0.8, 0.5), (15, 60, 0.35, 0.1),
-           (206, 41, 0.0, 0.0)]
+STUDIES = [
+    (11, 20, 0.4, 0.2),
+    (12, 60, 0.3, 0.0),
+    (13, 40, 0.45, 0.3),
+    (14, 20, 0.8, 0.5),
+    (15, 60, 0.35, 0.1),
+    (206, 41, 0.0, 0.0),
+]
 
 
 @pytest.mark.parametrize("study", STUDIES)

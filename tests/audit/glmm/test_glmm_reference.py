@@ -20,11 +20,31 @@ import pytest
 from audit.glmm import fit_crossed_glmm
 from tests.audit.glmm.reference_cases import load_case, load_output
 
-FITTED = ["balanced_60x7", "cell_20x7", "unbalanced", "three_readers", "singular", "covariate",
-          "covariate_suboptimal", "three_factors", "extreme_139of140", "large_50k", "false_boundary",
-          "arena_3k_readers"]
-PROFILED = ["balanced_60x7", "cell_20x7", "unbalanced", "three_readers", "singular", "covariate",
-            "covariate_suboptimal", "three_factors", "false_boundary"]
+FITTED = [
+    "balanced_60x7",
+    "cell_20x7",
+    "unbalanced",
+    "three_readers",
+    "singular",
+    "covariate",
+    "covariate_suboptimal",
+    "three_factors",
+    "extreme_139of140",
+    "large_50k",
+    "false_boundary",
+    "arena_3k_readers",
+]
+PROFILED = [
+    "balanced_60x7",
+    "cell_20x7",
+    "unbalanced",
+    "three_readers",
+    "singular",
+    "covariate",
+    "covariate_suboptimal",
+    "three_factors",
+    "false_boundary",
+]
 TOL_B, TOL_SE, TOL_SD, TOL_LL, TOL_PROFILE = 2e-3, 2e-3, 1e-2, 1e-3, 2e-3
 TOL_SE_DEFAULT = 5e-3
 

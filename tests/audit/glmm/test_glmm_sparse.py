@@ -12,8 +12,10 @@ from audit.errors import MissingDependencyError
 from audit.glmm import fit_crossed_glmm
 from audit.glmm import sparse as sparse_mod
 
-needs_sksparse = pytest.mark.skipif(not sparse_mod.sksparse_available(),
-                                    reason="scikit-sparse not installed (pip install 'judge-transfer-audit[sparse]')")
+needs_sksparse = pytest.mark.skipif(
+    not sparse_mod.sksparse_available(),
+    reason="scikit-sparse not installed (pip install 'judge-transfer-audit[sparse]')",
+)
 
 
 def _random_spd(n, density, seed):
@@ -47,7 +49,7 @@ def test_column_counts_and_elimination_tree_match_symbolic_elimination(seed):
     Lpat = _symbolic_factor(A)
     np.testing.assert_array_equal(counts, Lpat.sum(axis=0))
     for j in range(80):
-        below = np.flatnonzero(Lpat[j + 1:, j])
+        below = np.flatnonzero(Lpat[j + 1 :, j])
         assert parent[j] == (below[0] + j + 1 if below.size else -1)
 
 
@@ -88,9 +90,14 @@ def _study(seed, n_pair, n_reader, per_pair, batches=0, covariate=False):
 
 
 @needs_sksparse
-@pytest.mark.parametrize("case", [dict(seed=1, n_pair=300, n_reader=80, per_pair=3),
-                                  dict(seed=2, n_pair=300, n_reader=80, per_pair=2, batches=4),
-                                  dict(seed=3, n_pair=250, n_reader=60, per_pair=4, covariate=True)])
+@pytest.mark.parametrize(
+    "case",
+    [
+        dict(seed=1, n_pair=300, n_reader=80, per_pair=3),
+        dict(seed=2, n_pair=300, n_reader=80, per_pair=2, batches=4),
+        dict(seed=3, n_pair=250, n_reader=60, per_pair=4, covariate=True),
+    ],
+)
 def test_sparse_path_gives_the_dense_answers(case, monkeypatch):
     monkeypatch.setattr(laplace, "_DENSE_COUPLING_MAX", 0)  # the sparse coupling layout at this size
     y, factors, X = _study(**case)

@@ -11,14 +11,13 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from hypothesis import HealthCheck, given, settings
-from hypothesis import target
+from hypothesis import HealthCheck, given, settings, target
 from hypothesis import strategies as st
 
 from audit.cli import main
 from audit.cli.exit_status import ExitStatus
-from audit.inputs import load_audit_data
 from audit.errors import InputError
+from audit.inputs import load_audit_data
 from tests.audit.inputs.helpers import write
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -34,24 +33,49 @@ def _balanced(rows) -> None:
 
 
 def test_fixture_every_row_is_used():
-    d = load_audit_data(DEPLOY / "judge.csv", DEPLOY / "humans.csv", pairs=DEPLOY / "pairs.csv",
-                        stories=DEPLOY / "stories.csv", dev_judge=DEV / "judge.csv", dev_humans=DEV / "humans.csv")
+    d = load_audit_data(
+        DEPLOY / "judge.csv",
+        DEPLOY / "humans.csv",
+        pairs=DEPLOY / "pairs.csv",
+        stories=DEPLOY / "stories.csv",
+        dev_judge=DEV / "judge.csv",
+        dev_humans=DEV / "humans.csv",
+    )
     _balanced(d.rows)
     assert [(r.role, r.unit, r.read, r.used) for r in d.rows] == [
-        ("humans", "votes", 6300, 6300), ("judge", "outputs", 7500, 7500), ("pairs", "pairs", 150, 150),
-        ("stories", "texts", 300, 300), ("dev_judge", "scores", 2000, 2000), ("dev_humans", "ratings", 2000, 2000)]
+        ("humans", "votes", 6300, 6300),
+        ("judge", "outputs", 7500, 7500),
+        ("pairs", "pairs", 150, 150),
+        ("stories", "texts", 300, 300),
+        ("dev_judge", "scores", 2000, 2000),
+        ("dev_humans", "ratings", 2000, 2000),
+    ]
     # every record counted once: the data rows of each file
     for r, s in zip(d.rows, sorted(d.sources, key=lambda s: [x.role for x in d.rows].index(s.role))):
         assert r.read == s.n_rows
 
 
 def test_result_json_and_terminal_say_how_many_rows_were_read_and_used(tmp_path, capsys):
-    status = main(["run", str(DEPLOY / "judge.csv"), str(DEPLOY / "humans.csv"), "--pairs", str(DEPLOY / "pairs.csv"),
-                   "--out", str(tmp_path), "--no-uncertainty", "--no-readers", "--no-surface"])
+    status = main(
+        [
+            "run",
+            str(DEPLOY / "judge.csv"),
+            str(DEPLOY / "humans.csv"),
+            "--pairs",
+            str(DEPLOY / "pairs.csv"),
+            "--out",
+            str(tmp_path),
+            "--no-uncertainty",
+            "--no-readers",
+            "--no-surface",
+        ]
+    )
     out = capsys.readouterr().out
     assert status == ExitStatus.OK
-    assert "Rows: humans: 6,300 votes read, 6,300 used; judge: 7,500 outputs read, 7,500 used; " \
-           "pairs: 150 pairs read, 150 used" in out
+    assert (
+        "Rows: humans: 6,300 votes read, 6,300 used; judge: 7,500 outputs read, 7,500 used; "
+        "pairs: 150 pairs read, 150 used" in out
+    )
     rows = json.loads((tmp_path / "result.json").read_text(encoding="utf-8"))["provenance"]["rows"]
     assert rows[0] == {"role": "humans", "unit": "votes", "read": 6300, "used": 6300, "excluded_by_reason": {}}
     html = (tmp_path / "report.html").read_text(encoding="utf-8")
@@ -108,17 +132,29 @@ p9,alpha,Never.
 
 
 def test_a_messy_study_under_drop_invalid_counts_every_row_once(tmp_path):
-    paths = {n: write(tmp_path, f"{n}.csv", t) for n, t in
-             (("pairs", MESSY_PAIRS), ("humans", MESSY_HUMANS), ("judge", MESSY_JUDGE), ("stories", MESSY_STORIES))}
-    d = load_audit_data(paths["judge"], paths["humans"], pairs=paths["pairs"], stories=paths["stories"],
-                        drop_invalid=True, scale=(1, 5))
+    paths = {
+        n: write(tmp_path, f"{n}.csv", t)
+        for n, t in (
+            ("pairs", MESSY_PAIRS),
+            ("humans", MESSY_HUMANS),
+            ("judge", MESSY_JUDGE),
+            ("stories", MESSY_STORIES),
+        )
+    }
+    d = load_audit_data(
+        paths["judge"], paths["humans"], pairs=paths["pairs"], stories=paths["stories"], drop_invalid=True, scale=(1, 5)
+    )
     _balanced(d.rows)
     rows = {r.role: r for r in d.rows}
     assert (rows["humans"].read, rows["judge"].read, rows["pairs"].read, rows["stories"].read) == (13, 9, 8, 5)
     assert len(d.votes) == rows["humans"].used
     # a row with two problems (empty pair_id) is counted once, under its first reason
     h = dict(rows["humans"].excluded)
-    assert h["empty pair_id"] == 1 and h["control character in reader_id"] == 1 and h["blank choice (no judgment given)"] == 1
+    assert (
+        h["empty pair_id"] == 1
+        and h["control character in reader_id"] == 1
+        and h["blank choice (no judgment given)"] == 1
+    )
     assert dict(rows["pairs"].excluded)["self-matchup (the same system on both sides)"] == 1
 
 
@@ -150,18 +186,23 @@ lone,gpt,d
 
 
 def test_scalar_ratings_self_matchups_and_lone_items_are_all_counted(tmp_path):
-    d = load_audit_data(write(tmp_path, "j.csv", SCALAR_JUDGE), write(tmp_path, "h.csv", SCALAR_HUMANS),
-                        stories=write(tmp_path, "s.csv", SCALAR_STORIES))
+    d = load_audit_data(
+        write(tmp_path, "j.csv", SCALAR_JUDGE),
+        write(tmp_path, "h.csv", SCALAR_HUMANS),
+        stories=write(tmp_path, "s.csv", SCALAR_STORIES),
+    )
     _balanced(d.rows)
     rows = {r.role: r for r in d.rows}
     assert dict(rows["humans"].excluded) == {
         "blank rating (no judgment given)": 1,
         "rating of an item alone in its group (no pair)": 1,
         "rating with no rating of another item of its group by the same reader and criterion (no pair)": 1,
-        "rating used only in self-matchup pairs (two outputs of the same system)": 2}
+        "rating used only in self-matchup pairs (two outputs of the same system)": 2,
+    }
     assert rows["humans"].used == 3 and len(d.votes) == 2
-    assert dict(rows["judge"].excluded) == {"judge score of an output in no pair (alone in its group, or compared "
-                                            "only with outputs of its own system)": 1}
+    assert dict(rows["judge"].excluded) == {
+        "judge score of an output in no pair (alone in its group, or compared only with outputs of its own system)": 1
+    }
     assert rows["stories"].used == 3
 
 
@@ -181,17 +222,24 @@ def _study(draw):
         a, b = draw(st.permutations(SYSTEMS))[:2]
         if draw(st.integers(0, 9)) == 0:
             b = a  # a self-matchup
-        pairs.append((f"p{i}", a, b, draw(st.sampled_from(["", a, b, b, "delta"])),
-                      draw(st.sampled_from(["", "", "M1"]))))
+        pairs.append(
+            (f"p{i}", a, b, draw(st.sampled_from(["", a, b, b, "delta"])), draw(st.sampled_from(["", "", "M1"])))
+        )
     humans, judge = [], []
     for pid, a, b, _, _ in pairs:
         for reader in ("r1", "r2", "r3"):
             for crit in ("empathy", "overall"):
                 if draw(st.integers(0, 4)) == 0:
                     continue
-                humans.append((draw(st.sampled_from(_PAIR)).format(p=pid), reader, crit,
-                               draw(st.sampled_from(_CHOICE)).format(a=a, b=b),
-                               draw(st.sampled_from(["", "1", "2", "-2", "x"]))))
+                humans.append(
+                    (
+                        draw(st.sampled_from(_PAIR)).format(p=pid),
+                        reader,
+                        crit,
+                        draw(st.sampled_from(_CHOICE)).format(a=a, b=b),
+                        draw(st.sampled_from(["", "1", "2", "-2", "x"])),
+                    )
+                )
         for system in (a, b):
             for crit in ("empathy", "overall"):
                 judge.append((draw(st.sampled_from(_PAIR)).format(p=pid), system, crit, draw(st.sampled_from(_SCORE))))

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from audit.inputs import load_audit_data
 from audit.errors import InputError
+from audit.inputs import load_audit_data
 
 BAD = Path(__file__).parent / "bad_inputs"
 STUDY = BAD / "study"
@@ -27,22 +27,31 @@ def test_bad_study_gets_every_problem_once_in_file_and_line_order():
 
 
 def test_bad_study_with_drop_invalid_keeps_only_structural_problems():
-    got = _messages(judge=STUDY / "judge.csv", humans=STUDY / "humans.csv", pairs=STUDY / "pairs.csv", scale=(1, 5),
-                    drop_invalid=True)
+    got = _messages(
+        judge=STUDY / "judge.csv",
+        humans=STUDY / "humans.csv",
+        pairs=STUDY / "pairs.csv",
+        scale=(1, 5),
+        drop_invalid=True,
+    )
     assert [m.split(": ", 1)[1].split(" (found")[0] for m in got] == [
-        "this reader judged nothing (every judgment is empty)"]
+        "this reader judged nothing (every judgment is empty)"
+    ]
 
 
-@pytest.mark.parametrize("name, message, line", [
-    ("empty.csv", "the humans file is empty", None),
-    ("header_only.csv", "the humans file has a header but no data rows", None),
-    ("not_utf8.csv", "the humans file is not valid UTF-8 text (byte 34)", 2),
-    ("broken.jsonl", "not valid JSON: Expecting property name enclosed in double quotes", 2),
-    ("humans.xlsx", "unknown file extension for the humans file", None),
-    ("missing_column.csv", "missing required column(s) reader_id for pairwise judgments", 1),
-    ("duplicate_column.csv", "duplicate column name (names are case-insensitive)", 1),
-    ("ragged.csv", "this row has 3 fields but the header names 2 columns", 2),
-])
+@pytest.mark.parametrize(
+    "name, message, line",
+    [
+        ("empty.csv", "the humans file is empty", None),
+        ("header_only.csv", "the humans file has a header but no data rows", None),
+        ("not_utf8.csv", "the humans file is not valid UTF-8 text (byte 34)", 2),
+        ("broken.jsonl", "not valid JSON: Expecting property name enclosed in double quotes", 2),
+        ("humans.xlsx", "unknown file extension for the humans file", None),
+        ("missing_column.csv", "missing required column(s) reader_id for pairwise judgments", 1),
+        ("duplicate_column.csv", "duplicate column name (names are case-insensitive)", 1),
+        ("ragged.csv", "this row has 3 fields but the header names 2 columns", 2),
+    ],
+)
 def test_unusable_files(name, message, line):
     with pytest.raises(InputError) as exc:
         load_audit_data(STUDY / "judge.csv", BAD / name, pairs=STUDY / "pairs.csv")

@@ -14,7 +14,13 @@ from audit.inputs.problems import MAX_ROWS_PER_KIND, ProblemLog
 
 def test_file_format_by_extension():
     assert [file_format(p) for p in ("a.CSV", "b.tsv", "c.jsonl", "d.ndjson", "e.parquet", "f.xlsx")] == [
-        "csv", "tsv", "jsonl", "jsonl", "parquet", None]
+        "csv",
+        "tsv",
+        "jsonl",
+        "jsonl",
+        "parquet",
+        None,
+    ]
 
 
 def test_csv_lines_with_multiline_quoted_fields_and_blank_lines(tmp_path):
@@ -80,15 +86,18 @@ def test_missing_file_and_sha256(tmp_path):
 def test_row_problems_are_capped_per_kind_but_counted_exactly():
     log = ProblemLog()
     n = MAX_ROWS_PER_KIND + 7
-    log.rows("f.csv", "judge", np.ones(n, bool), np.arange(2, n + 2), ["v"] * n, "score", "bad score", "fix it",
-             "bad score")
+    log.rows(
+        "f.csv", "judge", np.ones(n, bool), np.arange(2, n + 2), ["v"] * n, "score", "bad score", "fix it", "bad score"
+    )
     assert len(log.problems) == MAX_ROWS_PER_KIND + 1
     assert log.problems[-1].message.startswith("7 more row(s) with the same problem")
 
 
 def test_drop_invalid_counts_instead_of_reporting():
     log = ProblemLog(drop_invalid=True)
-    mask = log.rows("f.csv", "judge", np.array([True, False, True]), np.arange(3), None, "score", "bad", "", "bad score")
+    mask = log.rows(
+        "f.csv", "judge", np.array([True, False, True]), np.arange(3), None, "score", "bad", "", "bad score"
+    )
     assert mask.tolist() == [True, False, True] and log.problems == []
     assert dict(log.exclusions) == {("judge", "bad score"): 2}
 
@@ -187,11 +196,14 @@ def test_not_utf8_names_the_line_and_shows_it(tmp_path):
     assert prob.line == 3 and prob.value == "b,caf\ufffd latin-1" and "UTF-8" in prob.fix
 
 
-@pytest.mark.parametrize("name, text, holding", [
-    ("h.csv", "pair_id;reader_id;choice\np1;r1;a\n", "semicolons"),
-    ("h.csv", "pair_id\treader_id\tchoice\np1\tr1\ta\n", "tabs"),
-    ("h.tsv", "pair_id,reader_id,choice\np1,r1,a\n", "commas"),
-])
+@pytest.mark.parametrize(
+    "name, text, holding",
+    [
+        ("h.csv", "pair_id;reader_id;choice\np1;r1;a\n", "semicolons"),
+        ("h.csv", "pair_id\treader_id\tchoice\np1\tr1\ta\n", "tabs"),
+        ("h.tsv", "pair_id,reader_id,choice\np1,r1,a\n", "commas"),
+    ],
+)
 def test_wrong_delimiter_is_named(tmp_path, name, text, holding):
     p = tmp_path / name
     p.write_text(text, encoding="utf-8")
@@ -204,8 +216,13 @@ def test_wrong_delimiter_is_named(tmp_path, name, text, holding):
 def test_parquet_nulls_of_nullable_columns_are_empty_cells(tmp_path):
     pytest.importorskip("pyarrow")
     p = tmp_path / "j.parquet"
-    pd.DataFrame({"id": pd.array(["a", None, "c"], dtype="string"), "score": pd.array([1, None, 3], dtype="Int64"),
-                  "when": pd.to_datetime(["2024-01-01", None, "2024-01-03"])}).to_parquet(p)
+    pd.DataFrame(
+        {
+            "id": pd.array(["a", None, "c"], dtype="string"),
+            "score": pd.array([1, None, 3], dtype="Int64"),
+            "when": pd.to_datetime(["2024-01-01", None, "2024-01-03"]),
+        }
+    ).to_parquet(p)
     log = ProblemLog()
     t = read_table(p, "judge", log)
     assert not log.problems

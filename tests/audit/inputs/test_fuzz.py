@@ -18,28 +18,54 @@ from hypothesis import strategies as st
 
 from audit.cli import main
 from audit.cli.exit_status import ExitStatus
-from audit.inputs import load_audit_data
 from audit.errors import InputError
+from audit.inputs import load_audit_data
 from tests.audit.inputs.helpers import HUMANS, JUDGE, PAIRS
 
 FAST = ["-q", "--no-uncertainty", "--no-readers", "--no-surface", "--no-html"]
 ALLOWED = {ExitStatus.OK, ExitStatus.INPUT_ERROR}
 #: a few examples in the default run; JUDGE_AUDIT_FUZZ_EXAMPLES=500 for a campaign
-SETTINGS = settings(max_examples=int(os.environ.get("JUDGE_AUDIT_FUZZ_EXAMPLES", "12")), deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=int(os.environ.get("JUDGE_AUDIT_FUZZ_EXAMPLES", "12")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 
-_ALPHABET = st.sampled_from(list(',,,,"\n\n\r\t ;abAB01239.-_e') + ["tie", "Tie", "alpha", "beta", "p1", "p2",
-                                                                   "r1", "empathy", "nan", "\x00", "\x1b[2J", "é",
-                                                                   "\u2028", "\ufeff", "\ud7ff"])
+_ALPHABET = st.sampled_from(
+    list(',,,,"\n\n\r\t ;abAB01239.-_e')
+    + [
+        "tie",
+        "Tie",
+        "alpha",
+        "beta",
+        "p1",
+        "p2",
+        "r1",
+        "empathy",
+        "nan",
+        "\x00",
+        "\x1b[2J",
+        "é",
+        "\u2028",
+        "\ufeff",
+        "\ud7ff",
+    ]
+)
 _csv_body = st.lists(_ALPHABET, max_size=120).map("".join)
 _json_value = st.recursive(
-    st.none() | st.booleans() | st.integers(-10**30, 10**30) | st.floats(allow_nan=True, allow_infinity=True)
-    | st.text(max_size=8) | st.sampled_from(["alpha", "beta", "tie", "p1", "p2", "r1", "empathy", "A", ""]),
+    st.none()
+    | st.booleans()
+    | st.integers(-(10**30), 10**30)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=8)
+    | st.sampled_from(["alpha", "beta", "tie", "p1", "p2", "r1", "empathy", "A", ""]),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
-    max_leaves=6)
+    max_leaves=6,
+)
 _KEYS = ["pair_id", "reader_id", "criterion", "choice", "system", "score", "judge", "sample", "Score", "comment"]
 _json_line = st.dictionaries(st.sampled_from(_KEYS) | st.text(max_size=4), _json_value, max_size=6).map(
-    lambda d: json.dumps(d, allow_nan=True, ensure_ascii=False))
+    lambda d: json.dumps(d, allow_nan=True, ensure_ascii=False)
+)
 _jsonl = st.lists(_json_line | st.text(max_size=20), min_size=0, max_size=8).map("\n".join)
 
 

@@ -11,8 +11,8 @@ import pytest
 
 from audit.cli import main
 from audit.cli.exit_status import ExitStatus
-from audit.inputs import load_audit_data
 from audit.errors import InputError
+from audit.inputs import load_audit_data
 from tests.audit.inputs.helpers import HUMANS, JUDGE, PAIRS, basic, problems, write
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -40,24 +40,32 @@ def test_stray_quote_in_a_comment_that_swallows_rows_is_an_input_error(tmp_path,
     humans.write_text("\n".join(lines), encoding="utf-8")
     status, err = _run(tmp_path, capsys, DEPLOY / "judge.csv", humans, DEPLOY / "pairs.csv")
     assert status == ExitStatus.INPUT_ERROR
-    assert ("humans.csv, line 100: a quoted value opened on this line runs to line 199 and swallows 99 line(s) that "
-            "look like rows (lines 101-199): they would be read as one row") in err
+    assert (
+        "humans.csv, line 100: a quoted value opened on this line runs to line 199 and swallows 99 line(s) that "
+        "look like rows (lines 101-199): they would be read as one row"
+    ) in err
     assert 'double every quote character inside a quoted value ("")' in err
 
 
 def test_a_multiline_comment_or_story_is_not_mistaken_for_swallowed_rows(tmp_path):
-    humans = ("pair_id,reader_id,criterion,choice,comment\n"
-              'p1,r1,empathy,alpha,"first line\nsecond, with a comma\np2, r9, not a row"\n'
-              "p1,r2,empathy,beta,\np2,r1,empathy,tie,\np2,r2,empathy,alpha,\n")
+    humans = (
+        "pair_id,reader_id,criterion,choice,comment\n"
+        'p1,r1,empathy,alpha,"first line\nsecond, with a comma\np2, r9, not a row"\n'
+        "p1,r2,empathy,beta,\np2,r1,empathy,tie,\np2,r2,empathy,alpha,\n"
+    )
     d = basic(tmp_path, humans=humans)()
     assert d.votes["line"].tolist() == [2, 5, 6, 7] and "second, with a comma" in d.votes["comment"].iloc[0]
 
 
 def test_rows_with_fewer_fields_than_the_header_are_named(tmp_path, capsys):
-    humans = write(tmp_path, "humans.csv", HUMANS.replace("p1,r2,empathy,beta", "p1,r2,empathy")
-                   .replace("p2,r2,empathy,alpha", "p2,r2"))
-    status, err = _run(tmp_path, capsys, write(tmp_path, "judge.csv", JUDGE), humans,
-                       write(tmp_path, "pairs.csv", PAIRS))
+    humans = write(
+        tmp_path,
+        "humans.csv",
+        HUMANS.replace("p1,r2,empathy,beta", "p1,r2,empathy").replace("p2,r2,empathy,alpha", "p2,r2"),
+    )
+    status, err = _run(
+        tmp_path, capsys, write(tmp_path, "judge.csv", JUDGE), humans, write(tmp_path, "pairs.csv", PAIRS)
+    )
     assert status == ExitStatus.INPUT_ERROR
     assert "humans.csv, line 3: this row has 3 field(s) but the header names 4 columns (found 'p1,r2,empathy')" in err
     assert "humans.csv, line 5: this row has 2 field(s) but the header names 4 columns (found 'p2,r2')" in err
@@ -86,23 +94,33 @@ def _jsonl(tmp_path, name, rows) -> Path:
     return path
 
 
-JUDGE_ROWS = [{"pair_id": "p1", "system": "alpha", "criterion": "empathy", "score": 4},
-              {"pair_id": "p1", "system": "beta", "criterion": "empathy", "score": 3},
-              {"pair_id": "p2", "system": "alpha", "criterion": "empathy", "score": 2},
-              {"pair_id": "p2", "system": "beta", "criterion": "empathy", "score": 2}]
+JUDGE_ROWS = [
+    {"pair_id": "p1", "system": "alpha", "criterion": "empathy", "score": 4},
+    {"pair_id": "p1", "system": "beta", "criterion": "empathy", "score": 3},
+    {"pair_id": "p2", "system": "alpha", "criterion": "empathy", "score": 2},
+    {"pair_id": "p2", "system": "beta", "criterion": "empathy", "score": 2},
+]
 
 
 def test_a_json_nan_score_is_an_error_naming_the_line_like_nan_in_a_csv(tmp_path, capsys):
     rows = list(JUDGE_ROWS)
     rows[2] = '{"pair_id": "p2", "system": "alpha", "criterion": "empathy", "score": NaN}'
-    status, err = _run(tmp_path, capsys, _jsonl(tmp_path, "judge.jsonl", rows), write(tmp_path, "h.csv", HUMANS),
-                       write(tmp_path, "pairs.csv", PAIRS))
+    status, err = _run(
+        tmp_path,
+        capsys,
+        _jsonl(tmp_path, "judge.jsonl", rows),
+        write(tmp_path, "h.csv", HUMANS),
+        write(tmp_path, "pairs.csv", PAIRS),
+    )
     assert status == ExitStatus.INPUT_ERROR
-    assert ("judge.jsonl, line 3, column 'score': NaN is not a JSON number (JSON has no NaN or Infinity) "
-            "(found 'NaN'). Fix: write a number, or null (or leave the key out) to mark a missing value") in err
+    assert (
+        "judge.jsonl, line 3, column 'score': NaN is not a JSON number (JSON has no NaN or Infinity) "
+        "(found 'NaN'). Fix: write a number, or null (or leave the key out) to mark a missing value"
+    ) in err
     csv_judge = write(tmp_path, "judge.csv", JUDGE.replace("p2,alpha,empathy,", "p2,alpha,empathy,nan"))
-    (p,) = problems(lambda: load_audit_data(csv_judge, write(tmp_path, "h.csv", HUMANS),
-                                            pairs=write(tmp_path, "pairs.csv", PAIRS)))
+    (p,) = problems(
+        lambda: load_audit_data(csv_judge, write(tmp_path, "h.csv", HUMANS), pairs=write(tmp_path, "pairs.csv", PAIRS))
+    )
     assert (p.line, p.column, p.message) == (4, "score", "score is not a number")
 
 
@@ -120,19 +138,28 @@ def test_a_json_null_score_is_an_unparsable_output_counted_as_kept(tmp_path):
     d = load_audit_data(_jsonl(tmp_path, "j.jsonl", rows), write(tmp_path, "h.csv", HUMANS))
     assert np.isnan(d.judge_scores["score"].iloc[2])
     assert [(e.reason, e.n_rows, e.kept) for e in d.exclusions] == [
-        ("unparsable judge output (empty score), kept as missing, never imputed", 1, True)]
+        ("unparsable judge output (empty score), kept as missing, never imputed", 1, True)
+    ]
 
 
 def test_line_separators_inside_json_strings_are_text_and_keep_line_numbers(tmp_path):
-    humans = [{"pair_id": "p1", "reader_id": "r1", "criterion": "empathy", "choice": "alpha",
-               "comment": "one\u2028two\u2029three\x85four"},
-              {"pair_id": "p1", "reader_id": "r2", "criterion": "empathy", "choice": "beta"},
-              {"pair_id": "p2", "reader_id": "r1", "criterion": "empathy", "choice": "tie"},
-              {"pair_id": "p2", "reader_id": "r2", "criterion": "empathy", "choice": "gamma"}]
+    humans = [
+        {
+            "pair_id": "p1",
+            "reader_id": "r1",
+            "criterion": "empathy",
+            "choice": "alpha",
+            "comment": "one\u2028two\u2029three\x85four",
+        },
+        {"pair_id": "p1", "reader_id": "r2", "criterion": "empathy", "choice": "beta"},
+        {"pair_id": "p2", "reader_id": "r1", "criterion": "empathy", "choice": "tie"},
+        {"pair_id": "p2", "reader_id": "r2", "criterion": "empathy", "choice": "gamma"},
+    ]
     path = tmp_path / "h.jsonl"
     path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in humans) + "\n", encoding="utf-8")
-    (p,) = problems(lambda: load_audit_data(write(tmp_path, "j.csv", JUDGE), path,
-                                            pairs=write(tmp_path, "pairs.csv", PAIRS)))
+    (p,) = problems(
+        lambda: load_audit_data(write(tmp_path, "j.csv", JUDGE), path, pairs=write(tmp_path, "pairs.csv", PAIRS))
+    )
     assert (p.line, p.value) == (4, "gamma")  # not 7: U+2028, U+2029 and NEL do not end a record
     humans[3]["choice"] = "alpha"
     path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in humans) + "\n", encoding="utf-8")
@@ -140,12 +167,15 @@ def test_line_separators_inside_json_strings_are_text_and_keep_line_numbers(tmp_
     assert d.votes["comment"].iloc[0] == "one\u2028two\u2029three\x85four" and d.votes["line"].tolist() == [1, 2, 3, 4]
 
 
-@pytest.mark.parametrize("line, message", [
-    ('{"pair_id": "p1", "pair_id": "p2"}', "a key appears twice in this JSON object"),
-    ("[" * 50000 + "]" * 50000, "JSON nested too deeply"),
-    ('{"score": 1' + "0" * 5000 + "}", "not valid JSON: Exceeds the limit"),
-    ('{"comment": "half \\ud800 a pair"}', "a JSON string holds a lone UTF-16 surrogate"),
-])
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ('{"pair_id": "p1", "pair_id": "p2"}', "a key appears twice in this JSON object"),
+        ("[" * 50000 + "]" * 50000, "JSON nested too deeply"),
+        ('{"score": 1' + "0" * 5000 + "}", "not valid JSON: Exceeds the limit"),
+        ('{"comment": "half \\ud800 a pair"}', "a JSON string holds a lone UTF-16 surrogate"),
+    ],
+)
 def test_jsonl_lines_that_cannot_be_read_are_input_errors(tmp_path, line, message):
     path = _jsonl(tmp_path, "j.jsonl", [JUDGE_ROWS[0], line])
     probs = problems(lambda: load_audit_data(path, write(tmp_path, "h.csv", HUMANS)))
@@ -153,10 +183,16 @@ def test_jsonl_lines_that_cannot_be_read_are_input_errors(tmp_path, line, messag
 
 
 # ---------------------------------------------------------------------------- names
-@pytest.mark.parametrize("column, old, bad", [
-    ("system", "beta", "be\x00ta"), ("system", "beta", "beta\x1b[31m"), ("reader_id", "r1", "r\n1"),
-    ("criterion", "empathy", "emp\u2028athy"), ("pair_id", "p1", "p\x7f1"),
-])
+@pytest.mark.parametrize(
+    "column, old, bad",
+    [
+        ("system", "beta", "be\x00ta"),
+        ("system", "beta", "beta\x1b[31m"),
+        ("reader_id", "r1", "r\n1"),
+        ("criterion", "empathy", "emp\u2028athy"),
+        ("pair_id", "p1", "p\x7f1"),
+    ],
+)
 def test_control_characters_in_names_are_input_errors_before_any_computation(tmp_path, capsys, column, old, bad):
     # they made the SVG renderer raise after the whole computation; now: exit 2 up front
     import pandas as pd

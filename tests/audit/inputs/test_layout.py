@@ -20,8 +20,10 @@ def test_non_numeric_score_fix_still_says_empty_marks_unparsable(tmp_path):
 
 
 def test_non_numeric_seconds_fix(tmp_path):
-    humans = ("pair_id,reader_id,criterion,choice,seconds\n"
-              "p1,r1,empathy,alpha,5\np1,r2,empathy,beta,soon\np2,r1,empathy,tie,3\np2,r2,empathy,alpha,4\n")
+    humans = (
+        "pair_id,reader_id,criterion,choice,seconds\n"
+        "p1,r1,empathy,alpha,5\np1,r2,empathy,beta,soon\np2,r1,empathy,tie,3\np2,r2,empathy,alpha,4\n"
+    )
     [prob] = problems(basic(tmp_path, humans=humans))
     assert prob.column == "seconds" and prob.value == "soon" and prob.line == 3
     assert prob.fix == "write a number, or leave the cell empty (time unknown)"

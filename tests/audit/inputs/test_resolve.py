@@ -24,7 +24,9 @@ p2,beta,2,1
 
 
 def test_wide_human_choice_not_in_pair_names_the_criterion_column(tmp_path):
-    judge = "pair_id,system,criterion,score\np1,alpha,empathy,4\np1,beta,empathy,3\np2,alpha,empathy,1\np2,beta,empathy,2\n"
+    judge = (
+        "pair_id,system,criterion,score\np1,alpha,empathy,4\np1,beta,empathy,3\np2,alpha,empathy,1\np2,beta,empathy,2\n"
+    )
     [prob] = problems(basic(tmp_path, humans=WIDE_HUMANS, judge=judge))
     assert (prob.column, prob.line, prob.value) == ("overall", 3, "gamma")
 
@@ -34,7 +36,8 @@ def test_wide_judge_bad_scores_name_the_criterion_column(tmp_path):
     probs = problems(basic(tmp_path, humans=humans, judge=WIDE_JUDGE, scale=(1, 5)))
     assert [(p.column, p.line, p.value, p.message.split(" (")[0]) for p in probs] == [
         ("overall", 3, "three", "score is not a number"),
-        ("overall", 4, "9", "score outside the declared scale [1, 5]")]
+        ("overall", 4, "9", "score outside the declared scale [1, 5]"),
+    ]
 
 
 def test_wide_pairwise_judge_bad_choice_names_the_criterion_column(tmp_path):

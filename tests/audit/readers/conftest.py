@@ -61,10 +61,24 @@ def make_votes(
                 if tie_share and rng.random() < tie_share and c != "overall":
                     y = np.nan
                 choice = "tie" if np.isnan(y) else (focal if y == 1 else other)
-                rows.append(dict(pair_id=f"p{p:02d}", reader_id=r, criterion=c, matchup=matchup, focal=focal,
-                                 other=other, choice=choice, y=y, seconds=seconds, comment=comment,
-                                 shown_first=shown, reader_group="expert" if int(r[1:]) % 2 == 0 else "enthusiast",
-                                 order=order, line=order + 2))
+                rows.append(
+                    dict(
+                        pair_id=f"p{p:02d}",
+                        reader_id=r,
+                        criterion=c,
+                        matchup=matchup,
+                        focal=focal,
+                        other=other,
+                        choice=choice,
+                        y=y,
+                        seconds=seconds,
+                        comment=comment,
+                        shown_first=shown,
+                        reader_group="expert" if int(r[1:]) % 2 == 0 else "enthusiast",
+                        order=order,
+                        line=order + 2,
+                    )
+                )
                 order += 1
     frame = pd.DataFrame(rows)
     if not optional:
@@ -75,7 +89,9 @@ def make_votes(
     return frame
 
 
-def make_judge_credits(votes: pd.DataFrame, *, judges=("ens", "cfg1"), seed: int = 1, lean: float = 0.9) -> pd.DataFrame:
+def make_judge_credits(
+    votes: pd.DataFrame, *, judges=("ens", "cfg1"), seed: int = 1, lean: float = 0.9
+) -> pd.DataFrame:
     """Judge credits leaning to the focal system (probability ``lean``), with a few ties."""
     rng = np.random.default_rng(seed)
     pairs = votes[["pair_id", "matchup"]].drop_duplicates()

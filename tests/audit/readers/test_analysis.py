@@ -47,8 +47,9 @@ def test_round_trip_through_serialize(full):
     for name in SUB_RESULTS:
         a, b = getattr(res, name), getattr(back, name)
         assert a.status is b.status and a.reason == b.reason
-        pd.testing.assert_frame_equal(a.to_frame().reset_index(drop=True), b.to_frame().reset_index(drop=True),
-                                      check_dtype=False)
+        pd.testing.assert_frame_equal(
+            a.to_frame().reset_index(drop=True), b.to_frame().reset_index(drop=True), check_dtype=False
+        )
     assert back.clustering.weights.linkage_matrix == res.clustering.weights.linkage_matrix
     assert back.clustering.shared_clusters == res.clustering.shared_clusters
     assert back.divergent_pairs.top[0].comments == res.divergent_pairs.top[0].comments
@@ -78,8 +79,9 @@ def test_single_reader_does_not_crash():
 
 
 def test_missing_optional_columns_are_skipped_with_reasons():
-    votes = make_votes(4, 10, seed=1).drop(columns=["seconds", "comment", "shown_first", "reader_group", "order",
-                                                    "focal", "other", "choice", "line"])
+    votes = make_votes(4, 10, seed=1).drop(
+        columns=["seconds", "comment", "shown_first", "reader_group", "order", "focal", "other", "choice", "line"]
+    )
     res = analyse_readers(votes, None, rng=0, fit_glmm_if_missing=False)
     st = res.statuses()
     assert st["timing"][0] is Status.SKIPPED and "seconds" in st["timing"][1]
@@ -108,8 +110,14 @@ def test_reader_checks_names_and_thresholds(full):
     _, _, res = full
     checks = reader_checks(res)
     names = {c.name for c in checks}
-    assert names == {"readers.judge_outside_reader_range", "readers.separation", "readers.fast_reader",
-                     "readers.fatigue", "readers.position_bias", "readers.group_difference"}
+    assert names == {
+        "readers.judge_outside_reader_range",
+        "readers.separation",
+        "readers.fast_reader",
+        "readers.fatigue",
+        "readers.position_bias",
+        "readers.group_difference",
+    }
     outside = [c for c in checks if c.name == "readers.judge_outside_reader_range"]
     assert len(outside) == len(res.rates.judge_range)
     # outside the range, and not behaving like one more reader: over all cells (one test per
@@ -127,7 +135,9 @@ def test_reader_checks_names_and_thresholds(full):
     assert sum(c.status is Status.WARN for c in outside) == flagged and flagged > 0
     pointwise = reader_checks(res, {"readers.adjust": "none"})
     n_pointwise = int((jr["outside"].to_numpy(bool) & (jr["p_value"].to_numpy() < 0.05)).sum())
-    assert sum(c.status is Status.WARN for c in pointwise if c.name == "readers.judge_outside_reader_range") == n_pointwise
+    assert (
+        sum(c.status is Status.WARN for c in pointwise if c.name == "readers.judge_outside_reader_range") == n_pointwise
+    )
     sep = next(c for c in checks if c.name == "readers.separation")
     assert sep.status is Status.WARN and sep.value == 1.0
     fast = {c.scope: c for c in checks if c.name == "readers.fast_reader"}
@@ -191,13 +201,14 @@ def test_on_the_deployment_fixture():
         assert heights[enthusiasts] < 0.6 * root and heights[experts] < 0.6 * root, str(tree)
         # the fast random reader may sit apart, but joins neither scheme before it has formed
         formed = max(tree.clusters.index(enthusiasts), tree.clusters.index(experts))
-        assert all("reader6" not in c for c in tree.clusters[:formed + 1]), str(tree)
+        assert all("reader6" not in c for c in tree.clusters[: formed + 1]), str(tree)
     assert clustering.cophenetic_between > 0.5 and clustering.kappa_weight_spearman > 0.5
     # ... and the clusters are the weighting schemes: enthusiasts lean on authenticity and
     # empathy, experts on engagement, emotion provocation and narrative complexity.
     prof = res.weights.profile()
     lean = prof[["authenticity", "empathy"]].mean(axis=1) - prof[
-        ["engagement", "emotion_provocation", "narrative_complexity"]].mean(axis=1)
+        ["engagement", "emotion_provocation", "narrative_complexity"]
+    ].mean(axis=1)
     assert (lean[list(enthusiasts)] > 0.5).all() and (lean[list(experts)] < -0.5).all(), prof
     assert res.clustering.criteria.labels[-1] == "overall"
     assert res.rates.judge_range["outside"].any()

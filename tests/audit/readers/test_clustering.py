@@ -13,8 +13,13 @@ import pytest
 from audit.checks import Status
 from audit.errors import InputError
 from audit.readers._common import check_votes
-from audit.readers.clustering import (cluster_profile, cluster_readers, cophenetic_between, shared_clusters,
-                                      standardise_profile)
+from audit.readers.clustering import (
+    cluster_profile,
+    cluster_readers,
+    cophenetic_between,
+    shared_clusters,
+    standardise_profile,
+)
 from audit.readers.weights import reader_kappas, reader_weights
 
 from .conftest import make_votes
@@ -26,10 +31,19 @@ def _profile(rows: dict[str, list[float]]) -> pd.DataFrame:
 
 def test_shared_subclusters_of_a_known_configuration():
     """((a, b), c) and (d, e) built into both profiles; f differs between them."""
-    w = _profile({"a": [2, 0, 0], "b": [2.1, 0, 0.1], "c": [1.6, 0.3, 0], "d": [0, 2, 2], "e": [0.1, 2, 2.1],
-                  "f": [1, 1, -2]})
-    k = _profile({"a": [0.6, 0.1, 0.0], "b": [0.62, 0.1, 0.02], "c": [0.5, 0.2, 0.1], "d": [0, 0.5, 0.5],
-                  "e": [0.02, 0.52, 0.5], "f": [-0.5, 0.3, 0.4]})
+    w = _profile(
+        {"a": [2, 0, 0], "b": [2.1, 0, 0.1], "c": [1.6, 0.3, 0], "d": [0, 2, 2], "e": [0.1, 2, 2.1], "f": [1, 1, -2]}
+    )
+    k = _profile(
+        {
+            "a": [0.6, 0.1, 0.0],
+            "b": [0.62, 0.1, 0.02],
+            "c": [0.5, 0.2, 0.1],
+            "d": [0, 0.5, 0.5],
+            "e": [0.02, 0.52, 0.5],
+            "f": [-0.5, 0.3, 0.4],
+        }
+    )
     wd = cluster_profile(w)
     kd = cluster_profile(k)
     common = shared_clusters(wd, kd)

@@ -15,16 +15,24 @@ def _frames():
     votes, credits = [], []
     # (pair, criterion): reader votes (1 focal) and the judge credits of two configurations
     spec = {
-        ("p1", "empathy"): ([0, 0, 1], [1, 1]),      # unanimous 1, readers against (rate 1/3)
-        ("p1", "overall"): ([0, 0, 0], None),        # judge aggregate below
-        ("p2", "empathy"): ([1, 1, 0], [1, 1]),      # unanimous, readers agree
-        ("p3", "empathy"): ([0, 0, 0], [1, 0.5]),    # not unanimous (a tie)
+        ("p1", "empathy"): ([0, 0, 1], [1, 1]),  # unanimous 1, readers against (rate 1/3)
+        ("p1", "overall"): ([0, 0, 0], None),  # judge aggregate below
+        ("p2", "empathy"): ([1, 1, 0], [1, 1]),  # unanimous, readers agree
+        ("p3", "empathy"): ([0, 0, 0], [1, 0.5]),  # not unanimous (a tie)
         ("p4", "empathy"): ([1, np.nan, 1], [0, 0]),  # unanimous 0, readers against (rate 2.5/3)
     }
     for (pair, crit), (ys, judge) in spec.items():
         for r, y in zip("abc", ys):
-            votes.append(dict(pair_id=pair, reader_id=r, criterion=crit, matchup="m", y=y,
-                              comment="too slow" if (pair, r) == ("p1", "b") else ""))
+            votes.append(
+                dict(
+                    pair_id=pair,
+                    reader_id=r,
+                    criterion=crit,
+                    matchup="m",
+                    y=y,
+                    comment="too slow" if (pair, r) == ("p1", "b") else "",
+                )
+            )
         for j, c in zip(("ens", "cfg"), judge or []):
             credits.append(dict(pair_id=pair, matchup="m", criterion=crit, judge=j, credit=c))
     credits += [dict(pair_id="p1", matchup="m", criterion="aggregate", judge=j, credit=1.0) for j in ("ens", "cfg")]
@@ -38,7 +46,9 @@ def test_ranking_and_cells():
     assert res.n_not_unanimous == 1
     cells = res.cells.set_index(["pair_id", "criterion"])
     assert cells.loc[("p1", "empathy"), "divergence"] == pytest.approx(2 / 3)
-    assert bool(cells.loc[("p1", "overall"), "against"]) and cells.loc[("p1", "overall"), "judge_criterion"] == "aggregate"
+    assert (
+        bool(cells.loc[("p1", "overall"), "against"]) and cells.loc[("p1", "overall"), "judge_criterion"] == "aggregate"
+    )
     assert cells.loc[("p4", "empathy"), "reader_rate"] == pytest.approx(2.5 / 3)
     assert bool(cells.loc[("p4", "empathy"), "against"])
     assert not bool(cells.loc[("p2", "empathy"), "against"])
@@ -67,8 +77,9 @@ def test_skipped_without_judge_or_unanimity():
 
 def test_top_pairs_carry_story_excerpts_cut_at_a_word():
     votes, credits = _frames()
-    stories = pd.DataFrame({"pair_id": ["p1", "p1", "p4"], "system": ["x", "y", "x"],
-                            "text": ["short story", "word " * 300, "other pair"]})
+    stories = pd.DataFrame(
+        {"pair_id": ["p1", "p1", "p4"], "system": ["x", "y", "x"], "text": ["short story", "word " * 300, "other pair"]}
+    )
     top = divergent_pairs(votes, credits, top_k=1, stories=stories, excerpt_chars=50).top[0]
     assert [(e.system, e.truncated) for e in top.excerpts] == [("x", False), ("y", True)]
     assert top.excerpts[0].text == "short story"

@@ -91,8 +91,9 @@ def test_reference_rerun_live(tmp_path):
         shutil.copy(f, tmp_path / f.name)
     subprocess.run(["Rscript", "make_reference.R"], cwd=tmp_path, check=True, capture_output=True)
     for name in ("endometrial_firth.csv", "reader_separated_firth.csv", "reader_overlap_ml.csv"):
-        np.testing.assert_allclose(pd.read_csv(tmp_path / name)["estimate"], pd.read_csv(REF / name)["estimate"],
-                                   atol=1e-8)
+        np.testing.assert_allclose(
+            pd.read_csv(tmp_path / name)["estimate"], pd.read_csv(REF / name)["estimate"], atol=1e-8
+        )
 
 
 @settings(max_examples=60, deadline=None)

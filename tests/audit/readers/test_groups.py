@@ -5,7 +5,6 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from audit.checks import Status
@@ -21,8 +20,10 @@ def test_exact_permutation_matches_brute_force():
     labels = np.array(["x", "x", "x", "y", "y", "y", "y"], dtype=object)
     stat, p, n_perm, exact = permutation_test(rates, labels, ["x", "y"], np.random.default_rng(0), 10000)
     obs = rates[:3].mean() - rates[3:].mean()
-    brute = [abs(rates[list(c)].mean() - np.delete(rates, list(c)).mean()) >= abs(obs) - 1e-12
-             for c in itertools.combinations(range(7), 3)]
+    brute = [
+        abs(rates[list(c)].mean() - np.delete(rates, list(c)).mean()) >= abs(obs) - 1e-12
+        for c in itertools.combinations(range(7), 3)
+    ]
     assert exact and n_perm == 35
     assert stat == pytest.approx(obs)
     assert p == pytest.approx(np.mean(brute))
@@ -55,7 +56,8 @@ def test_reader_groups_by_hand():
     reader_rate = cell.assign(c=cell["y"].fillna(0.5)).groupby("reader_id")["c"].mean()
     bg = res.by_group.set_index(["matchup", "criterion", "group"])
     assert bg.loc[(ALL_MATCHUPS, "empathy", "expert"), "mean_reader_rate"] == pytest.approx(
-        reader_rate[["r0", "r2"]].mean())
+        reader_rate[["r0", "r2"]].mean()
+    )
     cmp_ = res.comparison.set_index(["matchup", "criterion"]).loc[(ALL_MATCHUPS, "empathy")]
     assert cmp_["statistic"] == pytest.approx(reader_rate[["r1", "r3"]].mean() - reader_rate[["r0", "r2"]].mean())
     assert bool(cmp_["exact"]) and cmp_["n_permutations"] == 6

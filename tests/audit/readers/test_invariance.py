@@ -26,8 +26,12 @@ def _sorted(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
 def test_row_order_does_not_matter(seed):
     shuffled = VOTES.sample(frac=1.0, random_state=seed).reset_index(drop=True)
     a, b = reader_weights(VOTES), reader_weights(shuffled)
-    pd.testing.assert_frame_equal(_sorted(a.coefficients, ["reader_id", "term"]),
-                                  _sorted(b.coefficients, ["reader_id", "term"]), atol=1e-7, check_exact=False)
+    pd.testing.assert_frame_equal(
+        _sorted(a.coefficients, ["reader_id", "term"]),
+        _sorted(b.coefficients, ["reader_id", "term"]),
+        atol=1e-7,
+        check_exact=False,
+    )
     ra = reader_rates(VOTES, fit_glmm_if_missing=False).rates
     rb = reader_rates(shuffled, fit_glmm_if_missing=False).rates
     keys = ["row_label", "matchup", "criterion"]

@@ -16,10 +16,21 @@ def _votes():
     for m, (focal, other) in enumerate([("zeta", "alpha"), ("zeta", "beta"), ("alpha", "beta")]):
         for p in range(6):
             for r in range(4):
-                rows.append((f"m{m}p{p}", f"r{r}", "empathy", f"{focal} vs {other}", focal, other,
-                             float(rng.random() < 0.7), "g1" if r < 2 else "g2"))
-    return pd.DataFrame(rows, columns=["pair_id", "reader_id", "criterion", "matchup", "focal", "other", "y",
-                                       "reader_group"])
+                rows.append(
+                    (
+                        f"m{m}p{p}",
+                        f"r{r}",
+                        "empathy",
+                        f"{focal} vs {other}",
+                        focal,
+                        other,
+                        float(rng.random() < 0.7),
+                        "g1" if r < 2 else "g2",
+                    )
+                )
+    return pd.DataFrame(
+        rows, columns=["pair_id", "reader_id", "criterion", "matchup", "focal", "other", "y", "reader_group"]
+    )
 
 
 def test_default_pools_every_matchup():
@@ -42,8 +53,9 @@ def test_pools_only_matchups_sharing_the_focal_system():
 def test_no_pools_no_pooled_rows():
     rates = reader_rates(_votes(), fit_glmm_if_missing=False, pools={}).rates
     assert not rates["matchup"].str.startswith("(all").any()
-    assert "Preference rates for the focal system (zeta vs alpha" in str(reader_rates(_votes(), fit_glmm_if_missing=False,
-                                                                                       pools={}))
+    assert "Preference rates for the focal system (zeta vs alpha" in str(
+        reader_rates(_votes(), fit_glmm_if_missing=False, pools={})
+    )
 
 
 def test_leave_one_reader_out_pools_only_within_scopes():

@@ -31,12 +31,14 @@ def test_cluster_robust_matches_statsmodels_ols():
     k = np.bincount(groups, weights=y)
     n = np.bincount(groups)
     lo, hi = cluster_robust_interval(k, n)
-    fit = sm.OLS(y, np.ones(len(y))).fit(cov_type="cluster", cov_kwds={"groups": groups, "use_correction": True},
-                                         use_t=True)
+    fit = sm.OLS(y, np.ones(len(y))).fit(
+        cov_type="cluster", cov_kwds={"groups": groups, "use_correction": True}, use_t=True
+    )
     # CR1 factor G/(G-1) x (N-1)/(N-K) with K = 1 is ours; with use_t statsmodels refers it to t(G - 1)
     assert (lo, hi) == pytest.approx(tuple(fit.conf_int(alpha=0.05)[0]), rel=1e-10)
-    centred = sm.OLS(y - 0.5, np.ones(len(y))).fit(cov_type="cluster", use_t=True,
-                                                   cov_kwds={"groups": groups, "use_correction": True})
+    centred = sm.OLS(y - 0.5, np.ones(len(y))).fit(
+        cov_type="cluster", use_t=True, cov_kwds={"groups": groups, "use_correction": True}
+    )
     from audit.readers.position import cluster_robust_p_value
 
     assert cluster_robust_p_value(k, n) == pytest.approx(float(centred.pvalues[0]), rel=1e-10)
@@ -46,9 +48,13 @@ def test_rates_by_hand():
     rows = []
     # reader a: 3 decisive votes, first-shown chosen twice; one tie; reader b: 2 of 2
     for i, (shown, y) in enumerate([("F", 1.0), ("O", 1.0), ("O", 0.0), ("F", np.nan), ("X", 1.0)]):
-        rows.append(dict(pair_id=f"p{i}", reader_id="a", criterion="overall", focal="F", other="O", y=y, shown_first=shown))
+        rows.append(
+            dict(pair_id=f"p{i}", reader_id="a", criterion="overall", focal="F", other="O", y=y, shown_first=shown)
+        )
     for i, (shown, y) in enumerate([("F", 1.0), ("O", 0.0)]):
-        rows.append(dict(pair_id=f"p{i}", reader_id="b", criterion="overall", focal="F", other="O", y=y, shown_first=shown))
+        rows.append(
+            dict(pair_id=f"p{i}", reader_id="b", criterion="overall", focal="F", other="O", y=y, shown_first=shown)
+        )
     res = position_bias(check_votes(pd.DataFrame(rows)))
     t = res.table.set_index(["scope", "label"])
     assert t.loc[("reader", "a"), "n_votes"] == 3 and t.loc[("reader", "a"), "n_first"] == 2

@@ -27,9 +27,13 @@ def _votes():
 
 
 def _credits(empathy_credit=1.0):
-    rows = [dict(pair_id=f"p{i}", matchup="m1", criterion="empathy", judge="j", credit=empathy_credit) for i in range(4)]
-    rows += [dict(pair_id=f"p{i}", matchup="m1", criterion="aggregate", judge="j", credit=c)
-             for i, c in enumerate([1.0, 0.5, np.nan, 1.0])]
+    rows = [
+        dict(pair_id=f"p{i}", matchup="m1", criterion="empathy", judge="j", credit=empathy_credit) for i in range(4)
+    ]
+    rows += [
+        dict(pair_id=f"p{i}", matchup="m1", criterion="aggregate", judge="j", credit=c)
+        for i, c in enumerate([1.0, 0.5, np.nan, 1.0])
+    ]
     rows += [dict(pair_id="q0", matchup="m2", criterion="empathy", judge="j", credit=0.0)]
     return check_judge_credits(pd.DataFrame(rows))
 
@@ -56,8 +60,11 @@ def test_judge_outside_range():
     row = jr.loc[("m1", "empathy")]
     assert bool(row["outside"]) and row["distance"] == pytest.approx(1.0 - 0.875)
     assert row["reader_min"] == pytest.approx(0.25) and row["n_readers"] == 2
-    inside = reader_rates(_votes(), _credits(0.5), fit_glmm_if_missing=False).judge_range.set_index(
-        ["matchup", "criterion"]).loc[("m1", "empathy")]
+    inside = (
+        reader_rates(_votes(), _credits(0.5), fit_glmm_if_missing=False)
+        .judge_range.set_index(["matchup", "criterion"])
+        .loc[("m1", "empathy")]
+    )
     assert not bool(inside["outside"]) and inside["distance"] == 0.0
     # m2: judge 0, readers both 0 -> on the boundary, not outside
     assert not bool(jr.loc[("m2", "empathy"), "outside"])
@@ -160,8 +167,22 @@ def test_judge_deviation_test_by_hand():
     for (m, c), r in zip([("M", "a"), ("M", "b")], [0.9, 0.95]):
         rows.append(["judge", "J", m, c, r, 20, 0, np.nan, np.nan, "a", False])
     rows.append(["judge", "J", "(all matchups)", "a", 0.9, 20, 0, np.nan, np.nan, "a", False])  # not a cell
-    rates = pd.DataFrame(rows, columns=["row_kind", "row_label", "matchup", "criterion", "rate", "n", "n_ties", "lo",
-                                        "hi", "judge_criterion", "different_target"])
+    rates = pd.DataFrame(
+        rows,
+        columns=[
+            "row_kind",
+            "row_label",
+            "matchup",
+            "criterion",
+            "rate",
+            "n",
+            "n_ties",
+            "lo",
+            "hi",
+            "judge_criterion",
+            "different_target",
+        ],
+    )
     out = judge_deviation_test(rates, {("M", "a"), ("M", "b")}).iloc[0]
     cells = {"a": [0.5, 0.4, 0.6, 0.5, 0.9], "b": [0.6, 0.7, 0.5, 0.5, 0.95]}  # readers r1..r4, then J
     dist = [np.mean([abs(cells[c][k] - np.mean(np.delete(cells[c], k))) for c in "ab"]) for k in range(5)]

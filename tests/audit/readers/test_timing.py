@@ -20,8 +20,16 @@ def _timed(times: dict[str, list[float]], per_judgment: bool = False) -> pd.Data
     for reader, ts in times.items():
         for i, t in enumerate(ts):
             for crit, y in (("empathy", float(i % 2)), ("overall", 1.0)):
-                rows.append(dict(pair_id=f"p{i}", reader_id=reader, criterion=crit, y=y,
-                                 seconds=t / 2 if per_judgment else t, order=order))
+                rows.append(
+                    dict(
+                        pair_id=f"p{i}",
+                        reader_id=reader,
+                        criterion=crit,
+                        y=y,
+                        seconds=t / 2 if per_judgment else t,
+                        order=order,
+                    )
+                )
                 order += 1
     return check_votes(pd.DataFrame(rows))
 
@@ -29,8 +37,11 @@ def _timed(times: dict[str, list[float]], per_judgment: bool = False) -> pd.Data
 def test_pair_times_collapse_repeats_and_sum_per_judgment_times():
     same = pair_times(_timed({"a": [100.0, 200.0]}))
     assert list(same["seconds"]) == [100.0, 200.0]
-    per = pair_times(_timed({"a": [100.0, 200.0]}, per_judgment=True).assign(
-        seconds=lambda d: d["seconds"] + np.where(d["criterion"] == "overall", 1.0, 0.0)))
+    per = pair_times(
+        _timed({"a": [100.0, 200.0]}, per_judgment=True).assign(
+            seconds=lambda d: d["seconds"] + np.where(d["criterion"] == "overall", 1.0, 0.0)
+        )
+    )
     assert list(per["seconds"]) == [101.0, 201.0]  # 50 + 51, 100 + 101
 
 
@@ -73,12 +84,16 @@ def test_cap_and_factor_are_configurable():
 
 
 def test_leave_one_reader_out_by_hand():
-    votes = check_votes(pd.DataFrame([
-        dict(pair_id="p", reader_id="a", criterion="c", y=1.0),
-        dict(pair_id="q", reader_id="a", criterion="c", y=1.0),
-        dict(pair_id="p", reader_id="b", criterion="c", y=0.0),
-        dict(pair_id="p", reader_id="c", criterion="c", y=np.nan),
-    ]))
+    votes = check_votes(
+        pd.DataFrame(
+            [
+                dict(pair_id="p", reader_id="a", criterion="c", y=1.0),
+                dict(pair_id="q", reader_id="a", criterion="c", y=1.0),
+                dict(pair_id="p", reader_id="b", criterion="c", y=0.0),
+                dict(pair_id="p", reader_id="c", criterion="c", y=np.nan),
+            ]
+        )
+    )
     loo = leave_one_reader_out(votes).set_index("reader_id")
     assert loo.loc["a", "rate_all"] == pytest.approx(2.5 / 4)
     assert loo.loc["a", "rate_without"] == pytest.approx(0.25)

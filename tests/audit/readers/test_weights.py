@@ -106,8 +106,10 @@ def test_kappas_by_hand():
     overall = [1, 1, 0, 0, 1, 0]
     crit = [1, 0, 0, 0, 1, np.nan]
     for i, (o, c) in enumerate(zip(overall, crit)):
-        rows += [dict(pair_id=f"p{i}", reader_id="a", criterion="overall", y=float(o)),
-                 dict(pair_id=f"p{i}", reader_id="a", criterion="empathy", y=c)]
+        rows += [
+            dict(pair_id=f"p{i}", reader_id="a", criterion="overall", y=float(o)),
+            dict(pair_id=f"p{i}", reader_id="a", criterion="empathy", y=c),
+        ]
     k = reader_kappas(check_votes(pd.DataFrame(rows))).kappas.iloc[0]
     # table crit x overall: focal/focal 2, other/focal 1, other/other 2, tie/other 1
     po = 4 / 6
@@ -134,8 +136,9 @@ def test_kappa_reference_rerun_live(tmp_path):
     for f in REF.glob("*"):
         shutil.copy(f, tmp_path / f.name)
     subprocess.run(["Rscript", "make_reference.R"], cwd=tmp_path, check=True, capture_output=True)
-    np.testing.assert_allclose(pd.read_csv(tmp_path / "kappa_psych.csv")["kappa"],
-                               pd.read_csv(REF / "kappa_psych.csv")["kappa"], atol=1e-12)
+    np.testing.assert_allclose(
+        pd.read_csv(tmp_path / "kappa_psych.csv")["kappa"], pd.read_csv(REF / "kappa_psych.csv")["kappa"], atol=1e-12
+    )
 
 
 def test_reader_without_a_usable_overall_vote_is_left_out_and_counted():

@@ -25,12 +25,15 @@ def ours(dataset):
     return cronbach_alpha(pd.read_csv(REF / f"input_{dataset}.csv"))
 
 
-@pytest.mark.parametrize("quantity, field, tol", [
-    ("raw_alpha", "alpha", 1e-12),
-    ("std_alpha", "std_alpha", 1e-12),
-    ("feldt_lower", "ci_low", 1e-9),   # F quantiles: scipy vs R
-    ("feldt_upper", "ci_high", 1e-9),
-])
+@pytest.mark.parametrize(
+    "quantity, field, tol",
+    [
+        ("raw_alpha", "alpha", 1e-12),
+        ("std_alpha", "std_alpha", 1e-12),
+        ("feldt_lower", "ci_low", 1e-9),  # F quantiles: scipy vs R
+        ("feldt_upper", "ci_high", 1e-9),
+    ],
+)
 def test_matches_psych_alpha(quantity, field, tol):
     ref = reference()
     ref = ref[ref.quantity == quantity]

@@ -44,8 +44,9 @@ def test_interval_covers_the_true_difference():
     covered, sims = 0, 150
     for _ in range(sims):
         quality = rng.normal(size=40)
-        result = icc2k_difference(simulate_group(rng, quality, 0.5, 4), simulate_group(rng, quality, 1.5, 4),
-                                  generator=rng, n_boot=400)
+        result = icc2k_difference(
+            simulate_group(rng, quality, 0.5, 4), simulate_group(rng, quality, 1.5, 4), generator=rng, n_boot=400
+        )
         covered += result.ci_low <= truth <= result.ci_high
     assert 0.85 <= covered / sims <= 0.99
 
@@ -76,8 +77,15 @@ def grouped_ratings(seed=2, n_items=20):
         for r in range(4):
             for i in range(n_items):
                 for q in ("Q1", "Q2"):
-                    rows.append(dict(item_id=f"t{i}", reader_id=f"{group}{r}", criterion=q, reader_group=group,
-                                     rating=float(quality[i] + rng.normal(scale=sd))))
+                    rows.append(
+                        dict(
+                            item_id=f"t{i}",
+                            reader_id=f"{group}{r}",
+                            criterion=q,
+                            reader_group=group,
+                            rating=float(quality[i] + rng.normal(scale=sd)),
+                        )
+                    )
     return pd.DataFrame(rows)
 
 

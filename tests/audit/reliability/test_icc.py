@@ -15,8 +15,15 @@ from audit.reliability.icc import ICCResult, icc, icc_from_matrix
 from audit.serialize import from_jsonable, to_jsonable
 
 REF = Path(__file__).parents[2] / "reference" / "icc"
-QUANTITY_FIELD = {"ICC": "icc", "F": "f", "df1": "df1", "df2": "df2", "p": "p",
-                  "lower bound": "ci_low", "upper bound": "ci_high"}
+QUANTITY_FIELD = {
+    "ICC": "icc",
+    "F": "f",
+    "df1": "df1",
+    "df2": "df2",
+    "p": "p",
+    "lower bound": "ci_low",
+    "upper bound": "ci_high",
+}
 # Closed forms: agreement to rounding; p and F-quantile-based bounds: scipy vs R quantiles.
 TOLERANCE = {"ICC": 1e-12, "F": 1e-10, "df1": 0, "df2": 0, "p": 1e-10, "lower bound": 1e-9, "upper bound": 1e-9}
 

@@ -19,8 +19,14 @@ def ratings(seed=0, n_items=40, n_readers=5, n_questions=6):
         quality = rng.normal()
         for r in range(n_readers):
             for q in range(n_questions):
-                rows.append(dict(item_id=f"t{i}", reader_id=f"r{r}", criterion=f"Q{q}",
-                                 rating=str(int(np.clip(np.round(3 + quality + rng.normal()), 1, 5)))))
+                rows.append(
+                    dict(
+                        item_id=f"t{i}",
+                        reader_id=f"r{r}",
+                        criterion=f"Q{q}",
+                        rating=str(int(np.clip(np.round(3 + quality + rng.normal()), 1, 5))),
+                    )
+                )
     return pd.DataFrame(rows)
 
 

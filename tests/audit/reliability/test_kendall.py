@@ -21,8 +21,9 @@ def reference():
     return pd.read_csv(REF / "reference.csv")
 
 
-@pytest.mark.parametrize("quantity, field, tol", [("w", "w", 1e-12), ("chi2", "chi2", 1e-10),
-                                                  ("df", "df", 0), ("p", "p", 1e-10)])
+@pytest.mark.parametrize(
+    "quantity, field, tol", [("w", "w", 1e-12), ("chi2", "chi2", 1e-10), ("df", "df", 0), ("p", "p", 1e-10)]
+)
 def test_matches_friedman_test(quantity, field, tol):
     ref = reference()
     ref = ref[ref.quantity == quantity]

@@ -56,8 +56,12 @@ def test_continuous_interval_uses_linear_form_and_agrees():
 
 def test_long_frame_counts_units_and_rejects_repeats():
     x = load("worked_example")
-    long = pd.DataFrame(x.T).rename_axis("item_id").reset_index().melt(
-        id_vars="item_id", var_name="reader_id", value_name="rating")
+    long = (
+        pd.DataFrame(x.T)
+        .rename_axis("item_id")
+        .reset_index()
+        .melt(id_vars="item_id", var_name="reader_id", value_name="rating")
+    )
     result = krippendorff_alpha(long, level="nominal")
     assert result.n_units == 11 and result.n_units_excluded == 1 and result.n_values == 40
     with pytest.raises(InputError, match="repeated"):
@@ -82,8 +86,10 @@ def test_live_rerun_reproduces_stored_reference(tmp_path):
 
     shutil.copy(REF / "make_reference.py", tmp_path)
     subprocess.run([sys.executable, "make_reference.py"], cwd=tmp_path, check=True, capture_output=True)
-    assert json.loads((tmp_path / "reference.json").read_text())["values"] == \
-        json.loads((REF / "reference.json").read_text())["values"]
+    assert (
+        json.loads((tmp_path / "reference.json").read_text())["values"]
+        == json.loads((REF / "reference.json").read_text())["values"]
+    )
 
 
 from hypothesis import given, settings  # noqa: E402

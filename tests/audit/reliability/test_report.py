@@ -28,8 +28,15 @@ def make_ratings(seed=0, n_items=6, n_readers=6, n_questions=4, groups=True):
         for r in range(n_readers):
             for q in range(n_questions):
                 value = np.clip(np.round(3 + quality[i] + rng.normal(scale=0.8)), 1, 5)
-                rows.append(dict(item_id=f"mf{i}", reader_id=f"r{r}", question=f"Q{q + 1}", rating=str(int(value)),
-                                 reader_group=("expert" if r < n_readers // 2 else "enthusiast") if groups else ""))
+                rows.append(
+                    dict(
+                        item_id=f"mf{i}",
+                        reader_id=f"r{r}",
+                        question=f"Q{q + 1}",
+                        rating=str(int(value)),
+                        reader_group=("expert" if r < n_readers // 2 else "enthusiast") if groups else "",
+                    )
+                )
     return pd.DataFrame(rows)
 
 
@@ -153,12 +160,16 @@ def test_pds_round1_agreement_reproduces_published_values(tmp_path):
     if not raw_file.exists():
         pytest.skip("../shared/datasets is absent")
     raw = pd.read_csv(raw_file)
-    long = raw.melt(id_vars=["participant_id", "story_id"], value_vars=["authenticity_score", "empathy_score"],
-                    var_name="criterion", value_name="rating")
+    long = raw.melt(
+        id_vars=["participant_id", "story_id"],
+        value_vars=["authenticity_score", "empathy_score"],
+        var_name="criterion",
+        value_name="rating",
+    )
     path = tmp_path / "pds_ratings.csv"  # derived data stays in tmp, never in the repository
-    long.assign(item_id=long.story_id, reader_id=long.participant_id,
-                criterion=long.criterion.str.removesuffix("_score"))[
-        ["item_id", "reader_id", "criterion", "rating"]].to_csv(path, index=False)
+    long.assign(
+        item_id=long.story_id, reader_id=long.participant_id, criterion=long.criterion.str.removesuffix("_score")
+    )[["item_id", "reader_id", "criterion", "rating"]].to_csv(path, index=False)
     ratings = load_ratings(path)
     ratings = ratings[ratings.criterion.isin(["authenticity", "empathy"])]
     q = reliability_report(ratings).questions.set_index("criterion")

@@ -7,9 +7,18 @@ import pandas as pd
 import pytest
 
 
-def make_votes(seed: int = 0, *, n_matchups: int = 1, n_criteria: int = 1, n_pairs: int = 20,
-               n_readers: int = 7, b0: float = 0.3, sd_pair: float = 0.4, sd_reader: float = 0.6,
-               tie_prob: float = 0.0) -> pd.DataFrame:
+def make_votes(
+    seed: int = 0,
+    *,
+    n_matchups: int = 1,
+    n_criteria: int = 1,
+    n_pairs: int = 20,
+    n_readers: int = 7,
+    b0: float = 0.3,
+    sd_pair: float = 0.4,
+    sd_reader: float = 0.6,
+    tie_prob: float = 0.0,
+) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     rows = []
     v = rng.normal(0, sd_reader, n_readers)
@@ -21,10 +30,18 @@ def make_votes(seed: int = 0, *, n_matchups: int = 1, n_criteria: int = 1, n_pai
             y[rng.random(p.shape) < tie_prob] = np.nan
             for i in range(n_pairs):
                 for r in range(n_readers):
-                    rows.append({"pair_id": f"m{m}-p{i:02d}", "reader_id": f"r{r}", "matchup": f"m{m}",
-                                 "criterion": f"c{c}", "focal": "F", "other": "O",
-                                 "choice": "tie" if np.isnan(y[i, r]) else ("F" if y[i, r] else "O"),
-                                 "y": y[i, r]})
+                    rows.append(
+                        {
+                            "pair_id": f"m{m}-p{i:02d}",
+                            "reader_id": f"r{r}",
+                            "matchup": f"m{m}",
+                            "criterion": f"c{c}",
+                            "focal": "F",
+                            "other": "O",
+                            "choice": "tie" if np.isnan(y[i, r]) else ("F" if y[i, r] else "O"),
+                            "y": y[i, r],
+                        }
+                    )
     return pd.DataFrame(rows)
 
 

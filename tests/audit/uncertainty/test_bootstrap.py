@@ -83,10 +83,18 @@ def test_bca_and_percentile_match_scipy_when_one_vote_per_cluster(scheme):
     res = cluster_bootstrap(votes, schemes=(scheme,), n_boot=REPLICATE_CHUNK, rng=123)
     row = res.cells.iloc[0]
     kind = "pair" if scheme == "pairs" else "reader"
-    for method, cols in (("BCa", ("ci_low_bca", "ci_high_bca")),
-                         ("percentile", ("ci_low_percentile", "ci_high_percentile"))):
-        ref = scipy.stats.bootstrap((y,), np.mean, n_resamples=REPLICATE_CHUNK, method=method, confidence_level=0.95,
-                                    rng=np.random.default_rng(chunk_seed(123, kind, tuple(ids), 0)))
+    for method, cols in (
+        ("BCa", ("ci_low_bca", "ci_high_bca")),
+        ("percentile", ("ci_low_percentile", "ci_high_percentile")),
+    ):
+        ref = scipy.stats.bootstrap(
+            (y,),
+            np.mean,
+            n_resamples=REPLICATE_CHUNK,
+            method=method,
+            confidence_level=0.95,
+            rng=np.random.default_rng(chunk_seed(123, kind, tuple(ids), 0)),
+        )
         assert row[cols[0]] == pytest.approx(ref.confidence_interval.low, abs=1e-10)
         assert row[cols[1]] == pytest.approx(ref.confidence_interval.high, abs=1e-10)
         assert row["se"] == pytest.approx(ref.standard_error, rel=1e-10)

@@ -30,8 +30,15 @@ def test_small_run_is_reproducible_and_prints(capsys):
     a = run_coverage(6, seed=3, n_boot=99, glmm=False)
     b = run_coverage(6, seed=3, n_boot=99, glmm=False)
     assert a.coverage.equals(b.coverage)
-    assert set(a.coverage["method"]) >= {"pairs-percentile", "readers-bca", "two-way-percentile", "two-way-bca",
-                                         "two-way-product-percentile", "two-way-z-percentile", "two-way-cgm"}
+    assert set(a.coverage["method"]) >= {
+        "pairs-percentile",
+        "readers-bca",
+        "two-way-percentile",
+        "two-way-bca",
+        "two-way-product-percentile",
+        "two-way-z-percentile",
+        "two-way-cgm",
+    }
     assert main(["--n-studies", "3", "--n-boot", "49", "--no-glmm"]) == 0
     assert "two-way-cgm" in capsys.readouterr().out
 

@@ -9,8 +9,13 @@ import numpy as np
 import pytest
 
 from audit.serialize import to_jsonable
-from audit.uncertainty import (cluster_bootstrap, glmm_cells, judge_configuration_rates, leave_one_reader_out,
-                               significance_tally)
+from audit.uncertainty import (
+    cluster_bootstrap,
+    glmm_cells,
+    judge_configuration_rates,
+    leave_one_reader_out,
+    significance_tally,
+)
 
 FIXTURE = Path(__file__).resolve().parents[3] / "fixtures" / "deployment"
 
@@ -37,8 +42,9 @@ def test_fixture_bootstrap_tally_and_judge_configs(fixture_data):
     assert all(0 <= n <= 18 for n in tally.counts.values())
     configs = judge_configuration_rates(judge_pairs)
     assert configs.n_configurations == len(data.judges) and configs.excluded_criteria == ("aggregate",)
-    assert json.dumps(to_jsonable(boot)) == json.dumps(to_jsonable(
-        cluster_bootstrap(data.votes, judge_credits=judge_pairs, n_boot=999, rng=1)))
+    assert json.dumps(to_jsonable(boot)) == json.dumps(
+        to_jsonable(cluster_bootstrap(data.votes, judge_credits=judge_pairs, n_boot=999, rng=1))
+    )
 
 
 def test_fixture_loro_raw(fixture_data):

@@ -24,8 +24,7 @@ def _credits(rates: dict[str, float], seed: int = 0) -> pd.DataFrame:
                     credit = 1.0 if u < p - 0.05 else (0.5 if u < p + 0.05 else 0.0)
                     if i == 0 and c == "c0":
                         credit = np.nan
-                    rows.append({"pair_id": f"{m}p{i}", "matchup": m, "criterion": c, "judge": judge,
-                                 "credit": credit})
+                    rows.append({"pair_id": f"{m}p{i}", "matchup": m, "criterion": c, "judge": judge, "credit": credit})
     return pd.DataFrame(rows)
 
 
@@ -36,8 +35,11 @@ def test_rates_match_direct_recomputation_and_pool_excludes_aggregate():
         g = f[(f["judge"] == r["judge"]) & (f["matchup"] == r["matchup"]) & (f["criterion"] == r["criterion"])]
         assert r["rate"] == pytest.approx(g["credit"].mean())
         assert (r["wins"], r["losses"], r["ties"], r["invalid"]) == (
-            int((g["credit"] == 1).sum()), int((g["credit"] == 0).sum()), int((g["credit"] == 0.5).sum()),
-            int(g["credit"].isna().sum()))
+            int((g["credit"] == 1).sum()),
+            int((g["credit"] == 0).sum()),
+            int((g["credit"] == 0.5).sum()),
+            int(g["credit"].isna().sum()),
+        )
     dims = f[f["criterion"] != "aggregate"]
     for _, r in res.pooled.iterrows():
         assert r["rate"] == pytest.approx(dims[dims["judge"] == r["judge"]]["credit"].mean())
@@ -56,8 +58,9 @@ def test_skew_does_not_survive_a_contrary_configuration():
 
 def test_outcome_column_gives_counts_and_round_trip():
     f = _credits({"ens": 0.8})
-    f["outcome"] = np.where(f["credit"].isna(), "invalid", np.where(f["credit"] == 1, "win",
-                            np.where(f["credit"] == 0, "loss", "tie")))
+    f["outcome"] = np.where(
+        f["credit"].isna(), "invalid", np.where(f["credit"] == 1, "win", np.where(f["credit"] == 0, "loss", "tie"))
+    )
     f.loc[f["credit"] == 0.5, "credit"] = 1.0  # a 'random' tie rule resolved these ties
     res = judge_configuration_rates(f)
     assert res.pooled["ties"].iloc[0] == int((f["outcome"][f["criterion"] != "aggregate"] == "tie").sum())

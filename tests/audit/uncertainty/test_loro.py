@@ -65,8 +65,9 @@ def test_glmm_refits_match_cold_fits_and_round_trip():
     assert res.n_glmm_fits == 2 * (1 + 5) and res.n_glmm_failed == 0
     for _, r in res.shifts.iloc[[0, 3, 7]].iterrows():
         cell = v[(v["criterion"] == r["criterion"]) & (v["reader_id"] != r["reader"])]
-        cold = fit_crossed_glmm(cell["y"].to_numpy(float), {"pair": cell["pair_id"].to_numpy(),
-                                                            "reader": cell["reader_id"].to_numpy()})
+        cold = fit_crossed_glmm(
+            cell["y"].to_numpy(float), {"pair": cell["pair_id"].to_numpy(), "reader": cell["reader_id"].to_numpy()}
+        )
         assert r["glmm_without"] == pytest.approx(cold.prob_estimate()[0], abs=2e-3)
     text = json.dumps(to_jsonable(res))
     assert json.dumps(to_jsonable(leave_one_reader_out(v))) == text
@@ -116,9 +117,11 @@ def test_starting_from_given_full_fits_equals_fitting_them():
     v = _many_readers(5)
     fitted = leave_one_reader_out(v, exact_budget=0)
     cell = v[v["y"].notna()]
-    full = fit_crossed_glmm(cell["y"].to_numpy(float), {"pair": cell["pair_id"].to_numpy(),
-                                                        "reader": cell["reader_id"].to_numpy()})
-    given = leave_one_reader_out(v, exact_budget=0,
-                                 full_fits={("m", "c"): (full.b[0], full.sd["pair"], full.sd["reader"])})
+    full = fit_crossed_glmm(
+        cell["y"].to_numpy(float), {"pair": cell["pair_id"].to_numpy(), "reader": cell["reader_id"].to_numpy()}
+    )
+    given = leave_one_reader_out(
+        v, exact_budget=0, full_fits={("m", "c"): (full.b[0], full.sd["pair"], full.sd["reader"])}
+    )
     assert given.n_glmm_fits == 0 and fitted.n_glmm_fits == 1
     np.testing.assert_allclose(given.shifts["glmm_shift"], fitted.shifts["glmm_shift"], atol=2e-4)

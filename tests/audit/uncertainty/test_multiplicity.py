@@ -34,8 +34,9 @@ def test_holm_and_bh_match_statsmodels(p):
     _compare_with_statsmodels(p)
 
 
-@pytest.mark.parametrize("p", [[0.01, 0.04, 0.03, 0.005, 0.5, 0.04], [0.9], [0.0, 1.0, 0.049, 0.051],
-                               list(np.linspace(0.001, 0.2, 18))])
+@pytest.mark.parametrize(
+    "p", [[0.01, 0.04, 0.03, 0.005, 0.5, 0.04], [0.9], [0.0, 1.0, 0.049, 0.051], list(np.linspace(0.001, 0.2, 18))]
+)
 def test_holm_and_bh_match_statsmodels_fixed_cases(p):
     _compare_with_statsmodels(p)
 
@@ -48,9 +49,15 @@ def test_nan_p_values_are_left_out_of_m():
 
 
 def _glmm_frame() -> pd.DataFrame:
-    return pd.DataFrame({"cell": ["a", "b", "c", "d"], "estimate": [0.7, 0.3, 0.55, 0.52],
-                         "ci_low": [0.6, 0.2, 0.49, 0.51], "ci_high": [0.8, 0.45, 0.61, 0.53],
-                         "p_value": [0.0001, 0.002, 0.08, 0.03]})
+    return pd.DataFrame(
+        {
+            "cell": ["a", "b", "c", "d"],
+            "estimate": [0.7, 0.3, 0.55, 0.52],
+            "ci_low": [0.6, 0.2, 0.49, 0.51],
+            "ci_high": [0.8, 0.45, 0.61, 0.53],
+            "p_value": [0.0001, 0.002, 0.08, 0.03],
+        }
+    )
 
 
 def test_pointwise_tally_counts_intervals_excluding_half():
@@ -72,8 +79,17 @@ def test_adjusted_tallies_are_nested():
 def test_tally_from_bootstrap_and_cells_frame_naming():
     v = make_votes(6, n_matchups=2, n_criteria=3, n_pairs=20, n_readers=7, b0=0.5)
     boot = cluster_bootstrap(v, n_boot=500, rng=3)
-    cf = pd.DataFrame({"matchup": ["m0"], "criterion": ["c0"], "glmm_estimate": [0.6], "glmm_ci_low": [0.55],
-                       "glmm_ci_high": [0.65], "glmm_b0": [0.4], "glmm_se": [0.1]})
+    cf = pd.DataFrame(
+        {
+            "matchup": ["m0"],
+            "criterion": ["c0"],
+            "glmm_estimate": [0.6],
+            "glmm_ci_low": [0.55],
+            "glmm_ci_high": [0.65],
+            "glmm_b0": [0.4],
+            "glmm_se": [0.1],
+        }
+    )
     t = significance_tally(boot, cf)
     assert list(t.tally["method"]) == ["glmm", "pairs", "readers", "two-way", "two-way-cgm"]
     c = boot.cells

@@ -23,8 +23,15 @@ def _design(n_pairs: int, n_readers: int, per_pair: int, seed: int, b0=0.3, sd_p
     reader = readers.ravel()
     eta = b0 + rng.normal(0, sd_pair, n_pairs)[pair] + rng.normal(0, sd_reader, n_readers)[reader]
     y = (rng.random(pair.size) < expit(eta)).astype(float)
-    return pd.DataFrame({"pair_id": [f"p{i:04d}" for i in pair], "reader_id": [f"r{j:03d}" for j in reader],
-                         "y": y, "matchup": "m", "criterion": "c"})
+    return pd.DataFrame(
+        {
+            "pair_id": [f"p{i:04d}" for i in pair],
+            "reader_id": [f"r{j:03d}" for j in reader],
+            "y": y,
+            "matchup": "m",
+            "criterion": "c",
+        }
+    )
 
 
 def _fit(table):
@@ -79,8 +86,9 @@ def test_one_step_equals_its_dense_reference(shape):
     bp, br = modes_from_fit(full, t.n_pairs, t.n_readers)
     step = one_step_without_readers(t, full.b[0], full.sd["pair"], full.sd["reader"], bp, br)
     assert step.reason == ""
-    np.testing.assert_allclose(step.b0_without, _dense_reference(y, p, r, full, t.n_pairs, t.n_readers),
-                               rtol=0, atol=1e-10)
+    np.testing.assert_allclose(
+        step.b0_without, _dense_reference(y, p, r, full, t.n_pairs, t.n_readers), rtol=0, atol=1e-10
+    )
 
 
 def test_conditional_modes_match_the_engine():
@@ -118,6 +126,7 @@ def test_one_step_shifts_are_close_to_exact_refits(shape):
 
 def test_separated_fit_gives_a_reason_not_numbers():
     t = cell_tables(_design(20, 5, 3, 4).assign(y=1.0), ("matchup", "criterion"))[0]
-    step = one_step_without_readers(t, float("inf"), float("nan"), float("nan"), np.zeros(t.n_pairs),
-                                    np.zeros(t.n_readers))
+    step = one_step_without_readers(
+        t, float("inf"), float("nan"), float("nan"), np.zeros(t.n_pairs), np.zeros(t.n_readers)
+    )
     assert np.isnan(step.b0_without).all() and "separation" in step.reason

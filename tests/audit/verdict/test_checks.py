@@ -15,9 +15,16 @@ def _cell(status: Status, name="c", *, distance=0.0, judge=True, below=False, ti
     glmm = GlmmSummary(0.5, 0.4, 0.6, 0.0, 0.2, 0.1, 0.1, False, True, False, -50.0)
     human = HumanSide(0.5, 0 if ties_only else 50, 0 if ties_only else 50, 100 if ties_only else 0, 0.5, glmm)
     j = JudgeSide("j", name, 0.9, 18, 2, 0, 0, 20, "even-split", False) if judge else None
-    t = Transfer(status, f"{status.value}: reason", margin=0.1,
-                 difference=Interval(distance, distance - 0.05, distance + 0.05, 0.9), interval_level=0.9,
-                 judge_vs_majority=0.6, reader_baseline=0.7 if below else 0.6, below_reader_baseline=below)
+    t = Transfer(
+        status,
+        f"{status.value}: reason",
+        margin=0.1,
+        difference=Interval(distance, distance - 0.05, distance + 0.05, 0.9),
+        interval_level=0.9,
+        judge_vs_majority=0.6,
+        reader_baseline=0.7 if below else 0.6,
+        below_reader_baseline=below,
+    )
     return Cell("m", name, "f", "o", 20, 5, 100, human, j, t)
 
 
@@ -39,8 +46,10 @@ def test_severity_can_demote_or_remove_the_decision_check():
     assert decision.status is Status.WARN and "reported as WARN" in decision.reason
     off = cell_checks(cells, Policy(severity={"transfer.decision": "OFF", "agreement.human_alpha": "OFF"}))
     assert not any(c.name == "transfer.decision" for c in off)
-    summary = {c.name: c for c in summary_checks(cells, AGREEMENT, Policy(severity={"agreement.human_alpha": "OFF"}),
-                                                 NO_JUDGE_PAIRS)}
+    summary = {
+        c.name: c
+        for c in summary_checks(cells, AGREEMENT, Policy(severity={"agreement.human_alpha": "OFF"}), NO_JUDGE_PAIRS)
+    }
     assert "agreement.human_alpha" not in summary
 
 
@@ -55,7 +64,9 @@ def test_nothing_assessed_is_an_error():
     assessed = {c.name: c for c in summary_checks(cells, AGREEMENT, Policy(), NO_JUDGE_PAIRS)}["transfer.assessed"]
     assert assessed.status is Status.ERROR and "2 INSUFFICIENT" in assessed.reason
     no_judge = [_cell(Status.INSUFFICIENT, judge=False)]
-    reason = {c.name: c for c in summary_checks(no_judge, AGREEMENT, Policy(), NO_JUDGE_PAIRS)}["transfer.assessed"].reason
+    reason = {c.name: c for c in summary_checks(no_judge, AGREEMENT, Policy(), NO_JUDGE_PAIRS)}[
+        "transfer.assessed"
+    ].reason
     assert "criterion names" in reason
     ties = [_cell(Status.ERROR, ties_only=True)]
     reason = {c.name: c for c in summary_checks(ties, AGREEMENT, Policy(), NO_JUDGE_PAIRS)}["transfer.assessed"].reason
@@ -63,11 +74,15 @@ def test_nothing_assessed_is_an_error():
 
 
 def test_invalid_fraction_and_the_aggregate_counted_once():
-    judge_pairs = pd.DataFrame({"criterion": ["a"] * 10 + ["aggregate"] * 10,
-                                "outcome": ["invalid"] + ["win"] * 9 + ["invalid"] + ["win"] * 9})
+    judge_pairs = pd.DataFrame(
+        {"criterion": ["a"] * 10 + ["aggregate"] * 10, "outcome": ["invalid"] + ["win"] * 9 + ["invalid"] + ["win"] * 9}
+    )
     checks = {c.name: c for c in summary_checks([_cell(Status.PASS)], AGREEMENT, Policy(), judge_pairs)}
     assert checks["judge.invalid_fraction"].status is Status.FAIL
-    assert checks["judge.invalid_fraction"].value == pytest.approx(0.1) and "1 of 10" in checks["judge.invalid_fraction"].reason
+    assert (
+        checks["judge.invalid_fraction"].value == pytest.approx(0.1)
+        and "1 of 10" in checks["judge.invalid_fraction"].reason
+    )
 
 
 def test_overall_status_order():
@@ -79,8 +94,12 @@ def test_overall_status_order():
 
 
 def test_counts_and_sentence_match():
-    cells = [_cell(Status.FAIL, "a", distance=0.3), _cell(Status.PASS, "b"), _cell(Status.INCONCLUSIVE, "c"),
-             _cell(Status.INSUFFICIENT, "d")]
+    cells = [
+        _cell(Status.FAIL, "a", distance=0.3),
+        _cell(Status.PASS, "b"),
+        _cell(Status.INCONCLUSIVE, "c"),
+        _cell(Status.INSUFFICIENT, "d"),
+    ]
     counts = cell_counts(cells)
     assert counts == {"PASS": 1, "FAIL": 1, "INCONCLUSIVE": 1, "INSUFFICIENT": 1, "ERROR": 0}
     s = verdict_sentence(cells, Status.FAIL, margin=0.1)

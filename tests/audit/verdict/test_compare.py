@@ -16,15 +16,30 @@ def _cell(design=CellDesign(0.0, 0.5, 0.2), n_pairs=30, n_readers=5, seed=0):
 
 
 def _compare(cell, credit, *, judge_pairs=None, policy=POLICY, y=None, rule="even-split"):
-    return compare_cell(cell.pair_id, cell.reader_id, cell.y if y is None else y,
-                        cell.pairs if judge_pairs is None else judge_pairs, credit, tie_rule=rule, policy=policy,
-                        rng=np.random.default_rng(1))
+    return compare_cell(
+        cell.pair_id,
+        cell.reader_id,
+        cell.y if y is None else y,
+        cell.pairs if judge_pairs is None else judge_pairs,
+        credit,
+        tie_rule=rule,
+        policy=policy,
+        rng=np.random.default_rng(1),
+    )
 
 
 def test_no_judge_is_insufficient_but_the_humans_are_still_estimated():
     cell = _cell()
-    c = compare_cell(cell.pair_id, cell.reader_id, cell.y, None, None, tie_rule="even-split", policy=POLICY,
-                     rng=np.random.default_rng(0))
+    c = compare_cell(
+        cell.pair_id,
+        cell.reader_id,
+        cell.y,
+        None,
+        None,
+        tie_rule="even-split",
+        policy=POLICY,
+        rng=np.random.default_rng(0),
+    )
     assert c.status is Status.INSUFFICIENT and "no outputs" in c.reason
     assert c.boot is not None and 0.3 < c.boot.estimate("vote_share") < 0.7
 
@@ -55,8 +70,9 @@ def test_single_vote_pairs_leave_the_majority_rate_unestimable():
     pairs = np.array([f"p{i:02d}" for i in range(40)])
     readers = np.array([f"r{i % 5}" for i in range(40)])
     y = (rng.random(40) < 0.6).astype(float)
-    c = compare_cell(pairs, readers, y, pairs, np.ones(40), tie_rule="even-split", policy=POLICY,
-                     rng=np.random.default_rng(1))
+    c = compare_cell(
+        pairs, readers, y, pairs, np.ones(40), tie_rule="even-split", policy=POLICY, rng=np.random.default_rng(1)
+    )
     assert c.status is Status.INSUFFICIENT and "read once" in c.reason
 
 

@@ -16,8 +16,16 @@ def _comparison(design, judge, n_pairs=60, n_readers=7, seed=0, policy=POLICY):
     rng = np.random.default_rng(seed)
     cell = simulate_cell(design, n_pairs, n_readers, rng)
     credit = judge(cell, rng) if callable(judge) else simulate_judge(judge, cell, rng).credit
-    return compare_cell(cell.pair_id, cell.reader_id, cell.y, cell.pairs, credit, tie_rule="even-split",
-                        policy=policy, rng=np.random.default_rng(seed + 100))
+    return compare_cell(
+        cell.pair_id,
+        cell.reader_id,
+        cell.y,
+        cell.pairs,
+        credit,
+        tie_rule="even-split",
+        policy=policy,
+        rng=np.random.default_rng(seed + 100),
+    )
 
 
 def test_adjustments():

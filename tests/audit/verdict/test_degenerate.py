@@ -40,24 +40,50 @@ def test_the_mt_bench_shape_is_degenerate_and_says_why():
 def test_the_decision_uses_the_vote_share_which_stays_near_the_raw_share():
     votes = mt_bench_shape()
     pairs = np.unique(votes["pair_id"])
-    c = compare_cell(votes["pair_id"].to_numpy(), votes["reader_id"].to_numpy(), votes["y"].to_numpy(float),
-                     pairs, np.ones(pairs.size), tie_rule="even-split",
-                     policy=TransferPolicy(n_boot=199, min_pairs=10), rng=np.random.default_rng(0))
+    c = compare_cell(
+        votes["pair_id"].to_numpy(),
+        votes["reader_id"].to_numpy(),
+        votes["y"].to_numpy(float),
+        pairs,
+        np.ones(pairs.size),
+        tie_rule="even-split",
+        policy=TransferPolicy(n_boot=199, min_pairs=10),
+        rng=np.random.default_rng(0),
+    )
     raw = float(votes["y"].mean())
     assert abs(c.boot.estimate("vote_share") - raw) < 0.15
 
 
 def test_each_rule():
-    base = dict(estimate=0.6, ci_low=0.45, ci_high=0.72, se=0.3, sd_pair=0.5, sd_reader=0.3, separation=False,
-                reader_rates=np.array([0.5, 0.7]), raw_share=0.6)
+    base = dict(
+        estimate=0.6,
+        ci_low=0.45,
+        ci_high=0.72,
+        se=0.3,
+        sd_pair=0.5,
+        sd_reader=0.3,
+        separation=False,
+        reader_rates=np.array([0.5, 0.7]),
+        raw_share=0.6,
+    )
     assert degeneracy(**base) == (False, "")
     assert degeneracy(**{**base, "sd_reader": 6.0})[0]
     assert degeneracy(**{**base, "estimate": 0.8})[1].startswith("expit(b0) 80.0% outside")
     assert "spans almost [0, 1]" in degeneracy(**{**base, "ci_low": 0.002, "ci_high": 0.977})[1]
-    assert not degeneracy(**{**base, "ci_low": 0.01, "ci_high": 0.99, "raw_share": 0.97,
-                             "estimate": 0.9, "reader_rates": np.array([0.8, 0.99])})[0]  # not interior
-    assert "17 points from the raw share" in degeneracy(**{**base, "estimate": 0.43,
-                                                           "reader_rates": np.array([0.3, 0.7])})[1]
+    assert not degeneracy(
+        **{
+            **base,
+            "ci_low": 0.01,
+            "ci_high": 0.99,
+            "raw_share": 0.97,
+            "estimate": 0.9,
+            "reader_rates": np.array([0.8, 0.99]),
+        }
+    )[0]  # not interior
+    assert (
+        "17 points from the raw share"
+        in degeneracy(**{**base, "estimate": 0.43, "reader_rates": np.array([0.3, 0.7])})[1]
+    )
     assert "not finite" in degeneracy(**{**base, "se": math.inf})[1]
     assert not degeneracy(**{**base, "se": math.inf, "separation": True})[0]  # separation has its own flag
 

@@ -80,8 +80,15 @@ def test_duplicated_readers_use_the_effective_number_of_votes():
 def test_large_sample_recovers_the_truth():
     design = CellDesign(b0=0.6, sd_pair=0.8, sd_reader=0.2, tie=0.3)
     cell = simulate_cell(design, 3000, 15, np.random.default_rng(3))
-    table = comparison_table(cell.pair_id, cell.reader_id, cell.y, cell.pairs, np.full(3000, 0.5),
-                             tie_rule="even-split", rng=np.random.default_rng(0))
+    table = comparison_table(
+        cell.pair_id,
+        cell.reader_id,
+        cell.y,
+        cell.pairs,
+        np.full(3000, 0.5),
+        tie_rule="even-split",
+        rng=np.random.default_rng(0),
+    )
     c, q, n = table.pair_sums()
     e = estimands(c, q, n, np.ones_like(c), table.judge)
     assert float(e.vote_share) == pytest.approx(true_vote_share(design), abs=0.015)

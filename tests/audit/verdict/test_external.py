@@ -28,6 +28,8 @@ pytestmark = pytest.mark.external
 
 SPEC = AuditSpec(uncertainty=False, readers=False, surface=False)
 HANNA = SHARED_DATASETS / "hanna" / "hanna_metric_scores_llm.csv"
+
+
 def _check(result):
     assert len(result.cells) > 0
     for c in result.cells:

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from audit.verdict.compare import cell_generator
-from audit.verdict.paired_bootstrap import between_pair_replicates, bootstrap_judges, paired_bootstrap
 from audit.verdict.estimands import estimands
+from audit.verdict.paired_bootstrap import between_pair_replicates, bootstrap_judges, paired_bootstrap
 from audit.verdict.simulate import CellDesign, simulate_cell, simulate_judge
 from audit.verdict.tables import comparison_table
 
@@ -15,14 +15,20 @@ def _table(design=CellDesign(0.4, 0.6, 0.3), n_pairs=40, n_readers=7, seed=0, ju
     cell = simulate_cell(design, n_pairs, n_readers, rng)
     credit = simulate_judge(judge, cell, rng).credit
     idx = np.arange(cell.y.size) if order is None else order(cell.y.size)
-    return comparison_table(cell.pair_id[idx], cell.reader_id[idx], cell.y[idx], cell.pairs, credit,
-                            tie_rule="even-split", rng=np.random.default_rng(1))
+    return comparison_table(
+        cell.pair_id[idx],
+        cell.reader_id[idx],
+        cell.y[idx],
+        cell.pairs,
+        credit,
+        tie_rule="even-split",
+        rng=np.random.default_rng(1),
+    )
 
 
 def test_same_seed_same_result_and_row_order_free():
     a = paired_bootstrap(_table(), 299, np.random.default_rng(9))
-    b = paired_bootstrap(_table(order=lambda n: np.random.default_rng(4).permutation(n)), 299,
-                         np.random.default_rng(9))
+    b = paired_bootstrap(_table(order=lambda n: np.random.default_rng(4).permutation(n)), 299, np.random.default_rng(9))
     for k in a.distributions:
         assert a[k].estimate == pytest.approx(b[k].estimate, abs=1e-12)
         assert a[k].interval(0.9) == pytest.approx(b[k].interval(0.9), abs=1e-12)
@@ -71,8 +77,10 @@ def test_between_pair_replicates_follow_the_mean_squares():
     reps = between_pair_replicates(original, 20000, np.random.default_rng(0))
     assert reps.mean() == pytest.approx(float(original.between_pair_var), abs=0.002)
     s2 = float(original.share_var)
-    expected_sd = np.sqrt(2 * s2**2 / float(original.df_between)
-                          + 2 * (float(original.within_var) * float(original.mean_inv_n)) ** 2 / float(original.df_within))
+    expected_sd = np.sqrt(
+        2 * s2**2 / float(original.df_between)
+        + 2 * (float(original.within_var) * float(original.mean_inv_n)) ** 2 / float(original.df_within)
+    )
     assert reps.std() == pytest.approx(expected_sd, rel=0.05)
     skew = float(np.mean((reps - reps.mean()) ** 3) / reps.std() ** 3)
     assert skew > 0.1  # right-skewed like a variance, unlike resampled S^2
@@ -83,8 +91,10 @@ def test_the_spread_of_s2_comes_from_the_pairs_bootstrap():
     c, q, n = t.pair_sums()
     original = estimands(c, q, n, np.ones_like(c), t.judge)
     s2 = float(original.share_var)
-    narrow = between_pair_replicates(original, 20000, np.random.default_rng(0), np.full(50, s2) + np.linspace(
-        -0.1, 0.1, 50) * s2)
-    wide = between_pair_replicates(original, 20000, np.random.default_rng(0), np.full(50, s2) + np.linspace(
-        -0.5, 0.5, 50) * s2)
+    narrow = between_pair_replicates(
+        original, 20000, np.random.default_rng(0), np.full(50, s2) + np.linspace(-0.1, 0.1, 50) * s2
+    )
+    wide = between_pair_replicates(
+        original, 20000, np.random.default_rng(0), np.full(50, s2) + np.linspace(-0.5, 0.5, 50) * s2
+    )
     assert narrow.std() < wide.std()

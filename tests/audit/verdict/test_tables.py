@@ -12,8 +12,15 @@ Y = np.array([1, 0, np.nan, 1, 1, np.nan, np.nan, 0], float)
 
 def _table(rule="even-split", judge_pairs=("p1", "p2", "p3", "p4"), judge=(1.0, 0.5, 0.0, 1.0), order=None):
     idx = np.arange(len(PAIRS)) if order is None else order
-    return comparison_table(PAIRS[idx], READERS[idx], Y[idx], np.array(judge_pairs), np.array(judge, float),
-                            tie_rule=rule, rng=np.random.default_rng(0))
+    return comparison_table(
+        PAIRS[idx],
+        READERS[idx],
+        Y[idx],
+        np.array(judge_pairs),
+        np.array(judge, float),
+        tie_rule=rule,
+        rng=np.random.default_rng(0),
+    )
 
 
 def test_human_ties_are_credited_by_the_run_tie_rule():

@@ -6,6 +6,7 @@ Case "ties_unbalanced": 4 systems, all 6 matchups, 12-30 pairs, 2-6 readers per 
 (left out of the fit, as the toolkit does).
 Writes <case>.csv: pair_id, reader_id, focal, other, y (1 focal, 0 other, empty = tie).
 """
+
 import itertools
 
 import numpy as np
@@ -36,5 +37,6 @@ six = [1.2, 0.6, 0.2, -0.3, -0.7, -1.0]
 all15 = list(itertools.combinations(range(6), 2))
 chosen = [all15[k] for k in sorted(rng.choice(15, 10, replace=False))]
 simulate(six, chosen, 25, 5, 12, 0.5, 0.4, 0.0).to_csv("six.csv", index=False)
-simulate([0.8, 0.1, -0.2, -0.7], list(itertools.combinations(range(4), 2)), (12, 31), (2, 7), 9, 0.6, 0.5,
-         0.15).to_csv("ties_unbalanced.csv", index=False)
+simulate([0.8, 0.1, -0.2, -0.7], list(itertools.combinations(range(4), 2)), (12, 31), (2, 7), 9, 0.6, 0.5, 0.15).to_csv(
+    "ties_unbalanced.csv", index=False
+)

@@ -1,4 +1,5 @@
 """Writes the label vectors compared by make_reference.R (criterion vs overall votes)."""
+
 import numpy as np
 import pandas as pd
 

@@ -3,6 +3,7 @@
 Two reader x criterion profiles (weights-like and kappa-like) for 7 readers sharing a
 built-in structure plus noise, and a 9-reader pair with weaker structure.
 """
+
 import numpy as np
 import pandas as pd
 

@@ -1,4 +1,5 @@
 """Write seeded observation x variable matrices (one with missing cells) for the R reference."""
+
 import numpy as np
 import pandas as pd
 

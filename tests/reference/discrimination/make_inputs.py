@@ -3,6 +3,7 @@
 Each file: category, score, one row per item; unequal group sizes and variances so
 Welch's and the classical ANOVA differ.
 """
+
 import numpy as np
 import pandas as pd
 

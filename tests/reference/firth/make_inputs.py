@@ -1,4 +1,5 @@
 """Writes the two synthetic reader frames used by make_reference.R (run once, then R)."""
+
 import numpy as np
 import pandas as pd
 

@@ -6,6 +6,7 @@ Inputs: wikipedia_example.csv (the worked example of the Wikipedia article "Flei
 and random_counts.csv (seeded random balanced count tables, written by this script).
 R's irr::kappam.fleiss is not packaged for Debian bookworm (r-cran-irr absent), hence statsmodels.
 """
+
 import json
 import platform
 

@@ -60,22 +60,26 @@ def _unbalanced(rng):
                 rows.append((i, j))
     pair, reader = map(np.array, zip(*rows))
     eta = -0.3 + rng.normal(0, 1.0, n_pair)[pair] + rng.normal(0, 0.7, n_reader)[reader]
-    return pd.DataFrame({
-        "y": (rng.random(eta.size) < _expit(eta)).astype(int),
-        "pair": [f"p{i:05d}" for i in pair],
-        "reader": [f"r{j:04d}" for j in reader],
-    })
+    return pd.DataFrame(
+        {
+            "y": (rng.random(eta.size) < _expit(eta)).astype(int),
+            "pair": [f"p{i:05d}" for i in pair],
+            "reader": [f"r{j:04d}" for j in reader],
+        }
+    )
 
 
 def _large(rng, n_pair=2500, n_reader=100, per_pair=20):
     pair = np.repeat(np.arange(n_pair), per_pair)
     reader = np.concatenate([rng.choice(n_reader, per_pair, replace=False) for _ in range(n_pair)])
     eta = 0.3 + rng.normal(0, 0.8, n_pair)[pair] + rng.normal(0, 0.5, n_reader)[reader]
-    return pd.DataFrame({
-        "y": (rng.random(eta.size) < _expit(eta)).astype(int),
-        "pair": [f"p{i:05d}" for i in pair],
-        "reader": [f"r{j:04d}" for j in reader],
-    })
+    return pd.DataFrame(
+        {
+            "y": (rng.random(eta.size) < _expit(eta)).astype(int),
+            "pair": [f"p{i:05d}" for i in pair],
+            "reader": [f"r{j:04d}" for j in reader],
+        }
+    )
 
 
 def _separated(rng):
@@ -107,11 +111,13 @@ def _false_boundary(rng):
     u, v = rng.normal(0, sd_pair, n_pair), rng.normal(0, sd_reader, n_reader)
     pair, reader = np.repeat(np.arange(n_pair), n_reader), np.tile(np.arange(n_reader), n_pair)
     eta = b0 + u[pair] + v[reader]
-    return pd.DataFrame({
-        "y": (rng.random(eta.size) < _expit(eta)).astype(int),
-        "pair": [f"p{i:05d}" for i in pair],
-        "reader": [f"r{j:04d}" for j in reader],
-    })
+    return pd.DataFrame(
+        {
+            "y": (rng.random(eta.size) < _expit(eta)).astype(int),
+            "pair": [f"p{i:05d}" for i in pair],
+            "reader": [f"r{j:04d}" for j in reader],
+        }
+    )
 
 
 def _arena(rng, n_votes=20_000, n_pair=10_000, n_reader=3_000):
@@ -122,11 +128,13 @@ def _arena(rng, n_votes=20_000, n_pair=10_000, n_reader=3_000):
     reader = rng.choice(n_reader, n_votes, p=weight / weight.sum())
     pair = np.repeat(np.arange(n_pair), n_votes // n_pair)
     eta = 0.3 + rng.normal(0, 0.8, n_pair)[pair] + rng.normal(0, 0.5, n_reader)[reader]
-    return pd.DataFrame({
-        "y": (rng.random(eta.size) < _expit(eta)).astype(int),
-        "pair": [f"p{i:05d}" for i in pair],
-        "reader": [f"r{j:04d}" for j in reader],
-    })
+    return pd.DataFrame(
+        {
+            "y": (rng.random(eta.size) < _expit(eta)).astype(int),
+            "pair": [f"p{i:05d}" for i in pair],
+            "reader": [f"r{j:04d}" for j in reader],
+        }
+    )
 
 
 CASES = {
@@ -137,12 +145,25 @@ CASES = {
     "three_readers": (104, lambda r: _crossed(r, 40, 3, -0.4, 0.8, 0.6), INTERCEPT, True),
     "singular": (105, lambda r: _crossed(r, 30, 7, 0.3, 0.0, 0.0), INTERCEPT, True),
     "separated": (106, _separated, "y ~ x + (1|pair) + (1|reader)", False),
-    "covariate": (112, lambda r: _crossed(r, 60, 7, 0.2, 0.8, 0.5, extra=_with_covariates),
-                  "y ~ x + z + (1|pair) + (1|reader)", True),
-    "covariate_suboptimal": (107, lambda r: _crossed(r, 60, 7, 0.2, 0.8, 0.5, extra=_with_covariates),
-                             "y ~ x + z + (1|pair) + (1|reader)", True),
+    "covariate": (
+        112,
+        lambda r: _crossed(r, 60, 7, 0.2, 0.8, 0.5, extra=_with_covariates),
+        "y ~ x + z + (1|pair) + (1|reader)",
+        True,
+    ),
+    "covariate_suboptimal": (
+        107,
+        lambda r: _crossed(r, 60, 7, 0.2, 0.8, 0.5, extra=_with_covariates),
+        "y ~ x + z + (1|pair) + (1|reader)",
+        True,
+    ),
     "extreme_139of140": (111, _extreme, INTERCEPT, True),
-    "three_factors": (108, lambda r: _crossed(r, 50, 7, 0.2, 0.8, 0.5, extra=_batch_effect), "y ~ 1 + (1|pair) + (1|reader) + (1|batch)", True),
+    "three_factors": (
+        108,
+        lambda r: _crossed(r, 50, 7, 0.2, 0.8, 0.5, extra=_batch_effect),
+        "y ~ 1 + (1|pair) + (1|reader) + (1|batch)",
+        True,
+    ),
     "constant": (109, lambda r: _crossed(r, 20, 7, 0.0, 0.5, 0.5).assign(y=1), INTERCEPT, False),
     "large_50k": (110, _large, INTERCEPT, True),
     "false_boundary": (206, _false_boundary, INTERCEPT, True),
@@ -165,11 +186,17 @@ def main(names: list[str]) -> None:
         for suffix, tol in (("", "1e-7"), (".tight", "1e-10")):
             out = HERE / "outputs" / f"{name}{suffix}.json"
             print(f"{name}{suffix}: {len(frame)} rows, fitting with glmer (tolPwrss={tol}) ...", flush=True)
-            subprocess.run(["Rscript", str(HERE / "fit_glmer.R"), str(path), str(out), formula,
-                            "1" if profile else "0", tol], check=True)
+            subprocess.run(
+                ["Rscript", str(HERE / "fit_glmer.R"), str(path), str(out), formula, "1" if profile else "0", tol],
+                check=True,
+            )
     (HERE / "cases.json").write_text(json.dumps(manifest, indent=2) + "\n")
-    info = subprocess.run(["Rscript", "-e", "suppressMessages(library(lme4)); library(jsonlite); sessionInfo()"],
-                          capture_output=True, text=True, check=True).stdout
+    info = subprocess.run(
+        ["Rscript", "-e", "suppressMessages(library(lme4)); library(jsonlite); sessionInfo()"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     (HERE / "sessionInfo.txt").write_text(info)
 
 

@@ -1,6 +1,7 @@
 """Writes votes_pooled.csv and judge_pooled.csv: the three cases of votes.csv / judge.csv as
 three matchups of one data set, with focal and other swapped in case 1 (categories 0 <-> 1 for
 the readers and the judge), so that the matchups are not oriented alike. Run from this directory."""
+
 import pandas as pd
 
 v = pd.read_csv("votes.csv")

@@ -5,12 +5,13 @@ matrix of the units with at least two votes. Judge-human alpha: the package on t
 matrix (judge, reader vote), one column per reader vote on those units with a judge verdict.
 Raw agreements by explicit loops over reader pairs and reader votes.
 """
-import itertools
-import importlib.metadata
 
+import importlib.metadata
+import itertools
+
+import krippendorff
 import numpy as np
 import pandas as pd
-import krippendorff
 
 v = pd.read_csv("votes.csv")
 j = pd.read_csv("judge.csv")
@@ -30,8 +31,13 @@ for case, vc in v.groupby("case"):
             agree += a == b
             total += 1
     raw_jh = float(np.mean([a == b for a, b in stacked]))
-    rows.append(dict(case=case, alpha_human=alpha_h, alpha_judge_human=alpha_jh, raw_human=agree / total,
-                     raw_judge_human=raw_jh))
+    rows.append(
+        dict(
+            case=case, alpha_human=alpha_h, alpha_judge_human=alpha_jh, raw_human=agree / total, raw_judge_human=raw_jh
+        )
+    )
 pd.DataFrame(rows).to_csv("alpha_krippendorff.csv", index=False, float_format="%.17g")
 with open("session_python.txt", "w") as fh:
-    fh.write(f"krippendorff {importlib.metadata.version('krippendorff')}\nnumpy {np.__version__}\npandas {pd.__version__}\n")
+    fh.write(
+        f"krippendorff {importlib.metadata.version('krippendorff')}\nnumpy {np.__version__}\npandas {pd.__version__}\n"
+    )

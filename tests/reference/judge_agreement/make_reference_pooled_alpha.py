@@ -7,11 +7,12 @@ values (n values, n_c of category c), its observed D_o = (1 - alpha) D_e; pooled
 1 - sum D_o / sum D_e (expected disagreement within each matchup). Raw agreements pool counts
 and do not depend on the orientation: explicit loops over reader pairs and reader votes.
 """
+
 import itertools
 
+import krippendorff
 import numpy as np
 import pandas as pd
-import krippendorff
 
 v = pd.read_csv("votes_pooled.csv")
 j = pd.read_csv("judge_pooled.csv")
@@ -42,6 +43,13 @@ for case, vc in v.groupby("case"):
             total += 1
     agree_jh += int(np.sum(stacked[0] == stacked[1]))
     total_jh += stacked.shape[1]
-pd.DataFrame([dict(alpha_human=1 - d_o["h"] / d_e["h"], alpha_judge_human=1 - d_o["jh"] / d_e["jh"],
-                   raw_human=agree / total, raw_judge_human=agree_jh / total_jh)]).to_csv(
-    "alpha_krippendorff_pooled.csv", index=False, float_format="%.17g")
+pd.DataFrame(
+    [
+        dict(
+            alpha_human=1 - d_o["h"] / d_e["h"],
+            alpha_judge_human=1 - d_o["jh"] / d_e["jh"],
+            raw_human=agree / total,
+            raw_judge_human=agree_jh / total_jh,
+        )
+    ]
+).to_csv("alpha_krippendorff_pooled.csv", index=False, float_format="%.17g")

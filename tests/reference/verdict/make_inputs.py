@@ -17,8 +17,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 def main():
     rng = np.random.default_rng(20240601)
     rows = []
-    specs = {"balanced": (25, 6, 0.4, 1.0, False, False), "unbalanced": (40, 5, -0.3, 0.8, True, False),
-             "ties": (30, 7, 0.2, 0.5, False, True), "spread": (30, 4, 0.6, 2.0, False, False)}
+    specs = {
+        "balanced": (25, 6, 0.4, 1.0, False, False),
+        "unbalanced": (40, 5, -0.3, 0.8, True, False),
+        "ties": (30, 7, 0.2, 0.5, False, True),
+        "spread": (30, 4, 0.6, 2.0, False, False),
+    }
     for cell, (n_pairs, n_readers, b0, sd, unbalanced, ties) in specs.items():
         u = rng.normal(0, sd, n_pairs)
         for i in range(n_pairs):

@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 
 from reports.figures import (
+    ClusterPanel,
     DendrogramPanel,
     UnsafeSvgError,
-    ClusterPanel,
     bootstrap_comparison_svg,
     cluster_heatmap_svg,
     dendrogram_svg,
@@ -28,38 +28,64 @@ NS = "{http://www.w3.org/2000/svg}"
 
 
 def _human():
-    return pd.DataFrame([
-        {"matchup": "a vs b", "criterion": "empathy", "estimate": 0.6, "ci_low": 0.5, "ci_high": 0.7},
-        {"matchup": "c vs d", "criterion": "empathy", "estimate": 0.4, "ci_low": 0.3, "ci_high": 0.52},
-    ])
+    return pd.DataFrame(
+        [
+            {"matchup": "a vs b", "criterion": "empathy", "estimate": 0.6, "ci_low": 0.5, "ci_high": 0.7},
+            {"matchup": "c vs d", "criterion": "empathy", "estimate": 0.4, "ci_low": 0.3, "ci_high": 0.52},
+        ]
+    )
 
 
 def _judge():
-    return pd.DataFrame([
-        {"matchup": "a vs b", "criterion": "empathy", "wins": 15, "losses": 2, "ties": 3, "n_pairs": 20},
-        {"matchup": "c vs d", "criterion": "empathy", "wins": 10, "losses": 10, "ties": 0, "n_pairs": 20},
-    ])
+    return pd.DataFrame(
+        [
+            {"matchup": "a vs b", "criterion": "empathy", "wins": 15, "losses": 2, "ties": 3, "n_pairs": 20},
+            {"matchup": "c vs d", "criterion": "empathy", "wins": 10, "losses": 10, "ties": 0, "n_pairs": 20},
+        ]
+    )
 
 
 CASES = {
     "preference": lambda: preference_svg(_human(), _judge(), focal_label="a", fig_id="f1"),
-    "heatmap": lambda: reader_heatmap_svg(pd.DataFrame([
-        {"row": "r1", "kind": "reader", "criterion": "empathy", "rate": 0.2},
-        {"row": "r2", "kind": "reader", "criterion": "empathy", "rate": np.nan},
-        {"row": "GLMM", "kind": "glmm", "criterion": "empathy", "rate": 0.5},
-        {"row": "judge", "kind": "judge", "criterion": "empathy", "rate": 0.9}]), fig_id="f2"),
-    "loro": lambda: loro_shift_svg(pd.DataFrame({"reader_id": ["r1", "r2"], "criterion": ["e", "e"], "shift": [0.02, -0.03]}),
-                                   fig_id="f3"),
+    "heatmap": lambda: reader_heatmap_svg(
+        pd.DataFrame(
+            [
+                {"row": "r1", "kind": "reader", "criterion": "empathy", "rate": 0.2},
+                {"row": "r2", "kind": "reader", "criterion": "empathy", "rate": np.nan},
+                {"row": "GLMM", "kind": "glmm", "criterion": "empathy", "rate": 0.5},
+                {"row": "judge", "kind": "judge", "criterion": "empathy", "rate": 0.9},
+            ]
+        ),
+        fig_id="f2",
+    ),
+    "loro": lambda: loro_shift_svg(
+        pd.DataFrame({"reader_id": ["r1", "r2"], "criterion": ["e", "e"], "shift": [0.02, -0.03]}), fig_id="f3"
+    ),
     "bootstrap": lambda: bootstrap_comparison_svg(_human().assign(method="GLMM"), fig_id="f4"),
-    "dendrogram": lambda: dendrogram_svg([DendrogramPanel("coef", np.array([[0, 1, 0.5, 2], [2, 3, 1.0, 3]]), ("r1", "r2", "r3"))],
-                                         fig_id="f5"),
-    "surface": lambda: feature_scatter_svg(pd.DataFrame({"feature": ["len"] * 3, "x": [1.0, 2.0, 3.0], "y": [0.5, 0.1, -0.2],
-                                                         "group": ["g", "g", "h"]}), fig_id="f6"),
-    "clusters": lambda: cluster_heatmap_svg([ClusterPanel(
-        "weights", np.array([[0, 1, 0.5, 2], [2, 3, 1.0, 3]]), ("r1", "r2", "r3"),
-        pd.DataFrame({"label": ["r1", "r2", "r3"], "a": [0.5, -1.0, 0.2], "b": [1.2, 0.0, -0.4]}))], fig_id="f8"),
-    "timing": lambda: timing_svg(pd.DataFrame({"reader_id": ["r1"] * 3 + ["r2"] * 3, "seconds": [100, 200, 900, 50, 60, 70],
-                                               "order": [0, 1, 2] * 2}), fig_id="f7"),
+    "dendrogram": lambda: dendrogram_svg(
+        [DendrogramPanel("coef", np.array([[0, 1, 0.5, 2], [2, 3, 1.0, 3]]), ("r1", "r2", "r3"))], fig_id="f5"
+    ),
+    "surface": lambda: feature_scatter_svg(
+        pd.DataFrame({"feature": ["len"] * 3, "x": [1.0, 2.0, 3.0], "y": [0.5, 0.1, -0.2], "group": ["g", "g", "h"]}),
+        fig_id="f6",
+    ),
+    "clusters": lambda: cluster_heatmap_svg(
+        [
+            ClusterPanel(
+                "weights",
+                np.array([[0, 1, 0.5, 2], [2, 3, 1.0, 3]]),
+                ("r1", "r2", "r3"),
+                pd.DataFrame({"label": ["r1", "r2", "r3"], "a": [0.5, -1.0, 0.2], "b": [1.2, 0.0, -0.4]}),
+            )
+        ],
+        fig_id="f8",
+    ),
+    "timing": lambda: timing_svg(
+        pd.DataFrame(
+            {"reader_id": ["r1"] * 3 + ["r2"] * 3, "seconds": [100, 200, 900, 50, 60, 70], "order": [0, 1, 2] * 2}
+        ),
+        fig_id="f7",
+    ),
 }
 
 
@@ -93,8 +119,10 @@ def test_timing_counts_capped_times():
     assert "1 capped" in CASES["timing"]()
 
 
-@pytest.mark.parametrize("fn", [preference_svg, reader_heatmap_svg, loro_shift_svg, bootstrap_comparison_svg,
-                                feature_scatter_svg, timing_svg])
+@pytest.mark.parametrize(
+    "fn",
+    [preference_svg, reader_heatmap_svg, loro_shift_svg, bootstrap_comparison_svg, feature_scatter_svg, timing_svg],
+)
 def test_empty_or_malformed_input_gives_a_note(fn):
     svg = fn(pd.DataFrame({"unrelated": [1]}))
     assert "missing" in svg and "<svg" in svg
@@ -113,12 +141,15 @@ def test_different_ids_do_not_collide():
     assert ids_a and not ids_a & ids_b
 
 
-@pytest.mark.parametrize("bad", [
-    '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>',
-    '<svg xmlns="http://www.w3.org/2000/svg"><g onload="alert(1)"/></svg>',
-    '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink"><use xlink:href="http://x/y#z"/></svg>',
-    '<svg xmlns="http://www.w3.org/2000/svg"><foreignObject/></svg>',
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>',
+        '<svg xmlns="http://www.w3.org/2000/svg"><g onload="alert(1)"/></svg>',
+        '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink"><use xlink:href="http://x/y#z"/></svg>',
+        '<svg xmlns="http://www.w3.org/2000/svg"><foreignObject/></svg>',
+    ],
+)
 def test_verify_svg_rejects_active_content(bad):
     with pytest.raises(UnsafeSvgError):
         verify_svg(bad)
@@ -134,8 +165,11 @@ def test_figure_id_must_be_simple():
 
 def test_preference_with_many_matchups_colours_criteria_instead():
     """More matchups than colours: matchups become the blocks, the criteria the colours."""
-    rows = [{"matchup": f"m{i}", "criterion": c, "estimate": 0.5, "ci_low": 0.4, "ci_high": 0.6}
-            for i in range(12) for c in ("empathy", "engagement")]
+    rows = [
+        {"matchup": f"m{i}", "criterion": c, "estimate": 0.5, "ci_low": 0.4, "ci_high": 0.6}
+        for i in range(12)
+        for c in ("empathy", "engagement")
+    ]
     svg = preference_svg(pd.DataFrame(rows), fig_id="many")
     ticks = re.findall(r"<text[^>]*>([^<]*)</text>", svg)
     assert "m11" in ticks and ticks.count("empathy") == 1  # one legend entry per criterion
@@ -155,7 +189,8 @@ def test_loro_with_every_shift_undefined_says_why_without_a_warning():
 
 def test_preference_rate_is_over_valid_pairs_and_invalid_outputs_are_shown():
     # 1 win, 1 loss, 1 tie, 1 invalid: the even-split rate is 1.5 / 3 = 50%, not 1.5 / 4
-    judge = pd.DataFrame([{"matchup": "a vs b", "criterion": "empathy", "wins": 1, "losses": 1, "ties": 1,
-                           "n_pairs": 4, "invalid": 1}])
+    judge = pd.DataFrame(
+        [{"matchup": "a vs b", "criterion": "empathy", "wins": 1, "losses": 1, "ties": 1, "n_pairs": 4, "invalid": 1}]
+    )
     svg = preference_svg(_human().head(1), judge, focal_label="a")
     assert "50.0% (1) +1 invalid" in svg and "37.5%" not in svg
