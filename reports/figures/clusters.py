@@ -4,6 +4,12 @@ For the readers' logistic weights (overall on the criterion votes) and their cri
 kappas: the dendrogram on the left, and the profile it clustered (reader x criterion) on the
 right, rows in the dendrogram's leaf order, each cell printed with its value. Readers that share
 a sub-cluster in both trees then show the same stripes in both heat maps.
+
+Legible at any number of readers: past ``max_leaves`` readers the tree is cut to its last
+``max_leaves`` clusters (SciPy's ``truncate_mode="lastp"``), each row is a cluster labelled with
+its size and shows the mean profile of its readers.
+
+Drawn directly as SVG (:mod:`reports.figures._draw`): rectangles, tree paths and text.
 """
 
 from __future__ import annotations
@@ -13,7 +19,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from reports.figures._svg import empty_svg, figure_context, figure_to_svg, new_figure, plain
+from reports.figures._draw import Canvas, diverging, text_width
+from reports.figures._svg import empty_svg, plain, verify_svg
+
+MAX_LEAVES = 30  #: rows per panel; larger trees are cut to this many clusters
+_ROW_H = 13.0
+_CELL_W = 34.0
+_DEND_W = 80.0
+_FONT = 7.0
 
 
 @dataclass(frozen=True)
@@ -28,12 +41,53 @@ class ClusterPanel:
     value_label: str = "value"
 
 
-def cluster_heatmap_svg(panels: list[ClusterPanel], *, fig_id: str = "fig-clusters") -> str:
-    """Dendrogram + profile heat map per panel, side by side; returns inline SVG."""
-    from matplotlib import colormaps
-    from matplotlib.colors import TwoSlopeNorm
+def _members(z: np.ndarray, n: int, node: int) -> list[int]:
+    """Original observations under ``node`` of linkage ``z`` (n observations)."""
+    out, stack = [], [node]
+    while stack:
+        k = stack.pop()
+        if k < n:
+            out.append(k)
+        else:
+            row = z[k - n]
+            stack += [int(row[1]), int(row[0])]
+    return out
+
+
+def _layout(panel: ClusterPanel, max_leaves: int):
+    """Tree segments, row labels and row values (mean profile per leaf cluster), in leaf order."""
     from scipy.cluster import hierarchy
 
+    z = np.asarray(panel.linkage, dtype=float)
+    n = len(panel.labels)
+    truncated = n > max_leaves
+    tree = hierarchy.dendrogram(
+        z,
+        no_plot=True,
+        labels=list(panel.labels),
+        **({"truncate_mode": "lastp", "p": max_leaves} if truncated else {}),
+    )
+    prof = panel.profile.set_index("label")
+    prof.index = prof.index.astype(str)
+    criteria = [str(c) for c in prof.columns]
+    labels, values = [], []
+    for node in tree["leaves"]:
+        names = [str(panel.labels[k]) for k in _members(z, n, int(node))]
+        block = prof.reindex(names).to_numpy(dtype=float)
+        with np.errstate(all="ignore"):
+            values.append(
+                np.array([np.nanmean(col) if np.isfinite(col).any() else np.nan for col in block.T])
+                if len(block)
+                else np.full(len(criteria), np.nan)
+            )
+        labels.append(plain(names[0], 24) if len(names) == 1 else f"{len(names):,} readers")
+    return tree["icoord"], tree["dcoord"], labels, np.vstack(values), criteria, truncated
+
+
+def cluster_heatmap_svg(
+    panels: list[ClusterPanel], *, fig_id: str = "fig-clusters", max_leaves: int = MAX_LEAVES
+) -> str:
+    """Dendrogram + profile heat map per panel, side by side; returns inline SVG."""
     panels = [
         p
         for p in panels
@@ -41,56 +95,59 @@ def cluster_heatmap_svg(panels: list[ClusterPanel], *, fig_id: str = "fig-cluste
     ]
     if not panels:
         return empty_svg(fig_id, "No reader profiles to draw")
-    n = max(len(p.labels) for p in panels)
-    n_crit = max(len(p.profile.columns) - 1 for p in panels)
-    with figure_context():
-        fig = new_figure(max(5.0, 1.6 + 0.62 * n_crit) * len(panels) + 0.4, 1.6 + 0.3 * n)
-        grid = fig.add_gridspec(1, 2 * len(panels), width_ratios=[1.0, max(1.6, 0.5 * n_crit)] * len(panels))
-        cmap = colormaps["RdBu_r"].with_extremes(bad="#dddddd")
-        for k, panel in enumerate(panels):
-            axd, axh = fig.add_subplot(grid[0, 2 * k]), fig.add_subplot(grid[0, 2 * k + 1])
-            z = np.asarray(panel.linkage, dtype=float)
-            tree = hierarchy.dendrogram(z, no_plot=True, orientation="left", labels=list(panel.labels))
-            for xs, ys in zip(tree["dcoord"], tree["icoord"]):
-                axd.plot(xs, ys, color="#555555", linewidth=1.0, clip_on=False)
-            leaves = tree["ivl"]  # bottom to top
-            axd.set_ylim(0, 10 * len(leaves))
-            axd.invert_xaxis()
-            axd.set_yticks([])
-            axd.set_xlabel("distance", fontsize=7)
-            axd.tick_params(labelsize=6.5)
-            for side in ("top", "right", "left"):
-                axd.spines[side].set_visible(False)
-            prof = panel.profile.set_index("label").reindex(leaves)
-            values = prof.to_numpy(dtype=float)
-            finite = values[np.isfinite(values)]
-            span = float(np.max(np.abs(finite))) if finite.size else 1.0
-            span = span if span > 0 else 1.0
-            # clip_on=False: the mesh fills the axes exactly, and a clip path's id would hash the laid-out
-            # box, which is not byte-stable between renders in one process
-            axh.pcolormesh(np.ma.masked_invalid(values), cmap=cmap, norm=TwoSlopeNorm(0.0, -span, span), clip_on=False)
-            for i in range(values.shape[0]):
-                for j in range(values.shape[1]):
-                    v = values[i, j]
-                    if np.isfinite(v):
-                        axh.text(
-                            j + 0.5,
-                            i + 0.5,
-                            f"{v:.2f}",
-                            ha="center",
-                            va="center",
-                            fontsize=6.5,
-                            color="#ffffff" if abs(v) > 0.6 * span else "#222222",
-                        )
-            axh.set_yticks(np.arange(len(leaves)) + 0.5, [plain(x, 24) for x in leaves], fontsize=7)
-            axh.yaxis.tick_right()
-            axh.set_xticks(
-                np.arange(values.shape[1]) + 0.5, [plain(c, 22) for c in prof.columns], rotation=90, fontsize=7
+    laid = [_layout(p, max_leaves) for p in panels]
+    n_rows = max(len(lab) for _, _, lab, _, _, _ in laid)
+    header_h = max(text_width(plain(c, 22), _FONT) for *_, crit, _ in laid for c in crit) + 8
+    c = Canvas()
+    x0 = 4.0
+    title_y = 14.0
+    grid_top = title_y + 30 + header_h
+    for panel, (icoord, dcoord, labels, values, criteria, truncated) in zip(panels, laid):
+        finite = values[np.isfinite(values)]
+        span = float(np.max(np.abs(finite))) if finite.size else 1.0
+        span = span if span > 0 else 1.0
+        c.text(x0, title_y, plain(panel.title, 70), size=7.5, bold=True)
+        c.text(x0, title_y + 11, plain(panel.value_label, 50) + " (red high, blue low)", size=7.0)
+        if truncated:
+            c.text(
+                x0,
+                title_y + 21,
+                f"{len(panel.labels):,} readers cut to {len(labels)} clusters (mean profile per cluster)",
+                size=7.0,
+                colour="#555555",
             )
-            axh.set_ylim(0, len(leaves))
-            axh.set_title(
-                plain(panel.title, 60) + "\n" + plain(panel.value_label, 50) + " (red high, blue low)",
-                loc="right",
-                fontsize=7.5,
-            )
-        return figure_to_svg(fig, fig_id)
+        # the tree: root at the left, leaves beside their rows
+        dmax = max((max(d) for d in dcoord), default=1.0) or 1.0
+        segments = []
+        for xs, ys in zip(dcoord, icoord):
+            pts = [(x0 + _DEND_W * (1 - d / dmax), grid_top + (i / 10.0) * _ROW_H) for d, i in zip(xs, ys)]
+            segments.append("M" + " L".join(f"{px:.1f} {py:.1f}" for px, py in pts))
+        c.path(" ".join(segments), colour="#555555", width=1.0)
+        c.text(x0, grid_top + n_rows * _ROW_H + 12, f"distance (0 to {dmax:.2g}, right to left)", size=6.5)
+        hx = x0 + _DEND_W + 4
+        for j, crit in enumerate(criteria):
+            c.text(hx + (j + 0.5) * _CELL_W + 2.4, grid_top - 4, plain(crit, 22), size=_FONT, rotate=True)
+        for i, label in enumerate(labels):
+            y = grid_top + i * _ROW_H
+            for j, v in enumerate(values[i]):
+                colour = diverging(0.5 + v / (2 * span)) if np.isfinite(v) else diverging(np.nan)
+                c.rect(hx + j * _CELL_W, y, _CELL_W, _ROW_H, colour)
+                if np.isfinite(v):
+                    c.text(
+                        hx + (j + 0.5) * _CELL_W,
+                        y + _ROW_H / 2 + 2.4,
+                        f"{v:.2f}",
+                        size=6.5,
+                        anchor="middle",
+                        colour="#ffffff" if abs(v) > 0.6 * span else "#222222",
+                    )
+            c.text(hx + len(criteria) * _CELL_W + 4, y + _ROW_H / 2 + 2.5, label, size=_FONT)
+        label_w = max(text_width(s, _FONT) for s in labels)
+        width = max(
+            _DEND_W + 4 + len(criteria) * _CELL_W + 4 + label_w,
+            text_width(plain(panel.title, 70), 7.5, bold=True),
+        )
+        x0 += width + 24
+    svg = c.svg(fig_id)
+    verify_svg(svg)
+    return svg

@@ -1,21 +1,47 @@
 """Reader x criterion heat maps per matchup (Figs. 10-13 of the motivating audit).
 
 One heat map per matchup: a row per reader (their raw preference rate for the focal system),
-then the human GLMM estimate and the judge's rate, separated by a rule; columns are the
-criteria. Diverging colours centred on 50 %: red = prefers the focal system, blue = the other.
+then the humans' pooled rate, the GLMM estimate and the judge's rate, separated by a rule;
+columns are the criteria. Diverging colours centred on 50 %: red = prefers the focal system,
+blue = the other; the colour scale sits above the grid, beside the data it explains.
+
+Legible at any number of readers: past ``max_readers`` readers the map shows the readers'
+distribution per criterion (10th, 50th and 90th percentile of the reader rates) and the
+``max_readers`` most influential readers (votes x distance from the pooled human rate, summed
+over the criteria), and says so in the figure; every reader's rate stays in result.json.
+
+Drawn directly as SVG (:mod:`reports.figures._draw`), not through matplotlib: a heat map is
+rectangles and text, and matplotlib's layout cost about a second per map.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from matplotlib.colors import TwoSlopeNorm
 
-from reports.figures._svg import empty_svg, figure_context, figure_to_svg, new_figure, plain
+from reports.figures._draw import Canvas, diverging, ink_for, text_width
+from reports.figures._svg import empty_svg, plain, verify_svg
 
 COLUMNS = ("row", "kind", "criterion", "rate")
 #: kinds in drawing order; readers first
 KIND_ORDER = ("reader", "human", "glmm", "judge")
+MAX_READERS = 20  #: reader rows drawn before the map switches to distribution + most influential
+QUANTILES = ((0.1, "readers' 10th percentile"), (0.5, "readers' median"), (0.9, "readers' 90th percentile"))
+
+_ROW_H = 15.0
+_CELL_W = 44.0
+_FONT = 7.5
+
+
+def _influence(rates: pd.DataFrame, readers: list[str]) -> pd.Series:
+    """Per reader: sum over criteria of votes x |reader rate - pooled human rate| (no ``n``: 1 vote)."""
+    sub = rates[rates["kind"] == "reader"]
+    pooled = rates[rates["kind"] == "human"].groupby("criterion")["rate"].first()
+    ref = sub["criterion"].map(pooled)
+    ref = ref.fillna(sub.groupby("criterion")["rate"].transform("median"))
+    n = sub["n"].astype(float) if "n" in sub.columns else pd.Series(1.0, index=sub.index)
+    score = (n * (sub["rate"].astype(float) - ref).abs()).fillna(0.0)
+    return score.groupby(sub["row"]).sum().reindex(readers).fillna(0.0)
 
 
 def reader_heatmap_svg(
@@ -24,6 +50,7 @@ def reader_heatmap_svg(
     title: str = "",
     focal_label: str = "focal system",
     fig_id: str = "fig-heatmap",
+    max_readers: int = MAX_READERS,
 ) -> str:
     """Draw one matchup's reader x criterion heat map and return inline SVG.
 
@@ -31,71 +58,94 @@ def reader_heatmap_svg(
     ----------
     rates : DataFrame
         Long: ``row`` (label: reader id, "human GLMM", judge name), ``kind`` ("reader",
-        "glmm" or "judge"), ``criterion``, ``rate`` (probability of choosing the focal system;
-        NaN = no votes, drawn grey). Optional ``n`` (votes behind a reader's rate).
-        Criterion order = first appearance; rows: readers in first-appearance order, then
-        GLMM, then judge.
+        "human", "glmm" or "judge"), ``criterion``, ``rate`` (probability of choosing the focal
+        system; NaN = no votes, drawn grey and printed n/a). Optional ``n`` (votes behind a
+        reader's rate, weighs influence). Criterion order = first appearance; rows: readers in
+        first-appearance order, then pooled humans, GLMM, judge.
     title : str
         Usually the matchup label.
     focal_label : str
-        Colour-bar wording.
+        Colour-scale wording.
     fig_id : str
         Id prefix of the SVG.
+    max_readers : int
+        Reader rows drawn in full; more readers are summarised (see the module doc).
     """
     miss = [c for c in COLUMNS if c not in rates.columns]
     if miss or len(rates) == 0:
         return empty_svg(fig_id, "No reader rates to draw" + (f" (missing {', '.join(miss)})" if miss else ""))
+    rates = rates.assign(row=rates["row"].astype(str), rate=pd.to_numeric(rates["rate"], errors="coerce"))
     criteria = list(dict.fromkeys(rates["criterion"]))
-    rows: list[tuple[str, str]] = []
-    for kind in KIND_ORDER:
-        sub = rates[rates["kind"] == kind]
-        rows += [(kind, r) for r in dict.fromkeys(sub["row"])]
-    index = {key: i for i, key in enumerate(rows)}
-    grid = np.full((len(rows), len(criteria)), np.nan)
-    for r in rates.itertuples(index=False):
-        key = (r.kind, r.row)
-        if key in index:
-            grid[index[key], criteria.index(r.criterion)] = float(r.rate)
-    n_readers = sum(1 for k, _ in rows if k == "reader")
-    with figure_context():
-        fig = new_figure(1.6 + 1.05 * len(criteria), 1.0 + 0.32 * len(rows))
-        ax = fig.add_subplot()
-        cmap = _cmap()
-        mesh = ax.pcolormesh(
-            np.ma.masked_invalid(grid), cmap=cmap, norm=TwoSlopeNorm(0.5, 0.0, 1.0), edgecolors="white", linewidth=1.0
+    readers = list(dict.fromkeys(rates.loc[rates["kind"] == "reader", "row"]))
+    wide = rates.pivot_table(index=["kind", "row"], columns="criterion", values="rate", aggfunc="first", dropna=False)
+    wide = wide.reindex(columns=criteria)
+
+    rows: list[tuple[str, str, np.ndarray]] = []  # (kind, label, values per criterion)
+    note = ""
+    if len(readers) > max_readers:
+        reader_values = wide.loc["reader"].reindex(readers).to_numpy(dtype=float)
+        with np.errstate(all="ignore"):
+            for q, label in QUANTILES:
+                col = [
+                    float(np.nanquantile(reader_values[:, j], q)) if np.isfinite(reader_values[:, j]).any() else np.nan
+                    for j in range(len(criteria))
+                ]
+                rows.append(("dist", label, np.asarray(col)))
+        top = _influence(rates, readers).sort_values(ascending=False, kind="stable").index[:max_readers]
+        rows += [("reader", r, wide.loc[("reader", r)].to_numpy(dtype=float)) for r in top]
+        note = (
+            f"{len(readers):,} readers: their distribution, then the {len(top)} most influential "
+            "(votes x distance from the pooled rate); every reader in result.json"
         )
-        for i in range(grid.shape[0]):
-            for j in range(grid.shape[1]):
-                v = grid[i, j]
-                txt = "n/a" if not np.isfinite(v) else f"{100 * v:.0f}%"
-                dark = np.isfinite(v) and abs(v - 0.5) > 0.3
-                ax.text(
-                    j + 0.5,
-                    i + 0.5,
-                    txt,
-                    ha="center",
-                    va="center",
-                    fontsize=7.5,
-                    color="white" if dark else "#222222",
-                    fontweight="bold" if rows[i][0] != "reader" else "normal",
-                )
-        if 0 < n_readers < len(rows):
-            ax.axhline(n_readers, color="#222222", linewidth=1.6)
-        ax.set_xticks(np.arange(len(criteria)) + 0.5, [plain(c) for c in criteria], rotation=90, ha="center")
-        ax.set_yticks(np.arange(len(rows)) + 0.5, [plain(r) for _, r in rows])
-        ax.set_ylim(len(rows), 0)
-        ax.tick_params(length=0)
-        for side in ("left", "bottom"):
-            ax.spines[side].set_visible(False)
-        if title:
-            ax.set_title(plain(title), loc="left")
-        bar = fig.colorbar(mesh, ax=ax, shrink=0.8, pad=0.02, ticks=[0, 0.25, 0.5, 0.75, 1.0])
-        bar.ax.set_yticklabels(["0%", "25%", "50%", "75%", "100%"])
-        bar.set_label(plain(f"preference for {focal_label}"), fontsize=8)
-        return figure_to_svg(fig, fig_id)
+    else:
+        rows += [("reader", r, wide.loc[("reader", r)].to_numpy(dtype=float)) for r in readers]
+    for kind in KIND_ORDER[1:]:
+        labels = list(dict.fromkeys(rates.loc[rates["kind"] == kind, "row"]))
+        rows += [(kind, r, wide.loc[(kind, r)].to_numpy(dtype=float)) for r in labels]
 
+    labels = [plain(label) for _, label, _ in rows]
+    col_labels = [plain(c) for c in criteria]
+    label_w = max(text_width(s, _FONT, bold=row[0] != "reader") for s, row in zip(labels, rows)) + 12
+    header_rotated = max(text_width(s, _FONT) for s in col_labels) > _CELL_W - 4
+    header_h = (max(text_width(s, _FONT) for s in col_labels) + 6) if header_rotated else 12.0
 
-def _cmap():
-    from matplotlib import colormaps
-
-    return colormaps["RdBu_r"].with_extremes(bad="#dddddd")
+    c = Canvas()
+    y = 4.0
+    if title:
+        y += 10
+        c.text(2, y, plain(title), size=10)
+        y += 6
+    if note:
+        y += 9
+        c.text(2, y, plain(note, 140), size=7.5, colour="#555555")
+        y += 4
+    y = c.gradient_bar(fig_id, label_w, y + 4, 120, 7, plain(f"preference for {focal_label}"))
+    y += header_h
+    for j, lab in enumerate(col_labels):
+        x = label_w + (j + 0.5) * _CELL_W
+        if header_rotated:
+            c.text(x + 2.6, y - 4, lab, size=_FONT, rotate=True)
+        else:
+            c.text(x, y - 4, lab, size=_FONT, anchor="middle")
+    n_before_rule = sum(1 for kind, _, _ in rows if kind in ("dist", "reader"))
+    for i, (kind, _label, values) in enumerate(rows):
+        top_y = y + i * _ROW_H + (4 if i >= n_before_rule and n_before_rule else 0)
+        c.text(label_w - 6, top_y + _ROW_H / 2 + 2.6, labels[i], size=_FONT, anchor="end", bold=kind not in ("reader",))
+        for j, v in enumerate(values):
+            x = label_w + j * _CELL_W
+            c.rect(x, top_y, _CELL_W, _ROW_H, diverging(v), stroke="#ffffff")
+            c.text(
+                x + _CELL_W / 2,
+                top_y + _ROW_H / 2 + 2.6,
+                "n/a" if not np.isfinite(v) else f"{100 * v:.0f}%",
+                size=_FONT,
+                anchor="middle",
+                colour=ink_for(v),
+                bold=kind != "reader",
+            )
+    if 0 < n_before_rule < len(rows):
+        rule_y = y + n_before_rule * _ROW_H + 2
+        c.line(label_w, rule_y, label_w + len(criteria) * _CELL_W, rule_y, width=1.6)
+    svg = c.svg(fig_id)
+    verify_svg(svg)
+    return svg
