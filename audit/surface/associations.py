@@ -86,7 +86,9 @@ class SurfaceResult:
         "humans not analysed").
     scatter_points : pandas.DataFrame
         pair_id, matchup, judge, criterion, feature, feature_diff, score_diff (focal minus
-        other) for the judge's aggregate criterion (or its only one): what the report plots.
+        other) for the judge's aggregate criterion (or its only one), and human_share (the
+        pair's share of decisive votes for the focal story on the human criterion, ties left
+        out; NaN without votes): what the report plots, judge and humans side by side.
     features, judges, criteria : tuple[str, ...]
         What was analysed.
     human_criterion : str
@@ -364,7 +366,7 @@ def surface_associations(
         if humans_in is not None:
             human_rows.extend(_human_rows(scope, sp, dF, names, humans_in, W, level, glmm_backend))
         if scope != POOLED or len(matchups) == 1:
-            points.append(_scatter(sp, dF, dS, names, judge_cols))
+            points.append(_scatter(sp, dF, dS, names, judge_cols, _pair_shares(sp, humans_in)))
 
     correlations = pd.DataFrame(
         corr_rows,
@@ -447,7 +449,7 @@ def _adjuster(adjust: str):
     return {"none": lambda p: np.asarray(p, float), "holm": holm, "bh": benjamini_hochberg}[adjust]
 
 
-_SCATTER_COLUMNS = ("pair_id", "matchup", "judge", "criterion", "feature", "feature_diff", "score_diff")
+_SCATTER_COLUMNS = ("pair_id", "matchup", "judge", "criterion", "feature", "feature_diff", "score_diff", "human_share")
 _HUMAN_COLUMNS = (
     "scope",
     "criterion",
@@ -475,7 +477,7 @@ def _concat(frames: list[pd.DataFrame], columns) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(columns))
 
 
-def _scatter(sp, dF, dS, names, judge_cols) -> pd.DataFrame:
+def _scatter(sp, dF, dS, names, judge_cols, share) -> pd.DataFrame:
     from audit.data import JUDGE_AGGREGATE
 
     rows = []
@@ -494,10 +496,19 @@ def _scatter(sp, dF, dS, names, judge_cols) -> pd.DataFrame:
                         "feature": feature,
                         "feature_diff": dF[:, m],
                         "score_diff": dS[:, k],
+                        "human_share": share,
                     }
                 )
             )
     return _concat(rows, _SCATTER_COLUMNS)
+
+
+def _pair_shares(sp: pd.DataFrame, humans_in) -> np.ndarray:
+    """Each pair's share of decisive human votes for the focal story (ties left out; NaN without votes)."""
+    if humans_in is None:
+        return np.full(len(sp), np.nan)
+    v = humans_in[0]
+    return v.groupby("pair_id")["y"].mean().reindex(sp["pair_id"]).to_numpy(dtype=float)
 
 
 def _human_votes(votes, criterion, ptab, exclusions, notes):

@@ -148,6 +148,65 @@ class Canvas:
         self._grow(x + w, y + h)
         return y + h + 12
 
+    def marker(
+        self,
+        kind: str,
+        x: float,
+        y: float,
+        *,
+        size: float = 4.0,
+        fill: str = "#0072B2",
+        stroke: str = "",
+        opacity: float = 1.0,
+        stroke_width: float = 1.0,
+    ) -> None:
+        """A point marker centred on (x, y): ``o`` circle, ``s`` square, ``^`` triangle, ``D`` diamond."""
+        r = size / 2
+        edge = f' stroke="{stroke}" stroke-width="{_num(stroke_width)}"' if stroke else ""
+        alpha = f' opacity="{_num(opacity)}"' if opacity < 1 else ""
+        if kind == "o":
+            self.parts.append(f'<circle cx="{_num(x)}" cy="{_num(y)}" r="{_num(r)}" fill="{fill}"{edge}{alpha}/>')
+        else:
+            pts = {
+                "s": ((-r, -r), (r, -r), (r, r), (-r, r)),
+                "^": ((0, -r * 1.15), (r * 1.1, r * 0.8), (-r * 1.1, r * 0.8)),
+                "v": ((0, r * 1.15), (r * 1.1, -r * 0.8), (-r * 1.1, -r * 0.8)),
+                "D": ((0, -r * 1.2), (r, 0), (0, r * 1.2), (-r, 0)),
+            }.get(kind, ((-r, -r), (r, -r), (r, r), (-r, r)))
+            d = "M" + " L".join(f"{_num(x + dx)} {_num(y + dy)}" for dx, dy in pts) + " Z"
+            self.parts.append(f'<path d="{d}" fill="{fill}"{edge}{alpha}/>')
+        self._grow(x + r, y + r)
+
+    def polyline(self, xs, ys, *, colour: str = "#222222", width: float = 1.0, dash: str = "", opacity: float = 1.0):
+        pts = " ".join(f"{_num(a)},{_num(b)}" for a, b in zip(xs, ys) if a == a and b == b)
+        if not pts:
+            return
+        extra = (f' stroke-dasharray="{dash}"' if dash else "") + (f' opacity="{_num(opacity)}"' if opacity < 1 else "")
+        self.parts.append(
+            f'<polyline points="{pts}" fill="none" stroke="{colour}" stroke-width="{_num(width)}"{extra}/>'
+        )
+
+    def raw(self, element: str) -> None:
+        """A pre-built element (internal use: pattern definitions)."""
+        self.parts.append(element)
+
+    def legend(self, x: float, y: float, items, *, size: float = 7.5, title: str = "") -> float:
+        """A vertical legend at (x, y): ``items`` are (marker kind or "-" for a line, colour, label);
+        returns its bottom."""
+        if title:
+            y += size + 2
+            self.text(x, y, title, size=size, bold=True)
+        for kind, colour, label in items:
+            y += size + 5
+            if kind == "-":
+                self.line(x, y - size * 0.35, x + 12, y - size * 0.35, colour=colour, width=1.8)
+            elif kind == "box":
+                self.rect(x, y - size * 0.8, 12, size * 0.9, colour)
+            else:
+                self.marker(kind, x + 6, y - size * 0.35, size=size * 0.8, fill=colour)
+            self.text(x + 16, y, label, size=size)
+        return y + 3
+
     def svg(self, fig_id: str, *, pad: float = 6.0) -> str:
         w, h = self.width + pad, self.height + pad
         return (
@@ -156,3 +215,82 @@ class Canvas:
             + "\n".join(self.parts)
             + "\n</svg>\n"
         )
+
+
+def nice_ticks(lo: float, hi: float, n: int = 4) -> list[float]:
+    """About ``n`` round tick values covering [lo, hi]."""
+    import math
+
+    if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
+        return [lo] if math.isfinite(lo) else [0.0]
+    raw = (hi - lo) / max(n, 1)
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
+    first = math.ceil(lo / step - 1e-9) * step
+    out, v = [], first
+    while v <= hi + 1e-9 * step:
+        out.append(round(v, 10))
+        v += step
+    return out
+
+
+def tick_label(v: float) -> str:
+    return f"{v:g}" if abs(v) >= 1e-9 else "0"
+
+
+class Panel:
+    """A plotting area of ``canvas`` at (x, y) of size (w, h) in points, with linear data scales;
+    ``ylim`` is (value at the top, value at the bottom), so categories count down the page."""
+
+    def __init__(self, canvas: Canvas, x: float, y: float, w: float, h: float, xlim, ylim) -> None:
+        self.c, self.x, self.y, self.w, self.h = canvas, x, y, w, h
+        self.xlim, self.ylim = (float(xlim[0]), float(xlim[1])), (float(ylim[0]), float(ylim[1]))
+
+    def sx(self, v: float) -> float:
+        a, b = self.xlim
+        return self.x + (float(v) - a) / ((b - a) or 1.0) * self.w
+
+    def sy(self, v: float) -> float:
+        a, b = self.ylim
+        return self.y + (float(v) - a) / ((b - a) or 1.0) * self.h
+
+    def frame(self, *, left: bool = True, bottom: bool = True) -> None:
+        if left:
+            self.c.line(self.x, self.y, self.x, self.y + self.h, colour="#444444", width=0.8)
+        if bottom:
+            self.c.line(self.x, self.y + self.h, self.x + self.w, self.y + self.h, colour="#444444", width=0.8)
+
+    def xticks(self, values, labels=None, *, size: float = 7.0) -> None:
+        labels = labels if labels is not None else [tick_label(v) for v in values]
+        for v, lab in zip(values, labels):
+            px = self.sx(v)
+            self.c.line(px, self.y + self.h, px, self.y + self.h + 3, colour="#444444", width=0.8)
+            self.c.text(px, self.y + self.h + 4 + size, lab, size=size, anchor="middle")
+
+    def yticks(self, values, labels=None, *, size: float = 7.0) -> None:
+        labels = labels if labels is not None else [tick_label(v) for v in values]
+        for v, lab in zip(values, labels):
+            py = self.sy(v)
+            self.c.line(self.x - 3, py, self.x, py, colour="#444444", width=0.8)
+            self.c.text(self.x - 5, py + size * 0.35, lab, size=size, anchor="end")
+
+    def xlabel(self, text: str, *, size: float = 7.5, offset: float = 24.0) -> None:
+        self.c.text(self.x + self.w / 2, self.y + self.h + offset, text, size=size, anchor="middle")
+
+    def title(self, text: str, *, size: float = 8.5, bold: bool = False) -> None:
+        self.c.text(self.x, self.y - 5, text, size=size, bold=bold)
+
+    def vline(self, v: float, *, colour: str = "#888888", width: float = 0.9, dash: str = "") -> None:
+        self.c.polyline([self.sx(v)] * 2, [self.y, self.y + self.h], colour=colour, width=width, dash=dash)
+
+    def hline(self, v: float, *, colour: str = "#bbbbbb", width: float = 0.7, dash: str = "") -> None:
+        self.c.polyline([self.x, self.x + self.w], [self.sy(v)] * 2, colour=colour, width=width, dash=dash)
+
+
+def note_svg(fig_id: str, message: str, width: float = 430.0) -> str:
+    """A small figure that states why nothing could be drawn (never an empty slot)."""
+    c = Canvas()
+    c.width = width
+    c.text(width / 2, 22, message, size=8.5, anchor="middle", colour="#666666")
+    c.height = 34
+    return c.svg(fig_id)

@@ -19,10 +19,10 @@ from __future__ import annotations
 import io
 import re
 import xml.etree.ElementTree as ET
+from typing import TYPE_CHECKING
 
-import matplotlib
-from matplotlib.backends.backend_svg import FigureCanvasSVG
-from matplotlib.figure import Figure
+if TYPE_CHECKING:  # matplotlib is imported only when a figure is drawn through it
+    from matplotlib.figure import Figure
 
 #: rc settings used for every report figure (applied temporarily, never globally)
 RC = {
@@ -69,6 +69,8 @@ def plain(text: object, limit: int = LABEL_LIMIT) -> str:
 
 def figure_context():
     """The rc context every figure function builds and renders its figure in."""
+    import matplotlib
+
     return matplotlib.rc_context(RC)
 
 
@@ -78,6 +80,9 @@ def colour_for(index: int) -> str:
 
 def new_figure(width: float, height: float) -> Figure:
     """A pyplot-free figure (size in inches); call inside :func:`figure_context`."""
+    from matplotlib.backends.backend_svg import FigureCanvasSVG
+    from matplotlib.figure import Figure
+
     fig = Figure(figsize=(width, height), layout="constrained")
     FigureCanvasSVG(fig)
     return fig
@@ -94,6 +99,8 @@ def figure_to_svg(fig: Figure, fig_id: str) -> str:
     """
     if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", fig_id):
         raise ValueError(f"figure id must be a simple identifier, got {fig_id!r}")
+    import matplotlib
+
     buf = io.StringIO()
     with matplotlib.rc_context(RC):
         fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
@@ -126,9 +133,12 @@ def verify_svg(svg: str) -> None:
                 raise UnsafeSvgError(f"external reference {value[:40]!r} in figure")
 
 
-def empty_svg(fig_id: str, message: str, width: float = 6.0, height: float = 0.8) -> str:
+def empty_svg(fig_id: str, message: str) -> str:
     """A small figure that states why nothing could be drawn (never an empty slot)."""
-    with figure_context():
-        fig = new_figure(width, height)
-        fig.text(0.5, 0.5, plain(message), ha="center", va="center", color="#666666", wrap=True)
-        return figure_to_svg(fig, fig_id)
+    from reports.figures._draw import note_svg
+
+    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", fig_id):
+        raise ValueError(f"figure id must be a simple identifier, got {fig_id!r}")
+    svg = note_svg(fig_id, plain(message, 120))
+    verify_svg(svg)
+    return svg

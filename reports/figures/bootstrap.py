@@ -2,7 +2,9 @@
 
 A forest plot: one block per matchup x criterion, one interval per method (GLMM, pairs,
 readers, two-way), chance dashed. Intervals that exclude 50 % are drawn solid, the others
-faded, which shows the significance tally of the motivating audit at a glance.
+faded, which shows the significance tally of the motivating audit at a glance. The method
+legend stands at the right of every row of panels. Drawn directly as SVG
+(:mod:`reports.figures._draw`).
 """
 
 from __future__ import annotations
@@ -10,10 +12,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from reports.figures._svg import colour_for, empty_svg, figure_context, figure_to_svg, new_figure, plain
+from reports.figures._draw import Canvas, Panel, text_width
+from reports.figures._svg import colour_for, empty_svg, plain, verify_svg
 
 COLUMNS = ("matchup", "criterion", "method", "estimate", "ci_low", "ci_high")
 MAX_COLUMNS = 3  #: panels per row; more matchups wrap onto further rows
+_PANEL_W = 190.0
+_STEP = 6.5  #: points between two methods' intervals
 
 
 def bootstrap_comparison_svg(intervals: pd.DataFrame, *, fig_id: str = "fig-bootstrap") -> str:
@@ -32,35 +37,40 @@ def bootstrap_comparison_svg(intervals: pd.DataFrame, *, fig_id: str = "fig-boot
         return empty_svg(fig_id, "No bootstrap intervals to draw" + (f" (missing {', '.join(miss)})" if miss else ""))
     methods = list(dict.fromkeys(intervals["method"]))
     matchups = list(dict.fromkeys(intervals["matchup"]))
-    step = 1.0 / (len(methods) + 1)
     crits = list(dict.fromkeys(intervals["criterion"]))
     ncol = min(len(matchups), MAX_COLUMNS)
-    nrow = int(np.ceil(len(matchups) / ncol))
-    with figure_context():
-        panel_height = 0.5 + 0.16 * len(crits) * (len(methods) + 1)
-        fig = new_figure(3.3 * ncol + 1.8, nrow * panel_height + 0.4)
-        grid = fig.subplots(nrow, ncol, sharey=True, squeeze=False)
-        axes = grid.ravel()
-        for ax in axes[len(matchups) :]:
-            ax.set_axis_off()
-        for ax, m in zip(axes, matchups):
-            ax.axvline(0.5, color="#888888", linestyle="--", linewidth=0.9)
-            sub = intervals[intervals["matchup"] == m]
-            for r in sub.itertuples(index=False):
-                k = methods.index(r.method)
-                y = crits.index(r.criterion) + (k + 1) * step - 0.5
-                lo, hi, est = float(r.ci_low), float(r.ci_high), float(r.estimate)
-                excludes = np.isfinite(lo) and np.isfinite(hi) and (lo > 0.5 or hi < 0.5)
-                alpha = 1.0 if excludes else 0.45
-                ax.plot([lo, hi], [y, y], color=colour_for(k), linewidth=1.8, alpha=alpha, solid_capstyle="butt")
-                ax.plot([est], [y], "o", color=colour_for(k), markersize=3.5, alpha=alpha)
-            ax.set_xlim(0, 1)
-            ax.set_xticks([0, 0.5, 1.0], ["0%", "50%", "100%"])
-            ax.set_title(plain(m), loc="left")
-        for row in range(nrow):
-            axes[row * ncol].set_yticks(range(len(crits)), [plain(c) for c in crits])
-        axes[0].set_ylim(len(crits) - 0.5, -0.5)
-        for k, meth in enumerate(methods):
-            axes[ncol - 1].plot([], [], "o-", color=colour_for(k), label=plain(meth))
-        axes[ncol - 1].legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7.5, title="interval")
-        return figure_to_svg(fig, fig_id)
+    crit_labels = [plain(c) for c in crits]
+    label_w = max(text_width(s, 7.0) for s in crit_labels) + 10
+    block = _STEP * (len(methods) + 1)
+    panel_h = block * len(crits)
+    row_h = panel_h + 50
+    c = Canvas()
+    legend = [("-", colour_for(k), plain(m)) for k, m in enumerate(methods)]
+    for idx, m in enumerate(matchups):
+        row, col = divmod(idx, ncol)
+        x = label_w + col * (_PANEL_W + 30)
+        y = 22 + row * row_h
+        p = Panel(c, x, y, _PANEL_W, panel_h, (0.0, 1.0), (0.0, panel_h))
+        p.frame(left=col == 0)
+        p.vline(0.5, dash="4 3")
+        p.xticks([0, 0.5, 1.0], ["0%", "50%", "100%"])
+        p.title(plain(m, 40))
+        if col == 0:
+            for j, lab in enumerate(crit_labels):
+                c.text(x - 5, y + j * block + block / 2 + 2.4, lab, size=7.0, anchor="end")
+        sub = intervals[intervals["matchup"] == m]
+        for r in sub.itertuples(index=False):
+            k = methods.index(r.method)
+            yy = y + crits.index(r.criterion) * block + (k + 1) * _STEP
+            lo, hi, est = float(r.ci_low), float(r.ci_high), float(r.estimate)
+            excludes = np.isfinite(lo) and np.isfinite(hi) and (lo > 0.5 or hi < 0.5)
+            alpha = 1.0 if excludes else 0.45
+            if np.isfinite(lo) and np.isfinite(hi):
+                c.polyline([p.sx(lo), p.sx(hi)], [yy, yy], colour=colour_for(k), width=1.8, opacity=alpha)
+            if np.isfinite(est):
+                c.marker("o", p.sx(est), yy, size=3.5, fill=colour_for(k), opacity=alpha)
+        if col == ncol - 1 or idx == len(matchups) - 1:
+            c.legend(x + _PANEL_W + 14, y - 4, legend, title="interval")
+    svg = c.svg(fig_id)
+    verify_svg(svg)
+    return svg

@@ -3,6 +3,11 @@
 For each reader left out, the shift (percentage points) of the human preference rate per
 criterion; one panel per matchup when the frame has a ``matchup`` column. A wide spread in
 one reader's row means that reader moves the results.
+
+Legible at any number of readers: past ``max_readers`` readers only the ``max_readers`` readers
+whose removal moves a rate most (largest |shift| over every panel and criterion) get a row, and
+a last row gives the range of every other reader's shifts. The criterion legend stands at the
+right of the first row of panels. Drawn directly as SVG (:mod:`reports.figures._draw`).
 """
 
 from __future__ import annotations
@@ -10,14 +15,20 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from reports.figures._svg import colour_for, empty_svg, figure_context, figure_to_svg, new_figure, plain
+from reports.figures._draw import Canvas, Panel, nice_ticks, text_width, tick_label
+from reports.figures._svg import colour_for, empty_svg, plain, verify_svg
 
 COLUMNS = ("reader_id", "criterion", "shift")
-_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+_MARKERS = ("o", "s", "^", "D", "v")
 MAX_COLUMNS = 3  #: panels per row; more matchups wrap onto further rows
+MAX_READERS = 20  #: reader rows drawn; the rest are summarised in one range row
+_PANEL_W = 190.0
+_ROW = 14.0
 
 
-def loro_shift_svg(shifts: pd.DataFrame, *, fig_id: str = "fig-loro", value_label: str = "rate") -> str:
+def loro_shift_svg(
+    shifts: pd.DataFrame, *, fig_id: str = "fig-loro", value_label: str = "rate", max_readers: int = MAX_READERS
+) -> str:
     """Draw leave-one-reader-out shifts and return inline SVG.
 
     Parameters
@@ -30,47 +41,80 @@ def loro_shift_svg(shifts: pd.DataFrame, *, fig_id: str = "fig-loro", value_labe
         Id prefix of the SVG.
     value_label : str
         What was re-estimated ("rate" or "GLMM estimate"), for the axis label.
+    max_readers : int
+        Reader rows drawn; more readers are summarised (see the module doc).
     """
     miss = [c for c in COLUMNS if c not in shifts.columns]
     if miss or len(shifts) == 0:
         return empty_svg(
             fig_id, "No leave-one-reader-out shifts to draw" + (f" (missing {', '.join(miss)})" if miss else "")
         )
-    panels = list(dict.fromkeys(shifts["matchup"])) if "matchup" in shifts.columns else [None]
-    readers = list(dict.fromkeys(shifts["reader_id"]))
-    criteria = list(dict.fromkeys(shifts["criterion"]))
-    values = shifts["shift"].astype(float).to_numpy()
+    shifts = shifts.assign(reader_id=shifts["reader_id"].astype(str), shift=shifts["shift"].astype(float))
+    values = shifts["shift"].to_numpy()
     if not np.isfinite(values).any():
         return empty_svg(fig_id, "No shift computable (a single reader, or too few votes)")
+    panels = list(dict.fromkeys(shifts["matchup"])) if "matchup" in shifts.columns else [None]
+    readers = list(dict.fromkeys(shifts["reader_id"]))
+    rest: list[str] = []
+    if len(readers) > max_readers:
+        size = shifts["shift"].abs().groupby(shifts["reader_id"]).max().reindex(readers).fillna(0.0)
+        keep = list(size.sort_values(ascending=False, kind="stable").index[:max_readers])
+        rest = [r for r in readers if r not in set(keep)]
+        readers = keep
+    criteria = list(dict.fromkeys(shifts["criterion"]))
     lim = max(0.02, float(np.nanmax(np.abs(values[np.isfinite(values)]))) * 100 * 1.15)
+    labels = [plain(f"without {r}") for r in readers] + ([f"{len(rest):,} other readers (range)"] if rest else [])
+    label_w = max(text_width(s, 7.0) for s in labels) + 10
     ncol = min(len(panels), MAX_COLUMNS)
-    nrow = int(np.ceil(len(panels) / ncol))
-    with figure_context():
-        fig = new_figure(3.2 * ncol + 1.8, nrow * (1.0 + 0.3 * len(readers)) + 0.3)
-        grid = fig.subplots(nrow, ncol, sharey=True, sharex=True, squeeze=False)
-        axes = grid.ravel()
-        for ax in axes[len(panels) :]:
-            ax.set_axis_off()
-        for ax, panel in zip(axes, panels):
-            sub = shifts if panel is None else shifts[shifts["matchup"] == panel]
-            ax.axvline(0, color="#888888", linewidth=0.9)
-            for k, crit in enumerate(criteria):
-                part = sub[sub["criterion"] == crit]
-                ys = [readers.index(r) + (k - (len(criteria) - 1) / 2) * 0.1 for r in part["reader_id"]]
-                ax.plot(
-                    100 * part["shift"].astype(float).to_numpy(),
-                    ys,
-                    _MARKERS[k % len(_MARKERS)],
-                    color=colour_for(k),
-                    markersize=4.5,
-                    linestyle="none",
-                    label=plain(crit),
-                )
-            ax.set_xlim(-lim, lim)
-            ax.set_xlabel(plain(f"shift in {value_label} (points)", 90))
-            if panel is not None:
-                ax.set_title(plain(panel), loc="left")
-        axes[0].set_yticks(range(len(readers)), [plain(f"without {r}") for r in readers])
-        axes[0].set_ylim(len(readers) - 0.5, -0.5)
-        axes[ncol - 1].legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7.5)
-        return figure_to_svg(fig, fig_id)
+    panel_h = _ROW * len(labels)
+    row_h = panel_h + 56
+    ticks = [t for t in nice_ticks(-lim, lim, 4)]
+    c = Canvas()
+    c.text(2, 10, plain(f"shift in {value_label} (points) when one reader is left out", 100), size=7.5)
+    for idx, panel in enumerate(panels):
+        row, col = divmod(idx, ncol)
+        x = label_w + col * (_PANEL_W + 16)
+        y = 30 + row * row_h
+        p = Panel(c, x, y, _PANEL_W, panel_h, (-lim, lim), (0.0, panel_h))
+        p.frame(left=col == 0)
+        p.vline(0.0)
+        p.xticks(ticks, [tick_label(t) for t in ticks])
+        p.xlabel("points", offset=22)
+        if panel is not None:
+            p.title(plain(panel, 40))
+        if col == 0:
+            for i, lab in enumerate(labels):
+                c.text(x - 5, y + (i + 0.5) * _ROW + 2.4, lab, size=7.0, anchor="end")
+        sub = shifts if panel is None else shifts[shifts["matchup"] == panel]
+        for k, crit in enumerate(criteria):
+            part = sub[sub["criterion"] == crit]
+            offset = (k - (len(criteria) - 1) / 2) * min(2.0, 10.0 / max(len(criteria), 1))
+            by_reader = dict(zip(part["reader_id"], part["shift"]))
+            for i, r in enumerate(readers):
+                v = by_reader.get(r)
+                if v is not None and np.isfinite(v):
+                    c.marker(
+                        _MARKERS[k % len(_MARKERS)],
+                        p.sx(100 * v),
+                        y + (i + 0.5) * _ROW + offset,
+                        size=4.2,
+                        fill=colour_for(k),
+                    )
+            if rest:
+                others = part.loc[part["reader_id"].isin(rest), "shift"].to_numpy(dtype=float)
+                others = others[np.isfinite(others)]
+                if others.size:
+                    yy = y + (len(readers) + 0.5) * _ROW + offset
+                    c.polyline(
+                        [p.sx(100 * others.min()), p.sx(100 * others.max())], [yy, yy], colour=colour_for(k), width=1.6
+                    )
+        if idx == ncol - 1 or idx == len(panels) - 1 and row == 0:
+            c.legend(
+                x + _PANEL_W + 12,
+                y - 4,
+                [(_MARKERS[k % len(_MARKERS)], colour_for(k), plain(cr, 30)) for k, cr in enumerate(criteria)],
+                title="criterion",
+            )
+    svg = c.svg(fig_id)
+    verify_svg(svg)
+    return svg

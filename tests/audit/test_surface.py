@@ -127,6 +127,24 @@ def test_human_side_matches_direct_glmm_and_vote_share(judge_only):
     assert row["n_votes"] == len(votes) and row["n_readers"] == 6
 
 
+def test_scatter_points_carry_each_pairs_human_share(judge_only):
+    """The report's human panel: each pair's focal vote share (ties left out), from the votes directly."""
+    (feats, scores, pairs, votes), result = judge_only
+    pts = result.scatter_points.query("feature == 'style'")
+    direct = votes.groupby("pair_id")["y"].mean()
+    np.testing.assert_allclose(pts["human_share"].to_numpy(), direct.reindex(pts["pair_id"]).to_numpy(), rtol=1e-12)
+    dF, _ = _diffs(feats, scores, pairs, "style", "depth")
+    assert np.corrcoef(pts["feature_diff"], pts["human_share"])[0, 1] == pytest.approx(
+        result.humans.query("feature == 'style'")["pair_share_r"].iloc[0], rel=1e-10
+    )
+    tied = votes.assign(y=np.where(votes.index % 5 == 0, np.nan, votes["y"]))
+    with_ties = surface_associations(feats, scores, pairs, tied, n_boot=0).scatter_points.query("feature == 'style'")
+    expected = tied.dropna(subset=["y"]).groupby("pair_id")["y"].mean().reindex(with_ties["pair_id"])
+    np.testing.assert_allclose(with_ties["human_share"].to_numpy(), expected.to_numpy(), rtol=1e-12)
+    no_votes = surface_associations(feats, scores, pairs, None, n_boot=0).scatter_points
+    assert no_votes["human_share"].isna().all()
+
+
 def test_planted_judge_only_feature_is_flagged(judge_only):
     _, result = judge_only
     style = result.side_by_side.query("feature == 'style'")
@@ -246,6 +264,8 @@ def test_result_round_trips_through_json(judge_only):
     back = from_jsonable(SurfaceResult, json.loads(json.dumps(to_jsonable(result))))
     pd.testing.assert_frame_equal(back.side_by_side, result.side_by_side)
     pd.testing.assert_frame_equal(back.humans, result.humans)
+    pd.testing.assert_frame_equal(back.scatter_points, result.scatter_points)
+    assert "human_share" in back.scatter_points.columns
     assert back.seed == 3 and back.exclusions == result.exclusions
     assert back.feature_detectors == ()
     assert "style" in str(back)
