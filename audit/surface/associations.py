@@ -76,7 +76,8 @@ class SurfaceResult:
         coef (log-odds per SD of the feature difference), se, coef_low, coef_high (Wald),
         p_value (Wald),
         converged, singular, separation, pair_share_r (Pearson r of the pair's focal vote
-        share with the feature difference), share_r_low, share_r_high, note.
+        share with the feature difference), share_r_low, share_r_high, share_slope (the pair's focal vote share per
+        unit of feature difference, least squares; what the report draws as the humans' line), note.
     side_by_side : pandas.DataFrame
         scope, judge, criterion, feature, judge_beta, judge_low, judge_high, judge_tracks
         (pointwise interval excludes 0), judge_p, judge_p_adjusted, judge_tracks_adjusted
@@ -468,6 +469,7 @@ _HUMAN_COLUMNS = (
     "pair_share_r",
     "share_r_low",
     "share_r_high",
+    "share_slope",
     "note",
 )
 
@@ -569,7 +571,9 @@ def _human_rows(scope, sp, dF, names, humans_in, W, level, backend) -> list[dict
             "note": "",
         }
         s = _boot_summary(W, x, share, level)
-        row.update(pair_share_r=s["beta"], share_r_low=s["beta_low"], share_r_high=s["beta_high"])
+        row.update(
+            pair_share_r=s["beta"], share_r_low=s["beta_low"], share_r_high=s["beta_high"], share_slope=s["slope"]
+        )
         ok_pairs = ~np.isnan(x)
         sd = np.nanstd(x[ok_pairs], ddof=1) if ok_pairs.sum() >= 2 else 0.0
         use = ok_pairs[pos]

@@ -137,6 +137,9 @@ def test_scatter_points_carry_each_pairs_human_share(judge_only):
     assert np.corrcoef(pts["feature_diff"], pts["human_share"])[0, 1] == pytest.approx(
         result.humans.query("feature == 'style'")["pair_share_r"].iloc[0], rel=1e-10
     )
+    row = result.humans.query("feature == 'style'").iloc[0]
+    share = direct.reindex(pairs["pair_id"]).to_numpy()
+    assert row["share_slope"] == pytest.approx(np.polyfit(dF, share, 1)[0], rel=1e-10)
     tied = votes.assign(y=np.where(votes.index % 5 == 0, np.nan, votes["y"]))
     with_ties = surface_associations(feats, scores, pairs, tied, n_boot=0).scatter_points.query("feature == 'style'")
     expected = tied.dropna(subset=["y"]).groupby("pair_id")["y"].mean().reindex(with_ties["pair_id"])
