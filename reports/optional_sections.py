@@ -333,31 +333,36 @@ def surface(result: Any, payload: SurfaceResult, ctx: dict) -> None:
     crits = list(dict.fromkeys(points["criterion"]))
     if crits:
         crit = "aggregate" if "aggregate" in crits else crits[0]
-        frame = points[points["criterion"] == crit].rename(columns={"feature_diff": "x", "score_diff": "y"})
+        frame = points[points["criterion"] == crit].rename(
+            columns={"feature_diff": "x", "score_diff": "y", "human_share": "h"}
+        )
         w = payload.within_pair
         scope = POOLED if POOLED in set(w["scope"]) else (payload.scopes[0] if payload.scopes else "")
         w = w[(w["scope"] == scope) & (w["judge"] == judge) & (w["criterion"] == crit)]
         h = payload.humans
         h = h[h["scope"] == scope] if len(h) else h
         human_r = dict(zip(h["feature"], h["pair_share_r"])) if len(h) else {}
+        human_slope = dict(zip(h["feature"], h["share_slope"])) if len(h) and "share_slope" in h.columns else {}
         panels = pd.DataFrame(
             {
                 "feature": w["feature"],
                 "r": w["beta"],
                 "slope": w["slope"],
                 "r_human": [human_r.get(f, np.nan) for f in w["feature"]],
+                "slope_human": [human_slope.get(f, np.nan) for f in w["feature"]],
             }
         )
         n_feat = len(set(frame["feature"]))
         ctx["figures"].append(
             {
                 "id": "fig-surface",
-                "title": "Feature differences against the judge, with the humans' r beside it",
-                "caption": f"Each point is a pair: the feature difference (focal minus other story) against judge {judge}'s "
-                f"score difference ({crit}); the red line is the within-pair slope ({scope}). Panel titles: the "
-                f"judge's r of the differences beside the humans' r (each pair's vote share for the focal system, "
-                f"{payload.human_criterion or 'no human criterion'}, against the same difference). Panels are "
-                f"ordered by the judge's |r|"
+                "title": "Feature differences against the judge and against the humans, side by side",
+                "caption": f"Each point is a pair. Left of each feature: the feature difference (focal minus other "
+                f"story) against judge {judge}'s score difference ({crit}); right: the same difference against the "
+                f"pair's share of human votes for the focal story ({payload.human_criterion or 'no human criterion'}; "
+                f"ties left out). Red lines: the least-squares slopes ({scope}); panel titles: the judge's r and the "
+                f"humans' r of the same differences. A judge that tracks a feature the readers ignore has a steep left "
+                f"line beside a flat right one. Features are ordered by the judge's |r|"
                 + (f"; the first 12 of {n_feat} features are drawn" if n_feat > 12 else "")
                 + ".",
                 "svg": feature_scatter_svg(
