@@ -13,16 +13,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from reports.figures._svg import (
-    JUDGE_COLOUR,
-    PALETTE,
-    colour_for,
-    empty_svg,
-    figure_context,
-    figure_to_svg,
-    new_figure,
-    plain,
-)
+from reports.figures._draw import Canvas, Panel, text_width
+from reports.figures._svg import JUDGE_COLOUR, PALETTE, colour_for, empty_svg, plain, verify_svg
 
 HUMAN_COLUMNS = ("matchup", "criterion", "estimate", "ci_low", "ci_high")
 JUDGE_COLUMNS = ("matchup", "criterion", "wins", "losses", "ties", "n_pairs")
@@ -84,7 +76,6 @@ def preference_svg(
             y += 1.0
         centres[block] = (start + y - 1.0) / 2.0
         y += 0.7
-    height = 1.4 + 0.24 * y
     jmap = {}
     if has_judge:
         for row in judge.itertuples(index=False):
@@ -93,112 +84,99 @@ def preference_svg(
     if has_judge and "label" in judge.columns:
         for row in judge.itertuples(index=False):
             labels[row.criterion] = row.label
-    with figure_context():
-        fig = new_figure(10.0 if has_judge else 6.5, height)
-        if has_judge:
-            ax, axj = fig.subplots(1, 2, sharey=True, gridspec_kw={"width_ratios": [1.15, 1.0]})
-        else:
-            ax, axj = fig.subplots(1, 1), None
-        ax.axvline(0.5, color="#888888", linestyle="--", linewidth=0.9, zorder=1)
-        for row in human.itertuples(index=False):
-            block, k = key(row.matchup, row.criterion)
-            yy = positions[(block, k)]
-            c = colour[k]
-            est, lo, hi = float(row.estimate), float(row.ci_low), float(row.ci_high)
-            if np.isfinite(lo) and np.isfinite(hi):
-                ax.plot([lo, hi], [yy, yy], color=c, linewidth=2.0, solid_capstyle="butt", zorder=2)
-            if np.isfinite(est):
-                ax.plot([est], [yy], "o", color=c, markersize=5, zorder=3, clip_on=False)
-            j = jmap.get((row.matchup, row.criterion))
-            if j is not None and _valid(j) > 0:
-                rate = (j.wins + 0.5 * j.ties) / _valid(j)
-                ax.plot(
-                    [rate],
-                    [yy],
-                    "D",
-                    markerfacecolor="white",
-                    markeredgecolor=JUDGE_COLOUR,
-                    markersize=5,
-                    markeredgewidth=1.2,
-                    zorder=4,
-                    clip_on=False,
-                )
-        ax.set_xlim(0.0, 1.0)
-        ax.set_xticks([0, 0.25, 0.5, 0.75, 1.0], ["0%", "25%", "50%", "75%", "100%"])
-        ax.set_yticks([centres[b] for b in blocks], [plain(labels.get(b, b) if by_criterion else b) for b in blocks])
-        ax.set_ylim(y - 0.4, -0.8)
-        ax.set_xlabel(plain(f"human preference for {focal_label} (GLMM, 95% CI)", 90))
-        ax.set_title("(a) humans", loc="left")
-        handles = [
-            ax.plot([], [], "o-", color=colour[k], label=plain(k if by_criterion else labels.get(k, k)))[0]
-            for k in coloured
-        ]
-        if has_judge:
-            handles.append(
-                ax.plot(
-                    [],
-                    [],
-                    "D",
-                    markerfacecolor="white",
-                    markeredgecolor=JUDGE_COLOUR,
-                    label=plain(f"{judge_label} (even-split)"),
-                )[0]
-            )
-        longest = max(len(h.get_label()) for h in handles)
-        fig.legend(
-            handles=handles,
-            loc="outside lower center",
-            fontsize=8,
-            ncol=len(handles) if longest < 24 else (2 if longest < 40 else 1),
+    row_h = 9.0
+    block_labels = [plain(labels.get(b, b) if by_criterion else b) for b in blocks]
+    label_w = max(text_width(t, 7.5) for t in block_labels) + 12
+    top = 40.0
+    plot_h = row_h * (y + 0.4)
+    wa, wb = 250.0, 215.0
+    c = Canvas()
+    pa = Panel(c, label_w, top, wa, plot_h, (0.0, 1.0), (-0.8, y - 0.4))
+    pa.title("(a) humans", size=9)
+    pa.frame()
+    pa.vline(0.5, dash="4 3")
+    ticks = [0, 0.25, 0.5, 0.75, 1.0]
+    pct = ["0%", "25%", "50%", "75%", "100%"]
+    pa.xticks(ticks, pct)
+    pa.xlabel(plain(f"human preference for {focal_label} (GLMM, 95% CI)", 70), offset=24)
+    for b, lab in zip(blocks, block_labels):
+        c.text(label_w - 6, pa.sy(centres[b]) + 2.6, lab, size=7.5, anchor="end")
+    for row in human.itertuples(index=False):
+        block, k = key(row.matchup, row.criterion)
+        yy = pa.sy(positions[(block, k)])
+        col = colour[k]
+        est, lo, hi = float(row.estimate), float(row.ci_low), float(row.ci_high)
+        if np.isfinite(lo) and np.isfinite(hi):
+            c.polyline([pa.sx(lo), pa.sx(hi)], [yy, yy], colour=col, width=2.0)
+        if np.isfinite(est):
+            c.marker("o", pa.sx(est), yy, size=5, fill=col)
+        j = jmap.get((row.matchup, row.criterion))
+        if j is not None and _valid(j) > 0:
+            rate = (j.wins + 0.5 * j.ties) / _valid(j)
+            c.marker("D", pa.sx(rate), yy, size=5, fill="#ffffff", stroke=JUDGE_COLOUR, stroke_width=1.2)
+    right = label_w + wa
+    if has_judge:
+        pb = Panel(c, right + 24, top, wb, plot_h, (0.0, 1.16), pa.ylim)
+        pb.title("(b) judge", size=9)
+        pb.frame(left=False)
+        c.line(pb.x, pb.y + pb.h, pb.sx(1.0), pb.y + pb.h, colour="#444444", width=0.8)
+        pb.vline(0.5, dash="4 3")
+        pb.xticks(ticks, pct)
+        c.text(
+            pb.x + pb.w / 2,
+            pb.y + pb.h + 24,
+            plain(f"{judge_label}: wins for {focal_label}", 60),
+            size=7.5,
+            anchor="middle",
         )
-        if axj is not None:
-            axj.axvline(0.5, color="#888888", linestyle="--", linewidth=0.9, zorder=1)
-            for (block, k), yy in positions.items():
-                m, crit = (k, block) if by_criterion else (block, k)
-                j = jmap.get((m, crit))
-                if j is None or _valid(j) <= 0:
-                    axj.text(
-                        0.01,
-                        yy,
-                        "no judge verdicts" if j is None else "no valid judge verdicts (all invalid)",
-                        va="center",
-                        fontsize=7,
-                        color="#888888",
-                    )
-                    continue
-                # the even-split rate is over the valid pairs: unparsable outputs are not losses
-                win = j.wins / _valid(j)
-                tie = 0.5 * j.ties / _valid(j)
-                axj.barh(yy, win, height=0.8, color=colour[k], edgecolor=colour[k], zorder=2)
-                if tie > 0:
-                    axj.barh(
-                        yy,
-                        tie,
-                        left=win,
-                        height=0.8,
-                        color="white",
-                        edgecolor=colour[k],
-                        hatch="////",
-                        linewidth=0.6,
-                        zorder=2,
-                    )
-                inv = getattr(j, "invalid", 0)
-                invalid = int(inv) if pd.notna(inv) else 0
-                axj.text(
-                    win + tie + 0.015,
-                    yy,
-                    f"{100 * (win + tie):.1f}% ({j.ties})" + (f" +{invalid} invalid" if invalid else ""),
-                    va="center",
-                    fontsize=7.5,
-                    zorder=3,
+        c.text(pb.x + pb.w / 2, pb.y + pb.h + 34, "hatched = ties x 0.5", size=7.5, anchor="middle")
+        defs = []
+        for n, k in enumerate(coloured):
+            defs.append(
+                f'<pattern id="{fig_id}-h{n}" patternUnits="userSpaceOnUse" width="4" height="4">'
+                f'<rect width="4" height="4" fill="#ffffff"/><path d="M-1,1 L1,-1 M0,4 L4,0 M3,5 L5,3" '
+                f'stroke="{colour[k]}" stroke-width="0.8"/></pattern>'
+            )
+        c.raw("<defs>" + "".join(defs) + "</defs>")
+        hatch = {k: f"url(#{fig_id}-h{n})" for n, k in enumerate(coloured)}
+        for (block, k), pos in positions.items():
+            m, crit = (k, block) if by_criterion else (block, k)
+            j = jmap.get((m, crit))
+            yy = pb.sy(pos)
+            if j is None or _valid(j) <= 0:
+                c.text(
+                    pb.sx(0.01),
+                    yy + 2.4,
+                    "no judge verdicts" if j is None else "no valid judge verdicts (all invalid)",
+                    size=7,
+                    colour="#888888",
                 )
-            axj.set_xlim(0.0, 1.16)  # room for the labels of bars near 100%
-            axj.spines["bottom"].set_bounds(0.0, 1.0)
-            axj.set_xticks([0, 0.25, 0.5, 0.75, 1.0], ["0%", "25%", "50%", "75%", "100%"])
-            axj.set_xlabel(plain(f"{judge_label}: wins for {focal_label}; hatched = ties x 0.5", 90))
-            axj.set_title("(b) judge", loc="left")
-            axj.tick_params(axis="y", left=False)
-        return figure_to_svg(fig, fig_id)
+                continue
+            # the even-split rate is over the valid pairs: unparsable outputs are not losses
+            win = j.wins / _valid(j)
+            tie = 0.5 * j.ties / _valid(j)
+            bar_h = row_h * 0.8
+            c.rect(pb.sx(0), yy - bar_h / 2, pb.sx(win) - pb.sx(0), bar_h, colour[k])
+            if tie > 0:
+                c.rect(pb.sx(win), yy - bar_h / 2, pb.sx(win + tie) - pb.sx(win), bar_h, hatch[k], stroke=colour[k])
+            inv = getattr(j, "invalid", 0)
+            invalid = int(inv) if pd.notna(inv) else 0
+            c.text(
+                pb.sx(win + tie) + 3,
+                yy + 2.5,
+                f"{100 * (win + tie):.1f}% ({j.ties})" + (f" +{invalid} invalid" if invalid else ""),
+                size=7,
+            )
+        right = pb.x + pb.w
+    items = [("o", colour[k], plain(k if by_criterion else labels.get(k, k), 36)) for k in coloured]
+    c.legend(right + 14, top - 8, items, title="matchup" if by_criterion else "criterion")
+    if has_judge:
+        ly = top + (len(items) + 2) * 12.5
+        c.marker("D", right + 20, ly, size=5, fill="#ffffff", stroke=JUDGE_COLOUR, stroke_width=1.2)
+        c.text(right + 30, ly + 2.6, plain(f"{judge_label} (even-split)", 36), size=7.5)
+    svg = c.svg(fig_id)
+    verify_svg(svg)
+    return svg
 
 
 def _valid(j) -> int:
