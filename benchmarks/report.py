@@ -1,9 +1,10 @@
-"""Benchmark: rendering the HTML report of the shipped fixture.
+"""Benchmark: rendering the HTML report from a saved result (issue 15's `audit report` target: < 1.5 s).
 
-Prints, for the fixture's AuditResult: the median wall time of ``render_html`` (inline SVG
-figures, what judge-audit ships) next to the same report with every figure embedded as a PNG
-(matplotlib Agg at 110 dpi, base64) -- the usual alternative -- with the ratio, the file
-sizes, and the time per figure family.
+Prints, for one AuditResult: the median wall time of ``render_html`` and the report size, the
+time per figure family, and, side by side on the same data, each reader-rate heat map drawn by
+judge-audit (direct SVG) and by matplotlib (``pcolormesh`` + a label per cell + colour bar,
+constrained layout, saved as SVG: what a user would otherwise write), with the ratio. The load
+average is printed with the timings (they are inflated on a shared machine).
 
     python benchmarks/report.py                 # runs the audit on fixtures/ first
     python benchmarks/report.py audit-out/result.json
@@ -11,8 +12,8 @@ sizes, and the time per figure family.
 
 from __future__ import annotations
 
-import base64
 import io
+import os
 import statistics
 import sys
 import time
@@ -44,61 +45,103 @@ def load_result(argv: list[str]):
     return run_audit(data, AuditSpec(seed=1))
 
 
-def _png(fig, fig_id: str) -> str:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110)
-    return f'<img id="{fig_id}" alt="" src="data:image/png;base64,{base64.b64encode(buf.getvalue()).decode()}">'
-
-
-def timed_render(result, *, png: bool = False) -> tuple[list[float], int, dict[str, float]]:
-    import reports.figures as figs
+def timed_render(result) -> tuple[list[float], int, dict[str, float]]:
+    """``render_html`` wall times (first run not counted), the size, seconds per figure function."""
+    import reports.optional_sections as optional
+    import reports.peer_sections as peers
+    import reports.sections as sections
     from reports.html import render_html
 
-    modules = [
-        getattr(figs, m) for m in ("preference", "heatmap", "loro", "bootstrap", "dendrogram", "surface", "timing")
-    ]
     per_figure: dict[str, float] = {}
+
+    def wrap(name, fn):
+        def timed(*args, **kwargs):
+            t = time.perf_counter()
+            out = fn(*args, **kwargs)
+            per_figure[name] = per_figure.get(name, 0.0) + time.perf_counter() - t
+            return out
+
+        return timed
+
+    patches = [
+        mock.patch.object(mod, name, wrap(name.removesuffix("_svg"), getattr(mod, name)))
+        for mod in (sections, optional, peers)
+        for name in dir(mod)
+        if name.endswith("_svg") and callable(getattr(mod, name))
+    ]
     times, size = [], 0
-    for i in range(REPEATS + 1):  # first run warms fonts and caches, not counted
-        per_figure.clear()
-        patches = []
-        for mod in modules:
-            original = mod.figure_to_svg
-            render = _png if png else original
-
-            def wrapped(fig, fig_id, _render=render):
-                t = time.perf_counter()
-                out = _render(fig, fig_id)
-                family = fig_id.split("-")[1] if "-" in fig_id else fig_id
-                per_figure[family] = per_figure.get(family, 0.0) + time.perf_counter() - t
-                return out
-
-            patches.append(mock.patch.object(mod, "figure_to_svg", wrapped))
-        for p in patches:
-            p.start()
-        try:
+    for p in patches:
+        p.start()
+    try:
+        for i in range(REPEATS + 1):
+            per_figure.clear()
             t = time.perf_counter()
             html = render_html(result)
-            elapsed = time.perf_counter() - t
-        finally:
-            for p in patches:
-                p.stop()
-        if i:
-            times.append(elapsed)
-        size = len(html.encode("utf-8"))
+            if i:
+                times.append(time.perf_counter() - t)
+            size = len(html.encode("utf-8"))
+    finally:
+        for p in patches:
+            p.stop()
     return times, size, dict(per_figure)
+
+
+def matplotlib_heatmap(frame) -> str:
+    """The same reader x criterion heat map through matplotlib (the usual way), as SVG text."""
+    import numpy as np
+    from matplotlib.backends.backend_svg import FigureCanvasSVG
+    from matplotlib.colors import TwoSlopeNorm
+    from matplotlib.figure import Figure
+
+    grid = frame.pivot_table(index="row", columns="criterion", values="rate", aggfunc="first", sort=False)
+    fig = Figure(figsize=(1.6 + 1.05 * grid.shape[1], 1.0 + 0.32 * grid.shape[0]), layout="constrained")
+    FigureCanvasSVG(fig)
+    ax = fig.add_subplot()
+    values = grid.to_numpy(dtype=float)
+    mesh = ax.pcolormesh(np.ma.masked_invalid(values), cmap="RdBu_r", norm=TwoSlopeNorm(0.5, 0.0, 1.0))
+    for i in range(values.shape[0]):
+        for j in range(values.shape[1]):
+            ax.text(j + 0.5, i + 0.5, f"{100 * values[i, j]:.0f}%", ha="center", va="center", fontsize=7.5)
+    ax.set_xticks(np.arange(values.shape[1]) + 0.5, list(grid.columns), rotation=90)
+    ax.set_yticks(np.arange(values.shape[0]) + 0.5, list(grid.index))
+    fig.colorbar(mesh, ax=ax)
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg")
+    return buf.getvalue()
+
+
+def heatmaps_side_by_side(result) -> tuple[float, float, int]:
+    """Seconds for every matchup's heat map: judge-audit, matplotlib; and the number of maps."""
+    from reports.figures.heatmap import MAX_READERS, reader_heatmap_svg
+
+    rates = result.readers.payload.rates.rates
+    kinds = {"reader": "reader", "human_pooled": "human", "human_glmm": "glmm", "judge": "judge"}
+    long = rates.assign(row=rates["row_label"].astype(str), kind=rates["row_kind"].map(kinds))
+    frames = [long[long["matchup"] == m] for m in dict.fromkeys(long["matchup"])]
+    ours = matplotlib = 0.0
+    for frame in frames:
+        t = time.perf_counter()
+        reader_heatmap_svg(frame)
+        ours += time.perf_counter() - t
+        # matplotlib gets the rows judge-audit draws (at most MAX_READERS readers), not one per reader
+        readers = list(dict.fromkeys(frame.loc[frame["kind"] == "reader", "row"]))[:MAX_READERS]
+        shown = frame[(frame["kind"] != "reader") | frame["row"].isin(readers)]
+        t = time.perf_counter()
+        matplotlib_heatmap(shown)
+        matplotlib += time.perf_counter() - t
+    return ours, matplotlib, len(frames)
 
 
 def main(argv: list[str]) -> None:
     result = load_result(argv)
-    svg_t, svg_size, svg_fig = timed_render(result)
-    png_t, png_size, _ = timed_render(result, png=True)
-    ms, mp = statistics.median(svg_t), statistics.median(png_t)
-    print(f"report of {len(result.cells)} cells, {REPEATS} repeats, medians")
-    print(f"{'':28s}{'judge-audit (inline SVG)':>26s}{'PNG-embedded (110 dpi)':>26s}{'ratio':>8s}")
-    print(f"{'render_html wall time (s)':28s}{ms:>26.2f}{mp:>26.2f}{ms / mp:>8.2f}")
-    print(f"{'report size (MB)':28s}{svg_size / 1e6:>26.2f}{png_size / 1e6:>26.2f}{svg_size / png_size:>8.2f}")
-    print("time per figure family, SVG (s): " + ", ".join(f"{k} {v:.2f}" for k, v in sorted(svg_fig.items())))
+    times, size, per_figure = timed_render(result)
+    print(f"report of {len(result.cells)} cells; load average {os.getloadavg()[0]:.1f}; {REPEATS} repeats, medians")
+    print(f"render_html wall time: {statistics.median(times):.2f} s   report size: {size / 1e6:.2f} MB")
+    print("time per figure function (s): " + ", ".join(f"{k} {v:.3f}" for k, v in sorted(per_figure.items())))
+    if result.readers is not None and getattr(result.readers.payload, "rates", None) is not None:
+        ours, mpl, n = heatmaps_side_by_side(result)
+        print(f"{'reader heat maps':28s}{'judge-audit (direct SVG)':>26s}{'matplotlib (SVG)':>20s}{'ratio':>8s}")
+        print(f"{f'{n} maps, wall time (s)':28s}{ours:>26.3f}{mpl:>20.3f}{ours / mpl:>8.3f}")
 
 
 if __name__ == "__main__":

@@ -53,10 +53,13 @@ def write_study(
     n_readers: int = 5,
     criteria: tuple[str, ...] = CRITERIA,
     text: Callable[[str], str] = _identity,
+    readers_per_pair: int | None = None,
 ) -> dict[str, Path]:
     """Write judge.csv, humans.csv, pairs.csv and stories.csv into ``folder``; return role -> path.
 
     ``criteria`` are the human criteria; the judge scores every one of them but ``overall``.
+    ``readers_per_pair``: each pair is read by that many readers drawn at random (default: every
+    reader reads every pair), so a study can have thousands of readers.
     """
     rng = np.random.default_rng(seed)
     folder.mkdir(parents=True, exist_ok=True)
@@ -79,7 +82,13 @@ def write_study(
                         latent = 3.4 - 0.25 * lengths[system] + 0.8 * (system == focal) + rng.normal(0, 0.6 + 0.3 * k)
                         judge.append([pid, system, text(criterion), name, int(np.clip(np.rint(latent + 2.5), 1, 5))])
             pair_effect = rng.normal(0, 0.5)
-            for r, reader in enumerate(readers):
+            chosen = (
+                range(n_readers)
+                if readers_per_pair is None
+                else sorted(rng.choice(n_readers, size=readers_per_pair, replace=False))
+            )
+            for r in chosen:
+                reader = readers[r]
                 first = focal if rng.random() < 0.5 else other
                 for criterion in criteria:
                     p = 1 / (1 + np.exp(-(lean + pair_effect + rng.normal(0, 0.3))))

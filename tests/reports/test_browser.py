@@ -53,6 +53,22 @@ def large(tmp_path_factory):
     return {"result": result, "path": write_html(result, tmp / "report.html"), "tmp": tmp}
 
 
+#: the 2,000-reader study: 2 matchups x 400 pairs, each pair read by 10 of 2,000 readers
+READERS_2K = {"n_matchups": 2, "n_pairs": 400, "n_readers": 2000, "readers_per_pair": 10}
+
+
+@pytest.fixture(scope="module")
+def readers2k(tmp_path_factory):
+    """A study with 2,000 readers through the pipeline: reader-level figures must stay legible."""
+    _need_chromium()
+    from tests.reports.study import run_study, write_study
+
+    tmp = tmp_path_factory.mktemp("browser-2k")
+    result = run_study(write_study(tmp / "in", **READERS_2K), n_boot=200)
+    assert result.readers.payload.n_readers == 2000
+    return {"result": result, "path": write_html(result, tmp / "report.html"), "tmp": tmp}
+
+
 def _chromium(rendered, *args: str):
     return run(rendered["path"], rendered["tmp"], *args)
 
@@ -78,10 +94,11 @@ def _near(img: np.ndarray, hex_colour: str, tol: int = 12) -> np.ndarray:
     return (np.abs(img - rgb) <= tol).all(axis=-1)
 
 
-def test_console_is_silent(dom, large):
+def test_console_is_silent(dom, large, readers2k):
     assert console_lines(dom.stderr) == []
-    proc = run(large["path"], large["tmp"], "--dump-dom")
-    assert proc.returncode == 0 and console_lines(proc.stderr) == []
+    for study in (large, readers2k):
+        proc = run(study["path"], study["tmp"], "--dump-dom")
+        assert proc.returncode == 0 and console_lines(proc.stderr) == []
 
 
 def test_dom_has_headline_transfer_table_and_every_figure(dom, rendered):
@@ -132,7 +149,7 @@ def test_every_figure_is_painted(rendered):
         assert _near(img, "#e69f00", 10).sum() > 500
 
 
-@pytest.mark.parametrize("which", ["rendered", "large"])
+@pytest.mark.parametrize("which", ["rendered", "large", "readers2k"])
 @pytest.mark.parametrize("width", [1280, 1400, 800])
 def test_layout_every_figure_painted_nothing_too_wide_no_text_overlap(request, which, width):
     """Measured in the laid-out page: figure sizes, elements past the viewport, colliding SVG text boxes."""
@@ -155,11 +172,41 @@ def test_large_study_report_stays_small_and_folds(large):
     assert "31 heat maps would be drawn; the first 13 are shown" in first_map  # beside the heat maps, not after them
 
 
-def test_print_to_pdf_page_count(rendered, large, capsys):
+def _svg_of(html: str, fig_id: str) -> str:
+    start = html.index(f'<svg id="{fig_id}"')
+    return html[start : html.index("</svg>", start)]
+
+
+def test_2000_readers_are_aggregated_not_one_row_each(readers2k):
+    """Heat maps, leave-one-reader-out and Fig 2 show a distribution plus a capped number of readers."""
+    from reports.figures.clusters import MAX_LEAVES
+    from reports.figures.heatmap import MAX_READERS
+
+    html = readers2k["path"].read_text(encoding="utf-8")
+    assert len(html.encode("utf-8")) < 5_000_000
+    readers = {f"reader{r + 1}" for r in range(2000)}
+    for fig_id in ("fig-heatmap-1", "fig-loro", "fig-clusters"):
+        svg = _svg_of(html, fig_id)
+        drawn = {r for r in readers if f">{r}<" in svg or f">without {r}<" in svg}
+        assert 0 < len(drawn) <= max(MAX_READERS, MAX_LEAVES), (fig_id, len(drawn))
+    assert "readers&#x27; median" in _svg_of(html, "fig-heatmap-1") or "readers' median" in _svg_of(
+        html, "fig-heatmap-1"
+    )
+    assert "other readers (range)" in _svg_of(html, "fig-loro")
+    assert "clusters (mean profile per cluster)" in _svg_of(html, "fig-clusters")
+    assert "readers&#x27; medians" in _svg_of(html, "fig-timing") or "readers' medians" in _svg_of(html, "fig-timing")
+
+
+def test_print_to_pdf_page_count(rendered, large, readers2k, capsys):
     """The fixture prints on at most 12 Letter pages with every section present; the counts go to docs/report.md."""
     pages = pdf_pages(rendered["path"], rendered["tmp"])
     pages_large = pdf_pages(large["path"], large["tmp"])
+    pages_2k = pdf_pages(readers2k["path"], readers2k["tmp"])
+    size_2k = readers2k["path"].stat().st_size
     with capsys.disabled():
-        print(f"\nprint-to-PDF (Letter): fixture {pages} pages, 150-cell study {pages_large} pages")
+        print(
+            f"\nprint-to-PDF (Letter): fixture {pages} pages, 150-cell study {pages_large} pages, "
+            f"2,000-reader study {pages_2k} pages ({size_2k / 1e6:.2f} MB)"
+        )
     assert 1 <= pages <= FIXTURE_MAX_PAGES
     assert pages_large >= pages
