@@ -117,10 +117,14 @@ def next_steps(result: Any) -> list[str]:
         pairs = sum(m for m, _ in extra.values())
         votes = sum(m * r for m, r in extra.values())
         per = "; ".join(f"{m}: +{n:,}" for m, (n, _) in sorted(extra.items(), key=lambda kv: -kv[1][0])[:4])
+        # the power the verdict's pairs_needed is computed at, when the result records it (else: about even odds)
+        powers = {getattr(c.transfer, "pairs_needed_power", None) for c in undecided}
+        power = next(iter(powers)) if len(powers) == 1 else None
+        odds = f"at {power:.0%} power" if isinstance(power, float) and power == power else "about even odds"
         steps.append(
             f"Label budget to decide the {len(by['INCONCLUSIVE'])} INCONCLUSIVE cell(s) at the current estimates: "
             f"about {pairs:,} more pairs ({per}{'; ...' if len(extra) > 4 else ''}), "
-            f"~{votes:,.0f} more reader votes per criterion (the verdict's pairs_needed: about even odds; the "
+            f"~{votes:,.0f} more reader votes per criterion (the verdict's pairs_needed: {odds}; the "
             "Label budget section gives the pairs for 80% power)."
         )
     elif by["INCONCLUSIVE"]:

@@ -17,6 +17,7 @@ from reports.figures._svg import colour_for, empty_svg, plain, verify_svg
 
 COLUMNS = ("matchup", "criterion", "method", "estimate", "ci_low", "ci_high")
 MAX_COLUMNS = 3  #: panels per row; more matchups wrap onto further rows
+MAX_CRITERIA = 30  #: criteria per panel; more: the first ones, and the figure says so
 _PANEL_W = 190.0
 _STEP = 6.5  #: points between two methods' intervals
 
@@ -38,6 +39,9 @@ def bootstrap_comparison_svg(intervals: pd.DataFrame, *, fig_id: str = "fig-boot
     methods = list(dict.fromkeys(intervals["method"]))
     matchups = list(dict.fromkeys(intervals["matchup"]))
     crits = list(dict.fromkeys(intervals["criterion"]))
+    n_crits = len(crits)
+    crits = crits[:MAX_CRITERIA]
+    intervals = intervals[intervals["criterion"].isin(crits)]
     ncol = min(len(matchups), MAX_COLUMNS)
     crit_labels = [plain(c) for c in crits]
     label_w = max(text_width(s, 7.0) for s in crit_labels) + 10
@@ -46,10 +50,12 @@ def bootstrap_comparison_svg(intervals: pd.DataFrame, *, fig_id: str = "fig-boot
     row_h = panel_h + 50
     c = Canvas()
     legend = [("-", colour_for(k), plain(m)) for k, m in enumerate(methods)]
+    if len(crits) < n_crits:
+        c.text(2, 8, f"first {len(crits)} of {n_crits:,} criteria drawn; every interval in uncertainty.csv", size=7.5)
     for idx, m in enumerate(matchups):
         row, col = divmod(idx, ncol)
         x = label_w + col * (_PANEL_W + 30)
-        y = 22 + row * row_h
+        y = 30 + row * row_h
         p = Panel(c, x, y, _PANEL_W, panel_h, (0.0, 1.0), (0.0, panel_h))
         p.frame(left=col == 0)
         p.vline(0.5, dash="4 3")

@@ -22,6 +22,7 @@ import pandas as pd
 from reports.figures._draw import Canvas, diverging, text_width
 from reports.figures._svg import empty_svg, plain, verify_svg
 
+MAX_CRITERIA = 30  #: profile columns drawn (the first ones)
 MAX_LEAVES = 30  #: rows per panel; larger trees are cut to this many clusters
 _ROW_H = 13.0
 _CELL_W = 34.0
@@ -68,6 +69,7 @@ def _layout(panel: ClusterPanel, max_leaves: int):
         **({"truncate_mode": "lastp", "p": max_leaves} if truncated else {}),
     )
     prof = panel.profile.set_index("label")
+    prof = prof[list(prof.columns)[:MAX_CRITERIA]]
     prof.index = prof.index.astype(str)
     criteria = [str(c) for c in prof.columns]
     labels, values = [], []

@@ -25,6 +25,7 @@ from reports.figures._svg import empty_svg, plain, verify_svg
 COLUMNS = ("row", "kind", "criterion", "rate")
 #: kinds in drawing order; readers first
 KIND_ORDER = ("reader", "human", "glmm", "judge")
+MAX_CRITERIA = 30  #: columns drawn; more criteria: the first ones, and the map says so
 MAX_READERS = 20  #: reader rows drawn before the map switches to distribution + most influential
 QUANTILES = ((0.1, "readers' 10th percentile"), (0.5, "readers' median"), (0.9, "readers' 90th percentile"))
 
@@ -76,6 +77,9 @@ def reader_heatmap_svg(
         return empty_svg(fig_id, "No reader rates to draw" + (f" (missing {', '.join(miss)})" if miss else ""))
     rates = rates.assign(row=rates["row"].astype(str), rate=pd.to_numeric(rates["rate"], errors="coerce"))
     criteria = list(dict.fromkeys(rates["criterion"]))
+    n_criteria = len(criteria)
+    criteria = criteria[:MAX_CRITERIA]
+    rates = rates[rates["criterion"].isin(criteria)]
     readers = list(dict.fromkeys(rates.loc[rates["kind"] == "reader", "row"]))
     wide = rates.pivot_table(index=["kind", "row"], columns="criterion", values="rate", aggfunc="first", dropna=False)
     wide = wide.reindex(columns=criteria)
@@ -115,6 +119,8 @@ def reader_heatmap_svg(
         y += 10
         c.text(2, y, plain(title), size=10)
         y += 6
+    if n_criteria > len(criteria):
+        note = (note + "; " if note else "") + f"first {len(criteria)} of {n_criteria:,} criteria"
     if note:
         y += 9
         c.text(2, y, plain(note, 140), size=7.5, colour="#555555")

@@ -21,6 +21,7 @@ from reports.figures._svg import colour_for, empty_svg, plain, verify_svg
 COLUMNS = ("reader_id", "criterion", "shift")
 _MARKERS = ("o", "s", "^", "D", "v")
 MAX_COLUMNS = 3  #: panels per row; more matchups wrap onto further rows
+MAX_CRITERIA = 8  #: criteria drawn (one colour each); more: those with the largest shifts
 MAX_READERS = 20  #: reader rows drawn; the rest are summarised in one range row
 _PANEL_W = 190.0
 _ROW = 14.0
@@ -62,6 +63,10 @@ def loro_shift_svg(
         rest = [r for r in readers if r not in set(keep)]
         readers = keep
     criteria = list(dict.fromkeys(shifts["criterion"]))
+    n_criteria = len(criteria)
+    if n_criteria > MAX_CRITERIA:  # the criteria whose shifts are largest, one colour each
+        size = shifts["shift"].abs().groupby(shifts["criterion"]).max().reindex(criteria).fillna(0.0)
+        criteria = list(size.sort_values(ascending=False, kind="stable").index[:MAX_CRITERIA])
     lim = max(0.02, float(np.nanmax(np.abs(values[np.isfinite(values)]))) * 100 * 1.15)
     labels = [plain(f"without {r}") for r in readers] + ([f"{len(rest):,} other readers (range)"] if rest else [])
     label_w = max(text_width(s, 7.0) for s in labels) + 10
@@ -71,10 +76,12 @@ def loro_shift_svg(
     ticks = [t for t in nice_ticks(-lim, lim, 4)]
     c = Canvas()
     c.text(2, 10, plain(f"shift in {value_label} (points) when one reader is left out", 100), size=7.5)
+    if n_criteria > len(criteria):
+        c.text(2, 20, f"the {len(criteria)} of {n_criteria:,} criteria with the largest shifts", size=7.0)
     for idx, panel in enumerate(panels):
         row, col = divmod(idx, ncol)
         x = label_w + col * (_PANEL_W + 16)
-        y = 30 + row * row_h
+        y = 36 + row * row_h
         p = Panel(c, x, y, _PANEL_W, panel_h, (-lim, lim), (0.0, panel_h))
         p.frame(left=col == 0)
         p.vline(0.0)

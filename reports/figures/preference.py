@@ -18,6 +18,7 @@ from reports.figures._svg import JUDGE_COLOUR, PALETTE, colour_for, empty_svg, p
 
 HUMAN_COLUMNS = ("matchup", "criterion", "estimate", "ci_low", "ci_high")
 JUDGE_COLUMNS = ("matchup", "criterion", "wins", "losses", "ties", "n_pairs")
+MAX_ROWS = 60  #: interval rows drawn (blocks x colours); more cells: the first blocks, and the figure says so
 
 
 def _missing(frame: pd.DataFrame | None, columns: tuple[str, ...]) -> list[str]:
@@ -64,9 +65,19 @@ def preference_svg(
     by_criterion = len(matchups) <= len(PALETTE) or len(criteria) > len(PALETTE)
     blocks, coloured = (criteria, matchups) if by_criterion else (matchups, criteria)
     colour = {k: colour_for(i) for i, k in enumerate(coloured)}
+    n_blocks = len(blocks)
+    blocks = blocks[: max(1, MAX_ROWS // max(len(coloured), 1))]
+    more = (
+        f"first {len(blocks)} of {n_blocks} {'criteria' if by_criterion else 'matchups'} drawn; every cell in cells.csv"
+        if len(blocks) < n_blocks
+        else ""
+    )
 
     def key(matchup: str, criterion: str) -> tuple[str, str]:
         return (criterion, matchup) if by_criterion else (matchup, criterion)  # (block, coloured)
+
+    shown = set(blocks)
+    human = human[[key(m, k)[0] in shown for m, k in zip(human["matchup"], human["criterion"])]]
 
     positions, y, centres = {}, 0.0, {}
     for block in blocks:
@@ -91,6 +102,8 @@ def preference_svg(
     plot_h = row_h * (y + 0.4)
     wa, wb = 250.0, 215.0
     c = Canvas()
+    if more:
+        c.text(2, 10, more, size=7.5, colour="#555555")
     pa = Panel(c, label_w, top, wa, plot_h, (0.0, 1.0), (-0.8, y - 0.4))
     pa.title("(a) humans", size=9)
     pa.frame()
