@@ -81,8 +81,8 @@ def reader_heatmap_svg(
     criteria = criteria[:MAX_CRITERIA]
     rates = rates[rates["criterion"].isin(criteria)]
     readers = list(dict.fromkeys(rates.loc[rates["kind"] == "reader", "row"]))
-    wide = rates.pivot_table(index=["kind", "row"], columns="criterion", values="rate", aggfunc="first", dropna=False)
-    wide = wide.reindex(columns=criteria)
+    wide = rates.drop_duplicates(["kind", "row", "criterion"]).set_index(["kind", "row", "criterion"])["rate"]
+    wide = wide.unstack("criterion").reindex(columns=criteria)
 
     rows: list[tuple[str, str, np.ndarray]] = []  # (kind, label, values per criterion)
     note = ""
