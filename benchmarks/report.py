@@ -45,8 +45,8 @@ def load_result(argv: list[str]):
     return run_audit(data, AuditSpec(seed=1))
 
 
-def timed_render(result) -> tuple[list[float], int, dict[str, float]]:
-    """``render_html`` wall times (first run not counted), the size, seconds per figure function."""
+def timed_render(result) -> tuple[list[float], list[float], int, dict[str, float]]:
+    """``render_html`` wall and CPU times (first run not counted), the size, seconds per figure function."""
     import reports.optional_sections as optional
     import reports.peer_sections as peers
     import reports.sections as sections
@@ -69,21 +69,22 @@ def timed_render(result) -> tuple[list[float], int, dict[str, float]]:
         for name in dir(mod)
         if name.endswith("_svg") and callable(getattr(mod, name))
     ]
-    times, size = [], 0
+    times, cpu, size = [], [], 0
     for p in patches:
         p.start()
     try:
         for i in range(REPEATS + 1):
             per_figure.clear()
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             html = render_html(result)
             if i:
                 times.append(time.perf_counter() - t)
+                cpu.append(time.process_time() - c)
             size = len(html.encode("utf-8"))
     finally:
         for p in patches:
             p.stop()
-    return times, size, dict(per_figure)
+    return times, cpu, size, dict(per_figure)
 
 
 def matplotlib_heatmap(frame) -> str:
@@ -134,9 +135,12 @@ def heatmaps_side_by_side(result) -> tuple[float, float, int]:
 
 def main(argv: list[str]) -> None:
     result = load_result(argv)
-    times, size, per_figure = timed_render(result)
+    times, cpu, size, per_figure = timed_render(result)
     print(f"report of {len(result.cells)} cells; load average {os.getloadavg()[0]:.1f}; {REPEATS} repeats, medians")
-    print(f"render_html wall time: {statistics.median(times):.2f} s   report size: {size / 1e6:.2f} MB")
+    print(
+        f"render_html: {statistics.median(times):.2f} s wall, {statistics.median(cpu):.2f} s CPU; "
+        f"report size: {size / 1e6:.2f} MB"
+    )
     print("time per figure function (s): " + ", ".join(f"{k} {v:.3f}" for k, v in sorted(per_figure.items())))
     if result.readers is not None and getattr(result.readers.payload, "rates", None) is not None:
         ours, mpl, n = heatmaps_side_by_side(result)

@@ -18,7 +18,7 @@ from reports.figures._svg import JUDGE_COLOUR, PALETTE, colour_for, empty_svg, p
 
 HUMAN_COLUMNS = ("matchup", "criterion", "estimate", "ci_low", "ci_high")
 JUDGE_COLUMNS = ("matchup", "criterion", "wins", "losses", "ties", "n_pairs")
-MAX_ROWS = 60  #: interval rows drawn (blocks x colours); more cells: the first blocks, and the figure says so
+MAX_ROWS = 160  #: interval rows drawn (blocks x colours); more cells: the first blocks, and the figure says so
 
 
 def _missing(frame: pd.DataFrame | None, columns: tuple[str, ...]) -> list[str]:

@@ -118,7 +118,7 @@ def test_preference_and_intervals_cap_criteria():
     crits = [f"c{k}" for k in range(1000)]
     human = pd.DataFrame({"matchup": "a vs b", "criterion": crits, "estimate": 0.6, "ci_low": 0.5, "ci_high": 0.7})
     svg = preference_svg(human)
-    assert any("first 60 of 1000 criteria" in t for t in _texts(svg))
+    assert any("first 160 of 1000 criteria" in t for t in _texts(svg))
     assert len(svg) < 100_000
     svg = bootstrap_comparison_svg(human.assign(method="GLMM"))
     assert any("first 30 of 1,000 criteria" in t for t in _texts(svg))
