@@ -65,7 +65,7 @@ def readers2k(tmp_path_factory):
 
     tmp = tmp_path_factory.mktemp("browser-2k")
     result = run_study(write_study(tmp / "in", **READERS_2K), n_boot=200)
-    assert result.readers.payload.n_readers == 2000
+    assert result.readers.payload.n_readers > 1900  # a reader drawn for no pair has no vote
     return {"result": result, "path": write_html(result, tmp / "report.html"), "tmp": tmp}
 
 
