@@ -44,8 +44,9 @@ def _guarded(compute: Callable[[], object], what: str) -> Section:
 
 
 def judge_credits(outcomes: pd.DataFrame) -> pd.DataFrame:
-    """Every configuration's per-pair credit, as the judge criteria name them."""
-    return outcomes[["pair_id", "matchup", "criterion", "judge", "credit"]].copy()
+    """Every configuration's per-pair credit and outcome (win, loss, tie, invalid: a tie is
+    told apart whatever the rule credits it), as the judge criteria name them."""
+    return outcomes[["pair_id", "matchup", "criterion", "judge", "credit", "outcome"]].copy()
 
 
 def primary_credits(choices: pd.DataFrame, pairs: pd.DataFrame, primary: str | None) -> pd.DataFrame:
