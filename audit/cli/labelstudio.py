@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import click
 
+from audit.cli.options import seed_option
+
 
 @click.group("labelstudio")
 def command():
@@ -130,12 +132,7 @@ def _manifest_path(manifest, pairs_path):
     default=None,
     help="Project title (a reader's: 'TITLE · READER'); default: the manifest's, else 'judge-audit study'.",
 )
-@click.option(
-    "--seed",
-    type=click.IntRange(min=0, max=2**63 - 1),
-    default=None,
-    help="Seeds the per-reader orders (default: the manifest's, else drawn and recorded).",
-)
+@seed_option("Seeds the per-reader orders (default: the manifest's, else drawn and recorded).")
 @click.option(
     "--manifest",
     default=None,
