@@ -16,6 +16,17 @@ def command():
     """Run the blind study in Label Studio: files (export/import) or a server (push/pull)."""
 
 
+#: the options export and push share: what the annotators see
+_RUBRIC = click.option(
+    "--rubric",
+    "rubric_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Rubric TOML whose criteria and definitions the annotators see (default: the packaged PDS rubric).",
+)
+_ALLOW_TIE = click.option("--allow-tie", is_flag=True, help="Offer a 'No difference' choice (default: forced choice).")
+
+
 @command.command("export")
 @click.argument("pairs", type=click.Path(dir_okay=False))
 @click.argument("stories", type=click.Path(dir_okay=False))
@@ -34,14 +45,8 @@ def command():
     default=None,
     help="Labelling config XML (default: <out stem>_config.xml).",
 )
-@click.option(
-    "--rubric",
-    "rubric_path",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Rubric TOML whose criteria and definitions the annotators see (default: the packaged PDS rubric).",
-)
-@click.option("--allow-tie", is_flag=True, help="Offer a 'No difference' choice (default: forced choice).")
+@_RUBRIC
+@_ALLOW_TIE
 def export_command(pairs, stories, tasks_path, config_path, rubric_path, allow_tie):
     """PAIRS and STORIES (from `audit generate`) -> Label Studio tasks + labelling config."""
     from pathlib import Path
@@ -139,14 +144,8 @@ def _manifest_path(manifest, pairs_path):
     type=click.Path(dir_okay=False),
     help="Where to record what was pushed (default: labelstudio.json beside PAIRS); read first to update.",
 )
-@click.option(
-    "--rubric",
-    "rubric_path",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Rubric TOML whose criteria and definitions the annotators see (default: the packaged PDS rubric).",
-)
-@click.option("--allow-tie", is_flag=True, help="Offer a 'No difference' choice (default: forced choice).")
+@_RUBRIC
+@_ALLOW_TIE
 def push_command(pairs, stories, url, token_env, readers, overlap, title, seed, manifest, rubric_path, allow_tie):
     """PAIRS and STORIES (from `audit generate`) -> project(s) on a Label Studio server.
 

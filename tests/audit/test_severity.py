@@ -14,7 +14,6 @@ import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from audit.checks import DEFAULT_SEVERITY, Check, Status, apply_severity
@@ -28,22 +27,9 @@ CHECK = "agreement.human_alpha"  # WARN by default; the study below breaches it 
 def _study(folder: Path) -> Path:
     """40 pairs, 7 readers choosing the focal story ~30% of the time at random (alpha near 0),
     a judge at the same rate: the cell PASSes, the agreement check WARNs."""
-    rng = np.random.default_rng(12)
-    folder.mkdir(parents=True, exist_ok=True)
-    pairs, votes, scores = (
-        ["pair_id,system_a,system_b,focal,matchup"],
-        ["pair_id,reader_id,criterion,choice"],
-        ["pair_id,system,criterion,score"],
-    )
-    for i in range(40):
-        pid = f"p{i:02d}"
-        pairs.append(f"{pid},x,y,x,x vs y")
-        votes += [f"{pid},r{r},empathy,{'x' if rng.random() < 0.3 else 'y'}" for r in range(7)]
-        better = rng.random() < 0.3
-        scores += [f"{pid},x,empathy,{4 if better else 3}", f"{pid},y,empathy,{3 if better else 4}"]
-    for name, lines in (("pairs.csv", pairs), ("humans.csv", votes), ("judge.csv", scores)):
-        (folder / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return folder
+    from tests.audit.cli.test_run import _failing_study
+
+    return _failing_study(folder, judge_p=0.3)
 
 
 def _run(folder: Path, out: Path, level: str | None) -> dict:

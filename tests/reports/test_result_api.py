@@ -11,7 +11,6 @@ from audit.checks import Status
 from audit.result import AuditResult, result_from_json, result_to_json
 from audit.section_types import SECTION_TYPES
 
-
 #: the fixture's judge gives scores, so it has no presentation order: judge_position is SKIPPED there
 #: (its payload's round trip is tested on verdicts in tests/audit/test_judge_position.py)
 COMPUTED = tuple(n for n in AuditResult.section_names() if n != "judge_position")
