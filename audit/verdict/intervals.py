@@ -131,7 +131,8 @@ class ReplicateDistribution:
         if self._h <= 0:  # a count of replicates: never below 1 / (B + 1)
             return float(min(max(p, self.count_floor), 1.0))
         if np.isfinite(self.df):
-            p = float(student_t.sf(ndtri(1.0 - min(max(p, 1e-300), 1.0)), self.df))
+            # -ndtri(p), not ndtri(1 - p): 1 - p rounds to 1 below 1e-16 and the p would be 0
+            p = float(student_t.sf(-ndtri(min(max(p, 1e-300), 1.0)), self.df))
         return float(min(max(p, P_MIN), 1.0))
 
 

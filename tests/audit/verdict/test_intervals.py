@@ -66,3 +66,14 @@ def test_a_p_value_is_never_zero_even_where_the_smoothed_tail_underflows(df):
     for p in (d.p_greater(-5.0), d.p_less(5.0)):
         assert 0.0 < p < d.count_floor
     assert d.p_greater(-5.0) >= P_MIN
+
+
+def test_the_t_calibration_keeps_p_values_below_1e_16():
+    """1 - p rounds to 1 below 1e-16: the calibration must not turn such a p into 0."""
+    reps = np.random.default_rng(5).normal(0.0, 0.01, 999)
+    d = ReplicateDistribution(0.0, reps, df=30)
+    z = ReplicateDistribution(0.0, reps)
+    raw = z.p_greater(-0.12)  # ~12 SD: a smoothed tail far below 1e-16 but not underflowed
+    assert 0.0 < raw < 1e-20
+    assert d.p_greater(-0.12) == pytest.approx(stats.t.sf(-stats.norm.ppf(raw), 30), rel=1e-9)
+    assert d.p_greater(-0.12) > raw  # the t tail is the heavier one, never 0
