@@ -27,6 +27,12 @@ _COLOURS = {
 }
 
 
+def _bootstrap_p(p: float, n_boot: int) -> str:
+    """A bootstrap p-value; below ``1 / (B + 1)`` it is an extrapolation: ``< 0.001`` at B = 999."""
+    floor = 1.0 / (n_boot + 1) if n_boot > 0 else 0.0
+    return f"< {floor:.2g}" if p < floor else f"{p:.2g}"
+
+
 def _safe(text: object) -> str:
     return printable(text)
 
@@ -131,7 +137,7 @@ def render_summary(
             more = f"  needs ~{t.pairs_needed} pairs" if t.pairs_needed is not None else ""
             if t.p_outside_adjusted is not None and status in ("FAIL", "INCONCLUSIVE"):
                 p_cell = min(p for p in (t.p_outside_adjusted, t.p_conflict_adjusted) if p is not None)
-                more = f"  adj. p {p_cell:.2g}" + more
+                more = f"  adj. p {_bootstrap_p(p_cell, t.n_boot)}" + more
             lines.append(
                 f"  {status:<12} {label:<{width}}  judge {pct(t.judge_rate.estimate)}  band "
                 f"[{pct(t.band_low)}, {pct(t.band_high)}]  distance {_points(t.difference.estimate)} "

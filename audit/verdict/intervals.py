@@ -13,6 +13,13 @@ replicates, ``F`` gives the small p-values a multiplicity adjustment over many c
 (a count cannot go below ``1 / (B + 1)``); far beyond every replicate it decays like the
 kernel's Gaussian tail: a smooth extrapolation, labelled as such in docs/audit.md.
 
+**A p-value is never 0.** When the replicates do not vary (no kernel: ``F`` is their step
+function) the p-value is a count, floored at ``1 / (B + 1)`` (the replicates cannot tell a
+smaller one; Phipson and Smyth 2010); a smoothed p-value is floored at ``P_MIN`` (the
+extrapolated Gaussian tail underflows to 0 some 38 bandwidths beyond every replicate).
+``count_floor`` is ``1 / (B + 1)``: what the terminal prints as ``< 1/(B+1)``, the number
+beyond which a p-value is an extrapolation (docs/audit.md 4.2).
+
 Student-t calibration: with finite degrees of freedom ``df`` every tail probability ``a``
 is read at ``Phi(-t_df^-1(1 - a))`` (the tails are as wide as a t interval's), and a
 p-value ``F(null)`` is mapped to ``T_df(Phi^-1(F(null)))``; :mod:`audit.uncertainty.two_way`
@@ -24,6 +31,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import ndtr, ndtri
 from scipy.stats import t as student_t
+
+P_MIN = float(np.finfo(float).tiny)  #: the smallest p-value returned (a smoothed tail that underflowed)
 
 
 class ReplicateDistribution:
@@ -54,6 +63,11 @@ class ReplicateDistribution:
             mean = reps.mean()
             reps = mean + (reps - mean) / np.sqrt(1.0 + (h / sd) ** 2)
         self._reps, self._h = np.sort(reps), float(h)
+
+    @property
+    def count_floor(self) -> float:
+        """``1 / (B + 1)``: the smallest p-value a count of the ``B`` replicates can give."""
+        return 1.0 / (self.n + 1.0)
 
     @property
     def defined(self) -> bool:
@@ -112,10 +126,14 @@ class ReplicateDistribution:
         return self._calibrate(1.0 - c if np.isfinite(c) else c)
 
     def _calibrate(self, p: float) -> float:
-        if not np.isfinite(p) or not np.isfinite(self.df):
+        if not np.isfinite(p):
             return float(p)
-        p = min(max(p, 1e-300), 1.0)
-        return float(student_t.sf(ndtri(1.0 - p), self.df))
+        if self._h <= 0:  # a count of replicates: never below 1 / (B + 1)
+            return float(min(max(p, self.count_floor), 1.0))
+        if np.isfinite(self.df):
+            # -ndtri(p), not ndtri(1 - p): 1 - p rounds to 1 below 1e-16 and the p would be 0
+            p = float(student_t.sf(-ndtri(min(max(p, 1e-300), 1.0)), self.df))
+        return float(min(max(p, P_MIN), 1.0))
 
 
-__all__ = ["ReplicateDistribution"]
+__all__ = ["P_MIN", "ReplicateDistribution"]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from audit.checks import Status
 from reports.terminal import render_summary
 
@@ -91,4 +93,15 @@ def test_adjusted_p_is_the_cell_p_even_when_the_conflict_p_is_zero(result):
     transfer = replace(cell.transfer, status=Status.FAIL, p_outside_adjusted=0.25, p_conflict_adjusted=0.0)
     changed = replace(result, cells=(replace(cell, transfer=transfer),))
     line = next(x for x in render_summary(changed).splitlines() if f"{cell.matchup} / {cell.criterion}" in x)
-    assert "adj. p 0 " in line + " " and "adj. p 0.25" not in line
+    floor = 1 / (cell.transfer.n_boot + 1)
+    assert f"adj. p < {floor:.2g}" in line and "adj. p 0.25" not in line
+
+
+@pytest.mark.parametrize("p, shown", [(4e-4, "adj. p < 0.001"), (0.0012, "adj. p 0.0012"), (0.2, "adj. p 0.2")])
+def test_a_p_below_one_over_b_plus_one_is_shown_as_below_it(result, p, shown):
+    """Below 1 / (B + 1) a bootstrap p is an extrapolation: the terminal says ``< 0.001`` at B = 999."""
+    cell = next(c for c in result.cells if c.transfer.p_outside_adjusted is not None)
+    transfer = replace(cell.transfer, status=Status.FAIL, n_boot=999, p_outside_adjusted=p, p_conflict_adjusted=1.0)
+    changed = replace(result, cells=(replace(cell, transfer=transfer),))
+    line = next(x for x in render_summary(changed).splitlines() if f"{cell.matchup} / {cell.criterion}" in x)
+    assert f"{shown}  " in line + "  " and "e-0" not in line

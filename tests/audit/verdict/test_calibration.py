@@ -43,8 +43,8 @@ def test_full_study_meets_the_targets():
     Aligned judges never FAIL falsely (a FAIL where the judge is truly within the margin);
     counting every FAIL, the reader-like judge at 12 x 150 FAILs 10% of studies, every one a
     cell where its own leniency truly puts it beyond the margin (so the all-FAIL bound is
-    waived there, the false-FAIL bound is not). Met only in part, and the bounds say so: the
-    coverage of J - M is 92.9% at 12 x 150 (target 93-97%), up to 97.9% at 7 x 60, and the
+    waived there, the false-FAIL bound is not). The coverage of J - M is 92.9% (SE 1.7) at 12 x 150
+    over these 40 studies (93.8% / 94.8% over 200: the test below), up to 97.9% at 7 x 60, and the
     band-distance interval over-covers (up to 99.2%: built from two intervals, conservative).
     """
     tallies = calibrate(policy=TransferPolicy())
@@ -64,3 +64,15 @@ def test_full_study_meets_the_targets():
             assert (0.92 if design == (12, 150) else 0.93) <= cov["J-M"] <= 0.98, (design, kind, cov)
             assert 0.95 <= cov["band"] <= 0.995, (design, kind, cov)
     assert set(DESIGNS) == {d for d, _ in tallies}
+
+
+@pytest.mark.slow
+def test_j_minus_m_covers_at_12x150_over_200_studies():
+    """At 12 x 150 the 40-study figure (92.9%, SE 1.7) is too noisy to read against 93-97%: over
+    200 studies (the first 40 are the default study's) J - M covers 93.8% / 94.8% (docs/audit.md 4.5)."""
+    tallies = calibrate(studies=200, designs=((12, 150),), policy=TransferPolicy())
+    for kind in ("reader-like", "majority"):
+        t = tallies[((12, 150), kind)]
+        cov = sum(t.coverage["J-M"]) / len(t.coverage["J-M"])
+        assert 0.93 <= cov <= 0.97, (kind, cov)
+        assert _rate(t, "false FAIL", "studies") == 0.0, kind

@@ -3,8 +3,9 @@
 import numpy as np
 import pytest
 from scipy import stats
+from scipy.special import ndtr
 
-from audit.verdict.intervals import ReplicateDistribution
+from audit.verdict.intervals import P_MIN, ReplicateDistribution
 
 
 @pytest.fixture(scope="module")
@@ -50,6 +51,29 @@ def test_bounds_clip_the_interval_not_the_p_value():
 
 def test_constant_and_empty_replicates():
     c = ReplicateDistribution(0.5, np.full(100, 0.5))
-    assert c.interval(0.9) == (0.5, 0.5) and c.p_greater(0.4) == 0.0
+    # no replicate reaches the null: a count, floored at 1 / (B + 1), never 0
+    assert c.interval(0.9) == (0.5, 0.5) and c.p_greater(0.4) == 1 / 101 and c.p_less(0.6) == 1 / 101
+    assert c.count_floor == 1 / 101 and c.p_greater(0.6) == 1.0
     e = ReplicateDistribution(0.5, np.zeros(0))
     assert not e.defined and np.isnan(e.interval(0.9)[0]) and np.isnan(e.p_greater(0.5))
+
+
+@pytest.mark.parametrize("df", [float("inf"), 5.0])
+def test_a_p_value_is_never_zero_even_where_the_smoothed_tail_underflows(df):
+    reps = np.random.default_rng(4).normal(0.0, 0.01, 999)
+    d = ReplicateDistribution(0.0, reps, df=df)
+    assert float(np.mean(ndtr((-5.0 - d._reps) / d._h))) == 0.0  # the kernel tail itself underflows
+    for p in (d.p_greater(-5.0), d.p_less(5.0)):
+        assert 0.0 < p < d.count_floor
+    assert d.p_greater(-5.0) >= P_MIN
+
+
+def test_the_t_calibration_keeps_p_values_below_1e_16():
+    """1 - p rounds to 1 below 1e-16: the calibration must not turn such a p into 0."""
+    reps = np.random.default_rng(5).normal(0.0, 0.01, 999)
+    d = ReplicateDistribution(0.0, reps, df=30)
+    z = ReplicateDistribution(0.0, reps)
+    raw = z.p_greater(-0.12)  # ~12 SD: a smoothed tail far below 1e-16 but not underflowed
+    assert 0.0 < raw < 1e-20
+    assert d.p_greater(-0.12) == pytest.approx(stats.t.sf(-stats.norm.ppf(raw), 30), rel=1e-9)
+    assert d.p_greater(-0.12) > raw  # the t tail is the heavier one, never 0
