@@ -10,6 +10,7 @@ import numpy as np
 from scipy.stats import norm
 
 from audit.glmm.design import Design
+from audit.glmm.iterative import IterativeLaplace, use_iterative
 from audit.glmm.laplace import LaplaceDeviance
 from audit.glmm.model import GlmmResult
 from audit.glmm.optimize import (
@@ -173,9 +174,13 @@ def fit_native(design: Design, *, level: float = 0.95, profile: bool = False, st
     K = len(design.codes)
     p = design.X.shape[1]
     notes = list(design.notes)
-    lap = LaplaceDeviance(
-        design.y, design.X, design.codes, [len(lv) for lv in design.levels], factorization=design.factorization
-    )
+    n_levels = [len(lv) for lv in design.levels]
+    iterative = use_iterative(design.codes, n_levels, design.factorization)
+    if iterative is not None:
+        lap = IterativeLaplace(design.y, design.X, design.codes, n_levels)
+        lap.path = iterative
+    else:
+        lap = LaplaceDeviance(design.y, design.X, design.codes, n_levels, factorization=design.factorization)
     factorization = _factorization_note(lap, notes)
     separated = is_separated(design.y, design.X)
     constant_cols = np.flatnonzero((np.ptp(design.X, axis=0) == 0) & (design.X[0] != 0))
@@ -275,6 +280,12 @@ def _factorization_note(lap: LaplaceDeviance, notes: list[str]) -> str:
     if lap.path is None:
         return "diagonal"
     choice = lap.path
+    if isinstance(lap, IterativeLaplace):
+        notes.append(
+            f"iterative path: the {choice.m}-level reader block by preconditioned CG, log det by stochastic Lanczos "
+            f"quadrature ({lap.n_probes} seeded probes; {choice.reason})"
+        )
+        return "iterative"
     if choice.path == "sparse":
         notes.append(
             f"sparse path: the {choice.m}-level reader block factorised by CHOLMOD (AMD ordering; {choice.reason})"
