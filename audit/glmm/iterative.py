@@ -129,7 +129,9 @@ class IterativeLaplace:
                 cols.append(self.cell_col[m])
                 vals.append(wc * tcol[self.cell_col[j]] * tcol[self.cell_col[m]])
             r, c, v = np.concatenate(rows), np.concatenate(cols), np.concatenate(vals)
-            Eoff = sp.csr_matrix((np.concatenate([v, v]), (np.concatenate([r, c]), np.concatenate([c, r]))), (self.qR,) * 2)
+            Eoff = sp.csr_matrix(
+                (np.concatenate([v, v]), (np.concatenate([r, c]), np.concatenate([c, r]))), (self.qR,) * 2
+            )
         Sdiag = Ediag - np.asarray(CT.multiply(CT).dot(1.0 / D)).ravel()
         return {"D": D, "C": C, "CT": CT, "Ediag": Ediag, "Eoff": Eoff, "Sdiag": Sdiag}
 
@@ -205,7 +207,8 @@ class IterativeLaplace:
         self._theta_prev = theta.copy()
         eta = fixed + self._eta_re(theta, u)
         pdev = -2.0 * (y @ eta - np.logaddexp(0.0, eta).sum()) + u @ u
-        for it in range(_PIRLS_MAXIT):
+        n_newton = 0
+        for n_newton in range(1, _PIRLS_MAXIT + 1):  # noqa: B007 (the count is kept)
             mu = expit(eta)
             w = mu * (1.0 - mu)
             g = self._grad_u(theta, u, mu - y)
@@ -241,7 +244,7 @@ class IterativeLaplace:
             "probes": probes,
             "theta": theta,
             "beta": beta,
-            "pirls_iter": it,
+            "pirls_iter": n_newton,
             "logdet": logdet,
         }
         return float(pdev + logdet)
@@ -448,6 +451,9 @@ def use_iterative(codes, n_levels, factorization: str):
         return PathChoice("iterative", "forced", m, dense_flops=dense)
     if m > ITERATIVE_MIN_LEVELS and dense > work:
         return PathChoice(
-            "iterative", f"exact factor ~{dense:.2g} flops per evaluation against ~{work:.2g} iterative", m, dense_flops=dense
+            "iterative",
+            f"exact factor ~{dense:.2g} flops per evaluation against ~{work:.2g} iterative",
+            m,
+            dense_flops=dense,
         )
     return None

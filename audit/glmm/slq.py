@@ -95,7 +95,10 @@ def pcg_probes(matvec, precond: np.ndarray, Z: np.ndarray, rtol: float = 1e-10, 
         if not active.any():
             break
     terms = np.array(
-        [float(Z[:, j] @ Z[:, j]) * gauss_log_quadrature(alphas[: steps[j], j].copy(), betas[: steps[j], j].copy()) for j in range(m)]
+        [
+            float(Z[:, j] @ Z[:, j]) * gauss_log_quadrature(alphas[: steps[j], j].copy(), betas[: steps[j], j].copy())
+            for j in range(m)
+        ]
     )
     logdet = float(np.log(precond).sum() + terms.mean())
     return ProbeSolve(X=X, logdet=logdet, iterations=it, per_probe=terms)
