@@ -212,6 +212,8 @@ def fit_native(design: Design, *, level: float = 0.95, profile: bool = False, st
     dev = lap(x[:K], x[K:])
     grad = lap.gradient()
     V = _vcov(lap, x, K, notes, grad)
+    if isinstance(lap, IterativeLaplace):
+        notes.append(lap.iteration_note())
     pg = projected_gradient(grad, x, K)
     converged = bool(np.max(np.abs(pg)) < _CONVERGED_GRAD)
     if not converged:

@@ -380,6 +380,18 @@ class IterativeLaplace:
         return np.concatenate([g_theta, self.X.T @ e0 + Xv])
 
     # ------------------------------------------------------------------ by-products
+    def iteration_note(self) -> str:
+        """The CG iteration counts of the fit so far, for the result's notes."""
+
+        def span(v):
+            return f"{min(v)}-{max(v)}" if v else "none"
+
+        c = self.cg_iterations
+        return (
+            f"CG iterations per solve: Newton {span(c['newton'])}, probes {span(c['probes'])}, "
+            f"adjoint {span(c['adjoint'])} (over {self.n_evals} evaluations)"
+        )
+
     def conditional_modes(self, theta):
         u = self.state["u"]
         out = [None] * self.K
