@@ -442,15 +442,43 @@ ITERATIVE_MIN_LEVELS = 1500
 ITERATIVE_WORK = 20_000.0
 
 
+# With scikit-sparse installed, a reader block whose pattern has at most this many entries per
+# level (two readers coupled when they read a common pair) is left to the exact sparse rule:
+# crowd data with few votes per pair factorise with little fill (audit.glmm.sparse).
+SPARSE_SCREEN_PER_LEVEL = 50
+
+
+def _schur_pattern_entries(codes, n_levels) -> int:
+    """Off-diagonal entries (pairs of R columns) of the Schur block's pattern, upper bound: per level
+    of the largest factor, (distinct R columns among its votes choose 2)."""
+    levels = [int(v) for v in n_levels]
+    ia = int(np.argmax(levels))
+    ga = np.asarray(codes[ia], dtype=np.int64)
+    total = 0
+    offset = 0
+    keys = []
+    for k, c in enumerate(codes):
+        if k == ia:
+            continue
+        keys.append(ga * (sum(levels)) + np.asarray(c, dtype=np.int64) + offset)
+        offset += levels[k]
+    cells = np.unique(np.concatenate(keys))
+    per = np.bincount(cells // sum(levels), minlength=levels[ia]).astype(np.int64)
+    total = int((per * (per - 1) // 2).sum())
+    return total
+
+
 def use_iterative(codes, n_levels, factorization: str):
     """The cost rule for the iterative path: a :class:`audit.glmm.sparse.PathChoice` when it runs,
     else None (the exact dense / sparse rule of :mod:`audit.glmm.sparse` decides).
 
     ``factorization="iterative"`` forces it (two or more factors), ``"dense"`` / ``"sparse"`` exclude
     it; with ``"auto"`` it runs when the reader block (every factor but the largest) has
-    ``m > ITERATIVE_MIN_LEVELS`` levels and ``m^3 / 3 > ITERATIVE_WORK * N`` (N votes).
+    ``m > ITERATIVE_MIN_LEVELS`` levels, ``m^3 / 3 > ITERATIVE_WORK * N`` (N votes), and the exact
+    sparse path is not a candidate (scikit-sparse missing, or the block's pattern has more than
+    ``SPARSE_SCREEN_PER_LEVEL * m`` entries).
     """
-    from audit.glmm.sparse import PathChoice
+    from audit.glmm.sparse import PathChoice, sksparse_available
 
     if len(codes) < 2 or factorization in ("dense", "sparse"):
         return None
@@ -461,11 +489,15 @@ def use_iterative(codes, n_levels, factorization: str):
     work = ITERATIVE_WORK * n
     if factorization == "iterative":
         return PathChoice("iterative", "forced", m, dense_flops=dense)
-    if m > ITERATIVE_MIN_LEVELS and dense > work:
-        return PathChoice(
-            "iterative",
-            f"exact factor ~{dense:.2g} flops per evaluation against ~{work:.2g} iterative",
-            m,
-            dense_flops=dense,
-        )
-    return None
+    if m <= ITERATIVE_MIN_LEVELS or dense <= work:
+        return None
+    entries = _schur_pattern_entries(codes, levels)
+    if sksparse_available() and entries <= SPARSE_SCREEN_PER_LEVEL * m:
+        return None
+    return PathChoice(
+        "iterative",
+        f"dense factor ~{dense:.2g} flops per evaluation against ~{work:.2g} iterative; "
+        f"{entries / m:.0f} coupled readers per reader",
+        m,
+        dense_flops=dense,
+    )

@@ -78,18 +78,25 @@ def test_fit_matches_the_exact_fit_within_the_documented_tolerance():
 
 
 def test_cost_rule():
-    small = [np.zeros(10, dtype=int), np.zeros(10, dtype=int)]
-    assert use_iterative(small, [5000, 800], "auto") is None
-    n = 100_000
-    codes = [np.zeros(n, dtype=int), np.zeros(n, dtype=int)]
-    choice = use_iterative(codes, [5000, 4000], "auto")
+    from audit.glmm.sparse import sksparse_available
+
+    # 100k votes, each of 5k pairs read by 20 of 4k readers: every reader coupled with ~240 others
+    _, codes, levels = _cell(100_000, 5_000, 4_000, seed=4)
+    choice = use_iterative(codes, levels, "auto")
     assert choice is not None and choice.path == "iterative" and choice.m == 4000
-    assert use_iterative(codes, [5000, 1000], "auto") is None
-    assert use_iterative(codes, [5000, ITERATIVE_MIN_LEVELS], "auto") is None
-    assert use_iterative(codes, [5000, 4000], "dense") is None
-    assert use_iterative(codes, [5000, 4000], "sparse") is None
-    assert use_iterative(small, [5, 3], "iterative").reason == "forced"
-    assert use_iterative(small[:1], [5], "iterative") is None  # one factor: nothing to iterate on
+    assert "coupled readers per reader" in choice.reason
+    assert use_iterative(codes, levels, "dense") is None
+    assert use_iterative(codes, levels, "sparse") is None
+    # the same votes over 1k readers: an exact factorisation is cheaper
+    _, codes1k, levels1k = _cell(100_000, 5_000, 1_000, seed=4)
+    assert use_iterative(codes1k, levels1k, "auto") is None
+    assert use_iterative(codes1k, levels1k, "iterative").reason == "forced"
+    # crowd shape, two votes per pair: a sparse factor, left to the exact rule when CHOLMOD is there
+    _, crowd, crowd_levels = _cell(20_000, 10_000, 3_000, seed=5)
+    choice = use_iterative(crowd, crowd_levels, "auto")
+    assert (choice is None) == sksparse_available()
+    assert use_iterative(codes[:1], levels[:1], "iterative") is None  # one factor: nothing to iterate on
+    assert ITERATIVE_MIN_LEVELS == 1500
 
 
 def test_unknown_factorization_is_an_input_error():
