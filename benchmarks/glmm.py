@@ -108,12 +108,13 @@ def _child(tool: str, data: Path, out: Path) -> None:
     frame = pd.read_parquet(data) if data.suffix == ".parquet" else pd.read_pickle(data)
     res: dict = {"tool": tool}
     if tool == "ours":
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         fit = fit_crossed_glmm(
             frame["y"].to_numpy(float), {"pair": frame["pair"].to_numpy(), "reader": frame["reader"].to_numpy()}
         )
         res.update(
             time=time.perf_counter() - t0,
+            cpu=time.process_time() - c0,
             b0=fit.b[0],
             se=fit.se[0],
             sd_pair=fit.sd["pair"],
@@ -121,6 +122,7 @@ def _child(tool: str, data: Path, out: Path) -> None:
             loglik=fit.loglik,
             path=fit.factorization,
             note=next((n for n in fit.notes if "path" in n), ""),
+            cg=next((n for n in fit.notes if n.startswith("CG iterations")), ""),
         )
     elif tool == "glmer":
         out_r = _glmer(frame, len(frame), None)
@@ -260,7 +262,10 @@ def sweep(designs, tools, timeout: float, mem_gb: float, shapes=None) -> int:
                 flush=True,
             )
             if ours.get("status") == "ok":
-                print(f"{'':<8} ours: {ours['path']} path; {ours['note'][:150]}", flush=True)
+                print(
+                    f"{'':<8} ours: {ours['path']} path, CPU {ours['cpu']:.1f} s; {ours['note'][:150]} {ours['cg']}",
+                    flush=True,
+                )
             for t in tools:
                 if t != "ours" and t != "glmer" and results[t].get("status") == "ok" and ours.get("status") == "ok":
                     o = results[t]
