@@ -288,7 +288,7 @@ class IterativeLaplace:
         YAs = -(f["C"] @ Sp) / D[:, None]
         return Xp, Sp, YAx, YAs
 
-    def _two_factor_sums(self, theta, f, probes, weights):
+    def _two_factor_sums(self, theta, f, probes, weights, by_reader=()):
         """For two factors: sums over cells of alpha_c * P_k[c] (P_k[c] = (Z_k H^{-1} Lambda Z')_cc,
         estimated), per pair and per reader, for each cell weight vector alpha in ``weights``.
 
@@ -296,7 +296,7 @@ class IterativeLaplace:
         P_A = th_A (AA[a] + 1/D[a]) + th_R T, P_R = th_R RR[r] + th_A T, with AA = mean Yx Ys, RR =
         mean x s and the cross term T = mean (Yx[a] s[r] + Ys[a] x[r]) / 2: the per-level sums of
         alpha * T are sparse products with the coupling pattern carrying alpha (no per-cell arrays
-        of probes)."""
+        of probes). The per-reader sums are formed only for the weights indexed in ``by_reader``."""
         D = f["D"]
         tA, tR = theta[self.ia], theta[self.others[0]]
         Xp, Sp, YAx, YAs = self._probe_blocks(theta, f, probes)
@@ -304,22 +304,19 @@ class IterativeLaplace:
         AA = np.einsum("ij,ij->i", YAx, YAs) / m + 1.0 / D
         RR = np.einsum("ij,ij->i", Xp, Sp) / m
         out = []
-        for alpha in weights:
+        for i, alpha in enumerate(weights):
             Ca = self._C.copy()
             Ca.data = np.asarray(alpha, dtype=float)
-            CaT = Ca.T.tocsr()
             Wa = np.asarray(Ca.sum(axis=1)).ravel()
-            Wr = np.asarray(Ca.sum(axis=0)).ravel()
             Ta = 0.5 * (np.einsum("ij,ij->i", YAx, Ca @ Sp) + np.einsum("ij,ij->i", YAs, Ca @ Xp)) / m
-            Tr = 0.5 * (np.einsum("ij,ij->i", Sp, CaT @ YAx) + np.einsum("ij,ij->i", Xp, CaT @ YAs)) / m
-            out.append(
-                {
-                    "A_by_pair": tA * AA * Wa + tR * Ta,
-                    "R_by_pair": tR * (Ca @ RR) + tA * Ta,
-                    "A_by_reader": tA * (CaT @ AA) + tR * Tr,
-                    "R_by_reader": tR * RR * Wr + tA * Tr,
-                }
-            )
+            sums = {"A_by_pair": tA * AA * Wa + tR * Ta, "R_by_pair": tR * (Ca @ RR) + tA * Ta}
+            if i in by_reader:
+                CaT = Ca.T.tocsr()
+                Wr = np.asarray(Ca.sum(axis=0)).ravel()
+                Tr = 0.5 * (np.einsum("ij,ij->i", Sp, CaT @ YAx) + np.einsum("ij,ij->i", Xp, CaT @ YAs)) / m
+                sums["A_by_reader"] = tA * (CaT @ AA) + tR * Tr
+                sums["R_by_reader"] = tR * RR * Wr + tA * Tr
+            out.append(sums)
         return out
 
     def gradient(self):
@@ -340,14 +337,23 @@ class IterativeLaplace:
             # cell weights: sum of w, of w(1 - 2 mu), of x_j w(1 - 2 mu) per cell
             cell = self.obs_cell
             weights = [np.bincount(cell, w, self.n_cells), np.bincount(cell, wd, self.n_cells)]
-            weights += [np.bincount(cell, self.X[:, j] * wd, self.n_cells) for j in range(p)]
-            sums = self._two_factor_sums(theta, f, st["probes"], weights)
+            # a constant column of X gives the weights of w(1 - 2 mu) again, times the constant
+            const = [j for j in range(p) if np.all(self.X[:, j] == self.X[0, j])]
+            other = [j for j in range(p) if j not in const]
+            weights += [np.bincount(cell, self.X[:, j] * wd, self.n_cells) for j in other]
+            sums = self._two_factor_sums(theta, f, st["probes"], weights, by_reader=(1,))
+            per_col = {j: self.X[0, j] * 1.0 for j in const}
             kA, kR = self.ia, self.others[0]
             wP = {kA: sums[0]["A_by_pair"].sum(), kR: sums[0]["R_by_pair"].sum()}
             tA, tR = theta[kA], theta[kR]
             v_pair = tA * sums[1]["A_by_pair"] + tR * sums[1]["R_by_pair"]
             v_level = [tA * sums[1]["A_by_reader"] + tR * sums[1]["R_by_reader"]]
-            Xv = np.array([(tA * s["A_by_pair"] + tR * s["R_by_pair"]).sum() for s in sums[2:]])
+            v_total = v_pair.sum()
+            Xv = np.empty(p)
+            for j in const:
+                Xv[j] = per_col[j] * v_total
+            for j, s_j in zip(other, sums[2:]):
+                Xv[j] = (tA * s_j["A_by_pair"] + tR * s_j["R_by_pair"]).sum()
         else:
             Pc = self._cell_traces(theta, f, st["probes"])
             P = [pc[self.obs_cell] for pc in Pc]
