@@ -218,13 +218,15 @@ def _run_child(tool: str, data: Path, timeout: float, mem_gb: float) -> dict:
         return res
 
 
-def sweep(designs, tools, timeout: float, mem_gb: float, shapes=None) -> int:
+def sweep(designs, tools, timeout: float, mem_gb: float, shapes=None, timeouts=None) -> int:
     """Print the sweep table (see the module docstring)."""
     import tempfile
 
     shapes = shapes or SWEEP
     print(
-        f"sweep: each fit in its own process, limit {timeout:.0f} s and {mem_gb:g} GB address space; "
+        f"sweep: each fit in its own process, limit {timeout:.0f} s "
+        + "".join(f"({t}: {v:.0f} s) " for t, v in (timeouts or {}).items())
+        + f"and {mem_gb:g} GB address space; "
         "time = the fit itself (glmer: inside R); peak = the process's peak RSS"
     )
     print(
@@ -238,7 +240,7 @@ def sweep(designs, tools, timeout: float, mem_gb: float, shapes=None) -> int:
             with tempfile.TemporaryDirectory() as tmp:
                 data = Path(tmp) / "data.pkl"
                 frame.to_pickle(data)
-                results = {t: _run_child(t, data, timeout, mem_gb) for t in tools}
+                results = {t: _run_child(t, data, (timeouts or {}).get(t, timeout), mem_gb) for t in tools}
             cells = []
             for t in tools:
                 res = results[t]
@@ -509,6 +511,13 @@ def main(argv=None) -> int:
         help="sweep shapes (default: the issue's five)",
     )
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per fit in the sweep")
+    parser.add_argument(
+        "--tool-timeout",
+        nargs="+",
+        default=[],
+        metavar="TOOL=SECONDS",
+        help="per-tool time limits overriding --timeout (e.g. ours=1200 on a loaded machine)",
+    )
     parser.add_argument("--mem-gb", type=float, default=10.0, help="address-space cap per fit in the sweep")
     parser.add_argument("--accuracy", action="store_true", help="iterative path against the exact one instead")
     parser.add_argument("--fill", action="store_true", help="print the factor fill per ordering (symbolic) instead")
@@ -527,7 +536,8 @@ def main(argv=None) -> int:
         )
     if args.sweep:
         shapes = [tuple(int(v) for v in s.split(",")) for s in args.shapes] if args.shapes else None
-        return sweep(args.designs, args.tools, args.timeout, args.mem_gb, shapes)
+        timeouts = {k: float(v) for k, v in (item.split("=", 1) for item in args.tool_timeout)}
+        return sweep(args.designs, args.tools, args.timeout, args.mem_gb, shapes, timeouts)
     if args.boundary:
         return boundary_study(args.boundary, args.boundary_glmer)
     have_r = rscript_available()
