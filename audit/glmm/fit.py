@@ -298,9 +298,9 @@ def fit_native(design: Design, *, level: float = 0.95, profile: bool = False, st
 # with the data), so "converged" means: the quasi-Newton step still to take moves no parameter by
 # more than this many of its standard errors.
 _CONVERGED_STEP_SE = 0.01
-# ... and its searches stop when the quasi-Newton model predicts less than this gain in deviance
-# (a step of ~0.01 standard errors changes the deviance by ~1e-4).
-ITERATIVE_DECREASE_TOL = 1e-4
+# ... and its searches stop when the quasi-Newton model predicts less gain in deviance than
+# IterativeLaplace.decrease_tol.
+ITERATIVE_DECREASE_TOL = IterativeLaplace.decrease_tol
 
 
 def _iterative_converged(res, pg, K):

@@ -46,6 +46,10 @@ class IterativeLaplace:
     (``__call__``, ``gradient``, ``conditional_modes``, ``vcov_rx``, ``state``), for two or more
     crossed factors."""
 
+    # searches on this objective stop when the predicted gain is below this (deviance units; a step
+    # of ~0.01 standard errors changes the deviance by ~1e-4)
+    decrease_tol = 1e-4
+
     def __init__(self, y, X, codes, n_levels, n_probes: int = N_PROBES, seed: int = PROBE_SEED):
         self.y = np.asarray(y, dtype=float)
         self.X = np.asarray(X, dtype=float)

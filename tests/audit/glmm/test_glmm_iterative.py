@@ -102,3 +102,13 @@ def test_cost_rule():
 def test_unknown_factorization_is_an_input_error():
     with pytest.raises(InputError, match="iterative"):
         fit_crossed_glmm([0, 1, 1, 0], {"pair": [0, 0, 1, 1], "reader": [0, 1, 0, 1]}, factorization="cg")
+
+
+def test_profile_interval_matches_the_exact_path():
+    y, codes, _ = _cell(6000, 300, 200, seed=1)
+    factors = {"pair": codes[0], "reader": codes[1]}
+    exact = fit_crossed_glmm(y, factors, profile=True, factorization="dense")
+    it = fit_crossed_glmm(y, factors, profile=True, factorization="iterative")
+    tol = 0.02 * exact.se[0]
+    assert abs(it.profile_low[0] - exact.profile_low[0]) < tol
+    assert abs(it.profile_high[0] - exact.profile_high[0]) < tol
