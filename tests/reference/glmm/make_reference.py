@@ -168,9 +168,6 @@ CASES = {
     "large_50k": (110, _large, INTERCEPT, True),
     "false_boundary": (206, _false_boundary, INTERCEPT, True),
     "arena_3k_readers": (113, _arena, INTERCEPT, False),
-    # 40,000 votes, 2,000 pairs x 20 of 2,000 readers: the shape where the native engine takes
-    # its iterative path (every reader coupled with ~370 others: a dense factor)
-    "uniform_2k_readers": (114, lambda r: _large(r, n_pair=2000, n_reader=2000, per_pair=20), INTERCEPT, False),
 }
 
 
