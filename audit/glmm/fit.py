@@ -10,7 +10,7 @@ import numpy as np
 from scipy.stats import norm
 
 from audit.glmm.design import Design
-from audit.glmm.iterative import IterativeLaplace, use_iterative
+from audit.glmm.iterative import IterativeLaplace, iterative_after_exact_rule, use_iterative
 from audit.glmm.laplace import LaplaceDeviance
 from audit.glmm.model import GlmmResult
 from audit.glmm.optimize import (
@@ -192,6 +192,10 @@ def fit_native(design: Design, *, level: float = 0.95, profile: bool = False, st
         lap.path = iterative
     else:
         lap = LaplaceDeviance(design.y, design.X, design.codes, n_levels, factorization=design.factorization)
+        iterative = iterative_after_exact_rule(lap.path, design.y.size, design.factorization)
+        if iterative is not None:
+            lap = IterativeLaplace(design.y, design.X, design.codes, n_levels)
+            lap.path = iterative
     factorization = _factorization_note(lap, notes)
     separated = is_separated(design.y, design.X)
     constant_cols = np.flatnonzero((np.ptp(design.X, axis=0) == 0) & (design.X[0] != 0))

@@ -478,6 +478,36 @@ def _schur_pattern_entries(codes, n_levels) -> int:
     return total
 
 
+def iterative_after_exact_rule(exact_choice, n_votes: int, factorization: str):
+    """Second stage of the cost rule, once the exact rule of :mod:`audit.glmm.sparse` has analysed
+    a block the screen left to it: the iterative path still runs when the exact path it chose is
+    predicted to cost more than the iterative work (a sparse pattern can still fill in: 20k pairs
+    x 5 of 8k readers has 25 coupled readers per reader and a factor 66% dense)."""
+    from audit.glmm.sparse import SPARSE_FLOP_PENALTY, PathChoice
+
+    if factorization != "auto" or exact_choice is None or exact_choice.m <= ITERATIVE_MIN_LEVELS:
+        return None
+    if exact_choice.path == "sparse" and exact_choice.sparse_flops is not None:
+        cost = SPARSE_FLOP_PENALTY * exact_choice.sparse_flops
+    else:
+        cost = exact_choice.dense_flops if exact_choice.dense_flops is not None else exact_choice.m**3 / 3.0
+    work = ITERATIVE_WORK * n_votes
+    if cost <= work:
+        return None
+    fill = ""
+    if exact_choice.nnz_factor is not None:
+        share = exact_choice.nnz_factor / (exact_choice.m * (exact_choice.m + 1) / 2)
+        fill = f", predicted factor {100 * share:.0f}% dense"
+    return PathChoice(
+        "iterative",
+        f"exact {exact_choice.path} path ~{cost:.2g} flops per evaluation{fill} against ~{work:.2g} iterative",
+        exact_choice.m,
+        exact_choice.nnz_factor,
+        exact_choice.sparse_flops,
+        exact_choice.dense_flops,
+    )
+
+
 def use_iterative(codes, n_levels, factorization: str):
     """The cost rule for the iterative path: a :class:`audit.glmm.sparse.PathChoice` when it runs,
     else None (the exact dense / sparse rule of :mod:`audit.glmm.sparse` decides).
@@ -486,7 +516,8 @@ def use_iterative(codes, n_levels, factorization: str):
     it; with ``"auto"`` it runs when the reader block (every factor but the largest) has
     ``m > ITERATIVE_MIN_LEVELS`` levels, ``m^3 / 3 > ITERATIVE_WORK * N`` (N votes), and the exact
     sparse path is not a candidate (scikit-sparse missing, or the block's pattern has more than
-    ``SPARSE_SCREEN_PER_LEVEL * m`` entries).
+    ``SPARSE_SCREEN_PER_LEVEL * m`` entries). A block left to the exact rule can still go
+    iterative afterwards (:func:`iterative_after_exact_rule`).
     """
     from audit.glmm.sparse import PathChoice, sksparse_available
 

@@ -112,3 +112,20 @@ def test_profile_interval_matches_the_exact_path():
     tol = 0.02 * exact.se[0]
     assert abs(it.profile_low[0] - exact.profile_low[0]) < tol
     assert abs(it.profile_high[0] - exact.profile_high[0]) < tol
+
+
+def test_cost_rule_second_stage_after_the_exact_analysis():
+    from audit.glmm.iterative import ITERATIVE_WORK, iterative_after_exact_rule
+    from audit.glmm.sparse import PathChoice
+
+    n = 100_000
+    # 20k pairs x 5 of 8k readers: a sparse pattern whose factor is 66% dense (benchmarks/glmm.py --fill)
+    dense_choice = PathChoice("dense", "dense is cheaper", 8000, 21_111_639, 9.0e10, 8000**3 / 3)
+    choice = iterative_after_exact_rule(dense_choice, n, "auto")
+    assert choice.path == "iterative" and "66% dense" in choice.reason
+    assert iterative_after_exact_rule(dense_choice, n, "dense") is None
+    # a crowd-shaped block whose sparse factor is cheap stays exact
+    cheap = PathChoice("sparse", "2% of dense", 2699, 80_399, 1.5e7, 2699**3 / 3)
+    assert 10 * cheap.sparse_flops < ITERATIVE_WORK * 20_000
+    assert iterative_after_exact_rule(cheap, 20_000, "auto") is None
+    assert iterative_after_exact_rule(None, n, "auto") is None
