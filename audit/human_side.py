@@ -147,6 +147,7 @@ def fit_cell_glmm(cell_votes: pd.DataFrame, *, level: float = 0.95, backend: str
         majority_plugin=majority_plugin(b0, sd_pair),
         degenerate=degenerate,
         degenerate_reason=why,
+        factorization=fit.factorization,
     )
 
 

@@ -46,6 +46,8 @@ class GlmmSummary:
     Wald interval of b0. ``majority_plugin`` is Phi(b0 / sd_pair), the GLMM's plug-in for
     the majority rate. ``degenerate`` flags a fit whose point the audit does not use or show
     as the human preference (``degenerate_reason`` says which rule fired; docs/audit.md).
+    ``factorization`` is how the native engine solved the cell ("dense", "sparse", "iterative",
+    "diagonal"; "" for another backend or a fit that did not run; docs/glmm.md).
     """
 
     estimate: float
@@ -65,6 +67,7 @@ class GlmmSummary:
     majority_plugin: float = float("nan")
     degenerate: bool = False
     degenerate_reason: str = ""
+    factorization: str = ""
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ Prints both times, their ratio and the differences in the estimates.
 The arena-shape sweep (issue 19): 100k votes with 5k pairs and 1k / 4k / 16k readers, 100k votes
 with 20k pairs and 8k readers, 1M votes with 50k pairs and 20k readers, each fitted by ours,
 glmer (Rscript), mixedlm and gpboost in one run, every fit in its own process with a time limit
-(``--timeout``; a fit past it prints "did not finish in N s") and an address-space cap
+(``--timeout``; a fit past it prints "> N s") and an address-space cap
 (``--mem-gb``), with its peak RSS. Designs: ``uniform`` (each pair read by votes/pairs distinct
 readers drawn uniformly: the generator behind the issue's figures) and ``arena`` (reader
 activity heavy-tailed, weight 1/(rank + 20), as crowd data: a few readers cast many votes).
@@ -25,6 +25,12 @@ activity heavy-tailed, weight 1/(rank + 20), as crowd data: a few readers cast m
 The factor's fill at the sweep's shapes, symbolically (no numeric factorisation): nonzeros of the
 Cholesky factor of the reader Schur block and of the whole pair + reader system under AMD, METIS
 and nested dissection, and the size of the dense block with the same flops.
+
+    python benchmarks/glmm.py --accuracy [--shapes 20000,1000,500 100000,5000,1000 100000,5000,4000]
+
+The iterative path against the exact one where both run (issue 19): each shape fitted with
+``factorization="dense"`` and ``"iterative"``; prints both times and |delta b| / SE, the relative
+differences of SE and of both sds, delta logLik, and the CG iteration counts of the iterative fit.
 
     python benchmarks/glmm.py --boundary 900 [--boundary-glmer]
 
@@ -102,12 +108,13 @@ def _child(tool: str, data: Path, out: Path) -> None:
     frame = pd.read_parquet(data) if data.suffix == ".parquet" else pd.read_pickle(data)
     res: dict = {"tool": tool}
     if tool == "ours":
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         fit = fit_crossed_glmm(
             frame["y"].to_numpy(float), {"pair": frame["pair"].to_numpy(), "reader": frame["reader"].to_numpy()}
         )
         res.update(
             time=time.perf_counter() - t0,
+            cpu=time.process_time() - c0,
             b0=fit.b[0],
             se=fit.se[0],
             sd_pair=fit.sd["pair"],
@@ -115,6 +122,7 @@ def _child(tool: str, data: Path, out: Path) -> None:
             loglik=fit.loglik,
             path=fit.factorization,
             note=next((n for n in fit.notes if "path" in n), ""),
+            cg=next((n for n in fit.notes if n.startswith("CG iterations")), ""),
         )
     elif tool == "glmer":
         out_r = _glmer(frame, len(frame), None)
@@ -200,7 +208,7 @@ def _run_child(tool: str, data: Path, timeout: float, mem_gb: float) -> dict:
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.communicate()
-            return {"tool": tool, "status": f"did not finish in {timeout:.0f} s"}
+            return {"tool": tool, "status": f"> {timeout:.0f} s"}
         if proc.returncode != 0 or not out.exists():
             last = (err or "").strip().splitlines()[-1:] or ["no output"]
             reason = "out of memory" if "MemoryError" in (err or "") or proc.returncode == -9 else last[0][:70]
@@ -210,13 +218,15 @@ def _run_child(tool: str, data: Path, timeout: float, mem_gb: float) -> dict:
         return res
 
 
-def sweep(designs, tools, timeout: float, mem_gb: float, shapes=None) -> int:
+def sweep(designs, tools, timeout: float, mem_gb: float, shapes=None, timeouts=None) -> int:
     """Print the sweep table (see the module docstring)."""
     import tempfile
 
     shapes = shapes or SWEEP
     print(
-        f"sweep: each fit in its own process, limit {timeout:.0f} s and {mem_gb:g} GB address space; "
+        f"sweep: each fit in its own process, limit {timeout:.0f} s "
+        + "".join(f"({t}: {v:.0f} s) " for t, v in (timeouts or {}).items())
+        + f"and {mem_gb:g} GB address space; "
         "time = the fit itself (glmer: inside R); peak = the process's peak RSS"
     )
     print(
@@ -230,7 +240,7 @@ def sweep(designs, tools, timeout: float, mem_gb: float, shapes=None) -> int:
             with tempfile.TemporaryDirectory() as tmp:
                 data = Path(tmp) / "data.pkl"
                 frame.to_pickle(data)
-                results = {t: _run_child(t, data, timeout, mem_gb) for t in tools}
+                results = {t: _run_child(t, data, (timeouts or {}).get(t, timeout), mem_gb) for t in tools}
             cells = []
             for t in tools:
                 res = results[t]
@@ -254,7 +264,10 @@ def sweep(designs, tools, timeout: float, mem_gb: float, shapes=None) -> int:
                 flush=True,
             )
             if ours.get("status") == "ok":
-                print(f"{'':<8} ours: {ours['path']} path; {ours['note'][:150]}", flush=True)
+                print(
+                    f"{'':<8} ours: {ours['path']} path, CPU {ours['cpu']:.1f} s; {ours['note'][:150]} {ours['cg']}",
+                    flush=True,
+                )
             for t in tools:
                 if t != "ours" and t != "glmer" and results[t].get("status") == "ok" and ours.get("status") == "ok":
                     o = results[t]
@@ -264,6 +277,39 @@ def sweep(designs, tools, timeout: float, mem_gb: float, shapes=None) -> int:
                         f"dlogLik {o['loglik'] - ours['loglik']:+.1e}",
                         flush=True,
                     )
+    return 0
+
+
+ACCURACY_SHAPES = [(20_000, 1_000, 500), (100_000, 5_000, 1_000), (100_000, 5_000, 4_000)]
+
+
+def accuracy_table(designs, shapes=None) -> int:
+    """Print the iterative-vs-exact table (see the module docstring)."""
+    shapes = shapes or ACCURACY_SHAPES
+    print(
+        f"{'design':<8} {'votes':>8} {'pairs':>6} {'readers':>7} {'exact s':>8} {'iter s':>7} "
+        f"{'|db|/SE':>8} {'dSE rel':>8} {'dsd_pair':>9} {'dsd_rdr':>9} {'dlogLik':>8}  CG iterations per solve"
+    )
+    for design in designs:
+        for n, a, r in shapes:
+            frame = simulate_shape(n, a, r, design)
+            y = frame["y"].to_numpy(float)
+            factors = {"pair": frame["pair"].to_numpy(), "reader": frame["reader"].to_numpy()}
+            fits, times = {}, {}
+            for fac in ("dense", "iterative"):
+                t0 = time.perf_counter()
+                fits[fac] = fit_crossed_glmm(y, factors, factorization=fac)
+                times[fac] = time.perf_counter() - t0
+            e, i = fits["dense"], fits["iterative"]
+            cg = next((note for note in i.notes if note.startswith("CG iterations")), "")
+            print(
+                f"{design:<8} {n:>8} {frame['pair'].nunique():>6} {frame['reader'].nunique():>7} "
+                f"{times['dense']:>8.1f} {times['iterative']:>7.1f} {abs(i.b[0] - e.b[0]) / e.se[0]:>8.4f} "
+                f"{(i.se[0] - e.se[0]) / e.se[0]:>+8.1e} {(i.sd['pair'] - e.sd['pair']) / e.sd['pair']:>+9.1e} "
+                f"{(i.sd['reader'] - e.sd['reader']) / e.sd['reader']:>+9.1e} {i.loglik - e.loglik:>+8.3f}  "
+                f"{cg[len('CG iterations per solve: ') :]}",
+                flush=True,
+            )
     return 0
 
 
@@ -465,7 +511,15 @@ def main(argv=None) -> int:
         help="sweep shapes (default: the issue's five)",
     )
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per fit in the sweep")
+    parser.add_argument(
+        "--tool-timeout",
+        nargs="+",
+        default=[],
+        metavar="TOOL=SECONDS",
+        help="per-tool time limits overriding --timeout (e.g. ours=1200 on a loaded machine)",
+    )
     parser.add_argument("--mem-gb", type=float, default=10.0, help="address-space cap per fit in the sweep")
+    parser.add_argument("--accuracy", action="store_true", help="iterative path against the exact one instead")
     parser.add_argument("--fill", action="store_true", help="print the factor fill per ordering (symbolic) instead")
     parser.add_argument("--child", nargs=3, metavar=("TOOL", "DATA", "OUT"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -476,9 +530,14 @@ def main(argv=None) -> int:
         return fill_table(
             args.designs, [tuple(int(v) for v in s.split(",")) for s in args.shapes] if args.shapes else None
         )
+    if args.accuracy:
+        return accuracy_table(
+            args.designs, [tuple(int(v) for v in s.split(",")) for s in args.shapes] if args.shapes else None
+        )
     if args.sweep:
         shapes = [tuple(int(v) for v in s.split(",")) for s in args.shapes] if args.shapes else None
-        return sweep(args.designs, args.tools, args.timeout, args.mem_gb, shapes)
+        timeouts = {k: float(v) for k, v in (item.split("=", 1) for item in args.tool_timeout)}
+        return sweep(args.designs, args.tools, args.timeout, args.mem_gb, shapes, timeouts)
     if args.boundary:
         return boundary_study(args.boundary, args.boundary_glmer)
     have_r = rscript_available()

@@ -56,7 +56,9 @@ def fit_crossed_glmm(
     factorization : str
         How the native engine factorises the penalised Hessian's reader block: ``"auto"``
         (default: the documented cost rule of :mod:`audit.glmm.sparse`), ``"dense"`` or
-        ``"sparse"`` (CHOLMOD through scikit-sparse, ``pip install 'judge-transfer-audit[sparse]'``).
+        ``"sparse"`` (CHOLMOD through scikit-sparse, ``pip install 'judge-transfer-audit[sparse]'``) or
+        ``"iterative"`` (CG + stochastic Lanczos quadrature, :mod:`audit.glmm.iterative`; ``"auto"`` takes
+        it for large crossed cells).
         The path that ran is in ``GlmmResult.factorization``.
 
     Returns
@@ -76,10 +78,10 @@ def fit_crossed_glmm(
         from audit.errors import InputError
 
         raise InputError(f"level must be in (0, 1), got {level!r}")
-    if factorization not in ("auto", "dense", "sparse"):
+    if factorization not in ("auto", "dense", "sparse", "iterative"):
         from audit.errors import InputError
 
-        raise InputError(f"factorization must be 'auto', 'dense' or 'sparse', got {factorization!r}")
+        raise InputError(f"factorization must be 'auto', 'dense', 'sparse' or 'iterative', got {factorization!r}")
     fit = BACKENDS.get(backend)
     design = build_design(y, factors, X, x_names)
     if factorization != "auto":

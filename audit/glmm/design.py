@@ -24,7 +24,7 @@ class Design:
     n_levels: dict[str, int]  # every factor given, kept or not
     dropped: tuple[str, ...]
     notes: tuple[str, ...]
-    factorization: str = "auto"  # "auto" (cost rule), "dense" or "sparse": see audit.glmm.sparse
+    factorization: str = "auto"  # "auto" (cost rule), "dense", "sparse" or "iterative": see audit.glmm.iterative
 
 
 def _problem(message: str, fix: str, column: str | None = None, value: object = None) -> InputProblem:

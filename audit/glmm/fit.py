@@ -10,6 +10,7 @@ import numpy as np
 from scipy.stats import norm
 
 from audit.glmm.design import Design
+from audit.glmm.iterative import IterativeLaplace, iterative_after_exact_rule, use_iterative
 from audit.glmm.laplace import LaplaceDeviance
 from audit.glmm.model import GlmmResult
 from audit.glmm.optimize import (
@@ -86,7 +87,7 @@ def _vcov(lap: LaplaceDeviance, x: np.ndarray, K: int, notes: list[str], g0: np.
     return V
 
 
-def _subsample_start(design: Design, x0: np.ndarray):
+def _subsample_start(design: Design, x0: np.ndarray, iterative: bool = False):
     """Start values for a large fit from a fit to a fixed subsample of levels.
 
     Keeps a fixed pseudo-random subset of the levels of each factor (about 20% of the largest
@@ -95,13 +96,20 @@ def _subsample_start(design: Design, x0: np.ndarray):
     evaluations. Deterministic (seed 0); the estimate does not depend on it beyond the optimiser's
     tolerance. Returns ``(x, inverse Hessian scaled to the full data or None)``; falls back to
     ``(x0, None)`` when the subsample is degenerate.
+
+    For a cell on the iterative path (thousands of readers) 300 readers would leave most kept
+    pairs with no or one vote (no information on the pair sd): there the subsample keeps 10% of
+    the largest factor's levels with all their votes, and is fitted by the same cost rule.
     """
     rng = np.random.default_rng(0)
     keep = np.ones(design.y.size, dtype=bool)
     sizes = [len(lv) for lv in design.levels]
     largest = int(np.argmax(sizes))
     for k, (codes, m) in enumerate(zip(design.codes, sizes)):
-        n_keep = max(int(0.2 * m), 30) if k == largest else min(m, 300)
+        if iterative:
+            n_keep = max(int(0.1 * m), 30) if k == largest else m
+        else:
+            n_keep = max(int(0.2 * m), 30) if k == largest else min(m, 300)
         chosen = np.zeros(m, dtype=bool)
         chosen[rng.choice(m, min(n_keep, m), replace=False)] = True
         keep &= chosen[codes]
@@ -118,8 +126,12 @@ def _subsample_start(design: Design, x0: np.ndarray):
     if np.all(y == y[0]) or np.linalg.matrix_rank(X) < X.shape[1]:
         return x0, None
     K = len(sub_codes)
-    lap = LaplaceDeviance(y, X, sub_codes, [len(lv) for lv in sub_levels])
-    res = minimize_bounded(_fun_grad(lap, K), x0, K)
+    sub_n = [len(lv) for lv in sub_levels]
+    sub_choice = use_iterative(sub_codes, sub_n, "auto") if iterative else None
+    lap = IterativeLaplace(y, X, sub_codes, sub_n) if sub_choice else LaplaceDeviance(y, X, sub_codes, sub_n)
+    res = minimize_bounded(
+        _fun_grad(lap, K), x0, K, decrease_tol=ITERATIVE_DECREASE_TOL if isinstance(lap, IterativeLaplace) else None
+    )
     if not np.all(np.isfinite(res.x)) or np.max(res.x[:K]) > THETA_DIVERGENT:
         return x0, None
     B = None if res.inverse_hessian is None else res.inverse_hessian * (keep.sum() / design.y.size)
@@ -173,9 +185,17 @@ def fit_native(design: Design, *, level: float = 0.95, profile: bool = False, st
     K = len(design.codes)
     p = design.X.shape[1]
     notes = list(design.notes)
-    lap = LaplaceDeviance(
-        design.y, design.X, design.codes, [len(lv) for lv in design.levels], factorization=design.factorization
-    )
+    n_levels = [len(lv) for lv in design.levels]
+    iterative = use_iterative(design.codes, n_levels, design.factorization)
+    if iterative is not None:
+        lap = IterativeLaplace(design.y, design.X, design.codes, n_levels)
+        lap.path = iterative
+    else:
+        lap = LaplaceDeviance(design.y, design.X, design.codes, n_levels, factorization=design.factorization)
+        iterative = iterative_after_exact_rule(lap.path, design.y.size, design.factorization)
+        if iterative is not None:
+            lap = IterativeLaplace(design.y, design.X, design.codes, n_levels)
+            lap.path = iterative
     factorization = _factorization_note(lap, notes)
     separated = is_separated(design.y, design.X)
     constant_cols = np.flatnonzero((np.ptp(design.X, axis=0) == 0) & (design.X[0] != 0))
@@ -188,8 +208,9 @@ def fit_native(design: Design, *, level: float = 0.95, profile: bool = False, st
     x0 = _start_values(design, start, K, p)
     B0 = None
     if start is None and design.y.size >= _SUBSAMPLE_START_N and K:
-        x0, B0 = _subsample_start(design, x0)
-    res = minimize_bounded(_fun_grad(lap, K), x0, K, inverse_hessian=B0)
+        x0, B0 = _subsample_start(design, x0, iterative=iterative is not None)
+    tol = ITERATIVE_DECREASE_TOL if isinstance(lap, IterativeLaplace) else None
+    res = minimize_bounded(_fun_grad(lap, K), x0, K, inverse_hessian=B0, decrease_tol=tol)
     divergent = bool(K and np.max(res.x[:K]) > THETA_DIVERGENT)
     if divergent:
         # Report the stationary point that glmer reaches (from the sd = 0 boundary) rather than
@@ -200,16 +221,25 @@ def fit_native(design: Design, *, level: float = 0.95, profile: bool = False, st
             "profile intervals hold the sds fixed"
         )
         x0 = np.concatenate([np.zeros(K), logistic_start(design.y, design.X)])
-        res = minimize_bounded(_fun_grad(lap, K), x0, K, probe=False)
+        res = minimize_bounded(_fun_grad(lap, K), x0, K, probe=False, decrease_tol=tol)
     notes.extend(_boundary_notes(res, design.factor_names))
     x = res.x.copy()
     x[:K] = np.where(x[:K] < 1e-10, 0.0, x[:K])
     dev = lap(x[:K], x[K:])
     grad = lap.gradient()
     V = _vcov(lap, x, K, notes, grad)
+    if isinstance(lap, IterativeLaplace):
+        notes.append(lap.iteration_note())
     pg = projected_gradient(grad, x, K)
     converged = bool(np.max(np.abs(pg)) < _CONVERGED_GRAD)
-    if not converged:
+    if isinstance(lap, IterativeLaplace) and not converged:
+        converged, remaining = _iterative_converged(res, pg, K)
+        if not converged:
+            notes.append(
+                f"optimiser did not converge: {res.message} (the remaining quasi-Newton step is "
+                f"{remaining:.2g} standard errors)"
+            )
+    elif not converged:
         notes.append(f"optimiser did not converge: {res.message} (max |gradient| {np.max(np.abs(pg)):.2g})")
     theta = x[:K]
     beta = x[K:]
@@ -268,6 +298,25 @@ def fit_native(design: Design, *, level: float = 0.95, profile: bool = False, st
     )
 
 
+# On the iterative path the gradient carries the trace estimators' noise (deviance units that grow
+# with the data), so "converged" means: the quasi-Newton step still to take moves no parameter by
+# more than this many of its standard errors.
+_CONVERGED_STEP_SE = 0.01
+# ... and its searches stop when the quasi-Newton model predicts less gain in deviance than
+# IterativeLaplace.decrease_tol.
+ITERATIVE_DECREASE_TOL = IterativeLaplace.decrease_tol
+
+
+def _iterative_converged(res, pg, K):
+    B = res.inverse_hessian
+    if B is None or not np.all(np.isfinite(B)):
+        return False, float("nan")
+    step = B @ pg
+    scale = np.sqrt(np.maximum(2.0 * np.diag(B), 1e-300))
+    remaining = float(np.max(np.abs(step) / scale))
+    return remaining < _CONVERGED_STEP_SE, remaining
+
+
 def _factorization_note(lap: LaplaceDeviance, notes: list[str]) -> str:
     """Which factorisation ran (and why, when it is not the plain dense one)."""
     if lap.K == 0:
@@ -275,6 +324,12 @@ def _factorization_note(lap: LaplaceDeviance, notes: list[str]) -> str:
     if lap.path is None:
         return "diagonal"
     choice = lap.path
+    if isinstance(lap, IterativeLaplace):
+        notes.append(
+            f"iterative path: the {choice.m}-level reader block by preconditioned CG, log det by stochastic Lanczos "
+            f"quadrature ({lap.n_probes} seeded probes; {choice.reason})"
+        )
+        return "iterative"
     if choice.path == "sparse":
         notes.append(
             f"sparse path: the {choice.m}-level reader block factorised by CHOLMOD (AMD ordering; {choice.reason})"

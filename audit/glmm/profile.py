@@ -48,7 +48,9 @@ class _Profile:
 
         if self.free.size == 0:
             return fun(np.zeros(0))[0]
-        res = minimize_bounded(fun, self.last, self.n_bounded)
+        # the iterative path's objective is accurate to its estimator: stop where the model's gain is below it
+        tol = getattr(self.lap, "decrease_tol", None)
+        res = minimize_bounded(fun, self.last, self.n_bounded, decrease_tol=tol)
         self.last = res.x.copy()
         return float(res.fun)
 

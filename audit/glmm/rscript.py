@@ -32,8 +32,11 @@ def rscript_available() -> bool:
     return probe.returncode == 0
 
 
-def run_glmer(data: pd.DataFrame, formula: str, *, profile: bool = False, timeout: float = 7200.0) -> dict:
-    """Fit ``formula`` with glmer on ``data`` and return the JSON written by ``fit_glmer.R``.
+def run_glmer(
+    data: pd.DataFrame, formula: str, *, profile: bool = False, timeout: float = 7200.0, tol_pwrss: float | None = None
+) -> dict:
+    """Fit ``formula`` with glmer on ``data`` and return the JSON written by ``fit_glmer.R``
+    (``tol_pwrss``: ``glmerControl(tolPwrss = ...)``, glmer's default 1e-7 when None).
 
     Grouping columns must be strings (they become R factors). Raises
     :class:`audit.errors.MissingDependencyError` when Rscript is not installed.
@@ -49,7 +52,8 @@ def run_glmer(data: pd.DataFrame, formula: str, *, profile: bool = False, timeou
         out = Path(tmp) / "out.json"
         data.to_csv(csv, index=False, float_format="%.17g")
         proc = subprocess.run(
-            [exe, str(GLMER_SCRIPT), str(csv), str(out), formula, "1" if profile else "0"],
+            [exe, str(GLMER_SCRIPT), str(csv), str(out), formula, "1" if profile else "0"]
+            + ([] if tol_pwrss is None else [f"{tol_pwrss:g}"]),
             capture_output=True,
             text=True,
             timeout=timeout,

@@ -35,3 +35,10 @@ def test_a_cell_of_ties_is_skipped_not_an_error():
 def test_reader_rates_exclude_ties():
     rates = reader_rates(_votes([1, 1, 0, np.nan, 1, 0, 1, np.nan, 0, 1, 1, 0]))
     assert list(rates) == pytest.approx([1.0, 1.0, 0.0])  # r0: 1, tie, 1, 1; r1: 1, 1, tie, 1; r2: all 0
+
+
+def test_the_cell_payload_names_the_glmm_path():
+    rng = np.random.default_rng(3)
+    h = human_side(_votes(list(rng.integers(0, 2, 60).astype(float)), n_readers=4))
+    assert h.glmm.factorization == "dense"  # a small cell: the exact dense path (docs/glmm.md)
+    assert human_side(_votes([np.nan] * 6)).glmm.factorization == ""

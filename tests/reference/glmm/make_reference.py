@@ -4,15 +4,14 @@ Run from the repository root:  python tests/reference/glmm/make_reference.py [ca
 
 Writes ``inputs/<case>.csv`` (simulated here, seed per case), ``outputs/<case>.json`` (glmer with
 default control) and ``outputs/<case>.tight.json`` (``tolPwrss = 1e-10``: the Laplace deviance
-solved accurately), both written by ``fit_glmer.R`` (a copy of ``audit/glmm/fit_glmer.R``), ``cases.json``
-(formula per case) and
+solved accurately), both written by ``audit/glmm/fit_glmer.R`` (the one glmer script: the
+package's glmer runs use it too), ``cases.json`` (formula per case) and
 ``sessionInfo.txt``. Tests read only the stored files; they never need R.
 """
 
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -175,7 +174,6 @@ CASES = {
 def main(names: list[str]) -> None:
     (HERE / "inputs").mkdir(exist_ok=True)
     (HERE / "outputs").mkdir(exist_ok=True)
-    shutil.copyfile(SCRIPT, HERE / "fit_glmer.R")
     manifest = {}
     for name, (seed, build, formula, profile) in CASES.items():
         manifest[name] = {"seed": seed, "formula": formula, "profile": profile}
@@ -188,7 +186,7 @@ def main(names: list[str]) -> None:
             out = HERE / "outputs" / f"{name}{suffix}.json"
             print(f"{name}{suffix}: {len(frame)} rows, fitting with glmer (tolPwrss={tol}) ...", flush=True)
             subprocess.run(
-                ["Rscript", str(HERE / "fit_glmer.R"), str(path), str(out), formula, "1" if profile else "0", tol],
+                ["Rscript", str(SCRIPT), str(path), str(out), formula, "1" if profile else "0", tol],
                 check=True,
             )
     (HERE / "cases.json").write_text(json.dumps(manifest, indent=2) + "\n")
