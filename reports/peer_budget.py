@@ -65,7 +65,7 @@ def label_budget(result: Any, budget: LabelBudget, ctx: dict) -> None:
                 max_rows=200,
                 caption="Pairs versus readers: per undecided cell, the pairs needed for the target with "
                 f"{budget.power:.0%} power at each number of readers per pair (now: today's readers per pair; "
-                "blank: out of reach); the reader pool grows at today's votes per reader.",
+                "out of reach: beyond 10 million pairs); the reader pool grows at today's votes per reader.",
             )
         )
     ctx["notes"].append(
