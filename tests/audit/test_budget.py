@@ -228,3 +228,13 @@ def test_tradeoff_against_simulated_studies(pilot, model):
         assert row.stated == pytest.approx(0.8, abs=0.01)
         assert row.predicted_se == pytest.approx(row.simulated_sd, rel=0.06)
         assert row.simulated == pytest.approx(row.stated, abs=0.05)
+
+
+def test_audit_budget_bad_input_is_exit_2(tmp_path, capsys):
+    assert main(["budget", str(tmp_path / "missing.json")]) == 2
+    assert "file not found" in capsys.readouterr().err
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"schema_version": "9.0"}', encoding="utf-8")
+    assert main(["budget", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "schema_version" in err and "Traceback" not in err
