@@ -227,9 +227,10 @@ def vote_variance(b0: float, sd_pair: float, sd_reader: float, workload: float) 
 
 def vote_variance_share(cell: Cell, se: float) -> tuple[float, str]:
     """The share of the distance's variance ``se^2`` at the current design that is the votes' own
-    (:func:`vote_variance` / (readers per pair x pairs)), clipped to [0, 1], and its basis: the
+    (:func:`vote_variance` / (readers per pair x pairs)), at least 0, and its basis: the
     cell's GLMM (``b0``, ``sd_pair``, ``sd_reader``) when usable, else the binomial variance of the
-    vote share (no reader variance). NaN when the design or ``se`` is unknown."""
+    vote share (no reader variance). NaN when the design or ``se`` is unknown, or when the votes'
+    own variance would exceed the recorded one (the basis says so; no trade-off is given)."""
     t, g = cell.transfer, cell.human.glmm
     k0, n0, r0 = float(t.readers_per_pair), int(t.n_pairs), int(t.n_readers)
     if not (math.isfinite(k0) and k0 > 0 and n0 > 0 and r0 > 0 and math.isfinite(se) and se > 0):
@@ -243,14 +244,20 @@ def vote_variance_share(cell: Cell, se: float) -> tuple[float, str]:
         if not math.isfinite(v):
             return math.nan, ""
         per_vote, basis = v * (1.0 - v), "binomial"
-    return float(min(max(per_vote / (k0 * n0 * se**2), 0.0), 1.0)), basis
+    share = per_vote / (k0 * n0 * se**2)
+    if share > 1.0:  # the fit and the interval disagree: no trade-off rather than a wrong one
+        return math.nan, (
+            f"{basis}: no trade-off, the votes' own variance would be {share:.2f} times the recorded one "
+            "(the interval is narrower than the fit predicts)"
+        )
+    return float(max(share, 0.0)), basis
 
 
 def design_readers(k0: float) -> tuple[float, ...]:
-    """The readers per pair of the trade-off: 3, 5, 10, 20 and half, once and twice the current."""
-    current = round(k0, 1)
+    """The readers per pair of the trade-off: 3, 5, 10, 20 and half, once and twice the current
+    (the current exactly; the others to one decimal; those that round to the current dropped)."""
     others = {3.0, 5.0, 10.0, 20.0, round(2 * k0, 1)} | ({round(k0 / 2, 1)} if k0 / 2 >= 1 else set())
-    return tuple(sorted(others | {current}))
+    return tuple(sorted({k for k in others if k != round(k0, 1)} | {float(k0)}))
 
 
 def reader_designs(cell: Cell, share: float, power_at, power: float) -> tuple[ReaderDesign, ...]:
@@ -267,7 +274,7 @@ def reader_designs(cell: Cell, share: float, power_at, power: float) -> tuple[Re
         pairs = smallest_n(lambda n, f=inflation: power_at(n, f), 1, power)
         votes = None if pairs is None else math.ceil(pairs * k)
         readers = None if votes is None else max(math.ceil(votes / workload), math.ceil(k))
-        designs.append(ReaderDesign(k, pairs, votes, readers, current=k == round(k0, 1)))
+        designs.append(ReaderDesign(k, pairs, votes, readers, current=k == k0))
     return tuple(designs)
 
 

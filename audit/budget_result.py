@@ -52,7 +52,8 @@ class CellBudget:
     #: share of the distance's variance at the current design that falls with more readers per pair
     #: (the votes' own variance, from the GLMM's pair and reader SDs); the rest falls with pairs only
     vote_variance_share: float = math.nan
-    variance_basis: str = ""  #: "GLMM" (pair and reader SDs of the cell's fit) or "binomial" (no usable fit)
+    #: "GLMM" (pair and reader SDs of the cell's fit) or "binomial" (no usable fit); says why when no trade-off
+    variance_basis: str = ""
     designs: tuple[ReaderDesign, ...] = ()  #: the pairs needed at other readers per pair
 
 
@@ -98,7 +99,7 @@ def tradeoff_text(c: CellBudget) -> str:
     if not c.designs:
         return ""
     parts = [
-        f"{d.readers_per_pair:g}{' (now)' if d.current else ''}: {_count(d.pairs)}"
+        f"{d.readers_per_pair:.3g}{' (now)' if d.current else ''}: {_count(d.pairs)}"
         for d in sorted(c.designs, key=lambda d: d.readers_per_pair)
     ]
     return "pairs at readers per pair " + "; ".join(parts)

@@ -84,7 +84,7 @@ def _tradeoff_frame(budget: LabelBudget) -> pd.DataFrame | None:
     for c in cells:
         row = {"matchup": c.matchup, "criterion": c.criterion, "target": c.target}
         for d in sorted(c.designs, key=lambda d: d.readers_per_pair):
-            label = f"{d.readers_per_pair:g} readers/pair" + (" (now)" if d.current else "")
+            label = f"{d.readers_per_pair:.3g} readers/pair" + (" (now)" if d.current else "")
             row[label] = "out of reach" if d.pairs is None else f"{d.pairs:,}"
         rows.append(row)
     return pd.DataFrame(rows).fillna("")

@@ -191,6 +191,10 @@ def test_reader_tradeoff_follows_the_variance_split(cell):
     c = _glmm_cell(cell, d, se, n0, k0, 20)
     c = replace(c, human=replace(c.human, glmm=replace(c.human.glmm, degenerate=True)))
     assert _cell(c, 0.8, ALPHA, FAIL_LEVEL).variance_basis == "binomial"
+    # an interval narrower than the votes' own variance allows: no trade-off, and the basis says why
+    tight = _cell(_glmm_cell(cell, d, 0.005, n0, k0, 20), 0.8, ALPHA, FAIL_LEVEL)
+    assert tight.designs == () and math.isnan(tight.vote_variance_share)
+    assert "no trade-off" in tight.variance_basis and tight.pairs is not None
 
 
 def test_vote_variance_matches_monte_carlo():
