@@ -6,8 +6,11 @@ with a reason), not a crash.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 
 class Status(str, enum.Enum):
@@ -56,3 +59,75 @@ class Check:
         val = "" if self.value is None else f" value={self.value:.4g}"
         thr = "" if self.threshold is None else f" threshold={self.threshold:.4g}"
         return f"[{self.status.value}] {self.name} ({self.scope}){val}{thr}: {self.reason}"
+
+
+#: What a breach of each check reports unless a policy's ``[severity]`` says otherwise; the
+#: names are the ones a policy may refer to (audit/policy.py validates against them).
+#: ERROR: the check says a part could not be computed or nothing was compared; ``[severity]``
+#: can only turn it OFF (an ERROR is not a breach a policy may downgrade).
+DEFAULT_SEVERITY: Mapping[str, Status] = MappingProxyType(
+    {
+        "transfer.decision": Status.FAIL,
+        "transfer.assessed": Status.ERROR,
+        "transfer.judge_vs_reader_baseline": Status.WARN,
+        "agreement.human_alpha": Status.WARN,
+        "judge.invalid_fraction": Status.FAIL,
+        "judge.position_bias": Status.WARN,
+        "glmm.fraction_singular": Status.WARN,
+        "glmm.fit": Status.ERROR,
+        "dev.spearman": Status.WARN,
+        "dev.computed": Status.ERROR,
+        "uncertainty.loro_max_shift": Status.WARN,
+        "uncertainty.computed": Status.ERROR,
+        "readers.judge_outside_reader_range": Status.WARN,
+        "readers.separation": Status.WARN,
+        "readers.fast_reader": Status.WARN,
+        "readers.fatigue": Status.WARN,
+        "readers.position_bias": Status.WARN,
+        "readers.group_difference": Status.WARN,
+        "readers.computed": Status.ERROR,
+        "surface.judge_feature_r": Status.WARN,
+        "surface.judge_only_feature": Status.WARN,
+        "surface.computed": Status.ERROR,
+        "surface.detector": Status.ERROR,
+    }
+)
+
+#: What a ``[severity]`` entry may say: a breach FAILs, WARNs, or the check is not reported.
+SEVERITY_LEVELS = ("FAIL", "WARN", "OFF")
+
+#: The statuses a ``[severity]`` entry re-labels (a breach); PASS, SKIPPED, ERROR and the
+#: cell statuses INCONCLUSIVE and INSUFFICIENT keep theirs.
+BREACHES = (Status.WARN, Status.FAIL)
+
+
+def breach_status(name: str) -> Status:
+    """What a breach of check ``name`` reports by default (:data:`DEFAULT_SEVERITY`)."""
+    try:
+        return DEFAULT_SEVERITY[name]
+    except KeyError:
+        raise ValueError(f"check '{name}' has no default severity: add it to audit.checks.DEFAULT_SEVERITY") from None
+
+
+def apply_severity(checks: Iterable[Check], severity: Mapping[str, str] | None) -> list[Check]:
+    """The one place a policy's ``[severity]`` decides what a breach means.
+
+    ``severity`` maps a check name to ``FAIL``, ``WARN`` or ``OFF`` (``Policy.severity``).
+    ``OFF`` removes the check whatever its status; ``FAIL``/``WARN`` re-label a breach (a
+    check whose status is WARN or FAIL: its default, :func:`breach_status`) and the reason
+    says so. Every producer of checks calls this (the verdict's, the sections', the peers'),
+    and :func:`audit.derive.derive_checks` calls it once more over all of them for the run and
+    the gate alike; applying it twice changes nothing. The JSON, the terminal, JUnit and the
+    gate all read the statuses it leaves.
+    """
+    severity = severity or {}
+    out: list[Check] = []
+    for check in checks:
+        level = severity.get(check.name)
+        if level == "OFF":
+            continue
+        if level in ("FAIL", "WARN") and check.status in BREACHES and check.status.value != level:
+            note = f" (reported as {level}: [severity] {check.name} = {level})"
+            check = dataclasses.replace(check, status=Status(level), reason=check.reason + note)
+        out.append(check)
+    return out

@@ -24,7 +24,7 @@ import dataclasses
 
 import pandas as pd
 
-from audit.checks import Check, Status
+from audit.checks import Check, Status, apply_severity
 from audit.errors import InputError, InputProblem
 from audit.policy import Policy, policy_from_mapping
 from audit.result import AuditResult, Cell, Section
@@ -44,7 +44,9 @@ def derive_checks(
     primary: str | None,
     judge_position: Section | None = None,
 ) -> list[Check]:
-    """Every check of a run, in the order the result lists them."""
+    """Every check of a run, in the order the result lists them, the policy's ``[severity]``
+    resolved by :func:`audit.checks.apply_severity` (the one owner; each producer applies it
+    too, and applying it again changes nothing): the run and the gate both come through here."""
     from audit import peer_sections, sections
     from audit.verdict import cell_checks, summary_checks
 
@@ -54,7 +56,7 @@ def derive_checks(
     )
     if judge_position is not None:
         checks += peer_sections.position_checks(judge_position, policy, primary)
-    return checks
+    return apply_severity(checks, policy.severity)
 
 
 def status_of(checks) -> Status:

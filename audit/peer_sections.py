@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from audit.checks import Check, Status
+from audit.checks import Check, Status, apply_severity, breach_status
 from audit.result import Section
 from audit.sections import _guarded, _int_seed
 
@@ -145,7 +145,12 @@ def judge_position_section(data, spec, seed: np.random.SeedSequence) -> Section:
 
 
 def position_checks(position: Section, policy, primary: str | None) -> list[Check]:
-    """``judge.position_bias``: the audited configuration's first-shown rate interval excludes 0.5."""
+    """``judge.position_bias``: the audited configuration's first-shown rate interval excludes 0.5
+    (the policy's ``[severity]`` applied by :func:`audit.checks.apply_severity`)."""
+    return apply_severity(_position_checks(position, primary), policy.severity)
+
+
+def _position_checks(position: Section, primary: str | None) -> list[Check]:
     if position.status is Status.ERROR:
         return [Check("judge.position_bias", Status.ERROR, reason=position.reason)]
     if position.payload is None or not primary:
@@ -157,10 +162,8 @@ def position_checks(position: Section, policy, primary: str | None) -> list[Chec
     e = row.first_rate
     if e.estimate != e.estimate:
         return [Check("judge.position_bias", Status.SKIPPED, reason="no decisive verdict with a known order")]
-    if policy.severity.get("judge.position_bias") == "OFF":
-        return []
     biased = not (e.ci_low <= 0.5 <= e.ci_high)
-    status = Status(policy.breach("judge.position_bias", "WARN")) if biased else Status.PASS
+    status = breach_status("judge.position_bias") if biased else Status.PASS
     swap = (
         f"; swap consistency {row.swap_consistency} over {row.n_swapped_units} pairs x criteria seen in both orders"
         if row.n_swapped_units

@@ -25,6 +25,7 @@ from typing import Any
 
 import tomllib
 
+from audit.checks import DEFAULT_SEVERITY, SEVERITY_LEVELS
 from audit.errors import InputError, InputProblem
 
 
@@ -108,44 +109,17 @@ class Policy:
     surface: SurfacePolicy = field(default_factory=SurfacePolicy)
     readers: ReadersPolicy = field(default_factory=ReadersPolicy)
     diff: DiffPolicy = field(default_factory=DiffPolicy)
-    #: check name -> "FAIL" | "WARN" | "OFF": what a breach of that check reports
+    #: check name -> "FAIL" | "WARN" | "OFF": what a breach of that check reports, applied by
+    #: audit.checks.apply_severity (the one place; defaults in audit.checks.DEFAULT_SEVERITY)
     severity: dict[str, str] = field(default_factory=dict)
-
-    def breach(self, check_name: str, default: str = "FAIL") -> str:
-        return self.severity.get(check_name, default)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
 
-#: Every check name a policy's [severity] may refer to (``<section>.computed`` included).
-KNOWN_CHECKS = frozenset(
-    {
-        "transfer.decision",
-        "transfer.assessed",
-        "transfer.judge_vs_reader_baseline",
-        "agreement.human_alpha",
-        "judge.invalid_fraction",
-        "glmm.fraction_singular",
-        "glmm.fit",
-        "dev.spearman",
-        "dev.computed",
-        "uncertainty.loro_max_shift",
-        "uncertainty.computed",
-        "readers.judge_outside_reader_range",
-        "readers.separation",
-        "readers.fast_reader",
-        "readers.fatigue",
-        "readers.position_bias",
-        "readers.group_difference",
-        "readers.computed",
-        "surface.judge_feature_r",
-        "surface.judge_only_feature",
-        "surface.computed",
-        "surface.detector",
-        "judge.position_bias",
-    }
-)
+#: Every check name a policy's [severity] may refer to (``<section>.computed`` included): the
+#: checks whose default severity audit.checks.DEFAULT_SEVERITY records.
+KNOWN_CHECKS = frozenset(DEFAULT_SEVERITY)
 
 
 @dataclass(frozen=True)
@@ -218,7 +192,7 @@ REPLACED_KEYS = {
     "transfer.max_fraction_outside_ci": "the cell decision (margin, alpha, adjust)",
     "transfer.max_fraction_direction_conflict": "the cell decision (margin, alpha, adjust)",
 }
-SEVERITIES = ("FAIL", "WARN", "OFF")
+SEVERITIES = SEVERITY_LEVELS
 
 _SECTION_CLASSES = {
     "transfer": TransferPolicy,

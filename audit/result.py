@@ -8,8 +8,9 @@ Field names here are a stable interface (users' scripts and CI jobs read them); 
 
 from __future__ import annotations
 
+import html
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -211,6 +212,16 @@ class Section:
     reason: str = ""
     payload: Any = None
 
+    def to_frame(self) -> pd.DataFrame:
+        """The section's main table (its payload's ``to_frame()``); empty when not computed."""
+        to_frame = getattr(self.payload, "to_frame", None)
+        return to_frame() if callable(to_frame) else pd.DataFrame()
+
+    def _repr_html_(self) -> str:
+        head = f"<p><b>{html.escape(self.status.value)}</b>{': ' + html.escape(self.reason) if self.reason else ''}</p>"
+        frame = self.to_frame()
+        return head + (frame.head(20).to_html(escape=True, index=False) if len(frame) else "")
+
 
 @dataclass(frozen=True)
 class AuditResult:
@@ -305,6 +316,47 @@ class AuditResult:
             )
         return pd.DataFrame(rows)
 
+    @classmethod
+    def section_names(cls) -> tuple[str, ...]:
+        """The optional sections' field names, in field order (``dev``, ``uncertainty``, ...)."""
+        return tuple(f.name for f in fields(cls) if f.type in ("Section", Section))
+
+    def to_frame(self) -> pd.DataFrame:
+        """The transfer table (:meth:`cells_frame`): the result as one tidy DataFrame."""
+        return self.cells_frame()
+
+    def frames(self) -> dict[str, pd.DataFrame]:
+        """Every table of the result by name: ``cells``, ``checks``, ``agreement``,
+        ``reader_baseline``, ``judge_pairs`` and each computed optional section's main table
+        (``readers``, ``uncertainty``, ...: :meth:`Section.to_frame`)."""
+        out = {
+            "cells": self.cells_frame(),
+            "checks": self.checks_frame(),
+            "agreement": self.agreement.copy(),
+            "reader_baseline": self.reader_baseline.copy(),
+            "judge_pairs": self.judge_pairs.copy(),
+        }
+        for name in self.section_names():
+            section = getattr(self, name)
+            if section.payload is not None:
+                out[name] = section.to_frame()
+        return out
+
+    def _repr_html_(self) -> str:
+        """A notebook summary: the status and verdict, the transfer table, the checks that are not PASS."""
+        cells = self.cells_frame()
+        shown = [c for c in _HTML_CELL_COLUMNS if c in cells.columns]
+        checks = self.checks_frame()
+        checks = checks[checks["status"] != Status.PASS.value]
+        parts = [
+            f"<p><b>judge-audit: {html.escape(self.status.value)}</b> &mdash; {html.escape(self.verdict)}</p>",
+            cells[shown].to_html(escape=True, index=False, float_format=lambda x: f"{x:.3f}"),
+        ]
+        if len(checks):
+            parts.append(f"<p>{len(checks)} check(s) not PASS:</p>")
+            parts.append(checks[["name", "scope", "status", "reason"]].to_html(escape=True, index=False))
+        return "\n".join(parts)
+
     def checks_frame(self) -> pd.DataFrame:
         return pd.DataFrame(
             [
@@ -334,6 +386,21 @@ class AuditResult:
     def __str__(self) -> str:
         n_fail = sum(c.status is Status.FAIL for c in self.checks)
         return f"AuditResult({self.status.value}: {self.verdict} | {len(self.cells)} cells, {n_fail} failing checks)"
+
+
+#: the transfer-table columns a notebook shows
+_HTML_CELL_COLUMNS = (
+    "matchup",
+    "criterion",
+    "status",
+    "n_pairs",
+    "n_readers",
+    "judge_rate",
+    "band_low",
+    "band_high",
+    "difference",
+    "margin",
+)
 
 
 def result_to_json(result: AuditResult, *, indent: int | None = 1) -> str:

@@ -14,7 +14,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from audit.checks import Check, Status
+from audit.checks import Check, Status, apply_severity, breach_status
 from audit.errors import AuditError, WorkerLostError
 from audit.policy import Policy
 from audit.result import Section
@@ -44,8 +44,9 @@ def _guarded(compute: Callable[[], object], what: str) -> Section:
 
 
 def judge_credits(outcomes: pd.DataFrame) -> pd.DataFrame:
-    """Every configuration's per-pair credit, as the judge criteria name them."""
-    return outcomes[["pair_id", "matchup", "criterion", "judge", "credit"]].copy()
+    """Every configuration's per-pair credit and outcome (win, loss, tie, invalid: a tie is
+    told apart whatever the rule credits it), as the judge criteria name them."""
+    return outcomes[["pair_id", "matchup", "criterion", "judge", "credit", "outcome"]].copy()
 
 
 def primary_credits(choices: pd.DataFrame, pairs: pd.DataFrame, primary: str | None) -> pd.DataFrame:
@@ -222,19 +223,6 @@ def _perplexity_config(spec):
 
 
 # ----------------------------------------------------------------------------- checks
-def _apply_severity(checks: list[Check], policy: Policy) -> list[Check]:
-    """A ``[severity]`` entry turns a section check's breach into FAIL/WARN, or drops it (OFF)."""
-    out = []
-    for check in checks:
-        level = policy.severity.get(check.name)
-        if level == "OFF":
-            continue
-        if level and check.status in (Status.WARN, Status.FAIL):
-            check = dataclasses.replace(check, status=Status(level))
-        out.append(check)
-    return out
-
-
 def _primary_judge_only(checks: list[Check], primary: str | None) -> list[Check]:
     """Reader checks scoped ``cell [judge]`` are kept for the primary judge only; the other
     configurations stay visible in the heat maps and tables without multiplying the gate."""
@@ -287,7 +275,7 @@ def section_checks(
             for d in getattr(surface.payload, "feature_detectors", ())
             if d.status is Status.ERROR
         )
-    return _apply_severity(checks, policy)
+    return apply_severity(checks, policy.severity)
 
 
 def _dev_checks(dev, policy: Policy) -> list[Check]:
@@ -296,7 +284,7 @@ def _dev_checks(dev, policy: Policy) -> list[Check]:
     threshold = policy.dev.min_dev_spearman
     if value is None or math.isnan(value):
         return [Check("dev.spearman", Status.SKIPPED, reason="no out-of-fold dev-set correlation could be computed")]
-    status = Status.PASS if value >= threshold else Status(policy.breach("dev.spearman", "WARN"))
+    status = Status.PASS if value >= threshold else breach_status("dev.spearman")
     reason = (
         f"development-set Spearman of the routed judge with mean human ratings, out of fold: {value:.3f} "
         f"(in sample {dev.routed_in_sample_pooled:.3f}, optimism {dev.optimism_pooled:+.3f})"
@@ -311,7 +299,7 @@ def _loro_checks(section: UncertaintySection, policy: Policy) -> list[Check]:
         return [Check("uncertainty.loro_max_shift", Status.SKIPPED, reason="leave-one-reader-out not computed")]
     value = abs(loro.largest_shift)
     threshold = policy.uncertainty.max_loro_shift
-    status = Status.PASS if value <= threshold else Status(policy.breach("uncertainty.loro_max_shift", "WARN"))
+    status = Status.PASS if value <= threshold else breach_status("uncertainty.loro_max_shift")
     return [
         Check(
             "uncertainty.loro_max_shift",

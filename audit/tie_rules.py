@@ -95,10 +95,10 @@ def _coin(n_ties: int, rng: np.random.Generator) -> np.ndarray:
     return rng.integers(0, 2, size=n_ties).astype(float)
 
 
-EVEN_SPLIT = register_tie_rule(TieRule("even-split", "a tie credits 0.5 to each system", (0.5,)))
-DECISIVE = register_tie_rule(TieRule("decisive", "ties are excluded from the denominator", ()))
+EVEN_SPLIT = register_tie_rule(TieRule("even-split", "a tie counts half for each system", (0.5,)))
+DECISIVE = register_tie_rule(TieRule("decisive", "ties are left out of the denominator", ()))
 STRICT = register_tie_rule(TieRule("strict", "a tie counts against the focal system (credit 0)", (0.0,)))
-RANDOM = register_tie_rule(TieRule("random", "a tie is resolved by a seeded fair coin", (0.0, 1.0), draw=_coin))
+RANDOM = register_tie_rule(TieRule("random", "a tie goes to a seeded fair coin", (0.0, 1.0), draw=_coin))
 
 
 def tie_rule(rule: str | TieRule) -> TieRule:
@@ -114,6 +114,25 @@ def tie_rule(rule: str | TieRule) -> TieRule:
             )
         )
     return TIE_RULES.get(rule)
+
+
+def rule_words(rule: str) -> str:
+    """What a rule does, in words, for reports: its registered summary; a name no rule is
+    registered under (a result written with a rule this installation lacks) reads as its name."""
+    return TIE_RULES.get(rule).summary if rule in TIE_RULES else f"ties are credited by the {rule} rule"
+
+
+def vote_outcomes(y: np.ndarray) -> np.ndarray:
+    """Outcomes of human votes for the focal system: 1 ``"win"``, 0 ``"loss"``, NaN (a tie) ``"tie"``."""
+    y = np.asarray(y, float)
+    return np.where(np.isnan(y), "tie", np.where(y == 1.0, "win", "loss")).astype(object)
+
+
+def credit_votes(y: np.ndarray, rule: str | TieRule, rng: np.random.Generator) -> np.ndarray:
+    """Credits of human votes (1 focal, 0 other, NaN tie) under ``rule``: the same rule object
+    the judge's outputs are credited by, so both sides are rates of the same kind (NaN: a tie
+    the rule leaves out of the denominator)."""
+    return credit_ties(vote_outcomes(y), rule, rng)
 
 
 def credit_ties(outcome: np.ndarray, rule: str | TieRule, rng: np.random.Generator) -> np.ndarray:

@@ -244,10 +244,9 @@ def heatmap_figures(result: Any, rates: pd.DataFrame) -> list[dict]:
                 "id": f"fig-heatmap-{k + 1}",
                 "title": f"Readers x criteria: {m}",
                 "caption": "Each reader's preference rate for the focal system, the humans' pooled rate and GLMM "
-                "estimate, and "
-                "the judge's rate. Ties: reader and pooled human rates count a tied vote half (focal + 0.5 x ties, "
-                "over all votes); the GLMM leaves tied votes out; for the judge "
-                f"{tie_words(result.provenance.tie_rule)} ({result.provenance.tie_rule} rule). "
+                "estimate, and the judge's rate. Ties: the reader, pooled human and judge rates follow the run's "
+                f"{result.provenance.tie_rule} rule ({tie_words(result.provenance.tie_rule)}); the GLMM leaves "
+                "tied votes out. "
                 f"Red favours {focal}, blue the other system; the judge's aggregate is compared with the humans' "
                 "overall preference (a different target)." + (more if k == 0 else ""),
                 "svg": reader_heatmap_svg(long[long["matchup"] == m], focal_label=focal, fig_id=f"fig-heatmap-{k + 1}"),

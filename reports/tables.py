@@ -9,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 
+from audit.tie_rules import rule_words
 from reports.format import cell_value
 
 STATUS_ORDER = ("FAIL", "ERROR", "INCONCLUSIVE", "WARN", "INSUFFICIENT", "SKIPPED", "PASS")
@@ -105,15 +106,7 @@ def folded_tables(ctx: dict, payload: Any, *, skip: tuple[str, ...] = ()) -> Non
             )
 
 
-#: how each registered tie rule (audit/tie_rules.py) counts an exact judge tie, in words
-TIE_WORDS = {
-    "even-split": "a tie counts half for each system",
-    "decisive": "ties are left out of the denominator",
-    "strict": "a tie counts against the focal system",
-    "random": "a tie goes to a seeded fair coin",
-}
-
-
 def tie_words(rule: str) -> str:
-    """``"even-split"`` -> ``"a tie counts half for each system"`` (a new rule reads as its name)."""
-    return TIE_WORDS.get(rule, f"ties are credited by the {rule} rule")
+    """``"even-split"`` -> ``"a tie counts half for each system"``: the registered rule's own
+    summary (audit/tie_rules.py), so a newly registered rule reads as it says."""
+    return rule_words(rule)

@@ -4,17 +4,12 @@ from __future__ import annotations
 
 import click
 
+from audit.cli.options import tables_out_option
+
 
 @click.command("consistency")
 @click.argument("scores", type=click.Path(dir_okay=False))
-@click.option(
-    "-o",
-    "--out",
-    default=None,
-    metavar="PATH",
-    help="Write results: PATH.json for JSON only, otherwise a directory receiving "
-    "consistency.json and one CSV per table.",
-)
+@tables_out_option("consistency.json")
 @click.option(
     "--convergence-threshold",
     default=0.3,

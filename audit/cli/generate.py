@@ -6,6 +6,8 @@ import sys
 
 import click
 
+from audit.cli.options import seed_option
+
 
 @click.command("generate")
 @click.argument("premises", type=click.Path(dir_okay=False))
@@ -30,12 +32,7 @@ import click
     metavar="FOCAL:OTHER",
     help="Matchup to generate (repeatable); default: the protocol's [[matchups]].",
 )
-@click.option(
-    "--seed",
-    type=click.IntRange(min=0, max=2**63 - 1),
-    default=None,
-    help="Blinding seed (ids, sides, order); default: protocol seed, else recorded, else drawn.",
-)
+@seed_option("Blinding seed (ids, sides, order); default: protocol seed, else recorded, else drawn.")
 @click.option(
     "--concurrency",
     type=click.IntRange(min=1),

@@ -8,10 +8,23 @@ from __future__ import annotations
 
 import click
 
+from audit.cli.options import seed_option
+
 
 @click.group("labelstudio")
 def command():
     """Run the blind study in Label Studio: files (export/import) or a server (push/pull)."""
+
+
+#: the options export and push share: what the annotators see
+_RUBRIC = click.option(
+    "--rubric",
+    "rubric_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Rubric TOML whose criteria and definitions the annotators see (default: the packaged PDS rubric).",
+)
+_ALLOW_TIE = click.option("--allow-tie", is_flag=True, help="Offer a 'No difference' choice (default: forced choice).")
 
 
 @command.command("export")
@@ -32,14 +45,8 @@ def command():
     default=None,
     help="Labelling config XML (default: <out stem>_config.xml).",
 )
-@click.option(
-    "--rubric",
-    "rubric_path",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Rubric TOML whose criteria and definitions the annotators see (default: the packaged PDS rubric).",
-)
-@click.option("--allow-tie", is_flag=True, help="Offer a 'No difference' choice (default: forced choice).")
+@_RUBRIC
+@_ALLOW_TIE
 def export_command(pairs, stories, tasks_path, config_path, rubric_path, allow_tie):
     """PAIRS and STORIES (from `audit generate`) -> Label Studio tasks + labelling config."""
     from pathlib import Path
@@ -130,26 +137,15 @@ def _manifest_path(manifest, pairs_path):
     default=None,
     help="Project title (a reader's: 'TITLE · READER'); default: the manifest's, else 'judge-audit study'.",
 )
-@click.option(
-    "--seed",
-    type=click.IntRange(min=0, max=2**63 - 1),
-    default=None,
-    help="Seeds the per-reader orders (default: the manifest's, else drawn and recorded).",
-)
+@seed_option("Seeds the per-reader orders (default: the manifest's, else drawn and recorded).")
 @click.option(
     "--manifest",
     default=None,
     type=click.Path(dir_okay=False),
     help="Where to record what was pushed (default: labelstudio.json beside PAIRS); read first to update.",
 )
-@click.option(
-    "--rubric",
-    "rubric_path",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Rubric TOML whose criteria and definitions the annotators see (default: the packaged PDS rubric).",
-)
-@click.option("--allow-tie", is_flag=True, help="Offer a 'No difference' choice (default: forced choice).")
+@_RUBRIC
+@_ALLOW_TIE
 def push_command(pairs, stories, url, token_env, readers, overlap, title, seed, manifest, rubric_path, allow_tie):
     """PAIRS and STORIES (from `audit generate`) -> project(s) on a Label Studio server.
 

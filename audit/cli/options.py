@@ -119,6 +119,27 @@ def perplexity_config(**values):
     return PerplexityConfig(**values)
 
 
+#: the seeds numpy accepts (a negative seed is refused as a usage error, not an internal one)
+SEED = click.IntRange(min=0, max=2**63 - 1)
+
+
+def seed_option(help: str, default: int | None = None):
+    """``--seed N``: one declaration for every command that seeds something (``help`` says what)."""
+    return click.option("--seed", type=SEED, default=default, show_default=default is not None, help=help)
+
+
+def tables_out_option(json_name: str):
+    """``--out PATH`` of the commands that write a JSON and one CSV per table (reliability, consistency)."""
+    return click.option(
+        "-o",
+        "--out",
+        default=None,
+        metavar="PATH",
+        help=f"Write results: PATH.json for JSON only, otherwise a directory receiving {json_name} and one CSV "
+        "per table.",
+    )
+
+
 def jobs_option(function):
     """``--jobs N``: tasks at once on a local process pool (default: every available core)."""
     return click.option(

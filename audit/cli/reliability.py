@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from audit.cli.options import seed_option, tables_out_option
+
 
 def write_outputs(result, tables: dict, out: str, stem: str, *, inputs=()) -> list[Path]:
     """Write ``result`` as JSON and its tables as CSV (atomically, never onto ``inputs``).
@@ -39,14 +41,7 @@ def write_outputs(result, tables: dict, out: str, stem: str, *, inputs=()) -> li
 
 @click.command("reliability")
 @click.argument("ratings", type=click.Path(dir_okay=False))
-@click.option(
-    "-o",
-    "--out",
-    default=None,
-    metavar="PATH",
-    help="Write results: PATH.json for JSON only, otherwise a directory receiving "
-    "reliability.json and one CSV per table.",
-)
+@tables_out_option("reliability.json")
 @click.option(
     "--confidence",
     default=0.95,
@@ -61,7 +56,7 @@ def write_outputs(result, tables: dict, out: str, stem: str, *, inputs=()) -> li
     type=int,
     help="Bootstrap replicates of the ICC2k difference between reader groups.",
 )
-@click.option("--seed", default=None, type=int, help="Seed of that bootstrap (recorded in the output).")
+@seed_option("Seed of that bootstrap (recorded in the output).")
 @click.option("-q", "--quiet", is_flag=True, help="Do not print the tables.")
 def command(ratings, out, confidence, n_boot, seed, quiet):
     """Reliability of scalar ratings in RATINGS (CSV/TSV/JSONL/Parquet).

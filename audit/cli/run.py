@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from audit.cli.exit_status import ExitStatus
-from audit.cli.options import Progress, jobs_option, parse_scale, perplexity_options, scheduler_option
+from audit.cli.options import Progress, jobs_option, parse_scale, perplexity_options, scheduler_option, seed_option
 from audit.tie_rules import TIE_RULES
 
 
@@ -53,13 +53,7 @@ from audit.tie_rules import TIE_RULES
     show_default=True,
     help="How an exact judge tie is credited.",
 )
-@click.option(
-    "--seed",
-    type=int,
-    default=0,
-    show_default=True,
-    help="Seed of every random procedure (bootstraps, random tie rule).",
-)
+@seed_option("Seed of every random procedure (bootstraps, random tie rule).", default=0)
 @click.option(
     "--out",
     "out_dir",

@@ -1,4 +1,4 @@
-"""Shared helpers of the reader analyses: input checks, even-split rates, intervals, statuses."""
+"""Shared helpers of the reader analyses: input checks, tie-rule credits, intervals, statuses."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from audit.checks import Status
 from audit.data import ALL_MATCHUPS as _ALL_MATCHUPS
 from audit.data import HUMAN_OVERALL, JUDGE_AGGREGATE
 from audit.errors import InputError, InputProblem
-from audit.tie_rules import TieRule
+from audit.tie_rules import EVEN_SPLIT, TieRule, credit_votes
 from audit.tie_rules import tie_rule as resolve_tie_rule
 
 #: label of the column that pools every matchup in the rate tables
@@ -95,10 +95,23 @@ def first_seen(values) -> list:
     return list(pd.unique(pd.Series(values) if not isinstance(values, pd.Series) else values))
 
 
-def even_split_credit(y: pd.Series | np.ndarray) -> np.ndarray:
-    """Credit of each vote for the focal system: 1, 0, and 0.5 for a tie (NaN)."""
-    arr = np.asarray(y, dtype=float)
-    return np.where(np.isnan(arr), 0.5, arr)
+#: the column :func:`credited_votes` adds: each vote's credit under the run's tie rule
+VOTE_CREDIT = "_tie_rule_credit"
+
+
+def credited_votes(votes: pd.DataFrame, tie_rule: str | TieRule, rng: np.random.Generator) -> pd.DataFrame:
+    """``votes`` with each vote's credit for the focal system under ``tie_rule``
+    (:func:`audit.tie_rules.credit_votes`: 1, 0, a tie's credit, NaN for a tie the rule does
+    not count), drawn once so that every reader analysis sees the same credits."""
+    return votes.assign(**{VOTE_CREDIT: credit_votes(votes["y"].to_numpy(float), tie_rule, rng)})
+
+
+def vote_credit(votes: pd.DataFrame, tie_rule: str | TieRule = EVEN_SPLIT) -> np.ndarray:
+    """Each vote's credit: the column :func:`credited_votes` added, else computed under
+    ``tie_rule`` (a rule that draws, such as ``random``, then draws from a generator seeded 0)."""
+    if VOTE_CREDIT in votes.columns:
+        return votes[VOTE_CREDIT].to_numpy(float)
+    return credit_votes(votes["y"].to_numpy(float), tie_rule, np.random.default_rng(0))
 
 
 def has_values(votes: pd.DataFrame, column: str) -> bool:
@@ -142,9 +155,29 @@ def judge_criterion_map(human_criteria: Iterable[str], judge_criteria: Iterable[
     return mapping
 
 
-def check_judge_credits(judge_credits: pd.DataFrame, tie_rule: str | TieRule = "even-split") -> pd.DataFrame:
-    """Validate the judge credit frame (pair_id, matchup, criterion, judge, credit): each
-    credit is one ``tie_rule`` can give (:attr:`audit.tie_rules.TieRule.credit_values`) or NaN."""
+JUDGE_OUTCOMES = ("win", "loss", "tie", "invalid")
+
+
+def _judge_outcome(out: pd.DataFrame, rule: TieRule) -> np.ndarray | None:
+    """The outcome of each judge credit (win, loss, tie, invalid): the ``outcome`` column when
+    given, else read off the credit when ``rule`` makes that unambiguous; None when it does not
+    (a tie credit of 0 or 1 reads as a loss or a win, an uncounted tie as an invalid output)."""
+    if "outcome" in out.columns:
+        return out["outcome"].astype(str).to_numpy(dtype=object)
+    if not rule.counts_ties or set(rule.tie_credits) & {0.0, 1.0}:
+        return None
+    credit = out["credit"].to_numpy(float)
+    return np.where(
+        np.isnan(credit), "invalid", np.where(credit == 1.0, "win", np.where(credit == 0.0, "loss", "tie"))
+    ).astype(object)
+
+
+def check_judge_credits(judge_credits: pd.DataFrame, tie_rule: str | TieRule = EVEN_SPLIT) -> pd.DataFrame:
+    """Validate the judge credit frame (pair_id, matchup, criterion, judge, credit[, outcome])
+    and return it with an ``outcome`` column: each credit is one ``tie_rule`` can give
+    (:attr:`audit.tie_rules.TieRule.credit_values`) or NaN, each outcome one of win, loss,
+    tie, invalid. ``outcome`` may be left out only when the credits tell a tie apart under
+    ``tie_rule`` (a tie's credit is neither 0 nor 1 and ties are counted)."""
     rule = resolve_tie_rule(tie_rule)
     if not isinstance(judge_credits, pd.DataFrame):
         raise InputError(
@@ -186,6 +219,31 @@ def check_judge_credits(judge_credits: pd.DataFrame, tie_rule: str | TieRule = "
                 fix="compute credits with the pipeline's tie rule (audit.tie_rules.credit_ties)",
             )
         )
+    outcome = _judge_outcome(out, rule)
+    if outcome is None:
+        raise InputError(
+            InputProblem(
+                file="judge",
+                column="outcome",
+                message=(
+                    f"under the '{rule.name}' tie rule a judge credit does not tell a tie from a win, a loss or "
+                    "an invalid output"
+                ),
+                fix="add the outcome column (win, loss, tie, invalid) of audit.judge_side.judge_pair_outcomes",
+            )
+        )
+    unknown = ~np.isin(outcome, JUDGE_OUTCOMES)
+    if unknown.any():
+        raise InputError(
+            InputProblem(
+                file="judge",
+                column="outcome",
+                value=str(outcome[unknown][0]),
+                message="a judge outcome is one of win, loss, tie, invalid",
+                fix="pass the outcome column of audit.judge_side.judge_pair_outcomes",
+            )
+        )
+    out["outcome"] = outcome
     if "matchup" in out.columns:
         out["matchup"] = out["matchup"].astype(str)
     return out

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from audit.checks import Status
-from audit.readers._common import COMPUTED, check_judge_credits, check_votes
+from audit.readers._common import COMPUTED, check_judge_credits, check_votes, credited_votes
 from audit.readers.clustering import ReaderClustering, check_linkage, cluster_readers
 from audit.readers.divergence import DivergentPairs, divergent_pairs
 from audit.readers.groups import ReaderGroups, reader_groups
@@ -18,6 +18,7 @@ from audit.readers.rates import ReaderRates, reader_rates
 from audit.readers.timing import DEFAULT_FAST_READER_FACTOR, DEFAULT_SECONDS_CAP, AnnotationTiming, annotation_timing
 from audit.readers.weights import ReaderKappas, ReaderWeights, reader_kappas, reader_weights
 from audit.rng import resolve_rng
+from audit.tie_rules import EVEN_SPLIT, TieRule
 
 SUB_RESULTS = ("weights", "kappas", "clustering", "rates", "divergent_pairs", "timing", "position_bias", "groups")
 
@@ -81,7 +82,7 @@ def analyse_readers(
     top_k_pairs: int = 5,
     stories: pd.DataFrame | None = None,
     pools: Mapping[str, Sequence[str]] | None = None,
-    tie_rule: str = "even-split",
+    tie_rule: str | TieRule = EVEN_SPLIT,
 ) -> ReaderAnalysis:
     """Run every reader analysis.
 
@@ -112,9 +113,11 @@ def analyse_readers(
         rates average
         (:meth:`audit.data.AuditData.pooling_scopes`: only matchups whose focal system means
         one thing). Default: every matchup under ``(all matchups)``.
-    tie_rule : str
-        The rule ``judge_credits`` were computed under (:mod:`audit.tie_rules`): a credit it
-        cannot give is an input error.
+    tie_rule : str or TieRule
+        The run's tie rule (:mod:`audit.tie_rules`): ``judge_credits`` were computed under it
+        (a credit it cannot give is an input error), and every reader-side rate (heat maps,
+        divergent pairs, groups, leave-one-reader-out) credits and counts a tied vote by it.
+        A rule that draws (``random``) draws each tied vote's credit once, from ``rng``.
 
     Returns
     -------
@@ -130,6 +133,8 @@ def analyse_readers(
     check_linkage(linkage)
     credits = check_judge_credits(judge_credits, tie_rule) if judge_credits is not None else None
     generator, seed = resolve_rng(rng)
+    # the tie draws get their own stream: the permutation tests' draws do not depend on the rule
+    votes = credited_votes(votes, tie_rule, generator.spawn(1)[0])
     weights = reader_weights(votes)
     kappas = reader_kappas(votes)
     return ReaderAnalysis(
@@ -137,12 +142,19 @@ def analyse_readers(
         kappas=kappas,
         clustering=cluster_readers(votes, weights, kappas, linkage=linkage),
         rates=reader_rates(
-            votes, credits, glmm_estimates=glmm_estimates, fit_glmm_if_missing=fit_glmm_if_missing, pools=pools
+            votes,
+            credits,
+            glmm_estimates=glmm_estimates,
+            fit_glmm_if_missing=fit_glmm_if_missing,
+            pools=pools,
+            tie_rule=tie_rule,
         ),
-        divergent_pairs=divergent_pairs(votes, credits, top_k=top_k_pairs, stories=stories),
-        timing=annotation_timing(votes, seconds_cap=seconds_cap, fast_reader_factor=fast_reader_factor, pools=pools),
+        divergent_pairs=divergent_pairs(votes, credits, top_k=top_k_pairs, stories=stories, tie_rule=tie_rule),
+        timing=annotation_timing(
+            votes, seconds_cap=seconds_cap, fast_reader_factor=fast_reader_factor, pools=pools, tie_rule=tie_rule
+        ),
         position_bias=position_bias(votes),
-        groups=reader_groups(votes, rng=generator, pools=pools),
+        groups=reader_groups(votes, rng=generator, pools=pools, tie_rule=tie_rule),
         n_readers=int(votes["reader_id"].nunique()),
         n_pairs=int(votes["pair_id"].nunique()),
         n_votes=len(votes),

@@ -18,7 +18,8 @@ import numpy as np
 import pandas as pd
 
 from audit.checks import Status
-from audit.readers._common import COMPUTED, even_split_credit, first_seen, fmt, judge_criterion_map
+from audit.readers._common import COMPUTED, check_judge_credits, first_seen, fmt, judge_criterion_map, vote_credit
+from audit.tie_rules import EVEN_SPLIT, TieRule
 
 CELL_COLUMNS = [
     "pair_id",
@@ -170,6 +171,7 @@ def divergent_pairs(
     top_k: int = 5,
     stories: pd.DataFrame | None = None,
     excerpt_chars: int = 700,
+    tie_rule: str | TieRule = EVEN_SPLIT,
 ) -> DivergentPairs:
     """Rank pairs by how far the readers stray from a unanimous judge.
 
@@ -178,12 +180,17 @@ def divergent_pairs(
     votes : DataFrame
         Normalised votes (``comment`` used when present).
     judge_credits : DataFrame or None
-        pair_id, criterion, judge, credit. SKIPPED when None.
+        pair_id, criterion, judge, credit (and ``outcome``: win, loss, tie, invalid, needed
+        when the credits do not tell ties apart under ``tie_rule``). SKIPPED when None. The
+        judge is unanimous on a pair x criterion when every configuration won (or every one
+        lost) it, whatever a tie would be credited.
     top_k : int
         How many pairs get a detailed vote table and comments.
     stories : DataFrame, optional
         ``AuditData.stories`` (pair_id, system, text): the top pairs then carry the openings
         of their two stories (``excerpt_chars`` characters at most, cut at a word boundary).
+    tie_rule : str or TieRule
+        How a tied vote is credited in the readers' rate (:mod:`audit.tie_rules`).
 
     Returns
     -------
@@ -195,12 +202,15 @@ def divergent_pairs(
     if not mapping:
         return DivergentPairs(status=Status.SKIPPED, reason="no criterion is shared by the judge and the readers")
     inverse = {j: h for h, j in mapping.items()}
+    if "outcome" not in judge_credits.columns:
+        judge_credits = check_judge_credits(judge_credits, tie_rule)
     jc = judge_credits[judge_credits["criterion"].isin(inverse)].assign(criterion=lambda d: d["criterion"].map(inverse))
-    jc = jc.assign(invalid=jc["credit"].isna())
+    # a decisive verdict is 1 (won) or 0 (lost) whatever the rule; ties and invalid outputs are neither
+    jc = jc.assign(decided=np.where(jc["outcome"] == "win", 1.0, np.where(jc["outcome"] == "loss", 0.0, np.nan)))
     agg = jc.groupby(["pair_id", "criterion"], sort=False).agg(
-        lo=("credit", "min"), hi=("credit", "max"), n=("credit", "size"), n_invalid=("invalid", "sum")
+        lo=("decided", "min"), hi=("decided", "max"), n=("decided", "size"), n_decided=("decided", "count")
     )
-    unanimous = agg[(agg["lo"] == agg["hi"]) & agg["lo"].isin([0.0, 1.0]) & (agg["n_invalid"] == 0)]
+    unanimous = agg[(agg["lo"] == agg["hi"]) & (agg["n_decided"] == agg["n"])]
     n_not = int(len(agg) - len(unanimous))
     if "matchup" in votes.columns:
         first = votes.drop_duplicates("pair_id")
@@ -208,11 +218,13 @@ def divergent_pairs(
     else:
         matchup_of = {}
     human = (
-        votes.assign(credit=even_split_credit(votes["y"]))
+        votes.assign(credit=vote_credit(votes, tie_rule))
         .groupby(["pair_id", "criterion"], sort=False)["credit"]
-        .agg(["mean", "size"])
+        .agg(["mean", "count"])
+        .rename(columns={"count": "size"})
     )
     joined = unanimous.join(human, how="inner")
+    joined = joined[joined["size"] > 0]  # every vote a tie the rule does not count: no reader rate
     rows = []
     for (pair, crit), lo, n_cfg, rate, n_votes in zip(
         joined.index, joined["lo"], joined["n"], joined["mean"], joined["size"]

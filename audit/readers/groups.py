@@ -1,7 +1,7 @@
 """Reader groups (e.g. experts vs enthusiasts): every cell split by group, groups compared.
 
 Readers are the unit: in each matchup x criterion cell (and all matchups pooled) every
-reader gets an even-split rate, each group is summarised by the mean of its readers' rates
+reader gets a rate under the run's tie rule, each group is summarised by the mean of its readers' rates
 (and by the pooled vote rate), and the groups are compared by a permutation test that
 reshuffles the group labels among the readers of the cell. With two groups the statistic is
 the difference of the groups' mean reader rates (first minus second in sorted order); with
@@ -22,8 +22,9 @@ import pandas as pd
 
 from audit.checks import Status
 from audit.errors import InputError, InputProblem
-from audit.readers._common import ALL_MATCHUPS, COMPUTED, even_split_credit, fmt, has_values, with_pooled_scopes
+from audit.readers._common import ALL_MATCHUPS, COMPUTED, fmt, has_values, vote_credit, with_pooled_scopes
 from audit.rng import resolve_rng
+from audit.tie_rules import EVEN_SPLIT, TieRule
 
 GROUP_COLUMNS = ["matchup", "criterion", "group", "n_readers", "n_votes", "vote_rate", "mean_reader_rate"]
 COMPARE_COLUMNS = ["matchup", "criterion", "groups", "statistic", "kind", "p_value", "n_permutations", "exact"]
@@ -132,6 +133,7 @@ def reader_groups(
     rng: int | np.random.Generator | None = None,
     max_permutations: int = 10000,
     pools: Mapping[str, Sequence[str]] | None = None,
+    tie_rule: str | TieRule = EVEN_SPLIT,
 ) -> ReaderGroups:
     """Split every cell by ``reader_group`` and compare the groups (see the module docstring).
 
@@ -148,6 +150,9 @@ def reader_groups(
     pools : mapping of label to matchups, optional
         The pooled comparisons (:meth:`audit.data.AuditData.pooling_scopes`); default: every
         matchup under ``(all matchups)``.
+    tie_rule : str or TieRule
+        How a tied vote is credited in the reader rates (:mod:`audit.tie_rules`); a reader
+        whose every vote in a cell is a tie the rule does not count has no rate there.
 
     Returns
     -------
@@ -199,7 +204,8 @@ def reader_groups(
         )
     generator, seed = resolve_rng(rng)
     used_mc = False
-    grp = grp[grp["reader_group"] != ""].assign(credit=lambda d: even_split_credit(d["y"]))
+    grp = grp[grp["reader_group"] != ""]
+    grp = grp.assign(credit=vote_credit(grp, tie_rule))
     if "matchup" not in grp.columns:
         grp = grp.assign(matchup=ALL_MATCHUPS)
         both = grp
@@ -209,9 +215,10 @@ def reader_groups(
     # one groupby for every cell: reader-level rates and vote counts
     per_reader = (
         both.groupby(["matchup", "criterion", "reader_id"], sort=False)
-        .agg(rate=("credit", "mean"), n=("credit", "size"), total=("credit", "sum"))
+        .agg(rate=("credit", "mean"), n=("credit", "count"), total=("credit", "sum"))
         .reset_index()
     )
+    per_reader = per_reader[per_reader["n"] > 0]
     per_reader["group"] = per_reader["reader_id"].map(group_of)
     kind = "difference" if len(groups) == 2 else "range"
     for (matchup, crit), cell in per_reader.groupby(["matchup", "criterion"], sort=False):

@@ -33,9 +33,9 @@ tests at ``alpha / families`` (``reader_checks(..., families=)``; the pipeline p
 count), so that an aligned judge with unremarkable readers gets no diagnostic WARN in about
 ``1 - alpha`` of studies. docs/detectors.md has the simulation.
 
-Every reader check is a diagnostic, so none FAILs by default; ``status_on_flag`` changes
-the status a flagged check gets (e.g. FAIL in a strict CI policy); in a run the policy's
-``[severity]`` table does that (audit/sections.py applies it).
+Every reader check is a diagnostic, so none FAILs by default (audit.checks.DEFAULT_SEVERITY);
+``severity`` (the policy's ``[severity]`` table, e.g. FAIL in a strict CI policy) changes the
+status a flagged check gets, through :func:`audit.checks.apply_severity`, the one place.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from audit.checks import Check, Status
+from audit.checks import Check, Status, apply_severity, breach_status
 from audit.policy import ReadersPolicy, policy_from_mapping
 from audit.readers._common import COMPUTED
 from audit.readers.analysis import ReaderAnalysis
@@ -100,17 +100,19 @@ def reader_checks(
     analysis: ReaderAnalysis,
     thresholds: ReadersPolicy | Mapping[str, object] | None = None,
     families: int = 1,
-    status_on_flag: Status = Status.WARN,
+    severity: Mapping[str, str] | None = None,
 ) -> list[Check]:
     """Turn a reader analysis into checks (names and defaults in the module docstring).
 
     ``families``: the number of diagnostic checks (reader and surface) that share one
     family-wise error budget ``alpha``; each tests at ``alpha / families`` (Bonferroni across
     checks, ``adjust`` across each check's scopes). :func:`audit.sections.section_checks`
-    passes the count of computed ones.
+    passes the count of computed ones. ``severity``: the policy's ``[severity]`` table.
     """
-    t = resolve_thresholds(thresholds)
-    flag = status_on_flag
+    return apply_severity(_reader_checks(analysis, resolve_thresholds(thresholds), families), severity)
+
+
+def _reader_checks(analysis: ReaderAnalysis, t: ReadersPolicy, families: int) -> list[Check]:
     alpha = t.alpha / max(int(families), 1)
     level = f"{alpha:.3g}" + (f" (alpha {t.alpha:g} shared by {families} diagnostic checks)" if families > 1 else "")
     out: list[Check] = []
@@ -169,7 +171,7 @@ def reader_checks(
             out.append(
                 Check(
                     name=name,
-                    status=flag if flagged else Status.PASS,
+                    status=breach_status(name) if flagged else Status.PASS,
                     value=float(r.distance),
                     threshold=t.outside_range_margin,
                     reason=reason,
@@ -186,7 +188,7 @@ def reader_checks(
         out.append(
             Check(
                 name=name,
-                status=flag if n_sep else Status.PASS,
+                status=breach_status(name) if n_sep else Status.PASS,
                 value=float(n_sep),
                 threshold=0.0,
                 reason=(
@@ -216,7 +218,7 @@ def reader_checks(
             out.append(
                 Check(
                     name="readers.fast_reader",
-                    status=flag if r.fast_reader else Status.PASS,
+                    status=breach_status("readers.fast_reader") if r.fast_reader else Status.PASS,
                     value=float(shift),
                     threshold=t.fast_reader_max_loo_shift,
                     reason=reason,
@@ -249,7 +251,7 @@ def reader_checks(
                 out.append(
                     Check(
                         name="readers.fatigue",
-                        status=flag if flagged else Status.PASS,
+                        status=breach_status("readers.fatigue") if flagged else Status.PASS,
                         value=float(r.end_to_start),
                         threshold=t.fatigue_min_end_to_start,
                         scope=str(r.reader_id),
@@ -273,7 +275,7 @@ def reader_checks(
         out.append(
             Check(
                 name=name,
-                status=flag if flagged else Status.PASS,
+                status=breach_status(name) if flagged else Status.PASS,
                 value=pb.pooled_rate,
                 threshold=0.5,
                 reason=(
@@ -299,7 +301,7 @@ def reader_checks(
             out.append(
                 Check(
                     name=name,
-                    status=flag if flagged else Status.PASS,
+                    status=breach_status(name) if flagged else Status.PASS,
                     value=float(r.p_value),
                     threshold=alpha,
                     scope=scope,

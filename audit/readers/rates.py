@@ -1,8 +1,10 @@
 """Reader-level preference rates per matchup x criterion: the heat-map data.
 
 One row per reader, the pooled human rate, the human GLMM estimate and each judge
-configuration, for every matchup and for all matchups pooled. Rates are even-split rates:
-(focal wins + 0.5 x ties) / votes, for readers and judges alike. The humans' ``overall`` is
+configuration, for every matchup and for all matchups pooled. Rates follow the run's tie rule
+(:mod:`audit.tie_rules`) for readers and judges alike: the mean credit over what the rule counts
+(under ``even-split`` (focal wins + 0.5 x ties) / votes; under ``decisive`` wins / decisive
+votes); ``n_ties`` counts ties whatever the rule. The humans' ``overall`` is
 compared with the judge's ``aggregate`` when the judge has no ``overall`` (a different
 target, flagged in ``different_target``).
 """
@@ -20,12 +22,14 @@ from audit.checks import Status
 from audit.readers._common import (
     ALL_MATCHUPS,
     COMPUTED,
-    even_split_credit,
+    check_judge_credits,
     first_seen,
     fmt,
     judge_criterion_map,
+    vote_credit,
     with_pooled_scopes,
 )
+from audit.tie_rules import EVEN_SPLIT, TieRule
 
 RATE_COLUMNS = [
     "row_kind",
@@ -75,7 +79,9 @@ class ReaderRates:
         row_kind (``reader``, ``human_pooled``, ``human_glmm``, ``judge``), row_label,
         matchup (``(all matchups)`` pools them; ``(all matchups, focal X)`` pools those with
         focal system X when the orientation is not declared), criterion (the human criterion), rate, n
-        (votes, or valid judge comparisons), n_ties, lo/hi (GLMM interval, else NaN),
+        (what the rate divides by under the tie rule: votes, or valid judge comparisons; ties left
+        out under a rule that does not count them), n_ties (ties, counted or not), lo/hi (GLMM
+        interval, else NaN),
         judge_criterion, different_target.
     judge_range : DataFrame
         One row per judge x cell: judge_rate, reader_min, reader_max, n_readers, outside
@@ -87,7 +93,7 @@ class ReaderRates:
     glmm_source : str
         ``given``, ``fitted`` or ``unavailable: <why>``.
     n_judge_invalid : int
-        Judge comparisons with NaN credit (invalid output), left out of the judge rates.
+        Judge comparisons with an invalid output, left out of the judge rates.
     judge_deviation : DataFrame
         One row per judge: does it behave like one more reader *over all cells*?
         judge_deviation (the judge's mean absolute distance from the other raters' mean rate
@@ -184,17 +190,22 @@ def _glmm_rows(votes: pd.DataFrame, glmm_estimates: pd.DataFrame | None, fit_if_
     return rows, "fitted" if not failures else f"fitted ({failures} cell(s) failed, NaN)"
 
 
-def _rate_rows(frame: pd.DataFrame, kind: str, label_col: str | None, label: str | None, value: str) -> list:
+def _rate_rows(
+    frame: pd.DataFrame,
+    kind: str,
+    label_col: str | None,
+    label: str | None,
+    credit: np.ndarray,
+    ties: np.ndarray,
+) -> list:
     """One row per (label x) matchup x criterion, in first-appearance order: the mean credit
-    (even split for votes), the number of values and of ties (one aggregation, no loop)."""
+    over the counted outcomes (NaN credit: a tie the rule leaves out), how many were counted
+    and how many were ties (one aggregation, no loop)."""
     keys = ([label_col] if label_col else []) + ["matchup", "criterion"]
-    vals = frame[value].to_numpy(float)
-    ties = np.isnan(vals) if value == "y" else (vals == 0.5)
-    credit = even_split_credit(vals) if value == "y" else vals
     grouped = pd.DataFrame({**{k: frame[k].to_numpy() for k in keys}, "_credit": credit, "_tie": ties}).groupby(
         keys, sort=False
     )
-    agg = grouped.agg(rate=("_credit", "mean"), n=("_credit", "size"), n_ties=("_tie", "sum")).reset_index()
+    agg = grouped.agg(rate=("_credit", "mean"), n=("_credit", "count"), n_ties=("_tie", "sum")).reset_index()
     labels = agg[label_col].astype(str) if label_col else pd.Series(str(label), index=agg.index)
     return [
         [kind, lab, m, c, float(r), int(n), int(t), math.nan, math.nan, "", False]
@@ -209,15 +220,17 @@ def reader_rates(
     glmm_estimates: pd.DataFrame | None = None,
     fit_glmm_if_missing: bool = True,
     pools: Mapping[str, Sequence[str]] | None = None,
+    tie_rule: str | TieRule = EVEN_SPLIT,
 ) -> ReaderRates:
-    """Even-split preference rates of every reader, the humans and each judge, per cell.
+    """Preference rates of every reader, the humans and each judge, per cell, under ``tie_rule``.
 
     Parameters
     ----------
     votes : DataFrame
         Normalised votes (needs ``matchup``).
     judge_credits : DataFrame, optional
-        pair_id, matchup, criterion, judge, credit (1 / 0.5 / 0 / NaN invalid).
+        pair_id, matchup, criterion, judge, credit under ``tie_rule`` (1 / 0 / a tie's credit /
+        NaN), and ``outcome`` (win, loss, tie, invalid) unless the credits tell ties apart.
     glmm_estimates : DataFrame, optional
         Precomputed human GLMM estimates: matchup, criterion, estimate (+ lo, hi). When
         absent and ``fit_glmm_if_missing``, each matchup x criterion is fitted with
@@ -226,6 +239,10 @@ def reader_rates(
         The pooled rows: a rate for "the focal system" pools only matchups whose focal
         system means one thing (:meth:`audit.data.AuditData.pooling_scopes`). Default: every
         matchup under ``(all matchups)``.
+    tie_rule : str or TieRule
+        How a tied vote or judge output is credited and whether it is counted
+        (:mod:`audit.tie_rules`); the votes' credits are the column
+        :func:`audit.readers._common.credited_votes` added when present.
 
     Returns
     -------
@@ -239,23 +256,26 @@ def reader_rates(
     if "matchup" not in votes.columns:
         return ReaderRates(status=Status.SKIPPED, reason="needs a 'matchup' column in the votes")
     both = with_pooled_scopes(votes, pools)
-    rows = _rate_rows(both, "reader", "reader_id", None, "y")
-    rows += _rate_rows(both, "human_pooled", None, HUMANS_POOLED, "y")
+    credit, ties = vote_credit(both, tie_rule), both["y"].isna().to_numpy()
+    rows = _rate_rows(both, "reader", "reader_id", None, credit, ties)
+    rows += _rate_rows(both, "human_pooled", None, HUMANS_POOLED, credit, ties)
     glmm_rows, glmm_source = _glmm_rows(votes, glmm_estimates, fit_glmm_if_missing)
     rows += glmm_rows
     n_invalid = 0
     mapping: dict[str, str] = {}
     if judge_credits is not None and len(judge_credits):
         mapping = judge_criterion_map(first_seen(votes["criterion"]), first_seen(judge_credits["criterion"]))
-        jc = judge_credits
+        jc = judge_credits if "outcome" in judge_credits.columns else check_judge_credits(judge_credits, tie_rule)
         if "matchup" not in jc.columns:
             jc = jc.merge(votes[["pair_id", "matchup"]].drop_duplicates("pair_id"), on="pair_id", how="left")
         inverse = {j: h for h, j in mapping.items()}
         jc = jc[jc["criterion"].isin(inverse)].assign(criterion=lambda d: d["criterion"].map(inverse))
-        n_invalid = int(jc["credit"].isna().sum())
-        jc = jc[jc["credit"].notna()]
+        n_invalid = int((jc["outcome"] == "invalid").sum())
+        jc = jc[jc["outcome"] != "invalid"]
         jboth = with_pooled_scopes(jc, pools)
-        jrows = _rate_rows(jboth, "judge", "judge", None, "credit")
+        jrows = _rate_rows(
+            jboth, "judge", "judge", None, jboth["credit"].to_numpy(float), (jboth["outcome"] == "tie").to_numpy()
+        )
         for r in jrows:
             r[9] = mapping[r[3]]
             r[10] = mapping[r[3]] != r[3]

@@ -19,7 +19,7 @@ last pair divided by the fitted time at the first: well below 1 means the reader
 Fast reader: a reader whose median time is below ``fast_reader_factor`` (default 0.5) x the
 median of the other readers' medians.
 
-Leave-one-reader-out: the pooled even-split rate per criterion (all matchups, or each pooling
+Leave-one-reader-out: the pooled rate (under the run's tie rule) per criterion (all matchups, or each pooling
 scope of consistently oriented matchups) without the reader, minus the rate with everyone;
 reported for every reader so a fast reader's impact can be compared with the others'.
 """
@@ -34,7 +34,8 @@ import numpy as np
 import pandas as pd
 
 from audit.checks import Status
-from audit.readers._common import ALL_MATCHUPS, COMPUTED, even_split_credit, first_seen, fmt, has_values
+from audit.readers._common import ALL_MATCHUPS, COMPUTED, first_seen, fmt, has_values, vote_credit
+from audit.tie_rules import EVEN_SPLIT, TieRule
 
 DEFAULT_SECONDS_CAP = 600.0
 DEFAULT_FAST_READER_FACTOR = 0.5
@@ -167,14 +168,16 @@ def _ols_slope(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float, float
     return float(res.slope), float(res.stderr), float(res.pvalue), float(ratio)
 
 
-def leave_one_reader_out(votes: pd.DataFrame, pools: Mapping[str, Sequence[str]] | None = None) -> pd.DataFrame:
-    """Shift of the pooled even-split rate per criterion when each reader is left out.
+def leave_one_reader_out(
+    votes: pd.DataFrame, pools: Mapping[str, Sequence[str]] | None = None, tie_rule: str | TieRule = EVEN_SPLIT
+) -> pd.DataFrame:
+    """Shift of the pooled rate per criterion (votes credited under ``tie_rule``) when each reader is left out.
 
     The rate pools the matchups of each pooling scope (``pools``, label -> matchups: only
     matchups whose focal system means one thing, :meth:`audit.data.AuditData.pooling_scopes`);
     a matchup in no scope is its own. Default (``None``): every matchup, scope ``(all matchups)``.
     """
-    credit = votes.assign(credit=even_split_credit(votes["y"]))
+    credit = votes.assign(credit=vote_credit(votes, tie_rule))
     if pools is None or "matchup" not in credit.columns:
         scoped = credit.assign(scope=ALL_MATCHUPS)
     else:
@@ -216,6 +219,7 @@ def annotation_timing(
     seconds_cap: float = DEFAULT_SECONDS_CAP,
     fast_reader_factor: float = DEFAULT_FAST_READER_FACTOR,
     pools: Mapping[str, Sequence[str]] | None = None,
+    tie_rule: str | TieRule = EVEN_SPLIT,
 ) -> AnnotationTiming:
     """Annotation diagnostics from the ``seconds`` column (see the module docstring).
 
@@ -229,6 +233,8 @@ def annotation_timing(
         A reader is fast when their median < factor x the median of the other readers' medians.
     pools : mapping of label to matchups, optional
         The scopes of the leave-one-reader-out rates (:func:`leave_one_reader_out`).
+    tie_rule : str or TieRule
+        How a tied vote is credited in the leave-one-reader-out rates (:mod:`audit.tie_rules`).
 
     Returns
     -------
@@ -261,7 +267,11 @@ def annotation_timing(
     has_order = bool(times["first_order"].notna().any())
     fatigue_status = COMPUTED if has_order else Status.SKIPPED
     fatigue_reason = "" if has_order else "needs an 'order' or 'timestamp' column (chronology)"
-    loo = leave_one_reader_out(votes, pools) if votes["reader_id"].nunique() >= 2 else pd.DataFrame(columns=LOO_COLUMNS)
+    loo = (
+        leave_one_reader_out(votes, pools, tie_rule)
+        if votes["reader_id"].nunique() >= 2
+        else pd.DataFrame(columns=LOO_COLUMNS)
+    )
     medians = times.groupby("reader_id", sort=False)["seconds"].median()
     rows, fast, quantiles = [], [], []
     for reader, grp in times.groupby("reader_id", sort=False):

@@ -6,7 +6,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from audit.checks import Check, Status
+from audit.checks import Check, Status, apply_severity, breach_status
 from audit.surface.associations import SurfaceResult
 
 #: Defaults of the policy keys read by :func:`surface_checks` (section ``[surface]``).
@@ -16,9 +16,6 @@ DEFAULT_SURFACE_THRESHOLDS: dict[str, float] = {
     #: smallest |within-pair beta| that counts as the judge tracking a feature
     "min_abs_within_pair_beta": 0.3,
 }
-#: What a breach reports unless the policy's [severity] says otherwise: surface
-#: associations are descriptive evidence, so by default they warn rather than fail.
-DEFAULT_SEVERITY = "WARN"
 
 
 def _threshold(thresholds: Any, key: str) -> float:
@@ -30,11 +27,6 @@ def _threshold(thresholds: Any, key: str) -> float:
                 return float(thresholds[k])
         return DEFAULT_SURFACE_THRESHOLDS[key]
     return float(getattr(thresholds, key, DEFAULT_SURFACE_THRESHOLDS[key]))
-
-
-def _breach(severity: Mapping[str, str] | None, name: str) -> Status | None:
-    level = (severity or {}).get(name, DEFAULT_SEVERITY).upper()
-    return None if level == "OFF" else Status(level)
 
 
 def surface_check_families(result: SurfaceResult) -> int:
@@ -68,8 +60,9 @@ def surface_checks(
         Keys (optionally prefixed ``surface.``) or attributes named as in
         :data:`DEFAULT_SURFACE_THRESHOLDS`, e.g. the policy's ``surface`` section.
     severity : mapping, optional
-        Check name -> "FAIL" | "WARN" | "OFF": what a breach reports (default WARN; OFF
-        drops the check).
+        Check name -> "FAIL" | "WARN" | "OFF": what a breach reports (default WARN:
+        audit.checks.DEFAULT_SEVERITY; OFF drops the check), applied by
+        :func:`audit.checks.apply_severity`.
     families : int
         The number of diagnostic checks (surface and reader) sharing one family-wise error
         budget ``1 - level``: each tests at ``(1 - level) / families`` (Bonferroni across
@@ -88,58 +81,55 @@ def surface_checks(
     checks: list[Check] = []
     for scope in result.scopes:
         name = "surface.judge_feature_r"
-        breach = _breach(severity, name)
-        if breach is not None:
-            c = result.correlations[(result.correlations["scope"] == scope) & result.correlations["pearson_r"].notna()]
-            if c.empty:
-                checks.append(
-                    Check(name, Status.SKIPPED, reason="no story-level correlation could be computed", scope=scope)
-                )
-            else:
-                top = c.loc[c["pearson_r"].abs().idxmax()]
+        breach = breach_status(name)
+        c = result.correlations[(result.correlations["scope"] == scope) & result.correlations["pearson_r"].notna()]
+        if c.empty:
+            checks.append(
+                Check(name, Status.SKIPPED, reason="no story-level correlation could be computed", scope=scope)
+            )
+        else:
+            top = c.loc[c["pearson_r"].abs().idxmax()]
+            value = float(abs(top["pearson_r"]))
+            p_adj = _p_adjusted(c, top)
+            what = (
+                f"{top['judge']}/{top['criterion']} vs {top['feature']}: r = {top['pearson_r']:+.2f} "
+                f"(n={top['n_stories']}, adjusted p={_fmt_p(p_adj)})"
+            )
+            large = c[(c["pearson_r"].abs() > max_r) & (_adjusted(c) < alpha)]
+            if len(large):
+                top = large.loc[large["pearson_r"].abs().idxmax()]
                 value = float(abs(top["pearson_r"]))
-                p_adj = _p_adjusted(c, top)
                 what = (
                     f"{top['judge']}/{top['criterion']} vs {top['feature']}: r = {top['pearson_r']:+.2f} "
-                    f"(n={top['n_stories']}, adjusted p={_fmt_p(p_adj)})"
+                    f"(n={top['n_stories']}, adjusted p={_fmt_p(_p_adjusted(c, top))})"
                 )
-                large = c[(c["pearson_r"].abs() > max_r) & (_adjusted(c) < alpha)]
-                if len(large):
-                    top = large.loc[large["pearson_r"].abs().idxmax()]
-                    value = float(abs(top["pearson_r"]))
-                    what = (
-                        f"{top['judge']}/{top['criterion']} vs {top['feature']}: r = {top['pearson_r']:+.2f} "
-                        f"(n={top['n_stories']}, adjusted p={_fmt_p(_p_adjusted(c, top))})"
+                checks.append(
+                    Check(
+                        name,
+                        breach,
+                        value,
+                        max_r,
+                        scope=scope,
+                        reason=(
+                            f"judge scores correlate with a surface feature beyond |r| = {max_r:g}: {what}; "
+                            "inspect whether the judge rewards style rather than the criterion"
+                        ),
                     )
-                    checks.append(
-                        Check(
-                            name,
-                            breach,
-                            value,
-                            max_r,
-                            scope=scope,
-                            reason=(
-                                f"judge scores correlate with a surface feature beyond |r| = {max_r:g}: {what}; "
-                                "inspect whether the judge rewards style rather than the criterion"
-                            ),
-                        )
+                )
+            else:
+                chance = " (not significant after the multiplicity adjustment)" if value > max_r else ""
+                checks.append(
+                    Check(
+                        name,
+                        Status.PASS,
+                        value,
+                        max_r,
+                        scope=scope,
+                        reason=f"largest story-level |r| is {value:.2f} ({what}){chance}",
                     )
-                else:
-                    chance = " (not significant after the multiplicity adjustment)" if value > max_r else ""
-                    checks.append(
-                        Check(
-                            name,
-                            Status.PASS,
-                            value,
-                            max_r,
-                            scope=scope,
-                            reason=f"largest story-level |r| is {value:.2f} ({what}){chance}",
-                        )
-                    )
+                )
         name = "surface.judge_only_feature"
-        breach = _breach(severity, name)
-        if breach is None:
-            continue
+        breach = breach_status(name)
         s = result.side_by_side[result.side_by_side["scope"] == scope]
         if s.empty or (s["pattern"] == "humans not analysed").all():
             checks.append(
@@ -189,7 +179,7 @@ def surface_checks(
                 ),
             )
         )
-    return checks
+    return apply_severity(checks, severity)
 
 
 def _adjusted(frame) -> np.ndarray:

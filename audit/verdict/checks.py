@@ -4,7 +4,8 @@ One vocabulary: every cell's transfer decision is one check ``transfer.decision`
 status *is* the cell's status (PASS, FAIL, INCONCLUSIVE, INSUFFICIENT, ERROR), so the gate
 counts exactly what the transfer table shows. ``[severity]`` may demote it
 (``"transfer.decision" = "WARN"``: a FAIL cell is reported as WARN and does not fail the
-gate, and the reason says so) or remove it (``OFF``). The other per-cell check,
+gate, and the reason says so) or remove it (``OFF``); :func:`audit.checks.apply_severity`
+decides that, here as for every other check. The other per-cell check,
 ``transfer.judge_vs_reader_baseline``, is WARN by default. Summary checks (scope
 ``overall``): ``transfer.assessed`` (ERROR when no cell could be compared: the gate must not
 pass when nothing was compared), agreement, invalid judge outputs, singular GLMMs.
@@ -17,40 +18,26 @@ from collections.abc import Iterable, Sequence
 
 import pandas as pd
 
-from audit.checks import CELL_STATUSES, Check, Status
+from audit.checks import CELL_STATUSES, Check, Status, apply_severity, breach_status
 from audit.data import JUDGE_AGGREGATE
 from audit.policy import Policy
 from audit.result import Cell
 
 
-def _status(policy: Policy, name: str, breached: bool, default: str) -> Status | None:
-    level = policy.breach(name, default)
-    if level == "OFF":
-        return None
-    if not breached:
-        return Status.PASS
-    return Status(level)
-
-
 def _add(
     checks: list[Check],
-    policy: Policy,
     name: str,
     breached: bool | None,
-    default: str,
     *,
     value: float | None,
     threshold: float | None,
     reason: str,
     scope: str = "overall",
 ) -> None:
-    if breached is None:
-        if policy.breach(name, default) != "OFF":
-            checks.append(Check(name, Status.SKIPPED, value, threshold, reason, scope))
-        return
-    status = _status(policy, name, breached, default)
-    if status is not None:
-        checks.append(Check(name, status, value, threshold, reason, scope))
+    """PASS, the check's default breach status (:func:`audit.checks.breach_status`) or SKIPPED
+    (``breached`` None); the policy's ``[severity]`` is applied afterwards, in one place."""
+    status = Status.SKIPPED if breached is None else (breach_status(name) if breached else Status.PASS)
+    checks.append(Check(name, status, value, threshold, reason, scope))
 
 
 def cell_counts(cells: Sequence[Cell]) -> dict[str, int]:
@@ -61,21 +48,15 @@ def cell_counts(cells: Sequence[Cell]) -> dict[str, int]:
     return counts
 
 
-def _decision_check(c: Cell, policy: Policy) -> Check | None:
+def _decision_check(c: Cell) -> Check:
     t = c.transfer
-    level = policy.breach("transfer.decision", "FAIL")
-    if level == "OFF":
-        return None
-    status, reason = t.status, t.reason
-    if status is Status.FAIL and level == "WARN":
-        status, reason = Status.WARN, reason + " (reported as WARN: [severity] transfer.decision = WARN)"
     value = t.difference.estimate if math.isfinite(t.difference.estimate) else None
     return Check(
         "transfer.decision",
-        status,
+        t.status,
         value,
         t.margin if math.isfinite(t.margin) else None,
-        reason,
+        t.reason,
         f"{c.matchup}/{c.criterion}",
     )
 
@@ -85,16 +66,12 @@ def cell_checks(cells: Sequence[Cell], policy: Policy) -> list[Check]:
     for c in cells:
         scope = f"{c.matchup}/{c.criterion}"
         t, g = c.transfer, c.human.glmm
-        decision = _decision_check(c, policy)
-        if decision is not None:
-            checks.append(decision)
+        checks.append(_decision_check(c))
         if t.below_reader_baseline is None:
             _add(
                 checks,
-                policy,
                 "transfer.judge_vs_reader_baseline",
                 None,
-                "WARN",
                 value=None,
                 threshold=None,
                 scope=scope,
@@ -104,10 +81,8 @@ def cell_checks(cells: Sequence[Cell], policy: Policy) -> list[Check]:
             gap = t.judge_vs_majority - t.reader_baseline
             _add(
                 checks,
-                policy,
                 "transfer.judge_vs_reader_baseline",
                 t.below_reader_baseline,
-                "WARN",
                 value=gap,
                 threshold=-policy.transfer.max_baseline_gap,
                 scope=scope,
@@ -118,7 +93,7 @@ def cell_checks(cells: Sequence[Cell], policy: Policy) -> list[Check]:
             )
         if g.status is Status.ERROR:
             checks.append(Check("glmm.fit", Status.ERROR, None, None, g.reason, scope))
-    return checks
+    return apply_severity(checks, policy.severity)
 
 
 def _nothing_assessed_reason(cells: Sequence[Cell]) -> str:
@@ -144,28 +119,27 @@ def summary_checks(
     checks: list[Check] = []
     counts = cell_counts(cells)
     n_assessed = counts["PASS"] + counts["FAIL"] + counts["INCONCLUSIVE"]
-    if policy.breach("transfer.assessed", "ERROR") != "OFF":
-        if n_assessed:
-            checks.append(
-                Check(
-                    "transfer.assessed",
-                    Status.PASS,
-                    float(n_assessed),
-                    None,
-                    f"{n_assessed} of {len(cells)} cells compared ({counts['INSUFFICIENT']} "
-                    f"INSUFFICIENT, {counts['ERROR']} ERROR)",
-                )
+    if n_assessed:
+        checks.append(
+            Check(
+                "transfer.assessed",
+                Status.PASS,
+                float(n_assessed),
+                None,
+                f"{n_assessed} of {len(cells)} cells compared ({counts['INSUFFICIENT']} "
+                f"INSUFFICIENT, {counts['ERROR']} ERROR)",
             )
-        else:
-            checks.append(Check("transfer.assessed", Status.ERROR, 0.0, None, _nothing_assessed_reason(cells)))
+        )
+    else:
+        checks.append(
+            Check("transfer.assessed", breach_status("transfer.assessed"), 0.0, None, _nothing_assessed_reason(cells))
+        )
     alpha = _pooled_alpha(agreement)
     thr = policy.agreement.min_human_alpha
     _add(
         checks,
-        policy,
         "agreement.human_alpha",
         None if alpha is None else alpha < thr,
-        "WARN",
         value=alpha,
         threshold=thr,
         reason=(
@@ -189,10 +163,8 @@ def summary_checks(
         thr = policy.judge.max_invalid_fraction
         _add(
             checks,
-            policy,
             "judge.invalid_fraction",
             invalid > thr,
-            "FAIL",
             value=invalid,
             threshold=thr,
             reason=f"{n_invalid} of {len(own)} judge pair comparisons have an unparsable score on either side",
@@ -203,16 +175,14 @@ def summary_checks(
         thr = policy.glmm.max_fraction_singular
         _add(
             checks,
-            policy,
             "glmm.fraction_singular",
             singular > thr,
-            "WARN",
             value=singular,
             threshold=thr,
             reason=f"{sum(c.human.glmm.singular for c in fitted)} of {len(fitted)} GLMM fits are singular "
             "(a variance component at zero)",
         )
-    return checks
+    return apply_severity(checks, policy.severity)
 
 
 def _pooled_alpha(agreement: pd.DataFrame) -> float | None:

@@ -30,8 +30,15 @@ print(result.status.value, "-", result.verdict)
 # The transfer table: one tidy row per matchup x criterion.
 
 # %%
-cells = result.cells_frame()
+cells = result.to_frame()
 print(cells[["matchup", "criterion", "n_pairs", "n_readers"]].head())
+
+# %% [markdown]
+# Every table of the result by name; in Jupyter, `result` alone displays as an HTML summary.
+
+# %%
+print(sorted(result.frames()))
+print(result._repr_html_()[:60], "...")
 
 # %% [markdown]
 # Write the same files `audit run` writes, and read the result back later without recomputing.

@@ -1,5 +1,6 @@
 import pytest
 
+from audit.checks import Status
 from audit.errors import InputError
 from audit.policy import Policy, load_policy
 
@@ -9,7 +10,13 @@ def test_defaults_without_file():
     assert policy == Policy()
     t = policy.transfer
     assert (t.margin, t.min_pairs, t.min_readers, t.alpha, t.n_boot, t.adjust) == (0.10, 10, 3, 0.05, 999, "holm")
-    assert policy.breach("anything") == "FAIL"
+    assert policy.severity == {}
+    # a check without a recorded default is a programming error, not a silent FAIL
+    from audit.checks import breach_status
+
+    assert breach_status("transfer.decision") is Status.FAIL and breach_status("dev.spearman") is Status.WARN
+    with pytest.raises(ValueError, match="no default severity"):
+        breach_status("anything")
 
 
 def test_file_overrides_and_severity(tmp_path):
@@ -21,7 +28,7 @@ def test_file_overrides_and_severity(tmp_path):
     policy = load_policy(path)
     assert (policy.transfer.margin, policy.transfer.min_pairs, policy.transfer.adjust) == (0.05, 20, "bonferroni")
     assert policy.transfer.n_boot == 499 and policy.uncertainty.n_boot == 500
-    assert policy.breach("transfer.decision") == "WARN"
+    assert policy.severity["transfer.decision"] == "WARN"
     assert policy.agreement.min_human_alpha == Policy().agreement.min_human_alpha
 
 

@@ -78,3 +78,40 @@ def test_audit_spec_has_no_second_level():
     from audit.spec import AuditSpec
 
     assert not hasattr(AuditSpec(), "level")  # the human interval's level is policy.transfer.level
+
+
+def _every_command() -> dict[str, click.Command]:
+    """Every subcommand of ``audit`` by its full name (``labelstudio push``)."""
+    import audit.cli as cli
+
+    group = next(v for v in vars(cli).values() if isinstance(v, click.Group))
+
+    def walk(command, prefix=()):
+        if isinstance(command, click.Group):
+            for name, sub in command.commands.items():
+                yield from walk(sub, (*prefix, name))
+        else:
+            yield " ".join(prefix), command
+
+    return dict(walk(group))
+
+
+def test_every_seed_and_tables_out_option_has_one_declaration():
+    """Every --seed takes the same non-negative range; reliability and consistency share --out."""
+    from audit.cli.options import SEED
+
+    commands = _every_command()
+    seeds = {name: _options(cmd)["seed"] for name, cmd in commands.items() if "seed" in _options(cmd)}
+    assert {"run", "generate", "reliability", "labelstudio push"} <= set(seeds)
+    assert {s.type.to_info_dict()["min"] for s in seeds.values()} == {SEED.min}
+    assert {s.type.to_info_dict()["max"] for s in seeds.values()} == {SEED.max}
+    outs = {name: _options(commands[name])["out"] for name in ("reliability", "consistency")}
+    assert outs["reliability"].opts == outs["consistency"].opts == ["-o", "--out"]
+
+
+@pytest.mark.parametrize("argv", [["run", "j.csv", "h.csv", "--seed", "-1"], ["reliability", "r.csv", "--seed", "-5"]])
+def test_a_negative_seed_is_a_usage_error_not_an_internal_one(argv, capsys):
+    from audit.cli import main
+
+    assert main(argv) == ExitStatus.USAGE_ERROR
+    assert "--seed" in capsys.readouterr().err

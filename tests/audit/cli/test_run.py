@@ -30,8 +30,9 @@ def _run_args(out, *extra):
     ]
 
 
-def _failing_study(folder: Path) -> Path:
-    """A small seeded study whose judge prefers the focal system on 95% of pairs while 7 readers give it ~30%."""
+def _failing_study(folder: Path, judge_p: float = 0.95) -> Path:
+    """A small seeded study whose judge prefers the focal system on ``judge_p`` of pairs (95%: it
+    fails) while 7 readers give it ~30%."""
     import numpy as np
 
     rng = np.random.default_rng(12)
@@ -46,7 +47,7 @@ def _failing_study(folder: Path) -> Path:
         pairs.append(f"{pid},x,y,x,x vs y")
         for r in range(7):
             votes.append(f"{pid},r{r},empathy,{'x' if rng.random() < 0.3 else 'y'}")
-        better = rng.random() < 0.95
+        better = rng.random() < judge_p
         scores += [f"{pid},x,empathy,{4 if better else 3}", f"{pid},y,empathy,{3 if better else 4}"]
     for name, lines in (("pairs.csv", pairs), ("humans.csv", votes), ("judge.csv", scores)):
         (folder / name).write_text("\n".join(lines) + "\n", encoding="utf-8")

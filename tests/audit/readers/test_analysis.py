@@ -145,7 +145,7 @@ def test_reader_checks_names_and_thresholds(full):
     # a huge margin clears every outside-range flag; a strict policy turns flags into FAIL
     relaxed = reader_checks(res, {"readers.outside_range_margin": 1.0})
     assert all(c.status is Status.PASS for c in relaxed if c.name == "readers.judge_outside_reader_range")
-    strict = reader_checks(res, status_on_flag=Status.FAIL)
+    strict = reader_checks(res, severity={"readers.separation": "FAIL"})
     assert next(c for c in strict if c.name == "readers.separation").status is Status.FAIL
     # thresholds given as a mapping go through the policy loader: same keys, ranges and messages
     with pytest.raises(InputError, match=r"unknown key 'nonsense' in \[readers\]"):
