@@ -1,6 +1,9 @@
 """The label budget: how many pairs and readers would decide each cell, with stated power.
 
-:func:`label_budget` reads a saved result (no data, no refit). Per assessed cell it takes the
+`audit run` computes it from the cells (:func:`budget_of_cells`, stored in
+``AuditResult.label_budget`` from schema 2.2 at 80% power); :func:`label_budget` returns the
+stored budget, or computes it from a saved result (no data, no refit: a 2.1 result, or another
+power). Per assessed cell it takes the
 judge's distance to the two ends of the human band, ``d_lo = J - min(V, M) = max(J - V, J - M)``
 and ``d_hi = J - max(V, M) = min(J - V, J - M)``, with standard errors read off their recorded
 intervals (``se = width / (2 z)`` at the cell's ``interval_level``), widened where the
@@ -28,86 +31,66 @@ is the distance from the band that a FAIL would detect with ``power`` at the cur
 scale: it is reported as such ("no variance"), never searched. The direction-conflict test is
 left out (it FAILs a cell only where the rates sit on opposite sides of 1/2).
 
-Validated by seeded simulation in ``tests/audit/test_budget.py``: at the budgeted sample the
-share of simulated studies that decide the cell is the stated power.
+**Pairs versus readers** (:func:`reader_designs`): the distance's variance at the current design
+``se0^2`` splits into the votes' own part ``s se0^2`` (:func:`vote_variance` from the cell's GLMM
+pair and reader SDs, over ``k0 n0`` votes), which falls with more readers per pair, and the
+pair part (the judge's and the pairs' own variation), which only more pairs reduce. At ``n``
+pairs of ``k`` readers each, ``se^2 = se0^2 (n0 / n) ((1 - s) + s k0 / k)``; per ``k`` in
+:func:`design_readers` the smallest ``n`` that reaches the target is found as above.
+
+Validated by seeded simulation in ``tests/audit/test_budget.py`` (at the budgeted sample the
+share of simulated studies that decide the cell is the stated power) and, for the trade-off,
+:mod:`audit.budget_simulation` (studies simulated from the crossed GLMM at two readers per
+pair, each decided with its own two-way standard error).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from statistics import NormalDist
 
-import pandas as pd
-from scipy.stats import norm
+import numpy as np
+from scipy.special import expit
 
+from audit.budget_result import CellBudget, LabelBudget, ReaderDesign, budget_text, tradeoff_text
 from audit.result import AuditResult, Cell, Interval
+
+_SQRT2 = math.sqrt(2.0)
+_NORMAL = NormalDist()
+
+
+def _phi(x: float) -> float:
+    """The standard normal CDF of a scalar (math.erfc: the search calls it ~50 times a design)."""
+    return 0.5 * math.erfc(-x / _SQRT2)
+
+
+def _z(p: float) -> float:
+    """The standard normal quantile of a scalar probability."""
+    return _NORMAL.inv_cdf(p)
+
 
 MAX_PAIRS = 10_000_000  #: beyond this the budget says "out of reach"
 ASSESSED = ("PASS", "FAIL", "INCONCLUSIVE")
 
 
-@dataclass(frozen=True)
-class CellBudget:
-    """One cell's budget (see the module docstring). ``state``: "decided" (already PASS or
-    FAIL; the powers are still shown), "budgeted", "on the margin", "out of reach", "no
-    variance" or "not assessed" (INSUFFICIENT / ERROR cells: ``reason`` says why)."""
-
-    matchup: str
-    criterion: str
-    status: str
-    state: str
-    target: str  #: the decision the current estimates point to: PASS, FAIL or ""
-    n_pairs: int
-    n_readers: int
-    readers_per_pair: float
-    distance: float
-    se: float  #: the larger of the two ends' standard errors at the current sample
-    power_now: float  #: probability of reaching ``target`` at the current sample
-    pairs: int | None  #: pairs for ``target`` with ``power``
-    readers: int | None  #: readers in proportion to ``pairs``
-    votes: int | None  #: ``pairs`` x readers per pair
-    pairs_needed_verdict: int | None  #: the verdict's figure (power about 0.5 at the current estimates)
-    min_detectable_distance: float
-    reason: str
-
-
-@dataclass(frozen=True)
-class LabelBudget:
-    """Per cell budgets at ``power``, with the levels used."""
-
-    cells: tuple[CellBudget, ...]
-    power: float
-    alpha: float
-    fail_level: float
-    margin: float
-
-    def __str__(self) -> str:
-        return budget_text(self)
-
-    def to_frame(self) -> pd.DataFrame:
-        from dataclasses import asdict
-
-        return pd.DataFrame([asdict(c) for c in self.cells])
-
-
 def _se(i: Interval) -> float:
     if not (math.isfinite(i.ci_low) and math.isfinite(i.ci_high) and math.isfinite(i.level) and 0 < i.level < 1):
         return math.nan
-    return (i.ci_high - i.ci_low) / (2.0 * float(norm.ppf(0.5 + i.level / 2.0)))
+    return (i.ci_high - i.ci_low) / (2.0 * float(_z(0.5 + i.level / 2.0)))
 
 
 def fail_power(d_lo: float, d_hi: float, se_lo: float, se_hi: float, margin: float, z_fail: float) -> float:
     """Probability that the one-sided FAIL test rejects (the side the estimates point to)."""
     if d_hi > margin:
-        return float(norm.cdf((d_hi - margin) / se_hi - z_fail))
+        return float(_phi((d_hi - margin) / se_hi - z_fail))
     if d_lo < -margin:
-        return float(norm.cdf((-margin - d_lo) / se_lo - z_fail))
+        return float(_phi((-margin - d_lo) / se_lo - z_fail))
     return 0.0
 
 
 def pass_power(d_lo: float, d_hi: float, se_lo: float, se_hi: float, margin: float, z_alpha: float) -> float:
     """Lower bound of the probability that the TOST on both ends of the band holds."""
-    p = norm.cdf((d_lo + margin) / se_lo - z_alpha) + norm.cdf((margin - d_hi) / se_hi - z_alpha) - 1.0
+    p = _phi((d_lo + margin) / se_lo - z_alpha) + _phi((margin - d_hi) / se_hi - z_alpha) - 1.0
     return float(max(p, 0.0))
 
 
@@ -164,7 +147,7 @@ def _cell(cell: Cell, power: float, alpha: float, fail_level: float) -> CellBudg
             **base,
             **{**empty, "se": max(se_lo, se_hi)},
         )
-    z_alpha, z_fail, z_power = (float(norm.ppf(1.0 - a)) for a in (alpha, fail_level, 1.0 - power))
+    z_alpha, z_fail, z_power = (float(_z(1.0 - a)) for a in (alpha, fail_level, 1.0 - power))
     # never narrower than the verdict's own bootstrap: its decision interval and its raw p-value
     low, high = t.difference.ci_low, t.difference.ci_high
     if math.isfinite(high) and high > d_hi:
@@ -173,7 +156,7 @@ def _cell(cell: Cell, power: float, alpha: float, fail_level: float) -> CellBudg
         se_lo = max(se_lo, (d_lo - low) / z_alpha)
     p = t.p_outside
     if p is not None and 0.0 < p < 0.5 and (d_hi > m or d_lo < -m):
-        z_obs = float(norm.ppf(1.0 - p))
+        z_obs = float(_z(1.0 - p))
         if d_hi > m:
             se_hi = max(se_hi, (d_hi - m) / z_obs)
         else:
@@ -190,8 +173,8 @@ def _cell(cell: Cell, power: float, alpha: float, fail_level: float) -> CellBudg
             **{**empty, "se": max(se_lo, se_hi)},
         )
 
-    def power_at(n: int) -> float:
-        shrink = math.sqrt(n0 / n)
+    def power_at(n: int, inflation: float = 1.0) -> float:
+        shrink = math.sqrt(n0 * inflation / n)
         return rule(d_lo, d_hi, se_lo * shrink, se_hi * shrink, m, z)
 
     se_side = se_hi if d_hi >= 0 else se_lo
@@ -206,6 +189,8 @@ def _cell(cell: Cell, power: float, alpha: float, fail_level: float) -> CellBudg
             f"{target} with power {power:.0%} at about {pairs:,} pairs ({max(pairs - n0, 0):,} more) and "
             f"~{readers:,} readers, assuming the readers grow in proportion"
         )
+    share, basis = vote_variance_share(cell, se_side)
+    designs = reader_designs(cell, share, power_at, power) if math.isfinite(share) else ()
     return CellBudget(
         state=state,
         target=target,
@@ -216,12 +201,85 @@ def _cell(cell: Cell, power: float, alpha: float, fail_level: float) -> CellBudg
         votes=votes,
         min_detectable_distance=m + (z_fail + z_power) * se_side,
         reason=reason,
+        vote_variance_share=share,
+        variance_basis=basis,
+        designs=designs,
         **base,
     )
 
 
-def label_budget(result: AuditResult, *, power: float = 0.8) -> LabelBudget:
-    """Every cell's budget at ``power`` (0 < power < 1) from a saved result."""
+_NODES, _WEIGHTS = np.polynomial.hermite_e.hermegauss(40)
+_WEIGHTS = _WEIGHTS / _WEIGHTS.sum()
+
+
+def vote_variance(b0: float, sd_pair: float, sd_reader: float, workload: float) -> float:
+    """Per vote, the variance of a reader's vote about its pair's mean that averages away with
+    more readers per pair, under the crossed GLMM ``logit p = b0 + u_pair + r_reader``:
+    ``E_u[m(u) (1 - m(u))] + (L - 1) Var_r(E_u p)``, with ``m(u) = E_r p`` and ``L`` the votes per
+    reader (a reader's effect is shared by its ``L`` votes). Gauss-Hermite quadrature, 40 x 40 nodes."""
+    p = expit(b0 + sd_pair * _NODES[:, None] + sd_reader * _NODES[None, :])  # [pair node, reader node]
+    m = p @ _WEIGHTS  # over readers, per pair node
+    within = float(_WEIGHTS @ (m * (1.0 - m)))
+    h = _WEIGHTS @ p  # over pairs, per reader node
+    between_readers = float(_WEIGHTS @ (h - _WEIGHTS @ h) ** 2)
+    return within + max(workload - 1.0, 0.0) * between_readers
+
+
+def vote_variance_share(cell: Cell, se: float) -> tuple[float, str]:
+    """The share of the distance's variance ``se^2`` at the current design that is the votes' own
+    (:func:`vote_variance` / (readers per pair x pairs)), at least 0, and its basis: the
+    cell's GLMM (``b0``, ``sd_pair``, ``sd_reader``) when usable, else the binomial variance of the
+    vote share (no reader variance). NaN when the design or ``se`` is unknown, or when the votes'
+    own variance would exceed the recorded one (the basis says so; no trade-off is given)."""
+    t, g = cell.transfer, cell.human.glmm
+    k0, n0, r0 = float(t.readers_per_pair), int(t.n_pairs), int(t.n_readers)
+    if not (math.isfinite(k0) and k0 > 0 and n0 > 0 and r0 > 0 and math.isfinite(se) and se > 0):
+        return math.nan, ""
+    workload = n0 * k0 / r0
+    params = (g.b0, g.sd_pair, g.sd_reader)
+    if all(math.isfinite(x) for x in params) and g.converged and not g.degenerate:
+        per_vote, basis = vote_variance(g.b0, max(g.sd_pair, 0.0), max(g.sd_reader, 0.0), workload), "GLMM"
+    else:
+        v = cell.human.vote_share.estimate
+        if not math.isfinite(v):
+            return math.nan, ""
+        per_vote, basis = v * (1.0 - v), "binomial"
+    share = per_vote / (k0 * n0 * se**2)
+    if share > 1.0:  # the fit and the interval disagree: no trade-off rather than a wrong one
+        return math.nan, (
+            f"{basis}: no trade-off, the votes' own variance would be {share:.2f} times the recorded one "
+            "(the interval is narrower than the fit predicts)"
+        )
+    return float(max(share, 0.0)), basis
+
+
+def design_readers(k0: float) -> tuple[float, ...]:
+    """The readers per pair of the trade-off: 3, 5, 10, 20 and half, once and twice the current
+    (the current exactly; the others to one decimal; those that round to the current dropped)."""
+    others = {3.0, 5.0, 10.0, 20.0, round(2 * k0, 1)} | ({round(k0 / 2, 1)} if k0 / 2 >= 1 else set())
+    return tuple(sorted({k for k in others if k != round(k0, 1)} | {float(k0)}))
+
+
+def reader_designs(cell: Cell, share: float, power_at, power: float) -> tuple[ReaderDesign, ...]:
+    """Per readers per pair ``k``, the pairs that reach the target with ``power``: the variance at
+    ``n`` pairs and ``k`` readers is ``se0^2 (n0 / n) ((1 - s) + s k0 / k)`` (``s`` the votes' share),
+    the reader pool grows at the current votes per reader. The search starts at one pair: with
+    more readers per pair fewer pairs than today may suffice."""
+    t = cell.transfer
+    k0 = float(t.readers_per_pair)
+    workload = t.n_pairs * k0 / t.n_readers
+    designs = []
+    for k in design_readers(k0):
+        inflation = (1.0 - share) + share * k0 / k
+        pairs = smallest_n(lambda n, f=inflation: power_at(n, f), 1, power)
+        votes = None if pairs is None else math.ceil(pairs * k)
+        readers = None if votes is None else max(math.ceil(votes / workload), math.ceil(k))
+        designs.append(ReaderDesign(k, pairs, votes, readers, current=k == k0))
+    return tuple(designs)
+
+
+def budget_of_cells(cells, *, alpha: float, adjust: str, margin: float, power: float = 0.8) -> LabelBudget:
+    """Every cell's budget at ``power`` (0 < power < 1): the run computes this (``AuditResult.label_budget``)."""
     if not 0.0 < power < 1.0:
         from audit.errors import InputError, InputProblem
 
@@ -230,47 +288,69 @@ def label_budget(result: AuditResult, *, power: float = 0.8) -> LabelBudget:
                 "arguments", f"power must lie in (0, 1), got {power!r}", "use e.g. --power 0.8", value=str(power)
             )
         )
-    transfer = result.provenance.policy.get("transfer", {}) if isinstance(result.provenance.policy, dict) else {}
-    alpha = float(transfer.get("alpha", 0.05))
-    adjust = str(transfer.get("adjust", "holm"))
-    family = 2 * sum(c.transfer.status.value in ASSESSED for c in result.cells)
+    family = 2 * sum(c.transfer.status.value in ASSESSED for c in cells)
     fail_level = alpha / family if (adjust != "none" and family) else alpha
-    cells = tuple(_cell(c, power, alpha, fail_level) for c in result.cells)
-    margin = float(transfer.get("margin", 0.10))
-    return LabelBudget(cells=cells, power=float(power), alpha=alpha, fail_level=fail_level, margin=margin)
+    budgets = tuple(_cell(c, power, alpha, fail_level) for c in cells)
+    return LabelBudget(cells=budgets, power=float(power), alpha=alpha, fail_level=fail_level, margin=float(margin))
 
 
-def budget_text(b: LabelBudget, *, all_cells: bool = False) -> str:
-    """Terminal summary: one line per cell that is not already decided (all with ``all_cells``)."""
-    lines = [
-        (
-            f"Label budget (power {b.power:.0%}; PASS: TOST at alpha {b.alpha:g}; FAIL: one-sided at "
-            f"{b.fail_level:.3g}, Bonferroni over the cells; margin {100 * b.margin:.0f} points)"
-        )
-    ]
-    for c in b.cells:
-        if not all_cells and c.state in ("decided", "not assessed"):
-            continue
-        mdd = (
-            ""
-            if not math.isfinite(c.min_detectable_distance)
-            else (
-                f"; a FAIL would detect a distance of {100 * c.min_detectable_distance:.1f} points now"
-                if c.min_detectable_distance <= 1.0
-                else "; no distance on the scale is detectable now"
-            )
-        )
-        lines.append(
-            f"  {c.status:12} {c.matchup} / {c.criterion}: {c.state}; {c.reason}{mdd}"
-            + (
-                f" (verdict: ~{c.pairs_needed_verdict} pairs at the current estimates)"
-                if c.pairs_needed_verdict
-                else ""
-            )
-        )
-    counts = {
-        s: sum(c.state == s for c in b.cells)
-        for s in ("budgeted", "decided", "out of reach", "on the margin", "no variance", "not assessed")
-    }
-    lines.append("Cells: " + ", ".join(f"{v} {k}" for k, v in counts.items() if v))
-    return "\n".join(lines)
+def computed_budget(result: AuditResult, *, power: float = 0.8) -> LabelBudget:
+    """The budget computed from a saved result's cells and recorded policy (no data, no refit)."""
+    transfer = result.provenance.policy.get("transfer", {}) if isinstance(result.provenance.policy, dict) else {}
+    return budget_of_cells(
+        result.cells,
+        alpha=float(transfer.get("alpha", 0.05)),
+        adjust=str(transfer.get("adjust", "holm")),
+        margin=float(transfer.get("margin", 0.10)),
+        power=power,
+    )
+
+
+def stored_budget(result: AuditResult) -> LabelBudget | None:
+    """The budget the run stored in ``result.label_budget`` (schema 2.2), or None."""
+    section = getattr(result, "label_budget", None)
+    payload = getattr(section, "payload", None)
+    return payload if isinstance(payload, LabelBudget) else None
+
+
+def label_budget(result: AuditResult, *, power: float | None = None) -> LabelBudget:
+    """Every cell's budget: the stored one when it is at ``power`` (None: whatever power it has),
+    else computed from the result (a 2.1 result stores none; another power is recomputed)."""
+    stored = stored_budget(result)
+    if stored is not None and (power is None or math.isclose(stored.power, power)):
+        return stored
+    return computed_budget(result, power=0.8 if power is None else power)
+
+
+def _minor(version: str) -> int:
+    parts = version.split(".")
+    return int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 0
+
+
+def budget_source(result: AuditResult, power: float | None = None) -> str:
+    """Where :func:`label_budget` takes its figures from, in words."""
+    stored = stored_budget(result)
+    if stored is not None and (power is None or math.isclose(stored.power, power)):
+        return "stored in the result by `audit run`"
+    if stored is not None:
+        return f"computed from the result at power {power:.0%} (the result stores the budget at {stored.power:.0%})"
+    version = str(result.schema_version)
+    if _minor(version) < 2:
+        return f"computed from the result: schema {version} stores no label budget (`audit run` stores it from 2.2)"
+    section = getattr(result, "label_budget", None)
+    why = f" ({section.reason})" if section is not None and section.reason else ""
+    return f"computed from the result: it stores no label budget{why}"
+
+
+__all__ = [
+    "CellBudget",
+    "LabelBudget",
+    "ReaderDesign",
+    "budget_of_cells",
+    "budget_source",
+    "budget_text",
+    "computed_budget",
+    "label_budget",
+    "tradeoff_text",
+    "vote_variance",
+]

@@ -109,6 +109,24 @@ def leaderboard_section(
     )
 
 
+BUDGET_POWER = 0.8  #: the power of the budget stored in result.json (`audit budget --power` recomputes)
+
+
+def label_budget_section(cells, spec) -> Section:
+    """The label budget of every cell (audit/budget.py), from the cells' decisions and the policy."""
+    if not cells:
+        return Section(Status.SKIPPED, "no cells")
+    from audit.budget import budget_of_cells
+
+    transfer = spec.policy.transfer
+    return _guarded(
+        lambda: budget_of_cells(
+            cells, alpha=transfer.alpha, adjust=transfer.adjust, margin=transfer.margin, power=BUDGET_POWER
+        ),
+        "label budget",
+    )
+
+
 def judge_position_section(data, spec, seed: np.random.SeedSequence) -> Section:
     """First-shown rate and swap consistency when the judge rows carry ``shown_first``."""
     verdicts = data.judge_verdicts

@@ -337,6 +337,7 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
         ),
         leaderboard=peer_sections.leaderboard_section(data, spec, choices, primary, peer_seeds[2]),
         judge_position=position,
+        label_budget=peer_sections.label_budget_section(cells, spec),
     )
 
 

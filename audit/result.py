@@ -19,7 +19,7 @@ import pandas as pd
 from audit.checks import Check, Status
 from audit.serialize import from_jsonable, to_jsonable
 
-SCHEMA_VERSION = "2.1"
+SCHEMA_VERSION = "2.2"
 
 
 @dataclass(frozen=True)
@@ -247,6 +247,8 @@ class AuditResult:
     judge_configurations: Section = field(default_factory=lambda: Section(Status.SKIPPED, "not computed"))
     leaderboard: Section = field(default_factory=lambda: Section(Status.SKIPPED, "not computed"))
     judge_position: Section = field(default_factory=lambda: Section(Status.SKIPPED, "not computed"))
+    # schema 2.2: the label budget (audit/budget.py), per cell at 80% power with the pairs-vs-readers trade-off
+    label_budget: Section = field(default_factory=lambda: Section(Status.SKIPPED, "not computed"))
 
     def cells_frame(self) -> pd.DataFrame:
         """The transfer table: one tidy row per matchup x criterion."""

@@ -9,6 +9,7 @@ and nothing depends back on the result through it.
 
 from __future__ import annotations
 
+from audit.budget_result import LabelBudget
 from audit.devset import DevValidity
 from audit.judge_agreement import JudgeAgreement
 from audit.judge_configurations_result import JudgeConfigurations
@@ -28,4 +29,5 @@ SECTION_TYPES: dict[str, type] = {
     "judge_configurations": JudgeConfigurations,
     "leaderboard": Leaderboard,
     "judge_position": JudgePosition,
+    "label_budget": LabelBudget,
 }

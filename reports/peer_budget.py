@@ -1,10 +1,16 @@
-"""The report's label-budget section: audit.budget on the rendered result (nothing recomputed
-from data; the same figures as `audit budget RESULT.json`)."""
+"""The report's label-budget section: the budget stored in the result by `audit run` (schema
+2.2), or for an older result audit.budget on the rendered result (nothing recomputed from data;
+the same figures as `audit budget RESULT.json`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import pandas as pd
+
+from audit.budget_result import LabelBudget
+from audit.checks import Status
+from reports.registry import render_section, renders
 from reports.tables import table
 
 _COLUMNS = [
@@ -14,59 +20,87 @@ _COLUMNS = [
     "state",
     "target",
     "n_pairs",
+    "readers_per_pair",
     "power_now",
     "pairs",
     "readers",
     "votes",
     "pairs_needed_verdict",
     "min_detectable_distance",
+    "vote_variance_share",
     "reason",
 ]
 
+ID, TITLE = "label-budget", "Label budget: the pairs and readers that would decide each cell"
 
-def budget_section(result: Any, power: float = 0.8) -> dict:
-    from audit.budget import label_budget
 
-    ctx = {
-        "id": "label-budget",
-        "title": "Label budget: the pairs and readers that would decide each cell",
-        "status": "PASS",
-        "computed": True,
-        "reason": "",
-        "figures": [],
-        "tables": [],
-        "cases": [],
-        "facts": [],
-        "parts": [],
-        "notes": [],
-        "lead_tables": [],
-        "csv": "",
-    }
-    cells = tuple(getattr(result, "cells", ()) or ())
-    if not cells:
-        ctx.update(status="SKIPPED", computed=False, reason="no cells")
-        return ctx
-    budget = label_budget(result, power=power)
+@renders(LabelBudget)
+def label_budget(result: Any, budget: LabelBudget, ctx: dict) -> None:
+    from audit.budget import budget_source
+
     ctx["facts"] = [
         {"key": "power", "value": f"{budget.power:.0%}"},
         {"key": "PASS test", "value": f"TOST at alpha {budget.alpha:g}"},
         {"key": "FAIL test", "value": f"one-sided at {budget.fail_level:.3g} (Bonferroni over the cells)"},
+        {"key": "figures", "value": budget_source(result)},
     ]
     ctx["lead_tables"].append(
         table(
             budget.to_frame(),
             columns=_COLUMNS,
             max_rows=200,
-            caption="Per cell, the pairs (and readers, growing in proportion) at which the decision the estimates "
-            "point "
-            f"to (target) is reached with power {budget.power:.0%}; power_now at the current pairs; "
+            caption=f"Per cell, the pairs (and readers, growing in proportion) at which the decision the estimates "
+            f"point to (target) is reached with power {budget.power:.0%}; power_now at the current pairs; "
             f"pairs_needed_verdict: the verdict's figure if the estimates stay put (about 50% power); "
             f"min_detectable_distance: the distance from the human band a FAIL would detect with that power now "
-            f"(above 1: none on the scale).",
+            f"(above 1: none on the scale); vote_variance_share: the share of the variance that more readers per "
+            f"pair would reduce.",
         )
     )
+    designs = _tradeoff_frame(budget)
+    if designs is not None:
+        ctx["tables"].append(
+            table(
+                designs,
+                max_rows=200,
+                caption="Pairs versus readers: per undecided cell, the pairs needed for the target with "
+                f"{budget.power:.0%} power at each number of readers per pair (now: today's readers per pair; "
+                "out of reach: beyond 10 million pairs); the reader pool grows at today's votes per reader.",
+            )
+        )
     ctx["notes"].append(
-        "Normal approximation from the recorded intervals, never narrower than the verdict's "
-        "bootstrap; variance taken to fall as 1 / pairs (docs/leaderboard.md, 'Label budget')."
+        "Normal approximation from the recorded intervals, never narrower than the verdict's bootstrap; the "
+        "variance splits into the votes' own part (from the GLMM's pair and reader SDs), which more readers per "
+        "pair reduce, and the pairs' part, which only more pairs reduce (docs/leaderboard.md, 'Label budget')."
     )
-    return ctx
+
+
+def _tradeoff_frame(budget: LabelBudget) -> pd.DataFrame | None:
+    """Undecided cells x readers per pair -> pairs, wide (one column per readers per pair)."""
+    cells = [c for c in budget.cells if c.state in ("budgeted", "out of reach") and c.designs]
+    if not cells:
+        return None
+    rows = []
+    for c in cells:
+        row = {"matchup": c.matchup, "criterion": c.criterion, "target": c.target}
+        for d in sorted(c.designs, key=lambda d: d.readers_per_pair):
+            label = f"{d.readers_per_pair:.3g} readers/pair" + (" (now)" if d.current else "")
+            row[label] = "out of reach" if d.pairs is None else f"{d.pairs:,}"
+        rows.append(row)
+    return pd.DataFrame(rows).fillna("")
+
+
+def budget_section(result: Any) -> dict:
+    """The stored budget's section, or (a result without one) the budget computed from the result."""
+    from audit.budget import label_budget as compute
+    from audit.result import Section
+
+    section = getattr(result, "label_budget", None)
+    if section is None or section.payload is None:
+        if not tuple(getattr(result, "cells", ()) or ()):
+            section = Section(Status.SKIPPED, "no cells")
+        elif section is not None and section.status is Status.ERROR:
+            pass
+        else:
+            section = Section(Status.PASS, "", compute(result))
+    return render_section(ID, TITLE, result, section)

@@ -13,6 +13,7 @@ from audit.judge_agreement import JudgeAgreement
 from audit.judge_configurations import JudgeConfigurations
 from audit.judge_position import JudgePosition
 from audit.leaderboard import Leaderboard
+from reports.peer_budget import budget_section
 from reports.registry import render_section, renders
 from reports.tables import table
 
@@ -140,8 +141,6 @@ def judge_position(result: Any, position: JudgePosition, ctx: dict) -> None:
 
 def peer_sections(result: Any) -> list[dict]:
     """Every issue-17 section, in report order."""
-    from reports.peer_budget import budget_section
-
     return [
         render_section(
             "judge-agreement", "Judge against humans: chance-corrected agreement", result, result.judge_agreement

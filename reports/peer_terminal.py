@@ -71,8 +71,15 @@ def _budget_lines(result: Any) -> list[str]:
     if not open_cells:
         return []
     cheapest = min(open_cells, key=lambda c: c.pairs)
+    designs = sorted((d for d in cheapest.designs if d.pairs is not None), key=lambda d: d.readers_per_pair)
+    tradeoff = (
+        f"; with {designs[0].readers_per_pair:g} / {designs[-1].readers_per_pair:g} readers per pair "
+        f"~{designs[0].pairs:,} / ~{designs[-1].pairs:,} pairs"
+        if len(designs) > 1
+        else ""
+    )
     return [
         f"Label budget ({budget.power:.0%} power): {len(open_cells)} undecided cell(s) budgeted; the cheapest, "
-        f"{_safe(cheapest.matchup)} / {_safe(cheapest.criterion)}, {cheapest.target} at ~{cheapest.pairs:,} pairs "
-        f"(`audit budget result.json` for every cell)"
+        f"{_safe(cheapest.matchup)} / {_safe(cheapest.criterion)}, {cheapest.target} at ~{cheapest.pairs:,} pairs"
+        f"{tradeoff} (`audit budget result.json` for every cell)"
     ]

@@ -12,24 +12,35 @@ from audit.cli.exit_status import ExitStatus
 @click.option(
     "--power",
     type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True),
-    default=0.8,
-    show_default=True,
-    help="Probability of reaching the decision the estimates point to.",
+    default=None,
+    help="Probability of reaching the decision the estimates point to [default: the stored budget's, 0.8].",
 )
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Also write one row per cell here.")
+@click.option(
+    "--designs-csv",
+    "designs_path",
+    type=click.Path(dir_okay=False),
+    help="Also write the pairs-vs-readers trade-off here (one row per cell x readers per pair).",
+)
 @click.option("--all", "all_cells", is_flag=True, help="List decided and unassessed cells too.")
-def command(result_json, power, csv_path, all_cells):
+def command(result_json, power, csv_path, designs_path, all_cells):
     """Per cell of RESULT_JSON, the pairs and readers that would decide the transfer decision
-    (PASS or FAIL at the policy margin) with the stated power, and the distance from the human
-    band a FAIL would detect at the current sample (docs/leaderboard.md, "Label budget")."""
-    from audit.budget import budget_text, label_budget
+    (PASS or FAIL at the policy margin) with the stated power, the pairs needed at other numbers
+    of readers per pair, and the distance from the human band a FAIL would detect at the current
+    sample (docs/leaderboard.md, "Label budget"). The budget `audit run` stored in the result is
+    shown as is; another --power, or a result of schema 2.1, is computed from the result."""
+    from audit.budget import budget_source, budget_text, label_budget
     from audit.output_files import csv_text, write_file
     from audit.result import read_result
     from audit.terminal_text import printable
 
-    budget = label_budget(read_result(result_json), power=power)
+    result = read_result(result_json)
+    budget = label_budget(result, power=power)
     if csv_path:
         write_file(csv_path, csv_text(budget.to_frame()), inputs=[result_json])
+    if designs_path:
+        write_file(designs_path, csv_text(budget.designs_frame()), inputs=[result_json])
     for line in budget_text(budget, all_cells=all_cells).split("\n"):
         click.echo(printable(line))
+    click.echo(printable(f"(figures {budget_source(result, power)})"))
     return ExitStatus.OK

@@ -1,5 +1,6 @@
 """audit.budget: the power formula against seeded simulations of studies at the budgeted size,
-the unreachable and no-variance cells, and `audit budget`."""
+the pairs-vs-readers trade-off against studies simulated from the crossed GLMM, the unreachable
+and no-variance cells, the budget stored by `audit run` (schema 2.2), and `audit budget`."""
 
 from __future__ import annotations
 
@@ -122,7 +123,9 @@ def test_audit_budget_command(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "power 90%" in out and "Cells:" in out
     budget = label_budget(result, power=0.9)
-    assert out.strip() == budget_text(budget, all_cells=True)  # CLI output == API output
+    *lines, source = out.strip().split("\n")
+    assert "\n".join(lines) == budget_text(budget, all_cells=True)  # CLI output == API output
+    assert source == "(figures computed from the result: it stores no label budget (not computed))"
     assert len(csv.read_text(encoding="utf-8").splitlines()) == len(result.cells) + 1
     assert {c.state for c in budget.cells} <= {
         "budgeted",
@@ -148,3 +151,94 @@ def test_report_and_terminal_show_the_budget():
     cheapest = min(open_cells, key=lambda c: c.pairs)
     line = [x for x in peer_summary_lines(result) if x.startswith("Label budget")]
     assert line and f"~{cheapest.pairs:,} pairs" in line[0]
+
+
+def _glmm_cell(cell, d, se, n0, k0, n_readers, b0=0.2, sd_pair=1.0, sd_reader=0.6):
+    c = _as_cell(cell, d, se, n0)
+    glmm = replace(c.human.glmm, b0=b0, sd_pair=sd_pair, sd_reader=sd_reader, converged=True, degenerate=False)
+    t = replace(c.transfer, readers_per_pair=float(k0), n_readers=n_readers)
+    return replace(c, human=replace(c.human, glmm=glmm), transfer=t)
+
+
+def test_reader_tradeoff_follows_the_variance_split(cell):
+    """More readers per pair need fewer pairs, never fewer than the pair variance alone allows;
+    the current readers per pair give the main budget; the FAIL pairs have the closed form
+    n0 (z_fail + z_power)^2 se0^2 ((1 - s) + s k0 / k) / (d - m)^2."""
+    from audit.budget import vote_variance
+
+    d, se, n0, k0 = 0.25, 0.08, 40, 4
+    b = _cell(_glmm_cell(cell, d, se, n0, k0, 20), 0.8, ALPHA, FAIL_LEVEL)
+    s = b.vote_variance_share
+    assert b.variance_basis == "GLMM" and 0 < s < 1
+    assert s == pytest.approx(vote_variance(0.2, 1.0, 0.6, n0 * k0 / 20) / (k0 * n0 * b.se**2))
+    ks = [x.readers_per_pair for x in b.designs]
+    assert ks == sorted(ks) and {2.0, 3.0, 4.0, 5.0, 8.0, 10.0, 20.0} == set(ks)
+    pairs = [x.pairs for x in b.designs]
+    assert all(a >= c for a, c in zip(pairs, pairs[1:])) and pairs[0] > pairs[-1]
+    (now,) = [x for x in b.designs if x.current]
+    assert now.readers_per_pair == k0 and now.pairs == b.pairs
+    z = norm.ppf(1 - FAIL_LEVEL) + norm.ppf(0.8)
+    for x in b.designs:
+        closed = n0 * z**2 * se**2 * ((1 - s) + s * k0 / x.readers_per_pair) / (d - MARGIN) ** 2
+        assert x.pairs == math.ceil(closed)
+        assert x.votes == math.ceil(x.pairs * x.readers_per_pair)
+        assert x.readers == max(math.ceil(x.votes / (n0 * k0 / 20)), math.ceil(x.readers_per_pair))
+    # no reader variance and a large pair variance: readers per pair barely matter
+    flat = _cell(_glmm_cell(cell, d, 0.5, n0, k0, 20, sd_reader=0.0), 0.8, ALPHA, FAIL_LEVEL)
+    assert flat.vote_variance_share < 0.05
+    assert flat.designs[-1].pairs / flat.designs[0].pairs > 0.9
+    # an unusable GLMM falls back on the binomial variance of the vote share
+    c = _glmm_cell(cell, d, se, n0, k0, 20)
+    c = replace(c, human=replace(c.human, glmm=replace(c.human.glmm, degenerate=True)))
+    assert _cell(c, 0.8, ALPHA, FAIL_LEVEL).variance_basis == "binomial"
+    # an interval narrower than the votes' own variance allows: no trade-off, and the basis says why
+    tight = _cell(_glmm_cell(cell, d, 0.005, n0, k0, 20), 0.8, ALPHA, FAIL_LEVEL)
+    assert tight.designs == () and math.isnan(tight.vote_variance_share)
+    assert "no trade-off" in tight.variance_basis and tight.pairs is not None
+
+
+def test_vote_variance_matches_monte_carlo():
+    """The quadrature against 400k simulated votes of the crossed model (reader part at L = 1 and 9)."""
+    from scipy.special import expit
+
+    from audit.budget import vote_variance
+
+    rng = np.random.default_rng(3)
+    b0, sp, sr = 0.4, 1.1, 0.7
+    u, r = rng.standard_normal((2, 400_000))
+    p = expit(b0 + sp * u[:, None] + sr * rng.standard_normal((400_000, 2)))
+    y = rng.random(p.shape) < p
+    within = 0.5 * ((y[:, 0].astype(float) - y[:, 1]) ** 2).mean()  # E Var(vote | pair)
+    assert vote_variance(b0, sp, sr, 1.0) == pytest.approx(within, rel=0.01)
+    m_r = expit(b0 + sp * rng.standard_normal((2000, 1)) + sr * r[None, :2000]).mean(axis=0)  # E_u p per reader
+    assert vote_variance(b0, sp, sr, 9.0) - vote_variance(b0, sp, sr, 1.0) == pytest.approx(8 * m_r.var(), rel=0.1)
+
+
+@pytest.mark.parametrize(
+    "pilot, model",
+    [((60, 4, 12), dict(judge_shift=1.2, sd_reader=0.6)), ((100, 4, 20), dict(judge_shift=0.9, sd_reader=0.3))],
+)
+def test_tradeoff_against_simulated_studies(pilot, model):
+    """Two pilots, two readers per pair each (2 and 10): studies simulated from the crossed GLMM at
+    the budget's pairs have the budget's standard error (within 6%) and are decided, each on its
+    own two-way standard error, with the stated power (within 5 points; 1,000 studies: binomial SE
+    1.3 points)."""
+    from audit.budget_simulation import Design, Model, template_cell, tradeoff_rows
+
+    _, share, rows = tradeoff_rows(template_cell(), model=Model(**model), pilot=Design(*pilot), n_studies=1000)
+    assert 0.1 < share < 0.9
+    assert rows[0].pairs > rows[1].pairs  # 10 readers per pair need fewer pairs than 2
+    for row in rows:
+        assert row.stated == pytest.approx(0.8, abs=0.01)
+        assert row.predicted_se == pytest.approx(row.simulated_sd, rel=0.06)
+        assert row.simulated == pytest.approx(row.stated, abs=0.05)
+
+
+def test_audit_budget_bad_input_is_exit_2(tmp_path, capsys):
+    assert main(["budget", str(tmp_path / "missing.json")]) == 2
+    assert "file not found" in capsys.readouterr().err
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"schema_version": "9.0"}', encoding="utf-8")
+    assert main(["budget", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "schema_version" in err and "Traceback" not in err

@@ -141,10 +141,10 @@ def test_removed_cells_count_unless_the_policy_ignores_them(base):
 def test_incomparable_inputs_are_exit_2_with_the_reason(base, tmp_path, capsys):
     old = _write(tmp_path, "old", base)
     other = json.loads(result_to_json(base))
-    other["schema_version"] = "2.2"
-    newer = tmp_path / "newer.json"
-    newer.write_text(json.dumps(other), encoding="utf-8")
-    assert main(["diff", old, str(newer)]) == 2
+    other["schema_version"] = "2.1"  # base is SCHEMA_VERSION (2.2): a 2.1 result of the same run
+    older = tmp_path / "older.json"
+    older.write_text(json.dumps(other), encoding="utf-8")
+    assert main(["diff", str(older), old]) == 2
     err = capsys.readouterr().err
     assert "schema 2.1" in err and "schema 2.2" in err
     renamed = replace(base, cells=tuple(replace(c, criterion=c.criterion + "_v2") for c in base.cells))

@@ -91,7 +91,7 @@ def test_nothing_compared_is_an_error():
 
 def test_json_has_the_documented_fields(skewed):
     data = json.loads(result_to_json(skewed))
-    assert data["schema_version"] == "2.1"
+    assert data["schema_version"] == "2.2"
     assert data["status"] in ("PASS", "FAIL", "INCONCLUSIVE", "ERROR", "WARN")
     assert set(data["counts"]) == {"PASS", "FAIL", "INCONCLUSIVE", "INSUFFICIENT", "ERROR"}
     cell = data["cells"][0]
@@ -120,6 +120,13 @@ def test_json_has_the_documented_fields(skewed):
     assert "difference_vote_share" in t and "difference_majority" in t
     assert "agreement" in data
     assert {"name", "status", "value", "threshold", "reason"} <= set(data["checks"][0])
+    # schema 2.2: the label budget, one row per cell with its pairs-vs-readers designs
+    budget = data["label_budget"]["payload"]
+    assert {"power", "alpha", "fail_level", "margin", "cells"} <= set(budget)
+    assert len(budget["cells"]) == len(data["cells"])
+    assert {"state", "target", "pairs", "readers", "votes", "min_detectable_distance", "designs"} <= set(
+        budget["cells"][0]
+    )
 
 
 def test_json_round_trip_is_lossless(skewed):

@@ -26,6 +26,7 @@ OPTIONAL = (
     "judge_configurations",
     "leaderboard",
     "judge_position",
+    "label_budget",
 )
 
 

@@ -377,6 +377,11 @@ def make_result(text: Callable[[str], str] = _identity, *, sections: bool = True
         }
     from audit.verdict import cell_counts
 
+    if sections:
+        from audit.budget import budget_of_cells
+
+        budget = budget_of_cells(tuple(cells), alpha=0.05, adjust="holm", margin=0.10)
+        kw["label_budget"] = Section(Status.PASS, "", budget)
     return AuditResult(
         schema_version=SCHEMA_VERSION,
         status=Status.FAIL,
