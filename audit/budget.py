@@ -156,7 +156,7 @@ def _cell(cell: Cell, power: float, alpha: float, fail_level: float) -> CellBudg
         se_lo = max(se_lo, (d_lo - low) / z_alpha)
     p = t.p_outside
     if p is not None and 0.0 < p < 0.5 and (d_hi > m or d_lo < -m):
-        z_obs = float(_z(1.0 - p))
+        z_obs = -float(_z(p))  # the upper quantile from p itself: 1 - p rounds to 1 below p ~ 1e-16
         if d_hi > m:
             se_hi = max(se_hi, (d_hi - m) / z_obs)
         else:

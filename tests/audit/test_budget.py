@@ -242,3 +242,15 @@ def test_audit_budget_bad_input_is_exit_2(tmp_path, capsys):
     assert main(["budget", str(bad)]) == 2
     err = capsys.readouterr().err
     assert "schema_version" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("p_out", [1e-36, 5e-324])
+def test_a_vanishing_outside_p_is_budgeted(cell, p_out):
+    """A cell far outside the margin can carry a raw p as small as the smallest double (the verdict
+    floors its bootstrap p there): the budget takes the upper quantile from p itself (1 - p rounds
+    to 1 and had no quantile: the fixture's run ended in an internal error)."""
+    far = _as_cell(cell, 0.45, 0.02, 60, status=Status.FAIL)
+    far = replace(far, transfer=replace(far.transfer, p_outside=p_out))
+    budget = _cell(far, 0.8, ALPHA, FAIL_LEVEL)
+    assert budget.target == "FAIL"
+    assert math.isfinite(budget.se) and budget.se > 0
