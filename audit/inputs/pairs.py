@@ -276,7 +276,7 @@ def reserved_system_names(
             if str(name).lower() in RESERVED_CHOICES:
                 found.setdefault(str(name), str(name))
     if not declared:
-        for name, pid in found.items():
+        for name in found:
             log.add(
                 path,
                 "a system name is also a choice word (tie, invalid, A, B; any case): its votes could not "
