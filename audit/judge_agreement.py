@@ -127,6 +127,16 @@ class ScopeVotes:
                 "stratum": self.stratum.T.tocsr(),
                 "combo_reader": self.combo_reader.T.tocsr(),
                 "by_stratum_reader": tuple(m.T.tocsr() for m in self.by_stratum_reader),
+                # (judge category j, reader category c, combination k) -> row (3j + c) K + k: the nine
+                # judge x reader tables of every combination in one product (each vote is in one row)
+                "judge_by_combo": sparse.vstack(
+                    [
+                        (sparse.diags((self.judge == j).astype(float)) @ m).T
+                        for j in range(3)
+                        for m in self.by_stratum_reader
+                    ],
+                    format="csr",
+                ),
             },
         )
 
@@ -181,14 +191,16 @@ def scope_votes(
 def _right(x: np.ndarray, m_t: sparse.csr_matrix) -> np.ndarray:
     """``x @ m`` for dense ``x`` (B x U) and sparse ``m`` (U x K) given ``m_t = m.T``, as a dense (B x K) array."""
     if m_t.shape[0] == 1 and m_t.nnz == m_t.shape[1]:  # one stratum holding every unit: a row sum
-        return x.sum(axis=1, keepdims=True)
+        # in C order whatever x's layout (numpy sums an F-ordered array in another order: the last digit moves)
+        return np.ascontiguousarray(x).sum(axis=1, keepdims=True)
     return np.asarray((m_t @ x.T).T)
 
 
 def _reader_kappas(sv: ScopeVotes, wu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each reader's kappa with the judge (B x R), chance taken within each stratum, and its units."""
-    jcat = [wu * (sv.judge == j)[None, :] for j in range(3)]
-    table = [[_right(jcat[j], sv._t["by_stratum_reader"][c]) for c in range(3)] for j in range(3)]  # (B, K) each
+    k = sv.combo_reader.shape[0]
+    nine = _right(wu, sv._t["judge_by_combo"])  # (B, 9K): the tables below, side by side
+    table = [[nine[:, (3 * j + c) * k : (3 * j + c + 1) * k] for c in range(3)] for j in range(3)]  # (B, K) each
     n_k = sum(table[j][c] for j in range(3) for c in range(3))
     diag = sum(table[c][c] for c in range(3))
     chance = sum(_ratio(sum(table[c]) * sum(table[j][c] for j in range(3)), n_k) for c in range(3))
@@ -201,9 +213,11 @@ def agreement_statistics(sv: ScopeVotes, wu: np.ndarray, wr: np.ndarray) -> dict
     """Every statistic of :data:`STATISTICS` under unit weights ``wu`` and reader weights ``wr``.
 
     ``wu`` (B, U) and ``wr`` (B, R) are integer resampling counts (all ones for the
-    estimate). Chance agreement (kappa) and expected disagreement (alpha) are taken within
-    each stratum (matchup) and pooled, so swapping focal and other in any matchup changes
-    nothing. Returns arrays of length B.
+    estimate); either may be one row of ones (1, U) or (1, R) when only the other side is
+    resampled: what depends on it alone is then computed once, not once per replicate.
+    Chance agreement (kappa) and expected disagreement (alpha) are taken within each stratum
+    (matchup) and pooled, so swapping focal and other in any matchup changes nothing.
+    Returns arrays of length B.
     """
     n = [np.asarray((sv.ind[c] @ wr.T).T) for c in range(3)]  # weighted votes per category (B, U)
     s = [np.asarray((sv.ind[c] @ (wr**2).T).T) for c in range(3)]  # self-pairs of resampled copies
@@ -231,7 +245,7 @@ def agreement_statistics(sv: ScopeVotes, wu: np.ndarray, wr: np.ndarray) -> dict
     # human-human: Krippendorff's coincidences (copies of one reader never pair with each other)
     ok = sv.pairable[None, :] & (m > 1)
     f = np.where(ok, wu / np.where(ok, m - 1.0, 1.0), 0.0)
-    o_h = np.empty((wu.shape[0], sv.stratum.shape[1], 3, 3))
+    o_h = np.empty((max(wu.shape[0], wr.shape[0]), sv.stratum.shape[1], 3, 3))
     for c in range(3):
         fn = f * n[c]
         o_h[:, :, c, c] = strat(fn * n[c] - f * s[c])
@@ -461,7 +475,7 @@ def _replicates(
             wr_block = weights.readers(seed, size)[:, readers_in]
             for lo in range(0, size, step):
                 wu, wr = wu_block[lo : lo + step], wr_block[lo : lo + step]
-                ones_u, ones_r = np.ones_like(wu), np.ones_like(wr)
+                ones_u, ones_r = np.ones((1, wu.shape[1])), np.ones((1, wr.shape[1]))  # the side not resampled
                 for kind in kinds:
                     u, r = {"pairs": (wu, ones_r), "readers": (ones_u, wr), "product": (wu, wr)}[kind]
                     out[kind].append(agreement_statistics(sv, u, r))
