@@ -48,6 +48,7 @@ from scipy.stats import t as student_t
 
 from audit.agreement import POOLED, _check_judge, _check_votes
 from audit.estimate import Estimate
+from audit.ids import ranks
 from audit.rng import resolve_rng
 from audit.uncertainty.bootstrap import multinomial_weights
 from audit.uncertainty.two_way import correct_two_way
@@ -219,8 +220,10 @@ def agreement_statistics(sv: ScopeVotes, wu: np.ndarray, wr: np.ndarray) -> dict
     (matchup) and pooled, so swapping focal and other in any matchup changes nothing.
     Returns arrays of length B.
     """
-    n = [np.asarray((sv.ind[c] @ wr.T).T) for c in range(3)]  # weighted votes per category (B, U)
-    s = [np.asarray((sv.ind[c] @ (wr**2).T).T) for c in range(3)]  # self-pairs of resampled copies
+    # weighted votes per category (B, U) and self-pairs of resampled copies, in C order like the
+    # weights (so what is derived from both is C-ordered and summed in one order whichever is resampled)
+    n = [np.ascontiguousarray((sv.ind[c] @ wr.T).T) for c in range(3)]
+    s = [np.ascontiguousarray((sv.ind[c] @ (wr**2).T).T) for c in range(3)]
     m = n[0] + n[1] + n[2]
     judge, has_j = sv.judge, sv.judge >= 0
     jcat = [(judge == c)[None, :] for c in range(3)]
@@ -387,9 +390,9 @@ class _Design:
 
 def _design(frame: pd.DataFrame, verdicts: pd.DataFrame) -> tuple[_Design, pd.DataFrame]:
     units = frame.drop_duplicates("unit")[["unit", "pair_id", "criterion", "matchup"]].reset_index(drop=True)
-    reader_ids, vote_reader = np.unique(frame["reader_id"].to_numpy(), return_inverse=True)
-    pair_ids, unit_pair = np.unique(units["pair_id"].to_numpy(), return_inverse=True)
-    matchups, unit_matchup = np.unique(units["matchup"].to_numpy(), return_inverse=True)
+    reader_ids, vote_reader = ranks(frame["reader_id"].to_numpy())
+    pair_ids, unit_pair = ranks(units["pair_id"].to_numpy())
+    matchups, unit_matchup = ranks(units["matchup"].to_numpy())
     pair_matchup = np.zeros(len(pair_ids), dtype=np.int64)
     pair_matchup[unit_pair] = unit_matchup
     order = np.argsort(pair_matchup, kind="stable")

@@ -16,9 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 from scipy import sparse
 
+from audit.ids import ranks as _ranks
 from audit.tie_rules import credit_ties
 
 
@@ -60,15 +60,6 @@ def human_credits(y: np.ndarray, tie_rule: str, rng: np.random.Generator) -> np.
     y = np.asarray(y, float)
     outcome = np.where(np.isnan(y), "tie", np.where(y == 1.0, "win", "loss")).astype(object)
     return credit_ties(outcome, tie_rule, rng)
-
-
-def _ranks(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(names, rank)``: the sorted distinct ids as strings and each entry's index among them
-    (what ``np.unique(np.asarray(ids).astype(str), return_inverse=True)`` gives, without sorting
-    every entry's string)."""
-    codes, uniques = pd.factorize(np.asarray(ids, dtype=object), sort=False, use_na_sentinel=False)
-    names, rank = np.unique(np.asarray(uniques, dtype=object).astype(str), return_inverse=True)
-    return names, rank.reshape(-1)[codes]
 
 
 def comparison_table(
