@@ -318,7 +318,8 @@ def diff_results(
                 new_source,
                 f"incomparable results: no cell (pair of systems x criterion) in common; {old_source} has "
                 f"{listed(old_cells)}; {new_source} has {listed(new_cells)}",
-                "diff results of the same matchups and criteria (the systems' names and the criterion names must match)",
+                "diff results of the same matchups and criteria "
+                "(the systems' names and the criterion names must match)",
             )
         )
 

@@ -88,7 +88,10 @@ class ReadersPolicy:
 
 @dataclass(frozen=True)
 class DiffPolicy:
-    """What `audit diff OLD NEW --gate` fails on (audit/diff.py; order PASS, INCONCLUSIVE, INSUFFICIENT, ERROR, FAIL)."""
+    """What `audit diff OLD NEW --gate` fails on.
+
+    audit/diff.py; decisions are ordered PASS, INCONCLUSIVE, INSUFFICIENT, ERROR, FAIL.
+    """
 
     worse: str = "any"  #: "any" cell decision down the order, "fail" (down to FAIL or ERROR), "pass" (a PASS lost)
     removed: str = "worse"  #: a cell of OLD absent from NEW: "worse" (counts) or "ignore"

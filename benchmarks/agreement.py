@@ -78,9 +78,9 @@ def main() -> None:
     ]
     ratios = []
     for name, x, level in cases:
-        ours_t, ours_v = median_time(lambda: krippendorff_alpha_matrix(x, level).alpha, args.repeats)
+        ours_t, ours_v = median_time(lambda x=x, level=level: krippendorff_alpha_matrix(x, level).alpha, args.repeats)
         pkg_t, pkg_v = median_time(
-            lambda: krippendorff.alpha(reliability_data=x, level_of_measurement=level), args.repeats
+            lambda x=x, level=level: krippendorff.alpha(reliability_data=x, level_of_measurement=level), args.repeats
         )
         ratios.append(pkg_t / ours_t)
         print(f"{name:46s} {ours_t * 1e3:10.2f} {pkg_t * 1e3:11.2f} {pkg_t / ours_t:6.1f}x {abs(ours_v - pkg_v):9.1e}")

@@ -93,7 +93,8 @@ def main() -> None:
     print(f"{args.stories} stories, server latency {args.latency * 1000:.0f} ms, median of {args.repeats} runs")
     for name, seconds in medians.items():
         print(
-            f"  {name:34s} {seconds:7.3f} s   {seconds / args.stories * 1000:6.1f} ms/story   ratio to hand loop {seconds / base:5.2f}"
+            f"  {name:34s} {seconds:7.3f} s   {seconds / args.stories * 1000:6.1f} ms/story   ratio to hand loop "
+            f"{seconds / base:5.2f}"
         )
 
 

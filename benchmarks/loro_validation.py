@@ -89,7 +89,8 @@ def main() -> int:
             f"{design[0]:5d} {design[1]:4d} {design[2]:3d} {design[3]:4d} {design[4]:5.2f} {design[5]:5.2f} "
             f"{y.size:6d} {np.abs(exact).max():10.5f} {err.max():9.2e} {ratio:6.3f} "
             f"{'yes' if np.argmax(np.abs(approx)) == np.argmax(np.abs(exact)) else 'no':>5} "
-            f"{len(top(approx) & top(exact)):>3}/5 {np.corrcoef(approx, exact)[0, 1]:7.4f} {t_exact:8.2f} {t_step:8.3f}",
+            f"{len(top(approx) & top(exact)):>3}/5 {np.corrcoef(approx, exact)[0, 1]:7.4f} "
+            f"{t_exact:8.2f} {t_step:8.3f}",
             flush=True,
         )
     print(f"worst max|err| / max|exact shift| over the designs: {worst:.3f}")

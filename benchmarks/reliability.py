@@ -34,7 +34,9 @@ from audit.reliability.report import reliability_report
 R_SCRIPT = r"""
 suppressPackageStartupMessages(library(psych))
 args <- commandArgs(TRUE); reps <- as.integer(args[1])
-med <- function(f) { t <- numeric(reps); for (i in 1:reps) t[i] <- system.time(v <- f())[["elapsed"]]; list(median(t), v) }
+med <- function(f) {
+  t <- numeric(reps); for (i in 1:reps) t[i] <- system.time(v <- f())[["elapsed"]]; list(median(t), v)
+}
 out <- data.frame()
 for (name in c("likert_16x20", "continuous_200x8")) {
   x <- as.matrix(read.csv(paste0(name, ".csv")))

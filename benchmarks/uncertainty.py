@@ -149,7 +149,8 @@ def main() -> None:
         (
             "3 schemes x all cells, 10k reps, percentile+BCa+CGM",
             t_all,
-            f"naive loop {t_naive_scaled:.1f} s (measured {t_naive:.2f} s at {args.naive_boot} reps, x{N_BOOT // args.naive_boot})",
+            f"naive loop {t_naive_scaled:.1f} s (measured {t_naive:.2f} s at {args.naive_boot} reps, "
+            f"x{N_BOOT // args.naive_boot})",
             t_naive_scaled,
         )
     )

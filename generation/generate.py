@@ -358,7 +358,8 @@ def generate_stories(
         raise InputError(
             InputProblem(
                 str(journal_path),
-                f"{len(stale)} story(ies) in the journal were generated under a different protocol (prompt, model, sampling or word window changed)",
+                f"{len(stale)} story(ies) in the journal were generated under a different protocol (prompt, model, "
+                "sampling or word window changed)",
                 fix="use a new output directory, or --fresh to discard the journal",
             )
         )
@@ -428,7 +429,8 @@ def generate_stories(
         job, exc = failures[0]
         raise ProviderError(
             f"{len(failures)} story(ies) failed (first: premise {job.premise_id}, system {job.system}): "
-            f"{str(exc).rstrip('.')}. {len(finals)} of {len(jobs)} stories are finished and kept in {journal_path}; rerun the same command to resume."
+            f"{str(exc).rstrip('.')}. {len(finals)} of {len(jobs)} stories are finished and kept in {journal_path}; "
+            "rerun the same command to resume."
         )
     return _write_outputs(
         premises, protocol, matchups, jobs, finals, seed, out, n_resumed, n_attempts_now, n_incomplete

@@ -545,7 +545,8 @@ def score_stories(
             raise
     if failures:
         raise ProviderError(
-            f"{len(failures)} judge request(s) failed: {failures[0]} {len(answers)} answers are kept in {raw_path}; rerun to resume."
+            f"{len(failures)} judge request(s) failed: {failures[0]} {len(answers)} answers are kept in {raw_path}; "
+            "rerun to resume."
         )
     rows = []
     per_story: list[dict[str, Any]] = []
@@ -564,7 +565,7 @@ def score_stories(
                         "persona": persona.name,
                     }
                 )
-    for (key, sample), answer in answers.items():
+    for (_key, _sample), answer in answers.items():
         per_story.append(answer)
     scores = pd.DataFrame(rows, columns=["pair_id", "system", "criterion", "score", "judge", "sample", "persona"])
     write_csv(scores, out_path)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reports import optional_sections  # noqa: F401  (registers the uncertainty, readers, surface renderers)
+import reports.optional_sections  # noqa: F401  (registers the uncertainty, readers, surface renderers)
 from reports.peer_sections import peer_sections
 from reports.registry import render_section
 from reports.sections import (

@@ -79,8 +79,10 @@ def uncertainty(result: Any, payload: UncertaintySection, ctx: dict) -> None:
         {
             "id": "fig-bootstrap",
             "title": "Intervals compared: GLMM and cluster bootstraps",
-            "caption": f"Pointwise {boot.level:.0%} intervals per cell ({kind} bootstrap intervals, {boot.n_boot:,} replicates); "
-            "solid intervals exclude 50%, faded ones include it. Bootstrap rates are vote-weighted with tied votes left "
+            "caption": f"Pointwise {boot.level:.0%} intervals per cell ({kind} bootstrap intervals, {boot.n_boot:,} "
+            "replicates); "
+            "solid intervals exclude 50%, faded ones include it. Bootstrap rates are vote-weighted with tied votes "
+            "left "
             "out (as the GLMM).",
             "svg": bootstrap_comparison_svg(pd.DataFrame(rows), fig_id="fig-bootstrap"),
         }
@@ -91,7 +93,8 @@ def uncertainty(result: Any, payload: UncertaintySection, ctx: dict) -> None:
             {
                 "id": "fig-loro",
                 "title": "Leave-one-reader-out shifts",
-                "caption": "Change of each cell's raw human rate when one reader is removed (rate without the reader minus "
+                "caption": "Change of each cell's raw human rate when one reader is removed (rate without the reader "
+                "minus "
                 "the rate with everyone).",
                 "svg": loro_shift_svg(shifts[["reader_id", "criterion", "shift", "matchup"]], fig_id="fig-loro"),
             }
@@ -141,7 +144,8 @@ def readers(result: Any, payload: ReaderAnalysis, ctx: dict) -> None:
                 {
                     "id": "fig-clusters",
                     "title": "Reader clustering: coefficient and kappa heat maps beside the dendrograms",
-                    "caption": f"Left: each reader's weights of the criteria in their overall vote; right: each reader's "
+                    "caption": "Left: each reader's weights of the criteria in their overall vote; right: each "
+                    "reader's "
                     f"kappa between a criterion and overall; both standardised per criterion (the profiles that "
                     f"were clustered, {clustering.linkage} linkage), rows in dendrogram order. Readers sharing a "
                     f"sub-cluster in both trees point to structured disagreement rather than noise"
@@ -160,7 +164,8 @@ def readers(result: Any, payload: ReaderAnalysis, ctx: dict) -> None:
                 {
                     "id": "fig-dendrogram",
                     "title": "Criteria clustering",
-                    "caption": f"Hierarchical clustering of the criteria ({d.metric}, {clustering.linkage} linkage): criteria "
+                    "caption": f"Hierarchical clustering of the criteria ({d.metric}, {clustering.linkage} linkage): "
+                    "criteria "
                     "the readers vote on together join low in the tree.",
                     "svg": dendrogram_svg(
                         [
@@ -182,7 +187,8 @@ def readers(result: Any, payload: ReaderAnalysis, ctx: dict) -> None:
             {
                 "id": "fig-timing",
                 "title": "Annotation time",
-                "caption": f"Distribution of each reader's seconds per pair (box 25-75%, line 5-95%, red median; drawn capped "
+                "caption": "Distribution of each reader's seconds per pair (box 25-75%, line 5-95%, red median; "
+                "drawn capped "
                 f"at {timing.seconds_cap:.0f} s; the mean diamond is of the capped times); readers whose median "
                 f"is under {timing.fast_reader_factor:.0%} of the others' are flagged fast. Right: the change in "
                 "seconds per pair along each reader's session (fatigue), with its 95% interval.",
@@ -237,7 +243,8 @@ def heatmap_figures(result: Any, rates: pd.DataFrame) -> list[dict]:
             {
                 "id": f"fig-heatmap-{k + 1}",
                 "title": f"Readers x criteria: {m}",
-                "caption": "Each reader's preference rate for the focal system, the humans' pooled rate and GLMM estimate, and "
+                "caption": "Each reader's preference rate for the focal system, the humans' pooled rate and GLMM "
+                "estimate, and "
                 "the judge's rate. Ties: reader and pooled human rates count a tied vote half (focal + 0.5 x ties, "
                 "over all votes); the GLMM leaves tied votes out; for the judge "
                 f"{tie_words(result.provenance.tie_rule)} ({result.provenance.tie_rule} rule). "
@@ -353,7 +360,8 @@ def surface(result: Any, payload: SurfaceResult, ctx: dict) -> None:
             {
                 "id": "fig-surface",
                 "title": "Feature differences against the judge, with the humans' r beside it",
-                "caption": f"Each point is a pair: the feature difference (focal minus other story) against judge {judge}'s "
+                "caption": "Each point is a pair: the feature difference (focal minus other story) against judge "
+                f"{judge}'s "
                 f"score difference ({crit}); the red line is the within-pair slope ({scope}). Panel titles: the "
                 f"judge's r of the differences beside the humans' r (each pair's vote share for the focal system, "
                 f"{payload.human_criterion or 'no human criterion'}, against the same difference). Panels are "
@@ -375,7 +383,8 @@ def surface(result: Any, payload: SurfaceResult, ctx: dict) -> None:
             side,
             max_rows=120,
             caption=(
-                "Does the judge track a feature the readers do not? (pooled over matchups, within matchup: orientation-free; "
+                "Does the judge track a feature the readers do not? (pooled over matchups, within matchup: "
+                "orientation-free; "
                 "standardised within-pair coefficients)"
             ),
         )

@@ -57,7 +57,8 @@ def budget_section(result: Any, power: float = 0.8) -> dict:
             budget.to_frame(),
             columns=_COLUMNS,
             max_rows=200,
-            caption=f"Per cell, the pairs (and readers, growing in proportion) at which the decision the estimates point "
+            caption="Per cell, the pairs (and readers, growing in proportion) at which the decision the estimates "
+            "point "
             f"to (target) is reached with power {budget.power:.0%}; power_now at the current pairs; "
             f"pairs_needed_verdict: the verdict's figure if the estimates stay put (about 50% power); "
             f"min_detectable_distance: the distance from the human band a FAIL would detect with that power now "

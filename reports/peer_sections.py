@@ -40,7 +40,8 @@ def judge_agreement(result: Any, payload: JudgeAgreement, ctx: dict) -> None:
             frame,
             columns=cols,
             max_rows=120,
-            caption=f"Cohen's kappa of the judge against the reader majority and against each reader (mean), and judge-human "
+            caption="Cohen's kappa of the judge against the reader majority and against each reader (mean), and "
+            "judge-human "
             f"minus human-human Krippendorff alpha and raw agreement, with {payload.level:.0%} pairs x readers "
             f"bootstrap intervals (two-way corrected).",
         )
@@ -70,7 +71,8 @@ def leaderboard(result: Any, board: Leaderboard, ctx: dict) -> None:
         table(
             board.to_frame(),
             max_rows=200,
-            caption="Centred logit strengths (mean zero over systems) with Wald intervals: humans from the Bradley-Terry "
+            caption="Centred logit strengths (mean zero over systems) with Wald intervals: humans from the "
+            "Bradley-Terry "
             f"GLMM with {board.cluster} and reader random intercepts, the judge from a logistic Bradley-Terry fit "
             "on the same pairs; rank shift = judge rank - human rank with its cluster-bootstrap interval.",
         )
@@ -95,8 +97,10 @@ def judge_configurations(result: Any, configs: JudgeConfigurations, ctx: dict) -
             configs.to_frame(),
             max_rows=100,
             caption=(
-                f"Every configuration's agreement with the humans (all units pooled, {configs.n_boot} bootstrap replicates) "
-                "and transfer summary (cells with its rate inside the human GLMM interval, mean |rate - GLMM estimate|)."
+                f"Every configuration's agreement with the humans (all units pooled, {configs.n_boot} bootstrap "
+                "replicates) "
+                "and transfer summary (cells with its rate inside the human GLMM interval, mean |rate - GLMM "
+                "estimate|)."
             ),
         )
     )
@@ -124,8 +128,10 @@ def judge_position(result: Any, position: JudgePosition, ctx: dict) -> None:
             position.to_frame(),
             max_rows=100,
             caption=(
-                f"Share of decisive verdicts choosing the output shown first (exact Clopper-Pearson {position.level:.0%} "
-                "interval; 0.5 = no position bias) and, for pairs judged in both orders, the share with the same verdict "
+                "Share of decisive verdicts choosing the output shown first (exact Clopper-Pearson "
+                f"{position.level:.0%} "
+                "interval; 0.5 = no position bias) and, for pairs judged in both orders, the share with the same "
+                "verdict "
                 "in both (pairs bootstrap)."
             ),
         )

@@ -32,7 +32,8 @@ from audit.tie_rules import TIE_RULES
 )
 @click.option(
     "--focal",
-    help="Focal system(s) whose win rate is reported, comma-separated: in each pair the first listed name present (default: the pairs file's focal column, else the system in more pairs, then name order; one focal per matchup).",
+    help="Focal system(s) whose win rate is reported, comma-separated: in each pair the first listed name present "
+    "(default: the pairs file's focal column, else the system in more pairs, then name order; one focal per matchup).",
 )
 @click.option(
     "--judge",

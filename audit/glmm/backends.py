@@ -45,7 +45,7 @@ def fit_lme4(design: Design, *, level: float = 0.95, profile: bool = False, star
         terms.append(col)
     intercept = "(Intercept)" in design.x_names
     re_terms = []
-    for k, (name, codes, levels) in enumerate(zip(design.factor_names, design.codes, design.levels)):
+    for k, (_name, codes, levels) in enumerate(zip(design.factor_names, design.codes, design.levels)):
         col = f"g{k}"
         frame[col] = np.asarray(levels, dtype=object)[codes]
         re_terms.append(f"(1|{col})")

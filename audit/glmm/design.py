@@ -84,7 +84,8 @@ def build_design(
         if np.any(missing):
             problems.append(
                 _problem(
-                    f"factor '{name}' has {int(missing.sum())} missing label(s) (first at position {int(np.argmax(missing))})",
+                    f"factor '{name}' has {int(missing.sum())} missing label(s) (first at position "
+                    f"{int(np.argmax(missing))})",
                     "fill or drop the votes with a missing label before fitting",
                     str(name),
                 )

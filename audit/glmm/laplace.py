@@ -318,7 +318,7 @@ class LaplaceDeviance:
         chord_left = _CHORD_STEPS if approx is not None else 0
         f = None
         at_u = False  # f is the exact factorisation at the current u
-        for it in range(_PIRLS_MAXIT):
+        for it in range(_PIRLS_MAXIT):  # noqa: B007  (read after the loop)
             mu = expit(eta)
             w = mu * (1.0 - mu)
             g = self._grad_u(theta, u, mu - y)

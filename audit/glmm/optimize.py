@@ -172,7 +172,7 @@ def _projected_bfgs(fun_grad, x0, n_bounded, maxiter=200, gtol=1e-6, inverse_hes
         scaled = True
     message = "maximum number of iterations reached"
     success = False
-    for it in range(maxiter):
+    for it in range(maxiter):  # noqa: B007  (read after the loop)
         active = (x <= lower) & (g > 0)
         pg = np.where(active, 0.0, g)
         if np.max(np.abs(pg)) < gtol:

@@ -147,8 +147,9 @@ def reader_checks(
                 # gatekeeping: the cells outside the range are flagged when the judge, over all
                 # its cells, is further from the readers than a reader is (one test per judge)
                 significant = p_all < alpha or (np.isfinite(pa) and pa < alpha)
+                side = "further from the readers than" if p_all < alpha else "as far from the readers as"
                 test = (
-                    f"; over all cells the judge is {'further from the readers than a reader is' if p_all < alpha else 'as far from the readers as a reader is'} "
+                    f"; over all cells the judge is {side} a reader is "
                     f"(p={_p(p_all)}, flagged below {level}); this cell alone: p={_p(p)}, {t.adjust}-adjusted {_p(pa)}"
                 )
             else:
@@ -162,7 +163,8 @@ def reader_checks(
                 else f"judge rate {r.judge_rate:.3f} outside the readers' range [{r.reader_min:.3f}, "
                 f"{r.reader_max:.3f}] but within chance for one more reader{target}{test}"
                 if beyond
-                else f"judge rate {r.judge_rate:.3f} within the readers' range [{r.reader_min:.3f}, {r.reader_max:.3f}]{target}"
+                else f"judge rate {r.judge_rate:.3f} within the readers' range [{r.reader_min:.3f}, "
+                f"{r.reader_max:.3f}]{target}"
             )
             out.append(
                 Check(

@@ -98,7 +98,7 @@ def run_block(block: BootstrapBlock) -> dict:
     for chunk in block.chunks:
         cache: dict[tuple[str, tuple[str, ...]], np.ndarray] = {}
 
-        def weights(kind: str, ids: tuple[str, ...]) -> np.ndarray:
+        def weights(kind: str, ids: tuple[str, ...], cache=cache, chunk=chunk) -> np.ndarray:
             if (kind, ids) not in cache:
                 cache[(kind, ids)] = cluster_weights(st.entropy, kind, ids, st.n_boot, chunk)
             return cache[(kind, ids)]

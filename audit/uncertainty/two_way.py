@@ -48,7 +48,8 @@ reader component dominates. The percentile and BCa intervals are read at the tai
 probability ``Phi(-t_df(1 - alpha/2))`` instead of ``alpha/2`` (Hesterberg's "expanded
 percentile" interval does the same for one sample). The classical Satterthwaite df of the
 mean squares used (``A_p``, ``A_r``, ``A_e`` with coefficients +-1) is also returned
-(``df_mean_squares``); it is more conservative (docs/uncertainty.md compares both). Unbalanced cells (missing pair x reader votes, ties,
+(``df_mean_squares``); it is more conservative (docs/uncertainty.md compares both). Unbalanced cells
+(missing pair x reader votes, ties,
 repeated votes) use the same formulas with ``P`` and ``R`` the cell's pair and reader counts;
 the unbiasedness is then approximate. Coverage: docs/uncertainty.md.
 

@@ -144,7 +144,7 @@ def run_study(
         )
         tally.studies["PASS"] += all(s is Status.PASS for s in statuses)
         if kind in COVERAGE_JUDGES:
-            for (c, j_true, v_true, m_true), t in zip(items, transfers):
+            for (c, j_true, v_true, m_true), _t in zip(items, transfers):
                 for key, name, truth in (
                     ("J-V", "difference_vote_share", j_true - v_true),
                     ("J-M", "difference_majority", j_true - m_true),

@@ -276,10 +276,10 @@ def verdict_sentence(
             f"Not decided yet: {counts['INCONCLUSIVE']} {cells_text}; no cell is outside the {margin_text}, "
             f"and the inconclusive cells need more pairs (see pairs_needed){tail}."
         )
+    insufficient = f" ({counts['INSUFFICIENT']} INSUFFICIENT, counted apart)" if counts["INSUFFICIENT"] else ""
     return (
         f"The judge transfers to this data: all {n_assessed} compared cells PASS (within the {margin_text} of the "
-        f"human band){' (' + str(counts['INSUFFICIENT']) + ' INSUFFICIENT, counted apart)' if counts['INSUFFICIENT'] else ''}"
-        f"{tail}."
+        f"human band){insufficient}{tail}."
     )
 
 

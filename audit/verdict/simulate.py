@@ -70,7 +70,7 @@ def _expect(f, sd: float) -> float:
 def true_vote_share(d: CellDesign) -> float:
     return _expect(
         lambda u: np.array(
-            [_expect(lambda v: credit_probability(d.b0 + x + v, d.tie), d.sd_reader) for x in np.atleast_1d(u)]
+            [_expect(lambda v, x=x: credit_probability(d.b0 + x + v, d.tie), d.sd_reader) for x in np.atleast_1d(u)]
         ),
         d.sd_pair,
     )

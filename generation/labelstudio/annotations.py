@@ -68,7 +68,8 @@ class HumansImport:
     def __str__(self) -> str:
         return (
             f"{len(self.humans)} votes from {self.humans['reader_id'].nunique()} readers on {self.n_tasks} tasks "
-            f"({self.n_annotations} annotations; {self.n_cancelled} cancelled, {self.n_replaced} replaced by a later one, "
+            f"({self.n_annotations} annotations; {self.n_cancelled} cancelled, {self.n_replaced} replaced by a later "
+            "one, "
             f"{self.n_unanswered} unanswered questions, {self.n_tasks_without_annotation} tasks never annotated)"
         )
 

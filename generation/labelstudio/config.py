@@ -63,7 +63,8 @@ def labelling_config(
         for name in criteria:
             if name in definitions:
                 lines.append(
-                    f'    <Header value={quoteattr(_title(name) + ": " + " ".join(definitions[name].split()))} size="6"/>'
+                    f"    <Header value={quoteattr(_title(name) + ': ' + ' '.join(definitions[name].split()))} "
+                    'size="6"/>'
                 )
         lines.append("  </View>")
     lines += [
@@ -85,7 +86,8 @@ def labelling_config(
         label = "Overall, which story do you prefer?" if name == OVERALL else f"{_title(name)}: which story is better?"
         lines += [
             f'  <Header value={quoteattr(label)} size="5"/>',
-            f'  <Choices name={quoteattr(name)} toName="premise" choice="single-radio" required="true" showInline="true">',
+            f'  <Choices name={quoteattr(name)} toName="premise" choice="single-radio" required="true" '
+            'showInline="true">',
             '    <Choice value="Story A" alias="left"/>',
             '    <Choice value="Story B" alias="right"/>',
         ]

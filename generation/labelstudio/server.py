@@ -177,7 +177,8 @@ class PushResult:
             f"{p.project_id} ({p.reader})" if p.reader else str(p.project_id) for p in self.manifest.projects
         )
         return (
-            f"Label Studio at {self.manifest.url}: {self.n_projects_created} project(s) created, {self.n_projects_updated} updated "
+            f"Label Studio at {self.manifest.url}: {self.n_projects_created} project(s) created, "
+            f"{self.n_projects_updated} updated "
             f"[{projects}]; {self.n_tasks_imported} task(s) imported, {self.n_tasks_kept} already there; "
             f"manifest -> {self.manifest_path}"
         )

@@ -452,7 +452,8 @@ class LLMHttpClient:
                     return _Exchange(status, reason, b"", retry_after, self._redirect_target(response, path))
                 if 300 <= status < 400:
                     raise ProviderError(
-                        f"{self.where(path)}: HTTP {status} without a usable Location; set base_url to the server's address"
+                        f"{self.where(path)}: HTTP {status} without a usable Location; set base_url to the server's "
+                        "address"
                     )
                 cap = limits.max_response_bytes
                 declared = response.headers.get("content-length", "")
@@ -499,13 +500,15 @@ class LLMHttpClient:
         target = str(response.url.join(response.headers["location"]))
         if origin(target) != self._origin:
             raise ProviderError(
-                f"{self.where(path)}: HTTP {response.status_code} redirect to another origin ({public_url(target)}) refused: "
+                f"{self.where(path)}: HTTP {response.status_code} redirect to another origin ({public_url(target)}) "
+                "refused: "
                 "the request is not re-sent, so the API key stays with the server it was meant for. "
                 "Fix: set base_url to the address you mean to use"
             )
         if response.status_code not in (307, 308):
             raise ProviderError(
-                f"{self.where(path)}: HTTP {response.status_code} redirect to {public_url(target)} (it would turn the POST "
+                f"{self.where(path)}: HTTP {response.status_code} redirect to {public_url(target)} (it would turn the "
+                "POST "
                 "into a GET). Fix: set base_url to that address"
             )
         return target

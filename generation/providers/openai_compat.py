@@ -212,7 +212,10 @@ class OpenAICompatProvider:
         }
 
     def __repr__(self) -> str:
-        return f"OpenAICompatProvider(model={self.model!r}, base_url={self._public_url!r}, api_key_env={self.api_key_env!r})"
+        return (
+            f"OpenAICompatProvider(model={self.model!r}, base_url={self._public_url!r}, "
+            f"api_key_env={self.api_key_env!r})"
+        )
 
     def chat(self, messages: Sequence[ChatMessage], **sampling: Any) -> Completion:
         """Send one chat-completions request (with retries); return the first choice."""

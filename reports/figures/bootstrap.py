@@ -31,7 +31,6 @@ def bootstrap_comparison_svg(intervals: pd.DataFrame, *, fig_id: str = "fig-boot
     if miss or len(intervals) == 0:
         return empty_svg(fig_id, "No bootstrap intervals to draw" + (f" (missing {', '.join(miss)})" if miss else ""))
     methods = list(dict.fromkeys(intervals["method"]))
-    cells = list(dict.fromkeys(zip(intervals["matchup"], intervals["criterion"])))
     matchups = list(dict.fromkeys(intervals["matchup"]))
     step = 1.0 / (len(methods) + 1)
     crits = list(dict.fromkeys(intervals["criterion"]))

@@ -128,7 +128,8 @@ def test_cycle_personas_and_samples(server, tmp_path, stories):
 def test_bad_rubric(tmp_path):
     path = tmp_path / "r.toml"
     path.write_text(
-        'scale_min = 5\nscale_max = 1\nsamples = 0\npersona_mode = "some"\nextra = 1\n[[criteria]]\nname = "x"\n[[criteria]]\nname = "x"\n'
+        'scale_min = 5\nscale_max = 1\nsamples = 0\npersona_mode = "some"\nextra = 1\n[[criteria]]\nname = '
+        '"x"\n[[criteria]]\nname = "x"\n'
     )
     with pytest.raises(InputError) as info:
         load_rubric(path)

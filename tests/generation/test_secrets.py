@@ -41,7 +41,8 @@ def test_key_never_leaks(server, tmp_path, premises, monkeypatch, caplog, capsys
     rubric = tmp_path / "r.toml"
     options = "\n".join(f"{k} = {v}" for k, v in FAST.items())
     rubric.write_text(
-        f'[judge.provider]\nprovider = "openai"\nmodel = "judge"\nbase_url = "{server.url}"\napi_key_env = "JA_TEST_KEY"\n{options}\n'
+        f'[judge.provider]\nprovider = "openai"\nmodel = "judge"\nbase_url = "{server.url}"\napi_key_env = '
+        f'"JA_TEST_KEY"\n{options}\n'
     )
     server.responder = lambda body: (
         Reply('{"authenticity": 3, "empathy": 3, "engagement": 3, "emotion_provocation": 3, "narrative_complexity": 3}')

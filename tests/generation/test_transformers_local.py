@@ -60,7 +60,10 @@ def test_tiny_model_generates(tmp_path):
 
 @pytest.mark.lm
 def test_chat_template_is_used(tmp_path):
-    template = "{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}{% if add_generation_prompt %}<assistant>{% endif %}"
+    template = (
+        "{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}"
+        "{% if add_generation_prompt %}<assistant>{% endif %}"
+    )
     path = build_tiny_model(tmp_path / "tiny", chat_template=template)
     provider = build_provider({"provider": "transformers", "model": str(path), "max_new_tokens": 4})
     assert provider.build_prompt([ChatMessage("user", "hi")]) == "<user>hi<assistant>"

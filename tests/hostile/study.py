@@ -1,6 +1,7 @@
 """A tiny seeded study written as files, for the hostile-input tests (made here, copied from nothing).
 
-One matchup, 12 pairs (at least the policy's min_pairs, so that cells are decided), 3 readers, two criteria plus overall, one judge configuration and a
+One matchup, 12 pairs (at least the policy's min_pairs, so that cells are decided), 3 readers, two criteria
+plus overall, one judge configuration and a
 short story per system, so that a whole ``audit run`` with surface features takes seconds.
 """
 

@@ -35,7 +35,8 @@ window.addEventListener("load", () => {
   const vw = document.documentElement.clientWidth;
   const out = {viewport: vw, page_width: document.documentElement.scrollWidth, figures: [], too_wide: [], overlaps: []};
   const inScroller = (el) => { for (let p = el.parentElement; p; p = p.parentElement) {
-      const s = getComputedStyle(p); if (s.overflowX === "auto" || s.overflowX === "scroll" || s.overflowX === "hidden") return true; }
+      const s = getComputedStyle(p);
+      if (s.overflowX === "auto" || s.overflowX === "scroll" || s.overflowX === "hidden") return true; }
     return false; };
   const hidden = (el) => el.closest("details:not([open])") !== null;
   for (const svg of document.querySelectorAll("figure svg")) {
@@ -59,8 +60,9 @@ window.addEventListener("load", () => {
     if (hidden(el) || el.closest("svg") && el.tagName.toLowerCase() !== "svg") continue;
     const r = el.getBoundingClientRect();
     if (r.width > 0 && r.right > vw + 1 && !inScroller(el))
-      out.too_wide.push({tag: el.tagName.toLowerCase(), id: el.id, cls: el.className && el.className.baseVal === undefined
-                         ? el.className : "", right: r.right});
+      out.too_wide.push({tag: el.tagName.toLowerCase(), id: el.id,
+                         cls: el.className && el.className.baseVal === undefined ? el.className : "",
+                         right: r.right});
   }
   const pre = document.createElement("pre"); pre.id = "layout-probe"; pre.textContent = JSON.stringify(out);
   document.body.appendChild(pre);

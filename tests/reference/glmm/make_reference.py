@@ -4,7 +4,8 @@ Run from the repository root:  python tests/reference/glmm/make_reference.py [ca
 
 Writes ``inputs/<case>.csv`` (simulated here, seed per case), ``outputs/<case>.json`` (glmer with
 default control) and ``outputs/<case>.tight.json`` (``tolPwrss = 1e-10``: the Laplace deviance
-solved accurately), both written by ``fit_glmer.R`` (a copy of ``audit/glmm/fit_glmer.R``), ``cases.json`` (formula per case) and
+solved accurately), both written by ``fit_glmer.R`` (a copy of ``audit/glmm/fit_glmer.R``), ``cases.json``
+(formula per case) and
 ``sessionInfo.txt``. Tests read only the stored files; they never need R.
 """
 
