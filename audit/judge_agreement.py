@@ -127,18 +127,25 @@ class ScopeVotes:
             {
                 "stratum": self.stratum.T.tocsr(),
                 "combo_reader": self.combo_reader.T.tocsr(),
-                "by_stratum_reader": tuple(m.T.tocsr() for m in self.by_stratum_reader),
-                # (judge category j, reader category c, combination k) -> row (3j + c) K + k: the nine
-                # judge x reader tables of every combination in one product (each vote is in one row)
-                "judge_by_combo": sparse.vstack(
-                    [
-                        (sparse.diags((self.judge == j).astype(float)) @ m).T
-                        for j in range(3)
-                        for m in self.by_stratum_reader
-                    ],
-                    format="csr",
-                ),
+                "judge_by_combo": self._judge_by_combo(),
             },
+        )
+
+    def _judge_by_combo(self) -> sparse.csr_matrix:
+        """The nine judge x reader tables of every (reader, stratum) combination as one matrix
+        (9K x U): row ``(3j + c) K + k`` holds the units where the judge said ``j`` and
+        combination ``k`` voted ``c`` (each vote in one row), so they come out of one product."""
+        k = self.combo_reader.shape[0]
+        rows, cols, vals = [], [], []
+        for c, m in enumerate(self.by_stratum_reader):
+            coo = m.tocoo()
+            j = self.judge[coo.row]
+            ok = j >= 0
+            rows.append((3 * j[ok] + c) * k + coo.col[ok])
+            cols.append(coo.row[ok])
+            vals.append(coo.data[ok])
+        return sparse.csr_matrix(
+            (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(9 * k, self.n_units)
         )
 
     @property
