@@ -48,6 +48,7 @@ from scipy.stats import t as student_t
 
 from audit.agreement import POOLED, _check_judge, _check_votes
 from audit.estimate import Estimate
+from audit.ids import ranks
 from audit.rng import resolve_rng
 from audit.uncertainty.bootstrap import multinomial_weights
 from audit.uncertainty.two_way import correct_two_way
@@ -126,8 +127,25 @@ class ScopeVotes:
             {
                 "stratum": self.stratum.T.tocsr(),
                 "combo_reader": self.combo_reader.T.tocsr(),
-                "by_stratum_reader": tuple(m.T.tocsr() for m in self.by_stratum_reader),
+                "judge_by_combo": self._judge_by_combo(),
             },
+        )
+
+    def _judge_by_combo(self) -> sparse.csr_matrix:
+        """The nine judge x reader tables of every (reader, stratum) combination as one matrix
+        (9K x U): row ``(3j + c) K + k`` holds the units where the judge said ``j`` and
+        combination ``k`` voted ``c`` (each vote in one row), so they come out of one product."""
+        k = self.combo_reader.shape[0]
+        rows, cols, vals = [], [], []
+        for c, m in enumerate(self.by_stratum_reader):
+            coo = m.tocoo()
+            j = self.judge[coo.row]
+            ok = j >= 0
+            rows.append((3 * j[ok] + c) * k + coo.col[ok])
+            cols.append(coo.row[ok])
+            vals.append(coo.data[ok])
+        return sparse.csr_matrix(
+            (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(9 * k, self.n_units)
         )
 
     @property
@@ -181,14 +199,16 @@ def scope_votes(
 def _right(x: np.ndarray, m_t: sparse.csr_matrix) -> np.ndarray:
     """``x @ m`` for dense ``x`` (B x U) and sparse ``m`` (U x K) given ``m_t = m.T``, as a dense (B x K) array."""
     if m_t.shape[0] == 1 and m_t.nnz == m_t.shape[1]:  # one stratum holding every unit: a row sum
-        return x.sum(axis=1, keepdims=True)
+        # in C order whatever x's layout (numpy sums an F-ordered array in another order: the last digit moves)
+        return np.ascontiguousarray(x).sum(axis=1, keepdims=True)
     return np.asarray((m_t @ x.T).T)
 
 
 def _reader_kappas(sv: ScopeVotes, wu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each reader's kappa with the judge (B x R), chance taken within each stratum, and its units."""
-    jcat = [wu * (sv.judge == j)[None, :] for j in range(3)]
-    table = [[_right(jcat[j], sv._t["by_stratum_reader"][c]) for c in range(3)] for j in range(3)]  # (B, K) each
+    k = sv.combo_reader.shape[0]
+    nine = _right(wu, sv._t["judge_by_combo"])  # (B, 9K): the tables below, side by side
+    table = [[nine[:, (3 * j + c) * k : (3 * j + c + 1) * k] for c in range(3)] for j in range(3)]  # (B, K) each
     n_k = sum(table[j][c] for j in range(3) for c in range(3))
     diag = sum(table[c][c] for c in range(3))
     chance = sum(_ratio(sum(table[c]) * sum(table[j][c] for j in range(3)), n_k) for c in range(3))
@@ -201,12 +221,16 @@ def agreement_statistics(sv: ScopeVotes, wu: np.ndarray, wr: np.ndarray) -> dict
     """Every statistic of :data:`STATISTICS` under unit weights ``wu`` and reader weights ``wr``.
 
     ``wu`` (B, U) and ``wr`` (B, R) are integer resampling counts (all ones for the
-    estimate). Chance agreement (kappa) and expected disagreement (alpha) are taken within
-    each stratum (matchup) and pooled, so swapping focal and other in any matchup changes
-    nothing. Returns arrays of length B.
+    estimate); either may be one row of ones (1, U) or (1, R) when only the other side is
+    resampled: what depends on it alone is then computed once, not once per replicate.
+    Chance agreement (kappa) and expected disagreement (alpha) are taken within each stratum
+    (matchup) and pooled, so swapping focal and other in any matchup changes nothing.
+    Returns arrays of length B.
     """
-    n = [np.asarray((sv.ind[c] @ wr.T).T) for c in range(3)]  # weighted votes per category (B, U)
-    s = [np.asarray((sv.ind[c] @ (wr**2).T).T) for c in range(3)]  # self-pairs of resampled copies
+    # weighted votes per category (B, U) and self-pairs of resampled copies, in C order like the
+    # weights (so what is derived from both is C-ordered and summed in one order whichever is resampled)
+    n = [np.ascontiguousarray((sv.ind[c] @ wr.T).T) for c in range(3)]
+    s = [np.ascontiguousarray((sv.ind[c] @ (wr**2).T).T) for c in range(3)]
     m = n[0] + n[1] + n[2]
     judge, has_j = sv.judge, sv.judge >= 0
     jcat = [(judge == c)[None, :] for c in range(3)]
@@ -231,7 +255,7 @@ def agreement_statistics(sv: ScopeVotes, wu: np.ndarray, wr: np.ndarray) -> dict
     # human-human: Krippendorff's coincidences (copies of one reader never pair with each other)
     ok = sv.pairable[None, :] & (m > 1)
     f = np.where(ok, wu / np.where(ok, m - 1.0, 1.0), 0.0)
-    o_h = np.empty((wu.shape[0], sv.stratum.shape[1], 3, 3))
+    o_h = np.empty((max(wu.shape[0], wr.shape[0]), sv.stratum.shape[1], 3, 3))
     for c in range(3):
         fn = f * n[c]
         o_h[:, :, c, c] = strat(fn * n[c] - f * s[c])
@@ -373,9 +397,9 @@ class _Design:
 
 def _design(frame: pd.DataFrame, verdicts: pd.DataFrame) -> tuple[_Design, pd.DataFrame]:
     units = frame.drop_duplicates("unit")[["unit", "pair_id", "criterion", "matchup"]].reset_index(drop=True)
-    reader_ids, vote_reader = np.unique(frame["reader_id"].to_numpy(), return_inverse=True)
-    pair_ids, unit_pair = np.unique(units["pair_id"].to_numpy(), return_inverse=True)
-    matchups, unit_matchup = np.unique(units["matchup"].to_numpy(), return_inverse=True)
+    reader_ids, vote_reader = ranks(frame["reader_id"].to_numpy())
+    pair_ids, unit_pair = ranks(units["pair_id"].to_numpy())
+    matchups, unit_matchup = ranks(units["matchup"].to_numpy())
     pair_matchup = np.zeros(len(pair_ids), dtype=np.int64)
     pair_matchup[unit_pair] = unit_matchup
     order = np.argsort(pair_matchup, kind="stable")
@@ -461,7 +485,7 @@ def _replicates(
             wr_block = weights.readers(seed, size)[:, readers_in]
             for lo in range(0, size, step):
                 wu, wr = wu_block[lo : lo + step], wr_block[lo : lo + step]
-                ones_u, ones_r = np.ones_like(wu), np.ones_like(wr)
+                ones_u, ones_r = np.ones((1, wu.shape[1])), np.ones((1, wr.shape[1]))  # the side not resampled
                 for kind in kinds:
                     u, r = {"pairs": (wu, ones_r), "readers": (ones_u, wr), "product": (wu, wr)}[kind]
                     out[kind].append(agreement_statistics(sv, u, r))

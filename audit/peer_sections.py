@@ -89,7 +89,7 @@ def leaderboard_section(
     data, spec, choices: pd.DataFrame, primary: str | None, seed: np.random.SeedSequence
 ) -> Section:
     """Bradley-Terry leaderboards of the humans and the primary judge when 3+ systems."""
-    systems = set(data.pairs["focal"].astype(str)) | set(data.pairs["other"].astype(str))
+    systems = {str(x) for col in ("focal", "other") for x in data.pairs[col].unique().tolist()}
     if len(systems) < 3:
         return Section(Status.SKIPPED, f"{len(systems)} systems: a leaderboard needs three or more")
     from audit.leaderboard import bradley_terry_leaderboard

@@ -200,7 +200,9 @@ def assess_cells(
     Votes and judge outcomes are grouped by cell once (O(votes) overall). The decision needs
     every cell (the multiplicity adjustment is across cells): see :mod:`audit.verdict`.
     """
-    judge_criteria = set(outcomes.loc[outcomes["judge"] == primary, "criterion"]) if primary else set()
+    judge_criteria = (
+        set(outcomes.loc[outcomes["judge"] == primary, "criterion"].unique().tolist()) if primary else set()
+    )
     base = _baseline_lookup(baseline)
     votes_by_cell = _group(data.votes, ["matchup", "criterion"])
     outcomes_by_cell = _group(outcomes[outcomes["judge"] == primary], ["matchup", "criterion"]) if primary else {}

@@ -232,6 +232,40 @@ class _Records:
     column_values: list[set[str]]  #: values seen per column in single-line records (quoted files only)
 
 
+#: the bytes ``str.strip`` removes that are ASCII (tab, line feed, vertical tab, form feed,
+#: carriage return, the four information separators, space)
+_ASCII_SPACE = np.array([9, 10, 11, 12, 13, 28, 29, 30, 31, 32], dtype=np.uint8)
+
+
+def _unquoted_records(text: str, sep: str) -> tuple[np.ndarray, np.ndarray]:
+    """First line and field count of every non-blank line of a file without quotes, by array
+    operations on its UTF-8 bytes (no Python loop per line, memory O(lines + delimiters)).
+
+    A line is blank as pandas reads it: nothing but whitespace (``str.strip``) and no delimiter.
+    A line holding the delimiter or starting with a visible ASCII character is a record; any
+    other (empty, or starting with whitespace or a non-ASCII byte: rare) is decided by
+    ``str.strip`` on that line alone.
+    """
+    raw = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+    if len(sep.encode("utf-8")) != 1:  # a multi-byte delimiter: the line-by-line rule
+        starts, counts = [], []
+        for i, line in enumerate(text.split("\n"), start=1):
+            if line.strip() or sep in line:
+                starts.append(i)
+                counts.append(line.count(sep) + 1)
+        return np.asarray(starts, dtype=np.int64), np.asarray(counts, dtype=np.int64)
+    breaks = np.flatnonzero(raw == 10)
+    begin = np.concatenate(([0], breaks + 1))
+    end = np.concatenate((breaks, [len(raw)]))
+    at_sep = np.flatnonzero(raw == ord(sep))
+    counts = np.searchsorted(at_sep, end) - np.searchsorted(at_sep, begin)
+    first = np.append(raw, np.uint8(10))[begin]  # a line feed stands for an empty line
+    keep = (counts > 0) | ((first < 0x80) & ~np.isin(first, _ASCII_SPACE))
+    for i in np.flatnonzero(~keep):
+        keep[i] = bool(raw[begin[i] : end[i]].tobytes().decode("utf-8").strip())
+    return np.flatnonzero(keep).astype(np.int64) + 1, (counts[keep] + 1).astype(np.int64)
+
+
 def _scan_records(text: str, sep: str) -> _Records:
     """One pass over the text with the csv module's rules (the same as pandas' for these files).
 
@@ -239,14 +273,8 @@ def _scan_records(text: str, sep: str) -> _Records:
     without the delimiter. Files without a quote character take a fast path (a record is a line).
     """
     if '"' not in text:
-        starts, counts = [], []
-        for i, line in enumerate(text.split("\n"), start=1):
-            if not line.strip() and sep not in line:
-                continue
-            starts.append(i)
-            counts.append(line.count(sep) + 1)
-        s = np.asarray(starts, dtype=np.int64)
-        return _Records(s, s.copy(), np.asarray(counts, dtype=np.int64), {}, [])
+        s, counts = _unquoted_records(text, sep)
+        return _Records(s, s.copy(), counts, {}, [])
     starts, ends, counts, multiline = [], [], [], {}
     values: list[set[str]] = []
     old_limit = csv.field_size_limit()

@@ -27,6 +27,7 @@ from audit.inputs.resolve import (
     distinct,
     judge_scores_by_item,
     judge_scores_by_pair,
+    member,
     resolve_verdicts,
     resolve_votes,
     unknown_ids,
@@ -143,7 +144,7 @@ class _Loader:
             # a pair without exactly two systems is already reported (a fatal problem):
             # its rows are not reported again as "pair_id not found"
             rejected = set(systems) - distinct(pairs["pair_id"])
-            hv, jf = hv[~hv["pair_id"].isin(rejected)], jf[~jf["pair_id"].isin(rejected)]
+            hv, jf = hv[~member(hv["pair_id"], rejected)], jf[~member(jf["pair_id"], rejected)]
         systems_all = distinct(pairs["system_a"]) | distinct(pairs["system_b"])
         check_focal_names(self.focal_names, systems_all, log)
         known = distinct(pairs["pair_id"])
@@ -183,11 +184,11 @@ class _Loader:
             )
         ]
         used = distinct(hv["pair_id"])
-        unused = int((~pairs["pair_id"].isin(used)).sum())
+        unused = int((~member(pairs["pair_id"], used)).sum())
         if unused:
             self.notes.append(f"{unused} pair(s) of the pairs file have no votes and no judge output; left out")
             log.exclude("pairs", "pair with no vote and no judge output", unused)
-            pairs = pairs[pairs["pair_id"].isin(used)]
+            pairs = pairs[member(pairs["pair_id"], used)]
         pairs = self._orient(pairs)
         votes = resolve_votes(hv, pairs, th.path, log, wide=h.layout.endswith("-wide"))
         if j.kind == "scalar":
@@ -208,7 +209,7 @@ class _Loader:
         if self_pairs.empty:
             return hv, jf
         ids = distinct(self_pairs["pair_id"])
-        on_h, on_j = hv["pair_id"].isin(ids).to_numpy(), jf["pair_id"].isin(ids).to_numpy()
+        on_h, on_j = member(hv["pair_id"], ids), member(jf["pair_id"], ids)
         reason = "on a self-matchup pair (the same system on both sides)"
         self.log.exclude("pairs", "self-matchup (the same system on both sides)", len(self_pairs))
         self.log.exclude("humans", f"vote {reason}", int(on_h.sum()))
@@ -380,7 +381,7 @@ class _Loader:
         log.exclude("humans", "rating used only in self-matchup pairs (two outputs of the same system)", n_self_only)
         self.ratings_used = len(r) - n_unused - n_self_only
         in_pairs = distinct(pairs["item_a"]) | distinct(pairs["item_b"])
-        outside = ~jf["item_id"].isin(in_pairs).to_numpy()
+        outside = ~member(jf["item_id"], in_pairs)
         log.exclude(
             "judge",
             "judge score of an output in no pair (alone in its group, or compared only with outputs of its own system)",
@@ -425,7 +426,7 @@ class _Loader:
             self.log.exclude(
                 "stories",
                 "text of an output in no pair (alone in its group, or compared only with outputs of its own system)",
-                int((~s["item_id"].isin(items)).sum()),
+                int((~member(s["item_id"], items)).sum()),
             )
             out = stories_by_item(s, pairs)
         expected = 2 * len(pairs)

@@ -272,7 +272,7 @@ def reserved_system_names(
 
     found: dict[str, str] = {}
     for col in ("system_a", "system_b"):
-        for name in pairs[col]:
+        for name in pairs[col].unique().tolist():  # each distinct name once, in order of first appearance
             if str(name).lower() in RESERVED_CHOICES:
                 found.setdefault(str(name), str(name))
     if not declared:

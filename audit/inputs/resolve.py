@@ -33,11 +33,29 @@ def distinct(column: pd.Series) -> set:
     return set(column.unique().tolist())
 
 
+def member(column: pd.Series, values) -> np.ndarray:
+    """``column.isin(values)`` as a boolean array, hashed once per distinct value of the column.
+
+    pandas' ``isin`` on an Arrow string column builds one Arrow scalar per element of ``values``
+    (seconds for 50k pair ids); here the column is factorized (C) and its distinct values looked
+    up in a set. A missing value (None/NaN) is a member only when ``values`` holds one, as in pandas.
+    """
+    known = set(values)
+    codes, uniques = pd.factorize(column, sort=False)
+    hit = np.fromiter((u in known for u in uniques.tolist()), dtype=bool, count=len(uniques))
+    out = np.zeros(len(codes), dtype=bool)
+    found = codes >= 0
+    out[found] = hit[codes[found]]
+    if not found.all() and any(v is None or v != v for v in known):
+        out[~found] = True
+    return out
+
+
 def unknown_ids(
     frame: pd.DataFrame, column: str, known: set[str], path: str, role: str, log: ProblemLog, where: str, fix: str
 ) -> np.ndarray:
     """Rows whose id is not in ``known``: one problem per id (or one exclusion count under drop_invalid)."""
-    mask = ~frame[column].isin(list(known)).to_numpy(dtype=bool)
+    mask = ~member(frame[column], known)
     if not mask.any():
         return mask
     if log.drop_invalid:
@@ -69,7 +87,8 @@ def _resolve_choice(choice: np.ndarray, a: np.ndarray, b: np.ndarray, keywords: 
     case become system_a/system_b.
     """
     choice = choice.astype(object)
-    low = np.asarray([str(c).lower() for c in choice], dtype=object)
+    codes, uniques = pd.factorize(choice, sort=False, use_na_sentinel=False)  # lower each distinct value once
+    low = np.asarray([str(c).lower() for c in uniques], dtype=object)[codes]
     named = (choice == a) | (choice == b)
     out = choice
     for word in keywords:

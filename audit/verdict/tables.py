@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
+from audit.ids import ranks as _ranks
 from audit.tie_rules import credit_ties
 
 
@@ -84,12 +85,14 @@ def comparison_table(
     rng : Generator
         For a random tie rule (seeded per cell by the caller).
     """
-    pair_id = np.asarray(pair_id).astype(str)
-    reader_id = np.asarray(reader_id).astype(str)
+    # ids as their ranks among the cell's sorted distinct ids (hashed once per vote, sorted once per
+    # distinct id): every sort and lookup below is on integers, in the order of the id strings
+    pair_names, pair_rank = _ranks(pair_id)
+    reader_names, reader_rank = _ranks(reader_id)
     y = np.asarray(y, float)
     # sort by (pair, reader) first so that a random tie rule draws in a row-order-free order
-    order = np.lexsort((reader_id, pair_id))
-    pair_id, reader_id, y = pair_id[order], reader_id[order], y[order]
+    order = np.lexsort((reader_rank, pair_rank))
+    pair_rank, reader_rank, y = pair_rank[order], reader_rank[order], y[order]
     credit = human_credits(y, tie_rule, rng)
     jp = np.asarray(judge_pairs).astype(str)
     jc = np.asarray(judge_credit, float)
@@ -97,11 +100,18 @@ def comparison_table(
     jp, jc = jp[valid], jc[valid]
     if np.unique(jp).size != jp.size:
         raise ValueError("judge credits must have one row per pair")
-    human_pairs = np.unique(pair_id)
-    credited_pairs = np.unique(pair_id[~np.isnan(credit)])
-    keep = np.isin(pair_id, jp) & np.isin(pair_id, credited_pairs)
-    pairs, pi = np.unique(pair_id[keep], return_inverse=True)
-    readers, ri = np.unique(reader_id[keep], return_inverse=True)
+    judged = np.zeros(len(pair_names), dtype=bool)
+    at = np.searchsorted(pair_names, jp)
+    found = at < len(pair_names)
+    found[found] = pair_names[at[found]] == jp[found]
+    judged[at[found]] = True
+    credited = np.zeros(len(pair_names), dtype=bool)
+    credited[pair_rank[~np.isnan(credit)]] = True
+    keep = judged[pair_rank] & credited[pair_rank]
+    pair_codes, pi = np.unique(pair_rank[keep], return_inverse=True)
+    reader_codes, ri = np.unique(reader_rank[keep], return_inverse=True)
+    pairs, readers = pair_names[pair_codes], reader_names[reader_codes]
+    human_pairs = pair_names
     c = credit[keep]
     counted = ~np.isnan(c)
     shape = (len(pairs), len(readers))

@@ -228,3 +228,52 @@ def test_parquet_nulls_of_nullable_columns_are_empty_cells(tmp_path):
     assert not log.problems
     assert t.frame["id"].tolist() == ["a", "", "c"] and t.frame["score"].tolist() == ["1", "", "3"]
     assert t.frame["when"].iloc[1] == ""
+
+
+def _records_line_by_line(text: str, sep: str) -> tuple[list[int], list[int]]:
+    """The rule the array scan implements, written as the plain loop it replaced."""
+    starts, counts = [], []
+    for i, line in enumerate(text.split("\n"), start=1):
+        if line.strip() or sep in line:
+            starts.append(i)
+            counts.append(line.count(sep) + 1)
+    return starts, counts
+
+
+def test_unquoted_record_scan_matches_the_line_by_line_rule():
+    """Blank lines as pandas skips them (str.strip whitespace, incl. non-ASCII spaces and the
+    information separators), field counts per line, on seeded random texts and delimiters."""
+    from audit.inputs.formats import _unquoted_records
+
+    rng = np.random.default_rng(15)
+    alphabet = [
+        "a",
+        "b",
+        ",",
+        "\t",
+        ";",
+        " ",
+        "\n",
+        "\n",
+        "\xa0",
+        "\u2003",
+        "é",
+        "\x1c",
+        "\x0b",
+        "\x0c",
+        "\u3000",
+        "\x85",
+    ]
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet, size=int(rng.integers(0, 30))))
+        for sep in (",", "\t", ";", "é"):
+            starts, counts = _unquoted_records(text, sep)
+            assert (starts.tolist(), counts.tolist()) == _records_line_by_line(text, sep), (text, sep)
+
+
+def test_csv_with_blank_lines_keeps_source_lines(tmp_path):
+    p = tmp_path / "h.csv"
+    p.write_text("id,x\n\na,1\n\nb,2\n\n,\nc,3\n", encoding="utf-8")
+    t = read_table(p, "humans", ProblemLog())
+    assert t.frame["id"].tolist() == ["a", "b", "", "c"]
+    assert t.lines.tolist() == [3, 5, 7, 8]

@@ -52,3 +52,19 @@ def test_wide_ratings_outside_the_scale_name_the_criterion_column(tmp_path):
     judge = write(tmp_path, "j.csv", "item_id,system,criterion,score\ni1,a,empathy,3\ni2,b,empathy,2\n")
     probs = problems(lambda: load_audit_data(judge, humans, scale=(1, 5)))
     assert [(p.column, p.line, p.value) for p in probs] == [("overall", 2, "7")]
+
+
+def test_member_is_isin_on_arrow_and_object_columns():
+    import numpy as np
+    import pandas as pd
+
+    from audit.inputs.resolve import member
+
+    values = ["p1", "p3", "p9"]
+    for dtype in ("str", object):
+        col = pd.Series(["p1", "p2", "p3", "p1", "", "p9"], dtype=dtype)
+        assert member(col, set(values)).tolist() == col.isin(values).tolist() == [1, 0, 1, 1, 0, 1]
+    with_none = pd.Series(["p1", None, "p2"], dtype=object)
+    assert member(with_none, {"p1"}).tolist() == [True, False, False]
+    assert member(with_none, {"p1", None}).tolist() == with_none.isin(["p1", None]).tolist()
+    assert member(pd.Series([], dtype="str"), {"a"}).dtype == np.bool_
