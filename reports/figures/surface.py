@@ -126,15 +126,15 @@ def feature_scatter_svg(
     )
     c.text(4, 12, head, size=7.5)
     note_y = 12.0
-    thinned = False
+    sizes = points["feature"].value_counts()
+    thinned = any(int(sizes.get(f, 0)) > max_points for f in features)
+    top = 44 + (14 if thinned else 0)  # the thinning note gets its own line above the first panel labels
     for idx, feat in enumerate(features):
         row, col = divmod(idx, per_row)
         x0 = 40 + col * (block_w + 20)
-        y0 = 44 + row * (_H + 64)
+        y0 = top + row * (_H + 64)
         sub = points[points["feature"] == feat]
-        keep = _thin(len(sub), max_points)
-        thinned |= len(keep) < len(sub)
-        sub = sub.iloc[keep]
+        sub = sub.iloc[_thin(len(sub), max_points)]
         x = sub["x"].astype(float).to_numpy()
         y = sub["y"].astype(float).to_numpy()
         meta = info.get(feat)
