@@ -102,8 +102,8 @@ def rederived_checks(result: AuditResult, policy: Policy) -> list[Check]:
     )
     return derive_checks(
         cells=cells,
-        agreement=result.agreement,
-        judge_pairs=result.judge_pairs,
+        agreement=result.agreement.to_frame(),
+        judge_pairs=result.judge_pairs.to_frame(),
         policy=policy,
         dev=result.dev,
         uncertainty=result.uncertainty,

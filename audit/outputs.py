@@ -94,9 +94,9 @@ def render_outputs(
     tables = {
         "cells": result.cells_frame(),
         "checks": result.checks_frame(),
-        "agreement": result.agreement,
-        "reader_baseline": result.reader_baseline,
-        "judge_pairs": result.judge_pairs,
+        "agreement": result.agreement.to_frame(),
+        "reader_baseline": result.reader_baseline.to_frame(),
+        "judge_pairs": result.judge_pairs.to_frame(),
         **section_tables(result),
     }
     for name, frame in tables.items():

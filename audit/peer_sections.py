@@ -9,8 +9,9 @@ import numpy as np
 import pandas as pd
 
 from audit.checks import Check, Status, apply_severity, breach_status
-from audit.result import Section
-from audit.sections import _guarded, _int_seed
+from audit.section_result import Section, Skipped
+from audit.sections._guard import guarded as _guarded
+from audit.sections._guard import int_seed as _int_seed
 
 AGREEMENT_N_BOOT = 500  #: the intervals use the replicates' variance only (~3% error on a standard error)
 
@@ -24,7 +25,7 @@ def judge_agreement_section(
 ) -> Section:
     """Kappa and judge-minus-human alpha of the primary judge, per scope, with intervals."""
     if primary is None or choices is None or choices.empty:
-        return Section(Status.SKIPPED, "no judge verdict matches a human criterion")
+        return Skipped("no judge verdict matches a human criterion")
     from audit.judge_agreement import judge_agreement
 
     n_boot = min(_n_boot(spec), AGREEMENT_N_BOOT) if spec.uncertainty else 0
@@ -60,7 +61,7 @@ def judge_configurations_section(
 ) -> Section:
     """Every configuration's agreement and cell decisions, the closest named; panels of 3+."""
     if not any(c is not None and len(c) for c in choices_by_judge.values()):
-        return Section(Status.SKIPPED, "no judge verdict matches a human criterion")
+        return Skipped("no judge verdict matches a human criterion")
     from audit.judge_configurations import rank_judge_configurations
 
     n_boot = min(_n_boot(spec), CONFIGURATIONS_N_BOOT) if spec.uncertainty else 0
@@ -91,7 +92,7 @@ def leaderboard_section(
     """Bradley-Terry leaderboards of the humans and the primary judge when 3+ systems."""
     systems = {str(x) for col in ("focal", "other") for x in data.pairs[col].unique().tolist()}
     if len(systems) < 3:
-        return Section(Status.SKIPPED, f"{len(systems)} systems: a leaderboard needs three or more")
+        return Skipped(f"{len(systems)} systems: a leaderboard needs three or more")
     from audit.leaderboard import bradley_terry_leaderboard
 
     n_boot = min(_n_boot(spec), LEADERBOARD_N_BOOT) if spec.uncertainty else 0
@@ -115,7 +116,7 @@ BUDGET_POWER = 0.8  #: the power of the budget stored in result.json (`audit bud
 def label_budget_section(cells, spec) -> Section:
     """The label budget of every cell (audit/budget.py), from the cells' decisions and the policy."""
     if not cells:
-        return Section(Status.SKIPPED, "no cells")
+        return Skipped("no cells")
     from audit.budget import budget_of_cells
 
     transfer = spec.policy.transfer
@@ -131,9 +132,9 @@ def judge_position_section(data, spec, seed: np.random.SeedSequence) -> Section:
     """First-shown rate and swap consistency when the judge rows carry ``shown_first``."""
     verdicts = data.judge_verdicts
     if verdicts is None:
-        return Section(Status.SKIPPED, "the judge gives scores, not pairwise verdicts: no order shown")
+        return Skipped("the judge gives scores, not pairwise verdicts: no order shown")
     if "shown_first" not in verdicts.columns or not (verdicts["shown_first"] != "").any():
-        return Section(Status.SKIPPED, "the judge file has no shown_first column (the order the judge saw)")
+        return Skipped("the judge file has no shown_first column (the order the judge saw)")
     from audit.judge_position import judge_position_bias
 
     return _guarded(

@@ -2,7 +2,8 @@
 
 Pure apart from the optional ``spec.progress`` callback: no file I/O, no printing, no
 plotting. Optional sections (dev set, uncertainty, readers, surface features) live in
-:mod:`audit.sections`; each comes back computed, SKIPPED or ERROR with a reason.
+:mod:`audit.sections`, one module each with ``compute``; each comes back Computed, Skipped or
+Failed with a reason (:mod:`audit.section_result`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,12 @@ from audit.human_side import human_side
 from audit.judge_side import judge_pair_outcomes, summarise_outcomes
 from audit.provenance import build_provenance
 from audit.result import SCHEMA_VERSION, AuditResult, Cell, JudgeConfigRate, JudgeSide
+from audit.result_tables import AgreementRows, BaselineRows, JudgePairs
 from audit.rng import resolve_rng
+from audit.sections import dev as dev_part
+from audit.sections import readers as readers_part
+from audit.sections import surface as surface_part
+from audit.sections import uncertainty as uncertainty_part
 from audit.spec import AuditSpec
 from audit.tie_rules import TieRule
 from audit.tie_rules import tie_rule as resolve_tie_rule
@@ -273,29 +279,37 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
     # kappa/alpha pooled over matchups take chance agreement within each matchup unless
     # "focal" means one thing in every matchup (audit.data.pooling_scopes)
     oriented = len(data.matchups) < 2 or set(data.pooling_scopes()) == {ALL_MATCHUPS}
-    agreement = agreement_table(data.votes, pooling="as oriented" if oriented else "within matchup").to_frame()
-    baseline = reader_baseline(data.votes, choices).to_frame()
+    agreement = AgreementRows(agreement_table(data.votes, pooling="as oriented" if oriented else "within matchup").rows)
+    baseline = BaselineRows(reader_baseline(data.votes, choices).rows)
+    judge_pairs = JudgePairs(outcomes.reset_index(drop=True))
 
     progress("human GLMMs")
-    cells = assess_cells(data, spec, outcomes, primary, baseline, verdict_seed)
+    cells = assess_cells(data, spec, outcomes, primary, baseline.to_frame(), verdict_seed)
 
     credits = sections.primary_credits(choices, data.pairs, primary)
-    dev = sections.dev_section(data, spec, dev_seed)
+    dev = dev_part.compute(data, spec, seed=dev_seed)
     if spec.uncertainty:
         progress("bootstraps and leave-one-reader-out")
-        uncertainty = sections.uncertainty_section(
-            data, spec, credits, sections.judge_credits(outcomes), cells, uncertainty_seed
+        uncertainty = uncertainty_part.compute(
+            data,
+            spec,
+            credits=credits,
+            all_credits=sections.judge_credits(outcomes),
+            cells=cells,
+            seed=uncertainty_seed,
         )
     else:
         uncertainty = sections.not_requested("--no-uncertainty")
     if spec.readers:
         progress("reader analysis")
-        readers = sections.readers_section(data, spec, sections.judge_credits(outcomes), cells, readers_seed)
+        readers = readers_part.compute(
+            data, spec, credits=sections.judge_credits(outcomes), cells=cells, seed=readers_seed
+        )
     else:
         readers = sections.not_requested("--no-readers")
     if spec.surface:
         progress("surface features")
-        surface = sections.surface_section(data, spec, primary, surface_seed)
+        surface = surface_part.compute(data, spec, primary=primary, seed=surface_seed)
     else:
         surface = sections.not_requested("--no-surface")
 
@@ -305,8 +319,8 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
     # The same derivation `audit gate` repeats on a saved result (audit.derive).
     checks = derive_checks(
         cells=cells,
-        agreement=agreement,
-        judge_pairs=outcomes.reset_index(drop=True),
+        agreement=agreement.to_frame(),
+        judge_pairs=judge_pairs.to_frame(),
         policy=spec.policy,
         dev=dev,
         uncertainty=uncertainty,
@@ -328,7 +342,7 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
         reader_baseline=baseline,
         checks=tuple(checks),
         provenance=build_provenance(data, spec, seed=seed, primary_judge=primary or ""),
-        judge_pairs=outcomes.reset_index(drop=True),
+        judge_pairs=judge_pairs,
         dev=dev,
         uncertainty=uncertainty,
         readers=readers,

@@ -12,14 +12,31 @@ import html
 import json
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from audit.checks import Check, Status
+from audit.result_tables import AgreementRows, BaselineRows, JudgePairs
+from audit.section_result import Computed, Failed, Section, Skipped
 from audit.serialize import from_jsonable, to_jsonable
 
-SCHEMA_VERSION = "2.2"
+if (
+    TYPE_CHECKING
+):  # the payload types pull scipy: resolved when a result is loaded (AuditResult.__annotation_namespace__)
+    from audit.section_types import (
+        DevValidity,
+        JudgeAgreement,
+        JudgeConfigurations,
+        JudgePosition,
+        LabelBudget,
+        Leaderboard,
+        ReaderAnalysis,
+        SurfaceResult,
+        UncertaintySection,
+    )
+
+SCHEMA_VERSION = "2.3"
 
 
 @dataclass(frozen=True)
@@ -208,47 +225,37 @@ class Provenance:
 
 
 @dataclass(frozen=True)
-class Section:
-    """An optional part of the audit: computed (``payload``) or not, with the reason."""
-
-    status: Status
-    reason: str = ""
-    payload: Any = None
-
-    def to_frame(self) -> pd.DataFrame:
-        """The section's main table (its payload's ``to_frame()``); empty when not computed."""
-        to_frame = getattr(self.payload, "to_frame", None)
-        return to_frame() if callable(to_frame) else pd.DataFrame()
-
-    def _repr_html_(self) -> str:
-        head = f"<p><b>{html.escape(self.status.value)}</b>{': ' + html.escape(self.reason) if self.reason else ''}</p>"
-        frame = self.to_frame()
-        return head + (frame.head(20).to_html(escape=True, index=False) if len(frame) else "")
-
-
-@dataclass(frozen=True)
 class AuditResult:
     schema_version: str
     status: Status
     verdict: str
     cells: tuple[Cell, ...]
     counts: dict[str, int]  #: cells per transfer status (PASS, FAIL, INCONCLUSIVE, INSUFFICIENT, ERROR)
-    agreement: pd.DataFrame
-    reader_baseline: pd.DataFrame
+    agreement: AgreementRows  #: inter-reader agreement per group and pooled (``.to_frame()``)
+    reader_baseline: BaselineRows  #: reader leave-one-out agreement beside the judge's (``.to_frame()``)
     checks: tuple[Check, ...]
     provenance: Provenance
-    judge_pairs: pd.DataFrame  #: per pair x criterion x configuration: credit for the focal system
-    dev: Section = field(default_factory=lambda: Section(Status.SKIPPED, "no development set given"))
-    uncertainty: Section = field(default_factory=lambda: Section(Status.SKIPPED, "not computed"))
-    readers: Section = field(default_factory=lambda: Section(Status.SKIPPED, "not computed"))
-    surface: Section = field(default_factory=lambda: Section(Status.SKIPPED, "not computed"))
+    judge_pairs: JudgePairs  #: per pair x criterion x configuration: outcome and credit for the focal system
+    # the optional sections: each Computed(payload), Skipped(reason) or Failed(reason, error)
+    dev: Section[DevValidity] = field(default_factory=lambda: Skipped("no development set given"))
+    uncertainty: Section[UncertaintySection] = field(default_factory=Skipped)
+    readers: Section[ReaderAnalysis] = field(default_factory=Skipped)
+    surface: Section[SurfaceResult] = field(default_factory=Skipped)
     # issue 17 (audit/peer_sections.py): appended last, with defaults
-    judge_agreement: Section = field(default_factory=lambda: Section(Status.SKIPPED, "not computed"))
-    judge_configurations: Section = field(default_factory=lambda: Section(Status.SKIPPED, "not computed"))
-    leaderboard: Section = field(default_factory=lambda: Section(Status.SKIPPED, "not computed"))
-    judge_position: Section = field(default_factory=lambda: Section(Status.SKIPPED, "not computed"))
+    judge_agreement: Section[JudgeAgreement] = field(default_factory=Skipped)
+    judge_configurations: Section[JudgeConfigurations] = field(default_factory=Skipped)
+    leaderboard: Section[Leaderboard] = field(default_factory=Skipped)
+    judge_position: Section[JudgePosition] = field(default_factory=Skipped)
     # schema 2.2: the label budget (audit/budget.py), per cell at 80% power with the pairs-vs-readers trade-off
-    label_budget: Section = field(default_factory=lambda: Section(Status.SKIPPED, "not computed"))
+    label_budget: Section[LabelBudget] = field(default_factory=Skipped)
+
+    @staticmethod
+    def __annotation_namespace__() -> dict[str, Any]:
+        """The names the section annotations use, for :func:`typing.get_type_hints` (imported on
+        demand: the payload types pull scipy, which ``import audit.result`` does not need)."""
+        import audit.section_types
+
+        return vars(audit.section_types)
 
     def cells_frame(self) -> pd.DataFrame:
         """The transfer table: one tidy row per matchup x criterion."""
@@ -322,7 +329,7 @@ class AuditResult:
     @classmethod
     def section_names(cls) -> tuple[str, ...]:
         """The optional sections' field names, in field order (``dev``, ``uncertainty``, ...)."""
-        return tuple(f.name for f in fields(cls) if f.type in ("Section", Section))
+        return tuple(f.name for f in fields(cls) if str(f.type).startswith("Section["))
 
     def to_frame(self) -> pd.DataFrame:
         """The transfer table (:meth:`cells_frame`): the result as one tidy DataFrame."""
@@ -335,13 +342,13 @@ class AuditResult:
         out = {
             "cells": self.cells_frame(),
             "checks": self.checks_frame(),
-            "agreement": self.agreement.copy(),
-            "reader_baseline": self.reader_baseline.copy(),
-            "judge_pairs": self.judge_pairs.copy(),
+            "agreement": self.agreement.to_frame(),
+            "reader_baseline": self.reader_baseline.to_frame(),
+            "judge_pairs": self.judge_pairs.to_frame(),
         }
         for name in self.section_names():
             section = getattr(self, name)
-            if section.payload is not None:
+            if section.computed:
                 out[name] = section.to_frame()
         return out
 
@@ -415,7 +422,8 @@ def result_from_json(text: str, *, source: str = "result.json") -> AuditResult:
     """Rebuild an :class:`AuditResult` from :func:`result_to_json` output.
 
     ``source`` names the file in error messages. Optional sections are rebuilt as their
-    typed results (see :data:`audit.section_types.SECTION_TYPES`). Anything that is not a judge-audit result of
+    variants (:mod:`audit.section_result`) holding their typed results (the annotations of
+    :class:`AuditResult`; :data:`audit.section_types.SECTION_TYPES`). Anything that is not a judge-audit result of
     this schema major version is an :class:`~audit.errors.InputError`.
     """
     from audit.errors import InputError, InputProblem
@@ -429,8 +437,6 @@ def result_from_json(text: str, *, source: str = "result.json") -> AuditResult:
         raise InputError(InputProblem(source, "not a judge-audit result: JSON nested too deeply", fix)) from None
     if not isinstance(data, dict):
         raise InputError(InputProblem(source, f"not a judge-audit result (a JSON {type(data).__name__})", fix))
-    from audit.section_types import SECTION_TYPES
-
     version = data.get("schema_version")
     if str(version).split(".")[0] == "1":
         raise InputError(
@@ -458,19 +464,10 @@ def result_from_json(text: str, *, source: str = "result.json") -> AuditResult:
         )
     try:
         result = from_jsonable(AuditResult, data)
-        sections = {}
-        for name, section_type in SECTION_TYPES.items():
-            section = getattr(result, name)
-            if section.payload is not None and section_type is not None:
-                sections[name] = Section(section.status, section.reason, from_jsonable(section_type, section.payload))
     except (TypeError, ValueError, KeyError, AttributeError) as exc:
         raise InputError(InputProblem(source, f"not a complete judge-audit result: {exc}", fix)) from None
     except RecursionError:
         raise InputError(InputProblem(source, "not a judge-audit result: values nested too deeply", fix)) from None
-    if sections:
-        from dataclasses import replace
-
-        result = replace(result, **sections)
     return result
 
 
@@ -489,3 +486,27 @@ def read_result(path: str | Path) -> AuditResult:
     except OSError as exc:
         raise InputError(InputProblem(source, f"cannot read the file: {exc.strerror or exc}", fix)) from None
     return result_from_json(text, source=source)
+
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "AuditResult",
+    "Cell",
+    "HumanSide",
+    "JudgeSide",
+    "JudgeConfigRate",
+    "GlmmSummary",
+    "Interval",
+    "Transfer",
+    "Provenance",
+    "Section",
+    "Computed",
+    "Skipped",
+    "Failed",
+    "AgreementRows",
+    "BaselineRows",
+    "JudgePairs",
+    "result_to_json",
+    "result_from_json",
+    "read_result",
+]

@@ -7,9 +7,14 @@ Rules (so every result type round-trips without hand-written code):
 * ``float`` NaN/inf -> the strings ``"NaN"``, ``"Infinity"``, ``"-Infinity"`` (JSON has none);
 * ``enum.Enum`` -> its value;
 * ``pandas.DataFrame`` -> ``{"columns": [...], "dtypes": [...], "data": [[...], ...]}``;
-* numpy scalars -> Python scalars, numpy arrays -> lists.
+* numpy scalars -> Python scalars, numpy arrays -> lists;
+* a type with ``__jsonable__(self)`` writes itself (a typed table written as its frame), and a
+  type with ``__from_jsonable__(args, data, load)`` reads itself back (``args`` its type
+  arguments, ``load`` this module's :func:`from_jsonable`), e.g. :class:`audit.section_result.Section`.
 
-:func:`from_jsonable` reads a value back using the dataclass field type hints.
+:func:`from_jsonable` reads a value back using the dataclass field type hints; a dataclass whose
+annotations name types it does not import at module level offers them through
+``__annotation_namespace__()`` (:class:`audit.result.AuditResult`: the section payload types).
 """
 
 from __future__ import annotations
@@ -47,6 +52,9 @@ def to_jsonable(obj: Any) -> Any:
         return bool(obj)
     if isinstance(obj, (float, np.floating)):
         return _float_out(float(obj))
+    write = getattr(type(obj), "__jsonable__", None)
+    if write is not None:
+        return write(obj)
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return {f.name: to_jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
     if isinstance(obj, pd.DataFrame):
@@ -95,6 +103,9 @@ def from_jsonable(tp: Any, data: Any) -> Any:
     origin = typing.get_origin(tp)
     if tp is Any:
         return data
+    read = getattr(origin if origin is not None else tp, "__from_jsonable__", None)
+    if read is not None:
+        return read(typing.get_args(tp), data, from_jsonable)
     if origin in (typing.Union, types.UnionType):
         args = typing.get_args(tp)
         if data is None and type(None) in args:
@@ -111,7 +122,8 @@ def from_jsonable(tp: Any, data: Any) -> Any:
     if dataclasses.is_dataclass(tp):
         if not isinstance(data, dict):
             raise TypeError(f"{tp.__name__} expects an object, got {type(data).__name__}")
-        hints = typing.get_type_hints(tp)
+        namespace = getattr(tp, "__annotation_namespace__", None)
+        hints = typing.get_type_hints(tp, localns=namespace() if namespace is not None else None)
         kwargs = {}
         for f in dataclasses.fields(tp):
             if f.name in data:

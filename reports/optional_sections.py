@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 
 from audit.readers import ReaderAnalysis
-from audit.sections import UncertaintySection
 from audit.surface import SurfaceResult
 from audit.surface.associations import POOLED
+from audit.uncertainty.section import UncertaintySection
 from reports.figures import (
     ClusterPanel,
     DendrogramPanel,
@@ -259,7 +259,7 @@ def divergent_cases(result: Any, payload: ReaderAnalysis) -> list[dict]:
     """Divergent-pair case studies: the judge's verdict and scores beside the readers' votes, their
     comments and the two stories' openings, always focal system first."""
     judge = result.provenance.primary_judge
-    jp = result.judge_pairs
+    jp = result.judge_pairs.to_frame()
     out = []
     for pair in payload.divergent_pairs.top[:MAX_CASES]:
         mine = jp[(jp["pair_id"].astype(str) == pair.pair_id) & (jp["judge"] == judge)] if len(jp) else jp

@@ -93,14 +93,14 @@ def _tradeoff_frame(budget: LabelBudget) -> pd.DataFrame | None:
 def budget_section(result: Any) -> dict:
     """The stored budget's section, or (a result without one) the budget computed from the result."""
     from audit.budget import label_budget as compute
-    from audit.result import Section
+    from audit.section_result import Computed, Skipped
 
     section = getattr(result, "label_budget", None)
     if section is None or section.payload is None:
         if not tuple(getattr(result, "cells", ()) or ()):
-            section = Section(Status.SKIPPED, "no cells")
+            section = Skipped("no cells")
         elif section is not None and section.status is Status.ERROR:
             pass
         else:
-            section = Section(Status.PASS, "", compute(result))
+            section = Computed(compute(result))
     return render_section(ID, TITLE, result, section)

@@ -414,7 +414,7 @@ BASELINE_COLUMNS = [
 
 def agreement_context(result: Any) -> dict:
     """The main agreement columns up front; every column in the folded full tables."""
-    frame, base = result.agreement, result.reader_baseline
+    frame, base = result.agreement.to_frame(), result.reader_baseline.to_frame()
     out: dict[str, Any] = {"agreement": None, "baseline": None, "full": []}
     if frame is not None and len(frame):
         cols = [c for c in AGREEMENT_COLUMNS if c in frame.columns] or list(frame.columns)

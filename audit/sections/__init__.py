@@ -1,0 +1,62 @@
+"""The optional parts of an audit computed from the data: one module per section.
+
+Each module (:mod:`~audit.sections.dev`, :mod:`~audit.sections.uncertainty`,
+:mod:`~audit.sections.readers`, :mod:`~audit.sections.surface`) has
+``compute(data, spec, ...) -> Section[X]`` (``Computed(X)``, ``Skipped(reason)`` when an input is
+missing, ``Failed(reason, error)`` when an :class:`~audit.errors.AuditError` is raised inside it:
+the rest of the audit goes on) and ``checks(section, policy, ...) -> list[Check]``. The payload
+types live in the statistics' leaf modules (audit/section_types.py lists them). This package's
+top level only joins the checks in the order the result lists them; the pipeline calls compute.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from audit.checks import Check, apply_severity
+from audit.policy import Policy
+from audit.section_result import Section
+from audit.sections import dev as dev_part
+from audit.sections import readers as readers_part
+from audit.sections import surface as surface_part
+from audit.sections import uncertainty as uncertainty_part
+from audit.sections._guard import failed_check, not_requested
+
+__all__ = ["judge_credits", "primary_credits", "not_requested", "section_checks"]
+
+
+def judge_credits(outcomes: pd.DataFrame) -> pd.DataFrame:
+    """Every configuration's per-pair credit and outcome (win, loss, tie, invalid: a tie is
+    told apart whatever the rule credits it), as the judge criteria name them."""
+    return outcomes[["pair_id", "matchup", "criterion", "judge", "credit", "outcome"]].copy()
+
+
+def primary_credits(choices: pd.DataFrame, pairs: pd.DataFrame, primary: str | None) -> pd.DataFrame:
+    """The primary judge's credits keyed by the *human* criterion (``overall`` = aggregate)."""
+    frame = choices.merge(pairs[["pair_id", "matchup"]], on="pair_id", how="left")
+    return frame.rename(columns={"y_judge": "credit"}).assign(judge=primary or "")[
+        ["pair_id", "matchup", "criterion", "judge", "credit"]
+    ]
+
+
+def section_checks(
+    policy: Policy,
+    *,
+    dev: Section,
+    uncertainty: Section,
+    readers: Section,
+    surface: Section,
+    primary: str | None = None,
+) -> list[Check]:
+    """Every section's checks: first a ``<section>.computed`` ERROR per Failed section, then the
+    dev, uncertainty, reader and surface checks, under the policy's ``[severity]``."""
+    parts = (("dev", dev), ("uncertainty", uncertainty), ("readers", readers), ("surface", surface))
+    checks: list[Check] = [c for c in (failed_check(name, s) for name, s in parts) if c is not None]
+    checks += dev_part.checks(dev, policy)
+    checks += uncertainty_part.checks(uncertainty, policy)
+    # the reader and surface checks that test something share one family-wise error budget
+    # (docs/detectors.md, "Multiplicity"): each gets an equal share
+    families = readers_part.families(readers) + surface_part.families(surface)
+    checks += readers_part.checks(readers, policy, families=families, primary=primary)
+    checks += surface_part.checks(surface, policy, families=families)
+    return apply_severity(checks, policy.severity)

@@ -1,0 +1,46 @@
+"""What every optional section's ``compute`` shares: the guard that turns an
+:class:`~audit.errors.AuditError` into a :class:`~audit.section_result.Failed` section, the
+seed a section records, and the section that was not requested."""
+
+from __future__ import annotations
+
+from typing import Callable, TypeVar
+
+import numpy as np
+
+from audit.errors import AuditError, WorkerLostError
+from audit.section_result import Computed, Failed, Section, Skipped
+
+P = TypeVar("P")
+
+
+def int_seed(seed: np.random.SeedSequence) -> int:
+    """An int seed drawn from the run's seed sequence, so each section records the seed it used."""
+    return int(seed.generate_state(1)[0])
+
+
+def not_requested(flag: str) -> Skipped:
+    return Skipped(f"not requested ({flag})")
+
+
+def guarded(compute: Callable[[], P], what: str) -> Section[P]:
+    """``Computed(compute())``, or ``Failed`` with the reason when it raises an AuditError."""
+    try:
+        payload = compute()
+    except WorkerLostError:
+        raise  # the run is incomplete, not one section: the command line has its own exit status
+    except AuditError as exc:
+        from audit.redact import redact_text
+
+        # The reason is recorded in result.json: a provider's message may quote a URL with a key.
+        return Failed(redact_text(f"{what} could not be computed: {exc}"), error=type(exc).__name__)
+    return Computed(payload)
+
+
+def failed_check(name: str, section: Section):
+    """``<name>.computed`` ERROR for a Failed section, else None."""
+    from audit.checks import Check, Status
+
+    if section.status is Status.ERROR:
+        return Check(f"{name}.computed", Status.ERROR, reason=section.reason)
+    return None

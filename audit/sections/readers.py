@@ -1,0 +1,83 @@
+"""The reader section: who the readers are, how they agree, where they split from the judge
+(:func:`audit.readers.analyse_readers`), and its checks (:func:`audit.readers.reader_checks`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from audit.checks import Check
+from audit.policy import Policy
+from audit.section_result import Section
+from audit.sections._guard import guarded, int_seed
+
+NAME = "readers"
+
+
+def compute(data, spec, *, credits: pd.DataFrame, cells, seed: np.random.SeedSequence) -> Section:
+    """``Section[ReaderAnalysis]``; ``credits`` are every judge configuration's (divergent pairs
+    need the judge to be unanimous *across configurations*, and the heat maps show each one)."""
+    from audit.human_side import fit_cell_glmm
+    from audit.readers import analyse_readers
+
+    rows = [
+        {
+            "matchup": c.matchup,
+            "criterion": c.criterion,
+            "estimate": c.human.glmm.estimate,
+            "lo": c.human.glmm.ci_low,
+            "hi": c.human.glmm.ci_high,
+        }
+        for c in cells
+    ]
+    # pooled heat maps only over matchups whose focal system means one thing (audit.data.pooling_scopes);
+    # each gets its own GLMM row (pair + reader, per criterion)
+    pools = data.pooling_scopes()
+    for label, matchups in pools.items():
+        pooled = data.votes[data.votes["matchup"].isin(list(matchups))]
+        for criterion, votes in pooled.groupby("criterion", sort=False):
+            g = fit_cell_glmm(votes, level=spec.policy.transfer.level, backend=spec.glmm_backend)
+            rows.append(
+                {"matchup": label, "criterion": criterion, "estimate": g.estimate, "lo": g.ci_low, "hi": g.ci_high}
+            )
+    estimates = pd.DataFrame(rows)
+    return guarded(
+        lambda: analyse_readers(
+            data.votes,
+            credits if len(credits) else None,
+            glmm_estimates=estimates,
+            linkage=spec.linkage,
+            rng=int_seed(seed),
+            stories=data.stories,
+            pools=pools,
+            tie_rule=spec.tie_rule,
+        ),
+        "reader analysis",
+    )
+
+
+def families(section: Section) -> int:
+    """The check families this section tests (its share of the run's family-wise error budget)."""
+    if not section.computed:
+        return 0
+    from audit.readers.policy import reader_check_families
+
+    return reader_check_families(section.payload)
+
+
+def checks(section: Section, policy: Policy, *, families: int, primary: str | None = None) -> list[Check]:
+    """The reader checks, each with an equal share of ``families`` (the reader and surface check
+    families together); those scoped ``cell [judge]`` kept for the ``primary`` judge only."""
+    if not section.computed:
+        return []
+    from audit.readers import reader_checks
+
+    return _primary_judge_only(reader_checks(section.payload, policy.readers, families=families), primary)
+
+
+def _primary_judge_only(checks: list[Check], primary: str | None) -> list[Check]:
+    """Reader checks scoped ``cell [judge]`` are kept for the primary judge only; the other
+    configurations stay visible in the heat maps and tables without multiplying the gate."""
+    if not primary:
+        return checks
+    return [c for c in checks if not c.scope.endswith("]") or c.scope.endswith(f"[{primary}]")]

@@ -1,0 +1,69 @@
+"""The surface-feature section: which features of the texts the judge's scores track
+(:func:`audit.surface.surface_associations`), and its checks (:func:`audit.surface.surface_checks`)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from audit.checks import Check, Status
+from audit.policy import Policy
+from audit.section_result import Section, Skipped
+from audit.sections._guard import guarded, int_seed
+
+NAME = "surface"
+
+
+def compute(data, spec, *, primary: str | None, seed: np.random.SeedSequence) -> Section:
+    """``Section[SurfaceResult]``: Skipped without the stories or without judge scores."""
+    if data.stories is None:
+        return Skipped("no stories given (--stories): surface features need the texts")
+    if data.judge_scores is None:
+        return Skipped("the judge gives pairwise verdicts, not scores: no score-feature association")
+    from audit.surface import surface_associations
+    from detectors import compute_features
+
+    n_boot = spec.n_boot if spec.n_boot is not None else spec.policy.uncertainty.n_boot
+
+    def run():
+        features = compute_features(data.stories, perplexity=_perplexity_config(spec), cache=spec.features_cache)
+        if spec.timings is not None:  # seconds and cache use: timings.json, not the result
+            spec.timings.detector_runs(features.detectors)
+        return surface_associations(
+            features, data.judge_scores, data.pairs, data.votes, judge=primary, n_boot=n_boot, rng=int_seed(seed)
+        )
+
+    return guarded(run, "surface features")
+
+
+def _perplexity_config(spec):
+    return spec.perplexity if spec.perplexity is not None and spec.perplexity.configured else None
+
+
+def families(section: Section) -> int:
+    """The check families this section tests (its share of the run's family-wise error budget)."""
+    if not section.computed:
+        return 0
+    from audit.surface.checks import surface_check_families
+
+    return surface_check_families(section.payload)
+
+
+def checks(section: Section, policy: Policy, *, families: int) -> list[Check]:
+    """The surface checks (an equal share of ``families`` each), and ``surface.detector`` ERROR for
+    a detector that ran and failed: missing evidence the user asked for (one that could not run,
+    nothing configured, is SKIPPED)."""
+    if not section.computed:
+        return []
+    from audit.surface import surface_checks
+
+    out = surface_checks(
+        section.payload, dataclasses.asdict(policy.surface), severity=policy.severity, families=families
+    )
+    out.extend(
+        Check("surface.detector", Status.ERROR, reason=f"detector {d.name} failed: {d.reason}", scope=d.name)
+        for d in getattr(section.payload, "feature_detectors", ())
+        if d.status is Status.ERROR
+    )
+    return out

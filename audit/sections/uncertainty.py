@@ -1,0 +1,127 @@
+"""The uncertainty section: cluster bootstraps, significance tallies, leave-one-reader-out
+(:mod:`audit.uncertainty`), and its check ``uncertainty.loro_max_shift``."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from audit.checks import Check, Status, breach_status
+from audit.policy import Policy
+from audit.section_result import Section
+from audit.sections._guard import guarded, int_seed
+
+NAME = "uncertainty"
+
+
+def cells_glmm_frame(cells) -> pd.DataFrame:
+    """The pipeline's GLMM fits in the shape :func:`significance_tally` reads."""
+    from scipy.stats import norm
+
+    rows = []
+    for c in cells:
+        g = c.human.glmm
+        p = 2 * norm.sf(abs(g.b0 / g.se)) if g.se and not math.isnan(g.se) and g.se > 0 else float("nan")
+        rows.append(
+            {
+                "matchup": c.matchup,
+                "criterion": c.criterion,
+                "cell": f"{c.matchup}/{c.criterion}",
+                "estimate": g.estimate,
+                "ci_low": g.ci_low,
+                "ci_high": g.ci_high,
+                "b0": g.b0,
+                "se": g.se,
+                "p_value": p,
+                "sd_pair": g.sd_pair,
+                "sd_reader": g.sd_reader,
+                "converged": g.converged,
+                "singular": g.singular,
+                "separation": g.separation,
+                "error": g.reason if g.status is Status.ERROR else "",
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def task_runner(spec):
+    """The runner of the run's parallel tasks (``spec.jobs`` / ``spec.scheduler``); a context
+    manager. Opened outside :func:`guarded`: a bad scheduler address is the user's input error,
+    not a section that could not be computed."""
+    from audit.parallel import open_runner
+
+    return open_runner(spec.jobs, spec.scheduler, progress=spec.progress_bar)
+
+
+def full_glmm_fits(cells) -> dict[tuple[str, str], tuple[float, float, float]]:
+    """The pipeline's per-cell GLMM optimum ``(b0, sd_pair, sd_reader)``, where finite: the
+    leave-one-reader-out analysis starts from it instead of refitting every cell."""
+    fits = {}
+    for c in cells:
+        g = c.human.glmm
+        values = (g.b0, g.sd_pair, g.sd_reader)
+        if g.status is not Status.ERROR and all(v is not None and math.isfinite(v) for v in values):
+            fits[(c.matchup, c.criterion)] = tuple(float(v) for v in values)
+    return fits
+
+
+def compute(
+    data, spec, *, credits: pd.DataFrame, all_credits: pd.DataFrame, cells, seed: np.random.SeedSequence
+) -> Section:
+    """``Section[UncertaintySection]``: the primary judge's ``credits`` are bootstrapped with the
+    votes; ``all_credits`` (every configuration) give the configurations' rates."""
+    from audit.uncertainty import cluster_bootstrap, judge_configuration_rates, leave_one_reader_out, significance_tally
+    from audit.uncertainty.section import UncertaintySection
+
+    n_boot = spec.n_boot if spec.n_boot is not None else spec.policy.uncertainty.n_boot
+
+    with task_runner(spec) as runner:
+
+        def run():
+            boot = cluster_bootstrap(
+                data.votes,
+                n_boot=n_boot,
+                level=spec.policy.transfer.level,
+                judge_credits=credits if len(credits) else None,
+                rng=int_seed(seed),
+                runner=runner,
+            )
+            glmm = cells_glmm_frame(cells)
+            tallies = [significance_tally(boot, glmm, adjust=a) for a in ("none", "holm", "bh")]
+            loro = leave_one_reader_out(
+                data.votes, full_fits=full_glmm_fits(cells), exact_budget=spec.loro_exact_budget, runner=runner
+            )
+            return UncertaintySection(
+                bootstrap=boot,
+                loro=loro,
+                tally=tallies[0],
+                tally_holm=tallies[1],
+                tally_bh=tallies[2],
+                judge_configurations=judge_configuration_rates(all_credits),
+            )
+
+        return guarded(run, "uncertainty")
+
+
+def checks(section: Section, policy: Policy) -> list[Check]:
+    """``uncertainty.loro_max_shift``: no single reader moves a cell's raw rate by more than the policy allows."""
+    if not section.computed:
+        return []
+    loro = section.payload.loro
+    if math.isnan(loro.largest_shift):
+        return [Check("uncertainty.loro_max_shift", Status.SKIPPED, reason="leave-one-reader-out not computed")]
+    value = abs(loro.largest_shift)
+    threshold = policy.uncertainty.max_loro_shift
+    status = Status.PASS if value <= threshold else breach_status("uncertainty.loro_max_shift")
+    return [
+        Check(
+            "uncertainty.loro_max_shift",
+            status,
+            value,
+            threshold,
+            f"dropping reader {loro.largest_shift_reader} moves {loro.largest_shift_cell} by "
+            f"{loro.largest_shift:+.1%} (raw rate)",
+        )
+    ]
