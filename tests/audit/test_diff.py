@@ -16,7 +16,8 @@ from audit.cli import main
 from audit.diff import ORDER, diff_results, mover
 from audit.errors import InputError
 from audit.policy import DiffPolicy
-from audit.result import Interval, Section, result_to_json
+from audit.result import SCHEMA_VERSION, Interval, result_to_json
+from audit.section_result import Computed
 from tests.reports.synthetic import make_result
 
 
@@ -141,12 +142,12 @@ def test_removed_cells_count_unless_the_policy_ignores_them(base):
 def test_incomparable_inputs_are_exit_2_with_the_reason(base, tmp_path, capsys):
     old = _write(tmp_path, "old", base)
     other = json.loads(result_to_json(base))
-    other["schema_version"] = "2.1"  # base is SCHEMA_VERSION (2.2): a 2.1 result of the same run
+    other["schema_version"] = "2.1"  # base is SCHEMA_VERSION (2.3): a 2.1 result of the same run
     older = tmp_path / "older.json"
     older.write_text(json.dumps(other), encoding="utf-8")
     assert main(["diff", str(older), old]) == 2
     err = capsys.readouterr().err
-    assert "schema 2.1" in err and "schema 2.2" in err
+    assert "schema 2.1" in err and f"schema {SCHEMA_VERSION}" in err
     renamed = replace(base, cells=tuple(replace(c, criterion=c.criterion + "_v2") for c in base.cells))
     assert main(["diff", old, _write(tmp_path, "renamed", renamed)]) == 2
     err = capsys.readouterr().err
@@ -201,8 +202,8 @@ def test_agreement_scopes_are_compared(base):
     votes, choice = _case(0, matchup=base.cells[0].matchup)
     old = judge_agreement(votes, choice, n_boot=100, rng=1)
     new = judge_agreement(votes, choice.assign(y_judge=1.0), n_boot=100, rng=1)
-    a = replace(base, judge_agreement=Section(Status.PASS, "", old))
-    b = replace(base, judge_agreement=Section(Status.PASS, "", new))
+    a = replace(base, judge_agreement=Computed(old))
+    b = replace(base, judge_agreement=Computed(new))
     pooled = next(x for x in diff_results(a, b).agreement if x.scope == "all/all")
     ch = pooled.changes["raw_difference"]
     assert ch.change == pytest.approx(new.row().raw_difference.estimate - old.row().raw_difference.estimate)

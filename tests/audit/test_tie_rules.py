@@ -134,7 +134,7 @@ def test_a_run_under_a_new_rule_uses_it_in_transfer_and_readers(new_rules):
     for j in judged:
         assert j.tie_rule == "quarter"
         assert j.rate == pytest.approx((j.wins + 0.25 * j.ties) / (j.wins + j.losses + j.ties))
-    credits = set(result.judge_pairs["credit"].dropna())
+    credits = set(result.judge_pairs.to_frame()["credit"].dropna())
     assert 0.25 in credits and 0.5 not in credits
 
 

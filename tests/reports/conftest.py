@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from audit.checks import Status
-from audit.result import Section
+from audit.section_result import Skipped
 from reports.html import render_html
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
@@ -57,8 +56,8 @@ def result():
 @pytest.fixture(scope="session")
 def bare_result(result):
     """The same result with the dev set and every optional section left out (SKIPPED)."""
-    skipped = {name: Section(Status.SKIPPED, "not computed") for name in OPTIONAL}
-    return replace(result, dev=Section(Status.SKIPPED, "no development set given"), **skipped)
+    skipped = {name: Skipped("not computed") for name in OPTIONAL}
+    return replace(result, dev=Skipped("no development set given"), **skipped)
 
 
 @pytest.fixture(scope="session")

@@ -14,6 +14,7 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
+from audit.agreement import AgreementRow, BaselineRow
 from audit.checks import Check, Status
 from audit.result import (
     SCHEMA_VERSION,
@@ -25,9 +26,10 @@ from audit.result import (
     JudgeConfigRate,
     JudgeSide,
     Provenance,
-    Section,
     Transfer,
 )
+from audit.result_tables import JUDGE_PAIR_COLUMNS, AgreementRows, BaselineRows, JudgePairs
+from audit.section_result import Computed
 from audit.surface.associations import POOLED
 
 CRITERIA = ("authenticity", "emotion_provocation", "empathy", "engagement", "narrative_complexity", "overall")
@@ -177,21 +179,50 @@ def make_result(text: Callable[[str], str] = _identity, *, sections: bool = True
                 )
     checks.append(Check("agreement.krippendorff_alpha", Status.WARN, 0.07, 0.2, text("readers barely agree")))
     checks.append(Check("surface.sensitivity", Status.SKIPPED, None, None, text("no stories given")))
-    agreement = pd.DataFrame(
-        [
-            {
-                "matchup": text("all"),
-                "criterion": text(c),
-                "n_pairs": 60,
-                "n_readers": 7,
-                "fleiss_kappa": 0.05,
-                "krippendorff_alpha": 0.07,
-                "raw_agreement": 0.538,
-            }
+    agreement = AgreementRows(
+        tuple(
+            AgreementRow(
+                level="criterion",
+                matchup=text("all"),
+                criterion=text(c),
+                n_pairs=60,
+                n_units=60,
+                n_readers=7,
+                n_votes=420,
+                n_ties=12,
+                n_units_single_vote=0,
+                balanced=True,
+                fleiss_kappa=0.05,
+                observed_agreement=0.54,
+                expected_agreement=0.52,
+                krippendorff_alpha=0.07,
+                raw_agreement=0.538,
+            )
             for c in CRITERIA
-        ]
+        )
     )
-    baseline = pd.DataFrame([{"reader_id": r, "agreement_with_majority": 0.55} for r in readers])
+    baseline = BaselineRows(
+        tuple(
+            BaselineRow(
+                level="criterion",
+                matchup=text("all"),
+                criterion=text(c),
+                n_pairs=60,
+                n_readers=7,
+                reader_mean=0.55,
+                reader_min=0.41,
+                reader_max=0.66,
+                reader_min_id=readers[0],
+                reader_max_id=readers[-1],
+                n_units_split=3,
+                judge_agreement=0.52,
+                judge_n_units=57,
+                judge_n_missing=0,
+                judge_agreement_loo=0.51,
+            )
+            for c in CRITERIA
+        )
+    )
     prov = Provenance(
         package_version="0.1.0",
         package_versions={"numpy": "2.0", "pandas": "3.1"},
@@ -350,9 +381,7 @@ def make_result(text: Callable[[str], str] = _identity, *, sections: bool = True
             ]
         )
         kw = {
-            "dev": Section(
-                Status.PASS,
-                "",
+            "dev": Computed(
                 {
                     "correlations": pd.DataFrame(
                         [
@@ -365,15 +394,13 @@ def make_result(text: Callable[[str], str] = _identity, *, sections: bool = True
                     "warning": text("selection and validation share data"),
                 },
             ),
-            "uncertainty": Section(
-                Status.PASS,
-                "",
+            "uncertainty": Computed(
                 UncertaintyPayload(
                     pd.DataFrame(boot), pd.DataFrame(loro), pd.DataFrame([{"method": "GLMM", "n_significant": 11}])
                 ),
             ),
-            "readers": Section(Status.PASS, "", readers_payload),
-            "surface": Section(Status.PASS, "", {"scatter_points": points, "side_by_side": side, "n_boot": 1000}),
+            "readers": Computed(readers_payload),
+            "surface": Computed({"scatter_points": points, "side_by_side": side, "n_boot": 1000}),
         }
     from audit.verdict import cell_counts
 
@@ -381,7 +408,7 @@ def make_result(text: Callable[[str], str] = _identity, *, sections: bool = True
         from audit.budget import budget_of_cells
 
         budget = budget_of_cells(tuple(cells), alpha=0.05, adjust="holm", margin=0.10)
-        kw["label_budget"] = Section(Status.PASS, "", budget)
+        kw["label_budget"] = Computed(budget)
     return AuditResult(
         schema_version=SCHEMA_VERSION,
         status=Status.FAIL,
@@ -392,6 +419,24 @@ def make_result(text: Callable[[str], str] = _identity, *, sections: bool = True
         reader_baseline=baseline,
         checks=tuple(checks),
         provenance=prov,
-        judge_pairs=pd.DataFrame({"pair_id": ["p1"], "criterion": ["empathy"], "judge": [judge], "credit": [1.0]}),
+        judge_pairs=JudgePairs(
+            pd.DataFrame(
+                [
+                    {
+                        "pair_id": "p1",
+                        "matchup": cells[0].matchup,
+                        "focal": cells[0].focal,
+                        "other": cells[0].other,
+                        "criterion": "empathy",
+                        "judge": judge,
+                        "focal_score": 7.0,
+                        "other_score": 5.0,
+                        "outcome": "win",
+                        "credit": 1.0,
+                    }
+                ],
+                columns=list(JUDGE_PAIR_COLUMNS),
+            )
+        ),
         **kw,
     )

@@ -11,8 +11,8 @@ from html.parser import HTMLParser
 
 import pytest
 
-from audit.checks import Status
-from audit.result import Section, result_from_json, result_to_json
+from audit.result import result_from_json, result_to_json
+from audit.section_result import Computed, Failed
 from reports.html import render_html, write_html
 
 
@@ -117,7 +117,7 @@ def test_case_study_shows_comments_and_excerpts(html, result):
         card = html[html.index(f"Pair {pair.pair_id}") :]
         card = card[: card.index("</article>")]
         assert f"The judge ({judge}) on this pair" in card
-        jp = result.judge_pairs
+        jp = result.judge_pairs.to_frame()
         mine = jp[(jp["pair_id"] == pair.pair_id) & (jp["judge"] == judge)]
         assert len(mine)
         focal = mine["focal"].iloc[0]
@@ -192,14 +192,14 @@ def test_missing_sections_say_why(bare_result):
 
 
 def test_section_with_error_status_and_reason(bare_result):
-    broken = replace(bare_result, readers=Section(Status.ERROR, "the reader analysis failed: only 2 readers", None))
+    broken = replace(bare_result, readers=Failed("the reader analysis failed: only 2 readers", "InputError"))
     html = render_html(broken)
     assert "the reader analysis failed: only 2 readers" in html
 
 
 def test_a_payload_without_a_renderer_is_an_error_not_a_note(bare_result):
     """Sections render by type: an unknown payload (a dict, a new type) raises; nothing degrades to a note."""
-    weird = replace(bare_result, uncertainty=Section(Status.PASS, "", {"loro": {"columns": ["reader_id"], "data": []}}))
+    weird = replace(bare_result, uncertainty=Computed({"loro": {"columns": ["reader_id"], "data": []}}))
     with pytest.raises(TypeError, match="no report renderer for a dict payload"):
         render_html(weird)
 

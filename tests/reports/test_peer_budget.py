@@ -15,7 +15,7 @@ def test_the_run_stores_the_budget_and_json_round_trips_it(result, tmp_path, cap
     from audit.result import SCHEMA_VERSION, read_result, result_from_json
     from audit.serialize import to_jsonable
 
-    assert SCHEMA_VERSION == "2.2" and result.label_budget.status is Status.PASS
+    assert SCHEMA_VERSION == "2.3" and result.label_budget.status is Status.PASS
     stored = stored_budget(result)
     assert stored is not None and stored.power == 0.8 and len(stored.cells) == len(result.cells)
     text = result_to_json(result)
@@ -69,9 +69,9 @@ def test_a_result_without_the_section_renders_the_computed_budget(bare_result):
 def test_a_budget_that_could_not_be_computed_is_an_error_section(bare_result):
     from dataclasses import replace
 
-    from audit.result import Section
+    from audit.section_result import Failed
     from reports.peer_budget import budget_section
 
-    broken = replace(bare_result, label_budget=Section(Status.ERROR, "label budget could not be computed: boom"))
+    broken = replace(bare_result, label_budget=Failed("label budget could not be computed: boom", "AuditError"))
     ctx = budget_section(broken)
     assert ctx["status"] == "ERROR" and not ctx["computed"] and "boom" in ctx["reason"]

@@ -198,4 +198,4 @@ def test_a_run_under_a_new_rule_is_consistent_in_every_section(new_rules):
         assert rule_obj.summary in judge_line(result)
         assert rule_obj.summary in render_html(result)
     # agreement reads the judge's choice (a tie is a tie), not its credit: the same under both rules
-    pd.testing.assert_frame_equal(results["quarter"].agreement, results["abstain"].agreement)
+    pd.testing.assert_frame_equal(results["quarter"].agreement.to_frame(), results["abstain"].agreement.to_frame())
