@@ -67,3 +67,64 @@ def test_repr_html_escapes_names(result):
     cell = replace(result.cells[0], matchup="<script>alert(1)</script>")
     page = replace(result, cells=(cell, *result.cells[1:]), verdict="a < b & c")._repr_html_()
     assert "<script>" not in page and "&lt;script&gt;" in page and "a &lt; b &amp; c" in page
+
+
+def test_each_section_is_a_variant_holding_its_typed_result(result):
+    """Computed(X) with X the section's own type; the fixture's judge_position Skipped with its reason."""
+    from audit.result_tables import AgreementRows, BaselineRows, JudgePairs
+    from audit.section_result import Computed, Skipped
+
+    for name in COMPUTED:
+        assert type(getattr(result, name)) is Computed, name
+    assert type(result.judge_position) is Skipped
+    assert type(result.agreement) is AgreementRows and type(result.reader_baseline) is BaselineRows
+    assert type(result.judge_pairs) is JudgePairs and len(result.judge_pairs) == len(result.frames()["judge_pairs"])
+    back = result_from_json(result_to_json(result))
+    assert type(back.agreement) is AgreementRows and back.agreement.rows == result.agreement.rows
+    assert back.reader_baseline.rows == result.reader_baseline.rows and back.judge_pairs == result.judge_pairs
+
+
+def test_failed_sections_render_and_round_trip(result):
+    """Every optional section Failed: the report says why for each, the JSON keeps reason and error type."""
+    from audit.section_result import Failed
+    from reports.html import render_html
+    from reports.terminal import render_summary
+
+    failed = {name: Failed(f"{name} could not be computed: boom {i}", "AuditError") for i, name in enumerate(COMPUTED)}
+    broken = replace(result, **failed)
+    back = result_from_json(result_to_json(broken))
+    for name, section in failed.items():
+        assert getattr(back, name) == section, name
+        assert name not in back.frames()
+    page = render_html(back)
+    for section in failed.values():
+        assert section.reason in page
+    assert render_summary(back)
+
+
+def test_a_schema_2_2_result_loads_re_renders_and_gates(result, tmp_path):
+    """2.3 only adds ``error`` to a Failed section: a 2.2 result.json (no such key) reads, renders the
+    same report and gates with the same exit status."""
+    import json
+
+    from audit.cli import main
+    from audit.result import SCHEMA_VERSION, read_result
+    from reports.html import render_html
+
+    new = tmp_path / "new.json"
+    new.write_text(result_to_json(result), encoding="utf-8")
+    data = json.loads(result_to_json(result))
+    assert SCHEMA_VERSION == "2.3" and data["schema_version"] == "2.3"
+    data["schema_version"] = "2.2"
+    data["readers"] = {"status": "ERROR", "reason": "reader analysis could not be computed: old", "payload": None}
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps(data), encoding="utf-8")
+    loaded = read_result(old)
+    assert loaded.schema_version == "2.2" and loaded.readers.error == "" and loaded.readers.status is Status.ERROR
+    assert "reader analysis could not be computed: old" in render_html(loaded)
+    # the same result as 2.2, untouched otherwise: the same report (but for the version) and the same gate
+    data = json.loads(result_to_json(result))
+    data["schema_version"] = "2.2"
+    old.write_text(json.dumps(data), encoding="utf-8")
+    assert render_html(read_result(old)).replace("2.2", "2.3") == render_html(read_result(new)).replace("2.2", "2.3")
+    assert main(["gate", str(old)]) == main(["gate", str(new)]) == 1  # the fixture's judge fails

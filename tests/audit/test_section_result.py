@@ -1,0 +1,120 @@
+"""audit/section_result.py: the three section variants, their JSON and how they are read back."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import FrozenInstanceError
+
+import pytest
+
+from audit.checks import Status
+from audit.errors import AuditError, WorkerLostError
+from audit.section_result import Computed, Failed, Section, Skipped
+from audit.sections._guard import failed_check, guarded, not_requested
+from audit.serialize import from_jsonable, to_jsonable
+
+
+class Payload:
+    """A stand-in payload type (the variants are generic over the payload)."""
+
+
+def test_each_variant_has_the_status_reason_and_payload_a_section_always_had():
+    done, skipped, failed = Computed({"n": 1}), Skipped("no stories given"), Failed("it broke: boom", "InputError")
+    assert (done.status, done.reason, done.payload) == (Status.PASS, "", {"n": 1})
+    assert (skipped.status, skipped.reason, skipped.payload) == (Status.SKIPPED, "no stories given", None)
+    assert (failed.status, failed.reason, failed.payload, failed.error) == (
+        Status.ERROR,
+        "it broke: boom",
+        None,
+        "InputError",
+    )
+    assert [s.computed for s in (done, skipped, failed)] == [True, False, False]
+    assert all(isinstance(s, Section) for s in (done, skipped, failed))
+    with pytest.raises(FrozenInstanceError):
+        skipped.reason = "x"  # type: ignore[misc]
+
+
+def test_a_computed_section_holds_its_result():
+    with pytest.raises(ValueError, match="holds its result"):
+        Computed(None)
+
+
+def test_the_json_is_the_one_result_json_always_had():
+    """status, reason, payload in that order (schema 2.2 and before); Failed adds error (2.3)."""
+    assert list(to_jsonable(Computed([1, 2]))) == ["status", "reason", "payload"]
+    assert to_jsonable(Skipped("not requested (--no-readers)")) == {
+        "status": "SKIPPED",
+        "reason": "not requested (--no-readers)",
+        "payload": None,
+    }
+    assert to_jsonable(Failed("boom", "InputError")) == {
+        "status": "ERROR",
+        "reason": "boom",
+        "payload": None,
+        "error": "InputError",
+    }
+
+
+@pytest.mark.parametrize("section", [Skipped("no development set given"), Failed("it broke", "AuditError")])
+def test_skipped_and_failed_round_trip(section):
+    back = from_jsonable(Section[Payload], json.loads(json.dumps(to_jsonable(section))))
+    assert back == section and type(back) is type(section)
+
+
+def test_a_computed_section_reads_its_payload_by_type():
+    back = from_jsonable(Section[tuple[int, ...]], to_jsonable(Computed((1, 2, 3))))
+    assert back == Computed((1, 2, 3)) and back.payload == (1, 2, 3)
+
+
+def test_a_schema_2_2_error_section_reads_back_without_an_error_type():
+    back = from_jsonable(Section[Payload], {"status": "ERROR", "reason": "the reader analysis failed", "payload": None})
+    assert back == Failed("the reader analysis failed", "")
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"status": "PASS", "reason": "", "payload": None},  # computed but empty
+        {"status": "FAIL", "reason": "", "payload": [1]},  # a status no section has
+        {"status": "SKIPPED", "reason": 3, "payload": None},
+        {"status": "ERROR", "reason": "x", "payload": None, "error": 7},
+        ["PASS", "", None],
+    ],
+)
+def test_a_section_that_no_producer_writes_is_refused(data):
+    with pytest.raises((TypeError, ValueError)):
+        from_jsonable(Section[tuple[int, ...]], data)
+
+
+def test_guarded_turns_an_audit_error_into_failed_and_keeps_other_errors():
+    def raises_audit():
+        raise AuditError("no readers left")
+
+    section = guarded(raises_audit, "reader analysis")
+    assert isinstance(section, Failed) and section.error == "AuditError"
+    assert section.reason == "reader analysis could not be computed: no readers left"
+    assert guarded(lambda: (1,), "x") == Computed((1,))
+    with pytest.raises(WorkerLostError):
+        guarded(lambda: (_ for _ in ()).throw(WorkerLostError("lost")), "x")
+    with pytest.raises(ZeroDivisionError):  # a bug is not a section that could not be computed
+        guarded(lambda: 1 / 0, "x")
+    check = failed_check("readers", section)
+    assert check is not None and check.name == "readers.computed" and check.status is Status.ERROR
+    assert failed_check("readers", not_requested("--no-readers")) is None
+    assert not_requested("--no-readers") == Skipped("not requested (--no-readers)")
+
+
+def test_guarded_redacts_a_key_in_the_reason():
+    def leaks():
+        raise AuditError("GET https://api.example.com/v1?api_key=sk-secret123 failed")
+
+    section = guarded(leaks, "surface features")
+    assert "sk-secret123" not in section.reason and section.error == "AuditError"
+
+
+@pytest.mark.parametrize(
+    "section", [Skipped("no stories given"), Failed("surface features could not be computed", "E")]
+)
+def test_not_computed_sections_have_no_frame_and_say_why_in_html(section):
+    assert section.to_frame().empty
+    assert section.reason in section._repr_html_() and section.status.value in section._repr_html_()
