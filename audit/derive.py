@@ -47,15 +47,19 @@ def derive_checks(
     """Every check of a run, in the order the result lists them, the policy's ``[severity]``
     resolved by :func:`audit.checks.apply_severity` (the one owner; each producer applies it
     too, and applying it again changes nothing): the run and the gate both come through here."""
-    from audit import peer_sections, sections
+    from audit import sections
     from audit.verdict import cell_checks, summary_checks
 
     checks = cell_checks(cells, policy) + summary_checks(cells, agreement, policy, judge_pairs)
     checks += sections.section_checks(
-        policy, dev=dev, uncertainty=uncertainty, readers=readers, surface=surface, primary=primary
+        policy,
+        dev=dev,
+        uncertainty=uncertainty,
+        readers=readers,
+        surface=surface,
+        primary=primary,
+        judge_position=judge_position,
     )
-    if judge_position is not None:
-        checks += peer_sections.position_checks(judge_position, policy, primary)
     return apply_severity(checks, policy.severity)
 
 

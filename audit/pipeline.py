@@ -13,7 +13,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from audit import peer_sections, sections
+from audit import sections
 from audit.agreement import agreement_table, reader_baseline
 from audit.data import ALL_MATCHUPS, HUMAN_OVERALL, JUDGE_AGGREGATE, AuditData
 from audit.derive import derive_checks, status_of
@@ -24,6 +24,11 @@ from audit.result import SCHEMA_VERSION, AuditResult, Cell, JudgeConfigRate, Jud
 from audit.result_tables import AgreementRows, BaselineRows, JudgePairs
 from audit.rng import resolve_rng
 from audit.sections import dev as dev_part
+from audit.sections import judge_agreement as judge_agreement_part
+from audit.sections import judge_configurations as configurations_part
+from audit.sections import judge_position as position_part
+from audit.sections import label_budget as budget_part
+from audit.sections import leaderboard as leaderboard_part
 from audit.sections import readers as readers_part
 from audit.sections import surface as surface_part
 from audit.sections import uncertainty as uncertainty_part
@@ -269,10 +274,11 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
     progress("judge verdicts")
     outcomes = judge_pair_outcomes(data, spec.tie_rule, np.random.default_rng(tie_seed))
     choices_by_judge = {j: judge_choices(outcomes, j, data.criteria) for j in data.judges}
-    auto = spec.judge == peer_sections.AUTO and peer_sections.AUTO not in data.judges
-    primary = (
-        peer_sections.auto_judge(data, choices_by_judge) if auto else choose_primary_judge(data.judges, spec.judge)
-    )
+    auto = spec.judge == configurations_part.AUTO and configurations_part.AUTO not in data.judges
+    if auto:
+        primary = configurations_part.auto_judge(data, choices_by_judge)
+    else:
+        primary = choose_primary_judge(data.judges, spec.judge)
 
     progress("agreement")
     choices = judge_choices(outcomes, primary, data.criteria)
@@ -315,7 +321,7 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
 
     (peer_seed,) = root.spawn(1)  # after the five above and the verdict's, so their streams are unchanged
     peer_seeds = peer_seed.spawn(4)
-    position = peer_sections.judge_position_section(data, spec, peer_seeds[3])
+    position = position_part.compute(data, spec, seed=peer_seeds[3])
     # The same derivation `audit gate` repeats on a saved result (audit.derive).
     checks = derive_checks(
         cells=cells,
@@ -347,13 +353,20 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
         uncertainty=uncertainty,
         readers=readers,
         surface=surface,
-        judge_agreement=peer_sections.judge_agreement_section(data, spec, choices, primary, peer_seeds[0]),
-        judge_configurations=peer_sections.judge_configurations_section(
-            data, spec, choices_by_judge, cells, primary, auto, peer_seeds[1], verdict_seed
+        judge_agreement=judge_agreement_part.compute(data, spec, choices=choices, primary=primary, seed=peer_seeds[0]),
+        judge_configurations=configurations_part.compute(
+            data,
+            spec,
+            choices_by_judge=choices_by_judge,
+            cells=cells,
+            primary=primary,
+            auto=auto,
+            seed=peer_seeds[1],
+            verdict_seed=verdict_seed,
         ),
-        leaderboard=peer_sections.leaderboard_section(data, spec, choices, primary, peer_seeds[2]),
+        leaderboard=leaderboard_part.compute(data, spec, choices=choices, primary=primary, seed=peer_seeds[2]),
         judge_position=position,
-        label_budget=peer_sections.label_budget_section(cells, spec),
+        label_budget=budget_part.compute(cells, spec),
     )
 
 

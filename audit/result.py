@@ -241,7 +241,7 @@ class AuditResult:
     uncertainty: Section[UncertaintySection] = field(default_factory=Skipped)
     readers: Section[ReaderAnalysis] = field(default_factory=Skipped)
     surface: Section[SurfaceResult] = field(default_factory=Skipped)
-    # issue 17 (audit/peer_sections.py): appended last, with defaults
+    # issue 17 (audit/sections/judge_*.py, leaderboard.py): appended last, with defaults
     judge_agreement: Section[JudgeAgreement] = field(default_factory=Skipped)
     judge_configurations: Section[JudgeConfigurations] = field(default_factory=Skipped)
     leaderboard: Section[Leaderboard] = field(default_factory=Skipped)

@@ -1,10 +1,11 @@
 """Which typed result each optional section of :class:`~audit.result.AuditResult` carries.
 
-:func:`audit.result.result_from_json` looks the payload types up here to rebuild each
-section losslessly. This module only imports the payload types (each defined in the leaf
-module of its statistics), never the orchestrators (audit/sections.py,
-audit/peer_sections.py) that compute them, so the result model depends on the statistics
-and nothing depends back on the result through it.
+``AuditResult``'s section annotations (``dev: Section[DevValidity]``, ...) name these types;
+:func:`audit.result.result_from_json` resolves them here (``AuditResult.__annotation_namespace__``)
+to rebuild each section losslessly, so ``import audit.result`` does not import them (they pull
+scipy). This module only imports the payload types (each defined in the leaf module of its
+statistics), never the section modules (audit/sections/) that compute them, so the result model
+depends on the statistics and nothing depends back on the result through it.
 """
 
 from __future__ import annotations

@@ -1,12 +1,15 @@
 """The optional parts of an audit computed from the data: one module per section.
 
 Each module (:mod:`~audit.sections.dev`, :mod:`~audit.sections.uncertainty`,
-:mod:`~audit.sections.readers`, :mod:`~audit.sections.surface`) has
-``compute(data, spec, ...) -> Section[X]`` (``Computed(X)``, ``Skipped(reason)`` when an input is
-missing, ``Failed(reason, error)`` when an :class:`~audit.errors.AuditError` is raised inside it:
-the rest of the audit goes on) and ``checks(section, policy, ...) -> list[Check]``. The payload
-types live in the statistics' leaf modules (audit/section_types.py lists them). This package's
-top level only joins the checks in the order the result lists them; the pipeline calls compute.
+:mod:`~audit.sections.readers`, :mod:`~audit.sections.surface`,
+:mod:`~audit.sections.judge_agreement`, :mod:`~audit.sections.judge_configurations`,
+:mod:`~audit.sections.leaderboard`, :mod:`~audit.sections.judge_position`,
+:mod:`~audit.sections.label_budget`) has ``compute(data, spec, ...) -> Section[X]``:
+``Computed(X)``, ``Skipped(reason)`` when an input is missing, ``Failed(reason, error)`` when an
+:class:`~audit.errors.AuditError` is raised inside it (the rest of the audit goes on); a section
+that gates anything also has ``checks(section, policy, ...) -> list[Check]``. The payload types
+live in the statistics' leaf modules (audit/section_types.py lists them). This package's top
+level only joins the checks in the order the result lists them; the pipeline calls compute.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from audit.checks import Check, apply_severity
 from audit.policy import Policy
 from audit.section_result import Section
 from audit.sections import dev as dev_part
+from audit.sections import judge_position as position_part
 from audit.sections import readers as readers_part
 from audit.sections import surface as surface_part
 from audit.sections import uncertainty as uncertainty_part
@@ -47,9 +51,10 @@ def section_checks(
     readers: Section,
     surface: Section,
     primary: str | None = None,
+    judge_position: Section | None = None,
 ) -> list[Check]:
     """Every section's checks: first a ``<section>.computed`` ERROR per Failed section, then the
-    dev, uncertainty, reader and surface checks, under the policy's ``[severity]``."""
+    dev, uncertainty, reader, surface and judge-position checks, under the policy's ``[severity]``."""
     parts = (("dev", dev), ("uncertainty", uncertainty), ("readers", readers), ("surface", surface))
     checks: list[Check] = [c for c in (failed_check(name, s) for name, s in parts) if c is not None]
     checks += dev_part.checks(dev, policy)
@@ -59,4 +64,7 @@ def section_checks(
     families = readers_part.families(readers) + surface_part.families(surface)
     checks += readers_part.checks(readers, policy, families=families, primary=primary)
     checks += surface_part.checks(surface, policy, families=families)
-    return apply_severity(checks, policy.severity)
+    checks = apply_severity(checks, policy.severity)
+    if judge_position is not None:
+        checks += position_part.checks(judge_position, policy, primary=primary)
+    return checks

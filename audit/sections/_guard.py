@@ -44,3 +44,8 @@ def failed_check(name: str, section: Section):
     if section.status is Status.ERROR:
         return Check(f"{name}.computed", Status.ERROR, reason=section.reason)
     return None
+
+
+def n_boot_of(spec) -> int:
+    """The run's bootstrap replicates: ``--n-boot`` when given, else the policy's."""
+    return spec.n_boot if spec.n_boot is not None else spec.policy.uncertainty.n_boot

@@ -10,7 +10,7 @@ import numpy as np
 from audit.checks import Check, Status
 from audit.policy import Policy
 from audit.section_result import Section, Skipped
-from audit.sections._guard import guarded, int_seed
+from audit.sections._guard import guarded, int_seed, n_boot_of
 
 NAME = "surface"
 
@@ -24,7 +24,7 @@ def compute(data, spec, *, primary: str | None, seed: np.random.SeedSequence) ->
     from audit.surface import surface_associations
     from detectors import compute_features
 
-    n_boot = spec.n_boot if spec.n_boot is not None else spec.policy.uncertainty.n_boot
+    n_boot = n_boot_of(spec)
 
     def run():
         features = compute_features(data.stories, perplexity=_perplexity_config(spec), cache=spec.features_cache)

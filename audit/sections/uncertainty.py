@@ -11,7 +11,7 @@ import pandas as pd
 from audit.checks import Check, Status, breach_status
 from audit.policy import Policy
 from audit.section_result import Section
-from audit.sections._guard import guarded, int_seed
+from audit.sections._guard import guarded, int_seed, n_boot_of
 
 NAME = "uncertainty"
 
@@ -75,7 +75,7 @@ def compute(
     from audit.uncertainty import cluster_bootstrap, judge_configuration_rates, leave_one_reader_out, significance_tally
     from audit.uncertainty.section import UncertaintySection
 
-    n_boot = spec.n_boot if spec.n_boot is not None else spec.policy.uncertainty.n_boot
+    n_boot = n_boot_of(spec)
 
     with task_runner(spec) as runner:
 

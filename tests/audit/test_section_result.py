@@ -118,3 +118,28 @@ def test_guarded_redacts_a_key_in_the_reason():
 def test_not_computed_sections_have_no_frame_and_say_why_in_html(section):
     assert section.to_frame().empty
     assert section.reason in section._repr_html_() and section.status.value in section._repr_html_()
+
+
+def test_the_result_annotations_name_each_sections_payload_type():
+    """``AuditResult.dev: Section[DevValidity]``, ...: the same types audit/section_types.py lists."""
+    import typing
+
+    from audit.result import AuditResult
+    from audit.section_types import SECTION_TYPES
+
+    hints = typing.get_type_hints(AuditResult, localns=AuditResult.__annotation_namespace__())
+    assert set(AuditResult.section_names()) == set(SECTION_TYPES)
+    for name, payload_type in SECTION_TYPES.items():
+        assert typing.get_origin(hints[name]) is Section and typing.get_args(hints[name]) == (payload_type,), name
+
+
+def test_every_section_module_has_compute_and_the_gating_ones_checks():
+    import importlib
+
+    from audit.result import AuditResult
+
+    gating = {"dev", "uncertainty", "readers", "surface", "judge_position"}
+    for name in AuditResult.section_names():
+        module = importlib.import_module(f"audit.sections.{name}")
+        assert module.NAME == name and callable(module.compute), name
+        assert callable(getattr(module, "checks", None)) == (name in gating), name

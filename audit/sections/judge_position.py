@@ -1,0 +1,68 @@
+"""The judge-position section: the judge's first-shown rate and swap consistency when its rows
+carry ``shown_first`` (:func:`audit.judge_position.judge_position_bias`), and its check
+``judge.position_bias``."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from audit.checks import Check, Status, apply_severity, breach_status
+from audit.section_result import Section, Skipped
+from audit.sections._guard import guarded, int_seed, n_boot_of
+
+NAME = "judge_position"
+
+
+def compute(data, spec, *, seed: np.random.SeedSequence) -> Section:
+    """``Section[JudgePosition]``: Skipped for a scoring judge or a judge file without ``shown_first``."""
+    verdicts = data.judge_verdicts
+    if verdicts is None:
+        return Skipped("the judge gives scores, not pairwise verdicts: no order shown")
+    if "shown_first" not in verdicts.columns or not (verdicts["shown_first"] != "").any():
+        return Skipped("the judge file has no shown_first column (the order the judge saw)")
+    from audit.judge_position import judge_position_bias
+
+    return guarded(
+        lambda: judge_position_bias(
+            verdicts, level=spec.policy.transfer.level, n_boot=n_boot_of(spec), rng=int_seed(seed)
+        ),
+        "judge position bias",
+    )
+
+
+def checks(section: Section, policy, *, primary: str | None) -> list[Check]:
+    """``judge.position_bias``: the audited configuration's first-shown rate interval excludes 0.5
+    (the policy's ``[severity]`` applied by :func:`audit.checks.apply_severity`)."""
+    return apply_severity(_position_checks(section, primary), policy.severity)
+
+
+def _position_checks(position: Section, primary: str | None) -> list[Check]:
+    if position.status is Status.ERROR:
+        return [Check("judge.position_bias", Status.ERROR, reason=position.reason)]
+    if not position.computed or not primary:
+        return []
+    try:
+        row = position.payload.row(primary)
+    except KeyError:
+        return [Check("judge.position_bias", Status.SKIPPED, reason=f"no verdict of {primary} has a known order")]
+    e = row.first_rate
+    if e.estimate != e.estimate:
+        return [Check("judge.position_bias", Status.SKIPPED, reason="no decisive verdict with a known order")]
+    biased = not (e.ci_low <= 0.5 <= e.ci_high)
+    status = breach_status("judge.position_bias") if biased else Status.PASS
+    swap = (
+        f"; swap consistency {row.swap_consistency} over {row.n_swapped_units} pairs x criteria seen in both orders"
+        if row.n_swapped_units
+        else ""
+    )
+    return [
+        Check(
+            "judge.position_bias",
+            status,
+            e.estimate,
+            0.5,
+            f"{primary} chose the output shown first in {e.estimate:.1%} [{e.ci_low:.1%}, {e.ci_high:.1%}] of "
+            f"{row.n_decisive} decisive verdicts (exact interval; 50% = no position bias){swap}",
+            scope=primary,
+        )
+    ]

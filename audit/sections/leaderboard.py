@@ -1,0 +1,35 @@
+"""The leaderboard section: Bradley-Terry leaderboards of the humans and the primary judge when
+three or more systems are compared (:func:`audit.leaderboard.bradley_terry_leaderboard`). No checks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from audit.section_result import Section, Skipped
+from audit.sections._guard import guarded, int_seed, n_boot_of
+
+NAME = "leaderboard"
+N_BOOT = 100  #: refits per replicate make this bootstrap ~0.1-0.5 s a replicate
+
+
+def compute(data, spec, *, choices: pd.DataFrame, primary: str | None, seed: np.random.SeedSequence) -> Section:
+    """``Section[Leaderboard]``: Skipped with fewer than three systems."""
+    systems = {str(x) for col in ("focal", "other") for x in data.pairs[col].unique().tolist()}
+    if len(systems) < 3:
+        return Skipped(f"{len(systems)} systems: a leaderboard needs three or more")
+    from audit.leaderboard import bradley_terry_leaderboard
+
+    n_boot = min(n_boot_of(spec), N_BOOT) if spec.uncertainty else 0
+    return guarded(
+        lambda: bradley_terry_leaderboard(
+            data.votes,
+            choices if primary is not None and len(choices) else None,
+            pairs=data.pairs,
+            judge=primary or "",
+            level=spec.policy.transfer.level,
+            n_boot=n_boot,
+            rng=int_seed(seed),
+        ),
+        "leaderboard",
+    )
