@@ -41,6 +41,20 @@ print(sorted(result.frames()))
 print(result._repr_html_()[:60], "...")
 
 # %% [markdown]
+# Each optional section is `Computed(payload)`, `Skipped(reason)` or `Failed(reason, error)`
+# (docs/api.md); the agreement, reader baseline and judge pairs are typed tables, each a DataFrame
+# one `to_frame()` away.
+
+# %%
+from audit.section_result import Computed  # noqa: E402  (a notebook imports where it needs)
+
+for name in ("readers", "judge_agreement"):
+    section = getattr(result, name)
+    shown = type(section.payload).__name__ if isinstance(section, Computed) else section.reason
+    print(f"{name}: {type(section).__name__} ({shown})")
+print(result.agreement.to_frame()[["matchup", "criterion", "krippendorff_alpha"]].head(3))
+
+# %% [markdown]
 # Write the same files `audit run` writes, and read the result back later without recomputing.
 
 # %%
