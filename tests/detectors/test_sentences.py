@@ -189,3 +189,23 @@ def test_abbreviations_are_kept_whole_by_spacy_too(spacy_sentencizer):
 
     for abbr in sorted(ABBREVIATIONS):
         assert [t.text for t in spacy_sentencizer(f"x {abbr} Next")] == ["x", abbr, "Next"], abbr
+
+
+def test_the_spacy_engine_is_a_detector_with_the_same_features_and_its_own_cache_key():
+    """``--detectors ...,sentences_spacy`` runs spaCy itself: same feature names and numbers on the fixture."""
+    pytest.importorskip("spacy")
+    from pathlib import Path
+
+    from detectors.base import DETECTORS
+    from detectors.sentences import SentenceDetector
+
+    stories = pd.read_csv(Path(__file__).resolve().parents[2] / "fixtures" / "deployment" / "stories.csv")
+    texts = stories["text"].astype(str).tolist()[:60] + ["", "No terminal here", "p/q. Then more."]
+    rules, engine = SentenceDetector(), DETECTORS.get("sentences_spacy")()
+    assert engine.availability() is None
+    assert engine.features == rules.features
+    assert engine.cache_key() != rules.cache_key()
+    a, b = rules.compute(texts), engine.compute(texts)
+    pd.testing.assert_frame_equal(a.iloc[:-1], b.iloc[:-1])
+    # the one documented difference: spaCy keeps "p/q." whole, so its period ends no sentence
+    assert a["n_sentences"].iloc[-1] == 2 and b["n_sentences"].iloc[-1] == 1
