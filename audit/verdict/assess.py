@@ -15,7 +15,7 @@ import pandas as pd
 
 from audit.policy import TransferPolicy
 from audit.result import Transfer
-from audit.verdict.compare import CellComparison, cell_generator, compare_cell
+from audit.verdict.compare import CellComparison, canonical_cell, cell_generator, compare_cell
 from audit.verdict.decision import decide
 
 
@@ -27,6 +27,18 @@ def _human_estimands(c: CellComparison, level: float) -> dict:
     out["majority_rate"] = c.interval("majority_rate", level)
     out["between_pair_sd"] = float(c.boot.between_pair_sd)
     return out
+
+
+def _stream_key(matchup: str, criterion: str, votes: pd.DataFrame) -> tuple[tuple[str, ...], float]:
+    """The cell's orientation-free stream key (:func:`~audit.verdict.compare.canonical_cell`).
+
+    From the votes' ``focal`` and ``other`` columns (one focal per matchup once the data are
+    oriented); a frame without them is keyed by its matchup label, as oriented.
+    """
+    if {"focal", "other"} <= set(votes.columns) and len(votes):
+        focal, other = votes["focal"].iloc[0], votes["other"].iloc[0]
+        return canonical_cell(str(focal), str(other), criterion)
+    return (str(matchup), str(criterion)), 1.0
 
 
 def assess_transfers(
@@ -44,7 +56,8 @@ def assess_transfers(
     """
     comparisons = []
     for matchup, criterion, votes, judge in cells:
-        rng = cell_generator(seed, matchup, criterion)
+        key, orientation = _stream_key(matchup, criterion, votes)
+        rng = cell_generator(seed, *key)
         jp = None if judge is None else judge["pair_id"].to_numpy()
         jc = None if judge is None else pd.to_numeric(judge["credit"], errors="coerce").to_numpy(float)
         comparisons.append(
@@ -57,6 +70,7 @@ def assess_transfers(
                 tie_rule=tie_rule,
                 policy=policy,
                 rng=rng,
+                orientation=orientation,
             )
         )
     transfers = decide(comparisons, policy)

@@ -93,6 +93,30 @@ def adjust_components(p_outside: np.ndarray, p_conflict: np.ndarray, method: str
     return out, conf
 
 
+MC_SES = 2.0  #: a cell is Monte Carlo borderline when its p is within this many Monte Carlo SEs of its level
+
+
+def borderline(p_cell: np.ndarray, se_cell: np.ndarray, method: str, alpha: float) -> np.ndarray:
+    """Per cell of the family: would the FAIL decision change with the p moved by ``MC_SES`` Monte Carlo SEs?
+
+    The cell's p is replaced by ``p - 2 se`` and by ``p + 2 se`` (the others kept) and the
+    family adjusted again: borderline when the two adjusted values fall on opposite sides of
+    ``alpha``, i.e. when the Monte Carlo error of the bootstrap (not the data) could decide it.
+    """
+    p_cell, se_cell = np.asarray(p_cell, float), np.asarray(se_cell, float)
+    out = np.zeros(p_cell.shape, dtype=bool)
+    for k in range(p_cell.size):
+        if not (np.isfinite(p_cell[k]) and np.isfinite(se_cell[k]) and se_cell[k] > 0):
+            continue
+        sides = []
+        for moved in (max(p_cell[k] - MC_SES * se_cell[k], 0.0), min(p_cell[k] + MC_SES * se_cell[k], 1.0)):
+            trial = p_cell.copy()
+            trial[k] = moved
+            sides.append(bool(adjust_p(trial, method)[k] < alpha))
+        out[k] = sides[0] != sides[1]
+    return out
+
+
 def status_from(
     *,
     p_outside_adjusted: float,
@@ -169,9 +193,14 @@ def decide(comparisons: Sequence[CellComparison], policy: TransferPolicy) -> lis
     """One :class:`~audit.result.Transfer` per comparison (the baseline fields left empty)."""
     assessed = [i for i, c in enumerate(comparisons) if c.assessed]
     family = len(assessed)
-    p_out = np.array([comparisons[i].p_outside() for i in assessed], float)
-    p_conf = np.array([comparisons[i].p_conflict() for i in assessed], float)
+    outside = [comparisons[i].p_outside_with_se() for i in assessed]
+    conflict = [comparisons[i].p_conflict_with_se() for i in assessed]
+    p_out = np.array([p for p, _ in outside], float)
+    p_conf = np.array([p for p, _ in conflict], float)
+    se_out = np.array([se for _, se in outside], float)
+    se_conf = np.array([se for _, se in conflict], float)
     adj_out, adj_conf = adjust_components(p_out, p_conf, policy.adjust)
+    near = monte_carlo_borderline(p_out, se_out, p_conf, se_conf, policy)
     fail_level = policy.alpha / family if (policy.adjust != "none" and family) else policy.alpha
     level = 1.0 - 2.0 * policy.alpha
     out: list[Transfer] = []
@@ -181,12 +210,36 @@ def decide(comparisons: Sequence[CellComparison], policy: TransferPolicy) -> lis
             out.append(_not_assessed(c, policy))
             continue
         k = rank[i]
+        t = _assessed(
+            c, policy, level, float(p_out[k]), float(adj_out[k]), float(p_conf[k]), float(adj_conf[k]), fail_level
+        )
+        reason = t.reason + (_BORDERLINE if near[k] else "")
         out.append(
-            _assessed(
-                c, policy, level, float(p_out[k]), float(adj_out[k]), float(p_conf[k]), float(adj_conf[k]), fail_level
+            replace(
+                t,
+                reason=reason,
+                p_outside_mc_se=float(se_out[k]),
+                p_conflict_mc_se=float(se_conf[k]),
+                monte_carlo_borderline=bool(near[k]),
             )
         )
     return out
+
+
+_BORDERLINE = (
+    "; Monte Carlo borderline: the p-value is within two Monte Carlo standard errors of its adjusted level, "
+    "so the bootstrap's own noise (not the data) could move this decision (raise transfer.n_boot)"
+)
+
+
+def monte_carlo_borderline(
+    p_out: np.ndarray, se_out: np.ndarray, p_conf: np.ndarray, se_conf: np.ndarray, policy: TransferPolicy
+) -> np.ndarray:
+    """:func:`borderline` on the family's cell p-values (each with the SE of the test that gives it)."""
+    p_out, p_conf = np.asarray(p_out, float), np.asarray(p_conf, float)
+    family = np.array([cell_p(a, b) for a, b in zip(p_out, p_conf)], float)
+    se = np.where(np.nan_to_num(p_out, nan=np.inf) <= np.nan_to_num(p_conf, nan=np.inf), se_out, se_conf)
+    return borderline(family, se, policy.adjust, policy.alpha)
 
 
 def _counts(c: CellComparison) -> dict:
@@ -306,4 +359,15 @@ def _budget(c: CellComparison, needed: int | None) -> str:
     )
 
 
-__all__ = ["ADJUSTMENTS", "adjust_components", "adjust_p", "cell_p", "decide", "redecide", "status_from"]
+__all__ = [
+    "ADJUSTMENTS",
+    "MC_SES",
+    "adjust_components",
+    "adjust_p",
+    "borderline",
+    "cell_p",
+    "decide",
+    "monte_carlo_borderline",
+    "redecide",
+    "status_from",
+]

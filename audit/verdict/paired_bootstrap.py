@@ -110,19 +110,28 @@ def reader_component(table: ComparisonTable, wp: np.ndarray, wr: np.ndarray) -> 
     return (float(c_r) if np.isfinite(c_r) else 0.0), v0
 
 
-def paired_bootstrap(table: ComparisonTable, n_boot: int, rng: np.random.Generator) -> CellBootstrap:
+def paired_bootstrap(
+    table: ComparisonTable, n_boot: int, rng: np.random.Generator, orientation: float = 1.0
+) -> CellBootstrap:
     """Bootstrap one cell's compared statistics for its judge (see the module doc)."""
-    return bootstrap_judges(table, table.judge[None, :], n_boot, rng)[0]
+    return bootstrap_judges(table, table.judge[None, :], n_boot, rng, orientation)[0]
 
 
 def bootstrap_judges(
-    table: ComparisonTable, judges: np.ndarray, n_boot: int, rng: np.random.Generator
+    table: ComparisonTable,
+    judges: np.ndarray,
+    n_boot: int,
+    rng: np.random.Generator,
+    orientation: float = 1.0,
 ) -> list[CellBootstrap]:
     """The same bootstrap for ``K`` judges on the same compared pairs (``judges``: K x P).
 
     The humans' replicates are computed once and every judge sees the same pair draws and
     reader shifts (the calibration study compares several simulated judges on one cell).
     Fewer than two pairs or two readers: every distribution is undefined (NaN bounds).
+    ``orientation`` (+1 or -1, :func:`audit.verdict.compare.canonical_cell`) multiplies the
+    reader shifts, so that the same stream with the other system named focal gives the
+    mirrored replicates (every other draw is symmetric in the orientation).
     """
     judges = np.atleast_2d(np.asarray(judges, float))
     n_judges = judges.shape[0]
@@ -147,7 +156,7 @@ def bootstrap_judges(
     wp = multinomial_weights(rng, n_pairs, n_boot)
     wr = multinomial_weights(rng, n_readers, n_boot)
     c_r, _ = reader_component(table, wp, wr)
-    shift = np.sqrt(c_r) * rng.standard_normal(n_boot)
+    shift = (-1.0 if orientation < 0 else 1.0) * np.sqrt(c_r) * rng.standard_normal(n_boot)
     kappa = logit_shift_factor(original)
     chunk = max(1, CHUNK_ELEMENTS // max(n_pairs, 1))
     fits = []
