@@ -11,11 +11,12 @@ Seeds: every cell draws from its own generator, ``SeedSequence([run seed, *hash(
 (:func:`cell_generator`), so its result does not depend on the order cells are visited in or
 on which worker computes it. The key is canonical (:func:`canonical_cell`): the unordered
 system pair in sorted order and the criterion, never the matchup's label or which system is
-focal; pairs and readers are drawn in the sorted order of their ids, and a cell whose focal
-system is the second of the sorted pair negates its reader shifts
-(:func:`audit.verdict.paired_bootstrap.bootstrap_judges`, ``orientation``). So naming the
-other system focal mirrors every replicate (``J -> 1 - J``, ``d_lo -> -d_hi``) and gives the same
-p-values and decision, the differences negated (tests/audit/verdict/test_compare.py).
+focal; pairs and readers are drawn in the sorted order of their ids; and a cell whose focal
+system is the second of the sorted pair (``orientation`` -1) is computed in the canonical
+orientation (votes and judge credits ``1 - y``) and its bootstrap mirrored
+(:meth:`~audit.verdict.paired_bootstrap.CellBootstrap.mirrored`: ``J -> 1 - J``, ``d_lo -> -d_hi``).
+So naming the other system focal gives the same p-values and decision, the differences
+negated, bit for bit (tests/audit/verdict/test_assess.py), whatever the tie rule.
 """
 
 from __future__ import annotations
@@ -174,7 +175,11 @@ def compare_cell(
     ``orientation`` is the cell's sign from :func:`canonical_cell`; ``n_boot`` overrides the
     policy's replicates (the sequential Monte Carlo of :mod:`audit.verdict.assess`).
     """
+    flip = orientation < 0
     y = np.asarray(y, float)
+    if flip:  # the canonical orientation; mirrored back below
+        y = 1.0 - y
+        judge_credit = None if judge_credit is None else 1.0 - np.asarray(judge_credit, float)
     pair_id = np.asarray(pair_id).astype(str)
     has_judge = judge_pairs is not None
     if not has_judge:
@@ -187,9 +192,9 @@ def compare_cell(
     table = comparison_table(pair_id, reader_id, y, judge_pairs, judge_credit, tie_rule=tie_rule, rng=rng)
     kw = dict(alpha=policy.alpha, margin=policy.margin)
     replicates = policy.n_boot if n_boot is None else int(n_boot)
-    boot = (
-        paired_bootstrap(table, replicates, rng, orientation) if table.n_pairs >= 2 and table.n_readers >= 2 else None
-    )
+    boot = paired_bootstrap(table, replicates, rng) if table.n_pairs >= 2 and table.n_readers >= 2 else None
+    if boot is not None and flip:
+        boot = boot.mirrored()
     if not has_judge:
         return CellComparison(Status.INSUFFICIENT, "the judge has no outputs for this criterion", table, boot, **kw)
     if n_common_pairs < policy.min_pairs or n_common_readers < policy.min_readers:

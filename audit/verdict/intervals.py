@@ -213,10 +213,62 @@ class ReplicateDistribution:
             dens = float(ndtr_pdf(z))
         return float(min(max(p, P_MIN), 1.0)), float(dens * dz)
 
+    def mirrored(self, about: float) -> "MirroredDistribution":
+        """The distribution of ``about - statistic``, read exactly from this one (no re-smoothing)."""
+        return MirroredDistribution(self, about)
+
+
+class MirroredDistribution:
+    """``about - X`` for a :class:`ReplicateDistribution` ``X``: every reading is the mirrored reading of ``X``.
+
+    A cell whose focal system is the other one is computed in the canonical orientation and
+    read through this (internal): its p-values are *the same numbers*, its bounds mirrored.
+    """
+
+    def __init__(self, base: ReplicateDistribution, about: float):
+        self.base, self.about = base, float(about)
+        lo, hi = base.bounds
+        self.bounds = (self.about - hi, self.about - lo)
+
+    estimate = property(lambda self: self.about - self.base.estimate)
+    sd = property(lambda self: self.base.sd)
+    df = property(lambda self: self.base.df)
+    n = property(lambda self: self.base.n)
+    defined = property(lambda self: self.base.defined)
+    count_floor = property(lambda self: self.base.count_floor)
+
+    def quantile(self, prob: float) -> float:
+        return self.about - self.base.quantile(1.0 - prob)
+
+    def tail(self, a: float) -> float:
+        return self.base.tail(a)
+
+    def lower(self, a: float) -> float:
+        return self.about - self.base.upper(a)
+
+    def upper(self, a: float) -> float:
+        return self.about - self.base.lower(a)
+
+    def interval(self, level: float) -> tuple[float, float]:
+        lo, hi = self.base.interval(level)
+        return self.about - hi, self.about - lo
+
+    def p_greater(self, null: float) -> float:
+        return self.base.p_less(self.about - null)
+
+    def p_less(self, null: float) -> float:
+        return self.base.p_greater(self.about - null)
+
+    def p_mc_se(self, null: float, *, greater: bool) -> float:
+        return self.base.p_mc_se(self.about - null, greater=not greater)
+
+    def mirrored(self, about: float) -> ReplicateDistribution | "MirroredDistribution":
+        return self.base if about == self.about else MirroredDistribution(self, about)
+
 
 def ndtr_pdf(z: float) -> float:
     """The standard normal density."""
     return float(np.exp(-0.5 * z * z) / _SQRT_2PI)
 
 
-__all__ = ["ANCHOR_COUNT", "P_MIN", "ReplicateDistribution"]
+__all__ = ["ANCHOR_COUNT", "P_MIN", "MirroredDistribution", "ReplicateDistribution"]

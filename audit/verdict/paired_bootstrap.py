@@ -59,6 +59,8 @@ STATISTICS = (
     "d_lo",
     "d_hi",
 )
+RATES = ("judge_rate", "vote_share", "majority_rate")
+RATE_CENTRE = 1.0  #: a rate x seen from the other side is 1 - x
 #: the range of each statistic (reported bounds are clipped to it; the kernel would spill over)
 BOUNDS = {k: ((0.0, 1.0) if k in ("judge_rate", "vote_share", "majority_rate") else (-1.0, 1.0)) for k in STATISTICS}
 
@@ -77,6 +79,14 @@ class CellBootstrap:
 
     def estimate(self, name: str) -> float:
         return self.distributions[name].estimate
+
+    def mirrored(self) -> "CellBootstrap":
+        """The same bootstrap seen with the other system focal: rates ``1 - x``, differences
+        negated, ``d_lo`` and ``d_hi`` exchanged (exactly: :meth:`ReplicateDistribution.mirrored`)."""
+        d = self.distributions
+        swap = {"d_lo": "d_hi", "d_hi": "d_lo"}
+        out = {k: d[swap.get(k, k)].mirrored(RATE_CENTRE if k in RATES else 0.0) for k in d}
+        return CellBootstrap(out, self.between_pair_sd, self.reader_sd, self.n_boot)
 
 
 def _vote_share(csum: np.ndarray, nsum: np.ndarray, weight: np.ndarray) -> np.ndarray:
@@ -110,28 +120,19 @@ def reader_component(table: ComparisonTable, wp: np.ndarray, wr: np.ndarray) -> 
     return (float(c_r) if np.isfinite(c_r) else 0.0), v0
 
 
-def paired_bootstrap(
-    table: ComparisonTable, n_boot: int, rng: np.random.Generator, orientation: float = 1.0
-) -> CellBootstrap:
+def paired_bootstrap(table: ComparisonTable, n_boot: int, rng: np.random.Generator) -> CellBootstrap:
     """Bootstrap one cell's compared statistics for its judge (see the module doc)."""
-    return bootstrap_judges(table, table.judge[None, :], n_boot, rng, orientation)[0]
+    return bootstrap_judges(table, table.judge[None, :], n_boot, rng)[0]
 
 
 def bootstrap_judges(
-    table: ComparisonTable,
-    judges: np.ndarray,
-    n_boot: int,
-    rng: np.random.Generator,
-    orientation: float = 1.0,
+    table: ComparisonTable, judges: np.ndarray, n_boot: int, rng: np.random.Generator
 ) -> list[CellBootstrap]:
     """The same bootstrap for ``K`` judges on the same compared pairs (``judges``: K x P).
 
     The humans' replicates are computed once and every judge sees the same pair draws and
     reader shifts (the calibration study compares several simulated judges on one cell).
     Fewer than two pairs or two readers: every distribution is undefined (NaN bounds).
-    ``orientation`` (+1 or -1, :func:`audit.verdict.compare.canonical_cell`) multiplies the
-    reader shifts, so that the same stream with the other system named focal gives the
-    mirrored replicates (every other draw is symmetric in the orientation).
     """
     judges = np.atleast_2d(np.asarray(judges, float))
     n_judges = judges.shape[0]
@@ -156,7 +157,7 @@ def bootstrap_judges(
     wp = multinomial_weights(rng, n_pairs, n_boot)
     wr = multinomial_weights(rng, n_readers, n_boot)
     c_r, _ = reader_component(table, wp, wr)
-    shift = (-1.0 if orientation < 0 else 1.0) * np.sqrt(c_r) * rng.standard_normal(n_boot)
+    shift = np.sqrt(c_r) * rng.standard_normal(n_boot)
     kappa = logit_shift_factor(original)
     chunk = max(1, CHUNK_ELEMENTS // max(n_pairs, 1))
     fits = []

@@ -1,0 +1,79 @@
+"""The fixture's cells decided end to end: the headline depends neither on the seed nor on which system is focal."""
+
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from audit.agreement import reader_baseline
+from audit.inputs.load import load_audit_data
+from audit.judge_side import judge_pair_outcomes
+from audit.pipeline import assess_cells, choose_primary_judge, judge_choices
+from audit.spec import AuditSpec
+from audit.verdict.compare import canonical_cell
+
+FIXTURE = Path(__file__).resolve().parents[3] / "fixtures" / "deployment"
+ASSESSED = ("PASS", "FAIL", "INCONCLUSIVE")
+
+
+def _cells(pairs: Path, seed: int):
+    data = load_audit_data(FIXTURE / "judge.csv", FIXTURE / "humans.csv", pairs=pairs)
+    spec = AuditSpec(surface=False)
+    outcomes = judge_pair_outcomes(data, spec.tie_rule, np.random.default_rng(0))
+    primary = choose_primary_judge(data.judges, None)
+    baseline = reader_baseline(data.votes, judge_choices(outcomes, primary, data.criteria)).to_frame()
+    return {(c.matchup, c.criterion): c for c in assess_cells(data, spec, outcomes, primary, baseline, seed)}
+
+
+def test_the_stream_key_is_the_sorted_system_pair_and_the_criterion():
+    assert canonical_cell("v3", "r1", "engagement") == (("r1", "v3", "engagement"), -1.0)
+    assert canonical_cell("r1", "v3", "engagement") == (("r1", "v3", "engagement"), 1.0)
+
+
+@pytest.fixture(scope="module")
+def flipped_pairs(tmp_path_factory):
+    """The fixture's pairs file with the other system of every matchup named focal."""
+    pairs = pd.read_csv(FIXTURE / "pairs.csv", dtype=str, keep_default_na=False)
+    pairs["focal"] = np.where(pairs["focal"] == pairs["system_a"], pairs["system_b"], pairs["system_a"])
+    path = tmp_path_factory.mktemp("flipped") / "pairs.csv"
+    pairs.to_csv(path, index=False)
+    return path
+
+
+def test_naming_the_other_system_focal_mirrors_every_cell(flipped_pairs):
+    seed = 12345
+    given, flipped = _cells(FIXTURE / "pairs.csv", seed), _cells(flipped_pairs, seed)
+    assert given.keys() == flipped.keys()
+    n_fail = 0
+    for key, a in given.items():
+        b = flipped[key]
+        ta, tb = a.transfer, b.transfer
+        assert a.focal == b.other and a.other == b.focal
+        assert ta.status == tb.status, key
+        n_fail += ta.status.value == "FAIL"
+        if ta.status.value not in ASSESSED:
+            continue
+        for name in ("p_outside", "p_conflict", "p_outside_adjusted", "p_conflict_adjusted"):
+            assert getattr(ta, name) == pytest.approx(getattr(tb, name), rel=1e-12, abs=1e-15), (key, name)
+        # the band distance and its interval negated, J mirrored
+        assert ta.difference.estimate == pytest.approx(-tb.difference.estimate, abs=1e-12)
+        assert ta.difference.ci_low == pytest.approx(-tb.difference.ci_high, abs=1e-12)
+        assert ta.difference.ci_high == pytest.approx(-tb.difference.ci_low, abs=1e-12)
+        assert ta.judge_rate.estimate == pytest.approx(1.0 - tb.judge_rate.estimate, abs=1e-12)
+        assert ta.judge_rate.ci_low == pytest.approx(1.0 - tb.judge_rate.ci_high, abs=1e-12)
+    assert n_fail >= 3  # the fixture's story: the judge fails to transfer in the r1 vs v3 matchup
+
+
+def test_the_fixture_headline_is_the_same_at_several_seeds():
+    """Per-cell statuses equal at four run seeds unless a cell is flagged Monte Carlo borderline."""
+    runs = [_cells(FIXTURE / "pairs.csv", seed) for seed in (0, 1, 2, 3)]
+    counts = [Counter(c.transfer.status.value for c in run.values()) for run in runs]
+    assert counts[0]["FAIL"] >= 3
+    for key in runs[0]:
+        statuses = {run[key].transfer.status for run in runs}
+        borderline = any(run[key].transfer.monte_carlo_borderline for run in runs)
+        assert len(statuses) == 1 or borderline, (key, statuses)
+    if not any(c.transfer.monte_carlo_borderline for run in runs for c in run.values()):
+        assert all(c == counts[0] for c in counts), counts
