@@ -77,3 +77,35 @@ def test_the_fixture_headline_is_the_same_at_several_seeds():
         assert len(statuses) == 1 or borderline, (key, statuses)
     if not any(c.transfer.monte_carlo_borderline for run in runs for c in run.values()):
         assert all(c == counts[0] for c in counts), counts
+
+
+def _simulated_cells(seed=3):
+    from audit.verdict.simulate import CellDesign, simulate_cell
+
+    cell = simulate_cell(CellDesign(0.0, 0.6, 0.2), 40, 6, np.random.default_rng(seed))
+    votes = pd.DataFrame({"pair_id": cell.pair_id, "reader_id": cell.reader_id, "y": cell.y})
+    # a judge 12 points towards the focal system on these pairs: beyond the 10-point margin, not by much
+    credit = (np.random.default_rng(seed + 1).random(cell.pairs.size) < 0.62).astype(float)
+    judge = pd.DataFrame({"pair_id": cell.pairs, "credit": credit})
+    return [("a vs b", "overall", votes, judge)]
+
+
+def test_a_cell_within_its_monte_carlo_error_of_the_level_gets_more_replicates():
+    from audit.policy import TransferPolicy
+    from audit.verdict.assess import SEQUENTIAL_FACTOR, assess_transfers
+
+    cells = _simulated_cells()
+    base = TransferPolicy(n_boot=199)
+    ((t0, _),) = assess_transfers(cells, tie_rule="even-split", policy=base, seed=5)
+    p = min(t0.p_outside, t0.p_conflict)
+    assert 0.002 < p < 0.45 and t0.n_boot == 199 and t0.p_outside_mc_se > 0
+    # one cell: its Holm level is alpha; put alpha on its p, within its Monte Carlo error
+    on_level = TransferPolicy(n_boot=199, alpha=p + 0.1 * t0.p_outside_mc_se)
+    ((t1, _),) = assess_transfers(cells, tie_rule="even-split", policy=on_level, seed=5)
+    assert t1.n_boot in (199 * SEQUENTIAL_FACTOR, 199 * SEQUENTIAL_FACTOR**2)
+    assert "sequential Monte Carlo" in t1.reason
+    assert t1.p_outside_mc_se < t0.p_outside_mc_se
+    # far from the level nothing is re-run
+    far = TransferPolicy(n_boot=199, alpha=min(0.49, 10 * p))
+    ((t2, _),) = assess_transfers(cells, tie_rule="even-split", policy=far, seed=5)
+    assert t2.n_boot == 199 and not t2.monte_carlo_borderline and "sequential" not in t2.reason
