@@ -55,6 +55,7 @@ def main(argv=None) -> None:
     choices = judge_choices(outcomes, primary, data.criteria)
     baseline = reader_baseline(data.votes, choices).to_frame()
     statuses, pvals, ses, levels = defaultdict(list), defaultdict(list), defaultdict(list), defaultdict(list)
+    boots, flagged = defaultdict(list), defaultdict(int)
     totals = []
     t0 = time.process_time()
     for s in range(args.seeds):
@@ -68,10 +69,13 @@ def main(argv=None) -> None:
             statuses[key].append(c.transfer.status.value)
             pvals[key].append(p)
             ses[key].append(np.nan if se is None else se)
+            boots[key].append(c.transfer.n_boot)
+            flagged[key] += bool(getattr(c.transfer, "monte_carlo_borderline", False))
             levels[key].append(spec.policy.transfer.alpha / (k - rank))
     cpu = time.process_time() - t0
     print(f"{args.seeds} seeds, {cpu:.1f} s CPU ({cpu / args.seeds:.2f} s a seed)")
-    print(f"{'cell':48s} {'statuses':28s} {'p min':>9s} {'p max':>9s} {'max/min':>8s} {'MC SE':>9s} {'Holm lvl':>9s}")
+    head = f"{'cell':48s} {'statuses':28s} {'p min':>9s} {'p max':>9s} {'max/min':>8s} {'MC SE':>9s}"
+    print(head + f" {'Holm lvl':>9s} {'max B':>6s} {'borderline':>10s}")
     for key in statuses:
         seen = Counter(statuses[key])
         if "FAIL" not in seen and len(seen) == 1:
@@ -80,7 +84,7 @@ def main(argv=None) -> None:
         print(
             f"{key[0] + ' / ' + key[1]:48s} {', '.join(f'{k} {v}' for k, v in sorted(seen.items())):28s} "
             f"{p.min():9.2e} {p.max():9.2e} {p.max() / p.min():8.3g} {_max(ses[key]):9.1e} "
-            f"{np.median(levels[key]):9.2e}"
+            f"{np.median(levels[key]):9.2e} {max(boots[key]):6d} {flagged[key]:10d}"
         )
     changed = sum(len(set(v)) > 1 for v in statuses.values())
     print(f"cells whose status changes across seeds: {changed} of {len(statuses)}")

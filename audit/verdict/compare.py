@@ -119,30 +119,6 @@ class CellComparison:
         low, high = self.band_interval(self.alpha)
         return bool(low > -self.margin and high < self.margin)
 
-    def pairs_needed(self, fail_level: float) -> int | None:
-        """Pairs that would decide the cell at the current estimates (variance ~ 1 / pairs).
-
-        PASS is reachable when both d_lo > -margin and d_hi < margin; else FAIL is, read at
-        ``fail_level`` (the Bonferroni level of the family: conservative for Holm). None
-        when an estimate sits on the margin.
-        """
-        d_lo, d_hi = self.boot["d_lo"], self.boot["d_hi"]
-        lo, hi, m, n = d_lo.estimate, d_hi.estimate, self.margin, self.table.n_pairs
-        ratios = []
-        if lo > -m and hi < m:
-            ratios.append((lo - d_lo.lower(self.alpha)) / (lo + m))
-            ratios.append((d_hi.upper(self.alpha) - hi) / (m - hi))
-        elif hi > m:
-            ratios.append((hi - d_hi.lower(fail_level)) / (hi - m))
-        elif lo < -m:
-            ratios.append((d_lo.upper(fail_level) - lo) / (-m - lo))
-        else:
-            return None
-        if not all(math.isfinite(r) and r > 0 for r in ratios):
-            return None
-        needed = math.ceil(n * max(ratios) ** 2)
-        return max(needed, n + 1)
-
     def interval(self, name: str, level: float) -> Interval:
         d = self.boot[name]
         lo, hi = d.interval(level)

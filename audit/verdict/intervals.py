@@ -190,21 +190,18 @@ class ReplicateDistribution:
             return float(min(max(raw, self.count_floor), 1.0)), 0.0
         n, pa = float(self.n), self.p_anchor
         c = self.cdf(null)
-        raw = c if lower_tail else 1.0 - c
-        if raw >= pa:
-            raw = min(max(raw, P_MIN), 1.0)
-            z = float(-ndtri(1.0 - raw)) if raw > 0.5 else float(ndtri(raw))
-            se_raw = float(np.sqrt(raw * (1.0 - raw) / n))
-            dz = se_raw / max(float(ndtr_pdf(z)), 1e-300)
-        else:
+        raw = min(max(c if lower_tail else 1.0 - c, P_MIN), 1.0)
+        z, dz = _score(raw, n)
+        if raw < pa:  # beyond the anchor: the Gaussian continuation, unless the replicates there say more
             x_a, f_a = self._anchor(lower_tail)
-            beyond = (x_a - null) if lower_tail else (null - x_a)  # > 0: the null lies beyond the anchor
+            beyond = max((x_a - null) if lower_tail else (null - x_a), 0.0)  # the null lies beyond the anchor
             s = self.sd
-            z = float(ndtri(pa)) - max(beyond, 0.0) / s
-            se_x = float(np.sqrt(pa * (1.0 - pa) / n)) / f_a if f_a > 0 else float("inf")
-            kurt = self._kurtosis if np.isfinite(self._kurtosis) else 3.0
-            se_s = s * float(np.sqrt(max(kurt - 1.0, 0.0) / (4.0 * n)))
-            dz = float(np.hypot(se_x / s, max(beyond, 0.0) * se_s / (s * s)))
+            z_tail = float(ndtri(pa)) - beyond / s
+            if z_tail > z:
+                se_x = float(np.sqrt(pa * (1.0 - pa) / n)) / f_a if f_a > 0 else float("inf")
+                kurt = self._kurtosis if np.isfinite(self._kurtosis) else 3.0
+                se_s = s * float(np.sqrt(max(kurt - 1.0, 0.0) / (4.0 * n)))
+                z, dz = z_tail, float(np.hypot(se_x / s, beyond * se_s / (s * s)))
         if np.isfinite(self.df):
             p = float(student_t.cdf(z, self.df))
             dens = float(student_t.pdf(z, self.df))
@@ -264,6 +261,13 @@ class MirroredDistribution:
 
     def mirrored(self, about: float) -> ReplicateDistribution | "MirroredDistribution":
         return self.base if about == self.about else MirroredDistribution(self, about)
+
+
+def _score(p: float, n: float) -> tuple[float, float]:
+    """The normal score of a smoothed proportion ``p`` of ``n`` replicates and its Monte Carlo SE (binomial)."""
+    z = float(-ndtri(1.0 - p)) if p > 0.5 else float(ndtri(p))
+    se = float(np.sqrt(p * (1.0 - p) / n))
+    return z, se / max(ndtr_pdf(z), 1e-300)
 
 
 def ndtr_pdf(z: float) -> float:

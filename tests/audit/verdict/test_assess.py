@@ -109,3 +109,25 @@ def test_a_cell_within_its_monte_carlo_error_of_the_level_gets_more_replicates()
     far = TransferPolicy(n_boot=199, alpha=min(0.49, 10 * p))
     ((t2, _),) = assess_transfers(cells, tie_rule="even-split", policy=far, seed=5)
     assert t2.n_boot == 199 and not t2.monte_carlo_borderline and "sequential" not in t2.reason
+
+
+def test_pairs_needed_is_the_label_budget_at_80_percent_power():
+    """One home: every INCONCLUSIVE cell's transfer.pairs_needed is its budgeted pairs at 80% power."""
+    from audit.budget import budget_of_cells
+    from audit.policy import TransferPolicy
+
+    cells = _cells(FIXTURE / "pairs.csv", 0)
+    p = TransferPolicy()
+    budget = budget_of_cells(list(cells.values()), alpha=p.alpha, adjust=p.adjust, margin=p.margin, power=0.8)
+    undecided = 0
+    for cell, b in zip(cells.values(), budget.cells):
+        t = cell.transfer
+        if t.status.value != "INCONCLUSIVE":
+            assert t.pairs_needed is None and t.pairs_needed_power is None
+            continue
+        undecided += 1
+        assert t.pairs_needed_power == 0.8
+        assert b.pairs_needed_verdict == t.pairs_needed
+        assert t.pairs_needed == (None if b.pairs is None else max(b.pairs, t.n_pairs + 1)), (cell.criterion, b)
+        assert f"about {t.pairs_needed} pairs would decide it with 80% power" in t.reason
+    assert undecided >= 5
