@@ -100,7 +100,7 @@ class ReplicateDistribution:
         """The smoothed density at ``x`` (0 when the replicates do not vary)."""
         if not self.defined or self._h <= 0:
             return 0.0
-        z = (x - self._reps) / self._h
+        z = np.clip((x - self._reps) / self._h, -40.0, 40.0)
         return float(np.mean(np.exp(-0.5 * z * z)) / (self._h * _SQRT_2PI))
 
     def quantile(self, prob: float) -> float:
@@ -123,7 +123,8 @@ class ReplicateDistribution:
                 lo = x
             else:
                 hi = x
-            dens = float(np.mean(np.exp(-0.5 * z * z))) / (h * _SQRT_2PI)
+            zc = np.clip(z, -40.0, 40.0)  # beyond 40 bandwidths the kernel is 0 (and z * z may overflow)
+            dens = float(np.mean(np.exp(-0.5 * zc * zc))) / (h * _SQRT_2PI)
             new = x - f / dens if dens > 0 else np.nan
             if not (lo < new < hi):
                 new = 0.5 * (lo + hi)
@@ -271,7 +272,8 @@ def _score(p: float, n: float) -> tuple[float, float]:
 
 
 def ndtr_pdf(z: float) -> float:
-    """The standard normal density."""
+    """The standard normal density (0 beyond 40 SD)."""
+    z = min(max(float(z), -40.0), 40.0)
     return float(np.exp(-0.5 * z * z) / _SQRT_2PI)
 
 
