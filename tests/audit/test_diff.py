@@ -16,7 +16,7 @@ from audit.cli import main
 from audit.diff import ORDER, diff_results, mover
 from audit.errors import InputError
 from audit.policy import DiffPolicy
-from audit.result import Interval, Section, result_to_json
+from audit.result import SCHEMA_VERSION, Interval, Section, result_to_json
 from tests.reports.synthetic import make_result
 
 
@@ -141,12 +141,12 @@ def test_removed_cells_count_unless_the_policy_ignores_them(base):
 def test_incomparable_inputs_are_exit_2_with_the_reason(base, tmp_path, capsys):
     old = _write(tmp_path, "old", base)
     other = json.loads(result_to_json(base))
-    other["schema_version"] = "2.1"  # base is SCHEMA_VERSION (2.2): a 2.1 result of the same run
+    other["schema_version"] = "2.1"  # base is SCHEMA_VERSION: a 2.1 result of the same run
     older = tmp_path / "older.json"
     older.write_text(json.dumps(other), encoding="utf-8")
     assert main(["diff", str(older), old]) == 2
     err = capsys.readouterr().err
-    assert "schema 2.1" in err and "schema 2.2" in err
+    assert "schema 2.1" in err and f"schema {SCHEMA_VERSION}" in err
     renamed = replace(base, cells=tuple(replace(c, criterion=c.criterion + "_v2") for c in base.cells))
     assert main(["diff", old, _write(tmp_path, "renamed", renamed)]) == 2
     err = capsys.readouterr().err
