@@ -82,6 +82,7 @@ def configuration_decisions(
     for it, as for the primary judge.
     """
     from audit.policy import TransferPolicy
+    from audit.verdict.assess import cell_input, decide_cells
 
     policy = policy or TransferPolicy()
     out: dict[str, tuple[dict[str, int], float]] = {}
@@ -93,14 +94,7 @@ def configuration_decisions(
         groups.sort(key=lambda g: order.get(g[0], len(order)))
     # The human side of every cell, shared by all configurations (arrays built once).
     shared = [
-        (
-            str(matchup),
-            str(criterion),
-            part["pair_id"].to_numpy(),
-            part["reader_id"].to_numpy(),
-            part["y"].to_numpy(float),
-            pd.unique(part["pair_id"].to_numpy()),
-        )
+        (cell_input(str(matchup), str(criterion), part, None), pd.unique(part["pair_id"].to_numpy()))
         for (matchup, criterion), part in groups
     ]
     for judge, choices in choices_by_judge.items():
@@ -115,33 +109,16 @@ def configuration_decisions(
             else {}
         )
         cell_inputs = []
-        for matchup, criterion, pair, reader, y, pairs in shared:
+        for (_, criterion), (human, pairs) in zip((g[0] for g in groups), shared):
             mine = by_criterion.get(criterion)
             jp = jc = None
             if mine is not None:
                 keep = np.isin(mine[0], pairs)
                 jp, jc = mine[0][keep], mine[1][keep]
-            cell_inputs.append((matchup, criterion, pair, reader, y, jp, jc))
-        out[judge] = _summary(_decide_cells(cell_inputs, tie_rule=tie_rule, policy=policy, seed=seed))
+            cell_inputs.append(human.with_judge(jp, jc))
+        transfers, _ = decide_cells(cell_inputs, tie_rule=tie_rule, policy=policy, seed=seed)
+        out[judge] = _summary(transfers)
     return out
-
-
-def _decide_cells(cell_inputs, *, tie_rule: str, policy, seed: int):
-    """The transfers of one configuration's cells: what :func:`audit.verdict.assess_transfers` decides.
-
-    The same steps (each cell compared on its own stream keyed by the cell, then decided together),
-    on arrays built once for every configuration, and without the human estimands'
-    intervals, which the summary does not read (tests/audit/test_judge_configurations.py
-    checks the transfers against ``assess_transfers``'s).
-    """
-    from audit.verdict.compare import cell_generator, compare_cell
-    from audit.verdict.decision import decide
-
-    comparisons = [
-        compare_cell(pair, reader, y, jp, jc, tie_rule=tie_rule, policy=policy, rng=cell_generator(seed, m, c))
-        for m, c, pair, reader, y, jp, jc in cell_inputs
-    ]
-    return decide(comparisons, policy) if comparisons else []
 
 
 def closest_configuration(votes: pd.DataFrame, choices_by_judge: dict[str, pd.DataFrame]) -> str | None:

@@ -14,8 +14,9 @@ cell's :class:`~audit.result.HumanSide`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
+import numpy as np
 import pandas as pd
 
 from audit.policy import TransferPolicy
@@ -50,41 +51,63 @@ def _stream_key(matchup: str, criterion: str, votes: pd.DataFrame) -> tuple[tupl
     return (str(matchup), str(criterion)), 1.0
 
 
-def assess_transfers(
-    cells: Sequence[tuple[str, str, pd.DataFrame, pd.DataFrame | None]],
-    *,
-    tie_rule: str,
-    policy: TransferPolicy,
-    seed: int,
-) -> list[tuple[Transfer, dict]]:
-    """Decide every cell.
+@dataclass(frozen=True)
+class CellInput:
+    """One cell's arrays for the verdict: its stream key and orientation, the human votes, the judge's credits.
 
-    ``cells``: ``(matchup, criterion, votes, judge)`` with the cell's human votes (``pair_id``,
-    ``reader_id``, ``y``) and the primary judge's per-pair outcomes (``pair_id``, ``credit``;
-    None when the judge has no outputs for the criterion).
+    ``judge_pairs`` / ``judge_credit`` are None when the judge has no outputs for the criterion.
     """
 
+    key: tuple[str, ...]
+    orientation: float
+    pair_id: np.ndarray
+    reader_id: np.ndarray
+    y: np.ndarray
+    judge_pairs: np.ndarray | None = None
+    judge_credit: np.ndarray | None = None
+
+    def with_judge(self, judge_pairs: np.ndarray | None, judge_credit: np.ndarray | None) -> CellInput:
+        """The same human side with another judge's credits (the judge configurations)."""
+        return replace(self, judge_pairs=judge_pairs, judge_credit=judge_credit)
+
+
+def cell_input(matchup: str, criterion: str, votes: pd.DataFrame, judge: pd.DataFrame | None) -> CellInput:
+    """A :class:`CellInput` from the cell's votes (``pair_id``, ``reader_id``, ``y``) and judge outcomes."""
+    key, orientation = _stream_key(matchup, criterion, votes)
+    return CellInput(
+        key=key,
+        orientation=orientation,
+        pair_id=votes["pair_id"].to_numpy(),
+        reader_id=votes["reader_id"].to_numpy(),
+        y=votes["y"].to_numpy(float),
+        judge_pairs=None if judge is None else judge["pair_id"].to_numpy(),
+        judge_credit=None if judge is None else pd.to_numeric(judge["credit"], errors="coerce").to_numpy(float),
+    )
+
+
+def decide_cells(
+    inputs: Sequence[CellInput], *, tie_rule: str, policy: TransferPolicy, seed: int
+) -> tuple[list[Transfer], list[CellComparison]]:
+    """Compare every cell on its own stream, decide them together, re-run the borderline ones (module doc)."""
+
     def compare(index: int, n_boot: int | None = None) -> CellComparison:
-        matchup, criterion, votes, judge = cells[index]
-        key, orientation = _stream_key(matchup, criterion, votes)
-        rng = cell_generator(seed, *key) if n_boot is None else cell_generator(seed, *key, f"n_boot={n_boot}")
-        jp = None if judge is None else judge["pair_id"].to_numpy()
-        jc = None if judge is None else pd.to_numeric(judge["credit"], errors="coerce").to_numpy(float)
+        c = inputs[index]
+        rng = cell_generator(seed, *c.key) if n_boot is None else cell_generator(seed, *c.key, f"n_boot={n_boot}")
         return compare_cell(
-            votes["pair_id"].to_numpy(),
-            votes["reader_id"].to_numpy(),
-            votes["y"].to_numpy(float),
-            jp,
-            jc,
+            c.pair_id,
+            c.reader_id,
+            c.y,
+            c.judge_pairs,
+            c.judge_credit,
             tie_rule=tie_rule,
             policy=policy,
             rng=rng,
-            orientation=orientation,
+            orientation=c.orientation,
             n_boot=n_boot,
         )
 
-    comparisons = [compare(i) for i in range(len(cells))]
-    transfers = decide(comparisons, policy)
+    comparisons = [compare(i) for i in range(len(inputs))]
+    transfers = decide(comparisons, policy) if comparisons else []
     n_boot, extended = policy.n_boot, set()
     for _ in range(SEQUENTIAL_ROUNDS):
         near = [i for i, t in enumerate(transfers) if t.monte_carlo_borderline]
@@ -102,7 +125,25 @@ def assess_transfers(
             reason=t.reason + f"; decided on {t.n_boot:,} bootstrap replicates (sequential Monte Carlo: at "
             f"{policy.n_boot:,} its p-value was within two Monte Carlo standard errors of its adjusted level)",
         )
+    return transfers, comparisons
+
+
+def assess_transfers(
+    cells: Sequence[tuple[str, str, pd.DataFrame, pd.DataFrame | None]],
+    *,
+    tie_rule: str,
+    policy: TransferPolicy,
+    seed: int,
+) -> list[tuple[Transfer, dict]]:
+    """Decide every cell.
+
+    ``cells``: ``(matchup, criterion, votes, judge)`` with the cell's human votes (``pair_id``,
+    ``reader_id``, ``y``) and the primary judge's per-pair outcomes (``pair_id``, ``credit``;
+    None when the judge has no outputs for the criterion).
+    """
+    inputs = [cell_input(*cell) for cell in cells]
+    transfers, comparisons = decide_cells(inputs, tie_rule=tie_rule, policy=policy, seed=seed)
     return [(t, _human_estimands(c, policy.level)) for t, c in zip(transfers, comparisons)]
 
 
-__all__ = ["SEQUENTIAL_FACTOR", "SEQUENTIAL_ROUNDS", "assess_transfers"]
+__all__ = ["SEQUENTIAL_FACTOR", "SEQUENTIAL_ROUNDS", "CellInput", "assess_transfers", "cell_input", "decide_cells"]
