@@ -14,7 +14,8 @@ falls as ``1 / pairs`` with the readers growing in proportion (the same scaling 
 verdict's ``pairs_needed``). With ``se(n) = se0 sqrt(n0 / n)``:
 
 * FAIL (the cell is outside the band widened by the margin ``m``): the one-sided test at the
-  verdict's Bonferroni level ``alpha / (2 x assessed cells)`` (conservative for Holm) rejects
+  verdict's Bonferroni level ``alpha / assessed cells`` (conservative for Holm; the verdict's family is one
+  test per cell: :func:`verdict_fail_level`) rejects
   with probability ``Phi((d_hi - m) / se(n) - z_fail)`` (above; below the same with
   ``-m - d_lo``);
 * PASS (the cell is inside): the TOST at ``alpha`` on both ends holds with probability at
@@ -23,9 +24,11 @@ verdict's ``pairs_needed``). With ``se(n) = se0 sqrt(n0 / n)``:
 
 The decision aimed at is the one the current estimates point to. ``pairs`` is the smallest
 ``n`` whose probability reaches ``power`` (found by doubling then bisection, capped at
-:data:`MAX_PAIRS`: beyond it the cell is "out of reach"). The verdict's ``pairs_needed`` (the
-pairs that decide the cell if the estimates stay put, i.e. about half the time) is shown
-beside, not recomputed. ``min_detectable_distance``
+:data:`MAX_PAIRS`: beyond it the cell is "out of reach"). This search is the one home of the
+sample-size rule (:func:`power_search`): the verdict's ``cells[].transfer.pairs_needed`` is the
+same search at :data:`PAIRS_NEEDED_POWER` (80%, recorded as ``pairs_needed_power``; before schema
+2.3 it was the pairs that decide the cell if the estimates stay put, about even odds), so an
+INCONCLUSIVE cell's ``pairs_needed`` equals its budgeted ``pairs`` at 80%. ``min_detectable_distance``
 is the distance from the band that a FAIL would detect with ``power`` at the current sample:
 ``m + (z_fail + z_power) se0``. A cell whose intervals have no width has no variance to
 scale: it is reported as such ("no variance"), never searched. The direction-conflict test is
@@ -47,13 +50,15 @@ pair, each decided with its own two-way standard error).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 from statistics import NormalDist
 
 import numpy as np
 from scipy.special import expit
 
 from audit.budget_result import CellBudget, LabelBudget, ReaderDesign, budget_text, tradeoff_text
-from audit.result import AuditResult, Cell, Interval
+from audit.result import AuditResult, Cell, Interval, Transfer
 
 _SQRT2 = math.sqrt(2.0)
 _NORMAL = NormalDist()
@@ -69,6 +74,7 @@ def _z(p: float) -> float:
     return _NORMAL.inv_cdf(p)
 
 
+PAIRS_NEEDED_POWER = 0.8  #: the power of the verdict's ``pairs_needed`` and of the stored budget
 MAX_PAIRS = 10_000_000  #: beyond this the budget says "out of reach"
 ASSESSED = ("PASS", "FAIL", "INCONCLUSIVE")
 
@@ -110,44 +116,42 @@ def smallest_n(power_at, n0: int, target: float) -> int | None:
     return high
 
 
-def _cell(cell: Cell, power: float, alpha: float, fail_level: float) -> CellBudget:
-    t = cell.transfer
-    status = t.status.value
-    base = dict(
-        matchup=cell.matchup,
-        criterion=cell.criterion,
-        status=status,
-        n_pairs=int(t.n_pairs),
-        n_readers=int(t.n_readers),
-        readers_per_pair=float(t.readers_per_pair),
-        distance=t.difference.estimate,
-        pairs_needed_verdict=t.pairs_needed,
-    )
-    nan = math.nan
-    empty = dict(target="", se=nan, power_now=nan, pairs=None, readers=None, votes=None, min_detectable_distance=nan)
-    if status not in ASSESSED:
-        return CellBudget(state="not assessed", reason=t.reason, **base, **empty)
+def verdict_fail_level(alpha: float, adjust: str, n_assessed: int) -> float:
+    """The one-sided level a cell's FAIL test is read at for a budget: ``alpha / K`` over the ``K``
+    assessed cells (Bonferroni: conservative for Holm; the verdict's family is one test per
+    cell, :func:`audit.verdict.decision.cell_p`), ``alpha`` without an adjustment."""
+    return alpha / n_assessed if (adjust != "none" and n_assessed) else alpha
+
+
+@dataclass(frozen=True)
+class PowerSearch:
+    """What one cell's power search found (internal to the budget and the verdict's ``pairs_needed``)."""
+
+    state: str  #: "searched", "no variance", "no interval" or "on the margin"
+    target: str = ""  #: "FAIL" or "PASS"
+    pairs: int | None = None  #: the smallest number of pairs reaching the power (None: out of reach)
+    se: float = math.nan  #: the larger of the two ends' standard errors at the current pairs
+    se_side: float = math.nan  #: the standard error of the end the target is read at
+    power_at: Callable[..., float] | None = None  #: ``power_at(n, inflation=1)``
+
+
+def power_search(t: Transfer, *, power: float, alpha: float, fail_level: float) -> PowerSearch:
+    """The pairs that decide a cell with ``power`` at its recorded estimates (module doc).
+
+    The one home of the sample-size rule: the label budget (:func:`budget_of_cells`) and the
+    verdict's ``cells[].transfer.pairs_needed`` (:mod:`audit.verdict.decision`, at 80% power)
+    both call this on the cell's :class:`~audit.result.Transfer`.
+    """
     dv, dm = t.difference_vote_share, t.difference_majority
     d_lo, d_hi = max(dv.estimate, dm.estimate), min(dv.estimate, dm.estimate)
     se_lo = _se(dv if dv.estimate >= dm.estimate else dm)
     se_hi = _se(dv if dv.estimate <= dm.estimate else dm)
     m, n0 = float(t.margin), int(t.n_pairs)
     if not (math.isfinite(se_lo) and math.isfinite(se_hi)) or n0 < 1:
-        return CellBudget(
-            state="no variance",
-            reason="the cell records no interval for the judge's distance to the human band: nothing to scale",
-            **base,
-            **empty,
-        )
+        return PowerSearch("no interval")
     if se_lo <= 1e-12 or se_hi <= 1e-12:
-        return CellBudget(
-            state="no variance",
-            reason="the intervals of the judge's distance to the band have no "
-            "width (every vote and verdict alike): no sample size changes the decision by this formula",
-            **base,
-            **{**empty, "se": max(se_lo, se_hi)},
-        )
-    z_alpha, z_fail, z_power = (float(_z(1.0 - a)) for a in (alpha, fail_level, 1.0 - power))
+        return PowerSearch("no variance", se=max(se_lo, se_hi))
+    z_alpha, z_fail = (float(_z(1.0 - a)) for a in (alpha, fail_level))
     # never narrower than the verdict's own bootstrap: its decision interval and its raw p-value
     low, high = t.difference.ci_low, t.difference.ci_high
     if math.isfinite(high) and high > d_hi:
@@ -166,19 +170,58 @@ def _cell(cell: Cell, power: float, alpha: float, fail_level: float) -> CellBudg
     elif d_lo > -m and d_hi < m:
         target, rule, z = "PASS", pass_power, z_alpha
     else:
-        return CellBudget(
-            state="on the margin",
-            reason="the estimate sits on the margin: no sample size decides it at the current estimates",
-            **base,
-            **{**empty, "se": max(se_lo, se_hi)},
-        )
+        return PowerSearch("on the margin", se=max(se_lo, se_hi))
 
     def power_at(n: int, inflation: float = 1.0) -> float:
         shrink = math.sqrt(n0 * inflation / n)
         return rule(d_lo, d_hi, se_lo * shrink, se_hi * shrink, m, z)
 
     se_side = se_hi if d_hi >= 0 else se_lo
-    pairs = smallest_n(power_at, n0, power)
+    return PowerSearch("searched", target, smallest_n(power_at, n0, power), max(se_lo, se_hi), se_side, power_at)
+
+
+def _cell(cell: Cell, power: float, alpha: float, fail_level: float) -> CellBudget:
+    t = cell.transfer
+    status = t.status.value
+    base = dict(
+        matchup=cell.matchup,
+        criterion=cell.criterion,
+        status=status,
+        n_pairs=int(t.n_pairs),
+        n_readers=int(t.n_readers),
+        readers_per_pair=float(t.readers_per_pair),
+        distance=t.difference.estimate,
+        pairs_needed_verdict=t.pairs_needed,
+    )
+    nan = math.nan
+    empty = dict(target="", se=nan, power_now=nan, pairs=None, readers=None, votes=None, min_detectable_distance=nan)
+    if status not in ASSESSED:
+        return CellBudget(state="not assessed", reason=t.reason, **base, **empty)
+    found = power_search(t, power=power, alpha=alpha, fail_level=fail_level)
+    if found.state == "no interval":
+        return CellBudget(
+            state="no variance",
+            reason="the cell records no interval for the judge's distance to the human band: nothing to scale",
+            **base,
+            **empty,
+        )
+    if found.state == "no variance":
+        return CellBudget(
+            state="no variance",
+            reason="the intervals of the judge's distance to the band have no "
+            "width (every vote and verdict alike): no sample size changes the decision by this formula",
+            **base,
+            **{**empty, "se": found.se},
+        )
+    if found.state == "on the margin":
+        return CellBudget(
+            state="on the margin",
+            reason="the estimate sits on the margin: no sample size decides it at the current estimates",
+            **base,
+            **{**empty, "se": found.se},
+        )
+    m, n0, target, pairs, power_at = float(t.margin), int(t.n_pairs), found.target, found.pairs, found.power_at
+    z_fail, z_power = (float(_z(1.0 - a)) for a in (fail_level, 1.0 - power))
     readers = None if pairs is None else math.ceil(max(t.n_readers, 1) * pairs / n0)
     votes = None if pairs is None or not math.isfinite(t.readers_per_pair) else math.ceil(pairs * t.readers_per_pair)
     state = "decided" if status in ("PASS", "FAIL") else ("out of reach" if pairs is None else "budgeted")
@@ -189,17 +232,17 @@ def _cell(cell: Cell, power: float, alpha: float, fail_level: float) -> CellBudg
             f"{target} with power {power:.0%} at about {pairs:,} pairs ({max(pairs - n0, 0):,} more) and "
             f"~{readers:,} readers, assuming the readers grow in proportion"
         )
-    share, basis = vote_variance_share(cell, se_side)
+    share, basis = vote_variance_share(cell, found.se_side)
     designs = reader_designs(cell, share, power_at, power) if math.isfinite(share) else ()
     return CellBudget(
         state=state,
         target=target,
-        se=max(se_lo, se_hi),
+        se=found.se,
         power_now=power_at(n0),
         pairs=pairs,
         readers=readers,
         votes=votes,
-        min_detectable_distance=m + (z_fail + z_power) * se_side,
+        min_detectable_distance=m + (z_fail + z_power) * found.se_side,
         reason=reason,
         vote_variance_share=share,
         variance_basis=basis,
@@ -288,8 +331,7 @@ def budget_of_cells(cells, *, alpha: float, adjust: str, margin: float, power: f
                 "arguments", f"power must lie in (0, 1), got {power!r}", "use e.g. --power 0.8", value=str(power)
             )
         )
-    family = 2 * sum(c.transfer.status.value in ASSESSED for c in cells)
-    fail_level = alpha / family if (adjust != "none" and family) else alpha
+    fail_level = verdict_fail_level(alpha, adjust, sum(c.transfer.status.value in ASSESSED for c in cells))
     budgets = tuple(_cell(c, power, alpha, fail_level) for c in cells)
     return LabelBudget(cells=budgets, power=float(power), alpha=alpha, fail_level=fail_level, margin=float(margin))
 
@@ -345,12 +387,16 @@ def budget_source(result: AuditResult, power: float | None = None) -> str:
 __all__ = [
     "CellBudget",
     "LabelBudget",
+    "PAIRS_NEEDED_POWER",
+    "PowerSearch",
     "ReaderDesign",
     "budget_of_cells",
     "budget_source",
     "budget_text",
     "computed_budget",
     "label_budget",
+    "power_search",
+    "verdict_fail_level",
     "tradeoff_text",
     "vote_variance",
 ]

@@ -46,7 +46,9 @@ class CellBudget:
     pairs: int | None  #: pairs for ``target`` with ``power``
     readers: int | None  #: readers in proportion to ``pairs``
     votes: int | None  #: ``pairs`` x readers per pair
-    pairs_needed_verdict: int | None  #: the verdict's figure (power about 0.5 at the current estimates)
+    pairs_needed_verdict: (
+        int | None
+    )  #: the verdict's ``pairs_needed`` (80% power from schema 2.3; about even odds before)
     min_detectable_distance: float
     reason: str
     #: share of the distance's variance at the current design that falls with more readers per pair
@@ -129,8 +131,8 @@ def budget_text(b: LabelBudget, *, all_cells: bool = False, tradeoff: bool = Tru
         lines.append(
             f"  {c.status:12} {c.matchup} / {c.criterion}: {c.state}; {c.reason}{mdd}"
             + (
-                f" (verdict: ~{c.pairs_needed_verdict} pairs at the current estimates)"
-                if c.pairs_needed_verdict
+                f" (the verdict's pairs_needed: ~{c.pairs_needed_verdict:,})"
+                if c.pairs_needed_verdict and c.pairs_needed_verdict != c.pairs
                 else ""
             )
         )

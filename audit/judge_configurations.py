@@ -82,7 +82,7 @@ def configuration_decisions(
     for it, as for the primary judge.
     """
     from audit.policy import TransferPolicy
-    from audit.verdict import assess_transfers
+    from audit.verdict.assess import cell_input, decide_cells
 
     policy = policy or TransferPolicy()
     out: dict[str, tuple[dict[str, int], float]] = {}
@@ -92,20 +92,32 @@ def configuration_decisions(
     order = {(c.matchup, c.criterion): i for i, c in enumerate(cells or ())}
     if order:  # the cells' order (the decision does not depend on it; the record does)
         groups.sort(key=lambda g: order.get(g[0], len(order)))
+    # The human side of every cell, shared by all configurations (arrays built once).
+    shared = [
+        (cell_input(str(matchup), str(criterion), part, None), pd.unique(part["pair_id"].to_numpy()))
+        for (matchup, criterion), part in groups
+    ]
     for judge, choices in choices_by_judge.items():
         if judge in out or choices is None:
             continue
-        by_criterion = {c: g for c, g in choices.groupby("criterion", sort=False)} if len(choices) else {}
-        inputs = []
-        for (matchup, criterion), part in groups:
+        by_criterion = (
+            {
+                c: (g["pair_id"].to_numpy(), pd.to_numeric(g["y_judge"], errors="coerce").to_numpy(float))
+                for c, g in choices.groupby("criterion", sort=False)
+            }
+            if len(choices)
+            else {}
+        )
+        cell_inputs = []
+        for (_, criterion), (human, pairs) in zip((g[0] for g in groups), shared):
             mine = by_criterion.get(criterion)
-            judged = None
+            jp = jc = None
             if mine is not None:
-                judged = mine[mine["pair_id"].isin(part["pair_id"].unique())].rename(columns={"y_judge": "credit"})
-                judged = judged[["pair_id", "credit"]]
-            inputs.append((str(matchup), str(criterion), part, judged))
-        transfers = assess_transfers(inputs, tie_rule=tie_rule, policy=policy, seed=seed) if inputs else []
-        out[judge] = _summary(t for t, _ in transfers)
+                keep = np.isin(mine[0], pairs)
+                jp, jc = mine[0][keep], mine[1][keep]
+            cell_inputs.append(human.with_judge(jp, jc))
+        transfers, _ = decide_cells(cell_inputs, tie_rule=tie_rule, policy=policy, seed=seed)
+        out[judge] = _summary(transfers)
     return out
 
 

@@ -176,7 +176,13 @@ class Transfer:
     direction_conflict: bool | None = None
     human_direction: str = "unknown"  #: "focal", "other" or "chance" (vote share's interval vs 1/2)
     judge_direction: str = "unknown"  #: the same for the judge's rate
-    pairs_needed: int | None = None  #: INCONCLUSIVE: pairs that would decide it at the current estimates
+    pairs_needed: int | None = (
+        None  #: INCONCLUSIVE: pairs that decide it at the current estimates, at pairs_needed_power
+    )
+    pairs_needed_power: float | None = None  #: the power pairs_needed is computed at (schema 2.3: 0.8)
+    p_outside_mc_se: float | None = None  #: Monte Carlo SE of p_outside (what another seed would move; 2.3)
+    p_conflict_mc_se: float | None = None  #: Monte Carlo SE of p_conflict (2.3)
+    monte_carlo_borderline: bool | None = None  #: the cell's p within 2 Monte Carlo SEs of its adjusted level (2.3)
     n_pairs: int = 0  #: compared pairs (a credited human vote and a valid judge output)
     n_readers: int = 0  #: readers who voted on the compared pairs
     readers_per_pair: float = float("nan")  #: mean credited votes per compared pair

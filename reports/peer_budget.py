@@ -51,7 +51,7 @@ def label_budget(result: Any, budget: LabelBudget, ctx: dict) -> None:
             max_rows=200,
             caption=f"Per cell, the pairs (and readers, growing in proportion) at which the decision the estimates "
             f"point to (target) is reached with power {budget.power:.0%}; power_now at the current pairs; "
-            f"pairs_needed_verdict: the verdict's figure if the estimates stay put (about 50% power); "
+            f"pairs_needed_verdict: the verdict's pairs_needed (the same search at 80% power from schema 2.3); "
             f"min_detectable_distance: the distance from the human band a FAIL would detect with that power now "
             f"(above 1: none on the scale); vote_variance_share: the share of the variance that more readers per "
             f"pair would reduce.",

@@ -3,19 +3,25 @@
 :func:`assess_transfers` is what :func:`audit.pipeline.assess_cells` calls: per cell
 :func:`~audit.verdict.compare.compare_cell` (its own seeded stream, keyed by the cell),
 then :func:`~audit.verdict.decision.decide` across cells (the multiplicity adjustment needs
-them all). It also returns the human estimands (vote share, majority rate) that go on the
+them all). Sequential Monte Carlo: a cell whose p-value lies within two Monte Carlo standard
+errors of its adjusted level (``Transfer.monte_carlo_borderline``) is re-run on
+``SEQUENTIAL_FACTOR`` times the replicates (a stream keyed by the cell and the new count) and
+the family decided again, at most ``SEQUENTIAL_ROUNDS`` times; a cell still borderline then
+says so in its reason and JSON. It also returns the human estimands (vote share, majority rate) that go on the
 cell's :class:`~audit.result.HumanSide`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
+import numpy as np
 import pandas as pd
 
 from audit.policy import TransferPolicy
 from audit.result import Transfer
-from audit.verdict.compare import CellComparison, cell_generator, compare_cell
+from audit.verdict.compare import CellComparison, canonical_cell, cell_generator, compare_cell
 from audit.verdict.decision import decide
 
 
@@ -27,6 +33,99 @@ def _human_estimands(c: CellComparison, level: float) -> dict:
     out["majority_rate"] = c.interval("majority_rate", level)
     out["between_pair_sd"] = float(c.boot.between_pair_sd)
     return out
+
+
+SEQUENTIAL_FACTOR = 4  #: a Monte Carlo borderline cell is re-run with this many times the replicates ...
+SEQUENTIAL_ROUNDS = 2  #: ... at most this many times (999 -> 3,996 -> 15,984 by default)
+
+
+def _stream_key(matchup: str, criterion: str, votes: pd.DataFrame) -> tuple[tuple[str, ...], float]:
+    """The cell's orientation-free stream key (:func:`~audit.verdict.compare.canonical_cell`).
+
+    From the votes' ``focal`` and ``other`` columns (one focal per matchup once the data are
+    oriented); a frame without them is keyed by its matchup label, as oriented.
+    """
+    if {"focal", "other"} <= set(votes.columns) and len(votes):
+        focal, other = votes["focal"].iloc[0], votes["other"].iloc[0]
+        return canonical_cell(str(focal), str(other), criterion)
+    return (str(matchup), str(criterion)), 1.0
+
+
+@dataclass(frozen=True)
+class CellInput:
+    """One cell's arrays for the verdict: its stream key and orientation, the human votes, the judge's credits.
+
+    ``judge_pairs`` / ``judge_credit`` are None when the judge has no outputs for the criterion.
+    """
+
+    key: tuple[str, ...]
+    orientation: float
+    pair_id: np.ndarray
+    reader_id: np.ndarray
+    y: np.ndarray
+    judge_pairs: np.ndarray | None = None
+    judge_credit: np.ndarray | None = None
+
+    def with_judge(self, judge_pairs: np.ndarray | None, judge_credit: np.ndarray | None) -> CellInput:
+        """The same human side with another judge's credits (the judge configurations)."""
+        return replace(self, judge_pairs=judge_pairs, judge_credit=judge_credit)
+
+
+def cell_input(matchup: str, criterion: str, votes: pd.DataFrame, judge: pd.DataFrame | None) -> CellInput:
+    """A :class:`CellInput` from the cell's votes (``pair_id``, ``reader_id``, ``y``) and judge outcomes."""
+    key, orientation = _stream_key(matchup, criterion, votes)
+    return CellInput(
+        key=key,
+        orientation=orientation,
+        pair_id=votes["pair_id"].to_numpy(),
+        reader_id=votes["reader_id"].to_numpy(),
+        y=votes["y"].to_numpy(float),
+        judge_pairs=None if judge is None else judge["pair_id"].to_numpy(),
+        judge_credit=None if judge is None else pd.to_numeric(judge["credit"], errors="coerce").to_numpy(float),
+    )
+
+
+def decide_cells(
+    inputs: Sequence[CellInput], *, tie_rule: str, policy: TransferPolicy, seed: int
+) -> tuple[list[Transfer], list[CellComparison]]:
+    """Compare every cell on its own stream, decide them together, re-run the borderline ones (module doc)."""
+
+    def compare(index: int, n_boot: int | None = None) -> CellComparison:
+        c = inputs[index]
+        rng = cell_generator(seed, *c.key) if n_boot is None else cell_generator(seed, *c.key, f"n_boot={n_boot}")
+        return compare_cell(
+            c.pair_id,
+            c.reader_id,
+            c.y,
+            c.judge_pairs,
+            c.judge_credit,
+            tie_rule=tie_rule,
+            policy=policy,
+            rng=rng,
+            orientation=c.orientation,
+            n_boot=n_boot,
+        )
+
+    comparisons = [compare(i) for i in range(len(inputs))]
+    transfers = decide(comparisons, policy) if comparisons else []
+    n_boot, extended = policy.n_boot, set()
+    for _ in range(SEQUENTIAL_ROUNDS):
+        near = [i for i, t in enumerate(transfers) if t.monte_carlo_borderline]
+        if not near:
+            break
+        n_boot *= SEQUENTIAL_FACTOR
+        for i in near:
+            comparisons[i] = compare(i, n_boot)
+            extended.add(i)
+        transfers = decide(comparisons, policy)
+    for i in extended:
+        t = transfers[i]
+        transfers[i] = replace(
+            t,
+            reason=t.reason + f"; decided on {t.n_boot:,} bootstrap replicates (sequential Monte Carlo: at "
+            f"{policy.n_boot:,} its p-value was within two Monte Carlo standard errors of its adjusted level)",
+        )
+    return transfers, comparisons
 
 
 def assess_transfers(
@@ -42,25 +141,9 @@ def assess_transfers(
     ``reader_id``, ``y``) and the primary judge's per-pair outcomes (``pair_id``, ``credit``;
     None when the judge has no outputs for the criterion).
     """
-    comparisons = []
-    for matchup, criterion, votes, judge in cells:
-        rng = cell_generator(seed, matchup, criterion)
-        jp = None if judge is None else judge["pair_id"].to_numpy()
-        jc = None if judge is None else pd.to_numeric(judge["credit"], errors="coerce").to_numpy(float)
-        comparisons.append(
-            compare_cell(
-                votes["pair_id"].to_numpy(),
-                votes["reader_id"].to_numpy(),
-                votes["y"].to_numpy(float),
-                jp,
-                jc,
-                tie_rule=tie_rule,
-                policy=policy,
-                rng=rng,
-            )
-        )
-    transfers = decide(comparisons, policy)
+    inputs = [cell_input(*cell) for cell in cells]
+    transfers, comparisons = decide_cells(inputs, tie_rule=tie_rule, policy=policy, seed=seed)
     return [(t, _human_estimands(c, policy.level)) for t, c in zip(transfers, comparisons)]
 
 
-__all__ = ["assess_transfers"]
+__all__ = ["SEQUENTIAL_FACTOR", "SEQUENTIAL_ROUNDS", "CellInput", "assess_transfers", "cell_input", "decide_cells"]

@@ -9,7 +9,14 @@ are :mod:`audit.verdict.decision`.
 
 Seeds: every cell draws from its own generator, ``SeedSequence([run seed, *hash(cell key)])``
 (:func:`cell_generator`), so its result does not depend on the order cells are visited in or
-on which worker computes it.
+on which worker computes it. The key is canonical (:func:`canonical_cell`): the unordered
+system pair in sorted order and the criterion, never the matchup's label or which system is
+focal; pairs and readers are drawn in the sorted order of their ids; and a cell whose focal
+system is the second of the sorted pair (``orientation`` -1) is computed in the canonical
+orientation (votes and judge credits ``1 - y``) and its bootstrap mirrored
+(:meth:`~audit.verdict.paired_bootstrap.CellBootstrap.mirrored`: ``J -> 1 - J``, ``d_lo -> -d_hi``).
+So naming the other system focal gives the same p-values and decision, the differences
+negated, bit for bit (tests/audit/verdict/test_assess.py), whatever the tie rule.
 """
 
 from __future__ import annotations
@@ -32,6 +39,12 @@ def cell_generator(run_seed: int, *key: str) -> np.random.Generator:
     digest = hashlib.sha256("\x1f".join(key).encode("utf-8")).digest()
     words = [int.from_bytes(digest[i : i + 4], "little") for i in range(0, 16, 4)]
     return np.random.default_rng(np.random.SeedSequence([int(run_seed) % 2**32, *words]))
+
+
+def canonical_cell(focal: str, other: str, criterion: str) -> tuple[tuple[str, str, str], float]:
+    """The orientation-free stream key of a cell and its orientation (+1: focal sorts first, else -1)."""
+    first, second = sorted((str(focal), str(other)))
+    return (first, second, str(criterion)), (1.0 if str(focal) == first else -1.0)
 
 
 @dataclass(frozen=True)
@@ -71,9 +84,15 @@ class CellComparison:
 
     def p_outside(self) -> float:
         """One-sided p that the judge lies outside [band_low - margin, band_high + margin]."""
-        above = self.boot["d_hi"].p_greater(self.margin)
-        below = self.boot["d_lo"].p_less(-self.margin)
-        return float(min(above, below))
+        return self.p_outside_with_se()[0]
+
+    def p_outside_with_se(self) -> tuple[float, float]:
+        """:meth:`p_outside` and its Monte Carlo standard error (that of the smaller side)."""
+        hi, lo = self.boot["d_hi"], self.boot["d_lo"]
+        above = (hi.p_greater(self.margin), hi.p_mc_se(self.margin, greater=True))
+        below = (lo.p_less(-self.margin), lo.p_mc_se(-self.margin, greater=False))
+        p, se = above if above[0] <= below[0] else below
+        return float(p), float(se)
 
     def p_conflict(self) -> float:
         """One-sided p of a direction conflict: J decisive one way, V decisive the other.
@@ -81,41 +100,24 @@ class CellComparison:
         An intersection of two one-sided tests: the larger p. 1 when the estimates are on
         the same side of 1/2 (no conflict to test).
         """
+        return self.p_conflict_with_se()[0]
+
+    def p_conflict_with_se(self) -> tuple[float, float]:
+        """:meth:`p_conflict` and its Monte Carlo standard error (that of the larger p; 0 when 1 by rule)."""
         j, v = self.boot["judge_rate"], self.boot["vote_share"]
         if j.estimate > 0.5 and v.estimate < 0.5:
-            return float(max(j.p_greater(0.5), v.p_less(0.5)))
-        if j.estimate < 0.5 and v.estimate > 0.5:
-            return float(max(j.p_less(0.5), v.p_greater(0.5)))
-        return 1.0
+            sides = [(j.p_greater(0.5), j.p_mc_se(0.5, greater=True)), (v.p_less(0.5), v.p_mc_se(0.5, greater=False))]
+        elif j.estimate < 0.5 and v.estimate > 0.5:
+            sides = [(j.p_less(0.5), j.p_mc_se(0.5, greater=False)), (v.p_greater(0.5), v.p_mc_se(0.5, greater=True))]
+        else:
+            return 1.0, 0.0
+        p, se = max(sides, key=lambda side: side[0])
+        return float(p), float(se)
 
     def pass_holds(self) -> bool:
         """Equivalence (TOST at ``alpha``): the 1 - 2 alpha interval of the distance inside (-margin, margin)."""
         low, high = self.band_interval(self.alpha)
         return bool(low > -self.margin and high < self.margin)
-
-    def pairs_needed(self, fail_level: float) -> int | None:
-        """Pairs that would decide the cell at the current estimates (variance ~ 1 / pairs).
-
-        PASS is reachable when both d_lo > -margin and d_hi < margin; else FAIL is, read at
-        ``fail_level`` (the Bonferroni level of the family: conservative for Holm). None
-        when an estimate sits on the margin.
-        """
-        d_lo, d_hi = self.boot["d_lo"], self.boot["d_hi"]
-        lo, hi, m, n = d_lo.estimate, d_hi.estimate, self.margin, self.table.n_pairs
-        ratios = []
-        if lo > -m and hi < m:
-            ratios.append((lo - d_lo.lower(self.alpha)) / (lo + m))
-            ratios.append((d_hi.upper(self.alpha) - hi) / (m - hi))
-        elif hi > m:
-            ratios.append((hi - d_hi.lower(fail_level)) / (hi - m))
-        elif lo < -m:
-            ratios.append((d_lo.upper(fail_level) - lo) / (-m - lo))
-        else:
-            return None
-        if not all(math.isfinite(r) and r > 0 for r in ratios):
-            return None
-        needed = math.ceil(n * max(ratios) ** 2)
-        return max(needed, n + 1)
 
     def interval(self, name: str, level: float) -> Interval:
         d = self.boot[name]
@@ -139,13 +141,21 @@ def compare_cell(
     tie_rule: str,
     policy: TransferPolicy,
     rng: np.random.Generator,
+    orientation: float = 1.0,
+    n_boot: int | None = None,
 ) -> CellComparison:
     """Build, check and bootstrap one cell (see the module doc).
 
     ``judge_pairs``/``judge_credit`` None: the judge has no outputs for this criterion (the
     humans' estimands are still computed, on every pair with a vote, for the report).
+    ``orientation`` is the cell's sign from :func:`canonical_cell`; ``n_boot`` overrides the
+    policy's replicates (the sequential Monte Carlo of :mod:`audit.verdict.assess`).
     """
+    flip = orientation < 0
     y = np.asarray(y, float)
+    if flip:  # the canonical orientation; mirrored back below
+        y = 1.0 - y
+        judge_credit = None if judge_credit is None else 1.0 - np.asarray(judge_credit, float)
     pair_id = np.asarray(pair_id).astype(str)
     has_judge = judge_pairs is not None
     if not has_judge:
@@ -157,7 +167,10 @@ def compare_cell(
     n_common_readers = int(np.unique(np.asarray(reader_id).astype(str)[common]).size)
     table = comparison_table(pair_id, reader_id, y, judge_pairs, judge_credit, tie_rule=tie_rule, rng=rng)
     kw = dict(alpha=policy.alpha, margin=policy.margin)
-    boot = paired_bootstrap(table, policy.n_boot, rng) if table.n_pairs >= 2 and table.n_readers >= 2 else None
+    replicates = policy.n_boot if n_boot is None else int(n_boot)
+    boot = paired_bootstrap(table, replicates, rng) if table.n_pairs >= 2 and table.n_readers >= 2 else None
+    if boot is not None and flip:
+        boot = boot.mirrored()
     if not has_judge:
         return CellComparison(Status.INSUFFICIENT, "the judge has no outputs for this criterion", table, boot, **kw)
     if n_common_pairs < policy.min_pairs or n_common_readers < policy.min_readers:
@@ -210,4 +223,4 @@ def compare_cell(
     return CellComparison(None, "", table, boot, **kw)
 
 
-__all__ = ["CellComparison", "cell_generator", "compare_cell"]
+__all__ = ["CellComparison", "canonical_cell", "cell_generator", "compare_cell"]

@@ -26,6 +26,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from audit.budget import MAX_PAIRS, PAIRS_NEEDED_POWER, power_search, verdict_fail_level
 from audit.checks import Status
 from audit.policy import TransferPolicy
 from audit.result import Interval, Transfer
@@ -91,6 +92,40 @@ def adjust_components(p_outside: np.ndarray, p_conflict: np.ndarray, method: str
             trial[k] = source[k]
             target[k] = float(adjust_p(trial, method)[k])
     return out, conf
+
+
+MC_SES = 2.0  #: a cell is Monte Carlo borderline when its p is within this many Monte Carlo SEs of its level
+
+
+UNSEEN_COUNT = 7.0  #: a tail no replicate reached may still hold up to 7 / (B + 1) (-ln 0.001: a 99.9% upper bound)
+
+
+def borderline(
+    p_cell: np.ndarray, se_cell: np.ndarray, method: str, alpha: float, n_boot: np.ndarray | None = None
+) -> np.ndarray:
+    """Per cell of the family: could the bootstrap's Monte Carlo error alone change its FAIL decision?
+
+    The cell's p is replaced by ``p - 2 se`` and by its Monte Carlo upper value, the larger of
+    ``p + 2 se`` and ``3 / (B + 1)`` (below that no count of ``B`` replicates can rule out a tail
+    mass: with none beyond the null, 3 / (B + 1) is the 95% upper bound of the bootstrap's own
+    tail probability, the rule of three), the others kept, and the family adjusted again:
+    borderline when the two adjusted values fall on opposite sides of ``alpha``.
+    """
+    p_cell, se_cell = np.asarray(p_cell, float), np.asarray(se_cell, float)
+    unseen = np.zeros(p_cell.shape) if n_boot is None else UNSEEN_COUNT / (np.asarray(n_boot, float) + 1.0)
+    out = np.zeros(p_cell.shape, dtype=bool)
+    for k in range(p_cell.size):
+        if not (np.isfinite(p_cell[k]) and np.isfinite(se_cell[k])):
+            continue
+        low = max(p_cell[k] - MC_SES * se_cell[k], 0.0)
+        high = min(max(p_cell[k] + MC_SES * se_cell[k], unseen[k]), 1.0)
+        sides = []
+        for moved in (low, high):
+            trial = p_cell.copy()
+            trial[k] = moved
+            sides.append(bool(adjust_p(trial, method)[k] < alpha))
+        out[k] = sides[0] != sides[1]
+    return out
 
 
 def status_from(
@@ -169,10 +204,16 @@ def decide(comparisons: Sequence[CellComparison], policy: TransferPolicy) -> lis
     """One :class:`~audit.result.Transfer` per comparison (the baseline fields left empty)."""
     assessed = [i for i, c in enumerate(comparisons) if c.assessed]
     family = len(assessed)
-    p_out = np.array([comparisons[i].p_outside() for i in assessed], float)
-    p_conf = np.array([comparisons[i].p_conflict() for i in assessed], float)
+    outside = [comparisons[i].p_outside_with_se() for i in assessed]
+    conflict = [comparisons[i].p_conflict_with_se() for i in assessed]
+    p_out = np.array([p for p, _ in outside], float)
+    p_conf = np.array([p for p, _ in conflict], float)
+    se_out = np.array([se for _, se in outside], float)
+    se_conf = np.array([se for _, se in conflict], float)
     adj_out, adj_conf = adjust_components(p_out, p_conf, policy.adjust)
-    fail_level = policy.alpha / family if (policy.adjust != "none" and family) else policy.alpha
+    n_boot = np.array([comparisons[i].boot.n_boot for i in assessed], float)
+    near = monte_carlo_borderline(p_out, se_out, p_conf, se_conf, policy, n_boot)
+    fail_level = verdict_fail_level(policy.alpha, policy.adjust, family)
     level = 1.0 - 2.0 * policy.alpha
     out: list[Transfer] = []
     rank = {i: k for k, i in enumerate(assessed)}
@@ -181,12 +222,42 @@ def decide(comparisons: Sequence[CellComparison], policy: TransferPolicy) -> lis
             out.append(_not_assessed(c, policy))
             continue
         k = rank[i]
+        t = _assessed(
+            c, policy, level, float(p_out[k]), float(adj_out[k]), float(p_conf[k]), float(adj_conf[k]), fail_level
+        )
+        reason = t.reason + (_BORDERLINE if near[k] else "")
         out.append(
-            _assessed(
-                c, policy, level, float(p_out[k]), float(adj_out[k]), float(p_conf[k]), float(adj_conf[k]), fail_level
+            replace(
+                t,
+                reason=reason,
+                p_outside_mc_se=float(se_out[k]),
+                p_conflict_mc_se=float(se_conf[k]),
+                monte_carlo_borderline=bool(near[k]),
             )
         )
     return out
+
+
+_BORDERLINE = (
+    "; Monte Carlo borderline: the p-value is within two Monte Carlo standard errors of its adjusted level "
+    "(or below what the replicates can resolve, 3 / (replicates + 1)), so the bootstrap's own noise, not the "
+    "data, could move this decision (raise transfer.n_boot)"
+)
+
+
+def monte_carlo_borderline(
+    p_out: np.ndarray,
+    se_out: np.ndarray,
+    p_conf: np.ndarray,
+    se_conf: np.ndarray,
+    policy: TransferPolicy,
+    n_boot: np.ndarray | None = None,
+) -> np.ndarray:
+    """:func:`borderline` on the family's cell p-values (each with the SE of the test that gives it)."""
+    p_out, p_conf = np.asarray(p_out, float), np.asarray(p_conf, float)
+    family = np.array([cell_p(a, b) for a, b in zip(p_out, p_conf)], float)
+    se = np.where(np.nan_to_num(p_out, nan=np.inf) <= np.nan_to_num(p_conf, nan=np.inf), se_out, se_conf)
+    return borderline(family, se, policy.adjust, policy.alpha, n_boot)
 
 
 def _counts(c: CellComparison) -> dict:
@@ -241,7 +312,6 @@ def _assessed(
         alpha=a,
         margin=m,
     )
-    needed = None
     if status is Status.FAIL:
         parts = []
         if outside:
@@ -262,12 +332,11 @@ def _assessed(
             j_dir, h_dir
         )
     else:
-        needed = c.pairs_needed(fail_level)
         reason = (
             f"INCONCLUSIVE: {head}: neither inside the {100 * m:.0f}-point margin nor beyond it at the "
-            f"{adj_word} level (p = {adj_out:.2g})" + _human_note(j_dir, h_dir) + "; " + _budget(c, needed)
+            f"{adj_word} level (p = {adj_out:.2g})" + _human_note(j_dir, h_dir)
         )
-    return Transfer(
+    transfer = Transfer(
         status=status,
         reason=reason,
         margin=m,
@@ -286,24 +355,61 @@ def _assessed(
         direction_conflict=conflict,
         human_direction=h_dir,
         judge_direction=j_dir,
-        pairs_needed=needed,
         n_boot=b.n_boot,
         **_counts(c),
     )
+    if status is not Status.INCONCLUSIVE:
+        return transfer
+    needed, why = pairs_needed(transfer, alpha=a, fail_level=fail_level)
+    return replace(
+        transfer,
+        pairs_needed=needed,
+        pairs_needed_power=PAIRS_NEEDED_POWER,
+        reason=reason + "; " + _budget(c, needed, why),
+    )
 
 
-def _budget(c: CellComparison, needed: int | None) -> str:
+def pairs_needed(t: Transfer, *, alpha: float, fail_level: float) -> tuple[int | None, str]:
+    """The pairs that decide an INCONCLUSIVE cell with 80% power at its estimates, and why none when None.
+
+    :func:`audit.budget.power_search` (the label budget's own search, one home) on the cell's
+    recorded numbers; at least one pair more than the cell has.
+    """
+    found = power_search(t, power=PAIRS_NEEDED_POWER, alpha=alpha, fail_level=fail_level)
+    if found.state == "on the margin":
+        return None, "the estimate sits on the margin: no sample size would decide it at the current estimates"
+    if found.state != "searched":
+        return None, "the intervals of the distance have no width: no sample size changes the decision"
+    if found.pairs is None:
+        return None, f"{found.target} would need more than {MAX_PAIRS:,} pairs for {PAIRS_NEEDED_POWER:.0%} power"
+    return max(found.pairs, int(t.n_pairs) + 1), ""
+
+
+def _budget(c: CellComparison, needed: int | None, why: str) -> str:
     if needed is None:
-        return "the estimate sits on the margin: no sample size would decide it at the current estimates"
+        return why
     t = c.table
     more = needed - t.n_pairs
     rpp = t.readers_per_pair()
     readers = math.ceil(t.n_readers * needed / t.n_pairs)
     return (
-        f"about {needed} pairs would decide it at the current estimates ({more} more, each read by "
-        f"~{rpp:.1f} readers: ~{math.ceil(more * rpp)} more votes; the 1/pairs scaling assumes the pool of "
-        f"readers grows in proportion, to ~{readers} readers, {readers - t.n_readers} more)"
+        f"about {needed} pairs would decide it with {PAIRS_NEEDED_POWER:.0%} power at the current estimates "
+        f"({more} more, each read by ~{rpp:.1f} readers: ~{math.ceil(more * rpp)} more votes; the 1/pairs "
+        f"scaling assumes the pool of readers grows in proportion, to ~{readers} readers, {readers - t.n_readers} more)"
     )
 
 
-__all__ = ["ADJUSTMENTS", "adjust_components", "adjust_p", "cell_p", "decide", "redecide", "status_from"]
+__all__ = [
+    "ADJUSTMENTS",
+    "MC_SES",
+    "UNSEEN_COUNT",
+    "adjust_components",
+    "adjust_p",
+    "borderline",
+    "cell_p",
+    "decide",
+    "monte_carlo_borderline",
+    "pairs_needed",
+    "redecide",
+    "status_from",
+]

@@ -59,6 +59,8 @@ STATISTICS = (
     "d_lo",
     "d_hi",
 )
+RATES = ("judge_rate", "vote_share", "majority_rate")
+RATE_CENTRE = 1.0  #: a rate x seen from the other side is 1 - x
 #: the range of each statistic (reported bounds are clipped to it; the kernel would spill over)
 BOUNDS = {k: ((0.0, 1.0) if k in ("judge_rate", "vote_share", "majority_rate") else (-1.0, 1.0)) for k in STATISTICS}
 
@@ -77,6 +79,14 @@ class CellBootstrap:
 
     def estimate(self, name: str) -> float:
         return self.distributions[name].estimate
+
+    def mirrored(self) -> "CellBootstrap":
+        """The same bootstrap seen with the other system focal: rates ``1 - x``, differences
+        negated, ``d_lo`` and ``d_hi`` exchanged (exactly: :meth:`ReplicateDistribution.mirrored`)."""
+        d = self.distributions
+        swap = {"d_lo": "d_hi", "d_hi": "d_lo"}
+        out = {k: d[swap.get(k, k)].mirrored(RATE_CENTRE if k in RATES else 0.0) for k in d}
+        return CellBootstrap(out, self.between_pair_sd, self.reader_sd, self.n_boot)
 
 
 def _vote_share(csum: np.ndarray, nsum: np.ndarray, weight: np.ndarray) -> np.ndarray:

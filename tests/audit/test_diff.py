@@ -142,7 +142,7 @@ def test_removed_cells_count_unless_the_policy_ignores_them(base):
 def test_incomparable_inputs_are_exit_2_with_the_reason(base, tmp_path, capsys):
     old = _write(tmp_path, "old", base)
     other = json.loads(result_to_json(base))
-    other["schema_version"] = "2.1"  # base is SCHEMA_VERSION (2.3): a 2.1 result of the same run
+    other["schema_version"] = "2.1"  # base is SCHEMA_VERSION: a 2.1 result of the same run
     older = tmp_path / "older.json"
     older.write_text(json.dumps(other), encoding="utf-8")
     assert main(["diff", str(older), old]) == 2

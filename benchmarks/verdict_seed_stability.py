@@ -1,0 +1,102 @@
+"""Does the verdict depend on the seed? The fixture's cells decided at many run seeds.
+
+Loads the shipped fixture once and, per run seed, derives the verdict's seed exactly as
+:func:`audit.pipeline.run_audit` does and decides every cell (:func:`audit.pipeline.assess_cells`,
+the primary judge; no other section). Prints, per cell that is FAIL at some seed or whose status
+changes, the statuses seen, the range of its raw p (the smaller of p_outside and p_conflict),
+its Monte Carlo SE and the Holm level it is compared with; then the counts per status at each seed.
+
+    python benchmarks/verdict_seed_stability.py --seeds 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import numpy as np
+
+from audit.sections import judge_configurations as configurations_part
+from audit.agreement import reader_baseline
+from audit.inputs.load import load_audit_data
+from audit.judge_side import judge_pair_outcomes
+from audit.pipeline import assess_cells, choose_primary_judge, judge_choices
+from audit.spec import AuditSpec
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def verdict_seed(seed: int) -> int:
+    root = np.random.SeedSequence(seed)
+    root.spawn(5)
+    return int(root.spawn(1)[0].generate_state(1)[0])
+
+
+def _cell_p(t) -> tuple[float, float | None]:
+    """The cell's p (the smaller of its two tests) and that test's Monte Carlo SE (None before 2.3)."""
+    sides = [(t.p_outside, getattr(t, "p_outside_mc_se", None)), (t.p_conflict, getattr(t, "p_conflict_mc_se", None))]
+    return min((s for s in sides if s[0] is not None), key=lambda s: s[0])
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seeds", type=int, default=20, help="run seeds 0 .. N-1")
+    ap.add_argument("--pairs", default=str(ROOT / "fixtures/deployment/pairs.csv"))
+    args = ap.parse_args(argv)
+    d = ROOT / "fixtures/deployment"
+    data = load_audit_data(d / "judge.csv", d / "humans.csv", pairs=args.pairs)
+    spec = AuditSpec(surface=False)
+    outcomes = judge_pair_outcomes(data, spec.tie_rule, np.random.default_rng(0))
+    primary = choose_primary_judge(data.judges, None)
+    if primary == configurations_part.AUTO:
+        primary = data.judges[0]
+    choices = judge_choices(outcomes, primary, data.criteria)
+    baseline = reader_baseline(data.votes, choices).to_frame()
+    statuses, pvals, ses, levels = defaultdict(list), defaultdict(list), defaultdict(list), defaultdict(list)
+    boots, flagged = defaultdict(list), defaultdict(int)
+    totals = []
+    t0 = time.process_time()
+    for s in range(args.seeds):
+        cells = assess_cells(data, spec, outcomes, primary, baseline, verdict_seed(s))
+        assessed = [c for c in cells if c.transfer.status.value in ("PASS", "FAIL", "INCONCLUSIVE")]
+        k = len(assessed)
+        totals.append(Counter(c.transfer.status.value for c in cells))
+        ps = sorted((_cell_p(c.transfer), c) for c in assessed)
+        for rank, ((p, se), c) in enumerate(ps):
+            key = (c.matchup, c.criterion)
+            statuses[key].append(c.transfer.status.value)
+            pvals[key].append(p)
+            ses[key].append(np.nan if se is None else se)
+            boots[key].append(c.transfer.n_boot)
+            flagged[key] += bool(getattr(c.transfer, "monte_carlo_borderline", False))
+            levels[key].append(spec.policy.transfer.alpha / (k - rank))
+    cpu = time.process_time() - t0
+    print(f"{args.seeds} seeds, {cpu:.1f} s CPU ({cpu / args.seeds:.2f} s a seed)")
+    head = f"{'cell':48s} {'statuses':28s} {'p min':>9s} {'p max':>9s} {'max/min':>8s} {'MC SE':>9s}"
+    print(head + f" {'Holm lvl':>9s} {'max B':>6s} {'borderline':>10s}")
+    for key in statuses:
+        seen = Counter(statuses[key])
+        if "FAIL" not in seen and len(seen) == 1:
+            continue
+        p = np.array(pvals[key])
+        print(
+            f"{key[0] + ' / ' + key[1]:48s} {', '.join(f'{k} {v}' for k, v in sorted(seen.items())):28s} "
+            f"{p.min():9.2e} {p.max():9.2e} {p.max() / p.min():8.3g} {_max(ses[key]):9.1e} "
+            f"{np.median(levels[key]):9.2e} {max(boots[key]):6d} {flagged[key]:10d}"
+        )
+    changed = sum(len(set(v)) > 1 for v in statuses.values())
+    print(f"cells whose status changes across seeds: {changed} of {len(statuses)}")
+    for name in ("FAIL", "PASS", "INCONCLUSIVE", "INSUFFICIENT", "ERROR"):
+        per = [t.get(name, 0) for t in totals]
+        print(f"  {name:13s} per seed: min {min(per)}, max {max(per)}")
+
+
+def _max(values) -> float:
+    values = np.asarray(values, float)
+    return float(np.nanmax(values)) if np.isfinite(values).any() else float("nan")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,133 @@
+"""The fixture's cells decided end to end: the headline depends neither on the seed nor on which system is focal."""
+
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from audit.agreement import reader_baseline
+from audit.inputs.load import load_audit_data
+from audit.judge_side import judge_pair_outcomes
+from audit.pipeline import assess_cells, choose_primary_judge, judge_choices
+from audit.spec import AuditSpec
+from audit.verdict.compare import canonical_cell
+
+FIXTURE = Path(__file__).resolve().parents[3] / "fixtures" / "deployment"
+ASSESSED = ("PASS", "FAIL", "INCONCLUSIVE")
+
+
+def _cells(pairs: Path, seed: int):
+    data = load_audit_data(FIXTURE / "judge.csv", FIXTURE / "humans.csv", pairs=pairs)
+    spec = AuditSpec(surface=False)
+    outcomes = judge_pair_outcomes(data, spec.tie_rule, np.random.default_rng(0))
+    primary = choose_primary_judge(data.judges, None)
+    baseline = reader_baseline(data.votes, judge_choices(outcomes, primary, data.criteria)).to_frame()
+    return {(c.matchup, c.criterion): c for c in assess_cells(data, spec, outcomes, primary, baseline, seed)}
+
+
+def test_the_stream_key_is_the_sorted_system_pair_and_the_criterion():
+    assert canonical_cell("v3", "r1", "engagement") == (("r1", "v3", "engagement"), -1.0)
+    assert canonical_cell("r1", "v3", "engagement") == (("r1", "v3", "engagement"), 1.0)
+
+
+@pytest.fixture(scope="module")
+def flipped_pairs(tmp_path_factory):
+    """The fixture's pairs file with the other system of every matchup named focal."""
+    pairs = pd.read_csv(FIXTURE / "pairs.csv", dtype=str, keep_default_na=False)
+    pairs["focal"] = np.where(pairs["focal"] == pairs["system_a"], pairs["system_b"], pairs["system_a"])
+    path = tmp_path_factory.mktemp("flipped") / "pairs.csv"
+    pairs.to_csv(path, index=False)
+    return path
+
+
+def test_naming_the_other_system_focal_mirrors_every_cell(flipped_pairs):
+    seed = 12345
+    given, flipped = _cells(FIXTURE / "pairs.csv", seed), _cells(flipped_pairs, seed)
+    assert given.keys() == flipped.keys()
+    n_fail = 0
+    for key, a in given.items():
+        b = flipped[key]
+        ta, tb = a.transfer, b.transfer
+        assert a.focal == b.other and a.other == b.focal
+        assert ta.status == tb.status, key
+        n_fail += ta.status.value == "FAIL"
+        if ta.status.value not in ASSESSED:
+            continue
+        for name in ("p_outside", "p_conflict", "p_outside_adjusted", "p_conflict_adjusted"):
+            assert getattr(ta, name) == pytest.approx(getattr(tb, name), rel=1e-12, abs=1e-15), (key, name)
+        # the band distance and its interval negated, J mirrored
+        assert ta.difference.estimate == pytest.approx(-tb.difference.estimate, abs=1e-12)
+        assert ta.difference.ci_low == pytest.approx(-tb.difference.ci_high, abs=1e-12)
+        assert ta.difference.ci_high == pytest.approx(-tb.difference.ci_low, abs=1e-12)
+        assert ta.judge_rate.estimate == pytest.approx(1.0 - tb.judge_rate.estimate, abs=1e-12)
+        assert ta.judge_rate.ci_low == pytest.approx(1.0 - tb.judge_rate.ci_high, abs=1e-12)
+    assert n_fail >= 3  # the fixture's story: the judge fails to transfer in the r1 vs v3 matchup
+
+
+def test_the_fixture_headline_is_the_same_at_several_seeds():
+    """Per-cell statuses equal at four run seeds unless a cell is flagged Monte Carlo borderline."""
+    runs = [_cells(FIXTURE / "pairs.csv", seed) for seed in (0, 1, 2, 3)]
+    counts = [Counter(c.transfer.status.value for c in run.values()) for run in runs]
+    assert counts[0]["FAIL"] >= 3
+    for key in runs[0]:
+        statuses = {run[key].transfer.status for run in runs}
+        borderline = any(run[key].transfer.monte_carlo_borderline for run in runs)
+        assert len(statuses) == 1 or borderline, (key, statuses)
+    if not any(c.transfer.monte_carlo_borderline for run in runs for c in run.values()):
+        assert all(c == counts[0] for c in counts), counts
+
+
+def _simulated_cells(seed=3):
+    from audit.verdict.simulate import CellDesign, simulate_cell
+
+    cell = simulate_cell(CellDesign(0.0, 0.6, 0.2), 40, 6, np.random.default_rng(seed))
+    votes = pd.DataFrame({"pair_id": cell.pair_id, "reader_id": cell.reader_id, "y": cell.y})
+    # a judge 12 points towards the focal system on these pairs: beyond the 10-point margin, not by much
+    credit = (np.random.default_rng(seed + 1).random(cell.pairs.size) < 0.62).astype(float)
+    judge = pd.DataFrame({"pair_id": cell.pairs, "credit": credit})
+    return [("a vs b", "overall", votes, judge)]
+
+
+def test_a_cell_within_its_monte_carlo_error_of_the_level_gets_more_replicates():
+    from audit.policy import TransferPolicy
+    from audit.verdict.assess import SEQUENTIAL_FACTOR, assess_transfers
+
+    cells = _simulated_cells()
+    base = TransferPolicy(n_boot=199)
+    ((t0, _),) = assess_transfers(cells, tie_rule="even-split", policy=base, seed=5)
+    p = min(t0.p_outside, t0.p_conflict)
+    assert 0.002 < p < 0.45 and t0.n_boot == 199 and t0.p_outside_mc_se > 0
+    # one cell: its Holm level is alpha; put alpha on its p, within its Monte Carlo error
+    on_level = TransferPolicy(n_boot=199, alpha=p + 0.1 * t0.p_outside_mc_se)
+    ((t1, _),) = assess_transfers(cells, tie_rule="even-split", policy=on_level, seed=5)
+    assert t1.n_boot in (199 * SEQUENTIAL_FACTOR, 199 * SEQUENTIAL_FACTOR**2)
+    assert "sequential Monte Carlo" in t1.reason
+    assert t1.p_outside_mc_se < t0.p_outside_mc_se
+    # far from the level nothing is re-run
+    far = TransferPolicy(n_boot=199, alpha=min(0.49, 10 * p))
+    ((t2, _),) = assess_transfers(cells, tie_rule="even-split", policy=far, seed=5)
+    assert t2.n_boot == 199 and not t2.monte_carlo_borderline and "sequential" not in t2.reason
+
+
+def test_pairs_needed_is_the_label_budget_at_80_percent_power():
+    """One home: every INCONCLUSIVE cell's transfer.pairs_needed is its budgeted pairs at 80% power."""
+    from audit.budget import budget_of_cells
+    from audit.policy import TransferPolicy
+
+    cells = _cells(FIXTURE / "pairs.csv", 0)
+    p = TransferPolicy()
+    budget = budget_of_cells(list(cells.values()), alpha=p.alpha, adjust=p.adjust, margin=p.margin, power=0.8)
+    undecided = 0
+    for cell, b in zip(cells.values(), budget.cells):
+        t = cell.transfer
+        if t.status.value != "INCONCLUSIVE":
+            assert t.pairs_needed is None and t.pairs_needed_power is None
+            continue
+        undecided += 1
+        assert t.pairs_needed_power == 0.8
+        assert b.pairs_needed_verdict == t.pairs_needed
+        assert t.pairs_needed == (None if b.pairs is None else max(b.pairs, t.n_pairs + 1)), (cell.criterion, b)
+        assert f"about {t.pairs_needed} pairs would decide it with 80% power" in t.reason
+    assert undecided >= 5
