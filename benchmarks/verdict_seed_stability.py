@@ -18,11 +18,11 @@ from pathlib import Path
 
 import numpy as np
 
-from audit.sections import judge_configurations as configurations_part
 from audit.agreement import reader_baseline
 from audit.inputs.load import load_audit_data
 from audit.judge_side import judge_pair_outcomes
 from audit.pipeline import assess_cells, choose_primary_judge, judge_choices
+from audit.sections import judge_configurations as configurations_part
 from audit.spec import AuditSpec
 
 ROOT = Path(__file__).resolve().parents[1]
