@@ -29,8 +29,6 @@ does the same for the uncertainty section's two-way intervals.
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import ndtr, ndtri
-from scipy.stats import t as student_t
 
 P_MIN = float(np.finfo(float).tiny)  #: the smallest p-value returned (a smoothed tail that underflowed)
 
@@ -75,6 +73,8 @@ class ReplicateDistribution:
 
     def cdf(self, x: float) -> float:
         """Smoothed ``P*(statistic <= x)`` (a step when the replicates do not vary)."""
+        from scipy.special import ndtr
+
         if not self.defined:
             return float("nan")
         if self._h <= 0:
@@ -98,6 +98,9 @@ class ReplicateDistribution:
 
     def tail(self, a: float) -> float:
         """The tail probability at which a one-sided level-``a`` bound is read (t-calibrated)."""
+        from scipy.special import ndtr
+        from scipy.stats import t as student_t
+
         if not np.isfinite(self.df):
             return float(a)
         return float(ndtr(-student_t.ppf(1.0 - a, self.df)))
@@ -126,6 +129,9 @@ class ReplicateDistribution:
         return self._calibrate(1.0 - c if np.isfinite(c) else c)
 
     def _calibrate(self, p: float) -> float:
+        from scipy.special import ndtri
+        from scipy.stats import t as student_t
+
         if not np.isfinite(p):
             return float(p)
         if self._h <= 0:  # a count of replicates: never below 1 / (B + 1)
