@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import math
 import types
 import typing
@@ -66,6 +67,23 @@ def to_jsonable(obj: Any) -> Any:
     raise TypeError(f"cannot serialise {type(obj).__name__}")
 
 
+@functools.cache
+def _field_hints(tp: type) -> tuple[tuple[str, Any], ...]:
+    """A dataclass's fields and their resolved type hints (resolved once per type: most of a load's time)."""
+    hints = typing.get_type_hints(tp)
+    return tuple((f.name, hints[f.name]) for f in dataclasses.fields(tp))
+
+
+def _numbers(values: list, dtype: str):
+    """A float column straight through numpy (None -> NaN, as ``astype`` does); other dtypes via pandas."""
+    if dtype.startswith("float"):
+        try:
+            return np.asarray(values, dtype=dtype)
+        except (TypeError, ValueError):
+            pass
+    return None
+
+
 def _frame_in(data: dict) -> pd.DataFrame:
     columns = data["columns"]
     dtypes = data.get("dtypes") or ["object"] * len(columns)
@@ -75,6 +93,10 @@ def _frame_in(data: dict) -> pd.DataFrame:
         values = [row[j] for row in rows]
         if dtype.startswith(("float", "int", "bool")):
             values = [_SPECIAL_FLOATS.get(v, v) if isinstance(v, str) else v for v in values]
+            fast = _numbers(values, dtype)
+            if fast is not None:
+                series[col] = pd.Series(fast, copy=False)
+                continue
             column = pd.Series(values, dtype=object)
             try:
                 column = column.astype(dtype)
@@ -111,11 +133,7 @@ def from_jsonable(tp: Any, data: Any) -> Any:
     if dataclasses.is_dataclass(tp):
         if not isinstance(data, dict):
             raise TypeError(f"{tp.__name__} expects an object, got {type(data).__name__}")
-        hints = typing.get_type_hints(tp)
-        kwargs = {}
-        for f in dataclasses.fields(tp):
-            if f.name in data:
-                kwargs[f.name] = from_jsonable(hints[f.name], data[f.name])
+        kwargs = {name: from_jsonable(hint, data[name]) for name, hint in _field_hints(tp) if name in data}
         return tp(**kwargs)
     if tp is pd.DataFrame:
         if not isinstance(data, dict):
