@@ -33,6 +33,7 @@ from reports.tables import folded_tables, status_value, table, tie_words
 
 EXCERPT_CHARS = 700
 MAX_CASES = 5
+OPEN_VOTE_ROWS = 8  #: a case study's per-reader vote table past this many readers is folded (the counts stay open)
 MAX_HEATMAPS = 13  #: all matchups pooled + 12 matchups
 
 
@@ -308,6 +309,8 @@ def divergent_cases(result: Any, payload: ReaderAnalysis) -> list[dict]:
                 "votes_table": table(
                     pair.votes.reset_index(drop=True), caption="Each reader's vote per criterion (focal / other / tie)"
                 ),
+                "votes_folded": len(pair.votes) > OPEN_VOTE_ROWS,
+                "n_readers": len(pair.votes),
                 "votes": comments,
                 "stories": stories,
             }

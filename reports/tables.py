@@ -36,7 +36,7 @@ def table(
     if frame is None:
         return None
     cols = [c for c in (columns or list(frame.columns)) if c in frame.columns]
-    shown = frame[cols].head(max_rows)
+    shown = frame.head(max_rows)[cols]
     rows = [[cell_value(v) for v in row] for row in shown.itertuples(index=False, name=None)]
     return {
         "caption": caption,

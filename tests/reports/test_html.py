@@ -138,6 +138,23 @@ def test_case_study_shows_comments_and_excerpts(html, result):
         assert str(escape(text)) in html
 
 
+def _first_case(page: str) -> str:
+    card = page[page.index('<article class="case"') :]
+    return card[: card.index("</article>")]
+
+
+def test_case_study_folds_the_vote_table_of_many_readers(tmp_path, html):
+    """Past 8 readers a case study's per-reader votes fold (its judge table keeps the counts per criterion)."""
+    from tests.reports.study import run_study, write_study
+
+    many = render_html(run_study(write_study(tmp_path / "in", n_matchups=1, n_pairs=10, n_readers=12), n_boot=50))
+    card = _first_case(many)
+    assert '<details class="votes"><summary>Each reader\'s vote per criterion (12 readers;' in card
+    assert "readers for focal / other" in card.split("<details")[0]  # the counts stay open
+    fixture = _first_case(html)  # 7 readers per pair: the table stays open
+    assert '<details class="votes">' not in fixture and "vote per criterion (focal / other / tie)" in fixture
+
+
 def test_self_contained_no_script_no_network(html):
     p = parse(html)
     tags = {t for t, _ in p.tags}
