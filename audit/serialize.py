@@ -74,29 +74,24 @@ def _field_hints(tp: type) -> tuple[tuple[str, Any], ...]:
     return tuple((f.name, hints[f.name]) for f in dataclasses.fields(tp))
 
 
-def _numbers(values: list, dtype: str):
-    """A float column straight through numpy (None -> NaN, as ``astype`` does); other dtypes via pandas."""
-    if dtype.startswith("float"):
-        try:
-            return np.asarray(values, dtype=dtype)
-        except (TypeError, ValueError):
-            pass
-    return None
-
-
 def _frame_in(data: dict) -> pd.DataFrame:
     columns = data["columns"]
     dtypes = data.get("dtypes") or ["object"] * len(columns)
     rows = data["data"]
+    if rows and all(len(row) == len(columns) for row in rows):
+        by_column = [list(col) for col in zip(*rows)]  # one pass over the rows, not one per column
+    else:
+        by_column = [[row[j] for row in rows] for j in range(len(columns))]  # a short row raises here
     series = {}
-    for j, (col, dtype) in enumerate(zip(columns, dtypes)):
-        values = [row[j] for row in rows]
+    for col, dtype, values in zip(columns, dtypes, by_column):
+        if dtype.startswith("float"):
+            try:  # numpy reads "NaN" / "Infinity" / "-Infinity" and None (NaN) as the mapping below does
+                series[col] = pd.Series(np.asarray(values, dtype=dtype), copy=False)
+                continue
+            except (TypeError, ValueError):
+                pass
         if dtype.startswith(("float", "int", "bool")):
             values = [_SPECIAL_FLOATS.get(v, v) if isinstance(v, str) else v for v in values]
-            fast = _numbers(values, dtype)
-            if fast is not None:
-                series[col] = pd.Series(fast, copy=False)
-                continue
             column = pd.Series(values, dtype=object)
             try:
                 column = column.astype(dtype)
