@@ -314,3 +314,34 @@ def test_headline_gives_the_counts_per_status(result):
         assert f"{status} {n}" in text
     assessed = sum(result.counts[s] for s in ("PASS", "FAIL", "INCONCLUSIVE"))
     assert f"cells out of {len(result.cells)} ({assessed} compared" in text
+
+
+def test_long_lists_are_capped_in_the_page_and_name_their_csv(result, monkeypatch):
+    """A study of thousands of cells would print every cell and check: the page shows the first
+    ``PAGE_ROWS`` (worst first) and says where the rest are."""
+    import reports.context as context
+
+    monkeypatch.setattr(context, "TRANSFER_OPEN", 2)
+    monkeypatch.setattr(context, "PAGE_ROWS", 5)
+    page = render_html(result)
+    n_cells, n_checks = len(result.cells), len(result.checks)
+    more = page[page.index('<table id="transfer-table-more">') :]
+    more = more[: more.index("</table>")]
+    assert more.count('" title="') == 3  # rows 3 to 5: one title (its reason) per cell row
+    assert f"The first 5 cells are shown; the other {n_cells - 5} are in cells.csv and result.json." in page
+    assert f"The first 5 checks are shown; the other {n_checks - 5} are in checks.csv and junit.xml." in page
+    reasons = page[page.index("<summary>Why each cell got its status</summary>") :]
+    assert reasons[: reasons.index("</ul>")].count("<li>") == 5
+
+
+def test_a_table_wider_than_forty_columns_is_cut_and_says_so():
+    import numpy as np
+    import pandas as pd
+
+    from reports.tables import MAX_TABLE_COLUMNS, table
+
+    n = MAX_TABLE_COLUMNS + 7
+    wide = table(pd.DataFrame(np.zeros((3, n)), columns=[f"c{i}" for i in range(n)]))
+    assert wide["columns"] == [f"c{i}" for i in range(MAX_TABLE_COLUMNS)]
+    assert all(len(row) == MAX_TABLE_COLUMNS for row in wide["rows"])
+    assert wide["note"] == f"The first {MAX_TABLE_COLUMNS} columns are shown; 7 more are in result.json."
