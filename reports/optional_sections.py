@@ -94,9 +94,8 @@ def uncertainty(result: Any, payload: UncertaintySection, ctx: dict) -> None:
             {
                 "id": "fig-loro",
                 "title": "Leave-one-reader-out shifts",
-                "caption": "Change of each cell's raw human rate when one reader is removed (rate without the reader "
-                "minus "
-                "the rate with everyone).",
+                "caption": "Change of each cell's raw human rate (focal votes / decisive votes: ties left out) "
+                "when one reader is removed (rate without the reader minus the rate with everyone).",
                 "svg": loro_shift_svg(shifts[["reader_id", "criterion", "shift", "matchup"]], fig_id="fig-loro"),
             }
         )

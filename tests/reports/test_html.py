@@ -345,3 +345,21 @@ def test_a_table_wider_than_forty_columns_is_cut_and_says_so():
     assert wide["columns"] == [f"c{i}" for i in range(MAX_TABLE_COLUMNS)]
     assert all(len(row) == MAX_TABLE_COLUMNS for row in wide["rows"])
     assert wide["note"] == f"The first {MAX_TABLE_COLUMNS} columns are shown; 7 more are in result.json."
+
+
+def _caption(page: str, fig_id: str) -> str:
+    start = page.rindex("<figure", 0, page.index(f'id="{fig_id}"'))
+    figure = page[start : page.index("</figure>", start)]
+    return figure[figure.index("<figcaption>") :] if "<figcaption>" in figure else ""
+
+
+def test_every_pooled_human_figure_says_how_ties_count(html, result):
+    """One label per number: each figure that pools human votes says how it counts a tie."""
+    from reports.sections import focal_label
+
+    rule = result.provenance.tie_rule
+    assert f"human vote share for {focal_label(result)} (ties: {rule}, 95% CI)" in html  # Fig 1a's axis
+    assert "ties left out" in _caption(html, "fig-loro")
+    assert "tied votes left out" in _caption(html, "fig-bootstrap")
+    for fig in ("fig-heatmap-1", "fig-surface"):
+        assert "tie" in _caption(html, fig).lower(), fig
