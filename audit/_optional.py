@@ -24,6 +24,10 @@ _HINTS = {
     ),
     "distributed": ("pip install 'judge-transfer-audit[dask]'", "running the audit on a Dask cluster"),
     "dask": ("pip install 'judge-transfer-audit[dask]'", "running the audit on a Dask cluster"),
+    "matplotlib": (
+        "pip install 'judge-transfer-audit[plots]'",
+        "drawing a figure through matplotlib (reports.figures.figure_to_svg)",
+    ),
     "sksparse": (
         "apt-get install libsuitesparse-dev, then pip install 'judge-transfer-audit[sparse]'",
         "the sparse GLMM path (CHOLMOD)",

@@ -82,7 +82,6 @@ def configuration_decisions(
     for it, as for the primary judge.
     """
     from audit.policy import TransferPolicy
-    from audit.verdict import assess_transfers
 
     policy = policy or TransferPolicy()
     out: dict[str, tuple[dict[str, int], float]] = {}
@@ -92,21 +91,57 @@ def configuration_decisions(
     order = {(c.matchup, c.criterion): i for i, c in enumerate(cells or ())}
     if order:  # the cells' order (the decision does not depend on it; the record does)
         groups.sort(key=lambda g: order.get(g[0], len(order)))
+    # The human side of every cell, shared by all configurations (arrays built once).
+    shared = [
+        (
+            str(matchup),
+            str(criterion),
+            part["pair_id"].to_numpy(),
+            part["reader_id"].to_numpy(),
+            part["y"].to_numpy(float),
+            pd.unique(part["pair_id"].to_numpy()),
+        )
+        for (matchup, criterion), part in groups
+    ]
     for judge, choices in choices_by_judge.items():
         if judge in out or choices is None:
             continue
-        by_criterion = {c: g for c, g in choices.groupby("criterion", sort=False)} if len(choices) else {}
-        inputs = []
-        for (matchup, criterion), part in groups:
+        by_criterion = (
+            {
+                c: (g["pair_id"].to_numpy(), pd.to_numeric(g["y_judge"], errors="coerce").to_numpy(float))
+                for c, g in choices.groupby("criterion", sort=False)
+            }
+            if len(choices)
+            else {}
+        )
+        cell_inputs = []
+        for matchup, criterion, pair, reader, y, pairs in shared:
             mine = by_criterion.get(criterion)
-            judged = None
+            jp = jc = None
             if mine is not None:
-                judged = mine[mine["pair_id"].isin(part["pair_id"].unique())].rename(columns={"y_judge": "credit"})
-                judged = judged[["pair_id", "credit"]]
-            inputs.append((str(matchup), str(criterion), part, judged))
-        transfers = assess_transfers(inputs, tie_rule=tie_rule, policy=policy, seed=seed) if inputs else []
-        out[judge] = _summary(t for t, _ in transfers)
+                keep = np.isin(mine[0], pairs)
+                jp, jc = mine[0][keep], mine[1][keep]
+            cell_inputs.append((matchup, criterion, pair, reader, y, jp, jc))
+        out[judge] = _summary(_decide_cells(cell_inputs, tie_rule=tie_rule, policy=policy, seed=seed))
     return out
+
+
+def _decide_cells(cell_inputs, *, tie_rule: str, policy, seed: int):
+    """The transfers of one configuration's cells: what :func:`audit.verdict.assess_transfers` decides.
+
+    The same steps (each cell compared on its own stream keyed by the cell, then decided together),
+    on arrays built once for every configuration, and without the human estimands'
+    intervals, which the summary does not read (tests/audit/test_judge_configurations.py
+    checks the transfers against ``assess_transfers``'s).
+    """
+    from audit.verdict.compare import cell_generator, compare_cell
+    from audit.verdict.decision import decide
+
+    comparisons = [
+        compare_cell(pair, reader, y, jp, jc, tie_rule=tie_rule, policy=policy, rng=cell_generator(seed, m, c))
+        for m, c, pair, reader, y, jp, jc in cell_inputs
+    ]
+    return decide(comparisons, policy) if comparisons else []
 
 
 def closest_configuration(votes: pd.DataFrame, choices_by_judge: dict[str, pd.DataFrame]) -> str | None:

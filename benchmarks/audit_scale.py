@@ -5,7 +5,8 @@
     python benchmarks/audit_scale.py --studies 1m --jobs 2 --glmer-cache /tmp/glmer   # reuse a 20-min glmer fit
 
 For each study it runs the real command line (`python -m audit run ... --out TMP`, report included)
-in a fresh process per setting and prints one table: wall time, peak RSS of that process, and the
+in a fresh process per setting and prints one table: wall time, CPU time (user + system, with the
+workers it waited for; the machine's load inflates it far less than wall time), peak RSS of that process, and the
 seconds of each stage (from the command's own stage messages on stderr; "surface+" runs to the
 next message, so it also holds whatever the pipeline does after the surface section). Settings: ``--jobs`` values
 and, with ``--dask``, a Dask LocalCluster of 2 single-thread workers started here. Beside it, one fit
@@ -95,7 +96,8 @@ def run_audit(args: list[str], out: Path) -> dict:
     stages = {}
     for (t0, name), (t1, _) in zip(marks, marks[1:] + [(total, "")]):
         stages[name] = t1 - t0
-    return {"wall": wall, "peak_mb": usage.ru_maxrss / 1024, "stages": stages}
+    cpu = usage.ru_utime + usage.ru_stime  # the process and the workers it waited for
+    return {"wall": wall, "cpu": cpu, "peak_mb": usage.ru_maxrss / 1024, "stages": stages}
 
 
 def competitors(humans: Path, glmer_cache: Path | None) -> list[tuple[str, float, str]]:
@@ -175,7 +177,7 @@ def main(argv=None) -> int:
         cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
     cols = [SHORT[s] for s in STAGES]
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    print(f"{'study':9} {'setting':12} {'wall s':>7} {'peak MB':>8} " + " ".join(f"{c:>7}" for c in cols))
+    print(f"{'study':9} {'setting':12} {'wall s':>7} {'cpu s':>7} {'peak MB':>8} " + " ".join(f"{c:>7}" for c in cols))
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         for name in args.studies:
@@ -187,7 +189,7 @@ def main(argv=None) -> int:
                 res = run_audit([*audit_args, *extra], tmp / f"out-{name}-{label.replace(' ', '')}")
                 st = res["stages"]
                 print(
-                    f"{name:9} {label:12} {res['wall']:7.1f} {res['peak_mb']:8.0f} "
+                    f"{name:9} {label:12} {res['wall']:7.1f} {res['cpu']:7.1f} {res['peak_mb']:8.0f} "
                     + " ".join(f"{st.get(s, float('nan')):7.2f}" for s in STAGES),
                     flush=True,
                 )

@@ -27,6 +27,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from scipy.special import expit
 
+from audit.glmm.pirls import PirlsDeviance
 from audit.glmm.slq import pcg_probes, rademacher
 
 # Probes of the log-determinant and trace estimators (seeded; see docs/glmm.md for the error).
@@ -36,40 +37,24 @@ PROBE_SEED = 20261201
 PROBE_RTOL = 1e-8
 SOLVE_RTOL = 1e-10
 _PIRLS_TOL = 1e-14
-_PIRLS_MAXIT = 60
 # Probes handled at once in the per-cell trace estimates (memory: cells x chunk doubles).
 _CHUNK = 16
 
 
-class IterativeLaplace:
+class IterativeLaplace(PirlsDeviance):
     """Callable Laplace deviance for one data set with the same interface as ``LaplaceDeviance``
     (``__call__``, ``gradient``, ``conditional_modes``, ``vcov_rx``, ``state``), for two or more
-    crossed factors."""
+    crossed factors: the design, modes and PIRLS of :class:`audit.glmm.pirls.PirlsDeviance`, with
+    the factorisation replaced by the Schur operator, CG solves and an SLQ log det."""
 
     # searches on this objective stop when the predicted gain is below this (deviance units; a step
     # of ~0.01 standard errors changes the deviance by ~1e-4)
     decrease_tol = 1e-4
 
     def __init__(self, y, X, codes, n_levels, n_probes: int = N_PROBES, seed: int = PROBE_SEED):
-        self.y = np.asarray(y, dtype=float)
-        self.X = np.asarray(X, dtype=float)
-        self.n = self.y.size
-        self.K = len(codes)
-        if self.K < 2:
+        if len(codes) < 2:
             raise ValueError("the iterative path needs two or more crossed factors")
-        self.n_levels = [int(m) for m in n_levels]
-        self.n_evals = 0
-        self.path = None
-        self.ia = int(np.argmax(self.n_levels))
-        self.others = [k for k in range(self.K) if k != self.ia]
-        self.ga = np.asarray(codes[self.ia], dtype=np.int64)
-        self.na = self.n_levels[self.ia]
-        offs = np.cumsum([0] + [self.n_levels[k] for k in self.others])
-        self.r_off = offs
-        self.qR = int(offs[-1])
-        self.q = self.na + self.qR
-        self.g_other = [np.asarray(codes[k], dtype=np.int64) for k in self.others]
-        self.col_other = [g + offs[j] for j, g in enumerate(self.g_other)]
+        super().__init__(y, X, codes, n_levels)
         # cells: distinct combinations of the levels of every factor; the trace estimates are per cell
         stacked = np.stack([self.ga] + self.g_other)
         _, first, self.obs_cell = np.unique(
@@ -104,10 +89,7 @@ class IterativeLaplace:
         self.cg_iterations = {"newton": [], "probes": [], "adjoint": []}
 
     # ------------------------------------------------------------------ operator
-    def _theta_cols(self, theta):
-        return np.concatenate([np.full(self.n_levels[k], theta[k]) for k in self.others])
-
-    def _system(self, theta, w):
+    def _factor(self, theta, w):
         """D, the coupling C, E's diagonal and off-diagonal part, S's diagonal, for weights w."""
         tA = theta[self.ia]
         tcol = self._theta_cols(theta)
@@ -168,90 +150,15 @@ class IterativeLaplace:
         xA = (rA - f["C"] @ xR) / D
         return xA, xR
 
-    # ------------------------------------------------------------------ pieces
-    def _blocks(self):
-        out = [(self.ia, slice(0, self.na))]
-        for j, k in enumerate(self.others):
-            out.append((k, slice(self.na + self.r_off[j], self.na + self.r_off[j + 1])))
-        return out
+    # ------------------------------------------------------------------ hooks of PIRLS
+    def _converged(self, decrement, pdev):
+        return decrement < _PIRLS_TOL * max(1.0, abs(pdev))
 
-    def _eta_re(self, theta, u):
-        eta = theta[self.ia] * u[: self.na][self.ga]
-        uR = u[self.na :]
-        for j, k in enumerate(self.others):
-            eta = eta + theta[k] * uR[self.col_other[j]]
-        return eta
-
-    def _grad_u(self, theta, u, resid):
-        gA = theta[self.ia] * np.bincount(self.ga, resid, self.na) + u[: self.na]
-        parts = [gA]
-        for j, k in enumerate(self.others):
-            parts.append(theta[k] * np.bincount(self.g_other[j], resid, self.n_levels[k]))
-        g = np.concatenate(parts)
-        g[self.na :] += u[self.na :]
-        return g
-
-    # ------------------------------------------------------------------ deviance
-    def __call__(self, theta, beta, offset=None):
-        """Laplace deviance at (theta, beta) (log-determinant by SLQ); warm-starts the modes."""
-        self.n_evals += 1
-        theta = np.asarray(theta, dtype=float)
-        fixed = self.X @ np.asarray(beta, dtype=float)
-        if offset is not None:
-            fixed = fixed + offset
-        y = self.y
-        u = self.u.copy()
-        if not np.all(np.isfinite(u)):
-            u[:] = 0.0
-        prev = getattr(self, "_theta_prev", None)
-        if prev is not None:
-            for k, sl in self._blocks():
-                if prev[k] != 0.0 and theta[k] != 0.0:
-                    u[sl] *= prev[k] / theta[k]
-        self._theta_prev = theta.copy()
-        eta = fixed + self._eta_re(theta, u)
-        pdev = -2.0 * (y @ eta - np.logaddexp(0.0, eta).sum()) + u @ u
-        n_newton = 0
-        for n_newton in range(1, _PIRLS_MAXIT + 1):  # noqa: B007 (the count is kept)
-            mu = expit(eta)
-            w = mu * (1.0 - mu)
-            g = self._grad_u(theta, u, mu - y)
-            f = self._system(theta, w)
-            dA, dR = self._solve(f, -g[: self.na], -g[self.na :])
-            delta = np.concatenate([dA, dR])
-            decrement = -(g @ delta)
-            if decrement < _PIRLS_TOL * max(1.0, abs(pdev)):
-                break
-            step = 1.0
-            for _ in range(30):
-                u_new = u + step * delta
-                eta_new = fixed + self._eta_re(theta, u_new)
-                pdev_new = -2.0 * (y @ eta_new - np.logaddexp(0.0, eta_new).sum()) + u_new @ u_new
-                if pdev_new <= pdev + 1e-12 * abs(pdev):
-                    break
-                step *= 0.5
-            else:
-                break
-            u, eta, pdev = u_new, eta_new, pdev_new
-        mu = expit(eta)
-        w = mu * (1.0 - mu)
-        f = self._system(theta, w)
+    def _log_det(self, theta, f):
+        """log det H = sum log D + log det S, the second by SLQ on the fixed probes."""
         probes = pcg_probes(lambda V: self._schur(f, V), f["Sdiag"], self.Z, rtol=PROBE_RTOL)
         self.cg_iterations["probes"].append(probes.iterations)
-        logdet = float(np.log(f["D"]).sum() + probes.logdet)
-        self.u = u
-        self.state = {
-            "eta": eta,
-            "u": u,
-            "w": w,
-            "factor": f,
-            "probes": probes,
-            "theta": theta,
-            "beta": beta,
-            "pirls_iter": n_newton,
-            "logdet": logdet,
-        }
-        return float(pdev + logdet)
+        return float(np.log(f["D"]).sum() + probes.logdet), {"probes": probes}
 
     # ------------------------------------------------------------------ gradient
     def _cell_traces(self, theta, f, probes):
@@ -401,39 +308,6 @@ class IterativeLaplace:
             f"CG iterations per solve: Newton {span(c['newton'])}, probes {span(c['probes'])}, "
             f"adjoint {span(c['adjoint'])} (over {self.n_evals} evaluations)"
         )
-
-    def conditional_modes(self, theta):
-        u = self.state["u"]
-        out = [None] * self.K
-        out[self.ia] = theta[self.ia] * u[: self.na]
-        uR = u[self.na :]
-        for j, k in enumerate(self.others):
-            out[k] = theta[k] * uR[self.r_off[j] : self.r_off[j + 1]]
-        return out
-
-    def vcov_rx(self):
-        """Covariance of beta from the penalised least-squares system (lme4's RX), by CG solves."""
-        eta = self.state["eta"]
-        theta = self.state["theta"]
-        mu = expit(eta)
-        w = mu * (1.0 - mu)
-        f = self._system(theta, w)
-        p = self.X.shape[1]
-        schur = self.X.T @ (self.X * w[:, None])
-        V = []
-        for j in range(p):
-            wx = w * self.X[:, j]
-            vA = theta[self.ia] * np.bincount(self.ga, wx, self.na)
-            vR = np.concatenate(
-                [theta[k] * np.bincount(self.g_other[i], wx, self.n_levels[k]) for i, k in enumerate(self.others)]
-            )
-            V.append((vA, vR))
-        for j in range(p):
-            xA, xR = self._solve(f, V[j][0], V[j][1], kind="adjoint")
-            for i in range(p):
-                schur[i, j] -= V[i][0] @ xA + V[i][1] @ xR
-        schur = (schur + schur.T) / 2.0
-        return np.linalg.inv(schur)
 
     def exact_logdet_check(self):
         """The exact log det H at the last call by a dense factorisation of S (tests only)."""

@@ -1,12 +1,9 @@
-"""The Laplace-approximated deviance of a logistic GLMM with crossed random intercepts.
+"""The exact Laplace-approximated deviance of a logistic GLMM with crossed random intercepts.
 
-For fixed relative standard deviations ``theta`` (one per factor) and fixed effects ``beta``,
-penalised iteratively reweighted least squares (PIRLS, Newton steps with step halving) finds the
-conditional modes ``u`` of the spherical random effects (``b_k = theta_k * u_k``), and
-
-    deviance(theta, beta) = -2 log p(y | u) + ||u||^2 + log det(I + Lambda Z' W Z Lambda)
-
-evaluated at the mode: the objective of ``lme4::glmer(nAGQ = 1)`` in its second stage.
+The deviance, the modes and the PIRLS loop are those of :mod:`audit.glmm.pirls` (the objective
+of ``lme4::glmer(nAGQ = 1)`` in its second stage); this module gives the exact factorisation of
+the penalised Hessian ``H = I + Lambda Z' W Z Lambda``, its solves and log det, and the analytic
+gradient.
 
 Structure used for speed: the factor with the most levels ("A") has a diagonal block ``D`` in
 the penalised Hessian, so it is eliminated by a Schur complement; only the remaining columns
@@ -22,10 +19,11 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 from scipy.special import expit
 
+from audit.glmm.pirls import PirlsDeviance
+
 # Above this many entries the coupling between the eliminated factor and the rest is sparse.
 _DENSE_COUPLING_MAX = 400_000
 _PIRLS_TOL = 1e-22
-_PIRLS_MAXIT = 60
 # Newton steps with a reused factorisation before refactorising.
 _CHORD_STEPS = 8
 # Below this N * q_R an exact factorisation is cheaper than the extra chord steps.
@@ -85,44 +83,20 @@ class _LowerCholeskyInPlace:
         return inv
 
 
-class LaplaceDeviance:
-    """Callable Laplace deviance for one data set (internal; see module docstring).
+class LaplaceDeviance(PirlsDeviance):
+    """Callable Laplace deviance for one data set, exact (internal; see module docstring).
 
-    Parameters
-    ----------
-    y : ndarray (N,)
-        0/1 responses.
-    X : ndarray (N, p)
-        Fixed-effect design.
-    codes : sequence of ndarray (N,)
-        Level index of each observation, one array per random-intercept factor.
-    n_levels : sequence of int
-        Number of levels of each factor.
+    Parameters as :class:`audit.glmm.pirls.PirlsDeviance`, and ``factorization`` ("auto",
+    "dense" or "sparse") for the reader block's Cholesky factor.
     """
 
+    chord_steps = _CHORD_STEPS
+
     def __init__(self, y, X, codes, n_levels, factorization="auto"):
-        self.y = np.asarray(y, dtype=float)
-        self.X = np.asarray(X, dtype=float)
-        self.n = self.y.size
-        self.K = len(codes)
-        self.n_levels = [int(m) for m in n_levels]
-        self.n_evals = 0
-        self.path = None  # PathChoice of the Schur block's factorisation (None: no Schur block)
+        super().__init__(y, X, codes, n_levels)
         self._sparse = None
         if self.K == 0:
-            self.q = 0
-            self.u = np.zeros(0)
             return
-        self.ia = int(np.argmax(self.n_levels))
-        self.others = [k for k in range(self.K) if k != self.ia]
-        self.ga = np.asarray(codes[self.ia], dtype=np.int64)
-        self.na = self.n_levels[self.ia]
-        offs = np.cumsum([0] + [self.n_levels[k] for k in self.others])
-        self.r_off = offs
-        self.qR = int(offs[-1])
-        self.q = self.na + self.qR
-        self.g_other = [np.asarray(codes[k], dtype=np.int64) for k in self.others]
-        self.col_other = [g + offs[j] for j, g in enumerate(self.g_other)]
         # the dense coupling layout for small cells (not with a forced sparse factorisation)
         self.dense = self.na * self.qR <= _DENSE_COUPLING_MAX and factorization != "sparse"
         if self.qR:
@@ -143,7 +117,6 @@ class LaplaceDeviance:
                 for l in range(j + 1, len(self.others)):
                     self.pair_keys.append(self.col_other[j] * self.qR + self.col_other[l])
             self._choose_path(factorization)
-        self.u = np.zeros(self.q)
 
     def _choose_path(self, factorization):
         """Dense or sparse factorisation of the Schur block (cost rule in :mod:`audit.glmm.sparse`)."""
@@ -178,28 +151,7 @@ class LaplaceDeviance:
         self._sp_pair_pos = np.searchsorted(keys, self._pair_flat)
         self._sp_ekey_pos = [np.searchsorted(keys, k) for k in self.pair_keys]
 
-    # ------------------------------------------------------------------ pieces
-    def _blocks(self):
-        """(factor index, slice of u) pairs."""
-        out = [(self.ia, slice(0, self.na))]
-        for j, k in enumerate(self.others):
-            out.append((k, slice(self.na + self.r_off[j], self.na + self.r_off[j + 1])))
-        return out
-
-    def _eta_re(self, theta, u):
-        """Random-effect part of the linear predictor, Z Lambda u."""
-        eta = theta[self.ia] * u[: self.na][self.ga]
-        uR = u[self.na :]
-        for j, k in enumerate(self.others):
-            eta = eta + theta[k] * uR[self.col_other[j]]
-        return eta
-
-    def _theta_cols(self, theta):
-        """theta of the factor owning each R column."""
-        return (
-            np.concatenate([np.full(self.n_levels[k], theta[k]) for k in self.others]) if self.others else np.zeros(0)
-        )
-
+    # ------------------------------------------------------------------ the factorisation
     def _factor(self, theta, w):
         """Factorise H = I + Lambda Z' W Z Lambda by eliminating factor A."""
         tA = theta[self.ia]
@@ -266,8 +218,8 @@ class LaplaceDeviance:
             data += np.bincount(pos, w * tcol[key // m] * tcol[key % m], nnz)
         return data
 
-    def _solve(self, f, rA, rR):
-        """Solve H [xA; xR] = [rA; rR] with a factorisation from :meth:`_factor`."""
+    def _solve(self, f, rA, rR, kind="newton"):
+        """Solve H [xA; xR] = [rA; rR] with a factorisation from :meth:`_factor` (exact for any kind)."""
         D = f["D"]
         if not self.qR:
             return rA / D, np.zeros(0)
@@ -276,91 +228,15 @@ class LaplaceDeviance:
         xA = (rA - C @ xR) / D
         return xA, xR
 
-    def _grad_u(self, theta, u, resid):
-        """Half the gradient of the penalised deviance w.r.t. u; resid = mu - y."""
-        gA = theta[self.ia] * np.bincount(self.ga, resid, self.na) + u[: self.na]
-        parts = [gA]
-        for j, k in enumerate(self.others):
-            parts.append(theta[k] * np.bincount(self.g_other[j], resid, self.n_levels[k]))
-        g = np.concatenate(parts)
-        g[self.na :] += u[self.na :]
-        return g
+    def _converged(self, decrement, pdev):
+        return decrement < _PIRLS_TOL
 
-    # ------------------------------------------------------------------ deviance
-    def __call__(self, theta, beta, offset=None):
-        """Laplace deviance at (theta, beta); warm-starts PIRLS from the previous modes."""
-        self.n_evals += 1
-        theta = np.asarray(theta, dtype=float)
-        fixed = self.X @ np.asarray(beta, dtype=float)
-        if offset is not None:
-            fixed = fixed + offset
-        y = self.y
-        if self.K == 0:
-            dev = float(-2.0 * (y @ fixed - np.logaddexp(0.0, fixed).sum()))
-            self.state = {"eta": fixed, "theta": theta, "beta": beta, "logdet": 0.0}
-            return dev
-        u = self.u.copy()
-        if not np.all(np.isfinite(u)):
-            u[:] = 0.0
-        # keep the previous modes on the b = theta * u scale when theta moves
-        prev = getattr(self, "_theta_prev", None)
-        if prev is not None:
-            for k, sl in self._blocks():
-                if prev[k] != 0.0 and theta[k] != 0.0:
-                    u[sl] *= prev[k] / theta[k]
-        self._theta_prev = theta.copy()
-        eta = fixed + self._eta_re(theta, u)
-        pdev = -2.0 * (y @ eta - np.logaddexp(0.0, eta).sum()) + u @ u
-        # Newton steps; after the first exact one, steps reuse the last factorisation (chord
-        # steps, linear convergence) until the decrement looks converged, then one exact
-        # factorisation at the final modes verifies it and gives log det H there.
-        approx = getattr(self, "_last_factor", None) if self.n * max(self.qR, 1) >= _CHORD_MIN_WORK else None
-        chord_left = _CHORD_STEPS if approx is not None else 0
-        f = None
-        at_u = False  # f is the exact factorisation at the current u
-        for it in range(_PIRLS_MAXIT):  # noqa: B007  (read after the loop)
-            mu = expit(eta)
-            w = mu * (1.0 - mu)
-            g = self._grad_u(theta, u, mu - y)
-            if chord_left > 0:
-                dA, dR = self._solve(approx, -g[: self.na], -g[self.na :])
-                delta = np.concatenate([dA, dR])
-                if -(g @ delta) < _PIRLS_TOL:
-                    chord_left = 0
-                    continue
-                chord_left -= 1
-            else:
-                f = self._factor(theta, w)
-                at_u = True
-                dA, dR = self._solve(f, -g[: self.na], -g[self.na :])
-                delta = np.concatenate([dA, dR])
-                if -(g @ delta) < _PIRLS_TOL:
-                    break
-                approx = f
-                chord_left = _CHORD_STEPS
-            step = 1.0
-            for _ in range(30):
-                u_new = u + step * delta
-                eta_new = fixed + self._eta_re(theta, u_new)
-                pdev_new = -2.0 * (y @ eta_new - np.logaddexp(0.0, eta_new).sum()) + u_new @ u_new
-                if pdev_new <= pdev + 1e-12 * abs(pdev):
-                    break
-                step *= 0.5
-            else:
-                if not at_u:
-                    chord_left = 0  # no descent along the chord step: verify exactly
-                    continue
-                break  # no descent possible: at the mode to machine precision
-            u, eta, pdev = u_new, eta_new, pdev_new
-            at_u = False
-        if not at_u:  # iteration limit: factorise at the final modes for a consistent log det
-            mu = expit(eta)
-            w = mu * (1.0 - mu)
-            f = self._factor(theta, w)
-        self._last_factor = f
-        self.u = u
-        self.state = {"eta": eta, "u": u, "w": w, "factor": f, "theta": theta, "beta": beta, "pirls_iter": it}
-        return float(pdev + f["logdet"])
+    def _chord_factor(self):
+        # the previous call's factorisation, where refactorising costs more than the extra steps
+        return getattr(self, "_last_factor", None) if self.n * max(self.qR, 1) >= _CHORD_MIN_WORK else None
+
+    def _log_det(self, theta, f):
+        return f["logdet"], {}
 
     # ------------------------------------------------------------------ gradient
     def _sinv_blocks(self, f):
@@ -469,15 +345,7 @@ class LaplaceDeviance:
         for j, k in enumerate(self.others):
             h = h + theta[k] * PR[j]
         v = w * (1.0 - 2.0 * mu) * h
-        rhsA = tA * np.bincount(a, v, self.na)
-        rhsR = (
-            np.concatenate(
-                [theta[k] * np.bincount(self.g_other[j], v, self.n_levels[k]) for j, k in enumerate(self.others)]
-            )
-            if self.others
-            else np.zeros(0)
-        )
-        tvA, tvR = self._solve(f, rhsA, rhsR)
+        tvA, tvR = self._solve(f, *self._lambda_zt(theta, v))
         t = np.concatenate([tvA, tvR])
         e = 2.0 * r + v - w * self._eta_re(theta, t)
         g_theta = np.empty(self.K)
@@ -490,55 +358,3 @@ class LaplaceDeviance:
                 (uR[c] @ e) + 2.0 * (w @ PR[j]) - tvR[lo:hi] @ np.bincount(self.g_other[j], r, self.n_levels[k])
             )
         return np.concatenate([g_theta, self.X.T @ e])
-
-    # ------------------------------------------------------------------ by-products
-    def conditional_modes(self, theta):
-        """Per factor (original order) the conditional modes b_k = theta_k u_k at the last call."""
-        u = self.state["u"]
-        out = [None] * self.K
-        out[self.ia] = theta[self.ia] * u[: self.na]
-        uR = u[self.na :]
-        for j, k in enumerate(self.others):
-            out[k] = theta[k] * uR[self.r_off[j] : self.r_off[j + 1]]
-        return out
-
-    def vcov_rx(self):
-        """Covariance of beta from the penalised least-squares system at the last call (lme4's
-        ``sigma^2 * chol2inv(RX)``, used when the Hessian-based one is not positive definite)."""
-        eta = self.state["eta"]
-        mu = expit(eta)
-        w = mu * (1.0 - mu)
-        XtWX = self.X.T @ (self.X * w[:, None])
-        if self.K == 0:
-            return np.linalg.inv(XtWX)
-        theta = self.state["theta"]
-        f = self._factor(theta, w)
-        p = self.X.shape[1]
-        schur = XtWX.copy()
-        for j in range(p):
-            wx = w * self.X[:, j]
-            vA = theta[self.ia] * np.bincount(self.ga, wx, self.na)
-            vR = (
-                np.concatenate(
-                    [theta[k] * np.bincount(self.g_other[i], wx, self.n_levels[k]) for i, k in enumerate(self.others)]
-                )
-                if self.others
-                else np.zeros(0)
-            )
-            xA, xR = self._solve(f, vA, vR)
-            # column j of V' H^{-1} V, with V = Lambda Z' W X
-            for i in range(p):
-                wxi = w * self.X[:, i]
-                uA = theta[self.ia] * np.bincount(self.ga, wxi, self.na)
-                uR = (
-                    np.concatenate(
-                        [
-                            theta[k] * np.bincount(self.g_other[m], wxi, self.n_levels[k])
-                            for m, k in enumerate(self.others)
-                        ]
-                    )
-                    if self.others
-                    else np.zeros(0)
-                )
-                schur[i, j] -= uA @ xA + uR @ xR
-        return np.linalg.inv(schur)

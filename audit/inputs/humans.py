@@ -8,16 +8,7 @@ import numpy as np
 import pandas as pd
 
 from audit.inputs.formats import Table
-from audit.inputs.layout import (
-    blank_ids,
-    control_characters,
-    duplicates,
-    long_frame,
-    melt_wide,
-    parse_numbers,
-    require,
-    wide_columns,
-)
+from audit.inputs.layout import blank_ids, checked_numbers, control_characters, duplicates, read_records, scale_numbers
 from audit.inputs.problems import ProblemLog
 
 #: Columns with a meaning of their own in a human file; in a wide layout every other column
@@ -107,27 +98,11 @@ def read_humans(
         )
         return None
     id_col, value = ("pair_id", "choice") if shape == "pairwise" else ("item_id", "rating")
-    wide = "criterion" not in table.columns and value not in table.columns
-    if wide:
-        if not require(table, [id_col, "reader_id"], log, f"{shape} judgments (wide layout)"):
-            return None
-        crits = wide_columns(table, RESERVED)
-        if not crits:
-            log.add(
-                table.path,
-                f"no criterion columns in the wide {role} file",
-                f"add one column per criterion, or use the long layout ({id_col}, reader_id, "
-                f"criterion, {value}); columns found: {table.found()}",
-            )
-            return None
-        frame = melt_wide(table, crits, value)
-    else:
-        if not require(table, [id_col, "reader_id", "criterion", value], log, f"{shape} judgments"):
-            return None
-        frame = long_frame(table)
-    frame["criterion"] = frame["criterion"].str.lower()
+    read = read_records(table, log, role, [id_col, "reader_id"], value, f"{shape} judgments", RESERVED)
+    if read is None:
+        return None
+    frame, wide = read
     n_read = len(frame)
-    lines = frame["line"].to_numpy()
     bad = blank_ids(frame, [id_col, "reader_id", "criterion"], table, log, role)
     for c in ("reader_group", "comment", "shown_first", "group_id"):
         if c not in frame.columns:
@@ -136,20 +111,17 @@ def read_humans(
         frame, ["choice", "shown_first", "reader_group", "group_id"], table, log, role, already=bad
     )
     if "seconds" in frame.columns:
-        secs, bad_s = parse_numbers(frame["seconds"], table, lines, log, role, "seconds", None, "seconds", already=bad)
-        bad |= bad_s
-        neg = np.isfinite(secs) & (secs < 0)
-        bad |= log.rows(
-            table.path,
-            role,
-            neg,
-            lines,
-            frame["seconds"].to_numpy(),
+        secs, _, bad = checked_numbers(
+            frame,
             "seconds",
+            table,
+            log,
+            role,
+            bad,
+            lambda v: v < 0,
             "seconds is negative",
             "write the time spent in seconds (>= 0)",
             "negative seconds",
-            already=bad,
         )
         frame["seconds"] = secs
     else:
@@ -159,18 +131,7 @@ def read_humans(
         # decided against the pair's systems (audit.inputs.resolve)
         blank = (frame["choice"] == "").to_numpy()
     else:
-        nums, bad_r = parse_numbers(
-            frame["rating"],
-            table,
-            lines,
-            log,
-            role,
-            "rating",
-            scale,
-            "rating",
-            columns=frame["criterion"].to_numpy(dtype=object) if wide else None,
-            already=bad,
-        )
+        nums, bad_r = scale_numbers(frame, "rating", table, log, role, scale, wide, bad)
         bad |= bad_r
         frame["rating"] = nums
         blank = np.isnan(nums) & ~bad_r

@@ -8,16 +8,7 @@ import numpy as np
 import pandas as pd
 
 from audit.inputs.formats import Table
-from audit.inputs.layout import (
-    blank_ids,
-    control_characters,
-    duplicates,
-    long_frame,
-    melt_wide,
-    parse_numbers,
-    require,
-    wide_columns,
-)
+from audit.inputs.layout import blank_ids, checked_numbers, control_characters, duplicates, read_records, scale_numbers
 from audit.inputs.problems import ProblemLog
 
 #: Columns with a meaning of their own in a judge file; in a wide layout every other column
@@ -85,27 +76,11 @@ def read_judge(
         table.frame["system"] = ""
         cols.add("system")
     ids = [key, "system"] if kind == "scalar" else [key]
-    wide = "criterion" not in cols and value not in cols
-    if wide:
-        if not require(table, ids, log, f"a {kind} judge (wide layout)"):
-            return None
-        crits = wide_columns(table, RESERVED)
-        if not crits:
-            log.add(
-                table.path,
-                f"no criterion columns in the wide {role} file",
-                f"add one column per criterion, or use the long layout ({', '.join(ids)}, criterion, "
-                f"{value}); columns found: {table.found()}",
-            )
-            return None
-        frame = melt_wide(table, crits, value)
-    else:
-        if not require(table, ids + ["criterion", value], log, f"a {kind} judge"):
-            return None
-        frame = long_frame(table)
-    frame["criterion"] = frame["criterion"].str.lower()
+    read = read_records(table, log, role, ids, value, f"a {kind} judge", RESERVED)
+    if read is None:
+        return None
+    frame, wide = read
     n_read = len(frame)
-    lines = frame["line"].to_numpy()
     must_fill = [c for c in ids if not (c == "system" and role.startswith("dev"))]
     bad = blank_ids(frame, must_fill + ["criterion"], table, log, role)
     bad |= control_characters(frame, ["system", "judge", "choice", "group_id"], table, log, role, already=bad)
@@ -114,37 +89,23 @@ def read_judge(
     else:
         frame["judge"] = DEFAULT_JUDGE
     if "sample" in frame.columns:
-        s, bad_s = parse_numbers(frame["sample"], table, lines, log, role, "sample", None, "sample", already=bad)
-        bad |= bad_s
-        nonint = np.isfinite(s) & ((s != np.round(s)) | (np.abs(s) > 2**53))
-        bad |= log.rows(
-            table.path,
-            role,
-            nonint,
-            lines,
-            frame["sample"].to_numpy(),
+        s, nonint, bad = checked_numbers(
+            frame,
             "sample",
+            table,
+            log,
+            role,
+            bad,
+            lambda v: (v != np.round(v)) | (np.abs(v) > 2**53),
             "sample is not a whole number",
             "number repeated samples 0, 1, 2, ...",
             "non-integer sample",
-            already=bad,
         )
         frame["sample"] = np.where(np.isfinite(s) & ~nonint, s, 0).astype(np.int64)
     else:
         frame["sample"] = 0
     if kind == "scalar":
-        nums, bad_v = parse_numbers(
-            frame["score"],
-            table,
-            lines,
-            log,
-            role,
-            "score",
-            scale,
-            "score",
-            columns=frame["criterion"].to_numpy(dtype=object) if wide else None,
-            already=bad,
-        )
+        nums, bad_v = scale_numbers(frame, "score", table, log, role, scale, wide, bad)
         bad |= bad_v
         frame["score"] = nums
         keys = [key, "system", "criterion", "judge", "sample"]

@@ -49,6 +49,39 @@ def long_frame(table: Table) -> pd.DataFrame:
     return out
 
 
+def read_records(
+    table: Table, log: ProblemLog, role: str, ids: list[str], value: str, what: str, reserved: set[str]
+) -> tuple[pd.DataFrame, bool] | None:
+    """The records of a judge or human file as one long frame, and whether the file was wide.
+
+    Long: one record per row, with the columns ``ids``, criterion and ``value`` required. Wide
+    (neither criterion nor ``value`` present): one record per row x criterion column (every
+    column not in ``reserved``), with ``ids`` required. The criterion is lower-cased. None after
+    reporting a missing column (``what`` names the layout in the message) or a wide file
+    without criterion columns.
+    """
+    wide = "criterion" not in table.columns and value not in table.columns
+    if wide:
+        if not require(table, ids, log, f"{what} (wide layout)"):
+            return None
+        crits = wide_columns(table, reserved)
+        if not crits:
+            log.add(
+                table.path,
+                f"no criterion columns in the wide {role} file",
+                f"add one column per criterion, or use the long layout ({', '.join(ids)}, criterion, "
+                f"{value}); columns found: {table.found()}",
+            )
+            return None
+        frame = melt_wide(table, crits, value)
+    else:
+        if not require(table, ids + ["criterion", value], log, what):
+            return None
+        frame = long_frame(table)
+    frame["criterion"] = frame["criterion"].str.lower()
+    return frame, wide
+
+
 def blank_ids(frame: pd.DataFrame, columns: list[str], table: Table, log: ProblemLog, role: str) -> np.ndarray:
     """Rows with an empty id column, or a name holding a control character, are reported (and
     left out under drop_invalid)."""
@@ -185,6 +218,57 @@ def parse_numbers(
         )
     nums = np.where(nonnum, np.nan, nums)
     return nums, bad
+
+
+def scale_numbers(
+    frame: pd.DataFrame,
+    column: str,
+    table: Table,
+    log: ProblemLog,
+    role: str,
+    scale: tuple[float, float] | None,
+    wide: bool,
+    already: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`parse_numbers` of a record's value (a rating or score) on ``scale``; in a wide file
+    each value is reported under its criterion column."""
+    return parse_numbers(
+        frame[column],
+        table,
+        frame["line"].to_numpy(),
+        log,
+        role,
+        column,
+        scale,
+        column,
+        columns=frame["criterion"].to_numpy(dtype=object) if wide else None,
+        already=already,
+    )
+
+
+def checked_numbers(
+    frame: pd.DataFrame,
+    column: str,
+    table: Table,
+    log: ProblemLog,
+    role: str,
+    bad: np.ndarray,
+    rejects,
+    message: str,
+    fix: str,
+    reason: str,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`parse_numbers` of an optional column without a scale, then a row problem
+    (``message``, ``fix``, counted under ``reason``) for each number ``rejects(numbers)`` flags.
+    Returns ``(numbers, rejected, bad)`` with ``bad`` the rows bad before or here."""
+    lines = frame["line"].to_numpy()
+    nums, bad_n = parse_numbers(frame[column], table, lines, log, role, column, None, column, already=bad)
+    bad = bad | bad_n
+    rejected = np.isfinite(nums) & rejects(nums)
+    bad |= log.rows(
+        table.path, role, rejected, lines, frame[column].to_numpy(), column, message, fix, reason, already=bad
+    )
+    return nums, rejected, bad
 
 
 def duplicates(

@@ -97,6 +97,55 @@ def _resolve_choice(choice: np.ndarray, a: np.ndarray, b: np.ndarray, keywords: 
     return np.where(~named & (low == "b"), b, out)
 
 
+def _resolve_sides(
+    m: pd.DataFrame,
+    path: str,
+    log: ProblemLog,
+    role: str,
+    keywords: tuple[str, ...],
+    wide: bool,
+    choice_fix: str,
+    shown_fix: str,
+) -> np.ndarray:
+    """Resolve ``choice`` and ``shown_first`` of rows merged with their pair's system_a /
+    system_b in place (:func:`_resolve_choice`: a system name, A/B, or one of ``keywords``);
+    report a choice or shown_first naming no system of the pair (``wide``: a bad choice is
+    reported under its criterion column). Returns the rows to leave out."""
+    a, b = m["system_a"].to_numpy(dtype=object), m["system_b"].to_numpy(dtype=object)
+    choice = _resolve_choice(m["choice"].to_numpy(dtype=object), a, b, keywords)
+    ok = (choice == a) | (choice == b)
+    for word in keywords:
+        ok |= choice == word
+    bad = log.rows_in(
+        path,
+        role,
+        ~ok,
+        m["line"].to_numpy(),
+        m["choice"].to_numpy(),
+        m["criterion"].to_numpy(dtype=object) if wide else "choice",
+        "choice names a system that is not in the pair",
+        choice_fix,
+        "choice not in the pair",
+    )
+    m["choice"] = choice
+    shown = _resolve_choice(m["shown_first"].to_numpy(dtype=object), a, b)
+    odd = (shown != "") & (shown != a) & (shown != b)
+    bad |= log.rows(
+        path,
+        role,
+        odd & ~bad,
+        m["line"].to_numpy(),
+        m["shown_first"].to_numpy(),
+        "shown_first",
+        "shown_first names a system that is not in the pair",
+        shown_fix,
+        "shown_first not in the pair",
+        already=bad,
+    )
+    m["shown_first"] = shown
+    return bad
+
+
 def resolve_votes(
     h: pd.DataFrame, pairs: pd.DataFrame, path: str, log: ProblemLog, *, wide: bool = False
 ) -> pd.DataFrame:
@@ -105,36 +154,16 @@ def resolve_votes(
     m = h.merge(
         pairs[["pair_id", "system_a", "system_b", "focal", "other", "matchup"]], on="pair_id", how="left", sort=False
     )
-    a, b = m["system_a"].to_numpy(dtype=object), m["system_b"].to_numpy(dtype=object)
-    choice = _resolve_choice(m["choice"].to_numpy(dtype=object), a, b, (TIE,))
-    ok = (choice == a) | (choice == b) | (choice == TIE)
-    bad = log.rows_in(
+    bad = _resolve_sides(
+        m,
         path,
+        log,
         "humans",
-        ~ok,
-        m["line"].to_numpy(),
-        m["choice"].to_numpy(),
-        m["criterion"].to_numpy(dtype=object) if wide else "choice",
-        "choice names a system that is not in the pair",
+        (TIE,),
+        wide,
         "write one of the pair's two system names (see pairs), A/B, or tie",
-        "choice not in the pair",
-    )
-    m["choice"] = choice
-    shown = _resolve_choice(m["shown_first"].to_numpy(dtype=object), a, b)
-    odd = (shown != "") & (shown != a) & (shown != b)
-    bad |= log.rows(
-        path,
-        "humans",
-        odd & ~bad,
-        m["line"].to_numpy(),
-        m["shown_first"].to_numpy(),
-        "shown_first",
-        "shown_first names a system that is not in the pair",
         "write the name (or A/B) of the system shown first, or leave it empty",
-        "shown_first not in the pair",
-        already=bad,
     )
-    m["shown_first"] = shown
     m = m[~bad]
     y = np.where(m["choice"] == m["focal"], 1.0, np.where(m["choice"] == m["other"], 0.0, np.nan))
     m["y"] = y
@@ -236,33 +265,14 @@ def resolve_verdicts(
 ) -> pd.DataFrame:
     """Pairwise judge verdicts: A/B resolved, choice must be a system of the pair, tie or invalid."""
     m = j.merge(pairs[["pair_id", "system_a", "system_b"]], on="pair_id", how="left", sort=False)
-    a, b = m["system_a"].to_numpy(dtype=object), m["system_b"].to_numpy(dtype=object)
-    choice = _resolve_choice(m["choice"].to_numpy(dtype=object), a, b, (TIE, INVALID))
-    ok = (choice == a) | (choice == b) | (choice == TIE) | (choice == INVALID)
-    bad = log.rows_in(
+    bad = _resolve_sides(
+        m,
         path,
+        log,
         "judge",
-        ~ok,
-        m["line"].to_numpy(),
-        m["choice"].to_numpy(),
-        m["criterion"].to_numpy(dtype=object) if wide else "choice",
-        "choice names a system that is not in the pair",
+        (TIE, INVALID),
+        wide,
         "write one of the pair's two system names, A/B, tie, or invalid (unparsable output)",
-        "choice not in the pair",
-    )
-    m["choice"] = choice
-    shown = _resolve_choice(m["shown_first"].to_numpy(dtype=object), a, b)
-    odd = (shown != "") & (shown != a) & (shown != b)
-    bad |= log.rows(
-        path,
-        "judge",
-        odd & ~bad,
-        m["line"].to_numpy(),
-        m["shown_first"].to_numpy(),
-        "shown_first",
-        "shown_first names a system that is not in the pair",
         "write the name (or A/B) of the system the judge saw first, or leave it empty",
-        "shown_first not in the pair",
     )
-    m["shown_first"] = shown
     return m[~bad][["pair_id", "criterion", "judge", "sample", "choice", "shown_first", "line"]].reset_index(drop=True)

@@ -27,7 +27,6 @@ from audit.readers._common import (
     fmt,
     judge_criterion_map,
     vote_credit,
-    with_pooled_scopes,
 )
 from audit.tie_rules import EVEN_SPLIT, TieRule
 
@@ -190,8 +189,32 @@ def _glmm_rows(votes: pd.DataFrame, glmm_estimates: pd.DataFrame | None, fit_if_
     return rows, "fitted" if not failures else f"fitted ({failures} cell(s) failed, NaN)"
 
 
+def _scoped_rows(frame: pd.DataFrame, pools: Mapping[str, Sequence[str]] | None) -> tuple[np.ndarray, np.ndarray, list]:
+    """The rows of ``frame`` and of its pooled copies, as integers (no copy of the frame).
+
+    Returns ``(rows, matchup, names)``: the index of each row of :func:`with_pooled_scopes`'s
+    frame in ``frame``, its matchup as a code, and the matchup name of each code (a pool's label
+    is one more name; a label equal to a matchup's name shares its code, as equal strings group).
+    """
+    codes, uniques = pd.factorize(frame["matchup"], sort=False)
+    names = [str(u) for u in uniques]
+    if pools is None:
+        pools = {ALL_MATCHUPS: tuple(names)}
+    rows, matchup = [np.arange(len(frame))], [codes]
+    known = {n: i for i, n in enumerate(names)}
+    for label, ms in pools.items():
+        keep = np.flatnonzero(frame["matchup"].isin(list(ms)).to_numpy(bool))
+        if label not in known:
+            known[label] = len(names)
+            names.append(str(label))
+        rows.append(keep)
+        matchup.append(np.full(len(keep), known[label], dtype=codes.dtype))
+    return np.concatenate(rows), np.concatenate(matchup), names
+
+
 def _rate_rows(
     frame: pd.DataFrame,
+    scoped: tuple[np.ndarray, np.ndarray, list],
     kind: str,
     label_col: str | None,
     label: str | None,
@@ -200,16 +223,36 @@ def _rate_rows(
 ) -> list:
     """One row per (label x) matchup x criterion, in first-appearance order: the mean credit
     over the counted outcomes (NaN credit: a tie the rule leaves out), how many were counted
-    and how many were ties (one aggregation, no loop)."""
-    keys = ([label_col] if label_col else []) + ["matchup", "criterion"]
-    grouped = pd.DataFrame({**{k: frame[k].to_numpy() for k in keys}, "_credit": credit, "_tie": ties}).groupby(
-        keys, sort=False
+    and how many were ties (one aggregation on integer codes, no loop over votes).
+
+    ``scoped`` is :func:`_scoped_rows` of ``frame`` (the rows of its pooled scopes); ``credit``
+    and ``ties`` are per row of ``frame``. The same groups, in the same order and with the same
+    sums, as a pandas group-by on the strings of :func:`with_pooled_scopes`'s frame.
+    """
+    rows, matchup, matchup_names = scoped
+    keys, names = {}, {}
+    for col in [label_col] if label_col else []:
+        c, u = pd.factorize(frame[col], sort=False)
+        keys[col], names[col] = c[rows], u
+    c, u = pd.factorize(frame["criterion"], sort=False)
+    keys["matchup"], names["matchup"] = matchup, np.asarray(matchup_names, dtype=object)
+    keys["criterion"], names["criterion"] = c[rows], u
+    valid = np.logical_and.reduce([k >= 0 for k in keys.values()])  # a missing key is left out, as dropna does
+    table = pd.DataFrame(
+        {**{k: v[valid] for k, v in keys.items()}, "_credit": credit[rows][valid], "_tie": ties[rows][valid]}
     )
-    agg = grouped.agg(rate=("_credit", "mean"), n=("_credit", "count"), n_ties=("_tie", "sum")).reset_index()
-    labels = agg[label_col].astype(str) if label_col else pd.Series(str(label), index=agg.index)
+    agg = (
+        table.groupby(list(keys), sort=False)
+        .agg(rate=("_credit", "mean"), n=("_credit", "count"), n_ties=("_tie", "sum"))
+        .reset_index()
+    )
+    value = {k: np.asarray(names[k], dtype=object)[agg[k].to_numpy()] for k in keys}
+    labels = [str(v) for v in value[label_col]] if label_col else [str(label)] * len(agg)
     return [
         [kind, lab, m, c, float(r), int(n), int(t), math.nan, math.nan, "", False]
-        for lab, m, c, r, n, t in zip(labels, agg["matchup"], agg["criterion"], agg["rate"], agg["n"], agg["n_ties"])
+        for lab, m, c, r, n, t in zip(
+            labels, value["matchup"], value["criterion"], agg["rate"], agg["n"], agg["n_ties"]
+        )
     ]
 
 
@@ -255,10 +298,10 @@ def reader_rates(
     """
     if "matchup" not in votes.columns:
         return ReaderRates(status=Status.SKIPPED, reason="needs a 'matchup' column in the votes")
-    both = with_pooled_scopes(votes, pools)
-    credit, ties = vote_credit(both, tie_rule), both["y"].isna().to_numpy()
-    rows = _rate_rows(both, "reader", "reader_id", None, credit, ties)
-    rows += _rate_rows(both, "human_pooled", None, HUMANS_POOLED, credit, ties)
+    scoped = _scoped_rows(votes, pools)
+    credit, ties = vote_credit(votes, tie_rule), votes["y"].isna().to_numpy()
+    rows = _rate_rows(votes, scoped, "reader", "reader_id", None, credit, ties)
+    rows += _rate_rows(votes, scoped, "human_pooled", None, HUMANS_POOLED, credit, ties)
     glmm_rows, glmm_source = _glmm_rows(votes, glmm_estimates, fit_glmm_if_missing)
     rows += glmm_rows
     n_invalid = 0
@@ -272,16 +315,23 @@ def reader_rates(
         jc = jc[jc["criterion"].isin(inverse)].assign(criterion=lambda d: d["criterion"].map(inverse))
         n_invalid = int((jc["outcome"] == "invalid").sum())
         jc = jc[jc["outcome"] != "invalid"]
-        jboth = with_pooled_scopes(jc, pools)
+        jc = jc.reset_index(drop=True)
         jrows = _rate_rows(
-            jboth, "judge", "judge", None, jboth["credit"].to_numpy(float), (jboth["outcome"] == "tie").to_numpy()
+            jc,
+            _scoped_rows(jc, pools),
+            "judge",
+            "judge",
+            None,
+            jc["credit"].to_numpy(float),
+            (jc["outcome"] == "tie").to_numpy(bool),
         )
         for r in jrows:
             r[9] = mapping[r[3]]
             r[10] = mapping[r[3]] != r[3]
         rows += jrows
     rates = pd.DataFrame(rows, columns=RATE_COLUMNS)
-    cells = set(zip(votes["matchup"], votes["criterion"]))
+    distinct = votes[["matchup", "criterion"]].drop_duplicates()
+    cells = set(zip(distinct["matchup"], distinct["criterion"]))
     return ReaderRates(
         status=COMPUTED,
         rates=rates,

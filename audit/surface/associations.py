@@ -212,6 +212,10 @@ def _cluster_weights(pairs: pd.DataFrame, cluster: str, n_boot: int, rng: np.ran
     return multinomial_weights(rng, len(uniques), n_boot)[:, codes]
 
 
+def _option_problem(column: str, value, message: str, fix: str) -> InputProblem:
+    return InputProblem(file="options", column=column, value=str(value), message=message, fix=fix)
+
+
 def _boot_summary(W: np.ndarray, x: np.ndarray, y: np.ndarray, level: float) -> dict:
     ok = ~(np.isnan(x) | np.isnan(y))
     x, y, Wk = x[ok], y[ok], W[:, ok]
@@ -289,26 +293,13 @@ def surface_associations(
     :func:`audit.glmm.fit_crossed_glmm` (validated against lme4 by its own tests).
     Invalid when a scope has fewer than 3 pairs (NaN) or a feature difference is constant.
     """
+    problems = []
     if cluster not in ("pair", "group"):
-        raise InputError(
-            InputProblem(
-                file="options",
-                column="cluster",
-                value=str(cluster),
-                message="unknown bootstrap cluster",
-                fix="use 'pair' or 'group'",
-            )
-        )
+        problems.append(_option_problem("cluster", cluster, "unknown bootstrap cluster", "use 'pair' or 'group'"))
     if not 0 < level < 1:
-        raise InputError(
-            InputProblem(
-                file="options",
-                column="level",
-                value=str(level),
-                message="interval level must be in (0, 1)",
-                fix="e.g. 0.95",
-            )
-        )
+        problems.append(_option_problem("level", level, "interval level must be in (0, 1)", "e.g. 0.95"))
+    if problems:
+        raise InputError(problems)
     gen, seed = resolve_rng(rng)
     feats, names = feature_frame(features)
     wide, exclusions = judge_story_scores(judge_scores, judge)

@@ -72,13 +72,19 @@ def modes_from_fit(full, n_pairs: int, n_readers: int) -> tuple[np.ndarray, np.n
     return out[0], out[1]
 
 
+#: at most this many pairs x readers, :func:`conditional_modes` works on dense blocks
+DENSE_MAX_CELLS = 20_000
+
+
 def conditional_modes(
     table, b0: float, sd_pair: float, sd_reader: float, *, tol: float = 1e-12, max_iter: int = 50
 ) -> tuple[np.ndarray, np.ndarray]:
     """Conditional modes (natural scale: ``sd * u``) of the pair and reader effects at given
     ``(b0, sd_pair, sd_reader)``: penalised IRLS (Newton with step halving) on the spherical
     effects, the pairs eliminated through their diagonal block. Lets leave-one-reader-out start
-    from a fit it did not make (the pipeline's) without refitting it."""
+    from a fit it did not make (the pipeline's) without refitting it. Dense blocks for cells of
+    at most :data:`DENSE_MAX_CELLS` pairs x readers (the same Newton steps; sums in another order),
+    sparse above."""
     import scipy.linalg as sla
     import scipy.sparse as sp
     from scipy.special import expit
@@ -86,6 +92,15 @@ def conditional_modes(
     P, R = table.n_pairs, table.n_readers
     a, r, n, s = table.cell_pair, table.cell_reader, table.n, table.s
     up, ur = np.zeros(P), np.zeros(R)
+    if P * R <= DENSE_MAX_CELLS:  # a small cell: dense pair x reader blocks (a sparse build costs more)
+        flat = a * R + r
+
+        def block(values):
+            return np.bincount(flat, values, P * R).reshape(P, R)
+    else:
+
+        def block(values):
+            return sp.csr_matrix((values, (a, r)), shape=(P, R))
 
     def objective(up, ur):
         eta = b0 + sd_pair * up[a] + sd_reader * ur[r]
@@ -99,10 +114,11 @@ def conditional_modes(
         gp = sd_pair * np.bincount(a, res, P) + up
         gr = sd_reader * np.bincount(r, res, R) + ur
         D = 1.0 + sd_pair**2 * np.bincount(a, w, P)
-        C = sp.csr_matrix((sd_pair * sd_reader * w / np.sqrt(D[a]), (a, r)), shape=(P, R))
-        SR = -(C.T @ C).toarray()
+        C = block(sd_pair * sd_reader * w / np.sqrt(D[a]))
+        SR = -(C.T @ C)
+        SR = SR.toarray() if sp.issparse(SR) else SR
         SR[np.diag_indices(R)] += 1.0 + sd_reader**2 * np.bincount(r, w, R)
-        Cw = sp.csr_matrix((sd_pair * sd_reader * w, (a, r)), shape=(P, R))
+        Cw = block(sd_pair * sd_reader * w)
         dr = sla.cho_solve(
             sla.cho_factor(SR, lower=True, check_finite=False), -(gr - Cw.T @ (gp / D)), check_finite=False
         )

@@ -21,7 +21,9 @@ import re
 import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # matplotlib is imported only when a figure is drawn through it
+from audit._optional import import_optional
+
+if TYPE_CHECKING:  # matplotlib (the [plots] extra) is imported only when a figure is drawn through it
     from matplotlib.figure import Figure
 
 #: rc settings used for every report figure (applied temporarily, never globally)
@@ -69,9 +71,7 @@ def plain(text: object, limit: int = LABEL_LIMIT) -> str:
 
 def figure_context():
     """The rc context every figure function builds and renders its figure in."""
-    import matplotlib
-
-    return matplotlib.rc_context(RC)
+    return import_optional("matplotlib").rc_context(RC)
 
 
 def colour_for(index: int) -> str:
@@ -80,11 +80,9 @@ def colour_for(index: int) -> str:
 
 def new_figure(width: float, height: float) -> Figure:
     """A pyplot-free figure (size in inches); call inside :func:`figure_context`."""
-    from matplotlib.backends.backend_svg import FigureCanvasSVG
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(width, height), layout="constrained")
-    FigureCanvasSVG(fig)
+    figure = import_optional("matplotlib.figure")
+    fig = figure.Figure(figsize=(width, height), layout="constrained")
+    import_optional("matplotlib.backends.backend_svg").FigureCanvasSVG(fig)
     return fig
 
 
@@ -99,10 +97,8 @@ def figure_to_svg(fig: Figure, fig_id: str) -> str:
     """
     if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", fig_id):
         raise ValueError(f"figure id must be a simple identifier, got {fig_id!r}")
-    import matplotlib
-
     buf = io.StringIO()
-    with matplotlib.rc_context(RC):
+    with import_optional("matplotlib").rc_context(RC):
         fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
     svg = buf.getvalue()
     svg = svg[svg.index("<svg") :]

@@ -118,3 +118,37 @@ def test_one_configuration_has_no_panel_summaries():
     res = run_audit(make_audit_data(n_pairs=8, n_readers=3), AuditSpec(uncertainty=False, readers=False, surface=False))
     configs = res.judge_configurations.payload
     assert configs.dawid_skene is None and configs.effective is None and configs.selected == "ensemble"
+
+
+def test_shared_arrays_decide_as_assess_transfers_does():
+    """The configurations' batched path gives the very transfers of ``assess_transfers`` (every field)."""
+    from audit.judge_configurations import _decide_cells
+    from audit.policy import TransferPolicy
+    from audit.verdict import assess_transfers
+
+    data = make_audit_data(n_pairs=16, n_readers=5, human_p=0.5, judge_p=0.8, matchups=("a vs b", "c vs d"))
+    rng = np.random.default_rng(3)
+    policy = TransferPolicy()
+    cells, arrays = [], []
+    for (matchup, criterion), part in data.votes.groupby(["matchup", "criterion"], sort=False):
+        pairs = part["pair_id"].unique()
+        judged = pd.DataFrame(
+            {"pair_id": pairs[: len(pairs) - 2], "credit": rng.choice([0.0, 0.5, 1.0], len(pairs) - 2)}
+        )
+        cells.append((str(matchup), str(criterion), part, judged))
+        arrays.append(
+            (
+                str(matchup),
+                str(criterion),
+                part["pair_id"].to_numpy(),
+                part["reader_id"].to_numpy(),
+                part["y"].to_numpy(float),
+                judged["pair_id"].to_numpy(),
+                judged["credit"].to_numpy(float),
+            )
+        )
+    expected = [t for t, _ in assess_transfers(cells, tie_rule="even-split", policy=policy, seed=11)]
+    got = _decide_cells(arrays, tie_rule="even-split", policy=policy, seed=11)
+    assert len(got) == len(expected) == 6
+    assert got == expected
+    assert {t.status.value for t in got} <= {"PASS", "FAIL", "INCONCLUSIVE", "INSUFFICIENT"}

@@ -18,14 +18,12 @@ from audit.errors import WorkerLostError
 from audit.parallel import DaskCluster
 from audit.serialize import to_jsonable
 from audit.uncertainty import cluster_bootstrap, leave_one_reader_out
+from tests.support.fixture_run import DEPLOY, fixture_run_args, run_result
 
 from .uncertainty.conftest import make_votes
 
 pytestmark = pytest.mark.distributed
 distributed = pytest.importorskip("distributed")
-
-ROOT = Path(__file__).resolve().parents[2]
-DEPLOY = ROOT / "fixtures" / "deployment"
 
 
 @pytest.fixture(scope="module")
@@ -56,27 +54,8 @@ def test_bootstrap_and_loro_on_the_cluster_equal_in_process(cluster):
 
 
 def _fixture_run(out: Path, *extra: str) -> dict:
-    status = main(
-        [
-            "run",
-            str(DEPLOY / "judge.csv"),
-            str(DEPLOY / "humans.csv"),
-            "--pairs",
-            str(DEPLOY / "pairs.csv"),
-            "--no-surface",
-            "--n-boot",
-            "500",
-            "-q",
-            "--no-html",
-            "--out",
-            str(out),
-            *extra,
-        ]
-    )
-    assert status == ExitStatus.OK
-    result = json.loads((out / "result.json").read_text())
-    result["provenance"].pop("command")
-    return result
+    assert main(fixture_run_args(out, *extra)) == ExitStatus.OK
+    return run_result(out)
 
 
 def test_audit_run_on_the_cluster_equals_jobs_1(cluster, tmp_path):

@@ -260,6 +260,13 @@ def test_feature_table_input_and_bad_options():
         surface_associations(feats, scores, pairs, None, judge="nope")
     with pytest.raises(InputError):
         surface_associations(feats, scores, pairs, None, cluster="reader")
+    # every bad option is reported at once, each with its column, value and fix
+    with pytest.raises(InputError) as bad:
+        surface_associations(feats, scores, pairs, None, cluster="reader", level=1.5)
+    assert [(p.column, p.value, p.message, p.fix) for p in bad.value.problems] == [
+        ("cluster", "reader", "unknown bootstrap cluster", "use 'pair' or 'group'"),
+        ("level", "1.5", "interval level must be in (0, 1)", "e.g. 0.95"),
+    ]
 
 
 def test_result_round_trips_through_json(judge_only):

@@ -13,44 +13,22 @@ import pytest
 from audit.cli import main
 from audit.cli.exit_status import ExitStatus
 from audit.cli.options import Progress
-
-ROOT = Path(__file__).resolve().parents[3]
-DEPLOY = ROOT / "fixtures" / "deployment"
-
-
-def _args(out, *extra):
-    return [
-        "run",
-        str(DEPLOY / "judge.csv"),
-        str(DEPLOY / "humans.csv"),
-        "--pairs",
-        str(DEPLOY / "pairs.csv"),
-        "--no-surface",
-        "--n-boot",
-        "500",
-        "-q",
-        "--no-html",
-        "--out",
-        str(out),
-        *extra,
-    ]
+from tests.support.fixture_run import fixture_run_args, run_result
 
 
 def _result(out: Path) -> str:
-    result = json.loads((out / "result.json").read_text())
-    result["provenance"].pop("command")
-    return json.dumps(result, sort_keys=True)
+    return json.dumps(run_result(out), sort_keys=True)
 
 
 def test_jobs_2_gives_the_same_result_as_jobs_1(tmp_path):
-    assert main(_args(tmp_path / "one", "--jobs", "1")) == ExitStatus.OK
-    assert main(_args(tmp_path / "two", "--jobs", "2")) == ExitStatus.OK
+    assert main(fixture_run_args(tmp_path / "one", "--jobs", "1")) == ExitStatus.OK
+    assert main(fixture_run_args(tmp_path / "two", "--jobs", "2")) == ExitStatus.OK
     assert _result(tmp_path / "two") == _result(tmp_path / "one")
 
 
 @pytest.mark.parametrize("jobs", ["0", "-1", "two"])
 def test_jobs_below_one_is_a_usage_error(tmp_path, jobs, capsys):
-    assert main(_args(tmp_path, "--jobs", jobs)) == ExitStatus.USAGE_ERROR
+    assert main(fixture_run_args(tmp_path, "--jobs", jobs)) == ExitStatus.USAGE_ERROR
     assert "--jobs" in capsys.readouterr().err
 
 
@@ -63,7 +41,7 @@ def test_a_worker_that_dies_stops_the_run_with_its_own_status(tmp_path, monkeypa
 
     # forked workers inherit the patched module: every leave-one-reader-out fit kills its worker
     monkeypatch.setattr(loro, "_cell_phase_one", _die)
-    assert main(_args(tmp_path, "--jobs", "2")) == ExitStatus.WORKER_LOST == 7
+    assert main(fixture_run_args(tmp_path, "--jobs", "2")) == ExitStatus.WORKER_LOST == 7
     assert "worker" in capsys.readouterr().err.lower()
     assert not (tmp_path / "result.json").exists()
 

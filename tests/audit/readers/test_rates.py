@@ -191,3 +191,51 @@ def test_judge_deviation_test_by_hand():
     assert out["n_cells"] == 2 and out["judge_deviation"] == pytest.approx(dist[4])
     assert out["reader_mean"] == pytest.approx(np.mean(dist[:4]))
     assert out["p_value"] == pytest.approx(stats.t.sf(t, 3), rel=1e-12)
+
+
+def _rates_by_string_groupby(frame, pools, kind, label_col, label, credit, ties):
+    """The rows the rates had before they were grouped on integer codes: a pandas group-by on the
+    strings of the frame with its pooled copies appended (the reference for the coded path)."""
+    from audit.readers._common import with_pooled_scopes
+
+    both = with_pooled_scopes(frame.assign(_credit=credit, _tie=ties), pools)
+    keys = ([label_col] if label_col else []) + ["matchup", "criterion"]
+    agg = (
+        both.groupby(keys, sort=False)
+        .agg(rate=("_credit", "mean"), n=("_credit", "count"), n_ties=("_tie", "sum"))
+        .reset_index()
+    )
+    labels = agg[label_col].astype(str) if label_col else [str(label)] * len(agg)
+    return [
+        [kind, lab, m, c, float(r), int(n), int(t)]
+        for lab, m, c, r, n, t in zip(labels, agg["matchup"], agg["criterion"], agg["rate"], agg["n"], agg["n_ties"])
+    ]
+
+
+@pytest.mark.parametrize(
+    "pools",
+    [None, {}, {"(all matchups, focal a)": ("a vs b", "a vs c")}, {"a vs b": ("a vs b", "c vs d"), "all": ("c vs d",)}],
+)
+def test_coded_rates_equal_a_string_group_by(pools):
+    """Integer-coded groups give the same rows, order and sums as grouping the strings (pools, ties, NaN credit)."""
+    from audit.readers.rates import _rate_rows, _scoped_rows
+
+    rng = np.random.default_rng(5)
+    n = 3_000
+    frame = pd.DataFrame(
+        {
+            "reader_id": pd.array(rng.choice([f"r{i}" for i in range(40)], n), dtype="string"),
+            "matchup": pd.array(rng.choice(["c vs d", "a vs b", "a vs c"], n), dtype="string"),
+            "criterion": pd.array(rng.choice(["overall", "style", "plot"], n), dtype="string"),
+        }
+    )
+    credit = rng.choice([0.0, 1.0, 0.5, np.nan], n)
+    ties = rng.random(n) < 0.2
+    scoped = _scoped_rows(frame, pools)
+    for kind, col, label in (("reader", "reader_id", None), ("human_pooled", None, "humans")):
+        got = [r[:7] for r in _rate_rows(frame, scoped, kind, col, label, credit, ties)]
+        expected = _rates_by_string_groupby(frame, pools, kind, col, label, credit, ties)
+        assert len(got) == len(expected) > 0
+        for g, e in zip(got, expected):
+            assert g[:4] == e[:4] and g[5:] == e[5:]
+            assert g[4] == e[4] or (np.isnan(g[4]) and np.isnan(e[4]))

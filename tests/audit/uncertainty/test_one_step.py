@@ -130,3 +130,20 @@ def test_separated_fit_gives_a_reason_not_numbers():
         t, float("inf"), float("nan"), float("nan"), np.zeros(t.n_pairs), np.zeros(t.n_readers)
     )
     assert np.isnan(step.b0_without).all() and "separation" in step.reason
+
+
+@pytest.mark.parametrize("shape", [(120, 25, 8, 3), (6, 3, 3, 4)])
+def test_dense_and_sparse_conditional_modes_agree(shape, monkeypatch):
+    """Small cells take dense blocks, large ones sparse: the same Newton steps, the same modes."""
+    import audit.uncertainty.one_step as one_step
+
+    t = cell_tables(_design(*shape), ("matchup", "criterion"))[0]
+    _, _, _, full = _fit(t)
+    args = (t, full.b[0], full.sd.get("pair", 0.5), full.sd.get("reader", 0.5))
+    dense = one_step.conditional_modes(*args)
+    monkeypatch.setattr(one_step, "DENSE_MAX_CELLS", 0)
+    sparse = one_step.conditional_modes(*args)
+    assert t.n_pairs * t.n_readers <= 20_000
+    for d, s in zip(dense, sparse):
+        assert np.any(d != 0)
+        np.testing.assert_allclose(d, s, rtol=0, atol=1e-12)
