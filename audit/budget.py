@@ -55,7 +55,6 @@ from dataclasses import dataclass
 from statistics import NormalDist
 
 import numpy as np
-from scipy.special import expit
 
 from audit.budget_result import CellBudget, LabelBudget, ReaderDesign, budget_text, tradeoff_text
 from audit.result import AuditResult, Cell, Interval, Transfer
@@ -260,6 +259,8 @@ def vote_variance(b0: float, sd_pair: float, sd_reader: float, workload: float) 
     more readers per pair, under the crossed GLMM ``logit p = b0 + u_pair + r_reader``:
     ``E_u[m(u) (1 - m(u))] + (L - 1) Var_r(E_u p)``, with ``m(u) = E_r p`` and ``L`` the votes per
     reader (a reader's effect is shared by its ``L`` votes). Gauss-Hermite quadrature, 40 x 40 nodes."""
+    from scipy.special import expit
+
     p = expit(b0 + sd_pair * _NODES[:, None] + sd_reader * _NODES[None, :])  # [pair node, reader node]
     m = p @ _WEIGHTS  # over readers, per pair node
     within = float(_WEIGHTS @ (m * (1.0 - m)))

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from audit.errors import InputError, InputProblem
 from audit.rng import resolve_rng
@@ -126,6 +125,8 @@ class DevValidity:
 
 
 def _spearman(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    from scipy import stats
+
     ok = ~(np.isnan(x) | np.isnan(y))
     x, y = x[ok], y[ok]
     if len(x) < 3 or np.all(x == x[0]) or np.all(y == y[0]):

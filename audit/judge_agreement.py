@@ -39,12 +39,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-from scipy import sparse
-from scipy.special import ndtri
-from scipy.stats import t as student_t
 
 from audit.agreement import POOLED, _check_judge, _check_votes
 from audit.estimate import Estimate
@@ -52,6 +50,9 @@ from audit.ids import ranks
 from audit.rng import resolve_rng
 from audit.uncertainty.bootstrap import multinomial_weights
 from audit.uncertainty.two_way import correct_two_way
+
+if TYPE_CHECKING:
+    from scipy import sparse
 
 STATISTICS = (
     "kappa_majority",
@@ -135,6 +136,8 @@ class ScopeVotes:
         """The nine judge x reader tables of every (reader, stratum) combination as one matrix
         (9K x U): row ``(3j + c) K + k`` holds the units where the judge said ``j`` and
         combination ``k`` voted ``c`` (each vote in one row), so they come out of one product."""
+        from scipy import sparse
+
         k = self.combo_reader.shape[0]
         rows, cols, vals = [], [], []
         for c, m in enumerate(self.by_stratum_reader):
@@ -170,6 +173,8 @@ def scope_votes(
     ``judge`` and ``stratum`` have one entry per unit (``stratum`` None: one stratum);
     ``n_readers`` defaults to ``max(reader) + 1``.
     """
+    from scipy import sparse
+
     unit, reader, category = (np.asarray(a, dtype=np.int64) for a in (unit, reader, category))
     judge = np.asarray(judge, dtype=np.int64)
     n_u = judge.shape[0]
@@ -500,6 +505,9 @@ def _interval(estimate: float, variance: float, df: float, level: float, statist
     the majority-based statistics sit systematically below the estimate (a judge that tracks
     the readers' majority shows it most); their spread is still the spread we need.
     """
+    from scipy.special import ndtri
+    from scipy.stats import t as student_t
+
     if not (np.isfinite(estimate) and np.isfinite(variance)):
         return math.nan, math.nan
     q = float(student_t.ppf(0.5 + level / 2.0, df)) if np.isfinite(df) and df > 0 else float(ndtri(0.5 + level / 2.0))

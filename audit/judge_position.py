@@ -25,7 +25,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.stats import binomtest
 
 from audit.estimate import Estimate
 from audit.rng import resolve_rng
@@ -100,6 +99,8 @@ class JudgePosition:
 
 def clopper_pearson(k: int, n: int, level: float) -> Estimate:
     """``k / n`` with the exact binomial interval (NaN when ``n`` is 0)."""
+    from scipy.stats import binomtest
+
     if n == 0:
         return Estimate(math.nan)
     ci = binomtest(int(k), int(n)).proportion_ci(confidence_level=level, method="exact")

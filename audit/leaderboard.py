@@ -36,8 +36,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.special import expit
-from scipy.stats import kendalltau, norm
 
 from audit.errors import AuditError, InputError, InputProblem
 from audit.estimate import Estimate
@@ -244,6 +242,8 @@ def _fit_humans(y, X, factors, names, start=None):
 
 
 def _fit_judge(y, X):
+    from scipy.special import expit
+
     from audit.readers.firth import fit_logistic
 
     fit = fit_logistic(X, y, method="auto")
@@ -344,6 +344,8 @@ def bradley_terry_leaderboard(
     same design (tests/reference/bradley_terry/), and on a seeded 20-system simulation with
     known strengths (tests/audit/test_leaderboard.py).
     """
+    from scipy.stats import kendalltau, norm
+
     _check(votes, judge_choice, cluster)
     crits = list(dict.fromkeys(votes["criterion"]))
     crit = criterion if criterion is not None else ("overall" if "overall" in crits else crits[0])

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import math
 import types
 import typing
@@ -74,13 +75,30 @@ def to_jsonable(obj: Any) -> Any:
     raise TypeError(f"cannot serialise {type(obj).__name__}")
 
 
+@functools.cache
+def _field_hints(tp: type) -> tuple[tuple[str, Any], ...]:
+    """A dataclass's fields and their resolved type hints (resolved once per type: most of a load's time)."""
+    namespace = getattr(tp, "__annotation_namespace__", None)  # types resolved only when a result is loaded
+    hints = typing.get_type_hints(tp, localns=namespace() if namespace is not None else None)
+    return tuple((f.name, hints[f.name]) for f in dataclasses.fields(tp))
+
+
 def _frame_in(data: dict) -> pd.DataFrame:
     columns = data["columns"]
     dtypes = data.get("dtypes") or ["object"] * len(columns)
     rows = data["data"]
+    if rows and all(len(row) == len(columns) for row in rows):
+        by_column = [list(col) for col in zip(*rows)]  # one pass over the rows, not one per column
+    else:
+        by_column = [[row[j] for row in rows] for j in range(len(columns))]  # a short row raises here
     series = {}
-    for j, (col, dtype) in enumerate(zip(columns, dtypes)):
-        values = [row[j] for row in rows]
+    for col, dtype, values in zip(columns, dtypes, by_column):
+        if dtype.startswith("float"):
+            try:  # numpy reads "NaN" / "Infinity" / "-Infinity" and None (NaN) as the mapping below does
+                series[col] = pd.Series(np.asarray(values, dtype=dtype), copy=False)
+                continue
+            except (TypeError, ValueError):
+                pass
         if dtype.startswith(("float", "int", "bool")):
             values = [_SPECIAL_FLOATS.get(v, v) if isinstance(v, str) else v for v in values]
             column = pd.Series(values, dtype=object)
@@ -122,12 +140,7 @@ def from_jsonable(tp: Any, data: Any) -> Any:
     if dataclasses.is_dataclass(tp):
         if not isinstance(data, dict):
             raise TypeError(f"{tp.__name__} expects an object, got {type(data).__name__}")
-        namespace = getattr(tp, "__annotation_namespace__", None)
-        hints = typing.get_type_hints(tp, localns=namespace() if namespace is not None else None)
-        kwargs = {}
-        for f in dataclasses.fields(tp):
-            if f.name in data:
-                kwargs[f.name] = from_jsonable(hints[f.name], data[f.name])
+        kwargs = {name: from_jsonable(hint, data[name]) for name, hint in _field_hints(tp) if name in data}
         return tp(**kwargs)
     if tp is pd.DataFrame:
         if not isinstance(data, dict):

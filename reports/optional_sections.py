@@ -33,6 +33,7 @@ from reports.tables import folded_tables, status_value, table, tie_words
 
 EXCERPT_CHARS = 700
 MAX_CASES = 5
+OPEN_VOTE_ROWS = 8  #: a case study's per-reader vote table past this many readers is folded (the counts stay open)
 MAX_HEATMAPS = 13  #: all matchups pooled + 12 matchups
 
 
@@ -93,9 +94,8 @@ def uncertainty(result: Any, payload: UncertaintySection, ctx: dict) -> None:
             {
                 "id": "fig-loro",
                 "title": "Leave-one-reader-out shifts",
-                "caption": "Change of each cell's raw human rate when one reader is removed (rate without the reader "
-                "minus "
-                "the rate with everyone).",
+                "caption": "Change of each cell's raw human rate (focal votes / decisive votes: ties left out) "
+                "when one reader is removed (rate without the reader minus the rate with everyone).",
                 "svg": loro_shift_svg(shifts[["reader_id", "criterion", "shift", "matchup"]], fig_id="fig-loro"),
             }
         )
@@ -308,6 +308,8 @@ def divergent_cases(result: Any, payload: ReaderAnalysis) -> list[dict]:
                 "votes_table": table(
                     pair.votes.reset_index(drop=True), caption="Each reader's vote per criterion (focal / other / tie)"
                 ),
+                "votes_folded": len(pair.votes) > OPEN_VOTE_ROWS,
+                "n_readers": len(pair.votes),
                 "votes": comments,
                 "stories": stories,
             }

@@ -352,6 +352,7 @@ def preference_figure(result: Any) -> dict:
         focal_label=focal_label(result),
         judge_label=prov.primary_judge or "judge",
         fig_id="fig-preference",
+        tie_rule=prov.tie_rule or None,
     )
     return {
         "id": "fig-preference",

@@ -17,6 +17,7 @@ STATUS_ORDER = ("FAIL", "ERROR", "INCONCLUSIVE", "WARN", "INSUFFICIENT", "SKIPPE
 CELL_ORDER = ("FAIL", "ERROR", "INCONCLUSIVE", "INSUFFICIENT", "PASS")
 MAX_TABLE_ROWS = 80
 FOLDED_ROWS = 50  #: rows of each folded table in the page; result.json and the CSVs hold all
+MAX_TABLE_COLUMNS = 40  #: columns of a table in the page (a profile over 1,000 criteria is 1,000 columns wide)
 
 
 def status_value(status: Any) -> str:
@@ -36,7 +37,18 @@ def table(
     if frame is None:
         return None
     cols = [c for c in (columns or list(frame.columns)) if c in frame.columns]
-    shown = frame[cols].head(max_rows)
+    cut_columns = max(0, len(cols) - MAX_TABLE_COLUMNS)
+    if cut_columns:
+        cols = cols[:MAX_TABLE_COLUMNS]
+        note = " ".join(
+            x
+            for x in (
+                note,
+                f"The first {MAX_TABLE_COLUMNS} columns are shown; {cut_columns:,} more are in result.json.",
+            )
+            if x
+        )
+    shown = frame.head(max_rows)[cols]
     rows = [[cell_value(v) for v in row] for row in shown.itertuples(index=False, name=None)]
     return {
         "caption": caption,

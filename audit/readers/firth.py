@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.special import expit
 
 from audit.errors import ConvergenceError
 
@@ -117,6 +116,8 @@ def detect_separation(X: np.ndarray, y: np.ndarray) -> bool:
 
 
 def _loglik(X: np.ndarray, y: np.ndarray, beta: np.ndarray, firth: bool) -> tuple[float, float]:
+    from scipy.special import expit
+
     eta = X @ beta
     ll = float(np.sum(y * eta - np.logaddexp(0.0, eta)))
     if not firth:
@@ -129,6 +130,8 @@ def _loglik(X: np.ndarray, y: np.ndarray, beta: np.ndarray, firth: bool) -> tupl
 
 
 def _newton(X: np.ndarray, y: np.ndarray, firth: bool, max_iter: int, tol: float):
+    from scipy.special import expit
+
     beta = np.zeros(X.shape[1])
     _, pll = _loglik(X, y, beta, firth)
     for it in range(1, max_iter + 1):
@@ -195,6 +198,8 @@ def fit_logistic(
     endometrial data of Heinze & Schemper (2002) and on separated reader frames
     (tests/reference/firth/).
     """
+    from scipy.special import expit
+
     if method not in ("auto", "ml", "firth"):
         raise ValueError(f"method must be 'auto', 'ml' or 'firth', not {method!r}")
     X = np.asarray(X, dtype=float)

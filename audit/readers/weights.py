@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
 
 from audit.checks import Status
 from audit.data import HUMAN_OVERALL
@@ -208,6 +207,8 @@ def reader_weights(votes: pd.DataFrame, *, overall: str = HUMAN_OVERALL, method:
     parameters still gets a Firth fit (the penalty keeps it finite) but the estimates are
     then mostly the prior; the ``n_obs`` column says so.
     """
+    from scipy.stats import norm
+
     crits, why = criteria_and_overall(votes, overall)
     if why:
         return ReaderWeights(status=Status.SKIPPED, reason=why, criteria=crits)

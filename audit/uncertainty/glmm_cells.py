@@ -13,7 +13,6 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from scipy.special import ndtr
 
 from audit.errors import AuditError, SeparationWarning, SingularFitWarning
 from audit.uncertainty._cells import CellTable, cell_tables
@@ -58,6 +57,8 @@ def fit_vote_arrays(y: np.ndarray, pair_ids: np.ndarray, reader_ids: np.ndarray,
     Returns the row described in :func:`glmm_cells` and the ``GlmmResult`` (None on failure).
     ``start`` (a previous ``GlmmResult``) warm-starts the optimiser.
     """
+    from scipy.special import ndtr
+
     from audit.glmm import fit_crossed_glmm
 
     if y.size == 0:

@@ -43,9 +43,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg as sla
-import scipy.sparse as sp
-from scipy.special import expit
 
 # entries of S^-1 gathered at once per slab of pairs (bounds the memory: 16 MB)
 _SLAB_ENTRIES = 2_000_000
@@ -88,6 +85,10 @@ def conditional_modes(
     from a fit it did not make (the pipeline's) without refitting it. Dense blocks for cells of
     at most :data:`DENSE_MAX_CELLS` pairs x readers (the same Newton steps; sums in another order),
     sparse above."""
+    import scipy.linalg as sla
+    import scipy.sparse as sp
+    from scipy.special import expit
+
     P, R = table.n_pairs, table.n_readers
     a, r, n, s = table.cell_pair, table.cell_reader, table.n, table.s
     up, ur = np.zeros(P), np.zeros(R)
@@ -158,6 +159,10 @@ def one_step_without_readers(
     OneStep
         ``b0_without`` per reader (table order), or NaN throughout with the ``reason``.
     """
+    import scipy.linalg as sla
+    import scipy.sparse as sp
+    from scipy.special import expit
+
     R, P = table.n_readers, table.n_pairs
     nan = np.full(R, np.nan)
     th_p, th_r = float(sd_pair), float(sd_reader)

@@ -16,7 +16,6 @@ beyond small cells.
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import ndtr, ndtri
 
 from audit.parallel import task_seed
 from audit.uncertainty.two_way import correct_two_way
@@ -155,6 +154,8 @@ def percentile_interval(reps: np.ndarray, level: float) -> tuple[float, float]:
 
 def bca_interval(reps: np.ndarray, estimate: float, accel: float, level: float) -> tuple[float, float, float]:
     """``(low, high, z0)``; NaN bounds when every replicate falls on one side of the estimate."""
+    from scipy.special import ndtr, ndtri
+
     if reps.size == 0 or not np.isfinite(estimate):
         return float("nan"), float("nan"), float("nan")
     share = (np.count_nonzero(reps < estimate) + np.count_nonzero(reps <= estimate)) / (2.0 * reps.size)

@@ -62,8 +62,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import ndtr, ndtri
-from scipy.stats import t as student_t
 
 
 @dataclass(frozen=True)
@@ -144,6 +142,9 @@ def t_calibrated_level(level: float, df: float) -> float:
     Reading a percentile (or BCa) interval at this level gives the interval the width of a
     t interval while keeping the bootstrap's shape. ``df`` infinite or NaN returns ``level``.
     """
+    from scipy.special import ndtr
+    from scipy.stats import t as student_t
+
     if not np.isfinite(df) or df <= 0:
         return float(level)
     q = float(student_t.ppf(0.5 + level / 2.0, df))
@@ -157,6 +158,9 @@ def t_calibrated_p_value(p_normal: float, df: float) -> float:
     ``2 T_df(-|z|)``, so the cell's interval at ``t_calibrated_level`` excludes the null
     exactly when this p is below ``1 - level`` (up to quantile interpolation).
     """
+    from scipy.special import ndtri
+    from scipy.stats import t as student_t
+
     if not np.isfinite(p_normal) or not np.isfinite(df) or df <= 0:
         return float(p_normal)
     z = float(ndtri(1.0 - min(p_normal, 1.0) / 2.0))
@@ -197,6 +201,8 @@ def cgm_from_cells(
 ) -> tuple[float, float, float, float]:
     """:func:`cgm_interval` from the sparse pair x reader cells: focal votes ``s`` and decisive
     votes ``n`` of each observed (pair, reader) combination."""
+    from scipy.stats import t as student_t
+
     gp, gr = int(n_pairs), int(n_readers)
     m = int(np.count_nonzero(n))
     nt = float(np.sum(n))

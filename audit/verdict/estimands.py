@@ -38,7 +38,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy.special import betainc
 
 
 def beta_upper_tail(mu: np.ndarray, tau2: np.ndarray) -> np.ndarray:
@@ -47,6 +46,8 @@ def beta_upper_tail(mu: np.ndarray, tau2: np.ndarray) -> np.ndarray:
     ``tau2 <= 0``: a point mass at ``mu`` (1, 1/2 or 0); ``tau2 >= mu (1 - mu)``: the
     two-point limit on {0, 1} (``mu``). NaN where ``mu`` or ``tau2`` is NaN.
     """
+    from scipy.special import betainc
+
     mu = np.asarray(mu, float)
     tau2 = np.asarray(tau2, float)
     mu, tau2 = np.broadcast_arrays(mu, tau2)

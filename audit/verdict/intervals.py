@@ -32,8 +32,29 @@ does the same for the uncertainty section's two-way intervals.
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import ndtr, ndtri
-from scipy.stats import t as student_t
+
+
+# SciPy is imported on first use, not with the module: the result types and the report import
+# this module and must stay free of SciPy (tests/reports/test_report_imports.py).
+def ndtr(x):
+    """The standard normal CDF (:func:`scipy.special.ndtr`)."""
+    from scipy.special import ndtr as _ndtr
+
+    return _ndtr(x)
+
+
+def ndtri(p):
+    """The standard normal quantile (:func:`scipy.special.ndtri`)."""
+    from scipy.special import ndtri as _ndtri
+
+    return _ndtri(p)
+
+
+def _student_t():
+    from scipy.stats import t
+
+    return t
+
 
 P_MIN = float(np.finfo(float).tiny)  #: the smallest p-value returned (a smoothed tail that underflowed)
 ANCHOR_COUNT = 20  #: replicates beyond the anchor quantile where the Gaussian tail takes over
@@ -148,7 +169,7 @@ class ReplicateDistribution:
         """The tail probability at which a one-sided level-``a`` bound is read (t-calibrated)."""
         if not np.isfinite(self.df):
             return float(a)
-        return float(ndtr(-student_t.ppf(1.0 - a, self.df)))
+        return float(ndtr(-_student_t().ppf(1.0 - a, self.df)))
 
     def lower(self, a: float) -> float:
         """One-sided lower bound at level ``1 - a`` (clipped to ``bounds``)."""
@@ -215,8 +236,8 @@ class ReplicateDistribution:
                 se_s = s * float(np.sqrt(max(kurt - 1.0, 0.0) / (4.0 * n)))
                 z, dz = z_tail, float(np.hypot(se_x / s, beyond * se_s / (s * s)))
         if np.isfinite(self.df):
-            p = float(student_t.cdf(z, self.df))
-            dens = float(student_t.pdf(z, self.df))
+            p = float(_student_t().cdf(z, self.df))
+            dens = float(_student_t().pdf(z, self.df))
         else:
             p = float(ndtr(z))
             dens = float(ndtr_pdf(z))

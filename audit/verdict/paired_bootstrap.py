@@ -39,8 +39,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import ndtr
-from scipy.stats import chi2
 
 from audit.uncertainty.bootstrap import multinomial_weights
 from audit.uncertainty.two_way import correct_two_way
@@ -237,6 +235,9 @@ def between_pair_replicates(
     drawn through a Gaussian copula with the bootstrap's correlation of the two: each keeps
     its scaled chi-square margin, and their dependence is the resampled one.
     """
+    from scipy.special import ndtr
+    from scipy.stats import chi2
+
     s2, sw2, m1 = float(original.share_var), float(original.within_var), float(original.mean_inv_n)
     df_b, df_w = float(original.df_between), float(original.df_within)
     if not all(np.isfinite(x) for x in (s2, sw2, m1, df_b, df_w)) or df_b <= 0 or s2 <= 0:

@@ -14,12 +14,15 @@ sums are one sparse-times-dense product, O(votes) per replicate whatever the des
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import sparse
 
 from audit.ids import ranks as _ranks
 from audit.tie_rules import credit_ties
+
+if TYPE_CHECKING:
+    from scipy import sparse
 
 
 @dataclass(frozen=True, eq=False)
@@ -85,6 +88,8 @@ def comparison_table(
     rng : Generator
         For a random tie rule (seeded per cell by the caller).
     """
+    from scipy import sparse
+
     # ids as their ranks among the cell's sorted distinct ids (hashed once per vote, sorted once per
     # distinct id): every sort and lookup below is on integers, in the order of the id strings
     pair_names, pair_rank = _ranks(pair_id)

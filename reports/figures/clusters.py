@@ -21,6 +21,7 @@ import pandas as pd
 
 from reports.figures._draw import Canvas, diverging, text_width
 from reports.figures._svg import empty_svg, plain, verify_svg
+from reports.figures._tree import tree_layout
 
 MAX_CRITERIA = 30  #: profile columns drawn (the first ones)
 MAX_LEAVES = 30  #: rows per panel; larger trees are cut to this many clusters
@@ -57,23 +58,16 @@ def _members(z: np.ndarray, n: int, node: int) -> list[int]:
 
 def _layout(panel: ClusterPanel, max_leaves: int):
     """Tree segments, row labels and row values (mean profile per leaf cluster), in leaf order."""
-    from scipy.cluster import hierarchy
-
     z = np.asarray(panel.linkage, dtype=float)
     n = len(panel.labels)
     truncated = n > max_leaves
-    tree = hierarchy.dendrogram(
-        z,
-        no_plot=True,
-        labels=list(panel.labels),
-        **({"truncate_mode": "lastp", "p": max_leaves} if truncated else {}),
-    )
+    tree = tree_layout(z, list(panel.labels), lastp=max_leaves if truncated else None)
     prof = panel.profile.set_index("label")
     prof = prof[list(prof.columns)[:MAX_CRITERIA]]
     prof.index = prof.index.astype(str)
     criteria = [str(c) for c in prof.columns]
     labels, values = [], []
-    for node in tree["leaves"]:
+    for node in tree.leaves:
         names = [str(panel.labels[k]) for k in _members(z, n, int(node))]
         block = prof.reindex(names).to_numpy(dtype=float)
         with np.errstate(all="ignore"):
@@ -83,7 +77,7 @@ def _layout(panel: ClusterPanel, max_leaves: int):
                 else np.full(len(criteria), np.nan)
             )
         labels.append(plain(names[0], 24) if len(names) == 1 else f"{len(names):,} readers")
-    return tree["icoord"], tree["dcoord"], labels, np.vstack(values), criteria, truncated
+    return tree.icoord, tree.dcoord, labels, np.vstack(values), criteria, truncated
 
 
 def cluster_heatmap_svg(

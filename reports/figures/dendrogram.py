@@ -14,6 +14,7 @@ import numpy as np
 
 from reports.figures._draw import Canvas, nice_ticks, text_width, tick_label
 from reports.figures._svg import empty_svg, plain, verify_svg
+from reports.figures._tree import tree_layout
 
 MAX_LEAVES = 40  #: leaves drawn; larger trees are cut to this many clusters (labelled with their size)
 _ROW = 13.0
@@ -40,8 +41,6 @@ def dendrogram_svg(panels: list[DendrogramPanel], *, fig_id: str = "fig-dendrogr
     fig_id : str
         Id prefix of the SVG.
     """
-    from scipy.cluster import hierarchy
-
     if not panels:
         return empty_svg(fig_id, "No reader clustering to draw")
     c = Canvas()
@@ -55,17 +54,12 @@ def dendrogram_svg(panels: list[DendrogramPanel], *, fig_id: str = "fig-dendrogr
             continue
         n = len(panel.labels)
         cut = n > MAX_LEAVES
-        tree = hierarchy.dendrogram(
-            z,
-            no_plot=True,
-            labels=[plain(x) for x in panel.labels],
-            **({"truncate_mode": "lastp", "p": MAX_LEAVES} if cut else {}),
-        )
-        leaves = [f"{lab.strip('()')} leaves" if cut and lab.startswith("(") else lab for lab in tree["ivl"]]
+        tree = tree_layout(z, [plain(x) for x in panel.labels], lastp=MAX_LEAVES if cut else None)
+        leaves = [f"{lab.strip('()')} leaves" if cut and lab.startswith("(") else lab for lab in tree.labels]
         top = 24.0
         dmax = float(z[:, 2].max()) or 1.0
         segs = []
-        for xs, ys in zip(tree["dcoord"], tree["icoord"]):
+        for xs, ys in zip(tree.dcoord, tree.icoord):
             pts = [(x0 + _W * (1 - d / dmax), top + (len(leaves) - i / 10.0) * _ROW) for d, i in zip(xs, ys)]
             segs.append("M" + " L".join(f"{px:.1f} {py:.1f}" for px, py in pts))
         c.path(" ".join(segs), colour="#555555", width=1.0)

@@ -34,8 +34,9 @@ def preference_svg(
     focal_label: str = "focal system",
     judge_label: str = "judge",
     fig_id: str = "fig-preference",
+    tie_rule: str | None = None,
 ) -> str:
-    """Draw Fig. 1a/1b and return inline SVG.
+    """Draw Fig. 1a/1b and return inline SVG (``tie_rule``: named on panel (a)'s axis, which says how its ties count).
 
     Parameters
     ----------
@@ -111,7 +112,8 @@ def preference_svg(
     ticks = [0, 0.25, 0.5, 0.75, 1.0]
     pct = ["0%", "25%", "50%", "75%", "100%"]
     pa.xticks(ticks, pct)
-    pa.xlabel(plain(f"human preference for {focal_label} (GLMM, 95% CI)", 70), offset=24)
+    ties = f"ties: {tie_rule}, " if tie_rule else ""
+    pa.xlabel(plain(f"human vote share for {focal_label} ({ties}95% CI)", 70), offset=24)
     for b, lab in zip(blocks, block_labels):
         c.text(label_w - 6, pa.sy(centres[b]) + 2.6, lab, size=7.5, anchor="end")
     for row in human.itertuples(index=False):

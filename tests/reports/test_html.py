@@ -138,6 +138,23 @@ def test_case_study_shows_comments_and_excerpts(html, result):
         assert str(escape(text)) in html
 
 
+def _first_case(page: str) -> str:
+    card = page[page.index('<article class="case"') :]
+    return card[: card.index("</article>")]
+
+
+def test_case_study_folds_the_vote_table_of_many_readers(tmp_path, html):
+    """Past 8 readers a case study's per-reader votes fold (its judge table keeps the counts per criterion)."""
+    from tests.reports.study import run_study, write_study
+
+    many = render_html(run_study(write_study(tmp_path / "in", n_matchups=1, n_pairs=10, n_readers=12), n_boot=50))
+    card = _first_case(many)
+    assert '<details class="votes"><summary>Each reader\'s vote per criterion (12 readers;' in card
+    assert "readers for focal / other" in card.split("<details")[0]  # the counts stay open
+    fixture = _first_case(html)  # 7 readers per pair: the table stays open
+    assert '<details class="votes">' not in fixture and "vote per criterion (focal / other / tie)" in fixture
+
+
 def test_self_contained_no_script_no_network(html):
     p = parse(html)
     tags = {t for t, _ in p.tags}
@@ -297,3 +314,52 @@ def test_headline_gives_the_counts_per_status(result):
         assert f"{status} {n}" in text
     assessed = sum(result.counts[s] for s in ("PASS", "FAIL", "INCONCLUSIVE"))
     assert f"cells out of {len(result.cells)} ({assessed} compared" in text
+
+
+def test_long_lists_are_capped_in_the_page_and_name_their_csv(result, monkeypatch):
+    """A study of thousands of cells would print every cell and check: the page shows the first
+    ``PAGE_ROWS`` (worst first) and says where the rest are."""
+    import reports.context as context
+
+    monkeypatch.setattr(context, "TRANSFER_OPEN", 2)
+    monkeypatch.setattr(context, "PAGE_ROWS", 5)
+    page = render_html(result)
+    n_cells, n_checks = len(result.cells), len(result.checks)
+    more = page[page.index('<table id="transfer-table-more">') :]
+    more = more[: more.index("</table>")]
+    assert more.count('" title="') == 3  # rows 3 to 5: one title (its reason) per cell row
+    assert f"The first 5 cells are shown; the other {n_cells - 5} are in cells.csv and result.json." in page
+    assert f"The first 5 checks are shown; the other {n_checks - 5} are in checks.csv and junit.xml." in page
+    reasons = page[page.index("<summary>Why each cell got its status</summary>") :]
+    assert reasons[: reasons.index("</ul>")].count("<li>") == 5
+
+
+def test_a_table_wider_than_forty_columns_is_cut_and_says_so():
+    import numpy as np
+    import pandas as pd
+
+    from reports.tables import MAX_TABLE_COLUMNS, table
+
+    n = MAX_TABLE_COLUMNS + 7
+    wide = table(pd.DataFrame(np.zeros((3, n)), columns=[f"c{i}" for i in range(n)]))
+    assert wide["columns"] == [f"c{i}" for i in range(MAX_TABLE_COLUMNS)]
+    assert all(len(row) == MAX_TABLE_COLUMNS for row in wide["rows"])
+    assert wide["note"] == f"The first {MAX_TABLE_COLUMNS} columns are shown; 7 more are in result.json."
+
+
+def _caption(page: str, fig_id: str) -> str:
+    start = page.rindex("<figure", 0, page.index(f'id="{fig_id}"'))
+    figure = page[start : page.index("</figure>", start)]
+    return figure[figure.index("<figcaption>") :] if "<figcaption>" in figure else ""
+
+
+def test_every_pooled_human_figure_says_how_ties_count(html, result):
+    """One label per number: each figure that pools human votes says how it counts a tie."""
+    from reports.sections import focal_label
+
+    rule = result.provenance.tie_rule
+    assert f"human vote share for {focal_label(result)} (ties: {rule}, 95% CI)" in html  # Fig 1a's axis
+    assert "ties left out" in _caption(html, "fig-loro")
+    assert "tied votes left out" in _caption(html, "fig-bootstrap")
+    for fig in ("fig-heatmap-1", "fig-surface"):
+        assert "tie" in _caption(html, fig).lower(), fig

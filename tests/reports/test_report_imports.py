@@ -1,0 +1,61 @@
+"""`audit report` loads a saved result and renders it without importing the heavy statistics stack.
+
+Re-rendering a result must stay fast (issue 16: under 1.5 s), so nothing on the report's path --
+the CLI, the result types and their loader, the verification, every section renderer and figure --
+may import SciPy, statsmodels, scikit-learn, spaCy, matplotlib or torch at module level: those are
+for computing an audit, not for drawing one. The check runs the real command in a fresh
+interpreter on the fixture's real result (every section present) and reads ``sys.modules``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+HEAVY = ("scipy", "statsmodels", "sklearn", "spacy", "matplotlib", "torch", "transformers", "dask")
+
+PROBE = """
+import json, sys
+from audit.cli import main
+status = main(["report", sys.argv[1], "--output", sys.argv[2], "--junit", sys.argv[3]])
+heavy = sorted({m.split(".")[0] for m in sys.modules} & set(json.loads(sys.argv[4])))
+print(json.dumps({"status": int(status), "heavy": heavy}))
+"""
+
+
+def _run_report(result_json: Path, tmp_path: Path, preamble: str = "") -> dict:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    args = [str(result_json), str(tmp_path / "r.html"), str(tmp_path / "j.xml"), json.dumps(HEAVY)]
+    out = subprocess.run(
+        [sys.executable, "-c", preamble + PROBE, *args], capture_output=True, text=True, env=env, cwd=ROOT, timeout=300
+    )
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def result_json(result, tmp_path_factory) -> Path:
+    from audit.result import result_to_json
+
+    path = tmp_path_factory.mktemp("saved") / "result.json"
+    path.write_text(result_to_json(result), encoding="utf-8")
+    return path
+
+
+def test_audit_report_imports_no_heavy_package(result_json, tmp_path):
+    probe = _run_report(result_json, tmp_path)
+    assert probe["status"] == 0
+    assert (tmp_path / "r.html").stat().st_size > 100_000  # the whole report was drawn, every section
+    assert probe["heavy"] == []
+
+
+def test_the_probe_sees_a_heavy_import(result_json, tmp_path):
+    """The check can fail: the same probe after one top-level ``import scipy.stats`` lists scipy."""
+    probe = _run_report(result_json, tmp_path, preamble="import scipy.stats\n")
+    assert probe["status"] == 0 and probe["heavy"] == ["scipy"]
