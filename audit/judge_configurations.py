@@ -94,7 +94,7 @@ def configuration_decisions(
         groups.sort(key=lambda g: order.get(g[0], len(order)))
     # The human side of every cell, shared by all configurations (arrays built once).
     shared = [
-        (cell_input(str(matchup), str(criterion), part, None), pd.unique(part["pair_id"].to_numpy()))
+        (str(criterion), cell_input(str(matchup), str(criterion), part, None), pd.unique(part["pair_id"].to_numpy()))
         for (matchup, criterion), part in groups
     ]
     for judge, choices in choices_by_judge.items():
@@ -109,7 +109,7 @@ def configuration_decisions(
             else {}
         )
         cell_inputs = []
-        for (_, criterion), (human, pairs) in zip((g[0] for g in groups), shared):
+        for criterion, human, pairs in shared:
             mine = by_criterion.get(criterion)
             jp = jc = None
             if mine is not None:

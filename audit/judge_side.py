@@ -17,20 +17,10 @@ import numpy as np
 import pandas as pd
 
 from audit.data import JUDGE_AGGREGATE, AuditData
+from audit.result_tables import JUDGE_PAIR_COLUMNS
 from audit.tie_rules import TieRule, credit_ties, tie_rule
 
-PAIR_COLUMNS = [
-    "pair_id",
-    "matchup",
-    "focal",
-    "other",
-    "criterion",
-    "judge",
-    "focal_score",
-    "other_score",
-    "outcome",
-    "credit",
-]
+PAIR_COLUMNS = list(JUDGE_PAIR_COLUMNS)  #: the judge-pairs table's columns (one list: audit.result_tables)
 
 
 def _mean_if_all_valid(frame: pd.DataFrame, keys: list[str], column: str) -> pd.DataFrame:

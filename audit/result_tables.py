@@ -84,7 +84,7 @@ class BaselineRows(_RowTable[BaselineRow]):
     rows: tuple[BaselineRow, ...] = ()
 
 
-#: the columns every judge-pairs table has (audit.judge_side.PAIR_COLUMNS), in this order
+#: the columns every judge-pairs table has, in this order (audit.judge_side builds it with them)
 JUDGE_PAIR_COLUMNS = (
     "pair_id",
     "matchup",
