@@ -59,24 +59,35 @@ def majority_plugin(b0: float, sd_pair: float) -> float:
     return float(ndtr(b0 / sd_pair))
 
 
-def fit_cell_glmm(cell_votes: pd.DataFrame, *, level: float = 0.95, backend: str = "native") -> GlmmSummary:
-    """Fit ``logit P(y=1) = b0 + u_pair + v_reader`` to one cell's decisive votes."""
+def fit_cell_glmm(
+    cell_votes: pd.DataFrame, *, level: float = 0.95, backend: str = "native", fitted=None
+) -> GlmmSummary:
+    """Fit ``logit P(y=1) = b0 + u_pair + v_reader`` to one cell's decisive votes.
+
+    ``fitted``: that fit already made (a :class:`audit.glmm.GlmmResult`, or the
+    :class:`audit.errors.AuditError` it raised), as :func:`human_sides` does for many cells at once.
+    """
     from audit.glmm import fit_crossed_glmm
 
     decisive = cell_votes[cell_votes["y"].notna()]
     if decisive.empty:
         # Nothing to fit is not a failure: the cell is skipped, and says why.
         return _failed_glmm("no decisive votes in this cell (all ties)", Status.SKIPPED)
+    if isinstance(fitted, AuditError):
+        return _failed_glmm(str(fitted))
     try:
-        with warnings.catch_warnings():
-            # Singular fits and separation are reported as flags on the result.
-            warnings.simplefilter("ignore")
-            fit = fit_crossed_glmm(
-                decisive["y"].to_numpy(float),
-                {"pair": decisive["pair_id"].to_numpy(), "reader": decisive["reader_id"].to_numpy()},
-                level=level,
-                backend=backend,
-            )
+        if fitted is not None:
+            fit = fitted
+        else:
+            with warnings.catch_warnings():
+                # Singular fits and separation are reported as flags on the result.
+                warnings.simplefilter("ignore")
+                fit = fit_crossed_glmm(
+                    decisive["y"].to_numpy(float),
+                    {"pair": decisive["pair_id"].to_numpy(), "reader": decisive["reader_id"].to_numpy()},
+                    level=level,
+                    backend=backend,
+                )
     except AuditError as exc:
         return _failed_glmm(str(exc))
     b0, se = float(fit.b[0]), float(fit.se[0])
@@ -151,7 +162,47 @@ def fit_cell_glmm(cell_votes: pd.DataFrame, *, level: float = 0.95, backend: str
     )
 
 
-def human_side(cell_votes: pd.DataFrame, *, level: float = 0.95, backend: str = "native") -> HumanSide:
+def _fit_many_cells(cells_votes, level: float) -> list:
+    """The native GLMM of every cell's decisive votes, tiny cells fitted together
+    (:func:`audit.glmm.batch.fit_many`): a GlmmResult, the AuditError its input raised, or None
+    (no decisive vote), per cell."""
+    from audit.glmm.batch import fit_many
+    from audit.glmm.design import build_design
+
+    fitted: list = [None] * len(cells_votes)
+    designs, where = [], []
+    for i, cell_votes in enumerate(cells_votes):
+        decisive = cell_votes[cell_votes["y"].notna()]
+        if decisive.empty:
+            continue
+        try:
+            designs.append(
+                build_design(
+                    decisive["y"].to_numpy(float),
+                    {"pair": decisive["pair_id"].to_numpy(), "reader": decisive["reader_id"].to_numpy()},
+                )
+            )
+            where.append(i)
+        except AuditError as exc:
+            fitted[i] = exc
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # singular fits and separation are flags on the result
+        for i, fit in zip(where, fit_many(designs, level=level)):
+            fitted[i] = fit
+    return fitted
+
+
+def human_sides(cells_votes, *, level: float = 0.95, backend: str = "native") -> list[HumanSide]:
+    """:func:`human_side` of many cells; with the native engine their GLMMs are fitted together
+    (the same fits, evaluated at once for tiny cells: :mod:`audit.glmm.batch`)."""
+    if backend != "native" or not 0.0 < level < 1.0:
+        return [human_side(v, level=level, backend=backend) for v in cells_votes]
+    fitted = _fit_many_cells(cells_votes, level)
+    return [human_side(v, level=level, backend=backend, fitted=f) for v, f in zip(cells_votes, fitted)]
+
+
+def human_side(cell_votes: pd.DataFrame, *, level: float = 0.95, backend: str = "native", fitted=None) -> HumanSide:
+    """The raw shares and the GLMM of one cell (``fitted``: as :func:`fit_cell_glmm`)."""
     y = cell_votes["y"].to_numpy(float)
     n_focal = int(np.sum(y == 1.0))
     n_other = int(np.sum(y == 0.0))
@@ -166,7 +217,7 @@ def human_side(cell_votes: pd.DataFrame, *, level: float = 0.95, backend: str = 
         n_other=n_other,
         n_ties=n_ties,
         rate_even_split=even,
-        glmm=fit_cell_glmm(cell_votes, level=level, backend=backend),
+        glmm=fit_cell_glmm(cell_votes, level=level, backend=backend, fitted=fitted),
     )
 
 
@@ -184,4 +235,4 @@ def wilson_interval(successes: float, n: int, level: float = 0.95) -> tuple[floa
     return float(centre - half), float(centre + half)
 
 
-__all__ = ["fit_cell_glmm", "human_side", "majority_plugin", "reader_rates", "wilson_interval", "expit"]
+__all__ = ["fit_cell_glmm", "human_side", "human_sides", "majority_plugin", "reader_rates", "wilson_interval", "expit"]

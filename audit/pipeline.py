@@ -17,7 +17,7 @@ from audit import sections
 from audit.agreement import agreement_table, reader_baseline
 from audit.data import ALL_MATCHUPS, HUMAN_OVERALL, JUDGE_AGGREGATE, AuditData
 from audit.derive import derive_checks, status_of
-from audit.human_side import human_side
+from audit.human_side import human_sides
 from audit.judge_side import judge_pair_outcomes, summarise_outcomes
 from audit.provenance import build_provenance
 from audit.result import SCHEMA_VERSION, AuditResult, Cell, JudgeConfigRate, JudgeSide
@@ -225,13 +225,15 @@ def assess_cells(
             cell_votes = votes_by_cell.get((matchup, criterion))
             if cell_votes is None or cell_votes.empty:
                 continue
-            human = human_side(cell_votes, level=spec.policy.transfer.level, backend=spec.glmm_backend)
             jc, different = judge_criterion_for(criterion, judge_criteria)
             judge, credits = None, None
             if jc is not None and primary is not None:
                 judge = _judge_side(summaries.get((matchup, jc), {}), jc, primary, spec.tie_rule, different)
                 credits = outcomes_by_cell.get((matchup, jc))
-            parts.append((matchup, criterion, cell_votes, human, judge, credits))
+            parts.append((matchup, criterion, cell_votes, judge, credits))
+    # every cell's GLMM at once (tiny cells are evaluated together: audit.glmm.batch)
+    humans = human_sides([p[2] for p in parts], level=spec.policy.transfer.level, backend=spec.glmm_backend)
+    parts = [(m, c, v, h, j, cr) for (m, c, v, j, cr), h in zip(parts, humans)]
     transfers = assess_transfers(
         [(m, c, v, cr) for m, c, v, _, _, cr in parts],
         tie_rule=spec.tie_rule,

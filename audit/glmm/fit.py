@@ -14,11 +14,13 @@ from audit.glmm.iterative import IterativeLaplace, iterative_after_exact_rule, u
 from audit.glmm.laplace import LaplaceDeviance
 from audit.glmm.model import GlmmResult
 from audit.glmm.optimize import (
-    hessian_from_gradient,
+    hessian_steps,
     is_separated,
     logistic_start,
     minimize_bounded,
+    minimize_bounded_steps,
     projected_gradient,
+    run_steps,
 )
 
 # lme4's isSingular() tolerance on theta.
@@ -63,15 +65,28 @@ def _fun_grad(lap: LaplaceDeviance, K: int):
     return fg
 
 
-def _vcov(lap: LaplaceDeviance, x: np.ndarray, K: int, notes: list[str], g0: np.ndarray):
-    """lme4's vcov(): beta block of 2 * solve(Hessian of the deviance in (theta, beta)).
+def _gradients_only(steps):
+    """Adapt a generator that wants gradients (:func:`hessian_steps`) to ``(value, gradient)`` answers."""
+    try:
+        x = next(steps)
+        while True:
+            _, g = yield x
+            x = steps.send(g)
+    except StopIteration as stop:
+        return stop.value
+
+
+def _vcov_steps(x: np.ndarray, K: int, g0: np.ndarray):
+    """lme4's vcov(): beta block of 2 * solve(Hessian of the deviance in (theta, beta)), or None
+    when that Hessian is not positive definite (then the caller takes the RX factor's, as lme4).
 
     lme4 differentiates the deviance twice numerically (``deriv12``, step 1e-4); we take forward
     differences of the analytic gradient with the same step (relative error ~1e-4, i.e. ~1e-5
-    on an SE, against lme4's own finite-difference error of the same order).
+    on an SE, against lme4's own finite-difference error of the same order). A generator of
+    evaluation requests (:func:`audit.glmm.optimize.run_steps`); its last one is at ``x``, so the
+    evaluator's state (the modes) is left at the optimum.
     """
-    fg = _fun_grad(lap, K)
-    H = hessian_from_gradient(lambda z: fg(z)[1], x, g0=g0)
+    H = yield from _gradients_only(hessian_steps(x, g0=g0))
     V = None
     try:
         Vfull = np.linalg.inv(H)
@@ -80,11 +95,52 @@ def _vcov(lap: LaplaceDeviance, x: np.ndarray, K: int, notes: list[str], g0: np.
             V = Vb
     except np.linalg.LinAlgError:
         pass
-    lap(x[:K], x[K:])  # leave the state at the optimum
-    if V is None:
-        notes.append("finite-difference Hessian not positive definite: vcov from the RX factor (as lme4)")
-        V = lap.vcov_rx()
+    yield x  # leave the state at the optimum
     return V
+
+
+#: the note of a fit whose vcov comes from the RX factor
+VCOV_RX_NOTE = "finite-difference Hessian not positive definite: vcov from the RX factor (as lme4)"
+
+
+@dataclasses.dataclass(frozen=True)
+class Optimum:
+    """What :func:`optimise_steps` found: the optimiser's result, the optimum ``x`` (thetas below
+    1e-10 set to 0), the deviance and gradient there, the fixed-effect covariance (None: not
+    positive definite) and whether the divergent-variance refit ran."""
+
+    res: object
+    x: np.ndarray
+    dev: float
+    grad: np.ndarray
+    V: np.ndarray | None
+    divergent: bool
+
+
+def optimise_steps(design: Design, x0: np.ndarray, K: int, notes: list[str], B0=None, tol=None):
+    """The native fit's optimisation as a generator of evaluation requests: each
+    ``value, gradient = yield z`` asks for the Laplace deviance and its gradient at ``z`` (theta,
+    then beta), leaving the evaluator's modes there. :func:`fit_native` answers from one
+    :class:`LaplaceDeviance`; :mod:`audit.glmm.batch` answers many cells' requests at once.
+    Appends the divergence and boundary notes to ``notes``; returns an :class:`Optimum`."""
+    res = yield from minimize_bounded_steps(x0, K, inverse_hessian=B0, decrease_tol=tol)
+    divergent = bool(K and np.max(res.x[:K]) > THETA_DIVERGENT)
+    if divergent:
+        # Report the stationary point that glmer reaches (from the sd = 0 boundary) rather than
+        # an estimate drifting towards infinite variance; profile over beta only.
+        notes.append(
+            f"the Laplace likelihood keeps increasing as a random-effect sd grows (sd > {THETA_DIVERGENT:g} "
+            "reached): near-separation; reporting the local optimum from sd = 0 as lme4 does, "
+            "profile intervals hold the sds fixed"
+        )
+        x0 = np.concatenate([np.zeros(K), logistic_start(design.y, design.X)])
+        res = yield from minimize_bounded_steps(x0, K, probe=False, decrease_tol=tol)
+    notes.extend(_boundary_notes(res, design.factor_names))
+    x = res.x.copy()
+    x[:K] = np.where(x[:K] < 1e-10, 0.0, x[:K])
+    dev, grad = yield x
+    V = yield from _vcov_steps(x, K, grad)
+    return Optimum(res=res, x=x, dev=float(dev), grad=grad, V=V, divergent=divergent)
 
 
 def _subsample_start(design: Design, x0: np.ndarray, iterative: bool = False):
@@ -210,29 +266,56 @@ def fit_native(design: Design, *, level: float = 0.95, profile: bool = False, st
     if start is None and design.y.size >= _SUBSAMPLE_START_N and K:
         x0, B0 = _subsample_start(design, x0, iterative=iterative is not None)
     tol = ITERATIVE_DECREASE_TOL if isinstance(lap, IterativeLaplace) else None
-    res = minimize_bounded(_fun_grad(lap, K), x0, K, inverse_hessian=B0, decrease_tol=tol)
-    divergent = bool(K and np.max(res.x[:K]) > THETA_DIVERGENT)
-    if divergent:
-        # Report the stationary point that glmer reaches (from the sd = 0 boundary) rather than
-        # an estimate drifting towards infinite variance; profile over beta only.
-        notes.append(
-            f"the Laplace likelihood keeps increasing as a random-effect sd grows (sd > {THETA_DIVERGENT:g} "
-            "reached): near-separation; reporting the local optimum from sd = 0 as lme4 does, "
-            "profile intervals hold the sds fixed"
-        )
-        x0 = np.concatenate([np.zeros(K), logistic_start(design.y, design.X)])
-        res = minimize_bounded(_fun_grad(lap, K), x0, K, probe=False, decrease_tol=tol)
-    notes.extend(_boundary_notes(res, design.factor_names))
-    x = res.x.copy()
-    x[:K] = np.where(x[:K] < 1e-10, 0.0, x[:K])
-    dev = lap(x[:K], x[K:])
-    grad = lap.gradient()
-    V = _vcov(lap, x, K, notes, grad)
+    opt = run_steps(optimise_steps(design, x0, K, notes, B0=B0, tol=tol), _fun_grad(lap, K))
+    V = opt.V
+    if V is None:
+        notes.append(VCOV_RX_NOTE)
+        V = lap.vcov_rx()
     if isinstance(lap, IterativeLaplace):
         notes.append(lap.iteration_note())
+    plow = np.full(p, np.nan)
+    phigh = np.full(p, np.nan)
+    if profile:
+        from audit.glmm.profile import profile_intervals
+
+        se = np.sqrt(np.where(np.diag(V) >= 0, np.diag(V), np.nan))
+        plow, phigh = profile_intervals(lap, opt.x, opt.dev, K, level, se, fix_theta=opt.divergent)
+        lap(opt.x[:K], opt.x[K:])
+    modes = lap.conditional_modes(opt.x[:K]) if K else []
+    return native_result(
+        design,
+        opt,
+        V,
+        modes,
+        notes,
+        level=level,
+        separated=separated,
+        factorization=factorization,
+        iterative=isinstance(lap, IterativeLaplace),
+        profile_bounds=(plow, phigh),
+    )
+
+
+def native_result(
+    design: Design,
+    opt: Optimum,
+    V: np.ndarray,
+    modes: list,
+    notes: list[str],
+    *,
+    level: float,
+    separated: bool,
+    factorization: str,
+    iterative: bool = False,
+    profile_bounds: tuple[np.ndarray, np.ndarray] | None = None,
+) -> GlmmResult:
+    """The :class:`GlmmResult` of an optimum (shared by :func:`fit_native` and :mod:`audit.glmm.batch`)."""
+    K = len(design.codes)
+    p = design.X.shape[1]
+    res, x, dev, grad, divergent = opt.res, opt.x, opt.dev, opt.grad, opt.divergent
     pg = projected_gradient(grad, x, K)
     converged = bool(np.max(np.abs(pg)) < _CONVERGED_GRAD)
-    if isinstance(lap, IterativeLaplace) and not converged:
+    if iterative and not converged:
         converged, remaining = _iterative_converged(res, pg, K)
         if not converged:
             notes.append(
@@ -259,14 +342,7 @@ def fit_native(design: Design, *, level: float = 0.95, profile: bool = False, st
         )
     if separated:
         notes.append("separation: the fixed effects separate the responses; estimates are on the boundary")
-    plow = np.full(p, np.nan)
-    phigh = np.full(p, np.nan)
-    if profile:
-        from audit.glmm.profile import profile_intervals
-
-        plow, phigh = profile_intervals(lap, x, dev, K, level, se, fix_theta=divergent)
-        lap(theta, beta)
-    modes = lap.conditional_modes(theta) if K else []
+    plow, phigh = profile_bounds if profile_bounds is not None else (np.full(p, np.nan), np.full(p, np.nan))
     loglik = -dev / 2.0
     return GlmmResult(
         names=design.x_names,

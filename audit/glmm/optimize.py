@@ -28,8 +28,40 @@ class OptimResult:
     boundary_log: list = field(default_factory=list)
 
 
+def run_steps(steps, fun_grad):
+    """Drive a generator of evaluation requests to its end: each point ``x`` it yields is answered
+    with ``fun_grad(x)`` (a ``(value, gradient)`` pair); returns the generator's return value.
+
+    The ``*_steps`` generators of this module are the optimiser written once, whoever evaluates:
+    one objective (:func:`minimize_bounded`) or many cells' objectives evaluated together
+    (:mod:`audit.glmm.batch`), which gives every cell exactly the same sequence of decisions.
+    """
+    try:
+        x = next(steps)
+        while True:
+            x = steps.send(fun_grad(x))
+    except StopIteration as stop:
+        return stop.value
+
+
 def minimize_bounded(
     fun_grad,
+    x0,
+    n_bounded,
+    maxiter=200,
+    gtol=1e-6,
+    probe=True,
+    inverse_hessian=None,
+    restart=True,
+    decrease_tol=None,
+):
+    """:func:`minimize_bounded_steps` with ``fun_grad(x)`` answering each evaluation."""
+    return run_steps(
+        minimize_bounded_steps(x0, n_bounded, maxiter, gtol, probe, inverse_hessian, restart, decrease_tol), fun_grad
+    )
+
+
+def minimize_bounded_steps(
     x0,
     n_bounded,
     maxiter=200,
@@ -61,7 +93,7 @@ def minimize_bounded(
     gain than that: for objectives computed to a known accuracy (the iterative path's
     stochastic log-determinant), where iterating further only follows the estimator's noise.
     """
-    res = _projected_bfgs(fun_grad, x0, n_bounded, maxiter, gtol, inverse_hessian, decrease_tol)
+    res = yield from _projected_bfgs_steps(x0, n_bounded, maxiter, gtol, inverse_hessian, decrease_tol)
     nfev = res.nfev
     log: list[BoundaryEvent] = []
     if probe and n_bounded:
@@ -75,7 +107,7 @@ def minimize_bounded(
                 for value in BOUNDARY_PROBES:
                     trial = res.x.copy()
                     trial[k] = value
-                    f_trial, _ = fun_grad(trial)
+                    f_trial, _ = yield trial
                     nfev += 1
                     if np.isfinite(f_trial) and f_trial < res.fun - _IMPROVEMENT_TOL:
                         candidates.append((f_trial, "probe", trial))
@@ -92,7 +124,7 @@ def minimize_bounded(
             starts += [c for c in candidates[1:] if c[1] == "interior"]
             improved = False
             for _, kind, trial in starts:
-                new = _projected_bfgs(fun_grad, trial, n_bounded, maxiter, gtol, None, decrease_tol)
+                new = yield from _projected_bfgs_steps(trial, n_bounded, maxiter, gtol, None, decrease_tol)
                 nfev += new.nfev
                 gain = res.fun - new.fun
                 log.append(
@@ -109,7 +141,7 @@ def minimize_bounded(
                     res, improved = new, True
             if not improved:
                 break
-        res = _snap_to_zero(fun_grad, res, n_bounded)
+        res = yield from _snap_to_zero_steps(res, n_bounded)
         nfev += res.nfev
     res.nfev = nfev
     res.boundary_log = log
@@ -128,7 +160,7 @@ class BoundaryEvent:
     x_after: np.ndarray
 
 
-def _snap_to_zero(fun_grad, res, n_bounded):
+def _snap_to_zero_steps(res, n_bounded):
     """Set thetas below NEAR_ZERO to exactly 0 when the objective is not worse there; the
     returned result's ``nfev`` counts only the evaluations made here."""
     near = [k for k in range(n_bounded) if 0.0 < res.x[k] < NEAR_ZERO]
@@ -137,7 +169,7 @@ def _snap_to_zero(fun_grad, res, n_bounded):
         return res
     trial = res.x.copy()
     trial[near] = 0.0
-    f_trial, g_trial = fun_grad(trial)
+    f_trial, g_trial = yield trial
     if np.isfinite(f_trial) and f_trial <= res.fun + max(_IMPROVEMENT_TOL, 1e2 * np.finfo(float).eps * abs(res.fun)):
         return OptimResult(
             x=trial,
@@ -167,17 +199,22 @@ _PREDICTED_DECREASE_TOL = 1e-12
 
 
 def _projected_bfgs(fun_grad, x0, n_bounded, maxiter=200, gtol=1e-6, inverse_hessian=None, decrease_tol=None):
+    """:func:`_projected_bfgs_steps` with ``fun_grad(x)`` answering each evaluation."""
+    return run_steps(_projected_bfgs_steps(x0, n_bounded, maxiter, gtol, inverse_hessian, decrease_tol), fun_grad)
+
+
+def _projected_bfgs_steps(x0, n_bounded, maxiter=200, gtol=1e-6, inverse_hessian=None, decrease_tol=None):
     """Minimise with the first ``n_bounded`` coordinates >= 0: projected BFGS with Armijo
     backtracking (a few parameters, smooth objective, analytic gradient).
 
-    ``fun_grad(x)`` returns ``(value, gradient)``. Written here rather than calling scipy's
-    L-BFGS-B because that routine's BLAS thread pool competes with numpy's on small problems
+    A generator: each evaluation is ``value, gradient = yield x`` (:func:`run_steps`). Written here
+    rather than calling scipy's L-BFGS-B because that routine's BLAS thread pool competes with numpy's on small problems
     (milliseconds per call on a loaded two-core machine).
     """
     n = x0.size
     lower = np.concatenate([np.zeros(n_bounded), np.full(n - n_bounded, -np.inf)])
     x = np.maximum(np.asarray(x0, dtype=float), lower)
-    f, g = fun_grad(x)
+    f, g = yield x
     nfev = 1
     B = np.eye(n)
     scaled = False
@@ -209,7 +246,7 @@ def _projected_bfgs(fun_grad, x0, n_bounded, maxiter=200, gtol=1e-6, inverse_hes
         t = 1.0
         while True:
             x_new = np.maximum(x + t * d, lower)
-            f_new, g_new = fun_grad(x_new)
+            f_new, g_new = yield x_new
             nfev += 1
             if np.isfinite(f_new) and f_new <= f + 1e-4 * (g @ (x_new - x)) and f_new <= f:
                 break
@@ -254,6 +291,11 @@ def _projected_bfgs(fun_grad, x0, n_bounded, maxiter=200, gtol=1e-6, inverse_hes
 
 
 def hessian_from_gradient(grad, x, delta=HESSIAN_STEP, g0=None):
+    """:func:`hessian_steps` with ``grad(x)`` answering each evaluation."""
+    return run_steps(hessian_steps(x, delta, g0), grad)
+
+
+def hessian_steps(x, delta=HESSIAN_STEP, g0=None):
     """Symmetrised finite-difference Jacobian of an analytic gradient: central differences
     (2 * len(x) calls), or forward differences from ``g0`` = grad(x) when given (len(x) calls;
     error O(delta) ~ 1e-4 relative, used for large data)."""
@@ -263,9 +305,11 @@ def hessian_from_gradient(grad, x, delta=HESSIAN_STEP, g0=None):
         e = np.zeros(n)
         e[i] = delta
         if g0 is None:
-            H[:, i] = (grad(x + e) - grad(x - e)) / (2.0 * delta)
+            g_plus = yield x + e
+            g_minus = yield x - e
+            H[:, i] = (g_plus - g_minus) / (2.0 * delta)
         else:
-            H[:, i] = (grad(x + e) - g0) / delta
+            H[:, i] = ((yield x + e) - g0) / delta
     return (H + H.T) / 2.0
 
 
