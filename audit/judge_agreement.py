@@ -382,6 +382,7 @@ class JudgeAgreement:
 # ----------------------------------------------------------------------------- computation
 _BLOCK_MIN, _BLOCK_MAX = 16, 256  #: replicates drawn from one seed (the same weights in every scope)
 _CELLS = 2**21  #: replicates x units per computed chunk (bounds memory at ~ 20 x 8 bytes x this)
+_KEPT_MAX = 2**22  #: resampling weights kept between scopes (entries; 32 MB)
 
 
 @dataclass(frozen=True)
@@ -456,44 +457,80 @@ class _Weights:
         # replicates per block: many for small data (fewer, larger products), few for large (memory)
         self.block = int(max(_BLOCK_MIN, min(_BLOCK_MAX, _CELLS // max(len(design.unit_pair), 1))))
         self.seeds = rng.integers(0, 2**63 - 1, size=max(math.ceil(n_boot / self.block), 0))
+        # a block's draws, kept for the next scope when small (10k cells each redrew the same weights)
+        self._kept: dict[tuple, np.ndarray] = {}
+        self._kept_size = 0
 
     def blocks(self):
         for k, seed in enumerate(self.seeds):
             yield int(seed), min(self.block, self.n_boot - k * self.block)
+
+    def _draw(self, seed_key: list[int], n: int, size: int) -> np.ndarray:
+        """``multinomial_weights`` from the seed ``seed_key`` (the same draws whether kept or not)."""
+        key = (*seed_key, n, size)
+        got = self._kept.get(key)
+        if got is None:
+            got = multinomial_weights(np.random.default_rng(seed_key), n, size)
+            if self._kept_size + got.size <= _KEPT_MAX:
+                self._kept[key] = got
+                self._kept_size += got.size
+        return got
 
     def units(self, seed: int, size: int, unit_pair: np.ndarray) -> np.ndarray:
         d = self.design
         out = np.empty((size, unit_pair.shape[0]))
         unit_m = d.pair_matchup[unit_pair]
         for m in np.unique(unit_m):
-            w = multinomial_weights(np.random.default_rng([seed, 1, int(m)]), int(d.matchup_sizes[m]), size)
+            w = self._draw([seed, 1, int(m)], int(d.matchup_sizes[m]), size)
             cols = unit_m == m
             out[:, cols] = w[:, d.pair_position[unit_pair[cols]]]
         return out
 
     def readers(self, seed: int, size: int) -> np.ndarray:
-        return multinomial_weights(np.random.default_rng([seed, 0]), len(self.design.reader_ids), size)
+        return self._draw([seed, 0], len(self.design.reader_ids), size)
 
 
 def _replicates(
     sv: ScopeVotes, weights: _Weights, unit_pair: np.ndarray, readers_in: np.ndarray, two_way: bool
 ) -> tuple[dict[str, np.ndarray], ...]:
-    """Replicates resampling pairs only, readers only and both (the last two when ``two_way``)."""
+    """Replicates resampling pairs only, readers only and both (the last two when ``two_way``).
+
+    Every block and kind is one set of weight rows; rows are stacked into as few
+    :func:`agreement_statistics` calls as the memory bound allows (``_CELLS`` replicates x units;
+    a small scope: one call). Each replicate row is computed on its own, so stacking does not move
+    a digit; it only removes per-call overhead (10k cells).
+    """
     from audit.glmm._threads import single_threaded_blas
 
     kinds = ("pairs", "readers", "product") if two_way else ("pairs",)
+    rows_per_call = max(1, _CELLS // max(sv.n_units, 1))
+    pieces: list[tuple[str, np.ndarray, np.ndarray]] = []
+    for seed, size in weights.blocks():
+        wu_block = weights.units(seed, size, unit_pair)
+        wr_block = weights.readers(seed, size)[:, readers_in]
+        for lo in range(0, size, rows_per_call):
+            wu, wr = wu_block[lo : lo + rows_per_call], wr_block[lo : lo + rows_per_call]
+            for kind in kinds:
+                u = wu if kind in ("pairs", "product") else np.ones_like(wu)  # the side not resampled: ones
+                r = wr if kind in ("readers", "product") else np.ones_like(wr)
+                pieces.append((kind, u, r))
     out = {kind: [] for kind in kinds}
-    step = max(1, min(weights.block, _CELLS // max(sv.n_units, 1)))
     with single_threaded_blas():  # many small products: OpenBLAS thread hand-offs cost more than the work
-        for seed, size in weights.blocks():
-            wu_block = weights.units(seed, size, unit_pair)
-            wr_block = weights.readers(seed, size)[:, readers_in]
-            for lo in range(0, size, step):
-                wu, wr = wu_block[lo : lo + step], wr_block[lo : lo + step]
-                ones_u, ones_r = np.ones((1, wu.shape[1])), np.ones((1, wr.shape[1]))  # the side not resampled
-                for kind in kinds:
-                    u, r = {"pairs": (wu, ones_r), "readers": (ones_u, wr), "product": (wu, wr)}[kind]
-                    out[kind].append(agreement_statistics(sv, u, r))
+        start = 0
+        while start < len(pieces):
+            stop, rows = start, 0
+            while stop < len(pieces) and (stop == start or rows + pieces[stop][1].shape[0] <= rows_per_call):
+                rows += pieces[stop][1].shape[0]
+                stop += 1
+            group = pieces[start:stop]
+            stats = agreement_statistics(
+                sv, np.concatenate([u for _, u, _ in group]), np.concatenate([r for _, _, r in group])
+            )
+            at = 0
+            for kind, u, _ in group:
+                out[kind].append({k: v[at : at + u.shape[0]] for k, v in stats.items()})
+                at += u.shape[0]
+            start = stop
     return tuple({k: np.concatenate([c[k] for c in out[kind]]) for k in STATISTICS} for kind in kinds)
 
 
