@@ -43,11 +43,24 @@ def _failed_glmm(reason: str, status: Status = Status.ERROR) -> GlmmSummary:
 
 
 def reader_rates(cell_votes: pd.DataFrame) -> np.ndarray:
-    """Each reader's share of decisive votes for the focal system (ties excluded)."""
-    decisive = cell_votes[cell_votes["y"].notna()]
-    if decisive.empty:
+    """Each reader's share of decisive votes for the focal system (ties excluded), readers sorted."""
+    y, _, reader = _decisive(cell_votes)
+    return _reader_rates(y, reader)
+
+
+def _decisive(cell_votes: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A cell's decisive votes as arrays: y (1 focal, 0 other), pair ids, reader ids."""
+    y = cell_votes["y"].to_numpy(float)
+    keep = ~np.isnan(y)
+    return y[keep], cell_votes["pair_id"].to_numpy()[keep], cell_votes["reader_id"].to_numpy()[keep]
+
+
+def _reader_rates(y: np.ndarray, reader: np.ndarray) -> np.ndarray:
+    """Mean of ``y`` per reader in sorted reader order (sums of 0/1 votes: exact, as a groupby mean)."""
+    if y.size == 0:
         return np.zeros(0)
-    return decisive.groupby("reader_id", sort=True)["y"].mean().to_numpy(float)
+    codes, _ = pd.factorize(reader, sort=True)
+    return np.bincount(codes, weights=y) / np.bincount(codes)
 
 
 def majority_plugin(b0: float, sd_pair: float) -> float:
@@ -69,8 +82,8 @@ def fit_cell_glmm(
     """
     from audit.glmm import fit_crossed_glmm
 
-    decisive = cell_votes[cell_votes["y"].notna()]
-    if decisive.empty:
+    y, pair, reader = _decisive(cell_votes)
+    if y.size == 0:
         # Nothing to fit is not a failure: the cell is skipped, and says why.
         return _failed_glmm("no decisive votes in this cell (all ties)", Status.SKIPPED)
     if isinstance(fitted, AuditError):
@@ -82,12 +95,7 @@ def fit_cell_glmm(
             with warnings.catch_warnings():
                 # Singular fits and separation are reported as flags on the result.
                 warnings.simplefilter("ignore")
-                fit = fit_crossed_glmm(
-                    decisive["y"].to_numpy(float),
-                    {"pair": decisive["pair_id"].to_numpy(), "reader": decisive["reader_id"].to_numpy()},
-                    level=level,
-                    backend=backend,
-                )
+                fit = fit_crossed_glmm(y, {"pair": pair, "reader": reader}, level=level, backend=backend)
     except AuditError as exc:
         return _failed_glmm(str(exc))
     b0, se = float(fit.b[0]), float(fit.se[0])
@@ -100,11 +108,7 @@ def fit_cell_glmm(
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 profiled = fit_crossed_glmm(
-                    decisive["y"].to_numpy(float),
-                    {"pair": decisive["pair_id"].to_numpy(), "reader": decisive["reader_id"].to_numpy()},
-                    level=level,
-                    backend=backend,
-                    profile=True,
+                    y, {"pair": pair, "reader": reader}, level=level, backend=backend, profile=True
                 )
             low, high = profiled.prob_profile()
         except (AuditError, ValueError) as exc:
@@ -128,7 +132,6 @@ def fit_cell_glmm(
         status = Status.WARN
         reasons.append("the optimiser did not report convergence")
     sd_pair, sd_reader = float(fit.sd.get("pair", 0.0)), float(fit.sd.get("reader", 0.0))
-    y = decisive["y"].to_numpy(float)
     degenerate, why = degeneracy(
         estimate=float(estimate),
         ci_low=float(low),
@@ -137,7 +140,7 @@ def fit_cell_glmm(
         sd_pair=sd_pair,
         sd_reader=sd_reader,
         separation=bool(fit.separation),
-        reader_rates=reader_rates(decisive),
+        reader_rates=_reader_rates(y, reader),
         raw_share=float(y.mean()),
     )
     return GlmmSummary(
@@ -172,16 +175,11 @@ def _fit_many_cells(cells_votes, level: float) -> list:
     fitted: list = [None] * len(cells_votes)
     designs, where = [], []
     for i, cell_votes in enumerate(cells_votes):
-        decisive = cell_votes[cell_votes["y"].notna()]
-        if decisive.empty:
+        y, pair, reader = _decisive(cell_votes)
+        if y.size == 0:
             continue
         try:
-            designs.append(
-                build_design(
-                    decisive["y"].to_numpy(float),
-                    {"pair": decisive["pair_id"].to_numpy(), "reader": decisive["reader_id"].to_numpy()},
-                )
-            )
+            designs.append(build_design(y, {"pair": pair, "reader": reader}))
             where.append(i)
         except AuditError as exc:
             fitted[i] = exc
