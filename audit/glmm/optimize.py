@@ -216,7 +216,8 @@ def _projected_bfgs_steps(x0, n_bounded, maxiter=200, gtol=1e-6, inverse_hessian
     x = np.maximum(np.asarray(x0, dtype=float), lower)
     f, g = yield x
     nfev = 1
-    B = np.eye(n)
+    eye = np.eye(n)
+    B = eye
     scaled = False
     if inverse_hessian is not None:
         B = np.array(inverse_hessian, dtype=float)
@@ -226,18 +227,21 @@ def _projected_bfgs_steps(x0, n_bounded, maxiter=200, gtol=1e-6, inverse_hessian
     for it in range(maxiter):  # noqa: B007  (read after the loop)
         active = (x <= lower) & (g > 0)
         pg = np.where(active, 0.0, g)
-        if np.max(np.abs(pg)) < gtol:
+        if np.abs(pg).max() < gtol:
             success, message = True, "projected gradient below tolerance"
             break
-        free = ~active
-        d = np.zeros(n)
-        d[free] = -B[np.ix_(free, free)] @ g[free]
+        if active.any():
+            free = ~active
+            d = np.zeros(n)
+            d[free] = -B[np.ix_(free, free)] @ g[free]
+        else:  # every coordinate free (the same products as the subset above)
+            d = -B @ g
         if g @ d >= 0:
-            B = np.eye(n)
+            B = eye
             scaled = False
             d = -pg
         if not scaled:
-            d = d / max(1.0, 4.0 * np.max(np.abs(d)))
+            d = d / max(1.0, 4.0 * np.abs(d).max())
         elif -(g @ d) < max(_PREDICTED_DECREASE_TOL, 10.0 * np.finfo(float).eps * abs(f), decrease_tol or 0.0):
             # the quasi-Newton model predicts a negligible gain: at the optimum to the accuracy
             # the deviance itself is computed with (its rounding grows with N)
@@ -254,13 +258,13 @@ def _projected_bfgs_steps(x0, n_bounded, maxiter=200, gtol=1e-6, inverse_hessian
             if t < 1e-4:
                 break
         if t < 1e-4:
-            if scaled and np.max(np.abs(pg)) >= 1e3 * gtol:
+            if scaled and np.abs(pg).max() >= 1e3 * gtol:
                 # a poor quasi-Newton model (e.g. after a step onto the bound): forget it and
                 # retry along the projected gradient rather than stop far from the optimum
-                B = np.eye(n)
+                B = eye
                 scaled = False
                 continue
-            success = bool(np.max(np.abs(pg)) < 1e3 * gtol or (scaled and -(g @ d) < 1e3 * _PREDICTED_DECREASE_TOL))
+            success = bool(np.abs(pg).max() < 1e3 * gtol or (scaled and -(g @ d) < 1e3 * _PREDICTED_DECREASE_TOL))
             message = "line search could not decrease the objective further"
             break
         s_vec = x_new - x
@@ -268,12 +272,12 @@ def _projected_bfgs_steps(x0, n_bounded, maxiter=200, gtol=1e-6, inverse_hessian
         sy = s_vec @ y_vec
         if sy > 1e-12 * np.sqrt((s_vec @ s_vec) * (y_vec @ y_vec)):
             if not scaled:
-                B = np.eye(n) * (sy / (y_vec @ y_vec))
+                B = eye * (sy / (y_vec @ y_vec))
                 scaled = True
             rho = 1.0 / sy
-            V = np.eye(n) - rho * np.outer(s_vec, y_vec)
-            B = V @ B @ V.T + rho * np.outer(s_vec, s_vec)
-        converged_f = abs(f - f_new) <= 1e-15 * max(1.0, abs(f)) and np.max(np.abs(s_vec)) < 1e-12
+            V = eye - rho * (s_vec[:, None] * y_vec[None, :])  # np.outer, without its call overhead
+            B = V @ B @ V.T + rho * (s_vec[:, None] * s_vec[None, :])
+        converged_f = abs(f - f_new) <= 1e-15 * max(1.0, abs(f)) and np.abs(s_vec).max() < 1e-12
         x, f, g = x_new, f_new, g_new
         if converged_f:
             success, message = True, "no further progress"
