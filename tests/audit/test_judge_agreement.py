@@ -327,3 +327,44 @@ def test_pooled_alpha_human_equals_agreement_table_within_matchup():
     table = agreement_table(votes, pooling="within matchup").row()
     assert row.alpha_human.estimate == pytest.approx(table.krippendorff_alpha, abs=1e-12)
     assert row.raw_human.estimate == pytest.approx(table.raw_agreement, abs=1e-12)
+
+
+@pytest.mark.parametrize("strata", [False, True])
+def test_stacked_replicates_equal_one_call_per_block_and_kind_bit_for_bit(strata):
+    """_replicates stacks every block and kind of a scope into few agreement_statistics calls;
+    each replicate row must come out exactly as from its own call (ones on the side not resampled,
+    as one broadcast row)."""
+    from audit.judge_agreement import _replicates, _Weights
+
+    votes, choice = _case(1)
+    units, readers, ind, judge = _indicators(votes, choice)
+    stratum = np.arange(len(units)) % 2 if strata else None
+    sv = _sparse(ind, judge, stratum)
+    design = type(
+        "D",
+        (),
+        {
+            "unit_pair": np.arange(len(units)),
+            "pair_matchup": np.zeros(len(units), dtype=np.int64),
+            "pair_position": np.arange(len(units)),
+            "matchup_sizes": np.array([len(units)]),
+            "reader_ids": np.array(readers),
+        },
+    )()
+    weights = _Weights(np.random.default_rng(5), design, 300)
+    unit_pair, readers_in = np.arange(len(units)), np.arange(len(readers))
+    got = _replicates(sv, weights, unit_pair, readers_in, True)
+    want = {kind: [] for kind in ("pairs", "readers", "product")}
+    for seed, size in weights.blocks():
+        wu, wr = weights.units(seed, size, unit_pair), weights.readers(seed, size)
+        ones_u, ones_r = np.ones((1, wu.shape[1])), np.ones((1, wr.shape[1]))
+        want["pairs"].append(agreement_statistics(sv, wu, ones_r))
+        want["readers"].append(agreement_statistics(sv, ones_u, wr))
+        want["product"].append(agreement_statistics(sv, wu, wr))
+    for kind, stats in zip(("pairs", "readers", "product"), got):
+        for name, values in stats.items():
+            expected = np.concatenate(
+                [np.broadcast_to(c[name], (s,)) for c, (_, s) in zip(want[kind], weights.blocks())]
+            )
+            assert values.shape == (300,)
+            np.testing.assert_array_equal(values, expected, err_msg=f"{kind} {name}")
