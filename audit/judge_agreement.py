@@ -542,12 +542,12 @@ def _interval(estimate: float, variance: float, df: float, level: float, statist
     the majority-based statistics sit systematically below the estimate (a judge that tracks
     the readers' majority shows it most); their spread is still the spread we need.
     """
-    from scipy.special import ndtri
-    from scipy.stats import t as student_t
+    from scipy.special import ndtri, stdtrit
 
     if not (np.isfinite(estimate) and np.isfinite(variance)):
         return math.nan, math.nan
-    q = float(student_t.ppf(0.5 + level / 2.0, df)) if np.isfinite(df) and df > 0 else float(ndtri(0.5 + level / 2.0))
+    # stdtrit is what scipy.stats.t.ppf evaluates (without its ~1 ms of argument handling per call)
+    q = float(stdtrit(df, 0.5 + level / 2.0)) if np.isfinite(df) and df > 0 else float(ndtri(0.5 + level / 2.0))
     half = q * math.sqrt(max(variance, 0.0))
     low, high = _RANGE.get(statistic, (-math.inf, math.inf))
     return float(max(estimate - half, low)), float(min(estimate + half, high))
