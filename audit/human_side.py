@@ -63,12 +63,20 @@ def _reader_rates(y: np.ndarray, reader: np.ndarray) -> np.ndarray:
     return np.bincount(codes, weights=y) / np.bincount(codes)
 
 
+#: a b0 this close to 0 is 0 to the optimiser's accuracy (two exact engines differ by ~1e-7 on tiny cells)
+B0_ZERO = 1e-6
+
+
 def majority_plugin(b0: float, sd_pair: float) -> float:
-    """The GLMM's plug-in majority rate ``Phi(b0 / sd_pair)`` (a step when ``sd_pair`` is 0)."""
+    """The GLMM's plug-in majority rate ``Phi(b0 / sd_pair)`` (a step when ``sd_pair`` is 0).
+
+    At ``sd_pair`` 0 the step is taken on b0's sign only beyond :data:`B0_ZERO`: a cell with as many
+    votes each way has b0 = +/-1e-15 (rounding), and its plug-in is 0.5, not 0 or 1 by the sign of
+    the last digit."""
     if not (np.isfinite(b0) and np.isfinite(sd_pair)):
         return float("nan")
     if sd_pair <= 0:
-        return 1.0 if b0 > 0 else (0.0 if b0 < 0 else 0.5)
+        return 1.0 if b0 > B0_ZERO else (0.0 if b0 < -B0_ZERO else 0.5)
     return float(ndtr(b0 / sd_pair))
 
 

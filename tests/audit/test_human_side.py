@@ -42,3 +42,12 @@ def test_the_cell_payload_names_the_glmm_path():
     h = human_side(_votes(list(rng.integers(0, 2, 60).astype(float)), n_readers=4))
     assert h.glmm.factorization == "dense"  # a small cell: the exact dense path (docs/glmm.md)
     assert human_side(_votes([np.nan] * 6)).glmm.factorization == ""
+
+
+def test_majority_plugin_at_sd_pair_zero_ignores_the_sign_of_rounding():
+    from audit.human_side import B0_ZERO, majority_plugin
+
+    # 9 of 18 votes each way: b0 is 0 up to rounding, whichever engine's last digit
+    assert majority_plugin(-8.1e-16, 0.0) == majority_plugin(2.2e-15, 0.0) == 0.5
+    assert majority_plugin(10 * B0_ZERO, 0.0) == 1.0 and majority_plugin(-10 * B0_ZERO, 0.0) == 0.0
+    assert majority_plugin(0.3, 0.6) == pytest.approx(0.6914624612740131)
