@@ -546,7 +546,8 @@ def _replicates(
     :func:`agreement_statistics` call per kind: each replicate row is computed on its own, so
     stacking does not move a digit, it only removes per-call overhead (10k cells). The side not
     resampled stays one row of ones, and what depends on it alone (its reader counts, its reader
-    kappas) is computed once; the reader counts of a chunk serve both kinds that resample readers.
+    kappas) is computed once; a chunk's reader counts serve both kinds that resample readers, and its
+    per-reader kappas (a function of the unit weights only) both kinds that resample pairs.
     """
     from audit.glmm._threads import single_threaded_blas
 
@@ -575,11 +576,12 @@ def _replicates(
             wu = np.concatenate([u for u, _ in chunk])
             wr = np.concatenate([r for _, r in chunk])
             weighted = reader_counts(sv, wr) if two_way else None  # shared by "readers" and "product"
+            wu_kappas = _reader_kappas(sv, wu) if two_way else None  # shared by "pairs" and "product"
             for kind in kinds:
                 u, r, c, kap = {
-                    "pairs": (wu, ones_r, unweighted, None),
+                    "pairs": (wu, ones_r, unweighted, wu_kappas),
                     "readers": (ones_u, wr, weighted, unit_kappas),
-                    "product": (wu, wr, weighted, None),
+                    "product": (wu, wr, weighted, wu_kappas),
                 }[kind]
                 out[kind].append(agreement_statistics(sv, u, r, c, kap))
     return tuple({k: np.concatenate([c[k] for c in out[kind]]) for k in STATISTICS} for kind in kinds)
