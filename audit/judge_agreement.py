@@ -262,7 +262,11 @@ def reader_counts(sv: ScopeVotes, wr: np.ndarray) -> tuple[list[np.ndarray], lis
 
 
 def agreement_statistics(
-    sv: ScopeVotes, wu: np.ndarray, wr: np.ndarray, counts: tuple[list[np.ndarray], list[np.ndarray]] | None = None
+    sv: ScopeVotes,
+    wu: np.ndarray,
+    wr: np.ndarray,
+    counts: tuple[list[np.ndarray], list[np.ndarray]] | None = None,
+    kappas: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> dict[str, np.ndarray]:
     """Every statistic of :data:`STATISTICS` under unit weights ``wu`` and reader weights ``wr``.
 
@@ -271,7 +275,8 @@ def agreement_statistics(
     resampled: what depends on it alone is then computed once, not once per replicate.
     Chance agreement (kappa) and expected disagreement (alpha) are taken within each stratum
     (matchup) and pooled, so swapping focal and other in any matchup changes nothing.
-    ``counts`` is :func:`reader_counts` of ``(sv, wr)`` when the caller already has it.
+    ``counts`` is :func:`reader_counts` of ``(sv, wr)`` and ``kappas`` ``_reader_kappas(sv, wu)``
+    when the caller already has them (the side not resampled gives the same in every chunk).
     Returns arrays of length B.
     """
     n, s = counts if counts is not None else reader_counts(sv, wr)
@@ -294,7 +299,7 @@ def agreement_statistics(
     kappa_majority = _kappa(_ratio(agree.sum(axis=1), total), _ratio(np.where(tot > 0, chance, 0.0).sum(axis=1), total))
 
     # Cohen's kappa against each reader, averaged over (resampled) readers
-    kappa_r, _ = _reader_kappas(sv, wu)
+    kappa_r, _ = kappas if kappas is not None else _reader_kappas(sv, wu)
     ok_r = np.isfinite(kappa_r)
     kappa_readers = _ratio(np.where(ok_r, kappa_r * wr, 0.0).sum(axis=1), np.where(ok_r, wr, 0.0).sum(axis=1))
 
@@ -527,6 +532,7 @@ def _replicates(
     step = max(1, min(weights.block, _CELLS // max(sv.n_units, 1)))
     ones_u, ones_r = np.ones((1, sv.n_units)), np.ones((1, len(readers_in)))  # the side not resampled
     unweighted = reader_counts(sv, ones_r)  # the same for every chunk
+    unit_kappas = _reader_kappas(sv, ones_u) if two_way else None  # likewise, for the "readers" kind
     with single_threaded_blas():  # many small products: OpenBLAS thread hand-offs cost more than the work
         for seed, size in weights.blocks():
             wu_block = weights.units(seed, size, unit_pair)
@@ -535,12 +541,12 @@ def _replicates(
                 wu, wr = wu_block[lo : lo + step], wr_block[lo : lo + step]
                 weighted = reader_counts(sv, wr) if two_way else None  # shared by "readers" and "product"
                 for kind in kinds:
-                    u, r, c = {
-                        "pairs": (wu, ones_r, unweighted),
-                        "readers": (ones_u, wr, weighted),
-                        "product": (wu, wr, weighted),
+                    u, r, c, kap = {
+                        "pairs": (wu, ones_r, unweighted, None),
+                        "readers": (ones_u, wr, weighted, unit_kappas),
+                        "product": (wu, wr, weighted, None),
                     }[kind]
-                    out[kind].append(agreement_statistics(sv, u, r, c))
+                    out[kind].append(agreement_statistics(sv, u, r, c, kap))
     return tuple({k: np.concatenate([c[k] for c in out[kind]]) for k in STATISTICS} for kind in kinds)
 
 
