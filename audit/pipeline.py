@@ -19,6 +19,7 @@ from audit.data import ALL_MATCHUPS, HUMAN_OVERALL, JUDGE_AGGREGATE, AuditData
 from audit.derive import derive_checks, status_of
 from audit.human_side import human_side
 from audit.judge_side import judge_pair_outcomes, summarise_outcomes
+from audit.parallel import run_calls
 from audit.provenance import build_provenance
 from audit.result import SCHEMA_VERSION, AuditResult, Cell, JudgeConfigRate, JudgeSide
 from audit.result_tables import AgreementRows, BaselineRows, JudgePairs
@@ -263,6 +264,20 @@ def assess_cells(
     return tuple(cells)
 
 
+#: the stage message printed before a section of the batch (the run's timings are split at them)
+_STAGE = {"readers": "reader analysis", "surface": "surface features", "judge_configurations": "judge configurations"}
+#: the batch's sections by their cost on the fixture (the pool takes them in this order)
+_LONGEST_FIRST = ("surface", "judge_configurations", "dev", "readers", "judge_agreement")
+
+
+def _section_jobs(spec: AuditSpec) -> int:
+    """Workers for the independent sections: ``spec.jobs`` on this machine (1 with a Dask scheduler,
+    whose workers do not share this process's memory)."""
+    from audit.parallel import check_jobs
+
+    return 1 if spec.scheduler else check_jobs(spec.jobs)
+
+
 def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
     """Run the audit on validated data; see docs/audit.md for every step."""
     progress = spec.progress or (lambda message: None)
@@ -293,7 +308,6 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
     cells = assess_cells(data, spec, outcomes, primary, baseline.to_frame(), verdict_seed)
 
     credits = sections.primary_credits(choices, data.pairs, primary)
-    dev = dev_part.compute(data, spec, seed=dev_seed)
     if spec.uncertainty:
         progress("bootstraps and leave-one-reader-out")
         uncertainty = uncertainty_part.compute(
@@ -306,21 +320,53 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
         )
     else:
         uncertainty = sections.not_requested("--no-uncertainty")
-    if spec.readers:
-        progress("reader analysis")
-        readers = readers_part.compute(
-            data, spec, credits=sections.judge_credits(outcomes), cells=cells, seed=readers_seed
-        )
-    else:
-        readers = sections.not_requested("--no-readers")
-    if spec.surface:
-        progress("surface features")
-        surface = surface_part.compute(data, spec, primary=primary, seed=surface_seed)
-    else:
-        surface = sections.not_requested("--no-surface")
-
     (peer_seed,) = root.spawn(1)  # after the five above and the verdict's, so their streams are unchanged
     peer_seeds = peer_seed.spawn(4)
+    # The independent sections after the cells, as whole tasks (longest first) on --jobs local
+    # workers, else one after the other here (audit.parallel.run_calls: the same results either way).
+    jobs = _section_jobs(spec)
+    task_spec = spec if jobs == 1 else replace(spec, progress_bar=None)  # no bars drawn from workers
+    calls: dict[str, tuple] = {}
+    if spec.readers:
+        calls["readers"] = (
+            readers_part.compute,
+            dict(credits=sections.judge_credits(outcomes), cells=cells, seed=readers_seed),
+        )
+    if spec.surface:
+        calls["surface"] = (surface_part.compute, dict(primary=primary, seed=surface_seed))
+    calls["judge_configurations"] = (
+        configurations_part.compute,
+        dict(
+            choices_by_judge=choices_by_judge,
+            cells=cells,
+            primary=primary,
+            auto=auto,
+            seed=peer_seeds[1],
+            verdict_seed=verdict_seed,
+        ),
+    )
+    calls["dev"] = (dev_part.compute, dict(seed=dev_seed))
+    calls["judge_agreement"] = (
+        judge_agreement_part.compute,
+        dict(choices=choices, primary=primary, seed=peer_seeds[0]),
+    )
+    if jobs == 1:
+        done = {}
+        for name, (fn, kw) in calls.items():
+            if name in _STAGE:
+                progress(_STAGE[name])
+            done[name] = fn(data, spec, **kw)
+    else:  # longest first
+        order = sorted(calls, key=lambda name: _LONGEST_FIRST.index(name))
+        for name in order:
+            if name in _STAGE:
+                progress(_STAGE[name])
+        results = run_calls([(calls[n][0], dict(data=data, spec=task_spec, **calls[n][1])) for n in order], jobs)
+        done = dict(zip(order, results))
+    dev = done["dev"]
+    readers = done["readers"] if spec.readers else sections.not_requested("--no-readers")
+    surface = done["surface"] if spec.surface else sections.not_requested("--no-surface")
+
     position = position_part.compute(data, spec, seed=peer_seeds[3])
     # The same derivation `audit gate` repeats on a saved result (audit.derive).
     checks = derive_checks(
@@ -353,17 +399,8 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
         uncertainty=uncertainty,
         readers=readers,
         surface=surface,
-        judge_agreement=judge_agreement_part.compute(data, spec, choices=choices, primary=primary, seed=peer_seeds[0]),
-        judge_configurations=configurations_part.compute(
-            data,
-            spec,
-            choices_by_judge=choices_by_judge,
-            cells=cells,
-            primary=primary,
-            auto=auto,
-            seed=peer_seeds[1],
-            verdict_seed=verdict_seed,
-        ),
+        judge_agreement=done["judge_agreement"],
+        judge_configurations=done["judge_configurations"],
         leaderboard=leaderboard_part.compute(data, spec, choices=choices, primary=primary, seed=peer_seeds[2]),
         judge_position=position,
         label_budget=budget_part.compute(cells, spec),
