@@ -199,6 +199,11 @@ def _group(frame: pd.DataFrame, keys: list[str]) -> dict[tuple, pd.DataFrame]:
     return {key if isinstance(key, tuple) else (key,): part for key, part in frame.groupby(keys, sort=False)}
 
 
+def _human_sides(votes: list[pd.DataFrame], level: float, backend: str) -> list:
+    """:func:`~audit.human_side.human_side` of each cell's votes (a task of :func:`assess_cells`)."""
+    return [human_side(v, level=level, backend=backend) for v in votes]
+
+
 def assess_cells(
     data: AuditData,
     spec: AuditSpec,
@@ -226,21 +231,41 @@ def assess_cells(
             cell_votes = votes_by_cell.get((matchup, criterion))
             if cell_votes is None or cell_votes.empty:
                 continue
-            human = human_side(cell_votes, level=spec.policy.transfer.level, backend=spec.glmm_backend)
             jc, different = judge_criterion_for(criterion, judge_criteria)
             judge, credits = None, None
             if jc is not None and primary is not None:
                 judge = _judge_side(summaries.get((matchup, jc), {}), jc, primary, spec.tie_rule, different)
                 credits = outcomes_by_cell.get((matchup, jc))
-            parts.append((matchup, criterion, cell_votes, human, judge, credits))
-    transfers = assess_transfers(
-        [(m, c, v, cr) for m, c, v, _, _, cr in parts],
-        tie_rule=spec.tie_rule,
-        policy=spec.policy.transfer,
-        seed=verdict_seed,
-    )
+            parts.append((matchup, criterion, cell_votes, judge, credits))
+    # The verdict (one call: the family needs every cell) beside the cells' GLMM fits, in chunks:
+    # on --jobs local workers at once, else one after the other (the same results either way).
+    jobs = _section_jobs(spec)
+    chunks = [list(range(k, len(parts), 2 * jobs)) for k in range(min(2 * jobs, len(parts)))] if jobs > 1 else []
+    calls = [
+        (
+            assess_transfers,
+            dict(
+                cells=[(m, c, v, cr) for m, c, v, _, cr in parts],
+                tie_rule=spec.tie_rule,
+                policy=spec.policy.transfer,
+                seed=verdict_seed,
+            ),
+        )
+    ]
+    for chunk in chunks or [list(range(len(parts)))]:
+        calls.append(
+            (
+                _human_sides,
+                dict(votes=[parts[i][2] for i in chunk], level=spec.policy.transfer.level, backend=spec.glmm_backend),
+            )
+        )
+    transfers, *fitted = run_calls(calls, jobs, label="human GLMMs and the verdict")
+    humans = [None] * len(parts)
+    for chunk, sides in zip(chunks or [list(range(len(parts)))], fitted):
+        for i, side in zip(chunk, sides):
+            humans[i] = side
     cells = []
-    for (matchup, criterion, cell_votes, human, judge, _), (transfer, human_estimands) in zip(parts, transfers):
+    for (matchup, criterion, cell_votes, judge, _), human, (transfer, human_estimands) in zip(parts, humans, transfers):
         j_vs_m, r_base = base.get((matchup, criterion), (None, None))
         below = None
         if j_vs_m is not None and r_base is not None and judge is not None:
