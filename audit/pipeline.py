@@ -383,9 +383,7 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
             done[name] = fn(data, spec, **kw)
     else:  # longest first
         order = sorted(calls, key=lambda name: _LONGEST_FIRST.index(name))
-        for name in order:
-            if name in _STAGE:
-                progress(_STAGE[name])
+        progress(f"{', '.join(_STAGE[n] for n in calls if n in _STAGE)} and the other sections on {jobs} workers")
         results = run_calls([(calls[n][0], dict(data=data, spec=task_spec, **calls[n][1])) for n in order], jobs)
         done = dict(zip(order, results))
     dev = done["dev"]

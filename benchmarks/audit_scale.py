@@ -46,6 +46,7 @@ STAGES = (
     "reader analysis",
     "surface features",
     "judge configurations",
+    "sections on workers",
     "writing outputs",
 )
 SHORT = {
@@ -57,6 +58,7 @@ SHORT = {
     "reader analysis": "readers",
     "surface features": "surface",
     "judge configurations": "configs",
+    "sections on workers": "batch",
     "writing outputs": "write",
 }
 #: the statistics: every stage but reading the inputs and writing the outputs (what --jobs spreads)
@@ -99,7 +101,8 @@ def run_audit(args: list[str], out: Path) -> dict:
     total = next((float(x) for x in re.findall(r"^\(([0-9.]+) s\)$", err, re.M)), wall)
     stages = {}
     for (t0, name), (t1, _) in zip(marks, marks[1:] + [(total, "")]):
-        stages[name] = t1 - t0
+        # with --jobs N the sections after the cells run as one batch: "... sections on N workers"
+        stages["sections on workers" if " and the other sections on " in name else name] = t1 - t0
     cpu = usage.ru_utime + usage.ru_stime  # the process and the workers it waited for
     return {"wall": wall, "cpu": cpu, "peak_mb": usage.ru_maxrss / 1024, "stages": stages}
 
