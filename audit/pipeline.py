@@ -259,7 +259,7 @@ def assess_cells(
                 dict(votes=[parts[i][2] for i in chunk], level=spec.policy.transfer.level, backend=spec.glmm_backend),
             )
         )
-    transfers, *fitted = run_calls(calls, jobs, label="human GLMMs and the verdict")
+    transfers, *fitted = run_calls(calls, jobs, label="human GLMMs and the verdict", preload=_TASK_MODULES)
     humans = [None] * len(parts)
     for chunk, sides in zip(chunks or [list(range(len(parts)))], fitted):
         for i, side in zip(chunk, sides):
@@ -291,6 +291,16 @@ def assess_cells(
 
 #: the stage message printed before a section of the batch (the run's timings are split at them)
 _STAGE = {"readers": "reader analysis", "surface": "surface features", "judge_configurations": "judge configurations"}
+#: what the tasks import on first use: imported before the workers fork, so they share it
+_TASK_MODULES = (
+    "scipy.stats",
+    "audit.surface",
+    "detectors",
+    "audit.judge_configurations",
+    "audit.judge_agreement",
+    "audit.devset",
+    "audit.readers",
+)
 #: the batch's sections by their cost on the fixture (the pool takes them in this order)
 _LONGEST_FIRST = ("surface", "judge_configurations", "dev", "readers", "judge_agreement")
 
@@ -384,7 +394,9 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
     else:  # longest first
         order = sorted(calls, key=lambda name: _LONGEST_FIRST.index(name))
         progress(f"{', '.join(_STAGE[n] for n in calls if n in _STAGE)} and the other sections on {jobs} workers")
-        results = run_calls([(calls[n][0], dict(data=data, spec=task_spec, **calls[n][1])) for n in order], jobs)
+        results = run_calls(
+            [(calls[n][0], dict(data=data, spec=task_spec, **calls[n][1])) for n in order], jobs, preload=_TASK_MODULES
+        )
         done = dict(zip(order, results))
     dev = done["dev"]
     readers = done["readers"] if spec.readers else sections.not_requested("--no-readers")
