@@ -305,6 +305,16 @@ _TASK_MODULES = (
 _LONGEST_FIRST = ("surface", "judge_configurations", "dev", "readers", "judge_agreement")
 
 
+def _recording(fn, data: AuditData, spec: AuditSpec, **kwargs) -> tuple:
+    """A section computed on a worker, with the detector figures it gave ``spec.timings`` (a worker's
+    copy of the run's timings never comes back, so it records into its own and returns them)."""
+    from audit.timings import RunTimings
+
+    record = RunTimings() if spec.timings is not None else None
+    section = fn(data, replace(spec, timings=record), **kwargs)
+    return section, ([] if record is None else record.detectors)
+
+
 def _section_jobs(spec: AuditSpec) -> int:
     """Workers for the independent sections: ``spec.jobs`` on this machine (1 with a Dask scheduler,
     whose workers do not share this process's memory)."""
@@ -395,9 +405,15 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
         order = sorted(calls, key=lambda name: _LONGEST_FIRST.index(name))
         progress(f"{', '.join(_STAGE[n] for n in calls if n in _STAGE)} and the other sections on {jobs} workers")
         results = run_calls(
-            [(calls[n][0], dict(data=data, spec=task_spec, **calls[n][1])) for n in order], jobs, preload=_TASK_MODULES
+            [(_recording, dict(fn=calls[n][0], data=data, spec=task_spec, **calls[n][1])) for n in order],
+            jobs,
+            preload=_TASK_MODULES,
         )
-        done = dict(zip(order, results))
+        done = {}
+        for name, (section, detectors) in zip(order, results):
+            done[name] = section
+            if spec.timings is not None:
+                spec.timings.detectors.extend(detectors)
     dev = done["dev"]
     readers = done["readers"] if spec.readers else sections.not_requested("--no-readers")
     surface = done["surface"] if spec.surface else sections.not_requested("--no-surface")
