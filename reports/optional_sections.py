@@ -35,6 +35,7 @@ EXCERPT_CHARS = 700
 MAX_CASES = 5
 OPEN_VOTE_ROWS = 8  #: a case study's per-reader vote table past this many readers is folded (the counts stay open)
 MAX_HEATMAPS = 13  #: all matchups pooled + 12 matchups
+PRINT_HEATMAPS = 4  #: heat maps printed on paper (all matchups pooled + 3); the others are drawn on screen only
 
 
 # ----------------------------------------------------------------------------- uncertainty
@@ -250,6 +251,13 @@ def heatmap_figures(result: Any, rates: pd.DataFrame) -> list[dict]:
                 f"Red favours {focal}, blue the other system; the judge's aggregate is compared with the humans' "
                 "overall preference (a different target)." + (more if k == 0 else ""),
                 "svg": reader_heatmap_svg(long[long["matchup"] == m], focal_label=focal, fig_id=f"fig-heatmap-{k + 1}"),
+                "screen_only": k >= PRINT_HEATMAPS,
+                "print_note": (
+                    f"On paper the first {PRINT_HEATMAPS} of the {len(matchups)} heat maps are printed; the others are "
+                    "in the HTML report, and every reader rate is in the tables behind this section and in result.json."
+                )
+                if k == PRINT_HEATMAPS - 1 and len(matchups) > PRINT_HEATMAPS
+                else "",
             }
         )
     return figures
