@@ -268,9 +268,12 @@ def divergent_cases(result: Any, payload: ReaderAnalysis) -> list[dict]:
     comments and the two stories' openings, always focal system first."""
     judge = result.provenance.primary_judge
     jp = result.judge_pairs.to_frame()
+    if len(jp):
+        jp = jp[jp["judge"] == judge]
+        pair_ids = jp["pair_id"].astype(str)
     out = []
     for pair in payload.divergent_pairs.top[:MAX_CASES]:
-        mine = jp[(jp["pair_id"].astype(str) == pair.pair_id) & (jp["judge"] == judge)] if len(jp) else jp
+        mine = jp[pair_ids == pair.pair_id] if len(jp) else jp
         focal = str(mine["focal"].iloc[0]) if len(mine) else ""
         other = str(mine["other"].iloc[0]) if len(mine) else ""
         facts = [
