@@ -284,11 +284,16 @@ def divergent_cases(result: Any, payload: ReaderAnalysis) -> list[dict]:
             {"key": "mean divergence", "value": num(pair.mean_divergence)},
         ]
         rows = []
+        # the readers' focal / other votes per criterion, counted once for every criterion column
+        voted = set(pair.votes.columns)
+        cast = pair.votes.to_numpy(dtype=object)  # one array: a missing vote (NaN / None) equals neither side
+        n_focal_of = dict(zip(pair.votes.columns, (cast == "focal").sum(axis=0).tolist()))
+        n_other_of = dict(zip(pair.votes.columns, (cast == "other").sum(axis=0).tolist()))
         for r in mine.itertuples(index=False):
             crit = str(r.criterion)
-            human = pair.votes[crit] if crit in pair.votes.columns else None
-            n_focal = int((human == "focal").sum()) if human is not None else 0
-            n_other = int((human == "other").sum()) if human is not None else 0
+            human = crit in voted
+            n_focal = int(n_focal_of[crit]) if human else 0
+            n_other = int(n_other_of[crit]) if human else 0
             verdict = {"win": f"prefers {focal}", "loss": f"prefers {other}", "tie": "tie"}.get(
                 str(r.outcome), str(r.outcome)
             )
@@ -298,7 +303,7 @@ def divergent_cases(result: Any, payload: ReaderAnalysis) -> list[dict]:
                     f"judge score: {focal}": num(r.focal_score, 2),
                     f"judge score: {other}": num(r.other_score, 2),
                     "judge verdict": verdict,
-                    "readers for focal / other": f"{n_focal} / {n_other}" if human is not None else "–",
+                    "readers for focal / other": f"{n_focal} / {n_other}" if human else "–",
                 }
             )
         judge_table = (
