@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 _SPECIAL_FLOATS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+_EXACT = {"int64": int, "bool": bool}  #: the Python type every value of such a column has when it was written whole
 
 
 def _float_out(x: float) -> Any:
@@ -106,14 +107,17 @@ def _frame_in(data: dict) -> pd.DataFrame:
         by_column = [list(col) for col in zip(*rows)]  # one pass over the rows, not one per column
     else:
         by_column = [[row[j] for row in rows] for j in range(len(columns))]  # a short row raises here
-    series = {}
+    series: dict[str, Any] = {}
     for col, dtype, values in zip(columns, dtypes, by_column):
         if dtype.startswith("float"):
             try:  # numpy reads "NaN" / "Infinity" / "-Infinity" and None (NaN) as the mapping below does
-                series[col] = pd.Series(np.asarray(values, dtype=dtype), copy=False)
+                series[col] = np.asarray(values, dtype=dtype)
                 continue
             except (TypeError, ValueError):
                 pass
+        elif dtype in ("int64", "bool") and all(type(v) is _EXACT[dtype] for v in values):
+            series[col] = np.array(values, dtype=dtype)  # the common case, read at once
+            continue
         if dtype.startswith(("float", "int", "bool")):
             values = [_SPECIAL_FLOATS.get(v, v) if isinstance(v, str) else v for v in values]
             column = pd.Series(values, dtype=object)

@@ -8,6 +8,11 @@ matplotlib, torch). With ``--baseline DIR`` (a checkout of another commit, e.g. 
 ``git archive COMMIT | tar -x -C DIR``) the same command from that tree runs alternately with this
 one, in one run, so the two timings share the machine's load; the load average is printed.
 
+Python's bytecode cache is used as an installed package uses it (one untimed run first compiles
+and caches every module): ``PYTHONDONTWRITEBYTECODE`` is removed from the child's environment.
+``--no-bytecode-cache`` sets it instead, so every run compiles each module from source (~0.5 s
+more; how a shell with ``PYTHONDONTWRITEBYTECODE=1`` exported runs the command).
+
     python benchmarks/report_command.py audit-out/result.json
     python benchmarks/report_command.py /tmp/100k/out/result.json /tmp/1m/out/result.json --repeats 5
     python benchmarks/report_command.py audit-out/result.json --baseline /tmp/base   # before / after
@@ -37,9 +42,18 @@ print(json.dumps(sorted({m.split(".")[0] for m in sys.modules} & set(json.loads(
 """
 
 
-def one_run(tree: Path, result: Path, html: Path) -> tuple[float, float]:
-    """Wall and CPU seconds of one fresh `python -m audit report` process run from ``tree``."""
+def child_env(tree: Path, bytecode_cache: bool) -> dict[str, str]:
     env = dict(os.environ, PYTHONPATH=str(tree))
+    if bytecode_cache:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+    else:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
+def one_run(tree: Path, result: Path, html: Path, bytecode_cache: bool = True) -> tuple[float, float]:
+    """Wall and CPU seconds of one fresh `python -m audit report` process run from ``tree``."""
+    env = child_env(tree, bytecode_cache)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(
@@ -82,18 +96,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--baseline", type=Path, help="another source tree to time alternately with this one")
     parser.add_argument("--no-pdf", action="store_true")
+    parser.add_argument("--no-bytecode-cache", action="store_true", help="compile every module from source in each run")
     args = parser.parse_args(argv)
     trees = [("this tree", ROOT)] + ([("baseline", args.baseline.resolve())] if args.baseline else [])
-    print(f"load average at start: {os.getloadavg()[0]:.1f}")
+    cache = not args.no_bytecode_cache
+    print(f"load average at start: {os.getloadavg()[0]:.1f}; bytecode cache: {'used' if cache else 'off'}")
     print("| result | tree | wall, median | CPU, median | result.json | report | Letter pages | heavy imports |")
     print("|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         for k, result in enumerate(args.results):
             times: dict[str, list[tuple[float, float]]] = {name: [] for name, _ in trees}
+            for _name, tree in trees:  # untimed: fills the bytecode cache (and the page cache)
+                one_run(tree, result, work / f"warm-{k}.html", cache)
             for _ in range(args.repeats):
                 for name, tree in trees:  # alternate, so both see the same load
-                    times[name].append(one_run(tree, result, work / f"r{k}-{len(times[name])}.html"))
+                    times[name].append(one_run(tree, result, work / f"r{k}-{len(times[name])}.html", cache))
             for j, (name, tree) in enumerate(trees):
                 html = work / f"report-{k}-{j}.html"
                 heavy = heavy_imports(tree, result, html)

@@ -21,6 +21,7 @@ from reports.sections import (
 from reports.tables import status_value
 
 TRANSFER_OPEN = 24  #: transfer-table rows shown open (worst first); the rest fold into <details>
+TABLE_OPEN = 24  #: rows of a section's lead table and of the agreement tables shown open; the rest fold into <details>
 PAGE_ROWS = 200  #: rows of the transfer table, its reasons and the individual checks in the page; the CSVs hold all
 
 
@@ -52,5 +53,6 @@ def build_context(result: Any) -> dict:
         "provenance": provenance_context(result),
         "focal_label": focal_label(result),
         "transfer_open": TRANSFER_OPEN,
+        "table_open": TABLE_OPEN,
         "page_rows": PAGE_ROWS,
     }

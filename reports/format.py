@@ -31,6 +31,8 @@ def interval(lo: Any, hi: Any, digits: int = 1) -> str:
 
 def num(x: Any, digits: int = 3) -> str:
     """A general number: 4 significant digits style for floats, ints as is."""
+    if type(x) is float:  # the common case, without the generic checks below (same text)
+        return _float_text(x, digits)
     if is_missing(x):
         return DASH
     if isinstance(x, bool):
@@ -55,6 +57,19 @@ def num(x: Any, digits: int = 3) -> str:
     return f"{v:.{digits}f}"
 
 
+def _float_text(v: float, digits: int) -> str:
+    """:func:`num` of a Python float."""
+    if v != v:
+        return DASH
+    if digits == 0 and v.is_integer() and abs(v) < 1e6:
+        return str(int(v))
+    if math.isinf(v):
+        return "∞" if v > 0 else "−∞"
+    if v != 0 and (abs(v) < 10**-digits or abs(v) >= 1e6):
+        return f"{v:.{digits}g}"
+    return f"{v:.{digits}f}"
+
+
 def yes_no(x: Any) -> str:
     if x is None:
         return DASH
@@ -63,6 +78,11 @@ def yes_no(x: Any) -> str:
 
 def cell_value(x: Any) -> str:
     """Any table value as display text (tables of optional sections)."""
+    kind = type(x)
+    if kind is str:
+        return x
+    if kind is float:
+        return _float_text(x, 3)
     if isinstance(x, bool):
         return yes_no(x)
     if isinstance(x, int):

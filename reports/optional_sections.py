@@ -35,6 +35,7 @@ EXCERPT_CHARS = 700
 MAX_CASES = 5
 OPEN_VOTE_ROWS = 8  #: a case study's per-reader vote table past this many readers is folded (the counts stay open)
 MAX_HEATMAPS = 13  #: all matchups pooled + 12 matchups
+PRINT_HEATMAPS = 4  #: heat maps printed on paper (all matchups pooled + 3); the others are drawn on screen only
 
 
 # ----------------------------------------------------------------------------- uncertainty
@@ -250,6 +251,13 @@ def heatmap_figures(result: Any, rates: pd.DataFrame) -> list[dict]:
                 f"Red favours {focal}, blue the other system; the judge's aggregate is compared with the humans' "
                 "overall preference (a different target)." + (more if k == 0 else ""),
                 "svg": reader_heatmap_svg(long[long["matchup"] == m], focal_label=focal, fig_id=f"fig-heatmap-{k + 1}"),
+                "screen_only": k >= PRINT_HEATMAPS,
+                "print_note": (
+                    f"On paper the first {PRINT_HEATMAPS} of the {len(matchups)} heat maps are printed; the others are "
+                    "in the HTML report, and every reader rate is in the tables behind this section and in result.json."
+                )
+                if k == PRINT_HEATMAPS - 1 and len(matchups) > PRINT_HEATMAPS
+                else "",
             }
         )
     return figures
@@ -260,9 +268,12 @@ def divergent_cases(result: Any, payload: ReaderAnalysis) -> list[dict]:
     comments and the two stories' openings, always focal system first."""
     judge = result.provenance.primary_judge
     jp = result.judge_pairs.to_frame()
+    if len(jp):
+        jp = jp[jp["judge"] == judge]
+        pair_ids = jp["pair_id"].astype(str)
     out = []
     for pair in payload.divergent_pairs.top[:MAX_CASES]:
-        mine = jp[(jp["pair_id"].astype(str) == pair.pair_id) & (jp["judge"] == judge)] if len(jp) else jp
+        mine = jp[pair_ids == pair.pair_id] if len(jp) else jp
         focal = str(mine["focal"].iloc[0]) if len(mine) else ""
         other = str(mine["other"].iloc[0]) if len(mine) else ""
         facts = [
@@ -273,11 +284,16 @@ def divergent_cases(result: Any, payload: ReaderAnalysis) -> list[dict]:
             {"key": "mean divergence", "value": num(pair.mean_divergence)},
         ]
         rows = []
+        # the readers' focal / other votes per criterion, counted once for every criterion column
+        voted = set(pair.votes.columns)
+        cast = pair.votes.to_numpy(dtype=object)  # one array: a missing vote (NaN / None) equals neither side
+        n_focal_of = dict(zip(pair.votes.columns, (cast == "focal").sum(axis=0).tolist()))
+        n_other_of = dict(zip(pair.votes.columns, (cast == "other").sum(axis=0).tolist()))
         for r in mine.itertuples(index=False):
             crit = str(r.criterion)
-            human = pair.votes[crit] if crit in pair.votes.columns else None
-            n_focal = int((human == "focal").sum()) if human is not None else 0
-            n_other = int((human == "other").sum()) if human is not None else 0
+            human = crit in voted
+            n_focal = int(n_focal_of[crit]) if human else 0
+            n_other = int(n_other_of[crit]) if human else 0
             verdict = {"win": f"prefers {focal}", "loss": f"prefers {other}", "tie": "tie"}.get(
                 str(r.outcome), str(r.outcome)
             )
@@ -287,7 +303,7 @@ def divergent_cases(result: Any, payload: ReaderAnalysis) -> list[dict]:
                     f"judge score: {focal}": num(r.focal_score, 2),
                     f"judge score: {other}": num(r.other_score, 2),
                     "judge verdict": verdict,
-                    "readers for focal / other": f"{n_focal} / {n_other}" if human is not None else "–",
+                    "readers for focal / other": f"{n_focal} / {n_other}" if human else "–",
                 }
             )
         judge_table = (

@@ -185,6 +185,18 @@ def dev_summary(section: Any, primary_judge: str = "") -> dict:
     }
 
 
+MAX_REASON_CHARS = 1500  #: a check's reason in the page (one listing 2,000 readers is 20,000 characters)
+
+
+def shown_reason(reason: str) -> str:
+    """The reason as the page shows it: past ``MAX_REASON_CHARS``, cut at a word with what was cut
+    and where the whole reason is."""
+    if len(reason) <= MAX_REASON_CHARS:
+        return reason
+    head = reason[:MAX_REASON_CHARS].rsplit(" ", 1)[0].rstrip(",;: ")
+    return f"{head} … ({len(reason) - len(head):,} more characters: the whole reason is in checks.csv and junit.xml)"
+
+
 def checks_context(checks: tuple) -> dict:
     """Checks sorted worst first, with counts per status and one summary row per check name."""
     order = {s: i for i, s in enumerate(STATUS_ORDER)}
@@ -199,7 +211,7 @@ def checks_context(checks: tuple) -> dict:
             "scope": c.scope,
             "value": num(c.value),
             "threshold": num(c.threshold),
-            "reason": c.reason,
+            "reason": shown_reason(c.reason),
         }
         for c in ranked
     ]

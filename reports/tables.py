@@ -48,8 +48,12 @@ def table(
             )
             if x
         )
-    shown = frame.head(max_rows)[cols]
-    rows = [[cell_value(v) for v in row] for row in shown.itertuples(index=False, name=None)]
+    # One conversion to Python scalars (as itertuples gives them: floats, ints, str, NaN), not one per row.
+    shown = frame.head(max_rows)
+    if cols != list(frame.columns) or not frame.columns.is_unique:
+        shown = shown[cols]
+    values = shown.to_numpy(dtype=object).tolist()
+    rows = [[cell_value(v) for v in row] for row in values]
     return {
         "caption": caption,
         "columns": [str(c) for c in cols],

@@ -83,6 +83,11 @@ def reader_heatmap_svg(
     readers = list(dict.fromkeys(rates.loc[rates["kind"] == "reader", "row"]))
     wide = rates.drop_duplicates(["kind", "row", "criterion"]).set_index(["kind", "row", "criterion"])["rate"]
     wide = wide.unstack("criterion").reindex(columns=criteria)
+    grid = wide.to_numpy(dtype=float)
+    at = {key: i for i, key in enumerate(wide.index)}  # (kind, row) -> its row of ``grid``
+
+    def row_values(kind: str, label: str) -> np.ndarray:
+        return grid[at[(kind, label)]]
 
     rows: list[tuple[str, str, np.ndarray]] = []  # (kind, label, values per criterion)
     note = ""
@@ -96,16 +101,16 @@ def reader_heatmap_svg(
                 ]
                 rows.append(("dist", label, np.asarray(col)))
         top = _influence(rates, readers).sort_values(ascending=False, kind="stable").index[:max_readers]
-        rows += [("reader", r, wide.loc[("reader", r)].to_numpy(dtype=float)) for r in top]
+        rows += [("reader", r, row_values("reader", r)) for r in top]
         note = (
             f"{len(readers):,} readers: their distribution, then the {len(top)} most influential "
             "(votes x distance from the pooled rate); every reader in result.json"
         )
     else:
-        rows += [("reader", r, wide.loc[("reader", r)].to_numpy(dtype=float)) for r in readers]
+        rows += [("reader", r, row_values("reader", r)) for r in readers]
     for kind in KIND_ORDER[1:]:
         labels = list(dict.fromkeys(rates.loc[rates["kind"] == kind, "row"]))
-        rows += [(kind, r, wide.loc[(kind, r)].to_numpy(dtype=float)) for r in labels]
+        rows += [(kind, r, row_values(kind, r)) for r in labels]
 
     labels = [plain(label) for _, label, _ in rows]
     col_labels = [plain(c) for c in criteria]

@@ -74,6 +74,13 @@ def loro_shift_svg(
     panel_h = _ROW * len(labels)
     row_h = panel_h + 56
     ticks = [t for t in nice_ticks(-lim, lim, 4)]
+    keys = ["criterion"] if panels == [None] else ["matchup", "criterion"]
+    # each panel x criterion's rows, in their order: one grouping, not one filter per panel and criterion
+    parts = {
+        (key if len(keys) == 2 else (None, key[0])): part
+        for key, part in shifts.groupby(keys, sort=False, dropna=False)
+    }
+    empty = shifts.iloc[:0]
     c = Canvas()
     c.text(2, 10, plain(f"shift in {value_label} (points) when one reader is left out", 100), size=7.5)
     if n_criteria > len(criteria):
@@ -92,9 +99,8 @@ def loro_shift_svg(
         if col == 0:
             for i, lab in enumerate(labels):
                 c.text(x - 5, y + (i + 0.5) * _ROW + 2.4, lab, size=7.0, anchor="end")
-        sub = shifts if panel is None else shifts[shifts["matchup"] == panel]
         for k, crit in enumerate(criteria):
-            part = sub[sub["criterion"] == crit]
+            part = parts.get((panel, crit), empty)
             offset = (k - (len(criteria) - 1) / 2) * min(2.0, 10.0 / max(len(criteria), 1))
             by_reader = dict(zip(part["reader_id"], part["shift"]))
             for i, r in enumerate(readers):

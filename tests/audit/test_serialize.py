@@ -55,3 +55,18 @@ def test_numpy_scalars_become_python():
 def test_type_mismatch_is_reported():
     with pytest.raises(TypeError):
         from_jsonable(Inner, {"x": "not a number", "tags": []})
+
+
+def test_frame_columns_read_at_once_or_value_by_value_alike():
+    """int64 / bool columns whose values are all ints / bools are read in one numpy call; a column
+    that is not (a bool column holding None) keeps the value-by-value
+    reading it always had (pandas' cast of the object values)."""
+    from audit.serialize import _frame_in
+
+    whole = _frame_in({"columns": ["i", "b"], "dtypes": ["int64", "bool"], "data": [[1, True], [-2, False]]})
+    assert list(whole.dtypes) == [np.dtype("int64"), np.dtype("bool")]
+    assert whole["i"].tolist() == [1, -2] and whole["b"].tolist() == [True, False]
+    partial = _frame_in({"columns": ["b"], "dtypes": ["bool"], "data": [[True], [None]]})
+    pd.testing.assert_series_equal(
+        partial["b"], pd.Series([True, None], dtype=object).astype("bool"), check_names=False
+    )

@@ -33,7 +33,8 @@ PROBE = r"""
 <script>
 window.addEventListener("load", () => {
   const vw = document.documentElement.clientWidth;
-  const out = {viewport: vw, page_width: document.documentElement.scrollWidth, figures: [], too_wide: [], overlaps: []};
+  const out = {viewport: vw, page_width: document.documentElement.scrollWidth, figures: [], too_wide: [], overlaps: [],
+               scroll_overflow: {}};
   const inScroller = (el) => { for (let p = el.parentElement; p; p = p.parentElement) {
       const s = getComputedStyle(p);
       if (s.overflowX === "auto" || s.overflowX === "scroll" || s.overflowX === "hidden") return true; }
@@ -63,6 +64,11 @@ window.addEventListener("load", () => {
       out.too_wide.push({tag: el.tagName.toLowerCase(), id: el.id,
                          cls: el.className && el.className.baseVal === undefined ? el.className : "",
                          right: r.right});
+  }
+  // tables in a sideways-scrolling box: how much wider the table is than its box (0: it fits)
+  for (const box of document.querySelectorAll(".scroll")) {
+    const t = box.querySelector("table");
+    if (t && t.id && !hidden(box)) out.scroll_overflow[t.id] = box.scrollWidth - box.clientWidth;
   }
   const pre = document.createElement("pre"); pre.id = "layout-probe"; pre.textContent = JSON.stringify(out);
   document.body.appendChild(pre);

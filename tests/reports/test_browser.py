@@ -22,6 +22,8 @@ pytestmark = pytest.mark.browser
 
 #: the issue-16 budget: the fixture report prints on at most this many Letter pages
 FIXTURE_MAX_PAGES = 12
+#: the 150-cell and 2,000-reader studies: long tables and the heat maps past the fourth are collapsed in print
+LARGE_MAX_PAGES = 12
 LARGE_CRITERIA = ("authenticity", "empathy", "engagement", "style", "overall")
 
 
@@ -162,6 +164,9 @@ def test_layout_every_figure_painted_nothing_too_wide_no_text_overlap(request, w
     assert probe["page_width"] <= probe["viewport"], "the page scrolls sideways"
     assert probe["too_wide"] == []
     assert probe["overlaps"] == []
+    if width >= 1280:  # the transfer table fits its box: no sideways scrolling inside the page either
+        assert "transfer-table" in probe["scroll_overflow"]
+        assert probe["scroll_overflow"]["transfer-table"] <= 1, probe["scroll_overflow"]
 
 
 def test_large_study_report_stays_small_and_folds(large):
@@ -170,6 +175,12 @@ def test_large_study_report_stays_small_and_folds(large):
     assert "126 more cells (all rows in cells.csv)" in html  # 150 cells, 24 shown open
     first_map = html[html.index('id="fig-heatmap-1-figure"') : html.index('id="fig-heatmap-2-figure"')]
     assert "31 heat maps would be drawn; the first 13 are shown" in first_map  # beside the heat maps, not after them
+    from reports.optional_sections import PRINT_HEATMAPS
+
+    # on paper: the first PRINT_HEATMAPS heat maps, then a note saying where the others are
+    assert html.count('<figure id="fig-heatmap-') == 13
+    assert html.count('class="screen-only"') == 13 - PRINT_HEATMAPS
+    assert f"On paper the first {PRINT_HEATMAPS} of the 13 heat maps are printed" in html
 
 
 def _svg_of(html: str, fig_id: str) -> str:
@@ -209,4 +220,4 @@ def test_print_to_pdf_page_count(rendered, large, readers2k, capsys):
             f"2,000-reader study {pages_2k} pages ({size_2k / 1e6:.2f} MB)"
         )
     assert 1 <= pages <= FIXTURE_MAX_PAGES
-    assert pages_large >= pages
+    assert pages_large <= LARGE_MAX_PAGES and pages_2k <= LARGE_MAX_PAGES

@@ -363,3 +363,46 @@ def test_every_pooled_human_figure_says_how_ties_count(html, result):
     assert "tied votes left out" in _caption(html, "fig-bootstrap")
     for fig in ("fig-heatmap-1", "fig-surface"):
         assert "tie" in _caption(html, fig).lower(), fig
+
+
+def test_long_lead_tables_fold_past_the_open_rows_and_name_their_source(result, monkeypatch):
+    """A section's lead table (the label budget: one row per cell) shows its first ``TABLE_OPEN`` rows
+    and folds the rest into <details> (collapsed on paper too), naming where every row is."""
+    import reports.context as context
+
+    monkeypatch.setattr(context, "TABLE_OPEN", 2)
+    page = render_html(result)
+    budget = page[page.index('<section id="label-budget">') :]
+    budget = budget[: budget.index("</section>")]
+    n = len(result.label_budget.payload.cells)
+    assert f"{n - 2} more rows of this table (all rows in result.json)</summary>" in budget
+    agreement = page[page.index('<section id="agreement">') :]
+    n_agreement = len(result.agreement.to_frame())
+    if n_agreement > 2:
+        assert f"{n_agreement - 2} more rows of this table (all rows in agreement.csv)</summary>" in agreement
+
+
+def test_transfer_table_keeps_ten_columns_and_folds_the_secondary_figures(html, result):
+    head = html[html.index('<table id="transfer-table">') :]
+    head = head[: head.index("</thead>")]
+    assert len(re.findall(r"<th[ >]", head)) == 10 and "W / L / T" in head and "GLMM" not in head
+    secondary = html[html.index('<table id="transfer-secondary-table">') :]
+    secondary = secondary[: secondary.index("</table>")]
+    assert secondary.count("<tr>") == len(result.cells) + 1  # header + one row per cell, same order
+    from reports.sections import worst_first
+
+    c = worst_first(result.cells)[0]
+    assert f"<td>{c.matchup}</td>\n      <td>{c.criterion}</td>" in secondary
+    assert f"[{100 * c.human.glmm.ci_low:.1f}, {100 * c.human.glmm.ci_high:.1f}]" in secondary
+
+
+def test_a_very_long_check_reason_is_cut_in_the_page_and_says_where_the_whole_one_is():
+    from reports.sections import MAX_REASON_CHARS, shown_reason
+
+    short = "judge 91.2% vs the human band"
+    assert shown_reason(short) == short
+    long = "readers " + ", ".join(f"reader{i}" for i in range(2000))
+    shown = shown_reason(long)
+    assert len(shown) < MAX_REASON_CHARS + 120 and shown.startswith("readers reader0, reader1")
+    cut = len(long) - len(shown[: shown.index(" …")])
+    assert shown.endswith(f"({cut:,} more characters: the whole reason is in checks.csv and junit.xml)")
