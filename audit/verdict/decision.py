@@ -201,6 +201,17 @@ def redecide(transfers: Sequence[Transfer], policy: TransferPolicy) -> list[Tran
     return out
 
 
+def p_text(p: float, n_boot: int) -> str:
+    """``= 0.0032``, or ``< 0.001`` below ``1 / (B + 1)`` (at B = 999): the terminal's rule for the reasons.
+
+    Below what ``B`` replicates resolve the p is the Gaussian continuation's extrapolation
+    (docs/audit.md 4.2): its order of magnitude moves with the seed while the decision does not,
+    so the text shows the bound; the JSON keeps the number the decision used.
+    """
+    floor = 1.0 / (n_boot + 1) if n_boot > 0 else 0.0
+    return f"< {floor:.2g}" if p < floor else f"= {p:.2g}"
+
+
 def _pts(x: float) -> str:
     return f"{100 * x:+.1f}"
 
@@ -364,24 +375,25 @@ def _assessed(
             where = "above" if b.estimate("d_hi") > 0 else "below"
             parts.append(
                 f"the judge lies {where} the band by more than the {100 * m:.0f}-point margin "
-                f"(p = {p_out:.2g}, {adj_word} {adj_out:.2g})"
+                f"(p {p_text(p_out, b.n_boot)}, {adj_word} {p_text(adj_out, b.n_boot)})"
             )
         if conflict:
             parts.append(
                 f"direction conflict: the judge is decisive for {_side('focal' if j > 0.5 else 'other')} "
                 f"and the readers' vote share for {_side('focal' if v > 0.5 else 'other')} "
-                f"(p = {p_conf:.2g}, {adj_word} {adj_conf:.2g})"
+                f"(p {p_text(p_conf, b.n_boot)}, {adj_word} {p_text(adj_conf, b.n_boot)})"
             )
         reason = f"FAIL: {head}; " + "; ".join(parts)
     elif status is Status.PASS:
         reason = (
             f"PASS: {head}, inside the {100 * m:.0f}-point margin (equivalence: two one-sided tests, "
-            f"p = {p_eq:.2g} < alpha = {a:g})" + _human_note(j_dir, h_dir)
+            f"p {p_text(p_eq, b.n_boot)} < alpha = {a:g})" + _human_note(j_dir, h_dir)
         )
     else:
         reason = (
-            f"INCONCLUSIVE: {head}: neither inside the {100 * m:.0f}-point margin (equivalence p = {p_eq:.2g}, "
-            f"PASS needs < {a:g}) nor beyond it at the {adj_word} level (p = {adj_out:.2g})" + _human_note(j_dir, h_dir)
+            f"INCONCLUSIVE: {head}: neither inside the {100 * m:.0f}-point margin "
+            f"(equivalence p {p_text(p_eq, b.n_boot)}, PASS needs < {a:g}) nor beyond it at the {adj_word} level "
+            f"(p {p_text(adj_out, b.n_boot)})" + _human_note(j_dir, h_dir)
         )
     transfer = Transfer(
         status=status,
@@ -458,6 +470,7 @@ __all__ = [
     "decide",
     "monte_carlo_borderline",
     "pairs_needed",
+    "p_text",
     "pass_borderline",
     "redecide",
     "status_from",

@@ -163,3 +163,18 @@ def test_redecide_reads_the_recorded_equivalence_p_and_a_2_3_result_without_it()
     # a recorded equivalence p at alpha is no PASS, whatever the interval says
     forged = [replace(transfers[0], p_equivalence=POLICY.alpha), *transfers[1:]]
     assert redecide(forged, POLICY)[0].status is Status.INCONCLUSIVE
+
+
+def test_a_reason_writes_a_p_below_what_the_replicates_resolve_as_the_terminal_does():
+    """Below 1 / (B + 1) the reason shows the bound, as the terminal does; the JSON keeps the number."""
+    from audit.verdict.decision import p_text
+    from reports.terminal import _bootstrap_p
+
+    for p in (3e-16, 9.9e-4, 1e-3, 0.0123, 0.5):
+        for n_boot in (199, 999, 15984):
+            assert p_text(p, n_boot).lstrip("= ") == _bootstrap_p(p, n_boot)
+    c = _comparison(CellDesign(-0.8, 0.6, 0.2), "skewed", n_pairs=150, n_readers=12, seed=1)
+    (t,) = decide([c], POLICY)
+    assert t.status is Status.FAIL and t.p_outside < 1.0 / (t.n_boot + 1)
+    assert f"(p < {1.0 / (t.n_boot + 1):.2g}, Holm-adjusted < " in t.reason
+    assert f"{t.p_outside:.2g}" not in t.reason
