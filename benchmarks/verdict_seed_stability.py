@@ -81,7 +81,7 @@ def main(argv=None) -> None:
         assessed = [c for c in cells if c.transfer.status.value in ("PASS", "FAIL", "INCONCLUSIVE")]
         k = len(assessed)
         totals.append(Counter(c.transfer.status.value for c in cells))
-        ps = sorted((_cell_p(c.transfer), c) for c in assessed)
+        ps = sorted(((_cell_p(c.transfer), c) for c in assessed), key=lambda pc: pc[0][0])
         for rank, ((p, se), c) in enumerate(ps):
             key = (c.matchup, c.criterion)
             statuses[key].append(c.transfer.status.value)
