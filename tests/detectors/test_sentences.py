@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from detectors.sentences import SentenceDetector, length_moments, sentence_lengths
+from detectors.sentences import SentenceDetector, length_moments, sentence_lengths, spacy_sentence_lengths
+from tests.support.sentence_pieces import PIECES
 
 # Hand-counted: words are whitespace-separated chunks with a letter or digit in them.
 HAND = [
@@ -91,74 +92,12 @@ def test_computing_does_not_import_spacy():
     assert out.stdout.strip() == "False"
 
 
-# Pieces whose tokenisation decides a sentence end: abbreviations, single letters, ellipses,
-# quotes, brackets, digits, "end.Next", "e.g.The", symbols after a stop.
-PIECES = [
-    "The cat sat.",
-    "Mr. Smith left.",
-    "It cost 3.5 dollars.",
-    "Wait... what?",
-    'He said "go."',
-    "Plan B. Then",
-    "e.g. this",
-    "the U.S. Army",
-    "(see above).",
-    "Really?!",
-    "OK. Fine.",
-    "end.Next",
-    "a.m. today",
-    "x. y",
-    "\u201cNow!\u201d He ran",
-    "Hello.\n\nWorld",
-    "No. 5 is",
-    "etc. and",
-    "$5. Then",
-    "wow!!! so",
-    "'Quoted.' Next",
-    "[1]. Next",
-    "I. Me",
-    "ABC. Def",
-    "Ph.D. holder",
-    "3 p.m. Then",
-    "\u2014 fast. Don\u2019t",
-    "50%. Next",
-    "e.g.The",
-    "x.) Next",
-    "word.* Next",
-    "Hi!Bye",
-    "\u2018Hi.\u2019 Bye",
-    "Dec. 5",
-    "St. Louis",
-    "vs. them",
-    "i.e., yes",
-    "Wait.... no",
-    "3.5. Next",
-    "Ask ABC. then",
-    "Done.\u201d",
-]
-
-
 @pytest.fixture(scope="module")
 def spacy_sentencizer():
     spacy = pytest.importorskip("spacy")
     nlp = spacy.blank("en")
     nlp.add_pipe("sentencizer")
     return nlp
-
-
-def _spacy_lengths(nlp, texts):
-    from detectors.length import WORD_PATTERN
-
-    out = []
-    for text, doc in zip(texts, nlp.pipe(texts)):
-        starts = np.array([s.start_char for s in doc.sents], dtype=np.int64)
-        words = np.array([m.start() for m in WORD_PATTERN.finditer(text)], dtype=np.int64)
-        if len(starts) == 0 or len(words) == 0:
-            out.append([])
-            continue
-        counts = np.bincount(np.searchsorted(starts, words, side="right") - 1, minlength=len(starts))
-        out.append(counts[counts > 0].tolist())
-    return out
 
 
 def test_same_sentences_as_spacy_on_pairs_of_hard_pieces(spacy_sentencizer):
@@ -169,7 +108,7 @@ def test_same_sentences_as_spacy_on_pairs_of_hard_pieces(spacy_sentencizer):
     """
     texts = [p + sep + q for p in PIECES for q in PIECES for sep in (" ", "\n", "")]
     ours = [a.tolist() for a in sentence_lengths(texts)]
-    ref = _spacy_lengths(spacy_sentencizer, texts)
+    ref = [a.tolist() for a in spacy_sentence_lengths(texts)]
     differ = [t for t, a, b in zip(texts, ours, ref) if a != b]
     assert differ == [t for t in texts if "5a.m." in t]
     assert len(texts) == 3 * len(PIECES) ** 2
@@ -180,7 +119,7 @@ def test_same_sentences_as_spacy_on_the_fixture_stories(spacy_sentencizer):
 
     stories = pd.read_csv(Path(__file__).resolve().parents[2] / "fixtures" / "deployment" / "stories.csv")
     texts = stories["text"].astype(str).tolist()
-    assert [a.tolist() for a in sentence_lengths(texts)] == _spacy_lengths(spacy_sentencizer, texts)
+    assert [a.tolist() for a in sentence_lengths(texts)] == [a.tolist() for a in spacy_sentence_lengths(texts)]
 
 
 def test_abbreviations_are_kept_whole_by_spacy_too(spacy_sentencizer):
