@@ -71,7 +71,7 @@ def main(argv=None) -> None:
     choices = judge_choices(outcomes, primary, data.criteria)
     baseline = reader_baseline(data.votes, choices).to_frame()
     statuses, pvals, ses, levels = defaultdict(list), defaultdict(list), defaultdict(list), defaultdict(list)
-    boots, flagged = defaultdict(list), defaultdict(int)
+    boots, flagged, p_eq = defaultdict(list), defaultdict(int), defaultdict(list)
     totals, seconds = [], []
     t0 = time.process_time()
     for s in range(args.seeds):
@@ -89,11 +89,12 @@ def main(argv=None) -> None:
             ses[key].append(np.nan if se is None else se)
             boots[key].append(c.transfer.n_boot)
             flagged[key] += bool(getattr(c.transfer, "monte_carlo_borderline", False))
+            p_eq[key].append(getattr(c.transfer, "p_equivalence", None) or np.nan)  # schema 2.4
             levels[key].append(spec.policy.transfer.alpha / (k - rank))
     cpu = time.process_time() - t0
     print(f"{args.seeds} seeds, {cpu:.1f} s CPU ({cpu / args.seeds:.2f} s a seed)")
     head = f"{'cell':48s} {'statuses':28s} {'p min':>9s} {'p max':>9s} {'max/min':>8s} {'MC SE':>9s}"
-    print(head + f" {'Holm lvl':>9s} {'max B':>6s} {'borderline':>10s}")
+    print(head + f" {'Holm lvl':>9s} {'max B':>6s} {'borderline':>10s} {'p_eq min':>9s} {'p_eq max':>9s}")
     for key in statuses:
         seen = Counter(statuses[key])
         if "FAIL" not in seen and len(seen) == 1 and not flagged[key]:
@@ -102,7 +103,8 @@ def main(argv=None) -> None:
         print(
             f"{key[0] + ' / ' + key[1]:48s} {', '.join(f'{k} {v}' for k, v in sorted(seen.items())):28s} "
             f"{p.min():9.2e} {p.max():9.2e} {p.max() / p.min():8.3g} {_max(ses[key]):9.1e} "
-            f"{np.median(levels[key]):9.2e} {max(boots[key]):6d} {flagged[key]:10d}"
+            f"{np.median(levels[key]):9.2e} {max(boots[key]):6d} {flagged[key]:10d} "
+            f"{_min(p_eq[key]):9.3f} {_max(p_eq[key]):9.3f}"
         )
     changed = sum(len(set(v)) > 1 for v in statuses.values())
     print(f"cells whose status changes across seeds: {changed} of {len(statuses)}")
@@ -110,6 +112,11 @@ def main(argv=None) -> None:
         per = [t.get(name, 0) for t in totals]
         print(f"  {name:13s} per seed: min {min(per)}, max {max(per)}  ({' '.join(map(str, per))})")
     print(f"CPU s per seed: {' '.join(f'{x:.0f}' for x in seconds)}")
+
+
+def _min(values) -> float:
+    values = np.asarray(values, float)
+    return float(np.nanmin(values)) if np.isfinite(values).any() else float("nan")
 
 
 def _max(values) -> float:
