@@ -129,8 +129,21 @@ class ScopeVotes:
                 "stratum": self.stratum.T.tocsr(),
                 "combo_reader": self.combo_reader.T.tocsr(),
                 "judge_by_combo": self._judge_by_combo(),
+                "judge_stratum": self._judge_stratum(),
             },
         )
+
+    def _judge_stratum(self) -> np.ndarray | None:
+        """Dense (U x 3S) indicator of each unit's judge category ``c`` and stratum ``s`` (column ``cS + s``),
+        or None when it would be large: ``strat(x * (judge == c))`` for every ``c`` in one product."""
+        n_u, n_s = self.stratum.shape
+        if n_u * 3 * n_s > _JUDGE_STRATUM_MAX:
+            return None
+        out = np.zeros((n_u, 3 * n_s))
+        has = self.judge >= 0
+        units = np.flatnonzero(has)
+        out[units, self.judge[has] * n_s + self.stratum.indices[units]] = 1.0
+        return out
 
     def _judge_by_combo(self) -> sparse.csr_matrix:
         """The nine judge x reader tables of every (reader, stratum) combination as one matrix
@@ -209,6 +222,18 @@ def _right(x: np.ndarray, m_t: sparse.csr_matrix) -> np.ndarray:
     return np.asarray((m_t @ x.T).T)
 
 
+def _by_judge(sv: ScopeVotes, x: np.ndarray) -> list[np.ndarray]:
+    """``strat(x * (judge == c))`` (B x S) for ``c`` = 0, 1, 2, for *integer-valued* ``x`` (counts):
+    one matrix product; its sums of integers are exact whatever their order, so equal to the
+    element-wise products summed by stratum."""
+    d = sv._t["judge_stratum"]
+    if d is None:
+        return [_right(x * (sv.judge == c)[None, :], sv._t["stratum"]) for c in range(3)]
+    n_s = sv.stratum.shape[1]
+    y = x @ d
+    return [y[:, c * n_s : (c + 1) * n_s] for c in range(3)]
+
+
 def _reader_kappas(sv: ScopeVotes, wu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each reader's kappa with the judge (B x R), chance taken within each stratum, and its units."""
     k = sv.combo_reader.shape[0]
@@ -222,7 +247,27 @@ def _reader_kappas(sv: ScopeVotes, wu: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return _kappa(_ratio(diag_r, n_r), _ratio(chance_r, n_r)), n_r
 
 
-def agreement_statistics(sv: ScopeVotes, wu: np.ndarray, wr: np.ndarray) -> dict[str, np.ndarray]:
+def reader_counts(sv: ScopeVotes, wr: np.ndarray) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Weighted votes per category (B, U) under reader weights ``wr`` and the self-pairs of resampled copies.
+
+    What :func:`agreement_statistics` derives from the reader side alone: computed once per block of
+    reader weights and passed to both kinds of replicate that resample readers (the sparse products
+    over every vote are most of a large cell's agreement bootstrap).
+    """
+    # in C order like the weights (so what is derived from both is C-ordered and summed in one order
+    # whichever is resampled)
+    n = [np.ascontiguousarray((sv.ind[c] @ wr.T).T) for c in range(3)]
+    s = [np.ascontiguousarray((sv.ind[c] @ (wr**2).T).T) for c in range(3)]
+    return n, s
+
+
+def agreement_statistics(
+    sv: ScopeVotes,
+    wu: np.ndarray,
+    wr: np.ndarray,
+    counts: tuple[list[np.ndarray], list[np.ndarray]] | None = None,
+    kappas: tuple[np.ndarray, np.ndarray] | None = None,
+) -> dict[str, np.ndarray]:
     """Every statistic of :data:`STATISTICS` under unit weights ``wu`` and reader weights ``wr``.
 
     ``wu`` (B, U) and ``wr`` (B, R) are integer resampling counts (all ones for the
@@ -230,12 +275,11 @@ def agreement_statistics(sv: ScopeVotes, wu: np.ndarray, wr: np.ndarray) -> dict
     resampled: what depends on it alone is then computed once, not once per replicate.
     Chance agreement (kappa) and expected disagreement (alpha) are taken within each stratum
     (matchup) and pooled, so swapping focal and other in any matchup changes nothing.
+    ``counts`` is :func:`reader_counts` of ``(sv, wr)`` and ``kappas`` ``_reader_kappas(sv, wu)``
+    when the caller already has them (the side not resampled gives the same in every chunk).
     Returns arrays of length B.
     """
-    # weighted votes per category (B, U) and self-pairs of resampled copies, in C order like the
-    # weights (so what is derived from both is C-ordered and summed in one order whichever is resampled)
-    n = [np.ascontiguousarray((sv.ind[c] @ wr.T).T) for c in range(3)]
-    s = [np.ascontiguousarray((sv.ind[c] @ (wr**2).T).T) for c in range(3)]
+    n, s = counts if counts is not None else reader_counts(sv, wr)
     m = n[0] + n[1] + n[2]
     judge, has_j = sv.judge, sv.judge >= 0
     jcat = [(judge == c)[None, :] for c in range(3)]
@@ -244,16 +288,18 @@ def agreement_statistics(sv: ScopeVotes, wu: np.ndarray, wr: np.ndarray) -> dict
         return _right(x, sv._t["stratum"])
 
     # Cohen's kappa against the majority (ties abstain; a split is not scored), chance per stratum
-    majority = np.where(n[1] > n[0], 1, np.where(n[0] > n[1], 0, -1))
-    w = wu * ((majority >= 0) & has_j[None, :])
+    # majority focal (n1 > n0) or other (n0 > n1); every weight and count here is an integer
+    focal_major, other_major = n[1] > n[0], n[0] > n[1]
+    w = wu * ((focal_major | other_major) & has_j[None, :])
     tot = strat(w)
-    agree = strat(w * (majority == judge[None, :]))
-    chance = sum(_ratio(strat(w * jcat[c]) * strat(w * (majority == c)), tot) for c in (0, 1))
+    agree = strat(w * ((focal_major & jcat[1]) | (other_major & jcat[0])))
+    w_judge = _by_judge(sv, w)
+    chance = sum(_ratio(w_judge[c] * strat(w * major), tot) for c, major in ((0, other_major), (1, focal_major)))
     total = tot.sum(axis=1)
     kappa_majority = _kappa(_ratio(agree.sum(axis=1), total), _ratio(np.where(tot > 0, chance, 0.0).sum(axis=1), total))
 
     # Cohen's kappa against each reader, averaged over (resampled) readers
-    kappa_r, _ = _reader_kappas(sv, wu)
+    kappa_r, _ = kappas if kappas is not None else _reader_kappas(sv, wu)
     ok_r = np.isfinite(kappa_r)
     kappa_readers = _ratio(np.where(ok_r, kappa_r * wr, 0.0).sum(axis=1), np.where(ok_r, wr, 0.0).sum(axis=1))
 
@@ -276,9 +322,8 @@ def agreement_statistics(sv: ScopeVotes, wu: np.ndarray, wr: np.ndarray) -> dict
     gj = wu * (sv.pairable & has_j)[None, :]
     a = np.empty_like(o_h)  # a[b, s, c, k]: judge c, reader votes k
     for k in range(3):
-        gn = gj * n[k]
-        for c in range(3):
-            a[:, :, c, k] = strat(gn * jcat[c])
+        for c, column in enumerate(_by_judge(sv, gj * n[k])):
+            a[:, :, c, k] = column
     alpha_judge_human = _alpha(a + a.transpose(0, 1, 3, 2))
     raw_judge_human = _ratio(np.trace(a, axis1=2, axis2=3).sum(axis=1), a.sum(axis=(1, 2, 3)))
 
@@ -381,6 +426,7 @@ class JudgeAgreement:
 
 # ----------------------------------------------------------------------------- computation
 _BLOCK_MIN, _BLOCK_MAX = 16, 256  #: replicates drawn from one seed (the same weights in every scope)
+_JUDGE_STRATUM_MAX = 2**22  #: entries of the dense judge x stratum indicator (32 MB); beyond it, element-wise products
 _CELLS = 2**21  #: replicates x units per computed chunk (bounds memory at ~ 20 x 8 bytes x this)
 
 
@@ -484,16 +530,23 @@ def _replicates(
     kinds = ("pairs", "readers", "product") if two_way else ("pairs",)
     out = {kind: [] for kind in kinds}
     step = max(1, min(weights.block, _CELLS // max(sv.n_units, 1)))
+    ones_u, ones_r = np.ones((1, sv.n_units)), np.ones((1, len(readers_in)))  # the side not resampled
+    unweighted = reader_counts(sv, ones_r)  # the same for every chunk
+    unit_kappas = _reader_kappas(sv, ones_u) if two_way else None  # likewise, for the "readers" kind
     with single_threaded_blas():  # many small products: OpenBLAS thread hand-offs cost more than the work
         for seed, size in weights.blocks():
             wu_block = weights.units(seed, size, unit_pair)
             wr_block = weights.readers(seed, size)[:, readers_in]
             for lo in range(0, size, step):
                 wu, wr = wu_block[lo : lo + step], wr_block[lo : lo + step]
-                ones_u, ones_r = np.ones((1, wu.shape[1])), np.ones((1, wr.shape[1]))  # the side not resampled
+                weighted = reader_counts(sv, wr) if two_way else None  # shared by "readers" and "product"
                 for kind in kinds:
-                    u, r = {"pairs": (wu, ones_r), "readers": (ones_u, wr), "product": (wu, wr)}[kind]
-                    out[kind].append(agreement_statistics(sv, u, r))
+                    u, r, c, kap = {
+                        "pairs": (wu, ones_r, unweighted, None),
+                        "readers": (ones_u, wr, weighted, unit_kappas),
+                        "product": (wu, wr, weighted, None),
+                    }[kind]
+                    out[kind].append(agreement_statistics(sv, u, r, c, kap))
     return tuple({k: np.concatenate([c[k] for c in out[kind]]) for k in STATISTICS} for kind in kinds)
 
 

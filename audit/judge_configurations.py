@@ -82,7 +82,8 @@ def configuration_decisions(
     for it, as for the primary judge.
     """
     from audit.policy import TransferPolicy
-    from audit.verdict.assess import cell_input, decide_cells
+    from audit.verdict.assess import cell_input
+    from audit.verdict.batched import decide_configurations
 
     policy = policy or TransferPolicy()
     out: dict[str, tuple[dict[str, int], float]] = {}
@@ -97,6 +98,7 @@ def configuration_decisions(
         (str(criterion), cell_input(str(matchup), str(criterion), part, None), pd.unique(part["pair_id"].to_numpy()))
         for (matchup, criterion), part in groups
     ]
+    inputs_by_judge = {}
     for judge, choices in choices_by_judge.items():
         if judge in out or choices is None:
             continue
@@ -116,7 +118,11 @@ def configuration_decisions(
                 keep = np.isin(mine[0], pairs)
                 jp, jc = mine[0][keep], mine[1][keep]
             cell_inputs.append(human.with_judge(jp, jc))
-        transfers, _ = decide_cells(cell_inputs, tie_rule=tie_rule, policy=policy, seed=seed)
+        inputs_by_judge[judge] = cell_inputs
+    # one bootstrap per cell for every configuration (the same draws: audit.verdict.batched)
+    for judge, (transfers, _) in decide_configurations(
+        inputs_by_judge, tie_rule=tie_rule, policy=policy, seed=seed
+    ).items():
         out[judge] = _summary(transfers)
     return out
 

@@ -42,6 +42,7 @@ TEMP_PREFIX = ".judge-audit-tmp-"
 # --------------------------------------------------------------------------- CSV cells
 #: A cell starting with one of these is read as a formula by Excel, LibreOffice or Sheets.
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+_MAYBE_FORMULA = FORMULA_STARTS + ("'",)  #: what a cell :func:`neutralise_cell` changes starts with
 _PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 
 
@@ -100,9 +101,20 @@ def restore_frame(frame: pd.DataFrame) -> pd.DataFrame:
 def spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
     """A copy of ``frame`` whose text cells and column names pass through :func:`neutralise_cell`."""
     safe = frame.copy()
-    for column in safe.columns:
-        if not (pd.api.types.is_numeric_dtype(safe[column]) or pd.api.types.is_bool_dtype(safe[column])):
-            safe[column] = safe[column].map(neutralise_cell, na_action="ignore")
+    for k in range(safe.shape[1]):
+        col = safe.iloc[:, k]
+        if pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
+            continue
+        if isinstance(col.dtype, pd.StringDtype):
+            # only text starting with a formula character or an apostrophe can change: a vectorised
+            # filter first (a million-vote table), the rule on those cells alone
+            maybe = col.str.startswith(_MAYBE_FORMULA, na=False).to_numpy(bool)
+            if maybe.any():
+                col = col.copy()
+                col[maybe] = col[maybe].map(neutralise_cell)
+                safe.isetitem(k, col)
+            continue
+        safe.isetitem(k, col.map(neutralise_cell, na_action="ignore"))
     safe.columns = [neutralise_cell(str(c)) for c in safe.columns]
     return safe
 

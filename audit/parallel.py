@@ -248,6 +248,51 @@ def connect(address: str, timeout: float = DEFAULT_CONNECT_TIMEOUT):
         ) from None
 
 
+#: the calls of the :func:`run_calls` batch under way (forked workers inherit them: never pickled)
+_FORKED_CALLS: list[tuple[Callable[..., Any], dict]] = []
+
+
+def _forked_call(index: int) -> Any:
+    fn, kwargs = _FORKED_CALLS[index]
+    return fn(**kwargs)
+
+
+def run_calls(
+    calls: Sequence[tuple[Callable[..., Any], dict]],
+    jobs: int,
+    *,
+    label: str = "sections",
+    preload: Sequence[str] = (),
+) -> list[Any]:
+    """``fn(**kwargs)`` of every call, results in call order: coarse independent tasks (whole sections).
+
+    With ``jobs > 1`` and the ``fork`` start method, on a local pool of ``min(jobs, len(calls))``
+    workers, longest first as given (a worker takes the next call when it is free); the calls and
+    their arguments reach the workers by fork, so they need not pickle (a section's inputs hold
+    callbacks); only the results come back pickled. Each call seeds itself (never from the
+    worker), so the results equal the in-process ones, which is what ``jobs=1`` (or no fork) runs.
+    ``preload``: modules the calls import on first use, imported here before the fork so that
+    the workers inherit them (else every worker of every batch imports them again: SciPy's
+    statistics alone cost about a CPU-second each time).
+    """
+    import multiprocessing as mp
+
+    calls = list(calls)
+    if jobs <= 1 or len(calls) < 2 or "fork" not in mp.get_all_start_methods():
+        return [fn(**kwargs) for fn, kwargs in calls]
+    import importlib
+
+    for name in preload:
+        importlib.import_module(name)
+    global _FORKED_CALLS
+    _FORKED_CALLS = calls
+    try:
+        with LocalPool(min(int(jobs), len(calls))) as pool:
+            return pool.map(_forked_call, list(range(len(calls))), label=label)
+    finally:
+        _FORKED_CALLS = []
+
+
 def check_jobs(jobs: int | None) -> int:
     """``jobs`` itself, or the available cores for None; :class:`ValueError` below 1."""
     if jobs is None:
@@ -276,6 +321,7 @@ __all__ = [
     "LocalPool",
     "DaskCluster",
     "open_runner",
+    "run_calls",
     "task_seed",
     "stable_digest",
     "available_cores",

@@ -19,6 +19,7 @@ from audit.data import ALL_MATCHUPS, HUMAN_OVERALL, JUDGE_AGGREGATE, AuditData
 from audit.derive import derive_checks, status_of
 from audit.human_side import human_side
 from audit.judge_side import judge_pair_outcomes, summarise_outcomes
+from audit.parallel import run_calls
 from audit.provenance import build_provenance
 from audit.result import SCHEMA_VERSION, AuditResult, Cell, JudgeConfigRate, JudgeSide
 from audit.result_tables import AgreementRows, BaselineRows, JudgePairs
@@ -198,6 +199,11 @@ def _group(frame: pd.DataFrame, keys: list[str]) -> dict[tuple, pd.DataFrame]:
     return {key if isinstance(key, tuple) else (key,): part for key, part in frame.groupby(keys, sort=False)}
 
 
+def _human_sides(votes: list[pd.DataFrame], level: float, backend: str) -> list:
+    """:func:`~audit.human_side.human_side` of each cell's votes (a task of :func:`assess_cells`)."""
+    return [human_side(v, level=level, backend=backend) for v in votes]
+
+
 def assess_cells(
     data: AuditData,
     spec: AuditSpec,
@@ -225,21 +231,41 @@ def assess_cells(
             cell_votes = votes_by_cell.get((matchup, criterion))
             if cell_votes is None or cell_votes.empty:
                 continue
-            human = human_side(cell_votes, level=spec.policy.transfer.level, backend=spec.glmm_backend)
             jc, different = judge_criterion_for(criterion, judge_criteria)
             judge, credits = None, None
             if jc is not None and primary is not None:
                 judge = _judge_side(summaries.get((matchup, jc), {}), jc, primary, spec.tie_rule, different)
                 credits = outcomes_by_cell.get((matchup, jc))
-            parts.append((matchup, criterion, cell_votes, human, judge, credits))
-    transfers = assess_transfers(
-        [(m, c, v, cr) for m, c, v, _, _, cr in parts],
-        tie_rule=spec.tie_rule,
-        policy=spec.policy.transfer,
-        seed=verdict_seed,
-    )
+            parts.append((matchup, criterion, cell_votes, judge, credits))
+    # The verdict (one call: the family needs every cell) beside the cells' GLMM fits, in chunks:
+    # on --jobs local workers at once, else one after the other (the same results either way).
+    jobs = _section_jobs(spec)
+    chunks = [list(range(k, len(parts), 2 * jobs)) for k in range(min(2 * jobs, len(parts)))] if jobs > 1 else []
+    calls = [
+        (
+            assess_transfers,
+            dict(
+                cells=[(m, c, v, cr) for m, c, v, _, cr in parts],
+                tie_rule=spec.tie_rule,
+                policy=spec.policy.transfer,
+                seed=verdict_seed,
+            ),
+        )
+    ]
+    for chunk in chunks or [list(range(len(parts)))]:
+        calls.append(
+            (
+                _human_sides,
+                dict(votes=[parts[i][2] for i in chunk], level=spec.policy.transfer.level, backend=spec.glmm_backend),
+            )
+        )
+    transfers, *fitted = run_calls(calls, jobs, label="human GLMMs and the verdict", preload=_TASK_MODULES)
+    humans = [None] * len(parts)
+    for chunk, sides in zip(chunks or [list(range(len(parts)))], fitted):
+        for i, side in zip(chunk, sides):
+            humans[i] = side
     cells = []
-    for (matchup, criterion, cell_votes, human, judge, _), (transfer, human_estimands) in zip(parts, transfers):
+    for (matchup, criterion, cell_votes, judge, _), human, (transfer, human_estimands) in zip(parts, humans, transfers):
         j_vs_m, r_base = base.get((matchup, criterion), (None, None))
         below = None
         if j_vs_m is not None and r_base is not None and judge is not None:
@@ -261,6 +287,40 @@ def assess_cells(
             )
         )
     return tuple(cells)
+
+
+#: the stage message printed before a section of the batch (the run's timings are split at them)
+_STAGE = {"readers": "reader analysis", "surface": "surface features", "judge_configurations": "judge configurations"}
+#: what the tasks import on first use: imported before the workers fork, so they share it
+_TASK_MODULES = (
+    "scipy.stats",
+    "audit.surface",
+    "detectors",
+    "audit.judge_configurations",
+    "audit.judge_agreement",
+    "audit.devset",
+    "audit.readers",
+)
+#: the batch's sections by their cost on the fixture (the pool takes them in this order)
+_LONGEST_FIRST = ("surface", "judge_configurations", "dev", "readers", "judge_agreement")
+
+
+def _recording(fn, data: AuditData, spec: AuditSpec, **kwargs) -> tuple:
+    """A section computed on a worker, with the detector figures it gave ``spec.timings`` (a worker's
+    copy of the run's timings never comes back, so it records into its own and returns them)."""
+    from audit.timings import RunTimings
+
+    record = RunTimings() if spec.timings is not None else None
+    section = fn(data, replace(spec, timings=record), **kwargs)
+    return section, ([] if record is None else record.detectors)
+
+
+def _section_jobs(spec: AuditSpec) -> int:
+    """Workers for the independent sections: ``spec.jobs`` on this machine (1 with a Dask scheduler,
+    whose workers do not share this process's memory)."""
+    from audit.parallel import check_jobs
+
+    return 1 if spec.scheduler else check_jobs(spec.jobs)
 
 
 def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
@@ -293,7 +353,6 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
     cells = assess_cells(data, spec, outcomes, primary, baseline.to_frame(), verdict_seed)
 
     credits = sections.primary_credits(choices, data.pairs, primary)
-    dev = dev_part.compute(data, spec, seed=dev_seed)
     if spec.uncertainty:
         progress("bootstraps and leave-one-reader-out")
         uncertainty = uncertainty_part.compute(
@@ -306,21 +365,59 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
         )
     else:
         uncertainty = sections.not_requested("--no-uncertainty")
-    if spec.readers:
-        progress("reader analysis")
-        readers = readers_part.compute(
-            data, spec, credits=sections.judge_credits(outcomes), cells=cells, seed=readers_seed
-        )
-    else:
-        readers = sections.not_requested("--no-readers")
-    if spec.surface:
-        progress("surface features")
-        surface = surface_part.compute(data, spec, primary=primary, seed=surface_seed)
-    else:
-        surface = sections.not_requested("--no-surface")
-
     (peer_seed,) = root.spawn(1)  # after the five above and the verdict's, so their streams are unchanged
     peer_seeds = peer_seed.spawn(4)
+    # The independent sections after the cells, as whole tasks (longest first) on --jobs local
+    # workers, else one after the other here (audit.parallel.run_calls: the same results either way).
+    jobs = _section_jobs(spec)
+    task_spec = spec if jobs == 1 else replace(spec, progress_bar=None)  # no bars drawn from workers
+    calls: dict[str, tuple] = {}
+    if spec.readers:
+        calls["readers"] = (
+            readers_part.compute,
+            dict(credits=sections.judge_credits(outcomes), cells=cells, seed=readers_seed),
+        )
+    if spec.surface:
+        calls["surface"] = (surface_part.compute, dict(primary=primary, seed=surface_seed))
+    calls["judge_configurations"] = (
+        configurations_part.compute,
+        dict(
+            choices_by_judge=choices_by_judge,
+            cells=cells,
+            primary=primary,
+            auto=auto,
+            seed=peer_seeds[1],
+            verdict_seed=verdict_seed,
+        ),
+    )
+    calls["dev"] = (dev_part.compute, dict(seed=dev_seed))
+    calls["judge_agreement"] = (
+        judge_agreement_part.compute,
+        dict(choices=choices, primary=primary, seed=peer_seeds[0]),
+    )
+    if jobs == 1:
+        done = {}
+        for name, (fn, kw) in calls.items():
+            if name in _STAGE:
+                progress(_STAGE[name])
+            done[name] = fn(data, spec, **kw)
+    else:  # longest first
+        order = sorted(calls, key=lambda name: _LONGEST_FIRST.index(name))
+        progress(f"{', '.join(_STAGE[n] for n in calls if n in _STAGE)} and the other sections on {jobs} workers")
+        results = run_calls(
+            [(_recording, dict(fn=calls[n][0], data=data, spec=task_spec, **calls[n][1])) for n in order],
+            jobs,
+            preload=_TASK_MODULES,
+        )
+        done = {}
+        for name, (section, detectors) in zip(order, results):
+            done[name] = section
+            if spec.timings is not None:
+                spec.timings.detectors.extend(detectors)
+    dev = done["dev"]
+    readers = done["readers"] if spec.readers else sections.not_requested("--no-readers")
+    surface = done["surface"] if spec.surface else sections.not_requested("--no-surface")
+
     position = position_part.compute(data, spec, seed=peer_seeds[3])
     # The same derivation `audit gate` repeats on a saved result (audit.derive).
     checks = derive_checks(
@@ -353,17 +450,8 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
         uncertainty=uncertainty,
         readers=readers,
         surface=surface,
-        judge_agreement=judge_agreement_part.compute(data, spec, choices=choices, primary=primary, seed=peer_seeds[0]),
-        judge_configurations=configurations_part.compute(
-            data,
-            spec,
-            choices_by_judge=choices_by_judge,
-            cells=cells,
-            primary=primary,
-            auto=auto,
-            seed=peer_seeds[1],
-            verdict_seed=verdict_seed,
-        ),
+        judge_agreement=done["judge_agreement"],
+        judge_configurations=done["judge_configurations"],
         leaderboard=leaderboard_part.compute(data, spec, choices=choices, primary=primary, seed=peer_seeds[2]),
         judge_position=position,
         label_budget=budget_part.compute(cells, spec),

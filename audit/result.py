@@ -426,7 +426,11 @@ _HTML_CELL_COLUMNS = (
 
 def result_to_json(result: AuditResult, *, indent: int | None = 1) -> str:
     """Serialise to JSON text (stable key order, no NaN literals)."""
-    return json.dumps(to_jsonable(result), indent=indent, ensure_ascii=False, allow_nan=False)
+    if indent is None:
+        return json.dumps(to_jsonable(result), ensure_ascii=False, allow_nan=False)
+    from audit.json_text import dumps_indented  # json.dumps's text, with its C encoder (issue 15)
+
+    return dumps_indented(to_jsonable(result), indent)
 
 
 def result_from_json(text: str, *, source: str = "result.json") -> AuditResult:

@@ -41,6 +41,20 @@ def _float_out(x: float) -> Any:
     return x
 
 
+def _column_out(column: pd.Series) -> list:
+    """A frame column's values as :func:`to_jsonable` writes each one (numpy numbers and booleans in one
+    ``tolist``, their NaN and infinities spelled out; any other dtype value by value)."""
+    dtype = column.dtype
+    if isinstance(dtype, np.dtype) and dtype.kind in "fiub":
+        values = column.to_numpy()
+        out = values.tolist()
+        if dtype.kind == "f":
+            for i in np.flatnonzero(~np.isfinite(values)).tolist():
+                out[i] = _float_out(out[i])
+        return out
+    return [to_jsonable(v) for v in column]
+
+
 def to_jsonable(obj: Any) -> Any:
     """Convert a result object (dataclasses, tuples, frames, ...) to JSON-ready data."""
     if obj is None or isinstance(obj, (bool, str)):
@@ -59,10 +73,11 @@ def to_jsonable(obj: Any) -> Any:
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return {f.name: to_jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
     if isinstance(obj, pd.DataFrame):
+        columns = [_column_out(obj.iloc[:, k]) for k in range(obj.shape[1])]
         return {
             "columns": [str(c) for c in obj.columns],
             "dtypes": [str(t) for t in obj.dtypes],
-            "data": [[to_jsonable(v) for v in row] for row in obj.itertuples(index=False, name=None)],
+            "data": [list(row) for row in zip(*columns)],
         }
     if isinstance(obj, np.ndarray):
         return [to_jsonable(v) for v in obj.tolist()]

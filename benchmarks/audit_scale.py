@@ -45,6 +45,8 @@ STAGES = (
     "bootstraps and leave-one-reader-out",
     "reader analysis",
     "surface features",
+    "judge configurations",
+    "sections on workers",
     "writing outputs",
 )
 SHORT = {
@@ -55,8 +57,12 @@ SHORT = {
     "bootstraps and leave-one-reader-out": "uncert",
     "reader analysis": "readers",
     "surface features": "surface",
+    "judge configurations": "configs",
+    "sections on workers": "batch",
     "writing outputs": "write",
 }
+#: the statistics: every stage but reading the inputs and writing the outputs (what --jobs spreads)
+STATISTICS = tuple(s for s in STAGES if s not in ("loading inputs", "writing outputs"))
 _STAGE_LINE = re.compile(r"^\[\s*([0-9.]+)s\] (.+)\.\.\.$")
 
 
@@ -95,7 +101,8 @@ def run_audit(args: list[str], out: Path) -> dict:
     total = next((float(x) for x in re.findall(r"^\(([0-9.]+) s\)$", err, re.M)), wall)
     stages = {}
     for (t0, name), (t1, _) in zip(marks, marks[1:] + [(total, "")]):
-        stages[name] = t1 - t0
+        # with --jobs N the sections after the cells run as one batch: "... sections on N workers"
+        stages["sections on workers" if " and the other sections on " in name else name] = t1 - t0
     cpu = usage.ru_utime + usage.ru_stime  # the process and the workers it waited for
     return {"wall": wall, "cpu": cpu, "peak_mb": usage.ru_maxrss / 1024, "stages": stages}
 
@@ -175,7 +182,7 @@ def main(argv=None) -> int:
         from distributed import LocalCluster
 
         cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
-    cols = [SHORT[s] for s in STAGES]
+    cols = [SHORT[s] for s in STAGES] + ["stats"]
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print(f"{'study':9} {'setting':12} {'wall s':>7} {'cpu s':>7} {'peak MB':>8} " + " ".join(f"{c:>7}" for c in cols))
     with tempfile.TemporaryDirectory() as tmp:
@@ -190,7 +197,8 @@ def main(argv=None) -> int:
                 st = res["stages"]
                 print(
                     f"{name:9} {label:12} {res['wall']:7.1f} {res['cpu']:7.1f} {res['peak_mb']:8.0f} "
-                    + " ".join(f"{st.get(s, float('nan')):7.2f}" for s in STAGES),
+                    + " ".join(f"{st.get(s, float('nan')):7.2f}" for s in STAGES)
+                    + f" {sum(st.get(s, 0.0) for s in STATISTICS):7.2f}",
                     flush=True,
                 )
             if humans is not None and not args.no_competitors:

@@ -12,6 +12,7 @@ order of their keys, so results do not depend on the row order of the input.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -53,8 +54,8 @@ class CellTable:
     def n_readers(self) -> int:
         return len(self.readers)
 
-    @property
-    def n_votes(self) -> int:
+    @functools.cached_property
+    def n_votes(self) -> int:  # cached: the leave-one-reader-out refit budget reads it once per reader
         return int(self.n.sum())
 
     @property

@@ -238,9 +238,9 @@ def _cell_phase_one(job: _CellJob) -> dict:
         out["one_step"] = np.full(t.n_readers, np.nan)
         out["reason"] = f"more than {MAX_READERS} readers in one cell (the dense reader block would not fit)"
         return out
+    modes = None  # the full fit's conditional modes, needed only by the one-step
     if job.full is not None:
         b0, sd_p, sd_r = job.full
-        bp, br = conditional_modes(t, b0, sd_p, sd_r)
         full = {
             "estimate": float(1.0 / (1.0 + np.exp(-b0))),
             "b0": b0,
@@ -253,7 +253,7 @@ def _cell_phase_one(job: _CellJob) -> dict:
         full, res = fit_vote_arrays(y, pair, rdr)
         out["fits"] = 1
         if res is not None:
-            bp, br = modes_from_fit(res, t.n_pairs, t.n_readers)
+            modes = modes_from_fit(res, t.n_pairs, t.n_readers)
     out["full"] = full
     if job.exact:
         out["exact"] = [
@@ -266,6 +266,9 @@ def _cell_phase_one(job: _CellJob) -> dict:
     if t.n_readers < MIN_READERS_ONE_STEP:
         out["one_step"], out["reason"], out["too_few"] = np.full(t.n_readers, np.nan), _NO_ONE_STEP, True
         return out
+    if modes is None:  # given a full fit: its modes at its estimates (not needed by exact refits)
+        modes = conditional_modes(t, *job.full)
+    bp, br = modes
     sd_p = full["sd_pair"] if np.isfinite(full["sd_pair"]) else 0.0
     sd_r = full["sd_reader"] if np.isfinite(full["sd_reader"]) else 0.0
     step = one_step_without_readers(t, full["b0"], sd_p, sd_r, bp, br)

@@ -50,10 +50,17 @@ def resample_indices(entropy: int, kind: str, ids: tuple[str, ...], n_boot: int,
 
 def cluster_weights(entropy: int, kind: str, ids: tuple[str, ...], n_boot: int, chunk: int) -> np.ndarray:
     """``rows x n_clusters`` resampling counts of ``chunk`` (the counts of :func:`resample_indices`)."""
-    idx = resample_indices(entropy, kind, ids, n_boot, chunk)
+    return _counts(resample_indices(entropy, kind, ids, n_boot, chunk))
+
+
+def _counts(idx: np.ndarray) -> np.ndarray:
+    """``rows x n`` counts of each index in each row of ``idx`` (``rows x n`` draws in ``[0, n)``), as floats.
+
+    The row offsets are added in place (``idx`` is consumed): at 50k clusters the copy cost as much as the count.
+    """
     rows, n = idx.shape
-    flat = (idx + n * np.arange(rows)[:, None]).ravel()
-    return np.bincount(flat, minlength=rows * n).reshape(rows, n).astype(float)
+    idx += n * np.arange(rows, dtype=idx.dtype)[:, None]
+    return np.bincount(idx.ravel(), minlength=rows * n).astype(float).reshape(rows, n)
 
 
 def multinomial_weights(rng: np.random.Generator, n_clusters: int, n_boot: int) -> np.ndarray:
@@ -62,9 +69,7 @@ def multinomial_weights(rng: np.random.Generator, n_clusters: int, n_boot: int) 
     Drawn as ``rng.integers(0, n, (n_boot, n))`` -- the same stream ``scipy.stats.bootstrap``
     uses -- and counted, so replicate ``b`` resamples exactly the clusters scipy's would.
     """
-    idx = rng.integers(0, n_clusters, (n_boot, n_clusters))
-    flat = (idx + n_clusters * np.arange(n_boot)[:, None]).ravel()
-    return np.bincount(flat, minlength=n_boot * n_clusters).reshape(n_boot, n_clusters).astype(float)
+    return _counts(rng.integers(0, n_clusters, (n_boot, n_clusters)))
 
 
 def weighted_sums(W: np.ndarray, A: np.ndarray) -> np.ndarray:

@@ -14,7 +14,7 @@ cell's :class:`~audit.result.HumanSide`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -87,12 +87,23 @@ def cell_input(matchup: str, criterion: str, votes: pd.DataFrame, judge: pd.Data
 
 
 def decide_cells(
-    inputs: Sequence[CellInput], *, tie_rule: str, policy: TransferPolicy, seed: int
+    inputs: Sequence[CellInput],
+    *,
+    tie_rule: str,
+    policy: TransferPolicy,
+    seed: int,
+    bootstrap: Callable[[int, int | None], Callable] | None = None,
 ) -> tuple[list[Transfer], list[CellComparison]]:
-    """Compare every cell on its own stream, decide them together, re-run the borderline ones (module doc)."""
+    """Compare every cell on its own stream, decide them together, re-run the borderline ones (module doc).
+
+    ``bootstrap(index, n_boot)``, when given, is the bootstrap function cell ``index`` is compared
+    with at ``n_boot`` replicates (None: the policy's): the judge configurations share one bootstrap
+    per cell (:mod:`audit.verdict.batched`); otherwise each cell runs its own.
+    """
 
     def compare(index: int, n_boot: int | None = None) -> CellComparison:
         c = inputs[index]
+        shared = {} if bootstrap is None else {"bootstrap": bootstrap(index, n_boot)}
         rng = cell_generator(seed, *c.key) if n_boot is None else cell_generator(seed, *c.key, f"n_boot={n_boot}")
         return compare_cell(
             c.pair_id,
@@ -105,6 +116,7 @@ def decide_cells(
             rng=rng,
             orientation=c.orientation,
             n_boot=n_boot,
+            **shared,
         )
 
     comparisons = [compare(i) for i in range(len(inputs))]

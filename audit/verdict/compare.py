@@ -165,6 +165,7 @@ def compare_cell(
     rng: np.random.Generator,
     orientation: float = 1.0,
     n_boot: int | None = None,
+    bootstrap=paired_bootstrap,
 ) -> CellComparison:
     """Build, check and bootstrap one cell (see the module doc).
 
@@ -172,6 +173,8 @@ def compare_cell(
     humans' estimands are still computed, on every pair with a vote, for the report).
     ``orientation`` is the cell's sign from :func:`canonical_cell`; ``n_boot`` overrides the
     policy's replicates (the sequential Monte Carlo of :mod:`audit.verdict.assess`).
+    ``bootstrap(table, n_boot, rng)`` is :func:`~audit.verdict.paired_bootstrap.paired_bootstrap`
+    unless the caller shares one bootstrap across judges (:mod:`audit.verdict.batched`).
     """
     flip = orientation < 0
     y = np.asarray(y, float)
@@ -190,7 +193,7 @@ def compare_cell(
     table = comparison_table(pair_id, reader_id, y, judge_pairs, judge_credit, tie_rule=tie_rule, rng=rng)
     kw = dict(alpha=policy.alpha, margin=policy.margin)
     replicates = policy.n_boot if n_boot is None else int(n_boot)
-    boot = paired_bootstrap(table, replicates, rng) if table.n_pairs >= 2 and table.n_readers >= 2 else None
+    boot = bootstrap(table, replicates, rng) if table.n_pairs >= 2 and table.n_readers >= 2 else None
     if boot is not None and flip:
         boot = boot.mirrored()
     if not has_judge:

@@ -170,8 +170,9 @@ def estimands(
         majority_mean = np.clip(v0 + majority_shift, 0.0, 1.0)
     if judge.ndim == 1:
         j = _safe_div(_wsum(g, judge), total)
-    else:  # several judges on the same pairs
-        j = _safe_div(g @ judge.T, total[..., None])
+    else:  # several judges on the same pairs: one product per judge, so a judge's rate has the same
+        # bits whichever judges it is batched with (a matrix product may sum in another order)
+        j = _safe_div(np.stack([g @ row for row in judge], -1), total[..., None])
     # between-pair variance from the pairs with at least two distinct credited votes
     dof = nsum - _safe_div(nsum2, nsum)  # weighted-variance denominator: n - 1 for unit weights
     multi = defined & (np.nan_to_num(dof) > 1e-9)

@@ -80,6 +80,8 @@ class ReplicateDistribution:
         self.n = int(reps.size)
         self._anchors: dict[str, tuple[float, float]] = {}
         self._quantiles: dict[float, float] = {}
+        self._tails: dict[float, float] = {}  #: tail(a) per a (a Student-t quantile each: worth keeping)
+        self._ps: dict[tuple[float, bool], tuple[float, float]] = {}  #: _p per (null, tail): decide reads each twice
         if self.n < 2 or not np.isfinite(self.estimate):
             self._reps, self._h, self.sd, self._kurtosis = reps, 0.0, float("nan"), float("nan")
             return
@@ -169,7 +171,10 @@ class ReplicateDistribution:
         """The tail probability at which a one-sided level-``a`` bound is read (t-calibrated)."""
         if not np.isfinite(self.df):
             return float(a)
-        return float(ndtr(-_student_t().ppf(1.0 - a, self.df)))
+        cached = self._tails.get(a)
+        if cached is None:
+            cached = self._tails[a] = float(ndtr(-_student_t().ppf(1.0 - a, self.df)))
+        return cached
 
     def lower(self, a: float) -> float:
         """One-sided lower bound at level ``1 - a`` (clipped to ``bounds``)."""
@@ -214,7 +219,14 @@ class ReplicateDistribution:
         return self._anchors[key]
 
     def _p(self, null: float, *, lower_tail: bool) -> tuple[float, float]:
-        """``(p, Monte Carlo SE)`` of the one-sided p-value in one tail (module doc)."""
+        """``(p, Monte Carlo SE)`` of the one-sided p-value in one tail (module doc; cached per null and tail)."""
+        key = (float(null), bool(lower_tail))
+        cached = self._ps.get(key)
+        if cached is None:
+            cached = self._ps[key] = self._p_uncached(null, lower_tail=lower_tail)
+        return cached
+
+    def _p_uncached(self, null: float, *, lower_tail: bool) -> tuple[float, float]:
         if not self.defined or not np.isfinite(null):
             return float("nan"), float("nan")
         if self._h <= 0:  # a count of replicates: never below 1 / (B + 1)

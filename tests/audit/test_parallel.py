@@ -85,3 +85,26 @@ def test_a_scheduler_address_without_protocol_is_an_input_error():
     pytest.importorskip("distributed")
     with pytest.raises(InputError, match="tcp://HOST:PORT"):
         open_runner(scheduler="localhost")
+
+
+def _call_with(callback, x, pid=None):
+    """A call whose argument does not pickle (a lambda): it reaches the worker by fork."""
+    return callback(x), os.getpid() if pid is None else pid
+
+
+def test_run_calls_returns_in_call_order_on_forked_workers_and_in_process():
+    from audit.parallel import run_calls
+
+    calls = [(_call_with, dict(callback=lambda v, k=k: v * 10 + k, x=k)) for k in range(4)]
+    here = run_calls(calls, 1)
+    there = run_calls(calls, 2)
+    assert [r for r, _ in here] == [r for r, _ in there] == [0, 11, 22, 33]
+    assert {pid for _, pid in here} == {os.getpid()}
+    assert os.getpid() not in {pid for _, pid in there}  # the workers ran them
+
+
+def test_run_calls_raises_worker_lost_when_a_worker_dies():
+    from audit.parallel import run_calls
+
+    with pytest.raises(WorkerLostError):
+        run_calls([(_die, dict(_=1)), (_square, dict(x=2))], 2)

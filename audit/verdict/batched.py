@@ -1,0 +1,131 @@
+"""One paired bootstrap per cell shared by every judge configuration.
+
+The judge configurations of a study differ only in the judge's credits: the human votes, the
+cell's stream (keyed by the cell, :func:`~audit.verdict.compare.cell_generator`) and so the pair
+draws, reader draws and reader shifts of its paired bootstrap are the same for every
+configuration whose valid outputs cover the same pairs. :func:`decide_configurations` decides
+each configuration's cells through the one path (:func:`~audit.verdict.assess.decide_cells`,
+its own multiplicity family and sequential re-runs), but the first configuration that asks
+for a cell's bootstrap at some replicate count gets it for every configuration with the same
+compared pairs at once (:func:`~audit.verdict.paired_bootstrap.bootstrap_judges`, the humans'
+replicates computed once); the others read theirs from the store. Each configuration's
+numbers are those of its own unbatched run, bit for bit: the same draws, and a judge's rate is
+one matrix-vector product per judge whatever it is batched with (tests/audit/verdict/test_batched.py).
+A configuration whose compared table differs (other invalid outputs) is bootstrapped on its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from audit.policy import TransferPolicy
+from audit.result import Transfer
+from audit.verdict.assess import CellInput, decide_cells
+from audit.verdict.compare import CellComparison
+from audit.verdict.paired_bootstrap import CellBootstrap, bootstrap_judges, paired_bootstrap
+from audit.verdict.tables import ComparisonTable
+
+
+def _judged(c: CellInput) -> np.ndarray | None:
+    """The sorted pairs with a valid credit of the cell's judge (None: no outputs)."""
+    if c.judge_pairs is None:
+        return None
+    jp = np.asarray(c.judge_pairs).astype(str)
+    return np.unique(jp[np.isfinite(np.asarray(c.judge_credit, float))])
+
+
+def _same_humans(a: CellInput, b: CellInput) -> bool:
+    """Whether two judges' inputs of a cell have the same human side (shared arrays, or equal ones)."""
+
+    def same(x, y) -> bool:
+        return x is y or (len(x) == len(y) and bool(np.all(np.asarray(x) == np.asarray(y))))
+
+    if a.key != b.key or a.orientation != b.orientation:
+        return False
+    return same(a.pair_id, b.pair_id) and same(a.reader_id, b.reader_id) and np.array_equal(a.y, b.y, equal_nan=True)
+
+
+def _credits_on(c: CellInput, pairs: tuple[str, ...]) -> np.ndarray:
+    """The judge's credit on ``pairs`` in the cell's canonical orientation (as the table holds it)."""
+    jp = np.asarray(c.judge_pairs).astype(str)
+    jc = np.asarray(c.judge_credit, float)
+    if c.orientation < 0:
+        jc = 1.0 - jc
+    ok = np.isfinite(jc)
+    jp, jc = jp[ok], jc[ok]
+    order = np.argsort(jp)
+    return jc[order][np.searchsorted(jp[order], np.asarray(pairs, dtype=str))]
+
+
+def _same_table(a: ComparisonTable, b: ComparisonTable) -> bool:
+    return (
+        a.pairs == b.pairs
+        and a.readers == b.readers
+        and all((x != y).nnz == 0 for x, y in ((a.C, b.C), (a.Q, b.Q), (a.N, b.N)))
+    )
+
+
+class SharedBootstraps:
+    """The store of one study's batched cell bootstraps (see the module doc; internal)."""
+
+    def __init__(self, inputs_by_judge: Mapping[str, Sequence[CellInput]]):
+        self._inputs = {j: list(v) for j, v in inputs_by_judge.items()}
+        self._judged = {j: [_judged(c) for c in v] for j, v in self._inputs.items()}
+        #: (judge, cell, replicates) -> (table it was computed on, the judge's row, its bootstrap)
+        self._store: dict[tuple[str, int, int], tuple[ComparisonTable, np.ndarray, CellBootstrap]] = {}
+        self.n_bootstraps = 0  #: batched bootstrap calls made (for the tests and the profile)
+
+    def _mates(self, judge: str, index: int, replicates: int) -> list[str]:
+        own, judged = self._inputs[judge][index], self._judged[judge][index]
+        out = []
+        for other, inputs in self._inputs.items():
+            if other == judge or (other, index, replicates) in self._store or index >= len(inputs):
+                continue
+            theirs = self._judged[other][index]
+            if theirs is None or theirs.shape != judged.shape or not np.array_equal(theirs, judged):
+                continue
+            if _same_humans(inputs[index], own):
+                out.append(other)
+        return out
+
+    def for_judge(self, judge: str):
+        """``decide_cells``'s ``bootstrap`` hook for ``judge``: ``(cell, n_boot) -> bootstrap(table, B, rng)``."""
+
+        def of_cell(index: int, n_boot: int | None):
+            def run(table: ComparisonTable, replicates: int, rng: np.random.Generator) -> CellBootstrap:
+                stored = self._store.pop((judge, index, int(replicates)), None)
+                if stored is not None:
+                    t, row, boot = stored
+                    if _same_table(t, table) and np.array_equal(row, table.judge):
+                        return boot
+                if self._judged[judge][index] is None:  # no outputs: the humans only, not shared
+                    return paired_bootstrap(table, replicates, rng)
+                mates = self._mates(judge, index, int(replicates))
+                rows = [np.asarray(table.judge, float)] + [
+                    _credits_on(self._inputs[m][index], table.pairs) for m in mates
+                ]
+                boots = bootstrap_judges(table, np.vstack(rows), replicates, rng)
+                self.n_bootstraps += 1
+                for m, row, boot in zip(mates, rows[1:], boots[1:]):
+                    self._store[(m, index, int(replicates))] = (table, row, boot)
+                return boots[0]
+
+            return run
+
+        return of_cell
+
+
+def decide_configurations(
+    inputs_by_judge: Mapping[str, Sequence[CellInput]], *, tie_rule: str, policy: TransferPolicy, seed: int
+) -> dict[str, tuple[list[Transfer], list[CellComparison]]]:
+    """:func:`~audit.verdict.assess.decide_cells` for every judge, one bootstrap per cell shared (module doc)."""
+    shared = SharedBootstraps(inputs_by_judge)
+    return {
+        judge: decide_cells(inputs, tie_rule=tie_rule, policy=policy, seed=seed, bootstrap=shared.for_judge(judge))
+        for judge, inputs in inputs_by_judge.items()
+    }
+
+
+__all__ = ["SharedBootstraps", "decide_configurations"]

@@ -1,0 +1,97 @@
+"""CPU seconds of the large-cell pieces of the audit, one process, on a seeded scale study (issue 15).
+
+    python benchmarks/scale_sections.py --preset 100k
+    python benchmarks/scale_sections.py --preset 1m --result OUT/result.json   # also re-write a saved result.json
+
+Times, on the study of ``benchmarks/scale_data.py``: the judge agreement with the section's replicates
+(500, every scope) and the configuration ranking's (200, pooled), the CSV of the judge pairs, the
+bootstrap's resampling counts of one chunk of pairs, and (``--result``) the text of a saved result.json.
+Run it with another tree first on ``PYTHONPATH`` (e.g. ``git worktree``/``git archive`` of main) to
+compare two versions of the code on the same inputs; ``--digest`` prints a hash of every output so the
+two runs can be checked to give the same answers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import pickle
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from scale_data import PRESETS, write_study  # noqa: E402
+
+
+def _timed(label: str, fn, digests: dict, repeat: int = 1):
+    """Run ``fn`` ``repeat`` times; print the least CPU time (the load inflates CPU time too)."""
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.process_time()
+        value = fn()
+        best = min(best, time.process_time() - start)
+    digests[label] = hashlib.sha256(pickle.dumps(value)).hexdigest()[:12]
+    print(f"{label:<44} {best:8.2f} s CPU" + (f" (least of {repeat})" if repeat > 1 else ""))
+    return value
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--preset", default="100k", choices=sorted(PRESETS))
+    parser.add_argument("--result", type=Path, default=None, help="a saved result.json to write again")
+    parser.add_argument("--digest", action="store_true", help="print a hash of each output")
+    parser.add_argument("--repeat", type=int, default=2, help="runs of each timed piece (the least is printed)")
+    args = parser.parse_args(argv)
+
+    import audit.glmm._threads  # noqa: F401  (imports SciPy's statistics: not part of any timed piece)
+    from audit.inputs.load import load_audit_data
+    from audit.judge_agreement import judge_agreement
+    from audit.judge_side import judge_pair_outcomes
+    from audit.output_files import csv_text
+    from audit.pipeline import choose_primary_judge, judge_choices
+    from audit.serialize import to_jsonable
+    from audit.uncertainty.resampling import cluster_weights
+
+    digests: dict[str, str] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        judge, humans = write_study(Path(tmp) / args.preset, PRESETS[args.preset])
+        data = _timed("load the study", lambda: load_audit_data(judge, humans), {})
+    outcomes = judge_pair_outcomes(data, "even-split", np.random.default_rng(1))
+    primary = choose_primary_judge(data.judges, None)
+    choices = judge_choices(outcomes, primary, data.criteria)
+    for n_boot, pooled in ((500, False), (200, True)):
+        _timed(
+            f"judge agreement, {n_boot} replicates{', pooled' if pooled else ''}",
+            lambda n_boot=n_boot, pooled=pooled: to_jsonable(
+                judge_agreement(data.votes, choices, judge=primary, n_boot=n_boot, rng=7, pooled_only=pooled)
+            ),
+            digests,
+            args.repeat,
+        )
+    _timed("judge_pairs.csv text", lambda: csv_text(outcomes.reset_index(drop=True)), digests, args.repeat)
+    pairs = tuple(str(p) for p in data.votes["pair_id"].unique())
+    _timed(
+        f"resampling counts, 250 x {len(pairs)} pairs",
+        lambda: cluster_weights(3, "pair", pairs, 250, 0),
+        digests,
+        args.repeat,
+    )
+    if args.result is not None:
+        from audit.result import result_from_json, result_to_json
+
+        result = result_from_json(args.result.read_text(encoding="utf-8"))
+        _timed("result.json text", lambda: result_to_json(result), digests, args.repeat)
+    if args.digest:
+        for label, digest in digests.items():
+            print(f"  {digest}  {label}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,87 @@
+"""audit.json_text.dumps_indented writes json.dumps's indented text byte for byte."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from audit.json_text import dumps_indented
+from audit.serialize import _float_out, to_jsonable
+
+# strings with the characters the table fast path splits on: brackets, commas, newlines, quotes, spaces
+_text = st.text(alphabet=st.sampled_from(list('ab[],\n\t "\\{}:é') + ["\u2028"]), max_size=8)
+_scalar = st.one_of(
+    st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(allow_nan=False, allow_infinity=False), _text
+)
+_row = st.lists(_scalar, min_size=0, max_size=5)
+_json = st.recursive(
+    _scalar,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.dictionaries(_text, inner, max_size=4),
+        st.lists(_row, max_size=4),  # frame data: lists of flat rows (empty rows included)
+    ),
+    max_leaves=30,
+)
+
+
+def _reference(data, indent):
+    return json.dumps(data, indent=indent, ensure_ascii=False, allow_nan=False)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_json, st.sampled_from([1, 2, 4]))
+def test_same_text_as_json_dumps(data, indent):
+    assert dumps_indented(data, indent) == _reference(data, indent)
+
+
+def test_tables_rows_and_nesting():
+    cases = [
+        [[1, 2]],
+        [[1], ["a],\n  [", 2.5], [None, True, "]"]],
+        {"data": [[1, "x"], [2, "y"]], "empty": [], "nested": {"rows": [[0.1], [1e300]]}},
+        [[1, 2], []],  # an empty row: not the table path
+        [[1, [2]]],
+        [],
+        {},
+        "top",
+        3.5,
+    ]
+    for data in cases:
+        assert dumps_indented(data, 1) == _reference(data, 1)
+
+
+def test_non_json_values_and_nan_raise_like_json():
+    with pytest.raises(ValueError):
+        dumps_indented({"x": [[math.nan, 1]]})
+    with pytest.raises(TypeError):
+        dumps_indented({"x": [object()]})
+
+
+def test_frame_columns_as_value_by_value():
+    frame = pd.DataFrame(
+        {
+            "f": [0.1, math.nan, math.inf, -math.inf],
+            "f32": np.array([0.1, 2.0, math.nan, 1.5], dtype=np.float32),
+            "i": [1, 2, 3, 2**40],
+            "u": np.array([1, 2, 3, 4], dtype=np.uint8),
+            "b": [True, False, True, False],
+            "o": ["a", None, 3, math.nan],
+            "s": pd.array(["x", None, "z", "w"], dtype="string"),
+            "nullable": pd.array([1, None, 3, 4], dtype="Int64"),
+        }
+    )
+    data = to_jsonable(frame)["data"]
+    by_value = [
+        [_float_out(float(v)) if isinstance(v, float) else to_jsonable(v) for v in row]
+        for row in frame.itertuples(index=False, name=None)
+    ]
+    assert data == by_value
+    assert json.dumps(data) == json.dumps(by_value)  # the same types too (int vs float, bool vs int)
+    assert [type(v) for v in data[0]] == [type(v) for v in by_value[0]]
