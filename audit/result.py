@@ -36,7 +36,7 @@ if (
         UncertaintySection,
     )
 
-SCHEMA_VERSION = "2.3"
+SCHEMA_VERSION = "2.4"
 
 
 @dataclass(frozen=True)
@@ -155,7 +155,9 @@ class Transfer:
     J - V and ``difference_majority`` J - M at the same level. ``p_outside`` is the one-sided
     p-value that the judge lies outside the band widened by ``margin``, ``p_conflict`` that
     of a direction conflict with both sides decisive; ``*_adjusted`` after the multiplicity
-    adjustment ``adjust`` across the assessed cells.
+    adjustment ``adjust`` across the assessed cells. ``p_equivalence`` is the equivalence test
+    behind a PASS (two one-sided tests against the margin, the larger p; unadjusted: the overall
+    PASS is an intersection-union test).
     """
 
     status: Status
@@ -183,6 +185,9 @@ class Transfer:
     p_outside_mc_se: float | None = None  #: Monte Carlo SE of p_outside (what another seed would move; 2.3)
     p_conflict_mc_se: float | None = None  #: Monte Carlo SE of p_conflict (2.3)
     monte_carlo_borderline: bool | None = None  #: the cell's p within 2 Monte Carlo SEs of its adjusted level (2.3)
+    p_equivalence: float | None = None  #: TOST p of equivalence, the larger one-sided p; PASS needs < alpha (2.4)
+    p_equivalence_mc_se: float | None = None  #: Monte Carlo SE of p_equivalence (2.4)
+    monte_carlo_borderline_test: str | None = None  #: "FAIL" or "PASS": the test within its Monte Carlo error (2.4)
     n_pairs: int = 0  #: compared pairs (a credited human vote and a valid judge output)
     n_readers: int = 0  #: readers who voted on the compared pairs
     readers_per_pair: float = float("nan")  #: mean credited votes per compared pair

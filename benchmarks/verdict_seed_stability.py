@@ -7,11 +7,17 @@ changes, the statuses seen, the range of its raw p (the smaller of p_outside and
 its Monte Carlo SE and the Holm level it is compared with; then the counts per status at each seed.
 
     python benchmarks/verdict_seed_stability.py --seeds 20
+    python benchmarks/verdict_seed_stability.py --seeds 5 --data hanna   # HANNA (../shared/datasets), judge ChatGPT
+
+With ``--data hanna`` the rows are the cells whose status changes or that are flagged Monte Carlo
+borderline at some seed (HANNA has no FAIL cell), and the counts per status at each seed are printed.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import tempfile
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -26,6 +32,7 @@ from audit.sections import judge_configurations as configurations_part
 from audit.spec import AuditSpec
 
 ROOT = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("JUDGE_AUDIT_DATASETS") or ROOT.parent / "shared" / "datasets")
 
 
 def verdict_seed(seed: int) -> int:
@@ -44,26 +51,37 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=20, help="run seeds 0 .. N-1")
     ap.add_argument("--pairs", default=str(ROOT / "fixtures/deployment/pairs.csv"))
+    ap.add_argument("--data", choices=("fixture", "hanna"), default="fixture")
     args = ap.parse_args(argv)
-    d = ROOT / "fixtures/deployment"
-    data = load_audit_data(d / "judge.csv", d / "humans.csv", pairs=args.pairs)
-    spec = AuditSpec(surface=False)
+    if args.data == "hanna":
+        from tests.support.hanna import convert_hanna  # noqa: PLC0415
+
+        with tempfile.TemporaryDirectory() as tmp:
+            hanna = convert_hanna(SHARED / "hanna" / "hanna_metric_scores_llm.csv", Path(tmp) / "hanna")
+            data = load_audit_data(hanna / "judge.csv", hanna / "humans.csv")
+        spec = AuditSpec(surface=False, judge="ChatGPT")
+    else:
+        d = ROOT / "fixtures/deployment"
+        data = load_audit_data(d / "judge.csv", d / "humans.csv", pairs=args.pairs)
+        spec = AuditSpec(surface=False)
     outcomes = judge_pair_outcomes(data, spec.tie_rule, np.random.default_rng(0))
-    primary = choose_primary_judge(data.judges, None)
+    primary = choose_primary_judge(data.judges, spec.judge)
     if primary == configurations_part.AUTO:
         primary = data.judges[0]
     choices = judge_choices(outcomes, primary, data.criteria)
     baseline = reader_baseline(data.votes, choices).to_frame()
     statuses, pvals, ses, levels = defaultdict(list), defaultdict(list), defaultdict(list), defaultdict(list)
-    boots, flagged = defaultdict(list), defaultdict(int)
-    totals = []
+    boots, flagged, p_eq = defaultdict(list), defaultdict(int), defaultdict(list)
+    totals, seconds = [], []
     t0 = time.process_time()
     for s in range(args.seeds):
+        started = time.process_time()
         cells = assess_cells(data, spec, outcomes, primary, baseline, verdict_seed(s))
+        seconds.append(time.process_time() - started)
         assessed = [c for c in cells if c.transfer.status.value in ("PASS", "FAIL", "INCONCLUSIVE")]
         k = len(assessed)
         totals.append(Counter(c.transfer.status.value for c in cells))
-        ps = sorted((_cell_p(c.transfer), c) for c in assessed)
+        ps = sorted(((_cell_p(c.transfer), c) for c in assessed), key=lambda pc: pc[0][0])
         for rank, ((p, se), c) in enumerate(ps):
             key = (c.matchup, c.criterion)
             statuses[key].append(c.transfer.status.value)
@@ -71,26 +89,34 @@ def main(argv=None) -> None:
             ses[key].append(np.nan if se is None else se)
             boots[key].append(c.transfer.n_boot)
             flagged[key] += bool(getattr(c.transfer, "monte_carlo_borderline", False))
+            p_eq[key].append(getattr(c.transfer, "p_equivalence", None) or np.nan)  # schema 2.4
             levels[key].append(spec.policy.transfer.alpha / (k - rank))
     cpu = time.process_time() - t0
     print(f"{args.seeds} seeds, {cpu:.1f} s CPU ({cpu / args.seeds:.2f} s a seed)")
     head = f"{'cell':48s} {'statuses':28s} {'p min':>9s} {'p max':>9s} {'max/min':>8s} {'MC SE':>9s}"
-    print(head + f" {'Holm lvl':>9s} {'max B':>6s} {'borderline':>10s}")
+    print(head + f" {'Holm lvl':>9s} {'max B':>6s} {'borderline':>10s} {'p_eq min':>9s} {'p_eq max':>9s}")
     for key in statuses:
         seen = Counter(statuses[key])
-        if "FAIL" not in seen and len(seen) == 1:
+        if "FAIL" not in seen and len(seen) == 1 and not flagged[key]:
             continue
         p = np.array(pvals[key])
         print(
             f"{key[0] + ' / ' + key[1]:48s} {', '.join(f'{k} {v}' for k, v in sorted(seen.items())):28s} "
             f"{p.min():9.2e} {p.max():9.2e} {p.max() / p.min():8.3g} {_max(ses[key]):9.1e} "
-            f"{np.median(levels[key]):9.2e} {max(boots[key]):6d} {flagged[key]:10d}"
+            f"{np.median(levels[key]):9.2e} {max(boots[key]):6d} {flagged[key]:10d} "
+            f"{_min(p_eq[key]):9.3f} {_max(p_eq[key]):9.3f}"
         )
     changed = sum(len(set(v)) > 1 for v in statuses.values())
     print(f"cells whose status changes across seeds: {changed} of {len(statuses)}")
     for name in ("FAIL", "PASS", "INCONCLUSIVE", "INSUFFICIENT", "ERROR"):
         per = [t.get(name, 0) for t in totals]
-        print(f"  {name:13s} per seed: min {min(per)}, max {max(per)}")
+        print(f"  {name:13s} per seed: min {min(per)}, max {max(per)}  ({' '.join(map(str, per))})")
+    print(f"CPU s per seed: {' '.join(f'{x:.0f}' for x in seconds)}")
+
+
+def _min(values) -> float:
+    values = np.asarray(values, float)
+    return float(np.nanmin(values)) if np.isfinite(values).any() else float("nan")
 
 
 def _max(values) -> float:

@@ -3,8 +3,9 @@
 :func:`assess_transfers` is what :func:`audit.pipeline.assess_cells` calls: per cell
 :func:`~audit.verdict.compare.compare_cell` (its own seeded stream, keyed by the cell),
 then :func:`~audit.verdict.decision.decide` across cells (the multiplicity adjustment needs
-them all). Sequential Monte Carlo: a cell whose p-value lies within two Monte Carlo standard
-errors of its adjusted level (``Transfer.monte_carlo_borderline``) is re-run on
+them all). Sequential Monte Carlo: a cell whose FAIL p-value lies within two Monte Carlo standard
+errors of its adjusted level, or whose equivalence p-value lies within two of alpha
+(``Transfer.monte_carlo_borderline``, ``monte_carlo_borderline_test`` says which), is re-run on
 ``SEQUENTIAL_FACTOR`` times the replicates (a stream keyed by the cell and the new count) and
 the family decided again, at most ``SEQUENTIAL_ROUNDS`` times; a cell still borderline then
 says so in its reason and JSON. It also returns the human estimands (vote share, majority rate) that go on the
@@ -120,7 +121,7 @@ def decide_cells(
 
     comparisons = [compare(i) for i in range(len(inputs))]
     transfers = decide(comparisons, policy) if comparisons else []
-    n_boot, extended = policy.n_boot, set()
+    n_boot, extended = policy.n_boot, {}
     for _ in range(SEQUENTIAL_ROUNDS):
         near = [i for i, t in enumerate(transfers) if t.monte_carlo_borderline]
         if not near:
@@ -128,16 +129,23 @@ def decide_cells(
         n_boot *= SEQUENTIAL_FACTOR
         for i in near:
             comparisons[i] = compare(i, n_boot)
-            extended.add(i)
+            extended.setdefault(i, transfers[i].monte_carlo_borderline_test)
         transfers = decide(comparisons, policy)
-    for i in extended:
+    for i, test in extended.items():
         t = transfers[i]
         transfers[i] = replace(
             t,
             reason=t.reason + f"; decided on {t.n_boot:,} bootstrap replicates (sequential Monte Carlo: at "
-            f"{policy.n_boot:,} its p-value was within two Monte Carlo standard errors of its adjusted level)",
+            f"{policy.n_boot:,} {_WITHIN[test] if test in _WITHIN else _WITHIN['FAIL, PASS']})",
         )
     return transfers, comparisons
+
+
+_WITHIN = {
+    "FAIL": "its FAIL p-value was within two Monte Carlo standard errors of its adjusted level",
+    "PASS": "its equivalence p-value was within two Monte Carlo standard errors of alpha",
+    "FAIL, PASS": "its FAIL and equivalence p-values were within two Monte Carlo standard errors of their levels",
+}
 
 
 def assess_transfers(

@@ -6,10 +6,12 @@ usage: python -m audit.verdict.calibration [--studies N] [--quick] [--seed S] [-
 For each design (readers x pairs) a *study* is ``len(CELLS)`` cells, each simulated from the
 crossed model with its own ``b0`` (readers at chance, decisive either way), pair and reader
 variance, ties and missing votes (:mod:`audit.verdict.simulate`). Every judge kind
-(:data:`~audit.verdict.simulate.JUDGES`) is audited on the same simulated readers, by the
-same code the pipeline runs (:func:`~audit.verdict.compare.CellComparison`,
-:func:`~audit.verdict.decision.decide`, the default policy), so a study is one audit of one
-judge: the multiplicity adjustment is across its cells. The table gives, per design x judge,
+(:data:`~audit.verdict.simulate.JUDGES`) is audited on the same simulated readers through the
+one path the pipeline runs, :func:`~audit.verdict.assess.decide_cells` (each cell on its own
+keyed stream, the family decided together, the sequential Monte Carlo on the borderline cells,
+the default policy), so a study is one audit of one judge: the multiplicity adjustment is
+across its cells. The judges of a cell share its stream key, as the pipeline's judge
+configurations do. The table gives, per design x judge,
 the share of cells that FAIL / PASS / are INCONCLUSIVE and the share of studies that FAIL
 (any cell FAILs) / FAIL falsely (a cell FAILs whose judge is truly within the margin of the
 true band with no true direction conflict: :func:`truly_fails`) / PASS (every cell PASSes),
@@ -35,9 +37,8 @@ import numpy as np
 
 from audit.checks import Status
 from audit.policy import TransferPolicy
-from audit.verdict.compare import CellComparison, cell_generator
-from audit.verdict.decision import decide
-from audit.verdict.paired_bootstrap import bootstrap_judges
+from audit.verdict.assess import CellInput, decide_cells
+from audit.verdict.compare import cell_generator
 from audit.verdict.simulate import (
     JUDGES,
     CellDesign,
@@ -47,7 +48,6 @@ from audit.verdict.simulate import (
     true_majority_rate,
     true_vote_share,
 )
-from audit.verdict.tables import comparison_table
 
 DESIGNS = ((7, 20), (7, 60), (20, 60), (3, 40), (12, 150))
 #: the cells of every study: readers at chance, decisive either way, weak and strong pair
@@ -74,6 +74,9 @@ class Tally:
     cells: dict[str, int] = field(default_factory=lambda: {"FAIL": 0, "PASS": 0, "INCONCLUSIVE": 0, "other": 0})
     studies: dict[str, int] = field(default_factory=lambda: {"FAIL": 0, "false FAIL": 0, "PASS": 0, "n": 0})
     coverage: dict[str, list[bool]] = field(default_factory=lambda: {"J-V": [], "J-M": [], "band": []})
+    extended: int = 0  #: cells decided on more replicates (sequential Monte Carlo)
+    borderline: int = 0  #: cells still Monte Carlo borderline after it
+    fail_by_test: dict[str, int] = field(default_factory=lambda: {"outside": 0, "conflict": 0})
 
     @property
     def n_cells(self) -> int:
@@ -102,38 +105,22 @@ def run_study(
 ) -> None:
     """Simulate one study of every judge kind on the same readers and tally the decisions."""
     n_readers, n_pairs = design
-    per_judge: dict[str, list[tuple[CellComparison, float, float, float]]] = {k: [] for k in JUDGES}
+    inputs: dict[str, list[CellInput]] = {k: [] for k in JUDGES}
+    truths: dict[str, list[tuple[float, float, float]]] = {k: [] for k in JUDGES}
     for index, cell_design in enumerate(CELLS):
-        rng = cell_generator(seed, f"{n_readers}x{n_pairs}", str(study), str(index))
+        key = (f"{n_readers}x{n_pairs}", str(study), str(index))
+        rng = cell_generator(seed, *key)
         cell = simulate_cell(cell_design, n_pairs, n_readers, rng)
-        judges = {kind: simulate_judge(kind, cell, rng) for kind in JUDGES}
         v_true, m_true = true_vote_share(cell_design), true_majority_rate(cell_design)
-        # judges without invalid outputs share the compared pairs, hence one human bootstrap
-        groups: dict[bool, list[str]] = {}
-        for kind, j in judges.items():
-            groups.setdefault(bool(np.isnan(j.credit).any()), []).append(kind)
-        for _, kinds in sorted(groups.items()):
-            credits = np.vstack([judges[k].credit for k in kinds])
-            valid = np.isfinite(credits).all(0)
-            table = comparison_table(
-                cell.pair_id,
-                cell.reader_id,
-                cell.y,
-                cell.pairs[valid],
-                credits[0][valid],
-                tie_rule="even-split",
-                rng=rng,
-            )
-            keep = np.isin(cell.pairs[valid], np.asarray(table.pairs))
-            boots = bootstrap_judges(table, credits[:, valid][:, keep], policy.n_boot, rng)
-            for kind, boot, row in zip(kinds, boots, credits[:, valid][:, keep]):
-                comparison = CellComparison(
-                    None, "", replace(table, judge=row), boot, alpha=policy.alpha, margin=policy.margin
-                )
-                per_judge[kind].append((comparison, judges[kind].truth, v_true, m_true))
-    for kind, items in per_judge.items():
+        human = CellInput(("calibration", *key), 1.0, cell.pair_id, cell.reader_id, cell.y)
+        for kind in JUDGES:
+            judge = simulate_judge(kind, cell, rng)
+            inputs[kind].append(human.with_judge(cell.pairs, judge.credit))
+            truths[kind].append((judge.truth, v_true, m_true))
+    for kind in JUDGES:
         tally = tallies.setdefault((design, kind), Tally())
-        transfers = decide([c for c, *_ in items], policy)
+        transfers, comparisons = decide_cells(inputs[kind], tie_rule="even-split", policy=policy, seed=seed)
+        items = list(zip(comparisons, *zip(*truths[kind])))
         statuses = [t.status for t in transfers]
         for s in statuses:
             tally.cells[s.value if s.value in tally.cells else "other"] += 1
@@ -143,8 +130,16 @@ def run_study(
             s is Status.FAIL and not truly_fails(j, v, m, policy.margin) for s, (_, j, v, m) in zip(statuses, items)
         )
         tally.studies["PASS"] += all(s is Status.PASS for s in statuses)
+        tally.extended += sum(t.n_boot > policy.n_boot for t in transfers)
+        tally.borderline += sum(bool(t.monte_carlo_borderline) for t in transfers)
+        tally.fail_by_test["outside"] += sum(
+            t.status is Status.FAIL and t.p_outside_adjusted < policy.alpha for t in transfers
+        )
+        tally.fail_by_test["conflict"] += sum(t.status is Status.FAIL and bool(t.direction_conflict) for t in transfers)
         if kind in COVERAGE_JUDGES:
-            for (c, j_true, v_true, m_true), _t in zip(items, transfers):
+            for c, j_true, v_true, m_true in items:
+                if not c.assessed:
+                    continue
                 for key, name, truth in (
                     ("J-V", "difference_vote_share", j_true - v_true),
                     ("J-M", "difference_majority", j_true - m_true),
@@ -159,9 +154,12 @@ def format_table(tallies: dict[tuple[tuple[int, int], str], Tally], policy: Tran
     lines = [
         f"margin {policy.margin:g}, alpha {policy.alpha:g} (cell intervals at {1 - 2 * policy.alpha:.0%}), "
         f"adjust {policy.adjust}, n_boot {policy.n_boot}; {len(CELLS)} cells per study",
-        f"rates in % (binomial standard error); coverage of the two-sided {1 - policy.alpha:.0%} intervals",
+        f"rates in % (binomial standard error); coverage of the two-sided {1 - policy.alpha:.0%} intervals; "
+        "more B: cells decided on more replicates (sequential Monte Carlo), bordl: still borderline then; "
+        "FAIL out/conf: FAIL cells by the test that rejects (outside the margin / direction conflict)",
         f"{'design':<8} {'judge':<14} {'studies':>7} {'cell FAIL':>12} {'cell PASS':>12} {'cell INCONC':>12} "
-        f"{'study FAIL':>12} {'false FAIL':>12} {'study PASS':>12} {'cov J-V':>12} {'cov J-M':>12} {'cov band':>12}",
+        f"{'study FAIL':>12} {'false FAIL':>12} {'study PASS':>12} {'cov J-V':>12} {'cov J-M':>12} {'cov band':>12} "
+        f"{'more B':>6} {'bordl':>5} {'FAIL out/conf':>13}",
     ]
     for (design, kind), t in tallies.items():
         n = t.n_cells
@@ -171,7 +169,8 @@ def format_table(tallies: dict[tuple[tuple[int, int], str], Tally], policy: Tran
             f"{_rate(t.cells['PASS'], n):>12} {_rate(t.cells['INCONCLUSIVE'], n):>12} "
             f"{_rate(t.studies['FAIL'], t.studies['n']):>12} {_rate(t.studies['false FAIL'], t.studies['n']):>12} "
             f"{_rate(t.studies['PASS'], t.studies['n']):>12} "
-            f"{cov[0]:>12} {cov[1]:>12} {cov[2]:>12}"
+            f"{cov[0]:>12} {cov[1]:>12} {cov[2]:>12} "
+            f"{t.extended:>6} {t.borderline:>5} {t.fail_by_test['outside']:>6}/{t.fail_by_test['conflict']:<6}"
         )
     return "\n".join(lines)
 

@@ -114,6 +114,28 @@ class CellComparison:
         p, se = max(sides, key=lambda side: side[0])
         return float(p), float(se)
 
+    def p_equivalence_sides(self) -> dict[str, tuple[float, float]]:
+        """The two one-sided tests of equivalence (TOST), each ``(p, Monte Carlo SE)``.
+
+        ``lower``: H0 ``d_lo <= -margin`` (the judge lies below the band by the margin or more),
+        small when the 1 - 2 alpha interval's lower end is above ``-margin``; ``upper``: H0
+        ``d_hi >= +margin``, small when its upper end is below ``+margin``. Read from the same
+        replicate distributions as :meth:`band_interval` (docs/audit.md 4.3, how the two relate).
+        """
+        lo, hi = self.boot["d_lo"], self.boot["d_hi"]
+        return {
+            "lower": (float(lo.p_greater(-self.margin)), float(lo.p_mc_se(-self.margin, greater=True))),
+            "upper": (float(hi.p_less(self.margin)), float(hi.p_mc_se(self.margin, greater=False))),
+        }
+
+    def p_equivalence_with_se(self) -> tuple[float, float]:
+        """The equivalence p (the larger of the two one-sided p: an intersection-union test) and its Monte Carlo SE."""
+        sides = self.p_equivalence_sides().values()
+        if any(not np.isfinite(p) for p, _ in sides):
+            return float("nan"), float("nan")
+        p, se = max(sides, key=lambda side: side[0])
+        return float(p), float(se)
+
     def pass_holds(self) -> bool:
         """Equivalence (TOST at ``alpha``): the 1 - 2 alpha interval of the distance inside (-margin, margin)."""
         low, high = self.band_interval(self.alpha)

@@ -8,10 +8,12 @@ Per assessed cell, in this order (docs/audit.md, "The decision"):
                   widened by the margin and the one-sided p of a direction conflict (judge
                   decisive one way, the readers' vote share decisive the other), see
                   :func:`cell_p` and docs/audit.md, "The decision";
-``PASS``          equivalence: the 1 - 2 alpha interval of the distance lies inside
-                  (-margin, +margin) (two one-sided tests at alpha; the overall PASS needs
-                  every assessed cell to PASS, an intersection-union test that needs no
-                  adjustment);
+``PASS``          equivalence: two one-sided tests at alpha, ``p_equivalence`` (the larger of
+                  the two one-sided p-values against -margin and +margin) below alpha, and
+                  the 1 - 2 alpha interval of the distance inside (-margin, +margin) (the
+                  interval is the tests' dual: the second condition follows from the first,
+                  docs/audit.md 4.3); unadjusted: the overall PASS needs every assessed cell
+                  to PASS, an intersection-union test that needs no adjustment;
 ``INCONCLUSIVE``  neither, with the pairs that would decide it at the current estimates.
 
 INSUFFICIENT and ERROR cells were settled by :func:`audit.verdict.compare.compare_cell`;
@@ -106,9 +108,9 @@ def borderline(
     """Per cell of the family: could the bootstrap's Monte Carlo error alone change its FAIL decision?
 
     The cell's p is replaced by ``p - 2 se`` and by its Monte Carlo upper value, the larger of
-    ``p + 2 se`` and ``3 / (B + 1)`` (below that no count of ``B`` replicates can rule out a tail
-    mass: with none beyond the null, 3 / (B + 1) is the 95% upper bound of the bootstrap's own
-    tail probability, the rule of three), the others kept, and the family adjusted again:
+    ``p + 2 se`` and ``UNSEEN_COUNT / (B + 1)`` (below that no count of ``B`` replicates can rule
+    out a tail mass: with none beyond the null, 7 / (B + 1) is the 99.9% upper bound of the
+    bootstrap's own tail probability), the others kept, and the family adjusted again:
     borderline when the two adjusted values fall on opposite sides of ``alpha``.
     """
     p_cell, se_cell = np.asarray(p_cell, float), np.asarray(se_cell, float)
@@ -128,6 +130,20 @@ def borderline(
     return out
 
 
+def pass_borderline(p_equivalence: np.ndarray, se: np.ndarray, alpha: float) -> np.ndarray:
+    """Per cell: could the bootstrap's Monte Carlo error alone change its PASS decision?
+
+    The equivalence test is not adjusted (the overall PASS is an intersection-union test), so
+    a cell is borderline when ``p_equivalence - 2 se`` and ``p_equivalence + 2 se`` fall on
+    opposite sides of ``alpha``.
+    """
+    p, se = np.asarray(p_equivalence, float), np.asarray(se, float)
+    ok = np.isfinite(p) & np.isfinite(se)
+    low = np.where(ok, p - MC_SES * se, np.nan)
+    high = np.where(ok, p + MC_SES * se, np.nan)
+    return ok & ((low < alpha) != (high < alpha))
+
+
 def status_from(
     *,
     p_outside_adjusted: float,
@@ -136,11 +152,16 @@ def status_from(
     difference_high: float,
     alpha: float,
     margin: float,
+    p_equivalence: float | None = None,
 ) -> Status:
-    """The rule itself, on the numbers a result records (FAIL, then PASS, else INCONCLUSIVE)."""
+    """The rule itself, on the numbers a result records (FAIL, then PASS, else INCONCLUSIVE).
+
+    ``p_equivalence`` None: a result from before schema 2.4, decided on the interval alone.
+    """
     if p_outside_adjusted < alpha or p_conflict_adjusted < alpha:
         return Status.FAIL
-    if difference_low > -margin and difference_high < margin:
+    equivalent = p_equivalence is None or p_equivalence < alpha
+    if equivalent and difference_low > -margin and difference_high < margin:
         return Status.PASS
     return Status.INCONCLUSIVE
 
@@ -168,6 +189,7 @@ def redecide(transfers: Sequence[Transfer], policy: TransferPolicy) -> list[Tran
             difference_high=t.difference.ci_high,
             alpha=policy.alpha,
             margin=policy.margin,
+            p_equivalence=t.p_equivalence,
         )
         out[i] = replace(
             t,
@@ -177,6 +199,17 @@ def redecide(transfers: Sequence[Transfer], policy: TransferPolicy) -> list[Tran
             direction_conflict=bool(adj_conf < policy.alpha),
         )
     return out
+
+
+def p_text(p: float, n_boot: int) -> str:
+    """``= 0.0032``, or ``< 0.001`` below ``1 / (B + 1)`` (at B = 999): the terminal's rule for the reasons.
+
+    Below what ``B`` replicates resolve the p is the Gaussian continuation's extrapolation
+    (docs/audit.md 4.2): its order of magnitude moves with the seed while the decision does not,
+    so the text shows the bound; the JSON keeps the number the decision used.
+    """
+    floor = 1.0 / (n_boot + 1) if n_boot > 0 else 0.0
+    return f"< {floor:.2g}" if p < floor else f"= {p:.2g}"
 
 
 def _pts(x: float) -> str:
@@ -211,8 +244,14 @@ def decide(comparisons: Sequence[CellComparison], policy: TransferPolicy) -> lis
     se_out = np.array([se for _, se in outside], float)
     se_conf = np.array([se for _, se in conflict], float)
     adj_out, adj_conf = adjust_components(p_out, p_conf, policy.adjust)
+    equivalence = [comparisons[i].p_equivalence_with_se() for i in assessed]
+    p_eq = np.array([p for p, _ in equivalence], float)
+    se_eq = np.array([se for _, se in equivalence], float)
     n_boot = np.array([comparisons[i].boot.n_boot for i in assessed], float)
-    near = monte_carlo_borderline(p_out, se_out, p_conf, se_conf, policy, n_boot)
+    near_fail = monte_carlo_borderline(p_out, se_out, p_conf, se_conf, policy, n_boot)
+    # the PASS side matters unless the cell FAILs beyond its Monte Carlo error
+    fails = (np.nan_to_num(adj_out, nan=1.0) < policy.alpha) | (np.nan_to_num(adj_conf, nan=1.0) < policy.alpha)
+    near_pass = pass_borderline(p_eq, se_eq, policy.alpha) & ~(fails & ~near_fail)
     fail_level = verdict_fail_level(policy.alpha, policy.adjust, family)
     level = 1.0 - 2.0 * policy.alpha
     out: list[Transfer] = []
@@ -223,26 +262,44 @@ def decide(comparisons: Sequence[CellComparison], policy: TransferPolicy) -> lis
             continue
         k = rank[i]
         t = _assessed(
-            c, policy, level, float(p_out[k]), float(adj_out[k]), float(p_conf[k]), float(adj_conf[k]), fail_level
+            c,
+            policy,
+            level,
+            (float(p_out[k]), float(adj_out[k]), float(p_conf[k]), float(adj_conf[k]), float(p_eq[k])),
+            fail_level,
         )
-        reason = t.reason + (_BORDERLINE if near[k] else "")
+        tests = [name for name, near in (("FAIL", near_fail[k]), ("PASS", near_pass[k])) if near]
+        reason = t.reason + "".join(_BORDERLINE[name] for name in tests)
         out.append(
             replace(
                 t,
                 reason=reason,
                 p_outside_mc_se=float(se_out[k]),
                 p_conflict_mc_se=float(se_conf[k]),
-                monte_carlo_borderline=bool(near[k]),
+                p_equivalence_mc_se=_finite_or_none(se_eq[k]),
+                monte_carlo_borderline=bool(tests),
+                monte_carlo_borderline_test=", ".join(tests) or None,
             )
         )
     return out
 
 
-_BORDERLINE = (
-    "; Monte Carlo borderline: the p-value is within two Monte Carlo standard errors of its adjusted level "
-    "(or below what the replicates can resolve, 3 / (replicates + 1)), so the bootstrap's own noise, not the "
-    "data, could move this decision (raise transfer.n_boot)"
-)
+def _finite_or_none(x: float) -> float | None:
+    return float(x) if np.isfinite(x) else None
+
+
+_BORDERLINE = {
+    "FAIL": (
+        "; Monte Carlo borderline (the FAIL test): its p-value is within two Monte Carlo standard errors of its "
+        "adjusted level (or below what the replicates can resolve, 7 / (replicates + 1)), so the bootstrap's own "
+        "noise, not the data, could move this cell to or from FAIL (raise transfer.n_boot)"
+    ),
+    "PASS": (
+        "; Monte Carlo borderline (the PASS test): the equivalence p-value is within two Monte Carlo standard "
+        "errors of alpha, so the bootstrap's own noise, not the data, could move this cell between PASS and "
+        "INCONCLUSIVE (raise transfer.n_boot)"
+    ),
+}
 
 
 def monte_carlo_borderline(
@@ -283,12 +340,11 @@ def _assessed(
     c: CellComparison,
     policy: TransferPolicy,
     level: float,
-    p_out: float,
-    adj_out: float,
-    p_conf: float,
-    adj_conf: float,
+    p_values: tuple[float, float, float, float, float],
     fail_level: float,
 ) -> Transfer:
+    """``p_values``: raw and adjusted p of the outside test, raw and adjusted of the conflict test, p of equivalence."""
+    p_out, adj_out, p_conf, adj_conf, p_eq = p_values
     a, m = policy.alpha, policy.margin
     b = c.boot
     v, mj, j = b.estimate("vote_share"), b.estimate("majority_rate"), b.estimate("judge_rate")
@@ -311,6 +367,7 @@ def _assessed(
         difference_high=high,
         alpha=a,
         margin=m,
+        p_equivalence=p_eq,
     )
     if status is Status.FAIL:
         parts = []
@@ -318,23 +375,25 @@ def _assessed(
             where = "above" if b.estimate("d_hi") > 0 else "below"
             parts.append(
                 f"the judge lies {where} the band by more than the {100 * m:.0f}-point margin "
-                f"(p = {p_out:.2g}, {adj_word} {adj_out:.2g})"
+                f"(p {p_text(p_out, b.n_boot)}, {adj_word} {p_text(adj_out, b.n_boot)})"
             )
         if conflict:
             parts.append(
                 f"direction conflict: the judge is decisive for {_side('focal' if j > 0.5 else 'other')} "
                 f"and the readers' vote share for {_side('focal' if v > 0.5 else 'other')} "
-                f"(p = {p_conf:.2g}, {adj_word} {adj_conf:.2g})"
+                f"(p {p_text(p_conf, b.n_boot)}, {adj_word} {p_text(adj_conf, b.n_boot)})"
             )
         reason = f"FAIL: {head}; " + "; ".join(parts)
     elif status is Status.PASS:
-        reason = f"PASS: {head}, inside the {100 * m:.0f}-point margin (equivalence at alpha = {a:g})" + _human_note(
-            j_dir, h_dir
+        reason = (
+            f"PASS: {head}, inside the {100 * m:.0f}-point margin (equivalence: two one-sided tests, "
+            f"p {p_text(p_eq, b.n_boot)} < alpha = {a:g})" + _human_note(j_dir, h_dir)
         )
     else:
         reason = (
-            f"INCONCLUSIVE: {head}: neither inside the {100 * m:.0f}-point margin nor beyond it at the "
-            f"{adj_word} level (p = {adj_out:.2g})" + _human_note(j_dir, h_dir)
+            f"INCONCLUSIVE: {head}: neither inside the {100 * m:.0f}-point margin "
+            f"(equivalence p {p_text(p_eq, b.n_boot)}, PASS needs < {a:g}) nor beyond it at the {adj_word} level "
+            f"(p {p_text(adj_out, b.n_boot)})" + _human_note(j_dir, h_dir)
         )
     transfer = Transfer(
         status=status,
@@ -351,6 +410,7 @@ def _assessed(
         p_outside_adjusted=adj_out,
         p_conflict=p_conf,
         p_conflict_adjusted=adj_conf,
+        p_equivalence=_finite_or_none(p_eq),
         adjust=policy.adjust,
         direction_conflict=conflict,
         human_direction=h_dir,
@@ -410,6 +470,8 @@ __all__ = [
     "decide",
     "monte_carlo_borderline",
     "pairs_needed",
+    "p_text",
+    "pass_borderline",
     "redecide",
     "status_from",
 ]

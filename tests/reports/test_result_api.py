@@ -114,7 +114,7 @@ def test_a_schema_2_2_result_loads_re_renders_and_gates(result, tmp_path):
     new = tmp_path / "new.json"
     new.write_text(result_to_json(result), encoding="utf-8")
     data = json.loads(result_to_json(result))
-    assert SCHEMA_VERSION == "2.3" and data["schema_version"] == "2.3"
+    assert SCHEMA_VERSION == "2.4" and data["schema_version"] == "2.4"
     data["schema_version"] = "2.2"
     data["readers"] = {"status": "ERROR", "reason": "reader analysis could not be computed: old", "payload": None}
     old = tmp_path / "old.json"
@@ -126,5 +126,5 @@ def test_a_schema_2_2_result_loads_re_renders_and_gates(result, tmp_path):
     data = json.loads(result_to_json(result))
     data["schema_version"] = "2.2"
     old.write_text(json.dumps(data), encoding="utf-8")
-    assert render_html(read_result(old)).replace("2.2", "2.3") == render_html(read_result(new)).replace("2.2", "2.3")
+    assert render_html(read_result(old)).replace("2.2", "2.4") == render_html(read_result(new)).replace("2.2", "2.4")
     assert main(["gate", str(old)]) == main(["gate", str(new)]) == 1  # the fixture's judge fails

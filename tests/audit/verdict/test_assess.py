@@ -131,3 +131,55 @@ def test_pairs_needed_is_the_label_budget_at_80_percent_power():
         assert t.pairs_needed == (None if b.pairs is None else max(b.pairs, t.n_pairs + 1)), (cell.criterion, b)
         assert f"about {t.pairs_needed} pairs would decide it with 80% power" in t.reason
     assert undecided >= 5
+
+
+def _aligned_cell(seed=3):
+    """A judge at chance on pairs where the readers are at chance: equivalent for a wide enough margin."""
+    from audit.verdict.simulate import CellDesign, simulate_cell
+
+    cell = simulate_cell(CellDesign(0.0, 0.6, 0.2), 40, 6, np.random.default_rng(seed))
+    votes = pd.DataFrame({"pair_id": cell.pair_id, "reader_id": cell.reader_id, "y": cell.y})
+    credit = (np.random.default_rng(seed + 1).random(cell.pairs.size) < 0.5).astype(float)
+    return [("a vs b", "overall", votes, pd.DataFrame({"pair_id": cell.pairs, "credit": credit}))]
+
+
+def test_a_pass_within_its_monte_carlo_error_of_alpha_gets_more_replicates():
+    """The PASS side has the FAIL side's guard: an equivalence p within 2 Monte Carlo SEs of alpha is re-run."""
+    from audit.policy import TransferPolicy
+    from audit.verdict.assess import SEQUENTIAL_FACTOR, assess_transfers
+
+    cells = _aligned_cell()
+    ((t0, _),) = assess_transfers(cells, tie_rule="even-split", policy=TransferPolicy(n_boot=199, margin=0.3), seed=5)
+    assert t0.status.value == "PASS" and t0.n_boot == 199 and not t0.monte_carlo_borderline
+    p, se = t0.p_equivalence, t0.p_equivalence_mc_se
+    assert 0.001 < p < 0.2 and se > 0 and f"p = {p:.2g} < alpha" in t0.reason
+    # alpha on the equivalence p, within its Monte Carlo error (the FAIL test is far from it)
+    on_level = TransferPolicy(n_boot=199, margin=0.3, alpha=p + 0.1 * se)
+    ((t1, _),) = assess_transfers(cells, tie_rule="even-split", policy=on_level, seed=5)
+    assert t1.p_outside > 10 * on_level.alpha
+    assert t1.n_boot in (199 * SEQUENTIAL_FACTOR, 199 * SEQUENTIAL_FACTOR**2)
+    assert "its equivalence p-value was within two Monte Carlo standard errors of alpha" in t1.reason
+    assert t1.p_equivalence_mc_se < se
+    if t1.monte_carlo_borderline:  # still within its error on the most replicates: the reason says which test
+        assert t1.n_boot == 199 * SEQUENTIAL_FACTOR**2 and t1.monte_carlo_borderline_test == "PASS"
+        assert "Monte Carlo borderline (the PASS test)" in t1.reason
+
+
+def test_pass_is_the_equivalence_test_below_alpha():
+    """Every assessed fixture cell: PASS exactly when p_equivalence < alpha and the interval is inside the margin."""
+    from audit.policy import TransferPolicy
+
+    policy = TransferPolicy()
+    cells = _cells(FIXTURE / "pairs.csv", 0)
+    seen = Counter()
+    for c in cells.values():
+        t = c.transfer
+        if t.status.value not in ASSESSED:
+            assert t.p_equivalence is None
+            continue
+        seen[t.status.value] += 1
+        inside = -t.margin < t.difference.ci_low and t.difference.ci_high < t.margin
+        if t.status.value != "FAIL":
+            assert (t.status.value == "PASS") == (t.p_equivalence < policy.alpha), (c.criterion, t.p_equivalence)
+        assert (t.p_equivalence < policy.alpha) <= inside  # the p never claims more than its interval
+    assert seen["INCONCLUSIVE"] >= 5 and seen["FAIL"] >= 3  # the fixture has no PASS: its judge fails to transfer

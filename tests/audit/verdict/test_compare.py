@@ -86,3 +86,25 @@ def test_an_assessed_cell_has_consistent_tests():
     assert c.p_outside() < 0.05 and not c.pass_holds()
     assert c.p_conflict() < 0.05  # judge decisive for focal, readers decisive for the other
     assert c.distance() == pytest.approx(c.boot.estimate("d_hi"))
+
+
+def test_the_equivalence_p_values_are_the_dual_of_the_pass_interval():
+    """p_lower / p_upper are alpha exactly at the interval's ends, and below alpha exactly when the end is inside."""
+    from dataclasses import replace
+
+    cell = _cell(n_pairs=40, n_readers=6)
+    credit = (np.random.default_rng(4).random(cell.pairs.size) < 0.5).astype(float)
+    c = _compare(cell, credit, policy=TransferPolicy(n_boot=999))  # the default: the anchor at 20 / 1000
+    assert c.assessed
+    alpha = POLICY.alpha
+    d_lo, d_hi = c.boot["d_lo"], c.boot["d_hi"]
+    assert d_lo.tail(alpha) >= d_lo.p_anchor and d_hi.tail(alpha) >= d_hi.p_anchor  # the dense region
+    low_end, high_end = d_lo.lower(alpha), d_hi.upper(alpha)
+    assert replace(c, margin=-low_end).p_equivalence_sides()["lower"][0] == pytest.approx(alpha, rel=1e-6)
+    assert replace(c, margin=high_end).p_equivalence_sides()["upper"][0] == pytest.approx(alpha, rel=1e-6)
+    for margin in np.linspace(0.02, 0.4, 39):
+        m = replace(c, margin=float(margin))
+        low, high = m.band_interval(alpha)
+        p, se = m.p_equivalence_with_se()
+        assert (p < alpha) == (low > -margin and high < margin), margin
+        assert se > 0

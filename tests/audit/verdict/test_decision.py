@@ -123,3 +123,58 @@ def test_a_cell_fails_on_either_of_its_tests_at_the_cells_family_level():
         assert t.p_outside == pytest.approx(c.p_outside()) and t.p_conflict == pytest.approx(c.p_conflict())
         cell = min(t.p_outside_adjusted, t.p_conflict_adjusted)
         assert (t.status is Status.FAIL) == (cell < POLICY.alpha)
+
+
+def test_a_pass_is_borderline_when_its_equivalence_p_is_within_two_monte_carlo_ses_of_alpha():
+    from audit.verdict.decision import pass_borderline
+
+    p = np.array([0.04, 0.01, 0.06, np.nan, 0.055])
+    se = np.array([0.01, 0.001, 0.001, 0.01, 0.0])
+    assert pass_borderline(p, se, 0.05).tolist() == [True, False, False, False, False]
+
+
+def test_a_recorded_equivalence_p_at_or_above_alpha_is_no_pass():
+    from audit.verdict.decision import status_from
+
+    kw = dict(p_outside_adjusted=0.9, p_conflict_adjusted=1.0, difference_low=-0.02, difference_high=0.03)
+    assert status_from(**kw, alpha=0.05, margin=0.1, p_equivalence=0.01) is Status.PASS
+    assert status_from(**kw, alpha=0.05, margin=0.1, p_equivalence=0.07) is Status.INCONCLUSIVE
+    assert status_from(**kw, alpha=0.05, margin=0.1) is Status.PASS  # before schema 2.4: the interval alone
+
+
+def test_redecide_reads_the_recorded_equivalence_p_and_a_2_3_result_without_it():
+    """audit gate re-derives the statuses: from p_equivalence when recorded (2.4), from the interval before."""
+    from dataclasses import replace
+
+    from audit.verdict.decision import redecide
+
+    cells = [
+        _comparison(CellDesign(0.6, 0.8, 0.2), "majority", n_pairs=150, n_readers=12, seed=4),
+        _comparison(CellDesign(-0.8, 0.6, 0.2), "skewed", seed=1),
+        _comparison(CellDesign(0.3, 0.6, 0.3), "reader-like", n_pairs=20, seed=2),
+    ]
+    transfers = decide(cells, POLICY)
+    statuses = [t.status for t in transfers]
+    assert statuses == [Status.PASS, Status.FAIL, Status.INCONCLUSIVE]
+    assert transfers[0].p_equivalence < POLICY.alpha <= transfers[2].p_equivalence
+    assert [t.status for t in redecide(transfers, POLICY)] == statuses
+    older = [replace(t, p_equivalence=None, p_equivalence_mc_se=None) for t in transfers]
+    assert [t.status for t in redecide(older, POLICY)] == statuses
+    # a recorded equivalence p at alpha is no PASS, whatever the interval says
+    forged = [replace(transfers[0], p_equivalence=POLICY.alpha), *transfers[1:]]
+    assert redecide(forged, POLICY)[0].status is Status.INCONCLUSIVE
+
+
+def test_a_reason_writes_a_p_below_what_the_replicates_resolve_as_the_terminal_does():
+    """Below 1 / (B + 1) the reason shows the bound, as the terminal does; the JSON keeps the number."""
+    from audit.verdict.decision import p_text
+    from reports.terminal import _bootstrap_p
+
+    for p in (3e-16, 9.9e-4, 1e-3, 0.0123, 0.5):
+        for n_boot in (199, 999, 15984):
+            assert p_text(p, n_boot).lstrip("= ") == _bootstrap_p(p, n_boot)
+    c = _comparison(CellDesign(-0.8, 0.6, 0.2), "skewed", n_pairs=150, n_readers=12, seed=1)
+    (t,) = decide([c], POLICY)
+    assert t.status is Status.FAIL and t.p_outside < 1.0 / (t.n_boot + 1)
+    assert f"(p < {1.0 / (t.n_boot + 1):.2g}, Holm-adjusted < " in t.reason
+    assert f"{t.p_outside:.2g}" not in t.reason
