@@ -6,7 +6,9 @@
 
 For each study it runs the real command line (`python -m audit run ... --out TMP`, report included)
 in a fresh process per setting and prints one table: wall time, CPU time (user + system, with the
-workers it waited for; the machine's load inflates it far less than wall time), peak RSS of that process, and the
+workers it waited for; the machine's load inflates it far less than wall time), peak RSS of the largest process
+(``ru_maxrss``), the peak of the whole process tree's proportional set size ("tree MB": the audit and its forked
+workers together, shared pages counted once, sampled every 0.2 s; needs psutil, else nan), and the
 seconds of each stage (from the command's own stage messages on stderr; "surface+" runs to the
 next message, so it also holds whatever the pipeline does after the surface section). Settings: ``--jobs`` values
 and, with ``--dask``, a Dask LocalCluster of 2 single-thread workers started here. Beside it, one fit
@@ -25,6 +27,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -86,14 +89,57 @@ def study_paths(name: str, tmp: Path) -> tuple[list[str], Path | None]:
     return [str(judge), str(humans)], humans if PRESETS[name].criteria == 1 else None
 
 
+class TreeMemory:
+    """The peak of the summed PSS (proportional set size) of a process and all its descendants, sampled."""
+
+    def __init__(self, pid: int, every: float = 0.2):
+        self.pid, self.every, self.peak = pid, every, float("nan")
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _sample(self, psutil) -> float:
+        root = psutil.Process(self.pid)
+        total = 0
+        for proc in [root, *root.children(recursive=True)]:
+            try:
+                info = proc.memory_full_info()
+                total += getattr(info, "pss", info.rss)
+            except (psutil.NoSuchProcess, psutil.AccessDenied):
+                continue
+        return total / 2**20
+
+    def _run(self) -> None:
+        try:
+            import psutil
+        except ImportError:
+            return
+        peak = 0.0
+        while not self._stop.is_set():
+            try:
+                peak = max(peak, self._sample(psutil))
+            except psutil.NoSuchProcess:
+                break
+            self._stop.wait(self.every)
+        self.peak = peak
+
+    def __enter__(self) -> TreeMemory:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
 def run_audit(args: list[str], out: Path) -> dict:
     """One `audit run` process: wall time, peak RSS (MB) and seconds per stage."""
     cmd = [sys.executable, "-m", "audit", "run", *args, "--out", str(out)]
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
-    err = proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)
+    with TreeMemory(proc.pid) as tree:
+        err = proc.stderr.read()
+        _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     if os.waitstatus_to_exitcode(status) not in (0, 1):
         raise SystemExit(f"audit run failed ({os.waitstatus_to_exitcode(status)}): {err[-2000:]}")
@@ -104,7 +150,7 @@ def run_audit(args: list[str], out: Path) -> dict:
         # with --jobs N the sections after the cells run as one batch: "... sections on N workers"
         stages["sections on workers" if " and the other sections on " in name else name] = t1 - t0
     cpu = usage.ru_utime + usage.ru_stime  # the process and the workers it waited for
-    return {"wall": wall, "cpu": cpu, "peak_mb": usage.ru_maxrss / 1024, "stages": stages}
+    return {"wall": wall, "cpu": cpu, "peak_mb": usage.ru_maxrss / 1024, "tree_mb": tree.peak, "stages": stages}
 
 
 def competitors(humans: Path, glmer_cache: Path | None) -> list[tuple[str, float, str]]:
@@ -184,7 +230,10 @@ def main(argv=None) -> int:
         cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
     cols = [SHORT[s] for s in STAGES] + ["stats"]
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    print(f"{'study':9} {'setting':12} {'wall s':>7} {'cpu s':>7} {'peak MB':>8} " + " ".join(f"{c:>7}" for c in cols))
+    print(
+        f"{'study':9} {'setting':12} {'wall s':>7} {'cpu s':>7} {'peak MB':>8} {'tree MB':>8} "
+        + " ".join(f"{c:>7}" for c in cols)
+    )
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         for name in args.studies:
@@ -196,7 +245,8 @@ def main(argv=None) -> int:
                 res = run_audit([*audit_args, *extra], tmp / f"out-{name}-{label.replace(' ', '')}")
                 st = res["stages"]
                 print(
-                    f"{name:9} {label:12} {res['wall']:7.1f} {res['cpu']:7.1f} {res['peak_mb']:8.0f} "
+                    f"{name:9} {label:12} {res['wall']:7.1f} {res['cpu']:7.1f} "
+                    + f"{res['peak_mb']:8.0f} {res['tree_mb']:8.0f} "
                     + " ".join(f"{st.get(s, float('nan')):7.2f}" for s in STAGES)
                     + f" {sum(st.get(s, 0.0) for s in STATISTICS):7.2f}",
                     flush=True,

@@ -403,6 +403,8 @@ def surface(result: Any, payload: SurfaceResult, ctx: dict) -> None:
         table(
             side,
             max_rows=120,
+            sort_by=(("judge_p_adjusted", True), ("judge_p", True)),
+            sort_label="worst first (the features the judge tracks most surely: adjusted, then raw p)",
             caption=(
                 "Does the judge track a feature the readers do not? (pooled over matchups, within matchup: "
                 "orientation-free; "

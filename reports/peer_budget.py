@@ -49,6 +49,8 @@ def label_budget(result: Any, budget: LabelBudget, ctx: dict) -> None:
             budget.to_frame(),
             columns=_COLUMNS,
             max_rows=200,
+            sort_by=(("pairs", True),),
+            sort_label="nearest to a decision first (fewest pairs needed)",
             caption=f"Per cell, the pairs (and readers, growing in proportion) at which the decision the estimates "
             f"point to (target) is reached with power {budget.power:.0%}; power_now at the current pairs; "
             f"pairs_needed_verdict: the verdict's pairs_needed (the same search at 80% power from schema 2.3); "

@@ -41,6 +41,8 @@ def judge_agreement(result: Any, payload: JudgeAgreement, ctx: dict) -> None:
             frame,
             columns=cols,
             max_rows=120,
+            sort_by=(("kappa_majority", True),),
+            sort_label="worst first (lowest kappa against the reader majority)",
             caption="Cohen's kappa of the judge against the reader majority and against each reader (mean), and "
             "judge-human "
             f"minus human-human Krippendorff alpha and raw agreement, with {payload.level:.0%} pairs x readers "

@@ -431,7 +431,13 @@ def agreement_context(result: Any) -> dict:
     out: dict[str, Any] = {"agreement": None, "baseline": None, "full": []}
     if frame is not None and len(frame):
         cols = [c for c in AGREEMENT_COLUMNS if c in frame.columns] or list(frame.columns)
-        out["agreement"] = table(frame, caption="Inter-reader agreement", columns=cols)
+        out["agreement"] = table(
+            frame,
+            caption="Inter-reader agreement",
+            columns=cols,
+            sort_by=(("krippendorff_alpha", True),),
+            sort_label="worst first (lowest Krippendorff alpha)",
+        )
         if len(cols) < len(frame.columns):
             out["full"].append(table(frame, caption="Inter-reader agreement, every column"))
     if base is not None and len(base):

@@ -32,10 +32,24 @@ def table(
     columns: list[str] | None = None,
     max_rows: int = MAX_TABLE_ROWS,
     note: str = "",
+    sort_by: tuple[tuple[str, bool], ...] = (),
+    sort_label: str = "",
 ) -> dict | None:
-    """A frame as ``{"caption", "columns", "rows", "truncated", "note"}`` of display strings."""
+    """A frame as ``{"caption", "columns", "rows", "truncated", "note"}`` of display strings.
+
+    ``sort_by``: ``(column, ascending)`` keys for a display order (worst first; a stable sort, missing
+    values last, absent columns skipped), named in the note by ``sort_label``; the CSVs keep the
+    producer's order.
+    """
     if frame is None:
         return None
+    keys = [(c, asc) for c, asc in sort_by if c in frame.columns]
+    if keys and len(frame) > 1:
+        frame = frame.sort_values(
+            [c for c, _ in keys], ascending=[a for _, a in keys], kind="mergesort", na_position="last"
+        )
+        if sort_label:
+            note = " ".join(x for x in (note, f"Rows sorted {sort_label}.") if x)
     cols = [c for c in (columns or list(frame.columns)) if c in frame.columns]
     cut_columns = max(0, len(cols) - MAX_TABLE_COLUMNS)
     if cut_columns:

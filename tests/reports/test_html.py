@@ -406,3 +406,31 @@ def test_a_very_long_check_reason_is_cut_in_the_page_and_says_where_the_whole_on
     assert len(shown) < MAX_REASON_CHARS + 120 and shown.startswith("readers reader0, reader1")
     cut = len(long) - len(shown[: shown.index(" …")])
     assert shown.endswith(f"({cut:,} more characters: the whole reason is in checks.csv and junit.xml)")
+
+
+def test_table_sorts_worst_first_stably_with_missing_values_last():
+    """``table(sort_by=...)`` orders the shown rows (stable, NaN last), says so, and leaves the frame alone."""
+    import pandas as pd
+
+    from reports.tables import table
+
+    frame = pd.DataFrame({"name": list("abcde"), "alpha": [0.5, float("nan"), 0.1, 0.5, -0.2]})
+    before = frame.copy()
+    t = table(frame, sort_by=(("alpha", True), ("absent", True)), sort_label="worst first")
+    assert [r[0] for r in t["rows"]] == ["e", "c", "a", "d", "b"]
+    assert "Rows sorted worst first." in t["note"]
+    pd.testing.assert_frame_equal(frame, before)
+    assert [r[0] for r in table(frame)["rows"]] == list("abcde")  # no keys: the producer's order
+
+
+def test_inter_reader_agreement_table_is_worst_first(result):
+    """The report's agreement table lists the scopes from the lowest Krippendorff alpha up (agreement.csv keeps
+    the producer's order)."""
+    from reports.sections import agreement_context
+
+    t = agreement_context(result)["agreement"]
+    col = t["columns"].index("krippendorff_alpha")
+    shown = [float(r[col]) for r in t["rows"] if r[col] not in ("", "nan", "NaN", "—")]
+    assert len(shown) >= 2 and shown == sorted(shown)
+    frame = result.agreement.to_frame()
+    assert frame["krippendorff_alpha"].dropna().tolist() != sorted(frame["krippendorff_alpha"].dropna())
