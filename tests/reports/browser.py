@@ -63,7 +63,7 @@ window.addEventListener("load", () => {
     if (r.width > 0 && r.right > vw + 1 && !inScroller(el))
       out.too_wide.push({tag: el.tagName.toLowerCase(), id: el.id,
                          cls: el.className && el.className.baseVal === undefined ? el.className : "",
-                         right: r.right});
+                         right: r.right, text: (el.textContent || "").trim().slice(0, 60)});
   }
   // tables in a sideways-scrolling box: how much wider the table is than its box (0: it fits)
   for (const box of document.querySelectorAll(".scroll")) {
@@ -88,13 +88,22 @@ def console_lines(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if ":CONSOLE" in line or "Uncaught" in line]
 
 
-def layout(report: Path, workdir: Path, width: int = 1280) -> dict:
-    """The probe's measurements of ``report`` laid out at ``width`` px."""
+#: Letter's printable width at 96 px per inch: 8.5 in less the report's @page margins (11 mm each side)
+LETTER_CONTENT_PX = round(8.5 * 96 - 2 * 11 / 25.4 * 96)
+
+
+def layout(report: Path, workdir: Path, width: int = 1280, print_media: bool = False) -> dict:
+    """The probe's measurements of ``report`` laid out at ``width`` px; with ``print_media`` the report's
+    ``@media print`` rules applied on screen (the paper layout, measured by the same probe)."""
     html = report.read_text(encoding="utf-8")
     html, n = re.subn(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", html)
     if n != 1:
         raise AssertionError("the report has no Content-Security-Policy meta tag")
-    probe = workdir / f"probe-{report.stem}-{width}.html"
+    if print_media:
+        html, n = re.subn(r"@media print\s*\{", "@media all {", html)
+        if n == 0:
+            raise AssertionError("the report has no print stylesheet")
+    probe = workdir / f"probe-{report.stem}-{width}{'-print' if print_media else ''}.html"
     probe.write_text(html.replace("</body>", PROBE + "</body>"), encoding="utf-8")
     proc = run(probe, workdir, "--dump-dom", f"--window-size={width},1000", "--virtual-time-budget=10000")
     if proc.returncode != 0:

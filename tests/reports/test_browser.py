@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from reports.html import write_html
-from tests.reports.browser import CHROMIUM, console_lines, layout, pdf_pages, run
+from tests.reports.browser import CHROMIUM, LETTER_CONTENT_PX, console_lines, layout, pdf_pages, run
 
 pytestmark = pytest.mark.browser
 
@@ -167,6 +167,24 @@ def test_layout_every_figure_painted_nothing_too_wide_no_text_overlap(request, w
     if width >= 1280:  # the transfer table fits its box: no sideways scrolling inside the page either
         assert "transfer-table" in probe["scroll_overflow"]
         assert probe["scroll_overflow"]["transfer-table"] <= 1, probe["scroll_overflow"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known defect (issue 16): report.css's screen rule `table.data td { white-space: nowrap }` comes after "
+    "the @media print block, so printed data cells do not wrap and wide tables (judge agreement, surface) run past "
+    "Letter's width; moving it before the print block fits every column but the fixture then prints on 21 pages "
+    "(budget 12): the text columns need print-only folding first",
+)
+@pytest.mark.parametrize("which", ["rendered", "large"])
+def test_print_layout_keeps_every_table_column_on_a_letter_page(request, which):
+    """With the print stylesheet applied at Letter's printable width, no table (nor anything else) is wider
+    than the page: every column is on paper, none clipped or scrolled away."""
+    report = request.getfixturevalue(which)
+    probe = layout(report["path"], report["tmp"], width=LETTER_CONTENT_PX, print_media=True)
+    assert probe["page_width"] <= probe["viewport"], "the printed page is wider than Letter"
+    assert probe["too_wide"] == []
+    assert all(v <= 1 for v in probe["scroll_overflow"].values()), probe["scroll_overflow"]
 
 
 def test_large_study_report_stays_small_and_folds(large):
