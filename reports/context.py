@@ -22,6 +22,8 @@ from reports.tables import status_value
 
 TRANSFER_OPEN = 24  #: transfer-table rows shown open (worst first); the rest fold into <details>
 TABLE_OPEN = 24  #: rows of a section's lead table and of the agreement tables shown open; the rest fold into <details>
+#: rows of those tables printed on paper (worst first); a print-only line says where the others are
+PRINT_ROWS = 12
 PAGE_ROWS = 200  #: rows of the transfer table, its reasons and the individual checks in the page; the CSVs hold all
 
 
@@ -55,4 +57,5 @@ def build_context(result: Any) -> dict:
         "transfer_open": TRANSFER_OPEN,
         "table_open": TABLE_OPEN,
         "page_rows": PAGE_ROWS,
+        "print_rows": PRINT_ROWS,
     }

@@ -13,15 +13,22 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import markupsafe
 
 from reports.context import build_context
 
 TEMPLATES = Path(__file__).parent / "templates"
 
 
+def breakable(name: Any) -> markupsafe.Markup:
+    """A column name with a line-break opportunity after each underscore (``<wbr>``), so that a long
+    header such as ``kappa_majority_ci_low`` wraps between its words on a narrow (printed) page."""
+    return markupsafe.Markup("_<wbr>").join(markupsafe.escape(str(name)).split("_"))
+
+
 @functools.lru_cache(maxsize=1)
 def _environment() -> jinja2.Environment:
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)),
         autoescape=True,  # every file, whatever its extension
         undefined=jinja2.StrictUndefined,
@@ -29,6 +36,8 @@ def _environment() -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
+    env.filters["breakable"] = breakable
+    return env
 
 
 def render_html(result: Any) -> str:

@@ -51,6 +51,7 @@ def label_budget(result: Any, budget: LabelBudget, ctx: dict) -> None:
             max_rows=200,
             sort_by=(("pairs", True),),
             sort_label="nearest to a decision first (fewest pairs needed)",
+            print_omit=("reason",),  # a sentence per row: it reads the columns before it
             caption=f"Per cell, the pairs (and readers, growing in proportion) at which the decision the estimates "
             f"point to (target) is reached with power {budget.power:.0%}; power_now at the current pairs; "
             f"pairs_needed_verdict: the verdict's pairs_needed (the same search at 80% power from schema 2.3); "

@@ -43,6 +43,11 @@ def judge_agreement(result: Any, payload: JudgeAgreement, ctx: dict) -> None:
             max_rows=120,
             sort_by=(("kappa_majority", True),),
             sort_label="worst first (lowest kappa against the reader majority)",
+            # on paper the two alphas behind alpha_difference give way, so the other columns fit the page
+            print_omit=("n_units_scored",)
+            + tuple(
+                f"{name}{end}" for name in ("alpha_judge_human", "alpha_human") for end in ("", "_ci_low", "_ci_high")
+            ),
             caption="Cohen's kappa of the judge against the reader majority and against each reader (mean), and "
             "judge-human "
             f"minus human-human Krippendorff alpha and raw agreement, with {payload.level:.0%} pairs x readers "
@@ -105,6 +110,8 @@ def judge_configurations(result: Any, configs: JudgeConfigurations, ctx: dict) -
                 "and transfer summary (cells with its rate inside the human GLMM interval, mean |rate - GLMM "
                 "estimate|)."
             ),
+            # on paper the raw-agreement interval and the unit count give way to the kappa and alpha columns
+            print_omit=("raw_difference_ci_low", "raw_difference_ci_high", "n_units_scored"),
         )
     )
     if configs.effective is not None:

@@ -34,12 +34,16 @@ def table(
     note: str = "",
     sort_by: tuple[tuple[str, bool], ...] = (),
     sort_label: str = "",
+    print_omit: tuple[str, ...] = (),
+    print_source: str = "result.json",
 ) -> dict | None:
-    """A frame as ``{"caption", "columns", "rows", "truncated", "note"}`` of display strings.
+    """A frame as ``{"caption", "columns", "rows", "truncated", "note", "print_omit", "print_note"}`` of
+    display strings.
 
     ``sort_by``: ``(column, ascending)`` keys for a display order (worst first; a stable sort, missing
     values last, absent columns skipped), named in the note by ``sort_label``; the CSVs keep the
-    producer's order.
+    producer's order. ``print_omit``: columns left off on paper (text-heavy or secondary ones, so the
+    rest fit a Letter/A4 page); ``print_note`` names them and ``print_source``, the file holding them.
     """
     if frame is None:
         return None
@@ -68,12 +72,21 @@ def table(
         shown = shown[cols]
     values = shown.to_numpy(dtype=object).tolist()
     rows = [[cell_value(v) for v in row] for row in values]
+    omit = [i for i, c in enumerate(cols) if c in print_omit]
     return {
         "caption": caption,
         "columns": [str(c) for c in cols],
         "rows": rows,
         "truncated": max(0, len(frame) - max_rows),
         "note": note,
+        "print_omit": omit,
+        "print_note": (
+            f"On paper the column{'s' if len(omit) > 1 else ''} {', '.join(str(cols[i]) for i in omit)} "
+            f"{'are' if len(omit) > 1 else 'is'} left out; {'they are' if len(omit) > 1 else 'it is'} in the HTML "
+            f"report and in {print_source}."
+            if omit
+            else ""
+        ),
     }
 
 
