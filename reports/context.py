@@ -24,6 +24,7 @@ TRANSFER_OPEN = 24  #: transfer-table rows shown open (worst first); the rest fo
 TABLE_OPEN = 24  #: rows of a section's lead table and of the agreement tables shown open; the rest fold into <details>
 #: rows of those tables printed on paper (worst first); a print-only line says where the others are
 PRINT_ROWS = 12
+PRINT_CASES = 3  #: case studies printed on paper (the most divergent pairs); the HTML shows every one
 PAGE_ROWS = 200  #: rows of the transfer table, its reasons and the individual checks in the page; the CSVs hold all
 
 
@@ -58,4 +59,5 @@ def build_context(result: Any) -> dict:
         "table_open": TABLE_OPEN,
         "page_rows": PAGE_ROWS,
         "print_rows": PRINT_ROWS,
+        "print_cases": PRINT_CASES,
     }
