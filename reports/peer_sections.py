@@ -44,7 +44,7 @@ def judge_agreement(result: Any, payload: JudgeAgreement, ctx: dict) -> None:
             sort_by=(("kappa_majority", True),),
             sort_label="worst first (lowest kappa against the reader majority)",
             # on paper the two alphas behind alpha_difference give way, so the other columns fit the page
-            print_omit=("n_units_scored",)
+            print_omit=("n_readers", "n_units_scored")
             + tuple(
                 f"{name}{end}" for name in ("alpha_judge_human", "alpha_human") for end in ("", "_ci_low", "_ci_high")
             ),

@@ -90,6 +90,8 @@ def console_lines(stderr: str) -> list[str]:
 
 #: Letter's printable width at 96 px per inch: 8.5 in less the report's @page margins (11 mm each side)
 LETTER_CONTENT_PX = round(8.5 * 96 - 2 * 11 / 25.4 * 96)
+#: A4's printable width with the same margins (210 mm less 22 mm)
+A4_CONTENT_PX = round((210 - 2 * 11) / 25.4 * 96)
 
 
 def layout(report: Path, workdir: Path, width: int = 1280, print_media: bool = False) -> dict:
@@ -115,8 +117,15 @@ def layout(report: Path, workdir: Path, width: int = 1280, print_media: bool = F
     return json.loads(text)
 
 
-def pdf_pages(report: Path, workdir: Path) -> int:
-    """Pages of ``report`` printed to PDF by Chromium (the report's own @page size: Letter)."""
+def pdf_pages(report: Path, workdir: Path, size: str = "Letter") -> int:
+    """Pages of ``report`` printed to PDF by Chromium: on the report's own @page size (Letter) or, with
+    ``size="A4"``, on a copy whose @page rule says A4 (how a reader with A4 paper prints it)."""
+    if size != "Letter":
+        html, n = re.subn(r"@page \{ size: Letter;", f"@page {{ size: {size};", report.read_text(encoding="utf-8"))
+        if n != 1:
+            raise AssertionError("the report has no Letter @page rule")
+        report = workdir / f"{report.stem}-{size}.html"
+        report.write_text(html, encoding="utf-8")
     pdf = workdir / f"{report.stem}.pdf"
     proc = run(report, workdir, "--no-pdf-header-footer", f"--print-to-pdf={pdf}")
     if proc.returncode != 0 or not pdf.exists():

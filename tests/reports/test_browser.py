@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from reports.html import write_html
-from tests.reports.browser import CHROMIUM, LETTER_CONTENT_PX, console_lines, layout, pdf_pages, run
+from tests.reports.browser import A4_CONTENT_PX, CHROMIUM, LETTER_CONTENT_PX, console_lines, layout, pdf_pages, run
 
 pytestmark = pytest.mark.browser
 
@@ -169,19 +169,16 @@ def test_layout_every_figure_painted_nothing_too_wide_no_text_overlap(request, w
         assert probe["scroll_overflow"]["transfer-table"] <= 1, probe["scroll_overflow"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known defect (issue 16): report.css's screen rule `table.data td { white-space: nowrap }` comes after "
-    "the @media print block, so printed data cells do not wrap and wide tables (judge agreement, surface) run past "
-    "Letter's width; moving it before the print block fits every column but the fixture then prints on 21 pages "
-    "(budget 12): the text columns need print-only folding first",
-)
-@pytest.mark.parametrize("which", ["rendered", "large"])
-def test_print_layout_keeps_every_table_column_on_a_letter_page(request, which):
-    """With the print stylesheet applied at Letter's printable width, no table (nor anything else) is wider
-    than the page: every column is on paper, none clipped or scrolled away."""
+@pytest.mark.parametrize("paper", ["Letter", "A4"])
+@pytest.mark.parametrize("which", ["rendered", "large", "readers2k"])
+def test_print_layout_keeps_every_table_column_on_the_page(request, which, paper):
+    """With the print stylesheet applied at Letter's (A4's) printable width, no table (nor anything else) is
+    wider than the page: every column printed is on paper, none clipped or scrolled away (the columns left
+    off on paper are named under their table)."""
     report = request.getfixturevalue(which)
-    probe = layout(report["path"], report["tmp"], width=LETTER_CONTENT_PX, print_media=True)
+    width = {"Letter": LETTER_CONTENT_PX, "A4": A4_CONTENT_PX}[paper]
+    probe = layout(report["path"], report["tmp"], width=width, print_media=True)
+    assert probe["viewport"] == width
     assert probe["page_width"] <= probe["viewport"], "the printed page is wider than Letter"
     assert probe["too_wide"] == []
     assert all(v <= 1 for v in probe["scroll_overflow"].values()), probe["scroll_overflow"]
@@ -228,14 +225,15 @@ def test_2000_readers_are_aggregated_not_one_row_each(readers2k):
 
 def test_print_to_pdf_page_count(rendered, large, readers2k, capsys):
     """The fixture prints on at most 12 Letter pages with every section present; the counts go to docs/report.md."""
-    pages = pdf_pages(rendered["path"], rendered["tmp"])
-    pages_large = pdf_pages(large["path"], large["tmp"])
-    pages_2k = pdf_pages(readers2k["path"], readers2k["tmp"])
     size_2k = readers2k["path"].stat().st_size
-    with capsys.disabled():
-        print(
-            f"\nprint-to-PDF (Letter): fixture {pages} pages, 150-cell study {pages_large} pages, "
-            f"2,000-reader study {pages_2k} pages ({size_2k / 1e6:.2f} MB)"
-        )
-    assert 1 <= pages <= FIXTURE_MAX_PAGES
-    assert pages_large <= LARGE_MAX_PAGES and pages_2k <= LARGE_MAX_PAGES
+    for paper in ("Letter", "A4"):
+        pages = pdf_pages(rendered["path"], rendered["tmp"], paper)
+        pages_large = pdf_pages(large["path"], large["tmp"], paper)
+        pages_2k = pdf_pages(readers2k["path"], readers2k["tmp"], paper)
+        with capsys.disabled():
+            print(
+                f"\nprint-to-PDF ({paper}): fixture {pages} pages, 150-cell study {pages_large} pages, "
+                f"2,000-reader study {pages_2k} pages ({size_2k / 1e6:.2f} MB)"
+            )
+        assert 1 <= pages <= FIXTURE_MAX_PAGES, paper
+        assert pages_large <= LARGE_MAX_PAGES and pages_2k <= LARGE_MAX_PAGES, paper
