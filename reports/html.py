@@ -26,6 +26,31 @@ def breakable(name: Any) -> markupsafe.Markup:
     return markupsafe.Markup("_<wbr>").join(markupsafe.escape(str(name)).split("_"))
 
 
+class _TemplateCache(jinja2.FileSystemBytecodeCache):
+    """Jinja's compiled-template cache (keyed by the template source's checksum, so an edited template is
+    compiled afresh) that never fails a render: a cache directory that cannot be made, read or written
+    only means the template is compiled again (~0.06 s of a re-render, issue 15)."""
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        try:
+            super().load_bytecode(bucket)
+        except (OSError, ValueError, EOFError):
+            bucket.reset()
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        try:
+            super().dump_bytecode(bucket)
+        except OSError:
+            pass
+
+
+def _template_cache() -> jinja2.BytecodeCache | None:
+    try:
+        return _TemplateCache()  # a per-user directory under the system's temporary directory
+    except OSError:
+        return None
+
+
 @functools.lru_cache(maxsize=1)
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
@@ -35,6 +60,7 @@ def _environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+        bytecode_cache=_template_cache(),
     )
     env.filters["breakable"] = breakable
     return env

@@ -434,3 +434,55 @@ def test_inter_reader_agreement_table_is_worst_first(result):
     assert len(shown) >= 2 and shown == sorted(shown)
     frame = result.agreement.to_frame()
     assert frame["krippendorff_alpha"].dropna().tolist() != sorted(frame["krippendorff_alpha"].dropna())
+
+
+def test_table_print_omit_names_the_columns_left_off_paper():
+    """``table(print_omit=...)`` marks those columns by position and says, for paper, which they are and where."""
+    import pandas as pd
+
+    from reports.tables import table
+
+    frame = pd.DataFrame({"cell": ["a"], "rate": [0.5], "reason": ["a long sentence"], "n": [3]})
+    t = table(frame, print_omit=("reason", "absent"), print_source="checks.csv")
+    assert t["print_omit"] == [2]
+    assert t["print_note"] == "On paper the column reason is left out; it is in the HTML report and in checks.csv."
+    two = table(frame, print_omit=("reason", "n"))
+    assert two["print_omit"] == [2, 3] and "the columns reason, n are left out; they are in" in two["print_note"]
+    assert table(frame)["print_omit"] == [] and table(frame)["print_note"] == ""
+
+
+def test_print_layout_marks_what_stays_off_paper(html):
+    """The fixture report: the label budget's reason column and the judge-agreement alphas are print-omit in the
+    header and in every row, a print-only line names them; lead tables print their first rows; 3 case studies
+    print; long header names may break after an underscore."""
+    from reports.context import PRINT_CASES, PRINT_ROWS
+
+    budget = html[html.index('<section id="label-budget">') :]
+    budget = budget[: budget.index("</section>")]
+    head = budget[budget.index("<thead>") : budget.index("</thead>")]
+    assert head.count('<th class="print-omit">') == 1 and '<th class="print-omit">reason</th>' in head
+    first = budget[budget.index("<tbody>") : budget.index("</tbody>")]
+    rows = first.count("<tr")
+    assert rows > PRINT_ROWS and first.count('<td class="print-omit') == rows
+    assert first.count('<tr class="screen-only">') == rows - PRINT_ROWS
+    assert "On paper the column reason is left out; it is in the HTML report and in result.json." in budget
+    assert f"On paper the first {PRINT_ROWS} of these {rows} rows are printed" in budget
+    agreement = html[html.index('<section id="judge-agreement">') :]
+    agreement = agreement[: agreement.index("</section>")]
+    assert '<th class="print-omit">alpha_<wbr>human_<wbr>ci_<wbr>low</th>' in agreement
+    assert "<th>kappa_<wbr>majority_<wbr>ci_<wbr>low</th>" in agreement  # kept on paper
+    cases = html.count('<article class="case')
+    assert cases > PRINT_CASES
+    assert html.count('<article class="case screen-only"') == cases - PRINT_CASES
+    assert f"On paper the first {PRINT_CASES} of the {cases} case studies are printed" in html
+
+
+def test_print_stylesheet_rules_come_after_the_screen_rules_they_override():
+    """The print block is the stylesheet's last word on what it sets: no screen rule for table cells follows it
+    (the defect the browser test found: ``table.data td { white-space: nowrap }`` after the print block)."""
+    from reports.html import TEMPLATES
+
+    css = (TEMPLATES / "report.css").read_text(encoding="utf-8")
+    after = css[css.index("@media print") :]
+    after = after[after.index("\n}\n") :]
+    assert "white-space" not in after and "td" not in after and "th " not in after
