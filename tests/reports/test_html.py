@@ -486,3 +486,23 @@ def test_print_stylesheet_rules_come_after_the_screen_rules_they_override():
     after = css[css.index("@media print") :]
     after = after[after.index("\n}\n") :]
     assert "white-space" not in after and "td" not in after and "th " not in after
+
+
+def test_template_cache_is_used_and_never_fails_a_render(tmp_path):
+    """The compiled-template cache: a second environment renders from the cached code the same text; a cache
+    directory that cannot be written only means compiling again."""
+    import jinja2
+
+    from reports.html import _TemplateCache
+
+    def render(directory) -> str:
+        loader = jinja2.DictLoader({"t": "{% for v in xs %}<{{ v }}>{% endfor %}"})
+        env = jinja2.Environment(loader=loader, autoescape=True, bytecode_cache=_TemplateCache(str(directory)))
+        return env.get_template("t").render(xs=["a", "&"])
+
+    assert render(tmp_path) == "<a><&amp;>"
+    cached = list(tmp_path.glob("__jinja2_*.cache"))
+    assert len(cached) == 1
+    cached[0].write_bytes(b"not a cache")  # damaged: ignored, compiled again
+    assert render(tmp_path) == "<a><&amp;>"
+    assert render(tmp_path / "no such directory") == "<a><&amp;>"
