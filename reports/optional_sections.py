@@ -398,13 +398,17 @@ def surface(result: Any, payload: SurfaceResult, ctx: dict) -> None:
             }
         )
     side = payload.side_by_side
-    side = side[(side["scope"] == POOLED) & (side["judge"] == judge)] if POOLED in set(side["scope"]) else side
+    pooled = POOLED in set(side["scope"])
+    side = side[(side["scope"] == POOLED) & (side["judge"] == judge)] if pooled else side
     ctx["lead_tables"].append(
         table(
             side,
             max_rows=120,
             sort_by=(("judge_p_adjusted", True), ("judge_p", True)),
             sort_label="worst first (the features the judge tracks most surely: adjusted, then raw p)",
+            # pooled: one scope and one judge in every row (the caption names them); on paper they give way
+            print_omit=("scope", "judge") if pooled else (),
+            print_source="surface.csv",
             caption=(
                 "Does the judge track a feature the readers do not? (pooled over matchups, within matchup: "
                 "orientation-free; "

@@ -471,6 +471,12 @@ def test_print_layout_marks_what_stays_off_paper(html):
     agreement = agreement[: agreement.index("</section>")]
     assert '<th class="print-omit">alpha_<wbr>human_<wbr>ci_<wbr>low</th>' in agreement
     assert "<th>kappa_<wbr>majority_<wbr>ci_<wbr>low</th>" in agreement  # kept on paper
+    surface = html[html.index('<section id="surface">') :]
+    surface = surface[: surface.index("</section>")]
+    lead = surface[surface.index("Does the judge track a feature") :]
+    lead = lead[: lead.index("</thead>")]
+    assert '<th class="print-omit">scope</th><th class="print-omit">judge</th>' in lead  # one of each: pooled
+    assert "On paper the columns scope, judge are left out; they are in the HTML report and in surface.csv." in surface
     cases = html.count('<article class="case')
     assert cases > PRINT_CASES
     assert html.count('<article class="case screen-only"') == cases - PRINT_CASES
