@@ -37,6 +37,7 @@ from audit.glmm.fit import (
 )
 from audit.glmm.laplace import LaplaceDeviance
 from audit.glmm.model import GlmmResult
+from audit.glmm.optimize import is_separated
 from audit.glmm.pirls import _HALVINGS, _PIRLS_MAXIT
 
 #: cells with at most this many votes ...
@@ -201,7 +202,9 @@ class CrossedStackedLaplace:
     gradient, the penalised Hessian eliminated as the per-cell engine does: factor 0's block
     (pairs) is diagonal, so ``H = [[A, B], [B', D]]`` is solved through the Schur complement
     ``S = D - B' A^-1 B`` of factor 1 (readers), ``m1 x m1`` per cell. ``A``, ``B`` and ``D`` are
-    summed from the codes (``bincount``); a round costs ``O(G (n + m0 m1^2))``.
+    summed from the codes (``bincount``); a round costs ``O(G (n + m0 m1^2))``. Fixed effects:
+    an intercept, or any full-rank ``X`` of the same width in every cell (the surface features'
+    slopes).
     """
 
     def __init__(self, designs: Sequence[Design]):
@@ -218,6 +221,13 @@ class CrossedStackedLaplace:
         for g, d in enumerate(designs):
             k = d.y.size
             self.y[g, :k], self.mask[g, :k], self.c0[g, :k], self.c1[g, :k] = d.y, 1.0, d.codes[0], d.codes[1]
+        # fixed effects: None for an intercept only (beta0 added to every vote), else X padded with 0
+        self.p = first.X.shape[1]
+        self.X = None
+        if not all(d.X.shape[1] == 1 and bool(np.all(d.X == 1.0)) for d in designs):
+            self.X = np.zeros((G, n, self.p))
+            for g, d in enumerate(designs):
+                self.X[g, : d.y.size] = d.X
         self.u = np.zeros((G, self.q))
         self.theta_prev = np.full((G, 2), np.nan)
 
@@ -228,7 +238,7 @@ class CrossedStackedLaplace:
         return theta[:, :1] * np.take_along_axis(u0, c0, 1) + theta[:, 1:] * np.take_along_axis(u1, c1, 1)
 
     def _penalised(self, y, mask, fixed, c0, c1, theta, u):
-        eta = fixed[:, None] + self._zu(c0, c1, theta, u[:, : self.m0], u[:, self.m0 :])
+        eta = fixed + self._zu(c0, c1, theta, u[:, : self.m0], u[:, self.m0 :])
         pdev = -2.0 * (mask * (y * eta - np.logaddexp(0.0, eta))).sum(1) + (u * u).sum(1)
         return eta, pdev
 
@@ -270,8 +280,10 @@ class CrossedStackedLaplace:
 
     def evaluate(self, idx: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """As :meth:`StackedLaplace.evaluate`."""
-        theta, fixed = z[:, :2], z[:, 2]
+        theta, beta = z[:, :2], z[:, 2:]
         y, mask, c0, c1 = self.y[idx], self.mask[idx], self.c0[idx], self.c1[idx]
+        X = None if self.X is None else self.X[idx]
+        fixed = beta if X is None else np.einsum("gnp,gp->gn", X, beta)  # (G, 1) or (G, n)
         u = self._warm_start(idx, theta)
         eta, pdev = self._penalised(y, mask, fixed, c0, c1, theta, u)
         active = np.arange(len(idx))
@@ -314,9 +326,9 @@ class CrossedStackedLaplace:
         a, C, L = f
         logdet = np.log(a).sum(1) + 2.0 * np.log(np.diagonal(L, axis1=1, axis2=2)).sum(1)
         self.u[idx] = u
-        return pdev + logdet, self._gradient(c0, c1, theta, u, mu, w, f, y, mask)
+        return pdev + logdet, self._gradient(c0, c1, theta, u, mu, w, f, y, mask, X)
 
-    def _gradient(self, c0, c1, theta, u, mu, w, f, y, mask):
+    def _gradient(self, c0, c1, theta, u, mu, w, f, y, mask, X):
         """:meth:`StackedLaplace._gradient` through the blocks of ``P = H^-1``: ``m_i`` has theta0
         at pair ``c0_i`` and theta1 at reader ``c1_i``, so ``m_i' P m_i`` and ``(P m_i)[c]`` take
         three entries of ``P``: ``P11 = S^-1``, ``P01 = -C S^-1``, ``diag P00 = 1/a + rows of C S^-1 C'``."""
@@ -335,14 +347,17 @@ class CrossedStackedLaplace:
         t = self._solve(f, self._zt(c0, c1, theta, v))
         u0, u1, tt0, tt1 = u[:, : self.m0], u[:, self.m0 :], t[:, : self.m0], t[:, self.m0 :]
         e = 2.0 * r + v - w * self._zu(c0, c1, theta, tt0, tt1)
-        out = np.empty((G, 3))
+        out = np.empty((G, 2 + self.p))
         for k, (c, uk, tk, own) in enumerate(((c0, u0, tt0, t0 * p00 + t1 * p01), (c1, u1, tt1, t0 * p01 + t1 * p11))):
             out[:, k] = (
                 (np.take_along_axis(uk, c, 1) * e).sum(1)
                 + 2.0 * (w * own).sum(1)
                 - (r * np.take_along_axis(tk, c, 1)).sum(1)
             )
-        out[:, 2] = e.sum(1)
+        if X is None:
+            out[:, 2] = e.sum(1)
+        else:
+            out[:, 2:] = np.einsum("gn,gnp->gp", e, X)
         return out
 
     def modes(self, g: int, theta: np.ndarray) -> list[np.ndarray]:
@@ -375,7 +390,7 @@ def fit_many(designs: Sequence[Design], *, level: float = 0.95, starts: Sequence
 
 def stackable(design: Design, start=None) -> bool:
     """Whether a (canonically ordered) design past the tiny ones takes
-    :class:`CrossedStackedLaplace`: two crossed factors, intercept only, automatic factorisation,
+    :class:`CrossedStackedLaplace`: two crossed factors, any fixed effects, automatic factorisation,
     at most :data:`STACK_MAX_VOTES` votes and :data:`STACK_MAX_LEVELS` levels, not every response
     the same, and a fit that :func:`fit_native` would run on the exact path from the given start
     (no subsample start, no iterative path)."""
@@ -385,8 +400,6 @@ def stackable(design: Design, start=None) -> bool:
     n_levels = [len(lv) for lv in design.levels]
     return (
         len(design.codes) == 2
-        and design.X.shape[1] == 1
-        and bool(np.all(design.X == 1.0))
         and design.factorization == "auto"
         and 2 <= y.size <= STACK_MAX_VOTES
         and sum(n_levels) <= STACK_MAX_LEVELS
@@ -404,7 +417,7 @@ def _fit_many(designs: Sequence[Design], level: float, starts: list) -> list[Glm
         tiny = batchable(design)
         if tiny or stackable(design, starts[i]):
             # tiny cells: one shape is (votes, pairs, readers); larger ones pad their votes
-            shape = (tiny, design.y.size if tiny else 0, len(design.levels[0]), len(design.levels[1]))
+            shape = (tiny, design.y.size if tiny else design.X.shape[1], len(design.levels[0]), len(design.levels[1]))
             shapes.setdefault(shape, []).append((i, design))
         else:
             results[i] = fit_native(design, level=level, start=starts[i])
@@ -429,7 +442,8 @@ def _fit_shape(designs: list[Design], level: float, starts: list, tiny: bool = T
     """Fit cells of one shape in lockstep: each round answers every pending request at once."""
     stack = StackedLaplace(designs) if tiny else CrossedStackedLaplace(designs)
     notes = [list(d.notes) for d in designs]
-    steps = [optimise_steps(d, _start_values(d, starts[g], 2, 1), 2, notes[g]) for g, d in enumerate(designs)]
+    p = designs[0].X.shape[1]
+    steps = [optimise_steps(d, _start_values(d, starts[g], 2, p), 2, notes[g]) for g, d in enumerate(designs)]
     pending = {g: next(gen) for g, gen in enumerate(steps)}
     optima = [None] * len(designs)
     while pending:
@@ -446,9 +460,11 @@ def _fit_shape(designs: list[Design], level: float, starts: list, tiny: bool = T
         V = opt.V
         lap = None
         factorization = "dense"
-        if not tiny:  # the per-cell engine's choice of factorisation, and its note, as fit_native records them
+        separated = False  # tiny cells: an intercept only and not every vote one way
+        if not tiny:  # the per-cell engine's factorisation, its note and separation check, as fit_native's
             lap = LaplaceDeviance(design.y, design.X, design.codes, [len(lv) for lv in design.levels])
             factorization = _factorization_note(lap, notes[g])
+            separated = is_separated(design.y, design.X)
         if V is None:
             notes[g].append(VCOV_RX_NOTE)
             if lap is None:
@@ -457,7 +473,9 @@ def _fit_shape(designs: list[Design], level: float, starts: list, tiny: bool = T
             V = lap.vcov_rx()
         modes = stack.modes(g, opt.x[:2])
         out.append(
-            native_result(design, opt, V, modes, notes[g], level=level, separated=False, factorization=factorization)
+            native_result(
+                design, opt, V, modes, notes[g], level=level, separated=separated, factorization=factorization
+            )
         )
     return out
 

@@ -532,8 +532,6 @@ def _centre_within(values: np.ndarray, matchup: pd.Series) -> np.ndarray:
 
 
 def _human_rows(scope, sp, dF, names, humans_in, W, level, backend) -> list[dict]:
-    from audit.glmm import fit_crossed_glmm
-
     v, criterion = humans_in
     v = v[v["pair_id"].isin(sp["pair_id"])]
     pos = pd.Series(np.arange(len(sp)), index=sp["pair_id"]).reindex(v["pair_id"]).to_numpy()
@@ -541,7 +539,7 @@ def _human_rows(scope, sp, dF, names, humans_in, W, level, backend) -> list[dict
     strata = pd.factorize(sp["matchup"])[0]
     if scope == POOLED:  # the share of a pair flips with its matchup's orientation: centre it too
         share = _centre_within(share[:, None], sp["matchup"])[:, 0]
-    rows = []
+    rows, todo = [], []
     for m, feature in enumerate(names):
         x = dF[:, m]
         row = {
@@ -589,18 +587,17 @@ def _human_rows(scope, sp, dF, names, humans_in, W, level, backend) -> list[dict
         readers = vv["reader_id"].astype(str).to_numpy()
         if k_strata > 1:  # a reader's lean towards "the focal system" means something within one matchup only
             readers = np.char.add(np.char.add(sp["matchup"].to_numpy(dtype=str)[pos[use]], "\x1f"), readers)
-        try:
-            fit = fit_crossed_glmm(
-                vv["y"].to_numpy(dtype=float),
-                {"pair": vv["pair_id"].to_numpy(), "reader": readers},
-                X=X,
-                x_names=x_names,
-                level=level,
-                backend=backend,
+        rows.append(row)
+        todo.append(
+            (
+                row,
+                slope,
+                (vv["y"].to_numpy(dtype=float), {"pair": vv["pair_id"].to_numpy(), "reader": readers}, X, x_names),
             )
-        except AuditError as exc:  # one failed fit is a recorded value, not a crashed analysis
-            row["note"] = f"GLMM failed: {exc}"
-            rows.append(row)
+        )
+    for (row, slope, _), fit in zip(todo, _fit_features([args for *_, args in todo], level, backend)):
+        if isinstance(fit, AuditError):  # one failed fit is a recorded value, not a crashed analysis
+            row["note"] = f"GLMM failed: {fit}"
             continue
         from scipy.stats import norm
 
@@ -616,8 +613,42 @@ def _human_rows(scope, sp, dF, names, humans_in, W, level, backend) -> list[dict
             separation=bool(fit.separation),
             note="; ".join(fit.notes),
         )
-        rows.append(row)
     return rows
+
+
+def _fit_features(fits: list, level: float, backend: str) -> list:
+    """The GLMM of every feature (``(y, factors, X, x_names)`` each): a GlmmResult, or the
+    AuditError its fit raised. With the native engine they are fitted together
+    (:func:`audit.glmm.batch.fit_many`: one scope's features share the votes and levels, so
+    their fits are evaluated at once; each fit makes the per-fit engine's decisions)."""
+    from audit.glmm import fit_crossed_glmm
+
+    def one(y, factors, X, x_names):
+        try:
+            return fit_crossed_glmm(y, factors, X=X, x_names=x_names, level=level, backend=backend)
+        except AuditError as exc:
+            return exc
+
+    if backend != "native" or not 0.0 < level < 1.0:
+        return [one(*args) for args in fits]
+    from audit.glmm.batch import fit_many
+    from audit.glmm.design import build_design
+
+    out: list = [None] * len(fits)
+    designs, where = [], []
+    for i, (y, factors, X, x_names) in enumerate(fits):
+        try:
+            designs.append(build_design(y, factors, X, x_names))
+            where.append(i)
+        except AuditError as exc:
+            out[i] = exc
+    try:
+        fitted = fit_many(designs, level=level)
+    except AuditError:  # fit each on its own, so that each failure is recorded on its own row
+        fitted = [one(*fits[i]) for i in where]
+    for i, fit in zip(where, fitted):
+        out[i] = fit
+    return out
 
 
 def _excludes_zero(low, high) -> np.ndarray:

@@ -300,12 +300,16 @@ def test_result_with_detector_records_round_trips():
 
 def test_a_failed_glmm_fit_is_recorded_not_raised(monkeypatch):
     import audit.glmm
+    import audit.glmm.batch
     from audit.errors import ConvergenceError
 
     def broken(*args, **kwargs):
         raise ConvergenceError("no optimum")
 
     monkeypatch.setattr(audit.glmm, "fit_crossed_glmm", broken)
+    # the features' fits run together (audit.glmm.batch.fit_many); when that raises, each is
+    # fitted on its own, so that each failure is recorded on its own row
+    monkeypatch.setattr(audit.glmm.batch, "fit_many", broken)
     feats, scores, pairs, votes = make_data(n_pairs=6)
     result = surface_associations(feats, scores, pairs, votes, n_boot=20, rng=0)
     assert result.humans["note"].str.contains("GLMM failed: no optimum").all()

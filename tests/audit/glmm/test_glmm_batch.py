@@ -149,3 +149,42 @@ def test_fit_many_wants_one_start_per_design():
     rng = np.random.default_rng(4)
     with pytest.raises(ValueError, match="2 start values for 1 designs"):
         fit_many(middle_cells(rng, 1, 10, 3), starts=[None, None])
+
+
+def test_middle_sized_cells_with_slopes_stacked_equal_the_per_cell_fits():
+    """The surface features' fits: the same votes and levels, one standardised feature each (and
+    one intercept per matchup in a pooled scope), some of them separating the votes."""
+    rng = np.random.default_rng(20261203)
+    (base,) = middle_cells(rng, 1, 40, 6)
+    y, codes, n = base.y, base.codes, base.y.size
+    pair = np.asarray(base.levels[0], dtype=object)[codes[0]]
+    reader = np.asarray(base.levels[1], dtype=object)[codes[1]]
+    strata = (codes[0] % 2).astype(float)
+    designs = []
+    for k in range(10):
+        z = rng.normal(size=40)[codes[0]]
+        if k == 0:
+            z = np.where(y == 1, 1.0, -1.0) + 0.01 * rng.normal(size=n)  # separates the votes
+        X = np.column_stack([np.ones(n), z]) if k % 2 else np.column_stack([strata, 1 - strata, z])
+        names = ["(Intercept)", "x"] if k % 2 else ["(Intercept: a)", "(Intercept: b)", "x"]
+        designs.append(build_design(y, {"pair": pair, "reader": reader}, X, names))
+    got = fit_many(designs)
+    n_separated = 0
+    for design, result in zip(designs, got):
+        want = fit_native_single_thread(design)
+        # a separated fit's SE is a finite difference across a flat likelihood (2e6 here): its
+        # rounding differs by percents, so only its estimates and flags are compared
+        for field in ("b",) if want.separation else ("b", "se", "wald_low", "wald_high"):
+            assert all(_close(a, b) for a, b in zip(getattr(want, field), getattr(result, field))), field
+        for name in want.sd:
+            assert _close(want.sd[name], result.sd[name]), name
+        assert abs(want.loglik - result.loglik) <= 1e-9
+        assert (want.singular, want.converged, want.separation, want.factorization, want.notes) == (
+            result.singular,
+            result.converged,
+            result.separation,
+            result.factorization,
+            result.notes,
+        )
+        n_separated += want.separation
+    assert n_separated == 1
