@@ -222,6 +222,19 @@ def _verdict(cells, configurations, *, tie_rule, policy, seed):
     return assess_transfers(cells, tie_rule=tie_rule, policy=policy, seed=seed), None
 
 
+def _configurations(configurations, *, tie_rule, policy, seed):
+    """The other judge configurations' cells decided (a task of :func:`assess_cells` beside the
+    primary verdict on workers; :func:`audit.verdict.batched.decide_configurations`): judge ->
+    transfers, or None when that raises an input error (the section then decides them and records it)."""
+    from audit.verdict.batched import decide_configurations
+
+    try:
+        decided = decide_configurations(configurations, tie_rule=tie_rule, policy=policy, seed=seed)
+    except AuditError:
+        return None
+    return {judge: transfers for judge, (transfers, _) in decided.items()}
+
+
 def assess_cells(
     data: AuditData,
     spec: AuditSpec,
@@ -284,18 +297,23 @@ def assess_cells_and_configurations(
         configurations = configuration_inputs(
             data.votes, present, order=[(m, c) for m, c, *_ in parts], skip=primary or ""
         )
+    decision = dict(tie_rule=spec.tie_rule, policy=spec.policy.transfer, seed=verdict_seed)
+    # In one process the configurations are decided beside the primary verdict, on its cell
+    # bootstraps (less CPU); on workers they are a task of their own beside it and the GLMM fits
+    # (the two together would be the run's longest task). The same decisions either way.
+    together = jobs == 1 or not configurations
     calls = [
         (
             _verdict,
             dict(
                 cells=[(m, c, v, cr) for m, c, v, _, cr in parts],
-                configurations=configurations,
-                tie_rule=spec.tie_rule,
-                policy=spec.policy.transfer,
-                seed=verdict_seed,
+                configurations=configurations if together else {},
+                **decision,
             ),
         )
     ]
+    if not together:
+        calls.append((_configurations, dict(configurations=configurations, **decision)))
     for chunk in chunks or [list(range(len(parts)))]:
         calls.append(
             (
@@ -304,6 +322,8 @@ def assess_cells_and_configurations(
             )
         )
     (transfers, decided), *fitted = run_calls(calls, jobs, label="human GLMMs and the verdict", preload=_TASK_MODULES)
+    if not together:
+        decided, *fitted = fitted
     humans = [None] * len(parts)
     for chunk, sides in zip(chunks or [list(range(len(parts)))], fitted):
         for i, side in zip(chunk, sides):
