@@ -122,7 +122,7 @@ def configuration_decisions(
     The primary configuration's decisions are read from ``cells`` when given (the same
     computation, already done). A cell where a configuration has no outputs is INSUFFICIENT
     for it, as for the primary judge. ``decided`` (judge -> its transfers, as
-    :func:`audit.verdict.assess.assess_transfers_with_configurations` returns them beside the
+    :func:`audit.verdict.batched.assess_transfers_with_configurations` returns them beside the
     primary verdict, on the same inputs) is summarised as it is, for the configurations it holds.
     """
     from audit.policy import TransferPolicy

@@ -38,7 +38,7 @@ from audit.spec import AuditSpec
 from audit.tie_rules import TieRule
 from audit.tie_rules import tie_rule as resolve_tie_rule
 from audit.verdict import assess_transfers, cell_counts, verdict_sentence
-from audit.verdict.assess import assess_transfers_with_configurations
+from audit.verdict.batched import assess_transfers_with_configurations
 
 
 def choose_primary_judge(judges: tuple[str, ...], requested: str | None) -> str | None:

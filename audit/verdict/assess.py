@@ -14,7 +14,7 @@ cell's :class:`~audit.result.HumanSide`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -166,34 +166,4 @@ def assess_transfers(
     return [(t, _human_estimands(c, policy.level)) for t, c in zip(transfers, comparisons)]
 
 
-def assess_transfers_with_configurations(
-    cells: Sequence[tuple[str, str, pd.DataFrame, pd.DataFrame | None]],
-    configurations: Mapping[str, Sequence[CellInput]],
-    *,
-    tie_rule: str,
-    policy: TransferPolicy,
-    seed: int,
-) -> tuple[list[tuple[Transfer, dict]], dict[str, list[Transfer]]]:
-    """:func:`assess_transfers`, and every other judge configuration's cells (``configurations``:
-    judge -> its cell inputs) decided beside it on the same cell bootstraps
-    (:func:`audit.verdict.batched.decide_configurations`, the primary judge first): each judge's
-    decisions are those of its own run, bit for bit; the pair draws are made once per cell."""
-    from audit.verdict.batched import decide_configurations
-
-    primary = object()  # a key no configuration can have
-    inputs = {primary: [cell_input(*cell) for cell in cells], **configurations}
-    decided = decide_configurations(inputs, tie_rule=tie_rule, policy=policy, seed=seed)
-    transfers, comparisons = decided.pop(primary)
-    own = [(t, _human_estimands(c, policy.level)) for t, c in zip(transfers, comparisons)]
-    return own, {judge: t for judge, (t, _) in decided.items()}
-
-
-__all__ = [
-    "SEQUENTIAL_FACTOR",
-    "SEQUENTIAL_ROUNDS",
-    "CellInput",
-    "assess_transfers",
-    "assess_transfers_with_configurations",
-    "cell_input",
-    "decide_cells",
-]
+__all__ = ["SEQUENTIAL_FACTOR", "SEQUENTIAL_ROUNDS", "CellInput", "assess_transfers", "cell_input", "decide_cells"]
