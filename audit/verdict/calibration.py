@@ -15,7 +15,9 @@ configurations do. The table gives, per design x judge,
 the share of cells that FAIL / PASS / are INCONCLUSIVE and the share of studies that FAIL
 (any cell FAILs) / FAIL falsely (a cell FAILs whose judge is truly within the margin of the
 true band with no true direction conflict: :func:`truly_fails`) / PASS (every cell PASSes),
-each with its binomial standard error, and the
+each with its binomial standard error; the assessed cells split by that truth (the share truly
+outside; FAIL among the cells truly inside, the false-alarm rate; FAIL among those truly
+outside, the power; PASS among those truly outside); and the
 coverage of the intervals of J - V, J - M and of the band distance for the reader-like and
 majority judges (the truth of each judge is its expected rate given the judge:
 :mod:`audit.verdict.simulate`).
@@ -77,6 +79,10 @@ class Tally:
     extended: int = 0  #: cells decided on more replicates (sequential Monte Carlo)
     borderline: int = 0  #: cells still Monte Carlo borderline after it
     fail_by_test: dict[str, int] = field(default_factory=lambda: {"outside": 0, "conflict": 0})
+    #: assessed cells split by the truth (:func:`truly_fails`): how many, and how many FAIL / PASS in each
+    truth: dict[str, int] = field(
+        default_factory=lambda: {"inside": 0, "inside FAIL": 0, "outside": 0, "outside FAIL": 0, "outside PASS": 0}
+    )
 
     @property
     def n_cells(self) -> int:
@@ -136,6 +142,14 @@ def run_study(
             t.status is Status.FAIL and t.p_outside_adjusted < policy.alpha for t in transfers
         )
         tally.fail_by_test["conflict"] += sum(t.status is Status.FAIL and bool(t.direction_conflict) for t in transfers)
+        for s, (c, j, v, m) in zip(statuses, items):
+            if not c.assessed:
+                continue
+            side = "outside" if truly_fails(j, v, m, policy.margin) else "inside"
+            tally.truth[side] += 1
+            tally.truth[f"{side} FAIL"] += s is Status.FAIL
+            if side == "outside":
+                tally.truth["outside PASS"] += s is Status.PASS
         if kind in COVERAGE_JUDGES:
             for c, j_true, v_true, m_true in items:
                 if not c.assessed:
@@ -156,10 +170,14 @@ def format_table(tallies: dict[tuple[tuple[int, int], str], Tally], policy: Tran
         f"adjust {policy.adjust}, n_boot {policy.n_boot}; {len(CELLS)} cells per study",
         f"rates in % (binomial standard error); coverage of the two-sided {1 - policy.alpha:.0%} intervals; "
         "more B: cells decided on more replicates (sequential Monte Carlo), bordl: still borderline then; "
-        "FAIL out/conf: FAIL cells by the test that rejects (outside the margin / direction conflict)",
+        "FAIL out/conf: FAIL cells by the test that rejects (outside the margin / direction conflict); "
+        "by the truth (assessed cells; truly out: the judge's expected rate more than the margin from the true "
+        "band, or a true direction conflict): FAIL|in = the false-alarm rate, FAIL|out = the power, "
+        "PASS|out = a PASS of a judge truly outside",
         f"{'design':<8} {'judge':<14} {'studies':>7} {'cell FAIL':>12} {'cell PASS':>12} {'cell INCONC':>12} "
         f"{'study FAIL':>12} {'false FAIL':>12} {'study PASS':>12} {'cov J-V':>12} {'cov J-M':>12} {'cov band':>12} "
-        f"{'more B':>6} {'bordl':>5} {'FAIL out/conf':>13}",
+        f"{'more B':>6} {'bordl':>5} {'FAIL out/conf':>13} {'truly out':>12} {'FAIL|in':>12} {'FAIL|out':>12} "
+        f"{'PASS|out':>12}",
     ]
     for (design, kind), t in tallies.items():
         n = t.n_cells
@@ -170,7 +188,11 @@ def format_table(tallies: dict[tuple[tuple[int, int], str], Tally], policy: Tran
             f"{_rate(t.studies['FAIL'], t.studies['n']):>12} {_rate(t.studies['false FAIL'], t.studies['n']):>12} "
             f"{_rate(t.studies['PASS'], t.studies['n']):>12} "
             f"{cov[0]:>12} {cov[1]:>12} {cov[2]:>12} "
-            f"{t.extended:>6} {t.borderline:>5} {t.fail_by_test['outside']:>6}/{t.fail_by_test['conflict']:<6}"
+            f"{t.extended:>6} {t.borderline:>5} {t.fail_by_test['outside']:>6}/{t.fail_by_test['conflict']:<6} "
+            f"{_rate(t.truth['outside'], t.truth['inside'] + t.truth['outside']):>12} "
+            f"{_rate(t.truth['inside FAIL'], t.truth['inside']):>12} "
+            f"{_rate(t.truth['outside FAIL'], t.truth['outside']):>12} "
+            f"{_rate(t.truth['outside PASS'], t.truth['outside']):>12}"
         )
     return "\n".join(lines)
 

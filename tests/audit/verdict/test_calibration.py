@@ -26,8 +26,15 @@ def test_quick_study_separates_aligned_from_misaligned_judges():
         cov = at_60[kind].coverage
         assert 0.85 <= sum(cov["J-V"]) / len(cov["J-V"]) <= 1.0
         assert 0.85 <= sum(cov["J-M"]) / len(cov["J-M"]) <= 1.0
+    for t in tallies.values():  # every assessed cell is split by the truth, and every FAIL with it
+        assert t.truth["inside"] + t.truth["outside"] == t.n_cells - t.cells["other"]
+        assert t.truth["inside FAIL"] + t.truth["outside FAIL"] == t.cells["FAIL"]
+        assert t.truth["outside PASS"] <= t.cells["PASS"]
+    assert at_60["reversed"].truth["outside"] > at_60["reversed"].truth["inside"]  # reversed is truly outside
+    assert at_60["reversed"].truth["outside FAIL"] > 0.3 * at_60["reversed"].truth["outside"]  # power
+    assert at_60["majority"].truth["inside FAIL"] == 0
     table = format_table(tallies, TransferPolicy(n_boot=QUICK_BOOT))
-    assert table.count("\n") == 2 + len(tallies) and "cov J-M" in table
+    assert table.count("\n") == 2 + len(tallies) and "cov J-M" in table and "FAIL|in" in table
 
 
 def test_main_prints_the_table(capsys):
