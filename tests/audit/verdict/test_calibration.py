@@ -4,7 +4,17 @@ the full study against the issue's targets under ``slow``."""
 import pytest
 
 from audit.policy import TransferPolicy
-from audit.verdict.calibration import DESIGNS, QUICK_BOOT, QUICK_DESIGNS, QUICK_STUDIES, calibrate, format_table, main
+from audit.verdict.calibration import (
+    DESIGNS,
+    QUICK_BOOT,
+    QUICK_DESIGNS,
+    QUICK_STUDIES,
+    TRUTH_SIDES,
+    calibrate,
+    format_table,
+    main,
+    truth_side,
+)
 
 
 def _rate(tally, key, what="cells"):
@@ -27,14 +37,21 @@ def test_quick_study_separates_aligned_from_misaligned_judges():
         assert 0.85 <= sum(cov["J-V"]) / len(cov["J-V"]) <= 1.0
         assert 0.85 <= sum(cov["J-M"]) / len(cov["J-M"]) <= 1.0
     for t in tallies.values():  # every assessed cell is split by the truth, and every FAIL with it
-        assert t.truth["inside"] + t.truth["outside"] == t.n_cells - t.cells["other"]
-        assert t.truth["inside FAIL"] + t.truth["outside FAIL"] == t.cells["FAIL"]
-        assert t.truth["outside PASS"] <= t.cells["PASS"]
+        assert sum(t.truth[side] for side in TRUTH_SIDES) == t.n_cells - t.cells["other"]
+        for status in ("FAIL", "PASS"):
+            assert sum(t.truth[f"{side} {status}"] for side in TRUTH_SIDES) == t.cells[status]
     assert at_60["reversed"].truth["outside"] > at_60["reversed"].truth["inside"]  # reversed is truly outside
     assert at_60["reversed"].truth["outside FAIL"] > 0.3 * at_60["reversed"].truth["outside"]  # power
     assert at_60["majority"].truth["inside FAIL"] == 0
     table = format_table(tallies, TransferPolicy(n_boot=QUICK_BOOT))
     assert table.count("\n") == 2 + len(tallies) and "cov J-M" in table and "FAIL|in" in table
+
+
+def test_the_truth_side_of_a_judge():
+    # band [0.4, 0.5], margin 0.1: 0.65 is truly outside, 0.45 inside, 0.55 within the margin
+    assert truth_side(0.65, 0.5, 0.4, 0.1) == "outside" and truth_side(0.45, 0.5, 0.4, 0.1) == "inside"
+    assert truth_side(0.54, 0.45, 0.4, 0.1) == "conflict"  # within the margin, across 1/2 from the vote share
+    assert truth_side(0.55, 0.5, 0.4, 0.1) == "inside"  # a vote share at 1/2 is no direction
 
 
 def test_main_prints_the_table(capsys):
