@@ -62,45 +62,26 @@ def _summary(transfers) -> tuple[dict[str, int], float]:
     return counts, (float(np.mean(dist)) if dist else math.nan)
 
 
-def configuration_decisions(
-    votes: pd.DataFrame,
-    choices_by_judge: dict[str, pd.DataFrame],
-    *,
-    cells=None,
-    primary: str = "",
-    tie_rule: str = "even-split",
-    policy=None,
-    seed: int = 0,
-) -> dict[str, tuple[dict[str, int], float]]:
-    """Every configuration's cell decisions: ``judge -> (counts per status, mean |distance|)``.
-
-    Each configuration is audited as the primary judge is (:func:`audit.verdict.assess_transfers`
-    on the cells of ``votes`` (matchup x criterion), its credits from ``choices_by_judge``,
-    ``policy`` the transfer policy, ``seed`` the verdict seed), its own multiplicity family.
-    The primary configuration's decisions are read from ``cells`` when given (the same
-    computation, already done). A cell where a configuration has no outputs is INSUFFICIENT
-    for it, as for the primary judge.
-    """
-    from audit.policy import TransferPolicy
+def configuration_inputs(
+    votes: pd.DataFrame, choices_by_judge: dict[str, pd.DataFrame], *, order=(), skip: str = ""
+) -> dict:
+    """Every configuration's cell inputs for the verdict (judge -> list of
+    :class:`~audit.verdict.assess.CellInput`, one per matchup x criterion of ``votes``, in the
+    order of ``order``'s ``(matchup, criterion)`` keys when given), ``skip`` and configurations
+    without verdicts left out. The human side of every cell is built once and shared."""
     from audit.verdict.assess import cell_input
-    from audit.verdict.batched import decide_configurations
 
-    policy = policy or TransferPolicy()
-    out: dict[str, tuple[dict[str, int], float]] = {}
-    if cells and primary:
-        out[primary] = _summary(c.transfer for c in cells)
     groups = [(key, part) for key, part in votes.groupby(["matchup", "criterion"], sort=False)]
-    order = {(c.matchup, c.criterion): i for i, c in enumerate(cells or ())}
-    if order:  # the cells' order (the decision does not depend on it; the record does)
-        groups.sort(key=lambda g: order.get(g[0], len(order)))
-    # The human side of every cell, shared by all configurations (arrays built once).
+    position = {key: i for i, key in enumerate(order)}
+    if position:  # the cells' order (the decision does not depend on it; the record does)
+        groups.sort(key=lambda g: position.get(g[0], len(position)))
     shared = [
         (str(criterion), cell_input(str(matchup), str(criterion), part, None), pd.unique(part["pair_id"].to_numpy()))
         for (matchup, criterion), part in groups
     ]
     inputs_by_judge = {}
     for judge, choices in choices_by_judge.items():
-        if judge in out or choices is None:
+        if judge == skip or choices is None:
             continue
         by_criterion = (
             {
@@ -119,6 +100,46 @@ def configuration_decisions(
                 jp, jc = mine[0][keep], mine[1][keep]
             cell_inputs.append(human.with_judge(jp, jc))
         inputs_by_judge[judge] = cell_inputs
+    return inputs_by_judge
+
+
+def configuration_decisions(
+    votes: pd.DataFrame,
+    choices_by_judge: dict[str, pd.DataFrame],
+    *,
+    cells=None,
+    primary: str = "",
+    tie_rule: str = "even-split",
+    policy=None,
+    seed: int = 0,
+    decided: dict | None = None,
+) -> dict[str, tuple[dict[str, int], float]]:
+    """Every configuration's cell decisions: ``judge -> (counts per status, mean |distance|)``.
+
+    Each configuration is audited as the primary judge is (:func:`audit.verdict.assess_transfers`
+    on the cells of ``votes`` (matchup x criterion), its credits from ``choices_by_judge``,
+    ``policy`` the transfer policy, ``seed`` the verdict seed), its own multiplicity family.
+    The primary configuration's decisions are read from ``cells`` when given (the same
+    computation, already done). A cell where a configuration has no outputs is INSUFFICIENT
+    for it, as for the primary judge. ``decided`` (judge -> its transfers, as
+    :func:`audit.verdict.batched.assess_transfers_with_configurations` returns them beside the
+    primary verdict, on the same inputs) is summarised as it is, for the configurations it holds.
+    """
+    from audit.policy import TransferPolicy
+    from audit.verdict.batched import decide_configurations
+
+    policy = policy or TransferPolicy()
+    out: dict[str, tuple[dict[str, int], float]] = {}
+    if cells and primary:
+        out[primary] = _summary(c.transfer for c in cells)
+    for judge, transfers in (decided or {}).items():
+        if judge not in out and choices_by_judge.get(judge) is not None:
+            out[judge] = _summary(transfers)
+    todo = {j: c for j, c in choices_by_judge.items() if j not in out}
+    if not todo:
+        return out
+    order = [(c.matchup, c.criterion) for c in cells or ()]
+    inputs_by_judge = configuration_inputs(votes, todo, order=order)
     # one bootstrap per cell for every configuration (the same draws: audit.verdict.batched)
     for judge, (transfers, _) in decide_configurations(
         inputs_by_judge, tie_rule=tie_rule, policy=policy, seed=seed
@@ -152,6 +173,7 @@ def rank_judge_configurations(
     tie_rule: str = "even-split",
     policy=None,
     verdict_seed: int = 0,
+    decided: dict | None = None,
 ) -> JudgeConfigurations:
     """Rank the judge configurations by closeness to the humans; panel summaries for 3+.
 
@@ -171,6 +193,9 @@ def rank_judge_configurations(
     tie_rule, policy, verdict_seed
         The audit's tie rule, transfer policy and verdict seed, with which every
         configuration's cells are decided (:func:`configuration_decisions`).
+    decided : dict, optional
+        Configurations' transfers already decided beside the primary verdict (judge -> transfers;
+        :func:`configuration_decisions`).
 
     Returns
     -------
@@ -181,7 +206,14 @@ def rank_judge_configurations(
     present = {j: c for j, c in choices_by_judge.items() if c is not None and not c.empty}
     decided = (
         configuration_decisions(
-            votes, present, cells=cells, primary=primary, tie_rule=tie_rule, policy=policy, seed=verdict_seed
+            votes,
+            present,
+            cells=cells,
+            primary=primary,
+            tie_rule=tie_rule,
+            policy=policy,
+            seed=verdict_seed,
+            decided=decided,
         )
         if cells is not None
         else {}

@@ -17,6 +17,7 @@ from audit import sections
 from audit.agreement import agreement_table, reader_baseline
 from audit.data import ALL_MATCHUPS, HUMAN_OVERALL, JUDGE_AGGREGATE, AuditData
 from audit.derive import derive_checks, status_of
+from audit.errors import AuditError
 from audit.human_side import human_sides
 from audit.judge_side import judge_pair_outcomes, summarise_outcomes
 from audit.parallel import run_calls
@@ -37,6 +38,7 @@ from audit.spec import AuditSpec
 from audit.tie_rules import TieRule
 from audit.tie_rules import tie_rule as resolve_tie_rule
 from audit.verdict import assess_transfers, cell_counts, verdict_sentence
+from audit.verdict.batched import assess_transfers_with_configurations
 
 
 def choose_primary_judge(judges: tuple[str, ...], requested: str | None) -> str | None:
@@ -205,6 +207,34 @@ def _human_sides(votes: list[pd.DataFrame], level: float, backend: str) -> list:
     return human_sides(votes, level=level, backend=backend)
 
 
+def _verdict(cells, configurations, *, tie_rule, policy, seed):
+    """The primary verdict (a task of :func:`assess_cells`), with the other judge configurations'
+    cells decided on the same cell bootstraps when ``configurations`` holds any (their
+    transfers, else None). If deciding them raises an input error, the primary verdict is made
+    on its own and the configurations section decides them (and records the error)."""
+    if configurations:
+        try:
+            return assess_transfers_with_configurations(
+                cells, configurations, tie_rule=tie_rule, policy=policy, seed=seed
+            )
+        except AuditError:
+            pass
+    return assess_transfers(cells, tie_rule=tie_rule, policy=policy, seed=seed), None
+
+
+def _configurations(configurations, *, tie_rule, policy, seed):
+    """The other judge configurations' cells decided (a task of :func:`assess_cells` beside the
+    primary verdict on workers; :func:`audit.verdict.batched.decide_configurations`): judge ->
+    transfers, or None when that raises an input error (the section then decides them and records it)."""
+    from audit.verdict.batched import decide_configurations
+
+    try:
+        decided = decide_configurations(configurations, tie_rule=tie_rule, policy=policy, seed=seed)
+    except AuditError:
+        return None
+    return {judge: transfers for judge, (transfers, _) in decided.items()}
+
+
 def assess_cells(
     data: AuditData,
     spec: AuditSpec,
@@ -218,6 +248,23 @@ def assess_cells(
     Votes and judge outcomes are grouped by cell once (O(votes) overall). The decision needs
     every cell (the multiplicity adjustment is across cells): see :mod:`audit.verdict`.
     """
+    return assess_cells_and_configurations(data, spec, outcomes, primary, baseline, verdict_seed)[0]
+
+
+def assess_cells_and_configurations(
+    data: AuditData,
+    spec: AuditSpec,
+    outcomes: pd.DataFrame,
+    primary: str | None,
+    baseline: pd.DataFrame,
+    verdict_seed: int = 0,
+    choices_by_judge: dict[str, pd.DataFrame] | None = None,
+) -> tuple[tuple[Cell, ...], dict | None]:
+    """:func:`assess_cells`, and the cell decisions of every other configuration in
+    ``choices_by_judge`` (judge -> its transfers; None without configurations), made in the
+    verdict's task on the same cell bootstraps (:mod:`audit.verdict.batched`): the pair draws
+    and the humans' replicates of a cell are made once for the primary judge and every
+    configuration with the same validly judged pairs. Each judge's decisions are its own run's."""
     judge_criteria = (
         set(outcomes.loc[outcomes["judge"] == primary, "criterion"].unique().tolist()) if primary else set()
     )
@@ -242,17 +289,31 @@ def assess_cells(
     # on --jobs local workers at once, else one after the other (the same results either way).
     jobs = _section_jobs(spec)
     chunks = [list(range(k, len(parts), 2 * jobs)) for k in range(min(2 * jobs, len(parts)))] if jobs > 1 else []
+    configurations = {}
+    if choices_by_judge:  # the judge configurations section's inputs (the same function builds them)
+        from audit.judge_configurations import configuration_inputs
+
+        present = {j: c for j, c in choices_by_judge.items() if c is not None and not c.empty}
+        configurations = configuration_inputs(
+            data.votes, present, order=[(m, c) for m, c, *_ in parts], skip=primary or ""
+        )
+    decision = dict(tie_rule=spec.tie_rule, policy=spec.policy.transfer, seed=verdict_seed)
+    # In one process the configurations are decided beside the primary verdict, on its cell
+    # bootstraps (less CPU); on workers they are a task of their own beside it and the GLMM fits
+    # (the two together would be the run's longest task). The same decisions either way.
+    together = jobs == 1 or not configurations
     calls = [
         (
-            assess_transfers,
+            _verdict,
             dict(
                 cells=[(m, c, v, cr) for m, c, v, _, cr in parts],
-                tie_rule=spec.tie_rule,
-                policy=spec.policy.transfer,
-                seed=verdict_seed,
+                configurations=configurations if together else {},
+                **decision,
             ),
         )
     ]
+    if not together:
+        calls.append((_configurations, dict(configurations=configurations, **decision)))
     for chunk in chunks or [list(range(len(parts)))]:
         calls.append(
             (
@@ -260,7 +321,9 @@ def assess_cells(
                 dict(votes=[parts[i][2] for i in chunk], level=spec.policy.transfer.level, backend=spec.glmm_backend),
             )
         )
-    transfers, *fitted = run_calls(calls, jobs, label="human GLMMs and the verdict", preload=_TASK_MODULES)
+    (transfers, decided), *fitted = run_calls(calls, jobs, label="human GLMMs and the verdict", preload=_TASK_MODULES)
+    if not together:
+        decided, *fitted = fitted
     humans = [None] * len(parts)
     for chunk, sides in zip(chunks or [list(range(len(parts)))], fitted):
         for i, side in zip(chunk, sides):
@@ -287,7 +350,7 @@ def assess_cells(
                 transfer=transfer,
             )
         )
-    return tuple(cells)
+    return tuple(cells), decided
 
 
 #: the stage message printed before a section of the batch (the run's timings are split at them)
@@ -351,7 +414,9 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
     judge_pairs = JudgePairs(outcomes.reset_index(drop=True))
 
     progress("human GLMMs")
-    cells = assess_cells(data, spec, outcomes, primary, baseline.to_frame(), verdict_seed)
+    cells, decided = assess_cells_and_configurations(
+        data, spec, outcomes, primary, baseline.to_frame(), verdict_seed, choices_by_judge
+    )
 
     credits = sections.primary_credits(choices, data.pairs, primary)
     if spec.uncertainty:
@@ -389,6 +454,7 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
             auto=auto,
             seed=peer_seeds[1],
             verdict_seed=verdict_seed,
+            decided=decided,
         ),
     )
     calls["dev"] = (dev_part.compute, dict(seed=dev_seed))

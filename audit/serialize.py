@@ -56,9 +56,25 @@ def _column_out(column: pd.Series) -> list:
     return [to_jsonable(v) for v in column]
 
 
+@functools.cache
+def _field_names(tp: type) -> tuple[str, ...]:
+    """A dataclass type's field names (``dataclasses.fields`` once per type, not once per object)."""
+    return tuple(f.name for f in dataclasses.fields(tp))
+
+
 def to_jsonable(obj: Any) -> Any:
     """Convert a result object (dataclasses, tuples, frames, ...) to JSON-ready data."""
-    if obj is None or isinstance(obj, (bool, str)):
+    # the exact built-in types first (most of a large result's values: 10k cells), then the general rules
+    tp = type(obj)
+    if tp is float:
+        return _float_out(obj)
+    if tp is str or tp is bool or tp is int or obj is None:
+        return obj
+    if tp is list or tp is tuple:
+        return [to_jsonable(v) for v in obj]
+    if tp is dict:
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (bool, str)):
         return obj
     if isinstance(obj, enum.Enum):
         return obj.value
@@ -72,7 +88,7 @@ def to_jsonable(obj: Any) -> Any:
     if write is not None:
         return write(obj)
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: to_jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+        return {name: to_jsonable(getattr(obj, name)) for name in _field_names(tp)}
     if isinstance(obj, pd.DataFrame):
         columns = [_column_out(obj.iloc[:, k]) for k in range(obj.shape[1])]
         return {

@@ -26,6 +26,10 @@ from audit.readers.weights import ReaderKappas, ReaderWeights
 LINKAGE_METHODS = ("average", "complete", "single", "weighted", "ward", "centroid", "median")
 MIN_READERS_FOR_CLUSTERING = 4
 MIN_CRITERIA_FOR_CLUSTERING = 3
+#: More criteria than this: no criteria tree. Its profile is a criteria x criteria correlation matrix
+#: kept in result.json and drawn in the report: 10,000 criteria made 10^8 entries (GBs of memory and
+#: JSON, the whole audit's time; issue 15), and a tree of hundreds of leaves is not read anyway.
+MAX_CRITERIA_FOR_CLUSTERING = 200
 
 
 def check_linkage(name: str) -> str:
@@ -202,6 +206,11 @@ def criteria_dendrogram(votes: pd.DataFrame, *, method: str = "average") -> tupl
         crits.append(HUMAN_OVERALL)
     if len(crits) < MIN_CRITERIA_FOR_CLUSTERING:
         return None, f"criteria clustering needs >= {MIN_CRITERIA_FOR_CLUSTERING} criteria, found {len(crits)}"
+    if len(crits) > MAX_CRITERIA_FOR_CLUSTERING:
+        return None, (
+            f"criteria clustering is drawn for at most {MAX_CRITERIA_FOR_CLUSTERING} criteria, found {len(crits)} "
+            f"(its criteria x criteria correlation profile would hold {len(crits) ** 2:,} entries)"
+        )
     coded = votes.assign(v=np.where(votes["y"].isna(), 0.0, 2.0 * votes["y"] - 1.0))
     wide = coded.pivot_table(index=["reader_id", "pair_id"], columns="criterion", values="v", aggfunc="first")
     wide = wide.reindex(columns=crits)

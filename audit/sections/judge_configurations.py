@@ -33,8 +33,10 @@ def compute(
     auto: bool,
     seed: np.random.SeedSequence,
     verdict_seed: int = 0,
+    decided: dict | None = None,
 ) -> Section:
-    """``Section[JudgeConfigurations]``: Skipped when no configuration's verdict matches a human criterion."""
+    """``Section[JudgeConfigurations]``: Skipped when no configuration's verdict matches a human criterion.
+    ``decided``: the configurations' transfers decided beside the primary verdict (pipeline.assess_cells)."""
     if not any(c is not None and len(c) for c in choices_by_judge.values()):
         return Skipped("no judge verdict matches a human criterion")
     from audit.judge_configurations import rank_judge_configurations
@@ -53,6 +55,7 @@ def compute(
             tie_rule=spec.tie_rule,
             policy=spec.policy.transfer,
             verdict_seed=verdict_seed,
+            decided=decided,
         ),
         "judge configurations",
     )

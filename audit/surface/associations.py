@@ -216,15 +216,63 @@ def _option_problem(column: str, value, message: str, fix: str) -> InputProblem:
     return InputProblem(file="options", column=column, value=str(value), message=message, fix=fix)
 
 
-def _boot_summary(W: np.ndarray, x: np.ndarray, y: np.ndarray, level: float) -> dict:
+class _Replicates:
+    """One scope's bootstrap weights ``W`` and the per-variable parts of
+    :func:`_weighted_r_and_slope`, kept for every feature and score of the scope: each replicate's
+    mean, deviations, weighted deviations and sum of squares are computed once per variable (and
+    set of usable pairs), the cross products once per (feature, score). The same arithmetic, in
+    the same order, as :func:`_weighted_r_and_slope`: bit for bit its numbers."""
+
+    def __init__(self, W: np.ndarray):
+        self.W = W
+        self._weights: dict = {}
+        self._moments: dict = {}
+
+    def _kept(self, ok: np.ndarray):
+        key = ok.tobytes()
+        if key not in self._weights:
+            Wk = self.W[:, ok]
+            self._weights[key] = Wk[Wk.sum(axis=1) > 0]
+        return key, self._weights[key]
+
+    def _moment(self, name, v: np.ndarray, ok: np.ndarray):
+        key, Wk = self._kept(ok)
+        if (name, key) not in self._moments:
+            sw = Wk.sum(axis=1)
+            m = (Wk @ v) / sw
+            d = v[None, :] - m[:, None]
+            Wd = Wk * d
+            self._moments[(name, key)] = (Wd, d, (Wd * d).sum(axis=1))
+        return self._moments[(name, key)]
+
+    def r_and_slope(self, x_name, x, y_name, y, ok) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`_weighted_r_and_slope` of the usable pairs ``ok`` (``x``, ``y``: already cut to them)."""
+        Wdx, _, sxx = self._moment(x_name, x, ok)
+        _, dy, syy = self._moment(y_name, y, ok)
+        sxy = (Wdx * dy).sum(axis=1)
+        tiny = 1e-12 * np.maximum(1.0, np.maximum(sxx, syy))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = np.where((sxx > tiny) & (syy > tiny), sxy / np.sqrt(sxx * syy), np.nan)
+            slope = np.where(sxx > tiny, sxy / sxx, np.nan)
+        return r, slope
+
+
+def _boot_summary(W, x: np.ndarray, y: np.ndarray, level: float, names: tuple | None = None) -> dict:
+    """Point estimates and percentile intervals of beta (r) and the slope. ``W``: the replicate
+    weights, or a scope's :class:`_Replicates` with ``names`` naming ``x`` and ``y`` in it."""
     ok = ~(np.isnan(x) | np.isnan(y))
-    x, y, Wk = x[ok], y[ok], W[:, ok]
+    x, y = x[ok], y[ok]
     out = {"n_pairs": int(ok.sum()), "beta": _pearson(x, y)}
     sxx = ((x - x.mean()) ** 2).sum() if len(x) else 0.0
     out["slope"] = float(((x - x.mean()) * (y - y.mean())).sum() / sxx) if len(x) >= 3 and sxx > 0 else float("nan")
-    if len(x) >= 3 and Wk.shape[0]:
-        keep = Wk.sum(axis=1) > 0
-        r, slope = _weighted_r_and_slope(Wk[keep], x, y)
+    n_replicates = W.W.shape[0] if isinstance(W, _Replicates) else W.shape[0]
+    if len(x) >= 3 and n_replicates:
+        if isinstance(W, _Replicates):
+            r, slope = W.r_and_slope(names[0], x, names[1], y, ok)
+        else:
+            Wk = W[:, ok]
+            keep = Wk.sum(axis=1) > 0
+            r, slope = _weighted_r_and_slope(Wk[keep], x, y)
         r, slope = r[np.isfinite(r)], slope[np.isfinite(slope)]
     else:
         r = slope = np.zeros(0)
@@ -330,6 +378,7 @@ def surface_associations(
         stories = pd.MultiIndex.from_arrays(
             [np.concatenate([sp["pair_id"], sp["pair_id"]]), np.concatenate([sp["focal"], sp["other"]])]
         ).unique()
+        reps = _Replicates(W)  # each feature's and score's replicate moments computed once
         f_st = feats.reindex(stories).to_numpy(dtype=float)
         s_st = wide.reindex(stories).to_numpy(dtype=float)
         for k, (j, c) in enumerate(judge_cols):
@@ -350,13 +399,13 @@ def surface_associations(
                         "p_value": _r_p_value(r_story, int(ok.sum()) - 2),
                     }
                 )
-                summary = _boot_summary(W, dF[:, m], dS[:, k], level)
+                summary = _boot_summary(reps, dF[:, m], dS[:, k], level, (("feature", m), ("score", k)))
                 used = ~(np.isnan(dF[:, m]) | np.isnan(dS[:, k]))
                 k_means = sp.loc[used, "matchup"].nunique() if scope == POOLED else 1
                 summary["p_value"] = _r_p_value(summary["beta"], summary["n_pairs"] - 1 - k_means)
                 wp_rows.append({"scope": scope, "judge": j, "criterion": c, "feature": feature, **summary})
         if humans_in is not None:
-            human_rows.extend(_human_rows(scope, sp, dF, names, humans_in, W, level, glmm_backend))
+            human_rows.extend(_human_rows(scope, sp, dF, names, humans_in, reps, level, glmm_backend))
         if scope != POOLED or len(matchups) == 1:
             points.append(_scatter(sp, dF, dS, names, judge_cols, _pair_shares(sp, humans_in)))
 
@@ -532,8 +581,6 @@ def _centre_within(values: np.ndarray, matchup: pd.Series) -> np.ndarray:
 
 
 def _human_rows(scope, sp, dF, names, humans_in, W, level, backend) -> list[dict]:
-    from audit.glmm import fit_crossed_glmm
-
     v, criterion = humans_in
     v = v[v["pair_id"].isin(sp["pair_id"])]
     pos = pd.Series(np.arange(len(sp)), index=sp["pair_id"]).reindex(v["pair_id"]).to_numpy()
@@ -541,7 +588,7 @@ def _human_rows(scope, sp, dF, names, humans_in, W, level, backend) -> list[dict
     strata = pd.factorize(sp["matchup"])[0]
     if scope == POOLED:  # the share of a pair flips with its matchup's orientation: centre it too
         share = _centre_within(share[:, None], sp["matchup"])[:, 0]
-    rows = []
+    rows, todo = [], []
     for m, feature in enumerate(names):
         x = dF[:, m]
         row = {
@@ -561,7 +608,7 @@ def _human_rows(scope, sp, dF, names, humans_in, W, level, backend) -> list[dict
             "separation": False,
             "note": "",
         }
-        s = _boot_summary(W, x, share, level)
+        s = _boot_summary(W, x, share, level, (("feature", m), ("share", 0)))
         row.update(
             pair_share_r=s["beta"], share_r_low=s["beta_low"], share_r_high=s["beta_high"], share_slope=s["slope"]
         )
@@ -589,18 +636,17 @@ def _human_rows(scope, sp, dF, names, humans_in, W, level, backend) -> list[dict
         readers = vv["reader_id"].astype(str).to_numpy()
         if k_strata > 1:  # a reader's lean towards "the focal system" means something within one matchup only
             readers = np.char.add(np.char.add(sp["matchup"].to_numpy(dtype=str)[pos[use]], "\x1f"), readers)
-        try:
-            fit = fit_crossed_glmm(
-                vv["y"].to_numpy(dtype=float),
-                {"pair": vv["pair_id"].to_numpy(), "reader": readers},
-                X=X,
-                x_names=x_names,
-                level=level,
-                backend=backend,
+        rows.append(row)
+        todo.append(
+            (
+                row,
+                slope,
+                (vv["y"].to_numpy(dtype=float), {"pair": vv["pair_id"].to_numpy(), "reader": readers}, X, x_names),
             )
-        except AuditError as exc:  # one failed fit is a recorded value, not a crashed analysis
-            row["note"] = f"GLMM failed: {exc}"
-            rows.append(row)
+        )
+    for (row, slope, _), fit in zip(todo, _fit_features([args for *_, args in todo], level, backend)):
+        if isinstance(fit, AuditError):  # one failed fit is a recorded value, not a crashed analysis
+            row["note"] = f"GLMM failed: {fit}"
             continue
         from scipy.stats import norm
 
@@ -616,8 +662,42 @@ def _human_rows(scope, sp, dF, names, humans_in, W, level, backend) -> list[dict
             separation=bool(fit.separation),
             note="; ".join(fit.notes),
         )
-        rows.append(row)
     return rows
+
+
+def _fit_features(fits: list, level: float, backend: str) -> list:
+    """The GLMM of every feature (``(y, factors, X, x_names)`` each): a GlmmResult, or the
+    AuditError its fit raised. With the native engine they are fitted together
+    (:func:`audit.glmm.batch.fit_many`: one scope's features share the votes and levels, so
+    their fits are evaluated at once; each fit makes the per-fit engine's decisions)."""
+    from audit.glmm import fit_crossed_glmm
+
+    def one(y, factors, X, x_names):
+        try:
+            return fit_crossed_glmm(y, factors, X=X, x_names=x_names, level=level, backend=backend)
+        except AuditError as exc:
+            return exc
+
+    if backend != "native" or not 0.0 < level < 1.0:
+        return [one(*args) for args in fits]
+    from audit.glmm.batch import fit_many
+    from audit.glmm.design import build_design
+
+    out: list = [None] * len(fits)
+    designs, where = [], []
+    for i, (y, factors, X, x_names) in enumerate(fits):
+        try:
+            designs.append(build_design(y, factors, X, x_names))
+            where.append(i)
+        except AuditError as exc:
+            out[i] = exc
+    try:
+        fitted = fit_many(designs, level=level)
+    except AuditError:  # fit each on its own, so that each failure is recorded on its own row
+        fitted = [one(*fits[i]) for i in where]
+    for i, fit in zip(where, fitted):
+        out[i] = fit
+    return out
 
 
 def _excludes_zero(low, high) -> np.ndarray:

@@ -57,8 +57,6 @@ def fit_vote_arrays(y: np.ndarray, pair_ids: np.ndarray, reader_ids: np.ndarray,
     Returns the row described in :func:`glmm_cells` and the ``GlmmResult`` (None on failure).
     ``start`` (a previous ``GlmmResult``) warm-starts the optimiser.
     """
-    from scipy.special import ndtr
-
     from audit.glmm import fit_crossed_glmm
 
     if y.size == 0:
@@ -70,6 +68,47 @@ def fit_vote_arrays(y: np.ndarray, pair_ids: np.ndarray, reader_ids: np.ndarray,
             res = fit_crossed_glmm(y, {"pair": pair_ids, "reader": reader_ids}, X=None, profile=False, start=start)
     except (AuditError, np.linalg.LinAlgError, ValueError) as exc:
         return _empty(f"{type(exc).__name__}: {exc}"), None
+    return _row(res), res
+
+
+def fit_vote_arrays_many(cells: list[tuple[np.ndarray, np.ndarray, np.ndarray, object]]) -> list[dict]:
+    """The rows of :func:`fit_vote_arrays` for many ``(y, pair_ids, reader_ids, start)`` at once:
+    the fits run through :func:`audit.glmm.batch.fit_many` (cells of one level shape evaluated
+    together; each cell makes the per-cell engine's decisions, its estimates equal to rounding).
+    A cell whose input is refused gets its error row; if the stacked fit itself raises, every
+    cell is fitted on its own, so each failure is recorded on its own row."""
+    from audit.glmm.batch import fit_many
+    from audit.glmm.design import build_design
+
+    rows: list[dict | None] = [None] * len(cells)
+    designs, starts, where = [], [], []
+    for i, (y, pair_ids, reader_ids, start) in enumerate(cells):
+        if y.size == 0:
+            rows[i] = _empty("no decisive votes")
+            continue
+        try:
+            designs.append(build_design(y, {"pair": pair_ids, "reader": reader_ids}))
+        except (AuditError, ValueError) as exc:
+            rows[i] = _empty(f"{type(exc).__name__}: {exc}")
+            continue
+        starts.append(start)
+        where.append(i)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SingularFitWarning)
+            warnings.simplefilter("ignore", SeparationWarning)
+            fitted = fit_many(designs, starts=starts)
+    except (AuditError, np.linalg.LinAlgError, ValueError):
+        fitted = None
+    for k, i in enumerate(where):
+        rows[i] = _row(fitted[k]) if fitted is not None else fit_vote_arrays(*cells[i])[0]
+    return rows  # type: ignore[return-value]
+
+
+def _row(res) -> dict:
+    """The tidy row of one ``GlmmResult``."""
+    from scipy.special import ndtr
+
     p, lo, hi = res.prob_estimate()
     b0, se = float(res.b[0]), float(res.se[0])
     pval = float(2.0 * ndtr(-abs(b0) / se)) if (math.isfinite(b0) and math.isfinite(se) and se > 0) else float("nan")
@@ -86,7 +125,7 @@ def fit_vote_arrays(y: np.ndarray, pair_ids: np.ndarray, reader_ids: np.ndarray,
         "singular": bool(res.singular),
         "separation": bool(res.separation),
         "error": "",
-    }, res
+    }
 
 
 def fit_cell(table: CellTable, drop_reader: int | None = None, start=None) -> tuple[dict, object]:

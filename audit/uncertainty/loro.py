@@ -35,7 +35,7 @@ import pandas as pd
 
 from audit.data import HUMAN_OVERALL
 from audit.uncertainty._cells import CellTable, cell_tables
-from audit.uncertainty.glmm_cells import fit_vote_arrays
+from audit.uncertainty.glmm_cells import fit_vote_arrays, fit_vote_arrays_many
 from audit.uncertainty.one_step import MAX_READERS, conditional_modes, modes_from_fit, one_step_without_readers
 
 ALL_DIMENSIONS = "all dimensions"
@@ -222,6 +222,32 @@ def _refit(job: _RefitJob) -> dict:
     return row
 
 
+#: exact refits per task of the all-exact path: fixed, so the results never depend on ``--jobs``
+REFIT_CHUNK = 64
+
+
+def _refit_chunk(jobs: list[_RefitJob]) -> list[dict]:
+    """:func:`_refit` of many jobs, fitted together (:func:`fit_vote_arrays_many`)."""
+    cells = []
+    for job in jobs:
+        keep = job.rdr != job.reader
+        cells.append((job.y[keep], job.pair[keep], job.rdr[keep], job.start))
+    return fit_vote_arrays_many(cells)
+
+
+def _exact_refits(tables, results, runner) -> dict[tuple[int, int], dict]:
+    """Every reader of every cell refitted exactly, warm-started from the cell's full fit, in
+    fixed chunks of :data:`REFIT_CHUNK` (each fitted together)."""
+    jobs = []
+    for i, t in enumerate(tables):
+        y, pair, rdr = t.vote_arrays()
+        full = results[i]["full"]
+        jobs.extend(_RefitJob(i, j, y, pair, rdr, _start(full, pair, rdr, rdr != j)) for j in range(t.n_readers))
+    chunks = [jobs[k : k + REFIT_CHUNK] for k in range(0, len(jobs), REFIT_CHUNK)]
+    rows = [row for chunk in runner.map(_refit_chunk, chunks, label="leave-one-reader-out refits") for row in chunk]
+    return {(job.index, job.reader): row for job, row in zip(jobs, rows)}
+
+
 def _cell_phase_one(job: _CellJob) -> dict:
     t = job.table
     y, pair, rdr = t.vote_arrays()
@@ -255,10 +281,7 @@ def _cell_phase_one(job: _CellJob) -> dict:
         if res is not None:
             modes = modes_from_fit(res, t.n_pairs, t.n_readers)
     out["full"] = full
-    if job.exact:
-        out["exact"] = [
-            _refit(_RefitJob(job.index, j, y, pair, rdr, _start(full, pair, rdr, rdr != j))) for j in range(t.n_readers)
-        ]
+    if job.exact:  # refitted afterwards, every cell's readers together (_refit_chunk)
         return out
     if full["error"] or not np.isfinite(full["b0"]):
         out["one_step"], out["reason"] = np.full(t.n_readers, np.nan), full["error"] or "no finite full-data estimate"
@@ -344,9 +367,9 @@ def leave_one_reader_out(
         for res in runner.map(_cell_phase_one, jobs, label="leave-one-reader-out fits"):
             results[res["index"]] = res
             n_fits += res["fits"]
-            for j, row in enumerate(res.get("exact", ())):
-                refits[(res["index"], j)] = row
-        if not all_exact:
+        if all_exact:
+            refits.update(_exact_refits(tables, results, runner))
+        else:
             refits.update(_refit_most_influential(tables, results, int(REFIT_SHARE * exact_budget), runner))
         n_fits += sum(1 for _ in refits)
 

@@ -19,10 +19,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import numpy as np
+import pandas as pd
 
 from audit.policy import TransferPolicy
 from audit.result import Transfer
-from audit.verdict.assess import CellInput, decide_cells
+from audit.verdict.assess import CellInput, _human_estimands, cell_input, decide_cells
 from audit.verdict.compare import CellComparison
 from audit.verdict.paired_bootstrap import CellBootstrap, bootstrap_judges, paired_bootstrap
 from audit.verdict.tables import ComparisonTable
@@ -128,4 +129,24 @@ def decide_configurations(
     }
 
 
-__all__ = ["SharedBootstraps", "decide_configurations"]
+def assess_transfers_with_configurations(
+    cells: Sequence[tuple[str, str, pd.DataFrame, pd.DataFrame | None]],
+    configurations: Mapping[str, Sequence[CellInput]],
+    *,
+    tie_rule: str,
+    policy: TransferPolicy,
+    seed: int,
+) -> tuple[list[tuple[Transfer, dict]], dict[str, list[Transfer]]]:
+    """:func:`~audit.verdict.assess.assess_transfers`, and every other judge configuration's cells
+    (``configurations``: judge -> its cell inputs) decided beside it on the same cell bootstraps
+    (:func:`decide_configurations`, the primary judge first): each judge's decisions are those of
+    its own run, bit for bit; the pair draws are made once per cell."""
+    primary = object()  # a key no configuration can have
+    inputs = {primary: [cell_input(*cell) for cell in cells], **configurations}
+    decided = decide_configurations(inputs, tie_rule=tie_rule, policy=policy, seed=seed)
+    transfers, comparisons = decided.pop(primary)
+    own = [(t, _human_estimands(c, policy.level)) for t, c in zip(transfers, comparisons)]
+    return own, {judge: t for judge, (t, _) in decided.items()}
+
+
+__all__ = ["SharedBootstraps", "assess_transfers_with_configurations", "decide_configurations"]

@@ -36,6 +36,7 @@ chunks of at most ``CHUNK_ELEMENTS`` floats per array.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -63,11 +64,39 @@ RATE_CENTRE = 1.0  #: a rate x seen from the other side is 1 - x
 BOUNDS = {k: ((0.0, 1.0) if k in ("judge_rate", "vote_share", "majority_rate") else (-1.0, 1.0)) for k in STATISTICS}
 
 
+class LazyDistributions(Mapping):
+    """The statistics' distributions, each built on first reading (internal).
+
+    A cell that is not assessed (INSUFFICIENT, or the humans only) reads two of the seven (the
+    human side's vote share and majority rate): smoothing and sorting the other five, and their
+    Satterthwaite degrees of freedom, would be work its result never shows. Each is built by
+    the same function on the same replicates whenever it is first read, so the numbers are
+    those of building them all at once, bit for bit.
+    """
+
+    def __init__(self, build: Mapping[str, Callable[[], ReplicateDistribution]]):
+        self._build = dict(build)
+        self._built: dict[str, ReplicateDistribution] = {}
+
+    def __getitem__(self, name: str) -> ReplicateDistribution:
+        got = self._built.get(name)
+        if got is None:
+            got = self._build.pop(name)()  # KeyError for a name that is not a statistic
+            self._built[name] = got
+        return got
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([k for k in STATISTICS if k in self._built or k in self._build])
+
+    def __len__(self) -> int:
+        return len(self._built) + len(self._build)
+
+
 @dataclass(frozen=True)
 class CellBootstrap:
     """Every compared statistic of one cell for one judge (internal)."""
 
-    distributions: dict[str, ReplicateDistribution]
+    distributions: Mapping[str, ReplicateDistribution]
     between_pair_sd: float  #: sqrt(tau^2) of the original data, probability scale
     reader_sd: float  #: sqrt of the reader component of V's variance (the shift's SD)
     n_boot: int
@@ -83,7 +112,11 @@ class CellBootstrap:
         negated, ``d_lo`` and ``d_hi`` exchanged (exactly: :meth:`ReplicateDistribution.mirrored`)."""
         d = self.distributions
         swap = {"d_lo": "d_hi", "d_hi": "d_lo"}
-        out = {k: d[swap.get(k, k)].mirrored(RATE_CENTRE if k in RATES else 0.0) for k in d}
+
+        def mirror(k: str) -> Callable[[], ReplicateDistribution]:
+            return lambda: d[swap.get(k, k)].mirrored(RATE_CENTRE if k in RATES else 0.0)
+
+        out = LazyDistributions({k: mirror(k) for k in d})
         return CellBootstrap(out, self.between_pair_sd, self.reader_sd, self.n_boot)
 
 
@@ -177,16 +210,22 @@ def bootstrap_judges(
         for target, est in ((shifted, with_shift), (plain, without)):
             for k, v in est.with_between_pair_var(t2).statistics().items():
                 target[k].append(np.asarray(v).reshape(n, n_judges))
-    out = []
-    for i in range(n_judges):
-        dists = {}
-        for k in STATISTICS:
-            reps = np.concatenate(shifted[k])[:, i]
-            pair_reps = np.concatenate(plain[k])[:, i]
-            df, df_se = _satterthwaite(reps, pair_reps, n_pairs, n_readers)
-            dists[k] = ReplicateDistribution(float(stats0[k][i]), reps, df, BOUNDS[k], df_se=df_se)
-        out.append(CellBootstrap(dists, tau, float(np.sqrt(c_r)), int(n_boot)))
-    return out
+
+    def build(
+        estimate: float, reps: np.ndarray, df: float, bounds, df_se: float
+    ) -> Callable[[], ReplicateDistribution]:
+        return lambda: ReplicateDistribution(estimate, reps, df, bounds, df_se=df_se)
+
+    per_judge = [{} for _ in range(n_judges)]
+    for k in STATISTICS:
+        reps_all, pair_all = np.concatenate(shifted[k]), np.concatenate(plain[k])
+        for i in range(n_judges):
+            reps = np.ascontiguousarray(reps_all[:, i])  # its own memory: the other judges' columns are not kept
+            df, df_se = _satterthwaite(reps, pair_all[:, i], n_pairs, n_readers)
+            per_judge[i][k] = build(float(stats0[k][i]), reps, df, BOUNDS[k], df_se)
+    return [
+        CellBootstrap(LazyDistributions(per_judge[i]), tau, float(np.sqrt(c_r)), int(n_boot)) for i in range(n_judges)
+    ]
 
 
 def logit_shift_factor(original: Estimands) -> float:
@@ -234,8 +273,12 @@ def between_pair_replicates(
     drawn through a Gaussian copula with the bootstrap's correlation of the two: each keeps
     its scaled chi-square margin, and their dependence is the resampled one.
     """
-    from scipy.special import ndtr
-    from scipy.stats import chi2
+    from scipy.special import gammaincinv, ndtr
+
+    def chi2_ppf(q: np.ndarray, df: float) -> np.ndarray:
+        # what scipy.stats.chi2.ppf evaluates for 0 <= q <= 1 and df > 0 (0 at q = 0, inf at 1),
+        # without its argument handling (a third of the call on a cell's 999 replicates)
+        return 2.0 * gammaincinv(df / 2.0, q)
 
     s2, sw2, m1 = float(original.share_var), float(original.within_var), float(original.mean_inv_n)
     df_b, df_w = float(original.df_between), float(original.df_within)
@@ -258,8 +301,8 @@ def between_pair_replicates(
         return s2_reps - sw2_reps * m1
     z1 = rng.standard_normal(n_boot)
     z2 = rho * z1 + np.sqrt(1.0 - rho * rho) * rng.standard_normal(n_boot)
-    s2_reps = s2 * chi2.ppf(ndtr(z1), df_b) / df_b
-    sw2_reps = sw2 * chi2.ppf(ndtr(z2), df_w) / df_w if df_w > 0 else np.full(n_boot, sw2)
+    s2_reps = s2 * chi2_ppf(ndtr(z1), df_b) / df_b
+    sw2_reps = sw2 * chi2_ppf(ndtr(z2), df_w) / df_w if df_w > 0 else np.full(n_boot, sw2)
     return s2_reps - sw2_reps * m1
 
 
@@ -307,6 +350,7 @@ def _leave_one_out_var(x: np.ndarray) -> np.ndarray:
 
 __all__ = [
     "CellBootstrap",
+    "LazyDistributions",
     "STATISTICS",
     "between_pair_replicates",
     "bootstrap_judges",

@@ -300,15 +300,39 @@ def test_result_with_detector_records_round_trips():
 
 def test_a_failed_glmm_fit_is_recorded_not_raised(monkeypatch):
     import audit.glmm
+    import audit.glmm.batch
     from audit.errors import ConvergenceError
 
     def broken(*args, **kwargs):
         raise ConvergenceError("no optimum")
 
     monkeypatch.setattr(audit.glmm, "fit_crossed_glmm", broken)
+    # the features' fits run together (audit.glmm.batch.fit_many); when that raises, each is
+    # fitted on its own, so that each failure is recorded on its own row
+    monkeypatch.setattr(audit.glmm.batch, "fit_many", broken)
     feats, scores, pairs, votes = make_data(n_pairs=6)
     result = surface_associations(feats, scores, pairs, votes, n_boot=20, rng=0)
     assert result.humans["note"].str.contains("GLMM failed: no optimum").all()
     assert result.humans["coef"].isna().all() and result.humans["pair_share_r"].notna().all()
     # Without the GLMM, the readers' side falls back on the vote-share interval.
     assert (result.side_by_side["pattern"] != "humans not analysed").all()
+
+
+def test_the_scope_replicate_moments_equal_the_direct_computation_bit_for_bit():
+    from audit.surface.associations import _boot_summary, _cluster_weights
+
+    rng = np.random.default_rng(12)
+    pairs = pd.DataFrame({"pair_id": [f"p{i}" for i in range(40)], "group_id": ""})
+    W = _cluster_weights(pairs, "pair", 300, rng)
+    from audit.surface.associations import _Replicates
+
+    reps = _Replicates(W)
+    xs = [rng.normal(size=40) for _ in range(3)]
+    ys = [rng.normal(size=40) for _ in range(3)]
+    xs[1][[3, 7]] = np.nan  # other usable pairs: other kept weights
+    for m, x in enumerate(xs):
+        for k, y in enumerate(ys):
+            direct = _boot_summary(W, x, y, 0.95)
+            shared = _boot_summary(reps, x, y, 0.95, (("feature", m), ("score", k)))
+            assert repr(shared) == repr(direct)
+    assert len(reps._moments) == 2 * 3 + 3  # every variable once per set of usable pairs

@@ -88,3 +88,103 @@ def test_a_shape_group_of_one_equals_its_fit(seed):
     (got,) = fit_many([design])
     want = fit_native_single_thread(design)
     assert _close(want.b[0], got.b[0]) and _close(want.se[0], got.se[0])
+
+
+def middle_cells(rng: np.random.Generator, n_cells: int, n_pairs: int, n_readers: int):
+    """Cells of one level shape (n_pairs x n_readers) with different vote counts: every pair read by
+    all readers, then a random share of the votes dropped (ties), keeping every level present."""
+    designs = []
+    for _ in range(n_cells):
+        pair = np.repeat(np.arange(n_pairs), n_readers)
+        reader = np.tile(np.arange(n_readers), n_pairs)
+        keep = rng.random(pair.size) > rng.choice([0.0, 0.1, 0.3])
+        keep[:n_readers] = True  # pair 0 read by every reader
+        keep[np.arange(n_pairs) * n_readers] = True  # every pair read by reader 0
+        sd_pair, sd_reader = rng.choice([0.0, 0.6, 1.5]), rng.choice([0.0, 0.4, 1.0])
+        b0 = rng.choice([0.0, 0.8, 2.0]) * rng.choice([-1, 1])
+        eta = b0 + rng.normal(0, sd_pair, n_pairs)[pair] + rng.normal(0, sd_reader, n_readers)[reader]
+        y = (rng.random(pair.size) < 1 / (1 + np.exp(-eta))).astype(float)
+        designs.append(
+            build_design(
+                y[keep], {"pair": [f"p{i:03d}" for i in pair[keep]], "reader": [f"r{i}" for i in reader[keep]]}
+            )
+        )
+    return designs
+
+
+def test_middle_sized_cells_stacked_equal_the_per_cell_fits():
+    from audit.glmm.batch import STACK_MIN_CELLS, stackable
+
+    rng = np.random.default_rng(20261202)
+    designs = middle_cells(rng, 24, 40, 6) + middle_cells(rng, 12, 25, 9)
+    assert all(stackable(canonical_order(d)) and not batchable(canonical_order(d)) for d in designs)
+    assert len({d.y.size for d in designs}) > 10 and len(designs) >= STACK_MIN_CELLS  # padded, not one shape
+    starts = [None] * 12 + [{"theta": [0.7, 0.4], "beta": [0.3]}] * 12 + [None] * 12
+    got = fit_many(designs, starts=starts)
+    n_singular = 0
+    for design, start, result in zip(designs, starts, got):
+        want = fit_native_single_thread(design, start=start)
+        for field in ("b", "se", "wald_low", "wald_high"):
+            assert all(_close(a, b) for a, b in zip(getattr(want, field), getattr(result, field))), field
+        for name in want.sd:
+            assert _close(want.sd[name], result.sd[name]), name
+        assert abs(want.loglik - result.loglik) <= 1e-9
+        assert (want.singular, want.converged, want.factorization, want.notes) == (
+            result.singular,
+            result.converged,
+            result.factorization,
+            result.notes,
+        )
+        n_singular += want.singular
+    assert n_singular >= 3
+
+
+def test_a_lone_middle_sized_cell_is_the_per_cell_fit_itself():
+    rng = np.random.default_rng(3)
+    (design,) = middle_cells(rng, 1, 30, 5)
+    assert repr(fit_many([design])[0]) == repr(fit_native_single_thread(design))
+
+
+def test_fit_many_wants_one_start_per_design():
+    rng = np.random.default_rng(4)
+    with pytest.raises(ValueError, match="2 start values for 1 designs"):
+        fit_many(middle_cells(rng, 1, 10, 3), starts=[None, None])
+
+
+def test_middle_sized_cells_with_slopes_stacked_equal_the_per_cell_fits():
+    """The surface features' fits: the same votes and levels, one standardised feature each (and
+    one intercept per matchup in a pooled scope), some of them separating the votes."""
+    rng = np.random.default_rng(20261203)
+    (base,) = middle_cells(rng, 1, 40, 6)
+    y, codes, n = base.y, base.codes, base.y.size
+    pair = np.asarray(base.levels[0], dtype=object)[codes[0]]
+    reader = np.asarray(base.levels[1], dtype=object)[codes[1]]
+    strata = (codes[0] % 2).astype(float)
+    designs = []
+    for k in range(10):
+        z = rng.normal(size=40)[codes[0]]
+        if k == 0:
+            z = np.where(y == 1, 1.0, -1.0) + 0.01 * rng.normal(size=n)  # separates the votes
+        X = np.column_stack([np.ones(n), z]) if k % 2 else np.column_stack([strata, 1 - strata, z])
+        names = ["(Intercept)", "x"] if k % 2 else ["(Intercept: a)", "(Intercept: b)", "x"]
+        designs.append(build_design(y, {"pair": pair, "reader": reader}, X, names))
+    got = fit_many(designs)
+    n_separated = 0
+    for design, result in zip(designs, got):
+        want = fit_native_single_thread(design)
+        # a separated fit's SE is a finite difference across a flat likelihood (2e6 here): its
+        # rounding differs by percents, so only its estimates and flags are compared
+        for field in ("b",) if want.separation else ("b", "se", "wald_low", "wald_high"):
+            assert all(_close(a, b) for a, b in zip(getattr(want, field), getattr(result, field))), field
+        for name in want.sd:
+            assert _close(want.sd[name], result.sd[name]), name
+        assert abs(want.loglik - result.loglik) <= 1e-9
+        assert (want.singular, want.converged, want.separation, want.factorization, want.notes) == (
+            result.singular,
+            result.converged,
+            result.separation,
+            result.factorization,
+            result.notes,
+        )
+        n_separated += want.separation
+    assert n_separated == 1

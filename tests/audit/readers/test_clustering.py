@@ -14,9 +14,11 @@ from audit.checks import Status
 from audit.errors import InputError
 from audit.readers._common import check_votes
 from audit.readers.clustering import (
+    MAX_CRITERIA_FOR_CLUSTERING,
     cluster_profile,
     cluster_readers,
     cophenetic_between,
+    criteria_dendrogram,
     shared_clusters,
     standardise_profile,
 )
@@ -100,6 +102,22 @@ def test_criteria_that_move_together_merge_first():
     votes.loc[pairs, "y"] = [emp[(r, p)] for r, p in zip(votes.loc[pairs, "reader_id"], votes.loc[pairs, "pair_id"])]
     res = cluster_readers(votes, reader_weights(votes), reader_kappas(votes))
     assert res.criteria.clusters[0] == ("emotion", "empathy")
+
+
+def test_criteria_tree_up_to_the_cap_and_skipped_with_a_reason_beyond_it():
+    # a criteria x criteria profile grows as the square of the criteria (issue 15: 10k criteria)
+    rng = np.random.default_rng(3)
+
+    def votes(n_criteria: int) -> pd.DataFrame:
+        rows = [(f"p{p}", f"r{r}", f"c{c:04d}") for c in range(n_criteria) for p in range(4) for r in range(3)]
+        frame = pd.DataFrame(rows, columns=["pair_id", "reader_id", "criterion"])
+        return frame.assign(y=rng.integers(0, 2, len(frame)).astype(float))
+
+    at_cap, reason = criteria_dendrogram(votes(MAX_CRITERIA_FOR_CLUSTERING))
+    assert at_cap is not None and reason == "" and len(at_cap.labels) == MAX_CRITERIA_FOR_CLUSTERING
+    beyond, reason = criteria_dendrogram(votes(MAX_CRITERIA_FOR_CLUSTERING + 1))
+    assert beyond is None
+    assert f"at most {MAX_CRITERIA_FOR_CLUSTERING} criteria, found {MAX_CRITERIA_FOR_CLUSTERING + 1}" in reason
 
 
 @pytest.mark.parametrize("n_readers", [2, 3])

@@ -125,3 +125,28 @@ def test_starting_from_given_full_fits_equals_fitting_them():
     )
     assert given.n_glmm_fits == 0 and fitted.n_glmm_fits == 1
     np.testing.assert_allclose(given.shifts["glmm_shift"], fitted.shifts["glmm_shift"], atol=2e-4)
+
+
+def test_exact_refits_fitted_together_equal_the_refits_one_by_one():
+    """The all-exact path fits every cell's readers together (audit.glmm.batch); each refit equals
+    the per-cell engine's warm-started refit to 1e-6 (the stacked-fit tolerance), flags included."""
+    from audit.uncertainty._cells import cell_tables
+    from audit.uncertainty.glmm_cells import fit_vote_arrays
+    from audit.uncertainty.loro import REFIT_CHUNK, _refit, _RefitJob, _start
+
+    v = make_votes(6, n_matchups=2, n_criteria=5, n_pairs=30, n_readers=7, sd_pair=0.8, sd_reader=0.5, tie_prob=0.1)
+    res = leave_one_reader_out(v)
+    assert res.n_glmm_exact_refits == 10 * 7 > REFIT_CHUNK  # more than one chunk
+    s = res.shifts
+    for t in cell_tables(v, ("matchup", "criterion")):
+        y, pair, rdr = t.vote_arrays()
+        full, _ = fit_vote_arrays(y, pair, rdr)
+        rows = s[s["cell"] == t.label].set_index("reader")
+        assert set(rows["glmm_method"]) == {"exact"}
+        for j, reader in enumerate(t.readers):
+            one = _refit(_RefitJob(0, j, y, pair, rdr, _start(full, pair, rdr, rdr != j)))
+            assert rows.loc[reader, "glmm_without"] == pytest.approx(one["estimate"], abs=1e-6)
+            assert (rows.loc[reader, "glmm_singular"], rows.loc[reader, "glmm_converged"]) == (
+                one["singular"],
+                one["converged"],
+            )

@@ -183,3 +183,27 @@ def test_pass_is_the_equivalence_test_below_alpha():
             assert (t.status.value == "PASS") == (t.p_equivalence < policy.alpha), (c.criterion, t.p_equivalence)
         assert (t.p_equivalence < policy.alpha) <= inside  # the p never claims more than its interval
     assert seen["INCONCLUSIVE"] >= 5 and seen["FAIL"] >= 3  # the fixture has no PASS: its judge fails to transfer
+
+
+def test_the_configurations_decided_beside_the_primary_verdict_equal_their_own_runs():
+    """pipeline.assess_cells_and_configurations decides every configuration on the primary
+    verdict's cell bootstraps: the primary cells and each configuration's decisions are those of
+    the separate runs (assess_cells; the section's configuration_decisions), bit for bit."""
+    from audit.judge_configurations import configuration_decisions
+    from audit.pipeline import assess_cells_and_configurations
+
+    data = load_audit_data(FIXTURE / "judge.csv", FIXTURE / "humans.csv", pairs=FIXTURE / "pairs.csv")
+    spec = AuditSpec(surface=False)
+    outcomes = judge_pair_outcomes(data, spec.tie_rule, np.random.default_rng(0))
+    primary = choose_primary_judge(data.judges, None)
+    choices = {j: judge_choices(outcomes, j, data.criteria) for j in data.judges}
+    baseline = reader_baseline(data.votes, choices[primary]).to_frame()
+    alone = assess_cells(data, spec, outcomes, primary, baseline, 11)
+    cells, decided = assess_cells_and_configurations(data, spec, outcomes, primary, baseline, 11, choices)
+    assert repr(cells) == repr(alone)
+    assert set(decided) == set(data.judges) - {primary} and len(decided) >= 3
+    kw = dict(cells=cells, primary=primary, tie_rule=spec.tie_rule, policy=spec.policy.transfer, seed=11)
+    separate = configuration_decisions(data.votes, choices, **kw)
+    shared = configuration_decisions(data.votes, choices, decided=decided, **kw)
+    assert repr(shared) == repr(separate)
+    assert any(counts.get("FAIL", 0) for counts, _ in separate.values())  # not all one status

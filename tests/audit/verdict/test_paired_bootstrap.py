@@ -5,7 +5,7 @@ import pytest
 
 from audit.verdict.compare import cell_generator
 from audit.verdict.estimands import estimands
-from audit.verdict.paired_bootstrap import between_pair_replicates, bootstrap_judges, paired_bootstrap
+from audit.verdict.paired_bootstrap import STATISTICS, between_pair_replicates, bootstrap_judges, paired_bootstrap
 from audit.verdict.simulate import CellDesign, simulate_cell, simulate_judge
 from audit.verdict.tables import comparison_table
 
@@ -168,3 +168,26 @@ def test_the_reported_monte_carlo_se_of_the_equivalence_p_is_its_spread_over_str
     without = _equivalence_p_over_streams(c, 30)
     assert np.array_equal(without[:, 0], with_df[:, 0])  # the same p-values: only their SE changes
     assert np.median(without[:, 1]) / without[:, 0].std(ddof=1) < 0.72
+
+
+def _readings(d):
+    return (d.estimate, d.sd, d.df, d.interval(0.9), d.p_greater(0.1), d.p_less(-0.1), d.p_mc_se(0.1, greater=True))
+
+
+def test_distributions_are_built_when_read_and_read_the_same_in_any_order():
+    # an INSUFFICIENT cell reads only the human side's two distributions: the other five are never built
+    a = paired_bootstrap(_table(seed=3), 299, np.random.default_rng(5))
+    b = paired_bootstrap(_table(seed=3), 299, np.random.default_rng(5))
+    a["vote_share"], a["majority_rate"]
+    assert set(a.distributions._built) == {"vote_share", "majority_rate"}
+    assert list(a.distributions) == list(STATISTICS) and len(a.distributions) == len(STATISTICS)
+    first = {k: _readings(a[k]) for k in STATISTICS}
+    second = {k: _readings(b[k]) for k in reversed(STATISTICS)}
+    assert first == second  # bit for bit, NaN-free here
+    # mirrored: built on reading too, the same numbers as the base read from the other side
+    m = b.mirrored()
+    assert not m.distributions._built
+    assert m["d_lo"].interval(0.9) == pytest.approx(tuple(-x for x in reversed(b["d_hi"].interval(0.9))), abs=1e-15)
+    assert set(m.distributions._built) == {"d_lo"}
+    with pytest.raises(KeyError):
+        a["not a statistic"]
