@@ -15,7 +15,10 @@ configurations do. The table gives, per design x judge,
 the share of cells that FAIL / PASS / are INCONCLUSIVE and the share of studies that FAIL
 (any cell FAILs) / FAIL falsely (a cell FAILs whose judge is truly within the margin of the
 true band with no true direction conflict: :func:`truly_fails`) / PASS (every cell PASSes),
-each with its binomial standard error, and the
+each with its binomial standard error; the assessed cells split by the truth
+(:func:`truth_side`: the shares truly outside the margin and truly in a direction conflict
+within it; FAIL among the cells truly inside, the false-alarm rate; FAIL among those in a
+conflict; FAIL among those truly outside, the power; PASS among those, a wrong PASS); and the
 coverage of the intervals of J - V, J - M and of the band distance for the reader-like and
 majority judges (the truth of each judge is its expected rate given the judge:
 :mod:`audit.verdict.simulate`).
@@ -77,6 +80,10 @@ class Tally:
     extended: int = 0  #: cells decided on more replicates (sequential Monte Carlo)
     borderline: int = 0  #: cells still Monte Carlo borderline after it
     fail_by_test: dict[str, int] = field(default_factory=lambda: {"outside": 0, "conflict": 0})
+    #: assessed cells split by the truth (:func:`truth_side`): how many, and how many FAIL / PASS in each
+    truth: dict[str, int] = field(
+        default_factory=lambda: {k: 0 for side in TRUTH_SIDES for k in (side, f"{side} FAIL", f"{side} PASS")}
+    )
 
     @property
     def n_cells(self) -> int:
@@ -94,6 +101,19 @@ def truly_fails(j_true: float, v_true: float, m_true: float, margin: float) -> b
     """Whether a FAIL is right: the judge's expected rate lies more than ``margin`` from the true
     band, or it and the true vote share lie on opposite sides of 1/2 (a direction conflict)."""
     return bool(abs(band_distance(j_true, v_true, m_true)) > margin or (j_true - 0.5) * (v_true - 0.5) < 0)
+
+
+TRUTH_SIDES = ("inside", "conflict", "outside")
+
+
+def truth_side(j_true: float, v_true: float, m_true: float, margin: float) -> str:
+    """Where the judge truly is: ``outside`` (its expected rate more than ``margin`` from the true band:
+    a FAIL is right, a PASS wrong), ``conflict`` (within the margin but across 1/2 from the true vote
+    share: a FAIL by the direction-conflict test is right, a PASS too) or ``inside`` (neither: a FAIL
+    is a false alarm)."""
+    if abs(band_distance(j_true, v_true, m_true)) > margin:
+        return "outside"
+    return "conflict" if truly_fails(j_true, v_true, m_true, margin) else "inside"
 
 
 def run_study(
@@ -136,6 +156,13 @@ def run_study(
             t.status is Status.FAIL and t.p_outside_adjusted < policy.alpha for t in transfers
         )
         tally.fail_by_test["conflict"] += sum(t.status is Status.FAIL and bool(t.direction_conflict) for t in transfers)
+        for s, (c, j, v, m) in zip(statuses, items):
+            if not c.assessed:
+                continue
+            side = truth_side(j, v, m, policy.margin)
+            tally.truth[side] += 1
+            tally.truth[f"{side} FAIL"] += s is Status.FAIL
+            tally.truth[f"{side} PASS"] += s is Status.PASS
         if kind in COVERAGE_JUDGES:
             for c, j_true, v_true, m_true in items:
                 if not c.assessed:
@@ -156,21 +183,31 @@ def format_table(tallies: dict[tuple[tuple[int, int], str], Tally], policy: Tran
         f"adjust {policy.adjust}, n_boot {policy.n_boot}; {len(CELLS)} cells per study",
         f"rates in % (binomial standard error); coverage of the two-sided {1 - policy.alpha:.0%} intervals; "
         "more B: cells decided on more replicates (sequential Monte Carlo), bordl: still borderline then; "
-        "FAIL out/conf: FAIL cells by the test that rejects (outside the margin / direction conflict)",
+        "FAIL out/conf: FAIL cells by the test that rejects (outside the margin / direction conflict); "
+        "by the truth (assessed cells, truth_side): out = the judge's expected rate more than the margin from "
+        "the true band, conf = within it but across 1/2 from the true vote share, in = neither; "
+        "FAIL|in = the false-alarm rate, FAIL|out = the power, PASS|out = a PASS of a judge truly outside",
         f"{'design':<8} {'judge':<14} {'studies':>7} {'cell FAIL':>12} {'cell PASS':>12} {'cell INCONC':>12} "
         f"{'study FAIL':>12} {'false FAIL':>12} {'study PASS':>12} {'cov J-V':>12} {'cov J-M':>12} {'cov band':>12} "
-        f"{'more B':>6} {'bordl':>5} {'FAIL out/conf':>13}",
+        f"{'more B':>6} {'bordl':>5} {'FAIL out/conf':>13} {'out':>12} {'conf':>12} {'FAIL|in':>12} "
+        f"{'FAIL|conf':>12} {'FAIL|out':>12} {'PASS|out':>12}",
     ]
     for (design, kind), t in tallies.items():
         n = t.n_cells
         cov = [(_rate(sum(t.coverage[k]), len(t.coverage[k])) if t.coverage[k] else "") for k in ("J-V", "J-M", "band")]
+        assessed = sum(t.truth[side] for side in TRUTH_SIDES)
         lines.append(
             f"{design[0]}x{design[1]:<6} {kind:<14} {t.studies['n']:>7} {_rate(t.cells['FAIL'], n):>12} "
             f"{_rate(t.cells['PASS'], n):>12} {_rate(t.cells['INCONCLUSIVE'], n):>12} "
             f"{_rate(t.studies['FAIL'], t.studies['n']):>12} {_rate(t.studies['false FAIL'], t.studies['n']):>12} "
             f"{_rate(t.studies['PASS'], t.studies['n']):>12} "
             f"{cov[0]:>12} {cov[1]:>12} {cov[2]:>12} "
-            f"{t.extended:>6} {t.borderline:>5} {t.fail_by_test['outside']:>6}/{t.fail_by_test['conflict']:<6}"
+            f"{t.extended:>6} {t.borderline:>5} {t.fail_by_test['outside']:>6}/{t.fail_by_test['conflict']:<6} "
+            f"{_rate(t.truth['outside'], assessed):>12} {_rate(t.truth['conflict'], assessed):>12} "
+            f"{_rate(t.truth['inside FAIL'], t.truth['inside']):>12} "
+            f"{_rate(t.truth['conflict FAIL'], t.truth['conflict']):>12} "
+            f"{_rate(t.truth['outside FAIL'], t.truth['outside']):>12} "
+            f"{_rate(t.truth['outside PASS'], t.truth['outside']):>12}"
         )
     return "\n".join(lines)
 

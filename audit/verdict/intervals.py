@@ -26,7 +26,11 @@ count, floored at ``1 / (B + 1)`` (Phipson and Smyth 2010); ``count_floor`` is t
 Student-t calibration: with finite degrees of freedom ``df`` every tail probability ``a``
 is read at ``Phi(-t_df^-1(1 - a))`` (the tails are as wide as a t interval's), and a
 p-value with normal score ``z`` (``Phi(z)`` above) is ``T_df(z)``; :mod:`audit.uncertainty.two_way`
-does the same for the uncertainty section's two-way intervals.
+does the same for the uncertainty section's two-way intervals. When ``df`` is itself estimated
+from the replicates (the paired bootstrap's Satterthwaite df) it has a Monte Carlo error
+``df_se`` of its own, and ``T_df(z)`` moves with it at fixed ``z``: :meth:`p_mc_se` adds
+``|dT_df(z) / d df| df_se`` in quadrature (with few readers the df is about 3 and its error
+about 10%, which on a HANNA cell was most of the p-value's seed-to-seed spread: docs/audit.md 4.2).
 """
 
 from __future__ import annotations
@@ -71,12 +75,15 @@ class ReplicateDistribution:
         replicates: np.ndarray,
         df: float = float("inf"),
         bounds: tuple[float, float] = (-np.inf, np.inf),
+        df_se: float = 0.0,
     ):
         self.bounds = (float(bounds[0]), float(bounds[1]))
         reps = np.asarray(replicates, float)
         reps = reps[np.isfinite(reps)]
         self.estimate = float(estimate)
         self.df = float(df) if np.isfinite(df) and df > 0 else float("inf")
+        #: the Monte Carlo SE of ``df`` when it was estimated from the replicates (0: ``df`` is known)
+        self.df_se = float(df_se) if np.isfinite(self.df) and np.isfinite(df_se) and df_se > 0 else 0.0
         self.n = int(reps.size)
         self._anchors: dict[str, tuple[float, float]] = {}
         self._quantiles: dict[float, float] = {}
@@ -204,8 +211,9 @@ class ReplicateDistribution:
         Delta method: in the dense region the smoothed proportion's binomial error
         ``sqrt(F (1 - F) / B)``; in the Gaussian continuation the errors of the anchor quantile
         (``sqrt(p_a (1 - p_a) / B) / f(x_a)``) and of the SD (``s sqrt((kurtosis - 1) / (4 B))``)
-        carried through ``z = Phi^-1(p_a) - |x_a - null| / s``, then through the t calibration.
-        0 for a count (the replicates do not vary); NaN when undefined.
+        carried through ``z = Phi^-1(p_a) - |x_a - null| / s``, then through the t calibration,
+        plus the error of an estimated ``df`` (``|dT_df(z) / d df| df_se``, in quadrature). 0 for a count
+        (the replicates do not vary); NaN when undefined.
         """
         return self._p(null, lower_tail=greater)[1]
 
@@ -247,13 +255,16 @@ class ReplicateDistribution:
                 kurt = self._kurtosis if np.isfinite(self._kurtosis) else 3.0
                 se_s = s * float(np.sqrt(max(kurt - 1.0, 0.0) / (4.0 * n)))
                 z, dz = z_tail, float(np.hypot(se_x / s, beyond * se_s / (s * s)))
-        if np.isfinite(self.df):
-            p = float(_student_t().cdf(z, self.df))
-            dens = float(_student_t().pdf(z, self.df))
-        else:
-            p = float(ndtr(z))
-            dens = float(ndtr_pdf(z))
-        return float(min(max(p, P_MIN), 1.0)), float(dens * dz)
+        finite = np.isfinite(self.df)
+        p = float(_student_t().cdf(z, self.df)) if finite else float(ndtr(z))
+        dens = float(_student_t().pdf(z, self.df)) if finite else float(ndtr_pdf(z))
+        slope = self._df_slope(z) if finite and self.df_se > 0 else 0.0
+        return float(min(max(p, P_MIN), 1.0)), float(np.hypot(dens * dz, slope * self.df_se))
+
+    def _df_slope(self, z: float) -> float:
+        """``d T_df(z) / d df`` at this distribution's ``df`` (a central difference, 1% of ``df``)."""
+        t, step = _student_t(), 0.01 * self.df
+        return float(t.cdf(z, self.df + step) - t.cdf(z, self.df - step)) / (2.0 * step)
 
     def mirrored(self, about: float) -> "MirroredDistribution":
         """The distribution of ``about - statistic``, read exactly from this one (no re-smoothing)."""
@@ -275,6 +286,7 @@ class MirroredDistribution:
     estimate = property(lambda self: self.about - self.base.estimate)
     sd = property(lambda self: self.base.sd)
     df = property(lambda self: self.base.df)
+    df_se = property(lambda self: self.base.df_se)
     n = property(lambda self: self.base.n)
     defined = property(lambda self: self.base.defined)
     count_floor = property(lambda self: self.base.count_floor)

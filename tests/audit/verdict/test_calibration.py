@@ -4,7 +4,17 @@ the full study against the issue's targets under ``slow``."""
 import pytest
 
 from audit.policy import TransferPolicy
-from audit.verdict.calibration import DESIGNS, QUICK_BOOT, QUICK_DESIGNS, QUICK_STUDIES, calibrate, format_table, main
+from audit.verdict.calibration import (
+    DESIGNS,
+    QUICK_BOOT,
+    QUICK_DESIGNS,
+    QUICK_STUDIES,
+    TRUTH_SIDES,
+    calibrate,
+    format_table,
+    main,
+    truth_side,
+)
 
 
 def _rate(tally, key, what="cells"):
@@ -26,8 +36,22 @@ def test_quick_study_separates_aligned_from_misaligned_judges():
         cov = at_60[kind].coverage
         assert 0.85 <= sum(cov["J-V"]) / len(cov["J-V"]) <= 1.0
         assert 0.85 <= sum(cov["J-M"]) / len(cov["J-M"]) <= 1.0
+    for t in tallies.values():  # every assessed cell is split by the truth, and every FAIL with it
+        assert sum(t.truth[side] for side in TRUTH_SIDES) == t.n_cells - t.cells["other"]
+        for status in ("FAIL", "PASS"):
+            assert sum(t.truth[f"{side} {status}"] for side in TRUTH_SIDES) == t.cells[status]
+    assert at_60["reversed"].truth["outside"] > at_60["reversed"].truth["inside"]  # reversed is truly outside
+    assert at_60["reversed"].truth["outside FAIL"] > 0.3 * at_60["reversed"].truth["outside"]  # power
+    assert at_60["majority"].truth["inside FAIL"] == 0
     table = format_table(tallies, TransferPolicy(n_boot=QUICK_BOOT))
-    assert table.count("\n") == 2 + len(tallies) and "cov J-M" in table
+    assert table.count("\n") == 2 + len(tallies) and "cov J-M" in table and "FAIL|in" in table
+
+
+def test_the_truth_side_of_a_judge():
+    # band [0.4, 0.5], margin 0.1: 0.65 is truly outside, 0.45 inside, 0.55 within the margin
+    assert truth_side(0.65, 0.5, 0.4, 0.1) == "outside" and truth_side(0.45, 0.5, 0.4, 0.1) == "inside"
+    assert truth_side(0.54, 0.45, 0.4, 0.1) == "conflict"  # within the margin, across 1/2 from the vote share
+    assert truth_side(0.55, 0.5, 0.4, 0.1) == "inside"  # a vote share at 1/2 is no direction
 
 
 def test_main_prints_the_table(capsys):
@@ -52,6 +76,8 @@ def test_full_study_meets_the_targets():
         if kind in ("reader-like", "majority", "noisy-aligned"):
             assert _rate(t, "false FAIL", "studies") <= 0.05, (design, kind)
             assert _rate(t, "FAIL") <= 0.05, (design, kind)
+            # the false-alarm rate: FAIL among the cells whose judge is truly within the margin, no conflict
+            assert t.truth["inside FAIL"] <= 0.05 * t.truth["inside"], (design, kind)
             if not (design == (12, 150) and kind == "reader-like"):
                 assert _rate(t, "FAIL", "studies") <= 0.05, (design, kind)
         if design == (7, 60) and kind in ("skewed", "reversed"):

@@ -153,3 +153,22 @@ def test_a_mirrored_distribution_reads_the_same_numbers():
     lo, hi = d.interval(0.9)
     assert m.interval(0.9) == (1.0 - hi, 1.0 - lo)
     assert m.mirrored(1.0) is d
+
+
+def test_an_estimated_df_adds_its_monte_carlo_error_to_the_p_value():
+    """``df_se``: the p-value's SE gains ``|dT_df(z)/d df| df_se`` in quadrature (the p itself is unchanged)."""
+    reps = np.random.default_rng(11).normal(0.0, 1.0, 999)
+    known = ReplicateDistribution(0.0, reps, df=3.0)
+    estimated = ReplicateDistribution(0.0, reps, df=3.0, df_se=0.3)
+    for null in (-1.0, -3.0):  # the dense region and the Gaussian continuation
+        p = known.p_greater(null)
+        assert estimated.p_greater(null) == p
+        z = stats.t.ppf(p, 3.0)
+        slope = (stats.t.cdf(z, 3.03) - stats.t.cdf(z, 2.97)) / 0.06
+        expected = np.hypot(known.p_mc_se(null, greater=True), slope * 0.3)
+        assert estimated.p_mc_se(null, greater=True) == pytest.approx(expected, rel=1e-3)
+        assert estimated.p_mc_se(null, greater=True) > known.p_mc_se(null, greater=True)
+    # in the tail a t on 3 df is read at, the df's 10% error is most of the p-value's error
+    assert estimated.p_mc_se(-3.0, greater=True) > 1.5 * known.p_mc_se(-3.0, greater=True)
+    assert estimated.mirrored(0.0).p_mc_se(1.0, greater=False) == estimated.p_mc_se(-1.0, greater=True)
+    assert ReplicateDistribution(0.0, reps, df_se=0.3).df_se == 0.0  # a normal tail has no df to be wrong about
