@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
-import pandas as pd
 
 from audit.cli.options import perplexity_options
+
+if TYPE_CHECKING:  # `audit --help` and every other subcommand need no pandas
+    import pandas as pd
 
 
 def _read_stories(path: str) -> tuple[pd.DataFrame, list[str]]:

@@ -17,8 +17,6 @@ from audit._optional import import_optional
 from audit.errors import InputError, InputProblem, MissingDependencyError
 from detectors.base import Detector
 from detectors.perplexity.config import PerplexityConfig
-from generation.providers.local_model import DTYPES, load_causal_lm, usable_device
-from generation.providers.local_model import context_length as declared_context
 
 _TOKENIZER_FILES = (
     "tokenizer.json",
@@ -95,6 +93,10 @@ class TransformersPerplexity(Detector):
         }
 
     def _device(self, torch) -> str:
+        # generation.providers (imported with local_model) registers the LLM backends: only a
+        # perplexity run needs it, not every importer of detectors (e.g. `audit report`).
+        from generation.providers.local_model import usable_device
+
         return usable_device(
             torch,
             self.config.device,
@@ -170,6 +172,8 @@ class TransformersPerplexity(Detector):
             return self._loaded
         torch = import_optional("torch", "perplexity under a local language model")
         transformers = import_optional("transformers", "perplexity under a local language model")
+        from generation.providers.local_model import DTYPES, load_causal_lm
+
         c = self.config
         device = self._device(torch)
         if self._dtype_name() not in DTYPES:
@@ -191,6 +195,8 @@ class TransformersPerplexity(Detector):
 
     def model_context(self) -> int | None:
         """The model's declared context length (position embeddings), None if it declares none."""
+        from generation.providers.local_model import context_length as declared_context
+
         _, _, model, _ = self._load()
         return declared_context(model)
 
