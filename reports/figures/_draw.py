@@ -3,7 +3,7 @@
 A heat map is rectangles and text: laying it out through matplotlib cost about a second per
 map (constrained layout measures every tick label), a third of the report's render time. This
 module writes the same kind of SVG directly: a :class:`Canvas` collects elements in points,
-every piece of text is escaped by :func:`xml.sax.saxutils.escape`, and text widths are
+every piece of text is escaped by :func:`escape` (as :func:`xml.sax.saxutils.escape`), and text widths are
 estimated from DejaVu Sans' average glyph widths (:func:`text_width`, deliberately generous so
 that laid-out labels never touch). The result goes through :func:`reports.figures._svg.verify_svg`
 like every other figure, and ids are prefixed per figure.
@@ -11,7 +11,26 @@ like every other figure, and ids are prefixed per figure.
 
 from __future__ import annotations
 
-from xml.sax.saxutils import escape, quoteattr
+import html
+
+# xml.sax.saxutils would import urllib.request, http.client and email (~20 ms of every `audit report`)
+_ATTR_ENTITIES = str.maketrans({"\n": "&#10;", "\r": "&#13;", "\t": "&#9;"})
+
+
+def escape(text: str) -> str:
+    """``&``, ``<`` and ``>`` escaped for XML character data (what ``xml.sax.saxutils.escape`` does)."""
+    return html.escape(text, quote=False)
+
+
+def quoteattr(text: str) -> str:
+    """``text`` escaped and quoted as an XML attribute value (what ``xml.sax.saxutils.quoteattr`` does)."""
+    value = escape(text).translate(_ATTR_ENTITIES)
+    if '"' not in value:
+        return f'"{value}"'
+    if "'" not in value:
+        return f"'{value}'"
+    return '"' + value.replace('"', "&quot;") + '"'
+
 
 FONT = "DejaVu Sans, Bitstream Vera Sans, Arial, sans-serif"
 
