@@ -20,15 +20,16 @@ is honoured everywhere (tests/audit/test_tie_rules.py registers one).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
-
-import numpy as np
+from typing import TYPE_CHECKING, Callable
 
 from audit.errors import InputError, InputProblem
 from audit.registry import Registry
 
+if TYPE_CHECKING:  # numpy is imported where a rule credits votes: `audit --help` lists the rules without it
+    import numpy as np
+
 #: picks the credits of ``n`` ties among a rule's ``tie_credits`` (a seeded generator given)
-Draw = Callable[[int, np.random.Generator], np.ndarray]
+Draw = Callable[[int, "np.random.Generator"], "np.ndarray"]
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,8 @@ class TieRule:
 
     def credit(self, n_ties: int, rng: np.random.Generator) -> np.ndarray:
         """Credits of ``n_ties`` ties (NaN when ties are not counted)."""
+        import numpy as np
+
         if not self.counts_ties:
             return np.full(n_ties, np.nan)
         if self.draw is None:
@@ -124,6 +127,8 @@ def rule_words(rule: str) -> str:
 
 def vote_outcomes(y: np.ndarray) -> np.ndarray:
     """Outcomes of human votes for the focal system: 1 ``"win"``, 0 ``"loss"``, NaN (a tie) ``"tie"``."""
+    import numpy as np
+
     y = np.asarray(y, float)
     return np.where(np.isnan(y), "tie", np.where(y == 1.0, "win", "loss")).astype(object)
 
@@ -142,6 +147,8 @@ def credit_ties(outcome: np.ndarray, rule: str | TieRule, rng: np.random.Generat
     ties whatever ``rule`` says. Ties are credited in the order given, so a seeded
     ``random`` rule is reproducible for the same input order.
     """
+    import numpy as np
+
     outcome = np.asarray(outcome, dtype=object)
     credit = np.full(outcome.shape, np.nan)
     credit[outcome == "win"] = 1.0
