@@ -26,15 +26,27 @@ from audit.cli import main
 status = main(["report", sys.argv[1], "--output", sys.argv[2], "--junit", sys.argv[3]])
 heavy = sorted({m.split(".")[0] for m in sys.modules} & set(json.loads(sys.argv[4])))
 engine = sorted(m for m in sys.modules if m.startswith(tuple(json.loads(sys.argv[5]))))
-print(json.dumps({"status": int(status), "heavy": heavy, "engine": engine}))
+unneeded = sorted(m for m in sys.modules if m.split(".")[0] in json.loads(sys.argv[6]) or m in json.loads(sys.argv[6]))
+print(json.dumps({"status": int(status), "heavy": heavy, "engine": engine, "unneeded": unneeded}))
 """
 #: the parts of judge-audit that compute an audit: a re-render reads the saved result and needs none of them
 ENGINE = ("audit.pipeline", "audit.glmm", "audit.inputs", "audit.outputs", "audit.human_side", "audit.judge_side")
+#: light but not needed to draw a saved result, each once on the path and made lazy (issue 15): the LLM providers
+#: (detectors' perplexity backend imported them at module level) and urllib.request + http.client + email
+#: (xml.sax.saxutils imports them; the SVG canvas escapes with html.escape instead)
+UNNEEDED = ("generation", "urllib.request", "http.client", "email")
 
 
 def _run_report(result_json: Path, tmp_path: Path, preamble: str = "") -> dict:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    args = [str(result_json), str(tmp_path / "r.html"), str(tmp_path / "j.xml"), json.dumps(HEAVY), json.dumps(ENGINE)]
+    args = [
+        str(result_json),
+        str(tmp_path / "r.html"),
+        str(tmp_path / "j.xml"),
+        json.dumps(HEAVY),
+        json.dumps(ENGINE),
+        json.dumps(UNNEEDED),
+    ]
     out = subprocess.run(
         [sys.executable, "-c", preamble + PROBE, *args], capture_output=True, text=True, env=env, cwd=ROOT, timeout=300
     )
@@ -57,12 +69,20 @@ def test_audit_report_imports_no_heavy_package(result_json, tmp_path):
     assert (tmp_path / "r.html").stat().st_size > 100_000  # the whole report was drawn, every section
     assert probe["heavy"] == []
     assert probe["engine"] == []  # nor the orchestrator, the GLMM engine or the input loaders
+    assert probe["unneeded"] == []  # nor the LLM providers or the HTTP client
 
 
 def test_the_probe_sees_an_engine_import(result_json, tmp_path):
     """The engine check can fail: after ``import audit.glmm`` the probe lists it."""
     probe = _run_report(result_json, tmp_path, preamble="import audit.glmm\n")
     assert probe["status"] == 0 and "audit.glmm" in probe["engine"]
+
+
+def test_the_probe_sees_an_unneeded_import(result_json, tmp_path):
+    """The unneeded check can fail: after importing the LLM providers and saxutils the probe lists them."""
+    probe = _run_report(result_json, tmp_path, preamble="import generation.providers, xml.sax.saxutils\n")
+    assert probe["status"] == 0
+    assert {"generation", "generation.providers", "urllib.request", "http.client", "email"} <= set(probe["unneeded"])
 
 
 def test_the_probe_sees_a_heavy_import(result_json, tmp_path):
