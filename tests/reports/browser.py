@@ -70,6 +70,14 @@ window.addEventListener("load", () => {
     const t = box.querySelector("table");
     if (t && t.id && !hidden(box)) out.scroll_overflow[t.id] = box.scrollWidth - box.clientWidth;
   }
+  // every section: laid out (not display:none, not inside a closed <details>) and with a height
+  out.sections = [];
+  for (const sec of document.querySelectorAll("section[id]")) {
+    const r = sec.getBoundingClientRect(), h = sec.querySelector("h1, h2, h3");
+    out.sections.push({id: sec.id, heading: h ? h.textContent.trim().slice(0, 80) : "",
+                       shown: !hidden(sec) && sec.getClientRects().length > 0 && r.height > 0,
+                       heading_shown: h !== null && !hidden(h) && h.getClientRects().length > 0});
+  }
   const pre = document.createElement("pre"); pre.id = "layout-probe"; pre.textContent = JSON.stringify(out);
   document.body.appendChild(pre);
 });

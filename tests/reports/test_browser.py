@@ -185,6 +185,22 @@ def test_print_layout_keeps_every_table_column_on_the_page(request, which, paper
     assert all(v <= 1 for v in probe["scroll_overflow"].values()), probe["scroll_overflow"]
 
 
+@pytest.mark.parametrize("which", ["rendered", "large", "readers2k"])
+def test_print_layout_keeps_every_section(request, which):
+    """On paper every section of the report is there, with its heading: the print stylesheet folds long
+    tables and leaves figures off paper, but never a whole section (issue 16: "every section present")."""
+    report = request.getfixturevalue(which)
+    html = report["path"].read_text(encoding="utf-8")
+    ids = re.findall(r'<section[^>]*\bid="([^"]+)"', html)
+    probe = layout(report["path"], report["tmp"], width=LETTER_CONTENT_PX, print_media=True)
+    sections = {s["id"]: s for s in probe["sections"]}
+    assert sorted(sections) == sorted(ids)
+    for required in ("preference", "transfer", "checks", "methods"):
+        assert required in sections, required
+    missing = [s for s in probe["sections"] if not (s["shown"] and s["heading_shown"])]
+    assert missing == []
+
+
 def test_large_study_report_stays_small_and_folds(large):
     html = large["path"].read_text(encoding="utf-8")
     assert len(html.encode("utf-8")) < 5_000_000
