@@ -32,9 +32,9 @@ sys.path.insert(0, str(ROOT))
 from audit.inputs.load import load_audit_data  # noqa: E402
 from audit.judge_side import judge_pair_outcomes  # noqa: E402
 from audit.policy import TransferPolicy  # noqa: E402
-from audit.verdict.assess import CellInput, cell_input  # noqa: E402
+from audit.verdict.assess import CellInput, cell_input, compare_input  # noqa: E402
 from audit.verdict.calibration import CELLS  # noqa: E402
-from audit.verdict.compare import cell_generator, compare_cell  # noqa: E402
+from audit.verdict.compare import cell_generator  # noqa: E402
 from audit.verdict.simulate import simulate_cell, simulate_judge  # noqa: E402
 
 SHARED = Path(os.environ.get("JUDGE_AUDIT_DATASETS") or ROOT.parent / "shared" / "datasets")
@@ -42,18 +42,7 @@ ISSUE_CELL = ("BertGeneration vs GPT-2", "coherence")
 
 
 def bootstrap_cell(c: CellInput, stream: int, n_boot: int, policy: TransferPolicy):
-    return compare_cell(
-        c.pair_id,
-        c.reader_id,
-        c.y,
-        c.judge_pairs,
-        c.judge_credit,
-        tie_rule="even-split",
-        policy=policy,
-        rng=cell_generator(stream, *c.key),
-        orientation=c.orientation,
-        n_boot=n_boot,
-    )
+    return compare_input(c, tie_rule="even-split", policy=policy, rng=cell_generator(stream, *c.key), n_boot=n_boot)
 
 
 def real_cells(name: str, judge_csv: Path, humans_csv: Path, judge: str | None, per_dataset: int, policy):

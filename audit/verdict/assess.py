@@ -72,6 +72,26 @@ class CellInput:
         return replace(self, judge_pairs=judge_pairs, judge_credit=judge_credit)
 
 
+def compare_input(
+    c: CellInput, *, tie_rule: str, policy: TransferPolicy, rng: np.random.Generator, n_boot: int | None = None, **kw
+) -> CellComparison:
+    """:func:`~audit.verdict.compare.compare_cell` on one :class:`CellInput` (its arrays and orientation);
+    ``kw`` passes ``bootstrap=`` through."""
+    return compare_cell(
+        c.pair_id,
+        c.reader_id,
+        c.y,
+        c.judge_pairs,
+        c.judge_credit,
+        tie_rule=tie_rule,
+        policy=policy,
+        rng=rng,
+        orientation=c.orientation,
+        n_boot=n_boot,
+        **kw,
+    )
+
+
 def cell_input(matchup: str, criterion: str, votes: pd.DataFrame, judge: pd.DataFrame | None) -> CellInput:
     """A :class:`CellInput` from the cell's votes (``pair_id``, ``reader_id``, ``y``) and judge outcomes."""
     key, orientation = _stream_key(matchup, criterion, votes)
@@ -105,19 +125,7 @@ def decide_cells(
         c = inputs[index]
         shared = {} if bootstrap is None else {"bootstrap": bootstrap(index, n_boot)}
         rng = cell_generator(seed, *c.key) if n_boot is None else cell_generator(seed, *c.key, f"n_boot={n_boot}")
-        return compare_cell(
-            c.pair_id,
-            c.reader_id,
-            c.y,
-            c.judge_pairs,
-            c.judge_credit,
-            tie_rule=tie_rule,
-            policy=policy,
-            rng=rng,
-            orientation=c.orientation,
-            n_boot=n_boot,
-            **shared,
-        )
+        return compare_input(c, tie_rule=tie_rule, policy=policy, rng=rng, n_boot=n_boot, **shared)
 
     comparisons = [compare(i) for i in range(len(inputs))]
     transfers = decide(comparisons, policy) if comparisons else []
@@ -166,4 +174,12 @@ def assess_transfers(
     return [(t, _human_estimands(c, policy.level)) for t, c in zip(transfers, comparisons)]
 
 
-__all__ = ["SEQUENTIAL_FACTOR", "SEQUENTIAL_ROUNDS", "CellInput", "assess_transfers", "cell_input", "decide_cells"]
+__all__ = [
+    "SEQUENTIAL_FACTOR",
+    "SEQUENTIAL_ROUNDS",
+    "CellInput",
+    "assess_transfers",
+    "cell_input",
+    "compare_input",
+    "decide_cells",
+]

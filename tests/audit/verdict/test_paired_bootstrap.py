@@ -131,22 +131,12 @@ def _equivalence_p_over_streams(c, streams: int):
     from dataclasses import replace
 
     from audit.policy import TransferPolicy
-    from audit.verdict.compare import compare_cell
+    from audit.verdict.assess import compare_input
 
     policy = replace(TransferPolicy(), margin=0.3)  # a margin a 3-reader cell can PASS within: p_eq near 0.05
     out = []
     for s in range(streams):
-        r = compare_cell(
-            c.pair_id,
-            c.reader_id,
-            c.y,
-            c.judge_pairs,
-            c.judge_credit,
-            tie_rule="even-split",
-            policy=policy,
-            rng=cell_generator(s, "t"),
-            n_boot=999,
-        )
+        r = compare_input(c, tie_rule="even-split", policy=policy, rng=cell_generator(s, "t"), n_boot=999)
         out.append(r.p_equivalence_with_se())
     return np.array(out)
 
