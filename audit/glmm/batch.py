@@ -63,6 +63,33 @@ def batchable(design: Design) -> bool:
     )
 
 
+def _halved_steps(u, eta, pdev, active, delta, penalised) -> np.ndarray:
+    """One PIRLS step of the ``active`` cells along ``delta``, halved for each cell on its own until its
+    penalised deviance does not rise (at most ``_HALVINGS`` times); ``u``, ``eta`` and ``pdev`` are updated
+    in place for the cells that moved, which are returned (the others: no descent possible, at the mode).
+    ``penalised(cells, u_new)`` is ``(eta, pdev)`` of those cells at ``u_new``."""
+    step = np.ones(active.size)
+    accepted = np.zeros(active.size, dtype=bool)
+    u_acc = np.empty((active.size, u.shape[1]))
+    eta_acc = np.empty((active.size, eta.shape[1]))
+    pdev_acc = np.empty(active.size)
+    for _ in range(_HALVINGS):
+        todo = np.flatnonzero(~accepted)
+        if todo.size == 0:
+            break
+        cells = active[todo]
+        u_new = u[cells] + step[todo, None] * delta[todo]
+        eta_new, pdev_new = penalised(cells, u_new)
+        ok = pdev_new <= pdev[cells] + 1e-12 * np.abs(pdev[cells])
+        hit = todo[ok]
+        u_acc[hit], eta_acc[hit], pdev_acc[hit] = u_new[ok], eta_new[ok], pdev_new[ok]
+        accepted[hit] = True
+        step[todo[~ok]] *= 0.5
+    moved = active[accepted]
+    u[moved], eta[moved], pdev[moved] = u_acc[accepted], eta_acc[accepted], pdev_acc[accepted]
+    return moved
+
+
 class StackedLaplace:
     """The Laplace deviance and its gradient for G cells of one shape (n votes, m0 + m1 levels),
     evaluated for any subset of them at once; each cell keeps its own modes between calls.
@@ -131,27 +158,14 @@ class StackedLaplace:
             active, delta = active[go], delta[go]
             if active.size == 0:
                 break
-            # step halving, each cell on its own
-            step = np.ones(active.size)
-            accepted = np.zeros(active.size, dtype=bool)
-            u_acc = np.empty((active.size, self.q))
-            eta_acc = np.empty((active.size, eta.shape[1]))
-            pdev_acc = np.empty(active.size)
-            for _ in range(_HALVINGS):
-                todo = np.flatnonzero(~accepted)
-                if todo.size == 0:
-                    break
-                cells = active[todo]
-                u_new = u[cells] + step[todo, None] * delta[todo]
-                eta_new, pdev_new = self._penalised(y[cells], fixed[cells], M[cells], u_new)
-                ok = pdev_new <= pdev[cells] + 1e-12 * np.abs(pdev[cells])
-                hit = todo[ok]
-                u_acc[hit], eta_acc[hit], pdev_acc[hit] = u_new[ok], eta_new[ok], pdev_new[ok]
-                accepted[hit] = True
-                step[todo[~ok]] *= 0.5
-            moved = active[accepted]  # the others: no descent possible, at the mode
-            u[moved], eta[moved], pdev[moved] = u_acc[accepted], eta_acc[accepted], pdev_acc[accepted]
-            active = moved
+            active = _halved_steps(
+                u,
+                eta,
+                pdev,
+                active,
+                delta,
+                lambda cells, u_new: self._penalised(y[cells], fixed[cells], M[cells], u_new),
+            )
         mu = expit(eta)
         w = mu * (1.0 - mu)
         H = self._hessian(M, w)
@@ -298,28 +312,16 @@ class CrossedStackedLaplace:
             active, delta = active[go], delta[go]
             if active.size == 0:
                 break
-            step = np.ones(active.size)
-            accepted = np.zeros(active.size, dtype=bool)
-            u_acc = np.empty((active.size, self.q))
-            eta_acc = np.empty((active.size, eta.shape[1]))
-            pdev_acc = np.empty(active.size)
-            for _ in range(_HALVINGS):
-                todo = np.flatnonzero(~accepted)
-                if todo.size == 0:
-                    break
-                cells = active[todo]
-                u_new = u[cells] + step[todo, None] * delta[todo]
-                eta_new, pdev_new = self._penalised(
+            active = _halved_steps(
+                u,
+                eta,
+                pdev,
+                active,
+                delta,
+                lambda cells, u_new: self._penalised(
                     y[cells], mask[cells], fixed[cells], c0[cells], c1[cells], theta[cells], u_new
-                )
-                ok = pdev_new <= pdev[cells] + 1e-12 * np.abs(pdev[cells])
-                hit = todo[ok]
-                u_acc[hit], eta_acc[hit], pdev_acc[hit] = u_new[ok], eta_new[ok], pdev_new[ok]
-                accepted[hit] = True
-                step[todo[~ok]] *= 0.5
-            moved = active[accepted]
-            u[moved], eta[moved], pdev[moved] = u_acc[accepted], eta_acc[accepted], pdev_acc[accepted]
-            active = moved
+                ),
+            )
         mu = expit(eta)
         w = mask * mu * (1.0 - mu)
         f = self._factor(c0, c1, theta, w)
