@@ -1,26 +1,46 @@
 """Indented JSON text, byte for byte what ``json.dumps(data, indent=n, ensure_ascii=False, allow_nan=False)``
-writes, at the speed of the C encoder (issue 15: a result of a million votes holds tables of 10^5 rows).
+writes, at the speed of the C encoder (issue 15: a result of a million votes holds tables of 10^5 rows; one of
+10k criteria holds 10^5 small objects).
 
 The standard library encodes with its C accelerator only without ``indent``; with it, every value goes
 through the pure-Python encoder. Here the containers are walked in Python, and every container whose items
-are all scalars (a table row, a list of numbers) is written in one call of the C encoder, its item separator
-carrying the newline and the indentation of its depth; only its brackets are re-indented. Keys are not sorted
-(as ``json.dumps``'s default); NaN and infinities raise ``ValueError`` as ``allow_nan=False`` does.
+are all scalars (a table row, a list of numbers, a cell's interval) is written in one call of the C encoder,
+its item separator carrying the newline and the indentation of its depth; only its brackets are re-indented.
+The other containers' scalars are spelled here as the encoder spells them (``str`` through its string
+escaper, ``int.__repr__``, ``float.__repr__``, ``true``/``false``/``null``); a subclass of a JSON type (an
+``IntEnum``, ``numpy.float64``) goes to the encoder itself. Keys are not sorted (as ``json.dumps``'s
+default); NaN and infinities raise ``ValueError`` as ``allow_nan=False`` does, and a value of no JSON type
+``TypeError``.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from functools import cache
-from typing import Any
+from json.encoder import encode_basestring
+from typing import Any, Callable
 
-_SCALARS = (str, int, float, bool, type(None))
+try:  # the C encoder json.dumps uses without indent; CPython has it, other interpreters may not
+    from json.encoder import c_make_encoder
+except ImportError:  # pragma: no cover
+    c_make_encoder = None
+
+#: the exact types written as scalars here and in one call of the C encoder (subclasses go to the encoder)
+_SCALAR_TYPES = frozenset((str, int, float, bool, type(None)))
+_LITERALS = {True: "true", False: "false"}
+_STR = frozenset((str,))
 
 
 @cache
-def _leaf_encoder(pad: str) -> json.JSONEncoder:
-    """An encoder writing a flat container's items separated by a newline and ``pad``."""
-    return json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=("," + pad, ": "))
+def _flat_writer(pad: str) -> Callable[[Any], str]:
+    """The C encoder writing a flat container's items separated by ``,`` newline ``pad`` (``json.dumps``'s
+    own encoder, built once per padding: building it is most of the cost of encoding a small object)."""
+    encoder = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=("," + pad, ": "))
+    if c_make_encoder is None:  # pragma: no cover
+        return encoder.encode
+    make = c_make_encoder(None, encoder.default, encode_basestring, None, ": ", "," + pad, False, False, False)
+    return lambda obj: "".join(make(obj, 0))
 
 
 @cache
@@ -28,17 +48,31 @@ def _scalar_encoder() -> json.JSONEncoder:
     return json.JSONEncoder(ensure_ascii=False, allow_nan=False)
 
 
+def _scalar_text(obj: Any) -> str:
+    """One scalar as ``json.dumps`` writes it (the exact JSON types here, anything else by the encoder)."""
+    tp = type(obj)
+    if tp is str:
+        return encode_basestring(obj)
+    if tp is float and math.isfinite(obj):
+        return float.__repr__(obj)
+    if tp is int:
+        return int.__repr__(obj)
+    if tp is bool:
+        return _LITERALS[obj]
+    if obj is None:
+        return "null"
+    return _scalar_encoder().encode(obj)  # NaN and infinities raise there, as json.dumps raises
+
+
 def _is_flat(values) -> bool:
-    for v in values:
-        if not isinstance(v, _SCALARS):
-            return False
-    return True
+    """Every value of an exact scalar type (C-level: one set test over the values' types)."""
+    return _SCALAR_TYPES.issuperset(map(type, values))
 
 
 def _is_table(rows) -> bool:
     """A list of non-empty lists of scalars (a frame's ``data``)."""
     for row in rows:
-        if not (isinstance(row, (list, tuple)) and row and _is_flat(row)):
+        if not ((type(row) is list or type(row) is tuple) and row and _SCALAR_TYPES.issuperset(map(type, row))):
             return False
     return True
 
@@ -52,53 +86,59 @@ def _table_text(rows, depth: int, indent: int) -> str:
     are re-indented to the padding of ``depth + 1``, and so are the outer brackets.
     """
     outer, row_pad, item_pad = (" " * (indent * d) for d in (depth, depth + 1, depth + 2))
-    text = _leaf_encoder("\n" + item_pad).encode([list(r) for r in rows])
+    text = _flat_writer("\n" + item_pad)(rows)  # the C encoder writes tuples as lists
     body = text[2:-2].replace("],\n" + item_pad + "[", "\n" + row_pad + "],\n" + row_pad + "[\n" + item_pad)
     return "[\n" + row_pad + "[\n" + item_pad + body + "\n" + row_pad + "]\n" + outer + "]"
 
 
 def _encode(obj: Any, depth: int, indent: int, out: list[str]) -> None:
-    if isinstance(obj, dict):
+    tp = type(obj)
+    if tp is dict or (tp is not list and tp is not tuple and isinstance(obj, dict)):
         if not obj:
             out.append("{}")
             return
         inner = "\n" + " " * (indent * (depth + 1))
-        if _is_flat(obj.values()) and all(isinstance(k, str) for k in obj):
-            text = _leaf_encoder(inner).encode(obj)
+        if _is_flat(obj.values()) and _STR.issuperset(map(type, obj)):
+            text = _flat_writer(inner)(obj)
             out.append("{" + inner + text[1:-1] + "\n" + " " * (indent * depth) + "}")
             return
-        key_text = _scalar_encoder().encode
         out.append("{")
-        first = True
+        separator = inner
         for key, value in obj.items():
-            out.append(inner if first else "," + inner)
-            first = False
-            out.append(key_text(_json_key(key)))
+            out.append(separator)
+            separator = "," + inner
+            out.append(encode_basestring(key) if type(key) is str else _scalar_encoder().encode(_json_key(key)))
             out.append(": ")
-            _encode(value, depth + 1, indent, out)
+            if type(value) in _SCALAR_TYPES:
+                out.append(_scalar_text(value))
+            else:
+                _encode(value, depth + 1, indent, out)
         out.append("\n" + " " * (indent * depth) + "}")
         return
-    if isinstance(obj, (list, tuple)):
+    if tp is list or tp is tuple or isinstance(obj, (list, tuple)):
         if not obj:
             out.append("[]")
             return
         inner = "\n" + " " * (indent * (depth + 1))
         if _is_flat(obj):
-            text = _leaf_encoder(inner).encode(list(obj))
+            text = _flat_writer(inner)(obj)
             out.append("[" + inner + text[1:-1] + "\n" + " " * (indent * depth) + "]")
             return
         if _is_table(obj):
             out.append(_table_text(obj, depth, indent))
             return
         out.append("[")
-        first = True
+        separator = inner
         for value in obj:
-            out.append(inner if first else "," + inner)
-            first = False
-            _encode(value, depth + 1, indent, out)
+            out.append(separator)
+            separator = "," + inner
+            if type(value) in _SCALAR_TYPES:
+                out.append(_scalar_text(value))
+            else:
+                _encode(value, depth + 1, indent, out)
         out.append("\n" + " " * (indent * depth) + "]")
         return
-    out.append(_scalar_encoder().encode(obj))
+    out.append(_scalar_text(obj))
 
 
 def _json_key(key: Any) -> str:
