@@ -43,8 +43,10 @@ def _float_out(x: float) -> Any:
 
 
 def _column_out(column: pd.Series) -> list:
-    """A frame column's values as :func:`to_jsonable` writes each one (numpy numbers and booleans in one
-    ``tolist``, their NaN and infinities spelled out; any other dtype value by value)."""
+    """A frame column's values as :func:`to_jsonable` writes each one: numpy numbers and booleans in one
+    ``tolist``, their NaN and infinities spelled out; Arrow-backed text (pandas' default ``str``) in one
+    ``to_pylist``, a missing value written as the dtype's own missing value (``NaN`` or ``None``), which is
+    what iterating the column yields there; any other dtype value by value."""
     dtype = column.dtype
     if isinstance(dtype, np.dtype) and dtype.kind in "fiub":
         values = column.to_numpy()
@@ -52,6 +54,13 @@ def _column_out(column: pd.Series) -> list:
         if dtype.kind == "f":
             for i in np.flatnonzero(~np.isfinite(values)).tolist():
                 out[i] = _float_out(out[i])
+        return out
+    if isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow":
+        text = column.array.__arrow_array__()
+        out = text.to_pylist()  # str, or None where missing
+        if text.null_count:
+            missing = to_jsonable(dtype.na_value)
+            out = [missing if v is None else v for v in out]
         return out
     return [to_jsonable(v) for v in column]
 
@@ -90,11 +99,11 @@ def to_jsonable(obj: Any) -> Any:
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return {name: to_jsonable(getattr(obj, name)) for name in _field_names(tp)}
     if isinstance(obj, pd.DataFrame):
-        columns = [_column_out(obj.iloc[:, k]) for k in range(obj.shape[1])]
+        columns = [_column_out(column) for _, column in obj.items()]  # by position: repeated labels too
         return {
             "columns": [str(c) for c in obj.columns],
             "dtypes": [str(t) for t in obj.dtypes],
-            "data": [list(row) for row in zip(*columns)],
+            "data": list(map(list, zip(*columns))),
         }
     if isinstance(obj, np.ndarray):
         return [to_jsonable(v) for v in obj.tolist()]

@@ -74,6 +74,8 @@ def test_frame_columns_as_value_by_value():
             "b": [True, False, True, False],
             "o": ["a", None, 3, math.nan],
             "s": pd.array(["x", None, "z", "w"], dtype="string"),
+            "str": pd.Series(["x", None, "z\u00e9", ""], dtype="str"),  # pandas' default text: missing is NaN
+            "python_str": pd.array(["x", None, "z", "w"], dtype=pd.StringDtype("python")),
             "nullable": pd.array([1, None, 3, 4], dtype="Int64"),
         }
     )
@@ -85,3 +87,18 @@ def test_frame_columns_as_value_by_value():
     assert data == by_value
     assert json.dumps(data) == json.dumps(by_value)  # the same types too (int vs float, bool vs int)
     assert [type(v) for v in data[0]] == [type(v) for v in by_value[0]]
+
+
+def test_text_columns_in_one_call_as_value_by_value():
+    """Arrow-backed text columns (one ``to_pylist``) write a missing value as the dtype's own missing value,
+    as iterating the column does: ``"NaN"`` for pandas' default ``str``, ``null`` for ``string``."""
+    frame = pd.DataFrame(
+        {
+            "str": pd.Series([None, "a", None], dtype="str"),
+            "string": pd.Series([None, "a", None], dtype="string"),
+            "clean": pd.Series(["b", "a", "c"], dtype="str"),
+        }
+    )
+    assert to_jsonable(frame)["data"] == [["NaN", None, "b"], ["a", "a", "a"], ["NaN", None, "c"]]
+    wide = pd.DataFrame({f"c{k}": pd.Series(["x", None], dtype="str") for k in range(50)})
+    assert to_jsonable(wide)["data"] == [["x"] * 50, ["NaN"] * 50]
