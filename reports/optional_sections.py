@@ -33,6 +33,7 @@ from reports.tables import folded_tables, status_value, table, tie_words
 
 EXCERPT_CHARS = 700
 MAX_CASES = 5
+JUDGE_ROWS = 40  #: criteria rows of a case study's judge table in the page; the others are in result.json
 OPEN_VOTE_ROWS = 8  #: a case study's per-reader vote table past this many readers is folded (the counts stay open)
 MAX_HEATMAPS = 13  #: all matchups pooled + 12 matchups
 PRINT_HEATMAPS = 4  #: heat maps printed on paper (all matchups pooled + 3); the others are drawn on screen only
@@ -284,12 +285,16 @@ def divergent_cases(result: Any, payload: ReaderAnalysis) -> list[dict]:
             {"key": "mean divergence", "value": num(pair.mean_divergence)},
         ]
         rows = []
-        # the readers' focal / other votes per criterion, counted once for every criterion column
+        # the rows the table shows (the others are counted in its note): with 1,000 criteria, 40 of them
+        shown = mine.head(JUDGE_ROWS)
+        # the readers' focal / other votes of the criteria shown, counted in one array of their columns
         voted = set(pair.votes.columns)
-        cast = pair.votes.to_numpy(dtype=object)  # one array: a missing vote (NaN / None) equals neither side
-        n_focal_of = dict(zip(pair.votes.columns, (cast == "focal").sum(axis=0).tolist()))
-        n_other_of = dict(zip(pair.votes.columns, (cast == "other").sum(axis=0).tolist()))
-        for r in mine.itertuples(index=False):
+        wanted = set(shown["criterion"].astype(str)) if len(shown) else set()
+        at = [k for k, c in enumerate(pair.votes.columns) if c in wanted]
+        cast = pair.votes.iloc[:, at].to_numpy(dtype=object)  # a missing vote (NaN / None) equals neither side
+        n_focal_of = dict(zip(pair.votes.columns[at], (cast == "focal").sum(axis=0).tolist()))
+        n_other_of = dict(zip(pair.votes.columns[at], (cast == "other").sum(axis=0).tolist()))
+        for r in shown.itertuples(index=False):
             crit = str(r.criterion)
             human = crit in voted
             n_focal = int(n_focal_of[crit]) if human else 0
@@ -308,11 +313,15 @@ def divergent_cases(result: Any, payload: ReaderAnalysis) -> list[dict]:
             )
         judge_table = (
             table(
-                pd.DataFrame(rows), caption=f"The judge ({judge}) on this pair beside the readers' votes", max_rows=40
+                pd.DataFrame(rows),
+                caption=f"The judge ({judge}) on this pair beside the readers' votes",
+                max_rows=JUDGE_ROWS,
             )
             if rows
             else None
         )
+        if judge_table is not None:
+            judge_table["truncated"] = max(0, len(mine) - JUDGE_ROWS)
         comments = [{"reader": c.reader_id, "criterion": c.criterion, "comment": c.text} for c in pair.comments]
         excerpts = sorted(pair.excerpts, key=lambda e: (e.system != focal, e.system))
         stories = [_excerpt(e.system + (" (focal)" if e.system == focal else ""), e.text) for e in excerpts]
@@ -321,9 +330,7 @@ def divergent_cases(result: Any, payload: ReaderAnalysis) -> list[dict]:
                 "pair_id": pair.pair_id,
                 "facts": facts,
                 "judge_table": judge_table,
-                "votes_table": table(
-                    pair.votes.reset_index(drop=True), caption="Each reader's vote per criterion (focal / other / tie)"
-                ),
+                "votes_table": table(pair.votes, caption="Each reader's vote per criterion (focal / other / tie)"),
                 "votes_folded": len(pair.votes) > OPEN_VOTE_ROWS,
                 "n_readers": len(pair.votes),
                 "votes": comments,

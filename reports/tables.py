@@ -48,10 +48,15 @@ def table(
     if frame is None:
         return None
     keys = [(c, asc) for c, asc in sort_by if c in frame.columns]
+    order = None  # the display order's first rows, by position, when the frame is not sorted whole
     if keys and len(frame) > 1:
-        frame = frame.sort_values(
-            [c for c, _ in keys], ascending=[a for _, a in keys], kind="mergesort", na_position="last"
-        )
+        by, ascending = [c for c, _ in keys], [a for _, a in keys]
+        if frame.columns.is_unique:  # sort the key columns only: the same stable permutation, no wide copy
+            ranked = frame[list(dict.fromkeys(by))].reset_index(drop=True)
+            ranked = ranked.sort_values(by, ascending=ascending, kind="mergesort", na_position="last")
+            order = ranked.index.to_numpy()[:max_rows]
+        else:
+            frame = frame.sort_values(by, ascending=ascending, kind="mergesort", na_position="last")
         if sort_label:
             note = " ".join(x for x in (note, f"Rows sorted {sort_label}.") if x)
     cols = [c for c in (columns or list(frame.columns)) if c in frame.columns]
@@ -66,10 +71,13 @@ def table(
             )
             if x
         )
-    # One conversion to Python scalars (as itertuples gives them: floats, ints, str, NaN), not one per row.
-    shown = frame.head(max_rows)
-    if cols != list(frame.columns) or not frame.columns.is_unique:
-        shown = shown[cols]
+    # One conversion to Python scalars (as itertuples gives them: floats, ints, str, NaN), not one per row,
+    # of the rows and columns shown only (a frame 1,000 columns wide is sliced to 40 before it is converted).
+    if frame.columns.is_unique:
+        at = frame.columns.get_indexer(cols)
+        shown = frame.iloc[order if order is not None else slice(0, max(max_rows, 0)), at]
+    else:
+        shown = frame.head(max_rows)[cols]
     values = shown.to_numpy(dtype=object).tolist()
     rows = [[cell_value(v) for v in row] for row in values]
     omit = [i for i, c in enumerate(cols) if c in print_omit]

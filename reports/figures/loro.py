@@ -75,10 +75,11 @@ def loro_shift_svg(
     row_h = panel_h + 56
     ticks = [t for t in nice_ticks(-lim, lim, 4)]
     keys = ["criterion"] if panels == [None] else ["matchup", "criterion"]
-    # each panel x criterion's rows, in their order: one grouping, not one filter per panel and criterion
+    # each panel x criterion's rows, in their order: one grouping, not one filter per panel and criterion,
+    # of the criteria drawn only (8 of 1,000 criteria: the others' groups would never be read)
+    drawn = shifts[shifts["criterion"].isin(criteria)] if n_criteria > len(criteria) else shifts
     parts = {
-        (key if len(keys) == 2 else (None, key[0])): part
-        for key, part in shifts.groupby(keys, sort=False, dropna=False)
+        (key if len(keys) == 2 else (None, key[0])): part for key, part in drawn.groupby(keys, sort=False, dropna=False)
     }
     empty = shifts.iloc[:0]
     c = Canvas()
