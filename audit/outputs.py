@@ -10,6 +10,8 @@ only when they are still what judge-audit wrote (a manifest in the folder).
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 import os
 from pathlib import Path
@@ -79,6 +81,25 @@ def check_output_dir(out_dir: str | Path, inputs: Iterable[str | os.PathLike | N
     check_output_folder(out_dir, OUTPUT_FILES, inputs, adopt=legacy_outputs(out_dir))
 
 
+@contextlib.contextmanager
+def _older_objects_frozen():
+    """The objects alive on entry (the result, the run's data, every module) left out of the cyclic garbage
+    collector's passes until exit (``gc.freeze``); objects made inside are collected as usual.
+
+    Rendering a large result makes millions of short-lived lists and strings, which trigger full collections,
+    and a full collection walks every object alive: at 1,000 criteria two of them took 0.37 of the 2.2 CPU-s
+    of writing (issue 15). Nothing is left uncollected that would otherwise be freed inside: what was alive
+    on entry is still referenced by the caller. A heap the caller froze already is left as it is."""
+    if gc.get_freeze_count():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
 def render_outputs(
     result: AuditResult, *, html: bool = True, timings: Mapping[str, Any] | None = None, fail_on: tuple[str, ...] = ()
 ) -> dict[str, str]:
@@ -87,6 +108,13 @@ def render_outputs(
     ``fail_on``: cell statuses the gate was told to fail on (``audit run --gate --fail-on``),
     reported as failures in junit.xml too.
     """
+    with _older_objects_frozen():
+        return _render_outputs(result, html=html, timings=timings, fail_on=fail_on)
+
+
+def _render_outputs(
+    result: AuditResult, *, html: bool, timings: Mapping[str, Any] | None, fail_on: tuple[str, ...]
+) -> dict[str, str]:
     from reports.html import render_html
     from reports.junit import render_junit
 

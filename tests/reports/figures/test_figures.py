@@ -148,11 +148,22 @@ def test_different_ids_do_not_collide():
         '<svg xmlns="http://www.w3.org/2000/svg"><g onload="alert(1)"/></svg>',
         '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink"><use xlink:href="http://x/y#z"/></svg>',
         '<svg xmlns="http://www.w3.org/2000/svg"><foreignObject/></svg>',
+        '<svg xmlns="http://www.w3.org/2000/svg"><g><g><g ONMouseOver="x"/></g></g></svg>',
+        '<svg xmlns="http://www.w3.org/2000/svg"><a href="#ok"/><g><a href="https://x.example/"/></g></svg>',
+        '<svg xmlns="http://www.w3.org/2000/svg"><image href="data:text/html;base64,PHNjcmlwdD4="/></svg>',
+        '<svg xmlns="http://www.w3.org/2000/svg"><g><g><SCRIPT/></g></g></svg>',
     ],
 )
 def test_verify_svg_rejects_active_content(bad):
     with pytest.raises(UnsafeSvgError):
         verify_svg(bad)
+
+
+def test_verify_svg_accepts_internal_references_and_png_data():
+    verify_svg(
+        '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink"><defs><path id="p"/></defs>'
+        '<use xlink:href="#p"/><image href="data:image/png;base64,iVBORw0KGgo="/><text x="1">on top</text></svg>'
+    )
 
 
 def test_figure_id_must_be_simple():
