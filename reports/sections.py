@@ -9,6 +9,7 @@ puts everything together.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pandas as pd
@@ -17,6 +18,30 @@ from audit.devset import DevValidity
 from reports.figures import preference_svg
 from reports.format import DASH, cell_value, interval, num, pct
 from reports.tables import CELL_ORDER, STATUS_ORDER, status_value, table
+
+
+class FormattedRows(Sequence):
+    """Display rows of ``items``, each formatted by ``row`` when it is first read (then kept).
+
+    A page shows the first few hundred rows of a table and counts the rest; at 10,000 cells formatting every
+    row would be most of the work of drawing it. Reads as a list does: ``len``, indexing, slices, iteration."""
+
+    def __init__(self, items: Sequence, row: Callable[[Any], dict]) -> None:
+        self._items, self._row, self._done = items, row, {}
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self._items)))]
+        n = len(self._items)
+        i = index + n if index < 0 else index
+        if not 0 <= i < n:
+            raise IndexError("row index out of range")
+        if i not in self._done:
+            self._done[i] = self._row(self._items[i])
+        return self._done[i]
 
 
 def headline(result: Any) -> dict:
@@ -197,36 +222,41 @@ def shown_reason(reason: str) -> str:
     return f"{head} … ({len(reason) - len(head):,} more characters: the whole reason is in checks.csv and junit.xml)"
 
 
+def _check_row(c: Any) -> dict:
+    return {
+        "status": status_value(c.status),
+        "name": c.name,
+        "scope": c.scope,
+        "value": num(c.value),
+        "threshold": num(c.threshold),
+        "reason": shown_reason(c.reason),
+    }
+
+
 def checks_context(checks: tuple) -> dict:
-    """Checks sorted worst first, with counts per status and one summary row per check name."""
+    """Checks sorted worst first, with counts per status and one summary row per check name.
+
+    ``rows`` formats a check when it is read (the page shows the first :data:`reports.context.PAGE_ROWS`
+    of the 60,000 checks of 10k criteria); the summary formats each name's worst check."""
     order = {s: i for i, s in enumerate(STATUS_ORDER)}
     ranked = sorted(checks, key=lambda c: (order.get(status_value(c.status), 9), c.name, c.scope))
     counts = {s: 0 for s in STATUS_ORDER}
     for c in checks:
         counts[status_value(c.status)] = counts.get(status_value(c.status), 0) + 1
-    rows = [
-        {
-            "status": status_value(c.status),
-            "name": c.name,
-            "scope": c.scope,
-            "value": num(c.value),
-            "threshold": num(c.threshold),
-            "reason": shown_reason(c.reason),
-        }
-        for c in ranked
-    ]
-    groups: dict[str, list[dict]] = {}
-    for r in rows:
-        groups.setdefault(r["name"], []).append(r)
+    rows = FormattedRows(ranked, _check_row)
+    groups: dict[str, list[int]] = {}
+    for i, c in enumerate(ranked):
+        groups.setdefault(c.name, []).append(i)
     summary = []
     for name, members in groups.items():  # already worst first, so members[0] is the worst
-        worst = members[0]
+        worst = rows[members[0]]
         if len(members) == 1:
             scope, value, threshold = worst["scope"], worst["value"], worst["threshold"]
         else:
             tally = {}
-            for m in members:
-                tally[m["status"]] = tally.get(m["status"], 0) + 1
+            for i in members:
+                status = status_value(ranked[i].status)
+                tally[status] = tally.get(status, 0) + 1
             scope = (
                 f"{len(members)} scopes ("
                 + ", ".join(f"{n} {st}" for st, n in tally.items())
@@ -252,70 +282,70 @@ def _points(x: float) -> str:
     return DASH if x is None or x != x else f"{100 * x:+.1f}"
 
 
-def transfer_rows(result: Any) -> list[dict]:
-    """The transfer table: one row per matchup x criterion, every number formatted."""
-    rows = []
-    for c in worst_first(result.cells):
-        g, j, t, h = c.human.glmm, c.judge, c.transfer, c.human
-        glmm_flags = [
-            name
-            for name, on in (
-                ("degenerate", g.degenerate),
-                ("singular", g.singular),
-                ("not converged", not g.converged),
-                ("separation", g.separation),
-            )
-            if on
-        ]
-        rows.append(
-            {
-                "matchup": c.matchup,
-                "criterion": c.criterion,
-                "judge_criterion": j.criterion if j is not None and j.criterion != c.criterion else "",
-                "different_target": bool(j is not None and j.different_target),
-                "focal": c.focal,
-                "other": c.other,
-                "n": f"{c.n_pairs} / {c.n_readers} / {c.n_votes}",
-                "n_compared": t.n_pairs,
-                "human_rate": pct(h.rate),
-                "human_ties": h.n_ties,
-                "vote_share": pct(h.vote_share.estimate),
-                "vote_share_ci": interval(h.vote_share.ci_low, h.vote_share.ci_high),
-                "majority_rate": pct(h.majority_rate.estimate),
-                "majority_rate_ci": interval(h.majority_rate.ci_low, h.majority_rate.ci_high),
-                "glmm": pct(g.estimate),
-                "glmm_ci": interval(g.ci_low, g.ci_high),
-                "glmm_degenerate": bool(g.degenerate),
-                "glmm_degenerate_reason": g.degenerate_reason,
-                "glmm_flags": glmm_flags,
-                "judge_rate": pct(t.judge_rate.estimate)
-                if t.judge_rate.estimate == t.judge_rate.estimate
-                else (pct(j.rate) if j is not None else DASH),
-                "judge_wlt": f"{j.wins} / {j.losses} / {j.ties}" if j is not None else DASH,
-                "judge_invalid": j.invalid if j is not None else 0,
-                "band": interval(t.band_low, t.band_high),
-                "difference": _points(t.difference.estimate),
-                "difference_ci": (
-                    f"[{_points(t.difference.ci_low)}, {_points(t.difference.ci_high)}]"
-                    if t.difference.ci_low == t.difference.ci_low
-                    else ""
-                ),
-                "pairs_needed": "" if t.pairs_needed is None else str(t.pairs_needed),
-                "directions": f"{t.human_direction} / {t.judge_direction}",
-                "conflict": bool(t.direction_conflict),
-                "majority": f"{pct(t.judge_vs_majority)} vs {pct(t.reader_baseline)}",
-                "below_baseline": bool(t.below_reader_baseline),
-                "status": status_value(t.status),
-                "reason": t.reason
-                + (
-                    f" GLMM degenerate ({g.degenerate_reason}): its point is not the human preference; "
-                    "the decision rests on the vote share and majority rate."
-                    if g.degenerate
-                    else ""
-                ),
-            }
+def transfer_rows(result: Any) -> FormattedRows:
+    """The transfer table: one row per matchup x criterion, worst first, every number formatted (when the row
+    is read: the page shows the first :data:`reports.context.PAGE_ROWS` of 10,000 cells)."""
+    return FormattedRows(worst_first(result.cells), _transfer_row)
+
+
+def _transfer_row(c: Any) -> dict:
+    g, j, t, h = c.human.glmm, c.judge, c.transfer, c.human
+    glmm_flags = [
+        name
+        for name, on in (
+            ("degenerate", g.degenerate),
+            ("singular", g.singular),
+            ("not converged", not g.converged),
+            ("separation", g.separation),
         )
-    return rows
+        if on
+    ]
+    return {
+        "matchup": c.matchup,
+        "criterion": c.criterion,
+        "judge_criterion": j.criterion if j is not None and j.criterion != c.criterion else "",
+        "different_target": bool(j is not None and j.different_target),
+        "focal": c.focal,
+        "other": c.other,
+        "n": f"{c.n_pairs} / {c.n_readers} / {c.n_votes}",
+        "n_compared": t.n_pairs,
+        "human_rate": pct(h.rate),
+        "human_ties": h.n_ties,
+        "vote_share": pct(h.vote_share.estimate),
+        "vote_share_ci": interval(h.vote_share.ci_low, h.vote_share.ci_high),
+        "majority_rate": pct(h.majority_rate.estimate),
+        "majority_rate_ci": interval(h.majority_rate.ci_low, h.majority_rate.ci_high),
+        "glmm": pct(g.estimate),
+        "glmm_ci": interval(g.ci_low, g.ci_high),
+        "glmm_degenerate": bool(g.degenerate),
+        "glmm_degenerate_reason": g.degenerate_reason,
+        "glmm_flags": glmm_flags,
+        "judge_rate": pct(t.judge_rate.estimate)
+        if t.judge_rate.estimate == t.judge_rate.estimate
+        else (pct(j.rate) if j is not None else DASH),
+        "judge_wlt": f"{j.wins} / {j.losses} / {j.ties}" if j is not None else DASH,
+        "judge_invalid": j.invalid if j is not None else 0,
+        "band": interval(t.band_low, t.band_high),
+        "difference": _points(t.difference.estimate),
+        "difference_ci": (
+            f"[{_points(t.difference.ci_low)}, {_points(t.difference.ci_high)}]"
+            if t.difference.ci_low == t.difference.ci_low
+            else ""
+        ),
+        "pairs_needed": "" if t.pairs_needed is None else str(t.pairs_needed),
+        "directions": f"{t.human_direction} / {t.judge_direction}",
+        "conflict": bool(t.direction_conflict),
+        "majority": f"{pct(t.judge_vs_majority)} vs {pct(t.reader_baseline)}",
+        "below_baseline": bool(t.below_reader_baseline),
+        "status": status_value(t.status),
+        "reason": t.reason
+        + (
+            f" GLMM degenerate ({g.degenerate_reason}): its point is not the human preference; "
+            "the decision rests on the vote share and majority rate."
+            if g.degenerate
+            else ""
+        ),
+    }
 
 
 def preference_frames(result: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
