@@ -70,3 +70,53 @@ def test_frame_columns_read_at_once_or_value_by_value_alike():
     pd.testing.assert_series_equal(
         partial["b"], pd.Series([True, None], dtype=object).astype("bool"), check_names=False
     )
+
+
+def test_text_columns_read_at_once_as_inferred_value_by_value():
+    """A ``str`` column holding only text (and None) is read in one call, as inferring its values gives;
+    any other content (all missing, empty, a number among the text) keeps the value-by-value inference."""
+    from audit.serialize import _frame_in
+
+    cases = [["a", None, "NaN"], ["x", "y"], [None, None], ["a", 1], [1.5, "b"]]
+    for values in cases:
+        frame = _frame_in({"columns": ["t"], "dtypes": ["str"], "data": [[v] for v in values]})
+        pd.testing.assert_series_equal(frame["t"], pd.Series(values, name="t"), check_exact=True)
+    empty = _frame_in({"columns": ["t", "u"], "dtypes": ["str", "str"], "data": []})
+    assert list(empty.dtypes) == [pd.Series([]).dtype] * 2 and len(empty) == 0
+    wide = _frame_in(
+        {"columns": [f"c{k}" for k in range(30)], "dtypes": ["str"] * 30, "data": [["v"] * 30, [None] * 30]}
+    )
+    assert wide.shape == (2, 30) and all(str(t) == "str" for t in wide.dtypes) and wide.isna().iloc[1].all()
+
+
+class Level(enum.Enum):
+    LOW = 1
+    HIGH = "high"
+
+
+def test_enum_values_read_by_value_and_refused_as_the_enum_refuses():
+    assert from_jsonable(Level, 1) is Level.LOW and from_jsonable(Level, "high") is Level.HIGH
+    for bad in ("low", 2, ["high"]):
+        with pytest.raises(Exception) as ours:
+            from_jsonable(Level, bad)
+        with pytest.raises(Exception) as theirs:
+            Level(bad)
+        assert type(ours.value) is type(theirs.value) and str(ours.value) == str(theirs.value)
+
+
+@dataclass(frozen=True)
+class Node:
+    label: str
+    children: tuple["Node", ...] = ()
+    weight: float | int | None = None
+
+
+def test_a_type_that_nests_itself_and_unions_read_back():
+    data = {"label": "a", "children": [{"label": "b", "weight": 2}, {"label": "c", "weight": "NaN"}]}
+    node = from_jsonable(Node, data)
+    assert node.children[0] == Node("b", (), 2.0) and math.isnan(node.children[1].weight)
+    assert node.weight is None
+    with pytest.raises(TypeError, match="no member of"):
+        from_jsonable(Node, {"label": "a", "weight": "heavy"})
+    with pytest.raises(TypeError, match="Node expects an object"):
+        from_jsonable(Node, {"label": "a", "children": ["b"]})
