@@ -188,7 +188,7 @@ def dev_summary(section: Any, primary_judge: str = "") -> dict:
     if not isinstance(payload, DevValidity):
         raise TypeError(f"dev section: expected a DevValidity payload, got {type(payload).__qualname__}")
     frame = payload.correlations
-    judges = list(dict.fromkeys(frame["judge"]))
+    judges = list(dict.fromkeys(frame["judge"].tolist()))
     judge = primary_judge if primary_judge in judges else (judges[0] if judges else primary_judge)
     mine = frame[frame["judge"] == judge]
     items = [{"label": str(r.criterion), "value": num(r.spearman, 2)} for r in mine.itertuples(index=False)]

@@ -59,7 +59,7 @@ def table(
             frame = frame.sort_values(by, ascending=ascending, kind="mergesort", na_position="last")
         if sort_label:
             note = " ".join(x for x in (note, f"Rows sorted {sort_label}.") if x)
-    cols = [c for c in (columns or list(frame.columns)) if c in frame.columns]
+    cols = [c for c in columns if c in frame.columns] if columns else frame.columns.tolist()
     cut_columns = max(0, len(cols) - MAX_TABLE_COLUMNS)
     if cut_columns:
         cols = cols[:MAX_TABLE_COLUMNS]

@@ -36,9 +36,9 @@ def bootstrap_comparison_svg(intervals: pd.DataFrame, *, fig_id: str = "fig-boot
     miss = [c for c in COLUMNS if c not in intervals.columns]
     if miss or len(intervals) == 0:
         return empty_svg(fig_id, "No bootstrap intervals to draw" + (f" (missing {', '.join(miss)})" if miss else ""))
-    methods = list(dict.fromkeys(intervals["method"]))
-    matchups = list(dict.fromkeys(intervals["matchup"]))
-    crits = list(dict.fromkeys(intervals["criterion"]))
+    methods = list(dict.fromkeys(intervals["method"].tolist()))
+    matchups = list(dict.fromkeys(intervals["matchup"].tolist()))
+    crits = list(dict.fromkeys(intervals["criterion"].tolist()))
     n_crits = len(crits)
     crits = crits[:MAX_CRITERIA]
     intervals = intervals[intervals["criterion"].isin(crits)]

@@ -76,11 +76,11 @@ def reader_heatmap_svg(
     if miss or len(rates) == 0:
         return empty_svg(fig_id, "No reader rates to draw" + (f" (missing {', '.join(miss)})" if miss else ""))
     rates = rates.assign(row=rates["row"].astype(str), rate=pd.to_numeric(rates["rate"], errors="coerce"))
-    criteria = list(dict.fromkeys(rates["criterion"]))
+    criteria = list(dict.fromkeys(rates["criterion"].tolist()))
     n_criteria = len(criteria)
     criteria = criteria[:MAX_CRITERIA]
     rates = rates[rates["criterion"].isin(criteria)]
-    readers = list(dict.fromkeys(rates.loc[rates["kind"] == "reader", "row"]))
+    readers = list(dict.fromkeys(rates.loc[rates["kind"] == "reader", "row"].tolist()))
     wide = rates.drop_duplicates(["kind", "row", "criterion"]).set_index(["kind", "row", "criterion"])["rate"]
     wide = wide.unstack("criterion").reindex(columns=criteria)
     grid = wide.to_numpy(dtype=float)
@@ -109,7 +109,7 @@ def reader_heatmap_svg(
     else:
         rows += [("reader", r, row_values("reader", r)) for r in readers]
     for kind in KIND_ORDER[1:]:
-        labels = list(dict.fromkeys(rates.loc[rates["kind"] == kind, "row"]))
+        labels = list(dict.fromkeys(rates.loc[rates["kind"] == kind, "row"].tolist()))
         rows += [(kind, r, row_values(kind, r)) for r in labels]
 
     labels = [plain(label) for _, label, _ in rows]

@@ -54,15 +54,15 @@ def loro_shift_svg(
     values = shifts["shift"].to_numpy()
     if not np.isfinite(values).any():
         return empty_svg(fig_id, "No shift computable (a single reader, or too few votes)")
-    panels = list(dict.fromkeys(shifts["matchup"])) if "matchup" in shifts.columns else [None]
-    readers = list(dict.fromkeys(shifts["reader_id"]))
+    panels = list(dict.fromkeys(shifts["matchup"].tolist())) if "matchup" in shifts.columns else [None]
+    readers = list(dict.fromkeys(shifts["reader_id"].tolist()))
     rest: list[str] = []
     if len(readers) > max_readers:
         size = shifts["shift"].abs().groupby(shifts["reader_id"]).max().reindex(readers).fillna(0.0)
         keep = list(size.sort_values(ascending=False, kind="stable").index[:max_readers])
         rest = [r for r in readers if r not in set(keep)]
         readers = keep
-    criteria = list(dict.fromkeys(shifts["criterion"]))
+    criteria = list(dict.fromkeys(shifts["criterion"].tolist()))
     n_criteria = len(criteria)
     if n_criteria > MAX_CRITERIA:  # the criteria whose shifts are largest, one colour each
         size = shifts["shift"].abs().groupby(shifts["criterion"]).max().reindex(criteria).fillna(0.0)

@@ -59,8 +59,8 @@ def preference_svg(
             fig_id, "No human preference estimates to draw" + (f" (missing {', '.join(miss)})" if miss else "")
         )
     has_judge = judge is not None and not _missing(judge, JUDGE_COLUMNS) and len(judge) > 0
-    criteria = list(dict.fromkeys(human["criterion"]))
-    matchups = list(dict.fromkeys(human["matchup"]))
+    criteria = list(dict.fromkeys(human["criterion"].tolist()))
+    matchups = list(dict.fromkeys(human["matchup"].tolist()))
     # As in the paper: criteria in blocks, matchups coloured. With more matchups than colours,
     # swap: matchups in blocks, criteria coloured (colours must stay unambiguous).
     by_criterion = len(matchups) <= len(PALETTE) or len(criteria) > len(PALETTE)

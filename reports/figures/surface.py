@@ -106,7 +106,7 @@ def feature_scatter_svg(
         return empty_svg(
             fig_id, "No surface-feature points to draw" + (f" (missing {', '.join(miss)})" if miss else "")
         )
-    features = list(dict.fromkeys(points["feature"]))
+    features = list(dict.fromkeys(points["feature"].tolist()))
     info = {}
     if panels is not None and len(panels):
         info = {str(r.feature): r for r in panels.itertuples(index=False)}

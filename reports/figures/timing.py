@@ -51,7 +51,7 @@ def timing_svg(times: pd.DataFrame, *, cap: float = 600.0, fig_id: str = "fig-ti
     if miss or len(data) == 0:
         return empty_svg(fig_id, "No annotation times to draw" + (f" (missing {', '.join(miss)})" if miss else ""))
     data = data.assign(reader_id=data["reader_id"].astype(str), seconds=data["seconds"].astype(float))
-    readers = list(dict.fromkeys(data["reader_id"]))[:MAX_READERS]
+    readers = list(dict.fromkeys(data["reader_id"].tolist()))[:MAX_READERS]
     labels = []
     for r in readers:
         secs = data.loc[data["reader_id"] == r, "seconds"].to_numpy()
