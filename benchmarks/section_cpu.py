@@ -109,7 +109,9 @@ def main(argv=None) -> int:
     print(f"load at the end: {os.getloadavg()[0]:.1f}; least CPU seconds of {args.repeats} run(s) per section")
     print(f"{'section':<28}" + "".join(f"{t.name[:14]:>16}" for t in trees))
     for name in names:
-        print(f"{name[:28]:<28}" + "".join(f"{min(r[0].get(name, float('nan')) for r in runs[t]):>16.2f}" for t in trees))
+        print(
+            f"{name[:28]:<28}" + "".join(f"{min(r[0].get(name, float('nan')) for r in runs[t]):>16.2f}" for t in trees)
+        )
     if args.digest:
         print("digests (first run of each tree)")
         for name in runs[trees[0]][0][1]:
