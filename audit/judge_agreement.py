@@ -337,9 +337,15 @@ def _by_reader_weights(layout, ones_u: np.ndarray, wr: np.ndarray, unit_kappas) 
     numpy adds one after the other whatever the arrays' layout: the same digits as every replicate
     computed in place."""
     n_r = wr.shape[-1]
-    patterns, index = np.unique(wr.reshape(-1, n_r), axis=0, return_inverse=True)
-    if n_r >= 8 or layout.n_strata >= 8 or 2 * patterns.shape[0] > wr.shape[-2]:
+    flat = wr.reshape(-1, n_r)
+    base = int(flat.max(initial=0)) + 1  # the weights are counts: each vector one integer in this base
+    if n_r >= 8 or layout.n_strata >= 8 or n_r * math.log2(base) > 62:
         return agreement_statistics(layout, ones_u, wr, layout.reader_counts(wr), unit_kappas)
+    keys = flat.astype(np.int64) @ (base ** np.arange(n_r, dtype=np.int64))
+    _, first, index = np.unique(keys, return_index=True, return_inverse=True)
+    if 2 * first.shape[0] > wr.shape[-2]:
+        return agreement_statistics(layout, ones_u, wr, layout.reader_counts(wr), unit_kappas)
+    patterns = flat[first]
     patterns = patterns.reshape((1,) * (wr.ndim - 2) + patterns.shape)
     stats = agreement_statistics(layout, ones_u, patterns, layout.reader_counts(patterns), unit_kappas)
     index = index.reshape(wr.shape[:-1])
@@ -615,7 +621,7 @@ def _reader_frame(parts: list[tuple]) -> pd.DataFrame:
 
 
 _STACKED_MAX = 4096  #: units x readers of a cell computed densely, stacked with the cells of its shape
-_STACKED_CHUNK = 2**21  #: replicates x (the widest of units and 9 readers) of stacked cells per chunk (cache-sized)
+_STACKED_CHUNK = 2**20  #: replicates x (the widest of units and 8 readers) of stacked cells per chunk
 
 
 def _stacked_cells(run: _Run, scopes: list[tuple]) -> dict[int, tuple]:
@@ -640,7 +646,7 @@ def _stacked_cells(run: _Run, scopes: list[tuple]) -> dict[int, tuple]:
     n_readers = np.bincount(combos // n_rt, minlength=len(idx))
     reader_start = np.cumsum(n_readers) - n_readers
     local_reader = combo_code.reshape(-1) - reader_start[vote_cell]
-    width = np.maximum(n_units, 9 * n_readers)  # a replicate's widest array: units, or the nine judge x reader tables
+    width = np.maximum(n_units, 8 * n_readers)  # a replicate's widest array: units, or the eight judge x reader tables
     fits = (n_units * n_readers <= _STACKED_MAX) & (max(run.n_boot, 1) * width <= _CELLS)
     shape = n_units * (n_rt + 1) + n_readers
     out: dict[int, tuple] = {}

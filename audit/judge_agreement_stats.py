@@ -186,6 +186,26 @@ class ScopeVotes:
         """Sums of ``x`` (B, U) over each stratum's units (B, S)."""
         return _right(x, self._t["stratum"])
 
+    def weighted_sums(self, wu: np.ndarray, features: list[np.ndarray]) -> list[np.ndarray]:
+        """``strat(wu * f)`` (B, S) for every integer feature ``f`` (1, U) of the units, from one product
+        (sums of integers: exact in any order)."""
+        n_u, n_s, k = self.n_units, self.n_strata, len(features)
+        strata = self.stratum.indices
+        if n_u * k * n_s <= _JUDGE_STRATUM_MAX:
+            table = np.zeros((n_u, k, n_s))
+            table[np.arange(n_u), :, strata] = np.concatenate(features).T
+            y = wu @ table.reshape(n_u, k * n_s)
+        else:
+            from scipy import sparse
+
+            values = np.concatenate(features).T  # (U, K)
+            cols = np.arange(k)[None, :] * n_s + strata[:, None]
+            table = sparse.csr_matrix(
+                (values.ravel(), (np.repeat(np.arange(n_u), k), cols.ravel())), shape=(n_u, k * n_s)
+            )
+            y = np.asarray((table.T @ wu.T).T)
+        return [y[..., i * n_s : (i + 1) * n_s] for i in range(k)]
+
     def reader_sum(self, x: np.ndarray, kappa_r: np.ndarray, wr: np.ndarray) -> np.ndarray:
         """``x`` (B, R), the readers' weighted kappas, summed over the readers (in the order numpy takes
         for x's layout: see :meth:`StackedCells.reader_sum`)."""
@@ -328,6 +348,11 @@ class StackedCells:
             return out
         return _sum_last(np.ascontiguousarray(x))
 
+    def weighted_sums(self, wu: np.ndarray, features: list[np.ndarray]) -> list[np.ndarray]:
+        """:meth:`ScopeVotes.weighted_sums` of every cell (features (G, 1, U) each) -> (G, B, 1) each."""
+        y = wu @ np.stack([f[..., 0, :] for f in features], axis=-1)  # (G, B, U) @ (G, U, K): exact
+        return [y[..., i : i + 1] for i in range(len(features))]
+
     def by_judge(self, x: np.ndarray) -> list[np.ndarray]:
         y = x @ self._judge_onehot  # sums of integers: exact in any order
         return [y[..., c : c + 1] for c in range(3)]
@@ -396,11 +421,37 @@ def agreement_statistics(
     # Cohen's kappa against the majority (ties abstain; a split is not scored), chance per stratum
     # majority focal (n1 > n0) or other (n0 > n1); every weight and count here is an integer
     focal_major, other_major = n[1] > n[0], n[0] > n[1]
-    w = wu * ((focal_major | other_major) & has_j)
-    tot = strat(w)
-    agree = strat(w * ((focal_major & jcat[1]) | (other_major & jcat[0])))
-    w_judge = sv.by_judge(w)
-    chance = sum(_ratio(w_judge[c] * strat(w * major), tot) for c, major in ((0, other_major), (1, focal_major)))
+    scored = (focal_major | other_major) & has_j
+    agreed = (focal_major & jcat[1]) | (other_major & jcat[0])
+    ok = sv.pairable_rows & (m > 1)  # the units of the human-human and judge-human comparisons
+    both = sv.pairable_rows & has_j
+    if n[0].shape[-2] == 1 and sv.n_strata < 8:
+        # the counts are the same in every replicate (readers not resampled): every sum of integers
+        # below is the unit weights times a fixed integer per unit, all of them from one product (exact;
+        # with fewer than 8 strata the sums over strata add in order whatever the layout)
+        agree_pairs = sum(n[c] ** 2 - s[c] for c in range(3))
+        all_pairs = m**2 - (s[0] + s[1] + s[2])
+        features = [scored, agreed, other_major & has_j, focal_major & has_j]
+        features += [scored & jcat[c] for c in range(3)] + [
+            np.where(ok, agree_pairs, 0.0),
+            np.where(ok, all_pairs, 0.0),
+        ]
+        features += [both * n[k] * jcat[c] for k in range(3) for c in range(3)]
+        tot, agree, w_other, w_focal, *rest = sv.weighted_sums(wu, [np.asarray(x, dtype=float) for x in features])
+        w_judge, (g_agree, g_all), judge_reader = rest[:3], rest[3:5], rest[5:]
+        raw_human = _ratio(_sum_last(g_agree), _sum_last(g_all))
+    else:
+        w = wu * scored
+        tot, agree = strat(w), strat(w * agreed)
+        w_judge = sv.by_judge(w)
+        w_other, w_focal = strat(w * other_major), strat(w * focal_major)
+        agree_pairs = sum(n[c] ** 2 - s[c] for c in range(3))
+        all_pairs = m**2 - (s[0] + s[1] + s[2])
+        g = np.where(ok, wu, 0.0)
+        raw_human = _ratio(_sum_last(g * agree_pairs), _sum_last(g * all_pairs))
+        gj = wu * both
+        judge_reader = [column for k in range(3) for column in sv.by_judge(gj * n[k])]
+    chance = sum(_ratio(w_judge[c] * major, tot) for c, major in ((0, w_other), (1, w_focal)))
     total = _sum_last(tot)
     kappa_majority = _kappa(_ratio(_sum_last(agree), total), _ratio(_sum_last(np.where(tot > 0, chance, 0.0)), total))
 
@@ -411,7 +462,6 @@ def agreement_statistics(
     kappa_readers = _ratio(sv.reader_sum(weighted, kappa_r, wr), _sum_last(np.where(ok_r, wr, 0.0)))
 
     # human-human: Krippendorff's coincidences (copies of one reader never pair with each other)
-    ok = sv.pairable_rows & (m > 1)
     f = np.where(ok, wu / np.where(ok, m - 1.0, 1.0), 0.0)
     lead = np.broadcast_shapes(wu.shape[:-1], wr.shape[:-1], m.shape[:-1])
     o_h = np.empty((*lead, sv.n_strata, 3, 3))
@@ -421,17 +471,12 @@ def agreement_statistics(
         for k in range(c + 1, 3):
             o_h[..., c, k] = o_h[..., k, c] = strat(fn * n[k])
     alpha_human = _alpha(o_h)
-    agree_pairs = sum(n[c] ** 2 - s[c] for c in range(3))
-    all_pairs = m**2 - (s[0] + s[1] + s[2])
-    g = np.where(ok, wu, 0.0)
-    raw_human = _ratio(_sum_last(g * agree_pairs), _sum_last(g * all_pairs))
 
     # judge-human: two-coder units (judge, one reader vote), on the same pairable units
-    gj = wu * (sv.pairable_rows & has_j)
     a = np.empty_like(o_h)  # a[..., b, s, c, k]: judge c, reader votes k
     for k in range(3):
-        for c, column in enumerate(sv.by_judge(gj * n[k])):
-            a[..., c, k] = column
+        for c in range(3):
+            a[..., c, k] = judge_reader[3 * k + c]
     alpha_judge_human = _alpha(a + np.swapaxes(a, -1, -2))
     raw_judge_human = _ratio(np.trace(a, axis1=-2, axis2=-1).sum(axis=-1), a.sum(axis=(-3, -2, -1)))
 
