@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from audit.errors import InputError, InputProblem
+from audit.ranking import average_ranks
 from audit.rng import resolve_rng
 
 SAME_DATA_WARNING = (
@@ -124,20 +125,6 @@ class DevValidity:
         )
 
 
-def _average_ranks(x: np.ndarray) -> np.ndarray:
-    """Ranks 1..n of ``x`` with ties given their average rank (scipy's ``rankdata(method="average")``,
-    the same values: integers and halves)."""
-    n = x.shape[0]
-    order = np.argsort(x, kind="stable")
-    y = x[order]
-    first = np.concatenate(([True], y[:-1] != y[1:]))
-    starts = np.flatnonzero(first)
-    counts = np.diff(starts, append=n)
-    ranks = np.empty(n)
-    ranks[order] = np.repeat(np.arange(1, n + 1, dtype=float)[first] + (counts - 1) / 2, counts)
-    return ranks
-
-
 def _spearman(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     """Spearman's rho and its two-sided t-test p-value on the pairs without NaN (NaN, NaN with fewer
     than 3 or a constant side): the arithmetic of ``scipy.stats.spearmanr`` (1.17: average ranks,
@@ -149,7 +136,7 @@ def _spearman(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     x, y = x[ok], y[ok]
     if len(x) < 3 or np.all(x == x[0]) or np.all(y == y[0]):
         return math.nan, math.nan
-    rs = np.corrcoef(np.apply_along_axis(_average_ranks, 0, np.column_stack((x, y))), rowvar=False)
+    rs = np.corrcoef(np.apply_along_axis(average_ranks, 0, np.column_stack((x, y))), rowvar=False)
     dof = len(x) - 2
     with np.errstate(divide="ignore"):
         t = rs * np.sqrt((dof / ((rs + 1.0) * (1.0 - rs))).clip(0))

@@ -45,6 +45,7 @@ import pandas as pd
 
 from audit.data import HUMAN_OVERALL
 from audit.errors import AuditError, InputError, InputProblem
+from audit.ranking import average_ranks
 from audit.rng import resolve_rng
 from audit.surface._inputs import feature_frame, judge_story_scores, pair_differences, pair_table
 from audit.uncertainty.bootstrap import multinomial_weights, percentile_interval
@@ -178,13 +179,13 @@ def _pearson(x: np.ndarray, y: np.ndarray) -> float:
 def _r_p_value(r: float, df: int) -> float:
     """Two-sided p-value of a Pearson correlation: t = r sqrt(df / (1 - r^2)) on ``df`` degrees
     of freedom (df = n - 2, or n - 1 - k after centring within k matchups); NaN when undefined."""
-    from scipy.stats import t as t_dist
+    from scipy.special import stdtr
 
     if not np.isfinite(r) or df < 1:
         return float("nan")
     if abs(r) >= 1.0:
         return 0.0
-    return float(2 * t_dist.sf(abs(r) * np.sqrt(df / (1.0 - r * r)), df))
+    return float(2 * stdtr(df, -(abs(r) * np.sqrt(df / (1.0 - r * r)))))  # t.sf(x, df) is stdtr(df, -x)
 
 
 def _weighted_r_and_slope(W: np.ndarray, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -255,6 +256,20 @@ class _Replicates:
             r = np.where((sxx > tiny) & (syy > tiny), sxy / np.sqrt(sxx * syy), np.nan)
             slope = np.where(sxx > tiny, sxy / sxx, np.nan)
         return r, slope
+
+
+class _Ranks:
+    """The average ranks (pandas' ``rank()``) of a scope's variables on the stories usable for a pair
+    of them, computed once per variable and set of stories (most pairs use every story)."""
+
+    def __init__(self):
+        self._kept: dict = {}
+
+    def __call__(self, name, v: np.ndarray, ok: np.ndarray) -> np.ndarray:
+        key = (name, ok.tobytes())
+        if key not in self._kept:
+            self._kept[key] = average_ranks(v[ok])
+        return self._kept[key]
 
 
 def _boot_summary(W, x: np.ndarray, y: np.ndarray, level: float, names: tuple | None = None) -> dict:
@@ -381,11 +396,12 @@ def surface_associations(
         reps = _Replicates(W)  # each feature's and score's replicate moments computed once
         f_st = feats.reindex(stories).to_numpy(dtype=float)
         s_st = wide.reindex(stories).to_numpy(dtype=float)
+        ranked = _Ranks()  # each variable's average ranks once per set of usable stories
         for k, (j, c) in enumerate(judge_cols):
             for m, feature in enumerate(names):
                 x, y = f_st[:, m], s_st[:, k]
                 ok = ~(np.isnan(x) | np.isnan(y))
-                rho = _pearson(pd.Series(x[ok]).rank().to_numpy(), pd.Series(y[ok]).rank().to_numpy())
+                rho = _pearson(ranked(("feature", m), x, ok), ranked(("score", k), y, ok))
                 r_story = _pearson(x[ok], y[ok])
                 corr_rows.append(
                     {
