@@ -320,7 +320,7 @@ def _replicate_kinds(layout, weight_chunks, ones: tuple[np.ndarray, np.ndarray],
             wu_kappas = layout.reader_kappas(wu) if two_way else None  # shared by "pairs" and "product"
             for kind in kinds:
                 if kind == "readers":
-                    out[kind].append(_by_reader_weights(layout, ones_u, wr, unit_kappas))
+                    out[kind].append(_by_reader_weights(layout, ones_u, wr, weighted, unit_kappas))
                     continue
                 u, r, c, kap = {
                     "pairs": (wu, ones_r, unweighted, wu_kappas),
@@ -330,7 +330,7 @@ def _replicate_kinds(layout, weight_chunks, ones: tuple[np.ndarray, np.ndarray],
     return tuple({k: np.concatenate([c[k] for c in out[kind]], axis=-1) for k in STATISTICS} for kind in kinds)
 
 
-def _by_reader_weights(layout, ones_u: np.ndarray, wr: np.ndarray, unit_kappas) -> dict[str, np.ndarray]:
+def _by_reader_weights(layout, ones_u: np.ndarray, wr: np.ndarray, weighted, unit_kappas) -> dict[str, np.ndarray]:
     """The replicates resampling readers only: a function of each replicate's reader weights, so with
     few readers (few distinct weight vectors: 10 for 3 readers) each distinct vector is computed once
     and copied to its replicates. Only where every sum runs over fewer than 8 readers and strata, which
@@ -340,11 +340,11 @@ def _by_reader_weights(layout, ones_u: np.ndarray, wr: np.ndarray, unit_kappas) 
     flat = wr.reshape(-1, n_r)
     base = int(flat.max(initial=0)) + 1  # the weights are counts: each vector one integer in this base
     if n_r >= 8 or layout.n_strata >= 8 or n_r * math.log2(base) > 62:
-        return agreement_statistics(layout, ones_u, wr, layout.reader_counts(wr), unit_kappas)
+        return agreement_statistics(layout, ones_u, wr, weighted, unit_kappas)
     keys = flat.astype(np.int64) @ (base ** np.arange(n_r, dtype=np.int64))
     _, first, index = np.unique(keys, return_index=True, return_inverse=True)
     if 2 * first.shape[0] > wr.shape[-2]:
-        return agreement_statistics(layout, ones_u, wr, layout.reader_counts(wr), unit_kappas)
+        return agreement_statistics(layout, ones_u, wr, weighted, unit_kappas)
     patterns = flat[first]
     patterns = patterns.reshape((1,) * (wr.ndim - 2) + patterns.shape)
     stats = agreement_statistics(layout, ones_u, patterns, layout.reader_counts(patterns), unit_kappas)
