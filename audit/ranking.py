@@ -9,6 +9,8 @@ import numpy as np
 def average_ranks(x: np.ndarray) -> np.ndarray:
     """Ranks 1..n of ``x`` (no NaN) with ties given their average rank."""
     n = x.shape[0]
+    if n == 0:
+        return np.zeros(0)
     order = np.argsort(x, kind="stable")
     y = x[order]
     first = np.concatenate(([True], y[:-1] != y[1:]))
