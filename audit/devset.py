@@ -125,6 +125,9 @@ class DevValidity:
 
 
 def _spearman(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """Spearman's rho and its two-sided t-test p-value on the pairs without NaN (NaN, NaN with fewer
+    than 3 or a constant side): ``scipy.stats.spearmanr``'s numbers through
+    :func:`audit._distributions.spearmanr` (the out-of-fold check calls it ~800 times on the fixture)."""
     from audit._distributions import spearmanr
 
     ok = ~(np.isnan(x) | np.isnan(y))
@@ -178,11 +181,11 @@ def _check(frame: pd.DataFrame, name: str, columns: tuple[str, ...], value: str)
     return out
 
 
-def _best(table: pd.DataFrame, target: pd.Series, judges: list[str]) -> tuple[str, float]:
-    """The configuration with the highest Spearman on these rows (ties: first in order)."""
+def _best(scores: np.ndarray, target: np.ndarray, judges: list[str]) -> tuple[str, float]:
+    """The configuration (a column of ``scores``) with the highest Spearman on these rows (ties: first in order)."""
     best, best_rho = "", -math.inf
-    for judge in judges:
-        rho, _ = _spearman(table[judge].to_numpy(float), target.to_numpy(float))
+    for i, judge in enumerate(judges):
+        rho, _ = _spearman(scores[:, i], target)
         if not math.isnan(rho) and rho > best_rho:
             best, best_rho = judge, rho
     return best, (best_rho if best else math.nan)
@@ -287,22 +290,27 @@ def dev_validity(
     generator, seed = resolve_rng(rng)
     items = np.array(sorted(usable.index.get_level_values("item_id").unique()))
     k_used = int(min(k, len(items)))
-    routed_in = pd.Series(np.nan, index=usable.index)
+    scores = usable[judge_order].to_numpy(float)
+    human = usable["human"].to_numpy(float)
+    criterion_of = usable.index.get_level_values("criterion")
+    rows_of = {criterion: np.flatnonzero(criterion_of == criterion) for criterion in criteria}
+    routed_in = np.full(len(usable), np.nan)
     selected_of, rho_in_of = {}, {}
     for criterion in criteria:
-        sub = usable.loc[criterion]
-        selected_of[criterion], rho_in_of[criterion] = _best(sub, sub["human"], judge_order)
+        rows = rows_of[criterion]
+        selected_of[criterion], rho_in_of[criterion] = _best(scores[rows], human[rows], judge_order)
         if selected_of[criterion]:
-            routed_in.loc[criterion] = sub[selected_of[criterion]].to_numpy()
-    human = usable["human"].to_numpy(float)
+            routed_in[rows] = scores[rows, judge_order.index(selected_of[criterion])]
+    item_of = usable.index.get_level_values("item_id")
     # one k-fold split is noisy (the fixture's optimism ranges 0.07-0.11 over seeds): repeat and average
     assignments, fold_rows, pooled_by_repeat, rho_oof_by_repeat, agreeing = [], [], [], [], dict.fromkeys(criteria, 0)
     for repeat in range(repeats):
         fold_of = dict(zip(items, generator.permutation(np.arange(len(items)) % k_used)))
         assignments.append(pd.DataFrame({"item_id": items, "repeat": repeat, "fold": [int(fold_of[i]) for i in items]}))
-        routed_oof, rho_oof, rows, picks = _out_of_fold(usable, criteria, judge_order, fold_of, k_used)
+        folds = np.fromiter((fold_of[i] for i in item_of), dtype=np.int64, count=len(item_of))
+        routed_oof, rho_oof, rows, picks = _out_of_fold(scores, human, rows_of, judge_order, folds, k_used)
         fold_rows += [dict(repeat=repeat, **row) for row in rows]
-        pooled_by_repeat.append(_spearman(routed_oof.to_numpy(float), human)[0])
+        pooled_by_repeat.append(_spearman(routed_oof, human)[0])
         rho_oof_by_repeat.append(rho_oof)
         for criterion in criteria:
             agreeing[criterion] += sum(p == selected_of[criterion] for p in picks[criterion])
@@ -320,7 +328,7 @@ def dev_validity(
             )
         )
     routing = pd.DataFrame(routing_rows)
-    in_pooled, _ = _spearman(routed_in.to_numpy(float), human)
+    in_pooled, _ = _spearman(routed_in, human)
     oof_pooled = _nanmean(pooled_by_repeat)
     in_mean = float(routing["in_sample_spearman"].mean())
     oof_mean = float(routing["oof_spearman"].mean())
@@ -354,24 +362,26 @@ def _nanmean(values) -> float:
 
 
 def _out_of_fold(
-    usable: pd.DataFrame, criteria: list, judge_order: list[str], fold_of: dict, k_used: int
-) -> tuple[pd.Series, dict, list[dict], dict]:
+    scores: np.ndarray, human: np.ndarray, rows_of: dict, judge_order: list[str], folds: np.ndarray, k_used: int
+) -> tuple[np.ndarray, dict, list[dict], dict]:
     """One k-fold pass: per fold, select on the other folds and predict the held-out items.
 
-    Returns the out-of-fold routed predictions, their Spearman per criterion, one row per
-    fold x criterion, and the configurations picked per criterion.
+    ``scores`` (items x configurations) and ``human`` are the usable rows, ``rows_of`` each
+    criterion's rows and ``folds`` each row's fold. Returns the out-of-fold routed predictions,
+    their Spearman per criterion, one row per fold x criterion, and the configurations picked per
+    criterion.
     """
-    routed_oof = pd.Series(np.nan, index=usable.index)
+    routed_oof = np.full(human.shape[0], np.nan)
     rho_oof, rows, picks = {}, [], {}
-    for criterion in criteria:
-        sub = usable.loc[criterion]
-        folds = sub.index.map(fold_of).to_numpy()
+    for criterion, at in rows_of.items():
+        sub, target, fold = scores[at], human[at], folds[at]
         picks[criterion] = []
         for f in range(k_used):
-            train, test = sub[folds != f], sub[folds == f]
-            pick, rho_train = _best(train, train["human"], judge_order)
+            train, test = fold != f, fold == f
+            pick, rho_train = _best(sub[train], target[train], judge_order)
             picks[criterion].append(pick)
-            held, _ = _spearman(test[pick].to_numpy(float), test["human"].to_numpy(float)) if pick else (math.nan, 0)
+            column = judge_order.index(pick) if pick else -1
+            held, _ = _spearman(sub[test, column], target[test]) if pick else (math.nan, 0)
             rows.append(
                 dict(
                     fold=f,
@@ -379,10 +389,10 @@ def _out_of_fold(
                     selected_judge=pick,
                     training_spearman=rho_train,
                     held_out_spearman=held,
-                    n_held_out=int(len(test)),
+                    n_held_out=int(test.sum()),
                 )
             )
-            if pick and len(test):
-                routed_oof.loc[[(criterion, i) for i in test.index]] = test[pick].to_numpy()
-        rho_oof[criterion] = _spearman(routed_oof.loc[criterion].to_numpy(float), sub["human"].to_numpy(float))[0]
+            if pick and test.any():
+                routed_oof[at[test]] = sub[test, column]
+        rho_oof[criterion] = _spearman(routed_oof[at], target)[0]
     return routed_oof, rho_oof, rows, picks

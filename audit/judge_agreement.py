@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -47,12 +46,16 @@ import pandas as pd
 from audit.agreement import POOLED, _check_judge, _check_votes
 from audit.estimate import Estimate
 from audit.ids import ranks
+from audit.judge_agreement_stats import (
+    ScopeVotes,
+    StackedCells,
+    agreement_statistics,
+    reader_kappas,
+    scope_votes,
+    stacked_cells,
+)
 from audit.rng import resolve_rng
 from audit.uncertainty.bootstrap import multinomial_weights
-from audit.uncertainty.two_way import correct_two_way
-
-if TYPE_CHECKING:
-    from scipy import sparse
 
 STATISTICS = (
     "kappa_majority",
@@ -72,277 +75,6 @@ _RANGE = dict(
     raw_human=(0.0, 1.0),
     raw_difference=(-1.0, 1.0),
 )
-
-
-# ----------------------------------------------------------------------------- statistics
-def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
-
-
-def _kappa(po: np.ndarray, pe: np.ndarray) -> np.ndarray:
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(pe < 1.0 - 1e-12, (po - pe) / (1.0 - pe), np.nan)
-
-
-def _alpha(o: np.ndarray) -> np.ndarray:
-    """Nominal alpha pooled over strata from coincidence matrices ``o`` (B x S x 3 x 3).
-
-    ``1 - sum_s D_o,s / sum_s D_e,s`` with ``D_o,s`` stratum ``s``'s disagreeing coincidences
-    and ``D_e,s = (n_s^2 - sum_c n_cs^2) / (n_s - 1)`` the number expected from its own
-    category shares; one stratum gives Krippendorff's ``1 - (n-1) D_o / D_e``.
-    """
-    nc = o.sum(axis=3)
-    n = nc.sum(axis=2)
-    use = n > 1
-    d_o = np.where(use, n - np.trace(o, axis1=2, axis2=3), 0.0).sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        d_e = np.where(use, (n**2 - np.sum(nc**2, axis=2)) / np.where(use, n - 1.0, 1.0), 0.0).sum(axis=1)
-        return np.where(d_e > 1e-12, 1.0 - d_o / np.where(d_e > 1e-12, d_e, 1.0), np.nan)
-
-
-@dataclass(frozen=True)
-class ScopeVotes:
-    """One scope's votes as sparse indicators: memory grows with the votes, not units x readers.
-
-    ``ind[c]`` (units x readers, CSR) is 1 where the reader voted category ``c`` (0 other,
-    1 focal, 2 tie) on the unit; ``by_stratum_reader[c]`` the same with one column per
-    (reader, stratum) combination that has votes and ``combo_reader`` (combinations x
-    readers) maps those columns to readers; ``stratum`` (units x strata) is each unit's
-    matchup. ``judge`` (U,) is the judge's category (-1: no verdict), ``pairable`` (U,) the
-    units with at least two human votes.
-    """
-
-    ind: tuple[sparse.csr_matrix, ...]
-    by_stratum_reader: tuple[sparse.csr_matrix, ...]
-    combo_reader: sparse.csr_matrix
-    stratum: sparse.csr_matrix
-    judge: np.ndarray
-    pairable: np.ndarray
-
-    def __post_init__(self) -> None:
-        # the transposes the products use, built once (scipy rebuilds a transpose on every .T)
-        object.__setattr__(
-            self,
-            "_t",
-            {
-                "stratum": self.stratum.T.tocsr(),
-                "combo_reader": self.combo_reader.T.tocsr(),
-                "judge_by_combo": self._judge_by_combo(),
-                "judge_stratum": self._judge_stratum(),
-            },
-        )
-
-    def _judge_stratum(self) -> np.ndarray | None:
-        """Dense (U x 3S) indicator of each unit's judge category ``c`` and stratum ``s`` (column ``cS + s``),
-        or None when it would be large: ``strat(x * (judge == c))`` for every ``c`` in one product."""
-        n_u, n_s = self.stratum.shape
-        if n_u * 3 * n_s > _JUDGE_STRATUM_MAX:
-            return None
-        out = np.zeros((n_u, 3 * n_s))
-        has = self.judge >= 0
-        units = np.flatnonzero(has)
-        out[units, self.judge[has] * n_s + self.stratum.indices[units]] = 1.0
-        return out
-
-    def _judge_by_combo(self) -> sparse.csr_matrix:
-        """The nine judge x reader tables of every (reader, stratum) combination as one matrix
-        (9K x U): row ``(3j + c) K + k`` holds the units where the judge said ``j`` and
-        combination ``k`` voted ``c`` (each vote in one row), so they come out of one product."""
-        from scipy import sparse
-
-        k = self.combo_reader.shape[0]
-        rows, cols, vals = [], [], []
-        for c, m in enumerate(self.by_stratum_reader):
-            coo = m.tocoo()
-            j = self.judge[coo.row]
-            ok = j >= 0
-            rows.append((3 * j[ok] + c) * k + coo.col[ok])
-            cols.append(coo.row[ok])
-            vals.append(coo.data[ok])
-        return sparse.csr_matrix(
-            (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(9 * k, self.n_units)
-        )
-
-    @property
-    def n_units(self) -> int:
-        return int(self.judge.shape[0])
-
-    @property
-    def n_readers(self) -> int:
-        return int(self.ind[0].shape[1])
-
-
-def scope_votes(
-    unit: np.ndarray,
-    reader: np.ndarray,
-    category: np.ndarray,
-    judge: np.ndarray,
-    stratum: np.ndarray | None = None,
-    n_readers: int | None = None,
-) -> ScopeVotes:
-    """Build :class:`ScopeVotes` from one row per vote (unit, reader, category codes).
-
-    ``judge`` and ``stratum`` have one entry per unit (``stratum`` None: one stratum);
-    ``n_readers`` defaults to ``max(reader) + 1``.
-    """
-    from scipy import sparse
-
-    unit, reader, category = (np.asarray(a, dtype=np.int64) for a in (unit, reader, category))
-    judge = np.asarray(judge, dtype=np.int64)
-    n_u = judge.shape[0]
-    n_r = int(n_readers if n_readers is not None else (reader.max() + 1 if reader.size else 0))
-    strata = np.zeros(n_u, dtype=np.int64) if stratum is None else np.unique(stratum, return_inverse=True)[1]
-    n_s = int(strata.max()) + 1 if n_u else 0
-    combo, combo_code = np.unique(reader * max(n_s, 1) + strata[unit], return_inverse=True)
-    ones = np.ones(unit.shape[0])
-
-    def indicator(cols: np.ndarray, width: int, c: int) -> sparse.csr_matrix:
-        m = category == c
-        return sparse.csr_matrix((ones[m], (unit[m], cols[m])), shape=(n_u, width))
-
-    counts = np.bincount(unit, minlength=n_u)
-    return ScopeVotes(
-        ind=tuple(indicator(reader, n_r, c) for c in range(3)),
-        by_stratum_reader=tuple(indicator(combo_code, combo.shape[0], c) for c in range(3)),
-        combo_reader=sparse.csr_matrix(
-            (np.ones(combo.shape[0]), (np.arange(combo.shape[0]), combo // max(n_s, 1))), shape=(combo.shape[0], n_r)
-        ),
-        stratum=sparse.csr_matrix((np.ones(n_u), (np.arange(n_u), strata)), shape=(n_u, n_s)),
-        judge=judge,
-        pairable=counts >= 2,
-    )
-
-
-def _right(x: np.ndarray, m_t: sparse.csr_matrix) -> np.ndarray:
-    """``x @ m`` for dense ``x`` (B x U) and sparse ``m`` (U x K) given ``m_t = m.T``, as a dense (B x K) array."""
-    if m_t.shape[0] == 1 and m_t.nnz == m_t.shape[1]:  # one stratum holding every unit: a row sum
-        # in C order whatever x's layout (numpy sums an F-ordered array in another order: the last digit moves)
-        return np.ascontiguousarray(x).sum(axis=1, keepdims=True)
-    return np.asarray((m_t @ x.T).T)
-
-
-def _by_judge(sv: ScopeVotes, x: np.ndarray) -> list[np.ndarray]:
-    """``strat(x * (judge == c))`` (B x S) for ``c`` = 0, 1, 2, for *integer-valued* ``x`` (counts):
-    one matrix product; its sums of integers are exact whatever their order, so equal to the
-    element-wise products summed by stratum."""
-    d = sv._t["judge_stratum"]
-    if d is None:
-        return [_right(x * (sv.judge == c)[None, :], sv._t["stratum"]) for c in range(3)]
-    n_s = sv.stratum.shape[1]
-    y = x @ d
-    return [y[:, c * n_s : (c + 1) * n_s] for c in range(3)]
-
-
-def _reader_kappas(sv: ScopeVotes, wu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each reader's kappa with the judge (B x R), chance taken within each stratum, and its units."""
-    k = sv.combo_reader.shape[0]
-    nine = _right(wu, sv._t["judge_by_combo"])  # (B, 9K): the tables below, side by side
-    table = [[nine[:, (3 * j + c) * k : (3 * j + c + 1) * k] for c in range(3)] for j in range(3)]  # (B, K) each
-    n_k = sum(table[j][c] for j in range(3) for c in range(3))
-    diag = sum(table[c][c] for c in range(3))
-    chance = sum(_ratio(sum(table[c]) * sum(table[j][c] for j in range(3)), n_k) for c in range(3))
-    chance = np.where(n_k > 0, chance, 0.0)
-    n_r, diag_r, chance_r = (_right(x, sv._t["combo_reader"]) for x in (n_k, diag, chance))
-    return _kappa(_ratio(diag_r, n_r), _ratio(chance_r, n_r)), n_r
-
-
-def reader_counts(sv: ScopeVotes, wr: np.ndarray) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """Weighted votes per category (B, U) under reader weights ``wr`` and the self-pairs of resampled copies.
-
-    What :func:`agreement_statistics` derives from the reader side alone: computed once per block of
-    reader weights and passed to both kinds of replicate that resample readers (the sparse products
-    over every vote are most of a large cell's agreement bootstrap).
-    """
-    # in C order like the weights (so what is derived from both is C-ordered and summed in one order
-    # whichever is resampled)
-    n = [np.ascontiguousarray((sv.ind[c] @ wr.T).T) for c in range(3)]
-    s = [np.ascontiguousarray((sv.ind[c] @ (wr**2).T).T) for c in range(3)]
-    return n, s
-
-
-def agreement_statistics(
-    sv: ScopeVotes,
-    wu: np.ndarray,
-    wr: np.ndarray,
-    counts: tuple[list[np.ndarray], list[np.ndarray]] | None = None,
-    kappas: tuple[np.ndarray, np.ndarray] | None = None,
-) -> dict[str, np.ndarray]:
-    """Every statistic of :data:`STATISTICS` under unit weights ``wu`` and reader weights ``wr``.
-
-    ``wu`` (B, U) and ``wr`` (B, R) are integer resampling counts (all ones for the
-    estimate); either may be one row of ones (1, U) or (1, R) when only the other side is
-    resampled: what depends on it alone is then computed once, not once per replicate.
-    Chance agreement (kappa) and expected disagreement (alpha) are taken within each stratum
-    (matchup) and pooled, so swapping focal and other in any matchup changes nothing.
-    ``counts`` is :func:`reader_counts` of ``(sv, wr)`` and ``kappas`` ``_reader_kappas(sv, wu)``
-    when the caller already has them (the side not resampled gives the same in every chunk).
-    Returns arrays of length B.
-    """
-    n, s = counts if counts is not None else reader_counts(sv, wr)
-    m = n[0] + n[1] + n[2]
-    judge, has_j = sv.judge, sv.judge >= 0
-    jcat = [(judge == c)[None, :] for c in range(3)]
-
-    def strat(x: np.ndarray) -> np.ndarray:
-        return _right(x, sv._t["stratum"])
-
-    # Cohen's kappa against the majority (ties abstain; a split is not scored), chance per stratum
-    # majority focal (n1 > n0) or other (n0 > n1); every weight and count here is an integer
-    focal_major, other_major = n[1] > n[0], n[0] > n[1]
-    w = wu * ((focal_major | other_major) & has_j[None, :])
-    tot = strat(w)
-    agree = strat(w * ((focal_major & jcat[1]) | (other_major & jcat[0])))
-    w_judge = _by_judge(sv, w)
-    chance = sum(_ratio(w_judge[c] * strat(w * major), tot) for c, major in ((0, other_major), (1, focal_major)))
-    total = tot.sum(axis=1)
-    kappa_majority = _kappa(_ratio(agree.sum(axis=1), total), _ratio(np.where(tot > 0, chance, 0.0).sum(axis=1), total))
-
-    # Cohen's kappa against each reader, averaged over (resampled) readers
-    kappa_r, _ = kappas if kappas is not None else _reader_kappas(sv, wu)
-    ok_r = np.isfinite(kappa_r)
-    kappa_readers = _ratio(np.where(ok_r, kappa_r * wr, 0.0).sum(axis=1), np.where(ok_r, wr, 0.0).sum(axis=1))
-
-    # human-human: Krippendorff's coincidences (copies of one reader never pair with each other)
-    ok = sv.pairable[None, :] & (m > 1)
-    f = np.where(ok, wu / np.where(ok, m - 1.0, 1.0), 0.0)
-    o_h = np.empty((max(wu.shape[0], wr.shape[0]), sv.stratum.shape[1], 3, 3))
-    for c in range(3):
-        fn = f * n[c]
-        o_h[:, :, c, c] = strat(fn * n[c] - f * s[c])
-        for k in range(c + 1, 3):
-            o_h[:, :, c, k] = o_h[:, :, k, c] = strat(fn * n[k])
-    alpha_human = _alpha(o_h)
-    agree_pairs = sum(n[c] ** 2 - s[c] for c in range(3))
-    all_pairs = m**2 - (s[0] + s[1] + s[2])
-    g = np.where(ok, wu, 0.0)
-    raw_human = _ratio((g * agree_pairs).sum(axis=1), (g * all_pairs).sum(axis=1))
-
-    # judge-human: two-coder units (judge, one reader vote), on the same pairable units
-    gj = wu * (sv.pairable & has_j)[None, :]
-    a = np.empty_like(o_h)  # a[b, s, c, k]: judge c, reader votes k
-    for k in range(3):
-        for c, column in enumerate(_by_judge(sv, gj * n[k])):
-            a[:, :, c, k] = column
-    alpha_judge_human = _alpha(a + a.transpose(0, 1, 3, 2))
-    raw_judge_human = _ratio(np.trace(a, axis1=2, axis2=3).sum(axis=1), a.sum(axis=(1, 2, 3)))
-
-    return dict(
-        kappa_majority=kappa_majority,
-        kappa_readers=kappa_readers,
-        alpha_judge_human=alpha_judge_human,
-        alpha_human=alpha_human,
-        alpha_difference=alpha_judge_human - alpha_human,
-        raw_judge_human=raw_judge_human,
-        raw_human=raw_human,
-        raw_difference=raw_judge_human - raw_human,
-    )
-
-
-def reader_kappas(sv: ScopeVotes) -> tuple[np.ndarray, np.ndarray]:
-    """Each reader's Cohen's kappa with the judge (R,) and the number of units it uses (R,)."""
-    kappa, n_r = _reader_kappas(sv, np.ones((1, sv.n_units)))
-    return kappa[0], n_r[0].astype(int)
 
 
 # ----------------------------------------------------------------------------- result
@@ -426,7 +158,6 @@ class JudgeAgreement:
 
 # ----------------------------------------------------------------------------- computation
 _BLOCK_MIN, _BLOCK_MAX = 16, 256  #: replicates drawn from one seed (the same weights in every scope)
-_JUDGE_STRATUM_MAX = 2**22  #: entries of the dense judge x stratum indicator (32 MB); beyond it, element-wise products
 _CELLS = 2**21  #: replicates x units per computed chunk (bounds memory at ~ 20 x 8 bytes x this)
 _KEPT_MAX = 2**22  #: resampling weights kept between scopes (entries; 32 MB)
 
@@ -523,8 +254,9 @@ class _Weights:
         return got
 
     def units(self, seed: int, size: int, unit_pair: np.ndarray) -> np.ndarray:
+        """The weights (size, *unit_pair.shape) of the pairs ``unit_pair`` (pair codes, any shape)."""
         d = self.design
-        out = np.empty((size, unit_pair.shape[0]))
+        out = np.empty((size, *unit_pair.shape))
         unit_m = d.pair_matchup[unit_pair]
         for m in np.unique(unit_m):
             w = self._draw([seed, 1, int(m)], int(d.matchup_sizes[m]), size)
@@ -543,19 +275,10 @@ def _replicates(
 
     The blocks' weights are stacked into as few chunks as the memory bound allows (``_CELLS``
     replicates x units; a small scope: one chunk), and each chunk gives one
-    :func:`agreement_statistics` call per kind: each replicate row is computed on its own, so
-    stacking does not move a digit, it only removes per-call overhead (10k cells). The side not
-    resampled stays one row of ones, and what depends on it alone (its reader counts, its reader
-    kappas) is computed once; a chunk's reader counts serve both kinds that resample readers, and its
-    per-reader kappas (a function of the unit weights only) both kinds that resample pairs.
+    :func:`agreement_statistics` call per kind (:func:`_replicate_kinds`): each replicate row is
+    computed on its own, so stacking does not move a digit, it only removes per-call overhead.
     """
-    from audit.glmm._threads import single_threaded_blas
-
-    kinds = ("pairs", "readers", "product") if two_way else ("pairs",)
     rows_per_call = max(1, _CELLS // max(sv.n_units, 1))
-    ones_u, ones_r = np.ones((1, sv.n_units)), np.ones((1, len(readers_in)))  # the side not resampled
-    unweighted = reader_counts(sv, ones_r)  # the same for every chunk
-    unit_kappas = _reader_kappas(sv, ones_u) if two_way else None  # likewise, for the "readers" kind
     chunks: list[list[tuple[np.ndarray, np.ndarray]]] = [[]]
     rows = 0
     for seed, size in weights.blocks():
@@ -568,27 +291,132 @@ def _replicates(
                 rows = 0
             chunks[-1].append((wu, wr))
             rows += wu.shape[0]
-    out = {kind: [] for kind in kinds}
+    ones = (np.ones((1, sv.n_units)), np.ones((1, len(readers_in))))  # the side not resampled
+    weight_chunks = (
+        (np.concatenate([u for u, _ in chunk]), np.concatenate([r for _, r in chunk])) for chunk in chunks if chunk
+    )
+    return _replicate_kinds(sv, weight_chunks, ones, two_way)
+
+
+def _replicate_kinds(layout, weight_chunks, ones: tuple[np.ndarray, np.ndarray], two_way: bool) -> tuple[dict, ...]:
+    """:func:`agreement_statistics` of every chunk of ``(unit weights, reader weights)`` for each kind of
+    replicate (pairs; and readers, product when ``two_way``), concatenated along the replicates.
+
+    The side not resampled stays one row of ones, and what depends on it alone (its reader counts,
+    its reader kappas) is computed once; a chunk's reader counts serve both kinds that resample
+    readers, and its per-reader kappas (a function of the unit weights only) both kinds that
+    resample pairs.
+    """
+    from audit.glmm._threads import single_threaded_blas
+
+    kinds = ("pairs", "readers", "product") if two_way else ("pairs",)
+    ones_u, ones_r = ones
+    out: dict[str, list] = {kind: [] for kind in kinds}
     with single_threaded_blas():  # many small products: OpenBLAS thread hand-offs cost more than the work
-        for chunk in chunks:
-            if not chunk:
-                continue
-            wu = np.concatenate([u for u, _ in chunk])
-            wr = np.concatenate([r for _, r in chunk])
-            weighted = reader_counts(sv, wr) if two_way else None  # shared by "readers" and "product"
-            wu_kappas = _reader_kappas(sv, wu) if two_way else None  # shared by "pairs" and "product"
+        unweighted = layout.reader_counts(ones_r)  # the same for every chunk
+        unit_kappas = layout.reader_kappas(ones_u) if two_way else None  # likewise, for the "readers" kind
+        for wu, wr in weight_chunks:
+            weighted = layout.reader_counts(wr) if two_way else None  # shared by "readers" and "product"
+            wu_kappas = layout.reader_kappas(wu) if two_way else None  # shared by "pairs" and "product"
             for kind in kinds:
+                if kind == "readers":
+                    out[kind].append(_by_reader_weights(layout, ones_u, wr, weighted, unit_kappas))
+                    continue
                 u, r, c, kap = {
                     "pairs": (wu, ones_r, unweighted, wu_kappas),
-                    "readers": (ones_u, wr, weighted, unit_kappas),
                     "product": (wu, wr, weighted, wu_kappas),
                 }[kind]
-                out[kind].append(agreement_statistics(sv, u, r, c, kap))
-    return tuple({k: np.concatenate([c[k] for c in out[kind]]) for k in STATISTICS} for kind in kinds)
+                out[kind].append(agreement_statistics(layout, u, r, c, kap))
+    return tuple({k: np.concatenate([c[k] for c in out[kind]], axis=-1) for k in STATISTICS} for kind in kinds)
 
 
-def _interval(estimate: float, variance: float, df: float, level: float, statistic: str) -> tuple[float, float]:
-    """``estimate -/+ t_df sqrt(variance)``, kept inside the statistic's range.
+def _by_reader_weights(layout, ones_u: np.ndarray, wr: np.ndarray, weighted, unit_kappas) -> dict[str, np.ndarray]:
+    """The replicates resampling readers only: a function of each replicate's reader weights, so with
+    few readers (few distinct weight vectors: 10 for 3 readers) each distinct vector is computed once
+    and copied to its replicates. Only where every sum runs over fewer than 8 readers and strata, which
+    numpy adds one after the other whatever the arrays' layout: the same digits as every replicate
+    computed in place."""
+    n_r = wr.shape[-1]
+    flat = wr.reshape(-1, n_r)
+    base = int(flat.max(initial=0)) + 1  # the weights are counts: each vector one integer in this base
+    if n_r >= 8 or layout.n_strata >= 8 or n_r * math.log2(base) > 62:
+        return agreement_statistics(layout, ones_u, wr, weighted, unit_kappas)
+    keys = flat.astype(np.int64) @ (base ** np.arange(n_r, dtype=np.int64))
+    _, first, index = np.unique(keys, return_index=True, return_inverse=True)
+    if 2 * first.shape[0] > wr.shape[-2]:
+        return agreement_statistics(layout, ones_u, wr, weighted, unit_kappas)
+    patterns = flat[first]
+    patterns = patterns.reshape((1,) * (wr.ndim - 2) + patterns.shape)
+    stats = agreement_statistics(layout, ones_u, patterns, layout.reader_counts(patterns), unit_kappas)
+    index = index.reshape(wr.shape[:-1])
+    return {
+        k: np.take_along_axis(np.broadcast_to(v, (*index.shape[:-1], v.shape[-1])), index, axis=-1)
+        for k, v in stats.items()
+    }
+
+
+def _py_square(x: np.ndarray) -> np.ndarray:
+    """``x ** 2`` as Python floats compute it (the C library's ``pow``, which now and then rounds
+    differently from numpy's ``x * x``): the vectorised correction keeps the scalar one's digits."""
+    return np.array([v**2 for v in x.tolist()], dtype=float).reshape(x.shape)
+
+
+def _compacted_variances(values: tuple[np.ndarray, ...], ok: np.ndarray, rows: np.ndarray) -> list[np.ndarray]:
+    """``x[r][ok[r]].var(ddof=1)`` for every array ``x`` of ``values`` (N, B) and row ``r`` in ``rows``
+    (each with at least two usable replicates; NaN elsewhere), the rows with as many usable
+    replicates together: each row's variance is the same contiguous 1-D reduction as on its own."""
+    out = [np.full(ok.shape[0], math.nan) for _ in values]
+    count = ok.sum(axis=1)
+    for n in np.unique(count[rows]):
+        take = np.flatnonzero(rows & (count == n))
+        mask = ok[take]
+        for x, o in zip(values, out):
+            o[take] = x[take][mask].reshape(-1, n).var(axis=1, ddof=1)
+    return out
+
+
+def two_way_variances(
+    estimate: np.ndarray,
+    product: np.ndarray,
+    pairs: np.ndarray,
+    readers: np.ndarray,
+    n_pairs: np.ndarray,
+    n_readers: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The variance ``V`` and degrees of freedom ``df`` of
+    :func:`audit.uncertainty.two_way.correct_two_way` for many statistics at once (row ``i``:
+    ``estimate[i]``, the replicates ``product[i]``, ``pairs[i]``, ``readers[i]`` (N, B), ``n_pairs[i]``,
+    ``n_readers[i]``), bit for bit its numbers (NaN where it gives NaN)."""
+    gp, gr = np.asarray(n_pairs, dtype=np.int64), np.asarray(n_readers, dtype=np.int64)
+    ok = np.isfinite(product) & np.isfinite(pairs) & np.isfinite(readers)
+    valid = (ok.sum(axis=1) >= 2) & (gp >= 2) & (gr >= 2) & np.isfinite(estimate)
+    var_p, var_r, var_e = _compacted_variances((pairs, readers, product - pairs - readers), ok, valid)
+    # the scalar version's expressions, in its order
+    gp1, gr1 = np.where(valid, gp - 1, 1), np.where(valid, gr - 1, 1)
+    a_p = gp / gp1 * var_p
+    a_r = gr / gr1 * var_r
+    a_e = gp * gr / (gp1 * gr1) * var_e
+    c_p = np.where(a_p > a_e, a_p - a_e, 0.0)
+    c_r = np.where(a_r > a_e, a_r - a_e, 0.0)
+    v = a_e + c_p + c_r
+    den = _py_square(c_p) / gp1 + _py_square(c_r) / gr1 + _py_square(a_e) / (gp1 * gr1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        df = np.where(den > 0, _py_square(v) / np.where(den > 0, den, 1.0), math.inf)
+    return np.where(valid, v, math.nan), np.where(valid, df, math.nan)
+
+
+def replicate_variances(replicates: np.ndarray) -> np.ndarray:
+    """The variance (ddof 1) of each row's finite replicates (N, B) -> (N,), NaN with fewer than two."""
+    ok = np.isfinite(replicates)
+    (var,) = _compacted_variances((replicates,), ok, ok.sum(axis=1) >= 2)
+    return var
+
+
+def _intervals(
+    estimate: np.ndarray, variance: np.ndarray, df: np.ndarray, level: float, statistic: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """``estimate -/+ t_df sqrt(variance)`` (normal quantile where ``df`` is not a positive finite
+    number), kept inside the statistic's range; NaN where the estimate or the variance is not finite.
 
     Centred on the estimate rather than read off the replicates' percentiles: resampling
     readers gives each replicate a noisier majority than the data's, so the replicates of
@@ -597,13 +425,42 @@ def _interval(estimate: float, variance: float, df: float, level: float, statist
     """
     from scipy.special import ndtri, stdtrit
 
-    if not (np.isfinite(estimate) and np.isfinite(variance)):
-        return math.nan, math.nan
+    fine = np.isfinite(estimate) & np.isfinite(variance)
+    t = np.isfinite(df) & (df > 0)
     # stdtrit is what scipy.stats.t.ppf evaluates (without its ~1 ms of argument handling per call)
-    q = float(stdtrit(df, 0.5 + level / 2.0)) if np.isfinite(df) and df > 0 else float(ndtri(0.5 + level / 2.0))
-    half = q * math.sqrt(max(variance, 0.0))
+    q = np.where(t, stdtrit(np.where(t, df, 1.0), 0.5 + level / 2.0), ndtri(0.5 + level / 2.0))
+    half = q * np.sqrt(np.maximum(np.where(fine, variance, 0.0), 0.0))
     low, high = _RANGE.get(statistic, (-math.inf, math.inf))
-    return float(max(estimate - half, low)), float(min(estimate + half, high))
+    return (
+        np.where(fine, np.maximum(estimate - half, low), math.nan),
+        np.where(fine, np.minimum(estimate + half, high), math.nan),
+    )
+
+
+def _bounds(
+    point: dict[str, np.ndarray],
+    replicates: tuple[dict[str, np.ndarray], ...] | None,
+    n_pairs: np.ndarray,
+    n_readers: np.ndarray,
+    level: float,
+) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], np.ndarray]:
+    """Every statistic's interval bounds and the two-way df of ``kappa_majority`` for N scopes:
+    ``point[k]`` (N,), ``replicates`` the kinds of :func:`_replicate_kinds` ((N, B) each; pairs
+    only: the interval's variance is the pairs replicates'), None without replicates."""
+    nan = np.full(n_pairs.shape[0], math.nan)
+    if replicates is None:
+        return {k: (nan, nan) for k in STATISTICS}, nan
+    bounds, df_majority = {}, nan
+    for k in STATISTICS:
+        if len(replicates) == 3:
+            by_pairs, by_readers, product = (r[k] for r in replicates)
+            variance, df = two_way_variances(point[k], product, by_pairs, by_readers, n_pairs, n_readers)
+            if k == "kappa_majority":
+                df_majority = df
+        else:
+            variance, df = replicate_variances(replicates[0][k]), np.full(nan.shape, math.inf)
+        bounds[k] = _intervals(point[k], variance, df, level, k)
+    return bounds, df_majority
 
 
 def judge_agreement(
@@ -659,70 +516,210 @@ def judge_agreement(
     verdicts = _check_judge(judge_choice)
     rng, seed = resolve_rng(rng)
     design, units = _design(frame, verdicts)
-    weights = _Weights(rng, design, int(n_boot))
-    vote_order = np.argsort(design.vote_unit, kind="stable")
-    starts = np.searchsorted(design.vote_unit[vote_order], np.arange(len(units) + 1))
-
-    rows, reader_rows = [], []
-    for level_name, matchup, criterion, unit_idx in _scopes(units, pooled_only):
-        unit_idx = np.sort(unit_idx)
-        lengths = starts[unit_idx + 1] - starts[unit_idx]
-        offsets = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-        votes_in = vote_order[np.repeat(starts[unit_idx], lengths) + offsets]  # the scope's votes, by unit
-        readers_in, local_reader = np.unique(design.vote_reader[votes_in], return_inverse=True)
-        local_unit = np.searchsorted(unit_idx, design.vote_unit[votes_in])
-        sv = scope_votes(
-            local_unit,
-            local_reader,
-            design.vote_category[votes_in],
-            design.unit_judge[unit_idx],
-            design.unit_matchup[unit_idx],
-            n_readers=len(readers_in),
-        )
-        unit_pair = design.unit_pair[unit_idx]
-        n_p, n_r, n_u = len(np.unique(unit_pair)), len(readers_in), len(unit_idx)
-        point = agreement_statistics(sv, np.ones((1, n_u)), np.ones((1, n_r)))
-        scheme, df = "none", math.nan
-        bounds = {k: (math.nan, math.nan) for k in STATISTICS}
-        if n_boot > 0 and n_p >= 2:
-            if n_r >= 2:
-                scheme = "two-way"
-                by_pairs, by_readers, product = _replicates(sv, weights, unit_pair, readers_in, True)
-                for k in STATISTICS:
-                    est = float(point[k][0])
-                    corr = correct_two_way(est, product[k], by_pairs[k], by_readers[k], n_p, n_r)
-                    if k == "kappa_majority":
-                        df = corr.df
-                    bounds[k] = _interval(est, corr.variance, corr.df, level, k)
-            else:
-                scheme = "pairs"
-                (by_pairs,) = _replicates(sv, weights, unit_pair, readers_in, False)
-                for k in STATISTICS:
-                    reps = by_pairs[k][np.isfinite(by_pairs[k])]
-                    var = float(reps.var(ddof=1)) if reps.size >= 2 else math.nan
-                    bounds[k] = _interval(float(point[k][0]), var, math.inf, level, k)
-        estimates = {k: Estimate(float(point[k][0]), *bounds[k]) for k in STATISTICS}
-        focal, other = (np.asarray(sv.ind[c].sum(axis=1)).ravel() for c in (1, 0))
-        rows.append(
-            JudgeAgreementRow(
-                level=level_name,
-                scope=f"{matchup}/{criterion}",
-                matchup=str(matchup),
-                criterion=str(criterion),
-                n_pairs=n_p,
-                n_readers=n_r,
-                n_units=n_u,
-                n_units_scored=int(np.sum((focal != other) & (sv.judge >= 0))),
-                n_units_pairable=int(sv.pairable.sum()),
-                scheme=scheme,
-                df=float(df),
-                **estimates,
-            )
-        )
-        kappas, n_used = reader_kappas(sv)
-        for r, k, nu in zip(design.reader_ids[readers_in], kappas, n_used):
-            reader_rows.append(dict(scope=f"{matchup}/{criterion}", reader_id=str(r), n_units=int(nu), kappa=float(k)))
-    readers = pd.DataFrame(reader_rows, columns=["scope", "reader_id", "n_units", "kappa"])
+    run = _Run(design, _Weights(rng, design, int(n_boot)), int(n_boot), float(level))
+    scopes = list(_scopes(units, pooled_only))
+    done = _stacked_cells(run, scopes)
+    parts = [done[i] if i in done else _one_scope(run, *scope) for i, scope in enumerate(scopes)]
     return JudgeAgreement(
-        rows=tuple(rows), readers=readers, judge=judge, n_boot=int(n_boot), level=float(level), seed=seed
+        rows=tuple(row for row, _ in parts),
+        readers=_reader_frame([readers for _, readers in parts]),
+        judge=judge,
+        n_boot=int(n_boot),
+        level=float(level),
+        seed=seed,
     )
+
+
+class _Run:
+    """What every scope of one :func:`judge_agreement` call reads: the design, the votes by unit
+    (``vote_order[starts[u]:starts[u + 1]]`` are unit ``u``'s), the weights and the settings."""
+
+    def __init__(self, design: _Design, weights: _Weights, n_boot: int, level: float):
+        self.design, self.weights, self.n_boot, self.level = design, weights, n_boot, level
+        self.vote_order = np.argsort(design.vote_unit, kind="stable")
+        self.starts = np.searchsorted(design.vote_unit[self.vote_order], np.arange(design.unit_pair.shape[0] + 1))
+
+    def votes_of(self, unit_idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The votes of the units ``unit_idx`` (unit by unit) and the position of each one's unit in ``unit_idx``."""
+        lengths = self.starts[unit_idx + 1] - self.starts[unit_idx]
+        offsets = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        return self.vote_order[np.repeat(self.starts[unit_idx], lengths) + offsets], np.repeat(
+            np.arange(unit_idx.shape[0]), lengths
+        )
+
+
+def _one_scope(run: _Run, level_name: str, matchup, criterion, unit_idx: np.ndarray) -> tuple:
+    """One scope's row and reader kappas, from its sparse votes (:class:`ScopeVotes`)."""
+    d = run.design
+    unit_idx = np.sort(unit_idx)
+    votes_in, local_unit = run.votes_of(unit_idx)
+    readers_in, local_reader = np.unique(d.vote_reader[votes_in], return_inverse=True)
+    sv = scope_votes(
+        local_unit,
+        local_reader,
+        d.vote_category[votes_in],
+        d.unit_judge[unit_idx],
+        d.unit_matchup[unit_idx],
+        n_readers=len(readers_in),
+    )
+    unit_pair = d.unit_pair[unit_idx]
+    n_p, n_r, n_u = len(np.unique(unit_pair)), len(readers_in), len(unit_idx)
+    point = agreement_statistics(sv, np.ones((1, n_u)), np.ones((1, n_r)))
+    replicates = None
+    if run.n_boot > 0 and n_p >= 2:
+        replicates = tuple(
+            {k: v[None, :] for k, v in kind.items()}
+            for kind in _replicates(sv, run.weights, unit_pair, readers_in, n_r >= 2)
+        )
+    bounds, df = _bounds(point, replicates, np.array([n_p]), np.array([n_r]), run.level)
+    focal, other = (np.asarray(sv.ind[c].sum(axis=1)).ravel() for c in (1, 0))
+    row = _row(
+        level_name,
+        matchup,
+        criterion,
+        dict(
+            n_pairs=n_p,
+            n_readers=n_r,
+            n_units=n_u,
+            n_units_scored=int(np.sum((focal != other) & (sv.judge >= 0))),
+            n_units_pairable=int(sv.pairable.sum()),
+            scheme="none" if replicates is None else ("two-way" if n_r >= 2 else "pairs"),
+            df=float(df[0]),
+        ),
+        {k: (point[k][0], bounds[k][0][0], bounds[k][1][0]) for k in STATISTICS},
+    )
+    kappas, n_used = reader_kappas(sv)
+    return row, (f"{matchup}/{criterion}", d.reader_ids[readers_in], n_used, kappas)
+
+
+def _row(level_name: str, matchup, criterion, counts: dict, estimates: dict) -> JudgeAgreementRow:
+    return JudgeAgreementRow(
+        level=level_name,
+        scope=f"{matchup}/{criterion}",
+        matchup=str(matchup),
+        criterion=str(criterion),
+        **counts,
+        **{k: Estimate(float(e), float(low), float(high)) for k, (e, low, high) in estimates.items()},
+    )
+
+
+def _reader_frame(parts: list[tuple]) -> pd.DataFrame:
+    """The ``readers`` table from each scope's ``(scope, reader ids, units, kappas)``."""
+    columns = ["scope", "reader_id", "n_units", "kappa"]
+    parts = [p for p in parts if len(p[1])]
+    if not parts:
+        return pd.DataFrame([], columns=columns)
+    return pd.DataFrame(
+        {
+            "scope": np.repeat(np.array([p[0] for p in parts], dtype=object), [len(p[1]) for p in parts]),
+            "reader_id": np.concatenate([np.asarray(p[1], dtype=object) for p in parts]).astype(str).astype(object),
+            "n_units": np.concatenate([np.asarray(p[2]).astype(int) for p in parts]),
+            "kappa": np.concatenate([np.asarray(p[3], dtype=float) for p in parts]),
+        },
+        columns=columns,
+    )
+
+
+_STACKED_MAX = 4096  #: units x readers of a cell computed densely, stacked with the cells of its shape
+_STACKED_CHUNK = 2**20  #: replicates x (the widest of units and 8 readers) of stacked cells per chunk
+
+
+def _stacked_cells(run: _Run, scopes: list[tuple]) -> dict[int, tuple]:
+    """The rows and reader kappas of the small cells (one matchup each), the cells of one shape
+    (units x readers) computed together as :class:`StackedCells`: each cell's statistics from its own
+    votes and its own replicates (its pairs' and readers' weights, as its own scope would draw them),
+    with the arithmetic of its own scope (the same numbers). Keyed by the scope's index; the cells
+    too large to hold densely are left out (computed one by one)."""
+    d = run.design
+    which = [i for i, scope in enumerate(scopes) if scope[0] == "cell"]
+    if not which:
+        return {}
+    idx = [np.sort(scopes[i][3]) for i in which]
+    n_units = np.array([x.shape[0] for x in idx])
+    unit_start = np.cumsum(n_units) - n_units
+    units_all = np.concatenate(idx)
+    votes, slot = run.votes_of(units_all)
+    vote_cell = np.repeat(np.arange(len(idx)), n_units)[slot]
+    local_unit = slot - unit_start[vote_cell]
+    n_rt = max(len(d.reader_ids), 1)
+    combos, combo_code = np.unique(vote_cell * n_rt + d.vote_reader[votes], return_inverse=True)
+    n_readers = np.bincount(combos // n_rt, minlength=len(idx))
+    reader_start = np.cumsum(n_readers) - n_readers
+    local_reader = combo_code.reshape(-1) - reader_start[vote_cell]
+    width = np.maximum(n_units, 8 * n_readers)  # a replicate's widest array: units, or the eight judge x reader tables
+    fits = (n_units * n_readers <= _STACKED_MAX) & (max(run.n_boot, 1) * width <= _CELLS)
+    shape = n_units * (n_rt + 1) + n_readers
+    out: dict[int, tuple] = {}
+    for key in dict.fromkeys(shape[fits].tolist()):
+        cells = np.flatnonzero(fits & (shape == key))
+        u, r = int(n_units[cells[0]]), int(n_readers[cells[0]])
+        per_chunk = max(1, _STACKED_CHUNK // (max(run.n_boot, 1) * int(width[cells[0]])))
+        for lo in range(0, cells.shape[0], per_chunk):
+            chunk = cells[lo : lo + per_chunk]
+            position = np.full(len(idx), -1)
+            position[chunk] = np.arange(chunk.shape[0])
+            mine = position[vote_cell] >= 0
+            unit_idx = units_all[unit_start[chunk][:, None] + np.arange(u)]
+            layout = stacked_cells(
+                position[vote_cell[mine]],
+                local_unit[mine],
+                local_reader[mine],
+                d.vote_category[votes[mine]],
+                d.unit_judge[unit_idx],
+                r,
+            )
+            readers_in = combos[reader_start[chunk][:, None] + np.arange(r)] % n_rt
+            results = _cells_of_shape(run, layout, d.unit_pair[unit_idx], readers_in)
+            for g, cell in enumerate(chunk):
+                level_name, matchup, criterion, _ = scopes[which[cell]]
+                out[which[cell]] = results(g, level_name, matchup, criterion)
+    return out
+
+
+def _cells_of_shape(run: _Run, layout: StackedCells, unit_pair: np.ndarray, readers_in: np.ndarray):
+    """Statistics, intervals and reader kappas of G stacked cells; returns ``part(g, level, matchup,
+    criterion)`` giving cell ``g``'s row and reader kappas."""
+    g_n, u, r = layout.n_cells, layout.n_units, layout.n_readers
+    ones = (np.ones((1, 1, u)), np.ones((1, 1, r)))
+    sorted_pairs = np.sort(unit_pair, axis=1)
+    n_p = 1 + (np.diff(sorted_pairs, axis=1) != 0).sum(axis=1)
+    point = {k: v[:, 0] for k, v in agreement_statistics(layout, *ones).items()}
+    boot = (run.n_boot > 0) & (n_p >= 2)
+    replicates = None
+    if boot.any():
+        blocks = list(run.weights.blocks())
+        wu = np.concatenate([run.weights.units(seed, size, unit_pair) for seed, size in blocks])
+        wr = np.concatenate([run.weights.readers(seed, size)[:, readers_in] for seed, size in blocks])
+        weight_chunks = [(np.ascontiguousarray(wu.transpose(1, 0, 2)), np.ascontiguousarray(wr.transpose(1, 0, 2)))]
+        replicates = _replicate_kinds(layout, weight_chunks, ones, r >= 2)
+    bounds, df = _bounds(point, replicates, n_p, np.full(g_n, r), run.level)
+    scheme = np.where(boot, "two-way" if r >= 2 else "pairs", "none")
+    nan = np.full(g_n, math.nan)
+    bounds = {k: (np.where(boot, low, nan), np.where(boot, high, nan)) for k, (low, high) in bounds.items()}
+    df = np.where(boot, df, nan)
+    focal, other = layout.ind[1].sum(axis=1), layout.ind[0].sum(axis=1)
+    n_scored = ((focal != other) & (layout.judge >= 0)).sum(axis=1)
+    n_pairable = layout.pairable.sum(axis=1)
+    kappas, n_used = layout.reader_kappas(ones[0])
+    reader_ids = run.design.reader_ids[readers_in]
+    n_used = n_used[:, 0].astype(int)
+
+    def part(g: int, level_name: str, matchup, criterion) -> tuple:
+        row = _row(
+            level_name,
+            matchup,
+            criterion,
+            dict(
+                n_pairs=int(n_p[g]),
+                n_readers=r,
+                n_units=u,
+                n_units_scored=int(n_scored[g]),
+                n_units_pairable=int(n_pairable[g]),
+                scheme=str(scheme[g]),
+                df=float(df[g]),
+            ),
+            {k: (point[k][g], bounds[k][0][g], bounds[k][1][g]) for k in STATISTICS},
+        )
+        return row, (f"{matchup}/{criterion}", reader_ids[g], n_used[g], kappas[g, 0])
+
+    return part

@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from dataclasses import dataclass
@@ -91,8 +92,12 @@ def _em(L: np.ndarray, T: np.ndarray, max_iter: int, tol: float):
         counts = (T.T @ flat).reshape(K, J, K).transpose(1, 0, 2) + SMOOTHING  # (rater, truth, said)
         conf = counts / counts.sum(axis=2, keepdims=True)
         log_joint = np.log(priors)[None, :] + flat @ np.log(conf).transpose(0, 2, 1).reshape(J * K, K)
-        top = log_joint.max(axis=1)
-        norm = top + np.log(np.exp(log_joint - top[:, None]).sum(axis=1))  # scipy's logsumexp costs 1 ms a call
+        # the row maxima and sums over the K categories written out (numpy adds fewer than 8 in order: the
+        # same digits) rather than K-long reductions per row; scipy's logsumexp costs 1 ms a call
+        top = functools.reduce(np.maximum, (log_joint[:, k] for k in range(K)))
+        shifted = np.exp(log_joint - top[:, None])
+        total = functools.reduce(np.add, (shifted[:, k] for k in range(K))) if K < 8 else shifted.sum(axis=1)
+        norm = top + np.log(total)
         T = np.exp(log_joint - norm[:, None])
         ll = float(norm.sum())
         if abs(ll - prev) < tol * max(1.0, abs(ll)):

@@ -123,18 +123,33 @@ def _chunk_terminals(chunk: str) -> list[int]:
     return sorted(out)
 
 
-_CHUNK = re.compile(r"\S+")
-_TERMINAL_CHARS = re.compile("[" + re.escape("".join(sorted(TERMINALS))) + "]")
+_TERMINAL_SET = "[" + re.escape("".join(sorted(TERMINALS))) + "]"
+#: a chunk (maximal run of non-space characters) with a sentence terminal in it
+_TERMINAL_CHUNK = re.compile(r"(?<!\S)\S*" + _TERMINAL_SET + r"\S*")
+#: a plain word and one final terminal: ASCII letters or digits, then "." after a lowercase letter or a
+#: digit, or "!" / "?": :func:`_chunk_terminals` peels only that terminal (unless the word is an
+#: abbreviation or a single letter with its period), so its offset is the chunk's last
+_PLAIN_END = re.compile(r"[A-Za-z0-9]*(?:[a-z0-9]\.|[A-Za-z0-9][!?])")
 
 
 def sentence_breaks(text: str) -> np.ndarray:
-    """Character offsets of the sentence terminals in ``text`` (sorted)."""
+    """Character offsets of the sentence terminals in ``text`` (sorted): :func:`_chunk_terminals` of
+    every chunk holding a terminal, a plain word ending a sentence read off directly."""
     out: list[int] = []
-    for m in _CHUNK.finditer(text):
+    for m in _TERMINAL_CHUNK.finditer(text):
         chunk = m.group()
-        if _TERMINAL_CHARS.search(chunk) is None:
-            continue
-        out.extend(m.start() + i for i in _chunk_terminals(chunk))
+        if _PLAIN_END.fullmatch(chunk) is not None and not _special(chunk):
+            out.append(m.end() - 1)
+        else:
+            out.extend(m.start() + i for i in _chunk_terminals(chunk))
+    return np.asarray(out, dtype=np.int64)
+
+
+def _sentence_breaks_by_chunk(text: str) -> np.ndarray:
+    """:func:`sentence_breaks` with :func:`_chunk_terminals` on every chunk (the reference of its shortcuts)."""
+    out: list[int] = []
+    for m in re.finditer(r"\S+", text):
+        out.extend(m.start() + i for i in _chunk_terminals(m.group()))
     return np.asarray(out, dtype=np.int64)
 
 

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from audit.checks import Status
+from audit.data import HUMAN_OVERALL
 from audit.readers._common import COMPUTED, check_judge_credits, check_votes, credited_votes
 from audit.readers.clustering import ReaderClustering, check_linkage, cluster_readers
 from audit.readers.divergence import DivergentPairs, divergent_pairs
@@ -16,7 +17,14 @@ from audit.readers.groups import ReaderGroups, reader_groups
 from audit.readers.position import PositionBias, position_bias
 from audit.readers.rates import ReaderRates, reader_rates
 from audit.readers.timing import DEFAULT_FAST_READER_FACTOR, DEFAULT_SECONDS_CAP, AnnotationTiming, annotation_timing
-from audit.readers.weights import ReaderKappas, ReaderWeights, reader_kappas, reader_weights
+from audit.readers.weights import (
+    ReaderKappas,
+    ReaderWeights,
+    criteria_and_overall,
+    reader_kappas,
+    reader_weights,
+    wide_votes,
+)
 from audit.rng import resolve_rng
 from audit.tie_rules import EVEN_SPLIT, TieRule
 
@@ -135,8 +143,10 @@ def analyse_readers(
     generator, seed = resolve_rng(rng)
     # the tie draws get their own stream: the permutation tests' draws do not depend on the rule
     votes = credited_votes(votes, tie_rule, generator.spawn(1)[0])
-    weights = reader_weights(votes)
-    kappas = reader_kappas(votes)
+    crits, missing = criteria_and_overall(votes)
+    wide = None if missing else wide_votes(votes, crits, HUMAN_OVERALL)  # read by the weights and the kappas
+    weights = reader_weights(votes, wide=wide)
+    kappas = reader_kappas(votes, wide=wide)
     return ReaderAnalysis(
         weights=weights,
         kappas=kappas,

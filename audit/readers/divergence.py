@@ -11,7 +11,6 @@ divergence -- the motivating study's "Pair 56" is the top of such a ranking.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -160,8 +159,20 @@ class DivergentPairs:
         return "\n".join(lines)
 
 
-def _label(v: float) -> str:
-    return "tie" if math.isnan(v) else ("focal" if v == 1 else "other")
+def _vote_table(pv: pd.DataFrame) -> pd.DataFrame:
+    """One pair's reader_id x criterion table of ``focal`` / ``other`` / ``tie`` (a reader's first vote
+    on a criterion; missing: NaN), readers and criteria in order of appearance: what
+    ``pivot_table(index="reader_id", columns="criterion", aggfunc="first", sort=False)`` gives, reset to
+    a ``reader_id`` column, without its group-by (one column per criterion: 10k criteria)."""
+    r, readers = pd.factorize(pv["reader_id"], sort=False)
+    c, criteria = pd.factorize(pv["criterion"], sort=False)
+    y = pv["y"].to_numpy(float)
+    labels = np.where(np.isnan(y), "tie", np.where(y == 1, "focal", "other")).astype(object)
+    grid = np.full((len(readers), len(criteria)), np.nan, dtype=object)
+    grid[r[::-1], c[::-1]] = labels[::-1]  # assigned last to first: the first vote stays
+    table = pd.DataFrame(grid, columns=[str(x) for x in criteria], dtype="str")
+    table.insert(0, "reader_id", pd.Series(np.asarray(readers, dtype=object), dtype="str"))
+    return table
 
 
 def divergent_pairs(
@@ -276,12 +287,7 @@ def divergent_pairs(
     ranking = summary[PAIR_COLUMNS].reset_index(drop=True)
     top = []
     for rec in ranking.head(top_k).itertuples(index=False):
-        pv = votes[votes["pair_id"] == rec.pair_id]
-        table = pv.assign(vote=pv["y"].map(_label)).pivot_table(
-            index="reader_id", columns="criterion", values="vote", aggfunc="first", sort=False
-        )
-        table = table.reset_index()
-        table.columns = [str(c) for c in table.columns]
+        table = _vote_table(votes[votes["pair_id"] == rec.pair_id])
         top.append(
             DivergentPair(
                 rank=int(rec.rank),

@@ -432,34 +432,67 @@ def judge_deviation_test(rates: pd.DataFrame, cells: set[tuple[str, str]] | None
 
 
 def _judge_range(rates: pd.DataFrame) -> pd.DataFrame:
+    """Each judge row against the readers' rates of its cell (the range, mean, sd and
+    :func:`judge_as_reader_p_value`), on whole columns: the cells with as many readers computed as
+    one array, each row the same reduction as on its own (the per-cell loop's numbers)."""
     readers = rates[rates["row_kind"] == "reader"]
-    per_cell = {
-        key: cell["rate"].to_numpy(float) for key, cell in readers.groupby(["matchup", "criterion"], sort=False)
-    }
-    rows = []
-    for rec in rates[rates["row_kind"] == "judge"].itertuples(index=False):
-        if (rec.matchup, rec.criterion) not in per_cell:
-            continue
-        values = per_cell[(rec.matchup, rec.criterion)]
-        lo, hi, n = float(np.min(values)), float(np.max(values)), len(values)
-        outside = bool(rec.rate < lo or rec.rate > hi)
-        distance = float(max(lo - rec.rate, rec.rate - hi, 0.0))
-        rows.append(
-            [
-                rec.row_label,
-                rec.matchup,
-                rec.criterion,
-                rec.judge_criterion,
-                bool(rec.different_target),
-                float(rec.rate),
-                lo,
-                hi,
-                int(n),
-                outside,
-                distance,
-                float(np.mean(values)),
-                float(np.std(values, ddof=1)) if n > 1 else math.nan,
-                judge_as_reader_p_value(rec.rate, values),
-            ]
-        )
-    return pd.DataFrame(rows, columns=RANGE_COLUMNS)
+    judges = rates[rates["row_kind"] == "judge"]
+    cell_codes, cells = pd.MultiIndex.from_arrays([readers["matchup"], readers["criterion"]]).factorize()
+    where = cells.get_indexer(pd.MultiIndex.from_arrays([judges["matchup"], judges["criterion"]]))
+    judges, where = judges[where >= 0], where[where >= 0]
+    if judges.empty:
+        return pd.DataFrame([], columns=RANGE_COLUMNS)
+    values = readers["rate"].to_numpy(float)[np.argsort(cell_codes, kind="stable")]  # cell by cell, in order
+    size = np.bincount(cell_codes, minlength=len(cells))
+    start = np.cumsum(size) - size
+    rate = judges["rate"].to_numpy(float)
+    n = size[where]
+    lo, hi, mean, sd, p = (np.full(len(judges), math.nan) for _ in range(5))
+    for k in np.unique(n).tolist():
+        rows = np.flatnonzero(n == k)
+        block = values[start[where[rows]][:, None] + np.arange(k)]  # (rows, k): each cell's rates in order
+        lo[rows], hi[rows], mean[rows] = block.min(axis=1), block.max(axis=1), np.mean(block, axis=1)
+        if k > 1:
+            sd[rows] = np.std(block, axis=1, ddof=1)
+        p[rows] = _p_values(rate[rows], block)
+    distance = lo - rate  # max(lo - rate, rate - hi, 0.0) as Python's max keeps the first of equals
+    distance = np.where(rate - hi > distance, rate - hi, distance)
+    distance = np.where(0.0 > distance, 0.0, distance)
+    columns = [
+        judges["row_label"].tolist(),
+        judges["matchup"].tolist(),
+        judges["criterion"].tolist(),
+        judges["judge_criterion"].tolist(),
+        [bool(v) for v in judges["different_target"].tolist()],
+        rate.tolist(),
+        lo.tolist(),
+        hi.tolist(),
+        n.tolist(),
+        ((rate < lo) | (rate > hi)).tolist(),
+        distance.tolist(),
+        mean.tolist(),
+        sd.tolist(),
+        p.tolist(),
+    ]
+    return pd.DataFrame([list(row) for row in zip(*columns)], columns=RANGE_COLUMNS)
+
+
+def _p_values(judge_rate: np.ndarray, block: np.ndarray) -> np.ndarray:
+    """:func:`judge_as_reader_p_value` of every row (``judge_rate[i]``, the readers' rates ``block[i]``):
+    rows without a missing rate at once (the same arithmetic), the others one by one."""
+    from scipy.special import stdtr
+
+    n = block.shape[1]
+    whole = np.isfinite(block).all(axis=1)
+    out = np.array([judge_as_reader_p_value(j, r) if not w else math.nan for j, r, w in zip(judge_rate, block, whole)])
+    rows = np.flatnonzero(whole & np.isfinite(judge_rate))
+    if n < 2 or not rows.size:
+        return out
+    r = block[rows]
+    sd = np.std(r, axis=1, ddof=1)
+    gap = judge_rate[rows] - r.mean(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t = gap / (sd * math.sqrt(1 + 1 / n))
+    # t.sf(|t|, n - 1) is stdtr(n - 1, -|t|)
+    out[rows] = np.where(sd == 0, np.where(np.abs(gap) < 1e-12, 1.0, 0.0), 2 * stdtr(n - 1, -np.abs(t)))
+    return out

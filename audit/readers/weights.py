@@ -150,11 +150,7 @@ def cohens_kappa(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float]:
     return (po - pe) / (1 - pe), po, pe
 
 
-def _label(y: pd.Series) -> pd.Series:
-    return y.map(lambda v: "tie" if pd.isna(v) else ("focal" if v == 1 else "other"))
-
-
-def _wide_votes(
+def wide_votes(
     votes: pd.DataFrame, criteria: tuple[str, ...], overall: str
 ) -> dict[str, tuple[pd.DataFrame, pd.DataFrame]]:
     """Per reader: a pair x criterion table of y, and of how many votes each cell has."""
@@ -183,7 +179,9 @@ def reason_missing_overall(votes: pd.DataFrame, overall: str, crits: tuple[str, 
     return ""
 
 
-def reader_weights(votes: pd.DataFrame, *, overall: str = HUMAN_OVERALL, method: str = "auto") -> ReaderWeights:
+def reader_weights(
+    votes: pd.DataFrame, *, overall: str = HUMAN_OVERALL, method: str = "auto", wide: dict | None = None
+) -> ReaderWeights:
     """Per-reader logistic regression of the overall vote on the criterion votes.
 
     Parameters
@@ -195,6 +193,8 @@ def reader_weights(votes: pd.DataFrame, *, overall: str = HUMAN_OVERALL, method:
     method : {"auto", "ml", "firth"}
         ``auto`` fits maximum likelihood unless the reader's data separate, then Firth's
         penalised likelihood (flagged in ``separated``/``method``).
+    wide : dict, optional
+        :func:`wide_votes` of these votes, when the caller has it (the kappas read the same tables).
 
     Returns
     -------
@@ -213,7 +213,8 @@ def reader_weights(votes: pd.DataFrame, *, overall: str = HUMAN_OVERALL, method:
     if why:
         return ReaderWeights(status=Status.SKIPPED, reason=why, criteria=crits)
     coef_rows, fit_rows, separated = [], [], []
-    for reader, (wide, present) in _wide_votes(votes, crits, overall).items():
+    tables = wide if wide is not None else wide_votes(votes, crits, overall)
+    for reader, (wide, present) in tables.items():
         has_overall = present[overall] > 0
         n_tie = int((has_overall & wide[overall].isna()).sum())
         complete = (present[list(crits)] > 0).all(axis=1) & has_overall
@@ -257,11 +258,13 @@ def reader_weights(votes: pd.DataFrame, *, overall: str = HUMAN_OVERALL, method:
     )
 
 
-def reader_kappas(votes: pd.DataFrame, *, overall: str = HUMAN_OVERALL) -> ReaderKappas:
+def reader_kappas(votes: pd.DataFrame, *, overall: str = HUMAN_OVERALL, wide: dict | None = None) -> ReaderKappas:
     """Within-reader Cohen's kappa between each criterion and the overall vote.
 
     For each reader and criterion, the reader's pairs having both votes form two label
-    vectors (focal / other / tie) and :func:`cohens_kappa` compares them.
+    vectors (focal / other / tie) and :func:`cohens_kappa` compares them (here from the counts of
+    each label and of agreements, every criterion of a reader at once: the same arithmetic).
+    ``wide`` is :func:`wide_votes` of these votes when the caller has it.
 
     Returns
     -------
@@ -271,14 +274,29 @@ def reader_kappas(votes: pd.DataFrame, *, overall: str = HUMAN_OVERALL) -> Reade
     if why:
         return ReaderKappas(status=Status.SKIPPED, reason=why, criteria=crits)
     rows = []
-    for reader, (wide, present) in _wide_votes(votes, crits, overall).items():
-        for crit in crits:
-            both = (present[crit] > 0) & (present[overall] > 0)
-            k, po, pe = cohens_kappa(
-                _label(wide.loc[both, crit]).to_numpy(), _label(wide.loc[both, overall]).to_numpy()
-            )
-            rows.append([reader, crit, k, po, pe, int(both.sum())])
+    tables = wide if wide is not None else wide_votes(votes, crits, overall)
+    for reader, (table, present) in tables.items():
+        both = (present[list(crits)].to_numpy() > 0) & (present[overall].to_numpy() > 0)[:, None]  # pairs x criteria
+        a = _label_codes(table[list(crits)].to_numpy(float))
+        b = np.broadcast_to(_label_codes(table[overall].to_numpy(float))[:, None], a.shape)
+        n = both.sum(axis=0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            # the label shares of each side (np.mean of a boolean: its count over n), in cohens_kappa's
+            # sorted label order (focal, other, tie); a label on neither side adds an exact 0 to pe
+            pa = [(both & (a == lab)).sum(axis=0) / n for lab in range(3)]
+            pb = [(both & (b == lab)).sum(axis=0) / n for lab in range(3)]
+            po = (both & (a == b)).sum(axis=0) / n
+            pe = (pa[0] * pb[0] + pa[1] * pb[1]) + pa[2] * pb[2]
+            kappa = np.where(np.abs(pe - 1.0) <= 1e-9 * np.maximum(np.abs(pe), 1.0), np.nan, (po - pe) / (1 - pe))
+        nan = np.full(len(crits), np.nan)
+        kappa, po, pe = (np.where(n > 0, x, nan).tolist() for x in (kappa, po, pe))
+        rows += [[reader, c, k, o, e, int(m)] for c, k, o, e, m in zip(crits, kappa, po, pe, n.tolist())]
     kappas = pd.DataFrame(rows, columns=_KAPPA_COLUMNS)
     n_undefined = int(kappas["kappa"].isna().sum())
     reason = f"{n_undefined} reader x criterion kappa(s) undefined (constant votes)" if n_undefined else ""
     return ReaderKappas(status=COMPUTED, reason=reason, criteria=crits, kappas=kappas)
+
+
+def _label_codes(y: np.ndarray) -> np.ndarray:
+    """0 focal, 1 other, 2 tie (NaN): the vote labels in sorted order."""
+    return np.where(np.isnan(y), 2, np.where(y == 1, 0, 1))

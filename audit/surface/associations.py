@@ -43,6 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from audit._distributions import rankdata
 from audit.data import HUMAN_OVERALL
 from audit.errors import AuditError, InputError, InputProblem
 from audit.rng import resolve_rng
@@ -178,13 +179,13 @@ def _pearson(x: np.ndarray, y: np.ndarray) -> float:
 def _r_p_value(r: float, df: int) -> float:
     """Two-sided p-value of a Pearson correlation: t = r sqrt(df / (1 - r^2)) on ``df`` degrees
     of freedom (df = n - 2, or n - 1 - k after centring within k matchups); NaN when undefined."""
-    from audit._distributions import t as t_dist
+    from scipy.special import stdtr
 
     if not np.isfinite(r) or df < 1:
         return float("nan")
     if abs(r) >= 1.0:
         return 0.0
-    return float(2 * t_dist.sf(abs(r) * np.sqrt(df / (1.0 - r * r)), df))
+    return float(2 * stdtr(df, -(abs(r) * np.sqrt(df / (1.0 - r * r)))))  # t.sf(x, df) is stdtr(df, -x)
 
 
 def _weighted_r_and_slope(W: np.ndarray, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -227,6 +228,33 @@ class _Replicates:
         self.W = W
         self._weights: dict = {}
         self._moments: dict = {}
+        self._intervals: dict = {}
+
+    def prepare_intervals(self, level: float, pairs: list[tuple]) -> None:
+        """The percentile intervals of :func:`_boot_summary` for many ``(x_name, x, y_name, y)`` at once:
+        ``np.quantile`` of the replicate vectors of one length stacked (row by row the same numbers as
+        one vector at a time), kept for :func:`_boot_summary` to read."""
+        by_size: dict[int, list] = {}
+        for x_name, x, y_name, y in pairs:
+            ok = ~(np.isnan(x) | np.isnan(y))
+            if ok.sum() < 3 or not self.W.shape[0]:
+                continue
+            r, slope = self.r_and_slope(x_name, x[ok], y_name, y[ok], ok)
+            r, slope = r[np.isfinite(r)], slope[np.isfinite(slope)]
+            self._intervals[(x_name, y_name)] = {"n_boot_valid": int(len(r))}
+            for key, v in (("beta", r), ("slope", slope)):
+                by_size.setdefault(v.size, []).append(((x_name, y_name), key, v))
+        alpha = (1.0 - level) / 2.0
+        for size, members in by_size.items():
+            if size:
+                lo, hi = np.quantile(np.stack([v for *_, v in members]), [alpha, 1.0 - alpha], axis=1).tolist()
+            else:
+                lo = hi = [float("nan")] * len(members)
+            for (names, key, _), low, high in zip(members, lo, hi):
+                self._intervals[names].update({f"{key}_low": float(low), f"{key}_high": float(high)})
+
+    def prepared(self, names) -> dict | None:
+        return self._intervals.get(tuple(names)) if names is not None else None
 
     def _kept(self, ok: np.ndarray):
         key = ok.tobytes()
@@ -257,6 +285,20 @@ class _Replicates:
         return r, slope
 
 
+class _Ranks:
+    """The average ranks (pandas' ``rank()``) of a scope's variables on the stories usable for a pair
+    of them, computed once per variable and set of stories (most pairs use every story)."""
+
+    def __init__(self):
+        self._kept: dict = {}
+
+    def __call__(self, name, v: np.ndarray, ok: np.ndarray) -> np.ndarray:
+        key = (name, ok.tobytes())
+        if key not in self._kept:
+            self._kept[key] = rankdata(v[ok])
+        return self._kept[key]
+
+
 def _boot_summary(W, x: np.ndarray, y: np.ndarray, level: float, names: tuple | None = None) -> dict:
     """Point estimates and percentile intervals of beta (r) and the slope. ``W``: the replicate
     weights, or a scope's :class:`_Replicates` with ``names`` naming ``x`` and ``y`` in it."""
@@ -266,6 +308,10 @@ def _boot_summary(W, x: np.ndarray, y: np.ndarray, level: float, names: tuple | 
     sxx = ((x - x.mean()) ** 2).sum() if len(x) else 0.0
     out["slope"] = float(((x - x.mean()) * (y - y.mean())).sum() / sxx) if len(x) >= 3 and sxx > 0 else float("nan")
     n_replicates = W.W.shape[0] if isinstance(W, _Replicates) else W.shape[0]
+    done = W.prepared(names) if isinstance(W, _Replicates) and len(x) >= 3 and n_replicates else None
+    if done is not None:
+        keys = ("beta_low", "beta_high", "slope_low", "slope_high", "n_boot_valid")
+        return {**out, **{k: done[k] for k in keys}}
     if len(x) >= 3 and n_replicates:
         if isinstance(W, _Replicates):
             r, slope = W.r_and_slope(names[0], x, names[1], y, ok)
@@ -381,11 +427,20 @@ def surface_associations(
         reps = _Replicates(W)  # each feature's and score's replicate moments computed once
         f_st = feats.reindex(stories).to_numpy(dtype=float)
         s_st = wide.reindex(stories).to_numpy(dtype=float)
+        ranked = _Ranks()  # each variable's average ranks once per set of usable stories
+        reps.prepare_intervals(
+            level,
+            [
+                (("feature", m), dF[:, m], ("score", k), dS[:, k])
+                for k in range(len(judge_cols))
+                for m in range(len(names))
+            ],
+        )
         for k, (j, c) in enumerate(judge_cols):
             for m, feature in enumerate(names):
                 x, y = f_st[:, m], s_st[:, k]
                 ok = ~(np.isnan(x) | np.isnan(y))
-                rho = _pearson(pd.Series(x[ok]).rank().to_numpy(), pd.Series(y[ok]).rank().to_numpy())
+                rho = _pearson(ranked(("feature", m), x, ok), ranked(("score", k), y, ok))
                 r_story = _pearson(x[ok], y[ok])
                 corr_rows.append(
                     {

@@ -336,3 +336,28 @@ def test_the_scope_replicate_moments_equal_the_direct_computation_bit_for_bit():
             shared = _boot_summary(reps, x, y, 0.95, (("feature", m), ("score", k)))
             assert repr(shared) == repr(direct)
     assert len(reps._moments) == 2 * 3 + 3  # every variable once per set of usable pairs
+
+
+def test_the_prepared_intervals_equal_one_quantile_at_a_time_bit_for_bit():
+    """The scope's intervals computed together (np.quantile of the replicate vectors of one length
+    stacked) give _boot_summary's one-at-a-time numbers exactly, with NaN pairs, a constant
+    variable (no valid replicate) and too few pairs."""
+    from audit.surface.associations import _boot_summary, _cluster_weights, _Replicates
+
+    rng = np.random.default_rng(13)
+    pairs = pd.DataFrame({"pair_id": [f"p{i}" for i in range(30)], "group_id": ""})
+    W = _cluster_weights(pairs, "pair", 400, rng)
+    xs = [rng.normal(size=30) for _ in range(4)]
+    ys = [rng.normal(size=30) for _ in range(3)]
+    xs[1][[2, 9, 11]] = np.nan
+    xs[2][:] = 1.0
+    ys[2][3:] = np.nan  # 3 usable pairs
+    ys[1][[0, 1]] = rng.normal(size=2) * 1e-9  # some replicates without spread
+    items = [(("feature", m), x, ("score", k), y) for m, x in enumerate(xs) for k, y in enumerate(ys)]
+    reps = _Replicates(W)
+    reps.prepare_intervals(0.9, items)
+    for name_x, x, name_y, y in items:
+        prepared = _boot_summary(reps, x, y, 0.9, (name_x, name_y))
+        direct = _boot_summary(W, x, y, 0.9)
+        assert repr(prepared) == repr(direct)
+        assert list(prepared) == list(direct)

@@ -148,3 +148,21 @@ def test_the_spacy_engine_is_a_detector_with_the_same_features_and_its_own_cache
     pd.testing.assert_frame_equal(a.iloc[:-1], b.iloc[:-1])
     # the one documented difference: spaCy keeps "p/q." whole, so its period ends no sentence
     assert a["n_sentences"].iloc[-1] == 2 and b["n_sentences"].iloc[-1] == 1
+
+
+def test_sentence_breaks_shortcuts_equal_peeling_every_chunk():
+    """The plain-word shortcut and the search for chunks with a terminal give the breaks of
+    _chunk_terminals run on every chunk: on the fixture's stories and on words at its edges
+    (abbreviations, single letters, capitals, digits, non-ASCII letters, quotes)."""
+    from pathlib import Path
+
+    from detectors.sentences import _sentence_breaks_by_chunk, sentence_breaks
+
+    stories = Path(__file__).resolve().parents[2] / "fixtures" / "deployment" / "stories.csv"
+    texts = pd.read_csv(stories)["text"].astype(str).tolist()
+    texts.append(
+        "Mr. Smith met Dr. Who vs. them. I. A. x. 5. USA. aB. etc. e.g. done! ok? A! é. café. "
+        '"quoted." end.Next (paren.) Fine... wait.. what?! 3.5 km. Inc. fine.'
+    )
+    for text in texts:
+        np.testing.assert_array_equal(sentence_breaks(text), _sentence_breaks_by_chunk(text))

@@ -239,3 +239,50 @@ def test_coded_rates_equal_a_string_group_by(pools):
         for g, e in zip(got, expected):
             assert g[:4] == e[:4] and g[5:] == e[5:]
             assert g[4] == e[4] or (np.isnan(g[4]) and np.isnan(e[4]))
+
+
+def _range_by_cell(rates: pd.DataFrame) -> pd.DataFrame:
+    """The judge-range table cell by cell (the loop the whole-column version replaced): the reference."""
+    from audit.readers.rates import RANGE_COLUMNS, judge_as_reader_p_value
+
+    readers = rates[rates["row_kind"] == "reader"]
+    per_cell = {k: c["rate"].to_numpy(float) for k, c in readers.groupby(["matchup", "criterion"], sort=False)}
+    rows = []
+    for rec in rates[rates["row_kind"] == "judge"].itertuples(index=False):
+        if (rec.matchup, rec.criterion) not in per_cell:
+            continue
+        v = per_cell[(rec.matchup, rec.criterion)]
+        lo, hi, n = float(np.min(v)), float(np.max(v)), len(v)
+        rows.append(
+            [rec.row_label, rec.matchup, rec.criterion, rec.judge_criterion, bool(rec.different_target)]
+            + [float(rec.rate), lo, hi, int(n), bool(rec.rate < lo or rec.rate > hi)]
+            + [float(max(lo - rec.rate, rec.rate - hi, 0.0)), float(np.mean(v))]
+            + [float(np.std(v, ddof=1)) if n > 1 else np.nan, judge_as_reader_p_value(rec.rate, v)]
+        )
+    return pd.DataFrame(rows, columns=RANGE_COLUMNS)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_judge_range_on_whole_columns_equals_the_cell_by_cell_loop(seed):
+    """Cells of 1-9 readers (equal rates, a missing rate), judges with a missing rate, a judge
+    cell without readers: every figure equal to the per-cell computation, bit for bit."""
+    from audit.readers.rates import RATE_COLUMNS, _judge_range
+
+    rng = np.random.default_rng(seed)
+    rows = []
+    for cell in range(40):
+        m, c = f"m{cell % 3}", f"c{cell}"
+        n = int(rng.integers(1, 10))
+        rates = np.round(rng.uniform(0, 1, n), 1) if cell % 5 else np.full(n, 0.5)
+        if cell % 7 == 3:
+            rates[0] = np.nan
+        for r, x in enumerate(rates):
+            rows.append(["reader", f"r{r}", m, c, x, 4, 0, np.nan, np.nan, "", False])
+        for j in ("j1", "j2"):
+            x = np.nan if cell % 11 == 4 and j == "j2" else (0.5 if cell % 5 == 0 else rng.uniform(0, 1))
+            rows.append(["judge", j, m, c, x, 4, 0, np.nan, np.nan, c, bool(cell % 2)])
+    rows.append(["judge", "j1", "m9", "c-alone", 0.3, 4, 0, np.nan, np.nan, "c-alone", False])
+    rates = pd.DataFrame(rows, columns=RATE_COLUMNS)
+    got, want = _judge_range(rates), _range_by_cell(rates)
+    pd.testing.assert_frame_equal(got, want, check_exact=True)
+    assert len(got) == 80 and got["p_value"].isna().any() and (got["p_value"] == 1.0).any()

@@ -152,3 +152,36 @@ def test_reader_without_a_usable_overall_vote_is_left_out_and_counted():
     assert "r4" not in set(w.coefficients["reader_id"])
     res = cluster_readers(votes, w, reader_kappas(votes))
     assert res.status is Status.PASS and res.n_readers_left_out == 1 and "r4" not in res.weights.labels
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_kappas_equal_cohens_kappa_of_each_reader_and_criterion_bit_for_bit(seed):
+    """reader_kappas counts labels for every criterion of a reader at once: each row equals
+    cohens_kappa on that reader's label vectors (ties, missing votes, constant votes, no pair)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for r in range(4):
+        for p in range(int(rng.integers(0, 12))):
+            for c in ("overall", "a", "b", "c"):
+                if rng.random() < 0.15:
+                    continue
+                y = 1.0 if c == "c" and r == 0 else rng.choice([0.0, 1.0, np.nan], p=[0.45, 0.45, 0.1])
+                rows.append(dict(pair_id=f"p{p}", reader_id=f"r{r}", criterion=c, y=y))
+    rows.append(dict(pair_id="q", reader_id="r9", criterion="a", y=1.0))
+    rows.append(dict(pair_id="q", reader_id="r9", criterion="overall", y=0.0))
+    votes = check_votes(pd.DataFrame(rows))
+    got = reader_kappas(votes).kappas
+
+    def label(v):
+        return "tie" if np.isnan(v) else ("focal" if v == 1 else "other")
+
+    for rec in got.itertuples(index=False):
+        mine = votes[votes.reader_id == rec.reader_id]
+        crit = mine[mine.criterion == rec.criterion].set_index("pair_id")["y"]
+        overall = mine[mine.criterion == "overall"].set_index("pair_id")["y"]
+        both = crit.index.intersection(overall.index, sort=False)
+        want = cohens_kappa(
+            np.array([label(v) for v in crit.loc[both]]), np.array([label(v) for v in overall.loc[both]])
+        )
+        np.testing.assert_array_equal([rec.kappa, rec.observed_agreement, rec.expected_agreement], want)
+        assert rec.n_pairs == len(both)

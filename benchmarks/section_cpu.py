@@ -1,0 +1,125 @@
+"""CPU seconds of each section of ``run_audit`` (``--jobs 1``), one fresh process per run, trees alternating.
+
+    python benchmarks/section_cpu.py --study fixture --trees /tmp/main . --repeats 3
+    python benchmarks/section_cpu.py --study DIR --trees /tmp/main . --digest   # DIR/judge.csv, DIR/humans.csv
+    python benchmarks/section_cpu.py --study fixture --profile judge_agreement  # cProfile of one section
+
+Each run imports the tree first on ``PYTHONPATH``, loads the study and runs ``run_audit`` in-process with
+every section's ``compute`` (and the agreement table, the reader baseline and the cells) wrapped so that its
+CPU time (``time.process_time``) is recorded. Printed: per section the least CPU seconds over the runs, per
+tree; ``--digest`` also prints a hash of each section's JSON form (``audit.serialize.to_jsonable``) from each
+tree's first run, so two versions of the code can be checked to give the same sections.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+_CHILD = r"""
+import cProfile, hashlib, io, json, pstats, sys, time
+import audit.cli  # noqa: F401
+import audit.pipeline as P
+from audit.inputs.load import load_audit_data
+from audit.policy import load_policy
+from audit.serialize import to_jsonable
+from audit.spec import AuditSpec
+
+study, profile = sys.argv[1], sys.argv[2]
+times, digests = {}, {}
+profiler = cProfile.Profile()
+
+def wrap(owner, attr, name):
+    fn = getattr(owner, attr)
+    def timed(*args, **kwargs):
+        if name == profile:
+            profiler.enable()
+        start = time.process_time()
+        value = fn(*args, **kwargs)
+        times[name] = times.get(name, 0.0) + time.process_time() - start
+        if name == profile:
+            profiler.disable()
+        text = json.dumps(to_jsonable(value), sort_keys=True, default=str)
+        digests[name] = hashlib.sha256(text.encode()).hexdigest()[:12]
+        return value
+    setattr(owner, attr, timed)
+
+wrap(P, "agreement_table", "agreement table")
+wrap(P, "reader_baseline", "reader baseline")
+wrap(P, "assess_cells_and_configurations", "cells")
+for part in ("uncertainty", "readers", "surface", "configurations", "dev", "judge_agreement", "position",
+             "leaderboard", "budget"):
+    module = getattr(P, part + "_part")
+    wrap(module, "compute", module.NAME if hasattr(module, "NAME") else part)
+
+if study == "fixture":
+    F = "fixtures/"
+    data = load_audit_data(
+        F + "deployment/judge.csv", F + "deployment/humans.csv", pairs=F + "deployment/pairs.csv",
+        stories=F + "deployment/stories.csv", dev_judge=F + "dev/judge.csv", dev_humans=F + "dev/humans.csv",
+    )
+else:
+    data = load_audit_data(study + "/judge.csv", study + "/humans.csv")
+spec = AuditSpec(policy=load_policy(None), jobs=1)
+start = time.process_time()
+P.run_audit(data, spec)
+times["run_audit (total)"] = time.process_time() - start
+if profile != "-":
+    out = io.StringIO()
+    pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(45)
+    print(out.getvalue(), file=sys.stderr)
+print(json.dumps([times, digests]))
+"""
+
+
+def run_once(tree: Path, study: str, profile: str) -> tuple[dict, dict]:
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    out = subprocess.run(
+        [sys.executable, "-c", _CHILD, study, profile], env=env, capture_output=True, text=True, cwd=tree
+    )
+    if out.returncode != 0:
+        raise SystemExit(out.stderr)
+    if profile != "-":
+        print(out.stderr)
+    times, digests = json.loads(out.stdout.strip().splitlines()[-1])
+    return times, digests
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--study", default="fixture", help="'fixture' or a folder with judge.csv and humans.csv")
+    parser.add_argument("--trees", nargs="+", type=Path, default=[ROOT], help="source trees to compare")
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--digest", action="store_true", help="print a hash of each section per tree")
+    parser.add_argument("--profile", default="-", help="a section to run under cProfile (printed)")
+    args = parser.parse_args(argv)
+    trees = [t.resolve() for t in args.trees]
+    study = args.study if args.study == "fixture" else str(Path(args.study).resolve())
+    runs: dict[Path, list] = {t: [] for t in trees}
+    for _ in range(args.repeats):
+        for t in trees:  # alternating, so that a change of load hits every tree alike
+            runs[t].append(run_once(t, study, args.profile))
+    names = list(runs[trees[0]][0][0])
+    print(f"load at the end: {os.getloadavg()[0]:.1f}; least CPU seconds of {args.repeats} run(s) per section")
+    print(f"{'section':<28}" + "".join(f"{t.name[:14]:>16}" for t in trees))
+    for name in names:
+        print(
+            f"{name[:28]:<28}" + "".join(f"{min(r[0].get(name, float('nan')) for r in runs[t]):>16.2f}" for t in trees)
+        )
+    if args.digest:
+        print("digests (first run of each tree)")
+        for name in runs[trees[0]][0][1]:
+            row = [runs[t][0][1].get(name, "-") for t in trees]
+            same = "" if len(set(row)) == 1 else "   DIFFERENT"
+            print(f"{name[:28]:<28}" + "".join(f"{d:>16}" for d in row) + same)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
