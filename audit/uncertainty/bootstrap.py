@@ -50,7 +50,14 @@ import pandas as pd
 
 from audit.errors import InputError, InputProblem
 from audit.rng import resolve_rng
-from audit.uncertainty._boot_tasks import BootstrapSettings, JudgeTable, gather_blocks, plan_blocks, run_block
+from audit.uncertainty._boot_tasks import (
+    BootstrapSettings,
+    JudgeTable,
+    columns_frame,
+    gather_blocks,
+    plan_blocks,
+    run_block,
+)
 from audit.uncertainty._cells import cell_tables, validate_judge_credits
 from audit.uncertainty.resampling import (  # noqa: F401 - the primitives are re-exported
     REPLICATE_CHUNK,
@@ -297,10 +304,12 @@ def cluster_bootstrap(
     )
     runner = runner or TaskRunner()
     blocks = plan_blocks(tables, judge_tabs, settings, runner.jobs)
-    rows, jrows = gather_blocks(blocks, runner.map(run_block, blocks, label="bootstrap"))
-    degenerate = [f"{r['cell']} ({r['scheme']})" for r in rows if r.pop("degenerate", False)]
-    cells = pd.DataFrame(rows)
-    judge_frame = pd.DataFrame(jrows) if judge_credits is not None else None
+    columns, judge_columns = gather_blocks(blocks, runner.map(run_block, blocks, label="bootstrap"))
+    degenerate = [f"{c} ({s})" for c, s, d in zip(columns["cell"], columns["scheme"], columns["degenerate"]) if d]
+    cells = columns_frame(columns, drop=("degenerate",))
+    judge_frame = None
+    if judge_credits is not None:
+        judge_frame = columns_frame(judge_columns, drop=("_order",)) if judge_tabs else pd.DataFrame([])
     n_judge_invalid = sum(jt.n_invalid for jt in judge_tabs)
 
     notes = [
