@@ -139,18 +139,17 @@ class _SharedClusters:
 
     def __init__(self, tables):
         g, p, r = len(tables), tables[0].n_pairs, tables[0].n_readers
-        self.s_pair = np.empty((p, g))
-        self.n_pair = np.empty((p, g))
-        self.s_reader = np.empty((r, g))
-        self.n_reader = np.empty((r, g))
-        sn = np.zeros((p, g, 2 * r))
-        for j, t in enumerate(tables):
-            self.s_pair[:, j], self.n_pair[:, j] = t.pair_sums()
-            self.s_reader[:, j], self.n_reader[:, j] = t.reader_sums()
-            sn[t.cell_pair, j, t.cell_reader] = t.s
-            sn[t.cell_pair, j, r + t.cell_reader] = t.n
-        self.sn = sn.reshape(p, g * 2 * r)
-        self.shape = (g, r)
+        col = np.repeat(np.arange(g), [t.cell_pair.size for t in tables])
+        pair = np.concatenate([t.cell_pair for t in tables])
+        reader = np.concatenate([t.cell_reader for t in tables])
+        s = np.concatenate([t.s for t in tables])
+        n = np.concatenate([t.n for t in tables])
+        self.s_pair = np.bincount(pair * g + col, s, p * g).reshape(p, g)
+        self.n_pair = np.bincount(pair * g + col, n, p * g).reshape(p, g)
+        self.s_reader = np.bincount(reader * g + col, s, r * g).reshape(r, g)
+        self.n_reader = np.bincount(reader * g + col, n, r * g).reshape(r, g)
+        self.s_flat = np.bincount((pair * r + reader) * g + col, s, p * r * g).reshape(p * r, g)
+        self.n_flat = np.bincount((pair * r + reader) * g + col, n, p * r * g).reshape(p * r, g)
 
     def rates(self, kind: str, wp: np.ndarray | None, wr: np.ndarray | None) -> np.ndarray:
         """``rows x cells`` replicate rates of ``kind``."""
@@ -158,9 +157,9 @@ class _SharedClusters:
             return _ratio(wp @ self.s_pair, wp @ self.n_pair)
         if kind == "readers":
             return _ratio(wr @ self.s_reader, wr @ self.n_reader)
-        g, r = self.shape
-        m = (wp @ self.sn).reshape(wp.shape[0], g, 2 * r)
-        return _ratio((m[:, :, :r] * wr[:, None, :]).sum(2), (m[:, :, r:] * wr[:, None, :]).sum(2))
+        # a vote of pair i and reader r weighs w_p[i] w_r[r]: one product with the pair x reader weights
+        both = (wp[:, :, None] * wr[:, None, :]).reshape(wp.shape[0], -1)
+        return _ratio(both @ self.s_flat, both @ self.n_flat)
 
 
 def _replicates(tables, judges, chunks, st: BootstrapSettings, need, total: int):
@@ -407,32 +406,41 @@ def summarise(
     g = len(tables)
     cols = _empty_columns(cell_columns(st), g * ns, st.by)
     stacked = _StackedCells(tables, reps, st)
-    pair_reps: dict[tuple[str, ...], tuple[tuple[str, ...], np.ndarray]] = {}
-    for i, t in enumerate(tables):
-        if "pairs" in reps:
-            pair_reps[t.key] = (t.pairs, reps["pairs"][i])
-        common = {
-            **dict(zip(st.by, t.key)),
-            "cell": t.label,
-            "rate": stacked.estimates[i],
-            "n_votes": t.n_votes,
-            "n_ties": t.n_ties,
-            "n_pairs": t.n_pairs,
-            "n_readers": t.n_readers,
-            "n_boot": st.n_boot,
-            "seed": st.seed,
-        }
-        for s, scheme in enumerate(schemes):
-            _put_row(cols, i * ns + s, {**common, "scheme": scheme})
-        if not stacked.fast[i]:
-            rows, _ = _cell_rows([t], [{k: v[i] for k, v in reps.items()}], st)
-            for s, row in enumerate(rows):
-                _put_row(cols, i * ns + s, row)
+    for k, name in enumerate(st.by):
+        cols[name] = [t.key[k] for t in tables for _ in schemes]
+    cols["cell"] = [t.label for t in tables for _ in schemes]
+    cols["scheme"] = list(schemes) * g
+    cols["rate"] = np.repeat(stacked.estimates, ns)
+    for name in ("n_votes", "n_ties", "n_pairs", "n_readers"):
+        cols[name] = np.repeat(np.array([getattr(t, name) for t in tables], dtype=np.int64), ns)
+    cols["n_boot"][:] = st.n_boot
+    cols["seed"] = [st.seed] * (g * ns)
+    for i in np.flatnonzero(~stacked.fast):
+        rows, _ = _cell_rows([tables[i]], [{k: v[i] for k, v in reps.items()}], st)
+        for s, row in enumerate(rows):
+            _put_row(cols, i * ns + s, row)
     for s, scheme in enumerate(schemes):
         for name, values in stacked.columns(scheme).items():
             cols[name][stacked.rows * ns + s] = values
-    judge_cols = _judges(judges, judge_reps, pair_reps, {t.key: r for t, r in zip(tables, stacked.estimates)}, st)
+    pair_reps = {t.key: (t.pairs, i) for i, t in enumerate(tables)} if "pairs" in reps else {}
+    human_rate = dict(zip((t.key for t in tables), stacked.estimates.tolist()))
+    judge_cols = _judges(judges, judge_reps, pair_reps, reps.get("pairs"), human_rate, st)
     return cols, judge_cols
+
+
+def _cluster_sums(tables, kind: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Focal and decisive votes per pair (``kind`` "pair") or reader of every table, concatenated,
+    and each table's first position (sums of counts: exact, the per-table bincount's bits)."""
+    size = np.array([t.n_pairs if kind == "pair" else t.n_readers for t in tables], dtype=np.int64)
+    first = np.concatenate([[0], np.cumsum(size)])
+    combos = np.array([t.cell_pair.size for t in tables], dtype=np.int64)
+    if not combos.sum():
+        return np.zeros(int(first[-1])), np.zeros(int(first[-1])), first
+    codes = np.concatenate([t.cell_pair if kind == "pair" else t.cell_reader for t in tables])
+    key = codes + np.repeat(first[:-1], combos)
+    s = np.concatenate([t.s for t in tables])
+    n = np.concatenate([t.n for t in tables])
+    return np.bincount(key, s, int(first[-1])), np.bincount(key, n, int(first[-1])), first
 
 
 class _StackedCells:
@@ -441,35 +449,46 @@ class _StackedCells:
     (pairs, readers) are summarised together."""
 
     def __init__(self, tables, reps: dict[str, np.ndarray], st: BootstrapSettings):
-        self.estimates = [t.rate for t in tables]
-        est = np.array(self.estimates, dtype=float)
+        self.estimates = np.array([t.rate for t in tables], dtype=float)
+        est = self.estimates
         n_pairs = np.array([t.n_pairs for t in tables], dtype=np.int64)
         n_readers = np.array([t.n_readers for t in tables], dtype=np.int64)
         fast = np.isfinite(est) & (n_pairs >= 2) & (n_readers >= 2)
         for m in reps.values():
             fast &= np.isfinite(m).all(axis=1)
         bca = "bca" in st.intervals
-        jack_pairs: dict[int, np.ndarray] = {}
-        jack_readers: dict[int, np.ndarray] = {}
-        for i in np.flatnonzero(fast) if bca else ():
-            jp, jr = _jackknives(tables[i])
-            if np.isfinite(jp).all() and np.isfinite(jr).all():
-                jack_pairs[i], jack_readers[i] = jp, jr
-            else:
-                fast[i] = False
+        shapes: dict[tuple[int, int], np.ndarray] = {}
+        if fast.any():
+            keys = n_pairs * (int(n_readers.max()) + 1) + n_readers
+            for key in np.unique(keys[fast]):
+                idx = np.flatnonzero(fast & (keys == key))
+                shapes[(int(n_pairs[idx[0]]), int(n_readers[idx[0]]))] = idx
+        jack: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+        if bca and shapes:
+            sp, np_, pfirst = _cluster_sums(tables, "pair")
+            sr, nr, rfirst = _cluster_sums(tables, "reader")
+            for (gp, gr), idx in list(shapes.items()):
+                at_p = pfirst[idx][:, None] + np.arange(gp)
+                at_r = rfirst[idx][:, None] + np.arange(gr)
+                s_pair, n_pair = sp[at_p], np_[at_p]
+                s_tot, n_tot = s_pair.sum(axis=1)[:, None], n_pair.sum(axis=1)[:, None]
+                jp = _ratio(s_tot - s_pair, n_tot - n_pair)
+                jr = _ratio(s_tot - sr[at_r], n_tot - nr[at_r])
+                ok = np.isfinite(jp).all(axis=1) & np.isfinite(jr).all(axis=1)
+                fast[idx[~ok]] = False
+                if ok.any():
+                    shapes[(gp, gr)] = idx[ok]
+                    jack[(gp, gr)] = (jp[ok], jr[ok])
+                else:
+                    del shapes[(gp, gr)]
         self.fast = fast
         self.rows = np.flatnonzero(fast)
         self._out: dict[str, dict[str, np.ndarray]] = {s: {} for s in st.schemes}
-        shapes: dict[tuple[int, int], list[int]] = {}
-        for i in self.rows:
-            shapes.setdefault((int(n_pairs[i]), int(n_readers[i])), []).append(int(i))
-        place = {int(i): k for k, i in enumerate(self.rows)}
+        place = np.cumsum(fast) - 1  # position of a fast row among the fast rows
         for (gp, gr), idx in shapes.items():
-            at = np.array([place[i] for i in idx], dtype=np.int64)
-            idx_arr = np.array(idx, dtype=np.int64)
-            jp = np.stack([jack_pairs[i] for i in idx]) if bca else None
-            jr = np.stack([jack_readers[i] for i in idx]) if bca else None
-            for scheme, columns in self._shape_columns(tables, idx_arr, est[idx_arr], reps, jp, jr, gp, gr, st).items():
+            at = place[idx]
+            jp, jr = jack[(gp, gr)] if bca else (None, None)
+            for scheme, columns in self._shape_columns(tables, idx, est[idx], reps, jp, jr, gp, gr, st).items():
                 for name, values in columns.items():
                     self._out[scheme].setdefault(name, np.full(self.rows.size, np.nan))[at] = values
 
@@ -636,69 +655,79 @@ def _judge_row(jt: JudgeTable, reps: np.ndarray, pair_reps: dict, human_rate: di
     return row
 
 
-def _judges(judges, judge_reps: np.ndarray, pair_reps: dict, human_rate: dict, st: BootstrapSettings) -> dict:
-    """The judge columns of :func:`summarise`: stacked where the replicates, the estimate, the
-    jackknife and (when paired) the gap replicates are finite, else :func:`_judge_row`."""
-    cols = _empty_columns(judge_columns(st), len(judges), st.by)
+def _judges(
+    judges,
+    judge_reps: np.ndarray,
+    pair_reps: dict,
+    pair_matrix: np.ndarray | None,
+    human_rate: dict,
+    st: BootstrapSettings,
+) -> dict:
+    """The judge columns of :func:`summarise` (``pair_reps``: cell key -> (pairs, row of the cells' pairs
+    replicates in ``pair_matrix``)): stacked where the replicates, the estimate, the jackknife and (when
+    paired) the gap replicates are finite, else :func:`_judge_row`."""
+    n = len(judges)
+    cols = _empty_columns(judge_columns(st), n, st.by)
+    if not n:
+        return cols
     nan = float("nan")
-    groups: dict[int, list[int]] = {}
-    gap_reps: dict[int, np.ndarray] = {}
-    estimates: dict[int, float] = {}
-    jacks: dict[int, np.ndarray] = {}
-    for j, jt in enumerate(judges):
-        csum, ccnt = jt.credit_sum, jt.credit_count
-        tot_s, tot_n = csum.sum(), ccnt.sum()
-        est = float(tot_s / tot_n) if tot_n > 0 else nan
-        jack = _ratio(tot_s - csum, tot_n - ccnt)
-        reps = judge_reps[j]
-        paired = jt.key in pair_reps and pair_reps[jt.key][0] == jt.pairs
-        diff = reps - pair_reps[jt.key][1] if paired else None
-        fast = (
-            np.isfinite(est)
-            and np.isfinite(reps).all()
-            and ("bca" not in st.intervals or np.isfinite(jack).all())
-            and (diff is None or np.isfinite(diff).all())
-        )
-        if not fast:
-            _put_row(cols, j, _judge_row(jt, reps, pair_reps, human_rate, st))
-            continue
-        h = human_rate.get(jt.key, nan)
-        _put_row(
-            cols,
-            j,
-            {
-                **dict(zip(st.by, jt.key)),
-                "cell": "/".join(jt.key),
-                "judge": jt.judge,
-                "rate": est,
-                "n_pairs": int(np.count_nonzero(ccnt)),
-                "n_invalid": jt.n_invalid,
-                "human_rate": h,
-                "gap": est - h,
-                "paired": bool(paired),
-                "n_boot": st.n_boot,
-                "seed": st.seed,
-                "_order": jt.order,
-            },
-        )
-        groups.setdefault(jack.size, []).append(j)
-        estimates[j], jacks[j] = est, jack
-        if diff is not None:
-            gap_reps[j] = diff
-    inf = None
-    for idx in groups.values():
-        at = np.array(idx, dtype=np.int64)
-        inf = np.full(at.size, np.inf)
-        js = [np.stack([jacks[j] for j in idx])] if "bca" in st.intervals else []
-        est = np.array([estimates[j] for j in idx])
-        for name, values in replicate_summaries(judge_reps[at], est, js, st.level, st.intervals, st.null, inf).items():
-            cols[name][at] = values
-    if gap_reps:
-        at = np.array(sorted(gap_reps), dtype=np.int64)
-        alpha = (1.0 - st.level) / 2.0
-        q = np.tile([alpha, 1.0 - alpha], (at.size, 1))
-        bounds = sorted_quantiles(np.sort(np.stack([gap_reps[j] for j in at]), axis=1), q)
-        cols["gap_ci_low"][at], cols["gap_ci_high"][at] = bounds[:, 0], bounds[:, 1]
+    for k, name in enumerate(st.by):
+        cols[name] = [jt.key[k] for jt in judges]
+    cols["cell"] = ["/".join(jt.key) for jt in judges]
+    cols["judge"] = [jt.judge for jt in judges]
+    cols["n_invalid"] = np.array([jt.n_invalid for jt in judges], dtype=np.int64)
+    cols["_order"] = np.array([jt.order for jt in judges], dtype=np.int64)
+    cols["n_boot"][:] = st.n_boot
+    cols["seed"] = [st.seed] * n
+    human = np.array([human_rate.get(jt.key, nan) for jt in judges], dtype=float)
+    cols["human_rate"] = human
+    partner = np.array(
+        [pair_reps[jt.key][1] if jt.key in pair_reps and pair_reps[jt.key][0] == jt.pairs else -1 for jt in judges],
+        dtype=np.int64,
+    )
+    paired = partner >= 0
+    cols["paired"] = paired
+    fast = np.isfinite(judge_reps).all(axis=1)
+    diff = None
+    if paired.any():
+        diff = judge_reps[paired] - pair_matrix[partner[paired]]
+        fast[paired] &= np.isfinite(diff).all(axis=1)
+    sizes = np.array([jt.credit_sum.size for jt in judges], dtype=np.int64)
+    for size in np.unique(sizes):
+        idx = np.flatnonzero(sizes == size)
+        csum = np.stack([judges[j].credit_sum for j in idx]) if size else np.zeros((idx.size, 0))
+        ccnt = np.stack([judges[j].credit_count for j in idx]) if size else np.zeros((idx.size, 0))
+        tot_s, tot_n = csum.sum(axis=1), ccnt.sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            est = np.where(tot_n > 0, tot_s / np.where(tot_n > 0, tot_n, 1.0), np.nan)
+        cols["rate"][idx] = est
+        cols["gap"][idx] = est - human[idx]
+        cols["n_pairs"][idx] = np.count_nonzero(ccnt, axis=1)
+        ok = fast[idx] & np.isfinite(est)
+        jack = _ratio(tot_s[:, None] - csum, tot_n[:, None] - ccnt)
+        if "bca" in st.intervals:
+            ok &= np.isfinite(jack).all(axis=1)
+        fast[idx] = ok
+        at = idx[ok]
+        if at.size:
+            js = [jack[ok]] if "bca" in st.intervals else []
+            inf = np.full(at.size, np.inf)
+            for name, values in replicate_summaries(
+                judge_reps[at], est[ok], js, st.level, st.intervals, st.null, inf
+            ).items():
+                cols[name][at] = values
+    if diff is not None:
+        both = fast[paired]
+        at = np.flatnonzero(paired)[both]
+        if at.size:
+            alpha = (1.0 - st.level) / 2.0
+            q = np.tile([alpha, 1.0 - alpha], (at.size, 1))
+            bounds = sorted_quantiles(np.sort(diff[both], axis=1), q)
+            cols["gap_ci_low"][at], cols["gap_ci_high"][at] = bounds[:, 0], bounds[:, 1]
+    if not fast.all():
+        rows_of = {key: (pairs, pair_matrix[i]) for key, (pairs, i) in pair_reps.items()}
+        for j in np.flatnonzero(~fast):
+            _put_row(cols, j, _judge_row(judges[j], judge_reps[j], rows_of, human_rate, st))
     return cols
 
 

@@ -176,3 +176,44 @@ def test_bca_interval_reference_unchanged():
     lo, hi, z0 = bca_interval(reps, 0.5, 0.0, 0.95)
     assert _same([lo, hi, z0], [*np.quantile(reps, [0.025, 0.975]), 0.0])
     assert chunk_rows(600, 2) == 100
+
+
+def _judge_tables_by_groupby(credits: pd.DataFrame, by: tuple[str, ...]) -> list[tuple]:
+    """Reference: one pandas group per cell x judge (the former implementation)."""
+    frame = pd.DataFrame(
+        {
+            "pair_id": credits["pair_id"].astype(str).to_numpy(),
+            "judge": credits["judge"].astype(str).to_numpy(),
+            "credit": pd.to_numeric(credits["credit"], errors="coerce").to_numpy(float),
+            **{f"_by{k}": credits[c].astype(str).to_numpy() for k, c in enumerate(by)},
+        }
+    )
+    out = []
+    for key, g in frame.groupby([*[f"_by{k}" for k in range(len(by))], "judge"], sort=True):
+        pairs, pi = np.unique(g["pair_id"].to_numpy(dtype=object), return_inverse=True)
+        c = g["credit"].to_numpy()
+        ok = ~np.isnan(c)
+        out.append(
+            (
+                tuple(str(k) for k in key[:-1]),
+                str(key[-1]),
+                tuple(str(p) for p in pairs),
+                np.bincount(pi[ok], weights=c[ok], minlength=len(pairs)),
+                np.bincount(pi[ok], minlength=len(pairs)).astype(float),
+                int((~ok).sum()),
+                len(out),
+            )
+        )
+    return out
+
+
+def test_judge_tables_equal_a_groupby():
+    _, credits = _study()
+    credits = pd.concat([credits, credits.iloc[::7]], ignore_index=True)  # repeated pairs
+    credits = credits.sample(frac=1.0, random_state=4)  # any row order
+    got = _judge_tables(credits, ("matchup", "criterion"))
+    want = _judge_tables_by_groupby(credits, ("matchup", "criterion"))
+    assert len(got) == len(want)
+    for jt, ref in zip(got, want):
+        assert (jt.key, jt.judge, jt.pairs, jt.n_invalid, jt.order) == (ref[0], ref[1], ref[2], ref[5], ref[6])
+        assert _same(jt.credit_sum, ref[3]) and _same(jt.credit_count, ref[4])
