@@ -123,6 +123,14 @@ def optimise_steps(design: Design, x0: np.ndarray, K: int, notes: list[str], B0=
     then beta), leaving the evaluator's modes there. :func:`fit_native` answers from one
     :class:`LaplaceDeviance`; :mod:`audit.glmm.batch` answers many cells' requests at once.
     Appends the divergence and boundary notes to ``notes``; returns an :class:`Optimum`."""
+    res, x, dev, grad, divergent = yield from optimum_steps(design, x0, K, notes, B0=B0, tol=tol)
+    V = yield from _vcov_steps(x, K, grad)
+    return Optimum(res=res, x=x, dev=float(dev), grad=grad, V=V, divergent=divergent)
+
+
+def optimum_steps(design: Design, x0: np.ndarray, K: int, notes: list[str], B0=None, tol=None):
+    """:func:`optimise_steps` up to the optimum, without the covariance's evaluations: returns
+    ``(optimiser result, x, deviance, gradient, divergent)`` (callers that need only the estimates)."""
     res = yield from minimize_bounded_steps(x0, K, inverse_hessian=B0, decrease_tol=tol)
     divergent = bool(K and np.max(res.x[:K]) > THETA_DIVERGENT)
     if divergent:
@@ -139,8 +147,7 @@ def optimise_steps(design: Design, x0: np.ndarray, K: int, notes: list[str], B0=
     x = res.x.copy()
     x[:K] = np.where(x[:K] < 1e-10, 0.0, x[:K])
     dev, grad = yield x
-    V = yield from _vcov_steps(x, K, grad)
-    return Optimum(res=res, x=x, dev=float(dev), grad=grad, V=V, divergent=divergent)
+    return res, x, dev, grad, divergent
 
 
 def _subsample_start(design: Design, x0: np.ndarray, iterative: bool = False):
