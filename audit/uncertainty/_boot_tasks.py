@@ -215,7 +215,7 @@ def _replicates(tables, judges, chunks, st: BootstrapSettings, need, total: int)
             wp = weights("pair", t.pairs) if want_pairs else None
             wr = weights("reader", t.readers) if want_readers else None
             wp_t = None
-            if "two-way-product" in need:
+            if "two-way-product" in need and not rs.blas:
                 if t.pairs not in transposed:
                     transposed[t.pairs] = np.ascontiguousarray(wp.T)
                 wp_t = transposed[t.pairs]

@@ -91,6 +91,28 @@ def accelerations(jackknives: list[np.ndarray]) -> np.ndarray:
     return np.array([float(a) / (6.0 * float(d) ** 1.5) if d > 0 else 0.0 for a, d in zip(num, den)])
 
 
+def distinct_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(first, inverse)``: the first of each set of bit-identical rows and every row's set, so that
+    ``rows[first][inverse]`` is ``rows``. Rows are grouped by a fingerprint (their bits times a fixed
+    integer vector, modulo 2**64) and each is checked bit for bit against its group's first row (a row
+    that differs from it stands alone), so a shared result is only ever given to identical inputs."""
+    bits = np.ascontiguousarray(rows).view(np.uint64)
+    # integer arithmetic (wrapping) gives identical rows identical fingerprints whatever the summation order
+    mix = np.arange(1, rows.shape[1] + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    fingerprint = (bits * mix).sum(axis=1)
+    _, first, inverse = np.unique(fingerprint, return_index=True, return_inverse=True)
+    lead = first[inverse]
+    same = (bits == bits[lead]).all(axis=1)
+    if not same.all():
+        lead[~same] = np.flatnonzero(~same)
+        first, inverse = np.unique(lead, return_inverse=True)
+    return first, inverse
+
+
+#: below this share of distinct rows, :func:`replicate_summaries` summarises each distinct row once
+DISTINCT_SHARE = 0.8
+
+
 def replicate_summaries(
     reps: np.ndarray,
     estimates: np.ndarray,
@@ -99,11 +121,29 @@ def replicate_summaries(
     intervals: tuple[str, ...],
     null: float,
     df: np.ndarray,
+    *,
+    distinct: bool = True,
 ) -> dict[str, np.ndarray]:
     """:func:`audit.uncertainty._boot_tasks.summary` of every row of ``reps`` (rows x replicates, every
     replicate finite, every estimate finite, every jackknife value finite), as columns: ``se``, the
     percentile and BCa bounds, ``z0``, ``acceleration``, ``p_value`` (t-mapped where ``df`` is finite)."""
     rows, b = reps.shape
+    if distinct and rows > 1:
+        # cells with the same replicates, estimate, jackknife and df (tiny cells sharing their clusters'
+        # weights often do) have the same summary: compute it once per distinct row
+        first, inverse = distinct_rows(np.column_stack([reps, estimates, *jackknives, df]))
+        if first.size < DISTINCT_SHARE * rows:
+            once = replicate_summaries(
+                reps[first],
+                estimates[first],
+                [j[first] for j in jackknives],
+                level,
+                intervals,
+                null,
+                df[first],
+                distinct=False,
+            )
+            return {name: values[inverse] for name, values in once.items()}
     nan = np.full(rows, np.nan)
     tail = t_calibrated_levels(level, df)
     out = {

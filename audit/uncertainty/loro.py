@@ -278,9 +278,31 @@ def _exact_refits(tables, results, runner) -> dict[tuple[int, int], dict]:
     return {(job.index, job.reader): row for job, row in zip(jobs, rows)}
 
 
+#: phase-one tasks hold consecutive cells up to this many votes (or :data:`PHASE_ONE_CELLS` cells): one
+#: task per tiny cell cost more in task overhead than the work; fixed, so results never depend on ``--jobs``
+PHASE_ONE_VOTES = 20_000
+PHASE_ONE_CELLS = 500
+
+
+def _phase_one_chunks(jobs: list[_CellJob]) -> list[list[_CellJob]]:
+    chunks, current, votes = [], [], 0
+    for job in jobs:
+        if current and (votes + job.table.n_votes > PHASE_ONE_VOTES or len(current) >= PHASE_ONE_CELLS):
+            chunks.append(current)
+            current, votes = [], 0
+        current.append(job)
+        votes += job.table.n_votes
+    if current:
+        chunks.append(current)
+    return chunks
+
+
+def _phase_one(jobs: list[_CellJob]) -> list[dict]:
+    return [_cell_phase_one(job) for job in jobs]
+
+
 def _cell_phase_one(job: _CellJob) -> dict:
     t = job.table
-    y, pair, rdr = t.vote_arrays()
     out = {"index": job.index, "fits": 0}
     if job.full is not None and t.n_readers > MAX_READERS and not job.exact:
         out["full"] = {
@@ -306,7 +328,7 @@ def _cell_phase_one(job: _CellJob) -> dict:
             "error": "",
         }
     else:
-        full, res = fit_vote_arrays(y, pair, rdr)
+        full, res = fit_vote_arrays(*t.vote_arrays())
         out["fits"] = 1
         if res is not None:
             modes = modes_from_fit(res, t.n_pairs, t.n_readers)
@@ -394,9 +416,10 @@ def leave_one_reader_out(
             if given is not None and not all(np.isfinite(v) for v in given):
                 given = None
             jobs.append(_CellJob(i, t, None if given is None else tuple(float(v) for v in given), all_exact))
-        for res in runner.map(_cell_phase_one, jobs, label="leave-one-reader-out fits"):
-            results[res["index"]] = res
-            n_fits += res["fits"]
+        for part in runner.map(_phase_one, _phase_one_chunks(jobs), label="leave-one-reader-out fits"):
+            for res in part:
+                results[res["index"]] = res
+                n_fits += res["fits"]
         if all_exact:
             refits.update(_exact_refits(tables, results, runner))
         else:
@@ -577,16 +600,41 @@ def _refit_most_influential(tables, results, budget: int, runner, raw_shift=None
 
 
 def _refit_exactly(jobs: list[_RefitJob]) -> list[dict]:
-    """:func:`_refit` of every job: the small ones fitted in lockstep with the per-cell engine's own
-    arithmetic (:mod:`audit.glmm.lockstep`: the same estimates and flags to the last bit, without the
-    standard errors, which leave-one-reader-out does not read), the others one by one."""
+    """:func:`_refit` of every job, the same estimates and flags to the last bit without the standard
+    errors (leave-one-reader-out does not read them): the small ones fitted in lockstep with the
+    per-cell engine's own arithmetic (:mod:`audit.glmm.lockstep`), the others by
+    :func:`audit.glmm.fit.native_estimates` (no covariance evaluations); a fit that raises is redone
+    by :func:`_refit`, which records the error as before."""
     from audit.glmm.lockstep import LOCKSTEP_MAX_VOTES, fit_optima
 
-    small = [k for k, job in enumerate(jobs) if 2 <= int(np.count_nonzero(job.rdr != job.reader)) <= LOCKSTEP_MAX_VOTES]
-    designs = {k: _design_of(jobs[k]) for k in small} if len(small) > 1 else {}
-    usable = [k for k, d in designs.items() if d is not None]
-    fits = dict(zip(usable, fit_optima([designs[k] for k in usable], [jobs[k].start for k in usable])))
-    return [_row_of(fits[k]) if fits.get(k) is not None else _refit(job) for k, job in enumerate(jobs)]
+    designs = [_design_of(job) for job in jobs]
+    small = [k for k, d in enumerate(designs) if d is not None and 2 <= d.y.size <= LOCKSTEP_MAX_VOTES]
+    rows: dict[int, dict] = {}
+    if len(small) > 1:
+        for k, fit in zip(small, fit_optima([designs[k] for k in small], [jobs[k].start for k in small])):
+            if fit is not None:
+                rows[k] = _estimates_row(fit.b0, float(fit.x[0]), float(fit.x[1]), fit.converged, fit.singular, False)
+    return [rows[k] if k in rows else _refit_estimates(job, designs[k]) for k, job in enumerate(jobs)]
+
+
+def _refit_estimates(job: _RefitJob, design) -> dict:
+    from audit.errors import AuditError
+    from audit.glmm._threads import single_threaded_blas
+    from audit.glmm.fit import native_estimates
+
+    if design is None:
+        return _refit(job)
+    try:
+        with single_threaded_blas():
+            est = native_estimates(design, start=job.start)
+    except (AuditError, np.linalg.LinAlgError, ValueError):
+        est = None
+    if est is None:
+        return _refit(job)
+    nan = float("nan")
+    return _estimates_row(
+        est.b[0], est.sd.get("pair", nan), est.sd.get("reader", nan), est.converged, est.singular, est.separation
+    )
 
 
 def _design_of(job: _RefitJob):
@@ -595,30 +643,32 @@ def _design_of(job: _RefitJob):
     from audit.glmm.design import build_design
 
     keep = job.rdr != job.reader
+    if not keep.any():
+        return None
     try:
         return build_design(job.y[keep], {"pair": job.pair[keep], "reader": job.rdr[keep]})
     except (AuditError, ValueError):
         return None
 
 
-def _row_of(fit) -> dict:
-    """The refit row of a lockstep optimum (what leave-one-reader-out reads of :func:`_refit`'s row:
-    the estimate and the flags; no standard error)."""
+def _estimates_row(b0: float, sd_pair: float, sd_reader: float, converged: bool, singular: bool, separation: bool):
+    """The refit row of :func:`_refit` from estimates alone (what leave-one-reader-out reads: the
+    estimate and the flags; the standard error and interval are not computed)."""
     from audit.glmm.model import _expit as expit_scalar
 
     nan = float("nan")
     return {
-        "estimate": expit_scalar(fit.b0),
+        "estimate": expit_scalar(b0),
         "ci_low": nan,
         "ci_high": nan,
-        "b0": fit.b0,
+        "b0": b0,
         "se": nan,
         "p_value": nan,
-        "sd_pair": float(fit.x[0]),
-        "sd_reader": float(fit.x[1]),
-        "converged": fit.converged,
-        "singular": fit.singular,
-        "separation": False,
+        "sd_pair": sd_pair,
+        "sd_reader": sd_reader,
+        "converged": bool(converged),
+        "singular": bool(singular),
+        "separation": bool(separation),
         "error": "",
     }
 

@@ -92,3 +92,31 @@ def test_a_stacked_evaluation_that_raises_sends_its_group_back(monkeypatch):
 
     monkeypatch.setattr(LockstepLaplace, "evaluate", fail)
     assert fit_optima(designs, starts) == [None] * 10
+
+
+def test_native_estimates_are_fit_natives_without_the_covariance():
+    """audit.glmm.fit.native_estimates: the same b, sds and flags as fit_native, bit for bit, on the
+    exact (dense and sparse-coupling), forced-iterative and subsample-start paths, BLAS on one thread."""
+    import dataclasses
+
+    from audit.glmm._threads import single_threaded_blas
+    from audit.glmm.fit import native_estimates
+
+    designs, starts = _cells(11, 6)
+    rng = np.random.default_rng(12)
+    n_pairs, n_readers = 2_600, 20  # 52k votes: the subsample start; 2.6k x 20 levels: sparse coupling
+    pair = np.repeat(np.arange(n_pairs), n_readers)
+    reader = np.tile(np.arange(n_readers), n_pairs)
+    eta = 0.3 + rng.normal(0, 0.5, n_pairs)[pair] + rng.normal(0, 0.4, n_readers)[reader]
+    big = build_design((rng.random(pair.size) < 1 / (1 + np.exp(-eta))).astype(float), {"pair": pair, "reader": reader})
+    iterative = dataclasses.replace(designs[1], factorization="iterative")
+    constant = build_design(np.ones(6), {"pair": list("aabbcc"), "reader": list("xyxyxy")})
+    for design, start in [*zip(designs, starts), (big, None), (iterative, None), (constant, None)]:
+        with single_threaded_blas():  # as fit_native_single_thread (threads may sum in another order)
+            got = native_estimates(design, start=start)
+        want = fit_native_single_thread(design, start=start)
+        if got is None:
+            assert want.separation and design is constant
+            continue
+        assert got.b == want.b and got.sd == want.sd
+        assert (got.converged, got.singular, got.separation) == (want.converged, want.singular, want.separation)
