@@ -123,6 +123,14 @@ def optimise_steps(design: Design, x0: np.ndarray, K: int, notes: list[str], B0=
     then beta), leaving the evaluator's modes there. :func:`fit_native` answers from one
     :class:`LaplaceDeviance`; :mod:`audit.glmm.batch` answers many cells' requests at once.
     Appends the divergence and boundary notes to ``notes``; returns an :class:`Optimum`."""
+    res, x, dev, grad, divergent = yield from optimum_steps(design, x0, K, notes, B0=B0, tol=tol)
+    V = yield from _vcov_steps(x, K, grad)
+    return Optimum(res=res, x=x, dev=float(dev), grad=grad, V=V, divergent=divergent)
+
+
+def optimum_steps(design: Design, x0: np.ndarray, K: int, notes: list[str], B0=None, tol=None):
+    """:func:`optimise_steps` up to the optimum, without the covariance's evaluations: returns
+    ``(optimiser result, x, deviance, gradient, divergent)`` (callers that need only the estimates)."""
     res = yield from minimize_bounded_steps(x0, K, inverse_hessian=B0, decrease_tol=tol)
     divergent = bool(K and np.max(res.x[:K]) > THETA_DIVERGENT)
     if divergent:
@@ -139,8 +147,7 @@ def optimise_steps(design: Design, x0: np.ndarray, K: int, notes: list[str], B0=
     x = res.x.copy()
     x[:K] = np.where(x[:K] < 1e-10, 0.0, x[:K])
     dev, grad = yield x
-    V = yield from _vcov_steps(x, K, grad)
-    return Optimum(res=res, x=x, dev=float(dev), grad=grad, V=V, divergent=divergent)
+    return res, x, dev, grad, divergent
 
 
 def _subsample_start(design: Design, x0: np.ndarray, iterative: bool = False):
@@ -235,8 +242,21 @@ def _boundary_notes(res, names: tuple[str, ...]) -> list[str]:
     return notes
 
 
-def fit_native(design: Design, *, level: float = 0.95, profile: bool = False, start=None) -> GlmmResult:
-    """Fit by the Laplace approximation (see :func:`audit.glmm.fit_crossed_glmm`)."""
+@dataclasses.dataclass
+class _Setup:
+    """What :func:`fit_native` prepares before optimising (internal)."""
+
+    design: Design
+    lap: object
+    K: int
+    p: int
+    notes: list
+    factorization: str
+    separated: bool
+    constant_col: int | None  #: every response the same with a constant column: no optimisation
+
+
+def _native_setup(design: Design) -> _Setup:
     design = canonical_order(design)
     K = len(design.codes)
     p = design.X.shape[1]
@@ -255,18 +275,32 @@ def fit_native(design: Design, *, level: float = 0.95, profile: bool = False, st
     factorization = _factorization_note(lap, notes)
     separated = is_separated(design.y, design.X)
     constant_cols = np.flatnonzero((np.ptp(design.X, axis=0) == 0) & (design.X[0] != 0))
-    if separated and np.all(design.y == design.y[0]) and constant_cols.size:
-        return dataclasses.replace(
-            _constant_response_result(design, lap, level, profile, notes, int(constant_cols[0])),
-            factorization=factorization,
-        )
+    constant = separated and np.all(design.y == design.y[0]) and constant_cols.size
+    return _Setup(design, lap, K, p, notes, factorization, separated, int(constant_cols[0]) if constant else None)
 
-    x0 = _start_values(design, start, K, p)
+
+def _optimum_request(setup: _Setup, start, steps):
+    """``steps(design, x0, K, notes, B0=, tol=)`` from fit_native's start values (a subsample fit's
+    for large cells without a start)."""
+    design, K, lap = setup.design, setup.K, setup.lap
+    x0 = _start_values(design, start, K, setup.p)
     B0 = None
     if start is None and design.y.size >= _SUBSAMPLE_START_N and K:
-        x0, B0 = _subsample_start(design, x0, iterative=iterative is not None)
+        x0, B0 = _subsample_start(design, x0, iterative=isinstance(lap, IterativeLaplace))
     tol = ITERATIVE_DECREASE_TOL if isinstance(lap, IterativeLaplace) else None
-    opt = run_steps(optimise_steps(design, x0, K, notes, B0=B0, tol=tol), _fun_grad(lap, K))
+    return steps(design, x0, K, setup.notes, B0=B0, tol=tol)
+
+
+def fit_native(design: Design, *, level: float = 0.95, profile: bool = False, start=None) -> GlmmResult:
+    """Fit by the Laplace approximation (see :func:`audit.glmm.fit_crossed_glmm`)."""
+    setup = _native_setup(design)
+    design, lap, K, p, notes = setup.design, setup.lap, setup.K, setup.p, setup.notes
+    if setup.constant_col is not None:
+        return dataclasses.replace(
+            _constant_response_result(design, lap, level, profile, notes, setup.constant_col),
+            factorization=setup.factorization,
+        )
+    opt = run_steps(_optimum_request(setup, start, optimise_steps), _fun_grad(lap, K))
     V = opt.V
     if V is None:
         notes.append(VCOV_RX_NOTE)
@@ -289,11 +323,61 @@ def fit_native(design: Design, *, level: float = 0.95, profile: bool = False, st
         modes,
         notes,
         level=level,
-        separated=separated,
-        factorization=factorization,
+        separated=setup.separated,
+        factorization=setup.factorization,
         iterative=isinstance(lap, IterativeLaplace),
         profile_bounds=(plow, phigh),
     )
+
+
+@dataclasses.dataclass(frozen=True)
+class NativeEstimates:
+    """:func:`fit_native`'s estimates and flags without its covariance (:func:`native_estimates`)."""
+
+    names: tuple[str, ...]  #: fixed effects
+    b: tuple[float, ...]
+    sd: dict  #: random-intercept sd per kept factor
+    converged: bool
+    singular: bool
+    separation: bool
+
+
+def native_estimates(design: Design, *, start=None) -> NativeEstimates | None:
+    """:func:`fit_native`'s fixed effects, sds and ``converged`` / ``singular`` / ``separation`` flags,
+    the same to the last bit, without the evaluations of the covariance, the modes or the notes (for
+    callers that read only the estimates: leave-one-reader-out's refits). None where every response
+    is the same (``fit_native``'s closed-form result)."""
+    setup = _native_setup(design)
+    if setup.constant_col is not None:
+        return None
+    K = setup.K
+    res, x, _, grad, _ = run_steps(_optimum_request(setup, start, optimum_steps), _fun_grad(setup.lap, K))
+    converged, _ = _converged(res, grad, x, K, isinstance(setup.lap, IterativeLaplace))
+    return NativeEstimates(
+        names=setup.design.x_names,
+        b=tuple(float(v) for v in x[K:]),
+        sd={name: float(t) for name, t in zip(setup.design.factor_names, x[:K])},
+        converged=converged,
+        singular=bool(np.any(x[:K] < SINGULAR_TOL)),
+        separation=bool(setup.separated),
+    )
+
+
+def _converged(res, grad, x, K: int, iterative: bool) -> tuple[bool, str]:
+    """Whether an optimum counts as converged, and the note when it does not (as :func:`native_result`)."""
+    pg = projected_gradient(grad, x, K)
+    converged = bool(np.max(np.abs(pg)) < _CONVERGED_GRAD)
+    if iterative and not converged:
+        converged, remaining = _iterative_converged(res, pg, K)
+        if not converged:
+            return False, (
+                f"optimiser did not converge: {res.message} (the remaining quasi-Newton step is "
+                f"{remaining:.2g} standard errors)"
+            )
+        return True, ""
+    if not converged:
+        return False, f"optimiser did not converge: {res.message} (max |gradient| {np.max(np.abs(pg)):.2g})"
+    return True, ""
 
 
 def native_result(
@@ -313,17 +397,9 @@ def native_result(
     K = len(design.codes)
     p = design.X.shape[1]
     res, x, dev, grad, divergent = opt.res, opt.x, opt.dev, opt.grad, opt.divergent
-    pg = projected_gradient(grad, x, K)
-    converged = bool(np.max(np.abs(pg)) < _CONVERGED_GRAD)
-    if iterative and not converged:
-        converged, remaining = _iterative_converged(res, pg, K)
-        if not converged:
-            notes.append(
-                f"optimiser did not converge: {res.message} (the remaining quasi-Newton step is "
-                f"{remaining:.2g} standard errors)"
-            )
-    elif not converged:
-        notes.append(f"optimiser did not converge: {res.message} (max |gradient| {np.max(np.abs(pg)):.2g})")
+    converged, note = _converged(res, grad, x, K, iterative)
+    if note:
+        notes.append(note)
     theta = x[:K]
     beta = x[K:]
     diag = np.diag(V)

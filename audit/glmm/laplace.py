@@ -83,6 +83,29 @@ class _LowerCholeskyInPlace:
         return inv
 
 
+def stable_order(keys: np.ndarray, bound: int) -> np.ndarray:
+    """``np.argsort(keys, kind="stable")`` of non-negative integer keys below ``bound``: the same
+    permutation (a stable sort is unique), by numpy's radix sort on 16-bit digits where they fit
+    (least significant digit first), ~10 times faster than the comparison sort of int64 keys."""
+    if bound <= 1 << 16:
+        return np.argsort(keys.astype(np.uint16), kind="stable")
+    if bound <= 1 << 32:
+        order = np.argsort((keys & 0xFFFF).astype(np.uint16), kind="stable")
+        return order[np.argsort((keys[order] >> 16).astype(np.uint16), kind="stable")]
+    return np.argsort(keys, kind="stable")
+
+
+def _lower_entries(a: np.ndarray, pos_c: np.ndarray, pos_f: np.ndarray) -> np.ndarray:
+    """Entries of the square matrix ``a`` at memory positions ``pos_c`` (C order) or ``pos_f`` (Fortran
+    order), whichever layout ``a`` has (the values ``a[i, j]`` fancy indexing would give)."""
+    if a.flags.c_contiguous:
+        return a.reshape(-1).take(pos_c)
+    if a.flags.f_contiguous:
+        return a.T.reshape(-1).take(pos_f)
+    n = a.shape[0]
+    return a[pos_c // n, pos_c % n]
+
+
 class LaplaceDeviance(PirlsDeviance):
     """Callable Laplace deviance for one data set, exact (internal; see module docstring).
 
@@ -266,9 +289,9 @@ class LaplaceDeviance(PirlsDeviance):
             G_cell = ct * zsel[self._sp_diag_pos][self.cell_r]
             s_pair = zsel[self._sp_pair_pos]
         else:
-            # Sinv is valid on its lower triangle: entry (max, min) of each pair
+            # Sinv is valid on its lower triangle: entry (max, min) of each pair, gathered by its position
             G_cell = ct * Sinv[self.cell_r, self.cell_r]
-            s_pair = Sinv[self._pair_rmax, self._pair_rmin]
+            s_pair = _lower_entries(Sinv, self._pair_lower_c, self._pair_lower_f)
         G_cell += np.bincount(self._pair_i, ct[self._pair_j] * s_pair, self.n_cells)
         G_cell += np.bincount(self._pair_j, ct[self._pair_i] * s_pair, self.n_cells)
         hAA = 1.0 / D + np.bincount(self.cell_a, ct * G_cell, self.na)
@@ -304,9 +327,11 @@ class LaplaceDeviance(PirlsDeviance):
         ri = self.cell_r[pi].astype(np.int64)
         rj = self.cell_r[pj].astype(np.int64)
         flat = np.minimum(ri, rj) * self.qR + np.maximum(ri, rj)
-        order = np.argsort(flat, kind="stable")
+        order = stable_order(flat, self.qR * self.qR)
         self._pair_i, self._pair_j, self._pair_flat = pi[order], pj[order], flat[order]
-        self._pair_rmin, self._pair_rmax = self._pair_flat // self.qR, self._pair_flat % self.qR
+        # entry (max, min) of each pair in S^-1 (lower triangle) as a position in memory, for either layout
+        self._pair_lower_c = (self._pair_flat % self.qR) * self.qR + self._pair_flat // self.qR
+        self._pair_lower_f = self._pair_flat
 
     def gradient(self):
         """Gradient of the Laplace deviance w.r.t. (theta, beta) at the last call (analytic:

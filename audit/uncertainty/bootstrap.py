@@ -50,7 +50,14 @@ import pandas as pd
 
 from audit.errors import InputError, InputProblem
 from audit.rng import resolve_rng
-from audit.uncertainty._boot_tasks import BootstrapSettings, JudgeTable, gather_blocks, plan_blocks, run_block
+from audit.uncertainty._boot_tasks import (
+    BootstrapSettings,
+    JudgeTable,
+    columns_frame,
+    gather_blocks,
+    plan_blocks,
+    run_block,
+)
 from audit.uncertainty._cells import cell_tables, validate_judge_credits
 from audit.uncertainty.resampling import (  # noqa: F401 - the primitives are re-exported
     REPLICATE_CHUNK,
@@ -182,32 +189,45 @@ def _check_options(schemes, intervals, n_boot, level) -> None:
 
 
 def _judge_tables(credits: pd.DataFrame, by: tuple[str, ...]) -> list[JudgeTable]:
-    """Per cell x judge (sorted): pair ids, credit sums, valid counts, invalid count."""
-    frame = pd.DataFrame(
-        {
-            "pair_id": credits["pair_id"].astype(str).to_numpy(),
-            "judge": credits["judge"].astype(str).to_numpy(),
-            "credit": pd.to_numeric(credits["credit"], errors="coerce").to_numpy(float),
-            **{f"_by{k}": credits[c].astype(str).to_numpy() for k, c in enumerate(by)},
-        }
-    )
-    keys = [f"_by{k}" for k in range(len(by))]
+    """Per cell x judge (sorted): pair ids, credit sums, valid counts, invalid count. Ids are numbered
+    in sorted order once and each (cell, judge, pair) is one integer key, so the tables cost a few sorts
+    of the credit arrays, whatever the number of cells (the credits are 0, 0.5 or 1: sums are exact)."""
+    n = len(credits)
+    if n == 0:
+        return []
+    columns = [*(credits[c] for c in by), credits["judge"]]
+    group = np.zeros(n, dtype=np.int64)
+    names = []
+    for col in columns:
+        codes, uniques = pd.factorize(col.astype(str), sort=True)
+        group = group * len(uniques) + codes
+        names.append(np.asarray(uniques, dtype=object))
+    pc, pair_ids = pd.factorize(credits["pair_id"].astype(str), sort=True)
+    pair_ids = np.asarray(pair_ids, dtype=object)
+    credit = pd.to_numeric(credits["credit"], errors="coerce").to_numpy(float)
+    ok = ~np.isnan(credit)
+    groups, group = np.unique(group, return_inverse=True)
+    combos, combo = np.unique(group * len(pair_ids) + pc, return_inverse=True)
+    csum = np.bincount(combo[ok], credit[ok], combos.size)
+    ccnt = np.bincount(combo[ok], minlength=combos.size).astype(float)
+    invalid = np.bincount(group[~ok], minlength=groups.size)
+    bounds = np.searchsorted(combos // len(pair_ids), np.arange(groups.size + 1))
     out = []
-    for key, g in frame.groupby([*keys, "judge"], sort=True):
-        pairs, pi = np.unique(g["pair_id"].to_numpy(dtype=object), return_inverse=True)
-        c = g["credit"].to_numpy()
-        ok = ~np.isnan(c)
-        csum = np.bincount(pi[ok], weights=c[ok], minlength=len(pairs))
-        ccnt = np.bincount(pi[ok], minlength=len(pairs)).astype(float)
+    for g, code in enumerate(groups.tolist()):
+        key = []
+        for uniques in reversed(names):
+            code, k = divmod(code, len(uniques))
+            key.append(str(uniques[k]))
+        lo, hi = bounds[g], bounds[g + 1]
         out.append(
             JudgeTable(
-                tuple(str(k) for k in key[:-1]),
-                str(key[-1]),
-                tuple(str(p) for p in pairs),
-                csum,
-                ccnt,
-                int((~ok).sum()),
-                len(out),
+                tuple(reversed(key[1:])),
+                key[0],
+                tuple(str(p) for p in pair_ids[combos[lo:hi] % len(pair_ids)]),
+                csum[lo:hi],
+                ccnt[lo:hi],
+                int(invalid[g]),
+                g,
             )
         )
     return out
@@ -297,10 +317,12 @@ def cluster_bootstrap(
     )
     runner = runner or TaskRunner()
     blocks = plan_blocks(tables, judge_tabs, settings, runner.jobs)
-    rows, jrows = gather_blocks(blocks, runner.map(run_block, blocks, label="bootstrap"))
-    degenerate = [f"{r['cell']} ({r['scheme']})" for r in rows if r.pop("degenerate", False)]
-    cells = pd.DataFrame(rows)
-    judge_frame = pd.DataFrame(jrows) if judge_credits is not None else None
+    columns, judge_columns = gather_blocks(blocks, runner.map(run_block, blocks, label="bootstrap"))
+    degenerate = [f"{c} ({s})" for c, s, d in zip(columns["cell"], columns["scheme"], columns["degenerate"]) if d]
+    cells = columns_frame(columns, drop=("degenerate",))
+    judge_frame = None
+    if judge_credits is not None:
+        judge_frame = columns_frame(judge_columns, drop=("_order",)) if judge_tabs else pd.DataFrame([])
     n_judge_invalid = sum(jt.n_invalid for jt in judge_tabs)
 
     notes = [

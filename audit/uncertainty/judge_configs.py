@@ -166,7 +166,10 @@ def judge_configuration_rates(
         c = f["credit"].to_numpy(float)
         f["_outcome"] = np.where(np.isnan(c), "invalid", np.where(c == 1.0, "win", np.where(c == 0.0, "loss", "tie")))
     cells = _counts(f, ["judge", *by])
-    cells.insert(1 + len(by), "cell", cells[list(by)].astype(str).agg("/".join, axis=1) if len(cells) else [])
+    labels = (
+        ["/".join(parts) for parts in zip(*(cells[c].astype(str).tolist() for c in by))] if by else [""] * len(cells)
+    )
+    cells.insert(1 + len(by), "cell", labels)
     crit_col = "criterion" if "criterion" in f.columns else None
     inc = f[~f[crit_col].isin(exclude_from_pooled)] if crit_col else f
     excluded = tuple(sorted(set(f[crit_col]) & set(exclude_from_pooled))) if crit_col else ()

@@ -169,12 +169,42 @@ _NO_ONE_STEP = (
 )
 
 
-def _raw_without(t: CellTable) -> tuple[np.ndarray, np.ndarray]:
-    s_r, n_r = t.reader_sums()
-    n_wo = t.n.sum() - n_r
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rate_wo = np.where(n_wo > 0, (t.s.sum() - s_r) / np.where(n_wo > 0, n_wo, 1.0), np.nan)
-    return rate_wo, n_wo
+class _RawWithout:
+    """Raw rates without each reader, for every (cell, reader) row at once (cells in order, readers
+    sorted within each): the sums are of vote counts, so exact in any order."""
+
+    def __init__(self, tables: list[CellTable]):
+        n_readers = np.array([t.n_readers for t in tables], dtype=np.int64)
+        first = np.concatenate([[0], np.cumsum(n_readers)])
+        self.first = first
+        self.cell = np.repeat(np.arange(len(tables)), n_readers)
+        self.reader_names = [r for t in tables for r in t.readers]
+        combos = np.array([t.cell_reader.size for t in tables], dtype=np.int64)
+        if combos.sum():
+            key = np.concatenate([t.cell_reader for t in tables]) + np.repeat(first[:-1], combos)
+            s = np.concatenate([t.s for t in tables])
+            n = np.concatenate([t.n for t in tables])
+        else:
+            key, s, n = np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0)
+        rows = int(first[-1])
+        self.s_r = np.bincount(key, s, rows)
+        self.n_r = np.bincount(key, n, rows)
+        self.n_total = np.array([t.n.sum() for t in tables], dtype=float)
+        s_total = np.array([t.s.sum() for t in tables], dtype=float)
+        self.rate = np.array([t.rate for t in tables], dtype=float)
+        self.n_without = self.n_total[self.cell] - self.n_r
+        with np.errstate(invalid="ignore", divide="ignore"):
+            self.rate_without = np.where(
+                self.n_without > 0,
+                (s_total[self.cell] - self.s_r) / np.where(self.n_without > 0, self.n_without, 1.0),
+                np.nan,
+            )
+        self.shift = self.rate_without - self.rate[self.cell]
+
+    def abs_shift(self) -> list[np.ndarray]:
+        """Per cell, |raw shift| of each reader (0 where not defined)."""
+        a = np.abs(np.nan_to_num(self.shift))
+        return [a[self.first[i] : self.first[i + 1]] for i in range(len(self.first) - 1)]
 
 
 def _argmax_abs(values: np.ndarray) -> int | None:
@@ -248,9 +278,31 @@ def _exact_refits(tables, results, runner) -> dict[tuple[int, int], dict]:
     return {(job.index, job.reader): row for job, row in zip(jobs, rows)}
 
 
+#: phase-one tasks hold consecutive cells up to this many votes (or :data:`PHASE_ONE_CELLS` cells): one
+#: task per tiny cell cost more in task overhead than the work; fixed, so results never depend on ``--jobs``
+PHASE_ONE_VOTES = 20_000
+PHASE_ONE_CELLS = 500
+
+
+def _phase_one_chunks(jobs: list[_CellJob]) -> list[list[_CellJob]]:
+    chunks, current, votes = [], [], 0
+    for job in jobs:
+        if current and (votes + job.table.n_votes > PHASE_ONE_VOTES or len(current) >= PHASE_ONE_CELLS):
+            chunks.append(current)
+            current, votes = [], 0
+        current.append(job)
+        votes += job.table.n_votes
+    if current:
+        chunks.append(current)
+    return chunks
+
+
+def _phase_one(jobs: list[_CellJob]) -> list[dict]:
+    return [_cell_phase_one(job) for job in jobs]
+
+
 def _cell_phase_one(job: _CellJob) -> dict:
     t = job.table
-    y, pair, rdr = t.vote_arrays()
     out = {"index": job.index, "fits": 0}
     if job.full is not None and t.n_readers > MAX_READERS and not job.exact:
         out["full"] = {
@@ -276,7 +328,7 @@ def _cell_phase_one(job: _CellJob) -> dict:
             "error": "",
         }
     else:
-        full, res = fit_vote_arrays(y, pair, rdr)
+        full, res = fit_vote_arrays(*t.vote_arrays())
         out["fits"] = 1
         if res is not None:
             modes = modes_from_fit(res, t.n_pairs, t.n_readers)
@@ -364,77 +416,21 @@ def leave_one_reader_out(
             if given is not None and not all(np.isfinite(v) for v in given):
                 given = None
             jobs.append(_CellJob(i, t, None if given is None else tuple(float(v) for v in given), all_exact))
-        for res in runner.map(_cell_phase_one, jobs, label="leave-one-reader-out fits"):
-            results[res["index"]] = res
-            n_fits += res["fits"]
+        for part in runner.map(_phase_one, _phase_one_chunks(jobs), label="leave-one-reader-out fits"):
+            for res in part:
+                results[res["index"]] = res
+                n_fits += res["fits"]
         if all_exact:
             refits.update(_exact_refits(tables, results, runner))
         else:
-            refits.update(_refit_most_influential(tables, results, int(REFIT_SHARE * exact_budget), runner))
+            raw_shift = _RawWithout(tables).abs_shift() if any(r.get("too_few") for r in results) else None
+            refits.update(_refit_most_influential(tables, results, int(REFIT_SHARE * exact_budget), runner, raw_shift))
         n_fits += sum(1 for _ in refits)
 
-    rows = []
-    n_failed = n_singular = n_one_step = n_not_computed = 0
-    errors = []
-    for i, t in enumerate(tables):
-        rate = t.rate
-        rate_wo, n_wo = _raw_without(t)
-        full = results[i]["full"] if glmm else None
-        g_full = float(full["estimate"]) if glmm and not full["error"] else float("nan")
-        one = results[i].get("one_step") if glmm else None
-        if glmm and results[i].get("fits"):
-            n_failed += bool(full["error"])
-            n_singular += bool(full["singular"])
-        for j, reader in enumerate(t.readers):
-            row = {
-                **dict(zip(by, t.key)),
-                "cell": t.label,
-                "reader": reader,
-                "n_votes": t.n_votes,
-                "n_votes_without": int(n_wo[j]),
-                "rate": rate,
-                "rate_without": float(rate_wo[j]),
-                "shift": float(rate_wo[j] - rate),
-            }
-            g_wo, method, step_shift = float("nan"), "", float("nan")
-            conv, sing, err = False, False, "not fitted"
-            if glmm:
-                if one is not None and np.isfinite(one[j]):
-                    step_shift = float(_expit(one[j]) - g_full)
-                refit = refits.get((i, j))
-                if refit is not None:
-                    method = "exact"
-                    g_wo = refit["estimate"]
-                    conv, sing, err = refit["converged"], refit["singular"], refit["error"]
-                    n_failed += bool(err)
-                    n_singular += bool(sing)
-                elif results[i].get("too_few"):
-                    method, err = "not computed", _NO_ONE_STEP
-                    n_not_computed += 1
-                else:
-                    method = "one-step"
-                    n_one_step += 1
-                    g_wo = g_full + step_shift
-                    conv = bool(np.isfinite(step_shift))
-                    sing = bool(full["singular"])
-                    err = "" if conv else (results[i].get("reason") or "one-step approximation not computable")
-                    if not conv:
-                        errors.append(err)
-            row.update(
-                {
-                    "glmm": g_full,
-                    "glmm_without": g_wo,
-                    "glmm_shift": g_wo - g_full,
-                    "glmm_method": method,
-                    "glmm_shift_one_step": step_shift,
-                    "glmm_converged": bool(conv),
-                    "glmm_singular": bool(sing),
-                    "glmm_error": err,
-                }
-            )
-            rows.append(row)
-    shifts = pd.DataFrame(rows)
-    aggregate = _aggregate(tables, by)
+    raw = _RawWithout(tables)
+    shifts, counts, errors = _shift_columns(tables, raw, by, glmm, results, refits)
+    n_failed, n_singular, n_one_step, n_not_computed = counts
+    aggregate = _aggregate(tables, by, raw)
     readers_frame = _reader_summary(shifts, aggregate, glmm)
 
     k = _argmax_abs(shifts["shift"].to_numpy(float))
@@ -486,7 +482,87 @@ def leave_one_reader_out(
     )
 
 
-def _refit_most_influential(tables, results, budget: int, runner) -> dict[tuple[int, int], dict]:
+def _shift_columns(tables, raw: _RawWithout, by, glmm: bool, results, refits) -> tuple[pd.DataFrame, tuple, list]:
+    """The ``shifts`` frame (one row per cell x reader) and the counts ``(failed, singular, one-step,
+    not computed)`` and the one-step errors, built on whole columns."""
+    rows = raw.cell.size
+    cell = raw.cell
+    n_readers = np.diff(raw.first)
+    columns: dict[str, object] = {}
+    for k, name in enumerate(by):
+        columns[name] = np.repeat(np.array([t.key[k] for t in tables], dtype=object), n_readers).tolist()
+    columns["cell"] = np.repeat(np.array([t.label for t in tables], dtype=object), n_readers).tolist()
+    columns["reader"] = list(raw.reader_names)
+    columns["n_votes"] = np.repeat(np.array([t.n_votes for t in tables], dtype=np.int64), n_readers)
+    columns["n_votes_without"] = raw.n_without.astype(np.int64)
+    columns["rate"] = raw.rate[cell]
+    columns["rate_without"] = raw.rate_without
+    columns["shift"] = raw.shift
+    nan = float("nan")
+    g_full = np.full(len(tables), nan)
+    g_wo = np.full(rows, nan)
+    step_shift = np.full(rows, nan)
+    method = np.full(rows, "", dtype=object)
+    conv = np.zeros(rows, dtype=bool)
+    sing = np.zeros(rows, dtype=bool)
+    err = np.full(rows, "not fitted", dtype=object)
+    n_failed = n_singular = n_one_step = n_not_computed = 0
+    errors: list[str] = []
+    if glmm:
+        one_step = np.full(rows, nan)
+        too_few = np.zeros(len(tables), dtype=bool)
+        for i, res in enumerate(results):
+            full = res["full"]
+            if not full["error"]:
+                g_full[i] = float(full["estimate"])
+            if res.get("one_step") is not None:
+                one_step[raw.first[i] : raw.first[i + 1]] = res["one_step"]
+            too_few[i] = bool(res.get("too_few"))
+            if res.get("fits"):
+                n_failed += bool(full["error"])
+                n_singular += bool(full["singular"])
+        finite = np.isfinite(one_step)
+        step_shift[finite] = _expit(one_step[finite]) - g_full[cell][finite]
+        # one-step rows unless refitted or in a cell with too few readers
+        one = ~too_few[cell]
+        for i, j in refits:
+            one[raw.first[i] + j] = False
+        method[one] = "one-step"
+        n_one_step = int(one.sum())
+        g_wo[one] = g_full[cell][one] + step_shift[one]
+        conv[one] = np.isfinite(step_shift[one])
+        sing[one] = np.array([bool(r["full"]["singular"]) for r in results], dtype=bool)[cell][one]
+        err[one] = ""
+        for k in np.flatnonzero(one & ~conv):
+            e = results[cell[k]].get("reason") or "one-step approximation not computable"
+            err[k] = e
+            errors.append(e)
+        few = too_few[cell] & ~one
+        refitted = np.zeros(rows, dtype=bool)
+        for (i, j), refit in refits.items():
+            k = raw.first[i] + j
+            refitted[k] = True
+            method[k] = "exact"
+            g_wo[k] = refit["estimate"]
+            conv[k], sing[k], err[k] = refit["converged"], refit["singular"], refit["error"]
+            n_failed += bool(refit["error"])
+            n_singular += bool(refit["singular"])
+        few &= ~refitted
+        method[few] = "not computed"
+        err[few] = _NO_ONE_STEP
+        n_not_computed = int(few.sum())
+    columns["glmm"] = g_full[cell]
+    columns["glmm_without"] = g_wo
+    columns["glmm_shift"] = g_wo - g_full[cell]
+    columns["glmm_method"] = method.tolist()
+    columns["glmm_shift_one_step"] = step_shift
+    columns["glmm_converged"] = conv
+    columns["glmm_singular"] = sing
+    columns["glmm_error"] = err.tolist()
+    return pd.DataFrame(columns), (n_failed, n_singular, n_one_step, n_not_computed), errors
+
+
+def _refit_most_influential(tables, results, budget: int, runner, raw_shift=None) -> dict[tuple[int, int], dict]:
     """Exact refits of the (cell, reader) combinations with the largest one-step shifts (those
     whose one-step failed first), as many as ``budget`` vote-equivalents allow (a cell larger
     than the budget gets none: at a million votes one refit costs as much as the audit)."""
@@ -497,8 +573,7 @@ def _refit_most_influential(tables, results, budget: int, runner) -> dict[tuple[
             continue
         if res.get("too_few"):
             # no one-step in a small cell: rank its readers by their raw shift
-            rate_wo, _ = _raw_without(t)
-            shift = np.abs(np.nan_to_num(rate_wo - t.rate))
+            shift = raw_shift[i]
         else:
             shift = np.abs(_expit(one) - res["full"]["estimate"])
             shift = np.where(np.isfinite(shift), shift, np.inf)
@@ -519,8 +594,83 @@ def _refit_most_influential(tables, results, budget: int, runner) -> dict[tuple[
     for i, j in chosen:
         y, pair, rdr = arrays[i]
         jobs.append(_RefitJob(i, j, y, pair, rdr, _start(results[i]["full"], pair, rdr, rdr != j)))
-    rows = runner.map(_refit, jobs, label="leave-one-reader-out refits")
+    chunks = [jobs[k : k + REFIT_CHUNK] for k in range(0, len(jobs), REFIT_CHUNK)]
+    rows = [row for part in runner.map(_refit_exactly, chunks, label="leave-one-reader-out refits") for row in part]
     return {(job.index, job.reader): row for job, row in zip(jobs, rows)}
+
+
+def _refit_exactly(jobs: list[_RefitJob]) -> list[dict]:
+    """:func:`_refit` of every job, the same estimates and flags to the last bit without the standard
+    errors (leave-one-reader-out does not read them): the small ones fitted in lockstep with the
+    per-cell engine's own arithmetic (:mod:`audit.glmm.lockstep`), the others by
+    :func:`audit.glmm.fit.native_estimates` (no covariance evaluations); a fit that raises is redone
+    by :func:`_refit`, which records the error as before."""
+    from audit.glmm.lockstep import LOCKSTEP_MAX_VOTES, fit_optima
+
+    designs = [_design_of(job) for job in jobs]
+    small = [k for k, d in enumerate(designs) if d is not None and 2 <= d.y.size <= LOCKSTEP_MAX_VOTES]
+    rows: dict[int, dict] = {}
+    if len(small) > 1:
+        for k, fit in zip(small, fit_optima([designs[k] for k in small], [jobs[k].start for k in small])):
+            if fit is not None:
+                rows[k] = _estimates_row(fit.b0, float(fit.x[0]), float(fit.x[1]), fit.converged, fit.singular, False)
+    return [rows[k] if k in rows else _refit_estimates(job, designs[k]) for k, job in enumerate(jobs)]
+
+
+def _refit_estimates(job: _RefitJob, design) -> dict:
+    from audit.errors import AuditError
+    from audit.glmm._threads import single_threaded_blas
+    from audit.glmm.fit import native_estimates
+
+    if design is None:
+        return _refit(job)
+    try:
+        with single_threaded_blas():
+            est = native_estimates(design, start=job.start)
+    except (AuditError, np.linalg.LinAlgError, ValueError):
+        est = None
+    if est is None:
+        return _refit(job)
+    nan = float("nan")
+    return _estimates_row(
+        est.b[0], est.sd.get("pair", nan), est.sd.get("reader", nan), est.converged, est.singular, est.separation
+    )
+
+
+def _design_of(job: _RefitJob):
+    """The design :func:`_refit` fits (None where building it raises: :func:`_refit` records that)."""
+    from audit.errors import AuditError
+    from audit.glmm.design import build_design
+
+    keep = job.rdr != job.reader
+    if not keep.any():
+        return None
+    try:
+        return build_design(job.y[keep], {"pair": job.pair[keep], "reader": job.rdr[keep]})
+    except (AuditError, ValueError):
+        return None
+
+
+def _estimates_row(b0: float, sd_pair: float, sd_reader: float, converged: bool, singular: bool, separation: bool):
+    """The refit row of :func:`_refit` from estimates alone (what leave-one-reader-out reads: the
+    estimate and the flags; the standard error and interval are not computed)."""
+    from audit.glmm.model import _expit as expit_scalar
+
+    nan = float("nan")
+    return {
+        "estimate": expit_scalar(b0),
+        "ci_low": nan,
+        "ci_high": nan,
+        "b0": b0,
+        "se": nan,
+        "p_value": nan,
+        "sd_pair": sd_pair,
+        "sd_reader": sd_reader,
+        "converged": bool(converged),
+        "singular": bool(singular),
+        "separation": bool(separation),
+        "error": "",
+    }
 
 
 def _reader_summary(shifts: pd.DataFrame, aggregate: pd.DataFrame, glmm: bool) -> pd.DataFrame:
@@ -536,48 +686,85 @@ def _reader_summary(shifts: pd.DataFrame, aggregate: pd.DataFrame, glmm: bool) -
     return frame
 
 
-def _aggregate(tables: list[CellTable], by: tuple[str, ...]) -> pd.DataFrame:
-    """Pooled raw rates per scope x reader."""
-    scopes: dict[str, list[CellTable]] = {}
+def _aggregate(tables: list[CellTable], by: tuple[str, ...], raw: "_RawWithout") -> pd.DataFrame:
+    """Pooled raw rates per scope x reader: one scope of every dimension (criteria other than
+    ``overall``), then one per criterion (sorted), readers sorted within each. Every sum is of vote
+    counts, so it is exact whatever the order (the rates equal a direct recomputation's bits)."""
+    columns = ["scope", "reader", "n_votes_without", "rate", "rate_without", "shift"]
+    if not tables:
+        return pd.DataFrame(columns=columns)
+    every, reader = np.unique(np.asarray(raw.reader_names, dtype=object), return_inverse=True)
+    n_every = every.size
     if "criterion" in by:
         ci = by.index("criterion")
-        dims = [t for t in tables if t.key[ci] != HUMAN_OVERALL]
-        if dims:
-            scopes[ALL_DIMENSIONS] = dims
-        for crit in sorted({t.key[ci] for t in tables}):
-            scopes[crit] = [t for t in tables if t.key[ci] == crit]
+        criteria = [t.key[ci] for t in tables]
+        names, crit = np.unique(np.asarray(criteria, dtype=object), return_inverse=True)
+        scopes = [str(c) for c in names]
+        dims = np.array([c != HUMAN_OVERALL for c in criteria])
+        groups = [dims] if dims.any() else []
+        labels = [ALL_DIMENSIONS] if dims.any() else []
+        per_scope = crit
     else:
-        scopes[ALL_DIMENSIONS] = list(tables)
-    every = sorted({r for t in tables for r in t.readers})
-    index = {r: k for k, r in enumerate(every)}
-    local = {id(t): np.fromiter((index[r] for r in t.readers), dtype=np.int64, count=t.n_readers) for t in tables}
+        scopes, per_scope, groups, labels = (
+            [],
+            np.zeros(len(tables), dtype=np.int64),
+            [np.ones(len(tables), bool)],
+            [ALL_DIMENSIONS],
+        )
     frames = []
-    for scope, ts in scopes.items():
-        s_by, n_by, seen = np.zeros(len(every)), np.zeros(len(every)), np.zeros(len(every), dtype=bool)
-        for t in ts:
-            s_r, n_r = t.reader_sums()
-            np.add.at(s_by, local[id(t)], s_r)
-            np.add.at(n_by, local[id(t)], n_r)
-            seen[local[id(t)]] = True
-        s_tot, n_tot = s_by.sum(), n_by.sum()
-        rate = s_tot / n_tot if n_tot > 0 else float("nan")
-        n_wo = n_tot - n_by
+    row_cell = raw.cell
+    for label, member in zip(labels, groups):  # pooled scopes (one: every dimension)
+        keep = member[row_cell]
+        frames.append(_pooled(label, reader[keep], raw.s_r[keep], raw.n_r[keep], every, n_every))
+    if scopes:
+        key = per_scope[row_cell] * n_every + reader
+        uniq, inv = np.unique(key, return_inverse=True)
+        s_by = np.bincount(inv, raw.s_r, uniq.size)
+        n_by = np.bincount(inv, raw.n_r, uniq.size)
+        scope_of = uniq // n_every
+        bounds = np.searchsorted(scope_of, np.arange(len(scopes) + 1))
+        s_tot = np.add.reduceat(s_by, bounds[:-1]) if uniq.size else np.zeros(0)
+        n_tot = np.add.reduceat(n_by, bounds[:-1]) if uniq.size else np.zeros(0)
+        s_tot, n_tot = s_tot[scope_of], n_tot[scope_of]
         with np.errstate(invalid="ignore", divide="ignore"):
+            rate = np.where(n_tot > 0, s_tot / np.where(n_tot > 0, n_tot, 1.0), np.nan)
+            n_wo = n_tot - n_by
             rate_wo = np.where(n_wo > 0, (s_tot - s_by) / np.where(n_wo > 0, n_wo, 1.0), np.nan)
-        sel = np.flatnonzero(seen)
         frames.append(
             pd.DataFrame(
                 {
-                    "scope": scope,
-                    "reader": np.asarray(every, dtype=object)[sel],
-                    "n_votes_without": n_wo[sel].astype(int),
+                    "scope": np.asarray(scopes, dtype=object)[scope_of],
+                    "reader": every[uniq % n_every],
+                    "n_votes_without": n_wo.astype(int),
                     "rate": rate,
-                    "rate_without": rate_wo[sel],
-                    "shift": rate_wo[sel] - rate,
+                    "rate_without": rate_wo,
+                    "shift": rate_wo - rate,
                 }
             )
         )
-    columns = ["scope", "reader", "n_votes_without", "rate", "rate_without", "shift"]
     if not frames:
         return pd.DataFrame(columns=columns)
     return pd.concat(frames, ignore_index=True)[columns]
+
+
+def _pooled(label: str, reader: np.ndarray, s_r: np.ndarray, n_r: np.ndarray, every: np.ndarray, n_every: int):
+    """One pooled scope's rows: the readers seen in it, sorted."""
+    s_by = np.bincount(reader, s_r, n_every)
+    n_by = np.bincount(reader, n_r, n_every)
+    seen = np.bincount(reader, minlength=n_every) > 0
+    s_tot, n_tot = s_by.sum(), n_by.sum()
+    rate = s_tot / n_tot if n_tot > 0 else float("nan")
+    n_wo = n_tot - n_by
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rate_wo = np.where(n_wo > 0, (s_tot - s_by) / np.where(n_wo > 0, n_wo, 1.0), np.nan)
+    sel = np.flatnonzero(seen)
+    return pd.DataFrame(
+        {
+            "scope": label,
+            "reader": every[sel],
+            "n_votes_without": n_wo[sel].astype(int),
+            "rate": rate,
+            "rate_without": rate_wo[sel],
+            "shift": rate_wo[sel] - rate,
+        }
+    )

@@ -24,6 +24,12 @@ from audit.uncertainty.two_way import correct_two_way
 REPLICATE_CHUNK = 250
 #: cells with at most this many pairs x readers use dense tables (faster than sparse when tiny)
 _DENSE_MAX = 20_000
+#: larger cells whose pair x reader table has at most this many entries, and at most
+#: :data:`_BLAS_FILL` times as many as observed combinations, multiply a dense table by the weights in
+#: one BLAS product: ~70 times faster per entry than the sparse product's loop (100k votes, 5k pairs x
+#: 200 readers: 0.9 -> 0.2 s), and exact like it (sums of vote counts times resampling counts)
+_BLAS_MAX = 2_000_000
+_BLAS_FILL = 40
 
 
 def n_chunks(n_boot: int) -> int:
@@ -202,8 +208,10 @@ class TableResampler:
         self.table = table
         self.s_pair, self.n_pair = table.pair_sums()
         self.s_reader, self.n_reader = table.reader_sums()
-        self.dense = table.n_pairs * table.n_readers <= _DENSE_MAX
-        if self.dense:
+        entries = table.n_pairs * table.n_readers
+        self.dense = entries <= _DENSE_MAX
+        self.blas = not self.dense and entries <= _BLAS_MAX and entries <= _BLAS_FILL * table.cell_pair.size
+        if self.dense or self.blas:
             S, N = table.dense()
             self._SN = np.hstack([S, N])
         else:
@@ -221,9 +229,9 @@ class TableResampler:
             return _ratio(wr @ self.s_reader, wr @ self.n_reader)
         if scheme != "two-way-product":
             raise ValueError(f"{scheme!r}: use 'pairs', 'readers' or 'two-way-product'")
-        if self.dense:
+        if self.dense or self.blas:
             k = self.table.n_readers
-            m = weighted_sums(wp, self._SN)
+            m = weighted_sums(wp, self._SN) if self.dense else wp @ self._SN
             return _ratio((m[:, :k] * wr).sum(1), (m[:, k:] * wr).sum(1))
         if wp_t is None:
             wp_t = np.ascontiguousarray(wp.T)

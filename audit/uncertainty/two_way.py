@@ -116,9 +116,21 @@ def correct_two_way(
         out[ok] = prod
         return TwoWayCorrection(out, nan, nan, nan, nan, nan, nan, nan, nan)
     v_prod = _var(prod)
-    a_p = gp / (gp - 1) * _var(rp)
-    a_r = gr / (gr - 1) * _var(rr)
-    a_e = gp * gr / ((gp - 1) * (gr - 1)) * _var(prod - rp - rr)
+    v, scale, df, df_ms, c_p, c_r, a_e = two_way_constants(v_prod, _var(rp), _var(rr), _var(prod - rp - rr), gp, gr)
+    out[ok] = estimate + scale * (prod - estimate)
+    return TwoWayCorrection(out, v, v_prod, scale, df, df_ms, c_p, c_r, a_e)
+
+
+def two_way_constants(
+    v_prod: float, var_pairs: float, var_readers: float, var_interaction: float, n_pairs: int, n_readers: int
+) -> tuple[float, float, float, float, float, float, float]:
+    """The correction's constants from the variances of the product, pairs, readers and interaction
+    (``product - pairs - readers``) replicates of one cell with ``n_pairs``, ``n_readers`` >= 2:
+    ``(V, scale, df, df_mean_squares, pair component, reader component, residual component)``."""
+    gp, gr = int(n_pairs), int(n_readers)
+    a_p = gp / (gp - 1) * var_pairs
+    a_r = gr / (gr - 1) * var_readers
+    a_e = gp * gr / ((gp - 1) * (gr - 1)) * var_interaction
     keep_p, keep_r = a_p > a_e, a_r > a_e
     c_p, c_r = (a_p - a_e) if keep_p else 0.0, (a_r - a_e) if keep_r else 0.0
     v = a_e + c_p + c_r
@@ -132,8 +144,7 @@ def correct_two_way(
     )
     df_ms = float(v**2 / den_ms) if den_ms > 0 else float("inf")
     scale = float(np.sqrt(v / v_prod)) if v_prod > 0 else 0.0
-    out[ok] = estimate + scale * (prod - estimate)
-    return TwoWayCorrection(out, float(v), v_prod, scale, df, df_ms, float(c_p), float(c_r), float(a_e))
+    return float(v), scale, df, df_ms, float(c_p), float(c_r), float(a_e)
 
 
 def t_calibrated_level(level: float, df: float) -> float:

@@ -67,3 +67,22 @@ def test_theta_zero_reduces_to_logistic_deviance():
     eta = X @ beta
     expected = -2 * np.sum(y * eta - np.logaddexp(0, eta))
     assert lap(np.zeros(2), beta) == pytest.approx(expected, abs=1e-10)
+
+
+def test_stable_order_is_a_stable_argsort():
+    from audit.glmm.laplace import stable_order
+
+    rng = np.random.default_rng(5)
+    for bound in (7, 40_000, 1 << 16, 3_000_000, 1 << 32, 1 << 40):
+        keys = rng.integers(0, bound, 200_000)
+        keys[::3] = keys[0]  # many ties
+        assert np.array_equal(stable_order(keys, bound), np.argsort(keys, kind="stable")), bound
+
+
+def test_lower_entries_read_either_layout():
+    from audit.glmm.laplace import _lower_entries
+
+    a = np.arange(36.0).reshape(6, 6)
+    i, j = np.array([5, 3, 2, 4]), np.array([0, 1, 2, 4])
+    for m in (a, np.asfortranarray(a), a[::1, ::1].T.T, np.tile(a, 2)[:, ::2]):
+        assert np.array_equal(_lower_entries(m, i * 6 + j, j * 6 + i), m[i, j])

@@ -150,3 +150,49 @@ def test_exact_refits_fitted_together_equal_the_refits_one_by_one():
                 one["singular"],
                 one["converged"],
             )
+
+
+def test_raw_and_pooled_rates_are_exact_over_many_criteria():
+    """Every raw rate is a ratio of vote counts: the whole-column computation gives a direct
+    recomputation's bits, in every scope (many criteria, an overall, readers missing from some
+    cells, ties, a cell of ties only)."""
+    v = make_votes(9, n_matchups=2, n_criteria=7, n_pairs=6, n_readers=4, tie_prob=0.1)
+    v = v.assign(criterion=v["criterion"].replace({"c6": "overall"}))
+    v = v[~((v["criterion"] == "c2") & (v["reader_id"] == "r1"))].copy()
+    v.loc[(v["criterion"] == "c3") & (v["matchup"] == "m0"), "y"] = np.nan
+    res = leave_one_reader_out(v, glmm=False)
+    for _, r in res.shifts.iterrows():
+        cell = v[(v["matchup"] == r["matchup"]) & (v["criterion"] == r["criterion"])]
+        without = cell[cell["reader_id"] != r["reader"]]["y"].dropna()
+        want = without.sum() / len(without) if len(without) else np.nan
+        assert r["rate_without"] == want or (np.isnan(want) and np.isnan(r["rate_without"]))
+    agg = res.aggregate
+    scopes = {ALL_DIMENSIONS: v[v["criterion"] != "overall"], **{c: g for c, g in v.groupby("criterion")}}
+    assert list(agg["scope"].drop_duplicates()) == [ALL_DIMENSIONS, *sorted(v["criterion"].unique())]
+    for scope, votes in scopes.items():
+        rows = agg[agg["scope"] == scope]
+        assert list(rows["reader"]) == sorted(votes["reader_id"].unique())
+        decisive = votes["y"].dropna()
+        for _, r in rows.iterrows():
+            rest = votes[votes["reader_id"] != r["reader"]]["y"].dropna()
+            assert r["rate"] == decisive.sum() / len(decisive)
+            assert r["rate_without"] == rest.sum() / len(rest) and r["n_votes_without"] == len(rest)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_leave_one_reader_out_refits_in_lockstep_equal_the_refits_one_by_one(seed):
+    from audit.uncertainty._cells import cell_tables
+    from audit.uncertainty.glmm_cells import fit_vote_arrays
+    from audit.uncertainty.loro import _refit, _refit_exactly, _RefitJob, _start
+
+    v = make_votes(seed, n_matchups=2, n_criteria=6, n_pairs=6, n_readers=3, sd_pair=0.8, sd_reader=0.6, tie_prob=0.05)
+    jobs = []
+    for i, t in enumerate(cell_tables(v, ("matchup", "criterion"))):
+        y, pair, rdr = t.vote_arrays()
+        full, _ = fit_vote_arrays(y, pair, rdr)
+        jobs.extend(_RefitJob(i, j, y, pair, rdr, _start(full, pair, rdr, rdr != j)) for j in range(t.n_readers))
+    got = _refit_exactly(jobs)
+    for job, row in zip(jobs, got):
+        want = _refit(job)
+        for key in ("estimate", "b0", "sd_pair", "sd_reader", "converged", "singular", "error"):
+            assert row[key] == want[key] or (np.isnan(row[key]) and np.isnan(want[key])), key
