@@ -24,6 +24,15 @@ from audit.policy import TransferPolicy
 from audit.result import Transfer
 from audit.verdict.compare import CellComparison, canonical_cell, cell_generator, compare_cell
 from audit.verdict.decision import decide
+from audit.verdict.stacked import prefetch
+
+
+def human_estimands(comparisons: Sequence[CellComparison], level: float) -> list[dict]:
+    """:func:`_human_estimands` of every cell, their intervals computed at once (:mod:`audit.verdict.stacked`)."""
+    a = (1.0 - level) / 2.0
+    boots = [c.boot for c in comparisons if c.boot is not None]
+    prefetch(intervals=[(b[k], a) for b in boots for k in ("vote_share", "majority_rate")])
+    return [_human_estimands(c, level) for c in comparisons]
 
 
 def _human_estimands(c: CellComparison, level: float) -> dict:
@@ -171,7 +180,7 @@ def assess_transfers(
     """
     inputs = [cell_input(*cell) for cell in cells]
     transfers, comparisons = decide_cells(inputs, tie_rule=tie_rule, policy=policy, seed=seed)
-    return [(t, _human_estimands(c, policy.level)) for t, c in zip(transfers, comparisons)]
+    return list(zip(transfers, human_estimands(comparisons, policy.level)))
 
 
 __all__ = [

@@ -23,7 +23,7 @@ import pandas as pd
 
 from audit.policy import TransferPolicy
 from audit.result import Transfer
-from audit.verdict.assess import CellInput, _human_estimands, cell_input, decide_cells
+from audit.verdict.assess import CellInput, cell_input, decide_cells, human_estimands
 from audit.verdict.compare import CellComparison
 from audit.verdict.paired_bootstrap import CellBootstrap, bootstrap_judges, paired_bootstrap
 from audit.verdict.tables import ComparisonTable
@@ -145,7 +145,7 @@ def assess_transfers_with_configurations(
     inputs = {primary: [cell_input(*cell) for cell in cells], **configurations}
     decided = decide_configurations(inputs, tie_rule=tie_rule, policy=policy, seed=seed)
     transfers, comparisons = decided.pop(primary)
-    own = [(t, _human_estimands(c, policy.level)) for t, c in zip(transfers, comparisons)]
+    own = list(zip(transfers, human_estimands(comparisons, policy.level)))
     return own, {judge: t for judge, (t, _) in decided.items()}
 
 

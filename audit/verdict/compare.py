@@ -141,6 +141,24 @@ class CellComparison:
         low, high = self.band_interval(self.alpha)
         return bool(low > -self.margin and high < self.margin)
 
+    def readings(self, decisive_level: float) -> tuple[list, list]:
+        """What the decision of this assessed cell reads from its distributions, for
+        :func:`audit.verdict.stacked.prefetch`: ``(intervals, p_values)``, each reading as its method
+        computes its argument (:meth:`band_interval` at alpha, :meth:`direction` at ``decisive_level``,
+        :meth:`interval` at ``1 - 2 alpha``, :meth:`p_outside_with_se`, :meth:`p_conflict_with_se`,
+        :meth:`p_equivalence_sides`)."""
+        b, m = self.boot, self.margin
+        lo, hi, j, v = b["d_lo"], b["d_hi"], b["judge_rate"], b["vote_share"]
+        a_decisive, a_level = (1.0 - decisive_level) / 2.0, (1.0 - (1.0 - 2.0 * self.alpha)) / 2.0
+        intervals = [(lo, self.alpha), (hi, self.alpha), (j, a_decisive), (v, a_decisive)]
+        intervals += [(b[k], a_level) for k in ("difference_vote_share", "difference_majority", "judge_rate")]
+        p_values = [(hi, m, True), (hi, m, False), (lo, -m, False), (lo, -m, True)]
+        if j.estimate > 0.5 and v.estimate < 0.5:
+            p_values += [(j, 0.5, True), (v, 0.5, False)]
+        elif j.estimate < 0.5 and v.estimate > 0.5:
+            p_values += [(j, 0.5, False), (v, 0.5, True)]
+        return intervals, p_values
+
     def interval(self, name: str, level: float) -> Interval:
         d = self.boot[name]
         lo, hi = d.interval(level)

@@ -133,6 +133,7 @@ def estimands(
     nsum2: np.ndarray | None = None,
     shift: np.ndarray | float = 0.0,
     majority_shift: np.ndarray | float | None = None,
+    majority: bool = True,
 ) -> Estimands:
     """J, V and M from per-pair sums; the last axis is the pair axis (see the module doc).
 
@@ -152,6 +153,10 @@ def estimands(
     [0, 1]); ``majority_shift`` (default: ``shift``) moves the mean of the Beta that ``M`` is
     read from. They differ because a leniency shift acts on the logit scale: a pair near
     1/2, where ``M`` is decided, moves more than the average pair.
+
+    ``majority`` False leaves ``M`` NaN (not evaluated): the paired bootstrap's replicates read ``M``
+    only after replacing ``tau^2`` (:meth:`Estimands.with_between_pair_var`), so the Beta tails of the
+    replicates' own moment estimates would be computed for nothing.
     """
     csum, qsum, nsum = (np.asarray(x, float) for x in (csum, qsum, nsum))
     weight = np.asarray(weight, float)
@@ -188,7 +193,7 @@ def estimands(
     tau2 = s2 - sw2 * m1
     # NaN (not estimable) when fewer than two pairs have two or more distinct credited votes
     tau2 = np.where(np.isfinite(tau2), np.maximum(tau2, 0.0), np.nan)
-    m = beta_upper_tail(majority_mean, tau2)
+    m = beta_upper_tail(majority_mean, tau2) if majority else np.full(np.shape(tau2), np.nan)
     return Estimands(
         judge_rate=j,
         vote_share=v,

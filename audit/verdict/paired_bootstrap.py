@@ -195,7 +195,10 @@ def bootstrap_judges(
     for start in range(0, n_boot, chunk):
         w, s = wp[start : start + chunk], shift[start : start + chunk]
         fits.append(
-            (estimands(c0, q0, n0, w, judges, shift=s, majority_shift=kappa * s), estimands(c0, q0, n0, w, judges))
+            (
+                estimands(c0, q0, n0, w, judges, shift=s, majority_shift=kappa * s, majority=False),
+                estimands(c0, q0, n0, w, judges, majority=False),
+            )
         )
     share_var = np.concatenate([np.atleast_1d(plain.share_var) for _, plain in fits])
     within_var = np.concatenate([np.atleast_1d(plain.within_var) for _, plain in fits])
@@ -211,18 +214,21 @@ def bootstrap_judges(
             for k, v in est.with_between_pair_var(t2).statistics().items():
                 target[k].append(np.asarray(v).reshape(n, n_judges))
 
-    def build(
-        estimate: float, reps: np.ndarray, df: float, bounds, df_se: float
-    ) -> Callable[[], ReplicateDistribution]:
-        return lambda: ReplicateDistribution(estimate, reps, df, bounds, df_se=df_se)
+    def build(estimate: float, reps: np.ndarray, pairs_only: np.ndarray, bounds) -> Callable[[], ReplicateDistribution]:
+        def distribution() -> ReplicateDistribution:
+            # the Satterthwaite df too is computed only for a distribution that is read
+            df, df_se = _satterthwaite(reps, pairs_only, n_pairs, n_readers)
+            return ReplicateDistribution(estimate, reps, df, bounds, df_se=df_se)
+
+        return distribution
 
     per_judge = [{} for _ in range(n_judges)]
     for k in STATISTICS:
         reps_all, pair_all = np.concatenate(shifted[k]), np.concatenate(plain[k])
         for i in range(n_judges):
-            reps = np.ascontiguousarray(reps_all[:, i])  # its own memory: the other judges' columns are not kept
-            df, df_se = _satterthwaite(reps, pair_all[:, i], n_pairs, n_readers)
-            per_judge[i][k] = build(float(stats0[k][i]), reps, df, BOUNDS[k], df_se)
+            # their own memory: the other judges' columns are not kept
+            reps, pairs_only = np.ascontiguousarray(reps_all[:, i]), np.ascontiguousarray(pair_all[:, i])
+            per_judge[i][k] = build(float(stats0[k][i]), reps, pairs_only, BOUNDS[k])
     return [
         CellBootstrap(LazyDistributions(per_judge[i]), tau, float(np.sqrt(c_r)), int(n_boot)) for i in range(n_judges)
     ]

@@ -1,0 +1,96 @@
+"""Readings prefetched on stacked arrays are the scalar readings, bit for bit."""
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from audit.verdict import stacked
+from audit.verdict.intervals import ReplicateDistribution
+
+
+def _designs(seed: int) -> list[tuple[float, np.ndarray, float, tuple[float, float], float]]:
+    """(estimate, replicates, df, bounds, df_se) of varied shapes: normal, skewed, heavy, far outliers,
+    bounded and near a bound, few replicates, constant, empty, several replicate counts."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for n in (999, 999, 3996, 40, 5):
+        out += [
+            (0.3, rng.normal(0.3, 0.1, n), float("inf"), (0.0, 1.0), 0.0),
+            (0.0, rng.exponential(0.05, n) - 0.05, 3.7, (-1.0, 1.0), 0.4),
+            (0.1, np.r_[rng.normal(0.1, 0.01, n - 3), [-0.5, -0.4, 0.9]], 12.0, (-1.0, 1.0), 0.0),
+            (0.97, np.minimum(rng.normal(0.97, 0.03, n), 1.0), 2.1, (0.0, 1.0), 0.2),
+            (0.5, rng.standard_t(3, n) * 0.02 + 0.5, 30.0, (0.0, 1.0), 1.5),
+        ]
+    out += [(0.5, np.full(50, 0.5), 5.0, (0.0, 1.0), 0.0), (0.5, np.zeros(0), float("inf"), (0.0, 1.0), 0.0)]
+    out += [(0.2, np.r_[np.full(500, 0.2), [0.2 + 1e-12]], 8.0, (0.0, 1.0), 0.1)]  # a bandwidth near 0
+    return out
+
+
+def _make(designs):
+    return [ReplicateDistribution(e, r, df, b, df_se=se) for e, r, df, b, se in designs]
+
+
+LEVELS = (0.05, 0.025, 0.1, 0.005, 0.3)
+NULLS = (-0.3, -0.1, 0.0, 0.05, 0.1, 0.25, 0.3, 0.5, 0.9, 0.97, 1.0, 1.3, float("nan"))
+
+
+def _readings(d) -> list:
+    out = []
+    for a in LEVELS:
+        out += [d.tail(a), d.lower(a), d.upper(a), *d.interval(1.0 - 2.0 * a)]
+    for null in NULLS:
+        out += [d.p_greater(null), d.p_less(null), d.p_mc_se(null, greater=True), d.p_mc_se(null, greater=False)]
+    return out
+
+
+def _same(a, b) -> bool:
+    return np.array_equal(np.asarray(a, float), np.asarray(b, float), equal_nan=True)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_prefetched_readings_are_the_scalar_readings(seed):
+    designs = _designs(seed)
+    reference = [_readings(d) for d in _make(designs)]
+    dists = _make(designs)
+    mirrored = [d.mirrored(1.0) for d in dists[::2]] + [d.mirrored(0.0) for d in dists[1::2]]
+    stacked.prefetch(
+        intervals=[(d, a) for d in dists + mirrored for a in LEVELS],
+        p_values=[(d, null, g) for d in dists + mirrored for null in NULLS for g in (True, False)],
+    )
+    smoothed = [d for d in dists if d.defined and d._h > 0]
+    assert all(d._quantiles and d._ps for d in smoothed)  # the prefetch did the work ...
+    for d, ref in zip(dists, reference):
+        assert _same(_readings(d), ref)  # ... and the readings are the scalar ones
+    fresh = _make(designs)
+    mirror_ref = [d.mirrored(1.0) for d in fresh[::2]] + [d.mirrored(0.0) for d in fresh[1::2]]
+    for m, ref in zip(mirrored, mirror_ref):
+        assert _same(_readings(m), _readings(ref))
+
+
+def test_a_prefetched_root_is_read_from_the_cache():
+    d = ReplicateDistribution(0.3, np.random.default_rng(9).normal(0.3, 0.1, 999), df=7.0)
+    stacked.prefetch(intervals=[(d, 0.05)])
+    d._quantiles[d.tail(0.05)] = 123.0  # a reading served from the cache shows the planted value
+    assert d.lower(0.05) == 123.0
+
+
+def test_student_t_functions_are_scipy_stats_bit_for_bit():
+    rng = np.random.default_rng(4)
+    df = np.r_[[0.3, 1.0, 1.7, 2.0, 3.0, 4.4, 12.0, 30.0, 250.0, 1e6], rng.uniform(0.5, 60.0, 40)]
+    z = np.r_[[-40.0, -8.5, -3.0, -1.0, -1e-9, 0.0, 1e-9, 0.5, 2.0, 7.0, 38.0], rng.normal(0, 3, 40)]
+    q = np.r_[[1e-12, 1e-6, 0.001, 0.025, 0.05, 0.5, 0.9, 0.975, 1 - 1e-9], rng.uniform(0, 1, 40)]
+    for d in df:
+        assert _same(stacked.t_cdf(z, d), [stats.t.cdf(x, d) for x in z])
+        assert _same(stacked.t_pdf(z, d), [stats.t.pdf(x, d) for x in z])
+        assert _same(stacked.t_ppf(q, d), [stats.t.ppf(x, d) for x in q])
+    zz, dd = np.meshgrid(z, df)
+    assert _same(stacked.t_cdf(zz, dd), stats.t.cdf(zz, dd)) and _same(stacked.t_pdf(zz, dd), stats.t.pdf(zz, dd))
+
+
+@pytest.mark.parametrize("n", [2, 5, 40, 999, 3996])
+def test_the_sorted_quantile_is_numpys(n):
+    rng = np.random.default_rng(n)
+    reps = np.sort(rng.normal(0, 1, (30, n)), axis=1)
+    probs = np.r_[[0.0, 1.0, 0.5, 1e-9, 1 - 1e-9, 0.02, 0.98], rng.uniform(0, 1, 23)]
+    got = stacked._sorted_quantile(reps, probs)
+    assert _same(got, [np.quantile(r, float(p)) for r, p in zip(reps, probs)])
