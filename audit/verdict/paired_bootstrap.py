@@ -279,17 +279,66 @@ def between_pair_replicates(
     drawn through a Gaussian copula with the bootstrap's correlation of the two: each keeps
     its scaled chi-square margin, and their dependence is the resampled one.
     """
-    from scipy.special import gammaincinv, ndtr
+    return between_pair_draws(original, n_boot, rng, share_var_boot, within_var_boot).replicates()
 
-    def chi2_ppf(q: np.ndarray, df: float) -> np.ndarray:
-        # what scipy.stats.chi2.ppf evaluates for 0 <= q <= 1 and df > 0 (0 at q = 0, inf at 1),
-        # without its argument handling (a third of the call on a cell's 999 replicates)
-        return 2.0 * gammaincinv(df / 2.0, q)
 
+@dataclass(frozen=True)
+class BetweenPairDraws:
+    """One cell's draws for :func:`between_pair_replicates` and the numbers they are scaled by (internal).
+
+    ``kind``: ``"fixed"`` (``tau^2`` cannot be resampled: every replicate is ``constant``), ``"chisquare"``
+    (independent scaled chi-squares: ``first`` and ``second`` are the chi-square draws) or ``"copula"``
+    (``first`` and ``second`` the correlated normal scores, turned into chi-square quantiles). The draws
+    are made from the cell's stream in the function's order; :meth:`replicates` is the arithmetic on
+    them (also done for many cells at once: :mod:`audit.verdict.stacked_bootstrap`).
+    """
+
+    kind: str
+    n_boot: int
+    constant: float = float("nan")
+    s2: float = float("nan")
+    sw2: float = float("nan")
+    m1: float = float("nan")
+    df_b: float = float("nan")
+    df_w: float = float("nan")
+    first: np.ndarray | None = None
+    second: np.ndarray | None = None
+
+    def replicates(self) -> np.ndarray:
+        if self.kind == "fixed":
+            return np.full(self.n_boot, self.constant)
+        s2, sw2, m1, df_b, df_w = self.s2, self.sw2, self.m1, self.df_b, self.df_w
+        if self.kind == "chisquare":
+            s2_reps = s2 * self.first / df_b
+            sw2_reps = sw2 * self.second / df_w if df_w > 0 else np.full(self.n_boot, sw2)
+            return s2_reps - sw2_reps * m1
+        from scipy.special import ndtr
+
+        s2_reps = s2 * chi2_ppf(ndtr(self.first), df_b) / df_b
+        sw2_reps = sw2 * chi2_ppf(ndtr(self.second), df_w) / df_w if df_w > 0 else np.full(self.n_boot, sw2)
+        return s2_reps - sw2_reps * m1
+
+
+def chi2_ppf(q: np.ndarray, df) -> np.ndarray:
+    """What ``scipy.stats.chi2.ppf`` evaluates for 0 <= q <= 1 and df > 0 (0 at q = 0, inf at 1), without its
+    argument handling (a third of the call on a cell's 999 replicates); ``df`` may be an array (elementwise)."""
+    from scipy.special import gammaincinv
+
+    return 2.0 * gammaincinv(df / 2.0, q)
+
+
+def between_pair_draws(
+    original: Estimands,
+    n_boot: int,
+    rng: np.random.Generator,
+    share_var_boot: np.ndarray | None = None,
+    within_var_boot: np.ndarray | None = None,
+) -> BetweenPairDraws:
+    """The draws of :func:`between_pair_replicates` from ``rng`` (the same draws in the same order)."""
     s2, sw2, m1 = float(original.share_var), float(original.within_var), float(original.mean_inv_n)
     df_b, df_w = float(original.df_between), float(original.df_within)
     if not all(np.isfinite(x) for x in (s2, sw2, m1, df_b, df_w)) or df_b <= 0 or s2 <= 0:
-        return np.full(n_boot, float(original.between_pair_var))
+        return BetweenPairDraws("fixed", n_boot, constant=float(original.between_pair_var))
     if share_var_boot is not None:
         boot = np.asarray(share_var_boot, float)
         boot = boot[np.isfinite(boot)]
@@ -301,15 +350,14 @@ def between_pair_replicates(
         ok = np.isfinite(a) & np.isfinite(b)
         if ok.sum() > 2 and a[ok].std() > 0 and b[ok].std() > 0:
             rho = float(np.clip(np.corrcoef(a[ok], b[ok])[0, 1], -0.999, 0.999))
+    scale = dict(s2=s2, sw2=sw2, m1=m1, df_b=df_b, df_w=df_w)
     if rho == 0.0:
-        s2_reps = s2 * rng.chisquare(df_b, n_boot) / df_b
-        sw2_reps = sw2 * rng.chisquare(df_w, n_boot) / df_w if df_w > 0 else np.full(n_boot, sw2)
-        return s2_reps - sw2_reps * m1
+        first = rng.chisquare(df_b, n_boot)
+        second = rng.chisquare(df_w, n_boot) if df_w > 0 else None
+        return BetweenPairDraws("chisquare", n_boot, first=first, second=second, **scale)
     z1 = rng.standard_normal(n_boot)
     z2 = rho * z1 + np.sqrt(1.0 - rho * rho) * rng.standard_normal(n_boot)
-    s2_reps = s2 * chi2_ppf(ndtr(z1), df_b) / df_b
-    sw2_reps = sw2 * chi2_ppf(ndtr(z2), df_w) / df_w if df_w > 0 else np.full(n_boot, sw2)
-    return s2_reps - sw2_reps * m1
+    return BetweenPairDraws("copula", n_boot, first=z1, second=z2, **scale)
 
 
 def _satterthwaite(total: np.ndarray, pairs_only: np.ndarray, n_pairs: int, n_readers: int) -> tuple[float, float]:
@@ -358,7 +406,10 @@ __all__ = [
     "CellBootstrap",
     "LazyDistributions",
     "STATISTICS",
+    "BetweenPairDraws",
+    "between_pair_draws",
     "between_pair_replicates",
+    "chi2_ppf",
     "bootstrap_judges",
     "logit_shift_factor",
     "paired_bootstrap",
