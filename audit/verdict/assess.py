@@ -22,7 +22,15 @@ import pandas as pd
 
 from audit.policy import TransferPolicy
 from audit.result import Transfer
-from audit.verdict.compare import CellComparison, canonical_cell, cell_generator, compare_cell
+from audit.verdict.compare import (
+    CellComparison,
+    PreparedCell,
+    canonical_cell,
+    cell_generator,
+    compare_cell,
+    compare_cells,
+    prepare_cell,
+)
 from audit.verdict.decision import decide
 from audit.verdict.stacked import prefetch
 
@@ -115,28 +123,56 @@ def cell_input(matchup: str, criterion: str, votes: pd.DataFrame, judge: pd.Data
     )
 
 
+def prepare_input(c: CellInput, *, tie_rule: str, policy: TransferPolicy, rng: np.random.Generator) -> PreparedCell:
+    """:func:`~audit.verdict.compare.prepare_cell` on one :class:`CellInput`."""
+    return prepare_cell(
+        c.pair_id,
+        c.reader_id,
+        c.y,
+        c.judge_pairs,
+        c.judge_credit,
+        tie_rule=tie_rule,
+        policy=policy,
+        rng=rng,
+        orientation=c.orientation,
+    )
+
+
 def decide_cells(
     inputs: Sequence[CellInput],
     *,
     tie_rule: str,
     policy: TransferPolicy,
     seed: int,
-    bootstrap: Callable[[int, int | None], Callable] | None = None,
+    bootstrap: Callable[[list[int], list, int, list], list] | None = None,
 ) -> tuple[list[Transfer], list[CellComparison]]:
     """Compare every cell on its own stream, decide them together, re-run the borderline ones (module doc).
 
-    ``bootstrap(index, n_boot)``, when given, is the bootstrap function cell ``index`` is compared
-    with at ``n_boot`` replicates (None: the policy's): the judge configurations share one bootstrap
-    per cell (:mod:`audit.verdict.batched`); otherwise each cell runs its own.
+    The cells' bootstraps are made in one call per round (same-shape cells stacked:
+    :func:`~audit.verdict.compare.stacked_bootstraps`; each cell's numbers are those of its own
+    :func:`~audit.verdict.compare.compare_cell` call). ``bootstrap(cells, tables, replicates, rngs)``,
+    when given, makes them instead (``cells``: indices into ``inputs``): the judge configurations share
+    one bootstrap per cell (:mod:`audit.verdict.batched`).
     """
 
-    def compare(index: int, n_boot: int | None = None) -> CellComparison:
-        c = inputs[index]
-        shared = {} if bootstrap is None else {"bootstrap": bootstrap(index, n_boot)}
-        rng = cell_generator(seed, *c.key) if n_boot is None else cell_generator(seed, *c.key, f"n_boot={n_boot}")
-        return compare_input(c, tie_rule=tie_rule, policy=policy, rng=rng, n_boot=n_boot, **shared)
+    def compare(indices: list[int], n_boot: int | None = None) -> list[CellComparison]:
+        rngs = [
+            cell_generator(seed, *inputs[i].key)
+            if n_boot is None
+            else cell_generator(seed, *inputs[i].key, f"n_boot={n_boot}")
+            for i in indices
+        ]
+        prepared = [prepare_input(inputs[i], tie_rule=tie_rule, policy=policy, rng=r) for i, r in zip(indices, rngs)]
+        hook = None
+        if bootstrap is not None:
 
-    comparisons = [compare(i) for i in range(len(inputs))]
+            def hook(need, tables, replicates, streams):
+                return bootstrap([indices[k] for k in need], tables, replicates, streams)
+
+        replicates = policy.n_boot if n_boot is None else int(n_boot)
+        return compare_cells(prepared, replicates, rngs, hook)
+
+    comparisons = compare(list(range(len(inputs))))
     transfers = decide(comparisons, policy) if comparisons else []
     n_boot, extended = policy.n_boot, {}
     for _ in range(SEQUENTIAL_ROUNDS):
@@ -144,8 +180,8 @@ def decide_cells(
         if not near:
             break
         n_boot *= SEQUENTIAL_FACTOR
-        for i in near:
-            comparisons[i] = compare(i, n_boot)
+        for i, c in zip(near, compare(near, n_boot)):
+            comparisons[i] = c
             extended.setdefault(i, transfers[i].monte_carlo_borderline_test)
         transfers = decide(comparisons, policy)
     for i, test in extended.items():
@@ -191,4 +227,5 @@ __all__ = [
     "cell_input",
     "compare_input",
     "decide_cells",
+    "prepare_input",
 ]

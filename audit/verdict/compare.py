@@ -171,7 +171,28 @@ class CellComparison:
         return "focal" if lo > 0.5 else ("other" if hi < 0.5 else "chance")
 
 
-def compare_cell(
+@dataclass(frozen=True)
+class PreparedCell:
+    """One cell up to its bootstrap (internal): the compared table in the canonical orientation and the
+    counts the status rules read. :func:`prepare_cell` makes it, :func:`finish_cell` decides the cell's
+    status from it and its bootstrap; :func:`compare_cell` is the two around one bootstrap call, and
+    :func:`compare_cells` the same for many cells with their bootstraps stacked."""
+
+    table: ComparisonTable
+    flip: bool
+    has_judge: bool
+    n_common_pairs: int
+    n_common_readers: int
+    all_ties: bool  #: every human vote on the compared pairs is a tie
+    tie_rule: str
+    policy: TransferPolicy
+
+    @property
+    def needs_bootstrap(self) -> bool:
+        return self.table.n_pairs >= 2 and self.table.n_readers >= 2
+
+
+def prepare_cell(
     pair_id: np.ndarray,
     reader_id: np.ndarray,
     y: np.ndarray,
@@ -182,21 +203,11 @@ def compare_cell(
     policy: TransferPolicy,
     rng: np.random.Generator,
     orientation: float = 1.0,
-    n_boot: int | None = None,
-    bootstrap=paired_bootstrap,
-) -> CellComparison:
-    """Build, check and bootstrap one cell (see the module doc).
-
-    ``judge_pairs``/``judge_credit`` None: the judge has no outputs for this criterion (the
-    humans' estimands are still computed, on every pair with a vote, for the report).
-    ``orientation`` is the cell's sign from :func:`canonical_cell`; ``n_boot`` overrides the
-    policy's replicates (the sequential Monte Carlo of :mod:`audit.verdict.assess`).
-    ``bootstrap(table, n_boot, rng)`` is :func:`~audit.verdict.paired_bootstrap.paired_bootstrap`
-    unless the caller shares one bootstrap across judges (:mod:`audit.verdict.batched`).
-    """
+) -> PreparedCell:
+    """:func:`compare_cell` before the bootstrap: the table (``rng`` draws a random tie rule's credits) and counts."""
     flip = orientation < 0
     y = np.asarray(y, float)
-    if flip:  # the canonical orientation; mirrored back below
+    if flip:  # the canonical orientation; mirrored back in finish_cell
         y = 1.0 - y
         judge_credit = None if judge_credit is None else 1.0 - np.asarray(judge_credit, float)
     pair_id = np.asarray(pair_id).astype(str)
@@ -209,13 +220,20 @@ def compare_cell(
     n_common_pairs = int(np.unique(pair_id[common]).size)
     n_common_readers = int(np.unique(np.asarray(reader_id).astype(str)[common]).size)
     table = comparison_table(pair_id, reader_id, y, judge_pairs, judge_credit, tie_rule=tie_rule, rng=rng)
-    kw = dict(alpha=policy.alpha, margin=policy.margin)
-    replicates = policy.n_boot if n_boot is None else int(n_boot)
-    boot = bootstrap(table, replicates, rng) if table.n_pairs >= 2 and table.n_readers >= 2 else None
-    if boot is not None and flip:
+    all_ties = bool(common.any() and np.isnan(y[common]).all())
+    return PreparedCell(table, flip, has_judge, n_common_pairs, n_common_readers, all_ties, tie_rule, policy)
+
+
+def finish_cell(p: PreparedCell, boot: CellBootstrap | None) -> CellComparison:
+    """:func:`compare_cell` after the bootstrap (``boot``: the canonical orientation's, None when not
+    bootstrapped): the status rules, in order, and the bootstrap mirrored back for a flipped cell."""
+    policy, table, tie_rule = p.policy, p.table, p.tie_rule
+    if boot is not None and p.flip:
         boot = boot.mirrored()
-    if not has_judge:
+    kw = dict(alpha=policy.alpha, margin=policy.margin)
+    if not p.has_judge:
         return CellComparison(Status.INSUFFICIENT, "the judge has no outputs for this criterion", table, boot, **kw)
+    n_common_pairs, n_common_readers = p.n_common_pairs, p.n_common_readers
     if n_common_pairs < policy.min_pairs or n_common_readers < policy.min_readers:
         return CellComparison(
             Status.INSUFFICIENT,
@@ -225,7 +243,7 @@ def compare_cell(
             boot,
             **kw,
         )
-    if common.any() and np.isnan(y[common]).all():
+    if p.all_ties:
         return CellComparison(
             Status.ERROR,
             "every human vote on the compared pairs is a tie: the readers expressed "
@@ -266,4 +284,75 @@ def compare_cell(
     return CellComparison(None, "", table, boot, **kw)
 
 
-__all__ = ["CellComparison", "canonical_cell", "cell_generator", "compare_cell"]
+def compare_cell(
+    pair_id: np.ndarray,
+    reader_id: np.ndarray,
+    y: np.ndarray,
+    judge_pairs: np.ndarray | None,
+    judge_credit: np.ndarray | None,
+    *,
+    tie_rule: str,
+    policy: TransferPolicy,
+    rng: np.random.Generator,
+    orientation: float = 1.0,
+    n_boot: int | None = None,
+    bootstrap=paired_bootstrap,
+) -> CellComparison:
+    """Build, check and bootstrap one cell (see the module doc).
+
+    ``judge_pairs``/``judge_credit`` None: the judge has no outputs for this criterion (the
+    humans' estimands are still computed, on every pair with a vote, for the report).
+    ``orientation`` is the cell's sign from :func:`canonical_cell`; ``n_boot`` overrides the
+    policy's replicates (the sequential Monte Carlo of :mod:`audit.verdict.assess`).
+    ``bootstrap(table, n_boot, rng)`` is :func:`~audit.verdict.paired_bootstrap.paired_bootstrap`
+    unless the caller shares one bootstrap across judges (:mod:`audit.verdict.batched`).
+    """
+    p = prepare_cell(
+        pair_id,
+        reader_id,
+        y,
+        judge_pairs,
+        judge_credit,
+        tie_rule=tie_rule,
+        policy=policy,
+        rng=rng,
+        orientation=orientation,
+    )
+    replicates = policy.n_boot if n_boot is None else int(n_boot)
+    return finish_cell(p, bootstrap(p.table, replicates, rng) if p.needs_bootstrap else None)
+
+
+def stacked_bootstraps(tables, replicates: int, rngs) -> list[CellBootstrap]:
+    """:func:`~audit.verdict.paired_bootstrap.paired_bootstrap` of every table (each its own stream), same-shape
+    cells stacked (:func:`audit.verdict.stacked_bootstrap.bootstrap_cells`)."""
+    from audit.verdict.stacked_bootstrap import bootstrap_cells
+
+    return [b[0] for b in bootstrap_cells(tables, [t.judge[None, :] for t in tables], replicates, rngs)]
+
+
+def compare_cells(prepared, replicates: int, rngs, bootstrap=None) -> list[CellComparison]:
+    """:func:`finish_cell` of every :class:`PreparedCell` after one call ``bootstrap(indices, tables,
+    replicates, rngs)`` for those that need it (``indices`` into ``prepared``; default
+    :func:`stacked_bootstraps`), each with the stream its table was drawn from (``rngs``)."""
+    need = [i for i, p in enumerate(prepared) if p.needs_bootstrap]
+    tables = [prepared[i].table for i in need]
+    streams = [rngs[i] for i in need]
+    if bootstrap is None:
+        boots = stacked_bootstraps(tables, replicates, streams) if need else []
+    else:
+        boots = bootstrap(need, tables, replicates, streams) if need else []
+    by_index = dict(zip(need, boots))
+    return [finish_cell(p, by_index.get(i)) for i, p in enumerate(prepared)]
+
+
+__all__ = [
+    "CellComparison",
+    "PreparedCell",
+    "canonical_cell",
+    "cell_generator",
+    "compare_cell",
+    "compare_cells",
+    "finish_cell",
+    "prepare_cell",
+    "stacked_bootstraps",
+]
