@@ -32,13 +32,14 @@ from audit.verdict.compare import (
     prepare_cell,
 )
 from audit.verdict.decision import decide
-from audit.verdict.stacked import prefetch
+from audit.verdict.stacked import materialize, prefetch
 
 
 def human_estimands(comparisons: Sequence[CellComparison], level: float) -> list[dict]:
     """:func:`_human_estimands` of every cell, their intervals computed at once (:mod:`audit.verdict.stacked`)."""
     a = (1.0 - level) / 2.0
     boots = [c.boot for c in comparisons if c.boot is not None]
+    materialize((b, k) for b in boots for k in ("vote_share", "majority_rate"))
     prefetch(intervals=[(b[k], a) for b in boots for k in ("vote_share", "majority_rate")])
     return [_human_estimands(c, level) for c in comparisons]
 

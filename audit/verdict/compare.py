@@ -31,6 +31,7 @@ from audit.checks import Status
 from audit.policy import TransferPolicy
 from audit.result import Interval
 from audit.verdict.paired_bootstrap import CellBootstrap, paired_bootstrap
+from audit.verdict.stacked import materialize
 from audit.verdict.tables import ComparisonTable, comparison_table
 
 
@@ -191,6 +192,20 @@ class PreparedCell:
     def needs_bootstrap(self) -> bool:
         return self.table.n_pairs >= 2 and self.table.n_readers >= 2
 
+    @property
+    def counts_suffice(self) -> bool:
+        """Whether :func:`finish_cell` gets past the rules that do not read the bootstrap (a judge with
+        outputs, enough pairs and readers, not every vote a tie)."""
+        policy, table = self.policy, self.table
+        return (
+            self.has_judge
+            and self.n_common_pairs >= policy.min_pairs
+            and self.n_common_readers >= policy.min_readers
+            and not self.all_ties
+            and table.n_pairs >= policy.min_pairs
+            and table.n_readers >= policy.min_readers
+        )
+
 
 def prepare_cell(
     pair_id: np.ndarray,
@@ -222,6 +237,9 @@ def prepare_cell(
     table = comparison_table(pair_id, reader_id, y, judge_pairs, judge_credit, tie_rule=tie_rule, rng=rng)
     all_ties = bool(common.any() and np.isnan(y[common]).all())
     return PreparedCell(table, flip, has_judge, n_common_pairs, n_common_readers, all_ties, tie_rule, policy)
+
+
+NEEDED = ("judge_rate", "vote_share", "majority_rate", "d_lo", "d_hi")  #: what an assessed cell must estimate
 
 
 def finish_cell(p: PreparedCell, boot: CellBootstrap | None) -> CellComparison:
@@ -271,7 +289,7 @@ def finish_cell(p: PreparedCell, boot: CellBootstrap | None) -> CellComparison:
             boot,
             **kw,
         )
-    needed = ("judge_rate", "vote_share", "majority_rate", "d_lo", "d_hi")
+    needed = NEEDED
     if boot is None or not all(boot[k].defined and math.isfinite(boot[k].sd) for k in needed):
         bad = [k for k in needed if boot is None or not (boot[k].defined and math.isfinite(boot[k].sd))]
         return CellComparison(
@@ -342,6 +360,9 @@ def compare_cells(prepared, replicates: int, rngs, bootstrap=None) -> list[CellC
     else:
         boots = bootstrap(need, tables, replicates, streams) if need else []
     by_index = dict(zip(need, boots))
+    # the distributions the last rule reads, built together (audit.verdict.stacked.materialize)
+    # (NEEDED holds d_lo and d_hi, so a flipped cell's mirrored readings are built too)
+    materialize((b, k) for i, b in by_index.items() if prepared[i].counts_suffice for k in NEEDED)
     return [finish_cell(p, by_index.get(i)) for i, p in enumerate(prepared)]
 
 

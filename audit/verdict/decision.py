@@ -34,7 +34,8 @@ from audit.policy import TransferPolicy
 from audit.result import Interval, Transfer
 from audit.uncertainty.multiplicity import holm
 from audit.verdict.compare import CellComparison
-from audit.verdict.stacked import prefetch
+from audit.verdict.paired_bootstrap import STATISTICS
+from audit.verdict.stacked import materialize, prefetch
 
 ADJUSTMENTS = ("holm", "bonferroni", "none")
 
@@ -289,6 +290,7 @@ def decide(comparisons: Sequence[CellComparison], policy: TransferPolicy) -> lis
 def prefetch_readings(assessed: Sequence[CellComparison], decisive_level: float) -> None:
     """Every reading the decision makes of the assessed cells' distributions, computed at once on
     stacked arrays (:mod:`audit.verdict.stacked`; the same numbers, read from the caches below)."""
+    materialize((c.boot, k) for c in assessed for k in STATISTICS)
     intervals, p_values = [], []
     for c in assessed:
         i, p = c.readings(decisive_level)

@@ -85,11 +85,39 @@ class LazyDistributions(Mapping):
             self._built[name] = got
         return got
 
+    def pending(self, name: str) -> PendingDistribution | None:
+        """What ``name`` would be built from, while it is not built (None once built, or for another builder)."""
+        build = self._build.get(name)
+        return build if isinstance(build, PendingDistribution) else None
+
+    def put(self, name: str, distribution: ReplicateDistribution) -> None:
+        """Store ``name``, built elsewhere from its :meth:`pending` inputs (:mod:`audit.verdict.stacked`)."""
+        self._build.pop(name)
+        self._built[name] = distribution
+
     def __iter__(self) -> Iterator[str]:
         return iter([k for k in STATISTICS if k in self._built or k in self._build])
 
     def __len__(self) -> int:
         return len(self._built) + len(self._build)
+
+
+@dataclass(frozen=True)
+class PendingDistribution:
+    """One statistic's replicates before smoothing: calling it builds its
+    :class:`~audit.verdict.intervals.ReplicateDistribution`, with the Satterthwaite df of the two parts
+    (``replicates``: with the reader shift, ``pairs_only``: the same draws without it) (internal)."""
+
+    estimate: float
+    replicates: np.ndarray
+    pairs_only: np.ndarray
+    bounds: tuple[float, float]
+    n_pairs: int
+    n_readers: int
+
+    def __call__(self) -> ReplicateDistribution:
+        df, df_se = _satterthwaite(self.replicates, self.pairs_only, self.n_pairs, self.n_readers)
+        return ReplicateDistribution(self.estimate, self.replicates, df, self.bounds, df_se=df_se)
 
 
 @dataclass(frozen=True)
@@ -100,6 +128,7 @@ class CellBootstrap:
     between_pair_sd: float  #: sqrt(tau^2) of the original data, probability scale
     reader_sd: float  #: sqrt of the reader component of V's variance (the shift's SD)
     n_boot: int
+    mirror_of: CellBootstrap | None = None  #: the canonical orientation's bootstrap this one mirrors
 
     def __getitem__(self, name: str) -> ReplicateDistribution:
         return self.distributions[name]
@@ -117,7 +146,7 @@ class CellBootstrap:
             return lambda: d[swap.get(k, k)].mirrored(RATE_CENTRE if k in RATES else 0.0)
 
         out = LazyDistributions({k: mirror(k) for k in d})
-        return CellBootstrap(out, self.between_pair_sd, self.reader_sd, self.n_boot)
+        return CellBootstrap(out, self.between_pair_sd, self.reader_sd, self.n_boot, mirror_of=self)
 
 
 def _vote_share(csum: np.ndarray, nsum: np.ndarray, weight: np.ndarray) -> np.ndarray:
@@ -214,21 +243,14 @@ def bootstrap_judges(
             for k, v in est.with_between_pair_var(t2).statistics().items():
                 target[k].append(np.asarray(v).reshape(n, n_judges))
 
-    def build(estimate: float, reps: np.ndarray, pairs_only: np.ndarray, bounds) -> Callable[[], ReplicateDistribution]:
-        def distribution() -> ReplicateDistribution:
-            # the Satterthwaite df too is computed only for a distribution that is read
-            df, df_se = _satterthwaite(reps, pairs_only, n_pairs, n_readers)
-            return ReplicateDistribution(estimate, reps, df, bounds, df_se=df_se)
-
-        return distribution
-
     per_judge = [{} for _ in range(n_judges)]
     for k in STATISTICS:
         reps_all, pair_all = np.concatenate(shifted[k]), np.concatenate(plain[k])
         for i in range(n_judges):
             # their own memory: the other judges' columns are not kept
             reps, pairs_only = np.ascontiguousarray(reps_all[:, i]), np.ascontiguousarray(pair_all[:, i])
-            per_judge[i][k] = build(float(stats0[k][i]), reps, pairs_only, BOUNDS[k])
+            # the Satterthwaite df too is computed only for a distribution that is read
+            per_judge[i][k] = PendingDistribution(float(stats0[k][i]), reps, pairs_only, BOUNDS[k], n_pairs, n_readers)
     return [
         CellBootstrap(LazyDistributions(per_judge[i]), tau, float(np.sqrt(c_r)), int(n_boot)) for i in range(n_judges)
     ]
@@ -405,6 +427,7 @@ def _leave_one_out_var(x: np.ndarray) -> np.ndarray:
 __all__ = [
     "CellBootstrap",
     "LazyDistributions",
+    "PendingDistribution",
     "STATISTICS",
     "BetweenPairDraws",
     "between_pair_draws",

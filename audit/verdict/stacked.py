@@ -274,6 +274,128 @@ def _prefetch_anchors(requests: list[tuple[ReplicateDistribution, bool]]) -> Non
             d._anchors[key] = (xv, fv)
 
 
+# ---- building many distributions at once
+def materialize(requests: Iterable[tuple[object, str]]) -> None:
+    """Build, at once, the distributions ``(bootstrap, statistic)`` that are not built yet
+    (:class:`~audit.verdict.paired_bootstrap.LazyDistributions`; a mirrored cell bootstrap's through the
+    one it mirrors): the smoothing and the Satterthwaite df of same-length replicate rows on stacked
+    arrays, each distribution the one its own construction gives, bit for bit."""
+    swap = {"d_lo": "d_hi", "d_hi": "d_lo"}
+    todo, seen = [], set()
+    for boot, name in requests:
+        while getattr(boot, "mirror_of", None) is not None:
+            boot, name = boot.mirror_of, swap.get(name, name)
+        lazy = boot.distributions
+        pending = lazy.pending(name) if hasattr(lazy, "pending") else None
+        if pending is None or (id(lazy), name) in seen:
+            continue
+        seen.add((id(lazy), name))
+        todo.append((lazy, name, pending))
+    built = build_distributions([p for _, _, p in todo])
+    for (lazy, name, _), d in zip(todo, built):
+        lazy.put(name, d)
+
+
+def _stackable(p) -> bool:
+    r, q = p.replicates, p.pairs_only
+    return (
+        r.ndim == 1
+        and r.size >= 3
+        and r.shape == q.shape
+        and np.isfinite(p.estimate)
+        and bool(np.isfinite(r).all() and np.isfinite(q).all())
+    )
+
+
+def build_distributions(pending: list) -> list[ReplicateDistribution]:
+    """``[p() for p in pending]`` (:class:`~audit.verdict.paired_bootstrap.PendingDistribution`), rows of the
+    same length, pair and reader counts built together (rows with non-finite replicates, fewer than three
+    replicates or a non-finite estimate one by one)."""
+    out: list[ReplicateDistribution | None] = [None] * len(pending)
+    groups: dict[tuple[int, int, int], list[int]] = defaultdict(list)
+    for i, p in enumerate(pending):
+        if _stackable(p):
+            groups[(p.replicates.size, int(p.n_pairs), int(p.n_readers))].append(i)
+        else:
+            out[i] = p()
+    for (n, n_pairs, n_readers), members in groups.items():
+        rows = max(1, CHUNK_ELEMENTS // n)
+        for start in range(0, len(members), rows):
+            chunk = members[start : start + rows]
+            for i, d in zip(chunk, _build_rows([pending[i] for i in chunk], n_pairs, n_readers)):
+                out[i] = d
+    return out  # type: ignore[return-value]
+
+
+def _build_rows(pending: list, n_pairs: int, n_readers: int) -> list[ReplicateDistribution]:
+    """:class:`~audit.verdict.paired_bootstrap.PendingDistribution` calls of finite rows of one length (n >= 3)."""
+    from audit.verdict.paired_bootstrap import _df_from_variances
+
+    total = np.stack([p.replicates for p in pending])
+    pairs_only = np.stack([p.pairs_only for p in pending])
+    n = total.shape[1]
+    # the Satterthwaite df and its jackknife SE (paired_bootstrap._satterthwaite on every row)
+    df = np.asarray(
+        _df_from_variances(np.var(total, ddof=1, axis=1), np.var(pairs_only, ddof=1, axis=1), n_pairs, n_readers)
+    )
+    with np.errstate(invalid="ignore", divide="ignore"):  # rows without a finite df keep an SE of 0, as alone
+        left_out = _df_from_variances(_leave_one_out_rows(total), _leave_one_out_rows(pairs_only), n_pairs, n_readers)
+        jack = np.sqrt((n - 1) / n * np.sum((left_out - left_out.mean(axis=1, keepdims=True)) ** 2, axis=1))
+    df_se = np.where(np.isfinite(df) & np.isfinite(left_out).all(axis=1), jack, 0.0)
+    # the smoothing (ReplicateDistribution.__init__ on every row)
+    sd = total.std(ddof=1, axis=1)
+    mean = total.mean(axis=1)
+    centred = total - mean[:, None]
+    m2 = np.mean(centred**2, axis=1)
+    m4 = np.mean(centred**4, axis=1)
+    ordered = np.sort(total, axis=1)
+    q75 = _sorted_quantile(ordered, np.full(len(pending), 0.75))
+    q25 = _sorted_quantile(ordered, np.full(len(pending), 0.25))
+    shrink = np.ones(len(pending))
+    out = []
+    for i, p in enumerate(pending):
+        d = ReplicateDistribution.__new__(ReplicateDistribution)
+        d.bounds = (float(p.bounds[0]), float(p.bounds[1]))
+        d.estimate = float(p.estimate)
+        dfi = float(df[i])
+        d.df = dfi if np.isfinite(dfi) and dfi > 0 else float("inf")
+        se = float(df_se[i])
+        d.df_se = se if np.isfinite(d.df) and np.isfinite(se) and se > 0 else 0.0
+        d.n = n
+        d._anchors, d._quantiles, d._tails, d._ps = {}, {}, {}, {}
+        s = float(sd[i])
+        d.sd = s
+        m2i = float(m2[i])
+        d._kurtosis = float(m4[i] / m2i**2) if m2i > 0 else float("nan")
+        spread = min(s, (q75[i] - q25[i]) / 1.349) if q75[i] > q25[i] else s
+        h = 0.9 * spread * n ** (-0.2)
+        if s > 0 and h > 0:
+            shrink[i] = np.sqrt(1.0 + (h / s) ** 2)
+        d._h = float(h)
+        out.append(d)
+    smoothed = np.array([d.sd > 0 and d._h > 0 for d in out])
+    if smoothed.any():
+        rows = total[smoothed]
+        m = mean[smoothed][:, None]
+        shrunk = np.sort(m + (rows - m) / shrink[smoothed][:, None], axis=1)
+    k = 0
+    for i, d in enumerate(out):
+        if smoothed[i]:
+            d._reps = shrunk[k]
+            k += 1
+        else:
+            d._reps = ordered[i]
+    return out
+
+
+def _leave_one_out_rows(x: np.ndarray) -> np.ndarray:
+    """:func:`audit.verdict.paired_bootstrap._leave_one_out_var` of every row."""
+    n = x.shape[1]
+    c = x - x.mean(axis=1)[:, None]
+    s2 = np.sum(c * c, axis=1)[:, None]
+    return (s2 - c * c * n / (n - 1)) / (n - 2)
+
+
 # ---- readings as callers name them (mirrored distributions resolved to their base)
 def prefetch(
     intervals: Iterable[tuple[object, float]] = (), p_values: Iterable[tuple[object, float, bool]] = ()
@@ -306,6 +428,8 @@ def _p_source(d, null: float, greater: bool) -> tuple[ReplicateDistribution, flo
 
 __all__ = [
     "CHUNK_ELEMENTS",
+    "build_distributions",
+    "materialize",
     "prefetch",
     "prefetch_p",
     "prefetch_quantiles",

@@ -31,14 +31,13 @@ import numpy as np
 from audit.uncertainty.resampling import multinomial_weights
 from audit.uncertainty.two_way import correct_two_way
 from audit.verdict.estimands import estimands
-from audit.verdict.intervals import ReplicateDistribution
 from audit.verdict.paired_bootstrap import (
     BOUNDS,
     CHUNK_ELEMENTS,
     STATISTICS,
     CellBootstrap,
     LazyDistributions,
-    _satterthwaite,
+    PendingDistribution,
     _vote_share,
     between_pair_draws,
     bootstrap_judges,
@@ -126,7 +125,7 @@ def _stacked(
             for k in STATISTICS:
                 reps = np.ascontiguousarray(_column(shifted[k], g, i, n_boot))
                 plain_reps = np.ascontiguousarray(_column(pairs_only[k], g, i, n_boot))
-                build[k] = _builder(float(stats0[k][g, i]), reps, plain_reps, BOUNDS[k], n_pairs, n_readers)
+                build[k] = PendingDistribution(float(stats0[k][g, i]), reps, plain_reps, BOUNDS[k], n_pairs, n_readers)
             per_judge.append(
                 CellBootstrap(LazyDistributions(build), float(tau[g]), float(np.sqrt(c_r[g])), int(n_boot))
             )
@@ -138,14 +137,6 @@ def _column(values: np.ndarray, g: int, i: int, n_boot: int) -> np.ndarray:
     """Cell ``g``'s replicates of judge ``i`` (a statistic of the humans only is repeated along the judges)."""
     values = np.asarray(values)
     return values[g, :, i] if values.ndim == 3 else values[g]
-
-
-def _builder(estimate, reps, pairs_only, bounds, n_pairs, n_readers):
-    def distribution() -> ReplicateDistribution:
-        df, df_se = _satterthwaite(reps, pairs_only, n_pairs, n_readers)
-        return ReplicateDistribution(estimate, reps, df, bounds, df_se=df_se)
-
-    return distribution
 
 
 def _reader_components(

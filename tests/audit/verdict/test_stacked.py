@@ -94,3 +94,69 @@ def test_the_sorted_quantile_is_numpys(n):
     probs = np.r_[[0.0, 1.0, 0.5, 1e-9, 1 - 1e-9, 0.02, 0.98], rng.uniform(0, 1, 23)]
     got = stacked._sorted_quantile(reps, probs)
     assert _same(got, [np.quantile(r, float(p)) for r, p in zip(reps, probs)])
+
+
+def _pending(seed: int):
+    from audit.verdict.paired_bootstrap import PendingDistribution
+
+    rng = np.random.default_rng(seed)
+    out = []
+    for n in (999, 999, 3996, 3, 40):
+        for k in range(6):
+            reps = rng.normal(0.4, 0.1, n)
+            pairs_only = reps * rng.uniform(0.5, 1.0) + rng.normal(0, 0.01, n)
+            if k == 1:
+                reps = np.round(reps, 1)  # ties
+            if k == 2:
+                reps, pairs_only = np.full(n, 0.25), np.full(n, 0.25)  # constant: no kernel, infinite df
+            if k == 3:
+                reps = reps.copy()
+                reps[0] = np.nan  # a non-finite replicate: built one by one
+            if k == 4:
+                pairs_only = reps.copy()  # no reader part
+            est = float("nan") if k == 5 and n == 40 else 0.4
+            out.append(PendingDistribution(est, reps, pairs_only, (0.0, 1.0), int(rng.integers(2, 30)), 3 + k))
+    out.append(PendingDistribution(0.4, np.array([0.1, 0.2]), np.array([0.1, 0.2]), (0.0, 1.0), 6, 3))
+    return out
+
+
+def _state(d) -> dict:
+    return {k: (np.asarray(v) if isinstance(v, np.ndarray) else v) for k, v in vars(d).items()}
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_distributions_built_together_are_those_built_one_by_one(seed):
+    pending = _pending(seed)
+    together = stacked.build_distributions(pending)
+    for p, d in zip(pending, together):
+        alone, got = _state(p()), _state(d)
+        assert alone.keys() == got.keys()
+        for k in alone:
+            assert _same(alone[k], got[k]) if isinstance(alone[k], (np.ndarray, float)) else alone[k] == got[k], k
+
+
+def test_materialize_fills_a_cell_bootstrap_and_its_mirror():
+    from audit.verdict.paired_bootstrap import paired_bootstrap
+    from audit.verdict.simulate import CellDesign, simulate_cell, simulate_judge
+    from audit.verdict.tables import comparison_table
+
+    rng = np.random.default_rng(3)
+    cell = simulate_cell(CellDesign(0.3, 0.8, 0.4), 12, 5, rng)
+    credit = simulate_judge("majority", cell, rng).credit
+    table = comparison_table(cell.pair_id, cell.reader_id, cell.y, cell.pairs, credit, tie_rule="even-split", rng=rng)
+    boot, alone = (paired_bootstrap(table, 499, np.random.default_rng(1)) for _ in range(2))
+    mirrored = boot.mirrored()
+    stacked.materialize([(mirrored, "d_lo"), (mirrored, "vote_share"), (boot, "judge_rate")])
+    lazy = boot.distributions
+    assert {k for k in ("d_hi", "vote_share", "judge_rate") if lazy.pending(k) is None} == {
+        "d_hi",
+        "vote_share",
+        "judge_rate",
+    }
+    assert lazy.pending("d_lo") is not None
+    for k in ("d_hi", "vote_share", "judge_rate"):
+        a, b = lazy[k], alone[k]
+        assert _same(a._reps, b._reps) and _same(
+            [a.estimate, a.df, a.df_se, a.sd, a._h], [b.estimate, b.df, b.df_se, b.sd, b._h]
+        )
+    assert mirrored["d_lo"].interval(0.9) == tuple(-x for x in reversed(alone["d_hi"].interval(0.9)))
