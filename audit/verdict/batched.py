@@ -61,14 +61,6 @@ def _credits_on(c: CellInput, pairs: tuple[str, ...]) -> np.ndarray:
     return jc[order][np.searchsorted(jp[order], np.asarray(pairs, dtype=str))]
 
 
-def _same_table(a: ComparisonTable, b: ComparisonTable) -> bool:
-    return (
-        a.pairs == b.pairs
-        and a.readers == b.readers
-        and all((x != y).nnz == 0 for x, y in ((a.C, b.C), (a.Q, b.Q), (a.N, b.N)))
-    )
-
-
 class SharedBootstraps:
     """The store of one study's batched cell bootstraps (see the module doc; internal)."""
 
@@ -103,7 +95,7 @@ class SharedBootstraps:
                 stored = self._store.pop((judge, index, replicates), None)
                 if stored is not None:
                     t, row, boot = stored
-                    if _same_table(t, table) and np.array_equal(row, table.judge):
+                    if t.same_votes(table) and np.array_equal(row, table.judge):
                         out[k] = boot
                         continue
                 shared = self._judged[judge][index] is not None  # no outputs: the humans only, not shared

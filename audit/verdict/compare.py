@@ -32,7 +32,7 @@ from audit.policy import TransferPolicy
 from audit.result import Interval
 from audit.verdict.paired_bootstrap import CellBootstrap, paired_bootstrap
 from audit.verdict.stacked import materialize
-from audit.verdict.tables import ComparisonTable, comparison_table
+from audit.verdict.tables import ComparisonTable, compared_votes
 
 
 def cell_generator(run_seed: int, *key: str) -> np.random.Generator:
@@ -225,18 +225,12 @@ def prepare_cell(
     if flip:  # the canonical orientation; mirrored back in finish_cell
         y = 1.0 - y
         judge_credit = None if judge_credit is None else 1.0 - np.asarray(judge_credit, float)
-    pair_id = np.asarray(pair_id).astype(str)
     has_judge = judge_pairs is not None
     if not has_judge:
-        judge_pairs, judge_credit = np.unique(pair_id), np.full(np.unique(pair_id).size, 0.5)
-    judge_pairs = np.asarray(judge_pairs).astype(str)
-    judge_credit = np.asarray(judge_credit, float)
-    common = np.isin(pair_id, judge_pairs[np.isfinite(judge_credit)])
-    n_common_pairs = int(np.unique(pair_id[common]).size)
-    n_common_readers = int(np.unique(np.asarray(reader_id).astype(str)[common]).size)
-    table = comparison_table(pair_id, reader_id, y, judge_pairs, judge_credit, tie_rule=tie_rule, rng=rng)
-    all_ties = bool(common.any() and np.isnan(y[common]).all())
-    return PreparedCell(table, flip, has_judge, n_common_pairs, n_common_readers, all_ties, tie_rule, policy)
+        judge_pairs = np.unique(np.asarray(pair_id).astype(str))
+        judge_credit = np.full(judge_pairs.size, 0.5)
+    table, common = compared_votes(pair_id, reader_id, y, judge_pairs, judge_credit, tie_rule=tie_rule, rng=rng)
+    return PreparedCell(table, flip, has_judge, common.n_pairs, common.n_readers, common.all_ties, tie_rule, policy)
 
 
 NEEDED = ("judge_rate", "vote_share", "majority_rate", "d_lo", "d_hi")  #: what an assessed cell must estimate

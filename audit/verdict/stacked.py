@@ -335,8 +335,13 @@ def _build_rows(pending: list, n_pairs: int, n_readers: int) -> list[ReplicateDi
     pairs_only = np.stack([p.pairs_only for p in pending])
     n = total.shape[1]
     # the Satterthwaite df and its jackknife SE (paired_bootstrap._satterthwaite on every row)
-    df = np.asarray(
-        _df_from_variances(np.var(total, ddof=1, axis=1), np.var(pairs_only, ddof=1, axis=1), n_pairs, n_readers)
+    # one by one: the scalar df squares its reader part as a numpy scalar (a power, not always the
+    # product an array's square is)
+    df = np.array(
+        [
+            _df_from_variances(float(a), float(b), n_pairs, n_readers)
+            for a, b in zip(np.var(total, ddof=1, axis=1), np.var(pairs_only, ddof=1, axis=1))
+        ]
     )
     with np.errstate(invalid="ignore", divide="ignore"):  # rows without a finite df keep an SE of 0, as alone
         left_out = _df_from_variances(_leave_one_out_rows(total), _leave_one_out_rows(pairs_only), n_pairs, n_readers)

@@ -45,7 +45,7 @@ from audit.verdict.paired_bootstrap import (
 )
 from audit.verdict.tables import ComparisonTable
 
-STACK_ELEMENTS = 4_000_000  #: cells x replicates x pairs in one stacked array
+STACK_ELEMENTS = 500_000  #: cells x replicates x pairs in one stacked array (a few MB: cache-sized)
 
 
 def bootstrap_cells(
@@ -77,10 +77,6 @@ def bootstrap_cells(
             for i, b in zip(chunk, boots):
                 out[i] = b
     return out  # type: ignore[return-value]
-
-
-def _dense(table: ComparisonTable) -> tuple[np.ndarray, np.ndarray]:
-    return table.C.toarray(), table.N.toarray()
 
 
 def _reader_sums(dense: np.ndarray, wr: np.ndarray) -> np.ndarray:
@@ -143,7 +139,7 @@ def _reader_components(
     tables: list[ComparisonTable], c0: np.ndarray, n0: np.ndarray, wp: np.ndarray, wr: np.ndarray
 ) -> np.ndarray:
     """:func:`~audit.verdict.paired_bootstrap.reader_component` of every cell (one chunk of replicates each)."""
-    dense = [_dense(t) for t in tables]
+    dense = [t.dense() for t in tables]
     cr = _reader_sums(np.stack([c for c, _ in dense]), wr)
     nr = _reader_sums(np.stack([n for _, n in dense]), wr)
     ones = np.ones_like(c0)

@@ -160,3 +160,17 @@ def test_materialize_fills_a_cell_bootstrap_and_its_mirror():
             [a.estimate, a.df, a.df_se, a.sd, a._h], [b.estimate, b.df, b.df_se, b.sd, b._h]
         )
     assert mirrored["d_lo"].interval(0.9) == tuple(-x for x in reversed(alone["d_hi"].interval(0.9)))
+
+
+def test_many_small_rows_built_together_keep_every_df():
+    """The df squares its reader part as a numpy scalar, which differs from an array's square in about one
+    case in 1,500: 4,000 rows of five replicates catch a vectorised square with probability ~0.93."""
+    from audit.verdict.paired_bootstrap import PendingDistribution
+
+    rng = np.random.default_rng(12)
+    pending = []
+    for _ in range(4000):
+        reps = rng.normal(0.5, 0.1, 5)
+        pending.append(PendingDistribution(0.5, reps, reps * rng.uniform(0.3, 1.0), (0.0, 1.0), 6, 3))
+    together = stacked.build_distributions(pending)
+    assert all(d.df == p().df and d.df_se == p().df_se for p, d in zip(pending, together))
