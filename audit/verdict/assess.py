@@ -64,8 +64,9 @@ def _stream_key(matchup: str, criterion: str, votes: pd.DataFrame) -> tuple[tupl
     From the votes' ``focal`` and ``other`` columns (one focal per matchup once the data are
     oriented); a frame without them is keyed by its matchup label, as oriented.
     """
-    if {"focal", "other"} <= set(votes.columns) and len(votes):
-        focal, other = votes["focal"].iloc[0], votes["other"].iloc[0]
+    columns = votes.columns
+    if "focal" in columns and "other" in columns and len(votes):
+        focal, other = votes.iat[0, columns.get_loc("focal")], votes.iat[0, columns.get_loc("other")]
         return canonical_cell(str(focal), str(other), criterion)
     return (str(matchup), str(criterion)), 1.0
 
@@ -120,8 +121,15 @@ def cell_input(matchup: str, criterion: str, votes: pd.DataFrame, judge: pd.Data
         reader_id=votes["reader_id"].to_numpy(),
         y=votes["y"].to_numpy(float),
         judge_pairs=None if judge is None else judge["pair_id"].to_numpy(),
-        judge_credit=None if judge is None else pd.to_numeric(judge["credit"], errors="coerce").to_numpy(float),
+        judge_credit=None if judge is None else _floats(judge["credit"]),
     )
+
+
+def _floats(column: pd.Series) -> np.ndarray:
+    """``pd.to_numeric(column, errors="coerce")`` as floats (a float column as it is: the same numbers)."""
+    if column.dtype.kind == "f":
+        return column.to_numpy(float)
+    return pd.to_numeric(column, errors="coerce").to_numpy(float)
 
 
 def prepare_input(c: CellInput, *, tie_rule: str, policy: TransferPolicy, rng: np.random.Generator) -> PreparedCell:
