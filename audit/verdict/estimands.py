@@ -142,6 +142,36 @@ def _judge_sums(g: np.ndarray, judge: np.ndarray) -> np.ndarray:
     return np.stack([np.matmul(g, judge[:, k, :, None])[..., 0] for k in range(judge.shape[1])], -1)
 
 
+def _shifted(v0: np.ndarray, shift, majority_shift) -> tuple[np.ndarray, np.ndarray]:
+    """``V`` moved by ``shift`` (clipped to [0, 1]; unmoved without a shift) and the mean ``M`` is read from."""
+    shift = np.asarray(shift, float)
+    if shift.ndim == 2:  # stacked cells: a cell without a shift keeps its unclipped V, as its own call
+        v = np.where(np.any(shift != 0.0, axis=-1, keepdims=True), np.clip(v0 + shift, 0.0, 1.0), v0)
+    else:
+        v = np.clip(v0 + shift, 0.0, 1.0) if np.any(shift != 0.0) else v0
+    if majority_shift is None:
+        return v, v
+    return v, np.clip(v0 + majority_shift, 0.0, 1.0)
+
+
+def shifted_and_plain(
+    csum: np.ndarray,
+    qsum: np.ndarray,
+    nsum: np.ndarray,
+    weight: np.ndarray,
+    judge: np.ndarray,
+    shift: np.ndarray,
+    majority_shift: np.ndarray,
+) -> tuple[Estimands, Estimands]:
+    """``estimands(..., shift=shift, majority_shift=majority_shift, majority=False)`` and
+    ``estimands(..., majority=False)`` of the same replicates, from one evaluation: the shift moves only
+    ``V`` and the mean ``M`` is read from, so everything else (the passes over replicates x pairs) is
+    shared. The same numbers as the two calls, bit for bit."""
+    plain = estimands(csum, qsum, nsum, weight, judge, majority=False)
+    v, majority_mean = _shifted(plain.vote_share, shift, majority_shift)
+    return replace(plain, vote_share=v, majority_mean=majority_mean), plain
+
+
 def estimands(
     csum: np.ndarray,
     qsum: np.ndarray,
@@ -191,15 +221,7 @@ def estimands(
     g = weight * defined
     total = g.sum(-1)
     v0 = _safe_div(_wsum(g, h), total)
-    shift = np.asarray(shift, float)
-    if shift.ndim == 2:  # stacked cells: a cell without a shift keeps its unclipped V, as its own call
-        v = np.where(np.any(shift != 0.0, axis=-1, keepdims=True), np.clip(v0 + shift, 0.0, 1.0), v0)
-    else:
-        v = np.clip(v0 + shift, 0.0, 1.0) if np.any(shift != 0.0) else v0
-    if majority_shift is None:
-        majority_mean = v
-    else:
-        majority_mean = np.clip(v0 + majority_shift, 0.0, 1.0)
+    v, majority_mean = _shifted(v0, shift, majority_shift)
     if judge.ndim == 1:
         j = _safe_div(_wsum(g, judge), total)
     else:  # several judges on the same pairs
@@ -235,4 +257,4 @@ def estimands(
     )
 
 
-__all__ = ["Estimands", "beta_upper_tail", "estimands"]
+__all__ = ["Estimands", "beta_upper_tail", "estimands", "shifted_and_plain"]

@@ -43,7 +43,7 @@ import numpy as np
 
 from audit.uncertainty.bootstrap import multinomial_weights
 from audit.uncertainty.two_way import correct_two_way
-from audit.verdict.estimands import Estimands, estimands
+from audit.verdict.estimands import Estimands, estimands, shifted_and_plain
 from audit.verdict.intervals import ReplicateDistribution
 from audit.verdict.tables import ComparisonTable
 
@@ -223,12 +223,7 @@ def bootstrap_judges(
     fits = []
     for start in range(0, n_boot, chunk):
         w, s = wp[start : start + chunk], shift[start : start + chunk]
-        fits.append(
-            (
-                estimands(c0, q0, n0, w, judges, shift=s, majority_shift=kappa * s, majority=False),
-                estimands(c0, q0, n0, w, judges, majority=False),
-            )
-        )
+        fits.append(shifted_and_plain(c0, q0, n0, w, judges, s, kappa * s))
     share_var = np.concatenate([np.atleast_1d(plain.share_var) for _, plain in fits])
     within_var = np.concatenate([np.atleast_1d(plain.within_var) for _, plain in fits])
     tau2_reps = between_pair_replicates(original, n_boot, rng, share_var, within_var)

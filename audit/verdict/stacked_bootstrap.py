@@ -30,7 +30,7 @@ import numpy as np
 
 from audit.uncertainty.resampling import multinomial_weights
 from audit.uncertainty.two_way import correct_two_way
-from audit.verdict.estimands import estimands
+from audit.verdict.estimands import estimands, shifted_and_plain
 from audit.verdict.paired_bootstrap import (
     BOUNDS,
     CHUNK_ELEMENTS,
@@ -108,8 +108,7 @@ def _stacked(
     shift = np.stack([np.sqrt(c) * rng.standard_normal(n_boot) for c, rng in zip(c_r.tolist(), rngs)])
     kappa = _logit_shift_factors(original)
     per_pair = (c0[:, None, :], q0[:, None, :], n0[:, None, :])
-    with_shift = estimands(*per_pair, wp, judges, shift=shift, majority_shift=kappa[:, None] * shift, majority=False)
-    plain = estimands(*per_pair, wp, judges, majority=False)
+    with_shift, plain = shifted_and_plain(*per_pair, wp, judges, shift, kappa[:, None] * shift)
     tau2_reps = _between_pair_replicates(original, n_boot, rngs, plain.share_var, plain.within_var)
     shifted = with_shift.with_between_pair_var(tau2_reps).statistics()
     pairs_only = plain.with_between_pair_var(tau2_reps).statistics()
