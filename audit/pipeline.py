@@ -357,7 +357,7 @@ def assess_cells_and_configurations(
 _STAGE = {"readers": "reader analysis", "surface": "surface features", "judge_configurations": "judge configurations"}
 #: what the tasks import on first use: imported before the workers fork, so they share it
 _TASK_MODULES = (
-    "scipy.stats",
+    "audit._distributions",
     "audit.surface",
     "detectors",
     "audit.judge_configurations",
