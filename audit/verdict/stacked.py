@@ -17,9 +17,9 @@ scalar loop would return), and the results are stored in each distribution's own
 that the per-cell code that follows reads them instead of computing them. Every reading is
 the scalar path's number, bit for bit: the same operations on the same floats, each row's
 kernel sum a row reduction of a C-contiguous array (numpy sums a row of a 2-D array as it
-sums a 1-D array), the Student-t tails the ``scipy.special`` functions behind
-``scipy.stats.t`` (tests/audit/verdict/test_stacked.py compares every reading with the scalar
-one on random and edge-case distributions).
+sums a 1-D array), the Student-t tails those of :data:`audit._distributions.t`, as the scalar
+path's (tests/audit/verdict/test_stacked.py compares every reading with the scalar one on random
+and edge-case distributions).
 """
 
 from __future__ import annotations
@@ -29,35 +29,10 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from audit._distributions import t as _t
 from audit.verdict.intervals import _SQRT_2PI, P_MIN, MirroredDistribution, ReplicateDistribution
 
 CHUNK_ELEMENTS = 1_000_000  #: replicates per stacked array (rows x replicates) in one pass
-
-
-# ---- Student's t as scipy.stats.t evaluates it (loc 0, scale 1, 0 < df < inf), on arrays
-def t_cdf(z, df):
-    """``scipy.stats.t.cdf(z, df)``: ``scipy.special.stdtr(df, z)`` (finite ``z``, ``df > 0``)."""
-    from scipy.special import stdtr
-
-    return stdtr(df, z)
-
-
-def t_pdf(z, df):
-    """``scipy.stats.t.pdf(z, df)`` for finite ``df > 0``: the exponential of its log density."""
-    from scipy.special import poch
-
-    z, df = np.asarray(z, float), np.asarray(df, float)
-    return np.exp(
-        np.log(poch(0.5 * df, 0.5)) - 0.5 * (np.log(df) + np.log(np.pi)) - (df + 1) / 2 * np.log1p(z * z / df)
-    )
-
-
-def t_ppf(q, df):
-    """``scipy.stats.t.ppf(q, df)`` for ``0 < q < 1``, ``df > 0``: ``stdtrit(df, q)`` (``* 1 + 0``, as scipy's scale
-    and location turn ``-0.0`` into ``0.0``)."""
-    from scipy.special import stdtrit
-
-    return stdtrit(df, q) * 1 + 0
 
 
 # ---- the stacked kernels
@@ -175,7 +150,7 @@ def prefetch_tails(requests: Iterable[tuple[ReplicateDistribution, float]]) -> N
         return
     a = np.array([a for _, a in todo], float)
     df = np.array([d.df for d, _ in todo], float)
-    tails = ndtr(-t_ppf(1.0 - a, df))
+    tails = ndtr(-_t.ppf(1.0 - a, df))
     for (d, key), tail in zip(todo, tails.tolist()):
         d._tails[key] = tail
 
@@ -234,12 +209,12 @@ def prefetch_p(requests: Iterable[tuple[ReplicateDistribution, float, bool]]) ->
     p, dens, slope = ndtr(z), _normal_pdf(z), np.zeros(len(todo))
     if finite.any():
         zf, dff = z[finite], df[finite]
-        p[finite], dens[finite] = t_cdf(zf, dff), t_pdf(zf, dff)
+        p[finite], dens[finite] = _t.cdf(zf, dff), _t.pdf(zf, dff)
         sloped = finite & (df_se > 0)
         if sloped.any():
             zs, dfs = z[sloped], df[sloped]
             step = 0.01 * dfs
-            slope[sloped] = (t_cdf(zs, dfs + step) - t_cdf(zs, dfs - step)) / (2.0 * step)
+            slope[sloped] = (_t.cdf(zs, dfs + step) - _t.cdf(zs, dfs - step)) / (2.0 * step)
     p_out = np.minimum(np.maximum(p, P_MIN), 1.0)
     se_out = np.hypot(dens * dz, slope * df_se)
     for (d, key), pv, sv in zip(todo, p_out.tolist(), se_out.tolist()):
@@ -439,7 +414,4 @@ __all__ = [
     "prefetch_p",
     "prefetch_quantiles",
     "prefetch_tails",
-    "t_cdf",
-    "t_pdf",
-    "t_ppf",
 ]
