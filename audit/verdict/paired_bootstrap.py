@@ -367,7 +367,35 @@ def between_pair_draws(
         ok = np.isfinite(a) & np.isfinite(b)
         if ok.sum() > 2 and a[ok].std() > 0 and b[ok].std() > 0:
             rho = float(np.clip(np.corrcoef(a[ok], b[ok])[0, 1], -0.999, 0.999))
-    scale = dict(s2=s2, sw2=sw2, m1=m1, df_b=df_b, df_w=df_w)
+    return _draw(n_boot, rng, rho, s2=s2, sw2=sw2, m1=m1, df_b=df_b, df_w=df_w)
+
+
+def between_pair_draws_finite(
+    original: Estimands,
+    n_boot: int,
+    rng: np.random.Generator,
+    share_var_boot: np.ndarray,
+    within_var_boot: np.ndarray,
+    share_var_var: float,
+    share_var_sd: float,
+    within_var_sd: float,
+) -> BetweenPairDraws:
+    """:func:`between_pair_draws` for replicates that are all finite, their variance (``ddof=1``) and standard
+    deviations (``ddof=0``) given (computed for many cells at once by the stacked bootstrap): the same draws."""
+    s2, sw2, m1 = float(original.share_var), float(original.within_var), float(original.mean_inv_n)
+    df_b, df_w = float(original.df_between), float(original.df_within)
+    if not all(np.isfinite(x) for x in (s2, sw2, m1, df_b, df_w)) or df_b <= 0 or s2 <= 0:
+        return BetweenPairDraws("fixed", n_boot, constant=float(original.between_pair_var))
+    if n_boot > 1 and share_var_var > 0:
+        df_b = max(1.0, 2.0 * s2 * s2 / float(share_var_var))
+    rho = 0.0
+    if n_boot > 2 and share_var_sd > 0 and within_var_sd > 0:
+        rho = float(np.clip(np.corrcoef(share_var_boot, within_var_boot)[0, 1], -0.999, 0.999))
+    return _draw(n_boot, rng, rho, s2=s2, sw2=sw2, m1=m1, df_b=df_b, df_w=df_w)
+
+
+def _draw(n_boot: int, rng: np.random.Generator, rho: float, **scale: float) -> BetweenPairDraws:
+    df_b, df_w = scale["df_b"], scale["df_w"]
     if rho == 0.0:
         first = rng.chisquare(df_b, n_boot)
         second = rng.chisquare(df_w, n_boot) if df_w > 0 else None
@@ -426,6 +454,7 @@ __all__ = [
     "STATISTICS",
     "BetweenPairDraws",
     "between_pair_draws",
+    "between_pair_draws_finite",
     "between_pair_replicates",
     "chi2_ppf",
     "bootstrap_judges",

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from audit.uncertainty.resampling import multinomial_weights
+from audit.uncertainty.resampling import _counts
 from audit.uncertainty.two_way import correct_two_way
 from audit.verdict.estimands import estimands, shifted_and_plain
 from audit.verdict.paired_bootstrap import (
@@ -40,6 +40,7 @@ from audit.verdict.paired_bootstrap import (
     PendingDistribution,
     _vote_share,
     between_pair_draws,
+    between_pair_draws_finite,
     bootstrap_judges,
     chi2_ppf,
 )
@@ -101,9 +102,7 @@ def _stacked(
     stats0 = {k: np.asarray(v, float).reshape(n_cells, n_judges) for k, v in original.statistics().items()}
     tau2 = np.asarray(original.between_pair_var, float)
     tau = np.where(np.isfinite(tau2), np.sqrt(np.where(np.isfinite(tau2), tau2, 0.0)), np.nan)
-    draws = [(multinomial_weights(rng, n_pairs, n_boot), multinomial_weights(rng, n_readers, n_boot)) for rng in rngs]
-    wp = np.stack([w for w, _ in draws])
-    wr = np.stack([w for _, w in draws])
+    wp, wr = _weights(rngs, n_pairs, n_readers, n_boot)
     c_r = _reader_components(tables, c0, n0, wp, wr)
     shift = np.stack([np.sqrt(c) * rng.standard_normal(n_boot) for c, rng in zip(c_r.tolist(), rngs)])
     kappa = _logit_shift_factors(original)
@@ -128,6 +127,19 @@ def _stacked(
     return out
 
 
+def _weights(rngs, n_pairs: int, n_readers: int, n_boot: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every cell's pair and reader resampling counts (:func:`~audit.uncertainty.resampling.multinomial_weights`:
+    each cell's draws from its stream in that order, counted together)."""
+    idx_p = np.empty((len(rngs), n_boot, n_pairs), np.int64)
+    idx_r = np.empty((len(rngs), n_boot, n_readers), np.int64)
+    for g, rng in enumerate(rngs):
+        idx_p[g] = rng.integers(0, n_pairs, (n_boot, n_pairs))
+        idx_r[g] = rng.integers(0, n_readers, (n_boot, n_readers))
+    wp = _counts(idx_p.reshape(-1, n_pairs)).reshape(len(rngs), n_boot, n_pairs)
+    wr = _counts(idx_r.reshape(-1, n_readers)).reshape(len(rngs), n_boot, n_readers)
+    return wp, wr
+
+
 def _column(values: np.ndarray, g: int, i: int, n_boot: int) -> np.ndarray:
     """Cell ``g``'s replicates of judge ``i`` (a statistic of the humans only is repeated along the judges)."""
     values = np.asarray(values)
@@ -147,8 +159,16 @@ def _reader_components(
     readers = _vote_share(cr, nr, ones[:, None, :])
     product = _vote_share(cr, nr, wp)
     n_pairs, n_readers = c0.shape[1], tables[0].n_readers
+    # correct_two_way's reader component, on the rows it computes from every replicate (all finite)
+    gp, gr = n_pairs, n_readers
+    whole = np.isfinite(v0) & (np.isfinite(product) & np.isfinite(pairs) & np.isfinite(readers)).all(axis=1)
+    whole &= product.shape[1] >= 2
     out = np.empty(len(tables))
-    for g in range(len(tables)):
+    if whole.any():
+        a_r = gr / (gr - 1) * readers[whole].var(ddof=1, axis=1)
+        a_e = gp * gr / ((gp - 1) * (gr - 1)) * (product[whole] - pairs[whole] - readers[whole]).var(ddof=1, axis=1)
+        out[whole] = np.where(a_r > a_e, a_r - a_e, 0.0)
+    for g in np.flatnonzero(~whole):
         c = correct_two_way(float(v0[g]), product[g], pairs[g], readers[g], n_pairs, n_readers).reader_component
         out[g] = float(c) if np.isfinite(c) else 0.0
     return out
@@ -170,9 +190,17 @@ def _between_pair_replicates(original, n_boot, rngs, share_var, within_var) -> n
 
     out = np.empty((len(rngs), n_boot))
     copula = []
+    finite = (np.isfinite(share_var) & np.isfinite(within_var)).all(axis=1)
+    with np.errstate(invalid="ignore"):  # rows with non-finite replicates are drawn by between_pair_draws
+        var, sd_share, sd_within = share_var.var(ddof=1, axis=1), share_var.std(axis=1), within_var.std(axis=1)
     for g, rng in enumerate(rngs):
         cell = _cell_estimands(original, g)
-        d = between_pair_draws(cell, n_boot, rng, share_var[g], within_var[g])
+        if finite[g]:
+            d = between_pair_draws_finite(
+                cell, n_boot, rng, share_var[g], within_var[g], var[g], sd_share[g], sd_within[g]
+            )
+        else:
+            d = between_pair_draws(cell, n_boot, rng, share_var[g], within_var[g])
         if d.kind == "copula":
             copula.append((g, d))
         else:
