@@ -81,7 +81,7 @@ def majority_plugin(b0: float, sd_pair: float) -> float:
 
 
 def fit_cell_glmm(
-    cell_votes: pd.DataFrame, *, level: float = 0.95, backend: str = "native", fitted=None
+    cell_votes: pd.DataFrame, *, level: float = 0.95, backend: str = "native", fitted=None, _decisive_votes=None
 ) -> GlmmSummary:
     """Fit ``logit P(y=1) = b0 + u_pair + v_reader`` to one cell's decisive votes.
 
@@ -90,7 +90,7 @@ def fit_cell_glmm(
     """
     from audit.glmm import fit_crossed_glmm
 
-    y, pair, reader = _decisive(cell_votes)
+    y, pair, reader = _decisive(cell_votes) if _decisive_votes is None else _decisive_votes
     if y.size == 0:
         # Nothing to fit is not a failure: the cell is skipped, and says why.
         return _failed_glmm("no decisive votes in this cell (all ties)", Status.SKIPPED)
@@ -173,17 +173,17 @@ def fit_cell_glmm(
     )
 
 
-def _fit_many_cells(cells_votes, level: float) -> list:
+def _fit_many_cells(cells_votes, level: float, decisive=None) -> list:
     """The native GLMM of every cell's decisive votes, tiny cells fitted together
     (:func:`audit.glmm.batch.fit_many`): a GlmmResult, the AuditError its input raised, or None
-    (no decisive vote), per cell."""
+    (no decisive vote), per cell (``decisive``: each cell's :func:`_decisive` arrays, when made)."""
     from audit.glmm.batch import fit_many
     from audit.glmm.design import build_design
 
     fitted: list = [None] * len(cells_votes)
     designs, where = [], []
-    for i, cell_votes in enumerate(cells_votes):
-        y, pair, reader = _decisive(cell_votes)
+    decisive = [_decisive(v) for v in cells_votes] if decisive is None else decisive
+    for i, (y, pair, reader) in enumerate(decisive):
         if y.size == 0:
             continue
         try:
@@ -203,11 +203,17 @@ def human_sides(cells_votes, *, level: float = 0.95, backend: str = "native") ->
     (the same fits, evaluated at once for tiny cells: :mod:`audit.glmm.batch`)."""
     if backend != "native" or not 0.0 < level < 1.0:
         return [human_side(v, level=level, backend=backend) for v in cells_votes]
-    fitted = _fit_many_cells(cells_votes, level)
-    return [human_side(v, level=level, backend=backend, fitted=f) for v, f in zip(cells_votes, fitted)]
+    decisive = [_decisive(v) for v in cells_votes]  # each cell's arrays once, for its fit and its summary
+    fitted = _fit_many_cells(cells_votes, level, decisive)
+    return [
+        human_side(v, level=level, backend=backend, fitted=f, _decisive_votes=d)
+        for v, f, d in zip(cells_votes, fitted, decisive)
+    ]
 
 
-def human_side(cell_votes: pd.DataFrame, *, level: float = 0.95, backend: str = "native", fitted=None) -> HumanSide:
+def human_side(
+    cell_votes: pd.DataFrame, *, level: float = 0.95, backend: str = "native", fitted=None, _decisive_votes=None
+) -> HumanSide:
     """The raw shares and the GLMM of one cell (``fitted``: as :func:`fit_cell_glmm`)."""
     y = cell_votes["y"].to_numpy(float)
     n_focal = int(np.sum(y == 1.0))
@@ -223,7 +229,7 @@ def human_side(cell_votes: pd.DataFrame, *, level: float = 0.95, backend: str = 
         n_other=n_other,
         n_ties=n_ties,
         rate_even_split=even,
-        glmm=fit_cell_glmm(cell_votes, level=level, backend=backend, fitted=fitted),
+        glmm=fit_cell_glmm(cell_votes, level=level, backend=backend, fitted=fitted, _decisive_votes=_decisive_votes),
     )
 
 

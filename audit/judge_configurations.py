@@ -71,6 +71,8 @@ def configuration_inputs(
     without verdicts left out. The human side of every cell is built once and shared."""
     from audit.verdict.assess import cell_input
 
+    if not any(judge != skip and choices is not None for judge, choices in choices_by_judge.items()):
+        return {}  # no configuration to decide: the cells' human side is not built
     groups = [(key, part) for key, part in votes.groupby(["matchup", "criterion"], sort=False)]
     position = {key: i for i, key in enumerate(order)}
     if position:  # the cells' order (the decision does not depend on it; the record does)

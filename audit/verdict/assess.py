@@ -22,8 +22,26 @@ import pandas as pd
 
 from audit.policy import TransferPolicy
 from audit.result import Transfer
-from audit.verdict.compare import CellComparison, canonical_cell, cell_generator, compare_cell
+from audit.verdict.compare import (
+    CellComparison,
+    PreparedCell,
+    canonical_cell,
+    cell_generator,
+    compare_cell,
+    compare_cells,
+    prepare_cell,
+)
 from audit.verdict.decision import decide
+from audit.verdict.stacked import materialize, prefetch
+
+
+def human_estimands(comparisons: Sequence[CellComparison], level: float) -> list[dict]:
+    """:func:`_human_estimands` of every cell, their intervals computed at once (:mod:`audit.verdict.stacked`)."""
+    a = (1.0 - level) / 2.0
+    boots = [c.boot for c in comparisons if c.boot is not None]
+    materialize((b, k) for b in boots for k in ("vote_share", "majority_rate"))
+    prefetch(intervals=[(b[k], a) for b in boots for k in ("vote_share", "majority_rate")])
+    return [_human_estimands(c, level) for c in comparisons]
 
 
 def _human_estimands(c: CellComparison, level: float) -> dict:
@@ -46,8 +64,9 @@ def _stream_key(matchup: str, criterion: str, votes: pd.DataFrame) -> tuple[tupl
     From the votes' ``focal`` and ``other`` columns (one focal per matchup once the data are
     oriented); a frame without them is keyed by its matchup label, as oriented.
     """
-    if {"focal", "other"} <= set(votes.columns) and len(votes):
-        focal, other = votes["focal"].iloc[0], votes["other"].iloc[0]
+    columns = votes.columns
+    if "focal" in columns and "other" in columns and len(votes):
+        focal, other = votes.iat[0, columns.get_loc("focal")], votes.iat[0, columns.get_loc("other")]
         return canonical_cell(str(focal), str(other), criterion)
     return (str(matchup), str(criterion)), 1.0
 
@@ -102,7 +121,29 @@ def cell_input(matchup: str, criterion: str, votes: pd.DataFrame, judge: pd.Data
         reader_id=votes["reader_id"].to_numpy(),
         y=votes["y"].to_numpy(float),
         judge_pairs=None if judge is None else judge["pair_id"].to_numpy(),
-        judge_credit=None if judge is None else pd.to_numeric(judge["credit"], errors="coerce").to_numpy(float),
+        judge_credit=None if judge is None else _floats(judge["credit"]),
+    )
+
+
+def _floats(column: pd.Series) -> np.ndarray:
+    """``pd.to_numeric(column, errors="coerce")`` as floats (a float column as it is: the same numbers)."""
+    if column.dtype.kind == "f":
+        return column.to_numpy(float)
+    return pd.to_numeric(column, errors="coerce").to_numpy(float)
+
+
+def prepare_input(c: CellInput, *, tie_rule: str, policy: TransferPolicy, rng: np.random.Generator) -> PreparedCell:
+    """:func:`~audit.verdict.compare.prepare_cell` on one :class:`CellInput`."""
+    return prepare_cell(
+        c.pair_id,
+        c.reader_id,
+        c.y,
+        c.judge_pairs,
+        c.judge_credit,
+        tie_rule=tie_rule,
+        policy=policy,
+        rng=rng,
+        orientation=c.orientation,
     )
 
 
@@ -112,22 +153,35 @@ def decide_cells(
     tie_rule: str,
     policy: TransferPolicy,
     seed: int,
-    bootstrap: Callable[[int, int | None], Callable] | None = None,
+    bootstrap: Callable[[list[int], list, int, list], list] | None = None,
 ) -> tuple[list[Transfer], list[CellComparison]]:
     """Compare every cell on its own stream, decide them together, re-run the borderline ones (module doc).
 
-    ``bootstrap(index, n_boot)``, when given, is the bootstrap function cell ``index`` is compared
-    with at ``n_boot`` replicates (None: the policy's): the judge configurations share one bootstrap
-    per cell (:mod:`audit.verdict.batched`); otherwise each cell runs its own.
+    The cells' bootstraps are made in one call per round (same-shape cells stacked:
+    :func:`~audit.verdict.compare.stacked_bootstraps`; each cell's numbers are those of its own
+    :func:`~audit.verdict.compare.compare_cell` call). ``bootstrap(cells, tables, replicates, rngs)``,
+    when given, makes them instead (``cells``: indices into ``inputs``): the judge configurations share
+    one bootstrap per cell (:mod:`audit.verdict.batched`).
     """
 
-    def compare(index: int, n_boot: int | None = None) -> CellComparison:
-        c = inputs[index]
-        shared = {} if bootstrap is None else {"bootstrap": bootstrap(index, n_boot)}
-        rng = cell_generator(seed, *c.key) if n_boot is None else cell_generator(seed, *c.key, f"n_boot={n_boot}")
-        return compare_input(c, tie_rule=tie_rule, policy=policy, rng=rng, n_boot=n_boot, **shared)
+    def compare(indices: list[int], n_boot: int | None = None) -> list[CellComparison]:
+        rngs = [
+            cell_generator(seed, *inputs[i].key)
+            if n_boot is None
+            else cell_generator(seed, *inputs[i].key, f"n_boot={n_boot}")
+            for i in indices
+        ]
+        prepared = [prepare_input(inputs[i], tie_rule=tie_rule, policy=policy, rng=r) for i, r in zip(indices, rngs)]
+        hook = None
+        if bootstrap is not None:
 
-    comparisons = [compare(i) for i in range(len(inputs))]
+            def hook(need, tables, replicates, streams):
+                return bootstrap([indices[k] for k in need], tables, replicates, streams)
+
+        replicates = policy.n_boot if n_boot is None else int(n_boot)
+        return compare_cells(prepared, replicates, rngs, hook)
+
+    comparisons = compare(list(range(len(inputs))))
     transfers = decide(comparisons, policy) if comparisons else []
     n_boot, extended = policy.n_boot, {}
     for _ in range(SEQUENTIAL_ROUNDS):
@@ -135,8 +189,8 @@ def decide_cells(
         if not near:
             break
         n_boot *= SEQUENTIAL_FACTOR
-        for i in near:
-            comparisons[i] = compare(i, n_boot)
+        for i, c in zip(near, compare(near, n_boot)):
+            comparisons[i] = c
             extended.setdefault(i, transfers[i].monte_carlo_borderline_test)
         transfers = decide(comparisons, policy)
     for i, test in extended.items():
@@ -171,7 +225,7 @@ def assess_transfers(
     """
     inputs = [cell_input(*cell) for cell in cells]
     transfers, comparisons = decide_cells(inputs, tie_rule=tie_rule, policy=policy, seed=seed)
-    return [(t, _human_estimands(c, policy.level)) for t, c in zip(transfers, comparisons)]
+    return list(zip(transfers, human_estimands(comparisons, policy.level)))
 
 
 __all__ = [
@@ -182,4 +236,5 @@ __all__ = [
     "cell_input",
     "compare_input",
     "decide_cells",
+    "prepare_input",
 ]

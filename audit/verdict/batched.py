@@ -23,9 +23,10 @@ import pandas as pd
 
 from audit.policy import TransferPolicy
 from audit.result import Transfer
-from audit.verdict.assess import CellInput, _human_estimands, cell_input, decide_cells
+from audit.verdict.assess import CellInput, cell_input, decide_cells, human_estimands
 from audit.verdict.compare import CellComparison
-from audit.verdict.paired_bootstrap import CellBootstrap, bootstrap_judges, paired_bootstrap
+from audit.verdict.paired_bootstrap import CellBootstrap
+from audit.verdict.stacked_bootstrap import bootstrap_cells
 from audit.verdict.tables import ComparisonTable
 
 
@@ -60,14 +61,6 @@ def _credits_on(c: CellInput, pairs: tuple[str, ...]) -> np.ndarray:
     return jc[order][np.searchsorted(jp[order], np.asarray(pairs, dtype=str))]
 
 
-def _same_table(a: ComparisonTable, b: ComparisonTable) -> bool:
-    return (
-        a.pairs == b.pairs
-        and a.readers == b.readers
-        and all((x != y).nnz == 0 for x, y in ((a.C, b.C), (a.Q, b.Q), (a.N, b.N)))
-    )
-
-
 class SharedBootstraps:
     """The store of one study's batched cell bootstraps (see the module doc; internal)."""
 
@@ -92,30 +85,39 @@ class SharedBootstraps:
         return out
 
     def for_judge(self, judge: str):
-        """``decide_cells``'s ``bootstrap`` hook for ``judge``: ``(cell, n_boot) -> bootstrap(table, B, rng)``."""
+        """``decide_cells``'s ``bootstrap`` hook for ``judge``: ``(cells, tables, replicates, rngs) -> bootstraps``."""
 
-        def of_cell(index: int, n_boot: int | None):
-            def run(table: ComparisonTable, replicates: int, rng: np.random.Generator) -> CellBootstrap:
-                stored = self._store.pop((judge, index, int(replicates)), None)
+        def run(indices, tables, replicates: int, rngs) -> list[CellBootstrap]:
+            replicates = int(replicates)
+            out: list[CellBootstrap | None] = [None] * len(indices)
+            jobs = []  # (position, mates, judge rows) of the cells to bootstrap now
+            for k, (index, table) in enumerate(zip(indices, tables)):
+                stored = self._store.pop((judge, index, replicates), None)
                 if stored is not None:
                     t, row, boot = stored
-                    if _same_table(t, table) and np.array_equal(row, table.judge):
-                        return boot
-                if self._judged[judge][index] is None:  # no outputs: the humans only, not shared
-                    return paired_bootstrap(table, replicates, rng)
-                mates = self._mates(judge, index, int(replicates))
+                    if t.same_votes(table) and np.array_equal(row, table.judge):
+                        out[k] = boot
+                        continue
+                shared = self._judged[judge][index] is not None  # no outputs: the humans only, not shared
+                mates = self._mates(judge, index, replicates) if shared else []
                 rows = [np.asarray(table.judge, float)] + [
                     _credits_on(self._inputs[m][index], table.pairs) for m in mates
                 ]
-                boots = bootstrap_judges(table, np.vstack(rows), replicates, rng)
-                self.n_bootstraps += 1
-                for m, row, boot in zip(mates, rows[1:], boots[1:]):
-                    self._store[(m, index, int(replicates))] = (table, row, boot)
-                return boots[0]
+                jobs.append((k, shared, mates, rows))
+            boots = bootstrap_cells(
+                [tables[k] for k, *_ in jobs],
+                [np.vstack(rows) for *_, rows in jobs],
+                replicates,
+                [rngs[k] for k, *_ in jobs],
+            )
+            for (k, shared, mates, rows), boot in zip(jobs, boots):
+                self.n_bootstraps += shared
+                for m, row, b in zip(mates, rows[1:], boot[1:]):
+                    self._store[(m, indices[k], replicates)] = (tables[k], row, b)
+                out[k] = boot[0]
+            return out  # type: ignore[return-value]
 
-            return run
-
-        return of_cell
+        return run
 
 
 def decide_configurations(
@@ -145,7 +147,7 @@ def assess_transfers_with_configurations(
     inputs = {primary: [cell_input(*cell) for cell in cells], **configurations}
     decided = decide_configurations(inputs, tie_rule=tie_rule, policy=policy, seed=seed)
     transfers, comparisons = decided.pop(primary)
-    own = [(t, _human_estimands(c, policy.level)) for t, c in zip(transfers, comparisons)]
+    own = list(zip(transfers, human_estimands(comparisons, policy.level)))
     return own, {judge: t for judge, (t, _) in decided.items()}
 
 

@@ -31,7 +31,8 @@ from audit.checks import Status
 from audit.policy import TransferPolicy
 from audit.result import Interval
 from audit.verdict.paired_bootstrap import CellBootstrap, paired_bootstrap
-from audit.verdict.tables import ComparisonTable, comparison_table
+from audit.verdict.stacked import materialize
+from audit.verdict.tables import ComparisonTable, compared_votes
 
 
 def cell_generator(run_seed: int, *key: str) -> np.random.Generator:
@@ -141,6 +142,24 @@ class CellComparison:
         low, high = self.band_interval(self.alpha)
         return bool(low > -self.margin and high < self.margin)
 
+    def readings(self, decisive_level: float) -> tuple[list, list]:
+        """What the decision of this assessed cell reads from its distributions, for
+        :func:`audit.verdict.stacked.prefetch`: ``(intervals, p_values)``, each reading as its method
+        computes its argument (:meth:`band_interval` at alpha, :meth:`direction` at ``decisive_level``,
+        :meth:`interval` at ``1 - 2 alpha``, :meth:`p_outside_with_se`, :meth:`p_conflict_with_se`,
+        :meth:`p_equivalence_sides`)."""
+        b, m = self.boot, self.margin
+        lo, hi, j, v = b["d_lo"], b["d_hi"], b["judge_rate"], b["vote_share"]
+        a_decisive, a_level = (1.0 - decisive_level) / 2.0, (1.0 - (1.0 - 2.0 * self.alpha)) / 2.0
+        intervals = [(lo, self.alpha), (hi, self.alpha), (j, a_decisive), (v, a_decisive)]
+        intervals += [(b[k], a_level) for k in ("difference_vote_share", "difference_majority", "judge_rate")]
+        p_values = [(hi, m, True), (hi, m, False), (lo, -m, False), (lo, -m, True)]
+        if j.estimate > 0.5 and v.estimate < 0.5:
+            p_values += [(j, 0.5, True), (v, 0.5, False)]
+        elif j.estimate < 0.5 and v.estimate > 0.5:
+            p_values += [(j, 0.5, False), (v, 0.5, True)]
+        return intervals, p_values
+
     def interval(self, name: str, level: float) -> Interval:
         d = self.boot[name]
         lo, hi = d.interval(level)
@@ -153,7 +172,42 @@ class CellComparison:
         return "focal" if lo > 0.5 else ("other" if hi < 0.5 else "chance")
 
 
-def compare_cell(
+@dataclass(frozen=True)
+class PreparedCell:
+    """One cell up to its bootstrap (internal): the compared table in the canonical orientation and the
+    counts the status rules read. :func:`prepare_cell` makes it, :func:`finish_cell` decides the cell's
+    status from it and its bootstrap; :func:`compare_cell` is the two around one bootstrap call, and
+    :func:`compare_cells` the same for many cells with their bootstraps stacked."""
+
+    table: ComparisonTable
+    flip: bool
+    has_judge: bool
+    n_common_pairs: int
+    n_common_readers: int
+    all_ties: bool  #: every human vote on the compared pairs is a tie
+    tie_rule: str
+    policy: TransferPolicy
+
+    @property
+    def needs_bootstrap(self) -> bool:
+        return self.table.n_pairs >= 2 and self.table.n_readers >= 2
+
+    @property
+    def counts_suffice(self) -> bool:
+        """Whether :func:`finish_cell` gets past the rules that do not read the bootstrap (a judge with
+        outputs, enough pairs and readers, not every vote a tie)."""
+        policy, table = self.policy, self.table
+        return (
+            self.has_judge
+            and self.n_common_pairs >= policy.min_pairs
+            and self.n_common_readers >= policy.min_readers
+            and not self.all_ties
+            and table.n_pairs >= policy.min_pairs
+            and table.n_readers >= policy.min_readers
+        )
+
+
+def prepare_cell(
     pair_id: np.ndarray,
     reader_id: np.ndarray,
     y: np.ndarray,
@@ -164,40 +218,34 @@ def compare_cell(
     policy: TransferPolicy,
     rng: np.random.Generator,
     orientation: float = 1.0,
-    n_boot: int | None = None,
-    bootstrap=paired_bootstrap,
-) -> CellComparison:
-    """Build, check and bootstrap one cell (see the module doc).
-
-    ``judge_pairs``/``judge_credit`` None: the judge has no outputs for this criterion (the
-    humans' estimands are still computed, on every pair with a vote, for the report).
-    ``orientation`` is the cell's sign from :func:`canonical_cell`; ``n_boot`` overrides the
-    policy's replicates (the sequential Monte Carlo of :mod:`audit.verdict.assess`).
-    ``bootstrap(table, n_boot, rng)`` is :func:`~audit.verdict.paired_bootstrap.paired_bootstrap`
-    unless the caller shares one bootstrap across judges (:mod:`audit.verdict.batched`).
-    """
+) -> PreparedCell:
+    """:func:`compare_cell` before the bootstrap: the table (``rng`` draws a random tie rule's credits) and counts."""
     flip = orientation < 0
     y = np.asarray(y, float)
-    if flip:  # the canonical orientation; mirrored back below
+    if flip:  # the canonical orientation; mirrored back in finish_cell
         y = 1.0 - y
         judge_credit = None if judge_credit is None else 1.0 - np.asarray(judge_credit, float)
-    pair_id = np.asarray(pair_id).astype(str)
     has_judge = judge_pairs is not None
     if not has_judge:
-        judge_pairs, judge_credit = np.unique(pair_id), np.full(np.unique(pair_id).size, 0.5)
-    judge_pairs = np.asarray(judge_pairs).astype(str)
-    judge_credit = np.asarray(judge_credit, float)
-    common = np.isin(pair_id, judge_pairs[np.isfinite(judge_credit)])
-    n_common_pairs = int(np.unique(pair_id[common]).size)
-    n_common_readers = int(np.unique(np.asarray(reader_id).astype(str)[common]).size)
-    table = comparison_table(pair_id, reader_id, y, judge_pairs, judge_credit, tie_rule=tie_rule, rng=rng)
-    kw = dict(alpha=policy.alpha, margin=policy.margin)
-    replicates = policy.n_boot if n_boot is None else int(n_boot)
-    boot = bootstrap(table, replicates, rng) if table.n_pairs >= 2 and table.n_readers >= 2 else None
-    if boot is not None and flip:
+        judge_pairs = np.unique(np.asarray(pair_id).astype(str))
+        judge_credit = np.full(judge_pairs.size, 0.5)
+    table, common = compared_votes(pair_id, reader_id, y, judge_pairs, judge_credit, tie_rule=tie_rule, rng=rng)
+    return PreparedCell(table, flip, has_judge, common.n_pairs, common.n_readers, common.all_ties, tie_rule, policy)
+
+
+NEEDED = ("judge_rate", "vote_share", "majority_rate", "d_lo", "d_hi")  #: what an assessed cell must estimate
+
+
+def finish_cell(p: PreparedCell, boot: CellBootstrap | None) -> CellComparison:
+    """:func:`compare_cell` after the bootstrap (``boot``: the canonical orientation's, None when not
+    bootstrapped): the status rules, in order, and the bootstrap mirrored back for a flipped cell."""
+    policy, table, tie_rule = p.policy, p.table, p.tie_rule
+    if boot is not None and p.flip:
         boot = boot.mirrored()
-    if not has_judge:
+    kw = dict(alpha=policy.alpha, margin=policy.margin)
+    if not p.has_judge:
         return CellComparison(Status.INSUFFICIENT, "the judge has no outputs for this criterion", table, boot, **kw)
+    n_common_pairs, n_common_readers = p.n_common_pairs, p.n_common_readers
     if n_common_pairs < policy.min_pairs or n_common_readers < policy.min_readers:
         return CellComparison(
             Status.INSUFFICIENT,
@@ -207,7 +255,7 @@ def compare_cell(
             boot,
             **kw,
         )
-    if common.any() and np.isnan(y[common]).all():
+    if p.all_ties:
         return CellComparison(
             Status.ERROR,
             "every human vote on the compared pairs is a tie: the readers expressed "
@@ -235,7 +283,7 @@ def compare_cell(
             boot,
             **kw,
         )
-    needed = ("judge_rate", "vote_share", "majority_rate", "d_lo", "d_hi")
+    needed = NEEDED
     if boot is None or not all(boot[k].defined and math.isfinite(boot[k].sd) for k in needed):
         bad = [k for k in needed if boot is None or not (boot[k].defined and math.isfinite(boot[k].sd))]
         return CellComparison(
@@ -248,4 +296,78 @@ def compare_cell(
     return CellComparison(None, "", table, boot, **kw)
 
 
-__all__ = ["CellComparison", "canonical_cell", "cell_generator", "compare_cell"]
+def compare_cell(
+    pair_id: np.ndarray,
+    reader_id: np.ndarray,
+    y: np.ndarray,
+    judge_pairs: np.ndarray | None,
+    judge_credit: np.ndarray | None,
+    *,
+    tie_rule: str,
+    policy: TransferPolicy,
+    rng: np.random.Generator,
+    orientation: float = 1.0,
+    n_boot: int | None = None,
+    bootstrap=paired_bootstrap,
+) -> CellComparison:
+    """Build, check and bootstrap one cell (see the module doc).
+
+    ``judge_pairs``/``judge_credit`` None: the judge has no outputs for this criterion (the
+    humans' estimands are still computed, on every pair with a vote, for the report).
+    ``orientation`` is the cell's sign from :func:`canonical_cell`; ``n_boot`` overrides the
+    policy's replicates (the sequential Monte Carlo of :mod:`audit.verdict.assess`).
+    ``bootstrap(table, n_boot, rng)`` is :func:`~audit.verdict.paired_bootstrap.paired_bootstrap`
+    unless the caller shares one bootstrap across judges (:mod:`audit.verdict.batched`).
+    """
+    p = prepare_cell(
+        pair_id,
+        reader_id,
+        y,
+        judge_pairs,
+        judge_credit,
+        tie_rule=tie_rule,
+        policy=policy,
+        rng=rng,
+        orientation=orientation,
+    )
+    replicates = policy.n_boot if n_boot is None else int(n_boot)
+    return finish_cell(p, bootstrap(p.table, replicates, rng) if p.needs_bootstrap else None)
+
+
+def stacked_bootstraps(tables, replicates: int, rngs) -> list[CellBootstrap]:
+    """:func:`~audit.verdict.paired_bootstrap.paired_bootstrap` of every table (each its own stream), same-shape
+    cells stacked (:func:`audit.verdict.stacked_bootstrap.bootstrap_cells`)."""
+    from audit.verdict.stacked_bootstrap import bootstrap_cells
+
+    return [b[0] for b in bootstrap_cells(tables, [t.judge[None, :] for t in tables], replicates, rngs)]
+
+
+def compare_cells(prepared, replicates: int, rngs, bootstrap=None) -> list[CellComparison]:
+    """:func:`finish_cell` of every :class:`PreparedCell` after one call ``bootstrap(indices, tables,
+    replicates, rngs)`` for those that need it (``indices`` into ``prepared``; default
+    :func:`stacked_bootstraps`), each with the stream its table was drawn from (``rngs``)."""
+    need = [i for i, p in enumerate(prepared) if p.needs_bootstrap]
+    tables = [prepared[i].table for i in need]
+    streams = [rngs[i] for i in need]
+    if bootstrap is None:
+        boots = stacked_bootstraps(tables, replicates, streams) if need else []
+    else:
+        boots = bootstrap(need, tables, replicates, streams) if need else []
+    by_index = dict(zip(need, boots))
+    # the distributions the last rule reads, built together (audit.verdict.stacked.materialize)
+    # (NEEDED holds d_lo and d_hi, so a flipped cell's mirrored readings are built too)
+    materialize((b, k) for i, b in by_index.items() if prepared[i].counts_suffice for k in NEEDED)
+    return [finish_cell(p, by_index.get(i)) for i, p in enumerate(prepared)]
+
+
+__all__ = [
+    "CellComparison",
+    "PreparedCell",
+    "canonical_cell",
+    "cell_generator",
+    "compare_cell",
+    "compare_cells",
+    "finish_cell",
+    "prepare_cell",
+    "stacked_bootstraps",
+]

@@ -34,6 +34,8 @@ from audit.policy import TransferPolicy
 from audit.result import Interval, Transfer
 from audit.uncertainty.multiplicity import holm
 from audit.verdict.compare import CellComparison
+from audit.verdict.paired_bootstrap import STATISTICS
+from audit.verdict.stacked import materialize, prefetch
 
 ADJUSTMENTS = ("holm", "bonferroni", "none")
 
@@ -237,6 +239,7 @@ def decide(comparisons: Sequence[CellComparison], policy: TransferPolicy) -> lis
     """One :class:`~audit.result.Transfer` per comparison (the baseline fields left empty)."""
     assessed = [i for i, c in enumerate(comparisons) if c.assessed]
     family = len(assessed)
+    prefetch_readings([comparisons[i] for i in assessed], policy.decisive_level)
     outside = [comparisons[i].p_outside_with_se() for i in assessed]
     conflict = [comparisons[i].p_conflict_with_se() for i in assessed]
     p_out = np.array([p for p, _ in outside], float)
@@ -282,6 +285,18 @@ def decide(comparisons: Sequence[CellComparison], policy: TransferPolicy) -> lis
             )
         )
     return out
+
+
+def prefetch_readings(assessed: Sequence[CellComparison], decisive_level: float) -> None:
+    """Every reading the decision makes of the assessed cells' distributions, computed at once on
+    stacked arrays (:mod:`audit.verdict.stacked`; the same numbers, read from the caches below)."""
+    materialize((c.boot, k) for c in assessed for k in STATISTICS)
+    intervals, p_values = [], []
+    for c in assessed:
+        i, p = c.readings(decisive_level)
+        intervals += i
+        p_values += p
+    prefetch(intervals=intervals, p_values=p_values)
 
 
 def _finite_or_none(x: float) -> float | None:

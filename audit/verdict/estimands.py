@@ -118,10 +118,58 @@ def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 
 
 def _wsum(w: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """``sum_p w[..., p] x[..., p]``; a fixed per-pair ``x`` (1-D) against replicate weights is a matvec."""
+    """``sum_p w[..., p] x[..., p]``; a fixed per-pair ``x`` (1-D) against replicate weights is a matvec.
+
+    Stacked cells (``w``: cells x replicates x pairs, ``x``: cells x 1 x pairs) take one matvec per
+    cell (a stacked ``matmul``: the same BLAS call on each cell's rows as the 2-D case, so the same
+    bits; tests/audit/verdict/test_stacked_bootstrap.py)."""
     if x.ndim == 1 and w.ndim == 2:
         return w @ x
+    if w.ndim == 3 and x.ndim == 3 and x.shape[-2] == 1:
+        return np.matmul(w, np.swapaxes(x, -1, -2))[..., 0]
     return (w * x).sum(-1)
+
+
+def _judge_sums(g: np.ndarray, judge: np.ndarray) -> np.ndarray:
+    """``sum_p g[..., p] judge[k, p]`` per judge ``k`` (trailing judge axis), one product per judge, so a
+    judge's rate has the same bits whichever judges it is batched with (a matrix product may sum in
+    another order). ``judge``: judges x pairs, or cells x judges x pairs for stacked cells (``g``:
+    cells x pairs, or cells x replicates x pairs)."""
+    if judge.ndim == 2:
+        return np.stack([g @ row for row in judge], -1)
+    if g.ndim == 2:  # the original data of stacked cells: one dot product per cell and judge
+        return np.stack([np.matmul(g[:, None, :], judge[:, k, :, None])[:, 0, 0] for k in range(judge.shape[1])], -1)
+    return np.stack([np.matmul(g, judge[:, k, :, None])[..., 0] for k in range(judge.shape[1])], -1)
+
+
+def _shifted(v0: np.ndarray, shift, majority_shift) -> tuple[np.ndarray, np.ndarray]:
+    """``V`` moved by ``shift`` (clipped to [0, 1]; unmoved without a shift) and the mean ``M`` is read from."""
+    shift = np.asarray(shift, float)
+    if shift.ndim == 2:  # stacked cells: a cell without a shift keeps its unclipped V, as its own call
+        v = np.where(np.any(shift != 0.0, axis=-1, keepdims=True), np.clip(v0 + shift, 0.0, 1.0), v0)
+    else:
+        v = np.clip(v0 + shift, 0.0, 1.0) if np.any(shift != 0.0) else v0
+    if majority_shift is None:
+        return v, v
+    return v, np.clip(v0 + majority_shift, 0.0, 1.0)
+
+
+def shifted_and_plain(
+    csum: np.ndarray,
+    qsum: np.ndarray,
+    nsum: np.ndarray,
+    weight: np.ndarray,
+    judge: np.ndarray,
+    shift: np.ndarray,
+    majority_shift: np.ndarray,
+) -> tuple[Estimands, Estimands]:
+    """``estimands(..., shift=shift, majority_shift=majority_shift, majority=False)`` and
+    ``estimands(..., majority=False)`` of the same replicates, from one evaluation: the shift moves only
+    ``V`` and the mean ``M`` is read from, so everything else (the passes over replicates x pairs) is
+    shared. The same numbers as the two calls, bit for bit."""
+    plain = estimands(csum, qsum, nsum, weight, judge, majority=False)
+    v, majority_mean = _shifted(plain.vote_share, shift, majority_shift)
+    return replace(plain, vote_share=v, majority_mean=majority_mean), plain
 
 
 def estimands(
@@ -133,12 +181,18 @@ def estimands(
     nsum2: np.ndarray | None = None,
     shift: np.ndarray | float = 0.0,
     majority_shift: np.ndarray | float | None = None,
+    majority: bool = True,
 ) -> Estimands:
     """J, V and M from per-pair sums; the last axis is the pair axis (see the module doc).
 
     ``csum``, ``qsum``, ``nsum`` are ``(P,)`` (the original per-pair sums) or ``(B, P)`` (per
     replicate); ``weight`` is ``(P,)`` or ``(B, P)``. ``judge`` is ``(P,)`` or ``(K, P)`` for
     ``K`` judges at once (then ``judge_rate`` has a trailing axis of length ``K``).
+
+    Stacked cells of one shape (:mod:`audit.verdict.stacked_bootstrap`): a leading cell axis ``G`` on
+    every argument, ``judge`` ``(G, K, P)``; the original data as ``(G, P)`` sums and weights, the
+    replicates as ``(G, 1, P)`` sums against ``(G, B, P)`` weights with ``shift`` ``(G, B)``. Each cell's
+    numbers are those of its own call, bit for bit.
 
     ``nsum2`` is the per-pair sum of the *squared* reader weights of the credited votes
     (``nsum`` itself when every reader weight is 1, the default). A resampled reader drawn
@@ -152,6 +206,10 @@ def estimands(
     [0, 1]); ``majority_shift`` (default: ``shift``) moves the mean of the Beta that ``M`` is
     read from. They differ because a leniency shift acts on the logit scale: a pair near
     1/2, where ``M`` is decided, moves more than the average pair.
+
+    ``majority`` False leaves ``M`` NaN (not evaluated): the paired bootstrap's replicates read ``M``
+    only after replacing ``tau^2`` (:meth:`Estimands.with_between_pair_var`), so the Beta tails of the
+    replicates' own moment estimates would be computed for nothing.
     """
     csum, qsum, nsum = (np.asarray(x, float) for x in (csum, qsum, nsum))
     weight = np.asarray(weight, float)
@@ -163,16 +221,11 @@ def estimands(
     g = weight * defined
     total = g.sum(-1)
     v0 = _safe_div(_wsum(g, h), total)
-    v = np.clip(v0 + shift, 0.0, 1.0) if np.any(np.asarray(shift) != 0.0) else v0
-    if majority_shift is None:
-        majority_mean = v
-    else:
-        majority_mean = np.clip(v0 + majority_shift, 0.0, 1.0)
+    v, majority_mean = _shifted(v0, shift, majority_shift)
     if judge.ndim == 1:
         j = _safe_div(_wsum(g, judge), total)
-    else:  # several judges on the same pairs: one product per judge, so a judge's rate has the same
-        # bits whichever judges it is batched with (a matrix product may sum in another order)
-        j = _safe_div(np.stack([g @ row for row in judge], -1), total[..., None])
+    else:  # several judges on the same pairs
+        j = _safe_div(_judge_sums(g, judge), total[..., None])
     # between-pair variance from the pairs with at least two distinct credited votes
     dof = nsum - _safe_div(nsum2, nsum)  # weighted-variance denominator: n - 1 for unit weights
     multi = defined & (np.nan_to_num(dof) > 1e-9)
@@ -188,7 +241,7 @@ def estimands(
     tau2 = s2 - sw2 * m1
     # NaN (not estimable) when fewer than two pairs have two or more distinct credited votes
     tau2 = np.where(np.isfinite(tau2), np.maximum(tau2, 0.0), np.nan)
-    m = beta_upper_tail(majority_mean, tau2)
+    m = beta_upper_tail(majority_mean, tau2) if majority else np.full(np.shape(tau2), np.nan)
     return Estimands(
         judge_rate=j,
         vote_share=v,
@@ -204,4 +257,4 @@ def estimands(
     )
 
 
-__all__ = ["Estimands", "beta_upper_tail", "estimands"]
+__all__ = ["Estimands", "beta_upper_tail", "estimands", "shifted_and_plain"]

@@ -43,7 +43,7 @@ import numpy as np
 
 from audit.uncertainty.bootstrap import multinomial_weights
 from audit.uncertainty.two_way import correct_two_way
-from audit.verdict.estimands import Estimands, estimands
+from audit.verdict.estimands import Estimands, estimands, shifted_and_plain
 from audit.verdict.intervals import ReplicateDistribution
 from audit.verdict.tables import ComparisonTable
 
@@ -85,11 +85,39 @@ class LazyDistributions(Mapping):
             self._built[name] = got
         return got
 
+    def pending(self, name: str) -> PendingDistribution | None:
+        """What ``name`` would be built from, while it is not built (None once built, or for another builder)."""
+        build = self._build.get(name)
+        return build if isinstance(build, PendingDistribution) else None
+
+    def put(self, name: str, distribution: ReplicateDistribution) -> None:
+        """Store ``name``, built elsewhere from its :meth:`pending` inputs (:mod:`audit.verdict.stacked`)."""
+        self._build.pop(name)
+        self._built[name] = distribution
+
     def __iter__(self) -> Iterator[str]:
         return iter([k for k in STATISTICS if k in self._built or k in self._build])
 
     def __len__(self) -> int:
         return len(self._built) + len(self._build)
+
+
+@dataclass(frozen=True)
+class PendingDistribution:
+    """One statistic's replicates before smoothing: calling it builds its
+    :class:`~audit.verdict.intervals.ReplicateDistribution`, with the Satterthwaite df of the two parts
+    (``replicates``: with the reader shift, ``pairs_only``: the same draws without it) (internal)."""
+
+    estimate: float
+    replicates: np.ndarray
+    pairs_only: np.ndarray
+    bounds: tuple[float, float]
+    n_pairs: int
+    n_readers: int
+
+    def __call__(self) -> ReplicateDistribution:
+        df, df_se = _satterthwaite(self.replicates, self.pairs_only, self.n_pairs, self.n_readers)
+        return ReplicateDistribution(self.estimate, self.replicates, df, self.bounds, df_se=df_se)
 
 
 @dataclass(frozen=True)
@@ -100,6 +128,7 @@ class CellBootstrap:
     between_pair_sd: float  #: sqrt(tau^2) of the original data, probability scale
     reader_sd: float  #: sqrt of the reader component of V's variance (the shift's SD)
     n_boot: int
+    mirror_of: CellBootstrap | None = None  #: the canonical orientation's bootstrap this one mirrors
 
     def __getitem__(self, name: str) -> ReplicateDistribution:
         return self.distributions[name]
@@ -117,7 +146,7 @@ class CellBootstrap:
             return lambda: d[swap.get(k, k)].mirrored(RATE_CENTRE if k in RATES else 0.0)
 
         out = LazyDistributions({k: mirror(k) for k in d})
-        return CellBootstrap(out, self.between_pair_sd, self.reader_sd, self.n_boot)
+        return CellBootstrap(out, self.between_pair_sd, self.reader_sd, self.n_boot, mirror_of=self)
 
 
 def _vote_share(csum: np.ndarray, nsum: np.ndarray, weight: np.ndarray) -> np.ndarray:
@@ -194,9 +223,7 @@ def bootstrap_judges(
     fits = []
     for start in range(0, n_boot, chunk):
         w, s = wp[start : start + chunk], shift[start : start + chunk]
-        fits.append(
-            (estimands(c0, q0, n0, w, judges, shift=s, majority_shift=kappa * s), estimands(c0, q0, n0, w, judges))
-        )
+        fits.append(shifted_and_plain(c0, q0, n0, w, judges, s, kappa * s))
     share_var = np.concatenate([np.atleast_1d(plain.share_var) for _, plain in fits])
     within_var = np.concatenate([np.atleast_1d(plain.within_var) for _, plain in fits])
     tau2_reps = between_pair_replicates(original, n_boot, rng, share_var, within_var)
@@ -211,18 +238,14 @@ def bootstrap_judges(
             for k, v in est.with_between_pair_var(t2).statistics().items():
                 target[k].append(np.asarray(v).reshape(n, n_judges))
 
-    def build(
-        estimate: float, reps: np.ndarray, df: float, bounds, df_se: float
-    ) -> Callable[[], ReplicateDistribution]:
-        return lambda: ReplicateDistribution(estimate, reps, df, bounds, df_se=df_se)
-
     per_judge = [{} for _ in range(n_judges)]
     for k in STATISTICS:
         reps_all, pair_all = np.concatenate(shifted[k]), np.concatenate(plain[k])
         for i in range(n_judges):
-            reps = np.ascontiguousarray(reps_all[:, i])  # its own memory: the other judges' columns are not kept
-            df, df_se = _satterthwaite(reps, pair_all[:, i], n_pairs, n_readers)
-            per_judge[i][k] = build(float(stats0[k][i]), reps, df, BOUNDS[k], df_se)
+            # their own memory: the other judges' columns are not kept
+            reps, pairs_only = np.ascontiguousarray(reps_all[:, i]), np.ascontiguousarray(pair_all[:, i])
+            # the Satterthwaite df too is computed only for a distribution that is read
+            per_judge[i][k] = PendingDistribution(float(stats0[k][i]), reps, pairs_only, BOUNDS[k], n_pairs, n_readers)
     return [
         CellBootstrap(LazyDistributions(per_judge[i]), tau, float(np.sqrt(c_r)), int(n_boot)) for i in range(n_judges)
     ]
@@ -273,17 +296,66 @@ def between_pair_replicates(
     drawn through a Gaussian copula with the bootstrap's correlation of the two: each keeps
     its scaled chi-square margin, and their dependence is the resampled one.
     """
-    from scipy.special import gammaincinv, ndtr
+    return between_pair_draws(original, n_boot, rng, share_var_boot, within_var_boot).replicates()
 
-    def chi2_ppf(q: np.ndarray, df: float) -> np.ndarray:
-        # what scipy.stats.chi2.ppf evaluates for 0 <= q <= 1 and df > 0 (0 at q = 0, inf at 1),
-        # without its argument handling (a third of the call on a cell's 999 replicates)
-        return 2.0 * gammaincinv(df / 2.0, q)
 
+@dataclass(frozen=True)
+class BetweenPairDraws:
+    """One cell's draws for :func:`between_pair_replicates` and the numbers they are scaled by (internal).
+
+    ``kind``: ``"fixed"`` (``tau^2`` cannot be resampled: every replicate is ``constant``), ``"chisquare"``
+    (independent scaled chi-squares: ``first`` and ``second`` are the chi-square draws) or ``"copula"``
+    (``first`` and ``second`` the correlated normal scores, turned into chi-square quantiles). The draws
+    are made from the cell's stream in the function's order; :meth:`replicates` is the arithmetic on
+    them (also done for many cells at once: :mod:`audit.verdict.stacked_bootstrap`).
+    """
+
+    kind: str
+    n_boot: int
+    constant: float = float("nan")
+    s2: float = float("nan")
+    sw2: float = float("nan")
+    m1: float = float("nan")
+    df_b: float = float("nan")
+    df_w: float = float("nan")
+    first: np.ndarray | None = None
+    second: np.ndarray | None = None
+
+    def replicates(self) -> np.ndarray:
+        if self.kind == "fixed":
+            return np.full(self.n_boot, self.constant)
+        s2, sw2, m1, df_b, df_w = self.s2, self.sw2, self.m1, self.df_b, self.df_w
+        if self.kind == "chisquare":
+            s2_reps = s2 * self.first / df_b
+            sw2_reps = sw2 * self.second / df_w if df_w > 0 else np.full(self.n_boot, sw2)
+            return s2_reps - sw2_reps * m1
+        from scipy.special import ndtr
+
+        s2_reps = s2 * chi2_ppf(ndtr(self.first), df_b) / df_b
+        sw2_reps = sw2 * chi2_ppf(ndtr(self.second), df_w) / df_w if df_w > 0 else np.full(self.n_boot, sw2)
+        return s2_reps - sw2_reps * m1
+
+
+def chi2_ppf(q: np.ndarray, df) -> np.ndarray:
+    """What ``scipy.stats.chi2.ppf`` evaluates for 0 <= q <= 1 and df > 0 (0 at q = 0, inf at 1), without its
+    argument handling (a third of the call on a cell's 999 replicates); ``df`` may be an array (elementwise)."""
+    from scipy.special import gammaincinv
+
+    return 2.0 * gammaincinv(df / 2.0, q)
+
+
+def between_pair_draws(
+    original: Estimands,
+    n_boot: int,
+    rng: np.random.Generator,
+    share_var_boot: np.ndarray | None = None,
+    within_var_boot: np.ndarray | None = None,
+) -> BetweenPairDraws:
+    """The draws of :func:`between_pair_replicates` from ``rng`` (the same draws in the same order)."""
     s2, sw2, m1 = float(original.share_var), float(original.within_var), float(original.mean_inv_n)
     df_b, df_w = float(original.df_between), float(original.df_within)
     if not all(np.isfinite(x) for x in (s2, sw2, m1, df_b, df_w)) or df_b <= 0 or s2 <= 0:
-        return np.full(n_boot, float(original.between_pair_var))
+        return BetweenPairDraws("fixed", n_boot, constant=float(original.between_pair_var))
     if share_var_boot is not None:
         boot = np.asarray(share_var_boot, float)
         boot = boot[np.isfinite(boot)]
@@ -295,15 +367,42 @@ def between_pair_replicates(
         ok = np.isfinite(a) & np.isfinite(b)
         if ok.sum() > 2 and a[ok].std() > 0 and b[ok].std() > 0:
             rho = float(np.clip(np.corrcoef(a[ok], b[ok])[0, 1], -0.999, 0.999))
+    return _draw(n_boot, rng, rho, s2=s2, sw2=sw2, m1=m1, df_b=df_b, df_w=df_w)
+
+
+def between_pair_draws_finite(
+    original: Estimands,
+    n_boot: int,
+    rng: np.random.Generator,
+    share_var_boot: np.ndarray,
+    within_var_boot: np.ndarray,
+    share_var_var: float,
+    share_var_sd: float,
+    within_var_sd: float,
+) -> BetweenPairDraws:
+    """:func:`between_pair_draws` for replicates that are all finite, their variance (``ddof=1``) and standard
+    deviations (``ddof=0``) given (computed for many cells at once by the stacked bootstrap): the same draws."""
+    s2, sw2, m1 = float(original.share_var), float(original.within_var), float(original.mean_inv_n)
+    df_b, df_w = float(original.df_between), float(original.df_within)
+    if not all(np.isfinite(x) for x in (s2, sw2, m1, df_b, df_w)) or df_b <= 0 or s2 <= 0:
+        return BetweenPairDraws("fixed", n_boot, constant=float(original.between_pair_var))
+    if n_boot > 1 and share_var_var > 0:
+        df_b = max(1.0, 2.0 * s2 * s2 / float(share_var_var))
+    rho = 0.0
+    if n_boot > 2 and share_var_sd > 0 and within_var_sd > 0:
+        rho = float(np.clip(np.corrcoef(share_var_boot, within_var_boot)[0, 1], -0.999, 0.999))
+    return _draw(n_boot, rng, rho, s2=s2, sw2=sw2, m1=m1, df_b=df_b, df_w=df_w)
+
+
+def _draw(n_boot: int, rng: np.random.Generator, rho: float, **scale: float) -> BetweenPairDraws:
+    df_b, df_w = scale["df_b"], scale["df_w"]
     if rho == 0.0:
-        s2_reps = s2 * rng.chisquare(df_b, n_boot) / df_b
-        sw2_reps = sw2 * rng.chisquare(df_w, n_boot) / df_w if df_w > 0 else np.full(n_boot, sw2)
-        return s2_reps - sw2_reps * m1
+        first = rng.chisquare(df_b, n_boot)
+        second = rng.chisquare(df_w, n_boot) if df_w > 0 else None
+        return BetweenPairDraws("chisquare", n_boot, first=first, second=second, **scale)
     z1 = rng.standard_normal(n_boot)
     z2 = rho * z1 + np.sqrt(1.0 - rho * rho) * rng.standard_normal(n_boot)
-    s2_reps = s2 * chi2_ppf(ndtr(z1), df_b) / df_b
-    sw2_reps = sw2 * chi2_ppf(ndtr(z2), df_w) / df_w if df_w > 0 else np.full(n_boot, sw2)
-    return s2_reps - sw2_reps * m1
+    return BetweenPairDraws("copula", n_boot, first=z1, second=z2, **scale)
 
 
 def _satterthwaite(total: np.ndarray, pairs_only: np.ndarray, n_pairs: int, n_readers: int) -> tuple[float, float]:
@@ -351,8 +450,13 @@ def _leave_one_out_var(x: np.ndarray) -> np.ndarray:
 __all__ = [
     "CellBootstrap",
     "LazyDistributions",
+    "PendingDistribution",
     "STATISTICS",
+    "BetweenPairDraws",
+    "between_pair_draws",
+    "between_pair_draws_finite",
     "between_pair_replicates",
+    "chi2_ppf",
     "bootstrap_judges",
     "logit_shift_factor",
     "paired_bootstrap",

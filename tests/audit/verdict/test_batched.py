@@ -75,11 +75,11 @@ def test_the_humans_are_bootstrapped_once_per_cell_and_replicate_count():
     def counting(name):
         hook = shared.for_judge(name)
 
-        def of_cell(index, n_boot):
-            asked.append((index, n_boot or policy.n_boot))
-            return hook(index, n_boot)
+        def of_cells(indices, tables, replicates, rngs):
+            asked.extend((index, replicates) for index in indices)
+            return hook(indices, tables, replicates, rngs)
 
-        return of_cell
+        return of_cells
 
     for name, inputs in judges.items():
         decide_cells(inputs, tie_rule="even-split", policy=policy, seed=3, bootstrap=counting(name))

@@ -93,3 +93,35 @@ def test_large_sample_recovers_the_truth():
     e = estimands(c, q, n, np.ones_like(c), table.judge)
     assert float(e.vote_share) == pytest.approx(true_vote_share(design), abs=0.015)
     assert float(e.majority_rate) == pytest.approx(true_majority_rate(design), abs=0.03)
+
+
+@pytest.mark.parametrize("stacked", [False, True])
+def test_shifted_and_plain_are_the_two_calls(stacked):
+    """One evaluation for the shifted and the plain replicates gives both calls' numbers, bit for bit
+    (a cell without a shift, stacked among others, keeps its unclipped vote share)."""
+    from dataclasses import fields
+
+    from audit.verdict.estimands import shifted_and_plain
+
+    rng = np.random.default_rng(4)
+    n_cells, n_boot, n_pairs = (5, 300, 9) if stacked else (2, 300, 9)
+    n = rng.integers(1, 5, (n_cells, 1, n_pairs)).astype(float)
+    c = np.minimum(np.round(rng.random(n.shape) * n * 2) / 2, n)
+    q = c * np.minimum(1.0, c / n + 0.1)
+    w = rng.multinomial(n_pairs, np.full(n_pairs, 1 / n_pairs), (n_cells, n_boot)).astype(float)
+    judge = rng.choice([0.0, 0.5, 1.0], (n_cells, 2, n_pairs))
+    shift = rng.normal(0, 0.2, (n_cells, n_boot))
+    shift[0] = 0.0  # no reader component in this cell
+    major = 1.7 * shift
+    if not stacked:
+        c, q, n, w, judge, shift, major = c[0, 0], q[0, 0], n[0, 0], w[0], judge[0], shift[1], major[1]
+    got = shifted_and_plain(c, q, n, w, judge, shift, major)
+    want = (
+        estimands(c, q, n, w, judge, shift=shift, majority_shift=major, majority=False),
+        estimands(c, q, n, w, judge, majority=False),
+    )
+    for a, b in zip(got, want):
+        for f in fields(a):
+            assert np.array_equal(np.asarray(getattr(a, f.name)), np.asarray(getattr(b, f.name)), equal_nan=True), (
+                f.name
+            )

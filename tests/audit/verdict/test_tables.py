@@ -61,3 +61,61 @@ def test_row_order_does_not_matter():
 def test_one_judge_row_per_pair():
     with pytest.raises(ValueError):
         _table(judge_pairs=("p1", "p1"), judge=(1.0, 0.0))
+
+
+def _sparse_sums(t):
+    return tuple(np.asarray(m.sum(1)).ravel() for m in (t.C, t.Q, t.N))
+
+
+def _random_cell(rng, repeats: bool):
+    n_pairs, n_readers = int(rng.integers(2, 12)), int(rng.integers(1, 9))
+    pair = rng.integers(0, n_pairs, 40).astype(str)
+    reader = rng.integers(0, n_readers, 40).astype(str)
+    if not repeats:  # one vote per reader and pair
+        _, first = np.unique(np.char.add(pair, np.char.add("|", reader)), return_index=True)
+        pair, reader = pair[first], reader[first]
+    y = rng.choice([0.0, 1.0, np.nan], pair.size, p=[0.4, 0.4, 0.2])
+    judged = np.unique(pair)
+    credit = rng.choice([0.0, 0.5, 1.0, np.nan], judged.size)
+    return pair, reader, y, judged, credit
+
+
+@pytest.mark.parametrize("repeats", [False, True])
+@pytest.mark.parametrize("rule", ["even-split", "decisive", "strict"])
+def test_sums_and_dense_tables_are_the_sparse_tables(rule, repeats):
+    from scipy import sparse
+
+    from audit.verdict.tables import ComparisonTable
+
+    rng = np.random.default_rng(len(rule) + 10 * repeats)
+    for _ in range(30):
+        pair, reader, y, judged, credit = _random_cell(rng, repeats)
+        t = comparison_table(pair, reader, y, judged, credit, tie_rule=rule, rng=rng)
+        for got, want in zip(t.pair_sums(), _sparse_sums(t)):
+            assert np.array_equal(got, want)
+        c, n = t.dense()
+        assert np.array_equal(c, t.C.toarray()) and np.array_equal(n, t.N.toarray())
+        if t.n_pairs:
+            assert t.readers_per_pair() == float(_sparse_sums(t)[2].mean())
+    # credits that are not sums of halves: the sums still follow scipy's order (np.add.reduceat per row)
+    pi = np.repeat(np.arange(5), 40)
+    ri = np.tile(np.arange(40), 5)
+    t = ComparisonTable(
+        tuple("abcde"), tuple(str(r) for r in range(40)), pi, ri, rng.random(200) / 3, np.full(5, 0.5), 200, 0, 5, 0
+    )
+    assert t.one_vote_per_reader
+    assert all(np.array_equal(a, b) for a, b in zip(t.pair_sums(), _sparse_sums(t)))
+    assert isinstance(t.C, sparse.csr_matrix)
+
+
+def test_common_votes_are_the_votes_on_validly_judged_pairs():
+    from audit.verdict.tables import compared_votes
+
+    rng = np.random.default_rng(5)
+    for _ in range(40):
+        pair, reader, y, judged, credit = _random_cell(rng, True)
+        keep = rng.random(judged.size) < 0.8  # some pairs without a judge row
+        _, common = compared_votes(pair, reader, y, judged[keep], credit[keep], tie_rule="decisive", rng=rng)
+        on = np.isin(pair, judged[keep][np.isfinite(credit[keep])])
+        assert common.n_pairs == np.unique(pair[on]).size and common.n_readers == np.unique(reader[on]).size
+        assert common.all_ties == bool(on.any() and np.isnan(y[on]).all())
