@@ -198,21 +198,21 @@ class GraphRunner(TaskRunner):
     :func:`audit.parallel.open_runner` while the run's graph runs: its tasks join the run's queue
     with the step's rank and run on the run's workers (it owns no pool: closing it does nothing)."""
 
-    def __init__(self, run: _PoolRun, rank: float, progress: ProgressFactory | None = None):
+    def __init__(self, run: _PoolRun, step: str, rank: float, progress: ProgressFactory | None = None):
         super().__init__(progress)
-        self._run, self.rank = run, rank
+        self._run, self.step, self.rank = run, step, rank
         self.jobs = run.jobs
         self.where = f"local pool of {run.jobs}"
 
     def sharing(self, progress: ProgressFactory | None) -> GraphRunner:
         """This runner drawing its bars with ``progress``."""
-        return GraphRunner(self._run, self.rank, progress)
+        return GraphRunner(self._run, self.step, self.rank, progress)
 
     def map(self, fn, items, *, label="tasks"):
         items = list(items)
         if not items:
             return []
-        futures = self._run.farm_out(fn, items, self.rank, label)
+        futures = self._run.farm_out(self.step, fn, items, self.rank, label)
         bar = self.progress(label, len(items))
         try:
             for future in as_completed(futures):
@@ -221,6 +221,7 @@ class GraphRunner(TaskRunner):
             return [f.result() for f in futures]
         finally:
             bar.close()
+            self._run.resume(self.step)
 
 
 class _PoolRun:
@@ -241,6 +242,7 @@ class _PoolRun:
         self.order = itertools.count()
         self.running: dict[Future, _Work] = {}
         self.threads: dict[str, threading.Thread] = {}
+        self.computing: set[str] = set()  #: ``here`` steps computing (not waiting for farmed tasks)
         self.lock = threading.Lock()
         self.closed = False
         self.failure: BaseException | None = None
@@ -309,15 +311,22 @@ class _PoolRun:
             elif kind == "farm":
                 work = event[1]
                 heapq.heappush(self.ready, (-work.rank, next(self.order), work))
+            elif kind == "wait":
+                self.computing.discard(event[1])
+            elif kind == "resume":
+                self.computing.add(event[1])
             elif kind == "here":
                 _, step, ok, value = event
                 self.threads.pop(step.name, None)
+                self.computing.discard(step.name)
                 if not ok:
                     raise value
                 self._complete(step, value)
 
     def _dispatch(self) -> None:
-        while self.ready and len(self.running) < self.jobs:
+        # a step computing here holds one of the jobs (this process's core: its threads share one
+        # interpreter lock), so that it never waits behind work of lower rank started meanwhile
+        while self.ready and len(self.running) + bool(self.computing) < self.jobs:
             _, _, work = heapq.heappop(self.ready)
             if work.step is not None:
                 future = self.pool.submit(_forked_step, work.index, work.late)
@@ -373,7 +382,8 @@ class _PoolRun:
 
     def _start_here(self, step: Step) -> None:
         late = step.arguments(self.results)
-        runner = GraphRunner(self, self.rank[step.name])
+        runner = GraphRunner(self, step.name, self.rank[step.name])
+        self.computing.add(step.name)
 
         def body() -> None:
             token = RUN_RUNNER.set(runner)
@@ -393,15 +403,21 @@ class _PoolRun:
         self.threads[step.name] = thread
         thread.start()
 
-    def farm_out(self, fn: Callable[[Any], Any], items: list, rank: float, label: str) -> list[Future]:
-        """Queue ``fn(item)`` for every item (from a ``here`` step's thread); their futures."""
+    def farm_out(self, step: str, fn: Callable[[Any], Any], items: list, rank: float, label: str) -> list[Future]:
+        """Queue ``fn(item)`` for every item (from the thread of the ``here`` step ``step``, which
+        waits for them: its job is free meanwhile); their futures."""
         futures = [Future() for _ in items]
         with self.lock:
             if self.closed:
                 raise self.failure or RuntimeError("the run's task graph is closed")
+            self.events.put(("wait", step))
             for item, future in zip(items, futures):
                 self.events.put(("farm", _Work(rank, fn=fn, item=item, future=future, label=label)))
         return futures
+
+    def resume(self, step: str) -> None:
+        """The ``here`` step ``step`` computes again (its farmed tasks are back)."""
+        self.events.put(("resume", step))
 
     def _close(self) -> None:
         failure = self.failure

@@ -50,73 +50,69 @@ def fixture_args() -> list[str]:
 def replay(steps, cpu: dict, farmed: dict, workers: int) -> float:
     """The span of the graph on ``workers`` cores under the pool's rule, with measured CPU times.
 
-    ``cpu``: step -> seconds (a ``here`` step: its own glue in the main process); ``farmed``: step ->
-    its batches of farmed tasks in order, each a list of seconds (the glue is spread before them)."""
+    ``cpu``: step -> seconds (a ``here`` step: its own CPU in the main process, spread evenly before
+    and after its batches); ``farmed``: step -> its batches of farmed tasks in order, each a list of
+    seconds. As on the pool, a ``here`` step computing holds one of the workers."""
     from audit.task_graph import ranks
 
     rank = ranks(steps)
     by_name = {s.name: s for s in steps}
     waiting = {s.name: len(set(s.after)) for s in steps}
     readers = {s.name: [r.name for r in steps if s.name in r.after] for s in steps}
-    clock, seq = 0.0, 0
+    order = iter(range(10**9))
     events: list = []  # (time, seq, kind, payload)
-    ready: list = []  # (-rank, seq, (step, seconds, batch key))
-    free = workers
-    batches_left: dict[str, list] = {}
+    ready: list = []  # (-rank, seq, (step, seconds, farmed?))
+    running = 0
+    computing: set[str] = set()
+    batches: dict[str, list] = {}
     open_tasks: dict[str, int] = {}
 
-    def push_event(t, kind, payload):
-        nonlocal seq
-        seq += 1
-        heapq.heappush(events, (t, seq, kind, payload))
-
-    def queue_work(name, seconds, tag):
-        nonlocal seq
-        seq += 1
-        heapq.heappush(ready, (-rank[name], seq, (name, seconds, tag)))
-
-    def next_batch(name, t):
-        glue = cpu[name] / (len(farmed.get(name, [])) + 1)  # the step's own CPU, spread around its batches
-        if not batches_left[name]:
-            push_event(t + glue, "done", name)
-            return
-        batch = batches_left[name].pop(0)
-        open_tasks[name] = len(batch)
-        push_event(t + glue, "farm", (name, batch))
+    def glue(name):
+        return cpu.get(name, 0.0) / (len(farmed.get(name, [])) + 1)
 
     def launch(name, t):
-        step = by_name[name]
-        if step.here:
-            batches_left[name] = [b for b in farmed.get(name, []) if b]
-            next_batch(name, t)
+        if by_name[name].here:
+            batches[name] = [b for b in farmed.get(name, []) if b]
+            computing.add(name)
+            heapq.heappush(events, (t + glue(name), next(order), "glued", name))
         else:
-            queue_work(name, cpu.get(name, 0.0), "step")
+            heapq.heappush(ready, (-rank[name], next(order), (name, cpu.get(name, 0.0), False)))
 
     for s in steps:
         if not s.after:
             launch(s.name, 0.0)
-    done_steps = 0
-    while done_steps < len(steps):
-        while free and ready:
-            _, _, (name, seconds, tag) = heapq.heappop(ready)
-            free -= 1
-            push_event(clock + seconds, "worker", (name, tag))
+    clock, done = 0.0, 0
+    while done < len(steps):
+        while ready and running + bool(computing) < workers:
+            _, _, (name, seconds, is_farmed) = heapq.heappop(ready)
+            running += 1
+            heapq.heappush(events, (clock + seconds, next(order), "worker", (name, is_farmed)))
         clock, _, kind, payload = heapq.heappop(events)
         if kind == "worker":
-            free += 1
-            name, tag = payload
-            if tag == "step":
-                push_event(clock, "done", name)
+            running -= 1
+            name, is_farmed = payload
+            if not is_farmed:
+                kind, payload = "done", name
             else:
                 open_tasks[name] -= 1
-                if open_tasks[name] == 0:
-                    next_batch(name, clock)
-        elif kind == "farm":
-            name, batch = payload
-            for s in batch:
-                queue_work(name, s, "farmed")
-        elif kind == "done":
-            done_steps += 1
+                if open_tasks[name]:
+                    continue
+                computing.add(name)  # its batch is back: it computes again
+                heapq.heappush(events, (clock + glue(name), next(order), "glued", name))
+                continue
+        if kind == "glued":
+            name = payload
+            if batches[name]:
+                batch = batches[name].pop(0)
+                computing.discard(name)
+                open_tasks[name] = len(batch)
+                for seconds in batch:
+                    heapq.heappush(ready, (-rank[name], next(order), (name, seconds, True)))
+                continue
+            computing.discard(name)
+            kind = "done"
+        if kind == "done":
+            done += 1
             for r in readers[payload]:
                 waiting[r] -= 1
                 if waiting[r] == 0:
