@@ -13,9 +13,11 @@ same results (every step seeds itself from the run's seed, never from who runs i
   queued when the steps it reads are done, and a free worker takes the queued work of highest
   *rank*: its estimated seconds plus the longest chain of estimated seconds after it
   (:mod:`audit.step_costs`), so the longest chains start first and the short tasks fill the gaps.
-  Steps marked ``here`` run in this process, each in a thread beside the scheduling loop; the
-  tasks such a step hands to :func:`audit.parallel.open_runner` (the uncertainty section's
-  bootstrap blocks and refits) join the same queue, with the step's rank (:class:`GraphRunner`).
+  Steps marked ``here`` run in this process, each in a thread beside the scheduling loop, and
+  hold one of the ``jobs`` while they compute; the tasks such a step hands to
+  :func:`audit.parallel.open_runner` (the uncertainty section's bootstrap blocks and refits) join
+  the same queue ahead of every step (:class:`GraphRunner`): the step waits for them, they are
+  short, and its job is theirs meanwhile.
 
 Faults never hang: a worker that dies raises :class:`~audit.errors.WorkerLostError`, every step
 and task still queued or waiting fails with it, and the pool is shut down; an exception raised by
@@ -382,7 +384,9 @@ class _PoolRun:
 
     def _start_here(self, step: Step) -> None:
         late = step.arguments(self.results)
-        runner = GraphRunner(self, step.name, self.rank[step.name])
+        # its farmed tasks go before every queued step: the step waits for them (and whatever
+        # reads it waits for the step), and they are short pieces of its work
+        runner = GraphRunner(self, step.name, self.rank[step.name] + max(self.rank.values()))
         self.computing.add(step.name)
 
         def body() -> None:

@@ -56,6 +56,7 @@ def replay(steps, cpu: dict, farmed: dict, workers: int) -> float:
     from audit.task_graph import ranks
 
     rank = ranks(steps)
+    top = max(rank.values())
     by_name = {s.name: s for s in steps}
     waiting = {s.name: len(set(s.after)) for s in steps}
     readers = {s.name: [r.name for r in steps if s.name in r.after] for s in steps}
@@ -106,8 +107,8 @@ def replay(steps, cpu: dict, farmed: dict, workers: int) -> float:
                 batch = batches[name].pop(0)
                 computing.discard(name)
                 open_tasks[name] = len(batch)
-                for seconds in batch:
-                    heapq.heappush(ready, (-rank[name], next(order), (name, seconds, True)))
+                for seconds in batch:  # ahead of every step, as on the pool
+                    heapq.heappush(ready, (-rank[name] - top, next(order), (name, seconds, True)))
                 continue
             computing.discard(name)
             kind = "done"
