@@ -22,7 +22,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy import sparse
 from scipy.special import expit
-from scipy.stats import norm
+
+from audit._distributions import norm
 
 
 @dataclass(frozen=True)

@@ -229,7 +229,7 @@ def human_side(cell_votes: pd.DataFrame, *, level: float = 0.95, backend: str = 
 
 def wilson_interval(successes: float, n: int, level: float = 0.95) -> tuple[float, float]:
     """Wilson score interval for a proportion (successes may be fractional under even-split)."""
-    from scipy.stats import norm
+    from audit._distributions import norm
 
     if n <= 0:
         return float("nan"), float("nan")

@@ -99,12 +99,12 @@ class JudgePosition:
 
 def clopper_pearson(k: int, n: int, level: float) -> Estimate:
     """``k / n`` with the exact binomial interval (NaN when ``n`` is 0)."""
-    from scipy.stats import binomtest
+    from audit._distributions import clopper_pearson as exact_interval
 
     if n == 0:
         return Estimate(math.nan)
-    ci = binomtest(int(k), int(n)).proportion_ci(confidence_level=level, method="exact")
-    return Estimate(k / n, float(ci.low), float(ci.high))
+    low, high = exact_interval(int(k), int(n), level)
+    return Estimate(k / n, low, high)
 
 
 def _swap_units(frame: pd.DataFrame) -> pd.DataFrame:

@@ -344,7 +344,7 @@ def bradley_terry_leaderboard(
     same design (tests/reference/bradley_terry/), and on a seeded 20-system simulation with
     known strengths (tests/audit/test_leaderboard.py).
     """
-    from scipy.stats import kendalltau, norm
+    from audit._distributions import kendalltau, norm
 
     _check(votes, judge_choice, cluster)
     crits = list(dict.fromkeys(votes["criterion"]))

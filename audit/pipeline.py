@@ -321,7 +321,7 @@ def assess_cells_and_configurations(
 
 #: what the steps import on first use: imported before the workers fork, so they share it
 _TASK_MODULES = (
-    "scipy.stats",
+    "audit._distributions",
     "audit.surface",
     "detectors",
     "audit.judge_configurations",

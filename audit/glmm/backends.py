@@ -6,8 +6,8 @@ import math
 from typing import Callable
 
 import numpy as np
-from scipy.stats import norm
 
+from audit._distributions import norm
 from audit._optional import import_optional
 from audit.errors import MissingDependencyError
 from audit.glmm._threads import single_threaded_blas

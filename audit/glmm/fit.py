@@ -7,8 +7,8 @@ import math
 from typing import Mapping
 
 import numpy as np
-from scipy.stats import norm
 
+from audit._distributions import norm
 from audit.glmm.design import Design
 from audit.glmm.iterative import IterativeLaplace, iterative_after_exact_rule, use_iterative
 from audit.glmm.laplace import LaplaceDeviance

@@ -15,9 +15,9 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import brentq
-from scipy.stats import norm
 
+from audit._distributions import norm
+from audit._roots import brentq
 from audit.glmm.optimize import minimize_bounded
 
 _MAX_EXPANSIONS = 40

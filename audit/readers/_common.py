@@ -129,7 +129,7 @@ def wilson_interval(k: float, n: float, level: float = 0.95) -> tuple[float, flo
     ``proportion_confint(method="wilson")``). NaN bounds when ``n == 0``."""
     if n <= 0:
         return math.nan, math.nan
-    from scipy.stats import norm
+    from audit._distributions import norm
 
     z = float(norm.ppf(0.5 + level / 2))
     p = k / n

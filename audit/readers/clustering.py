@@ -370,7 +370,7 @@ def cluster_readers(
         )
     wd = cluster_profile(wprof.loc[readers], method=method)
     kd = cluster_profile(kprof.loc[readers], method=method)
-    from scipy.stats import spearmanr
+    from audit._distributions import spearmanr
 
     pairs = pd.concat([wprof.loc[readers].stack(), kprof.loc[readers].stack()], axis=1).dropna()
     rho = float(spearmanr(pairs.iloc[:, 0], pairs.iloc[:, 1]).statistic) if len(pairs) >= 3 else math.nan

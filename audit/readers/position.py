@@ -44,7 +44,7 @@ def cluster_robust_interval(k: np.ndarray, n: np.ndarray, level: float = 0.95) -
     clusters, e.g. 7 readers, the normal quantile over-rejects: Cameron & Miller 2015,
     J. Human Resources 50(2)), clipped to [0, 1]. NaN with fewer than 2 clusters.
     """
-    from scipy.stats import t as t_dist
+    from audit._distributions import t as t_dist
 
     k = np.asarray(k, float)
     n = np.asarray(n, float)
@@ -62,7 +62,7 @@ def cluster_robust_p_value(k: np.ndarray, n: np.ndarray, null: float = 0.5) -> f
     """Two-sided p-value of the pooled proportion against ``null`` with the CR1 variance and
     the t(G - 1) reference of :func:`cluster_robust_interval` (the test the interval inverts,
     without the clipping). NaN with fewer than 2 clusters; 0 or 1 when the variance is 0."""
-    from scipy.stats import t as t_dist
+    from audit._distributions import t as t_dist
 
     k = np.asarray(k, float)
     n = np.asarray(n, float)

@@ -351,7 +351,7 @@ def judge_as_reader_p_value(judge_rate: float, reader_rates: np.ndarray) -> floa
     reader rates (sd 0) the p-value is 1 when the judge equals them and 0 otherwise; NaN
     with fewer than 2 readers.
     """
-    from scipy.stats import t as t_dist
+    from audit._distributions import t as t_dist
 
     r = np.asarray(reader_rates, float)
     r = r[np.isfinite(r)]
@@ -384,7 +384,7 @@ def judge_deviation_test(rates: pd.DataFrame, cells: set[tuple[str, str]] | None
     with 7 readers, where no single cell can show it (docs/readers.md). NaN with fewer than 3
     readers.
     """
-    from scipy.stats import t as t_dist
+    from audit._distributions import t as t_dist
 
     readers = rates[rates["row_kind"] == "reader"]
     judges = rates[(rates["row_kind"] == "judge") & ~rates["different_target"].astype(bool)]

@@ -157,11 +157,11 @@ def chronology(votes: pd.DataFrame) -> pd.Series:
 
 def _ols_slope(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float, float]:
     """Slope, its standard error, two-sided p-value and the end/start fitted ratio."""
-    from scipy import stats
+    from audit._distributions import linregress
 
     if len(x) < MIN_PAIRS_FOR_SLOPE or np.ptp(x) == 0:
         return math.nan, math.nan, math.nan, math.nan
-    res = stats.linregress(x, y)
+    res = linregress(x, y)
     start = res.intercept + res.slope * x.min()
     end = res.intercept + res.slope * x.max()
     ratio = end / start if start > 0 else math.nan

@@ -207,7 +207,7 @@ def reader_weights(votes: pd.DataFrame, *, overall: str = HUMAN_OVERALL, method:
     parameters still gets a Firth fit (the penalty keeps it finite) but the estimates are
     then mostly the prior; the ``n_obs`` column says so.
     """
-    from scipy.stats import norm
+    from audit._distributions import norm
 
     crits, why = criteria_and_overall(votes, overall)
     if why:

@@ -18,7 +18,7 @@ NAME = "uncertainty"
 
 def cells_glmm_frame(cells) -> pd.DataFrame:
     """The pipeline's GLMM fits in the shape :func:`significance_tally` reads."""
-    from scipy.stats import norm
+    from audit._distributions import norm
 
     rows = []
     for c in cells:

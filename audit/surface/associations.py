@@ -178,7 +178,7 @@ def _pearson(x: np.ndarray, y: np.ndarray) -> float:
 def _r_p_value(r: float, df: int) -> float:
     """Two-sided p-value of a Pearson correlation: t = r sqrt(df / (1 - r^2)) on ``df`` degrees
     of freedom (df = n - 2, or n - 1 - k after centring within k matchups); NaN when undefined."""
-    from scipy.stats import t as t_dist
+    from audit._distributions import t as t_dist
 
     if not np.isfinite(r) or df < 1:
         return float("nan")
@@ -648,7 +648,7 @@ def _human_rows(scope, sp, dF, names, humans_in, W, level, backend) -> list[dict
         if isinstance(fit, AuditError):  # one failed fit is a recorded value, not a crashed analysis
             row["note"] = f"GLMM failed: {fit}"
             continue
-        from scipy.stats import norm
+        from audit._distributions import norm
 
         se = float(fit.se[slope])
         row.update(

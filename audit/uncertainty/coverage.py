@@ -142,8 +142,7 @@ def run_coverage(
     Study ``k`` draws its data and its bootstrap weights from ``SeedSequence(seed).spawn``'s
     ``k``-th child, so results are reproducible and independent of ``n_studies`` ordering.
     """
-    from scipy.stats import t as student_t
-
+    from audit._distributions import t as student_t
     from audit.uncertainty.glmm_cells import fit_vote_arrays
 
     truth = {"conditional": float(expit(b0)), "marginal": marginal_rate(b0, sd_pair, sd_reader)}

@@ -143,7 +143,8 @@ def t_calibrated_level(level: float, df: float) -> float:
     t interval while keeping the bootstrap's shape. ``df`` infinite or NaN returns ``level``.
     """
     from scipy.special import ndtr
-    from scipy.stats import t as student_t
+
+    from audit._distributions import t as student_t
 
     if not np.isfinite(df) or df <= 0:
         return float(level)
@@ -159,7 +160,8 @@ def t_calibrated_p_value(p_normal: float, df: float) -> float:
     exactly when this p is below ``1 - level`` (up to quantile interpolation).
     """
     from scipy.special import ndtri
-    from scipy.stats import t as student_t
+
+    from audit._distributions import t as student_t
 
     if not np.isfinite(p_normal) or not np.isfinite(df) or df <= 0:
         return float(p_normal)
@@ -201,7 +203,7 @@ def cgm_from_cells(
 ) -> tuple[float, float, float, float]:
     """:func:`cgm_interval` from the sparse pair x reader cells: focal votes ``s`` and decisive
     votes ``n`` of each observed (pair, reader) combination."""
-    from scipy.stats import t as student_t
+    from audit._distributions import t as student_t
 
     gp, gr = int(n_pairs), int(n_readers)
     m = int(np.count_nonzero(n))

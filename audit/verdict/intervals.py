@@ -55,7 +55,7 @@ def ndtri(p):
 
 
 def _student_t():
-    from scipy.stats import t
+    from audit._distributions import t
 
     return t
 
