@@ -193,6 +193,7 @@ class _Work:
     item: Any = None
     future: Future | None = None  #: a farmed task's, answered by the loop
     label: str = ""
+    owner: str = ""  #: the ``here`` step that farmed it
 
 
 class GraphRunner(TaskRunner):
@@ -223,7 +224,6 @@ class GraphRunner(TaskRunner):
             return [f.result() for f in futures]
         finally:
             bar.close()
-            self._run.resume(self.step)
 
 
 class _PoolRun:
@@ -245,6 +245,7 @@ class _PoolRun:
         self.running: dict[Future, _Work] = {}
         self.threads: dict[str, threading.Thread] = {}
         self.computing: set[str] = set()  #: ``here`` steps computing (not waiting for farmed tasks)
+        self.outstanding: dict[str, int] = {}  #: a ``here`` step's farmed tasks not yet back
         self.lock = threading.Lock()
         self.closed = False
         self.failure: BaseException | None = None
@@ -310,13 +311,12 @@ class _PoolRun:
             kind = event[0]
             if kind == "done":
                 self._finished(*event[1:])
-            elif kind == "farm":
-                work = event[1]
-                heapq.heappush(self.ready, (-work.rank, next(self.order), work))
-            elif kind == "wait":
-                self.computing.discard(event[1])
-            elif kind == "resume":
-                self.computing.add(event[1])
+            elif kind == "farm":  # a step here waits for these tasks: its job is theirs
+                _, step_name, works = event
+                self.computing.discard(step_name)
+                self.outstanding[step_name] = self.outstanding.get(step_name, 0) + len(works)
+                for work in works:
+                    heapq.heappush(self.ready, (-work.rank, next(self.order), work))
             elif kind == "here":
                 _, step, ok, value = event
                 self.threads.pop(step.name, None)
@@ -351,6 +351,10 @@ class _PoolRun:
                 return
             value, figures = future.result()
             self._record_farmed(work.label, figures)
+            self.outstanding[work.owner] -= 1
+            if not self.outstanding[work.owner]:
+                # the step that farmed them computes again: its job before anything else starts
+                self.computing.add(work.owner)
             work.future.set_result(value)
             return
         if exc is not None:
@@ -414,14 +418,12 @@ class _PoolRun:
         with self.lock:
             if self.closed:
                 raise self.failure or RuntimeError("the run's task graph is closed")
-            self.events.put(("wait", step))
-            for item, future in zip(items, futures):
-                self.events.put(("farm", _Work(rank, fn=fn, item=item, future=future, label=label)))
+            works = [
+                _Work(rank, fn=fn, item=item, future=future, label=label, owner=step)
+                for item, future in zip(items, futures)
+            ]
+            self.events.put(("farm", step, works))
         return futures
-
-    def resume(self, step: str) -> None:
-        """The ``here`` step ``step`` computes again (its farmed tasks are back)."""
-        self.events.put(("resume", step))
 
     def _close(self) -> None:
         failure = self.failure
@@ -437,7 +439,9 @@ class _PoolRun:
                     event = self.events.get_nowait()
                 except queue.Empty:
                     break
-                if event[0] in ("farm", "done"):
+                if event[0] == "farm":
+                    pending.extend(event[2])
+                elif event[0] == "done":
                     pending.append(event[1])
             for work in pending:
                 if work.future is not None and not work.future.done():
