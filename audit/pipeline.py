@@ -232,6 +232,8 @@ def _configuration_inputs(data: AuditData, parts, choices_by_judge, primary) -> 
     from audit.judge_configurations import configuration_inputs
 
     present = {j: c for j, c in choices_by_judge.items() if c is not None and not c.empty}
+    if not any(j != (primary or "") for j in present):
+        return {}  # what configuration_inputs gives, without building every cell's human side first
     return configuration_inputs(
         data.votes, present, order=[(p.matchup, p.criterion) for p in parts], skip=primary or ""
     )
@@ -356,6 +358,7 @@ def _section_steps(
     auto: bool,
     verdict_seed: int,
     seeds: dict[str, np.random.SeedSequence],
+    seed: int | None,
 ) -> list[Step]:
     """The sections' steps, in the order they run with ``--jobs 1`` (each after what it reads)."""
 
@@ -434,6 +437,15 @@ def _section_steps(
     out.append(
         step("leaderboard", leaderboard_part.compute, choices=choices, primary=primary, seed=seeds["leaderboard"])
     )
+    # the installed packages' versions are read from their metadata (~0.1 s): beside the rest too
+    out.append(
+        Step(
+            "provenance",
+            build_provenance,
+            dict(data=data, spec=spec, seed=seed, primary_judge=primary or ""),
+            cost=estimate("provenance", shape),
+        )
+    )
     return out
 
 
@@ -499,6 +511,7 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
         auto=auto,
         verdict_seed=verdict_seed,
         seeds=seeds,
+        seed=seed,
     )
     other_work = sum(s.cost for s in section_steps)
     steps = _cell_steps(
@@ -511,12 +524,11 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
         preload=_TASK_MODULES,
         timings=spec.timings,
     )
-    if pooled:  # a section on a worker came back with the detector figures it recorded
-        for s in section_steps:
-            if not s.here:
-                done[s.name], detectors = done[s.name]
-                if spec.timings is not None:
-                    spec.timings.detectors.extend(detectors)
+    for s in section_steps:  # a section on a worker came back with the detector figures it recorded
+        if s.fn is steps_of_run.recording:
+            done[s.name], detectors = done[s.name]
+            if spec.timings is not None:
+                spec.timings.detectors.extend(detectors)
     cells, _ = done["cells"]
     uncertainty = done["uncertainty"] if spec.uncertainty else sections.not_requested("--no-uncertainty")
     readers = done["readers"] if spec.readers else sections.not_requested("--no-readers")
@@ -548,7 +560,7 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
         agreement=agreement,
         reader_baseline=baseline,
         checks=tuple(checks),
-        provenance=build_provenance(data, spec, seed=seed, primary_judge=primary or ""),
+        provenance=done["provenance"],
         judge_pairs=judge_pairs,
         dev=dev,
         uncertainty=uncertainty,

@@ -26,6 +26,7 @@ COSTS: dict[str, dict[str, float]] = {
     "judge_agreement": {"cells": 0.0075, "votes": 8e-6},
     "judge_position": {"fixed": 0.01},
     "leaderboard": {"ranked": 4.5, "ranked_votes": 4e-4},
+    "provenance": {"fixed": 0.1},
 }
 
 
