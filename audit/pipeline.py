@@ -17,21 +17,13 @@ from audit.agreement import agreement_table, reader_baseline
 from audit.data import ALL_MATCHUPS, HUMAN_OVERALL, JUDGE_AGGREGATE, AuditData
 from audit.derive import derive_checks, status_of
 from audit.judge_side import judge_pair_outcomes, summarise_outcomes
-from audit.provenance import build_provenance
 from audit.result import SCHEMA_VERSION, AuditResult, Cell, JudgeConfigRate, JudgeSide
 from audit.result_tables import AgreementRows, BaselineRows, JudgePairs
 from audit.rng import resolve_rng
-from audit.sections import dev as dev_part
-from audit.sections import judge_agreement as judge_agreement_part
 from audit.sections import judge_configurations as configurations_part
-from audit.sections import judge_position as position_part
 from audit.sections import label_budget as budget_part
-from audit.sections import leaderboard as leaderboard_part
-from audit.sections import readers as readers_part
-from audit.sections import surface as surface_part
-from audit.sections import uncertainty as uncertainty_part
 from audit.spec import AuditSpec
-from audit.step_costs import RunShape, cell_costs, estimate
+from audit.step_costs import RunShape, cell_costs
 from audit.task_graph import Step, fork_available, run_steps
 from audit.tie_rules import TieRule
 from audit.tie_rules import tie_rule as resolve_tie_rule
@@ -345,110 +337,6 @@ def _section_jobs(spec: AuditSpec) -> int:
     return 1 if spec.scheduler else check_jobs(spec.jobs)
 
 
-def _section_steps(
-    data: AuditData,
-    spec: AuditSpec,
-    *,
-    pooled: bool,
-    shape: RunShape,
-    outcomes: pd.DataFrame,
-    choices: pd.DataFrame,
-    choices_by_judge: dict[str, pd.DataFrame],
-    primary: str | None,
-    auto: bool,
-    verdict_seed: int,
-    seeds: dict[str, np.random.SeedSequence],
-    seed: int | None,
-) -> list[Step]:
-    """The sections' steps, in the order they run with ``--jobs 1`` (each after what it reads)."""
-
-    def step(name, fn, *, stage=None, after=(), late=None, **kwargs) -> Step:
-        return steps_of_run.section_step(
-            name,
-            fn,
-            data,
-            spec,
-            pooled=pooled,
-            cost=estimate(name, shape),
-            stage=stage,
-            after=after,
-            late=late,
-            **kwargs,
-        )
-
-    fitted = ("fitted",)
-    out: list[Step] = []
-    if spec.uncertainty:
-        # here, in this process (beside the scheduling loop on a pool): it farms out its bootstrap
-        # blocks and refits through audit.parallel.open_runner, which gives it the run's runner
-        out.append(
-            Step(
-                "uncertainty",
-                uncertainty_part.compute,
-                dict(
-                    data=data,
-                    spec=spec,
-                    credits=sections.primary_credits(choices, data.pairs, primary),
-                    all_credits=sections.judge_credits(outcomes),
-                    seed=seeds["uncertainty"],
-                ),
-                after=fitted,
-                late=lambda r: {"cells": r["fitted"]},
-                here=True,
-                cost=estimate("uncertainty", shape),
-                stage="bootstraps and leave-one-reader-out",
-            )
-        )
-    if spec.readers:
-        out.append(
-            step(
-                "readers",
-                readers_part.compute,
-                stage="reader analysis",
-                after=fitted,
-                late=lambda r: {"cells": r["fitted"]},
-                credits=sections.judge_credits(outcomes),
-                seed=seeds["readers"],
-            )
-        )
-    if spec.surface:
-        out.append(
-            step("surface", surface_part.compute, stage="surface features", primary=primary, seed=seeds["surface"])
-        )
-    out.append(
-        step(
-            "judge_configurations",
-            configurations_part.compute,
-            stage="judge configurations",
-            after=("cells",),
-            late=lambda r: {"cells": r["cells"][0], "decided": r["cells"][1]},
-            choices_by_judge=choices_by_judge,
-            primary=primary,
-            auto=auto,
-            seed=seeds["configurations"],
-            verdict_seed=verdict_seed,
-        )
-    )
-    out.append(step("dev", dev_part.compute, seed=seeds["dev"]))
-    out.append(
-        step("judge_agreement", judge_agreement_part.compute, choices=choices, primary=primary, seed=seeds["agreement"])
-    )
-    out.append(step("judge_position", position_part.compute, seed=seeds["position"]))
-    out.append(
-        step("leaderboard", leaderboard_part.compute, choices=choices, primary=primary, seed=seeds["leaderboard"])
-    )
-    # the installed packages' versions are read from their metadata (~0.1 s): beside the rest too
-    out.append(
-        Step(
-            "provenance",
-            build_provenance,
-            dict(data=data, spec=spec, seed=seed, primary_judge=primary or ""),
-            cost=estimate("provenance", shape),
-        )
-    )
-    return out
-
-
 def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
     """Run the audit on validated data; see docs/audit.md for every step.
 
@@ -499,7 +387,7 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
         "leaderboard": peer_seeds[2],
         "position": peer_seeds[3],
     }
-    section_steps = _section_steps(
+    section_steps = steps_of_run.section_steps(
         data,
         spec,
         pooled=pooled,

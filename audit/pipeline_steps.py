@@ -15,8 +15,24 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+import numpy as np
+import pandas as pd
+
+from audit import sections
+from audit.data import AuditData
 from audit.errors import AuditError
+from audit.provenance import build_provenance
 from audit.result import Cell, HumanSide
+from audit.sections import dev as dev_part
+from audit.sections import judge_agreement as judge_agreement_part
+from audit.sections import judge_configurations as configurations_part
+from audit.sections import judge_position as position_part
+from audit.sections import leaderboard as leaderboard_part
+from audit.sections import readers as readers_part
+from audit.sections import surface as surface_part
+from audit.sections import uncertainty as uncertainty_part
+from audit.spec import AuditSpec
+from audit.step_costs import RunShape, estimate
 from audit.task_graph import Step
 from audit.verdict import assess_transfers
 from audit.verdict.batched import assess_transfers_with_configurations
@@ -217,7 +233,113 @@ def section_step(
     return Step(name, fn, dict(data=data, spec=spec, **kwargs), after=tuple(after), late=late, cost=cost, stage=stage)
 
 
+def section_steps(
+    data: AuditData,
+    spec: AuditSpec,
+    *,
+    pooled: bool,
+    shape: RunShape,
+    outcomes: pd.DataFrame,
+    choices: pd.DataFrame,
+    choices_by_judge: dict[str, pd.DataFrame],
+    primary: str | None,
+    auto: bool,
+    verdict_seed: int,
+    seeds: dict[str, np.random.SeedSequence],
+    seed: int | None,
+) -> list[Step]:
+    """The sections' steps, in the order they run with ``--jobs 1`` (each after what it reads): the
+    uncertainty section here (it farms out its bootstrap blocks and refits through
+    :func:`audit.parallel.open_runner`, which gives it the run's runner on a pool), the others on
+    workers; then the run's provenance."""
+
+    def step(name, fn, *, stage=None, after=(), late=None, **kwargs) -> Step:
+        return section_step(
+            name,
+            fn,
+            data,
+            spec,
+            pooled=pooled,
+            cost=estimate(name, shape),
+            stage=stage,
+            after=after,
+            late=late,
+            **kwargs,
+        )
+
+    fitted = ("fitted",)
+    out: list[Step] = []
+    if spec.uncertainty:
+        out.append(
+            Step(
+                "uncertainty",
+                uncertainty_part.compute,
+                dict(
+                    data=data,
+                    spec=spec,
+                    credits=sections.primary_credits(choices, data.pairs, primary),
+                    all_credits=sections.judge_credits(outcomes),
+                    seed=seeds["uncertainty"],
+                ),
+                after=fitted,
+                late=lambda r: {"cells": r["fitted"]},
+                here=True,
+                cost=estimate("uncertainty", shape),
+                stage="bootstraps and leave-one-reader-out",
+            )
+        )
+    if spec.readers:
+        out.append(
+            step(
+                "readers",
+                readers_part.compute,
+                stage="reader analysis",
+                after=fitted,
+                late=lambda r: {"cells": r["fitted"]},
+                credits=sections.judge_credits(outcomes),
+                seed=seeds["readers"],
+            )
+        )
+    if spec.surface:
+        out.append(
+            step("surface", surface_part.compute, stage="surface features", primary=primary, seed=seeds["surface"])
+        )
+    out.append(
+        step(
+            "judge_configurations",
+            configurations_part.compute,
+            stage="judge configurations",
+            after=("cells",),
+            late=lambda r: {"cells": r["cells"][0], "decided": r["cells"][1]},
+            choices_by_judge=choices_by_judge,
+            primary=primary,
+            auto=auto,
+            seed=seeds["configurations"],
+            verdict_seed=verdict_seed,
+        )
+    )
+    out.append(step("dev", dev_part.compute, seed=seeds["dev"]))
+    out.append(
+        step("judge_agreement", judge_agreement_part.compute, choices=choices, primary=primary, seed=seeds["agreement"])
+    )
+    out.append(step("judge_position", position_part.compute, seed=seeds["position"]))
+    out.append(
+        step("leaderboard", leaderboard_part.compute, choices=choices, primary=primary, seed=seeds["leaderboard"])
+    )
+    # the installed packages' versions are read from their metadata (~0.1 s): beside the rest too
+    out.append(
+        Step(
+            "provenance",
+            build_provenance,
+            dict(data=data, spec=spec, seed=seed, primary_judge=primary or ""),
+            cost=estimate("provenance", shape),
+        )
+    )
+    return out
+
+
 __all__ = [
+    "section_steps",
     "FittedCell",
     "CellPart",
     "cell_steps",
