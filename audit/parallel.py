@@ -25,6 +25,7 @@ import os
 import uuid
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
+from contextvars import ContextVar
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -302,6 +303,11 @@ def check_jobs(jobs: int | None) -> int:
     return int(jobs)
 
 
+#: the runner of the run's task graph while a step that farms out tasks runs beside it
+#: (:mod:`audit.task_graph`): what :func:`open_runner` gives that step instead of a pool of its own
+RUN_RUNNER: ContextVar[Any] = ContextVar("audit_run_runner", default=None)
+
+
 def open_runner(
     jobs: int | None = 1,
     scheduler: str | None = None,
@@ -309,9 +315,16 @@ def open_runner(
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
 ) -> TaskRunner:
     """The runner for ``jobs`` / ``scheduler`` (use it as a context manager: it owns the pool or
-    the client). ``jobs=None`` means every available core; ``scheduler`` wins over ``jobs``."""
+    the client). ``jobs=None`` means every available core; ``scheduler`` wins over ``jobs``.
+
+    Called from a step of a run's task graph on a local pool (:mod:`audit.task_graph`), it gives
+    the run's own runner instead: the tasks join the run's queue and workers (closing it does
+    nothing; the run owns the pool)."""
     if scheduler:
         return DaskCluster(scheduler, progress=progress, connect_timeout=connect_timeout)
+    shared = RUN_RUNNER.get()
+    if shared is not None:
+        return shared.sharing(progress)
     n = check_jobs(jobs)
     return TaskRunner(progress) if n == 1 else LocalPool(n, progress)
 

@@ -8,37 +8,26 @@ Failed with a reason (:mod:`audit.section_result`).
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 import pandas as pd
 
+from audit import pipeline_steps as steps_of_run
 from audit import sections
 from audit.agreement import agreement_table, reader_baseline
 from audit.data import ALL_MATCHUPS, HUMAN_OVERALL, JUDGE_AGGREGATE, AuditData
 from audit.derive import derive_checks, status_of
-from audit.errors import AuditError
-from audit.human_side import human_sides
 from audit.judge_side import judge_pair_outcomes, summarise_outcomes
-from audit.parallel import run_calls
-from audit.provenance import build_provenance
 from audit.result import SCHEMA_VERSION, AuditResult, Cell, JudgeConfigRate, JudgeSide
 from audit.result_tables import AgreementRows, BaselineRows, JudgePairs
 from audit.rng import resolve_rng
-from audit.sections import dev as dev_part
-from audit.sections import judge_agreement as judge_agreement_part
 from audit.sections import judge_configurations as configurations_part
-from audit.sections import judge_position as position_part
 from audit.sections import label_budget as budget_part
-from audit.sections import leaderboard as leaderboard_part
-from audit.sections import readers as readers_part
-from audit.sections import surface as surface_part
-from audit.sections import uncertainty as uncertainty_part
 from audit.spec import AuditSpec
+from audit.step_costs import RunShape, cell_costs
+from audit.task_graph import Step, fork_available, run_steps
 from audit.tie_rules import TieRule
 from audit.tie_rules import tie_rule as resolve_tie_rule
-from audit.verdict import assess_transfers, cell_counts, verdict_sentence
-from audit.verdict.batched import assess_transfers_with_configurations
+from audit.verdict import cell_counts, verdict_sentence
 
 
 def choose_primary_judge(judges: tuple[str, ...], requested: str | None) -> str | None:
@@ -201,38 +190,87 @@ def _group(frame: pd.DataFrame, keys: list[str]) -> dict[tuple, pd.DataFrame]:
     return {key if isinstance(key, tuple) else (key,): part for key, part in frame.groupby(keys, sort=False)}
 
 
-def _human_sides(votes: list[pd.DataFrame], level: float, backend: str) -> list:
-    """:func:`~audit.human_side.human_sides` of the cells' votes (a task of :func:`assess_cells`; tiny
-    cells' GLMMs are evaluated together: :mod:`audit.glmm.batch`)."""
-    return human_sides(votes, level=level, backend=backend)
+def _cell_parts(
+    data: AuditData, spec: AuditSpec, outcomes: pd.DataFrame, primary: str | None
+) -> list[steps_of_run.CellPart]:
+    """Every matchup x criterion with votes: its votes, the judge's side and the primary judge's
+    credits. Votes and judge outcomes are grouped by cell once (O(votes) overall)."""
+    judge_criteria = (
+        set(outcomes.loc[outcomes["judge"] == primary, "criterion"].unique().tolist()) if primary else set()
+    )
+    votes_by_cell = _group(data.votes, ["matchup", "criterion"])
+    outcomes_by_cell = _group(outcomes[outcomes["judge"] == primary], ["matchup", "criterion"]) if primary else {}
+    summaries = _outcome_summaries(outcomes, spec.tie_rule)
+    parts = []
+    for matchup in data.matchups:
+        for criterion in data.criteria:
+            cell_votes = votes_by_cell.get((matchup, criterion))
+            if cell_votes is None or cell_votes.empty:
+                continue
+            jc, different = judge_criterion_for(criterion, judge_criteria)
+            judge, credits = None, None
+            if jc is not None and primary is not None:
+                judge = _judge_side(summaries.get((matchup, jc), {}), jc, primary, spec.tie_rule, different)
+                credits = outcomes_by_cell.get((matchup, jc))
+            parts.append(steps_of_run.CellPart(matchup, criterion, cell_votes, judge, credits))
+    return parts
 
 
-def _verdict(cells, configurations, *, tie_rule, policy, seed):
-    """The primary verdict (a task of :func:`assess_cells`), with the other judge configurations'
-    cells decided on the same cell bootstraps when ``configurations`` holds any (their
-    transfers, else None). If deciding them raises an input error, the primary verdict is made
-    on its own and the configurations section decides them (and records the error)."""
-    if configurations:
-        try:
-            return assess_transfers_with_configurations(
-                cells, configurations, tie_rule=tie_rule, policy=policy, seed=seed
-            )
-        except AuditError:
-            pass
-    return assess_transfers(cells, tie_rule=tie_rule, policy=policy, seed=seed), None
+def _configuration_inputs(data: AuditData, parts, choices_by_judge, primary) -> dict:
+    """The other judge configurations' cell inputs (the judge configurations section's; the same
+    function builds them), decided beside or inside the primary verdict."""
+    if not choices_by_judge:
+        return {}
+    from audit.judge_configurations import configuration_inputs
+
+    present = {j: c for j, c in choices_by_judge.items() if c is not None and not c.empty}
+    if not any(j != (primary or "") for j in present):
+        return {}  # what configuration_inputs gives, without building every cell's human side first
+    return configuration_inputs(
+        data.votes, present, order=[(p.matchup, p.criterion) for p in parts], skip=primary or ""
+    )
 
 
-def _configurations(configurations, *, tie_rule, policy, seed):
-    """The other judge configurations' cells decided (a task of :func:`assess_cells` beside the
-    primary verdict on workers; :func:`audit.verdict.batched.decide_configurations`): judge ->
-    transfers, or None when that raises an input error (the section then decides them and records it)."""
-    from audit.verdict.batched import decide_configurations
+def _run_shape(data: AuditData, parts, configurations: dict) -> RunShape:
+    """What the steps' estimated costs grow with (:mod:`audit.step_costs`)."""
+    from audit.leaderboard import comparison_components
 
-    try:
-        decided = decide_configurations(configurations, tie_rule=tie_rule, policy=policy, seed=seed)
-    except AuditError:
-        return None
-    return {judge: transfers for judge, (transfers, _) in decided.items()}
+    links = data.pairs[["focal", "other"]].drop_duplicates()
+    systems = set(links["focal"].astype(str)) | set(links["other"].astype(str))
+    linked = len(systems) >= 3 and len(comparison_components(links["focal"].to_numpy(), links["other"].to_numpy())) == 1
+    return RunShape(
+        votes=len(data.votes),
+        cells=len(parts),
+        judges=len(configurations),
+        texts=0 if data.stories is None else len(data.stories),
+        dev_rows=0 if data.dev_humans is None else len(data.dev_humans),
+        ranked_votes=len(data.votes) / max(1, len(data.criteria)) if linked else 0.0,
+    )
+
+
+def _cell_steps(
+    data: AuditData,
+    spec: AuditSpec,
+    parts,
+    configurations: dict,
+    baseline: pd.DataFrame,
+    verdict_seed: int,
+    jobs: int,
+    shape: RunShape,
+    other_work: float,
+) -> list[Step]:
+    return steps_of_run.cell_steps(
+        parts,
+        configurations,
+        level=spec.policy.transfer.level,
+        backend=spec.glmm_backend,
+        decision=dict(tie_rule=spec.tie_rule, policy=spec.policy.transfer, seed=verdict_seed),
+        base=_baseline_lookup(baseline),
+        pair_meta=data.pairs.drop_duplicates("matchup").set_index("matchup"),
+        gap=spec.policy.transfer.max_baseline_gap,
+        jobs=jobs,
+        costs=cell_costs(shape, jobs, other_work),
+    )
 
 
 def assess_cells(
@@ -264,98 +302,18 @@ def assess_cells_and_configurations(
     ``choices_by_judge`` (judge -> its transfers; None without configurations), made in the
     verdict's task on the same cell bootstraps (:mod:`audit.verdict.batched`): the pair draws
     and the humans' replicates of a cell are made once for the primary judge and every
-    configuration with the same validly judged pairs. Each judge's decisions are its own run's."""
-    judge_criteria = (
-        set(outcomes.loc[outcomes["judge"] == primary, "criterion"].unique().tolist()) if primary else set()
-    )
-    base = _baseline_lookup(baseline)
-    votes_by_cell = _group(data.votes, ["matchup", "criterion"])
-    outcomes_by_cell = _group(outcomes[outcomes["judge"] == primary], ["matchup", "criterion"]) if primary else {}
-    summaries = _outcome_summaries(outcomes, spec.tie_rule)
-    pair_meta = data.pairs.drop_duplicates("matchup").set_index("matchup")
-    parts = []
-    for matchup in data.matchups:
-        for criterion in data.criteria:
-            cell_votes = votes_by_cell.get((matchup, criterion))
-            if cell_votes is None or cell_votes.empty:
-                continue
-            jc, different = judge_criterion_for(criterion, judge_criteria)
-            judge, credits = None, None
-            if jc is not None and primary is not None:
-                judge = _judge_side(summaries.get((matchup, jc), {}), jc, primary, spec.tie_rule, different)
-                credits = outcomes_by_cell.get((matchup, jc))
-            parts.append((matchup, criterion, cell_votes, judge, credits))
-    # The verdict (one call: the family needs every cell) beside the cells' GLMM fits, in chunks:
-    # on --jobs local workers at once, else one after the other (the same results either way).
+    configuration with the same validly judged pairs. Each judge's decisions are its own run's.
+    With ``spec.jobs`` > 1 the verdict and the cells' GLMM fits run on a local pool (the same
+    results): :mod:`audit.task_graph`."""
     jobs = _section_jobs(spec)
-    chunks = [list(range(k, len(parts), 2 * jobs)) for k in range(min(2 * jobs, len(parts)))] if jobs > 1 else []
-    configurations = {}
-    if choices_by_judge:  # the judge configurations section's inputs (the same function builds them)
-        from audit.judge_configurations import configuration_inputs
-
-        present = {j: c for j, c in choices_by_judge.items() if c is not None and not c.empty}
-        configurations = configuration_inputs(
-            data.votes, present, order=[(m, c) for m, c, *_ in parts], skip=primary or ""
-        )
-    decision = dict(tie_rule=spec.tie_rule, policy=spec.policy.transfer, seed=verdict_seed)
-    # In one process the configurations are decided beside the primary verdict, on its cell
-    # bootstraps (less CPU); on workers they are a task of their own beside it and the GLMM fits
-    # (the two together would be the run's longest task). The same decisions either way.
-    together = jobs == 1 or not configurations
-    calls = [
-        (
-            _verdict,
-            dict(
-                cells=[(m, c, v, cr) for m, c, v, _, cr in parts],
-                configurations=configurations if together else {},
-                **decision,
-            ),
-        )
-    ]
-    if not together:
-        calls.append((_configurations, dict(configurations=configurations, **decision)))
-    for chunk in chunks or [list(range(len(parts)))]:
-        calls.append(
-            (
-                _human_sides,
-                dict(votes=[parts[i][2] for i in chunk], level=spec.policy.transfer.level, backend=spec.glmm_backend),
-            )
-        )
-    (transfers, decided), *fitted = run_calls(calls, jobs, label="human GLMMs and the verdict", preload=_TASK_MODULES)
-    if not together:
-        decided, *fitted = fitted
-    humans = [None] * len(parts)
-    for chunk, sides in zip(chunks or [list(range(len(parts)))], fitted):
-        for i, side in zip(chunk, sides):
-            humans[i] = side
-    cells = []
-    for (matchup, criterion, cell_votes, judge, _), human, (transfer, human_estimands) in zip(parts, humans, transfers):
-        j_vs_m, r_base = base.get((matchup, criterion), (None, None))
-        below = None
-        if j_vs_m is not None and r_base is not None and judge is not None:
-            below = bool(j_vs_m < r_base - spec.policy.transfer.max_baseline_gap)
-        transfer = replace(transfer, judge_vs_majority=j_vs_m, reader_baseline=r_base, below_reader_baseline=below)
-        meta = pair_meta.loc[matchup]
-        cells.append(
-            Cell(
-                matchup=matchup,
-                criterion=criterion,
-                focal=str(meta["focal"]),
-                other=str(meta["other"]),
-                n_pairs=int(cell_votes["pair_id"].nunique()),
-                n_readers=int(cell_votes["reader_id"].nunique()),
-                n_votes=int(len(cell_votes)),
-                human=replace(human, **human_estimands),
-                judge=judge,
-                transfer=transfer,
-            )
-        )
-    return tuple(cells), decided
+    parts = _cell_parts(data, spec, outcomes, primary)
+    configurations = _configuration_inputs(data, parts, choices_by_judge, primary)
+    shape = _run_shape(data, parts, configurations)
+    steps = _cell_steps(data, spec, parts, configurations, baseline, verdict_seed, jobs, shape, other_work=0.0)
+    return run_steps(steps, jobs=jobs, preload=_TASK_MODULES)["cells"]
 
 
-#: the stage message printed before a section of the batch (the run's timings are split at them)
-_STAGE = {"readers": "reader analysis", "surface": "surface features", "judge_configurations": "judge configurations"}
-#: what the tasks import on first use: imported before the workers fork, so they share it
+#: what the steps import on first use: imported before the workers fork, so they share it
 _TASK_MODULES = (
     "audit._distributions",
     "audit.surface",
@@ -364,36 +322,36 @@ _TASK_MODULES = (
     "audit.judge_agreement",
     "audit.devset",
     "audit.readers",
+    "audit.uncertainty",
+    "audit.leaderboard",
+    "audit.judge_position",
 )
-#: the batch's sections by their cost on the fixture (the pool takes them in this order)
-_LONGEST_FIRST = ("surface", "judge_configurations", "dev", "readers", "judge_agreement")
-
-
-def _recording(fn, data: AuditData, spec: AuditSpec, **kwargs) -> tuple:
-    """A section computed on a worker, with the detector figures it gave ``spec.timings`` (a worker's
-    copy of the run's timings never comes back, so it records into its own and returns them)."""
-    from audit.timings import RunTimings
-
-    record = RunTimings() if spec.timings is not None else None
-    section = fn(data, replace(spec, timings=record), **kwargs)
-    return section, ([] if record is None else record.detectors)
 
 
 def _section_jobs(spec: AuditSpec) -> int:
-    """Workers for the independent sections: ``spec.jobs`` on this machine (1 with a Dask scheduler,
-    whose workers do not share this process's memory)."""
+    """Workers of the run's steps: ``spec.jobs`` on this machine (1 with a Dask scheduler, whose
+    workers do not share this process's memory: the steps then run here, in order, and the
+    uncertainty section's tasks on the cluster)."""
     from audit.parallel import check_jobs
 
     return 1 if spec.scheduler else check_jobs(spec.jobs)
 
 
 def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
-    """Run the audit on validated data; see docs/audit.md for every step."""
+    """Run the audit on validated data; see docs/audit.md for every step.
+
+    After the judge's verdicts and the agreement tables, the statistics are one task graph
+    (:mod:`audit.task_graph`): in order in this process with ``--jobs 1`` (or a Dask scheduler,
+    which runs the uncertainty section's tasks), else on a local pool of ``--jobs`` workers, every
+    step started as soon as what it reads is done. The results are the same either way.
+    """
     progress = spec.progress or (lambda message: None)
     rng, seed = resolve_rng(spec.seed)
     root = np.random.SeedSequence(seed if seed is not None else int(rng.integers(2**32)))
     tie_seed, dev_seed, uncertainty_seed, readers_seed, surface_seed = root.spawn(5)
     verdict_seed = int(root.spawn(1)[0].generate_state(1)[0])  # one stream per cell from it, keyed by the cell
+    (peer_seed,) = root.spawn(1)  # after the five above and the verdict's, so their streams are unchanged
+    peer_seeds = peer_seed.spawn(4)
 
     progress("judge verdicts")
     outcomes = judge_pair_outcomes(data, spec.tie_rule, np.random.default_rng(tie_seed))
@@ -413,79 +371,58 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
     baseline = BaselineRows(reader_baseline(data.votes, choices).rows)
     judge_pairs = JudgePairs(outcomes.reset_index(drop=True))
 
-    progress("human GLMMs")
-    cells, decided = assess_cells_and_configurations(
-        data, spec, outcomes, primary, baseline.to_frame(), verdict_seed, choices_by_judge
-    )
-
-    credits = sections.primary_credits(choices, data.pairs, primary)
-    if spec.uncertainty:
-        progress("bootstraps and leave-one-reader-out")
-        uncertainty = uncertainty_part.compute(
-            data,
-            spec,
-            credits=credits,
-            all_credits=sections.judge_credits(outcomes),
-            cells=cells,
-            seed=uncertainty_seed,
-        )
-    else:
-        uncertainty = sections.not_requested("--no-uncertainty")
-    (peer_seed,) = root.spawn(1)  # after the five above and the verdict's, so their streams are unchanged
-    peer_seeds = peer_seed.spawn(4)
-    # The independent sections after the cells, as whole tasks (longest first) on --jobs local
-    # workers, else one after the other here (audit.parallel.run_calls: the same results either way).
     jobs = _section_jobs(spec)
-    task_spec = spec if jobs == 1 else replace(spec, progress_bar=None)  # no bars drawn from workers
-    calls: dict[str, tuple] = {}
-    if spec.readers:
-        calls["readers"] = (
-            readers_part.compute,
-            dict(credits=sections.judge_credits(outcomes), cells=cells, seed=readers_seed),
-        )
-    if spec.surface:
-        calls["surface"] = (surface_part.compute, dict(primary=primary, seed=surface_seed))
-    calls["judge_configurations"] = (
-        configurations_part.compute,
-        dict(
-            choices_by_judge=choices_by_judge,
-            cells=cells,
-            primary=primary,
-            auto=auto,
-            seed=peer_seeds[1],
-            verdict_seed=verdict_seed,
-            decided=decided,
-        ),
+    pooled = jobs > 1 and fork_available()
+    progress(f"the statistics on {jobs} workers" if pooled else "human GLMMs")
+    parts = _cell_parts(data, spec, outcomes, primary)
+    configurations = _configuration_inputs(data, parts, choices_by_judge, primary)
+    shape = _run_shape(data, parts, configurations)
+    seeds = {
+        "uncertainty": uncertainty_seed,
+        "readers": readers_seed,
+        "surface": surface_seed,
+        "dev": dev_seed,
+        "agreement": peer_seeds[0],
+        "configurations": peer_seeds[1],
+        "leaderboard": peer_seeds[2],
+        "position": peer_seeds[3],
+    }
+    section_steps = steps_of_run.section_steps(
+        data,
+        spec,
+        pooled=pooled,
+        shape=shape,
+        outcomes=outcomes,
+        choices=choices,
+        choices_by_judge=choices_by_judge,
+        primary=primary,
+        auto=auto,
+        verdict_seed=verdict_seed,
+        seeds=seeds,
+        seed=seed,
     )
-    calls["dev"] = (dev_part.compute, dict(seed=dev_seed))
-    calls["judge_agreement"] = (
-        judge_agreement_part.compute,
-        dict(choices=choices, primary=primary, seed=peer_seeds[0]),
+    other_work = sum(s.cost for s in section_steps)
+    steps = _cell_steps(
+        data, spec, parts, configurations, baseline.to_frame(), verdict_seed, jobs if pooled else 1, shape, other_work
     )
-    if jobs == 1:
-        done = {}
-        for name, (fn, kw) in calls.items():
-            if name in _STAGE:
-                progress(_STAGE[name])
-            done[name] = fn(data, spec, **kw)
-    else:  # longest first
-        order = sorted(calls, key=lambda name: _LONGEST_FIRST.index(name))
-        progress(f"{', '.join(_STAGE[n] for n in calls if n in _STAGE)} and the other sections on {jobs} workers")
-        results = run_calls(
-            [(_recording, dict(fn=calls[n][0], data=data, spec=task_spec, **calls[n][1])) for n in order],
-            jobs,
-            preload=_TASK_MODULES,
-        )
-        done = {}
-        for name, (section, detectors) in zip(order, results):
-            done[name] = section
+    done = run_steps(
+        steps + section_steps,
+        jobs=jobs if pooled else 1,
+        progress=progress,
+        preload=_TASK_MODULES,
+        timings=spec.timings,
+    )
+    for s in section_steps:  # a section on a worker came back with the detector figures it recorded
+        if s.fn is steps_of_run.recording:
+            done[s.name], detectors = done[s.name]
             if spec.timings is not None:
                 spec.timings.detectors.extend(detectors)
-    dev = done["dev"]
+    cells, _ = done["cells"]
+    uncertainty = done["uncertainty"] if spec.uncertainty else sections.not_requested("--no-uncertainty")
     readers = done["readers"] if spec.readers else sections.not_requested("--no-readers")
     surface = done["surface"] if spec.surface else sections.not_requested("--no-surface")
-
-    position = position_part.compute(data, spec, seed=peer_seeds[3])
+    dev = done["dev"]
+    position = done["judge_position"]
     # The same derivation `audit gate` repeats on a saved result (audit.derive).
     checks = derive_checks(
         cells=cells,
@@ -511,7 +448,7 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
         agreement=agreement,
         reader_baseline=baseline,
         checks=tuple(checks),
-        provenance=build_provenance(data, spec, seed=seed, primary_judge=primary or ""),
+        provenance=done["provenance"],
         judge_pairs=judge_pairs,
         dev=dev,
         uncertainty=uncertainty,
@@ -519,7 +456,7 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
         surface=surface,
         judge_agreement=done["judge_agreement"],
         judge_configurations=done["judge_configurations"],
-        leaderboard=leaderboard_part.compute(data, spec, choices=choices, primary=primary, seed=peer_seeds[2]),
+        leaderboard=done["leaderboard"],
         judge_position=position,
         label_budget=budget_part.compute(cells, spec),
     )

@@ -10,9 +10,10 @@ workers it waited for; the machine's load inflates it far less than wall time), 
 (``ru_maxrss``), the peak of the whole process tree's proportional set size ("tree MB": the audit and its forked
 workers together, shared pages counted once, sampled every 0.2 s; needs psutil, else nan), and the
 seconds of each stage (from the command's own stage messages on stderr; "surface+" runs to the
-next message, so it also holds whatever the pipeline does after the surface section). Settings: ``--jobs`` values
-and, with ``--dask``, a Dask LocalCluster of 2 single-thread workers started here. Beside it, one fit
-of the same cell's votes by lme4 ``glmer`` (Rscript, timed inside R), statsmodels ``mixedlm``
+next message, so it also holds whatever the pipeline does after the surface section; with ``--jobs N``
+the statistics are one task graph, one stage: "graph"; timings.json in the output lists its tasks).
+Settings: ``--jobs`` values and, with ``--dask``, a Dask LocalCluster of 2 single-thread workers started
+here. Beside it, one fit of the same cell's votes by lme4 ``glmer`` (Rscript, timed inside R), statsmodels ``mixedlm``
 (linear mixed model, pair and reader variance components) and ``gpboost`` (Bernoulli GLMM with
 crossed grouped effects), each when installed. Studies (``benchmarks/scale_data.py``, seeded, written
 to a temporary folder): ``fixture`` (2.5k votes, 18 cells), ``100k`` (5k pairs, 200 readers, one
@@ -50,6 +51,7 @@ STAGES = (
     "surface features",
     "judge configurations",
     "sections on workers",
+    "statistics on workers",
     "writing outputs",
 )
 SHORT = {
@@ -62,6 +64,7 @@ SHORT = {
     "surface features": "surface",
     "judge configurations": "configs",
     "sections on workers": "batch",
+    "statistics on workers": "graph",
     "writing outputs": "write",
 }
 #: the statistics: every stage but reading the inputs and writing the outputs (what --jobs spreads)
@@ -147,8 +150,13 @@ def run_audit(args: list[str], out: Path) -> dict:
     total = next((float(x) for x in re.findall(r"^\(([0-9.]+) s\)$", err, re.M)), wall)
     stages = {}
     for (t0, name), (t1, _) in zip(marks, marks[1:] + [(total, "")]):
-        # with --jobs N the sections after the cells run as one batch: "... sections on N workers"
-        stages["sections on workers" if " and the other sections on " in name else name] = t1 - t0
+        # with --jobs N the statistics run as one task graph: "the statistics on N workers" (before it,
+        # the sections after the cells ran as one batch: "... and the other sections on N workers")
+        if " and the other sections on " in name:
+            name = "sections on workers"
+        elif name.startswith("the statistics on "):
+            name = "statistics on workers"
+        stages[name] = t1 - t0
     cpu = usage.ru_utime + usage.ru_stime  # the process and the workers it waited for
     return {"wall": wall, "cpu": cpu, "peak_mb": usage.ru_maxrss / 1024, "tree_mb": tree.peak, "stages": stages}
 

@@ -1,18 +1,20 @@
-"""What limits `--jobs 2` on the fixture: the statistics' serial CPU and the 2-worker schedule of its tasks (issue 15).
+"""What limits `--jobs N`: the statistics' serial CPU and the run's task graph scheduled on N workers (issue 15).
 
-    python benchmarks/parallel_bound.py [--workers 2]
+    python benchmarks/parallel_bound.py [--workers 2]                       # README's fixture audit
+    python benchmarks/parallel_bound.py -- JUDGE HUMANS [audit run options]   # any study
 
-Runs the README's fixture audit once in this process (report and outputs not written), the
-runs' parallel batches executed here one task after the other, and measures the CPU time
-(``time.process_time``) of the whole statistics (:func:`audit.pipeline.run_audit`) and of every
-task of every batch that ``--jobs N`` hands to workers: the sections after the cells and the
-cells' GLMM fits beside the verdict (:func:`audit.parallel.run_calls`), the bootstrap blocks
-and leave-one-reader-out fits (:class:`audit.parallel.TaskRunner`, sized for ``--workers``).
-It prints each batch's tasks, the serial remainder, and the speed-up an idle machine with
-``--workers`` cores could reach at best with these tasks: the total over the serial remainder
-plus each batch's longest-processing-time schedule on the workers (no process start,
-pickling or memory bandwidth counted; the measured wall-time ratio is the real figure, and
-needs an idle machine). CPU time is inflated far less by other processes than wall time.
+Runs the audit once in this process in order (``--jobs 1``; report and outputs not written) and
+measures the CPU time (``time.process_time``) of the whole statistics (:func:`audit.pipeline.run_audit`),
+of every step of its task graph (:mod:`audit.task_graph`) and of every task the uncertainty step
+farms out (bootstrap blocks, leave-one-reader-out fits). It prints each step's CPU beside its
+estimate (:mod:`audit.step_costs`, the table that ranks the steps: retune it from these figures),
+then replays the graph on ``--workers`` idle cores with these CPU times: the pool's own rule (a free
+worker takes the queued work of highest rank, a step queued when what it reads is done; the steps
+marked ``here`` run in the main process, their farmed tasks join the queue), and the best any
+schedule could do (the total over the workers, or the longest chain, whichever is longer).
+Speed-ups are the statistics' CPU over the serial remainder plus the replayed span (no process
+start, pickling or memory bandwidth counted: the measured wall-time ratio is the real figure, and
+needs an idle machine; CPU time is inflated far less by other processes than wall time).
 """
 
 from __future__ import annotations
@@ -29,35 +31,127 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
-def lpt(tasks: list[float], workers: int) -> float:
-    """The makespan of the longest-processing-time-first schedule of ``tasks`` on ``workers``."""
-    loads = [0.0] * workers
-    for t in sorted(tasks, reverse=True):
-        heapq.heapreplace(loads, loads[0] + t)
-    return max(loads)
+def fixture_args() -> list[str]:
+    f, d = ROOT / "fixtures" / "deployment", ROOT / "fixtures" / "dev"
+    return [
+        str(f / "judge.csv"),
+        str(f / "humans.csv"),
+        "--pairs",
+        str(f / "pairs.csv"),
+        "--stories",
+        str(f / "stories.csv"),
+        "--dev-judge",
+        str(d / "judge.csv"),
+        "--dev-humans",
+        str(d / "humans.csv"),
+    ]
+
+
+def replay(steps, cpu: dict, farmed: dict, workers: int) -> float:
+    """The span of the graph on ``workers`` cores under the pool's rule, with measured CPU times.
+
+    ``cpu``: step -> seconds (a ``here`` step: its own CPU in the main process, spread evenly before
+    and after its batches); ``farmed``: step -> its batches of farmed tasks in order, each a list of
+    seconds. As on the pool, a ``here`` step computing holds one of the workers."""
+    from audit.task_graph import ranks
+
+    rank = ranks(steps)
+    top = max(rank.values())
+    by_name = {s.name: s for s in steps}
+    waiting = {s.name: len(set(s.after)) for s in steps}
+    readers = {s.name: [r.name for r in steps if s.name in r.after] for s in steps}
+    order = iter(range(10**9))
+    events: list = []  # (time, seq, kind, payload)
+    ready: list = []  # (-rank, seq, (step, seconds, farmed?))
+    running = 0
+    computing: set[str] = set()
+    batches: dict[str, list] = {}
+    open_tasks: dict[str, int] = {}
+
+    def glue(name):
+        return cpu.get(name, 0.0) / (len(farmed.get(name, [])) + 1)
+
+    def launch(name, t):
+        if by_name[name].here:
+            batches[name] = [b for b in farmed.get(name, []) if b]
+            computing.add(name)
+            heapq.heappush(events, (t + glue(name), next(order), "glued", name))
+        else:
+            heapq.heappush(ready, (-rank[name], next(order), (name, cpu.get(name, 0.0), False)))
+
+    for s in steps:
+        if not s.after:
+            launch(s.name, 0.0)
+    clock, done = 0.0, 0
+    while done < len(steps):
+        while ready and running + bool(computing) < workers:
+            _, _, (name, seconds, is_farmed) = heapq.heappop(ready)
+            running += 1
+            heapq.heappush(events, (clock + seconds, next(order), "worker", (name, is_farmed)))
+        clock, _, kind, payload = heapq.heappop(events)
+        if kind == "worker":
+            running -= 1
+            name, is_farmed = payload
+            if not is_farmed:
+                kind, payload = "done", name
+            else:
+                open_tasks[name] -= 1
+                if open_tasks[name]:
+                    continue
+                computing.add(name)  # its batch is back: it computes again
+                heapq.heappush(events, (clock + glue(name), next(order), "glued", name))
+                continue
+        if kind == "glued":
+            name = payload
+            if batches[name]:
+                batch = batches[name].pop(0)
+                computing.discard(name)
+                open_tasks[name] = len(batch)
+                for seconds in batch:  # ahead of every step, as on the pool
+                    heapq.heappush(ready, (-rank[name] - top, next(order), (name, seconds, True)))
+                continue
+            computing.discard(name)
+            kind = "done"
+        if kind == "done":
+            done += 1
+            for r in readers[payload]:
+                waiting[r] -= 1
+                if waiting[r] == 0:
+                    launch(r, clock)
+    return clock
+
+
+def chain(steps, cpu: dict, farmed: dict) -> float:
+    """The longest chain of measured seconds through the graph."""
+    memo: dict[str, float] = {}
+    by_name = {s.name: s for s in steps}
+
+    def finish(name):
+        if name not in memo:
+            step = by_name[name]
+            own = cpu.get(name, 0.0) + sum(max(b, default=0.0) for b in farmed.get(name, []))
+            memo[name] = own + max((finish(a) for a in step.after), default=0.0)
+        return memo[name]
+
+    return max(finish(s.name) for s in steps)
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument(
+        "audit_args", nargs="*", help="after --: the audit run's inputs and options (default: the fixture)"
+    )
     args = parser.parse_args(argv)
 
     import audit.parallel as parallel
     import audit.pipeline as pipeline
-    import audit.sections.uncertainty as uncertainty_section
+    import audit.task_graph as task_graph
+    from audit.step_costs import COSTS
 
-    batches: list[tuple[str, list[float], list[str]]] = []
-
-    def timed_calls(calls, jobs, *, label="sections", preload=()):
-        out, times = [], []
-        for fn, kwargs in calls:
-            t0 = time.process_time()
-            out.append(fn(**kwargs))
-            times.append(time.process_time() - t0)
-        named = [kwargs.get("fn", fn) for fn, kwargs in calls]  # a section on a worker is wrapped by _recording
-        names = [f"{fn.__module__.rsplit('.', 1)[-1]}.{fn.__name__}" for fn in named]
-        batches.append((label, times, names))
-        return out
+    captured: dict = {}
+    farmed: dict[str, list[list[float]]] = {}
+    current = {"step": None}
 
     class TimedRunner(parallel.TaskRunner):
         jobs = args.workers
@@ -68,12 +162,42 @@ def main(argv=None) -> int:
                 t0 = time.process_time()
                 out.append(parallel._run_one(fn, item))
                 times.append(time.process_time() - t0)
-            batches.append((label, times, []))
+            farmed.setdefault(current["step"], []).append(times)
             return out
 
-    pipeline.run_calls = timed_calls
+    real_open = parallel.open_runner
+    parallel.open_runner = lambda *a, **k: TimedRunner()
+    real_in_order = task_graph._run_in_order
+
+    def in_order(steps, progress, timings):
+        results, cpu = {}, {}
+        for s in steps:
+            if s.stage:
+                progress(s.stage)
+            current["step"] = s.name
+            c0 = time.process_time()
+            results[s.name] = s.fn(**s.kwargs, **s.arguments(results))
+            cpu[s.name] = time.process_time() - c0 - sum(sum(b) for b in farmed.get(s.name, []))
+        captured["steps"], captured["cpu"] = steps, cpu
+        return results
+
+    task_graph._run_in_order = in_order
+    real_shape = pipeline._run_shape
+
+    def run_shape(*a, **k):
+        captured["shape"] = real_shape(*a, **k)
+        return captured["shape"]
+
+    pipeline._run_shape = run_shape
+    real_section_jobs = pipeline._section_jobs
+    real_fork = pipeline.fork_available
+    # build the graph a pool of --workers would run (ranks, configurations together or apart), run it in order
     pipeline._section_jobs = lambda spec: args.workers
-    uncertainty_section.task_runner = lambda spec: TimedRunner()
+    pipeline.fork_available = lambda: True
+    real_run_steps = pipeline.run_steps
+    pipeline.run_steps = lambda steps, *, jobs=1, progress=None, preload=(), timings=None: real_run_steps(
+        steps, jobs=1, progress=progress, preload=preload, timings=timings
+    )
     total = {}
     real_run = pipeline.run_audit
 
@@ -87,45 +211,38 @@ def main(argv=None) -> int:
     pipeline.run_audit = run_audit  # audit.cli.run imports it from the module when it runs
     from audit.cli import main as cli_main
 
-    f, d = ROOT / "fixtures" / "deployment", ROOT / "fixtures" / "dev"
-    with tempfile.TemporaryDirectory() as tmp:
-        cli_main(
-            [
-                "run",
-                str(f / "judge.csv"),
-                str(f / "humans.csv"),
-                "--pairs",
-                str(f / "pairs.csv"),
-                "--stories",
-                str(f / "stories.csv"),
-                "--dev-judge",
-                str(d / "judge.csv"),
-                "--dev-humans",
-                str(d / "humans.csv"),
-                "--out",
-                tmp,
-                "--jobs",
-                "1",
-                "-q",
-            ]
-        )
-    pipeline.run_audit = real_run
-    if "cpu" not in total:
+    audit_args = args.audit_args or fixture_args()
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            cli_main(["run", *audit_args, "--out", tmp, "--jobs", "1", "-q", "--no-html"])
+    finally:
+        pipeline.run_audit, pipeline.run_steps, pipeline._run_shape = real_run, real_run_steps, real_shape
+        pipeline._section_jobs, pipeline.fork_available = real_section_jobs, real_fork
+        task_graph._run_in_order, parallel.open_runner = real_in_order, real_open
+    if "cpu" not in total or "steps" not in captured:
         raise SystemExit("the statistics were not timed (audit run did not reach audit.pipeline.run_audit)")
+    steps, cpu = captured["steps"], captured["cpu"]
     w = args.workers
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; {w} workers")
-    print(f"{'batch':48} {'tasks':>5} {'cpu s':>7} {'longest':>8} {'on ' + str(w):>7}")
-    in_batches = bound = 0.0
-    for label, times, names in batches:
-        span = lpt(times, w)
-        in_batches += sum(times)
-        bound += span
-        print(f"{label[:48]:48} {len(times):5d} {sum(times):7.2f} {max(times, default=0):8.2f} {span:7.2f}")
-        for name, t in zip(names, times):
-            print(f"  {name[:46]:46} {'':5} {t:7.2f}")
-    serial = total["cpu"] - in_batches
-    print(f"statistics CPU {total['cpu']:.2f} s: in batches {in_batches:.2f} s, serial {serial:.2f} s")
-    print(f"best speed-up on {w} idle cores with these tasks: {total['cpu'] / (serial + bound):.2f}x")
+    print(f"shape: {captured['shape']}")
+    print(f"{'step':28} {'where':6} {'cpu s':>7} {'farmed':>7} {'estimate':>9}  after")
+    for s in steps:
+        farm = sum(sum(b) for b in farmed.get(s.name, []))
+        est = f"{s.cost:9.2f}" if s.cost or s.name in COSTS else f"{'':9}"
+        print(
+            f"{s.name[:28]:28} {'here' if s.here else 'worker':6} {cpu[s.name]:7.2f} {farm:7.2f} {est}  "
+            + ", ".join(s.after)
+        )
+    in_graph = sum(cpu.values()) + sum(sum(sum(b) for b in bs) for bs in farmed.values())
+    serial = total["cpu"] - in_graph
+    span = replay(steps, cpu, farmed, w)
+    best = max(in_graph / w, chain(steps, cpu, farmed))
+    print(f"statistics CPU {total['cpu']:.2f} s: in the graph {in_graph:.2f} s, serial {serial:.2f} s")
+    print(f"the graph on {w} idle cores: {span:.2f} s by the pool's rule, {best:.2f} s at best")
+    print(
+        f"speed-up on {w} idle cores with these steps: {total['cpu'] / (serial + span):.2f}x by the pool's rule, "
+        f"{total['cpu'] / (serial + best):.2f}x at best"
+    )
     return 0
 
 

@@ -208,3 +208,37 @@ def test_cell_grouped_judge_summaries_equal_the_per_group_ones():
         assert have["pair_id"].tolist() == want["pair_id"].tolist()
         # under even-split the judge's verdict (1 / 0.5 / 0 / NaN) equals its credit
         np.testing.assert_array_equal(have["y_judge"].to_numpy(float), want["credit"].to_numpy(float))
+
+
+@pytest.fixture(scope="module")
+def deployment():
+    from audit.inputs import load_audit_data
+    from tests.support.fixture_run import DEPLOY
+
+    return load_audit_data(str(DEPLOY / "judge.csv"), str(DEPLOY / "humans.csv"), pairs=str(DEPLOY / "pairs.csv"))
+
+
+@pytest.mark.parametrize("together", [True, False])
+def test_the_task_graph_on_two_workers_equals_the_run_in_order(deployment, monkeypatch, together):
+    """The judge configurations decided inside the verdict's step or beside it, on a pool of two
+    workers: the same result.json as the steps run in order (the surface and dev-set sections are
+    left out for time; tests/audit/cli/test_run_jobs.py runs the command)."""
+    import audit.pipeline as pipeline
+    from audit.timings import RunTimings
+
+    spec = AuditSpec(surface=False, n_boot=200)
+    one = result_to_json(run_audit(deployment, spec))
+    real = pipeline.cell_costs
+
+    def forced(shape, jobs, other_work):
+        costs = real(shape, jobs, other_work)
+        return type(costs)(costs.verdict, costs.configurations, costs.glmm, decide_together=together)
+
+    monkeypatch.setattr(pipeline, "cell_costs", forced)
+    stages, timings = [], RunTimings()
+    two = run_audit(deployment, AuditSpec(surface=False, n_boot=200, jobs=2, progress=stages.append, timings=timings))
+    assert result_to_json(two) == one
+    assert "the statistics on 2 workers" in stages and "reader analysis" not in stages
+    tasks = {t["task"] for t in timings.tasks}
+    assert {"verdict", "human GLMMs", "uncertainty", "readers", "judge_configurations", "leaderboard"} <= tasks
+    assert ("configurations" in tasks) is not together

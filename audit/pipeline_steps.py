@@ -1,0 +1,353 @@
+"""The steps of one audit run (:mod:`audit.task_graph`): what each computes and what it reads.
+
+The cells come from three kinds of step: the primary verdict (one call: the multiplicity
+adjustment is across cells; with the other judge configurations decided in it, on the same cell
+bootstraps, or beside it as a step of their own), the cells' GLMM fits (in chunks on a pool), and
+the glue that joins them (``fitted``: each cell's human side; ``cells``: the decided cells). The
+sections read as little as they need: the uncertainty and reader sections read only the cells'
+GLMM fits (``fitted``), so they start before the verdict ends; the judge configurations' section
+reads the decided cells; surface features, the dev set, judge agreement, judge position and the
+leaderboard read none, so they start beside the verdict.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from audit import sections
+from audit.data import AuditData
+from audit.errors import AuditError
+from audit.provenance import build_provenance
+from audit.result import Cell, HumanSide
+from audit.sections import dev as dev_part
+from audit.sections import judge_agreement as judge_agreement_part
+from audit.sections import judge_configurations as configurations_part
+from audit.sections import judge_position as position_part
+from audit.sections import leaderboard as leaderboard_part
+from audit.sections import readers as readers_part
+from audit.sections import surface as surface_part
+from audit.sections import uncertainty as uncertainty_part
+from audit.spec import AuditSpec
+from audit.step_costs import RunShape, estimate
+from audit.task_graph import Step
+from audit.verdict import assess_transfers
+from audit.verdict.batched import assess_transfers_with_configurations
+
+
+@dataclass(frozen=True)
+class FittedCell:
+    """A cell's humans before its decision: what the uncertainty and reader sections read of a
+    cell (``human.glmm``), available as soon as the cell's GLMM is fitted."""
+
+    matchup: str
+    criterion: str
+    human: HumanSide
+
+
+@dataclass(frozen=True)
+class CellPart:
+    """One cell's inputs: its votes, the judge's side and the primary judge's per-pair credits."""
+
+    matchup: str
+    criterion: str
+    votes: Any  #: the cell's votes (DataFrame)
+    judge: Any  #: :class:`~audit.result.JudgeSide` or None
+    credits: Any  #: the primary judge's outcomes in the cell (DataFrame) or None
+
+
+def human_sides_of(votes: list, level: float, backend: str) -> list:
+    """:func:`~audit.human_side.human_sides` of the cells' votes (tiny cells' GLMMs are evaluated
+    together: :mod:`audit.glmm.batch`)."""
+    from audit.human_side import human_sides
+
+    return human_sides(votes, level=level, backend=backend)
+
+
+def primary_verdict(cells, configurations, *, tie_rule, policy, seed):
+    """The primary verdict, with the other judge configurations' cells decided on the same cell
+    bootstraps when ``configurations`` holds any (their transfers, else None). If deciding them
+    raises an input error, the primary verdict is made on its own and the configurations section
+    decides them (and records the error)."""
+    if configurations:
+        try:
+            return assess_transfers_with_configurations(
+                cells, configurations, tie_rule=tie_rule, policy=policy, seed=seed
+            )
+        except AuditError:
+            pass
+    return assess_transfers(cells, tie_rule=tie_rule, policy=policy, seed=seed), None
+
+
+def configuration_decisions(configurations, *, tie_rule, policy, seed):
+    """The other judge configurations' cells decided apart from the primary verdict
+    (:func:`audit.verdict.batched.decide_configurations`): judge -> transfers, or None when that
+    raises an input error (the section then decides them and records it)."""
+    from audit.verdict.batched import decide_configurations
+
+    try:
+        decided = decide_configurations(configurations, tie_rule=tie_rule, policy=policy, seed=seed)
+    except AuditError:
+        return None
+    return {judge: transfers for judge, (transfers, _) in decided.items()}
+
+
+def fitted_cells(parts: list[CellPart], sides: list) -> tuple[FittedCell, ...]:
+    """The cells before their decision: each with its human side (the GLMM step's, in cell order)."""
+    return tuple(FittedCell(p.matchup, p.criterion, h) for p, h in zip(parts, sides))
+
+
+def decided_cells(
+    parts: list[CellPart], fitted: tuple[FittedCell, ...], verdict: tuple, apart: dict | None, *, base, pair_meta, gap
+) -> tuple[tuple[Cell, ...], dict | None]:
+    """The decided cells, and the other configurations' transfers (from the verdict's step, or
+    ``apart``: the step that decided them beside it)."""
+    transfers, decided = verdict
+    decided = apart if apart is not None else decided
+    cells = []
+    for part, fit, (transfer, human_estimands) in zip(parts, fitted, transfers):
+        j_vs_m, r_base = base.get((part.matchup, part.criterion), (None, None))
+        below = None
+        if j_vs_m is not None and r_base is not None and part.judge is not None:
+            below = bool(j_vs_m < r_base - gap)
+        transfer = replace(transfer, judge_vs_majority=j_vs_m, reader_baseline=r_base, below_reader_baseline=below)
+        meta = pair_meta.loc[part.matchup]
+        votes = part.votes
+        cells.append(
+            Cell(
+                matchup=part.matchup,
+                criterion=part.criterion,
+                focal=str(meta["focal"]),
+                other=str(meta["other"]),
+                n_pairs=int(votes["pair_id"].nunique()),
+                n_readers=int(votes["reader_id"].nunique()),
+                n_votes=int(len(votes)),
+                human=replace(fit.human, **human_estimands),
+                judge=part.judge,
+                transfer=transfer,
+            )
+        )
+    return tuple(cells), decided
+
+
+def cell_steps(
+    parts: list[CellPart],
+    configurations: dict,
+    *,
+    level: float,
+    backend: str,
+    decision: dict,
+    base: dict,
+    pair_meta,
+    gap: float,
+    jobs: int,
+    costs,
+) -> list[Step]:
+    """The steps that make the cells: ``verdict`` (and ``configurations`` when they are decided
+    apart), ``human GLMMs``, ``fitted`` and ``cells`` (whose result is ``(cells, decided)``).
+
+    ``costs``: a :class:`audit.step_costs.CellCosts` (estimated seconds; whether the configurations
+    are decided inside the verdict's step)."""
+    together = jobs == 1 or not configurations or costs.decide_together
+    cell_args = [(p.matchup, p.criterion, p.votes, p.credits) for p in parts]
+    steps = [
+        Step(
+            "verdict",
+            primary_verdict,
+            dict(cells=cell_args, configurations=configurations if together else {}, **decision),
+            cost=costs.verdict_with_configurations if together and configurations else costs.verdict,
+        )
+    ]
+    if not together:
+        steps.append(
+            Step(
+                "configurations",
+                configuration_decisions,
+                dict(configurations=configurations, **decision),
+                cost=costs.configurations,
+            )
+        )
+    # one step: the engine fits cells of one shape together, and which cells share a stack
+    # moves their estimates by rounding (so chunks of cells would make the results depend on --jobs)
+    steps.append(
+        Step(
+            "human GLMMs",
+            human_sides_of,
+            dict(votes=[p.votes for p in parts], level=level, backend=backend),
+            cost=costs.glmm,
+        )
+    )
+    steps.append(
+        Step(
+            "fitted",
+            fitted_cells,
+            dict(parts=parts),
+            after=("human GLMMs",),
+            late=lambda r: {"sides": r["human GLMMs"]},
+            here=True,
+        )
+    )
+    after = ("verdict", "fitted") + (() if together else ("configurations",))
+    steps.append(
+        Step(
+            "cells",
+            decided_cells,
+            dict(parts=parts, base=base, pair_meta=pair_meta, gap=gap),
+            after=after,
+            late=lambda r: {"fitted": r["fitted"], "verdict": r["verdict"], "apart": r.get("configurations")},
+            here=True,
+        )
+    )
+    return steps
+
+
+def recording(fn, data, spec, **kwargs) -> tuple:
+    """A section computed on a worker, with the detector figures it gave ``spec.timings`` (a worker's
+    copy of the run's timings never comes back, so it records into its own and returns them)."""
+    from audit.timings import RunTimings
+
+    record = RunTimings() if spec.timings is not None else None
+    section = fn(data, replace(spec, timings=record), **kwargs)
+    return section, ([] if record is None else record.detectors)
+
+
+def section_step(
+    name: str, fn, data, spec, *, pooled: bool, cost: float, stage: str | None = None, after=(), late=None, **kwargs
+) -> Step:
+    """A section's step: ``fn(data, spec, **kwargs, **late(results))``. On a pool its result is
+    ``(section, detector figures)`` (:func:`recording`); in order, the section itself."""
+    if pooled:
+        task_spec = replace(spec, progress_bar=None, progress=None)  # no bars or messages from workers
+        return Step(
+            name,
+            recording,
+            dict(fn=fn, data=data, spec=task_spec, **kwargs),
+            after=tuple(after),
+            late=late,
+            cost=cost,
+            stage=stage,
+        )
+    return Step(name, fn, dict(data=data, spec=spec, **kwargs), after=tuple(after), late=late, cost=cost, stage=stage)
+
+
+def section_steps(
+    data: AuditData,
+    spec: AuditSpec,
+    *,
+    pooled: bool,
+    shape: RunShape,
+    outcomes: pd.DataFrame,
+    choices: pd.DataFrame,
+    choices_by_judge: dict[str, pd.DataFrame],
+    primary: str | None,
+    auto: bool,
+    verdict_seed: int,
+    seeds: dict[str, np.random.SeedSequence],
+    seed: int | None,
+) -> list[Step]:
+    """The sections' steps, in the order they run with ``--jobs 1`` (each after what it reads): the
+    uncertainty section here (it farms out its bootstrap blocks and refits through
+    :func:`audit.parallel.open_runner`, which gives it the run's runner on a pool), the others on
+    workers; then the run's provenance."""
+
+    def step(name, fn, *, stage=None, after=(), late=None, **kwargs) -> Step:
+        return section_step(
+            name,
+            fn,
+            data,
+            spec,
+            pooled=pooled,
+            cost=estimate(name, shape),
+            stage=stage,
+            after=after,
+            late=late,
+            **kwargs,
+        )
+
+    fitted = ("fitted",)
+    out: list[Step] = []
+    if spec.uncertainty:
+        out.append(
+            Step(
+                "uncertainty",
+                uncertainty_part.compute,
+                dict(
+                    data=data,
+                    spec=spec,
+                    credits=sections.primary_credits(choices, data.pairs, primary),
+                    all_credits=sections.judge_credits(outcomes),
+                    seed=seeds["uncertainty"],
+                ),
+                after=fitted,
+                late=lambda r: {"cells": r["fitted"]},
+                here=True,
+                cost=estimate("uncertainty", shape),
+                stage="bootstraps and leave-one-reader-out",
+            )
+        )
+    if spec.readers:
+        out.append(
+            step(
+                "readers",
+                readers_part.compute,
+                stage="reader analysis",
+                after=fitted,
+                late=lambda r: {"cells": r["fitted"]},
+                credits=sections.judge_credits(outcomes),
+                seed=seeds["readers"],
+            )
+        )
+    if spec.surface:
+        out.append(
+            step("surface", surface_part.compute, stage="surface features", primary=primary, seed=seeds["surface"])
+        )
+    out.append(
+        step(
+            "judge_configurations",
+            configurations_part.compute,
+            stage="judge configurations",
+            after=("cells",),
+            late=lambda r: {"cells": r["cells"][0], "decided": r["cells"][1]},
+            choices_by_judge=choices_by_judge,
+            primary=primary,
+            auto=auto,
+            seed=seeds["configurations"],
+            verdict_seed=verdict_seed,
+        )
+    )
+    out.append(step("dev", dev_part.compute, seed=seeds["dev"]))
+    out.append(
+        step("judge_agreement", judge_agreement_part.compute, choices=choices, primary=primary, seed=seeds["agreement"])
+    )
+    out.append(step("judge_position", position_part.compute, seed=seeds["position"]))
+    out.append(
+        step("leaderboard", leaderboard_part.compute, choices=choices, primary=primary, seed=seeds["leaderboard"])
+    )
+    # the installed packages' versions are read from their metadata (~0.1 s): beside the rest too
+    out.append(
+        Step(
+            "provenance",
+            build_provenance,
+            dict(data=data, spec=spec, seed=seed, primary_judge=primary or ""),
+            cost=estimate("provenance", shape),
+        )
+    )
+    return out
+
+
+__all__ = [
+    "section_steps",
+    "FittedCell",
+    "CellPart",
+    "cell_steps",
+    "section_step",
+    "recording",
+    "decided_cells",
+    "fitted_cells",
+    "primary_verdict",
+    "configuration_decisions",
+    "human_sides_of",
+]

@@ -1,0 +1,136 @@
+"""The run's task graph: steps in order or on one pool, ranks, farmed tasks, faults, timings."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+import pytest
+
+from audit.errors import WorkerLostError
+from audit.parallel import open_runner, task_seed
+from audit.task_graph import Step, check_steps, ranks, run_steps
+from audit.timings import RunTimings
+
+
+def _draw(key, n=3):
+    return np.random.default_rng(task_seed(5, key)).random(n).tolist()
+
+
+def _add(a, b=0):
+    return a + b
+
+
+def _sum_draws(keys):
+    """A step that farms out one task per key through the run's runner (like the uncertainty section)."""
+    with open_runner(2) as runner:
+        return runner.map(_draw, list(keys), label="draws")
+
+
+def _stamp(name, seconds):
+    t0 = time.time()
+    time.sleep(seconds)
+    return name, t0, time.time()
+
+
+def _die(*_, **__):
+    os._exit(3)  # a worker killed mid-task: no exception, no result
+
+
+def _raise(**_):
+    raise KeyError("a bug in a step")
+
+
+def _graph(callback=lambda v: v * 10):
+    """Steps of every kind: a callback argument (does not pickle: reaches workers by fork), late
+    arguments from earlier steps, a step here that farms out tasks, a step reading it."""
+    return [
+        Step("a", _add, dict(a=1, b=2), cost=1.0),
+        Step("b", lambda x: callback(x), dict(x=4), cost=3.0),
+        Step("c", _add, dict(a=100), after=("a", "b"), late=lambda r: {"b": r["a"] + r["b"]}, cost=1.0),
+        Step("farm", _sum_draws, dict(keys=[("k", i) for i in range(7)]), after=("a",), here=True, cost=2.0),
+        Step("d", _add, dict(b=0.5), after=("farm", "c"), late=lambda r: {"a": sum(map(sum, r["farm"])) + r["c"]}),
+    ]
+
+
+def test_ranks_are_the_longest_chain_of_costs_after_a_step():
+    steps = _graph()
+    assert ranks(steps) == {"a": 3.0, "b": 4.0, "c": 1.0, "farm": 2.0, "d": 0.0}
+
+
+def test_a_step_must_come_after_what_it_reads_and_names_are_unique():
+    with pytest.raises(ValueError, match="do not come before"):
+        check_steps([Step("x", _add, after=("y",)), Step("y", _add)])
+    with pytest.raises(ValueError, match="two steps"):
+        check_steps([Step("x", _add), Step("x", _add)])
+
+
+def test_the_pool_gives_the_results_in_order_gives_and_records_every_task():
+    stages = []
+    here = run_steps(_graph(), jobs=1, progress=stages.append)
+    timings = RunTimings()
+    pooled = run_steps(_graph(), jobs=2, timings=timings)
+    assert pooled == here
+    assert here["c"] == 100 + 3 + 40 and len(here["farm"]) == 7
+    assert here["farm"] == [_draw(("k", i)) for i in range(7)]
+    tasks = {t["task"]: t for t in timings.tasks}
+    assert {"a", "b", "c", "farm", "d", "draws"} <= set(tasks)
+    assert tasks["draws"]["n"] == 7 and tasks["farm"]["worker"] == "main"
+    assert tasks["a"]["worker"].startswith("worker") and all(t["seconds"] >= 0 for t in timings.tasks)
+
+
+def test_stage_messages_come_before_their_steps_in_order():
+    seen = []
+    steps = [
+        Step("one", lambda: seen.append("one ran"), stage="first"),
+        Step("two", lambda: seen.append("two ran"), stage="second"),
+    ]
+    run_steps(steps, jobs=1, progress=seen.append)
+    assert seen == ["first", "one ran", "second", "two ran"]
+
+
+def test_a_free_worker_takes_the_queued_step_of_highest_rank():
+    steps = [
+        Step("short", _stamp, dict(name="short", seconds=0.3), cost=1.0),
+        Step("long", _stamp, dict(name="long", seconds=0.3), cost=5.0),
+        Step("middle", _stamp, dict(name="middle", seconds=0.3), cost=3.0),
+    ]
+    done = run_steps(steps, jobs=2)
+    _, short_start, _ = done["short"]
+    # the two longest started first; the short one only when one of them was done
+    assert short_start >= min(done["long"][2], done["middle"][2]) - 0.05
+
+
+def test_an_exception_in_a_step_propagates_from_the_pool():
+    steps = [Step("ok", _add, dict(a=1)), Step("bad", _raise, after=("ok",))]
+    with pytest.raises(KeyError, match="a bug"):
+        run_steps(steps, jobs=2)
+
+
+@pytest.mark.parametrize("where", ["step", "farmed task"])
+def test_a_worker_that_dies_is_a_lost_worker_not_a_hang(where):
+    started = time.perf_counter()
+    if where == "step":
+        steps = [Step("slow", _stamp, dict(name="slow", seconds=0.2)), Step("dies", _die)]
+    else:
+        steps = [Step("farm", lambda: open_runner(2).map(_die, [1, 2, 3]), here=True), Step("x", _add, dict(a=1))]
+    with pytest.raises(WorkerLostError, match="died"):
+        run_steps(steps, jobs=2)
+    assert time.perf_counter() - started < 20
+
+
+def test_a_step_here_that_raises_stops_the_run():
+    def bad():
+        raise ValueError("glue failed")
+
+    with pytest.raises(ValueError, match="glue failed"):
+        run_steps([Step("x", _stamp, dict(name="x", seconds=0.1)), Step("glue", bad, here=True)], jobs=2)
+
+
+def test_open_runner_outside_a_step_owns_its_pool():
+    from audit.parallel import LocalPool, TaskRunner
+
+    assert type(open_runner(1)) is TaskRunner
+    with open_runner(2) as runner:
+        assert isinstance(runner, LocalPool)
