@@ -43,7 +43,6 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from audit._distributions import rankdata
 from audit.data import HUMAN_OVERALL
 from audit.errors import AuditError, InputError, InputProblem
 from audit.rng import resolve_rng
@@ -295,6 +294,8 @@ class _Ranks:
     def __call__(self, name, v: np.ndarray, ok: np.ndarray) -> np.ndarray:
         key = (name, ok.tobytes())
         if key not in self._kept:
+            from audit._distributions import rankdata  # not at import: `audit report` imports this module
+
             self._kept[key] = rankdata(v[ok])
         return self._kept[key]
 

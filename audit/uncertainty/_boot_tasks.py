@@ -14,8 +14,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from audit._distributions import t as student_t
-from audit.uncertainty._summaries import replicate_summaries, sorted_quantiles
 from audit.uncertainty.resampling import (
     _DENSE_MAX,
     TableResampler,
@@ -498,6 +496,8 @@ class _StackedCells:
 
     @staticmethod
     def _shape_columns(tables, idx, est, reps, jp, jr, gp, gr, st: BootstrapSettings) -> dict[str, dict]:
+        from audit.uncertainty._summaries import replicate_summaries
+
         jack = {"pairs": [jp], "readers": [jr], "two-way": [jp, jr], "two-way-product": [jp, jr]}
         inf = np.full(idx.size, np.inf)
         out = {}
@@ -537,6 +537,8 @@ def _jackknives(t) -> tuple[np.ndarray, np.ndarray]:
 def _cgm_columns(tables, est, v_pairs, v_readers, gp: int, gr: int, st: BootstrapSettings) -> dict[str, np.ndarray]:
     """:func:`cgm_from_cells` of cells of one shape (each with two pairs and two readers, finite
     estimate and one-way variances)."""
+    from audit._distributions import t as student_t
+
     m = np.array([np.count_nonzero(t.n) for t in tables], dtype=np.int64)
     nt = np.array([float(np.sum(t.n)) for t in tables])
     ss = np.array([float(np.sum((t.s - e * t.n) ** 2)) for t, e in zip(tables, est.tolist())])
@@ -666,6 +668,8 @@ def _judges(
     """The judge columns of :func:`summarise` (``pair_reps``: cell key -> (pairs, row of the cells' pairs
     replicates in ``pair_matrix``)): stacked where the replicates, the estimate, the jackknife and (when
     paired) the gap replicates are finite, else :func:`_judge_row`."""
+    from audit.uncertainty._summaries import replicate_summaries, sorted_quantiles
+
     n = len(judges)
     cols = _empty_columns(judge_columns(st), n, st.by)
     if not n:

@@ -29,7 +29,6 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from audit._distributions import t as _t
 from audit.verdict.intervals import _SQRT_2PI, P_MIN, MirroredDistribution, ReplicateDistribution
 
 CHUNK_ELEMENTS = 1_000_000  #: replicates per stacked array (rows x replicates) in one pass
@@ -145,6 +144,8 @@ def prefetch_tails(requests: Iterable[tuple[ReplicateDistribution, float]]) -> N
     """Fill ``d._tails[a]`` (the t-calibrated tail probability) for every ``(d, a)`` with a finite df."""
     from scipy.special import ndtr
 
+    from audit._distributions import t as _t
+
     todo = [(d, float(a)) for d, a in requests if np.isfinite(d.df) and float(a) not in d._tails]
     if not todo:
         return
@@ -159,6 +160,8 @@ def prefetch_p(requests: Iterable[tuple[ReplicateDistribution, float, bool]]) ->
     """Fill ``d._ps[(null, lower_tail)]`` (p-value and Monte Carlo SE) for every request not cached
     (``d`` unmirrored): ``ReplicateDistribution._p_uncached``'s arithmetic on arrays."""
     from scipy.special import ndtr, ndtri
+
+    from audit._distributions import t as _t
 
     todo, seen = [], set()
     for d, null, lower in requests:
