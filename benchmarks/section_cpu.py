@@ -26,6 +26,7 @@ _CHILD = r"""
 import cProfile, hashlib, io, json, pstats, sys, time
 import audit.cli  # noqa: F401
 import audit.pipeline as P
+import audit.pipeline_steps as S
 from audit.inputs.load import load_audit_data
 from audit.policy import load_policy
 from audit.serialize import to_jsonable
@@ -52,10 +53,12 @@ def wrap(owner, attr, name):
 
 wrap(P, "agreement_table", "agreement table")
 wrap(P, "reader_baseline", "reader baseline")
-wrap(P, "assess_cells_and_configurations", "cells")
+wrap(S, "human_sides_of", "GLMM fits")
+wrap(S, "primary_verdict", "verdict")
+wrap(S, "configuration_decisions", "configurations (verdicts)")
 for part in ("uncertainty", "readers", "surface", "configurations", "dev", "judge_agreement", "position",
              "leaderboard", "budget"):
-    module = getattr(P, part + "_part")
+    module = getattr(S, part + "_part", None) or getattr(P, part + "_part")
     wrap(module, "compute", module.NAME if hasattr(module, "NAME") else part)
 
 if study == "fixture":
