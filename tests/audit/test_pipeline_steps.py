@@ -65,3 +65,22 @@ def test_systems_read_as_loc_does():
     with pytest.raises(KeyError):
         pipeline_steps._systems(meta, ["x vs y"])
     assert pipeline_steps._systems(pd.concat([meta, meta]), ["a vs b"]) is None
+
+
+def test_verdict_steps_chunk_only_many_cells_without_configurations(monkeypatch):
+    from audit.step_costs import CellCosts
+
+    monkeypatch.setattr(chunked, "CHUNK_CELLS", 2)
+    costs = CellCosts(4.0, 1.0, 1.0, decide_together=True)
+    decision = dict(tie_rule="even-split", policy=None, seed=0)
+    cells = [("m", f"c{k}", None, None) for k in range(5)]
+    one = pipeline_steps.verdict_steps(cells[:3], {}, decision=decision, costs=costs)
+    assert [s.name for s in one] == ["verdict"] and one[0].fn is pipeline_steps.primary_verdict
+    shared = pipeline_steps.verdict_steps(cells, {"other": []}, decision=decision, costs=costs)
+    assert [s.name for s in shared] == ["verdict"] and shared[0].kwargs["configurations"] == {"other": []}
+    steps = pipeline_steps.verdict_steps(cells, {}, decision=decision, costs=costs)
+    assert [s.name for s in steps] == ["verdict cells 1", "verdict cells 2", "verdict"]
+    assert [len(s.kwargs["cells"]) for s in steps[:2]] == [2, 3]
+    last = steps[-1]
+    assert last.here and last.after == ("verdict cells 1", "verdict cells 2")
+    assert last.arguments({"verdict cells 1": "a", "verdict cells 2": "b"}) == {"compared": ["a", "b"]}
