@@ -82,6 +82,60 @@ def primary_verdict(cells, configurations, *, tie_rule, policy, seed):
     return assess_transfers(cells, tie_rule=tie_rule, policy=policy, seed=seed), None
 
 
+def compared_chunk(cells, *, tie_rule, policy, seed):
+    """One chunk of the primary verdict's cells compared (:func:`audit.verdict.chunked.compare_chunk`)."""
+    from audit.verdict.chunked import compare_chunk
+
+    return compare_chunk(cells, tie_rule=tie_rule, policy=policy, seed=seed)
+
+
+def chunked_verdict(cells, compared, *, tie_rule, policy, seed):
+    """The primary verdict from its chunks' comparisons (:func:`audit.verdict.chunked.assess_compared`), as
+    :func:`primary_verdict` returns it (no other configuration decided in it)."""
+    from audit.verdict.chunked import assess_compared
+
+    return assess_compared(cells, compared, tie_rule=tie_rule, policy=policy, seed=seed), None
+
+
+def verdict_steps(cell_args: list, configurations: dict, *, decision: dict, costs) -> list[Step]:
+    """The primary verdict's steps: one ``verdict`` step, or, with many cells and no other configuration
+    decided in it, ``verdict cells K`` steps (chunks of cells compared on workers:
+    :func:`audit.verdict.chunked.chunks`, a rule of the number of cells alone) and the ``verdict`` step
+    here that decides them together (the same transfers, bit for bit)."""
+    from audit.verdict.chunked import chunks
+
+    parts = chunks(len(cell_args))
+    if configurations or len(parts) < 2:
+        cost = costs.verdict_with_configurations if configurations else costs.verdict
+        return [
+            Step(
+                "verdict", primary_verdict, dict(cells=cell_args, configurations=configurations, **decision), cost=cost
+            )
+        ]
+    names = [f"verdict cells {k + 1}" for k in range(len(parts))]
+    steps = [
+        Step(
+            name,
+            compared_chunk,
+            dict(cells=cell_args[r.start : r.stop], **decision),
+            cost=costs.verdict * len(r) / len(cell_args),
+        )
+        for name, r in zip(names, parts)
+    ]
+    steps.append(
+        Step(
+            "verdict",
+            chunked_verdict,
+            dict(cells=cell_args, **decision),
+            after=tuple(names),
+            late=lambda r: {"compared": [r[name] for name in names]},
+            here=True,
+            cost=0.05 * costs.verdict,
+        )
+    )
+    return steps
+
+
 def configuration_decisions(configurations, *, tie_rule, policy, seed):
     """The other judge configurations' cells decided apart from the primary verdict
     (:func:`audit.verdict.batched.decide_configurations`): judge -> transfers, or None when that
@@ -100,6 +154,28 @@ def fitted_cells(parts: list[CellPart], sides: list) -> tuple[FittedCell, ...]:
     return tuple(FittedCell(p.matchup, p.criterion, h) for p, h in zip(parts, sides))
 
 
+def _system_pair(pair_meta, matchup) -> tuple[str, str]:
+    meta = pair_meta.loc[matchup]
+    return str(meta["focal"]), str(meta["other"])
+
+
+def _systems(pair_meta, matchups: list) -> dict | None:
+    """matchup -> (focal, other) as ``str(pair_meta.loc[matchup][column])`` reads them, in one lookup (None:
+    the index is not unique, each cell then reads its row)."""
+    if not pair_meta.index.is_unique:
+        return None
+    unique = list(dict.fromkeys(matchups))
+    rows = pair_meta.loc[unique, ["focal", "other"]]  # a KeyError for a matchup without a row, as .loc[matchup]
+    return {m: (str(f), str(o)) for m, f, o in zip(unique, rows["focal"].tolist(), rows["other"].tolist())}
+
+
+def _distinct(column: pd.Series) -> int:
+    """``column.nunique()`` (distinct values, missing ones not counted) without pandas' per-call overhead."""
+    values = column.tolist()
+    seen = {v for v in values if v is not None and v is not pd.NA and v == v}
+    return len(seen)
+
+
 def decided_cells(
     parts: list[CellPart], fitted: tuple[FittedCell, ...], verdict: tuple, apart: dict | None, *, base, pair_meta, gap
 ) -> tuple[tuple[Cell, ...], dict | None]:
@@ -107,6 +183,7 @@ def decided_cells(
     ``apart``: the step that decided them beside it)."""
     transfers, decided = verdict
     decided = apart if apart is not None else decided
+    systems = _systems(pair_meta, [p.matchup for p in parts])
     cells = []
     for part, fit, (transfer, human_estimands) in zip(parts, fitted, transfers):
         j_vs_m, r_base = base.get((part.matchup, part.criterion), (None, None))
@@ -114,16 +191,16 @@ def decided_cells(
         if j_vs_m is not None and r_base is not None and part.judge is not None:
             below = bool(j_vs_m < r_base - gap)
         transfer = replace(transfer, judge_vs_majority=j_vs_m, reader_baseline=r_base, below_reader_baseline=below)
-        meta = pair_meta.loc[part.matchup]
+        focal, other = systems[part.matchup] if systems is not None else _system_pair(pair_meta, part.matchup)
         votes = part.votes
         cells.append(
             Cell(
                 matchup=part.matchup,
                 criterion=part.criterion,
-                focal=str(meta["focal"]),
-                other=str(meta["other"]),
-                n_pairs=int(votes["pair_id"].nunique()),
-                n_readers=int(votes["reader_id"].nunique()),
+                focal=focal,
+                other=other,
+                n_pairs=_distinct(votes["pair_id"]),
+                n_readers=_distinct(votes["reader_id"]),
                 n_votes=int(len(votes)),
                 human=replace(fit.human, **human_estimands),
                 judge=part.judge,
@@ -153,14 +230,7 @@ def cell_steps(
     are decided inside the verdict's step)."""
     together = jobs == 1 or not configurations or costs.decide_together
     cell_args = [(p.matchup, p.criterion, p.votes, p.credits) for p in parts]
-    steps = [
-        Step(
-            "verdict",
-            primary_verdict,
-            dict(cells=cell_args, configurations=configurations if together else {}, **decision),
-            cost=costs.verdict_with_configurations if together and configurations else costs.verdict,
-        )
-    ]
+    steps = verdict_steps(cell_args, configurations if together else {}, decision=decision, costs=costs)
     if not together:
         steps.append(
             Step(
@@ -348,6 +418,9 @@ __all__ = [
     "decided_cells",
     "fitted_cells",
     "primary_verdict",
+    "chunked_verdict",
+    "compared_chunk",
+    "verdict_steps",
     "configuration_decisions",
     "human_sides_of",
 ]

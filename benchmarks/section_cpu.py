@@ -36,7 +36,7 @@ study, profile = sys.argv[1], sys.argv[2]
 times, digests = {}, {}
 profiler = cProfile.Profile()
 
-def wrap(owner, attr, name):
+def wrap(owner, attr, name, digest=True):
     fn = getattr(owner, attr)
     def timed(*args, **kwargs):
         if name == profile:
@@ -46,6 +46,8 @@ def wrap(owner, attr, name):
         times[name] = times.get(name, 0.0) + time.process_time() - start
         if name == profile:
             profiler.disable()
+        if not digest:  # a part of the section (its digest is the whole's)
+            return value
         text = json.dumps(to_jsonable(value), sort_keys=True, default=str)
         digests[name] = hashlib.sha256(text.encode()).hexdigest()[:12]
         return value
@@ -55,6 +57,9 @@ wrap(P, "agreement_table", "agreement table")
 wrap(P, "reader_baseline", "reader baseline")
 wrap(S, "human_sides_of", "GLMM fits")
 wrap(S, "primary_verdict", "verdict")
+for attr in ("compared_chunk", "chunked_verdict"):  # the verdict in chunks of cells (trees since verdict9)
+    if hasattr(S, attr):
+        wrap(S, attr, "verdict", digest=attr == "chunked_verdict")
 wrap(S, "configuration_decisions", "configurations (verdicts)")
 for part in ("uncertainty", "readers", "surface", "configurations", "dev", "judge_agreement", "position",
              "leaderboard", "budget"):

@@ -147,6 +147,35 @@ def prepare_input(c: CellInput, *, tie_rule: str, policy: TransferPolicy, rng: n
     )
 
 
+def compare_inputs(
+    inputs: Sequence[CellInput],
+    indices: Sequence[int],
+    *,
+    tie_rule: str,
+    policy: TransferPolicy,
+    seed: int,
+    n_boot: int | None = None,
+    bootstrap: Callable[[list[int], list, int, list], list] | None = None,
+) -> list[CellComparison]:
+    """The comparisons of the cells ``indices`` of ``inputs`` (one round of :func:`decide_cells`): each on its
+    own stream (keyed by the cell, and by ``n_boot`` when the sequential Monte Carlo sets it)."""
+    rngs = [
+        cell_generator(seed, *inputs[i].key)
+        if n_boot is None
+        else cell_generator(seed, *inputs[i].key, f"n_boot={n_boot}")
+        for i in indices
+    ]
+    prepared = [prepare_input(inputs[i], tie_rule=tie_rule, policy=policy, rng=r) for i, r in zip(indices, rngs)]
+    hook = None
+    if bootstrap is not None:
+
+        def hook(need, tables, replicates, streams):
+            return bootstrap([indices[k] for k in need], tables, replicates, streams)
+
+    replicates = policy.n_boot if n_boot is None else int(n_boot)
+    return compare_cells(prepared, replicates, rngs, hook)
+
+
 def decide_cells(
     inputs: Sequence[CellInput],
     *,
@@ -154,6 +183,7 @@ def decide_cells(
     policy: TransferPolicy,
     seed: int,
     bootstrap: Callable[[list[int], list, int, list], list] | None = None,
+    compared: Sequence[CellComparison] | None = None,
 ) -> tuple[list[Transfer], list[CellComparison]]:
     """Compare every cell on its own stream, decide them together, re-run the borderline ones (module doc).
 
@@ -161,27 +191,17 @@ def decide_cells(
     :func:`~audit.verdict.compare.stacked_bootstraps`; each cell's numbers are those of its own
     :func:`~audit.verdict.compare.compare_cell` call). ``bootstrap(cells, tables, replicates, rngs)``,
     when given, makes them instead (``cells``: indices into ``inputs``): the judge configurations share
-    one bootstrap per cell (:mod:`audit.verdict.batched`).
+    one bootstrap per cell (:mod:`audit.verdict.batched`). ``compared``: the first round's comparisons, made
+    beforehand (:mod:`audit.verdict.chunked`: chunks of cells on workers); ``inputs`` is then read only for
+    the cells re-run by the sequential Monte Carlo.
     """
 
     def compare(indices: list[int], n_boot: int | None = None) -> list[CellComparison]:
-        rngs = [
-            cell_generator(seed, *inputs[i].key)
-            if n_boot is None
-            else cell_generator(seed, *inputs[i].key, f"n_boot={n_boot}")
-            for i in indices
-        ]
-        prepared = [prepare_input(inputs[i], tie_rule=tie_rule, policy=policy, rng=r) for i, r in zip(indices, rngs)]
-        hook = None
-        if bootstrap is not None:
+        return compare_inputs(
+            inputs, indices, tie_rule=tie_rule, policy=policy, seed=seed, n_boot=n_boot, bootstrap=bootstrap
+        )
 
-            def hook(need, tables, replicates, streams):
-                return bootstrap([indices[k] for k in need], tables, replicates, streams)
-
-        replicates = policy.n_boot if n_boot is None else int(n_boot)
-        return compare_cells(prepared, replicates, rngs, hook)
-
-    comparisons = compare(list(range(len(inputs))))
+    comparisons = list(compared) if compared is not None else compare(list(range(len(inputs))))
     transfers = decide(comparisons, policy) if comparisons else []
     n_boot, extended = policy.n_boot, {}
     for _ in range(SEQUENTIAL_ROUNDS):
@@ -235,6 +255,7 @@ __all__ = [
     "assess_transfers",
     "cell_input",
     "compare_input",
+    "compare_inputs",
     "decide_cells",
     "prepare_input",
 ]
