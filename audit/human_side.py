@@ -48,9 +48,10 @@ def reader_rates(cell_votes: pd.DataFrame) -> np.ndarray:
     return _reader_rates(y, reader)
 
 
-def _decisive(cell_votes: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A cell's decisive votes as arrays: y (1 focal, 0 other), pair ids, reader ids."""
-    y = cell_votes["y"].to_numpy(float)
+def _decisive(cell_votes: pd.DataFrame, y: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A cell's decisive votes as arrays: y (1 focal, 0 other), pair ids, reader ids (``y``: the
+    cell's ``y`` column as floats, when already read)."""
+    y = cell_votes["y"].to_numpy(float) if y is None else y
     keep = ~np.isnan(y)
     return y[keep], cell_votes["pair_id"].to_numpy()[keep], cell_votes["reader_id"].to_numpy()[keep]
 
@@ -203,19 +204,27 @@ def human_sides(cells_votes, *, level: float = 0.95, backend: str = "native") ->
     (the same fits, evaluated at once for tiny cells: :mod:`audit.glmm.batch`)."""
     if backend != "native" or not 0.0 < level < 1.0:
         return [human_side(v, level=level, backend=backend) for v in cells_votes]
-    decisive = [_decisive(v) for v in cells_votes]  # each cell's arrays once, for its fit and its summary
+    ys = [v["y"].to_numpy(float) for v in cells_votes]  # each cell's arrays once, for its fit and its summary
+    decisive = [_decisive(v, y) for v, y in zip(cells_votes, ys)]
     fitted = _fit_many_cells(cells_votes, level, decisive)
     return [
-        human_side(v, level=level, backend=backend, fitted=f, _decisive_votes=d)
-        for v, f, d in zip(cells_votes, fitted, decisive)
+        human_side(v, level=level, backend=backend, fitted=f, _decisive_votes=d, _y=y)
+        for v, f, d, y in zip(cells_votes, fitted, decisive, ys)
     ]
 
 
 def human_side(
-    cell_votes: pd.DataFrame, *, level: float = 0.95, backend: str = "native", fitted=None, _decisive_votes=None
+    cell_votes: pd.DataFrame,
+    *,
+    level: float = 0.95,
+    backend: str = "native",
+    fitted=None,
+    _decisive_votes=None,
+    _y=None,
 ) -> HumanSide:
-    """The raw shares and the GLMM of one cell (``fitted``: as :func:`fit_cell_glmm`)."""
-    y = cell_votes["y"].to_numpy(float)
+    """The raw shares and the GLMM of one cell (``fitted``: as :func:`fit_cell_glmm`; ``_y``: the
+    cell's ``y`` column as floats, when already read)."""
+    y = cell_votes["y"].to_numpy(float) if _y is None else _y
     n_focal = int(np.sum(y == 1.0))
     n_other = int(np.sum(y == 0.0))
     n_ties = int(np.sum(np.isnan(y)))
