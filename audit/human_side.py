@@ -48,9 +48,10 @@ def reader_rates(cell_votes: pd.DataFrame) -> np.ndarray:
     return _reader_rates(y, reader)
 
 
-def _decisive(cell_votes: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A cell's decisive votes as arrays: y (1 focal, 0 other), pair ids, reader ids."""
-    y = cell_votes["y"].to_numpy(float)
+def _decisive(cell_votes: pd.DataFrame, y: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A cell's decisive votes as arrays: y (1 focal, 0 other), pair ids, reader ids (``y``: the
+    cell's ``y`` column as floats, when already read)."""
+    y = cell_votes["y"].to_numpy(float) if y is None else y
     keep = ~np.isnan(y)
     return y[keep], cell_votes["pair_id"].to_numpy()[keep], cell_votes["reader_id"].to_numpy()[keep]
 
@@ -173,7 +174,7 @@ def fit_cell_glmm(
     )
 
 
-def _fit_many_cells(cells_votes, level: float, decisive=None) -> list:
+def _fit_many_cells(cells_votes, level: float, decisive=None, defer_stacked: bool = False) -> list:
     """The native GLMM of every cell's decisive votes, tiny cells fitted together
     (:func:`audit.glmm.batch.fit_many`): a GlmmResult, the AuditError its input raised, or None
     (no decisive vote), per cell (``decisive``: each cell's :func:`_decisive` arrays, when made)."""
@@ -193,9 +194,13 @@ def _fit_many_cells(cells_votes, level: float, decisive=None) -> list:
             fitted[i] = exc
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # singular fits and separation are flags on the result
-        for i, fit in zip(where, fit_many(designs, level=level)):
-            fitted[i] = fit
+        for i, fit in zip(where, fit_many(designs, level=level, defer_stacked=defer_stacked)):
+            fitted[i] = _DEFERRED if fit is None else fit
     return fitted
+
+
+#: a cell whose fit :func:`human_sides_chunk` left to :func:`human_sides_joined`
+_DEFERRED = object()
 
 
 def human_sides(cells_votes, *, level: float = 0.95, backend: str = "native") -> list[HumanSide]:
@@ -203,19 +208,53 @@ def human_sides(cells_votes, *, level: float = 0.95, backend: str = "native") ->
     (the same fits, evaluated at once for tiny cells: :mod:`audit.glmm.batch`)."""
     if backend != "native" or not 0.0 < level < 1.0:
         return [human_side(v, level=level, backend=backend) for v in cells_votes]
-    decisive = [_decisive(v) for v in cells_votes]  # each cell's arrays once, for its fit and its summary
+    ys = [v["y"].to_numpy(float) for v in cells_votes]  # each cell's arrays once, for its fit and its summary
+    decisive = [_decisive(v, y) for v, y in zip(cells_votes, ys)]
     fitted = _fit_many_cells(cells_votes, level, decisive)
     return [
-        human_side(v, level=level, backend=backend, fitted=f, _decisive_votes=d)
-        for v, f, d in zip(cells_votes, fitted, decisive)
+        human_side(v, level=level, backend=backend, fitted=f, _decisive_votes=d, _y=y)
+        for v, f, d, y in zip(cells_votes, fitted, decisive, ys)
     ]
 
 
+def human_sides_chunk(cells_votes, *, level: float = 0.95) -> list:
+    """:func:`human_sides` (native engine) of a chunk of a study's cells, without the middle-sized
+    cells that the engine stacks with others of their shape (None in their place: their fits depend,
+    by rounding, on their stack companions; :func:`audit.glmm.batch.fit_many`). Chunks of any size
+    give the bits of one :func:`human_sides` call once :func:`human_sides_joined` has fitted those."""
+    ys = [v["y"].to_numpy(float) for v in cells_votes]
+    decisive = [_decisive(v, y) for v, y in zip(cells_votes, ys)]
+    fitted = _fit_many_cells(cells_votes, level, decisive, defer_stacked=True)
+    return [
+        None if f is _DEFERRED else human_side(v, level=level, fitted=f, _decisive_votes=d, _y=y)
+        for v, f, d, y in zip(cells_votes, fitted, decisive, ys)
+    ]
+
+
+def human_sides_joined(cells_votes, chunks: list[list], *, level: float = 0.95) -> list[HumanSide]:
+    """The chunks' sides (:func:`human_sides_chunk` of consecutive slices of ``cells_votes``) in cell
+    order, the cells they left out fitted together here: the same bits as :func:`human_sides`."""
+    sides = [side for chunk in chunks for side in chunk]
+    if len(sides) != len(cells_votes):
+        raise ValueError(f"human_sides_joined: {len(sides)} sides for {len(cells_votes)} cells")
+    left = [i for i, side in enumerate(sides) if side is None]
+    for i, side in zip(left, human_sides([cells_votes[i] for i in left], level=level) if left else []):
+        sides[i] = side
+    return sides
+
+
 def human_side(
-    cell_votes: pd.DataFrame, *, level: float = 0.95, backend: str = "native", fitted=None, _decisive_votes=None
+    cell_votes: pd.DataFrame,
+    *,
+    level: float = 0.95,
+    backend: str = "native",
+    fitted=None,
+    _decisive_votes=None,
+    _y=None,
 ) -> HumanSide:
-    """The raw shares and the GLMM of one cell (``fitted``: as :func:`fit_cell_glmm`)."""
-    y = cell_votes["y"].to_numpy(float)
+    """The raw shares and the GLMM of one cell (``fitted``: as :func:`fit_cell_glmm`; ``_y``: the
+    cell's ``y`` column as floats, when already read)."""
+    y = cell_votes["y"].to_numpy(float) if _y is None else _y
     n_focal = int(np.sum(y == 1.0))
     n_other = int(np.sum(y == 0.0))
     n_ties = int(np.sum(np.isnan(y)))
@@ -247,4 +286,14 @@ def wilson_interval(successes: float, n: int, level: float = 0.95) -> tuple[floa
     return float(centre - half), float(centre + half)
 
 
-__all__ = ["fit_cell_glmm", "human_side", "human_sides", "majority_plugin", "reader_rates", "wilson_interval", "expit"]
+__all__ = [
+    "fit_cell_glmm",
+    "human_side",
+    "human_sides",
+    "human_sides_chunk",
+    "human_sides_joined",
+    "majority_plugin",
+    "reader_rates",
+    "wilson_interval",
+    "expit",
+]

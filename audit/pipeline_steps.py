@@ -67,6 +67,71 @@ def human_sides_of(votes: list, level: float, backend: str) -> list:
     return human_sides(votes, level=level, backend=backend)
 
 
+#: a study of at least this many cells, none of more than this many votes, has its GLMMs fitted in
+#: one chunk per worker (tiny cells' fits do not depend on which cells are fitted together)
+GLMM_CHUNK_MIN_CELLS = 200
+GLMM_CHUNK_MAX_VOTES = 64
+
+
+def human_sides_chunk_of(votes: list, level: float) -> list:
+    """:func:`~audit.human_side.human_sides_chunk` of a chunk of the cells' votes."""
+    from audit.human_side import human_sides_chunk
+
+    return human_sides_chunk(votes, level=level)
+
+
+def glmm_steps(parts: list[CellPart], *, level: float, backend: str, jobs: int, cost: float) -> list[Step]:
+    """The human GLMMs' steps and ``fitted`` (the cells with their human side). Many small cells
+    (the native engine) are fitted in ``jobs`` chunks, ``human GLMMs 1..jobs``, joined by ``fitted``
+    (which fits there the few middle-sized cells whose stacked fits depend on their companions:
+    :func:`audit.human_side.human_sides_joined`); else one step, ``human GLMMs``. Either way the
+    same bits, whatever ``jobs``."""
+    votes = [p.votes for p in parts]
+    chunked = (
+        jobs > 1
+        and backend == "native"
+        and 0.0 < level < 1.0
+        and len(parts) >= GLMM_CHUNK_MIN_CELLS
+        and max(len(v) for v in votes) <= GLMM_CHUNK_MAX_VOTES
+    )
+    if not chunked:
+        return [
+            Step("human GLMMs", human_sides_of, dict(votes=votes, level=level, backend=backend), cost=cost),
+            Step(
+                "fitted",
+                fitted_cells,
+                dict(parts=parts),
+                after=("human GLMMs",),
+                late=lambda r: {"sides": r["human GLMMs"]},
+                here=True,
+            ),
+        ]
+    bounds = np.linspace(0, len(parts), jobs + 1).round().astype(int)
+    names = tuple(f"human GLMMs {k + 1}" for k in range(jobs))
+    steps = [
+        Step(name, human_sides_chunk_of, dict(votes=votes[lo:hi], level=level), cost=cost / jobs)
+        for name, lo, hi in zip(names, bounds[:-1], bounds[1:])
+    ]
+    steps.append(
+        Step(
+            "fitted",
+            joined_cells,
+            dict(parts=parts, level=level),
+            after=names,
+            late=lambda r: {"chunks": [r[name] for name in names]},
+            here=True,
+        )
+    )
+    return steps
+
+
+def joined_cells(parts: list[CellPart], chunks: list, level: float) -> tuple[FittedCell, ...]:
+    """:func:`fitted_cells` of the chunks' sides (:func:`audit.human_side.human_sides_joined`)."""
+    from audit.human_side import human_sides_joined
+
+    return fitted_cells(parts, human_sides_joined([p.votes for p in parts], chunks, level=level))
+
+
 def primary_verdict(cells, configurations, *, tie_rule, policy, seed):
     """The primary verdict, with the other judge configurations' cells decided on the same cell
     bootstraps when ``configurations`` holds any (their transfers, else None). If deciding them
@@ -240,26 +305,7 @@ def cell_steps(
                 cost=costs.configurations,
             )
         )
-    # one step: the engine fits cells of one shape together, and which cells share a stack
-    # moves their estimates by rounding (so chunks of cells would make the results depend on --jobs)
-    steps.append(
-        Step(
-            "human GLMMs",
-            human_sides_of,
-            dict(votes=[p.votes for p in parts], level=level, backend=backend),
-            cost=costs.glmm,
-        )
-    )
-    steps.append(
-        Step(
-            "fitted",
-            fitted_cells,
-            dict(parts=parts),
-            after=("human GLMMs",),
-            late=lambda r: {"sides": r["human GLMMs"]},
-            here=True,
-        )
-    )
+    steps += glmm_steps(parts, level=level, backend=backend, jobs=jobs, cost=costs.glmm)
     after = ("verdict", "fitted") + (() if together else ("configurations",))
     steps.append(
         Step(

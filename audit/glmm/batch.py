@@ -379,15 +379,22 @@ def _cho_solve_matrix(L, B):
     return np.linalg.solve(np.swapaxes(L, 1, 2), Linv_b)
 
 
-def fit_many(designs: Sequence[Design], *, level: float = 0.95, starts: Sequence | None = None) -> list[GlmmResult]:
+def fit_many(
+    designs: Sequence[Design], *, level: float = 0.95, starts: Sequence | None = None, defer_stacked: bool = False
+) -> list[GlmmResult]:
     """:func:`audit.glmm.fit.fit_native` of every design, the tiny ones (:func:`batchable`) and
     the middle-sized ones (:func:`stackable`) evaluated together; the results in the designs' order.
-    ``starts`` (one per design, each None or what ``fit_native(start=...)`` takes) warm-starts the fits."""
+    ``starts`` (one per design, each None or what ``fit_native(start=...)`` takes) warm-starts the fits.
+
+    ``defer_stacked``: the middle-sized stackable designs are not fitted (None in their place). Their
+    stacked fits depend, by rounding, on which cells share their stack (votes padded to the longest),
+    whereas a tiny cell's stacked fit and a fit alone do not: a caller that fits its cells in chunks
+    fits the deferred ones of every chunk together afterwards, and gets the bits of one call."""
     starts = [None] * len(designs) if starts is None else list(starts)
     if len(starts) != len(designs):
         raise ValueError(f"fit_many: {len(starts)} start values for {len(designs)} designs")
     with single_threaded_blas():
-        return _fit_many(designs, level, starts)
+        return _fit_many(designs, level, starts, defer_stacked)
 
 
 def stackable(design: Design, start=None) -> bool:
@@ -411,13 +418,15 @@ def stackable(design: Design, start=None) -> bool:
     )
 
 
-def _fit_many(designs: Sequence[Design], level: float, starts: list) -> list[GlmmResult]:
+def _fit_many(designs: Sequence[Design], level: float, starts: list, defer_stacked: bool = False) -> list:
     results: list[GlmmResult | None] = [None] * len(designs)
     shapes: dict[tuple[bool, int, int, int], list[tuple[int, Design]]] = {}
     for i, design in enumerate(designs):
         design = canonical_order(design)
         tiny = batchable(design)
         if tiny or stackable(design, starts[i]):
+            if defer_stacked and not tiny:
+                continue
             # tiny cells: one shape is (votes, pairs, readers); larger ones pad their votes
             shape = (tiny, design.y.size if tiny else design.X.shape[1], len(design.levels[0]), len(design.levels[1]))
             shapes.setdefault(shape, []).append((i, design))

@@ -1,3 +1,5 @@
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -51,3 +53,67 @@ def test_majority_plugin_at_sd_pair_zero_ignores_the_sign_of_rounding():
     assert majority_plugin(-8.1e-16, 0.0) == majority_plugin(2.2e-15, 0.0) == 0.5
     assert majority_plugin(10 * B0_ZERO, 0.0) == 1.0 and majority_plugin(-10 * B0_ZERO, 0.0) == 0.0
     assert majority_plugin(0.3, 0.6) == pytest.approx(0.6914624612740131)
+
+
+def _cell(rng, n_pairs, n_readers, per_pair, *, ties=0.0, b0=0.5):
+    pair = np.repeat(np.arange(n_pairs), per_pair)
+    reader = np.concatenate([rng.choice(n_readers, per_pair, replace=False) for _ in range(n_pairs)])
+    eta = b0 + rng.normal(0, 1.0, n_pairs)[pair] + rng.normal(0, 0.5, n_readers)[reader]
+    y = (rng.random(pair.size) < 1 / (1 + np.exp(-eta))).astype(float)
+    y[rng.random(y.size) < ties] = np.nan
+    return pd.DataFrame({"pair_id": [f"p{i}" for i in pair], "reader_id": [f"r{i}" for i in reader], "y": y})
+
+
+def _chunk_study():
+    """Tiny cells (some with ties), one reader, all one way (separation), all ties, and middle-sized
+    cells of one shape (40 levels: the engine stacks them, padded, with their companions)."""
+    rng = np.random.default_rng(15)
+    cells = [_cell(rng, 6, 3, 3, ties=0.15 * (i % 3)) for i in range(40)]
+    cells.append(pd.DataFrame({"pair_id": ["a", "a", "b", "c"], "reader_id": ["r"] * 4, "y": [1.0, 0.0, 1.0, 1.0]}))
+    cells.append(pd.DataFrame({"pair_id": ["a", "b", "c"] * 2, "reader_id": ["r", "s"] * 3, "y": [1.0] * 6}))
+    cells.append(pd.DataFrame({"pair_id": ["a", "b"], "reader_id": ["r", "s"], "y": [np.nan, np.nan]}))
+    pair = np.repeat(np.arange(20), 2)
+    reader = (pair + np.tile([0, 1], 20)) % 20
+    for k in range(5):  # 20 pairs x 20 readers, 40 + 3k votes: padded to the longest in their stack
+        extra = rng.integers(0, 40, 3 * k)
+        p, r = np.concatenate([pair, pair[extra]]), np.concatenate([reader, reader[extra]])
+        y = (rng.random(p.size) < 0.6).astype(float)
+        cell = pd.DataFrame({"pair_id": [f"p{i}" for i in p], "reader_id": [f"r{i}" for i in r], "y": y})
+        cells.insert(7 * k + 3, cell)
+    return cells
+
+
+def _same_bits(a, b) -> bool:
+    from audit.serialize import to_jsonable
+
+    return json.dumps(to_jsonable(a), sort_keys=True) == json.dumps(to_jsonable(b), sort_keys=True)
+
+
+@pytest.mark.parametrize("cuts", [(0, 48), (0, 10, 48), (0, 1, 20, 21, 40, 48), tuple(range(49))])
+def test_the_glmms_in_chunks_give_the_bits_of_one_call(cuts):
+    from audit.human_side import human_sides, human_sides_chunk, human_sides_joined
+
+    cells = _chunk_study()
+    assert len(cells) == 48
+    whole = human_sides(cells)
+    chunks = [human_sides_chunk(cells[lo:hi]) for lo, hi in zip(cuts[:-1], cuts[1:])]
+    assert sum(side is None for chunk in chunks for side in chunk) == 5  # the middle-sized cells wait
+    joined = human_sides_joined(cells, chunks)
+    assert all(_same_bits(a, b) for a, b in zip(whole, joined))
+    assert {s.glmm.status for s in joined} >= {Status.PASS, Status.WARN, Status.SKIPPED}
+
+
+def test_glmm_steps_are_chunked_only_for_many_small_cells():
+    from audit.pipeline_steps import GLMM_CHUNK_MIN_CELLS, CellPart, glmm_steps
+
+    rng = np.random.default_rng(3)
+    small = [CellPart("m", f"c{i}", _cell(rng, 6, 3, 3), None, None) for i in range(GLMM_CHUNK_MIN_CELLS)]
+    names = [s.name for s in glmm_steps(small, level=0.95, backend="native", jobs=3, cost=1.0)]
+    assert names == ["human GLMMs 1", "human GLMMs 2", "human GLMMs 3", "fitted"]
+    for parts, jobs in (
+        (small, 1),
+        (small[:-1], 2),
+        (small[:-1] + [CellPart("m", "big", _cell(rng, 30, 5, 3), None, None)], 2),
+    ):
+        names = [s.name for s in glmm_steps(parts, level=0.95, backend="native", jobs=jobs, cost=1.0)]
+        assert names == ["human GLMMs", "fitted"]
