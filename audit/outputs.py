@@ -14,6 +14,9 @@ import contextlib
 import gc
 import json
 import os
+import pickle
+import signal
+import sys
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
@@ -101,24 +104,47 @@ def _older_objects_frozen():
 
 
 def render_outputs(
-    result: AuditResult, *, html: bool = True, timings: Mapping[str, Any] | None = None, fail_on: tuple[str, ...] = ()
+    result: AuditResult,
+    *,
+    html: bool = True,
+    timings: Mapping[str, Any] | None = None,
+    fail_on: tuple[str, ...] = (),
+    jobs: int = 1,
 ) -> dict[str, str]:
     """Every output file of ``result`` as text: file name -> content.
 
     ``fail_on``: cell statuses the gate was told to fail on (``audit run --gate --fail-on``),
-    reported as failures in junit.xml too.
+    reported as failures in junit.xml too. ``jobs > 1`` (where ``fork`` exists): result.json is
+    rendered here while a forked child renders the other files (:func:`_beside_in_child`); the
+    texts are the same as with ``jobs=1``.
     """
     with _older_objects_frozen():
+        if jobs > 1 and hasattr(os, "fork"):
+            others = _beside_in_child(lambda: _other_files(result, html=html, timings=timings, fail_on=fail_on))
+            with others:
+                text = result_to_json(result) + "\n"
+                return {"result.json": text, **others.value()}
         return _render_outputs(result, html=html, timings=timings, fail_on=fail_on)
 
 
 def _render_outputs(
     result: AuditResult, *, html: bool, timings: Mapping[str, Any] | None, fail_on: tuple[str, ...]
 ) -> dict[str, str]:
+    """:func:`render_outputs` in this process alone."""
+    return {
+        "result.json": result_to_json(result) + "\n",
+        **_other_files(result, html=html, timings=timings, fail_on=fail_on),
+    }
+
+
+def _other_files(
+    result: AuditResult, *, html: bool, timings: Mapping[str, Any] | None, fail_on: tuple[str, ...]
+) -> dict[str, str]:
+    """Every output file but result.json, in the order they are written."""
     from reports.html import render_html
     from reports.junit import render_junit
 
-    files = {"result.json": result_to_json(result) + "\n", "junit.xml": render_junit(result.checks, fail_on=fail_on)}
+    files = {"junit.xml": render_junit(result.checks, fail_on=fail_on)}
     tables = {
         "cells": result.cells_frame(),
         "checks": result.checks_frame(),
@@ -136,6 +162,82 @@ def _render_outputs(
     return files
 
 
+class _beside_in_child(contextlib.AbstractContextManager):
+    """``render()`` run in a forked child process while this one works on; :meth:`value` waits for it.
+
+    The child sends its value back pickled through a pipe and exits (``os._exit``: no atexit
+    handlers, no flushed buffers of the parent). If the child fails in any way (an exception, killed,
+    out of memory, a value that does not pickle), :meth:`value` calls ``render()`` again here, so an
+    error is raised exactly as it would be without the child, from this process, and a success gives
+    the same value. Leaving the ``with`` block early (an error of the parent's own work, Ctrl-C) kills
+    and reaps the child: no process is left behind.
+    """
+
+    def __init__(self, render):
+        self._render = render
+        self._pid = 0
+        for stream in (sys.stdout, sys.stderr):  # nothing buffered is inherited (the child never flushes)
+            with contextlib.suppress(Exception):
+                stream.flush()
+        read_fd, write_fd = os.pipe()
+        try:
+            pid = os.fork()
+        except OSError:  # no process to spare: render here when asked
+            os.close(read_fd)
+            os.close(write_fd)
+            self._read_fd = -1
+            return
+        if pid == 0:  # the child
+            status = 1
+            try:
+                os.close(read_fd)
+                payload = pickle.dumps(render(), protocol=pickle.HIGHEST_PROTOCOL)
+                with os.fdopen(write_fd, "wb") as pipe:
+                    pipe.write(payload)
+                status = 0
+            except BaseException:  # noqa: BLE001 - reported by the parent rendering again
+                pass
+            finally:
+                os._exit(status)
+        os.close(write_fd)
+        self._pid, self._read_fd = pid, read_fd
+
+    def value(self):
+        """The child's value (waiting for it), or ``render()`` run here if the child failed."""
+        payload = b""
+        if self._read_fd >= 0:
+            with os.fdopen(self._read_fd, "rb") as pipe:
+                self._read_fd = -1
+                payload = pipe.read()
+        status = self._reap(kill=False)
+        if status == 0 and payload:
+            with contextlib.suppress(Exception):
+                return pickle.loads(payload)
+        return self._render()
+
+    def _reap(self, *, kill: bool) -> int | None:
+        if not self._pid:
+            return None
+        pid, self._pid = self._pid, 0
+        if kill:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        while True:
+            try:
+                _, status = os.waitpid(pid, 0)
+            except InterruptedError:  # pragma: no cover - PEP 475 retries already
+                continue
+            except ChildProcessError:
+                return None
+            return os.waitstatus_to_exitcode(status)
+
+    def __exit__(self, *exc) -> None:
+        if self._read_fd >= 0:
+            os.close(self._read_fd)
+            self._read_fd = -1
+        self._reap(kill=True)
+
+
 def write_outputs(
     result: AuditResult,
     out_dir: str | Path,
@@ -144,6 +246,7 @@ def write_outputs(
     inputs: Iterable[str | os.PathLike | None] = (),
     timings: Mapping[str, Any] | None = None,
     fail_on: tuple[str, ...] = (),
+    jobs: int = 1,
 ) -> dict[str, Path]:
     """Write every output file into ``out_dir`` (created if needed); return key -> path.
 
@@ -155,7 +258,7 @@ def write_outputs(
     return {
         Path(name).stem: path
         for name, path in write_outputs_detail(
-            result, out_dir, html=html, inputs=inputs, timings=timings, fail_on=fail_on
+            result, out_dir, html=html, inputs=inputs, timings=timings, fail_on=fail_on, jobs=jobs
         ).paths.items()
     }
 
@@ -168,9 +271,10 @@ def write_outputs_detail(
     inputs: Iterable[str | os.PathLike | None] = (),
     timings: Mapping[str, Any] | None = None,
     fail_on: tuple[str, ...] = (),
+    jobs: int = 1,
 ) -> FolderWrite:
     """:func:`write_outputs`, returning the :class:`~audit.output_files.FolderWrite` record."""
-    files = render_outputs(result, html=html, timings=timings, fail_on=fail_on)
+    files = render_outputs(result, html=html, timings=timings, fail_on=fail_on, jobs=jobs)
     return write_folder(
         out_dir, files, command="run", inputs=inputs, may_write=OUTPUT_FILES, adopt=legacy_outputs(out_dir)
     )

@@ -208,8 +208,16 @@ def command(
     record = timings.to_dict()  # the writing itself cannot be timed in the file it writes
     progress("writing outputs")
     fail_on = tuple(s.upper() for s in fail_on)
+    from audit.parallel import check_jobs
+
     written = write_outputs_detail(
-        result, out_dir, html=not no_html, inputs=inputs, timings=record, fail_on=fail_on if gate else ()
+        result,
+        out_dir,
+        html=not no_html,
+        inputs=inputs,
+        timings=record,
+        fail_on=fail_on if gate else (),
+        jobs=check_jobs(jobs),  # the run's cores are free now: result.json beside the other files
     )
     progress.done()
     paths = written.paths
