@@ -206,6 +206,41 @@ def comparison_components(focal: np.ndarray, other: np.ndarray) -> tuple[tuple[s
     return tuple(sorted((tuple(g) for g in groups.values()), key=lambda g: (-len(g), g)))
 
 
+def all_linked(a: np.ndarray, b: np.ndarray, k: int) -> bool:
+    """Whether comparisons of system codes ``a[i]`` vs ``b[i]`` (0..k-1) touch all ``k`` systems and
+    link them into one graph (:func:`comparison_components` on the distinct links, not per row)."""
+    present = np.zeros(k, bool)
+    present[a] = present[b] = True
+    if not present.all():
+        return False
+    parent = list(range(k))
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    groups = k
+    for link in np.unique(np.asarray(a, np.int64) * k + b).tolist():
+        ra, rb = find(link // k), find(link % k)
+        if ra != rb:
+            parent[ra] = rb
+            groups -= 1
+    return groups == 1
+
+
+def replicate_clusters(code: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The cluster labels of a cluster-bootstrap replicate whose rows are ``np.repeat(rows,
+    counts[code])``: each copy of a cluster drawn more than once is a cluster of its own (its
+    random intercept drawn afresh), as a cluster bootstrap of a mixed model needs; a copy merged
+    with its twin would be one cluster of twice the votes, and its variance overstated."""
+    reps = counts[code]
+    starts = np.repeat(np.cumsum(reps) - reps, reps)
+    copy = np.arange(starts.size) - starts
+    return np.repeat(code, reps).astype(np.int64) * max(int(counts.max()), 1) + copy
+
+
 def bt_design(focal: np.ndarray, other: np.ndarray, systems: list[str]) -> np.ndarray:
     """+1 for the focal system, -1 for the other; the first system (reference) left out."""
     index = {s: j for j, s in enumerate(systems)}
@@ -239,6 +274,27 @@ def _fit_humans(y, X, factors, names, start=None):
 
     fit = fit_crossed_glmm(y, factors, X, names, start=start)
     return fit, np.asarray(fit.b, float), np.asarray(fit.vcov, float)
+
+
+def _replicate_strengths(y, X, factors, names, start) -> np.ndarray:
+    """A bootstrap replicate's human strengths: :func:`_fit_humans`' ``b`` to the last bit, by
+    :func:`audit.glmm.fit.native_estimates` (the same optimum without the covariance's evaluations,
+    which the bootstrap never reads). Where that gives nothing or raises, the whole fit is made, so
+    a replicate fails or succeeds as before."""
+    from audit.errors import AuditError
+    from audit.glmm._threads import single_threaded_blas
+    from audit.glmm.design import build_design
+    from audit.glmm.fit import native_estimates
+
+    try:
+        design = build_design(y, factors, X, names)
+        with single_threaded_blas():
+            est = native_estimates(design, start=start)
+    except (AuditError, np.linalg.LinAlgError, ValueError):
+        est = None
+    if est is None:
+        return _fit_humans(y, X, factors, names, start=start)[1]
+    return np.asarray(est.b, float)
 
 
 def _fit_judge(y, X):
@@ -421,10 +477,10 @@ def bradley_terry_leaderboard(
     readers = decisive["reader_id"].astype(str).to_numpy()
     y = decisive["y"].to_numpy(float)
 
-    def factors(idx):
+    def factors(idx, clusters=None):
         out = {"reader": readers[idx]}
         if cluster_labels is not None:
-            out = {used: cluster_labels[idx], **out}
+            out = {used: cluster_labels[idx] if clusters is None else clusters, **out}
         return out
 
     names = systems[1:]
@@ -465,16 +521,18 @@ def bradley_terry_leaderboard(
             pair_to_cluster = {**gmap, **pair_to_cluster}
         jc = jd["pair_id"].map(pair_to_cluster)
         jcode = pd.Index(labels).get_indexer(jc.fillna(""))  # -1: judged pair without a decisive human vote
+    system_code = {name: j for j, name in enumerate(systems)}
+    focal_code = np.array([system_code[v] for v in decisive["focal"].astype(str)], np.int64)
+    other_code = np.array([system_code[v] for v in decisive["other"].astype(str)], np.int64)
     taus, rank_reps, shift_reps, failed = [], [], [], 0
     for _ in range(n_boot):
         counts = np.bincount(rng.integers(0, len(labels), len(labels)), minlength=len(labels))
         idx = np.repeat(everything, counts[code])
         try:
-            if len(
-                comparison_components(decisive["focal"].to_numpy()[idx], decisive["other"].to_numpy()[idx])
-            ) != 1 or len({*decisive["focal"].to_numpy()[idx], *decisive["other"].to_numpy()[idx]}) < len(systems):
+            if not all_linked(focal_code[idx], other_code[idx], len(systems)):
                 raise ValueError("a system or a link is missing from this replicate")
-            _, b_r, _ = _fit_humans(y[idx], X[idx], factors(idx), names, start=h_fit)
+            clusters = replicate_clusters(code, counts) if cluster_labels is not None else None
+            b_r = _replicate_strengths(y[idx], X[idx], factors(idx, clusters), names, start=h_fit)
             s_r = np.concatenate([[0.0], b_r])
             rank_reps.append(_ranks(s_r))
             if has_judge:
