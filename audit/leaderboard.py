@@ -350,6 +350,86 @@ def _check(votes: pd.DataFrame, judge_choice: pd.DataFrame | None, cluster: str)
         raise InputError(problems)
 
 
+def _codes_design(focal: np.ndarray, other: np.ndarray, k: int) -> np.ndarray:
+    """:func:`bt_design` from system codes (0..k-1, in the order of the sorted systems)."""
+    X = np.zeros((len(focal), k))
+    rows = np.arange(len(focal))
+    X[rows, focal] = 1.0
+    X[rows, other] = -1.0
+    return X[:, 1:]
+
+
+@dataclass(frozen=True)
+class ReplicateBlock:
+    """What a block of the leaderboard's bootstrap replicates reads: a task of the run's runner
+    (:func:`replicate_block`; picklable, the design travels as system codes). ``counts`` holds each
+    replicate's draws of the clusters, made in order from the section's seed before any refit, so the
+    replicates do not depend on which block or worker fits them."""
+
+    y: np.ndarray
+    focal: np.ndarray
+    other: np.ndarray
+    readers: np.ndarray
+    clusters: np.ndarray | None  #: the human fit's cluster labels (None: the reader term only)
+    cluster: str
+    code: np.ndarray  #: each decisive vote's bootstrap cluster
+    k: int
+    names: tuple
+    start: object  #: the full fit (warm start)
+    judge_y: np.ndarray | None
+    judge_focal: np.ndarray | None
+    judge_other: np.ndarray | None
+    judge_code: np.ndarray | None  #: each judged pair's bootstrap cluster (-1: none)
+    counts: tuple
+
+
+def replicate_block(block: ReplicateBlock) -> list[tuple]:
+    """Each replicate of ``block``: ``(human ranks or None, tau or None, rank shifts or None,
+    failed)`` (a replicate that loses a system or a link, or whose refit raises, failed; a judge
+    refit that raises after the humans' leaves their ranks in)."""
+    from audit._distributions import kendalltau
+
+    X = _codes_design(block.focal, block.other, block.k)
+    jX = None if block.judge_y is None else _codes_design(block.judge_focal, block.judge_other, block.k)
+    rows = np.arange(len(block.y))
+    out = []
+    for counts in block.counts:
+        idx = np.repeat(rows, counts[block.code])
+        ranks = tau = shift = None
+        failed = False
+        try:
+            if not all_linked(block.focal[idx], block.other[idx], block.k):
+                raise ValueError("a system or a link is missing from this replicate")
+            factors = {"reader": block.readers[idx]}
+            if block.clusters is not None:
+                factors = {block.cluster: replicate_clusters(block.code, counts), **factors}
+            b_r = _replicate_strengths(block.y[idx], X[idx], factors, list(block.names), start=block.start)
+            s_r = np.concatenate([[0.0], b_r])
+            ranks = _ranks(s_r)
+            if jX is not None:
+                jcode = block.judge_code
+                jidx = np.repeat(np.arange(len(block.judge_y)), np.where(jcode >= 0, counts[np.maximum(jcode, 0)], 1))
+                _, jb_r, _ = _fit_judge(block.judge_y[jidx], jX[jidx])
+                js_r = np.concatenate([[0.0], jb_r])
+                tau = kendalltau(s_r, js_r).statistic
+                shift = _ranks(js_r) - ranks
+        except (AuditError, ValueError, np.linalg.LinAlgError):
+            failed = True
+            tau = shift = None
+        out.append((ranks, tau, shift, failed))
+    return out
+
+
+def _blocks(template: ReplicateBlock, draws: list, runner) -> list[ReplicateBlock]:
+    """The replicates in blocks: one without a runner, else a few per job (progress, balance)."""
+    from dataclasses import replace
+
+    jobs = int(getattr(runner, "jobs", 1) or 1) if runner is not None else 1
+    n = 1 if jobs == 1 else min(len(draws), 4 * jobs)
+    bounds = np.linspace(0, len(draws), n + 1).round().astype(int)
+    return [replace(template, counts=tuple(draws[lo:hi])) for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]
+
+
 # ----------------------------------------------------------------------------- entry point
 def bradley_terry_leaderboard(
     votes: pd.DataFrame,
@@ -362,6 +442,7 @@ def bradley_terry_leaderboard(
     level: float = 0.95,
     n_boot: int = 200,
     rng: int | np.random.Generator | None = None,
+    runner=None,
 ) -> Leaderboard:
     """Bradley-Terry leaderboards of the humans (crossed GLMM) and of the judge, and their agreement.
 
@@ -384,6 +465,9 @@ def bradley_terry_leaderboard(
         Cluster-bootstrap replicates for tau and the rank intervals (0: none).
     rng : int, Generator or None
         Seed of the bootstrap (recorded).
+    runner : audit.parallel.TaskRunner, optional
+        Fits the bootstrap replicates in blocks on its workers (:func:`audit.parallel.open_runner`;
+        the same replicates, bit for bit, as without one).
 
     Returns
     -------
@@ -524,25 +608,37 @@ def bradley_terry_leaderboard(
     system_code = {name: j for j, name in enumerate(systems)}
     focal_code = np.array([system_code[v] for v in decisive["focal"].astype(str)], np.int64)
     other_code = np.array([system_code[v] for v in decisive["other"].astype(str)], np.int64)
+    draws = [np.bincount(rng.integers(0, len(labels), len(labels)), minlength=len(labels)) for _ in range(n_boot)]
+    template = ReplicateBlock(
+        y=y,
+        focal=focal_code,
+        other=other_code,
+        readers=readers,
+        clusters=cluster_labels,
+        cluster=used,
+        code=code,
+        k=len(systems),
+        names=tuple(names),
+        start=h_fit,
+        judge_y=jy if has_judge else None,
+        judge_focal=np.array([system_code[v] for v in jd["focal"]], np.int64) if has_judge else None,
+        judge_other=np.array([system_code[v] for v in jd["other"]], np.int64) if has_judge else None,
+        judge_code=jcode,
+        counts=(),
+    )
+    blocks = _blocks(template, draws, runner) if draws else []
+    if runner is None or len(blocks) < 2:
+        replicates = [r for block in blocks for r in replicate_block(block)]
+    else:
+        replicates = [r for part in runner.map(replicate_block, blocks, label="leaderboard bootstrap") for r in part]
     taus, rank_reps, shift_reps, failed = [], [], [], 0
-    for _ in range(n_boot):
-        counts = np.bincount(rng.integers(0, len(labels), len(labels)), minlength=len(labels))
-        idx = np.repeat(everything, counts[code])
-        try:
-            if not all_linked(focal_code[idx], other_code[idx], len(systems)):
-                raise ValueError("a system or a link is missing from this replicate")
-            clusters = replicate_clusters(code, counts) if cluster_labels is not None else None
-            b_r = _replicate_strengths(y[idx], X[idx], factors(idx, clusters), names, start=h_fit)
-            s_r = np.concatenate([[0.0], b_r])
-            rank_reps.append(_ranks(s_r))
-            if has_judge:
-                jidx = np.repeat(np.arange(len(jd)), np.where(jcode >= 0, counts[np.maximum(jcode, 0)], 1))
-                _, jb_r, _ = _fit_judge(jy[jidx], jX[jidx])
-                js_r = np.concatenate([[0.0], jb_r])
-                taus.append(kendalltau(s_r, js_r).statistic)
-                shift_reps.append(_ranks(js_r) - rank_reps[-1])
-        except (AuditError, ValueError, np.linalg.LinAlgError):
-            failed += 1
+    for ranks, tau_r, shift, failed_r in replicates:
+        if ranks is not None:
+            rank_reps.append(ranks)
+        if tau_r is not None:
+            taus.append(tau_r)
+            shift_reps.append(shift)
+        failed += int(failed_r)
     tail = (1.0 - level) / 2.0
     rank_lo = rank_hi = np.full(len(systems), np.nan)
     if rank_reps:

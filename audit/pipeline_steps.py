@@ -365,9 +365,9 @@ def section_steps(
     seed: int | None,
 ) -> list[Step]:
     """The sections' steps, in the order they run with ``--jobs 1`` (each after what it reads): the
-    uncertainty section here (it farms out its bootstrap blocks and refits through
-    :func:`audit.parallel.open_runner`, which gives it the run's runner on a pool), the others on
-    workers; then the run's provenance."""
+    uncertainty section and the leaderboard here (they farm out their bootstrap blocks and refits
+    through :func:`audit.parallel.open_runner`, which gives them the run's runner on a pool), the
+    others on workers; then the run's provenance."""
 
     def step(name, fn, *, stage=None, after=(), late=None, **kwargs) -> Step:
         return section_step(
@@ -439,8 +439,15 @@ def section_steps(
         step("judge_agreement", judge_agreement_part.compute, choices=choices, primary=primary, seed=seeds["agreement"])
     )
     out.append(step("judge_position", position_part.compute, seed=seeds["position"]))
+    # here, as the uncertainty section: its bootstrap refits join the run's queue through open_runner
     out.append(
-        step("leaderboard", leaderboard_part.compute, choices=choices, primary=primary, seed=seeds["leaderboard"])
+        Step(
+            "leaderboard",
+            leaderboard_part.compute,
+            dict(data=data, spec=spec, choices=choices, primary=primary, seed=seeds["leaderboard"]),
+            here=True,
+            cost=estimate("leaderboard", shape),
+        )
     )
     # the installed packages' versions are read from their metadata (~0.1 s): beside the rest too
     out.append(

@@ -15,7 +15,7 @@ same results (every step seeds itself from the run's seed, never from who runs i
   (:mod:`audit.step_costs`), so the longest chains start first and the short tasks fill the gaps.
   Steps marked ``here`` run in this process, each in a thread beside the scheduling loop, and
   hold one of the ``jobs`` while they compute; the tasks such a step hands to
-  :func:`audit.parallel.open_runner` (the uncertainty section's bootstrap blocks and refits) join
+  :func:`audit.parallel.open_runner` (the uncertainty section's and the leaderboard's bootstrap blocks and refits) join
   the same queue ahead of every step (:class:`GraphRunner`): the step waits for them, they are
   short, and its job is theirs meanwhile.
 

@@ -89,7 +89,8 @@ def study_paths(name: str, tmp: Path) -> tuple[list[str], Path | None]:
             str(ROOT / "fixtures" / "dev" / "humans.csv"),
         ], None
     judge, humans = write_study(tmp / name, PRESETS[name])
-    return [str(judge), str(humans)], humans if PRESETS[name].criteria == 1 else None
+    one_cell = PRESETS[name].criteria == 1 and PRESETS[name].systems == 2
+    return [str(judge), str(humans)], humans if one_cell else None
 
 
 class TreeMemory:

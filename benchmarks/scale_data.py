@@ -3,6 +3,7 @@
     python benchmarks/scale_data.py OUTDIR --preset 100k      # 5k pairs, 200 readers, one cell
     python benchmarks/scale_data.py OUTDIR --preset 1m        # 50k pairs, 2k readers, one cell
     python benchmarks/scale_data.py OUTDIR --preset criteria  # 10k criteria x 18 votes
+    python benchmarks/scale_data.py OUTDIR --preset arena-100k  # 20 systems, 5k pairs, 200 readers
     python benchmarks/scale_data.py OUTDIR --pairs 500 --readers 40 --readers-per-pair 10 --criteria 3
 
 Writes ``judge.csv`` (pair_id, system, criterion, score; one judge) and ``humans.csv``
@@ -36,6 +37,8 @@ class StudyShape:
     b0: float = 0.3
     sd_pair: float = 0.5
     sd_reader: float = 0.5
+    systems: int = 2  #: above 2: each pair a random matchup of the systems (an arena), names s00, s01, ...
+    sd_system: float = 0.5
 
     @property
     def n_votes(self) -> int:
@@ -47,6 +50,8 @@ PRESETS = {
     "1m": StudyShape(pairs=50_000, readers=2_000, readers_per_pair=20),
     "criteria": StudyShape(pairs=6, readers=3, readers_per_pair=3, criteria=10_000),
     "criteria-1k": StudyShape(pairs=6, readers=3, readers_per_pair=3, criteria=1_000),
+    # Chatbot-Arena-shaped: 20 systems, every pair a random matchup (190 matchups, ~26 pairs each)
+    "arena-100k": StudyShape(pairs=5_000, readers=200, readers_per_pair=20, systems=20),
 }
 
 
@@ -66,6 +71,8 @@ def simulate(shape: StudyShape, seed: int = 15) -> tuple[pd.DataFrame, pd.DataFr
     """``(judge, humans)`` frames of one seeded study of ``shape``."""
     if shape.readers_per_pair > shape.readers:
         raise ValueError("readers_per_pair cannot exceed readers")
+    if shape.systems > 2:
+        return simulate_arena(shape, seed)
     rng = np.random.default_rng(seed)
     width = len(str(shape.pairs))
     pair_ids = np.array([f"p{i:0{width}d}" for i in range(shape.pairs)], dtype=object)
@@ -109,6 +116,57 @@ def simulate(shape: StudyShape, seed: int = 15) -> tuple[pd.DataFrame, pd.DataFr
     return judge, humans
 
 
+def simulate_arena(shape: StudyShape, seed: int = 15) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """An arena of ``shape.systems`` systems with normal strengths: every pair a random matchup
+    ``a`` vs ``b``, read by ``readers_per_pair`` readers on every criterion with ``logit P(a) =
+    s_a - s_b + u_pair + v_reader``; the judge scores each story ``3 + s + noise`` (``a``'s also
+    carrying the pair effect), rounded to 1..5. Choices name the system preferred."""
+    rng = np.random.default_rng(seed)
+    width = len(str(shape.pairs))
+    pair_ids = np.array([f"p{i:0{width}d}" for i in range(shape.pairs)], dtype=object)
+    reader_ids = np.array([f"r{j:0{len(str(shape.readers))}d}" for j in range(shape.readers)], dtype=object)
+    names = np.array([f"s{j:02d}" for j in range(shape.systems)], dtype=object)
+    criteria = np.array(
+        ["overall"] if shape.criteria == 1 else [f"c{k:0{len(str(shape.criteria))}d}" for k in range(shape.criteria)],
+        dtype=object,
+    )
+    strength = rng.normal(0.0, shape.sd_system, shape.systems)
+    a = rng.integers(0, shape.systems, shape.pairs)
+    b = (a + rng.integers(1, shape.systems, shape.pairs)) % shape.systems  # never a itself
+    u_pair = rng.normal(0.0, shape.sd_pair, (shape.criteria, shape.pairs))
+    v_reader = rng.normal(0.0, shape.sd_reader, shape.readers)
+    readers = _readers_of_pairs(rng, shape)
+
+    k = shape.readers_per_pair
+    crit = np.repeat(np.arange(shape.criteria), shape.pairs * k)
+    pair = np.tile(np.repeat(np.arange(shape.pairs), k), shape.criteria)
+    reader = np.tile(readers.ravel(), shape.criteria)
+    eta = strength[a[pair]] - strength[b[pair]] + u_pair[crit, pair] + v_reader[reader]
+    a_wins = rng.random(eta.size) < 1.0 / (1.0 + np.exp(-eta))
+    humans = pd.DataFrame(
+        {
+            "pair_id": pair_ids[pair],
+            "reader_id": reader_ids[reader],
+            "criterion": criteria[crit],
+            "choice": np.where(a_wins, names[a[pair]], names[b[pair]]),
+        }
+    )
+
+    jc = np.repeat(np.arange(shape.criteria), shape.pairs)
+    jp = np.tile(np.arange(shape.pairs), shape.criteria)
+    a_score = np.clip(np.rint(3.0 + strength[a[jp]] + u_pair[jc, jp] + rng.normal(0, 0.7, jc.size)), 1, 5)
+    b_score = np.clip(np.rint(3.0 + strength[b[jp]] + rng.normal(0, 0.7, jc.size)), 1, 5)
+    judge = pd.DataFrame(
+        {
+            "pair_id": np.concatenate([pair_ids[jp], pair_ids[jp]]),
+            "system": np.concatenate([names[a[jp]], names[b[jp]]]),
+            "criterion": np.concatenate([criteria[jc], criteria[jc]]),
+            "score": np.concatenate([a_score, b_score]).astype(int),
+        }
+    )
+    return judge, humans
+
+
 def write_study(out: Path, shape: StudyShape, seed: int = 15) -> tuple[Path, Path]:
     """Write ``judge.csv`` and ``humans.csv`` into ``out`` (refuses a folder inside the repo)."""
     out = Path(out).resolve()
@@ -130,12 +188,13 @@ def main(argv=None) -> int:
     parser.add_argument("--readers", type=int)
     parser.add_argument("--readers-per-pair", type=int)
     parser.add_argument("--criteria", type=int, default=1)
+    parser.add_argument("--systems", type=int, default=2, help="above 2: an arena, every pair a random matchup")
     parser.add_argument("--seed", type=int, default=15)
     args = parser.parse_args(argv)
     if args.preset:
         shape = PRESETS[args.preset]
     elif args.pairs and args.readers and args.readers_per_pair:
-        shape = StudyShape(args.pairs, args.readers, args.readers_per_pair, args.criteria)
+        shape = StudyShape(args.pairs, args.readers, args.readers_per_pair, args.criteria, systems=args.systems)
     else:
         parser.error("give --preset or all of --pairs, --readers, --readers-per-pair")
     judge_path, humans_path = write_study(args.out, shape, args.seed)

@@ -1,5 +1,6 @@
 """The leaderboard section: Bradley-Terry leaderboards of the humans and the primary judge when
-three or more systems are compared (:func:`audit.leaderboard.bradley_terry_leaderboard`). No checks."""
+three or more systems are compared (:func:`audit.leaderboard.bradley_terry_leaderboard`). No checks.
+Its bootstrap refits run in blocks on the run's runner (the pool's workers, or a Dask cluster)."""
 
 from __future__ import annotations
 
@@ -19,17 +20,21 @@ def compute(data, spec, *, choices: pd.DataFrame, primary: str | None, seed: np.
     if len(systems) < 3:
         return Skipped(f"{len(systems)} systems: a leaderboard needs three or more")
     from audit.leaderboard import bradley_terry_leaderboard
+    from audit.parallel import open_runner
 
     n_boot = min(n_boot_of(spec), N_BOOT) if spec.uncertainty else 0
-    return guarded(
-        lambda: bradley_terry_leaderboard(
-            data.votes,
-            choices if primary is not None and len(choices) else None,
-            pairs=data.pairs,
-            judge=primary or "",
-            level=spec.policy.transfer.level,
-            n_boot=n_boot,
-            rng=int_seed(seed),
-        ),
-        "leaderboard",
-    )
+    # the runner is opened outside guarded: a bad scheduler address is the user's input error
+    with open_runner(spec.jobs, spec.scheduler, progress=spec.progress_bar) as runner:
+        return guarded(
+            lambda: bradley_terry_leaderboard(
+                data.votes,
+                choices if primary is not None and len(choices) else None,
+                pairs=data.pairs,
+                judge=primary or "",
+                level=spec.policy.transfer.level,
+                n_boot=n_boot,
+                rng=int_seed(seed),
+                runner=runner,
+            ),
+            "leaderboard",
+        )

@@ -256,3 +256,17 @@ def test_all_linked_is_one_component_with_every_system():
         a, b = a[keep], b[keep]
         expected = len(comparison_components(names[a], names[b])) == 1 and len({*a.tolist(), *b.tolist()}) == 7
         assert all_linked(a, b, 7) == expected
+
+
+def test_replicates_on_a_pool_are_the_same_bits():
+    """The bootstrap's refits in blocks on two worker processes give the leaderboard of the in-process
+    loop, bit for bit (the clusters' draws are made before any refit)."""
+    from audit.parallel import LocalPool
+    from audit.serialize import to_jsonable
+
+    votes, verdicts, _, _ = _simulation(n_systems=6, seed=8, swap=(0, 4))
+    alone = bradley_terry_leaderboard(votes, verdicts, cluster="pair", n_boot=10, rng=5)
+    with LocalPool(2) as pool:
+        pooled = bradley_terry_leaderboard(votes, verdicts, cluster="pair", n_boot=10, rng=5, runner=pool)
+    assert json.dumps(to_jsonable(pooled), sort_keys=True) == json.dumps(to_jsonable(alone), sort_keys=True)
+    assert alone.n_boot_failed < 10 and np.isfinite(alone.kendall_tau.ci_low)
