@@ -276,7 +276,22 @@ def _fit_humans(y, X, factors, names, start=None):
     return fit, np.asarray(fit.b, float), np.asarray(fit.vcov, float)
 
 
-def _replicate_strengths(y, X, factors, names, start) -> np.ndarray:
+def _start_curvature(y, X, factors, names, fit) -> np.ndarray | None:
+    """The full fit's inverse Hessian (:func:`audit.glmm.fit.inverse_hessian_at`): the replicates'
+    refits start their search from it (None: they start from the identity)."""
+    from audit.errors import AuditError
+    from audit.glmm._threads import single_threaded_blas
+    from audit.glmm.design import build_design
+    from audit.glmm.fit import inverse_hessian_at
+
+    try:
+        with single_threaded_blas():
+            return inverse_hessian_at(build_design(y, factors, X, names), fit)
+    except (AuditError, np.linalg.LinAlgError, ValueError):
+        return None
+
+
+def _replicate_strengths(y, X, factors, names, start, inverse_hessian=None) -> np.ndarray:
     """A bootstrap replicate's human strengths: :func:`_fit_humans`' ``b`` to the last bit, by
     :func:`audit.glmm.fit.native_estimates` (the same optimum without the covariance's evaluations,
     which the bootstrap never reads). Where that gives nothing or raises, the whole fit is made, so
@@ -289,7 +304,7 @@ def _replicate_strengths(y, X, factors, names, start) -> np.ndarray:
     try:
         design = build_design(y, factors, X, names)
         with single_threaded_blas():
-            est = native_estimates(design, start=start)
+            est = native_estimates(design, start=start, inverse_hessian=inverse_hessian)
     except (AuditError, np.linalg.LinAlgError, ValueError):
         est = None
     if est is None:
@@ -376,6 +391,7 @@ class ReplicateBlock:
     k: int
     names: tuple
     start: object  #: the full fit (warm start)
+    curvature: np.ndarray | None  #: the full fit's inverse Hessian, where the refits' search starts
     judge_y: np.ndarray | None
     judge_focal: np.ndarray | None
     judge_other: np.ndarray | None
@@ -403,7 +419,9 @@ def replicate_block(block: ReplicateBlock) -> list[tuple]:
             factors = {"reader": block.readers[idx]}
             if block.clusters is not None:
                 factors = {block.cluster: replicate_clusters(block.code, counts), **factors}
-            b_r = _replicate_strengths(block.y[idx], X[idx], factors, list(block.names), start=block.start)
+            b_r = _replicate_strengths(
+                block.y[idx], X[idx], factors, list(block.names), start=block.start, inverse_hessian=block.curvature
+            )
             s_r = np.concatenate([[0.0], b_r])
             ranks = _ranks(s_r)
             if jX is not None:
@@ -620,6 +638,7 @@ def bradley_terry_leaderboard(
         k=len(systems),
         names=tuple(names),
         start=h_fit,
+        curvature=_start_curvature(y, X, factors(everything), names, h_fit) if n_boot else None,
         judge_y=jy if has_judge else None,
         judge_focal=np.array([system_code[v] for v in jd["focal"]], np.int64) if has_judge else None,
         judge_other=np.array([system_code[v] for v in jd["other"]], np.int64) if has_judge else None,

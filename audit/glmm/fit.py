@@ -279,12 +279,15 @@ def _native_setup(design: Design) -> _Setup:
     return _Setup(design, lap, K, p, notes, factorization, separated, int(constant_cols[0]) if constant else None)
 
 
-def _optimum_request(setup: _Setup, start, steps):
+def _optimum_request(setup: _Setup, start, steps, inverse_hessian=None):
     """``steps(design, x0, K, notes, B0=, tol=)`` from fit_native's start values (a subsample fit's
-    for large cells without a start)."""
+    for large cells without a start); ``inverse_hessian`` (of the size of ``x0``) starts the
+    quasi-Newton search of a warm start."""
     design, K, lap = setup.design, setup.K, setup.lap
     x0 = _start_values(design, start, K, setup.p)
     B0 = None
+    if start is not None and inverse_hessian is not None and np.shape(inverse_hessian) == (x0.size, x0.size):
+        B0 = np.array(inverse_hessian, dtype=float)
     if start is None and design.y.size >= _SUBSAMPLE_START_N and K:
         x0, B0 = _subsample_start(design, x0, iterative=isinstance(lap, IterativeLaplace))
     tol = ITERATIVE_DECREASE_TOL if isinstance(lap, IterativeLaplace) else None
@@ -342,16 +345,22 @@ class NativeEstimates:
     separation: bool
 
 
-def native_estimates(design: Design, *, start=None) -> NativeEstimates | None:
+def native_estimates(design: Design, *, start=None, inverse_hessian=None) -> NativeEstimates | None:
     """:func:`fit_native`'s fixed effects, sds and ``converged`` / ``singular`` / ``separation`` flags,
     the same to the last bit, without the evaluations of the covariance, the modes or the notes (for
     callers that read only the estimates: leave-one-reader-out's refits). None where every response
-    is the same (``fit_native``'s closed-form result)."""
+    is the same (``fit_native``'s closed-form result).
+
+    ``inverse_hessian`` (with ``start``; :func:`inverse_hessian_at` of the start's fit) starts the
+    quasi-Newton search from the start's curvature instead of the identity: refits of data close to
+    the start's (bootstrap replicates) then stop after a few evaluations, at the same optimum to the
+    optimiser's tolerance though not to the last bit."""
     setup = _native_setup(design)
     if setup.constant_col is not None:
         return None
     K = setup.K
-    res, x, _, grad, _ = run_steps(_optimum_request(setup, start, optimum_steps), _fun_grad(setup.lap, K))
+    request = _optimum_request(setup, start, optimum_steps, inverse_hessian=inverse_hessian)
+    res, x, _, grad, _ = run_steps(request, _fun_grad(setup.lap, K))
     converged, _ = _converged(res, grad, x, K, isinstance(setup.lap, IterativeLaplace))
     return NativeEstimates(
         names=setup.design.x_names,
@@ -361,6 +370,28 @@ def native_estimates(design: Design, *, start=None) -> NativeEstimates | None:
         singular=bool(np.any(x[:K] < SINGULAR_TOL)),
         separation=bool(setup.separated),
     )
+
+
+def inverse_hessian_at(design: Design, fit: GlmmResult) -> np.ndarray | None:
+    """The inverse of the Laplace deviance's Hessian in ``(theta, beta)`` at ``fit``'s estimates on
+    ``design`` (forward differences of the analytic gradient, :func:`hessian_steps`: ``1 + K + p``
+    evaluations), in the order :func:`native_estimates` searches; None where it is not positive
+    definite or the design has a constant response."""
+    setup = _native_setup(design)
+    if setup.constant_col is not None:
+        return None
+    K = setup.K
+    x = _start_values(setup.design, fit, K, setup.p)
+    fun_grad = _fun_grad(setup.lap, K)
+    _, g0 = fun_grad(x)
+    H = run_steps(_gradients_only(hessian_steps(x, g0=g0)), fun_grad)
+    try:
+        if not np.all(np.isfinite(H)) or np.linalg.eigvalsh(H).min() <= 0:
+            return None
+        B = np.linalg.inv(H)
+    except np.linalg.LinAlgError:
+        return None
+    return (B + B.T) / 2.0
 
 
 def _converged(res, grad, x, K: int, iterative: bool) -> tuple[bool, str]:

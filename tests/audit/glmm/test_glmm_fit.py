@@ -207,3 +207,45 @@ def test_constant_response_with_a_covariate_leaves_the_slope_unidentified():
     assert res.separation and res.b[0] == math.inf and math.isnan(res.b[1])
     assert any("not identifiable" in n for n in res.notes)
     json.dumps(to_jsonable(res))
+
+
+def test_a_warm_start_from_the_full_fits_curvature(monkeypatch):
+    """A bootstrap-like refit (every pair's votes drawn again at random) warm-started from the full
+    fit reaches the same optimum with the full fit's inverse Hessian as from the identity, in fewer
+    evaluations."""
+    from audit.glmm import fit_crossed_glmm
+    from audit.glmm import optimize as optimize_module
+    from audit.glmm.design import build_design
+    from audit.glmm.fit import inverse_hessian_at, native_estimates
+
+    rng = np.random.default_rng(21)
+    pairs, readers = 400, 15
+    pair = np.repeat(np.arange(pairs), 4)
+    reader = rng.integers(0, readers, pair.size)
+    x = rng.normal(size=pair.size)
+    eta = 0.2 + 0.8 * x + rng.normal(0, 1.0, pairs)[pair] + rng.normal(0, 0.4, readers)[reader]
+    y = (rng.random(pair.size) < 1 / (1 + np.exp(-eta))).astype(float)
+    X = np.column_stack([np.ones(pair.size), x])
+    full = fit_crossed_glmm(y, {"pair": pair, "reader": reader}, X)
+    B = inverse_hessian_at(build_design(y, {"pair": pair, "reader": reader}, X), full)
+    assert B is not None and B.shape == (4, 4) and np.all(np.linalg.eigvalsh(B) > 0)
+
+    rows = np.repeat(np.arange(pair.size), np.bincount(rng.integers(0, pairs, pairs), minlength=pairs)[pair])
+    design = build_design(y[rows], {"pair": pair[rows], "reader": reader[rows]}, X[rows])
+    evaluations = []
+    original = optimize_module.minimize_bounded_steps
+
+    def counted(*args, **kwargs):
+        res = yield from original(*args, **kwargs)
+        evaluations.append(res.nfev)
+        return res
+
+    monkeypatch.setattr("audit.glmm.fit.minimize_bounded_steps", counted)
+    plain = native_estimates(design, start=full)
+    curved = native_estimates(design, start=full, inverse_hessian=B)
+    np.testing.assert_allclose(curved.b, plain.b, atol=1e-4)
+    assert abs(curved.sd["pair"] - plain.sd["pair"]) < 1e-3
+    assert evaluations[1] < evaluations[0]
+    # a curvature of the wrong size is ignored (the identity, as without one)
+    same = native_estimates(design, start=full, inverse_hessian=np.eye(3))
+    assert same.b == plain.b
