@@ -37,8 +37,17 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from audit.errors import AuditError, InputError, InputProblem
+from audit.errors import InputError, InputProblem
 from audit.estimate import Estimate
+from audit.leaderboard_bootstrap import (
+    ReplicateBlock,
+    fit_humans,
+    fit_judge,
+    replicate_block,
+    replicate_blocks,
+    start_curvature,
+    strength_ranks,
+)
 from audit.rng import resolve_rng
 
 CLUSTERS = ("auto", "pair", "group", "none")
@@ -206,41 +215,6 @@ def comparison_components(focal: np.ndarray, other: np.ndarray) -> tuple[tuple[s
     return tuple(sorted((tuple(g) for g in groups.values()), key=lambda g: (-len(g), g)))
 
 
-def all_linked(a: np.ndarray, b: np.ndarray, k: int) -> bool:
-    """Whether comparisons of system codes ``a[i]`` vs ``b[i]`` (0..k-1) touch all ``k`` systems and
-    link them into one graph (:func:`comparison_components` on the distinct links, not per row)."""
-    present = np.zeros(k, bool)
-    present[a] = present[b] = True
-    if not present.all():
-        return False
-    parent = list(range(k))
-
-    def find(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    groups = k
-    for link in np.unique(np.asarray(a, np.int64) * k + b).tolist():
-        ra, rb = find(link // k), find(link % k)
-        if ra != rb:
-            parent[ra] = rb
-            groups -= 1
-    return groups == 1
-
-
-def replicate_clusters(code: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """The cluster labels of a cluster-bootstrap replicate whose rows are ``np.repeat(rows,
-    counts[code])``: each copy of a cluster drawn more than once is a cluster of its own (its
-    random intercept drawn afresh), as a cluster bootstrap of a mixed model needs; a copy merged
-    with its twin would be one cluster of twice the votes, and its variance overstated."""
-    reps = counts[code]
-    starts = np.repeat(np.cumsum(reps) - reps, reps)
-    copy = np.arange(starts.size) - starts
-    return np.repeat(code, reps).astype(np.int64) * max(int(counts.max()), 1) + copy
-
-
 def bt_design(focal: np.ndarray, other: np.ndarray, systems: list[str]) -> np.ndarray:
     """+1 for the focal system, -1 for the other; the first system (reference) left out."""
     index = {s: j for j, s in enumerate(systems)}
@@ -259,73 +233,6 @@ def centred(b: np.ndarray, vcov: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     V[1:, 1:] = vcov
     C = np.eye(k) - 1.0 / k
     return C @ full, C @ V @ C.T
-
-
-def _ranks(strength: np.ndarray) -> np.ndarray:
-    """1 = strongest; equal strengths share the lower rank."""
-    order = (-strength).argsort(kind="stable")
-    ranks = np.empty(len(strength))
-    ranks[order] = np.arange(1, len(strength) + 1)
-    return ranks
-
-
-def _fit_humans(y, X, factors, names, start=None):
-    from audit.glmm import fit_crossed_glmm
-
-    fit = fit_crossed_glmm(y, factors, X, names, start=start)
-    return fit, np.asarray(fit.b, float), np.asarray(fit.vcov, float)
-
-
-def _start_curvature(y, X, factors, names, fit) -> np.ndarray | None:
-    """The full fit's inverse Hessian (:func:`audit.glmm.fit.inverse_hessian_at`): the replicates'
-    refits start their search from it (None: they start from the identity)."""
-    from audit.errors import AuditError
-    from audit.glmm._threads import single_threaded_blas
-    from audit.glmm.design import build_design
-    from audit.glmm.fit import inverse_hessian_at
-
-    try:
-        with single_threaded_blas():
-            return inverse_hessian_at(build_design(y, factors, X, names), fit)
-    except (AuditError, np.linalg.LinAlgError, ValueError):
-        return None
-
-
-def _replicate_strengths(y, X, factors, names, start, inverse_hessian=None) -> np.ndarray:
-    """A bootstrap replicate's human strengths: :func:`_fit_humans`' ``b`` to the last bit, by
-    :func:`audit.glmm.fit.native_estimates` (the same optimum without the covariance's evaluations,
-    which the bootstrap never reads). Where that gives nothing or raises, the whole fit is made, so
-    a replicate fails or succeeds as before."""
-    from audit.errors import AuditError
-    from audit.glmm._threads import single_threaded_blas
-    from audit.glmm.design import build_design
-    from audit.glmm.fit import native_estimates
-
-    try:
-        design = build_design(y, factors, X, names)
-        with single_threaded_blas():
-            est = native_estimates(design, start=start, inverse_hessian=inverse_hessian)
-    except (AuditError, np.linalg.LinAlgError, ValueError):
-        est = None
-    if est is None:
-        return _fit_humans(y, X, factors, names, start=start)[1]
-    return np.asarray(est.b, float)
-
-
-def _fit_judge(y, X):
-    from scipy.special import expit
-
-    from audit.readers.firth import fit_logistic
-
-    fit = fit_logistic(X, y, method="auto")
-    b = np.asarray(fit.coef, float)
-    p = expit(X @ np.nan_to_num(b))
-    info = X.T @ (X * (p * (1 - p))[:, None])
-    try:
-        vcov = np.linalg.inv(info)
-    except np.linalg.LinAlgError:
-        vcov = np.full(info.shape, np.nan)
-    return fit, b, vcov
 
 
 def _choose_cluster(cluster: str, n_votes: int, n_pairs: int, has_groups: bool) -> str:
@@ -363,89 +270,6 @@ def _check(votes: pd.DataFrame, judge_choice: pd.DataFrame | None, cluster: str)
         )
     if problems:
         raise InputError(problems)
-
-
-def _codes_design(focal: np.ndarray, other: np.ndarray, k: int) -> np.ndarray:
-    """:func:`bt_design` from system codes (0..k-1, in the order of the sorted systems)."""
-    X = np.zeros((len(focal), k))
-    rows = np.arange(len(focal))
-    X[rows, focal] = 1.0
-    X[rows, other] = -1.0
-    return X[:, 1:]
-
-
-@dataclass(frozen=True)
-class ReplicateBlock:
-    """What a block of the leaderboard's bootstrap replicates reads: a task of the run's runner
-    (:func:`replicate_block`; picklable, the design travels as system codes). ``counts`` holds each
-    replicate's draws of the clusters, made in order from the section's seed before any refit, so the
-    replicates do not depend on which block or worker fits them."""
-
-    y: np.ndarray
-    focal: np.ndarray
-    other: np.ndarray
-    readers: np.ndarray
-    clusters: np.ndarray | None  #: the human fit's cluster labels (None: the reader term only)
-    cluster: str
-    code: np.ndarray  #: each decisive vote's bootstrap cluster
-    k: int
-    names: tuple
-    start: object  #: the full fit (warm start)
-    curvature: np.ndarray | None  #: the full fit's inverse Hessian, where the refits' search starts
-    judge_y: np.ndarray | None
-    judge_focal: np.ndarray | None
-    judge_other: np.ndarray | None
-    judge_code: np.ndarray | None  #: each judged pair's bootstrap cluster (-1: none)
-    counts: tuple
-
-
-def replicate_block(block: ReplicateBlock) -> list[tuple]:
-    """Each replicate of ``block``: ``(human ranks or None, tau or None, rank shifts or None,
-    failed)`` (a replicate that loses a system or a link, or whose refit raises, failed; a judge
-    refit that raises after the humans' leaves their ranks in)."""
-    from audit._distributions import kendalltau
-
-    X = _codes_design(block.focal, block.other, block.k)
-    jX = None if block.judge_y is None else _codes_design(block.judge_focal, block.judge_other, block.k)
-    rows = np.arange(len(block.y))
-    out = []
-    for counts in block.counts:
-        idx = np.repeat(rows, counts[block.code])
-        ranks = tau = shift = None
-        failed = False
-        try:
-            if not all_linked(block.focal[idx], block.other[idx], block.k):
-                raise ValueError("a system or a link is missing from this replicate")
-            factors = {"reader": block.readers[idx]}
-            if block.clusters is not None:
-                factors = {block.cluster: replicate_clusters(block.code, counts), **factors}
-            b_r = _replicate_strengths(
-                block.y[idx], X[idx], factors, list(block.names), start=block.start, inverse_hessian=block.curvature
-            )
-            s_r = np.concatenate([[0.0], b_r])
-            ranks = _ranks(s_r)
-            if jX is not None:
-                jcode = block.judge_code
-                jidx = np.repeat(np.arange(len(block.judge_y)), np.where(jcode >= 0, counts[np.maximum(jcode, 0)], 1))
-                _, jb_r, _ = _fit_judge(block.judge_y[jidx], jX[jidx])
-                js_r = np.concatenate([[0.0], jb_r])
-                tau = kendalltau(s_r, js_r).statistic
-                shift = _ranks(js_r) - ranks
-        except (AuditError, ValueError, np.linalg.LinAlgError):
-            failed = True
-            tau = shift = None
-        out.append((ranks, tau, shift, failed))
-    return out
-
-
-def _blocks(template: ReplicateBlock, draws: list, runner) -> list[ReplicateBlock]:
-    """The replicates in blocks: one without a runner, else a few per job (progress, balance)."""
-    from dataclasses import replace
-
-    jobs = int(getattr(runner, "jobs", 1) or 1) if runner is not None else 1
-    n = 1 if jobs == 1 else min(len(draws), 4 * jobs)
-    bounds = np.linspace(0, len(draws), n + 1).round().astype(int)
-    return [replace(template, counts=tuple(draws[lo:hi])) for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]
 
 
 # ----------------------------------------------------------------------------- entry point
@@ -579,15 +403,15 @@ def bradley_terry_leaderboard(
     readers = decisive["reader_id"].astype(str).to_numpy()
     y = decisive["y"].to_numpy(float)
 
-    def factors(idx, clusters=None):
+    def factors(idx):
         out = {"reader": readers[idx]}
         if cluster_labels is not None:
-            out = {used: cluster_labels[idx] if clusters is None else clusters, **out}
+            out = {used: cluster_labels[idx], **out}
         return out
 
     names = systems[1:]
     everything = np.arange(len(y))
-    h_fit, h_b, h_V = _fit_humans(y, X, factors(everything), names)
+    h_fit, h_b, h_V = fit_humans(y, X, factors(everything), names)
     h_s, h_C = centred(h_b, h_V)
     z = float(norm.ppf(0.5 + level / 2.0))
 
@@ -607,7 +431,7 @@ def bradley_terry_leaderboard(
     if has_judge:
         jX = bt_design(jd["focal"].to_numpy(), jd["other"].to_numpy(), systems)
         jy = jd["y_judge"].to_numpy(float)
-        j_fit, j_b, j_V = _fit_judge(jy, jX)
+        j_fit, j_b, j_V = fit_judge(jy, jX)
         j_sep = bool(j_fit.separated)
         if j_sep:
             notes.append("the judge's verdicts separate some systems: Firth's penalised estimate is used")
@@ -638,14 +462,14 @@ def bradley_terry_leaderboard(
         k=len(systems),
         names=tuple(names),
         start=h_fit,
-        curvature=_start_curvature(y, X, factors(everything), names, h_fit) if n_boot else None,
+        curvature=start_curvature(y, X, factors(everything), names, h_fit) if n_boot else None,
         judge_y=jy if has_judge else None,
         judge_focal=np.array([system_code[v] for v in jd["focal"]], np.int64) if has_judge else None,
         judge_other=np.array([system_code[v] for v in jd["other"]], np.int64) if has_judge else None,
         judge_code=jcode,
         counts=(),
     )
-    blocks = _blocks(template, draws, runner) if draws else []
+    blocks = replicate_blocks(template, draws, runner) if draws else []
     if runner is None or len(blocks) < 2:
         replicates = [r for block in blocks for r in replicate_block(block)]
     else:
@@ -671,7 +495,7 @@ def bradley_terry_leaderboard(
         tau_est, *(np.quantile(tau_ok, [tail, 1.0 - tail]).tolist() if tau_ok.size >= 2 else (math.nan, math.nan))
     )
 
-    h_rank, j_rank = _ranks(h_s), (_ranks(j_s) if has_judge else np.zeros(len(systems)))
+    h_rank, j_rank = strength_ranks(h_s), (strength_ranks(j_s) if has_judge else np.zeros(len(systems)))
     n_votes = {s: int(((decisive["focal"] == s) | (decisive["other"] == s)).sum()) for s in systems}
     n_judged = {s: int(((jd["focal"] == s) | (jd["other"] == s)).sum()) for s in systems}
     rows = []

@@ -1,0 +1,221 @@
+"""The leaderboard's cluster bootstrap (:mod:`audit.leaderboard`): the Bradley-Terry fits it repeats,
+and its replicates in blocks, a task each of the run's runner.
+
+Each replicate resamples the clusters (pairs or prompts) with replacement; a cluster drawn twice
+enters as two clusters with random intercepts of their own (:func:`replicate_clusters`); the human
+GLMM is refitted from the full fit's estimates and curvature (:func:`audit.glmm.fit.inverse_hessian_at`),
+the judge's logistic model from scratch. The draws are made in order from the section's seed before
+any refit (:class:`ReplicateBlock` carries them), so the result does not depend on how the
+replicates are cut into blocks or which worker fits which.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from audit.errors import AuditError
+
+if TYPE_CHECKING:
+    from audit.glmm import GlmmResult
+
+
+def strength_ranks(strength: np.ndarray) -> np.ndarray:
+    """1 = strongest; equal strengths share the lower rank."""
+    order = (-strength).argsort(kind="stable")
+    ranks = np.empty(len(strength))
+    ranks[order] = np.arange(1, len(strength) + 1)
+    return ranks
+
+
+def fit_humans(y, X, factors, names, start=None):
+    """The humans' Bradley-Terry GLMM (:func:`audit.glmm.fit_crossed_glmm`): the fit, its fixed
+    effects and their covariance."""
+    from audit.glmm import fit_crossed_glmm
+
+    fit = fit_crossed_glmm(y, factors, X, names, start=start)
+    return fit, np.asarray(fit.b, float), np.asarray(fit.vcov, float)
+
+
+def start_curvature(y, X, factors, names, fit) -> np.ndarray | None:
+    """The full fit's inverse Hessian (:func:`audit.glmm.fit.inverse_hessian_at`): the replicates'
+    refits start their search from it (None: they start from the identity)."""
+    from audit.glmm._threads import single_threaded_blas
+    from audit.glmm.design import build_design
+    from audit.glmm.fit import inverse_hessian_at
+
+    try:
+        with single_threaded_blas():
+            return inverse_hessian_at(build_design(y, factors, X, names), fit)
+    except (AuditError, np.linalg.LinAlgError, ValueError):
+        return None
+
+
+def _replicate_strengths(y, X, factors, names, start, inverse_hessian=None) -> np.ndarray:
+    """A bootstrap replicate's human strengths: :func:`fit_humans`' ``b`` to the last bit, by
+    :func:`audit.glmm.fit.native_estimates` (the same optimum without the covariance's evaluations,
+    which the bootstrap never reads). Where that gives nothing or raises, the whole fit is made, so
+    a replicate fails or succeeds as before."""
+    from audit.glmm._threads import single_threaded_blas
+    from audit.glmm.design import build_design
+    from audit.glmm.fit import native_estimates
+
+    try:
+        design = build_design(y, factors, X, names)
+        with single_threaded_blas():
+            est = native_estimates(design, start=start, inverse_hessian=inverse_hessian)
+    except (AuditError, np.linalg.LinAlgError, ValueError):
+        est = None
+    if est is None:
+        return fit_humans(y, X, factors, names, start=start)[1]
+    return np.asarray(est.b, float)
+
+
+def fit_judge(y, X):
+    """The judge's logistic Bradley-Terry fit (Firth's where separated): the fit, its coefficients and
+    their covariance (the inverse information; NaN where singular)."""
+    from scipy.special import expit
+
+    from audit.readers.firth import fit_logistic
+
+    fit = fit_logistic(X, y, method="auto")
+    b = np.asarray(fit.coef, float)
+    p = expit(X @ np.nan_to_num(b))
+    info = X.T @ (X * (p * (1 - p))[:, None])
+    try:
+        vcov = np.linalg.inv(info)
+    except np.linalg.LinAlgError:
+        vcov = np.full(info.shape, np.nan)
+    return fit, b, vcov
+
+
+def all_linked(a: np.ndarray, b: np.ndarray, k: int) -> bool:
+    """Whether comparisons of system codes ``a[i]`` vs ``b[i]`` (0..k-1) touch all ``k`` systems and
+    link them into one graph (:func:`comparison_components` on the distinct links, not per row)."""
+    present = np.zeros(k, bool)
+    present[a] = present[b] = True
+    if not present.all():
+        return False
+    parent = list(range(k))
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    groups = k
+    for link in np.unique(np.asarray(a, np.int64) * k + b).tolist():
+        ra, rb = find(link // k), find(link % k)
+        if ra != rb:
+            parent[ra] = rb
+            groups -= 1
+    return groups == 1
+
+
+def replicate_clusters(code: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The cluster labels of a cluster-bootstrap replicate whose rows are ``np.repeat(rows,
+    counts[code])``: each copy of a cluster drawn more than once is a cluster of its own (its
+    random intercept drawn afresh), as a cluster bootstrap of a mixed model needs; a copy merged
+    with its twin would be one cluster of twice the votes, and its variance overstated."""
+    reps = counts[code]
+    starts = np.repeat(np.cumsum(reps) - reps, reps)
+    copy = np.arange(starts.size) - starts
+    return np.repeat(code, reps).astype(np.int64) * max(int(counts.max()), 1) + copy
+
+
+def _codes_design(focal: np.ndarray, other: np.ndarray, k: int) -> np.ndarray:
+    """:func:`bt_design` from system codes (0..k-1, in the order of the sorted systems)."""
+    X = np.zeros((len(focal), k))
+    rows = np.arange(len(focal))
+    X[rows, focal] = 1.0
+    X[rows, other] = -1.0
+    return X[:, 1:]
+
+
+@dataclass(frozen=True)
+class ReplicateBlock:
+    """What a block of the leaderboard's bootstrap replicates reads: a task of the run's runner
+    (:func:`replicate_block`; picklable, the design travels as system codes). ``counts`` holds each
+    replicate's draws of the clusters, made in order from the section's seed before any refit, so the
+    replicates do not depend on which block or worker fits them."""
+
+    y: np.ndarray
+    focal: np.ndarray
+    other: np.ndarray
+    readers: np.ndarray
+    clusters: np.ndarray | None  #: the human fit's cluster labels (None: the reader term only)
+    cluster: str
+    code: np.ndarray  #: each decisive vote's bootstrap cluster
+    k: int
+    names: tuple
+    start: GlmmResult  #: the full fit (warm start)
+    curvature: np.ndarray | None  #: the full fit's inverse Hessian, where the refits' search starts
+    judge_y: np.ndarray | None
+    judge_focal: np.ndarray | None
+    judge_other: np.ndarray | None
+    judge_code: np.ndarray | None  #: each judged pair's bootstrap cluster (-1: none)
+    counts: tuple
+
+
+def replicate_block(block: ReplicateBlock) -> list[tuple]:
+    """Each replicate of ``block``: ``(human ranks or None, tau or None, rank shifts or None,
+    failed)`` (a replicate that loses a system or a link, or whose refit raises, failed; a judge
+    refit that raises after the humans' leaves their ranks in)."""
+    from audit._distributions import kendalltau
+
+    X = _codes_design(block.focal, block.other, block.k)
+    jX = None if block.judge_y is None else _codes_design(block.judge_focal, block.judge_other, block.k)
+    rows = np.arange(len(block.y))
+    out = []
+    for counts in block.counts:
+        idx = np.repeat(rows, counts[block.code])
+        ranks = tau = shift = None
+        failed = False
+        try:
+            if not all_linked(block.focal[idx], block.other[idx], block.k):
+                raise ValueError("a system or a link is missing from this replicate")
+            factors = {"reader": block.readers[idx]}
+            if block.clusters is not None:
+                factors = {block.cluster: replicate_clusters(block.code, counts), **factors}
+            b_r = _replicate_strengths(
+                block.y[idx], X[idx], factors, list(block.names), start=block.start, inverse_hessian=block.curvature
+            )
+            s_r = np.concatenate([[0.0], b_r])
+            ranks = strength_ranks(s_r)
+            if jX is not None:
+                jcode = block.judge_code
+                jidx = np.repeat(np.arange(len(block.judge_y)), np.where(jcode >= 0, counts[np.maximum(jcode, 0)], 1))
+                _, jb_r, _ = fit_judge(block.judge_y[jidx], jX[jidx])
+                js_r = np.concatenate([[0.0], jb_r])
+                tau = kendalltau(s_r, js_r).statistic
+                shift = strength_ranks(js_r) - ranks
+        except (AuditError, ValueError, np.linalg.LinAlgError):
+            failed = True
+            tau = shift = None
+        out.append((ranks, tau, shift, failed))
+    return out
+
+
+def replicate_blocks(template: ReplicateBlock, draws: list, runner) -> list[ReplicateBlock]:
+    """The replicates in blocks: one without a runner (or with one job), else four per job (a
+    progress bar that moves, and the blocks' unequal costs balanced)."""
+    jobs = int(getattr(runner, "jobs", 1) or 1) if runner is not None else 1
+    n = 1 if jobs == 1 else min(len(draws), 4 * jobs)
+    bounds = np.linspace(0, len(draws), n + 1).round().astype(int)
+    return [replace(template, counts=tuple(draws[lo:hi])) for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]
+
+
+__all__ = [
+    "ReplicateBlock",
+    "all_linked",
+    "fit_humans",
+    "fit_judge",
+    "replicate_block",
+    "replicate_blocks",
+    "replicate_clusters",
+    "start_curvature",
+    "strength_ranks",
+]
