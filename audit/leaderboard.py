@@ -447,9 +447,12 @@ def bradley_terry_leaderboard(
             pair_to_cluster = {**gmap, **pair_to_cluster}
         jc = jd["pair_id"].map(pair_to_cluster)
         jcode = pd.Index(labels).get_indexer(jc.fillna(""))  # -1: judged pair without a decisive human vote
-    system_code = {name: j for j, name in enumerate(systems)}
-    focal_code = np.array([system_code[v] for v in decisive["focal"].astype(str)], np.int64)
-    other_code = np.array([system_code[v] for v in decisive["other"].astype(str)], np.int64)
+    system_index = pd.Index(systems)
+
+    def system_codes(names) -> np.ndarray:
+        return system_index.get_indexer(pd.Series(names).astype(str)).astype(np.int64)
+
+    focal_code, other_code = system_codes(decisive["focal"]), system_codes(decisive["other"])
     draws = [np.bincount(rng.integers(0, len(labels), len(labels)), minlength=len(labels)) for _ in range(n_boot)]
     template = ReplicateBlock(
         y=y,
@@ -464,8 +467,8 @@ def bradley_terry_leaderboard(
         start=h_fit,
         curvature=start_curvature(y, X, factors(everything), names, h_fit) if n_boot else None,
         judge_y=jy if has_judge else None,
-        judge_focal=np.array([system_code[v] for v in jd["focal"]], np.int64) if has_judge else None,
-        judge_other=np.array([system_code[v] for v in jd["other"]], np.int64) if has_judge else None,
+        judge_focal=system_codes(jd["focal"]) if has_judge else None,
+        judge_other=system_codes(jd["other"]) if has_judge else None,
         judge_code=jcode,
         counts=(),
     )

@@ -63,7 +63,8 @@ def _replicate_strengths(y, X, factors, names, start, inverse_hessian=None) -> n
     from audit.glmm.fit import native_estimates
 
     try:
-        design = build_design(y, factors, X, names)
+        # the replicate links every system (all_linked), so its design has full column rank
+        design = build_design(y, factors, X, names, check_rank=False)
         with single_threaded_blas():
             est = native_estimates(design, start=start, inverse_hessian=inverse_hessian)
     except (AuditError, np.linalg.LinAlgError, ValueError):

@@ -188,6 +188,22 @@ def test_rank_deficient_design_is_an_input_error():
         fit_crossed_glmm([0, 1, 1, 0], {"g": ["a", "b", "a", "b"]}, X)
 
 
+def test_the_rank_check_can_be_left_to_a_caller_that_knows():
+    """``check_rank=False`` builds the same design without the SVD (for designs known to be of full
+    rank); the default still refuses a rank-deficient one."""
+    from audit.glmm.design import build_design
+
+    y, factors = simulate(4)
+    X = np.column_stack([np.ones(y.size), np.arange(y.size) % 3])
+    a, b = build_design(y, factors, X), build_design(y, factors, X, check_rank=False)
+    assert all(np.array_equal(u, v) for u, v in zip(a.codes, b.codes)) and np.array_equal(a.X, b.X)
+    assert (a.x_names, a.levels, a.notes) == (b.x_names, b.levels, b.notes)
+    deficient = np.column_stack([X, 2 * X[:, 1]])
+    with pytest.raises(InputError, match="rank deficient"):
+        build_design(y, factors, deficient)
+    assert build_design(y, factors, deficient, check_rank=False).X.shape == (y.size, 3)
+
+
 def test_unknown_backend_lists_known_ones():
     with pytest.raises(InputError, match="lme4, native"):
         fit_crossed_glmm([0, 1], {"g": ["a", "b"]}, backend="stan")
