@@ -32,7 +32,8 @@ be ranked: the result says which groups of systems cannot be ranked against whic
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -49,6 +50,9 @@ from audit.leaderboard_bootstrap import (
     strength_ranks,
 )
 from audit.rng import resolve_rng
+
+if TYPE_CHECKING:
+    from audit.parallel import TaskRunner
 
 CLUSTERS = ("auto", "pair", "group", "none")
 
@@ -284,7 +288,7 @@ def bradley_terry_leaderboard(
     level: float = 0.95,
     n_boot: int = 200,
     rng: int | np.random.Generator | None = None,
-    runner=None,
+    runner: TaskRunner | None = None,
 ) -> Leaderboard:
     """Bradley-Terry leaderboards of the humans (crossed GLMM) and of the judge, and their agreement.
 
@@ -453,30 +457,29 @@ def bradley_terry_leaderboard(
         return system_index.get_indexer(pd.Series(names).astype(str)).astype(np.int64)
 
     focal_code, other_code = system_codes(decisive["focal"]), system_codes(decisive["other"])
-    draws = [np.bincount(rng.integers(0, len(labels), len(labels)), minlength=len(labels)) for _ in range(n_boot)]
     template = ReplicateBlock(
         y=y,
         focal=focal_code,
         other=other_code,
-        readers=readers,
-        clusters=cluster_labels,
+        readers=np.unique(readers, return_inverse=True)[1],  # codes in the sorted ids' order: the same levels
+        clustered=cluster_labels is not None,
         cluster=used,
         code=code,
+        n_clusters=len(labels),
         k=len(systems),
         names=tuple(names),
-        start=h_fit,
+        start=replace(h_fit, conditional_modes={}),  # the warm start reads the estimates only
         curvature=start_curvature(y, X, factors(everything), names, h_fit) if n_boot else None,
         judge_y=jy if has_judge else None,
         judge_focal=system_codes(jd["focal"]) if has_judge else None,
         judge_other=system_codes(jd["other"]) if has_judge else None,
         judge_code=jcode,
-        counts=(),
     )
-    blocks = replicate_blocks(template, draws, runner) if draws else []
-    if runner is None or len(blocks) < 2:
-        replicates = [r for block in blocks for r in replicate_block(block)]
-    else:
-        replicates = [r for part in runner.map(replicate_block, blocks, label="leaderboard bootstrap") for r in part]
+    from audit.parallel import TaskRunner
+
+    runner = runner if runner is not None else TaskRunner()  # in-process: BLAS on one thread, as on a pool
+    blocks = replicate_blocks(template, rng, int(n_boot), runner.jobs)
+    replicates = [r for part in runner.map(replicate_block, blocks, label="leaderboard bootstrap") for r in part]
     taus, rank_reps, shift_reps, failed = [], [], [], 0
     for ranks, tau_r, shift, failed_r in replicates:
         if ranks is not None:

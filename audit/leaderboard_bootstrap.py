@@ -11,6 +11,7 @@ replicates are cut into blocks or which worker fits which.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -54,10 +55,11 @@ def start_curvature(y, X, factors, names, fit) -> np.ndarray | None:
 
 
 def _replicate_strengths(y, X, factors, names, start, inverse_hessian=None) -> np.ndarray:
-    """A bootstrap replicate's human strengths: :func:`fit_humans`' ``b`` to the last bit, by
-    :func:`audit.glmm.fit.native_estimates` (the same optimum without the covariance's evaluations,
-    which the bootstrap never reads). Where that gives nothing or raises, the whole fit is made, so
-    a replicate fails or succeeds as before."""
+    """A bootstrap replicate's human strengths by :func:`audit.glmm.fit.native_estimates`: the optimum
+    :func:`fit_humans` finds (to the optimiser's tolerance when the search starts from the full fit's
+    curvature, ``inverse_hessian``; to the last bit from the identity), without the covariance's
+    evaluations, which the bootstrap never reads. Where that gives nothing or raises, the whole fit is
+    made (and a replicate whose whole fit raises fails)."""
     from audit.glmm._threads import single_threaded_blas
     from audit.glmm.design import build_design
     from audit.glmm.fit import native_estimates
@@ -136,29 +138,37 @@ def _codes_design(focal: np.ndarray, other: np.ndarray, k: int) -> np.ndarray:
     return X[:, 1:]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ReplicateBlock:
     """What a block of the leaderboard's bootstrap replicates reads: a task of the run's runner
-    (:func:`replicate_block`; picklable, the design travels as system codes). ``counts`` holds each
-    replicate's draws of the clusters, made in order from the section's seed before any refit, so the
-    replicates do not depend on which block or worker fits them."""
+    (:func:`replicate_block`; picklable and small: the design travels as integer codes, the draws as
+    the generator's state). ``rng`` is the section's generator as it stood before this block's first
+    draw, so the block redraws exactly the clusters the in-order loop would: the replicates do not
+    depend on which block or worker fits them."""
 
     y: np.ndarray
-    focal: np.ndarray
+    focal: np.ndarray  #: system codes (0..k-1, the sorted systems)
     other: np.ndarray
-    readers: np.ndarray
-    clusters: np.ndarray | None  #: the human fit's cluster labels (None: the reader term only)
+    readers: np.ndarray  #: reader codes, in the order of the sorted reader ids
+    clustered: bool  #: whether the human fit has a cluster term (else the reader term only)
     cluster: str
-    code: np.ndarray  #: each decisive vote's bootstrap cluster
+    code: np.ndarray  #: each decisive vote's bootstrap cluster (0..n_clusters-1)
+    n_clusters: int
     k: int
-    names: tuple
-    start: GlmmResult  #: the full fit (warm start)
+    names: tuple[str, ...]
+    start: GlmmResult  #: the full fit (warm start; its conditional modes left out)
     curvature: np.ndarray | None  #: the full fit's inverse Hessian, where the refits' search starts
     judge_y: np.ndarray | None
     judge_focal: np.ndarray | None
     judge_other: np.ndarray | None
     judge_code: np.ndarray | None  #: each judged pair's bootstrap cluster (-1: none)
-    counts: tuple
+    rng: np.random.Generator | None = None
+    n: int = 0  #: replicates in this block
+
+
+def draw_clusters(rng: np.random.Generator, n_clusters: int) -> np.ndarray:
+    """How often each cluster is drawn in one replicate (``n_clusters`` draws with replacement)."""
+    return np.bincount(rng.integers(0, n_clusters, n_clusters), minlength=n_clusters)
 
 
 def replicate_block(block: ReplicateBlock) -> list[tuple]:
@@ -167,11 +177,13 @@ def replicate_block(block: ReplicateBlock) -> list[tuple]:
     refit that raises after the humans' leaves their ranks in)."""
     from audit._distributions import kendalltau
 
+    rng = copy.deepcopy(block.rng)  # the block's own copy: calling it twice gives the same replicates
     X = _codes_design(block.focal, block.other, block.k)
     jX = None if block.judge_y is None else _codes_design(block.judge_focal, block.judge_other, block.k)
     rows = np.arange(len(block.y))
     out = []
-    for counts in block.counts:
+    for _ in range(block.n):
+        counts = draw_clusters(rng, block.n_clusters)
         idx = np.repeat(rows, counts[block.code])
         ranks = tau = shift = None
         failed = False
@@ -179,7 +191,7 @@ def replicate_block(block: ReplicateBlock) -> list[tuple]:
             if not all_linked(block.focal[idx], block.other[idx], block.k):
                 raise ValueError("a system or a link is missing from this replicate")
             factors = {"reader": block.readers[idx]}
-            if block.clusters is not None:
+            if block.clustered:
                 factors = {block.cluster: replicate_clusters(block.code, counts), **factors}
             b_r = _replicate_strengths(
                 block.y[idx], X[idx], factors, list(block.names), start=block.start, inverse_hessian=block.curvature
@@ -200,18 +212,27 @@ def replicate_block(block: ReplicateBlock) -> list[tuple]:
     return out
 
 
-def replicate_blocks(template: ReplicateBlock, draws: list, runner) -> list[ReplicateBlock]:
-    """The replicates in blocks: one without a runner (or with one job), else four per job (a
-    progress bar that moves, and the blocks' unequal costs balanced)."""
-    jobs = int(getattr(runner, "jobs", 1) or 1) if runner is not None else 1
-    n = 1 if jobs == 1 else min(len(draws), 4 * jobs)
-    bounds = np.linspace(0, len(draws), n + 1).round().astype(int)
-    return [replace(template, counts=tuple(draws[lo:hi])) for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]
+def replicate_blocks(
+    template: ReplicateBlock, rng: np.random.Generator, n_boot: int, jobs: int
+) -> list[ReplicateBlock]:
+    """``n_boot`` replicates in blocks, each with the generator's state before its first draw (``rng``
+    is advanced past every draw, as the in-order loop leaves it): one block with one job, else four
+    per job (a progress bar that moves, and the blocks' unequal costs balanced)."""
+    n = 1 if jobs <= 1 else min(n_boot, 4 * jobs)
+    bounds = np.linspace(0, n_boot, n + 1).round().astype(int)
+    blocks = []
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        if hi > lo:
+            blocks.append(replace(template, rng=copy.deepcopy(rng), n=int(hi - lo)))
+            for _ in range(hi - lo):
+                draw_clusters(rng, template.n_clusters)
+    return blocks
 
 
 __all__ = [
     "ReplicateBlock",
     "all_linked",
+    "draw_clusters",
     "fit_humans",
     "fit_judge",
     "replicate_block",

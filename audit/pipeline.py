@@ -331,7 +331,7 @@ _TASK_MODULES = (
 def _section_jobs(spec: AuditSpec) -> int:
     """Workers of the run's steps: ``spec.jobs`` on this machine (1 with a Dask scheduler, whose
     workers do not share this process's memory: the steps then run here, in order, and the
-    uncertainty section's tasks on the cluster)."""
+    uncertainty section's and the leaderboard's tasks on the cluster)."""
     from audit.parallel import check_jobs
 
     return 1 if spec.scheduler else check_jobs(spec.jobs)
@@ -342,7 +342,7 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
 
     After the judge's verdicts and the agreement tables, the statistics are one task graph
     (:mod:`audit.task_graph`): in order in this process with ``--jobs 1`` (or a Dask scheduler,
-    which runs the uncertainty section's tasks), else on a local pool of ``--jobs`` workers, every
+    which runs the uncertainty section's and the leaderboard's tasks), else on a local pool of ``--jobs`` workers, every
     step started as soon as what it reads is done. The results are the same either way.
     """
     progress = spec.progress or (lambda message: None)

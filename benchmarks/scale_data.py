@@ -191,6 +191,10 @@ def main(argv=None) -> int:
     parser.add_argument("--systems", type=int, default=2, help="above 2: an arena, every pair a random matchup")
     parser.add_argument("--seed", type=int, default=15)
     args = parser.parse_args(argv)
+    if args.systems < 2:
+        parser.error("--systems needs 2 or more (2: every pair focal vs other)")
+    if args.preset and args.systems != 2:
+        parser.error("--systems does not combine with --preset (the preset fixes the shape)")
     if args.preset:
         shape = PRESETS[args.preset]
     elif args.pairs and args.readers and args.readers_per_pair:

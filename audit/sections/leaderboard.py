@@ -19,12 +19,16 @@ def compute(data, spec, *, choices: pd.DataFrame, primary: str | None, seed: np.
     systems = {str(x) for col in ("focal", "other") for x in data.pairs[col].unique().tolist()}
     if len(systems) < 3:
         return Skipped(f"{len(systems)} systems: a leaderboard needs three or more")
+    from contextlib import nullcontext
+
     from audit.leaderboard import bradley_terry_leaderboard
     from audit.parallel import open_runner
 
     n_boot = min(n_boot_of(spec), N_BOOT) if spec.uncertainty else 0
-    # the runner is opened outside guarded: a bad scheduler address is the user's input error
-    with open_runner(spec.jobs, spec.scheduler, progress=spec.progress_bar) as runner:
+    # the runner is opened outside guarded (a bad scheduler address is the user's input error), and
+    # only when there are replicates to send it
+    opened = open_runner(spec.jobs, spec.scheduler, progress=spec.progress_bar) if n_boot else nullcontext(None)
+    with opened as runner:
         return guarded(
             lambda: bradley_terry_leaderboard(
                 data.votes,

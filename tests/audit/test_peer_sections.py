@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
@@ -90,3 +91,23 @@ def test_leaderboard_json_fields_and_round_trip(triangle):
 def test_two_systems_skip_the_leaderboard():
     res = run_audit(make_audit_data(n_pairs=8, n_readers=3), AuditSpec(uncertainty=False, readers=False, surface=False))
     assert res.leaderboard.status is Status.SKIPPED and "three or more" in res.leaderboard.reason
+
+
+def test_leaderboard_bootstrap_on_the_workers_is_the_same_bits():
+    """With two workers the leaderboard's bootstrap blocks run on the pool (its step, here, farms them
+    out) and the whole result is the one of --jobs 1, bit for bit."""
+    from audit.task_graph import fork_available
+    from audit.timings import RunTimings
+
+    if not fork_available():
+        pytest.skip("the local pool needs fork")
+    data = make_audit_data(n_pairs=12, n_readers=4, human_p=0.6, judge_p=0.7, matchups=("a vs b", "b vs c", "a vs c"))
+    options = dict(uncertainty=True, readers=False, surface=False, n_boot=30)
+    timings = RunTimings()
+    one = run_audit(data, AuditSpec(jobs=1, **options))
+    two = run_audit(data, AuditSpec(jobs=2, timings=timings, **options))
+    assert result_to_json(two) == result_to_json(one)
+    board = one.leaderboard.payload
+    assert board.n_boot == 30 and board.n_boot_failed < 30 and math.isfinite(board.kendall_tau.ci_low)
+    farmed = [t for t in timings.tasks if t["task"] == "leaderboard bootstrap"]
+    assert farmed and farmed[0]["worker"] == "workers" and farmed[0]["n"] >= 2
