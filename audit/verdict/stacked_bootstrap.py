@@ -82,10 +82,23 @@ def bootstrap_cells(
 
 def _reader_sums(dense: np.ndarray, wr: np.ndarray) -> np.ndarray:
     """``(table @ wr.T).T`` of every cell (cells x replicates x pairs), summed reader by reader in index
-    order as ``scipy.sparse``'s product sums a row's stored entries (an absent entry adds an exact 0)."""
-    out = np.zeros((wr.shape[0], wr.shape[1], dense.shape[1]))
-    for r in range(dense.shape[2]):
-        out += wr[:, :, r, None] * dense[:, None, :, r]
+    order as ``scipy.sparse``'s product sums a row's stored entries.
+
+    Only the nonzero entries are visited (an absent entry would add an exact 0), round ``j`` adding every
+    pair's ``j``-th reader in index order: as many rounds as a pair has readers, not as the cell has
+    (a cell of 500 pairs with one vote each from 475 readers: one round, not 475)."""
+    n_cells, n_pairs, _ = dense.shape
+    out = np.zeros((wr.shape[0], wr.shape[1], n_pairs))
+    cell, pair, reader = np.nonzero(dense)  # row-major: by cell, then pair, then reader (increasing)
+    if cell.size == 0:
+        return out
+    key = cell * n_pairs + pair
+    first = np.r_[0, np.flatnonzero(np.diff(key)) + 1]
+    rank = np.arange(key.size) - np.repeat(first, np.diff(np.r_[first, key.size]))
+    for j in range(int(rank.max()) + 1):
+        at = rank == j  # at most one entry per (cell, pair) in a round
+        g, p, r = cell[at], pair[at], reader[at]
+        out[g, :, p] += wr[g, :, r] * dense[g, p, r][:, None]
     return out
 
 

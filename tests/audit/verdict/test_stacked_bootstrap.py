@@ -97,3 +97,27 @@ def test_stacks_are_split_by_the_element_budget(monkeypatch):
     monkeypatch.setattr(stacked_bootstrap, "STACK_ELEMENTS", 6 * 99 * 4)
     rng = np.random.default_rng(8)
     _check([_cell(rng, 6, 3) for _ in range(11)], 99, 8)
+
+
+def test_reader_sums_visit_only_the_votes_and_keep_the_bits():
+    """The replicates' reader sums from the nonzero entries only equal, bit for bit, the sum over every
+    reader in index order (the dense loop they replace), on cells from one vote per pair to full tables."""
+    from audit.verdict.stacked_bootstrap import _reader_sums
+
+    def every_reader(dense, wr):
+        out = np.zeros((wr.shape[0], wr.shape[1], dense.shape[1]))
+        for r in range(dense.shape[2]):
+            out += wr[:, :, r, None] * dense[:, None, :, r]
+        return out
+
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        cells, pairs, readers, boots = (int(v) for v in rng.integers(1, [5, 30, 25, 50]))
+        dense = rng.choice([0.0, 0.5, 1.0, 2.0, 3.0], size=(cells, pairs, readers))
+        dense *= rng.random(dense.shape) < rng.random()
+        wr = rng.integers(0, 4, (cells, boots, readers)).astype(float)
+        assert _reader_sums(dense, wr).tobytes() == every_reader(dense, wr).tobytes()
+    one_vote = np.zeros((1, 3, 3))
+    one_vote[0, [0, 1, 2], [2, 0, 1]] = [1.0, 0.5, 1.0]
+    wr = np.array([[[1.0, 2.0, 3.0]]])
+    np.testing.assert_array_equal(_reader_sums(one_vote, wr), [[[3.0, 0.5, 2.0]]])  # 3 x 1, 1 x 0.5, 2 x 1
