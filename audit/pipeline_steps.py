@@ -71,6 +71,15 @@ def human_sides_of(votes: list, level: float, backend: str) -> list:
 #: one chunk per worker (tiny cells' fits do not depend on which cells are fitted together)
 GLMM_CHUNK_MIN_CELLS = 200
 GLMM_CHUNK_MAX_VOTES = 64
+#: ... and so has a study of large cells: at least two per worker and most of them with more pair and
+#: reader levels than the engine stacks together (:data:`audit.glmm.batch.STACK_MAX_LEVELS`), so each
+#: is fitted alone, whichever chunk it is in (arena-shaped studies: many readers, a vote or two a pair)
+GLMM_CHUNK_LARGE_LEVELS = 200
+
+
+def _large_cells(votes: list) -> int:
+    """How many cells have more pair and reader levels than the engine stacks (their fits are their own)."""
+    return sum(v["pair_id"].nunique() + v["reader_id"].nunique() > GLMM_CHUNK_LARGE_LEVELS for v in votes)
 
 
 def human_sides_chunk_of(votes: list, level: float) -> list:
@@ -81,8 +90,8 @@ def human_sides_chunk_of(votes: list, level: float) -> list:
 
 
 def glmm_steps(parts: list[CellPart], *, level: float, backend: str, jobs: int, cost: float) -> list[Step]:
-    """The human GLMMs' steps and ``fitted`` (the cells with their human side). Many small cells
-    (the native engine) are fitted in ``jobs`` chunks, ``human GLMMs 1..jobs``, joined by ``fitted``
+    """The human GLMMs' steps and ``fitted`` (the cells with their human side). Many small cells, or
+    many large ones (the native engine) are fitted in ``jobs`` chunks, ``human GLMMs 1..jobs``, joined by ``fitted``
     (which fits there the few middle-sized cells whose stacked fits depend on their companions:
     :func:`audit.human_side.human_sides_joined`); else one step, ``human GLMMs``. Either way the
     same bits, whatever ``jobs``."""
@@ -91,8 +100,10 @@ def glmm_steps(parts: list[CellPart], *, level: float, backend: str, jobs: int, 
         jobs > 1
         and backend == "native"
         and 0.0 < level < 1.0
-        and len(parts) >= GLMM_CHUNK_MIN_CELLS
-        and max(len(v) for v in votes) <= GLMM_CHUNK_MAX_VOTES
+        and (
+            (len(parts) >= GLMM_CHUNK_MIN_CELLS and max(len(v) for v in votes) <= GLMM_CHUNK_MAX_VOTES)
+            or (len(parts) >= 2 * jobs and 2 * _large_cells(votes) >= len(parts))
+        )
     )
     if not chunked:
         return [

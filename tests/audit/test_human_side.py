@@ -103,7 +103,7 @@ def test_the_glmms_in_chunks_give_the_bits_of_one_call(cuts):
     assert {s.glmm.status for s in joined} >= {Status.PASS, Status.WARN, Status.SKIPPED}
 
 
-def test_glmm_steps_are_chunked_only_for_many_small_cells():
+def test_glmm_steps_are_chunked_only_for_many_small_cells_or_many_large_ones():
     from audit.pipeline_steps import GLMM_CHUNK_MIN_CELLS, CellPart, glmm_steps
 
     rng = np.random.default_rng(3)
@@ -117,3 +117,25 @@ def test_glmm_steps_are_chunked_only_for_many_small_cells():
     ):
         names = [s.name for s in glmm_steps(parts, level=0.95, backend="native", jobs=jobs, cost=1.0)]
         assert names == ["human GLMMs", "fitted"]
+
+
+def test_many_large_cells_are_chunked_with_the_same_bits():
+    """Cells of one vote per pair from many readers (more levels than the engine stacks: each is fitted
+    alone) are fitted in a chunk per worker from two per worker on, and the chunks join to the bits of
+    one call."""
+    from audit.human_side import human_sides, human_sides_chunk, human_sides_joined
+    from audit.pipeline_steps import CellPart, glmm_steps
+
+    rng = np.random.default_rng(8)
+    large = [_cell(rng, 150, 120, 1) for _ in range(4)]
+    parts = [CellPart("m", f"c{i}", v, None, None) for i, v in enumerate(large)]
+    names = [s.name for s in glmm_steps(parts, level=0.95, backend="native", jobs=2, cost=1.0)]
+    assert names == ["human GLMMs 1", "human GLMMs 2", "fitted"]
+    assert [s.name for s in glmm_steps(parts[:3], level=0.95, backend="native", jobs=2, cost=1.0)] == [
+        "human GLMMs",
+        "fitted",
+    ]
+    whole = human_sides(large)
+    chunks = [human_sides_chunk(large[:2]), human_sides_chunk(large[2:])]
+    assert all(side is not None for chunk in chunks for side in chunk)  # none waits for a stack
+    assert all(_same_bits(a, b) for a, b in zip(whole, human_sides_joined(large, chunks)))
