@@ -42,6 +42,7 @@ from audit.errors import InputError, InputProblem
 from audit.estimate import Estimate
 from audit.leaderboard_bootstrap import (
     ReplicateBlock,
+    codes_design,
     fit_humans,
     fit_judge,
     replicate_block,
@@ -222,11 +223,8 @@ def comparison_components(focal: np.ndarray, other: np.ndarray) -> tuple[tuple[s
 def bt_design(focal: np.ndarray, other: np.ndarray, systems: list[str]) -> np.ndarray:
     """+1 for the focal system, -1 for the other; the first system (reference) left out."""
     index = {s: j for j, s in enumerate(systems)}
-    X = np.zeros((len(focal), len(systems)))
-    rows = np.arange(len(focal))
-    X[rows, [index[s] for s in focal]] = 1.0
-    X[rows, [index[s] for s in other]] = -1.0
-    return X[:, 1:]
+    codes = [np.array([index[s] for s in side], np.int64) for side in (focal, other)]
+    return codes_design(*codes, len(systems))
 
 
 def centred(b: np.ndarray, vcov: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -415,7 +413,8 @@ def bradley_terry_leaderboard(
 
     names = systems[1:]
     everything = np.arange(len(y))
-    h_fit, h_b, h_V = fit_humans(y, X, factors(everything), names)
+    full_factors = factors(everything)
+    h_fit, h_b, h_V = fit_humans(y, X, full_factors, names)
     h_s, h_C = centred(h_b, h_V)
     z = float(norm.ppf(0.5 + level / 2.0))
 
@@ -469,7 +468,7 @@ def bradley_terry_leaderboard(
         k=len(systems),
         names=tuple(names),
         start=replace(h_fit, conditional_modes={}),  # the warm start reads the estimates only
-        curvature=start_curvature(y, X, factors(everything), names, h_fit) if n_boot else None,
+        curvature=start_curvature(y, X, full_factors, names, h_fit) if n_boot else None,
         judge_y=jy if has_judge else None,
         judge_focal=system_codes(jd["focal"]) if has_judge else None,
         judge_other=system_codes(jd["other"]) if has_judge else None,

@@ -4,9 +4,10 @@ and its replicates in blocks, a task each of the run's runner.
 Each replicate resamples the clusters (pairs or prompts) with replacement; a cluster drawn twice
 enters as two clusters with random intercepts of their own (:func:`replicate_clusters`); the human
 GLMM is refitted from the full fit's estimates and curvature (:func:`audit.glmm.fit.inverse_hessian_at`),
-the judge's logistic model from scratch. The draws are made in order from the section's seed before
-any refit (:class:`ReplicateBlock` carries them), so the result does not depend on how the
-replicates are cut into blocks or which worker fits which.
+the judge's logistic model from scratch. Each block carries the section's generator as it stood
+before the block's first draw (:class:`ReplicateBlock`), so every replicate draws what the in-order
+loop would: the result does not depend on how the replicates are cut into blocks or which worker
+fits which.
 """
 
 from __future__ import annotations
@@ -125,12 +126,13 @@ def replicate_clusters(code: np.ndarray, counts: np.ndarray) -> np.ndarray:
     with its twin would be one cluster of twice the votes, and its variance overstated."""
     reps = counts[code]
     starts = np.repeat(np.cumsum(reps) - reps, reps)
-    copy = np.arange(starts.size) - starts
-    return np.repeat(code, reps).astype(np.int64) * max(int(counts.max()), 1) + copy
+    copy_index = np.arange(starts.size) - starts
+    return np.repeat(code, reps).astype(np.int64) * max(int(counts.max()), 1) + copy_index
 
 
-def _codes_design(focal: np.ndarray, other: np.ndarray, k: int) -> np.ndarray:
-    """:func:`bt_design` from system codes (0..k-1, in the order of the sorted systems)."""
+def codes_design(focal: np.ndarray, other: np.ndarray, k: int) -> np.ndarray:
+    """The Bradley-Terry design from system codes (0..k-1, in the order of the sorted systems): +1 for
+    the focal system, -1 for the other, the first system (reference) left out."""
     X = np.zeros((len(focal), k))
     rows = np.arange(len(focal))
     X[rows, focal] = 1.0
@@ -178,8 +180,8 @@ def replicate_block(block: ReplicateBlock) -> list[tuple]:
     from audit._distributions import kendalltau
 
     rng = copy.deepcopy(block.rng)  # the block's own copy: calling it twice gives the same replicates
-    X = _codes_design(block.focal, block.other, block.k)
-    jX = None if block.judge_y is None else _codes_design(block.judge_focal, block.judge_other, block.k)
+    X = codes_design(block.focal, block.other, block.k)
+    jX = None if block.judge_y is None else codes_design(block.judge_focal, block.judge_other, block.k)
     rows = np.arange(len(block.y))
     out = []
     for _ in range(block.n):
@@ -232,6 +234,7 @@ def replicate_blocks(
 __all__ = [
     "ReplicateBlock",
     "all_linked",
+    "codes_design",
     "draw_clusters",
     "fit_humans",
     "fit_judge",

@@ -1,6 +1,6 @@
 """What every optional section's ``compute`` shares: the guard that turns an
 :class:`~audit.errors.AuditError` into a :class:`~audit.section_result.Failed` section, the
-seed a section records, and the section that was not requested."""
+seed a section records, the section that was not requested, and the runner of a section's tasks."""
 
 from __future__ import annotations
 
@@ -35,6 +35,15 @@ def guarded(compute: Callable[[], P], what: str) -> Section[P]:
         # The reason is recorded in result.json: a provider's message may quote a URL with a key.
         return Failed(redact_text(f"{what} could not be computed: {exc}"), error=type(exc).__name__)
     return Computed(payload)
+
+
+def task_runner(spec):
+    """The runner of the run's parallel tasks (``spec.jobs`` / ``spec.scheduler``); a context
+    manager. Opened outside :func:`guarded`: a bad scheduler address is the user's input error,
+    not a section that could not be computed."""
+    from audit.parallel import open_runner
+
+    return open_runner(spec.jobs, spec.scheduler, progress=spec.progress_bar)
 
 
 def failed_check(name: str, section: Section):

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from audit.section_result import Section, Skipped
-from audit.sections._guard import guarded, int_seed, n_boot_of
+from audit.sections._guard import guarded, int_seed, n_boot_of, task_runner
 
 NAME = "leaderboard"
 N_BOOT = 100  #: refits per replicate make this bootstrap ~0.1-0.5 s a replicate
@@ -22,13 +22,10 @@ def compute(data, spec, *, choices: pd.DataFrame, primary: str | None, seed: np.
     from contextlib import nullcontext
 
     from audit.leaderboard import bradley_terry_leaderboard
-    from audit.parallel import open_runner
 
     n_boot = min(n_boot_of(spec), N_BOOT) if spec.uncertainty else 0
-    # the runner is opened outside guarded (a bad scheduler address is the user's input error), and
-    # only when there are replicates to send it
-    opened = open_runner(spec.jobs, spec.scheduler, progress=spec.progress_bar) if n_boot else nullcontext(None)
-    with opened as runner:
+    # opened only when there are replicates to send it
+    with task_runner(spec) if n_boot else nullcontext(None) as runner:
         return guarded(
             lambda: bradley_terry_leaderboard(
                 data.votes,

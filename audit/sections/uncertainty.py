@@ -11,7 +11,7 @@ import pandas as pd
 from audit.checks import Check, Status, breach_status
 from audit.policy import Policy
 from audit.section_result import Section
-from audit.sections._guard import guarded, int_seed, n_boot_of
+from audit.sections._guard import guarded, int_seed, n_boot_of, task_runner
 
 NAME = "uncertainty"
 
@@ -44,15 +44,6 @@ def cells_glmm_frame(cells) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
-
-
-def task_runner(spec):
-    """The runner of the run's parallel tasks (``spec.jobs`` / ``spec.scheduler``); a context
-    manager. Opened outside :func:`guarded`: a bad scheduler address is the user's input error,
-    not a section that could not be computed."""
-    from audit.parallel import open_runner
-
-    return open_runner(spec.jobs, spec.scheduler, progress=spec.progress_bar)
 
 
 def full_glmm_fits(cells) -> dict[tuple[str, str], tuple[float, float, float]]:
