@@ -361,6 +361,8 @@ def iterative_after_exact_rule(exact_choice, n_votes: int, factorization: str):
 
     if factorization != "auto" or exact_choice is None or exact_choice.m <= ITERATIVE_MIN_LEVELS:
         return None
+    if exact_choice.path == "diagonal":
+        return None
     if exact_choice.path == "sparse" and exact_choice.sparse_flops is not None:
         cost = SPARSE_FLOP_PENALTY * exact_choice.sparse_flops
     else:
@@ -407,6 +409,8 @@ def use_iterative(codes, n_levels, factorization: str):
     if m <= ITERATIVE_MIN_LEVELS or dense <= work:
         return None
     entries = _schur_pattern_entries(codes, levels)
+    if entries == 0 and len(codes) == 2:  # a diagonal reader block: the exact diagonal path is O(N)
+        return None
     if sksparse_available() and entries <= SPARSE_SCREEN_PER_LEVEL * m:
         return None
     return PathChoice(

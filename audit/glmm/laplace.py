@@ -9,7 +9,9 @@ Structure used for speed: the factor with the most levels ("A") has a diagonal b
 the penalised Hessian, so it is eliminated by a Schur complement; only the remaining columns
 ("R", e.g. the readers) form a dense ``q_R x q_R`` matrix ``S = E - C' D^{-1} C`` that is
 Cholesky-factorised. The coupling ``C`` is stored dense when small and as a fixed-pattern CSR
-matrix otherwise, so one Newton step costs O(N + nnz(C) + q_R^3).
+matrix otherwise, so one Newton step costs O(N + nnz(C) + q_R^3). When there is one other factor
+and each level of A meets a single level of it (one reader per pair, as in Chatbot Arena's one
+vote per battle), ``S`` is diagonal and a step costs O(N) (the "diagonal" path).
 """
 
 from __future__ import annotations
@@ -28,6 +30,10 @@ _PIRLS_TOL = 1e-22
 _CHORD_STEPS = 8
 # Below this N * q_R an exact factorisation is cheaper than the extra chord steps.
 _CHORD_MIN_WORK = 2_000_000
+# A diagonal reader block (one reader per pair) takes the diagonal path above this many reader
+# levels. Below it the dense Cholesky costs little, and the cells that audit.glmm.batch fits
+# together (on their own dense path, at most 200 levels) report the path a fit of one cell does.
+DIAGONAL_MIN_LEVELS = 200
 
 
 class _Cholesky:
@@ -83,6 +89,31 @@ class _LowerCholeskyInPlace:
         return inv
 
 
+class _DiagonalFactor:
+    """The factor of a diagonal S (given by its diagonal ``d``): solves, log det and inverse in O(m)."""
+
+    def __init__(self, d):
+        self.d = d
+        self.logdet = float(np.log(d).sum())
+
+    def solve(self, b):
+        return b / (self.d if np.ndim(b) == 1 else self.d[:, None])
+
+    def inverse(self):
+        return np.diag(1.0 / self.d)
+
+
+def one_column_per_level(ga: np.ndarray, col_other: list, na: int) -> bool:
+    """Whether there is one other factor and every level of the eliminated one (codes ``ga``, ``na``
+    levels) meets a single level of it (``col_other[0]``): then the Schur block S is diagonal."""
+    if len(col_other) != 1:
+        return False
+    c = col_other[0]
+    first = np.full(na, -1, dtype=np.int64)
+    first[ga] = c
+    return bool(np.array_equal(first[ga], c))
+
+
 def stable_order(keys: np.ndarray, bound: int) -> np.ndarray:
     """``np.argsort(keys, kind="stable")`` of non-negative integer keys below ``bound``: the same
     permutation (a stable sort is unique), by numpy's radix sort on 16-bit digits where they fit
@@ -118,10 +149,21 @@ class LaplaceDeviance(PirlsDeviance):
     def __init__(self, y, X, codes, n_levels, factorization="auto"):
         super().__init__(y, X, codes, n_levels)
         self._sparse = None
+        self.diagonal = False
         if self.K == 0:
             return
-        # the dense coupling layout for small cells (not with a forced sparse factorisation)
-        self.dense = self.na * self.qR <= _DENSE_COUPLING_MAX and factorization != "sparse"
+        # one non-eliminated factor, each of whose levels meets a level of A at most once (one reader
+        # per pair): C' D^{-1} C and E are diagonal, so S is (the "diagonal" path, O(N) per factorisation)
+        self.diagonal = (
+            factorization == "auto"
+            and self.qR > DIAGONAL_MIN_LEVELS
+            and one_column_per_level(self.ga, self.col_other, self.na)
+        )
+        if self.diagonal:  # a factorisation costs no more than a solve: no chord steps
+            self.chord_steps = 0
+        # the dense coupling layout for small cells (not with a forced sparse factorisation nor a
+        # diagonal block)
+        self.dense = self.na * self.qR <= _DENSE_COUPLING_MAX and factorization != "sparse" and not self.diagonal
         if self.qR:
             keys = [self.ga * self.qR + c for c in self.col_other]
             if self.dense:
@@ -146,6 +188,11 @@ class LaplaceDeviance(PirlsDeviance):
         from audit.glmm import sparse as sparse_mod
 
         force = None if factorization == "auto" else factorization
+        if self.diagonal:
+            self.path = sparse_mod.PathChoice(
+                "diagonal", "each level of the eliminated factor meets one reader: the reader block is diagonal", self.qR
+            )
+            return
         if self.dense or (force is None and self.qR <= sparse_mod.DENSE_ALWAYS_MAX) or force == "dense":
             self.path = sparse_mod.PathChoice(
                 "dense",
@@ -206,6 +253,11 @@ class LaplaceDeviance(PirlsDeviance):
                 vals += np.bincount(key, w, self.n_cells)
             vals *= tA * tcol[self.cell_r]
             C = sp.csr_matrix((vals, self.cell_r, self.indptr), shape=(self.na, self.qR))
+            if self.diagonal:  # one cell per level of A: C' D^{-1} C has no off-diagonal term
+                s = 1.0 + tcol * tcol * diag - np.bincount(self.cell_r, vals * vals / D[self.cell_a], self.qR)
+                chol = _DiagonalFactor(s)
+                f.update(C=C, cho=chol, logdet=float(np.log(D).sum() + chol.logdet))
+                return f
             if self._sparse is not None:
                 chol = self._sparse.factor(self._sparse_schur_values(tcol, diag, w, vals, D))
                 f.update(C=C, cho=chol, logdet=float(np.log(D).sum() + chol.logdet))
@@ -217,6 +269,8 @@ class LaplaceDeviance(PirlsDeviance):
                 self._build_cell_pairs()
             vd = vals / D[self.cell_a]
             S = np.bincount(self._pair_flat, vd[self._pair_i] * vals[self._pair_j], self.qR * self.qR)
+            if S.dtype != np.float64:  # no pair of cells: numpy's bincount of nothing is an int array
+                S = S.astype(np.float64)
             np.negative(S, out=S)
             S = S.reshape(self.qR, self.qR)
             S[np.diag_indices(self.qR)] = 1.0 + tcol * tcol * diag - np.bincount(self.cell_r, vd * vals, self.qR)
@@ -268,6 +322,12 @@ class LaplaceDeviance(PirlsDeviance):
         D = f["D"]
         if not self.qR:
             return 1.0 / D, None, None
+        if self.diagonal:  # G at the observed cells (one per level of A) and S^{-1} on its diagonal
+            sinv = 1.0 / f["cho"].d
+            ct = f["C"].data / D[self.cell_a]
+            G_cell = ct * sinv[self.cell_r]
+            hAA = 1.0 / D + np.bincount(self.cell_a, ct * G_cell, self.na)
+            return hAA, G_cell, lambda r, c: np.where(r == c, sinv[r], 0.0)
         if self._sparse is not None:
             Sinv = None
         else:

@@ -86,3 +86,71 @@ def test_lower_entries_read_either_layout():
     i, j = np.array([5, 3, 2, 4]), np.array([0, 1, 2, 4])
     for m in (a, np.asfortranarray(a), a[::1, ::1].T.T, np.tile(a, 2)[:, ::2]):
         assert np.array_equal(_lower_entries(m, i * 6 + j, j * 6 + i), m[i, j])
+
+
+def _one_reader_per_pair(seed, n_pair=200, n_reader=30, n=None):
+    """Each pair read by one reader (several votes of that reader allowed), a covariate."""
+    rng = np.random.default_rng(seed)
+    reader_of_pair = rng.integers(0, n_reader, n_pair)
+    pair = np.arange(n_pair) if n is None else rng.integers(0, n_pair, n)
+    reader = reader_of_pair[pair]
+    X = np.column_stack([np.ones(pair.size), rng.normal(size=pair.size)])
+    eta = 0.2 + 0.5 * X[:, 1] + rng.normal(0, 0.8, n_pair)[pair] + rng.normal(0, 0.6, n_reader)[reader]
+    y = (rng.random(pair.size) < 1 / (1 + np.exp(-eta))).astype(float)
+    _, r = np.unique(reader, return_inverse=True)
+    _, a = np.unique(pair, return_inverse=True)
+    return y, X, [a, r], [int(a.max()) + 1, int(r.max()) + 1]
+
+
+@pytest.mark.parametrize("n", [None, 500])
+@pytest.mark.parametrize("layout", ["dense", "csr"])
+def test_diagonal_path_gives_the_factorised_paths_deviance_gradient_and_vcov(n, layout, monkeypatch):
+    """One reader per pair: the diagonal path (auto) against the Cholesky of the same block on
+    either coupling layout (forced dense), at theta in the interior and at a boundary."""
+    monkeypatch.setattr(laplace, "DIAGONAL_MIN_LEVELS", 10)
+    y, X, codes, n_levels = _one_reader_per_pair(4, n=n)
+    monkeypatch.setattr(laplace, "_DENSE_COUPLING_MAX", 10**9 if layout == "dense" else 0)
+    auto = LaplaceDeviance(y, X, codes, n_levels)
+    forced = LaplaceDeviance(y, X, codes, n_levels, factorization="dense")
+    assert auto.diagonal and auto.path.path == "diagonal"
+    assert not forced.diagonal and forced.path.path == "dense"
+    for theta in ([0.9, 0.6], [0.0, 0.7], [1.5, 0.0]):
+        x = np.array(theta + [0.1, 0.4])
+        values = [(lap(x[:2], x[2:]), lap.gradient(), lap.vcov_rx()) for lap in (auto, forced)]
+        assert values[0][0] == pytest.approx(values[1][0], abs=1e-9)
+        np.testing.assert_allclose(values[0][1], values[1][1], atol=1e-8)
+        np.testing.assert_allclose(values[0][2], values[1][2], atol=1e-10)
+
+
+def test_diagonal_path_gradient_matches_central_differences(monkeypatch):
+    monkeypatch.setattr(laplace, "DIAGONAL_MIN_LEVELS", 10)
+    y, X, codes, n_levels = _one_reader_per_pair(5, n=400)
+    lap = LaplaceDeviance(y, X, codes, n_levels)
+    assert lap.path.path == "diagonal"
+    x = np.array([0.7, 0.5, 0.1, 0.3])
+    f = lambda z: lap(z[:2], z[2:])  # noqa: E731
+    f(x)
+    analytic = lap.gradient()
+    h = 1e-5
+    numeric = np.array([(f(x + h * e) - f(x - h * e)) / (2 * h) for e in np.eye(x.size)])
+    np.testing.assert_allclose(analytic, numeric, rtol=1e-6, atol=1e-5)
+
+
+def test_the_diagonal_path_is_taken_only_when_the_reader_block_is_diagonal(monkeypatch):
+    y, X, codes, n_levels = _one_reader_per_pair(6)
+    assert laplace.one_column_per_level(codes[0], [codes[1]], n_levels[0])
+    # at most DIAGONAL_MIN_LEVELS readers: the dense Cholesky, as the stacked small cells
+    assert LaplaceDeviance(y, X, codes, n_levels).path.path == "dense"
+    monkeypatch.setattr(laplace, "DIAGONAL_MIN_LEVELS", 10)
+    assert LaplaceDeviance(y, X, codes, n_levels).path.path == "diagonal"
+    second = codes[1].copy()
+    second[-1] = (second[np.flatnonzero(codes[0] == codes[0][-1])[0]] + 1) % n_levels[1]
+    # one pair with a second reader couples two readers: the dense Cholesky
+    a = np.concatenate([codes[0], codes[0][-1:]])
+    r = np.concatenate([codes[1], second[-1:]])
+    lap = LaplaceDeviance(np.concatenate([y, y[-1:]]), np.vstack([X, X[-1:]]), [a, r], n_levels)
+    assert not lap.diagonal and lap.path.path == "dense"
+    # a third factor couples readers with it: not diagonal either
+    batch = np.arange(y.size) % 3
+    lap = LaplaceDeviance(y, X, [codes[0], codes[1], batch], n_levels + [3])
+    assert not lap.diagonal

@@ -137,6 +137,25 @@ def _arena(rng, n_votes=20_000, n_pair=10_000, n_reader=3_000):
     )
 
 
+def _one_reader_per_pair(rng, n_pair=3_000, n_reader=400):
+    # Chatbot-Arena-shaped: each pair (battle) read by a single reader, reader activity
+    # heavy-tailed, a covariate (a length difference): the reader block is diagonal once the
+    # pairs are eliminated (the native engine's diagonal path)
+    weight = 1.0 / (np.arange(n_reader) + 10.0)
+    reader = rng.choice(n_reader, n_pair, p=weight / weight.sum())
+    pair = np.arange(n_pair)
+    x = rng.normal(0.0, 1.0, n_pair)
+    eta = 0.2 + 0.6 * x + rng.normal(0, 0.8, n_pair)[pair] + rng.normal(0, 0.7, n_reader)[reader]
+    return pd.DataFrame(
+        {
+            "y": (rng.random(eta.size) < _expit(eta)).astype(int),
+            "pair": [f"p{i:05d}" for i in pair],
+            "reader": [f"r{j:04d}" for j in reader],
+            "x": x,
+        }
+    )
+
+
 CASES = {
     # name: (seed, builder, formula, profile)
     "balanced_60x7": (101, lambda r: _crossed(r, 60, 7, 0.4, 0.9, 0.6), INTERCEPT, True),
@@ -168,6 +187,7 @@ CASES = {
     "large_50k": (110, _large, INTERCEPT, True),
     "false_boundary": (206, _false_boundary, INTERCEPT, True),
     "arena_3k_readers": (113, _arena, INTERCEPT, False),
+    "one_reader_per_pair": (114, _one_reader_per_pair, "y ~ x + (1|pair) + (1|reader)", True),
 }
 
 
