@@ -190,7 +190,9 @@ class LaplaceDeviance(PirlsDeviance):
         force = None if factorization == "auto" else factorization
         if self.diagonal:
             self.path = sparse_mod.PathChoice(
-                "diagonal", "each level of the eliminated factor meets one reader: the reader block is diagonal", self.qR
+                "diagonal",
+                "each level of the eliminated factor meets one reader: the reader block is diagonal",
+                self.qR,
             )
             return
         if self.dense or (force is None and self.qR <= sparse_mod.DENSE_ALWAYS_MAX) or force == "dense":
