@@ -450,7 +450,8 @@ def section_steps(
         step("judge_agreement", judge_agreement_part.compute, choices=choices, primary=primary, seed=seeds["agreement"])
     )
     out.append(step("judge_position", position_part.compute, seed=seeds["position"]))
-    # here, as the uncertainty section: its bootstrap refits join the run's queue through open_runner
+    # here, as the uncertainty section: its bootstrap refits join the run's queue through open_runner,
+    # at the step's own rank (nothing reads the leaderboard: its blocks must not delay the cells)
     out.append(
         Step(
             "leaderboard",
@@ -458,6 +459,7 @@ def section_steps(
             dict(data=data, spec=spec, choices=choices, primary=primary, seed=seeds["leaderboard"]),
             here=True,
             cost=estimate("leaderboard", shape),
+            farm_first=False,
         )
     )
     # the installed packages' versions are read from their metadata (~0.1 s): beside the rest too

@@ -16,8 +16,10 @@ same results (every step seeds itself from the run's seed, never from who runs i
   Steps marked ``here`` run in this process, each in a thread beside the scheduling loop, and
   hold one of the ``jobs`` while they compute; the tasks such a step hands to
   :func:`audit.parallel.open_runner` (the uncertainty section's and the leaderboard's bootstrap blocks and refits) join
-  the same queue ahead of every step (:class:`GraphRunner`): the step waits for them, they are
-  short, and its job is theirs meanwhile.
+  the same queue (:class:`GraphRunner`) ahead of every step (the step waits for them, they are
+  short, and its job is theirs meanwhile), or at the step's own rank when it sets
+  ``farm_first=False`` (the leaderboard: nothing reads it, and its bootstrap blocks are long
+  enough to delay the chains that end the run).
 
 Faults never hang: a worker that dies raises :class:`~audit.errors.WorkerLostError`, every step
 and task still queued or waiting fails with it, and the pool is shut down; an exception raised by
@@ -67,6 +69,9 @@ class Step:
         Estimated seconds of the step (its ranking on a pool; :mod:`audit.step_costs`).
     stage : str, optional
         Progress message printed before the step when the steps run in order.
+    farm_first : bool
+        For a ``here`` step: its farmed tasks go ahead of every queued step (True), or take the
+        step's own rank (False).
     """
 
     name: str
@@ -77,6 +82,7 @@ class Step:
     here: bool = False
     cost: float = 0.0
     stage: str | None = None
+    farm_first: bool = True
 
     def arguments(self, results: Mapping[str, Any]) -> dict[str, Any]:
         """The step's late arguments from the results so far."""
@@ -388,9 +394,11 @@ class _PoolRun:
 
     def _start_here(self, step: Step) -> None:
         late = step.arguments(self.results)
-        # its farmed tasks go before every queued step: the step waits for them (and whatever
-        # reads it waits for the step), and they are short pieces of its work
-        runner = GraphRunner(self, step.name, self.rank[step.name] + max(self.rank.values()))
+        # its farmed tasks go before every queued step: the step waits for them, and they are
+        # short pieces of its work; unless the step says otherwise (farm_first=False: long tasks
+        # that nothing waits for, the leaderboard's), then they keep its own rank
+        rank = self.rank[step.name] + (max(self.rank.values()) if step.farm_first else 0.0)
+        runner = GraphRunner(self, step.name, rank)
         self.computing.add(step.name)
 
         def body() -> None:

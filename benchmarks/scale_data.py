@@ -4,6 +4,7 @@
     python benchmarks/scale_data.py OUTDIR --preset 1m        # 50k pairs, 2k readers, one cell
     python benchmarks/scale_data.py OUTDIR --preset criteria  # 10k criteria x 18 votes
     python benchmarks/scale_data.py OUTDIR --preset arena-100k  # 20 systems, 5k pairs, 200 readers
+    python benchmarks/scale_data.py OUTDIR --preset chatbot-arena-100k  # 20 systems, one vote per pair, 2k readers
     python benchmarks/scale_data.py OUTDIR --pairs 500 --readers 40 --readers-per-pair 10 --criteria 3
 
 Writes ``judge.csv`` (pair_id, system, criterion, score; one judge) and ``humans.csv``
@@ -52,6 +53,9 @@ PRESETS = {
     "criteria-1k": StudyShape(pairs=6, readers=3, readers_per_pair=3, criteria=1_000),
     # Chatbot-Arena-shaped: 20 systems, every pair a random matchup (190 matchups, ~26 pairs each)
     "arena-100k": StudyShape(pairs=5_000, readers=200, readers_per_pair=20, systems=20),
+    # Chatbot Arena itself: one vote per pair (battle), 2,000 readers, 20 systems
+    "chatbot-arena-100k": StudyShape(pairs=100_000, readers=2_000, readers_per_pair=1, systems=20),
+    "chatbot-arena-300k": StudyShape(pairs=300_000, readers=6_000, readers_per_pair=1, systems=20),
 }
 
 

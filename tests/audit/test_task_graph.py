@@ -102,6 +102,31 @@ def test_a_free_worker_takes_the_queued_step_of_highest_rank():
     assert short_start >= min(done["long"][2], done["middle"][2]) - 0.05
 
 
+def _stamp_item(item):
+    return _stamp(*item)
+
+
+def _farm_stamps(names):
+    with open_runner(2) as runner:
+        return runner.map(_stamp_item, [(n, 0.2) for n in names], label="stamps")
+
+
+@pytest.mark.parametrize("farm_first", [True, False])
+def test_farmed_tasks_go_first_unless_their_step_keeps_its_own_rank(farm_first):
+    """Two blockers hold both workers while a step here farms out two tasks and a step of rank 5
+    waits: the farmed tasks go ahead of it, or (farm_first=False) take their step's rank of 1."""
+    steps = [
+        Step("b1", _stamp, dict(name="b1", seconds=0.6), cost=100.0),
+        Step("b2", _stamp, dict(name="b2", seconds=0.6), cost=100.0),
+        Step("x", _stamp, dict(name="x", seconds=0.2), cost=5.0),
+        Step("farm", _farm_stamps, dict(names=["f1", "f2"]), here=True, cost=1.0, farm_first=farm_first),
+    ]
+    done = run_steps(steps, jobs=2)
+    farmed_start = min(start for _, start, _ in done["farm"])
+    _, x_start, _ = done["x"]
+    assert (farmed_start < x_start) == farm_first
+
+
 def test_an_exception_in_a_step_propagates_from_the_pool():
     steps = [Step("ok", _add, dict(a=1)), Step("bad", _raise, after=("ok",))]
     with pytest.raises(KeyError, match="a bug"):
