@@ -28,7 +28,9 @@ the neglected entries are the posterior covariances between two pairs through th
 readers, which are small. In experiments this matched the exact Woodbury step to a few percent
 of the shift (docs/uncertainty.md). All the entries of ``H^{-1}`` the step needs come from one
 Cholesky factorisation of the ``(1 + readers)`` Schur complement left after eliminating the
-pairs, whose block is diagonal.
+pairs, whose block is diagonal. When every pair has one reader (Chatbot Arena's one vote per
+battle) the readers' block of that complement is diagonal too, and its inverse is explicit
+(an arrowhead matrix: O(readers) instead of O(readers^3)).
 
 What it leaves out, and how it is checked: the change of the variance parameters when a
 reader is dropped, and Newton steps after the first. Validated against exact refits over
@@ -48,6 +50,9 @@ import numpy as np
 _SLAB_ENTRIES = 2_000_000
 #: the readers x readers block is dense: beyond this many readers (3.2 GB) no one-step is made
 MAX_READERS = 20_000
+#: with every pair read by one reader and more readers than this, the block is diagonal and the
+#: Schur complement an arrowhead, inverted in O(readers) (the GLMM engine's diagonal-path rule)
+DIAGONAL_MIN_READERS = 200
 
 
 @dataclass(frozen=True)
@@ -183,26 +188,41 @@ def one_step_without_readers(
 
     # Schur complement over (b0, readers) after eliminating the pairs (diagonal block D)
     h0a = th_p * wa  # (b0, pair) entries
-    S = np.zeros((R + 1, R + 1))
-    S[0, 0] = w.sum() - np.sum(h0a**2 / D)
+    s_00 = w.sum() - np.sum(h0a**2 / D)
     s0r = th_r * wr - np.bincount(r, h0a[a] * v / D[a], R)
-    S[0, 1:] = S[1:, 0] = s0r
-    C = sp.csr_matrix((v / np.sqrt(D[a]), (a, r)), shape=(P, R))
-    S[1:, 1:] = -(C.T @ C).toarray()
-    S[np.arange(1, R + 1), np.arange(1, R + 1)] += 1.0 + th_r**2 * wr
-    try:
-        factor = sla.cho_factor(S, lower=True, check_finite=False)
-        Sinv = sla.cho_solve(factor, np.eye(R + 1), check_finite=False)
-    except (np.linalg.LinAlgError, ValueError):
-        return OneStep(nan, "the penalised Hessian is not positive definite")
-    s00, s0 = Sinv[0, 0], Sinv[0, 1:]
-    SRR = Sinv[1:, 1:]
+    if R > DIAGONAL_MIN_READERS and np.all(np.diff(a) > 0):
+        # every pair read by one reader: the readers' block of S is diagonal, S an arrowhead whose
+        # inverse is explicit, O(R) (as the GLMM engine's diagonal path; the same numbers to rounding)
+        d = 1.0 + th_r**2 * wr - np.bincount(r, v * v / D[a], R)
+        sigma = s_00 - np.sum(s0r**2 / d) if np.all(d > 0) else -1.0
+        if not sigma > 0:
+            return OneStep(nan, "the penalised Hessian is not positive definite")
+        s00 = 1.0 / sigma
+        s0 = -(s0r / d) * s00
+        h_jj = 1.0 / d + (s0r / d) ** 2 * s00
+        g = h_jj[r] * v  # sum over the pair's one cell of v S^-1[r, r]
+        h_aj = -(h0a[a] * s0[r] + g) / D[a]
+        q = h0a**2 * s00 + 2.0 * h0a * np.bincount(a, v * s0[r], P) + np.bincount(a, v * g, P)
+    else:
+        S = np.zeros((R + 1, R + 1))
+        S[0, 0] = s_00
+        S[0, 1:] = S[1:, 0] = s0r
+        C = sp.csr_matrix((v / np.sqrt(D[a]), (a, r)), shape=(P, R))
+        S[1:, 1:] = -(C.T @ C).toarray()
+        S[np.arange(1, R + 1), np.arange(1, R + 1)] += 1.0 + th_r**2 * wr
+        try:
+            factor = sla.cho_factor(S, lower=True, check_finite=False)
+            Sinv = sla.cho_solve(factor, np.eye(R + 1), check_finite=False)
+        except (np.linalg.LinAlgError, ValueError):
+            return OneStep(nan, "the penalised Hessian is not positive definite")
+        s00, s0 = Sinv[0, 0], Sinv[0, 1:]
+        SRR = Sinv[1:, 1:]
+        h_aj, q = _pair_blocks(table, v, h0a, s0, s00, SRR, D)
+        h_jj = np.diag(SRR)
 
     # entries of H^{-1}: (pair, b0), (pair, pair) diagonal, (pair, reader) at observed cells
     h_a0 = -(h0a * s00 + np.bincount(a, v * s0[r], P)) / D
-    h_aj, q = _pair_blocks(table, v, h0a, s0, s00, SRR, D)
     h_aa = 1.0 / D + q / D**2
-    h_jj = np.diag(SRR)
     h_0j = s0
 
     # per reader: remove its own effect (rank-one Schur correction), then its votes (Woodbury)

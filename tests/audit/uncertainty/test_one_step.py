@@ -3,6 +3,7 @@ exact refits, the conditional modes against the GLMM engine's."""
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
 import numpy as np
@@ -83,6 +84,26 @@ def test_one_step_equals_its_dense_reference(shape):
     n_pairs, n_readers, per_pair, seed = shape
     t = cell_tables(_design(n_pairs, n_readers, per_pair, seed), ("matchup", "criterion"))[0]
     y, p, r, full = _fit(t)
+    bp, br = modes_from_fit(full, t.n_pairs, t.n_readers)
+    step = one_step_without_readers(t, full.b[0], full.sd["pair"], full.sd["reader"], bp, br)
+    assert step.reason == ""
+    np.testing.assert_allclose(
+        step.b0_without, _dense_reference(y, p, r, full, t.n_pairs, t.n_readers), rtol=0, atol=1e-10
+    )
+
+
+@pytest.mark.parametrize("threshold", [10, 10**9])
+def test_one_reader_per_pair_arrowhead_equals_the_dense_reference(threshold, monkeypatch):
+    """Every pair read by one reader (Chatbot Arena): above DIAGONAL_MIN_READERS readers the Schur
+    complement is inverted as an arrowhead in O(readers); both branches equal the dense reference."""
+    import audit.uncertainty.one_step as one_step
+
+    monkeypatch.setattr(one_step, "DIAGONAL_MIN_READERS", threshold)
+    t = cell_tables(_design(300, 40, 1, 6, sd_pair=0.8, sd_reader=0.9), ("matchup", "criterion"))[0]
+    assert t.n_readers > 10 and np.all(np.diff(t.cell_pair) > 0)
+    y, p, r, full = _fit(t)
+    # the pair sd of one vote per pair is weakly identified: hold it away from 0 so both blocks matter
+    full = dataclasses.replace(full, sd={"pair": 0.7, "reader": max(full.sd["reader"], 0.5)})
     bp, br = modes_from_fit(full, t.n_pairs, t.n_readers)
     step = one_step_without_readers(t, full.b[0], full.sd["pair"], full.sd["reader"], bp, br)
     assert step.reason == ""
