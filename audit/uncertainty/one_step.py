@@ -89,7 +89,8 @@ def conditional_modes(
     effects, the pairs eliminated through their diagonal block. Lets leave-one-reader-out start
     from a fit it did not make (the pipeline's) without refitting it. Dense blocks for cells of
     at most :data:`DENSE_MAX_CELLS` pairs x readers (the same Newton steps; sums in another order),
-    sparse above."""
+    sparse above; with every pair read by one reader and more than :data:`DIAGONAL_MIN_READERS`
+    readers, the readers' block is diagonal and each step O(votes)."""
     import scipy.linalg as sla
     import scipy.sparse as sp
     from scipy.special import expit
@@ -97,6 +98,7 @@ def conditional_modes(
     P, R = table.n_pairs, table.n_readers
     a, r, n, s = table.cell_pair, table.cell_reader, table.n, table.s
     up, ur = np.zeros(P), np.zeros(R)
+    diagonal = R > DIAGONAL_MIN_READERS and bool(np.all(np.diff(a) > 0))  # every pair read by one reader
     if P * R <= DENSE_MAX_CELLS:  # a small cell: dense pair x reader blocks (a sparse build costs more)
         flat = a * R + r
 
@@ -119,15 +121,21 @@ def conditional_modes(
         gp = sd_pair * np.bincount(a, res, P) + up
         gr = sd_reader * np.bincount(r, res, R) + ur
         D = 1.0 + sd_pair**2 * np.bincount(a, w, P)
-        C = block(sd_pair * sd_reader * w / np.sqrt(D[a]))
-        SR = -(C.T @ C)
-        SR = SR.toarray() if sp.issparse(SR) else SR
-        SR[np.diag_indices(R)] += 1.0 + sd_reader**2 * np.bincount(r, w, R)
-        Cw = block(sd_pair * sd_reader * w)
-        dr = sla.cho_solve(
-            sla.cho_factor(SR, lower=True, check_finite=False), -(gr - Cw.T @ (gp / D)), check_finite=False
-        )
-        dp = (-gp - Cw @ dr) / D
+        vw = sd_pair * sd_reader * w
+        sr = 1.0 + sd_reader**2 * np.bincount(r, w, R) - np.bincount(r, vw * vw / D[a], R) if diagonal else None
+        if diagonal and np.all(sr > 0):  # one reader per pair: the reader block is diagonal, O(R)
+            dr = -(gr - np.bincount(r, vw * (gp / D)[a], R)) / sr
+            dp = (-gp - np.bincount(a, vw * dr[r], P)) / D
+        else:
+            C = block(vw / np.sqrt(D[a]))
+            SR = -(C.T @ C)
+            SR = SR.toarray() if sp.issparse(SR) else SR
+            SR[np.diag_indices(R)] += 1.0 + sd_reader**2 * np.bincount(r, w, R)
+            Cw = block(vw)
+            dr = sla.cho_solve(
+                sla.cho_factor(SR, lower=True, check_finite=False), -(gr - Cw.T @ (gp / D)), check_finite=False
+            )
+            dp = (-gp - Cw @ dr) / D
         decrease = -(gp @ dp + gr @ dr)
         if decrease < tol * max(1.0, abs(f)):
             break

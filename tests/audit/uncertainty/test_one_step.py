@@ -145,6 +145,26 @@ def test_one_step_shifts_are_close_to_exact_refits(shape):
     assert np.corrcoef(approx, exact)[0, 1] > 0.99
 
 
+def test_conditional_modes_of_one_reader_per_pair_on_the_diagonal_block(monkeypatch):
+    """Above DIAGONAL_MIN_READERS readers, one reader per pair: Newton steps on the diagonal reader
+    block, the same modes as the Cholesky steps and as the engine's."""
+    import audit.uncertainty.one_step as one_step
+
+    t = cell_tables(_design(400, 50, 1, 7, sd_pair=0.6, sd_reader=0.9), ("matchup", "criterion"))[0]
+    _, _, _, full = _fit(t)
+    args = (t, full.b[0], 0.6, max(full.sd["reader"], 0.5))
+    monkeypatch.setattr(one_step, "DIAGONAL_MIN_READERS", 10**9)
+    dense = conditional_modes(*args)
+    monkeypatch.setattr(one_step, "DIAGONAL_MIN_READERS", 10)
+    diagonal = conditional_modes(*args)
+    np.testing.assert_allclose(diagonal[0], dense[0], rtol=0, atol=1e-10)
+    np.testing.assert_allclose(diagonal[1], dense[1], rtol=0, atol=1e-10)
+    bp, br = modes_from_fit(full, t.n_pairs, t.n_readers)
+    mp, mr = conditional_modes(t, full.b[0], full.sd["pair"], full.sd["reader"])
+    np.testing.assert_allclose(mp, bp, atol=1e-5)
+    np.testing.assert_allclose(mr, br, atol=1e-5)
+
+
 def test_separated_fit_gives_a_reason_not_numbers():
     t = cell_tables(_design(20, 5, 3, 4).assign(y=1.0), ("matchup", "criterion"))[0]
     step = one_step_without_readers(
