@@ -180,23 +180,31 @@ def replicate_block(block: ReplicateBlock) -> list[tuple]:
     from audit._distributions import kendalltau
 
     rng = copy.deepcopy(block.rng)  # the block's own copy: calling it twice gives the same replicates
-    X = codes_design(block.focal, block.other, block.k)
+    y, focal, other, readers, code = block.y, block.focal, block.other, block.readers, block.code
+    X = codes_design(focal, other, block.k)
+    if not block.clustered:
+        # the rows in the GLMM engine's canonical order (reader, vote, design columns): a replicate
+        # repeats rows in place, so its design is in that order already and the engine's sort of it
+        # (canonical_order) is one pass. The same fits: the engine sorts every design so, and a
+        # replicate's rows are the same multiset whatever the order of the block's rows
+        order = np.lexsort([X[:, j] for j in range(X.shape[1] - 1, -1, -1)] + [y, readers])
+        y, X, focal, other, readers, code = (v[order] for v in (y, X, focal, other, readers, code))
     jX = None if block.judge_y is None else codes_design(block.judge_focal, block.judge_other, block.k)
-    rows = np.arange(len(block.y))
+    rows = np.arange(len(y))
     out = []
     for _ in range(block.n):
         counts = draw_clusters(rng, block.n_clusters)
-        idx = np.repeat(rows, counts[block.code])
+        idx = np.repeat(rows, counts[code])
         ranks = tau = shift = None
         failed = False
         try:
-            if not all_linked(block.focal[idx], block.other[idx], block.k):
+            if not all_linked(focal[idx], other[idx], block.k):
                 raise ValueError("a system or a link is missing from this replicate")
-            factors = {"reader": block.readers[idx]}
+            factors = {"reader": readers[idx]}
             if block.clustered:
-                factors = {block.cluster: replicate_clusters(block.code, counts), **factors}
+                factors = {block.cluster: replicate_clusters(code, counts), **factors}
             b_r = _replicate_strengths(
-                block.y[idx], X[idx], factors, list(block.names), start=block.start, inverse_hessian=block.curvature
+                y[idx], X[idx], factors, list(block.names), start=block.start, inverse_hessian=block.curvature
             )
             s_r = np.concatenate([[0.0], b_r])
             ranks = strength_ranks(s_r)

@@ -201,6 +201,27 @@ def _subsample_start(design: Design, x0: np.ndarray, iterative: bool = False):
     return res.x, B
 
 
+def _rows_in_order(keys: list) -> bool:
+    """Whether the rows are non-decreasing in the lexicographic order of ``keys`` (most significant
+    first): then ``np.lexsort`` (stable) leaves every row in place. One vectorised pass per key,
+    instead of a sort per key; False where a key holds NaN (left to lexsort)."""
+    n = len(keys[0]) if keys else 0
+    if n < 2:
+        return True
+    tied = np.ones(n - 1, dtype=bool)  # adjacent rows equal in every key so far
+    for k in keys:
+        k = np.asarray(k)
+        if k.dtype.kind == "f" and np.isnan(k).any():
+            return False
+        lo, hi = k[:-1], k[1:]
+        if np.any(tied & (hi < lo)):
+            return False
+        tied &= hi == lo
+        if not tied.any():
+            return True
+    return True
+
+
 def canonical_order(design: Design) -> Design:
     """The same data with its rows in a canonical order (by level codes, response, covariates).
 
@@ -211,6 +232,8 @@ def canonical_order(design: Design) -> Design:
     """
     keys = [design.X[:, j] for j in range(design.X.shape[1] - 1, -1, -1)] + [design.y]
     keys += [c for c in reversed(design.codes)]
+    if _rows_in_order(keys[::-1]):  # already sorted: the stable sort would return every row in place
+        return design
     order = np.lexsort(keys)
     if np.all(order[1:] > order[:-1]):
         return design

@@ -265,3 +265,36 @@ def test_a_warm_start_from_the_full_fits_curvature(monkeypatch):
     # a curvature of the wrong size is ignored (the identity, as without one)
     same = native_estimates(design, start=full, inverse_hessian=np.eye(3))
     assert same.b == plain.b
+
+
+def test_rows_in_order_is_true_exactly_when_lexsort_leaves_every_row_in_place():
+    """canonical_order skips its sort when the rows are already in order: that check must agree with
+    the stable lexsort's identity permutation, ties and sorted prefixes included, NaN left to the sort."""
+    from audit.glmm.fit import _rows_in_order
+
+    rng = np.random.default_rng(11)
+    seen = {True: 0, False: 0}
+    for trial in range(400):
+        n = int(rng.integers(0, 12))
+        keys = [rng.integers(0, 3, n).astype(float) for _ in range(int(rng.integers(1, 4)))]
+        if trial % 2:  # half of them sorted (with ties), so that both answers occur
+            order = np.lexsort(keys[::-1])
+            keys = [k[order] for k in keys]
+        want = n < 2 or bool(np.all(np.diff(np.lexsort(keys[::-1])) > 0))
+        assert _rows_in_order(keys) == want
+        seen[want] += 1
+    assert min(seen.values()) > 50
+    assert not _rows_in_order([np.array([0.0, np.nan, 1.0])])
+
+
+def test_canonical_order_of_a_sorted_design_is_the_design_itself():
+    from audit.glmm.design import build_design
+    from audit.glmm.fit import canonical_order
+
+    rng = np.random.default_rng(12)
+    design = build_design(
+        (rng.random(200) < 0.5).astype(float), {"pair": rng.integers(0, 20, 200), "reader": rng.integers(0, 7, 200)}
+    )
+    once = canonical_order(design)
+    assert once is not design and canonical_order(once) is once
+    np.testing.assert_array_equal(once.codes[0], np.sort(once.codes[0]))
