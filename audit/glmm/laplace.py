@@ -152,8 +152,8 @@ class LaplaceDeviance(PirlsDeviance):
         self.diagonal = False
         if self.K == 0:
             return
-        # one non-eliminated factor, each of whose levels meets a level of A at most once (one reader
-        # per pair): C' D^{-1} C and E are diagonal, so S is (the "diagonal" path, O(N) per factorisation)
+        # one non-eliminated factor, and each level of A meets a single level of it (one reader per
+        # pair): C' D^{-1} C and E are diagonal, so S is (the "diagonal" path, O(N) per factorisation)
         self.diagonal = (
             factorization == "auto"
             and self.qR > DIAGONAL_MIN_LEVELS

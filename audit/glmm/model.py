@@ -83,7 +83,9 @@ class GlmmResult:
         How the native engine factorised the penalised Hessian: ``"dense"`` (the reader block
         as a dense Cholesky after the pairs are eliminated), ``"sparse"`` (CHOLMOD with a
         fill-reducing ordering), ``"diagonal"`` (one factor: nothing left after the
-        elimination), ``"none"`` (no random effect) or ``""`` (another backend).
+        elimination; or two, every level of the eliminated one meeting a single level of the other
+        and that other having more than 200 levels: one reader per pair), ``"iterative"`` (CG and
+        stochastic Lanczos quadrature), ``"none"`` (no random effect) or ``""`` (another backend).
     """
 
     names: tuple[str, ...]

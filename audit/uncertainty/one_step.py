@@ -48,11 +48,19 @@ import numpy as np
 
 # entries of S^-1 gathered at once per slab of pairs (bounds the memory: 16 MB)
 _SLAB_ENTRIES = 2_000_000
-#: the readers x readers block is dense: beyond this many readers (3.2 GB) no one-step is made
+#: the readers x readers block is dense: beyond this many readers (3.2 GB) no one-step is made,
+#: unless every pair has one reader (the block is then diagonal)
 MAX_READERS = 20_000
 #: with every pair read by one reader and more readers than this, the block is diagonal and the
 #: Schur complement an arrowhead, inverted in O(readers) (the GLMM engine's diagonal-path rule)
 DIAGONAL_MIN_READERS = 200
+
+
+def one_reader_per_pair(table) -> bool:
+    """Whether every pair of the cell is read by one reader (its combinations, sorted by pair, have
+    distinct pairs): then the readers' block of the Schur complement is diagonal."""
+    a = table.cell_pair
+    return bool(a.size) and bool(np.all(np.diff(a) > 0))
 
 
 @dataclass(frozen=True)
@@ -98,7 +106,7 @@ def conditional_modes(
     P, R = table.n_pairs, table.n_readers
     a, r, n, s = table.cell_pair, table.cell_reader, table.n, table.s
     up, ur = np.zeros(P), np.zeros(R)
-    diagonal = R > DIAGONAL_MIN_READERS and bool(np.all(np.diff(a) > 0))  # every pair read by one reader
+    diagonal = R > DIAGONAL_MIN_READERS and one_reader_per_pair(table)
     if P * R <= DENSE_MAX_CELLS:  # a small cell: dense pair x reader blocks (a sparse build costs more)
         flat = a * R + r
 
@@ -181,7 +189,7 @@ def one_step_without_readers(
     th_p, th_r = float(sd_pair), float(sd_reader)
     if not (math.isfinite(b0) and math.isfinite(th_p) and math.isfinite(th_r)):
         return OneStep(nan, "the full-data fit has no finite intercept and SDs (separation)")
-    if R > MAX_READERS:
+    if R > MAX_READERS and not one_reader_per_pair(table):
         return OneStep(nan, f"more than {MAX_READERS} readers in one cell (the dense reader block would not fit)")
     a, r = table.cell_pair, table.cell_reader
     mu = expit(b0 + pair_modes[a] + reader_modes[r])
@@ -198,7 +206,7 @@ def one_step_without_readers(
     h0a = th_p * wa  # (b0, pair) entries
     s_00 = w.sum() - np.sum(h0a**2 / D)
     s0r = th_r * wr - np.bincount(r, h0a[a] * v / D[a], R)
-    if R > DIAGONAL_MIN_READERS and np.all(np.diff(a) > 0):
+    if R > DIAGONAL_MIN_READERS and one_reader_per_pair(table):
         # every pair read by one reader: the readers' block of S is diagonal, S an arrowhead whose
         # inverse is explicit, O(R) (as the GLMM engine's diagonal path; the same numbers to rounding)
         d = 1.0 + th_r**2 * wr - np.bincount(r, v * v / D[a], R)

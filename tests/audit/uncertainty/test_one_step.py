@@ -112,6 +112,24 @@ def test_one_reader_per_pair_arrowhead_equals_the_dense_reference(threshold, mon
     )
 
 
+def test_the_reader_cap_spares_cells_with_one_reader_per_pair(monkeypatch):
+    """Above MAX_READERS the dense block would not fit, so no one-step is made; with one reader per
+    pair the block is diagonal and the one-step is made at any size."""
+    import audit.uncertainty.one_step as one_step
+
+    monkeypatch.setattr(one_step, "MAX_READERS", 10)
+    monkeypatch.setattr(one_step, "DIAGONAL_MIN_READERS", 5)
+    single = cell_tables(_design(200, 30, 1, 8), ("matchup", "criterion"))[0]
+    shared = cell_tables(_design(60, 30, 4, 8), ("matchup", "criterion"))[0]
+    assert one_step.one_reader_per_pair(single) and not one_step.one_reader_per_pair(shared)
+    for t in (single, shared):
+        step = one_step_without_readers(t, 0.1, 0.5, 0.5, np.zeros(t.n_pairs), np.zeros(t.n_readers))
+        if t is single:
+            assert step.reason == "" and np.isfinite(step.b0_without).all()
+        else:
+            assert "more than 10 readers" in step.reason and np.isnan(step.b0_without).all()
+
+
 def test_conditional_modes_match_the_engine():
     t = cell_tables(_design(120, 25, 8, 3), ("matchup", "criterion"))[0]
     _, _, _, full = _fit(t)
