@@ -42,6 +42,7 @@ from audit.uncertainty.one_step import (
     modes_from_fit,
     one_reader_per_pair,
     one_step_without_readers,
+    too_many_readers,
 )
 
 ALL_DIMENSIONS = "all dimensions"
@@ -320,7 +321,7 @@ def _cell_phase_one(job: _CellJob) -> dict:
             "error": "",
         }
         out["one_step"] = np.full(t.n_readers, np.nan)
-        out["reason"] = f"more than {MAX_READERS} readers in one cell (the dense reader block would not fit)"
+        out["reason"] = too_many_readers()
         return out
     modes = None  # the full fit's conditional modes, needed only by the one-step
     if job.full is not None:

@@ -48,12 +48,22 @@ import numpy as np
 
 # entries of S^-1 gathered at once per slab of pairs (bounds the memory: 16 MB)
 _SLAB_ENTRIES = 2_000_000
-#: the readers x readers block is dense: beyond this many readers (3.2 GB) no one-step is made,
-#: unless every pair has one reader (the block is then diagonal)
-MAX_READERS = 20_000
+#: the readers x readers block is dense: beyond this many readers no one-step is made, unless every
+#: pair has one reader (the block is then diagonal). The step holds the block, its inverse and the
+#: identity it solves against (3 x 8 x readers^2 bytes: 0.86 GB at 6,000; the issue's bound is 4 GB for
+#: the whole audit) and costs ~readers^3 (5,000 readers: 13 CPU-s, benchmarks/loro_readers.py)
+MAX_READERS = 6_000
 #: with every pair read by one reader and more readers than this, the block is diagonal and the
 #: Schur complement an arrowhead, inverted in O(readers) (the GLMM engine's diagonal-path rule)
 DIAGONAL_MIN_READERS = 200
+
+
+def too_many_readers() -> str:
+    """Why a cell past :data:`MAX_READERS` (readers sharing pairs) gets no one-step."""
+    return (
+        f"more than {MAX_READERS:,} readers in one cell whose readers share pairs: the one-step's dense "
+        "reader block would need more than ~1 GB and minutes (exact refits only, within the budget)"
+    )
 
 
 def one_reader_per_pair(table) -> bool:
@@ -190,7 +200,7 @@ def one_step_without_readers(
     if not (math.isfinite(b0) and math.isfinite(th_p) and math.isfinite(th_r)):
         return OneStep(nan, "the full-data fit has no finite intercept and SDs (separation)")
     if R > MAX_READERS and not one_reader_per_pair(table):
-        return OneStep(nan, f"more than {MAX_READERS} readers in one cell (the dense reader block would not fit)")
+        return OneStep(nan, too_many_readers())
     a, r = table.cell_pair, table.cell_reader
     mu = expit(b0 + pair_modes[a] + reader_modes[r])
     w = table.n * mu * (1.0 - mu)

@@ -128,6 +128,7 @@ def test_the_reader_cap_spares_cells_with_one_reader_per_pair(monkeypatch):
             assert step.reason == "" and np.isfinite(step.b0_without).all()
         else:
             assert "more than 10 readers" in step.reason and np.isnan(step.b0_without).all()
+    assert "more than 10 readers" in one_step.too_many_readers() and "share pairs" in one_step.too_many_readers()
 
 
 def test_conditional_modes_match_the_engine():
