@@ -90,17 +90,15 @@ class _LowerCholeskyInPlace:
 
 
 class _DiagonalFactor:
-    """The factor of a diagonal S (given by its diagonal ``d``): solves, log det and inverse in O(m)."""
+    """The factor of a diagonal S (given by its diagonal ``d``): solves and log det in O(m) (its inverse,
+    ``1 / d``, is read from ``d`` by the gradient)."""
 
     def __init__(self, d):
         self.d = d
         self.logdet = float(np.log(d).sum())
 
     def solve(self, b):
-        return b / (self.d if np.ndim(b) == 1 else self.d[:, None])
-
-    def inverse(self):
-        return np.diag(1.0 / self.d)
+        return b / self.d
 
 
 def one_column_per_level(ga: np.ndarray, col_other: list, na: int) -> bool:
