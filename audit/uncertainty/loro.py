@@ -37,12 +37,9 @@ from audit.data import HUMAN_OVERALL
 from audit.uncertainty._cells import CellTable, cell_tables
 from audit.uncertainty.glmm_cells import fit_vote_arrays, fit_vote_arrays_many
 from audit.uncertainty.one_step import (
-    MAX_READERS,
     conditional_modes,
     modes_from_fit,
-    one_reader_per_pair,
     one_step_without_readers,
-    too_many_readers,
 )
 
 ALL_DIMENSIONS = "all dimensions"
@@ -311,18 +308,6 @@ def _phase_one(jobs: list[_CellJob]) -> list[dict]:
 def _cell_phase_one(job: _CellJob) -> dict:
     t = job.table
     out = {"index": job.index, "fits": 0}
-    if job.full is not None and t.n_readers > MAX_READERS and not job.exact and not one_reader_per_pair(t):
-        out["full"] = {
-            "estimate": float(1.0 / (1.0 + np.exp(-job.full[0]))),
-            "b0": job.full[0],
-            "sd_pair": job.full[1],
-            "sd_reader": job.full[2],
-            "singular": bool(min(job.full[1:]) < 1e-4),
-            "error": "",
-        }
-        out["one_step"] = np.full(t.n_readers, np.nan)
-        out["reason"] = too_many_readers()
-        return out
     modes = None  # the full fit's conditional modes, needed only by the one-step
     if job.full is not None:
         b0, sd_p, sd_r = job.full

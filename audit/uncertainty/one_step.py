@@ -46,24 +46,22 @@ from dataclasses import dataclass
 
 import numpy as np
 
-# entries of S^-1 gathered at once per slab of pairs (bounds the memory: 16 MB)
-_SLAB_ENTRIES = 2_000_000
-#: the readers x readers block is dense: beyond this many readers no one-step is made, unless every
-#: pair has one reader (the block is then diagonal). The step holds the block, its inverse and the
-#: identity it solves against (3 x 8 x readers^2 bytes: 0.86 GB at 6,000; the issue's bound is 4 GB for
-#: the whole audit) and costs ~readers^3 (5,000 readers: 13 CPU-s, benchmarks/loro_readers.py)
-MAX_READERS = 6_000
+from audit.uncertainty.stochastic_inverse import ReaderBlockInverse, pair_slabs, reader_schur_solve
+
+#: above this many readers sharing pairs the one-step estimates the entries of ``S^-1`` it needs with
+#: random probes and conjugate gradients (:mod:`audit.uncertainty.stochastic_inverse`): linear in the
+#: votes, no readers x readers block. At and below it the dense block is exact and costs at most ~4
+#: CPU-s and ~0.2 GB (benchmarks/loro_readers.py)
+STOCHASTIC_MIN_READERS = 3_000
+#: probes per batch of the stochastic estimate; it starts with two batches
+PROBE_BATCH = 64
+#: the batches double until the estimated Monte-Carlo error is at most this share of the largest shift
+STOCHASTIC_TOLERANCE = 0.02
+#: ... or this many probes are used
+MAX_PROBES = 1024
 #: with every pair read by one reader and more readers than this, the block is diagonal and the
 #: Schur complement an arrowhead, inverted in O(readers) (the GLMM engine's diagonal-path rule)
 DIAGONAL_MIN_READERS = 200
-
-
-def too_many_readers() -> str:
-    """Why a cell past :data:`MAX_READERS` (readers sharing pairs) gets no one-step."""
-    return (
-        f"more than {MAX_READERS:,} readers in one cell whose readers share pairs: the one-step's dense "
-        "reader block would need more than ~1 GB and minutes (exact refits only, within the budget)"
-    )
 
 
 def one_reader_per_pair(table) -> bool:
@@ -79,6 +77,8 @@ class OneStep:
 
     b0_without: np.ndarray  #: logit-scale intercept without reader j (NaN where not computable)
     reason: str  #: "" when computed; why not otherwise
+    mc_error: float = 0.0  #: the stochastic estimate's largest Monte-Carlo error (logit scale); 0 when exact
+    probes: int = 0  #: random probes of the stochastic estimate; 0 when exact
 
 
 def modes_from_fit(full, n_pairs: int, n_readers: int) -> tuple[np.ndarray, np.ndarray]:
@@ -117,6 +117,7 @@ def conditional_modes(
     a, r, n, s = table.cell_pair, table.cell_reader, table.n, table.s
     up, ur = np.zeros(P), np.zeros(R)
     diagonal = R > DIAGONAL_MIN_READERS and one_reader_per_pair(table)
+    iterative = R > STOCHASTIC_MIN_READERS and not diagonal and P * R > DENSE_MAX_CELLS
     if P * R <= DENSE_MAX_CELLS:  # a small cell: dense pair x reader blocks (a sparse build costs more)
         flat = a * R + r
 
@@ -144,6 +145,11 @@ def conditional_modes(
         if diagonal and np.all(sr > 0):  # one reader per pair: the reader block is diagonal, O(R)
             dr = -(gr - np.bincount(r, vw * (gp / D)[a], R)) / sr
             dp = (-gp - np.bincount(a, vw * dr[r], P)) / D
+        elif iterative:  # many readers sharing pairs: the Newton direction by conjugate gradients
+            Cw = block(vw)
+            d_r = 1.0 + sd_reader**2 * np.bincount(r, w, R)
+            dr = reader_schur_solve(block(vw / np.sqrt(D[a])), d_r, -(gr - Cw.T @ (gp / D))[:, None])[0][:, 0]
+            dp = (-gp - Cw @ dr) / D
         else:
             C = block(vw / np.sqrt(D[a]))
             SR = -(C.T @ C)
@@ -199,8 +205,6 @@ def one_step_without_readers(
     th_p, th_r = float(sd_pair), float(sd_reader)
     if not (math.isfinite(b0) and math.isfinite(th_p) and math.isfinite(th_r)):
         return OneStep(nan, "the full-data fit has no finite intercept and SDs (separation)")
-    if R > MAX_READERS and not one_reader_per_pair(table):
-        return OneStep(nan, too_many_readers())
     a, r = table.cell_pair, table.cell_reader
     mu = expit(b0 + pair_modes[a] + reader_modes[r])
     w = table.n * mu * (1.0 - mu)
@@ -229,6 +233,8 @@ def one_step_without_readers(
         g = h_jj[r] * v  # sum over the pair's one cell of v S^-1[r, r]
         h_aj = -(h0a[a] * s0[r] + g) / D[a]
         q = h0a**2 * s00 + 2.0 * h0a * np.bincount(a, v * s0[r], P) + np.bincount(a, v * g, P)
+    elif R > STOCHASTIC_MIN_READERS:  # many readers sharing pairs: no dense block (stochastic_inverse)
+        return _stochastic_one_step(table, b0, th_p, w, res, h0a, D, v, s_00, s0r, 1.0 + th_r**2 * wr)
     else:
         S = np.zeros((R + 1, R + 1))
         S[0, 0] = s_00
@@ -246,6 +252,15 @@ def one_step_without_readers(
         h_aj, q = _pair_blocks(table, v, h0a, s0, s00, SRR, D)
         h_jj = np.diag(SRR)
 
+    return _newton_step(table, b0, th_p, w, res, h0a, D, v, s00, s0, h_jj, h_aj, q)
+
+
+def _newton_step(table, b0, th_p, w, res, h0a, D, v, s00, s0, h_jj, h_aj, q) -> OneStep:
+    """The one-step intercepts from the entries of ``S^{-1}`` (``s00``, ``s0``, ``h_jj``) and of
+    ``H^{-1}`` at the observed cells (``h_aj``) and the pairs' quadratic forms ``q``."""
+    a, r = table.cell_pair, table.cell_reader
+    P, R = table.n_pairs, table.n_readers
+    nan = np.full(R, np.nan)
     # entries of H^{-1}: (pair, b0), (pair, pair) diagonal, (pair, reader) at observed cells
     h_a0 = -(h0a * s00 + np.bincount(a, v * s0[r], P)) / D
     h_aa = 1.0 / D + q / D**2
@@ -286,29 +301,58 @@ def one_step_without_readers(
     return OneStep(out, "")
 
 
+def _stochastic_one_step(table, b0, th_p, w, res, h0a, D, v, s_00, s0r, d) -> OneStep:
+    """The one-step with the entries of ``S^{-1}`` from :class:`ReaderBlockInverse`: batches of
+    :data:`PROBE_BATCH` probes, doubled until the Monte-Carlo error (half the largest difference
+    between the steps of the two halves of the probes) is within :data:`STOCHASTIC_TOLERANCE` of the
+    largest shift, or :data:`MAX_PROBES` are used."""
+    a, r, P, R = table.cell_pair, table.cell_reader, table.n_pairs, table.n_readers
+    inverse = ReaderBlockInverse(table, v, D, s_00, s0r, d)
+    if inverse.reason:
+        return OneStep(np.full(R, np.nan), inverse.reason)
+    s00, s0 = inverse.s00, inverse.s0
+    q0 = h0a**2 * s00 + 2.0 * h0a * np.bincount(a, v * s0[r], P)
+
+    def step(sums):
+        h_jj, coupled = inverse.entries(sums)
+        h_aj = -(h0a[a] * s0[r] + coupled) / D[a]
+        q = q0 + np.bincount(a, v * coupled, P)
+        return _newton_step(table, b0, th_p, w, res, h0a, D, v, s00, s0, h_jj, h_aj, q)
+
+    sums: list = []
+    batches = 2
+    while True:
+        while len(sums) < batches:
+            got = inverse.probe(PROBE_BATCH, seed=len(sums))
+            if isinstance(got, str):
+                return OneStep(np.full(R, np.nan), got)
+            sums.append(got)
+        full, first, second = step(sums), step(sums[: batches // 2]), step(sums[batches // 2 :])
+        if full.reason:
+            return full
+        both = np.isfinite(first.b0_without) & np.isfinite(second.b0_without)
+        error = float(np.max(np.abs(first.b0_without - second.b0_without)[both]) / 2) if both.any() else 0.0
+        shifts = np.abs(full.b0_without - b0)
+        largest = float(np.nanmax(shifts)) if np.isfinite(shifts).any() else 0.0
+        if error <= STOCHASTIC_TOLERANCE * largest or batches * PROBE_BATCH >= MAX_PROBES:
+            return OneStep(full.b0_without, "", mc_error=error, probes=batches * PROBE_BATCH)
+        batches *= 2
+
+
 def _pair_blocks(table, v, h0a, s0, s00, SRR, D):
     """(pair, reader) entries of H^{-1} at the observed combinations, and the quadratic form
     ``B_a S^{-1} B_a'`` of each pair's row of the coupling, from the readers x readers block
     of ``S^{-1}`` gathered per pair (grouped by how many readers read the pair)."""
     a, r = table.cell_pair, table.cell_reader
     P = table.n_pairs
-    starts = np.searchsorted(a, np.arange(P + 1))
-    degree = np.diff(starts)
     h_aj = np.empty(a.size)
     q = h0a**2 * s00 + 2.0 * h0a * np.bincount(a, v * s0[r], P)
-    for m in np.unique(degree):
-        if m == 0:
-            continue
-        pairs_m = np.flatnonzero(degree == m)
-        slab = max(1, _SLAB_ENTRIES // int(m) ** 2)
-        for lo in range(0, pairs_m.size, slab):
-            block = pairs_m[lo : lo + slab]
-            K = starts[block][:, None] + np.arange(m)[None, :]  # cells of each pair
-            rk = r[K]
-            sub = SRR[rk[:, :, None], rk[:, None, :]]  # (pairs, m, m)
-            vk = v[K]
-            g = np.einsum("pij,pj->pi", sub, vk)  # sum over the pair's cells c' of v_c' S^-1[r_c', r_c]
-            # H^{-1}[a, j] = -(h0a S^-1[0, j] + sum_c' v_c' S^-1[r_c', j]) / D_a
-            h_aj[K] = -(h0a[block][:, None] * s0[rk] + g) / D[block][:, None]
-            q[block] += np.einsum("pi,pi->p", vk, g)
+    for K, rk in pair_slabs(a, r, P):
+        block = a[K[:, 0]]  # the slab's pairs
+        sub = SRR[rk[:, :, None], rk[:, None, :]]  # (pairs, m, m)
+        vk = v[K]
+        g = np.einsum("pij,pj->pi", sub, vk)  # sum over the pair's cells c' of v_c' S^-1[r_c', r_c]
+        # H^{-1}[a, j] = -(h0a S^-1[0, j] + sum_c' v_c' S^-1[r_c', j]) / D_a
+        h_aj[K] = -(h0a[block][:, None] * s0[rk] + g) / D[block][:, None]
+        q[block] += np.einsum("pi,pi->p", vk, g)
     return h_aj, q
