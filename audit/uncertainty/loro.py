@@ -37,6 +37,7 @@ from audit.data import HUMAN_OVERALL
 from audit.uncertainty._cells import CellTable, cell_tables
 from audit.uncertainty.glmm_cells import fit_vote_arrays, fit_vote_arrays_many
 from audit.uncertainty.one_step import (
+    STOCHASTIC_MIN_READERS,
     conditional_modes,
     modes_from_fit,
     one_step_without_readers,
@@ -340,6 +341,9 @@ def _cell_phase_one(job: _CellJob) -> dict:
     sd_r = full["sd_reader"] if np.isfinite(full["sd_reader"]) else 0.0
     step = one_step_without_readers(t, full["b0"], sd_p, sd_r, bp, br)
     out["one_step"], out["reason"] = step.b0_without, step.reason
+    if step.probes:  # stochastic entries: their Monte-Carlo error on the probability scale (delta method)
+        p = full["estimate"]
+        out["probes"], out["mc_error"] = step.probes, step.mc_error * p * (1.0 - p)
     return out
 
 
@@ -444,6 +448,16 @@ def leave_one_reader_out(
             f"{n_one_step} reader estimates by one Newton step from the full fit (variances held fixed); "
             f"{len(refits)} refitted exactly, most influential first (exact budget {exact_budget:,} "
             "vote-equivalents)"
+        )
+    stochastic = [res for res in results if res is not None and res.get("probes")]
+    if stochastic:
+        probes = sorted({res["probes"] for res in stochastic})
+        notes.append(
+            f"{len(stochastic)} cells with more than {STOCHASTIC_MIN_READERS:,} readers sharing pairs: the "
+            f"one-step's entries estimated with {probes[0]:,}"
+            + (f"-{probes[-1]:,}" if len(probes) > 1 else "")
+            + " random probes; largest estimated Monte-Carlo error "
+            f"{max(res['mc_error'] for res in stochastic) * 100:.3f} points"
         )
     if errors:
         notes.append(f"{len(errors)} one-step estimates not computable: {sorted(set(errors))[0]}")

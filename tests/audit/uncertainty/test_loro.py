@@ -104,6 +104,25 @@ def test_beyond_the_budget_one_step_for_all_and_exact_refits_for_the_most_influe
     assert "one Newton step" in str(res)
 
 
+def test_stochastic_one_step_beyond_the_budget_is_noted_and_checked(monkeypatch):
+    """Cells past STOCHASTIC_MIN_READERS (lowered here) take the stochastic one-step: the note gives
+    its probes and Monte-Carlo error, the exact refit of the most influential reader checks it."""
+    import audit.uncertainty.loro as loro
+    import audit.uncertainty.one_step as one_step
+
+    monkeypatch.setattr(one_step, "STOCHASTIC_MIN_READERS", 5)
+    monkeypatch.setattr(loro, "STOCHASTIC_MIN_READERS", 5)
+    v = _many_readers()
+    exact = leave_one_reader_out(v).shifts.set_index("reader")["glmm_shift"]
+    res = leave_one_reader_out(v, exact_budget=20_000)
+    s = res.shifts.set_index("reader")
+    note = next(n for n in res.notes if "random probes" in n)
+    assert note.startswith("1 cells with more than 5 readers sharing pairs") and "Monte-Carlo error" in note
+    one = s[s["glmm_method"] == "one-step"]
+    assert len(one) == 23 and np.max(np.abs(one["glmm_shift"] - exact[one.index])) <= 0.12 * exact.abs().max()
+    assert np.isfinite(res.one_step_max_error) and res.one_step_max_error <= 0.12 * exact.abs().max()
+
+
 def test_small_cells_beyond_the_budget_get_no_one_step():
     v = make_votes(4, n_matchups=1, n_criteria=2, n_pairs=12, n_readers=5)
     res = leave_one_reader_out(v, exact_budget=2_000)  # no refit fits: 12 x 5 votes + overhead > 400
