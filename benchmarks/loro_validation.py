@@ -1,17 +1,22 @@
 """One-step leave-one-reader-out against exact refits, over seeded designs (docs/uncertainty.md).
 
     python benchmarks/loro_validation.py
+    python benchmarks/loro_validation.py --stochastic    # the same designs, the stochastic entries forced
 
 Each design is one cell: P pairs, each read by k distinct readers out of R, with
 ``logit P(y=1) = 0.3 + u_pair + v_reader`` (SDs given, seed given). For every reader the GLMM
 is refitted exactly without it (warm start from the full fit) and approximated by the one-step
 update (:mod:`audit.uncertainty.one_step`). Prints, per design, the largest exact shift of the
 probability-scale estimate, the largest |one-step - exact| shift, their ratio, whether the most
-influential reader and the top 5 agree, the correlation, and both times.
+influential reader and the top 5 agree, the correlation, and both times. ``--stochastic`` forces
+the entries that cells of more than ``STOCHASTIC_MIN_READERS`` readers sharing pairs estimate with
+random probes (:mod:`audit.uncertainty.stochastic_inverse`) and adds their probes, estimated
+Monte-Carlo error and largest difference from the dense one-step (all on the probability scale).
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 import warnings
@@ -23,6 +28,7 @@ from scipy.special import expit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import audit.uncertainty.one_step as one_step_module  # noqa: E402
 from audit.glmm import fit_crossed_glmm  # noqa: E402
 from audit.uncertainty._cells import cell_tables  # noqa: E402
 from audit.uncertainty.one_step import modes_from_fit, one_step_without_readers  # noqa: E402
@@ -56,11 +62,15 @@ def design_votes(n_pairs, n_readers, per_pair, seed, sd_pair, sd_reader) -> pd.D
     )
 
 
-def main() -> int:
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--stochastic", action="store_true", help="force the stochastic entries")
+    args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
     print(
         f"{'P':>5} {'R':>4} {'k':>3} {'seed':>4} {'sd_p':>5} {'sd_r':>5} {'votes':>6} {'max|exact|':>10} "
         f"{'max|err|':>9} {'ratio':>6} {'top1':>5} {'top5':>5} {'corr':>7} {'exact s':>8} {'1-step s':>8}"
+        + (f" {'probes':>6} {'MC err':>9} {'|stoch-dense|':>13}" if args.stochastic else "")
     )
     worst = 0.0
     for design in DESIGNS:
@@ -78,8 +88,19 @@ def main() -> int:
         t_exact = time.perf_counter() - t0
         t0 = time.perf_counter()
         bp, br = modes_from_fit(full, t.n_pairs, t.n_readers)
-        step = one_step_without_readers(t, full.b[0], full.sd["pair"], full.sd["reader"], bp, br)
+        fit = (t, full.b[0], full.sd["pair"], full.sd["reader"], bp, br)
+        if args.stochastic:
+            one_step_module.STOCHASTIC_MIN_READERS = 0
+        step = one_step_without_readers(*fit)
         t_step = time.perf_counter() - t0
+        extra = ""
+        if args.stochastic:
+            one_step_module.STOCHASTIC_MIN_READERS = 10**9
+            dense = expit(one_step_without_readers(*fit).b0_without)
+            extra = (
+                f" {step.probes:6d} {step.mc_error * base * (1 - base):9.2e} "
+                f"{np.abs(expit(step.b0_without) - dense).max():13.2e}"
+            )
         approx = expit(step.b0_without) - base
         err = np.abs(approx - exact)
         top = lambda v: set(np.argsort(-np.abs(v))[:5])  # noqa: E731
@@ -90,7 +111,7 @@ def main() -> int:
             f"{y.size:6d} {np.abs(exact).max():10.5f} {err.max():9.2e} {ratio:6.3f} "
             f"{'yes' if np.argmax(np.abs(approx)) == np.argmax(np.abs(exact)) else 'no':>5} "
             f"{len(top(approx) & top(exact)):>3}/5 {np.corrcoef(approx, exact)[0, 1]:7.4f} "
-            f"{t_exact:8.2f} {t_step:8.3f}",
+            f"{t_exact:8.2f} {t_step:8.3f}" + extra,
             flush=True,
         )
     print(f"worst max|err| / max|exact shift| over the designs: {worst:.3f}")
