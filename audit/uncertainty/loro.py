@@ -457,7 +457,7 @@ def leave_one_reader_out(
             f"one-step's entries estimated with {probes[0]:,}"
             + (f"-{probes[-1]:,}" if len(probes) > 1 else "")
             + " random probes; largest estimated Monte-Carlo error "
-            f"{max(res['mc_error'] for res in stochastic) * 100:.3f} points"
+            f"{max(res['mc_error'] for res in stochastic) * 100:.2g} points"
         )
     if errors:
         notes.append(f"{len(errors)} one-step estimates not computable: {sorted(set(errors))[0]}")
