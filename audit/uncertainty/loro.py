@@ -28,6 +28,7 @@ on them: the run checks its own approximation.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -457,7 +458,7 @@ def leave_one_reader_out(
             f"one-step's entries estimated with {probes[0]:,}"
             + (f"-{probes[-1]:,}" if len(probes) > 1 else "")
             + " random probes; largest estimated Monte-Carlo error "
-            f"{max(res['mc_error'] for res in stochastic) * 100:.2g} points"
+            + _points(max(res["mc_error"] for res in stochastic))
         )
     if errors:
         notes.append(f"{len(errors)} one-step estimates not computable: {sorted(set(errors))[0]}")
@@ -486,6 +487,13 @@ def leave_one_reader_out(
         exact_budget=int(exact_budget),
         one_step_max_error=step_err,
     )
+
+
+def _points(error: float) -> str:
+    """A Monte-Carlo error in probability points, or why it has none."""
+    if math.isfinite(error):
+        return f"{error * 100:.2g} points"
+    return "not measurable (half of the probes gave no estimate at the cap)"
 
 
 def _shift_columns(tables, raw: _RawWithout, by, glmm: bool, results, refits) -> tuple[pd.DataFrame, tuple, list]:

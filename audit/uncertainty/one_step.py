@@ -120,7 +120,7 @@ def conditional_modes(
     a, r, n, s = table.cell_pair, table.cell_reader, table.n, table.s
     up, ur = np.zeros(P), np.zeros(R)
     diagonal = R > DIAGONAL_MIN_READERS and one_reader_per_pair(table)
-    iterative = R > STOCHASTIC_MIN_READERS and not diagonal and P * R > DENSE_MAX_CELLS
+    iterative = R > STOCHASTIC_MIN_READERS and not diagonal
     if P * R <= DENSE_MAX_CELLS:  # a small cell: dense pair x reader blocks (a sparse build costs more)
         flat = a * R + r
 
@@ -149,9 +149,12 @@ def conditional_modes(
             dr = -(gr - np.bincount(r, vw * (gp / D)[a], R)) / sr
             dp = (-gp - np.bincount(a, vw * dr[r], P)) / D
         elif iterative:  # many readers sharing pairs: the Newton direction by conjugate gradients
-            Cw = block(vw)
+            # (sparse blocks at any size; an unconverged solve still gives a descent direction, and the
+            # step halving below guards the decrease)
+            Cw = sp.csr_matrix((vw, (a, r)), shape=(P, R))
             d_r = 1.0 + sd_reader**2 * np.bincount(r, w, R)
-            dr = reader_schur_solve(block(vw / np.sqrt(D[a])), d_r, -(gr - Cw.T @ (gp / D))[:, None])[0][:, 0]
+            C = sp.csr_matrix((vw / np.sqrt(D[a]), (a, r)), shape=(P, R))
+            dr = reader_schur_solve(C, d_r, -(gr - Cw.T @ (gp / D))[:, None])[0][:, 0]
             dp = (-gp - Cw @ dr) / D
         else:
             C = block(vw / np.sqrt(D[a]))
@@ -308,9 +311,12 @@ def _stochastic_one_step(table, b0, th_p, w, res, h0a, D, v, s_00, s0r, d) -> On
     """The one-step with the entries of ``S^{-1}`` from :class:`ReaderBlockInverse`: batches of
     :data:`PROBE_BATCH` probes, doubled until the Monte-Carlo error (half the largest difference
     between the steps of the two halves of the probes) is within :data:`STOCHASTIC_TOLERANCE` of the
-    largest shift, or :data:`MAX_PROBES` are used."""
+    largest shift, or :data:`MAX_PROBES` are used. A half (or the whole) whose step fails where the
+    whole's does not counts as an error too large: the probes double. The probes are seeded by the
+    cell's size and the batch number: the same bits at any ``--jobs``."""
     a, r, P, R = table.cell_pair, table.cell_reader, table.n_pairs, table.n_readers
-    inverse = ReaderBlockInverse(table, v, D, s_00, s0r, d)
+    seed = np.random.SeedSequence([R, P, int(table.n_votes)]).generate_state(1)[0]
+    inverse = ReaderBlockInverse(table, v, D, s_00, s0r, d, seed=seed)
     if inverse.reason:
         return OneStep(np.full(R, np.nan), inverse.reason)
     s00, s0 = inverse.s00, inverse.s0
@@ -326,18 +332,26 @@ def _stochastic_one_step(table, b0, th_p, w, res, h0a, D, v, s_00, s0r, d) -> On
     batches = 2
     while True:
         while len(sums) < batches:
-            got = inverse.probe(PROBE_BATCH, seed=len(sums))
+            got = inverse.probe(PROBE_BATCH, batch=len(sums))
             if isinstance(got, str):
                 return OneStep(np.full(R, np.nan), got)
             sums.append(got)
-        full, first, second = step(sums), step(sums[: batches // 2]), step(sums[batches // 2 :])
+        at_cap = batches * PROBE_BATCH >= MAX_PROBES
+        full = step(sums)
         if full.reason:
-            return full
-        both = np.isfinite(first.b0_without) & np.isfinite(second.b0_without)
-        error = float(np.max(np.abs(first.b0_without - second.b0_without)[both]) / 2) if both.any() else 0.0
-        shifts = np.abs(full.b0_without - b0)
-        largest = float(np.nanmax(shifts)) if np.isfinite(shifts).any() else 0.0
-        if error <= STOCHASTIC_TOLERANCE * largest or batches * PROBE_BATCH >= MAX_PROBES:
+            if at_cap:
+                return full
+            batches *= 2
+            continue
+        first, second = step(sums[: batches // 2]), step(sums[batches // 2 :])
+        ok = np.isfinite(full.b0_without)
+        both = ok & np.isfinite(first.b0_without) & np.isfinite(second.b0_without)
+        if np.array_equal(both, ok):
+            error = float(np.max(np.abs(first.b0_without - second.b0_without)[both]) / 2) if both.any() else 0.0
+        else:  # a half failed where the whole did not: its noise is too large to measure
+            error = math.inf
+        largest = float(np.max(np.abs(full.b0_without - b0)[ok])) if ok.any() else 0.0
+        if error <= STOCHASTIC_TOLERANCE * largest or at_cap:
             return OneStep(full.b0_without, "", mc_error=error, probes=batches * PROBE_BATCH)
         batches *= 2
 

@@ -21,8 +21,9 @@ factorisation and a quadratic block. Here:
   entries between the readers of one pair are looked up on its sparse pattern (``sum_a m_a^2``
   entries, as the dense path gathers).
 
-Cost: ``probes x votes x iterations`` for the solves plus ``sum_a m_a^2`` for the lookups, memory
-``readers x probes``; nothing readers x readers dense. The estimate's Monte-Carlo error is measured
+Cost: ``probes x votes x iterations`` for the solves plus ``sum_a m_a^2`` for the lookups (capped at
+:data:`NEUMANN_MAX_ENTRIES`: past it only ``A``'s diagonal is used), memory ``(readers + pairs) x
+probes`` in bounded blocks; nothing readers x readers dense. The estimate's Monte-Carlo error is measured
 by the one-step from two independent halves of the probes (:func:`audit.uncertainty.one_step`), and
 validated against the dense path in ``tests/audit/uncertainty/test_stochastic_inverse.py``.
 """
@@ -35,6 +36,9 @@ import numpy as np
 
 # entries gathered at once (bounds the memory of a slab: 16 MB)
 SLAB_ENTRIES = 2_000_000
+#: at most this many reader x reader entries within pairs (sum over pairs of readers^2), the exact
+#: part of the estimate is T1 + T1 A T1 (A's entries looked up on its pattern); past it, T1 + diag(T1 A T1)
+NEUMANN_MAX_ENTRIES = 20_000_000
 
 
 def block_cg(matvec, B: np.ndarray, precond: np.ndarray, *, tol: float = 1e-10, max_iter: int = 10_000):
@@ -101,14 +105,21 @@ class ReaderBlockInverse:
 
     Built from the one-step's cell quantities: the coupling ``v`` per cell, the pair block ``D``,
     the Schur complement's ``(b0, b0)`` entry ``s_00``, its ``b0`` row ``s0r`` and its readers'
-    diagonal ``d``. ``reason`` is non-empty when the block could not be solved."""
+    diagonal ``d``. ``reason`` is non-empty when the block could not be solved. ``seed`` keys the
+    probes (with the batch number), so two cells do not share their probes.
 
-    def __init__(self, table, v: np.ndarray, D: np.ndarray, s_00: float, s0r: np.ndarray, d: np.ndarray):
+    The exact part is ``T1 + T1 A T1`` when the readers' entries within pairs number at most
+    :data:`NEUMANN_MAX_ENTRIES` (``sum over pairs of readers^2``); past that (a panel design: most
+    readers reading most pairs, where ``A`` is readers x readers dense) it is ``T1 + diag(T1 A T1)``,
+    which needs no entry of ``A`` off its diagonal: still unbiased, with more probes to the same error.
+    """
+
+    def __init__(self, table, v: np.ndarray, D: np.ndarray, s_00: float, s0r: np.ndarray, d: np.ndarray, seed=0):
         import scipy.sparse as sp
 
         a, r = table.cell_pair, table.cell_reader
         P, R = table.n_pairs, table.n_readers
-        self.a, self.r, self.P, self.R, self.v, self.d = a, r, P, R, v, d
+        self.a, self.r, self.P, self.R, self.v, self.d, self.seed = a, r, P, R, v, d, seed
         self.C = sp.csr_matrix((v / np.sqrt(D[a]), (a, r)), shape=(P, R))
         self.CT = self.C.T.tocsr()
         self.reason = ""
@@ -122,40 +133,61 @@ class ReaderBlockInverse:
             self.reason = "the penalised Hessian is not positive definite"
             return
         self.s00, self.s0 = 1.0 / sigma, -y / sigma
-        A = (self.CT @ self.C).tocsr()
-        A.sum_duplicates()
-        A.sort_indices()
-        # exact parts: T1 + T1 A T1 on the diagonal and within pairs, and the b0 rank-one term
-        self.base_diagonal = 1.0 / d + A.diagonal() / d**2 + y**2 / sigma
+        c2 = (v * v / D[a]) if v.size else v
+        diag_A = np.bincount(r, c2, R)  # A's diagonal: sum over the reader's pairs of C^2
+        degree = np.bincount(a, minlength=P)
+        self.neumann = bool(np.sum(degree.astype(np.int64) ** 2) <= NEUMANN_MAX_ENTRIES)
+        # exact parts: T1 + T1 A T1 (or its diagonal) and the b0 rank-one term
+        self.base_diagonal = 1.0 / d + diag_A / d**2 + y**2 / sigma
         u = v / d[r]
         coupled = u + y[r] * np.bincount(a, v * y[r], P)[a] / sigma
-        keys = np.repeat(np.arange(R, dtype=np.int64), np.diff(A.indptr)) * R + A.indices
-        for K, rk in pair_slabs(a, r, P):
-            # every (reader, reader) of one pair is on A's pattern (the pair itself couples them)
-            found = np.searchsorted(keys, rk[:, :, None] * np.int64(R) + rk[:, None, :])
-            coupled[K] += np.einsum("pij,pj->pi", A.data[found], u[K]) / d[rk]
+        if self.neumann:
+            A = (self.CT @ self.C).tocsr()
+            A.sum_duplicates()
+            A.sort_indices()
+            keys = np.repeat(np.arange(R, dtype=np.int64), np.diff(A.indptr)) * R + A.indices
+            for K, rk in pair_slabs(a, r, P):
+                wanted = rk[:, :, None] * np.int64(R) + rk[:, None, :]
+                found = np.minimum(np.searchsorted(keys, wanted), max(keys.size - 1, 0))
+                # an entry missing from A's pattern is 0 (a coupling that is exactly 0 is not stored)
+                entries = np.where(keys[found] == wanted, A.data[found], 0.0) if keys.size else np.zeros(wanted.shape)
+                coupled[K] += np.einsum("pij,pj->pi", entries, u[K]) / d[rk]
+        else:
+            coupled += u * diag_A[r] / d[r]
+        self.diag_A = diag_A
         self.base_coupled = coupled
 
-    def probe(self, probes: int, seed: int) -> ProbeSums | str:
-        """The remainder ``(M - T1 - T1 A T1)`` seen through ``probes`` random sign vectors (seeded);
-        a reason string when the solves did not converge."""
+    def probe(self, probes: int, batch: int) -> ProbeSums | str:
+        """The remainder (``M`` minus the exact part) seen through ``probes`` random sign vectors,
+        seeded by ``(seed, batch)``; a reason string when the solves did not converge. Solved in
+        blocks of at most ``SLAB_ENTRIES * 4 / pairs`` columns, so the pairs x probes products stay
+        within ~64 MB each."""
         a, r, d = self.a, self.r, self.d
-        Z = np.random.default_rng(seed).choice([-1.0, 1.0], size=(self.R, probes))
-        X, converged = reader_schur_solve(self.C, d, Z)
-        if not converged:
-            return "the conjugate gradients on the readers' block did not converge"
-        T1Z = Z / d[:, None]
-        X -= T1Z + (self.CT @ (self.C @ T1Z)) / d[:, None]  # (M - T1 - T1 A T1) Z
-        W = np.zeros((self.P, probes))  # Z' w_a per pair (w_a: the pair's row of the coupling)
-        coupled = np.empty(a.size)
-        step = max(1, SLAB_ENTRIES // probes)
-        for lo in range(0, a.size, step):
-            sl = slice(lo, lo + step)
-            np.add.at(W, a[sl], self.v[sl, None] * Z[r[sl]])
-        for lo in range(0, a.size, step):
-            sl = slice(lo, lo + step)
-            coupled[sl] = np.einsum("ij,ij->i", X[r[sl]], W[a[sl]])
-        return ProbeSums(probes, np.einsum("ij,ij->i", X, Z), coupled)
+        rng = np.random.default_rng(np.random.SeedSequence([int(self.seed), int(batch)]))
+        Z = rng.choice([-1.0, 1.0], size=(self.R, probes))
+        width = int(min(probes, max(8, 4 * SLAB_ENTRIES // max(self.P, 1))))
+        diagonal = np.zeros(self.R)
+        coupled = np.zeros(a.size)
+        step = max(1, SLAB_ENTRIES // width)
+        for lo in range(0, probes, width):
+            Zb = Z[:, lo : lo + width]
+            X, converged = reader_schur_solve(self.C, d, Zb)
+            if not converged:
+                return "the conjugate gradients on the readers' block did not converge"
+            T1Z = Zb / d[:, None]
+            if self.neumann:
+                X -= T1Z + (self.CT @ (self.C @ T1Z)) / d[:, None]  # (M - T1 - T1 A T1) Z
+            else:
+                X -= T1Z + T1Z * (self.diag_A / d)[:, None]  # (M - T1 - diag(T1 A T1)) Z
+            diagonal += np.einsum("ij,ij->i", X, Zb)
+            W = np.zeros((self.P, Zb.shape[1]))  # Z' w_a per pair (w_a: the pair's row of the coupling)
+            for c0 in range(0, a.size, step):
+                sl = slice(c0, c0 + step)
+                np.add.at(W, a[sl], self.v[sl, None] * Zb[r[sl]])
+            for c0 in range(0, a.size, step):
+                sl = slice(c0, c0 + step)
+                coupled[sl] += np.einsum("ij,ij->i", X[r[sl]], W[a[sl]])
+        return ProbeSums(probes, diagonal, coupled)
 
     def entries(self, sums: list[ProbeSums]) -> tuple[np.ndarray, np.ndarray]:
         """``S^-1``'s diagonal over readers and, per cell ``(a, j)``, ``sum over the pair's cells c'

@@ -98,7 +98,7 @@ def test_the_estimate_converges_to_the_dense_inverse():
     true_diag, true_coupled = np.diag(Sinv)[1:], _dense_coupled(t, v, Sinv)
     errors = []
     for probes in (64, 4096):
-        diag, coupled = inverse.entries([inverse.probe(probes, seed=7)])
+        diag, coupled = inverse.entries([inverse.probe(probes, batch=7)])
         errors.append((np.abs(diag - true_diag).max(), np.abs(coupled - true_coupled).max()))
     assert errors[1][0] < errors[0][0] / 3 and errors[1][1] < errors[0][1] / 3
     assert errors[1][0] < 0.01 * true_diag.max() and errors[1][1] < 0.01 * np.abs(true_coupled).max()
@@ -140,4 +140,100 @@ def test_iterative_conditional_modes_equal_the_dense_ones(monkeypatch):
     iterative = one_step.conditional_modes(*args)
     for x, y in zip(dense, iterative):
         assert np.any(x != 0)
+        np.testing.assert_allclose(y, x, rtol=0, atol=1e-9)
+
+
+def _mixed_cell(seed=11):
+    """Pairs read by 1 to 7 readers (a cell of uneven degrees)."""
+    votes = _design(500, 120, 7, seed, sd_pair=1.0, sd_reader=1.0)
+    rng = np.random.default_rng(seed)
+    keep = rng.random(len(votes)) < rng.uniform(0.15, 1.0, 500)[np.repeat(np.arange(500), 7)]
+    return cell_tables(votes[keep], ("matchup", "criterion"))[0]
+
+
+@pytest.mark.parametrize("neumann", [True, False])
+def test_exact_parts_on_uneven_pairs_and_past_the_lookup_cap(neumann, monkeypatch):
+    """Pairs of 1-7 readers; past NEUMANN_MAX_ENTRIES the exact part is T1 + diag(T1 A T1)."""
+    import audit.uncertainty.stochastic_inverse as module
+
+    if not neumann:
+        monkeypatch.setattr(module, "NEUMANN_MAX_ENTRIES", 0)
+    t = _mixed_cell()
+    degrees = np.bincount(t.cell_pair)
+    assert degrees.min() == 1 and degrees.max() == 7
+    v, D, s_00, s0r, d, C, S = _block_quantities(t)
+    inverse = ReaderBlockInverse(t, v, D, s_00, s0r, d)
+    assert inverse.neumann == neumann
+    T1 = np.diag(1 / d)
+    A = C.T @ C
+    T2 = T1 @ A @ T1 if neumann else np.diag(np.diag(A) / d**2)
+    y = np.linalg.solve(S[1:, 1:], s0r)
+    exact = np.zeros_like(S)
+    exact[1:, 1:] = T1 + T2 + np.outer(y, y) / (s_00 - s0r @ y)
+    np.testing.assert_allclose(inverse.base_diagonal, np.diag(exact)[1:], rtol=1e-9)
+    np.testing.assert_allclose(inverse.base_coupled, _dense_coupled(t, v, exact), rtol=1e-9, atol=1e-15)
+    # and the estimate around either exact part converges to the dense inverse
+    Sinv = np.linalg.inv(S)
+    diag, coupled = inverse.entries([inverse.probe(4096, batch=0)])
+    assert np.abs(diag - np.diag(Sinv)[1:]).max() < 0.01 * np.diag(Sinv).max()
+    true_coupled = _dense_coupled(t, v, Sinv)
+    assert np.abs(coupled - true_coupled).max() < 0.02 * np.abs(true_coupled).max()
+
+
+@pytest.mark.parametrize("zero", ["pair", "reader"])
+def test_a_variance_at_zero_gives_the_dense_one_step(zero, monkeypatch):
+    """A fit with an SD at exactly 0 has no coupling (nothing on A's pattern): the stochastic path
+    must not look entries up that are not stored, and equals the dense path."""
+    t = _cell(300, 60, 5, 1)
+    sd_p, sd_r = (0.0, 0.8) if zero == "pair" else (0.8, 0.0)
+    bp, br = one_step.conditional_modes(t, 0.3, sd_p, sd_r)
+    dense = one_step.one_step_without_readers(t, 0.3, sd_p, sd_r, bp, br)
+    monkeypatch.setattr(one_step, "STOCHASTIC_MIN_READERS", 0)
+    est = one_step.one_step_without_readers(t, 0.3, sd_p, sd_r, bp, br)
+    assert est.reason == "" and est.probes == 128
+    np.testing.assert_allclose(est.b0_without, dense.b0_without, rtol=0, atol=1e-12)
+
+
+def test_the_probes_double_until_the_error_is_small_and_a_failed_half_counts_as_large(monkeypatch):
+    t = _cell(2000, 200, 20, 3, 1.0, 2.0)
+    bp, br = one_step.conditional_modes(t, 0.3, 1.0, 2.0)
+    monkeypatch.setattr(one_step, "STOCHASTIC_MIN_READERS", 0)
+    est = one_step.one_step_without_readers(t, 0.3, 1.0, 2.0, bp, br)
+    assert est.probes > 128  # this cell needs more than the first 128
+    # a half whose step fails (as a noisy one can) must not read as "no error": the probes double
+    easy = _cell(1500, 300, 10, 2, 0.5, 0.5)
+    ebp, ebr = one_step.conditional_modes(easy, 0.3, 0.5, 0.5)
+    assert one_step.one_step_without_readers(easy, 0.3, 0.5, 0.5, ebp, ebr).probes == 128
+    real = one_step._newton_step
+    calls = []
+
+    def failing_first_half(*args):
+        calls.append(1)
+        out = real(*args)
+        if len(calls) % 3 == 2:  # the order is whole, first half, second half
+            return one_step.OneStep(np.full_like(out.b0_without, np.nan), "a reader's votes carry all the weight")
+        return out
+
+    monkeypatch.setattr(one_step, "_newton_step", failing_first_half)
+    failed = one_step.one_step_without_readers(easy, 0.3, 0.5, 0.5, ebp, ebr)
+    assert failed.probes == one_step.MAX_PROBES and failed.mc_error == np.inf and failed.reason == ""
+
+
+def test_iterative_conditional_modes_on_few_pairs_and_many_readers(monkeypatch):
+    """Readers above the threshold with few pairs (pairs x readers under DENSE_MAX_CELLS) still take
+    the conjugate gradients, not a dense readers x readers factorisation."""
+    import scipy.linalg
+
+    t = _cell(3, 400, 300, 2)
+    assert t.n_pairs * t.n_readers <= one_step.DENSE_MAX_CELLS
+    args = (t, 0.2, 0.9, 0.7)
+    dense = one_step.conditional_modes(*args)
+    monkeypatch.setattr(one_step, "STOCHASTIC_MIN_READERS", 100)
+
+    def no_dense(*a, **k):
+        raise AssertionError("a dense factorisation on the iterative path")
+
+    monkeypatch.setattr(scipy.linalg, "cho_factor", no_dense)
+    iterative = one_step.conditional_modes(*args)
+    for x, y in zip(dense, iterative):
         np.testing.assert_allclose(y, x, rtol=0, atol=1e-9)
