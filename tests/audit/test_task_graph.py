@@ -114,10 +114,12 @@ def _farm_stamps(names):
 @pytest.mark.parametrize("farm_first", [True, False])
 def test_farmed_tasks_go_first_unless_their_step_keeps_its_own_rank(farm_first):
     """Two blockers hold both workers while a step here farms out two tasks and a step of rank 5
-    waits: the farmed tasks go ahead of it, or (farm_first=False) take their step's rank of 1."""
+    waits: the farmed tasks go ahead of it, or (farm_first=False) take their step's rank of 1. The
+    blockers end 0.5 s apart, so the first worker freed takes the queue's head alone (blockers ending
+    together made two workers race for it: a start 20 us apart decided the test under load)."""
     steps = [
-        Step("b1", _stamp, dict(name="b1", seconds=0.6), cost=100.0),
-        Step("b2", _stamp, dict(name="b2", seconds=0.6), cost=100.0),
+        Step("b1", _stamp, dict(name="b1", seconds=0.5), cost=100.0),
+        Step("b2", _stamp, dict(name="b2", seconds=1.0), cost=100.0),
         Step("x", _stamp, dict(name="x", seconds=0.2), cost=5.0),
         Step("farm", _farm_stamps, dict(names=["f1", "f2"]), here=True, cost=1.0, farm_first=farm_first),
     ]
