@@ -236,9 +236,7 @@ def one_step_without_readers(
         s00 = 1.0 / sigma
         s0 = -(s0r / d) * s00
         h_jj = 1.0 / d + (s0r / d) ** 2 * s00
-        g = h_jj[r] * v  # sum over the pair's one cell of v S^-1[r, r]
-        h_aj = -(h0a[a] * s0[r] + g) / D[a]
-        q = h0a**2 * s00 + 2.0 * h0a * np.bincount(a, v * s0[r], P) + np.bincount(a, v * g, P)
+        h_aj, q = _coupled_entries(table, v, h0a, D, s00, s0, h_jj[r] * v)  # g: the pair's one cell
     elif R > STOCHASTIC_MIN_READERS:  # many readers sharing pairs: no dense block (stochastic_inverse)
         return _stochastic_one_step(table, b0, th_p, w, res, h0a, D, v, s_00, s0r, 1.0 + th_r**2 * wr)
     else:
@@ -314,18 +312,16 @@ def _stochastic_one_step(table, b0, th_p, w, res, h0a, D, v, s_00, s0r, d) -> On
     largest shift, or :data:`MAX_PROBES` are used. A half (or the whole) whose step fails where the
     whole's does not counts as an error too large: the probes double. The probes are seeded by the
     cell's size and the batch number: the same bits at any ``--jobs``."""
-    a, r, P, R = table.cell_pair, table.cell_reader, table.n_pairs, table.n_readers
+    P, R = table.n_pairs, table.n_readers
     seed = np.random.SeedSequence([R, P, int(table.n_votes)]).generate_state(1)[0]
     inverse = ReaderBlockInverse(table, v, D, s_00, s0r, d, seed=seed)
     if inverse.reason:
         return OneStep(np.full(R, np.nan), inverse.reason)
     s00, s0 = inverse.s00, inverse.s0
-    q0 = h0a**2 * s00 + 2.0 * h0a * np.bincount(a, v * s0[r], P)
 
     def step(sums):
         h_jj, coupled = inverse.entries(sums)
-        h_aj = -(h0a[a] * s0[r] + coupled) / D[a]
-        q = q0 + np.bincount(a, v * coupled, P)
+        h_aj, q = _coupled_entries(table, v, h0a, D, s00, s0, coupled)
         return _newton_step(table, b0, th_p, w, res, h0a, D, v, s00, s0, h_jj, h_aj, q)
 
     sums: list = []
@@ -354,6 +350,15 @@ def _stochastic_one_step(table, b0, th_p, w, res, h0a, D, v, s_00, s0r, d) -> On
         if error <= STOCHASTIC_TOLERANCE * largest or at_cap:
             return OneStep(full.b0_without, "", mc_error=error, probes=batches * PROBE_BATCH)
         batches *= 2
+
+
+def _coupled_entries(table, v, h0a, D, s00, s0, g):
+    """``H^{-1}`` at the observed cells (pair a, reader j) and the pairs' quadratic forms ``q``, from
+    ``g`` per cell: the sum over the pair's cells c' of ``v_c' S^-1[r_c', j]``."""
+    a, r, P = table.cell_pair, table.cell_reader, table.n_pairs
+    h_aj = -(h0a[a] * s0[r] + g) / D[a]
+    q = h0a**2 * s00 + 2.0 * h0a * np.bincount(a, v * s0[r], P) + np.bincount(a, v * g, P)
+    return h_aj, q
 
 
 def _pair_blocks(table, v, h0a, s0, s00, SRR, D):

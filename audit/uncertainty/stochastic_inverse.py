@@ -69,10 +69,11 @@ def block_cg(matvec, B: np.ndarray, precond: np.ndarray, *, tol: float = 1e-10, 
     return X, False
 
 
-def reader_schur_solve(C, d: np.ndarray, B: np.ndarray):
+def reader_schur_solve(C, d: np.ndarray, B: np.ndarray, CT=None):
     """Solve ``(diag(d) - C'C) X = B`` (the readers' Schur complement) by conjugate gradients
-    preconditioned by ``1 / d``; returns ``X`` and whether it converged."""
-    CT = C.T.tocsr()
+    preconditioned by ``1 / d``; returns ``X`` and whether it converged. ``CT``: ``C'`` in CSR, when
+    the caller solves several times."""
+    CT = C.T.tocsr() if CT is None else CT
     return block_cg(lambda X: d[:, None] * X - CT @ (C @ X), B, (1.0 / d)[:, None])
 
 
@@ -123,7 +124,7 @@ class ReaderBlockInverse:
         self.C = sp.csr_matrix((v / np.sqrt(D[a]), (a, r)), shape=(P, R))
         self.CT = self.C.T.tocsr()
         self.reason = ""
-        x, converged = reader_schur_solve(self.C, d, s0r[:, None])
+        x, converged = reader_schur_solve(self.C, d, s0r[:, None], self.CT)
         y = x[:, 0]
         sigma = s_00 - s0r @ y
         if not converged:
@@ -133,8 +134,7 @@ class ReaderBlockInverse:
             self.reason = "the penalised Hessian is not positive definite"
             return
         self.s00, self.s0 = 1.0 / sigma, -y / sigma
-        c2 = (v * v / D[a]) if v.size else v
-        diag_A = np.bincount(r, c2, R)  # A's diagonal: sum over the reader's pairs of C^2
+        diag_A = np.bincount(r, v * v / D[a], R)  # A's diagonal: sum over the reader's pairs of C^2
         degree = np.bincount(a, minlength=P)
         self.neumann = bool(np.sum(degree.astype(np.int64) ** 2) <= NEUMANN_MAX_ENTRIES)
         # exact parts: T1 + T1 A T1 (or its diagonal) and the b0 rank-one term
@@ -171,7 +171,7 @@ class ReaderBlockInverse:
         step = max(1, SLAB_ENTRIES // width)
         for lo in range(0, probes, width):
             Zb = Z[:, lo : lo + width]
-            X, converged = reader_schur_solve(self.C, d, Zb)
+            X, converged = reader_schur_solve(self.C, d, Zb, self.CT)
             if not converged:
                 return "the conjugate gradients on the readers' block did not converge"
             T1Z = Zb / d[:, None]
