@@ -17,9 +17,10 @@ same results (every step seeds itself from the run's seed, never from who runs i
   hold one of the ``jobs`` while they compute; the tasks such a step hands to
   :func:`audit.parallel.open_runner` (the uncertainty section's and the leaderboard's bootstrap blocks and refits) join
   the same queue (:class:`GraphRunner`) ahead of every step (the step waits for them, they are
-  short, and its job is theirs meanwhile), or at the step's own rank when it sets
-  ``farm_first=False`` (the leaderboard: nothing reads it, and its bootstrap blocks are long
-  enough to delay the chains that end the run).
+  short, and its job is theirs meanwhile). A step that sets ``farm_first=False`` (the
+  leaderboard: nothing reads it, and its bootstrap blocks are long enough to delay the chains
+  that end the run) waits in the queue at its own rank, itself and then its tasks: it starts
+  when a job is free and no queued work outranks it, not ahead of the run's longest chains.
 
 Faults never hang: a worker that dies raises :class:`~audit.errors.WorkerLostError`, every step
 and task still queued or waiting fails with it, and the pool is shut down; an exception raised by
@@ -70,8 +71,9 @@ class Step:
     stage : str, optional
         Progress message printed before the step when the steps run in order.
     farm_first : bool
-        For a ``here`` step: its farmed tasks go ahead of every queued step (True), or take the
-        step's own rank (False).
+        For a ``here`` step: it starts as soon as what it reads is done and its farmed tasks go
+        ahead of every queued step (True), or it is queued at its own rank, and so are its
+        farmed tasks (False: for a step nothing waits for).
     """
 
     name: str
@@ -336,6 +338,9 @@ class _PoolRun:
         # interpreter lock), so that it never waits behind work of lower rank started meanwhile
         while self.ready and len(self.running) + bool(self.computing) < self.jobs:
             _, _, work = heapq.heappop(self.ready)
+            if work.step is not None and work.step.here:
+                self._start_here(work.step)
+                continue
             if work.step is not None:
                 future = self.pool.submit(_forked_step, work.index, work.late)
             else:
@@ -386,10 +391,13 @@ class _PoolRun:
                 self._launch(reader)
 
     def _launch(self, step: Step) -> None:
-        if step.here:
+        if step.here and step.farm_first:
             self._start_here(step)
             return
-        work = _Work(self.rank[step.name], step=step, index=self.index[step.name], late=step.arguments(self.results))
+        # a worker step, or a step here that nothing waits for: queued at its rank (the latter
+        # starts here when a job is free and no queued work outranks it)
+        late = None if step.here else step.arguments(self.results)
+        work = _Work(self.rank[step.name], step=step, index=self.index[step.name], late=late)
         heapq.heappush(self.ready, (-work.rank, next(self.order), work))
 
     def _start_here(self, step: Step) -> None:

@@ -10,7 +10,8 @@ farms out (bootstrap blocks, leave-one-reader-out fits). It prints each step's C
 estimate (:mod:`audit.step_costs`, the table that ranks the steps: retune it from these figures),
 then replays the graph on ``--workers`` idle cores with these CPU times: the pool's own rule (a free
 worker takes the queued work of highest rank, a step queued when what it reads is done; the steps
-marked ``here`` run in the main process, their farmed tasks join the queue), and the best any
+marked ``here`` run in the main process, their farmed tasks join the queue, and one with
+``farm_first=False`` waits in the queue at its rank), and the best any
 schedule could do (the total over the workers, or the longest chain, whichever is longer).
 Speed-ups are the statistics' CPU over the serial remainder plus the replayed span (no process
 start, pickling or memory bandwidth counted: the measured wall-time ratio is the real figure, and
@@ -71,12 +72,15 @@ def replay(steps, cpu: dict, farmed: dict, workers: int) -> float:
     def glue(name):
         return cpu.get(name, 0.0) / (len(farmed.get(name, [])) + 1)
 
+    def start_here(name, t):
+        batches[name] = [b for b in farmed.get(name, []) if b]
+        computing.add(name)
+        heapq.heappush(events, (t + glue(name), next(order), "glued", name))
+
     def launch(name, t):
-        if by_name[name].here:
-            batches[name] = [b for b in farmed.get(name, []) if b]
-            computing.add(name)
-            heapq.heappush(events, (t + glue(name), next(order), "glued", name))
-        else:
+        if by_name[name].here and by_name[name].farm_first:
+            start_here(name, t)
+        else:  # a worker step, or a step here nothing waits for (queued at its rank, as on the pool)
             heapq.heappush(ready, (-rank[name], next(order), (name, cpu.get(name, 0.0), False)))
 
     for s in steps:
@@ -86,6 +90,9 @@ def replay(steps, cpu: dict, farmed: dict, workers: int) -> float:
     while done < len(steps):
         while ready and running + bool(computing) < workers:
             _, _, (name, seconds, is_farmed) = heapq.heappop(ready)
+            if not is_farmed and by_name[name].here:
+                start_here(name, clock)
+                continue
             running += 1
             heapq.heappush(events, (clock + seconds, next(order), "worker", (name, is_farmed)))
         clock, _, kind, payload = heapq.heappop(events)

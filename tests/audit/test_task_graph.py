@@ -129,6 +129,26 @@ def test_farmed_tasks_go_first_unless_their_step_keeps_its_own_rank(farm_first):
     assert (farmed_start < x_start) == farm_first
 
 
+@pytest.mark.parametrize("farm_first", [True, False])
+def test_a_step_here_that_nothing_waits_for_starts_at_its_own_rank(farm_first):
+    """A step here holds one of the jobs while it computes. With farm_first=False (nothing reads
+    it: the leaderboard) it waits in the queue until no queued work outranks it, so two worker
+    steps of higher rank take both jobs first; otherwise it starts with the run."""
+    steps = [
+        Step("low", _stamp, dict(name="low", seconds=0.05), here=True, cost=0.0, farm_first=farm_first),
+        Step("w1", _stamp, dict(name="w1", seconds=0.6), cost=5.0),
+        Step("w2", _stamp, dict(name="w2", seconds=0.6), cost=4.0),
+    ]
+    done = run_steps(steps, jobs=2)
+    first_free = min(done["w1"][2], done["w2"][2])
+    _, low_start, _ = done["low"]
+    if farm_first:
+        assert low_start < first_free - 0.3
+    else:
+        assert low_start >= first_free - 0.05
+        assert max(done["w1"][1], done["w2"][1]) < low_start  # both worker steps had started
+
+
 def test_an_exception_in_a_step_propagates_from_the_pool():
     steps = [Step("ok", _add, dict(a=1)), Step("bad", _raise, after=("ok",))]
     with pytest.raises(KeyError, match="a bug"):
