@@ -9,8 +9,8 @@ in a fresh process per setting and prints one table: wall time, CPU time (user +
 workers it waited for; the machine's load inflates it far less than wall time), peak RSS of the largest process
 (``ru_maxrss``), the peak of the whole process tree's proportional set size ("tree MB": the audit and its forked
 workers together, shared pages counted once, sampled every 0.2 s; needs psutil, else nan), and the
-seconds of each stage (from the command's own stage messages on stderr; "surface+" runs to the
-next message, so it also holds whatever the pipeline does after the surface section; with ``--jobs N``
+seconds of each stage (from the run's timings.json, which records each stage's own clock readings;
+without it, from the command's stage messages on stderr, to a tenth of a second; with ``--jobs N``
 the statistics are one task graph, one stage: "graph"; timings.json in the output lists its tasks).
 Settings: ``--jobs`` values and, with ``--dask``, a Dask LocalCluster of 2 single-thread workers started
 here. Beside it, one fit of the same cell's votes by lme4 ``glmer`` (Rscript, timed inside R), statsmodels ``mixedlm``
@@ -135,6 +135,16 @@ class TreeMemory:
         self._thread.join()
 
 
+def _stage_name(name: str) -> str:
+    # with --jobs N the statistics run as one task graph: "the statistics on N workers" (before it,
+    # the sections after the cells ran as one batch: "... and the other sections on N workers")
+    if " and the other sections on " in name:
+        return "sections on workers"
+    if name.startswith("the statistics on "):
+        return "statistics on workers"
+    return name
+
+
 def run_audit(args: list[str], out: Path) -> dict:
     """One `audit run` process: wall time, peak RSS (MB) and seconds per stage."""
     cmd = [sys.executable, "-m", "audit", "run", *args, "--out", str(out)]
@@ -151,13 +161,15 @@ def run_audit(args: list[str], out: Path) -> dict:
     total = next((float(x) for x in re.findall(r"^\(([0-9.]+) s\)$", err, re.M)), wall)
     stages = {}
     for (t0, name), (t1, _) in zip(marks, marks[1:] + [(total, "")]):
-        # with --jobs N the statistics run as one task graph: "the statistics on N workers" (before it,
-        # the sections after the cells ran as one batch: "... and the other sections on N workers")
-        if " and the other sections on " in name:
-            name = "sections on workers"
-        elif name.startswith("the statistics on "):
-            name = "statistics on workers"
-        stages[name] = t1 - t0
+        stages[_stage_name(name)] = t1 - t0
+    # the stage messages print tenths of a second; the run's timings.json has the stages' own clock
+    # readings (every stage but writing the outputs, which it is written during)
+    timings = out / "timings.json"
+    if timings.exists():
+        import json
+
+        for stage in json.loads(timings.read_text()).get("stages", []):
+            stages[_stage_name(stage["stage"])] = float(stage["seconds"])
     cpu = usage.ru_utime + usage.ru_stime  # the process and the workers it waited for
     return {"wall": wall, "cpu": cpu, "peak_mb": usage.ru_maxrss / 1024, "tree_mb": tree.peak, "stages": stages}
 
