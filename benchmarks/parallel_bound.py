@@ -11,7 +11,8 @@ estimate (:mod:`audit.step_costs`, the table that ranks the steps: retune it fro
 then replays the graph on ``--workers`` idle cores with these CPU times: the pool's own rule (a free
 worker takes the queued work of highest rank, a step queued when what it reads is done; the steps
 marked ``here`` run in the main process, their farmed tasks join the queue, and one with
-``farm_first=False`` waits in the queue at its rank), and the best any
+``farm_first=False`` waits in the queue at its rank), the same rule with each step's measured CPU
+as its estimate (what retuning :mod:`audit.step_costs` could gain at most), and the best any
 schedule could do (the total over the workers, or the longest chain, whichever is longer).
 Speed-ups are the statistics' CPU over the serial remainder plus the replayed span (no process
 start, pickling or memory bandwidth counted: the measured wall-time ratio is the real figure, and
@@ -21,6 +22,7 @@ needs an idle machine; CPU time is inflated far less by other processes than wal
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import heapq
 import os
 import sys
@@ -246,6 +248,9 @@ def main(argv=None) -> int:
     best = max(in_graph / w, chain(steps, cpu, farmed))
     print(f"statistics CPU {total['cpu']:.2f} s: in the graph {in_graph:.2f} s, serial {serial:.2f} s")
     print(f"the graph on {w} idle cores: {span:.2f} s by the pool's rule, {best:.2f} s at best")
+    # the same rule with perfect estimates: what retuning audit.step_costs could gain at most
+    exact = [dataclasses.replace(s, cost=cpu[s.name] + sum(sum(b) for b in farmed.get(s.name, []))) for s in steps]
+    print(f"  by the pool's rule with each step's measured CPU as its estimate: {replay(exact, cpu, farmed, w):.2f} s")
     print(
         f"speed-up on {w} idle cores with these steps: {total['cpu'] / (serial + span):.2f}x by the pool's rule, "
         f"{total['cpu'] / (serial + best):.2f}x at best"
