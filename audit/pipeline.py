@@ -245,6 +245,7 @@ def _run_shape(data: AuditData, parts, configurations: dict) -> RunShape:
         texts=0 if data.stories is None else len(data.stories),
         dev_rows=0 if data.dev_humans is None else len(data.dev_humans),
         ranked_votes=len(data.votes) / max(1, len(data.criteria)) if linked else 0.0,
+        pairs=len(data.pairs) * len(data.criteria),
     )
 
 

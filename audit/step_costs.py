@@ -13,17 +13,27 @@ from dataclasses import dataclass
 
 #: CPU seconds per unit of each term of the run's shape (RunShape.term), per step. Fitted on the
 #: in-order runs of the fixture, the 100k and 1k-criteria studies, MT-Bench and HANNA (main 3bbf8d5 + the
-#: task graph; `python benchmarks/parallel_bound.py -- STUDY` prints each step's CPU beside its estimate)
+#: task graph; `python benchmarks/parallel_bound.py -- STUDY` prints each step's CPU beside its estimate).
+#: The ``pairs`` terms (fourteenth session) are the difference between two studies of the same votes,
+#: cells and readers that differ only in pairs: the Chatbot-Arena shape (100k pairs of one vote) and
+#: arena-100k (5k pairs of 20 votes)
 COSTS: dict[str, dict[str, float]] = {
-    "verdict": {"cells": 0.01, "votes": 1e-5},  # the primary judge alone
+    "verdict": {"cells": 0.01, "votes": 1e-5, "pairs": 5e-5},  # the primary judge alone
     "configurations": {"judge_cells": 0.012, "judge_votes": 5.5e-5},  # the other configurations, apart
     "glmm": {"fixed": 0.15, "cells": 0.003, "votes": 1e-5},
     "uncertainty": {"fixed": 0.5, "cells": 0.005, "votes": 2e-5, "judge_votes": 2e-5},  # with its farmed tasks
     "readers": {"fixed": 0.25, "cells": 0.0008, "votes": 1e-6, "judge_cells": 0.002},
     "surface": {"texts": 0.0047},
-    "judge_configurations": {"fixed": 0.2, "cells": 0.0003, "votes": 3e-6, "judge_cells": 0.006, "judge_votes": 2e-5},
+    "judge_configurations": {
+        "fixed": 0.2,
+        "cells": 0.0003,
+        "votes": 3e-6,
+        "judge_cells": 0.006,
+        "judge_votes": 2e-5,
+        "pairs": 7e-5,
+    },
     "dev": {"dev_rows": 0.00045},
-    "judge_agreement": {"cells": 0.0075, "votes": 8e-6},
+    "judge_agreement": {"cells": 0.0075, "votes": 8e-6, "pairs": 2e-4},
     "judge_position": {"fixed": 0.01},
     # with its farmed bootstrap blocks; refitted in the eleventh session on SummEval (36k votes per
     # criterion, ~26 CPU-s) and arena-100k (100k votes, ~77 CPU-s), the replicates warm-started
@@ -37,7 +47,9 @@ class RunShape:
     """What the steps' costs grow with: ``votes``, ``cells`` (matchup x criterion with votes),
     ``judges`` (judge configurations besides the primary), ``texts`` (the stories' texts, for surface
     features), ``dev_rows`` (development-set rows), ``ranked_votes`` (the votes per criterion when a
-    leaderboard can be fitted: three or more systems, linked by the pairs; else 0). Derived terms:
+    leaderboard can be fitted: three or more systems, linked by the pairs; else 0), ``pairs`` (the
+    pairs times the criteria: the units the bootstraps resample; Chatbot-Arena-style data has one
+    vote per pair, so many more of them per vote than a panel of readers). Derived terms:
     ``fixed`` (1), ``judge_cells`` and ``judge_votes`` (the configurations' cells and votes),
     ``ranked`` (1 when a leaderboard can be fitted)."""
 
@@ -47,6 +59,7 @@ class RunShape:
     texts: int = 0
     dev_rows: int = 0
     ranked_votes: float = 0.0
+    pairs: int = 0
 
     def term(self, name: str) -> float:
         if name == "fixed":
