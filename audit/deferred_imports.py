@@ -9,7 +9,9 @@ lazy (:class:`importlib.util.LazyLoader`): the import returns a module object at
 module runs the first time one of its attributes is read, so whoever uses it gets the real module.
 
 Only the console script installs it (:func:`audit.cli.run_main`): importing :mod:`audit` as a
-library leaves the import system alone.
+library leaves the import system alone. Python 3.11's ``LazyLoader`` is not thread-safe (two threads
+reading a lazy module's first attribute at once can see it half-run; fixed in 3.12.3): only modules
+no thread of the audit touches belong in :data:`UNUSED`.
 """
 
 from __future__ import annotations

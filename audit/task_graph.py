@@ -20,7 +20,8 @@ same results (every step seeds itself from the run's seed, never from who runs i
   short, and its job is theirs meanwhile). A step that sets ``farm_first=False`` (the
   leaderboard: nothing reads it, and its bootstrap blocks are long enough to delay the chains
   that end the run) waits in the queue at its own rank, itself and then its tasks: it starts
-  when a job is free and no queued work outranks it, not ahead of the run's longest chains.
+  when a job is free and no queued work outranks it, not ahead of the run's longest chains. (The
+  steps computing here share one job between them: they share this process's interpreter.)
 
 Faults never hang: a worker that dies raises :class:`~audit.errors.WorkerLostError`, every step
 and task still queued or waiting fails with it, and the pool is shut down; an exception raised by

@@ -116,8 +116,10 @@ def replay(steps, cpu: dict, farmed: dict, workers: int) -> float:
                 batch = batches[name].pop(0)
                 computing.discard(name)
                 open_tasks[name] = len(batch)
-                for seconds in batch:  # ahead of every step, as on the pool
-                    heapq.heappush(ready, (-rank[name] - top, next(order), (name, seconds, True)))
+                # as on the pool: ahead of every step, or at the step's own rank (farm_first=False)
+                first = top if by_name[name].farm_first else 0.0
+                for seconds in batch:
+                    heapq.heappush(ready, (-rank[name] - first, next(order), (name, seconds, True)))
                 continue
             computing.discard(name)
             kind = "done"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 
@@ -38,21 +39,46 @@ def test_the_run_shape_counts_the_pairs_times_the_criteria():
     assert shape.pairs == 14 * len(data.criteria) and shape.votes == len(data.votes) and shape.cells == 6
 
 
-def _fixture_ranks(shape: RunShape) -> list[str]:
-    """The fixture's steps by rank (estimate plus the longest chain after it), highest first."""
-    e = {s: estimate(s, shape) for s in COSTS}
-    rank = {
-        # the other configurations decided inside the verdict's step, then the judge configurations'
-        "verdict": e["verdict"] + e["configurations"] + e["judge_configurations"],
-        "human GLMMs": e["glmm"] + max(e["uncertainty"], e["readers"]),
-        **{s: e[s] for s in ("uncertainty", "readers", "surface", "dev", "judge_agreement", "judge_position")},
-        "provenance": e["provenance"],
+class _Graph(Exception):
+    """Stops the run once its task graph is built."""
+
+
+def _fixture_order(monkeypatch, without_pairs: bool) -> list[str]:
+    """The README fixture's queued steps of a two-worker run, by rank (audit.task_graph.ranks), highest first."""
+    import audit
+    from audit import pipeline
+    from audit.task_graph import ranks
+
+    costs = {
+        step: {t: c for t, c in terms.items() if not (without_pairs and t == "pairs")} for step, terms in COSTS.items()
     }
-    return sorted(rank, key=rank.get, reverse=True)
+    monkeypatch.setattr("audit.step_costs.COSTS", costs)
+    monkeypatch.setattr(pipeline, "_section_jobs", lambda spec: 2)
+    monkeypatch.setattr(pipeline, "fork_available", lambda: True)
+
+    def captured(steps, **_):
+        # the steps that wait in the queue (a step here that farms first starts at once: its rank
+        # only ranks its tasks, and those go ahead of every step)
+        queued = {s.name for s in steps if not (s.here and s.farm_first)}
+        raise _Graph({name: r for name, r in ranks(steps).items() if name in queued})
+
+    monkeypatch.setattr(pipeline, "run_steps", captured)
+    root = Path(__file__).resolve().parents[2] / "fixtures"
+    with pytest.raises(_Graph) as graph:
+        audit.run(
+            root / "deployment" / "judge.csv",
+            root / "deployment" / "humans.csv",
+            pairs=root / "deployment" / "pairs.csv",
+            stories=root / "deployment" / "stories.csv",
+            dev_judge=root / "dev" / "judge.csv",
+            dev_humans=root / "dev" / "humans.csv",
+        )
+    rank = graph.value.args[0]
+    return sorted(rank, key=lambda name: (-rank[name], name))
 
 
-def test_the_pairs_term_keeps_the_fixtures_steps_in_their_order():
-    # the README fixture: 6,300 votes, 18 cells, 4 other configurations, 300 texts, 2,000 dev rows,
-    # 150 pairs x 6 criteria; its 1.6x on two workers was measured with this order
-    fixture = RunShape(votes=6300, cells=18, judges=4, texts=300, dev_rows=2000, pairs=900)
-    assert _fixture_ranks(fixture) == _fixture_ranks(dataclasses.replace(fixture, pairs=0))
+def test_the_pairs_term_keeps_the_fixtures_steps_in_their_order(monkeypatch):
+    # the README fixture (150 pairs x 6 criteria): its 1.6x on two workers was measured in this order
+    with monkeypatch.context() as m:
+        before = _fixture_order(m, without_pairs=True)
+    assert _fixture_order(monkeypatch, without_pairs=False) == before

@@ -155,6 +155,26 @@ def test_an_exception_in_a_step_propagates_from_the_pool():
         run_steps(steps, jobs=2)
 
 
+def _raise_after(seconds):
+    time.sleep(seconds)
+    raise KeyError("a bug in a step")
+
+
+def test_a_failure_while_a_step_here_waits_in_the_queue_stops_the_run_at_once():
+    """Both jobs busy, the leaderboard-like step still queued, then a worker step raises: the run
+    fails with that error (no hang waiting for the queued step, which never starts)."""
+    seen = []
+    steps = [
+        Step("bad", _raise_after, dict(seconds=0.2), cost=10.0),
+        Step("long", _stamp, dict(name="long", seconds=1.0), cost=9.0),
+        Step("low", lambda: seen.append("low ran"), here=True, cost=0.0, farm_first=False),
+    ]
+    started = time.perf_counter()
+    with pytest.raises(KeyError, match="a bug"):
+        run_steps(steps, jobs=2)
+    assert time.perf_counter() - started < 10 and seen == []
+
+
 @pytest.mark.parametrize("where", ["step", "farmed task"])
 def test_a_worker_that_dies_is_a_lost_worker_not_a_hang(where):
     started = time.perf_counter()
