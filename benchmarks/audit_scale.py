@@ -96,7 +96,7 @@ def study_paths(name: str, tmp: Path) -> tuple[list[str], Path | None]:
 class TreeMemory:
     """The peak of the summed PSS (proportional set size) of a process and all its descendants, sampled."""
 
-    def __init__(self, pid: int, every: float = 0.2):
+    def __init__(self, pid: int, every: float | None = 0.2):
         self.pid, self.every, self.peak = pid, every, float("nan")
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -113,6 +113,8 @@ class TreeMemory:
         return total / 2**20
 
     def _run(self) -> None:
+        if self.every is None:  # not sampled: the peak stays nan
+            return
         try:
             import psutil
         except ImportError:
@@ -145,13 +147,15 @@ def _stage_name(name: str) -> str:
     return name
 
 
-def run_audit(args: list[str], out: Path) -> dict:
-    """One `audit run` process: wall time, peak RSS (MB) and seconds per stage."""
+def run_audit(args: list[str], out: Path, tree_memory: bool = True) -> dict:
+    """One `audit run` process: wall time, peak RSS (MB) and seconds per stage (``tree_memory``:
+    sample the process tree's PSS meanwhile; each sample costs ~8 ms of CPU, which the audit's
+    workers feel when they keep every core busy)."""
     cmd = [sys.executable, "-m", "audit", "run", *args, "--out", str(out)]
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
-    with TreeMemory(proc.pid) as tree:
+    with TreeMemory(proc.pid, every=0.2 if tree_memory else None) as tree:
         err = proc.stderr.read()
         _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
@@ -243,6 +247,12 @@ def main(argv=None) -> int:
     parser.add_argument("--dask", action="store_true", help="also run on a Dask LocalCluster of 2 workers")
     parser.add_argument("--no-competitors", action="store_true")
     parser.add_argument("--glmer-cache", type=Path, default=None, help="folder caching glmer's fits per size")
+    parser.add_argument(
+        "--no-tree-memory",
+        action="store_true",
+        help="do not sample the process tree's PSS (tree MB nan): its ~8 ms of CPU per 0.2 s sample slows a run "
+        "whose workers keep every core busy",
+    )
     args = parser.parse_args(argv)
     cluster = None
     if args.dask:
@@ -263,7 +273,9 @@ def main(argv=None) -> int:
             if cluster is not None:
                 settings.append(("dask 2x1", ["--scheduler", cluster.scheduler_address]))
             for label, extra in settings:
-                res = run_audit([*audit_args, *extra], tmp / f"out-{name}-{label.replace(' ', '')}")
+                res = run_audit(
+                    [*audit_args, *extra], tmp / f"out-{name}-{label.replace(' ', '')}", not args.no_tree_memory
+                )
                 st = res["stages"]
                 print(
                     f"{name:9} {label:12} {res['wall']:7.1f} {res['cpu']:7.1f} "
