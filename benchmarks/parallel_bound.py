@@ -50,6 +50,11 @@ def fixture_args() -> list[str]:
     ]
 
 
+def farmed_cpu(farmed: dict, name: str) -> float:
+    """The CPU seconds of every task the step ``name`` farmed out (all its batches)."""
+    return sum(sum(batch) for batch in farmed.get(name, []))
+
+
 def replay(steps, cpu: dict, farmed: dict, workers: int) -> float:
     """The span of the graph on ``workers`` cores under the pool's rule, with measured CPU times.
 
@@ -188,7 +193,7 @@ def main(argv=None) -> int:
             current["step"] = s.name
             c0 = time.process_time()
             results[s.name] = s.fn(**s.kwargs, **s.arguments(results))
-            cpu[s.name] = time.process_time() - c0 - sum(sum(b) for b in farmed.get(s.name, []))
+            cpu[s.name] = time.process_time() - c0 - farmed_cpu(farmed, s.name)
         captured["steps"], captured["cpu"] = steps, cpu
         return results
 
@@ -238,20 +243,20 @@ def main(argv=None) -> int:
     print(f"shape: {captured['shape']}")
     print(f"{'step':28} {'where':6} {'cpu s':>7} {'farmed':>7} {'estimate':>9}  after")
     for s in steps:
-        farm = sum(sum(b) for b in farmed.get(s.name, []))
+        farm = farmed_cpu(farmed, s.name)
         est = f"{s.cost:9.2f}" if s.cost or s.name in COSTS else f"{'':9}"
         print(
             f"{s.name[:28]:28} {'here' if s.here else 'worker':6} {cpu[s.name]:7.2f} {farm:7.2f} {est}  "
             + ", ".join(s.after)
         )
-    in_graph = sum(cpu.values()) + sum(sum(sum(b) for b in bs) for bs in farmed.values())
+    in_graph = sum(cpu.values()) + sum(farmed_cpu(farmed, name) for name in farmed)
     serial = total["cpu"] - in_graph
     span = replay(steps, cpu, farmed, w)
     best = max(in_graph / w, chain(steps, cpu, farmed))
     print(f"statistics CPU {total['cpu']:.2f} s: in the graph {in_graph:.2f} s, serial {serial:.2f} s")
     print(f"the graph on {w} idle cores: {span:.2f} s by the pool's rule, {best:.2f} s at best")
     # the same rule with perfect estimates: what retuning audit.step_costs could gain at most
-    exact = [dataclasses.replace(s, cost=cpu[s.name] + sum(sum(b) for b in farmed.get(s.name, []))) for s in steps]
+    exact = [dataclasses.replace(s, cost=cpu[s.name] + farmed_cpu(farmed, s.name)) for s in steps]
     print(f"  by the pool's rule with each step's measured CPU as its estimate: {replay(exact, cpu, farmed, w):.2f} s")
     print(
         f"speed-up on {w} idle cores with these steps: {total['cpu'] / (serial + span):.2f}x by the pool's rule, "
