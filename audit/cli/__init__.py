@@ -148,7 +148,4 @@ def main(argv: list[str] | None = None) -> int:
 
 def run_main() -> None:
     """Console-script entry point (and ``python -m audit``)."""
-    from audit.deferred_imports import defer
-
-    defer()  # a module SciPy imports and the audit never uses loads on first use (its docstring)
     sys.exit(main(sys.argv[1:]))
