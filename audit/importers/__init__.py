@@ -169,7 +169,7 @@ def _finish(fmt: str, rows: Rows) -> Imported:
             rows.tallies[rec[0]].exclude(reason)
     used = Counter(t for t, _ in kept)
     for i, t in enumerate(rows.tallies):
-        t.used = used.get(i, 0)
+        t.used = used.get(i, 0) if t.fixed_used is None else t.fixed_used
     tables: dict[str, pd.DataFrame] = {}
     pairwise = rows.key == "pair_id"
     if judge:
@@ -178,7 +178,9 @@ def _finish(fmt: str, rows: Rows) -> Imported:
             cols = ["pair_id", "system", "criterion", "judge", "score"]
         tables["judge.csv"] = pd.DataFrame(judge)[cols]
     if humans:
-        tables["humans.csv"] = pd.DataFrame(humans)[HUMANS_PAIRWISE if pairwise else HUMANS_SCALAR]
+        h = pd.DataFrame(humans)
+        cols = HUMANS_PAIRWISE if pairwise else HUMANS_SCALAR
+        tables["humans.csv"] = h[cols + [c for c in ("seconds", "comment") if c in h.columns]]
     ids = {r[rows.key] for r in judge} | {r[rows.key] for r in humans}
     if pairwise and rows.pairs:
         tables["pairs.csv"] = pd.DataFrame([p for pid, p in rows.pairs.items() if pid in ids])[PAIRS]

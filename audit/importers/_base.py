@@ -63,6 +63,7 @@ class Tally:
     read: int = 0
     used: int = 0
     excluded: Counter = field(default_factory=Counter)
+    fixed_used: int | None = None  #: set by a reader that counts its own used records
 
     def exclude(self, reason: str, n: int = 1) -> None:
         self.excluded[reason] += n
