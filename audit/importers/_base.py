@@ -23,6 +23,9 @@ from audit.errors import InputError, InputProblem
 #: at most this many problems of one kind (same file, field and message) are listed
 MAX_SAME = 20
 
+#: the second half of the fix for a file of another tool
+OTHER_TOOL = "for another tool's file use its format (audit import --help lists them)"
+
 TIE = "tie"
 INVALID = "invalid"
 
@@ -167,6 +170,15 @@ def load_json(path: Path, producer: str) -> Any:
     try:
         return json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
+        if exc.msg == "Extra data":
+            raise InputError(
+                InputProblem(
+                    str(path),
+                    f"not a {producer} file: it holds several JSON values (one per line?), not one JSON document",
+                    f"give the file written by {producer}; {OTHER_TOOL}",
+                    line=exc.lineno,
+                )
+            ) from None
         truncated = exc.pos >= len(text.rstrip()) - 1 or "Unterminated" in exc.msg
         what = "the file ends in the middle of a JSON value (truncated?)" if truncated else f"not valid JSON: {exc.msg}"
         fix = (
@@ -223,8 +235,9 @@ def load_records(path: Path, producer: str, list_key: str | None = None) -> list
         raise InputError(
             InputProblem(
                 str(path),
-                f"expected a JSON list of records, found {type_name(data)}",
-                f"give the file written by {producer}",
+                f"not a {producer} file: expected a JSON list of records, found {type_name(data)}"
+                + (f" with fields {', '.join(sorted(data)[:8])}" if isinstance(data, dict) else ""),
+                f"give the file written by {producer}; {OTHER_TOOL}",
             )
         )
     return [(f"{path}, record {i + 1}", rec, None) for i, rec in enumerate(data)]

@@ -70,7 +70,7 @@ def read(paths: list[Path], options: ImportOptions, problems: Problems) -> Rows:
 
 def _judgment(rows, rec_id, where, rec, line, problems, seen, options, judged_models) -> None:
     n_before = len(problems.items)
-    key = "uid" if "uid" in rec else "question_id"
+    key = "question_id" if "question_id" in rec and "uid" not in rec else "uid"
     qid = text_field(rec, key, where, line, problems, _FIX + " (every record needs its 'uid')", allow_number=True)
     model = text_field(rec, "model", where, line, problems, _FIX)
     judge = text_field(rec, "judge", where, line, problems, _FIX, required=False) or "judge"
