@@ -261,7 +261,18 @@ def write_inspect(folder: Path, s: Study) -> list[Path]:
                     },
                 }
             )
-        log = {"version": 2, "status": "success", "eval": {"task": "qa", "model": f"openai/{m}"}, "samples": samples}
+        log = {
+            "version": 2,
+            "status": "success",
+            "eval": {
+                "task": "qa",
+                "model": f"openai/{m}",
+                "created": "2026-01-01T00:00:00+00:00",
+                "dataset": {"name": "qa", "samples": len(samples)},
+                "config": {},
+            },
+            "samples": samples,
+        }
         paths.append(_json(folder / f"{m}.json", log))
     return paths
 
