@@ -174,8 +174,6 @@ def _finish(fmt: str, rows: Rows) -> Imported:
     pairwise = rows.key == "pair_id"
     if judge:
         cols = JUDGE_PAIRWISE if pairwise else JUDGE_SCALAR
-        if pairwise and "score" in judge[0]:
-            cols = ["pair_id", "system", "criterion", "judge", "score"]
         tables["judge.csv"] = pd.DataFrame(judge)[cols]
     if humans:
         h = pd.DataFrame(humans)

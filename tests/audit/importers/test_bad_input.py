@@ -150,3 +150,20 @@ def test_alpacaeval_human_output_matching_no_annotation(files, tmp_path, capsys)
     save()
     err = _run("alpacaeval", [annotations, human], tmp_path, capsys)
     assert "record 1" in err and "column 'generator_1'" in err
+
+
+LABELSTUDIO = Path(__file__).resolve().parents[3] / "fixtures" / "labelstudio"
+
+
+def test_labelstudio_truncated_export(tmp_path, capsys):
+    export = tmp_path / "export.json"
+    raw = (LABELSTUDIO / "sample_export.json").read_bytes()
+    export.write_bytes(raw[: len(raw) // 2])
+    err = _run("labelstudio", [export], tmp_path, capsys, "--import-pairs", str(LABELSTUDIO / "out" / "pairs.csv"))
+    assert str(export) in err and err.count("  - ") == 1
+
+
+def test_labelstudio_wrong_format(files, tmp_path, capsys):
+    other = files["alpacaeval"][0]
+    err = _run("labelstudio", [other], tmp_path, capsys, "--import-pairs", str(LABELSTUDIO / "out" / "pairs.csv"))
+    assert str(other) in err and "annotations" in err
