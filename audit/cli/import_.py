@@ -58,7 +58,7 @@ def options_from(human_files, import_pairs, baseline, as_judge, criterion):
 
 @click.command("import")
 @click.argument("fmt", metavar="FORMAT")
-@click.argument("sources", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("sources", nargs=-1, required=True, type=click.Path(dir_okay=False), metavar="SRC...")
 @click.option(
     "--out",
     "out_dir",

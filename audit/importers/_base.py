@@ -80,12 +80,6 @@ class Tally:
             "excluded_by_reason": dict(self.excluded),
         }
 
-    def line(self) -> str:
-        ex = "; ".join(f"{n:,} {reason}" for reason, n in self.excluded.items())
-        return f"{self.file}: {self.read:,} {self.unit} read, {self.used:,} used" + (
-            f", {sum(self.excluded.values()):,} excluded ({ex})" if ex else ""
-        )
-
 
 class Problems:
     """Problems found while reading; :meth:`raise_if_any` raises them as one InputError."""
@@ -301,10 +295,6 @@ def pair_key(qid: str, a: str, b: str, *extra: str) -> str:
     return "__".join((qid, lo, hi, *extra))
 
 
-def frame(rows: list[dict], columns: list[str]) -> pd.DataFrame:
-    return pd.DataFrame(rows, columns=columns)
-
-
 __all__ = [
     "INVALID",
     "TIE",
@@ -312,7 +302,6 @@ __all__ = [
     "Problems",
     "Tally",
     "check_record",
-    "frame",
     "load_json",
     "load_jsonl",
     "load_records",
