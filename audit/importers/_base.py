@@ -16,8 +16,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-import pandas as pd
-
 from audit.errors import InputError, InputProblem
 
 #: at most this many problems of one kind (same file, field and message) are listed
