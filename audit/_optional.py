@@ -28,6 +28,7 @@ _HINTS = {
         "pip install 'judge-transfer-audit[plots]'",
         "drawing a figure through matplotlib (reports.figures.figure_to_svg)",
     ),
+    "inspect_ai": ("pip install 'judge-transfer-audit[inspect]'", "reading inspect_ai .eval logs"),
     "spacy": ("pip install spacy", "the sentences_spacy detector (spaCy's own sentencizer)"),
     "sksparse": (
         "apt-get install libsuitesparse-dev, then pip install 'judge-transfer-audit[sparse]'",

@@ -42,6 +42,7 @@ COMMAND_MODULES = (
     "generate",
     "score",
     "labelstudio",
+    "import_",
 )
 
 

@@ -9,13 +9,20 @@ from pathlib import Path
 import click
 
 from audit.cli.exit_status import ExitStatus
+from audit.cli.import_ import import_options, options_from
 from audit.cli.options import Progress, jobs_option, parse_scale, perplexity_options, scheduler_option, seed_option
 from audit.tie_rules import TIE_RULES
 
 
 @click.command("run")
-@click.argument("judge", type=click.Path(dir_okay=False))
-@click.argument("humans", type=click.Path(dir_okay=False))
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False), metavar="JUDGE HUMANS")
+@click.option(
+    "--from",
+    "from_format",
+    help="Read the files of another tool (alpacaeval, mtbench, arena-hard, promptfoo, inspect, labelstudio, "
+    "argilla) instead of JUDGE HUMANS: they are imported into OUT/imported/ first (as `audit import`).",
+)
+@import_options
 @click.option(
     "--pairs", type=click.Path(dir_okay=False), help="pairs.csv: system_a, system_b, focal, matchup, group_id per pair."
 )
@@ -110,8 +117,13 @@ from audit.tie_rules import TIE_RULES
 @click.option("--no-html", is_flag=True, help="Do not write report.html.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress and no summary; only errors (for CI logs).")
 def command(
-    judge,
-    humans,
+    files,
+    from_format,
+    human_files,
+    import_pairs,
+    baseline,
+    as_judge,
+    criterion,
     pairs,
     stories,
     dev_judge,
@@ -162,8 +174,26 @@ def command(
                 "options", "--dev-judge and --dev-humans go together", "give both development files, or neither"
             )
         )
-    inputs = [judge, humans, pairs, stories, dev_judge, dev_humans, policy]
+    if from_format is None and len(files) != 2:
+        raise click.UsageError(
+            f"expected two files, JUDGE and HUMANS (got {len(files)}); to read another tool's files use --from FORMAT"
+        )
+    inputs = [*files, *human_files, import_pairs, pairs, stories, dev_judge, dev_humans, policy]
     check_output_dir(out_dir, inputs)  # before the work: an --out that would touch an input is refused now
+    if from_format is not None:
+        judge, humans, pairs, stories = _imported_inputs(
+            from_format,
+            files,
+            out_dir,
+            inputs,
+            options_from(human_files, import_pairs, baseline, as_judge, criterion),
+            pairs,
+            stories,
+            quiet,
+        )
+        inputs = [judge, humans, pairs, stories, dev_judge, dev_humans, policy, *inputs]
+    else:
+        judge, humans = files
     timings = RunTimings()
     progress = Progress(enabled=not quiet, timings=timings)
     started = time.perf_counter()
@@ -251,6 +281,37 @@ def command(
             click.echo(f"gate: FAILED ({len(failing)} failing of {len(result.checks)} checks)")
         return ExitStatus.GATE_FAILED
     return ExitStatus.OK
+
+
+def _imported_inputs(fmt, sources, out_dir, inputs, options, pairs, stories, quiet):
+    """Import ``sources`` into OUT/imported/ (as `audit import`) and return the contract files to audit."""
+    from audit.errors import InputError, InputProblem
+    from audit.importers import import_files, write_imported
+    from audit.terminal_text import printable
+
+    imported = import_files(fmt, list(sources), options)
+    missing = [name for name in ("judge.csv", "humans.csv") if name not in imported.tables]
+    if missing:
+        what = "judge outputs" if missing[0] == "judge.csv" else "human labels"
+        raise InputError(
+            InputProblem(
+                ", ".join(sources),
+                f"the {fmt} files hold no {what}",
+                f"give the {fmt} file(s) with the {what} too, or import them with `audit import` and add the missing "
+                "file by hand",
+            )
+        )
+    folder = Path(out_dir) / "imported"
+    written = write_imported(imported, folder, inputs).paths
+    if not quiet:
+        for line in imported.lines():
+            click.echo(printable(f"import: {line}"), err=True)
+    return (
+        str(written["judge.csv"]),
+        str(written["humans.csv"]),
+        pairs or (str(written["pairs.csv"]) if "pairs.csv" in written else None),
+        stories or (str(written["stories.csv"]) if "stories.csv" in written else None),
+    )
 
 
 def could_not_compute(result) -> list:

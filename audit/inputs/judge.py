@@ -61,7 +61,11 @@ def read_judge(
 ) -> JudgeInput | None:
     """Read a judge file; report problems to ``log``. ``kind`` forces "scalar" (dev set)."""
     cols = set(table.columns)
+    if _mixes_scores_and_verdicts(table, log, role):
+        return None
     detected = "pairwise" if ("choice" in cols or ("system" not in cols and "score" not in cols)) else "scalar"
+    if {"choice", "score"} <= cols and not (table.frame["choice"] != "").any() and (table.frame["score"] != "").any():
+        detected = "scalar"  # scores, with an empty choice column (a template's leftover)
     if kind is not None and detected != kind:
         log.add(
             table.path,
@@ -154,3 +158,33 @@ def read_judge(
         frame=frame[out_cols].reset_index(drop=True),
         n_read=n_read,
     )
+
+
+def _mixes_scores_and_verdicts(table: Table, log: ProblemLog, role: str) -> bool:
+    """A file with some rows giving a ``score`` and others a ``choice`` (two judges of different
+    kinds in one file): one problem naming the judges of each kind, not one "duplicate judge
+    output" per row."""
+    f = table.frame
+    if "score" not in f.columns or "choice" not in f.columns:
+        return False
+    scored, chose = f["score"] != "", f["choice"] != ""
+    if not scored.any() or not chose.any():
+        return False
+
+    def who(rows) -> str:
+        if "judge" in f.columns:
+            names = list(dict.fromkeys(f.loc[rows, "judge"].where(f.loc[rows, "judge"] != "", DEFAULT_JUDGE)))
+            return (
+                ("judge " if len(names) == 1 else "judges ") + ", ".join(names[:3]) + (" ..." if len(names) > 3 else "")
+            )
+        first = int(table.lines[np.flatnonzero(rows.to_numpy())[0]])
+        return f"{int(rows.sum())} row(s), first on line {first}"
+
+    log.add(
+        table.path,
+        f"this file mixes scores ({who(scored)}) and verdicts ({who(chose)})",
+        "split it into two files, one of scores (pair_id, system, criterion, score) and one of verdicts (pair_id, "
+        "criterion, choice), and audit each with its own run; or keep one kind in this file",
+        column="choice",
+    )
+    return True

@@ -278,11 +278,14 @@ class _Loader:
     # -- deployment: scalar ratings turned into prompt-matched pairs -------------------
     def scalar(self, h: HumanInput, j: JudgeInput, pf: pd.DataFrame | None):
         log, th, tj = self.log, self.tables["humans"], self.tables["judge"]
+        if j.kind == "pairwise":
+            return self.scalar_with_verdicts(h, j, pf)
         if pf is not None:
             log.add(
                 self.tables["pairs"].path,
-                "a pairs file cannot be combined with scalar ratings",
-                "leave out the pairs file: pairs are formed from items sharing a group_id",
+                "a pairs file cannot be combined with scalar ratings and a scalar judge",
+                "leave out the pairs file: pairs are formed from items sharing a group_id (a pairs file with "
+                "item_a and item_b defines the pairs of a pairwise judge)",
             )
         if j.kind != "scalar" or j.key != "item_id":
             log.add(
@@ -389,6 +392,160 @@ class _Loader:
         )
         scores = judge_scores_by_item(jf[~outside], pairs)
         return votes, pairs, scores, None
+
+    # -- scalar ratings, pairwise judge: the pairs derived from the groups, or a pairs file with items --
+    def _item_systems(self, log) -> dict[str, str] | None:
+        """item_id -> system from the human file's ``system`` column (None when it has none)."""
+        th = self.tables["humans"]
+        if "system" not in th.columns:
+            return None
+        f = th.frame[(th.frame["system"] != "") & (th.frame["item_id"] != "")][["item_id", "system"]].drop_duplicates()
+        many = f.groupby("item_id", sort=False)["system"].unique()
+        for item in many.index[many.map(len).to_numpy() > 1]:
+            log.add(
+                th.path,
+                "this item has more than one system",
+                "give each item a single system",
+                column="system",
+                value=f"{item}: {', '.join(many[item])}",
+            )
+        return {i: v[0] for i, v in many.items()}
+
+    def _pairs_with_items(self, pf, item_system, log):
+        """The pairs file's pairs with their ``item_a`` / ``item_b`` (scalar ratings, pairwise judge)."""
+        tp = self.tables["pairs"]
+        if not {"item_a", "item_b"} <= set(tp.columns):
+            log.add(
+                tp.path,
+                "with scalar ratings a pairs file must name each pair's two rated items",
+                f"add columns item_a and item_b (the item_id of system_a's and system_b's output); columns found: "
+                f"{tp.found()}",
+            )
+            return None
+        items = tp.frame.drop_duplicates("pair_id").set_index("pair_id")[["item_a", "item_b"]]
+        pairs, self_pairs = pf
+        pairs = pairs.join(items, on="pair_id")
+        self_pairs = self_pairs.join(items, on="pair_id")
+        for side in ("a", "b"):
+            declared = pairs["item_" + side].map(item_system or {})
+            clash = declared.notna() & (declared != pairs["system_" + side])
+            for row in pairs[clash.to_numpy()].itertuples():
+                log.add(
+                    tp.path,
+                    f"system_{side} is not the system the human file gives item_{side}",
+                    "make the pairs file and the human file's system column agree",
+                    line=int(row.line),
+                    column=f"system_{side}",
+                    value=f"{getattr(row, 'item_' + side)}: {getattr(row, 'system_' + side)}",
+                )
+        empty = (pairs["item_a"] == "") | (pairs["item_b"] == "")
+        for row in pairs[empty.to_numpy()].itertuples():
+            log.add(tp.path, "empty item_a or item_b", "name both rated items of the pair", line=int(row.line))
+        return pairs, self_pairs
+
+    def scalar_with_verdicts(self, h: HumanInput, j: JudgeInput, pf):
+        """Scalar human ratings against a pairwise judge: the judge's verdicts are keyed by the
+        pair ids derived from the groups (``i~j``, either order) or defined by a pairs file
+        with ``item_a`` / ``item_b``; the readers' votes on a pair come from their two ratings."""
+        log, th, tj = self.log, self.tables["humans"], self.tables["judge"]
+        r, jf = h.frame, j.frame.copy()
+        if j.key != "pair_id":
+            log.add(
+                tj.path, "a pairwise judge's verdicts are keyed by pair_id", "use columns pair_id, criterion, choice"
+            )
+            return None
+        item_system = self._item_systems(log)
+        if pf is not None:
+            built = self._pairs_with_items(pf, item_system, log)
+            if built is None or log.problems:
+                return None
+            pairs, self_pairs = built
+            where, fix = "the pairs file", "use the pair ids of the pairs file"
+        else:
+            if item_system is None:
+                log.add(
+                    th.path,
+                    "with a pairwise judge, scalar ratings need a system column (the system of each rated item): the "
+                    "judge's verdicts name systems, not items",
+                    "add a system column to the human file, or give a pairs file with pair_id, item_a, item_b, "
+                    "system_a, system_b",
+                    column="system",
+                )
+                return None
+            if "group_id" not in th.columns:
+                log.add(
+                    th.path,
+                    "scalar ratings need a group_id column to form prompt-matched pairs",
+                    f"add group_id (e.g. the premise), or give a pairs file with item_a and item_b; columns found: "
+                    f"{th.found()}",
+                    column="group_id",
+                )
+                return None
+            r = r[~blank_ids(r, ["group_id"], th, log, "humans")]
+            missing = sorted(distinct(r["item_id"]) - set(item_system))
+            for item in missing[:20]:
+                log.add(
+                    th.path, "this rated item has no system", "fill in its system column", column="system", value=item
+                )
+            if log.problems:
+                return None
+            size = r.drop_duplicates("item_id").groupby("group_id", sort=False).size()
+            alone = r["group_id"].map(size).to_numpy() < 2
+            if alone.any():
+                log.exclude("humans", "rating of an item alone in its group (no pair)", int(alone.sum()))
+                r = r[~alone]
+            pairs, self_pairs = pairs_from_groups(r, item_system)
+            # a verdict written for the pair in the other order (j~i) is the same pair
+            alias = dict(zip(pairs["item_b"] + "~" + pairs["item_a"], pairs["pair_id"]))
+            jf["pair_id"] = jf["pair_id"].map(lambda p: alias.get(p, p))
+            where, fix = (
+                "the pairs formed from the ratings (item_i~item_j within a group_id)",
+                "key each verdict by the pair of items it compares, item_i~item_j (docs/data-contract.md)",
+            )
+        jf = jf[~unknown_ids(jf, "pair_id", distinct(pairs["pair_id"]), tj.path, "judge", log, where, fix)]
+        if log.problems:
+            return None
+        judged = distinct(jf["pair_id"])
+        unjudged = pairs[~member(pairs["pair_id"], judged)]
+        pairs = pairs[member(pairs["pair_id"], judged)]
+        if pf is not None:
+            self.log.exclude("pairs", "self-matchup (the same system on both sides)", len(self_pairs))
+            self.log.exclude("pairs", "pair with no judge verdict", len(unjudged))
+        if len(pairs) == 0:
+            log.add(tj.path, "no judge verdict is on a pair of the rated items", fix)
+            return None
+        self.rated_items = distinct(r["item_id"])
+        pairs = self._orient(pairs)
+        left = pd.concat([self_pairs[["pair_id", "item_a", "item_b"]], unjudged[["pair_id", "item_a", "item_b"]]])
+        votes, n_unused, n_left_only, n_left_votes = votes_from_ratings(r, pairs, left)
+        if len(unjudged) or len(self_pairs):
+            self.notes.append(
+                f"{len(unjudged)} pair(s) without a judge verdict and {len(self_pairs)} self-matchup pair(s) "
+                f"(two outputs of the same system) are left out, with the {n_left_votes} vote(s) they would give"
+            )
+        log.exclude(
+            "humans",
+            "rating with no rating of another item of its group by the same reader and criterion (no pair)",
+            n_unused,
+        )
+        log.exclude(
+            "humans",
+            "rating used only in pairs left out (self-matchups, or pairs without a judge verdict)",
+            n_left_only,
+        )
+        self.ratings_used = len(r) - n_unused - n_left_only
+        verdicts = resolve_verdicts(jf, pairs, tj.path, log, wide=j.layout.endswith("-wide"))
+        voted = distinct(votes["pair_id"])
+        silent = ~member(verdicts["pair_id"], voted)
+        if silent.any():
+            no_votes = ~member(pairs["pair_id"], voted)
+            log.exclude("judge", "verdict on a pair no reader rated both items of", int(silent.sum()))
+            if pf is not None:
+                log.exclude("pairs", "pair no reader rated both items of", int(no_votes.sum()))
+            verdicts, pairs = verdicts[~silent], pairs[~no_votes]
+        if log.problems:
+            return None
+        return votes, pairs, None, verdicts.reset_index(drop=True)
 
     # -- optional parts -------------------------------------------------------------------
     def stories(self, ts: Table, key: str, pairs: pd.DataFrame):
