@@ -352,6 +352,7 @@ def write_folder(
     inputs: Iterable[str | os.PathLike | None] = (),
     may_write: Iterable[str] = (),
     adopt: Iterable[str] = (),
+    clean: bool = True,
 ) -> FolderWrite:
     """Write ``files`` (name -> content) into ``folder`` under the rules of this module.
 
@@ -372,6 +373,9 @@ def write_folder(
     adopt : names
         Existing files to treat as judge-audit's own although no manifest lists them (see
         :func:`check_output_folder`); they are replaced when written, never removed.
+    clean : bool
+        Remove the stale files of the same command (default); ``False`` when a command writes
+        its folder in several steps (``audit generate``: run.json first, the tables at the end).
     """
     out = Path(folder)
     sources = list(inputs)
@@ -400,7 +404,7 @@ def write_folder(
     removed, kept = [], []
     resolved = _input_paths(sources)
     entries = dict(previous)
-    for name, entry in previous.items():
+    for name, entry in previous.items() if clean else ():
         target = out / name
         if name in files:
             continue
