@@ -119,20 +119,28 @@ class _Loader:
         else:
             where = "the judge file"
             first_line = jf.groupby("pair_id", sort=False)["line"].first().to_dict()
+            # Without a pairs file nothing says which system is A: the judge file's row order
+            # would decide, and reordering its rows would flip the votes. Whatever the judge kind.
+            sources = [(th.path, hv, "choice"), (th.path, hv, "shown_first")]
+            if j.kind != "scalar":
+                sources.append((tj.path, jf, "choice"))
+            elif distinct(jf["system"].str.upper()) & {"A", "B"}:
+                sources = []  # a system named A or B: reported below as a name that is also a choice word
+            for path, frame, column in sources:
+                if column in frame.columns and frame[column].astype(str).str.upper().isin(["A", "B"]).any():
+                    log.add(
+                        path,
+                        f"{column} A/B needs a pairs file saying which system is A and which is B (without one, "
+                        "the judge file's row order would decide)",
+                        "pass --pairs FILE (pair_id, system_a, system_b), or write the system names instead of A/B",
+                        column=column,
+                        value="A/B",
+                    )
+                    return None
             if j.kind == "scalar":
                 systems = _systems_by_pair(jf, "system")
             else:
                 named = pd.concat([hv[["pair_id", "choice"]], jf[["pair_id", "choice"]]])
-                ab = named["choice"].str.upper().isin(["A", "B"])
-                if ab.any():
-                    log.add(
-                        th.path if ab.iloc[: len(hv)].any() else tj.path,
-                        "choices A/B need a pairs file saying which system is A and which is B",
-                        "pass a pairs file (pair_id, system_a, system_b) or write system names",
-                        column="choice",
-                        value="A/B",
-                    )
-                    return None
                 named = named[~named["choice"].str.lower().isin(["tie", INVALID])]
                 systems = _systems_by_pair(named, "choice")
                 for pid in jf["pair_id"].unique():
