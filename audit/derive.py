@@ -210,6 +210,20 @@ def verify_result(result: AuditResult, source: str = "result.json") -> tuple[Che
                     column="checks",
                 )
             )
+    from audit.verdict.checks import verdict_sentence
+
+    cells = [dataclasses.replace(c, transfer=t) for c, t in zip(result.cells, transfers)]
+    sentence = verdict_sentence(cells, status, derived, margin=policy.transfer.margin, adjust=policy.transfer.adjust)
+    if result.verdict != sentence:
+        problems.append(
+            InputProblem(
+                source,
+                "the recorded verdict sentence is not the one the result's own cells and checks give "
+                f"(recorded {result.verdict[:120]!r}; derived {sentence[:120]!r})",
+                fix,
+                column="verdict",
+            )
+        )
     if problems:
         raise InputError(problems[:20])
     return tuple(derived)
