@@ -77,7 +77,9 @@ def test_report_and_diff_redact_a_key_edited_into_the_recorded_command(saved, tm
     path, _ = saved
 
     def with_key(data):
-        data["provenance"]["command"] += f" --perplexity-api-key {SECRET} --x-token hunter22 https://u:pw@h/x?key=abc123"
+        data["provenance"]["command"] += (
+            f" --perplexity-api-key {SECRET} --x-token hunter22 https://u:pw@h/x?key=abc123"
+        )
 
     edited = _edited(saved, tmp_path, with_key)
     target = tmp_path / "report.html"
@@ -88,10 +90,10 @@ def test_report_and_diff_redact_a_key_edited_into_the_recorded_command(saved, tm
         assert secret not in html
     assert "REDACTED" in html
     status, out, err = run_cli(
-        ["diff", str(path), str(edited), "--all", "--json", str(tmp_path / "d.json"), "--html", str(tmp_path / "d.html")],
+        ["diff", str(path), str(edited), "--all", "--json", str(tmp_path / "d.json"), "--html", str(tmp_path / "d.h")],
         capsys,
         protect=[path, edited],
     )
     assert status == 0, err
-    for text in (out, err, (tmp_path / "d.json").read_text(), (tmp_path / "d.html").read_text()):
+    for text in (out, err, (tmp_path / "d.json").read_text(), (tmp_path / "d.h").read_text()):
         assert SECRET not in text and "hunter22" not in text
