@@ -47,7 +47,8 @@ def test_labelstudio_import_refuses_an_annotator_with_escape_codes(hostile_expor
 
 def test_labelstudio_import_anonymised_is_read_back_exactly(hostile_export, tmp_path, capsys):
     out = tmp_path / "humans.csv"
-    status, _, err = run_cli(_import(hostile_export, out, "--anonymise-readers"), capsys, protect=hostile_export.values())
+    argv = _import(hostile_export, out, "--anonymise-readers")
+    status, _, err = run_cli(argv, capsys, protect=hostile_export.values())
     assert status == 0, err
     humans = read_frame(out, "humans")
     for column in ("pair_id", "reader_id", "criterion", "choice", "shown_first"):
