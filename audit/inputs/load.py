@@ -179,6 +179,7 @@ class _Loader:
         ]
         if len(hv) == 0:  # no usable vote at all: one problem, not one per judge row
             return self._nothing_usable(th.path)
+        jf = self._blank_only(jf, h, th.path, "pair_id")
         jf = jf[
             ~unknown_ids(
                 jf,
@@ -210,6 +211,30 @@ class _Loader:
         pairs, self.focal_source, self.orientation, notes = assign_focal(pairs, self.focal_names)
         self.notes.extend(notes)
         return pairs
+
+    def _blank_only(self, jf: pd.DataFrame, h: HumanInput, path: str, column: str) -> pd.DataFrame:
+        """Judge outputs on an id whose every human row is blank: one problem per id saying so (the id
+        is in the human file, with no judgment given), rather than "not found in the human file"."""
+        if not h.all_blank:
+            return jf
+        mask = member(jf[column], set(h.all_blank))
+        if not mask.any():
+            return jf
+        if self.log.drop_invalid:
+            self.log.exclude("judge", f"{column} whose every human row is blank", int(mask.sum()))
+            return jf[~mask]
+        for value in sorted(distinct(jf.loc[mask, column]), key=str):
+            first, n = h.all_blank[value]
+            what = "choice" if h.shape == "pairwise" else "rating"
+            self.log.add(
+                path,
+                f"every human row of this {column} is blank ({n} row(s) with an empty {what}): no judgment was given",
+                f"fill in the {what}s, or remove the {column}'s rows from the human and judge files",
+                line=first,
+                column=what,
+                value=value,
+            )
+        return jf[~mask]
 
     def _drop_self_pairs(self, hv: pd.DataFrame, jf: pd.DataFrame, self_pairs: pd.DataFrame):
         """Leave out the self-matchups of the pairs file (the same system on both sides), with
@@ -343,6 +368,7 @@ class _Loader:
         ]
         if len(r) == 0:
             return self._nothing_usable(th.path)
+        jf = self._blank_only(jf, h, th.path, "item_id")
         jf = jf[
             ~unknown_ids(
                 jf,
