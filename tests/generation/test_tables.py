@@ -23,7 +23,7 @@ def test_prepare_output_creates_folders(tmp_path):
 
 def test_prepare_output_names_the_file_in_the_way(tmp_path):
     (tmp_path / "blocker").write_text("x")
-    with pytest.raises(InputError, match="blocker' is a file, not a folder"):
+    with pytest.raises(InputError, match="blocker is a file, not a folder"):
         prepare_output(tmp_path / "blocker" / "out.csv", "table")
     with pytest.raises(InputError, match="the output path is a folder"):
         prepare_output(tmp_path, "table")
