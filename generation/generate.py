@@ -311,9 +311,23 @@ def _run_story(
                 "time": datetime.now(timezone.utc).isoformat(),
             }
         )
-        attempts.append({"attempt": len(words) + 1, "words": n, "text": text})
+        attempts.append(
+            {"attempt": len(words) + 1, "words": n, "text": text, "finish_reason": completion.finish_reason}
+        )
         words.append(n)
-    kept = choose_attempt(words, protocol.word_min, protocol.word_max, protocol.word_target)
+    # An attempt without a word (``content: null``, an empty answer, everything in the reasoning) is no
+    # story: it is recorded in the journal, never kept; a story whose every attempt is empty fails.
+    spoken = [i for i, n in enumerate(words) if n > 0]
+    if not spoken:
+        raise ProviderError(
+            f"the server answered no text in all {len(words)} attempt(s) (content null or empty"
+            + (f", finish_reason {attempts[-1].get('finish_reason')!r}" if attempts[-1].get("finish_reason") else "")
+            + "); an empty story would be written and then refused by every command reading stories.csv. "
+            "Check the model and its settings (a reasoning model may put its whole answer in reasoning_content, "
+            "or max_tokens may be too small), or raise max_attempts"
+        )
+    window = (protocol.word_min, protocol.word_max, protocol.word_target)
+    kept = spoken[choose_attempt([words[i] for i in spoken], *window)]
     final = {
         "type": "final",
         "story_id": job.story_id,
