@@ -30,6 +30,9 @@ from audit.policy import Policy, policy_from_mapping
 from audit.result import AuditResult, Cell, Section
 from audit.serialize import to_jsonable
 
+#: The sections with no checks of their own: a failed one is an ERROR check (``<name>.computed``).
+PEER_SECTIONS = ("judge_agreement", "judge_configurations", "leaderboard")
+
 
 def derive_checks(
     *,
@@ -43,6 +46,7 @@ def derive_checks(
     surface: Section,
     primary: str | None,
     judge_position: Section | None = None,
+    peers: dict[str, Section] | None = None,
 ) -> list[Check]:
     """Every check of a run, in the order the result lists them, the policy's ``[severity]``
     resolved by :func:`audit.checks.apply_severity` (the one owner; each producer applies it
@@ -59,6 +63,7 @@ def derive_checks(
         surface=surface,
         primary=primary,
         judge_position=judge_position,
+        peers=peers,
     )
     return apply_severity(checks, policy.severity)
 
@@ -115,6 +120,7 @@ def rederived_checks(result: AuditResult, policy: Policy) -> list[Check]:
         surface=result.surface,
         primary=result.provenance.primary_judge or None,
         judge_position=result.judge_position,
+        peers={name: getattr(result, name) for name in PEER_SECTIONS},
     )
 
 
@@ -210,6 +216,20 @@ def verify_result(result: AuditResult, source: str = "result.json") -> tuple[Che
                     column="checks",
                 )
             )
+    from audit.verdict.checks import verdict_sentence
+
+    cells = [dataclasses.replace(c, transfer=t) for c, t in zip(result.cells, transfers)]
+    sentence = verdict_sentence(cells, status, derived, margin=policy.transfer.margin, adjust=policy.transfer.adjust)
+    if result.verdict != sentence:
+        problems.append(
+            InputProblem(
+                source,
+                "the recorded verdict sentence is not the one the result's own cells and checks give "
+                f"(recorded {result.verdict[:120]!r}; derived {sentence[:120]!r})",
+                fix,
+                column="verdict",
+            )
+        )
     if problems:
         raise InputError(problems[:20])
     return tuple(derived)

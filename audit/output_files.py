@@ -171,10 +171,35 @@ def _target_problems(target: Path, inputs: list[tuple[str, Path]]) -> list[Input
     return problems
 
 
+def _unwritable(folder: Path, what: str) -> InputProblem | None:
+    """A problem when nothing can be written in ``folder`` (or, when it does not exist yet, in the
+    nearest folder above it that does): a file in the way, no permission, a read-only file system.
+
+    Probed by creating and removing a temporary file there, the one test that holds for every user
+    (root included) and file system; nothing is left behind and no folder is created.
+    """
+    existing = folder
+    while not existing.exists() and not existing.is_symlink() and existing != existing.parent:
+        existing = existing.parent
+    fix = "choose a location you can write to"
+    if not existing.is_dir():
+        return InputProblem(str(folder), f"cannot create the {what}: {existing} is a file, not a folder", fix=fix)
+    try:
+        fd, probe = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=existing)
+    except OSError as exc:
+        return InputProblem(str(folder), f"cannot write in {existing}: {exc.strerror or exc}", fix=fix)
+    os.close(fd)
+    os.unlink(probe)
+    return None
+
+
 def check_output_file(path: str | os.PathLike, inputs: Iterable[str | os.PathLike | None] = ()) -> Path:
-    """Refuse (``InputError``) a target that is a link, a folder or one of ``inputs``; return it."""
+    """Refuse (``InputError``) a target that is a link, a folder or one of ``inputs``, or whose folder
+    cannot be written; return it."""
     target = Path(path)
     problems = _target_problems(target, _input_paths(inputs))
+    if not problems:
+        problems = [p for p in [_unwritable(target.parent, "folder of the output")] if p]
     if problems:
         raise InputError(problems)
     return target
@@ -318,6 +343,9 @@ def check_output_folder(
                 str(out), "the output folder is a file", fix="give --out a folder (new or written by judge-audit)"
             )
         )
+    unwritable = _unwritable(out, "output folder")
+    if unwritable:
+        raise InputError(unwritable)
     if not out.exists():
         return
     sources = _input_paths(inputs)
@@ -352,6 +380,7 @@ def write_folder(
     inputs: Iterable[str | os.PathLike | None] = (),
     may_write: Iterable[str] = (),
     adopt: Iterable[str] = (),
+    clean: bool = True,
 ) -> FolderWrite:
     """Write ``files`` (name -> content) into ``folder`` under the rules of this module.
 
@@ -372,6 +401,9 @@ def write_folder(
     adopt : names
         Existing files to treat as judge-audit's own although no manifest lists them (see
         :func:`check_output_folder`); they are replaced when written, never removed.
+    clean : bool
+        Remove the stale files of the same command (default); ``False`` when a command writes
+        its folder in several steps (``audit generate``: run.json first, the tables at the end).
     """
     out = Path(folder)
     sources = list(inputs)
@@ -400,7 +432,7 @@ def write_folder(
     removed, kept = [], []
     resolved = _input_paths(sources)
     entries = dict(previous)
-    for name, entry in previous.items():
+    for name, entry in previous.items() if clean else ():
         target = out / name
         if name in files:
             continue

@@ -15,7 +15,7 @@ from audit import pipeline_steps as steps_of_run
 from audit import sections
 from audit.agreement import agreement_table, reader_baseline
 from audit.data import ALL_MATCHUPS, HUMAN_OVERALL, JUDGE_AGGREGATE, AuditData
-from audit.derive import derive_checks, status_of
+from audit.derive import PEER_SECTIONS, derive_checks, status_of
 from audit.judge_side import judge_pair_outcomes, summarise_outcomes
 from audit.result import SCHEMA_VERSION, AuditResult, Cell, JudgeConfigRate, JudgeSide
 from audit.result_tables import AgreementRows, BaselineRows, JudgePairs
@@ -436,6 +436,7 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
         surface=surface,
         primary=primary,
         judge_position=position,
+        peers={name: done[name] for name in PEER_SECTIONS},
     )
     status = status_of(checks)
     return AuditResult(

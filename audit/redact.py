@@ -99,4 +99,19 @@ def redact_argv(argv: list[str]) -> list[str]:
     return out
 
 
-__all__ = ["REDACTED", "redact_argv", "redact_text", "redact_url"]
+def redact_command(command: str) -> str:
+    """A recorded command line (``shlex.join`` of its arguments) with its secrets redacted.
+
+    What ``audit run`` records is redacted already and comes back unchanged; a command edited
+    into a saved result (``--api-key sk-...``) is redacted before it is shown. A line that does
+    not split as shell words is redacted word by word.
+    """
+    import shlex
+
+    try:
+        return shlex.join(redact_argv(shlex.split(command)))
+    except ValueError:  # an unbalanced quote
+        return " ".join(redact_argv(command.split(" ")))
+
+
+__all__ = ["REDACTED", "redact_argv", "redact_command", "redact_text", "redact_url"]

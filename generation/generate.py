@@ -19,23 +19,26 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import re
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 import pandas as pd
 
 from audit.errors import InputError, InputProblem, ProviderError
 from audit.inputs.formats import read_frame
+from audit.inputs.layout import CONTROL
+from audit.output_files import MANIFEST, csv_text, write_folder
 from audit.rng import resolve_rng
 from generation.journal import Journal, read_journal
 from generation.protocol import GenerationProtocol, Matchup
 from generation.providers.base import ChatMessage, Provider, build_provider
-from generation.tables import write_csv
+from generation.tables import check_writable_names, prepare_output
 
 _WORD = re.compile(r"\S+")
 _ALNUM = re.compile(r"[^\W_]")
@@ -142,6 +145,18 @@ def validate_premises(frame: pd.DataFrame, file: str = "premises") -> pd.DataFra
     for i, row in enumerate(frame.itertuples(index=False), start=2):
         if not row.premise_id:
             problems.append(InputProblem(file, "empty premise_id", line=i, column="premise_id"))
+        elif CONTROL.search(row.premise_id):
+            problems.append(
+                InputProblem(
+                    file,
+                    "premise_id holds a control character (pairs.csv and story_log.csv would carry it, and "
+                    "every command reading them refuses it)",
+                    line=i,
+                    column="premise_id",
+                    value=row.premise_id,
+                    fix="remove the control character from the premise_id",
+                )
+            )
         if not row.premise.strip():
             problems.append(
                 InputProblem(file, "empty premise", line=i, column="premise", fix="remove the row or write the premise")
@@ -162,6 +177,48 @@ def validate_premises(frame: pd.DataFrame, file: str = "premises") -> pd.DataFra
 def _hash_id(prefix: str, seed: int, *parts: str) -> str:
     digest = hashlib.sha256("\x1f".join([str(seed), prefix, *parts]).encode()).hexdigest()
     return f"{prefix}{digest[:10]}"
+
+
+#: The files `audit generate` writes in its output directory (the journal is appended to, the others replaced).
+JOURNAL = "attempts.jsonl"
+OUTPUT_FILES = ("run.json", "stories.csv", "pairs.csv", "story_log.csv")
+
+
+def own_files(out_dir: str | Path) -> tuple[str, ...]:
+    """The files of ``out_dir`` that an earlier `audit generate` wrote, beyond what its manifest lists.
+
+    The journal is recognised by its content (a readable journal starting with a ``run``
+    record); the other outputs only in a folder without a manifest whose ``run.json`` is a
+    generation seed record (written before output manifests existed).
+    """
+    out = Path(out_dir)
+    found: list[str] = []
+    journal = out / JOURNAL
+    if journal.is_file() and not journal.is_symlink():
+        try:
+            records, _ = read_journal(journal)
+        except InputError:
+            records = []
+        if not journal.stat().st_size or (records and records[0].get("type") == "run"):
+            found.append(JOURNAL)
+    run = out / "run.json"
+    if (out / MANIFEST).exists() or run.is_symlink() or not run.is_file():
+        return tuple(found)
+    try:
+        recorded = json.loads(run.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return tuple(found)
+    if isinstance(recorded, dict) and "seed" in recorded and "protocol" in recorded:
+        found += [name for name in OUTPUT_FILES if (out / name).is_file() and not (out / name).is_symlink()]
+    return tuple(found)
+
+
+def check_output_dir(out_dir: str | Path, inputs: Iterable[str | os.PathLike | None] = ()) -> Path:
+    """Refuse, before any request, an output directory where generating would replace an input,
+    write through a link or overwrite a file judge-audit did not write; create it."""
+    names = (JOURNAL, *OUTPUT_FILES)
+    adopt = own_files(out_dir)
+    return prepare_output(out_dir, "output directory", directory=True, inputs=inputs, names=names, adopt=adopt)
 
 
 def _resolve_seed(protocol: GenerationProtocol, out: Path, rng: Any) -> int:
@@ -254,9 +311,23 @@ def _run_story(
                 "time": datetime.now(timezone.utc).isoformat(),
             }
         )
-        attempts.append({"attempt": len(words) + 1, "words": n, "text": text})
+        attempts.append(
+            {"attempt": len(words) + 1, "words": n, "text": text, "finish_reason": completion.finish_reason}
+        )
         words.append(n)
-    kept = choose_attempt(words, protocol.word_min, protocol.word_max, protocol.word_target)
+    # An attempt without a word (``content: null``, an empty answer, everything in the reasoning) is no
+    # story: it is recorded in the journal, never kept; a story whose every attempt is empty fails.
+    spoken = [i for i, n in enumerate(words) if n > 0]
+    if not spoken:
+        raise ProviderError(
+            f"the server answered no text in all {len(words)} attempt(s) (content null or empty"
+            + (f", finish_reason {attempts[-1].get('finish_reason')!r}" if attempts[-1].get("finish_reason") else "")
+            + "); an empty story would be written and then refused by every command reading stories.csv. "
+            "Check the model and its settings (a reasoning model may put its whole answer in reasoning_content, "
+            "or max_tokens may be too small), or raise max_attempts"
+        )
+    window = (protocol.word_min, protocol.word_max, protocol.word_target)
+    kept = spoken[choose_attempt([words[i] for i in spoken], *window)]
     final = {
         "type": "final",
         "story_id": job.story_id,
@@ -288,6 +359,7 @@ def generate_stories(
     rng: int | np.random.Generator | None = None,
     fresh: bool = False,
     progress: Callable[[dict[str, Any]], None] | None = None,
+    inputs: Iterable[str | os.PathLike | None] = (),
 ) -> GenerationResult:
     """Generate (or resume) the deployment set; write stories.csv, pairs.csv, story_log.csv.
 
@@ -321,8 +393,7 @@ def generate_stories(
         Bad premises/matchups, a journal written under a different protocol for some story,
         or a seed different from the one recorded.
     """
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = check_output_dir(out_dir, inputs)
     premises = validate_premises(premises)
     matchups = tuple(matchups if matchups is not None else protocol.matchups)
     if not matchups:
@@ -331,12 +402,24 @@ def generate_stories(
                 protocol.source, "no matchups", fix="add [[matchups]] to the protocol or pass --matchup FOCAL:OTHER"
             )
         )
-    journal_path = out / "attempts.jsonl"
-    if fresh:
-        for name in ("attempts.jsonl", "run.json", "stories.csv", "pairs.csv", "story_log.csv"):
+    named = sorted({name for m in matchups for name in (m.focal, m.other, m.name) if CONTROL.search(name)})
+    if named:
+        raise InputError(
+            InputProblem(
+                protocol.source,
+                "a system name holds a control character (pairs.csv would carry it, and every command reading it "
+                "refuses it)",
+                value=named[0],
+                fix="rename the system without control characters",
+            )
+        )
+    journal_path = out / JOURNAL
+    if fresh:  # only files judge-audit wrote, none an input (check_output_dir)
+        for name in (JOURNAL, *OUTPUT_FILES):
             (out / name).unlink(missing_ok=True)
     seed = _resolve_seed(protocol, out, rng)
-    (out / "run.json").write_text(json.dumps({"seed": seed, "protocol": protocol.source}, indent=2))
+    run_json = json.dumps({"seed": seed, "protocol": protocol.source}, indent=2)
+    write_folder(out, {"run.json": run_json}, command="generate", inputs=inputs, adopt=own_files(out), clean=False)
     jobs = plan_jobs(premises, protocol, matchups, seed)
     records, n_incomplete = read_journal(journal_path)
     finals: dict[str, dict[str, Any]] = {}
@@ -433,12 +516,23 @@ def generate_stories(
             "rerun the same command to resume."
         )
     return _write_outputs(
-        premises, protocol, matchups, jobs, finals, seed, out, n_resumed, n_attempts_now, n_incomplete
+        premises,
+        protocol,
+        matchups,
+        jobs,
+        finals,
+        seed,
+        out,
+        n_resumed,
+        n_attempts_now,
+        n_incomplete,
+        run_json,
+        inputs,
     )
 
 
 def _write_outputs(
-    premises, protocol, matchups, jobs, finals, seed, out, n_resumed, n_attempts_now, n_incomplete
+    premises, protocol, matchups, jobs, finals, seed, out, n_resumed, n_attempts_now, n_incomplete, run_json, inputs
 ) -> GenerationResult:
     gen, _ = resolve_rng(seed)  # presentation order of all pairs
     by_key = {(job.premise_id, job.system, job.matchup): finals[job.story_id] for job in jobs}
@@ -497,9 +591,17 @@ def _write_outputs(
             for job in jobs
         ]
     )
-    write_csv(stories, out / "stories.csv")
-    write_csv(pairs, out / "pairs.csv")
-    write_csv(log, out / "story_log.csv")
+    tables = {"stories.csv": stories, "pairs.csv": pairs, "story_log.csv": log}
+    for name, table in tables.items():
+        check_writable_names(table, out / name)
+    write_folder(
+        out,
+        {"run.json": run_json, **{name: csv_text(table) for name, table in tables.items()}},
+        command="generate",
+        inputs=inputs,
+        adopt=own_files(out),
+        clean=False,
+    )
     return GenerationResult(
         stories=stories,
         pairs=pairs,

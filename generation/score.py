@@ -20,17 +20,18 @@ from concurrent.futures import CancelledError, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 import pandas as pd
 import tomllib
 
 from audit.errors import InputError, InputProblem, ProviderError
 from audit.inputs.formats import read_frame
+from audit.inputs.layout import CONTROL
 from generation.journal import Journal, read_journal
 from generation.protocol import merge_tables, non_finite
 from generation.providers.base import ChatMessage, Provider, build_provider
-from generation.tables import write_csv
+from generation.tables import prepare_output, write_csv
 
 DEFAULT_RUBRIC_PATH = Path(__file__).parent / "templates" / "rubric.toml"
 _KEYS = {
@@ -376,6 +377,17 @@ def validate_stories(frame: pd.DataFrame, file: str = "stories") -> None:
                         fix="give every story its pair_id, system and text, or remove the row",
                     )
                 )
+            elif column != "text" and CONTROL.search(str(value)):
+                problems.append(
+                    InputProblem(
+                        file,
+                        f"{column} holds a control character (judge.csv would carry it and `audit run` refuses it)",
+                        line=i + 2,
+                        column=column,
+                        value=str(value),
+                        fix=f"remove the control character from the {column}",
+                    )
+                )
     dup = frame.duplicated(["pair_id", "system"], keep="first").to_numpy()
     for i in dup.nonzero()[0]:
         problems.append(
@@ -411,6 +423,7 @@ def score_stories(
     raw_path: str | Path | None = None,
     provider: Provider | None = None,
     fresh: bool = False,
+    inputs: Iterable[str | Path | None] = (),
 ) -> ScoreResult:
     """Score every distinct story with the rubric judge; write judge.csv and the raw journal.
 
@@ -428,6 +441,9 @@ def score_stories(
         Defaults to the provider built from the rubric's ``[judge.provider]``.
     fresh : bool
         Discard the journal first.
+    inputs : paths
+        The command's input files (stories, rubric): neither judge.csv nor the journal may be
+        one of them (also through a link), nor a symbolic link.
 
     Raises
     ------
@@ -436,6 +452,9 @@ def score_stories(
     """
     out_path = Path(out_path)
     raw_path = Path(raw_path) if raw_path is not None else out_path.with_name(out_path.stem + "_raw.jsonl")
+    inputs = list(inputs)
+    prepare_output(out_path, "judge.csv", inputs=[*inputs, raw_path])
+    prepare_output(raw_path, "raw-answer journal", inputs=[*inputs, out_path])
     if fresh:
         raw_path.unlink(missing_ok=True)
     if provider is None:
@@ -568,7 +587,7 @@ def score_stories(
     for (_key, _sample), answer in answers.items():
         per_story.append(answer)
     scores = pd.DataFrame(rows, columns=["pair_id", "system", "criterion", "score", "judge", "sample", "persona"])
-    write_csv(scores, out_path)
+    write_csv(scores, out_path, inputs=[*inputs, raw_path])
     invalid_by = {c.name: sum(1 for a in per_story if c.name in a["invalid"]) for c in config.criteria}
     return ScoreResult(
         scores=scores,

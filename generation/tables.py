@@ -5,18 +5,30 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Iterable
 
 import pandas as pd
 
 from audit.errors import InputError, InputProblem
-from audit.output_files import spreadsheet_safe
+from audit.output_files import check_output_file, check_output_folder, csv_text, write_file
+
+Inputs = Iterable[str | os.PathLike | None]
 
 
-def prepare_output(path: str | Path, role: str, *, directory: bool = False) -> Path:
-    """Create what ``path`` needs (its parent, or itself with ``directory``) and check it is writable.
+def prepare_output(
+    path: str | Path,
+    role: str,
+    *,
+    directory: bool = False,
+    inputs: Inputs = (),
+    names: Iterable[str] = (),
+    adopt: Iterable[str] = (),
+) -> Path:
+    """Check ``path`` can be written under the rules of :mod:`audit.output_files` and create its folder.
 
-    Called by the commands *before* any work, so a typo in ``-o`` is an input error at once
-    rather than a failure after hours of generation or scoring.
+    Called by the commands *before* any work, so a typo in ``-o`` (or an output that would
+    replace an input) is an input error at once rather than a failure after hours of
+    generation or scoring.
 
     Parameters
     ----------
@@ -26,6 +38,14 @@ def prepare_output(path: str | Path, role: str, *, directory: bool = False) -> P
         What it is, for the message ("humans.csv", "output directory"...).
     directory : bool
         ``path`` is a directory to create, not a file.
+    inputs : paths
+        The command's input files: an output that is one of them (also through a link or a
+        hard link) is refused.
+    names : str
+        With ``directory``: the files the command writes in it (checked like a file output,
+        and refused when judge-audit did not write them: :func:`audit.output_files.check_output_folder`).
+    adopt : str
+        With ``directory``: existing files the caller recognises as its own.
 
     Returns
     -------
@@ -34,10 +54,14 @@ def prepare_output(path: str | Path, role: str, *, directory: bool = False) -> P
     Raises
     ------
     InputError
-        The directory cannot be created (e.g. a file is in the way), is not writable, or
-        a file path names an existing directory.
+        The output is a symbolic link, one of ``inputs`` or a foreign file; the directory cannot
+        be created (e.g. a file is in the way) or is not writable; a file path names a directory.
     """
     path = Path(path)
+    if directory:
+        check_output_folder(path, names, inputs, adopt=adopt)
+    else:
+        check_output_file(path, inputs)
     folder = path if directory else path.parent
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -60,25 +84,62 @@ def prepare_output(path: str | Path, role: str, *, directory: bool = False) -> P
     return path
 
 
-def write_csv(frame: pd.DataFrame, path: str | Path) -> Path:
+def check_writable_names(frame: pd.DataFrame, path: str | Path) -> None:
+    """Refuse a table whose name columns hold a control character: every command reading it back
+    would refuse it (:data:`audit.inputs.layout.NAME_COLUMNS`), so it is not written at all.
+
+    The callers check their sources first (a premise id, an annotator) and name the fix there;
+    this is the rule every table written obeys, whatever it came from.
+    """
+    from audit.inputs.layout import CONTROL, NAME_COLUMNS
+
+    problems = []
+    for column in frame.columns:
+        if column not in NAME_COLUMNS:
+            continue
+        values = [v if isinstance(v, str) else "" for v in frame[column].tolist()]
+        if not CONTROL.search("".join(values)):  # the common case: one scan per column
+            continue
+        for row, value in enumerate(values):
+            if CONTROL.search(value):
+                problems.append(
+                    InputProblem(
+                        str(path),
+                        f"{column} {value!r} (row {row + 1}) holds a control character, which every command "
+                        "reading the file back refuses",
+                        fix=f"remove the control character from the {column} where it comes from",
+                    )
+                )
+                break
+    if problems:
+        raise InputError(problems)
+
+
+def write_text_file(path: str | Path, content: str | bytes, *, inputs: Inputs = ()) -> Path:
+    """Write one output file with :func:`audit.output_files.write_file` (atomic; never onto an
+    input or through a link); an OS failure is an input error naming the file."""
+    try:
+        return write_file(path, content, inputs=inputs)
+    except OSError as exc:
+        raise InputError(
+            InputProblem(str(path), f"cannot write: {exc.strerror or exc}", fix="choose a writable location")
+        ) from None
+
+
+def write_csv(frame: pd.DataFrame, path: str | Path, *, inputs: Inputs = ()) -> Path:
     """Write a UTF-8 CSV atomically (temporary file then rename), so a kill never leaves half a file.
 
     Formula cells are neutralised as in every CSV judge-audit writes
     (:func:`audit.output_files.neutralise_cell`); :func:`audit.inputs.formats.read_frame` (every command's table reader)
-    undoes it, so stories.csv, pairs.csv, scores and humans.csv are read back exactly.
+    undoes it, so stories.csv, pairs.csv, scores and humans.csv are read back exactly. A name
+    holding a control character is refused (:func:`check_writable_names`). The file is never
+    one of ``inputs`` nor a symbolic link (:func:`audit.output_files.write_file`).
 
     Raises
     ------
     InputError
         The file cannot be written (see :func:`prepare_output`).
     """
-    path = prepare_output(path, "output file")
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        spreadsheet_safe(frame).to_csv(tmp, index=False)
-        tmp.replace(path)
-    except OSError as exc:
-        raise InputError(
-            InputProblem(str(path), f"cannot write: {exc.strerror or exc}", fix="choose a writable location")
-        ) from None
-    return path
+    check_writable_names(frame, path)
+    path = prepare_output(path, "output file", inputs=inputs)
+    return write_text_file(path, csv_text(frame), inputs=inputs)

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+from audit.terminal_text import printable
 
 
 def _safe(text: object) -> str:
-    return _CONTROL.sub("?", str(text))
+    """A name from an input, inert on a terminal: control characters and direction overrides escaped."""
+    return printable(text)
 
 
 def _payload(result: Any, name: str):

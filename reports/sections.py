@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from audit.devset import DevValidity
+from audit.redact import redact_command, redact_text
 from reports.figures import preference_svg
 from reports.format import DASH, cell_value, interval, num, pct
 from reports.tables import CELL_ORDER, STATUS_ORDER, status_value, table
@@ -505,14 +506,18 @@ def provenance_context(result: Any) -> dict:
         {"key": k, "value": cell_value(v) if not isinstance(v, (dict, list, tuple)) else repr(v)}
         for k, v in sorted(_flatten(p.policy).items())
     ]
-    sources = [{k: cell_value(v) for k, v in dict(s).items()} for s in p.sources]
+    # a saved result can be edited: what it holds is redacted again where it is shown (a no-op on what
+    # `audit run` recorded, which was redacted when recorded)
+    sources = [
+        {k: cell_value(redact_text(v) if isinstance(v, str) else v) for k, v in dict(s).items()} for s in p.sources
+    ]
     return {
         "package_version": p.package_version,
         "schema_version": result.schema_version,
-        "command": p.command,
+        "command": redact_command(p.command),
         "seed": DASH if p.seed is None else str(p.seed),
         "tie_rule": p.tie_rule,
-        "policy_source": p.policy_source or "built-in defaults",
+        "policy_source": redact_text(p.policy_source) if p.policy_source else "built-in defaults",
         "policy": policy,
         "sources": sources,
         "source_columns": ["role", "path", "format", "n_rows", "layout", "sha256"],

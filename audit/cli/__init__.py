@@ -8,6 +8,8 @@ exposes a ``click.Command`` named ``command``.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import importlib
 import io
 import os
@@ -127,6 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         _say("Interrupted.")
         return ExitStatus.INTERRUPTED
+    except BrokenPipeError:  # a stream closed early that run_main's guard does not cover (in-process callers)
+        return ExitStatus.OUTPUT_CLOSED
     except OSError as exc:  # e.g. an output directory that cannot be written
         where = f" ({exc.filename})" if exc.filename else ""
         _say(
@@ -147,6 +151,73 @@ def main(argv: list[str] | None = None) -> int:
     return ExitStatus.OK
 
 
+class _ClosableStream(io.TextIOBase):
+    """``sys.stdout`` / ``sys.stderr`` for the whole program: once the reader closes the pipe
+    (``audit run ... 2>&1 | head -c100``), further text is dropped instead of raising
+    ``BrokenPipeError`` in whatever was printing, so the command runs to its end and exits with
+    its own status (2 for bad input stays 2; it never turns into 1 or a traceback)."""
+
+    def __init__(self, stream):
+        super().__init__()
+        self._stream = stream
+        self.lost = False
+
+    @property
+    def encoding(self):
+        return self._stream.encoding
+
+    @property
+    def errors(self):
+        return self._stream.errors
+
+    def fileno(self) -> int:
+        return self._stream.fileno()
+
+    def isatty(self) -> bool:
+        return self._stream.isatty()
+
+    def writable(self) -> bool:
+        return True
+
+    def _guarded(self, action, *args):
+        if self.lost:
+            return None
+        try:
+            return action(*args)
+        except BrokenPipeError:
+            self.lost = True
+        except OSError as exc:
+            if exc.errno not in (errno.EPIPE, errno.ECONNRESET):
+                raise
+            self.lost = True
+        # the reader is gone: later writes and the interpreter's final flush go nowhere, silently
+        with contextlib.suppress(OSError, ValueError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self._stream.fileno())
+            os.close(devnull)
+        return None
+
+    def write(self, text: str) -> int:
+        if not isinstance(text, str):  # text only (click probes for a binary stream with b"")
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        self._guarded(self._stream.write, text)
+        return len(text)
+
+    def flush(self) -> None:
+        self._guarded(self._stream.flush)
+
+
 def run_main() -> None:
-    """Console-script entry point (and ``python -m audit``)."""
-    sys.exit(main(sys.argv[1:]))
+    """Console-script entry point (and ``python -m audit``).
+
+    A standard output or error closed early changes no status the command gives; a command that
+    would exit 0 exits :attr:`ExitStatus.OUTPUT_CLOSED` (141) instead, since part of its output was lost.
+    """
+    streams = [_ClosableStream(sys.stdout), _ClosableStream(sys.stderr)]
+    sys.stdout, sys.stderr = streams
+    status = main(sys.argv[1:])
+    for stream in streams:
+        stream.flush()
+    if status == ExitStatus.OK and any(stream.lost for stream in streams):
+        status = ExitStatus.OUTPUT_CLOSED
+    sys.exit(status)

@@ -29,26 +29,41 @@ def command(old_json, new_json, gate, policy_path, html_path, json_path, all_cel
     interval for each change where both sides have one.
 
     Exit 0: no decision worse (or no --gate); 1: --gate and a decision worse; 2: the results
-    are incomparable (different schema versions, no cell in common) or unreadable.
+    are incomparable (different schema versions, no cell in common), unreadable, or one's
+    recorded verdict does not follow from its own data (verified as `audit gate` does).
     """
     import json
 
+    from audit.derive import verify_result
     from audit.diff import diff_results, diff_text, read_pair
+    from audit.errors import InputError
     from audit.output_files import write_file
     from audit.policy import load_policy
+    from audit.redact import redact_text
     from audit.terminal_text import printable
 
     policy = load_policy(policy_path).diff
     old, new = read_pair(old_json, new_json)
+    # As `audit gate`: a result whose recorded verdict does not follow from its own data is not compared.
+    problems = []
+    for result, source in ((old, old_json), (new, new_json)):
+        try:
+            verify_result(result, source=source)
+        except InputError as exc:
+            problems.extend(exc.problems)
+    if problems:
+        raise InputError(problems)
     d = diff_results(old, new, policy=policy, old_source=old_json, new_source=new_json)
     inputs = [old_json, new_json, policy_path]
+    # Everything shown comes from the two files: secrets redacted (audit.redact) wherever it is rendered.
     if html_path:
         from reports.peer_diff import diff_html
 
-        write_file(html_path, diff_html(d), inputs=inputs)
+        write_file(html_path, redact_text(diff_html(d)), inputs=inputs)
     if json_path:
-        write_file(json_path, json.dumps(d.to_dict(), indent=1, allow_nan=False) + "\n", inputs=[*inputs, html_path])
+        text = redact_text(json.dumps(d.to_dict(), indent=1, allow_nan=False))
+        write_file(json_path, text + "\n", inputs=[*inputs, html_path])
     if not quiet:
         for line in diff_text(d, all_cells=all_cells).split("\n"):
-            click.echo(printable(line))
+            click.echo(printable(redact_text(line)))
     return ExitStatus.GATE_FAILED if gate and d.worse else ExitStatus.OK

@@ -16,3 +16,7 @@ class ExitStatus(enum.IntEnum):
     WORKER_LOST = 7  #: a worker process or the Dask cluster running the tasks went away mid-run
     INTERNAL_ERROR = 70  #: a bug in judge-audit (set JUDGE_AUDIT_DEBUG=1 for the traceback)
     INTERRUPTED = 130  #: Ctrl-C
+    #: the command succeeded but its standard output or error was closed early (``| head``), so some of
+    #: what it printed was lost: 128 + SIGPIPE, the status a shell reports for a process a closed pipe
+    #: stopped. Any other status of the command (2 bad input, 3 usage, 1 gate failed...) is kept as it is.
+    OUTPUT_CLOSED = 141

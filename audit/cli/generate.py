@@ -50,11 +50,11 @@ def command(premises, protocol_path, out_dir, matchups, seed, concurrency, fresh
     is kept in DIR/attempts.jsonl; a killed run resumes without asking again for any finished story.
     """
     from audit.terminal_text import printable
-    from generation.generate import generate_stories, load_premises
+    from generation.generate import check_output_dir, generate_stories, load_premises
     from generation.protocol import load_protocol, parse_matchup
-    from generation.tables import prepare_output
 
-    prepare_output(out_dir, "output directory", directory=True)
+    inputs = [premises, protocol_path]
+    check_output_dir(out_dir, inputs)
     protocol = load_protocol(protocol_path, overrides={"concurrency": concurrency})
     chosen = tuple(parse_matchup(m, protocol.systems) for m in matchups) or None
     frame = load_premises(premises)
@@ -77,7 +77,9 @@ def command(premises, protocol_path, out_dir, matchups, seed, concurrency, fresh
         )
 
     try:
-        result = generate_stories(frame, protocol, out_dir, matchups=chosen, rng=seed, fresh=fresh, progress=progress)
+        result = generate_stories(
+            frame, protocol, out_dir, matchups=chosen, rng=seed, fresh=fresh, progress=progress, inputs=inputs
+        )
     finally:
         if bar is not None:
             bar.close()

@@ -52,14 +52,16 @@ def export_command(pairs, stories, tasks_path, config_path, rubric_path, allow_t
     from pathlib import Path
 
     from audit.inputs.formats import read_frame as read_table
+    from audit.terminal_text import printable
     from generation.labelstudio import export_tasks
     from generation.score import load_rubric
     from generation.tables import prepare_output
 
-    rubric = load_rubric(rubric_path)
+    inputs = [pairs, stories, rubric_path]
     config_path = config_path or str(Path(tasks_path).with_name(Path(tasks_path).stem + "_config.xml"))
-    prepare_output(tasks_path, "tasks file")
-    prepare_output(config_path, "labelling config")
+    prepare_output(tasks_path, "tasks file", inputs=[*inputs, config_path])
+    prepare_output(config_path, "labelling config", inputs=[*inputs, tasks_path])
+    rubric = load_rubric(rubric_path)
     result = export_tasks(
         read_table(pairs, "pairs"),
         read_table(stories, "stories"),
@@ -68,8 +70,9 @@ def export_command(pairs, stories, tasks_path, config_path, rubric_path, allow_t
         criteria=[c.name for c in rubric.criteria],
         definitions={c.name: c.rubric for c in rubric.criteria},
         allow_tie=allow_tie,
+        inputs=inputs,
     )
-    click.echo(str(result))
+    click.echo(printable(str(result)))
 
 
 @command.command("import")
@@ -86,13 +89,17 @@ def export_command(pairs, stories, tasks_path, config_path, rubric_path, allow_t
 def import_command(export, pairs_path, out_path, anonymise_readers):
     """Label Studio JSON EXPORT -> humans.csv (pair_id, reader_id, criterion, choice, seconds, comment, shown_first)."""
     from audit.inputs.formats import read_frame as read_table
+    from audit.terminal_text import printable
     from generation.labelstudio import import_export
     from generation.tables import prepare_output
 
-    prepare_output(out_path, "humans.csv")
-    result = import_export(export, read_table(pairs_path, "pairs"), out_path, anonymise_readers=anonymise_readers)
-    click.echo(str(result))
-    click.echo(f"wrote {out_path}")
+    inputs = [export, pairs_path]
+    prepare_output(out_path, "humans.csv", inputs=inputs)
+    result = import_export(
+        export, read_table(pairs_path, "pairs"), out_path, anonymise_readers=anonymise_readers, inputs=inputs
+    )
+    click.echo(printable(str(result)))
+    click.echo(f"wrote {printable(out_path)}")
 
 
 _URL = click.option(
@@ -159,7 +166,8 @@ def push_command(pairs, stories, url, token_env, readers, overlap, title, seed, 
     from generation.tables import prepare_output
 
     manifest = _manifest_path(manifest, pairs)
-    prepare_output(manifest, "manifest")
+    inputs = [pairs, stories, rubric_path]
+    prepare_output(manifest, "manifest", inputs=inputs)
     rubric = load_rubric(rubric_path)
     frame_pairs, frame_stories = read_table(pairs, "pairs"), read_table(stories, "stories")
     server = Server(_require_url(url), token_env)
@@ -175,6 +183,7 @@ def push_command(pairs, stories, url, token_env, readers, overlap, title, seed, 
         definitions={c.name: c.rubric for c in rubric.criteria},
         allow_tie=allow_tie,
         overlap=overlap,
+        inputs=inputs,
     )
     click.echo(printable(str(result)))
 
@@ -202,11 +211,11 @@ def pull_command(pairs_path, out_path, manifest, url, token_env, anonymise_reade
     from generation.tables import prepare_output
 
     manifest = _manifest_path(manifest, pairs_path)
-    prepare_output(out_path, "humans.csv")
+    prepare_output(out_path, "humans.csv", inputs=[pairs_path, manifest])
     recorded = StudyManifest.read(manifest)
     pairs = read_table(pairs_path, "pairs")
     server = Server(url or recorded.url, token_env)
-    result = pull_study(manifest, pairs, server, out_path, anonymise_readers=anonymise_readers)
+    result = pull_study(manifest, pairs, server, out_path, anonymise_readers=anonymise_readers, inputs=[pairs_path])
     click.echo(printable(str(result)))
     click.echo(f"wrote {printable(out_path)}")
 

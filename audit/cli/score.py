@@ -33,10 +33,11 @@ def command(stories, rubric_path, out_path, raw_path, samples, judge_id, fresh):
     from generation.score import load_rubric, load_stories, score_stories
     from generation.tables import prepare_output
 
-    prepare_output(out_path, "judge.csv")
+    inputs = [stories, rubric_path]
+    prepare_output(out_path, "judge.csv", inputs=[*inputs, raw_path])
     if raw_path:
-        prepare_output(raw_path, "raw-answer journal")
+        prepare_output(raw_path, "raw-answer journal", inputs=[*inputs, out_path])
     config = load_rubric(rubric_path, overrides={"samples": samples, "judge_id": judge_id})
-    result = score_stories(load_stories(stories), config, out_path, raw_path=raw_path, fresh=fresh)
+    result = score_stories(load_stories(stories), config, out_path, raw_path=raw_path, fresh=fresh, inputs=inputs)
     click.echo(str(result))
     click.echo(f"wrote {out_path}")

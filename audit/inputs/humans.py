@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,6 +46,9 @@ class HumanInput:
     layout: str  #: e.g. "pairwise-long", "scalar-wide"
     frame: pd.DataFrame
     n_read: int = 0  #: records read (rows, or row x criterion cells of a wide file)
+    #: ids every one of whose rows is blank (no judgment given): id -> (first line, rows), so that a
+    #: judge output on such an id is reported as that, not as an id missing from the human file
+    all_blank: dict = dataclasses.field(default_factory=dict)
 
 
 def detect_shape(table: Table) -> str | None:
@@ -151,6 +155,14 @@ def read_humans(
         "keep one row per reader, id and criterion",
     )
     n_blank = int(blank.sum())
+    all_blank: dict[str, tuple[int, int]] = {}
+    if n_blank:
+        given = set(frame.loc[~blank, id_col])
+        ids, lines = frame[id_col].to_numpy(dtype=object), frame["line"].to_numpy()
+        for i in np.flatnonzero(blank):
+            if ids[i] not in given:
+                first, n = all_blank.get(ids[i], (int(lines[i]), 0))
+                all_blank[ids[i]] = (first, n + 1)
     log.exclude(role, f"blank {value} (no judgment given)", n_blank)
     frame = frame[~blank]
     frame = frame[~dup]
@@ -165,7 +177,9 @@ def read_humans(
     )
     frame = frame[cols].reset_index(drop=True)
     frame["order"] = np.arange(len(frame))
-    return HumanInput(shape=shape, layout=f"{shape}-{'wide' if wide else 'long'}", frame=frame, n_read=n_read)
+    return HumanInput(
+        shape=shape, layout=f"{shape}-{'wide' if wide else 'long'}", frame=frame, n_read=n_read, all_blank=all_blank
+    )
 
 
 def _reader_groups(frame, table, log):

@@ -119,20 +119,28 @@ class _Loader:
         else:
             where = "the judge file"
             first_line = jf.groupby("pair_id", sort=False)["line"].first().to_dict()
+            # Without a pairs file nothing says which system is A: the judge file's row order
+            # would decide, and reordering its rows would flip the votes. Whatever the judge kind.
+            sources = [(th.path, hv, "choice"), (th.path, hv, "shown_first")]
+            if j.kind != "scalar":
+                sources.append((tj.path, jf, "choice"))
+            elif distinct(jf["system"].str.upper()) & {"A", "B"}:
+                sources = []  # a system named A or B: reported below as a name that is also a choice word
+            for path, frame, column in sources:
+                if column in frame.columns and frame[column].astype(str).str.upper().isin(["A", "B"]).any():
+                    log.add(
+                        path,
+                        f"{column} A/B needs a pairs file saying which system is A and which is B (without one, "
+                        "the judge file's row order would decide)",
+                        "pass --pairs FILE (pair_id, system_a, system_b), or write the system names instead of A/B",
+                        column=column,
+                        value="A/B",
+                    )
+                    return None
             if j.kind == "scalar":
                 systems = _systems_by_pair(jf, "system")
             else:
                 named = pd.concat([hv[["pair_id", "choice"]], jf[["pair_id", "choice"]]])
-                ab = named["choice"].str.upper().isin(["A", "B"])
-                if ab.any():
-                    log.add(
-                        th.path if ab.iloc[: len(hv)].any() else tj.path,
-                        "choices A/B need a pairs file saying which system is A and which is B",
-                        "pass a pairs file (pair_id, system_a, system_b) or write system names",
-                        column="choice",
-                        value="A/B",
-                    )
-                    return None
                 named = named[~named["choice"].str.lower().isin(["tie", INVALID])]
                 systems = _systems_by_pair(named, "choice")
                 for pid in jf["pair_id"].unique():
@@ -171,6 +179,7 @@ class _Loader:
         ]
         if len(hv) == 0:  # no usable vote at all: one problem, not one per judge row
             return self._nothing_usable(th.path)
+        jf = self._blank_only(jf, h, th.path, "pair_id")
         jf = jf[
             ~unknown_ids(
                 jf,
@@ -202,6 +211,30 @@ class _Loader:
         pairs, self.focal_source, self.orientation, notes = assign_focal(pairs, self.focal_names)
         self.notes.extend(notes)
         return pairs
+
+    def _blank_only(self, jf: pd.DataFrame, h: HumanInput, path: str, column: str) -> pd.DataFrame:
+        """Judge outputs on an id whose every human row is blank: one problem per id saying so (the id
+        is in the human file, with no judgment given), rather than "not found in the human file"."""
+        if not h.all_blank:
+            return jf
+        mask = member(jf[column], set(h.all_blank))
+        if not mask.any():
+            return jf
+        if self.log.drop_invalid:
+            self.log.exclude("judge", f"{column} whose every human row is blank", int(mask.sum()))
+            return jf[~mask]
+        for value in sorted(distinct(jf.loc[mask, column]), key=str):
+            first, n = h.all_blank[value]
+            what = "choice" if h.shape == "pairwise" else "rating"
+            self.log.add(
+                path,
+                f"every human row of this {column} is blank ({n} row(s) with an empty {what}): no judgment was given",
+                f"fill in the {what}s, or remove the {column}'s rows from the human and judge files",
+                line=first,
+                column=what,
+                value=value,
+            )
+        return jf[~mask]
 
     def _drop_self_pairs(self, hv: pd.DataFrame, jf: pd.DataFrame, self_pairs: pd.DataFrame):
         """Leave out the self-matchups of the pairs file (the same system on both sides), with
@@ -338,6 +371,7 @@ class _Loader:
         ]
         if len(r) == 0:
             return self._nothing_usable(th.path)
+        jf = self._blank_only(jf, h, th.path, "item_id")
         jf = jf[
             ~unknown_ids(
                 jf,

@@ -14,6 +14,8 @@ level only joins the checks in the order the result lists them; the pipeline cal
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import pandas as pd
 
 from audit.checks import Check, apply_severity
@@ -52,10 +54,20 @@ def section_checks(
     surface: Section,
     primary: str | None = None,
     judge_position: Section | None = None,
+    peers: Mapping[str, Section] | None = None,
 ) -> list[Check]:
     """Every section's checks: first a ``<section>.computed`` ERROR per Failed section, then the
-    dev, uncertainty, reader, surface and judge-position checks, under the policy's ``[severity]``."""
-    parts = (("dev", dev), ("uncertainty", uncertainty), ("readers", readers), ("surface", surface))
+    dev, uncertainty, reader, surface and judge-position checks, under the policy's ``[severity]``.
+
+    ``peers``: the sections with no checks of their own (judge_agreement, judge_configurations,
+    leaderboard), by name; each one that failed gets its ``<name>.computed`` ERROR too."""
+    parts = (
+        ("dev", dev),
+        ("uncertainty", uncertainty),
+        ("readers", readers),
+        ("surface", surface),
+        *(peers or {}).items(),
+    )
     checks: list[Check] = [c for c in (failed_check(name, s) for name, s in parts) if c is not None]
     checks += dev_part.checks(dev, policy)
     checks += uncertainty_part.checks(uncertainty, policy)

@@ -19,11 +19,12 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 import pandas as pd
 
 from audit.errors import InputError, InputProblem
+from audit.inputs.layout import CONTROL
 from generation.labelstudio.config import LEFT_VALUES, OVERALL, RIGHT_VALUES, TIE_VALUES
 from generation.labelstudio.tasks import pairs_columns_ok
 from generation.tables import write_csv
@@ -263,6 +264,7 @@ def import_export(
     anonymise_readers: bool = False,
     readers: dict[str, str] | None = None,
     file: str | None = None,
+    inputs: Iterable[str | Path | None] = (),
 ) -> HumansImport:
     """Turn a Label Studio JSON export into humans.csv rows.
 
@@ -287,6 +289,8 @@ def import_export(
         User id -> the name to record (e.g. ids to emails, from the server's user list).
     file : str, optional
         How messages name the export (default: its path, or "export").
+    inputs : paths
+        Input files humans.csv may not replace (the export file itself is always one).
 
     Returns
     -------
@@ -368,6 +372,16 @@ def import_export(
                 )
                 continue
             reader = readers.get(reader, reader)
+            if not anonymise_readers and CONTROL.search(reader):
+                problems.add(
+                    a_where,
+                    "the annotator's name holds a control character (humans.csv would carry it as reader_id, "
+                    "and `audit run` refuses it)",
+                    key="completed_by",
+                    value=reader,
+                    fix="correct the annotator's e-mail in Label Studio, or import with --anonymise-readers",
+                )
+                continue
             stamp = (
                 str(annotation.get("updated_at") or annotation.get("created_at") or ""),
                 str(annotation.get("id", "")),
@@ -426,7 +440,7 @@ def import_export(
         mapping = {r: f"reader-{i + 1:02d}" for i, r in enumerate(dict.fromkeys(humans["reader_id"]))}
         humans["reader_id"] = humans["reader_id"].map(mapping)
     if out_path is not None:
-        write_csv(humans, out_path)
+        write_csv(humans, out_path, inputs=[*inputs, export if isinstance(export, (str, Path)) else None])
     return HumansImport(humans, len(tasks), n_annotations, n_cancelled, n_replaced, n_unanswered, n_without)
 
 

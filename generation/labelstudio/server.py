@@ -34,7 +34,7 @@ import os
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 import pandas as pd
@@ -46,6 +46,7 @@ from generation.labelstudio.annotations import HumansImport, import_export, pars
 from generation.labelstudio.config import labelling_config
 from generation.labelstudio.tasks import DEFAULT_CRITERIA, build_tasks, pairs_columns_ok, presentation_order
 from generation.providers.http_client import public_url
+from generation.tables import prepare_output, write_text_file
 
 MANIFEST_VERSION = 1
 DEFAULT_TOKEN_ENV = "LABEL_STUDIO_API_KEY"
@@ -364,6 +365,7 @@ def push_study(
     definitions: dict[str, str] | None = None,
     allow_tie: bool = False,
     overlap: int | None = None,
+    inputs: Iterable[str | Path | None] = (),
 ) -> PushResult:
     """Create (or update) the study's project(s) on ``server`` and write the manifest.
 
@@ -387,6 +389,8 @@ def push_study(
     overlap : int, optional
         Annotations per task in a shared project (required without readers; readers'
         projects take 1).
+    inputs : paths
+        Input files (pairs, stories, rubric) the manifest may not replace.
 
     Raises
     ------
@@ -397,6 +401,8 @@ def push_study(
         The server failed.
     """
     manifest_path = Path(manifest_path)
+    inputs = list(inputs)
+    prepare_output(manifest_path, "manifest", inputs=inputs)
     readers = [str(r).strip() for r in readers]
     problems = []
     if any(not r for r in readers):
@@ -501,10 +507,7 @@ def push_study(
             recorded.append(PushedTask(pair_id, task_id, position, str(left), left_id))
         projects.append(StudyProject(reader, project_id, project_title, tuple(recorded)))
     manifest = StudyManifest(server.public_url, title, int(seed), bool(allow_tie), tuple(criteria), tuple(projects))
-    manifest_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = manifest_path.with_name(manifest_path.name + ".tmp")
-    tmp.write_text(manifest.to_json(), encoding="utf-8")
-    os.replace(tmp, manifest_path)
+    write_text_file(manifest_path, manifest.to_json(), inputs=inputs)
     return PushResult(manifest, str(manifest_path), n_created, n_updated, n_imported, n_kept)
 
 
@@ -516,6 +519,7 @@ def pull_study(
     out_path: str | Path | None = None,
     *,
     anonymise_readers: bool = False,
+    inputs: Iterable[str | Path | None] = (),
 ) -> HumansImport:
     """Export every project of the manifest and turn the annotations into humans.csv rows.
 
@@ -530,6 +534,8 @@ def pull_study(
         humans.csv to write.
     anonymise_readers : bool
         Annotators become ``reader-01``, ``reader-02``... (else their emails).
+    inputs : paths
+        Input files humans.csv may not replace (the manifest is always one).
 
     Raises
     ------
@@ -573,6 +579,7 @@ def pull_study(
         anonymise_readers=anonymise_readers,
         readers=server.user_names(),
         file=f"{server.public_url} (manifest {manifest_path})",
+        inputs=[*inputs, manifest_path],
     )
 
 

@@ -11,12 +11,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Collection, Sequence
+from typing import Any, Collection, Iterable, Sequence
 
 import pandas as pd
 
 from audit.errors import InputError, InputProblem
 from generation.labelstudio.config import labelling_config
+from generation.tables import prepare_output, write_text_file
 
 DEFAULT_CRITERIA = ("authenticity", "empathy", "engagement", "emotion_provocation", "narrative_complexity")
 
@@ -152,6 +153,7 @@ def export_tasks(
     criteria: Sequence[str] = DEFAULT_CRITERIA,
     definitions: dict[str, str] | None = None,
     allow_tie: bool = False,
+    inputs: Iterable[str | Path | None] = (),
 ) -> TaskExport:
     """Write Label Studio tasks (JSON list of ``{"data": ...}``) and the labelling config.
 
@@ -174,6 +176,9 @@ def export_tasks(
         Criterion definitions shown to annotators (e.g. from the rubric file).
     allow_tie : bool
         Offer "No difference" (off: forced choice, as in the motivating study).
+    inputs : paths
+        The input files (pairs, stories, rubric): neither output may be one of them, nor the
+        other output, nor a symbolic link.
 
     Returns
     -------
@@ -186,8 +191,10 @@ def export_tasks(
     """
     tasks = build_tasks(pairs, stories)
     tasks_path, config_path = Path(tasks_path), Path(config_path)
-    tasks_path.parent.mkdir(parents=True, exist_ok=True)
-    tasks_path.write_text(json.dumps(tasks, indent=2, ensure_ascii=False), encoding="utf-8")
-    config_path.parent.mkdir(parents=True, exist_ok=True)
-    config_path.write_text(labelling_config(criteria, definitions=definitions, allow_tie=allow_tie), encoding="utf-8")
+    inputs = list(inputs)
+    prepare_output(tasks_path, "tasks file", inputs=[*inputs, config_path])
+    prepare_output(config_path, "labelling config", inputs=[*inputs, tasks_path])
+    config = labelling_config(criteria, definitions=definitions, allow_tie=allow_tie)
+    write_text_file(tasks_path, json.dumps(tasks, indent=2, ensure_ascii=False), inputs=[*inputs, config_path])
+    write_text_file(config_path, config, inputs=[*inputs, tasks_path])
     return TaskExport(tuple(tasks), str(tasks_path), str(config_path), len(tasks))

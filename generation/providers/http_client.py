@@ -13,6 +13,9 @@ TLS and streaming; this module adds what an LLM client needs on top of it:
 * an **overall deadline** per request (``deadline_s``, from sending the request to the last
   byte of the answer), enforced by closing the connection when it passes, so a server that
   trickles one byte at a time cannot keep a request alive past it;
+* a **transfer limit** (``transfer_s``, from the first byte of the answer to its last, headers
+  included): a server answers once it has generated, so an answer still arriving a minute
+  after its first byte is a trickle, cut there rather than at the deadline;
 * a **maximum answer size** (``max_response_mb``): ``Content-Length`` is checked before
   reading and the body is counted while it streams (decompressed bytes), never read whole;
 * **redirects are never followed to another origin** (scheme, host, port): the request is
@@ -55,6 +58,7 @@ _MIB = 1024 * 1024
 LIMIT_RANGES: dict[str, tuple[float, float, bool]] = {
     "timeout_s": (0.0, 3600.0, True),
     "deadline_s": (0.0, 86400.0, True),
+    "transfer_s": (0.0, 86400.0, True),
     "max_response_mb": (0.0, 4096.0, True),
     "backoff_base_s": (0.0, 600.0, False),
     "max_backoff_s": (0.0, 3600.0, False),
@@ -72,6 +76,10 @@ class HttpLimits:
         Longest wait for any single network step (connecting, or the next bytes of the answer).
     deadline_s : float
         Longest wall time of one request, from sending it to the last byte of the answer.
+    transfer_s : float
+        Longest time from the answer's first byte (status line) to its last: a server sends its
+        answer once generated, so a slower one is trickling (a server that sends keep-alive
+        bytes while it generates needs ``transfer_s`` as long as ``deadline_s``).
     max_response_mb : float
         Largest answer accepted, in MiB (decompressed).
     max_retries : int
@@ -83,6 +91,7 @@ class HttpLimits:
 
     timeout_s: float = 120.0
     deadline_s: float = 600.0
+    transfer_s: float = 60.0
     max_response_mb: float = 32.0
     max_retries: int = 5
     backoff_base_s: float = 1.0
@@ -410,6 +419,12 @@ class LLMHttpClient:
         expired = threading.Event()
         sockets: list[socket.socket] = []
         lock = threading.Lock()
+        why: list[str] = []  # the limit that closed the connection
+        deadline_msg = f"no complete answer within deadline_s={limits.deadline_s:g}s (the server was still sending)"
+        transfer_msg = (
+            f"the answer was still arriving transfer_s={limits.transfer_s:g}s after its first byte (the server "
+            "trickles it); raise transfer_s if this server sends keep-alive bytes while it generates"
+        )
 
         def shut(sock: socket.socket) -> None:
             try:
@@ -417,26 +432,51 @@ class LLMHttpClient:
             except OSError:
                 pass
 
+        def expire(message: str) -> None:
+            with lock:
+                if not expired.is_set():
+                    why.append(message)
+                expired.set()
+                for sock in sockets:
+                    shut(sock)
+
+        transfer = threading.Timer(limits.transfer_s, expire, args=(transfer_msg,))
+        transfer.daemon = True
+
+        def watch(stream: Any) -> None:
+            """Start the transfer clock at the first byte read from ``stream`` (status line or body)."""
+            read = getattr(stream, "read", None)
+            if read is None:
+                return
+
+            def timed_read(*args: Any, **kwargs: Any) -> bytes:
+                data = read(*args, **kwargs)
+                if data and not transfer.is_alive() and not transfer.finished.is_set():
+                    with lock:
+                        if not transfer.is_alive() and not transfer.finished.is_set():
+                            transfer.start()
+                return data
+
+            try:
+                stream.read = timed_read
+            except AttributeError:  # a stream type that does not take the hook: the deadline still holds
+                pass
+
         def trace(event: str, info: dict[str, Any]) -> None:
             if event in ("connection.connect_tcp.complete", "connection.start_tls.complete"):
                 stream = info.get("return_value")
                 sock = stream.get_extra_info("socket") if stream is not None else None
+                if stream is not None:
+                    watch(stream)
                 if sock is not None:
                     with lock:
                         sockets.append(sock)
                         if expired.is_set():
                             shut(sock)
 
-        def expire() -> None:
-            with lock:
-                expired.set()
-                for sock in sockets:
-                    shut(sock)
-
-        deadline_msg = f"no complete answer within deadline_s={limits.deadline_s:g}s (the server was still sending)"
         headers = {**self._headers, **(self._secret_headers if origin(url) == self._origin else {})}
         step = min(limits.timeout_s, limits.deadline_s)
-        timer = threading.Timer(limits.deadline_s, expire)
+        timer = threading.Timer(limits.deadline_s, expire, args=(deadline_msg,))
         timer.daemon = True
         timer.start()
         try:
@@ -465,11 +505,11 @@ class LLMHttpClient:
                     if len(body) > cap:
                         raise ProviderError(self._too_large(path, f"more than {cap:,} bytes arrived"))
                     if expired.is_set():
-                        raise _Retryable(deadline_msg)
+                        raise _Retryable(why[0])
                     if status >= 400 and len(body) > 4096:
                         break  # enough of an error page for the message
                 if expired.is_set():
-                    raise _Retryable(deadline_msg)
+                    raise _Retryable(why[0])
                 return _Exchange(status, reason, bytes(body), retry_after)
             finally:
                 response.close()
@@ -477,17 +517,18 @@ class LLMHttpClient:
             raise
         except httpx.TimeoutException:
             if expired.is_set():
-                raise _Retryable(deadline_msg) from None
+                raise _Retryable(why[0]) from None
             raise _Retryable(f"no answer within timeout_s={limits.timeout_s:g}s") from None
         except httpx.TransportError as exc:
             # connection refused/reset, a read cut by the deadline, a malformed HTTP answer...
             if expired.is_set():
-                raise _Retryable(deadline_msg) from None
+                raise _Retryable(why[0]) from None
             raise _Retryable(f"connection failed: {self.redact(str(exc) or type(exc).__name__)}") from None
         except httpx.HTTPError as exc:
             raise ProviderError(f"{self.where(path)}: {type(exc).__name__}: {self.redact(str(exc))}") from None
         finally:
             timer.cancel()
+            transfer.cancel()
 
     def _too_large(self, path: str, what: str) -> str:
         return (

@@ -57,6 +57,9 @@ class OpenAICompatProvider:
     deadline_s : float
         Longest wall time of one request, sending to last byte, in (0, 86400]; a server
         trickling its answer is cut there (and the request retried).
+    transfer_s : float
+        Longest time from the answer's first byte to its last, in (0, 86400]; a server answers
+        once it has generated, so a slower answer is a trickle, cut there (and retried).
     max_response_mb : float
         Largest answer read, in MiB, in (0, 4096]; a larger one fails at once.
     max_retries : int
@@ -96,6 +99,7 @@ class OpenAICompatProvider:
         api_key_header: str = "Authorization",
         deadline_s: float = 600.0,
         max_response_mb: float = 32.0,
+        transfer_s: float = 60.0,
     ):
         problems = []
         if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
@@ -123,6 +127,7 @@ class OpenAICompatProvider:
         numbers = {
             "timeout_s": timeout_s,
             "deadline_s": deadline_s,
+            "transfer_s": transfer_s,
             "max_response_mb": max_response_mb,
             "backoff_base_s": backoff_base_s,
             "max_backoff_s": max_backoff_s,
@@ -168,6 +173,7 @@ class OpenAICompatProvider:
         self.limits = HttpLimits(
             timeout_s=float(timeout_s),
             deadline_s=float(deadline_s),
+            transfer_s=float(transfer_s),
             max_response_mb=float(max_response_mb),
             max_retries=int(max_retries),
             backoff_base_s=float(backoff_base_s),
@@ -205,6 +211,7 @@ class OpenAICompatProvider:
             "api_key_env": self.api_key_env,
             "timeout_s": self.limits.timeout_s,
             "deadline_s": self.limits.deadline_s,
+            "transfer_s": self.limits.transfer_s,
             "max_response_mb": self.limits.max_response_mb,
             "max_retries": self.limits.max_retries,
             "max_concurrency": self.max_concurrency,

@@ -122,16 +122,17 @@ def test_a_lone_surrogate_in_the_premises_is_an_input_error(server, tmp_path, ca
 ESCAPES = "w1\x1b]0;pwned\x07\x1b[31m"
 
 
-def test_progress_bar_escapes_control_characters(server, tmp_path, premises, capsys, monkeypatch):
-    """Escape sequences in a premise id reach the terminal escaped, inside a tqdm bar."""
+def test_a_premise_id_with_escape_codes_is_refused_and_shown_escaped(server, tmp_path, premises, capsys, monkeypatch):
+    """Escape sequences in a premise id would be written raw into pairs.csv and story_log.csv, which every
+    reader refuses: an input error before any request, the value shown escaped on a terminal."""
     premises.loc[0, "premise_id"] = ESCAPES
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
-    assert _generate(tmp_path, premises, protocol_toml(server.url), "--seed", "1") == 0
+    assert _generate(tmp_path, premises, protocol_toml(server.url), "--seed", "1") == 2
     err = capsys.readouterr().err
     assert "\x1b]" not in err and "\x1b[31m" not in err and "\x07" not in err
-    assert "generating" in err and "story" in err  # the bar was drawn
-    # the story of the hostile premise was reported, escaped
-    assert "w1\\x1b]0;pwned\\x07\\x1b[31m" in err or "w1\\x1b]0;pwned" in err
+    assert "premise_id holds a control character" in err and "line 2" in err
+    assert "w1\\x1b]0;pwned\\x07\\x1b[31m" in err
+    assert not server.chat_requests() and not (tmp_path / "out" / "pairs.csv").exists()
 
 
 def test_no_progress_output_when_stderr_is_not_a_terminal_or_quiet(server, tmp_path, premises, capsys, monkeypatch):

@@ -23,9 +23,9 @@ def test_prepare_output_creates_folders(tmp_path):
 
 def test_prepare_output_names_the_file_in_the_way(tmp_path):
     (tmp_path / "blocker").write_text("x")
-    with pytest.raises(InputError, match="blocker' is a file, not a folder"):
+    with pytest.raises(InputError, match="blocker is a file, not a folder"):
         prepare_output(tmp_path / "blocker" / "out.csv", "table")
-    with pytest.raises(InputError, match="is a directory"):
+    with pytest.raises(InputError, match="the output path is a folder"):
         prepare_output(tmp_path, "table")
     with pytest.raises(InputError):
         write_csv(pd.DataFrame({"x": [1]}), tmp_path / "blocker" / "t.csv")

@@ -77,3 +77,20 @@ def test_usage_error_value_with_escapes(capsys):
 def test_error_message_of_a_missing_file_named_with_escapes(tmp_path, capsys):
     status, out, err = run_cli(["gate", str(tmp_path / f"res{OSC_TITLE}.json")], capsys)
     assert status == 2 and "\x1b" not in err and "not found" in err
+
+
+def test_a_direction_override_in_a_system_name_is_escaped_in_every_summary_line(tmp_path, capsys):
+    """U+202E is no control character to the loaders (a name may hold it) but reverses what a terminal
+    shows: every summary line (agreement, configurations, position, budget...) prints it escaped."""
+    files = write_study(tmp_path / "in", systems=("sys\u202eA", "sysB"))
+    args = [a for a in fast_args(files, tmp_path / "out", "--no-html") if a != "-q"]
+    status, stdout, stderr = run_cli(args, capsys, protect=files.values())
+    assert status == 0, stderr
+    assert "\u202e" not in stdout + stderr
+    assert any(line.startswith("Label budget") and "sys\\u202eA" in line for line in stdout.splitlines()), stdout
+
+
+def test_peer_summary_names_are_printable():
+    from reports.peer_terminal import _safe
+
+    assert _safe("a\u202eb\x1bc") == "a\\u202eb\\x1bc"

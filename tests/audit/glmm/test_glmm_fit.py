@@ -298,3 +298,32 @@ def test_canonical_order_of_a_sorted_design_is_the_design_itself():
     once = canonical_order(design)
     assert once is not design and canonical_order(once) is once
     np.testing.assert_array_equal(once.codes[0], np.sort(once.codes[0]))
+
+
+def test_a_unanimous_cell_profiles_without_stalling_pirls(monkeypatch):
+    """Every vote one way on a cell the size of a study's (40 pairs x 5 readers): the profile bound is
+    the one the absolute PIRLS rule finds (to 1e-9 on the logit scale), and no PIRLS call runs into its
+    Newton-step limit (each such call evaluated the deviance ~1,500 times at converged modes)."""
+    import audit.glmm.pirls as pirls
+    from audit.glmm.laplace import LaplaceDeviance
+    from audit.glmm.profile import _constant_response_bound, constant_response_bound
+
+    pair, reader = np.repeat(np.arange(40), 5), np.tile(np.arange(5), 40)
+
+    def lap():
+        return LaplaceDeviance(np.ones(200), np.ones((200, 1)), [pair, reader], [40, 5])
+
+    steps = []
+    original = pirls.PirlsDeviance._pirls
+
+    def counted(self, theta, fixed):
+        out = original(self, theta, fixed)
+        steps.append(out[5])
+        return out
+
+    monkeypatch.setattr(pirls.PirlsDeviance, "_pirls", counted)
+    fast = constant_response_bound(lap(), 2, 0.95, 1.0, 1.0)
+    assert steps and max(steps) < pirls._PIRLS_MAXIT
+    exact = _constant_response_bound(lap(), 2, 0.95, 1.0, 1.0)  # the absolute rule alone
+    assert max(steps) == pirls._PIRLS_MAXIT  # it does stall there
+    assert fast.reached and exact.reached and abs(fast.value - exact.value) < 1e-9

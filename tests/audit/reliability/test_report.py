@@ -148,7 +148,7 @@ def test_cli_bad_input_exit_status_2(tmp_path, capsys):
     (tmp_path / "a_file").write_text("")
     capsys.readouterr()
     assert main(["reliability", str(good), "-q", "-o", str(tmp_path / "a_file" / "out")]) == 2
-    assert "cannot write the results" in capsys.readouterr().err
+    assert "a_file is a file, not a folder" in capsys.readouterr().err  # refused before any work
 
 
 @pytest.mark.external
