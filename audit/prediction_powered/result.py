@@ -96,7 +96,7 @@ class PredictionPowered:
             else "a random sample within each matchup (stratified by matchup)"
         )
         return (
-            f"The voted pairs are {how} (policy [prediction_powered] sampling = \"{self.sampling}\"): "
+            f'The voted pairs are {how} (policy [prediction_powered] sampling = "{self.sampling}"): '
             "prediction-powered intervals are valid only when which pairs got human votes does not "
             "depend on the pairs' content or on the judge's verdicts."
         )
