@@ -85,7 +85,7 @@ def _share_row(matchup, criterion, r: MeanPPI, n_votes: int, z: float) -> Correc
         r.ci_low,
         r.ci_high,
         r.lam,
-        (r.human_estimate, r.human_estimate - z * r.human_se, r.human_estimate + z * r.human_se),
+        (r.human_estimate, *r.human_ci),
         (r.judge_estimate, r.judge_estimate - z * r.judge_se, r.judge_estimate + z * r.judge_se),
         r.n_labelled,
         n_votes,

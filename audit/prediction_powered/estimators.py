@@ -48,6 +48,14 @@ class MeanPPI:
     n_labelled: int
     n_unlabelled: int
     reader_variance: float  #: the reader component added to the rectifier's variance (0 without readers)
+    quantile: float = 1.959963984540054  #: the interval's quantile (normal, or t with few readers)
+    human_quantile: float = 1.959963984540054
+
+    @property
+    def human_ci(self) -> tuple[float, float]:
+        return self.human_estimate - self.human_quantile * self.human_se, (
+            self.human_estimate + self.human_quantile * self.human_se
+        )
 
     @property
     def variance_ratio(self) -> float:
@@ -59,6 +67,19 @@ def _z(level: float) -> float:
     from audit._distributions import norm
 
     return float(norm.ppf(0.5 + level / 2.0))
+
+
+def _reader_quantile(level: float, total: float, reader: float, n_readers: int) -> float:
+    """The interval's quantile: normal (as ppi_py) when the readers add no variance, else a t
+    with Satterthwaite's degrees of freedom for a variance whose reader part is estimated from
+    ``n_readers`` clusters: ``df = total^2 / (reader^2 / (R - 1))`` (the pair part, from many
+    pairs, is taken as known, as the normal interval does)."""
+    if reader <= 0 or n_readers < 2:
+        return _z(level)
+    from scipy.stats import t
+
+    df = total**2 / (reader**2 / (n_readers - 1.0))
+    return float(t.ppf(0.5 + level / 2.0, df))
 
 
 def tuned_lambda(y: np.ndarray, f: np.ndarray, f_unlabelled: np.ndarray) -> float:
@@ -84,9 +105,13 @@ def two_way_rectifier_variance(
     v_pair = float(np.sum(np.bincount(pair_of_vote, weights=psi) ** 2))
     if reader_of_vote is None:
         return v_pair, 0.0
-    v_reader = float(np.sum(np.bincount(reader_of_vote, weights=psi) ** 2))
+    sums = np.bincount(reader_of_vote, weights=psi)
+    n_readers = int(np.count_nonzero(np.bincount(reader_of_vote)))
+    v_reader = float(np.sum(sums**2))
     v_vote = float(np.sum(psi**2))
-    extra = max(0.0, v_reader - v_vote)
+    # the readers' small-sample factor R / (R - 1) (few readers: 3-12)
+    scale = n_readers / (n_readers - 1.0) if n_readers > 1 else 1.0
+    extra = max(0.0, v_reader - v_vote) * scale
     return v_pair + extra, extra
 
 
@@ -141,7 +166,6 @@ def ppi_mean(
     h = np.bincount(pair_of_vote, weights=credit, minlength=n) / k
     if lam is None:
         lam = tuned_lambda(h, f, fu)
-    z = _z(level)
 
     def rectified(lam_: float) -> tuple[float, float, float]:
         r = h - lam_ * f
@@ -160,7 +184,10 @@ def ppi_mean(
         return est, math.sqrt(var_i + var_r), extra
 
     est, se, extra = rectified(lam)
-    h_est, h_se, _ = rectified(0.0)
+    h_est, h_se, h_extra = rectified(0.0)
+    n_readers = 0 if reader_of_vote is None else int(np.count_nonzero(np.bincount(reader_of_vote)))
+    z = _reader_quantile(level, se**2, extra, n_readers)
+    z_h = _reader_quantile(level, h_se**2, h_extra, n_readers)
     f_all = np.concatenate([f, fu])
     return MeanPPI(
         estimate=est,
@@ -175,6 +202,8 @@ def ppi_mean(
         n_labelled=n,
         n_unlabelled=N,
         reader_variance=extra,
+        quantile=z,
+        human_quantile=z_h,
     )
 
 
