@@ -35,7 +35,8 @@ def truth(b0: float, sd_pair: float, sd_reader: float) -> float:
 def study(rng, n_voted, fraction, readers, quality, sd_pair=SD_PAIR, sd_reader=SD_READER, judge_votes=False):
     n_total = int(round(n_voted / fraction))
     u = rng.normal(0.0, sd_pair, n_total)
-    v = rng.normal(0.0, sd_reader, readers)
+    # readers=0: one vote per pair, each from a reader of its own (readers drawn per vote)
+    v = rng.normal(0.0, sd_reader, readers if readers else n_voted)
     if judge_votes:  # a judge that votes like one more reader drawn from the population
         f = (rng.uniform(size=n_total) < 1.0 / (1.0 + np.exp(-(B0 + u + rng.normal(0, sd_reader, n_total))))) * 1.0
     else:
@@ -44,8 +45,8 @@ def study(rng, n_voted, fraction, readers, quality, sd_pair=SD_PAIR, sd_reader=S
         f = np.where(sees, lean, rng.uniform(size=n_total) < 0.5).astype(float)
     voted = rng.permutation(n_total)[:n_voted]
     unl = np.setdiff1d(np.arange(n_total), voted)
-    pair = np.repeat(np.arange(n_voted), readers)
-    reader = np.tile(np.arange(readers), n_voted)
+    pair = np.repeat(np.arange(n_voted), max(readers, 1))
+    reader = np.tile(np.arange(readers), n_voted) if readers else np.arange(n_voted)
     p = 1.0 / (1.0 + np.exp(-(B0 + u[voted][pair] + v[reader])))
     credit = (rng.uniform(size=len(p)) < p).astype(float)
     return ppi_mean(credit, pair, f[voted], f[unl], reader_of_vote=reader, level=0.95)
@@ -69,7 +70,8 @@ def grid(studies: int, seed: int) -> None:
         c = cover / studies
         rows.append(c)
         print(
-            f"{n_voted:7d} {readers:7d} {fraction:8.2f} {quality:7.2f} | {c:.3f} ({math.sqrt(c * (1 - c) / studies):.3f})"
+            f"{n_voted:7d} {readers:7d} {fraction:8.2f} {quality:7.2f} | "
+            f"{c:.3f} ({math.sqrt(c * (1 - c) / studies):.3f})"
             f" | {hcover / studies:.3f} | {np.mean(ratio):.3f} | {np.mean(lam):.3f}"
         )
     print(f"coverage over all designs: min {min(rows):.3f}, mean {np.mean(rows):.3f}")
@@ -83,7 +85,7 @@ def target(studies: int, seed: int) -> None:
     cover, ratio = 0, []
     t0 = time.perf_counter()
     for _ in range(studies):
-        r = study(rng, 2000, 0.1, 1, 0.0, sd_pair=sd_pair, judge_votes=True)
+        r = study(rng, 2000, 0.1, 0, 0.0, sd_pair=sd_pair, judge_votes=True)
         cover += r.ci_low <= true <= r.ci_high
         ratio.append(r.se / r.human_se)
     c = cover / studies

@@ -27,7 +27,8 @@ def crossed_study(
     criterion: str = "overall",
     rng: int | np.random.Generator | None = 0,
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, dict[str, float]]:
-    """(votes, judge, pairs, truth): pairs ``pair_id, system_a, system_b, focal``; votes ``pair_id, reader_id, criterion, choice``; judge verdicts
+    """(votes, judge, pairs, truth): pairs ``pair_id, system_a, system_b, focal``; votes
+    ``pair_id, reader_id, criterion, choice``; judge verdicts
     ``pair_id, criterion, judge, choice``; truth per matchup: the population vote share V
     (the mean of ``expit(b0 + u + v)`` over pairs and readers, by quadrature)."""
     rng = np.random.default_rng(rng)
