@@ -69,17 +69,20 @@ def _z(level: float) -> float:
     return float(norm.ppf(0.5 + level / 2.0))
 
 
-def _reader_quantile(level: float, total: float, reader: float, n_readers: int) -> float:
-    """The interval's quantile: normal (as ppi_py) when the readers add no variance, else a t
-    with Satterthwaite's degrees of freedom for a variance whose reader part is estimated from
-    ``n_readers`` clusters: ``df = total^2 / (reader^2 / (R - 1))`` (the pair part, from many
-    pairs, is taken as known, as the normal interval does)."""
-    if reader <= 0 or n_readers < 2:
+def _crossed_quantile(level: float, total: float, reader: float, n_pairs: int, n_readers: int) -> float:
+    """The interval's quantile. Independent votes (no reader casts two): the normal quantile, as
+    ppi_py. Readers crossed with pairs: a t with Satterthwaite's degrees of freedom for a variance
+    estimated from ``n_pairs`` pair clusters and ``n_readers`` reader clusters,
+    ``df = V^2 / (V_pair^2 / (n - 1) + V_reader^2 / (R - 1))``."""
+    if n_readers == 0 or n_pairs < 2:
         return _z(level)
     from scipy.stats import t
 
-    df = total**2 / (reader**2 / (n_readers - 1.0))
-    return float(t.ppf(0.5 + level / 2.0, df))
+    pair = max(total - reader, 0.0)
+    den = pair**2 / (n_pairs - 1.0) + (reader**2 / (n_readers - 1.0) if reader > 0 and n_readers > 1 else 0.0)
+    if not den > 0:
+        return _z(level)
+    return float(t.ppf(0.5 + level / 2.0, total**2 / den))
 
 
 def tuned_lambda(y: np.ndarray, f: np.ndarray, f_unlabelled: np.ndarray) -> float:
@@ -185,9 +188,12 @@ def ppi_mean(
 
     est, se, extra = rectified(lam)
     h_est, h_se, h_extra = rectified(0.0)
-    n_readers = 0 if reader_of_vote is None else int(np.count_nonzero(np.bincount(reader_of_vote)))
-    z = _reader_quantile(level, se**2, extra, n_readers)
-    z_h = _reader_quantile(level, h_se**2, h_extra, n_readers)
+    # readers crossed with pairs: some reader cast two or more votes (else the votes are independent)
+    crossed = reader_of_vote is not None and int(np.bincount(reader_of_vote).max()) > 1
+    n_readers = int(np.count_nonzero(np.bincount(reader_of_vote))) if crossed else 0
+    n_clusters = n if cluster_of_unit is None else len(np.unique(cluster_of_unit))
+    z = _crossed_quantile(level, se**2, extra, n_clusters, n_readers)
+    z_h = _crossed_quantile(level, h_se**2, h_extra, n_clusters, n_readers)
     f_all = np.concatenate([f, fu])
     return MeanPPI(
         estimate=est,
