@@ -20,6 +20,7 @@ sample (:func:`corrected_estimates`; docs/prediction-powered.md).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -77,7 +78,7 @@ def _row(matchup, criterion, estimand, est, lo, hi, lam, h, f, n, n_votes, N, ra
 
 def _share_row(matchup, criterion, r: MeanPPI, n_votes: int, z: float) -> CorrectedRow:
     ratio = r.se / r.human_se if r.human_se > 0 else math.nan
-    return _row(
+    row = _row(
         matchup,
         criterion,
         "vote_share",
@@ -91,6 +92,9 @@ def _share_row(matchup, criterion, r: MeanPPI, n_votes: int, z: float) -> Correc
         n_votes,
         r.n_unlabelled,
         ratio,
+    )
+    return dataclasses.replace(
+        row, se=r.se, human_se=r.human_se, imputed_variance=r.imputed_variance, quantile=r.quantile
     )
 
 
@@ -236,6 +240,7 @@ def corrected_estimates(
                         ratio,
                     )
                 )
+                rows[-1] = dataclasses.replace(rows[-1], se=se, human_se=hse, quantile=z)
             pooled_lab.append(vc.assign(unit=vc["pair_id"] + "\x00" + str(criterion)))
             pooled_unl.append(oc)
         if len(pooled_lab) > 1:

@@ -48,6 +48,7 @@ class MeanPPI:
     n_labelled: int
     n_unlabelled: int
     reader_variance: float  #: the reader component added to the rectifier's variance (0 without readers)
+    imputed_variance: float = 0.0  #: the judge-only part of the variance, lam^2 var(f_u) / N
     quantile: float = 1.959963984540054  #: the interval's quantile (normal, or t with few readers)
     human_quantile: float = 1.959963984540054
 
@@ -170,7 +171,7 @@ def ppi_mean(
     if lam is None:
         lam = tuned_lambda(h, f, fu)
 
-    def rectified(lam_: float) -> tuple[float, float, float]:
+    def rectified(lam_: float) -> tuple[float, float, float, float]:
         r = h - lam_ * f
         rbar = float(r.mean())
         psi = (credit - lam_ * f[pair_of_vote] - rbar) / (n * k[pair_of_vote])
@@ -184,10 +185,10 @@ def ppi_mean(
                 sums = np.bincount(np.asarray(cluster_of_unlabelled), weights=lam_ * (fu - fu.mean()) / N)
                 var_i = float(np.sum(sums**2))
         est = (lam_ * float(fu.mean()) if N and lam_ else 0.0) + rbar
-        return est, math.sqrt(var_i + var_r), extra
+        return est, math.sqrt(var_i + var_r), extra, var_i
 
-    est, se, extra = rectified(lam)
-    h_est, h_se, h_extra = rectified(0.0)
+    est, se, extra, var_imputed = rectified(lam)
+    h_est, h_se, h_extra, _ = rectified(0.0)
     # readers crossed with pairs: some reader cast two or more votes (else the votes are independent)
     crossed = reader_of_vote is not None and int(np.bincount(reader_of_vote).max()) > 1
     n_readers = int(np.count_nonzero(np.bincount(reader_of_vote))) if crossed else 0
@@ -208,6 +209,7 @@ def ppi_mean(
         n_labelled=n,
         n_unlabelled=N,
         reader_variance=extra,
+        imputed_variance=var_imputed,
         quantile=z,
         human_quantile=z_h,
     )

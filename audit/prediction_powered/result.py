@@ -34,6 +34,10 @@ class CorrectedRow:
     width_ratio: float  #: the corrected interval's width over the human-only one
     effective_votes: float  #: human votes the human-only figure would need for the corrected width
     judge_worth_votes: float  #: effective_votes - n_votes (clipped at 0)
+    se: float = math.nan  #: the corrected figure's standard error
+    human_se: float = math.nan
+    imputed_variance: float = math.nan  #: the judge-only pairs' part of se^2 (vote share only)
+    quantile: float = math.nan  #: the corrected interval's quantile (normal, or t on crossed designs)
 
 
 @dataclass(frozen=True)
