@@ -33,6 +33,13 @@ class WidthBudget:
     more_votes_without_judge: float
 
 
+def _variance_at(n: int, rect: float, imputed: float, n0: int, total: int, human: float) -> float:
+    """The corrected variance at n voted pairs: lam held at its estimate, but never worse than
+    human-only (lam = 0 is always open)."""
+    ppi = rect * n0 / n + imputed * (total - n0) / (total - n) if n < total else math.inf
+    return min(ppi, human * n0 / n)
+
+
 def width_budget(payload: PredictionPowered, width: float) -> tuple[WidthBudget, ...]:
     out = []
     for r in payload.rows:
@@ -46,10 +53,8 @@ def width_budget(payload: PredictionPowered, width: float) -> tuple[WidthBudget,
         imputed = r.imputed_variance if math.isfinite(r.imputed_variance) else 0.0
         rect = r.se**2 - imputed
 
-        def var_at(n: int) -> float:
-            # lam held at its estimate, but never worse than human-only (lam = 0 is always open)
-            ppi = rect * n0 / n + imputed * (total - n0) / (total - n) if n < total else math.inf
-            return min(ppi, r.human_se**2 * n0 / n)
+        def var_at(n: int, rect=rect, imputed=imputed, n0=n0, total=total, human=r.human_se**2) -> float:
+            return _variance_at(n, rect, imputed, n0, total, human)
 
         n_j = n_h  # beyond the judged pairs the corrected figure is the human-only one
         if n_h > n0 and z * math.sqrt(var_at(min(int(math.ceil(n_h)), total - 1))) <= half:
