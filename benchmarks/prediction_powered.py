@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import math
-import time
 
 import numpy as np
 
@@ -32,12 +31,17 @@ def truth(b0: float, sd_pair: float, sd_reader: float) -> float:
     return float(np.sum(w / w.sum() / (1.0 + np.exp(-(b0 + math.hypot(sd_pair, sd_reader) * x)))))
 
 
-def study(rng, n_voted, fraction, readers, quality, sd_pair=SD_PAIR, sd_reader=SD_READER, judge_votes=False):
+def study(
+    rng, n_voted, fraction, readers, quality, sd_pair=SD_PAIR, sd_reader=SD_READER, judge_votes=False, oracle=False
+):
     n_total = int(round(n_voted / fraction))
     u = rng.normal(0.0, sd_pair, n_total)
     # readers=0: one vote per pair, each from a reader of its own (readers drawn per vote)
     v = rng.normal(0.0, sd_reader, readers if readers else n_voted)
-    if judge_votes:  # a judge that votes like one more reader drawn from the population
+    if oracle:  # the ceiling: a judge that reports each pair's population share exactly
+        x, w = np.polynomial.hermite_e.hermegauss(40)
+        f = (w / w.sum() / (1.0 + np.exp(-(B0 + u[:, None] + sd_reader * x[None, :])))).sum(1)
+    elif judge_votes:  # a judge that votes like one more reader drawn from the population
         f = (rng.uniform(size=n_total) < 1.0 / (1.0 + np.exp(-(B0 + u + rng.normal(0, sd_reader, n_total))))) * 1.0
     else:
         sees = rng.uniform(size=n_total) < 2.0 * quality - 1.0
@@ -78,21 +82,54 @@ def grid(studies: int, seed: int) -> None:
 
 
 def target(studies: int, seed: int) -> None:
-    """Humans on 10% of 20k one-vote pairs, a judge voting like one more reader."""
-    sd_pair = 2.5
-    true = truth(B0, sd_pair, SD_READER)
-    rng = np.random.default_rng(seed)
-    cover, ratio = 0, []
+    """Humans on 10% of 20k one-vote pairs (a reader of its own per vote): a judge that follows
+    the readers (votes like one more reader; the majority side seen through noise, quality 0.9),
+    and the ceiling (a judge that knows each pair's population share)."""
+    for sd_pair in (1.0, 2.5):
+        true = truth(B0, sd_pair, SD_READER)
+        for name, kw in (
+            ("votes like a reader", dict(judge_votes=True)),
+            ("noisy majority, quality 0.9", dict(quality=0.9)),
+            ("oracle: the pair's share", dict(oracle=True)),
+        ):
+            rng = np.random.default_rng([seed, int(sd_pair * 10)])
+            cover, ratio = 0, []
+            for _ in range(studies):
+                extra = {k: v for k, v in kw.items() if k != "quality"}
+                r = study(rng, 2000, 0.1, 0, kw.get("quality", 0.9), sd_pair=sd_pair, **extra)
+                cover += r.ci_low <= true <= r.ci_high
+                ratio.append(r.se / r.human_se)
+            c = cover / studies
+            print(
+                f"sd_pair {sd_pair}: judge {name:28s} coverage {c:.3f} ({math.sqrt(c * (1 - c) / studies):.3f}), "
+                f"width / human-only {np.mean(ratio):.3f} (narrower by {1 - np.mean(ratio):.1%})"
+            )
+
+
+def cost(folder: str) -> None:
+    """Seconds of the section alone on FOLDER's judge_all.csv + humans.csv (benchmarks/scale_data.py
+    output with judge-only pairs added): load, the primary judge's verdicts, the section."""
+    import time
+    from pathlib import Path
+
+    from audit.inputs import load_audit_data
+    from audit.judge_side import judge_pair_outcomes
+    from audit.pipeline import choose_primary_judge, judge_choices
+    from audit.sections import prediction_powered as section
+    from audit.spec import AuditSpec
+
+    d = Path(folder)
+    data = load_audit_data(d / "judge_all.csv", d / "humans.csv")
+    outcomes = judge_pair_outcomes(data, "even-split", np.random.default_rng(0))
+    primary = choose_primary_judge(data.judges, None)
+    choices = judge_choices(outcomes, primary, data.criteria)
+    spec = AuditSpec()
     t0 = time.perf_counter()
-    for _ in range(studies):
-        r = study(rng, 2000, 0.1, 0, 0.0, sd_pair=sd_pair, judge_votes=True)
-        cover += r.ci_low <= true <= r.ci_high
-        ratio.append(r.se / r.human_se)
-    c = cover / studies
+    got = section.compute(data, spec, choices=choices, primary=primary, seed=np.random.SeedSequence(0))
+    took = time.perf_counter() - t0
     print(
-        f"target: 20,000 pairs, 2,000 voted once, judge votes like a reader (sd_pair {sd_pair}): coverage {c:.3f} "
-        f"({math.sqrt(c * (1 - c) / studies):.3f}), width / human-only {np.mean(ratio):.3f} "
-        f"(narrower by {1 - np.mean(ratio):.1%}); {(time.perf_counter() - t0) / studies * 1e3:.1f} ms a study"
+        f"{len(data.votes):,} votes, {len(data.pairs):,} voted pairs, {data.n_judge_only_pairs:,} judge-only pairs: "
+        f"the prediction-powered section {took:.2f} s ({got.status.value})"
     )
 
 
@@ -101,7 +138,11 @@ def main() -> None:
     ap.add_argument("--studies", type=int, default=500)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--target", action="store_true")
+    ap.add_argument("--cost", metavar="DIR", help="time the section on a scale_data.py folder (see cost())")
     a = ap.parse_args()
+    if a.cost:
+        cost(a.cost)
+        return
     (target if a.target else grid)(a.studies, a.seed)
 
 

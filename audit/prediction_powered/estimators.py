@@ -77,7 +77,7 @@ def _crossed_quantile(level: float, total: float, reader: float, n_pairs: int, n
     ``df = V^2 / (V_pair^2 / (n - 1) + V_reader^2 / (R - 1))``."""
     if n_readers == 0 or n_pairs < 2:
         return _z(level)
-    from scipy.stats import t
+    from audit._distributions import t
 
     pair = max(total - reader, 0.0)
     den = pair**2 / (n_pairs - 1.0) + (reader**2 / (n_readers - 1.0) if reader > 0 and n_readers > 1 else 0.0)
