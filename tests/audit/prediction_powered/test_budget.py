@@ -43,7 +43,7 @@ def _payload(row: CorrectedRow) -> PredictionPowered:
 
 
 def test_human_only_votes_follow_the_square_root_law():
-    (b,) = width_budget(_payload(_row(0.04, 0.05, 0.0002)), 0.098)
+    (b,) = width_budget(_payload(_row(0.04, 0.05, 0.00005)), 0.098)
     # human-only: width 2 * 1.96 * 0.05 = 0.196 halves at 4x the pairs: 300 more pairs, 900 more votes
     assert b.pairs_without_judge == pytest.approx(400.0)
     assert b.more_votes_without_judge == pytest.approx(900.0)
