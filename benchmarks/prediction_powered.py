@@ -32,7 +32,16 @@ def truth(b0: float, sd_pair: float, sd_reader: float) -> float:
 
 
 def study(
-    rng, n_voted, fraction, readers, quality, sd_pair=SD_PAIR, sd_reader=SD_READER, judge_votes=False, oracle=False
+    rng,
+    n_voted,
+    fraction,
+    readers,
+    quality,
+    sd_pair=SD_PAIR,
+    sd_reader=SD_READER,
+    judge_votes=False,
+    oracle=False,
+    majority=False,
 ):
     n_total = int(round(n_voted / fraction))
     u = rng.normal(0.0, sd_pair, n_total)
@@ -53,7 +62,33 @@ def study(
     reader = np.tile(np.arange(readers), n_voted) if readers else np.arange(n_voted)
     p = 1.0 / (1.0 + np.exp(-(B0 + u[voted][pair] + v[reader])))
     credit = (rng.uniform(size=len(p)) < p).astype(float)
-    return ppi_mean(credit, pair, f[voted], f[unl], reader_of_vote=reader, level=0.95)
+    share = ppi_mean(credit, pair, f[voted], f[unl], reader_of_vote=reader, level=0.95)
+    if majority:
+        from audit.prediction_powered.compute import majority_ppi
+
+        return majority_ppi(credit, pair, reader, f[voted], f[unl], share, 0.95)
+    return share
+
+
+def majority(studies: int, seed: int) -> None:
+    """Coverage of the majority rate M = P(b0 + u > 0) = Phi(b0 / sd_pair) (symmetric readers)."""
+    from audit._distributions import norm
+
+    true = float(norm.cdf(B0 / SD_PAIR))
+    print(f"majority rate: truth M = {true:.4f}; {studies} studies per design")
+    for n_voted, readers, fraction, quality in itertools.product((20, 60), (3, 12), (0.1,), (0.5, 0.97)):
+        rng = np.random.default_rng([seed, n_voted, readers, 1])
+        cover, hcover, ratio = 0, 0, []
+        for _ in range(studies):
+            m, lo, hi, _, hm, hlo, hhi, se, hse = study(rng, n_voted, fraction, readers, quality, majority=True)
+            cover += lo <= true <= hi
+            hcover += hlo <= true <= hhi
+            ratio.append((hi - lo) / (hhi - hlo) if hhi > hlo else np.nan)
+        c = cover / studies
+        print(
+            f"{n_voted:7d} {readers:7d} {fraction:8.2f} {quality:7.2f} | "
+            f"{c:.3f} ({math.sqrt(c * (1 - c) / studies):.3f}) | human-only {hcover / studies:.3f} | width/human-only {np.nanmean(ratio):.3f}"
+        )
 
 
 def grid(studies: int, seed: int) -> None:
@@ -138,12 +173,13 @@ def main() -> None:
     ap.add_argument("--studies", type=int, default=500)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--target", action="store_true")
+    ap.add_argument("--majority", action="store_true", help="coverage of the majority rate")
     ap.add_argument("--cost", metavar="DIR", help="time the section on a scale_data.py folder (see cost())")
     a = ap.parse_args()
     if a.cost:
         cost(a.cost)
         return
-    (target if a.target else grid)(a.studies, a.seed)
+    (target if a.target else majority if a.majority else grid)(a.studies, a.seed)
 
 
 if __name__ == "__main__":

@@ -37,6 +37,7 @@ from audit.prediction_powered.result import (
 from audit.rng import resolve_rng
 
 N_DRAWS = 4000  #: normal draws of the strengths for the rank intervals
+N_MAJORITY_DRAWS = 4000  #: normal draws of (V, E[p^2]) for the majority rate's interval
 
 
 def _predictions(choice: pd.DataFrame) -> pd.DataFrame:
@@ -106,9 +107,11 @@ def majority_ppi(
     fu: np.ndarray,
     share: MeanPPI,
     level: float,
-) -> tuple[float, float, float, float, float, float, float] | None:
-    """(M, low, high, lam of E[p^2], human-only M, its low, its high), or None when fewer than
-    two voted pairs have two or more votes (M is not estimable, as in the decision)."""
+    rng: int | np.random.Generator | None = 0,
+) -> tuple[float, float, float, float, float, float, float, float, float] | None:
+    """(M, low, high, lam of E[p^2], human-only M, its low, its high, the sd of M's draws and of
+    the human-only M's), or None when fewer than two voted pairs have two or more votes (M is
+    not estimable, as in the decision)."""
     from audit.verdict.estimands import beta_upper_tail
 
     n = len(f)
@@ -121,7 +124,7 @@ def majority_ppi(
     q = h[multi] ** 2 - ss[multi] / (k[multi] - 1.0) / k[multi]
     g, gu = f[multi] ** 2, fu**2
     n2, N = int(multi.sum()), len(fu)
-    z = _z(level)
+    draw_rng, _ = resolve_rng(rng)
 
     def one(lam1: float, lam2: float) -> tuple[float, float]:
         m1 = share.estimate if lam1 == share.lam else lam1 * (fu.mean() if N else 0.0) + np.mean(h - lam1 * f)
@@ -136,25 +139,21 @@ def majority_ppi(
             u2 = lam2 * (gu - gu.mean()) / N
             c = c + np.array([[u1 @ u1, u1 @ u2], [u2 @ u1, u2 @ u2]])
 
-        def g_of(a: float, b: float) -> float:
-            return float(beta_upper_tail(np.array(a), np.array(max(b - a * a, 0.0))))
-
-        m = g_of(m1, m2)
-        eps = 1e-5
-        d1 = (g_of(m1 + eps, m2 + 2 * m1 * eps) - g_of(m1 - eps, m2 - 2 * m1 * eps)) / (2 * eps)  # V moves, tau fixed
-        grad = np.array(
-            [
-                (g_of(m1 + eps, m2) - g_of(m1 - eps, m2)) / (2 * eps),
-                (g_of(m1, m2 + eps) - g_of(m1, m2 - eps)) / (2 * eps),
-            ]
-        )
-        var = float(grad @ c @ grad) + d1**2 * share.reader_variance
-        return m, math.sqrt(max(var, 0.0))
+        # the readers' leniency shifts every pair's share together: V by delta, E[p^2] by 2 V delta
+        c = c + share.reader_variance * np.array([[1.0, 2.0 * m1], [2.0 * m1, 4.0 * m1 * m1]])
+        m = float(beta_upper_tail(np.array(m1), np.array(max(m2 - m1 * m1, 0.0))))
+        # M is not smooth where tau^2 reaches 0 (M jumps to 0, 1/2 or 1): a percentile interval of
+        # M over normal draws of the two means, not the delta method
+        draws = draw_rng.multivariate_normal([m1, m2], c, size=N_MAJORITY_DRAWS, method="eigh")
+        tau2 = np.maximum(draws[:, 1] - draws[:, 0] ** 2, 0.0)
+        ms = beta_upper_tail(np.clip(draws[:, 0], 0.0, 1.0), tau2)
+        lo, hi = np.quantile(ms, [(1.0 - level) / 2.0, (1.0 + level) / 2.0])
+        return m, float(lo), float(hi), float(np.std(ms))
 
     lam2 = tuned_lambda(q, g, gu)
-    m, se = one(share.lam, lam2)
-    hm, hse = one(0.0, 0.0)
-    return m, m - z * se, m + z * se, lam2, hm, hm - z * hse, hm + z * hse, se, hse
+    m, lo, hi, se = one(share.lam, lam2)
+    hm, hlo, hhi, hse = one(0.0, 0.0)
+    return m, lo, hi, lam2, hm, hlo, hhi, se, hse
 
 
 def _judge_rate(f_all: np.ndarray, z: float) -> tuple[float, float, float]:
@@ -218,10 +217,10 @@ def corrected_estimates(
             cr = vc["credit"].to_numpy(float)
             share = ppi_mean(cr, pair_codes, f, fu, reader_of_vote=reader_codes, level=level)
             rows.append(_share_row(matchup, criterion, share, len(vc), z))
-            maj = majority_ppi(cr, pair_codes, reader_codes, f, fu, share, level)
+            maj = majority_ppi(cr, pair_codes, reader_codes, f, fu, share, level, rng)
             if maj is not None:
                 m, lo, hi, lam2, hm, hlo, hhi, se, hse = maj
-                ratio = se / hse if hse > 0 else math.nan
+                ratio = (hi - lo) / (hhi - hlo) if hhi > hlo else math.nan
                 f_all = np.concatenate([f, fu])
                 rows.append(
                     _row(
