@@ -87,7 +87,8 @@ def majority(studies: int, seed: int) -> None:
         c = cover / studies
         print(
             f"{n_voted:7d} {readers:7d} {fraction:8.2f} {quality:7.2f} | "
-            f"{c:.3f} ({math.sqrt(c * (1 - c) / studies):.3f}) | human-only {hcover / studies:.3f} | width/human-only {np.nanmean(ratio):.3f}"
+            f"{c:.3f} ({math.sqrt(c * (1 - c) / studies):.3f}) | human-only {hcover / studies:.3f} | "
+            f"width/human-only {np.nanmean(ratio):.3f}"
         )
 
 
