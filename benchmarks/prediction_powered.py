@@ -169,16 +169,83 @@ def cost(folder: str) -> None:
     )
 
 
+def leaderboard(studies: int, seed: int) -> None:
+    """Coverage of the prediction-powered Bradley-Terry strengths (one row per voted pair, its
+    readers' mean vote; pairs x readers crossed): 4 systems, every matchup 40 voted pairs read by
+    3 of 8 readers, the judge on 5x the pairs. Truth: the population estimating equations'
+    solution (the logistic fit of each matchup's population vote share, matchups weighted equally)."""
+    from audit.leaderboard import bt_design
+    from audit.prediction_powered.estimators import _fit_rectified, ppi_logistic
+
+    systems = ["s0", "s1", "s2", "s3"]
+    strength = np.array([0.0, 0.4, 0.8, -0.3])
+    matchups = [(a, b) for a in range(4) for b in range(a + 1, 4)]
+    x, w = np.polynomial.hermite_e.hermegauss(80)
+    shares = np.array(
+        [
+            np.sum(w / w.sum() / (1 + np.exp(-(strength[a] - strength[b] + math.hypot(1.0, 0.3) * x))))
+            for a, b in matchups
+        ]
+    )
+    Xm = bt_design(np.array([systems[a] for a, _ in matchups]), np.array([systems[b] for _, b in matchups]), systems)
+    one = np.ones(len(matchups))
+    truth_coef = _fit_rectified(Xm, shares, shares, Xm[:0], shares[:0], 0.0, np.zeros(3), one, one[:0])
+    for quality in (0.5, 0.97):
+        rng = np.random.default_rng([seed, int(quality * 100)])
+        cover, ratio = np.zeros(3), []
+        for _ in range(studies):
+            rows_l, rows_u = [], []
+            v = rng.normal(0.0, 0.3, 8)
+            for a, b in matchups:
+                u = rng.normal(0.0, 1.0, 200)
+                sees = rng.uniform(size=200) < 2 * quality - 1
+                lean = strength[a] - strength[b] + u + rng.normal(0, 0.5, 200) > 0
+                f = np.where(sees, lean, rng.uniform(size=200) < 0.5).astype(float)
+                for i in range(200):
+                    (rows_l if i < 40 else rows_u).append((a, b, u[i], f[i]))
+            lab = np.array(rows_l)
+            unl = np.array(rows_u)
+            n = len(lab)
+            pair = np.repeat(np.arange(n), 3)
+            reader = np.concatenate([rng.choice(8, 3, replace=False) for _ in range(n)])
+            eta = strength[lab[pair, 0].astype(int)] - strength[lab[pair, 1].astype(int)] + lab[pair, 2] + v[reader]
+            credit = (rng.uniform(size=len(eta)) < 1 / (1 + np.exp(-eta))).astype(float)
+            y = np.bincount(pair, weights=credit) / 3.0
+
+            def design(rows):
+                return bt_design(
+                    np.array([systems[int(a)] for a in rows[:, 0]]),
+                    np.array([systems[int(b)] for b in rows[:, 1]]),
+                    systems,
+                )
+
+            fit = ppi_logistic(
+                design(lab), y, lab[:, 3], design(unl), unl[:, 3], cluster_psi=(credit, pair, reader, np.full(n, 3.0))
+            )
+            lo, hi = fit.ci(0.95)
+            cover += (lo <= truth_coef) & (truth_coef <= hi)
+            ratio.append(np.mean(np.sqrt(np.diag(fit.vcov) / np.diag(fit.human_vcov))))
+        c = cover / studies
+        print(
+            f"leaderboard, judge quality {quality}: coverage per coefficient {np.round(c, 3)} "
+            f"(se {math.sqrt(0.95 * 0.05 / studies):.3f}); width / human-only {np.mean(ratio):.3f}"
+        )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--studies", type=int, default=500)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--target", action="store_true")
     ap.add_argument("--majority", action="store_true", help="coverage of the majority rate")
+    ap.add_argument("--leaderboard", action="store_true", help="coverage of the Bradley-Terry strengths")
     ap.add_argument("--cost", metavar="DIR", help="time the section on a scale_data.py folder (see cost())")
     a = ap.parse_args()
     if a.cost:
         cost(a.cost)
+        return
+    if a.leaderboard:
+        leaderboard(a.studies, a.seed)
         return
     (target if a.target else majority if a.majority else grid)(a.studies, a.seed)
 
