@@ -325,7 +325,14 @@ def _leaderboard(v, fo, judge_only_pairs, pairs, sampling, level, rng, notes) ->
         w = (share_all / (n_l / n_l.sum())).reindex(m_lab).to_numpy(float)
         wu = (share_all / (n_u / n_u.sum())).reindex(m_unl).fillna(0.0).to_numpy(float)
     readers = pd.factorize(vc["reader_id"], sort=False)[0]
-    fit = ppi_logistic(X, y, f, Xu, fu, cluster_psi=(cr, pair_codes, readers, k), w=w, w_unlabelled=wu)
+    try:
+        fit = ppi_logistic(X, y, f, Xu, fu, cluster_psi=(cr, pair_codes, readers, k), w=w, w_unlabelled=wu)
+    except np.linalg.LinAlgError:  # a separated design (a system that always wins): no finite strengths
+        notes.append("leaderboard: the Bradley-Terry fit has no finite solution (a system wins or loses every pair)")
+        return None
+    if not (np.all(np.isfinite(fit.coef)) and np.all(np.isfinite(fit.vcov))):
+        notes.append("leaderboard: the Bradley-Terry fit has no finite solution (a system wins or loses every pair)")
+        return None
     z = _z(level)
 
     def board(coef, vcov):
