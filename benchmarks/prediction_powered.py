@@ -143,10 +143,12 @@ def target(studies: int, seed: int) -> None:
 
 
 def cost(folder: str) -> None:
-    """Seconds of the section alone on FOLDER's judge_all.csv + humans.csv (benchmarks/scale_data.py
-    output with judge-only pairs added): load, the primary judge's verdicts, the section."""
+    """Seconds of the section alone on a benchmarks/scale_data.py FOLDER, its judge file copied onto
+    9x more pair ids (judge_all.csv, written once: 90% of the judged pairs carry only the judge)."""
     import time
     from pathlib import Path
+
+    import pandas as pd
 
     from audit.inputs import load_audit_data
     from audit.judge_side import judge_pair_outcomes
@@ -155,6 +157,10 @@ def cost(folder: str) -> None:
     from audit.spec import AuditSpec
 
     d = Path(folder)
+    if not (d / "judge_all.csv").exists():  # the judge on 10x the voted pairs: 9 renamed copies
+        j = pd.read_csv(d / "judge.csv", dtype={"pair_id": str})
+        copies = [j.assign(pair_id=j["pair_id"] + f"_j{r}") for r in range(9)]
+        pd.concat([j, *copies]).to_csv(d / "judge_all.csv", index=False)
     data = load_audit_data(d / "judge_all.csv", d / "humans.csv")
     outcomes = judge_pair_outcomes(data, "even-split", np.random.default_rng(0))
     primary = choose_primary_judge(data.judges, None)
