@@ -58,3 +58,25 @@ def test_a_useless_judge_needs_what_human_only_needs():
 def test_text_names_the_matchup_and_both_figures():
     text = width_budget_text(width_budget(_payload(_row(0.04, 0.05, 0.0002)), 0.1), 0.1)
     assert "a vs b / overall" in text and "with the judge" in text and "without" in text
+
+
+def test_audit_budget_width_option(tmp_path, capsys):
+    """`audit budget RESULT --width W` prints the width budget (and says when a result has none)."""
+    from dataclasses import replace
+
+    from audit.cli import main
+    from audit.result import result_to_json
+    from audit.section_result import Computed
+    from tests.reports.synthetic import make_result
+
+    result = make_result(sections=False)
+    path = tmp_path / "result.json"
+    path.write_text(result_to_json(result), encoding="utf-8")
+    assert main(["budget", str(path), "--width", "0.1"]) == 0
+    assert "no prediction-powered figures in this result" in capsys.readouterr().out
+    with_ppi = replace(result, prediction_powered=Computed(_payload(_row(0.04, 0.05, 0.00005))))
+    path.write_text(result_to_json(with_ppi), encoding="utf-8")
+    assert main(["budget", str(path), "--width", "0.1"]) == 0
+    out = capsys.readouterr().out
+    assert "a vs b / overall: now 0.157 (human-only 0.196)" in out
+    assert main(["budget", str(path), "--width", "0"]) == 3  # a usage error, as --power 1.5
