@@ -105,7 +105,7 @@ def grid(studies: int, seed: int) -> None:
             r = study(rng, n_voted, fraction, readers, quality)
             cover += r.ci_low <= true <= r.ci_high
             hcover += r.human_ci[0] <= true <= r.human_ci[1]
-            ratio.append(r.se / r.human_se)
+            ratio.append(r.width_ratio)
             lam.append(r.lam)
         c = cover / studies
         rows.append(c)
@@ -134,7 +134,7 @@ def target(studies: int, seed: int) -> None:
                 extra = {k: v for k, v in kw.items() if k != "quality"}
                 r = study(rng, 2000, 0.1, 0, kw.get("quality", 0.9), sd_pair=sd_pair, **extra)
                 cover += r.ci_low <= true <= r.ci_high
-                ratio.append(r.se / r.human_se)
+                ratio.append(r.width_ratio)
             c = cover / studies
             print(
                 f"sd_pair {sd_pair}: judge {name:28s} coverage {c:.3f} ({math.sqrt(c * (1 - c) / studies):.3f}), "

@@ -78,7 +78,7 @@ def _row(matchup, criterion, estimand, est, lo, hi, lam, h, f, n, n_votes, N, ra
 
 
 def _share_row(matchup, criterion, r: MeanPPI, n_votes: int, z: float) -> CorrectedRow:
-    ratio = r.se / r.human_se if r.human_se > 0 else math.nan
+    ratio = r.width_ratio
     row = _row(
         matchup,
         criterion,

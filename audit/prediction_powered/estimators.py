@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -59,31 +60,16 @@ class MeanPPI:
         )
 
     @property
-    def variance_ratio(self) -> float:
-        """Human-only variance over the prediction-powered one (> 1: the judge helps)."""
-        return self.human_se**2 / self.se**2 if self.se > 0 else math.nan
+    def width_ratio(self) -> float:
+        """The interval's width over the human-only one (< 1: the judge helps)."""
+        den = self.human_quantile * self.human_se
+        return self.quantile * self.se / den if den > 0 else math.nan
 
 
 def _z(level: float) -> float:
     from audit._distributions import norm
 
     return float(norm.ppf(0.5 + level / 2.0))
-
-
-def _crossed_quantile(level: float, total: float, reader: float, n_pairs: int, n_readers: int) -> float:
-    """The interval's quantile. Independent votes (no reader casts two): the normal quantile, as
-    ppi_py. Readers crossed with pairs: a t with Satterthwaite's degrees of freedom for a variance
-    estimated from ``n_pairs`` pair clusters and ``n_readers`` reader clusters,
-    ``df = V^2 / (V_pair^2 / (n - 1) + V_reader^2 / (R - 1))``."""
-    if n_readers == 0 or n_pairs < 2:
-        return _z(level)
-    from audit._distributions import t
-
-    pair = max(total - reader, 0.0)
-    den = pair**2 / (n_pairs - 1.0) + (reader**2 / (n_readers - 1.0) if reader > 0 and n_readers > 1 else 0.0)
-    if not den > 0:
-        return _z(level)
-    return float(t.ppf(0.5 + level / 2.0, total**2 / den))
 
 
 def tuned_lambda(y: np.ndarray, f: np.ndarray, f_unlabelled: np.ndarray) -> float:
@@ -100,23 +86,53 @@ def tuned_lambda(y: np.ndarray, f: np.ndarray, f_unlabelled: np.ndarray) -> floa
     return float(np.clip(cov / ((1.0 + n / N) * var), 0.0, 1.0))
 
 
+class TwoWay(NamedTuple):
+    """A two-way (pairs x readers) cluster variance and the pieces its degrees of freedom need."""
+
+    total: float  #: V_pair + the reader part
+    reader: float  #: R / (R - 1) max(0, V_reader - V_vote)
+    pair: float  #: V_pair (pair sums), n - 1 degrees of freedom
+    reader_sums: float  #: R / (R - 1) V_reader (reader sums), R - 1 degrees of freedom
+    votes: float  #: R / (R - 1) V_vote (single votes), votes - 1 degrees of freedom
+    n_pairs: int
+    n_readers: int
+    n_votes: int
+
+    def quantile(self, level: float) -> float:
+        """Satterthwaite's t for ``V_pair + R/(R-1) (V_reader - V_vote)``, each piece with its
+        own degrees of freedom (``reader_sums`` R - 1: the noisy one with few readers), the
+        pieces taken before the reader part is clipped at 0; the normal quantile without readers."""
+        if self.n_readers < 2 or self.n_pairs < 2 or not self.total > 0:
+            return _z(level)
+        from audit._distributions import t
+
+        den = (
+            self.pair**2 / (self.n_pairs - 1.0)
+            + self.reader_sums**2 / (self.n_readers - 1.0)
+            + self.votes**2 / max(self.n_votes - 1.0, 1.0)
+        )
+        return float(t.ppf(0.5 + level / 2.0, self.total**2 / den)) if den > 0 else _z(level)
+
+
 def two_way_rectifier_variance(
-    psi: np.ndarray, pair_of_vote: np.ndarray, reader_of_vote: np.ndarray | None
-) -> tuple[float, float]:
+    psi: np.ndarray, cluster_of_vote: np.ndarray, reader_of_vote: np.ndarray | None
+) -> TwoWay:
     """Two-way cluster variance of a sum of vote influences ``psi`` (pairs x readers):
-    ``(V_pair + max(0, V_reader - V_vote), max(0, V_reader - V_vote))``. Without readers the
-    pair-clustered variance alone."""
-    v_pair = float(np.sum(np.bincount(pair_of_vote, weights=psi) ** 2))
-    if reader_of_vote is None:
-        return v_pair, 0.0
+    ``V_pair + R/(R-1) max(0, V_reader - V_vote)`` (Cameron, Gelbach and Miller's
+    ``V_A + V_B - V_AB`` with the readers' small-sample factor). Without readers (or when no
+    reader cast two votes) the pair-clustered variance alone."""
+    pair_sums = np.bincount(cluster_of_vote, weights=psi)
+    v_pair = float(np.sum(pair_sums**2))
+    n_pairs = int(np.count_nonzero(np.bincount(cluster_of_vote)))
+    if reader_of_vote is None or int(np.bincount(reader_of_vote).max()) < 2:
+        return TwoWay(v_pair, 0.0, v_pair, 0.0, 0.0, n_pairs, 0, len(psi))
     sums = np.bincount(reader_of_vote, weights=psi)
     n_readers = int(np.count_nonzero(np.bincount(reader_of_vote)))
-    v_reader = float(np.sum(sums**2))
-    v_vote = float(np.sum(psi**2))
-    # the readers' small-sample factor R / (R - 1) (few readers: 3-12)
-    scale = n_readers / (n_readers - 1.0) if n_readers > 1 else 1.0
-    extra = max(0.0, v_reader - v_vote) * scale
-    return v_pair + extra, extra
+    scale = n_readers / (n_readers - 1.0)
+    v_reader = float(np.sum(sums**2)) * scale
+    v_vote = float(np.sum(psi**2)) * scale
+    extra = max(0.0, v_reader - v_vote)
+    return TwoWay(v_pair + extra, extra, v_pair, v_reader, v_vote, n_pairs, n_readers, len(psi))
 
 
 def ppi_mean(
@@ -171,12 +187,13 @@ def ppi_mean(
     if lam is None:
         lam = tuned_lambda(h, f, fu)
 
-    def rectified(lam_: float) -> tuple[float, float, float, float]:
+    def rectified(lam_: float) -> tuple[float, float, float, float, float]:
         r = h - lam_ * f
         rbar = float(r.mean())
         psi = (credit - lam_ * f[pair_of_vote] - rbar) / (n * k[pair_of_vote])
         cluster = pair_of_vote if cluster_of_unit is None else np.asarray(cluster_of_unit)[pair_of_vote]
-        var_r, extra = two_way_rectifier_variance(psi, cluster, reader_of_vote)
+        two_way = two_way_rectifier_variance(psi, cluster, reader_of_vote)
+        var_r, extra = two_way.total, two_way.reader
         var_i = 0.0
         if N and lam_:
             if cluster_of_unlabelled is None:
@@ -185,16 +202,12 @@ def ppi_mean(
                 sums = np.bincount(np.asarray(cluster_of_unlabelled), weights=lam_ * (fu - fu.mean()) / N)
                 var_i = float(np.sum(sums**2))
         est = (lam_ * float(fu.mean()) if N and lam_ else 0.0) + rbar
-        return est, math.sqrt(var_i + var_r), extra, var_i
+        # the judge-only part (N pairs) is counted with the pairs' degrees of freedom
+        q = two_way._replace(total=two_way.total + var_i, pair=two_way.pair + var_i).quantile(level)
+        return est, math.sqrt(var_i + var_r), extra, var_i, q
 
-    est, se, extra, var_imputed = rectified(lam)
-    h_est, h_se, h_extra, _ = rectified(0.0)
-    # readers crossed with pairs: some reader cast two or more votes (else the votes are independent)
-    crossed = reader_of_vote is not None and int(np.bincount(reader_of_vote).max()) > 1
-    n_readers = int(np.count_nonzero(np.bincount(reader_of_vote))) if crossed else 0
-    n_clusters = n if cluster_of_unit is None else len(np.unique(cluster_of_unit))
-    z = _crossed_quantile(level, se**2, extra, n_clusters, n_readers)
-    z_h = _crossed_quantile(level, h_se**2, h_extra, n_clusters, n_readers)
+    est, se, extra, var_imputed, z = rectified(lam)
+    h_est, h_se, _, _, z_h = rectified(0.0)
     f_all = np.concatenate([f, fu])
     return MeanPPI(
         estimate=est,

@@ -61,7 +61,8 @@ def test_other_figures_do_not_change_with_judge_only_pairs(files):
 @pytest.mark.slow
 def test_coverage_on_crossed_designs():
     """95% intervals on a crossed design (40 voted pairs x 12 readers, judge on 10x the pairs)
-    cover the population vote share in 93-97% of 400 seeded studies (se ~1.1 points)."""
+    cover the population vote share in 93-97% of 400 seeded studies (se ~1.1 points; the test
+    allows 91-98%, two standard errors beyond)."""
     from benchmarks.prediction_powered import B0, SD_PAIR, SD_READER, study, truth
 
     true = truth(B0, SD_PAIR, SD_READER)
@@ -69,7 +70,7 @@ def test_coverage_on_crossed_designs():
     hits = [study(rng, 40, 0.1, 12, 0.9) for _ in range(400)]
     coverage = np.mean([r.ci_low <= true <= r.ci_high for r in hits])
     assert 0.91 <= coverage <= 0.98
-    assert np.mean([r.se / r.human_se for r in hits]) < 1.0
+    assert np.mean([r.width_ratio for r in hits]) < 1.0
 
 
 def test_ppi_mean_is_human_only_at_lam_zero():
