@@ -206,8 +206,12 @@ def ppi_mean(
         q = two_way._replace(total=two_way.total + var_i, pair=two_way.pair + var_i).quantile(level)
         return est, math.sqrt(var_i + var_r), extra, var_i, q
 
-    est, se, extra, var_imputed, z = rectified(lam)
+    est, se, extra, var_imputed, _ = rectified(lam)
     h_est, h_se, _, _, z_h = rectified(0.0)
+    # one quantile for both: the degrees of freedom of the human-only variance. The reader sums'
+    # noise is the readers' whatever lam is; with the judge's df the t grows as the judge removes
+    # pair variance (three readers: wider than human-only with a good judge)
+    z = z_h
     f_all = np.concatenate([f, fu])
     return MeanPPI(
         estimate=est,
