@@ -80,3 +80,39 @@ def test_ppi_mean_is_human_only_at_lam_zero():
     got = ppi_mean(credit, pair, rng.uniform(size=20), rng.uniform(size=100), lam=0.0)
     assert got.estimate == pytest.approx(credit.reshape(20, 3).mean(1).mean())
     assert got.se == pytest.approx(got.human_se)
+
+
+@pytest.mark.slow
+def test_stratified_sampling_weights_only_the_pooled_leaderboard(files, tmp_path):
+    """Per matchup the two claims give the same figures (each matchup is its own stratum); the
+    pooled leaderboard weights matchups by their share of the judged pairs under "stratified"."""
+    import pandas as pd
+
+    from audit.api import run
+    from audit.policy import Policy, PredictionPoweredPolicy
+
+    judge = pd.read_csv(files / "judge.csv")
+    votes = pd.read_csv(files / "humans.csv")
+    voted = set(votes["pair_id"])
+    # one matchup loses most of its judge-only pairs: the voted fractions differ by matchup
+    dropped = judge["pair_id"].str.startswith("m0") & ~judge["pair_id"].isin(voted)
+    dropped &= judge["pair_id"].str.extract(r"p(\d+)$")[0].astype(int) % 5 != 0
+    judge[~dropped].to_csv(tmp_path / "judge.csv", index=False)
+    out = {}
+    for how in ("random", "stratified"):
+        policy = Policy(prediction_powered=PredictionPoweredPolicy(sampling=how))
+        result = run(
+            tmp_path / "judge.csv",
+            files / "humans.csv",
+            pairs=files / "pairs.csv",
+            policy=policy,
+            uncertainty=False,
+            readers=False,
+            seed=3,
+        )
+        out[how] = result.prediction_powered.payload
+    assert out["random"].to_frame().equals(out["stratified"].to_frame())
+    assert out["stratified"].sampling == "stratified"
+    a = out["random"].leaderboard.to_frame().set_index("system")["strength"]
+    b = out["stratified"].leaderboard.to_frame().set_index("system")["strength"]
+    assert not a.sort_index().equals(b.sort_index())
