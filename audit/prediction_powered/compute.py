@@ -144,6 +144,9 @@ def majority_ppi(
         m = float(beta_upper_tail(np.array(m1), np.array(max(m2 - m1 * m1, 0.0))))
         # M is not smooth where tau^2 reaches 0 (M jumps to 0, 1/2 or 1): a percentile interval of
         # M over normal draws of the two means, not the delta method
+        # the vote share's small-sample quantile (t with the crossed design's degrees of freedom)
+        # widens the draws as it widens V's interval
+        c = c * (share.quantile / _z(level)) ** 2
         draws = draw_rng.multivariate_normal([m1, m2], c, size=N_MAJORITY_DRAWS, method="eigh")
         tau2 = np.maximum(draws[:, 1] - draws[:, 0] ** 2, 0.0)
         ms = beta_upper_tail(np.clip(draws[:, 0], 0.0, 1.0), tau2)
