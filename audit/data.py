@@ -126,6 +126,16 @@ class AuditData:
     notes: tuple[str, ...] = field(default_factory=tuple)
     rows: tuple[RowCount, ...] = ()  #: per input file: records read, used, excluded by reason
     orientation: tuple[MatchupOrientation, ...] = ()  #: one per matchup
+    #: pairs with judge outputs and no human vote (the ``pairs`` columns, oriented as the voted
+    #: pairs of their matchup) and their judge outputs (``judge_scores`` / ``judge_verdicts``
+    #: columns); read only by the prediction-powered section (audit/prediction_powered/)
+    judge_only_pairs: pd.DataFrame | None = None
+    judge_only_scores: pd.DataFrame | None = None
+    judge_only_verdicts: pd.DataFrame | None = None
+
+    @property
+    def n_judge_only_pairs(self) -> int:
+        return 0 if self.judge_only_pairs is None else len(self.judge_only_pairs)
 
     def pooling_scopes(self) -> dict[str, tuple[str, ...]]:
         """Matchups that may be pooled into one preference figure, by label: see

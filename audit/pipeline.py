@@ -22,6 +22,7 @@ from audit.result_tables import AgreementRows, BaselineRows, JudgePairs
 from audit.rng import resolve_rng
 from audit.sections import judge_configurations as configurations_part
 from audit.sections import label_budget as budget_part
+from audit.sections import prediction_powered as ppi_part
 from audit.spec import AuditSpec
 from audit.step_costs import RunShape, cell_costs
 from audit.task_graph import Step, fork_available, run_steps
@@ -353,6 +354,7 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
     verdict_seed = int(root.spawn(1)[0].generate_state(1)[0])  # one stream per cell from it, keyed by the cell
     (peer_seed,) = root.spawn(1)  # after the five above and the verdict's, so their streams are unchanged
     peer_seeds = peer_seed.spawn(4)
+    (ppi_seed,) = root.spawn(1)  # after every stream above, so theirs are unchanged
 
     progress("judge verdicts")
     outcomes = judge_pair_outcomes(data, spec.tie_rule, np.random.default_rng(tie_seed))
@@ -461,6 +463,7 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
         leaderboard=done["leaderboard"],
         judge_position=position,
         label_budget=budget_part.compute(cells, spec),
+        prediction_powered=ppi_part.compute(data, spec, choices=choices, primary=primary, seed=ppi_seed),
     )
 
 

@@ -99,6 +99,16 @@ class DiffPolicy:
 
 
 @dataclass(frozen=True)
+class PredictionPoweredPolicy:
+    """How the human sample was drawn from the judged pairs: the user's claim, which the
+    prediction-powered estimates' validity rests on (docs/prediction-powered.md)."""
+
+    #: "random": the voted pairs are a simple random sample of each matchup's judged pairs;
+    #: "stratified": a random sample within each matchup (the matchup's own sampling fraction)
+    sampling: str = "random"
+
+
+@dataclass(frozen=True)
 class Policy:
     transfer: TransferPolicy = field(default_factory=TransferPolicy)
     agreement: AgreementPolicy = field(default_factory=AgreementPolicy)
@@ -109,6 +119,7 @@ class Policy:
     surface: SurfacePolicy = field(default_factory=SurfacePolicy)
     readers: ReadersPolicy = field(default_factory=ReadersPolicy)
     diff: DiffPolicy = field(default_factory=DiffPolicy)
+    prediction_powered: PredictionPoweredPolicy = field(default_factory=PredictionPoweredPolicy)
     #: check name -> "FAIL" | "WARN" | "OFF": what a breach of that check reports, applied by
     #: audit.checks.apply_severity (the one place; defaults in audit.checks.DEFAULT_SEVERITY)
     severity: dict[str, str] = field(default_factory=dict)
@@ -179,6 +190,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "readers.adjust": ("holm", "bh", "none"),
     "diff.worse": ("any", "fail", "pass"),
     "diff.removed": ("worse", "ignore"),
+    "prediction_powered.sampling": ("random", "stratified"),
 }
 #: Checks of result schema 1.x that the cell decision replaced (a policy naming one is told so).
 REPLACED_CHECKS = {
@@ -204,6 +216,7 @@ _SECTION_CLASSES = {
     "surface": SurfacePolicy,
     "readers": ReadersPolicy,
     "diff": DiffPolicy,
+    "prediction_powered": PredictionPoweredPolicy,
 }
 #: A policy file is a few hundred bytes; anything this large is not one.
 MAX_POLICY_BYTES = 1_000_000

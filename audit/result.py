@@ -31,6 +31,7 @@ if (
         JudgePosition,
         LabelBudget,
         Leaderboard,
+        PredictionPowered,
         ReaderAnalysis,
         SurfaceResult,
         UncertaintySection,
@@ -259,6 +260,8 @@ class AuditResult:
     judge_position: Section[JudgePosition] = field(default_factory=Skipped)
     # schema 2.2: the label budget (audit/budget.py), per cell at 80% power with the pairs-vs-readers trade-off
     label_budget: Section[LabelBudget] = field(default_factory=Skipped)
+    # the prediction-powered estimates (audit/prediction_powered/): needs judge-only pairs
+    prediction_powered: Section[PredictionPowered] = field(default_factory=Skipped)
 
     @staticmethod
     def __annotation_namespace__() -> dict[str, Any]:

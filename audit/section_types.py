@@ -16,6 +16,7 @@ from audit.judge_agreement import JudgeAgreement
 from audit.judge_configurations_result import JudgeConfigurations
 from audit.judge_position import JudgePosition
 from audit.leaderboard import Leaderboard
+from audit.prediction_powered.result import PredictionPowered
 from audit.readers import ReaderAnalysis
 from audit.surface import SurfaceResult
 from audit.uncertainty.section import UncertaintySection
@@ -31,4 +32,5 @@ SECTION_TYPES: dict[str, type] = {
     "leaderboard": Leaderboard,
     "judge_position": JudgePosition,
     "label_budget": LabelBudget,
+    "prediction_powered": PredictionPowered,
 }

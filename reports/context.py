@@ -7,6 +7,7 @@ from typing import Any
 
 import reports.optional_sections  # noqa: F401  (registers the uncertainty, readers, surface renderers)
 from reports.peer_sections import peer_sections
+from reports.prediction_powered import prediction_powered_sections
 from reports.registry import render_section
 from reports.sections import (
     agreement_context,
@@ -52,7 +53,7 @@ def build_context(result: Any) -> dict:
         "preference": preference_figure(result),
         "configurations": configurations_table(result),
         "agreement": agreement_context(result),
-        "sections": optional_sections(result) + peer_sections(result),
+        "sections": prediction_powered_sections(result) + optional_sections(result) + peer_sections(result),
         "provenance": provenance_context(result),
         "focal_label": focal_label(result),
         "transfer_open": TRANSFER_OPEN,

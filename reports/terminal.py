@@ -13,6 +13,7 @@ from typing import Any
 from audit.terminal_text import printable
 from reports.format import pct
 from reports.peer_terminal import peer_summary_lines
+from reports.prediction_powered import prediction_powered_lines
 from reports.sections import dev_summary, row_accounting
 from reports.tables import CELL_ORDER, STATUS_ORDER, status_value, tie_words
 
@@ -152,6 +153,7 @@ def render_summary(
             f"GLMM degenerate in {len(degenerate)} cell(s): their expit(b0) is not shown as the human "
             "preference; the decision rests on the vote share and majority rate, never on the GLMM"
         )
+    lines.extend(prediction_powered_lines(result))
     lines.extend(peer_summary_lines(result))
     counts = {s: 0 for s in STATUS_ORDER}
     for c in result.checks:

@@ -23,7 +23,14 @@ from audit.cli.exit_status import ExitStatus
     help="Also write the pairs-vs-readers trade-off here (one row per cell x readers per pair).",
 )
 @click.option("--all", "all_cells", is_flag=True, help="List decided and unassessed cells too.")
-def command(result_json, power, csv_path, designs_path, all_cells):
+@click.option(
+    "--width",
+    type=click.FloatRange(0.0, 1.0, min_open=True),
+    default=None,
+    help="Also: the human votes that reach a vote-share interval this wide, with the judge's help "
+    "(prediction-powered, needs judge-only pairs) and without it (docs/prediction-powered.md).",
+)
+def command(result_json, power, csv_path, designs_path, all_cells, width):
     """Per cell of RESULT_JSON, the pairs and readers that would decide the transfer decision
     (PASS or FAIL at the policy margin) with the stated power, the pairs needed at other numbers
     of readers per pair, and the distance from the human band a FAIL would detect at the current
@@ -43,4 +50,12 @@ def command(result_json, power, csv_path, designs_path, all_cells):
     for line in budget_text(budget, all_cells=all_cells).split("\n"):
         click.echo(printable(line))
     click.echo(printable(f"(figures {budget_source(result, power)})"))
+    if width is not None:
+        from audit.prediction_powered.budget import width_budget, width_budget_text
+
+        section = getattr(result, "prediction_powered", None)
+        payload = getattr(section, "payload", None)
+        rows = width_budget(payload, width) if payload is not None else ()
+        for line in width_budget_text(rows, width).split("\n"):
+            click.echo(printable(line))
     return ExitStatus.OK

@@ -6,6 +6,7 @@ import math
 import os
 from collections.abc import Sequence
 
+import numpy as np
 import pandas as pd
 
 from audit.data import AuditData, Exclusion, RowCount, SourceFile
@@ -85,6 +86,8 @@ class _Loader:
         self.ratings_used = 0
         self.self_matchup_hint = ""  #: added to "nothing usable" problems when self-matchups were left out
         self.rated_items: set[str] = set()
+        #: (pairs, judge scores, judge verdicts) of the pairs with judge outputs and no vote
+        self.judge_only: tuple | None = None
 
     def read(self, path, role):
         if path is None:
@@ -180,31 +183,65 @@ class _Loader:
         if len(hv) == 0:  # no usable vote at all: one problem, not one per judge row
             return self._nothing_usable(th.path)
         jf = self._blank_only(jf, h, th.path, "pair_id")
-        jf = jf[
-            ~unknown_ids(
-                jf,
-                "pair_id",
-                distinct(hv["pair_id"]),
-                tj.path,
-                "judge",
-                log,
-                "the human file",
-                "collect human votes on the pair, or remove its judge outputs",
-            )
-        ]
+        # pairs with judge outputs and no vote: kept apart (the judge-only pairs), read by the
+        # prediction-powered section only; every other part of the audit uses the voted pairs
         used = distinct(hv["pair_id"])
-        unused = int((~member(pairs["pair_id"], used)).sum())
+        judged_only = ~member(jf["pair_id"], used)
+        jf, jf_only = jf[~judged_only], jf[judged_only]
+        only_ids = distinct(jf_only["pair_id"])
+        unused = int((~member(pairs["pair_id"], used | only_ids)).sum())
         if unused:
             self.notes.append(f"{unused} pair(s) of the pairs file have no votes and no judge output; left out")
             log.exclude("pairs", "pair with no vote and no judge output", unused)
-            pairs = pairs[member(pairs["pair_id"], used)]
+        pairs_only = pairs[member(pairs["pair_id"], only_ids)]
+        pairs = pairs[member(pairs["pair_id"], used)]
         pairs = self._orient(pairs)
         votes = resolve_votes(hv, pairs, th.path, log, wide=h.layout.endswith("-wide"))
         if j.kind == "scalar":
             scores, verdicts = judge_scores_by_pair(jf, pairs, tj.path, log), None
         else:
             scores, verdicts = None, resolve_verdicts(jf, pairs, tj.path, log, wide=j.layout.endswith("-wide"))
+        self.judge_only = self._judge_only(j, jf_only, pairs_only, pairs)
         return votes, pairs, scores, verdicts
+
+    def _judge_only(self, j: JudgeInput, jf: pd.DataFrame, pairs_only: pd.DataFrame, voted: pd.DataFrame):
+        """The judge-only pairs oriented as the voted pairs of their matchup, with their judge
+        outputs (scores or verdicts); pairs of a matchup without any vote are left out, counted."""
+        if len(pairs_only) == 0:
+            return None
+        log, tj = self.log, self.tables["judge"]
+        first = voted.drop_duplicates("matchup")
+        by_systems = {}
+        for f, o, m in zip(first["focal"], first["other"], first["matchup"]):
+            by_systems.setdefault(frozenset((f, o)), (f, o, m))
+        a = pairs_only["system_a"].to_numpy(dtype=object)
+        b = pairs_only["system_b"].to_numpy(dtype=object)
+        found = [by_systems.get(frozenset((x, y))) for x, y in zip(a, b)]
+        known = np.array([f is not None for f in found], dtype=bool)
+        if not known.all():
+            n_pairs = int((~known).sum())
+            ids = distinct(pairs_only["pair_id"][~known])
+            n_rows = _n_records(jf[member(jf["pair_id"], ids)])
+            log.exclude("pairs", "judge-only pair of a matchup without any human vote", n_pairs)
+            log.exclude("judge", "judge output on a pair of a matchup without any human vote", n_rows)
+            self.notes.append(
+                f"{n_pairs} judge-only pair(s) belong to no matchup the readers judged: left out, with "
+                f"their {n_rows} judge output(s) (nothing to correct them with)"
+            )
+            pairs_only = pairs_only[known]
+            jf = jf[~member(jf["pair_id"], ids)]
+            found = [f for f in found if f is not None]
+        if len(pairs_only) == 0:
+            return None
+        out = pairs_only.copy()
+        out["focal"] = [f[0] for f in found]
+        out["other"] = [f[1] for f in found]
+        out["matchup"] = [f[2] for f in found]
+        if j.kind == "scalar":
+            scores, verdicts = judge_scores_by_pair(jf, out, tj.path, log), None
+        else:
+            scores, verdicts = None, resolve_verdicts(jf, out, tj.path, log, wide=j.layout.endswith("-wide"))
+        return out, scores, verdicts
 
     def _orient(self, pairs: pd.DataFrame) -> pd.DataFrame:
         """One focal system per matchup (audit.inputs.pairs.assign_focal); notes for re-oriented matchups."""
@@ -779,6 +816,18 @@ def load(
         scores = ld._unparsable(scores, "judge")
     if verdicts is not None:
         verdicts = ld._unparsable(verdicts, "judge")
+    only_pairs = only_scores = only_verdicts = None
+    if ld.judge_only is not None:
+        only_pairs, only_scores, only_verdicts = ld.judge_only
+        if only_scores is not None:
+            ld.one_sided(only_scores)
+            only_scores = ld._unparsable(only_scores, "judge")
+        if only_verdicts is not None:
+            only_verdicts = ld._unparsable(only_verdicts, "judge")
+        ld.notes.append(
+            f"{len(only_pairs)} pair(s) carry only the judge (judge outputs, no human vote): they enter "
+            "only the prediction-powered estimates; every other figure uses the pairs with votes"
+        )
     story_frame = None
     if ts is not None:
         story_frame = ld.stories(ts, "pair_id" if hin.shape == "pairwise" else "item_id", pairs_df)
@@ -830,10 +879,18 @@ def load(
     exclusions = tuple(
         Exclusion(role=role, reason=reason, n_rows=n) for (role, reason), n in log.exclusions.items()
     ) + tuple(Exclusion(role=role, reason=reason, n_rows=n, kept=True) for (role, reason), n in log.kept.items())
+    only_frame = only_scores if only_scores is not None else only_verdicts
+    if only_pairs is not None:
+        only_pairs = only_pairs[pairs_out.columns.intersection(only_pairs.columns).tolist()].copy()
+        only_pairs["item_a"] = only_pairs["pair_id"] + ":" + only_pairs["system_a"]
+        only_pairs["item_b"] = only_pairs["pair_id"] + ":" + only_pairs["system_b"]
+        if "group_id" not in only_pairs.columns:
+            only_pairs["group_id"] = ""
+        only_pairs = only_pairs[pairs_out.columns].reset_index(drop=True)
     used = {
         "humans": len(votes) if hin.shape == "pairwise" else ld.ratings_used,
-        "judge": _n_records(scores if scores is not None else verdicts),
-        "pairs": len(pairs_out),
+        "judge": _n_records(scores if scores is not None else verdicts) + _n_records(only_frame),
+        "pairs": len(pairs_out) + (len(only_pairs) if only_pairs is not None else 0),
         "stories": _n_records(story_frame[["line"]] if story_frame is not None else None),
         "dev_judge": _n_records(dev_j),
         "dev_humans": _n_records(dev_h),
@@ -853,6 +910,9 @@ def load(
         notes=tuple(ld.notes),
         rows=ld.row_counts(used),
         orientation=ld.orientation,
+        judge_only_pairs=only_pairs,
+        judge_only_scores=only_scores,
+        judge_only_verdicts=only_verdicts,
     )
 
 

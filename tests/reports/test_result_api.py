@@ -12,13 +12,16 @@ from audit.result import AuditResult, result_from_json, result_to_json
 from audit.section_types import SECTION_TYPES
 
 #: the fixture's judge gives scores, so it has no presentation order: judge_position is SKIPPED there
-#: (its payload's round trip is tested on verdicts in tests/audit/test_judge_position.py)
-COMPUTED = tuple(n for n in AuditResult.section_names() if n != "judge_position")
+#: (its payload's round trip is tested on verdicts in tests/audit/test_judge_position.py); every
+#: judged pair of the fixture has votes, so prediction_powered is SKIPPED too (its round trip:
+#: tests/audit/prediction_powered/test_section.py)
+COMPUTED = tuple(n for n in AuditResult.section_names() if n not in ("judge_position", "prediction_powered"))
 
 
 def test_every_section_is_computed_in_the_fixture_result(result):
     assert set(AuditResult.section_names()) == set(SECTION_TYPES)
     assert result.judge_position.status is Status.SKIPPED and "scores" in result.judge_position.reason
+    assert result.prediction_powered.status is Status.SKIPPED and "only the judge" in result.prediction_powered.reason
     for name in COMPUTED:
         section = getattr(result, name)
         assert section.status is Status.PASS, (name, section.reason)

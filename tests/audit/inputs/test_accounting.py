@@ -267,5 +267,7 @@ def test_read_equals_used_plus_excluded_on_random_messy_studies(tmp_path, study,
     _balanced(d.rows)
     rows = {r.role: r for r in d.rows}
     assert rows["humans"].used == len(d.votes)
-    assert rows["judge"].used == len(d.judge_scores)
+    # judge outputs on pairs without votes are used too (by the prediction-powered section)
+    only = 0 if d.judge_only_scores is None else len(d.judge_only_scores)
+    assert rows["judge"].used == len(d.judge_scores) + only
     assert np.isin(d.votes["y"].dropna().unique(), [0.0, 1.0]).all()
