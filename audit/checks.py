@@ -71,6 +71,7 @@ DEFAULT_SEVERITY: Mapping[str, Status] = MappingProxyType(
         "transfer.assessed": Status.ERROR,
         "transfer.judge_vs_reader_baseline": Status.WARN,
         "agreement.human_alpha": Status.WARN,
+        "agreement.decision": Status.FAIL,
         "judge.invalid_fraction": Status.FAIL,
         "judge.position_bias": Status.WARN,
         "glmm.fraction_singular": Status.WARN,

@@ -43,14 +43,18 @@ def derive_checks(
     surface: Section,
     primary: str | None,
     judge_position: Section | None = None,
+    agreement_decision: Section | None = None,
 ) -> list[Check]:
     """Every check of a run, in the order the result lists them, the policy's ``[severity]``
     resolved by :func:`audit.checks.apply_severity` (the one owner; each producer applies it
     too, and applying it again changes nothing): the run and the gate both come through here."""
     from audit import sections
+    from audit.sections import agreement_decision as agreement_decision_part
     from audit.verdict import cell_checks, summary_checks
 
     checks = cell_checks(cells, policy) + summary_checks(cells, agreement, policy, judge_pairs)
+    if agreement_decision is not None:
+        checks += agreement_decision_part.checks(agreement_decision, policy)
     checks += sections.section_checks(
         policy,
         dev=dev,
@@ -60,7 +64,7 @@ def derive_checks(
         primary=primary,
         judge_position=judge_position,
     )
-    return apply_severity(checks, policy.severity)
+    return apply_severity(checks, agreement_decision_part.gate_severity(policy))
 
 
 def status_of(checks) -> Status:
@@ -115,6 +119,7 @@ def rederived_checks(result: AuditResult, policy: Policy) -> list[Check]:
         surface=result.surface,
         primary=result.provenance.primary_judge or None,
         judge_position=result.judge_position,
+        agreement_decision=result.agreement_decision,
     )
 
 

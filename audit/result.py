@@ -259,6 +259,8 @@ class AuditResult:
     judge_position: Section[JudgePosition] = field(default_factory=Skipped)
     # schema 2.2: the label budget (audit/budget.py), per cell at 80% power with the pairs-vs-readers trade-off
     label_budget: Section[LabelBudget] = field(default_factory=Skipped)
+    # the agreement decision (audit/agreement_decision.py): the judge against a reader, pair by pair
+    agreement_decision: Section[AgreementDecision] = field(default_factory=Skipped)
 
     @staticmethod
     def __annotation_namespace__() -> dict[str, Any]:
