@@ -70,3 +70,25 @@ def gate_severity(policy) -> dict[str, str]:
         "agreement": {"transfer.decision": "WARN"},
     }.get(policy.gate.decisions, {})
     return {**implied, **policy.severity}
+
+
+def check_gate_support(policy, votes: pd.DataFrame, source: str) -> None:
+    """An input error (exit 2) when the policy gates on the agreement decision explicitly
+    (``[gate] decisions`` = "both" or "agreement") and no pair has two votes on one criterion:
+    a reader's agreement with the other readers cannot be estimated from such data."""
+    from audit.agreement_decision import data_supports_agreement
+    from audit.errors import InputError, InputProblem
+
+    if policy.gate.decisions not in ("both", "agreement") or data_supports_agreement(votes):
+        return
+    raise InputError(
+        InputProblem(
+            source,
+            f'[gate] decisions = "{policy.gate.decisions}" gates on the agreement decision, but every pair has '
+            "one reader vote per criterion: a reader's agreement with the other readers cannot be estimated",
+            'set [gate] decisions = "rate" (or "auto": the agreement decision is then reported from the votes '
+            "and the chance baseline, never PASS), or have some pairs read by two or more readers",
+            column="gate.decisions",
+            value=policy.gate.decisions,
+        )
+    )
