@@ -1,7 +1,7 @@
 """Calibration of the agreement decision: false FAIL and power on simulated studies.
 
 usage: python -m audit.agreement_calibration [--studies N] [--seed S] [--n-boot B]
-                                             [--designs 7x20,7x60] [--margin M]
+                                             [--designs 7x20,7x60] [--margin M] [--panel P]
 
 A *study* is one matchup per design of :data:`CELLS` (three matchups, one criterion each), every
 matchup with the same number of pairs and the same readers, simulated from the crossed model of
@@ -81,10 +81,10 @@ def _judge_credit(kind: str, cell, votes: pd.DataFrame, rng: np.random.Generator
     return simulate_judge(_SIMULATE_KIND.get(kind, kind), cell, rng).credit
 
 
-def simulate_study(n_readers: int, n_pairs: int, rng: np.random.Generator) -> tuple[pd.DataFrame, dict]:
+def simulate_study(n_readers: int, n_pairs: int, rng: np.random.Generator, cells=CELLS) -> tuple[pd.DataFrame, dict]:
     """The votes of one study and, per judge kind, its choices frame."""
     frames, choices = [], {k: [] for k in JUDGES}
-    for m, design in enumerate(CELLS):
+    for m, design in enumerate(cells):
         cell = simulate_cell(design, n_pairs, n_readers, rng)
         v = pd.DataFrame(
             {
@@ -117,14 +117,14 @@ def run_study(votes: pd.DataFrame, choices: pd.DataFrame, *, margin: float, n_bo
 
 
 def calibrate(
-    designs=DESIGNS, studies: int = 100, seed: int = 0, n_boot: int = 499, margin: float = 0.05
+    designs=DESIGNS, studies: int = 100, seed: int = 0, n_boot: int = 499, margin: float = 0.05, panel="reliable"
 ) -> pd.DataFrame:
     rows = []
     for n_readers, n_pairs in designs:
         outcomes: dict[str, list[StudyOutcome]] = {k: [] for k in JUDGES}
         for s in range(studies):
             rng = np.random.default_rng([seed, n_readers, n_pairs, s])
-            votes, choices = simulate_study(n_readers, n_pairs, rng)
+            votes, choices = simulate_study(n_readers, n_pairs, rng, PANELS[panel])
             for k in JUDGES:
                 outcomes[k].append(run_study(votes, choices[k], margin=margin, n_boot=n_boot, seed=s))
         for k in JUDGES:
@@ -137,10 +137,11 @@ def calibrate(
             nc = sum(x.cells for x in o)
             rows.append(
                 {
-                    "design": f"{n_readers}x{n_pairs}x{len(CELLS)}",
+                    "design": f"{n_readers}x{n_pairs}x{len(PANELS[panel])} {panel}",
                     "judge": k,
                     "reproduces": k in ALIGNED,
                     "studies": n,
+                    "study_fails": int(sum(x.study == "FAIL" for x in o)),
                     "study_fail": fail,
                     "study_fail_se": np.sqrt(fail * (1 - fail) / n),
                     "any_fail": anyf,
@@ -159,7 +160,8 @@ def format_table(table: pd.DataFrame) -> str:
     lines = [head]
     for r in table.itertuples():
         lines.append(
-            f"| {r.design} | {r.judge} | {r.study_fail:.3f} ({r.study_fail_se:.3f}) | {r.any_fail:.3f} "
+            f"| {r.design} | {r.judge} | {r.study_fails}/{r.studies}: {r.study_fail:.3f} ({r.study_fail_se:.3f}) | "
+            f"{r.any_fail:.3f} "
             f"({r.any_fail_se:.3f}) | {r.cell_fail:.3f} ({r.cell_fail_se:.3f}) | {r.study_pass:.3f} "
             f"({r.study_pass_se:.3f}) |"
         )
@@ -173,13 +175,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n-boot", type=int, default=499)
     ap.add_argument("--margin", type=float, default=0.05)
     ap.add_argument("--designs", default="7x20,7x60", help="readers x pairs per matchup, comma-separated")
+    ap.add_argument("--panel", default="reliable", choices=sorted(PANELS), help="how much the readers agree")
     a = ap.parse_args(argv)
     designs = tuple(tuple(int(x) for x in d.split("x")) for d in a.designs.split(","))
     t0 = time.perf_counter()
-    table = calibrate(designs, a.studies, a.seed, a.n_boot, a.margin)
+    table = calibrate(designs, a.studies, a.seed, a.n_boot, a.margin, a.panel)
     print(format_table(table))
-    print(f"\n{a.studies} studies per design, seed {a.seed}, {a.n_boot} replicates, margin {a.margin:g}; "
-          f"standard errors in brackets; {time.perf_counter() - t0:.0f} s")
+    print(
+        f"\n{a.studies} studies per design, {a.panel} readers, seed {a.seed}, {a.n_boot} replicates, "
+        f"margin {a.margin:g}; "
+        f"standard errors in brackets; {time.perf_counter() - t0:.0f} s"
+    )
     return 0
 
 

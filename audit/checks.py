@@ -110,6 +110,14 @@ def breach_status(name: str) -> Status:
         raise ValueError(f"check '{name}' has no default severity: add it to audit.checks.DEFAULT_SEVERITY") from None
 
 
+def gate_severity(severity: Mapping[str, str] | None, decisions: str) -> dict[str, str]:
+    """``severity`` with ``[gate] decisions`` applied: the decision that does not gate reports its
+    FAILs as WARN (``"rate"``: ``agreement.decision``; ``"agreement"``: ``transfer.decision``); an
+    explicit ``[severity]`` entry wins."""
+    implied = {"rate": {"agreement.decision": "WARN"}, "agreement": {"transfer.decision": "WARN"}}
+    return {**implied.get(decisions, {}), **(severity or {})}
+
+
 def apply_severity(checks: Iterable[Check], severity: Mapping[str, str] | None) -> list[Check]:
     """The one place a policy's ``[severity]`` decides what a breach means.
 

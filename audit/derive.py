@@ -24,7 +24,7 @@ import dataclasses
 
 import pandas as pd
 
-from audit.checks import Check, Status, apply_severity
+from audit.checks import Check, Status, apply_severity, gate_severity
 from audit.errors import InputError, InputProblem
 from audit.policy import Policy, policy_from_mapping
 from audit.result import AuditResult, Cell, Section
@@ -64,7 +64,7 @@ def derive_checks(
         primary=primary,
         judge_position=judge_position,
     )
-    return apply_severity(checks, agreement_decision_part.gate_severity(policy))
+    return apply_severity(checks, gate_severity(policy.severity, policy.gate.decisions))
 
 
 def status_of(checks) -> Status:

@@ -23,8 +23,8 @@ from audit.data import AuditData
 from audit.errors import AuditError
 from audit.provenance import build_provenance
 from audit.result import Cell, HumanSide
-from audit.sections import dev as dev_part
 from audit.sections import agreement_decision as agreement_decision_part
+from audit.sections import dev as dev_part
 from audit.sections import judge_agreement as judge_agreement_part
 from audit.sections import judge_configurations as configurations_part
 from audit.sections import judge_position as position_part

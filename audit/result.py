@@ -25,6 +25,7 @@ if (
     TYPE_CHECKING
 ):  # the payload types pull scipy: resolved when a result is loaded (AuditResult.__annotation_namespace__)
     from audit.section_types import (
+        AgreementDecision,
         DevValidity,
         JudgeAgreement,
         JudgeConfigurations,

@@ -71,6 +71,4 @@ def summary_line(result: Any) -> str | None:
             continue
         counts = {s: sum(r.status == s for r in rows) for s in _ORDER}
         parts.append(f"{label} " + ", ".join(f"{n} {s}" for s, n in counts.items() if n))
-    return (
-        f"Agreement (judge vs a reader, pair by pair; margin {100 * p.margin:g} points): " + "; ".join(parts)
-    )
+    return f"Agreement (judge vs a reader, pair by pair; margin {100 * p.margin:g} points): " + "; ".join(parts)

@@ -62,16 +62,6 @@ def checks(section: Section, policy) -> list[Check]:
     return apply_severity(out, policy.severity)
 
 
-def gate_severity(policy) -> dict[str, str]:
-    """The policy's ``[severity]`` with ``[gate] decisions`` applied: a decision that does not
-    gate reports its FAILs as WARN (an explicit ``[severity]`` entry wins)."""
-    implied = {
-        "rate": {"agreement.decision": "WARN"},
-        "agreement": {"transfer.decision": "WARN"},
-    }.get(policy.gate.decisions, {})
-    return {**implied, **policy.severity}
-
-
 def check_gate_support(policy, votes: pd.DataFrame, source: str) -> None:
     """An input error (exit 2) when the policy gates on the agreement decision explicitly
     (``[gate] decisions`` = "both" or "agreement") and no pair has two votes on one criterion:

@@ -164,22 +164,24 @@ def test_the_gate_policy_keys():
 
 
 def test_a_decision_that_does_not_gate_reports_its_fail_as_warn(study):
+    from audit.checks import apply_severity, gate_severity
     from audit.section_result import Computed
-    from audit.sections.agreement_decision import checks, gate_severity
-    from audit.checks import apply_severity
+    from audit.sections.agreement_decision import checks
 
     votes, choices = study
     section = Computed(agreement_decision(votes, choices["wrong-side"], n_boot=100, rng=0))
     base = checks(section, Policy())
     assert {c.status.value for c in base} == {"FAIL"}
     rate_only = policy_from_mapping({"gate": {"decisions": "rate"}}, "p.toml")
-    assert {c.status.value for c in apply_severity(base, gate_severity(rate_only))} == {"WARN"}
+    relabelled = apply_severity(base, gate_severity(rate_only.severity, rate_only.gate.decisions))
+    assert {c.status.value for c in relabelled} == {"WARN"}
     agreement_only = policy_from_mapping({"gate": {"decisions": "agreement"}}, "p.toml")
-    assert gate_severity(agreement_only) == {"transfer.decision": "WARN"}
+    assert gate_severity(agreement_only.severity, agreement_only.gate.decisions) == {"transfer.decision": "WARN"}
     explicit = policy_from_mapping(
         {"gate": {"decisions": "rate"}, "severity": {"agreement.decision": "FAIL"}}, "p.toml"
     )
-    assert {c.status.value for c in apply_severity(base, gate_severity(explicit))} == {"FAIL"}
+    kept = apply_severity(base, gate_severity(explicit.severity, explicit.gate.decisions))
+    assert {c.status.value for c in kept} == {"FAIL"}
 
 
 def test_gating_on_agreement_without_replicate_votes_is_an_input_error(tmp_path, capsys):

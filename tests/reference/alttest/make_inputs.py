@@ -50,9 +50,7 @@ def main() -> None:
         "ratings": (*ratings(rng, 200, 3), "neg_rmse", 0.2),
         "small": (*pairwise(rng, 50, 5, 0.35), "accuracy", 0.1),
     }
-    out = {
-        name: {"humans": h, "judges": j, "scoring": s, "epsilon": e} for name, (h, j, s, e) in cases.items()
-    }
+    out = {name: {"humans": h, "judges": j, "scoring": s, "epsilon": e} for name, (h, j, s, e) in cases.items()}
     (HERE / "inputs.json").write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
 
 
