@@ -299,20 +299,26 @@ def _two_way(
 
     n_p, n_r = num.shape
     est = float(num.sum() / den.sum())
-    u = np.empty((n_boot, n_p))
-    for s in np.unique(strata):
-        idx = np.flatnonzero(strata == s)
-        u[:, idx] = rng.multinomial(idx.size, np.full(idx.size, 1.0 / idx.size), size=n_boot)
+    groups = [np.flatnonzero(strata == s) for s in np.unique(strata)]
     r = rng.multinomial(n_r, np.full(n_r, 1.0 / n_r), size=n_boot).astype(float)
-    num_r = np.asarray((num @ r.T))  # pairs x B
-    den_r = np.asarray((den @ r.T))
     num_p = np.asarray(num.sum(axis=1)).ravel()
     den_p = np.asarray(den.sum(axis=1)).ravel()
     num_q = np.asarray(num.sum(axis=0)).ravel()
     den_q = np.asarray(den.sum(axis=0)).ravel()
+    product, pairs = np.empty(n_boot), np.empty(n_boot)
+    block = max(1, min(n_boot, 2_000_000 // max(n_p, 1)))  # replicates per block: memory ~ block x pairs
+    for b0 in range(0, n_boot, block):
+        b1 = min(n_boot, b0 + block)
+        u = np.empty((b1 - b0, n_p))
+        for idx in groups:
+            u[:, idx] = rng.multinomial(idx.size, np.full(idx.size, 1.0 / idx.size), size=b1 - b0)
+        rb = r[b0:b1].T
+        with np.errstate(invalid="ignore", divide="ignore"):
+            product[b0:b1] = np.einsum("bp,pb->b", u, np.asarray(num @ rb)) / np.einsum(
+                "bp,pb->b", u, np.asarray(den @ rb)
+            )
+            pairs[b0:b1] = (u @ num_p) / (u @ den_p)
     with np.errstate(invalid="ignore", divide="ignore"):
-        product = np.einsum("bp,pb->b", u, num_r) / np.einsum("bp,pb->b", u, den_r)
-        pairs = (u @ num_p) / (u @ den_p)
         readers = (r @ num_q) / (r @ den_q)
     c = correct_two_way(est, product, pairs, readers, n_p, n_r)
     return float(c.variance), float(c.df)
