@@ -488,7 +488,9 @@ def _chance(frame: pd.DataFrame) -> float:
     return float(np.mean(_chance_per_vote(frame))) if len(frame) else math.nan
 
 
-def _decide(rows: list[AgreementScope], margin: float, alpha: float, adjust: str) -> list[AgreementScope]:
+def _decide(
+    rows: list[AgreementScope], margin: float, alpha: float, adjust: str, min_pairs: int
+) -> list[AgreementScope]:
     import dataclasses
 
     out = list(rows)
@@ -520,8 +522,8 @@ def _decide(rows: list[AgreementScope], margin: float, alpha: float, adjust: str
                 why = f"{what}; {where}: neither"
                 if r.basis == "votes":
                     why += (
-                        f"; reading at least {max(10, r.n_pairs // 10)} of its pairs by two or more readers "
-                        "would identify a reader's agreement and allow a PASS"
+                        f"; {min_pairs} or more of its pairs read by two or more readers would identify a "
+                        "reader's agreement (the decision is then made pair by pair on them) and allow a PASS"
                     )
             out[k] = dataclasses.replace(r, status=status, p_fail_adjusted=float(pa), reason=f"{status}: {why}")
     return out
@@ -571,7 +573,7 @@ def agreement_decision(
     for k, (scope, level, m, c, mm, sm) in enumerate(scopes):
         gen = np.random.default_rng(np.random.SeedSequence([seq.entropy if seq.entropy is not None else 0, k]))
         rows.append(_scope_row(scope, level, m, c, multi[mm], single[sm], rng=gen, **kw))
-    rows = _decide(rows, margin, alpha, adjust)
+    rows = _decide(rows, margin, alpha, adjust, min_pairs)
     return AgreementDecision(
         rows=tuple(rows),
         margin=float(margin),
