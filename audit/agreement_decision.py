@@ -343,11 +343,17 @@ def _t_tests(est: float, var: float, df: float, margin: float, alpha: float) -> 
 
 
 def _adjust(p: list[float], method: str) -> list[float]:
-    from audit.verdict.decision import adjust_p
+    """The FAIL p-values of one level adjusted: holm, bonferroni or none (the transfer decision's choices)."""
+    from audit.uncertainty.multiplicity import holm
 
     if not p:
         return []
-    return [float(x) for x in adjust_p(np.asarray(p, float), method)]
+    x = np.asarray(p, float)
+    if method == "holm":
+        x = holm(x)
+    elif method == "bonferroni":
+        x = np.minimum(x * np.isfinite(x).sum(), 1.0)
+    return [float(v) for v in x]
 
 
 def _alt_test_of(scored: pd.DataFrame, margin: float, alpha: float) -> tuple[float, float, int]:

@@ -116,6 +116,11 @@ def test_fail_adjusts_within_each_level(study):
         assert r.p_fail_adjusted == pytest.approx(min(1.0, r.p_fail * len(cells)))
     study_row = res.row("all/all")
     assert study_row.p_fail_adjusted == pytest.approx(study_row.p_fail)  # one test: no adjustment
+    from statsmodels.stats.multitest import multipletests
+
+    holm = agreement_decision(votes, choices["biased"], n_boot=300, rng=1).level("matchup")
+    expected = multipletests([r.p_fail for r in holm], method="holm")[1]
+    np.testing.assert_allclose([r.p_fail_adjusted for r in holm], expected, rtol=1e-12)
 
 
 def test_one_vote_per_pair_is_decided_from_the_votes_never_pass(study):
