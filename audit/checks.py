@@ -71,6 +71,7 @@ DEFAULT_SEVERITY: Mapping[str, Status] = MappingProxyType(
         "transfer.assessed": Status.ERROR,
         "transfer.judge_vs_reader_baseline": Status.WARN,
         "agreement.human_alpha": Status.WARN,
+        "agreement.decision": Status.FAIL,
         "judge.invalid_fraction": Status.FAIL,
         "judge.position_bias": Status.WARN,
         "glmm.fraction_singular": Status.WARN,
@@ -107,6 +108,14 @@ def breach_status(name: str) -> Status:
         return DEFAULT_SEVERITY[name]
     except KeyError:
         raise ValueError(f"check '{name}' has no default severity: add it to audit.checks.DEFAULT_SEVERITY") from None
+
+
+def gate_severity(severity: Mapping[str, str] | None, decisions: str) -> dict[str, str]:
+    """``severity`` with ``[gate] decisions`` applied: the decision that does not gate reports its
+    FAILs as WARN (``"rate"``: ``agreement.decision``; ``"agreement"``: ``transfer.decision``); an
+    explicit ``[severity]`` entry wins."""
+    implied = {"rate": {"agreement.decision": "WARN"}, "agreement": {"transfer.decision": "WARN"}}
+    return {**implied.get(decisions, {}), **(severity or {})}
 
 
 def apply_severity(checks: Iterable[Check], severity: Mapping[str, str] | None) -> list[Check]:

@@ -24,7 +24,7 @@ import dataclasses
 
 import pandas as pd
 
-from audit.checks import Check, Status, apply_severity
+from audit.checks import Check, Status, apply_severity, gate_severity
 from audit.errors import InputError, InputProblem
 from audit.policy import Policy, policy_from_mapping
 from audit.result import AuditResult, Cell, Section
@@ -47,14 +47,18 @@ def derive_checks(
     primary: str | None,
     judge_position: Section | None = None,
     peers: dict[str, Section] | None = None,
+    agreement_decision: Section | None = None,
 ) -> list[Check]:
     """Every check of a run, in the order the result lists them, the policy's ``[severity]``
     resolved by :func:`audit.checks.apply_severity` (the one owner; each producer applies it
     too, and applying it again changes nothing): the run and the gate both come through here."""
     from audit import sections
+    from audit.sections import agreement_decision as agreement_decision_part
     from audit.verdict import cell_checks, summary_checks
 
     checks = cell_checks(cells, policy) + summary_checks(cells, agreement, policy, judge_pairs)
+    if agreement_decision is not None:
+        checks += agreement_decision_part.checks(agreement_decision, policy)
     checks += sections.section_checks(
         policy,
         dev=dev,
@@ -65,7 +69,7 @@ def derive_checks(
         judge_position=judge_position,
         peers=peers,
     )
-    return apply_severity(checks, policy.severity)
+    return apply_severity(checks, gate_severity(policy.severity, policy.gate.decisions))
 
 
 def status_of(checks) -> Status:
@@ -121,6 +125,7 @@ def rederived_checks(result: AuditResult, policy: Policy) -> list[Check]:
         primary=result.provenance.primary_judge or None,
         judge_position=result.judge_position,
         peers={name: getattr(result, name) for name in PEER_SECTIONS},
+        agreement_decision=result.agreement_decision,
     )
 
 

@@ -354,7 +354,8 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
     verdict_seed = int(root.spawn(1)[0].generate_state(1)[0])  # one stream per cell from it, keyed by the cell
     (peer_seed,) = root.spawn(1)  # after the five above and the verdict's, so their streams are unchanged
     peer_seeds = peer_seed.spawn(4)
-    (ppi_seed,) = root.spawn(1)  # after every stream above, so theirs are unchanged
+    (agreement_decision_seed,) = root.spawn(1)  # after the peers': theirs are unchanged
+    (ppi_seed,) = root.spawn(1)  # after every stream above (the agreement decision's too), so theirs are unchanged
 
     progress("judge verdicts")
     outcomes = judge_pair_outcomes(data, spec.tie_rule, np.random.default_rng(tie_seed))
@@ -389,6 +390,7 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
         "configurations": peer_seeds[1],
         "leaderboard": peer_seeds[2],
         "position": peer_seeds[3],
+        "agreement_decision": agreement_decision_seed,
     }
     section_steps = steps_of_run.section_steps(
         data,
@@ -426,6 +428,7 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
     surface = done["surface"] if spec.surface else sections.not_requested("--no-surface")
     dev = done["dev"]
     position = done["judge_position"]
+    agreement_decision = done["agreement_decision"]
     # The same derivation `audit gate` repeats on a saved result (audit.derive).
     checks = derive_checks(
         cells=cells,
@@ -439,6 +442,7 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
         primary=primary,
         judge_position=position,
         peers={name: done[name] for name in PEER_SECTIONS},
+        agreement_decision=agreement_decision,
     )
     status = status_of(checks)
     return AuditResult(
@@ -464,6 +468,7 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
         judge_position=position,
         label_budget=budget_part.compute(cells, spec),
         prediction_powered=ppi_part.compute(data, spec, choices=choices, primary=primary, seed=ppi_seed),
+        agreement_decision=agreement_decision,
     )
 
 

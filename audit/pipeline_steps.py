@@ -23,6 +23,7 @@ from audit.data import AuditData
 from audit.errors import AuditError
 from audit.provenance import build_provenance
 from audit.result import Cell, HumanSide
+from audit.sections import agreement_decision as agreement_decision_part
 from audit.sections import dev as dev_part
 from audit.sections import judge_agreement as judge_agreement_part
 from audit.sections import judge_configurations as configurations_part
@@ -450,6 +451,15 @@ def section_steps(
         step("judge_agreement", judge_agreement_part.compute, choices=choices, primary=primary, seed=seeds["agreement"])
     )
     out.append(step("judge_position", position_part.compute, seed=seeds["position"]))
+    out.append(
+        step(
+            "agreement_decision",
+            agreement_decision_part.compute,
+            choices=choices,
+            primary=primary,
+            seed=seeds["agreement_decision"],
+        )
+    )
     # here, as the uncertainty section: its bootstrap refits join the run's queue through open_runner,
     # at the step's own rank (nothing reads the leaderboard: its blocks must not delay the cells)
     out.append(

@@ -47,6 +47,9 @@ class TransferPolicy:
 @dataclass(frozen=True)
 class AgreementPolicy:
     min_human_alpha: float = 0.2
+    #: the agreement decision (audit/agreement_decision.py): the judge may agree with the other
+    #: readers this many points less often than a reader does and still PASS; FAIL beyond it
+    margin: float = 0.05
 
 
 @dataclass(frozen=True)
@@ -106,6 +109,12 @@ class PredictionPoweredPolicy:
     #: "random": the voted pairs are a simple random sample of each matchup's judged pairs;
     #: "stratified": a random sample within each matchup (the matchup's own sampling fraction)
     sampling: str = "random"
+class GatePolicy:
+    """Which decisions fail the gate (docs/policy.md)."""
+
+    #: "auto": the rate and the agreement decision, the agreement one where the data can decide it;
+    #: "both": both, and data with no pair read twice is an input error; "rate" or "agreement": one
+    decisions: str = "auto"
 
 
 @dataclass(frozen=True)
@@ -120,6 +129,7 @@ class Policy:
     readers: ReadersPolicy = field(default_factory=ReadersPolicy)
     diff: DiffPolicy = field(default_factory=DiffPolicy)
     prediction_powered: PredictionPoweredPolicy = field(default_factory=PredictionPoweredPolicy)
+    gate: GatePolicy = field(default_factory=GatePolicy)
     #: check name -> "FAIL" | "WARN" | "OFF": what a breach of that check reports, applied by
     #: audit.checks.apply_severity (the one place; defaults in audit.checks.DEFAULT_SEVERITY)
     severity: dict[str, str] = field(default_factory=dict)
@@ -172,6 +182,7 @@ RANGES: dict[str, Bound] = {
     "transfer.alpha": Bound(0.0, 0.5, low_open=True, high_open=True),
     "transfer.n_boot": N_BOOT_RANGE,
     "agreement.min_human_alpha": _CORRELATION,
+    "agreement.margin": Bound(0.0, 1.0, low_open=True, high_open=True),
     "judge.max_invalid_fraction": _FRACTION,
     "glmm.max_fraction_singular": _FRACTION,
     "uncertainty.max_loro_shift": _FRACTION,
@@ -191,6 +202,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "diff.worse": ("any", "fail", "pass"),
     "diff.removed": ("worse", "ignore"),
     "prediction_powered.sampling": ("random", "stratified"),
+    "gate.decisions": ("auto", "both", "rate", "agreement"),
 }
 #: Checks of result schema 1.x that the cell decision replaced (a policy naming one is told so).
 REPLACED_CHECKS = {
@@ -217,6 +229,7 @@ _SECTION_CLASSES = {
     "readers": ReadersPolicy,
     "diff": DiffPolicy,
     "prediction_powered": PredictionPoweredPolicy,
+    "gate": GatePolicy,
 }
 #: A policy file is a few hundred bytes; anything this large is not one.
 MAX_POLICY_BYTES = 1_000_000

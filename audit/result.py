@@ -25,6 +25,7 @@ if (
     TYPE_CHECKING
 ):  # the payload types pull scipy: resolved when a result is loaded (AuditResult.__annotation_namespace__)
     from audit.section_types import (
+        AgreementDecision,
         DevValidity,
         JudgeAgreement,
         JudgeConfigurations,
@@ -262,6 +263,8 @@ class AuditResult:
     label_budget: Section[LabelBudget] = field(default_factory=Skipped)
     # the prediction-powered estimates (audit/prediction_powered/): needs judge-only pairs
     prediction_powered: Section[PredictionPowered] = field(default_factory=Skipped)
+    # the agreement decision (audit/agreement_decision.py): the judge against a reader, pair by pair
+    agreement_decision: Section[AgreementDecision] = field(default_factory=Skipped)
 
     @staticmethod
     def __annotation_namespace__() -> dict[str, Any]:

@@ -10,6 +10,7 @@ depends on the statistics and nothing depends back on the result through it.
 
 from __future__ import annotations
 
+from audit.agreement_decision import AgreementDecision
 from audit.budget_result import LabelBudget
 from audit.devset import DevValidity
 from audit.judge_agreement import JudgeAgreement
@@ -33,4 +34,5 @@ SECTION_TYPES: dict[str, type] = {
     "judge_position": JudgePosition,
     "label_budget": LabelBudget,
     "prediction_powered": PredictionPowered,
+    "agreement_decision": AgreementDecision,
 }

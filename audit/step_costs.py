@@ -35,6 +35,7 @@ COSTS: dict[str, dict[str, float]] = {
     "dev": {"dev_rows": 0.00045},
     "judge_agreement": {"cells": 0.0075, "votes": 8e-6, "pairs": 2e-4},
     "judge_position": {"fixed": 0.01},
+    "agreement_decision": {"fixed": 0.1, "votes": 5e-5},  # fixture: 0.34 CPU-s for 6,300 votes
     # with its farmed bootstrap blocks; refitted in the eleventh session on SummEval (36k votes per
     # criterion, ~26 CPU-s) and arena-100k (100k votes, ~77 CPU-s), the replicates warm-started
     "leaderboard": {"ranked": 1.0, "ranked_votes": 7.5e-4},

@@ -13,6 +13,7 @@ from audit.judge_agreement import JudgeAgreement
 from audit.judge_configurations import JudgeConfigurations
 from audit.judge_position import JudgePosition
 from audit.leaderboard import Leaderboard
+from reports.agreement_decision import agreement_section
 from reports.peer_budget import budget_section
 from reports.registry import render_section, renders
 from reports.tables import table
@@ -170,4 +171,5 @@ def peer_sections(result: Any) -> list[dict]:
             "leaderboard", "Leaderboards: the humans' and the judge's Bradley-Terry ranking", result, result.leaderboard
         ),
         budget_section(result),
+        agreement_section(result),
     ]

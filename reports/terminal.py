@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from audit.terminal_text import printable
+from reports.agreement_decision import summary_line as agreement_summary_line
 from reports.format import pct
 from reports.peer_terminal import peer_summary_lines
 from reports.prediction_powered import prediction_powered_lines
@@ -112,6 +113,9 @@ def render_summary(
         + ", ".join(f"{cell_counts.get(s, 0)} {s}" for s in CELL_ORDER)
         + f" (of {len(result.cells)}; margin {_margin(result)})"
     )
+    agreement = agreement_summary_line(result)
+    if agreement:
+        lines.append(_safe(agreement))
     shown = [c for c in result.cells if status_value(c.transfer.status) in ("FAIL", "ERROR", "INCONCLUSIVE")]
     shown.sort(key=lambda c: CELL_ORDER.index(status_value(c.transfer.status)))
     if shown:

@@ -213,11 +213,15 @@ def command(
         drop_invalid=drop_invalid,
         scale=scale,
     )
+    from audit.sections.agreement_decision import check_gate_support
+
+    loaded_policy = load_policy(policy)
+    check_gate_support(loaded_policy, data.votes, policy or "policy")
     spec = AuditSpec(
         tie_rule=tie_rule,
         judge=judge_name,
         seed=seed,
-        policy=load_policy(policy),
+        policy=loaded_policy,
         policy_source=policy or "defaults",
         glmm_backend=glmm_backend,
         linkage=linkage,

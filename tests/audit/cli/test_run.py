@@ -118,7 +118,8 @@ def test_gate_turns_a_failing_audit_into_status_1(failing_run, tmp_path):
 
 def test_lenient_policy_passes_the_gate(failing_run, tmp_path):
     policy = tmp_path / "lenient.toml"
-    policy.write_text('[severity]\n"transfer.decision" = "WARN"\n')
+    # the judge also FAILs the agreement decision: both decisions gate by default
+    policy.write_text('[severity]\n"transfer.decision" = "WARN"\n"agreement.decision" = "WARN"\n')
     assert main(_failing_args(failing_run[1], tmp_path, "--gate", "--policy", str(policy))) == ExitStatus.OK
 
 

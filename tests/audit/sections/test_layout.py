@@ -8,7 +8,7 @@ def test_every_section_module_has_compute_and_the_gating_ones_checks():
 
     from audit.result import AuditResult
 
-    gating = {"dev", "uncertainty", "readers", "surface", "judge_position"}
+    gating = {"dev", "uncertainty", "readers", "surface", "judge_position", "agreement_decision"}
     for name in AuditResult.section_names():
         module = importlib.import_module(f"audit.sections.{name}")
         assert module.NAME == name and callable(module.compute), name

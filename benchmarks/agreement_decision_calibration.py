@@ -1,0 +1,19 @@
+"""Calibration of the agreement decision: prints the table of docs/agreement.md ("Calibration").
+
+    python benchmarks/agreement_decision_calibration.py --studies 100 --n-boot 499
+    python benchmarks/agreement_decision_calibration.py --studies 40 --designs 7x60 --panel weak
+
+Per design (readers x pairs per matchup x 3 matchups) and judge kind: the share of studies whose
+study-level agreement decision FAILs (with the count), FAILs at any level, the share of cells
+FAILed and the share of studies PASSed, each with its binomial standard error
+(:mod:`audit.agreement_calibration`).
+"""
+
+from __future__ import annotations
+
+import sys
+
+from audit.agreement_calibration import main
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
