@@ -109,6 +109,9 @@ class PredictionPoweredPolicy:
     #: "random": the voted pairs are a simple random sample of each matchup's judged pairs;
     #: "stratified": a random sample within each matchup (the matchup's own sampling fraction)
     sampling: str = "random"
+
+
+@dataclass(frozen=True)
 class GatePolicy:
     """Which decisions fail the gate (docs/policy.md)."""
 
