@@ -195,6 +195,13 @@ class Transfer:
     judge_vs_majority: float | None = None  #: judge's agreement with the readers' majority, per pair
     reader_baseline: float | None = None  #: mean reader agreement with the majority of the others
     below_reader_baseline: bool | None = None
+    # the hierarchical FAIL decision (audit/verdict/hierarchy.py) and the vote-share decision
+    p_closure: float | None = None  #: the largest local p over the sets of the cell's matchup that contain it
+    p_matchup: float | None = None  #: the matchup's local test of all its assessed cells (pooled criteria)
+    p_matchup_closure: float | None = None  #: the largest local p over the non-empty sets of the matchup's cells
+    majority_identified: bool | None = None  #: False: pairs read once, decided on the vote share alone
+    pairs_read_twice_needed: int | None = None  #: vote-share decision: pairs read twice that would identify M
+    p_matchup_equivalence: float | None = None  #: the matchup's pooled equivalence test (mean distance ends)
 
 
 @dataclass(frozen=True)
