@@ -205,6 +205,41 @@ class Transfer:
 
 
 @dataclass(frozen=True)
+class MatchupTransfer:
+    """The transfer decision of one matchup: its criteria pooled (audit/verdict/hierarchy.py).
+
+    FAIL: the closed test rejects "every criterion of this matchup within the margin" (``p_adjusted``
+    below alpha; familywise error controlled in the strong sense across matchups and cells); PASS: no
+    cell FAILs and every assessed cell PASSes or the pooled equivalence test holds (``p_equivalence``:
+    on average over the criteria the judge lies within the margin of both ends of the band).
+    """
+
+    matchup: str
+    status: Status
+    reason: str
+    n_cells: int = 0
+    n_assessed: int = 0
+    n_fail: int = 0  #: cells FAILed (the cells of a FAILing matchup that the closed test rejects)
+    n_pass: int = 0
+    p_matchup: float | None = None  #: the local test of all its assessed cells (pooled criteria)
+    p_adjusted: float | None = None  #: closed-test-adjusted
+    p_equivalence: float | None = None  #: the pooled equivalence test (None: not every assessed cell pooled)
+
+
+@dataclass(frozen=True)
+class StudyTransfer:
+    """The study-level transfer decision: FAIL when the study test (Bonferroni over the matchups' local
+    tests) rejects or a matchup FAILs, PASS when every matchup with an assessed cell PASSes."""
+
+    status: Status
+    reason: str
+    p_study: float | None = None
+    n_matchups: int = 0  #: matchups with an assessed cell
+    n_fail: int = 0
+    n_pass: int = 0
+
+
+@dataclass(frozen=True)
 class Cell:
     matchup: str
     criterion: str
@@ -266,6 +301,9 @@ class AuditResult:
     judge_position: Section[JudgePosition] = field(default_factory=Skipped)
     # schema 2.2: the label budget (audit/budget.py), per cell at 80% power with the pairs-vs-readers trade-off
     label_budget: Section[LabelBudget] = field(default_factory=Skipped)
+    # the transfer decision per matchup (criteria pooled) and for the study (audit/verdict/hierarchy.py)
+    matchup_transfers: tuple[MatchupTransfer, ...] = ()
+    study_transfer: StudyTransfer | None = None
 
     @staticmethod
     def __annotation_namespace__() -> dict[str, Any]:
@@ -520,6 +558,8 @@ __all__ = [
     "GlmmSummary",
     "Interval",
     "Transfer",
+    "MatchupTransfer",
+    "StudyTransfer",
     "Provenance",
     "Section",
     "Computed",
