@@ -103,6 +103,8 @@ def transfer_levels(cells: Sequence[Cell], policy: Policy) -> tuple[tuple[Matchu
 
     if not policy.transfer.pool_criteria or not cells:
         return (), None
+    if not any(c.transfer.p_matchup is not None for c in cells):  # nothing assessed, or a result from before
+        return (), None
     tp = policy.transfer
     groups = [c.matchup for c in cells]
     lv = levels([c.transfer for c in cells], groups, tp)

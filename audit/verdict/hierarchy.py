@@ -82,7 +82,8 @@ def _generator(seed: int, group: Sequence[str]) -> np.random.Generator:
 def joint_bootstraps(tables: Sequence, n_boot: int, rng: np.random.Generator) -> list:
     """The paired bootstrap of each table on one joint draw: replicate ``b`` gives every pair id (and
     reader id) the same resampling count in every table (counts drawn over the union of the matchup's
-    pairs, one multinomial; a table reads its own pairs' counts), and one reader-shift score."""
+    pairs, one multinomial; a table reads its own pairs' counts), one reader-shift score, and the
+    between-pair variance's draws from one shared stream."""
     from audit.uncertainty.resampling import multinomial_weights
     from audit.verdict.paired_bootstrap import bootstrap_judges
 
@@ -93,12 +94,19 @@ def joint_bootstraps(tables: Sequence, n_boot: int, rng: np.random.Generator) ->
     wp = multinomial_weights(rng, len(pairs), n_boot)
     wr = multinomial_weights(rng, len(readers), n_boot)
     z = rng.standard_normal(n_boot)
+    # the between-pair variance's draws: every criterion from a copy of one stream, so that its scores are
+    # shared (comonotone where the draws are a Gaussian copula): the criteria's variance estimates from
+    # the same pairs err together, and treating them as more dependent than they are makes the pooled
+    # mean's spread larger, never smaller (independent draws would understate it)
+    state = rng.bit_generator.state
     out = []
     for t in tables:
         cols = np.fromiter((p_index[p] for p in t.pairs), int, t.n_pairs)
         rcols = np.fromiter((r_index[r] for r in t.readers), int, t.n_readers)
         draws = (wp[:, cols], wr[:, rcols], z)
-        out.append(bootstrap_judges(t, t.judge[None, :], n_boot, rng, draws=draws)[0])
+        shared = np.random.Generator(type(rng.bit_generator)())
+        shared.bit_generator.state = state
+        out.append(bootstrap_judges(t, t.judge[None, :], n_boot, shared, draws=draws)[0])
     return out
 
 
