@@ -791,7 +791,9 @@ def _difference_p(out: pd.DataFrame, alpha: float) -> np.ndarray:
     return np.where(np.isfinite(p) & (se > 0), p, np.nan)
 
 
-def _side_by_side(within: pd.DataFrame, humans: pd.DataFrame, alpha: float = 0.05, adjust: str = "holm") -> pd.DataFrame:
+def _side_by_side(
+    within: pd.DataFrame, humans: pd.DataFrame, alpha: float = 0.05, adjust: str = "holm"
+) -> pd.DataFrame:
     out = within[
         ["scope", "judge", "criterion", "feature", "beta", "beta_low", "beta_high", "p_value", "p_adjusted"]
     ].rename(

@@ -141,9 +141,7 @@ def transfer_levels(cells: Sequence[Cell], policy: Policy) -> tuple[tuple[Matchu
                 reason = f"PASS: {how}; {test}"
             else:
                 reason = f"INCONCLUSIVE: {test}; {n_pass} of {len(live)} cells PASS, none FAILs"
-        matchups.append(
-            MatchupTransfer(g, status, reason, len(mine), len(live), n_fail, n_pass, p, adj, eq)
-        )
+        matchups.append(MatchupTransfer(g, status, reason, len(mine), len(live), n_fail, n_pass, p, adj, eq))
     live = [m for m in matchups if m.status is not Status.INSUFFICIENT]
     study = Status(lv["study"])
     n_fail = sum(m.status is Status.FAIL for m in live)

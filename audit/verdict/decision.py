@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from statistics import NormalDist
 from dataclasses import replace
+from statistics import NormalDist
 
 import numpy as np
 

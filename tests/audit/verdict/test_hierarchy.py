@@ -89,9 +89,7 @@ def test_a_matchup_biased_on_every_criterion_fails_where_holm_over_the_cells_doe
     assert cl.group_p["a"] == pytest.approx(2e-6)
     assert (out[:6] < 0.05).all() and (out[6:] > 0.05).all()
     policy = TransferPolicy()
-    transfers = [
-        _recorded(Status.FAIL if k < 6 else Status.INCONCLUSIVE, cl, k, groups[k], pools) for k in range(18)
-    ]
+    transfers = [_recorded(Status.FAIL if k < 6 else Status.INCONCLUSIVE, cl, k, groups[k], pools) for k in range(18)]
     lv = levels(transfers, groups, policy)
     assert lv["matchups"] == {"a": "FAIL", "b": "INCONCLUSIVE", "c": "INCONCLUSIVE"}
     assert lv["study"] == "FAIL"
