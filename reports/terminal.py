@@ -73,8 +73,8 @@ def matchup_lines(result: Any) -> list[str]:
     for m in matchups:
         p = "" if m.p_adjusted is None else f"  adj. p {m.p_adjusted:.2g}"
         lines.append(
-            f"  {status_value(m.status):<12} {_safe(m.matchup)}: {m.n_fail} FAIL, {m.n_pass} PASS of "
-            f"{m.n_assessed} compared cells{p}"
+            f"  matchup {_safe(m.matchup)}: {status_value(m.status)} ({m.n_fail} FAIL, {m.n_pass} PASS of "
+            f"{m.n_assessed} compared cells){p}"
         )
     return lines
 
