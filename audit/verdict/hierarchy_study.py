@@ -183,7 +183,19 @@ def summarize(transfers, groups, policy: TransferPolicy) -> dict:
     """The study and matchup statuses from the cells' transfers (:func:`audit.verdict.hierarchy.levels`)."""
     from audit.verdict.hierarchy import levels
 
-    return levels(transfers, groups, policy)
+    if policy.pool_criteria:
+        return levels(transfers, groups, policy)
+    # Holm over the cells: a matchup (the study) FAILs when one of its cells does, PASSes when all do
+    statuses = {}
+    for g in dict.fromkeys(groups):
+        mine = [t.status for t, h in zip(transfers, groups) if h == g]
+        statuses[g] = (
+            "FAIL" if Status.FAIL in mine else ("PASS" if all(s is Status.PASS for s in mine) else "INCONCLUSIVE")
+        )
+    study = (
+        "FAIL" if "FAIL" in statuses.values() else ("PASS" if set(statuses.values()) == {"PASS"} else "INCONCLUSIVE")
+    )
+    return {"study": study, "matchups": statuses}
 
 
 def _se(p: float, n: int) -> float:
