@@ -211,7 +211,7 @@ class MatchupTransfer:
     FAIL: the closed test rejects "every criterion of this matchup within the margin" (``p_adjusted``
     below alpha; familywise error controlled in the strong sense across matchups and cells); PASS: no
     cell FAILs and every assessed cell PASSes or the pooled equivalence test holds (``p_equivalence``:
-    on average over the criteria the judge lies within the margin of both ends of the band).
+    the judge's absolute distance to the band, averaged over the criteria, is below the margin).
     """
 
     matchup: str

@@ -135,7 +135,7 @@ def transfer_levels(cells: Sequence[Cell], policy: Policy) -> tuple[tuple[Matchu
                 how = (
                     "every compared cell PASSes"
                     if n_pass == len(live)
-                    else f"on average over its criteria the judge lies within the margin of both ends of the band "
+                    else f"the judge's absolute distance to the band, averaged over its criteria, is below the margin "
                     f"(pooled equivalence p = {_p(eq)} < {tp.alpha:g}; {n_pass} of {len(live)} cells PASS alone)"
                 )
                 reason = f"PASS: {how}; {test}"

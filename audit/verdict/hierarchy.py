@@ -65,7 +65,7 @@ class GroupPool:
 
     cells: tuple[int, ...]
     p: dict[int, float]
-    p_equivalence: float = float("nan")  #: the pooled TOST of all ``cells``: mean d_lo > -m and mean d_hi < m
+    p_equivalence: float = float("nan")  #: the pooled equivalence test of all ``cells``: mean |distance| < m
 
 
 def group_of(key: Sequence[str]) -> tuple[str, ...]:
@@ -129,7 +129,6 @@ def pooled_p_values(boots: Sequence, margin: float) -> dict[int, float]:
     weights = np.array([[(mask >> i) & 1 for mask in masks] for i in range(k)], float)
     weights /= weights.sum(axis=0, keepdims=True)  # columns: the mean over the set
     p_best = np.ones(len(masks))
-    p_equiv = 0.0
     for name, sign in (("d_hi", 1.0), ("d_lo", -1.0)):
         pend = [_pending(b, name) for b in boots]
         if any(p is None for p in pend):
@@ -150,15 +149,45 @@ def pooled_p_values(boots: Sequence, margin: float) -> dict[int, float]:
         df = np.where(np.isfinite(df), df, 1e6)
         p = student_t.sf(score, df)
         p_best = np.minimum(p_best, np.nan_to_num(p, nan=1.0))
-        # equivalence on the full set (the last mask): mean d_hi < m (above) and mean d_lo > -m (below)
-        full = len(masks) - 1
-        if sd[full] > 0:
-            p_equiv = max(p_equiv, float(student_t.cdf(score[full], df[full])))
-        else:
-            p_equiv = max(p_equiv, 0.0 if score[full] < 0 else 1.0)
     out = {mask: float(p) for mask, p in zip(masks, p_best)}
-    out[-1] = float(p_equiv)  # the full set's pooled equivalence p (key -1)
+    out[-1] = _pooled_equivalence(boots, margin)  # the full set's pooled equivalence p (key -1)
     return out
+
+
+def _absolute_distance(boot, which: str):
+    """Per replicate (``which``: "replicates" or "pairs_only") and for the estimate, the judge's absolute
+    distance to the band, ``max(d_hi, -d_lo, 0)`` (``d_hi <= d_lo``: above the band d_hi > 0, below d_lo < 0)."""
+    hi, lo = _pending(boot, "d_hi"), _pending(boot, "d_lo")
+    if which == "estimate":
+        return max(hi.estimate, -lo.estimate, 0.0)
+    return np.maximum(np.maximum(getattr(hi, which), -getattr(lo, which)), 0.0)
+
+
+def _pooled_equivalence(boots: Sequence, margin: float) -> float:
+    """The pooled equivalence test's p: H0 "the mean over the criteria of the judge's absolute distance to
+    the band is at least ``margin``", one-sided, read as a Student-t on the joint replicates' SD with their
+    Satterthwaite df. Absolute distances, so that a judge above the band on one criterion and below it on
+    another does not cancel out; the replicates of a distance bounded at 0 spread wider than its sampling
+    distribution near 0, which makes the test conservative there."""
+    from audit._distributions import t as student_t
+    from audit.verdict.paired_bootstrap import _df_from_variances
+
+    if any(_pending(b, "d_hi") is None or _pending(b, "d_lo") is None for b in boots):
+        return float("nan")
+    est = float(np.mean([_absolute_distance(b, "estimate") for b in boots]))
+    reps = np.mean([_absolute_distance(b, "replicates") for b in boots], axis=0)
+    pairs_only = np.mean([_absolute_distance(b, "pairs_only") for b in boots], axis=0)
+    ok = np.isfinite(reps) & np.isfinite(pairs_only)
+    if ok.sum() < 3:
+        return float("nan")
+    v_total, v_pairs = float(np.var(reps[ok], ddof=1)), float(np.var(pairs_only[ok], ddof=1))
+    n_pairs = min(_pending(b, "d_hi").n_pairs for b in boots)
+    n_readers = min(_pending(b, "d_hi").n_readers for b in boots)
+    df = _df_from_variances(v_total, v_pairs, n_pairs, n_readers)
+    df = df if np.isfinite(df) else 1e6
+    if v_total <= 0:
+        return 0.0 if est < margin else 1.0
+    return float(student_t.cdf((est - margin) / np.sqrt(v_total), df))
 
 
 def group_pools(comparisons: Sequence, groups: Sequence, policy, seed: int) -> dict:
@@ -270,8 +299,8 @@ def levels(transfers: Sequence, groups: Sequence, policy) -> dict:
 
     A matchup FAILs when its closed-test-adjusted ``p_matchup`` is below alpha; it PASSes when none of
     its cells FAILs and either every assessed cell PASSes or the pooled equivalence test of its criteria
-    holds (``p_matchup_equivalence`` below alpha: on average over its criteria the judge is within the
-    margin of both ends of the band); INCONCLUSIVE otherwise; INSUFFICIENT without an assessed cell. The
+    holds (``p_matchup_equivalence`` below alpha: the judge's absolute distance to the band, averaged over
+    its criteria, is below the margin); INCONCLUSIVE otherwise; INSUFFICIENT without an assessed cell. The
     study FAILs when its test rejects (Bonferroni over the matchups' local tests) or a matchup FAILs,
     PASSes when every matchup with an assessed cell PASSes.
     """

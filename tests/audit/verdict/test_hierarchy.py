@@ -163,3 +163,29 @@ def test_arena_wrong_side_fails_every_matchup_it_is_out_in_and_reader_like_none(
             assert sum(out for out, _, _ in truth) >= 24
         else:
             assert not any(failed)
+
+
+def test_the_pooled_equivalence_does_not_let_two_criteria_cancel_out():
+    """A judge 20 points above the band on one criterion and 20 below on the other is not within the margin
+    on average; a majority judge on both is (150 pairs x 12 readers)."""
+    from audit.verdict.hierarchy import pooled_p_values
+
+    design = CellDesign(0.3, 0.8, 0.3)
+    cell = simulate_cell(design, 150, 12, np.random.default_rng(5))
+    majority = np.where(design.b0 + cell.u > 0, 1.0, 0.0)
+    rng = np.random.default_rng(6)
+    high = np.where(rng.random(150) < 0.2, 1.0, majority)  # ~+15-20 points
+    low = np.where(rng.random(150) < 0.35, 0.0, majority)  # ~-20 points
+
+    def tables(*judges):
+        return [
+            comparison_table(
+                cell.pair_id, cell.reader_id, cell.y, cell.pairs, j, tie_rule="even-split", rng=np.random.default_rng(7)
+            )
+            for j in judges
+        ]
+
+    apart = pooled_p_values(joint_bootstraps(tables(high, low), 499, np.random.default_rng(8)), 0.10)
+    aligned = pooled_p_values(joint_bootstraps(tables(majority, majority), 499, np.random.default_rng(8)), 0.10)
+    assert apart[-1] > 0.5
+    assert aligned[-1] < 0.05
