@@ -150,8 +150,8 @@ def test_a_vote_share_cell_sits_in_the_family_without_a_pooled_part():
 @pytest.mark.slow
 def test_arena_wrong_side_fails_every_matchup_it_is_out_in_and_reader_like_none():
     """One vote per pair, 28 matchups of ~714 votes (20k votes): the wrong-side judge FAILs every matchup
-    where it truly lies beyond the margin or in a conflict; a reader-like and a majority judge FAIL none;
-    no cell is ERROR or INSUFFICIENT."""
+    where it truly lies beyond the margin or in a conflict; a reader-like and a majority judge FAIL none
+    falsely (at most one matchup, truly beyond the margin); no cell is ERROR or INSUFFICIENT."""
     policy = TransferPolicy(n_boot=199)
     for kind in ("wrong-side", "reader-like", "majority"):
         inputs, truth = simulate_study(DESIGNS["arena"], kind, 0, seed=2)
@@ -161,8 +161,9 @@ def test_arena_wrong_side_fails_every_matchup_it_is_out_in_and_reader_like_none(
         if kind == "wrong-side":
             assert all(f for f, (out, _, _) in zip(failed, truth) if out)
             assert sum(out for out, _, _ in truth) >= 24
-        else:
-            assert not any(failed)
+        else:  # no false FAIL: a reader-like judge's own leniency may truly put a matchup beyond the margin
+            assert not any(f and not out for f, (out, _, _) in zip(failed, truth))
+            assert sum(failed) <= 1
 
 
 def test_the_pooled_equivalence_does_not_let_two_criteria_cancel_out():
