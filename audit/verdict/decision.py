@@ -2,8 +2,10 @@
 
 Per assessed cell, in this order (docs/audit.md, "The decision"):
 
-``FAIL``          the cell's test rejects after the adjustment ``adjust`` (Holm by default)
-                  over the family of the assessed cells, one test per cell: its p is the
+``FAIL``          the cell's test rejects in the closed test that pools the criteria of a
+                  matchup (:mod:`audit.verdict.hierarchy`; with one criterion per matchup, or
+                  ``pool_criteria`` false, the adjustment ``adjust``, Holm by default, over the
+                  family of the assessed cells), one test per cell: its p is the
                   smaller of the one-sided p that the judge lies outside the human band
                   widened by the margin and the one-sided p of a direction conflict (judge
                   decisive one way, the readers' vote share decisive the other), see
