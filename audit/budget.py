@@ -9,7 +9,9 @@ and ``d_hi = J - max(V, M) = min(J - V, J - M)``, with standard errors read off 
 intervals (``se = width / (2 z)`` at the cell's ``interval_level``), widened where the
 verdict's own bootstrap is wider (the half-widths of the recorded decision interval over
 ``z_alpha``; for a cell beyond the margin ``(d - m) / z`` with ``z`` the normal quantile of the
-recorded raw ``p_outside``: heavy-tailed bootstrap distributions are not treated as normal), and assumes the variance
+recorded raw ``p_outside`` where it is below alpha: heavy-tailed bootstrap distributions are not treated as normal;
+never from a p-value above alpha, which near the margin would put ``z`` near 0 and the SE near infinity; near
+the margin the SE is the decision interval's half-width facing the margin), and assumes the variance
 falls as ``1 / pairs`` with the readers growing in proportion (the same scaling as the
 verdict's ``pairs_needed``). With ``se(n) = se0 sqrt(n0 / n)``:
 
@@ -142,6 +144,8 @@ def power_search(t: Transfer, *, power: float, alpha: float, fail_level: float) 
     both call this on the cell's :class:`~audit.result.Transfer`.
     """
     dv, dm = t.difference_vote_share, t.difference_majority
+    if t.majority_identified is False:  # pairs read once: the vote-share decision reads J - V alone
+        dm = dv
     d_lo, d_hi = max(dv.estimate, dm.estimate), min(dv.estimate, dm.estimate)
     se_lo = _se(dv if dv.estimate >= dm.estimate else dm)
     se_hi = _se(dv if dv.estimate <= dm.estimate else dm)
@@ -157,8 +161,17 @@ def power_search(t: Transfer, *, power: float, alpha: float, fail_level: float) 
         se_hi = max(se_hi, (high - d_hi) / z_alpha)
     if math.isfinite(low) and low < d_lo:
         se_lo = max(se_lo, (d_lo - low) / z_alpha)
+    # beyond the margin: also the decision interval's half-width on the side facing the margin, and, where
+    # the raw p is below alpha (the test's tail beyond that interval), the SE the p implies; at p = alpha the
+    # two agree (the interval's end is then on the margin), so the SE is continuous in the distance. A p
+    # above alpha says nothing the interval does not: near the margin a p near 0.5 would give an SE near
+    # infinity (z near 0), so it is never read there.
+    if d_hi > m and math.isfinite(low) and low < d_hi:
+        se_hi = max(se_hi, (d_hi - low) / z_alpha)
+    if d_lo < -m and math.isfinite(high) and high > d_lo:
+        se_lo = max(se_lo, (high - d_lo) / z_alpha)
     p = t.p_outside
-    if p is not None and 0.0 < p < 0.5 and (d_hi > m or d_lo < -m):
+    if p is not None and 0.0 < p < alpha and (d_hi > m or d_lo < -m):
         z_obs = -float(_z(p))  # the upper quantile from p itself: 1 - p rounds to 1 below p ~ 1e-16
         if d_hi > m:
             se_hi = max(se_hi, (d_hi - m) / z_obs)

@@ -69,6 +69,8 @@ DEFAULT_SEVERITY: Mapping[str, Status] = MappingProxyType(
     {
         "transfer.decision": Status.FAIL,
         "transfer.assessed": Status.ERROR,
+        "transfer.matchup": Status.FAIL,
+        "transfer.study": Status.FAIL,
         "transfer.judge_vs_reader_baseline": Status.WARN,
         "agreement.human_alpha": Status.WARN,
         "agreement.decision": Status.FAIL,

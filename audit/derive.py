@@ -98,7 +98,8 @@ def derive_transfers(cells: tuple[Cell, ...], policy: Policy) -> list:
     """The cells' transfer decisions re-derived from their recorded tests (adjustment and rule)."""
     from audit.verdict.decision import redecide
 
-    transfers = redecide([c.transfer for c in cells], policy.transfer)
+    groups = [c.matchup for c in cells] if policy.transfer.pool_criteria else None
+    transfers = redecide([c.transfer for c in cells], policy.transfer, groups)
     out = []
     for c, t in zip(cells, transfers):
         below = None

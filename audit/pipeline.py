@@ -469,7 +469,16 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
         label_budget=budget_part.compute(cells, spec),
         prediction_powered=ppi_part.compute(data, spec, choices=choices, primary=primary, seed=ppi_seed),
         agreement_decision=agreement_decision,
+        **_levels(cells, spec.policy),
     )
+
+
+def _levels(cells, policy) -> dict:
+    """The matchup and study transfer decisions (:func:`audit.verdict.checks.transfer_levels`)."""
+    from audit.verdict.checks import transfer_levels
+
+    matchups, study = transfer_levels(cells, policy)
+    return {"matchup_transfers": matchups, "study_transfer": study}
 
 
 __all__ = ["run_audit", "assess_cells", "choose_primary_judge", "judge_criterion_for", "judge_choices"]

@@ -42,6 +42,9 @@ class TransferPolicy:
     alpha: float = 0.05  #: one-sided level of each test; intervals at 1 - 2 alpha (TOST)
     n_boot: int = 999  #: replicates of the paired bootstrap per cell
     adjust: str = "holm"  #: multiplicity adjustment of the FAIL tests: holm, bonferroni or none
+    #: the FAIL tests as a closed test that pools the criteria of a matchup (study, matchup, then cells:
+    #: audit/verdict/hierarchy.py); false: each cell its own family member (Holm over the cells)
+    pool_criteria: bool = True
 
 
 @dataclass(frozen=True)

@@ -197,6 +197,48 @@ class Transfer:
     judge_vs_majority: float | None = None  #: judge's agreement with the readers' majority, per pair
     reader_baseline: float | None = None  #: mean reader agreement with the majority of the others
     below_reader_baseline: bool | None = None
+    # the hierarchical FAIL decision (audit/verdict/hierarchy.py) and the vote-share decision
+    p_closure: float | None = None  #: the largest local p over the sets of the cell's matchup that contain it
+    p_matchup: float | None = None  #: the matchup's local test of all its assessed cells (pooled criteria)
+    p_matchup_closure: float | None = None  #: the largest local p over the non-empty sets of the matchup's cells
+    majority_identified: bool | None = None  #: False: pairs read once, decided on the vote share alone
+    pairs_read_twice_needed: int | None = None  #: vote-share decision: pairs read twice that would identify M
+    p_matchup_equivalence: float | None = None  #: the matchup's pooled equivalence test (mean distance ends)
+
+
+@dataclass(frozen=True)
+class MatchupTransfer:
+    """The transfer decision of one matchup: its criteria pooled (audit/verdict/hierarchy.py).
+
+    FAIL: the closed test rejects "every criterion of this matchup within the margin" (``p_adjusted``
+    below alpha; familywise error controlled in the strong sense across matchups and cells); PASS: no
+    cell FAILs and every assessed cell PASSes or the pooled equivalence test holds (``p_equivalence``:
+    the judge's absolute distance to the band, averaged over the criteria, is below the margin).
+    """
+
+    matchup: str
+    status: Status
+    reason: str
+    n_cells: int = 0
+    n_assessed: int = 0
+    n_fail: int = 0  #: cells FAILed (the cells of a FAILing matchup that the closed test rejects)
+    n_pass: int = 0
+    p_matchup: float | None = None  #: the local test of all its assessed cells (pooled criteria)
+    p_adjusted: float | None = None  #: closed-test-adjusted
+    p_equivalence: float | None = None  #: the pooled equivalence test (None: not every assessed cell pooled)
+
+
+@dataclass(frozen=True)
+class StudyTransfer:
+    """The study-level transfer decision: FAIL when the study test (Bonferroni over the matchups' local
+    tests) rejects or a matchup FAILs, PASS when every matchup with an assessed cell PASSes."""
+
+    status: Status
+    reason: str
+    p_study: float | None = None
+    n_matchups: int = 0  #: matchups with an assessed cell
+    n_fail: int = 0
+    n_pass: int = 0
 
 
 @dataclass(frozen=True)
@@ -265,6 +307,9 @@ class AuditResult:
     prediction_powered: Section[PredictionPowered] = field(default_factory=Skipped)
     # the agreement decision (audit/agreement_decision.py): the judge against a reader, pair by pair
     agreement_decision: Section[AgreementDecision] = field(default_factory=Skipped)
+    # the transfer decision per matchup (criteria pooled) and for the study (audit/verdict/hierarchy.py)
+    matchup_transfers: tuple[MatchupTransfer, ...] = ()
+    study_transfer: StudyTransfer | None = None
 
     @staticmethod
     def __annotation_namespace__() -> dict[str, Any]:
@@ -519,6 +564,8 @@ __all__ = [
     "GlmmSummary",
     "Interval",
     "Transfer",
+    "MatchupTransfer",
+    "StudyTransfer",
     "Provenance",
     "Section",
     "Computed",

@@ -71,6 +71,25 @@ def headline(result: Any) -> dict:
         "n_pairs": sum(c.n_pairs for c in cells if c.criterion == cells[0].criterion) if cells else 0,
         "n_votes": sum(c.n_votes for c in cells),
     }
+    study = getattr(result, "study_transfer", None)
+    deployment["levels"] = (
+        None
+        if study is None
+        else {
+            "study": status_value(study.status),
+            "reason": study.reason,
+            "matchups": [
+                {
+                    "matchup": m.matchup,
+                    "status": status_value(m.status),
+                    "cells": f"{m.n_fail} FAIL, {m.n_pass} PASS of {m.n_assessed}",
+                    "p": "" if m.p_adjusted is None else f"{m.p_adjusted:.2g}",
+                    "reason": m.reason,
+                }
+                for m in getattr(result, "matchup_transfers", ())
+            ],
+        }
+    )
     return {
         "dev": dev_summary(result.dev, prov.primary_judge),
         "deployment": deployment,

@@ -65,6 +65,22 @@ def judge_line(result: Any) -> str:
     )
 
 
+def matchup_lines(result: Any) -> list[str]:
+    """The study and matchup transfer decisions (criteria pooled), when the result holds them."""
+    matchups = tuple(getattr(result, "matchup_transfers", ()) or ())
+    study = getattr(result, "study_transfer", None)
+    if study is None or not matchups:
+        return []
+    lines = [f"Study (criteria pooled per matchup): {_safe(study.reason)}"]
+    for m in matchups:
+        p = "" if m.p_adjusted is None else f"  adj. p {m.p_adjusted:.2g}"
+        lines.append(
+            f"  matchup {_safe(m.matchup)}: {status_value(m.status)} ({m.n_fail} FAIL, {m.n_pass} PASS of "
+            f"{m.n_assessed} compared cells){p}"
+        )
+    return lines
+
+
 def render_summary(
     result: Any, report_path: str | Path | None = None, *, max_cells: int = 12, colour: bool = False
 ) -> str:
@@ -107,6 +123,7 @@ def render_summary(
         lines.append(
             f"Dev set: {reason}" if reason.startswith("no development set") else f"Dev set: not computed ({reason})"
         )
+    lines += matchup_lines(result)
     cell_counts = dict(result.counts)
     lines.append(
         "Cells: "

@@ -82,9 +82,13 @@ class SurfaceResult:
         scope, judge, criterion, feature, judge_beta, judge_low, judge_high, judge_tracks
         (pointwise interval excludes 0), judge_p, judge_p_adjusted, judge_tracks_adjusted
         (also significant after the adjustment: what the checks use), human_coef, human_low,
-        human_high, humans_track (pointwise), pattern (pointwise: "judge only", "humans
-        only", "both, same direction", "both, opposite directions", "neither", or
-        "humans not analysed").
+        human_high, humans_track (pointwise), difference_p and difference_p_adjusted (the judge's
+        within-pair r against the readers' pair-share r: two-sided, adjusted as ``p_adjusted``),
+        pattern ("judge only": the judge tracks the feature, the readers do not, and the two
+        associations differ significantly after the adjustment; "judge; readers not
+        distinguishable": the judge tracks it, the readers' test does not reject, but the
+        difference is not significant, so nothing says the readers do not; "humans only",
+        "both, same direction", "both, opposite directions", "neither", or "humans not analysed").
     scatter_points : pandas.DataFrame
         pair_id, matchup, judge, criterion, feature, feature_diff, score_diff (focal minus
         other) for the judge's aggregate criterion (or its only one), and human_share (the
@@ -495,7 +499,7 @@ def surface_associations(
         correlations=correlations,
         within_pair=within,
         humans=humans,
-        side_by_side=_side_by_side(within, humans, 1.0 - level),
+        side_by_side=_side_by_side(within, humans, 1.0 - level, adjust),
         scatter_points=_concat(points, _SCATTER_COLUMNS),
         features=names,
         judges=judges,
@@ -526,7 +530,7 @@ def readjust(result: SurfaceResult, adjust: str) -> SurfaceResult:
         correlations=correlations,
         within_pair=within,
         adjust=adjust,
-        side_by_side=_side_by_side(within, result.humans, 1.0 - result.level),
+        side_by_side=_side_by_side(within, result.humans, 1.0 - result.level, adjust),
     )
 
 
@@ -761,7 +765,35 @@ def _excludes_zero(low, high) -> np.ndarray:
     return (low > 0) | (high < 0)
 
 
-def _side_by_side(within: pd.DataFrame, humans: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
+def _difference_p(out: pd.DataFrame, alpha: float) -> np.ndarray:
+    """Two-sided p of "the judge's within-pair r differs from the readers' pair-share r" per row.
+
+    Both are Pearson correlations of a pair-level difference with the feature difference over the
+    scope's pairs; each standard error is read off its percentile interval at level ``1 - alpha``
+    (``(high - low) / (2 z)``) and the two are combined as if independent (they share the pairs, whose
+    positive dependence would make the difference's variance smaller: the test is conservative for it).
+    The readers' share is a noisy per-pair mean of a few votes, which pulls its r towards 0; that
+    attenuation is not corrected. NaN where either side has no interval.
+    """
+    from scipy.special import ndtr, ndtri
+
+    z = float(ndtri(1.0 - alpha / 2.0))
+    se_j = (out["judge_high"].to_numpy(float) - out["judge_low"].to_numpy(float)) / (2.0 * z)
+    se_h = (out["share_r_high"].to_numpy(float) - out["share_r_low"].to_numpy(float)) / (2.0 * z)
+    r_h = (out["share_r_high"].to_numpy(float) + out["share_r_low"].to_numpy(float)) / 2.0
+    if "share_r" in out.columns:
+        r_h = np.where(np.isfinite(out["share_r"].to_numpy(float)), out["share_r"].to_numpy(float), r_h)
+    se = np.sqrt(se_j**2 + se_h**2)
+    diff = out["judge_beta"].to_numpy(float) - r_h
+    with np.errstate(invalid="ignore", divide="ignore"):
+        stat = np.abs(diff) / se
+    p = 2.0 * ndtr(-stat)
+    return np.where(np.isfinite(p) & (se > 0), p, np.nan)
+
+
+def _side_by_side(
+    within: pd.DataFrame, humans: pd.DataFrame, alpha: float = 0.05, adjust: str = "holm"
+) -> pd.DataFrame:
     out = within[
         ["scope", "judge", "criterion", "feature", "beta", "beta_low", "beta_high", "p_value", "p_adjusted"]
     ].rename(
@@ -775,11 +807,12 @@ def _side_by_side(within: pd.DataFrame, humans: pd.DataFrame, alpha: float = 0.0
     )
     out["judge_tracks"] = _excludes_zero(out["judge_low"], out["judge_high"])
     out["judge_tracks_adjusted"] = (out["judge_p_adjusted"].to_numpy(float) < alpha) & out["judge_tracks"]
-    h = humans[["scope", "feature", "coef", "coef_low", "coef_high", "share_r_low", "share_r_high"]].rename(
-        columns={"coef": "human_coef", "coef_low": "human_low", "coef_high": "human_high"}
+    h = humans[["scope", "feature", "coef", "coef_low", "coef_high", "pair_share_r", "share_r_low", "share_r_high"]]
+    h = h.rename(
+        columns={"coef": "human_coef", "coef_low": "human_low", "coef_high": "human_high", "pair_share_r": "share_r"}
     )
     out = out.merge(h, on=["scope", "feature"], how="left")
-    numeric = ["human_coef", "human_low", "human_high", "share_r_low", "share_r_high"]
+    numeric = ["human_coef", "human_low", "human_high", "share_r", "share_r_low", "share_r_high"]
     out[numeric] = out[numeric].astype(float)
     glmm_ok = out["human_coef"].notna()
     tracks = np.where(
@@ -791,19 +824,33 @@ def _side_by_side(within: pd.DataFrame, humans: pd.DataFrame, alpha: float = 0.0
     out["humans_track"] = tracks & analysed.to_numpy()
     human_sign = np.sign(np.where(glmm_ok, out["human_coef"], out["share_r_low"] + out["share_r_high"]))
     same = np.sign(out["judge_beta"]) == human_sign
+    # "judge only" claims a difference: the judge's and the readers' associations must differ significantly
+    # (the same adjustment as the judge's side), not merely the readers' own test fail to reject
+    difference_p = _difference_p(out, alpha)
+    out["difference_p"] = difference_p
+    out["difference_p_adjusted"] = _adjuster(adjust)(difference_p)
+    differs = np.nan_to_num(out["difference_p_adjusted"].to_numpy(float), nan=1.0) < alpha
     pattern = np.select(
         [
             ~analysed,
+            out["judge_tracks"] & ~out["humans_track"] & ~differs,
             out["judge_tracks"] & ~out["humans_track"],
             ~out["judge_tracks"] & out["humans_track"],
             out["judge_tracks"] & out["humans_track"] & same,
             out["judge_tracks"] & out["humans_track"],
         ],
-        ["humans not analysed", "judge only", "humans only", "both, same direction", "both, opposite directions"],
+        [
+            "humans not analysed",
+            "judge; readers not distinguishable",
+            "judge only",
+            "humans only",
+            "both, same direction",
+            "both, opposite directions",
+        ],
         default="neither",
     )
     out["pattern"] = pattern
-    return out.drop(columns=["share_r_low", "share_r_high"])[
+    return out.drop(columns=["share_r", "share_r_low", "share_r_high"])[
         [
             "scope",
             "judge",
@@ -820,6 +867,8 @@ def _side_by_side(within: pd.DataFrame, humans: pd.DataFrame, alpha: float = 0.0
             "human_low",
             "human_high",
             "humans_track",
+            "difference_p",
+            "difference_p_adjusted",
             "pattern",
         ]
     ]

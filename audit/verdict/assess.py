@@ -31,7 +31,8 @@ from audit.verdict.compare import (
     compare_cells,
     prepare_cell,
 )
-from audit.verdict.decision import decide
+from audit.verdict.decision import decide as decide_family
+from audit.verdict.hierarchy import group_of, group_pools
 from audit.verdict.stacked import materialize, prefetch
 
 
@@ -85,6 +86,7 @@ class CellInput:
     y: np.ndarray
     judge_pairs: np.ndarray | None = None
     judge_credit: np.ndarray | None = None
+    group: tuple[str, ...] | None = None  #: the cell's matchup (cells of one matchup share pairs); None: its own
 
     def with_judge(self, judge_pairs: np.ndarray | None, judge_credit: np.ndarray | None) -> CellInput:
         """The same human side with another judge's credits (the judge configurations)."""
@@ -116,6 +118,7 @@ def cell_input(matchup: str, criterion: str, votes: pd.DataFrame, judge: pd.Data
     key, orientation = _stream_key(matchup, criterion, votes)
     return CellInput(
         key=key,
+        group=group_of(key),
         orientation=orientation,
         pair_id=votes["pair_id"].to_numpy(),
         reader_id=votes["reader_id"].to_numpy(),
@@ -202,7 +205,14 @@ def decide_cells(
         )
 
     comparisons = list(compared) if compared is not None else compare(list(range(len(inputs))))
-    transfers = decide(comparisons, policy) if comparisons else []
+    groups = [c.group if (c.group is not None and policy.pool_criteria) else ("cell", *c.key) for c in inputs]
+    # the matchups' joint bootstraps read the compared tables only, which the re-runs below do not change
+    pools = group_pools(comparisons, groups, policy, seed) if comparisons else {}
+
+    def decide(comparisons):
+        return decide_family(comparisons, policy, groups, pools)
+
+    transfers = decide(comparisons) if comparisons else []
     n_boot, extended = policy.n_boot, {}
     for _ in range(SEQUENTIAL_ROUNDS):
         near = [i for i, t in enumerate(transfers) if t.monte_carlo_borderline]
@@ -212,7 +222,7 @@ def decide_cells(
         for i, c in zip(near, compare(near, n_boot)):
             comparisons[i] = c
             extended.setdefault(i, transfers[i].monte_carlo_borderline_test)
-        transfers = decide(comparisons, policy)
+        transfers = decide(comparisons)
     for i, test in extended.items():
         t = transfers[i]
         transfers[i] = replace(

@@ -21,7 +21,7 @@ import pandas as pd
 from audit.checks import CELL_STATUSES, Check, Status, apply_severity, breach_status
 from audit.data import JUDGE_AGGREGATE
 from audit.policy import Policy
-from audit.result import Cell
+from audit.result import Cell, MatchupTransfer, StudyTransfer
 
 
 def _add(
@@ -96,6 +96,85 @@ def cell_checks(cells: Sequence[Cell], policy: Policy) -> list[Check]:
     return apply_severity(checks, policy.severity)
 
 
+def transfer_levels(cells: Sequence[Cell], policy: Policy) -> tuple[tuple[MatchupTransfer, ...], StudyTransfer | None]:
+    """The matchup and study transfer decisions from the decided cells (:func:`audit.verdict.hierarchy.levels`);
+    none when the policy does not pool the criteria (``transfer.pool_criteria = false``)."""
+    from audit.verdict.hierarchy import levels
+
+    if not policy.transfer.pool_criteria or not cells:
+        return (), None
+    if not any(c.transfer.p_matchup is not None for c in cells):  # nothing assessed, or a result from before
+        return (), None
+    tp = policy.transfer
+    groups = [c.matchup for c in cells]
+    lv = levels([c.transfer for c in cells], groups, tp)
+    word = {"holm": "Holm", "bonferroni": "Bonferroni"}.get(tp.adjust, "no adjustment")
+    matchups = []
+    for g in dict.fromkeys(groups):
+        mine = [c.transfer for c in cells if c.matchup == g]
+        live = [t for t in mine if t.status.value in ("PASS", "FAIL", "INCONCLUSIVE")]
+        status = Status(lv["matchups"][g])
+        p = next((t.p_matchup for t in live if t.p_matchup is not None), None)
+        eq = next((t.p_matchup_equivalence for t in live if t.p_matchup_equivalence is not None), None)
+        adj = lv["matchup_p"].get(g)
+        n_fail = sum(t.status is Status.FAIL for t in live)
+        n_pass = sum(t.status is Status.PASS for t in live)
+        if status is Status.INSUFFICIENT:
+            reason = "no cell of this matchup could be compared"
+        else:
+            test = (
+                f"the test of all {len(live)} compared criteria pooled (one joint bootstrap of the matchup's pairs) "
+                f"p = {_p(p)}, closed-test-adjusted ({word} over matchups) {_p(adj)}"
+            )
+            if status is Status.FAIL:
+                reason = (
+                    f"FAIL: at least one criterion lies outside the {100 * tp.margin:.0f}-point margin of the readers' "
+                    f"band or in a direction conflict ({test}); {n_fail} of its cells FAIL on their own"
+                )
+            elif status is Status.PASS:
+                how = (
+                    "every compared cell PASSes"
+                    if n_pass == len(live)
+                    else f"the judge's absolute distance to the band, averaged over its criteria, is below the margin "
+                    f"(pooled equivalence p = {_p(eq)} < {tp.alpha:g}; {n_pass} of {len(live)} cells PASS alone)"
+                )
+                reason = f"PASS: {how}; {test}"
+            else:
+                reason = f"INCONCLUSIVE: {test}; {n_pass} of {len(live)} cells PASS, none FAILs"
+        matchups.append(MatchupTransfer(g, status, reason, len(mine), len(live), n_fail, n_pass, p, adj, eq))
+    live = [m for m in matchups if m.status is not Status.INSUFFICIENT]
+    study = Status(lv["study"])
+    n_fail = sum(m.status is Status.FAIL for m in live)
+    n_pass = sum(m.status is Status.PASS for m in live)
+    text = (
+        f"{len(live)} compared matchups: {n_fail} FAIL, {n_pass} PASS, {len(live) - n_fail - n_pass} INCONCLUSIVE; "
+        f"study test (Bonferroni over the matchups' pooled tests) p = {_p(lv['study_p'])}"
+    )
+    return tuple(matchups), StudyTransfer(study, f"{study.value}: {text}", lv["study_p"], len(live), n_fail, n_pass)
+
+
+def _matchups(failing: list[str]) -> str:
+    return f"; FAILing matchups with the criteria pooled: {', '.join(failing)}" if failing else ""
+
+
+def _p(x: float | None) -> str:
+    return "n/a" if x is None or not math.isfinite(x) else f"{x:.2g}"
+
+
+def level_checks(cells: Sequence[Cell], policy: Policy) -> list[Check]:
+    """``transfer.matchup`` per matchup of two or more criteria and ``transfer.study``: their statuses are the
+    matchup and study decisions (a FAIL fails the gate like a FAILed cell; ``[severity]`` may demote it)."""
+    matchups, study = transfer_levels(cells, policy)
+    checks: list[Check] = []
+    for m in matchups:
+        if m.n_cells < 2:
+            continue
+        checks.append(Check("transfer.matchup", m.status, m.p_adjusted, policy.transfer.alpha, m.reason, m.matchup))
+    if study is not None and len(matchups) > 1:
+        checks.append(Check("transfer.study", study.status, study.p_study, policy.transfer.alpha, study.reason))
+    return checks
+
+
 def _nothing_assessed_reason(cells: Sequence[Cell]) -> str:
     if not cells:
         return "no cell has human votes"
@@ -134,6 +213,7 @@ def summary_checks(
         checks.append(
             Check("transfer.assessed", breach_status("transfer.assessed"), 0.0, None, _nothing_assessed_reason(cells))
         )
+    checks += level_checks(cells, policy)
     alpha = _pooled_alpha(agreement)
     thr = policy.agreement.min_human_alpha
     _add(
@@ -233,11 +313,22 @@ def verdict_sentence(
             if c.status in (Status.FAIL, Status.ERROR) and c.name not in ("transfer.decision", "transfer.assessed")
         }
     )
+    levels = [c for c in checks if c.name in ("transfer.matchup", "transfer.study") and c.status is Status.FAIL]
+    other = [name for name in other if name not in ("transfer.matchup", "transfer.study")]
     tail = f"; other failing checks: {', '.join(other)}" if other else ""
+    failing = [c.scope for c in levels if c.name == "transfer.matchup"]
+    if levels and not counts["FAIL"]:
+        where = f"matchup(s) {', '.join(failing)}" if failing else "the study as a whole"
+        return (
+            f"The judge does not transfer to this data: {where} FAIL with the criteria pooled (a criterion "
+            f"outside the human band by more than the {margin_text}, or a direction conflict, not yet located "
+            f"in one cell); {cells_text}{tail}."
+        )
     if counts["FAIL"]:
         return (
             f"The judge does not transfer to this data: {counts['FAIL']} {cells_text} (FAIL: outside the human "
-            f"band by more than the {margin_text}, or a direction conflict, {adjust}-adjusted){tail}."
+            f"band by more than the {margin_text}, or a direction conflict, {adjust}-adjusted){_matchups(failing)}"
+            f"{tail}."
         )
     if counts["ERROR"]:
         return f"The audit could not decide every cell: {cells_text}{tail}."
@@ -253,4 +344,12 @@ def verdict_sentence(
     )
 
 
-__all__ = ["cell_checks", "cell_counts", "overall_status", "summary_checks", "verdict_sentence"]
+__all__ = [
+    "cell_checks",
+    "cell_counts",
+    "level_checks",
+    "overall_status",
+    "summary_checks",
+    "transfer_levels",
+    "verdict_sentence",
+]

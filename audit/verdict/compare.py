@@ -62,6 +62,10 @@ class CellComparison:
     boot: CellBootstrap | None = None
     alpha: float = 0.05
     margin: float = 0.10
+    #: the pairs are read once (fewer than two pairs carry two credited votes): the majority rate, and so the
+    #: band's far edge, is not identified; the cell is decided on the judge's rate against the vote share
+    #: (:meth:`vote_side`, docs/audit.md 4.3, "One vote per pair")
+    vote_share_only: bool = False
 
     # ---- the pieces the decision and the result read
     @property
@@ -69,13 +73,19 @@ class CellComparison:
         return self.status is None
 
     def distance(self) -> float:
-        """The signed distance from J to the band [min(V, M), max(V, M)] (0 inside)."""
+        """The signed distance from J to the band [min(V, M), max(V, M)] (0 inside); J - V for a
+        vote-share decision (:attr:`vote_share_only`: the band's far edge is not identified)."""
         b = self.boot
+        if self.vote_share_only:
+            return b.estimate("difference_vote_share")
         d_lo, d_hi = b.estimate("d_lo"), b.estimate("d_hi")
         return d_hi if d_hi > 0 else (d_lo if d_lo < 0 else 0.0)
 
     def band_interval(self, a: float) -> tuple[float, float]:
         """The interval of the distance at two-sided level ``1 - 2a`` from those of d_lo and d_hi."""
+        if self.vote_share_only:
+            dv = self.boot["difference_vote_share"]
+            return dv.lower(a), dv.upper(a)
         d_lo, d_hi = self.boot["d_lo"], self.boot["d_hi"]
         a1, a2 = d_lo.lower(a), d_lo.upper(a)
         b1, b2 = d_hi.lower(a), d_hi.upper(a)
@@ -89,10 +99,41 @@ class CellComparison:
 
     def p_outside_with_se(self) -> tuple[float, float]:
         """:meth:`p_outside` and its Monte Carlo standard error (that of the smaller side)."""
+        if self.vote_share_only:
+            return self.p_less_decisive_with_se()
         hi, lo = self.boot["d_hi"], self.boot["d_lo"]
         above = (hi.p_greater(self.margin), hi.p_mc_se(self.margin, greater=True))
         below = (lo.p_less(-self.margin), lo.p_mc_se(-self.margin, greater=False))
         p, se = above if above[0] <= below[0] else below
+        return float(p), float(se)
+
+    def vote_side(self) -> str:
+        """The side of 1/2 the readers' vote share estimate lies on: "focal", "other" or "chance" (exactly 1/2)."""
+        v = self.boot.estimate("vote_share")
+        return "focal" if v > 0.5 else ("other" if v < 0.5 else "chance")
+
+    def p_less_decisive_with_se(self) -> tuple[float, float]:
+        """A vote-share decision's outside test and its Monte Carlo SE: the judge is less decisive than the
+        readers' vote share by more than the margin, on the vote share's side of 1/2.
+
+        Under the crossed model the readers' majority rate lies on the vote share's side of 1/2 and
+        beyond it (``M = Phi(b0 / sd_pair)``, ``V`` a logistic average shrunk towards 1/2), so the band is
+        ``[V, M]`` (``V > 1/2``) or ``[M, V]``: its edge towards 1/2 is ``V``, identified from single
+        votes, and its far edge is not. With ``V > 1/2`` the judge lies below the band by more than the
+        margin exactly when ``J - V < -m``; the side itself is estimated, so the test is the
+        intersection of ``J - V < -m`` and ``V > 1/2`` (the larger of the two one-sided p: an
+        intersection-union test); mirrored for ``V < 1/2``. 1 at ``V = 1/2`` exactly.
+        """
+        dv, v = self.boot["difference_vote_share"], self.boot["vote_share"]
+        m = self.margin
+        side = self.vote_side()
+        if side == "focal":
+            sides = [(dv.p_less(-m), dv.p_mc_se(-m, greater=False)), (v.p_greater(0.5), v.p_mc_se(0.5, greater=True))]
+        elif side == "other":
+            sides = [(dv.p_greater(m), dv.p_mc_se(m, greater=True)), (v.p_less(0.5), v.p_mc_se(0.5, greater=False))]
+        else:
+            return 1.0, 0.0
+        p, se = max(sides, key=lambda s: s[0])
         return float(p), float(se)
 
     def p_conflict(self) -> float:
@@ -123,7 +164,10 @@ class CellComparison:
         ``d_hi >= +margin``, small when its upper end is below ``+margin``. Read from the same
         replicate distributions as :meth:`band_interval` (docs/audit.md 4.3, how the two relate).
         """
-        lo, hi = self.boot["d_lo"], self.boot["d_hi"]
+        if self.vote_share_only:  # |J - V| < m puts J within the margin of [V, M] wherever M lies on V's side
+            lo = hi = self.boot["difference_vote_share"]
+        else:
+            lo, hi = self.boot["d_lo"], self.boot["d_hi"]
         return {
             "lower": (float(lo.p_greater(-self.margin)), float(lo.p_mc_se(-self.margin, greater=True))),
             "upper": (float(hi.p_less(self.margin)), float(hi.p_mc_se(self.margin, greater=False))),
@@ -149,6 +193,8 @@ class CellComparison:
         :meth:`interval` at ``1 - 2 alpha``, :meth:`p_outside_with_se`, :meth:`p_conflict_with_se`,
         :meth:`p_equivalence_sides`)."""
         b, m = self.boot, self.margin
+        if self.vote_share_only:
+            return [], []  # read directly (few cells, no stacked prefetch)
         lo, hi, j, v = b["d_lo"], b["d_hi"], b["judge_rate"], b["vote_share"]
         a_decisive, a_level = (1.0 - decisive_level) / 2.0, (1.0 - (1.0 - 2.0 * self.alpha)) / 2.0
         intervals = [(lo, self.alpha), (hi, self.alpha), (j, a_decisive), (v, a_decisive)]
@@ -234,6 +280,8 @@ def prepare_cell(
 
 
 NEEDED = ("judge_rate", "vote_share", "majority_rate", "d_lo", "d_hi")  #: what an assessed cell must estimate
+#: what a cell whose pairs are read once (the majority rate unidentified) must estimate for the vote-share decision
+VOTE_SHARE_NEEDED = ("judge_rate", "vote_share", "difference_vote_share")
 
 
 def finish_cell(p: PreparedCell, boot: CellBootstrap | None) -> CellComparison:
@@ -275,10 +323,14 @@ def finish_cell(p: PreparedCell, boot: CellBootstrap | None) -> CellComparison:
             **kw,
         )
     if boot is not None and not math.isfinite(boot.between_pair_sd):
+        if all(boot[k].defined and math.isfinite(boot[k].sd) for k in VOTE_SHARE_NEEDED):
+            # one credited vote per pair (or one pair read twice): the vote-share decision
+            return CellComparison(None, "", table, boot, vote_share_only=True, **kw)
         return CellComparison(
             Status.INSUFFICIENT,
             "fewer than two compared pairs have two or more credited votes: the between-pair variance, and so "
-            "the majority rate, cannot be estimated (a pair read once carries no information on it)",
+            "the majority rate, cannot be estimated (a pair read once carries no information on it), and the "
+            "bootstrap could not estimate the judge's rate and the vote share either",
             table,
             boot,
             **kw,

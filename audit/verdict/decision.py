@@ -2,8 +2,10 @@
 
 Per assessed cell, in this order (docs/audit.md, "The decision"):
 
-``FAIL``          the cell's test rejects after the adjustment ``adjust`` (Holm by default)
-                  over the family of the assessed cells, one test per cell: its p is the
+``FAIL``          the cell's test rejects in the closed test that pools the criteria of a
+                  matchup (:mod:`audit.verdict.hierarchy`; with one criterion per matchup, or
+                  ``pool_criteria`` false, the adjustment ``adjust``, Holm by default, over the
+                  family of the assessed cells), one test per cell: its p is the
                   smaller of the one-sided p that the judge lies outside the human band
                   widened by the margin and the one-sided p of a direction conflict (judge
                   decisive one way, the readers' vote share decisive the other), see
@@ -25,6 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import replace
+from statistics import NormalDist
 
 import numpy as np
 
@@ -34,6 +37,7 @@ from audit.policy import TransferPolicy
 from audit.result import Interval, Transfer
 from audit.uncertainty.multiplicity import holm
 from audit.verdict.compare import CellComparison
+from audit.verdict.hierarchy import Closure, GroupPool, adjusted, closure
 from audit.verdict.paired_bootstrap import STATISTICS
 from audit.verdict.stacked import materialize, prefetch
 
@@ -168,18 +172,43 @@ def status_from(
     return Status.INCONCLUSIVE
 
 
-def redecide(transfers: Sequence[Transfer], policy: TransferPolicy) -> list[Transfer]:
+def recorded_components(
+    p_out: np.ndarray, p_conf: np.ndarray, transfers: Sequence[Transfer], groups: Sequence, method: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`hierarchical_components` from the recorded closure values (``p_closure``, ``p_matchup_closure``)."""
+    group_closure: dict = {}
+    for t, g in zip(transfers, groups):
+        if t.p_matchup_closure is not None:
+            group_closure[g] = float(t.p_matchup_closure)
+    out = np.full(len(transfers), np.nan)
+    conf = np.full(len(transfers), np.nan)
+    for k, (t, g) in enumerate(zip(transfers, groups)):
+        for source, target in ((p_out, out), (p_conf, conf)):
+            if np.isfinite(source[k]):
+                target[k] = adjusted(max(float(t.p_closure), float(source[k])), g, group_closure, method)
+    return out, conf
+
+
+def redecide(transfers: Sequence[Transfer], policy: TransferPolicy, groups: Sequence | None = None) -> list[Transfer]:
     """The decisions re-derived from recorded transfers: the adjustment and the rule, not the bootstrap.
 
     What :func:`decide` computed from the data (raw p-values, intervals, INSUFFICIENT and
     ERROR) is taken as recorded; the multiplicity adjustment across the assessed cells and the
     status each cell's numbers give are recomputed (``audit gate`` uses this to refuse a
-    result whose recorded statuses do not follow from its own numbers).
+    result whose recorded statuses do not follow from its own numbers). ``groups``: each transfer's
+    matchup; with them and the recorded closure values (``p_closure``, ``p_matchup_closure``) the
+    hierarchical closed test is re-derived, else Holm over the cells (a result that records none).
     """
     assessed = [i for i, t in enumerate(transfers) if t.status in ASSESSED]
     p_out = np.array([np.nan if transfers[i].p_outside is None else transfers[i].p_outside for i in assessed], float)
     p_conf = np.array([np.nan if transfers[i].p_conflict is None else transfers[i].p_conflict for i in assessed], float)
-    adjusted_out, adjusted_conf = adjust_components(p_out, p_conf, policy.adjust)
+    recorded = groups is not None and all(transfers[i].p_closure is not None for i in assessed)
+    if recorded and policy.adjust != "none":
+        adjusted_out, adjusted_conf = recorded_components(
+            p_out, p_conf, [transfers[i] for i in assessed], [groups[i] for i in assessed], policy.adjust
+        )
+    else:
+        adjusted_out, adjusted_conf = adjust_components(p_out, p_conf, policy.adjust)
     out = list(transfers)
     for k, i in enumerate(assessed):
         t = transfers[i]
@@ -235,10 +264,49 @@ def _human_note(j_dir: str, h_dir: str) -> str:
     return ""
 
 
-def decide(comparisons: Sequence[CellComparison], policy: TransferPolicy) -> list[Transfer]:
-    """One :class:`~audit.result.Transfer` per comparison (the baseline fields left empty)."""
+def hierarchical_components(
+    p_out: np.ndarray, p_conf: np.ndarray, groups: Sequence, method: str, pools: dict | None = None
+) -> tuple[np.ndarray, np.ndarray, Closure]:
+    """Adjusted p of each cell's two tests under the hierarchical closed test (:mod:`audit.verdict.hierarchy`).
+
+    A component's adjusted value is the closed test's adjusted p with the component in place of the
+    cell's own p: Holm over ``[max(Pi_c, p_component)]`` and the other matchups' ``Pi_g``; so the smaller
+    of the two is the cell's adjusted p, and with one cell per matchup this is :func:`adjust_components`
+    exactly. ``method`` ``"none"``: the raw p-values.
+    """
+    p_out, p_conf = np.asarray(p_out, float), np.asarray(p_conf, float)
+    family = np.array([cell_p(a, b) for a, b in zip(p_out, p_conf)], float)
+    if method not in ADJUSTMENTS:
+        adjust_p(family, method)  # raises with the list of methods
+    cl = closure(family, groups, pools or {})
+    if method == "none":
+        return p_out.copy(), p_conf.copy(), cl
+    out = np.full(family.shape, np.nan)
+    conf = np.full(family.shape, np.nan)
+    for k, g in enumerate(groups):
+        for source, target in ((p_out, out), (p_conf, conf)):
+            if np.isfinite(source[k]) and np.isfinite(cl.cell_closure[k]):
+                target[k] = adjusted(max(float(cl.cell_closure[k]), float(source[k])), g, cl.group_closure, method)
+    return out, conf, cl
+
+
+def decide(
+    comparisons: Sequence[CellComparison],
+    policy: TransferPolicy,
+    groups: Sequence | None = None,
+    pools: dict | None = None,
+) -> list[Transfer]:
+    """One :class:`~audit.result.Transfer` per comparison (the baseline fields left empty).
+
+    ``groups``: each comparison's matchup (cells of one matchup share pairs; None: every cell its own
+    matchup, i.e. Holm over the cells); ``pools``: the matchups' pooled tests
+    (:func:`audit.verdict.hierarchy.group_pools`).
+    """
     assessed = [i for i, c in enumerate(comparisons) if c.assessed]
     family = len(assessed)
+    fam_groups = [(i,) if groups is None else groups[i] for i in assessed]
+    sizes = {g: fam_groups.count(g) for g in set(fam_groups)}
+    pools = {} if pools is None else _family_pools(pools, assessed)
     prefetch_readings([comparisons[i] for i in assessed], policy.decisive_level)
     outside = [comparisons[i].p_outside_with_se() for i in assessed]
     conflict = [comparisons[i].p_conflict_with_se() for i in assessed]
@@ -246,12 +314,12 @@ def decide(comparisons: Sequence[CellComparison], policy: TransferPolicy) -> lis
     p_conf = np.array([p for p, _ in conflict], float)
     se_out = np.array([se for _, se in outside], float)
     se_conf = np.array([se for _, se in conflict], float)
-    adj_out, adj_conf = adjust_components(p_out, p_conf, policy.adjust)
+    adj_out, adj_conf, cl = hierarchical_components(p_out, p_conf, fam_groups, policy.adjust, pools)
     equivalence = [comparisons[i].p_equivalence_with_se() for i in assessed]
     p_eq = np.array([p for p, _ in equivalence], float)
     se_eq = np.array([se for _, se in equivalence], float)
     n_boot = np.array([comparisons[i].boot.n_boot for i in assessed], float)
-    near_fail = monte_carlo_borderline(p_out, se_out, p_conf, se_conf, policy, n_boot)
+    near_fail = _near_fail(p_out, se_out, p_conf, se_conf, policy, n_boot, fam_groups, cl)
     # the PASS side matters unless the cell FAILs beyond its Monte Carlo error
     fails = (np.nan_to_num(adj_out, nan=1.0) < policy.alpha) | (np.nan_to_num(adj_conf, nan=1.0) < policy.alpha)
     near_pass = pass_borderline(p_eq, se_eq, policy.alpha) & ~(fails & ~near_fail)
@@ -273,10 +341,17 @@ def decide(comparisons: Sequence[CellComparison], policy: TransferPolicy) -> lis
         )
         tests = [name for name, near in (("FAIL", near_fail[k]), ("PASS", near_pass[k])) if near]
         reason = t.reason + "".join(_BORDERLINE[name] for name in tests)
+        g = fam_groups[k]
+        if sizes[g] > 1 and policy.adjust in CLOSED_WORD:
+            reason = reason.replace(ADJ_WORD[policy.adjust], CLOSED_WORD[policy.adjust])
         out.append(
             replace(
                 t,
                 reason=reason,
+                p_closure=_finite_or_none(cl.cell_closure[k]),
+                p_matchup=_finite_or_none(cl.group_p.get(g, float("nan"))),
+                p_matchup_closure=_finite_or_none(cl.group_closure.get(g, float("nan"))),
+                p_matchup_equivalence=_pool_equivalence(pools, g, sizes[g]),
                 p_outside_mc_se=float(se_out[k]),
                 p_conflict_mc_se=float(se_conf[k]),
                 p_equivalence_mc_se=_finite_or_none(se_eq[k]),
@@ -284,6 +359,44 @@ def decide(comparisons: Sequence[CellComparison], policy: TransferPolicy) -> lis
                 monte_carlo_borderline_test=", ".join(tests) or None,
             )
         )
+    return out
+
+
+def _pool_equivalence(pools: dict, g, size: int) -> float | None:
+    """The matchup's pooled equivalence p when its pool holds every assessed cell of the matchup."""
+    pool = pools.get(g)
+    if pool is None or len(pool.cells) != size:
+        return None
+    return _finite_or_none(pool.p_equivalence)
+
+
+def _family_pools(pools: dict, assessed: Sequence[int]) -> dict:
+    """The pools with their cells as positions in the family of assessed cells."""
+    rank = {i: k for k, i in enumerate(assessed)}
+    out = {}
+    for g, pool in pools.items():
+        if all(i in rank for i in pool.cells):
+            out[g] = GroupPool(tuple(rank[i] for i in pool.cells), pool.p, pool.p_equivalence)
+    return out
+
+
+def _near_fail(p_out, se_out, p_conf, se_conf, policy, n_boot, groups, cl) -> np.ndarray:
+    """:func:`monte_carlo_borderline`; in a matchup of several cells the cell's p moved by its Monte Carlo
+    error while the larger sets' values (``Pi_c`` above the cell's own p) and the other matchups stay."""
+    if len(set(groups)) == len(groups) or policy.adjust == "none":
+        return monte_carlo_borderline(p_out, se_out, p_conf, se_conf, policy, n_boot)
+    family = np.array([cell_p(a, b) for a, b in zip(p_out, p_conf)], float)
+    se = np.where(np.nan_to_num(p_out, nan=np.inf) <= np.nan_to_num(p_conf, nan=np.inf), se_out, se_conf)
+    unseen = UNSEEN_COUNT / (np.asarray(n_boot, float) + 1.0)
+    out = np.zeros(family.shape, dtype=bool)
+    for k, g in enumerate(groups):
+        if not (np.isfinite(family[k]) and np.isfinite(se[k]) and np.isfinite(cl.cell_closure[k])):
+            continue
+        rest = float(cl.cell_closure[k]) if cl.cell_closure[k] > family[k] else 0.0
+        low = max(family[k] - MC_SES * se[k], 0.0)
+        high = min(max(family[k] + MC_SES * se[k], unseen[k]), 1.0)
+        sides = [adjusted(max(rest, moved), g, cl.group_closure, policy.adjust) < policy.alpha for moved in (low, high)]
+        out[k] = sides[0] != sides[1]
     return out
 
 
@@ -363,13 +476,15 @@ def _assessed(
     a, m = policy.alpha, policy.margin
     b = c.boot
     v, mj, j = b.estimate("vote_share"), b.estimate("majority_rate"), b.estimate("judge_rate")
+    if c.vote_share_only:
+        return _vote_share_decision(c, policy, level, p_values, fail_level)
     band = (min(v, mj), max(v, mj))
     dist = c.distance()
     low, high = c.band_interval(a)
     j_dir, h_dir = c.direction("judge_rate", policy.decisive_level), c.direction("vote_share", policy.decisive_level)
     conflict = bool(adj_conf < a)
     outside = bool(adj_out < a)
-    adj_word = {"holm": "Holm-adjusted", "bonferroni": "Bonferroni-adjusted", "none": "unadjusted"}[policy.adjust]
+    adj_word = ADJ_WORD[policy.adjust]
     head = (
         f"judge {_pct(j)} vs the human band [{_pct(band[0])}, {_pct(band[1])}] (vote share {_pct(v)}, "
         f"majority rate {_pct(mj)}): distance {_pts(dist)} points, {level:.0%} interval "
@@ -431,6 +546,7 @@ def _assessed(
         human_direction=h_dir,
         judge_direction=j_dir,
         n_boot=b.n_boot,
+        majority_identified=True,
         **_counts(c),
     )
     if status is not Status.INCONCLUSIVE:
@@ -442,6 +558,124 @@ def _assessed(
         pairs_needed_power=PAIRS_NEEDED_POWER,
         reason=reason + "; " + _budget(c, needed, why),
     )
+
+
+ADJ_WORD = {"holm": "Holm-adjusted", "bonferroni": "Bonferroni-adjusted", "none": "unadjusted"}
+#: the same adjustment named for a cell whose matchup pools several criteria (the closed test)
+CLOSED_WORD = {
+    "holm": "closed-test-adjusted (criteria pooled per matchup, Holm over matchups)",
+    "bonferroni": "closed-test-adjusted (criteria pooled per matchup, Bonferroni over matchups)",
+}
+
+
+def pairs_read_twice(v: float, margin: float, level: float) -> int:
+    """Pairs read twice that would identify the band's far edge (the majority rate) to within the margin.
+
+    A rough rule from the moment estimator of the between-pair variance: ``tau^2`` (probability scale) is
+    the covariance of two votes on one pair, estimated from ``n2`` pairs read twice with a standard error
+    of about ``V (1 - V) / sqrt(n2)``; across ``tau^2`` in ``[0, V (1 - V)]`` the majority rate sweeps from
+    1 (0) down (up) to ``V``, a slope of about ``1 / max(V, 1 - V)``, so ``se(M) ~ min(V, 1 - V) / sqrt(n2)``;
+    the interval's half-width ``z se(M)`` within the margin needs ``n2 >= (z min(V, 1 - V) / m)^2``.
+    """
+    z = float(NormalDist().inv_cdf(0.5 + level / 2.0))
+    return max(2, math.ceil((z * min(v, 1.0 - v) / margin) ** 2))
+
+
+def _vote_share_decision(
+    c: CellComparison,
+    policy: TransferPolicy,
+    level: float,
+    p_values: tuple[float, float, float, float, float],
+    fail_level: float,
+) -> Transfer:
+    """A cell whose pairs are read once: decided on the judge's rate against the readers' vote share."""
+    p_out, adj_out, p_conf, adj_conf, p_eq = p_values
+    a, m = policy.alpha, policy.margin
+    b = c.boot
+    v, j = b.estimate("vote_share"), b.estimate("judge_rate")
+    dist = c.distance()
+    low, high = c.band_interval(a)
+    j_dir, h_dir = c.direction("judge_rate", policy.decisive_level), c.direction("vote_share", policy.decisive_level)
+    adj_word = ADJ_WORD[policy.adjust]
+    twice = pairs_read_twice(v, m, level)
+    t = c.table
+    read_twice = int(np.sum(np.bincount(t.pair_index, minlength=t.n_pairs) >= 2)) if t is not None else 0
+    unknown = (
+        f"vote-share decision: {read_twice} of the {t.n_pairs} compared pairs carry two or more credited votes, "
+        "so the readers' per-pair majority, and with it the band's far edge (the majority rate), cannot be "
+        "estimated; decided here: the judge's side against the readers' vote share and whether it is less "
+        f"decisive than the vote share by more than the margin; not decidable: whether a judge more decisive "
+        f"than the readers' vote share lies within their majority rate (about {twice} pairs read twice would "
+        "identify it)"
+    )
+    head = (
+        f"judge {_pct(j)} vs the readers' vote share {_pct(v)} (the majority rate not identified): "
+        f"J - V {_pts(dist)} points, {level:.0%} interval [{_pts(low)}, {_pts(high)}]"
+    )
+    status = status_from(
+        p_outside_adjusted=adj_out,
+        p_conflict_adjusted=adj_conf,
+        difference_low=low,
+        difference_high=high,
+        alpha=a,
+        margin=m,
+        p_equivalence=p_eq,
+    )
+    conflict = bool(adj_conf < a)
+    if status is Status.FAIL:
+        parts = []
+        if adj_out < a:
+            parts.append(
+                f"the judge is less decisive than the readers' vote share by more than the {100 * m:.0f}-point "
+                f"margin, on the vote share's side of 1/2 (p {p_text(p_out, b.n_boot)}, {adj_word} "
+                f"{p_text(adj_out, b.n_boot)})"
+            )
+        if conflict:
+            parts.append(
+                f"direction conflict: the judge is decisive for {_side('focal' if j > 0.5 else 'other')} "
+                f"and the readers' vote share for {_side('focal' if v > 0.5 else 'other')} "
+                f"(p {p_text(p_conf, b.n_boot)}, {adj_word} {p_text(adj_conf, b.n_boot)})"
+            )
+        reason = f"FAIL: {head}; " + "; ".join(parts)
+    elif status is Status.PASS:
+        reason = (
+            f"PASS: {head}, within the {100 * m:.0f}-point margin of the vote share, so within it of the band "
+            f"wherever the majority rate lies on the vote share's side (equivalence: two one-sided tests, "
+            f"p {p_text(p_eq, b.n_boot)} < alpha = {a:g})" + _human_note(j_dir, h_dir)
+        )
+    else:
+        reason = (
+            f"INCONCLUSIVE: {head}: neither within the {100 * m:.0f}-point margin of the vote share "
+            f"(equivalence p {p_text(p_eq, b.n_boot)}, PASS needs < {a:g}) nor less decisive than it by more "
+            f"than the margin or in a direction conflict at the {adj_word} level (p {p_text(adj_out, b.n_boot)})"
+            + _human_note(j_dir, h_dir)
+        )
+    reason += "; " + unknown
+    transfer = Transfer(
+        status=status,
+        reason=reason,
+        margin=m,
+        difference=Interval(float(dist), float(low), float(high), level),
+        difference_vote_share=c.interval("difference_vote_share", level),
+        judge_rate=c.interval("judge_rate", level),
+        band_low=float(v),
+        band_high=float(v),
+        interval_level=level,
+        p_outside=p_out,
+        p_outside_adjusted=adj_out,
+        p_conflict=p_conf,
+        p_conflict_adjusted=adj_conf,
+        p_equivalence=_finite_or_none(p_eq),
+        adjust=policy.adjust,
+        direction_conflict=conflict,
+        human_direction=h_dir,
+        judge_direction=j_dir,
+        n_boot=b.n_boot,
+        majority_identified=False,
+        pairs_read_twice_needed=twice,
+        **_counts(c),
+    )
+    return transfer
 
 
 def pairs_needed(t: Transfer, *, alpha: float, fail_level: float) -> tuple[int | None, str]:

@@ -186,13 +186,21 @@ def paired_bootstrap(table: ComparisonTable, n_boot: int, rng: np.random.Generat
 
 
 def bootstrap_judges(
-    table: ComparisonTable, judges: np.ndarray, n_boot: int, rng: np.random.Generator
+    table: ComparisonTable,
+    judges: np.ndarray,
+    n_boot: int,
+    rng: np.random.Generator,
+    draws: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
 ) -> list[CellBootstrap]:
     """The same bootstrap for ``K`` judges on the same compared pairs (``judges``: K x P).
 
     The humans' replicates are computed once and every judge sees the same pair draws and
     reader shifts (the calibration study compares several simulated judges on one cell).
     Fewer than two pairs or two readers: every distribution is undefined (NaN bounds).
+    ``draws``: the pair weights (replicates x pairs), reader weights (replicates x readers) and the
+    reader shift's standard normal scores (one per replicate) drawn by the caller instead of from
+    ``rng`` (:mod:`audit.verdict.hierarchy`: the criteria of a matchup on one joint draw of its pairs);
+    the between-pair variance's draws still come from ``rng``.
     """
     judges = np.atleast_2d(np.asarray(judges, float))
     n_judges = judges.shape[0]
@@ -214,10 +222,13 @@ def bootstrap_judges(
             )
             for i in range(n_judges)
         ]
-    wp = multinomial_weights(rng, n_pairs, n_boot)
-    wr = multinomial_weights(rng, n_readers, n_boot)
+    if draws is None:
+        wp = multinomial_weights(rng, n_pairs, n_boot)
+        wr = multinomial_weights(rng, n_readers, n_boot)
+    else:
+        wp, wr = (np.asarray(w, float) for w in draws[:2])
     c_r, _ = reader_component(table, wp, wr)
-    shift = np.sqrt(c_r) * rng.standard_normal(n_boot)
+    shift = np.sqrt(c_r) * (rng.standard_normal(n_boot) if draws is None else np.asarray(draws[2], float))
     kappa = logit_shift_factor(original)
     chunk = max(1, CHUNK_ELEMENTS // max(n_pairs, 1))
     fits = []

@@ -254,3 +254,25 @@ def test_a_vanishing_outside_p_is_budgeted(cell, p_out):
     budget = _cell(far, 0.8, ALPHA, FAIL_LEVEL)
     assert budget.target == "FAIL"
     assert math.isfinite(budget.se) and budget.se > 0
+
+
+def test_near_the_margin_the_budget_reads_the_interval_not_a_p_near_one_half(cell):
+    """A cell just beyond the margin (raw p near 0.5) is budgeted from its interval's width, and the
+    pairs fall as the distance grows: no SE is read back from a p-value near 0.5 (which put +11.5 points
+    beyond 10,000,000 pairs and +12.3 at 184,546)."""
+    se, n0 = 0.05, 60
+    pairs = []
+    for d in np.linspace(MARGIN + 0.005, MARGIN + 0.2, 40):
+        b = _cell(_as_cell(cell, float(d), se, n0), 0.8, ALPHA, FAIL_LEVEL)
+        assert b.target == "FAIL" and b.pairs is not None
+        pairs.append(b.pairs)
+    assert all(a >= b for a, b in zip(pairs, pairs[1:]))
+    # the closed form at the interval's SE, wherever the raw p is above alpha
+    d = MARGIN + 0.015
+    b = _cell(_as_cell(cell, d, se, n0), 0.8, ALPHA, FAIL_LEVEL)
+    closed = n0 * (norm.ppf(1 - FAIL_LEVEL) + norm.ppf(0.8)) ** 2 * se**2 / (d - MARGIN) ** 2
+    assert b.pairs == math.ceil(closed) < MAX_PAIRS
+    # a p near 0.5 recorded with the same interval changes nothing
+    near = _as_cell(cell, d, se, n0)
+    near = replace(near, transfer=replace(near.transfer, p_outside=0.49))
+    assert _cell(near, 0.8, ALPHA, FAIL_LEVEL).pairs == b.pairs

@@ -361,3 +361,26 @@ def test_the_prepared_intervals_equal_one_quantile_at_a_time_bit_for_bit():
         direct = _boot_summary(W, x, y, 0.9)
         assert repr(prepared) == repr(direct)
         assert list(prepared) == list(direct)
+
+
+@pytest.mark.parametrize("seed", [1, 6])
+def test_readers_who_share_the_feature_without_power_are_not_called_judge_only(seed):
+    """The readers follow ``style`` too, but 3 votes per pair on 24 pairs leave their own test without
+    power: the judge's and the readers' associations do not differ significantly, so the row is not
+    "judge only" and the check does not say the judge may be scoring style."""
+    feats, scores, pairs, votes = make_data(judge_weight=0.5, human_weight=0.35, n_readers=3, seed=seed)
+    result = surface_associations(feats, scores, pairs, votes, n_boot=300, rng=seed)
+    row = result.side_by_side.query("feature == 'style' and criterion == 'depth'").iloc[0]
+    assert row["judge_tracks"] and not row["humans_track"]
+    assert row["difference_p_adjusted"] >= 0.05
+    assert row["pattern"] == "judge; readers not distinguishable"
+    if seed == 6:  # there no row differs significantly: the check passes
+        assert not (result.side_by_side["pattern"] == "judge only").any()
+        checks = {c.name: c for c in surface_checks(result)}
+        assert checks["surface.judge_only_feature"].status is Status.PASS
+
+
+def test_a_judge_only_row_has_a_significant_difference(judge_only):
+    _, result = judge_only
+    style = result.side_by_side.query("feature == 'style'")
+    assert (style["difference_p_adjusted"] < 0.05).all()

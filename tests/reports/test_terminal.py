@@ -105,3 +105,10 @@ def test_a_p_below_one_over_b_plus_one_is_shown_as_below_it(result, p, shown):
     changed = replace(result, cells=(replace(cell, transfer=transfer),))
     line = next(x for x in render_summary(changed).splitlines() if f"{cell.matchup} / {cell.criterion}" in x)
     assert f"{shown}  " in line + "  " and "e-0" not in line
+
+
+def test_summary_shows_the_study_and_every_matchup(result):
+    out = render_summary(result)
+    assert f"Study (criteria pooled per matchup): {result.study_transfer.reason}" in out
+    for m in result.matchup_transfers:
+        assert f"  matchup {m.matchup}: {m.status.value} ({m.n_fail} FAIL" in out

@@ -46,9 +46,9 @@ def _same(a, b) -> bool:
     return repr(a) == repr(b)
 
 
-@pytest.mark.parametrize("seed", [1, 7])
-def test_each_configuration_decides_as_its_own_run(seed):
-    policy = TransferPolicy(n_boot=199)
+@pytest.mark.parametrize("seed,pool", [(1, True), (7, True), (7, False)])
+def test_each_configuration_decides_as_its_own_run(seed, pool):
+    policy = TransferPolicy(n_boot=199, pool_criteria=pool)
     judges = _inputs(seed)
     batched = decide_configurations(judges, tie_rule="even-split", policy=policy, seed=seed)
     assert list(batched) == list(judges)
@@ -61,7 +61,9 @@ def test_each_configuration_decides_as_its_own_run(seed):
             assert _same(t, u), (name, t.reason, u.reason)
             statuses.add(t.status.value)
         assert len(comparisons) == len(inputs)
-    assert {"FAIL", "INSUFFICIENT"} <= statuses  # the reversed judge fails, the partial one has a cell without outputs
+    assert "INSUFFICIENT" in statuses  # the partial judge has a cell without outputs
+    if not pool:  # Holm over the cells: the reversed judge fails (pooled, its 2 x 3 cells at 24 pairs may not)
+        assert "FAIL" in statuses
 
 
 def test_the_humans_are_bootstrapped_once_per_cell_and_replicate_count():

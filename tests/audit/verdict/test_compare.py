@@ -65,15 +65,54 @@ def test_all_ties_is_an_error():
     assert _compare(cell, np.ones(30), y=np.full(cell.y.size, np.nan), rule="decisive").status is Status.ERROR
 
 
-def test_single_vote_pairs_leave_the_majority_rate_unestimable():
-    rng = np.random.default_rng(0)
-    pairs = np.array([f"p{i:02d}" for i in range(40)])
-    readers = np.array([f"r{i % 5}" for i in range(40)])
-    y = (rng.random(40) < 0.6).astype(float)
-    c = compare_cell(
-        pairs, readers, y, pairs, np.ones(40), tie_rule="even-split", policy=POLICY, rng=np.random.default_rng(1)
+def _one_vote_cell(judge: str, n: int = 700, b0: float = 0.6, seed: int = 0):
+    """One vote per pair from a pool of readers (Chatbot-Arena style) and a judge of the given kind."""
+    from scipy.special import expit
+
+    rng = np.random.default_rng(seed)
+    u, v = rng.normal(0.0, 1.0, n), rng.normal(0.0, 0.3, 200)
+    who = rng.integers(0, 200, n)
+    pairs = np.array([f"p{i:04d}" for i in range(n)])
+    readers = np.array([f"r{r:03d}" for r in who])
+    y = (rng.random(n) < expit(b0 + u + v[who])).astype(float)
+    credit = {
+        "wrong-side": np.where(b0 + u > 0, 0.0, 1.0),
+        "reader-like": (rng.random(n) < expit(b0 + u)).astype(float),
+        "coin": (rng.random(n) < 0.5).astype(float),
+    }[judge]
+    return compare_cell(
+        pairs, readers, y, pairs, credit, tie_rule="even-split", policy=POLICY, rng=np.random.default_rng(seed + 1)
     )
-    assert c.status is Status.INSUFFICIENT and "read once" in c.reason
+
+
+def test_single_vote_pairs_leave_the_majority_rate_unestimable_and_decide_on_the_vote_share():
+    c = _one_vote_cell("reader-like")
+    assert c.assessed and c.vote_share_only
+    assert not np.isfinite(c.boot.estimate("majority_rate"))
+    assert c.distance() == pytest.approx(c.boot.estimate("difference_vote_share"))
+    low, high = c.band_interval(0.05)
+    assert low < c.distance() < high
+    assert c.p_outside() > 0.05  # a reader-like judge is not less decisive than the readers
+
+
+def test_a_wrong_side_judge_fails_on_one_vote_per_pair_and_a_coin_is_less_decisive():
+    wrong = _one_vote_cell("wrong-side")
+    assert wrong.vote_share_only and wrong.p_conflict() < 1e-3 and wrong.p_outside() < 1e-3
+    coin = _one_vote_cell("coin")  # at 50%, the readers at ~60%: on no side, and less decisive by ~10 points
+    assert coin.vote_share_only and coin.p_conflict() == 1.0
+    # the readers' share is decisive; the outside test is the larger of its two one-sided p-values
+    dv, v = coin.boot["difference_vote_share"], coin.boot["vote_share"]
+    assert coin.p_outside() == pytest.approx(max(dv.p_less(-POLICY.margin), v.p_greater(0.5)))
+
+
+def test_too_few_pairs_read_once_stay_insufficient():
+    rng = np.random.default_rng(0)
+    pairs = np.array([f"p{i:02d}" for i in range(4)])
+    readers = np.array([f"r{i}" for i in range(4)])
+    y = (rng.random(4) < 0.6).astype(float)
+    policy = TransferPolicy(min_pairs=10)
+    c = compare_cell(pairs, readers, y, pairs, np.ones(4), tie_rule="even-split", policy=policy, rng=rng)
+    assert c.status is Status.INSUFFICIENT
 
 
 def test_an_assessed_cell_has_consistent_tests():

@@ -1,0 +1,192 @@
+"""audit.verdict.hierarchy: the closed test that pools the criteria of a matchup, its joint bootstrap,
+the matchup and study levels, and their re-derivation from a result's recorded numbers."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from itertools import combinations
+
+import numpy as np
+import pytest
+
+from audit.checks import Status
+from audit.policy import TransferPolicy
+from audit.verdict.assess import decide_cells
+from audit.verdict.decision import adjust_components, hierarchical_components, redecide
+from audit.verdict.hierarchy import GroupPool, closure, joint_bootstraps, levels, piece_p
+from audit.verdict.hierarchy_study import DESIGNS, simulate_study
+from audit.verdict.simulate import CellDesign, simulate_cell
+from audit.verdict.tables import comparison_table
+
+
+def test_one_criterion_per_matchup_is_holm_over_the_cells_exactly():
+    rng = np.random.default_rng(0)
+    p_out, p_conf = rng.random(12) ** 3, rng.random(12)
+    groups = [(f"m{i}",) for i in range(12)]
+    for method in ("holm", "bonferroni", "none"):
+        a, b, _ = hierarchical_components(p_out, p_conf, groups, method)
+        c, d = adjust_components(p_out, p_conf, method)
+        np.testing.assert_allclose(a, c, rtol=0, atol=1e-15)
+        np.testing.assert_allclose(b, d, rtol=0, atol=1e-15)
+
+
+def _brute_force_closure(p, groups, pooled, alpha):
+    """Closed testing by enumerating every set of cells (its local test: Bonferroni over the matchups it
+    touches, each piece by :func:`piece_p`): the cells rejected at ``alpha``."""
+    cells = list(range(len(p)))
+    members = {g: [i for i in cells if groups[i] == g] for g in dict.fromkeys(groups)}
+
+    def rejects(subset):
+        touched = {groups[i] for i in subset}
+        for g in touched:
+            piece = tuple(i for i in subset if groups[i] == g)
+            pool = pooled.get(g)
+            mask = None
+            if pool is not None:
+                pos = {c: b for b, c in enumerate(pool.cells)}
+                mask = sum(1 << pos[i] for i in piece)
+            if piece_p(piece, np.asarray(p), None if pool is None else pool.p, mask) <= alpha / len(touched):
+                return True
+        return False
+
+    rejected = []
+    for c in cells:
+        others = [i for i in cells if i != c]
+        if all(rejects((c, *rest)) for k in range(len(others) + 1) for rest in combinations(others, k)):
+            rejected.append(c)
+    assert members
+    return rejected
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_shortcut_is_the_closed_test_enumerated(seed):
+    """Holm over [Pi_c] + the other matchups' Pi_g rejects exactly the cells full closed testing rejects."""
+    rng = np.random.default_rng(seed)
+    groups = ["a", "a", "a", "b", "b", "c"]
+    p = np.where(rng.random(6) < 0.6, rng.random(6) * 0.02, rng.random(6))
+    pooled = {}
+    for g, cells in (("a", (0, 1, 2)), ("b", (3, 4))):
+        masks = [m for m in range(1, 2 ** len(cells)) if bin(m).count("1") >= 2]
+        pooled[g] = GroupPool(cells, {m: float(rng.random() * 0.05) for m in masks})
+    cl = closure(p, groups, pooled)
+    alpha = 0.05
+    from audit.verdict.hierarchy import adjusted
+
+    shortcut = [i for i in range(6) if adjusted(cl.cell_closure[i], groups[i], cl.group_closure, "holm") <= alpha]
+    assert shortcut == _brute_force_closure(p, groups, pooled, alpha)
+
+
+def test_a_matchup_biased_on_every_criterion_fails_where_holm_over_the_cells_does_not():
+    """Six criteria each at p = 0.004 in one of three matchups: Holm over the 18 cells needs 0.0028; the
+    pooled test of the matchup (p 1e-6 on every set) rejects it, and its cells at 2 x 6 x 0.004 x 3."""
+    p = np.r_[np.full(6, 0.004), np.full(12, 0.6)]
+    groups = ["a"] * 6 + ["b"] * 6 + ["c"] * 6
+    masks = [m for m in range(1, 2**6) if bin(m).count("1") >= 2]
+    pools = {"a": GroupPool(tuple(range(6)), dict.fromkeys(masks, 1e-6))}
+    holm_out, _ = adjust_components(p, np.ones(18), "holm")
+    assert (holm_out[:6] > 0.05).all()
+    out, _, cl = hierarchical_components(p, np.ones(18), groups, "holm", pools)
+    assert cl.group_p["a"] == pytest.approx(2e-6)
+    assert (out[:6] < 0.05).all() and (out[6:] > 0.05).all()
+    policy = TransferPolicy()
+    transfers = [_recorded(Status.FAIL if k < 6 else Status.INCONCLUSIVE, cl, k, groups[k], pools) for k in range(18)]
+    lv = levels(transfers, groups, policy)
+    assert lv["matchups"] == {"a": "FAIL", "b": "INCONCLUSIVE", "c": "INCONCLUSIVE"}
+    assert lv["study"] == "FAIL"
+
+
+def _recorded(status, cl, k, g, pools):
+    from audit.result import Transfer
+
+    return Transfer(
+        status=status,
+        reason="",
+        p_closure=float(cl.cell_closure[k]),
+        p_matchup=cl.group_p[g],
+        p_matchup_closure=cl.group_closure[g],
+    )
+
+
+def test_the_joint_bootstrap_draws_the_same_pairs_for_every_criterion():
+    """Two criteria with the same votes and judge on one joint draw give identical replicates."""
+    cell = simulate_cell(CellDesign(0.4, 0.8, 0.3), 30, 6, np.random.default_rng(1))
+    judge = (np.random.default_rng(2).random(30) < 0.7).astype(float)
+    table = comparison_table(
+        cell.pair_id, cell.reader_id, cell.y, cell.pairs, judge, tie_rule="even-split", rng=np.random.default_rng(3)
+    )
+    a, b = joint_bootstraps([table, table], 199, np.random.default_rng(4))
+    ra, rb = a.distributions.pending("d_hi").replicates, b.distributions.pending("d_hi").replicates
+    np.testing.assert_array_equal(ra, rb)  # the between-pair variance too, from one shared stream
+    np.testing.assert_array_equal(
+        a.distributions.pending("judge_rate").replicates, b.distributions.pending("judge_rate").replicates
+    )
+
+
+def test_the_gate_re_derives_the_hierarchical_decisions_from_the_recorded_numbers():
+    inputs, _ = simulate_study(DESIGNS["paper"], "biased", 0, seed=3)
+    policy = TransferPolicy(n_boot=199)
+    transfers, _ = decide_cells(inputs, tie_rule="even-split", policy=policy, seed=3)
+    assert any(t.status is Status.FAIL for t in transfers)
+    groups = [i.group for i in inputs]
+    blank = [replace(t, status=Status.INCONCLUSIVE) if t.status is Status.FAIL else t for t in transfers]
+    again = redecide(blank, policy, groups)
+    assert [t.status for t in again] == [t.status for t in transfers]
+    assert [t.p_outside_adjusted for t in again] == pytest.approx([t.p_outside_adjusted for t in transfers])
+    lv = levels(transfers, groups, policy)
+    assert lv["matchups"][groups[0]] == "FAIL"  # the paper's R1 vs V3: the readers near 43%, the judge at 95%
+
+
+def test_a_vote_share_cell_sits_in_the_family_without_a_pooled_part():
+    inputs, truth = simulate_study(replace(DESIGNS["arena"], matchups=3), "wrong-side", 0, seed=1)
+    transfers, comparisons = decide_cells(inputs, tie_rule="even-split", policy=TransferPolicy(n_boot=199), seed=1)
+    assert all(c.vote_share_only for c in comparisons)
+    assert all(t.majority_identified is False and t.pairs_read_twice_needed for t in transfers)
+    assert not any(t.status is Status.ERROR or t.status is Status.INSUFFICIENT for t in transfers)
+    for t, (out, _, _) in zip(transfers, truth):
+        if out:
+            assert t.status is Status.FAIL, t.reason
+
+
+@pytest.mark.slow
+def test_arena_wrong_side_fails_every_matchup_it_is_out_in_and_reader_like_none():
+    """One vote per pair, 28 matchups of ~714 votes (20k votes): the wrong-side judge FAILs every matchup
+    where it truly lies beyond the margin or in a conflict; a reader-like and a majority judge FAIL none
+    falsely (at most one matchup, truly beyond the margin); no cell is ERROR or INSUFFICIENT."""
+    policy = TransferPolicy(n_boot=199)
+    for kind in ("wrong-side", "reader-like", "majority"):
+        inputs, truth = simulate_study(DESIGNS["arena"], kind, 0, seed=2)
+        transfers, _ = decide_cells(inputs, tie_rule="even-split", policy=policy, seed=2)
+        assert not any(t.status in (Status.ERROR, Status.INSUFFICIENT) for t in transfers)
+        failed = [t.status is Status.FAIL for t in transfers]
+        if kind == "wrong-side":
+            assert all(f for f, (out, _, _) in zip(failed, truth) if out)
+            assert sum(out for out, _, _ in truth) >= 24
+        else:  # no false FAIL: a reader-like judge's own leniency may truly put a matchup beyond the margin
+            assert not any(f and not out for f, (out, _, _) in zip(failed, truth))
+            assert sum(failed) <= 1
+
+
+def test_the_pooled_equivalence_does_not_let_two_criteria_cancel_out():
+    """A judge 20 points above the band on one criterion and 20 below on the other is not within the margin
+    on average; a majority judge on both is (150 pairs x 12 readers)."""
+    from audit.verdict.hierarchy import pooled_p_values
+
+    design = CellDesign(0.3, 0.8, 0.3)
+    cell = simulate_cell(design, 150, 12, np.random.default_rng(5))
+    majority = np.where(design.b0 + cell.u > 0, 1.0, 0.0)
+    rng = np.random.default_rng(6)
+    high = np.where(rng.random(150) < 0.2, 1.0, majority)  # ~+15-20 points
+    low = np.where(rng.random(150) < 0.35, 0.0, majority)  # ~-20 points
+
+    def tables(*judges):
+        return [
+            comparison_table(
+                cell.pair_id, cell.reader_id, cell.y, cell.pairs, j, tie_rule="even-split", rng=np.random.default_rng(7)
+            )
+            for j in judges
+        ]
+
+    apart = pooled_p_values(joint_bootstraps(tables(high, low), 499, np.random.default_rng(8)), 0.10)
+    aligned = pooled_p_values(joint_bootstraps(tables(majority, majority), 499, np.random.default_rng(8)), 0.10)
+    assert apart[-1] > 0.5
+    assert aligned[-1] < 0.05
