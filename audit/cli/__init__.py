@@ -8,6 +8,7 @@ exposes a ``click.Command`` named ``command``.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import io
 import os
@@ -105,8 +106,11 @@ def main(argv: list[str] | None = None) -> int:
         return ExitStatus.USAGE_ERROR
     except InputError as exc:
         _say(f"Input error ({len(exc.problems)} problem(s)):")
+        fixes: set[str] = set()
         for problem in exc.problems:
-            _say(f"  - {problem}")
+            # a fix is printed once: the next problems of the same kind only say where
+            _say(f"  - {problem if problem.fix not in fixes else dataclasses.replace(problem, fix='')}")
+            fixes.add(problem.fix)
         return ExitStatus.INPUT_ERROR
     except MissingDependencyError as exc:
         _say(f"Missing dependency: {exc}")

@@ -45,6 +45,8 @@ class HumanInput:
     layout: str  #: e.g. "pairwise-long", "scalar-wide"
     frame: pd.DataFrame
     n_read: int = 0  #: records read (rows, or row x criterion cells of a wide file)
+    #: ids of rows left out for a row problem already reported (see JudgeInput.rejected_ids)
+    rejected_ids: frozenset = frozenset()
 
 
 def detect_shape(table: Table) -> str | None:
@@ -139,6 +141,7 @@ def read_humans(
     _reader_groups(frame, table, log)
     frame = _readers_who_judged_nothing(frame, blank, bad, table, log, role)
     keep = ~bad
+    rejected = frozenset(frame.loc[bad, id_col].unique().tolist()) if bad.any() else frozenset()
     frame, blank = frame[keep], blank[keep]
     dup = duplicates(
         frame[~blank],
@@ -165,7 +168,13 @@ def read_humans(
     )
     frame = frame[cols].reset_index(drop=True)
     frame["order"] = np.arange(len(frame))
-    return HumanInput(shape=shape, layout=f"{shape}-{'wide' if wide else 'long'}", frame=frame, n_read=n_read)
+    return HumanInput(
+        shape=shape,
+        layout=f"{shape}-{'wide' if wide else 'long'}",
+        frame=frame,
+        n_read=n_read,
+        rejected_ids=rejected,
+    )
 
 
 def _reader_groups(frame, table, log):
