@@ -19,6 +19,7 @@ import click
 
 from audit import __version__
 from audit.cli.exit_status import ExitStatus
+from audit.cli.usage import Group
 from audit.errors import (
     AuditError,
     ConvergenceError,
@@ -46,7 +47,7 @@ COMMAND_MODULES = (
 )
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="audit")
 def cli() -> None:
     """judge-audit: can your automatic judge be trusted on the data it is about to judge?
