@@ -369,8 +369,11 @@ class AuditResult:
         shown = [c for c in _HTML_CELL_COLUMNS if c in cells.columns]
         checks = self.checks_frame()
         checks = checks[checks["status"] != Status.PASS.value]
+        from audit.verdict.checks import headline_text
+
         parts = [
-            f"<p><b>judge-audit: {html.escape(self.status.value)}</b> &mdash; {html.escape(self.verdict)}</p>",
+            f"<p><b>{html.escape(headline_text(self.status, self.cells))}</b></p>",
+            f"<p>{html.escape(self.verdict)}</p>",
             cells[shown].to_html(escape=True, index=False, float_format=lambda x: f"{x:.3f}"),
         ]
         if len(checks):
@@ -407,6 +410,44 @@ class AuditResult:
     def __str__(self) -> str:
         n_fail = sum(c.status is Status.FAIL for c in self.checks)
         return f"AuditResult({self.status.value}: {self.verdict} | {len(self.cells)} cells, {n_fail} failing checks)"
+
+    def __repr__(self) -> str:
+        """A few lines (the dataclass repr of every cell and table runs to hundreds of thousands of
+        characters): the headline, the data's size, the worst cell, the sections, the checks, and
+        where the tables are (:meth:`to_frame`, :meth:`frames`; a notebook shows :meth:`_repr_html_`)."""
+        from audit.verdict.checks import headline_text
+
+        cells = self.cells
+        judge = self.provenance.primary_judge or "the judge"
+        matchups = len({c.matchup for c in cells})
+        criteria = len({c.criterion for c in cells})
+        readers = max((c.n_readers for c in cells), default=0)
+        lines = [
+            f"<AuditResult {headline_text(self.status, cells)}",
+            f"  {len(cells)} cells ({matchups} matchup(s) x {criteria} criteria); judge {judge!s} against "
+            f"{readers} readers",
+        ]
+        decided = [c for c in cells if c.transfer.status in (Status.FAIL, Status.INCONCLUSIVE, Status.ERROR)]
+        if decided:
+            order = {Status.FAIL: 0, Status.ERROR: 1, Status.INCONCLUSIVE: 2}
+
+            def badness(c: Cell) -> tuple:
+                d = c.transfer.difference.estimate
+                return (order[c.transfer.status], -(abs(d) if d == d else -1.0))
+
+            worst = min(decided, key=badness)
+            d = worst.transfer.difference.estimate
+            distance = f", {100 * d:+.1f} points from the human band" if d == d else ""
+            lines.append(f"  worst cell: {worst.matchup} / {worst.criterion} {worst.transfer.status.value}{distance}")
+        computed = [n for n in self.section_names() if getattr(self, n).computed]
+        lines.append(f"  sections computed: {', '.join(computed) or 'none'}")
+        worst_first = ("FAIL", "ERROR", "INCONCLUSIVE", "WARN", "INSUFFICIENT", "SKIPPED", "PASS")
+        tally = dict.fromkeys(worst_first, 0)
+        for c in self.checks:
+            tally[c.status.value] = tally.get(c.status.value, 0) + 1
+        lines.append("  checks: " + ", ".join(f"{n} {s}" for s, n in tally.items() if n))
+        lines.append("  tables: .to_frame() (cells), .frames() (every table); .verdict for the sentence>")
+        return "\n".join(lines)
 
 
 #: the transfer-table columns a notebook shows

@@ -16,7 +16,7 @@ import pandas as pd
 
 from audit.devset import DevValidity
 from reports.figures import preference_svg
-from reports.format import DASH, cell_value, interval, num, pct
+from reports.format import DASH, cell_value, count_or_value, interval, num, pct
 from reports.tables import CELL_ORDER, STATUS_ORDER, status_value, table
 
 
@@ -222,12 +222,16 @@ def shown_reason(reason: str) -> str:
     return f"{head} … ({len(reason) - len(head):,} more characters: the whole reason is in checks.csv and junit.xml)"
 
 
+#: checks whose value is a count (of cells): printed as a whole number
+COUNT_CHECKS = frozenset({"transfer.assessed"})
+
+
 def _check_row(c: Any) -> dict:
     return {
         "status": status_value(c.status),
         "name": c.name,
         "scope": c.scope,
-        "value": num(c.value),
+        "value": count_or_value(c.value) if c.name in COUNT_CHECKS else num(c.value),
         "threshold": num(c.threshold),
         "reason": shown_reason(c.reason),
     }

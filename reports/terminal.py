@@ -13,7 +13,7 @@ from typing import Any
 from audit.terminal_text import printable
 from reports.format import pct
 from reports.peer_terminal import peer_summary_lines
-from reports.sections import dev_summary, row_accounting
+from reports.sections import dev_summary, row_accounting, worst_first
 from reports.tables import CELL_ORDER, STATUS_ORDER, status_value, tie_words
 
 _COLOURS = {
@@ -111,11 +111,12 @@ def render_summary(
         + ", ".join(f"{cell_counts.get(s, 0)} {s}" for s in CELL_ORDER)
         + f" (of {len(result.cells)}; margin {_margin(result)})"
     )
-    shown = [c for c in result.cells if status_value(c.transfer.status) in ("FAIL", "ERROR", "INCONCLUSIVE")]
-    shown.sort(key=lambda c: CELL_ORDER.index(status_value(c.transfer.status)))
+    # worst first, as in the report: FAIL, ERROR, INCONCLUSIVE, each by largest distance from the band
+    shown = worst_first(c for c in result.cells if status_value(c.transfer.status) in ("FAIL", "ERROR", "INCONCLUSIVE"))
     if shown:
         lines.append(
-            f"Cells to look at ({len(shown)}; distance of the judge from the human band, {_level(result)} interval):"
+            f"Cells to look at ({len(shown)}, worst first; distance of the judge from the human band, "
+            f"{_level(result)} interval):"
         )
         width = max(len(_safe(f"{c.matchup} / {c.criterion}")) for c in shown[:max_cells])
         for c in shown[:max_cells]:

@@ -205,11 +205,26 @@ def overall_status(checks: Iterable[Check]) -> Status:
     return Status.PASS
 
 
-def _counts_text(counts: dict[str, int]) -> str:
-    parts = [f"{counts['FAIL']} FAIL", f"{counts['PASS']} PASS", f"{counts['INCONCLUSIVE']} INCONCLUSIVE"]
-    text = ", ".join(parts)
-    extra = [f"{counts[s]} {s}" for s in ("INSUFFICIENT", "ERROR") if counts[s]]
-    return text + (f" ({', '.join(extra)}, counted apart)" if extra else "")
+def plain_counts(counts: dict[str, int]) -> str:
+    """The compared cells in words, failures first: ``3 cells fail, 15 undecided, none pass``
+    (INSUFFICIENT and ERROR cells, when any, counted apart in parentheses)."""
+    fail, undecided, passed = counts["FAIL"], counts["INCONCLUSIVE"], counts["PASS"]
+    first = "no cell fails" if fail == 0 else f"{fail} cell{'s' if fail != 1 else ''} fail{'s' if fail == 1 else ''}"
+    text = (
+        f"{first}, {undecided or 'none'} undecided, "
+        f"{'none pass' if passed == 0 else str(passed) + (' passes' if passed == 1 else ' pass')}"
+    )
+    extra = [f"{counts[s]} {s.lower()}" for s in ("INSUFFICIENT", "ERROR") if counts[s]]
+    return text + (f" ({', '.join(extra)}: counted apart)" if extra else "")
+
+
+def headline_text(status: Status | str, cells: Sequence[Cell]) -> str:
+    """The report's one-line headline: ``FAIL: 3 cells fail, 15 undecided, none pass``."""
+    word = status.value if isinstance(status, Status) else str(status)
+    counts = cell_counts(cells)
+    if counts["PASS"] + counts["FAIL"] + counts["INCONCLUSIVE"] == 0:
+        return f"{word}: nothing was compared"
+    return f"{word}: {plain_counts(counts)}"
 
 
 def verdict_sentence(
@@ -225,7 +240,7 @@ def verdict_sentence(
     if n_assessed == 0:
         return "Nothing was compared: " + _nothing_assessed_reason(cells) + "."
     margin_text = f"{100 * margin:.0f}-point margin" if margin is not None else "margin"
-    cells_text = f"of {n_assessed} compared cells: {_counts_text(counts)}"
+    cells_text = f"{plain_counts(counts)} (of {n_assessed} compared cells"
     other = sorted(
         {
             c.name
@@ -236,21 +251,29 @@ def verdict_sentence(
     tail = f"; other failing checks: {', '.join(other)}" if other else ""
     if counts["FAIL"]:
         return (
-            f"The judge does not transfer to this data: {counts['FAIL']} {cells_text} (FAIL: outside the human "
-            f"band by more than the {margin_text}, or a direction conflict, {adjust}-adjusted){tail}."
+            f"The judge does not transfer to this data: {cells_text}; a cell fails when the judge is outside the "
+            f"human band by more than the {margin_text}, or in a direction conflict, {adjust}-adjusted){tail}."
         )
     if counts["ERROR"]:
-        return f"The audit could not decide every cell: {cells_text}{tail}."
+        return f"The audit could not decide every cell: {cells_text}){tail}."
     if counts["INCONCLUSIVE"]:
         return (
-            f"Not decided yet: {counts['INCONCLUSIVE']} {cells_text}; no cell is outside the {margin_text}, "
-            f"and the inconclusive cells need more pairs (see pairs_needed){tail}."
+            f"Not decided yet: {cells_text}); no cell is outside the {margin_text}, "
+            f"and the undecided cells need more pairs (see pairs_needed){tail}."
         )
-    insufficient = f" ({counts['INSUFFICIENT']} INSUFFICIENT, counted apart)" if counts["INSUFFICIENT"] else ""
+    insufficient = f" ({counts['INSUFFICIENT']} insufficient: counted apart)" if counts["INSUFFICIENT"] else ""
     return (
-        f"The judge transfers to this data: all {n_assessed} compared cells PASS (within the {margin_text} of the "
+        f"The judge transfers to this data: all {n_assessed} compared cells pass (within the {margin_text} of the "
         f"human band){insufficient}{tail}."
     )
 
 
-__all__ = ["cell_checks", "cell_counts", "overall_status", "summary_checks", "verdict_sentence"]
+__all__ = [
+    "cell_checks",
+    "cell_counts",
+    "headline_text",
+    "overall_status",
+    "plain_counts",
+    "summary_checks",
+    "verdict_sentence",
+]
