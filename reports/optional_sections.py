@@ -67,6 +67,7 @@ def uncertainty(result: Any, payload: UncertaintySection, ctx: dict) -> None:
         "estimate": [g.estimate for g in glmm] + (cells["rate"].tolist() if n_boot_rows else []),
         "ci_low": [g.ci_low for g in glmm] + (cells[f"ci_low_{kind}"].tolist() if n_boot_rows else []),
         "ci_high": [g.ci_high for g in glmm] + (cells[f"ci_high_{kind}"].tolist() if n_boot_rows else []),
+        "degenerate": [bool(g.degenerate) for g in glmm] + [False] * n_boot_rows,
     }
     intervals = pd.DataFrame(columns) if columns["matchup"] else pd.DataFrame([])
     ctx["figures"].append(
@@ -217,6 +218,11 @@ def heatmap_figures(result: Any, rates: pd.DataFrame) -> list[dict]:
             "rate": rates["rate"],
             "matchup": rates["matchup"],
         }
+    )
+    # the GLMM values the result flags degenerate are marked in the map, as in the transfer table
+    flagged = {(c.matchup, c.criterion) for c in result.cells if c.human.glmm.degenerate}
+    long["degenerate"] = (long["kind"] == "glmm").to_numpy() & np.array(
+        [(m, k) in flagged for m, k in zip(long["matchup"].tolist(), long["criterion"].tolist())], dtype=bool
     )
     matchups = list(dict.fromkeys(long["matchup"].tolist()))
     cell_matchups = list(dict.fromkeys(c.matchup for c in result.cells))

@@ -15,7 +15,8 @@ from typing import Any
 import pandas as pd
 
 from audit.devset import DevValidity
-from reports.figures import preference_svg
+from audit.verdict.checks import headline_text
+from reports.figures import distance_map_svg, preference_svg
 from reports.format import DASH, cell_value, count_or_value, interval, num, pct
 from reports.tables import CELL_ORDER, STATUS_ORDER, status_value, table
 
@@ -71,6 +72,8 @@ def headline(result: Any) -> dict:
         "n_votes": sum(c.n_votes for c in cells),
     }
     return {
+        "text": headline_text(result.status, cells),
+        "distance_map": distance_map_figure(result),
         "dev": dev_summary(result.dev, prov.primary_judge),
         "deployment": deployment,
         "worst": worst_cells(result),
@@ -79,6 +82,31 @@ def headline(result: Any) -> dict:
 
 
 WORST_SHOWN = 5
+
+
+def distance_map_figure(result: Any) -> dict:
+    """The matchup x criterion map of the judge's distance from the human band, with the decisions."""
+    cells = list(result.cells)
+    frame = pd.DataFrame(
+        {
+            "matchup": [c.matchup for c in cells],
+            "criterion": [c.criterion for c in cells],
+            "distance": [c.transfer.difference.estimate for c in cells],
+            "status": [status_value(c.transfer.status) for c in cells],
+        }
+    )
+    margins = {c.transfer.margin for c in cells if c.transfer.margin == c.transfer.margin}
+    focals = sorted({c.focal for c in cells})
+    return {
+        "id": "fig-distance-map",
+        "title": "Where the judge leaves the humans: distance from the human band per matchup and criterion",
+        "caption": "Each cell: the judge's rate minus the human band (the readers' vote share and majority rate), in "
+        "points, for the focal system of its matchup ("
+        + (", ".join(focals[:6]) + (", ..." if len(focals) > 6 else ""))
+        + "), and the cell's decision. 0 means inside the band; the decision weighs the interval around the "
+        "distance against the margin, so a large distance can still be undecided on few pairs.",
+        "svg": distance_map_svg(frame, margin=margins.pop() if len(margins) == 1 else None),
+    }
 
 
 def worst_first(cells) -> list:
@@ -107,6 +135,7 @@ def worst_cells(result: Any) -> list[dict]:
             {
                 "status": status_value(t.status),
                 "cell": f"{c.matchup} / {c.criterion}",
+                "focal": c.focal,
                 "judge": pct(t.judge_rate.estimate),
                 "band": interval(t.band_low, t.band_high),
                 "distance": _points(t.difference.estimate),
@@ -133,25 +162,7 @@ def next_steps(result: Any) -> list[str]:
         )
     undecided = [c for c in by["INCONCLUSIVE"] if c.transfer.pairs_needed is not None]
     if undecided:
-        extra: dict[str, tuple[int, float]] = {}
-        for c in undecided:  # pairs serve every criterion of a matchup: the matchup needs its largest cell's count
-            more = max(0, int(c.transfer.pairs_needed) - int(c.transfer.n_pairs))
-            rpp = c.transfer.readers_per_pair if c.transfer.readers_per_pair == c.transfer.readers_per_pair else 1.0
-            if more > extra.get(c.matchup, (-1, 0.0))[0]:
-                extra[c.matchup] = (more, rpp)
-        pairs = sum(m for m, _ in extra.values())
-        votes = sum(m * r for m, r in extra.values())
-        per = "; ".join(f"{m}: +{n:,}" for m, (n, _) in sorted(extra.items(), key=lambda kv: -kv[1][0])[:4])
-        # the power the verdict's pairs_needed is computed at, when the result records it (else: about even odds)
-        powers = {getattr(c.transfer, "pairs_needed_power", None) for c in undecided}
-        power = next(iter(powers)) if len(powers) == 1 else None
-        odds = f"at {power:.0%} power" if isinstance(power, float) and power == power else "about even odds"
-        steps.append(
-            f"Label budget to decide the {len(by['INCONCLUSIVE'])} INCONCLUSIVE cell(s) at the current estimates: "
-            f"about {pairs:,} more pairs ({per}{'; ...' if len(extra) > 4 else ''}), "
-            f"~{votes:,.0f} more reader votes per criterion (the verdict's pairs_needed: {odds}; the "
-            "Label budget section gives the pairs for 80% power)."
-        )
+        steps.append(_budget_step(undecided, len(by["INCONCLUSIVE"])))
     elif by["INCONCLUSIVE"]:
         steps.append(f"{len(by['INCONCLUSIVE'])} cell(s) are INCONCLUSIVE: more human pairs would decide them.")
     if by["INSUFFICIENT"]:
@@ -168,6 +179,59 @@ def next_steps(result: Any) -> list[str]:
     if warns:
         steps.append(f"Read the {warns} WARN check(s) below: they do not fail the gate but qualify the numbers.")
     return steps
+
+
+#: a matchup needing more than this many times the pairs it has, and more than REACH_MIN pairs, is beyond
+#: reach (in practice: the estimates would have to change for more labels to decide it)
+REACH_FACTOR = 10
+REACH_MIN = 1_000
+
+
+def _budget_step(undecided: list, n_inconclusive: int) -> str:
+    """The label budget of the undecided cells: the matchups within reach (pairs and reader votes), the
+    ones beyond it said so, with the cheapest cell to decide."""
+    extra: dict[str, tuple[int, float, int]] = {}  # matchup -> (more pairs, readers per pair, pairs now)
+    for c in undecided:  # pairs serve every criterion of a matchup: the matchup needs its largest cell's count
+        more = max(0, int(c.transfer.pairs_needed) - int(c.transfer.n_pairs))
+        rpp = c.transfer.readers_per_pair if c.transfer.readers_per_pair == c.transfer.readers_per_pair else 1.0
+        now = max(int(c.transfer.n_pairs), extra.get(c.matchup, (0, 0.0, 0))[2])
+        if more >= extra.get(c.matchup, (-1, 0.0, 0))[0]:
+            extra[c.matchup] = (more, rpp, now)
+    reach = {m: v for m, v in extra.items() if v[0] <= max(REACH_FACTOR * v[2], REACH_MIN)}
+    beyond = {m: v for m, v in extra.items() if m not in reach}
+    # the power the verdict's pairs_needed is computed at, when the result records it (else: about even odds)
+    powers = {getattr(c.transfer, "pairs_needed_power", None) for c in undecided}
+    power = next(iter(powers)) if len(powers) == 1 else None
+    odds = f"at {power:.0%} power" if isinstance(power, float) and power == power else "about even odds"
+    parts = []
+    if reach:
+        pairs = sum(m for m, _, _ in reach.values())
+        votes = sum(m * r for m, r, _ in reach.values())
+        per = "; ".join(f"{m}: +{n:,}" for m, (n, _, _) in sorted(reach.items(), key=lambda kv: -kv[1][0])[:4])
+        parts.append(
+            (
+                "Label budget to decide the INCONCLUSIVE cells within reach"
+                if beyond
+                else f"Label budget to decide the {n_inconclusive} INCONCLUSIVE cell(s)"
+            )
+            + f" at the current estimates: about {pairs:,} more pairs ({per}{'; ...' if len(reach) > 4 else ''}), "
+            f"~{votes:,.0f} more reader votes per criterion (the verdict's pairs_needed: {odds})."
+        )
+    if beyond:
+        per = "; ".join(
+            f"{m}: {n:,} more on {now:,}" for m, (n, _, now) in sorted(beyond.items(), key=lambda kv: -kv[1][0])[:4]
+        )
+        cheapest = min(undecided, key=lambda c: int(c.transfer.pairs_needed) - int(c.transfer.n_pairs))
+        more = max(0, int(cheapest.transfer.pairs_needed) - int(cheapest.transfer.n_pairs))
+        parts.append(
+            ("Beyond reach" if reach else f"The {n_inconclusive} INCONCLUSIVE cell(s) are beyond reach")
+            + f": {len(beyond)} matchup(s) would need over {REACH_FACTOR} times the pairs they have and over "
+            f"{REACH_MIN:,} more ({per}{'; ...' if len(beyond) > 4 else ''}): at the current estimates more "
+            "labels will not decide them. The cheapest cell to decide is {cheapest.matchup} / {cheapest.criterion} at "
+            f"~{int(cheapest.transfer.pairs_needed):,} pairs (+{more:,})."
+        )
+    parts.append("The Label budget section gives the pairs for 80% power and the pairs-versus-readers trade-off.")
+    return " ".join(parts)
 
 
 def dev_summary(section: Any, primary_judge: str = "") -> dict:

@@ -140,7 +140,7 @@ def render_summary(
                 p_cell = min(p for p in (t.p_outside_adjusted, t.p_conflict_adjusted) if p is not None)
                 more = f"  adj. p {_bootstrap_p(p_cell, t.n_boot)}" + more
             lines.append(
-                f"  {status:<12} {label:<{width}}  judge {pct(t.judge_rate.estimate)}  band "
+                f"  {status:<12} {label:<{width}}  judge {pct(t.judge_rate.estimate)} for {_safe(c.focal)}  band "
                 f"[{pct(t.band_low)}, {pct(t.band_high)}]  distance {_points(t.difference.estimate)} "
                 f"[{_points(t.difference.ci_low)}, {_points(t.difference.ci_high)}]{more}"
                 + (f"  ({', '.join(flags)})" if flags else "")

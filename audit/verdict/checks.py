@@ -206,16 +206,20 @@ def overall_status(checks: Iterable[Check]) -> Status:
 
 
 def plain_counts(counts: dict[str, int]) -> str:
-    """The compared cells in words, failures first: ``3 cells fail, 15 undecided, none pass``
-    (INSUFFICIENT and ERROR cells, when any, counted apart in parentheses)."""
+    """The compared cells in words, failures first: ``3 cells fail, 15 undecided, none pass``."""
     fail, undecided, passed = counts["FAIL"], counts["INCONCLUSIVE"], counts["PASS"]
     first = "no cell fails" if fail == 0 else f"{fail} cell{'s' if fail != 1 else ''} fail{'s' if fail == 1 else ''}"
     text = (
         f"{first}, {undecided or 'none'} undecided, "
         f"{'none pass' if passed == 0 else str(passed) + (' passes' if passed == 1 else ' pass')}"
     )
+    return text
+
+
+def _apart(counts: dict[str, int]) -> str:
+    """``; 75 insufficient cells counted apart`` (INSUFFICIENT and ERROR cells), or ``""``."""
     extra = [f"{counts[s]} {s.lower()}" for s in ("INSUFFICIENT", "ERROR") if counts[s]]
-    return text + (f" ({', '.join(extra)}: counted apart)" if extra else "")
+    return f"; {' and '.join(extra)} cell(s) counted apart" if extra else ""
 
 
 def headline_text(status: Status | str, cells: Sequence[Cell]) -> str:
@@ -224,7 +228,8 @@ def headline_text(status: Status | str, cells: Sequence[Cell]) -> str:
     counts = cell_counts(cells)
     if counts["PASS"] + counts["FAIL"] + counts["INCONCLUSIVE"] == 0:
         return f"{word}: nothing was compared"
-    return f"{word}: {plain_counts(counts)}"
+    extra = [f"{counts[s]} {s.lower()}" for s in ("INSUFFICIENT", "ERROR") if counts[s]]
+    return f"{word}: {plain_counts(counts)}" + (f" ({', '.join(extra)})" if extra else "")
 
 
 def verdict_sentence(
@@ -240,7 +245,7 @@ def verdict_sentence(
     if n_assessed == 0:
         return "Nothing was compared: " + _nothing_assessed_reason(cells) + "."
     margin_text = f"{100 * margin:.0f}-point margin" if margin is not None else "margin"
-    cells_text = f"{plain_counts(counts)} (of {n_assessed} compared cells"
+    cells_text = f"{plain_counts(counts)} (of {n_assessed} compared cells{_apart(counts)}"
     other = sorted(
         {
             c.name
@@ -261,7 +266,7 @@ def verdict_sentence(
             f"Not decided yet: {cells_text}); no cell is outside the {margin_text}, "
             f"and the undecided cells need more pairs (see pairs_needed){tail}."
         )
-    insufficient = f" ({counts['INSUFFICIENT']} insufficient: counted apart)" if counts["INSUFFICIENT"] else ""
+    insufficient = f" ({counts['INSUFFICIENT']} insufficient cell(s) counted apart)" if counts["INSUFFICIENT"] else ""
     return (
         f"The judge transfers to this data: all {n_assessed} compared cells pass (within the {margin_text} of the "
         f"human band){insufficient}{tail}."

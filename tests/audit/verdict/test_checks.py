@@ -105,7 +105,7 @@ def test_counts_and_sentence_match():
     s = verdict_sentence(cells, Status.FAIL, margin=0.1)
     assert s.startswith(
         "The judge does not transfer to this data: 1 cell fails, 1 undecided, 1 passes "
-        "(1 insufficient: counted apart) (of 3 compared cells;"
+        "(of 3 compared cells; 1 insufficient cell(s) counted apart;"
     )
     assert "10-point margin" in s
     passing = verdict_sentence([_cell(Status.PASS, "a"), _cell(Status.PASS, "b")], Status.PASS, margin=0.1)
@@ -123,5 +123,5 @@ def test_headline_says_the_counts_in_words():
     cells = [_cell(Status.FAIL, "a", distance=0.3)] * 3 + [_cell(Status.INCONCLUSIVE, "c")] * 15
     assert headline_text(Status.FAIL, cells) == "FAIL: 3 cells fail, 15 undecided, none pass"
     two = [_cell(Status.PASS, "a"), _cell(Status.PASS, "b"), _cell(Status.ERROR, "e")]
-    assert headline_text(Status.ERROR, two) == "ERROR: no cell fails, none undecided, 2 pass (1 error: counted apart)"
+    assert headline_text(Status.ERROR, two) == "ERROR: no cell fails, none undecided, 2 pass (1 error)"
     assert headline_text(Status.ERROR, [_cell(Status.INSUFFICIENT)]) == "ERROR: nothing was compared"
