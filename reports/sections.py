@@ -84,8 +84,9 @@ def headline(result: Any) -> dict:
 WORST_SHOWN = 5
 
 
-def distance_map_figure(result: Any) -> dict:
-    """The matchup x criterion map of the judge's distance from the human band, with the decisions."""
+def distance_map_figure(result: Any) -> list[dict]:
+    """The matchup x criterion map of the judge's distance from the human band, with the decisions; in
+    parts of :data:`MAP_ROWS` matchups (each prints whole at the page width)."""
     cells = list(result.cells)
     frame = pd.DataFrame(
         {
@@ -96,17 +97,45 @@ def distance_map_figure(result: Any) -> dict:
         }
     )
     margins = {c.transfer.margin for c in cells if c.transfer.margin == c.transfer.margin}
+    margin = margins.pop() if len(margins) == 1 else None
     focals = sorted({c.focal for c in cells})
-    return {
-        "id": "fig-distance-map",
-        "title": "Where the judge leaves the humans: distance from the human band per matchup and criterion",
-        "caption": "Each cell: the judge's rate minus the human band (the readers' vote share and majority rate), in "
-        "points, for the focal system of its matchup ("
-        + (", ".join(focals[:6]) + (", ..." if len(focals) > 6 else ""))
-        + "), and the cell's decision. 0 means inside the band; the decision weighs the interval around the "
-        "distance against the margin, so a large distance can still be undecided on few pairs.",
-        "svg": distance_map_svg(frame, margin=margins.pop() if len(margins) == 1 else None),
-    }
+    matchups = list(dict.fromkeys(frame["matchup"].tolist()))[:MAX_MAP_MATCHUPS]
+    groups = [matchups[i : i + MAP_ROWS] for i in range(0, len(matchups), MAP_ROWS)] or [[]]
+    title = "Where the judge leaves the humans: distance from the human band per matchup and criterion"
+    parts = []
+    for k, group in enumerate(groups):
+        fig_id = "fig-distance-map" if k == 0 else f"fig-distance-map-{k + 1}"
+        more = ""
+        if k == len(groups) - 1 and frame["matchup"].nunique() > len(matchups):
+            more = (
+                f" The first {len(matchups)} of {frame['matchup'].nunique():,} matchups are drawn; every cell is "
+                "in cells.csv."
+            )
+        parts.append(
+            {
+                "id": fig_id,
+                "title": title
+                if k == 0
+                else f"{title} (continued: matchups {k * MAP_ROWS + 1}-{k * MAP_ROWS + len(group)})",
+                "caption": (
+                    "Each cell: the judge's rate minus the human band (the readers' vote share and majority rate), in "
+                    "points, for the focal system of its matchup ("
+                    + (", ".join(focals[:6]) + (", ..." if len(focals) > 6 else ""))
+                    + "), and the cell's decision. 0 means inside the band; the decision weighs the interval around "
+                    "the distance against the margin, so a large distance can still be undecided on few pairs."
+                    if k == len(groups) - 1
+                    else ""
+                )
+                + more,
+                "svg": distance_map_svg(
+                    frame[frame["matchup"].isin(group)] if group else frame, margin=margin, fig_id=fig_id
+                ),
+            }
+        )
+    return parts
+
+
+MAX_MAP_MATCHUPS = 200  #: matchups drawn in the distance map (cells.csv holds every cell)
 
 
 def worst_first(cells) -> list:
@@ -453,24 +482,44 @@ def focal_label(result: Any) -> str:
     return focals[0] if len(focals) == 1 else "the focal system"
 
 
-def preference_figure(result: Any) -> dict:
+#: rows (matchup x criterion) of the preference figure in one part: a taller figure prints in parts
+PREFERENCE_ROWS = 60
+#: matchups of the distance map in one part
+MAP_ROWS = 16
+
+
+def preference_figure(result: Any) -> list[dict]:
+    """The preference figure, in parts of whole criteria (at most :data:`PREFERENCE_ROWS` rows each, so
+    that each part prints whole at the page width); one part for most audits."""
     human, judge = preference_frames(result)
     prov = result.provenance
-    svg = preference_svg(
-        human,
-        judge if len(judge) else None,
-        focal_label=focal_label(result),
-        judge_label=prov.primary_judge or "judge",
-        fig_id="fig-preference",
-        tie_rule=prov.tie_rule or None,
-    )
-    return {
-        "id": "fig-preference",
-        "title": "",
-        "caption": "",
-        "svg": svg,
-        "label": "Human vote share with its interval beside the judge's rate",
-    }
+    criteria = list(dict.fromkeys(human["criterion"].tolist())) if len(human) else []
+    n_matchups = max(1, human["matchup"].nunique()) if len(human) else 1
+    size = max(1, PREFERENCE_ROWS // n_matchups)
+    groups = [criteria[i : i + size] for i in range(0, len(criteria), size)] or [[]]
+    parts = []
+    for k, group in enumerate(groups):
+        fig_id = "fig-preference" if k == 0 else f"fig-preference-{k + 1}"
+        h = human[human["criterion"].isin(group)] if group else human
+        j = judge[judge["criterion"].isin(group)] if group and len(judge) else judge
+        svg = preference_svg(
+            h,
+            j if len(j) else None,
+            focal_label=focal_label(result),
+            judge_label=prov.primary_judge or "judge",
+            fig_id=fig_id,
+            tie_rule=prov.tie_rule or None,
+        )
+        parts.append(
+            {
+                "id": fig_id,
+                "title": "" if len(groups) == 1 else f"Criteria {', '.join(map(str, group))}",
+                "caption": "",
+                "svg": svg,
+                "label": "Human vote share with its interval beside the judge's rate",
+            }
+        )
+    return parts
 
 
 def configurations_table(result: Any) -> dict | None:

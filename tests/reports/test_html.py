@@ -255,7 +255,12 @@ def test_cell_without_judge_and_failed_glmm(bare_result):
     html = render_html(replace(bare_result, cells=cells))
     body = html[html.index('id="transfer-table"') :]
     body = body[body.index("<tbody>") : body.index("</tbody>")]
-    rows = [r for r in body.split("<tr ")[1:] if f"<td>{first.matchup}</td>\n      <td>{first.criterion}" in r]
+    rows = [
+        r
+        for r in body.split("<tr ")[1:]
+        if f'<td>{first.matchup}<br><span class="small muted">rates for {first.focal}</span></td>\n      <td>{first.criterion}'
+        in r
+    ]
     assert len(rows) == 1
     assert "–" in rows[0] and "not converged" in rows[0]
     assert "no judge verdicts" in html  # the figure says so in the judge panel
