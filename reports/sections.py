@@ -210,54 +210,58 @@ def next_steps(result: Any) -> list[str]:
     return steps
 
 
-#: a matchup needing more than this many times the pairs it has, and more than REACH_MIN pairs, is beyond
+#: a cell needing more than this many times the pairs it has, and more than REACH_MIN more pairs, is beyond
 #: reach (in practice: the estimates would have to change for more labels to decide it)
 REACH_FACTOR = 10
 REACH_MIN = 1_000
 
 
 def _budget_step(undecided: list, n_inconclusive: int) -> str:
-    """The label budget of the undecided cells: the matchups within reach (pairs and reader votes), the
-    ones beyond it said so, with the cheapest cell to decide."""
-    extra: dict[str, tuple[int, float, int]] = {}  # matchup -> (more pairs, readers per pair, pairs now)
-    for c in undecided:  # pairs serve every criterion of a matchup: the matchup needs its largest cell's count
-        more = max(0, int(c.transfer.pairs_needed) - int(c.transfer.n_pairs))
-        rpp = c.transfer.readers_per_pair if c.transfer.readers_per_pair == c.transfer.readers_per_pair else 1.0
-        now = max(int(c.transfer.n_pairs), extra.get(c.matchup, (0, 0.0, 0))[2])
-        if more >= extra.get(c.matchup, (-1, 0.0, 0))[0]:
-            extra[c.matchup] = (more, rpp, now)
-    reach = {m: v for m, v in extra.items() if v[0] <= max(REACH_FACTOR * v[2], REACH_MIN)}
-    beyond = {m: v for m, v in extra.items() if m not in reach}
+    """The label budget of the undecided cells: the cells within reach (pairs per matchup and reader votes),
+    the cells beyond it said so, with the cheapest cell to decide."""
+
+    def more(c) -> int:
+        return max(0, int(c.transfer.pairs_needed) - int(c.transfer.n_pairs))
+
+    def reachable(c) -> bool:
+        return more(c) <= max(REACH_FACTOR * int(c.transfer.n_pairs), REACH_MIN)
+
+    reach = [c for c in undecided if reachable(c)]
+    beyond = [c for c in undecided if not reachable(c)]
     # the power the verdict's pairs_needed is computed at, when the result records it (else: about even odds)
     powers = {getattr(c.transfer, "pairs_needed_power", None) for c in undecided}
     power = next(iter(powers)) if len(powers) == 1 else None
     odds = f"at {power:.0%} power" if isinstance(power, float) and power == power else "about even odds"
     parts = []
     if reach:
-        pairs = sum(m for m, _, _ in reach.values())
-        votes = sum(m * r for m, r, _ in reach.values())
-        per = "; ".join(f"{m}: +{n:,}" for m, (n, _, _) in sorted(reach.items(), key=lambda kv: -kv[1][0])[:4])
+        extra: dict[str, tuple[int, float]] = {}
+        for c in reach:  # pairs serve every criterion of a matchup: the matchup needs its largest cell's count
+            rpp = c.transfer.readers_per_pair if c.transfer.readers_per_pair == c.transfer.readers_per_pair else 1.0
+            if more(c) > extra.get(c.matchup, (-1, 0.0))[0]:
+                extra[c.matchup] = (more(c), rpp)
+        pairs = sum(m for m, _ in extra.values())
+        votes = sum(m * r for m, r in extra.values())
+        per = "; ".join(f"{m}: +{n:,}" for m, (n, _) in sorted(extra.items(), key=lambda kv: -kv[1][0])[:4])
         parts.append(
             (
-                "Label budget to decide the INCONCLUSIVE cells within reach"
+                f"Label budget to decide the {len(reach)} INCONCLUSIVE cell(s) within reach"
                 if beyond
                 else f"Label budget to decide the {n_inconclusive} INCONCLUSIVE cell(s)"
             )
-            + f" at the current estimates: about {pairs:,} more pairs ({per}{'; ...' if len(reach) > 4 else ''}), "
+            + f" at the current estimates: about {pairs:,} more pairs ({per}{'; ...' if len(extra) > 4 else ''}), "
             f"~{votes:,.0f} more reader votes per criterion (the verdict's pairs_needed: {odds})."
         )
     if beyond:
+        worst = sorted(beyond, key=lambda c: -more(c))
         per = "; ".join(
-            f"{m}: {n:,} more on {now:,}" for m, (n, _, now) in sorted(beyond.items(), key=lambda kv: -kv[1][0])[:4]
+            f"{c.matchup} / {c.criterion}: {more(c):,} more on {int(c.transfer.n_pairs):,}" for c in worst[:4]
         )
-        cheapest = min(undecided, key=lambda c: int(c.transfer.pairs_needed) - int(c.transfer.n_pairs))
-        more = max(0, int(cheapest.transfer.pairs_needed) - int(cheapest.transfer.n_pairs))
+        cheapest = min(undecided, key=more)
         parts.append(
-            ("Beyond reach" if reach else f"The {n_inconclusive} INCONCLUSIVE cell(s) are beyond reach")
-            + f": {len(beyond)} matchup(s) would need over {REACH_FACTOR} times the pairs they have and over "
-            f"{REACH_MIN:,} more ({per}{'; ...' if len(beyond) > 4 else ''}): at the current estimates more "
-            "labels will not decide them. The cheapest cell to decide is {cheapest.matchup} / {cheapest.criterion} at "
-            f"~{int(cheapest.transfer.pairs_needed):,} pairs (+{more:,})."
+            f"Beyond reach: {len(beyond)} cell(s) would need over {REACH_FACTOR} times the pairs they have and over "
+            f"{REACH_MIN:,} more ({per}{'; ...' if len(beyond) > 4 else ''}): at the current estimates more labels "
+            f"will not decide them. The cheapest cell to decide is {cheapest.matchup} / {cheapest.criterion} at "
+            f"~{int(cheapest.transfer.pairs_needed):,} pairs (+{more(cheapest):,})."
         )
     parts.append("The Label budget section gives the pairs for 80% power and the pairs-versus-readers trade-off.")
     return " ".join(parts)

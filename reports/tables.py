@@ -79,7 +79,7 @@ def table(
     else:
         shown = frame.head(max_rows)[cols]
     values = shown.to_numpy(dtype=object).tolist()
-    formats = [count_or_value if is_count_name(c) else cell_value for c in cols]
+    formats = [count_or_value if is_count_name(c) else cell_value for c in shown.columns]
     rows = [[f(v) for f, v in zip(formats, row)] for row in values]
     omit = [i for i, c in enumerate(cols) if c in print_omit]
     return {
