@@ -91,8 +91,9 @@ def uncertainty(result: Any, payload: UncertaintySection, ctx: dict) -> None:
                 "id": fig_id,
                 "title": "Intervals compared: GLMM and cluster bootstraps"
                 + ("" if k == 0 else f" (continued: matchups {k * size + 1}-{k * size + len(group)})"),
-                "caption": caption if k == len(groups) - 1 else "",
+                "caption": caption if k == 0 else "",
                 "svg": bootstrap_comparison_svg(part, fig_id=fig_id),
+                **_print_parts(k, len(groups), "uncertainty.csv"),
             }
         )
     shifts = loro.shifts.rename(columns={"reader": "reader_id"})
@@ -114,11 +115,12 @@ def uncertainty(result: Any, payload: UncertaintySection, ctx: dict) -> None:
                     + ("" if k == 0 else f" (continued: matchups {k * size + 1}-{k * size + len(group)})"),
                     "caption": "Change of each cell's raw human rate (focal votes / decisive votes: ties left out) "
                     "when one reader is removed (rate without the reader minus the rate with everyone)."
-                    if k == len(groups) - 1
+                    if k == 0
                     else "",
                     "svg": loro_shift_svg(
                         part[["reader_id", "criterion", "shift", "matchup"]], fig_id=fig_id, limit=limit
                     ),
+                    **_print_parts(k, len(groups), "uncertainty.csv"),
                 }
             )
     ctx["notes"].extend([payload.tally.statement, *boot.notes, *loro.notes])
@@ -364,6 +366,20 @@ def divergent_cases(result: Any, payload: ReaderAnalysis) -> list[dict]:
             }
         )
     return out
+
+
+PRINT_PARTS = 2  #: parts of a figure drawn in parts printed on paper; the HTML shows every one
+
+
+def _print_parts(k: int, n: int, source: str) -> dict:
+    """Part ``k`` of ``n``: screen-only past :data:`PRINT_PARTS`; the last printed part says where the rest are."""
+    return {
+        "screen_only": k >= PRINT_PARTS,
+        "print_note": f"On paper the first {PRINT_PARTS} of the {n} parts of this figure are printed; the others are "
+        f"in the HTML report, and every value is in {source} and result.json."
+        if k == PRINT_PARTS - 1 and n > PRINT_PARTS
+        else "",
+    }
 
 
 BOOTSTRAP_PART_HEIGHT = 620.0  #: points of the interval figure in one part (about a printed page)
