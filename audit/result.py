@@ -369,10 +369,8 @@ class AuditResult:
         shown = [c for c in _HTML_CELL_COLUMNS if c in cells.columns]
         checks = self.checks_frame()
         checks = checks[checks["status"] != Status.PASS.value]
-        from audit.verdict.checks import headline_text
-
         parts = [
-            f"<p><b>{html.escape(headline_text(self.status, self.cells))}</b></p>",
+            f"<p><b>{html.escape(headline_from_counts(self.status.value, _cell_counts(self.cells)))}</b></p>",
             f"<p>{html.escape(self.verdict)}</p>",
             cells[shown].to_html(escape=True, index=False, float_format=lambda x: f"{x:.3f}"),
         ]
@@ -415,15 +413,13 @@ class AuditResult:
         """A few lines (the dataclass repr of every cell and table runs to hundreds of thousands of
         characters): the headline, the data's size, the worst cell, the sections, the checks, and
         where the tables are (:meth:`to_frame`, :meth:`frames`; a notebook shows :meth:`_repr_html_`)."""
-        from audit.verdict.checks import headline_text
-
         cells = self.cells
         judge = self.provenance.primary_judge or "the judge"
         matchups = len({c.matchup for c in cells})
         criteria = len({c.criterion for c in cells})
         readers = max((c.n_readers for c in cells), default=0)
         lines = [
-            f"<AuditResult {headline_text(self.status, cells)}",
+            f"<AuditResult {headline_from_counts(self.status.value, _cell_counts(cells))}",
             f"  {len(cells)} cells ({matchups} matchup(s) x {criteria} criteria); judge {judge!s} against "
             f"{readers} readers",
         ]
@@ -448,6 +444,31 @@ class AuditResult:
         lines.append("  checks: " + ", ".join(f"{n} {s}" for s, n in tally.items() if n))
         lines.append("  tables: .to_frame() (cells), .frames() (every table); .verdict for the sentence>")
         return "\n".join(lines)
+
+
+def plain_counts(counts: dict[str, int]) -> str:
+    """The compared cells in words, failures first: ``3 cells fail, 15 undecided, none pass``."""
+    fail, undecided, passed = counts["FAIL"], counts["INCONCLUSIVE"], counts["PASS"]
+    first = "no cell fails" if fail == 0 else (f"{fail} cell fails" if fail == 1 else f"{fail} cells fail")
+    last = "none pass" if passed == 0 else (f"{passed} passes" if passed == 1 else f"{passed} pass")
+    return f"{first}, {undecided or 'none'} undecided, {last}"
+
+
+def headline_from_counts(word: str, counts: dict[str, int]) -> str:
+    """``FAIL: 3 cells fail, 15 undecided, none pass`` (INSUFFICIENT and ERROR cells in parentheses)
+    from the status word and the cells per transfer status."""
+    counts = {s: int(counts.get(s, 0)) for s in ("PASS", "FAIL", "INCONCLUSIVE", "INSUFFICIENT", "ERROR")}
+    if counts["PASS"] + counts["FAIL"] + counts["INCONCLUSIVE"] == 0:
+        return f"{word}: nothing was compared"
+    extra = [f"{counts[s]} {s.lower()}" for s in ("INSUFFICIENT", "ERROR") if counts[s]]
+    return f"{word}: {plain_counts(counts)}" + (f" ({', '.join(extra)})" if extra else "")
+
+
+def _cell_counts(cells) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for c in cells:
+        out[c.transfer.status.value] = out.get(c.transfer.status.value, 0) + 1
+    return out
 
 
 #: the transfer-table columns a notebook shows

@@ -21,7 +21,7 @@ import pandas as pd
 from audit.checks import CELL_STATUSES, Check, Status, apply_severity, breach_status
 from audit.data import JUDGE_AGGREGATE
 from audit.policy import Policy
-from audit.result import Cell
+from audit.result import Cell, headline_from_counts, plain_counts
 
 
 def _add(
@@ -205,17 +205,6 @@ def overall_status(checks: Iterable[Check]) -> Status:
     return Status.PASS
 
 
-def plain_counts(counts: dict[str, int]) -> str:
-    """The compared cells in words, failures first: ``3 cells fail, 15 undecided, none pass``."""
-    fail, undecided, passed = counts["FAIL"], counts["INCONCLUSIVE"], counts["PASS"]
-    first = "no cell fails" if fail == 0 else f"{fail} cell{'s' if fail != 1 else ''} fail{'s' if fail == 1 else ''}"
-    text = (
-        f"{first}, {undecided or 'none'} undecided, "
-        f"{'none pass' if passed == 0 else str(passed) + (' passes' if passed == 1 else ' pass')}"
-    )
-    return text
-
-
 def _apart(counts: dict[str, int]) -> str:
     """``; 75 insufficient cells counted apart`` (INSUFFICIENT and ERROR cells), or ``""``."""
     extra = [f"{counts[s]} {s.lower()}" for s in ("INSUFFICIENT", "ERROR") if counts[s]]
@@ -225,11 +214,7 @@ def _apart(counts: dict[str, int]) -> str:
 def headline_text(status: Status | str, cells: Sequence[Cell]) -> str:
     """The report's one-line headline: ``FAIL: 3 cells fail, 15 undecided, none pass``."""
     word = status.value if isinstance(status, Status) else str(status)
-    counts = cell_counts(cells)
-    if counts["PASS"] + counts["FAIL"] + counts["INCONCLUSIVE"] == 0:
-        return f"{word}: nothing was compared"
-    extra = [f"{counts[s]} {s.lower()}" for s in ("INSUFFICIENT", "ERROR") if counts[s]]
-    return f"{word}: {plain_counts(counts)}" + (f" ({', '.join(extra)})" if extra else "")
+    return headline_from_counts(word, cell_counts(cells))
 
 
 def verdict_sentence(
