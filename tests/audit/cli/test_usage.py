@@ -54,3 +54,8 @@ def test_misspelled_column_names_the_near_one(tmp_path, capsys):
     assert status == 2
     assert "choice (did you mean 'choise'?)" in err
     assert "rename 'choise' to 'choice'" in err
+
+
+def test_misspelled_option_names_the_near_one(capsys):
+    assert main(["run", "j.csv", "h.csv", "--pair", "p.csv"]) == 3
+    assert "Did you mean '--pairs'?" in capsys.readouterr().err
