@@ -27,7 +27,7 @@ import pandas as pd
 from audit.checks import Check, Status, apply_severity, gate_severity
 from audit.errors import InputError, InputProblem
 from audit.policy import Policy, policy_from_mapping
-from audit.result import AuditResult, Cell, Section
+from audit.result import SCHEMA_VERSION, AuditResult, Cell, Section
 from audit.serialize import to_jsonable
 
 #: The sections with no checks of their own: a failed one is an ERROR check (``<name>.computed``).
@@ -226,7 +226,9 @@ def verify_result(result: AuditResult, source: str = "result.json") -> tuple[Che
 
     cells = [dataclasses.replace(c, transfer=t) for c, t in zip(result.cells, transfers)]
     sentence = verdict_sentence(cells, status, derived, margin=policy.transfer.margin, adjust=policy.transfer.adjust)
-    if result.verdict != sentence:
+    # the sentence's wording is this version's: a result of an older schema keeps its own wording
+    # (its status, cells and checks are verified above all the same)
+    if result.schema_version == SCHEMA_VERSION and result.verdict != sentence:
         problems.append(
             InputProblem(
                 source,

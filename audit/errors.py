@@ -6,7 +6,33 @@ message and an exit status, never a traceback.
 
 from __future__ import annotations
 
+import difflib
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass
+
+
+def did_you_mean(name: str, candidates: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` naming the candidate closest to a misspelled ``name``, or ``""``."""
+    match = closest(name, candidates)
+    return f" (did you mean '{match}'?)" if match is not None else ""
+
+
+def closest(name: str, candidates: Iterable[str]) -> str | None:
+    """The candidate closest to a misspelled ``name`` (None when none is close).
+
+    Names are compared lower-cased without punctuation (``Reader ID``, ``reader-id`` and
+    ``readerid`` are one name), by :func:`difflib.get_close_matches`.
+    """
+    by_key: dict[str, str] = {}
+    for c in candidates:
+        by_key.setdefault(_name_key(str(c)), str(c))
+    match = difflib.get_close_matches(_name_key(str(name)), list(by_key), n=1, cutoff=0.6)
+    return by_key[match[0]] if match else None
+
+
+def _name_key(name: str) -> str:
+    return re.sub(r"[^0-9a-z]+", "", name.lower())
 
 
 class AuditError(Exception):

@@ -26,7 +26,7 @@ from typing import Any
 import tomllib
 
 from audit.checks import DEFAULT_SEVERITY, SEVERITY_LEVELS
-from audit.errors import InputError, InputProblem
+from audit.errors import InputError, InputProblem, did_you_mean
 
 
 @dataclass(frozen=True)
@@ -314,7 +314,11 @@ def policy_from_mapping(data: Any, source: str) -> Policy:
             continue
         cls = _SECTION_CLASSES.get(key)
         if cls is None:
-            problems.append(InputProblem(source, f"unknown section [{key}]", f"use one of: {sections}"))
+            problems.append(
+                InputProblem(
+                    source, f"unknown section [{key}]{did_you_mean(key, _SECTION_CLASSES)}", f"use one of: {sections}"
+                )
+            )
             continue
         if not isinstance(value, dict):
             problems.append(
@@ -344,7 +348,7 @@ def policy_from_mapping(data: Any, source: str) -> Policy:
                 problems.append(
                     InputProblem(
                         source,
-                        f"unknown key '{name}' in [{key}]",
+                        f"unknown key '{name}' in [{key}]{did_you_mean(name, known)}",
                         f"use one of: {', '.join(sorted(known))}",
                         column=f"{key}.{name}",
                     )
@@ -391,7 +395,7 @@ def _severity(value: Any, source: str, problems: list[InputProblem]) -> dict[str
             problems.append(
                 InputProblem(
                     source,
-                    f"unknown check '{name}' in [severity]",
+                    f"unknown check '{name}' in [severity]{did_you_mean(name, KNOWN_CHECKS)}",
                     f"use one of: {', '.join(sorted(KNOWN_CHECKS))}",
                     column=f"severity.{name}",
                 )

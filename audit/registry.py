@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Callable, Generic, Iterator, TypeVar
 
-from audit.errors import InputError, InputProblem
+from audit.errors import InputError, InputProblem, did_you_mean
 
 T = TypeVar("T")
 
@@ -36,7 +36,7 @@ class Registry(Generic[T]):
             raise InputError(
                 InputProblem(
                     file="options",
-                    message=f"unknown {self.kind} '{name}'",
+                    message=f"unknown {self.kind} '{name}'{did_you_mean(name, self._items)}",
                     fix=f"use one of: {known}",
                 )
             ) from None

@@ -38,7 +38,7 @@ if (
         UncertaintySection,
     )
 
-SCHEMA_VERSION = "2.4"
+SCHEMA_VERSION = "2.5"
 
 
 @dataclass(frozen=True)
@@ -421,7 +421,8 @@ class AuditResult:
         checks = self.checks_frame()
         checks = checks[checks["status"] != Status.PASS.value]
         parts = [
-            f"<p><b>judge-audit: {html.escape(self.status.value)}</b> &mdash; {html.escape(self.verdict)}</p>",
+            f"<p><b>{html.escape(headline_from_counts(self.status.value, _cell_counts(self.cells)))}</b></p>",
+            f"<p>{html.escape(self.verdict)}</p>",
             cells[shown].to_html(escape=True, index=False, float_format=lambda x: f"{x:.3f}"),
         ]
         if len(checks):
@@ -458,6 +459,67 @@ class AuditResult:
     def __str__(self) -> str:
         n_fail = sum(c.status is Status.FAIL for c in self.checks)
         return f"AuditResult({self.status.value}: {self.verdict} | {len(self.cells)} cells, {n_fail} failing checks)"
+
+    def __repr__(self) -> str:
+        """A few lines (the dataclass repr of every cell and table runs to hundreds of thousands of
+        characters): the headline, the data's size, the worst cell, the sections, the checks, and
+        where the tables are (:meth:`to_frame`, :meth:`frames`; a notebook shows :meth:`_repr_html_`)."""
+        cells = self.cells
+        judge = self.provenance.primary_judge or "the judge"
+        matchups = len({c.matchup for c in cells})
+        criteria = len({c.criterion for c in cells})
+        readers = max((c.n_readers for c in cells), default=0)
+        lines = [
+            f"<AuditResult {headline_from_counts(self.status.value, _cell_counts(cells))}",
+            f"  {len(cells)} cells ({matchups} matchup(s) x {criteria} criteria); judge {judge!s} against "
+            f"{readers} readers",
+        ]
+        decided = [c for c in cells if c.transfer.status in (Status.FAIL, Status.INCONCLUSIVE, Status.ERROR)]
+        if decided:
+            order = {Status.FAIL: 0, Status.ERROR: 1, Status.INCONCLUSIVE: 2}
+
+            def badness(c: Cell) -> tuple:
+                d = c.transfer.difference.estimate
+                return (order[c.transfer.status], -(abs(d) if d == d else -1.0))
+
+            worst = min(decided, key=badness)
+            d = worst.transfer.difference.estimate
+            distance = f", {100 * d:+.1f} points from the human band" if d == d else ""
+            lines.append(f"  worst cell: {worst.matchup} / {worst.criterion} {worst.transfer.status.value}{distance}")
+        computed = [n for n in self.section_names() if getattr(self, n).computed]
+        lines.append(f"  sections computed: {', '.join(computed) or 'none'}")
+        worst_first = ("FAIL", "ERROR", "INCONCLUSIVE", "WARN", "INSUFFICIENT", "SKIPPED", "PASS")
+        tally = dict.fromkeys(worst_first, 0)
+        for c in self.checks:
+            tally[c.status.value] = tally.get(c.status.value, 0) + 1
+        lines.append("  checks: " + ", ".join(f"{n} {s}" for s, n in tally.items() if n))
+        lines.append("  tables: .to_frame() (cells), .frames() (every table); .verdict for the sentence>")
+        return "\n".join(lines)
+
+
+def plain_counts(counts: dict[str, int]) -> str:
+    """The compared cells in words, failures first: ``3 cells fail, 15 undecided, none pass``."""
+    fail, undecided, passed = counts["FAIL"], counts["INCONCLUSIVE"], counts["PASS"]
+    first = "no cell fails" if fail == 0 else (f"{fail} cell fails" if fail == 1 else f"{fail} cells fail")
+    last = "none pass" if passed == 0 else (f"{passed} passes" if passed == 1 else f"{passed} pass")
+    return f"{first}, {undecided or 'none'} undecided, {last}"
+
+
+def headline_from_counts(word: str, counts: dict[str, int]) -> str:
+    """``FAIL: 3 cells fail, 15 undecided, none pass`` (INSUFFICIENT and ERROR cells in parentheses)
+    from the status word and the cells per transfer status."""
+    counts = {s: int(counts.get(s, 0)) for s in ("PASS", "FAIL", "INCONCLUSIVE", "INSUFFICIENT", "ERROR")}
+    if counts["PASS"] + counts["FAIL"] + counts["INCONCLUSIVE"] == 0:
+        return f"{word}: nothing was compared"
+    extra = [f"{counts[s]} {s.lower()}" for s in ("INSUFFICIENT", "ERROR") if counts[s]]
+    return f"{word}: {plain_counts(counts)}" + (f" ({', '.join(extra)})" if extra else "")
+
+
+def _cell_counts(cells) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for c in cells:
+        out[c.transfer.status.value] = out.get(c.transfer.status.value, 0) + 1
+    return out
 
 
 #: the transfer-table columns a notebook shows

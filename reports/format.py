@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 from typing import Any
 
 DASH = "–"
@@ -97,3 +98,22 @@ def cell_value(x: Any) -> str:
     if hasattr(x, "value") and not isinstance(x, str):  # enums
         return str(x.value)
     return str(x)
+
+
+#: column names that hold counts (pairs, readers, votes...): a whole number there prints as ``7``,
+#: not ``7.000`` (a float column: a mean of readers per pair, or NaN where a count is missing)
+_COUNT_NAME = re.compile(r"^(n|k)$|^n_|_n$|(^|_)(count|counts|pairs|readers|votes|rows|items|needed)(_|$)")
+
+
+def is_count_name(name: Any) -> bool:
+    """True for a column that holds counts (``n_pairs``, ``pairs_needed``, ``readers_per_pair``)."""
+    return bool(_COUNT_NAME.search(str(name).lower()))
+
+
+def count_or_value(x: Any) -> str:
+    """A count column's value: a whole number as an integer (``7``), anything else as :func:`cell_value`."""
+    if isinstance(x, float) and x == x and x.is_integer() and abs(x) < 1e15:
+        return str(int(x))
+    if hasattr(x, "item") and getattr(x, "size", 1) == 1 and not isinstance(x, (str, bytes)):
+        return count_or_value(x.item())
+    return cell_value(x)

@@ -27,6 +27,7 @@ from reports.figures import (
     reader_heatmap_svg,
     timing_svg,
 )
+from reports.figures.surface import features_per_row
 from reports.format import cell_value, num
 from reports.registry import renders
 from reports.tables import folded_tables, status_value, table, tie_words
@@ -67,31 +68,61 @@ def uncertainty(result: Any, payload: UncertaintySection, ctx: dict) -> None:
         "estimate": [g.estimate for g in glmm] + (cells["rate"].tolist() if n_boot_rows else []),
         "ci_low": [g.ci_low for g in glmm] + (cells[f"ci_low_{kind}"].tolist() if n_boot_rows else []),
         "ci_high": [g.ci_high for g in glmm] + (cells[f"ci_high_{kind}"].tolist() if n_boot_rows else []),
+        "degenerate": [bool(g.degenerate) for g in glmm] + [False] * n_boot_rows,
     }
     intervals = pd.DataFrame(columns) if columns["matchup"] else pd.DataFrame([])
-    ctx["figures"].append(
-        {
-            "id": "fig-bootstrap",
-            "title": "Intervals compared: GLMM and cluster bootstraps",
-            "caption": f"Pointwise {boot.level:.0%} intervals per cell ({kind} bootstrap intervals, {boot.n_boot:,} "
-            "replicates); "
-            "solid intervals exclude 50%, faded ones include it. Bootstrap rates are vote-weighted with tied votes "
-            "left "
-            "out (as the GLMM).",
-            "svg": bootstrap_comparison_svg(intervals, fig_id="fig-bootstrap"),
-        }
+    caption = (
+        f"Pointwise {boot.level:.0%} intervals per cell ({kind} bootstrap intervals, {boot.n_boot:,} replicates); "
+        "solid intervals exclude 50%, faded ones include it. Bootstrap rates are vote-weighted with tied votes left "
+        "out (as the GLMM)."
     )
-    shifts = loro.shifts.rename(columns={"reader": "reader_id"})
-    if len(shifts):
+    # in parts of whole rows of panels, each at most about a printed page tall
+    matchups = list(dict.fromkeys(intervals["matchup"].tolist())) if len(intervals) else []
+    n_methods = intervals["method"].nunique() if len(intervals) else 1
+    n_crits = min(intervals["criterion"].nunique(), 30) if len(intervals) else 1
+    row_h = 6.5 * (n_methods + 1) * n_crits + 50
+    size = 3 * max(1, int(BOOTSTRAP_PART_HEIGHT // row_h))
+    groups = [matchups[i : i + size] for i in range(0, len(matchups), size)] or [[]]
+    for k, group in enumerate(groups):
+        fig_id = "fig-bootstrap" if k == 0 else f"fig-bootstrap-{k + 1}"
+        part = intervals[intervals["matchup"].isin(group)] if group else intervals
         ctx["figures"].append(
             {
-                "id": "fig-loro",
-                "title": "Leave-one-reader-out shifts",
-                "caption": "Change of each cell's raw human rate (focal votes / decisive votes: ties left out) "
-                "when one reader is removed (rate without the reader minus the rate with everyone).",
-                "svg": loro_shift_svg(shifts[["reader_id", "criterion", "shift", "matchup"]], fig_id="fig-loro"),
+                "id": fig_id,
+                "title": "Intervals compared: GLMM and cluster bootstraps"
+                + ("" if k == 0 else f" (continued: matchups {k * size + 1}-{k * size + len(group)})"),
+                "caption": caption if k == 0 else "",
+                "svg": bootstrap_comparison_svg(part, fig_id=fig_id),
+                **_print_parts(k, len(groups), "uncertainty.csv"),
             }
         )
+    shifts = loro.shifts.rename(columns={"reader": "reader_id"})
+    if len(shifts):
+        # in parts of whole rows of panels (each about a printed page), on one shared axis
+        matchups = list(dict.fromkeys(shifts["matchup"].tolist()))
+        n_rows = min(shifts["reader_id"].nunique(), 21)
+        size = 3 * max(1, int(BOOTSTRAP_PART_HEIGHT // (14.0 * n_rows + 56)))
+        groups = [matchups[i : i + size] for i in range(0, len(matchups), size)]
+        finite = pd.to_numeric(shifts["shift"], errors="coerce").abs()
+        limit = float(finite.max()) if finite.notna().any() else None
+        for k, group in enumerate(groups):
+            fig_id = "fig-loro" if k == 0 else f"fig-loro-{k + 1}"
+            part = shifts[shifts["matchup"].isin(group)]
+            ctx["figures"].append(
+                {
+                    "id": fig_id,
+                    "title": "Leave-one-reader-out shifts"
+                    + ("" if k == 0 else f" (continued: matchups {k * size + 1}-{k * size + len(group)})"),
+                    "caption": "Change of each cell's raw human rate (focal votes / decisive votes: ties left out) "
+                    "when one reader is removed (rate without the reader minus the rate with everyone)."
+                    if k == 0
+                    else "",
+                    "svg": loro_shift_svg(
+                        part[["reader_id", "criterion", "shift", "matchup"]], fig_id=fig_id, limit=limit
+                    ),
+                    **_print_parts(k, len(groups), "uncertainty.csv"),
+                }
+            )
     ctx["notes"].extend([payload.tally.statement, *boot.notes, *loro.notes])
     folded_tables(ctx, payload)
 
@@ -218,6 +249,11 @@ def heatmap_figures(result: Any, rates: pd.DataFrame) -> list[dict]:
             "matchup": rates["matchup"],
         }
     )
+    # the GLMM values the result flags degenerate are marked in the map, as in the transfer table
+    flagged = {(c.matchup, c.criterion) for c in result.cells if c.human.glmm.degenerate}
+    long["degenerate"] = (long["kind"] == "glmm").to_numpy() & np.array(
+        [(m, k) in flagged for m, k in zip(long["matchup"].tolist(), long["criterion"].tolist())], dtype=bool
+    )
     matchups = list(dict.fromkeys(long["matchup"].tolist()))
     cell_matchups = list(dict.fromkeys(c.matchup for c in result.cells))
     matchups.sort(key=lambda m: (m in cell_matchups, cell_matchups.index(m) if m in cell_matchups else 0))
@@ -332,6 +368,24 @@ def divergent_cases(result: Any, payload: ReaderAnalysis) -> list[dict]:
     return out
 
 
+PRINT_PARTS = 2  #: parts of a figure drawn in parts printed on paper; the HTML shows every one
+
+
+def _print_parts(k: int, n: int, source: str) -> dict:
+    """Part ``k`` of ``n``: screen-only past :data:`PRINT_PARTS`; the last printed part says where the rest are."""
+    return {
+        "screen_only": k >= PRINT_PARTS,
+        "print_note": f"On paper the first {PRINT_PARTS} of the {n} parts of this figure are printed; the others are "
+        f"in the HTML report, and every value is in {source} and result.json."
+        if k == PRINT_PARTS - 1 and n > PRINT_PARTS
+        else "",
+    }
+
+
+BOOTSTRAP_PART_HEIGHT = 620.0  #: points of the interval figure in one part (about a printed page)
+SURFACE_PANELS = 12  #: features drawn in the surface figure (the table and surface.csv hold every one)
+
+
 def _excerpt(system: str, text: str) -> dict:
     return {"system": system, "text": text[:EXCERPT_CHARS] + ("…" if len(text) > EXCERPT_CHARS else "")}
 
@@ -346,7 +400,7 @@ def surface(result: Any, payload: SurfaceResult, ctx: dict) -> None:
     ctx["facts"] = [
         {"key": "features", "value": str(len(payload.features))},
         {"key": "judge", "value": judge},
-        {"key": "humans' criterion", "value": payload.human_criterion},
+        *([{"key": "humans' criterion", "value": payload.human_criterion}] if payload.human_criterion else []),
         {"key": "bootstrap replicates", "value": f"{payload.n_boot:,} ({payload.cluster} clusters)"},
         {"key": "adjustment", "value": payload.adjust},
         {"key": "seed", "value": cell_value(payload.seed)},
@@ -376,26 +430,60 @@ def surface(result: Any, payload: SurfaceResult, ctx: dict) -> None:
             }
         )
         n_feat = len(set(frame["feature"]))
-        ctx["figures"].append(
-            {
-                "id": "fig-surface",
-                "title": "Feature differences against the judge and against the humans, side by side",
-                "caption": f"Each point is a pair. Left of each feature: the feature difference (focal minus other "
-                f"story) against judge {judge}'s score difference ({crit}); right: the same difference against the "
-                f"pair's share of human votes for the focal story ({payload.human_criterion or 'no human criterion'}; "
-                f"ties left out). Red lines: the least-squares slopes ({scope}); panel titles: the judge's r and the "
-                f"humans' r of the same differences. A judge that tracks a feature the readers ignore has a steep left "
-                f"line beside a flat right one. Features are ordered by the judge's |r|"
-                + (f"; the first 12 of {n_feat} features are drawn" if n_feat > 12 else "")
-                + ".",
-                "svg": feature_scatter_svg(
-                    frame,
-                    panels=panels,
-                    y_label=f"judge score difference ({crit}), focal - other",
-                    fig_id="fig-surface",
-                ),
-            }
+        # the humans' panels are drawn only when the pairs carry a human vote share (a criterion to compare)
+        has_h = "h" in frame.columns and pd.to_numeric(frame["h"], errors="coerce").notna().any()
+        if has_h:
+            caption = (
+                f"Each point is a pair. Left of each feature: the feature difference (focal minus other story) "
+                f"against judge {judge}'s score difference ({crit}); right: the same difference against the pair's "
+                f"share of human votes for the focal story ({payload.human_criterion or 'pooled criteria'}; ties "
+                f"left out). Red lines: the least-squares slopes ({scope}); panel titles: the judge's r and the "
+                "humans' r of the same differences. A judge that tracks a feature the readers ignore has a steep "
+                "left line beside a flat right one."
+            )
+        else:
+            caption = (
+                f"Each point is a pair: the feature difference (focal minus other story) against judge {judge}'s "
+                f"score difference ({crit}); red lines: the least-squares slopes ({scope}); panel titles: the "
+                "judge's r. No humans' panels: the human file gives no overall preference (criterion 'overall') "
+                "to set the differences beside (the section's notes say why)."
+            )
+        # in parts of two rows of panels: each part a figure that prints whole, at the page width
+        n_drawn = min(n_feat, SURFACE_PANELS)
+        part = 2 * features_per_row(has_h)
+        title = (
+            "Feature differences against the judge and against the humans, side by side"
+            if has_h
+            else "Feature differences against the judge"
         )
+        for k, start in enumerate(range(0, n_drawn, part)):
+            fig_id = "fig-surface" if k == 0 else f"fig-surface-{k + 1}"
+            ctx["figures"].append(
+                {
+                    "id": fig_id,
+                    "title": title
+                    if k == 0
+                    else f"{title} (continued: features {start + 1}-{min(start + part, n_drawn)} of {n_drawn})",
+                    "caption": caption
+                    + " Features are ordered by the judge's |r|"
+                    + (
+                        f"; the first {SURFACE_PANELS} of {n_feat} features are drawn"
+                        if n_feat > SURFACE_PANELS
+                        else ""
+                    )
+                    + "."
+                    if k == 0
+                    else "",
+                    "svg": feature_scatter_svg(
+                        frame,
+                        panels=panels,
+                        y_label=f"judge score difference ({crit}), focal - other",
+                        fig_id=fig_id,
+                        max_panels=part,
+                        start=start,
+                    ),
+                }
+            )
     side = payload.side_by_side
     pooled = POOLED in set(side["scope"])
     side = side[(side["scope"] == POOLED) & (side["judge"] == judge)] if pooled else side

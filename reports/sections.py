@@ -16,8 +16,9 @@ import pandas as pd
 
 from audit.devset import DevValidity
 from audit.redact import redact_command, redact_text
-from reports.figures import preference_svg
-from reports.format import DASH, cell_value, interval, num, pct
+from audit.verdict.checks import headline_text
+from reports.figures import distance_map_svg, preference_svg
+from reports.format import DASH, cell_value, count_or_value, interval, num, pct
 from reports.tables import CELL_ORDER, STATUS_ORDER, status_value, table
 
 
@@ -91,6 +92,8 @@ def headline(result: Any) -> dict:
         }
     )
     return {
+        "text": headline_text(result.status, cells),
+        "distance_map": distance_map_figure(result),
         "dev": dev_summary(result.dev, prov.primary_judge),
         "deployment": deployment,
         "worst": worst_cells(result),
@@ -99,6 +102,60 @@ def headline(result: Any) -> dict:
 
 
 WORST_SHOWN = 5
+
+
+def distance_map_figure(result: Any) -> list[dict]:
+    """The matchup x criterion map of the judge's distance from the human band, with the decisions; in
+    parts of :data:`MAP_ROWS` matchups (each prints whole at the page width)."""
+    cells = list(result.cells)
+    frame = pd.DataFrame(
+        {
+            "matchup": [c.matchup for c in cells],
+            "criterion": [c.criterion for c in cells],
+            "distance": [c.transfer.difference.estimate for c in cells],
+            "status": [status_value(c.transfer.status) for c in cells],
+        }
+    )
+    margins = {c.transfer.margin for c in cells if c.transfer.margin == c.transfer.margin}
+    margin = margins.pop() if len(margins) == 1 else None
+    focals = sorted({c.focal for c in cells})
+    matchups = list(dict.fromkeys(frame["matchup"].tolist()))[:MAX_MAP_MATCHUPS]
+    groups = [matchups[i : i + MAP_ROWS] for i in range(0, len(matchups), MAP_ROWS)] or [[]]
+    title = "Where the judge leaves the humans: distance from the human band per matchup and criterion"
+    parts = []
+    for k, group in enumerate(groups):
+        fig_id = "fig-distance-map" if k == 0 else f"fig-distance-map-{k + 1}"
+        more = ""
+        if k == len(groups) - 1 and frame["matchup"].nunique() > len(matchups):
+            more = (
+                f" The first {len(matchups)} of {frame['matchup'].nunique():,} matchups are drawn; every cell is "
+                "in cells.csv."
+            )
+        parts.append(
+            {
+                "id": fig_id,
+                "title": title
+                if k == 0
+                else f"{title} (continued: matchups {k * MAP_ROWS + 1}-{k * MAP_ROWS + len(group)})",
+                "caption": (
+                    "Each cell: the judge's rate minus the human band (the readers' vote share and majority rate), in "
+                    "points, for the focal system of its matchup ("
+                    + (", ".join(focals[:6]) + (", ..." if len(focals) > 6 else ""))
+                    + "), and the cell's decision. 0 means inside the band; the decision weighs the interval around "
+                    "the distance against the margin, so a large distance can still be undecided on few pairs."
+                    if k == len(groups) - 1
+                    else ""
+                )
+                + more,
+                "svg": distance_map_svg(
+                    frame[frame["matchup"].isin(group)] if group else frame, margin=margin, fig_id=fig_id
+                ),
+            }
+        )
+    return parts
+
+
+MAX_MAP_MATCHUPS = 200  #: matchups drawn in the distance map (cells.csv holds every cell)
 
 
 def worst_first(cells) -> list:
@@ -127,6 +184,7 @@ def worst_cells(result: Any) -> list[dict]:
             {
                 "status": status_value(t.status),
                 "cell": f"{c.matchup} / {c.criterion}",
+                "focal": c.focal,
                 "judge": pct(t.judge_rate.estimate),
                 "band": interval(t.band_low, t.band_high),
                 "distance": _points(t.difference.estimate),
@@ -153,25 +211,7 @@ def next_steps(result: Any) -> list[str]:
         )
     undecided = [c for c in by["INCONCLUSIVE"] if c.transfer.pairs_needed is not None]
     if undecided:
-        extra: dict[str, tuple[int, float]] = {}
-        for c in undecided:  # pairs serve every criterion of a matchup: the matchup needs its largest cell's count
-            more = max(0, int(c.transfer.pairs_needed) - int(c.transfer.n_pairs))
-            rpp = c.transfer.readers_per_pair if c.transfer.readers_per_pair == c.transfer.readers_per_pair else 1.0
-            if more > extra.get(c.matchup, (-1, 0.0))[0]:
-                extra[c.matchup] = (more, rpp)
-        pairs = sum(m for m, _ in extra.values())
-        votes = sum(m * r for m, r in extra.values())
-        per = "; ".join(f"{m}: +{n:,}" for m, (n, _) in sorted(extra.items(), key=lambda kv: -kv[1][0])[:4])
-        # the power the verdict's pairs_needed is computed at, when the result records it (else: about even odds)
-        powers = {getattr(c.transfer, "pairs_needed_power", None) for c in undecided}
-        power = next(iter(powers)) if len(powers) == 1 else None
-        odds = f"at {power:.0%} power" if isinstance(power, float) and power == power else "about even odds"
-        steps.append(
-            f"Label budget to decide the {len(by['INCONCLUSIVE'])} INCONCLUSIVE cell(s) at the current estimates: "
-            f"about {pairs:,} more pairs ({per}{'; ...' if len(extra) > 4 else ''}), "
-            f"~{votes:,.0f} more reader votes per criterion (the verdict's pairs_needed: {odds}; the "
-            "Label budget section gives the pairs for 80% power)."
-        )
+        steps.append(_budget_step(undecided, len(by["INCONCLUSIVE"])))
     elif by["INCONCLUSIVE"]:
         steps.append(f"{len(by['INCONCLUSIVE'])} cell(s) are INCONCLUSIVE: more human pairs would decide them.")
     if by["INSUFFICIENT"]:
@@ -188,6 +228,63 @@ def next_steps(result: Any) -> list[str]:
     if warns:
         steps.append(f"Read the {warns} WARN check(s) below: they do not fail the gate but qualify the numbers.")
     return steps
+
+
+#: a cell needing more than this many times the pairs it has, and more than REACH_MIN more pairs, is beyond
+#: reach (in practice: the estimates would have to change for more labels to decide it)
+REACH_FACTOR = 10
+REACH_MIN = 1_000
+
+
+def _budget_step(undecided: list, n_inconclusive: int) -> str:
+    """The label budget of the undecided cells: the cells within reach (pairs per matchup and reader votes),
+    the cells beyond it said so, with the cheapest cell to decide."""
+
+    def more(c) -> int:
+        return max(0, int(c.transfer.pairs_needed) - int(c.transfer.n_pairs))
+
+    def reachable(c) -> bool:
+        return more(c) <= max(REACH_FACTOR * int(c.transfer.n_pairs), REACH_MIN)
+
+    reach = [c for c in undecided if reachable(c)]
+    beyond = [c for c in undecided if not reachable(c)]
+    # the power the verdict's pairs_needed is computed at, when the result records it (else: about even odds)
+    powers = {getattr(c.transfer, "pairs_needed_power", None) for c in undecided}
+    power = next(iter(powers)) if len(powers) == 1 else None
+    odds = f"at {power:.0%} power" if isinstance(power, float) and power == power else "about even odds"
+    parts = []
+    if reach:
+        extra: dict[str, tuple[int, float]] = {}
+        for c in reach:  # pairs serve every criterion of a matchup: the matchup needs its largest cell's count
+            rpp = c.transfer.readers_per_pair if c.transfer.readers_per_pair == c.transfer.readers_per_pair else 1.0
+            if more(c) > extra.get(c.matchup, (-1, 0.0))[0]:
+                extra[c.matchup] = (more(c), rpp)
+        pairs = sum(m for m, _ in extra.values())
+        votes = sum(m * r for m, r in extra.values())
+        per = "; ".join(f"{m}: +{n:,}" for m, (n, _) in sorted(extra.items(), key=lambda kv: -kv[1][0])[:4])
+        parts.append(
+            (
+                f"Label budget to decide the {len(reach)} INCONCLUSIVE cell(s) within reach"
+                if beyond
+                else f"Label budget to decide the {n_inconclusive} INCONCLUSIVE cell(s)"
+            )
+            + f" at the current estimates: about {pairs:,} more pairs ({per}{'; ...' if len(extra) > 4 else ''}), "
+            f"~{votes:,.0f} more reader votes per criterion (the verdict's pairs_needed: {odds})."
+        )
+    if beyond:
+        worst = sorted(beyond, key=lambda c: -more(c))
+        per = "; ".join(
+            f"{c.matchup} / {c.criterion}: {more(c):,} more on {int(c.transfer.n_pairs):,}" for c in worst[:4]
+        )
+        cheapest = min(undecided, key=more)
+        parts.append(
+            f"Beyond reach: {len(beyond)} cell(s) would need over {REACH_FACTOR} times the pairs they have and over "
+            f"{REACH_MIN:,} more ({per}{'; ...' if len(beyond) > 4 else ''}): at the current estimates more labels "
+            f"will not decide them. The cheapest cell to decide is {cheapest.matchup} / {cheapest.criterion} at "
+            f"~{int(cheapest.transfer.pairs_needed):,} pairs (+{more(cheapest):,})."
+        )
+    parts.append("The Label budget section gives the pairs for 80% power and the pairs-versus-readers trade-off.")
+    return " ".join(parts)
 
 
 def dev_summary(section: Any, primary_judge: str = "") -> dict:
@@ -242,12 +339,16 @@ def shown_reason(reason: str) -> str:
     return f"{head} … ({len(reason) - len(head):,} more characters: the whole reason is in checks.csv and junit.xml)"
 
 
+#: checks whose value is a count (of cells): printed as a whole number
+COUNT_CHECKS = frozenset({"transfer.assessed"})
+
+
 def _check_row(c: Any) -> dict:
     return {
         "status": status_value(c.status),
         "name": c.name,
         "scope": c.scope,
-        "value": num(c.value),
+        "value": count_or_value(c.value) if c.name in COUNT_CHECKS else num(c.value),
         "threshold": num(c.threshold),
         "reason": shown_reason(c.reason),
     }
@@ -405,24 +506,44 @@ def focal_label(result: Any) -> str:
     return focals[0] if len(focals) == 1 else "the focal system"
 
 
-def preference_figure(result: Any) -> dict:
+#: rows (matchup x criterion) of the preference figure in one part: a taller figure prints in parts
+PREFERENCE_ROWS = 60
+#: matchups of the distance map in one part
+MAP_ROWS = 16
+
+
+def preference_figure(result: Any) -> list[dict]:
+    """The preference figure, in parts of whole criteria (at most :data:`PREFERENCE_ROWS` rows each, so
+    that each part prints whole at the page width); one part for most audits."""
     human, judge = preference_frames(result)
     prov = result.provenance
-    svg = preference_svg(
-        human,
-        judge if len(judge) else None,
-        focal_label=focal_label(result),
-        judge_label=prov.primary_judge or "judge",
-        fig_id="fig-preference",
-        tie_rule=prov.tie_rule or None,
-    )
-    return {
-        "id": "fig-preference",
-        "title": "",
-        "caption": "",
-        "svg": svg,
-        "label": "Human vote share with its interval beside the judge's rate",
-    }
+    criteria = list(dict.fromkeys(human["criterion"].tolist())) if len(human) else []
+    n_matchups = max(1, human["matchup"].nunique()) if len(human) else 1
+    size = max(1, PREFERENCE_ROWS // n_matchups)
+    groups = [criteria[i : i + size] for i in range(0, len(criteria), size)] or [[]]
+    parts = []
+    for k, group in enumerate(groups):
+        fig_id = "fig-preference" if k == 0 else f"fig-preference-{k + 1}"
+        h = human[human["criterion"].isin(group)] if group else human
+        j = judge[judge["criterion"].isin(group)] if group and len(judge) else judge
+        svg = preference_svg(
+            h,
+            j if len(j) else None,
+            focal_label=focal_label(result),
+            judge_label=prov.primary_judge or "judge",
+            fig_id=fig_id,
+            tie_rule=prov.tie_rule or None,
+        )
+        parts.append(
+            {
+                "id": fig_id,
+                "title": "" if len(groups) == 1 else f"Criteria {', '.join(map(str, group))}",
+                "caption": "",
+                "svg": svg,
+                "label": "Human vote share with its interval beside the judge's rate",
+            }
+        )
+    return parts
 
 
 def configurations_table(result: Any) -> dict | None:

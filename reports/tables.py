@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 
 from audit.tie_rules import rule_words
-from reports.format import cell_value
+from reports.format import cell_value, count_or_value, is_count_name
 
 STATUS_ORDER = ("FAIL", "ERROR", "INCONCLUSIVE", "WARN", "INSUFFICIENT", "SKIPPED", "PASS")
 #: the transfer cell statuses, worst first (the headline counts them in this order)
@@ -79,7 +79,8 @@ def table(
     else:
         shown = frame.head(max_rows)[cols]
     values = shown.to_numpy(dtype=object).tolist()
-    rows = [[cell_value(v) for v in row] for row in values]
+    formats = [count_or_value if is_count_name(c) else cell_value for c in shown.columns]
+    rows = [[f(v) for f, v in zip(formats, row)] for row in values]
     omit = [i for i, c in enumerate(cols) if c in print_omit]
     return {
         "caption": caption,

@@ -15,7 +15,7 @@ from reports.agreement_decision import summary_line as agreement_summary_line
 from reports.format import pct
 from reports.peer_terminal import peer_summary_lines
 from reports.prediction_powered import prediction_powered_lines
-from reports.sections import dev_summary, row_accounting
+from reports.sections import dev_summary, row_accounting, worst_first
 from reports.tables import CELL_ORDER, STATUS_ORDER, status_value, tie_words
 
 _COLOURS = {
@@ -133,11 +133,12 @@ def render_summary(
     agreement = agreement_summary_line(result)
     if agreement:
         lines.append(_safe(agreement))
-    shown = [c for c in result.cells if status_value(c.transfer.status) in ("FAIL", "ERROR", "INCONCLUSIVE")]
-    shown.sort(key=lambda c: CELL_ORDER.index(status_value(c.transfer.status)))
+    # worst first, as in the report: FAIL, ERROR, INCONCLUSIVE, each by largest distance from the band
+    shown = worst_first(c for c in result.cells if status_value(c.transfer.status) in ("FAIL", "ERROR", "INCONCLUSIVE"))
     if shown:
         lines.append(
-            f"Cells to look at ({len(shown)}; distance of the judge from the human band, {_level(result)} interval):"
+            f"Cells to look at ({len(shown)}, worst first; distance of the judge from the human band, "
+            f"{_level(result)} interval):"
         )
         width = max(len(_safe(f"{c.matchup} / {c.criterion}")) for c in shown[:max_cells])
         for c in shown[:max_cells]:
@@ -161,7 +162,7 @@ def render_summary(
                 p_cell = min(p for p in (t.p_outside_adjusted, t.p_conflict_adjusted) if p is not None)
                 more = f"  adj. p {_bootstrap_p(p_cell, t.n_boot)}" + more
             lines.append(
-                f"  {status:<12} {label:<{width}}  judge {pct(t.judge_rate.estimate)}  band "
+                f"  {status:<12} {label:<{width}}  judge {pct(t.judge_rate.estimate)} for {_safe(c.focal)}  band "
                 f"[{pct(t.band_low)}, {pct(t.band_high)}]  distance {_points(t.difference.estimate)} "
                 f"[{_points(t.difference.ci_low)}, {_points(t.difference.ci_high)}]{more}"
                 + (f"  ({', '.join(flags)})" if flags else "")

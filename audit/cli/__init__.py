@@ -9,6 +9,7 @@ exposes a ``click.Command`` named ``command``.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import importlib
 import io
@@ -20,6 +21,7 @@ import click
 
 from audit import __version__
 from audit.cli.exit_status import ExitStatus
+from audit.cli.usage import Group
 from audit.errors import (
     AuditError,
     ConvergenceError,
@@ -48,7 +50,7 @@ COMMAND_MODULES = (
 )
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="audit")
 def cli() -> None:
     """judge-audit: can your automatic judge be trusted on the data it is about to judge?
@@ -108,8 +110,11 @@ def main(argv: list[str] | None = None) -> int:
         return ExitStatus.USAGE_ERROR
     except InputError as exc:
         _say(f"Input error ({len(exc.problems)} problem(s)):")
+        fixes: set[str] = set()
         for problem in exc.problems:
-            _say(f"  - {problem}")
+            # a fix is printed once: the next problems of the same kind only say where
+            _say(f"  - {problem if problem.fix not in fixes else dataclasses.replace(problem, fix='')}")
+            fixes.add(problem.fix)
         return ExitStatus.INPUT_ERROR
     except MissingDependencyError as exc:
         _say(f"Missing dependency: {exc}")

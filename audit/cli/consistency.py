@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from audit.cli.options import tables_out_option
+from audit.cli.usage import Choice
 
 
 @click.command("consistency")
@@ -33,7 +34,7 @@ from audit.cli.options import tables_out_option
 )
 @click.option(
     "--final",
-    type=click.Choice(["last", "mean"]),
+    type=Choice(["last", "mean"]),
     default="last",
     show_default=True,
     help="Score the other analyses use per judge x item x criterion x mode: the last round "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from audit.cli.exit_status import ExitStatus
+from audit.cli.usage import Choice
 
 
 @click.command("gate")
@@ -14,7 +15,7 @@ from audit.cli.exit_status import ExitStatus
     "--fail-on",
     "fail_on",
     multiple=True,
-    type=click.Choice(["inconclusive", "insufficient"]),
+    type=Choice(["inconclusive", "insufficient"]),
     help="Also fail on INCONCLUSIVE (or INSUFFICIENT) cells; repeatable.",
 )
 @click.option(

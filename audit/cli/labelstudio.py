@@ -9,9 +9,10 @@ from __future__ import annotations
 import click
 
 from audit.cli.options import seed_option
+from audit.cli.usage import Group
 
 
-@click.group("labelstudio")
+@click.group("labelstudio", cls=Group)
 def command():
     """Run the blind study in Label Studio: files (export/import) or a server (push/pull)."""
 

@@ -11,6 +11,7 @@ import click
 from audit.cli.exit_status import ExitStatus
 from audit.cli.import_ import import_options, options_from
 from audit.cli.options import Progress, jobs_option, parse_scale, perplexity_options, scheduler_option, seed_option
+from audit.cli.usage import Choice
 from audit.tie_rules import TIE_RULES
 
 
@@ -55,7 +56,7 @@ from audit.tie_rules import TIE_RULES
 )
 @click.option(
     "--tie-rule",
-    type=click.Choice(TIE_RULES.names()),
+    type=Choice(TIE_RULES.names()),
     default="even-split",
     show_default=True,
     help="How an exact judge tie is credited.",
@@ -74,7 +75,7 @@ from audit.tie_rules import TIE_RULES
     "--fail-on",
     "fail_on",
     multiple=True,
-    type=click.Choice(["inconclusive", "insufficient"]),
+    type=Choice(["inconclusive", "insufficient"]),
     help="With --gate: also fail on INCONCLUSIVE (or INSUFFICIENT) cells; repeatable.",
 )
 @click.option(
@@ -100,14 +101,14 @@ from audit.tie_rules import TIE_RULES
 )
 @click.option(
     "--glmm-backend",
-    type=click.Choice(["native", "lme4"]),
+    type=Choice(["native", "lme4"]),
     default="native",
     show_default=True,
     help="GLMM engine: our own (no R) or lme4 through pymer4 (needs R).",
 )
 @click.option(
     "--linkage",
-    type=click.Choice(["average", "complete", "single", "weighted", "ward", "centroid", "median"]),
+    type=Choice(["average", "complete", "single", "weighted", "ward", "centroid", "median"]),
     default="average",
     show_default=True,
     help="Linkage of the reader and criteria clustering.",
@@ -152,6 +153,16 @@ def command(
     quiet,
 ):
     """Audit JUDGE (judge.csv) against HUMANS (humans.csv) and write the report.
+
+    \b
+    Required columns (CSV, TSV, JSONL or Parquet; names are case-insensitive):
+      JUDGE   scores:   pair_id, system, criterion, score   (optional: judge, sample)
+              or verdicts: pair_id, criterion, choice       (a system, A/B, tie, invalid)
+      HUMANS  votes:    pair_id, reader_id, criterion, choice   (a system, A/B, tie)
+              or ratings: item_id, reader_id, criterion, rating, group_id
+                          (the judge's scores then keyed by item_id)
+    Wide layouts (one column per criterion) work too. Every column, layout and
+    check: docs/data-contract.md.
 
     \b
     Example:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from audit.errors import MissingDependencyError
+from audit.errors import MissingDependencyError, did_you_mean
 from audit.inputs.problems import ProblemLog
 from audit.output_files import restore_frame
 
@@ -651,10 +651,11 @@ def read_frame(path: str | os.PathLike, role: str, required: Sequence[str] = ())
     table = read_table(path, role, log)
     log.raise_if_any()
     missing = [c for c in required if c not in table.columns]
+    spare = [table.original_columns.get(c, c) for c in table.columns if c not in required]
     for column in missing:
         log.add(
             str(path),
-            f"required column missing (found: {table.found()})",
+            f"required column missing{did_you_mean(column, spare)} (found: {table.found()})",
             f"the {role} file needs columns {', '.join(required)}",
             column=column,
         )

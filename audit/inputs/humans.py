@@ -49,6 +49,8 @@ class HumanInput:
     #: ids every one of whose rows is blank (no judgment given): id -> (first line, rows), so that a
     #: judge output on such an id is reported as that, not as an id missing from the human file
     all_blank: dict = dataclasses.field(default_factory=dict)
+    #: ids of rows left out for a row problem already reported (see JudgeInput.rejected_ids)
+    rejected_ids: frozenset = frozenset()
 
 
 def detect_shape(table: Table) -> str | None:
@@ -143,6 +145,7 @@ def read_humans(
     _reader_groups(frame, table, log)
     frame = _readers_who_judged_nothing(frame, blank, bad, table, log, role)
     keep = ~bad
+    rejected = frozenset(frame.loc[bad, id_col].unique().tolist()) if bad.any() else frozenset()
     frame, blank = frame[keep], blank[keep]
     dup = duplicates(
         frame[~blank],
@@ -178,7 +181,12 @@ def read_humans(
     frame = frame[cols].reset_index(drop=True)
     frame["order"] = np.arange(len(frame))
     return HumanInput(
-        shape=shape, layout=f"{shape}-{'wide' if wide else 'long'}", frame=frame, n_read=n_read, all_blank=all_blank
+        shape=shape,
+        layout=f"{shape}-{'wide' if wide else 'long'}",
+        frame=frame,
+        n_read=n_read,
+        rejected_ids=rejected,
+        all_blank=all_blank,
     )
 
 

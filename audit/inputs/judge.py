@@ -49,6 +49,9 @@ class JudgeInput:
     layout: str
     frame: pd.DataFrame
     n_read: int = 0  #: records read (rows, or row x criterion cells of a wide file)
+    #: ids of rows left out for a row problem already reported (a bad score, a blank id...):
+    #: an id missing downstream because of them is a knock-on, not a problem of its own
+    rejected_ids: frozenset = frozenset()
 
 
 def read_judge(
@@ -122,6 +125,7 @@ def read_judge(
         frame["shown_first"] = frame["shown_first"].str.strip() if "shown_first" in frame.columns else ""
         if "shown_first" in table.columns:
             keys = keys + ["shown_first"]
+    rejected = frozenset(frame.loc[bad, key].unique().tolist()) if bad.any() else frozenset()
     frame = frame[~bad]
     # a judge file holding one row per reader (the human file given first by mistake): one
     # problem instead of one "duplicate judge output" per reader
@@ -157,6 +161,7 @@ def read_judge(
         layout=f"{kind}-{'wide' if wide else 'long'}",
         frame=frame[out_cols].reset_index(drop=True),
         n_read=n_read,
+        rejected_ids=rejected,
     )
 
 

@@ -7,6 +7,7 @@ import re
 import numpy as np
 import pandas as pd
 
+from audit.errors import closest, did_you_mean
 from audit.inputs.formats import Table
 from audit.inputs.problems import ProblemLog
 
@@ -15,10 +16,14 @@ def require(table: Table, required: list[str], log: ProblemLog, shape: str) -> b
     """Report the required columns absent from ``table``; True when all are present."""
     absent = [c for c in required if c not in table.frame.columns]
     if absent:
+        spare = [table.original_columns.get(c, c) for c in table.frame.columns if c not in required]
+        near = {c: closest(c, spare) for c in absent}
+        renames = [f"rename '{n}' to '{c}'" for c, n in near.items() if n is not None]
         log.add(
             table.path,
-            f"missing required column(s) {', '.join(absent)} for {shape}",
-            f"add the column(s); columns found: {table.found()} (names are case-insensitive)",
+            f"missing required column(s) {', '.join(c + did_you_mean(c, spare) for c in absent)} for {shape}",
+            f"{'; '.join(renames) + ', or ' if renames else ''}add the column(s); columns found: {table.found()} "
+            "(names are case-insensitive)",
             line=1 if table.format in ("csv", "tsv") else None,
             column=", ".join(absent),
         )

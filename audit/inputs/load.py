@@ -164,7 +164,10 @@ class _Loader:
             if pf is not None
             else "every judged pair needs two systems in the judge file"
         )
-        bad_h = unknown_ids(hv, "pair_id", known, th.path, "humans", log, where, fix)
+        # without a pairs file the pairs come from the judge file: a pair whose judge rows all
+        # had a problem is a knock-on of that problem
+        from_judge = j.rejected_ids if pf is None else frozenset()
+        bad_h = unknown_ids(hv, "pair_id", known, th.path, "humans", log, where, fix, from_judge)
         bad_j = unknown_ids(jf, "pair_id", known, tj.path, "judge", log, where, fix)
         hv, jf = hv[~bad_h], jf[~bad_j]
         # ids present in one file and missing in the other
@@ -178,6 +181,7 @@ class _Loader:
                 log,
                 "the judge file",
                 "give the judge's output for every pair the readers judged, or remove the votes",
+                j.rejected_ids,
             )
         ]
         if len(hv) == 0:  # no usable vote at all: one problem, not one per judge row
@@ -404,6 +408,7 @@ class _Loader:
                 log,
                 "the judge file",
                 "give the judge's score for every rated item (this also names its system)",
+                j.rejected_ids,
             )
         ]
         if len(r) == 0:
@@ -419,6 +424,7 @@ class _Loader:
                 log,
                 "the human file",
                 "remove the judge's scores of items no reader rated, or add the ratings",
+                h.rejected_ids,
             )
         ]
         if log.problems:

@@ -23,8 +23,11 @@ import numpy as np
 from audit.errors import InputError, InputProblem
 
 #: Row problems of one kind (same file, column and message) listed one by one before the rest
-#: are summarised in a single extra problem; the count is always exact.
-MAX_ROWS_PER_KIND = 50
+#: are summarised in a single extra problem ("and N more rows of the same kind"); the count is
+#: always exact. A handful is enough to see the pattern and to find the rows.
+MAX_ROWS_PER_KIND = 5
+#: Distinct values quoted in the summary of the rows not listed one by one.
+MAX_VALUES_QUOTED = 5
 
 
 class ProblemLog:
@@ -103,9 +106,15 @@ class ProblemLog:
             shown += 1
             self.add(file, message, fix, line=int(lines[i]), column=column, value=None if vals is None else vals[i])
         if shown < n:
-            rest = n - shown
+            rest = idx[shown:]
             self.add(
-                file, f"{rest} more row(s) with the same problem: {message}", fix, column=column, line=None, value=None
+                file,
+                f"{message}: and {len(rest):,} more {_rows(len(rest))} of the same kind"
+                + ("" if vals is None else quoted_values(vals[rest])),
+                fix,
+                column=column,
+                line=None,
+                value=None,
             )
         return mask
 
@@ -152,6 +161,20 @@ class ProblemLog:
                 self.problems, key=lambda p: (files[p.file], p.line if p.line is not None else float("inf"))
             )
             raise InputError(ordered)
+
+
+def _rows(n: int) -> str:
+    return "row" if n == 1 else "rows"
+
+
+def quoted_values(values: Iterable[object]) -> str:
+    """`` (values found: 'good', 'bad', ...)``: the distinct values, in order of appearance."""
+    distinct = list(dict.fromkeys(str(v) for v in values))
+    if not distinct:
+        return ""
+    shown = ", ".join(repr(v) for v in distinct[:MAX_VALUES_QUOTED])
+    more = f" and {len(distinct) - MAX_VALUES_QUOTED:,} more" if len(distinct) > MAX_VALUES_QUOTED else ""
+    return f" (values found: {shown}{more})"
 
 
 def _int_or_none(x: object) -> int | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from audit.inputs.problems import ProblemLog
+from audit.inputs.problems import MAX_ROWS_PER_KIND, ProblemLog, quoted_values
 
 TIE = "tie"
 INVALID = "invalid"
@@ -52,9 +52,23 @@ def member(column: pd.Series, values) -> np.ndarray:
 
 
 def unknown_ids(
-    frame: pd.DataFrame, column: str, known: set[str], path: str, role: str, log: ProblemLog, where: str, fix: str
+    frame: pd.DataFrame,
+    column: str,
+    known: set[str],
+    path: str,
+    role: str,
+    log: ProblemLog,
+    where: str,
+    fix: str,
+    explained: frozenset | set = frozenset(),
 ) -> np.ndarray:
-    """Rows whose id is not in ``known``: one problem per id (or one exclusion count under drop_invalid)."""
+    """Rows whose id is not in ``known``: one problem per id (or one exclusion count under drop_invalid).
+
+    The first :data:`~audit.inputs.problems.MAX_ROWS_PER_KIND` ids are listed one by one, the
+    rest in one "and N more" problem. Ids in ``explained`` (every row of the id in the other
+    file was left out for a problem already reported) are knock-ons of that problem: they are
+    not reported again (the run stops on the root problem), only counted under drop_invalid.
+    """
     mask = ~member(frame[column], known)
     if not mask.any():
         return mask
@@ -65,10 +79,23 @@ def unknown_ids(
     lines = frame["line"].to_numpy()
     seen: dict[str, tuple[int, int]] = {}
     for i in np.flatnonzero(mask):
+        if ids[i] in explained:
+            continue
         first, n = seen.get(ids[i], (int(lines[i]), 0))
         seen[ids[i]] = (first, n + 1)
-    for value, (first, n) in seen.items():
+    listed = list(seen.items())[:MAX_ROWS_PER_KIND]
+    for value, (first, n) in listed:
         log.add(path, f"{column} not found in {where} ({n} row(s))", fix, line=first, column=column, value=value)
+    rest = list(seen.items())[MAX_ROWS_PER_KIND:]
+    if rest:
+        n_rows = sum(n for _, (_, n) in rest)
+        log.add(
+            path,
+            f"{column} not found in {where}: and {len(rest):,} more {column}s of the same kind "
+            f"({n_rows:,} row(s)){quoted_values(v for v, _ in rest)}",
+            fix,
+            column=column,
+        )
     return mask
 
 

@@ -21,7 +21,7 @@ import pandas as pd
 from audit.checks import CELL_STATUSES, Check, Status, apply_severity, breach_status
 from audit.data import JUDGE_AGGREGATE
 from audit.policy import Policy
-from audit.result import Cell, MatchupTransfer, StudyTransfer
+from audit.result import Cell, MatchupTransfer, StudyTransfer, headline_from_counts, plain_counts
 
 
 def _add(
@@ -151,6 +151,12 @@ def transfer_levels(cells: Sequence[Cell], policy: Policy) -> tuple[tuple[Matchu
         f"study test (Bonferroni over the matchups' pooled tests) p = {_p(lv['study_p'])}"
     )
     return tuple(matchups), StudyTransfer(study, f"{study.value}: {text}", lv["study_p"], len(live), n_fail, n_pass)
+
+
+def _adjusted(adjust: str, levels: Sequence[Check]) -> str:
+    """How the cells' p-values were adjusted: the closed test over matchups when the run decided
+    matchups with their criteria pooled (its matchup and study checks exist), else the policy's rule."""
+    return "closed-test-adjusted over the matchups" if levels else f"{adjust}-adjusted"
 
 
 def _matchups(failing: list[str]) -> str:
@@ -285,11 +291,16 @@ def overall_status(checks: Iterable[Check]) -> Status:
     return Status.PASS
 
 
-def _counts_text(counts: dict[str, int]) -> str:
-    parts = [f"{counts['FAIL']} FAIL", f"{counts['PASS']} PASS", f"{counts['INCONCLUSIVE']} INCONCLUSIVE"]
-    text = ", ".join(parts)
-    extra = [f"{counts[s]} {s}" for s in ("INSUFFICIENT", "ERROR") if counts[s]]
-    return text + (f" ({', '.join(extra)}, counted apart)" if extra else "")
+def _apart(counts: dict[str, int]) -> str:
+    """``; 75 insufficient cells counted apart`` (INSUFFICIENT and ERROR cells), or ``""``."""
+    extra = [f"{counts[s]} {s.lower()}" for s in ("INSUFFICIENT", "ERROR") if counts[s]]
+    return f"; {' and '.join(extra)} cell(s) counted apart" if extra else ""
+
+
+def headline_text(status: Status | str, cells: Sequence[Cell]) -> str:
+    """The report's one-line headline: ``FAIL: 3 cells fail, 15 undecided, none pass``."""
+    word = status.value if isinstance(status, Status) else str(status)
+    return headline_from_counts(word, cell_counts(cells))
 
 
 def verdict_sentence(
@@ -305,7 +316,7 @@ def verdict_sentence(
     if n_assessed == 0:
         return "Nothing was compared: " + _nothing_assessed_reason(cells) + "."
     margin_text = f"{100 * margin:.0f}-point margin" if margin is not None else "margin"
-    cells_text = f"of {n_assessed} compared cells: {_counts_text(counts)}"
+    cells_text = f"{plain_counts(counts)} (of {n_assessed} compared cells{_apart(counts)}"
     other = sorted(
         {
             c.name
@@ -322,24 +333,24 @@ def verdict_sentence(
         return (
             f"The judge does not transfer to this data: {where} FAIL with the criteria pooled (a criterion "
             f"outside the human band by more than the {margin_text}, or a direction conflict, not yet located "
-            f"in one cell); {cells_text}{tail}."
+            f"in one cell); {cells_text}){tail}."
         )
     if counts["FAIL"]:
         return (
-            f"The judge does not transfer to this data: {counts['FAIL']} {cells_text} (FAIL: outside the human "
-            f"band by more than the {margin_text}, or a direction conflict, {adjust}-adjusted){_matchups(failing)}"
-            f"{tail}."
+            f"The judge does not transfer to this data: {cells_text}; a cell fails when the judge is outside the "
+            f"human band by more than the {margin_text}, or in a direction conflict, {_adjusted(adjust, levels)})"
+            f"{_matchups(failing)}{tail}."
         )
     if counts["ERROR"]:
-        return f"The audit could not decide every cell: {cells_text}{tail}."
+        return f"The audit could not decide every cell: {cells_text}){tail}."
     if counts["INCONCLUSIVE"]:
         return (
-            f"Not decided yet: {counts['INCONCLUSIVE']} {cells_text}; no cell is outside the {margin_text}, "
-            f"and the inconclusive cells need more pairs (see pairs_needed){tail}."
+            f"Not decided yet: {cells_text}); no cell is outside the {margin_text}, "
+            f"and the undecided cells need more pairs (see pairs_needed){tail}."
         )
-    insufficient = f" ({counts['INSUFFICIENT']} INSUFFICIENT, counted apart)" if counts["INSUFFICIENT"] else ""
+    insufficient = f" ({counts['INSUFFICIENT']} insufficient cell(s) counted apart)" if counts["INSUFFICIENT"] else ""
     return (
-        f"The judge transfers to this data: all {n_assessed} compared cells PASS (within the {margin_text} of the "
+        f"The judge transfers to this data: all {n_assessed} compared cells pass (within the {margin_text} of the "
         f"human band){insufficient}{tail}."
     )
 
@@ -347,8 +358,10 @@ def verdict_sentence(
 __all__ = [
     "cell_checks",
     "cell_counts",
+    "headline_text",
     "level_checks",
     "overall_status",
+    "plain_counts",
     "summary_checks",
     "transfer_levels",
     "verdict_sentence",

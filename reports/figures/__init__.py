@@ -9,6 +9,7 @@ from reports.figures._svg import UnsafeSvgError, empty_svg, figure_to_svg, verif
 from reports.figures.bootstrap import bootstrap_comparison_svg
 from reports.figures.clusters import ClusterPanel, cluster_heatmap_svg
 from reports.figures.dendrogram import DendrogramPanel, dendrogram_svg
+from reports.figures.distance_map import distance_map_svg
 from reports.figures.heatmap import reader_heatmap_svg
 from reports.figures.loro import loro_shift_svg
 from reports.figures.preference import preference_svg
@@ -22,6 +23,7 @@ __all__ = [
     "UnsafeSvgError",
     "bootstrap_comparison_svg",
     "dendrogram_svg",
+    "distance_map_svg",
     "empty_svg",
     "feature_scatter_svg",
     "figure_to_svg",

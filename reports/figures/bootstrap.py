@@ -20,6 +20,7 @@ MAX_COLUMNS = 3  #: panels per row; more matchups wrap onto further rows
 MAX_CRITERIA = 30  #: criteria per panel; more: the first ones, and the figure says so
 _PANEL_W = 190.0
 _STEP = 6.5  #: points between two methods' intervals
+DEGENERATE_INK = "#999999"
 
 
 def bootstrap_comparison_svg(intervals: pd.DataFrame, *, fig_id: str = "fig-bootstrap") -> str:
@@ -29,7 +30,8 @@ def bootstrap_comparison_svg(intervals: pd.DataFrame, *, fig_id: str = "fig-boot
     ----------
     intervals : DataFrame
         ``matchup, criterion, method, estimate, ci_low, ci_high`` (probability scale), one row
-        per cell x method. Method order = first appearance.
+        per cell x method. Method order = first appearance. Optional ``degenerate`` (True for
+        a GLMM interval the result flags degenerate: drawn grey and dashed, counted in a note).
     fig_id : str
         Id prefix of the SVG.
     """
@@ -52,6 +54,7 @@ def bootstrap_comparison_svg(intervals: pd.DataFrame, *, fig_id: str = "fig-boot
     legend = [("-", colour_for(k), plain(m)) for k, m in enumerate(methods)]
     if len(crits) < n_crits:
         c.text(2, 8, f"first {len(crits)} of {n_crits:,} criteria drawn; every interval in uncertainty.csv", size=7.5)
+    n_degenerate = 0
     for idx, m in enumerate(matchups):
         row, col = divmod(idx, ncol)
         x = label_w + col * (_PANEL_W + 30)
@@ -69,6 +72,12 @@ def bootstrap_comparison_svg(intervals: pd.DataFrame, *, fig_id: str = "fig-boot
             k = methods.index(r.method)
             yy = y + crits.index(r.criterion) * block + (k + 1) * _STEP
             lo, hi, est = float(r.ci_low), float(r.ci_high), float(r.estimate)
+            if bool(getattr(r, "degenerate", False)):  # a boundary fit: grey, dashed, open
+                c.polyline([p.sx(lo), p.sx(hi)], [yy, yy], colour=DEGENERATE_INK, width=1.2, dash="2 2")
+                if np.isfinite(est):
+                    c.marker("o", p.sx(est), yy, size=3.5, fill="#ffffff", stroke=DEGENERATE_INK)
+                n_degenerate += 1
+                continue
             excludes = np.isfinite(lo) and np.isfinite(hi) and (lo > 0.5 or hi < 0.5)
             alpha = 1.0 if excludes else 0.45
             if np.isfinite(lo) and np.isfinite(hi):
@@ -77,6 +86,10 @@ def bootstrap_comparison_svg(intervals: pd.DataFrame, *, fig_id: str = "fig-boot
                 c.marker("o", p.sx(est), yy, size=3.5, fill=colour_for(k), opacity=alpha)
         if col == ncol - 1 or idx == len(matchups) - 1:
             c.legend(x + _PANEL_W + 14, y - 4, legend, title="interval")
+    if n_degenerate:
+        bottom = 30 + ((len(matchups) - 1) // ncol) * row_h + panel_h + 40
+        c.polyline([2, 22], [bottom - 3, bottom - 3], colour=DEGENERATE_INK, width=1.2, dash="2 2")
+        c.text(26, bottom, f"grey, dashed: degenerate GLMM fit ({n_degenerate}), not the humans' preference", size=7.5)
     svg = c.svg(fig_id)
     verify_svg(svg)
     return svg

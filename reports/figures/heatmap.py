@@ -23,6 +23,8 @@ from reports.figures._draw import Canvas, diverging, ink_for, text_width
 from reports.figures._svg import empty_svg, plain, verify_svg
 
 COLUMNS = ("row", "kind", "criterion", "rate")
+DEGENERATE_FILL = "#e4e4e4"
+DEGENERATE_NOTE = "degenerate GLMM fit (an estimate on the boundary), not the humans' preference"
 #: kinds in drawing order; readers first
 KIND_ORDER = ("reader", "human", "glmm", "judge")
 MAX_CRITERIA = 30  #: columns drawn; more criteria: the first ones, and the map says so
@@ -61,8 +63,10 @@ def reader_heatmap_svg(
         Long: ``row`` (label: reader id, "human GLMM", judge name), ``kind`` ("reader",
         "human", "glmm" or "judge"), ``criterion``, ``rate`` (probability of choosing the focal
         system; NaN = no votes, drawn grey and printed n/a). Optional ``n`` (votes behind a
-        reader's rate, weighs influence). Criterion order = first appearance; rows: readers in
-        first-appearance order, then pooled humans, GLMM, judge.
+        reader's rate, weighs influence) and ``degenerate`` (True for a GLMM value the result
+        flags degenerate: drawn grey, struck and starred, with a note under the map). Criterion
+        order = first appearance; rows: readers in first-appearance order, then pooled humans,
+        GLMM, judge.
     title : str
         Usually the matchup label.
     focal_label : str
@@ -76,6 +80,9 @@ def reader_heatmap_svg(
     if miss or len(rates) == 0:
         return empty_svg(fig_id, "No reader rates to draw" + (f" (missing {', '.join(miss)})" if miss else ""))
     rates = rates.assign(row=rates["row"].astype(str), rate=pd.to_numeric(rates["rate"], errors="coerce"))
+    # degenerate GLMM fits (a boundary estimate, not a human preference): drawn grey and starred
+    flagged = rates.loc[rates["degenerate"].fillna(False).astype(bool)] if "degenerate" in rates.columns else rates[:0]
+    degenerate = set(zip(flagged["kind"], flagged["row"], flagged["criterion"]))
     criteria = list(dict.fromkeys(rates["criterion"].tolist()))
     n_criteria = len(criteria)
     criteria = criteria[:MAX_CRITERIA]
@@ -144,6 +151,12 @@ def reader_heatmap_svg(
         c.text(label_w - 6, top_y + _ROW_H / 2 + 2.6, labels[i], size=_FONT, anchor="end", bold=kind not in ("reader",))
         for j, v in enumerate(values):
             x = label_w + j * _CELL_W
+            if (kind, _label, criteria[j]) in degenerate:
+                c.rect(x, top_y, _CELL_W, _ROW_H, DEGENERATE_FILL, stroke="#ffffff", title=DEGENERATE_NOTE)
+                c.line(x + 2, top_y + _ROW_H - 2, x + _CELL_W - 2, top_y + 2, colour="#aaaaaa", width=0.6)
+                shown = "n/a" if not np.isfinite(v) else f"({100 * v:.0f}%)*"
+                c.text(x + _CELL_W / 2, top_y + _ROW_H / 2 + 2.6, shown, size=_FONT, anchor="middle", colour="#555555")
+                continue
             c.rect(x, top_y, _CELL_W, _ROW_H, diverging(v), stroke="#ffffff")
             c.text(
                 x + _CELL_W / 2,
@@ -157,6 +170,10 @@ def reader_heatmap_svg(
     if 0 < n_before_rule < len(rows):
         rule_y = y + n_before_rule * _ROW_H + 2
         c.line(label_w, rule_y, label_w + len(criteria) * _CELL_W, rule_y, width=1.6)
+    drawn = {(kind, label, crit) for kind, label, _ in rows for crit in criteria}
+    if degenerate & drawn:
+        bottom = y + len(rows) * _ROW_H + (4 if 0 < n_before_rule < len(rows) else 0)
+        c.text(2, bottom + 12, f"(…)* grey: {DEGENERATE_NOTE}", size=7.5, colour="#555555")
     svg = c.svg(fig_id)
     verify_svg(svg)
     return svg

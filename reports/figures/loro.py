@@ -28,7 +28,12 @@ _ROW = 14.0
 
 
 def loro_shift_svg(
-    shifts: pd.DataFrame, *, fig_id: str = "fig-loro", value_label: str = "rate", max_readers: int = MAX_READERS
+    shifts: pd.DataFrame,
+    *,
+    fig_id: str = "fig-loro",
+    value_label: str = "rate",
+    max_readers: int = MAX_READERS,
+    limit: float | None = None,
 ) -> str:
     """Draw leave-one-reader-out shifts and return inline SVG.
 
@@ -37,7 +42,8 @@ def loro_shift_svg(
     shifts : DataFrame
         ``reader_id`` (the reader left out), ``criterion``, ``shift`` (estimate without the
         reader minus the estimate with everyone, probability scale); optional ``matchup``
-        (one panel each).
+        (one panel each). ``limit`` (probability scale): the half-width of the shift axis,
+        shared by a figure drawn in parts (default: from the shifts drawn).
     fig_id : str
         Id prefix of the SVG.
     value_label : str
@@ -67,7 +73,8 @@ def loro_shift_svg(
     if n_criteria > MAX_CRITERIA:  # the criteria whose shifts are largest, one colour each
         size = shifts["shift"].abs().groupby(shifts["criterion"]).max().reindex(criteria).fillna(0.0)
         criteria = list(size.sort_values(ascending=False, kind="stable").index[:MAX_CRITERIA])
-    lim = max(0.02, float(np.nanmax(np.abs(values[np.isfinite(values)]))) * 100 * 1.15)
+    largest = float(np.nanmax(np.abs(values[np.isfinite(values)]))) if limit is None else float(limit)
+    lim = max(0.02, largest * 100 * 1.15)
     labels = [plain(f"without {r}") for r in readers] + ([f"{len(rest):,} other readers (range)"] if rest else [])
     label_w = max(text_width(s, 7.0) for s in labels) + 10
     ncol = min(len(panels), MAX_COLUMNS)

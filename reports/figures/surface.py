@@ -22,6 +22,13 @@ from reports.figures._svg import PALETTE, empty_svg, plain, verify_svg
 
 COLUMNS = ("feature", "x", "y")
 PAIRS_PER_ROW = 2  #: features per row (each a judge panel and a humans panel)
+
+
+def features_per_row(has_humans: bool) -> int:
+    """Features drawn side by side: two (a judge and a humans panel each), or four judge panels."""
+    return PAIRS_PER_ROW if has_humans else 2 * PAIRS_PER_ROW
+
+
 MAX_POINTS = 400  #: points drawn per panel
 _W, _H = 128.0, 92.0
 _HUMAN = "#E69F00"
@@ -79,6 +86,7 @@ def feature_scatter_svg(
     fig_id: str = "fig-surface",
     max_panels: int = 12,
     max_points: int = MAX_POINTS,
+    start: int = 0,
 ) -> str:
     """Draw a judge panel and (with ``h``) a humans panel per feature and return inline SVG.
 
@@ -100,6 +108,9 @@ def feature_scatter_svg(
         At most this many features are drawn.
     max_points : int
         At most this many points per panel.
+    start : int
+        Draw the ordered features from this one on (a tall figure printed in parts, each part
+        one call): ``features[start : start + max_panels]``.
     """
     miss = [c for c in COLUMNS if c not in points.columns]
     if miss or len(points) == 0:
@@ -116,9 +127,9 @@ def feature_scatter_svg(
             return -abs(r) if np.isfinite(r) else 0.0
 
         features.sort(key=order)
-    features = features[:max_panels]
+    features = features[start : start + max_panels]
     has_h = "h" in points.columns and pd.to_numeric(points["h"], errors="coerce").notna().any()
-    per_row = PAIRS_PER_ROW if has_h else 2 * PAIRS_PER_ROW
+    per_row = features_per_row(has_h)
     block_w = (2 * _W + 50) if has_h else _W + 40
     c = Canvas()
     head = plain(y_label, 80) + (

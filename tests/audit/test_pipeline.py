@@ -91,7 +91,7 @@ def test_nothing_compared_is_an_error():
 
 def test_json_has_the_documented_fields(skewed):
     data = json.loads(result_to_json(skewed))
-    assert data["schema_version"] == "2.4"
+    assert data["schema_version"] == "2.5"
     assert data["status"] in ("PASS", "FAIL", "INCONCLUSIVE", "ERROR", "WARN")
     assert set(data["counts"]) == {"PASS", "FAIL", "INCONCLUSIVE", "INSUFFICIENT", "ERROR"}
     cell = data["cells"][0]

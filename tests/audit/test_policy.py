@@ -103,3 +103,14 @@ def test_known_checks_cover_every_check_the_pipeline_emits():
     )
     names = {c.name for c in run_audit(data, AuditSpec(n_boot=200)).checks}
     assert names <= KNOWN_CHECKS, names - KNOWN_CHECKS
+
+
+def test_misspelled_section_key_and_check_name_the_near_one(tmp_path):
+    path = tmp_path / "policy.toml"
+    path.write_text('[transfr]\nmargin = 0.1\n[transfer]\nmargn = 0.05\n[severity]\n"transfer.decison" = "WARN"\n')
+    with pytest.raises(InputError) as info:
+        load_policy(path)
+    text = str(info.value)
+    assert "unknown section [transfr] (did you mean 'transfer'?)" in text
+    assert "unknown key 'margn' in [transfer] (did you mean 'margin'?)" in text
+    assert "unknown check 'transfer.decison' in [severity] (did you mean 'transfer.decision'?)" in text

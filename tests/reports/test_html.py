@@ -255,7 +255,12 @@ def test_cell_without_judge_and_failed_glmm(bare_result):
     html = render_html(replace(bare_result, cells=cells))
     body = html[html.index('id="transfer-table"') :]
     body = body[body.index("<tbody>") : body.index("</tbody>")]
-    rows = [r for r in body.split("<tr ")[1:] if f"<td>{first.matchup}</td>\n      <td>{first.criterion}" in r]
+    rows = [
+        r
+        for r in body.split("<tr ")[1:]
+        if f'<td>{first.matchup}<br><span class="small muted">rates for {first.focal}</span></td>\n'
+        f"      <td>{first.criterion}" in r
+    ]
     assert len(rows) == 1
     assert "–" in rows[0] and "not converged" in rows[0]
     assert "no judge verdicts" in html  # the figure says so in the judge panel
@@ -292,7 +297,8 @@ def test_first_screen_names_the_worst_cells_and_what_to_do(result, html):
     assert "What to do next" in head
     n_inconclusive = result.counts["INCONCLUSIVE"]
     if n_inconclusive:
-        assert f"Label budget to decide the {n_inconclusive} INCONCLUSIVE cell(s)" in head
+        # every undecided cell, or (some beyond reach: tests/reports/test_report_reads.py) those within reach
+        assert re.search(r"Label budget to decide the \d+ INCONCLUSIVE cell\(s\)", head)
     if result.counts["FAIL"]:
         assert f"on the {result.counts['FAIL']} FAIL cell(s)" in head
 

@@ -15,7 +15,7 @@ def test_the_run_stores_the_budget_and_json_round_trips_it(result, tmp_path, cap
     from audit.result import SCHEMA_VERSION, read_result, result_from_json
     from audit.serialize import to_jsonable
 
-    assert SCHEMA_VERSION == "2.4" and result.label_budget.status is Status.PASS
+    assert SCHEMA_VERSION == "2.5" and result.label_budget.status is Status.PASS
     stored = stored_budget(result)
     assert stored is not None and stored.power == 0.8 and len(stored.cells) == len(result.cells)
     text = result_to_json(result)

@@ -59,11 +59,25 @@ def test_a_skipped_section_has_no_frame_and_says_why(bare_result):
 
 def test_repr_html_shows_status_verdict_cells_and_the_checks_not_passed(result):
     page = result._repr_html_()
-    assert page.startswith(f"<p><b>judge-audit: {result.status.value}</b>")
+    assert page.startswith(f"<p><b>{result.status.value}: ")
+    assert f"<p>{result.verdict}</p>" in page or "&" in result.verdict
     assert page.count("<tr>") >= len(result.cells) + 1
     not_pass = [c for c in result.checks if c.status is not Status.PASS]
     assert f"{len(not_pass)} check(s) not PASS" in page
     assert result.readers._repr_html_().startswith("<p><b>PASS</b>")
+
+
+def test_repr_is_a_short_summary_with_the_headline_and_the_worst_cell(result):
+    text = repr(result)
+    lines = text.splitlines()
+    assert 3 <= len(lines) <= 8 and len(text) < 1_000
+    counts = result.counts
+    assert lines[0].startswith(f"<AuditResult {result.status.value}: {counts['FAIL']} cells fail")
+    worst = max(
+        (c for c in result.cells if c.transfer.status is Status.FAIL), key=lambda c: abs(c.transfer.difference.estimate)
+    )
+    assert f"worst cell: {worst.matchup} / {worst.criterion} FAIL" in text
+    assert ".to_frame()" in text and ".frames()" in text
 
 
 def test_repr_html_escapes_names(result):
@@ -117,7 +131,7 @@ def test_a_schema_2_2_result_loads_re_renders_and_gates(result, tmp_path):
     new = tmp_path / "new.json"
     new.write_text(result_to_json(result), encoding="utf-8")
     data = json.loads(result_to_json(result))
-    assert SCHEMA_VERSION == "2.4" and data["schema_version"] == "2.4"
+    assert SCHEMA_VERSION == "2.5" and data["schema_version"] == "2.5"
     data["schema_version"] = "2.2"
     data["readers"] = {"status": "ERROR", "reason": "reader analysis could not be computed: old", "payload": None}
     old = tmp_path / "old.json"
@@ -129,5 +143,5 @@ def test_a_schema_2_2_result_loads_re_renders_and_gates(result, tmp_path):
     data = json.loads(result_to_json(result))
     data["schema_version"] = "2.2"
     old.write_text(json.dumps(data), encoding="utf-8")
-    assert render_html(read_result(old)).replace("2.2", "2.4") == render_html(read_result(new)).replace("2.2", "2.4")
+    assert render_html(read_result(old)).replace("2.2", "2.5") == render_html(read_result(new)).replace("2.2", "2.5")
     assert main(["gate", str(old)]) == main(["gate", str(new)]) == 1  # the fixture's judge fails

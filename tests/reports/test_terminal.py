@@ -32,16 +32,17 @@ def test_summary_lists_verdict_judge_counts_cells_and_report_path(result):
     )
     shown = counts["FAIL"] + counts["ERROR"] + counts["INCONCLUSIVE"]
     assert shown > 5, "the fixture has more than 5 cells to look at"
-    assert f"Cells to look at ({shown};" in out
+    assert f"Cells to look at ({shown}, worst first;" in out
     assert f"... and {shown - 5} more" in out
     full = render_summary(result, max_cells=50).splitlines()
     listed = [
-        line.split()[0]
+        (line.split()[0], float(line.split(" distance ")[1].split()[0]))
         for line in full
         if line.startswith("  ") and line.split()[0] in ("FAIL", "ERROR", "INCONCLUSIVE")
     ]
     order = {"FAIL": 0, "ERROR": 1, "INCONCLUSIVE": 2}
-    assert len(listed) == shown and listed == sorted(listed, key=order.get)  # worst first
+    # worst first: by status, then largest distance from the human band (no 0.0 ahead of 50 points)
+    assert len(listed) == shown and listed == sorted(listed, key=lambda x: (order[x[0]], -abs(x[1])))
     assert lines[-1] == "Report: audit-out/report.html"
     n_checks = sum(c.status is Status.FAIL for c in result.checks)
     assert f"Checks: {n_checks} FAIL" in out

@@ -49,7 +49,11 @@ def test_bad_study_with_drop_invalid_keeps_only_structural_problems():
         ("not_utf8.csv", "the humans file is not valid UTF-8 text (byte 34)", 2),
         ("broken.jsonl", "not valid JSON: Expecting property name enclosed in double quotes", 2),
         ("humans.xlsx", "unknown file extension for the humans file", None),
-        ("missing_column.csv", "missing required column(s) reader_id for pairwise judgments", 1),
+        (
+            "missing_column.csv",
+            "missing required column(s) reader_id (did you mean 'Reader'?) for pairwise judgments",
+            1,
+        ),
         ("duplicate_column.csv", "duplicate column name (names are case-insensitive)", 1),
         ("ragged.csv", "this row has 3 fields but the header names 2 columns", 2),
     ],

@@ -90,7 +90,7 @@ def test_row_problems_are_capped_per_kind_but_counted_exactly():
         "f.csv", "judge", np.ones(n, bool), np.arange(2, n + 2), ["v"] * n, "score", "bad score", "fix it", "bad score"
     )
     assert len(log.problems) == MAX_ROWS_PER_KIND + 1
-    assert log.problems[-1].message.startswith("7 more row(s) with the same problem")
+    assert log.problems[-1].message == "bad score: and 7 more rows of the same kind (values found: 'v')"
 
 
 def test_drop_invalid_counts_instead_of_reporting():
@@ -136,7 +136,7 @@ def test_problems_are_ordered_by_file_then_line_with_summaries_last():
         log.raise_if_any()
     probs = exc.value.problems
     assert [p.file for p in probs[:1]] == ["b.csv"] and [p.message for p in probs[:2]] == ["early", "late"]
-    assert probs[-1].file == "a.csv" and probs[-1].message.startswith("2 more row(s)")
+    assert probs[-1].file == "a.csv" and probs[-1].message == "bad: and 2 more rows of the same kind"
     assert [p.line for p in probs[2:-1]] == list(range(2, MAX_ROWS_PER_KIND + 2))
 
 

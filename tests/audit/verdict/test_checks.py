@@ -103,12 +103,25 @@ def test_counts_and_sentence_match():
     counts = cell_counts(cells)
     assert counts == {"PASS": 1, "FAIL": 1, "INCONCLUSIVE": 1, "INSUFFICIENT": 1, "ERROR": 0}
     s = verdict_sentence(cells, Status.FAIL, margin=0.1)
-    assert s.startswith("The judge does not transfer") and "1 of 3 compared cells" in s
-    assert "1 INSUFFICIENT" in s and "10-point margin" in s
+    assert s.startswith(
+        "The judge does not transfer to this data: 1 cell fails, 1 undecided, 1 passes "
+        "(of 3 compared cells; 1 insufficient cell(s) counted apart;"
+    )
+    assert "10-point margin" in s
     passing = verdict_sentence([_cell(Status.PASS, "a"), _cell(Status.PASS, "b")], Status.PASS, margin=0.1)
-    assert passing.startswith("The judge transfers") and "all 2 compared cells PASS" in passing
+    assert passing.startswith("The judge transfers") and "all 2 compared cells pass" in passing
     undecided = verdict_sentence([_cell(Status.PASS, "a"), _cell(Status.INCONCLUSIVE, "b")], Status.INCONCLUSIVE)
     assert undecided.startswith("Not decided yet") and "pairs_needed" in undecided
     nothing = verdict_sentence([_cell(Status.INSUFFICIENT)], Status.ERROR)
     assert nothing.startswith("Nothing was compared")
     assert not math.isnan(cells[0].transfer.difference.estimate)
+
+
+def test_headline_says_the_counts_in_words():
+    from audit.verdict.checks import headline_text
+
+    cells = [_cell(Status.FAIL, "a", distance=0.3)] * 3 + [_cell(Status.INCONCLUSIVE, "c")] * 15
+    assert headline_text(Status.FAIL, cells) == "FAIL: 3 cells fail, 15 undecided, none pass"
+    two = [_cell(Status.PASS, "a"), _cell(Status.PASS, "b"), _cell(Status.ERROR, "e")]
+    assert headline_text(Status.ERROR, two) == "ERROR: no cell fails, none undecided, 2 pass (1 error)"
+    assert headline_text(Status.ERROR, [_cell(Status.INSUFFICIENT)]) == "ERROR: nothing was compared"
