@@ -56,11 +56,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-from scipy import sparse
-from scipy import stats as sps
+
+if TYPE_CHECKING:  # SciPy is imported where it is used: `audit report` reads this module's result types
+    from scipy import sparse
 
 from audit.estimate import Estimate
 
@@ -136,6 +138,8 @@ def alt_test(
     over readers of ``mean(W_J)``. This is the procedure of the AltTest reference code, written
     from its description and checked against it in tests/reference/alttest/.
     """
+    from scipy import stats as sps
+
     score = SCORING[scoring]
     on: dict[object, list[str]] = {}
     for h, labels in readers.items():
@@ -326,6 +330,8 @@ def _two_way(
 
 def _t_tests(est: float, var: float, df: float, margin: float, alpha: float) -> tuple[Estimate, float, float]:
     """The 1 - 2 alpha interval and the one-sided p-values of H0 <= -margin (pass) and >= -margin (fail)."""
+    from scipy import stats as sps
+
     if not (np.isfinite(est) and np.isfinite(var)):
         return Estimate(est), math.nan, math.nan
     df = df if np.isfinite(df) and df > 0 else 1e9
@@ -358,6 +364,8 @@ def _adjust(p: list[float], method: str) -> list[float]:
 
 def _alt_test_of(scored: pd.DataFrame, margin: float, alpha: float) -> tuple[float, float, int]:
     """AltTest's winning rate and advantage probability on a scope's scored votes (per reader)."""
+    from scipy import stats as sps
+
     p_values, rho = [], []
     for _, g in scored.groupby("reader_id", sort=True, observed=True):
         if len(g) < ALTTEST_MIN_UNITS:
@@ -379,6 +387,8 @@ def _codes(values: pd.Series) -> tuple[np.ndarray, int]:
 
 
 def _sums(frame: pd.DataFrame, col: str, pair_codes: np.ndarray, reader_codes: np.ndarray, shape) -> sparse.csr_matrix:
+    from scipy import sparse
+
     return sparse.csr_matrix((frame[col].to_numpy(float), (pair_codes, reader_codes)), shape=shape)
 
 
