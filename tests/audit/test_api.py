@@ -21,6 +21,7 @@ def from_paths():
     return audit.run(FIX / "judge.csv", FIX / "humans.csv", pairs=FIX / "pairs.csv", **FAST)
 
 
+@pytest.mark.slow
 def test_dataframes_give_the_same_result_as_paths(from_paths):
     frames = audit.run(
         pd.read_csv(FIX / "judge.csv"), pd.read_csv(FIX / "humans.csv"), pairs=pd.read_csv(FIX / "pairs.csv"), **FAST
@@ -69,6 +70,7 @@ def test_import_audit_is_cheap_and_lists_the_api():
         audit.no_such_thing  # noqa: B018
 
 
+@pytest.mark.slow
 def test_the_notebook_example_runs(capsys):
     runpy.run_path(str(ROOT / "docs" / "examples" / "quickstart.py"), run_name="__main__")
     out = capsys.readouterr().out
@@ -82,6 +84,7 @@ def _docs_progress_example() -> str:
     return section[start : section.index("\n```", start)]
 
 
+@pytest.mark.slow
 def test_the_documented_progress_example_draws_stages_and_bars_and_leaves_the_result_alone(
     from_paths, monkeypatch, capsys
 ):

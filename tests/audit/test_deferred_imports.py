@@ -7,6 +7,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -18,6 +20,7 @@ def _python(code: str) -> str:
     return done.stdout.strip()
 
 
+@pytest.mark.slow
 def test_scipy_special_no_longer_runs_numpy_f2py_and_f2py_still_works_when_used():
     out = _python(
         """

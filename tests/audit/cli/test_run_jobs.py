@@ -20,6 +20,7 @@ def _result(out: Path) -> str:
     return json.dumps(run_result(out), sort_keys=True)
 
 
+@pytest.mark.slow
 def test_jobs_2_gives_the_same_result_as_jobs_1(tmp_path):
     assert main(fixture_run_args(tmp_path / "one", "--jobs", "1")) == ExitStatus.OK
     assert main(fixture_run_args(tmp_path / "two", "--jobs", "2")) == ExitStatus.OK
@@ -36,6 +37,7 @@ def _die(_):
     os._exit(3)
 
 
+@pytest.mark.slow
 def test_a_worker_that_dies_stops_the_run_with_its_own_status(tmp_path, monkeypatch, capsys):
     import audit.uncertainty.loro as loro
 

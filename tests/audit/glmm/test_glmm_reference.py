@@ -139,6 +139,7 @@ def test_wald_interval_is_b_plus_minus_z_se():
     np.testing.assert_allclose(res.wald_high, np.array(res.b) + z * np.array(res.se))
 
 
+@pytest.mark.slow
 def test_separated_case_is_flagged_where_glmer_fails():
     """glmer stops with 'pwrssUpdate did not converge'; we return a flagged fit with a
     one-sided profile interval for the separating covariate."""

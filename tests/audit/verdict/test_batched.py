@@ -47,6 +47,7 @@ def _same(a, b) -> bool:
 
 
 @pytest.mark.parametrize("seed", [1, 7])
+@pytest.mark.slow
 def test_each_configuration_decides_as_its_own_run(seed):
     policy = TransferPolicy(n_boot=199)
     judges = _inputs(seed)
