@@ -198,7 +198,14 @@ class Progress:
             self.timings.stage(message)
         if self.enabled:
             elapsed = time.perf_counter() - self.started
-            print(f"[{elapsed:5.1f}s] {message}...", file=self.stream, flush=True)
+            line = f"[{elapsed:5.1f}s] {message}..."
+            if self.bars:  # above the bars drawn at the time, which are redrawn below it
+                from tqdm import tqdm
+
+                tqdm.write(line, file=self.stream)
+                self.stream.flush()
+            else:
+                print(line, file=self.stream, flush=True)
 
     def done(self) -> None:
         pass
