@@ -13,7 +13,7 @@ import os
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Union
+from typing import Any, Callable, Union
 
 import pandas as pd
 
@@ -100,6 +100,7 @@ def run(
     focal: str | Sequence[str] | None = None,
     drop_invalid: bool = False,
     scale: tuple[float, float] | None = None,
+    progress: bool | Callable[[str], None] | None = None,
     **settings: Any,
 ) -> AuditResult:
     """Audit a judge against human votes, as ``audit run`` does, and return the result.
@@ -115,6 +116,13 @@ def run(
         The gate policy (None: the built-in defaults of docs/policy.md).
     focal, drop_invalid, scale
         As ``--focal``, ``--drop-invalid`` and ``--scale``.
+    progress : bool, callable or None
+        ``True``: what ``audit run --progress`` shows on stderr (a line per stage with the elapsed
+        time, and bars with counts and an ETA for the long work), whether or not stderr is a
+        terminal (a notebook's is not). A callable: called with each stage's short message (no
+        bars; give ``progress_bar=`` a factory of :mod:`audit.progress`, such as
+        ``audit.progress.terminal_bars(stream)``, for those). None or ``False`` (default): silent.
+        Progress never reaches the result.
     **settings
         Any field of :class:`audit.spec.AuditSpec` (``tie_rule``, ``judge``, ``seed``,
         ``n_boot``, ``uncertainty``, ``readers``, ``surface``, ``glmm_backend``, ...).
@@ -153,6 +161,22 @@ def run(
         )
     policy_obj, policy_source = _policy(policy)
     settings.setdefault("command", "audit.run(...)")
+    if progress is True:
+        from audit.cli.options import Progress
+
+        shown = Progress(enabled=True, force_bars=True)
+        settings["progress"] = shown
+        settings.setdefault("progress_bar", shown.bar)
+    elif callable(progress):
+        settings["progress"] = progress
+    elif progress not in (None, False):
+        raise InputError(
+            InputProblem(
+                "progress",
+                f"not a progress setting: a {type(progress).__name__}",
+                "give True (stage lines and bars on stderr), a callable taking each stage's message, or None",
+            )
+        )
     spec = AuditSpec(policy=policy_obj, policy_source=policy_source, **settings)
     given = {
         "judge": judge,

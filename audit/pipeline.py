@@ -416,6 +416,7 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
         progress=progress,
         preload=_TASK_MODULES,
         timings=spec.timings,
+        bar=spec.progress_bar,
     )
     for s in section_steps:  # a section on a worker came back with the detector figures it recorded
         if s.fn is steps_of_run.recording:

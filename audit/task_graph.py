@@ -44,7 +44,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from audit.errors import WorkerLostError
 from audit.parallel import RUN_RUNNER, TaskRunner, _worker_init
-from audit.progress import ProgressFactory
+from audit.progress import ProgressFactory, grow, no_progress
 
 
 @dataclass(frozen=True)
@@ -136,18 +136,26 @@ def run_steps(
     progress: Callable[[str], None] | None = None,
     preload: Sequence[str] = (),
     timings: Any = None,
+    bar: ProgressFactory | None = None,
+    label: str = "statistics",
 ) -> dict[str, Any]:
     """Every step's result by name: in order here (``jobs=1``, or no ``fork``), else on a local
     pool of ``jobs`` forked workers (module docstring). ``timings``: an
-    :class:`audit.timings.RunTimings` that receives every task's figures (None: not recorded)."""
+    :class:`audit.timings.RunTimings` that receives every task's figures (None: not recorded).
+    ``bar``: a progress factory (:mod:`audit.progress`) asked for one bar, ``label``, over the
+    steps and, on a pool, the tasks they farm out (its total grows as they are farmed)."""
     steps = list(steps)
     check_steps(steps)
-    if jobs <= 1 or not fork_available():
-        return _run_in_order(steps, progress or (lambda message: None), timings)
-    return _PoolRun(steps, int(jobs), preload, timings).run()
+    run_bar = (bar or no_progress)(label, len(steps))
+    try:
+        if jobs <= 1 or not fork_available():
+            return _run_in_order(steps, progress or (lambda message: None), timings, run_bar)
+        return _PoolRun(steps, int(jobs), preload, timings, run_bar).run()
+    finally:
+        run_bar.close()
 
 
-def _run_in_order(steps: list[Step], progress: Callable[[str], None], timings) -> dict[str, Any]:
+def _run_in_order(steps: list[Step], progress: Callable[[str], None], timings, bar=None) -> dict[str, Any]:
     results: dict[str, Any] = {}
     began = time.perf_counter()
     for s in steps:
@@ -157,6 +165,8 @@ def _run_in_order(steps: list[Step], progress: Callable[[str], None], timings) -
         results[s.name] = s.fn(**s.kwargs, **s.arguments(results))
         if timings is not None:
             timings.task(s.name, "main", t0 - began, time.perf_counter() - t0, time.process_time() - c0)
+        if bar is not None:
+            bar.advance()
     return results
 
 
@@ -217,8 +227,9 @@ class GraphRunner(TaskRunner):
         self.where = f"local pool of {run.jobs}"
 
     def sharing(self, progress: ProgressFactory | None) -> GraphRunner:
-        """This runner drawing its bars with ``progress``."""
-        return GraphRunner(self._run, self.step, self.rank, progress)
+        """This runner for a step that asked for bars drawn with ``progress``: none of its own, as
+        the run's bar counts its tasks."""
+        return GraphRunner(self._run, self.step, self.rank, None)
 
     def map(self, fn, items, *, label="tasks"):
         items = list(items)
@@ -238,8 +249,9 @@ class GraphRunner(TaskRunner):
 class _PoolRun:
     """The steps on a pool of forked workers, scheduled by rank (module docstring)."""
 
-    def __init__(self, steps: list[Step], jobs: int, preload: Sequence[str], timings):
+    def __init__(self, steps: list[Step], jobs: int, preload: Sequence[str], timings, bar=None):
         self.steps, self.jobs, self.preload, self.timings = steps, jobs, tuple(preload), timings
+        self.bar = bar if bar is not None else no_progress("", 0)
         self.rank = ranks(steps)
         self.index = {s.name: i for i, s in enumerate(steps)}
         self.waiting = {s.name: len(set(s.after)) for s in steps}
@@ -324,6 +336,7 @@ class _PoolRun:
                 _, step_name, works = event
                 self.computing.discard(step_name)
                 self.outstanding[step_name] = self.outstanding.get(step_name, 0) + len(works)
+                grow(self.bar, len(works))
                 for work in works:
                     heapq.heappush(self.ready, (-work.rank, next(self.order), work))
             elif kind == "here":
@@ -363,6 +376,7 @@ class _PoolRun:
                 return
             value, figures = future.result()
             self._record_farmed(work.label, figures)
+            self.bar.advance()
             self.outstanding[work.owner] -= 1
             if not self.outstanding[work.owner]:
                 # the step that farmed them computes again: its job before anything else starts
@@ -386,6 +400,7 @@ class _PoolRun:
 
     def _complete(self, step: Step, value: Any) -> None:
         self.results[step.name] = value
+        self.bar.advance()
         for reader in self.readers[step.name]:
             self.waiting[reader.name] -= 1
             if self.waiting[reader.name] == 0:

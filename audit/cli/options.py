@@ -161,21 +161,6 @@ def scheduler_option(function):
     )(function)
 
 
-class _TqdmBar:
-    def __init__(self, description: str, total: int, stream):
-        from tqdm import tqdm
-
-        self._bar = tqdm(
-            total=total, desc=description, file=stream, unit="task", leave=False, dynamic_ncols=True, mininterval=0.5
-        )
-
-    def advance(self, n: int = 1) -> None:
-        self._bar.update(n)
-
-    def close(self) -> None:
-        self._bar.close()
-
-
 class Progress:
     """Stage messages on stderr with elapsed time; silent when disabled (``--quiet``).
 
@@ -185,30 +170,42 @@ class Progress:
     bar in CI logs).
     """
 
-    def __init__(self, enabled: bool = True, stream=None, timings=None):
+    def __init__(self, enabled: bool = True, stream=None, timings=None, force_bars: bool | None = None):
         self.enabled = enabled
         self.stream = stream or sys.stderr
         self.started = time.perf_counter()
         self.timings = timings
+        #: True: bars even when the stream is not a terminal (``--progress``); False: never
+        #: (``--no-progress``); None: on a terminal only, and not when disabled
+        self.force_bars = force_bars
 
     @property
     def bars(self) -> bool:
+        if self.force_bars is not None:
+            return self.force_bars
         isatty = getattr(self.stream, "isatty", None)
         return bool(self.enabled and isatty is not None and isatty())
 
     def bar(self, description: str, total: int):
-        from audit.progress import no_progress
+        from audit.progress import TqdmBar, no_progress
 
         if not self.bars or total < 2:
             return no_progress(description, total)
-        return _TqdmBar(description, total, self.stream)
+        return TqdmBar(description, total, self.stream)
 
     def __call__(self, message: str) -> None:
         if self.timings is not None:
             self.timings.stage(message)
         if self.enabled:
             elapsed = time.perf_counter() - self.started
-            print(f"[{elapsed:5.1f}s] {message}...", file=self.stream, flush=True)
+            line = f"[{elapsed:5.1f}s] {message}..."
+            if self.bars:  # above the bars drawn at the time, which are redrawn below it
+                from tqdm import tqdm
+
+                tqdm.write(line, file=self.stream)
+                self.stream.flush()
+            else:
+                print(line, file=self.stream, flush=True)
 
     def done(self) -> None:
         pass

@@ -117,6 +117,13 @@ from audit.tie_rules import TIE_RULES
 @scheduler_option
 @click.option("--no-html", is_flag=True, help="Do not write report.html.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress and no summary; only errors (for CI logs).")
+@click.option(
+    "--progress/--no-progress",
+    "progress_bars",
+    default=None,
+    help="Progress bars (counts, ETA) on stderr. Default: only when stderr is a terminal and not -q; "
+    "--progress draws them into a log or pipe too, --no-progress never. Never in the result files.",
+)
 def command(
     files,
     from_format,
@@ -151,6 +158,7 @@ def command(
     scheduler,
     no_html,
     quiet,
+    progress_bars,
 ):
     """Audit JUDGE (judge.csv) against HUMANS (humans.csv) and write the report.
 
@@ -206,7 +214,7 @@ def command(
     else:
         judge, humans = files
     timings = RunTimings()
-    progress = Progress(enabled=not quiet, timings=timings)
+    progress = Progress(enabled=not quiet, timings=timings, force_bars=progress_bars)
     started = time.perf_counter()
     if scheduler:
         from audit.parallel import connect

@@ -342,6 +342,8 @@ def fit_native(design: Design, *, level: float = 0.95, profile: bool = False, st
         plow, phigh = profile_intervals(lap, opt.x, opt.dev, K, level, se, fix_theta=opt.divergent)
         lap(opt.x[:K], opt.x[K:])
     modes = lap.conditional_modes(opt.x[:K]) if K else []
+    if isinstance(lap, IterativeLaplace):
+        opt = _exact_loglik(lap, opt, notes)
     return native_result(
         design,
         opt,
@@ -511,6 +513,21 @@ _CONVERGED_STEP_SE = 0.01
 # ... and its searches stop when the quasi-Newton model predicts less gain in deviance than
 # IterativeLaplace.decrease_tol.
 ITERATIVE_DECREASE_TOL = IterativeLaplace.decrease_tol
+
+
+def _exact_loglik(lap: IterativeLaplace, opt: Optimum, notes: list) -> Optimum:
+    """On the iterative path, the optimum's deviance with the exact log det of the reader block
+    where its sparse factor is cheap (:meth:`IterativeLaplace.exact_log_det`): the reported logLik
+    is then the Laplace one at the estimates, not the SLQ estimate the search used (whose error is
+    ~0.1 at 48 probes). The estimates, their covariance and the profile are unchanged."""
+    K = lap.K
+    dev = lap(opt.x[:K], opt.x[K:])
+    exact = lap.exact_log_det()
+    if exact is None:
+        notes.append("logLik from the stochastic log det (the reader block's exact factor is not cheap)")
+        return opt
+    notes.append("logLik from the exact log det at the estimates (sparse LU of the reader block)")
+    return dataclasses.replace(opt, dev=float(dev - lap.state["logdet"] + exact))
 
 
 def _iterative_converged(res, pg, K):

@@ -169,6 +169,7 @@ def test_agreement_table_round_trips_through_json():
 
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 10_000), perm_seed=st.integers(0, 10_000))
+@pytest.mark.slow
 def test_agreement_invariant_to_reader_and_item_order(seed, perm_seed):
     votes = make_votes(seed=seed, n_pairs=4, n_readers=4)
     rng = np.random.default_rng(perm_seed)

@@ -21,6 +21,7 @@ def from_paths():
     return audit.run(FIX / "judge.csv", FIX / "humans.csv", pairs=FIX / "pairs.csv", **FAST)
 
 
+@pytest.mark.slow
 def test_dataframes_give_the_same_result_as_paths(from_paths):
     frames = audit.run(
         pd.read_csv(FIX / "judge.csv"), pd.read_csv(FIX / "humans.csv"), pairs=pd.read_csv(FIX / "pairs.csv"), **FAST
@@ -69,7 +70,37 @@ def test_import_audit_is_cheap_and_lists_the_api():
         audit.no_such_thing  # noqa: B018
 
 
+@pytest.mark.slow
 def test_the_notebook_example_runs(capsys):
     runpy.run_path(str(ROOT / "docs" / "examples" / "quickstart.py"), run_name="__main__")
     out = capsys.readouterr().out
     assert "wrote" in out and "round trip: True" in out
+
+
+def _docs_progress_example() -> str:
+    text = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
+    section = text[text.index("**Progress.**") :]
+    start = section.index("```python\n") + len("```python\n")
+    return section[start : section.index("\n```", start)]
+
+
+@pytest.mark.slow
+def test_the_documented_progress_example_draws_stages_and_bars_and_leaves_the_result_alone(
+    from_paths, monkeypatch, capsys
+):
+    from audit.result import result_to_json
+
+    monkeypatch.chdir(ROOT)
+    space: dict = {}
+    exec(compile(_docs_progress_example(), "docs/api.md", "exec"), space)
+    out, err = capsys.readouterr()
+    # captured stderr is not a terminal: progress=True draws anyway
+    assert "judge verdicts..." in err and "agreement..." in err and "statistics:" in err and "task" in err
+    assert out.strip() == from_paths.status.value
+    pd.testing.assert_frame_equal(space["result"].cells_frame(), from_paths.cells_frame())
+    assert "statistics:" not in result_to_json(space["result"])
+
+
+def test_a_progress_setting_of_another_type_is_an_input_error():
+    with pytest.raises(InputError, match="not a progress setting"):
+        audit.run(FIX / "judge.csv", FIX / "humans.csv", progress="yes")

@@ -216,6 +216,7 @@ def test_round_trip():
         pd.testing.assert_frame_equal(back.tables()[name], frame, check_dtype=False)
 
 
+@pytest.mark.slow
 def test_cli_same_as_api_and_bad_input(tmp_path, capsys):
     path = tmp_path / "scores.csv"
     simulated(n_items=9, rounds=3).to_csv(path, index=False)

@@ -81,6 +81,7 @@ def test_repeated_splits_are_averaged():
         dev_validity(judge, humans, repeats=0)
 
 
+@pytest.mark.slow
 def test_selection_on_noise_is_optimistic_on_average():
     """All configurations equally weak: the in-sample winner is a winner's-curse estimate."""
     optimism = [

@@ -23,6 +23,7 @@ def _any_warned(seeds, judge, adjust):
     return pd.DataFrame(out).fillna(0)
 
 
+@pytest.mark.slow
 def test_an_aligned_judge_is_not_warned_by_chance_but_was_before_the_adjustment():
     both = {}
     for seed in range(6):
@@ -32,6 +33,7 @@ def test_an_aligned_judge_is_not_warned_by_chance_but_was_before_the_adjustment(
     assert sum(n > 0 for n in both["none"]) >= 4  # read one scope at a time: warned in most studies
 
 
+@pytest.mark.slow
 def test_a_judge_that_tracks_sentence_length_still_gets_judge_only_feature():
     frame = _any_warned(range(2), "length", "holm")
     assert (frame["surface.judge_only_feature"] > 0).all()

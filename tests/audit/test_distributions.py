@@ -174,6 +174,7 @@ def test_linregress():
             )
 
 
+@pytest.mark.slow
 def test_clopper_pearson():
     rng = np.random.default_rng(5)
     for n in [*range(1, 25), 100, 999, 2520]:

@@ -90,6 +90,7 @@ def _same_bits(a, b) -> bool:
 
 
 @pytest.mark.parametrize("cuts", [(0, 48), (0, 10, 48), (0, 1, 20, 21, 40, 48), tuple(range(49))])
+@pytest.mark.slow
 def test_the_glmms_in_chunks_give_the_bits_of_one_call(cuts):
     from audit.human_side import human_sides, human_sides_chunk, human_sides_joined
 

@@ -37,6 +37,7 @@ def _reference(data, indent):
 
 @settings(max_examples=400, deadline=None)
 @given(_json, st.sampled_from([1, 2, 4]))
+@pytest.mark.slow
 def test_same_text_as_json_dumps(data, indent):
     assert dumps_indented(data, indent) == _reference(data, indent)
 

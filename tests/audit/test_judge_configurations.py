@@ -60,6 +60,7 @@ def test_configurations_ranked_and_the_closest_named(audited):
     assert set(follower.decisions) == {"PASS", "FAIL", "INCONCLUSIVE", "INSUFFICIENT", "ERROR"}
 
 
+@pytest.mark.slow
 def test_each_configuration_is_decided_as_if_it_were_the_primary_judge(audited):
     """The configuration rows count the cell decisions the audit gives that configuration
     when it is the audited judge (same rule, same family, same seeded streams)."""

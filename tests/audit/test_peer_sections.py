@@ -93,6 +93,7 @@ def test_two_systems_skip_the_leaderboard():
     assert res.leaderboard.status is Status.SKIPPED and "three or more" in res.leaderboard.reason
 
 
+@pytest.mark.slow
 def test_leaderboard_bootstrap_on_the_workers_is_the_same_bits():
     """With two workers the leaderboard's bootstrap blocks run on the pool (its step, here, farms them
     out) and the whole result is the one of --jobs 1, bit for bit."""

@@ -219,6 +219,7 @@ def deployment():
 
 
 @pytest.mark.parametrize("together", [True, False])
+@pytest.mark.slow
 def test_the_task_graph_on_two_workers_equals_the_run_in_order(deployment, monkeypatch, together):
     """The judge configurations decided inside the verdict's step or beside it, on a pool of two
     workers: the same result.json as the steps run in order (the surface and dev-set sections are

@@ -83,6 +83,7 @@ def test_schema_1_keys_and_checks_say_what_replaced_them(tmp_path):
     assert "'transfer.judge_in_human_ci' was replaced" in text and "transfer.decision" in text
 
 
+@pytest.mark.slow
 def test_known_checks_cover_every_check_the_pipeline_emits():
     from pathlib import Path
 

@@ -201,3 +201,41 @@ def test_open_runner_outside_a_step_owns_its_pool():
     assert type(open_runner(1)) is TaskRunner
     with open_runner(2) as runner:
         assert isinstance(runner, LocalPool)
+
+
+class _Recorder:
+    """A progress factory keeping every bar it made: description, total (grown), units done."""
+
+    def __init__(self):
+        self.bars = []
+
+    def __call__(self, description, total):
+        bar = {"description": description, "total": total, "done": 0, "closed": False}
+        self.bars.append(bar)
+        recorder = self
+
+        class Bar:
+            def advance(self, n=1):
+                bar["done"] += n
+
+            def grow(self, n):
+                bar["total"] += n
+
+            def close(self):
+                bar["closed"] = True
+
+        recorder.last = bar
+        return Bar()
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_the_run_bar_counts_every_step_and_farmed_task_to_its_total(jobs):
+    bars = _Recorder()
+    run_steps(_graph(), jobs=jobs, bar=bars)
+    run_bar = bars.bars[0]
+    assert run_bar["description"] == "statistics" and run_bar["closed"]
+    # in order the farmed tasks run inside their step (the step's own runner has its bar); on a
+    # pool the run's bar counts them: 5 steps + 7 draws
+    assert run_bar["done"] == run_bar["total"] == (5 if jobs == 1 else 12)
+    if jobs == 2:
+        assert len(bars.bars) == 1  # the step's tasks draw no bar of their own beside the run's

@@ -51,6 +51,7 @@ def test_out_equal_to_the_inputs_folder_with_output_names_is_refused(tmp_path, c
     assert _folder_state(folder) == before  # nothing written, nothing removed
 
 
+@pytest.mark.slow
 def test_out_equal_to_the_inputs_folder_is_fine_when_no_name_collides(tmp_path, capsys):
     files = write_study(tmp_path / "study")
     status, _, _ = run_cli(fast_args(files, tmp_path / "study"), capsys, protect=files.values())
@@ -94,6 +95,7 @@ def test_a_foreign_file_with_an_output_name_is_neither_overwritten_nor_deleted(t
     assert sorted(p.name for p in out.iterdir()) == ["surface.csv"]
 
 
+@pytest.mark.slow
 def test_stale_cleanup_removes_only_unchanged_files_of_our_own(tmp_path, capsys):
     files = write_study(tmp_path / "in")
     out = tmp_path / "out"
@@ -112,6 +114,7 @@ def test_stale_cleanup_removes_only_unchanged_files_of_our_own(tmp_path, capsys)
     assert (out / "readers.csv").read_text() == "edited in a spreadsheet"
 
 
+@pytest.mark.slow
 def test_a_folder_written_before_manifests_is_adopted(tmp_path, capsys):
     files = write_study(tmp_path / "in")
     out = tmp_path / "out"
@@ -120,6 +123,7 @@ def test_a_folder_written_before_manifests_is_adopted(tmp_path, capsys):
     assert run_cli(fast_args(files, out), capsys)[0] == 0 and (out / MANIFEST).exists()
 
 
+@pytest.mark.slow
 def test_a_failed_write_leaves_the_previous_result_intact(tmp_path, capsys, monkeypatch):
     files = write_study(tmp_path / "in")
     out = tmp_path / "out"
@@ -141,6 +145,7 @@ def test_a_failed_write_leaves_the_previous_result_intact(tmp_path, capsys, monk
     assert not list(out.glob(f"{TEMP_PREFIX}*"))
 
 
+@pytest.mark.slow
 def test_a_killed_run_leaves_the_previous_result_intact(tmp_path, capsys):
     files = write_study(tmp_path / "in")
     out = tmp_path / "out"

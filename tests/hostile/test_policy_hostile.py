@@ -155,6 +155,7 @@ def _check(path) -> None:
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(top=_top, sections=_sections)
+@pytest.mark.slow
 def test_fuzz_structured_policies(tmp_path, top, sections):
     """Any TOML document (known and unknown sections, keys and values of every type): a Policy or an InputError."""
     path = tmp_path / "fuzz.toml"

@@ -143,6 +143,7 @@ def _first_case(page: str) -> str:
     return card[: card.index("</article>")]
 
 
+@pytest.mark.slow
 def test_case_study_folds_the_vote_table_of_many_readers(tmp_path, html):
     """Past 8 readers a case study's per-reader votes fold (its judge table keeps the counts per criterion)."""
     from tests.reports.study import run_study, write_study
@@ -233,6 +234,7 @@ def test_a_renderer_bug_propagates(result, monkeypatch):
         render_html(result)
 
 
+@pytest.mark.slow
 def test_renders_the_same_after_json_round_trip(result, html):
     """result.json read back gives the typed sections again, and the same report, byte for byte."""
     back = result_from_json(result_to_json(result))

@@ -4,16 +4,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.support.import_graph import cycles, import_graph
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 def test_no_import_cycle_touches_reports():
     graph = import_graph(ROOT)
     assert [c for c in cycles(graph) if any(m.startswith("reports") for m in c)] == []
 
 
+@pytest.mark.slow
 def test_reports_never_import_the_cli():
     graph = import_graph(ROOT)
     assert (
@@ -22,6 +26,7 @@ def test_reports_never_import_the_cli():
     )
 
 
+@pytest.mark.slow
 def test_the_leaf_modules_import_nothing_else_from_reports():
     graph = import_graph(ROOT)
     for leaf in ("reports.tables", "reports.registry", "reports.format"):

@@ -24,6 +24,7 @@ def _gone(pid: int) -> bool:
 
 
 @pytest.mark.parametrize("html", [True, False])
+@pytest.mark.slow
 def test_two_processes_render_the_same_files_in_the_same_order(result, html):
     one = outputs.render_outputs(result, html=html, timings={"total_seconds": 1.0}, fail_on=("FAIL",), jobs=1)
     two = outputs.render_outputs(result, html=html, timings={"total_seconds": 1.0}, fail_on=("FAIL",), jobs=2)

@@ -3,11 +3,14 @@ the JSON round trip, `audit budget` on a stored and on a 2.1 result, the report'
 
 from __future__ import annotations
 
+import pytest
+
 from audit.checks import Status
 from audit.cli import main
 from audit.result import result_to_json
 
 
+@pytest.mark.slow
 def test_the_run_stores_the_budget_and_json_round_trips_it(result, tmp_path, capsys):
     """`audit run` stores the budget (schema 2.2); it survives result.json losslessly and equals the
     budget computed from the saved result; `audit budget` shows the stored one and says so."""

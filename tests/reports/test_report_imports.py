@@ -63,6 +63,7 @@ def result_json(result, tmp_path_factory) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_audit_report_imports_no_heavy_package(result_json, tmp_path):
     probe = _run_report(result_json, tmp_path)
     assert probe["status"] == 0
@@ -72,12 +73,14 @@ def test_audit_report_imports_no_heavy_package(result_json, tmp_path):
     assert probe["unneeded"] == []  # nor the LLM providers or the HTTP client
 
 
+@pytest.mark.slow
 def test_the_probe_sees_an_engine_import(result_json, tmp_path):
     """The engine check can fail: after ``import audit.glmm`` the probe lists it."""
     probe = _run_report(result_json, tmp_path, preamble="import audit.glmm\n")
     assert probe["status"] == 0 and "audit.glmm" in probe["engine"]
 
 
+@pytest.mark.slow
 def test_the_probe_sees_an_unneeded_import(result_json, tmp_path):
     """The unneeded check can fail: after importing the LLM providers and saxutils the probe lists them."""
     probe = _run_report(result_json, tmp_path, preamble="import generation.providers, xml.sax.saxutils\n")
@@ -85,6 +88,7 @@ def test_the_probe_sees_an_unneeded_import(result_json, tmp_path):
     assert {"generation", "generation.providers", "urllib.request", "http.client", "email"} <= set(probe["unneeded"])
 
 
+@pytest.mark.slow
 def test_the_probe_sees_a_heavy_import(result_json, tmp_path):
     """The check can fail: the same probe after one top-level ``import scipy.stats`` lists scipy."""
     probe = _run_report(result_json, tmp_path, preamble="import scipy.stats\n")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pandas as pd
+import pytest
 
 from audit.checks import Status
 from audit.result import AuditResult, result_from_json, result_to_json
@@ -28,6 +29,7 @@ def test_every_section_is_computed_in_the_fixture_result(result):
         assert isinstance(section.payload, SECTION_TYPES[name]), name
 
 
+@pytest.mark.slow
 def test_every_section_round_trips_through_json_losslessly(result):
     text = result_to_json(result)
     back = result_from_json(text)
@@ -119,6 +121,7 @@ def test_failed_sections_render_and_round_trip(result):
     assert render_summary(back)
 
 
+@pytest.mark.slow
 def test_a_schema_2_2_result_loads_re_renders_and_gates(result, tmp_path):
     """2.3 only adds ``error`` to a Failed section: a 2.2 result.json (no such key) reads, renders the
     same report and gates with the same exit status."""

@@ -61,6 +61,7 @@ def test_gate_quiet_is_silent_on_success_and_names_each_failing_check(saved, cap
     assert outcomes == {False, True}, "the study must pass the plain gate and fail it with --fail-on"
 
 
+@pytest.mark.slow
 def test_run_gate_quiet_prints_the_failing_checks(saved, capsys, tmp_path):
     _, files, argv = saved
     argv = [a if a != str(saved[0] / "out") else str(tmp_path / "o") for a in argv]

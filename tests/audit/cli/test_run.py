@@ -99,6 +99,7 @@ def test_run_writes_every_output(fast_run):
         assert (out / name).stat().st_size > 0, name
 
 
+@pytest.mark.slow
 def test_cli_result_equals_api_result(fast_run):
     _, out = fast_run
     data = load_audit_data(DEPLOY / "judge.csv", DEPLOY / "humans.csv", pairs=DEPLOY / "pairs.csv")
@@ -147,6 +148,7 @@ def _gpt5_only(folder: Path) -> Path:
     return folder
 
 
+@pytest.mark.slow
 def test_inconclusive_fails_the_gate_only_when_asked(tmp_path):
     folder = _gpt5_only(tmp_path / "gpt5")
     args = [
@@ -181,6 +183,7 @@ def test_saved_result_gate_and_report(failing_run, fast_run, tmp_path, capsys):
     assert target.read_text(encoding="utf-8") == (out / "report.html").read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_same_seed_same_bytes(tmp_path):
     # Same command (the output path is part of the recorded command), run twice.
     runs = []
@@ -246,6 +249,7 @@ def test_help_of_every_subcommand(capsys):
     assert "audit run" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_linkage_option_reaches_the_reader_clustering(tmp_path):
     args = _run_args(tmp_path, "--no-uncertainty", "--no-surface", "--no-html", "-q", "--linkage", "complete")
     assert main(args) == ExitStatus.OK
@@ -253,6 +257,7 @@ def test_linkage_option_reaches_the_reader_clustering(tmp_path):
     assert result.readers.payload.linkage == "complete"
 
 
+@pytest.mark.slow
 def test_dev_check_gates_on_the_out_of_fold_estimate(tmp_path):
     dev = DEPLOY.parent / "dev"
     args = _run_args(
@@ -272,6 +277,7 @@ def test_dev_check_gates_on_the_out_of_fold_estimate(tmp_path):
     assert check.value < result.dev.payload.routed_in_sample_pooled
 
 
+@pytest.mark.slow
 def test_unwritable_output_is_an_input_error(tmp_path, capsys):
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")
@@ -298,6 +304,7 @@ def test_gate_and_report_reject_what_is_not_a_result(tmp_path, capsys, content, 
         assert words in err and "mine.json" in err and "Internal error" not in err
 
 
+@pytest.mark.slow
 def test_a_rerun_leaves_no_stale_outputs(tmp_path):
     assert main(_run_args(tmp_path, "--no-uncertainty", "--no-surface", "-q")) == 0
     assert (tmp_path / "readers.csv").exists() and (tmp_path / "report.html").exists()

@@ -18,6 +18,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[3]
 FIXTURES = ROOT / "fixtures"
 SLOW_IMPORTS = ("scipy.stats", "scipy.optimize")
@@ -44,6 +46,7 @@ def _probe(runs: list[list[str]], preamble: str = "") -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_audit_run_imports_no_scipy_stats_or_optimize(tmp_path):
     deployment, dev = FIXTURES / "deployment", FIXTURES / "dev"
     inputs = [str(deployment / "judge.csv"), str(deployment / "humans.csv")]

@@ -20,6 +20,7 @@ def _result(out: Path) -> str:
     return json.dumps(run_result(out), sort_keys=True)
 
 
+@pytest.mark.slow
 def test_jobs_2_gives_the_same_result_as_jobs_1(tmp_path):
     assert main(fixture_run_args(tmp_path / "one", "--jobs", "1")) == ExitStatus.OK
     assert main(fixture_run_args(tmp_path / "two", "--jobs", "2")) == ExitStatus.OK
@@ -36,6 +37,7 @@ def _die(_):
     os._exit(3)
 
 
+@pytest.mark.slow
 def test_a_worker_that_dies_stops_the_run_with_its_own_status(tmp_path, monkeypatch, capsys):
     import audit.uncertainty.loro as loro
 
@@ -61,3 +63,26 @@ def test_the_progress_bar_draws_only_on_a_terminal_and_not_under_quiet():
         bar.advance()
     bar.close()
     assert "bootstrap" in stream.getvalue()
+
+
+def test_progress_forces_bars_into_a_log_and_no_progress_keeps_them_off_a_terminal():
+    log = io.StringIO()
+    bar = Progress(enabled=False, stream=log, force_bars=True).bar("statistics", 3)  # -q --progress
+    for _ in range(3):
+        bar.advance()
+    bar.close()
+    assert "statistics" in log.getvalue() and "0/3" in log.getvalue()
+    assert Progress(enabled=True, stream=_Terminal(), force_bars=False).bars is False
+    assert Progress(enabled=True, stream=io.StringIO()).bar("statistics", 3).__class__.__name__ == "_SilentBar"
+
+
+@pytest.mark.slow
+def test_run_with_progress_into_a_pipe_draws_the_statistics_bar_and_keeps_it_out_of_the_files(tmp_path, capsys):
+    assert main(fixture_run_args(tmp_path, "--jobs", "1", "--n-boot", "100", "--progress")) == ExitStatus.OK
+    err = capsys.readouterr().err
+    assert "statistics:" in err and "task" in err  # captured stderr is not a terminal: drawn because asked
+    for path in tmp_path.iterdir():
+        if path.is_file():
+            assert "statistics:" not in path.read_text(encoding="utf-8", errors="replace"), path.name
+    assert main(fixture_run_args(tmp_path / "plain", "--jobs", "1", "--n-boot", "100")) == ExitStatus.OK
+    assert "statistics:" not in capsys.readouterr().err  # -q, not a terminal: nothing

@@ -37,6 +37,7 @@ def _close(a: float, b: float) -> bool:
     return (math.isnan(a) and math.isnan(b)) or a == b or abs(a - b) <= TOL * max(1.0, abs(a))
 
 
+@pytest.mark.slow
 def test_the_stacked_fits_equal_the_per_cell_fits_on_random_small_cells():
     rng = np.random.default_rng(20261201)
     designs = [random_cell(rng) for _ in range(400)]
@@ -112,6 +113,7 @@ def middle_cells(rng: np.random.Generator, n_cells: int, n_pairs: int, n_readers
     return designs
 
 
+@pytest.mark.slow
 def test_middle_sized_cells_stacked_equal_the_per_cell_fits():
     from audit.glmm.batch import STACK_MIN_CELLS, stackable
 
@@ -206,6 +208,7 @@ def _bits(fit) -> tuple:
     )
 
 
+@pytest.mark.slow
 def test_a_tiny_cells_stacked_fit_does_not_depend_on_its_stack_companions():
     """Each tiny cell's stacked fit keeps its own state (PIRLS steps, halvings, optimiser), so the
     same cell fitted with any other cells, or alone, gives the same bits: the fits can be split into

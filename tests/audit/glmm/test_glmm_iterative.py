@@ -32,6 +32,7 @@ def _cell(n_votes, n_pair, n_reader, seed, n_other=0):
 # a third factor with 12 levels of ~500 votes each couples every reader: its trace estimates are
 # noisier at the default probe count, so the formula is checked there with more probes
 @pytest.mark.parametrize("n_other, n_probes", [(0, 48), (12, 400)])
+@pytest.mark.slow
 def test_deviance_modes_and_gradient_match_the_exact_path(n_other, n_probes):
     y, codes, levels = _cell(6000, 300, 200, seed=1, n_other=n_other)
     X = np.column_stack([np.ones(y.size), np.random.default_rng(2).normal(size=y.size)])
@@ -104,6 +105,7 @@ def test_unknown_factorization_is_an_input_error():
         fit_crossed_glmm([0, 1, 1, 0], {"pair": [0, 0, 1, 1], "reader": [0, 1, 0, 1]}, factorization="cg")
 
 
+@pytest.mark.slow
 def test_profile_interval_matches_the_exact_path():
     y, codes, _ = _cell(6000, 300, 200, seed=1)
     factors = {"pair": codes[0], "reader": codes[1]}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from audit.glmm.backends import fit_native_single_thread
 from audit.glmm.design import build_design
@@ -44,6 +45,7 @@ def _x(result) -> np.ndarray:
     return np.array([result.sd["pair"], result.sd["reader"], result.b[0]])
 
 
+@pytest.mark.slow
 def test_lockstep_optima_are_the_per_cell_engines_bit_for_bit():
     designs, starts = _cells(20261203, 200)
     fits = fit_optima(designs, starts)
@@ -60,6 +62,7 @@ def test_lockstep_optima_are_the_per_cell_engines_bit_for_bit():
     assert n_singular > 10  # boundary fits (probes, restarts, snapping) are covered
 
 
+@pytest.mark.slow
 def test_cells_of_several_shapes_and_alone_give_the_same_optima():
     designs, starts = _cells(7, 40)
     together = fit_optima(designs, starts)
@@ -94,6 +97,7 @@ def test_a_stacked_evaluation_that_raises_sends_its_group_back(monkeypatch):
     assert fit_optima(designs, starts) == [None] * 10
 
 
+@pytest.mark.slow
 def test_native_estimates_are_fit_natives_without_the_covariance():
     """audit.glmm.fit.native_estimates: the same b, sds and flags as fit_native, bit for bit, on the
     exact (dense and sparse-coupling), forced-iterative and subsample-start paths, BLAS on one thread."""

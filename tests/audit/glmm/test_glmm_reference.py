@@ -139,6 +139,7 @@ def test_wald_interval_is_b_plus_minus_z_se():
     np.testing.assert_allclose(res.wald_high, np.array(res.b) + z * np.array(res.se))
 
 
+@pytest.mark.slow
 def test_separated_case_is_flagged_where_glmer_fails():
     """glmer stops with 'pwrssUpdate did not converge'; we return a flagged fit with a
     one-sided profile interval for the separating covariate."""
@@ -170,13 +171,33 @@ def test_near_separation_reports_glmer_local_optimum_with_a_note():
 
 def test_arena_case_runs_on_the_sparse_path_when_cholmod_is_installed():
     """20,000 votes, 10,000 pairs, 2,7xx readers with heavy-tailed activity: the reader block is
-    large and its factor sparse, so the cost rule takes the sparse path (the checks above then
-    compare that path with glmer)."""
+    large and its factor sparse, so the cost rule takes the sparse path with scikit-sparse, and
+    the iterative path without it (the checks above then compare the path taken with glmer; the
+    iterative path's logLik is the exact one at its estimates, from a sparse LU of the block)."""
     from audit.glmm.sparse import sksparse_available
 
     res = fitted("arena_3k_readers")
     assert res.n_levels["reader"] > 2000
-    assert res.factorization == ("sparse" if sksparse_available() else "dense")
+    assert res.factorization == ("sparse" if sksparse_available() else "iterative")
+    if res.factorization == "iterative":
+        assert any("exact log det" in n for n in res.notes)
+
+
+@pytest.mark.slow
+def test_arena_case_on_the_iterative_path_matches_accurate_glmer(monkeypatch):
+    """The path a user without the sparse extra gets, whether or not scikit-sparse is installed
+    here: estimates and the exact logLik within the tolerances of the checks above."""
+    import audit.glmm.sparse as sparse_mod
+
+    monkeypatch.setattr(sparse_mod, "sksparse_available", lambda: False)
+    y, factors, X, names, _, _ = load_case("arena_3k_readers")
+    res, out = fit_crossed_glmm(y, factors, X, names), load_output("arena_3k_readers", tight=True)
+    assert res.factorization == "iterative"
+    np.testing.assert_allclose(res.b, out["fixef"], rtol=0, atol=TOL_B)
+    np.testing.assert_allclose(res.se, out["se"], rtol=0, atol=TOL_SE)
+    ours, theirs = _sd(res, out)
+    np.testing.assert_allclose(ours, theirs, rtol=0, atol=TOL_SD)
+    assert abs(res.loglik - out["loglik"]) <= TOL_LL
 
 
 def test_one_reader_per_pair_runs_on_the_diagonal_path_and_the_dense_path_agrees():

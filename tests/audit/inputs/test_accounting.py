@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import HealthCheck, given, settings, target
 from hypothesis import strategies as st
 
@@ -55,6 +56,7 @@ def test_fixture_every_row_is_used():
         assert r.read == s.n_rows
 
 
+@pytest.mark.slow
 def test_result_json_and_terminal_say_how_many_rows_were_read_and_used(tmp_path, capsys):
     status = main(
         [
@@ -250,6 +252,7 @@ def _study(draw):
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(study=_study(), use_pairs=st.booleans())
+@pytest.mark.slow
 def test_read_equals_used_plus_excluded_on_random_messy_studies(tmp_path, study, use_pairs):
     pairs, humans, judge = study
     p = tmp_path / "pairs.csv"

@@ -240,6 +240,7 @@ def _records_line_by_line(text: str, sep: str) -> tuple[list[int], list[int]]:
     return starts, counts
 
 
+@pytest.mark.slow
 def test_unquoted_record_scan_matches_the_line_by_line_rule():
     """Blank lines as pandas skips them (str.strip whitespace, incl. non-ASCII spaces and the
     information separators), field counts per line, on seeded random texts and delimiters."""

@@ -13,6 +13,7 @@ import os
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -114,12 +115,14 @@ def test_random_csv_like_text(role, body, pairs, keep_rows):
 
 @SETTINGS
 @given(role=st.sampled_from(["judge", "humans"]), text=_jsonl, pairs=st.booleans())
+@pytest.mark.slow
 def test_random_jsonl(role, text, pairs):
     _check(role, f"{role}.jsonl", text.encode("utf-8", "surrogatepass"), pairs)
 
 
 @SETTINGS
 @given(role=st.sampled_from(["judge", "humans"]), text=_jsonl, pairs=st.booleans())
+@pytest.mark.slow
 def test_random_jsonl_appended_to_valid_rows(role, text, pairs):
     valid = JUDGE if role == "judge" else HUMANS
     lines = valid.splitlines()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -14,6 +15,7 @@ SYSTEMS = ("alpha", "beta")
 
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 2**31 - 1), n_pairs=st.integers(1, 4), n_readers=st.integers(1, 4))
+@pytest.mark.slow
 def test_shuffling_the_human_file_keeps_the_votes(tmp_path, seed, n_pairs, n_readers):
     rng = np.random.default_rng(seed)
     rows = [

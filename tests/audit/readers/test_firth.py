@@ -44,6 +44,7 @@ def test_firth_matches_brglm2_on_reader_frames(case):
     np.testing.assert_allclose(fit.std_error, ref["std_error"], atol=1e-5)
 
 
+@pytest.mark.slow
 def test_ml_matches_r_glm_and_statsmodels():
     """ML on the non-separated frame: R glm (reference file, tol 1e-6) and statsmodels Logit."""
     import statsmodels.api as sm
@@ -98,6 +99,7 @@ def test_reference_rerun_live(tmp_path):
 
 @settings(max_examples=60, deadline=None)
 @given(st.integers(0, 10_000), st.integers(4, 30), st.integers(1, 4))
+@pytest.mark.slow
 def test_separated_flag_agrees_with_the_lp_check(seed, n, p):
     """The interior-maximum shortcut never disagrees with the LP (small, often separated designs)."""
     rng = np.random.default_rng(seed)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -23,6 +24,7 @@ def _sorted(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
 
 @settings(max_examples=5, deadline=None)
 @given(st.integers(0, 2**31 - 1))
+@pytest.mark.slow
 def test_row_order_does_not_matter(seed):
     shuffled = VOTES.sample(frac=1.0, random_state=seed).reset_index(drop=True)
     a, b = reader_weights(VOTES), reader_weights(shuffled)
@@ -40,6 +42,7 @@ def test_row_order_does_not_matter(seed):
 
 @settings(max_examples=5, deadline=None)
 @given(st.permutations(["r0", "r1", "r2", "r3", "r4"]))
+@pytest.mark.slow
 def test_reader_relabelling_permutes_the_clusters(perm):
     mapping = dict(zip(["r0", "r1", "r2", "r3", "r4"], [f"x{p}" for p in perm]))
     relabelled = VOTES.assign(reader_id=VOTES["reader_id"].map(mapping))

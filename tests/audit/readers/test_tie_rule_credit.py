@@ -162,6 +162,7 @@ def test_the_analysis_draws_a_random_rule_once_and_reproducibly():
     assert (readers["rate"] * readers["n"]).sum() == pytest.approx(pooled["rate"] * 12)
 
 
+@pytest.mark.slow
 def test_a_run_under_a_new_rule_is_consistent_in_every_section(new_rules):
     """Transfer, the reader heat maps, agreement and the report labels follow one rule."""
     from audit.pipeline import run_audit

@@ -89,6 +89,7 @@ def grouped_ratings(seed=2, n_items=20):
     return pd.DataFrame(rows)
 
 
+@pytest.mark.slow
 def test_report_compares_group_reliability_with_a_recorded_seed(tmp_path, capsys):
     ratings = validate_ratings(grouped_ratings())
     report = reliability_report(ratings, rng=7, n_boot=500)

@@ -81,6 +81,7 @@ def test_round_trip():
 
 
 # a live rerun of the independent implementation (the krippendorff package is a core dependency)
+@pytest.mark.slow
 def test_live_rerun_reproduces_stored_reference(tmp_path):
     import shutil
 

@@ -121,6 +121,7 @@ def test_round_trip():
         pd.testing.assert_frame_equal(back.tables()[name], frame, check_dtype=False)
 
 
+@pytest.mark.slow
 def test_cli_prints_and_writes_same_numbers_as_api(tmp_path, capsys):
     path = tmp_path / "ratings.csv"
     make_ratings().to_csv(path, index=False)

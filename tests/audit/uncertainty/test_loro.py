@@ -199,6 +199,7 @@ def test_raw_and_pooled_rates_are_exact_over_many_criteria():
 
 
 @pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.slow
 def test_leave_one_reader_out_refits_in_lockstep_equal_the_refits_one_by_one(seed):
     from audit.uncertainty._cells import cell_tables
     from audit.uncertainty.glmm_cells import fit_vote_arrays

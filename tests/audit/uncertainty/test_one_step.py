@@ -143,6 +143,7 @@ def test_conditional_modes_match_the_engine():
 # shift of the cell for every reader, and the most influential reader is the same.
 @pytest.mark.parametrize("stochastic", [False, True])
 @pytest.mark.parametrize("shape", [(300, 30, 10, 1), (400, 60, 10, 2)])
+@pytest.mark.slow
 def test_one_step_shifts_are_close_to_exact_refits(shape, stochastic, monkeypatch):
     """The same tolerance holds for the stochastic entries (forced here on small cells)."""
     import audit.uncertainty.one_step as one_step

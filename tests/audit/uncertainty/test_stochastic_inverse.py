@@ -88,6 +88,7 @@ def test_exact_parts_are_the_neumann_terms_and_the_b0_row():
     np.testing.assert_allclose(inverse.base_coupled, _dense_coupled(t, v, exact), rtol=1e-9)
 
 
+@pytest.mark.slow
 def test_the_estimate_converges_to_the_dense_inverse():
     """Unbiased: the error shrinks like 1 / sqrt(probes), and with 4,096 probes the entries are
     within 1% of the largest (the remainder's rows are small next to the exact parts)."""
@@ -111,6 +112,7 @@ def test_the_estimate_converges_to_the_dense_inverse():
     "shape",
     [(3000, 300, 4, 1, 1.5, 1.0), (1500, 300, 10, 2, 0.5, 0.5), (2000, 200, 20, 3, 1.0, 2.0)],
 )
+@pytest.mark.slow
 def test_stochastic_one_step_against_the_dense_one_step(shape, monkeypatch):
     """Forced on cells the dense path can check: the stochastic one-step's error is within 3x its own
     Monte-Carlo estimate and within 10% of the largest shift (mostly far less: docs/uncertainty.md)."""
@@ -194,6 +196,7 @@ def test_a_variance_at_zero_gives_the_dense_one_step(zero, monkeypatch):
     np.testing.assert_allclose(est.b0_without, dense.b0_without, rtol=0, atol=1e-12)
 
 
+@pytest.mark.slow
 def test_the_probes_double_until_the_error_is_small_and_a_failed_half_counts_as_large(monkeypatch):
     t = _cell(2000, 200, 20, 3, 1.0, 2.0)
     bp, br = one_step.conditional_modes(t, 0.3, 1.0, 2.0)
@@ -219,6 +222,7 @@ def test_the_probes_double_until_the_error_is_small_and_a_failed_half_counts_as_
     assert failed.probes == one_step.MAX_PROBES and failed.mc_error == np.inf and failed.reason == ""
 
 
+@pytest.mark.slow
 def test_iterative_conditional_modes_on_few_pairs_and_many_readers(monkeypatch):
     """Readers above the threshold with few pairs (pairs x readers under DENSE_MAX_CELLS) still take
     the conjugate gradients, not a dense readers x readers factorisation."""

@@ -42,6 +42,7 @@ def flipped_pairs(tmp_path_factory):
     return path
 
 
+@pytest.mark.slow
 def test_naming_the_other_system_focal_mirrors_every_cell(flipped_pairs):
     seed = 12345
     given, flipped = _cells(FIXTURE / "pairs.csv", seed), _cells(flipped_pairs, seed)
@@ -66,6 +67,7 @@ def test_naming_the_other_system_focal_mirrors_every_cell(flipped_pairs):
     assert n_fail >= 3  # the fixture's story: the judge fails to transfer in the r1 vs v3 matchup
 
 
+@pytest.mark.slow
 def test_the_fixture_headline_is_the_same_at_several_seeds():
     """Per-cell statuses equal at four run seeds unless a cell is flagged Monte Carlo borderline."""
     runs = [_cells(FIXTURE / "pairs.csv", seed) for seed in (0, 1, 2, 3)]
@@ -111,6 +113,7 @@ def test_a_cell_within_its_monte_carlo_error_of_the_level_gets_more_replicates()
     assert t2.n_boot == 199 and not t2.monte_carlo_borderline and "sequential" not in t2.reason
 
 
+@pytest.mark.slow
 def test_pairs_needed_is_the_label_budget_at_80_percent_power():
     """One home: every INCONCLUSIVE cell's transfer.pairs_needed is its budgeted pairs at 80% power."""
     from audit.budget import budget_of_cells
@@ -165,6 +168,7 @@ def test_a_pass_within_its_monte_carlo_error_of_alpha_gets_more_replicates():
         assert "Monte Carlo borderline (the PASS test)" in t1.reason
 
 
+@pytest.mark.slow
 def test_pass_is_the_equivalence_test_below_alpha():
     """Every assessed fixture cell: PASS exactly when p_equivalence < alpha and the interval is inside the margin."""
     from audit.policy import TransferPolicy
@@ -185,6 +189,7 @@ def test_pass_is_the_equivalence_test_below_alpha():
     assert seen["INCONCLUSIVE"] >= 5 and seen["FAIL"] >= 3  # the fixture has no PASS: its judge fails to transfer
 
 
+@pytest.mark.slow
 def test_the_configurations_decided_beside_the_primary_verdict_equal_their_own_runs():
     """pipeline.assess_cells_and_configurations decides every configuration on the primary
     verdict's cell bootstraps: the primary cells and each configuration's decisions are those of

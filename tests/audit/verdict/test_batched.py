@@ -47,6 +47,7 @@ def _same(a, b) -> bool:
 
 
 @pytest.mark.parametrize("seed,pool", [(1, True), (7, True), (7, False)])
+@pytest.mark.slow
 def test_each_configuration_decides_as_its_own_run(seed, pool):
     policy = TransferPolicy(n_boot=199, pool_criteria=pool)
     judges = _inputs(seed)

@@ -23,6 +23,7 @@ def _rate(tally, key, what="cells"):
     return d[key] / n
 
 
+@pytest.mark.slow
 def test_quick_study_separates_aligned_from_misaligned_judges():
     tallies = calibrate(studies=QUICK_STUDIES, designs=QUICK_DESIGNS, policy=TransferPolicy(n_boot=QUICK_BOOT))
     at_60 = {kind: t for (design, kind), t in tallies.items() if design == (7, 60)}

@@ -33,6 +33,7 @@ def _chunked(inputs, policy, tie_rule, seed, size):
     ("seed", "tie_rule", "n_boot", "size"),
     [(0, "even-split", 199, 4), (1, "decisive", 199, 7), (2, "even-split", 49, 5), (3, "even-split", 99, 1)],
 )
+@pytest.mark.slow
 def test_chunked_verdict_is_the_one_call(seed, tie_rule, n_boot, size):
     policy = TransferPolicy(n_boot=n_boot)
     inputs = _study(seed)

@@ -148,6 +148,7 @@ def test_materialize_fills_a_cell_bootstrap_and_its_mirror():
     assert mirrored["d_lo"].interval(0.9) == tuple(-x for x in reversed(alone["d_hi"].interval(0.9)))
 
 
+@pytest.mark.slow
 def test_many_small_rows_built_together_keep_every_df():
     """The df squares its reader part as a numpy scalar, which differs from an array's square in about one
     case in 1,500: 4,000 rows of five replicates catch a vectorised square with probability ~0.93."""

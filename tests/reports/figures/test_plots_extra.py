@@ -9,6 +9,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[3]
 
 # a fresh interpreter in which any import of matplotlib fails
@@ -29,6 +31,7 @@ def _without_matplotlib(code: str) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 def test_the_commands_and_the_report_import_no_matplotlib():
     run = _without_matplotlib(
         """
