@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from audit.data import JUDGE_AGGREGATE, AuditData
+from audit.data import HUMAN_OVERALL, JUDGE_AGGREGATE, AuditData
 from audit.result_tables import JUDGE_PAIR_COLUMNS
 from audit.tie_rules import TieRule, credit_ties, tie_rule
 
@@ -115,3 +115,54 @@ def summarise_outcomes(outcomes: pd.DataFrame, rule: str | TieRule) -> dict[str,
         "n_credited": n_credited,
         "rate": float(np.nansum(credit) / n_credited) if n_credited else float("nan"),
     }
+
+
+def judge_criterion_for(human_criterion: str, judge_criteria: set[str]) -> tuple[str | None, bool]:
+    """The judge criterion compared with a human criterion, and whether it is a different target."""
+    if human_criterion in judge_criteria:
+        return human_criterion, False
+    if human_criterion == HUMAN_OVERALL and JUDGE_AGGREGATE in judge_criteria:
+        return JUDGE_AGGREGATE, True
+    return None, False
+
+
+#: a judge outcome as a verdict (an invalid output has none)
+_VERDICT = {"win": 1.0, "loss": 0.0, "tie": 0.5, "invalid": float("nan")}
+
+
+def judge_choices(outcomes: pd.DataFrame, primary: str | None, criteria: tuple[str, ...]) -> pd.DataFrame:
+    """The primary judge's per-pair verdict, keyed by the *human* criterion it is compared with.
+
+    ``y_judge`` is what the judge chose (1 focal, 0 other, 0.5 tie, NaN invalid), whatever the
+    tie rule: agreement and the leaderboard compare choices; the rule only credits rates.
+    """
+    columns = ["pair_id", "criterion", "y_judge"]
+    if primary is None or outcomes.empty:
+        return pd.DataFrame(columns=columns)
+    mine = outcomes[outcomes["judge"] == primary]
+    # rows of each judge criterion once (stable: the outcomes' order), then gathered per human
+    # criterion by index: no scan or sub-frame per criterion (10k criteria)
+    codes, uniques = pd.factorize(mine["criterion"], sort=False)
+    order = np.argsort(codes, kind="stable")
+    bounds = np.searchsorted(codes[order], np.arange(len(uniques) + 1))
+    code_of = {c: i for i, c in enumerate(uniques)}
+    judge_criteria = set(code_of)
+    take, labels = [], []
+    for crit in criteria:
+        jc, _ = judge_criterion_for(crit, judge_criteria)
+        if jc is None:
+            continue
+        rows = order[bounds[code_of[jc]] : bounds[code_of[jc] + 1]]
+        take.append(rows)
+        labels.append(np.full(len(rows), crit, dtype=object))
+    if not take:
+        return pd.DataFrame(columns=columns)
+    idx = np.concatenate(take)
+    return pd.DataFrame(
+        {
+            "pair_id": mine["pair_id"].take(idx).reset_index(drop=True),
+            "criterion": np.concatenate(labels),
+            "y_judge": mine["outcome"].take(idx).map(_VERDICT).astype(float).reset_index(drop=True),
+        },
+        columns=columns,
+    )

@@ -14,9 +14,9 @@ import pandas as pd
 from audit import pipeline_steps as steps_of_run
 from audit import sections
 from audit.agreement import agreement_table, reader_baseline
-from audit.data import ALL_MATCHUPS, HUMAN_OVERALL, JUDGE_AGGREGATE, AuditData
+from audit.data import ALL_MATCHUPS, AuditData
 from audit.derive import PEER_SECTIONS, derive_checks, status_of
-from audit.judge_side import judge_pair_outcomes, summarise_outcomes
+from audit.judge_side import judge_choices, judge_criterion_for, judge_pair_outcomes, summarise_outcomes
 from audit.result import SCHEMA_VERSION, AuditResult, Cell, JudgeConfigRate, JudgeSide
 from audit.result_tables import AgreementRows, BaselineRows, JudgePairs
 from audit.rng import resolve_rng
@@ -50,15 +50,6 @@ def choose_primary_judge(judges: tuple[str, ...], requested: str | None) -> str 
     if not judges:
         return None
     return "ensemble" if "ensemble" in judges else judges[0]
-
-
-def judge_criterion_for(human_criterion: str, judge_criteria: set[str]) -> tuple[str | None, bool]:
-    """The judge criterion compared with a human criterion, and whether it is a different target."""
-    if human_criterion in judge_criteria:
-        return human_criterion, False
-    if human_criterion == HUMAN_OVERALL and JUDGE_AGGREGATE in judge_criteria:
-        return JUDGE_AGGREGATE, True
-    return None, False
 
 
 def _judge_side(
@@ -123,48 +114,6 @@ def _outcome_summaries(outcomes: pd.DataFrame, tie_rule: str | TieRule) -> dict[
             "rate": float(credit_sum[g] / denominator[g]) if denominator[g] else float("nan"),
         }
     return out
-
-
-#: a judge outcome as a verdict (an invalid output has none)
-_VERDICT = {"win": 1.0, "loss": 0.0, "tie": 0.5, "invalid": float("nan")}
-
-
-def judge_choices(outcomes: pd.DataFrame, primary: str | None, criteria: tuple[str, ...]) -> pd.DataFrame:
-    """The primary judge's per-pair verdict, keyed by the *human* criterion it is compared with.
-
-    ``y_judge`` is what the judge chose (1 focal, 0 other, 0.5 tie, NaN invalid), whatever the
-    tie rule: agreement and the leaderboard compare choices; the rule only credits rates.
-    """
-    columns = ["pair_id", "criterion", "y_judge"]
-    if primary is None or outcomes.empty:
-        return pd.DataFrame(columns=columns)
-    mine = outcomes[outcomes["judge"] == primary]
-    # rows of each judge criterion once (stable: the outcomes' order), then gathered per human
-    # criterion by index: no scan or sub-frame per criterion (10k criteria)
-    codes, uniques = pd.factorize(mine["criterion"], sort=False)
-    order = np.argsort(codes, kind="stable")
-    bounds = np.searchsorted(codes[order], np.arange(len(uniques) + 1))
-    code_of = {c: i for i, c in enumerate(uniques)}
-    judge_criteria = set(code_of)
-    take, labels = [], []
-    for crit in criteria:
-        jc, _ = judge_criterion_for(crit, judge_criteria)
-        if jc is None:
-            continue
-        rows = order[bounds[code_of[jc]] : bounds[code_of[jc] + 1]]
-        take.append(rows)
-        labels.append(np.full(len(rows), crit, dtype=object))
-    if not take:
-        return pd.DataFrame(columns=columns)
-    idx = np.concatenate(take)
-    return pd.DataFrame(
-        {
-            "pair_id": mine["pair_id"].take(idx).reset_index(drop=True),
-            "criterion": np.concatenate(labels),
-            "y_judge": mine["outcome"].take(idx).map(_VERDICT).astype(float).reset_index(drop=True),
-        },
-        columns=columns,
-    )
 
 
 def _baseline_lookup(baseline: pd.DataFrame) -> dict[tuple[str, str], tuple[float | None, float | None]]:

@@ -29,7 +29,10 @@ ALLOWED = {
     ("audit/judge_agreement.py", "return _Design("): "the same statement as the next entry (the choice code)",
     ("audit/judge_agreement.py", "judged == 0.5"): "choice code 0.5 = tie mapped to category 2",
     ("audit/judge_configurations_result.py", '0.5: "tie"'): "choice code -> category name",
-    ("audit/pipeline.py", '"tie": 0.5'): "outcome -> choice code for agreement (test_agreement_sees_the_judges_choice)",
+    (
+        "audit/judge_side.py",
+        '"tie": 0.5',
+    ): "outcome -> choice code for agreement (test_agreement_sees_the_judges_choice)",
     ("audit/judge_side.py", "credit = np.where("): "a sampled verdict file's choice code, averaged over samples",
     ("audit/judge_side.py", "m > 0.5"): "the samples' mean choice code -> win / loss / tie (the midpoint)",
     # named descriptive figures whose name says the rule
@@ -37,6 +40,12 @@ ALLOWED = {
     ("reports/figures/preference.py", "0.5 * j.ties) / _valid(j)"): "the paper's Fig. 1b: the even-split composition, "
     "labelled (even-split) in the legend",
     ("reports/figures/preference.py", "tie = 0.5 * j.ties"): "the same figure's tie bar",
+    # the prediction-powered estimates: a pair the judge gave no valid verdict on predicts nothing (0.5)
+    ("audit/prediction_powered/compute.py", '["y_judge"].astype(float).fillna(0.5)'): "choice code: no verdict "
+    "is the uninformative prediction, not a tie credit",
+    # a simulation's parameter
+    ("audit/agreement_calibration.py", "np.where(np.isnan(y), 0.5, y)"): "the simulated coin judge's rate: the "
+    "readers' vote share (ties half), a parameter of the simulation, not a credit in the audit",
     # not a tie at all
     ("audit/readers/policy.py", "pb.pooled_lo > 0.5"): "position bias: the null first-shown rate is 0.5",
 }

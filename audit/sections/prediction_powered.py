@@ -22,8 +22,7 @@ def compute(data, spec, *, choices, primary: str | None, seed: np.random.SeedSeq
         return Skipped("no judge verdict on a human criterion")
 
     def run():
-        from audit.judge_side import judge_pair_outcomes
-        from audit.pipeline import judge_choices
+        from audit.judge_side import judge_choices, judge_pair_outcomes
         from audit.prediction_powered import corrected_estimates
         from audit.tie_rules import credit_votes
 
