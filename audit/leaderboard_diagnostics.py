@@ -35,7 +35,7 @@ class SystemDiagnostics:
     ``vote_level_reader``: the same strength with the reader-clustered interval; ``se_glmm``,
     ``se_votes``, ``se_readers`` the three standard errors side by side. The other ranks are the
     vote-level model's: as fitted (``rank_vote_level``), with ties as half a win each
-    (``rank_ties_half``), with a position term (``rank_position_adjusted``, NaN without
+    (``rank_ties_half``), with a position term (``rank_position_adjusted``, None without
     ``shown_first``) and without the heaviest readers (``rank_without_heavy_readers``).
     """
 
@@ -51,8 +51,8 @@ class SystemDiagnostics:
     se_readers: float
     rank_vote_level: int
     rank_ties_half: int
-    rank_position_adjusted: float
-    rank_without_heavy_readers: float
+    rank_position_adjusted: int | None
+    rank_without_heavy_readers: int | None
 
 
 @dataclass(frozen=True)
@@ -78,12 +78,12 @@ class LeaderboardDiagnostics:
         In the leaderboard's order.
     tied_neighbours : tuple of (str, str)
         Adjacent systems whose difference is not significant at ``level``.
-    position : Estimate
-        Logit advantage of the system shown first (vote-level, reader-clustered interval); NaN without
+    position : Estimate or None
+        Logit advantage of the system shown first (vote-level, reader-clustered interval); None without
         ``shown_first``.
     n_position_votes : int
         Decisive votes with a usable ``shown_first``.
-    position_tau : float
+    position_tau : float or None
         Kendall tau between the vote-level order of those votes with and without the position term.
     position_moved : tuple of str
         Systems whose rank changes when the position term is added.
@@ -92,7 +92,8 @@ class LeaderboardDiagnostics:
     heavy_readers, heavy_share : int, float
         The fewest heaviest readers who cast at least ``HEAVY_SHARE`` of the decisive votes, and the share.
     heavy_tau, heavy_moved
-        Kendall tau of the vote-level order with and without them; systems whose rank changes.
+        Kendall tau of the vote-level order with and without them (None when they cannot be left out);
+        systems whose rank changes.
     design_effect : float
         Mean over systems of (reader-clustered / vote-level standard error) squared.
     n_triples, n_cycles, n_significant_cycles : int
@@ -108,16 +109,16 @@ class LeaderboardDiagnostics:
 
     systems: tuple[SystemDiagnostics, ...]
     tied_neighbours: tuple[tuple[str, str], ...]
-    position: Estimate
+    position: Estimate | None
     n_position_votes: int
-    position_tau: float
+    position_tau: float | None
     position_moved: tuple[str, ...]
     n_readers: int
     effective_readers: float
     max_reader_share: float
     heavy_readers: int
     heavy_share: float
-    heavy_tau: float
+    heavy_tau: float | None
     heavy_moved: tuple[str, ...]
     design_effect: float
     n_triples: int
@@ -194,19 +195,22 @@ class LeaderboardDiagnostics:
             f"{len(self.tied_neighbours)} of {max(k - 1, 0)} neighbouring pairs are statistically tied at "
             f"{self.level:.0%}"
         ]
-        if self.n_position_votes:
+        if self.position is not None:
             out.append(
                 f"position: the system shown first gains {self.position} on the logit scale "
                 f"({self.n_position_votes} votes); with it in the model tau {self.position_tau:.3f}, "
                 f"{len(self.position_moved)} system(s) change rank"
             )
-        out.append(
+        readers = (
             f"readers: {self.n_readers} (effective {self.effective_readers:.1f}, the heaviest casts "
-            f"{self.max_reader_share:.1%}); reader-clustered variance {self.design_effect:.2f}x the vote-level; "
-            f"without the {self.heavy_readers} heaviest ({self.heavy_share:.0%} of the votes) "
-            f"tau {self.heavy_tau:.3f}, "
-            f"{len(self.heavy_moved)} system(s) change rank"
+            f"{self.max_reader_share:.1%}); reader-clustered variance {self.design_effect:.2f}x the vote-level"
         )
+        if self.heavy_tau is not None:
+            readers += (
+                f"; without the {self.heavy_readers} heaviest ({self.heavy_share:.0%} of the votes) "
+                f"tau {self.heavy_tau:.3f}, {len(self.heavy_moved)} system(s) change rank"
+            )
+        out.append(readers)
         out.append(
             f"intransitive triples: {self.n_cycles} of {self.n_triples} go round in a circle, "
             f"{self.n_significant_cycles} significantly"
@@ -222,6 +226,10 @@ def _ranks(strength: np.ndarray) -> np.ndarray:
     from audit.leaderboard_bootstrap import strength_ranks
 
     return strength_ranks(np.asarray(strength, float))
+
+
+def _rank_or_none(r: float) -> int | None:
+    return int(r) if np.isfinite(r) else None
 
 
 def _tau(a: np.ndarray, b: np.ndarray) -> float:
@@ -373,7 +381,7 @@ def leaderboard_diagnostics(
     pos = _position_codes(votes)
     usable = decisive & (pos != 0)
     rank_pos = np.full(k, np.nan)
-    position, pos_tau, pos_moved = Estimate(math.nan), math.nan, ()
+    position, pos_tau, pos_moved = None, None, ()
     n_pos = int(usable.sum())
     if n_pos and _linked(focal[usable], other[usable], k):
         args = (focal[usable], other[usable], y[usable], k)
@@ -399,7 +407,7 @@ def leaderboard_diagnostics(
     heavy_ids = np.argsort(-reader_counts, kind="stable")[:n_heavy]
     light = decisive & ~np.isin(readers, heavy_ids)
     rank_light = np.full(k, np.nan)
-    heavy_tau, heavy_moved = math.nan, ()
+    heavy_tau, heavy_moved = None, ()
     if n_heavy < len(by_size) and _linked(focal[light], other[light], k):
         light_fit = fit_vote_level(focal[light], other[light], y[light], k)
         rank_light = _ranks(light_fit.strengths)
@@ -434,8 +442,8 @@ def leaderboard_diagnostics(
                 se_readers=float(se_readers[j]),
                 rank_vote_level=int(rank_votes[j]),
                 rank_ties_half=int(rank_half[j]),
-                rank_position_adjusted=float(rank_pos[j]),
-                rank_without_heavy_readers=float(rank_light[j]),
+                rank_position_adjusted=_rank_or_none(rank_pos[j]),
+                rank_without_heavy_readers=_rank_or_none(rank_light[j]),
             )
         )
     return LeaderboardDiagnostics(

@@ -3,8 +3,6 @@ to): tied neighbours, the position effect, heavy readers, intransitive triples, 
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 
@@ -77,8 +75,9 @@ def test_position_effect_is_estimated_and_moves_a_confounded_order():
 def test_without_shown_first_there_is_no_position_diagnostic():
     votes = _arena(np.array([1.0, 0.0, -1.0]), 1500, 3).drop(columns="shown_first")
     diag = _diag(votes)
-    assert diag.n_position_votes == 0 and math.isnan(diag.position.estimate)
-    assert all(math.isnan(s.rank_position_adjusted) for s in diag.systems)
+    assert diag.n_position_votes == 0 and diag.position is None and diag.position_tau is None
+    assert all(s.rank_position_adjusted is None for s in diag.systems)
+    assert not any(line.startswith("position") for line in diag.summary_lines())
 
 
 def test_a_heavy_reader_who_favours_one_system_carries_the_order():
