@@ -123,9 +123,6 @@ def _compare_with_arena(result: dict) -> None:
         np.testing.assert_allclose(np.diag(ours.cov_votes), var, rtol=2e-3)
         lower = (np.array(sandwich["rating_lower"]) - np.mean(sandwich["ratings"])) / ALPHA
         np.testing.assert_allclose(ours.strengths - 1.959963984540054 * np.sqrt(var), lower, atol=1e-6)
-        # its bootstrap (vote buckets resampled): the same point estimates, spreads within Monte Carlo error
-        boot_sd = np.sqrt(np.array(ref["bootstrap"]["variances"])) / ALPHA
-        np.testing.assert_allclose(boot_sd, np.sqrt(var), rtol=0.3)
 
 
 def test_matches_arena_rank_reference():
