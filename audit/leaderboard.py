@@ -533,7 +533,11 @@ def bradley_terry_leaderboard(
         )
     rows.sort(key=lambda r: r.human_rank)
     sd = dict(h_fit.sd)
-    diagnostics = leaderboard_diagnostics(mine, systems, h_s, h_C, level=level)
+    try:
+        diagnostics = leaderboard_diagnostics(mine, systems, h_s, h_C, level=level)
+    except (np.linalg.LinAlgError, ValueError) as exc:  # the leaderboard stands without them
+        diagnostics = None
+        notes.append(f"the leaderboard's diagnostics could not be computed: {exc}")
     return Leaderboard(
         systems=tuple(rows),
         kendall_tau=tau,

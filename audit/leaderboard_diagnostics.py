@@ -368,6 +368,15 @@ def leaderboard_diagnostics(
     fit = fit_vote_level(focal, other, y, k, readers=readers)
     if not fit.converged:
         notes.append("the vote-level Bradley-Terry fit did not converge (a system wins or loses every vote)")
+    d_sys = np.concatenate([focal[decisive], other[decisive]])
+    d_won = np.concatenate([y[decisive] == 1, y[decisive] == 0])
+    won, played = np.bincount(d_sys, d_won, minlength=k), np.bincount(d_sys, minlength=k)
+    separated = [systems[j] for j in range(k) if played[j] and won[j] in (0, played[j])]
+    if separated:
+        notes.append(
+            f"{', '.join(separated)} win(s) or lose(s) every decisive vote: the vote-level strength is infinite "
+            "(shown where the fit stops) and its intervals meaningless"
+        )
     se_votes = np.sqrt(np.maximum(np.diag(fit.cov_votes), 0.0))
     se_readers = np.sqrt(np.maximum(np.diag(fit.cov_readers), 0.0))
     rank_votes = _ranks(fit.strengths)

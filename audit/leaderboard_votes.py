@@ -75,6 +75,22 @@ def _design(bf, bo, bp, k, with_position):
     return X
 
 
+def _solve(A: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``A^-1 b``; least squares where ``A`` is singular (a system that wins or loses every vote drives its
+    weights to zero)."""
+    try:
+        return np.linalg.solve(A, b)
+    except np.linalg.LinAlgError:
+        return np.linalg.lstsq(A, b, rcond=None)[0]
+
+
+def _inverse(A: np.ndarray) -> np.ndarray:
+    try:
+        return np.linalg.inv(A)
+    except np.linalg.LinAlgError:
+        return np.linalg.pinv(A)
+
+
 def _centre(k: int, n_extra: int) -> np.ndarray:
     """Map from (reduced strengths, extras) to (centred strengths, extras)."""
     T = np.zeros((k + n_extra, k - 1 + n_extra))
@@ -135,7 +151,9 @@ def fit_vote_level(
         mu = 1.0 / (1.0 + np.exp(-(X @ beta)))
         grad = X.T @ (w * (by - mu))
         info = X.T @ (X * (w * mu * (1.0 - mu))[:, None])
-        step = np.linalg.solve(info, grad)
+        step = _solve(info, grad)
+        if not np.all(np.isfinite(step)):
+            break
         beta = beta + step
         if np.max(np.abs(step)) < tol:
             converged = True
@@ -153,11 +171,12 @@ def fit_vote_level(
     H = Xf.T @ (Xf * (w * mu * (1.0 - mu))[:, None])
     G = Xf.T @ (Xf * (w * (by - mu) ** 2)[:, None])
     info = X.T @ (X * (w * mu * (1.0 - mu))[:, None])
-    cov_model = T @ np.linalg.inv(info) @ T.T
+    info_inv = _inverse(info)
+    cov_model = T @ info_inv @ T.T
     if hessian_ridge > 0:
-        Hinv = np.linalg.inv(H + hessian_ridge * np.eye(H.shape[0]))
+        Hinv = _inverse(H + hessian_ridge * np.eye(H.shape[0]))
     else:
-        Hinv = T @ np.linalg.inv(info) @ T.T
+        Hinv = T @ info_inv @ T.T
     cov_votes = Hinv @ G @ Hinv
     cov_readers = None
     if rd is not None:

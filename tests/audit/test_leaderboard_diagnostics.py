@@ -161,3 +161,16 @@ def test_diagnostics_take_the_leaderboard_strengths_directly():
     assert not diag.tied_neighbours and [s.rank for s in diag.systems] == [1, 2, 3]
     wide = leaderboard_diagnostics(votes, ["s00", "s01", "s02"], np.array([1.0, 0.0, -1.0]), cov * 1e4)
     assert len(wide.tied_neighbours) == 2 and all((s.rank_low, s.rank_high) == (1, 3) for s in wide.systems)
+
+
+def test_a_system_that_wins_every_vote_is_named():
+    rng = np.random.default_rng(9)
+    rows = []
+    for i in range(300):
+        a, b = rng.choice(["s0", "s1", "s2", "s3"], 2, replace=False)
+        y = 1.0 if a == "s0" else (0.0 if b == "s0" else float(rng.random() < 0.5))
+        rows.append((f"p{i}", f"r{i % 20}", "overall", a, b, y, ""))
+    votes = pd.DataFrame(rows, columns=["pair_id", "reader_id", "criterion", "focal", "other", "y", "shown_first"])
+    diag = _diag(votes)
+    assert any(note.startswith("s0 win(s) or lose(s) every decisive vote") for note in diag.notes)
+    assert diag.systems[0].system == "s0" and diag.systems[0].rank_vote_level == 1
