@@ -1,12 +1,13 @@
 """The leaderboard beside LMArena's arena-rank and a FastChat-style Bradley-Terry bootstrap, on the same votes
-in one run (the Chatbot-Arena shape: 20 systems, one vote per pair, 20 votes per reader).
+in one run (the Chatbot-Arena shape: 20 systems, one vote per pair, 50 votes per reader).
 
     python benchmarks/leaderboard_arena.py --votes 100000 --arena-python /tmp/arena/bin/python
     python benchmarks/leaderboard_arena.py --votes 1000000 --jobs 2 --arena-python /tmp/arena/bin/python
 
 Votes: ``logit P(a) = s_a - s_b + u_pair + v_reader`` with the model and spreads of
 ``benchmarks/scale_data.py``'s arena (strengths, pair and reader sd 0.5), every pair read once, readers
-drawn uniformly (``n_votes / 20`` of them), the system shown first at random, ``--ties`` of the votes ties.
+drawn uniformly (``n_votes / 50`` of them, as in its ``chatbot-arena`` presets), the system shown
+first at random, ``--ties`` of the votes ties.
 Timed, each on the same votes:
 
 * ``leaderboard``: :func:`audit.leaderboard.bradley_terry_leaderboard` as ``audit run`` calls it (the
@@ -64,7 +65,7 @@ if __name__ == "__main__":
 
 def arena_votes(n_votes: int, k: int = 20, seed: int = 40, ties: float = 0.0) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
-    n_readers = max(n_votes // 20, 1)
+    n_readers = max(n_votes // 50, 1)
     names = np.array([f"s{j:02d}" for j in range(k)], dtype=object)
     strength = rng.normal(0.0, 0.5, k)
     a = rng.integers(0, k, n_votes)
