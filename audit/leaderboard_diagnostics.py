@@ -188,6 +188,9 @@ class LeaderboardDiagnostics:
             ],
         )
 
+    def __str__(self) -> str:
+        return "Leaderboard diagnostics:\n" + "\n".join(f"  {line}" for line in self.summary_lines())
+
     def summary_lines(self) -> list[str]:
         """Plain sentences for the report and the terminal."""
         k = len(self.systems)

@@ -49,6 +49,7 @@ def test_tied_neighbours_are_the_equal_systems():
     votes = _arena(np.array([2.0, 1.0, 1.0, 0.0, -1.0]), 6000, 1)
     diag = _diag(votes)
     assert {frozenset(p) for p in diag.tied_neighbours} == {frozenset({"s01", "s02"})}
+    assert "1 of 4 neighbouring pairs are statistically tied at 95%" in str(diag)
     ranks = _by_system(diag)
     assert (ranks["s01"].rank_low, ranks["s01"].rank_high) == (2, 3)
     assert (ranks["s02"].rank_low, ranks["s02"].rank_high) == (2, 3)
