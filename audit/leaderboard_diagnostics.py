@@ -267,13 +267,13 @@ def intransitive_triples(
 ) -> tuple[int, int, int, tuple[IntransitiveTriple, ...]]:
     """Circles among ``wins[i, j]`` (decisive votes preferring i to j): (triples with every matchup voted,
     circles, significant circles, the significant ones listed)."""
-    from scipy.stats import binom
+    from scipy.special import bdtrc
 
     n = wins + wins.T
     with np.errstate(invalid="ignore", divide="ignore"):
         rate = np.where(n > 0, wins / np.maximum(n, 1), np.nan)
     # one-sided p-value of "i preferred to j": P(X >= wins | n, 1/2)
-    p = np.where(n > 0, binom.sf(wins - 1, n, 0.5), 1.0)
+    p = np.where(wins > 0, bdtrc(np.maximum(wins - 1, 0).astype(np.int64), n.astype(np.int64), 0.5), 1.0)
     k = len(names)
     played = n > 0
     beats = np.nan_to_num(rate, nan=0.5) > 0.5
@@ -349,7 +349,7 @@ def leaderboard_diagnostics(
     focal = index.get_indexer(votes["focal"].astype(str)).astype(np.int64)
     other = index.get_indexer(votes["other"].astype(str)).astype(np.int64)
     y = votes["y"].to_numpy(float)
-    readers = np.unique(votes["reader_id"].astype(str).to_numpy(), return_inverse=True)[1]
+    readers = pd.factorize(votes["reader_id"].astype(str))[0]
     decisive = ~np.isnan(y)
     notes: list[str] = []
     z = float(norm.ppf(0.5 + level / 2.0))

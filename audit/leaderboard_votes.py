@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 TIES = ("drop", "half")
 
@@ -55,7 +56,13 @@ def _buckets(focal, other, y, position, k):
     ycode = np.where(np.isnan(y), 1, np.where(y >= 1.0, 2, np.where(y <= 0.0, 0, 1))).astype(np.int64)
     pcode = np.zeros(len(y), np.int64) if position is None else np.asarray(position, np.int64) + 1
     key = ((np.asarray(focal, np.int64) * k + np.asarray(other, np.int64)) * 3 + ycode) * 3 + pcode
-    uniq, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
+    # the keys are dense (fewer than 9 k^2): counted, not sorted
+    all_counts = np.bincount(key, minlength=9 * k * k)
+    uniq = np.flatnonzero(all_counts)
+    counts = all_counts[uniq]
+    lookup = np.zeros(all_counts.size, np.int64)
+    lookup[uniq] = np.arange(uniq.size)
+    inverse = lookup[key]
     pc = uniq % 3 - 1
     rest = uniq // 3
     yc = rest % 3
@@ -181,7 +188,7 @@ def fit_vote_level(
     cov_readers = None
     if rd is not None:
         resid = (by - mu)[inverse]  # each vote's residual
-        _, rcode = np.unique(rd, return_inverse=True)
+        rcode = pd.factorize(rd)[0] if rd.dtype == object else np.unique(rd, return_inverse=True)[1]
         n_r = int(rcode.max()) + 1 if len(rcode) else 0
         scores = np.zeros(n_r * Xf.shape[1])
         ncol = Xf.shape[1]
