@@ -162,8 +162,12 @@ def main(argv=None) -> int:
     rows = []
     board = None
     if not args.skip_leaderboard:
-        with open_runner(args.jobs) as runner:
-            board, wall, cpu = timed(lambda: bradley_terry_leaderboard(votes, n_boot=100, rng=0, runner=runner))
+
+        def leaderboard():
+            with open_runner(args.jobs) as runner:  # timed with the pool's start and shutdown (its workers' CPU)
+                return bradley_terry_leaderboard(votes, n_boot=100, rng=0, runner=runner)
+
+        board, wall, cpu = timed(leaderboard)
         rows.append(("leaderboard (GLMM, 100 cluster-bootstrap refits, diagnostics)", wall, cpu))
     focal, other = index.get_indexer(votes["focal"]), index.get_indexer(votes["other"])
     fit, wall, cpu = timed(lambda: fit_vote_level(focal, other, votes["y"].to_numpy(), len(systems), ties="half"))
