@@ -172,12 +172,14 @@ def main(argv=None) -> int:
     focal, other = index.get_indexer(votes["focal"]), index.get_indexer(votes["other"])
     fit, wall, cpu = timed(lambda: fit_vote_level(focal, other, votes["y"].to_numpy(), len(systems), ties="half"))
     rows.append(("vote-level fit (arena-rank's model and sandwich)", wall, cpu))
+    # the diagnostics on the leaderboard's strengths (or, without it, the vote-level ones)
+    strength, cov = fit.strengths, fit.cov_model
     if board is not None:
         s = {x.system: x.human.estimate for x in board.systems}
         strength = np.array([s[n] for n in systems])
         cov = np.diag([((x.human.ci_high - x.human.ci_low) / 3.92) ** 2 for x in board.systems])
-        _, wall, cpu = timed(lambda: leaderboard_diagnostics(votes, systems, strength, cov))
-        rows.append(("diagnostics alone (inside the leaderboard's time)", wall, cpu))
+    _, wall, cpu = timed(lambda: leaderboard_diagnostics(votes, systems, strength, cov))
+    rows.append(("diagnostics alone (inside the leaderboard's time)", wall, cpu))
     _, wall, cpu = timed(lambda: fastchat_style_bootstrap(votes[["focal", "other", "y"]], index))
     rows.append(("FastChat-style BT bootstrap (100 rounds)", wall, cpu))
     if args.arena_python:
