@@ -50,6 +50,7 @@ from audit.leaderboard_bootstrap import (
     start_curvature,
     strength_ranks,
 )
+from audit.leaderboard_diagnostics import LeaderboardDiagnostics, leaderboard_diagnostics
 from audit.rng import resolve_rng
 
 if TYPE_CHECKING:
@@ -112,6 +113,9 @@ class Leaderboard:
     seed : int or None
     judge : str
     notes : tuple of str
+    diagnostics : LeaderboardDiagnostics or None
+        Tied neighbours, position, reader concentration, intransitive triples and the tie convention
+        (:func:`audit.leaderboard_diagnostics.leaderboard_diagnostics`); None when not connected.
     """
 
     systems: tuple[SystemStrength, ...]
@@ -135,6 +139,7 @@ class Leaderboard:
     seed: int | None
     judge: str = ""
     notes: tuple[str, ...] = ()
+    diagnostics: LeaderboardDiagnostics | None = None
 
     def to_frame(self) -> pd.DataFrame:
         rows = []
@@ -528,6 +533,11 @@ def bradley_terry_leaderboard(
         )
     rows.sort(key=lambda r: r.human_rank)
     sd = dict(h_fit.sd)
+    try:
+        diagnostics = leaderboard_diagnostics(mine, systems, h_s, h_C, level=level)
+    except (np.linalg.LinAlgError, ValueError) as exc:  # the leaderboard stands without them
+        diagnostics = None
+        notes.append(f"the leaderboard's diagnostics could not be computed: {exc}")
     return Leaderboard(
         systems=tuple(rows),
         kendall_tau=tau,
@@ -543,5 +553,6 @@ def bradley_terry_leaderboard(
         converged=bool(h_fit.converged),
         judge_separated=j_sep,
         notes=tuple(notes),
+        diagnostics=diagnostics,
         **base,
     )

@@ -87,6 +87,31 @@ def leaderboard(result: Any, board: Leaderboard, ctx: dict) -> None:
         )
     )
     ctx["notes"].extend(board.notes)
+    diag = board.diagnostics
+    if diag is not None:
+        ctx["facts"].extend({"key": "diagnostics", "value": line} for line in diag.summary_lines())
+        ctx["tables"].append(
+            table(
+                diag.to_frame(),
+                max_rows=200,
+                caption=f"Leaderboard diagnostics: rank_low..rank_high = 1 + systems significantly stronger .. "
+                f"k - systems significantly weaker (pairwise Wald tests of the GLMM strengths at {diag.level:.0%}); "
+                "vote_level = the vote-level Bradley-Terry strength (arena-rank's model, ties left out) with its "
+                "vote-level sandwich interval (arena-rank's) and the reader-clustered one; se_glmm, se_votes, "
+                "se_readers side by side; the vote-level ranks with ties as half a win, with a position term "
+                "(shown_first) and without the heaviest readers who cast a quarter of the votes.",
+            )
+        )
+        if diag.cycles:
+            ctx["tables"].append(
+                table(
+                    diag.cycles_frame(),
+                    caption="Intransitive triples: first beats second beats third beats first in the head-to-head "
+                    "decisive votes, each significant (intersection-union p-value, Bonferroni over "
+                    f"{diag.n_triples} triples).",
+                )
+            )
+        ctx["notes"].extend(diag.notes)
 
 
 @renders(JudgeConfigurations)

@@ -1,5 +1,6 @@
 """The leaderboard section: Bradley-Terry leaderboards of the humans and the primary judge when
-three or more systems are compared (:func:`audit.leaderboard.bradley_terry_leaderboard`). No checks.
+three or more systems are compared (:func:`audit.leaderboard.bradley_terry_leaderboard`), with their
+diagnostics (:mod:`audit.leaderboard_diagnostics`). No checks.
 Its bootstrap refits run in blocks on the run's runner (the pool's workers, or a Dask cluster)."""
 
 from __future__ import annotations

@@ -85,7 +85,13 @@ def test_leaderboard_json_fields_and_round_trip(triangle):
     assert back.leaderboard.payload == triangle.leaderboard.payload
     assert result_to_json(back) == text
     assert "Leaderboard (3 systems): Kendall tau" in render_summary(triangle)
-    assert 'id="leaderboard"' in render_html(triangle)
+    html = render_html(triangle)
+    assert 'id="leaderboard"' in html
+    # the diagnostics: in result.json and in the report's leaderboard section
+    diag = board["diagnostics"]
+    assert [s["system"] for s in diag["systems"]] == [s["system"] for s in board["systems"]]
+    assert {"tied_neighbours", "position", "design_effect", "cycles", "tie_tau"} <= set(diag)
+    assert "neighbouring pairs are statistically tied" in html and "Leaderboard diagnostics" in html
 
 
 def test_two_systems_skip_the_leaderboard():
