@@ -43,6 +43,9 @@ ALLOWED = {
     # the prediction-powered estimates: a pair the judge gave no valid verdict on predicts nothing (0.5)
     ("audit/prediction_powered/compute.py", '["y_judge"].astype(float).fillna(0.5)'): "choice code: no verdict "
     "is the uninformative prediction, not a tie credit",
+    # intransitive triples: a pair of systems never compared beats neither way (NaN read as the midpoint)
+    ("audit/leaderboard_diagnostics.py", "np.nan_to_num(rate, nan=0.5) > 0.5"): "a win rate against its "
+    "midpoint, not a tie credit",
     # a simulation's parameter
     ("audit/agreement_calibration.py", "np.where(np.isnan(y), 0.5, y)"): "the simulated coin judge's rate: the "
     "readers' vote share (ties half), a parameter of the simulation, not a credit in the audit",
