@@ -92,7 +92,7 @@ def headline(result: Any) -> dict:
         }
     )
     return {
-        "text": headline_text(result.status, cells),
+        "text": headline_text(result.status, cells, result.checks),
         "distance_map": distance_map_figure(result),
         "dev": dev_summary(result.dev, prov.primary_judge),
         "deployment": deployment,

@@ -297,10 +297,30 @@ def _apart(counts: dict[str, int]) -> str:
     return f"; {' and '.join(extra)} cell(s) counted apart" if extra else ""
 
 
-def headline_text(status: Status | str, cells: Sequence[Cell]) -> str:
-    """The report's one-line headline: ``FAIL: 3 cells fail, 15 undecided, none pass``."""
+def headline_text(status: Status | str, cells: Sequence[Cell], checks: Sequence[Check] = ()) -> str:
+    """The report's one-line headline: ``FAIL: 3 cells fail, 15 undecided, none pass``, and
+    ``; agreement decision FAIL`` when the judge is worse than a reader, pair by pair, somewhere."""
     word = status.value if isinstance(status, Status) else str(status)
-    return headline_from_counts(word, cell_counts(cells))
+    agreement = any(c.name == "agreement.decision" and c.status is Status.FAIL for c in checks)
+    return headline_from_counts(word, cell_counts(cells)) + ("; agreement decision FAIL" if agreement else "")
+
+
+def _agreement_failures(checks: Sequence[Check]) -> str:
+    """Where the agreement decision FAILs, counted by level ("" when it FAILs nowhere)."""
+    failing = [c.scope for c in checks if c.name == "agreement.decision" and c.status is Status.FAIL]
+    if not failing:
+        return ""
+    study = sum(1 for s in failing if s == "all/all")
+    matchups = sum(1 for s in failing if s != "all/all" and s.endswith("/all"))
+    n_cells = len(failing) - study - matchups
+    parts = (["the study"] if study else []) + [
+        f"{n} {word}{'' if n == 1 else 's'}" for n, word in ((matchups, "matchup"), (n_cells, "cell")) if n
+    ]
+    where = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    return (
+        "Agreement decision FAIL: the judge reproduces the other readers worse than a reader does, pair by "
+        f"pair ({where}). Rate decision: "
+    )
 
 
 def verdict_sentence(
@@ -310,7 +330,18 @@ def verdict_sentence(
     margin: float | None = None,
     adjust: str = "holm",
 ) -> str:
-    """One sentence whose every number is a count of cells or a policy value."""
+    """The verdict: the agreement decision's FAILs first (when there are any), then one sentence on the
+    rate decision whose every number is a count of cells or a policy value."""
+    checks = tuple(checks)
+    head = _agreement_failures(checks)
+    if head:
+        checks = tuple(c for c in checks if c.name != "agreement.decision")
+    return head + _rate_sentence(cells, status, checks, margin, adjust)
+
+
+def _rate_sentence(
+    cells: Sequence[Cell], status: Status, checks: Sequence[Check], margin: float | None, adjust: str
+) -> str:
     counts = cell_counts(cells)
     n_assessed = counts["PASS"] + counts["FAIL"] + counts["INCONCLUSIVE"]
     if n_assessed == 0:
