@@ -138,8 +138,6 @@ def alt_test(
     over readers of ``mean(W_J)``. This is the procedure of the AltTest reference code, written
     from its description and checked against it in tests/reference/alttest/.
     """
-    from scipy import stats as sps
-
     score = SCORING[scoring]
     on: dict[object, list[str]] = {}
     for h, labels in readers.items():
@@ -158,7 +156,7 @@ def alt_test(
             w_j.append(1.0 if s_j >= s_h else 0.0)
             w_h.append(1.0 if s_h >= s_j else 0.0)
         diff = np.asarray(w_h) - np.asarray(w_j)
-        p_values.append(float(sps.ttest_1samp(diff, epsilon, alternative="less").pvalue))
+        p_values.append(_t_test_less(diff, epsilon))
         adv.append(float(np.mean(w_j)))
         names.append(h)
     rejected = by_rejections(np.asarray(p_values), q)
@@ -328,9 +326,26 @@ def _two_way(
     return float(c.variance), float(c.df)
 
 
+def _t_test_less(x: np.ndarray, popmean: float) -> float:
+    """The p-value of ``scipy.stats.ttest_1samp(x, popmean, alternative="less")``: the one-sample t
+    statistic's lower tail on n - 1 degrees of freedom (NaN for a constant sample at ``popmean``),
+    from :mod:`audit._distributions` so that a run does not import scipy.stats."""
+    from audit._distributions import t as t_dist
+
+    x = np.asarray(x, float)
+    n = x.size
+    if n < 2:
+        return math.nan
+    d = float(np.mean(x)) - popmean
+    se = math.sqrt(float(np.var(x, ddof=1)) / n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.float64(d) / np.float64(se)
+    return float(t_dist.cdf(t, n - 1))
+
+
 def _t_tests(est: float, var: float, df: float, margin: float, alpha: float) -> tuple[Estimate, float, float]:
     """The 1 - 2 alpha interval and the one-sided p-values of H0 <= -margin (pass) and >= -margin (fail)."""
-    from scipy import stats as sps
+    from audit._distributions import t as t_dist
 
     if not (np.isfinite(est) and np.isfinite(var)):
         return Estimate(est), math.nan, math.nan
@@ -339,12 +354,12 @@ def _t_tests(est: float, var: float, df: float, margin: float, alpha: float) -> 
     if se == 0.0:
         p_pass = 0.0 if est > -margin else 1.0
         return Estimate(est, est, est), p_pass, 1.0 - p_pass if est != -margin else 1.0
-    t = float(sps.t.ppf(1.0 - alpha, df))
+    t = float(t_dist.ppf(1.0 - alpha, df))
     z = (est + margin) / se
     return (
         Estimate(est, est - t * se, est + t * se),
-        float(sps.t.sf(z, df)),
-        float(sps.t.cdf(z, df)),
+        float(t_dist.sf(z, df)),
+        float(t_dist.cdf(z, df)),
     )
 
 
@@ -364,7 +379,6 @@ def _adjust(p: list[float], method: str) -> list[float]:
 
 def _alt_test_of(scored: pd.DataFrame, margin: float, alpha: float) -> tuple[float, float, int]:
     """AltTest's winning rate and advantage probability on a scope's scored votes (per reader)."""
-    from scipy import stats as sps
 
     p_values, rho = [], []
     for _, g in scored.groupby("reader_id", sort=True, observed=True):
@@ -372,7 +386,7 @@ def _alt_test_of(scored: pd.DataFrame, margin: float, alpha: float) -> tuple[flo
             continue
         w = g["w"].to_numpy()
         diff = (w < 0).astype(float) - (w > 0).astype(float)  # W_h - W_J
-        p_values.append(float(sps.ttest_1samp(diff, margin, alternative="less").pvalue))
+        p_values.append(_t_test_less(diff, margin))
         rho.append(float(np.mean(w >= 0)))
     if not p_values:
         return math.nan, math.nan, 0

@@ -205,3 +205,24 @@ def test_gating_on_agreement_without_replicate_votes_is_an_input_error(tmp_path,
         err = capsys.readouterr().err
         assert "'gate.decisions'" in err and "one reader vote per criterion" in err and "Traceback" not in err
     assert not (tmp_path / "out" / "result.json").exists()
+
+
+def test_the_one_sample_t_test_equals_scipys():
+    """The run's one-sided one-sample t test (no scipy.stats import) gives scipy.stats.ttest_1samp's p,
+    NaN included for a constant sample at the null value."""
+    import warnings
+
+    from scipy import stats
+
+    from audit.agreement_decision import _t_test_less
+
+    rng = np.random.default_rng(3)
+    for k in range(300):
+        n = int(rng.integers(2, 60))
+        x = np.full(n, rng.choice([-1.0, 0.0, 1.0])) if k % 7 == 0 else rng.choice([-1.0, 0.0, 1.0], size=n)
+        popmean = float(rng.choice([0.2, 0.05, 0.0, -0.1]))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            want = float(stats.ttest_1samp(x, popmean, alternative="less").pvalue)
+        got = _t_test_less(x, popmean)
+        assert (np.isnan(got) and np.isnan(want)) or abs(got - want) <= 1e-15
