@@ -494,7 +494,8 @@ def surface(result: Any, payload: SurfaceResult, ctx: dict) -> None:
             sort_by=(("judge_p_adjusted", True), ("judge_p", True)),
             sort_label="worst first (the features the judge tracks most surely: adjusted, then raw p)",
             # pooled: one scope and one judge in every row (the caption names them); on paper they give way
-            print_omit=("scope", "judge") if pooled else (),
+            # and the raw p of the judge-minus-readers difference (its adjusted p stays)
+            print_omit=("scope", "judge", "difference_p") if pooled else ("difference_p",),
             print_source="surface.csv",
             caption=(
                 "Does the judge track a feature the readers do not? (pooled over matchups, within matchup: "
