@@ -484,7 +484,11 @@ def test_print_layout_marks_what_stays_off_paper(html):
     lead = surface[surface.index("Does the judge track a feature") :]
     lead = lead[: lead.index("</thead>")]
     assert '<th class="print-omit">scope</th><th class="print-omit">judge</th>' in lead  # one of each: pooled
-    assert "On paper the columns scope, judge are left out; they are in the HTML report and in surface.csv." in surface
+    assert '<th class="print-omit">difference_<wbr>p</th>' in lead  # the raw p; its adjusted p stays on paper
+    assert (
+        "On paper the columns scope, judge, difference_p are left out; they are in the HTML report and in surface.csv."
+        in surface
+    )
     cases = html.count('<article class="case')
     assert cases > PRINT_CASES
     assert html.count('<article class="case screen-only"') == cases - PRINT_CASES
