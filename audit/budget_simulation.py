@@ -1,4 +1,4 @@
-"""The pairs-vs-readers trade-off of the label budget against simulated studies (issue 17).
+"""The pairs-vs-readers trade-off of the label budget against simulated studies.
 
 A pilot design (``n0`` pairs, ``k0`` readers per pair, ``L`` votes per reader) is drawn from the
 crossed GLMM the audit fits: ``logit p = b0 + u_pair + r_reader`` for the readers, and a judge

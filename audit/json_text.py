@@ -1,5 +1,5 @@
 """Indented JSON text, byte for byte what ``json.dumps(data, indent=n, ensure_ascii=False, allow_nan=False)``
-writes, at the speed of the C encoder (issue 15: a result of a million votes holds tables of 10^5 rows; one of
+writes, at the speed of the C encoder (a result of a million votes holds tables of 10^5 rows; one of
 10k criteria holds 10^5 small objects).
 
 The standard library encodes with its C accelerator only without ``indent``; with it, every value goes

@@ -91,7 +91,7 @@ def _older_objects_frozen():
 
     Rendering a large result makes millions of short-lived lists and strings, which trigger full collections,
     and a full collection walks every object alive: at 1,000 criteria two of them took 0.37 of the 2.2 CPU-s
-    of writing (issue 15). Nothing is left uncollected that would otherwise be freed inside: what was alive
+    of writing. Nothing is left uncollected that would otherwise be freed inside: what was alive
     on entry is still referenced by the caller. A heap the caller froze already is left as it is."""
     if gc.get_freeze_count():
         yield

@@ -296,7 +296,7 @@ class AuditResult:
     uncertainty: Section[UncertaintySection] = field(default_factory=Skipped)
     readers: Section[ReaderAnalysis] = field(default_factory=Skipped)
     surface: Section[SurfaceResult] = field(default_factory=Skipped)
-    # issue 17 (audit/sections/judge_*.py, leaderboard.py): appended last, with defaults
+    # the peer sections (audit/sections/judge_*.py, leaderboard.py): appended last, with defaults
     judge_agreement: Section[JudgeAgreement] = field(default_factory=Skipped)
     judge_configurations: Section[JudgeConfigurations] = field(default_factory=Skipped)
     leaderboard: Section[Leaderboard] = field(default_factory=Skipped)
@@ -541,7 +541,7 @@ def result_to_json(result: AuditResult, *, indent: int | None = 1) -> str:
     """Serialise to JSON text (stable key order, no NaN literals)."""
     if indent is None:
         return json.dumps(to_jsonable(result), ensure_ascii=False, allow_nan=False)
-    from audit.json_text import dumps_indented  # json.dumps's text, with its C encoder (issue 15)
+    from audit.json_text import dumps_indented  # json.dumps's text, with its C encoder
 
     return dumps_indented(to_jsonable(result), indent)
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 #: CPU seconds per unit of each term of the run's shape (RunShape.term), per step. Fitted on the
 #: in-order runs of the fixture, the 100k and 1k-criteria studies, MT-Bench and HANNA (main 3bbf8d5 + the
 #: task graph; `python benchmarks/parallel_bound.py -- STUDY` prints each step's CPU beside its estimate).
-#: The ``pairs`` terms (fourteenth session) are the difference between two studies of the same votes,
+#: The ``pairs`` terms are the difference between two studies of the same votes,
 #: cells and readers that differ only in pairs: the Chatbot-Arena shape (100k pairs of one vote) and
 #: arena-100k (5k pairs of 20 votes)
 COSTS: dict[str, dict[str, float]] = {
@@ -36,7 +36,7 @@ COSTS: dict[str, dict[str, float]] = {
     "judge_agreement": {"cells": 0.0075, "votes": 8e-6, "pairs": 2e-4},
     "judge_position": {"fixed": 0.01},
     "agreement_decision": {"fixed": 0.1, "votes": 5e-5},  # fixture: 0.34 CPU-s for 6,300 votes
-    # with its farmed bootstrap blocks; refitted in the eleventh session on SummEval (36k votes per
+    # with its farmed bootstrap blocks; refitted on SummEval (36k votes per
     # criterion, ~26 CPU-s) and arena-100k (100k votes, ~77 CPU-s), the replicates warm-started
     "leaderboard": {"ranked": 1.0, "ranked_votes": 7.5e-4},
     "provenance": {"fixed": 0.1},

@@ -1,4 +1,4 @@
-"""How long `audit run` takes on the shipped fixture (issue 3 targets: < 10 s cold with surface
+"""How long `audit run` takes on the shipped fixture (targets: < 10 s cold with surface
 features except perplexity; the statistics alone < 2 s).
 
     python benchmarks/audit_run.py [--repeat 3]

@@ -1,4 +1,4 @@
-"""The whole `audit run` at scale, per section, beside the GLMMs a user would otherwise fit (issue 15).
+"""The whole `audit run` at scale, per section, beside the GLMMs a user would otherwise fit.
 
     python benchmarks/audit_scale.py                               # fixture and 100k, jobs 1 and 2
     python benchmarks/audit_scale.py --studies fixture 100k 1m criteria --dask

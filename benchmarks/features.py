@@ -1,4 +1,4 @@
-"""Benchmark of the surface-feature detectors (issue 6 targets).
+"""Benchmark of the surface-feature detectors.
 
     python benchmarks/features.py                 # 10,000 stories of ~500 words
     python benchmarks/features.py --n-stories 2000 --ppl-stories 50   # quicker

@@ -1,4 +1,4 @@
-"""CPU seconds of README's fixture audit per stage, one process, ``--jobs 1`` (issue 15).
+"""CPU seconds of README's fixture audit per stage, one process, ``--jobs 1``.
 
     python benchmarks/fixture_stages.py                          # this tree, 3 runs
     python benchmarks/fixture_stages.py --trees /tmp/main . --repeats 3   # two trees, runs alternating

@@ -12,7 +12,7 @@ Prints both times, their ratio and the differences in the estimates.
 
     python benchmarks/glmm.py --sweep [--designs uniform arena] [--timeout 300] [--tools ours glmer ...]
 
-The arena-shape sweep (issue 19): 100k votes with 5k pairs and 1k / 4k / 16k readers, 100k votes
+The arena-shape sweep: 100k votes with 5k pairs and 1k / 4k / 16k readers, 100k votes
 with 20k pairs and 8k readers, 1M votes with 50k pairs and 20k readers, each fitted by ours,
 glmer (Rscript), mixedlm and gpboost in one run, every fit in its own process with a time limit
 (``--timeout``; a fit past it prints "> N s") and an address-space cap
@@ -28,13 +28,13 @@ and nested dissection, and the size of the dense block with the same flops.
 
     python benchmarks/glmm.py --accuracy [--shapes 20000,1000,500 100000,5000,1000 100000,5000,4000]
 
-The iterative path against the exact one where both run (issue 19): each shape fitted with
+The iterative path against the exact one where both run: each shape fitted with
 ``factorization="dense"`` and ``"iterative"``; prints both times and |delta b| / SE, the relative
 differences of SE and of both sds, delta logLik, and the CG iteration counts of the iterative fit.
 
     python benchmarks/glmm.py --boundary 900 [--boundary-glmer]
 
-The false-boundary study (issue 12 item 5): N small cells (7 readers x 20-60 pairs, b0 ~ U(0.2,
+The false-boundary study: N small cells (7 readers x 20-60 pairs, b0 ~ U(0.2,
 0.4), sd_pair ~ U(0.3, 0.45), sd_reader ~ U(0, 0.3), cell i seeded by i), each fitted in a
 shuffled row order and compared with the best of six plain projected-BFGS runs from interior
 starts (and, with ``--boundary-glmer``, with glmer(tolPwrss = 1e-10) on every cell, one R
@@ -431,7 +431,7 @@ def fill_table(designs, shapes=None) -> int:
     """Predicted nonzeros of the Cholesky factor (symbolic: elimination tree + column counts, no
     numeric factorisation) for the reader Schur block and for the whole pair + reader system,
     under CHOLMOD's AMD, METIS and nested-dissection orderings: why exact Laplace at these
-    shapes is bound by a dense block of thousands of readers (issue 19)."""
+    shapes is bound by a dense block of thousands of readers."""
     import scipy.sparse as sp
     from sksparse.cholmod import analyze
 

@@ -1,4 +1,4 @@
-"""Many tiny crossed GLMMs: the per-cell engine in a loop beside the stacked fit (issue 15).
+"""Many tiny crossed GLMMs: the per-cell engine in a loop beside the stacked fit.
 
     python benchmarks/glmm_many.py                      # 1,000 cells of 6 pairs x 3 readers (18 votes)
     python benchmarks/glmm_many.py --cells 10000 --pairs 6 --readers 3 --readers-per-pair 3

@@ -1,4 +1,4 @@
-"""Leave-one-reader-out's one-step on one cell as its readers grow (issue 15: sub-quadratic in readers).
+"""Leave-one-reader-out's one-step on one cell as its readers grow (sub-quadratic in readers).
 
     python benchmarks/loro_readers.py                       # 2,000, 5,000 and 20,000 readers, 5,000 pairs x 20
     python benchmarks/loro_readers.py --readers 3000 5000 --check-dense --refits 10

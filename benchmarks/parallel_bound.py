@@ -1,4 +1,4 @@
-"""What limits `--jobs N`: the statistics' serial CPU and the run's task graph scheduled on N workers (issue 15).
+"""What limits `--jobs N`: the statistics' serial CPU and the run's task graph scheduled on N workers.
 
     python benchmarks/parallel_bound.py [--workers 2]                       # README's fixture audit
     python benchmarks/parallel_bound.py -- JUDGE HUMANS [audit run options]   # any study

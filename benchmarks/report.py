@@ -1,4 +1,4 @@
-"""Benchmark: rendering the HTML report from a saved result (issue 15's `audit report` target: < 1.5 s).
+"""Benchmark: rendering the HTML report from a saved result (the `audit report` target: < 1.5 s).
 
 Prints, for one AuditResult: the median wall time of ``render_html`` and the report size, the
 time per figure family, and, side by side on the same data, each reader-rate heat map drawn by

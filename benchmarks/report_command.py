@@ -1,4 +1,4 @@
-"""Benchmark: the whole `audit report RESULT.json --output FILE` command, as a user runs it (issue 16).
+"""Benchmark: the whole `audit report RESULT.json --output FILE` command, as a user runs it.
 
 For each saved result: the median wall and CPU time (user + system of the child process) of N fresh
 `python -m audit report` processes, the sizes of result.json and of the report, the Letter pages

@@ -1,4 +1,4 @@
-"""CPU seconds per stage of the whole `audit run` as the number of tiny cells grows (issue 15: 10k criteria).
+"""CPU seconds per stage of the whole `audit run` as the number of tiny cells grows (10k criteria).
 
     python benchmarks/scale_criteria.py --criteria 250 500 1000 2000
     python benchmarks/scale_criteria.py --criteria 500 2000 --pairs 6 --readers 3 --readers-per-pair 3

@@ -1,4 +1,4 @@
-"""Seeded studies at arena scale for the scale benchmarks (issue 15), written to a folder.
+"""Seeded studies at arena scale for the scale benchmarks, written to a folder.
 
     python benchmarks/scale_data.py OUTDIR --preset 100k      # 5k pairs, 200 readers, one cell
     python benchmarks/scale_data.py OUTDIR --preset 1m        # 50k pairs, 2k readers, one cell

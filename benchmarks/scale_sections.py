@@ -1,4 +1,4 @@
-"""CPU seconds of the large-cell pieces of the audit, one process, on a seeded scale study (issue 15).
+"""CPU seconds of the large-cell pieces of the audit, one process, on a seeded scale study.
 
     python benchmarks/scale_sections.py --preset 100k
     python benchmarks/scale_sections.py --preset 1m --result OUT/result.json   # also re-write a saved result.json

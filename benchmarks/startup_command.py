@@ -1,4 +1,4 @@
-"""Benchmark: how long `audit --help`, `audit run --help` and `audit report RESULT.json` take to start (issue 15).
+"""Benchmark: how long `audit --help`, `audit run --help` and `audit report RESULT.json` take to start.
 
 Each command runs as a fresh `python -m audit` process from this tree and from ``--baseline DIR`` (a checkout
 of another commit, e.g. ``git archive COMMIT | tar -x -C DIR``), the two trees alternating so both share the

@@ -1,6 +1,6 @@
 """Benchmark: cluster bootstrap and leave-one-reader-out on the deployment fixture.
 
-Targets (issue 4): 10,000 replicates of all three schemes (pairs, readers, two-way -- the
+Targets: 10,000 replicates of all three schemes (pairs, readers, two-way -- the
 variance-corrected two-way, which also computes the product replicates it rescales) for all
 18 cells < 1 s;
 leave-one-reader-out with GLMM refits < 1 s. Competitors, timed in the same run:

@@ -7,7 +7,7 @@ the default policy) and, per cell, the table prints the mean equivalence p (``p_
 PASS test) and the FAIL test's p (``p_outside``), the standard deviation of each over the streams
 (observed) and the median of its reported Monte Carlo SE, and their ratio (target: within ~30%).
 The real-data cells are those whose equivalence p at stream 0 lies in ``[0.005, 0.3]`` (where the
-Monte Carlo error can matter), at most ``--per-dataset`` of them, the HANNA cell of issue 12
+Monte Carlo error can matter), at most ``--per-dataset`` of them, the HANNA cell
 (BertGeneration vs GPT-2 / coherence) first.
 
     JUDGE_AUDIT_DATASETS=/path/to/shared/datasets python benchmarks/verdict_mc_error.py --seeds 40

@@ -29,7 +29,7 @@ def breakable(name: Any) -> markupsafe.Markup:
 class _TemplateCache(jinja2.FileSystemBytecodeCache):
     """Jinja's compiled-template cache (keyed by the template source's checksum, so an edited template is
     compiled afresh) that never fails a render: a cache directory that cannot be made, read or written
-    only means the template is compiled again (~0.06 s of a re-render, issue 15)."""
+    only means the template is compiled again (~0.06 s of a re-render)."""
 
     def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
         try:

@@ -1,4 +1,4 @@
-"""Plain report sections for issue 17: judge agreement, judge configurations, leaderboard.
+"""Plain report sections: judge agreement, judge configurations, leaderboard.
 
 One renderer per payload type (see :mod:`reports.registry`); each fills the section context
 the template's generic section loop renders (facts, lead tables, notes) from the typed

@@ -1,4 +1,4 @@
-"""Terminal summary lines for issue 17's sections (one line each when computed)."""
+"""Terminal summary lines for the peer sections (one line each when computed)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 Everything here is selection and formatting (display rounding happens only here); nothing
 is recomputed. Figures are rendered by :mod:`reports.figures` from tidy frames built here.
-The optional sections (uncertainty, readers, surface, issue 17's peers) are rendered by type
+The optional sections (uncertainty, readers, surface, the peer sections) are rendered by type
 in :mod:`reports.optional_sections` and :mod:`reports.peer_sections`; :mod:`reports.context`
 puts everything together.
 """

@@ -1,4 +1,4 @@
-"""Many tiny crossed GLMMs fitted together: one deviance evaluation for all cells at once (issue 15).
+"""Many tiny crossed GLMMs fitted together: one deviance evaluation for all cells at once.
 
 A study with 10k criteria of 18 votes each has 10k cells of 6 pairs x 3 readers. Fitted one by one,
 each cell costs ~40 Laplace evaluations of a few dozen small numpy calls each: Python overhead,

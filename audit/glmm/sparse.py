@@ -1,4 +1,4 @@
-"""Sparse Cholesky of the reader block of the penalised Hessian (issue 19).
+"""Sparse Cholesky of the reader block of the penalised Hessian.
 
 After the largest factor (the pairs) is eliminated exactly, the remaining block is
 ``S = E - C' D^{-1} C`` (``m x m``, ``m`` = levels of the other factors). Its pattern is fixed by

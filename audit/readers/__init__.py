@@ -1,5 +1,5 @@
 """Who the readers are: reader heterogeneity, dimension weights, clustering, heat-map rates,
-divergent pairs and annotation diagnostics (issue 5; docs/readers.md).
+divergent pairs and annotation diagnostics (docs/readers.md).
 
 Entry points: :func:`analyse_readers` (every analysis in one :class:`ReaderAnalysis`) and
 :func:`reader_checks` (the ``readers.*`` checks).

@@ -28,7 +28,7 @@ MIN_READERS_FOR_CLUSTERING = 4
 MIN_CRITERIA_FOR_CLUSTERING = 3
 #: More criteria than this: no criteria tree. Its profile is a criteria x criteria correlation matrix
 #: kept in result.json and drawn in the report: 10,000 criteria made 10^8 entries (GBs of memory and
-#: JSON, the whole audit's time; issue 15), and a tree of hundreds of leaves is not read anyway.
+#: JSON, the whole audit's time), and a tree of hundreds of leaves is not read anyway.
 MAX_CRITERIA_FOR_CLUSTERING = 200
 
 

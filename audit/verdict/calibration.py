@@ -23,7 +23,7 @@ coverage of the intervals of J - V, J - M and of the band distance for the reade
 majority judges (the truth of each judge is its expected rate given the judge:
 :mod:`audit.verdict.simulate`).
 
-Targets (issue 12): reader-like, majority and noisy-aligned judges FAIL in <= 5% of cells and
+Targets: reader-like, majority and noisy-aligned judges FAIL in <= 5% of cells and
 of studies; skewed and reversed FAIL in >= 90% of studies at 7 x 60; PASS reachable for the
 reader-like and majority judges at 12 x 150; coverage 93-97%. docs/audit.md holds the table
 and the command that printed it.

@@ -1,5 +1,5 @@
 """Agreement rows pooled over matchups: chance agreement within each matchup when the
-matchups are not oriented consistently (issue 12 item 6)."""
+matchups are not oriented consistently."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Seeded simulation of the surface and reader checks (issue 12 item 10).
+"""Seeded simulation of the surface and reader checks.
 
 An aligned judge (one more reader; surface features unrelated to judge and readers) must
 not be warned by chance: with the checks' Holm adjustment across scopes, no surface or

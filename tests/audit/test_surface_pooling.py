@@ -1,5 +1,5 @@
-"""The pooled surface scope does not depend on which system of each matchup is focal
-(issue 12 item 6): pair differences centred within matchups, one GLMM intercept per matchup."""
+"""The pooled surface scope does not depend on which system of each matchup is focal:
+pair differences centred within matchups, one GLMM intercept per matchup."""
 
 import numpy as np
 import pandas as pd

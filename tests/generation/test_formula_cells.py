@@ -1,4 +1,4 @@
-"""generation/ CSVs neutralise formula cells on write and are read back exactly (issue 13).
+"""generation/ CSVs neutralise formula cells on write and are read back exactly.
 
 stories.csv, pairs.csv, scores and humans.csv written by generate / score / labelstudio are
 read again by score, labelstudio and `audit run`: the neutralising rule is reversible

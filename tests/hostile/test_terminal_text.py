@@ -50,7 +50,7 @@ def test_system_names_with_escapes_in_the_summary_and_the_gate(tmp_path, capsys)
     files = write_study(tmp_path / "in", systems=(f"sys{CSI_RED}A{OSC_TITLE}", f"sys{OSC8_LINK}B"))
     out = tmp_path / "out"
     # --no-html: the SVG figures' handling of control characters in names is the input
-    # loaders' item of issue 13 (validate names up front); once they refuse such names this
+    # loaders' rule (validate names up front); once they refuse such names this
     # run exits 2, and the message must be just as free of raw escapes.
     args = [a for a in fast_args(files, out, "--no-html") if a != "-q"]
     status, stdout, stderr = run_cli(args, capsys, protect=files.values())

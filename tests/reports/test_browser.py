@@ -190,7 +190,7 @@ def test_print_layout_keeps_every_table_column_on_the_page(request, which, paper
 @pytest.mark.parametrize("which", ["rendered", "large", "readers2k"])
 def test_print_layout_keeps_every_section(request, which):
     """On paper every section of the report is there, with its heading: the print stylesheet folds long
-    tables and leaves figures off paper, but never a whole section (issue 16: "every section present")."""
+    tables and leaves figures off paper, but never a whole section ("every section present")."""
     report = request.getfixturevalue(which)
     html = report["path"].read_text(encoding="utf-8")
     ids = re.findall(r'<section[^>]*\bid="([^"]+)"', html)

@@ -1,4 +1,4 @@
-"""reports.sections.FormattedRows formats a display row when it is read (issue 15: the page shows 200 of
+"""reports.sections.FormattedRows formats a display row when it is read (the page shows 200 of
 10,000 cells), and reads as the list of every row formatted would."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """audit.outputs.render_outputs renders with the objects alive on entry frozen out of the garbage collector's
-passes (issue 15: full collections walked the whole result at 1,000 criteria), and leaves the collector as
+passes (full collections walked the whole result at 1,000 criteria), and leaves the collector as
 it found it."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """`audit report` loads a saved result and renders it without importing the heavy statistics stack.
 
-Re-rendering a result must stay fast (issue 16: under 1.5 s), so nothing on the report's path --
+Re-rendering a result must stay fast (under 1.5 s), so nothing on the report's path --
 the CLI, the result types and their loader, the verification, every section renderer and figure --
 may import SciPy, statsmodels, scikit-learn, spaCy, matplotlib or torch at module level: those are
 for computing an audit, not for drawing one. The check runs the real command in a fresh
@@ -31,7 +31,7 @@ print(json.dumps({"status": int(status), "heavy": heavy, "engine": engine, "unne
 """
 #: the parts of judge-audit that compute an audit: a re-render reads the saved result and needs none of them
 ENGINE = ("audit.pipeline", "audit.glmm", "audit.inputs", "audit.outputs", "audit.human_side", "audit.judge_side")
-#: light but not needed to draw a saved result, each once on the path and made lazy (issue 15): the LLM providers
+#: light but not needed to draw a saved result, each once on the path and made lazy: the LLM providers
 #: (detectors' perplexity backend imported them at module level) and urllib.request + http.client + email
 #: (xml.sax.saxutils imports them; the SVG canvas escapes with html.escape instead)
 UNNEEDED = ("generation", "urllib.request", "http.client", "email")

@@ -1,4 +1,4 @@
-"""reports.tables.table converts only the rows and columns it shows (issue 15: a case study's vote table is
+"""reports.tables.table converts only the rows and columns it shows (a case study's vote table is
 1,000 criteria wide), with the display strings of converting the whole sorted frame.
 
 The reference below is the whole-frame conversion ``table`` did before: sort every column, take the head,

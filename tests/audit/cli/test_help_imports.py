@@ -1,4 +1,4 @@
-"""`audit --help` (and a subcommand's --help) starts without the data stack (issue 15).
+"""`audit --help` (and a subcommand's --help) starts without the data stack.
 
 Listing the commands and their options needs click and the option definitions only: numpy,
 pandas (and pyarrow, which pandas imports) are imported by the code that reads or computes

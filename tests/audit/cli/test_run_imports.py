@@ -1,4 +1,4 @@
-"""`audit run` imports neither scipy.stats nor scipy.optimize (issue 15: the fixed cost of every run).
+"""`audit run` imports neither scipy.stats nor scipy.optimize (the fixed cost of every run).
 
 ``import scipy.stats`` alone costs ~0.5 s (it pulls scipy.optimize, scipy.integrate, scipy.interpolate,
 scipy.spatial); the run's distributions, rank correlations and root searches come from

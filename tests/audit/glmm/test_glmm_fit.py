@@ -140,7 +140,7 @@ def test_every_vote_one_way_is_separation_not_a_crash():
 
 
 def test_constant_response_bound_beyond_reach_is_flagged_not_raised():
-    # Regression (issue 12): with the sds profiled out the profile deviance of a constant cell grows
+    # Regression: with the sds profiled out the profile deviance of a constant cell grows
     # only like log|b0| (large sds let the random effects carry the intercept), so a small cell at a
     # high level never reaches z^2: the root search used to fail to bracket (brentq's ValueError).
     factors = {"pair": np.arange(3), "reader": np.arange(3)}

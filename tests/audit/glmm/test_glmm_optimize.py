@@ -1,4 +1,4 @@
-"""The bounded optimiser: no false boundary (issue 12 item 5), and fits independent of row order."""
+"""The bounded optimiser: no false boundary, and fits independent of row order."""
 
 from __future__ import annotations
 

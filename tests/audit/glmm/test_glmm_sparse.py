@@ -1,4 +1,4 @@
-"""The sparse path (issue 19): symbolic analysis, selected inverse, and the same fit as the dense
+"""The sparse path: symbolic analysis, selected inverse, and the same fit as the dense
 path; the cost rule and the fallback without scikit-sparse."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Design checks at load time (issue 12 item 6): matchups, orientation, self-matchups.
+"""Design checks at load time: matchups, orientation, self-matchups.
 
 Each case states what a user gives, the exit status and the message (through
 ``audit.cli.main``) or the frames that come back.

@@ -1,4 +1,4 @@
-"""Fuzzing the input loaders through the command line (issue 13, "Proof").
+"""Fuzzing the input loaders through the command line.
 
 Random bytes, random CSV-like text and random JSONL as the judge file or the human file
 (the other file valid): ``audit run`` must exit 0 or 2 (never 70, the "bug" status), must

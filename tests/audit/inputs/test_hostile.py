@@ -1,4 +1,4 @@
-"""Malformed and hostile input files (issue 12 item 9, issue 13 input items): each case with
+"""Malformed and hostile input files: each case with
 the exit status of ``audit run`` and the message the user gets."""
 
 from __future__ import annotations

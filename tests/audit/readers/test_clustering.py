@@ -105,7 +105,7 @@ def test_criteria_that_move_together_merge_first():
 
 
 def test_criteria_tree_up_to_the_cap_and_skipped_with_a_reason_beyond_it():
-    # a criteria x criteria profile grows as the square of the criteria (issue 15: 10k criteria)
+    # a criteria x criteria profile grows as the square of the criteria (10k criteria)
     rng = np.random.default_rng(3)
 
     def votes(n_criteria: int) -> pd.DataFrame:

@@ -1,5 +1,4 @@
-"""Pooled heat-map rows and group comparisons only over consistently oriented matchups
-(issue 12 item 6)."""
+"""Pooled heat-map rows and group comparisons only over consistently oriented matchups."""
 
 from __future__ import annotations
 
