@@ -235,6 +235,21 @@ def load_records(path: Path, producer: str, list_key: str | None = None) -> list
     return [(f"{path}, record {i + 1}", rec, None) for i, rec in enumerate(data)]
 
 
+def first_record(recs: list[tuple[str, Any, int | None]]) -> dict | None:
+    """The first record that is a JSON object (None when none is)."""
+    return next((r for _, r, _ in recs if isinstance(r, dict)), None)
+
+
+def refuse_format(
+    recs: list[tuple[str, Any, int | None]], first: Any, problems: Problems, what: str, give: str
+) -> None:
+    """One problem for a file of another format: what it is not, the first record's fields, and the fix
+    (``give``, then how to import another tool's file)."""
+    where, _, line = recs[0]
+    fields = f": the first record has fields {', '.join(sorted(first)[:8])}" if isinstance(first, dict) else ""
+    problems.add(where, what + fields, f"{give}; {OTHER_TOOL}", line=line)
+
+
 def check_record(where: str, rec: Any, line: int | None, problems: Problems, producer: str) -> bool:
     if isinstance(rec, dict):
         return True

@@ -27,9 +27,11 @@ from audit.importers._base import (
     ImportOptions,
     Problems,
     check_record,
+    first_record,
     load_records,
     number,
     pair_key,
+    refuse_format,
     text_field,
     type_name,
 )
@@ -65,16 +67,14 @@ def read(paths: list[Path], options: ImportOptions, problems: Problems) -> Rows:
         recs = load_records(path, PRODUCER)
         t = rows.tally(str(path))
         rows.tallies[t].read = len(recs)
-        first = next((r for _, r, _ in recs if isinstance(r, dict)), None)
+        first = first_record(recs)
         if first is None or "instruction" not in first or "preference" not in first:
-            where, _, line = recs[0]
-            problems.add(
-                where,
-                "not an AlpacaEval annotations file (records need 'instruction' and 'preference')"
-                + (f": the first record has fields {', '.join(sorted(first)[:8])}" if isinstance(first, dict) else ""),
-                "give AlpacaEval's annotations.json or the human cross-annotations; for another tool's file use "
-                "its format (audit import --help lists them)",
-                line=line,
+            refuse_format(
+                recs,
+                first,
+                problems,
+                "not an AlpacaEval annotations file (records need 'instruction' and 'preference')",
+                "give AlpacaEval's annotations.json or the human cross-annotations",
             )
             continue
         human = Path(path).resolve() in human_paths or "annotator_index" in first

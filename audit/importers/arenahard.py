@@ -22,8 +22,10 @@ from audit.importers._base import (
     ImportOptions,
     Problems,
     check_record,
+    first_record,
     load_records,
     pair_key,
+    refuse_format,
     text_field,
     type_name,
 )
@@ -43,16 +45,14 @@ def read(paths: list[Path], options: ImportOptions, problems: Problems) -> Rows:
         recs = load_records(path, PRODUCER)
         t = rows.tally(str(path))
         rows.tallies[t].read = len(recs)
-        first = next((r for _, r, _ in recs if isinstance(r, dict)), None)
+        first = first_record(recs)
         if first is None or not ("games" in first or "winner" in first):
-            where, _, line = recs[0]
-            problems.add(
-                where,
-                "not an arena-hard judgment file (no 'games') nor a votes file (no 'winner')"
-                + (f": the first record has fields {', '.join(sorted(first)[:8])}" if isinstance(first, dict) else ""),
-                "give arena-hard-auto's model_judgment/<judge>/<model>.jsonl; for another tool's file use its "
-                "format (audit import --help lists them)",
-                line=line,
+            refuse_format(
+                recs,
+                first,
+                problems,
+                "not an arena-hard judgment file (no 'games') nor a votes file (no 'winner')",
+                "give arena-hard-auto's model_judgment/<judge>/<model>.jsonl",
             )
             continue
         for n, (where, rec, line) in enumerate(recs):

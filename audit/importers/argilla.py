@@ -22,7 +22,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from audit.importers import Rows
-from audit.importers._base import INVALID, TIE, ImportOptions, Problems, load_records, number, type_name
+from audit.importers._base import (
+    INVALID,
+    TIE,
+    ImportOptions,
+    Problems,
+    first_record,
+    load_records,
+    number,
+    refuse_format,
+    type_name,
+)
 from audit.importers.mtbench import _pair
 
 PRODUCER = "Argilla (dataset.records.to_json)"
@@ -52,16 +62,14 @@ def read(paths: list[Path], options: ImportOptions, problems: Problems) -> Rows:
     seen: dict[tuple, str] = {}
     for path in paths:
         recs = load_records(path, PRODUCER, list_key="records")
-        first = next((r for _, r, _ in recs if isinstance(r, dict)), None)
+        first = first_record(recs)
         if first is None or not ("responses" in first or "suggestions" in first):
-            where, _, line = recs[0]
-            problems.add(
-                where,
-                "not an Argilla records file (records need 'responses' or 'suggestions')"
-                + (f": the first record has fields {', '.join(sorted(first)[:8])}" if isinstance(first, dict) else ""),
-                "export the records with dataset.records.to_json(path) (or to_list(flatten=False)); for another "
-                "tool's file use its format (audit import --help lists them)",
-                line=line,
+            refuse_format(
+                recs,
+                first,
+                problems,
+                "not an Argilla records file (records need 'responses' or 'suggestions')",
+                "export the records with dataset.records.to_json(path) (or to_list(flatten=False))",
             )
             continue
         shape = _shape(first)

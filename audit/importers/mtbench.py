@@ -25,8 +25,10 @@ from audit.importers._base import (
     ImportOptions,
     Problems,
     check_record,
+    first_record,
     load_records,
     pair_key,
+    refuse_format,
     text_field,
     type_name,
 )
@@ -53,16 +55,14 @@ def read(paths: list[Path], options: ImportOptions, problems: Problems) -> Rows:
         recs = load_records(path, PRODUCER)
         t = rows.tally(str(path))
         rows.tallies[t].read = len(recs)
-        first = next((r for _, r, _ in recs if isinstance(r, dict)), None)
+        first = first_record(recs)
         if first is None or kind_of(first) is None:
-            where, _, line = recs[0]
-            problems.add(
-                where,
-                "not an MT-Bench pairwise judgment (g1_winner, g2_winner) or vote (winner) file"
-                + (f": the first record has fields {', '.join(sorted(first)[:8])}" if isinstance(first, dict) else ""),
-                "give FastChat's pairwise judgments (model_judgment/gpt-4_pair.jsonl) or the human/arena votes; "
-                "for another tool's file use its format (audit import --help lists them)",
-                line=line,
+            refuse_format(
+                recs,
+                first,
+                problems,
+                "not an MT-Bench pairwise judgment (g1_winner, g2_winner) or vote (winner) file",
+                "give FastChat's pairwise judgments (model_judgment/gpt-4_pair.jsonl) or the human/arena votes",
             )
             continue
         records.append((t, recs))
