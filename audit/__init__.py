@@ -2,13 +2,13 @@
 
 The public API (docs/api.md)::
 
-    import audit
+    import judge_transfer_audit as audit
     result = audit.run("judge.csv", "humans.csv", pairs="pairs.csv")   # paths or DataFrames
     result.status, result.cells_frame()
     audit.write(result, "audit-out")          # result.json, report.html, junit.xml, CSVs
     again = audit.load_result("audit-out/result.json")
 
-The names are imported lazily, so ``import audit`` stays cheap for the command line.
+The names are imported lazily, so ``import judge_transfer_audit`` stays cheap for the command line.
 """
 
 __version__ = "0.1.0"
@@ -16,12 +16,12 @@ __version__ = "0.1.0"
 __all__ = ["run", "load_result", "write", "AuditResult", "Policy", "load_policy", "__version__"]
 
 _LAZY = {
-    "run": ("audit.api", "run"),
-    "load_result": ("audit.api", "load_result"),
-    "write": ("audit.api", "write"),
-    "AuditResult": ("audit.result", "AuditResult"),
-    "Policy": ("audit.policy", "Policy"),
-    "load_policy": ("audit.policy", "load_policy"),
+    "run": ("judge_transfer_audit.api", "run"),
+    "load_result": ("judge_transfer_audit.api", "load_result"),
+    "write": ("judge_transfer_audit.api", "write"),
+    "AuditResult": ("judge_transfer_audit.results.result", "AuditResult"),
+    "Policy": ("judge_transfer_audit.model.policy", "Policy"),
+    "load_policy": ("judge_transfer_audit.model.policy", "load_policy"),
 }
 
 
@@ -33,7 +33,7 @@ def __getattr__(name: str):
         value = getattr(importlib.import_module(module), attr)
         globals()[name] = value
         return value
-    raise AttributeError(f"module 'audit' has no attribute {name!r}")
+    raise AttributeError(f"module 'judge_transfer_audit' has no attribute {name!r}")
 
 
 def __dir__():

@@ -1,5 +1,5 @@
-"""`python -m audit ...` is the same as the `audit` command."""
+"""`python -m judge_transfer_audit ...` is the same as the `audit` command."""
 
-from audit.cli import run_main
+from judge_transfer_audit.cli import run_main
 
 run_main()

@@ -17,8 +17,8 @@ from typing import Any, Callable, Union
 
 import pandas as pd
 
-from audit.errors import InputError, InputProblem
-from audit.result import AuditResult
+from judge_transfer_audit.core.errors import InputError, InputProblem
+from judge_transfer_audit.results.result import AuditResult
 
 #: A path to a CSV/TSV/JSONL/Parquet file, or a DataFrame laid out as the data contract says.
 Input = Union[str, "os.PathLike[str]", pd.DataFrame]
@@ -27,7 +27,7 @@ _ROLES = ("judge", "humans", "pairs", "stories", "dev_judge", "dev_humans")
 
 
 def _policy(policy: Any):
-    from audit.policy import Policy, load_policy
+    from judge_transfer_audit.model.policy import Policy, load_policy
 
     if policy is None:
         return Policy(), "defaults"
@@ -39,7 +39,7 @@ def _policy(policy: Any):
         InputProblem(
             "policy",
             f"not a policy: a {type(policy).__name__}",
-            "give a path to a policy TOML, an audit.policy.Policy, or None",
+            "give a path to a policy TOML, an judge_transfer_audit.model.policy.Policy, or None",
         )
     )
 
@@ -112,7 +112,7 @@ def run(
         of docs/data-contract.md.
     pairs, stories, dev_judge, dev_humans : path or DataFrame, optional
         As the ``--pairs``, ``--stories``, ``--dev-judge`` and ``--dev-humans`` options.
-    policy : path, :class:`audit.policy.Policy` or None
+    policy : path, :class:`judge_transfer_audit.model.policy.Policy` or None
         The gate policy (None: the built-in defaults of docs/policy.md).
     focal, drop_invalid, scale
         As ``--focal``, ``--drop-invalid`` and ``--scale``.
@@ -120,11 +120,11 @@ def run(
         ``True``: what ``audit run --progress`` shows on stderr (a line per stage with the elapsed
         time, and bars with counts and an ETA for the long work), whether or not stderr is a
         terminal (a notebook's is not). A callable: called with each stage's short message (no
-        bars; give ``progress_bar=`` a factory of :mod:`audit.progress`, such as
-        ``audit.progress.terminal_bars(stream)``, for those). None or ``False`` (default): silent.
+        bars; give ``progress_bar=`` a factory of :mod:`judge_transfer_audit.core.progress`, such as
+        ``judge_transfer_audit.core.progress.terminal_bars(stream)``, for those). None or ``False`` (default): silent.
         Progress never reaches the result.
     **settings
-        Any field of :class:`audit.spec.AuditSpec` (``tie_rule``, ``judge``, ``seed``,
+        Any field of :class:`judge_transfer_audit.model.spec.AuditSpec` (``tie_rule``, ``judge``, ``seed``,
         ``n_boot``, ``uncertainty``, ``readers``, ``surface``, ``glmm_backend``, ...).
         An unknown name is an error that lists the known ones.
 
@@ -136,12 +136,12 @@ def run(
 
     Raises
     ------
-    audit.errors.InputError
+    judge_transfer_audit.core.errors.InputError
         When an input breaks the data contract (each problem names the argument, line and fix).
     """
-    from audit.inputs import load_audit_data
-    from audit.pipeline import run_audit
-    from audit.spec import AuditSpec
+    from judge_transfer_audit.engine.pipeline import run_audit
+    from judge_transfer_audit.inputs import load_audit_data
+    from judge_transfer_audit.model.spec import AuditSpec
 
     known = {f.name for f in dataclasses.fields(AuditSpec)} - {"policy", "policy_source"}
     unknown = sorted(set(settings) - known)
@@ -162,7 +162,7 @@ def run(
     policy_obj, policy_source = _policy(policy)
     settings.setdefault("command", "audit.run(...)")
     if progress is True:
-        from audit.cli.options import Progress
+        from judge_transfer_audit.cli.options import Progress
 
         shown = Progress(enabled=True, force_bars=True)
         settings["progress"] = shown
@@ -208,10 +208,10 @@ def run(
 def load_result(path: str | os.PathLike[str]) -> AuditResult:
     """Read a ``result.json`` written by ``audit run`` (or :func:`write`) back into an AuditResult.
 
-    Raises :class:`audit.errors.InputError` when the file is missing, not JSON, not a result, or
+    Raises :class:`judge_transfer_audit.core.errors.InputError` when the file is missing, not JSON, not a result, or
     of another schema major version (re-run the audit with this version).
     """
-    from audit.result import result_from_json
+    from judge_transfer_audit.results.result import result_from_json
 
     path = os.fspath(path)
     try:
@@ -225,7 +225,7 @@ def load_result(path: str | os.PathLike[str]) -> AuditResult:
 
 def write(result: AuditResult, out_dir: str | os.PathLike[str], *, html: bool = True) -> dict[str, Path]:
     """Write result.json, report.html, junit.xml and the CSV tables into ``out_dir`` (as ``audit run``)."""
-    from audit.outputs import write_outputs
+    from judge_transfer_audit.reports.outputs import write_outputs
 
     return write_outputs(result, out_dir, html=html)
 

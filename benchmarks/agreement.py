@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss_kappa
 
-from audit.agreement import agreement_table, fleiss_kappa, reader_baseline
-from audit.reliability.krippendorff import krippendorff_alpha_matrix
+from judge_transfer_audit.statistics.agreement import agreement_table, fleiss_kappa, reader_baseline
+from judge_transfer_audit.statistics.reliability.krippendorff import krippendorff_alpha_matrix
 
 
 def median_time(fn, repeats: int) -> tuple[float, object]:

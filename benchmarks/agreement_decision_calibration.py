@@ -6,14 +6,14 @@
 Per design (readers x pairs per matchup x 3 matchups) and judge kind: the share of studies whose
 study-level agreement decision FAILs (with the count), FAILs at any level, the share of cells
 FAILed and the share of studies PASSed, each with its binomial standard error
-(:mod:`audit.agreement_calibration`).
+(:mod:`judge_transfer_audit.verdict.agreement_calibration`).
 """
 
 from __future__ import annotations
 
 import sys
 
-from audit.agreement_calibration import main
+from judge_transfer_audit.verdict.agreement_calibration import main
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

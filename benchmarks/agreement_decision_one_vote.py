@@ -16,8 +16,8 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 
-from audit.agreement_decision import agreement_decision
-from audit.verdict.simulate import CellDesign, simulate_cell, simulate_judge
+from judge_transfer_audit.verdict.agreement_decision import agreement_decision
+from judge_transfer_audit.verdict.simulate import CellDesign, simulate_cell, simulate_judge
 
 
 def main() -> None:

@@ -50,9 +50,9 @@ def cold_run(out: Path) -> float:
 
 
 def in_process(repeat: int) -> dict[str, list[float]]:
-    from audit.inputs import load_audit_data
-    from audit.pipeline import run_audit
-    from audit.spec import AuditSpec
+    from judge_transfer_audit.engine.pipeline import run_audit
+    from judge_transfer_audit.inputs import load_audit_data
+    from judge_transfer_audit.model.spec import AuditSpec
 
     data = load_audit_data(
         DEPLOY / "judge.csv",

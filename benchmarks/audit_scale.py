@@ -4,7 +4,7 @@
     python benchmarks/audit_scale.py --studies fixture 100k 1m criteria --dask
     python benchmarks/audit_scale.py --studies 1m --jobs 2 --glmer-cache /tmp/glmer   # reuse a 20-min glmer fit
 
-For each study it runs the real command line (`python -m audit run ... --out TMP`, report included)
+For each study it runs the real command line (`python -m judge_transfer_audit run ... --out TMP`, report included)
 in a fresh process per setting and prints one table: wall time, CPU time (user + system, with the
 workers it waited for; the machine's load inflates it far less than wall time), peak RSS of the largest process
 (``ru_maxrss``), the peak of the whole process tree's proportional set size ("tree MB": the audit and its forked
@@ -151,7 +151,7 @@ def run_audit(args: list[str], out: Path, tree_memory: bool = True) -> dict:
     """One `audit run` process: wall time, peak RSS (MB) and seconds per stage (``tree_memory``:
     sample the process tree's PSS meanwhile; each sample costs ~8 ms of CPU, which the audit's
     workers feel when they keep every core busy)."""
-    cmd = [sys.executable, "-m", "audit", "run", *args, "--out", str(out)]
+    cmd = [sys.executable, "-m", "judge_transfer_audit", "run", *args, "--out", str(out)]
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
@@ -186,13 +186,13 @@ def competitors(humans: Path, glmer_cache: Path | None) -> list[tuple[str, float
     reader = pd.factorize(votes["reader_id"])[0]
     frame = pd.DataFrame({"y": y, "pair": pair, "reader": reader})
     rows = []
-    from audit.glmm import fit_crossed_glmm
+    from judge_transfer_audit.statistics.glmm import fit_crossed_glmm
 
     t0 = time.perf_counter()
     ours = fit_crossed_glmm(y, {"pair": pair, "reader": reader})
-    rows.append(("audit.glmm (ours)", time.perf_counter() - t0, f"b0 {ours.b[0]:.4f}"))
+    rows.append(("judge_transfer_audit.statistics.glmm (ours)", time.perf_counter() - t0, f"b0 {ours.b[0]:.4f}"))
     try:
-        from audit.glmm.rscript import rscript_available, run_glmer
+        from judge_transfer_audit.statistics.glmm.rscript import rscript_available, run_glmer
 
         if rscript_available():
             import json

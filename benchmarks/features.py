@@ -70,7 +70,7 @@ def median_time(fn, repeats: int = 3) -> float:
 
 
 def bench_features(texts: list[str]) -> None:
-    from detectors import compute_features
+    from judge_transfer_audit.detectors import compute_features
 
     stories = pd.DataFrame(
         {
@@ -121,7 +121,7 @@ def bench_cli(texts: list[str]) -> None:
         argv = [
             sys.executable,
             "-c",
-            "from audit.cli import run_main; run_main()",
+            "from judge_transfer_audit.cli import run_main; run_main()",
             "features",
             str(stories),
             "-o",
@@ -145,8 +145,8 @@ def bench_cli(texts: list[str]) -> None:
 def bench_competitors(texts: list[str]) -> None:
     from lexicalrichness import LexicalRichness
 
-    from detectors.lexical import LexicalDetector
-    from detectors.sentences import SentenceDetector, _sentencizer
+    from judge_transfer_audit.detectors.lexical import LexicalDetector
+    from judge_transfer_audit.detectors.sentences import SentenceDetector, _sentencizer
 
     ours = LexicalDetector(mattr_window=50, mtld_threshold=0.72)
 
@@ -164,7 +164,7 @@ def bench_competitors(texts: list[str]) -> None:
 
     from scipy import stats
 
-    from detectors.length import WORD_PATTERN
+    from judge_transfer_audit.detectors.length import WORD_PATTERN
 
     nlp = _sentencizer()
     det = SentenceDetector()
@@ -212,13 +212,13 @@ def bench_perplexity(texts: list[str], model_path: str | None = None) -> None:
     except ImportError:
         print("\n== perplexity: torch not installed, skipped")
         return
-    from detectors import PerplexityConfig, compute_features
+    from judge_transfer_audit.detectors import PerplexityConfig, compute_features
     from tests.detectors._tiny_lm import build_tiny_gpt2
 
     torch.set_num_threads(min(2, os.cpu_count() or 1))
     with tempfile.TemporaryDirectory() as folder:
         model_dir = Path(model_path) if model_path else build_tiny_gpt2(Path(folder) / "tiny", n_positions=512)
-        from detectors.perplexity import TransformersPerplexity
+        from judge_transfer_audit.detectors.perplexity import TransformersPerplexity
 
         # Window 512 (or the model's context if shorter), stride half of it, in both loops.
         win_len = min(512, TransformersPerplexity(PerplexityConfig(model=str(model_dir))).model_context() or 512)
@@ -273,8 +273,8 @@ def main() -> None:
     )
     args = parser.parse_args()
     start = time.perf_counter()
-    import detectors  # noqa: F401  (imports spaCy, lexicalrichness: not part of the timings)
-    from detectors.sentences import _sentencizer
+    import judge_transfer_audit.detectors  # noqa: F401  (imports spaCy, lexicalrichness: not part of the timings)
+    from judge_transfer_audit.detectors.sentences import _sentencizer
 
     _sentencizer()
     print(f"imports and spaCy pipeline: {time.perf_counter() - start:.2f} s (excluded below); cores: {os.cpu_count()}")

@@ -6,7 +6,7 @@
 Each run is a fresh ``python`` process with the tree first on ``PYTHONPATH`` (so a ``git archive`` of
 main beside a branch compares two versions on the same inputs, in one run). It times, with
 ``time.process_time`` (CPU: the machine's load inflates it far less than wall time): the imports the
-command needs (``audit.cli``, the loader, the pipeline, the outputs), loading the fixture, every stage of
+command needs (``judge_transfer_audit.cli``, the loader, the pipeline, the outputs), loading the fixture, every stage of
 ``run_audit`` (from the pipeline's own stage messages: a stage runs to the next message, so the last one,
 "judge configurations", also holds the dev set, judge agreement, position, leaderboard and label
 budget sections) and writing every output (report included). Printed: per stage the least CPU time over
@@ -27,12 +27,12 @@ ROOT = Path(__file__).resolve().parents[1]
 _CHILD = r"""
 import json, sys, tempfile, time
 c0 = time.process_time()
-import audit.cli  # noqa: F401
-from audit.inputs.load import load_audit_data
-from audit.outputs import write_outputs_detail
-from audit.pipeline import run_audit
-from audit.policy import load_policy
-from audit.spec import AuditSpec
+import judge_transfer_audit.cli  # noqa: F401
+from judge_transfer_audit.inputs.load import load_audit_data
+from judge_transfer_audit.reports.outputs import write_outputs_detail
+from judge_transfer_audit.engine.pipeline import run_audit
+from judge_transfer_audit.model.policy import load_policy
+from judge_transfer_audit.model.spec import AuditSpec
 rows = [("imports", time.process_time() - c0)]
 F = sys.argv[1] + "/fixtures/"
 marks = [("loading inputs", time.process_time())]

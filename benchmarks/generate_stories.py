@@ -28,8 +28,8 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from generation.generate import generate_stories  # noqa: E402
-from generation.protocol import load_protocol  # noqa: E402
+from judge_transfer_audit.generation.generate import generate_stories  # noqa: E402
+from judge_transfer_audit.generation.protocol import load_protocol  # noqa: E402
 from tests.support.openai_server import Reply, ScriptedServer, Slow, story  # noqa: E402
 
 

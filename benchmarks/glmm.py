@@ -57,8 +57,8 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from audit.glmm import fit_crossed_glmm  # noqa: E402
-from audit.glmm.rscript import rscript_available, run_glmer  # noqa: E402
+from judge_transfer_audit.statistics.glmm import fit_crossed_glmm  # noqa: E402
+from judge_transfer_audit.statistics.glmm.rscript import rscript_available, run_glmer  # noqa: E402
 
 FORMULA = "y ~ 1 + (1|pair) + (1|reader)"
 
@@ -326,9 +326,9 @@ def boundary_cell(seed: int):
 
 def _multistart_best(y, pair, reader):
     """Lowest deviance (and its sds) of plain projected BFGS from six interior starts."""
-    from audit.glmm.design import build_design
-    from audit.glmm.laplace import LaplaceDeviance
-    from audit.glmm.optimize import _projected_bfgs
+    from judge_transfer_audit.statistics.glmm.design import build_design
+    from judge_transfer_audit.statistics.glmm.laplace import LaplaceDeviance
+    from judge_transfer_audit.statistics.glmm.optimize import _projected_bfgs
 
     d = build_design(y, {"pair": pair, "reader": reader})
     lap = LaplaceDeviance(d.y, d.X, d.codes, [len(lv) for lv in d.levels])
@@ -435,7 +435,7 @@ def fill_table(designs, shapes=None) -> int:
     import scipy.sparse as sp
     from sksparse.cholmod import analyze
 
-    from audit.glmm.sparse import column_counts, elimination_tree
+    from judge_transfer_audit.statistics.glmm.sparse import column_counts, elimination_tree
 
     shapes = shapes or SWEEP[:4]
     print("fill of the Cholesky factor (lower triangle incl. diagonal; % of a dense triangle of that size)")

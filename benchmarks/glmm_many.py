@@ -5,9 +5,9 @@
 
 The cells are the ``criteria`` study of ``benchmarks/scale_data.py`` (seeded): one cell per
 criterion. Both sides fit every cell's decisive votes with ``logit P(y=1) = b0 + u_pair + v_reader``:
-``audit.glmm.fit_crossed_glmm`` once per cell (what the audit did before) and
-``audit.glmm.batch.fit_many`` (all cells, the tiny ones evaluated together). Printed: CPU seconds of
-each (``time.process_time``: the machine's load inflates it far less than wall time), the ratio, and
+``judge_transfer_audit.statistics.glmm.fit_crossed_glmm`` once per cell (what the audit did before) and
+``judge_transfer_audit.statistics.glmm.batch.fit_many`` (all cells, the tiny ones evaluated together). Printed: CPU
+seconds of each (``time.process_time``: the machine's load inflates it far less than wall time), the ratio, and
 the largest difference between the two over the cells in b0, its SE, the two sds and logLik, with
 the number of singular (boundary) fits and of fits whose flags or notes differ.
 """
@@ -38,9 +38,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=15)
     args = parser.parse_args(argv)
 
-    from audit.glmm import fit_crossed_glmm
-    from audit.glmm.batch import fit_many
-    from audit.glmm.design import build_design
+    from judge_transfer_audit.statistics.glmm import fit_crossed_glmm
+    from judge_transfer_audit.statistics.glmm.batch import fit_many
+    from judge_transfer_audit.statistics.glmm.design import build_design
 
     shape = StudyShape(args.pairs, args.readers, args.readers_per_pair, args.cells)
     _, humans = simulate(shape, seed=args.seed)

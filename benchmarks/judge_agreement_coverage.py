@@ -1,4 +1,4 @@
-"""Coverage of the judge-agreement intervals (audit.judge_agreement) by simulation.
+"""Coverage of the judge-agreement intervals (judge_transfer_audit.statistics.judge.agreement) by simulation.
 
 usage: python benchmarks/judge_agreement_coverage.py [N_DATASETS] [N_BOOT]
 
@@ -16,7 +16,7 @@ import sys
 import numpy as np
 import pandas as pd
 
-from audit.judge_agreement import judge_agreement
+from judge_transfer_audit.statistics.judge.agreement import judge_agreement
 
 STATS = ("kappa_majority", "kappa_readers", "alpha_difference", "raw_difference")
 

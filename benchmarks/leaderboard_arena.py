@@ -10,9 +10,11 @@ drawn uniformly (``n_votes / 50`` of them, as in its ``chatbot-arena`` presets),
 first at random, ``--ties`` of the votes ties.
 Timed, each on the same votes:
 
-* ``leaderboard``: :func:`audit.leaderboard.bradley_terry_leaderboard` as ``audit run`` calls it (the
+* ``leaderboard``: :func:`judge_transfer_audit.statistics.leaderboard.fit.bradley_terry_leaderboard` as ``audit run``
+calls it (the
   crossed GLMM, 100 cluster-bootstrap refits on ``--jobs`` workers, the diagnostics), humans only;
-* ``vote-level + diagnostics``: :func:`audit.leaderboard_diagnostics.leaderboard_diagnostics` alone;
+* ``vote-level + diagnostics``: :func:`judge_transfer_audit.statistics.leaderboard.diagnostics.leaderboard_diagnostics`
+alone;
 * ``arena-rank sandwich`` / ``arena-rank bootstrap``: arena-rank's ``compute_ratings_and_cis`` with
   ``ci_method="sandwich"`` and ``"bootstrap"`` (100 resamples, ``n_jobs=--jobs``), in the interpreter
   ``--arena-python`` (arena-rank pins numpy 2.3.3: a separate virtual environment), timed inside that process
@@ -150,10 +152,10 @@ def main(argv=None) -> int:
     parser.add_argument("--skip-leaderboard", action="store_true")
     args = parser.parse_args(argv)
 
-    from audit.leaderboard import bradley_terry_leaderboard
-    from audit.leaderboard_diagnostics import leaderboard_diagnostics
-    from audit.leaderboard_votes import fit_vote_level
-    from audit.parallel import open_runner
+    from judge_transfer_audit.engine.parallel import open_runner
+    from judge_transfer_audit.statistics.leaderboard.diagnostics import leaderboard_diagnostics
+    from judge_transfer_audit.statistics.leaderboard.fit import bradley_terry_leaderboard
+    from judge_transfer_audit.statistics.leaderboard.votes import fit_vote_level
 
     votes = arena_votes(args.votes, args.systems, ties=args.ties)
     systems = sorted(set(votes["focal"]) | set(votes["other"]))

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from audit.inputs import load_audit_data
+from judge_transfer_audit.inputs import load_audit_data
 
 ROOT = Path(__file__).resolve().parents[1]
 FIX = ROOT / "fixtures"

@@ -8,9 +8,9 @@
 For each reader count it builds one seeded cell (``--pairs`` pairs, each read by ``--per-pair``
 readers drawn uniformly, logit P = ``--b0`` + pair and reader effects of SDs ``--sd``), then times,
 in this process, what leave-one-reader-out does per cell after the full fit, at the generating
-intercept and SDs: :func:`audit.uncertainty.one_step.conditional_modes` and
-:func:`audit.uncertainty.one_step.one_step_without_readers`, and prints CPU seconds, the process's
-peak RSS, the path taken and, for the stochastic path, its probes and estimated Monte-Carlo error
+intercept and SDs: :func:`judge_transfer_audit.statistics.uncertainty.one_step.conditional_modes` and
+:func:`judge_transfer_audit.statistics.uncertainty.one_step.one_step_without_readers`, and prints CPU seconds, the
+process's peak RSS, the path taken and, for the stochastic path, its probes and estimated Monte-Carlo error
 (probability points). Up to ``STOCHASTIC_MIN_READERS`` readers sharing pairs the block is dense
 (cubic time, quadratic memory); above, conjugate gradients and random probes (linear in the votes);
 with one reader per pair the block is diagonal (linear).
@@ -39,8 +39,8 @@ from scipy.special import expit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import audit.uncertainty.one_step as one_step  # noqa: E402
-from audit.uncertainty._cells import cell_tables  # noqa: E402
+import judge_transfer_audit.statistics.uncertainty.one_step as one_step  # noqa: E402
+from judge_transfer_audit.statistics.uncertainty._cells import cell_tables  # noqa: E402
 
 
 def cell(readers: int, pairs: int, per_pair: int, seed: int = 1, b0: float = 0.0, sd: float = 0.0):
@@ -110,7 +110,7 @@ def main(argv=None) -> None:
                 f"= {diff / np.abs(dense).max():.2%} of the largest shift {np.abs(dense).max():.2e}"
             )
         if args.refits:
-            from audit.glmm import fit_crossed_glmm
+            from judge_transfer_audit.statistics.glmm import fit_crossed_glmm
 
             y, p, r = t.vote_arrays()
             c3 = time.process_time()

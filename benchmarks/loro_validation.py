@@ -6,11 +6,11 @@
 Each design is one cell: P pairs, each read by k distinct readers out of R, with
 ``logit P(y=1) = 0.3 + u_pair + v_reader`` (SDs given, seed given). For every reader the GLMM
 is refitted exactly without it (warm start from the full fit) and approximated by the one-step
-update (:mod:`audit.uncertainty.one_step`). Prints, per design, the largest exact shift of the
+update (:mod:`judge_transfer_audit.statistics.uncertainty.one_step`). Prints, per design, the largest exact shift of the
 probability-scale estimate, the largest |one-step - exact| shift, their ratio, whether the most
 influential reader and the top 5 agree, the correlation, and both times. ``--stochastic`` forces
 the entries that cells of more than ``STOCHASTIC_MIN_READERS`` readers sharing pairs estimate with
-random probes (:mod:`audit.uncertainty.stochastic_inverse`) and adds their probes, estimated
+random probes (:mod:`judge_transfer_audit.statistics.uncertainty.stochastic_inverse`) and adds their probes, estimated
 Monte-Carlo error and largest difference from the dense one-step (all on the probability scale).
 """
 
@@ -28,10 +28,10 @@ from scipy.special import expit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import audit.uncertainty.one_step as one_step_module  # noqa: E402
-from audit.glmm import fit_crossed_glmm  # noqa: E402
-from audit.uncertainty._cells import cell_tables  # noqa: E402
-from audit.uncertainty.one_step import modes_from_fit, one_step_without_readers  # noqa: E402
+import judge_transfer_audit.statistics.uncertainty.one_step as one_step_module  # noqa: E402
+from judge_transfer_audit.statistics.glmm import fit_crossed_glmm  # noqa: E402
+from judge_transfer_audit.statistics.uncertainty._cells import cell_tables  # noqa: E402
+from judge_transfer_audit.statistics.uncertainty.one_step import modes_from_fit, one_step_without_readers  # noqa: E402
 
 # (pairs, readers, readers per pair, seed, sd_pair, sd_reader)
 DESIGNS = [

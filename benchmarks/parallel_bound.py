@@ -4,15 +4,16 @@
     python benchmarks/parallel_bound.py -- JUDGE HUMANS [audit run options]   # any study
 
 Runs the audit once in this process in order (``--jobs 1``; report and outputs not written) and
-measures the CPU time (``time.process_time``) of the whole statistics (:func:`audit.pipeline.run_audit`),
-of every step of its task graph (:mod:`audit.task_graph`) and of every task the uncertainty step
+measures the CPU time (``time.process_time``) of the whole statistics
+(:func:`judge_transfer_audit.engine.pipeline.run_audit`),
+of every step of its task graph (:mod:`judge_transfer_audit.engine.task_graph`) and of every task the uncertainty step
 farms out (bootstrap blocks, leave-one-reader-out fits). It prints each step's CPU beside its
-estimate (:mod:`audit.step_costs`, the table that ranks the steps: retune it from these figures),
+estimate (:mod:`judge_transfer_audit.engine.step_costs`, the table that ranks the steps: retune it from these figures),
 then replays the graph on ``--workers`` idle cores with these CPU times: the pool's own rule (a free
 worker takes the queued work of highest rank, a step queued when what it reads is done; the steps
 marked ``here`` run in the main process, their farmed tasks join the queue, and one with
 ``farm_first=False`` waits in the queue at its rank), the same rule with each step's measured CPU
-as its estimate (what retuning :mod:`audit.step_costs` could gain at most), and the best any
+as its estimate (what retuning :mod:`judge_transfer_audit.engine.step_costs` could gain at most), and the best any
 schedule could do (the total over the workers, or the longest chain, whichever is longer).
 Speed-ups are the statistics' CPU over the serial remainder plus the replayed span (no process
 start, pickling or memory bandwidth counted: the measured wall-time ratio is the real figure, and
@@ -61,7 +62,7 @@ def replay(steps, cpu: dict, farmed: dict, workers: int) -> float:
     ``cpu``: step -> seconds (a ``here`` step: its own CPU in the main process, spread evenly before
     and after its batches); ``farmed``: step -> its batches of farmed tasks in order, each a list of
     seconds. As on the pool, a ``here`` step computing holds one of the workers."""
-    from audit.task_graph import ranks
+    from judge_transfer_audit.engine.task_graph import ranks
 
     rank = ranks(steps)
     top = max(rank.values())
@@ -160,10 +161,10 @@ def main(argv=None) -> int:
     )
     args = parser.parse_args(argv)
 
-    import audit.parallel as parallel
-    import audit.pipeline as pipeline
-    import audit.task_graph as task_graph
-    from audit.step_costs import COSTS
+    import judge_transfer_audit.engine.parallel as parallel
+    import judge_transfer_audit.engine.pipeline as pipeline
+    import judge_transfer_audit.engine.task_graph as task_graph
+    from judge_transfer_audit.engine.step_costs import COSTS
 
     captured: dict = {}
     farmed: dict[str, list[list[float]]] = {}
@@ -224,8 +225,8 @@ def main(argv=None) -> int:
         finally:
             total["cpu"] = time.process_time() - t0
 
-    pipeline.run_audit = run_audit  # audit.cli.run imports it from the module when it runs
-    from audit.cli import main as cli_main
+    pipeline.run_audit = run_audit  # judge_transfer_audit.cli.run imports it from the module when it runs
+    from judge_transfer_audit.cli import main as cli_main
 
     audit_args = args.audit_args or fixture_args()
     try:
@@ -236,7 +237,9 @@ def main(argv=None) -> int:
         pipeline._section_jobs, pipeline.fork_available = real_section_jobs, real_fork
         task_graph._run_in_order, parallel.open_runner = real_in_order, real_open
     if "cpu" not in total or "steps" not in captured:
-        raise SystemExit("the statistics were not timed (audit run did not reach audit.pipeline.run_audit)")
+        raise SystemExit(
+            "the statistics were not timed (audit run did not reach judge_transfer_audit.engine.pipeline.run_audit)"
+        )
     steps, cpu = captured["steps"], captured["cpu"]
     w = args.workers
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; {w} workers")
@@ -255,7 +258,7 @@ def main(argv=None) -> int:
     best = max(in_graph / w, chain(steps, cpu, farmed))
     print(f"statistics CPU {total['cpu']:.2f} s: in the graph {in_graph:.2f} s, serial {serial:.2f} s")
     print(f"the graph on {w} idle cores: {span:.2f} s by the pool's rule, {best:.2f} s at best")
-    # the same rule with perfect estimates: what retuning audit.step_costs could gain at most
+    # the same rule with perfect estimates: what retuning judge_transfer_audit.engine.step_costs could gain at most
     exact = [dataclasses.replace(s, cost=cpu[s.name] + farmed_cpu(farmed, s.name)) for s in steps]
     print(f"  by the pool's rule with each step's measured CPU as its estimate: {replay(exact, cpu, farmed, w):.2f} s")
     print(

@@ -1,4 +1,4 @@
-"""Coverage and width of the prediction-powered vote share (audit.prediction_powered.ppi_mean)
+"""Coverage and width of the prediction-powered vote share (judge_transfer_audit.statistics.prediction_powered.ppi_mean)
 on seeded crossed designs: per matchup ``n_voted`` voted pairs read by every one of ``readers``
 readers (pairs x readers crossed), the judge on ``n_voted / fraction`` pairs, its quality from
 useless to near-perfect. Prints one row per design: coverage of the 95% interval with its
@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from audit.prediction_powered.estimators import ppi_mean
+from judge_transfer_audit.statistics.prediction_powered.estimators import ppi_mean
 
 B0, SD_PAIR, SD_READER = 0.4, 1.0, 0.3
 
@@ -64,7 +64,7 @@ def study(
     credit = (rng.uniform(size=len(p)) < p).astype(float)
     share = ppi_mean(credit, pair, f[voted], f[unl], reader_of_vote=reader, level=0.95)
     if majority:
-        from audit.prediction_powered.compute import majority_ppi
+        from judge_transfer_audit.statistics.prediction_powered.compute import majority_ppi
 
         return majority_ppi(credit, pair, reader, f[voted], f[unl], share, 0.95)
     return share
@@ -72,7 +72,7 @@ def study(
 
 def majority(studies: int, seed: int) -> None:
     """Coverage of the majority rate M = P(b0 + u > 0) = Phi(b0 / sd_pair) (symmetric readers)."""
-    from audit._distributions import norm
+    from judge_transfer_audit.statistics.distributions import norm
 
     true = float(norm.cdf(B0 / SD_PAIR))
     print(f"majority rate: truth M = {true:.4f}; {studies} studies per design")
@@ -150,11 +150,11 @@ def cost(folder: str) -> None:
 
     import pandas as pd
 
-    from audit.inputs import load_audit_data
-    from audit.judge_side import judge_pair_outcomes
-    from audit.pipeline import choose_primary_judge, judge_choices
-    from audit.sections import prediction_powered as section
-    from audit.spec import AuditSpec
+    from judge_transfer_audit.engine.pipeline import choose_primary_judge, judge_choices
+    from judge_transfer_audit.inputs import load_audit_data
+    from judge_transfer_audit.model.spec import AuditSpec
+    from judge_transfer_audit.sections import prediction_powered as section
+    from judge_transfer_audit.verdict.judge_side import judge_pair_outcomes
 
     d = Path(folder)
     if not (d / "judge_all.csv").exists():  # the judge on 10x the voted pairs: 9 renamed copies
@@ -180,8 +180,8 @@ def leaderboard(studies: int, seed: int) -> None:
     readers' mean vote; pairs x readers crossed): 4 systems, every matchup 40 voted pairs read by
     3 of 8 readers, the judge on 5x the pairs. Truth: the population estimating equations'
     solution (the logistic fit of each matchup's population vote share, matchups weighted equally)."""
-    from audit.leaderboard import bt_design
-    from audit.prediction_powered.estimators import _fit_rectified, ppi_logistic
+    from judge_transfer_audit.statistics.leaderboard.fit import bt_design
+    from judge_transfer_audit.statistics.prediction_powered.estimators import _fit_rectified, ppi_logistic
 
     systems = ["s0", "s1", "s2", "s3"]
     strength = np.array([0.0, 0.4, 0.8, -0.3])

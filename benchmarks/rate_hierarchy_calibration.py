@@ -1,6 +1,6 @@
 """The rate decision's calibration at cell, matchup and study level: the table in docs/audit.md 4.5.
 
-Runs :mod:`audit.verdict.hierarchy_study` (simulated studies whose criteria share pairs, and one vote per
+Runs :mod:`judge_transfer_audit.verdict.hierarchy_study` (simulated studies whose criteria share pairs, and one vote per
 pair) on every design x judge of the table and prints one row each: the share of studies whose study-level
 test FAILs / PASSes, of matchups that FAIL, of the first matchup (the paper's R1 vs V3) that FAILs, of cells
 that FAIL, ERROR cells, the share of the cells truly more than 30 points out that FAIL, and the share of
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import argparse
 
-from audit.verdict.hierarchy_study import main as study_main
+from judge_transfer_audit.verdict.hierarchy_study import main as study_main
 
 TABLE = (
     (100, "paper:biased,paper:reader-like,paper:majority"),

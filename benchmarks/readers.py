@@ -52,7 +52,7 @@ def line(name: str, ours: float, theirs: float | None, diff: float | None, tool:
 def bench_ml(repeats: int) -> None:
     import statsmodels.api as sm
 
-    from audit.readers.firth import fit_logistic
+    from judge_transfer_audit.statistics.readers.firth import fit_logistic
 
     rng = np.random.default_rng(0)
     X = np.column_stack([np.ones(60), rng.choice([-1.0, 1.0], size=(60, 5))])
@@ -63,7 +63,7 @@ def bench_ml(repeats: int) -> None:
 
 
 def bench_firth(repeats: int) -> None:
-    from audit.readers.firth import fit_logistic
+    from judge_transfer_audit.statistics.readers.firth import fit_logistic
 
     data = pd.read_csv(REF / "endometrial.csv")
     X = np.column_stack([np.ones(len(data)), data["NV"], data["PI"], data["EH"]])
@@ -93,7 +93,7 @@ cat(median(t), coef(fit), sep = "\\n")
 def bench_kappa(repeats: int) -> None:
     from statsmodels.stats.inter_rater import cohens_kappa as sm_kappa
 
-    from audit.readers.weights import cohens_kappa
+    from judge_transfer_audit.statistics.readers.weights import cohens_kappa
 
     rng = np.random.default_rng(1)
     a = rng.choice(["focal", "other", "tie"], 60, p=[0.45, 0.45, 0.1])
@@ -110,9 +110,9 @@ def bench_kappa(repeats: int) -> None:
 
 
 def bench_fixture(repeats: int) -> None:
-    from audit.inputs import load_audit_data
-    from audit.judge_side import judge_pair_outcomes
-    from audit.readers import analyse_readers
+    from judge_transfer_audit.inputs import load_audit_data
+    from judge_transfer_audit.statistics.readers import analyse_readers
+    from judge_transfer_audit.verdict.judge_side import judge_pair_outcomes
 
     fixture = ROOT / "fixtures" / "deployment"
     if not (fixture / "humans.csv").exists():

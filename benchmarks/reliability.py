@@ -25,11 +25,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from audit.reliability.cronbach import cronbach_alpha
-from audit.reliability.icc import icc_from_matrix
-from audit.reliability.kendall import kendall_w
-from audit.reliability.ratings import validate_ratings
-from audit.reliability.report import reliability_report
+from judge_transfer_audit.statistics.reliability.cronbach import cronbach_alpha
+from judge_transfer_audit.statistics.reliability.icc import icc_from_matrix
+from judge_transfer_audit.statistics.reliability.kendall import kendall_w
+from judge_transfer_audit.statistics.reliability.ratings import validate_ratings
+from judge_transfer_audit.statistics.reliability.report import reliability_report
 
 R_SCRIPT = r"""
 suppressPackageStartupMessages(library(psych))

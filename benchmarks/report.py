@@ -25,13 +25,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def load_result(argv: list[str]):
-    from audit.result import result_from_json
+    from judge_transfer_audit.results.result import result_from_json
 
     if argv:
         return result_from_json(Path(argv[0]).read_text(encoding="utf-8"))
-    from audit.inputs import load_audit_data
-    from audit.pipeline import run_audit
-    from audit.spec import AuditSpec
+    from judge_transfer_audit.engine.pipeline import run_audit
+    from judge_transfer_audit.inputs import load_audit_data
+    from judge_transfer_audit.model.spec import AuditSpec
 
     d, v = ROOT / "fixtures" / "deployment", ROOT / "fixtures" / "dev"
     data = load_audit_data(
@@ -47,10 +47,10 @@ def load_result(argv: list[str]):
 
 def timed_render(result) -> tuple[list[float], list[float], int, dict[str, float]]:
     """``render_html`` wall and CPU times (first run not counted), the size, seconds per figure function."""
-    import reports.optional_sections as optional
-    import reports.peer_sections as peers
-    import reports.sections as sections
-    from reports.html import render_html
+    import judge_transfer_audit.reports.judges as peers
+    import judge_transfer_audit.reports.optional_sections as optional
+    import judge_transfer_audit.reports.sections as sections
+    from judge_transfer_audit.reports.html import render_html
 
     per_figure: dict[str, float] = {}
 
@@ -113,7 +113,7 @@ def matplotlib_heatmap(frame) -> str:
 
 def heatmaps_side_by_side(result) -> tuple[float, float, int]:
     """Seconds for every matchup's heat map: judge-audit, matplotlib; and the number of maps."""
-    from reports.figures.heatmap import MAX_READERS, reader_heatmap_svg
+    from judge_transfer_audit.reports.figures.heatmap import MAX_READERS, reader_heatmap_svg
 
     rates = result.readers.payload.rates.rates
     kinds = {"reader": "reader", "human_pooled": "human", "human_glmm": "glmm", "judge": "judge"}

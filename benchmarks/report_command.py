@@ -1,7 +1,7 @@
 """Benchmark: the whole `audit report RESULT.json --output FILE` command, as a user runs it.
 
 For each saved result: the median wall and CPU time (user + system of the child process) of N fresh
-`python -m audit report` processes, the sizes of result.json and of the report, the Letter pages
+`python -m judge_transfer_audit report` processes, the sizes of result.json and of the report, the Letter pages
 Chromium prints it on (headless, print-to-PDF; skipped when Chromium is missing) and the heavy
 packages the command imported (it must import none of SciPy, statsmodels, scikit-learn, spaCy,
 matplotlib, torch). With ``--baseline DIR`` (a checkout of another commit, e.g. made by
@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("scipy", "statsmodels", "sklearn", "spacy", "matplotlib", "torch")
 PROBE = """
 import json, sys
-from audit.cli import main
+from judge_transfer_audit.cli import main
 status = main(["report", sys.argv[1], "--output", sys.argv[2]])
 print(json.dumps(sorted({m.split(".")[0] for m in sys.modules} & set(json.loads(sys.argv[3])))))
 """
@@ -52,12 +52,12 @@ def child_env(tree: Path, bytecode_cache: bool) -> dict[str, str]:
 
 
 def one_run(tree: Path, result: Path, html: Path, bytecode_cache: bool = True) -> tuple[float, float]:
-    """Wall and CPU seconds of one fresh `python -m audit report` process run from ``tree``."""
+    """Wall and CPU seconds of one fresh `python -m judge_transfer_audit report` process run from ``tree``."""
     env = child_env(tree, bytecode_cache)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-m", "audit", "report", str(result), "--output", str(html)],
+        [sys.executable, "-m", "judge_transfer_audit", "report", str(result), "--output", str(html)],
         check=True,
         capture_output=True,
         cwd=tree,

@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-#: the command's stage messages (audit.pipeline) -> the column they open
+#: the command's stage messages (judge_transfer_audit.engine.pipeline) -> the column they open
 STAGES = {
     "judge verdicts": "load+",
     "human GLMMs": "cells",
@@ -38,7 +38,7 @@ STAGES = {
 
 _CHILD = r"""
 import json, os, resource, sys, time
-import audit.timings as T
+import judge_transfer_audit.core.timings as T
 marks = []
 def mark(name):
     with open('/proc/self/statm') as f:
@@ -50,7 +50,7 @@ def recording(self, name):
     return stage(self, name)
 T.RunTimings.stage = recording
 sys.argv = ['audit'] + sys.argv[1:]
-from audit.cli import main
+from judge_transfer_audit.cli import main
 try:
     code = main(sys.argv[1:])
 finally:

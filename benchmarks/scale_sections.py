@@ -49,14 +49,14 @@ def main(argv=None) -> int:
     parser.add_argument("--repeat", type=int, default=2, help="runs of each timed piece (the least is printed)")
     args = parser.parse_args(argv)
 
-    import audit.glmm._threads  # noqa: F401  (imports SciPy's statistics: not part of any timed piece)
-    from audit.inputs.load import load_audit_data
-    from audit.judge_agreement import judge_agreement
-    from audit.judge_side import judge_pair_outcomes
-    from audit.output_files import csv_text
-    from audit.pipeline import choose_primary_judge, judge_choices
-    from audit.serialize import to_jsonable
-    from audit.uncertainty.resampling import cluster_weights
+    import judge_transfer_audit.core.threads  # noqa: F401  (imports SciPy's statistics: not part of any timed piece)
+    from judge_transfer_audit.core.output_files import csv_text
+    from judge_transfer_audit.core.serialize import to_jsonable
+    from judge_transfer_audit.engine.pipeline import choose_primary_judge, judge_choices
+    from judge_transfer_audit.inputs.load import load_audit_data
+    from judge_transfer_audit.statistics.judge.agreement import judge_agreement
+    from judge_transfer_audit.statistics.uncertainty.resampling import cluster_weights
+    from judge_transfer_audit.verdict.judge_side import judge_pair_outcomes
 
     digests: dict[str, str] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -83,7 +83,7 @@ def main(argv=None) -> int:
         args.repeat,
     )
     if args.result is not None:
-        from audit.result import result_from_json, result_to_json
+        from judge_transfer_audit.results.result import result_from_json, result_to_json
 
         result = result_from_json(args.result.read_text(encoding="utf-8"))
         _timed("result.json text", lambda: result_to_json(result), digests, args.repeat)

@@ -7,8 +7,8 @@
 Each run imports the tree first on ``PYTHONPATH``, loads the study and runs ``run_audit`` in-process with
 every section's ``compute`` (and the agreement table, the reader baseline and the cells) wrapped so that its
 CPU time (``time.process_time``) is recorded. Printed: per section the least CPU seconds over the runs, per
-tree; ``--digest`` also prints a hash of each section's JSON form (``audit.serialize.to_jsonable``) from each
-tree's first run, so two versions of the code can be checked to give the same sections.
+tree; ``--digest`` also prints a hash of each section's JSON form (``judge_transfer_audit.core.serialize.to_jsonable``)
+from each tree's first run, so two versions of the code can be checked to give the same sections.
 """
 
 from __future__ import annotations
@@ -24,13 +24,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 _CHILD = r"""
 import cProfile, hashlib, io, json, pstats, sys, time
-import audit.cli  # noqa: F401
-import audit.pipeline as P
-import audit.pipeline_steps as S
-from audit.inputs.load import load_audit_data
-from audit.policy import load_policy
-from audit.serialize import to_jsonable
-from audit.spec import AuditSpec
+import judge_transfer_audit.cli  # noqa: F401
+import judge_transfer_audit.engine.pipeline as P
+import judge_transfer_audit.engine.steps as S
+from judge_transfer_audit.inputs.load import load_audit_data
+from judge_transfer_audit.model.policy import load_policy
+from judge_transfer_audit.core.serialize import to_jsonable
+from judge_transfer_audit.model.spec import AuditSpec
 
 study, profile = sys.argv[1], sys.argv[2]
 times, digests = {}, {}

@@ -3,7 +3,8 @@
     python benchmarks/sentences_vs_spacy.py                 # fixture stories + seeded hard cases
     python benchmarks/sentences_vs_spacy.py --datasets ../shared/datasets   # + PDS, MT-Bench texts
 
-For every text it compares the words-per-sentence arrays of :func:`detectors.sentences.sentence_lengths`
+For every text it compares the words-per-sentence arrays of
+:func:`judge_transfer_audit.detectors.sentences.sentence_lengths`
 with those spaCy's pipeline gives under the same word rule, and prints per corpus the number of texts,
 how many agree exactly, the sentence counts of both, and the first disagreements (text excerpt, both
 arrays). Also the time of each (spaCy's import and pipeline build counted separately).
@@ -24,7 +25,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from detectors.sentences import sentence_lengths, spacy_sentence_lengths  # noqa: E402
+from judge_transfer_audit.detectors.sentences import sentence_lengths, spacy_sentence_lengths  # noqa: E402
 from tests.support.sentence_pieces import PIECES  # noqa: E402
 
 

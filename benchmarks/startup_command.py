@@ -1,7 +1,7 @@
 """Benchmark: how long `audit --help`, `audit run --help` and `audit report RESULT.json` take to start.
 
-Each command runs as a fresh `python -m audit` process from this tree and from ``--baseline DIR`` (a checkout
-of another commit, e.g. ``git archive COMMIT | tar -x -C DIR``), the two trees alternating so both share the
+Each command runs as a fresh `python -m judge_transfer_audit` process from this tree and from ``--baseline DIR`` (a
+checkout of another commit, e.g. ``git archive COMMIT | tar -x -C DIR``), the two trees alternating so both share the
 machine's load; one untimed round first fills the bytecode cache. Prints the median wall and CPU (user +
 system of the child) per command and tree, and the load average.
 
@@ -28,7 +28,9 @@ def one_run(tree: Path, args: list[str]) -> tuple[float, float]:
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "audit", *args], check=True, capture_output=True, cwd=tree, env=env)
+    subprocess.run(
+        [sys.executable, "-m", "judge_transfer_audit", *args], check=True, capture_output=True, cwd=tree, env=env
+    )
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)

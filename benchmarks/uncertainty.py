@@ -31,10 +31,10 @@ N_BOOT = 10_000
 
 def load_votes() -> tuple[pd.DataFrame, str]:
     try:
-        from audit.inputs import load_audit_data
+        from judge_transfer_audit.inputs import load_audit_data
 
         d = load_audit_data(FIXTURE / "judge.csv", FIXTURE / "humans.csv", pairs=FIXTURE / "pairs.csv")
-        return d.votes, "fixtures/deployment (loaded with audit.inputs.load_audit_data)"
+        return d.votes, "fixtures/deployment (loaded with judge_transfer_audit.inputs.load_audit_data)"
     except Exception as exc:  # noqa: BLE001 - fall back to a simulated study of the same shape
         rng = np.random.default_rng(0)
         rows = []
@@ -109,7 +109,7 @@ def scipy_pairs_bootstrap(votes: pd.DataFrame, n_boot: int, seed: int, method: s
 
 
 def naive_loro(votes: pd.DataFrame) -> list[float]:
-    from audit.glmm import fit_crossed_glmm
+    from judge_transfer_audit.statistics.glmm import fit_crossed_glmm
 
     out = []
     for _, cell in votes[votes["y"].notna()].groupby(["matchup", "criterion"], sort=True):
@@ -132,8 +132,8 @@ def main() -> None:
     args = parser.parse_args()
     import warnings
 
-    from audit.errors import AuditWarning
-    from audit.uncertainty import cluster_bootstrap, leave_one_reader_out
+    from judge_transfer_audit.core.errors import AuditWarning
+    from judge_transfer_audit.statistics.uncertainty import cluster_bootstrap, leave_one_reader_out
 
     warnings.simplefilter("ignore", AuditWarning)
     votes, source = load_votes()

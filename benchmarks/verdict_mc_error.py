@@ -2,7 +2,7 @@
 
 For a handful of cells (HANNA and SummEval through ../shared/datasets, and simulated 3x40, 7x20
 and 12x150 cells of the calibration's designs with a reader-like judge) the cell is bootstrapped at
-``--seeds`` cell streams with ``--n-boot`` replicates (:func:`audit.verdict.compare.compare_cell`,
+``--seeds`` cell streams with ``--n-boot`` replicates (:func:`judge_transfer_audit.verdict.compare.compare_cell`,
 the default policy) and, per cell, the table prints the mean equivalence p (``p_equivalence``, the
 PASS test) and the FAIL test's p (``p_outside``), the standard deviation of each over the streams
 (observed) and the median of its reported Monte Carlo SE, and their ratio (target: within ~30%).
@@ -29,13 +29,13 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from audit.inputs.load import load_audit_data  # noqa: E402
-from audit.judge_side import judge_pair_outcomes  # noqa: E402
-from audit.policy import TransferPolicy  # noqa: E402
-from audit.verdict.assess import CellInput, cell_input, compare_input  # noqa: E402
-from audit.verdict.calibration import CELLS  # noqa: E402
-from audit.verdict.compare import cell_generator  # noqa: E402
-from audit.verdict.simulate import simulate_cell, simulate_judge  # noqa: E402
+from judge_transfer_audit.inputs.load import load_audit_data  # noqa: E402
+from judge_transfer_audit.model.policy import TransferPolicy  # noqa: E402
+from judge_transfer_audit.verdict.assess import CellInput, cell_input, compare_input  # noqa: E402
+from judge_transfer_audit.verdict.calibration import CELLS  # noqa: E402
+from judge_transfer_audit.verdict.compare import cell_generator  # noqa: E402
+from judge_transfer_audit.verdict.judge_side import judge_pair_outcomes  # noqa: E402
+from judge_transfer_audit.verdict.simulate import simulate_cell, simulate_judge  # noqa: E402
 
 SHARED = Path(os.environ.get("JUDGE_AUDIT_DATASETS") or ROOT.parent / "shared" / "datasets")
 ISSUE_CELL = ("BertGeneration vs GPT-2", "coherence")

@@ -23,9 +23,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from audit.inputs import load_audit_data  # noqa: E402
-from audit.pipeline import run_audit  # noqa: E402
-from audit.spec import AuditSpec  # noqa: E402
+from judge_transfer_audit.engine.pipeline import run_audit  # noqa: E402
+from judge_transfer_audit.inputs import load_audit_data  # noqa: E402
+from judge_transfer_audit.model.spec import AuditSpec  # noqa: E402
 
 SHARED = Path(os.environ.get("JUDGE_AUDIT_DATASETS") or ROOT.parent / "shared" / "datasets")
 

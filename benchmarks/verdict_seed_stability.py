@@ -1,7 +1,8 @@
 """Does the verdict depend on the seed? The fixture's cells decided at many run seeds.
 
 Loads the shipped fixture once and, per run seed, derives the verdict's seed exactly as
-:func:`audit.pipeline.run_audit` does and decides every cell (:func:`audit.pipeline.assess_cells`,
+:func:`judge_transfer_audit.engine.pipeline.run_audit` does and decides every cell
+(:func:`judge_transfer_audit.engine.pipeline.assess_cells`,
 the primary judge; no other section). Prints, per cell that is FAIL at some seed or whose status
 changes, the statuses seen, the range of its raw p (the smaller of p_outside and p_conflict),
 its Monte Carlo SE and the Holm level it is compared with; then the counts per status at each seed.
@@ -24,12 +25,12 @@ from pathlib import Path
 
 import numpy as np
 
-from audit.agreement import reader_baseline
-from audit.inputs.load import load_audit_data
-from audit.judge_side import judge_pair_outcomes
-from audit.pipeline import assess_cells, choose_primary_judge, judge_choices
-from audit.sections import judge_configurations as configurations_part
-from audit.spec import AuditSpec
+from judge_transfer_audit.engine.pipeline import assess_cells, choose_primary_judge, judge_choices
+from judge_transfer_audit.inputs.load import load_audit_data
+from judge_transfer_audit.model.spec import AuditSpec
+from judge_transfer_audit.sections import judge_configurations as configurations_part
+from judge_transfer_audit.statistics.agreement import reader_baseline
+from judge_transfer_audit.verdict.judge_side import judge_pair_outcomes
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("JUDGE_AUDIT_DATASETS") or ROOT.parent / "shared" / "datasets")

@@ -4,10 +4,10 @@
 perplexity when a language model is configured) with an on-disk cache. See docs/detectors.md.
 """
 
-from detectors import length, lexical, sentences  # noqa: F401  (register the detectors)
-from detectors.base import DEFAULT_DETECTORS, DETECTORS, Detector
-from detectors.features import DetectorRecord, DetectorRun, FeatureTable, compute_features
-from detectors.perplexity import PerplexityConfig, make_perplexity_detector
+from judge_transfer_audit.detectors import length, lexical, sentences  # noqa: F401  (register the detectors)
+from judge_transfer_audit.detectors.base import DEFAULT_DETECTORS, DETECTORS, Detector
+from judge_transfer_audit.detectors.features import DetectorRecord, DetectorRun, FeatureTable, compute_features
+from judge_transfer_audit.detectors.perplexity import PerplexityConfig, make_perplexity_detector
 
 __all__ = [
     "DETECTORS",

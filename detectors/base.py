@@ -4,7 +4,7 @@ A *detector* turns a list of texts into one row of numeric features per text. It
 identified by a stable ``name``, a ``version`` that changes whenever its output could
 change for the same input (a new tokeniser, a bug fix), its ``params`` and, for model-based
 detectors, a ``revision`` of the model. Those four, plus a hash of the text, key the cache
-(:mod:`detectors.cache`), so a changed heuristic can never silently reuse stale scores.
+(:mod:`judge_transfer_audit.detectors.cache`), so a changed heuristic can never silently reuse stale scores.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from audit.registry import Registry
+from judge_transfer_audit.core.registry import Registry
 
 
 class Detector(abc.ABC):

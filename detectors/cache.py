@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from detectors.base import Detector
+from judge_transfer_audit.detectors.base import Detector
 
 
 def text_sha256(text: str) -> str:

@@ -10,15 +10,15 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from audit.checks import Status
-from audit.errors import InputError, InputProblem, MissingDependencyError, ProviderError
-from audit.redact import redact_text
-from detectors.base import DEFAULT_DETECTORS, DETECTORS, Detector
-from detectors.cache import FeatureCache, text_sha256
-from detectors.perplexity.config import PerplexityConfig
+from judge_transfer_audit.core.errors import InputError, InputProblem, MissingDependencyError, ProviderError
+from judge_transfer_audit.core.redact import redact_text
+from judge_transfer_audit.detectors.base import DEFAULT_DETECTORS, DETECTORS, Detector
+from judge_transfer_audit.detectors.cache import FeatureCache, text_sha256
+from judge_transfer_audit.detectors.perplexity.config import PerplexityConfig
+from judge_transfer_audit.model.checks import Status
 
 _KEYS = ("pair_id", "system")
-#: Bookkeeping columns the loader (audit.data) adds; numeric but never features.
+#: Bookkeeping columns the loader (judge_transfer_audit.model.data) adds; numeric but never features.
 RESERVED_COLUMNS = ("line", "order", "item_id")
 PERPLEXITY_HINT = (
     "set --perplexity-model NAME_OR_PATH (a transformers causal LM; add --allow-download "
@@ -262,7 +262,7 @@ def _resolve(detectors, perplexity: PerplexityConfig | None) -> list[Detector | 
             if perplexity is None or not perplexity.configured:
                 out.append("perplexity")  # recorded as SKIPPED
             else:
-                from detectors.perplexity import make_perplexity_detector
+                from judge_transfer_audit.detectors.perplexity import make_perplexity_detector
 
                 out.append(make_perplexity_detector(perplexity))
         else:
@@ -333,7 +333,7 @@ def compute_features(
     perplexity : PerplexityConfig, optional
         The language model (local transformers model or completions server).
     cache : str or path-like, optional
-        Feature cache directory (:class:`detectors.cache.FeatureCache`); ``None`` disables it.
+        Feature cache directory (:class:`judge_transfer_audit.detectors.cache.FeatureCache`); ``None`` disables it.
     n_jobs : int
         Processes for the model-free detectors (values are identical to ``n_jobs=1``);
         used only with at least :data:`MIN_TEXTS_PER_JOB` texts per process.

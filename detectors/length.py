@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from detectors.base import DETECTORS, Detector
+from judge_transfer_audit.detectors.base import DETECTORS, Detector
 
 #: A word is a maximal run of non-whitespace characters containing at least one letter or
 #: digit (Unicode-aware): "don't" and "well-known" are one word each, a dash standing

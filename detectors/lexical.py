@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from detectors.base import DETECTORS, Detector
+from judge_transfer_audit.detectors.base import DETECTORS, Detector
 
 #: MATTR window (tokens). The lexical_diversity and TAALED tools default to 50, which suits
 #: ~500-word stories (about 450 windows each); lexicalrichness's own default is 100.

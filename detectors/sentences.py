@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from detectors.base import DETECTORS, Detector
-from detectors.length import WORD_PATTERN
+from judge_transfer_audit.detectors.base import DETECTORS, Detector
+from judge_transfer_audit.detectors.length import WORD_PATTERN
 
 #: Characters that end a sentence when they stand alone as a token (Unicode Sentence_Terminal,
 #: the scripts a story is likely to be written in).
@@ -160,7 +160,7 @@ def sentence_lengths(texts: list[str], batch_size: int = 256) -> list[np.ndarray
     alone as a token (:func:`sentence_breaks`), the rule of spaCy's ``sentencizer`` on
     ``spacy.blank("en")`` without importing spaCy (~3-4 s): validated against it on the
     fixture's stories and on hand-made hard cases (tests/detectors/test_sentences.py). Words
-    are :data:`detectors.length.WORD_PATTERN` matches, each assigned to the sentence its first
+    are :data:`judge_transfer_audit.detectors.length.WORD_PATTERN` matches, each assigned to the sentence its first
     letter or digit falls in. ``batch_size`` is kept for compatibility and has no effect.
     """
     out = []
@@ -259,7 +259,7 @@ def spacy_sentence_lengths(texts: list[str], batch_size: int = 256) -> list[np.n
     The reference engine: the same rule, run by spaCy (3-4 s to import); words are placed as in
     :func:`sentence_lengths`, by the sentence their first letter or digit falls in.
     """
-    from audit._optional import import_optional
+    from judge_transfer_audit.core.optional import import_optional
 
     spacy = import_optional("spacy")
     nlp = spacy.blank("en")

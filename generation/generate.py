@@ -30,15 +30,15 @@ from typing import Any, Callable, Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from audit.errors import InputError, InputProblem, ProviderError
-from audit.inputs.formats import read_frame
-from audit.inputs.layout import CONTROL
-from audit.output_files import MANIFEST, csv_text, write_folder
-from audit.rng import resolve_rng
-from generation.journal import Journal, read_journal
-from generation.protocol import GenerationProtocol, Matchup
-from generation.providers.base import ChatMessage, Provider, build_provider
-from generation.tables import check_writable_names, prepare_output
+from judge_transfer_audit.core.errors import InputError, InputProblem, ProviderError
+from judge_transfer_audit.core.output_files import MANIFEST, csv_text, write_folder
+from judge_transfer_audit.core.rng import resolve_rng
+from judge_transfer_audit.generation.journal import Journal, read_journal
+from judge_transfer_audit.generation.protocol import GenerationProtocol, Matchup
+from judge_transfer_audit.generation.providers.base import ChatMessage, Provider, build_provider
+from judge_transfer_audit.generation.tables import check_writable_names, prepare_output
+from judge_transfer_audit.inputs.formats import read_frame
+from judge_transfer_audit.inputs.layout import CONTROL
 
 _WORD = re.compile(r"\S+")
 _ALNUM = re.compile(r"[^\W_]")

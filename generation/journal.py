@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 from typing import Any, Iterator
 
-from audit.errors import InputError, InputProblem
+from judge_transfer_audit.core.errors import InputError, InputProblem
 
 
 class Journal:

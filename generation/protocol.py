@@ -18,7 +18,7 @@ from typing import Any, Mapping
 
 import tomllib
 
-from audit.errors import InputError, InputProblem
+from judge_transfer_audit.core.errors import InputError, InputProblem
 
 DEFAULT_PROTOCOL_PATH = Path(__file__).parent / "templates" / "protocol.toml"
 TEMPLATE_FIELDS = frozenset({"premise", "phrasing", "word_target", "word_min", "word_max"})

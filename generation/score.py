@@ -25,13 +25,13 @@ from typing import Any, Iterable, Mapping
 import pandas as pd
 import tomllib
 
-from audit.errors import InputError, InputProblem, ProviderError
-from audit.inputs.formats import read_frame
-from audit.inputs.layout import CONTROL
-from generation.journal import Journal, read_journal
-from generation.protocol import merge_tables, non_finite
-from generation.providers.base import ChatMessage, Provider, build_provider
-from generation.tables import prepare_output, write_csv
+from judge_transfer_audit.core.errors import InputError, InputProblem, ProviderError
+from judge_transfer_audit.generation.journal import Journal, read_journal
+from judge_transfer_audit.generation.protocol import merge_tables, non_finite
+from judge_transfer_audit.generation.providers.base import ChatMessage, Provider, build_provider
+from judge_transfer_audit.generation.tables import prepare_output, write_csv
+from judge_transfer_audit.inputs.formats import read_frame
+from judge_transfer_audit.inputs.layout import CONTROL
 
 DEFAULT_RUBRIC_PATH = Path(__file__).parent / "templates" / "rubric.toml"
 _KEYS = {

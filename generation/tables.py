@@ -1,5 +1,5 @@
 """Output files shared by generation, Label Studio and scoring; tables are read by
-:func:`audit.inputs.formats.read_frame`, the one table reader of every command."""
+:func:`judge_transfer_audit.inputs.formats.read_frame`, the one table reader of every command."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Iterable
 
 import pandas as pd
 
-from audit.errors import InputError, InputProblem
-from audit.output_files import check_output_file, check_output_folder, csv_text, write_file
+from judge_transfer_audit.core.errors import InputError, InputProblem
+from judge_transfer_audit.core.output_files import check_output_file, check_output_folder, csv_text, write_file
 
 Inputs = Iterable[str | os.PathLike | None]
 
@@ -24,7 +24,8 @@ def prepare_output(
     names: Iterable[str] = (),
     adopt: Iterable[str] = (),
 ) -> Path:
-    """Check ``path`` can be written under the rules of :mod:`audit.output_files` and create its folder.
+    """Check ``path`` can be written under the rules of :mod:`judge_transfer_audit.core.output_files` and create its
+    folder.
 
     Called by the commands *before* any work, so a typo in ``-o`` (or an output that would
     replace an input) is an input error at once rather than a failure after hours of
@@ -43,7 +44,8 @@ def prepare_output(
         hard link) is refused.
     names : str
         With ``directory``: the files the command writes in it (checked like a file output,
-        and refused when judge-audit did not write them: :func:`audit.output_files.check_output_folder`).
+        and refused when judge-audit did not write them:
+        :func:`judge_transfer_audit.core.output_files.check_output_folder`).
     adopt : str
         With ``directory``: existing files the caller recognises as its own.
 
@@ -86,12 +88,12 @@ def prepare_output(
 
 def check_writable_names(frame: pd.DataFrame, path: str | Path) -> None:
     """Refuse a table whose name columns hold a control character: every command reading it back
-    would refuse it (:data:`audit.inputs.layout.NAME_COLUMNS`), so it is not written at all.
+    would refuse it (:data:`judge_transfer_audit.inputs.layout.NAME_COLUMNS`), so it is not written at all.
 
     The callers check their sources first (a premise id, an annotator) and name the fix there;
     this is the rule every table written obeys, whatever it came from.
     """
-    from audit.inputs.layout import CONTROL, NAME_COLUMNS
+    from judge_transfer_audit.inputs.layout import CONTROL, NAME_COLUMNS
 
     problems = []
     for column in frame.columns:
@@ -116,7 +118,7 @@ def check_writable_names(frame: pd.DataFrame, path: str | Path) -> None:
 
 
 def write_text_file(path: str | Path, content: str | bytes, *, inputs: Inputs = ()) -> Path:
-    """Write one output file with :func:`audit.output_files.write_file` (atomic; never onto an
+    """Write one output file with :func:`judge_transfer_audit.core.output_files.write_file` (atomic; never onto an
     input or through a link); an OS failure is an input error naming the file."""
     try:
         return write_file(path, content, inputs=inputs)
@@ -130,10 +132,11 @@ def write_csv(frame: pd.DataFrame, path: str | Path, *, inputs: Inputs = ()) -> 
     """Write a UTF-8 CSV atomically (temporary file then rename), so a kill never leaves half a file.
 
     Formula cells are neutralised as in every CSV judge-audit writes
-    (:func:`audit.output_files.neutralise_cell`); :func:`audit.inputs.formats.read_frame` (every command's table reader)
+    (:func:`judge_transfer_audit.core.output_files.neutralise_cell`);
+    :func:`judge_transfer_audit.inputs.formats.read_frame` (every command's table reader)
     undoes it, so stories.csv, pairs.csv, scores and humans.csv are read back exactly. A name
     holding a control character is refused (:func:`check_writable_names`). The file is never
-    one of ``inputs`` nor a symbolic link (:func:`audit.output_files.write_file`).
+    one of ``inputs`` nor a symbolic link (:func:`judge_transfer_audit.core.output_files.write_file`).
 
     Raises
     ------

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from audit.agreement_decision import AgreementDecision
-from reports.registry import render_section, renders
-from reports.tables import table
+from judge_transfer_audit.reports.registry import render_section, renders
+from judge_transfer_audit.reports.tables import table
+from judge_transfer_audit.verdict.agreement_decision import AgreementDecision
 
 _ORDER = ("FAIL", "PASS", "INCONCLUSIVE", "INSUFFICIENT")
 

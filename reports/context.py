@@ -1,15 +1,15 @@
-"""AuditResult -> the whole template context: the core parts (:mod:`reports.sections`) and every
-optional section rendered from its payload's type (:mod:`reports.registry`)."""
+"""AuditResult -> the whole template context: the core parts (:mod:`judge_transfer_audit.reports.sections`) and every
+optional section rendered from its payload's type (:mod:`judge_transfer_audit.reports.registry`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import reports.optional_sections  # noqa: F401  (registers the uncertainty, readers, surface renderers)
-from reports.peer_sections import peer_sections
-from reports.prediction_powered import prediction_powered_sections
-from reports.registry import render_section
-from reports.sections import (
+import judge_transfer_audit.reports.optional_sections  # noqa: F401  (registers the uncertainty, readers, surface renderers)
+from judge_transfer_audit.reports.judges import judge_sections
+from judge_transfer_audit.reports.prediction_powered import prediction_powered_sections
+from judge_transfer_audit.reports.registry import render_section
+from judge_transfer_audit.reports.sections import (
     agreement_context,
     checks_context,
     configurations_table,
@@ -19,7 +19,7 @@ from reports.sections import (
     provenance_context,
     transfer_rows,
 )
-from reports.tables import status_value
+from judge_transfer_audit.reports.tables import status_value
 
 TRANSFER_OPEN = 24  #: transfer-table rows shown open (worst first); the rest fold into <details>
 TABLE_OPEN = 24  #: rows of a section's lead table and of the agreement tables shown open; the rest fold into <details>
@@ -43,7 +43,7 @@ def optional_sections(result: Any) -> list[dict]:
 
 
 def build_context(result: Any) -> dict:
-    """Everything the template needs, from an :class:`audit.result.AuditResult`."""
+    """Everything the template needs, from an :class:`judge_transfer_audit.results.result.AuditResult`."""
     return {
         "status": status_value(result.status),
         "verdict": result.verdict,
@@ -53,7 +53,7 @@ def build_context(result: Any) -> dict:
         "preference": preference_figure(result),
         "configurations": configurations_table(result),
         "agreement": agreement_context(result),
-        "sections": prediction_powered_sections(result) + optional_sections(result) + peer_sections(result),
+        "sections": prediction_powered_sections(result) + optional_sections(result) + judge_sections(result),
         "provenance": provenance_context(result),
         "focal_label": focal_label(result),
         "transfer_open": TRANSFER_OPEN,

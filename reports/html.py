@@ -3,7 +3,7 @@
 One file: CSS inline, figures as inline SVG, no script, no external request (a
 Content-Security-Policy meta tag forbids any), readable without JavaScript. Every piece of
 user text goes through Jinja2 autoescaping; the only unescaped insertions are figure SVGs,
-which :func:`reports.figures.verify_svg` has checked for active content.
+which :func:`judge_transfer_audit.reports.figures.verify_svg` has checked for active content.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 import jinja2
 import markupsafe
 
-from reports.context import build_context
+from judge_transfer_audit.reports.context import build_context
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -67,7 +67,7 @@ def _environment() -> jinja2.Environment:
 
 
 def render_html(result: Any) -> str:
-    """Render an :class:`audit.result.AuditResult` to one self-contained HTML document.
+    """Render an :class:`judge_transfer_audit.results.result.AuditResult` to one self-contained HTML document.
 
     Deterministic: the same result renders to the same bytes (figures use a fixed SVG hash
     salt and no timestamps; no date is shown).
@@ -80,6 +80,6 @@ def write_html(result: Any, path: str | Path, *, inputs=()) -> Path:
 
     ``inputs`` are files the write must never replace (e.g. the result.json read).
     """
-    from audit.output_files import write_file
+    from judge_transfer_audit.core.output_files import write_file
 
     return write_file(path, render_html(result), inputs=inputs)

@@ -29,7 +29,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Iterable
 
-from audit.checks import Check, Status
+from judge_transfer_audit.model.checks import Check, Status
 
 _INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 
@@ -58,7 +58,7 @@ def render_junit(checks: Iterable[Check], *, suite_name: str = "judge-audit", fa
 
     Parameters
     ----------
-    checks : iterable of audit.checks.Check
+    checks : iterable of judge_transfer_audit.model.checks.Check
     suite_name : str
         Name of the ``<testsuites>`` and ``<testsuite>`` elements.
     fail_on : iterable of str
@@ -117,6 +117,6 @@ def write_junit(
 
     ``inputs`` are files the write must never replace (e.g. the result.json read).
     """
-    from audit.output_files import write_file
+    from judge_transfer_audit.core.output_files import write_file
 
     return write_file(path, render_junit(checks, suite_name=suite_name, fail_on=fail_on), inputs=inputs)

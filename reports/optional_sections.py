@@ -1,7 +1,7 @@
 """Renderers of the optional sections, one per payload type: uncertainty, readers, surface.
 
 Each renderer reads the typed result the section module wrote (after a JSON round trip,
-:func:`audit.result.result_from_json` rebuilds the same types), fills the section context and
+:func:`judge_transfer_audit.results.result.result_from_json` rebuilds the same types), fills the section context and
 lets any error propagate: a renderer bug fails the tests, it is never turned into a note.
 """
 
@@ -12,11 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from audit.readers import ReaderAnalysis
-from audit.surface import SurfaceResult
-from audit.surface.associations import POOLED
-from audit.uncertainty.section import UncertaintySection
-from reports.figures import (
+from judge_transfer_audit.reports.figures import (
     ClusterPanel,
     DendrogramPanel,
     bootstrap_comparison_svg,
@@ -27,10 +23,14 @@ from reports.figures import (
     reader_heatmap_svg,
     timing_svg,
 )
-from reports.figures.surface import features_per_row
-from reports.format import cell_value, num
-from reports.registry import renders
-from reports.tables import folded_tables, status_value, table, tie_words
+from judge_transfer_audit.reports.figures.surface import features_per_row
+from judge_transfer_audit.reports.format import cell_value, num
+from judge_transfer_audit.reports.registry import renders
+from judge_transfer_audit.reports.tables import folded_tables, status_value, table, tie_words
+from judge_transfer_audit.statistics.readers import ReaderAnalysis
+from judge_transfer_audit.statistics.surface import SurfaceResult
+from judge_transfer_audit.statistics.surface.associations import POOLED
+from judge_transfer_audit.statistics.uncertainty.section import UncertaintySection
 
 EXCERPT_CHARS = 700
 MAX_CASES = 5
@@ -233,7 +233,7 @@ def readers(result: Any, payload: ReaderAnalysis, ctx: dict) -> None:
 def heatmap_figures(result: Any, rates: pd.DataFrame) -> list[dict]:
     """One reader x criterion heat map for all matchups pooled (if given) and one per matchup.
 
-    ``rates`` is :attr:`audit.readers.rates.ReaderRates.rates` (``row_kind``: reader,
+    ``rates`` is :attr:`judge_transfer_audit.statistics.readers.rates.ReaderRates.rates` (``row_kind``: reader,
     human_pooled, human_glmm, judge).
     """
     kinds = {"reader": "reader", "human_pooled": "human", "human_glmm": "glmm", "judge": "judge"}

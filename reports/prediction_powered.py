@@ -6,9 +6,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from audit.prediction_powered.result import PredictionPowered
-from reports.registry import render_section, renders
-from reports.tables import table
+from judge_transfer_audit.reports.registry import render_section, renders
+from judge_transfer_audit.reports.tables import table
+from judge_transfer_audit.statistics.prediction_powered.result import PredictionPowered
 
 TITLE = "What the readers would say: the humans' figures from the judge on every pair, corrected by the votes"
 

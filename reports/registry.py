@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from reports.tables import section_context
+from judge_transfer_audit.reports.tables import section_context
 
 Renderer = Callable[[Any, Any, dict], None]
 RENDERERS: dict[type, Renderer] = {}

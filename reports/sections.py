@@ -1,10 +1,10 @@
 """AuditResult -> template context: the thin binding layer between the result and the HTML.
 
 Everything here is selection and formatting (display rounding happens only here); nothing
-is recomputed. Figures are rendered by :mod:`reports.figures` from tidy frames built here.
+is recomputed. Figures are rendered by :mod:`judge_transfer_audit.reports.figures` from tidy frames built here.
 The optional sections (uncertainty, readers, surface, the peer sections) are rendered by type
-in :mod:`reports.optional_sections` and :mod:`reports.peer_sections`; :mod:`reports.context`
-puts everything together.
+in :mod:`judge_transfer_audit.reports.optional_sections` and :mod:`judge_transfer_audit.reports.judges`;
+:mod:`judge_transfer_audit.reports.context` puts everything together.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from typing import Any
 
 import pandas as pd
 
-from audit.devset import DevValidity
-from audit.redact import redact_command, redact_text
-from audit.verdict.checks import headline_text
-from reports.figures import distance_map_svg, preference_svg
-from reports.format import DASH, cell_value, count_or_value, interval, num, pct
-from reports.tables import CELL_ORDER, STATUS_ORDER, status_value, table
+from judge_transfer_audit.core.redact import redact_command, redact_text
+from judge_transfer_audit.reports.figures import distance_map_svg, preference_svg
+from judge_transfer_audit.reports.format import DASH, cell_value, count_or_value, interval, num, pct
+from judge_transfer_audit.reports.tables import CELL_ORDER, STATUS_ORDER, status_value, table
+from judge_transfer_audit.statistics.devset import DevValidity
+from judge_transfer_audit.verdict.checks import headline_text
 
 
 class FormattedRows(Sequence):
@@ -357,7 +357,8 @@ def _check_row(c: Any) -> dict:
 def checks_context(checks: tuple) -> dict:
     """Checks sorted worst first, with counts per status and one summary row per check name.
 
-    ``rows`` formats a check when it is read (the page shows the first :data:`reports.context.PAGE_ROWS`
+    ``rows`` formats a check when it is read (the page shows the first
+    :data:`judge_transfer_audit.reports.context.PAGE_ROWS`
     of the 60,000 checks of 10k criteria); the summary formats each name's worst check."""
     order = {s: i for i, s in enumerate(STATUS_ORDER)}
     ranked = sorted(checks, key=lambda c: (order.get(status_value(c.status), 9), c.name, c.scope))
@@ -405,7 +406,7 @@ def _points(x: float) -> str:
 
 def transfer_rows(result: Any) -> FormattedRows:
     """The transfer table: one row per matchup x criterion, worst first, every number formatted (when the row
-    is read: the page shows the first :data:`reports.context.PAGE_ROWS` of 10,000 cells)."""
+    is read: the page shows the first :data:`judge_transfer_audit.reports.context.PAGE_ROWS` of 10,000 cells)."""
     return FormattedRows(worst_first(result.cells), _transfer_row)
 
 

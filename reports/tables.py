@@ -9,8 +9,8 @@ from typing import Any
 
 import pandas as pd
 
-from audit.tie_rules import rule_words
-from reports.format import cell_value, count_or_value, is_count_name
+from judge_transfer_audit.model.tie_rules import rule_words
+from judge_transfer_audit.reports.format import cell_value, count_or_value, is_count_name
 
 STATUS_ORDER = ("FAIL", "ERROR", "INCONCLUSIVE", "WARN", "INSUFFICIENT", "SKIPPED", "PASS")
 #: the transfer cell statuses, worst first (the headline counts them in this order)
@@ -140,7 +140,7 @@ def section_context(section_id: str, title: str, section: Any) -> dict:
     }
 
 
-#: the CSV that audit/outputs.py writes beside result.json for a section (its to_frame())
+#: the CSV that reports/outputs.py writes beside result.json for a section (its to_frame())
 SECTION_CSV = {"uncertainty": "uncertainty.csv", "readers": "readers.csv", "surface": "surface.csv"}
 
 
@@ -160,5 +160,5 @@ def folded_tables(ctx: dict, payload: Any, *, skip: tuple[str, ...] = ()) -> Non
 
 def tie_words(rule: str) -> str:
     """``"even-split"`` -> ``"a tie counts half for each system"``: the registered rule's own
-    summary (audit/tie_rules.py), so a newly registered rule reads as it says."""
+    summary (audit/model/tie_rules.py), so a newly registered rule reads as it says."""
     return rule_words(rule)

@@ -1,7 +1,7 @@
 """The summary printed after ``audit run``: verdict, dev-vs-deployment, cell counts, cells to look at, report path.
 
 Plain text (no colour codes by default, so CI logs stay clean); user text has its
-control characters escaped (:func:`audit.terminal_text.printable`) so a system name cannot
+control characters escaped (:func:`judge_transfer_audit.core.terminal_text.printable`) so a system name cannot
 move the cursor or recolour the terminal.
 """
 
@@ -10,13 +10,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from audit.terminal_text import printable
-from reports.agreement_decision import summary_line as agreement_summary_line
-from reports.format import pct
-from reports.peer_terminal import peer_summary_lines
-from reports.prediction_powered import prediction_powered_lines
-from reports.sections import dev_summary, row_accounting, worst_first
-from reports.tables import CELL_ORDER, STATUS_ORDER, status_value, tie_words
+from judge_transfer_audit.core.terminal_text import printable
+from judge_transfer_audit.reports.agreement_decision import summary_line as agreement_summary_line
+from judge_transfer_audit.reports.format import pct
+from judge_transfer_audit.reports.prediction_powered import prediction_powered_lines
+from judge_transfer_audit.reports.section_lines import section_summary_lines
+from judge_transfer_audit.reports.sections import dev_summary, row_accounting, worst_first
+from judge_transfer_audit.reports.tables import CELL_ORDER, STATUS_ORDER, status_value, tie_words
 
 _COLOURS = {
     "PASS": "32",
@@ -88,7 +88,7 @@ def render_summary(
 
     Parameters
     ----------
-    result : audit.result.AuditResult
+    result : judge_transfer_audit.results.result.AuditResult
     report_path : str or Path, optional
         Where the HTML report was written (printed last).
     max_cells : int
@@ -176,7 +176,7 @@ def render_summary(
             "preference; the decision rests on the vote share and majority rate, never on the GLMM"
         )
     lines.extend(prediction_powered_lines(result))
-    lines.extend(peer_summary_lines(result))
+    lines.extend(section_summary_lines(result))
     counts = {s: 0 for s in STATUS_ORDER}
     for c in result.checks:
         counts[status_value(c.status)] = counts.get(status_value(c.status), 0) + 1

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from audit.cli import main
+from judge_transfer_audit.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "ci.md"
@@ -52,7 +52,7 @@ def test_the_drift_example_quotes_what_the_commands_print(tmp_path, capsys):
     text = DOC.read_text(encoding="utf-8")
     base = _run(tmp_path / "base", FIX / "judge.csv", FIX / "humans.csv", FIX / "pairs.csv")
     capsys.readouterr()
-    from audit.api import load_result
+    from judge_transfer_audit.api import load_result
 
     result = load_result(base)
     status, fails, undecided = re.search(r"baseline status (\w+): (\d+) FAIL, (\d+) INCONCLUSIVE", text).groups()

@@ -1,4 +1,4 @@
-"""Dependencies run one way: no import cycle in the packages, statistics -> audit -> reports -> cli.
+"""No import cycle anywhere in the package; only the output layer imports reports/ and the CLI.
 
 The graph is read from the source with ast (tests/support/import_graph.py): an import inside a
 function counts as much as one at the top of a module.
@@ -15,7 +15,13 @@ from tests.support.import_graph import cycles, import_graph
 ROOT = Path(__file__).resolve().parents[1]
 
 #: the modules that write or show results: only they may import reports/ or the CLI
-OUTPUT_LAYER = ("audit.cli", "audit.__main__", "audit.outputs", "audit.api", "reports")
+OUTPUT_LAYER = (
+    "judge_transfer_audit.cli",
+    "judge_transfer_audit.__main__",
+    "judge_transfer_audit.reports.outputs",
+    "judge_transfer_audit.api",
+    "judge_transfer_audit.reports",
+)
 
 
 def _in(module: str, prefixes) -> bool:
@@ -27,15 +33,12 @@ def graph() -> dict[str, set[str]]:
     return import_graph(ROOT)
 
 
-@pytest.mark.parametrize("package", ["audit", "generation", "detectors"])
-def test_no_import_cycle(graph, package):
-    found = [c for c in cycles(graph) if any(_in(m, (package,)) for m in c)]
-    assert found == [], f"import cycles involving {package}/: {found}"
+def test_the_graph_sees_the_package(graph):
+    assert len(graph) > 200 and sum(map(len, graph.values())) > 500
 
 
-def test_no_import_cycle_in_reports(graph):
-    found = [c for c in cycles(graph) if any(_in(m, ("reports",)) for m in c)]
-    assert found == [], f"import cycles involving reports/: {found}"
+def test_no_import_cycle(graph):
+    assert cycles(graph) == []
 
 
 def test_statistics_do_not_import_reports_or_cli(graph):
@@ -44,7 +47,7 @@ def test_statistics_do_not_import_reports_or_cli(graph):
         for m, targets in graph.items()
         if not _in(m, OUTPUT_LAYER)
         for t in targets
-        if _in(t, ("reports", "audit.cli"))
+        if _in(t, ("judge_transfer_audit.reports", "judge_transfer_audit.cli"))
     )
     assert wrong == []
 
@@ -53,9 +56,9 @@ def test_reports_do_not_import_cli(graph):
     wrong = sorted(
         (m, t)
         for m, targets in graph.items()
-        if _in(m, ("reports",))
+        if _in(m, ("judge_transfer_audit.reports",))
         for t in targets
-        if _in(t, ("audit.cli", "audit.__main__"))
+        if _in(t, ("judge_transfer_audit.cli", "judge_transfer_audit.__main__"))
     )
     assert wrong == []
 
@@ -75,9 +78,12 @@ def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
 def test_helper_finds_a_cycle_through_a_lazy_import(tmp_path):
     root = _tree(
         tmp_path,
-        {"audit/a.py": "from audit.b import f\n", "audit/b.py": "def f():\n    from audit import a\n    return a\n"},
+        {
+            "audit/a.py": "from judge_transfer_audit.b import f\n",
+            "audit/b.py": "def f():\n    from judge_transfer_audit import a\n    return a\n",
+        },
     )
-    assert cycles(import_graph(root)) == [["audit.a", "audit.b"]]
+    assert cycles(import_graph(root)) == [["judge_transfer_audit.a", "judge_transfer_audit.b"]]
 
 
 def test_helper_finds_a_cycle_through_a_package_init(tmp_path):
@@ -85,12 +91,13 @@ def test_helper_finds_a_cycle_through_a_package_init(tmp_path):
     root = _tree(
         tmp_path,
         {
-            "generation/p/__init__.py": "from generation.p.base import X\n",
-            "generation/p/base.py": "X = 1\ndef g():\n    from generation.p import backend\n",
-            "generation/p/backend.py": "from generation.p import X\n",
+            "generation/p/__init__.py": "from judge_transfer_audit.generation.p.base import X\n",
+            "generation/p/base.py": "X = 1\ndef g():\n    from judge_transfer_audit.generation.p import backend\n",
+            "generation/p/backend.py": "from judge_transfer_audit.generation.p import X\n",
         },
     )
-    assert cycles(import_graph(root)) == [["generation.p", "generation.p.backend", "generation.p.base"]]
+    g = "judge_transfer_audit.generation.p"
+    assert cycles(import_graph(root)) == [[g, f"{g}.backend", f"{g}.base"]]
 
 
 def test_from_package_import_submodule_is_the_submodule(tmp_path):
@@ -98,18 +105,18 @@ def test_from_package_import_submodule_is_the_submodule(tmp_path):
     root = _tree(
         tmp_path,
         {
-            "audit/g/__init__.py": "from audit.g.fit import fit\n",
-            "audit/g/fit.py": "def fit():\n    from audit.g import sparse\n",
+            "audit/g/__init__.py": "from judge_transfer_audit.g.fit import fit\n",
+            "audit/g/fit.py": "def fit():\n    from judge_transfer_audit.g import sparse\n",
             "audit/g/sparse.py": "",
         },
     )
     graph = import_graph(root)
-    assert graph["audit.g.fit"] == {"audit.g.sparse"}
+    assert graph["judge_transfer_audit.g.fit"] == {"judge_transfer_audit.g.sparse"}
     assert cycles(graph) == []
 
 
 def test_one_table_reader():
-    """Every command reads tables through audit.inputs.formats (read_table / read_frame): one set
+    """Every command reads tables through judge_transfer_audit.inputs.formats (read_table / read_frame): one set
     of checks and messages. The feature cache reads its own files, which no user writes."""
     import re
 

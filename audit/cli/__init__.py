@@ -19,10 +19,10 @@ import warnings
 
 import click
 
-from audit import __version__
-from audit.cli.exit_status import ExitStatus
-from audit.cli.usage import Group
-from audit.errors import (
+from judge_transfer_audit import __version__
+from judge_transfer_audit.cli.exit_status import ExitStatus
+from judge_transfer_audit.cli.usage import Group
+from judge_transfer_audit.core.errors import (
     AuditError,
     ConvergenceError,
     InputError,
@@ -30,8 +30,8 @@ from audit.errors import (
     ProviderError,
     WorkerLostError,
 )
-from audit.redact import redact_text
-from audit.terminal_text import printable
+from judge_transfer_audit.core.redact import redact_text
+from judge_transfer_audit.core.terminal_text import printable
 
 # Subcommand modules, in the order `audit --help` lists them.
 COMMAND_MODULES = (
@@ -63,10 +63,10 @@ def cli() -> None:
 def _load_commands() -> None:
     for name in COMMAND_MODULES:
         try:
-            module = importlib.import_module(f"audit.cli.{name}")
+            module = importlib.import_module(f"judge_transfer_audit.cli.{name}")
         except ModuleNotFoundError as exc:
             # A subcommand module not written yet; any other missing module is a real error.
-            if exc.name == f"audit.cli.{name}":
+            if exc.name == f"judge_transfer_audit.cli.{name}":
                 continue
             raise
         cli.add_command(module.command)
@@ -213,7 +213,7 @@ class _ClosableStream(io.TextIOBase):
 
 
 def run_main() -> None:
-    """Console-script entry point (and ``python -m audit``).
+    """Console-script entry point (and ``python -m judge_transfer_audit``).
 
     A standard output or error closed early changes no status the command gives; a command that
     would exit 0 exits :attr:`ExitStatus.OUTPUT_CLOSED` (141) instead, since part of its output was lost.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from audit.cli.exit_status import ExitStatus
+from judge_transfer_audit.cli.exit_status import ExitStatus
 
 
 @click.command("budget")
@@ -36,10 +36,10 @@ def command(result_json, power, csv_path, designs_path, all_cells, width):
     of readers per pair, and the distance from the human band a FAIL would detect at the current
     sample (docs/leaderboard.md, "Label budget"). The budget `audit run` stored in the result is
     shown as is; another --power, or a result of schema 2.1, is computed from the result."""
-    from audit.budget import budget_source, budget_text, label_budget
-    from audit.output_files import csv_text, write_file
-    from audit.result import read_result
-    from audit.terminal_text import printable
+    from judge_transfer_audit.core.output_files import csv_text, write_file
+    from judge_transfer_audit.core.terminal_text import printable
+    from judge_transfer_audit.results.result import read_result
+    from judge_transfer_audit.statistics.budget.compute import budget_source, budget_text, label_budget
 
     result = read_result(result_json)
     budget = label_budget(result, power=power)
@@ -51,7 +51,7 @@ def command(result_json, power, csv_path, designs_path, all_cells, width):
         click.echo(printable(line))
     click.echo(printable(f"(figures {budget_source(result, power)})"))
     if width is not None:
-        from audit.prediction_powered.budget import width_budget, width_budget_text
+        from judge_transfer_audit.statistics.prediction_powered.budget import width_budget, width_budget_text
 
         section = getattr(result, "prediction_powered", None)
         payload = getattr(section, "payload", None)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from audit.cli.options import tables_out_option
-from audit.cli.usage import Choice
+from judge_transfer_audit.cli.options import tables_out_option
+from judge_transfer_audit.cli.usage import Choice
 
 
 @click.command("consistency")
@@ -53,10 +53,10 @@ def command(scores, out, convergence_threshold, agreement_threshold, redundancy_
     self-consistency use each evaluator's last round, or the mean over rounds with
     --final mean (repeated samples). See docs/reliability.md.
     """
-    from audit.cli.reliability import write_outputs
-    from audit.consistency import ConsistencySettings, consistency_report, validate_scores
-    from audit.errors import InputError, InputProblem
-    from audit.inputs.formats import read_frame
+    from judge_transfer_audit.cli.reliability import write_outputs
+    from judge_transfer_audit.core.errors import InputError, InputProblem
+    from judge_transfer_audit.inputs.formats import read_frame
+    from judge_transfer_audit.statistics.consistency import ConsistencySettings, consistency_report, validate_scores
 
     for name, value in (
         ("--convergence-threshold", convergence_threshold),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from audit.cli.exit_status import ExitStatus
+from judge_transfer_audit.cli.exit_status import ExitStatus
 
 
 @click.command("diff")
@@ -34,13 +34,13 @@ def command(old_json, new_json, gate, policy_path, html_path, json_path, all_cel
     """
     import json
 
-    from audit.derive import verify_result
-    from audit.diff import diff_results, diff_text, read_pair
-    from audit.errors import InputError
-    from audit.output_files import write_file
-    from audit.policy import load_policy
-    from audit.redact import redact_text
-    from audit.terminal_text import printable
+    from judge_transfer_audit.core.errors import InputError
+    from judge_transfer_audit.core.output_files import write_file
+    from judge_transfer_audit.core.redact import redact_text
+    from judge_transfer_audit.core.terminal_text import printable
+    from judge_transfer_audit.model.policy import load_policy
+    from judge_transfer_audit.results.derive import verify_result
+    from judge_transfer_audit.results.diff import diff_results, diff_text, read_pair
 
     policy = load_policy(policy_path).diff
     old, new = read_pair(old_json, new_json)
@@ -55,9 +55,10 @@ def command(old_json, new_json, gate, policy_path, html_path, json_path, all_cel
         raise InputError(problems)
     d = diff_results(old, new, policy=policy, old_source=old_json, new_source=new_json)
     inputs = [old_json, new_json, policy_path]
-    # Everything shown comes from the two files: secrets redacted (audit.redact) wherever it is rendered.
+    # Everything shown comes from the two files: secrets redacted (judge_transfer_audit.core.redact) wherever it is
+    # rendered.
     if html_path:
-        from reports.peer_diff import diff_html
+        from judge_transfer_audit.reports.diff_page import diff_html
 
         write_file(html_path, redact_text(diff_html(d)), inputs=inputs)
     if json_path:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from audit.cli.options import perplexity_options
+from judge_transfer_audit.cli.options import perplexity_options
 
 if TYPE_CHECKING:  # `audit --help` and every other subcommand need no pandas
     import pandas as pd
@@ -19,9 +19,9 @@ def _read_stories(path: str) -> tuple[pd.DataFrame, list[str]]:
     share the feature cache. Keyed by ``pair_id``, or ``item_id`` renamed to ``pair_id``.
     Returns the frame and the loader's notes (e.g. non-numeric extra columns left out).
     """
-    from audit.inputs.formats import read_table
-    from audit.inputs.problems import ProblemLog
-    from audit.inputs.stories import read_stories
+    from judge_transfer_audit.inputs.formats import read_table
+    from judge_transfer_audit.inputs.problems import ProblemLog
+    from judge_transfer_audit.inputs.stories import read_stories
 
     log = ProblemLog()
     table = read_table(path, "stories", log)
@@ -75,12 +75,12 @@ def command(stories, out, detector_names, perplexity, cache, jobs, quiet):
 
         audit features stories.csv -o features.csv --cache .features-cache
     """
-    from audit.checks import Status
-    from audit.cli.exit_status import ExitStatus
-    from audit.output_files import check_output_file, csv_text, write_file
-    from audit.terminal_text import printable
-    from detectors import compute_features
-    from generation.tables import prepare_output
+    from judge_transfer_audit.cli.exit_status import ExitStatus
+    from judge_transfer_audit.core.output_files import check_output_file, csv_text, write_file
+    from judge_transfer_audit.core.terminal_text import printable
+    from judge_transfer_audit.detectors import compute_features
+    from judge_transfer_audit.generation.tables import prepare_output
+    from judge_transfer_audit.model.checks import Status
 
     prepare_output(out, "features table")
     check_output_file(out, [stories])  # before the work: -o must not be the stories file

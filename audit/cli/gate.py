@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from audit.cli.exit_status import ExitStatus
-from audit.cli.usage import Choice
+from judge_transfer_audit.cli.exit_status import ExitStatus
+from judge_transfer_audit.cli.usage import Choice
 
 
 @click.command("gate")
@@ -32,9 +32,9 @@ def command(result_json, fail_on_warn, fail_on, quiet):
     the result's own cells, tables, sections and recorded policy, and a file whose recorded
     verdict does not follow from them is refused (exit status 2, with the reason).
     """
-    from audit.checks import Status
-    from audit.derive import verify_result
-    from audit.result import read_result
+    from judge_transfer_audit.model.checks import Status
+    from judge_transfer_audit.results.derive import verify_result
+    from judge_transfer_audit.results.result import read_result
 
     result = read_result(result_json)
     checks = verify_result(result, source=result_json)
@@ -51,6 +51,6 @@ def command(result_json, fail_on_warn, fail_on, quiet):
 
 def failing_lines(failing) -> list[str]:
     """One printable line per failing check: ``[FAIL] name (scope) value=... threshold=...: reason``."""
-    from audit.terminal_text import printable
+    from judge_transfer_audit.core.terminal_text import printable
 
     return [printable(" ".join(str(check).split())) for check in failing]

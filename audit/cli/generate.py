@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from audit.cli.options import seed_option
+from judge_transfer_audit.cli.options import seed_option
 
 
 @click.command("generate")
@@ -49,9 +49,9 @@ def command(premises, protocol_path, out_dir, matchups, seed, concurrency, fresh
     PREMISES is a CSV/TSV/JSONL file with premise_id, premise and optional kind. Every attempt
     is kept in DIR/attempts.jsonl; a killed run resumes without asking again for any finished story.
     """
-    from audit.terminal_text import printable
-    from generation.generate import check_output_dir, generate_stories, load_premises
-    from generation.protocol import load_protocol, parse_matchup
+    from judge_transfer_audit.core.terminal_text import printable
+    from judge_transfer_audit.generation.generate import check_output_dir, generate_stories, load_premises
+    from judge_transfer_audit.generation.protocol import load_protocol, parse_matchup
 
     inputs = [premises, protocol_path]
     check_output_dir(out_dir, inputs)

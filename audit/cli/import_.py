@@ -45,7 +45,7 @@ def import_options(f):
 def options_from(human_files, import_pairs, baseline, as_judge, criterion):
     from pathlib import Path
 
-    from audit.importers import ImportOptions
+    from judge_transfer_audit.importers import ImportOptions
 
     return ImportOptions(
         humans=tuple(Path(h) for h in human_files),
@@ -82,9 +82,9 @@ def command(fmt, sources, out_dir, human_files, import_pairs, baseline, as_judge
       audit import mtbench gpt-4_pair.jsonl human_judgments.jsonl --out study/
       audit run study/judge.csv study/humans.csv --pairs study/pairs.csv
     """
-    from audit.importers import MAY_WRITE, import_files, write_imported
-    from audit.output_files import check_output_folder
-    from audit.terminal_text import printable
+    from judge_transfer_audit.core.output_files import check_output_folder
+    from judge_transfer_audit.core.terminal_text import printable
+    from judge_transfer_audit.importers import MAY_WRITE, import_files, write_imported
 
     inputs = [*sources, *human_files, import_pairs]
     check_output_folder(out_dir, MAY_WRITE, inputs)  # before reading: an --out onto an input is refused now

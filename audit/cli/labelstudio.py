@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import click
 
-from audit.cli.options import seed_option
-from audit.cli.usage import Group
+from judge_transfer_audit.cli.options import seed_option
+from judge_transfer_audit.cli.usage import Group
 
 
 @click.group("labelstudio", cls=Group)
@@ -52,11 +52,11 @@ def export_command(pairs, stories, tasks_path, config_path, rubric_path, allow_t
     """PAIRS and STORIES (from `audit generate`) -> Label Studio tasks + labelling config."""
     from pathlib import Path
 
-    from audit.inputs.formats import read_frame as read_table
-    from audit.terminal_text import printable
-    from generation.labelstudio import export_tasks
-    from generation.score import load_rubric
-    from generation.tables import prepare_output
+    from judge_transfer_audit.core.terminal_text import printable
+    from judge_transfer_audit.generation.labelstudio import export_tasks
+    from judge_transfer_audit.generation.score import load_rubric
+    from judge_transfer_audit.generation.tables import prepare_output
+    from judge_transfer_audit.inputs.formats import read_frame as read_table
 
     inputs = [pairs, stories, rubric_path]
     config_path = config_path or str(Path(tasks_path).with_name(Path(tasks_path).stem + "_config.xml"))
@@ -89,10 +89,10 @@ def export_command(pairs, stories, tasks_path, config_path, rubric_path, allow_t
 @click.option("--anonymise-readers", is_flag=True, help="Replace annotator ids/emails by reader-01, reader-02, ...")
 def import_command(export, pairs_path, out_path, anonymise_readers):
     """Label Studio JSON EXPORT -> humans.csv (pair_id, reader_id, criterion, choice, seconds, comment, shown_first)."""
-    from audit.inputs.formats import read_frame as read_table
-    from audit.terminal_text import printable
-    from generation.labelstudio import import_export
-    from generation.tables import prepare_output
+    from judge_transfer_audit.core.terminal_text import printable
+    from judge_transfer_audit.generation.labelstudio import import_export
+    from judge_transfer_audit.generation.tables import prepare_output
+    from judge_transfer_audit.inputs.formats import read_frame as read_table
 
     inputs = [export, pairs_path]
     prepare_output(out_path, "humans.csv", inputs=inputs)
@@ -160,11 +160,11 @@ def push_command(pairs, stories, url, token_env, readers, overlap, title, seed, 
     Creates the project(s) with the blind labelling config and the tasks, or, with an
     existing manifest, updates them and adds only the pairs not pushed yet.
     """
-    from audit.inputs.formats import read_frame as read_table
-    from audit.terminal_text import printable
-    from generation.labelstudio.server import Server, push_study
-    from generation.score import load_rubric
-    from generation.tables import prepare_output
+    from judge_transfer_audit.core.terminal_text import printable
+    from judge_transfer_audit.generation.labelstudio.server import Server, push_study
+    from judge_transfer_audit.generation.score import load_rubric
+    from judge_transfer_audit.generation.tables import prepare_output
+    from judge_transfer_audit.inputs.formats import read_frame as read_table
 
     manifest = _manifest_path(manifest, pairs)
     inputs = [pairs, stories, rubric_path]
@@ -206,10 +206,10 @@ def push_command(pairs, stories, url, token_env, readers, overlap, title, seed, 
 def pull_command(pairs_path, out_path, manifest, url, token_env, anonymise_readers):
     """Annotations of every project in the manifest -> humans.csv (one row per annotator, pair
     and question, with seconds, comment and shown_first)."""
-    from audit.inputs.formats import read_frame as read_table
-    from audit.terminal_text import printable
-    from generation.labelstudio.server import Server, StudyManifest, pull_study
-    from generation.tables import prepare_output
+    from judge_transfer_audit.core.terminal_text import printable
+    from judge_transfer_audit.generation.labelstudio.server import Server, StudyManifest, pull_study
+    from judge_transfer_audit.generation.tables import prepare_output
+    from judge_transfer_audit.inputs.formats import read_frame as read_table
 
     manifest = _manifest_path(manifest, pairs_path)
     prepare_output(out_path, "humans.csv", inputs=[pairs_path, manifest])
@@ -222,7 +222,7 @@ def pull_command(pairs_path, out_path, manifest, url, token_env, anonymise_reade
 
 
 def _require_url(url):
-    from audit.errors import InputError, InputProblem
+    from judge_transfer_audit.core.errors import InputError, InputProblem
 
     if not url:
         raise InputError(

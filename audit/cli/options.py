@@ -13,8 +13,8 @@ def parse_scale(ctx, param, value: str | None) -> tuple[float, float] | None:
     """``--scale LO,HI``: the loader's own parser (one rule for the CLI and ``audit.run``)."""
     if value is None:
         return None
-    from audit.errors import InputError
-    from audit.inputs.load import parse_scale as parse
+    from judge_transfer_audit.core.errors import InputError
+    from judge_transfer_audit.inputs.load import parse_scale as parse
 
     try:
         return parse(value)
@@ -114,7 +114,7 @@ def perplexity_config(**values):
         raise click.UsageError("give --perplexity-model or --perplexity-url, not both")
     if not (values["model"] or values["url"]):
         return None
-    from detectors.perplexity.config import PerplexityConfig
+    from judge_transfer_audit.detectors.perplexity.config import PerplexityConfig
 
     return PerplexityConfig(**values)
 
@@ -164,8 +164,8 @@ def scheduler_option(function):
 class Progress:
     """Stage messages on stderr with elapsed time; silent when disabled (``--quiet``).
 
-    With ``timings`` (an :class:`audit.timings.RunTimings`), every stage is also timed
-    there, quiet or not. :meth:`bar` is the progress factory of :mod:`audit.progress`: a bar
+    With ``timings`` (an :class:`judge_transfer_audit.core.timings.RunTimings`), every stage is also timed
+    there, quiet or not. :meth:`bar` is the progress factory of :mod:`judge_transfer_audit.core.progress`: a bar
     with an ETA for long batches of tasks, drawn only when enabled and stderr is a terminal (no
     bar in CI logs).
     """
@@ -187,7 +187,7 @@ class Progress:
         return bool(self.enabled and isatty is not None and isatty())
 
     def bar(self, description: str, total: int):
-        from audit.progress import TqdmBar, no_progress
+        from judge_transfer_audit.core.progress import TqdmBar, no_progress
 
         if not self.bars or total < 2:
             return no_progress(description, total)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from audit.cli.options import seed_option, tables_out_option
+from judge_transfer_audit.cli.options import seed_option, tables_out_option
 
 
 def write_outputs(result, tables: dict, out: str, stem: str, *, inputs=()) -> list[Path]:
@@ -15,10 +15,10 @@ def write_outputs(result, tables: dict, out: str, stem: str, *, inputs=()) -> li
 
     ``out`` ending in ``.json`` writes only that JSON file; otherwise ``out`` is a directory
     (created) receiving ``<stem>.json`` and ``<stem>_<table>.csv`` per table, under the
-    output-folder rules of :mod:`audit.output_files` (manifest, no foreign file replaced).
+    output-folder rules of :mod:`judge_transfer_audit.core.output_files` (manifest, no foreign file replaced).
     """
-    from audit.output_files import csv_text, write_file, write_folder
-    from audit.serialize import to_jsonable
+    from judge_transfer_audit.core.output_files import csv_text, write_file, write_folder
+    from judge_transfer_audit.core.serialize import to_jsonable
 
     payload = json.dumps({"kind": stem, "result": to_jsonable(result)}, indent=2, allow_nan=False)
     path = Path(out)
@@ -28,7 +28,7 @@ def write_outputs(result, tables: dict, out: str, stem: str, *, inputs=()) -> li
         files = {f"{stem}.json": payload, **{f"{stem}_{name}.csv": csv_text(frame) for name, frame in tables.items()}}
         return list(write_folder(path, files, command=stem, inputs=inputs).paths.values())
     except OSError as exc:  # an unwritable --out is the user's to fix, not an internal error
-        from audit.errors import InputError, InputProblem
+        from judge_transfer_audit.core.errors import InputError, InputProblem
 
         raise InputError(
             InputProblem(
@@ -69,9 +69,9 @@ def command(ratings, out, confidence, n_boot, seed, quiet):
     t-test, ICC2k difference with an item-bootstrap interval). See
     docs/reliability.md for how missing ratings are handled.
     """
-    from audit.reliability.ratings import load_ratings
-    from audit.reliability.report import reliability_report
-    from audit.terminal_text import printable
+    from judge_transfer_audit.core.terminal_text import printable
+    from judge_transfer_audit.statistics.reliability.ratings import load_ratings
+    from judge_transfer_audit.statistics.reliability.report import reliability_report
 
     report = reliability_report(load_ratings(ratings), confidence=confidence, n_boot=n_boot, rng=seed)
     if not quiet:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from audit.cli.exit_status import ExitStatus
+from judge_transfer_audit.cli.exit_status import ExitStatus
 
 
 @click.command("report")
@@ -26,12 +26,12 @@ def command(result_json, output, junit):
     file whose verdict does not follow from them (edited by hand, truncated) is refused
     with exit status 2 and the reason: a report never shows a verdict its data do not give.
     """
-    from audit.derive import verify_result
-    from audit.output_files import check_output_file
-    from audit.result import read_result
-    from audit.terminal_text import printable
-    from reports.html import write_html
-    from reports.junit import write_junit
+    from judge_transfer_audit.core.output_files import check_output_file
+    from judge_transfer_audit.core.terminal_text import printable
+    from judge_transfer_audit.reports.html import write_html
+    from judge_transfer_audit.reports.junit import write_junit
+    from judge_transfer_audit.results.derive import verify_result
+    from judge_transfer_audit.results.result import read_result
 
     path = Path(result_json)
     result = read_result(result_json)

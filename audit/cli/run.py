@@ -8,11 +8,18 @@ from pathlib import Path
 
 import click
 
-from audit.cli.exit_status import ExitStatus
-from audit.cli.import_ import import_options, options_from
-from audit.cli.options import Progress, jobs_option, parse_scale, perplexity_options, scheduler_option, seed_option
-from audit.cli.usage import Choice
-from audit.tie_rules import TIE_RULES
+from judge_transfer_audit.cli.exit_status import ExitStatus
+from judge_transfer_audit.cli.import_ import import_options, options_from
+from judge_transfer_audit.cli.options import (
+    Progress,
+    jobs_option,
+    parse_scale,
+    perplexity_options,
+    scheduler_option,
+    seed_option,
+)
+from judge_transfer_audit.cli.usage import Choice
+from judge_transfer_audit.model.tie_rules import TIE_RULES
 
 
 @click.command("run")
@@ -178,14 +185,14 @@ def command(
           --pairs fixtures/deployment/pairs.csv --stories fixtures/deployment/stories.csv \\
           --out audit-out --gate
     """
-    from audit.errors import InputError, InputProblem
-    from audit.inputs import load_audit_data
-    from audit.outputs import check_output_dir, write_outputs_detail
-    from audit.pipeline import run_audit
-    from audit.policy import load_policy
-    from audit.spec import AuditSpec
-    from audit.terminal_text import printable
-    from audit.timings import RunTimings
+    from judge_transfer_audit.core.errors import InputError, InputProblem
+    from judge_transfer_audit.core.terminal_text import printable
+    from judge_transfer_audit.core.timings import RunTimings
+    from judge_transfer_audit.engine.pipeline import run_audit
+    from judge_transfer_audit.inputs import load_audit_data
+    from judge_transfer_audit.model.policy import load_policy
+    from judge_transfer_audit.model.spec import AuditSpec
+    from judge_transfer_audit.reports.outputs import check_output_dir, write_outputs_detail
 
     if (dev_judge is None) != (dev_humans is None):
         raise InputError(
@@ -217,7 +224,7 @@ def command(
     progress = Progress(enabled=not quiet, timings=timings, force_bars=progress_bars)
     started = time.perf_counter()
     if scheduler:
-        from audit.parallel import connect
+        from judge_transfer_audit.engine.parallel import connect
 
         connect(scheduler).close()  # fail fast (exit 2, with the address) before loading anything
     progress("loading inputs")
@@ -232,7 +239,7 @@ def command(
         drop_invalid=drop_invalid,
         scale=scale,
     )
-    from audit.sections.agreement_decision import check_gate_support
+    from judge_transfer_audit.sections.agreement_decision import check_gate_support
 
     loaded_policy = load_policy(policy)
     check_gate_support(loaded_policy, data.votes, policy or "policy")
@@ -261,7 +268,7 @@ def command(
     record = timings.to_dict()  # the writing itself cannot be timed in the file it writes
     progress("writing outputs")
     fail_on = tuple(s.upper() for s in fail_on)
-    from audit.parallel import check_jobs
+    from judge_transfer_audit.engine.parallel import check_jobs
 
     written = write_outputs_detail(
         result,
@@ -275,7 +282,7 @@ def command(
     progress.done()
     paths = written.paths
     if not quiet:
-        from reports.terminal import render_summary
+        from judge_transfer_audit.reports.terminal import render_summary
 
         for name in written.kept:
             click.echo(
@@ -295,7 +302,7 @@ def command(
             click.echo(printable(f"error: {check.name} ({check.scope}): {check.reason}"), err=True)
         return ExitStatus.COMPUTATION_ERROR
     if gate and result.failing(fail_on):
-        from audit.cli.gate import failing_lines
+        from judge_transfer_audit.cli.gate import failing_lines
 
         failing = result.failing(fail_on)
         for line in failing_lines(failing):  # -q too: a CI log names the checks that failed the gate
@@ -308,9 +315,9 @@ def command(
 
 def _imported_inputs(fmt, sources, out_dir, inputs, options, pairs, stories, quiet):
     """Import ``sources`` into OUT/imported/ (as `audit import`) and return the contract files to audit."""
-    from audit.errors import InputError, InputProblem
-    from audit.importers import import_files, write_imported
-    from audit.terminal_text import printable
+    from judge_transfer_audit.core.errors import InputError, InputProblem
+    from judge_transfer_audit.core.terminal_text import printable
+    from judge_transfer_audit.importers import import_files, write_imported
 
     imported = import_files(fmt, list(sources), options)
     missing = [name for name in ("judge.csv", "humans.csv") if name not in imported.tables]
@@ -339,7 +346,7 @@ def _imported_inputs(fmt, sources, out_dir, inputs, options, pairs, stories, qui
 
 def could_not_compute(result) -> list:
     """ERROR checks saying that a requested part of the audit (a section, a detector) failed."""
-    from audit.checks import Status
+    from judge_transfer_audit.model.checks import Status
 
     return [
         c
@@ -350,7 +357,7 @@ def could_not_compute(result) -> list:
 
 def _command_line() -> str:
     """The command as typed, with every secret redacted (it is written to result.json and the report)."""
-    from audit.redact import redact_argv
+    from judge_transfer_audit.core.redact import redact_argv
 
     obj = click.get_current_context().find_root().obj or {}
     return shlex.join(redact_argv(list(obj.get("argv", ["audit", "run"]))))

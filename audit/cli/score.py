@@ -30,8 +30,8 @@ def command(stories, rubric_path, out_path, raw_path, samples, judge_id, fresh):
 
     Unparsable answers give empty scores: counted and reported, never imputed.
     """
-    from generation.score import load_rubric, load_stories, score_stories
-    from generation.tables import prepare_output
+    from judge_transfer_audit.generation.score import load_rubric, load_stories, score_stories
+    from judge_transfer_audit.generation.tables import prepare_output
 
     inputs = [stories, rubric_path]
     prepare_output(out_path, "judge.csv", inputs=[*inputs, raw_path])

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from audit.errors import closest
+from judge_transfer_audit.core.errors import closest
 
 
 class Choice(click.Choice):

@@ -17,13 +17,13 @@ from typing import Any
 
 import pandas as pd
 
-from audit.errors import InputError, InputProblem
-from audit.importers._base import ImportOptions, Problems, Tally
+from judge_transfer_audit.core.errors import InputError, InputProblem
+from judge_transfer_audit.importers._base import ImportOptions, Problems, Tally
 
 
 @dataclass(frozen=True)
 class Importer:
-    """One registered format: its module under ``audit.importers`` and what it reads."""
+    """One registered format: its module under ``judge_transfer_audit.importers`` and what it reads."""
 
     name: str
     module: str
@@ -124,7 +124,7 @@ class Imported:
 def import_files(fmt: str, sources: list[str | Path], options: ImportOptions | None = None) -> Imported:
     """Read ``sources`` (files written by the tool ``fmt``) into the data contract's tables.
 
-    Raises :class:`~audit.errors.InputError` listing every problem (nothing is returned
+    Raises :class:`~judge_transfer_audit.core.errors.InputError` listing every problem (nothing is returned
     then). An unknown ``fmt`` lists the known ones.
     """
     if fmt not in IMPORTERS:
@@ -133,7 +133,7 @@ def import_files(fmt: str, sources: list[str | Path], options: ImportOptions | N
     paths = [Path(s) for s in sources]
     if not paths:
         raise InputError(InputProblem("sources", "no file given", f"give the files written by {fmt}"))
-    module = importlib.import_module(f"audit.importers.{IMPORTERS[fmt].module}")
+    module = importlib.import_module(f"judge_transfer_audit.importers.{IMPORTERS[fmt].module}")
     problems = Problems()
     rows = module.read(paths, options, problems)
     problems.raise_if_any()
@@ -198,7 +198,7 @@ def _finish(fmt: str, rows: Rows) -> Imported:
 
 def render_files(imported: Imported) -> dict[str, str]:
     """File name -> content: the tables as spreadsheet-safe CSV and the import report."""
-    from audit.output_files import csv_text
+    from judge_transfer_audit.core.output_files import csv_text
 
     files = {name: csv_text(t) for name, t in imported.tables.items()}
     files[REPORT] = json.dumps(imported.report(), indent=1, ensure_ascii=False) + "\n"
@@ -212,7 +212,7 @@ MAY_WRITE = ("judge.csv", "humans.csv", "pairs.csv", "stories.csv", REPORT)
 def write_imported(imported: Imported, out: str | Path, inputs: list[str | Path]):
     """Write the tables and the import report into ``out`` through the guarded writer
     (atomic, never onto an input, never over a file judge-audit did not write)."""
-    from audit.output_files import write_folder
+    from judge_transfer_audit.core.output_files import write_folder
 
     return write_folder(out, render_files(imported), command="import", inputs=inputs, may_write=MAY_WRITE)
 

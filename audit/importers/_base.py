@@ -3,7 +3,7 @@
 An importer turns the files of another tool into the data contract's tables
 (docs/data-contract.md, "Importing from other tools"). Every record it reads is either
 used or counted as excluded with a reason (:class:`Tally`); every problem is collected
-(:class:`Problems`) and raised together as one :class:`~audit.errors.InputError` before
+(:class:`Problems`) and raised together as one :class:`~judge_transfer_audit.core.errors.InputError` before
 anything is written.
 """
 
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from audit.errors import InputError, InputProblem
+from judge_transfer_audit.core.errors import InputError, InputProblem
 
 #: at most this many problems of one kind (same file, field and message) are listed
 MAX_SAME = 20

@@ -20,8 +20,8 @@ import hashlib
 import math
 from pathlib import Path
 
-from audit.importers import Rows
-from audit.importers._base import (
+from judge_transfer_audit.importers import Rows
+from judge_transfer_audit.importers._base import (
     INVALID,
     TIE,
     ImportOptions,
@@ -35,7 +35,7 @@ from audit.importers._base import (
     text_field,
     type_name,
 )
-from audit.importers.mtbench import _duplicate, _pair
+from judge_transfer_audit.importers.mtbench import _duplicate, _pair
 
 PRODUCER = "AlpacaEval"
 _FIX = "give the annotations as AlpacaEval wrote them (instruction, output_1/2, generator_1/2, preference)"

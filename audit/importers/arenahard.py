@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from audit.importers import Rows
-from audit.importers._base import (
+from judge_transfer_audit.importers import Rows
+from judge_transfer_audit.importers._base import (
     INVALID,
     TIE,
     ImportOptions,
@@ -29,7 +29,7 @@ from audit.importers._base import (
     text_field,
     type_name,
 )
-from audit.importers.mtbench import _duplicate, _pair, _vote, unknown_models
+from judge_transfer_audit.importers.mtbench import _duplicate, _pair, _vote, unknown_models
 
 PRODUCER = "arena-hard-auto (gen_judgment.py)"
 _FIX = "give the judgment file as gen_judgment.py wrote it (uid, model, judge, baseline, games)"

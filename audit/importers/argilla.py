@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from audit.importers import Rows
-from audit.importers._base import (
+from judge_transfer_audit.importers import Rows
+from judge_transfer_audit.importers._base import (
     INVALID,
     TIE,
     ImportOptions,
@@ -33,7 +33,7 @@ from audit.importers._base import (
     refuse_format,
     type_name,
 )
-from audit.importers.mtbench import _pair
+from judge_transfer_audit.importers.mtbench import _pair
 
 PRODUCER = "Argilla (dataset.records.to_json)"
 _FIX = "give the records as Argilla exported them (id, fields, metadata, suggestions, responses)"

@@ -19,8 +19,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from audit.importers import Rows
-from audit.importers._base import ImportOptions, Problems, load_json, number, type_name
+from judge_transfer_audit.importers import Rows
+from judge_transfer_audit.importers._base import ImportOptions, Problems, load_json, number, type_name
 
 PRODUCER = "inspect_ai"
 _FIX = "give the eval log as inspect_ai wrote it (inspect eval --log-format json), unedited"
@@ -30,7 +30,7 @@ UNCHANGED = "UNCHANGED"
 
 def _eval_log(path: Path) -> dict:
     """A ``.eval`` log as the JSON a ``.json`` log holds, through inspect_ai's reader."""
-    from audit._optional import import_optional
+    from judge_transfer_audit.core.optional import import_optional
 
     log = import_optional("inspect_ai.log", "reading inspect_ai .eval logs").read_eval_log(str(path))
     return log.model_dump(mode="json")

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from audit.importers import Rows
-from audit.importers._base import ImportOptions, Problems
+from judge_transfer_audit.importers import Rows
+from judge_transfer_audit.importers._base import ImportOptions, Problems
 
 
 def read(paths: list[Path], options: ImportOptions, problems: Problems) -> Rows:
-    from audit.inputs.formats import read_frame
-    from generation.labelstudio import import_export
+    from judge_transfer_audit.generation.labelstudio import import_export
+    from judge_transfer_audit.inputs.formats import read_frame
 
     rows = Rows("pair_id")
     if options.pairs is None:

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from audit.importers import Rows
-from audit.importers._base import (
+from judge_transfer_audit.importers import Rows
+from judge_transfer_audit.importers._base import (
     INVALID,
     TIE,
     ImportOptions,

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from audit.importers import Rows
-from audit.importers._base import ImportOptions, Problems, load_json, number, type_name
+from judge_transfer_audit.importers import Rows
+from judge_transfer_audit.importers._base import ImportOptions, Problems, load_json, number, type_name
 
 PRODUCER = "promptfoo (promptfoo eval -o results.json)"
 _FIX = "give the results.json that promptfoo eval -o wrote, unedited"

@@ -6,6 +6,6 @@ Modules: ``formats`` (CSV/TSV/JSONL/Parquet to a table of strings with line numb
 ``stories``, ``load`` (assembly).
 """
 
-from audit.inputs.load import load_audit_data
+from judge_transfer_audit.inputs.load import load_audit_data
 
 __all__ = ["load_audit_data"]

@@ -27,9 +27,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from audit.errors import MissingDependencyError, did_you_mean
-from audit.inputs.problems import ProblemLog
-from audit.output_files import restore_frame
+from judge_transfer_audit.core.errors import MissingDependencyError, did_you_mean
+from judge_transfer_audit.core.output_files import restore_frame
+from judge_transfer_audit.inputs.problems import ProblemLog
 
 #: extension -> format name
 EXTENSIONS = {
@@ -625,7 +625,7 @@ def _read_jsonl(raw: bytes, path: str, log: ProblemLog) -> tuple[pd.DataFrame | 
 
 
 def _read_parquet(path: str) -> tuple[pd.DataFrame, np.ndarray]:
-    from audit._optional import import_optional
+    from judge_transfer_audit.core.optional import import_optional
 
     import_optional("pyarrow", "reading Parquet files")
     frame = pd.read_parquet(path)

@@ -8,9 +8,16 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from audit.inputs.formats import Table
-from audit.inputs.layout import blank_ids, checked_numbers, control_characters, duplicates, read_records, scale_numbers
-from audit.inputs.problems import ProblemLog
+from judge_transfer_audit.inputs.formats import Table
+from judge_transfer_audit.inputs.layout import (
+    blank_ids,
+    checked_numbers,
+    control_characters,
+    duplicates,
+    read_records,
+    scale_numbers,
+)
+from judge_transfer_audit.inputs.problems import ProblemLog
 
 #: Columns with a meaning of their own in a human file; in a wide layout every other column
 #: (except names starting with ``_``) is a criterion.
@@ -134,7 +141,7 @@ def read_humans(
         frame["seconds"] = np.nan
     if shape == "pairwise":
         # the choice is kept as written: whether 'Tie' is the tie word or a system named Tie is
-        # decided against the pair's systems (audit.inputs.resolve)
+        # decided against the pair's systems (judge_transfer_audit.inputs.resolve)
         blank = (frame["choice"] == "").to_numpy()
     else:
         nums, bad_r = scale_numbers(frame, "rating", table, log, role, scale, wide, bad)

@@ -7,9 +7,16 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from audit.inputs.formats import Table
-from audit.inputs.layout import blank_ids, checked_numbers, control_characters, duplicates, read_records, scale_numbers
-from audit.inputs.problems import ProblemLog
+from judge_transfer_audit.inputs.formats import Table
+from judge_transfer_audit.inputs.layout import (
+    blank_ids,
+    checked_numbers,
+    control_characters,
+    duplicates,
+    read_records,
+    scale_numbers,
+)
+from judge_transfer_audit.inputs.problems import ProblemLog
 
 #: Columns with a meaning of their own in a judge file; in a wide layout every other column
 #: (except names starting with ``_``) is a criterion.
@@ -118,7 +125,7 @@ def read_judge(
         keys = [key, "system", "criterion", "judge", "sample"]
     else:
         # an empty verdict is an unparsable output; the words tie / invalid in any spelling are
-        # told apart from a system so named against the pair's systems (audit.inputs.resolve)
+        # told apart from a system so named against the pair's systems (judge_transfer_audit.inputs.resolve)
         frame["choice"] = frame["choice"].where(frame["choice"] != "", INVALID)
         keys = [key, "criterion", "judge", "sample"]
         # the order shown: both orders of one pair are two rows, not a duplicate output

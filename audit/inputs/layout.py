@@ -7,9 +7,9 @@ import re
 import numpy as np
 import pandas as pd
 
-from audit.errors import closest, did_you_mean
-from audit.inputs.formats import Table
-from audit.inputs.problems import ProblemLog
+from judge_transfer_audit.core.errors import closest, did_you_mean
+from judge_transfer_audit.inputs.formats import Table
+from judge_transfer_audit.inputs.problems import ProblemLog
 
 
 def require(table: Table, required: list[str], log: ProblemLog, shape: str) -> bool:

@@ -1,4 +1,4 @@
-"""Assemble :class:`audit.data.AuditData` from the input files: :func:`load_audit_data`."""
+"""Assemble :class:`judge_transfer_audit.model.data.AuditData` from the input files: :func:`load_audit_data`."""
 
 from __future__ import annotations
 
@@ -9,13 +9,12 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from audit.data import AuditData, Exclusion, RowCount, SourceFile
-from audit.errors import InputError, InputProblem
-from audit.inputs.formats import Table, read_table
-from audit.inputs.humans import HumanInput, read_humans
-from audit.inputs.judge import INVALID, JudgeInput, read_judge
-from audit.inputs.layout import blank_ids
-from audit.inputs.pairs import (
+from judge_transfer_audit.core.errors import InputError, InputProblem
+from judge_transfer_audit.inputs.formats import Table, read_table
+from judge_transfer_audit.inputs.humans import HumanInput, read_humans
+from judge_transfer_audit.inputs.judge import INVALID, JudgeInput, read_judge
+from judge_transfer_audit.inputs.layout import blank_ids
+from judge_transfer_audit.inputs.pairs import (
     assign_focal,
     check_focal_names,
     pairs_from_groups,
@@ -23,8 +22,8 @@ from audit.inputs.pairs import (
     read_pairs_file,
     reserved_system_names,
 )
-from audit.inputs.problems import ProblemLog
-from audit.inputs.resolve import (
+from judge_transfer_audit.inputs.problems import ProblemLog
+from judge_transfer_audit.inputs.resolve import (
     distinct,
     judge_scores_by_item,
     judge_scores_by_pair,
@@ -34,7 +33,8 @@ from audit.inputs.resolve import (
     unknown_ids,
     votes_from_ratings,
 )
-from audit.inputs.stories import read_stories, stories_by_item, stories_by_pair
+from judge_transfer_audit.inputs.stories import read_stories, stories_by_item, stories_by_pair
+from judge_transfer_audit.model.data import AuditData, Exclusion, RowCount, SourceFile
 
 PathLike = "str | os.PathLike[str]"
 
@@ -248,7 +248,8 @@ class _Loader:
         return out, scores, verdicts
 
     def _orient(self, pairs: pd.DataFrame) -> pd.DataFrame:
-        """One focal system per matchup (audit.inputs.pairs.assign_focal); notes for re-oriented matchups."""
+        """One focal system per matchup (judge_transfer_audit.inputs.pairs.assign_focal); notes for re-oriented
+        matchups."""
         pairs, self.focal_source, self.orientation, notes = assign_focal(pairs, self.focal_names)
         self.notes.extend(notes)
         return pairs
@@ -973,8 +974,8 @@ def load_audit_data(
 
     Raises
     ------
-    audit.errors.InputError
-        With one :class:`~audit.errors.InputProblem` per problem found in any file.
+    judge_transfer_audit.core.errors.InputError
+        With one :class:`~judge_transfer_audit.core.errors.InputProblem` per problem found in any file.
     """
     return load(
         judge,

@@ -30,10 +30,10 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from audit.data import MatchupOrientation
-from audit.inputs.formats import Table
-from audit.inputs.layout import blank_ids, control_characters, duplicates, require
-from audit.inputs.problems import ProblemLog
+from judge_transfer_audit.inputs.formats import Table
+from judge_transfer_audit.inputs.layout import blank_ids, control_characters, duplicates, require
+from judge_transfer_audit.inputs.problems import ProblemLog
+from judge_transfer_audit.model.data import MatchupOrientation
 
 PAIR_COLUMNS = ["pair_id", "system_a", "system_b", "focal", "other", "matchup", "group_id"]
 SOURCE_FOCAL = "--focal"
@@ -268,7 +268,7 @@ def reserved_system_names(
     system name is the system; the names are returned for a note. ``first_line``: system
     name -> the line that first names it.
     """
-    from audit.inputs.resolve import RESERVED_CHOICES
+    from judge_transfer_audit.inputs.resolve import RESERVED_CHOICES
 
     found: dict[str, str] = {}
     for col in ("system_a", "system_b"):

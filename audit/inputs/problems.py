@@ -1,8 +1,8 @@
 """Collect every input problem before failing, and count every row left out.
 
 Loading never stops at the first problem: each reader of a file reports what it finds to a
-:class:`ProblemLog`, and :func:`audit.inputs.load_audit_data` raises one
-:class:`~audit.errors.InputError` at the end when anything was found.
+:class:`ProblemLog`, and :func:`judge_transfer_audit.inputs.load_audit_data` raises one
+:class:`~judge_transfer_audit.core.errors.InputError` at the end when anything was found.
 
 Two kinds of problems:
 
@@ -10,7 +10,7 @@ Two kinds of problems:
   and missing in the other, a pair with other than two systems...) always stop the run;
 * *row* problems (a non-numeric score, a score outside the declared scale, a choice naming a
   system not in the pair, a duplicate vote...) stop the run too, unless ``drop_invalid`` is
-  set: then the rows are left out and counted as :class:`~audit.data.Exclusion` records.
+  set: then the rows are left out and counted as :class:`~judge_transfer_audit.model.data.Exclusion` records.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from audit.errors import InputError, InputProblem
+from judge_transfer_audit.core.errors import InputError, InputProblem
 
 #: Row problems of one kind (same file, column and message) listed one by one before the rest
 #: are summarised in a single extra problem ("and N more rows of the same kind"); the count is

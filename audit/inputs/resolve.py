@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from audit.inputs.problems import MAX_ROWS_PER_KIND, ProblemLog, quoted_values
+from judge_transfer_audit.inputs.problems import MAX_ROWS_PER_KIND, ProblemLog, quoted_values
 
 TIE = "tie"
 INVALID = "invalid"
@@ -64,7 +64,7 @@ def unknown_ids(
 ) -> np.ndarray:
     """Rows whose id is not in ``known``: one problem per id (or one exclusion count under drop_invalid).
 
-    The first :data:`~audit.inputs.problems.MAX_ROWS_PER_KIND` ids are listed one by one, the
+    The first :data:`~judge_transfer_audit.inputs.problems.MAX_ROWS_PER_KIND` ids are listed one by one, the
     rest in one "and N more" problem. Ids in ``explained`` (every row of the id in the other
     file was left out for a problem already reported) are knock-ons of that problem: they are
     not reported again (the run stops on the root problem), only counted under drop_invalid.
@@ -101,7 +101,7 @@ def unknown_ids(
 
 #: Choice words (any case) that are not system names: ``tie``, ``invalid`` (judge verdicts),
 #: and ``A``/``B`` (the pair's system_a/system_b). A system so named is ambiguous without a
-#: pairs file (an input problem, :func:`audit.inputs.pairs.reserved_system_names`).
+#: pairs file (an input problem, :func:`judge_transfer_audit.inputs.pairs.reserved_system_names`).
 RESERVED_CHOICES = ("tie", "invalid", "a", "b")
 
 

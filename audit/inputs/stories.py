@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from audit.inputs.formats import Table
-from audit.inputs.layout import blank_ids, duplicates, require
-from audit.inputs.problems import ProblemLog
+from judge_transfer_audit.inputs.formats import Table
+from judge_transfer_audit.inputs.layout import blank_ids, duplicates, require
+from judge_transfer_audit.inputs.problems import ProblemLog
 
 BASE = ("pair_id", "item_id", "system", "text")
 

@@ -1,14 +1,14 @@
 """The optional parts of an audit computed from the data: one module per section.
 
-Each module (:mod:`~audit.sections.dev`, :mod:`~audit.sections.uncertainty`,
-:mod:`~audit.sections.readers`, :mod:`~audit.sections.surface`,
-:mod:`~audit.sections.judge_agreement`, :mod:`~audit.sections.judge_configurations`,
-:mod:`~audit.sections.leaderboard`, :mod:`~audit.sections.judge_position`,
-:mod:`~audit.sections.label_budget`) has ``compute(data, spec, ...) -> Section[X]``:
+Each module (:mod:`~judge_transfer_audit.sections.dev`, :mod:`~judge_transfer_audit.sections.uncertainty`,
+:mod:`~judge_transfer_audit.sections.readers`, :mod:`~judge_transfer_audit.sections.surface`,
+:mod:`~judge_transfer_audit.sections.judge_agreement`, :mod:`~judge_transfer_audit.sections.judge_configurations`,
+:mod:`~judge_transfer_audit.sections.leaderboard`, :mod:`~judge_transfer_audit.sections.judge_position`,
+:mod:`~judge_transfer_audit.sections.label_budget`) has ``compute(data, spec, ...) -> Section[X]``:
 ``Computed(X)``, ``Skipped(reason)`` when an input is missing, ``Failed(reason, error)`` when an
-:class:`~audit.errors.AuditError` is raised inside it (the rest of the audit goes on); a section
+:class:`~judge_transfer_audit.core.errors.AuditError` is raised inside it (the rest of the audit goes on); a section
 that gates anything also has ``checks(section, policy, ...) -> list[Check]``. The payload types
-live in the statistics' leaf modules (audit/section_types.py lists them). This package's top
+live in the statistics' leaf modules (audit/sections/types.py lists them). This package's top
 level only joins the checks in the order the result lists them; the pipeline calls compute.
 """
 
@@ -18,15 +18,15 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from audit.checks import Check, apply_severity
-from audit.policy import Policy
-from audit.section_result import Section
-from audit.sections import dev as dev_part
-from audit.sections import judge_position as position_part
-from audit.sections import readers as readers_part
-from audit.sections import surface as surface_part
-from audit.sections import uncertainty as uncertainty_part
-from audit.sections._guard import failed_check, not_requested
+from judge_transfer_audit.model.checks import Check, apply_severity
+from judge_transfer_audit.model.policy import Policy
+from judge_transfer_audit.model.section_result import Section
+from judge_transfer_audit.sections import dev as dev_part
+from judge_transfer_audit.sections import judge_position as position_part
+from judge_transfer_audit.sections import readers as readers_part
+from judge_transfer_audit.sections import surface as surface_part
+from judge_transfer_audit.sections import uncertainty as uncertainty_part
+from judge_transfer_audit.sections._guard import failed_check, not_requested
 
 __all__ = ["judge_credits", "primary_credits", "not_requested", "section_checks"]
 

@@ -1,6 +1,6 @@
 """What every optional section's ``compute`` shares: the guard that turns an
-:class:`~audit.errors.AuditError` into a :class:`~audit.section_result.Failed` section, the
-seed a section records, the section that was not requested, and the runner of a section's tasks."""
+:class:`~judge_transfer_audit.core.errors.AuditError` into a :class:`~judge_transfer_audit.model.section_result.Failed`
+section, the seed a section records, the section that was not requested, and the runner of a section's tasks."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Callable, TypeVar
 
 import numpy as np
 
-from audit.errors import AuditError, WorkerLostError
-from audit.section_result import Computed, Failed, Section, Skipped
+from judge_transfer_audit.core.errors import AuditError, WorkerLostError
+from judge_transfer_audit.model.section_result import Computed, Failed, Section, Skipped
 
 P = TypeVar("P")
 
@@ -30,7 +30,7 @@ def guarded(compute: Callable[[], P], what: str) -> Section[P]:
     except WorkerLostError:
         raise  # the run is incomplete, not one section: the command line has its own exit status
     except AuditError as exc:
-        from audit.redact import redact_text
+        from judge_transfer_audit.core.redact import redact_text
 
         # The reason is recorded in result.json: a provider's message may quote a URL with a key.
         return Failed(redact_text(f"{what} could not be computed: {exc}"), error=type(exc).__name__)
@@ -38,17 +38,20 @@ def guarded(compute: Callable[[], P], what: str) -> Section[P]:
 
 
 def task_runner(spec):
-    """The runner of the run's parallel tasks (``spec.jobs`` / ``spec.scheduler``); a context
-    manager. Opened outside :func:`guarded`: a bad scheduler address is the user's input error,
+    """The runner of the run's parallel tasks (``spec.jobs`` / ``spec.scheduler``, opened by the
+    engine's ``spec.runner_opener``; in this process without one); a context manager.
+    Opened outside :func:`guarded`: a bad scheduler address is the user's input error,
     not a section that could not be computed."""
-    from audit.parallel import open_runner
+    if spec.runner_opener is None:
+        from judge_transfer_audit.core.tasks import TaskRunner
 
-    return open_runner(spec.jobs, spec.scheduler, progress=spec.progress_bar)
+        return TaskRunner(spec.progress_bar)
+    return spec.runner_opener(spec.jobs, spec.scheduler, progress=spec.progress_bar)
 
 
 def failed_check(name: str, section: Section):
     """``<name>.computed`` ERROR for a Failed section, else None."""
-    from audit.checks import Check, Status
+    from judge_transfer_audit.model.checks import Check, Status
 
     if section.status is Status.ERROR:
         return Check(f"{name}.computed", Status.ERROR, reason=section.reason)

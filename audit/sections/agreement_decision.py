@@ -1,15 +1,15 @@
 """The agreement-decision section: is the judge at least as good as a reader at reproducing the
 other readers, pair by pair, per cell, matchup and study
-(:func:`audit.agreement_decision.agreement_decision`), and its check ``agreement.decision``."""
+(:func:`judge_transfer_audit.verdict.agreement_decision.agreement_decision`), and its check ``agreement.decision``."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from audit.checks import Check, Status, apply_severity
-from audit.section_result import Section, Skipped
-from audit.sections._guard import guarded, int_seed
+from judge_transfer_audit.model.checks import Check, Status, apply_severity
+from judge_transfer_audit.model.section_result import Section, Skipped
+from judge_transfer_audit.sections._guard import guarded, int_seed
 
 NAME = "agreement_decision"
 N_BOOT = 999  #: the two-way variance uses the replicates' spread only
@@ -19,8 +19,8 @@ def compute(data, spec, *, choices: pd.DataFrame, primary: str | None, seed: np.
     """``Section[AgreementDecision]``: Skipped when no judge verdict matches a human criterion."""
     if primary is None or choices is None or choices.empty:
         return Skipped("no judge verdict matches a human criterion")
-    from audit.agreement_decision import agreement_decision
-    from audit.tie_rules import tie_rule
+    from judge_transfer_audit.model.tie_rules import tie_rule
+    from judge_transfer_audit.verdict.agreement_decision import agreement_decision
 
     t = spec.policy.transfer
     n_boot = min(spec.n_boot if spec.n_boot is not None else t.n_boot, N_BOOT)
@@ -66,8 +66,8 @@ def check_gate_support(policy, votes: pd.DataFrame, source: str) -> None:
     """An input error (exit 2) when the policy gates on the agreement decision explicitly
     (``[gate] decisions`` = "both" or "agreement") and no pair has two votes on one criterion:
     a reader's agreement with the other readers cannot be estimated from such data."""
-    from audit.agreement_decision import data_supports_agreement
-    from audit.errors import InputError, InputProblem
+    from judge_transfer_audit.core.errors import InputError, InputProblem
+    from judge_transfer_audit.verdict.agreement_decision import data_supports_agreement
 
     if policy.gate.decisions not in ("both", "agreement") or data_supports_agreement(votes):
         return

@@ -1,5 +1,5 @@
 """The development-set section: the judge's validity where it was selected, out of fold
-(:func:`audit.devset.dev_validity`), and its check ``dev.spearman``."""
+(:func:`judge_transfer_audit.statistics.devset.dev_validity`), and its check ``dev.spearman``."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import math
 
 import numpy as np
 
-from audit.checks import Check, Status, breach_status
-from audit.policy import Policy
-from audit.section_result import Section, Skipped
-from audit.sections._guard import guarded, int_seed
+from judge_transfer_audit.model.checks import Check, Status, breach_status
+from judge_transfer_audit.model.policy import Policy
+from judge_transfer_audit.model.section_result import Section, Skipped
+from judge_transfer_audit.sections._guard import guarded, int_seed
 
 NAME = "dev"
 
@@ -19,7 +19,7 @@ def compute(data, spec, *, seed: np.random.SeedSequence) -> Section:
     """``Section[DevValidity]``: Skipped without a development set."""
     if data.dev_judge is None or data.dev_humans is None:
         return Skipped("no development set given (--dev-judge and --dev-humans)")
-    from audit.devset import dev_validity
+    from judge_transfer_audit.statistics.devset import dev_validity
 
     return guarded(lambda: dev_validity(data.dev_judge, data.dev_humans, rng=int_seed(seed)), "dev-set validity")
 

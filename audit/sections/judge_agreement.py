@@ -1,5 +1,5 @@
 """The judge-agreement section: kappa and judge-minus-human alpha of the primary judge, per scope,
-with intervals (:func:`audit.judge_agreement.judge_agreement`). Its figures are read by the
+with intervals (:func:`judge_transfer_audit.statistics.judge.agreement.judge_agreement`). Its figures are read by the
 verdict's summary checks; it has no checks of its own."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from audit.section_result import Section, Skipped
-from audit.sections._guard import guarded, int_seed, n_boot_of
+from judge_transfer_audit.model.section_result import Section, Skipped
+from judge_transfer_audit.sections._guard import guarded, int_seed, n_boot_of
 
 NAME = "judge_agreement"
 N_BOOT = 500  #: the intervals use the replicates' variance only (~3% error on a standard error)
@@ -18,7 +18,7 @@ def compute(data, spec, *, choices: pd.DataFrame, primary: str | None, seed: np.
     """``Section[JudgeAgreement]``: Skipped when no judge verdict matches a human criterion."""
     if primary is None or choices is None or choices.empty:
         return Skipped("no judge verdict matches a human criterion")
-    from audit.judge_agreement import judge_agreement
+    from judge_transfer_audit.statistics.judge.agreement import judge_agreement
 
     n_boot = min(n_boot_of(spec), N_BOOT) if spec.uncertainty else 0
     return guarded(

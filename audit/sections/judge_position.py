@@ -1,14 +1,14 @@
 """The judge-position section: the judge's first-shown rate and swap consistency when its rows
-carry ``shown_first`` (:func:`audit.judge_position.judge_position_bias`), and its check
+carry ``shown_first`` (:func:`judge_transfer_audit.statistics.judge.position.judge_position_bias`), and its check
 ``judge.position_bias``."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from audit.checks import Check, Status, apply_severity, breach_status
-from audit.section_result import Section, Skipped
-from audit.sections._guard import guarded, int_seed, n_boot_of
+from judge_transfer_audit.model.checks import Check, Status, apply_severity, breach_status
+from judge_transfer_audit.model.section_result import Section, Skipped
+from judge_transfer_audit.sections._guard import guarded, int_seed, n_boot_of
 
 NAME = "judge_position"
 
@@ -20,7 +20,7 @@ def compute(data, spec, *, seed: np.random.SeedSequence) -> Section:
         return Skipped("the judge gives scores, not pairwise verdicts: no order shown")
     if "shown_first" not in verdicts.columns or not (verdicts["shown_first"] != "").any():
         return Skipped("the judge file has no shown_first column (the order the judge saw)")
-    from audit.judge_position import judge_position_bias
+    from judge_transfer_audit.statistics.judge.position import judge_position_bias
 
     return guarded(
         lambda: judge_position_bias(
@@ -32,7 +32,7 @@ def compute(data, spec, *, seed: np.random.SeedSequence) -> Section:
 
 def checks(section: Section, policy, *, primary: str | None) -> list[Check]:
     """``judge.position_bias``: the audited configuration's first-shown rate interval excludes 0.5
-    (the policy's ``[severity]`` applied by :func:`audit.checks.apply_severity`)."""
+    (the policy's ``[severity]`` applied by :func:`judge_transfer_audit.model.checks.apply_severity`)."""
     return apply_severity(_position_checks(section, primary), policy.severity)
 
 

@@ -1,6 +1,6 @@
 """The prediction-powered section, "What the readers would say": the humans' vote share,
 majority rate and leaderboard from the judge on every pair (voted and judge-only) corrected by
-the votes (:func:`audit.prediction_powered.corrected_estimates`). No checks."""
+the votes (:func:`judge_transfer_audit.statistics.prediction_powered.corrected_estimates`). No checks."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import dataclasses
 
 import numpy as np
 
-from audit.section_result import Section, Skipped
-from audit.sections._guard import guarded, int_seed
+from judge_transfer_audit.model.section_result import Section, Skipped
+from judge_transfer_audit.sections._guard import guarded, int_seed
 
 NAME = "prediction_powered"
 
@@ -22,9 +22,9 @@ def compute(data, spec, *, choices, primary: str | None, seed: np.random.SeedSeq
         return Skipped("no judge verdict on a human criterion")
 
     def run():
-        from audit.judge_side import judge_choices, judge_pair_outcomes
-        from audit.prediction_powered import corrected_estimates
-        from audit.tie_rules import credit_votes
+        from judge_transfer_audit.model.tie_rules import credit_votes
+        from judge_transfer_audit.statistics.prediction_powered import corrected_estimates
+        from judge_transfer_audit.verdict.judge_side import judge_choices, judge_pair_outcomes
 
         tie_seed, own_seed = seed.spawn(2)
         only = dataclasses.replace(

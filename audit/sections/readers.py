@@ -1,15 +1,16 @@
 """The reader section: who the readers are, how they agree, where they split from the judge
-(:func:`audit.readers.analyse_readers`), and its checks (:func:`audit.readers.reader_checks`)."""
+(:func:`judge_transfer_audit.statistics.readers.analyse_readers`), and its checks
+(:func:`judge_transfer_audit.statistics.readers.reader_checks`)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from audit.checks import Check
-from audit.policy import Policy
-from audit.section_result import Section
-from audit.sections._guard import guarded, int_seed
+from judge_transfer_audit.model.checks import Check
+from judge_transfer_audit.model.policy import Policy
+from judge_transfer_audit.model.section_result import Section
+from judge_transfer_audit.sections._guard import guarded, int_seed
 
 NAME = "readers"
 
@@ -17,8 +18,8 @@ NAME = "readers"
 def compute(data, spec, *, credits: pd.DataFrame, cells, seed: np.random.SeedSequence) -> Section:
     """``Section[ReaderAnalysis]``; ``credits`` are every judge configuration's (divergent pairs
     need the judge to be unanimous *across configurations*, and the heat maps show each one)."""
-    from audit.human_side import fit_cell_glmm
-    from audit.readers import analyse_readers
+    from judge_transfer_audit.statistics.readers import analyse_readers
+    from judge_transfer_audit.verdict.human_side import fit_cell_glmm
 
     rows = [
         {
@@ -30,7 +31,8 @@ def compute(data, spec, *, credits: pd.DataFrame, cells, seed: np.random.SeedSeq
         }
         for c in cells
     ]
-    # pooled heat maps only over matchups whose focal system means one thing (audit.data.pooling_scopes);
+    # pooled heat maps only over matchups whose focal system means one thing
+    # (judge_transfer_audit.model.data.pooling_scopes);
     # each gets its own GLMM row (pair + reader, per criterion)
     pools = data.pooling_scopes()
     for label, matchups in pools.items():
@@ -60,7 +62,7 @@ def families(section: Section) -> int:
     """The check families this section tests (its share of the run's family-wise error budget)."""
     if not section.computed:
         return 0
-    from audit.readers.policy import reader_check_families
+    from judge_transfer_audit.statistics.readers.policy import reader_check_families
 
     return reader_check_families(section.payload)
 
@@ -70,7 +72,7 @@ def checks(section: Section, policy: Policy, *, families: int, primary: str | No
     families together); those scoped ``cell [judge]`` kept for the ``primary`` judge only."""
     if not section.computed:
         return []
-    from audit.readers import reader_checks
+    from judge_transfer_audit.statistics.readers import reader_checks
 
     return _primary_judge_only(reader_checks(section.payload, policy.readers, families=families), primary)
 

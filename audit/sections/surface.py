@@ -1,5 +1,6 @@
 """The surface-feature section: which features of the texts the judge's scores track
-(:func:`audit.surface.surface_associations`), and its checks (:func:`audit.surface.surface_checks`)."""
+(:func:`judge_transfer_audit.statistics.surface.surface_associations`), and its checks
+(:func:`judge_transfer_audit.statistics.surface.surface_checks`)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,10 @@ import dataclasses
 
 import numpy as np
 
-from audit.checks import Check, Status
-from audit.policy import Policy
-from audit.section_result import Section, Skipped
-from audit.sections._guard import guarded, int_seed, n_boot_of
+from judge_transfer_audit.model.checks import Check, Status
+from judge_transfer_audit.model.policy import Policy
+from judge_transfer_audit.model.section_result import Section, Skipped
+from judge_transfer_audit.sections._guard import guarded, int_seed, n_boot_of
 
 NAME = "surface"
 
@@ -21,8 +22,8 @@ def compute(data, spec, *, primary: str | None, seed: np.random.SeedSequence) ->
         return Skipped("no stories given (--stories): surface features need the texts")
     if data.judge_scores is None:
         return Skipped("the judge gives pairwise verdicts, not scores: no score-feature association")
-    from audit.surface import surface_associations
-    from detectors import compute_features
+    from judge_transfer_audit.detectors import compute_features
+    from judge_transfer_audit.statistics.surface import surface_associations
 
     n_boot = n_boot_of(spec)
 
@@ -45,7 +46,7 @@ def families(section: Section) -> int:
     """The check families this section tests (its share of the run's family-wise error budget)."""
     if not section.computed:
         return 0
-    from audit.surface.checks import surface_check_families
+    from judge_transfer_audit.statistics.surface.checks import surface_check_families
 
     return surface_check_families(section.payload)
 
@@ -56,7 +57,7 @@ def checks(section: Section, policy: Policy, *, families: int) -> list[Check]:
     nothing configured, is SKIPPED)."""
     if not section.computed:
         return []
-    from audit.surface import surface_checks
+    from judge_transfer_audit.statistics.surface import surface_checks
 
     out = surface_checks(
         section.payload, dataclasses.asdict(policy.surface), severity=policy.severity, families=families

@@ -1,5 +1,5 @@
 """The uncertainty section: cluster bootstraps, significance tallies, leave-one-reader-out
-(:mod:`audit.uncertainty`), and its check ``uncertainty.loro_max_shift``."""
+(:mod:`judge_transfer_audit.statistics.uncertainty`), and its check ``uncertainty.loro_max_shift``."""
 
 from __future__ import annotations
 
@@ -8,17 +8,17 @@ import math
 import numpy as np
 import pandas as pd
 
-from audit.checks import Check, Status, breach_status
-from audit.policy import Policy
-from audit.section_result import Section
-from audit.sections._guard import guarded, int_seed, n_boot_of, task_runner
+from judge_transfer_audit.model.checks import Check, Status, breach_status
+from judge_transfer_audit.model.policy import Policy
+from judge_transfer_audit.model.section_result import Section
+from judge_transfer_audit.sections._guard import guarded, int_seed, n_boot_of, task_runner
 
 NAME = "uncertainty"
 
 
 def cells_glmm_frame(cells) -> pd.DataFrame:
     """The pipeline's GLMM fits in the shape :func:`significance_tally` reads."""
-    from audit._distributions import norm
+    from judge_transfer_audit.statistics.distributions import norm
 
     rows = []
     for c in cells:
@@ -63,8 +63,13 @@ def compute(
 ) -> Section:
     """``Section[UncertaintySection]``: the primary judge's ``credits`` are bootstrapped with the
     votes; ``all_credits`` (every configuration) give the configurations' rates."""
-    from audit.uncertainty import cluster_bootstrap, judge_configuration_rates, leave_one_reader_out, significance_tally
-    from audit.uncertainty.section import UncertaintySection
+    from judge_transfer_audit.statistics.uncertainty import (
+        cluster_bootstrap,
+        judge_configuration_rates,
+        leave_one_reader_out,
+        significance_tally,
+    )
+    from judge_transfer_audit.statistics.uncertainty.section import UncertaintySection
 
     n_boot = n_boot_of(spec)
 

@@ -1,15 +1,15 @@
 """The verdict's entry point: every cell compared, then decided together.
 
-:func:`assess_transfers` is what :func:`audit.pipeline.assess_cells` calls: per cell
-:func:`~audit.verdict.compare.compare_cell` (its own seeded stream, keyed by the cell),
-then :func:`~audit.verdict.decision.decide` across cells (the multiplicity adjustment needs
+:func:`assess_transfers` is what :func:`judge_transfer_audit.engine.pipeline.assess_cells` calls: per cell
+:func:`~judge_transfer_audit.verdict.compare.compare_cell` (its own seeded stream, keyed by the cell),
+then :func:`~judge_transfer_audit.verdict.decision.decide` across cells (the multiplicity adjustment needs
 them all). Sequential Monte Carlo: a cell whose FAIL p-value lies within two Monte Carlo standard
 errors of its adjusted level, or whose equivalence p-value lies within two of alpha
 (``Transfer.monte_carlo_borderline``, ``monte_carlo_borderline_test`` says which), is re-run on
 ``SEQUENTIAL_FACTOR`` times the replicates (a stream keyed by the cell and the new count) and
 the family decided again, at most ``SEQUENTIAL_ROUNDS`` times; a cell still borderline then
 says so in its reason and JSON. It also returns the human estimands (vote share, majority rate) that go on the
-cell's :class:`~audit.result.HumanSide`.
+cell's :class:`~judge_transfer_audit.results.result.HumanSide`.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from audit.policy import TransferPolicy
-from audit.result import Transfer
-from audit.verdict.compare import (
+from judge_transfer_audit.model.cells import Transfer
+from judge_transfer_audit.model.policy import TransferPolicy
+from judge_transfer_audit.verdict.compare import (
     CellComparison,
     PreparedCell,
     canonical_cell,
@@ -31,13 +31,14 @@ from audit.verdict.compare import (
     compare_cells,
     prepare_cell,
 )
-from audit.verdict.decision import decide as decide_family
-from audit.verdict.hierarchy import group_of, group_pools
-from audit.verdict.stacked import materialize, prefetch
+from judge_transfer_audit.verdict.decision import decide as decide_family
+from judge_transfer_audit.verdict.hierarchy import group_of, group_pools
+from judge_transfer_audit.verdict.stacked import materialize, prefetch
 
 
 def human_estimands(comparisons: Sequence[CellComparison], level: float) -> list[dict]:
-    """:func:`_human_estimands` of every cell, their intervals computed at once (:mod:`audit.verdict.stacked`)."""
+    """:func:`_human_estimands` of every cell, their intervals computed at once
+    (:mod:`judge_transfer_audit.verdict.stacked`)."""
     a = (1.0 - level) / 2.0
     boots = [c.boot for c in comparisons if c.boot is not None]
     materialize((b, k) for b in boots for k in ("vote_share", "majority_rate"))
@@ -60,7 +61,7 @@ SEQUENTIAL_ROUNDS = 2  #: ... at most this many times (999 -> 3,996 -> 15,984 by
 
 
 def _stream_key(matchup: str, criterion: str, votes: pd.DataFrame) -> tuple[tuple[str, ...], float]:
-    """The cell's orientation-free stream key (:func:`~audit.verdict.compare.canonical_cell`).
+    """The cell's orientation-free stream key (:func:`~judge_transfer_audit.verdict.compare.canonical_cell`).
 
     From the votes' ``focal`` and ``other`` columns (one focal per matchup once the data are
     oriented); a frame without them is keyed by its matchup label, as oriented.
@@ -96,8 +97,8 @@ class CellInput:
 def compare_input(
     c: CellInput, *, tie_rule: str, policy: TransferPolicy, rng: np.random.Generator, n_boot: int | None = None, **kw
 ) -> CellComparison:
-    """:func:`~audit.verdict.compare.compare_cell` on one :class:`CellInput` (its arrays and orientation);
-    ``kw`` passes ``bootstrap=`` through."""
+    """:func:`~judge_transfer_audit.verdict.compare.compare_cell` on one :class:`CellInput` (its arrays and
+    orientation); ``kw`` passes ``bootstrap=`` through."""
     return compare_cell(
         c.pair_id,
         c.reader_id,
@@ -136,7 +137,7 @@ def _floats(column: pd.Series) -> np.ndarray:
 
 
 def prepare_input(c: CellInput, *, tie_rule: str, policy: TransferPolicy, rng: np.random.Generator) -> PreparedCell:
-    """:func:`~audit.verdict.compare.prepare_cell` on one :class:`CellInput`."""
+    """:func:`~judge_transfer_audit.verdict.compare.prepare_cell` on one :class:`CellInput`."""
     return prepare_cell(
         c.pair_id,
         c.reader_id,
@@ -191,12 +192,13 @@ def decide_cells(
     """Compare every cell on its own stream, decide them together, re-run the borderline ones (module doc).
 
     The cells' bootstraps are made in one call per round (same-shape cells stacked:
-    :func:`~audit.verdict.compare.stacked_bootstraps`; each cell's numbers are those of its own
-    :func:`~audit.verdict.compare.compare_cell` call). ``bootstrap(cells, tables, replicates, rngs)``,
+    :func:`~judge_transfer_audit.verdict.compare.stacked_bootstraps`; each cell's numbers are those of its own
+    :func:`~judge_transfer_audit.verdict.compare.compare_cell` call). ``bootstrap(cells, tables, replicates, rngs)``,
     when given, makes them instead (``cells``: indices into ``inputs``): the judge configurations share
-    one bootstrap per cell (:mod:`audit.verdict.batched`). ``compared``: the first round's comparisons, made
-    beforehand (:mod:`audit.verdict.chunked`: chunks of cells on workers); ``inputs`` is then read only for
-    the cells re-run by the sequential Monte Carlo.
+    one bootstrap per cell (:mod:`judge_transfer_audit.verdict.batched`). ``compared``: the first round's comparisons,
+    made
+    beforehand (:mod:`judge_transfer_audit.verdict.chunked`: chunks of cells on workers); ``inputs`` is then read only
+    for the cells re-run by the sequential Monte Carlo.
     """
 
     def compare(indices: list[int], n_boot: int | None = None) -> list[CellComparison]:

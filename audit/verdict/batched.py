@@ -1,13 +1,13 @@
 """One paired bootstrap per cell shared by every judge configuration.
 
 The judge configurations of a study differ only in the judge's credits: the human votes, the
-cell's stream (keyed by the cell, :func:`~audit.verdict.compare.cell_generator`) and so the pair
+cell's stream (keyed by the cell, :func:`~judge_transfer_audit.verdict.compare.cell_generator`) and so the pair
 draws, reader draws and reader shifts of its paired bootstrap are the same for every
 configuration whose valid outputs cover the same pairs. :func:`decide_configurations` decides
-each configuration's cells through the one path (:func:`~audit.verdict.assess.decide_cells`,
+each configuration's cells through the one path (:func:`~judge_transfer_audit.verdict.assess.decide_cells`,
 its own multiplicity family and sequential re-runs), but the first configuration that asks
 for a cell's bootstrap at some replicate count gets it for every configuration with the same
-compared pairs at once (:func:`~audit.verdict.paired_bootstrap.bootstrap_judges`, the humans'
+compared pairs at once (:func:`~judge_transfer_audit.verdict.paired_bootstrap.bootstrap_judges`, the humans'
 replicates computed once); the others read theirs from the store. Each configuration's
 numbers are those of its own unbatched run, bit for bit: the same draws, and a judge's rate is
 one matrix-vector product per judge whatever it is batched with (tests/audit/verdict/test_batched.py).
@@ -21,13 +21,13 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from audit.policy import TransferPolicy
-from audit.result import Transfer
-from audit.verdict.assess import CellInput, cell_input, decide_cells, human_estimands
-from audit.verdict.compare import CellComparison
-from audit.verdict.paired_bootstrap import CellBootstrap
-from audit.verdict.stacked_bootstrap import bootstrap_cells
-from audit.verdict.tables import ComparisonTable
+from judge_transfer_audit.model.cells import Transfer
+from judge_transfer_audit.model.policy import TransferPolicy
+from judge_transfer_audit.verdict.assess import CellInput, cell_input, decide_cells, human_estimands
+from judge_transfer_audit.verdict.compare import CellComparison
+from judge_transfer_audit.verdict.paired_bootstrap import CellBootstrap
+from judge_transfer_audit.verdict.stacked_bootstrap import bootstrap_cells
+from judge_transfer_audit.verdict.tables import ComparisonTable
 
 
 def _judged(c: CellInput) -> np.ndarray | None:
@@ -123,7 +123,8 @@ class SharedBootstraps:
 def decide_configurations(
     inputs_by_judge: Mapping[str, Sequence[CellInput]], *, tie_rule: str, policy: TransferPolicy, seed: int
 ) -> dict[str, tuple[list[Transfer], list[CellComparison]]]:
-    """:func:`~audit.verdict.assess.decide_cells` for every judge, one bootstrap per cell shared (module doc)."""
+    """:func:`~judge_transfer_audit.verdict.assess.decide_cells` for every judge, one bootstrap per cell shared (module
+    doc)."""
     shared = SharedBootstraps(inputs_by_judge)
     return {
         judge: decide_cells(inputs, tie_rule=tie_rule, policy=policy, seed=seed, bootstrap=shared.for_judge(judge))
@@ -139,7 +140,7 @@ def assess_transfers_with_configurations(
     policy: TransferPolicy,
     seed: int,
 ) -> tuple[list[tuple[Transfer, dict]], dict[str, list[Transfer]]]:
-    """:func:`~audit.verdict.assess.assess_transfers`, and every other judge configuration's cells
+    """:func:`~judge_transfer_audit.verdict.assess.assess_transfers`, and every other judge configuration's cells
     (``configurations``: judge -> its cell inputs) decided beside it on the same cell bootstraps
     (:func:`decide_configurations`, the primary judge first): each judge's decisions are those of
     its own run, bit for bit; the pair draws are made once per cell."""

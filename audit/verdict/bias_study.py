@@ -1,9 +1,9 @@
 """Bias of the human estimands against the simulation truth.
 
-usage: python -m audit.verdict.bias_study [--reps N] [--seed S] [--no-glmm]
+usage: python -m judge_transfer_audit.verdict.bias_study [--reps N] [--seed S] [--no-glmm]
 
-For each design of :data:`audit.verdict.calibration.DESIGNS` and each cell of
-:data:`audit.verdict.calibration.CELLS`, ``N`` simulated cells: the mean, bias, SD and RMSE of
+For each design of :data:`judge_transfer_audit.verdict.calibration.DESIGNS` and each cell of
+:data:`judge_transfer_audit.verdict.calibration.CELLS`, ``N`` simulated cells: the mean, bias, SD and RMSE of
 the vote share V and of the majority rate M (the beta-binomial moment estimator the decision
 uses), and the bias of the GLMM's plug-in majority rate Phi(b0 / sd_pair) and of expit(b0)
 beside them (secondary figures; ``--no-glmm`` skips the GLMM fits). docs/audit.md holds the
@@ -20,16 +20,16 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from audit.verdict.calibration import CELLS, DESIGNS
-from audit.verdict.compare import cell_generator
-from audit.verdict.estimands import estimands
-from audit.verdict.simulate import simulate_cell, true_majority_rate, true_vote_share
-from audit.verdict.tables import comparison_table
+from judge_transfer_audit.statistics.estimands import estimands
+from judge_transfer_audit.verdict.calibration import CELLS, DESIGNS
+from judge_transfer_audit.verdict.compare import cell_generator
+from judge_transfer_audit.verdict.simulate import simulate_cell, true_majority_rate, true_vote_share
+from judge_transfer_audit.verdict.tables import comparison_table
 
 
 def bias_table(*, reps: int = 30, seed: int = 0, glmm: bool = True, designs=DESIGNS) -> pd.DataFrame:
     """One row per design x cell: truth, mean, bias, SD and RMSE of V and M (and the GLMM figures)."""
-    from audit.human_side import fit_cell_glmm
+    from judge_transfer_audit.verdict.human_side import fit_cell_glmm
 
     rows = []
     for n_readers, n_pairs in designs:
@@ -87,7 +87,9 @@ def bias_table(*, reps: int = 30, seed: int = 0, glmm: bool = True, designs=DESI
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m audit.verdict.bias_study", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m judge_transfer_audit.verdict.bias_study", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--reps", type=int, default=30)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-glmm", action="store_true")
@@ -97,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     with pd.option_context("display.width", 200, "display.max_columns", 30, "display.float_format", "{:.3f}".format):
         print(table.to_string(index=False))
     print(
-        f"({time.perf_counter() - started:.0f} s; python -m audit.verdict.bias_study "
+        f"({time.perf_counter() - started:.0f} s; python -m judge_transfer_audit.verdict.bias_study "
         + " ".join(argv if argv is not None else sys.argv[1:])
         + ")"
     )

@@ -1,13 +1,13 @@
 """The calibration study: does the decision hold on simulated judges of known kind?
 
-usage: python -m audit.verdict.calibration [--studies N] [--quick] [--seed S] [--n-boot B]
+usage: python -m judge_transfer_audit.verdict.calibration [--studies N] [--quick] [--seed S] [--n-boot B]
                                            [--designs 7x20,7x60,...] [--margin M]
 
 For each design (readers x pairs) a *study* is ``len(CELLS)`` cells, each simulated from the
 crossed model with its own ``b0`` (readers at chance, decisive either way), pair and reader
-variance, ties and missing votes (:mod:`audit.verdict.simulate`). Every judge kind
-(:data:`~audit.verdict.simulate.JUDGES`) is audited on the same simulated readers through the
-one path the pipeline runs, :func:`~audit.verdict.assess.decide_cells` (each cell on its own
+variance, ties and missing votes (:mod:`judge_transfer_audit.verdict.simulate`). Every judge kind
+(:data:`~judge_transfer_audit.verdict.simulate.JUDGES`) is audited on the same simulated readers through the
+one path the pipeline runs, :func:`~judge_transfer_audit.verdict.assess.decide_cells` (each cell on its own
 keyed stream, the family decided together, the sequential Monte Carlo on the borderline cells,
 the default policy), so a study is one audit of one judge: the multiplicity adjustment is
 across its cells. The judges of a cell share its stream key, as the pipeline's judge
@@ -21,7 +21,7 @@ within it; FAIL among the cells truly inside, the false-alarm rate; FAIL among t
 conflict; FAIL among those truly outside, the power; PASS among those, a wrong PASS); and the
 coverage of the intervals of J - V, J - M and of the band distance for the reader-like and
 majority judges (the truth of each judge is its expected rate given the judge:
-:mod:`audit.verdict.simulate`).
+:mod:`judge_transfer_audit.verdict.simulate`).
 
 Targets: reader-like, majority and noisy-aligned judges FAIL in <= 5% of cells and
 of studies; skewed and reversed FAIL in >= 90% of studies at 7 x 60; PASS reachable for the
@@ -38,11 +38,11 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from audit.checks import Status
-from audit.policy import TransferPolicy
-from audit.verdict.assess import CellInput, decide_cells
-from audit.verdict.compare import cell_generator
-from audit.verdict.simulate import (
+from judge_transfer_audit.model.checks import Status
+from judge_transfer_audit.model.policy import TransferPolicy
+from judge_transfer_audit.verdict.assess import CellInput, decide_cells
+from judge_transfer_audit.verdict.compare import cell_generator
+from judge_transfer_audit.verdict.simulate import (
     JUDGES,
     CellDesign,
     band_distance,
@@ -234,7 +234,9 @@ def calibrate(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m audit.verdict.calibration", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m judge_transfer_audit.verdict.calibration", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--studies", type=int, default=None, help=f"studies per design (default {DEFAULT_STUDIES})")
     parser.add_argument(
         "--quick",
@@ -269,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(format_table(tallies, policy))
     print(
-        f"({time.perf_counter() - started:.0f} s; python -m audit.verdict.calibration "
+        f"({time.perf_counter() - started:.0f} s; python -m judge_transfer_audit.verdict.calibration "
         + " ".join(argv if argv is not None else sys.argv[1:])
         + ")"
     )

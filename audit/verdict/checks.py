@@ -4,7 +4,7 @@ One vocabulary: every cell's transfer decision is one check ``transfer.decision`
 status *is* the cell's status (PASS, FAIL, INCONCLUSIVE, INSUFFICIENT, ERROR), so the gate
 counts exactly what the transfer table shows. ``[severity]`` may demote it
 (``"transfer.decision" = "WARN"``: a FAIL cell is reported as WARN and does not fail the
-gate, and the reason says so) or remove it (``OFF``); :func:`audit.checks.apply_severity`
+gate, and the reason says so) or remove it (``OFF``); :func:`judge_transfer_audit.model.checks.apply_severity`
 decides that, here as for every other check. The other per-cell check,
 ``transfer.judge_vs_reader_baseline``, is WARN by default. Summary checks (scope
 ``overall``): ``transfer.assessed`` (ERROR when no cell could be compared: the gate must not
@@ -18,10 +18,10 @@ from collections.abc import Iterable, Sequence
 
 import pandas as pd
 
-from audit.checks import CELL_STATUSES, Check, Status, apply_severity, breach_status
-from audit.data import JUDGE_AGGREGATE
-from audit.policy import Policy
-from audit.result import Cell, MatchupTransfer, StudyTransfer, headline_from_counts, plain_counts
+from judge_transfer_audit.model.cells import Cell, MatchupTransfer, StudyTransfer, headline_from_counts, plain_counts
+from judge_transfer_audit.model.checks import CELL_STATUSES, Check, Status, apply_severity, breach_status
+from judge_transfer_audit.model.data import JUDGE_AGGREGATE
+from judge_transfer_audit.model.policy import Policy
 
 
 def _add(
@@ -34,7 +34,7 @@ def _add(
     reason: str,
     scope: str = "overall",
 ) -> None:
-    """PASS, the check's default breach status (:func:`audit.checks.breach_status`) or SKIPPED
+    """PASS, the check's default breach status (:func:`judge_transfer_audit.model.checks.breach_status`) or SKIPPED
     (``breached`` None); the policy's ``[severity]`` is applied afterwards, in one place."""
     status = Status.SKIPPED if breached is None else (breach_status(name) if breached else Status.PASS)
     checks.append(Check(name, status, value, threshold, reason, scope))
@@ -97,9 +97,10 @@ def cell_checks(cells: Sequence[Cell], policy: Policy) -> list[Check]:
 
 
 def transfer_levels(cells: Sequence[Cell], policy: Policy) -> tuple[tuple[MatchupTransfer, ...], StudyTransfer | None]:
-    """The matchup and study transfer decisions from the decided cells (:func:`audit.verdict.hierarchy.levels`);
+    """The matchup and study transfer decisions from the decided cells
+    (:func:`judge_transfer_audit.verdict.hierarchy.levels`);
     none when the policy does not pool the criteria (``transfer.pool_criteria = false``)."""
-    from audit.verdict.hierarchy import levels
+    from judge_transfer_audit.verdict.hierarchy import levels
 
     if not policy.transfer.pool_criteria or not cells:
         return (), None

@@ -4,13 +4,14 @@ With thousands of cells (10k criteria: a cell each) the verdict's work is the ce
 readings of their distributions; the decision across cells (the multiplicity adjustment, the sequential
 Monte Carlo) is a small part. :func:`chunks` cuts the cells into runs of ``CHUNK_CELLS`` (a rule of the
 number of cells alone, never of ``--jobs``); :func:`compare_chunk` makes one chunk's first-round
-comparisons (each cell on its own stream: :func:`~audit.verdict.assess.compare_inputs`) with every reading
-the decision and the human estimands make of them computed (:mod:`audit.verdict.stacked`, row by row the
+comparisons (each cell on its own stream: :func:`~judge_transfer_audit.verdict.assess.compare_inputs`) with every
+reading
+the decision and the human estimands make of them computed (:mod:`judge_transfer_audit.verdict.stacked`, row by row the
 same numbers whichever cells share a stack) and the replicates dropped (:func:`frozen`: what pickles back
 from a worker is the cached readings, not cells x statistics x replicates); :func:`assess_compared` decides
-all the cells on them (:func:`~audit.verdict.assess.decide_cells`, whose re-runs recompute the few
-borderline cells from their votes). Each cell's transfer is that of :func:`~audit.verdict.assess.assess_transfers`,
-bit for bit (tests/audit/verdict/test_chunked.py).
+all the cells on them (:func:`~judge_transfer_audit.verdict.assess.decide_cells`, whose re-runs recompute the few
+borderline cells from their votes). Each cell's transfer is that of
+:func:`~judge_transfer_audit.verdict.assess.assess_transfers`, bit for bit (tests/audit/verdict/test_chunked.py).
 """
 
 from __future__ import annotations
@@ -20,14 +21,14 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from audit.policy import TransferPolicy
-from audit.result import Transfer
-from audit.verdict.assess import CellInput, cell_input, compare_inputs, decide_cells, human_estimands
-from audit.verdict.compare import CellComparison
-from audit.verdict.decision import prefetch_readings
-from audit.verdict.intervals import MirroredDistribution, ReplicateDistribution
-from audit.verdict.paired_bootstrap import STATISTICS, CellBootstrap
-from audit.verdict.stacked import materialize, prefetch
+from judge_transfer_audit.model.cells import Transfer
+from judge_transfer_audit.model.policy import TransferPolicy
+from judge_transfer_audit.verdict.assess import CellInput, cell_input, compare_inputs, decide_cells, human_estimands
+from judge_transfer_audit.verdict.compare import CellComparison
+from judge_transfer_audit.verdict.decision import prefetch_readings
+from judge_transfer_audit.verdict.intervals import MirroredDistribution, ReplicateDistribution
+from judge_transfer_audit.verdict.paired_bootstrap import STATISTICS, CellBootstrap
+from judge_transfer_audit.verdict.stacked import materialize, prefetch
 
 CHUNK_CELLS = 500  #: cells per chunk; fewer than two chunks' worth of cells are decided in one call
 
@@ -52,7 +53,7 @@ def compare_chunk(cells: Cells, *, tie_rule: str, policy: TransferPolicy, seed: 
 def compare_frozen(
     inputs: Sequence[CellInput], *, tie_rule: str, policy: TransferPolicy, seed: int
 ) -> list[CellComparison]:
-    """:func:`~audit.verdict.assess.compare_inputs` of every input, with what the decision and the human
+    """:func:`~judge_transfer_audit.verdict.assess.compare_inputs` of every input, with what the decision and the human
     estimands read of them computed, then :func:`frozen`."""
     comparisons = compare_inputs(inputs, range(len(inputs)), tie_rule=tie_rule, policy=policy, seed=seed)
     prefetch_readings([c for c in comparisons if c.assessed], policy.decisive_level)
@@ -104,7 +105,7 @@ def _stripped(d, memo: dict):
 
 
 class _Inputs(Sequence):
-    """The cells' :class:`~audit.verdict.assess.CellInput` made when read (the re-runs read a few)."""
+    """The cells' :class:`~judge_transfer_audit.verdict.assess.CellInput` made when read (the re-runs read a few)."""
 
     def __init__(self, cells: Cells):
         self._cells = cells
@@ -127,8 +128,8 @@ def decide_compared(
     policy: TransferPolicy,
     seed: int,
 ) -> tuple[list[Transfer], list[dict]]:
-    """:func:`~audit.verdict.assess.decide_cells` of ``inputs`` from their chunks' first-round comparisons
-    (:func:`compare_frozen`, in the order of ``inputs``), and the cells' human estimands."""
+    """:func:`~judge_transfer_audit.verdict.assess.decide_cells` of ``inputs`` from their chunks' first-round
+    comparisons (:func:`compare_frozen`, in the order of ``inputs``), and the cells' human estimands."""
     comparisons = [c for chunk in compared for c in chunk]
     if len(comparisons) != len(inputs):
         raise ValueError(f"{len(comparisons)} comparisons for {len(inputs)} cells")
@@ -144,7 +145,8 @@ def assess_compared(
     policy: TransferPolicy,
     seed: int,
 ) -> list[tuple[Transfer, dict]]:
-    """:func:`~audit.verdict.assess.assess_transfers` of ``cells`` from their chunks' :func:`compare_chunk`."""
+    """:func:`~judge_transfer_audit.verdict.assess.assess_transfers` of ``cells`` from their chunks'
+    :func:`compare_chunk`."""
     transfers, estimands = decide_compared(_Inputs(cells), compared, tie_rule=tie_rule, policy=policy, seed=seed)
     return list(zip(transfers, estimands))
 

@@ -5,7 +5,7 @@
 the one-sided p-values of "outside the band widened by the margin" and of a direction
 conflict, and what a larger sample would need. It is INSUFFICIENT or ERROR (with the reason)
 when it cannot be assessed. The multiplicity adjustment across cells and the final status
-are :mod:`audit.verdict.decision`.
+are :mod:`judge_transfer_audit.verdict.decision`.
 
 Seeds: every cell draws from its own generator, ``SeedSequence([run seed, *hash(cell key)])``
 (:func:`cell_generator`), so its result does not depend on the order cells are visited in or
@@ -14,7 +14,7 @@ system pair in sorted order and the criterion, never the matchup's label or whic
 focal; pairs and readers are drawn in the sorted order of their ids; and a cell whose focal
 system is the second of the sorted pair (``orientation`` -1) is computed in the canonical
 orientation (votes and judge credits ``1 - y``) and its bootstrap mirrored
-(:meth:`~audit.verdict.paired_bootstrap.CellBootstrap.mirrored`: ``J -> 1 - J``, ``d_lo -> -d_hi``).
+(:meth:`~judge_transfer_audit.verdict.paired_bootstrap.CellBootstrap.mirrored`: ``J -> 1 - J``, ``d_lo -> -d_hi``).
 So naming the other system focal gives the same p-values and decision, the differences
 negated, bit for bit (tests/audit/verdict/test_assess.py), whatever the tie rule.
 """
@@ -27,12 +27,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from audit.checks import Status
-from audit.policy import TransferPolicy
-from audit.result import Interval
-from audit.verdict.paired_bootstrap import CellBootstrap, paired_bootstrap
-from audit.verdict.stacked import materialize
-from audit.verdict.tables import ComparisonTable, compared_votes
+from judge_transfer_audit.model.cells import Interval
+from judge_transfer_audit.model.checks import Status
+from judge_transfer_audit.model.policy import TransferPolicy
+from judge_transfer_audit.verdict.paired_bootstrap import CellBootstrap, paired_bootstrap
+from judge_transfer_audit.verdict.stacked import materialize
+from judge_transfer_audit.verdict.tables import ComparisonTable, compared_votes
 
 
 def cell_generator(run_seed: int, *key: str) -> np.random.Generator:
@@ -188,7 +188,7 @@ class CellComparison:
 
     def readings(self, decisive_level: float) -> tuple[list, list]:
         """What the decision of this assessed cell reads from its distributions, for
-        :func:`audit.verdict.stacked.prefetch`: ``(intervals, p_values)``, each reading as its method
+        :func:`judge_transfer_audit.verdict.stacked.prefetch`: ``(intervals, p_values)``, each reading as its method
         computes its argument (:meth:`band_interval` at alpha, :meth:`direction` at ``decisive_level``,
         :meth:`interval` at ``1 - 2 alpha``, :meth:`p_outside_with_se`, :meth:`p_conflict_with_se`,
         :meth:`p_equivalence_sides`)."""
@@ -367,9 +367,9 @@ def compare_cell(
     ``judge_pairs``/``judge_credit`` None: the judge has no outputs for this criterion (the
     humans' estimands are still computed, on every pair with a vote, for the report).
     ``orientation`` is the cell's sign from :func:`canonical_cell`; ``n_boot`` overrides the
-    policy's replicates (the sequential Monte Carlo of :mod:`audit.verdict.assess`).
-    ``bootstrap(table, n_boot, rng)`` is :func:`~audit.verdict.paired_bootstrap.paired_bootstrap`
-    unless the caller shares one bootstrap across judges (:mod:`audit.verdict.batched`).
+    policy's replicates (the sequential Monte Carlo of :mod:`judge_transfer_audit.verdict.assess`).
+    ``bootstrap(table, n_boot, rng)`` is :func:`~judge_transfer_audit.verdict.paired_bootstrap.paired_bootstrap`
+    unless the caller shares one bootstrap across judges (:mod:`judge_transfer_audit.verdict.batched`).
     """
     p = prepare_cell(
         pair_id,
@@ -387,9 +387,9 @@ def compare_cell(
 
 
 def stacked_bootstraps(tables, replicates: int, rngs) -> list[CellBootstrap]:
-    """:func:`~audit.verdict.paired_bootstrap.paired_bootstrap` of every table (each its own stream), same-shape
-    cells stacked (:func:`audit.verdict.stacked_bootstrap.bootstrap_cells`)."""
-    from audit.verdict.stacked_bootstrap import bootstrap_cells
+    """:func:`~judge_transfer_audit.verdict.paired_bootstrap.paired_bootstrap` of every table (each its own stream),
+    same-shape cells stacked (:func:`judge_transfer_audit.verdict.stacked_bootstrap.bootstrap_cells`)."""
+    from judge_transfer_audit.verdict.stacked_bootstrap import bootstrap_cells
 
     return [b[0] for b in bootstrap_cells(tables, [t.judge[None, :] for t in tables], replicates, rngs)]
 
@@ -406,7 +406,7 @@ def compare_cells(prepared, replicates: int, rngs, bootstrap=None) -> list[CellC
     else:
         boots = bootstrap(need, tables, replicates, streams) if need else []
     by_index = dict(zip(need, boots))
-    # the distributions the last rule reads, built together (audit.verdict.stacked.materialize)
+    # the distributions the last rule reads, built together (judge_transfer_audit.verdict.stacked.materialize)
     # (NEEDED holds d_lo and d_hi, so a flipped cell's mirrored readings are built too)
     materialize((b, k) for i, b in by_index.items() if prepared[i].counts_suffice for k in NEEDED)
     return [finish_cell(p, by_index.get(i)) for i, p in enumerate(prepared)]

@@ -3,7 +3,7 @@
 Per assessed cell, in this order (docs/audit.md, "The decision"):
 
 ``FAIL``          the cell's test rejects in the closed test that pools the criteria of a
-                  matchup (:mod:`audit.verdict.hierarchy`; with one criterion per matchup, or
+                  matchup (:mod:`judge_transfer_audit.verdict.hierarchy`; with one criterion per matchup, or
                   ``pool_criteria`` false, the adjustment ``adjust``, Holm by default, over the
                   family of the assessed cells), one test per cell: its p is the
                   smaller of the one-sided p that the judge lies outside the human band
@@ -18,7 +18,7 @@ Per assessed cell, in this order (docs/audit.md, "The decision"):
                   to PASS, an intersection-union test that needs no adjustment;
 ``INCONCLUSIVE``  neither, with the pairs that would decide it at the current estimates.
 
-INSUFFICIENT and ERROR cells were settled by :func:`audit.verdict.compare.compare_cell`;
+INSUFFICIENT and ERROR cells were settled by :func:`judge_transfer_audit.verdict.compare.compare_cell`;
 they are not in the family and never PASS or FAIL.
 """
 
@@ -31,15 +31,20 @@ from statistics import NormalDist
 
 import numpy as np
 
-from audit.budget import MAX_PAIRS, PAIRS_NEEDED_POWER, power_search, verdict_fail_level
-from audit.checks import Status
-from audit.policy import TransferPolicy
-from audit.result import Interval, Transfer
-from audit.uncertainty.multiplicity import holm
-from audit.verdict.compare import CellComparison
-from audit.verdict.hierarchy import Closure, GroupPool, adjusted, closure
-from audit.verdict.paired_bootstrap import STATISTICS
-from audit.verdict.stacked import materialize, prefetch
+from judge_transfer_audit.model.cells import Interval, Transfer
+from judge_transfer_audit.model.checks import Status
+from judge_transfer_audit.model.policy import TransferPolicy
+from judge_transfer_audit.statistics.budget.compute import (
+    MAX_PAIRS,
+    PAIRS_NEEDED_POWER,
+    power_search,
+    verdict_fail_level,
+)
+from judge_transfer_audit.statistics.uncertainty.multiplicity import holm
+from judge_transfer_audit.verdict.compare import CellComparison
+from judge_transfer_audit.verdict.hierarchy import Closure, GroupPool, adjusted, closure
+from judge_transfer_audit.verdict.paired_bootstrap import STATISTICS
+from judge_transfer_audit.verdict.stacked import materialize, prefetch
 
 ADJUSTMENTS = ("holm", "bonferroni", "none")
 
@@ -267,7 +272,8 @@ def _human_note(j_dir: str, h_dir: str) -> str:
 def hierarchical_components(
     p_out: np.ndarray, p_conf: np.ndarray, groups: Sequence, method: str, pools: dict | None = None
 ) -> tuple[np.ndarray, np.ndarray, Closure]:
-    """Adjusted p of each cell's two tests under the hierarchical closed test (:mod:`audit.verdict.hierarchy`).
+    """Adjusted p of each cell's two tests under the hierarchical closed test
+    (:mod:`judge_transfer_audit.verdict.hierarchy`).
 
     A component's adjusted value is the closed test's adjusted p with the component in place of the
     cell's own p: Holm over ``[max(Pi_c, p_component)]`` and the other matchups' ``Pi_g``; so the smaller
@@ -296,11 +302,11 @@ def decide(
     groups: Sequence | None = None,
     pools: dict | None = None,
 ) -> list[Transfer]:
-    """One :class:`~audit.result.Transfer` per comparison (the baseline fields left empty).
+    """One :class:`~judge_transfer_audit.results.result.Transfer` per comparison (the baseline fields left empty).
 
     ``groups``: each comparison's matchup (cells of one matchup share pairs; None: every cell its own
     matchup, i.e. Holm over the cells); ``pools``: the matchups' pooled tests
-    (:func:`audit.verdict.hierarchy.group_pools`).
+    (:func:`judge_transfer_audit.verdict.hierarchy.group_pools`).
     """
     assessed = [i for i, c in enumerate(comparisons) if c.assessed]
     family = len(assessed)
@@ -402,7 +408,7 @@ def _near_fail(p_out, se_out, p_conf, se_conf, policy, n_boot, groups, cl) -> np
 
 def prefetch_readings(assessed: Sequence[CellComparison], decisive_level: float) -> None:
     """Every reading the decision makes of the assessed cells' distributions, computed at once on
-    stacked arrays (:mod:`audit.verdict.stacked`; the same numbers, read from the caches below)."""
+    stacked arrays (:mod:`judge_transfer_audit.verdict.stacked`; the same numbers, read from the caches below)."""
     materialize((c.boot, k) for c in assessed for k in STATISTICS)
     intervals, p_values = [], []
     for c in assessed:
@@ -681,8 +687,8 @@ def _vote_share_decision(
 def pairs_needed(t: Transfer, *, alpha: float, fail_level: float) -> tuple[int | None, str]:
     """The pairs that decide an INCONCLUSIVE cell with 80% power at its estimates, and why none when None.
 
-    :func:`audit.budget.power_search` (the label budget's own search, one home) on the cell's
-    recorded numbers; at least one pair more than the cell has.
+    :func:`judge_transfer_audit.statistics.budget.compute.power_search` (the label budget's own search, one home) on
+    the cell's recorded numbers; at least one pair more than the cell has.
     """
     found = power_search(t, power=PAIRS_NEEDED_POWER, alpha=alpha, fail_level=fail_level)
     if found.state == "on the margin":

@@ -8,7 +8,7 @@ cells' null hypotheses ``H_c`` ("the judge lies within the margin of the band, n
 conflict"), whose local tests pool the criteria of a matchup:
 
 * **piece tests** (one matchup ``g``, a set ``J`` of its assessed cells): ``pi(J) = p_c`` for one
-  cell (:func:`audit.verdict.decision.cell_p`); for two or more, the Bonferroni combination of two
+  cell (:func:`judge_transfer_audit.verdict.decision.cell_p`); for two or more, the Bonferroni combination of two
   valid tests of ``H_J``, ``min(1, 2 min(p_pool(J), |J| min_{c in J} p_c))``: the pooled test reads
   the mean over ``J`` of the cells' distances to the band ends (``d_hi`` above, ``d_lo`` below; under
   ``H_J`` every ``d_hi <= m`` so their mean is too) on **one joint bootstrap of the matchup's pairs**
@@ -50,7 +50,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from audit.uncertainty.multiplicity import holm
+from judge_transfer_audit.statistics.uncertainty.multiplicity import holm
 
 MAX_EXACT = 10  #: matchups with more assessed criteria use the Bonferroni bound for their closure values
 
@@ -84,8 +84,8 @@ def joint_bootstraps(tables: Sequence, n_boot: int, rng: np.random.Generator) ->
     reader id) the same resampling count in every table (counts drawn over the union of the matchup's
     pairs, one multinomial; a table reads its own pairs' counts), one reader-shift score, and the
     between-pair variance's draws from one shared stream."""
-    from audit.uncertainty.resampling import multinomial_weights
-    from audit.verdict.paired_bootstrap import bootstrap_judges
+    from judge_transfer_audit.statistics.uncertainty.resampling import multinomial_weights
+    from judge_transfer_audit.verdict.paired_bootstrap import bootstrap_judges
 
     pairs = sorted(set().union(*(t.pairs for t in tables)))
     readers = sorted(set().union(*(t.readers for t in tables)))
@@ -119,8 +119,8 @@ def pooled_p_values(boots: Sequence, margin: float) -> dict[int, float]:
     """Per bitmask over ``boots`` (two or more set): the pooled test's one-sided p, the smaller of
     ``mean d_hi > margin`` and ``mean d_lo < -margin``, each read as a Student-t on the pooled
     replicates' standard deviation with the Satterthwaite df of their pair and reader parts."""
-    from audit._distributions import t as student_t
-    from audit.verdict.paired_bootstrap import _df_from_variances
+    from judge_transfer_audit.statistics.distributions import t as student_t
+    from judge_transfer_audit.verdict.paired_bootstrap import _df_from_variances
 
     k = len(boots)
     masks = [mask for mask in range(1, 2**k) if bin(mask).count("1") >= 2]
@@ -169,8 +169,8 @@ def _pooled_equivalence(boots: Sequence, margin: float) -> float:
     Satterthwaite df. Absolute distances, so that a judge above the band on one criterion and below it on
     another does not cancel out; the replicates of a distance bounded at 0 spread wider than its sampling
     distribution near 0, which makes the test conservative there."""
-    from audit._distributions import t as student_t
-    from audit.verdict.paired_bootstrap import _df_from_variances
+    from judge_transfer_audit.statistics.distributions import t as student_t
+    from judge_transfer_audit.verdict.paired_bootstrap import _df_from_variances
 
     if any(_pending(b, "d_hi") is None or _pending(b, "d_lo") is None for b in boots):
         return float("nan")
@@ -192,7 +192,7 @@ def _pooled_equivalence(boots: Sequence, margin: float) -> float:
 
 def group_pools(comparisons: Sequence, groups: Sequence, policy, seed: int) -> dict:
     """The joint bootstrap of every matchup with two or more assessed cells whose band is identified
-    (:attr:`~audit.verdict.compare.CellComparison.vote_share_only` False), and the pooled p-values of
+    (:attr:`~judge_transfer_audit.verdict.compare.CellComparison.vote_share_only` False), and the pooled p-values of
     their sets (:func:`pooled_p_values`); matchups with more than :data:`MAX_EXACT` such cells are left
     to the bound (module doc)."""
     members: dict = {}

@@ -1,8 +1,8 @@
 """The hierarchical decision on simulated studies whose criteria share pairs, and one-vote-per-pair studies.
 
-usage: python -m audit.verdict.hierarchy_study [--studies N] [--seed S] [--n-boot B] [--rows NAME,...]
+usage: python -m judge_transfer_audit.verdict.hierarchy_study [--studies N] [--seed S] [--n-boot B] [--rows NAME,...]
 
-Each row is a design and a judge; a study is one audit (:func:`~audit.verdict.assess.decide_cells`, the
+Each row is a design and a judge; a study is one audit (:func:`~judge_transfer_audit.verdict.assess.decide_cells`, the
 pipeline's path, with each cell's matchup as its group). Per row: the share of studies whose study-level
 test FAILs, of matchups that FAIL, of cells that FAIL, and, for the judges that reproduce the readers,
 the share of studies with any false FAIL (a cell, matchup or study FAILed though every cell concerned is
@@ -33,11 +33,17 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit
 
-from audit.checks import Status
-from audit.policy import TransferPolicy
-from audit.verdict.assess import CellInput, decide_cells
-from audit.verdict.compare import cell_generator
-from audit.verdict.simulate import CellDesign, band_distance, credit_probability, true_majority_rate, true_vote_share
+from judge_transfer_audit.model.checks import Status
+from judge_transfer_audit.model.policy import TransferPolicy
+from judge_transfer_audit.verdict.assess import CellInput, decide_cells
+from judge_transfer_audit.verdict.compare import cell_generator
+from judge_transfer_audit.verdict.simulate import (
+    CellDesign,
+    band_distance,
+    credit_probability,
+    true_majority_rate,
+    true_vote_share,
+)
 
 RHO = 0.7  #: correlation of a pair's effects across the criteria of its matchup
 SD_PAIR, SD_READER = 0.8, 0.3
@@ -180,8 +186,9 @@ def run_row(design: StudyDesign, kind: str, studies: int, seed: int, n_boot: int
 
 
 def summarize(transfers, groups, policy: TransferPolicy) -> dict:
-    """The study and matchup statuses from the cells' transfers (:func:`audit.verdict.hierarchy.levels`)."""
-    from audit.verdict.hierarchy import levels
+    """The study and matchup statuses from the cells' transfers
+    (:func:`judge_transfer_audit.verdict.hierarchy.levels`)."""
+    from judge_transfer_audit.verdict.hierarchy import levels
 
     if policy.pool_criteria:
         return levels(transfers, groups, policy)
@@ -204,7 +211,7 @@ def _se(p: float, n: int) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m audit.verdict.hierarchy_study", description=__doc__.split("\n\n")[0]
+        prog="python -m judge_transfer_audit.verdict.hierarchy_study", description=__doc__.split("\n\n")[0]
     )
     parser.add_argument("--studies", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
@@ -233,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
             flush=True,
         )
     print(
-        f"({time.perf_counter() - started:.0f} s; python -m audit.verdict.hierarchy_study "
+        f"({time.perf_counter() - started:.0f} s; python -m judge_transfer_audit.verdict.hierarchy_study "
         + " ".join(argv if argv is not None else sys.argv[1:])
         + ")"
     )

@@ -25,7 +25,8 @@ count, floored at ``1 / (B + 1)`` (Phipson and Smyth 2010); ``count_floor`` is t
 
 Student-t calibration: with finite degrees of freedom ``df`` every tail probability ``a``
 is read at ``Phi(-t_df^-1(1 - a))`` (the tails are as wide as a t interval's), and a
-p-value with normal score ``z`` (``Phi(z)`` above) is ``T_df(z)``; :mod:`audit.uncertainty.two_way`
+p-value with normal score ``z`` (``Phi(z)`` above) is ``T_df(z)``;
+:mod:`judge_transfer_audit.statistics.uncertainty.two_way`
 does the same for the uncertainty section's two-way intervals. When ``df`` is itself estimated
 from the replicates (the paired bootstrap's Satterthwaite df) it has a Monte Carlo error
 ``df_se`` of its own, and ``T_df(z)`` moves with it at fixed ``z``: :meth:`p_mc_se` adds
@@ -55,7 +56,7 @@ def ndtri(p):
 
 
 def _student_t():
-    from audit._distributions import t
+    from judge_transfer_audit.statistics.distributions import t
 
     return t
 

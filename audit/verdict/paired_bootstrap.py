@@ -16,7 +16,7 @@ deconvolved with is the real one.
 effect is a shift of their leniency towards the focal system on every pair, so a different
 sample of readers moves every pair's share by about the same amount ``delta``. Its variance
 is the reader component of the vote share's two-way variance, estimated exactly as in
-:mod:`audit.uncertainty.two_way` (the method-of-moments correction of the pairs-only,
+:mod:`judge_transfer_audit.statistics.uncertainty.two_way` (the method-of-moments correction of the pairs-only,
 readers-only and product replicates of ``V`` from the same draws; the plain product
 bootstrap would count the vote-level variance three times). Each replicate adds
 ``delta_b ~ N(0, c_r)`` to every pair's share before ``V`` and ``M`` are formed. (Resampling
@@ -26,8 +26,8 @@ their votes, which fakes agreement within pairs and distorts the between-pair va
 
 Tails: Student-t on the Satterthwaite degrees of freedom of the two parts (pairs with
 ``P - 1``, readers with ``R - 1`` degrees of freedom), read through
-:class:`~audit.verdict.intervals.ReplicateDistribution`. Coverage: docs/audit.md (the
-calibration study, :mod:`audit.verdict.calibration`).
+:class:`~judge_transfer_audit.verdict.intervals.ReplicateDistribution`. Coverage: docs/audit.md (the
+calibration study, :mod:`judge_transfer_audit.verdict.calibration`).
 
 Cost: per replicate one sparse (pairs x readers) times dense product for ``V``'s reader
 component, and a few passes over a (replicates x pairs) array; replicates are processed in
@@ -41,11 +41,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from audit.uncertainty.bootstrap import multinomial_weights
-from audit.uncertainty.two_way import correct_two_way
-from audit.verdict.estimands import Estimands, estimands, shifted_and_plain
-from audit.verdict.intervals import ReplicateDistribution
-from audit.verdict.tables import ComparisonTable
+from judge_transfer_audit.statistics.estimands import Estimands, estimands, shifted_and_plain
+from judge_transfer_audit.statistics.uncertainty.bootstrap import multinomial_weights
+from judge_transfer_audit.statistics.uncertainty.two_way import correct_two_way
+from judge_transfer_audit.verdict.intervals import ReplicateDistribution
+from judge_transfer_audit.verdict.tables import ComparisonTable
 
 CHUNK_ELEMENTS = 2_000_000  #: replicates x pairs per chunk
 
@@ -91,7 +91,8 @@ class LazyDistributions(Mapping):
         return build if isinstance(build, PendingDistribution) else None
 
     def put(self, name: str, distribution: ReplicateDistribution) -> None:
-        """Store ``name``, built elsewhere from its :meth:`pending` inputs (:mod:`audit.verdict.stacked`)."""
+        """Store ``name``, built elsewhere from its :meth:`pending` inputs
+        (:mod:`judge_transfer_audit.verdict.stacked`)."""
         self._build.pop(name)
         self._built[name] = distribution
 
@@ -105,7 +106,7 @@ class LazyDistributions(Mapping):
 @dataclass(frozen=True)
 class PendingDistribution:
     """One statistic's replicates before smoothing: calling it builds its
-    :class:`~audit.verdict.intervals.ReplicateDistribution`, with the Satterthwaite df of the two parts
+    :class:`~judge_transfer_audit.verdict.intervals.ReplicateDistribution`, with the Satterthwaite df of the two parts
     (``replicates``: with the reader shift, ``pairs_only``: the same draws without it) (internal)."""
 
     estimate: float
@@ -161,7 +162,7 @@ def reader_component(table: ComparisonTable, wp: np.ndarray, wr: np.ndarray) -> 
     """The reader component ``c_r`` of the vote share's two-way variance, and ``V``.
 
     Pairs-only, readers-only and product replicates of ``V`` from the same draws, corrected
-    by :func:`audit.uncertainty.two_way.correct_two_way`.
+    by :func:`judge_transfer_audit.statistics.uncertainty.two_way.correct_two_way`.
     """
     c0, _, n0 = table.pair_sums()
     v0 = float(_vote_share(c0, n0, np.ones_like(c0)))
@@ -199,7 +200,7 @@ def bootstrap_judges(
     Fewer than two pairs or two readers: every distribution is undefined (NaN bounds).
     ``draws``: the pair weights (replicates x pairs), reader weights (replicates x readers) and the
     reader shift's standard normal scores (one per replicate) drawn by the caller instead of from
-    ``rng`` (:mod:`audit.verdict.hierarchy`: the criteria of a matchup on one joint draw of its pairs);
+    ``rng`` (:mod:`judge_transfer_audit.verdict.hierarchy`: the criteria of a matchup on one joint draw of its pairs);
     the between-pair variance's draws still come from ``rng``.
     """
     judges = np.atleast_2d(np.asarray(judges, float))
@@ -318,7 +319,7 @@ class BetweenPairDraws:
     (independent scaled chi-squares: ``first`` and ``second`` are the chi-square draws) or ``"copula"``
     (``first`` and ``second`` the correlated normal scores, turned into chi-square quantiles). The draws
     are made from the cell's stream in the function's order; :meth:`replicates` is the arithmetic on
-    them (also done for many cells at once: :mod:`audit.verdict.stacked_bootstrap`).
+    them (also done for many cells at once: :mod:`judge_transfer_audit.verdict.stacked_bootstrap`).
     """
 
     kind: str

@@ -4,7 +4,7 @@ The verdict reads a dozen numbers from each of a cell's bootstrap distributions 
 intervals at two levels, the band's one-sided bounds, p-values with their Monte Carlo errors),
 for every cell and every judge configuration. Read one at a time, each quantile is a
 Newton root of the smoothed distribution function (:meth:`ReplicateDistribution._root
-<audit.verdict.intervals.ReplicateDistribution.quantile>`: a handful of kernel sums over the
+<judge_transfer_audit.verdict.intervals.ReplicateDistribution.quantile>`: a handful of kernel sums over the
 replicates, each a few numpy calls on one row) and each p-value a kernel sum plus a few
 Student-t evaluations; with thousands of cells the per-call cost is the Python around the
 arithmetic, not the arithmetic.
@@ -17,7 +17,7 @@ scalar loop would return), and the results are stored in each distribution's own
 that the per-cell code that follows reads them instead of computing them. Every reading is
 the scalar path's number, bit for bit: the same operations on the same floats, each row's
 kernel sum a row reduction of a C-contiguous array (numpy sums a row of a 2-D array as it
-sums a 1-D array), the Student-t tails those of :data:`audit._distributions.t`, as the scalar
+sums a 1-D array), the Student-t tails those of :data:`judge_transfer_audit.statistics.distributions.t`, as the scalar
 path's (tests/audit/verdict/test_stacked.py compares every reading with the scalar one on random
 and edge-case distributions).
 """
@@ -29,7 +29,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from audit.verdict.intervals import _SQRT_2PI, P_MIN, MirroredDistribution, ReplicateDistribution
+from judge_transfer_audit.verdict.intervals import _SQRT_2PI, P_MIN, MirroredDistribution, ReplicateDistribution
 
 CHUNK_ELEMENTS = 1_000_000  #: replicates per stacked array (rows x replicates) in one pass
 
@@ -144,7 +144,7 @@ def prefetch_tails(requests: Iterable[tuple[ReplicateDistribution, float]]) -> N
     """Fill ``d._tails[a]`` (the t-calibrated tail probability) for every ``(d, a)`` with a finite df."""
     from scipy.special import ndtr
 
-    from audit._distributions import t as _t
+    from judge_transfer_audit.statistics.distributions import t as _t
 
     todo = [(d, float(a)) for d, a in requests if np.isfinite(d.df) and float(a) not in d._tails]
     if not todo:
@@ -161,7 +161,7 @@ def prefetch_p(requests: Iterable[tuple[ReplicateDistribution, float, bool]]) ->
     (``d`` unmirrored): ``ReplicateDistribution._p_uncached``'s arithmetic on arrays."""
     from scipy.special import ndtr, ndtri
 
-    from audit._distributions import t as _t
+    from judge_transfer_audit.statistics.distributions import t as _t
 
     todo, seen = [], set()
     for d, null, lower in requests:
@@ -225,7 +225,7 @@ def prefetch_p(requests: Iterable[tuple[ReplicateDistribution, float, bool]]) ->
 
 
 def _normal_pdf(z: np.ndarray) -> np.ndarray:
-    """:func:`audit.verdict.intervals.ndtr_pdf` on an array."""
+    """:func:`judge_transfer_audit.verdict.intervals.ndtr_pdf` on an array."""
     zc = np.minimum(np.maximum(z, -40.0), 40.0)
     return np.exp(-0.5 * zc * zc) / _SQRT_2PI
 
@@ -255,7 +255,7 @@ def _prefetch_anchors(requests: list[tuple[ReplicateDistribution, bool]]) -> Non
 # ---- building many distributions at once
 def materialize(requests: Iterable[tuple[object, str]]) -> None:
     """Build, at once, the distributions ``(bootstrap, statistic)`` that are not built yet
-    (:class:`~audit.verdict.paired_bootstrap.LazyDistributions`; a mirrored cell bootstrap's through the
+    (:class:`~judge_transfer_audit.verdict.paired_bootstrap.LazyDistributions`; a mirrored cell bootstrap's through the
     one it mirrors): the smoothing and the Satterthwaite df of same-length replicate rows on stacked
     arrays, each distribution the one its own construction gives, bit for bit."""
     swap = {"d_lo": "d_hi", "d_hi": "d_lo"}
@@ -286,8 +286,8 @@ def _stackable(p) -> bool:
 
 
 def build_distributions(pending: list) -> list[ReplicateDistribution]:
-    """``[p() for p in pending]`` (:class:`~audit.verdict.paired_bootstrap.PendingDistribution`), rows of the
-    same length, pair and reader counts built together (rows with non-finite replicates, fewer than three
+    """``[p() for p in pending]`` (:class:`~judge_transfer_audit.verdict.paired_bootstrap.PendingDistribution`), rows
+    of the same length, pair and reader counts built together (rows with non-finite replicates, fewer than three
     replicates or a non-finite estimate one by one)."""
     out: list[ReplicateDistribution | None] = [None] * len(pending)
     groups: dict[tuple[int, int, int], list[int]] = defaultdict(list)
@@ -306,8 +306,9 @@ def build_distributions(pending: list) -> list[ReplicateDistribution]:
 
 
 def _build_rows(pending: list, n_pairs: int, n_readers: int) -> list[ReplicateDistribution]:
-    """:class:`~audit.verdict.paired_bootstrap.PendingDistribution` calls of finite rows of one length (n >= 3)."""
-    from audit.verdict.paired_bootstrap import _df_from_variances
+    """:class:`~judge_transfer_audit.verdict.paired_bootstrap.PendingDistribution` calls of finite rows of one length
+    (n >= 3)."""
+    from judge_transfer_audit.verdict.paired_bootstrap import _df_from_variances
 
     total = np.stack([p.replicates for p in pending])
     pairs_only = np.stack([p.pairs_only for p in pending])
@@ -372,7 +373,7 @@ def _build_rows(pending: list, n_pairs: int, n_readers: int) -> list[ReplicateDi
 
 
 def _leave_one_out_rows(x: np.ndarray) -> np.ndarray:
-    """:func:`audit.verdict.paired_bootstrap._leave_one_out_var` of every row."""
+    """:func:`judge_transfer_audit.verdict.paired_bootstrap._leave_one_out_var` of every row."""
     n = x.shape[1]
     c = x - x.mean(axis=1)[:, None]
     s2 = np.sum(c * c, axis=1)[:, None]
@@ -388,7 +389,7 @@ def prefetch(
     ``intervals``: ``(distribution, a)`` for a ``lower(a)`` / ``upper(a)`` / ``interval(1 - 2 a)`` reading
     (both one-sided bounds are computed); ``p_values``: ``(distribution, null, greater)`` for
     ``p_greater(null)`` (``greater``) or ``p_less(null)`` and their :meth:`p_mc_se`. Distributions may be
-    mirrored (:class:`~audit.verdict.intervals.MirroredDistribution`). Readings that are not kernel sums
+    mirrored (:class:`~judge_transfer_audit.verdict.intervals.MirroredDistribution`). Readings that are not kernel sums
     (undefined distributions, constant replicates) are left to the distribution itself.
     """
     bases = [(_base(d), float(a)) for d, a in intervals]

@@ -1,8 +1,9 @@
 """The paired bootstrap of many cells of one shape at once, each on its own stream.
 
-:func:`bootstrap_cells` returns what :func:`~audit.verdict.paired_bootstrap.bootstrap_judges` returns for
+:func:`bootstrap_cells` returns what :func:`~judge_transfer_audit.verdict.paired_bootstrap.bootstrap_judges` returns for
 each cell, bit for bit, with the arithmetic of the cells that have the same numbers of compared pairs,
-readers and judges done on stacked arrays (cells x replicates x pairs), as :mod:`audit.glmm.batch`
+readers and judges done on stacked arrays (cells x replicates x pairs), as
+:mod:`judge_transfer_audit.statistics.glmm.batch`
 stacks the GLMMs of same-shape cells. With thousands of tiny cells (a criterion each: 6 pairs x 3
 readers) the per-cell cost was Python around a few small arrays; stacked, it is the arithmetic.
 
@@ -28,10 +29,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from audit.uncertainty.resampling import _counts
-from audit.uncertainty.two_way import correct_two_way
-from audit.verdict.estimands import estimands, shifted_and_plain
-from audit.verdict.paired_bootstrap import (
+from judge_transfer_audit.statistics.estimands import estimands, shifted_and_plain
+from judge_transfer_audit.statistics.uncertainty.resampling import _counts
+from judge_transfer_audit.statistics.uncertainty.two_way import correct_two_way
+from judge_transfer_audit.verdict.paired_bootstrap import (
     BOUNDS,
     CHUNK_ELEMENTS,
     STATISTICS,
@@ -44,7 +45,7 @@ from audit.verdict.paired_bootstrap import (
     bootstrap_judges,
     chi2_ppf,
 )
-from audit.verdict.tables import ComparisonTable
+from judge_transfer_audit.verdict.tables import ComparisonTable
 
 STACK_ELEMENTS = 500_000  #: cells x replicates x pairs in one stacked array (a few MB: cache-sized)
 
@@ -141,7 +142,8 @@ def _stacked(
 
 
 def _weights(rngs, n_pairs: int, n_readers: int, n_boot: int) -> tuple[np.ndarray, np.ndarray]:
-    """Every cell's pair and reader resampling counts (:func:`~audit.uncertainty.resampling.multinomial_weights`:
+    """Every cell's pair and reader resampling counts
+    (:func:`~judge_transfer_audit.statistics.uncertainty.resampling.multinomial_weights`:
     each cell's draws from its stream in that order, counted together)."""
     idx_p = np.empty((len(rngs), n_boot, n_pairs), np.int64)
     idx_r = np.empty((len(rngs), n_boot, n_readers), np.int64)
@@ -162,7 +164,8 @@ def _column(values: np.ndarray, g: int, i: int, n_boot: int) -> np.ndarray:
 def _reader_components(
     tables: list[ComparisonTable], c0: np.ndarray, n0: np.ndarray, wp: np.ndarray, wr: np.ndarray
 ) -> np.ndarray:
-    """:func:`~audit.verdict.paired_bootstrap.reader_component` of every cell (one chunk of replicates each)."""
+    """:func:`~judge_transfer_audit.verdict.paired_bootstrap.reader_component` of every cell (one chunk of replicates
+    each)."""
     dense = [t.dense() for t in tables]
     cr = _reader_sums(np.stack([c for c, _ in dense]), wr)
     nr = _reader_sums(np.stack([n for _, n in dense]), wr)
@@ -188,7 +191,7 @@ def _reader_components(
 
 
 def _logit_shift_factors(original) -> np.ndarray:
-    """:func:`~audit.verdict.paired_bootstrap.logit_shift_factor` of every cell."""
+    """:func:`~judge_transfer_audit.verdict.paired_bootstrap.logit_shift_factor` of every cell."""
     v, tau2 = np.asarray(original.vote_share, float), np.asarray(original.between_pair_var, float)
     spread = v * (1.0 - v) - np.where(np.isfinite(tau2), tau2, 0.0)
     ok = np.isfinite(spread) & (spread > 0)
@@ -197,7 +200,8 @@ def _logit_shift_factors(original) -> np.ndarray:
 
 
 def _between_pair_replicates(original, n_boot, rngs, share_var, within_var) -> np.ndarray:
-    """:func:`~audit.verdict.paired_bootstrap.between_pair_replicates` of every cell (cells x replicates):
+    """:func:`~judge_transfer_audit.verdict.paired_bootstrap.between_pair_replicates` of every cell (cells x
+    replicates):
     the draws per cell from its stream, the chi-square quantiles of the copula draws on one stacked array."""
     from scipy.special import ndtr
 
@@ -237,7 +241,8 @@ def _between_pair_replicates(original, n_boot, rngs, share_var, within_var) -> n
 
 
 class _CellEstimands:
-    """The scalar moments :func:`~audit.verdict.paired_bootstrap.between_pair_draws` reads, of one stacked cell."""
+    """The scalar moments :func:`~judge_transfer_audit.verdict.paired_bootstrap.between_pair_draws` reads, of one
+    stacked cell."""
 
     __slots__ = ("share_var", "within_var", "mean_inv_n", "df_between", "df_within", "between_pair_var")
 

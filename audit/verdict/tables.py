@@ -4,7 +4,7 @@ The compared pairs of a cell are those with at least one credited human vote and
 judge credit (under the run's tie rule: a tie excluded by ``decisive`` is not credited, on
 either side). On them
 the humans' votes are credited with the *same* tie rule object as the judge's
-(:mod:`audit.tie_rules`), so both sides are rates of the same kind. Pairs and readers are
+(:mod:`judge_transfer_audit.model.tie_rules`), so both sides are rates of the same kind. Pairs and readers are
 indexed in sorted order of their ids, so nothing depends on the row order of the input.
 
 The tables are sparse (``scipy.sparse``, pairs x readers): a bootstrap replicate's per-pair
@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from audit.ids import ranks as _ranks
-from audit.tie_rules import credit_ties
+from judge_transfer_audit.core.ids import ranks as _ranks
+from judge_transfer_audit.model.tie_rules import credit_ties
 
 if TYPE_CHECKING:
     from scipy import sparse

@@ -7,10 +7,10 @@ OpenAI-compatible server reports (its first prompt-token log-probability is null
 
 from __future__ import annotations
 
-from detectors.base import DETECTORS, Detector
-from detectors.perplexity.config import PerplexityConfig
-from detectors.perplexity.local import TransformersPerplexity
-from detectors.perplexity.server import ServerPerplexity
+from judge_transfer_audit.detectors.base import DETECTORS, Detector
+from judge_transfer_audit.detectors.perplexity.config import PerplexityConfig
+from judge_transfer_audit.detectors.perplexity.local import TransformersPerplexity
+from judge_transfer_audit.detectors.perplexity.server import ServerPerplexity
 
 DETECTORS.add("perplexity", TransformersPerplexity)
 

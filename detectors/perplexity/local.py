@@ -13,10 +13,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from audit._optional import import_optional
-from audit.errors import InputError, InputProblem, MissingDependencyError
-from detectors.base import Detector
-from detectors.perplexity.config import PerplexityConfig
+from judge_transfer_audit.core.errors import InputError, InputProblem, MissingDependencyError
+from judge_transfer_audit.core.optional import import_optional
+from judge_transfer_audit.detectors.base import Detector
+from judge_transfer_audit.detectors.perplexity.config import PerplexityConfig
 
 _TOKENIZER_FILES = (
     "tokenizer.json",
@@ -93,9 +93,9 @@ class TransformersPerplexity(Detector):
         }
 
     def _device(self, torch) -> str:
-        # generation.providers (imported with local_model) registers the LLM backends: only a
+        # judge_transfer_audit.generation.providers (imported with local_model) registers the LLM backends: only a
         # perplexity run needs it, not every importer of detectors (e.g. `audit report`).
-        from generation.providers.local_model import usable_device
+        from judge_transfer_audit.generation.providers.local_model import usable_device
 
         return usable_device(
             torch,
@@ -172,7 +172,7 @@ class TransformersPerplexity(Detector):
             return self._loaded
         torch = import_optional("torch", "perplexity under a local language model")
         transformers = import_optional("transformers", "perplexity under a local language model")
-        from generation.providers.local_model import DTYPES, load_causal_lm
+        from judge_transfer_audit.generation.providers.local_model import DTYPES, load_causal_lm
 
         c = self.config
         device = self._device(torch)
@@ -195,7 +195,7 @@ class TransformersPerplexity(Detector):
 
     def model_context(self) -> int | None:
         """The model's declared context length (position embeddings), None if it declares none."""
-        from generation.providers.local_model import context_length as declared_context
+        from judge_transfer_audit.generation.providers.local_model import context_length as declared_context
 
         _, _, model, _ = self._load()
         return declared_context(model)

@@ -21,10 +21,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from audit.errors import ProviderError
-from detectors.base import Detector
-from detectors.perplexity.config import PerplexityConfig
-from detectors.perplexity.local import perplexity_from_logprobs
+from judge_transfer_audit.core.errors import ProviderError
+from judge_transfer_audit.detectors.base import Detector
+from judge_transfer_audit.detectors.perplexity.config import PerplexityConfig
+from judge_transfer_audit.detectors.perplexity.local import perplexity_from_logprobs
 
 
 def prompt_logprobs(choice: dict, prompt: str) -> list[float]:
@@ -87,11 +87,11 @@ class ServerPerplexity(Detector):
         return self.config.revision or ""
 
     def _client(self):
-        """The project's one LLM HTTP client (:mod:`generation.providers.http_client` through
+        """The project's one LLM HTTP client (:mod:`judge_transfer_audit.generation.providers.http_client` through
         the OpenAI-compatible provider): retries, ``Retry-After``, a deadline, a size cap, no
         redirect to another origin, key redaction, no proxy for localhost."""
         if self._provider is None:
-            from generation.providers.openai_compat import OpenAICompatProvider
+            from judge_transfer_audit.generation.providers.openai_compat import OpenAICompatProvider
 
             # A 5xx, a timeout, a dropped connection or a body that is not JSON is retried twice.
             self._provider = OpenAICompatProvider(

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-import audit
+import judge_transfer_audit as audit
 
 fixture = Path(__file__).resolve().parents[2] / "fixtures" / "deployment"
 
@@ -46,7 +46,7 @@ print(result._repr_html_()[:60], "...")
 # one `to_frame()` away.
 
 # %%
-from audit.section_result import Computed  # noqa: E402  (a notebook imports where it needs)
+from judge_transfer_audit.model.section_result import Computed  # noqa: E402  (a notebook imports where it needs)
 
 for name in ("readers", "judge_agreement"):
     section = getattr(result, name)

@@ -7,9 +7,14 @@
   (``audit labelstudio push`` / ``pull``, through ``label-studio-sdk``).
 """
 
-from generation.labelstudio.annotations import HumansImport, import_export, parse_export, read_export
-from generation.labelstudio.config import COMMENT, OVERALL, labelling_config
-from generation.labelstudio.tasks import TaskExport, build_tasks, export_tasks
+from judge_transfer_audit.generation.labelstudio.annotations import (
+    HumansImport,
+    import_export,
+    parse_export,
+    read_export,
+)
+from judge_transfer_audit.generation.labelstudio.config import COMMENT, OVERALL, labelling_config
+from judge_transfer_audit.generation.labelstudio.tasks import TaskExport, build_tasks, export_tasks
 
 __all__ = [
     "COMMENT",

@@ -23,11 +23,11 @@ from typing import Any, Iterable
 
 import pandas as pd
 
-from audit.errors import InputError, InputProblem
-from audit.inputs.layout import CONTROL
-from generation.labelstudio.config import LEFT_VALUES, OVERALL, RIGHT_VALUES, TIE_VALUES
-from generation.labelstudio.tasks import pairs_columns_ok
-from generation.tables import write_csv
+from judge_transfer_audit.core.errors import InputError, InputProblem
+from judge_transfer_audit.generation.labelstudio.config import LEFT_VALUES, OVERALL, RIGHT_VALUES, TIE_VALUES
+from judge_transfer_audit.generation.labelstudio.tasks import pairs_columns_ok
+from judge_transfer_audit.generation.tables import write_csv
+from judge_transfer_audit.inputs.layout import CONTROL
 
 HUMANS_COLUMNS = ["pair_id", "reader_id", "criterion", "choice", "seconds", "comment", "shown_first"]
 _EXPORT_FIX = "use Label Studio's full JSON export (Export -> JSON), unedited"

@@ -17,7 +17,7 @@ with the same manifest updates the projects (labelling config, settings) and add
 pairs that are not there yet; a task already shown is never changed.
 
 **Pull** exports every project of the manifest as Label Studio's full JSON (one request per
-project) and reads it with :func:`generation.labelstudio.annotations.import_export`: one
+project) and reads it with :func:`judge_transfer_audit.generation.labelstudio.annotations.import_export`: one
 row per annotator x pair x question, ``seconds`` from ``lead_time``, the comment, and
 ``shown_first`` from the task itself. Annotator ids become the users' emails.
 
@@ -39,14 +39,19 @@ from typing import Any, Iterable, Iterator, Sequence
 import numpy as np
 import pandas as pd
 
-from audit._optional import import_optional
-from audit.errors import InputError, InputProblem, ProviderError
-from audit.rng import resolve_rng
-from generation.labelstudio.annotations import HumansImport, import_export, parse_export
-from generation.labelstudio.config import labelling_config
-from generation.labelstudio.tasks import DEFAULT_CRITERIA, build_tasks, pairs_columns_ok, presentation_order
-from generation.providers.http_client import public_url
-from generation.tables import prepare_output, write_text_file
+from judge_transfer_audit.core.errors import InputError, InputProblem, ProviderError
+from judge_transfer_audit.core.optional import import_optional
+from judge_transfer_audit.core.rng import resolve_rng
+from judge_transfer_audit.generation.labelstudio.annotations import HumansImport, import_export, parse_export
+from judge_transfer_audit.generation.labelstudio.config import labelling_config
+from judge_transfer_audit.generation.labelstudio.tasks import (
+    DEFAULT_CRITERIA,
+    build_tasks,
+    pairs_columns_ok,
+    presentation_order,
+)
+from judge_transfer_audit.generation.providers.http_client import public_url
+from judge_transfer_audit.generation.tables import prepare_output, write_text_file
 
 MANIFEST_VERSION = 1
 DEFAULT_TOKEN_ENV = "LABEL_STUDIO_API_KEY"
@@ -385,7 +390,7 @@ def push_study(
     seed : int, optional
         Seeds the per-reader orders; default the manifest's, else drawn and recorded.
     criteria, definitions, allow_tie
-        The labelling config (see :func:`generation.labelstudio.config.labelling_config`).
+        The labelling config (see :func:`judge_transfer_audit.generation.labelstudio.config.labelling_config`).
     overlap : int, optional
         Annotations per task in a shared project (required without readers; readers'
         projects take 1).

@@ -3,7 +3,7 @@
 A task carries the premise and the two texts as ``story_left`` / ``story_right`` with their
 story ids, and never a system name. By default the left story is the pair's ``system_a``
 (the side ``audit generate`` balanced); :func:`build_tasks` can flip sides and reorder
-tasks, which is how a per-reader order is made (see :mod:`generation.labelstudio.server`).
+tasks, which is how a per-reader order is made (see :mod:`judge_transfer_audit.generation.labelstudio.server`).
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from typing import Any, Collection, Iterable, Sequence
 
 import pandas as pd
 
-from audit.errors import InputError, InputProblem
-from generation.labelstudio.config import labelling_config
-from generation.tables import prepare_output, write_text_file
+from judge_transfer_audit.core.errors import InputError, InputProblem
+from judge_transfer_audit.generation.labelstudio.config import labelling_config
+from judge_transfer_audit.generation.tables import prepare_output, write_text_file
 
 DEFAULT_CRITERIA = ("authenticity", "empathy", "engagement", "emotion_provocation", "narrative_complexity")
 

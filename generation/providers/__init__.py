@@ -2,19 +2,19 @@
 
 Importing this package imports the built-in backends, which registers them in
 :data:`PROVIDERS` (Python imports a package before any of its modules, so
-``generation.providers.base`` never sees an empty registry). The backends import ``base``;
+``judge_transfer_audit.generation.providers.base`` never sees an empty registry). The backends import ``base``;
 ``base`` imports no backend: dependencies run one way.
 """
 
-from generation.providers.base import (
+from judge_transfer_audit.generation.providers.base import (
     PROVIDERS,
     ChatMessage,
     Completion,
     Provider,
     build_provider,
 )
-from generation.providers.openai_compat import OpenAICompatProvider
-from generation.providers.transformers_local import TransformersProvider
+from judge_transfer_audit.generation.providers.openai_compat import OpenAICompatProvider
+from judge_transfer_audit.generation.providers.transformers_local import TransformersProvider
 
 __all__ = [
     "PROVIDERS",

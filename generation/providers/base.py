@@ -2,7 +2,7 @@
 
 A provider is built by name from a configuration table (``provider = "openai"`` plus its
 options) through :data:`PROVIDERS`; an unknown name lists the registered ones. Every
-backend translates its own failures into :class:`audit.errors.ProviderError`, so callers
+backend translates its own failures into :class:`judge_transfer_audit.core.errors.ProviderError`, so callers
 handle one exception type.
 """
 
@@ -13,8 +13,8 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
 
-from audit.errors import InputError, InputProblem
-from audit.registry import Registry
+from judge_transfer_audit.core.errors import InputError, InputProblem
+from judge_transfer_audit.core.registry import Registry
 
 
 @dataclass(frozen=True)

@@ -45,10 +45,10 @@ import urllib.parse
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from audit._optional import import_optional
-from audit.errors import InputError, InputProblem, ProviderError
+from judge_transfer_audit.core.errors import InputError, InputProblem, ProviderError
+from judge_transfer_audit.core.optional import import_optional
 
-log = logging.getLogger("generation.providers.openai")
+log = logging.getLogger("judge_transfer_audit.generation.providers.openai")
 
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 MAX_REDIRECTS = 5

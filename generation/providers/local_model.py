@@ -3,7 +3,7 @@ the declared context length, shared by the ``transformers`` provider (generation
 and the perplexity detector (detectors/perplexity/local.py).
 
 torch and transformers are imported by the caller through
-:func:`audit._optional.import_optional` and passed in, so this module imports neither and
+:func:`judge_transfer_audit.core.optional.import_optional` and passed in, so this module imports neither and
 the core install does not need them. Nothing is downloaded here: the source is a local
 directory (or a model already in the local cache), loaded with ``local_files_only=True``.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from audit.errors import InputError, InputProblem, ProviderError
+from judge_transfer_audit.core.errors import InputError, InputProblem, ProviderError
 
 DTYPES = ("float32", "float16", "bfloat16")
 

@@ -1,12 +1,12 @@
 """Any OpenAI-compatible chat-completions server (OpenAI, vLLM, Ollama, llama.cpp, ...).
 
-HTTP goes through :mod:`generation.providers.http_client` (httpx: retries with backoff and
+HTTP goes through :mod:`judge_transfer_audit.generation.providers.http_client` (httpx: retries with backoff and
 ``Retry-After``, a per-step ``timeout_s``, an overall ``deadline_s``, ``max_response_mb``,
 no redirect to another origin). This module builds the requests and reads the answers:
 
 * at most ``max_concurrency`` requests in flight per provider object (a semaphore), so
   generation and scoring can use a thread pool without flooding the server;
-* every failure ends as :class:`audit.errors.ProviderError`;
+* every failure ends as :class:`judge_transfer_audit.core.errors.ProviderError`;
 * the API key is read from the environment variable *named* by ``api_key_env`` at
   construction time; it is sent only in its header, only to ``base_url``'s origin, and is
   redacted from every message, log line and repr;
@@ -21,10 +21,10 @@ import threading
 import urllib.parse
 from typing import Any, Sequence
 
-from audit.errors import InputError, InputProblem, ProviderError
-from generation.protocol import non_finite
-from generation.providers.base import PROVIDERS, ChatMessage, Completion
-from generation.providers.http_client import (
+from judge_transfer_audit.core.errors import InputError, InputProblem, ProviderError
+from judge_transfer_audit.generation.protocol import non_finite
+from judge_transfer_audit.generation.providers.base import PROVIDERS, ChatMessage, Completion
+from judge_transfer_audit.generation.providers.http_client import (
     HttpLimits,
     LLMHttpClient,
     check_limits,

@@ -1,7 +1,7 @@
 """A local causal language model through ``transformers`` (no server, no network).
 
 torch and transformers are imported lazily (at construction) through
-:func:`audit._optional.import_optional`, so the core install does not need them. The model
+:func:`judge_transfer_audit.core.optional.import_optional`, so the core install does not need them. The model
 path must be a local directory or a model already in the local cache: nothing is
 downloaded (``local_files_only=True``).
 """
@@ -12,10 +12,10 @@ import threading
 import time
 from typing import Any, Sequence
 
-from audit._optional import import_optional
-from audit.errors import InputError, InputProblem, ProviderError
-from generation.providers.base import PROVIDERS, ChatMessage, Completion
-from generation.providers.local_model import DTYPES, context_length, load_causal_lm, usable_device
+from judge_transfer_audit.core.errors import InputError, InputProblem, ProviderError
+from judge_transfer_audit.core.optional import import_optional
+from judge_transfer_audit.generation.providers.base import PROVIDERS, ChatMessage, Completion
+from judge_transfer_audit.generation.providers.local_model import DTYPES, context_length, load_causal_lm, usable_device
 
 
 @PROVIDERS.register("transformers")

@@ -1,20 +1,20 @@
 """Report figures: each function takes tidy frames plus labels and returns inline SVG.
 
 Figure functions never compute statistics (they draw what the result holds) and never touch
-global matplotlib state; see :mod:`reports.figures._svg` for the rendering guarantees
+global matplotlib state; see :mod:`judge_transfer_audit.reports.figures._svg` for the rendering guarantees
 (byte-stable, inline-safe, ids prefixed per figure).
 """
 
-from reports.figures._svg import UnsafeSvgError, empty_svg, figure_to_svg, verify_svg
-from reports.figures.bootstrap import bootstrap_comparison_svg
-from reports.figures.clusters import ClusterPanel, cluster_heatmap_svg
-from reports.figures.dendrogram import DendrogramPanel, dendrogram_svg
-from reports.figures.distance_map import distance_map_svg
-from reports.figures.heatmap import reader_heatmap_svg
-from reports.figures.loro import loro_shift_svg
-from reports.figures.preference import preference_svg
-from reports.figures.surface import feature_scatter_svg
-from reports.figures.timing import timing_svg
+from judge_transfer_audit.reports.figures._svg import UnsafeSvgError, empty_svg, figure_to_svg, verify_svg
+from judge_transfer_audit.reports.figures.bootstrap import bootstrap_comparison_svg
+from judge_transfer_audit.reports.figures.clusters import ClusterPanel, cluster_heatmap_svg
+from judge_transfer_audit.reports.figures.dendrogram import DendrogramPanel, dendrogram_svg
+from judge_transfer_audit.reports.figures.distance_map import distance_map_svg
+from judge_transfer_audit.reports.figures.heatmap import reader_heatmap_svg
+from judge_transfer_audit.reports.figures.loro import loro_shift_svg
+from judge_transfer_audit.reports.figures.preference import preference_svg
+from judge_transfer_audit.reports.figures.surface import feature_scatter_svg
+from judge_transfer_audit.reports.figures.timing import timing_svg
 
 __all__ = [
     "ClusterPanel",

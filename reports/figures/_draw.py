@@ -5,7 +5,7 @@ map (constrained layout measures every tick label), a third of the report's rend
 module writes the same kind of SVG directly: a :class:`Canvas` collects elements in points,
 every piece of text is escaped by :func:`escape` (as :func:`xml.sax.saxutils.escape`), and text widths are
 estimated from DejaVu Sans' average glyph widths (:func:`text_width`, deliberately generous so
-that laid-out labels never touch). The result goes through :func:`reports.figures._svg.verify_svg`
+that laid-out labels never touch). The result goes through :func:`judge_transfer_audit.reports.figures._svg.verify_svg`
 like every other figure, and ids are prefixed per figure.
 """
 

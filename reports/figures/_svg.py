@@ -1,6 +1,6 @@
 """Shared plumbing for report figures: deterministic, inline-safe SVG from matplotlib.
 
-Every figure function in :mod:`reports.figures` builds a :class:`matplotlib.figure.Figure`
+Every figure function in :mod:`judge_transfer_audit.reports.figures` builds a :class:`matplotlib.figure.Figure`
 (never pyplot: no global figure registry) and hands it to :func:`figure_to_svg`, which
 
 * renders under a temporary ``rc_context`` (``svg.fonttype = 'none'`` so text stays text and
@@ -21,7 +21,7 @@ import re
 import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING
 
-from audit._optional import import_optional
+from judge_transfer_audit.core.optional import import_optional
 
 if TYPE_CHECKING:  # matplotlib (the [plots] extra) is imported only when a figure is drawn through it
     from matplotlib.figure import Figure
@@ -141,7 +141,7 @@ def verify_svg(svg: str) -> None:
 
 def empty_svg(fig_id: str, message: str) -> str:
     """A small figure that states why nothing could be drawn (never an empty slot)."""
-    from reports.figures._draw import note_svg
+    from judge_transfer_audit.reports.figures._draw import note_svg
 
     if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", fig_id):
         raise ValueError(f"figure id must be a simple identifier, got {fig_id!r}")

@@ -4,7 +4,7 @@ A forest plot: one block per matchup x criterion, one interval per method (GLMM,
 readers, two-way), chance dashed. Intervals that exclude 50 % are drawn solid, the others
 faded, which shows the significance tally of the motivating audit at a glance. The method
 legend stands at the right of every row of panels. Drawn directly as SVG
-(:mod:`reports.figures._draw`).
+(:mod:`judge_transfer_audit.reports.figures._draw`).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from reports.figures._draw import Canvas, Panel, text_width
-from reports.figures._svg import colour_for, empty_svg, plain, verify_svg
+from judge_transfer_audit.reports.figures._draw import Canvas, Panel, text_width
+from judge_transfer_audit.reports.figures._svg import colour_for, empty_svg, plain, verify_svg
 
 COLUMNS = ("matchup", "criterion", "method", "estimate", "ci_low", "ci_high")
 MAX_COLUMNS = 3  #: panels per row; more matchups wrap onto further rows

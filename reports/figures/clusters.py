@@ -9,7 +9,7 @@ Legible at any number of readers: past ``max_leaves`` readers the tree is cut to
 ``max_leaves`` clusters (SciPy's ``truncate_mode="lastp"``), each row is a cluster labelled with
 its size and shows the mean profile of its readers.
 
-Drawn directly as SVG (:mod:`reports.figures._draw`): rectangles, tree paths and text.
+Drawn directly as SVG (:mod:`judge_transfer_audit.reports.figures._draw`): rectangles, tree paths and text.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from reports.figures._draw import Canvas, diverging, text_width
-from reports.figures._svg import empty_svg, plain, verify_svg
-from reports.figures._tree import tree_layout
+from judge_transfer_audit.reports.figures._draw import Canvas, diverging, text_width
+from judge_transfer_audit.reports.figures._svg import empty_svg, plain, verify_svg
+from judge_transfer_audit.reports.figures._tree import tree_layout
 
 MAX_CRITERIA = 30  #: profile columns drawn (the first ones)
 MAX_LEAVES = 30  #: rows per panel; larger trees are cut to this many clusters

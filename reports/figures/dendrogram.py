@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from reports.figures._draw import Canvas, nice_ticks, text_width, tick_label
-from reports.figures._svg import empty_svg, plain, verify_svg
-from reports.figures._tree import tree_layout
+from judge_transfer_audit.reports.figures._draw import Canvas, nice_ticks, text_width, tick_label
+from judge_transfer_audit.reports.figures._svg import empty_svg, plain, verify_svg
+from judge_transfer_audit.reports.figures._tree import tree_layout
 
 MAX_LEAVES = 40  #: leaves drawn; larger trees are cut to this many clusters (labelled with their size)
 _ROW = 13.0

@@ -4,7 +4,7 @@ One row per matchup, one column per criterion (the audit paper's figure 2 at a g
 is the judge's rate minus the human band, in points (0 inside the band; red: the judge above it,
 blue: below it, on a fixed scale saturating at +-50 points so two reports read alike); each cell
 prints the distance and its decision (FAIL cells framed in red, PASS in green). A cell with no
-distance (INSUFFICIENT, ERROR) is grey. Drawn directly as SVG (:mod:`reports.figures._draw`).
+distance (INSUFFICIENT, ERROR) is grey. Drawn directly as SVG (:mod:`judge_transfer_audit.reports.figures._draw`).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from reports.figures._draw import Canvas, diverging, ink_for, text_width
-from reports.figures._svg import empty_svg, plain, verify_svg
+from judge_transfer_audit.reports.figures._draw import Canvas, diverging, ink_for, text_width
+from judge_transfer_audit.reports.figures._svg import empty_svg, plain, verify_svg
 
 COLUMNS = ("matchup", "criterion", "distance", "status")
 MAX_ROWS = 40  #: matchups drawn; more: the first ones (worst first), and the map says so

@@ -10,7 +10,7 @@ distribution per criterion (10th, 50th and 90th percentile of the reader rates) 
 ``max_readers`` most influential readers (votes x distance from the pooled human rate, summed
 over the criteria), and says so in the figure; every reader's rate stays in result.json.
 
-Drawn directly as SVG (:mod:`reports.figures._draw`), not through matplotlib: a heat map is
+Drawn directly as SVG (:mod:`judge_transfer_audit.reports.figures._draw`), not through matplotlib: a heat map is
 rectangles and text, and matplotlib's layout cost about a second per map.
 """
 
@@ -19,8 +19,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from reports.figures._draw import Canvas, diverging, ink_for, text_width
-from reports.figures._svg import empty_svg, plain, verify_svg
+from judge_transfer_audit.reports.figures._draw import Canvas, diverging, ink_for, text_width
+from judge_transfer_audit.reports.figures._svg import empty_svg, plain, verify_svg
 
 COLUMNS = ("row", "kind", "criterion", "rate")
 DEGENERATE_FILL = "#e4e4e4"

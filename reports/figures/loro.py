@@ -7,7 +7,7 @@ one reader's row means that reader moves the results.
 Legible at any number of readers: past ``max_readers`` readers only the ``max_readers`` readers
 whose removal moves a rate most (largest |shift| over every panel and criterion) get a row, and
 a last row gives the range of every other reader's shifts. The criterion legend stands at the
-right of the first row of panels. Drawn directly as SVG (:mod:`reports.figures._draw`).
+right of the first row of panels. Drawn directly as SVG (:mod:`judge_transfer_audit.reports.figures._draw`).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from reports.figures._draw import Canvas, Panel, nice_ticks, text_width, tick_label
-from reports.figures._svg import colour_for, empty_svg, plain, verify_svg
+from judge_transfer_audit.reports.figures._draw import Canvas, Panel, nice_ticks, text_width, tick_label
+from judge_transfer_audit.reports.figures._svg import colour_for, empty_svg, plain, verify_svg
 
 COLUMNS = ("reader_id", "criterion", "shift")
 _MARKERS = ("o", "s", "^", "D", "v")

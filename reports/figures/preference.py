@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from reports.figures._draw import Canvas, Panel, text_width
-from reports.figures._svg import JUDGE_COLOUR, PALETTE, colour_for, empty_svg, plain, verify_svg
+from judge_transfer_audit.reports.figures._draw import Canvas, Panel, text_width
+from judge_transfer_audit.reports.figures._svg import JUDGE_COLOUR, PALETTE, colour_for, empty_svg, plain, verify_svg
 
 HUMAN_COLUMNS = ("matchup", "criterion", "estimate", "ci_low", "ci_high")
 JUDGE_COLUMNS = ("matchup", "criterion", "wins", "losses", "ties", "n_pairs")

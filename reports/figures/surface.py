@@ -4,12 +4,12 @@ Two panels per feature: on the left each pair's feature difference (focal minus 
 the judge's score difference, on the right the same difference against the pair's share of
 human votes for the focal story (ties left out). Each panel carries its fitted line and, in its
 title, its r: the judge's r beside the humans' r (the paper's -0.70 beside -0.59). Slopes and r
-are computed upstream by :mod:`audit.surface`; the figure computes nothing but where to draw.
+are computed upstream by :mod:`judge_transfer_audit.statistics.surface`; the figure computes nothing but where to draw.
 Points are one colour: matchups are not told apart by colour (30 recycled colours would not be
 legible); the per-matchup numbers are in the section's tables. At most ``max_points`` points
 per panel are drawn (every k-th pair, deterministic), and the figure says how many.
 
-Drawn directly as SVG (:mod:`reports.figures._draw`).
+Drawn directly as SVG (:mod:`judge_transfer_audit.reports.figures._draw`).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from reports.figures._draw import Canvas, Panel, nice_ticks, tick_label
-from reports.figures._svg import PALETTE, empty_svg, plain, verify_svg
+from judge_transfer_audit.reports.figures._draw import Canvas, Panel, nice_ticks, tick_label
+from judge_transfer_audit.reports.figures._svg import PALETTE, empty_svg, plain, verify_svg
 
 COLUMNS = ("feature", "x", "y")
 PAIRS_PER_ROW = 2  #: features per row (each a judge panel and a humans panel)

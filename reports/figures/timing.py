@@ -9,7 +9,7 @@ along the reader's sequence.
 Legible at any number of readers: past ``max_readers`` readers the first row is the
 distribution of every reader's median (5-95 %, 25-75 %, median), then the fast-flagged readers
 and the readers with the most extreme medians fill the ``max_readers`` rows; the figure says
-so. Drawn directly as SVG (:mod:`reports.figures._draw`).
+so. Drawn directly as SVG (:mod:`judge_transfer_audit.reports.figures._draw`).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from reports.figures._draw import Canvas, Panel, nice_ticks, text_width, tick_label
-from reports.figures._svg import colour_for, empty_svg, plain, verify_svg
+from judge_transfer_audit.reports.figures._draw import Canvas, Panel, nice_ticks, text_width, tick_label
+from judge_transfer_audit.reports.figures._svg import colour_for, empty_svg, plain, verify_svg
 
 COLUMNS = ("reader_id", "seconds")
 MAX_READERS = 20

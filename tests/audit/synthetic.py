@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from audit.data import AuditData
+from judge_transfer_audit.model.data import AuditData
 
 CRITERIA = ("empathy", "engagement", "overall")
 

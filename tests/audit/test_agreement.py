@@ -1,4 +1,4 @@
-"""Tests of audit.agreement: agreement_table and reader_baseline."""
+"""Tests of judge_transfer_audit.statistics.agreement: agreement_table and reader_baseline."""
 
 from __future__ import annotations
 
@@ -13,15 +13,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from audit.agreement import (
+from judge_transfer_audit.core.errors import InputError
+from judge_transfer_audit.core.serialize import from_jsonable, to_jsonable
+from judge_transfer_audit.statistics.agreement import (
     AgreementTable,
     ReaderBaseline,
     agreement_table,
     fleiss_kappa,
     reader_baseline,
 )
-from audit.errors import InputError
-from audit.serialize import from_jsonable, to_jsonable
 
 FLEISS_REF = Path(__file__).parents[1] / "reference" / "fleiss"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from audit.agreement_calibration import ALIGNED, calibrate
+from judge_transfer_audit.verdict.agreement_calibration import ALIGNED, calibrate
 
 pytestmark = pytest.mark.slow
 

@@ -1,4 +1,4 @@
-"""The agreement decision (audit/agreement_decision.py) and the alternative annotator test."""
+"""The agreement decision (audit/verdict/agreement_decision.py) and the alternative annotator test."""
 
 from __future__ import annotations
 
@@ -9,10 +9,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.agreement_calibration import simulate_study
-from audit.agreement_decision import agreement_decision, alt_test, by_rejections, data_supports_agreement
-from audit.errors import InputError
-from audit.policy import Policy, policy_from_mapping
+from judge_transfer_audit.core.errors import InputError
+from judge_transfer_audit.model.policy import Policy, policy_from_mapping
+from judge_transfer_audit.verdict.agreement_calibration import simulate_study
+from judge_transfer_audit.verdict.agreement_decision import (
+    agreement_decision,
+    alt_test,
+    by_rejections,
+    data_supports_agreement,
+)
 
 REFERENCE = Path(__file__).resolve().parents[1] / "reference" / "alttest"
 
@@ -169,9 +174,9 @@ def test_the_gate_policy_keys():
 
 
 def test_a_decision_that_does_not_gate_reports_its_fail_as_warn(study):
-    from audit.checks import apply_severity, gate_severity
-    from audit.section_result import Computed
-    from audit.sections.agreement_decision import checks
+    from judge_transfer_audit.model.checks import apply_severity, gate_severity
+    from judge_transfer_audit.model.section_result import Computed
+    from judge_transfer_audit.sections.agreement_decision import checks
 
     votes, choices = study
     section = Computed(agreement_decision(votes, choices["wrong-side"], n_boot=100, rng=0))
@@ -190,8 +195,8 @@ def test_a_decision_that_does_not_gate_reports_its_fail_as_warn(study):
 
 
 def test_gating_on_agreement_without_replicate_votes_is_an_input_error(tmp_path, capsys):
-    from audit.cli import main
-    from audit.cli.exit_status import ExitStatus
+    from judge_transfer_audit.cli import main
+    from judge_transfer_audit.cli.exit_status import ExitStatus
 
     deploy = Path(__file__).resolve().parents[2] / "fixtures" / "deployment"
     humans = pd.read_csv(deploy / "humans.csv", dtype=str, keep_default_na=False)
@@ -214,7 +219,7 @@ def test_the_one_sample_t_test_equals_scipys():
 
     from scipy import stats
 
-    from audit.agreement_decision import _t_test_less
+    from judge_transfer_audit.verdict.agreement_decision import _t_test_less
 
     rng = np.random.default_rng(3)
     for k in range(300):

@@ -2,8 +2,8 @@
 
 The expected figures are computed here by the checked-in reference procedure
 (tests/reference/alttest/make_reference.py) on the raw files in ../shared/datasets, never typed in:
-our :func:`audit.agreement_decision.alt_test` must give the same winning rates, decisions, p-values
-and advantage probabilities at AltTest's epsilon (0.2 for both data sets), and the run's own
+our :func:`judge_transfer_audit.verdict.agreement_decision.alt_test` must give the same winning rates, decisions,
+p-values and advantage probabilities at AltTest's epsilon (0.2 for both data sets), and the run's own
 study-level figures on MT-Bench (through the data contract) must equal the reference's.
 """
 
@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from audit.agreement_decision import agreement_decision, alt_test
+from judge_transfer_audit.verdict.agreement_decision import agreement_decision, alt_test
 from tests.conftest import SHARED_DATASETS
 
 pytestmark = pytest.mark.external
@@ -59,9 +59,9 @@ def test_winning_rates_and_decisions_equal_the_reference(name):
 
 def test_the_run_reproduces_the_reference_on_mtbench(converted_datasets):
     """The same figures from the run's own votes (the data contract, focal / other / tie)."""
-    from audit.inputs import load_audit_data
-    from audit.judge_side import judge_pair_outcomes
-    from audit.pipeline import judge_choices
+    from judge_transfer_audit.engine.pipeline import judge_choices
+    from judge_transfer_audit.inputs import load_audit_data
+    from judge_transfer_audit.verdict.judge_side import judge_pair_outcomes
 
     folder = _folder("mtbench_alttest")
     expected = _reference().run_directory(folder, "accuracy", 0.2)

@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.agreement import POOLED_WITHIN, agreement_table
-from audit.errors import InputError
+from judge_transfer_audit.core.errors import InputError
+from judge_transfer_audit.statistics.agreement import POOLED_WITHIN, agreement_table
 
 
 def _votes(seed=0, n_pairs=12, n_readers=5, shares=(0.8, 0.3)):
@@ -90,7 +90,7 @@ def test_unknown_pooling_is_an_input_error():
 
 def test_vectorised_within_matchup_rows_equal_the_stratified_summary_per_group():
     # ragged design: three matchups, two criteria, readers skip votes, one unit with a single vote
-    from audit.agreement import _stratified_summary
+    from judge_transfer_audit.statistics.agreement import _stratified_summary
 
     rng = np.random.default_rng(11)
     rows = []

@@ -8,8 +8,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-import audit
-from audit.errors import InputError
+import judge_transfer_audit as audit
+from judge_transfer_audit.core.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "fixtures" / "deployment"
@@ -88,7 +88,7 @@ def _docs_progress_example() -> str:
 def test_the_documented_progress_example_draws_stages_and_bars_and_leaves_the_result_alone(
     from_paths, monkeypatch, capsys
 ):
-    from audit.result import result_to_json
+    from judge_transfer_audit.results.result import result_to_json
 
     monkeypatch.chdir(ROOT)
     space: dict = {}

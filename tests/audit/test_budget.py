@@ -1,5 +1,5 @@
-"""audit.budget: the power formula against seeded simulations of studies at the budgeted size,
-the pairs-vs-readers trade-off against studies simulated from the crossed GLMM, the unreachable
+"""judge_transfer_audit.statistics.budget.compute: the power formula against seeded simulations of studies at the
+budgeted size, the pairs-vs-readers trade-off against studies simulated from the crossed GLMM, the unreachable
 and no-variance cells, the budget stored by `audit run` (schema 2.2), and `audit budget`."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from audit.budget import MAX_PAIRS, _cell, budget_text, label_budget, smallest_n
-from audit.checks import Status
-from audit.cli import main
-from audit.result import Interval, result_to_json
+from judge_transfer_audit.cli import main
+from judge_transfer_audit.model.checks import Status
+from judge_transfer_audit.results.result import Interval, result_to_json
+from judge_transfer_audit.statistics.budget.compute import MAX_PAIRS, _cell, budget_text, label_budget, smallest_n
 from tests.reports.synthetic import make_result
 
 ALPHA, FAIL_LEVEL, MARGIN = 0.05, 0.05 / 36, 0.10
@@ -139,8 +139,8 @@ def test_audit_budget_command(tmp_path, capsys):
 
 
 def test_report_and_terminal_show_the_budget():
-    from reports.html import render_html
-    from reports.peer_terminal import peer_summary_lines
+    from judge_transfer_audit.reports.html import render_html
+    from judge_transfer_audit.reports.section_lines import section_summary_lines
 
     result = make_result(sections=False)
     budget = label_budget(result)
@@ -149,7 +149,7 @@ def test_report_and_terminal_show_the_budget():
     open_cells = [c for c in budget.cells if c.state == "budgeted"]
     assert open_cells, "the synthetic result has INCONCLUSIVE cells"
     cheapest = min(open_cells, key=lambda c: c.pairs)
-    line = [x for x in peer_summary_lines(result) if x.startswith("Label budget")]
+    line = [x for x in section_summary_lines(result) if x.startswith("Label budget")]
     assert line and f"~{cheapest.pairs:,} pairs" in line[0]
 
 
@@ -164,7 +164,7 @@ def test_reader_tradeoff_follows_the_variance_split(cell):
     """More readers per pair need fewer pairs, never fewer than the pair variance alone allows;
     the current readers per pair give the main budget; the FAIL pairs have the closed form
     n0 (z_fail + z_power)^2 se0^2 ((1 - s) + s k0 / k) / (d - m)^2."""
-    from audit.budget import vote_variance
+    from judge_transfer_audit.statistics.budget.compute import vote_variance
 
     d, se, n0, k0 = 0.25, 0.08, 40, 4
     b = _cell(_glmm_cell(cell, d, se, n0, k0, 20), 0.8, ALPHA, FAIL_LEVEL)
@@ -201,7 +201,7 @@ def test_vote_variance_matches_monte_carlo():
     """The quadrature against 400k simulated votes of the crossed model (reader part at L = 1 and 9)."""
     from scipy.special import expit
 
-    from audit.budget import vote_variance
+    from judge_transfer_audit.statistics.budget.compute import vote_variance
 
     rng = np.random.default_rng(3)
     b0, sp, sr = 0.4, 1.1, 0.7
@@ -223,7 +223,7 @@ def test_tradeoff_against_simulated_studies(pilot, model):
     the budget's pairs have the budget's standard error (within 6%) and are decided, each on its
     own two-way standard error, with the stated power (within 5 points; 1,000 studies: binomial SE
     1.3 points)."""
-    from audit.budget_simulation import Design, Model, template_cell, tradeoff_rows
+    from judge_transfer_audit.statistics.budget.simulation import Design, Model, template_cell, tradeoff_rows
 
     _, share, rows = tradeoff_rows(template_cell(), model=Model(**model), pilot=Design(*pilot), n_studies=1000)
     assert 0.1 < share < 0.9

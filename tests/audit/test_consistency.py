@@ -1,4 +1,4 @@
-"""Tests of audit.consistency and `audit consistency`."""
+"""Tests of judge_transfer_audit.statistics.consistency and `audit consistency`."""
 
 from __future__ import annotations
 
@@ -12,17 +12,17 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from audit.cli import main
-from audit.consistency import (
+from judge_transfer_audit.cli import main
+from judge_transfer_audit.core.errors import InputError
+from judge_transfer_audit.core.serialize import from_jsonable, to_jsonable
+from judge_transfer_audit.statistics.consistency import (
     ConsistencyReport,
     ConsistencySettings,
     cohens_d,
     consistency_report,
     validate_scores,
 )
-from audit.errors import InputError
-from audit.reliability.icc import icc_from_matrix
-from audit.serialize import from_jsonable, to_jsonable
+from judge_transfer_audit.statistics.reliability.icc import icc_from_matrix
 
 
 def simulated(seed=0, n_items=24, rounds=4):
@@ -349,7 +349,7 @@ def test_discrimination_reference_rerun_live(tmp_path):
 @pytest.mark.parametrize("value", ["1e400", "100000000000000000000000000000000000000000", "inf"])
 def test_an_unbounded_round_is_an_input_error_not_a_crash(tmp_path, capsys, value):
     """Regression (hardening): round = 1e400 read as inf, then failed the integer cast: exit 70."""
-    from audit.cli import main
+    from judge_transfer_audit.cli import main
 
     path = tmp_path / "scores.csv"
     path.write_text(f"item_id,criterion,score,round\ni1,a,3,1\ni1,a,4,{value}\ni2,a,3,1\ni2,a,2,2\n")

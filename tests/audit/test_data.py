@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.data import AuditData
-from audit.inputs import load_audit_data
+from judge_transfer_audit.inputs import load_audit_data
+from judge_transfer_audit.model.data import AuditData
 from tests.audit.inputs.helpers import HUMANS, JUDGE, PAIRS, basic, write
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -315,7 +315,7 @@ def test_one_sided_judge_cells_are_noted(tmp_path):
 
 
 def test_audit_data_round_trips_through_serialize(tmp_path):
-    from audit.serialize import from_jsonable, to_jsonable
+    from judge_transfer_audit.core.serialize import from_jsonable, to_jsonable
 
     d = basic(tmp_path)()
     back = from_jsonable(AuditData, to_jsonable(d))

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from audit.errors import InputError
-from audit.inputs import load_audit_data
+from judge_transfer_audit.core.errors import InputError
+from judge_transfer_audit.inputs import load_audit_data
 from tests.audit.inputs.helpers import HUMANS, JUDGE, PAIRS, basic, problems, write
 
 

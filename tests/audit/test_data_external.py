@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from audit.inputs import load_audit_data
+from judge_transfer_audit.inputs import load_audit_data
 
 pytestmark = pytest.mark.external
 

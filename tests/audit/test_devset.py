@@ -1,4 +1,4 @@
-"""Tests of audit.devset.dev_validity."""
+"""Tests of judge_transfer_audit.statistics.devset.dev_validity."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from audit.devset import DevValidity, dev_validity
-from audit.errors import InputError
-from audit.serialize import from_jsonable, to_jsonable
+from judge_transfer_audit.core.errors import InputError
+from judge_transfer_audit.core.serialize import from_jsonable, to_jsonable
+from judge_transfer_audit.statistics.devset import DevValidity, dev_validity
 
 
 def simulate(seed=0, n_items=40, criteria=("authenticity", "empathy"), strengths=(0.3, 0.3, 0.3, 0.3), n_readers=3):
@@ -148,7 +148,7 @@ def test_round_trip_and_str():
 def test_spearman_equals_scipy_bit_for_bit(seed):
     """The in-house Spearman (average ranks, np.corrcoef, Student's t) gives scipy's spearmanr
     statistic and p-value exactly, with ties, NaN pairs left out, and the undefined cases."""
-    from audit.devset import _spearman
+    from judge_transfer_audit.statistics.devset import _spearman
 
     rng = np.random.default_rng(seed)
     n = int(rng.integers(3, 60))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from audit.diagnostics_simulation import diagnostic_checks, simulate_study, warn_rates, warned
+from judge_transfer_audit.sections.diagnostics_simulation import diagnostic_checks, simulate_study, warn_rates, warned
 
 
 def _any_warned(seeds, judge, adjust):

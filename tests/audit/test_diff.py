@@ -1,4 +1,4 @@
-"""audit.diff and `audit diff`: cells matched across orientations, the decision order and the
+"""judge_transfer_audit.results.diff and `audit diff`: cells matched across orientations, the decision order and the
 policy, MOVER intervals (closed form and coverage by simulation), incomparable inputs, HTML."""
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from audit.checks import Status
-from audit.cli import main
-from audit.diff import ORDER, diff_results, mover
-from audit.errors import InputError
-from audit.policy import DiffPolicy
-from audit.result import SCHEMA_VERSION, Interval, result_to_json
-from audit.section_result import Computed
+from judge_transfer_audit.cli import main
+from judge_transfer_audit.core.errors import InputError
+from judge_transfer_audit.model.checks import Status
+from judge_transfer_audit.model.policy import DiffPolicy
+from judge_transfer_audit.model.section_result import Computed
+from judge_transfer_audit.results.diff import ORDER, diff_results, mover
+from judge_transfer_audit.results.result import SCHEMA_VERSION, Interval, result_to_json
 from tests.reports.synthetic import make_result
 
 
@@ -31,7 +31,7 @@ def _synthetic_results_are_compared(monkeypatch):
     """The results here are built by hand (cells turned FAIL, renamed, an old schema) to exercise the
     comparison itself, so `audit diff`'s verification of each file (a hand-edited result is refused,
     as by `audit gate`: tests/hostile/test_saved_results.py) is switched off in this module."""
-    monkeypatch.setattr("audit.derive.verify_result", lambda result, source="result.json": ())
+    monkeypatch.setattr("judge_transfer_audit.results.derive.verify_result", lambda result, source="result.json": ())
 
 
 def _with_status(result, index: int, status: Status):
@@ -204,7 +204,7 @@ def test_same_human_votes_get_no_interval_for_human_changes(base):
 
 
 def test_agreement_scopes_are_compared(base):
-    from audit.judge_agreement import judge_agreement
+    from judge_transfer_audit.statistics.judge.agreement import judge_agreement
     from tests.audit.test_judge_agreement import _case
 
     votes, choice = _case(0, matchup=base.cells[0].matchup)
@@ -232,7 +232,7 @@ def test_html_and_json_outputs_escape_names(tmp_path):
 
 
 def test_terminal_lists_rate_changes_beyond_their_interval(base):
-    from audit.diff import diff_text
+    from judge_transfer_audit.results.diff import diff_text
 
     cells = list(base.cells)
     t = cells[2].transfer

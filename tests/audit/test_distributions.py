@@ -1,4 +1,5 @@
-"""audit._distributions returns scipy.stats' bits: every function against its scipy.stats twin on grids.
+"""judge_transfer_audit.statistics.distributions returns scipy.stats' bits: every function against its scipy.stats twin
+on grids.
 
 "The same" means the same IEEE-754 double (compared as 64-bit patterns, so 0.0 vs -0.0 and NaN payloads
 count), the same scalar-or-array shape and, for scalars, numpy scalars as scipy returns them. The grids
@@ -14,7 +15,7 @@ import numpy as np
 import pytest
 import scipy.stats as st
 
-from audit import _distributions as D
+from judge_transfer_audit.statistics import distributions as D
 
 X = np.concatenate(
     [

@@ -4,8 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.checks import Status
-from audit.human_side import human_side, reader_rates
+from judge_transfer_audit.model.checks import Status
+from judge_transfer_audit.verdict.human_side import human_side, reader_rates
 
 
 def _votes(ys, n_readers=3):
@@ -47,7 +47,7 @@ def test_the_cell_payload_names_the_glmm_path():
 
 
 def test_majority_plugin_at_sd_pair_zero_ignores_the_sign_of_rounding():
-    from audit.human_side import B0_ZERO, majority_plugin
+    from judge_transfer_audit.verdict.human_side import B0_ZERO, majority_plugin
 
     # 9 of 18 votes each way: b0 is 0 up to rounding, whichever engine's last digit
     assert majority_plugin(-8.1e-16, 0.0) == majority_plugin(2.2e-15, 0.0) == 0.5
@@ -84,7 +84,7 @@ def _chunk_study():
 
 
 def _same_bits(a, b) -> bool:
-    from audit.serialize import to_jsonable
+    from judge_transfer_audit.core.serialize import to_jsonable
 
     return json.dumps(to_jsonable(a), sort_keys=True) == json.dumps(to_jsonable(b), sort_keys=True)
 
@@ -92,7 +92,7 @@ def _same_bits(a, b) -> bool:
 @pytest.mark.parametrize("cuts", [(0, 48), (0, 10, 48), (0, 1, 20, 21, 40, 48), tuple(range(49))])
 @pytest.mark.slow
 def test_the_glmms_in_chunks_give_the_bits_of_one_call(cuts):
-    from audit.human_side import human_sides, human_sides_chunk, human_sides_joined
+    from judge_transfer_audit.verdict.human_side import human_sides, human_sides_chunk, human_sides_joined
 
     cells = _chunk_study()
     assert len(cells) == 48
@@ -105,7 +105,7 @@ def test_the_glmms_in_chunks_give_the_bits_of_one_call(cuts):
 
 
 def test_glmm_steps_are_chunked_only_for_many_small_cells_or_many_large_ones():
-    from audit.pipeline_steps import GLMM_CHUNK_MIN_CELLS, CellPart, glmm_steps
+    from judge_transfer_audit.engine.steps import GLMM_CHUNK_MIN_CELLS, CellPart, glmm_steps
 
     rng = np.random.default_rng(3)
     small = [CellPart("m", f"c{i}", _cell(rng, 6, 3, 3), None, None) for i in range(GLMM_CHUNK_MIN_CELLS)]
@@ -124,8 +124,8 @@ def test_many_large_cells_are_chunked_with_the_same_bits():
     """Cells of one vote per pair from many readers (more levels than the engine stacks: each is fitted
     alone) are fitted in a chunk per worker from two per worker on, and the chunks join to the bits of
     one call."""
-    from audit.human_side import human_sides, human_sides_chunk, human_sides_joined
-    from audit.pipeline_steps import CellPart, glmm_steps
+    from judge_transfer_audit.engine.steps import CellPart, glmm_steps
+    from judge_transfer_audit.verdict.human_side import human_sides, human_sides_chunk, human_sides_joined
 
     rng = np.random.default_rng(8)
     large = [_cell(rng, 150, 120, 1) for _ in range(4)]

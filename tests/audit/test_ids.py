@@ -1,10 +1,10 @@
-"""audit.ids: integer codes of ids in the order of their strings."""
+"""judge_transfer_audit.core.ids: integer codes of ids in the order of their strings."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from audit.ids import ranks
+from judge_transfer_audit.core.ids import ranks
 
 
 def test_ranks_are_numpy_unique_of_the_strings():

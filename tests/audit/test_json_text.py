@@ -1,4 +1,4 @@
-"""audit.json_text.dumps_indented writes json.dumps's indented text byte for byte."""
+"""judge_transfer_audit.core.json_text.dumps_indented writes json.dumps's indented text byte for byte."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from audit.json_text import dumps_indented
-from audit.serialize import _float_out, to_jsonable
+from judge_transfer_audit.core.json_text import dumps_indented
+from judge_transfer_audit.core.serialize import _float_out, to_jsonable
 
 # strings with the characters the table fast path splits on: brackets, commas, newlines, quotes, spaces
 _text = st.text(alphabet=st.sampled_from(list('ab[],\n\t "\\{}:é') + ["\u2028"]), max_size=8)

@@ -1,4 +1,4 @@
-"""audit.judge_agreement: kappa against R psych, alphas against the krippendorff package,
+"""judge_transfer_audit.statistics.judge.agreement: kappa against R psych, alphas against the krippendorff package,
 the bootstrap weights against an explicitly resampled data set, intervals, bad input."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from audit.errors import InputError
-from audit.judge_agreement import agreement_statistics, judge_agreement, scope_votes
+from judge_transfer_audit.core.errors import InputError
+from judge_transfer_audit.statistics.judge.agreement import agreement_statistics, judge_agreement, scope_votes
 
 REF = Path(__file__).resolve().parents[1] / "reference" / "judge_agreement"
 _Y = {0: 0.0, 1: 1.0, 2: np.nan}
@@ -64,7 +64,7 @@ def test_alpha_and_raw_match_krippendorff_package(case):
 
 
 def test_alpha_human_equals_agreement_table():
-    from audit.agreement import agreement_table
+    from judge_transfer_audit.statistics.agreement import agreement_table
 
     votes, choice = _case(0)
     row = judge_agreement(votes, choice, n_boot=0).row()
@@ -244,8 +244,8 @@ def test_agreement_does_not_depend_on_which_system_is_focal(seed, flips):
 def test_chance_pooled_as_oriented_would_depend_on_focal():
     """The control: one stratum over all matchups (chance from the pooled shares) changes
     when one matchup is flipped, so the property test above can fail."""
-    from audit.agreement import _check_judge, _check_votes
-    from audit.judge_agreement import _design
+    from judge_transfer_audit.statistics.agreement import _check_judge, _check_votes
+    from judge_transfer_audit.statistics.judge.agreement import _design
 
     votes, judge = _matchups(5)
     values = []
@@ -320,7 +320,7 @@ def test_pooled_kappa_reference_rerun_live(tmp_path):
 def test_pooled_alpha_human_equals_agreement_table_within_matchup():
     """Over several matchups, the human-human alpha and raw agreement are agreement_table's
     'within matchup' pooling (the same construction, computed independently there)."""
-    from audit.agreement import agreement_table
+    from judge_transfer_audit.statistics.agreement import agreement_table
 
     votes, judge = _matchups(7)
     row = judge_agreement(votes, judge, n_boot=0).row()
@@ -334,7 +334,7 @@ def test_stacked_replicates_equal_one_call_per_block_and_kind_bit_for_bit(strata
     """_replicates stacks every block and kind of a scope into few agreement_statistics calls;
     each replicate row must come out exactly as from its own call (ones on the side not resampled,
     as one broadcast row)."""
-    from audit.judge_agreement import _replicates, _Weights
+    from judge_transfer_audit.statistics.judge.agreement import _replicates, _Weights
 
     votes, choice = _case(1)
     units, readers, ind, judge = _indicators(votes, choice)

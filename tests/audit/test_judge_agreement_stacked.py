@@ -1,5 +1,5 @@
-"""audit.judge_agreement's stacked cells and vectorised intervals: the same numbers, bit for bit, as
-each cell computed on its own scope and as the scalar two-way correction."""
+"""judge_transfer_audit.statistics.judge.agreement's stacked cells and vectorised intervals: the same numbers, bit for
+bit, as each cell computed on its own scope and as the scalar two-way correction."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import audit.judge_agreement as ja
-import audit.judge_agreement_stats as jas
-from audit.judge_agreement import judge_agreement, replicate_variances, two_way_variances
-from audit.uncertainty.two_way import correct_two_way
+import judge_transfer_audit.statistics.judge.agreement as ja
+import judge_transfer_audit.statistics.judge.agreement_stats as jas
+from judge_transfer_audit.statistics.judge.agreement import judge_agreement, replicate_variances, two_way_variances
+from judge_transfer_audit.statistics.uncertainty.two_way import correct_two_way
 
 
 def _study(seed: int, shapes=((6, 3), (6, 3), (12, 9), (5, 1), (2, 4)), n_criteria: int = 3, unanimous: bool = True):

@@ -1,4 +1,4 @@
-"""audit.judge_configurations and ``--judge auto``: ranking, the closest named, the panel
+"""judge_transfer_audit.verdict.judge_configurations and ``--judge auto``: ranking, the closest named, the panel
 summaries, the per-configuration transfer summary, JSON round trip."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.checks import Status
-from audit.pipeline import run_audit
-from audit.result import result_from_json, result_to_json
-from audit.spec import AuditSpec
+from judge_transfer_audit.engine.pipeline import run_audit
+from judge_transfer_audit.model.checks import Status
+from judge_transfer_audit.model.spec import AuditSpec
+from judge_transfer_audit.results.result import result_from_json, result_to_json
 from tests.audit.synthetic import make_audit_data
 
 SPEC = AuditSpec(uncertainty=True, readers=False, surface=False, n_boot=50)
@@ -95,11 +95,11 @@ def test_judge_auto_picks_the_closest_and_says_so(audited):
     configs = auto.judge_configurations.payload
     assert configs.auto and configs.selected_on_same_data and configs.primary == "follower"
     assert "picked by --judge auto, on the same data" in str(configs)
-    from reports.terminal import render_summary
+    from judge_transfer_audit.reports.terminal import render_summary
 
     assert "selected on the same data" in render_summary(auto)
     assert auto.judge_agreement.payload.judge == "follower"
-    from reports.html import render_html
+    from judge_transfer_audit.reports.html import render_html
 
     html = render_html(auto)
     assert 'id="judge-configurations"' in html and "picked by --judge auto on the same data" in html
@@ -123,9 +123,9 @@ def test_one_configuration_has_no_panel_summaries():
 
 def test_shared_arrays_decide_as_assess_transfers_does():
     """A configuration is decided on the shared human arrays exactly as ``assess_transfers`` decides it."""
-    from audit.judge_configurations import _summary, configuration_decisions
-    from audit.policy import TransferPolicy
-    from audit.verdict import assess_transfers
+    from judge_transfer_audit.model.policy import TransferPolicy
+    from judge_transfer_audit.verdict import assess_transfers
+    from judge_transfer_audit.verdict.judge_configurations import _summary, configuration_decisions
 
     data = make_audit_data(n_pairs=16, n_readers=5, human_p=0.5, judge_p=0.8, matchups=("a vs b", "c vs d"))
     rng = np.random.default_rng(3)

@@ -1,4 +1,4 @@
-"""audit.judge_panel: Dawid-Skene recovers known confusion matrices on seeded simulations;
+"""judge_transfer_audit.statistics.judge.panel: Dawid-Skene recovers known confusion matrices on seeded simulations;
 the effective number of judges on constructed correlation structures; bad input."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.errors import InputError
-from audit.judge_panel import dawid_skene, effective_number_of_judges
+from judge_transfer_audit.core.errors import InputError
+from judge_transfer_audit.statistics.judge.panel import dawid_skene, effective_number_of_judges
 
 CATS = ("focal", "other", "tie")
 

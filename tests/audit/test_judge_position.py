@@ -1,4 +1,4 @@
-"""audit.judge_position: exact intervals against R binom.test, swap consistency, the
+"""judge_transfer_audit.statistics.judge.position: exact intervals against R binom.test, swap consistency, the
 ``shown_first`` column of the judge file, the check and its severity, the section."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.checks import Status
-from audit.errors import InputError
-from audit.inputs import load_audit_data
-from audit.judge_position import clopper_pearson, judge_position_bias
+from judge_transfer_audit.core.errors import InputError
+from judge_transfer_audit.inputs import load_audit_data
+from judge_transfer_audit.model.checks import Status
+from judge_transfer_audit.statistics.judge.position import clopper_pearson, judge_position_bias
 
 REF = Path(__file__).resolve().parents[1] / "reference" / "clopper_pearson"
 
@@ -128,10 +128,10 @@ def test_shown_first_not_in_the_pair_is_an_input_error(tmp_path):
 
 
 def test_pipeline_check_warns_by_default_and_follows_the_policy(tmp_path):
-    from audit.pipeline import run_audit
-    from audit.policy import Policy
-    from audit.result import result_from_json, result_to_json
-    from audit.spec import AuditSpec
+    from judge_transfer_audit.engine.pipeline import run_audit
+    from judge_transfer_audit.model.policy import Policy
+    from judge_transfer_audit.model.spec import AuditSpec
+    from judge_transfer_audit.results.result import result_from_json, result_to_json
 
     judge, humans, pairs = _files(tmp_path)  # the judge always picks the first shown: rate 1
     data = load_audit_data(judge, humans, pairs=pairs)
@@ -146,17 +146,17 @@ def test_pipeline_check_warns_by_default_and_follows_the_policy(tmp_path):
     assert not any(c.name == "judge.position_bias" for c in off.checks)
     back = result_from_json(result_to_json(res))
     assert back.judge_position.payload.to_frame().equals(res.judge_position.payload.to_frame())
-    from audit.derive import verify_result
+    from judge_transfer_audit.results.derive import verify_result
 
     assert any(c.name == "judge.position_bias" for c in verify_result(back))  # `audit gate` re-derives it
-    from reports.terminal import render_summary
+    from judge_transfer_audit.reports.terminal import render_summary
 
     assert "chose the output shown first 1.000" in render_summary(res)
 
 
 def test_scalar_judge_skips_the_section():
-    from audit.pipeline import run_audit
-    from audit.spec import AuditSpec
+    from judge_transfer_audit.engine.pipeline import run_audit
+    from judge_transfer_audit.model.spec import AuditSpec
     from tests.audit.synthetic import make_audit_data
 
     res = run_audit(make_audit_data(n_pairs=6, n_readers=3), AuditSpec(uncertainty=False, readers=False, surface=False))

@@ -2,8 +2,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.data import AuditData
-from audit.judge_side import judge_pair_outcomes, summarise_outcomes
+from judge_transfer_audit.model.data import AuditData
+from judge_transfer_audit.verdict.judge_side import judge_pair_outcomes, summarise_outcomes
 from tests.audit.synthetic import make_audit_data
 
 
@@ -102,7 +102,7 @@ def test_pairwise_verdicts():
 @pytest.mark.parametrize("rule, expected", [("even-split", (6 + 1) / 10), ("decisive", 6 / 8), ("strict", 6 / 10)])
 def test_rates_under_each_rule(rule, expected):
     outcomes = pd.DataFrame({"outcome": ["win"] * 6 + ["loss"] * 2 + ["tie"] * 2})
-    from audit.tie_rules import credit_ties
+    from judge_transfer_audit.model.tie_rules import credit_ties
 
     outcomes["credit"] = credit_ties(outcomes["outcome"].to_numpy(), rule, np.random.default_rng(0))
     s = summarise_outcomes(outcomes, rule)

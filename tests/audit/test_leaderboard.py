@@ -1,4 +1,4 @@
-"""audit.leaderboard: Bradley-Terry GLMM against lme4, a seeded 20-system simulation with
+"""judge_transfer_audit.statistics.leaderboard.fit: Bradley-Terry GLMM against lme4, a seeded 20-system simulation with
 known strengths, the judge's leaderboard and Kendall tau, disconnected graphs, bad input."""
 
 from __future__ import annotations
@@ -12,8 +12,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.errors import InputError
-from audit.leaderboard import bradley_terry_leaderboard, bt_design, centred, comparison_components
+from judge_transfer_audit.core.errors import InputError
+from judge_transfer_audit.statistics.leaderboard.fit import (
+    bradley_terry_leaderboard,
+    bt_design,
+    centred,
+    comparison_components,
+)
 
 REF = Path(__file__).resolve().parents[1] / "reference" / "bradley_terry"
 
@@ -200,8 +205,8 @@ def test_lme4_reference_rerun_live(tmp_path):
 def test_replicates_on_a_pool_are_the_same_bits():
     """The bootstrap's refits in blocks on two worker processes give the leaderboard of the in-process
     loop, bit for bit (the clusters' draws are made before any refit)."""
-    from audit.parallel import LocalPool
-    from audit.serialize import to_jsonable
+    from judge_transfer_audit.core.serialize import to_jsonable
+    from judge_transfer_audit.engine.parallel import LocalPool
 
     votes, verdicts, _, _ = _simulation(n_systems=6, seed=8, swap=(0, 4))
     alone = bradley_terry_leaderboard(votes, verdicts, cluster="pair", n_boot=10, rng=5)

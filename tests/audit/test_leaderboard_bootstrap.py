@@ -1,12 +1,12 @@
-"""audit.leaderboard_bootstrap: copies of a resampled cluster are clusters of their own (and why),
-the replicate's link check against the component search."""
+"""judge_transfer_audit.statistics.leaderboard.bootstrap: copies of a resampled cluster are clusters of their own (and
+why), the replicate's link check against the component search."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from audit.leaderboard import comparison_components
-from audit.leaderboard_bootstrap import all_linked, replicate_clusters
+from judge_transfer_audit.statistics.leaderboard.bootstrap import all_linked, replicate_clusters
+from judge_transfer_audit.statistics.leaderboard.fit import comparison_components
 
 
 def test_replicate_clusters_make_each_copy_a_cluster():
@@ -34,7 +34,7 @@ def test_replicate_clusters_make_each_copy_a_cluster():
 def test_a_copied_cluster_keeps_the_cluster_variance():
     """Why copies are clusters of their own: every pair drawn twice and merged doubles each pair's votes,
     and the pair sd is overstated (1.48 -> 2.60 here); as copies it stays near the full fit's (1.49)."""
-    from audit.glmm import fit_crossed_glmm
+    from judge_transfer_audit.statistics.glmm import fit_crossed_glmm
 
     rng = np.random.default_rng(11)
     pairs, readers = 300, 12

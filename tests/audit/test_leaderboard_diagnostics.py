@@ -1,13 +1,13 @@
-"""audit.leaderboard_diagnostics: each diagnostic on a seeded design built to show it (and one built not
-to): tied neighbours, the position effect, heavy readers, intransitive triples, the tie convention."""
+"""judge_transfer_audit.statistics.leaderboard.diagnostics: each diagnostic on a seeded design built to show it (and
+one built not to): tied neighbours, the position effect, heavy readers, intransitive triples, the tie convention."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from audit.leaderboard import bradley_terry_leaderboard
-from audit.leaderboard_diagnostics import intransitive_triples, leaderboard_diagnostics
+from judge_transfer_audit.statistics.leaderboard.diagnostics import intransitive_triples, leaderboard_diagnostics
+from judge_transfer_audit.statistics.leaderboard.fit import bradley_terry_leaderboard
 
 
 def _arena(truth, n_votes, seed, *, gamma=0.0, n_readers=300, first=None, reader_of=None, p_tie=0.0):

@@ -1,4 +1,5 @@
-"""audit.leaderboard_votes: the vote-level Bradley-Terry model against statsmodels (estimates, the HC0
+"""judge_transfer_audit.statistics.leaderboard.votes: the vote-level Bradley-Terry model against statsmodels
+(estimates, the HC0
 sandwich, the reader-clustered sandwich) and against LMArena's arena-rank (tests/reference/arena_rank/:
 its outputs checked in; a live rerun when arena-rank is installed)."""
 
@@ -15,8 +16,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.leaderboard_bootstrap import fit_judge
-from audit.leaderboard_votes import fit_vote_level
+from judge_transfer_audit.statistics.leaderboard.bootstrap import fit_judge
+from judge_transfer_audit.statistics.leaderboard.votes import fit_vote_level
 
 REF = Path(__file__).resolve().parents[1] / "reference" / "arena_rank"
 CASES = ("plain", "ties_readers", "position")

@@ -8,10 +8,17 @@ import os
 import numpy as np
 import pytest
 
-from audit.errors import InputError, WorkerLostError
-from audit.parallel import LocalPool, TaskRunner, check_jobs, open_runner, stable_digest, task_seed
-from audit.serialize import to_jsonable
-from audit.uncertainty import cluster_bootstrap, leave_one_reader_out
+from judge_transfer_audit.core.errors import InputError, WorkerLostError
+from judge_transfer_audit.core.serialize import to_jsonable
+from judge_transfer_audit.engine.parallel import (
+    LocalPool,
+    TaskRunner,
+    check_jobs,
+    open_runner,
+    stable_digest,
+    task_seed,
+)
+from judge_transfer_audit.statistics.uncertainty import cluster_bootstrap, leave_one_reader_out
 
 from .uncertainty.conftest import make_votes
 
@@ -93,7 +100,7 @@ def _call_with(callback, x, pid=None):
 
 
 def test_run_calls_returns_in_call_order_on_forked_workers_and_in_process():
-    from audit.parallel import run_calls
+    from judge_transfer_audit.engine.parallel import run_calls
 
     calls = [(_call_with, dict(callback=lambda v, k=k: v * 10 + k, x=k)) for k in range(4)]
     here = run_calls(calls, 1)
@@ -104,7 +111,7 @@ def test_run_calls_returns_in_call_order_on_forked_workers_and_in_process():
 
 
 def test_run_calls_raises_worker_lost_when_a_worker_dies():
-    from audit.parallel import run_calls
+    from judge_transfer_audit.engine.parallel import run_calls
 
     with pytest.raises(WorkerLostError):
         run_calls([(_die, dict(_=1)), (_square, dict(x=2))], 2)

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from audit.cli import main
-from audit.cli.exit_status import ExitStatus
-from audit.errors import WorkerLostError
-from audit.parallel import DaskCluster
-from audit.serialize import to_jsonable
-from audit.uncertainty import cluster_bootstrap, leave_one_reader_out
+from judge_transfer_audit.cli import main
+from judge_transfer_audit.cli.exit_status import ExitStatus
+from judge_transfer_audit.core.errors import WorkerLostError
+from judge_transfer_audit.core.serialize import to_jsonable
+from judge_transfer_audit.engine.parallel import DaskCluster
+from judge_transfer_audit.statistics.uncertainty import cluster_bootstrap, leave_one_reader_out
 from tests.support.fixture_run import DEPLOY, fixture_run_args, run_result
 
 from .uncertainty.conftest import make_votes

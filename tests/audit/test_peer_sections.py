@@ -7,10 +7,10 @@ import math
 
 import pytest
 
-from audit.checks import Status
-from audit.pipeline import run_audit
-from audit.result import result_from_json, result_to_json
-from audit.spec import AuditSpec
+from judge_transfer_audit.engine.pipeline import run_audit
+from judge_transfer_audit.model.checks import Status
+from judge_transfer_audit.model.spec import AuditSpec
+from judge_transfer_audit.results.result import result_from_json, result_to_json
 from tests.audit.synthetic import make_audit_data
 
 SPEC = AuditSpec(uncertainty=True, readers=False, surface=False, n_boot=200)
@@ -50,8 +50,8 @@ def test_no_uncertainty_gives_estimates_without_intervals():
 
 
 def test_terminal_and_report_show_the_section(result):
-    from reports.html import render_html
-    from reports.terminal import render_summary
+    from judge_transfer_audit.reports.html import render_html
+    from judge_transfer_audit.reports.terminal import render_summary
 
     assert "Judge agreement (all/all): kappa vs reader majority" in render_summary(result)
     html = render_html(result)
@@ -72,8 +72,8 @@ def triangle():
 
 
 def test_leaderboard_json_fields_and_round_trip(triangle):
-    from reports.html import render_html
-    from reports.terminal import render_summary
+    from judge_transfer_audit.reports.html import render_html
+    from judge_transfer_audit.reports.terminal import render_summary
 
     text = result_to_json(triangle)
     board = json.loads(text)["leaderboard"]["payload"]
@@ -103,8 +103,8 @@ def test_two_systems_skip_the_leaderboard():
 def test_leaderboard_bootstrap_on_the_workers_is_the_same_bits():
     """With two workers the leaderboard's bootstrap blocks run on the pool (its step, here, farms them
     out) and the whole result is the one of --jobs 1, bit for bit."""
-    from audit.task_graph import fork_available
-    from audit.timings import RunTimings
+    from judge_transfer_audit.core.timings import RunTimings
+    from judge_transfer_audit.engine.task_graph import fork_available
 
     if not fork_available():
         pytest.skip("the local pool needs fork")

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from audit.inputs import load_audit_data
-from audit.judge_side import judge_pair_outcomes
-from audit.pipeline import judge_choices
+from judge_transfer_audit.engine.pipeline import judge_choices
+from judge_transfer_audit.inputs import load_audit_data
+from judge_transfer_audit.verdict.judge_side import judge_pair_outcomes
 
 pytestmark = pytest.mark.external
 
@@ -28,7 +28,7 @@ def test_alpha_difference_with_interval(mtbench):
     matchups as oriented (model_a focal); that figure moved to -0.200 when gpt-3.5-turbo became
     focal everywhere. Within-matchup chance does not move, and is stricter: knowing which system
     of a matchup usually wins earns nothing."""
-    from audit.judge_agreement import judge_agreement
+    from judge_transfer_audit.statistics.judge.agreement import judge_agreement
 
     data, choices = mtbench
     row = judge_agreement(data.votes, choices["gpt-4o"], n_boot=2000, rng=0).row()
@@ -40,7 +40,7 @@ def test_alpha_difference_with_interval(mtbench):
 
 def test_agreement_does_not_move_with_the_orientation(mtbench):
     """Swapping focal and other in two of the five matchups changes no estimate."""
-    from audit.judge_agreement import judge_agreement
+    from judge_transfer_audit.statistics.judge.agreement import judge_agreement
 
     data, choices = mtbench
     votes, choice = data.votes, choices["gpt-4o"]
@@ -57,7 +57,7 @@ def test_agreement_does_not_move_with_the_orientation(mtbench):
 
 
 def test_configurations_ranked_and_panel(mtbench):
-    from audit.judge_configurations import rank_judge_configurations
+    from judge_transfer_audit.verdict.judge_configurations import rank_judge_configurations
 
     data, choices = mtbench
     configs = rank_judge_configurations(data.votes, choices, n_boot=0, rng=0)
@@ -67,7 +67,7 @@ def test_configurations_ranked_and_panel(mtbench):
 
 
 def test_six_system_leaderboard(mtbench):
-    from audit.leaderboard import bradley_terry_leaderboard
+    from judge_transfer_audit.statistics.leaderboard.fit import bradley_terry_leaderboard
 
     data, choices = mtbench
     board = bradley_terry_leaderboard(data.votes, choices["gpt-4o"], pairs=data.pairs, n_boot=30, rng=0)

@@ -4,10 +4,10 @@ import json
 
 import pytest
 
-from audit.checks import Status
-from audit.pipeline import choose_primary_judge, judge_criterion_for, run_audit
-from audit.result import AuditResult, result_from_json, result_to_json
-from audit.spec import AuditSpec
+from judge_transfer_audit.engine.pipeline import choose_primary_judge, judge_criterion_for, run_audit
+from judge_transfer_audit.model.checks import Status
+from judge_transfer_audit.model.spec import AuditSpec
+from judge_transfer_audit.results.result import AuditResult, result_from_json, result_to_json
 from tests.audit.synthetic import make_audit_data
 
 CORE = AuditSpec(uncertainty=False, readers=False, surface=False)
@@ -157,7 +157,7 @@ def test_primary_judge_choice():
     assert choose_primary_judge(("a", "ensemble"), None) == "ensemble"
     assert choose_primary_judge(("b", "a"), None) == "b"
     assert choose_primary_judge(("b", "a"), "a") == "a"
-    from audit.errors import InputError
+    from judge_transfer_audit.core.errors import InputError
 
     with pytest.raises(InputError, match="use one of: b, a"):
         choose_primary_judge(("b", "a"), "zzz")
@@ -174,9 +174,9 @@ def test_cell_grouped_judge_summaries_equal_the_per_group_ones():
     import numpy as np
     import pandas as pd
 
-    from audit.data import JUDGE_AGGREGATE
-    from audit.judge_side import judge_pair_outcomes, summarise_outcomes
-    from audit.pipeline import _outcome_summaries, judge_choices
+    from judge_transfer_audit.engine.pipeline import _outcome_summaries, judge_choices
+    from judge_transfer_audit.model.data import JUDGE_AGGREGATE
+    from judge_transfer_audit.verdict.judge_side import judge_pair_outcomes, summarise_outcomes
 
     data = make_audit_data(n_pairs=15, n_readers=4, matchups=("a vs b", "c vs d"))
     outcomes = judge_pair_outcomes(data, "even-split", np.random.default_rng(0))
@@ -212,7 +212,7 @@ def test_cell_grouped_judge_summaries_equal_the_per_group_ones():
 
 @pytest.fixture(scope="module")
 def deployment():
-    from audit.inputs import load_audit_data
+    from judge_transfer_audit.inputs import load_audit_data
     from tests.support.fixture_run import DEPLOY
 
     return load_audit_data(str(DEPLOY / "judge.csv"), str(DEPLOY / "humans.csv"), pairs=str(DEPLOY / "pairs.csv"))
@@ -224,8 +224,8 @@ def test_the_task_graph_on_two_workers_equals_the_run_in_order(deployment, monke
     """The judge configurations decided inside the verdict's step or beside it, on a pool of two
     workers: the same result.json as the steps run in order (the surface and dev-set sections are
     left out for time; tests/audit/cli/test_run_jobs.py runs the command)."""
-    import audit.pipeline as pipeline
-    from audit.timings import RunTimings
+    import judge_transfer_audit.engine.pipeline as pipeline
+    from judge_transfer_audit.core.timings import RunTimings
 
     spec = AuditSpec(surface=False, n_boot=200)
     one = result_to_json(run_audit(deployment, spec))

@@ -1,16 +1,16 @@
-"""audit.pipeline_steps: the primary verdict in chunks of cells (verdict_steps) gives the cells of the one-call
-verdict, in order and on a pool, bit for bit; decided_cells' counts and systems are pandas' own."""
+"""judge_transfer_audit.engine.steps: the primary verdict in chunks of cells (verdict_steps) gives the cells of the
+one-call verdict, in order and on a pool, bit for bit; decided_cells' counts and systems are pandas' own."""
 
 from __future__ import annotations
 
 import pandas as pd
 import pytest
 
-from audit import pipeline_steps
-from audit.pipeline import run_audit
-from audit.spec import AuditSpec
-from audit.task_graph import fork_available
-from audit.verdict import chunked
+from judge_transfer_audit.engine import steps as pipeline_steps
+from judge_transfer_audit.engine.pipeline import run_audit
+from judge_transfer_audit.engine.task_graph import fork_available
+from judge_transfer_audit.model.spec import AuditSpec
+from judge_transfer_audit.verdict import chunked
 from tests.audit.synthetic import make_audit_data
 
 MATCHUPS = ("a vs b", "c vs d", "e vs f", "g vs h", "i vs j")
@@ -68,7 +68,7 @@ def test_systems_read_as_loc_does():
 
 
 def test_verdict_steps_chunk_only_many_cells_without_configurations(monkeypatch):
-    from audit.step_costs import CellCosts
+    from judge_transfer_audit.engine.step_costs import CellCosts
 
     monkeypatch.setattr(chunked, "CHUNK_CELLS", 2)
     costs = CellCosts(4.0, 1.0, 1.0, decide_together=True)

@@ -1,8 +1,8 @@
 import pytest
 
-from audit.checks import Status
-from audit.errors import InputError
-from audit.policy import Policy, load_policy
+from judge_transfer_audit.core.errors import InputError
+from judge_transfer_audit.model.checks import Status
+from judge_transfer_audit.model.policy import Policy, load_policy
 
 
 def test_defaults_without_file():
@@ -12,7 +12,7 @@ def test_defaults_without_file():
     assert (t.margin, t.min_pairs, t.min_readers, t.alpha, t.n_boot, t.adjust) == (0.10, 10, 3, 0.05, 999, "holm")
     assert policy.severity == {}
     # a check without a recorded default is a programming error, not a silent FAIL
-    from audit.checks import breach_status
+    from judge_transfer_audit.model.checks import breach_status
 
     assert breach_status("transfer.decision") is Status.FAIL and breach_status("dev.spearman") is Status.WARN
     with pytest.raises(ValueError, match="no default severity"):
@@ -87,10 +87,10 @@ def test_schema_1_keys_and_checks_say_what_replaced_them(tmp_path):
 def test_known_checks_cover_every_check_the_pipeline_emits():
     from pathlib import Path
 
-    from audit.inputs import load_audit_data
-    from audit.pipeline import run_audit
-    from audit.policy import KNOWN_CHECKS
-    from audit.spec import AuditSpec
+    from judge_transfer_audit.engine.pipeline import run_audit
+    from judge_transfer_audit.inputs import load_audit_data
+    from judge_transfer_audit.model.policy import KNOWN_CHECKS
+    from judge_transfer_audit.model.spec import AuditSpec
 
     fixtures = Path(__file__).resolve().parents[2] / "fixtures"
     d, dev = fixtures / "deployment", fixtures / "dev"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from audit.progress import TqdmBar, grow, no_progress, terminal_bars
+from judge_transfer_audit.core.progress import TqdmBar, grow, no_progress, terminal_bars
 
 
 def test_a_terminal_bar_reaches_its_total_and_shows_counts_and_rate():

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from audit.inputs import load_audit_data
-from audit.provenance import build_provenance
-from audit.spec import AuditSpec
+from judge_transfer_audit.engine.provenance import build_provenance
+from judge_transfer_audit.inputs import load_audit_data
+from judge_transfer_audit.model.spec import AuditSpec
 
 DEPLOY = Path(__file__).resolve().parents[2] / "fixtures" / "deployment"
 

@@ -1,4 +1,4 @@
-"""audit/result_tables.py: the typed agreement, reader baseline and judge pairs of a result, written
+"""audit/results/tables.py: the typed agreement, reader baseline and judge pairs of a result, written
 to result.json as the frames they were before they were typed, and read back as typed tables."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.agreement import AgreementRow, BaselineRow, agreement_table, reader_baseline
-from audit.result_tables import JUDGE_PAIR_COLUMNS, AgreementRows, BaselineRows, JudgePairs
-from audit.serialize import from_jsonable, to_jsonable
+from judge_transfer_audit.core.serialize import from_jsonable, to_jsonable
+from judge_transfer_audit.results.tables import JUDGE_PAIR_COLUMNS, AgreementRows, BaselineRows, JudgePairs
+from judge_transfer_audit.statistics.agreement import AgreementRow, BaselineRow, agreement_table, reader_baseline
 
 
 def _votes(seed: int = 3) -> pd.DataFrame:

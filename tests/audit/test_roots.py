@@ -1,4 +1,4 @@
-"""audit._roots.brentq takes scipy.optimize.brentq's steps: the same root to the last bit."""
+"""judge_transfer_audit.statistics.roots.brentq takes scipy.optimize.brentq's steps: the same root to the last bit."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import scipy.optimize as so
 
-from audit._roots import brentq
+from judge_transfer_audit.statistics.roots import brentq
 
 FUNCTIONS = [
     (lambda x: x**3 - 2 * x - 5, 2.0, 3.0),

@@ -1,4 +1,4 @@
-"""audit/section_result.py: the three section variants, their JSON and how they are read back."""
+"""audit/model/section_result.py: the three section variants, their JSON and how they are read back."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from dataclasses import FrozenInstanceError
 
 import pytest
 
-from audit.checks import Status
-from audit.section_result import Computed, Failed, Section, Skipped
-from audit.serialize import from_jsonable, to_jsonable
+from judge_transfer_audit.core.serialize import from_jsonable, to_jsonable
+from judge_transfer_audit.model.checks import Status
+from judge_transfer_audit.model.section_result import Computed, Failed, Section, Skipped
 
 
 class Payload:
@@ -93,11 +93,11 @@ def test_not_computed_sections_have_no_frame_and_say_why_in_html(section):
 
 
 def test_the_result_annotations_name_each_sections_payload_type():
-    """``AuditResult.dev: Section[DevValidity]``, ...: the same types audit/section_types.py lists."""
+    """``AuditResult.dev: Section[DevValidity]``, ...: the same types audit/sections/types.py lists."""
     import typing
 
-    from audit.result import AuditResult
-    from audit.section_types import SECTION_TYPES
+    from judge_transfer_audit.results.result import AuditResult
+    from judge_transfer_audit.sections.types import SECTION_TYPES
 
     hints = typing.get_type_hints(AuditResult, localns=AuditResult.__annotation_namespace__())
     assert set(AuditResult.section_names()) == set(SECTION_TYPES)

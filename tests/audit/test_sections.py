@@ -4,11 +4,11 @@ from pathlib import Path
 
 import pytest
 
-from audit.checks import Status
-from audit.inputs import load_audit_data
-from audit.pipeline import run_audit
-from audit.result import result_from_json, result_to_json
-from audit.spec import AuditSpec
+from judge_transfer_audit.engine.pipeline import run_audit
+from judge_transfer_audit.inputs import load_audit_data
+from judge_transfer_audit.model.checks import Status
+from judge_transfer_audit.model.spec import AuditSpec
+from judge_transfer_audit.results.result import result_from_json, result_to_json
 
 ROOT = Path(__file__).resolve().parents[2]
 D, DEV = ROOT / "fixtures" / "deployment", ROOT / "fixtures" / "dev"

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.serialize import from_jsonable, to_jsonable
+from judge_transfer_audit.core.serialize import from_jsonable, to_jsonable
 
 
 class Colour(enum.Enum):
@@ -61,7 +61,7 @@ def test_frame_columns_read_at_once_or_value_by_value_alike():
     """int64 / bool columns whose values are all ints / bools are read in one numpy call; a column
     that is not (a bool column holding None) keeps the value-by-value
     reading it always had (pandas' cast of the object values)."""
-    from audit.serialize import _frame_in
+    from judge_transfer_audit.core.serialize import _frame_in
 
     whole = _frame_in({"columns": ["i", "b"], "dtypes": ["int64", "bool"], "data": [[1, True], [-2, False]]})
     assert list(whole.dtypes) == [np.dtype("int64"), np.dtype("bool")]
@@ -75,7 +75,7 @@ def test_frame_columns_read_at_once_or_value_by_value_alike():
 def test_text_columns_read_at_once_as_inferred_value_by_value():
     """A ``str`` column holding only text (and None) is read in one call, as inferring its values gives;
     any other content (all missing, empty, a number among the text) keeps the value-by-value inference."""
-    from audit.serialize import _frame_in
+    from judge_transfer_audit.core.serialize import _frame_in
 
     cases = [["a", None, "NaN"], ["x", "y"], [None, None], ["a", 1], [1.5, "b"]]
     for values in cases:

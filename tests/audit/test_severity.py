@@ -1,4 +1,4 @@
-"""What a breach means is decided in one place: audit.checks.apply_severity.
+"""What a breach means is decided in one place: judge_transfer_audit.model.checks.apply_severity.
 
 A policy's ``[severity]`` entry for one check changes the JSON, the terminal summary, JUnit and
 the gate together, because they all read the statuses apply_severity leaves; and no other
@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from audit.checks import DEFAULT_SEVERITY, Check, Status, apply_severity
-from audit.cli import main
-from audit.cli.exit_status import ExitStatus
+from judge_transfer_audit.cli import main
+from judge_transfer_audit.cli.exit_status import ExitStatus
+from judge_transfer_audit.model.checks import DEFAULT_SEVERITY, Check, Status, apply_severity
 
 ROOT = Path(__file__).resolve().parents[2]
 CHECK = "agreement.human_alpha"  # WARN by default; the study below breaches it (readers vote at random)
@@ -110,7 +110,7 @@ def test_every_default_is_a_status_a_breach_or_an_error():
 
 
 #: the one module that reads a severity table (Policy.severity or a mapping like it)
-OWNER = "audit/checks.py"
+OWNER = "audit/model/checks.py"
 
 
 def _reads_severity(tree: ast.AST) -> list[int]:
@@ -143,7 +143,7 @@ def test_no_module_but_the_owner_reads_a_severity_table():
             if rel == OWNER:
                 continue
             found += [f"{rel}:{n}" for n in _reads_severity(ast.parse(path.read_text(encoding="utf-8")))]
-    assert found == [], "decide severity through audit.checks.apply_severity: " + ", ".join(found)
+    assert found == [], "decide severity through judge_transfer_audit.model.checks.apply_severity: " + ", ".join(found)
 
 
 @pytest.mark.parametrize(

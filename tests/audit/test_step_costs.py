@@ -1,4 +1,4 @@
-"""The steps' estimated costs: what ranks them on a pool (audit.step_costs)."""
+"""The steps' estimated costs: what ranks them on a pool (judge_transfer_audit.engine.step_costs)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from audit.step_costs import COSTS, RunShape, estimate
+from judge_transfer_audit.engine.step_costs import COSTS, RunShape, estimate
 from tests.audit.synthetic import make_audit_data
 
 #: arena-100k (5k pairs of 20 votes) and the Chatbot-Arena shape (100k pairs of one vote): the same
@@ -32,7 +32,7 @@ def test_the_pairs_count_where_the_bootstraps_resample_pairs():
 
 
 def test_the_run_shape_counts_the_pairs_times_the_criteria():
-    from audit.pipeline import _run_shape
+    from judge_transfer_audit.engine.pipeline import _run_shape
 
     data = make_audit_data(n_pairs=7, matchups=("a vs b", "c vs d"))
     shape = _run_shape(data, parts=[object()] * 6, configurations={})
@@ -44,15 +44,16 @@ class _Graph(Exception):
 
 
 def _fixture_order(monkeypatch, without_pairs: bool) -> list[str]:
-    """The README fixture's queued steps of a two-worker run, by rank (audit.task_graph.ranks), highest first."""
-    import audit
-    from audit import pipeline
-    from audit.task_graph import ranks
+    """The README fixture's queued steps of a two-worker run, by rank (judge_transfer_audit.engine.task_graph.ranks),
+    highest first."""
+    import judge_transfer_audit as audit
+    from judge_transfer_audit.engine import pipeline
+    from judge_transfer_audit.engine.task_graph import ranks
 
     costs = {
         step: {t: c for t, c in terms.items() if not (without_pairs and t == "pairs")} for step, terms in COSTS.items()
     }
-    monkeypatch.setattr("audit.step_costs.COSTS", costs)
+    monkeypatch.setattr("judge_transfer_audit.engine.step_costs.COSTS", costs)
     monkeypatch.setattr(pipeline, "_section_jobs", lambda spec: 2)
     monkeypatch.setattr(pipeline, "fork_available", lambda: True)
 

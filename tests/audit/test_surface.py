@@ -1,4 +1,4 @@
-"""audit.surface: associations against independent computations, planted effects, checks."""
+"""judge_transfer_audit.statistics.surface: associations against independent computations, planted effects, checks."""
 
 import json
 
@@ -8,11 +8,11 @@ import pytest
 import statsmodels.api as sm
 from scipy import stats
 
-from audit.checks import Status
-from audit.errors import InputError
-from audit.serialize import from_jsonable, to_jsonable
-from audit.surface import POOLED, SurfaceResult, surface_associations, surface_checks
-from audit.uncertainty.bootstrap import multinomial_weights
+from judge_transfer_audit.core.errors import InputError
+from judge_transfer_audit.core.serialize import from_jsonable, to_jsonable
+from judge_transfer_audit.model.checks import Status
+from judge_transfer_audit.statistics.surface import POOLED, SurfaceResult, surface_associations, surface_checks
+from judge_transfer_audit.statistics.uncertainty.bootstrap import multinomial_weights
 
 
 def make_data(
@@ -112,7 +112,7 @@ def test_aggregate_criterion_is_mean_of_criteria(judge_only):
 
 
 def test_human_side_matches_direct_glmm_and_vote_share(judge_only):
-    from audit.glmm import fit_crossed_glmm
+    from judge_transfer_audit.statistics.glmm import fit_crossed_glmm
 
     (feats, scores, pairs, votes), result = judge_only
     dF, _ = _diffs(feats, scores, pairs, "style", "depth")
@@ -242,7 +242,7 @@ def test_severity_and_threshold_options(judge_only):
 
 
 def test_feature_table_input_and_bad_options():
-    from detectors import compute_features
+    from judge_transfer_audit.detectors import compute_features
 
     feats, scores, pairs, _ = make_data(n_pairs=6)
     texts = pd.DataFrame(
@@ -282,7 +282,7 @@ def test_result_round_trips_through_json(judge_only):
 
 
 def test_result_with_detector_records_round_trips():
-    from detectors import compute_features
+    from judge_transfer_audit.detectors import compute_features
 
     feats, scores, pairs, _ = make_data(n_pairs=5)
     texts = pd.DataFrame(
@@ -299,17 +299,17 @@ def test_result_with_detector_records_round_trips():
 
 
 def test_a_failed_glmm_fit_is_recorded_not_raised(monkeypatch):
-    import audit.glmm
-    import audit.glmm.batch
-    from audit.errors import ConvergenceError
+    import judge_transfer_audit.statistics.glmm
+    import judge_transfer_audit.statistics.glmm.batch
+    from judge_transfer_audit.core.errors import ConvergenceError
 
     def broken(*args, **kwargs):
         raise ConvergenceError("no optimum")
 
-    monkeypatch.setattr(audit.glmm, "fit_crossed_glmm", broken)
-    # the features' fits run together (audit.glmm.batch.fit_many); when that raises, each is
+    monkeypatch.setattr(judge_transfer_audit.statistics.glmm, "fit_crossed_glmm", broken)
+    # the features' fits run together (judge_transfer_audit.statistics.glmm.batch.fit_many); when that raises, each is
     # fitted on its own, so that each failure is recorded on its own row
-    monkeypatch.setattr(audit.glmm.batch, "fit_many", broken)
+    monkeypatch.setattr(judge_transfer_audit.statistics.glmm.batch, "fit_many", broken)
     feats, scores, pairs, votes = make_data(n_pairs=6)
     result = surface_associations(feats, scores, pairs, votes, n_boot=20, rng=0)
     assert result.humans["note"].str.contains("GLMM failed: no optimum").all()
@@ -319,12 +319,12 @@ def test_a_failed_glmm_fit_is_recorded_not_raised(monkeypatch):
 
 
 def test_the_scope_replicate_moments_equal_the_direct_computation_bit_for_bit():
-    from audit.surface.associations import _boot_summary, _cluster_weights
+    from judge_transfer_audit.statistics.surface.associations import _boot_summary, _cluster_weights
 
     rng = np.random.default_rng(12)
     pairs = pd.DataFrame({"pair_id": [f"p{i}" for i in range(40)], "group_id": ""})
     W = _cluster_weights(pairs, "pair", 300, rng)
-    from audit.surface.associations import _Replicates
+    from judge_transfer_audit.statistics.surface.associations import _Replicates
 
     reps = _Replicates(W)
     xs = [rng.normal(size=40) for _ in range(3)]
@@ -342,7 +342,7 @@ def test_the_prepared_intervals_equal_one_quantile_at_a_time_bit_for_bit():
     """The scope's intervals computed together (np.quantile of the replicate vectors of one length
     stacked) give _boot_summary's one-at-a-time numbers exactly, with NaN pairs, a constant
     variable (no valid replicate) and too few pairs."""
-    from audit.surface.associations import _boot_summary, _cluster_weights, _Replicates
+    from judge_transfer_audit.statistics.surface.associations import _boot_summary, _cluster_weights, _Replicates
 
     rng = np.random.default_rng(13)
     pairs = pd.DataFrame({"pair_id": [f"p{i}" for i in range(30)], "group_id": ""})

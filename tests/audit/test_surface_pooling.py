@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 import statsmodels.api as sm
 
-from audit.surface import POOLED, surface_associations
+from judge_transfer_audit.statistics.surface import POOLED, surface_associations
 from tests.audit.test_surface import make_data
 
 

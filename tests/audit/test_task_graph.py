@@ -8,10 +8,11 @@ import time
 import numpy as np
 import pytest
 
-from audit.errors import WorkerLostError
-from audit.parallel import open_runner, task_seed
-from audit.task_graph import Step, check_steps, ranks, run_steps
-from audit.timings import RunTimings
+from judge_transfer_audit.core.errors import WorkerLostError
+from judge_transfer_audit.core.tasks import task_seed
+from judge_transfer_audit.core.timings import RunTimings
+from judge_transfer_audit.engine.parallel import open_runner
+from judge_transfer_audit.engine.task_graph import Step, check_steps, ranks, run_steps
 
 
 def _draw(key, n=3):
@@ -196,7 +197,8 @@ def test_a_step_here_that_raises_stops_the_run():
 
 
 def test_open_runner_outside_a_step_owns_its_pool():
-    from audit.parallel import LocalPool, TaskRunner
+    from judge_transfer_audit.core.tasks import TaskRunner
+    from judge_transfer_audit.engine.parallel import LocalPool
 
     assert type(open_runner(1)) is TaskRunner
     with open_runner(2) as runner:

@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from audit.errors import InputError
-from audit.tie_rules import TIE_RULES, credit_ties
+from judge_transfer_audit.core.errors import InputError
+from judge_transfer_audit.model.tie_rules import TIE_RULES, credit_ties
 
 OUTCOMES = np.array(["win", "tie", "loss", "tie", "invalid", "win"], dtype=object)
 
@@ -37,7 +37,7 @@ def test_unknown_rule_lists_known_ones():
 
 
 # ----------------------------------------------------------------- rules as objects
-from audit.tie_rules import TieRule, tie_rule  # noqa: E402
+from judge_transfer_audit.model.tie_rules import TieRule, tie_rule  # noqa: E402
 
 
 def test_each_rule_says_what_it_counts():
@@ -78,7 +78,7 @@ def new_rules(monkeypatch):
 def test_judge_side_honours_a_new_rule(new_rules):
     import pandas as pd
 
-    from audit.judge_side import summarise_outcomes
+    from judge_transfer_audit.verdict.judge_side import summarise_outcomes
 
     outcomes = pd.DataFrame({"outcome": ["win"] * 6 + ["loss"] * 2 + ["tie"] * 2 + ["invalid"]})
     for name, rate, n in (("quarter", (6 + 0.5) / 10, 10), ("abstain", 6 / 8, 8)):
@@ -91,7 +91,7 @@ def test_judge_side_honours_a_new_rule(new_rules):
 
 
 def test_cell_comparison_credits_human_ties_by_a_new_rule(new_rules):
-    from audit.verdict.tables import human_credits
+    from judge_transfer_audit.verdict.tables import human_credits
 
     y = np.array([1.0, np.nan, 0.0, np.nan])
     np.testing.assert_array_equal(human_credits(y, "quarter", np.random.default_rng(0)), [1, 0.25, 0, 0.25])
@@ -101,7 +101,7 @@ def test_cell_comparison_credits_human_ties_by_a_new_rule(new_rules):
 def test_readers_accept_the_credits_of_a_new_rule_and_only_those(new_rules):
     import pandas as pd
 
-    from audit.readers._common import check_judge_credits
+    from judge_transfer_audit.statistics.readers._common import check_judge_credits
 
     credits = pd.DataFrame(
         {
@@ -120,9 +120,9 @@ def test_readers_accept_the_credits_of_a_new_rule_and_only_those(new_rules):
 
 
 def test_a_run_under_a_new_rule_uses_it_in_transfer_and_readers(new_rules):
-    from audit.checks import Status
-    from audit.pipeline import run_audit
-    from audit.spec import AuditSpec
+    from judge_transfer_audit.engine.pipeline import run_audit
+    from judge_transfer_audit.model.checks import Status
+    from judge_transfer_audit.model.spec import AuditSpec
     from tests.audit.synthetic import make_audit_data
 
     data = make_audit_data(n_pairs=16, n_readers=4, seed=5, ties_every=3)
@@ -142,7 +142,7 @@ def test_agreement_sees_the_judges_choice_not_its_credit():
     # a strict rule credits a tie 0, but the judge did not prefer the other system
     import pandas as pd
 
-    from audit.pipeline import judge_choices
+    from judge_transfer_audit.engine.pipeline import judge_choices
 
     outcomes = pd.DataFrame(
         {

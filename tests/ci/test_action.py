@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from audit.cli import main
+from judge_transfer_audit.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "fixtures" / "deployment"
@@ -41,7 +41,7 @@ def run_action(action, given: dict, tmp_path: Path) -> tuple[list[int], dict]:
     inputs.update(given)
     shim = tmp_path / "bin"
     shim.mkdir()
-    (shim / "audit").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m audit "$@"\n')
+    (shim / "audit").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m judge_transfer_audit "$@"\n')
     (shim / "audit").chmod(0o755)
     outputs: dict = {}
     statuses = []

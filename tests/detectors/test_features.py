@@ -6,12 +6,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.checks import Status
-from audit.errors import InputError
-from audit.serialize import from_jsonable, to_jsonable
-from detectors import DETECTORS, FeatureTable, PerplexityConfig, compute_features
-from detectors.lexical import LexicalDetector
-from detectors.sentences import sentence_lengths
+from judge_transfer_audit.core.errors import InputError
+from judge_transfer_audit.core.serialize import from_jsonable, to_jsonable
+from judge_transfer_audit.detectors import DETECTORS, FeatureTable, PerplexityConfig, compute_features
+from judge_transfer_audit.detectors.lexical import LexicalDetector
+from judge_transfer_audit.detectors.sentences import sentence_lengths
+from judge_transfer_audit.model.checks import Status
 
 
 def _stories():
@@ -27,7 +27,7 @@ def _stories():
             ],
             "ppl_70b": [9.5, 16.3, 9.5, 5.1],
             "note": ["x", "y", "z", "w"],
-            "line": [2, 3, 4, 5],  # added by audit.data's loader: bookkeeping, not a feature
+            "line": [2, 3, 4, 5],  # added by judge_transfer_audit.model.data's loader: bookkeeping, not a feature
         }
     )
 
@@ -146,7 +146,7 @@ def test_feature_table_round_trips_through_json():
 
 
 def test_parallel_jobs_give_identical_values(monkeypatch):
-    import detectors.features as features_module
+    import judge_transfer_audit.detectors.features as features_module
 
     monkeypatch.setattr(features_module, "MIN_TEXTS_PER_JOB", 2)
     stories = pd.DataFrame(

@@ -2,7 +2,7 @@
 
 import pytest
 
-from detectors.length import LengthDetector
+from judge_transfer_audit.detectors.length import LengthDetector
 
 
 @pytest.mark.parametrize(

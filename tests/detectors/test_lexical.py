@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lexicalrichness import LexicalRichness
 
-from detectors.lexical import LexicalDetector, lexical_tokens
+from judge_transfer_audit.detectors.lexical import LexicalDetector, lexical_tokens
 
 VOCAB = (
     "the a cat dog ran quickly over moon she he said whispered light dark river stone "

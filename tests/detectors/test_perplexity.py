@@ -11,9 +11,9 @@ import sys
 import pandas as pd
 import pytest
 
-from audit.checks import Status
-from detectors import PerplexityConfig, compute_features
-from detectors.perplexity import TransformersPerplexity
+from judge_transfer_audit.detectors import PerplexityConfig, compute_features
+from judge_transfer_audit.detectors.perplexity import TransformersPerplexity
+from judge_transfer_audit.model.checks import Status
 
 TEXTS = ["The cat sat on the mat. It was happy.", "Short!", "x" * 150 + " and then some words at the end."]
 
@@ -118,7 +118,7 @@ def test_missing_torch_is_skipped_with_install_hint(monkeypatch):
 def test_stride_must_leave_context():
     det = TransformersPerplexity(PerplexityConfig(model="m", max_length=8, stride=8))
     det._loaded = (None, None, None, "cpu")
-    from audit.errors import InputError
+    from judge_transfer_audit.core.errors import InputError
 
     with pytest.raises(InputError):
         det.windows(20)
@@ -176,7 +176,7 @@ def test_dtype_device_and_throughput_are_recorded(tiny_lm):
 @pytest.mark.lm
 def test_window_longer_than_the_context_is_an_input_error(tiny_lm):
     """Positions past n_positions would index outside the embeddings (a torch IndexError)."""
-    from audit.errors import InputError
+    from judge_transfer_audit.core.errors import InputError
 
     with pytest.raises(InputError, match="context of 64 tokens"):
         _features(tiny_lm, max_length=65)
@@ -188,7 +188,7 @@ def test_unusable_device_is_an_input_error(tiny_lm):
     """torch would raise an AssertionError ("not compiled with CUDA") deep inside the run."""
     import torch
 
-    from audit.errors import InputError
+    from judge_transfer_audit.core.errors import InputError
 
     with pytest.raises(InputError, match="not a torch device"):
         _features(tiny_lm, device="gpu0")

@@ -9,8 +9,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pandas as pd
 import pytest
 
-from audit.checks import Status
-from detectors import PerplexityConfig, compute_features
+from judge_transfer_audit.detectors import PerplexityConfig, compute_features
+from judge_transfer_audit.model.checks import Status
 
 
 def fake_logprobs(prompt):
@@ -169,7 +169,7 @@ def test_server_malformed_answers_are_errors_not_crashes(body):
 
 
 def test_server_key_only_when_named_and_never_in_messages(server, monkeypatch):
-    from audit.errors import InputError
+    from judge_transfer_audit.core.errors import InputError
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-must-not-leak")
     _run(server)
@@ -196,7 +196,7 @@ def test_server_key_only_when_named_and_never_in_messages(server, monkeypatch):
 @pytest.mark.parametrize("suffix", ["", "/v1", "/v1/"])
 def test_perplexity_url_with_a_query_string_keeps_it_after_the_path(suffix):
     """Regression (hardening): '?key=x' was followed by '/v1/completions' (a wrong URL)."""
-    from detectors.perplexity.server import server_base_url
+    from judge_transfer_audit.detectors.perplexity.server import server_base_url
     from tests.support.openai_server import ScriptedServer
 
     with ScriptedServer() as srv:

@@ -6,7 +6,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from detectors.sentences import SentenceDetector, length_moments, sentence_lengths, spacy_sentence_lengths
+from judge_transfer_audit.detectors.sentences import (
+    SentenceDetector,
+    length_moments,
+    sentence_lengths,
+    spacy_sentence_lengths,
+)
 from tests.support.sentence_pieces import PIECES
 
 # Hand-counted: words are whitespace-separated chunks with a letter or digit in them.
@@ -85,7 +90,7 @@ def test_computing_does_not_import_spacy():
     import sys
 
     code = (
-        "import sys; from detectors.sentences import SentenceDetector; "
+        "import sys; from judge_transfer_audit.detectors.sentences import SentenceDetector; "
         "SentenceDetector().compute(['One. Two!']); SentenceDetector().cache_key(); print('spacy' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -124,7 +129,7 @@ def test_same_sentences_as_spacy_on_the_fixture_stories(spacy_sentencizer):
 
 def test_abbreviations_are_kept_whole_by_spacy_too(spacy_sentencizer):
     """Each listed abbreviation is one token for spaCy's English tokenizer (so its period ends nothing)."""
-    from detectors.sentences import ABBREVIATIONS
+    from judge_transfer_audit.detectors.sentences import ABBREVIATIONS
 
     for abbr in sorted(ABBREVIATIONS):
         assert [t.text for t in spacy_sentencizer(f"x {abbr} Next")] == ["x", abbr, "Next"], abbr
@@ -135,8 +140,8 @@ def test_the_spacy_engine_is_a_detector_with_the_same_features_and_its_own_cache
     pytest.importorskip("spacy")
     from pathlib import Path
 
-    from detectors.base import DETECTORS
-    from detectors.sentences import SentenceDetector
+    from judge_transfer_audit.detectors.base import DETECTORS
+    from judge_transfer_audit.detectors.sentences import SentenceDetector
 
     stories = pd.read_csv(Path(__file__).resolve().parents[2] / "fixtures" / "deployment" / "stories.csv")
     texts = stories["text"].astype(str).tolist()[:60] + ["", "No terminal here", "p/q. Then more."]
@@ -156,7 +161,7 @@ def test_sentence_breaks_shortcuts_equal_peeling_every_chunk():
     (abbreviations, single letters, capitals, digits, non-ASCII letters, quotes)."""
     from pathlib import Path
 
-    from detectors.sentences import _sentence_breaks_by_chunk, sentence_breaks
+    from judge_transfer_audit.detectors.sentences import _sentence_breaks_by_chunk, sentence_breaks
 
     stories = Path(__file__).resolve().parents[2] / "fixtures" / "deployment" / "stories.csv"
     texts = pd.read_csv(stories)["text"].astype(str).tolist()

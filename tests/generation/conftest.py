@@ -20,9 +20,9 @@ def server():
 
 @pytest.fixture(autouse=True)
 def _quiet_provider_logs():
-    logging.getLogger("generation.providers.openai").setLevel(logging.ERROR)
+    logging.getLogger("judge_transfer_audit.generation.providers.openai").setLevel(logging.ERROR)
     yield
-    logging.getLogger("generation.providers.openai").setLevel(logging.NOTSET)
+    logging.getLogger("judge_transfer_audit.generation.providers.openai").setLevel(logging.NOTSET)
 
 
 def protocol_toml(

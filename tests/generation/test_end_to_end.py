@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from audit.cli import main
-from audit.inputs import load_audit_data
+from judge_transfer_audit.cli import main
+from judge_transfer_audit.inputs import load_audit_data
 from tests.generation.conftest import FAST, protocol_toml
 from tests.support.openai_server import Reply, story
 

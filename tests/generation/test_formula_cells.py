@@ -2,7 +2,7 @@
 
 stories.csv, pairs.csv, scores and humans.csv written by generate / score / labelstudio are
 read again by score, labelstudio and `audit run`: the neutralising rule is reversible
-(audit/output_files.py) and every CSV reader of the project undoes it.
+(audit/core/output_files.py) and every CSV reader of the project undoes it.
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from audit.inputs.formats import read_frame as read_table
-from audit.inputs.formats import read_table as audit_read_table
-from audit.inputs.problems import ProblemLog
-from audit.output_files import neutralise_cell, restore_cell
-from generation.tables import write_csv
+from judge_transfer_audit.core.output_files import neutralise_cell, restore_cell
+from judge_transfer_audit.generation.tables import write_csv
+from judge_transfer_audit.inputs.formats import read_frame as read_table
+from judge_transfer_audit.inputs.formats import read_table as audit_read_table
+from judge_transfer_audit.inputs.problems import ProblemLog
 
 HOSTILE = [
     '=HYPERLINK("http://x","click")',

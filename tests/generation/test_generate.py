@@ -8,11 +8,11 @@ import re
 import pandas as pd
 import pytest
 
-from audit.cli import main
-from audit.errors import InputError, ProviderError
-from generation.generate import choose_attempt, count_words, generate_stories, strip_reasoning
-from generation.protocol import load_protocol
-from generation.providers import OpenAICompatProvider
+from judge_transfer_audit.cli import main
+from judge_transfer_audit.core.errors import InputError, ProviderError
+from judge_transfer_audit.generation.generate import choose_attempt, count_words, generate_stories, strip_reasoning
+from judge_transfer_audit.generation.protocol import load_protocol
+from judge_transfer_audit.generation.providers import OpenAICompatProvider
 from tests.generation.conftest import FAST, protocol_toml
 from tests.support.openai_server import Hang, Reply, Status, story
 

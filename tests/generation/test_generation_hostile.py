@@ -13,8 +13,8 @@ import sys
 import pandas as pd
 import pytest
 
-from audit.cli import main
-from generation.score import load_rubric, parse_scores
+from judge_transfer_audit.cli import main
+from judge_transfer_audit.generation.score import load_rubric, parse_scores
 from tests.generation.conftest import FAST, protocol_toml
 from tests.support.openai_server import Message, Reply, story
 

@@ -13,10 +13,10 @@ import time
 
 import pytest
 
-from audit.cli import main
-from audit.errors import InputError, MissingDependencyError, ProviderError
-from generation.providers import ChatMessage, OpenAICompatProvider
-from generation.providers.http_client import join_url, public_url, replace_lone_surrogates
+from judge_transfer_audit.cli import main
+from judge_transfer_audit.core.errors import InputError, MissingDependencyError, ProviderError
+from judge_transfer_audit.generation.providers import ChatMessage, OpenAICompatProvider
+from judge_transfer_audit.generation.providers.http_client import join_url, public_url, replace_lone_surrogates
 from tests.generation.conftest import FAST
 from tests.support.openai_server import Message, Oversized, Redirect, Reply, ScriptedServer, Trickle, story
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from audit.cli import main
-from audit.errors import InputError
-from generation.labelstudio import import_export, labelling_config
+from judge_transfer_audit.cli import main
+from judge_transfer_audit.core.errors import InputError
+from judge_transfer_audit.generation.labelstudio import import_export, labelling_config
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "labelstudio"
 CRITERIA = ["authenticity", "empathy", "engagement", "emotion_provocation", "narrative_complexity"]

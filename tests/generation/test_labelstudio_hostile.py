@@ -13,8 +13,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from audit.cli import main
-from generation.labelstudio import import_export
+from judge_transfer_audit.cli import main
+from judge_transfer_audit.generation.labelstudio import import_export
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "labelstudio"
 PAIRS = FIXTURE / "out" / "pairs.csv"

@@ -1,6 +1,6 @@
 """push/pull logic without a server: per-reader plans, the manifest, updates, refusals.
 
-An in-memory stand-in answers the few calls :class:`generation.labelstudio.server.Server`
+An in-memory stand-in answers the few calls :class:`judge_transfer_audit.generation.labelstudio.server.Server`
 makes (the real server is exercised by test_labelstudio_server.py, marker ``server``).
 """
 
@@ -14,9 +14,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from audit.cli import main
-from audit.errors import InputError
-from generation.labelstudio.server import StudyManifest, pull_study, push_study, reader_plan
+from judge_transfer_audit.cli import main
+from judge_transfer_audit.core.errors import InputError
+from judge_transfer_audit.generation.labelstudio.server import StudyManifest, pull_study, push_study, reader_plan
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "labelstudio"
 

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.cli import main
+from judge_transfer_audit.cli import main
 from tests.generation.conftest import FAST
 from tests.support.openai_server import Reply, ScriptedServer
 

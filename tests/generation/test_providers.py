@@ -7,9 +7,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from audit.errors import InputError, ProviderError
-from generation.providers import ChatMessage, OpenAICompatProvider, build_provider
-from generation.providers.openai_compat import _retry_after
+from judge_transfer_audit.core.errors import InputError, ProviderError
+from judge_transfer_audit.generation.providers import ChatMessage, OpenAICompatProvider, build_provider
+from judge_transfer_audit.generation.providers.openai_compat import _retry_after
 from tests.generation.conftest import FAST
 from tests.support.openai_server import Hang, RawBody, Reply, ScriptedServer, Slow, Status, story
 
@@ -144,6 +144,6 @@ def test_registry_and_options(server):
 
 
 def test_story_helper_counts():
-    from generation.generate import count_words
+    from judge_transfer_audit.generation.generate import count_words
 
     assert count_words(story(437)) == 437

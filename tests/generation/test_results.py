@@ -1,4 +1,4 @@
-"""Result objects round-trip through audit.serialize; the journal survives kills, not edits."""
+"""Result objects round-trip through judge_transfer_audit.core.serialize; the journal survives kills, not edits."""
 
 from __future__ import annotations
 
@@ -7,13 +7,13 @@ import json
 import pandas as pd
 import pytest
 
-from audit.errors import InputError, ProviderError
-from audit.serialize import from_jsonable, to_jsonable
-from generation.generate import GenerationResult
-from generation.journal import Journal, read_journal
-from generation.labelstudio import HumansImport, TaskExport
-from generation.providers import OpenAICompatProvider
-from generation.score import ScoreResult, load_rubric, score_stories
+from judge_transfer_audit.core.errors import InputError, ProviderError
+from judge_transfer_audit.core.serialize import from_jsonable, to_jsonable
+from judge_transfer_audit.generation.generate import GenerationResult
+from judge_transfer_audit.generation.journal import Journal, read_journal
+from judge_transfer_audit.generation.labelstudio import HumansImport, TaskExport
+from judge_transfer_audit.generation.providers import OpenAICompatProvider
+from judge_transfer_audit.generation.score import ScoreResult, load_rubric, score_stories
 from tests.generation.conftest import FAST
 from tests.support.openai_server import Reply, Status
 

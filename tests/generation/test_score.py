@@ -8,10 +8,10 @@ import math
 import pandas as pd
 import pytest
 
-from audit.cli import main
-from audit.errors import InputError
-from generation.providers import OpenAICompatProvider
-from generation.score import load_rubric, parse_scores, score_stories
+from judge_transfer_audit.cli import main
+from judge_transfer_audit.core.errors import InputError
+from judge_transfer_audit.generation.providers import OpenAICompatProvider
+from judge_transfer_audit.generation.score import load_rubric, parse_scores, score_stories
 from tests.generation.conftest import FAST
 from tests.support.openai_server import Reply
 

@@ -6,9 +6,9 @@ import logging
 
 import pytest
 
-from audit.cli import main
-from generation.protocol import load_protocol
-from generation.providers import OpenAICompatProvider
+from judge_transfer_audit.cli import main
+from judge_transfer_audit.generation.protocol import load_protocol
+from judge_transfer_audit.generation.providers import OpenAICompatProvider
 from tests.generation.conftest import FAST, protocol_toml
 from tests.support.openai_server import Reply, Status
 
@@ -18,7 +18,7 @@ SECRET = "sk-test-7f3a9c1e5b2d4068-DO-NOT-LEAK"
 def test_key_never_leaks(server, tmp_path, premises, monkeypatch, caplog, capsys):
     monkeypatch.setenv("JA_TEST_KEY", SECRET)
     caplog.set_level(logging.DEBUG)
-    logging.getLogger("generation.providers.openai").setLevel(logging.DEBUG)
+    logging.getLogger("judge_transfer_audit.generation.providers.openai").setLevel(logging.DEBUG)
     (tmp_path / "p.toml").write_text(protocol_toml(server.url, api_key_env="JA_TEST_KEY"))
     premises.to_csv(tmp_path / "premises.csv", index=False)
     # the server misbehaves first: a 429 whose body echoes the key, then a refusal echoing it
@@ -121,7 +121,7 @@ def test_custom_key_header(server, monkeypatch):
 
 def test_credentials_in_base_url_are_refused_without_echoing_them(server):
     """user:password@ in base_url cannot be sent by urllib: an input error that masks the password."""
-    from audit.errors import InputError
+    from judge_transfer_audit.core.errors import InputError
 
     host = server.url.split("//", 1)[1]
     with pytest.raises(InputError) as info:

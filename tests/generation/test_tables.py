@@ -5,10 +5,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from audit.cli import main
-from audit.cli.exit_status import ExitStatus
-from audit.errors import InputError
-from generation.tables import prepare_output, write_csv
+from judge_transfer_audit.cli import main
+from judge_transfer_audit.cli.exit_status import ExitStatus
+from judge_transfer_audit.core.errors import InputError
+from judge_transfer_audit.generation.tables import prepare_output, write_csv
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "labelstudio"
 

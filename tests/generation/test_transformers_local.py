@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from audit.errors import MissingDependencyError, ProviderError
-from generation.providers import ChatMessage, build_provider
+from judge_transfer_audit.core.errors import MissingDependencyError, ProviderError
+from judge_transfer_audit.generation.providers import ChatMessage, build_provider
 
 SENTENCES = [
     "the keeper found a letter by the light",
@@ -77,7 +77,7 @@ def test_missing_model_is_provider_error(tmp_path):
 
 
 def test_missing_dependency(monkeypatch):
-    import generation.providers.transformers_local as module
+    import judge_transfer_audit.generation.providers.transformers_local as module
 
     def refuse(name, purpose=None):
         raise MissingDependencyError(
@@ -91,7 +91,7 @@ def test_missing_dependency(monkeypatch):
 
 @pytest.mark.lm
 def test_unknown_dtype_is_input_error(tmp_path):
-    from audit.errors import InputError
+    from judge_transfer_audit.core.errors import InputError
 
     with pytest.raises(InputError, match="dtype"):
         build_provider({"provider": "transformers", "model": str(tmp_path), "dtype": "float8"})
@@ -101,7 +101,7 @@ def test_unknown_dtype_is_input_error(tmp_path):
 def test_unusable_device_is_input_error(tmp_path):
     import torch
 
-    from audit.errors import InputError
+    from judge_transfer_audit.core.errors import InputError
 
     with pytest.raises(InputError, match="not a torch device"):
         build_provider({"provider": "transformers", "model": str(tmp_path), "device": "gpu0"})

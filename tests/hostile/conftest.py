@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from audit.cli import main
+from judge_transfer_audit.cli import main
 from tests.hostile.study import digest, write_study
 
 #: Options that skip the slow optional sections (the hostile cases are about inputs and outputs).

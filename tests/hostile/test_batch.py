@@ -1,4 +1,5 @@
-"""A batch of hostile cases through ``audit.cli.main``: never exit 70, never a traceback, no input changed.
+"""A batch of hostile cases through ``judge_transfer_audit.cli.main``: never exit 70, never a traceback, no input
+changed.
 
 Each case builds its files in a fresh folder and names the exit statuses it may end with;
 :func:`tests.hostile.conftest.run_cli` asserts the rest (not 70, no traceback, the input

@@ -1,7 +1,7 @@
 """A closed standard output or error never changes a command's exit status.
 
 `audit run <bad inputs> 2>&1 | head -c100` used to exit 1 (the gate's FAIL) instead of 2 when the
-reader closed the pipe. Each case runs the real program (``python -m audit``) in a subprocess with
+reader closed the pipe. Each case runs the real program (``python -m judge_transfer_audit``) in a subprocess with
 real pipes closed early: before the program writes anything (the read end closed at once), and
 through ``| head -c100`` in a shell with ``pipefail``. The status is the one the same command gives
 with its output open, except that a command which succeeded (0) but lost part of what it printed
@@ -18,13 +18,13 @@ from pathlib import Path
 
 import pytest
 
-from audit.cli.exit_status import ExitStatus
+from judge_transfer_audit.cli.exit_status import ExitStatus
 from tests.hostile.conftest import fast_args
 from tests.hostile.study import write_study
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
-COMMAND = [sys.executable, "-m", "audit"]
+COMMAND = [sys.executable, "-m", "judge_transfer_audit"]
 
 
 def _open(argv, tmp_path) -> tuple[int, str]:
@@ -123,7 +123,7 @@ def test_in_process_a_closed_pipe_is_dropped_and_the_status_kept(tmp_path, monke
     the command, its status (2 for bad input) is kept, and the loss is recorded."""
     import io
 
-    from audit.cli import _ClosableStream, main
+    from judge_transfer_audit.cli import _ClosableStream, main
 
     read_end, write_end = os.pipe()
     os.close(read_end)

@@ -8,7 +8,7 @@ import json
 import pandas as pd
 import pytest
 
-from audit.output_files import FORMULA_STARTS, csv_text, neutralise_cell
+from judge_transfer_audit.core.output_files import FORMULA_STARTS, csv_text, neutralise_cell
 from tests.hostile.conftest import fast_args, run_cli
 from tests.hostile.study import write_study
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-import detectors.features as features_module
-from audit.checks import Status
-from audit.errors import ProviderError
-from audit.inputs import load_audit_data
-from audit.pipeline import run_audit
-from audit.policy import Policy
-from audit.spec import AuditSpec
-from detectors.lexical import LexicalDetector
+import judge_transfer_audit.detectors.features as features_module
+from judge_transfer_audit.core.errors import ProviderError
+from judge_transfer_audit.detectors.lexical import LexicalDetector
+from judge_transfer_audit.engine.pipeline import run_audit
+from judge_transfer_audit.inputs import load_audit_data
+from judge_transfer_audit.model.checks import Status
+from judge_transfer_audit.model.policy import Policy
+from judge_transfer_audit.model.spec import AuditSpec
 from tests.hostile.study import write_study
 
 

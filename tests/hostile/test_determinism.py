@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from audit.cli import main
+from judge_transfer_audit.cli import main
 from tests.hostile.study import run_args, write_study
 
 

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from audit.checks import Status
-from audit.cli import main
-from audit.derive import derive_status, verify_result
-from audit.result import read_result
+from judge_transfer_audit.cli import main
+from judge_transfer_audit.model.checks import Status
+from judge_transfer_audit.results.derive import derive_status, verify_result
+from judge_transfer_audit.results.result import read_result
 from tests.hostile.conftest import fast_args, run_cli
 from tests.hostile.study import write_study
 

@@ -2,7 +2,7 @@
 same guarded writer as `audit run`: an output that is an input (also through a link or a hard link)
 or a symbolic link is refused with exit 2 before any work, and nothing is changed.
 
-Every case runs the command in-process through ``audit.cli.main`` (``run_cli``: no status 70, no
+Every case runs the command in-process through ``judge_transfer_audit.cli.main`` (``run_cli``: no status 70, no
 traceback, the protected files byte-identical afterwards).
 """
 
@@ -110,7 +110,7 @@ def test_generate_refuses_a_foreign_file_and_a_link_in_its_folder(files, tmp_pat
 
 def test_generate_resumes_in_a_folder_written_before_manifests(files, tmp_path, capsys):
     """A folder with run.json and the tables but no manifest is recognised as generate's own."""
-    from generation.generate import check_output_dir
+    from judge_transfer_audit.generation.generate import check_output_dir
 
     out = tmp_path / "gen"
     shutil.copytree(FIXTURE / "out", out)

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-import audit.output_files as output_files
-from audit.errors import InputError
-from audit.output_files import MANIFEST, TEMP_PREFIX, write_file
+import judge_transfer_audit.core.output_files as output_files
+from judge_transfer_audit.core.errors import InputError
+from judge_transfer_audit.core.output_files import MANIFEST, TEMP_PREFIX, write_file
 from tests.hostile.conftest import FAST, fast_args, run_cli
 from tests.hostile.study import digest, write_study
 
@@ -153,7 +153,7 @@ def test_a_killed_run_leaves_the_previous_result_intact(tmp_path, capsys):
     before = _folder_state(out)
     script = textwrap.dedent(f"""
         import sys, time
-        import audit.output_files as of
+        import judge_transfer_audit.core.output_files as of
         real = of._write_temp
         def slow(folder, name, content):
             path = real(folder, name, content)
@@ -162,7 +162,7 @@ def test_a_killed_run_leaves_the_previous_result_intact(tmp_path, capsys):
                 time.sleep(120)
             return path
         of._write_temp = slow
-        from audit.cli import main
+        from judge_transfer_audit.cli import main
         sys.exit(main({fast_args(files, out, "--seed", "9")!r}))
     """)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from audit.errors import InputError
-from audit.policy import _SECTION_CLASSES, KNOWN_CHECKS, RANGES, Policy, load_policy
+from judge_transfer_audit.core.errors import InputError
+from judge_transfer_audit.model.policy import _SECTION_CLASSES, KNOWN_CHECKS, RANGES, Policy, load_policy
 from tests.hostile.conftest import fast_args, run_cli
 from tests.hostile.study import write_study
 
@@ -72,7 +72,9 @@ def test_every_numeric_policy_key_has_a_documented_range():
         for f in dataclasses.fields(cls)
         if isinstance(f.default, (int, float)) and not isinstance(f.default, bool)
     }
-    assert numeric == set(RANGES), "declare a range in audit.policy.RANGES (and docs/policy.md) for every key"
+    assert numeric == set(RANGES), (
+        "declare a range in judge_transfer_audit.model.policy.RANGES (and docs/policy.md) for every key"
+    )
     docs = (Path(__file__).resolve().parents[2] / "docs" / "policy.md").read_text(encoding="utf-8")
     for key, bound in RANGES.items():
         assert f"| `{key}` | {bound} |" in docs, f"docs/policy.md's range table lacks {key} {bound}"

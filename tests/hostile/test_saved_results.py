@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from audit.cli import main
+from judge_transfer_audit.cli import main
 from tests.hostile.conftest import fast_args, run_cli
 from tests.hostile.study import write_study
 

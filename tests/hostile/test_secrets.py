@@ -1,4 +1,4 @@
-"""A key in a URL or an option never lands in an output file or on the terminal (audit/redact.py)."""
+"""A key in a URL or an option never lands in an output file or on the terminal (audit/core/redact.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import socket
 
 import pytest
 
-from audit.cli import main
-from audit.redact import redact_argv, redact_text, redact_url
+from judge_transfer_audit.cli import main
+from judge_transfer_audit.core.redact import redact_argv, redact_text, redact_url
 from tests.hostile.conftest import fast_args
 from tests.hostile.study import digest, run_args, write_study
 

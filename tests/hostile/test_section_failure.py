@@ -7,15 +7,15 @@ import json
 
 import pytest
 
-from audit.errors import ConvergenceError
+from judge_transfer_audit.core.errors import ConvergenceError
 from tests.hostile.conftest import fast_args, run_cli
 
 
 @pytest.mark.parametrize(
     "section, target",
     [
-        ("judge_configurations", "audit.judge_configurations.rank_judge_configurations"),
-        ("judge_agreement", "audit.judge_agreement.judge_agreement"),
+        ("judge_configurations", "judge_transfer_audit.verdict.judge_configurations.rank_judge_configurations"),
+        ("judge_agreement", "judge_transfer_audit.statistics.judge.agreement.judge_agreement"),
     ],
 )
 def test_a_failed_section_is_an_error_check_and_exit_6(study, tmp_path, capsys, monkeypatch, section, target):

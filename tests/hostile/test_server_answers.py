@@ -9,9 +9,9 @@ import time
 import pandas as pd
 import pytest
 
-from audit.errors import ProviderError
-from generation.providers import ChatMessage, OpenAICompatProvider
-from generation.providers.http_client import HttpLimits
+from judge_transfer_audit.core.errors import ProviderError
+from judge_transfer_audit.generation.providers import ChatMessage, OpenAICompatProvider
+from judge_transfer_audit.generation.providers.http_client import HttpLimits
 from tests.generation.conftest import protocol_toml
 from tests.hostile.conftest import run_cli
 from tests.support.openai_server import Message, Reply, ScriptedServer, Trickle, story

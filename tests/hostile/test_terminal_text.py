@@ -1,4 +1,4 @@
-"""Escape sequences from inputs never reach the terminal raw (audit/terminal_text.py)."""
+"""Escape sequences from inputs never reach the terminal raw (audit/core/terminal_text.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from audit.terminal_text import printable
+from judge_transfer_audit.core.terminal_text import printable
 from tests.hostile.conftest import fast_args, run_cli
 from tests.hostile.study import write_study
 
@@ -91,6 +91,6 @@ def test_a_direction_override_in_a_system_name_is_escaped_in_every_summary_line(
 
 
 def test_peer_summary_names_are_printable():
-    from reports.peer_terminal import _safe
+    from judge_transfer_audit.reports.section_lines import _safe
 
     assert _safe("a\u202eb\x1bc") == "a\\u202eb\\x1bc"

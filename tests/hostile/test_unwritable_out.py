@@ -30,8 +30,8 @@ def test_an_unwritable_out_is_refused_before_the_work(study, tmp_path, capsys, w
 
 
 def test_a_single_output_file_under_a_file_is_refused(study, capsys):
-    from audit.errors import InputError
-    from audit.output_files import check_output_file
+    from judge_transfer_audit.core.errors import InputError
+    from judge_transfer_audit.core.output_files import check_output_file
 
     with pytest.raises(InputError, match="is a file, not a folder"):
         check_output_file(study["judge"] / "sub" / "report.html")

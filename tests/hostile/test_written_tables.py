@@ -10,8 +10,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from audit.inputs.formats import read_frame
-from audit.inputs.layout import CONTROL
+from judge_transfer_audit.inputs.formats import read_frame
+from judge_transfer_audit.inputs.layout import CONTROL
 from tests.hostile.conftest import run_cli
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "labelstudio"
@@ -75,8 +75,8 @@ def test_generate_refuses_a_premise_id_with_escape_codes_before_any_request(tmp_
 
 
 def test_every_table_writer_refuses_a_control_character_in_a_name(tmp_path):
-    from audit.errors import InputError
-    from generation.tables import write_csv
+    from judge_transfer_audit.core.errors import InputError
+    from judge_transfer_audit.generation.tables import write_csv
 
     with pytest.raises(InputError, match="reader_id 'r\\\\x1b1' \\(row 2\\) holds a control character"):
         write_csv(pd.DataFrame({"reader_id": ["r0", "r\x1b1"], "comment": ["a", "b\x00"]}), tmp_path / "h.csv")

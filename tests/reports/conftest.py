@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from audit.section_result import Skipped
-from reports.html import render_html
+from judge_transfer_audit.model.section_result import Skipped
+from judge_transfer_audit.reports.html import render_html
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 OPTIONAL = (
@@ -31,9 +31,9 @@ OPTIONAL = (
 
 def fixture_result(seed: int = 1, n_boot: int = 400):
     """The shipped fixture (fixtures/deployment + fixtures/dev) through the real pipeline."""
-    from audit.inputs import load_audit_data
-    from audit.pipeline import run_audit
-    from audit.spec import AuditSpec
+    from judge_transfer_audit.engine.pipeline import run_audit
+    from judge_transfer_audit.inputs import load_audit_data
+    from judge_transfer_audit.model.spec import AuditSpec
 
     deployment, dev = FIXTURES / "deployment", FIXTURES / "dev"
     data = load_audit_data(

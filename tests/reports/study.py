@@ -123,9 +123,9 @@ def write_study(
 
 def run_study(files: dict[str, Path], *, seed: int = 1, n_boot: int = 200, judge: str | None = None):
     """The real pipeline on a written study (every section the data supports)."""
-    from audit.inputs import load_audit_data
-    from audit.pipeline import run_audit
-    from audit.spec import AuditSpec
+    from judge_transfer_audit.engine.pipeline import run_audit
+    from judge_transfer_audit.inputs import load_audit_data
+    from judge_transfer_audit.model.spec import AuditSpec
 
     data = load_audit_data(
         str(files["judge"]), str(files["humans"]), pairs=str(files["pairs"]), stories=str(files["stories"])

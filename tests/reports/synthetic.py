@@ -14,9 +14,9 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
-from audit.agreement import AgreementRow, BaselineRow
-from audit.checks import Check, Status
-from audit.result import (
+from judge_transfer_audit.model.checks import Check, Status
+from judge_transfer_audit.model.section_result import Computed
+from judge_transfer_audit.results.result import (
     SCHEMA_VERSION,
     AuditResult,
     Cell,
@@ -28,9 +28,9 @@ from audit.result import (
     Provenance,
     Transfer,
 )
-from audit.result_tables import JUDGE_PAIR_COLUMNS, AgreementRows, BaselineRows, JudgePairs
-from audit.section_result import Computed
-from audit.surface.associations import POOLED
+from judge_transfer_audit.results.tables import JUDGE_PAIR_COLUMNS, AgreementRows, BaselineRows, JudgePairs
+from judge_transfer_audit.statistics.agreement import AgreementRow, BaselineRow
+from judge_transfer_audit.statistics.surface.associations import POOLED
 
 CRITERIA = ("authenticity", "emotion_provocation", "empathy", "engagement", "narrative_complexity", "overall")
 MATCHUPS = (("gpt5-auto", "gpt4o"), ("gpt5-high", "gpt4o"), ("r1", "v3"))
@@ -402,10 +402,10 @@ def make_result(text: Callable[[str], str] = _identity, *, sections: bool = True
             "readers": Computed(readers_payload),
             "surface": Computed({"scatter_points": points, "side_by_side": side, "n_boot": 1000}),
         }
-    from audit.verdict import cell_counts
+    from judge_transfer_audit.verdict import cell_counts
 
     if sections:
-        from audit.budget import budget_of_cells
+        from judge_transfer_audit.statistics.budget.compute import budget_of_cells
 
         budget = budget_of_cells(tuple(cells), alpha=0.05, adjust="holm", margin=0.10)
         kw["label_budget"] = Computed(budget)

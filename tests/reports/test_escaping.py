@@ -17,9 +17,9 @@ from html.parser import HTMLParser
 
 import pytest
 
-from reports.html import render_html
-from reports.junit import render_junit
-from reports.terminal import render_summary
+from judge_transfer_audit.reports.html import render_html
+from judge_transfer_audit.reports.junit import render_junit
+from judge_transfer_audit.reports.terminal import render_summary
 from tests.reports.study import run_study, write_study
 
 SCRIPT = "<script>alert(1)</script>"
@@ -105,7 +105,7 @@ def test_injected_text_in_svg_is_plain_text(scanned):
 def test_dollar_signs_are_not_mathtext():
     import pandas as pd
 
-    from reports.figures.heatmap import reader_heatmap_svg
+    from judge_transfer_audit.reports.figures.heatmap import reader_heatmap_svg
 
     svg = reader_heatmap_svg(
         pd.DataFrame([{"row": "$x$ <b>", "kind": "reader", "criterion": "$\\alpha$", "rate": 0.5}])

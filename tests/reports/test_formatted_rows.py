@@ -1,11 +1,18 @@
-"""reports.sections.FormattedRows formats a display row when it is read (the page shows 200 of
+"""judge_transfer_audit.reports.sections.FormattedRows formats a display row when it is read (the page shows 200 of
 10,000 cells), and reads as the list of every row formatted would."""
 
 from __future__ import annotations
 
 import pytest
 
-from reports.sections import FormattedRows, _check_row, _transfer_row, checks_context, transfer_rows, worst_first
+from judge_transfer_audit.reports.sections import (
+    FormattedRows,
+    _check_row,
+    _transfer_row,
+    checks_context,
+    transfer_rows,
+    worst_first,
+)
 
 
 def test_rows_are_formatted_once_and_only_when_read():

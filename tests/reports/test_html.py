@@ -11,9 +11,9 @@ from html.parser import HTMLParser
 
 import pytest
 
-from audit.result import result_from_json, result_to_json
-from audit.section_result import Computed, Failed
-from reports.html import render_html, write_html
+from judge_transfer_audit.model.section_result import Computed, Failed
+from judge_transfer_audit.reports.html import render_html, write_html
+from judge_transfer_audit.results.result import result_from_json, result_to_json
 
 
 class _Collect(HTMLParser):
@@ -186,7 +186,8 @@ def test_byte_stable_across_processes(tmp_path, result):
     path = tmp_path / "result.json"
     path.write_text(result_to_json(result), encoding="utf-8")
     code = (
-        "import hashlib,sys; from audit.result import read_result; from reports.html import render_html;"
+        "import hashlib,sys; from judge_transfer_audit.results.result import read_result;"
+        " from judge_transfer_audit.reports.html import render_html;"
         f"sys.stdout.write(hashlib.sha256(render_html(read_result({str(path)!r})).encode()).hexdigest())"
     )
     env = {
@@ -224,7 +225,7 @@ def test_a_payload_without_a_renderer_is_an_error_not_a_note(bare_result):
 
 def test_a_renderer_bug_propagates(result, monkeypatch):
     """A renderer that breaks fails loudly (no catch-all turns it into a note in the report)."""
-    from reports import optional_sections
+    from judge_transfer_audit.reports import optional_sections
 
     def broken(*args, **kwargs):
         raise KeyError("timing column")
@@ -274,8 +275,8 @@ def test_figures_have_accessible_labels(html):
 
 
 def test_transfer_table_is_worst_first_and_long_tables_fold(result, html):
-    from reports.context import TRANSFER_OPEN
-    from reports.sections import worst_first
+    from judge_transfer_audit.reports.context import TRANSFER_OPEN
+    from judge_transfer_audit.reports.sections import worst_first
 
     order = [f"{c.matchup}/{c.criterion}" for c in worst_first(result.cells)]
     statuses = [c.transfer.status.value for c in worst_first(result.cells)]
@@ -290,7 +291,7 @@ def test_transfer_table_is_worst_first_and_long_tables_fold(result, html):
 
 
 def test_first_screen_names_the_worst_cells_and_what_to_do(result, html):
-    from reports.sections import worst_first
+    from judge_transfer_audit.reports.sections import worst_first
 
     text = " ".join(" ".join(parse(html).text).split())
     head = text[: text.index("Human preference beside the judge")]
@@ -327,7 +328,7 @@ def test_headline_gives_the_counts_per_status(result):
 def test_long_lists_are_capped_in_the_page_and_name_their_csv(result, monkeypatch):
     """A study of thousands of cells would print every cell and check: the page shows the first
     ``PAGE_ROWS`` (worst first) and says where the rest are."""
-    import reports.context as context
+    import judge_transfer_audit.reports.context as context
 
     monkeypatch.setattr(context, "TRANSFER_OPEN", 2)
     monkeypatch.setattr(context, "PAGE_ROWS", 5)
@@ -346,7 +347,7 @@ def test_a_table_wider_than_forty_columns_is_cut_and_says_so():
     import numpy as np
     import pandas as pd
 
-    from reports.tables import MAX_TABLE_COLUMNS, table
+    from judge_transfer_audit.reports.tables import MAX_TABLE_COLUMNS, table
 
     n = MAX_TABLE_COLUMNS + 7
     wide = table(pd.DataFrame(np.zeros((3, n)), columns=[f"c{i}" for i in range(n)]))
@@ -363,7 +364,7 @@ def _caption(page: str, fig_id: str) -> str:
 
 def test_every_pooled_human_figure_says_how_ties_count(html, result):
     """One label per number: each figure that pools human votes says how it counts a tie."""
-    from reports.sections import focal_label
+    from judge_transfer_audit.reports.sections import focal_label
 
     rule = result.provenance.tie_rule
     assert f"human vote share for {focal_label(result)} (ties: {rule}, 95% CI)" in html  # Fig 1a's axis
@@ -376,7 +377,7 @@ def test_every_pooled_human_figure_says_how_ties_count(html, result):
 def test_long_lead_tables_fold_past_the_open_rows_and_name_their_source(result, monkeypatch):
     """A section's lead table (the label budget: one row per cell) shows its first ``TABLE_OPEN`` rows
     and folds the rest into <details> (collapsed on paper too), naming where every row is."""
-    import reports.context as context
+    import judge_transfer_audit.reports.context as context
 
     monkeypatch.setattr(context, "TABLE_OPEN", 2)
     page = render_html(result)
@@ -397,7 +398,7 @@ def test_transfer_table_keeps_ten_columns_and_folds_the_secondary_figures(html, 
     secondary = html[html.index('<table id="transfer-secondary-table">') :]
     secondary = secondary[: secondary.index("</table>")]
     assert secondary.count("<tr>") == len(result.cells) + 1  # header + one row per cell, same order
-    from reports.sections import worst_first
+    from judge_transfer_audit.reports.sections import worst_first
 
     c = worst_first(result.cells)[0]
     assert f"<td>{c.matchup}</td>\n      <td>{c.criterion}</td>" in secondary
@@ -405,7 +406,7 @@ def test_transfer_table_keeps_ten_columns_and_folds_the_secondary_figures(html, 
 
 
 def test_a_very_long_check_reason_is_cut_in_the_page_and_says_where_the_whole_one_is():
-    from reports.sections import MAX_REASON_CHARS, shown_reason
+    from judge_transfer_audit.reports.sections import MAX_REASON_CHARS, shown_reason
 
     short = "judge 91.2% vs the human band"
     assert shown_reason(short) == short
@@ -420,7 +421,7 @@ def test_table_sorts_worst_first_stably_with_missing_values_last():
     """``table(sort_by=...)`` orders the shown rows (stable, NaN last), says so, and leaves the frame alone."""
     import pandas as pd
 
-    from reports.tables import table
+    from judge_transfer_audit.reports.tables import table
 
     frame = pd.DataFrame({"name": list("abcde"), "alpha": [0.5, float("nan"), 0.1, 0.5, -0.2]})
     before = frame.copy()
@@ -434,7 +435,7 @@ def test_table_sorts_worst_first_stably_with_missing_values_last():
 def test_inter_reader_agreement_table_is_worst_first(result):
     """The report's agreement table lists the scopes from the lowest Krippendorff alpha up (agreement.csv keeps
     the producer's order)."""
-    from reports.sections import agreement_context
+    from judge_transfer_audit.reports.sections import agreement_context
 
     t = agreement_context(result)["agreement"]
     col = t["columns"].index("krippendorff_alpha")
@@ -448,7 +449,7 @@ def test_table_print_omit_names_the_columns_left_off_paper():
     """``table(print_omit=...)`` marks those columns by position and says, for paper, which they are and where."""
     import pandas as pd
 
-    from reports.tables import table
+    from judge_transfer_audit.reports.tables import table
 
     frame = pd.DataFrame({"cell": ["a"], "rate": [0.5], "reason": ["a long sentence"], "n": [3]})
     t = table(frame, print_omit=("reason", "absent"), print_source="checks.csv")
@@ -463,7 +464,7 @@ def test_print_layout_marks_what_stays_off_paper(html):
     """The fixture report: the label budget's reason column and the judge-agreement alphas are print-omit in the
     header and in every row, a print-only line names them; lead tables print their first rows; 3 case studies
     print; long header names may break after an underscore."""
-    from reports.context import PRINT_CASES, PRINT_ROWS
+    from judge_transfer_audit.reports.context import PRINT_CASES, PRINT_ROWS
 
     budget = html[html.index('<section id="label-budget">') :]
     budget = budget[: budget.index("</section>")]
@@ -498,7 +499,7 @@ def test_print_layout_marks_what_stays_off_paper(html):
 def test_print_stylesheet_rules_come_after_the_screen_rules_they_override():
     """The print block is the stylesheet's last word: no screen rule follows it (the defect the browser test
     found: ``table.data td { white-space: nowrap }`` after the print block overrode its wrapping)."""
-    from reports.html import TEMPLATES
+    from judge_transfer_audit.reports.html import TEMPLATES
 
     css = (TEMPLATES / "report.css").read_text(encoding="utf-8")
     after = css[css.index("@media print") :]
@@ -511,7 +512,7 @@ def test_template_cache_is_used_and_never_fails_a_render(tmp_path):
     directory that cannot be written only means compiling again."""
     import jinja2
 
-    from reports.html import _TemplateCache
+    from judge_transfer_audit.reports.html import _TemplateCache
 
     def render(directory) -> str:
         loader = jinja2.DictLoader({"t": "{% for v in xs %}<{{ v }}>{% endfor %}"})

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from audit.checks import Check, Status
-from reports.junit import render_junit, write_junit
+from judge_transfer_audit.model.checks import Check, Status
+from judge_transfer_audit.reports.junit import render_junit, write_junit
 
 CHECKS = (
     Check("transfer.decision", Status.FAIL, 0.93, 0.0, "judge 93% outside [48, 66]", "a vs b/empathy"),

@@ -1,4 +1,4 @@
-"""audit.outputs renders result.json in this process while a forked child renders the other files
+"""judge_transfer_audit.reports.outputs renders result.json in this process while a forked child renders the other files
 (``jobs > 1``): the same texts in the same order as in one process, a child that fails is replaced by
 rendering here (the same error, from this process), and no child outlives the rendering."""
 
@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-import audit.outputs as outputs
+import judge_transfer_audit.reports.outputs as outputs
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 

@@ -1,12 +1,12 @@
-"""audit.outputs.render_outputs renders with the objects alive on entry frozen out of the garbage collector's
-passes (full collections walked the whole result at 1,000 criteria), and leaves the collector as
+"""judge_transfer_audit.reports.outputs.render_outputs renders with the objects alive on entry frozen out of the
+garbage collector's passes (full collections walked the whole result at 1,000 criteria), and leaves the collector as
 it found it."""
 
 from __future__ import annotations
 
 import gc
 
-import audit.outputs as outputs
+import judge_transfer_audit.reports.outputs as outputs
 
 
 def test_rendering_freezes_the_older_objects_and_unfreezes_them(bare_result, monkeypatch):

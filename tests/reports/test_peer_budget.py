@@ -1,22 +1,22 @@
-"""reports/peer_budget.py and the budget `audit run` stores (schema 2.2), on the real fixture result:
+"""reports/label_budget.py and the budget `audit run` stores (schema 2.2), on the real fixture result:
 the JSON round trip, `audit budget` on a stored and on a 2.1 result, the report's trade-off table."""
 
 from __future__ import annotations
 
 import pytest
 
-from audit.checks import Status
-from audit.cli import main
-from audit.result import result_to_json
+from judge_transfer_audit.cli import main
+from judge_transfer_audit.model.checks import Status
+from judge_transfer_audit.results.result import result_to_json
 
 
 @pytest.mark.slow
 def test_the_run_stores_the_budget_and_json_round_trips_it(result, tmp_path, capsys):
     """`audit run` stores the budget (schema 2.2); it survives result.json losslessly and equals the
     budget computed from the saved result; `audit budget` shows the stored one and says so."""
-    from audit.budget import computed_budget, stored_budget
-    from audit.result import SCHEMA_VERSION, read_result, result_from_json
-    from audit.serialize import to_jsonable
+    from judge_transfer_audit.core.serialize import to_jsonable
+    from judge_transfer_audit.results.result import SCHEMA_VERSION, read_result, result_from_json
+    from judge_transfer_audit.statistics.budget.compute import computed_budget, stored_budget
 
     assert SCHEMA_VERSION == "2.5" and result.label_budget.status is Status.PASS
     stored = stored_budget(result)
@@ -51,7 +51,7 @@ def test_the_run_stores_the_budget_and_json_round_trips_it(result, tmp_path, cap
 
 
 def test_the_report_shows_the_stored_budget_and_its_tradeoff(result, html):
-    from audit.budget import stored_budget
+    from judge_transfer_audit.statistics.budget.compute import stored_budget
 
     budget = stored_budget(result)
     assert "label-budget" in html and "stored in the result by `audit run`" in html
@@ -61,7 +61,7 @@ def test_the_report_shows_the_stored_budget_and_its_tradeoff(result, html):
 
 
 def test_a_result_without_the_section_renders_the_computed_budget(bare_result):
-    from reports.peer_budget import budget_section
+    from judge_transfer_audit.reports.label_budget import budget_section
 
     ctx = budget_section(bare_result)
     assert ctx["computed"] and ctx["lead_tables"]
@@ -72,8 +72,8 @@ def test_a_result_without_the_section_renders_the_computed_budget(bare_result):
 def test_a_budget_that_could_not_be_computed_is_an_error_section(bare_result):
     from dataclasses import replace
 
-    from audit.section_result import Failed
-    from reports.peer_budget import budget_section
+    from judge_transfer_audit.model.section_result import Failed
+    from judge_transfer_audit.reports.label_budget import budget_section
 
     broken = replace(bare_result, label_budget=Failed("label budget could not be computed: boom", "AuditError"))
     ctx = budget_section(broken)

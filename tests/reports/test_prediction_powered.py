@@ -1,18 +1,18 @@
 """The report section "What the readers would say" and its terminal lines, on a seeded study
-whose judge covers four times the voted pairs (audit.prediction_powered.simulate)."""
+whose judge covers four times the voted pairs (judge_transfer_audit.statistics.prediction_powered.simulate)."""
 
 from __future__ import annotations
 
 import pytest
 
-from reports.html import render_html
-from reports.terminal import render_summary
+from judge_transfer_audit.reports.html import render_html
+from judge_transfer_audit.reports.terminal import render_summary
 
 
 @pytest.fixture(scope="module")
 def ppi_result(tmp_path_factory):
-    from audit.api import run
-    from audit.prediction_powered.simulate import crossed_study
+    from judge_transfer_audit.api import run
+    from judge_transfer_audit.statistics.prediction_powered.simulate import crossed_study
 
     d = tmp_path_factory.mktemp("ppi_report")
     votes, judge, pairs, _ = crossed_study(

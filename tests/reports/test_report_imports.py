@@ -22,7 +22,7 @@ HEAVY = ("scipy", "statsmodels", "sklearn", "spacy", "matplotlib", "torch", "tra
 
 PROBE = """
 import json, sys
-from audit.cli import main
+from judge_transfer_audit.cli import main
 status = main(["report", sys.argv[1], "--output", sys.argv[2], "--junit", sys.argv[3]])
 heavy = sorted({m.split(".")[0] for m in sys.modules} & set(json.loads(sys.argv[4])))
 engine = sorted(m for m in sys.modules if m.startswith(tuple(json.loads(sys.argv[5]))))
@@ -30,7 +30,14 @@ unneeded = sorted(m for m in sys.modules if m.split(".")[0] in json.loads(sys.ar
 print(json.dumps({"status": int(status), "heavy": heavy, "engine": engine, "unneeded": unneeded}))
 """
 #: the parts of judge-audit that compute an audit: a re-render reads the saved result and needs none of them
-ENGINE = ("audit.pipeline", "audit.glmm", "audit.inputs", "audit.outputs", "audit.human_side", "audit.judge_side")
+ENGINE = (
+    "judge_transfer_audit.engine.pipeline",
+    "judge_transfer_audit.statistics.glmm",
+    "judge_transfer_audit.inputs",
+    "judge_transfer_audit.reports.outputs",
+    "judge_transfer_audit.verdict.human_side",
+    "judge_transfer_audit.verdict.judge_side",
+)
 #: light but not needed to draw a saved result, each once on the path and made lazy: the LLM providers
 #: (detectors' perplexity backend imported them at module level) and urllib.request + http.client + email
 #: (xml.sax.saxutils imports them; the SVG canvas escapes with html.escape instead)
@@ -56,7 +63,7 @@ def _run_report(result_json: Path, tmp_path: Path, preamble: str = "") -> dict:
 
 @pytest.fixture(scope="module")
 def result_json(result, tmp_path_factory) -> Path:
-    from audit.result import result_to_json
+    from judge_transfer_audit.results.result import result_to_json
 
     path = tmp_path_factory.mktemp("saved") / "result.json"
     path.write_text(result_to_json(result), encoding="utf-8")
@@ -75,17 +82,21 @@ def test_audit_report_imports_no_heavy_package(result_json, tmp_path):
 
 @pytest.mark.slow
 def test_the_probe_sees_an_engine_import(result_json, tmp_path):
-    """The engine check can fail: after ``import audit.glmm`` the probe lists it."""
-    probe = _run_report(result_json, tmp_path, preamble="import audit.glmm\n")
-    assert probe["status"] == 0 and "audit.glmm" in probe["engine"]
+    """The engine check can fail: after ``import judge_transfer_audit.statistics.glmm`` the probe lists it."""
+    probe = _run_report(result_json, tmp_path, preamble="import judge_transfer_audit.statistics.glmm\n")
+    assert probe["status"] == 0 and "judge_transfer_audit.statistics.glmm" in probe["engine"]
 
 
 @pytest.mark.slow
 def test_the_probe_sees_an_unneeded_import(result_json, tmp_path):
     """The unneeded check can fail: after importing the LLM providers and saxutils the probe lists them."""
-    probe = _run_report(result_json, tmp_path, preamble="import generation.providers, xml.sax.saxutils\n")
+    probe = _run_report(
+        result_json, tmp_path, preamble="import judge_transfer_audit.generation.providers, xml.sax.saxutils\n"
+    )
     assert probe["status"] == 0
-    assert {"generation", "generation.providers", "urllib.request", "http.client", "email"} <= set(probe["unneeded"])
+    assert {"generation", "judge_transfer_audit.generation.providers", "urllib.request", "http.client", "email"} <= set(
+        probe["unneeded"]
+    )
 
 
 @pytest.mark.slow

@@ -10,10 +10,10 @@ from dataclasses import replace
 
 import pytest
 
-from audit.checks import Status
-from reports.html import render_html
-from reports.sections import MAP_ROWS, REACH_FACTOR, REACH_MIN, distance_map_figure, next_steps
-from reports.terminal import render_summary
+from judge_transfer_audit.model.checks import Status
+from judge_transfer_audit.reports.html import render_html
+from judge_transfer_audit.reports.sections import MAP_ROWS, REACH_FACTOR, REACH_MIN, distance_map_figure, next_steps
+from judge_transfer_audit.reports.terminal import render_summary
 
 
 @pytest.fixture(scope="module")

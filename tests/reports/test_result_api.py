@@ -8,9 +8,9 @@ from dataclasses import replace
 import pandas as pd
 import pytest
 
-from audit.checks import Status
-from audit.result import AuditResult, result_from_json, result_to_json
-from audit.section_types import SECTION_TYPES
+from judge_transfer_audit.model.checks import Status
+from judge_transfer_audit.results.result import AuditResult, result_from_json, result_to_json
+from judge_transfer_audit.sections.types import SECTION_TYPES
 
 #: the fixture's judge gives scores, so it has no presentation order: judge_position is SKIPPED there
 #: (its payload's round trip is tested on verdicts in tests/audit/test_judge_position.py); every
@@ -90,8 +90,8 @@ def test_repr_html_escapes_names(result):
 
 def test_each_section_is_a_variant_holding_its_typed_result(result):
     """Computed(X) with X the section's own type; the fixture's judge_position Skipped with its reason."""
-    from audit.result_tables import AgreementRows, BaselineRows, JudgePairs
-    from audit.section_result import Computed, Skipped
+    from judge_transfer_audit.model.section_result import Computed, Skipped
+    from judge_transfer_audit.results.tables import AgreementRows, BaselineRows, JudgePairs
 
     for name in COMPUTED:
         assert type(getattr(result, name)) is Computed, name
@@ -105,9 +105,9 @@ def test_each_section_is_a_variant_holding_its_typed_result(result):
 
 def test_failed_sections_render_and_round_trip(result):
     """Every optional section Failed: the report says why for each, the JSON keeps reason and error type."""
-    from audit.section_result import Failed
-    from reports.html import render_html
-    from reports.terminal import render_summary
+    from judge_transfer_audit.model.section_result import Failed
+    from judge_transfer_audit.reports.html import render_html
+    from judge_transfer_audit.reports.terminal import render_summary
 
     failed = {name: Failed(f"{name} could not be computed: boom {i}", "AuditError") for i, name in enumerate(COMPUTED)}
     broken = replace(result, **failed)
@@ -127,9 +127,9 @@ def test_a_schema_2_2_result_loads_re_renders_and_gates(result, tmp_path):
     same report and gates with the same exit status."""
     import json
 
-    from audit.cli import main
-    from audit.result import SCHEMA_VERSION, read_result
-    from reports.html import render_html
+    from judge_transfer_audit.cli import main
+    from judge_transfer_audit.reports.html import render_html
+    from judge_transfer_audit.results.result import SCHEMA_VERSION, read_result
 
     new = tmp_path / "new.json"
     new.write_text(result_to_json(result), encoding="utf-8")

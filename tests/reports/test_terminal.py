@@ -6,8 +6,8 @@ from dataclasses import replace
 
 import pytest
 
-from audit.checks import Status
-from reports.terminal import render_summary
+from judge_transfer_audit.model.checks import Status
+from judge_transfer_audit.reports.terminal import render_summary
 
 
 def test_summary_lists_verdict_judge_counts_cells_and_report_path(result):

@@ -8,7 +8,7 @@ What counts as a finding (:func:`scan`):
   ``n_focal + 0.5 * n_ties``), compared with a vote or credit (``credit == 0.5``), or listed as an
   allowed credit (``credit.isin([0, 0.5, 1])``).
 
-The rule objects of audit/tie_rules.py are the one place a credit may be written down; any
+The rule objects of audit/model/tie_rules.py are the one place a credit may be written down; any
 other finding needs an allow-list entry that says why it is not a tie credit.
 """
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from audit.cli import main
-from audit.cli.exit_status import ExitStatus
+from judge_transfer_audit.cli import main
+from judge_transfer_audit.cli.exit_status import ExitStatus
 
 pytestmark = pytest.mark.external
 

@@ -3,9 +3,9 @@
 import pandas as pd
 import pytest
 
-from audit.cli import main
-from audit.cli.exit_status import ExitStatus
-from detectors import compute_features
+from judge_transfer_audit.cli import main
+from judge_transfer_audit.cli.exit_status import ExitStatus
+from judge_transfer_audit.detectors import compute_features
 
 TEXTS = [
     "The cat sat on the mat. It was happy! Was it? Yes, very much so.",
@@ -68,7 +68,7 @@ def test_cli_missing_column_is_input_error(tmp_path, capsys):
 def test_cli_features_equal_those_of_audit_run_on_the_fixture(tmp_path):
     from pathlib import Path
 
-    from audit.inputs import load_audit_data
+    from judge_transfer_audit.inputs import load_audit_data
 
     root = Path(__file__).resolve().parents[3] / "fixtures" / "deployment"
     if not (root / "stories.csv").exists():

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from audit.cli import main
-from audit.cli.exit_status import ExitStatus
-from audit.result import read_result
+from judge_transfer_audit.cli import main
+from judge_transfer_audit.cli.exit_status import ExitStatus
+from judge_transfer_audit.results.result import read_result
 from tests.reports.study import write_study
 
 

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[3]
 DATA_STACK = ("numpy", "pandas", "pyarrow", "scipy")
 PROBE = """
 import io, json, sys, contextlib
-from audit.cli import main
+from judge_transfer_audit.cli import main
 with contextlib.redirect_stdout(io.StringIO()) as shown:
     status = main(json.loads(sys.argv[1]))
 loaded = sorted({m.split(".")[0] for m in sys.modules} & set(json.loads(sys.argv[2])))

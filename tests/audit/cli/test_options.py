@@ -6,11 +6,11 @@ from __future__ import annotations
 import click
 import pytest
 
-from audit.cli import features as features_cmd
-from audit.cli import run as run_cmd
-from audit.cli.exit_status import ExitStatus
-from audit.cli.options import parse_scale, perplexity_config
-from detectors.perplexity.config import PerplexityConfig
+from judge_transfer_audit.cli import features as features_cmd
+from judge_transfer_audit.cli import run as run_cmd
+from judge_transfer_audit.cli.exit_status import ExitStatus
+from judge_transfer_audit.cli.options import parse_scale, perplexity_config
+from judge_transfer_audit.detectors.perplexity.config import PerplexityConfig
 
 
 def _options(command: click.Command) -> dict[str, click.Option]:
@@ -40,7 +40,7 @@ def test_run_and_features_declare_the_same_perplexity_options():
 )
 @pytest.mark.parametrize("command", ["run", "features"])
 def test_both_commands_refuse_the_same_perplexity_mistakes(tmp_path, capsys, command, args, message):
-    from audit.cli import main
+    from judge_transfer_audit.cli import main
 
     (tmp_path / "s.csv").write_text("pair_id,system,text\np1,a,x\n", encoding="utf-8")
     files = (
@@ -61,8 +61,8 @@ def test_perplexity_config_is_the_detectors_own_settings_object():
 
 @pytest.mark.parametrize("value", ["5,1", "1", "a,b", "1,nan", "1,2,3"])
 def test_scale_option_uses_the_loaders_parser(value):
-    from audit.errors import InputError
-    from audit.inputs.load import parse_scale as loader_parse
+    from judge_transfer_audit.core.errors import InputError
+    from judge_transfer_audit.inputs.load import parse_scale as loader_parse
 
     with pytest.raises(click.BadParameter):
         parse_scale(None, None, value)
@@ -75,14 +75,14 @@ def test_scale_option_accepts_what_the_loader_accepts():
 
 
 def test_audit_spec_has_no_second_level():
-    from audit.spec import AuditSpec
+    from judge_transfer_audit.model.spec import AuditSpec
 
     assert not hasattr(AuditSpec(), "level")  # the human interval's level is policy.transfer.level
 
 
 def _every_command() -> dict[str, click.Command]:
     """Every subcommand of ``audit`` by its full name (``labelstudio push``)."""
-    import audit.cli as cli
+    import judge_transfer_audit.cli as cli
 
     group = next(v for v in vars(cli).values() if isinstance(v, click.Group))
 
@@ -98,7 +98,7 @@ def _every_command() -> dict[str, click.Command]:
 
 def test_every_seed_and_tables_out_option_has_one_declaration():
     """Every --seed takes the same non-negative range; reliability and consistency share --out."""
-    from audit.cli.options import SEED
+    from judge_transfer_audit.cli.options import SEED
 
     commands = _every_command()
     seeds = {name: _options(cmd)["seed"] for name, cmd in commands.items() if "seed" in _options(cmd)}
@@ -111,7 +111,7 @@ def test_every_seed_and_tables_out_option_has_one_declaration():
 
 @pytest.mark.parametrize("argv", [["run", "j.csv", "h.csv", "--seed", "-1"], ["reliability", "r.csv", "--seed", "-5"]])
 def test_a_negative_seed_is_a_usage_error_not_an_internal_one(argv, capsys):
-    from audit.cli import main
+    from judge_transfer_audit.cli import main
 
     assert main(argv) == ExitStatus.USAGE_ERROR
     assert "--seed" in capsys.readouterr().err

@@ -5,12 +5,12 @@ from pathlib import Path
 
 import pytest
 
-from audit.cli import main
-from audit.cli.exit_status import ExitStatus
-from audit.inputs import load_audit_data
-from audit.pipeline import run_audit
-from audit.result import result_from_json, result_to_json
-from audit.spec import AuditSpec
+from judge_transfer_audit.cli import main
+from judge_transfer_audit.cli.exit_status import ExitStatus
+from judge_transfer_audit.engine.pipeline import run_audit
+from judge_transfer_audit.inputs import load_audit_data
+from judge_transfer_audit.model.spec import AuditSpec
+from judge_transfer_audit.results.result import result_from_json, result_to_json
 
 ROOT = Path(__file__).resolve().parents[3]
 DEPLOY = ROOT / "fixtures" / "deployment"
@@ -242,7 +242,7 @@ def test_report_rejects_a_non_result(tmp_path, capsys):
 
 
 def test_help_of_every_subcommand(capsys):
-    from audit.cli import cli
+    from judge_transfer_audit.cli import cli
 
     for name in cli.commands:
         assert main([name, "--help"]) == 0

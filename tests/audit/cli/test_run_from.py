@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from audit.cli import main
+from judge_transfer_audit.cli import main
 from tests.audit.importers import formats
 
 

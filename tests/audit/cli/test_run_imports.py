@@ -2,8 +2,8 @@
 
 ``import scipy.stats`` alone costs ~0.5 s (it pulls scipy.optimize, scipy.integrate, scipy.interpolate,
 scipy.spatial); the run's distributions, rank correlations and root searches come from
-:mod:`audit._distributions` and :mod:`audit._roots` instead, bit-equal to scipy's
-(tests/audit/test_distributions.py, tests/audit/test_roots.py). scipy.optimize's ``linprog`` is
+:mod:`judge_transfer_audit.statistics.distributions` and :mod:`judge_transfer_audit.statistics.roots` instead,
+bit-equal to scipy's (tests/audit/test_distributions.py, tests/audit/test_roots.py). scipy.optimize's ``linprog`` is
 imported only when a separation check needs the linear programme, which the fixture never does.
 The check runs the real command in a fresh interpreter on the fixture, every input given (judge, humans,
 pairs, stories, development set: every default section and the surface and dev-set ones), then once
@@ -25,7 +25,7 @@ FIXTURES = ROOT / "fixtures"
 SLOW_IMPORTS = ("scipy.stats", "scipy.optimize")
 PROBE = """
 import json, sys
-from audit.cli import main
+from judge_transfer_audit.cli import main
 statuses = [int(main(argv)) for argv in json.loads(sys.argv[1])]
 loaded = sorted(m for m in sys.modules if m in json.loads(sys.argv[2]))
 print(json.dumps({"statuses": statuses, "loaded": loaded}))

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from audit.cli import main
-from audit.cli.exit_status import ExitStatus
-from audit.cli.options import Progress
+from judge_transfer_audit.cli import main
+from judge_transfer_audit.cli.exit_status import ExitStatus
+from judge_transfer_audit.cli.options import Progress
 from tests.support.fixture_run import fixture_run_args, run_result
 
 
@@ -39,7 +39,7 @@ def _die(_):
 
 @pytest.mark.slow
 def test_a_worker_that_dies_stops_the_run_with_its_own_status(tmp_path, monkeypatch, capsys):
-    import audit.uncertainty.loro as loro
+    import judge_transfer_audit.statistics.uncertainty.loro as loro
 
     # forked workers inherit the patched module: every leave-one-reader-out fit kills its worker
     monkeypatch.setattr(loro, "_cell_phase_one", _die)

@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from audit.cli import main
-from audit.cli.exit_status import ExitStatus
-from audit.result import result_from_json
+from judge_transfer_audit.cli import main
+from judge_transfer_audit.cli.exit_status import ExitStatus
+from judge_transfer_audit.results.result import result_from_json
 
 pytestmark = pytest.mark.lm
 DEPLOY = Path(__file__).resolve().parents[3] / "fixtures" / "deployment"

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from audit.cli import cli, main
+from judge_transfer_audit.cli import cli, main
 
 
 def _help(argv, capsys) -> str:

@@ -8,8 +8,8 @@ import shutil
 import pandas as pd
 import pytest
 
-from audit.errors import MissingDependencyError
-from audit.glmm import BACKENDS, fit_crossed_glmm, rscript
+from judge_transfer_audit.core.errors import MissingDependencyError
+from judge_transfer_audit.statistics.glmm import BACKENDS, fit_crossed_glmm, rscript
 
 
 def test_registry_names():
@@ -43,7 +43,7 @@ def test_reference_outputs_come_from_the_packaged_script():
 
     assert not (REFERENCE / "fit_glmer.R").exists()
     generator = (REFERENCE / "make_reference.py").read_text()
-    assert 'SCRIPT = ROOT / "audit" / "glmm" / "fit_glmer.R"' in generator
+    assert 'SCRIPT = ROOT / "audit" / "statistics" / "glmm" / "fit_glmer.R"' in generator
     assert "str(SCRIPT)" in generator
 
 

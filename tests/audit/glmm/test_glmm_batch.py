@@ -1,4 +1,5 @@
-"""The stacked fit of many tiny cells (audit.glmm.batch) against the per-cell engine, cell by cell."""
+"""The stacked fit of many tiny cells (judge_transfer_audit.statistics.glmm.batch) against the per-cell engine, cell by
+cell."""
 
 from __future__ import annotations
 
@@ -7,10 +8,10 @@ import math
 import numpy as np
 import pytest
 
-from audit.glmm.backends import fit_native_single_thread
-from audit.glmm.batch import BATCH_MAX_VOTES, batchable, fit_many
-from audit.glmm.design import build_design
-from audit.glmm.fit import canonical_order
+from judge_transfer_audit.statistics.glmm.backends import fit_native_single_thread
+from judge_transfer_audit.statistics.glmm.batch import BATCH_MAX_VOTES, batchable, fit_many
+from judge_transfer_audit.statistics.glmm.design import build_design
+from judge_transfer_audit.statistics.glmm.fit import canonical_order
 
 TOL = 1e-6
 
@@ -115,7 +116,7 @@ def middle_cells(rng: np.random.Generator, n_cells: int, n_pairs: int, n_readers
 
 @pytest.mark.slow
 def test_middle_sized_cells_stacked_equal_the_per_cell_fits():
-    from audit.glmm.batch import STACK_MIN_CELLS, stackable
+    from judge_transfer_audit.statistics.glmm.batch import STACK_MIN_CELLS, stackable
 
     rng = np.random.default_rng(20261202)
     designs = middle_cells(rng, 24, 40, 6) + middle_cells(rng, 12, 25, 9)

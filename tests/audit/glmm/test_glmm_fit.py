@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 import statsmodels.api as sm
 
-from audit.errors import InputError
-from audit.glmm import GlmmResult, fit_crossed_glmm
-from audit.serialize import from_jsonable, to_jsonable
+from judge_transfer_audit.core.errors import InputError
+from judge_transfer_audit.core.serialize import from_jsonable, to_jsonable
+from judge_transfer_audit.statistics.glmm import GlmmResult, fit_crossed_glmm
 
 
 def simulate(seed=0, n_pair=20, n_reader=7, b0=0.4, sd_pair=0.8, sd_reader=0.5):
@@ -156,8 +156,8 @@ def test_constant_response_bound_beyond_reach_is_flagged_not_raised():
 
 
 def test_constant_response_bound_solves_the_profile_deviance():
-    from audit.glmm.laplace import LaplaceDeviance
-    from audit.glmm.profile import _Profile, constant_response_bound
+    from judge_transfer_audit.statistics.glmm.laplace import LaplaceDeviance
+    from judge_transfer_audit.statistics.glmm.profile import _Profile, constant_response_bound
 
     codes = [np.array([0, 0, 1, 1, 2, 2]), np.array([0, 1, 0, 1, 0, 1])]
     lap = LaplaceDeviance(np.zeros(6), np.ones((6, 1)), codes, [3, 2])
@@ -191,7 +191,7 @@ def test_rank_deficient_design_is_an_input_error():
 def test_the_rank_check_can_be_left_to_a_caller_that_knows():
     """``check_rank=False`` builds the same design without the SVD (for designs known to be of full
     rank); the default still refuses a rank-deficient one."""
-    from audit.glmm.design import build_design
+    from judge_transfer_audit.statistics.glmm.design import build_design
 
     y, factors = simulate(4)
     X = np.column_stack([np.ones(y.size), np.arange(y.size) % 3])
@@ -229,10 +229,10 @@ def test_a_warm_start_from_the_full_fits_curvature(monkeypatch):
     """A bootstrap-like refit (every pair's votes drawn again at random) warm-started from the full
     fit reaches the same optimum with the full fit's inverse Hessian as from the identity, in fewer
     evaluations."""
-    from audit.glmm import fit_crossed_glmm
-    from audit.glmm import optimize as optimize_module
-    from audit.glmm.design import build_design
-    from audit.glmm.fit import inverse_hessian_at, native_estimates
+    from judge_transfer_audit.statistics.glmm import fit_crossed_glmm
+    from judge_transfer_audit.statistics.glmm import optimize as optimize_module
+    from judge_transfer_audit.statistics.glmm.design import build_design
+    from judge_transfer_audit.statistics.glmm.fit import inverse_hessian_at, native_estimates
 
     rng = np.random.default_rng(21)
     pairs, readers = 400, 15
@@ -256,7 +256,7 @@ def test_a_warm_start_from_the_full_fits_curvature(monkeypatch):
         evaluations.append(res.nfev)
         return res
 
-    monkeypatch.setattr("audit.glmm.fit.minimize_bounded_steps", counted)
+    monkeypatch.setattr("judge_transfer_audit.statistics.glmm.fit.minimize_bounded_steps", counted)
     plain = native_estimates(design, start=full)
     curved = native_estimates(design, start=full, inverse_hessian=B)
     np.testing.assert_allclose(curved.b, plain.b, atol=1e-4)
@@ -270,7 +270,7 @@ def test_a_warm_start_from_the_full_fits_curvature(monkeypatch):
 def test_rows_in_order_is_true_exactly_when_lexsort_leaves_every_row_in_place():
     """canonical_order skips its sort when the rows are already in order: that check must agree with
     the stable lexsort's identity permutation, ties and sorted prefixes included, NaN left to the sort."""
-    from audit.glmm.fit import _rows_in_order
+    from judge_transfer_audit.statistics.glmm.fit import _rows_in_order
 
     rng = np.random.default_rng(11)
     seen = {True: 0, False: 0}
@@ -288,8 +288,8 @@ def test_rows_in_order_is_true_exactly_when_lexsort_leaves_every_row_in_place():
 
 
 def test_canonical_order_of_a_sorted_design_is_the_design_itself():
-    from audit.glmm.design import build_design
-    from audit.glmm.fit import canonical_order
+    from judge_transfer_audit.statistics.glmm.design import build_design
+    from judge_transfer_audit.statistics.glmm.fit import canonical_order
 
     rng = np.random.default_rng(12)
     design = build_design(
@@ -304,9 +304,9 @@ def test_a_unanimous_cell_profiles_without_stalling_pirls(monkeypatch):
     """Every vote one way on a cell the size of a study's (40 pairs x 5 readers): the profile bound is
     the one the absolute PIRLS rule finds (to 1e-9 on the logit scale), and no PIRLS call runs into its
     Newton-step limit (each such call evaluated the deviance ~1,500 times at converged modes)."""
-    import audit.glmm.pirls as pirls
-    from audit.glmm.laplace import LaplaceDeviance
-    from audit.glmm.profile import _constant_response_bound, constant_response_bound
+    import judge_transfer_audit.statistics.glmm.pirls as pirls
+    from judge_transfer_audit.statistics.glmm.laplace import LaplaceDeviance
+    from judge_transfer_audit.statistics.glmm.profile import _constant_response_bound, constant_response_bound
 
     pair, reader = np.repeat(np.arange(40), 5), np.tile(np.arange(5), 40)
 

@@ -1,4 +1,4 @@
-"""The iterative Laplace path (audit/glmm/iterative.py): the same deviance, gradient and fit as
+"""The iterative Laplace path (audit/statistics/glmm/iterative.py): the same deviance, gradient and fit as
 the exact path to documented tolerances, and the cost rule that chooses it."""
 
 from __future__ import annotations
@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from audit.errors import InputError
-from audit.glmm import fit_crossed_glmm
-from audit.glmm.iterative import ITERATIVE_MIN_LEVELS, IterativeLaplace, use_iterative
-from audit.glmm.laplace import LaplaceDeviance
+from judge_transfer_audit.core.errors import InputError
+from judge_transfer_audit.statistics.glmm import fit_crossed_glmm
+from judge_transfer_audit.statistics.glmm.iterative import ITERATIVE_MIN_LEVELS, IterativeLaplace, use_iterative
+from judge_transfer_audit.statistics.glmm.laplace import LaplaceDeviance
 
 
 def _cell(n_votes, n_pair, n_reader, seed, n_other=0):
@@ -79,7 +79,7 @@ def test_fit_matches_the_exact_fit_within_the_documented_tolerance():
 
 
 def test_cost_rule():
-    from audit.glmm.sparse import sksparse_available
+    from judge_transfer_audit.statistics.glmm.sparse import sksparse_available
 
     # 100k votes, each of 5k pairs read by 20 of 4k readers: every reader coupled with ~240 others
     _, codes, levels = _cell(100_000, 5_000, 4_000, seed=4)
@@ -117,8 +117,8 @@ def test_profile_interval_matches_the_exact_path():
 
 
 def test_cost_rule_second_stage_after_the_exact_analysis():
-    from audit.glmm.iterative import ITERATIVE_WORK, iterative_after_exact_rule
-    from audit.glmm.sparse import PathChoice
+    from judge_transfer_audit.statistics.glmm.iterative import ITERATIVE_WORK, iterative_after_exact_rule
+    from judge_transfer_audit.statistics.glmm.sparse import PathChoice
 
     n = 100_000
     # 20k pairs x 5 of 8k readers: a sparse pattern whose factor is 66% dense (benchmarks/glmm.py --fill)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import audit.glmm.laplace as laplace
-from audit.glmm.laplace import LaplaceDeviance
+import judge_transfer_audit.statistics.glmm.laplace as laplace
+from judge_transfer_audit.statistics.glmm.laplace import LaplaceDeviance
 
 
 def _problem(seed, n_levels, n=300, p=2):
@@ -74,7 +74,7 @@ def test_theta_zero_reduces_to_logistic_deviance():
 
 
 def test_stable_order_is_a_stable_argsort():
-    from audit.glmm.laplace import stable_order
+    from judge_transfer_audit.statistics.glmm.laplace import stable_order
 
     rng = np.random.default_rng(5)
     for bound in (7, 40_000, 1 << 16, 3_000_000, 1 << 32, 1 << 40):
@@ -84,7 +84,7 @@ def test_stable_order_is_a_stable_argsort():
 
 
 def test_lower_entries_read_either_layout():
-    from audit.glmm.laplace import _lower_entries
+    from judge_transfer_audit.statistics.glmm.laplace import _lower_entries
 
     a = np.arange(36.0).reshape(6, 6)
     i, j = np.array([5, 3, 2, 4]), np.array([0, 1, 2, 4])

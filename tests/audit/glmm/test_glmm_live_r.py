@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.glmm import fit_crossed_glmm
-from audit.glmm.rscript import rscript_available, run_glmer
+from judge_transfer_audit.statistics.glmm import fit_crossed_glmm
+from judge_transfer_audit.statistics.glmm.rscript import rscript_available, run_glmer
 
 pytestmark = [pytest.mark.r, pytest.mark.skipif(not rscript_available(), reason="Rscript with lme4 not available")]
 

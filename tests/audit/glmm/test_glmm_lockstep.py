@@ -1,14 +1,15 @@
-"""Cells fitted in lockstep (audit.glmm.lockstep) equal the per-cell engine's fits to the last bit."""
+"""Cells fitted in lockstep (judge_transfer_audit.statistics.glmm.lockstep) equal the per-cell engine's fits to the
+last bit."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from audit.glmm.backends import fit_native_single_thread
-from audit.glmm.design import build_design
-from audit.glmm.fit import canonical_order
-from audit.glmm.lockstep import LockstepLaplace, fit_optima, lockstep_able
+from judge_transfer_audit.statistics.glmm.backends import fit_native_single_thread
+from judge_transfer_audit.statistics.glmm.design import build_design
+from judge_transfer_audit.statistics.glmm.fit import canonical_order
+from judge_transfer_audit.statistics.glmm.lockstep import LockstepLaplace, fit_optima, lockstep_able
 
 
 def _cells(seed: int, n: int, shapes=((6, 3, 1), (3, 5, 2), (8, 2, 2), (4, 4, 1), (12, 3, 3))):
@@ -99,12 +100,12 @@ def test_a_stacked_evaluation_that_raises_sends_its_group_back(monkeypatch):
 
 @pytest.mark.slow
 def test_native_estimates_are_fit_natives_without_the_covariance():
-    """audit.glmm.fit.native_estimates: the same b, sds and flags as fit_native, bit for bit, on the
-    exact (dense and sparse-coupling), forced-iterative and subsample-start paths, BLAS on one thread."""
+    """judge_transfer_audit.statistics.glmm.fit.native_estimates: the same b, sds and flags as fit_native, bit for bit,
+    on the exact (dense and sparse-coupling), forced-iterative and subsample-start paths, BLAS on one thread."""
     import dataclasses
 
-    from audit.glmm._threads import single_threaded_blas
-    from audit.glmm.fit import native_estimates
+    from judge_transfer_audit.core.threads import single_threaded_blas
+    from judge_transfer_audit.statistics.glmm.fit import native_estimates
 
     designs, starts = _cells(11, 6)
     rng = np.random.default_rng(12)

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from scipy.special import expit
 
-from audit.glmm import fit_crossed_glmm
-from audit.glmm.optimize import NEAR_ZERO, minimize_bounded
+from judge_transfer_audit.statistics.glmm import fit_crossed_glmm
+from judge_transfer_audit.statistics.glmm.optimize import NEAR_ZERO, minimize_bounded
 from tests.audit.glmm.reference_cases import load_case, load_output
 
 

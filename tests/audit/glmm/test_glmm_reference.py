@@ -17,7 +17,7 @@ from functools import lru_cache
 import numpy as np
 import pytest
 
-from audit.glmm import fit_crossed_glmm
+from judge_transfer_audit.statistics.glmm import fit_crossed_glmm
 from tests.audit.glmm.reference_cases import load_case, load_output
 
 FITTED = [
@@ -174,7 +174,7 @@ def test_arena_case_runs_on_the_sparse_path_when_cholmod_is_installed():
     large and its factor sparse, so the cost rule takes the sparse path with scikit-sparse, and
     the iterative path without it (the checks above then compare the path taken with glmer; the
     iterative path's logLik is the exact one at its estimates, from a sparse LU of the block)."""
-    from audit.glmm.sparse import sksparse_available
+    from judge_transfer_audit.statistics.glmm.sparse import sksparse_available
 
     res = fitted("arena_3k_readers")
     assert res.n_levels["reader"] > 2000
@@ -187,7 +187,7 @@ def test_arena_case_runs_on_the_sparse_path_when_cholmod_is_installed():
 def test_arena_case_on_the_iterative_path_matches_accurate_glmer(monkeypatch):
     """The path a user without the sparse extra gets, whether or not scikit-sparse is installed
     here: estimates and the exact logLik within the tolerances of the checks above."""
-    import audit.glmm.sparse as sparse_mod
+    import judge_transfer_audit.statistics.glmm.sparse as sparse_mod
 
     monkeypatch.setattr(sparse_mod, "sksparse_available", lambda: False)
     y, factors, X, names, _, _ = load_case("arena_3k_readers")

@@ -1,4 +1,4 @@
-"""Stochastic Lanczos quadrature (audit/glmm/slq.py) against exact log-determinants."""
+"""Stochastic Lanczos quadrature (audit/statistics/glmm/slq.py) against exact log-determinants."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 import scipy.linalg as sla
 import scipy.sparse as sp
 
-from audit.glmm.slq import gauss_log_quadrature, pcg_probes, rademacher, slq_logdet
+from judge_transfer_audit.statistics.glmm.slq import gauss_log_quadrature, pcg_probes, rademacher, slq_logdet
 
 
 def _spd(n, seed, spread=3.0):

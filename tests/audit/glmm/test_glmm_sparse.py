@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-import audit.glmm.laplace as laplace
-from audit.errors import MissingDependencyError
-from audit.glmm import fit_crossed_glmm
-from audit.glmm import sparse as sparse_mod
+import judge_transfer_audit.statistics.glmm.laplace as laplace
+from judge_transfer_audit.core.errors import MissingDependencyError
+from judge_transfer_audit.statistics.glmm import fit_crossed_glmm
+from judge_transfer_audit.statistics.glmm import sparse as sparse_mod
 
 needs_sksparse = pytest.mark.skipif(
     not sparse_mod.sksparse_available(),
@@ -162,7 +162,7 @@ def test_without_scikit_sparse_auto_falls_back_and_forcing_says_how_to_install(m
 
 
 def test_unknown_factorization_is_an_input_error():
-    from audit.errors import InputError
+    from judge_transfer_audit.core.errors import InputError
 
     with pytest.raises(InputError, match="factorization"):
         fit_crossed_glmm([0, 1, 1, 0], {"g": ["a", "b", "a", "b"]}, factorization="qr")

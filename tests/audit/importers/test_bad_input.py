@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from audit.cli import main
+from judge_transfer_audit.cli import main
 
 FORMATS = ["mtbench", "arena-hard", "alpacaeval", "promptfoo", "inspect", "argilla"]
 

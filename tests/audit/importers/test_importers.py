@@ -9,9 +9,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from audit.cli import main
-from audit.importers import IMPORTERS, ImportOptions, import_files, write_imported
-from audit.inputs import load_audit_data
+from judge_transfer_audit.cli import main
+from judge_transfer_audit.importers import IMPORTERS, ImportOptions, import_files, write_imported
+from judge_transfer_audit.inputs import load_audit_data
 from tests.audit.importers import formats
 
 FIXTURE = Path(__file__).resolve().parents[3] / "fixtures" / "labelstudio"
@@ -32,7 +32,7 @@ def test_every_format_is_registered_once_with_a_module():
     import importlib
 
     for name, imp in IMPORTERS.items():
-        assert callable(importlib.import_module(f"audit.importers.{imp.module}").read), name
+        assert callable(importlib.import_module(f"judge_transfer_audit.importers.{imp.module}").read), name
 
 
 def test_mtbench_keeps_both_orders_as_position_information(files, study, tmp_path):
@@ -91,7 +91,7 @@ def test_alpacaeval_preferences_and_text_matched_humans(files, study, tmp_path):
     imported = import_files("alpacaeval", paths)
     _accounting_holds(imported)
     judge = imported.tables["judge.csv"]
-    from audit.importers.alpacaeval import prompt_id
+    from judge_transfer_audit.importers.alpacaeval import prompt_id
 
     for q, a, b in study.pairs:
         pid = "__".join((prompt_id(f"Instruction number {q}"), *sorted((a, b))))

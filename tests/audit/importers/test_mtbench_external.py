@@ -15,8 +15,8 @@ from collections import Counter
 
 import pytest
 
-from audit.cli import main
-from audit.inputs import load_audit_data
+from judge_transfer_audit.cli import main
+from judge_transfer_audit.inputs import load_audit_data
 from tests.conftest import SHARED_DATASETS
 
 pytestmark = pytest.mark.external

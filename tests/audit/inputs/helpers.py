@@ -5,8 +5,8 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from audit.errors import InputError
-from audit.inputs import load_audit_data
+from judge_transfer_audit.core.errors import InputError
+from judge_transfer_audit.inputs import load_audit_data
 
 PAIRS = """\
 pair_id,system_a,system_b,focal,matchup,group_id

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from audit.errors import InputError
-from audit.inputs import load_audit_data
+from judge_transfer_audit.core.errors import InputError
+from judge_transfer_audit.inputs import load_audit_data
 
 BAD = Path(__file__).parent / "bad_inputs"
 STUDY = BAD / "study"

@@ -1,7 +1,7 @@
 """Design checks at load time: matchups, orientation, self-matchups.
 
 Each case states what a user gives, the exit status and the message (through
-``audit.cli.main``) or the frames that come back.
+``judge_transfer_audit.cli.main``) or the frames that come back.
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.cli import main
-from audit.cli.exit_status import ExitStatus
-from audit.data import ALL_MATCHUPS, MatchupOrientation, pooling_scopes
-from audit.judge_side import judge_pair_outcomes
+from judge_transfer_audit.cli import main
+from judge_transfer_audit.cli.exit_status import ExitStatus
+from judge_transfer_audit.model.data import ALL_MATCHUPS, MatchupOrientation, pooling_scopes
+from judge_transfer_audit.verdict.judge_side import judge_pair_outcomes
 from tests.audit.inputs.helpers import HUMANS, JUDGE, basic, problems, write
 
 

@@ -1,4 +1,4 @@
-"""audit.inputs.formats: every format read as text, with source line numbers."""
+"""judge_transfer_audit.inputs.formats: every format read as text, with source line numbers."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.inputs.formats import file_format, read_table
-from audit.inputs.problems import MAX_ROWS_PER_KIND, ProblemLog
+from judge_transfer_audit.inputs.formats import file_format, read_table
+from judge_transfer_audit.inputs.problems import MAX_ROWS_PER_KIND, ProblemLog
 
 
 def test_file_format_by_extension():
@@ -111,13 +111,13 @@ def test_whitespace_only_file_is_empty(tmp_path, text):
 
 
 def test_parquet_without_pyarrow_says_how_to_install(tmp_path, monkeypatch):
-    import audit._optional
-    from audit.errors import MissingDependencyError
+    import judge_transfer_audit.core.optional
+    from judge_transfer_audit.core.errors import MissingDependencyError
 
     def missing(name, purpose=None):
         raise MissingDependencyError(f"{name} is needed for {purpose}: pip install 'judge-transfer-audit[parquet]'")
 
-    monkeypatch.setattr(audit._optional, "import_optional", missing)
+    monkeypatch.setattr(judge_transfer_audit.core.optional, "import_optional", missing)
     p = tmp_path / "j.parquet"
     p.write_bytes(b"PAR1")
     with pytest.raises(MissingDependencyError, match="parquet"):
@@ -125,7 +125,7 @@ def test_parquet_without_pyarrow_says_how_to_install(tmp_path, monkeypatch):
 
 
 def test_problems_are_ordered_by_file_then_line_with_summaries_last():
-    from audit.errors import InputError
+    from judge_transfer_audit.core.errors import InputError
 
     log = ProblemLog()
     n = MAX_ROWS_PER_KIND + 2
@@ -244,7 +244,7 @@ def _records_line_by_line(text: str, sep: str) -> tuple[list[int], list[int]]:
 def test_unquoted_record_scan_matches_the_line_by_line_rule():
     """Blank lines as pandas skips them (str.strip whitespace, incl. non-ASCII spaces and the
     information separators), field counts per line, on seeded random texts and delimiters."""
-    from audit.inputs.formats import _unquoted_records
+    from judge_transfer_audit.inputs.formats import _unquoted_records
 
     rng = np.random.default_rng(15)
     alphabet = [

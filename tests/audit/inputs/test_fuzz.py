@@ -17,10 +17,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from audit.cli import main
-from audit.cli.exit_status import ExitStatus
-from audit.errors import InputError
-from audit.inputs import load_audit_data
+from judge_transfer_audit.cli import main
+from judge_transfer_audit.cli.exit_status import ExitStatus
+from judge_transfer_audit.core.errors import InputError
+from judge_transfer_audit.inputs import load_audit_data
 from tests.audit.inputs.helpers import HUMANS, JUDGE, PAIRS
 
 FAST = ["-q", "--no-uncertainty", "--no-readers", "--no-surface", "--no-html"]

@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from audit.cli import main
-from audit.cli.exit_status import ExitStatus
-from audit.errors import InputError
-from audit.inputs import load_audit_data
+from judge_transfer_audit.cli import main
+from judge_transfer_audit.cli.exit_status import ExitStatus
+from judge_transfer_audit.core.errors import InputError
+from judge_transfer_audit.inputs import load_audit_data
 from tests.audit.inputs.helpers import HUMANS, JUDGE, PAIRS, basic, problems, write
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -1,8 +1,8 @@
-"""audit.inputs.humans: a judge file given as the human file is named as such."""
+"""judge_transfer_audit.inputs.humans: a judge file given as the human file is named as such."""
 
 from __future__ import annotations
 
-from audit.inputs import load_audit_data
+from judge_transfer_audit.inputs import load_audit_data
 
 from .helpers import HUMANS, JUDGE, PAIRS, problems, write
 

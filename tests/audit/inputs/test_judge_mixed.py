@@ -7,9 +7,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from audit.cli import main
-from audit.errors import InputError
-from audit.inputs import load_audit_data
+from judge_transfer_audit.cli import main
+from judge_transfer_audit.core.errors import InputError
+from judge_transfer_audit.inputs import load_audit_data
 
 FIXTURE = Path(__file__).resolve().parents[3] / "fixtures" / "deployment"
 

@@ -3,7 +3,7 @@ of their matchup, counted; those of a matchup without any vote are left out and 
 
 from __future__ import annotations
 
-from audit.inputs import load_audit_data
+from judge_transfer_audit.inputs import load_audit_data
 
 HUMANS = "pair_id,reader_id,criterion,choice\np1,r1,overall,alpha\np1,r2,overall,beta\np2,r1,overall,alpha\n"
 JUDGE = (

@@ -1,4 +1,4 @@
-"""audit.inputs.layout: the fix of a non-numeric value says what an empty cell means there."""
+"""judge_transfer_audit.inputs.layout: the fix of a non-numeric value says what an empty cell means there."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
-"""audit.inputs.load: how files are combined (messages and notes seen by the user)."""
+"""judge_transfer_audit.inputs.load: how files are combined (messages and notes seen by the user)."""
 
 from __future__ import annotations
 
-from audit.inputs import load_audit_data
+from judge_transfer_audit.inputs import load_audit_data
 
 from .helpers import HUMANS, JUDGE, PAIRS, basic, problems, write
 

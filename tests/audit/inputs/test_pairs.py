@@ -1,4 +1,4 @@
-"""audit.inputs.pairs: the pairs file's own problems are reported once."""
+"""judge_transfer_audit.inputs.pairs: the pairs file's own problems are reported once."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from audit.inputs import load_audit_data
+from judge_transfer_audit.inputs import load_audit_data
 
 SYSTEMS = ("alpha", "beta")
 

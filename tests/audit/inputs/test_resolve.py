@@ -1,9 +1,9 @@
-"""audit.inputs.resolve (and the number parser): in a wide layout a bad value is reported under
+"""judge_transfer_audit.inputs.resolve (and the number parser): in a wide layout a bad value is reported under
 the criterion column it sits in, not under a 'choice'/'score' column the file does not have."""
 
 from __future__ import annotations
 
-from audit.inputs import load_audit_data
+from judge_transfer_audit.inputs import load_audit_data
 
 from .helpers import basic, problems, write
 
@@ -58,7 +58,7 @@ def test_member_is_isin_on_arrow_and_object_columns():
     import numpy as np
     import pandas as pd
 
-    from audit.inputs.resolve import member
+    from judge_transfer_audit.inputs.resolve import member
 
     values = ["p1", "p3", "p9"]
     for dtype in ("str", object):

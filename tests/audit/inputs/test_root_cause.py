@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from audit.cli import main
-from audit.inputs.problems import MAX_ROWS_PER_KIND
+from judge_transfer_audit.cli import main
+from judge_transfer_audit.inputs.problems import MAX_ROWS_PER_KIND
 
 from .helpers import basic, problems
 
@@ -51,7 +51,7 @@ def test_scores_as_words_give_a_short_error_without_knock_on_missing_pairs(tmp_p
 
 
 def test_words_in_some_pairs_only_report_the_words_and_not_the_missing_pairs(tmp_path):
-    from audit.inputs import load_audit_data
+    from judge_transfer_audit.inputs import load_audit_data
 
     _words_study(tmp_path, ["p01", "p02"])
     found = problems(

@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.errors import InputError
-from audit.inputs import load_audit_data
+from judge_transfer_audit.core.errors import InputError
+from judge_transfer_audit.inputs import load_audit_data
 
 READERS = ("r1", "r2", "r3")
 CRITERIA = ("quality", "style")

@@ -1,4 +1,4 @@
-"""audit.inputs.stories: precomputed numeric features."""
+"""judge_transfer_audit.inputs.stories: precomputed numeric features."""
 
 from __future__ import annotations
 

@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from audit.prediction_powered.budget import width_budget, width_budget_text
-from audit.prediction_powered.result import CorrectedRow, PredictionPowered
+from judge_transfer_audit.statistics.prediction_powered.budget import width_budget, width_budget_text
+from judge_transfer_audit.statistics.prediction_powered.result import CorrectedRow, PredictionPowered
 
 
 def _row(se: float, human_se: float, imputed: float) -> CorrectedRow:
@@ -64,9 +64,9 @@ def test_audit_budget_width_option(tmp_path, capsys):
     """`audit budget RESULT --width W` prints the width budget (and says when a result has none)."""
     from dataclasses import replace
 
-    from audit.cli import main
-    from audit.result import result_to_json
-    from audit.section_result import Computed
+    from judge_transfer_audit.cli import main
+    from judge_transfer_audit.model.section_result import Computed
+    from judge_transfer_audit.results.result import result_to_json
     from tests.reports.synthetic import make_result
 
     result = make_result(sections=False)

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.prediction_powered.estimators import ppi_logistic, ppi_mean
+from judge_transfer_audit.statistics.prediction_powered.estimators import ppi_logistic, ppi_mean
 
 REF = Path(__file__).parents[2] / "reference" / "ppi"
 TOL = 1e-8

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from audit.inputs import load_audit_data
-from audit.prediction_powered.estimators import ppi_mean
-from audit.prediction_powered.simulate import crossed_study
+from judge_transfer_audit.inputs import load_audit_data
+from judge_transfer_audit.statistics.prediction_powered.estimators import ppi_mean
+from judge_transfer_audit.statistics.prediction_powered.simulate import crossed_study
 
 SYSTEMS = (("alpha", "beta"), ("alpha", "gamma"), ("beta", "gamma"))
 
@@ -38,7 +38,7 @@ def test_judge_only_pairs_are_kept_apart_and_counted(files):
 
 
 def test_other_figures_do_not_change_with_judge_only_pairs(files):
-    from audit.api import run
+    from judge_transfer_audit.api import run
 
     kwargs = dict(pairs=files / "pairs.csv", uncertainty=False, readers=False, seed=3)
     full = run(files / "judge.csv", files / "humans.csv", **kwargs)
@@ -51,7 +51,7 @@ def test_other_figures_do_not_change_with_judge_only_pairs(files):
     assert pp.leaderboard is not None and len(pp.leaderboard.systems) == 3
     for r in pp.rows:
         assert 0.0 <= r.ci_low <= r.estimate <= r.ci_high <= 1.0
-    from audit.result import result_from_json, result_to_json
+    from judge_transfer_audit.results.result import result_from_json, result_to_json
 
     again = result_from_json(result_to_json(full))
     assert result_to_json(again) == result_to_json(full)
@@ -88,8 +88,8 @@ def test_stratified_sampling_weights_only_the_pooled_leaderboard(files, tmp_path
     pooled leaderboard weights matchups by their share of the judged pairs under "stratified"."""
     import pandas as pd
 
-    from audit.api import run
-    from audit.policy import Policy, PredictionPoweredPolicy
+    from judge_transfer_audit.api import run
+    from judge_transfer_audit.model.policy import Policy, PredictionPoweredPolicy
 
     judge = pd.read_csv(files / "judge.csv")
     votes = pd.read_csv(files / "humans.csv")

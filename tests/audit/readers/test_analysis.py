@@ -9,11 +9,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.checks import Check, Status
-from audit.errors import InputError
-from audit.readers import ReaderAnalysis, ReaderThresholds, analyse_readers, reader_checks
-from audit.readers.analysis import SUB_RESULTS
-from audit.serialize import from_jsonable, to_jsonable
+from judge_transfer_audit.core.errors import InputError
+from judge_transfer_audit.core.serialize import from_jsonable, to_jsonable
+from judge_transfer_audit.model.checks import Check, Status
+from judge_transfer_audit.statistics.readers import ReaderAnalysis, ReaderThresholds, analyse_readers, reader_checks
+from judge_transfer_audit.statistics.readers.analysis import SUB_RESULTS
 
 from .conftest import make_judge_credits, make_votes
 
@@ -157,7 +157,7 @@ def test_reader_checks_names_and_thresholds(full):
 
 
 def test_reader_thresholds_are_the_policy_section():
-    from audit.policy import Policy, ReadersPolicy
+    from judge_transfer_audit.model.policy import Policy, ReadersPolicy
 
     assert ReaderThresholds is ReadersPolicy
     assert Policy().readers == ReaderThresholds()
@@ -180,8 +180,8 @@ def test_on_the_deployment_fixture():
     and the tree of criterion-to-overall kappas share the same inner sub-clusters: here the
     two weighting schemes the fixture simulates (fixtures/simulate.py, W_ENTHUSIAST and
     W_EXPERT), among the non-random readers."""
-    from audit.inputs import load_audit_data
-    from audit.judge_side import judge_pair_outcomes
+    from judge_transfer_audit.inputs import load_audit_data
+    from judge_transfer_audit.verdict.judge_side import judge_pair_outcomes
 
     data = load_audit_data(FIXTURE / "judge.csv", FIXTURE / "humans.csv", pairs=FIXTURE / "pairs.csv")
     credits = judge_pair_outcomes(data, "even-split", np.random.default_rng(0))

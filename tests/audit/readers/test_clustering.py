@@ -10,10 +10,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.checks import Status
-from audit.errors import InputError
-from audit.readers._common import check_votes
-from audit.readers.clustering import (
+from judge_transfer_audit.core.errors import InputError
+from judge_transfer_audit.model.checks import Status
+from judge_transfer_audit.statistics.readers._common import check_votes
+from judge_transfer_audit.statistics.readers.clustering import (
     MAX_CRITERIA_FOR_CLUSTERING,
     cluster_profile,
     cluster_readers,
@@ -22,7 +22,7 @@ from audit.readers.clustering import (
     shared_clusters,
     standardise_profile,
 )
-from audit.readers.weights import reader_kappas, reader_weights
+from judge_transfer_audit.statistics.readers.weights import reader_kappas, reader_weights
 
 from .conftest import make_votes
 

@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.checks import Status
-from audit.readers._common import check_judge_credits, check_votes
-from audit.readers.divergence import divergent_pairs
+from judge_transfer_audit.model.checks import Status
+from judge_transfer_audit.statistics.readers._common import check_judge_credits, check_votes
+from judge_transfer_audit.statistics.readers.divergence import divergent_pairs
 
 
 def _frames():

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from audit.readers.firth import aliased_columns, detect_separation, fit_logistic
+from judge_transfer_audit.statistics.readers.firth import aliased_columns, detect_separation, fit_logistic
 
 REF = Path(__file__).resolve().parents[2] / "reference" / "firth"
 

@@ -7,10 +7,10 @@ import itertools
 import numpy as np
 import pytest
 
-from audit.checks import Status
-from audit.errors import InputError
-from audit.readers._common import ALL_MATCHUPS, check_votes
-from audit.readers.groups import permutation_test, reader_groups
+from judge_transfer_audit.core.errors import InputError
+from judge_transfer_audit.model.checks import Status
+from judge_transfer_audit.statistics.readers._common import ALL_MATCHUPS, check_votes
+from judge_transfer_audit.statistics.readers.groups import permutation_test, reader_groups
 
 from .conftest import make_votes
 

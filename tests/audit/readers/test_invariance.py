@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from audit.readers._common import check_votes
-from audit.readers.clustering import cluster_readers
-from audit.readers.rates import reader_rates
-from audit.readers.weights import reader_kappas, reader_weights
+from judge_transfer_audit.statistics.readers._common import check_votes
+from judge_transfer_audit.statistics.readers.clustering import cluster_readers
+from judge_transfer_audit.statistics.readers.rates import reader_rates
+from judge_transfer_audit.statistics.readers.weights import reader_kappas, reader_weights
 
 from .conftest import make_votes
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from audit.readers import reader_groups, reader_rates
-from audit.readers._common import ALL_MATCHUPS
+from judge_transfer_audit.statistics.readers import reader_groups, reader_rates
+from judge_transfer_audit.statistics.readers._common import ALL_MATCHUPS
 
 
 def _votes():
@@ -58,7 +58,7 @@ def test_no_pools_no_pooled_rows():
 
 
 def test_leave_one_reader_out_pools_only_within_scopes():
-    from audit.readers.timing import leave_one_reader_out
+    from judge_transfer_audit.statistics.readers.timing import leave_one_reader_out
 
     votes = _votes()
     pools = {"(all matchups, focal zeta)": ("zeta vs alpha", "zeta vs beta")}

@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.checks import Status
-from audit.readers._common import check_votes, wilson_interval
-from audit.readers.position import cluster_robust_interval, position_bias
+from judge_transfer_audit.model.checks import Status
+from judge_transfer_audit.statistics.readers._common import check_votes, wilson_interval
+from judge_transfer_audit.statistics.readers.position import cluster_robust_interval, position_bias
 
 from .conftest import make_votes
 
@@ -39,7 +39,7 @@ def test_cluster_robust_matches_statsmodels_ols():
     centred = sm.OLS(y - 0.5, np.ones(len(y))).fit(
         cov_type="cluster", use_t=True, cov_kwds={"groups": groups, "use_correction": True}
     )
-    from audit.readers.position import cluster_robust_p_value
+    from judge_transfer_audit.statistics.readers.position import cluster_robust_p_value
 
     assert cluster_robust_p_value(k, n) == pytest.approx(float(centred.pvalues[0]), rel=1e-10)
 

@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.checks import Status
-from audit.readers._common import ALL_MATCHUPS, check_judge_credits, check_votes
-from audit.readers.rates import HUMANS_GLMM, HUMANS_POOLED, reader_rates
+from judge_transfer_audit.model.checks import Status
+from judge_transfer_audit.statistics.readers._common import ALL_MATCHUPS, check_judge_credits, check_votes
+from judge_transfer_audit.statistics.readers.rates import HUMANS_GLMM, HUMANS_POOLED, reader_rates
 
 
 def _votes():
@@ -92,9 +92,9 @@ def test_glmm_fallback_fits_each_cell(monkeypatch):
         calls.append((len(y), sorted(factors)))
         return FakeResult(y)
 
-    fake = types.ModuleType("audit.glmm")
+    fake = types.ModuleType("judge_transfer_audit.statistics.glmm")
     fake.fit_crossed_glmm = fake_fit
-    monkeypatch.setitem(sys.modules, "audit.glmm", fake)
+    monkeypatch.setitem(sys.modules, "judge_transfer_audit.statistics.glmm", fake)
     res = reader_rates(_votes(), None)
     assert res.glmm_source == "fitted"
     assert len(calls) == 4 and all(f == ["pair", "reader"] for _, f in calls)
@@ -103,8 +103,9 @@ def test_glmm_fallback_fits_each_cell(monkeypatch):
 
 
 def test_real_glmm_fallback_runs():
-    """The fallback through the real audit.glmm engine gives a probability in (0, 1) per cell."""
-    pytest.importorskip("audit.glmm")
+    """The fallback through the real judge_transfer_audit.statistics.glmm engine gives a probability in (0, 1) per
+    cell."""
+    pytest.importorskip("judge_transfer_audit.statistics.glmm")
     from .conftest import make_votes
 
     votes = check_votes(make_votes(4, 12, seed=5))
@@ -134,7 +135,7 @@ def test_judge_credits_without_matchup_take_it_from_the_votes():
 
 
 def test_glmm_frame_missing_a_column_is_an_input_error():
-    from audit.errors import InputError
+    from judge_transfer_audit.core.errors import InputError
 
     with pytest.raises(InputError, match="estimate"):
         reader_rates(_votes(), None, glmm_estimates=pd.DataFrame(dict(matchup=["m1"], criterion=["empathy"])))
@@ -143,7 +144,7 @@ def test_glmm_frame_missing_a_column_is_an_input_error():
 def test_judge_as_reader_p_value_is_the_pooled_two_sample_t_test_with_the_judge_as_one_sample():
     from scipy import stats
 
-    from audit.readers.rates import judge_as_reader_p_value
+    from judge_transfer_audit.statistics.readers.rates import judge_as_reader_p_value
 
     readers = np.array([0.55, 0.61, 0.48, 0.70, 0.52, 0.66, 0.58])
     for judge in (0.2, 0.6, 0.91):
@@ -157,7 +158,7 @@ def test_judge_as_reader_p_value_is_the_pooled_two_sample_t_test_with_the_judge_
 def test_judge_deviation_test_by_hand():
     from scipy import stats
 
-    from audit.readers.rates import judge_deviation_test
+    from judge_transfer_audit.statistics.readers.rates import judge_deviation_test
 
     rows = []
     reader_rates = {"r1": [0.5, 0.6], "r2": [0.4, 0.7], "r3": [0.6, 0.5], "r4": [0.5, 0.5]}
@@ -196,7 +197,7 @@ def test_judge_deviation_test_by_hand():
 def _rates_by_string_groupby(frame, pools, kind, label_col, label, credit, ties):
     """The rows the rates had before they were grouped on integer codes: a pandas group-by on the
     strings of the frame with its pooled copies appended (the reference for the coded path)."""
-    from audit.readers._common import with_pooled_scopes
+    from judge_transfer_audit.statistics.readers._common import with_pooled_scopes
 
     both = with_pooled_scopes(frame.assign(_credit=credit, _tie=ties), pools)
     keys = ([label_col] if label_col else []) + ["matchup", "criterion"]
@@ -218,7 +219,7 @@ def _rates_by_string_groupby(frame, pools, kind, label_col, label, credit, ties)
 )
 def test_coded_rates_equal_a_string_group_by(pools):
     """Integer-coded groups give the same rows, order and sums as grouping the strings (pools, ties, NaN credit)."""
-    from audit.readers.rates import _rate_rows, _scoped_rows
+    from judge_transfer_audit.statistics.readers.rates import _rate_rows, _scoped_rows
 
     rng = np.random.default_rng(5)
     n = 3_000
@@ -243,7 +244,7 @@ def test_coded_rates_equal_a_string_group_by(pools):
 
 def _range_by_cell(rates: pd.DataFrame) -> pd.DataFrame:
     """The judge-range table cell by cell (the loop the whole-column version replaced): the reference."""
-    from audit.readers.rates import RANGE_COLUMNS, judge_as_reader_p_value
+    from judge_transfer_audit.statistics.readers.rates import RANGE_COLUMNS, judge_as_reader_p_value
 
     readers = rates[rates["row_kind"] == "reader"]
     per_cell = {k: c["rate"].to_numpy(float) for k, c in readers.groupby(["matchup", "criterion"], sort=False)}
@@ -266,7 +267,7 @@ def _range_by_cell(rates: pd.DataFrame) -> pd.DataFrame:
 def test_judge_range_on_whole_columns_equals_the_cell_by_cell_loop(seed):
     """Cells of 1-9 readers (equal rates, a missing rate), judges with a missing rate, a judge
     cell without readers: every figure equal to the per-cell computation, bit for bit."""
-    from audit.readers.rates import RATE_COLUMNS, _judge_range
+    from judge_transfer_audit.statistics.readers.rates import RATE_COLUMNS, _judge_range
 
     rng = np.random.default_rng(seed)
     rows = []

@@ -12,13 +12,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.readers import analyse_readers
-from audit.readers._common import check_judge_credits, check_votes
-from audit.readers.divergence import divergent_pairs
-from audit.readers.groups import reader_groups
-from audit.readers.rates import HUMANS_POOLED, reader_rates
-from audit.readers.timing import leave_one_reader_out
-from audit.tie_rules import TIE_RULES, TieRule, credit_ties
+from judge_transfer_audit.model.tie_rules import TIE_RULES, TieRule, credit_ties
+from judge_transfer_audit.statistics.readers import analyse_readers
+from judge_transfer_audit.statistics.readers._common import check_judge_credits, check_votes
+from judge_transfer_audit.statistics.readers.divergence import divergent_pairs
+from judge_transfer_audit.statistics.readers.groups import reader_groups
+from judge_transfer_audit.statistics.readers.rates import HUMANS_POOLED, reader_rates
+from judge_transfer_audit.statistics.readers.timing import leave_one_reader_out
 
 QUARTER = TieRule("quarter", "a tie credits a quarter to the focal system", (0.25,))
 ABSTAIN = TieRule("abstain", "ties are not counted at all", ())
@@ -165,10 +165,10 @@ def test_the_analysis_draws_a_random_rule_once_and_reproducibly():
 @pytest.mark.slow
 def test_a_run_under_a_new_rule_is_consistent_in_every_section(new_rules):
     """Transfer, the reader heat maps, agreement and the report labels follow one rule."""
-    from audit.pipeline import run_audit
-    from audit.spec import AuditSpec
-    from reports.html import render_html
-    from reports.terminal import judge_line
+    from judge_transfer_audit.engine.pipeline import run_audit
+    from judge_transfer_audit.model.spec import AuditSpec
+    from judge_transfer_audit.reports.html import render_html
+    from judge_transfer_audit.reports.terminal import judge_line
     from tests.audit.synthetic import make_audit_data
 
     data = make_audit_data(n_pairs=16, n_readers=4, seed=5, ties_every=3)

@@ -7,10 +7,10 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from audit.checks import Status
-from audit.errors import InputError
-from audit.readers._common import check_votes
-from audit.readers.timing import annotation_timing, leave_one_reader_out, pair_times
+from judge_transfer_audit.core.errors import InputError
+from judge_transfer_audit.model.checks import Status
+from judge_transfer_audit.statistics.readers._common import check_votes
+from judge_transfer_audit.statistics.readers.timing import annotation_timing, leave_one_reader_out, pair_times
 
 from .conftest import make_votes
 

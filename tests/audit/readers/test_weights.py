@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from audit.checks import Status
-from audit.readers._common import check_votes
-from audit.readers.weights import INTERCEPT, cohens_kappa, reader_kappas, reader_weights
+from judge_transfer_audit.model.checks import Status
+from judge_transfer_audit.statistics.readers._common import check_votes
+from judge_transfer_audit.statistics.readers.weights import INTERCEPT, cohens_kappa, reader_kappas, reader_weights
 
 from .conftest import make_votes
 
@@ -142,7 +142,7 @@ def test_kappa_reference_rerun_live(tmp_path):
 
 
 def test_reader_without_a_usable_overall_vote_is_left_out_and_counted():
-    from audit.readers.clustering import cluster_readers
+    from judge_transfer_audit.statistics.readers.clustering import cluster_readers
 
     votes = check_votes(make_votes(5, 20, seed=6))
     votes.loc[(votes["reader_id"] == "r4") & (votes["criterion"] == "overall"), "y"] = np.nan

@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.reliability.cronbach import CronbachAlpha, cronbach_alpha
-from audit.serialize import from_jsonable, to_jsonable
+from judge_transfer_audit.core.serialize import from_jsonable, to_jsonable
+from judge_transfer_audit.statistics.reliability.cronbach import CronbachAlpha, cronbach_alpha
 
 REF = Path(__file__).parents[2] / "reference" / "cronbach"
 

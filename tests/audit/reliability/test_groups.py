@@ -9,12 +9,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.cli import main
-from audit.reliability.groups import ICCDifference, icc2k_batch, icc2k_difference
-from audit.reliability.icc import icc_from_matrix
-from audit.reliability.ratings import load_ratings, validate_ratings
-from audit.reliability.report import reliability_report
-from audit.serialize import from_jsonable, to_jsonable
+from judge_transfer_audit.cli import main
+from judge_transfer_audit.core.serialize import from_jsonable, to_jsonable
+from judge_transfer_audit.statistics.reliability.groups import ICCDifference, icc2k_batch, icc2k_difference
+from judge_transfer_audit.statistics.reliability.icc import icc_from_matrix
+from judge_transfer_audit.statistics.reliability.ratings import load_ratings, validate_ratings
+from judge_transfer_audit.statistics.reliability.report import reliability_report
 
 REF = Path(__file__).parents[2] / "reference" / "icc"
 

@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.reliability.icc import ICCResult, icc, icc_from_matrix
-from audit.serialize import from_jsonable, to_jsonable
+from judge_transfer_audit.core.serialize import from_jsonable, to_jsonable
+from judge_transfer_audit.statistics.reliability.icc import ICCResult, icc, icc_from_matrix
 
 REF = Path(__file__).parents[2] / "reference" / "icc"
 QUANTITY_FIELD = {

@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.reliability.cronbach import cronbach_alpha
-from audit.reliability.items import item_reliability
-from audit.reliability.kendall import kendall_w
-from audit.reliability.ratings import validate_ratings
+from judge_transfer_audit.statistics.reliability.cronbach import cronbach_alpha
+from judge_transfer_audit.statistics.reliability.items import item_reliability
+from judge_transfer_audit.statistics.reliability.kendall import kendall_w
+from judge_transfer_audit.statistics.reliability.ratings import validate_ratings
 
 
 def ratings(seed=0, n_items=40, n_readers=5, n_questions=6):

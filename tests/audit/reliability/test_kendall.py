@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.reliability.kendall import KendallW, kendall_w
-from audit.serialize import from_jsonable, to_jsonable
+from judge_transfer_audit.core.serialize import from_jsonable, to_jsonable
+from judge_transfer_audit.statistics.reliability.kendall import KendallW, kendall_w
 
 REF = Path(__file__).parents[2] / "reference" / "kendall_w"
 

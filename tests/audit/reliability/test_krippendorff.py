@@ -11,13 +11,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.errors import InputError
-from audit.reliability.krippendorff import (
+from judge_transfer_audit.core.errors import InputError
+from judge_transfer_audit.core.serialize import from_jsonable, to_jsonable
+from judge_transfer_audit.statistics.reliability.krippendorff import (
     KrippendorffAlpha,
     krippendorff_alpha,
     krippendorff_alpha_matrix,
 )
-from audit.serialize import from_jsonable, to_jsonable
 
 REF = Path(__file__).parents[2] / "reference" / "krippendorff"
 

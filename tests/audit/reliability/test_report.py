@@ -9,13 +9,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.cli import main
-from audit.errors import InputError
-from audit.reliability.cronbach import cronbach_alpha
-from audit.reliability.icc import icc
-from audit.reliability.ratings import load_ratings, validate_ratings
-from audit.reliability.report import ReliabilityReport, reliability_report
-from audit.serialize import from_jsonable, to_jsonable
+from judge_transfer_audit.cli import main
+from judge_transfer_audit.core.errors import InputError
+from judge_transfer_audit.core.serialize import from_jsonable, to_jsonable
+from judge_transfer_audit.statistics.reliability.cronbach import cronbach_alpha
+from judge_transfer_audit.statistics.reliability.icc import icc
+from judge_transfer_audit.statistics.reliability.ratings import load_ratings, validate_ratings
+from judge_transfer_audit.statistics.reliability.report import ReliabilityReport, reliability_report
 
 DATASETS = Path(__file__).parents[3] / ".." / "shared" / "datasets"
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from audit.checks import Status
-from audit.errors import AuditError, WorkerLostError
-from audit.section_result import Computed, Failed, Skipped
-from audit.sections._guard import failed_check, guarded, not_requested
+from judge_transfer_audit.core.errors import AuditError, WorkerLostError
+from judge_transfer_audit.model.checks import Status
+from judge_transfer_audit.model.section_result import Computed, Failed, Skipped
+from judge_transfer_audit.sections._guard import failed_check, guarded, not_requested
 
 
 def test_guarded_turns_an_audit_error_into_failed_and_keeps_other_errors():

@@ -11,10 +11,10 @@ import scipy.stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from audit.errors import InputError
-from audit.serialize import from_jsonable, to_jsonable
-from audit.uncertainty.bootstrap import BootstrapResult, cluster_bootstrap
-from audit.uncertainty.resampling import REPLICATE_CHUNK, chunk_seed, resample_indices
+from judge_transfer_audit.core.errors import InputError
+from judge_transfer_audit.core.serialize import from_jsonable, to_jsonable
+from judge_transfer_audit.statistics.uncertainty.bootstrap import BootstrapResult, cluster_bootstrap
+from judge_transfer_audit.statistics.uncertainty.resampling import REPLICATE_CHUNK, chunk_seed, resample_indices
 
 from .conftest import make_votes
 
@@ -190,8 +190,8 @@ def test_cgm_two_way_se_matches_statsmodels_with_analytic_one_way_variances():
     cov_type="cluster" with two group columns)."""
     import statsmodels.api as sm
 
-    from audit.uncertainty._cells import cell_tables
-    from audit.uncertainty.bootstrap import cgm_interval
+    from judge_transfer_audit.statistics.uncertainty._cells import cell_tables
+    from judge_transfer_audit.statistics.uncertainty.bootstrap import cgm_interval
 
     v = make_votes(3, n_pairs=15, n_readers=6, sd_pair=0.8, sd_reader=0.8)
     t = cell_tables(v, ("matchup", "criterion"))[0]

@@ -11,7 +11,7 @@ from scipy import integrate
 from scipy.special import expit
 from scipy.stats import norm
 
-from audit.uncertainty.coverage import main, marginal_rate, run_coverage
+from judge_transfer_audit.statistics.uncertainty.coverage import main, marginal_rate, run_coverage
 
 
 @pytest.mark.parametrize("b0,sd_pair,sd_reader", [(0.4, 0.5, 0.5), (-1.2, 1.0, 0.3), (0.0, 0.7, 0.7), (2.0, 0.0, 0.0)])
@@ -79,8 +79,8 @@ def test_coverage_with_heterogeneous_readers():
 def test_coverage_result_round_trips():
     import json
 
-    from audit.serialize import from_jsonable, to_jsonable
-    from audit.uncertainty.coverage import CoverageResult
+    from judge_transfer_audit.core.serialize import from_jsonable, to_jsonable
+    from judge_transfer_audit.statistics.uncertainty.coverage import CoverageResult
 
     res = run_coverage(3, seed=1, n_boot=49, glmm=False)
     text = json.dumps(to_jsonable(res))

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from audit.serialize import to_jsonable
-from audit.uncertainty import (
+from judge_transfer_audit.core.serialize import to_jsonable
+from judge_transfer_audit.statistics.uncertainty import (
     cluster_bootstrap,
     glmm_cells,
     judge_configuration_rates,
@@ -24,8 +24,8 @@ FIXTURE = Path(__file__).resolve().parents[3] / "fixtures" / "deployment"
 def fixture_data():
     if not (FIXTURE / "humans.csv").exists():
         pytest.skip("deployment fixture not present")
-    from audit.inputs import load_audit_data
-    from audit.judge_side import judge_pair_outcomes
+    from judge_transfer_audit.inputs import load_audit_data
+    from judge_transfer_audit.verdict.judge_side import judge_pair_outcomes
 
     data = load_audit_data(FIXTURE / "judge.csv", FIXTURE / "humans.csv", pairs=FIXTURE / "pairs.csv")
     return data, judge_pair_outcomes(data, "even-split", np.random.default_rng(0))

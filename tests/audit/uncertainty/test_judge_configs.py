@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.errors import InputError
-from audit.serialize import from_jsonable, to_jsonable
-from audit.uncertainty.judge_configs import JudgeConfigRates, judge_configuration_rates
+from judge_transfer_audit.core.errors import InputError
+from judge_transfer_audit.core.serialize import from_jsonable, to_jsonable
+from judge_transfer_audit.statistics.uncertainty.judge_configs import JudgeConfigRates, judge_configuration_rates
 
 
 def _credits(rates: dict[str, float], seed: int = 0) -> pd.DataFrame:

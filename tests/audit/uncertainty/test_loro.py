@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.serialize import from_jsonable, to_jsonable
-from audit.uncertainty.loro import ALL_DIMENSIONS, LoroResult, leave_one_reader_out
+from judge_transfer_audit.core.serialize import from_jsonable, to_jsonable
+from judge_transfer_audit.statistics.uncertainty.loro import ALL_DIMENSIONS, LoroResult, leave_one_reader_out
 
 from .conftest import make_votes
 
@@ -58,7 +58,7 @@ def test_a_contrarian_reader_is_the_most_influential():
 
 
 def test_glmm_refits_match_cold_fits_and_round_trip():
-    from audit.glmm import fit_crossed_glmm
+    from judge_transfer_audit.statistics.glmm import fit_crossed_glmm
 
     v = make_votes(4, n_matchups=1, n_criteria=2, n_pairs=12, n_readers=5, sd_pair=0.8, sd_reader=0.8)
     res = leave_one_reader_out(v)
@@ -107,8 +107,8 @@ def test_beyond_the_budget_one_step_for_all_and_exact_refits_for_the_most_influe
 def test_stochastic_one_step_beyond_the_budget_is_noted_and_checked(monkeypatch):
     """Cells past STOCHASTIC_MIN_READERS (lowered here) take the stochastic one-step: the note gives
     its probes and Monte-Carlo error, the exact refit of the most influential reader checks it."""
-    import audit.uncertainty.loro as loro
-    import audit.uncertainty.one_step as one_step
+    import judge_transfer_audit.statistics.uncertainty.loro as loro
+    import judge_transfer_audit.statistics.uncertainty.one_step as one_step
 
     monkeypatch.setattr(one_step, "STOCHASTIC_MIN_READERS", 5)
     monkeypatch.setattr(loro, "STOCHASTIC_MIN_READERS", 5)
@@ -131,7 +131,7 @@ def test_small_cells_beyond_the_budget_get_no_one_step():
 
 
 def test_starting_from_given_full_fits_equals_fitting_them():
-    from audit.glmm import fit_crossed_glmm
+    from judge_transfer_audit.statistics.glmm import fit_crossed_glmm
 
     v = _many_readers(5)
     fitted = leave_one_reader_out(v, exact_budget=0)
@@ -147,11 +147,11 @@ def test_starting_from_given_full_fits_equals_fitting_them():
 
 
 def test_exact_refits_fitted_together_equal_the_refits_one_by_one():
-    """The all-exact path fits every cell's readers together (audit.glmm.batch); each refit equals
-    the per-cell engine's warm-started refit to 1e-6 (the stacked-fit tolerance), flags included."""
-    from audit.uncertainty._cells import cell_tables
-    from audit.uncertainty.glmm_cells import fit_vote_arrays
-    from audit.uncertainty.loro import REFIT_CHUNK, _refit, _RefitJob, _start
+    """The all-exact path fits every cell's readers together (judge_transfer_audit.statistics.glmm.batch); each refit
+    equals the per-cell engine's warm-started refit to 1e-6 (the stacked-fit tolerance), flags included."""
+    from judge_transfer_audit.statistics.uncertainty._cells import cell_tables
+    from judge_transfer_audit.statistics.uncertainty.glmm_cells import fit_vote_arrays
+    from judge_transfer_audit.statistics.uncertainty.loro import REFIT_CHUNK, _refit, _RefitJob, _start
 
     v = make_votes(6, n_matchups=2, n_criteria=5, n_pairs=30, n_readers=7, sd_pair=0.8, sd_reader=0.5, tie_prob=0.1)
     res = leave_one_reader_out(v)
@@ -201,9 +201,9 @@ def test_raw_and_pooled_rates_are_exact_over_many_criteria():
 @pytest.mark.parametrize("seed", [1, 2])
 @pytest.mark.slow
 def test_leave_one_reader_out_refits_in_lockstep_equal_the_refits_one_by_one(seed):
-    from audit.uncertainty._cells import cell_tables
-    from audit.uncertainty.glmm_cells import fit_vote_arrays
-    from audit.uncertainty.loro import _refit, _refit_exactly, _RefitJob, _start
+    from judge_transfer_audit.statistics.uncertainty._cells import cell_tables
+    from judge_transfer_audit.statistics.uncertainty.glmm_cells import fit_vote_arrays
+    from judge_transfer_audit.statistics.uncertainty.loro import _refit, _refit_exactly, _RefitJob, _start
 
     v = make_votes(seed, n_matchups=2, n_criteria=6, n_pairs=6, n_readers=3, sd_pair=0.8, sd_reader=0.6, tie_prob=0.05)
     jobs = []

@@ -11,10 +11,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from statsmodels.stats.multitest import multipletests
 
-from audit.errors import InputError
-from audit.serialize import from_jsonable, to_jsonable
-from audit.uncertainty import cluster_bootstrap
-from audit.uncertainty.multiplicity import SignificanceTally, benjamini_hochberg, holm, significance_tally
+from judge_transfer_audit.core.errors import InputError
+from judge_transfer_audit.core.serialize import from_jsonable, to_jsonable
+from judge_transfer_audit.statistics.uncertainty import cluster_bootstrap
+from judge_transfer_audit.statistics.uncertainty.multiplicity import (
+    SignificanceTally,
+    benjamini_hochberg,
+    holm,
+    significance_tally,
+)
 
 from .conftest import make_votes
 

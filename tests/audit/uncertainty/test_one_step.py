@@ -11,9 +11,13 @@ import pandas as pd
 import pytest
 from scipy.special import expit
 
-from audit.glmm import fit_crossed_glmm
-from audit.uncertainty._cells import cell_tables
-from audit.uncertainty.one_step import conditional_modes, modes_from_fit, one_step_without_readers
+from judge_transfer_audit.statistics.glmm import fit_crossed_glmm
+from judge_transfer_audit.statistics.uncertainty._cells import cell_tables
+from judge_transfer_audit.statistics.uncertainty.one_step import (
+    conditional_modes,
+    modes_from_fit,
+    one_step_without_readers,
+)
 
 
 def _design(n_pairs: int, n_readers: int, per_pair: int, seed: int, b0=0.3, sd_pair=0.5, sd_reader=0.5):
@@ -96,7 +100,7 @@ def test_one_step_equals_its_dense_reference(shape):
 def test_one_reader_per_pair_arrowhead_equals_the_dense_reference(threshold, monkeypatch):
     """Every pair read by one reader (Chatbot Arena): above DIAGONAL_MIN_READERS readers the Schur
     complement is inverted as an arrowhead in O(readers); both branches equal the dense reference."""
-    import audit.uncertainty.one_step as one_step
+    import judge_transfer_audit.statistics.uncertainty.one_step as one_step
 
     monkeypatch.setattr(one_step, "DIAGONAL_MIN_READERS", threshold)
     t = cell_tables(_design(300, 40, 1, 6, sd_pair=0.8, sd_reader=0.9), ("matchup", "criterion"))[0]
@@ -115,7 +119,7 @@ def test_one_reader_per_pair_arrowhead_equals_the_dense_reference(threshold, mon
 def test_cells_of_any_size_get_a_one_step(monkeypatch):
     """No reader cap: with one reader per pair the block is diagonal; with readers sharing pairs and
     more than STOCHASTIC_MIN_READERS readers the entries are estimated (probes > 0), below they are exact."""
-    import audit.uncertainty.one_step as one_step
+    import judge_transfer_audit.statistics.uncertainty.one_step as one_step
 
     monkeypatch.setattr(one_step, "STOCHASTIC_MIN_READERS", 10)
     monkeypatch.setattr(one_step, "DIAGONAL_MIN_READERS", 5)
@@ -146,7 +150,7 @@ def test_conditional_modes_match_the_engine():
 @pytest.mark.slow
 def test_one_step_shifts_are_close_to_exact_refits(shape, stochastic, monkeypatch):
     """The same tolerance holds for the stochastic entries (forced here on small cells)."""
-    import audit.uncertainty.one_step as one_step
+    import judge_transfer_audit.statistics.uncertainty.one_step as one_step
 
     if stochastic:
         monkeypatch.setattr(one_step, "STOCHASTIC_MIN_READERS", 0)
@@ -173,7 +177,7 @@ def test_one_step_shifts_are_close_to_exact_refits(shape, stochastic, monkeypatc
 def test_conditional_modes_of_one_reader_per_pair_on_the_diagonal_block(monkeypatch):
     """Above DIAGONAL_MIN_READERS readers, one reader per pair: Newton steps on the diagonal reader
     block, the same modes as the Cholesky steps and as the engine's."""
-    import audit.uncertainty.one_step as one_step
+    import judge_transfer_audit.statistics.uncertainty.one_step as one_step
 
     t = cell_tables(_design(400, 50, 1, 7, sd_pair=0.6, sd_reader=0.9), ("matchup", "criterion"))[0]
     _, _, _, full = _fit(t)
@@ -201,7 +205,7 @@ def test_separated_fit_gives_a_reason_not_numbers():
 @pytest.mark.parametrize("shape", [(120, 25, 8, 3), (6, 3, 3, 4)])
 def test_dense_and_sparse_conditional_modes_agree(shape, monkeypatch):
     """Small cells take dense blocks, large ones sparse: the same Newton steps, the same modes."""
-    import audit.uncertainty.one_step as one_step
+    import judge_transfer_audit.statistics.uncertainty.one_step as one_step
 
     t = cell_tables(_design(*shape), ("matchup", "criterion"))[0]
     _, _, _, full = _fit(t)

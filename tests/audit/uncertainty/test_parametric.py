@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from audit.errors import InputError
-from audit.serialize import from_jsonable, to_jsonable
-from audit.uncertainty.parametric import ParametricBootstrapResult, parametric_bootstrap
+from judge_transfer_audit.core.errors import InputError
+from judge_transfer_audit.core.serialize import from_jsonable, to_jsonable
+from judge_transfer_audit.statistics.uncertainty.parametric import ParametricBootstrapResult, parametric_bootstrap
 
 from .conftest import make_votes
 

@@ -9,9 +9,14 @@ import pytest
 import scipy.sparse as sp
 from scipy.special import expit
 
-import audit.uncertainty.one_step as one_step
-from audit.uncertainty._cells import cell_tables
-from audit.uncertainty.stochastic_inverse import ReaderBlockInverse, block_cg, pair_slabs, reader_schur_solve
+import judge_transfer_audit.statistics.uncertainty.one_step as one_step
+from judge_transfer_audit.statistics.uncertainty._cells import cell_tables
+from judge_transfer_audit.statistics.uncertainty.stochastic_inverse import (
+    ReaderBlockInverse,
+    block_cg,
+    pair_slabs,
+    reader_schur_solve,
+)
 
 from .test_one_step import _design
 
@@ -156,7 +161,7 @@ def _mixed_cell(seed=11):
 @pytest.mark.parametrize("neumann", [True, False])
 def test_exact_parts_on_uneven_pairs_and_past_the_lookup_cap(neumann, monkeypatch):
     """Pairs of 1-7 readers; past NEUMANN_MAX_ENTRIES the exact part is T1 + diag(T1 A T1)."""
-    import audit.uncertainty.stochastic_inverse as module
+    import judge_transfer_audit.statistics.uncertainty.stochastic_inverse as module
 
     if not neumann:
         monkeypatch.setattr(module, "NEUMANN_MAX_ENTRIES", 0)

@@ -1,4 +1,5 @@
-"""The stacked bootstrap summaries equal the per-row code to the last bit (audit.uncertainty._summaries)."""
+"""The stacked bootstrap summaries equal the per-row code to the last bit
+(judge_transfer_audit.statistics.uncertainty._summaries)."""
 
 from __future__ import annotations
 
@@ -6,17 +7,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.uncertainty import _boot_tasks as bt
-from audit.uncertainty._cells import cell_tables
-from audit.uncertainty._summaries import (
+from judge_transfer_audit.statistics.uncertainty import _boot_tasks as bt
+from judge_transfer_audit.statistics.uncertainty._cells import cell_tables
+from judge_transfer_audit.statistics.uncertainty._summaries import (
     accelerations,
     replicate_summaries,
     sorted_quantiles,
     t_calibrated_levels,
     t_calibrated_p_values,
 )
-from audit.uncertainty.bootstrap import _judge_tables, cluster_bootstrap
-from audit.uncertainty.resampling import (
+from judge_transfer_audit.statistics.uncertainty.bootstrap import _judge_tables, cluster_bootstrap
+from judge_transfer_audit.statistics.uncertainty.resampling import (
     TableResampler,
     acceleration,
     bca_interval,
@@ -24,7 +25,7 @@ from audit.uncertainty.resampling import (
     cluster_weights,
     n_chunks,
 )
-from audit.uncertainty.two_way import t_calibrated_level, t_calibrated_p_value
+from judge_transfer_audit.statistics.uncertainty.two_way import t_calibrated_level, t_calibrated_p_value
 
 from .conftest import make_votes
 

@@ -7,16 +7,25 @@ import pandas as pd
 import pytest
 import scipy.stats
 
-from audit.uncertainty._cells import cell_tables
-from audit.uncertainty.bootstrap import cluster_bootstrap, multinomial_weights, replicate_rates, two_way_replicates
-from audit.uncertainty.two_way import correct_two_way, t_calibrated_level, t_calibrated_p_value
+from judge_transfer_audit.statistics.uncertainty._cells import cell_tables
+from judge_transfer_audit.statistics.uncertainty.bootstrap import (
+    cluster_bootstrap,
+    multinomial_weights,
+    replicate_rates,
+    two_way_replicates,
+)
+from judge_transfer_audit.statistics.uncertainty.two_way import (
+    correct_two_way,
+    t_calibrated_level,
+    t_calibrated_p_value,
+)
 
 from .conftest import make_votes
 from .test_bootstrap import _loop_bootstrap
 
 
 def _reference_correction(est, prod, pairs, readers, n_p, n_r):
-    """The correction written out from the formulas in audit/uncertainty/two_way.py."""
+    """The correction written out from the formulas in audit/statistics/uncertainty/two_way.py."""
     a_p = n_p / (n_p - 1) * pairs.var(ddof=1)
     a_r = n_r / (n_r - 1) * readers.var(ddof=1)
     a_e = n_p * n_r / ((n_p - 1) * (n_r - 1)) * (prod - pairs - readers).var(ddof=1)

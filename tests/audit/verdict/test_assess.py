@@ -7,12 +7,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.agreement import reader_baseline
-from audit.inputs.load import load_audit_data
-from audit.judge_side import judge_pair_outcomes
-from audit.pipeline import assess_cells, choose_primary_judge, judge_choices
-from audit.spec import AuditSpec
-from audit.verdict.compare import canonical_cell
+from judge_transfer_audit.engine.pipeline import assess_cells, choose_primary_judge, judge_choices
+from judge_transfer_audit.inputs.load import load_audit_data
+from judge_transfer_audit.model.spec import AuditSpec
+from judge_transfer_audit.statistics.agreement import reader_baseline
+from judge_transfer_audit.verdict.compare import canonical_cell
+from judge_transfer_audit.verdict.judge_side import judge_pair_outcomes
 
 FIXTURE = Path(__file__).resolve().parents[3] / "fixtures" / "deployment"
 ASSESSED = ("PASS", "FAIL", "INCONCLUSIVE")
@@ -82,7 +82,7 @@ def test_the_fixture_headline_is_the_same_at_several_seeds():
 
 
 def _simulated_cells(seed=3):
-    from audit.verdict.simulate import CellDesign, simulate_cell
+    from judge_transfer_audit.verdict.simulate import CellDesign, simulate_cell
 
     cell = simulate_cell(CellDesign(0.0, 0.6, 0.2), 40, 6, np.random.default_rng(seed))
     votes = pd.DataFrame({"pair_id": cell.pair_id, "reader_id": cell.reader_id, "y": cell.y})
@@ -93,8 +93,8 @@ def _simulated_cells(seed=3):
 
 
 def test_a_cell_within_its_monte_carlo_error_of_the_level_gets_more_replicates():
-    from audit.policy import TransferPolicy
-    from audit.verdict.assess import SEQUENTIAL_FACTOR, assess_transfers
+    from judge_transfer_audit.model.policy import TransferPolicy
+    from judge_transfer_audit.verdict.assess import SEQUENTIAL_FACTOR, assess_transfers
 
     cells = _simulated_cells()
     base = TransferPolicy(n_boot=199)
@@ -116,8 +116,8 @@ def test_a_cell_within_its_monte_carlo_error_of_the_level_gets_more_replicates()
 @pytest.mark.slow
 def test_pairs_needed_is_the_label_budget_at_80_percent_power():
     """One home: every INCONCLUSIVE cell's transfer.pairs_needed is its budgeted pairs at 80% power."""
-    from audit.budget import budget_of_cells
-    from audit.policy import TransferPolicy
+    from judge_transfer_audit.model.policy import TransferPolicy
+    from judge_transfer_audit.statistics.budget.compute import budget_of_cells
 
     cells = _cells(FIXTURE / "pairs.csv", 0)
     p = TransferPolicy()
@@ -138,7 +138,7 @@ def test_pairs_needed_is_the_label_budget_at_80_percent_power():
 
 def _aligned_cell(seed=3):
     """A judge at chance on pairs where the readers are at chance: equivalent for a wide enough margin."""
-    from audit.verdict.simulate import CellDesign, simulate_cell
+    from judge_transfer_audit.verdict.simulate import CellDesign, simulate_cell
 
     cell = simulate_cell(CellDesign(0.0, 0.6, 0.2), 40, 6, np.random.default_rng(seed))
     votes = pd.DataFrame({"pair_id": cell.pair_id, "reader_id": cell.reader_id, "y": cell.y})
@@ -148,8 +148,8 @@ def _aligned_cell(seed=3):
 
 def test_a_pass_within_its_monte_carlo_error_of_alpha_gets_more_replicates():
     """The PASS side has the FAIL side's guard: an equivalence p within 2 Monte Carlo SEs of alpha is re-run."""
-    from audit.policy import TransferPolicy
-    from audit.verdict.assess import SEQUENTIAL_FACTOR, assess_transfers
+    from judge_transfer_audit.model.policy import TransferPolicy
+    from judge_transfer_audit.verdict.assess import SEQUENTIAL_FACTOR, assess_transfers
 
     cells = _aligned_cell()
     ((t0, _),) = assess_transfers(cells, tie_rule="even-split", policy=TransferPolicy(n_boot=199, margin=0.3), seed=5)
@@ -171,7 +171,7 @@ def test_a_pass_within_its_monte_carlo_error_of_alpha_gets_more_replicates():
 @pytest.mark.slow
 def test_pass_is_the_equivalence_test_below_alpha():
     """Every assessed fixture cell: PASS exactly when p_equivalence < alpha and the interval is inside the margin."""
-    from audit.policy import TransferPolicy
+    from judge_transfer_audit.model.policy import TransferPolicy
 
     policy = TransferPolicy()
     cells = _cells(FIXTURE / "pairs.csv", 0)
@@ -194,8 +194,8 @@ def test_the_configurations_decided_beside_the_primary_verdict_equal_their_own_r
     """pipeline.assess_cells_and_configurations decides every configuration on the primary
     verdict's cell bootstraps: the primary cells and each configuration's decisions are those of
     the separate runs (assess_cells; the section's configuration_decisions), bit for bit."""
-    from audit.judge_configurations import configuration_decisions
-    from audit.pipeline import assess_cells_and_configurations
+    from judge_transfer_audit.engine.pipeline import assess_cells_and_configurations
+    from judge_transfer_audit.verdict.judge_configurations import configuration_decisions
 
     data = load_audit_data(FIXTURE / "judge.csv", FIXTURE / "humans.csv", pairs=FIXTURE / "pairs.csv")
     spec = AuditSpec(surface=False)

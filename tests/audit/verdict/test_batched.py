@@ -1,5 +1,5 @@
-"""audit.verdict.batched: every configuration decided on one shared bootstrap per cell equals its own
-unbatched run (:func:`audit.verdict.assess.decide_cells`), bit for bit, sequential re-runs included."""
+"""judge_transfer_audit.verdict.batched: every configuration decided on one shared bootstrap per cell equals its own
+unbatched run (:func:`judge_transfer_audit.verdict.assess.decide_cells`), bit for bit, sequential re-runs included."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.policy import TransferPolicy
-from audit.verdict.assess import cell_input, decide_cells
-from audit.verdict.batched import decide_configurations
+from judge_transfer_audit.model.policy import TransferPolicy
+from judge_transfer_audit.verdict.assess import cell_input, decide_cells
+from judge_transfer_audit.verdict.batched import decide_configurations
 from tests.audit.synthetic import make_audit_data
 
 
@@ -68,7 +68,7 @@ def test_each_configuration_decides_as_its_own_run(seed, pool):
 
 
 def test_the_humans_are_bootstrapped_once_per_cell_and_replicate_count():
-    from audit.verdict.batched import SharedBootstraps
+    from judge_transfer_audit.verdict.batched import SharedBootstraps
 
     policy = TransferPolicy(n_boot=99)
     judges = {k: v for k, v in _inputs(3).items() if k in ("aligned", "reversed", "noisy")}

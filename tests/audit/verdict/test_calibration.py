@@ -3,8 +3,8 @@ the full study against the issue's targets under ``slow``."""
 
 import pytest
 
-from audit.policy import TransferPolicy
-from audit.verdict.calibration import (
+from judge_transfer_audit.model.policy import TransferPolicy
+from judge_transfer_audit.verdict.calibration import (
     DESIGNS,
     QUICK_BOOT,
     QUICK_DESIGNS,
@@ -58,7 +58,7 @@ def test_the_truth_side_of_a_judge():
 def test_main_prints_the_table(capsys):
     assert main(["--quick", "--studies", "1", "--designs", "7x20"]) == 0
     out = capsys.readouterr().out
-    assert "7x20" in out and "reversed" in out and "python -m audit.verdict.calibration" in out
+    assert "7x20" in out and "reversed" in out and "python -m judge_transfer_audit.verdict.calibration" in out
 
 
 @pytest.mark.slow

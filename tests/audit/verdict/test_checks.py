@@ -5,10 +5,10 @@ import math
 import pandas as pd
 import pytest
 
-from audit.checks import Check, Status
-from audit.policy import Policy
-from audit.result import Cell, GlmmSummary, HumanSide, Interval, JudgeSide, Transfer
-from audit.verdict import cell_checks, cell_counts, overall_status, summary_checks, verdict_sentence
+from judge_transfer_audit.model.checks import Check, Status
+from judge_transfer_audit.model.policy import Policy
+from judge_transfer_audit.results.result import Cell, GlmmSummary, HumanSide, Interval, JudgeSide, Transfer
+from judge_transfer_audit.verdict import cell_checks, cell_counts, overall_status, summary_checks, verdict_sentence
 
 
 def _cell(status: Status, name="c", *, distance=0.0, judge=True, below=False, ties_only=False):
@@ -118,7 +118,7 @@ def test_counts_and_sentence_match():
 
 
 def test_headline_says_the_counts_in_words():
-    from audit.verdict.checks import headline_text
+    from judge_transfer_audit.verdict.checks import headline_text
 
     cells = [_cell(Status.FAIL, "a", distance=0.3)] * 3 + [_cell(Status.INCONCLUSIVE, "c")] * 15
     assert headline_text(Status.FAIL, cells) == "FAIL: 3 cells fail, 15 undecided, none pass"

@@ -1,5 +1,5 @@
-"""audit.verdict.chunked: the verdict made from chunks of cells compared apart (frozen, pickled as a worker
-returns them) decides every cell as the one call does: transfers and human estimands, bit for bit."""
+"""judge_transfer_audit.verdict.chunked: the verdict made from chunks of cells compared apart (frozen, pickled as a
+worker returns them) decides every cell as the one call does: transfers and human estimands, bit for bit."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import pickle
 import numpy as np
 import pytest
 
-from audit.policy import TransferPolicy
-from audit.verdict import chunked
-from audit.verdict.assess import decide_cells, human_estimands
-from audit.verdict.chunked import chunks, compare_frozen, decide_compared
+from judge_transfer_audit.model.policy import TransferPolicy
+from judge_transfer_audit.verdict import chunked
+from judge_transfer_audit.verdict.assess import decide_cells, human_estimands
+from judge_transfer_audit.verdict.chunked import chunks, compare_frozen, decide_compared
 from tests.audit.verdict.test_stacked_decisions import _study
 
 

@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from audit.checks import Status
-from audit.policy import TransferPolicy
-from audit.verdict.compare import compare_cell
-from audit.verdict.simulate import CellDesign, simulate_cell
+from judge_transfer_audit.model.checks import Status
+from judge_transfer_audit.model.policy import TransferPolicy
+from judge_transfer_audit.verdict.compare import compare_cell
+from judge_transfer_audit.verdict.simulate import CellDesign, simulate_cell
 
 POLICY = TransferPolicy(n_boot=199)
 

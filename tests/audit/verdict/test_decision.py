@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 
-from audit.checks import Status
-from audit.policy import TransferPolicy
-from audit.verdict.compare import compare_cell
-from audit.verdict.decision import adjust_p, decide
-from audit.verdict.simulate import CellDesign, simulate_cell, simulate_judge
+from judge_transfer_audit.model.checks import Status
+from judge_transfer_audit.model.policy import TransferPolicy
+from judge_transfer_audit.verdict.compare import compare_cell
+from judge_transfer_audit.verdict.decision import adjust_p, decide
+from judge_transfer_audit.verdict.simulate import CellDesign, simulate_cell, simulate_judge
 
 POLICY = TransferPolicy(n_boot=299)
 
@@ -99,7 +99,7 @@ def test_the_family_is_one_test_per_assessed_cell():
     """Holm over K cells (each cell's p the smaller of its two one-sided tests), not over 2 K tests."""
     from statsmodels.stats.multitest import multipletests
 
-    from audit.verdict.decision import adjust_components, cell_p
+    from judge_transfer_audit.verdict.decision import adjust_components, cell_p
 
     p_out = np.array([0.004, 0.3, 0.02, 0.9])
     p_conf = np.array([1.0, 0.01, np.nan, 1.0])
@@ -126,7 +126,7 @@ def test_a_cell_fails_on_either_of_its_tests_at_the_cells_family_level():
 
 
 def test_a_pass_is_borderline_when_its_equivalence_p_is_within_two_monte_carlo_ses_of_alpha():
-    from audit.verdict.decision import pass_borderline
+    from judge_transfer_audit.verdict.decision import pass_borderline
 
     p = np.array([0.04, 0.01, 0.06, np.nan, 0.055])
     se = np.array([0.01, 0.001, 0.001, 0.01, 0.0])
@@ -134,7 +134,7 @@ def test_a_pass_is_borderline_when_its_equivalence_p_is_within_two_monte_carlo_s
 
 
 def test_a_recorded_equivalence_p_at_or_above_alpha_is_no_pass():
-    from audit.verdict.decision import status_from
+    from judge_transfer_audit.verdict.decision import status_from
 
     kw = dict(p_outside_adjusted=0.9, p_conflict_adjusted=1.0, difference_low=-0.02, difference_high=0.03)
     assert status_from(**kw, alpha=0.05, margin=0.1, p_equivalence=0.01) is Status.PASS
@@ -146,7 +146,7 @@ def test_redecide_reads_the_recorded_equivalence_p_and_a_2_3_result_without_it()
     """audit gate re-derives the statuses: from p_equivalence when recorded (2.4), from the interval before."""
     from dataclasses import replace
 
-    from audit.verdict.decision import redecide
+    from judge_transfer_audit.verdict.decision import redecide
 
     cells = [
         _comparison(CellDesign(0.6, 0.8, 0.2), "majority", n_pairs=150, n_readers=12, seed=4),
@@ -167,8 +167,8 @@ def test_redecide_reads_the_recorded_equivalence_p_and_a_2_3_result_without_it()
 
 def test_a_reason_writes_a_p_below_what_the_replicates_resolve_as_the_terminal_does():
     """Below 1 / (B + 1) the reason shows the bound, as the terminal does; the JSON keeps the number."""
-    from audit.verdict.decision import p_text
-    from reports.terminal import _bootstrap_p
+    from judge_transfer_audit.reports.terminal import _bootstrap_p
+    from judge_transfer_audit.verdict.decision import p_text
 
     for p in (3e-16, 9.9e-4, 1e-3, 0.0123, 0.5):
         for n_boot in (199, 999, 15984):

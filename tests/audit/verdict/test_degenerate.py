@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.human_side import human_side, majority_plugin
-from audit.policy import TransferPolicy
-from audit.verdict.compare import compare_cell
-from audit.verdict.degenerate import degeneracy
+from judge_transfer_audit.model.policy import TransferPolicy
+from judge_transfer_audit.verdict.compare import compare_cell
+from judge_transfer_audit.verdict.degenerate import degeneracy
+from judge_transfer_audit.verdict.human_side import human_side, majority_plugin
 
 
 def mt_bench_shape(seed: int = 5, n_pairs: int = 14) -> pd.DataFrame:

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from audit.verdict.estimands import beta_upper_tail, estimands
-from audit.verdict.simulate import CellDesign, simulate_cell, true_majority_rate, true_vote_share
-from audit.verdict.tables import comparison_table
+from judge_transfer_audit.statistics.estimands import beta_upper_tail, estimands
+from judge_transfer_audit.verdict.simulate import CellDesign, simulate_cell, true_majority_rate, true_vote_share
+from judge_transfer_audit.verdict.tables import comparison_table
 
 
 def test_beta_upper_tail_matches_scipy_and_its_limits():
@@ -101,7 +101,7 @@ def test_shifted_and_plain_are_the_two_calls(stacked):
     (a cell without a shift, stacked among others, keeps its unclipped vote share)."""
     from dataclasses import fields
 
-    from audit.verdict.estimands import shifted_and_plain
+    from judge_transfer_audit.statistics.estimands import shifted_and_plain
 
     rng = np.random.default_rng(4)
     n_cells, n_boot, n_pairs = (5, 300, 9) if stacked else (2, 300, 9)

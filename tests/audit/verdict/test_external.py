@@ -17,10 +17,10 @@ import math
 
 import pytest
 
-from audit.checks import CELL_STATUSES
-from audit.inputs import load_audit_data
-from audit.pipeline import run_audit
-from audit.spec import AuditSpec
+from judge_transfer_audit.engine.pipeline import run_audit
+from judge_transfer_audit.inputs import load_audit_data
+from judge_transfer_audit.model.checks import CELL_STATUSES
+from judge_transfer_audit.model.spec import AuditSpec
 from tests.conftest import SHARED_DATASETS
 from tests.support.hanna import convert_hanna
 

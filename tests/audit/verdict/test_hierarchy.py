@@ -1,4 +1,4 @@
-"""audit.verdict.hierarchy: the closed test that pools the criteria of a matchup, its joint bootstrap,
+"""judge_transfer_audit.verdict.hierarchy: the closed test that pools the criteria of a matchup, its joint bootstrap,
 the matchup and study levels, and their re-derivation from a result's recorded numbers."""
 
 from __future__ import annotations
@@ -9,14 +9,14 @@ from itertools import combinations
 import numpy as np
 import pytest
 
-from audit.checks import Status
-from audit.policy import TransferPolicy
-from audit.verdict.assess import decide_cells
-from audit.verdict.decision import adjust_components, hierarchical_components, redecide
-from audit.verdict.hierarchy import GroupPool, closure, joint_bootstraps, levels, piece_p
-from audit.verdict.hierarchy_study import DESIGNS, simulate_study
-from audit.verdict.simulate import CellDesign, simulate_cell
-from audit.verdict.tables import comparison_table
+from judge_transfer_audit.model.checks import Status
+from judge_transfer_audit.model.policy import TransferPolicy
+from judge_transfer_audit.verdict.assess import decide_cells
+from judge_transfer_audit.verdict.decision import adjust_components, hierarchical_components, redecide
+from judge_transfer_audit.verdict.hierarchy import GroupPool, closure, joint_bootstraps, levels, piece_p
+from judge_transfer_audit.verdict.hierarchy_study import DESIGNS, simulate_study
+from judge_transfer_audit.verdict.simulate import CellDesign, simulate_cell
+from judge_transfer_audit.verdict.tables import comparison_table
 
 
 def test_one_criterion_per_matchup_is_holm_over_the_cells_exactly():
@@ -70,7 +70,7 @@ def test_the_shortcut_is_the_closed_test_enumerated(seed):
         pooled[g] = GroupPool(cells, {m: float(rng.random() * 0.05) for m in masks})
     cl = closure(p, groups, pooled)
     alpha = 0.05
-    from audit.verdict.hierarchy import adjusted
+    from judge_transfer_audit.verdict.hierarchy import adjusted
 
     shortcut = [i for i in range(6) if adjusted(cl.cell_closure[i], groups[i], cl.group_closure, "holm") <= alpha]
     assert shortcut == _brute_force_closure(p, groups, pooled, alpha)
@@ -96,7 +96,7 @@ def test_a_matchup_biased_on_every_criterion_fails_where_holm_over_the_cells_doe
 
 
 def _recorded(status, cl, k, g, pools):
-    from audit.result import Transfer
+    from judge_transfer_audit.results.result import Transfer
 
     return Transfer(
         status=status,
@@ -169,7 +169,7 @@ def test_arena_wrong_side_fails_every_matchup_it_is_out_in_and_reader_like_none(
 def test_the_pooled_equivalence_does_not_let_two_criteria_cancel_out():
     """A judge 20 points above the band on one criterion and 20 below on the other is not within the margin
     on average; a majority judge on both is (150 pairs x 12 readers)."""
-    from audit.verdict.hierarchy import pooled_p_values
+    from judge_transfer_audit.verdict.hierarchy import pooled_p_values
 
     design = CellDesign(0.3, 0.8, 0.3)
     cell = simulate_cell(design, 150, 12, np.random.default_rng(5))

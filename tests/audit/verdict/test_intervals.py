@@ -5,7 +5,7 @@ import pytest
 from scipy import stats
 from scipy.special import ndtr
 
-from audit.verdict.intervals import P_MIN, ReplicateDistribution
+from judge_transfer_audit.verdict.intervals import P_MIN, ReplicateDistribution
 
 
 @pytest.fixture(scope="module")

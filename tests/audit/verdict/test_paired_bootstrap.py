@@ -3,11 +3,16 @@
 import numpy as np
 import pytest
 
-from audit.verdict.compare import cell_generator
-from audit.verdict.estimands import estimands
-from audit.verdict.paired_bootstrap import STATISTICS, between_pair_replicates, bootstrap_judges, paired_bootstrap
-from audit.verdict.simulate import CellDesign, simulate_cell, simulate_judge
-from audit.verdict.tables import comparison_table
+from judge_transfer_audit.statistics.estimands import estimands
+from judge_transfer_audit.verdict.compare import cell_generator
+from judge_transfer_audit.verdict.paired_bootstrap import (
+    STATISTICS,
+    between_pair_replicates,
+    bootstrap_judges,
+    paired_bootstrap,
+)
+from judge_transfer_audit.verdict.simulate import CellDesign, simulate_cell, simulate_judge
+from judge_transfer_audit.verdict.tables import comparison_table
 
 
 def _table(design=CellDesign(0.4, 0.6, 0.3), n_pairs=40, n_readers=7, seed=0, judge="majority", order=None):
@@ -102,7 +107,7 @@ def test_the_spread_of_s2_comes_from_the_pairs_bootstrap():
 
 def test_the_satterthwaite_df_se_is_the_leave_one_out_jackknife():
     """The vectorised jackknife equals the df recomputed without each replicate in turn (a loop)."""
-    from audit.verdict.paired_bootstrap import _satterthwaite
+    from judge_transfer_audit.verdict.paired_bootstrap import _satterthwaite
 
     rng = np.random.default_rng(3)
     pairs = rng.normal(0.0, 1.0, 60)
@@ -119,7 +124,7 @@ def test_the_satterthwaite_df_se_is_the_leave_one_out_jackknife():
 
 def _three_reader_cell():
     """A HANNA-like cell: 3 readers x 96 pairs, a large reader variance (df about 2.5-2.8), a judge near the band."""
-    from audit.verdict.assess import CellInput
+    from judge_transfer_audit.verdict.assess import CellInput
 
     rng = np.random.default_rng(3)
     cell = simulate_cell(CellDesign(b0=0.2, sd_pair=0.3, sd_reader=0.7), 96, 3, rng)
@@ -130,8 +135,8 @@ def _three_reader_cell():
 def _equivalence_p_over_streams(c, streams: int):
     from dataclasses import replace
 
-    from audit.policy import TransferPolicy
-    from audit.verdict.assess import compare_input
+    from judge_transfer_audit.model.policy import TransferPolicy
+    from judge_transfer_audit.verdict.assess import compare_input
 
     policy = replace(TransferPolicy(), margin=0.3)  # a margin a 3-reader cell can PASS within: p_eq near 0.05
     out = []
@@ -147,7 +152,7 @@ def test_the_reported_monte_carlo_se_of_the_equivalence_p_is_its_spread_over_str
     10% Monte Carlo error), and a p-value read on it moves with the df. Without the df's error the
     reported SE of p_equivalence is 0.68 of its spread over 30 streams on this seeded cell (the
     sequential re-run then misses it, as on the HANNA cell); with it 0.80."""
-    import audit.verdict.paired_bootstrap as pb
+    import judge_transfer_audit.verdict.paired_bootstrap as pb
 
     c = _three_reader_cell()
     with_df = _equivalence_p_over_streams(c, 30)

@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.verdict.decision import adjust_p
-from audit.verdict.estimands import estimands
+from judge_transfer_audit.statistics.estimands import estimands
+from judge_transfer_audit.verdict.decision import adjust_p
 
 REF = Path(__file__).resolve().parents[2] / "reference" / "verdict"
 

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from audit.verdict import stacked
-from audit.verdict.intervals import ReplicateDistribution
+from judge_transfer_audit.verdict import stacked
+from judge_transfer_audit.verdict.intervals import ReplicateDistribution
 
 
 def _designs(seed: int) -> list[tuple[float, np.ndarray, float, tuple[float, float], float]]:
@@ -83,7 +83,7 @@ def test_the_sorted_quantile_is_numpys(n):
 
 
 def _pending(seed: int):
-    from audit.verdict.paired_bootstrap import PendingDistribution
+    from judge_transfer_audit.verdict.paired_bootstrap import PendingDistribution
 
     rng = np.random.default_rng(seed)
     out = []
@@ -122,9 +122,9 @@ def test_distributions_built_together_are_those_built_one_by_one(seed):
 
 
 def test_materialize_fills_a_cell_bootstrap_and_its_mirror():
-    from audit.verdict.paired_bootstrap import paired_bootstrap
-    from audit.verdict.simulate import CellDesign, simulate_cell, simulate_judge
-    from audit.verdict.tables import comparison_table
+    from judge_transfer_audit.verdict.paired_bootstrap import paired_bootstrap
+    from judge_transfer_audit.verdict.simulate import CellDesign, simulate_cell, simulate_judge
+    from judge_transfer_audit.verdict.tables import comparison_table
 
     rng = np.random.default_rng(3)
     cell = simulate_cell(CellDesign(0.3, 0.8, 0.4), 12, 5, rng)
@@ -152,7 +152,7 @@ def test_materialize_fills_a_cell_bootstrap_and_its_mirror():
 def test_many_small_rows_built_together_keep_every_df():
     """The df squares its reader part as a numpy scalar, which differs from an array's square in about one
     case in 1,500: 4,000 rows of five replicates catch a vectorised square with probability ~0.93."""
-    from audit.verdict.paired_bootstrap import PendingDistribution
+    from judge_transfer_audit.verdict.paired_bootstrap import PendingDistribution
 
     rng = np.random.default_rng(12)
     pending = []

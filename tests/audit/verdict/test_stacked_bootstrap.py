@@ -1,16 +1,16 @@
-"""audit.verdict.stacked_bootstrap: many cells' paired bootstraps on stacked arrays equal each cell's own
-:func:`~audit.verdict.paired_bootstrap.bootstrap_judges` call, bit for bit."""
+"""judge_transfer_audit.verdict.stacked_bootstrap: many cells' paired bootstraps on stacked arrays equal each cell's own
+:func:`~judge_transfer_audit.verdict.paired_bootstrap.bootstrap_judges` call, bit for bit."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from audit.verdict import stacked_bootstrap
-from audit.verdict.paired_bootstrap import STATISTICS, bootstrap_judges
-from audit.verdict.simulate import CellDesign, simulate_cell, simulate_judge
-from audit.verdict.stacked_bootstrap import bootstrap_cells
-from audit.verdict.tables import comparison_table
+from judge_transfer_audit.verdict import stacked_bootstrap
+from judge_transfer_audit.verdict.paired_bootstrap import STATISTICS, bootstrap_judges
+from judge_transfer_audit.verdict.simulate import CellDesign, simulate_cell, simulate_judge
+from judge_transfer_audit.verdict.stacked_bootstrap import bootstrap_cells
+from judge_transfer_audit.verdict.tables import comparison_table
 
 
 def _cell(rng, n_pairs, n_readers, *, tie_rule="even-split", ties=0.0, design=None, judges=1, sparse=0.0):
@@ -102,7 +102,7 @@ def test_stacks_are_split_by_the_element_budget(monkeypatch):
 def test_reader_sums_visit_only_the_votes_and_keep_the_bits():
     """The replicates' reader sums from the nonzero entries only equal, bit for bit, the sum over every
     reader in index order (the dense loop they replace), on cells from one vote per pair to full tables."""
-    from audit.verdict.stacked_bootstrap import _reader_sums
+    from judge_transfer_audit.verdict.stacked_bootstrap import _reader_sums
 
     def every_reader(dense, wr):
         out = np.zeros((wr.shape[0], wr.shape[1], dense.shape[1]))

@@ -1,18 +1,18 @@
 """The verdict on stacked arrays decides every cell as the per-cell path does: decisions, p-values,
-intervals, Monte Carlo SEs and the human estimands, bit for bit (audit.verdict.stacked,
-audit.verdict.stacked_bootstrap against compare_cell, paired_bootstrap and scalar readings)."""
+intervals, Monte Carlo SEs and the human estimands, bit for bit (judge_transfer_audit.verdict.stacked,
+judge_transfer_audit.verdict.stacked_bootstrap against compare_cell, paired_bootstrap and scalar readings)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from audit.policy import TransferPolicy
-from audit.verdict import assess, compare, decision
-from audit.verdict.assess import CellInput, decide_cells, human_estimands
-from audit.verdict.batched import decide_configurations
-from audit.verdict.paired_bootstrap import paired_bootstrap
-from audit.verdict.simulate import CellDesign, simulate_cell, simulate_judge
+from judge_transfer_audit.model.policy import TransferPolicy
+from judge_transfer_audit.verdict import assess, compare, decision
+from judge_transfer_audit.verdict.assess import CellInput, decide_cells, human_estimands
+from judge_transfer_audit.verdict.batched import decide_configurations
+from judge_transfer_audit.verdict.paired_bootstrap import paired_bootstrap
+from judge_transfer_audit.verdict.simulate import CellDesign, simulate_cell, simulate_judge
 
 
 def _per_cell(monkeypatch) -> None:

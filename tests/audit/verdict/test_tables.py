@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from audit.verdict.tables import comparison_table, human_credits
+from judge_transfer_audit.verdict.tables import comparison_table, human_credits
 
 PAIRS = np.array(["p1", "p1", "p1", "p2", "p2", "p3", "p3", "p4"])
 READERS = np.array(["a", "b", "c", "a", "b", "a", "c", "b"])
@@ -85,7 +85,7 @@ def _random_cell(rng, repeats: bool):
 def test_sums_and_dense_tables_are_the_sparse_tables(rule, repeats):
     from scipy import sparse
 
-    from audit.verdict.tables import ComparisonTable
+    from judge_transfer_audit.verdict.tables import ComparisonTable
 
     rng = np.random.default_rng(len(rule) + 10 * repeats)
     for _ in range(30):
@@ -109,7 +109,7 @@ def test_sums_and_dense_tables_are_the_sparse_tables(rule, repeats):
 
 
 def test_common_votes_are_the_votes_on_validly_judged_pairs():
-    from audit.verdict.tables import compared_votes
+    from judge_transfer_audit.verdict.tables import compared_votes
 
     rng = np.random.default_rng(5)
     for _ in range(40):

@@ -1,4 +1,4 @@
-# lme4 references for audit.leaderboard: the Bradley-Terry GLMM
+# lme4 references for judge_transfer_audit.statistics.leaderboard.fit: the Bradley-Terry GLMM
 #   glmer(y ~ 0 + x_s1 + ... + (1 | pair) + (1 | reader), family = binomial)
 # with x = +1 for the focal system, -1 for the other, s0 the reference; ties left out.
 # tolPwrss = 1e-10 (see tests/reference/glmm/README.md: the default PIRLS tolerance leaves

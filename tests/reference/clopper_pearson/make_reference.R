@@ -1,4 +1,4 @@
-# Exact (Clopper-Pearson) binomial intervals from R's binom.test, for audit.judge_position.
+# Exact (Clopper-Pearson) binomial intervals from R's binom.test, for judge_transfer_audit.statistics.judge.position.
 # Run from this directory: Rscript make_reference.R
 options(digits = 17)
 cases <- data.frame(k = c(0, 1, 7, 50, 61, 120, 299, 300), n = c(10, 10, 20, 100, 100, 240, 300, 300),

@@ -1,4 +1,4 @@
-# Reference values for audit.readers.weights.cohens_kappa: unweighted Cohen's kappa from
+# Reference values for judge_transfer_audit.statistics.readers.weights.cohens_kappa: unweighted Cohen's kappa from
 # psych::cohen.kappa. Run from this directory: Rscript make_reference.R
 suppressPackageStartupMessages(library(psych))
 options(digits = 17)

@@ -1,4 +1,4 @@
-# Reference values for audit/readers/firth.py (Firth penalised logistic regression).
+# Reference values for audit/statistics/readers/firth.py (Firth penalised logistic regression).
 # Run from this directory:  Rscript make_reference.R
 # brglm2::brglmFit with type = "AS_mean" is Firth's (1993) bias reduction, which for the
 # logit link equals maximisation of the Jeffreys-penalised likelihood (as logistf does).

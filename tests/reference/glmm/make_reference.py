@@ -4,7 +4,7 @@ Run from the repository root:  python tests/reference/glmm/make_reference.py [ca
 
 Writes ``inputs/<case>.csv`` (simulated here, seed per case), ``outputs/<case>.json`` (glmer with
 default control) and ``outputs/<case>.tight.json`` (``tolPwrss = 1e-10``: the Laplace deviance
-solved accurately), both written by ``audit/glmm/fit_glmer.R`` (the one glmer script: the
+solved accurately), both written by ``audit/statistics/glmm/fit_glmer.R`` (the one glmer script: the
 package's glmer runs use it too), ``cases.json`` (formula per case) and
 ``sessionInfo.txt``. Tests read only the stored files; they never need R.
 """
@@ -21,7 +21,7 @@ import pandas as pd
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
-SCRIPT = ROOT / "audit" / "glmm" / "fit_glmer.R"
+SCRIPT = ROOT / "audit" / "statistics" / "glmm" / "fit_glmer.R"
 INTERCEPT = "y ~ 1 + (1|pair) + (1|reader)"
 
 

@@ -1,4 +1,4 @@
-# Cohen's kappa references for audit.judge_agreement: psych::cohen.kappa (unweighted).
+# Cohen's kappa references for judge_transfer_audit.statistics.judge.agreement: psych::cohen.kappa (unweighted).
 # The reader majority is computed here, independently: ties (category 2) abstain, the side
 # with more decisive votes wins, equal counts are a split (unit not scored); a unit without
 # a judge verdict (-1) is not scored. Run from this directory: Rscript make_reference.R

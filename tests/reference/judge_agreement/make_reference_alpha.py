@@ -1,4 +1,4 @@
-"""Alpha and raw-agreement references for audit.judge_agreement (run from this directory).
+"""Alpha and raw-agreement references for judge_transfer_audit.statistics.judge.agreement (run from this directory).
 
 Human-human alpha: the ``krippendorff`` package (nominal) on the readers x units reliability
 matrix of the units with at least two votes. Judge-human alpha: the package on the two-coder

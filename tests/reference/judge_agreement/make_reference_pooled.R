@@ -1,4 +1,4 @@
-# Pooled-over-matchups Cohen's kappa references for audit.judge_agreement (chance within each
+# Pooled-over-matchups Cohen's kappa references for judge_transfer_audit.statistics.judge.agreement (chance within each
 # matchup, de Vries et al. 2008): each matchup's (case's) kappa from psych::cohen.kappa, its
 # chance agreement p_e from the matchup's own table, p_o = p_e + kappa (1 - p_e), then
 # kappa = (sum n p_o - sum n p_e) / (sum n - sum n p_e). The majority as in make_reference.R.

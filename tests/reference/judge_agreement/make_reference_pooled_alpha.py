@@ -1,4 +1,4 @@
-"""Pooled-over-matchups alpha references for audit.judge_agreement (run from this directory
+"""Pooled-over-matchups alpha references for judge_transfer_audit.statistics.judge.agreement (run from this directory
 after make_inputs_pooled.py).
 
 Each matchup's (case's) alpha from the ``krippendorff`` package, as in make_reference_alpha.py;

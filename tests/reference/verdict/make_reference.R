@@ -1,6 +1,6 @@
 # Reference values of the verdict's human estimands (Rscript make_reference.R; base R only).
 # An independent implementation, from the vote table, of the estimators in
-# audit/verdict/estimands.py (docs/audit.md, "What the judge is compared with"):
+# audit/statistics/estimands.py (docs/audit.md, "What the judge is compared with"):
 #   V     = mean over pairs of the pair's mean credit
 #   tau^2 = S^2 - s_w^2 * mean(1 / n_i) over the pairs with >= 2 votes, clipped at 0, where
 #           S^2 is the variance of their pair means and s_w^2 the pooled within-pair variance

@@ -11,7 +11,7 @@ from xml.sax.saxutils import quoteattr as sax_quoteattr
 
 import pytest
 
-from reports.figures._draw import escape, quoteattr
+from judge_transfer_audit.reports.figures._draw import escape, quoteattr
 
 TEXTS = [
     "",

@@ -36,8 +36,8 @@ def test_the_commands_and_the_report_import_no_matplotlib():
     run = _without_matplotlib(
         """
         import importlib, pkgutil
-        import audit.cli, audit.pipeline, reports
-        packages = (audit.cli, reports)
+        import judge_transfer_audit.cli, judge_transfer_audit.engine.pipeline, reports
+        packages = (judge_transfer_audit.cli, reports)
         names = [m.name for p in packages for m in pkgutil.walk_packages(p.__path__, p.__name__ + ".")]
         for name in names:
             importlib.import_module(name)
@@ -52,8 +52,8 @@ def test_the_commands_and_the_report_import_no_matplotlib():
 def test_a_matplotlib_figure_without_matplotlib_names_the_extra():
     run = _without_matplotlib(
         """
-        from audit.errors import MissingDependencyError
-        from reports.figures._svg import new_figure
+        from judge_transfer_audit.core.errors import MissingDependencyError
+        from judge_transfer_audit.reports.figures._svg import new_figure
         try:
             new_figure(1, 1)
         except MissingDependencyError as exc:

@@ -1,0 +1,1 @@
+"""The floor: errors, ids, seeds, serialisation, optional dependencies, progress, guarded files."""

@@ -1,0 +1,1 @@
+"""The data model: audit data, run spec, policy, tie rules, check statuses, result types."""

@@ -1,0 +1,1 @@
+"""The audit's result: the typed, versioned AuditResult, its tables, derived checks and diffs."""

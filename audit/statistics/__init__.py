@@ -1,0 +1,3 @@
+"""The statistics: GLMMs, agreement, reliability, readers, resampling, leaderboard, budget.
+
+None of it imports the scheduler: a task runner is passed in."""

@@ -1,0 +1,1 @@
+"""The label budget: how many more human votes would decide a cell."""

@@ -1,0 +1,1 @@
+"""The judge's own statistics: agreement with readers, panels, position effects."""

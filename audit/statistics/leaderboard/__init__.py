@@ -1,0 +1,1 @@
+"""The Bradley-Terry leaderboard, its bootstrap and its diagnostics."""

@@ -1,0 +1,377 @@
+"""What the readers would say: the humans' vote share, majority rate and Bradley-Terry
+leaderboard by prediction-powered inference from the judge on every pair plus the votes on a
+sample (:func:`corrected_estimates`; docs/prediction-powered.md).
+
+* The judge's prediction of a pair is its verdict for the focal system: 1, 0, 0.5 for a tie
+  and 0.5 for an invalid output (a prediction may be any fixed function of the pair; an invalid
+  output predicts nothing, on the voted and the judge-only pairs alike).
+* The humans' figure on a voted pair is its readers' mean credit under the run's tie rule.
+* Vote share V: :func:`judge_transfer_audit.statistics.prediction_powered.estimators.ppi_mean` per matchup x criterion;
+  per matchup pooled over criteria with pair x criterion units clustered by pair.
+* Majority rate M: the decision's Beta model ``M = P(p > 1/2)`` at the mean V and the
+  between-pair variance ``tau^2 = E[p^2] - V^2``; ``E[p^2]`` is the prediction-powered mean of
+  ``h_i^2 - s_i^2 / k_i`` (unbiased for ``p_i^2``; pairs with two or more votes, predicted by
+  the judge's verdict squared); its interval is the delta method on the two means' joint
+  pair-clustered covariance plus the readers' component of V carried through ``dM/dV``.
+* Leaderboard: PPI++ logistic regression (Bradley-Terry design, one row per pair, the readers'
+  mean credit as the outcome; ties of the judge as 0.5); rank intervals from normal draws of the
+  centred strengths.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pandas as pd
+
+from judge_transfer_audit.core.rng import resolve_rng
+from judge_transfer_audit.statistics.prediction_powered.estimators import MeanPPI, ppi_logistic, ppi_mean, tuned_lambda
+from judge_transfer_audit.statistics.prediction_powered.result import (
+    ALL_CRITERIA,
+    CorrectedLeaderboard,
+    CorrectedRow,
+    CorrectedStrength,
+    PredictionPowered,
+)
+
+N_DRAWS = 4000  #: normal draws of the strengths for the rank intervals
+N_MAJORITY_DRAWS = 4000  #: normal draws of (V, E[p^2]) for the majority rate's interval
+
+
+def _predictions(choice: pd.DataFrame) -> pd.DataFrame:
+    out = choice[["pair_id", "criterion", "y_judge"]].copy()
+    out["f"] = out["y_judge"].astype(float).fillna(0.5)
+    return out.drop(columns="y_judge").drop_duplicates(["pair_id", "criterion"])
+
+
+def _z(level: float) -> float:
+    from judge_transfer_audit.statistics.distributions import norm
+
+    return float(norm.ppf(0.5 + level / 2.0))
+
+
+def _row(matchup, criterion, estimand, est, lo, hi, lam, h, f, n, n_votes, N, ratio) -> CorrectedRow:
+    worth = n_votes / ratio**2 if ratio and ratio > 0 and math.isfinite(ratio) else math.nan
+    return CorrectedRow(
+        matchup=str(matchup),
+        criterion=str(criterion),
+        estimand=estimand,
+        estimate=float(est),
+        ci_low=float(max(lo, 0.0)),
+        ci_high=float(min(hi, 1.0)),
+        lam=float(lam),
+        human_estimate=float(h[0]),
+        human_ci_low=float(max(h[1], 0.0)),
+        human_ci_high=float(min(h[2], 1.0)),
+        judge_estimate=float(f[0]),
+        judge_ci_low=float(f[1]),
+        judge_ci_high=float(f[2]),
+        n_pairs_voted=int(n),
+        n_votes=int(n_votes),
+        n_pairs_judge_only=int(N),
+        width_ratio=float(ratio),
+        effective_votes=float(worth),
+        judge_worth_votes=float(max(0.0, worth - n_votes)) if math.isfinite(worth) else math.nan,
+    )
+
+
+def _share_row(matchup, criterion, r: MeanPPI, n_votes: int, z: float) -> CorrectedRow:
+    ratio = r.width_ratio
+    row = _row(
+        matchup,
+        criterion,
+        "vote_share",
+        r.estimate,
+        r.ci_low,
+        r.ci_high,
+        r.lam,
+        (r.human_estimate, *r.human_ci),
+        (r.judge_estimate, r.judge_estimate - z * r.judge_se, r.judge_estimate + z * r.judge_se),
+        r.n_labelled,
+        n_votes,
+        r.n_unlabelled,
+        ratio,
+    )
+    return dataclasses.replace(
+        row, se=r.se, human_se=r.human_se, imputed_variance=r.imputed_variance, quantile=r.quantile
+    )
+
+
+def majority_ppi(
+    credit: np.ndarray,
+    pair_of_vote: np.ndarray,
+    reader_of_vote: np.ndarray | None,
+    f: np.ndarray,
+    fu: np.ndarray,
+    share: MeanPPI,
+    level: float,
+    rng: int | np.random.Generator | None = 0,
+) -> tuple[float, float, float, float, float, float, float, float, float] | None:
+    """(M, low, high, lam of E[p^2], human-only M, its low, its high, the sd of M's draws and of
+    the human-only M's), or None when fewer than two voted pairs have two or more votes (M is
+    not estimable, as in the decision)."""
+    from judge_transfer_audit.statistics.estimands import beta_upper_tail
+
+    n = len(f)
+    k = np.bincount(pair_of_vote, minlength=n).astype(float)
+    h = np.bincount(pair_of_vote, weights=credit, minlength=n) / k
+    ss = np.bincount(pair_of_vote, weights=(credit - h[pair_of_vote]) ** 2, minlength=n)
+    multi = k >= 2
+    if multi.sum() < 2:
+        return None
+    q = h[multi] ** 2 - ss[multi] / (k[multi] - 1.0) / k[multi]
+    g, gu = f[multi] ** 2, fu**2
+    n2, N = int(multi.sum()), len(fu)
+    draw_rng, _ = resolve_rng(rng)
+
+    def one(lam1: float, lam2: float) -> tuple[float, float]:
+        m1 = share.estimate if lam1 == share.lam else lam1 * (fu.mean() if N else 0.0) + np.mean(h - lam1 * f)
+        m2 = (lam2 * gu.mean() if N and lam2 else 0.0) + float(np.mean(q - lam2 * g))
+        # joint covariance: labelled pairs (m1 over all, m2 over the multi-vote ones) + judge-only pairs
+        r1 = (h - lam1 * f - np.mean(h - lam1 * f)) / n
+        r2 = np.zeros(n)
+        r2[multi] = (q - lam2 * g - np.mean(q - lam2 * g)) / n2
+        c = np.array([[r1 @ r1, r1 @ r2], [r2 @ r1, r2 @ r2]])
+        if N:
+            u1 = lam1 * (fu - fu.mean()) / N
+            u2 = lam2 * (gu - gu.mean()) / N
+            c = c + np.array([[u1 @ u1, u1 @ u2], [u2 @ u1, u2 @ u2]])
+
+        # the readers' leniency shifts every pair's share together: V by delta, E[p^2] by 2 V delta
+        c = c + share.reader_variance * np.array([[1.0, 2.0 * m1], [2.0 * m1, 4.0 * m1 * m1]])
+        m = float(beta_upper_tail(np.array(m1), np.array(max(m2 - m1 * m1, 0.0))))
+        # M is not smooth where tau^2 reaches 0 (M jumps to 0, 1/2 or 1): a percentile interval of
+        # M over normal draws of the two means, not the delta method
+        # the vote share's small-sample quantile (t with the crossed design's degrees of freedom)
+        # widens the draws as it widens V's interval
+        c = c * (share.quantile / _z(level)) ** 2
+        draws = draw_rng.multivariate_normal([m1, m2], c, size=N_MAJORITY_DRAWS, method="eigh")
+        tau2 = np.maximum(draws[:, 1] - draws[:, 0] ** 2, 0.0)
+        ms = beta_upper_tail(np.clip(draws[:, 0], 0.0, 1.0), tau2)
+        lo, hi = np.quantile(ms, [(1.0 - level) / 2.0, (1.0 + level) / 2.0])
+        return m, float(lo), float(hi), float(np.std(ms))
+
+    lam2 = tuned_lambda(q, g, gu)
+    m, lo, hi, se = one(share.lam, lam2)
+    hm, hlo, hhi, hse = one(0.0, 0.0)
+    return m, lo, hi, lam2, hm, hlo, hhi, se, hse
+
+
+def _judge_rate(f_all: np.ndarray, z: float) -> tuple[float, float, float]:
+    est = float(f_all.mean())
+    se = float(np.std(f_all) / math.sqrt(len(f_all)))
+    return est, est - z * se, est + z * se
+
+
+def corrected_estimates(
+    votes: pd.DataFrame,
+    pairs: pd.DataFrame,
+    judge_voted: pd.DataFrame,
+    judge_only: pd.DataFrame,
+    judge_only_pairs: pd.DataFrame,
+    *,
+    credit: np.ndarray,
+    judge: str = "",
+    sampling: str = "random",
+    level: float = 0.95,
+    rng: int | np.random.Generator | None = None,
+) -> PredictionPowered:
+    """The prediction-powered section (see the module docstring).
+
+    Parameters
+    ----------
+    votes, pairs : DataFrame
+        The normalised votes and the voted pairs (judge_transfer_audit.model.data).
+    judge_voted, judge_only : DataFrame
+        The judge's verdicts (pair_id, criterion keyed by the *human* criterion, y_judge: 1, 0,
+        0.5 tie, NaN invalid) on the voted and on the judge-only pairs.
+    judge_only_pairs : DataFrame
+        The judge-only pairs (pair_id, matchup, focal, other).
+    credit : array (len(votes),)
+        Each vote's credit under the run's tie rule (NaN: a vote the rule leaves out).
+    sampling : {"random", "stratified"}
+        How the voted pairs were drawn (the policy's claim). It weights the pooled leaderboard:
+        under "stratified" each matchup's pairs count as its share of all judged pairs.
+    """
+    rng, seed = resolve_rng(rng)
+    z = _z(level)
+    v = votes.assign(credit=np.asarray(credit, float))
+    v = v[v["credit"].notna()]
+    fv = _predictions(judge_voted)
+    fo = _predictions(judge_only).merge(judge_only_pairs[["pair_id", "matchup"]], on="pair_id")
+    v = v.merge(fv, on=["pair_id", "criterion"], how="inner")
+    rows: list[CorrectedRow] = []
+    notes: list[str] = []
+    for matchup in pd.unique(pairs["matchup"]):
+        vm = v[v["matchup"] == matchup]
+        om = fo[fo["matchup"] == matchup]
+        pooled_lab, pooled_unl = [], []
+        for criterion in pd.unique(vm["criterion"]):
+            vc = vm[vm["criterion"] == criterion]
+            oc = om[om["criterion"] == criterion]
+            pair_codes, pair_ids = pd.factorize(vc["pair_id"], sort=False)
+            if len(pair_ids) < 2:
+                continue
+            reader_codes = pd.factorize(vc["reader_id"], sort=False)[0]
+            f = vc.drop_duplicates("pair_id").set_index("pair_id").loc[pair_ids, "f"].to_numpy(float)
+            fu = oc["f"].to_numpy(float)
+            cr = vc["credit"].to_numpy(float)
+            share = ppi_mean(cr, pair_codes, f, fu, reader_of_vote=reader_codes, level=level)
+            rows.append(_share_row(matchup, criterion, share, len(vc), z))
+            maj = majority_ppi(cr, pair_codes, reader_codes, f, fu, share, level, rng)
+            if maj is not None:
+                m, lo, hi, lam2, hm, hlo, hhi, se, hse = maj
+                ratio = (hi - lo) / (hhi - hlo) if hhi > hlo else math.nan
+                f_all = np.concatenate([f, fu])
+                rows.append(
+                    _row(
+                        matchup,
+                        criterion,
+                        "majority_rate",
+                        m,
+                        lo,
+                        hi,
+                        lam2,
+                        (hm, hlo, hhi),
+                        _judge_rate(f_all, z),
+                        len(f),
+                        len(vc),
+                        len(fu),
+                        ratio,
+                    )
+                )
+                rows[-1] = dataclasses.replace(rows[-1], se=se, human_se=hse, quantile=z)
+            pooled_lab.append(vc.assign(unit=vc["pair_id"] + "\x00" + str(criterion)))
+            pooled_unl.append(oc)
+        if len(pooled_lab) > 1:
+            lab = pd.concat(pooled_lab, ignore_index=True)
+            unl = pd.concat(pooled_unl, ignore_index=True)
+            unit_codes, units = pd.factorize(lab["unit"], sort=False)
+            first = lab.drop_duplicates("unit").set_index("unit").loc[units]
+            f = first["f"].to_numpy(float)
+            cluster = pd.factorize(first["pair_id"], sort=False)[0]
+            share = ppi_mean(
+                lab["credit"].to_numpy(float),
+                unit_codes,
+                f,
+                unl["f"].to_numpy(float),
+                reader_of_vote=pd.factorize(lab["reader_id"], sort=False)[0],
+                cluster_of_unit=cluster,
+                cluster_of_unlabelled=pd.factorize(unl["pair_id"], sort=False)[0] if len(unl) else None,
+                level=level,
+            )
+            row = _share_row(matchup, ALL_CRITERIA, share, len(lab), z)
+            rows.append(
+                CorrectedRow(
+                    **{
+                        **row.__dict__,
+                        "n_pairs_voted": int(lab["pair_id"].nunique()),
+                        "n_pairs_judge_only": int(unl["pair_id"].nunique()) if len(unl) else 0,
+                    }
+                )
+            )
+    board = _leaderboard(v, fo, judge_only_pairs, pairs, sampling, level, rng, notes)
+    return PredictionPowered(
+        judge=judge,
+        sampling=sampling,
+        level=float(level),
+        n_pairs_voted=int(pairs["pair_id"].nunique()),
+        n_pairs_judge_only=int(len(judge_only_pairs)),
+        rows=tuple(rows),
+        leaderboard=board,
+        seed=seed,
+        notes=tuple(notes),
+    )
+
+
+def _leaderboard(v, fo, judge_only_pairs, pairs, sampling, level, rng, notes) -> CorrectedLeaderboard | None:
+    from judge_transfer_audit.statistics.leaderboard.fit import bt_design, centred
+
+    systems = sorted({str(s) for col in ("focal", "other") for s in pairs[col].unique().tolist()})
+    if len(systems) < 3:
+        return None
+    crits = list(pd.unique(v["criterion"]))
+    crit = "overall" if "overall" in crits else (crits[0] if crits else None)
+    if crit is None:
+        return None
+    vc = v[v["criterion"] == crit]
+    oc = fo[fo["criterion"] == crit].merge(judge_only_pairs[["pair_id", "focal", "other"]], on="pair_id")
+    pair_codes, pair_ids = pd.factorize(vc["pair_id"], sort=False)
+    first = vc.drop_duplicates("pair_id").set_index("pair_id").loc[pair_ids]
+    from judge_transfer_audit.statistics.leaderboard.fit import comparison_components
+
+    if len(comparison_components(first["focal"].to_numpy(), first["other"].to_numpy())) > 1 or len(
+        set(first["focal"]) | set(first["other"])
+    ) < len(systems):
+        notes.append("leaderboard: the voted pairs do not link every system; no corrected leaderboard")
+        return None
+    X = bt_design(first["focal"].astype(str).to_numpy(), first["other"].astype(str).to_numpy(), systems)
+    Xu = (
+        bt_design(oc["focal"].astype(str).to_numpy(), oc["other"].astype(str).to_numpy(), systems)
+        if len(oc)
+        else np.zeros((0, len(systems) - 1))
+    )
+    k = np.bincount(pair_codes).astype(float)
+    cr = vc["credit"].to_numpy(float)
+    y = np.bincount(pair_codes, weights=cr) / k
+    f = first["f"].to_numpy(float)
+    fu = oc["f"].to_numpy(float)
+    w = wu = None
+    if sampling == "stratified" and len(oc):
+        m_lab, m_unl = first["matchup"].to_numpy(), oc["matchup"].to_numpy()
+        n_l = pd.Series(m_lab).value_counts()
+        n_u = pd.Series(m_unl).value_counts()
+        total = n_l.add(n_u, fill_value=0)
+        share_all = total / total.sum()
+        w = (share_all / (n_l / n_l.sum())).reindex(m_lab).to_numpy(float)
+        wu = (share_all / (n_u / n_u.sum())).reindex(m_unl).fillna(0.0).to_numpy(float)
+    readers = pd.factorize(vc["reader_id"], sort=False)[0]
+    try:
+        fit = ppi_logistic(X, y, f, Xu, fu, cluster_psi=(cr, pair_codes, readers, k), w=w, w_unlabelled=wu)
+    except np.linalg.LinAlgError:  # a separated design (a system that always wins): no finite strengths
+        notes.append("leaderboard: the Bradley-Terry fit has no finite solution (a system wins or loses every pair)")
+        return None
+    if not (np.all(np.isfinite(fit.coef)) and np.all(np.isfinite(fit.vcov))):
+        notes.append("leaderboard: the Bradley-Terry fit has no finite solution (a system wins or loses every pair)")
+        return None
+    z = _z(level)
+
+    def board(coef, vcov):
+        s, C = centred(coef, vcov)
+        se = np.sqrt(np.maximum(np.diag(C), 0.0))
+        draws = rng.multivariate_normal(s, C, size=N_DRAWS, method="eigh")
+        ranks = (-draws).argsort(axis=1).argsort(axis=1) + 1
+        lo_q, hi_q = (1 - level) / 2, 1 - (1 - level) / 2
+        rank = (-s).argsort().argsort() + 1
+        return s, se, rank, np.quantile(ranks, lo_q, axis=0), np.quantile(ranks, hi_q, axis=0)
+
+    s, se, rank, rlo, rhi = board(fit.coef, fit.vcov)
+    hs, hse, hrank, hrlo, hrhi = board(fit.human_coef, fit.human_vcov)
+    out = tuple(
+        CorrectedStrength(
+            system=name,
+            strength=float(s[i]),
+            ci_low=float(s[i] - z * se[i]),
+            ci_high=float(s[i] + z * se[i]),
+            rank=int(rank[i]),
+            rank_low=float(rlo[i]),
+            rank_high=float(rhi[i]),
+            human_strength=float(hs[i]),
+            human_ci_low=float(hs[i] - z * hse[i]),
+            human_ci_high=float(hs[i] + z * hse[i]),
+            human_rank=int(hrank[i]),
+            human_rank_low=float(hrlo[i]),
+            human_rank_high=float(hrhi[i]),
+        )
+        for i, name in enumerate(systems)
+    )
+    return CorrectedLeaderboard(
+        criterion=str(crit),
+        lam=fit.lam,
+        n_pairs_voted=len(y),
+        n_pairs_judge_only=len(fu),
+        systems=tuple(sorted(out, key=lambda r: r.rank)),
+        n_draws=N_DRAWS,
+    )

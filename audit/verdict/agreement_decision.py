@@ -1,0 +1,637 @@
+"""The agreement decision: is the judge at least as good as a reader at reproducing the other
+readers, pair by pair?
+
+This is the question of the alternative annotator test (Calderon, Reichart and Dror 2025, "The
+Alternative Annotator Test for LLM-as-a-Judge", ACL; github nitaytech/AltTest), asked with the
+audit's own error control. docs/agreement.md ("The agreement decision") is the method's page.
+
+**The statistic.** A *unit* is a pair x criterion with a valid judge verdict and at least two
+reader votes; categories are focal, other and tie (ties are their own category when the run's
+tie rule counts them, else tie votes and judge ties leave the comparison). For every vote of
+reader ``j`` on unit ``i`` the other readers' votes on ``i`` are the reference: ``a_j`` is the
+share of them equal to reader ``j``'s vote, ``a_J`` the share equal to the judge's verdict. The
+judge's **advantage** is ``mean(a_J - a_j)`` over every scored vote: how many points more (or
+fewer) often the judge agrees with the other readers than a reader does. A judge that votes
+like one more reader has expected advantage 0; one that picks the readers' majority more; a
+judge whose per-pair choices are noise less.
+
+**The decision**, per cell (matchup x criterion), per matchup (its criteria pooled: a pair
+brings all its criteria) and for the study (everything pooled), with ``margin`` (``[agreement]
+margin``):
+
+* PASS: non-inferiority, H0 ``advantage <= -margin`` rejected at ``alpha`` (one-sided t test on
+  the two-way standard error, the lower end of the ``1 - 2 alpha`` interval above ``-margin``);
+* FAIL: H0 ``advantage >= -margin`` rejected at ``alpha`` after the multiplicity adjustment
+  (``[transfer] adjust``, Holm by default) within the level's family: the study is one test, the
+  matchups one family, the cells one family. The judge is then demonstrably worse than a reader
+  by more than the margin;
+* INCONCLUSIVE otherwise; INSUFFICIENT with fewer than ``min_pairs`` pairs or ``min_readers``
+  readers scored.
+
+**The interval** includes the judge's and the readers' sampling error: pairs (within matchups)
+and readers are resampled with the cluster bootstrap's multinomial weights, the advantage is
+recomputed under the pair weights, the reader weights and their product, and the method-of-moments
+two-way variance and its degrees of freedom
+(:func:`judge_transfer_audit.statistics.uncertainty.two_way.correct_two_way`) give ``estimate -/+ t_df sqrt(V)``.
+
+**One vote per pair.** Where fewer than ``min_pairs`` pairs have two votes on a criterion, a
+reader's agreement with the other readers cannot be estimated (it needs two readers on the same
+pair). What is identifiable is the judge's agreement with the readers' votes ``A_J`` and a lower
+bound of a reader's: two readers agree at least as often as chance at the readers' own vote shares,
+``sum_k pi_k^2`` (Jensen's inequality over pairs), the **chance baseline**. The advantage is then
+bounded above by ``A_J - chance``: its interval entirely below ``-margin`` is a FAIL (the judge
+agrees with a reader's vote less often than two readers would by chance, by more than the
+margin); otherwise INCONCLUSIVE, never PASS, and the reason says what replicate votes would add.
+
+**AltTest's own figures** are reported beside each scope (descriptive, not the decision):
+per reader with at least ``ALTTEST_MIN_UNITS`` scored votes, the one-sided t test of their
+indicator differences at ``epsilon = margin`` (:func:`alt_test`), Benjamini-Yekutieli at ``q =
+alpha`` across the readers, the winning rate (share of readers rejected) and the advantage
+probability. :func:`alt_test` is validated against the reference procedure on AltTest's shipped
+data (tests/reference/alttest/).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+if TYPE_CHECKING:  # SciPy is imported where it is used: `audit report` reads this module's result types
+    from scipy import sparse
+
+from judge_transfer_audit.model.estimate import Estimate
+
+LEVELS = ("study", "matchup", "cell")
+#: AltTest skips a reader with fewer instances than this (its ``min_instances_per_human``)
+ALTTEST_MIN_UNITS = 30
+#: the categories of a vote or a verdict: focal, other, tie
+_FOCAL, _OTHER, _TIE = 0, 1, 2
+
+
+# --------------------------------------------------------------------------- AltTest procedure
+
+
+def by_rejections(p_values: np.ndarray, q: float) -> np.ndarray:
+    """Benjamini-Yekutieli step-up at FDR level ``q``: a boolean mask of the rejected hypotheses."""
+    p = np.asarray(p_values, float)
+    m = p.size
+    out = np.zeros(m, bool)
+    if m == 0:
+        return out
+    order = np.argsort(p, kind="stable")
+    c_m = float(np.sum(1.0 / np.arange(1, m + 1)))
+    below = p[order] <= np.arange(1, m + 1) / m * q / c_m
+    if below.any():
+        k = int(np.flatnonzero(below).max())
+        out[order[: k + 1]] = True
+    return out
+
+
+def _accuracy(pred: object, annotations: list) -> float:
+    return float(np.mean([pred == a for a in annotations]))
+
+
+def _neg_rmse(pred: float, annotations: list) -> float:
+    return -float(np.sqrt(np.mean([(pred - a) ** 2 for a in annotations])))
+
+
+SCORING: Mapping[str, Callable] = {"accuracy": _accuracy, "neg_rmse": _neg_rmse}
+
+
+@dataclass(frozen=True)
+class AltTestResult:
+    """The alternative annotator test on one judge (Calderon et al. 2025)."""
+
+    winning_rate: float  #: share of the tested readers whose null (judge worse by epsilon) is rejected
+    advantage_probability: float  #: mean over tested readers of P(judge's score >= the reader's)
+    passed: bool  #: winning_rate >= 0.5
+    readers: tuple[str, ...]  #: the readers tested (in the order given)
+    p_values: tuple[float, ...]
+    rejected: tuple[bool, ...]
+    epsilon: float
+    q: float
+
+
+def alt_test(
+    judge: Mapping,
+    readers: Mapping[str, Mapping],
+    *,
+    scoring: str = "accuracy",
+    epsilon: float = 0.2,
+    q: float = 0.05,
+    min_readers_per_instance: int = 2,
+    min_instances_per_reader: int = ALTTEST_MIN_UNITS,
+) -> AltTestResult:
+    """The alternative annotator test: ``judge`` maps instance -> label, ``readers`` reader -> {instance: label}.
+
+    For each reader ``h`` (with at least ``min_instances_per_reader`` instances that have the
+    judge's label and ``min_readers_per_instance`` readers), on each instance the judge's and
+    ``h``'s scores against the other readers' labels (``scoring``: ``accuracy`` or ``neg_rmse``)
+    give the indicators ``W_J = [s_J >= s_h]`` and ``W_h = [s_h >= s_J]``; H0 ``mean(W_h - W_J)
+    >= epsilon`` is tested by a one-sided one-sample t test; Benjamini-Yekutieli at ``q`` across
+    the readers; the winning rate is the share rejected, the advantage probability the mean
+    over readers of ``mean(W_J)``. This is the procedure of the AltTest reference code, written
+    from its description and checked against it in tests/reference/alttest/.
+    """
+    score = SCORING[scoring]
+    on: dict[object, list[str]] = {}
+    for h, labels in readers.items():
+        for i in labels:
+            on.setdefault(i, []).append(h)
+    keep = {i for i, hs in on.items() if len(hs) >= min_readers_per_instance and i in judge}
+    names, p_values, adv = [], [], []
+    for h, labels in readers.items():
+        instances = [i for i in labels if i in keep]
+        if len(instances) < min_instances_per_reader:
+            continue
+        w_j, w_h = [], []
+        for i in instances:
+            others = [readers[g][i] for g in on[i] if g != h]
+            s_h, s_j = score(labels[i], others), score(judge[i], others)
+            w_j.append(1.0 if s_j >= s_h else 0.0)
+            w_h.append(1.0 if s_h >= s_j else 0.0)
+        diff = np.asarray(w_h) - np.asarray(w_j)
+        p_values.append(_t_test_less(diff, epsilon))
+        adv.append(float(np.mean(w_j)))
+        names.append(h)
+    rejected = by_rejections(np.asarray(p_values), q)
+    n = len(names)
+    rate = float(rejected.sum() / n) if n else math.nan
+    return AltTestResult(
+        winning_rate=rate,
+        advantage_probability=float(np.mean(adv)) if adv else math.nan,
+        passed=bool(n and rate >= 0.5),
+        readers=tuple(names),
+        p_values=tuple(p_values),
+        rejected=tuple(bool(r) for r in rejected),
+        epsilon=float(epsilon),
+        q=float(q),
+    )
+
+
+# --------------------------------------------------------------------------- the decision
+
+
+@dataclass(frozen=True)
+class AgreementScope:
+    """The agreement decision of one scope (a cell, a matchup or the study)."""
+
+    scope: str  #: "matchup/criterion", "matchup/all" or "all/all"
+    level: str  #: "cell", "matchup" or "study"
+    matchup: str
+    criterion: str
+    status: str  #: PASS, FAIL, INCONCLUSIVE or INSUFFICIENT
+    basis: str  #: "pair by pair" (two or more votes per pair) or "votes" (one vote per pair)
+    n_pairs: int  #: pairs with a scored vote
+    n_units: int  #: pair x criterion units scored
+    n_readers: int  #: readers with a scored vote
+    n_votes: int  #: scored votes
+    n_single_vote_units: int  #: units with a valid verdict but one vote (no reference on them)
+    judge_agreement: float  #: mean share of the other readers' votes equal to the judge's ("votes": of the votes)
+    reader_agreement: float  #: mean share of the other readers' votes equal to the reader's (NaN for "votes")
+    chance: float  #: agreement of two votes drawn independently at the readers' vote shares
+    advantage: Estimate  #: judge minus reader agreement ("votes": judge minus chance, an upper bound), 1 - 2 alpha
+    df: float  #: degrees of freedom of the two-way variance
+    p_pass: float  #: H0 advantage <= -margin
+    p_fail: float  #: H0 advantage >= -margin, unadjusted
+    p_fail_adjusted: float  #: within the level's family
+    winning_rate: float  #: AltTest's (descriptive): share of readers with H0 rejected, BY at alpha
+    advantage_probability: float  #: AltTest's rho
+    n_readers_tested: int  #: readers with >= ALTTEST_MIN_UNITS scored votes (AltTest's rule)
+    reason: str
+
+
+@dataclass(frozen=True)
+class AgreementDecision:
+    """The agreement decision per cell, matchup and study (:func:`agreement_decision`)."""
+
+    rows: tuple[AgreementScope, ...]
+    margin: float
+    alpha: float
+    adjust: str
+    n_boot: int
+    seed: int | None
+    ties: str  #: "category" (ties are their own category) or "excluded" (the tie rule drops them)
+    multiplicity: str  #: the rule, in words
+
+    def row(self, scope: str) -> AgreementScope:
+        for r in self.rows:
+            if r.scope == scope:
+                return r
+        raise KeyError(scope)
+
+    def level(self, level: str) -> tuple[AgreementScope, ...]:
+        return tuple(r for r in self.rows if r.level == level)
+
+    def to_frame(self) -> pd.DataFrame:
+        out = []
+        for r in self.rows:
+            d = {k: getattr(r, k) for k in AgreementScope.__dataclass_fields__ if k != "advantage"}
+            d["advantage"] = r.advantage.estimate
+            d["advantage_ci_low"] = r.advantage.ci_low
+            d["advantage_ci_high"] = r.advantage.ci_high
+            out.append(d)
+        return pd.DataFrame(out)
+
+
+def _categories(y: np.ndarray) -> np.ndarray:
+    """1 focal, 0 other, NaN or 0.5 tie -> category codes."""
+    y = np.asarray(y, float)
+    return np.where(y == 1.0, _FOCAL, np.where(y == 0.0, _OTHER, _TIE)).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class _Scored:
+    """Every scored vote of a run: one row per (unit, reader) vote with a reference."""
+
+    pair: np.ndarray  #: pair codes
+    reader: np.ndarray  #: reader codes
+    matchup: np.ndarray
+    criterion: np.ndarray
+    a_judge: np.ndarray
+    a_reader: np.ndarray
+    w: np.ndarray  #: AltTest indicator difference W_J - W_h (sign of a_J - a_j)
+
+
+def _prepare(votes: pd.DataFrame, choices: pd.DataFrame, ties_counted: bool):
+    v = votes[["pair_id", "reader_id", "criterion", "matchup", "y"]].copy()
+    v["cat"] = _categories(v["y"].to_numpy())
+    j = choices[["pair_id", "criterion", "y_judge"]].copy()
+    j = j[np.isfinite(j["y_judge"].to_numpy(float))]
+    j["jcat"] = _categories(j["y_judge"].to_numpy())
+    if not ties_counted:
+        v = v[v["cat"] != _TIE]
+        j = j[j["jcat"] != _TIE]
+    v = v.merge(j[["pair_id", "criterion", "jcat"]], on=["pair_id", "criterion"], how="inner")
+    return v
+
+
+def _scored_votes(v: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(multi-vote rows with a_judge, a_reader, w; single-vote rows) of the prepared votes."""
+    key = v["pair_id"].astype(str) + "\x1f" + v["criterion"].astype(str)
+    unit, _ = pd.factorize(key)
+    cat = v["cat"].to_numpy()
+    counts = np.zeros((unit.max() + 1 if unit.size else 0, 3))
+    np.add.at(counts, (unit, cat), 1.0)
+    n = counts.sum(axis=1)[unit]
+    jc = v["jcat"].to_numpy()
+    same_j = counts[unit, jc] - (cat == jc)  # other readers equal to the judge
+    same_r = counts[unit, cat] - 1.0  # other readers equal to this reader
+    multi = n >= 2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        a_j = same_j / (n - 1)
+        a_r = same_r / (n - 1)
+    out = v.assign(a_judge=a_j, a_reader=a_r, w=np.sign(a_j - a_r), unit=unit)
+    return out[multi].reset_index(drop=True), out[~multi].reset_index(drop=True)
+
+
+def _two_way(
+    num: sparse.csr_matrix, den: sparse.csr_matrix, strata: np.ndarray, n_boot: int, rng: np.random.Generator
+) -> tuple[float, float]:
+    """(variance, df) of ``sum(num) / sum(den)`` under pairs x readers resampling.
+
+    ``num``/``den`` are pairs x readers sums; pairs are resampled within ``strata`` (matchups).
+    """
+    from judge_transfer_audit.statistics.uncertainty.two_way import correct_two_way
+
+    n_p, n_r = num.shape
+    est = float(num.sum() / den.sum())
+    groups = [np.flatnonzero(strata == s) for s in np.unique(strata)]
+    r = rng.multinomial(n_r, np.full(n_r, 1.0 / n_r), size=n_boot).astype(float)
+    num_p = np.asarray(num.sum(axis=1)).ravel()
+    den_p = np.asarray(den.sum(axis=1)).ravel()
+    num_q = np.asarray(num.sum(axis=0)).ravel()
+    den_q = np.asarray(den.sum(axis=0)).ravel()
+    product, pairs = np.empty(n_boot), np.empty(n_boot)
+    block = max(1, min(n_boot, 2_000_000 // max(n_p, 1)))  # replicates per block: memory ~ block x pairs
+    for b0 in range(0, n_boot, block):
+        b1 = min(n_boot, b0 + block)
+        u = np.empty((b1 - b0, n_p))
+        for idx in groups:
+            u[:, idx] = rng.multinomial(idx.size, np.full(idx.size, 1.0 / idx.size), size=b1 - b0)
+        rb = r[b0:b1].T
+        with np.errstate(invalid="ignore", divide="ignore"):
+            product[b0:b1] = np.einsum("bp,pb->b", u, np.asarray(num @ rb)) / np.einsum(
+                "bp,pb->b", u, np.asarray(den @ rb)
+            )
+            pairs[b0:b1] = (u @ num_p) / (u @ den_p)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        readers = (r @ num_q) / (r @ den_q)
+    c = correct_two_way(est, product, pairs, readers, n_p, n_r)
+    return float(c.variance), float(c.df)
+
+
+def _t_test_less(x: np.ndarray, popmean: float) -> float:
+    """The p-value of ``scipy.stats.ttest_1samp(x, popmean, alternative="less")``: the one-sample t
+    statistic's lower tail on n - 1 degrees of freedom (NaN for a constant sample at ``popmean``),
+    from :mod:`judge_transfer_audit.statistics.distributions` so that a run does not import scipy.stats."""
+    from judge_transfer_audit.statistics.distributions import t as t_dist
+
+    x = np.asarray(x, float)
+    n = x.size
+    if n < 2:
+        return math.nan
+    d = float(np.mean(x)) - popmean
+    se = math.sqrt(float(np.var(x, ddof=1)) / n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.float64(d) / np.float64(se)
+    return float(t_dist.cdf(t, n - 1))
+
+
+def _t_tests(est: float, var: float, df: float, margin: float, alpha: float) -> tuple[Estimate, float, float]:
+    """The 1 - 2 alpha interval and the one-sided p-values of H0 <= -margin (pass) and >= -margin (fail)."""
+    from judge_transfer_audit.statistics.distributions import t as t_dist
+
+    if not (np.isfinite(est) and np.isfinite(var)):
+        return Estimate(est), math.nan, math.nan
+    df = df if np.isfinite(df) and df > 0 else 1e9
+    se = math.sqrt(max(var, 0.0))
+    if se == 0.0:
+        p_pass = 0.0 if est > -margin else 1.0
+        return Estimate(est, est, est), p_pass, 1.0 - p_pass if est != -margin else 1.0
+    t = float(t_dist.ppf(1.0 - alpha, df))
+    z = (est + margin) / se
+    return (
+        Estimate(est, est - t * se, est + t * se),
+        float(t_dist.sf(z, df)),
+        float(t_dist.cdf(z, df)),
+    )
+
+
+def _adjust(p: list[float], method: str) -> list[float]:
+    """The FAIL p-values of one level adjusted: holm, bonferroni or none (the transfer decision's choices)."""
+    from judge_transfer_audit.statistics.uncertainty.multiplicity import holm
+
+    if not p:
+        return []
+    x = np.asarray(p, float)
+    if method == "holm":
+        x = holm(x)
+    elif method == "bonferroni":
+        x = np.minimum(x * np.isfinite(x).sum(), 1.0)
+    return [float(v) for v in x]
+
+
+def _alt_test_of(scored: pd.DataFrame, margin: float, alpha: float) -> tuple[float, float, int]:
+    """AltTest's winning rate and advantage probability on a scope's scored votes (per reader)."""
+
+    p_values, rho = [], []
+    for _, g in scored.groupby("reader_id", sort=True, observed=True):
+        if len(g) < ALTTEST_MIN_UNITS:
+            continue
+        w = g["w"].to_numpy()
+        diff = (w < 0).astype(float) - (w > 0).astype(float)  # W_h - W_J
+        p_values.append(_t_test_less(diff, margin))
+        rho.append(float(np.mean(w >= 0)))
+    if not p_values:
+        return math.nan, math.nan, 0
+    p = np.asarray(p_values)
+    p = np.where(np.isfinite(p), p, 1.0)  # a constant difference: no test, not a rejection
+    return float(by_rejections(p, alpha).mean()), float(np.mean(rho)), len(p_values)
+
+
+def _codes(values: pd.Series) -> tuple[np.ndarray, int]:
+    codes, uniques = pd.factorize(values)
+    return codes, len(uniques)
+
+
+def _sums(frame: pd.DataFrame, col: str, pair_codes: np.ndarray, reader_codes: np.ndarray, shape) -> sparse.csr_matrix:
+    from scipy import sparse
+
+    return sparse.csr_matrix((frame[col].to_numpy(float), (pair_codes, reader_codes)), shape=shape)
+
+
+def _scope_row(
+    scope: str,
+    level: str,
+    matchup: str,
+    criterion: str,
+    multi: pd.DataFrame,
+    single: pd.DataFrame,
+    *,
+    margin: float,
+    alpha: float,
+    min_pairs: int,
+    min_readers: int,
+    n_boot: int,
+    rng: np.random.Generator,
+) -> AgreementScope:
+    nan = math.nan
+    n_single_units = int(single["unit"].nunique()) if len(single) else 0
+    multi_pairs = multi["pair_id"].nunique() if len(multi) else 0
+    allv = pd.concat([multi, single], ignore_index=True) if len(single) else multi
+    chance = _chance(allv)
+    base = dict(scope=scope, level=level, matchup=matchup, criterion=criterion, chance=chance)
+    if multi_pairs >= min_pairs:
+        frame, basis = multi, "pair by pair"
+    elif allv["pair_id"].nunique() >= min_pairs if len(allv) else False:
+        frame, basis = allv, "votes"
+    else:
+        frame, basis = multi, "pair by pair"
+    n_pairs = int(frame["pair_id"].nunique()) if len(frame) else 0
+    n_readers = int(frame["reader_id"].nunique()) if len(frame) else 0
+    counts = dict(
+        n_pairs=n_pairs,
+        n_units=int(frame["unit"].nunique()) if len(frame) else 0,
+        n_readers=n_readers,
+        n_votes=len(frame),
+        n_single_vote_units=n_single_units,
+    )
+    if n_pairs < min_pairs or n_readers < min_readers:
+        why = (
+            f"{n_pairs} pairs with a valid verdict and two or more reader votes (at least {min_pairs} needed)"
+            if n_pairs < min_pairs
+            else f"{n_readers} readers on them (at least {min_readers} needed)"
+        )
+        return AgreementScope(
+            **base,
+            status="INSUFFICIENT",
+            basis=basis,
+            **counts,
+            judge_agreement=nan,
+            reader_agreement=nan,
+            advantage=Estimate(nan),
+            df=nan,
+            p_pass=nan,
+            p_fail=nan,
+            p_fail_adjusted=nan,
+            winning_rate=nan,
+            advantage_probability=nan,
+            n_readers_tested=0,
+            reason=f"INSUFFICIENT: {why}",
+        )
+    pc, n_p = _codes(frame["pair_id"])
+    rc, n_r = _codes(frame["reader_id"])
+    strata = np.zeros(n_p, np.int64)
+    strata[pc] = pd.factorize(frame["matchup"])[0]
+    if basis == "pair by pair":
+        judge_agree = float(frame["a_judge"].mean())
+        reader_agree = float(frame["a_reader"].mean())
+        diff = frame.assign(d=frame["a_judge"] - frame["a_reader"], one=1.0)
+        est = float(diff["d"].mean())
+    else:
+        judge_agree = float((frame["cat"] == frame["jcat"]).mean())
+        reader_agree = nan
+        diff = frame.assign(d=(frame["cat"] == frame["jcat"]).astype(float) - _chance_per_vote(frame), one=1.0)
+        est = float(diff["d"].mean())
+    shape = (n_p, n_r)
+    var, df = _two_way(_sums(diff, "d", pc, rc, shape), _sums(diff, "one", pc, rc, shape), strata, n_boot, rng)
+    ci, p_pass, p_fail = _t_tests(est, var, df, margin, alpha)
+    if basis == "votes":
+        p_pass = 1.0  # a reader's own agreement is not identifiable: never PASS
+    wr, rho, n_tested = _alt_test_of(frame, margin, alpha) if basis == "pair by pair" else (nan, nan, 0)
+    return AgreementScope(
+        **base,
+        status="",
+        basis=basis,
+        **counts,
+        judge_agreement=judge_agree,
+        reader_agreement=reader_agree,
+        advantage=ci,
+        df=df,
+        p_pass=p_pass,
+        p_fail=p_fail,
+        p_fail_adjusted=nan,
+        winning_rate=wr,
+        advantage_probability=rho,
+        n_readers_tested=n_tested,
+        reason="",
+    )
+
+
+def _chance_per_vote(frame: pd.DataFrame) -> np.ndarray:
+    """Per vote, sum_k pi_k^2 with pi the vote shares of its cell (matchup x criterion)."""
+    key = frame["matchup"].astype(str) + "\x1f" + frame["criterion"].astype(str)
+    cell, _ = pd.factorize(key)
+    counts = np.zeros((cell.max() + 1 if cell.size else 0, 3))
+    np.add.at(counts, (cell, frame["cat"].to_numpy()), 1.0)
+    share = counts / counts.sum(axis=1, keepdims=True)
+    return (share**2).sum(axis=1)[cell]
+
+
+def _chance(frame: pd.DataFrame) -> float:
+    return float(np.mean(_chance_per_vote(frame))) if len(frame) else math.nan
+
+
+def _decide(
+    rows: list[AgreementScope], margin: float, alpha: float, adjust: str, min_pairs: int
+) -> list[AgreementScope]:
+    import dataclasses
+
+    out = list(rows)
+    for level in LEVELS:
+        idx = [k for k, r in enumerate(out) if r.level == level and r.status == ""]
+        adjusted = _adjust([out[k].p_fail for k in idx], "none" if level == "study" else adjust)
+        for k, pa in zip(idx, adjusted):
+            r = out[k]
+            a = r.advantage
+            where = f"advantage {a.estimate:+.3f} [{a.ci_low:+.3f}, {a.ci_high:+.3f}] (margin {margin:g})"
+            if r.basis == "votes":
+                what = (
+                    f"one vote per pair: the judge agrees with {r.judge_agreement:.1%} of the readers' votes, "
+                    f"chance at their vote shares {r.chance:.1%}; a reader's own agreement is not identifiable"
+                )
+            else:
+                what = (
+                    f"the judge agrees with the other readers on {r.judge_agreement:.1%} of their votes, "
+                    f"a reader on {r.reader_agreement:.1%}"
+                )
+            if np.isfinite(pa) and pa < alpha:
+                status = "FAIL"
+                why = f"{what}; {where}: worse than a reader by more than the margin (adjusted p {pa:.3g})"
+            elif r.p_pass < alpha:
+                status = "PASS"
+                why = f"{what}; {where}: at least as good as a reader within the margin (p {r.p_pass:.3g})"
+            else:
+                status = "INCONCLUSIVE"
+                why = f"{what}; {where}: neither"
+                if r.basis == "votes":
+                    why += (
+                        f"; {min_pairs} or more of its pairs read by two or more readers would identify a "
+                        "reader's agreement (the decision is then made pair by pair on them) and allow a PASS"
+                    )
+            out[k] = dataclasses.replace(r, status=status, p_fail_adjusted=float(pa), reason=f"{status}: {why}")
+    return out
+
+
+def data_supports_agreement(votes: pd.DataFrame) -> bool:
+    """True when some pair has two or more votes on the same criterion (a reader's agreement is identifiable)."""
+    if votes.empty:
+        return False
+    return bool(votes.duplicated(["pair_id", "criterion"]).any())
+
+
+def agreement_decision(
+    votes: pd.DataFrame,
+    choices: pd.DataFrame,
+    *,
+    ties_counted: bool = True,
+    margin: float = 0.05,
+    alpha: float = 0.05,
+    adjust: str = "holm",
+    min_pairs: int = 10,
+    min_readers: int = 3,
+    n_boot: int = 999,
+    rng: int | None = None,
+) -> AgreementDecision:
+    """The agreement decision per cell, matchup and study (module docstring).
+
+    ``votes``: pair_id, reader_id, criterion, matchup, y (1 focal, 0 other, NaN tie);
+    ``choices``: pair_id, criterion, y_judge (1, 0, 0.5 tie, NaN invalid).
+    """
+    v = _prepare(votes, choices, ties_counted)
+    multi, single = _scored_votes(v) if len(v) else (v.assign(unit=0).iloc[:0], v.assign(unit=0).iloc[:0])
+    seq = np.random.SeedSequence(rng)
+    rows: list[AgreementScope] = []
+    kw = dict(margin=margin, alpha=alpha, min_pairs=min_pairs, min_readers=min_readers, n_boot=n_boot)
+    scopes: list[tuple[str, str, str, str, np.ndarray, np.ndarray]] = []
+    m_all, s_all = multi["matchup"].astype(str).to_numpy(), single["matchup"].astype(str).to_numpy()
+    c_all, sc_all = multi["criterion"].astype(str).to_numpy(), single["criterion"].astype(str).to_numpy()
+    scopes.append(("all/all", "study", "all", "all", np.ones(len(multi), bool), np.ones(len(single), bool)))
+    matchups = sorted(set(m_all) | set(s_all))
+    for m in matchups:
+        scopes.append((f"{m}/all", "matchup", m, "all", m_all == m, s_all == m))
+    for m in matchups:
+        crits = sorted(set(c_all[m_all == m]) | set(sc_all[s_all == m]))
+        for c in crits:
+            scopes.append((f"{m}/{c}", "cell", m, c, (m_all == m) & (c_all == c), (s_all == m) & (sc_all == c)))
+    for k, (scope, level, m, c, mm, sm) in enumerate(scopes):
+        gen = np.random.default_rng(np.random.SeedSequence([seq.entropy if seq.entropy is not None else 0, k]))
+        rows.append(_scope_row(scope, level, m, c, multi[mm], single[sm], rng=gen, **kw))
+    rows = _decide(rows, margin, alpha, adjust, min_pairs)
+    return AgreementDecision(
+        rows=tuple(rows),
+        margin=float(margin),
+        alpha=float(alpha),
+        adjust=adjust,
+        n_boot=int(n_boot),
+        seed=rng,
+        ties="category" if ties_counted else "excluded",
+        multiplicity=multiplicity_rule(adjust),
+    )
+
+
+def multiplicity_rule(adjust: str) -> str:
+    word = {"holm": "Holm", "bonferroni": "Bonferroni", "none": "no adjustment"}.get(adjust, adjust)
+    return (
+        "FAIL: the study is one test at alpha, the matchups one family and the cells one family, each "
+        f"adjusted by {word} within its level (a false FAIL anywhere is bounded by three times alpha); "
+        "PASS: one-sided non-inferiority at alpha per scope, never adjusted"
+    )
+
+
+__all__ = [
+    "AgreementDecision",
+    "AgreementScope",
+    "AltTestResult",
+    "agreement_decision",
+    "alt_test",
+    "by_rejections",
+    "data_supports_agreement",
+    "multiplicity_rule",
+]
