@@ -91,6 +91,7 @@ def _relabel_data(data, labels: Mapping[str, str]):
 def run(
     judge: Input,
     humans: Input,
+    /,
     *,
     pairs: Input | None = None,
     stories: Input | None = None,
@@ -109,7 +110,8 @@ def run(
     ----------
     judge, humans : path or DataFrame
         The judge's outputs and the human pairwise votes (or scalar ratings), in any layout
-        of docs/data-contract.md.
+        of docs/data-contract.md. Given by position: ``judge=`` is the setting that names the
+        judge configuration to audit (as ``--judge``).
     pairs, stories, dev_judge, dev_humans : path or DataFrame, optional
         As the ``--pairs``, ``--stories``, ``--dev-judge`` and ``--dev-humans`` options.
     policy : path, :class:`judge_transfer_audit.model.policy.Policy` or None
@@ -126,7 +128,8 @@ def run(
     **settings
         Any field of :class:`judge_transfer_audit.model.spec.AuditSpec` (``tie_rule``, ``judge``, ``seed``,
         ``n_boot``, ``uncertainty``, ``readers``, ``surface``, ``glmm_backend``, ...).
-        An unknown name is an error that lists the known ones.
+        An unknown name is an error that lists the known ones. ``audit run`` calls this
+        function with its options.
 
     Returns
     -------
@@ -138,10 +141,30 @@ def run(
     ------
     judge_transfer_audit.core.errors.InputError
         When an input breaks the data contract (each problem names the argument, line and fix).
+
+    Examples
+    --------
+    The README's fixture (paths relative to the repository's root), the optional sections off:
+
+    >>> import judge_transfer_audit as audit
+    >>> result = audit.run(
+    ...     "fixtures/deployment/judge.csv",
+    ...     "fixtures/deployment/humans.csv",
+    ...     pairs="fixtures/deployment/pairs.csv",
+    ...     uncertainty=False,
+    ...     readers=False,
+    ...     surface=False,
+    ... )
+    >>> result.status.value, len(result.cells)
+    ('FAIL', 18)
+    >>> cell = result.cells[0]
+    >>> cell.matchup, cell.criterion, cell.transfer.status.value
+    ('gpt5-auto vs gpt4o', 'authenticity', 'INCONCLUSIVE')
     """
     from judge_transfer_audit.engine.pipeline import run_audit
     from judge_transfer_audit.inputs import load_audit_data
     from judge_transfer_audit.model.spec import AuditSpec
+    from judge_transfer_audit.sections.agreement_decision import check_gate_support
 
     known = {f.name for f in dataclasses.fields(AuditSpec)} - {"policy", "policy_source"}
     unknown = sorted(set(settings) - known)
@@ -186,6 +209,8 @@ def run(
         "dev_judge": dev_judge,
         "dev_humans": dev_humans,
     }
+    if spec.progress is not None:
+        spec.progress("loading inputs")
     with tempfile.TemporaryDirectory(prefix="judge-audit-") as folder:
         paths, labels = _stage(given, folder)
         try:
@@ -202,6 +227,7 @@ def run(
             )
         except InputError as exc:
             raise _relabel_error(exc, labels) from None
+    check_gate_support(policy_obj, data.votes, policy_source if policy_source != "defaults" else "policy")
     return run_audit(_relabel_data(data, labels), spec)
 
 
@@ -210,6 +236,14 @@ def load_result(path: str | os.PathLike[str]) -> AuditResult:
 
     Raises :class:`judge_transfer_audit.core.errors.InputError` when the file is missing, not JSON, not a result, or
     of another schema major version (re-run the audit with this version).
+
+    Examples
+    --------
+    >>> import judge_transfer_audit as audit
+    >>> audit.load_result("no/such/result.json")
+    Traceback (most recent call last):
+    ...
+    judge_transfer_audit.core.errors.InputError: ...
     """
     from judge_transfer_audit.results.result import result_from_json
 
@@ -224,7 +258,30 @@ def load_result(path: str | os.PathLike[str]) -> AuditResult:
 
 
 def write(result: AuditResult, out_dir: str | os.PathLike[str], *, html: bool = True) -> dict[str, Path]:
-    """Write result.json, report.html, junit.xml and the CSV tables into ``out_dir`` (as ``audit run``)."""
+    """Write result.json, report.html, junit.xml and the CSV tables into ``out_dir`` (as ``audit run``).
+
+    Returns the files written, by name; :func:`load_result` reads result.json back.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import judge_transfer_audit as audit
+    >>> result = audit.run(
+    ...     "fixtures/deployment/judge.csv",
+    ...     "fixtures/deployment/humans.csv",
+    ...     pairs="fixtures/deployment/pairs.csv",
+    ...     uncertainty=False,
+    ...     readers=False,
+    ...     surface=False,
+    ... )
+    >>> out = tempfile.mkdtemp()
+    >>> paths = audit.write(result, out, html=False)
+    >>> sorted(paths)
+    ['agreement', 'cells', 'checks', 'judge_pairs', 'junit', 'reader_baseline', 'result']
+    >>> again = audit.load_result(paths["result"])
+    >>> again.status == result.status, len(again.cells)
+    (True, 18)
+    """
     from judge_transfer_audit.reports.outputs import write_outputs
 
     return write_outputs(result, out_dir, html=html)

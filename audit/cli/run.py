@@ -185,13 +185,10 @@ def command(
           --pairs fixtures/deployment/pairs.csv --stories fixtures/deployment/stories.csv \\
           --out audit-out --gate
     """
+    from judge_transfer_audit import api
     from judge_transfer_audit.core.errors import InputError, InputProblem
     from judge_transfer_audit.core.terminal_text import printable
     from judge_transfer_audit.core.timings import RunTimings
-    from judge_transfer_audit.engine.pipeline import run_audit
-    from judge_transfer_audit.inputs import load_audit_data
-    from judge_transfer_audit.model.policy import load_policy
-    from judge_transfer_audit.model.spec import AuditSpec
     from judge_transfer_audit.reports.outputs import check_output_dir, write_outputs_detail
 
     if (dev_judge is None) != (dev_humans is None):
@@ -227,28 +224,21 @@ def command(
         from judge_transfer_audit.engine.parallel import connect
 
         connect(scheduler).close()  # fail fast (exit 2, with the address) before loading anything
-    progress("loading inputs")
-    data = load_audit_data(
+    result = api.run(
         judge,
         humans,
         pairs=pairs,
         stories=stories,
         dev_judge=dev_judge,
         dev_humans=dev_humans,
+        policy=policy,
         focal=focal.split(",") if focal else None,
         drop_invalid=drop_invalid,
         scale=scale,
-    )
-    from judge_transfer_audit.sections.agreement_decision import check_gate_support
-
-    loaded_policy = load_policy(policy)
-    check_gate_support(loaded_policy, data.votes, policy or "policy")
-    spec = AuditSpec(
+        progress=progress,
         tie_rule=tie_rule,
         judge=judge_name,
         seed=seed,
-        policy=loaded_policy,
-        policy_source=policy or "defaults",
         glmm_backend=glmm_backend,
         linkage=linkage,
         uncertainty=not no_uncertainty,
@@ -258,13 +248,11 @@ def command(
         perplexity=perplexity,
         features_cache=features_cache,
         command=_command_line(),
-        progress=progress,
         timings=timings,
         jobs=jobs,
         scheduler=scheduler,
         progress_bar=progress.bar,
     )
-    result = run_audit(data, spec)
     record = timings.to_dict()  # the writing itself cannot be timed in the file it writes
     progress("writing outputs")
     fail_on = tuple(s.upper() for s in fail_on)

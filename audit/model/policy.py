@@ -248,6 +248,22 @@ def load_policy(path: str | Path | None) -> Policy:
     Every problem is an :class:`~judge_transfer_audit.core.errors.InputError` naming the file and the key: not
     UTF-8, not TOML, nested too deeply, an unknown section or key, a value of the wrong type
     or outside its documented range (:data:`RANGES`).
+
+    Examples
+    --------
+    >>> from judge_transfer_audit.model.policy import load_policy
+    >>> load_policy(None).transfer.margin
+    0.1
+    >>> import pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp(), "policy.toml")
+    >>> _ = path.write_text("[transfer]\\nmargin = 0.15\\n")
+    >>> load_policy(path).transfer.margin
+    0.15
+    >>> _ = path.write_text("[transfer]\\nmargen = 0.15\\n")
+    >>> load_policy(path)
+    Traceback (most recent call last):
+    ...
+    judge_transfer_audit.core.errors.InputError: ...
     """
     if path is None:
         return Policy()
