@@ -27,9 +27,10 @@ from judge_transfer_audit.results.result import AuditResult, result_to_json
 
 
 def section_tables(result: AuditResult) -> dict[str, pd.DataFrame]:
-    """Tidy tables of the optional sections whose payload offers ``to_frame()``."""
+    """The main table of every computed optional section whose payload offers ``to_frame()``, by
+    section name (written as ``<section>.csv``)."""
     tables: dict[str, pd.DataFrame] = {}
-    for name in ("dev", "uncertainty", "readers", "surface"):
+    for name in result.section_names():
         payload = getattr(result, name).payload
         to_frame = getattr(payload, "to_frame", None)
         if callable(to_frame):
@@ -39,9 +40,8 @@ def section_tables(result: AuditResult) -> dict[str, pd.DataFrame]:
     return tables
 
 
-#: Every file ``write_outputs`` may write; the ones a run does not write are removed (when
-#: unchanged since judge-audit wrote them), so an output directory never mixes two runs.
-OUTPUT_FILES = (
+#: The files of an output folder that predates the folder's manifest: adopted as judge-audit's own.
+LEGACY_FILES = (
     "result.json",
     "junit.xml",
     "report.html",
@@ -56,13 +56,19 @@ OUTPUT_FILES = (
     "readers.csv",
     "surface.csv",
 )
+#: Every file ``write_outputs`` may write (one CSV per optional section); the ones a run does not
+#: write are removed (when unchanged since judge-audit wrote them), so an output directory never
+#: mixes two runs.
+OUTPUT_FILES = LEGACY_FILES + tuple(
+    f"{name}.csv" for name in AuditResult.section_names() if f"{name}.csv" not in LEGACY_FILES
+)
 
 
 def legacy_outputs(out_dir: str | Path) -> tuple[str, ...]:
     """Output files of a folder written by judge-audit before output manifests existed.
 
     Such a folder has no manifest and a ``result.json`` that is an ``audit run`` result; its
-    files under :data:`OUTPUT_FILES` names are then judge-audit's own (replaced when this run
+    files under :data:`LEGACY_FILES` names are then judge-audit's own (replaced when this run
     writes them, never removed). Anything else: ().
     """
     out = Path(out_dir)
@@ -76,7 +82,7 @@ def legacy_outputs(out_dir: str | Path) -> tuple[str, ...]:
         return ()
     if not (isinstance(command, str) and command.startswith("audit run") and "schema_version" in data):
         return ()
-    return tuple(name for name in OUTPUT_FILES if (out / name).is_file() and not (out / name).is_symlink())
+    return tuple(name for name in LEGACY_FILES if (out / name).is_file() and not (out / name).is_symlink())
 
 
 def check_output_dir(out_dir: str | Path, inputs: Iterable[str | os.PathLike | None] = ()) -> None:
