@@ -277,7 +277,8 @@ def write(result: AuditResult, out_dir: str | os.PathLike[str], *, html: bool = 
     >>> out = tempfile.mkdtemp()
     >>> paths = audit.write(result, out, html=False)
     >>> sorted(paths)
-    ['agreement', 'cells', 'checks', 'judge_pairs', 'junit', 'reader_baseline', 'result']
+    ['agreement', 'agreement_decision', 'cells', 'checks', 'judge_agreement', 'judge_configurations',
+     'judge_pairs', 'junit', 'label_budget', 'leaderboard', 'reader_baseline', 'result']
     >>> again = audit.load_result(paths["result"])
     >>> again.status == result.status, len(again.cells)
     (True, 18)
