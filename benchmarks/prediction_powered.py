@@ -6,6 +6,7 @@ Monte Carlo standard error, the mean width over the human-only width, and lam.
 
     python benchmarks/prediction_powered.py --studies 500
     python benchmarks/prediction_powered.py --target   # 20k one-vote pairs, humans on 10%
+    python benchmarks/prediction_powered.py --majority # the majority rate on the same grid
 
 Truth: the population vote share ``E[expit(b0 + u + v)]`` over pairs u ~ N(0, sd_pair) and
 readers v ~ N(0, sd_reader) (quadrature). The judge reports the sign of a noisy view of the
@@ -42,6 +43,7 @@ def study(
     judge_votes=False,
     oracle=False,
     majority=False,
+    b0=B0,
 ):
     n_total = int(round(n_voted / fraction))
     u = rng.normal(0.0, sd_pair, n_total)
@@ -49,18 +51,18 @@ def study(
     v = rng.normal(0.0, sd_reader, readers if readers else n_voted)
     if oracle:  # the ceiling: a judge that reports each pair's population share exactly
         x, w = np.polynomial.hermite_e.hermegauss(40)
-        f = (w / w.sum() / (1.0 + np.exp(-(B0 + u[:, None] + sd_reader * x[None, :])))).sum(1)
+        f = (w / w.sum() / (1.0 + np.exp(-(b0 + u[:, None] + sd_reader * x[None, :])))).sum(1)
     elif judge_votes:  # a judge that votes like one more reader drawn from the population
-        f = (rng.uniform(size=n_total) < 1.0 / (1.0 + np.exp(-(B0 + u + rng.normal(0, sd_reader, n_total))))) * 1.0
+        f = (rng.uniform(size=n_total) < 1.0 / (1.0 + np.exp(-(b0 + u + rng.normal(0, sd_reader, n_total))))) * 1.0
     else:
         sees = rng.uniform(size=n_total) < 2.0 * quality - 1.0
-        lean = B0 + u + rng.normal(0.0, 0.5, n_total) > 0
+        lean = b0 + u + rng.normal(0.0, 0.5, n_total) > 0
         f = np.where(sees, lean, rng.uniform(size=n_total) < 0.5).astype(float)
     voted = rng.permutation(n_total)[:n_voted]
     unl = np.setdiff1d(np.arange(n_total), voted)
     pair = np.repeat(np.arange(n_voted), max(readers, 1))
     reader = np.tile(np.arange(readers), n_voted) if readers else np.arange(n_voted)
-    p = 1.0 / (1.0 + np.exp(-(B0 + u[voted][pair] + v[reader])))
+    p = 1.0 / (1.0 + np.exp(-(b0 + u[voted][pair] + v[reader])))
     credit = (rng.uniform(size=len(p)) < p).astype(float)
     share = ppi_mean(credit, pair, f[voted], f[unl], reader_of_vote=reader, level=0.95)
     if majority:
@@ -70,26 +72,38 @@ def study(
     return share
 
 
-def majority(studies: int, seed: int) -> None:
-    """Coverage of the majority rate M = P(b0 + u > 0) = Phi(b0 / sd_pair) (symmetric readers)."""
+def majority(studies: int, seed: int, b0: float = B0, sd_reader: float = SD_READER) -> None:
+    """Coverage of the majority rate M = P(b0 + u > 0) = Phi(b0 / sd_pair) (readers symmetric
+    around 0, so a pair's population majority is the sign of b0 + u) on the vote share's grid."""
     from judge_transfer_audit.statistics.distributions import norm
 
-    true = float(norm.cdf(B0 / SD_PAIR))
-    print(f"majority rate: truth M = {true:.4f}; {studies} studies per design")
-    for n_voted, readers, fraction, quality in itertools.product((20, 60), (3, 12), (0.1,), (0.5, 0.97)):
-        rng = np.random.default_rng([seed, n_voted, readers, 1])
-        cover, hcover, ratio = 0, 0, []
+    true = float(norm.cdf(b0 / SD_PAIR))
+    print(f"majority rate: truth M = {true:.4f} (b0 {b0}, sd_reader {sd_reader}); {studies} studies per design")
+    print(
+        "n_voted readers fraction quality | coverage (se) | human-only coverage | width/human-only"
+        " | misses: interval below / above the truth"
+    )
+    rows = []
+    for n_voted, readers, fraction, quality in itertools.product((20, 60), (3, 12), (0.05, 0.5), (0.5, 0.75, 0.97)):
+        rng = np.random.default_rng([seed, n_voted, readers, int(fraction * 100), int(quality * 100), 1])
+        cover, hcover, ratio, below, above = 0, 0, [], 0, 0
         for _ in range(studies):
-            m, lo, hi, _, hm, hlo, hhi, se, hse = study(rng, n_voted, fraction, readers, quality, majority=True)
+            m, lo, hi, _, hm, hlo, hhi, se, hse = study(
+                rng, n_voted, fraction, readers, quality, majority=True, b0=b0, sd_reader=sd_reader
+            )
             cover += lo <= true <= hi
+            below += hi < true
+            above += lo > true
             hcover += hlo <= true <= hhi
             ratio.append((hi - lo) / (hhi - hlo) if hhi > hlo else np.nan)
         c = cover / studies
+        rows.append(c)
         print(
             f"{n_voted:7d} {readers:7d} {fraction:8.2f} {quality:7.2f} | "
-            f"{c:.3f} ({math.sqrt(c * (1 - c) / studies):.3f}) | human-only {hcover / studies:.3f} | "
-            f"width/human-only {np.nanmean(ratio):.3f}"
+            f"{c:.3f} ({math.sqrt(c * (1 - c) / studies):.3f}) | {hcover / studies:.3f} | "
+            f"{np.nanmean(ratio):.3f} | {below / studies:.3f} / {above / studies:.3f}"
         )
+    print(f"coverage over all designs: min {min(rows):.3f}, mean {np.mean(rows):.3f}, max {max(rows):.3f}")
 
 
 def grid(studies: int, seed: int) -> None:
@@ -117,39 +131,84 @@ def grid(studies: int, seed: int) -> None:
     print(f"coverage over all designs: min {min(rows):.3f}, mean {np.mean(rows):.3f}")
 
 
+def one_vote_study(rng, design: str, judge: str, n_total: int = 20_000, n_voted: int = 2_000):
+    """Humans on ``n_voted`` of ``n_total`` pairs, one vote each by a reader of its own.
+
+    design: ``sd=S`` a pair's logit ``b0 + u``, u ~ N(0, S); ``decisive`` 60% of the pairs at
+    logit +2.944 and 40% at -2.944 (95% / 5% of the votes for the focal system). Readers add
+    N(0, sd_reader) to the logit. judge: ``reader`` votes like one more reader; ``side=A`` the
+    pair's majority side (its logit's sign), right with probability A; ``oracle`` each pair's
+    population share (a probability: the ceiling; a verdict cannot carry it).
+    Returns (the PPI mean, truth, the population share of a vote's variance the judge explains)."""
+    if design == "decisive":
+        logit = np.where(rng.uniform(size=n_total) < 0.6, 2.944, -2.944)
+    else:
+        logit = B0 + rng.normal(0.0, float(design.split("=")[1]), n_total)
+    x, w = np.polynomial.hermite_e.hermegauss(40)
+    w = w / w.sum()
+    share = (w / (1.0 + np.exp(-(logit[:, None] + SD_READER * x[None, :])))).sum(1)
+    if judge == "reader":
+        f = (rng.uniform(size=n_total) < 1.0 / (1.0 + np.exp(-(logit + rng.normal(0, SD_READER, n_total))))) * 1.0
+    elif judge == "oracle":
+        f = share
+    else:
+        right = rng.uniform(size=n_total) < float(judge.split("=")[1])
+        f = np.where(right, logit > 0, logit <= 0).astype(float)
+    voted = rng.permutation(n_total)[:n_voted]
+    unl = np.setdiff1d(np.arange(n_total), voted)
+    p = 1.0 / (1.0 + np.exp(-(logit[voted] + rng.normal(0.0, SD_READER, n_voted))))
+    credit = (rng.uniform(size=n_voted) < p).astype(float)
+    r = ppi_mean(credit, np.arange(n_voted), f[voted], f[unl], reader_of_vote=np.arange(n_voted), level=0.95)
+    v = float(share.mean())
+    explained = float(np.cov(share, f)[0, 1] ** 2 / (np.var(f, ddof=1) * v * (1.0 - v))) if np.var(f) > 0 else 0.0
+    return r, explained
+
+
+TARGET_DESIGNS = ("sd=1.0", "sd=2.5", "sd=6.0", "decisive")
+TARGET_JUDGES = ("reader", "side=0.90", "side=0.95", "side=0.98", "side=1.0", "oracle")
+
+
 def target(studies: int, seed: int) -> None:
-    """Humans on 10% of 20k one-vote pairs (a reader of its own per vote): a judge that follows
-    the readers (votes like one more reader; the majority side seen through noise, quality 0.9),
-    and the ceiling (a judge that knows each pair's population share)."""
-    for sd_pair in (1.0, 2.5):
-        true = truth(B0, sd_pair, SD_READER)
-        for name, kw in (
-            ("votes like a reader", dict(judge_votes=True)),
-            ("noisy majority, quality 0.9", dict(quality=0.9)),
-            ("oracle: the pair's share", dict(oracle=True)),
-        ):
-            rng = np.random.default_rng([seed, int(sd_pair * 10)])
-            cover, ratio = 0, []
+    """Humans on 10% of 20k one-vote pairs: width against human-only and coverage per design x
+    judge, beside the ceiling ``1 - sqrt(1 - (N / T) rho^2)`` (rho^2 the population share of a
+    vote's variance the judge's prediction explains, N / T = 0.9 the judge-only share)."""
+    print(f"{studies} studies per design; 2,000 voted of 20,000 pairs, one vote per pair")
+    print("design   judge      | coverage (se) | width/human-only | narrower | ceiling (rho^2)")
+    for design in TARGET_DESIGNS:
+        if design == "decisive":
+            x, w = np.polynomial.hermite_e.hermegauss(80)
+            w = w / w.sum()
+            true = float(
+                sum(pi * np.sum(w / (1 + np.exp(-(b + SD_READER * x)))) for pi, b in ((0.6, 2.944), (0.4, -2.944)))
+            )
+        else:
+            true = truth(B0, float(design.split("=")[1]), SD_READER)
+        for judge in TARGET_JUDGES:
+            rng = np.random.default_rng([seed, TARGET_DESIGNS.index(design), TARGET_JUDGES.index(judge)])
+            cover, ratio, rho2 = 0, [], []
             for _ in range(studies):
-                extra = {k: v for k, v in kw.items() if k != "quality"}
-                r = study(rng, 2000, 0.1, 0, kw.get("quality", 0.9), sd_pair=sd_pair, **extra)
+                r, explained = one_vote_study(rng, design, judge)
                 cover += r.ci_low <= true <= r.ci_high
                 ratio.append(r.width_ratio)
-            c = cover / studies
+                rho2.append(explained)
+            c, wr, e = cover / studies, float(np.mean(ratio)), float(np.mean(rho2))
             print(
-                f"sd_pair {sd_pair}: judge {name:28s} coverage {c:.3f} ({math.sqrt(c * (1 - c) / studies):.3f}), "
-                f"width / human-only {np.mean(ratio):.3f} (narrower by {1 - np.mean(ratio):.1%})"
+                f"{design:8s} {judge:10s} | {c:.3f} ({math.sqrt(c * (1 - c) / studies):.3f}) | {wr:.3f} | "
+                f"{1 - wr:6.1%} | {1 - math.sqrt(1 - 0.9 * e):6.1%} ({e:.3f})"
             )
 
 
-def cost(folder: str) -> None:
-    """Seconds of the section alone on a benchmarks/scale_data.py FOLDER, its judge file copied onto
-    9x more pair ids (judge_all.csv, written once: 90% of the judged pairs carry only the judge)."""
+def cost(folder: str, repeats: int = 3) -> None:
+    """Seconds of the section alone against the whole audit (``audit.run``, what ``audit run``
+    computes before writing its files) on a benchmarks/scale_data.py FOLDER, its judge file
+    copied onto 9x more pair ids (judge_all.csv, written once: 90% of the judged pairs carry only
+    the judge). The best of ``repeats`` timings of each, one after the other in this process."""
     import time
     from pathlib import Path
 
     import pandas as pd
 
+    from judge_transfer_audit.api import run
     from judge_transfer_audit.engine.pipeline import choose_primary_judge, judge_choices
     from judge_transfer_audit.inputs import load_audit_data
     from judge_transfer_audit.model.spec import AuditSpec
@@ -166,12 +225,22 @@ def cost(folder: str) -> None:
     primary = choose_primary_judge(data.judges, None)
     choices = judge_choices(outcomes, primary, data.criteria)
     spec = AuditSpec()
-    t0 = time.perf_counter()
-    got = section.compute(data, spec, choices=choices, primary=primary, seed=np.random.SeedSequence(0))
-    took = time.perf_counter() - t0
+    took = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        got = section.compute(data, spec, choices=choices, primary=primary, seed=np.random.SeedSequence(0))
+        took.append(time.perf_counter() - t0)
+    whole = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        result = run(d / "judge_all.csv", d / "humans.csv", seed=0)
+        whole.append(time.perf_counter() - t0)
     print(
         f"{len(data.votes):,} votes, {len(data.pairs):,} voted pairs, {data.n_judge_only_pairs:,} judge-only pairs: "
-        f"the prediction-powered section {took:.2f} s ({got.status.value})"
+        f"the prediction-powered section {min(took):.2f} s ({got.status.value}, in the run "
+        f"{result.prediction_powered.status.value}; load excluded), the whole audit "
+        f"(audit.run, load included) {min(whole):.1f} s: {min(took) / min(whole):.1%} (best of {repeats}; "
+        f"section {', '.join(f'{t:.2f}' for t in took)} s, audit {', '.join(f'{t:.1f}' for t in whole)} s)"
     )
 
 
@@ -244,6 +313,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--target", action="store_true")
     ap.add_argument("--majority", action="store_true", help="coverage of the majority rate")
+    ap.add_argument("--b0", type=float, default=B0, help="--majority: the mean logit preference (truth Phi(b0))")
+    ap.add_argument("--sd-reader", type=float, default=SD_READER, help="--majority: the readers' leniency sd")
     ap.add_argument("--leaderboard", action="store_true", help="coverage of the Bradley-Terry strengths")
     ap.add_argument("--cost", metavar="DIR", help="time the section on a scale_data.py folder (see cost())")
     a = ap.parse_args()
@@ -253,7 +324,10 @@ def main() -> None:
     if a.leaderboard:
         leaderboard(a.studies, a.seed)
         return
-    (target if a.target else majority if a.majority else grid)(a.studies, a.seed)
+    if a.majority:
+        majority(a.studies, a.seed, a.b0, a.sd_reader)
+        return
+    (target if a.target else grid)(a.studies, a.seed)
 
 
 if __name__ == "__main__":

@@ -46,7 +46,8 @@ class JudgeInput:
     """The judge file after reading, before pairs are resolved.
 
     ``frame`` columns, scalar: <key>, system, criterion, judge, sample, score, line
-    (``score`` NaN = unparsable output). Pairwise: pair_id, criterion, judge, sample, choice,
+    (``score`` NaN = unparsable output), and group_id when keyed by item_id with a group_id
+    column. Pairwise: pair_id, criterion, judge, sample, choice,
     shown_first ("" when absent: the order the judge saw, resolved against the pair later),
     line (``choice`` "invalid" = unparsable output).
     """
@@ -162,6 +163,8 @@ def read_judge(
     )
     frame = frame[~dup]
     out_cols = list(dict.fromkeys(keys + [value] + (["shown_first"] if kind == "pairwise" else []) + ["line"]))
+    if key == "item_id" and "group_id" in frame.columns:  # the groups of items no reader rated
+        out_cols.append("group_id")
     return JudgeInput(
         kind=kind,
         key=key,

@@ -13,6 +13,7 @@ from judge_transfer_audit.core.errors import InputError, InputProblem
 from judge_transfer_audit.inputs.formats import Table, read_table
 from judge_transfer_audit.inputs.humans import HumanInput, read_humans
 from judge_transfer_audit.inputs.judge import INVALID, JudgeInput, read_judge
+from judge_transfer_audit.inputs.judge_only import judge_only_item_pairs, judge_only_items
 from judge_transfer_audit.inputs.layout import blank_ids
 from judge_transfer_audit.inputs.pairs import (
     assign_focal,
@@ -86,6 +87,7 @@ class _Loader:
         self.ratings_used = 0
         self.self_matchup_hint = ""  #: added to "nothing usable" problems when self-matchups were left out
         self.rated_items: set[str] = set()
+        self.judge_only_items: set[str] = set()  #: items only the judge scored (scalar ratings)
         #: (pairs, judge scores, judge verdicts) of the pairs with judge outputs and no vote
         self.judge_only: tuple | None = None
 
@@ -208,9 +210,18 @@ class _Loader:
         self.judge_only = self._judge_only(j, jf_only, pairs_only, pairs)
         return votes, pairs, scores, verdicts
 
-    def _judge_only(self, j: JudgeInput, jf: pd.DataFrame, pairs_only: pd.DataFrame, voted: pd.DataFrame):
+    def _judge_only(
+        self,
+        j: JudgeInput,
+        jf: pd.DataFrame,
+        pairs_only: pd.DataFrame,
+        voted: pd.DataFrame,
+        items_used: set | None = None,
+    ):
         """The judge-only pairs oriented as the voted pairs of their matchup, with their judge
-        outputs (scores or verdicts); pairs of a matchup without any vote are left out, counted."""
+        outputs (scores or verdicts); pairs of a matchup without any vote are left out, counted.
+        A judge keyed by item_id: ``jf`` holds the scores of the pairs' items, ``items_used`` the
+        items of the voted pairs (their scores are used there whatever happens here)."""
         if len(pairs_only) == 0:
             return None
         log, tj = self.log, self.tables["judge"]
@@ -225,7 +236,13 @@ class _Loader:
         if not known.all():
             n_pairs = int((~known).sum())
             ids = distinct(pairs_only["pair_id"][~known])
-            n_rows = _n_records(jf[member(jf["pair_id"], ids)])
+            if j.key == "item_id":  # a score left out only when no pair kept uses its item
+                kept = pairs_only[known]
+                keep = distinct(kept["item_a"]) | distinct(kept["item_b"]) | (items_used or set())
+                n_rows = _n_records(jf[~member(jf["item_id"], keep)])
+                jf = jf[member(jf["item_id"], keep)]
+            else:
+                n_rows = _n_records(jf[member(jf["pair_id"], ids)])
             log.exclude("pairs", "judge-only pair of a matchup without any human vote", n_pairs)
             log.exclude("judge", "judge output on a pair of a matchup without any human vote", n_rows)
             self.notes.append(
@@ -233,7 +250,8 @@ class _Loader:
                 f"their {n_rows} judge output(s) (nothing to correct them with)"
             )
             pairs_only = pairs_only[known]
-            jf = jf[~member(jf["pair_id"], ids)]
+            if j.key != "item_id":
+                jf = jf[~member(jf["pair_id"], ids)]
             found = [f for f in found if f is not None]
         if len(pairs_only) == 0:
             return None
@@ -241,7 +259,9 @@ class _Loader:
         out["focal"] = [f[0] for f in found]
         out["other"] = [f[1] for f in found]
         out["matchup"] = [f[2] for f in found]
-        if j.kind == "scalar":
+        if j.key == "item_id":
+            scores, verdicts = judge_scores_by_item(jf, out), None
+        elif j.kind == "scalar":
             scores, verdicts = judge_scores_by_pair(jf, out, tj.path, log), None
         else:
             scores, verdicts = None, resolve_verdicts(jf, out, tj.path, log, wide=j.layout.endswith("-wide"))
@@ -415,16 +435,19 @@ class _Loader:
         if len(r) == 0:
             return self._nothing_usable(th.path)
         jf = self._blank_only(jf, h, th.path, "item_id")
+        only_items = judge_only_items(jf, r, h.rejected_ids, tj.path, log)
+        self.judge_only_items = distinct(only_items["item_id"])
         jf = jf[
             ~unknown_ids(
                 jf,
                 "item_id",
-                distinct(r["item_id"]),
+                distinct(r["item_id"]) | distinct(only_items["item_id"]),
                 tj.path,
                 "judge",
                 log,
                 "the human file",
-                "remove the judge's scores of items no reader rated, or add the ratings",
+                "remove the judge's scores of items no reader rated, add the ratings, or give the items' "
+                "group_id in the judge file (they then enter the prediction-powered estimates only)",
                 h.rejected_ids,
             )
         ]
@@ -462,13 +485,19 @@ class _Loader:
         log.exclude("humans", "rating used only in self-matchup pairs (two outputs of the same system)", n_self_only)
         self.ratings_used = len(r) - n_unused - n_self_only
         in_pairs = distinct(pairs["item_a"]) | distinct(pairs["item_b"])
-        outside = ~member(jf["item_id"], in_pairs)
+        only_pairs = judge_only_item_pairs(r, only_items, item_system)
+        in_only = distinct(only_pairs["item_a"]) | distinct(only_pairs["item_b"])
+        outside = ~member(jf["item_id"], in_pairs | in_only)
         log.exclude(
             "judge",
             "judge score of an output in no pair (alone in its group, or compared only with outputs of its own system)",
             int(outside.sum()),
         )
-        scores = judge_scores_by_item(jf[~outside], pairs)
+        scores = judge_scores_by_item(jf[member(jf["item_id"], in_pairs)], pairs)
+        if len(only_pairs):
+            self.judge_only = self._judge_only(
+                j, jf[member(jf["item_id"], in_only)], only_pairs, pairs, items_used=in_pairs
+            )
         return votes, pairs, scores, None
 
     # -- scalar ratings, pairwise judge: the pairs derived from the groups, or a pairs file with items --
@@ -650,7 +679,7 @@ class _Loader:
                 ~unknown_ids(
                     s,
                     "item_id",
-                    items | self.rated_items,
+                    items | self.rated_items | self.judge_only_items,
                     ts.path,
                     "stories",
                     self.log,
@@ -658,10 +687,12 @@ class _Loader:
                     "check the item ids",
                 )
             ]
+            only = member(s["item_id"], self.judge_only_items) & ~member(s["item_id"], items)
+            self.log.exclude("stories", "text of an output only in pairs without votes (judge-only)", int(only.sum()))
             self.log.exclude(
                 "stories",
                 "text of an output in no pair (alone in its group, or compared only with outputs of its own system)",
-                int((~member(s["item_id"], items)).sum()),
+                int((~member(s["item_id"], items) & ~only).sum()),
             )
             out = stories_by_item(s, pairs)
         expected = 2 * len(pairs)
@@ -715,6 +746,16 @@ class _Loader:
             jf[["item_id", "system", "criterion", "judge", "sample", "score", "line"]].reset_index(drop=True),
             hf[["item_id", "reader_id", "criterion", "rating", "line"]].reset_index(drop=True),
         )
+
+    def unparsable_once(self, voted: pd.DataFrame, only: pd.DataFrame | None):
+        """:meth:`_unparsable` over the voted and the judge-only pairs' outputs together (an
+        item's score can sit in both), split back."""
+        if only is None:
+            return self._unparsable(voted, "judge"), None
+        both = pd.concat([voted.assign(_only=False), only.assign(_only=True)], ignore_index=True)
+        both = self._unparsable(both, "judge")
+        side = both.pop("_only").to_numpy(bool)
+        return both[~side].reset_index(drop=True), both[side].reset_index(drop=True)
 
     def _unparsable(self, frame: pd.DataFrame, role: str) -> pd.DataFrame:
         """Count unparsable judge outputs (source records: an item scored once appears in every
@@ -818,19 +859,17 @@ def load(
     votes, pairs_df, scores, verdicts = built
     ld.n_read.update(humans=hin.n_read, judge=jin.n_read)
     ld.human_shape = hin.shape
-    if scores is not None:
-        ld.one_sided(scores)
-        scores = ld._unparsable(scores, "judge")
-    if verdicts is not None:
-        verdicts = ld._unparsable(verdicts, "judge")
     only_pairs = only_scores = only_verdicts = None
     if ld.judge_only is not None:
         only_pairs, only_scores, only_verdicts = ld.judge_only
+    if scores is not None:
+        ld.one_sided(scores)
         if only_scores is not None:
             ld.one_sided(only_scores)
-            only_scores = ld._unparsable(only_scores, "judge")
-        if only_verdicts is not None:
-            only_verdicts = ld._unparsable(only_verdicts, "judge")
+        scores, only_scores = ld.unparsable_once(scores, only_scores)
+    if verdicts is not None:
+        verdicts, only_verdicts = ld.unparsable_once(verdicts, only_verdicts)
+    if ld.judge_only is not None:
         ld.notes.append(
             f"{len(only_pairs)} pair(s) carry only the judge (judge outputs, no human vote): they enter "
             "only the prediction-powered estimates; every other figure uses the pairs with votes"
@@ -889,14 +928,16 @@ def load(
     only_frame = only_scores if only_scores is not None else only_verdicts
     if only_pairs is not None:
         only_pairs = only_pairs[pairs_out.columns.intersection(only_pairs.columns).tolist()].copy()
-        only_pairs["item_a"] = only_pairs["pair_id"] + ":" + only_pairs["system_a"]
-        only_pairs["item_b"] = only_pairs["pair_id"] + ":" + only_pairs["system_b"]
+        if "item_a" not in only_pairs.columns:
+            only_pairs["item_a"] = only_pairs["pair_id"] + ":" + only_pairs["system_a"]
+            only_pairs["item_b"] = only_pairs["pair_id"] + ":" + only_pairs["system_b"]
         if "group_id" not in only_pairs.columns:
             only_pairs["group_id"] = ""
         only_pairs = only_pairs[pairs_out.columns].reset_index(drop=True)
     used = {
         "humans": len(votes) if hin.shape == "pairwise" else ld.ratings_used,
-        "judge": _n_records(scores if scores is not None else verdicts) + _n_records(only_frame),
+        # an item's score can serve voted and judge-only pairs: its record counts once
+        "judge": _n_records(pd.concat([f for f in (jframe, only_frame) if f is not None])),
         "pairs": len(pairs_out) + (len(only_pairs) if only_pairs is not None else 0),
         "stories": _n_records(story_frame[["line"]] if story_frame is not None else None),
         "dev_judge": _n_records(dev_j),

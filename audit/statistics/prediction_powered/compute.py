@@ -11,8 +11,9 @@ sample (:func:`corrected_estimates`; docs/prediction-powered.md).
 * Majority rate M: the decision's Beta model ``M = P(p > 1/2)`` at the mean V and the
   between-pair variance ``tau^2 = E[p^2] - V^2``; ``E[p^2]`` is the prediction-powered mean of
   ``h_i^2 - s_i^2 / k_i`` (unbiased for ``p_i^2``; pairs with two or more votes, predicted by
-  the judge's verdict squared); its interval is the delta method on the two means' joint
-  pair-clustered covariance plus the readers' component of V carried through ``dM/dV``.
+  the judge's verdict squared); its interval is Wilson's score interval at the effective number
+  of pairs given by M's spread over normal draws of the two means (their joint pair-clustered
+  covariance plus the readers' component of V), :func:`wilson_interval`.
 * Leaderboard: PPI++ logistic regression (Bradley-Terry design, one row per pair, the readers'
   mean credit as the outcome; ties of the judge as 0.5); rank intervals from normal draws of the
   centred strengths.
@@ -99,6 +100,25 @@ def _share_row(matchup, criterion, r: MeanPPI, n_votes: int, z: float) -> Correc
     )
 
 
+def wilson_interval(estimate: float, mean: float, sd: float, n_units: float, z: float) -> tuple[float, float]:
+    """Wilson's score interval for a rate at an effective number of units (Kish's
+    ``mean (1 - mean) / sd^2``, at most ``n_units``; ``n_units`` when ``sd`` is 0 or the rate sits
+    at 0 or 1).
+
+    A rate's spread shrinks toward 0 and 1, so an interval that takes the spread at the estimate
+    (a Wald or percentile interval) reaches too little toward 1/2 whenever the estimate lands
+    further out than the truth; Wilson's interval takes the spread at each candidate value
+    instead (the design-effect Wilson interval for proportions from clustered samples).
+    """
+    var = mean * (1.0 - mean)
+    n_eff = var / sd**2 if sd > 0 and var > 0 else float(n_units)
+    n_eff = max(min(n_eff, float(n_units)), 1e-12)
+    z2n = z * z / n_eff
+    centre = (estimate + z2n / 2.0) / (1.0 + z2n)
+    half = z / (1.0 + z2n) * math.sqrt(estimate * (1.0 - estimate) / n_eff + z2n / (4.0 * n_eff))
+    return max(centre - half, 0.0), min(centre + half, 1.0)
+
+
 def majority_ppi(
     credit: np.ndarray,
     pair_of_vote: np.ndarray,
@@ -142,16 +162,16 @@ def majority_ppi(
         # the readers' leniency shifts every pair's share together: V by delta, E[p^2] by 2 V delta
         c = c + share.reader_variance * np.array([[1.0, 2.0 * m1], [2.0 * m1, 4.0 * m1 * m1]])
         m = float(beta_upper_tail(np.array(m1), np.array(max(m2 - m1 * m1, 0.0))))
-        # M is not smooth where tau^2 reaches 0 (M jumps to 0, 1/2 or 1): a percentile interval of
-        # M over normal draws of the two means, not the delta method
-        # the vote share's small-sample quantile (t with the crossed design's degrees of freedom)
-        # widens the draws as it widens V's interval
-        c = c * (share.quantile / _z(level)) ** 2
+        # M's spread from normal draws of the two means (M is not smooth where tau^2 reaches 0,
+        # where a delta method collapses to a point), turned into an effective number of pairs
         draws = draw_rng.multivariate_normal([m1, m2], c, size=N_MAJORITY_DRAWS, method="eigh")
         tau2 = np.maximum(draws[:, 1] - draws[:, 0] ** 2, 0.0)
         ms = beta_upper_tail(np.clip(draws[:, 0], 0.0, 1.0), tau2)
-        lo, hi = np.quantile(ms, [(1.0 - level) / 2.0, (1.0 + level) / 2.0])
-        return m, float(lo), float(hi), float(np.std(ms))
+        # at most the voted pairs, times what the judge is worth on the vote share (its variance
+        # ratio): judge-only pairs count only as far as they narrow V's interval
+        n_units = n * (share.human_se / share.se) ** 2 if (lam1 or lam2) and share.se > 0 else n
+        lo, hi = wilson_interval(m, float(np.mean(ms)), float(np.std(ms)), n_units, _z(level))
+        return m, lo, hi, float(np.std(ms))
 
     lam2 = tuned_lambda(q, g, gu)
     m, lo, hi, se = one(share.lam, lam2)
