@@ -21,10 +21,11 @@ margin``):
 
 * PASS: non-inferiority, H0 ``advantage <= -margin`` rejected at ``alpha`` (one-sided t test on
   the two-way standard error, the lower end of the ``1 - 2 alpha`` interval above ``-margin``);
-* FAIL: H0 ``advantage >= -margin`` rejected at ``alpha`` after the multiplicity adjustment
-  (``[transfer] adjust``, Holm by default) within the level's family: the study is one test, the
-  matchups one family, the cells one family. The judge is then demonstrably worse than a reader
-  by more than the margin;
+* FAIL: H0 ``advantage >= -margin`` rejected at ``alpha`` by the closed test of
+  :func:`_closed_test_p` over the cells' hypotheses (``[transfer] adjust``, Holm by default, over the
+  matchups), whose local tests pool the criteria of a matchup and, for every cell, the study; the
+  familywise error rate over cells, matchups and the study is at most ``alpha``. The judge is
+  then demonstrably worse than a reader by more than the margin;
 * INCONCLUSIVE otherwise; INSUFFICIENT with fewer than ``min_pairs`` pairs or ``min_readers``
   readers scored.
 
@@ -363,20 +364,6 @@ def _t_tests(est: float, var: float, df: float, margin: float, alpha: float) -> 
     )
 
 
-def _adjust(p: list[float], method: str) -> list[float]:
-    """The FAIL p-values of one level adjusted: holm, bonferroni or none (the transfer decision's choices)."""
-    from judge_transfer_audit.statistics.uncertainty.multiplicity import holm
-
-    if not p:
-        return []
-    x = np.asarray(p, float)
-    if method == "holm":
-        x = holm(x)
-    elif method == "bonferroni":
-        x = np.minimum(x * np.isfinite(x).sum(), 1.0)
-    return [float(v) for v in x]
-
-
 def _alt_test_of(scored: pd.DataFrame, margin: float, alpha: float) -> tuple[float, float, int]:
     """AltTest's winning rate and advantage probability on a scope's scored votes (per reader)."""
 
@@ -518,44 +505,101 @@ def _chance(frame: pd.DataFrame) -> float:
     return float(np.mean(_chance_per_vote(frame))) if len(frame) else math.nan
 
 
+def _closed_test_p(rows: list[AgreementScope], live: list[int], adjust: str) -> dict[int, float]:
+    """The FAIL p of every live scope adjusted by the closed test of :func:`multiplicity_rule`.
+
+    The elementary hypotheses are the cells' ("the cell's advantage is at least ``-margin``"); a
+    matchup's hypothesis is that of all its cells, the study's that of every cell. The closure is
+    :func:`judge_transfer_audit.verdict.hierarchy.closure` (the rate decision's): within a matchup, a single cell is
+    tested on its own p, the set of all its assessed cells by ``min(1, 2 min(p_matchup, k min p_c))``
+    (the matchup's pooled test, when every cell of the matchup is assessed, and the Bonferroni test of
+    its ``k`` cells), any other set by Bonferroni over its cells; across matchups, Bonferroni over the
+    matchups a set touches, which gives Holm over the matchups (``adjust``). The set of every cell is
+    tested by ``min(1, 2 min(p_study, K min_g p_g))`` (the study's pooled test and the Bonferroni test
+    over its ``K`` matchups; with one matchup, that matchup's test): every adjusted p is at least that.
+    """
+    from judge_transfer_audit.verdict.hierarchy import GroupPool, adjusted, closure
+
+    if adjust == "none":
+        return {k: rows[k].p_fail for k in live}
+    by_level: dict[str, list[int]] = {level: [k for k in live if rows[k].level == level] for level in LEVELS}
+    cells = [k for k in by_level["cell"] if np.isfinite(rows[k].p_fail)]
+    matchup_row = {rows[k].matchup: k for k in by_level["matchup"]}
+    # a live matchup without an assessed cell stands for its cells in the family (its own pooled test)
+    covered = {rows[k].matchup for k in cells}
+    members = cells + [k for m, k in matchup_row.items() if m not in covered and np.isfinite(rows[k].p_fail)]
+    groups = [rows[k].matchup for k in members]
+    p_family = np.array([rows[k].p_fail for k in members], float)
+    n_cells = {m: sum(r.level == "cell" and r.matchup == m for r in rows) for m in matchup_row}
+    pools = {}
+    for m, k in matchup_row.items():
+        positions = tuple(i for i, g in enumerate(groups) if g == m and rows[members[i]].level == "cell")
+        if len(positions) >= 2 and len(positions) == n_cells[m] and np.isfinite(rows[k].p_fail):
+            pools[m] = GroupPool(positions, {(1 << len(positions)) - 1: float(rows[k].p_fail)})
+    cl = closure(p_family, groups, pools)
+    study = by_level["study"]
+    p_study = float(rows[study[0]].p_fail) if study else float("nan")
+    # the study's local test (the set of every cell): with several matchups, the Bonferroni combination
+    # of its pooled test and the Bonferroni test over the matchups; with one matchup, that matchup's
+    parts = [v for v in cl.group_p.values() if np.isfinite(v)]
+    if len(parts) >= 2:
+        bonferroni = min(1.0, len(parts) * min(parts))
+        study_local = min(1.0, 2.0 * min(p_study, bonferroni)) if np.isfinite(p_study) else bonferroni
+    elif parts:
+        study_local = parts[0]
+    else:
+        study_local = p_study
+    floor = study_local if np.isfinite(study_local) else 0.0
+    out = {k: float("nan") for k in live}
+    for i, k in enumerate(members):
+        value = adjusted(cl.cell_closure[i], groups[i], cl.group_closure, adjust)
+        out[k] = max(value, floor)
+    for m, k in matchup_row.items():
+        if k in out and m in cl.group_p:
+            out[k] = max(adjusted(cl.group_p[m], m, cl.group_closure, adjust), floor)
+    for k in study:
+        out[k] = float(study_local)
+    return out
+
+
 def _decide(
     rows: list[AgreementScope], margin: float, alpha: float, adjust: str, min_pairs: int
 ) -> list[AgreementScope]:
     import dataclasses
 
     out = list(rows)
-    for level in LEVELS:
-        idx = [k for k, r in enumerate(out) if r.level == level and r.status == ""]
-        adjusted = _adjust([out[k].p_fail for k in idx], "none" if level == "study" else adjust)
-        for k, pa in zip(idx, adjusted):
-            r = out[k]
-            a = r.advantage
-            where = f"advantage {a.estimate:+.3f} [{a.ci_low:+.3f}, {a.ci_high:+.3f}] (margin {margin:g})"
+    live = [k for k, r in enumerate(out) if r.status == ""]
+    adjusted_p = _closed_test_p(out, live, adjust)
+    for k in live:
+        pa = adjusted_p[k]
+        r = out[k]
+        a = r.advantage
+        where = f"advantage {a.estimate:+.3f} [{a.ci_low:+.3f}, {a.ci_high:+.3f}] (margin {margin:g})"
+        if r.basis == "votes":
+            what = (
+                f"one vote per pair: the judge agrees with {r.judge_agreement:.1%} of the readers' votes, "
+                f"chance at their vote shares {r.chance:.1%}; a reader's own agreement is not identifiable"
+            )
+        else:
+            what = (
+                f"the judge agrees with the other readers on {r.judge_agreement:.1%} of their votes, "
+                f"a reader on {r.reader_agreement:.1%}"
+            )
+        if np.isfinite(pa) and pa < alpha:
+            status = "FAIL"
+            why = f"{what}; {where}: worse than a reader by more than the margin (adjusted p {pa:.3g})"
+        elif r.p_pass < alpha:
+            status = "PASS"
+            why = f"{what}; {where}: at least as good as a reader within the margin (p {r.p_pass:.3g})"
+        else:
+            status = "INCONCLUSIVE"
+            why = f"{what}; {where}: neither"
             if r.basis == "votes":
-                what = (
-                    f"one vote per pair: the judge agrees with {r.judge_agreement:.1%} of the readers' votes, "
-                    f"chance at their vote shares {r.chance:.1%}; a reader's own agreement is not identifiable"
+                why += (
+                    f"; {min_pairs} or more of its pairs read by two or more readers would identify a "
+                    "reader's agreement (the decision is then made pair by pair on them) and allow a PASS"
                 )
-            else:
-                what = (
-                    f"the judge agrees with the other readers on {r.judge_agreement:.1%} of their votes, "
-                    f"a reader on {r.reader_agreement:.1%}"
-                )
-            if np.isfinite(pa) and pa < alpha:
-                status = "FAIL"
-                why = f"{what}; {where}: worse than a reader by more than the margin (adjusted p {pa:.3g})"
-            elif r.p_pass < alpha:
-                status = "PASS"
-                why = f"{what}; {where}: at least as good as a reader within the margin (p {r.p_pass:.3g})"
-            else:
-                status = "INCONCLUSIVE"
-                why = f"{what}; {where}: neither"
-                if r.basis == "votes":
-                    why += (
-                        f"; {min_pairs} or more of its pairs read by two or more readers would identify a "
-                        "reader's agreement (the decision is then made pair by pair on them) and allow a PASS"
-                    )
-            out[k] = dataclasses.replace(r, status=status, p_fail_adjusted=float(pa), reason=f"{status}: {why}")
+        out[k] = dataclasses.replace(r, status=status, p_fail_adjusted=float(pa), reason=f"{status}: {why}")
     return out
 
 
@@ -617,10 +661,18 @@ def agreement_decision(
 
 
 def multiplicity_rule(adjust: str) -> str:
-    word = {"holm": "Holm", "bonferroni": "Bonferroni", "none": "no adjustment"}.get(adjust, adjust)
+    """The FAIL decision's multiplicity rule, in words (the ``multiplicity`` field)."""
+    if adjust == "none":
+        return (
+            "FAIL: each scope's own one-sided test at alpha, no adjustment; "
+            "PASS: one-sided non-inferiority at alpha per scope, never adjusted"
+        )
+    word = {"holm": "Holm", "bonferroni": "Bonferroni"}.get(adjust, adjust)
     return (
-        "FAIL: the study is one test at alpha, the matchups one family and the cells one family, each "
-        f"adjusted by {word} within its level (a false FAIL anywhere is bounded by three times alpha); "
+        "FAIL: a closed test over the cells; a matchup's criteria pooled in the test of all its cells, "
+        "the study's pooled test in the test of every cell (each combined with the Bonferroni test of "
+        f"the parts), {word} over the matchups; the familywise error rate over the cells, the matchups "
+        "(all their cells) and the study (every cell) is at most alpha; "
         "PASS: one-sided non-inferiority at alpha per scope, never adjusted"
     )
 

@@ -7,7 +7,9 @@ pipeline's path, with each cell's matchup as its group). Per row: the share of s
 test FAILs, of matchups that FAIL, of cells that FAIL, and, for the judges that reproduce the readers,
 the share of studies with any false FAIL (a cell, matchup or study FAILed though every cell concerned is
 truly within the margin of the true band with no true direction conflict), each with its binomial
-standard error; for the biased judge the share of the cells truly more than 30 points out that FAIL.
+standard error; for the biased judge the share of the cells truly more than 30 points out that FAIL,
+and on a line of its own how many of those cells' raw FAIL p-values clear alpha, alpha / matchups and
+alpha / cells (:func:`raw_p_line`: what a rule that FAILs a cell on its own evidence could reach).
 
 Designs (readers' preference per matchup drawn once per study; criteria of a matchup share the pairs:
 pair effects correlated ``RHO`` across criteria):
@@ -37,6 +39,7 @@ from judge_transfer_audit.model.checks import Status
 from judge_transfer_audit.model.policy import TransferPolicy
 from judge_transfer_audit.verdict.assess import CellInput, decide_cells
 from judge_transfer_audit.verdict.compare import cell_generator
+from judge_transfer_audit.verdict.decision import cell_p
 from judge_transfer_audit.verdict.simulate import (
     CellDesign,
     band_distance,
@@ -143,6 +146,7 @@ def run_row(design: StudyDesign, kind: str, studies: int, seed: int, n_boot: int
     study_fail = matchup_false = study_false = first_fail = 0
     cells_fail = cells = far = far_fail = errors = matchups_fail = matchups = 0
     study_pass = 0
+    far_p: list[float] = []  # the raw FAIL p of the cells truly more than 30 points out
     for s in range(studies):
         inputs, truth = simulate_study(design, kind, s, seed)
         transfers, _ = decide_cells(inputs, tie_rule="even-split", policy=policy, seed=seed + s)
@@ -161,6 +165,7 @@ def run_row(design: StudyDesign, kind: str, studies: int, seed: int, n_boot: int
             if is_far:
                 far += 1
                 far_fail += t.status is Status.FAIL
+                far_p.append(cell_p(t.p_outside, t.p_conflict))
             if t.status is Status.FAIL and not out:
                 false_any = True
         for g, status in decided["matchups"].items():
@@ -182,7 +187,27 @@ def run_row(design: StudyDesign, kind: str, studies: int, seed: int, n_boot: int
         "far_FAIL": far_fail / far if far else float("nan"),
         "any_false_FAIL": study_false / studies,
         "_n": (studies, max(matchups, 1), max(cells, 1), max(far, 1)),
+        "far_p": np.asarray(far_p, float),
+        "cells_per_study": len(truth),
+        "matchups_per_study": design.matchups,
     }
+
+
+def raw_p_line(r: dict, alpha: float) -> str:
+    """How many of the far-out cells' raw p-values clear alpha, alpha / matchups and alpha / cells: the
+    share any rule that FAILs a cell on its own evidence can reach at those levels (no adjustment, a
+    Bonferroni over the matchups, over every cell)."""
+    p = np.nan_to_num(r["far_p"], nan=1.0)
+    n = p.size
+    parts = []
+    for label, level in (
+        ("alpha", alpha),
+        ("alpha/matchups", alpha / r["matchups_per_study"]),
+        ("alpha/cells", alpha / r["cells_per_study"]),
+    ):
+        share = float(np.mean(p < level))
+        parts.append(f"< {label} ({level:.2g}) {share:.3f} ± {_se(share, n):.3f}")
+    return f"         far cells' raw p (n = {n}): " + "; ".join(parts)
 
 
 def summarize(transfers, groups, policy: TransferPolicy) -> dict:
@@ -239,6 +264,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{r['any_false_FAIL']:.3f} ± {_se(r['any_false_FAIL'], n_s):.3f}",
             flush=True,
         )
+        if r["far_cells"]:
+            print(raw_p_line(r, TransferPolicy().alpha), flush=True)
     print(
         f"({time.perf_counter() - started:.0f} s; python -m judge_transfer_audit.verdict.hierarchy_study "
         + " ".join(argv if argv is not None else sys.argv[1:])
