@@ -224,6 +224,7 @@ def run(
                 focal=focal,
                 drop_invalid=drop_invalid,
                 scale=scale,
+                progress_bar=settings.get("progress_bar"),
             )
         except InputError as exc:
             raise _relabel_error(exc, labels) from None

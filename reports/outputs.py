@@ -17,27 +17,46 @@ import os
 import pickle
 import signal
 import sys
+import threading
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 import pandas as pd
 
 from judge_transfer_audit.core.output_files import MANIFEST, FolderWrite, check_output_folder, csv_text, write_folder
+from judge_transfer_audit.core.progress import ProgressFactory, no_progress
 from judge_transfer_audit.results.result import AuditResult, result_to_json
 
 
-def section_tables(result: AuditResult) -> dict[str, pd.DataFrame]:
-    """The main table of every computed optional section whose payload offers ``to_frame()``, by
-    section name (written as ``<section>.csv``)."""
-    tables: dict[str, pd.DataFrame] = {}
-    for name in result.section_names():
-        payload = getattr(result, name).payload
-        to_frame = getattr(payload, "to_frame", None)
-        if callable(to_frame):
-            frame = to_frame()
-            if isinstance(frame, pd.DataFrame):
-                tables[name] = frame
-    return tables
+def _tabled_sections(result: AuditResult) -> list[str]:
+    """The optional sections whose payload has a tidy table (``to_frame()``), each written as ``NAME.csv``."""
+    return [
+        name for name in result.section_names() if callable(getattr(getattr(result, name).payload, "to_frame", None))
+    ]
+
+
+#: The tables every run writes, besides the sections' (:func:`_other_files`).
+_BASE_TABLES = ("cells", "checks", "agreement", "reader_baseline", "judge_pairs")
+
+
+def output_count(result: AuditResult, *, html: bool = True, timings: Mapping[str, Any] | None = None) -> int:
+    """How many files :func:`render_outputs` renders for ``result``: the total of its progress bar."""
+    return 2 + len(_BASE_TABLES) + len(_tabled_sections(result)) + int(html) + int(timings is not None)
+
+
+def _nothing() -> None:
+    pass
+
+
+def _serialised(function: Callable[[], None]) -> Callable[[], None]:
+    """``function`` called under a lock: one call at a time from several threads."""
+    lock = threading.Lock()
+
+    def call() -> None:
+        with lock:
+            function()
+
+    return call
 
 
 #: The files of an output folder that predates the folder's manifest: adopted as judge-audit's own.
@@ -116,72 +135,99 @@ def render_outputs(
     timings: Mapping[str, Any] | None = None,
     fail_on: tuple[str, ...] = (),
     jobs: int = 1,
+    done: Callable[[], None] = _nothing,
 ) -> dict[str, str]:
     """Every output file of ``result`` as text: file name -> content.
 
     ``fail_on``: cell statuses the gate was told to fail on (``audit run --gate --fail-on``),
     reported as failures in junit.xml too. ``jobs > 1`` (where ``fork`` exists): result.json is
     rendered here while a forked child renders the other files (:func:`_beside_in_child`); the
-    texts are the same as with ``jobs=1``.
+    texts are the same as with ``jobs=1``. ``done()`` is called once per file rendered
+    (:func:`output_count` times), from this process, whichever process rendered it.
     """
     with _older_objects_frozen():
         if jobs > 1 and hasattr(os, "fork"):
-            others = _beside_in_child(lambda: _other_files(result, html=html, timings=timings, fail_on=fail_on))
+            done = _serialised(done)  # called by this thread and by the one reading the child's progress
+            others = _beside_in_child(
+                lambda tick: _other_files(result, html=html, timings=timings, fail_on=fail_on, done=tick), done
+            )
             with others:
                 text = result_to_json(result) + "\n"
+                done()
                 return {"result.json": text, **others.value()}
-        return _render_outputs(result, html=html, timings=timings, fail_on=fail_on)
+        return _render_outputs(result, html=html, timings=timings, fail_on=fail_on, done=done)
 
 
 def _render_outputs(
-    result: AuditResult, *, html: bool, timings: Mapping[str, Any] | None, fail_on: tuple[str, ...]
+    result: AuditResult,
+    *,
+    html: bool,
+    timings: Mapping[str, Any] | None,
+    fail_on: tuple[str, ...],
+    done: Callable[[], None] = _nothing,
 ) -> dict[str, str]:
     """:func:`render_outputs` in this process alone."""
-    return {
-        "result.json": result_to_json(result) + "\n",
-        **_other_files(result, html=html, timings=timings, fail_on=fail_on),
-    }
+    text = result_to_json(result) + "\n"
+    done()
+    return {"result.json": text, **_other_files(result, html=html, timings=timings, fail_on=fail_on, done=done)}
 
 
 def _other_files(
-    result: AuditResult, *, html: bool, timings: Mapping[str, Any] | None, fail_on: tuple[str, ...]
+    result: AuditResult,
+    *,
+    html: bool,
+    timings: Mapping[str, Any] | None,
+    fail_on: tuple[str, ...],
+    done: Callable[[], None] = _nothing,
 ) -> dict[str, str]:
-    """Every output file but result.json, in the order they are written."""
+    """Every output file but result.json, in the order they are written; ``done()`` after each."""
     from judge_transfer_audit.reports.html import render_html
     from judge_transfer_audit.reports.junit import render_junit
 
     files = {"junit.xml": render_junit(result.checks, fail_on=fail_on)}
-    tables = {
-        "cells": result.cells_frame(),
-        "checks": result.checks_frame(),
-        "agreement": result.agreement.to_frame(),
-        "reader_baseline": result.reader_baseline.to_frame(),
-        "judge_pairs": result.judge_pairs.to_frame(),
-        **section_tables(result),
+    done()
+    tables: dict[str, Callable[[], Any]] = {
+        "cells": result.cells_frame,
+        "checks": result.checks_frame,
+        "agreement": result.agreement.to_frame,
+        "reader_baseline": result.reader_baseline.to_frame,
+        "judge_pairs": result.judge_pairs.to_frame,
+        **{name: getattr(result, name).payload.to_frame for name in _tabled_sections(result)},
     }
-    for name, frame in tables.items():
-        files[f"{name}.csv"] = csv_text(frame)
+    for name, to_frame in tables.items():
+        frame = to_frame()
+        if name in _BASE_TABLES or isinstance(frame, pd.DataFrame):  # a section table only when tidy
+            files[f"{name}.csv"] = csv_text(frame)
+        done()
     if html:
         files["report.html"] = render_html(result)
+        done()
     if timings is not None:
         files["timings.json"] = json.dumps(timings, indent=1, allow_nan=False) + "\n"
+        done()
     return files
 
 
-class _beside_in_child(contextlib.AbstractContextManager):
-    """``render()`` run in a forked child process while this one works on; :meth:`value` waits for it.
+#: What the child writes into the pipe: one byte per ``tick()``, then one before the pickled value.
+_TICK, _VALUE = b"+", b"="
 
-    The child sends its value back pickled through a pipe and exits (``os._exit``: no atexit
-    handlers, no flushed buffers of the parent). If the child fails in any way (an exception, killed,
-    out of memory, a value that does not pickle), :meth:`value` calls ``render()`` again here, so an
-    error is raised exactly as it would be without the child, from this process, and a success gives
-    the same value. Leaving the ``with`` block early (an error of the parent's own work, Ctrl-C) kills
-    and reaps the child: no process is left behind.
+
+class _beside_in_child(contextlib.AbstractContextManager):
+    """``render(tick)`` run in a forked child process while this one works on; :meth:`value` waits for it.
+
+    The child sends a byte through a pipe at each ``tick()`` (a file rendered), then its value
+    pickled, and exits (``os._exit``: no atexit handlers, no flushed buffers of the parent). A thread
+    of this process reads the pipe as the child writes it and calls ``tick()`` here for each of the
+    child's (so a progress bar moves while this process renders its own part). If the child fails in
+    any way (an exception, killed, out of memory, a value that does not pickle), :meth:`value` calls
+    ``render`` again here, so an error is raised exactly as it would be without the child, from this
+    process, and a success gives the same value. Leaving the ``with`` block early (an error of the
+    parent's own work, Ctrl-C) kills and reaps the child: no process is left behind.
     """
 
-    def __init__(self, render):
-        self._render = render
-        self._pid = 0
+    def __init__(self, render, tick: Callable[[], None] = _nothing):
+        self._render, self._tick = render, tick
+        self._pid, self._ticked, self._payload, self._reader = 0, 0, b"", None
         for stream in (sys.stdout, sys.stderr):  # nothing buffered is inherited (the child never flushes)
             with contextlib.suppress(Exception):
                 stream.flush()
@@ -191,35 +237,55 @@ class _beside_in_child(contextlib.AbstractContextManager):
         except OSError:  # no process to spare: render here when asked
             os.close(read_fd)
             os.close(write_fd)
-            self._read_fd = -1
             return
         if pid == 0:  # the child
             status = 1
             try:
                 os.close(read_fd)
-                payload = pickle.dumps(render(), protocol=pickle.HIGHEST_PROTOCOL)
+                payload = pickle.dumps(render(lambda: os.write(write_fd, _TICK)), protocol=pickle.HIGHEST_PROTOCOL)
                 with os.fdopen(write_fd, "wb") as pipe:
-                    pipe.write(payload)
+                    pipe.write(_VALUE + payload)
                 status = 0
             except BaseException:  # noqa: BLE001 - reported by the parent rendering again
                 pass
             finally:
                 os._exit(status)
         os.close(write_fd)
-        self._pid, self._read_fd = pid, read_fd
+        self._pid = pid
+        self._reader = threading.Thread(target=self._read, args=(read_fd,), name="outputs-child", daemon=True)
+        self._reader.start()
+
+    def _read(self, read_fd: int) -> None:
+        """The child's ticks, passed on as they come, then its pickled value (run by the reading thread)."""
+        with os.fdopen(read_fd, "rb") as pipe:
+            while (byte := pipe.read(1)) == _TICK:
+                self._ticked += 1
+                try:
+                    self._tick()
+                except Exception:  # noqa: BLE001 - a failing progress display must not stall the child's pipe
+                    self._tick = _nothing
+            if byte == _VALUE:
+                self._payload = pipe.read()
 
     def value(self):
-        """The child's value (waiting for it), or ``render()`` run here if the child failed."""
-        payload = b""
-        if self._read_fd >= 0:
-            with os.fdopen(self._read_fd, "rb") as pipe:
-                self._read_fd = -1
-                payload = pipe.read()
+        """The child's value (waiting for it), or ``render`` run here if the child failed (ticking only
+        past the ticks the child had sent)."""
+        if self._reader is not None:
+            self._reader.join()
         status = self._reap(kill=False)
-        if status == 0 and payload:
+        if status == 0 and self._payload:
             with contextlib.suppress(Exception):
-                return pickle.loads(payload)
-        return self._render()
+                return pickle.loads(self._payload)
+        ticked, tick = self._ticked, self._tick
+
+        def past_the_child() -> None:
+            nonlocal ticked
+            if ticked:
+                ticked -= 1
+            else:
+                tick()
+
+        return self._render(past_the_child)
 
     def _reap(self, *, kill: bool) -> int | None:
         if not self._pid:
@@ -238,10 +304,9 @@ class _beside_in_child(contextlib.AbstractContextManager):
             return os.waitstatus_to_exitcode(status)
 
     def __exit__(self, *exc) -> None:
-        if self._read_fd >= 0:
-            os.close(self._read_fd)
-            self._read_fd = -1
-        self._reap(kill=True)
+        self._reap(kill=True)  # a killed child closes its end: the reading thread sees the end of the pipe
+        if self._reader is not None:
+            self._reader.join()
 
 
 def write_outputs(
@@ -278,9 +343,18 @@ def write_outputs_detail(
     timings: Mapping[str, Any] | None = None,
     fail_on: tuple[str, ...] = (),
     jobs: int = 1,
+    progress_bar: ProgressFactory | None = None,
 ) -> FolderWrite:
-    """:func:`write_outputs`, returning the :class:`~judge_transfer_audit.core.output_files.FolderWrite` record."""
-    files = render_outputs(result, html=html, timings=timings, fail_on=fail_on, jobs=jobs)
-    return write_folder(
-        out_dir, files, command="run", inputs=inputs, may_write=OUTPUT_FILES, adopt=legacy_outputs(out_dir)
-    )
+    """:func:`write_outputs`, returning the :class:`~judge_transfer_audit.core.output_files.FolderWrite` record.
+
+    ``progress_bar``: a factory of :mod:`judge_transfer_audit.core.progress`; its bar ``"writing outputs"`` counts
+    the files rendered and is closed once they are on disk.
+    """
+    bar = (progress_bar or no_progress)("writing outputs", output_count(result, html=html, timings=timings))
+    try:
+        files = render_outputs(result, html=html, timings=timings, fail_on=fail_on, jobs=jobs, done=bar.advance)
+        return write_folder(
+            out_dir, files, command="run", inputs=inputs, may_write=OUTPUT_FILES, adopt=legacy_outputs(out_dir)
+        )
+    finally:
+        bar.close()

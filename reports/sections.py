@@ -339,8 +339,8 @@ def shown_reason(reason: str) -> str:
     return f"{head} … ({len(reason) - len(head):,} more characters: the whole reason is in checks.csv and junit.xml)"
 
 
-#: checks whose value is a count (of cells): printed as a whole number
-COUNT_CHECKS = frozenset({"transfer.assessed"})
+#: checks whose value and threshold are counts (of cells, of readers): printed as whole numbers
+COUNT_CHECKS = frozenset({"transfer.assessed", "readers.separation"})
 
 
 def _check_row(c: Any) -> dict:
@@ -349,7 +349,7 @@ def _check_row(c: Any) -> dict:
         "name": c.name,
         "scope": c.scope,
         "value": count_or_value(c.value) if c.name in COUNT_CHECKS else num(c.value),
-        "threshold": num(c.threshold),
+        "threshold": count_or_value(c.threshold) if c.name in COUNT_CHECKS else num(c.threshold),
         "reason": shown_reason(c.reason),
     }
 
@@ -507,6 +507,22 @@ def focal_label(result: Any) -> str:
     return focals[0] if len(focals) == 1 else "the focal system"
 
 
+#: matchups whose focal systems a figure's caption names one by one (more: the transfer table names them)
+FOCALS_NAMED = 12
+
+
+def focals_caption(result: Any) -> str:
+    """Which system each matchup's rates are for, when the matchups' focal systems differ ("" when one
+    system is focal everywhere: the figure's axes name it)."""
+    focal = {c.matchup: c.focal for c in result.cells}
+    if len(set(focal.values())) < 2:
+        return ""
+    if len(focal) > FOCALS_NAMED:
+        return "Each matchup's rates are for its focal system; the transfer table names it per cell."
+    named = "; ".join(f"{f} in {m}" for m, f in focal.items())
+    return f"Each matchup's rates are for its focal system: {named}."
+
+
 #: rows (matchup x criterion) of the preference figure in one part: a taller figure prints in parts
 PREFERENCE_ROWS = 60
 #: matchups of the distance map in one part
@@ -539,7 +555,7 @@ def preference_figure(result: Any) -> list[dict]:
             {
                 "id": fig_id,
                 "title": "" if len(groups) == 1 else f"Criteria {', '.join(map(str, group))}",
-                "caption": "",
+                "caption": focals_caption(result) if k == 0 else "",
                 "svg": svg,
                 "label": "Human vote share with its interval beside the judge's rate",
             }

@@ -93,3 +93,16 @@ def test_the_drift_example_quotes_what_the_commands_print(tmp_path, capsys):
             assert len(cells) == 18 and all(c["flipped"] for c in cells)
             changes = [ch["change"] for c in cells for ch in c["changes"].values() if ch["change"] == ch["change"]]
             assert max(abs(v) for v in changes) < 1e-10
+
+
+@pytest.mark.slow
+def test_the_junit_example_quotes_what_the_fixture_writes(tmp_path):
+    """The quoted test case of "How the JUnit file is built" is the fixture's (README line 1's data,
+    the default seed); the parts elided as ``(...)`` or ``...`` aside, every quoted piece is in junit.xml."""
+    text = DOC.read_text(encoding="utf-8")
+    block = re.search(r"## How the JUnit file is built.*?```xml\n(.*?)```", text, re.S).group(1)
+    args = ["run", str(FIX / "judge.csv"), str(FIX / "humans.csv"), "--pairs", str(FIX / "pairs.csv")]
+    assert main([*args, "--no-surface", "-q", "--no-html", "--out", str(tmp_path)]) == 0
+    written = (tmp_path / "junit.xml").read_text(encoding="utf-8")
+    pieces = [p.strip() for line in block.splitlines() for p in re.split(r"\(\.\.\.\)|\.\.\.", line)]
+    assert [p for p in pieces if p and p not in written] == []

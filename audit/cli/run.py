@@ -266,6 +266,7 @@ def command(
         timings=record,
         fail_on=fail_on if gate else (),
         jobs=check_jobs(jobs),  # the run's cores are free now: result.json beside the other files
+        progress_bar=progress.bar,
     )
     progress.done()
     paths = written.paths

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from judge_transfer_audit.core.errors import InputError, InputProblem
+from judge_transfer_audit.core.progress import ProgressFactory, no_progress
 from judge_transfer_audit.inputs.formats import Table, read_table
 from judge_transfer_audit.inputs.humans import HumanInput, read_humans
 from judge_transfer_audit.inputs.judge import INVALID, JudgeInput, read_judge
@@ -831,20 +832,42 @@ def load(
     focal=None,
     drop_invalid=False,
     scale=None,
+    progress_bar: ProgressFactory | None = None,
 ) -> AuditData:
+    given = [judge, humans, pairs, stories, dev_judge, dev_humans]
+    # one step per file read, then the human and the judge rows checked, the files combined, the stories
+    steps = sum(f is not None for f in given) + 3 + (stories is not None)
+    bar = (progress_bar or no_progress)("loading inputs", steps)
+    try:
+        return _load(judge, humans, pairs, stories, dev_judge, dev_humans, focal, drop_invalid, scale, bar)
+    finally:
+        bar.close()
+
+
+def _load(judge, humans, pairs, stories, dev_judge, dev_humans, focal, drop_invalid, scale, bar) -> AuditData:
+    """:func:`load`, advancing ``bar`` after each of its steps."""
     ld = _Loader(drop_invalid, parse_scale(scale), parse_focal(focal))
     log = ld.log
-    tj, th = ld.read(judge, "judge"), ld.read(humans, "humans")
-    tp, ts = ld.read(pairs, "pairs"), ld.read(stories, "stories")
+
+    def read(path, role):
+        table = ld.read(path, role)
+        if path is not None:
+            bar.advance()
+        return table
+
+    tj, th = read(judge, "judge"), read(humans, "humans")
+    tp, ts = read(pairs, "pairs"), read(stories, "stories")
     if (dev_judge is None) != (dev_humans is None):
         log.add(
             str(dev_judge or dev_humans),
             "a development set needs both the judge file and the human file",
             "pass both --dev-judge and --dev-humans, or neither",
         )
-    tdj, tdh = ld.read(dev_judge, "dev_judge"), ld.read(dev_humans, "dev_humans")
+    tdj, tdh = read(dev_judge, "dev_judge"), read(dev_humans, "dev_humans")
     hin = read_humans(th, log, scale=ld.scale) if th is not None else None
+    bar.advance()
     jin = read_judge(tj, log, scale=ld.scale) if tj is not None else None
+    bar.advance()
     pf = read_pairs_file(tp, log) if tp is not None else None
     dev_j, dev_h = ld.dev(tdj, tdh)
     if hin is None or jin is None or (tp is not None and pf is None):
@@ -853,6 +876,7 @@ def load(
         built = ld.pairwise(hin, jin, pf)
     else:
         built = ld.scalar(hin, jin, pf)
+    bar.advance()
     if built is None:
         log.raise_if_any()
         raise InputError("the input files could not be combined")  # defensive: a problem is always logged
@@ -877,6 +901,7 @@ def load(
     story_frame = None
     if ts is not None:
         story_frame = ld.stories(ts, "pair_id" if hin.shape == "pairwise" else "item_id", pairs_df)
+        bar.advance()
     jframe = scores if scores is not None else verdicts
     if len(votes) == 0 and not log.problems:
         log.add(
@@ -975,6 +1000,7 @@ def load_audit_data(
     focal: str | Sequence[str] | None = None,
     drop_invalid: bool = False,
     scale: tuple[float, float] | None = None,
+    progress_bar: ProgressFactory | None = None,
 ) -> AuditData:
     """Read, validate and normalise the audit's input files (docs/data-contract.md).
 
@@ -1005,6 +1031,9 @@ def load_audit_data(
         unreadable files, a pair with other than two systems...) always stop the load.
     scale : (lo, hi), optional
         The declared score scale; judge scores and human ratings outside it are problems.
+    progress_bar : factory, optional
+        A progress factory of :mod:`judge_transfer_audit.core.progress`: one bar, ``"loading inputs"``, over the
+        files read and the checking steps (None: no bar).
 
     Returns
     -------
@@ -1028,4 +1057,5 @@ def load_audit_data(
         focal=focal,
         drop_invalid=drop_invalid,
         scale=scale,
+        progress_bar=progress_bar,
     )

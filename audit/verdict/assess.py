@@ -89,6 +89,15 @@ class CellInput:
     judge_credit: np.ndarray | None = None
     group: tuple[str, ...] | None = None  #: the cell's matchup (cells of one matchup share pairs); None: its own
 
+    @property
+    def systems(self) -> tuple[str, str] | None:
+        """The cell's (focal, other) system names, from its key and orientation; None for a key that
+        does not name them (a frame without ``focal`` and ``other`` columns)."""
+        if len(self.key) != 3:
+            return None
+        first, second = self.key[0], self.key[1]
+        return (first, second) if self.orientation > 0 else (second, first)
+
     def with_judge(self, judge_pairs: np.ndarray | None, judge_credit: np.ndarray | None) -> CellInput:
         """The same human side with another judge's credits (the judge configurations)."""
         return replace(self, judge_pairs=judge_pairs, judge_credit=judge_credit)
@@ -212,7 +221,7 @@ def decide_cells(
     pools = group_pools(comparisons, groups, policy, seed) if comparisons else {}
 
     def decide(comparisons):
-        return decide_family(comparisons, policy, groups, pools)
+        return decide_family(comparisons, policy, groups, pools, [c.systems for c in inputs])
 
     transfers = decide(comparisons) if comparisons else []
     n_boot, extended = policy.n_boot, {}

@@ -256,16 +256,19 @@ def _pct(x: float) -> str:
     return f"{100 * x:.1f}%"
 
 
-def _side(direction: str) -> str:
+def _side(direction: str, systems: tuple[str, str] | None = None) -> str:
+    """The system a direction points to, by name when the cell's names are known."""
+    if systems is not None and direction in ("focal", "other"):
+        return systems[0] if direction == "focal" else systems[1]
     return {"focal": "the focal system", "other": "the other system"}.get(direction, direction)
 
 
-def _human_note(j_dir: str, h_dir: str) -> str:
+def _human_note(j_dir: str, h_dir: str, systems: tuple[str, str] | None = None) -> str:
     """What the two directions say, without calling chance a direction."""
     if j_dir in ("focal", "other") and h_dir == "chance":
-        return f"; the judge is decisive for {_side(j_dir)} where the readers are at chance"
+        return f"; the judge is decisive for {_side(j_dir, systems)} where the readers are at chance"
     if j_dir in ("focal", "other") and h_dir in ("focal", "other") and j_dir != h_dir:
-        return f"; the judge is decisive for {_side(j_dir)}, the readers for {_side(h_dir)}"
+        return f"; the judge is decisive for {_side(j_dir, systems)}, the readers for {_side(h_dir, systems)}"
     return ""
 
 
@@ -301,12 +304,14 @@ def decide(
     policy: TransferPolicy,
     groups: Sequence | None = None,
     pools: dict | None = None,
+    systems: Sequence[tuple[str, str] | None] | None = None,
 ) -> list[Transfer]:
     """One :class:`~judge_transfer_audit.results.result.Transfer` per comparison (the baseline fields left empty).
 
     ``groups``: each comparison's matchup (cells of one matchup share pairs; None: every cell its own
     matchup, i.e. Holm over the cells); ``pools``: the matchups' pooled tests
-    (:func:`judge_transfer_audit.verdict.hierarchy.group_pools`).
+    (:func:`judge_transfer_audit.verdict.hierarchy.group_pools`); ``systems``: each comparison's (focal, other)
+    names, which the reasons name the rates by (None: "the focal system").
     """
     assessed = [i for i, c in enumerate(comparisons) if c.assessed]
     family = len(assessed)
@@ -344,6 +349,7 @@ def decide(
             level,
             (float(p_out[k]), float(adj_out[k]), float(p_conf[k]), float(adj_conf[k]), float(p_eq[k])),
             fail_level,
+            None if systems is None else systems[i],
         )
         tests = [name for name, near in (("FAIL", near_fail[k]), ("PASS", near_pass[k])) if near]
         reason = t.reason + "".join(_BORDERLINE[name] for name in tests)
@@ -476,14 +482,16 @@ def _assessed(
     level: float,
     p_values: tuple[float, float, float, float, float],
     fail_level: float,
+    systems: tuple[str, str] | None = None,
 ) -> Transfer:
-    """``p_values``: raw and adjusted p of the outside test, raw and adjusted of the conflict test, p of equivalence."""
+    """``p_values``: raw and adjusted p of the outside test, raw and adjusted of the conflict test, p of equivalence;
+    ``systems``: the cell's (focal, other) names, which every rate in the reason is named by."""
     p_out, adj_out, p_conf, adj_conf, p_eq = p_values
     a, m = policy.alpha, policy.margin
     b = c.boot
     v, mj, j = b.estimate("vote_share"), b.estimate("majority_rate"), b.estimate("judge_rate")
     if c.vote_share_only:
-        return _vote_share_decision(c, policy, level, p_values, fail_level)
+        return _vote_share_decision(c, policy, level, p_values, fail_level, systems)
     band = (min(v, mj), max(v, mj))
     dist = c.distance()
     low, high = c.band_interval(a)
@@ -491,9 +499,10 @@ def _assessed(
     conflict = bool(adj_conf < a)
     outside = bool(adj_out < a)
     adj_word = ADJ_WORD[policy.adjust]
+    focal = _side("focal", systems)
     head = (
-        f"judge {_pct(j)} vs the human band [{_pct(band[0])}, {_pct(band[1])}] (vote share {_pct(v)}, "
-        f"majority rate {_pct(mj)}): distance {_pts(dist)} points, {level:.0%} interval "
+        f"judge {_pct(j)} for {focal} vs the human band [{_pct(band[0])}, {_pct(band[1])}] for {focal} "
+        f"(vote share {_pct(v)}, majority rate {_pct(mj)}): distance {_pts(dist)} points, {level:.0%} interval "
         f"[{_pts(low)}, {_pts(high)}]"
     )
     status = status_from(
@@ -515,21 +524,21 @@ def _assessed(
             )
         if conflict:
             parts.append(
-                f"direction conflict: the judge is decisive for {_side('focal' if j > 0.5 else 'other')} "
-                f"and the readers' vote share for {_side('focal' if v > 0.5 else 'other')} "
+                f"direction conflict: the judge is decisive for {_side('focal' if j > 0.5 else 'other', systems)} "
+                f"and the readers' vote share for {_side('focal' if v > 0.5 else 'other', systems)} "
                 f"(p {p_text(p_conf, b.n_boot)}, {adj_word} {p_text(adj_conf, b.n_boot)})"
             )
         reason = f"FAIL: {head}; " + "; ".join(parts)
     elif status is Status.PASS:
         reason = (
             f"PASS: {head}, inside the {100 * m:.0f}-point margin (equivalence: two one-sided tests, "
-            f"p {p_text(p_eq, b.n_boot)} < alpha = {a:g})" + _human_note(j_dir, h_dir)
+            f"p {p_text(p_eq, b.n_boot)} < alpha = {a:g})" + _human_note(j_dir, h_dir, systems)
         )
     else:
         reason = (
             f"INCONCLUSIVE: {head}: neither inside the {100 * m:.0f}-point margin "
             f"(equivalence p {p_text(p_eq, b.n_boot)}, PASS needs < {a:g}) nor beyond it at the {adj_word} level "
-            f"(p {p_text(adj_out, b.n_boot)})" + _human_note(j_dir, h_dir)
+            f"(p {p_text(adj_out, b.n_boot)})" + _human_note(j_dir, h_dir, systems)
         )
     transfer = Transfer(
         status=status,
@@ -593,6 +602,7 @@ def _vote_share_decision(
     level: float,
     p_values: tuple[float, float, float, float, float],
     fail_level: float,
+    systems: tuple[str, str] | None = None,
 ) -> Transfer:
     """A cell whose pairs are read once: decided on the judge's rate against the readers' vote share."""
     p_out, adj_out, p_conf, adj_conf, p_eq = p_values
@@ -614,8 +624,10 @@ def _vote_share_decision(
         f"than the readers' vote share lies within their majority rate (about {twice} pairs read twice would "
         "identify it)"
     )
+    focal = _side("focal", systems)
     head = (
-        f"judge {_pct(j)} vs the readers' vote share {_pct(v)} (the majority rate not identified): "
+        f"judge {_pct(j)} for {focal} vs the readers' vote share {_pct(v)} for {focal} "
+        "(the majority rate not identified): "
         f"J - V {_pts(dist)} points, {level:.0%} interval [{_pts(low)}, {_pts(high)}]"
     )
     status = status_from(
@@ -638,8 +650,8 @@ def _vote_share_decision(
             )
         if conflict:
             parts.append(
-                f"direction conflict: the judge is decisive for {_side('focal' if j > 0.5 else 'other')} "
-                f"and the readers' vote share for {_side('focal' if v > 0.5 else 'other')} "
+                f"direction conflict: the judge is decisive for {_side('focal' if j > 0.5 else 'other', systems)} "
+                f"and the readers' vote share for {_side('focal' if v > 0.5 else 'other', systems)} "
                 f"(p {p_text(p_conf, b.n_boot)}, {adj_word} {p_text(adj_conf, b.n_boot)})"
             )
         reason = f"FAIL: {head}; " + "; ".join(parts)
@@ -647,14 +659,14 @@ def _vote_share_decision(
         reason = (
             f"PASS: {head}, within the {100 * m:.0f}-point margin of the vote share, so within it of the band "
             f"wherever the majority rate lies on the vote share's side (equivalence: two one-sided tests, "
-            f"p {p_text(p_eq, b.n_boot)} < alpha = {a:g})" + _human_note(j_dir, h_dir)
+            f"p {p_text(p_eq, b.n_boot)} < alpha = {a:g})" + _human_note(j_dir, h_dir, systems)
         )
     else:
         reason = (
             f"INCONCLUSIVE: {head}: neither within the {100 * m:.0f}-point margin of the vote share "
             f"(equivalence p {p_text(p_eq, b.n_boot)}, PASS needs < {a:g}) nor less decisive than it by more "
             f"than the margin or in a direction conflict at the {adj_word} level (p {p_text(adj_out, b.n_boot)})"
-            + _human_note(j_dir, h_dir)
+            + _human_note(j_dir, h_dir, systems)
         )
     reason += "; " + unknown
     transfer = Transfer(

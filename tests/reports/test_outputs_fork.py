@@ -46,7 +46,7 @@ def test_a_child_killed_midway_is_replaced_by_rendering_here():
     parent = os.getpid()
     calls = []
 
-    def render():
+    def render(tick):
         if os.getpid() != parent:
             os.kill(os.getpid(), signal.SIGKILL)
         calls.append("here")
@@ -63,7 +63,7 @@ def test_a_child_killed_midway_is_replaced_by_rendering_here():
 def test_the_child_value_comes_back_without_rendering_here():
     parent = os.getpid()
 
-    def render():
+    def render(tick):
         assert os.getpid() != parent, "rendered in the parent"
         return {"cells.csv": "a,b\n" * 10_000}  # more than a pipe's buffer
 
@@ -72,7 +72,7 @@ def test_the_child_value_comes_back_without_rendering_here():
 
 
 def test_an_error_of_the_parent_kills_and_reaps_the_child():
-    def slow():
+    def slow(tick):
         time.sleep(60)
         return {}
 

@@ -101,6 +101,11 @@ def test_counts_print_as_integers(result, html):
     assessed = next(c for c in result.checks if c.name == "transfer.assessed")
     assert float(assessed.value).is_integer()
     assert f">{int(assessed.value)}</td>" in html and f">{assessed.value:.3f}</td>" not in html
+    # a count of readers, its value and threshold: "0" and "0" in the check's row, never "0.000"
+    separation = next(c for c in result.checks if c.name == "readers.separation")
+    row = re.search(r'<td class="mono checkname">readers\.separation</td>.*?</tr>', html, re.S).group(0)
+    numbers = re.findall(r'<td class="num">(.*?)</td>', row)
+    assert numbers == [str(int(separation.value)), str(int(separation.threshold))], numbers
     budget = html[html.index('id="label-budget"') :]
     head = budget[budget.index("<thead>") : budget.index("</thead>")]
     cols = re.findall(r"<th[^>]*>(.*?)</th>", head)
@@ -149,3 +154,20 @@ def test_table_captions_sit_above_their_tables_and_wrap(html):
     assert html.count('<p class="table-caption">') >= 3
     css = html[html.index("<style>") : html.index("</style>")]
     assert ".table-caption" in css and "max-height: 95mm" not in css
+
+
+def test_the_preference_figure_says_which_system_each_matchups_rates_are_for(result, html):
+    """The fixture's matchups have three focal systems, so the axes say "the focal system" and the
+    caption names each matchup's; one focal everywhere needs no caption (the axes name it)."""
+    from dataclasses import replace
+
+    from judge_transfer_audit.reports.sections import focals_caption
+
+    focal = {c.matchup: c.focal for c in result.cells}
+    assert len(set(focal.values())) > 1
+    figure = html[html.index('data-figure="fig-preference"') :]
+    caption = re.search(r"<figcaption>(.*?)</figcaption>", figure[: figure.index("</figure>")], re.S).group(1)
+    for matchup, system in focal.items():
+        assert f"{system} in {matchup}" in caption
+    one = replace(result, cells=tuple(c for c in result.cells if c.matchup == result.cells[0].matchup))
+    assert focals_caption(one) == ""

@@ -77,12 +77,15 @@ def test_progress_forces_bars_into_a_log_and_no_progress_keeps_them_off_a_termin
 
 
 @pytest.mark.slow
-def test_run_with_progress_into_a_pipe_draws_the_statistics_bar_and_keeps_it_out_of_the_files(tmp_path, capsys):
+def test_run_with_progress_into_a_pipe_draws_the_bars_and_keeps_them_out_of_the_files(tmp_path, capsys):
     assert main(fixture_run_args(tmp_path, "--jobs", "1", "--n-boot", "100", "--progress")) == ExitStatus.OK
     err = capsys.readouterr().err
     assert "statistics:" in err and "task" in err  # captured stderr is not a terminal: drawn because asked
+    assert "loading inputs:" in err and "writing outputs:" in err  # the inputs' and the files' bars too
     for path in tmp_path.iterdir():
         if path.is_file():
-            assert "statistics:" not in path.read_text(encoding="utf-8", errors="replace"), path.name
+            text = path.read_text(encoding="utf-8", errors="replace")
+            assert not any(bar in text for bar in ("statistics:", "loading inputs:", "writing outputs:")), path.name
     assert main(fixture_run_args(tmp_path / "plain", "--jobs", "1", "--n-boot", "100")) == ExitStatus.OK
-    assert "statistics:" not in capsys.readouterr().err  # -q, not a terminal: nothing
+    err = capsys.readouterr().err
+    assert not any(bar in err for bar in ("statistics:", "loading inputs:", "writing outputs:"))  # -q, no terminal

@@ -113,6 +113,20 @@ def test_a_cell_within_its_monte_carlo_error_of_the_level_gets_more_replicates()
     assert t2.n_boot == 199 and not t2.monte_carlo_borderline and "sequential" not in t2.reason
 
 
+@pytest.mark.parametrize("focal, other", [("a", "b"), ("b", "a")])
+def test_the_reason_names_the_focal_system_of_the_cell_whichever_sorts_first(focal, other):
+    from judge_transfer_audit.model.policy import TransferPolicy
+    from judge_transfer_audit.verdict.assess import assess_transfers, cell_input
+
+    ((matchup, criterion, votes, judge),) = _simulated_cells()
+    votes = votes.assign(focal=focal, other=other)
+    assert cell_input(matchup, criterion, votes, judge).systems == (focal, other)
+    ((t, _),) = assess_transfers(
+        [(matchup, criterion, votes, judge)], tie_rule="even-split", policy=TransferPolicy(n_boot=199), seed=5
+    )
+    assert f"% for {focal} vs the human band [" in t.reason and f"] for {focal} (vote share" in t.reason
+
+
 @pytest.mark.slow
 def test_pairs_needed_is_the_label_budget_at_80_percent_power():
     """One home: every INCONCLUSIVE cell's transfer.pairs_needed is its budgeted pairs at 80% power."""

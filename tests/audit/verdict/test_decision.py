@@ -178,3 +178,25 @@ def test_a_reason_writes_a_p_below_what_the_replicates_resolve_as_the_terminal_d
     assert t.status is Status.FAIL and t.p_outside < 1.0 / (t.n_boot + 1)
     assert f"(p < {1.0 / (t.n_boot + 1):.2g}, Holm-adjusted < " in t.reason
     assert f"{t.p_outside:.2g}" not in t.reason
+
+
+def test_every_rate_in_the_reason_names_the_focal_system():
+    c = _comparison(CellDesign(-0.8, 0.6, 0.2), "skewed")
+    (named,) = decide([c], POLICY, systems=[("r1", "v3")])
+    assert named.reason.startswith(f"FAIL: judge {100 * named.judge_rate.estimate:.1f}% for r1 vs the human band [")
+    assert "] for r1 (vote share " in named.reason
+    # the directions by name too: the judge decisive for r1, the readers' vote share for v3
+    assert "the judge is decisive for r1 and the readers' vote share for v3" in named.reason
+    assert "focal system" not in named.reason and "other system" not in named.reason
+    (unnamed,) = decide([c], POLICY)  # no names known: the rates are still said to be the focal system's
+    assert f"judge {100 * unnamed.judge_rate.estimate:.1f}% for the focal system vs the human band" in unnamed.reason
+
+
+def test_a_vote_share_decision_names_the_system_of_its_rates():
+    from tests.audit.verdict.test_compare import _one_vote_cell
+
+    c = _one_vote_cell("reader-like")
+    assert c.vote_share_only
+    (t,) = decide([c], POLICY, systems=[("gpt5", "gpt4o")])
+    assert f"judge {100 * t.judge_rate.estimate:.1f}% for gpt5 vs the readers' vote share " in t.reason
+    assert "% for gpt5 (the majority rate not identified)" in t.reason
