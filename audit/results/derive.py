@@ -68,6 +68,7 @@ def derive_checks(
         primary=primary,
         judge_position=judge_position,
         peers=peers,
+        focal={c.matchup: c.focal for c in cells},
     )
     return apply_severity(checks, gate_severity(policy.severity, policy.gate.decisions))
 
@@ -209,9 +210,19 @@ def verify_result(result: AuditResult, source: str = "result.json") -> tuple[Che
         if keys:
             shown = ", ".join(keys[:5]) + (f" and {len(keys) - 5} more" if len(keys) > 5 else "")
             problems.append(InputProblem(source, f"{len(keys)} check(s) {what}: {shown}", fix, column="checks"))
+    # a check's reason is worded by this version: a result of an older schema keeps its own
+    # wording (its statuses, values and thresholds are compared all the same)
+    same_schema = result.schema_version == SCHEMA_VERSION
+
+    def compared(check: Check) -> str:
+        data = to_jsonable(check)
+        if not same_schema and isinstance(data, dict):
+            data = {k: v for k, v in data.items() if k != "reason"}
+        return repr(data)
+
     for key in sorted(wanted.keys() & recorded.keys()):
         mine, theirs = wanted[key], recorded[key]
-        if sorted(map(repr, map(to_jsonable, mine))) != sorted(map(repr, map(to_jsonable, theirs))):
+        if sorted(map(compared, mine)) != sorted(map(compared, theirs)):
             got = ", ".join(c.status.value for c in theirs)
             want = ", ".join(c.status.value for c in mine)
             problems.append(

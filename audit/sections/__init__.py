@@ -55,12 +55,14 @@ def section_checks(
     primary: str | None = None,
     judge_position: Section | None = None,
     peers: Mapping[str, Section] | None = None,
+    focal: Mapping[str, str] | None = None,
 ) -> list[Check]:
     """Every section's checks: first a ``<section>.computed`` ERROR per Failed section, then the
     dev, uncertainty, reader, surface and judge-position checks, under the policy's ``[severity]``.
 
     ``peers``: the sections with no checks of their own (judge_agreement, judge_configurations,
-    leaderboard), by name; each one that failed gets its ``<name>.computed`` ERROR too."""
+    leaderboard), by name; each one that failed gets its ``<name>.computed`` ERROR too. ``focal``:
+    each matchup's focal system, named where a reason gives a rate."""
     parts = (
         ("dev", dev),
         ("uncertainty", uncertainty),
@@ -70,11 +72,11 @@ def section_checks(
     )
     checks: list[Check] = [c for c in (failed_check(name, s) for name, s in parts) if c is not None]
     checks += dev_part.checks(dev, policy)
-    checks += uncertainty_part.checks(uncertainty, policy)
+    checks += uncertainty_part.checks(uncertainty, policy, focal=focal)
     # the reader and surface checks that test something share one family-wise error budget
     # (docs/detectors.md, "Multiplicity"): each gets an equal share
     families = readers_part.families(readers) + surface_part.families(surface)
-    checks += readers_part.checks(readers, policy, families=families, primary=primary)
+    checks += readers_part.checks(readers, policy, families=families, primary=primary, focal=focal)
     checks += surface_part.checks(surface, policy, families=families)
     checks = apply_severity(checks, policy.severity)
     if judge_position is not None:

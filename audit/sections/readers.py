@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 import pandas as pd
 
@@ -67,14 +69,22 @@ def families(section: Section) -> int:
     return reader_check_families(section.payload)
 
 
-def checks(section: Section, policy: Policy, *, families: int, primary: str | None = None) -> list[Check]:
+def checks(
+    section: Section,
+    policy: Policy,
+    *,
+    families: int,
+    primary: str | None = None,
+    focal: Mapping[str, str] | None = None,
+) -> list[Check]:
     """The reader checks, each with an equal share of ``families`` (the reader and surface check
-    families together); those scoped ``cell [judge]`` kept for the ``primary`` judge only."""
+    families together); those scoped ``cell [judge]`` kept for the ``primary`` judge only.
+    ``focal``: each matchup's focal system (the reasons name what a rate is of)."""
     if not section.computed:
         return []
     from judge_transfer_audit.statistics.readers import reader_checks
 
-    return _primary_judge_only(reader_checks(section.payload, policy.readers, families=families), primary)
+    return _primary_judge_only(reader_checks(section.payload, policy.readers, families=families, focal=focal), primary)
 
 
 def _primary_judge_only(checks: list[Check], primary: str | None) -> list[Check]:

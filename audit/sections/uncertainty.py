@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
@@ -101,7 +102,7 @@ def compute(
         return guarded(run, "uncertainty")
 
 
-def checks(section: Section, policy: Policy) -> list[Check]:
+def checks(section: Section, policy: Policy, *, focal: Mapping[str, str] | None = None) -> list[Check]:
     """``uncertainty.loro_max_shift``: no single reader moves a cell's raw rate by more than the policy allows."""
     if not section.computed:
         return []
@@ -118,6 +119,11 @@ def checks(section: Section, policy: Policy) -> list[Check]:
             value,
             threshold,
             f"dropping reader {loro.largest_shift_reader} moves {loro.largest_shift_cell} by "
-            f"{loro.largest_shift:+.1%} (raw rate)",
+            f"{loro.largest_shift:+.1%} (raw rate for {_focal_of(loro.largest_shift_cell, focal or {})})",
         )
     ]
+
+
+def _focal_of(cell: str, focal: Mapping[str, str]) -> str:
+    """The focal system of ``cell`` (``matchup/criterion``), else "the focal system"."""
+    return focal.get(cell.rsplit("/", 1)[0], "the focal system")

@@ -148,3 +148,37 @@ def test_a_schema_2_2_result_loads_re_renders_and_gates(result, tmp_path):
     old.write_text(json.dumps(data), encoding="utf-8")
     assert render_html(read_result(old)).replace("2.2", "2.5") == render_html(read_result(new)).replace("2.2", "2.5")
     assert main(["gate", str(old)]) == main(["gate", str(new)]) == 1  # the fixture's judge fails
+
+
+@pytest.mark.slow
+def test_check_reasons_are_compared_within_the_schema_version_only(result, tmp_path):
+    """A check's reason is this version's wording: a result of an older schema whose reasons were
+    worded otherwise still gates; a result of this schema with a reworded reason is refused."""
+    import json
+
+    from judge_transfer_audit.cli import main
+
+    data = json.loads(result_to_json(result))
+    index = next(i for i, c in enumerate(data["checks"]) if c["name"] == "readers.judge_outside_reader_range")
+    data["checks"][index]["reason"] = "judge rate 0.500 within the readers' range [0.400, 0.600]"
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(data), encoding="utf-8")
+    assert main(["gate", str(edited)]) == 2  # this schema: the reason must be the one its data give
+    data["schema_version"] = "2.4"
+    edited.write_text(json.dumps(data), encoding="utf-8")
+    assert main(["gate", str(edited)]) == 1  # an older schema keeps its wording: the fixture's judge fails
+
+
+def test_reader_reasons_name_the_system_of_each_rate(result):
+    """Every rate in the reader and leave-one-reader-out reasons names the system it is the share of."""
+    focal = {c.matchup: c.focal for c in result.cells}
+    named = [c for c in result.checks if c.name in ("readers.judge_outside_reader_range", "readers.group_difference")]
+    assert named
+    for check in named:
+        if check.status is Status.SKIPPED:
+            continue
+        matchup = check.scope.split("/", 1)[0]
+        system = focal.get(matchup, "each matchup's focal system")  # a pooled row
+        assert f"for {system} " in check.reason, check.reason
+    loro = next(c for c in result.checks if c.name == "uncertainty.loro_max_shift")
+    assert "(raw rate for " in loro.reason and "the focal system" not in loro.reason, loro.reason

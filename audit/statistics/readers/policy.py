@@ -101,18 +101,34 @@ def reader_checks(
     thresholds: ReadersPolicy | Mapping[str, object] | None = None,
     families: int = 1,
     severity: Mapping[str, str] | None = None,
+    focal: Mapping[str, str] | None = None,
 ) -> list[Check]:
     """Turn a reader analysis into checks (names and defaults in the module docstring).
+
+    ``focal``: each matchup's focal system, which the rates in the reasons are of (they name it;
+    without it, "the focal system").
 
     ``families``: the number of diagnostic checks (reader and surface) that share one
     family-wise error budget ``alpha``; each tests at ``alpha / families`` (Bonferroni across
     checks, ``adjust`` across each check's scopes). :func:`judge_transfer_audit.sections.section_checks`
     passes the count of computed ones. ``severity``: the policy's ``[severity]`` table.
     """
-    return apply_severity(_reader_checks(analysis, resolve_thresholds(thresholds), families), severity)
+    return apply_severity(_reader_checks(analysis, resolve_thresholds(thresholds), families, focal or {}), severity)
 
 
-def _reader_checks(analysis: ReaderAnalysis, t: ReadersPolicy, families: int) -> list[Check]:
+def _for(focal: Mapping[str, str], matchup: str) -> str:
+    """``for <system>``: what a rate of ``matchup`` is the share of (a pooled row: the focal system
+    its scope names, the one focal system of every matchup, else each matchup's own)."""
+    pooled = "(all matchups, focal "
+    if matchup in focal:
+        return f"for {focal[matchup]}"
+    if matchup.startswith(pooled) and matchup.endswith(")"):
+        return f"for {matchup[len(pooled) : -1]}"
+    systems = set(focal.values())
+    return f"for {systems.pop()}" if len(systems) == 1 else "for each matchup's focal system"
+
+
+def _reader_checks(analysis: ReaderAnalysis, t: ReadersPolicy, families: int, focal: Mapping[str, str]) -> list[Check]:
     alpha = t.alpha / max(int(families), 1)
     level = f"{alpha:.3g}" + (f" (alpha {t.alpha:g} shared by {families} diagnostic checks)" if families > 1 else "")
     out: list[Check] = []
@@ -158,15 +174,14 @@ def _reader_checks(analysis: ReaderAnalysis, t: ReadersPolicy, families: int) ->
                 significant = np.isfinite(pa) and pa < alpha
                 test = f"; as one more reader: p={_p(p)}, {t.adjust}-adjusted {_p(pa)} (flagged below {level})"
             flagged = beyond and significant
+            rate = f"judge rate {_for(focal, r.matchup)} {r.judge_rate:.3f}"
+            span = f"the readers' range [{r.reader_min:.3f}, {r.reader_max:.3f}]"
             reason = (
-                f"judge rate {r.judge_rate:.3f} is outside the readers' range [{r.reader_min:.3f}, "
-                f"{r.reader_max:.3f}] of {r.n_readers} readers{target}{test}"
+                f"{rate} is outside {span} of {r.n_readers} readers{target}{test}"
                 if flagged
-                else f"judge rate {r.judge_rate:.3f} outside the readers' range [{r.reader_min:.3f}, "
-                f"{r.reader_max:.3f}] but within chance for one more reader{target}{test}"
+                else f"{rate} outside {span} but within chance for one more reader{target}{test}"
                 if beyond
-                else f"judge rate {r.judge_rate:.3f} within the readers' range [{r.reader_min:.3f}, "
-                f"{r.reader_max:.3f}]{target}"
+                else f"{rate} within {span}{target}"
             )
             out.append(
                 Check(
@@ -306,7 +321,8 @@ def _reader_checks(analysis: ReaderAnalysis, t: ReadersPolicy, families: int) ->
                     threshold=alpha,
                     scope=scope,
                     reason=(
-                        f"{r.groups}: {r.kind} of mean reader rates {r.statistic:.3f}, permutation "
+                        f"{r.groups}: {r.kind} of mean reader rates {_for(focal, r.matchup)} {r.statistic:.3f}, "
+                        "permutation "
                         f"p={r.p_value:.3g}, {t.adjust}-adjusted across cells {_p(pa)} (flagged below "
                         f"{level})"
                     ),
