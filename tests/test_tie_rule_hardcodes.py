@@ -58,6 +58,10 @@ ALLOWED = {
     ("audit/statistics/leaderboard/diagnostics.py", "np.nan_to_num(rate, nan=0.5) > 0.5"): "a win rate against its "
     "midpoint, not a tie credit",
     # a simulation's parameter
+    ("audit/verdict/agreement_calibration.py", "np.where(tie > np.maximum(p_focal, p_other), 0.5"): "a simulated "
+    "judge's choice code: 0.5 is its tie verdict (a category of its own in tie-heavy designs), not a tie credit",
+    ("audit/verdict/agreement_calibration.py", "nan=0.5)"): "a simulated reader-like judge's choice code: its "
+    "tied vote (NaN) written as the tie verdict 0.5",
     ("audit/verdict/agreement_calibration.py", "np.where(np.isnan(y), 0.5, y)"): "the simulated coin judge's rate: the "
     "readers' vote share (ties half), a parameter of the simulation, not a credit in the audit",
     # not a tie at all
