@@ -5,6 +5,7 @@
     python benchmarks/scale_data.py OUTDIR --preset criteria  # 10k criteria x 18 votes
     python benchmarks/scale_data.py OUTDIR --preset arena-100k  # 20 systems, 5k pairs, 200 readers
     python benchmarks/scale_data.py OUTDIR --preset chatbot-arena-100k  # 20 systems, one vote per pair, 2k readers
+    python benchmarks/scale_data.py OUTDIR --preset chatbot-arena-1m    # 20 systems, one vote per pair, 20k readers
     python benchmarks/scale_data.py OUTDIR --pairs 500 --readers 40 --readers-per-pair 10 --criteria 3
 
 Writes ``judge.csv`` (pair_id, system, criterion, score; one judge) and ``humans.csv``
@@ -40,6 +41,9 @@ class StudyShape:
     sd_reader: float = 0.5
     systems: int = 2  #: above 2: each pair a random matchup of the systems (an arena), names s00, s01, ...
     sd_system: float = 0.5
+    #: one reader per pair drawn by ``rng.integers`` (the same distribution as the default draw with one reader per
+    #: pair, without its pairs x readers keys: the default draws 2e10 of them at a million pairs and 20k readers)
+    integer_readers: bool = False
 
     @property
     def n_votes(self) -> int:
@@ -56,12 +60,17 @@ PRESETS = {
     # Chatbot Arena itself: one vote per pair (battle), 2,000 readers, 20 systems
     "chatbot-arena-100k": StudyShape(pairs=100_000, readers=2_000, readers_per_pair=1, systems=20),
     "chatbot-arena-300k": StudyShape(pairs=300_000, readers=6_000, readers_per_pair=1, systems=20),
+    "chatbot-arena-1m": StudyShape(
+        pairs=1_000_000, readers=20_000, readers_per_pair=1, systems=20, integer_readers=True
+    ),
 }
 
 
 def _readers_of_pairs(rng: np.random.Generator, shape: StudyShape) -> np.ndarray:
     """(pairs x readers_per_pair) distinct reader indices per pair, in chunks (no pairs x readers matrix
     beyond a chunk)."""
+    if shape.integer_readers and shape.readers_per_pair == 1:
+        return rng.integers(0, shape.readers, (shape.pairs, 1))
     out = np.empty((shape.pairs, shape.readers_per_pair), dtype=np.int64)
     chunk = max(1, 2_000_000 // max(shape.readers, 1))
     for start in range(0, shape.pairs, chunk):

@@ -135,6 +135,10 @@ def assign_focal(
 
     Returns the frame, the focal source label, one :class:`MatchupOrientation` per matchup
     (in order of first appearance) and the notes (matchups re-oriented).
+
+    The rules are functions of a pair's two systems, its ``focal`` and its ``matchup`` label, so they
+    are applied once per distinct combination of those (a few hundred in an arena of a million pairs)
+    and the matchups' tallies are counted by array operations, not pair by pair.
     """
     a = pairs["system_a"].to_numpy(dtype=object)
     b = pairs["system_b"].to_numpy(dtype=object)
@@ -145,43 +149,60 @@ def assign_focal(
         if "matchup" in pairs.columns
         else np.full(n, "", dtype=object)
     )
-    counts = Counter(list(a) + list(b))
+    # one proposal per distinct (system_a, system_b, focal), in order of first appearance
+    combo, first = _distinct_rows(a, b, given)
+    counts: Counter = Counter()
+    for (x, y), m in zip(zip(a[first], b[first]), np.bincount(combo, minlength=len(first)).tolist()):
+        counts[x] += m
+        counts[y] += m
     rank = {name: i for i, name in enumerate(focal_names)}
-    proposed, sources = [], []
-    for x, y, g in zip(a, b, given):
+    proposals, rules = [], []
+    for x, y, g in zip(a[first], b[first], given[first]):
         rx, ry = rank.get(x), rank.get(y)
         if rx is not None or ry is not None:
-            proposed.append(x if ry is None or (rx is not None and rx <= ry) else y)
-            sources.append(SOURCE_FOCAL)
+            proposals.append(x if ry is None or (rx is not None and rx <= ry) else y)
+            rules.append(0)
         elif g:
-            proposed.append(g)
-            sources.append(SOURCE_FILE)
+            proposals.append(g)
+            rules.append(1)
         else:
-            proposed.append(_automatic(x, y, counts))
-            sources.append(SOURCE_AUTO)
-    groups: dict[str, list[int]] = {}
-    for i, (lab, x, y) in enumerate(zip(label, a, b)):
-        groups.setdefault(lab if lab else _pairing(x, y), []).append(i)
-    focal = np.asarray(proposed, dtype=object)
+            proposals.append(_automatic(x, y, counts))
+            rules.append(2)
+    proposal_code, proposed_name = pd.factorize(pd.Series(proposals, dtype=object), use_na_sentinel=False)
+    proposed = proposal_code.astype(np.int64)[combo]
+    rule = np.asarray(rules, dtype=np.int64)[combo]
+    # the matchups: the label, else the unordered pair of systems; in order of first appearance
+    keyed, key_first = _distinct_rows(label, a, b)
+    keys = [lab if lab else _pairing(x, y) for lab, x, y in zip(label[key_first], a[key_first], b[key_first])]
+    key_code, key_names = pd.factorize(pd.Series(keys, dtype=object))
+    group = key_code.astype(np.int64)[keyed]
+    n_groups = len(key_names)
+    group_first = np.unique(group, return_index=True)[1]
+    group_size = np.bincount(group, minlength=n_groups)
+    group_rule = np.full(n_groups, len(SOURCES) - 1, dtype=np.int64)
+    np.minimum.at(group_rule, group, rule)
+    tally, tally_n = np.unique(group * max(len(proposed_name), 1) + proposed, return_counts=True)
+    tally_group, tally_name = tally // max(len(proposed_name), 1), tally % max(len(proposed_name), 1)
+    bounds = np.searchsorted(tally_group, np.arange(n_groups + 1))
     notes: list[str] = []
-    decided: list[tuple[list[int], str, int]] = []
-    for key, idx in groups.items():
-        votes = Counter(focal[i] for i in idx)
-        source = SOURCES[min(SOURCES.index(sources[i]) for i in idx)]
+    winners = np.empty(n_groups, dtype=object)
+    flips = np.zeros(n_groups, dtype=np.int64)
+    for j, key in enumerate(key_names):
+        lo, hi = bounds[j], bounds[j + 1]
+        votes = {proposed_name[t]: int(c) for t, c in zip(tally_name[lo:hi], tally_n[lo:hi])}
         top = max(votes.values())
         tied = sorted(name for name, c in votes.items() if c == top)
         winner = tied[0] if len(tied) == 1 else _automatic(tied[0], tied[1], counts)
-        flipped = sum(focal[i] != winner for i in idx)
+        flipped = int(group_size[j]) - votes[winner]
         if flipped:
             split = ", ".join(f"{name} in {c}" for name, c in sorted(votes.items(), key=lambda kv: (-kv[1], kv[0])))
             notes.append(
                 f"matchup '{key}': the focal system alternated between its pairs ({split}); re-oriented "
-                f"to {winner} in all {len(idx)} pairs (the votes and judge outputs of the {flipped} "
+                f"to {winner} in all {int(group_size[j])} pairs (the votes and judge outputs of the {flipped} "
                 f"flipped pair(s) are read with {winner} as focal)"
             )
-        for i in idx:
-            focal[i] = winner
-        decided.append((idx, source, flipped))
+        winners[j], flips[j] = winner, flipped
+    focal = winners[group]
     out = pairs.copy()
     out["focal"] = focal
     out["other"] = np.where(focal == a, b, a)
@@ -190,17 +211,29 @@ def assign_focal(
     out["matchup"] = lab.where(lab != "", default)
     orientation = tuple(
         MatchupOrientation(
-            matchup=str(out["matchup"].iat[idx[0]]),
-            focal=str(out["focal"].iat[idx[0]]),
-            other=str(out["other"].iat[idx[0]]),
-            source=source,
-            n_pairs=len(idx),
-            n_reoriented=int(flipped),
+            matchup=str(out["matchup"].iat[i]),
+            focal=str(out["focal"].iat[i]),
+            other=str(out["other"].iat[i]),
+            source=SOURCES[int(group_rule[j])],
+            n_pairs=int(group_size[j]),
+            n_reoriented=int(flips[j]),
         )
-        for idx, source, flipped in decided
+        for j, i in enumerate(group_first.tolist())
     )
-    used = [s for s in SOURCES if s in set(sources)]
+    used = [SOURCES[r] for r in sorted(set(rules))]
     return out, " + ".join(used), orientation, notes
+
+
+def _distinct_rows(*columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's code among the distinct rows of ``columns`` (in order of first appearance) and the index of
+    each distinct row's first occurrence."""
+    if not len(columns[0]):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    frame = pd.DataFrame({str(j): pd.Series(c, dtype=object) for j, c in enumerate(columns)})
+    code = frame.groupby(list(frame.columns), sort=False, dropna=False).ngroup().to_numpy()
+    _, first = np.unique(code, return_index=True)
+    # ngroup numbers the groups in order of first appearance: first is increasing
+    return code, first
 
 
 def check_focal_names(focal_names: tuple[str, ...], systems: set[str], log: ProblemLog) -> None:

@@ -4,6 +4,7 @@ why), the replicate's link check against the component search."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from judge_transfer_audit.statistics.leaderboard.bootstrap import all_linked, replicate_clusters
 from judge_transfer_audit.statistics.leaderboard.fit import comparison_components
@@ -61,3 +62,50 @@ def test_all_linked_is_one_component_with_every_system():
         a, b = a[keep], b[keep]
         expected = len(comparison_components(names[a], names[b])) == 1 and len({*a.tolist(), *b.tolist()}) == 7
         assert all_linked(a, b, 7) == expected
+
+
+def _one_vote_per_pair(n=3_000, k=8, readers=150, seed=6):
+    rng = np.random.default_rng(seed)
+    names = np.array([f"s{j}" for j in range(k)], dtype=object)
+    a = rng.integers(0, k, n)
+    b = (a + rng.integers(1, k, n)) % k
+    reader = rng.integers(0, readers, n)
+    eta = np.linspace(1, -1, k)[a] - np.linspace(1, -1, k)[b] + rng.normal(0, 0.6, readers)[reader]
+    y = (rng.random(n) < 1 / (1 + np.exp(-eta))).astype(float)
+    y[rng.random(n) < 0.1] = np.nan
+    return pd.DataFrame(
+        {
+            "pair_id": [f"p{i}" for i in range(n)],
+            "reader_id": [f"r{j}" for j in reader],
+            "criterion": "overall",
+            "focal": names[a],
+            "other": names[b],
+            "y": y,
+        }
+    )
+
+
+def test_weighted_replicates_equal_the_repeated_votes_refits(monkeypatch):
+    """One vote per pair (no cluster term): the replicates refitted from weighted votes give the leaderboard
+    the general refits of the repeated votes give, figure for figure."""
+    import judge_transfer_audit.statistics.leaderboard.bootstrap as bootstrap
+    import judge_transfer_audit.statistics.leaderboard.fit as leaderboard
+    from judge_transfer_audit.statistics.leaderboard.fit import bradley_terry_leaderboard
+
+    votes = _one_vote_per_pair()
+    calls = []
+    weighted = bootstrap.weighted_human_strengths
+
+    def counted(block, weight):
+        calls.append(1)
+        return weighted(block, weight)
+
+    monkeypatch.setattr(bootstrap, "weighted_human_strengths", counted)
+    fast = bradley_terry_leaderboard(votes, n_boot=12, rng=3)
+    assert fast.cluster == "none" and len(calls) == 12
+    monkeypatch.setattr(bootstrap, "weighted_refits", lambda block: False)
+    monkeypatch.setattr(leaderboard, "weighted_refits", lambda block: False)
+    general = bradley_terry_leaderboard(votes, n_boot=12, rng=3)
+    assert len(calls) == 12
+    pd.testing.assert_frame_equal(fast.to_frame(), general.to_frame())
+    assert fast.n_boot_failed == general.n_boot_failed == 0

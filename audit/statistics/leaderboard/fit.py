@@ -44,12 +44,15 @@ from judge_transfer_audit.model.estimate import Estimate
 from judge_transfer_audit.statistics.leaderboard.bootstrap import (
     ReplicateBlock,
     codes_design,
+    distinct_verdicts,
     fit_humans,
     fit_judge,
+    reader_curvature,
     replicate_block,
     replicate_blocks,
     start_curvature,
     strength_ranks,
+    weighted_refits,
 )
 from judge_transfer_audit.statistics.leaderboard.diagnostics import LeaderboardDiagnostics, leaderboard_diagnostics
 
@@ -207,23 +210,29 @@ class Leaderboard:
 
 # ----------------------------------------------------------------------------- pieces
 def comparison_components(focal: np.ndarray, other: np.ndarray) -> tuple[tuple[str, ...], ...]:
-    """Connected components of the graph linking the two systems of every comparison."""
-    parent: dict[str, str] = {}
+    """Connected components of the graph linking the two systems of every comparison (largest first,
+    then in name order; each component's systems sorted)."""
+    codes, names = pd.factorize(
+        pd.Series(np.concatenate([np.asarray(focal), np.asarray(other)])).astype(str), use_na_sentinel=False
+    )
+    k, n = len(names), len(focal)
+    parent = list(range(k))
 
-    def find(x: str) -> str:
-        while parent.setdefault(x, x) != x:
+    def find(x: int) -> int:
+        while parent[x] != x:
             parent[x] = parent[parent[x]]
             x = parent[x]
         return x
 
-    for a, b in zip(focal, other):
-        ra, rb = find(str(a)), find(str(b))
+    # the distinct links only: a few hundred unions, whatever the number of comparisons
+    for link in np.unique(codes[:n].astype(np.int64) * k + codes[n:]).tolist():
+        ra, rb = find(link // k), find(link % k)
         if ra != rb:
             parent[ra] = rb
-    groups: dict[str, list[str]] = {}
-    for s in sorted(parent):
-        groups.setdefault(find(s), []).append(s)
-    return tuple(sorted((tuple(g) for g in groups.values()), key=lambda g: (-len(g), g)))
+    groups: dict[int, list[str]] = {}
+    for j in range(k):
+        groups.setdefault(find(j), []).append(str(names[j]))
+    return tuple(sorted((tuple(sorted(g)) for g in groups.values()), key=lambda g: (-len(g), g)))
 
 
 def bt_design(focal: np.ndarray, other: np.ndarray, systems: list[str]) -> np.ndarray:
@@ -241,6 +250,13 @@ def centred(b: np.ndarray, vcov: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     V[1:, 1:] = vcov
     C = np.eye(k) - 1.0 / k
     return C @ full, C @ V @ C.T
+
+
+def _sorted_codes(labels) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(labels as str, return_inverse=True)`` swapped: (each label's code, the sorted distinct
+    labels), by a hash table rather than a sort of every label."""
+    codes, uniques = pd.factorize(pd.Series(labels).astype(str), sort=True, use_na_sentinel=False)
+    return codes.astype(np.int64), np.asarray(uniques, dtype=object)
 
 
 def _choose_cluster(cluster: str, n_votes: int, n_pairs: int, has_groups: bool) -> str:
@@ -339,7 +355,7 @@ def bradley_terry_leaderboard(
     from judge_transfer_audit.statistics.distributions import kendalltau, norm
 
     _check(votes, judge_choice, cluster)
-    crits = list(dict.fromkeys(votes["criterion"]))
+    crits = list(pd.unique(votes["criterion"]))
     crit = criterion if criterion is not None else ("overall" if "overall" in crits else crits[0])
     if crit not in crits:
         raise InputError(
@@ -348,7 +364,7 @@ def bradley_terry_leaderboard(
     rng, seed = resolve_rng(rng)
     mine = votes[votes["criterion"] == crit]
     decisive = mine[mine["y"].notna()].reset_index(drop=True)
-    all_systems = sorted(set(mine["focal"].astype(str)) | set(mine["other"].astype(str)))
+    all_systems = sorted(set(pd.unique(mine["focal"].astype(str))) | set(pd.unique(mine["other"].astype(str))))
     if len(all_systems) < 3:
         raise InputError(
             InputProblem(
@@ -404,13 +420,20 @@ def bradley_terry_leaderboard(
         )
 
     systems = all_systems
-    X = bt_design(decisive["focal"].astype(str).to_numpy(), decisive["other"].astype(str).to_numpy(), systems)
+    system_index = pd.Index(systems)
+
+    def system_codes(names) -> np.ndarray:
+        return system_index.get_indexer(pd.Series(names).astype(str)).astype(np.int64)
+
+    focal_code, other_code = system_codes(decisive["focal"]), system_codes(decisive["other"])
+    X = codes_design(focal_code, other_code, len(systems))
+    # labels as codes in the order of the sorted labels: the GLMM's levels in the same order as the labels'
     cluster_labels = {
-        "pair": decisive["pair_id"].astype(str).to_numpy(),
-        "group": None if groups is None else groups.to_numpy(),
+        "pair": _sorted_codes(decisive["pair_id"])[0],
+        "group": None if groups is None else _sorted_codes(groups)[0],
         "none": None,
     }[used]
-    readers = decisive["reader_id"].astype(str).to_numpy()
+    readers = _sorted_codes(decisive["reader_id"])[0]
     y = decisive["y"].to_numpy(float)
 
     def factors(idx):
@@ -440,35 +463,31 @@ def bradley_terry_leaderboard(
     j_sep = False
     notes = list(h_fit.notes)
     if has_judge:
-        jX = bt_design(jd["focal"].to_numpy(), jd["other"].to_numpy(), systems)
         jy = jd["y_judge"].to_numpy(float)
-        j_fit, j_b, j_V = fit_judge(jy, jX)
+        row, y_d, focal_d, other_d = distinct_verdicts(
+            jy, system_codes(jd["focal"]), system_codes(jd["other"]), len(systems)
+        )
+        j_fit, j_b, j_V = fit_judge(
+            y_d, codes_design(focal_d, other_d, len(systems)), weights=np.bincount(row, minlength=len(y_d))
+        )
         j_sep = bool(j_fit.separated)
         if j_sep:
             notes.append("the judge's verdicts separate some systems: Firth's penalised estimate is used")
         j_s, j_C = centred(j_b, j_V)
 
     # cluster bootstrap of tau and of the human ranks
-    boot_clusters = cluster_labels if cluster_labels is not None else decisive["pair_id"].astype(str).to_numpy()
-    labels, code = np.unique(boot_clusters, return_inverse=True)
+    boot_source = decisive["pair_id"] if used in ("pair", "none") else groups
+    code, labels = _sorted_codes(boot_source)
     jcode = None
     if has_judge:
-        pair_to_cluster = dict(zip(decisive["pair_id"].astype(str), boot_clusters))
-        if used == "group":
-            pair_to_cluster = {**gmap, **pair_to_cluster}
-        jc = jd["pair_id"].map(pair_to_cluster)
+        # each judged pair's cluster: itself, or its prompt (-1 below: no decisive human vote in it)
+        jc = jd["pair_id"] if used != "group" else jd["pair_id"].map(gmap)
         jcode = pd.Index(labels).get_indexer(jc.fillna(""))  # -1: judged pair without a decisive human vote
-    system_index = pd.Index(systems)
-
-    def system_codes(names) -> np.ndarray:
-        return system_index.get_indexer(pd.Series(names).astype(str)).astype(np.int64)
-
-    focal_code, other_code = system_codes(decisive["focal"]), system_codes(decisive["other"])
     template = ReplicateBlock(
         y=y,
         focal=focal_code,
         other=other_code,
-        readers=np.unique(readers, return_inverse=True)[1],  # codes in the sorted ids' order: the same levels
+        readers=readers,
         clustered=cluster_labels is not None,
         cluster=used,
         code=code,
@@ -476,12 +495,19 @@ def bradley_terry_leaderboard(
         k=len(systems),
         names=tuple(names),
         start=replace(h_fit, conditional_modes={}),  # the warm start reads the estimates only
-        curvature=start_curvature(y, X, full_factors, names, h_fit) if n_boot else None,
+        curvature=None,
         judge_y=jy if has_judge else None,
         judge_focal=system_codes(jd["focal"]) if has_judge else None,
         judge_other=system_codes(jd["other"]) if has_judge else None,
         judge_code=jcode,
     )
+    if n_boot:  # the full fit's curvature, where every refit's search starts
+        curvature = (
+            reader_curvature(template)
+            if weighted_refits(template)
+            else start_curvature(y, X, full_factors, names, h_fit)
+        )
+        template = replace(template, curvature=curvature)
     from judge_transfer_audit.core.tasks import TaskRunner
 
     runner = runner if runner is not None else TaskRunner()  # in-process: BLAS on one thread, as on a pool
@@ -509,7 +535,8 @@ def bradley_terry_leaderboard(
     )
 
     h_rank, j_rank = strength_ranks(h_s), (strength_ranks(j_s) if has_judge else np.zeros(len(systems)))
-    n_votes = {s: int(((decisive["focal"] == s) | (decisive["other"] == s)).sum()) for s in systems}
+    per_system = np.bincount(focal_code, minlength=len(systems)) + np.bincount(other_code, minlength=len(systems))
+    n_votes = {s: int(per_system[j]) for j, s in enumerate(systems)}
     n_judged = {s: int(((jd["focal"] == s) | (jd["other"] == s)).sum()) for s in systems}
     rows = []
     for j, s in enumerate(systems):

@@ -92,19 +92,21 @@ def aliased_columns(X: np.ndarray, tol: float = 1e-9) -> np.ndarray:
     return mask
 
 
-def detect_separation(X: np.ndarray, y: np.ndarray) -> bool:
+def detect_separation(X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None) -> bool:
     """True when the data are completely or quasi-completely separated.
 
     Konis (2007) linear program: maximise ``sum_i s_i x_i'b`` subject to ``s_i x_i'b >= 0``
     for every row and ``-1 <= b <= 1``, with ``s_i = 2 y_i - 1``. A strictly positive
     optimum is a direction in which the likelihood keeps increasing, i.e. the ML estimate
-    has infinite components. ``X`` must have full column rank.
+    has infinite components. ``X`` must have full column rank. ``weights`` (positive frequency
+    weights, as in :func:`fit_logistic`) weight the objective's rows: the program of the repeated rows.
     """
     from scipy.optimize import linprog
 
+    c = np.ones(len(y)) if weights is None else np.asarray(weights, dtype=float)
     signed = X * (2.0 * y - 1.0)[:, None]
     res = linprog(
-        c=-signed.sum(axis=0),
+        c=-(signed * c[:, None]).sum(axis=0),
         A_ub=-signed,
         b_ub=np.zeros(len(y)),
         bounds=[(-1.0, 1.0)] * X.shape[1],
@@ -112,32 +114,34 @@ def detect_separation(X: np.ndarray, y: np.ndarray) -> bool:
     )
     if res.status != 0:  # the program is bounded and feasible (b = 0), so this is unexpected
         raise ConvergenceError(f"separation check failed: {res.message}")
-    return bool(-res.fun > 1e-7 * max(1.0, len(y)))
+    return bool(-res.fun > 1e-7 * max(1.0, float(c.sum())))
 
 
-def _loglik(X: np.ndarray, y: np.ndarray, beta: np.ndarray, firth: bool) -> tuple[float, float]:
+def _loglik(X: np.ndarray, y: np.ndarray, beta: np.ndarray, firth: bool, c: np.ndarray) -> tuple[float, float]:
     from scipy.special import expit
 
     eta = X @ beta
-    ll = float(np.sum(y * eta - np.logaddexp(0.0, eta)))
+    ll = float(np.sum(c * (y * eta - np.logaddexp(0.0, eta))))
     if not firth:
         return ll, ll
     p = expit(eta)
-    w = p * (1 - p)
+    w = c * p * (1 - p)
     sign, logdet = np.linalg.slogdet(X.T @ (X * w[:, None]))
     pen = 0.5 * logdet if sign > 0 else -math.inf
     return ll, ll + pen
 
 
-def _newton(X: np.ndarray, y: np.ndarray, firth: bool, max_iter: int, tol: float):
+def _newton(X: np.ndarray, y: np.ndarray, firth: bool, max_iter: int, tol: float, c: np.ndarray):
+    """Newton's method with step halving on the (penalised) log-likelihood of rows weighted by ``c``
+    (frequency weights: 1.0 each for plain rows, the same arithmetic)."""
     from scipy.special import expit
 
     beta = np.zeros(X.shape[1])
-    _, pll = _loglik(X, y, beta, firth)
+    _, pll = _loglik(X, y, beta, firth, c)
     for it in range(1, max_iter + 1):
         p = expit(X @ beta)
         w = p * (1 - p)
-        info = X.T @ (X * w[:, None])
+        info = X.T @ (X * (c * w)[:, None])
         try:
             info_inv = np.linalg.inv(info)
         except np.linalg.LinAlgError:
@@ -147,12 +151,12 @@ def _newton(X: np.ndarray, y: np.ndarray, firth: bool, max_iter: int, tol: float
             # diagonal of the weighted hat matrix W^1/2 X I^-1 X' W^1/2
             h = w * np.einsum("ij,jk,ik->i", X, info_inv, X)
             resid = resid + h * (0.5 - p)
-        score = X.T @ resid
+        score = X.T @ (c * resid)
         step = info_inv @ score
         t = 1.0
         while True:
             cand = beta + t * step
-            _, cand_pll = _loglik(X, y, cand, firth)
+            _, cand_pll = _loglik(X, y, cand, firth, c)
             if cand_pll >= pll - 1e-12 or t < 1e-10:
                 break
             t /= 2
@@ -169,6 +173,7 @@ def fit_logistic(
     method: str = "auto",
     max_iter: int = 200,
     tol: float = 1e-10,
+    weights: np.ndarray | None = None,
 ) -> LogisticFit:
     """Fit a logistic regression of ``y`` (0/1) on ``X`` (include the intercept column).
 
@@ -184,6 +189,10 @@ def fit_logistic(
         under separation.
     max_iter, tol
         Newton iterations and the step-size tolerance.
+    weights : ndarray (n,), optional
+        Frequency weights: a row of weight 2 counts as two identical rows, and rows of weight 0 are left
+        out (the fit of the repeated rows, to rounding; e.g. the distinct rows of a Bradley-Terry design
+        with their counts). Default: every row once.
 
     Returns
     -------
@@ -204,27 +213,33 @@ def fit_logistic(
         raise ValueError(f"method must be 'auto', 'ml' or 'firth', not {method!r}")
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float)
+    c = np.ones(len(y))
+    if weights is not None:
+        c = np.asarray(weights, dtype=float)
+        if c.shape != y.shape or not np.all(np.isfinite(c)) or np.any(c < 0):
+            raise ValueError("weights must be one finite, non-negative number per row")
+        X, y, c = X[c > 0], y[c > 0], c[c > 0]
     alias = aliased_columns(X)
     Xk = X[:, ~alias]
     use_firth = method == "firth"
-    beta, converged, n_iter = _newton(Xk, y, use_firth, max_iter, tol)
+    beta, converged, n_iter = _newton(Xk, y, use_firth, max_iter, tol, c)
     if not use_firth and converged and np.max(np.abs(Xk @ beta), initial=0.0) < _INTERIOR_ETA:
         # An interior maximum of the (strictly concave) likelihood: the data are not separated
         # (under separation the score along the separating direction is positive everywhere).
         separated = False
     else:
-        separated = detect_separation(Xk, y) if Xk.shape[1] else False
+        separated = detect_separation(Xk, y, c) if Xk.shape[1] else False
     if method == "auto" and (separated or not converged):
         use_firth = True
-        beta, converged, n_iter = _newton(Xk, y, True, max_iter, tol)
+        beta, converged, n_iter = _newton(Xk, y, True, max_iter, tol, c)
     p = expit(Xk @ beta)
-    w = p * (1 - p)
+    w = c * p * (1 - p)
     try:
         cov = np.linalg.inv(Xk.T @ (Xk * w[:, None]))
         se_k = np.sqrt(np.clip(np.diag(cov), 0.0, None))
     except np.linalg.LinAlgError:
         se_k = np.full(Xk.shape[1], math.nan)
-    ll, pll = _loglik(Xk, y, beta, use_firth)
+    ll, pll = _loglik(Xk, y, beta, use_firth, c)
     coef = np.full(X.shape[1], math.nan)
     se = np.full(X.shape[1], math.nan)
     coef[~alias] = beta

@@ -122,3 +122,27 @@ def test_fit_result_has_a_tidy_frame_and_a_readable_summary():
     assert fit.to_frame()["term"].tolist() == ["x0", "x1"]
     with pytest.raises(ValueError):
         fit.to_frame(["only one"])
+
+
+@pytest.mark.parametrize("method", ["ml", "firth", "auto"])
+def test_frequency_weights_fit_the_repeated_rows(method):
+    """A row of weight w is w identical rows (weight 0: left out), for ML and Firth, on data the
+    separation check passes (endometrial, NV separates) and on data it does not."""
+    data = pd.read_csv(REF / "endometrial.csv")
+    X, y = _design(data, ["NV", "PI", "EH"]), data["HG"].to_numpy(float)
+    rng = np.random.default_rng(7)
+    for X_, y_ in ((X, y), (X[:, [0, 2, 3]], y)):
+        w = rng.integers(0, 4, len(y_))
+        rows = np.repeat(np.arange(len(y_)), w)
+        repeated = fit_logistic(X_[rows], y_[rows], method=method)
+        weighted = fit_logistic(X_, y_, method=method, weights=w.astype(float))
+        assert (weighted.method, weighted.separated) == (repeated.method, repeated.separated)
+        np.testing.assert_allclose(weighted.coef, repeated.coef, rtol=1e-8, atol=1e-9)
+        np.testing.assert_allclose(weighted.std_error, repeated.std_error, rtol=1e-8)
+        assert weighted.loglik == pytest.approx(repeated.loglik, rel=1e-10)
+
+
+def test_bad_weights_are_refused():
+    X, y = np.column_stack([np.ones(6), np.arange(6.0)]), np.array([0, 1, 0, 1, 1, 0.0])
+    with pytest.raises(ValueError, match="weights"):
+        fit_logistic(X, y, weights=np.array([1, 1, -1, 1, 1, 1.0]))
