@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from judge_transfer_audit import sections
+from judge_transfer_audit.core.progress import no_progress
 from judge_transfer_audit.core.rng import resolve_rng
 from judge_transfer_audit.engine import steps as steps_of_run
 from judge_transfer_audit.engine.parallel import open_runner
@@ -316,23 +317,36 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
     (agreement_decision_seed,) = root.spawn(1)  # after the peers': theirs are unchanged
     (ppi_seed,) = root.spawn(1)  # after every stream above (the agreement decision's too), so theirs are unchanged
 
+    bar_of = spec.progress_bar or no_progress  # a bar per stage: counts and an ETA on a terminal
     progress("judge verdicts")
+    bar = bar_of("judge verdicts", len(data.judges) + 2)
     outcomes = judge_pair_outcomes(data, spec.tie_rule, np.random.default_rng(tie_seed))
-    choices_by_judge = {j: judge_choices(outcomes, j, data.criteria) for j in data.judges}
+    bar.advance()
+    choices_by_judge = {}
+    for j in data.judges:
+        choices_by_judge[j] = judge_choices(outcomes, j, data.criteria)
+        bar.advance()
     auto = spec.judge == configurations_part.AUTO and configurations_part.AUTO not in data.judges
     if auto:
         primary = configurations_part.auto_judge(data, choices_by_judge)
     else:
         primary = choose_primary_judge(data.judges, spec.judge)
+    bar.advance()
+    bar.close()
 
     progress("agreement")
+    bar = bar_of("agreement", 3)
     choices = judge_choices(outcomes, primary, data.criteria)
     # kappa/alpha pooled over matchups take chance agreement within each matchup unless
     # "focal" means one thing in every matchup (judge_transfer_audit.model.data.pooling_scopes)
     oriented = len(data.matchups) < 2 or set(data.pooling_scopes()) == {ALL_MATCHUPS}
+    bar.advance()
     agreement = AgreementRows(agreement_table(data.votes, pooling="as oriented" if oriented else "within matchup").rows)
+    bar.advance()
     baseline = BaselineRows(reader_baseline(data.votes, choices).rows)
     judge_pairs = JudgePairs(outcomes.reset_index(drop=True))
+    bar.advance()
+    bar.close()
 
     jobs = _section_jobs(spec)
     pooled = jobs > 1 and fork_available()

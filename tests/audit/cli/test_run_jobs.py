@@ -82,10 +82,13 @@ def test_run_with_progress_into_a_pipe_draws_the_bars_and_keeps_them_out_of_the_
     err = capsys.readouterr().err
     assert "statistics:" in err and "task" in err  # captured stderr is not a terminal: drawn because asked
     assert "loading inputs:" in err and "writing outputs:" in err  # the inputs' and the files' bars too
+    assert "judge verdicts:" in err and "agreement:" in err  # every stage draws one
     for path in tmp_path.iterdir():
         if path.is_file():
             text = path.read_text(encoding="utf-8", errors="replace")
-            assert not any(bar in text for bar in ("statistics:", "loading inputs:", "writing outputs:")), path.name
+            assert not any(
+                bar in text for bar in ("statistics:", "loading inputs:", "judge verdicts:", "writing outputs:")
+            ), path.name
     assert main(fixture_run_args(tmp_path / "plain", "--jobs", "1", "--n-boot", "100")) == ExitStatus.OK
     err = capsys.readouterr().err
     assert not any(bar in err for bar in ("statistics:", "loading inputs:", "writing outputs:"))  # -q, no terminal
