@@ -59,8 +59,8 @@ def _serialised(function: Callable[[], None]) -> Callable[[], None]:
     return call
 
 
-#: The files of an output folder that predates the folder's manifest: adopted as judge-audit's own.
-LEGACY_FILES = (
+#: The files every run may write besides one CSV per optional section.
+_BASE_FILES = (
     "result.json",
     "junit.xml",
     "report.html",
@@ -78,8 +78,8 @@ LEGACY_FILES = (
 #: Every file ``write_outputs`` may write (one CSV per optional section); the ones a run does not
 #: write are removed (when unchanged since judge-audit wrote them), so an output directory never
 #: mixes two runs.
-OUTPUT_FILES = LEGACY_FILES + tuple(
-    f"{name}.csv" for name in AuditResult.section_names() if f"{name}.csv" not in LEGACY_FILES
+OUTPUT_FILES = _BASE_FILES + tuple(
+    f"{name}.csv" for name in AuditResult.section_names() if f"{name}.csv" not in _BASE_FILES
 )
 
 
@@ -87,7 +87,7 @@ def legacy_outputs(out_dir: str | Path) -> tuple[str, ...]:
     """Output files of a folder written by judge-audit before output manifests existed.
 
     Such a folder has no manifest and a ``result.json`` that is an ``audit run`` result; its
-    files under :data:`LEGACY_FILES` names are then judge-audit's own (replaced when this run
+    files under :data:`OUTPUT_FILES` names are then judge-audit's own (replaced when this run
     writes them, never removed). Anything else: ().
     """
     out = Path(out_dir)
@@ -101,7 +101,7 @@ def legacy_outputs(out_dir: str | Path) -> tuple[str, ...]:
         return ()
     if not (isinstance(command, str) and command.startswith("audit run") and "schema_version" in data):
         return ()
-    return tuple(name for name in LEGACY_FILES if (out / name).is_file() and not (out / name).is_symlink())
+    return tuple(name for name in OUTPUT_FILES if (out / name).is_file() and not (out / name).is_symlink())
 
 
 def check_output_dir(out_dir: str | Path, inputs: Iterable[str | os.PathLike | None] = ()) -> None:

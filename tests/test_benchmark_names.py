@@ -10,4 +10,4 @@ PACKAGES = {p.name for p in ROOT.iterdir() if (p / "__init__.py").is_file()}
 def test_no_benchmark_script_shadows_a_package():
     assert {"audit", "detectors", "generation", "reports"} <= PACKAGES
     scripts = {p.stem for p in (ROOT / "benchmarks").glob("*.py")}
-    assert scripts & PACKAGES == set()
+    assert scripts & (PACKAGES | {"judge_transfer_audit"}) == set()

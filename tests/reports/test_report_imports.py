@@ -26,7 +26,8 @@ from judge_transfer_audit.cli import main
 status = main(["report", sys.argv[1], "--output", sys.argv[2], "--junit", sys.argv[3]])
 heavy = sorted({m.split(".")[0] for m in sys.modules} & set(json.loads(sys.argv[4])))
 engine = sorted(m for m in sys.modules if m.startswith(tuple(json.loads(sys.argv[5]))))
-unneeded = sorted(m for m in sys.modules if m.split(".")[0] in json.loads(sys.argv[6]) or m in json.loads(sys.argv[6]))
+wanted = json.loads(sys.argv[6])
+unneeded = sorted(m for m in sys.modules if m in wanted or m.startswith(tuple(w + "." for w in wanted)))
 print(json.dumps({"status": int(status), "heavy": heavy, "engine": engine, "unneeded": unneeded}))
 """
 #: the parts of judge-audit that compute an audit: a re-render reads the saved result and needs none of them
@@ -41,7 +42,7 @@ ENGINE = (
 #: light but not needed to draw a saved result, each once on the path and made lazy: the LLM providers
 #: (detectors' perplexity backend imported them at module level) and urllib.request + http.client + email
 #: (xml.sax.saxutils imports them; the SVG canvas escapes with html.escape instead)
-UNNEEDED = ("generation", "urllib.request", "http.client", "email")
+UNNEEDED = ("judge_transfer_audit.generation", "urllib.request", "http.client", "email")
 
 
 def _run_report(result_json: Path, tmp_path: Path, preamble: str = "") -> dict:
@@ -94,9 +95,13 @@ def test_the_probe_sees_an_unneeded_import(result_json, tmp_path):
         result_json, tmp_path, preamble="import judge_transfer_audit.generation.providers, xml.sax.saxutils\n"
     )
     assert probe["status"] == 0
-    assert {"generation", "judge_transfer_audit.generation.providers", "urllib.request", "http.client", "email"} <= set(
-        probe["unneeded"]
-    )
+    assert {
+        "judge_transfer_audit.generation",
+        "judge_transfer_audit.generation.providers",
+        "urllib.request",
+        "http.client",
+        "email",
+    } <= set(probe["unneeded"])
 
 
 @pytest.mark.slow

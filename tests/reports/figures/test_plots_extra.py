@@ -36,8 +36,8 @@ def test_the_commands_and_the_report_import_no_matplotlib():
     run = _without_matplotlib(
         """
         import importlib, pkgutil
-        import judge_transfer_audit.cli, judge_transfer_audit.engine.pipeline, reports
-        packages = (judge_transfer_audit.cli, reports)
+        import judge_transfer_audit.cli, judge_transfer_audit.engine.pipeline, judge_transfer_audit.reports
+        packages = (judge_transfer_audit.cli, judge_transfer_audit.reports)
         names = [m.name for p in packages for m in pkgutil.walk_packages(p.__path__, p.__name__ + ".")]
         for name in names:
             importlib.import_module(name)
