@@ -11,7 +11,7 @@ the function over the items and returns the results in item order, whatever ran 
 
 Results are byte-identical across the three, because nothing random depends on who runs a
 task: every task carries its own seed, derived from the run's seed and the task's key
-(:func:`task_seed`), never from a worker, and every task runs with BLAS on one thread (a
+(:func:`judge_transfer_audit.core.tasks.task_seed`), never from a worker, and every task runs with BLAS on one thread (a
 multi-threaded BLAS may sum in another order). Faults never hang: a worker that dies raises
 :class:`~judge_transfer_audit.core.errors.WorkerLostError` (its own exit status on the command line); a scheduler
 that does not answer within ``connect_timeout`` seconds raises

@@ -217,7 +217,7 @@ class _Work:
 
 
 class GraphRunner(TaskRunner):
-    """The :class:`~judge_transfer_audit.engine.parallel.TaskRunner` a ``here`` step gets from
+    """The :class:`~judge_transfer_audit.core.tasks.TaskRunner` a ``here`` step gets from
     :func:`judge_transfer_audit.engine.parallel.open_runner` while the run's graph runs: its tasks join the run's queue
     with the step's rank and run on the run's workers (it owns no pool: closing it does nothing)."""
 

@@ -333,7 +333,7 @@ def bradley_terry_leaderboard(
         Cluster-bootstrap replicates for tau and the rank intervals (0: none).
     rng : int, Generator or None
         Seed of the bootstrap (recorded).
-    runner : judge_transfer_audit.engine.parallel.TaskRunner, optional
+    runner : judge_transfer_audit.core.tasks.TaskRunner, optional
         Fits the bootstrap replicates in blocks on its workers
         (:func:`judge_transfer_audit.engine.parallel.open_runner`; the same replicates, bit for bit, as without one).
 

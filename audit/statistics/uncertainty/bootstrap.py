@@ -30,7 +30,7 @@ every cell with the same reader set the same resampled readers, the two-way sche
 pair and reader draws of the one-way schemes, and the judge's rate is resampled with the *same*
 pair weights as the humans (so the judge-minus-human gap gets a paired interval). The work is
 cut into independent tasks (blocks of cells x chunks, :mod:`judge_transfer_audit.statistics.uncertainty._boot_tasks`)
-that a :class:`~judge_transfer_audit.engine.parallel.TaskRunner` runs in-process, on a process pool or on Dask, with
+that a :class:`~judge_transfer_audit.core.tasks.TaskRunner` runs in-process, on a process pool or on Dask, with
 byte-identical results.
 
 Intervals: percentile (``numpy.quantile``, linear interpolation) and BCa (Efron and
@@ -277,7 +277,7 @@ def cluster_bootstrap(
         Seed or generator; the seed used is recorded. Each chunk of
         :data:`~judge_transfer_audit.statistics.uncertainty.resampling.REPLICATE_CHUNK` replicates of each cluster set
         draws from its own seed derived from it.
-    runner : judge_transfer_audit.engine.parallel.TaskRunner, optional
+    runner : judge_transfer_audit.core.tasks.TaskRunner, optional
         Runs the replicate tasks (in-process by default); the result is byte-identical
         whatever runs them.
 

@@ -381,7 +381,7 @@ def leave_one_reader_out(
     exact_budget : int
         Vote-equivalents of exact refits allowed (see the module docstring); 0 approximates every
         reader and refits none.
-    runner : judge_transfer_audit.engine.parallel.TaskRunner, optional
+    runner : judge_transfer_audit.core.tasks.TaskRunner, optional
         Runs the fits (in-process by default); the result does not depend on it.
 
     Returns
