@@ -14,7 +14,7 @@ how it credits a tie (:meth:`TieRule.credit`, the values in :attr:`TieRule.tie_c
 and what it counts (:attr:`TieRule.counts_ties`, :meth:`TieRule.denominator`). Nothing
 else decides by a rule's name: the judge side, the cell comparison (human ties are credited
 by the same rule) and the reader analysis read these attributes, so a newly registered rule
-is honoured everywhere (tests/audit/test_tie_rules.py registers one).
+is honoured everywhere (tests/audit/model/test_tie_rules.py registers one).
 """
 
 from __future__ import annotations

@@ -230,7 +230,7 @@ def dev_validity(
     means. Spearman is scipy's ``spearmanr`` (average ranks for ties). NaN when fewer than
     3 items or a constant side.
 
-    Validated in tests/audit/test_devset.py: per-configuration Spearman against
+    Validated in tests/audit/statistics/test_devset.py: per-configuration Spearman against
     ``spearmanr`` on hand-built means, the routed choice against the argmax of that table,
     each fold's choice against a selection recomputed on its training items only, and the
     optimism's sign by simulation (equally weak configurations: in-sample > out-of-fold on

@@ -4,7 +4,7 @@
 ``scipy.interpolate`` and ``scipy.spatial``), and every call of a ``scipy.stats`` distribution method
 spends ~50-100 us in argument handling around one ``scipy.special`` call. The functions here make the
 same ``scipy.special`` call with the same edge rules, so they return **the same bits** as the
-``scipy.stats`` function named in each docstring (tests/audit/test_distributions.py compares them on
+``scipy.stats`` function named in each docstring (tests/audit/statistics/test_distributions.py compares them on
 grids that include 0, 1, infinities, NaN, ties and constant inputs):
 
 - :data:`norm` and :data:`t`: ``cdf``, ``sf``, ``ppf``, ``isf`` and ``pdf`` of the standard normal and of

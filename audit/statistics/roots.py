@@ -3,7 +3,7 @@
 :func:`brentq` takes the same steps as ``scipy.optimize.brentq`` (Brent 1973, ch. 4: inverse quadratic
 interpolation or a secant step inside the bracket, bisection when the step would not shrink it fast
 enough), in the same floating-point order, so it returns the same root to the last bit for the same
-function and tolerances (tests/audit/test_roots.py compares the two, iteration counts included).
+function and tolerances (tests/audit/statistics/test_roots.py compares the two, iteration counts included).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A synthetic, paper-shaped AuditResult (used by tests/audit/test_budget.py and test_diff.py with
+"""A synthetic, paper-shaped AuditResult (used by tests/audit/statistics/budget/test_budget.py and test_diff.py with
 ``sections=False``; the report tests run on real results, see conftest.py) (3 matchups x 6 criteria, 7 readers).
 
 ``make_result(text=...)`` passes every piece of user text (system, criterion, matchup,

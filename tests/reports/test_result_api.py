@@ -13,9 +13,9 @@ from judge_transfer_audit.results.result import AuditResult, result_from_json, r
 from judge_transfer_audit.sections.types import SECTION_TYPES
 
 #: the fixture's judge gives scores, so it has no presentation order: judge_position is SKIPPED there
-#: (its payload's round trip is tested on verdicts in tests/audit/test_judge_position.py); every
+#: (its payload's round trip is tested on verdicts in tests/audit/statistics/judge/test_judge_position.py); every
 #: judged pair of the fixture has votes, so prediction_powered is SKIPPED too (its round trip:
-#: tests/audit/prediction_powered/test_section.py)
+#: tests/audit/statistics/prediction_powered/test_section.py)
 COMPUTED = tuple(n for n in AuditResult.section_names() if n not in ("judge_position", "prediction_powered"))
 
 

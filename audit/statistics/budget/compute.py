@@ -43,7 +43,7 @@ pair part (the judge's and the pairs' own variation), which only more pairs redu
 pairs of ``k`` readers each, ``se^2 = se0^2 (n0 / n) ((1 - s) + s k0 / k)``; per ``k`` in
 :func:`design_readers` the smallest ``n`` that reaches the target is found as above.
 
-Validated by seeded simulation in ``tests/audit/test_budget.py`` (at the budgeted sample the
+Validated by seeded simulation in ``tests/audit/statistics/budget/test_budget.py`` (at the budgeted sample the
 share of simulated studies that decide the cell is the stated power) and, for the trade-off,
 :mod:`judge_transfer_audit.statistics.budget.simulation` (studies simulated from the crossed GLMM at two readers per
 pair, each decided with its own two-way standard error).

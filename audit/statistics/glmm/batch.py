@@ -13,7 +13,7 @@ systems (``q`` = pairs + readers), each cell's modes warm-started as the per-cel
 Only tiny cells take this path (:func:`batchable`: at most :data:`BATCH_MAX_VOTES` votes and
 :data:`BATCH_MAX_LEVELS` levels, two factors, intercept only, not every vote one way); every
 other cell is fitted by :func:`judge_transfer_audit.statistics.glmm.fit.fit_native` itself. The dense stacked solve
-differs from the per-cell Schur elimination by rounding only; ``tests/audit/glmm/test_glmm_batch.py``
+differs from the per-cell Schur elimination by rounding only; ``tests/audit/statistics/glmm/test_glmm_batch.py``
 holds the two to 1e-6 on hundreds of random small cells, boundary fits included.
 """
 

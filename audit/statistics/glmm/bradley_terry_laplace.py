@@ -15,7 +15,7 @@ evaluation reads a few integer and float arrays of the distinct votes once per N
 
 Used by the leaderboard's cluster bootstrap (:mod:`judge_transfer_audit.statistics.leaderboard.bootstrap`) when its
 human model has the reader term only; validated against :class:`LaplaceDeviance` on repeated votes (deviance and
-gradient) in ``tests/audit/glmm/test_glmm_bradley_terry_laplace.py``.
+gradient) in ``tests/audit/statistics/glmm/test_glmm_bradley_terry_laplace.py``.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ the same numpy / BLAS / LAPACK calls, one per cell of the stack (numpy's stacked
 ``cholesky`` and ``inv`` call the same routine per cell as the 2-d calls; ``bincount`` over offset keys
 sums each level's votes in the same order; row reductions use the same pairwise summation), the PIRLS
 loop with its chord steps, step halving and stopping rules kept per cell. So every cell's optimum equals
-``fit_native``'s bit for bit (tests/audit/glmm/test_glmm_lockstep.py checks it on hundreds of seeded
+``fit_native``'s bit for bit (tests/audit/statistics/glmm/test_glmm_lockstep.py checks it on hundreds of seeded
 cells, boundary fits included).
 
 What it covers (:func:`lockstep_able`): two crossed factors, an intercept only, the automatic (dense)

@@ -146,7 +146,7 @@ def dawid_skene(
 
     Notes
     -----
-    Validated on seeded simulations with known confusion matrices (tests/audit/test_judge_panel.py).
+    Validated on seeded simulations with known confusion matrices (tests/audit/statistics/judge/test_judge_panel.py).
     A pseudo-count of :data:`SMOOTHING` is added to every confusion cell.
     """
     missing = [c for c in (item, rater, label) if c not in labels.columns]

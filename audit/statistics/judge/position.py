@@ -155,7 +155,7 @@ def judge_position_bias(
     Notes
     -----
     The Clopper-Pearson interval is scipy's ``binomtest(...).proportion_ci(method="exact")``,
-    checked against R's ``binom.test`` in tests/audit/test_judge_position.py.
+    checked against R's ``binom.test`` in tests/audit/statistics/judge/test_judge_position.py.
     """
     rng, seed = resolve_rng(rng)
     rows = []

@@ -350,7 +350,7 @@ def bradley_terry_leaderboard(
     -----
     Validated against ``lme4::glmer(y ~ 0 + x + (1|cluster) + (1|reader), binomial)`` on the
     same design (tests/reference/bradley_terry/), and on a seeded 20-system simulation with
-    known strengths (tests/audit/test_leaderboard.py).
+    known strengths (tests/audit/statistics/leaderboard/test_leaderboard.py).
     """
     from judge_transfer_audit.statistics.distributions import kendalltau, norm
 

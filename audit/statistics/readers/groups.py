@@ -178,7 +178,7 @@ def reader_groups(
     Readers, not votes, are the permuted units (votes of one reader are not
     independent). The exact p-value is checked against brute-force enumeration of every
     relabelling, the sampled one for reproducibility and closeness to the exact value,
-    and the group rates against counts by hand (tests/audit/readers/test_groups.py).
+    and the group rates against counts by hand (tests/audit/statistics/readers/test_groups.py).
     """
     if not has_values(votes, "reader_group"):
         return ReaderGroups(status=Status.SKIPPED, reason="needs a 'reader_group' column")

@@ -250,7 +250,7 @@ def annotation_timing(
     Notes
     -----
     Slopes by ``scipy.stats.linregress``; medians and means are plain numpy. Validated in
-    tests/audit/readers/test_timing.py against values computed by hand (medians, capped
+    tests/audit/statistics/readers/test_timing.py against values computed by hand (medians, capped
     and raw means, capped counts, the fast-reader rule, leave-one-reader-out shifts) and
     against ``linregress`` on the capped series (slope and end-to-start ratio).
     """

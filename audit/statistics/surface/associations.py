@@ -395,7 +395,7 @@ def surface_associations(
     -----
     beta equals the Pearson r of the pair differences; it is validated against
     ``statsmodels`` OLS on standardised differences and the bootstrap against a
-    replicate-by-replicate loop (tests/audit/test_surface.py). The GLMM is
+    replicate-by-replicate loop (tests/audit/statistics/surface/test_surface.py). The GLMM is
     :func:`judge_transfer_audit.statistics.glmm.fit_crossed_glmm` (validated against lme4 by its own tests).
     Invalid when a scope has fewer than 3 pairs (NaN) or a feature difference is constant.
     """

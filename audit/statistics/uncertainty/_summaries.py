@@ -4,7 +4,7 @@ A block of the cluster bootstrap holds, per replicate kind, one ``cells x n_boot
 rates. Summarising it row by row (``numpy.quantile``, ``std``, the BCa constants, a Student-t quantile per
 cell) costs ~0.5 ms of Python per row, which at 10k criteria x 3 schemes is most of the section. The
 functions here take whole matrices and make **the same floating-point operations on the same values** as
-the per-row code, so every number is identical to the last bit (tests/audit/uncertainty/test_summaries.py
+the per-row code, so every number is identical to the last bit (tests/audit/statistics/uncertainty/test_summaries.py
 compares them on random and degenerate cells):
 
 - reductions along the contiguous last axis (``sum``, ``mean``, ``var``, ``std``) use numpy's pairwise

@@ -37,7 +37,7 @@ with the Monte-Carlo error estimated and returned (``OneStep.mc_error``).
 
 What it leaves out, and how it is checked: the change of the variance parameters when a
 reader is dropped, and Newton steps after the first. Validated against exact refits over
-seeded designs (``tests/audit/uncertainty/test_one_step.py``; figures in docs/uncertainty.md);
+seeded designs (``tests/audit/statistics/uncertainty/test_one_step.py``; figures in docs/uncertainty.md);
 :func:`judge_transfer_audit.statistics.uncertainty.loro.leave_one_reader_out` refits the most influential readers
 exactly and reports the largest difference it saw.
 """

@@ -26,7 +26,7 @@ Cost: ``probes x votes x iterations`` for the solves plus ``sum_a m_a^2`` for th
 probes`` in bounded blocks; nothing readers x readers dense. The estimate's Monte-Carlo error is measured
 by the one-step from two independent halves of the probes
 (:func:`judge_transfer_audit.statistics.uncertainty.one_step`), and
-validated against the dense path in ``tests/audit/uncertainty/test_stochastic_inverse.py``.
+validated against the dense path in ``tests/audit/statistics/uncertainty/test_stochastic_inverse.py``.
 """
 
 from __future__ import annotations

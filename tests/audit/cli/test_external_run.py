@@ -45,7 +45,7 @@ def test_pds_through_audit_run(pds, tmp_path):
     result = json.loads((out / "result.json").read_text(encoding="utf-8"))
     cells = result["cells"]
     # 6,850 votes and 1,552 ties, less the 16 same-system pairs (400 votes, 105 ties) left out as
-    # self-matchups and counted (tests/audit/test_data_external.py checks the loader's counts)
+    # self-matchups and counted (tests/audit/inputs/test_data_external.py checks the loader's counts)
     assert sum(c["n_votes"] for c in cells) == 6850 - 400
     assert sum(c["human"]["n_ties"] for c in cells) == 1552 - 105
     assert result["provenance"]["human_shape"] == "scalar"

@@ -3,8 +3,9 @@
 ``import scipy.stats`` alone costs ~0.5 s (it pulls scipy.optimize, scipy.integrate, scipy.interpolate,
 scipy.spatial); the run's distributions, rank correlations and root searches come from
 :mod:`judge_transfer_audit.statistics.distributions` and :mod:`judge_transfer_audit.statistics.roots` instead,
-bit-equal to scipy's (tests/audit/test_distributions.py, tests/audit/test_roots.py). scipy.optimize's ``linprog`` is
-imported only when a separation check needs the linear programme, which the fixture never does.
+bit-equal to scipy's (tests/audit/statistics/test_distributions.py,
+tests/audit/statistics/test_roots.py). scipy.optimize's ``linprog`` is imported only when a separation
+check needs the linear programme, which the fixture never does.
 The check runs the real command in a fresh interpreter on the fixture, every input given (judge, humans,
 pairs, stories, development set: every default section and the surface and dev-set ones), then once
 more without the optional inputs, and reads ``sys.modules``.

@@ -1,7 +1,7 @@
 """The alternative annotator test as the AltTest reference code runs it (github nitaytech/AltTest,
 ``alt_test_example.ipynb`` at 18428b1): written out here from that procedure, independently of
 audit/verdict/agreement_decision.py, and run on the seeded inputs (python make_reference.py ->
-outputs.json). tests/audit/test_agreement_decision.py compares
+outputs.json). tests/audit/verdict/test_agreement_decision.py compares
 ``judge_transfer_audit.verdict.agreement_decision.alt_test``
 with outputs.json; the external test runs :func:`reference_alt_test` on AltTest's own shipped data.
 
