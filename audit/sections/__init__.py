@@ -5,9 +5,9 @@ Each folder (``audit/sections/<name>/``) holds the section's ``compute.py``
 missing, ``Failed(reason, error)`` when an :class:`~judge_transfer_audit.core.errors.AuditError` is raised
 inside it, and the rest of the audit goes on), its ``checks.py`` when it gates anything, and its
 ``render.py`` (its part of the HTML report and its terminal lines). The payload types live in the
-statistics' leaf modules (:mod:`judge_transfer_audit.sections.types` lists them). Every section is
-registered once, in :mod:`judge_transfer_audit.sections.registry`, the table the pipeline, the
-result, the outputs, the terminal and the report read.
+statistics' leaf modules. Every section is registered once, in
+:mod:`judge_transfer_audit.sections.registry`, the table the pipeline, the result, the outputs, the
+terminal and the report read.
 """
 
 from __future__ import annotations
