@@ -136,12 +136,8 @@ def section_context(section_id: str, title: str, section: Any) -> dict:
         "facts": [],
         "parts": [],
         "notes": [],
-        "csv": SECTION_CSV.get(section_id, ""),
+        "csv": "",  #: the CSV beside result.json holding the section's table, when its renderer names it
     }
-
-
-#: the CSV that reports/outputs.py writes beside result.json for a section (its to_frame())
-SECTION_CSV = {"uncertainty": "uncertainty.csv", "readers": "readers.csv", "surface": "surface.csv"}
 
 
 def folded_tables(ctx: dict, payload: Any, *, skip: tuple[str, ...] = ()) -> None:

@@ -30,6 +30,7 @@ PRINT_HEATMAPS = 4  #: heat maps printed on paper (all matchups pooled + 3); the
 
 
 def render(result: Any, payload: ReaderAnalysis, ctx: dict) -> None:
+    ctx["csv"] = "readers.csv"  # its table, written beside result.json
     ctx["facts"] = [
         {"key": "readers", "value": f"{payload.n_readers:,}"},
         {"key": "pairs", "value": f"{payload.n_pairs:,}"},

@@ -22,6 +22,7 @@ SURFACE_PANELS = 12  #: features drawn in the surface figure (the table and surf
 
 
 def render(result: Any, payload: SurfaceResult, ctx: dict) -> None:
+    ctx["csv"] = "surface.csv"  # its table, written beside result.json
     primary = result.provenance.primary_judge
     judge = primary if primary in payload.judges else (payload.judges[0] if payload.judges else "")
     ctx["facts"] = [

@@ -21,6 +21,7 @@ BOOTSTRAP_PART_HEIGHT = 620.0  #: points of the interval figure in one part (abo
 
 
 def render(result: Any, payload: UncertaintySection, ctx: dict) -> None:
+    ctx["csv"] = "uncertainty.csv"  # its table, written beside result.json
     boot, loro = payload.bootstrap, payload.loro
     ctx["facts"] = [
         {"key": "bootstrap replicates", "value": f"{boot.n_boot:,}"},
