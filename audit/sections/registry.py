@@ -221,7 +221,7 @@ BUILTIN: tuple[SectionEntry, ...] = (
         skipped="no development set given",
         checks=Checks(dev_checks.section_checks),
         terminal=Terminal(dev_render.terminal_lines, place="inputs"),
-        # the report shows it in the headline card (reports/sections.py: dev_summary)
+        # the report shows it in its headline card (reports/sections.py, from render.dev_summary)
     ),
     SectionEntry(
         "uncertainty",

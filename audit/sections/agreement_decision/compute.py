@@ -1,6 +1,6 @@
 """The agreement-decision section: is the judge at least as good as a reader at reproducing the
 other readers, pair by pair, per cell, matchup and study
-(:func:`judge_transfer_audit.verdict.agreement_decision.agreement_decision`), and its check ``agreement.decision``."""
+(:func:`judge_transfer_audit.verdict.agreement_decision.agreement_decision`) (its check: checks.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The development-set section: the judge's validity where it was selected, out of fold
-(:func:`judge_transfer_audit.statistics.devset.dev_validity`), and its check ``dev.spearman``."""
+(:func:`judge_transfer_audit.statistics.devset.dev_validity`) (its check: checks.py)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The judge-position section: the judge's first-shown rate and swap consistency when its rows
-carry ``shown_first`` (:func:`judge_transfer_audit.statistics.judge.position.judge_position_bias`), and its check
-``judge.position_bias``."""
+carry ``shown_first`` (:func:`judge_transfer_audit.statistics.judge.position.judge_position_bias`) (its check:
+checks.py)."""
 
 from __future__ import annotations
 

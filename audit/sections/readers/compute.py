@@ -1,6 +1,5 @@
 """The reader section: who the readers are, how they agree, where they split from the judge
-(:func:`judge_transfer_audit.statistics.readers.analyse_readers`), and its checks
-(:func:`judge_transfer_audit.statistics.readers.reader_checks`)."""
+(:func:`judge_transfer_audit.statistics.readers.analyse_readers`) (its checks: checks.py)."""
 
 from __future__ import annotations
 

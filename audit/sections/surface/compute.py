@@ -1,6 +1,5 @@
 """The surface-feature section: which features of the texts the judge's scores track
-(:func:`judge_transfer_audit.statistics.surface.surface_associations`), and its checks
-(:func:`judge_transfer_audit.statistics.surface.surface_checks`)."""
+(:func:`judge_transfer_audit.statistics.surface.surface_associations`) (its checks: checks.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The uncertainty section: cluster bootstraps, significance tallies, leave-one-reader-out
-(:mod:`judge_transfer_audit.statistics.uncertainty`), and its check ``uncertainty.loro_max_shift``."""
+(:mod:`judge_transfer_audit.statistics.uncertainty`) (its check: checks.py)."""
 
 from __future__ import annotations
 
