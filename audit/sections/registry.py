@@ -94,6 +94,24 @@ INPUTS = (
     "decided",
 )
 
+#: The result's own JSON keys (the fields of :class:`~judge_transfer_audit.results.result.AuditResult`): no
+#: section may take one as its name (tests/audit/sections/test_registry.py keeps the two the same).
+RESULT_KEYS = (
+    "schema_version",
+    "status",
+    "verdict",
+    "cells",
+    "counts",
+    "agreement",
+    "reader_baseline",
+    "checks",
+    "provenance",
+    "judge_pairs",
+    "sections",
+    "matchup_transfers",
+    "study_transfer",
+)
+
 #: The run's own seed slots (spawn keys under the root seed sequence), which no section may take.
 RUN_SEEDS: Mapping[str, tuple[int, ...]] = {"judge ties": (0,), "verdict": (5,)}
 
@@ -366,13 +384,16 @@ def register(new: SectionEntry) -> SectionEntry:
     Raises
     ------
     ValueError
-        The name is not an identifier or is already registered, ``step.reads`` names an input not
-        in :data:`INPUTS`, or the seed slot is (or contains, or lies inside) a slot already taken.
+        The name is not an identifier, is already registered or is a field of the result,
+        ``step.reads`` names an input not in :data:`INPUTS`, or the seed slot is (or contains, or
+        lies inside) a slot already taken.
     """
     if not new.name.isidentifier() or keyword.iskeyword(new.name) or new.name.startswith("_"):
         raise ValueError(f"a section's name is a public Python identifier (its attribute on the result): {new.name!r}")
     if new.name in names():
         raise ValueError(f"a section named {new.name!r} is already registered")
+    if new.name in RESULT_KEYS:
+        raise ValueError(f"{new.name!r} is a field of the result; a section takes another name")
     unknown = [r for r in new.step.reads if r not in INPUTS]
     if unknown:
         raise ValueError(f"section {new.name!r} reads {unknown}; a section reads only {', '.join(INPUTS)}")
@@ -444,6 +465,7 @@ def section_types() -> dict[str, type]:
 __all__ = [
     "BUILTIN",
     "INPUTS",
+    "RESULT_KEYS",
     "RUN_SEEDS",
     "CheckContext",
     "Checks",

@@ -57,3 +57,16 @@ def test_a_section_the_spec_does_not_request_is_skipped_with_its_flag():
     assert optional["uncertainty"] == Skipped("not requested (--no-uncertainty)")
     assert optional["surface"] == Skipped("not requested (--no-surface)")
     assert optional["readers"] is done["readers"]
+
+
+def test_no_section_takes_a_name_of_the_results_own_keys():
+    from dataclasses import fields, replace
+
+    from judge_transfer_audit.results.result import AuditResult
+    from judge_transfer_audit.sections.registry import BUILTIN, RESULT_KEYS, register
+
+    assert RESULT_KEYS == tuple(f.name for f in fields(AuditResult))
+    assert not set(RESULT_KEYS) & set(names())
+    with pytest.raises(ValueError, match="'cells' is a field of the result"):
+        register(replace(BUILTIN[-1], name="cells", seed=None))
+    assert "cells" not in names()
