@@ -164,7 +164,7 @@ def run(
     from judge_transfer_audit.engine.pipeline import run_audit
     from judge_transfer_audit.inputs import load_audit_data
     from judge_transfer_audit.model.spec import AuditSpec
-    from judge_transfer_audit.sections.agreement_decision import check_gate_support
+    from judge_transfer_audit.sections.agreement_decision.checks import check_gate_support
 
     known = {f.name for f in dataclasses.fields(AuditSpec)} - {"policy", "policy_source"}
     unknown = sorted(set(settings) - known)

@@ -212,7 +212,7 @@ def cost(folder: str, repeats: int = 3) -> None:
     from judge_transfer_audit.engine.pipeline import choose_primary_judge, judge_choices
     from judge_transfer_audit.inputs import load_audit_data
     from judge_transfer_audit.model.spec import AuditSpec
-    from judge_transfer_audit.sections import prediction_powered as section
+    from judge_transfer_audit.sections.prediction_powered import compute as section
     from judge_transfer_audit.verdict.judge_side import judge_pair_outcomes
 
     d = Path(folder)

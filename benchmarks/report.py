@@ -47,10 +47,11 @@ def load_result(argv: list[str]):
 
 def timed_render(result) -> tuple[list[float], list[float], int, dict[str, float]]:
     """``render_html`` wall and CPU times (first run not counted), the size, seconds per figure function."""
-    import judge_transfer_audit.reports.judges as peers
-    import judge_transfer_audit.reports.optional_sections as optional
+    import importlib
+
     import judge_transfer_audit.reports.sections as sections
     from judge_transfer_audit.reports.html import render_html
+    from judge_transfer_audit.sections.registry import names
 
     per_figure: dict[str, float] = {}
 
@@ -65,7 +66,7 @@ def timed_render(result) -> tuple[list[float], list[float], int, dict[str, float
 
     patches = [
         mock.patch.object(mod, name, wrap(name.removesuffix("_svg"), getattr(mod, name)))
-        for mod in (sections, optional, peers)
+        for mod in (sections, *(importlib.import_module(f"judge_transfer_audit.sections.{n}.render") for n in names()))
         for name in dir(mod)
         if name.endswith("_svg") and callable(getattr(mod, name))
     ]
@@ -113,7 +114,7 @@ def matplotlib_heatmap(frame) -> str:
 
 def heatmaps_side_by_side(result) -> tuple[float, float, int]:
     """Seconds for every matchup's heat map: judge-audit, matplotlib; and the number of maps."""
-    from judge_transfer_audit.reports.figures.heatmap import MAX_READERS, reader_heatmap_svg
+    from judge_transfer_audit.presentation.figures.heatmap import MAX_READERS, reader_heatmap_svg
 
     rates = result.readers.payload.rates.rates
     kinds = {"reader": "reader", "human_pooled": "human", "human_glmm": "glmm", "judge": "judge"}

@@ -61,10 +61,20 @@ for attr in ("compared_chunk", "chunked_verdict"):  # the verdict in chunks of c
     if hasattr(S, attr):
         wrap(S, attr, "verdict", digest=attr == "chunked_verdict")
 wrap(S, "configuration_decisions", "configurations (verdicts)")
-for part in ("uncertainty", "readers", "surface", "configurations", "dev", "judge_agreement", "position",
-             "leaderboard", "budget"):
-    module = getattr(S, part + "_part", None) or getattr(P, part + "_part")
-    wrap(module, "compute", module.NAME if hasattr(module, "NAME") else part)
+try:  # the section table: each entry's compute wrapped
+    import dataclasses, types
+    import judge_transfer_audit.sections.registry as R
+except ImportError:  # a tree from before the table: the section modules the steps name
+    for part in ("uncertainty", "readers", "surface", "configurations", "dev", "judge_agreement", "position",
+                 "leaderboard", "budget"):
+        module = getattr(S, part + "_part", None) or getattr(P, part + "_part")
+        wrap(module, "compute", module.NAME if hasattr(module, "NAME") else part)
+else:
+    def _timed_entry(e):
+        holder = types.SimpleNamespace(compute=e.step.compute)
+        wrap(holder, "compute", e.name)
+        return dataclasses.replace(e, step=dataclasses.replace(e.step, compute=holder.compute))
+    R.BUILTIN = tuple(_timed_entry(e) for e in R.BUILTIN)
 
 if study == "fixture":
     F = "fixtures/"

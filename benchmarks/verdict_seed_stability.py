@@ -28,7 +28,7 @@ import numpy as np
 from judge_transfer_audit.engine.pipeline import assess_cells, choose_primary_judge, judge_choices
 from judge_transfer_audit.inputs.load import load_audit_data
 from judge_transfer_audit.model.spec import AuditSpec
-from judge_transfer_audit.sections import judge_configurations as configurations_part
+from judge_transfer_audit.sections.judge_configurations import compute as configurations_part
 from judge_transfer_audit.statistics.agreement import reader_baseline
 from judge_transfer_audit.verdict.judge_side import judge_pair_outcomes
 

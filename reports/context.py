@@ -1,14 +1,12 @@
 """AuditResult -> the whole template context: the core parts (:mod:`judge_transfer_audit.reports.sections`) and every
-optional section rendered from its payload's type (:mod:`judge_transfer_audit.reports.registry`)."""
+optional section, each drawn by the renderer its entry in the section table names
+(:mod:`judge_transfer_audit.sections.registry`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import judge_transfer_audit.reports.optional_sections  # noqa: F401  (registers the uncertainty, readers, surface renderers)
-from judge_transfer_audit.reports.judges import judge_sections
-from judge_transfer_audit.reports.prediction_powered import prediction_powered_sections
-from judge_transfer_audit.reports.registry import render_section
+from judge_transfer_audit.presentation.tables import status_value
 from judge_transfer_audit.reports.sections import (
     agreement_context,
     checks_context,
@@ -19,7 +17,7 @@ from judge_transfer_audit.reports.sections import (
     provenance_context,
     transfer_rows,
 )
-from judge_transfer_audit.reports.tables import status_value
+from judge_transfer_audit.sections.registry import entries
 
 TRANSFER_OPEN = 24  #: transfer-table rows shown open (worst first); the rest fold into <details>
 TABLE_OPEN = 24  #: rows of a section's lead table and of the agreement tables shown open; the rest fold into <details>
@@ -30,16 +28,17 @@ PAGE_ROWS = 200  #: rows of the transfer table, its reasons and the individual c
 
 
 def optional_sections(result: Any) -> list[dict]:
-    """The uncertainty, readers and surface sections, in report order."""
-    return [
-        render_section(
-            "uncertainty", "How sure are we: bootstraps and leave-one-reader-out", result, result.uncertainty
-        ),
-        render_section(
-            "readers", "Who are the readers: heat maps, clusters, time, case studies", result, result.readers
-        ),
-        render_section("surface", "Surface features: is the judge scoring style?", result, result.surface),
-    ]
+    """Every section's part of the report, in the section table's report order
+    (:class:`judge_transfer_audit.sections.registry.Report`)."""
+    shown = sorted((e for e in entries() if e.report is not None), key=lambda e: e.report.rank)
+    for e in shown:
+        section = getattr(result, e.name)
+        if section.computed and not isinstance(section.payload, e.payload):
+            raise TypeError(
+                f"section {e.name!r}: no report renderer for a {type(section.payload).__qualname__} payload "
+                f"(its renderer draws a {e.payload.__qualname__})"
+            )
+    return [ctx for e in shown for ctx in e.report.contexts(result)]
 
 
 def build_context(result: Any) -> dict:
@@ -53,7 +52,7 @@ def build_context(result: Any) -> dict:
         "preference": preference_figure(result),
         "configurations": configurations_table(result),
         "agreement": agreement_context(result),
-        "sections": prediction_powered_sections(result) + optional_sections(result) + judge_sections(result),
+        "sections": optional_sections(result),
         "provenance": provenance_context(result),
         "focal_label": focal_label(result),
         "transfer_open": TRANSFER_OPEN,

@@ -3,7 +3,7 @@
 One file: CSS inline, figures as inline SVG, no script, no external request (a
 Content-Security-Policy meta tag forbids any), readable without JavaScript. Every piece of
 user text goes through Jinja2 autoescaping; the only unescaped insertions are figure SVGs,
-which :func:`judge_transfer_audit.reports.figures.verify_svg` has checked for active content.
+which :func:`judge_transfer_audit.presentation.figures.verify_svg` has checked for active content.
 """
 
 from __future__ import annotations

@@ -26,13 +26,13 @@ import pandas as pd
 from judge_transfer_audit.core.output_files import MANIFEST, FolderWrite, check_output_folder, csv_text, write_folder
 from judge_transfer_audit.core.progress import ProgressFactory, no_progress
 from judge_transfer_audit.results.result import AuditResult, result_to_json
+from judge_transfer_audit.sections.registry import entries
 
 
 def _tabled_sections(result: AuditResult) -> list[str]:
-    """The optional sections whose payload has a tidy table (``to_frame()``), each written as ``NAME.csv``."""
-    return [
-        name for name in result.section_names() if callable(getattr(getattr(result, name).payload, "to_frame", None))
-    ]
+    """The optional sections whose entry in the section table writes a CSV and whose payload has a tidy
+    table (``to_frame()``), each written as ``NAME.csv``, in table order."""
+    return [e.name for e in entries() if e.csv and callable(getattr(getattr(result, e.name).payload, "to_frame", None))]
 
 
 #: The tables every run writes, besides the sections' (:func:`_other_files`).
@@ -70,24 +70,21 @@ _BASE_FILES = (
     "agreement.csv",
     "reader_baseline.csv",
     "judge_pairs.csv",
-    "dev.csv",
-    "uncertainty.csv",
-    "readers.csv",
-    "surface.csv",
 )
-#: Every file ``write_outputs`` may write (one CSV per optional section); the ones a run does not
-#: write are removed (when unchanged since judge-audit wrote them), so an output directory never
-#: mixes two runs.
-OUTPUT_FILES = _BASE_FILES + tuple(
-    f"{name}.csv" for name in AuditResult.section_names() if f"{name}.csv" not in _BASE_FILES
-)
+
+
+def output_files() -> tuple[str, ...]:
+    """Every file ``write_outputs`` may write (one CSV per section of the section table); the ones a run
+    does not write are removed (when unchanged since judge-audit wrote them), so an output directory
+    never mixes two runs."""
+    return _BASE_FILES + tuple(f"{e.name}.csv" for e in entries() if e.csv)
 
 
 def legacy_outputs(out_dir: str | Path) -> tuple[str, ...]:
     """Output files of a folder written by judge-audit before output manifests existed.
 
     Such a folder has no manifest and a ``result.json`` that is an ``audit run`` result; its
-    files under :data:`OUTPUT_FILES` names are then judge-audit's own (replaced when this run
+    files under :func:`output_files` names are then judge-audit's own (replaced when this run
     writes them, never removed). Anything else: ().
     """
     out = Path(out_dir)
@@ -101,12 +98,12 @@ def legacy_outputs(out_dir: str | Path) -> tuple[str, ...]:
         return ()
     if not (isinstance(command, str) and command.startswith("audit run") and "schema_version" in data):
         return ()
-    return tuple(name for name in OUTPUT_FILES if (out / name).is_file() and not (out / name).is_symlink())
+    return tuple(name for name in output_files() if (out / name).is_file() and not (out / name).is_symlink())
 
 
 def check_output_dir(out_dir: str | Path, inputs: Iterable[str | os.PathLike | None] = ()) -> None:
     """Refuse, before the audit runs, an ``--out`` where writing would touch an input or a foreign file."""
-    check_output_folder(out_dir, OUTPUT_FILES, inputs, adopt=legacy_outputs(out_dir))
+    check_output_folder(out_dir, output_files(), inputs, adopt=legacy_outputs(out_dir))
 
 
 @contextlib.contextmanager
@@ -354,7 +351,7 @@ def write_outputs_detail(
     try:
         files = render_outputs(result, html=html, timings=timings, fail_on=fail_on, jobs=jobs, done=bar.advance)
         return write_folder(
-            out_dir, files, command="run", inputs=inputs, may_write=OUTPUT_FILES, adopt=legacy_outputs(out_dir)
+            out_dir, files, command="run", inputs=inputs, may_write=output_files(), adopt=legacy_outputs(out_dir)
         )
     finally:
         bar.close()

@@ -1,9 +1,9 @@
 """AuditResult -> template context: the thin binding layer between the result and the HTML.
 
 Everything here is selection and formatting (display rounding happens only here); nothing
-is recomputed. Figures are rendered by :mod:`judge_transfer_audit.reports.figures` from tidy frames built here.
-The optional sections (uncertainty, readers, surface, the peer sections) are rendered by type
-in :mod:`judge_transfer_audit.reports.optional_sections` and :mod:`judge_transfer_audit.reports.judges`;
+is recomputed. Figures are rendered by :mod:`judge_transfer_audit.presentation.figures` from tidy frames built here.
+The optional sections are drawn by the renderers their entries in the section table name
+(:mod:`judge_transfer_audit.sections.registry`, ``audit/sections/<name>/render.py``);
 :mod:`judge_transfer_audit.reports.context` puts everything together.
 """
 
@@ -15,10 +15,10 @@ from typing import Any
 import pandas as pd
 
 from judge_transfer_audit.core.redact import redact_command, redact_text
-from judge_transfer_audit.reports.figures import distance_map_svg, preference_svg
-from judge_transfer_audit.reports.format import DASH, cell_value, count_or_value, interval, num, pct
-from judge_transfer_audit.reports.tables import CELL_ORDER, STATUS_ORDER, status_value, table
-from judge_transfer_audit.statistics.devset import DevValidity
+from judge_transfer_audit.presentation.figures import distance_map_svg, preference_svg
+from judge_transfer_audit.presentation.format import DASH, cell_value, count_or_value, interval, num, pct
+from judge_transfer_audit.presentation.tables import CELL_ORDER, STATUS_ORDER, status_value, table
+from judge_transfer_audit.sections.dev.render import dev_summary
 from judge_transfer_audit.verdict.checks import headline_text
 
 
@@ -285,46 +285,6 @@ def _budget_step(undecided: list, n_inconclusive: int) -> str:
         )
     parts.append("The Label budget section gives the pairs for 80% power and the pairs-versus-readers trade-off.")
     return " ".join(parts)
-
-
-def dev_summary(section: Any, primary_judge: str = "") -> dict:
-    """The dev-set validity block: per-criterion Spearman of the primary judge, or why it is absent."""
-    status = status_value(section.status)
-    payload = section.payload
-    if payload is None or status in ("SKIPPED", "ERROR"):
-        return {
-            "computed": False,
-            "status": status,
-            "reason": section.reason or "no development set given",
-            "table": None,
-            "items": [],
-            "facts": [],
-            "warning": "",
-            "judge": primary_judge,
-        }
-    if not isinstance(payload, DevValidity):
-        raise TypeError(f"dev section: expected a DevValidity payload, got {type(payload).__qualname__}")
-    frame = payload.correlations
-    judges = list(dict.fromkeys(frame["judge"].tolist()))
-    judge = primary_judge if primary_judge in judges else (judges[0] if judges else primary_judge)
-    mine = frame[frame["judge"] == judge]
-    items = [{"label": str(r.criterion), "value": num(r.spearman, 2)} for r in mine.itertuples(index=False)]
-    facts = [
-        {"key": "in-sample mean", "value": cell_value(payload.routed_in_sample_mean)},
-        {"key": "out-of-fold mean", "value": cell_value(payload.oof_mean)},
-        {"key": "optimism", "value": cell_value(payload.optimism_mean)},
-        {"key": "items", "value": cell_value(payload.n_items)},
-    ]
-    return {
-        "computed": True,
-        "status": status,
-        "reason": section.reason,
-        "judge": judge,
-        "warning": payload.warning or "",
-        "table": table(frame, caption="Development-set validity"),
-        "items": items,
-        "facts": facts,
-    }
 
 
 MAX_REASON_CHARS = 1500  #: a check's reason in the page (one listing 2,000 readers is 20,000 characters)

@@ -11,12 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from judge_transfer_audit.core.terminal_text import printable
-from judge_transfer_audit.reports.agreement_decision import summary_line as agreement_summary_line
-from judge_transfer_audit.reports.format import pct
-from judge_transfer_audit.reports.prediction_powered import prediction_powered_lines
-from judge_transfer_audit.reports.section_lines import section_summary_lines
-from judge_transfer_audit.reports.sections import dev_summary, row_accounting, worst_first
-from judge_transfer_audit.reports.tables import CELL_ORDER, STATUS_ORDER, status_value, tie_words
+from judge_transfer_audit.presentation.format import pct
+from judge_transfer_audit.presentation.tables import CELL_ORDER, STATUS_ORDER, status_value, tie_words
+from judge_transfer_audit.reports.sections import row_accounting, worst_first
+from judge_transfer_audit.sections.registry import entries
 
 _COLOURS = {
     "PASS": "32",
@@ -81,6 +79,13 @@ def matchup_lines(result: Any) -> list[str]:
     return lines
 
 
+def section_lines(result: Any, place: str) -> list[str]:
+    """The sections' lines printed at ``place``, in the section table's terminal order
+    (:class:`judge_transfer_audit.sections.registry.Terminal`)."""
+    shown = [e for e in entries() if e.terminal is not None and e.terminal.place == place]
+    return [line for e in sorted(shown, key=lambda e: e.terminal.rank) for line in e.terminal.lines(result)]
+
+
 def render_summary(
     result: Any, report_path: str | Path | None = None, *, max_cells: int = 12, colour: bool = False
 ) -> str:
@@ -105,24 +110,7 @@ def render_summary(
         for r in rows:
             for e in r["excluded"]:
                 lines.append(_safe(f"  {r['role']}: {e['n']} {e['reason']}"))
-    dev = dev_summary(result.dev, result.provenance.primary_judge)
-    if dev["items"]:
-        vals = ", ".join(f"{_safe(it['label'])} {it['value']}" for it in dev["items"])
-        lines.append(f"Dev set (Spearman of {_safe(dev['judge'] or 'the judge')} with humans): {vals}")
-        d = result.dev.payload
-        lines.append(
-            f"  routed judge: {d.routed_in_sample_pooled:.3f} in sample, {d.oof_pooled:.3f} out of fold "
-            f"(optimism {d.optimism_pooled:+.3f})"
-            + ("; selection and validation share data" if d.selection_shares_data else "")
-        )
-    elif dev["computed"]:
-        lines.append("Dev set: computed (see the report)")
-    else:
-        reason = _safe(dev["reason"])
-        # "no development set given (...)" reads on its own; other reasons say why it was not computed
-        lines.append(
-            f"Dev set: {reason}" if reason.startswith("no development set") else f"Dev set: not computed ({reason})"
-        )
+    lines += section_lines(result, "inputs")
     lines += matchup_lines(result)
     cell_counts = dict(result.counts)
     lines.append(
@@ -130,9 +118,7 @@ def render_summary(
         + ", ".join(f"{cell_counts.get(s, 0)} {s}" for s in CELL_ORDER)
         + f" (of {len(result.cells)}; margin {_margin(result)})"
     )
-    agreement = agreement_summary_line(result)
-    if agreement:
-        lines.append(_safe(agreement))
+    lines += section_lines(result, "verdict")
     # worst first, as in the report: FAIL, ERROR, INCONCLUSIVE, each by largest distance from the band
     shown = worst_first(c for c in result.cells if status_value(c.transfer.status) in ("FAIL", "ERROR", "INCONCLUSIVE"))
     if shown:
@@ -175,8 +161,7 @@ def render_summary(
             f"GLMM degenerate in {len(degenerate)} cell(s): their expit(b0) is not shown as the human "
             "preference; the decision rests on the vote share and majority rate, never on the GLMM"
         )
-    lines.extend(prediction_powered_lines(result))
-    lines.extend(section_summary_lines(result))
+    lines += section_lines(result, "sections")
     counts = {s: 0 for s in STATUS_ORDER}
     for c in result.checks:
         counts[status_value(c.status)] = counts.get(status_value(c.status), 0) + 1

@@ -24,6 +24,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("detectors", (f"{P}.detectors",)),
     ("statistics", (f"{P}.statistics",)),
     ("verdict", (f"{P}.verdict",)),
+    # the renderers' shared helpers (formats, display tables, SVG figures): below the sections, whose
+    # folders hold each section's renderer, and above nothing they would need
+    ("presentation", (f"{P}.presentation",)),
     ("sections", (f"{P}.sections",)),
     ("results", (f"{P}.results",)),
     ("engine", (f"{P}.engine", f"{P}.generation")),

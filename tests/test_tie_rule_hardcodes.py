@@ -46,9 +46,11 @@ ALLOWED = {
     ("audit/verdict/judge_side.py", "m > 0.5"): "the samples' mean choice code -> win / loss / tie (the midpoint)",
     # named descriptive figures whose name says the rule
     ("audit/verdict/human_side.py", "0.5 * n_ties"): "the JSON field rate_even_split: the even-split share, named so",
-    ("reports/figures/preference.py", "0.5 * j.ties) / _valid(j)"): "the paper's Fig. 1b: the even-split composition, "
-    "labelled (even-split) in the legend",
-    ("reports/figures/preference.py", "tie = 0.5 * j.ties"): "the same figure's tie bar",
+    (
+        "audit/presentation/figures/preference.py",
+        "0.5 * j.ties) / _valid(j)",
+    ): "the paper's Fig. 1b: the even-split composition, labelled (even-split) in the legend",
+    ("audit/presentation/figures/preference.py", "tie = 0.5 * j.ties"): "the same figure's tie bar",
     # the prediction-powered estimates: a pair the judge gave no valid verdict on predicts nothing (0.5)
     (
         "audit/statistics/prediction_powered/compute.py",

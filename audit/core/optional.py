@@ -26,7 +26,7 @@ _HINTS = {
     "dask": ("pip install 'judge-transfer-audit[dask]'", "running the audit on a Dask cluster"),
     "matplotlib": (
         "pip install 'judge-transfer-audit[plots]'",
-        "drawing a figure through matplotlib (judge_transfer_audit.reports.figures.figure_to_svg)",
+        "drawing a figure through matplotlib (judge_transfer_audit.presentation.figures.figure_to_svg)",
     ),
     "inspect_ai": ("pip install 'judge-transfer-audit[inspect]'", "reading inspect_ai .eval logs"),
     "spacy": ("pip install spacy", "the sentences_spacy detector (spaCy's own sentencizer)"),

@@ -13,9 +13,9 @@ Rules (so every result type round-trips without hand-written code):
   arguments, ``load`` this module's :func:`from_jsonable`), e.g.
   :class:`judge_transfer_audit.model.section_result.Section`.
 
-:func:`from_jsonable` reads a value back using the dataclass field type hints; a dataclass whose
-annotations name types it does not import at module level offers them through
-``__annotation_namespace__()`` (:class:`judge_transfer_audit.results.result.AuditResult`: the section payload types).
+:func:`from_jsonable` reads a value back using the dataclass field type hints
+(:class:`judge_transfer_audit.results.result.AuditResult` reads itself back, each section as the payload type
+of its entry in the section table).
 """
 
 from __future__ import annotations
@@ -121,8 +121,7 @@ def to_jsonable(obj: Any) -> Any:
 @functools.cache
 def _field_hints(tp: type) -> tuple[tuple[str, Any], ...]:
     """A dataclass's fields and their resolved type hints (resolved once per type: most of a load's time)."""
-    namespace = getattr(tp, "__annotation_namespace__", None)  # types resolved only when a result is loaded
-    hints = typing.get_type_hints(tp, localns=namespace() if namespace is not None else None)
+    hints = typing.get_type_hints(tp)
     return tuple((f.name, hints[f.name]) for f in dataclasses.fields(tp))
 
 

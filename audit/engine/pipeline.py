@@ -1,9 +1,9 @@
 """The one orchestrator: ``run_audit(data, spec) -> AuditResult``.
 
 Pure apart from the optional ``spec.progress`` callback: no file I/O, no printing, no
-plotting. Optional sections (dev set, uncertainty, readers, surface features) live in
-:mod:`judge_transfer_audit.sections`, one module each with ``compute``; each comes back Computed, Skipped or
-Failed with a reason (:mod:`judge_transfer_audit.model.section_result`).
+plotting. The optional sections are the entries of the section table
+(:mod:`judge_transfer_audit.sections.registry`), each computed by one step of the run's task graph; each
+comes back Computed, Skipped or Failed with a reason (:mod:`judge_transfer_audit.model.section_result`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from judge_transfer_audit import sections
 from judge_transfer_audit.core.progress import no_progress
 from judge_transfer_audit.core.rng import resolve_rng
 from judge_transfer_audit.engine import steps as steps_of_run
@@ -24,12 +23,11 @@ from judge_transfer_audit.model.data import ALL_MATCHUPS, AuditData
 from judge_transfer_audit.model.spec import AuditSpec
 from judge_transfer_audit.model.tie_rules import TieRule
 from judge_transfer_audit.model.tie_rules import tie_rule as resolve_tie_rule
-from judge_transfer_audit.results.derive import PEER_SECTIONS, derive_checks, status_of
+from judge_transfer_audit.results.derive import derive_checks, status_of
 from judge_transfer_audit.results.result import SCHEMA_VERSION, AuditResult, Cell, JudgeConfigRate, JudgeSide
 from judge_transfer_audit.results.tables import AgreementRows, BaselineRows, JudgePairs
-from judge_transfer_audit.sections import judge_configurations as configurations_part
-from judge_transfer_audit.sections import label_budget as budget_part
-from judge_transfer_audit.sections import prediction_powered as ppi_part
+from judge_transfer_audit.sections import registry
+from judge_transfer_audit.sections.judge_configurations import compute as configurations_part
 from judge_transfer_audit.statistics.agreement import agreement_table, reader_baseline
 from judge_transfer_audit.verdict import cell_counts, verdict_sentence
 from judge_transfer_audit.verdict.judge_side import (
@@ -310,12 +308,11 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
     progress = spec.progress or (lambda message: None)
     rng, seed = resolve_rng(spec.seed)
     root = np.random.SeedSequence(seed if seed is not None else int(rng.integers(2**32)))
-    tie_seed, dev_seed, uncertainty_seed, readers_seed, surface_seed = root.spawn(5)
-    verdict_seed = int(root.spawn(1)[0].generate_state(1)[0])  # one stream per cell from it, keyed by the cell
-    (peer_seed,) = root.spawn(1)  # after the five above and the verdict's, so their streams are unchanged
-    peer_seeds = peer_seed.spawn(4)
-    (agreement_decision_seed,) = root.spawn(1)  # after the peers': theirs are unchanged
-    (ppi_seed,) = root.spawn(1)  # after every stream above (the agreement decision's too), so theirs are unchanged
+    # every stream at a fixed spawn key under the root (the sections' in the section table), so adding a
+    # section changes no other stream
+    tie_seed = steps_of_run.seed_of(root, registry.RUN_SEEDS["judge ties"])
+    # one stream per cell from it, keyed by the cell
+    verdict_seed = int(steps_of_run.seed_of(root, registry.RUN_SEEDS["verdict"]).generate_state(1)[0])
 
     bar_of = spec.progress_bar or no_progress  # a bar per stage: counts and an ETA on a terminal
     progress("judge verdicts")
@@ -354,17 +351,6 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
     parts = _cell_parts(data, spec, outcomes, primary)
     configurations = _configuration_inputs(data, parts, choices_by_judge, primary)
     shape = _run_shape(data, parts, configurations)
-    seeds = {
-        "uncertainty": uncertainty_seed,
-        "readers": readers_seed,
-        "surface": surface_seed,
-        "dev": dev_seed,
-        "agreement": peer_seeds[0],
-        "configurations": peer_seeds[1],
-        "leaderboard": peer_seeds[2],
-        "position": peer_seeds[3],
-        "agreement_decision": agreement_decision_seed,
-    }
     section_steps = steps_of_run.section_steps(
         data,
         spec,
@@ -376,7 +362,7 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
         primary=primary,
         auto=auto,
         verdict_seed=verdict_seed,
-        seeds=seeds,
+        root=root,
         seed=seed,
     )
     other_work = sum(s.cost for s in section_steps)
@@ -397,26 +383,15 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
             if spec.timings is not None:
                 spec.timings.detectors.extend(detectors)
     cells, _ = done["cells"]
-    uncertainty = done["uncertainty"] if spec.uncertainty else sections.not_requested("--no-uncertainty")
-    readers = done["readers"] if spec.readers else sections.not_requested("--no-readers")
-    surface = done["surface"] if spec.surface else sections.not_requested("--no-surface")
-    dev = done["dev"]
-    position = done["judge_position"]
-    agreement_decision = done["agreement_decision"]
+    optional = steps_of_run.sections_of_run(spec, done)
     # The same derivation `audit gate` repeats on a saved result (judge_transfer_audit.results.derive).
     checks = derive_checks(
         cells=cells,
         agreement=agreement.to_frame(),
         judge_pairs=judge_pairs.to_frame(),
         policy=spec.policy,
-        dev=dev,
-        uncertainty=uncertainty,
-        readers=readers,
-        surface=surface,
+        sections=optional,
         primary=primary,
-        judge_position=position,
-        peers={name: done[name] for name in PEER_SECTIONS},
-        agreement_decision=agreement_decision,
     )
     status = status_of(checks)
     return AuditResult(
@@ -432,17 +407,7 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
         checks=tuple(checks),
         provenance=done["provenance"],
         judge_pairs=judge_pairs,
-        dev=dev,
-        uncertainty=uncertainty,
-        readers=readers,
-        surface=surface,
-        judge_agreement=done["judge_agreement"],
-        judge_configurations=done["judge_configurations"],
-        leaderboard=done["leaderboard"],
-        judge_position=position,
-        label_budget=budget_part.compute(cells, spec),
-        prediction_powered=ppi_part.compute(data, spec, choices=choices, primary=primary, seed=ppi_seed),
-        agreement_decision=agreement_decision,
+        sections=optional,
         **_levels(cells, spec.policy),
     )
 

@@ -75,8 +75,8 @@ class RunShape:
 
 
 def estimate(step: str, shape: RunShape) -> float:
-    """Estimated CPU seconds of ``step`` (a key of :data:`COSTS`) on ``shape``."""
-    return sum(coef * shape.term(term) for term, coef in COSTS[step].items())
+    """Estimated CPU seconds of ``step`` on ``shape`` (0 for a step :data:`COSTS` does not list)."""
+    return sum(coef * shape.term(term) for term, coef in COSTS.get(step, {}).items())
 
 
 @dataclass(frozen=True)

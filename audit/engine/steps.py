@@ -26,15 +26,7 @@ from judge_transfer_audit.engine.task_graph import Step
 from judge_transfer_audit.model.data import AuditData
 from judge_transfer_audit.model.spec import AuditSpec
 from judge_transfer_audit.results.result import Cell, HumanSide
-from judge_transfer_audit.sections import agreement_decision as agreement_decision_part
-from judge_transfer_audit.sections import dev as dev_part
-from judge_transfer_audit.sections import judge_agreement as judge_agreement_part
-from judge_transfer_audit.sections import judge_configurations as configurations_part
-from judge_transfer_audit.sections import judge_position as position_part
-from judge_transfer_audit.sections import leaderboard as leaderboard_part
-from judge_transfer_audit.sections import readers as readers_part
-from judge_transfer_audit.sections import surface as surface_part
-from judge_transfer_audit.sections import uncertainty as uncertainty_part
+from judge_transfer_audit.sections import registry
 from judge_transfer_audit.verdict import assess_transfers
 from judge_transfer_audit.verdict.batched import assess_transfers_with_configurations
 
@@ -365,6 +357,24 @@ def section_step(
     return Step(name, fn, dict(data=data, spec=spec, **kwargs), after=tuple(after), late=late, cost=cost, stage=stage)
 
 
+def seed_of(root: np.random.SeedSequence, key: tuple[int, ...]) -> np.random.SeedSequence:
+    """The seed sequence at spawn key ``key`` under ``root``: the stream ``root.spawn`` gives there (the
+    section table's seed slots, :mod:`judge_transfer_audit.sections.registry`), whatever else is spawned."""
+    return np.random.SeedSequence(root.entropy, spawn_key=root.spawn_key + tuple(key), pool_size=root.pool_size)
+
+
+def _late(after: str | None, decided: bool):
+    """The stage a section waits for and how its result reaches the section (``cells``; with
+    ``decided``, the configurations' transfers decided beside the verdict too)."""
+    if after is None:
+        return (), None
+    if after == "fitted":
+        return ("fitted",), lambda r: {"cells": r["fitted"]}
+    if decided:
+        return ("cells",), lambda r: {"cells": r["cells"][0], "decided": r["cells"][1]}
+    return ("cells",), lambda r: {"cells": r["cells"][0]}
+
+
 def section_steps(
     data: AuditData,
     spec: AuditSpec,
@@ -377,105 +387,63 @@ def section_steps(
     primary: str | None,
     auto: bool,
     verdict_seed: int,
-    seeds: dict[str, np.random.SeedSequence],
+    root: np.random.SeedSequence,
     seed: int | None,
 ) -> list[Step]:
-    """The sections' steps, in the order they run with ``--jobs 1`` (each after what it reads): the
-    uncertainty section and the leaderboard here (they farm out their bootstrap blocks and refits
-    through :func:`judge_transfer_audit.engine.parallel.open_runner`, which gives them the run's runner on a pool), the
-    others on workers; then the run's provenance."""
-
-    def step(name, fn, *, stage=None, after=(), late=None, **kwargs) -> Step:
-        return section_step(
-            name,
-            fn,
-            data,
-            spec,
-            pooled=pooled,
-            cost=estimate(name, shape),
-            stage=stage,
-            after=after,
-            late=late,
-            **kwargs,
-        )
-
-    fitted = ("fitted",)
+    """One step per section of the table (:mod:`judge_transfer_audit.sections.registry`) that the spec
+    requests, in table order, each reading what its entry names, with the seed of its slot under
+    ``root``; then the run's provenance. A ``here`` step runs in this process (the uncertainty section
+    and the leaderboard farm out their bootstrap blocks and refits through
+    :func:`judge_transfer_audit.engine.parallel.open_runner`, which gives them the run's runner on a pool),
+    the others on workers."""
+    inputs = {  # made for each section that reads them: no two sections share a frame
+        "primary": lambda: primary,
+        "choices": lambda: choices,
+        "choices_by_judge": lambda: choices_by_judge,
+        "auto": lambda: auto,
+        "verdict_seed": lambda: verdict_seed,
+        "primary_credits": lambda: sections.primary_credits(choices, data.pairs, primary),
+        "judge_credits": lambda: sections.judge_credits(outcomes),
+    }
     out: list[Step] = []
-    if spec.uncertainty:
-        out.append(
-            Step(
-                "uncertainty",
-                uncertainty_part.compute,
-                dict(
-                    data=data,
-                    spec=spec,
-                    credits=sections.primary_credits(choices, data.pairs, primary),
-                    all_credits=sections.judge_credits(outcomes),
-                    seed=seeds["uncertainty"],
-                ),
-                after=fitted,
-                late=lambda r: {"cells": r["fitted"]},
-                here=True,
-                cost=estimate("uncertainty", shape),
-                stage="bootstraps and leave-one-reader-out",
+    for entry in registry.entries():
+        how = entry.step
+        if how.requested is not None and not getattr(spec, how.requested):
+            continue
+        kwargs = {name: inputs[name]() for name in how.reads if name != "decided"}
+        if entry.seed is not None:
+            kwargs["seed"] = seed_of(root, entry.seed)
+        after, late = _late(how.after, "decided" in how.reads)
+        cost = estimate(entry.name, shape)
+        if how.here:
+            out.append(
+                Step(
+                    entry.name,
+                    how.compute,
+                    dict(data=data, spec=spec, **kwargs),
+                    after=after,
+                    late=late,
+                    here=True,
+                    cost=cost,
+                    stage=how.stage,
+                    farm_first=how.farm_first,
+                )
             )
-        )
-    if spec.readers:
-        out.append(
-            step(
-                "readers",
-                readers_part.compute,
-                stage="reader analysis",
-                after=fitted,
-                late=lambda r: {"cells": r["fitted"]},
-                credits=sections.judge_credits(outcomes),
-                seed=seeds["readers"],
+        else:
+            out.append(
+                section_step(
+                    entry.name,
+                    how.compute,
+                    data,
+                    spec,
+                    pooled=pooled,
+                    cost=cost,
+                    stage=how.stage,
+                    after=after,
+                    late=late,
+                    **kwargs,
+                )
             )
-        )
-    if spec.surface:
-        out.append(
-            step("surface", surface_part.compute, stage="surface features", primary=primary, seed=seeds["surface"])
-        )
-    out.append(
-        step(
-            "judge_configurations",
-            configurations_part.compute,
-            stage="judge configurations",
-            after=("cells",),
-            late=lambda r: {"cells": r["cells"][0], "decided": r["cells"][1]},
-            choices_by_judge=choices_by_judge,
-            primary=primary,
-            auto=auto,
-            seed=seeds["configurations"],
-            verdict_seed=verdict_seed,
-        )
-    )
-    out.append(step("dev", dev_part.compute, seed=seeds["dev"]))
-    out.append(
-        step("judge_agreement", judge_agreement_part.compute, choices=choices, primary=primary, seed=seeds["agreement"])
-    )
-    out.append(step("judge_position", position_part.compute, seed=seeds["position"]))
-    out.append(
-        step(
-            "agreement_decision",
-            agreement_decision_part.compute,
-            choices=choices,
-            primary=primary,
-            seed=seeds["agreement_decision"],
-        )
-    )
-    # here, as the uncertainty section: its bootstrap refits join the run's queue through open_runner,
-    # at the step's own rank (nothing reads the leaderboard: its blocks must not delay the cells)
-    out.append(
-        Step(
-            "leaderboard",
-            leaderboard_part.compute,
-            dict(data=data, spec=spec, choices=choices, primary=primary, seed=seeds["leaderboard"]),
-            here=True,
-            cost=estimate("leaderboard", shape),
-            farm_first=False,
-        )
-    )
     # the installed packages' versions are read from their metadata (~0.1 s): beside the rest too
     out.append(
         Step(
@@ -488,8 +456,23 @@ def section_steps(
     return out
 
 
+def sections_of_run(spec: AuditSpec, done: dict) -> dict:
+    """Every section of the table from the run's results: the computed ones, and the ones the spec did
+    not request as ``Skipped("not requested (--no-<flag>)")``."""
+    out = {}
+    for entry in registry.entries():
+        requested = entry.step.requested
+        if requested is not None and not getattr(spec, requested):
+            out[entry.name] = sections.not_requested(f"--no-{requested}")
+        else:
+            out[entry.name] = done[entry.name]
+    return out
+
+
 __all__ = [
     "section_steps",
+    "sections_of_run",
+    "seed_of",
     "FittedCell",
     "CellPart",
     "cell_steps",

@@ -21,6 +21,7 @@ every input, so a result can be re-checked by running the audit again.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 
 import pandas as pd
 
@@ -30,9 +31,6 @@ from judge_transfer_audit.model.checks import Check, Status, apply_severity, gat
 from judge_transfer_audit.model.policy import Policy, policy_from_mapping
 from judge_transfer_audit.results.result import SCHEMA_VERSION, AuditResult, Cell, Section
 
-#: The sections with no checks of their own: a failed one is an ERROR check (``<name>.computed``).
-PEER_SECTIONS = ("judge_agreement", "judge_configurations", "leaderboard")
-
 
 def derive_checks(
     *,
@@ -40,36 +38,20 @@ def derive_checks(
     agreement: pd.DataFrame,
     judge_pairs: pd.DataFrame,
     policy: Policy,
-    dev: Section,
-    uncertainty: Section,
-    readers: Section,
-    surface: Section,
+    sections: Mapping[str, Section],
     primary: str | None,
-    judge_position: Section | None = None,
-    peers: dict[str, Section] | None = None,
-    agreement_decision: Section | None = None,
 ) -> list[Check]:
     """Every check of a run, in the order the result lists them, the policy's ``[severity]``
     resolved by :func:`judge_transfer_audit.model.checks.apply_severity` (the one owner; each producer applies it
-    too, and applying it again changes nothing): the run and the gate both come through here."""
-    from judge_transfer_audit import sections
-    from judge_transfer_audit.sections import agreement_decision as agreement_decision_part
+    too, and applying it again changes nothing): the run and the gate both come through here.
+
+    The cells' and the study's checks, then every section's (``sections``: name -> section; the
+    section table's :func:`~judge_transfer_audit.sections.registry.section_checks`)."""
+    from judge_transfer_audit.sections.registry import section_checks
     from judge_transfer_audit.verdict import cell_checks, summary_checks
 
     checks = cell_checks(cells, policy) + summary_checks(cells, agreement, policy, judge_pairs)
-    if agreement_decision is not None:
-        checks += agreement_decision_part.checks(agreement_decision, policy)
-    checks += sections.section_checks(
-        policy,
-        dev=dev,
-        uncertainty=uncertainty,
-        readers=readers,
-        surface=surface,
-        primary=primary,
-        judge_position=judge_position,
-        peers=peers,
-        focal={c.matchup: c.focal for c in cells},
-    )
+    checks += section_checks(policy, sections, primary=primary, focal={c.matchup: c.focal for c in cells})
     return apply_severity(checks, gate_severity(policy.severity, policy.gate.decisions))
 
 
@@ -121,14 +103,8 @@ def rederived_checks(result: AuditResult, policy: Policy) -> list[Check]:
         agreement=result.agreement.to_frame(),
         judge_pairs=result.judge_pairs.to_frame(),
         policy=policy,
-        dev=result.dev,
-        uncertainty=result.uncertainty,
-        readers=result.readers,
-        surface=result.surface,
+        sections=result.sections,
         primary=result.provenance.primary_judge or None,
-        judge_position=result.judge_position,
-        peers={name: getattr(result, name) for name in PEER_SECTIONS},
-        agreement_decision=result.agreement_decision,
     )
 
 

@@ -8,11 +8,14 @@ Field names here are a stable interface (users' scripts and CI jobs read them); 
 
 from __future__ import annotations
 
+import functools
 import html
 import json
+import typing
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 
@@ -34,23 +37,6 @@ from judge_transfer_audit.model.cells import (  # noqa: F401  (the result's type
 from judge_transfer_audit.model.checks import Check, Status
 from judge_transfer_audit.model.section_result import Computed, Failed, Section, Skipped
 from judge_transfer_audit.results.tables import AgreementRows, BaselineRows, JudgePairs
-
-if (
-    TYPE_CHECKING
-):  # the payload types pull scipy: resolved when a result is loaded (AuditResult.__annotation_namespace__)
-    from judge_transfer_audit.sections.types import (
-        AgreementDecision,
-        DevValidity,
-        JudgeAgreement,
-        JudgeConfigurations,
-        JudgePosition,
-        LabelBudget,
-        Leaderboard,
-        PredictionPowered,
-        ReaderAnalysis,
-        SurfaceResult,
-        UncertaintySection,
-    )
 
 SCHEMA_VERSION = "2.5"
 
@@ -79,8 +65,16 @@ class Provenance:
     # No wall-clock fields here: the same inputs and seed must give byte-identical JSON.
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class AuditResult:
+    """The audit's result. Besides the fields below it holds one optional section per entry of the
+    section table (:mod:`judge_transfer_audit.sections.registry`), each ``Computed(payload)``,
+    ``Skipped(reason)`` or ``Failed(reason, error)``: read as an attribute (``result.dev``,
+    ``result.leaderboard``, ...) or through :attr:`sections` (name -> section, in table order), given
+    to the constructor by name (``AuditResult(..., dev=Computed(...))``) or as ``sections=``; a
+    section not given is ``Skipped`` with its entry's reason. In ``result.json`` each section is a
+    key of its own, between ``judge_pairs`` and ``matchup_transfers``, in table order."""
+
     schema_version: str
     status: Status
     verdict: str
@@ -91,34 +85,87 @@ class AuditResult:
     checks: tuple[Check, ...]
     provenance: Provenance
     judge_pairs: JudgePairs  #: per pair x criterion x configuration: outcome and credit for the focal system
-    # the optional sections: each Computed(payload), Skipped(reason) or Failed(reason, error)
-    dev: Section[DevValidity] = field(default_factory=lambda: Skipped("no development set given"))
-    uncertainty: Section[UncertaintySection] = field(default_factory=Skipped)
-    readers: Section[ReaderAnalysis] = field(default_factory=Skipped)
-    surface: Section[SurfaceResult] = field(default_factory=Skipped)
-    # the peer sections (audit/sections/judge_*.py, leaderboard.py): appended last, with defaults
-    judge_agreement: Section[JudgeAgreement] = field(default_factory=Skipped)
-    judge_configurations: Section[JudgeConfigurations] = field(default_factory=Skipped)
-    leaderboard: Section[Leaderboard] = field(default_factory=Skipped)
-    judge_position: Section[JudgePosition] = field(default_factory=Skipped)
-    # schema 2.2: the label budget (audit/statistics/budget/compute.py), per cell at 80% power with the
-    # pairs-vs-readers trade-off
-    label_budget: Section[LabelBudget] = field(default_factory=Skipped)
-    # the prediction-powered estimates (audit/statistics/prediction_powered/): needs judge-only pairs
-    prediction_powered: Section[PredictionPowered] = field(default_factory=Skipped)
-    # the agreement decision (audit/verdict/agreement_decision.py): the judge against a reader, pair by pair
-    agreement_decision: Section[AgreementDecision] = field(default_factory=Skipped)
+    #: the optional sections by name, in the order of the section table
+    sections: dict[str, Section] = field(default_factory=dict)
     # the transfer decision per matchup (criteria pooled) and for the study (audit/verdict/hierarchy.py)
     matchup_transfers: tuple[MatchupTransfer, ...] = ()
     study_transfer: StudyTransfer | None = None
 
-    @staticmethod
-    def __annotation_namespace__() -> dict[str, Any]:
-        """The names the section annotations use, for :func:`typing.get_type_hints` (imported on
-        demand: the payload types pull scipy, which ``import judge_transfer_audit.results.result`` does not need)."""
-        import judge_transfer_audit.sections.types
+    def __init__(
+        self,
+        schema_version: str,
+        status: Status,
+        verdict: str,
+        cells: tuple[Cell, ...],
+        counts: dict[str, int],
+        agreement: AgreementRows,
+        reader_baseline: BaselineRows,
+        checks: tuple[Check, ...],
+        provenance: Provenance,
+        judge_pairs: JudgePairs,
+        sections: Mapping[str, Section] | None = None,
+        matchup_transfers: tuple[MatchupTransfer, ...] = (),
+        study_transfer: StudyTransfer | None = None,
+        **by_name: Section,
+    ) -> None:
+        given = {**(sections or {}), **by_name}
+        table = _section_table()
+        unknown = sorted(set(given) - set(table))
+        if unknown:
+            raise TypeError(f"AuditResult got unknown section(s) {', '.join(unknown)} (registered: {', '.join(table)})")
+        ordered = {name: given[name] if name in given else Skipped(reason) for name, reason in table.items()}
+        for name, value in (
+            ("schema_version", schema_version),
+            ("status", status),
+            ("verdict", verdict),
+            ("cells", cells),
+            ("counts", counts),
+            ("agreement", agreement),
+            ("reader_baseline", reader_baseline),
+            ("checks", checks),
+            ("provenance", provenance),
+            ("judge_pairs", judge_pairs),
+            ("sections", ordered),
+            ("matchup_transfers", matchup_transfers),
+            ("study_transfer", study_transfer),
+        ):
+            object.__setattr__(self, name, value)
 
-        return vars(judge_transfer_audit.sections.types)
+    def __getattr__(self, name: str) -> Section:
+        """A section by name (``result.dev``); one registered after this result was made is Skipped."""
+        sections = self.__dict__.get("sections")
+        if sections is not None and name in sections:
+            return sections[name]
+        if not name.startswith("_"):
+            table = _section_table()
+            if name in table:
+                return Skipped(table[name])
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __jsonable__(self) -> dict[str, Any]:
+        """The fields in order, each section a key of its own in place of ``sections``."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            if f.name == "sections":
+                out.update({name: to_jsonable(section) for name, section in self.sections.items()})
+            else:
+                out[f.name] = to_jsonable(getattr(self, f.name))
+        return out
+
+    @classmethod
+    def __from_jsonable__(cls, args: tuple, data: Any, load) -> AuditResult:
+        """Read back what :meth:`__jsonable__` wrote: each registered section as its entry's payload
+        type (``Section[payload]``), a section missing from the data Skipped with its entry's reason."""
+        if not isinstance(data, dict):
+            raise TypeError(f"AuditResult expects an object, got {type(data).__name__}")
+        values = {name: load(hint, data[name]) for name, hint in _core_hints() if name in data}
+        values["sections"] = {name: load(Section[tp], data[name]) for name, tp in _payload_types() if name in data}
+        return cls(**values)
+
+    @staticmethod
+    def section_names() -> tuple[str, ...]:
+        """The optional sections' names, in table order (``dev``, ``uncertainty``, ...)."""
+        return tuple(_section_table())
 
     def cells_frame(self) -> pd.DataFrame:
         """The transfer table: one tidy row per matchup x criterion."""
@@ -188,11 +235,6 @@ class AuditResult:
                 }
             )
         return pd.DataFrame(rows)
-
-    @classmethod
-    def section_names(cls) -> tuple[str, ...]:
-        """The optional sections' field names, in field order (``dev``, ``uncertainty``, ...)."""
-        return tuple(f.name for f in fields(cls) if str(f.type).startswith("Section["))
 
     def to_frame(self) -> pd.DataFrame:
         """The transfer table (:meth:`cells_frame`): the result as one tidy DataFrame."""
@@ -298,6 +340,27 @@ class AuditResult:
         return "\n".join(lines)
 
 
+def _section_table() -> dict[str, str]:
+    """Section name -> the reason of its default ``Skipped``, in table order (the table is imported
+    when a result is first made or read: it names the payload types)."""
+    from judge_transfer_audit.sections.registry import entries
+
+    return {e.name: e.skipped for e in entries()}
+
+
+def _payload_types() -> tuple[tuple[str, type], ...]:
+    from judge_transfer_audit.sections.registry import entries
+
+    return tuple((e.name, e.payload) for e in entries())
+
+
+@functools.cache
+def _core_hints() -> tuple[tuple[str, Any], ...]:
+    """The resolved type of every field but ``sections`` (read by :meth:`AuditResult.__from_jsonable__`)."""
+    hints = typing.get_type_hints(AuditResult)
+    return tuple((f.name, hints[f.name]) for f in fields(AuditResult) if f.name != "sections")
+
+
 def _cell_counts(cells) -> dict[str, int]:
     out: dict[str, int] = {}
     for c in cells:
@@ -333,8 +396,8 @@ def result_from_json(text: str, *, source: str = "result.json") -> AuditResult:
     """Rebuild an :class:`AuditResult` from :func:`result_to_json` output.
 
     ``source`` names the file in error messages. Optional sections are rebuilt as their
-    variants (:mod:`judge_transfer_audit.model.section_result`) holding their typed results (the annotations of
-    :class:`AuditResult`; :data:`judge_transfer_audit.sections.types.SECTION_TYPES`). Anything that is not a
+    variants (:mod:`judge_transfer_audit.model.section_result`) holding their typed results (each section's
+    payload type in :mod:`judge_transfer_audit.sections.registry`). Anything that is not a
     judge-audit result of this schema major version is an :class:`~judge_transfer_audit.core.errors.InputError`.
     """
     from judge_transfer_audit.core.errors import InputError, InputProblem

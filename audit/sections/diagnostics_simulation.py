@@ -143,7 +143,7 @@ def diagnostic_checks(
     from judge_transfer_audit.statistics.readers.policy import reader_check_families
     from judge_transfer_audit.statistics.surface.checks import surface_check_families
 
-    # as judge_transfer_audit.sections.section_checks: the diagnostic checks share one error budget, except
+    # as judge_transfer_audit.sections.registry.section_checks: the diagnostic checks share one error budget, except
     # when read pointwise ("none": every check and scope alone, the old reading)
     families = reader_check_families(readers) + surface_check_families(surface)
     return {

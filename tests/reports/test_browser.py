@@ -211,7 +211,7 @@ def test_large_study_report_stays_small_and_folds(large):
     assert "126 more cells (all rows in cells.csv)" in html  # 150 cells, 24 shown open
     first_map = html[html.index('id="fig-heatmap-1-figure"') : html.index('id="fig-heatmap-2-figure"')]
     assert "31 heat maps would be drawn; the first 13 are shown" in first_map  # beside the heat maps, not after them
-    from judge_transfer_audit.reports.optional_sections import PRINT_HEATMAPS
+    from judge_transfer_audit.sections.readers.render import PRINT_HEATMAPS
 
     # on paper: the first PRINT_HEATMAPS heat maps, then a note saying where the others are
     assert html.count('<figure id="fig-heatmap-') == 13
@@ -226,8 +226,8 @@ def _svg_of(html: str, fig_id: str) -> str:
 
 def test_2000_readers_are_aggregated_not_one_row_each(readers2k):
     """Heat maps, leave-one-reader-out and Fig 2 show a distribution plus a capped number of readers."""
-    from judge_transfer_audit.reports.figures.clusters import MAX_LEAVES
-    from judge_transfer_audit.reports.figures.heatmap import MAX_READERS
+    from judge_transfer_audit.presentation.figures.clusters import MAX_LEAVES
+    from judge_transfer_audit.presentation.figures.heatmap import MAX_READERS
 
     html = readers2k["path"].read_text(encoding="utf-8")
     assert len(html.encode("utf-8")) < 5_000_000

@@ -105,7 +105,7 @@ def test_injected_text_in_svg_is_plain_text(scanned):
 def test_dollar_signs_are_not_mathtext():
     import pandas as pd
 
-    from judge_transfer_audit.reports.figures.heatmap import reader_heatmap_svg
+    from judge_transfer_audit.presentation.figures.heatmap import reader_heatmap_svg
 
     svg = reader_heatmap_svg(
         pd.DataFrame([{"row": "$x$ <b>", "kind": "reader", "criterion": "$\\alpha$", "rate": 0.5}])

@@ -225,12 +225,12 @@ def test_a_payload_without_a_renderer_is_an_error_not_a_note(bare_result):
 
 def test_a_renderer_bug_propagates(result, monkeypatch):
     """A renderer that breaks fails loudly (no catch-all turns it into a note in the report)."""
-    from judge_transfer_audit.reports import optional_sections
+    from judge_transfer_audit.sections.readers import render as readers_render
 
     def broken(*args, **kwargs):
         raise KeyError("timing column")
 
-    monkeypatch.setattr(optional_sections, "timing_svg", broken)
+    monkeypatch.setattr(readers_render, "timing_svg", broken)
     with pytest.raises(KeyError, match="timing column"):
         render_html(result)
 
@@ -347,7 +347,7 @@ def test_a_table_wider_than_forty_columns_is_cut_and_says_so():
     import numpy as np
     import pandas as pd
 
-    from judge_transfer_audit.reports.tables import MAX_TABLE_COLUMNS, table
+    from judge_transfer_audit.presentation.tables import MAX_TABLE_COLUMNS, table
 
     n = MAX_TABLE_COLUMNS + 7
     wide = table(pd.DataFrame(np.zeros((3, n)), columns=[f"c{i}" for i in range(n)]))
@@ -421,7 +421,7 @@ def test_table_sorts_worst_first_stably_with_missing_values_last():
     """``table(sort_by=...)`` orders the shown rows (stable, NaN last), says so, and leaves the frame alone."""
     import pandas as pd
 
-    from judge_transfer_audit.reports.tables import table
+    from judge_transfer_audit.presentation.tables import table
 
     frame = pd.DataFrame({"name": list("abcde"), "alpha": [0.5, float("nan"), 0.1, 0.5, -0.2]})
     before = frame.copy()
@@ -449,7 +449,7 @@ def test_table_print_omit_names_the_columns_left_off_paper():
     """``table(print_omit=...)`` marks those columns by position and says, for paper, which they are and where."""
     import pandas as pd
 
-    from judge_transfer_audit.reports.tables import table
+    from judge_transfer_audit.presentation.tables import table
 
     frame = pd.DataFrame({"cell": ["a"], "rate": [0.5], "reason": ["a long sentence"], "n": [3]})
     t = table(frame, print_omit=("reason", "absent"), print_source="checks.csv")

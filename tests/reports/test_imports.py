@@ -36,11 +36,11 @@ def test_reports_never_import_the_cli():
 def test_the_leaf_modules_import_nothing_else_from_reports():
     graph = import_graph(ROOT)
     for leaf in (
-        "judge_transfer_audit.reports.tables",
-        "judge_transfer_audit.reports.registry",
-        "judge_transfer_audit.reports.format",
+        "judge_transfer_audit.presentation.tables",
+        "judge_transfer_audit.presentation.renderers",
+        "judge_transfer_audit.presentation.format",
     ):
         assert {t for t in graph[leaf] if t.startswith("judge_transfer_audit.reports")} <= {
-            "judge_transfer_audit.reports.format",
-            "judge_transfer_audit.reports.tables",
+            "judge_transfer_audit.presentation.format",
+            "judge_transfer_audit.presentation.tables",
         }, leaf

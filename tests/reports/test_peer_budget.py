@@ -1,4 +1,4 @@
-"""reports/label_budget.py and the budget `audit run` stores (schema 2.2), on the real fixture result:
+"""audit/sections/label_budget/render.py and the budget `audit run` stores (schema 2.2), on the real fixture result:
 the JSON round trip, `audit budget` on a stored and on a 2.1 result, the report's trade-off table."""
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def test_the_report_shows_the_stored_budget_and_its_tradeoff(result, html):
 
 
 def test_a_result_without_the_section_renders_the_computed_budget(bare_result):
-    from judge_transfer_audit.reports.label_budget import budget_section
+    from judge_transfer_audit.sections.label_budget.render import section_context as budget_section
 
     ctx = budget_section(bare_result)
     assert ctx["computed"] and ctx["lead_tables"]
@@ -73,7 +73,7 @@ def test_a_budget_that_could_not_be_computed_is_an_error_section(bare_result):
     from dataclasses import replace
 
     from judge_transfer_audit.model.section_result import Failed
-    from judge_transfer_audit.reports.label_budget import budget_section
+    from judge_transfer_audit.sections.label_budget.render import section_context as budget_section
 
     broken = replace(bare_result, label_budget=Failed("label budget could not be computed: boom", "AuditError"))
     ctx = budget_section(broken)

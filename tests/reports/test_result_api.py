@@ -10,7 +10,7 @@ import pytest
 
 from judge_transfer_audit.model.checks import Status
 from judge_transfer_audit.results.result import AuditResult, result_from_json, result_to_json
-from judge_transfer_audit.sections.types import SECTION_TYPES
+from judge_transfer_audit.sections.registry import section_types
 
 #: the fixture's judge gives scores, so it has no presentation order: judge_position is SKIPPED there
 #: (its payload's round trip is tested on verdicts in tests/audit/statistics/judge/test_judge_position.py); every
@@ -20,13 +20,13 @@ COMPUTED = tuple(n for n in AuditResult.section_names() if n not in ("judge_posi
 
 
 def test_every_section_is_computed_in_the_fixture_result(result):
-    assert set(AuditResult.section_names()) == set(SECTION_TYPES)
+    assert set(AuditResult.section_names()) == set(section_types())
     assert result.judge_position.status is Status.SKIPPED and "scores" in result.judge_position.reason
     assert result.prediction_powered.status is Status.SKIPPED and "only the judge" in result.prediction_powered.reason
     for name in COMPUTED:
         section = getattr(result, name)
         assert section.status is Status.PASS, (name, section.reason)
-        assert isinstance(section.payload, SECTION_TYPES[name]), name
+        assert isinstance(section.payload, section_types()[name]), name
 
 
 @pytest.mark.slow

@@ -1,5 +1,5 @@
-"""judge_transfer_audit.reports.tables.table converts only the rows and columns it shows (a case study's vote table is
-1,000 criteria wide), with the display strings of converting the whole sorted frame.
+"""judge_transfer_audit.presentation.tables.table converts only the rows and columns it shows (a case study's vote
+table is 1,000 criteria wide), with the display strings of converting the whole sorted frame.
 
 The reference below is the whole-frame conversion ``table`` did before: sort every column, take the head,
 select the columns, convert. Both run on seeded frames with mixed dtypes (floats with NaN, ints, text with
@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judge_transfer_audit.reports.format import cell_value
-from judge_transfer_audit.reports.tables import MAX_TABLE_COLUMNS, table
+from judge_transfer_audit.presentation.format import cell_value
+from judge_transfer_audit.presentation.tables import MAX_TABLE_COLUMNS, table
 
 
 def _reference_rows(frame, columns=None, max_rows=80, sort_by=()):

@@ -55,7 +55,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 
@@ -71,8 +71,9 @@ from judge_transfer_audit.statistics.budget.result import (
 _SQRT2 = math.sqrt(2.0)
 _NORMAL = NormalDist()
 
-if TYPE_CHECKING:
-    from judge_transfer_audit.results.result import AuditResult
+#: An audit result (:class:`judge_transfer_audit.results.result.AuditResult`, a layer above this one):
+#: the budget reads its cells, its provenance's policy and its stored ``label_budget`` section.
+AuditResult = Any
 
 
 def _phi(x: float) -> float:

@@ -1,9 +1,9 @@
 """The label budget's typed result (the payload of ``AuditResult.label_budget``): per cell the
 pairs and readers that would decide it, and the pairs-vs-readers trade-off.
 
-A leaf module (no import of :mod:`judge_transfer_audit.results.result`), so :mod:`judge_transfer_audit.sections.types`
-can name the
-payload type without an import cycle; the computation is :mod:`judge_transfer_audit.statistics.budget.compute`.
+A leaf module (no import of :mod:`judge_transfer_audit.results.result`), so the section table
+(:mod:`judge_transfer_audit.sections.registry`) can name the payload type without an import cycle; the
+computation is :mod:`judge_transfer_audit.statistics.budget.compute`.
 """
 
 from __future__ import annotations

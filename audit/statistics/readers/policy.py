@@ -110,7 +110,7 @@ def reader_checks(
 
     ``families``: the number of diagnostic checks (reader and surface) that share one
     family-wise error budget ``alpha``; each tests at ``alpha / families`` (Bonferroni across
-    checks, ``adjust`` across each check's scopes). :func:`judge_transfer_audit.sections.section_checks`
+    checks, ``adjust`` across each check's scopes). :func:`judge_transfer_audit.sections.registry.section_checks`
     passes the count of computed ones. ``severity``: the policy's ``[severity]`` table.
     """
     return apply_severity(_reader_checks(analysis, resolve_thresholds(thresholds), families, focal or {}), severity)

@@ -223,7 +223,7 @@ def test_the_gate_policy_keys():
 def test_a_decision_that_does_not_gate_reports_its_fail_as_warn(study):
     from judge_transfer_audit.model.checks import apply_severity, gate_severity
     from judge_transfer_audit.model.section_result import Computed
-    from judge_transfer_audit.sections.agreement_decision import checks
+    from judge_transfer_audit.sections.agreement_decision.checks import checks
 
     votes, choices = study
     section = Computed(agreement_decision(votes, choices["wrong-side"], n_boot=100, rng=0))

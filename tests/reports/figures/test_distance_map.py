@@ -6,8 +6,8 @@ import math
 
 import pandas as pd
 
-from judge_transfer_audit.reports.figures import distance_map_svg, verify_svg
-from judge_transfer_audit.reports.figures.distance_map import MAX_ROWS, _fill
+from judge_transfer_audit.presentation.figures import distance_map_svg, verify_svg
+from judge_transfer_audit.presentation.figures.distance_map import MAX_ROWS, _fill
 
 
 def _frame(rows):

@@ -1,6 +1,6 @@
 """The SVG canvas escapes text exactly as ``xml.sax.saxutils`` does, without importing it.
 
-``reports/figures/_draw.py`` has its own ``escape`` and ``quoteattr`` (saxutils pulls urllib.request,
+``audit/presentation/figures/_draw.py`` has its own ``escape`` and ``quoteattr`` (saxutils pulls urllib.request,
 http.client and email into every ``audit report``); the standard library's are the reference.
 """
 
@@ -11,7 +11,7 @@ from xml.sax.saxutils import quoteattr as sax_quoteattr
 
 import pytest
 
-from judge_transfer_audit.reports.figures._draw import escape, quoteattr
+from judge_transfer_audit.presentation.figures._draw import escape, quoteattr
 
 TEXTS = [
     "",

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judge_transfer_audit.reports.figures import (
+from judge_transfer_audit.presentation.figures import (
     ClusterPanel,
     DendrogramPanel,
     UnsafeSvgError,
@@ -167,8 +167,8 @@ def test_verify_svg_accepts_internal_references_and_png_data():
 
 
 def test_figure_id_must_be_simple():
-    from judge_transfer_audit.reports.figures import figure_to_svg
-    from judge_transfer_audit.reports.figures._svg import new_figure
+    from judge_transfer_audit.presentation.figures import figure_to_svg
+    from judge_transfer_audit.presentation.figures._svg import new_figure
 
     with pytest.raises(ValueError):
         figure_to_svg(new_figure(1, 1), 'x" onload="y')

@@ -53,7 +53,7 @@ def test_a_matplotlib_figure_without_matplotlib_names_the_extra():
     run = _without_matplotlib(
         """
         from judge_transfer_audit.core.errors import MissingDependencyError
-        from judge_transfer_audit.reports.figures._svg import new_figure
+        from judge_transfer_audit.presentation.figures._svg import new_figure
         try:
             new_figure(1, 1)
         except MissingDependencyError as exc:

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from scipy.cluster import hierarchy
 
-from judge_transfer_audit.reports.figures import (
+from judge_transfer_audit.presentation.figures import (
     ClusterPanel,
     bootstrap_comparison_svg,
     cluster_heatmap_svg,
@@ -22,10 +22,10 @@ from judge_transfer_audit.reports.figures import (
     reader_heatmap_svg,
     timing_svg,
 )
-from judge_transfer_audit.reports.figures import clusters as clusters_module
-from judge_transfer_audit.reports.figures import heatmap as heatmap_module
-from judge_transfer_audit.reports.figures import loro as loro_module
-from judge_transfer_audit.reports.figures import timing as timing_module
+from judge_transfer_audit.presentation.figures import clusters as clusters_module
+from judge_transfer_audit.presentation.figures import heatmap as heatmap_module
+from judge_transfer_audit.presentation.figures import loro as loro_module
+from judge_transfer_audit.presentation.figures import timing as timing_module
 
 RNG = np.random.default_rng(4)
 

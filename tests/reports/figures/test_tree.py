@@ -1,4 +1,4 @@
-"""judge_transfer_audit.reports.figures._tree lays a dendrogram out exactly as scipy.cluster.hierarchy.dendrogram
+"""judge_transfer_audit.presentation.figures._tree lays a dendrogram out exactly as scipy.cluster.hierarchy.dendrogram
 does."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy.cluster import hierarchy
 
-from judge_transfer_audit.reports.figures._tree import tree_layout
+from judge_transfer_audit.presentation.figures._tree import tree_layout
 
 
 def _linkage(n: int, seed: int, method: str, ties: bool = False) -> np.ndarray:

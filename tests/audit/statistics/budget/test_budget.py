@@ -140,7 +140,7 @@ def test_audit_budget_command(tmp_path, capsys):
 
 def test_report_and_terminal_show_the_budget():
     from judge_transfer_audit.reports.html import render_html
-    from judge_transfer_audit.reports.section_lines import section_summary_lines
+    from judge_transfer_audit.sections.label_budget.render import terminal_lines as section_summary_lines
 
     result = make_result(sections=False)
     budget = label_budget(result)
