@@ -3,7 +3,7 @@
 The same coordinates as ``scipy.cluster.hierarchy.dendrogram(Z, no_plot=True)`` (optionally with
 ``truncate_mode="lastp"``), computed here so that drawing a saved result's trees does not import
 SciPy's clustering package (about a third of a second of every ``audit report``).
-tests/reports/figures/test_tree.py compares both on random and tied linkages.
+tests/audit/presentation/figures/test_tree.py compares both on random and tied linkages.
 
 Conventions (SciPy's): leaf ``k`` of the drawing sits at ``10 k + 5``; a link of node ``i``
 (row ``i - n`` of ``Z``: left child, right child, height, size) is the path
