@@ -149,6 +149,7 @@ def majority_ppi(
     g, gu = f[multi] ** 2, fu**2
     n2, N = int(multi.sum()), len(fu)
     z = _z(level)
+    within = float(np.mean(ss[multi] / (k[multi] - 1.0) / k[multi]))
 
     def one(lam1: float, lam2: float) -> tuple[float, float, float, float]:
         m1 = share.estimate if lam1 == share.lam else lam1 * (fu.mean() if N else 0.0) + np.mean(h - lam1 * f)
@@ -165,7 +166,7 @@ def majority_ppi(
         # the readers' leniency shifts every pair's share together: V by delta, E[p^2] by 2 V delta
         c = c + share.reader_variance * np.array([[1.0, 2.0 * m1], [2.0 * m1, 4.0 * m1 * m1]])
         m = float(beta_upper_tail(np.array(m1), np.array(max(m2 - m1 * m1, 0.0))))
-        ci = majority_rate_interval((m1, m2), c, level)
+        ci = majority_rate_interval((m1, m2), c, within, level)
         lo, hi = ci if ci is not None else wilson_interval(m, m, 0.0, n, z)
         return m, min(lo, m), max(hi, m), (hi - lo) / (2.0 * z)
 

@@ -27,33 +27,67 @@ the region's slices; the slices are taken on a grid of ``V`` across the region.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["N_SLICES", "majority_rate_interval", "profile_region_slices"]
+__all__ = ["N_SLICES", "Pivots", "majority_rate_interval", "pivots", "profile_region_slices"]
 
 N_SLICES = 1001  #: slices of fixed V across the profile region
 
 
-def _conditional(mean: np.ndarray, cov: np.ndarray) -> tuple[float, float, float]:
-    """(c11, the regression slope of E[p^2] on V, the conditional variance of E[p^2] given V)."""
+class Pivots(NamedTuple):
+    """The two standardised errors the region is built on, and what maps them back."""
+
+    v_hat: float  #: the estimate of V
+    sd_v: float  #: its standard error
+    total_hat: float  #: the estimate of T = tau^2 + within (the observed variance of the pairs' shares)
+    a: float  #: Wilson-Hilferty's 2 / (9 nu), nu = 2 T^2 / var(T) the degrees of freedom of T
+    rho: float  #: the correlation of the two errors
+    within: float
+
+    def x_v(self, v: np.ndarray) -> np.ndarray:
+        return (self.v_hat - v) / self.sd_v
+
+    def x_total(self, total: np.ndarray) -> np.ndarray:
+        """Wilson-Hilferty's normal pivot for ``T_hat ~ T chi^2_nu / nu``; +inf at T = 0."""
+        with np.errstate(divide="ignore"):
+            ratio = np.cbrt(self.total_hat / np.asarray(total, float))
+        return (ratio - (1.0 - self.a)) / math.sqrt(self.a)
+
+    def total(self, x: np.ndarray) -> np.ndarray:
+        """The inverse of :meth:`x_total` (inf where the pivot is below its range)."""
+        base = 1.0 - self.a + np.asarray(x, float) * math.sqrt(self.a)
+        with np.errstate(divide="ignore"):
+            return np.where(base > 0, self.total_hat / np.maximum(base, 1e-300) ** 3, np.inf)
+
+
+def pivots(mean: tuple[float, float], cov: np.ndarray, within: float) -> Pivots | None:
+    """The pivots of ``(V, T = tau^2 + within)`` from the estimates of ``(V, E[p^2])`` and their
+    covariance (delta method for ``T = E[p^2] - V^2 + within``); None when ``T``'s estimate or
+    either variance is not positive."""
+    m1, m2 = float(mean[0]), float(mean[1])
+    cov = np.asarray(cov, float)
     c11, c12, c22 = float(cov[0, 0]), float(cov[0, 1]), float(cov[1, 1])
-    slope = c12 / c11
-    return c11, slope, max(c22 - c12 * slope, 0.0)
+    total = m2 - m1 * m1 + c11 + within  # m1^2 overestimates V^2 by var(m1)
+    var_t = c22 - 4.0 * m1 * c12 + 4.0 * m1 * m1 * c11
+    if not (total > 0 and c11 > 0 and var_t > 0):
+        return None
+    rho = float(np.clip((c12 - 2.0 * m1 * c11) / math.sqrt(c11 * var_t), -0.999, 0.999))
+    nu = 2.0 * total * total / var_t
+    # the pivot of T_hat is T's, and W grows with x_total in the opposite direction to x_v's sign
+    return Pivots(m1, math.sqrt(c11), total, 2.0 / (9.0 * nu), rho, float(within))
 
 
 def profile_region_slices(
-    mean: tuple[float, float], cov: np.ndarray, level: float = 0.95, n_slices: int = N_SLICES
+    piv: Pivots, level: float = 0.95, n_slices: int = N_SLICES
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
     """The profile region's slices of fixed V.
 
     Parameters
     ----------
-    mean : (float, float)
-        The estimates of ``V`` and ``E[p^2]``.
-    cov : array (2, 2)
-        Their joint covariance; ``cov[0, 0]`` and the conditional variance of ``E[p^2]`` given
-        ``V`` must be positive.
+    piv : Pivots
+        From :func:`pivots`.
     level : float
         The interval's level (the region's radius is the normal quantile squared).
     n_slices : int
@@ -64,40 +98,49 @@ def profile_region_slices(
     v : array
         The slices' V (only those that meet the region).
     low, high : arrays
-        Each slice's lowest and highest ``E[p^2]`` in the region.
+        Each slice's lowest and highest ``tau^2`` in the region.
     w_min : float
-        ``min_P W``: 0 when the estimate is in ``P``, else the Wald distance of the nearest
-        admissible means (the region's radius is measured from it).
+        ``min_P W``: 0 when the estimate is admissible, else the distance of the nearest
+        admissible point (the region's radius is measured from it).
     """
     from judge_transfer_audit.statistics.distributions import norm
 
-    m1, m2 = float(mean[0]), float(mean[1])
-    c11, slope, s = _conditional(np.asarray(mean), np.asarray(cov, float))
     z2 = float(norm.ppf(0.5 + level / 2.0)) ** 2
+    rho, one_minus = piv.rho, 1.0 - piv.rho**2
 
     def slices(v: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        a = (v - m1) ** 2 / c11
-        centre = m2 + slope * (v - m1)
-        lo_p, hi_p = v * v, v  # the admissible E[p^2] at this V
-        nearest = np.clip(centre, lo_p, hi_p)
-        return a, centre, nearest, a + (nearest - centre) ** 2 / s
+        x1 = piv.x_v(v)
+        # admissible: 0 <= tau^2 <= V (1 - V); x_total decreases in T
+        lo = piv.x_total(np.maximum(v * (1.0 - v), 0.0) + piv.within)
+        hi = piv.x_total(np.full(v.shape, piv.within))
+        nearest = np.clip(rho * x1, lo, hi)
+        return x1, lo, hi, x1 * x1 + (nearest - rho * x1) ** 2 / one_minus
 
-    # the best admissible fit is at most as far as the estimate's own slice clipped into P
-    w_bound = float(slices(np.array([min(max(m1, 0.0), 1.0)]))[3][0])
-    reach = math.sqrt((w_bound + z2) * c11)
-    v = np.linspace(max(m1 - reach, 0.0), min(m1 + reach, 1.0), n_slices)
-    a, centre, _, w = slices(v)
-    w_min = float(w.min())
-    room = w_min + z2 - a
-    half = np.sqrt(np.maximum(room, 0.0) * s)
-    low = np.maximum(centre - half, v * v)
-    high = np.minimum(centre + half, v)
-    keep = (room >= 0.0) & (low <= high)
-    return v[keep], low[keep], high[keep], w_min
+    v_hat = min(max(piv.v_hat, 1e-12), 1.0 - 1e-12)
+    w_bound = float(slices(np.array([v_hat]))[3][0])
+    reach = math.sqrt(w_bound + z2) * piv.sd_v
+    v = np.linspace(max(piv.v_hat - reach, 0.0), min(piv.v_hat + reach, 1.0), n_slices)
+    x1, lo, hi, w = slices(v)
+    w_min = float(np.min(w))
+    room = w_min + z2 - x1 * x1
+    half = np.sqrt(np.maximum(room, 0.0) * one_minus)
+    x_low = np.maximum(rho * x1 - half, lo)
+    x_high = np.minimum(rho * x1 + half, hi)
+    keep = (room >= 0.0) & (x_low <= x_high)
+    v, x_low, x_high = v[keep], x_low[keep], x_high[keep]
+    tau2_max = v * (1.0 - v)
+    # the highest pivot is the smallest T
+    t_small = np.clip(piv.total(x_high) - piv.within, 0.0, tau2_max)
+    t_large = np.clip(piv.total(x_low) - piv.within, 0.0, tau2_max)
+    return v, t_small, t_large, w_min
 
 
 def majority_rate_interval(
-    mean: tuple[float, float], cov: np.ndarray, level: float = 0.95, n_slices: int = N_SLICES
+    mean: tuple[float, float],
+    cov: np.ndarray,
+    within: float,
+    level: float = 0.95,
+    n_slices: int = N_SLICES,
 ) -> tuple[float, float] | None:
     """The profile interval of the majority rate ``M = P(p > 1/2)`` (module docstring).
 
@@ -107,13 +150,16 @@ def majority_rate_interval(
         The estimates of ``V`` and ``E[p^2]`` (prediction-powered or human-only).
     cov : array (2, 2)
         Their joint covariance.
+    within : float
+        The voted pairs' mean within-pair variance of their share, ``mean(s_i^2 / k_i)``
+        (``tau^2 + within`` is the observed variance of the pairs' shares).
     level : float
         The interval's level.
 
     Returns
     -------
-    (low, high), or None when the covariance is degenerate (no spread in ``V``, or ``E[p^2]``
-    fully determined by ``V``): the caller then needs another interval.
+    (low, high), or None when ``V`` has no spread or the pairs' shares do not vary (the
+    caller then needs another interval).
 
     Notes
     -----
@@ -123,14 +169,13 @@ def majority_rate_interval(
     """
     from judge_transfer_audit.statistics.estimands import beta_upper_tail
 
-    cov = np.asarray(cov, float)
-    if not (np.all(np.isfinite(cov)) and np.all(np.isfinite(mean))):
+    if not (np.all(np.isfinite(cov)) and np.all(np.isfinite(mean)) and math.isfinite(within) and within >= 0):
         return None
-    c11 = float(cov[0, 0])
-    if not c11 > 0 or not _conditional(np.asarray(mean), cov)[2] > 0:
+    piv = pivots(mean, cov, within)
+    if piv is None:
         return None
-    v, low, high, _ = profile_region_slices(mean, cov, level, n_slices)
+    v, low, high, _ = profile_region_slices(piv, level, n_slices)
     if not len(v):
         return None
-    ends = beta_upper_tail(np.concatenate([v, v]), np.concatenate([low - v * v, high - v * v]))
+    ends = beta_upper_tail(np.concatenate([v, v]), np.concatenate([low, high]))
     return float(np.min(ends)), float(np.max(ends))
