@@ -80,7 +80,7 @@ def pivots(mean: tuple[float, float], cov: np.ndarray, within: float) -> Pivots 
 
 
 def profile_region_slices(
-    piv: Pivots, level: float = 0.95, n_slices: int = N_SLICES
+    piv: Pivots, quantile: float = 1.959963984540054, n_slices: int = N_SLICES
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
     """The profile region's slices of fixed V.
 
@@ -88,8 +88,9 @@ def profile_region_slices(
     ----------
     piv : Pivots
         From :func:`pivots`.
-    level : float
-        The interval's level (the region's radius is the normal quantile squared).
+    quantile : float
+        The region's radius is its square (the normal quantile of the level, or the vote
+        share's t quantile on crossed designs).
     n_slices : int
         Slices across the region.
 
@@ -103,9 +104,7 @@ def profile_region_slices(
         ``min_P W``: 0 when the estimate is admissible, else the distance of the nearest
         admissible point (the region's radius is measured from it).
     """
-    from judge_transfer_audit.statistics.distributions import norm
-
-    z2 = float(norm.ppf(0.5 + level / 2.0)) ** 2
+    z2 = float(quantile) ** 2
     rho, one_minus = piv.rho, 1.0 - piv.rho**2
 
     def slices(v: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -139,7 +138,7 @@ def majority_rate_interval(
     mean: tuple[float, float],
     cov: np.ndarray,
     within: float,
-    level: float = 0.95,
+    quantile: float = 1.959963984540054,
     n_slices: int = N_SLICES,
 ) -> tuple[float, float] | None:
     """The profile interval of the majority rate ``M = P(p > 1/2)`` (module docstring).
@@ -153,8 +152,9 @@ def majority_rate_interval(
     within : float
         The voted pairs' mean within-pair variance of their share, ``mean(s_i^2 / k_i)``
         (``tau^2 + within`` is the observed variance of the pairs' shares).
-    level : float
-        The interval's level.
+    quantile : float
+        The interval's quantile: the normal one of its level, or with readers crossed the vote
+        share's t quantile (few readers make V's variance a noisy estimate).
 
     Returns
     -------
@@ -174,7 +174,7 @@ def majority_rate_interval(
     piv = pivots(mean, cov, within)
     if piv is None:
         return None
-    v, low, high, _ = profile_region_slices(piv, level, n_slices)
+    v, low, high, _ = profile_region_slices(piv, quantile, n_slices)
     if not len(v):
         return None
     ends = beta_upper_tail(np.concatenate([v, v]), np.concatenate([low, high]))
