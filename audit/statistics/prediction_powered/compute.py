@@ -166,7 +166,7 @@ def majority_ppi(
         # the readers' leniency shifts every pair's share together: V by delta, E[p^2] by 2 V delta
         c = c + share.reader_variance * np.array([[1.0, 2.0 * m1], [2.0 * m1, 4.0 * m1 * m1]])
         m = float(beta_upper_tail(np.array(m1), np.array(max(m2 - m1 * m1, 0.0))))
-        ci = majority_rate_interval((m1, m2), c, within, share.human_quantile)
+        ci = majority_rate_interval((m1, m2), c, within, share.human_quantile, n_pairs=n2)
         lo, hi = ci if ci is not None else wilson_interval(m, m, 0.0, n, z)
         return m, min(lo, m), max(hi, m), (hi - lo) / (2.0 * z)
 

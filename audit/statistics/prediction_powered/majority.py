@@ -62,7 +62,7 @@ class Pivots(NamedTuple):
             return np.where(base > 0, self.total_hat / np.maximum(base, 1e-300) ** 3, np.inf)
 
 
-def pivots(mean: tuple[float, float], cov: np.ndarray, within: float) -> Pivots | None:
+def pivots(mean: tuple[float, float], cov: np.ndarray, within: float, n_pairs: int | None = None) -> Pivots | None:
     """The pivots of ``(V, T = tau^2 + within)`` from the estimates of ``(V, E[p^2])`` and their
     covariance (delta method for ``T = E[p^2] - V^2 + within``); None when ``T``'s estimate or
     either variance is not positive."""
@@ -75,6 +75,10 @@ def pivots(mean: tuple[float, float], cov: np.ndarray, within: float) -> Pivots 
         return None
     rho = float(np.clip((c12 - 2.0 * m1 * c11) / math.sqrt(c11 * var_t), -0.999, 0.999))
     nu = 2.0 * total * total / var_t
+    if n_pairs is not None and n_pairs > 1:
+        # at most the pairs' degrees of freedom: var(T) is a fourth-moment estimate, noisy
+        # with few pairs and small when T's estimate is small
+        nu = min(nu, n_pairs - 1.0)
     # the pivot of T_hat is T's, and W grows with x_total in the opposite direction to x_v's sign
     return Pivots(m1, math.sqrt(c11), total, 2.0 / (9.0 * nu), rho, float(within))
 
@@ -140,6 +144,7 @@ def majority_rate_interval(
     within: float,
     quantile: float = 1.959963984540054,
     n_slices: int = N_SLICES,
+    n_pairs: int | None = None,
 ) -> tuple[float, float] | None:
     """The profile interval of the majority rate ``M = P(p > 1/2)`` (module docstring).
 
@@ -171,7 +176,7 @@ def majority_rate_interval(
 
     if not (np.all(np.isfinite(cov)) and np.all(np.isfinite(mean)) and math.isfinite(within) and within >= 0):
         return None
-    piv = pivots(mean, cov, within)
+    piv = pivots(mean, cov, within, n_pairs)
     if piv is None:
         return None
     v, low, high, _ = profile_region_slices(piv, quantile, n_slices)
