@@ -129,7 +129,7 @@ def majority_ppi(
     level: float,
 ) -> tuple[float, float, float, float, float, float, float, float, float] | None:
     """(M, low, high, lam of E[p^2], human-only M, its low, its high, the standard-error
-    equivalent of each interval: its width over twice the normal quantile), or None when fewer
+    equivalent of each interval: its width over twice its quantile), or None when fewer
     than two voted pairs have two or more votes (M is not estimable, as in the decision).
 
     The interval is the profile interval of the Beta model's ``M`` over the joint normal region
@@ -168,7 +168,7 @@ def majority_ppi(
         m = float(beta_upper_tail(np.array(m1), np.array(max(m2 - m1 * m1, 0.0))))
         ci = majority_rate_interval((m1, m2), c, within, share.human_quantile, n_pairs=n2)
         lo, hi = ci if ci is not None else wilson_interval(m, m, 0.0, n, z)
-        return m, min(lo, m), max(hi, m), (hi - lo) / (2.0 * z)
+        return m, min(lo, m), max(hi, m), (hi - lo) / (2.0 * share.human_quantile)
 
     lam2 = tuned_lambda(q, g, gu)
     m, lo, hi, se = one(share.lam, lam2)
@@ -259,7 +259,7 @@ def corrected_estimates(
                         ratio,
                     )
                 )
-                rows[-1] = dataclasses.replace(rows[-1], se=se, human_se=hse, quantile=z)
+                rows[-1] = dataclasses.replace(rows[-1], se=se, human_se=hse, quantile=share.human_quantile)
             pooled_lab.append(vc.assign(unit=vc["pair_id"] + "\x00" + str(criterion)))
             pooled_unl.append(oc)
         if len(pooled_lab) > 1:

@@ -69,4 +69,4 @@ def test_section_majority_interval_is_the_profile_interval():
     cov = r @ r.T + share.reader_variance * np.array([[1, 2 * m1], [2 * m1, 4 * m1 * m1]])
     expected = majority_rate_interval((m1, m2), cov, float(np.mean(s2 / readers)), share.human_quantile, n_pairs=n)
     assert (hlo, hhi) == pytest.approx(expected, abs=1e-12)
-    assert hse == pytest.approx((hhi - hlo) / (2 * Z))
+    assert hse == pytest.approx((hhi - hlo) / (2 * share.human_quantile))
