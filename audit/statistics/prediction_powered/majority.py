@@ -1,27 +1,26 @@
-"""The majority rate's interval: a profile interval over the two means the Beta model rests on.
+"""The majority rate's interval: a profile interval over the two quantities the Beta model rests on.
 
 The decision's Beta model gives the majority rate ``M = P(p > 1/2)`` from the vote share
-``V = E[p]`` and the between-pair variance ``tau^2 = E[p^2] - V^2``. The two means
-``theta = (V, E[p^2])`` are estimated (prediction-powered or human-only) with an approximately
-normal joint error of covariance ``C``; ``tau^2`` is not: it is a difference that sits at its
-boundary 0 whenever the pairs barely differ, and ``M`` is flat in ``tau^2`` near 0 (``M = 1`` at
-``tau^2 = 0`` when ``V > 1/2``) and steep further out. So the interval is built where the
-normal approximation holds, on ``theta``, and mapped through the model:
+``V = E[p]`` and the between-pair variance ``tau^2 = E[p^2] - V^2``. ``V``'s estimate has a
+normal error; ``tau^2``'s does not: it is a variance, skewed, and bounded at 0 where the pairs
+barely differ, and ``M`` is flat in ``tau^2`` near 0 (``M = 1`` at ``tau^2 = 0`` when
+``V > 1/2``) and steep further out. So the interval is built on pivots that are close to normal
+and mapped through the model:
 
-``M``'s interval is the range of ``M(theta)`` over the profile region
-``{theta in P : W(theta) <= min_P W + z^2}``, ``W(theta) = (m - theta)' C^-1 (m - theta)`` the
-Wald distance from the estimate ``m``, ``P = {V^2 <= E[p^2] <= V}`` the means a distribution on
-[0, 1] can have (``0 <= tau^2 <= V (1 - V)``), ``z`` the normal quantile. This is the profile
-(likelihood-ratio) interval of ``M`` under the normal approximation of ``theta``: a candidate
-``M0`` is in it when some ``theta`` with ``M(theta) = M0`` is within ``z^2`` of the best fit.
-The boundary ``tau^2 = 0`` is part of ``P`` (a candidate is not excluded because it needs
-``tau^2`` near 0) and so is the estimate's side of it when ``E[p^2]`` comes out below ``V^2``
-(the best fit is then on the boundary, and the region is measured from there, as the Q-profile
-intervals of meta-analysis treat a between-study variance estimated at or below 0).
+* ``V``: ``(V_hat - V) / se(V)``;
+* ``T = tau^2 + within``, the observed variance of the pairs' shares (``within`` the part the
+  votes' own noise adds): Wilson and Hilferty's pivot ``((T_hat / T)^(1/3) - 1 + a) / sqrt(a)``,
+  ``a = 2 / (9 nu)``, for ``T_hat ~ T chi^2_nu / nu`` with ``nu = 2 T_hat^2 / var(T_hat)`` (at most
+  the pairs' degrees of freedom), as the Q-profile intervals of meta-analysis use the chi-square
+  law of a between-study variance;
+* their correlation from the delta method.
 
-``M`` is monotone along each slice of fixed ``V`` (in ``tau^2``: decreasing above ``V = 1/2``,
-increasing below, constant at 1/2), so its range over the region is reached at the ends of
-the region's slices; the slices are taken on a grid of ``V`` across the region.
+A candidate ``(V, tau^2)`` is admissible when ``0 <= tau^2 <= V (1 - V)``; ``W`` is the squared
+Mahalanobis norm of its two pivots, and the profile region is ``{admissible: W <= min W + q^2}``
+(measured from the best admissible fit, which is on the boundary when ``tau^2`` comes out below
+0). ``M``'s interval is ``M``'s range over the region. ``M`` is monotone along each slice of fixed
+``V`` (in ``tau^2``: decreasing above ``V = 1/2``, increasing below, constant at 1/2), so the range
+is reached at the ends of the region's slices, taken on a grid of ``V`` across the region.
 """
 
 from __future__ import annotations
