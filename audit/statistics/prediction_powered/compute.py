@@ -163,8 +163,13 @@ def majority_ppi(
             u1 = lam1 * (fu - fu.mean()) / N
             u2 = lam2 * (gu - gu.mean()) / N
             c = c + np.array([[u1 @ u1, u1 @ u2], [u2 @ u1, u2 @ u2]])
-        # the readers' leniency shifts every pair's share together: V by delta, E[p^2] by 2 V delta
-        c = c + share.reader_variance * np.array([[1.0, 2.0 * m1], [2.0 * m1, 4.0 * m1 * m1]])
+        # the readers' leniency shifts every pair's share together: V by delta, and E[p^2] by
+        # 2 V delta plus the change of tau^2 at the Beta model's concentration (tau^2 / (V (1 - V))
+        # held): lenient readers push the shares toward 1, where they spread less
+        d = 2.0 * m1
+        if 0.0 < m1 < 1.0:
+            d += max(m2 - m1 * m1, 0.0) * (1.0 - 2.0 * m1) / (m1 * (1.0 - m1))
+        c = c + share.reader_variance * np.array([[1.0, d], [d, d * d]])
         m = float(beta_upper_tail(np.array(m1), np.array(max(m2 - m1 * m1, 0.0))))
         ci = majority_rate_interval((m1, m2), c, within, share.human_quantile, n_pairs=n2)
         lo, hi = ci if ci is not None else wilson_interval(m, m, 0.0, n, z)

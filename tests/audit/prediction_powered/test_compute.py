@@ -60,13 +60,15 @@ def test_section_majority_interval_is_the_profile_interval():
     m, lo, hi, _, hm, hlo, hhi, se, hse = majority_ppi(credit, pair, reader, f, fu, share, 0.95)
     assert lo <= m <= hi and hlo <= hm <= hhi
     # the human-only interval by hand: the two means, their pair-clustered covariance plus the
-    # readers' shift of V (and 2 V times it of E[p^2]), the vote share's quantile
+    # readers' shift of V and of E[p^2] (2 V times it plus tau^2's change at a fixed Beta
+    # concentration), the vote share's quantile
     h = np.bincount(pair, weights=credit) / readers
     s2 = np.bincount(pair, weights=(credit - h[pair]) ** 2) / (readers - 1)
     q = h**2 - s2 / readers
     m1, m2 = h.mean(), q.mean()
     r = np.stack([h - m1, q - m2]) / n
-    cov = r @ r.T + share.reader_variance * np.array([[1, 2 * m1], [2 * m1, 4 * m1 * m1]])
+    d = 2 * m1 + (m2 - m1**2) * (1 - 2 * m1) / (m1 * (1 - m1))
+    cov = r @ r.T + share.reader_variance * np.array([[1, d], [d, d * d]])
     expected = majority_rate_interval((m1, m2), cov, float(np.mean(s2 / readers)), share.human_quantile, n_pairs=n)
     assert (hlo, hhi) == pytest.approx(expected, abs=1e-12)
     assert hse == pytest.approx((hhi - hlo) / (2 * share.human_quantile))
