@@ -29,7 +29,7 @@ import pandas as pd
 
 from judge_transfer_audit.core.rng import resolve_rng
 from judge_transfer_audit.statistics.prediction_powered.estimators import MeanPPI, ppi_logistic, ppi_mean, tuned_lambda
-from judge_transfer_audit.statistics.prediction_powered.majority import majority_rate_interval
+from judge_transfer_audit.statistics.prediction_powered.majority import majority_rate_interval, satterthwaite_quantile
 from judge_transfer_audit.statistics.prediction_powered.result import (
     ALL_CRITERIA,
     CorrectedLeaderboard,
@@ -129,7 +129,7 @@ def majority_ppi(
     level: float,
 ) -> tuple[float, float, float, float, float, float, float, float, float] | None:
     """(M, low, high, lam of E[p^2], human-only M, its low, its high, the standard-error
-    equivalent of each interval: its width over twice its quantile), or None when fewer
+    equivalent of each interval: its width over twice the normal quantile), or None when fewer
     than two voted pairs have two or more votes (M is not estimable, as in the decision).
 
     The interval is the profile interval of the Beta model's ``M`` over the joint normal region
@@ -150,6 +150,7 @@ def majority_ppi(
     n2, N = int(multi.sum()), len(fu)
     z = _z(level)
     within = float(np.mean(ss[multi] / (k[multi] - 1.0) / k[multi]))
+    n_readers = len(np.unique(reader_of_vote)) if reader_of_vote is not None else 0
 
     def one(lam1: float, lam2: float) -> tuple[float, float, float, float]:
         m1 = share.estimate if lam1 == share.lam else lam1 * (fu.mean() if N else 0.0) + np.mean(h - lam1 * f)
@@ -169,11 +170,18 @@ def majority_ppi(
         d = 2.0 * m1
         if 0.0 < m1 < 1.0:
             d += max(m2 - m1 * m1, 0.0) * (1.0 - 2.0 * m1) / (m1 * (1.0 - m1))
+        # T = tau^2 + within: its variance's pair part and the readers' part (T moves by d - 2 V
+        # per unit of leniency), each on its own degrees of freedom
+        var_t_pairs = c[1, 1] - 4.0 * m1 * c[0, 1] + 4.0 * m1 * m1 * c[0, 0]
+        var_t_readers = share.reader_variance * (d - 2.0 * m1) ** 2
+        q_t = satterthwaite_quantile((var_t_pairs, var_t_readers), (n2 - 1.0, n_readers - 1.0), level)
         c = c + share.reader_variance * np.array([[1.0, d], [d, d * d]])
         m = float(beta_upper_tail(np.array(m1), np.array(max(m2 - m1 * m1, 0.0))))
-        ci = majority_rate_interval((m1, m2), c, within, share.human_quantile, n_pairs=n2)
+        ci = majority_rate_interval(
+            (m1, m2), c, within, level=level, quantile_v=share.human_quantile, quantile_t=q_t, n_pairs=n2
+        )
         lo, hi = ci if ci is not None else wilson_interval(m, m, 0.0, n, z)
-        return m, min(lo, m), max(hi, m), (hi - lo) / (2.0 * share.human_quantile)
+        return m, min(lo, m), max(hi, m), (hi - lo) / (2.0 * z)
 
     lam2 = tuned_lambda(q, g, gu)
     m, lo, hi, se = one(share.lam, lam2)
@@ -264,7 +272,7 @@ def corrected_estimates(
                         ratio,
                     )
                 )
-                rows[-1] = dataclasses.replace(rows[-1], se=se, human_se=hse, quantile=share.human_quantile)
+                rows[-1] = dataclasses.replace(rows[-1], se=se, human_se=hse, quantile=z)
             pooled_lab.append(vc.assign(unit=vc["pair_id"] + "\x00" + str(criterion)))
             pooled_unl.append(oc)
         if len(pooled_lab) > 1:

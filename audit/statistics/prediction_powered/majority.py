@@ -13,10 +13,14 @@ and mapped through the model:
   ``a = 2 / (9 nu)``, for ``T_hat ~ T chi^2_nu / nu`` with ``nu = 2 T_hat^2 / var(T_hat)`` (at most
   the pairs' degrees of freedom), as the Q-profile intervals of meta-analysis use the chi-square
   law of a between-study variance;
-* their correlation from the delta method.
+* their correlation from the delta method;
+* each pivot studentised with its own quantile: ``V``'s the vote share's (a t with readers
+  crossed: the readers' leniency is estimated from few readers), ``T``'s a t on Satterthwaite's
+  degrees of freedom for its pair part (pairs - 1) and its reader part (readers - 1); a pivot is
+  divided by its quantile over the normal one ``z``.
 
 A candidate ``(V, tau^2)`` is admissible when ``0 <= tau^2 <= V (1 - V)``; ``W`` is the squared
-Mahalanobis norm of its two pivots, and the profile region is ``{admissible: W <= min W + q^2}``
+Mahalanobis norm of its two pivots, and the profile region is ``{admissible: W <= min W + z^2}``
 (measured from the best admissible fit, which is on the boundary when ``tau^2`` comes out below
 0). ``M``'s interval is ``M``'s range over the region. ``M`` is monotone along each slice of fixed
 ``V`` (in ``tau^2``: decreasing above ``V = 1/2``, increasing below, constant at 1/2), so the range
@@ -30,7 +34,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["N_SLICES", "Pivots", "majority_rate_interval", "pivots", "profile_region_slices"]
+__all__ = ["N_SLICES", "Pivots", "majority_rate_interval", "pivots", "profile_region_slices", "satterthwaite_quantile"]
 
 N_SLICES = 1001  #: slices of fixed V across the profile region
 
@@ -44,6 +48,7 @@ class Pivots(NamedTuple):
     a: float  #: Wilson-Hilferty's 2 / (9 nu), nu = 2 T^2 / var(T) the degrees of freedom of T
     rho: float  #: the correlation of the two errors
     within: float
+    t_scale: float = 1.0  #: T's quantile over the normal one (its pivot is divided by it)
 
     def x_v(self, v: np.ndarray) -> np.ndarray:
         return (self.v_hat - v) / self.sd_v
@@ -52,19 +57,40 @@ class Pivots(NamedTuple):
         """Wilson-Hilferty's normal pivot for ``T_hat ~ T chi^2_nu / nu``; +inf at T = 0."""
         with np.errstate(divide="ignore"):
             ratio = np.cbrt(self.total_hat / np.asarray(total, float))
-        return (ratio - (1.0 - self.a)) / math.sqrt(self.a)
+        return (ratio - (1.0 - self.a)) / (math.sqrt(self.a) * self.t_scale)
 
     def total(self, x: np.ndarray) -> np.ndarray:
         """The inverse of :meth:`x_total` (inf where the pivot is below its range)."""
-        base = 1.0 - self.a + np.asarray(x, float) * math.sqrt(self.a)
+        base = 1.0 - self.a + np.asarray(x, float) * self.t_scale * math.sqrt(self.a)
         with np.errstate(divide="ignore"):
             return np.where(base > 0, self.total_hat / np.maximum(base, 1e-300) ** 3, np.inf)
 
 
-def pivots(mean: tuple[float, float], cov: np.ndarray, within: float, n_pairs: int | None = None) -> Pivots | None:
+def satterthwaite_quantile(parts: tuple[float, ...], dfs: tuple[float, ...], level: float = 0.95) -> float:
+    """The t quantile of a variance that is a sum of ``parts`` estimated on ``dfs`` degrees of
+    freedom each (Satterthwaite); the normal quantile when no part has any."""
+    from judge_transfer_audit.statistics.distributions import norm, t
+
+    den = sum(p * p / d for p, d in zip(parts, dfs) if d > 0)
+    total = sum(parts)
+    if not (den > 0 and total > 0):
+        return float(norm.ppf(0.5 + level / 2.0))
+    return float(t.ppf(0.5 + level / 2.0, total * total / den))
+
+
+def pivots(
+    mean: tuple[float, float],
+    cov: np.ndarray,
+    within: float,
+    n_pairs: int | None = None,
+    *,
+    scale_v: float = 1.0,
+    scale_t: float = 1.0,
+) -> Pivots | None:
     """The pivots of ``(V, T = tau^2 + within)`` from the estimates of ``(V, E[p^2])`` and their
-    covariance (delta method for ``T = E[p^2] - V^2 + within``); None when ``T``'s estimate or
-    either variance is not positive."""
+    covariance (delta method for ``T = E[p^2] - V^2 + within``; ``V``'s standard error times
+    ``scale_v``, ``T``'s pivot divided by ``scale_t``); None when ``T``'s estimate or either
+    variance is not positive."""
     m1, m2 = float(mean[0]), float(mean[1])
     cov = np.asarray(cov, float)
     c11, c12, c22 = float(cov[0, 0]), float(cov[0, 1]), float(cov[1, 1])
@@ -78,12 +104,11 @@ def pivots(mean: tuple[float, float], cov: np.ndarray, within: float, n_pairs: i
         # at most the pairs' degrees of freedom: var(T) is a fourth-moment estimate, noisy
         # with few pairs and small when T's estimate is small
         nu = min(nu, n_pairs - 1.0)
-    # the pivot of T_hat is T's, and W grows with x_total in the opposite direction to x_v's sign
-    return Pivots(m1, math.sqrt(c11), total, 2.0 / (9.0 * nu), rho, float(within))
+    return Pivots(m1, math.sqrt(c11) * scale_v, total, 2.0 / (9.0 * nu), rho, float(within), scale_t)
 
 
 def profile_region_slices(
-    piv: Pivots, quantile: float = 1.959963984540054, n_slices: int = N_SLICES
+    piv: Pivots, level: float = 0.95, n_slices: int = N_SLICES
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
     """The profile region's slices of fixed V.
 
@@ -91,9 +116,8 @@ def profile_region_slices(
     ----------
     piv : Pivots
         From :func:`pivots`.
-    quantile : float
-        The region's radius is its square (the normal quantile of the level, or the vote
-        share's t quantile on crossed designs).
+    level : float
+        The interval's level: the region's radius is the square of its normal quantile.
     n_slices : int
         Slices across the region.
 
@@ -107,7 +131,9 @@ def profile_region_slices(
         ``min_P W``: 0 when the estimate is admissible, else the distance of the nearest
         admissible point (the region's radius is measured from it).
     """
-    z2 = float(quantile) ** 2
+    from judge_transfer_audit.statistics.distributions import norm
+
+    z2 = float(norm.ppf(0.5 + level / 2.0)) ** 2
     rho, one_minus = piv.rho, 1.0 - piv.rho**2
 
     def slices(v: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -141,9 +167,12 @@ def majority_rate_interval(
     mean: tuple[float, float],
     cov: np.ndarray,
     within: float,
-    quantile: float = 1.959963984540054,
-    n_slices: int = N_SLICES,
+    *,
+    level: float = 0.95,
+    quantile_v: float | None = None,
+    quantile_t: float | None = None,
     n_pairs: int | None = None,
+    n_slices: int = N_SLICES,
 ) -> tuple[float, float] | None:
     """The profile interval of the majority rate ``M = P(p > 1/2)`` (module docstring).
 
@@ -156,9 +185,14 @@ def majority_rate_interval(
     within : float
         The voted pairs' mean within-pair variance of their share, ``mean(s_i^2 / k_i)``
         (``tau^2 + within`` is the observed variance of the pairs' shares).
-    quantile : float
-        The interval's quantile: the normal one of its level, or with readers crossed the vote
-        share's t quantile (few readers make V's variance a noisy estimate).
+    level : float
+        The interval's level.
+    quantile_v, quantile_t : float, optional
+        The quantiles ``V``'s and ``T``'s pivots are studentised with (None: the normal one):
+        with readers crossed, the vote share's t and :func:`satterthwaite_quantile` of ``T``'s
+        pair and reader parts.
+    n_pairs : int, optional
+        The pairs with two or more votes (``T``'s degrees of freedom are at most ``n_pairs - 1``).
 
     Returns
     -------
@@ -175,10 +209,20 @@ def majority_rate_interval(
 
     if not (np.all(np.isfinite(cov)) and np.all(np.isfinite(mean)) and math.isfinite(within) and within >= 0):
         return None
-    piv = pivots(mean, cov, within, n_pairs)
+    from judge_transfer_audit.statistics.distributions import norm
+
+    z = float(norm.ppf(0.5 + level / 2.0))
+    piv = pivots(
+        mean,
+        cov,
+        within,
+        n_pairs,
+        scale_v=(quantile_v or z) / z,
+        scale_t=(quantile_t or z) / z,
+    )
     if piv is None:
         return None
-    v, low, high, _ = profile_region_slices(piv, quantile, n_slices)
+    v, low, high, _ = profile_region_slices(piv, level, n_slices)
     if not len(v):
         return None
     ends = beta_upper_tail(np.concatenate([v, v]), np.concatenate([low, high]))
