@@ -46,7 +46,10 @@ def test_interval_contains_the_estimate_and_reaches_toward_one_half(estimate):
 def test_section_majority_interval_is_the_profile_interval():
     from judge_transfer_audit.statistics.prediction_powered.compute import majority_ppi
     from judge_transfer_audit.statistics.prediction_powered.estimators import ppi_mean
-    from judge_transfer_audit.statistics.prediction_powered.majority import majority_rate_interval
+    from judge_transfer_audit.statistics.prediction_powered.majority import (
+        majority_rate_interval,
+        satterthwaite_quantile,
+    )
 
     rng = np.random.default_rng(5)
     n, readers = 30, 6
@@ -61,14 +64,25 @@ def test_section_majority_interval_is_the_profile_interval():
     assert lo <= m <= hi and hlo <= hm <= hhi
     # the human-only interval by hand: the two means, their pair-clustered covariance plus the
     # readers' shift of V and of E[p^2] (2 V times it plus tau^2's change at a fixed Beta
-    # concentration), the vote share's quantile
+    # concentration), V's pivot on the vote share's quantile, T's on Satterthwaite's t
     h = np.bincount(pair, weights=credit) / readers
     s2 = np.bincount(pair, weights=(credit - h[pair]) ** 2) / (readers - 1)
     q = h**2 - s2 / readers
     m1, m2 = h.mean(), q.mean()
     r = np.stack([h - m1, q - m2]) / n
     d = 2 * m1 + (m2 - m1**2) * (1 - 2 * m1) / (m1 * (1 - m1))
-    cov = r @ r.T + share.reader_variance * np.array([[1, d], [d, d * d]])
-    expected = majority_rate_interval((m1, m2), cov, float(np.mean(s2 / readers)), share.human_quantile, n_pairs=n)
+    cov_pairs = r @ r.T
+    cov = cov_pairs + share.reader_variance * np.array([[1, d], [d, d * d]])
+    var_t_pairs = cov_pairs[1, 1] - 4 * m1 * cov_pairs[0, 1] + 4 * m1 * m1 * cov_pairs[0, 0]
+    var_t_readers = share.reader_variance * (d - 2 * m1) ** 2
+    q_t = satterthwaite_quantile((var_t_pairs, var_t_readers), (n - 1, readers - 1))
+    expected = majority_rate_interval(
+        (m1, m2),
+        cov,
+        float(np.mean(s2 / readers)),
+        quantile_v=share.human_quantile,
+        quantile_t=q_t,
+        n_pairs=n,
+    )
     assert (hlo, hhi) == pytest.approx(expected, abs=1e-12)
-    assert hse == pytest.approx((hhi - hlo) / (2 * share.human_quantile))
+    assert hse == pytest.approx((hhi - hlo) / (2 * Z))

@@ -13,6 +13,7 @@ from judge_transfer_audit.statistics.prediction_powered.majority import (
     majority_rate_interval,
     pivots,
     profile_region_slices,
+    satterthwaite_quantile,
 )
 
 Z = 1.959963984540054
@@ -22,15 +23,15 @@ def _cov(sd_v: float, sd_e2: float, rho: float) -> np.ndarray:
     return np.array([[sd_v**2, rho * sd_v * sd_e2], [rho * sd_v * sd_e2, sd_e2**2]])
 
 
-def _brute_force(mean, cov, within, quantile=Z, n_pairs=None, grid=1200):
+def _brute_force(mean, cov, within, n_pairs=None, grid=1200, scale_v=1.0, scale_t=1.0):
     """The profile region's M range on a dense (V, tau^2) grid, W from the same pivots."""
-    piv = pivots(mean, cov, within, n_pairs)
+    piv = pivots(mean, cov, within, n_pairs, scale_v=scale_v, scale_t=scale_t)
     v = np.linspace(1e-6, 1 - 1e-6, grid)[:, None]
     tau2 = np.linspace(0.0, 1.0, grid)[None, :] * v * (1 - v)
     x1 = np.broadcast_to(piv.x_v(v), tau2.shape)
     x2 = piv.x_total(tau2 + within)
     w = (x1**2 - 2 * piv.rho * x1 * x2 + x2**2) / (1 - piv.rho**2)
-    inside = w <= w.min() + quantile**2
+    inside = w <= w.min() + Z**2
     vv = np.broadcast_to(v, tau2.shape)[inside]
     m = beta_upper_tail(vv, tau2[inside])
     return float(m.min()), float(m.max()), float(w.min())
@@ -47,9 +48,10 @@ def _brute_force(mean, cov, within, quantile=Z, n_pairs=None, grid=1200):
         ((0.48, 0.48**2 + 0.04), _cov(0.04, 0.04, 0.5), 0.03),
     ],
 )
-def test_region_matches_a_brute_force_profile(mean, cov, within):
-    lo, hi = majority_rate_interval(mean, cov, within, Z, n_pairs=40)
-    blo, bhi, _ = _brute_force(mean, cov, within, Z, n_pairs=40)
+@pytest.mark.parametrize(("q_v", "q_t"), [(Z, Z), (3.1, 2.2)])
+def test_region_matches_a_brute_force_profile(mean, cov, within, q_v, q_t):
+    lo, hi = majority_rate_interval(mean, cov, within, quantile_v=q_v, quantile_t=q_t, n_pairs=40)
+    blo, bhi, _ = _brute_force(mean, cov, within, n_pairs=40, scale_v=q_v / Z, scale_t=q_t / Z)
     # the grid's resolution: 1/1200 of the range of V and of tau^2
     assert lo == pytest.approx(blo, abs=3e-3)
     assert hi == pytest.approx(bhi, abs=3e-3)
@@ -60,29 +62,42 @@ def test_estimate_below_the_boundary_measures_the_region_from_the_nearest_admiss
     mean = (0.8, 0.8**2 - 0.049)  # tau^2 estimated at -0.049 with within 0.05: T = 0.001
     cov = _cov(0.04, 0.06, 0.9)
     piv = pivots(mean, cov, 0.05, 30)
-    _, _, _, w_min = profile_region_slices(piv, Z)
+    _, _, _, w_min = profile_region_slices(piv, 0.95)
     blo, bhi, bw_min = _brute_force(mean, cov, 0.05, n_pairs=30)
     assert w_min > 0.5
     assert w_min == pytest.approx(bw_min, rel=0.02)
-    lo, hi = majority_rate_interval(mean, cov, 0.05, Z, n_pairs=30)
+    lo, hi = majority_rate_interval(mean, cov, 0.05, n_pairs=30)
     assert hi == 1.0  # tau^2 = 0 with V > 1/2: every pair's majority for the focal system
     assert lo == pytest.approx(blo, abs=3e-3)
 
 
 def test_boundary_is_reached_only_when_tau2_is_near_zero_against_its_error():
     cov = _cov(0.01, 0.015, 0.95)
-    near = majority_rate_interval((0.75, 0.75**2 + 0.002), cov, 0.01, Z, n_pairs=60)
-    far = majority_rate_interval((0.75, 0.75**2 + 0.04), cov, 0.01, Z, n_pairs=60)
+    near = majority_rate_interval((0.75, 0.75**2 + 0.002), cov, 0.01, n_pairs=60)
+    far = majority_rate_interval((0.75, 0.75**2 + 0.04), cov, 0.01, n_pairs=60)
     assert near[1] == 1.0
     assert far[1] < 1.0
     assert far[0] < float(beta_upper_tail(np.array(0.75), np.array(0.04))) < far[1]
 
 
-def test_a_larger_quantile_widens_the_interval():
+def test_larger_quantiles_widen_the_interval():
     args = ((0.7, 0.7**2 + 0.03), _cov(0.04, 0.055, 0.95), 0.02)
-    lo1, hi1 = majority_rate_interval(*args, Z, n_pairs=40)
-    lo2, hi2 = majority_rate_interval(*args, 3.0, n_pairs=40)
+    lo1, hi1 = majority_rate_interval(*args, n_pairs=40)
+    lo2, hi2 = majority_rate_interval(*args, quantile_v=3.0, n_pairs=40)
+    lo3, hi3 = majority_rate_interval(*args, quantile_t=3.0, n_pairs=40)
     assert lo2 < lo1 and hi2 >= hi1
+    assert lo3 < lo1 and hi3 >= hi1
+
+
+def test_satterthwaite_quantile():
+    from scipy.stats import t
+
+    # one part: the t on its degrees of freedom; two equal parts on 9 and 2 df: 4 / (1/9 + 1/2)
+    assert satterthwaite_quantile((1.0, 0.0), (9.0, 2.0)) == pytest.approx(t.ppf(0.975, 9))
+    assert satterthwaite_quantile((1.0, 1.0), (9.0, 2.0)) == pytest.approx(t.ppf(0.975, 4 / (1 / 9 + 1 / 2)))
+    # a part without degrees of freedom (no readers) is left out; nothing at all: the normal one
+    assert satterthwaite_quantile((1.0, 0.0), (19.0, -1.0)) == pytest.approx(t.ppf(0.975, 19))
+    assert satterthwaite_quantile((0.0, 0.0), (19.0, 2.0)) == pytest.approx(Z)
 
 
 @pytest.mark.parametrize(
@@ -94,7 +109,7 @@ def test_a_larger_quantile_widens_the_interval():
     ],
 )
 def test_degenerate_inputs_return_none(mean, cov, within):
-    assert majority_rate_interval(mean, cov, within, Z) is None
+    assert majority_rate_interval(mean, cov, within) is None
 
 
 def test_unanimous_pairs_fall_back_to_wilsons_interval_at_the_voted_pairs():
