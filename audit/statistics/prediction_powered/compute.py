@@ -11,9 +11,9 @@ sample (:func:`corrected_estimates`; docs/prediction-powered.md).
 * Majority rate M: the decision's Beta model ``M = P(p > 1/2)`` at the mean V and the
   between-pair variance ``tau^2 = E[p^2] - V^2``; ``E[p^2]`` is the prediction-powered mean of
   ``h_i^2 - s_i^2 / k_i`` (unbiased for ``p_i^2``; pairs with two or more votes, predicted by
-  the judge's verdict squared); its interval is the profile interval of M over the joint
-  normal region of the two means (their pair-clustered covariance plus the readers' component),
-  :mod:`judge_transfer_audit.statistics.prediction_powered.majority`.
+  the judge's verdict squared); its interval is a profile interval of M over pivots of V and of
+  the pairs' between-pair variance, from the two means' pair-clustered covariance plus the
+  readers' component (:mod:`judge_transfer_audit.statistics.prediction_powered.majority`).
 * Leaderboard: PPI++ logistic regression (Bradley-Terry design, one row per pair, the readers'
   mean credit as the outcome; ties of the judge as 0.5); rank intervals from normal draws of the
   centred strengths.
@@ -132,8 +132,8 @@ def majority_ppi(
     equivalent of each interval: its width over twice the normal quantile), or None when fewer
     than two voted pairs have two or more votes (M is not estimable, as in the decision).
 
-    The interval is the profile interval of the Beta model's ``M`` over the joint normal region
-    of its two means (:func:`~judge_transfer_audit.statistics.prediction_powered.majority.majority_rate_interval`);
+    The interval is the profile interval of the Beta model's ``M`` over pivots of ``V`` and of
+    ``tau^2`` (:func:`~judge_transfer_audit.statistics.prediction_powered.majority.majority_rate_interval`);
     Wilson's interval at the voted pairs when their covariance is degenerate (every pair's
     readers unanimous alike)."""
     from judge_transfer_audit.statistics.estimands import beta_upper_tail
