@@ -43,7 +43,7 @@ class Pivots(NamedTuple):
     """The two standardised errors the region is built on, and what maps them back."""
 
     v_hat: float  #: the estimate of V
-    sd_v: float  #: its standard error
+    sd_v: float  #: its standard error, times V's quantile over the normal one
     total_hat: float  #: the estimate of T = tau^2 + within (the observed variance of the pairs' shares)
     a: float  #: Wilson-Hilferty's 2 / (9 nu), nu = 2 T^2 / var(T) the degrees of freedom of T
     rho: float  #: the correlation of the two errors
@@ -205,12 +205,11 @@ def majority_rate_interval(
     in docs/prediction-powered.md) and, piece by piece, against a brute-force profile over a
     dense grid of ``(V, tau^2)`` (tests/audit/statistics/prediction_powered/test_majority.py).
     """
+    from judge_transfer_audit.statistics.distributions import norm
     from judge_transfer_audit.statistics.estimands import beta_upper_tail
 
     if not (np.all(np.isfinite(cov)) and np.all(np.isfinite(mean)) and math.isfinite(within) and within >= 0):
         return None
-    from judge_transfer_audit.statistics.distributions import norm
-
     z = float(norm.ppf(0.5 + level / 2.0))
     piv = pivots(
         mean,
