@@ -72,9 +72,12 @@ def study(
     return share
 
 
-def majority(studies: int, seed: int, b0: float = B0, sd_reader: float = SD_READER) -> None:
+def majority(
+    studies: int, seed: int, b0: float = B0, sd_reader: float = SD_READER, designs: list[tuple] | None = None
+) -> None:
     """Coverage of the majority rate M = P(b0 + u > 0) = Phi(b0 / sd_pair) (readers symmetric
-    around 0, so a pair's population majority is the sign of b0 + u) on the vote share's grid."""
+    around 0, so a pair's population majority is the sign of b0 + u) on the vote share's grid, or
+    on the given ``designs`` (n_voted, readers, fraction, quality) only (same seeds per design)."""
     from judge_transfer_audit.statistics.distributions import norm
 
     true = float(norm.cdf(b0 / SD_PAIR))
@@ -84,7 +87,8 @@ def majority(studies: int, seed: int, b0: float = B0, sd_reader: float = SD_READ
         " | misses: interval below / above the truth"
     )
     rows = []
-    for n_voted, readers, fraction, quality in itertools.product((20, 60), (3, 12), (0.05, 0.5), (0.5, 0.75, 0.97)):
+    grid_ = designs or list(itertools.product((20, 60), (3, 12), (0.05, 0.5), (0.5, 0.75, 0.97)))
+    for n_voted, readers, fraction, quality in grid_:
         rng = np.random.default_rng([seed, n_voted, readers, int(fraction * 100), int(quality * 100), 1])
         cover, hcover, ratio, below, above = 0, 0, [], 0, 0
         for _ in range(studies):
@@ -315,6 +319,12 @@ def main() -> None:
     ap.add_argument("--majority", action="store_true", help="coverage of the majority rate")
     ap.add_argument("--b0", type=float, default=B0, help="--majority: the mean logit preference (truth Phi(b0))")
     ap.add_argument("--sd-reader", type=float, default=SD_READER, help="--majority: the readers' leniency sd")
+    ap.add_argument(
+        "--design",
+        action="append",
+        metavar="N,R,F,Q",
+        help="--majority: only this design (voted pairs, readers, voted share, judge quality); repeatable",
+    )
     ap.add_argument("--leaderboard", action="store_true", help="coverage of the Bradley-Terry strengths")
     ap.add_argument("--cost", metavar="DIR", help="time the section on a scale_data.py folder (see cost())")
     a = ap.parse_args()
@@ -325,7 +335,13 @@ def main() -> None:
         leaderboard(a.studies, a.seed)
         return
     if a.majority:
-        majority(a.studies, a.seed, a.b0, a.sd_reader)
+        designs = None
+        if a.design:
+            try:
+                designs = [(int(n), int(r), float(f), float(q)) for n, r, f, q in (d.split(",") for d in a.design)]
+            except ValueError:
+                ap.error("--design takes N,R,F,Q, e.g. 60,12,0.05,0.97")
+        majority(a.studies, a.seed, a.b0, a.sd_reader, designs)
         return
     (target if a.target else grid)(a.studies, a.seed)
 

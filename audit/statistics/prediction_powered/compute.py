@@ -11,9 +11,9 @@ sample (:func:`corrected_estimates`; docs/prediction-powered.md).
 * Majority rate M: the decision's Beta model ``M = P(p > 1/2)`` at the mean V and the
   between-pair variance ``tau^2 = E[p^2] - V^2``; ``E[p^2]`` is the prediction-powered mean of
   ``h_i^2 - s_i^2 / k_i`` (unbiased for ``p_i^2``; pairs with two or more votes, predicted by
-  the judge's verdict squared); its interval is Wilson's score interval at the effective number
-  of pairs given by M's spread over normal draws of the two means (their joint pair-clustered
-  covariance plus the readers' component of V), :func:`wilson_interval`.
+  the judge's verdict squared); its interval is a profile interval of M over pivots of V and of
+  the pairs' between-pair variance, from the two means' pair-clustered covariance plus the
+  readers' component (:mod:`judge_transfer_audit.statistics.prediction_powered.majority`).
 * Leaderboard: PPI++ logistic regression (Bradley-Terry design, one row per pair, the readers'
   mean credit as the outcome; ties of the judge as 0.5); rank intervals from normal draws of the
   centred strengths.
@@ -29,6 +29,7 @@ import pandas as pd
 
 from judge_transfer_audit.core.rng import resolve_rng
 from judge_transfer_audit.statistics.prediction_powered.estimators import MeanPPI, ppi_logistic, ppi_mean, tuned_lambda
+from judge_transfer_audit.statistics.prediction_powered.majority import majority_rate_interval, satterthwaite_quantile
 from judge_transfer_audit.statistics.prediction_powered.result import (
     ALL_CRITERIA,
     CorrectedLeaderboard,
@@ -38,7 +39,6 @@ from judge_transfer_audit.statistics.prediction_powered.result import (
 )
 
 N_DRAWS = 4000  #: normal draws of the strengths for the rank intervals
-N_MAJORITY_DRAWS = 4000  #: normal draws of (V, E[p^2]) for the majority rate's interval
 
 
 def _predictions(choice: pd.DataFrame) -> pd.DataFrame:
@@ -127,11 +127,15 @@ def majority_ppi(
     fu: np.ndarray,
     share: MeanPPI,
     level: float,
-    rng: int | np.random.Generator | None = 0,
 ) -> tuple[float, float, float, float, float, float, float, float, float] | None:
-    """(M, low, high, lam of E[p^2], human-only M, its low, its high, the sd of M's draws and of
-    the human-only M's), or None when fewer than two voted pairs have two or more votes (M is
-    not estimable, as in the decision)."""
+    """(M, low, high, lam of E[p^2], human-only M, its low, its high, the standard-error
+    equivalent of each interval: its width over twice the normal quantile), or None when fewer
+    than two voted pairs have two or more votes (M is not estimable, as in the decision).
+
+    The interval is the profile interval of the Beta model's ``M`` over pivots of ``V`` and of
+    ``tau^2`` (:func:`~judge_transfer_audit.statistics.prediction_powered.majority.majority_rate_interval`);
+    Wilson's interval at the voted pairs when their covariance is degenerate (every pair's
+    readers unanimous alike)."""
     from judge_transfer_audit.statistics.estimands import beta_upper_tail
 
     n = len(f)
@@ -144,9 +148,11 @@ def majority_ppi(
     q = h[multi] ** 2 - ss[multi] / (k[multi] - 1.0) / k[multi]
     g, gu = f[multi] ** 2, fu**2
     n2, N = int(multi.sum()), len(fu)
-    draw_rng, _ = resolve_rng(rng)
+    z = _z(level)
+    within = float(np.mean(ss[multi] / (k[multi] - 1.0) / k[multi]))
+    n_readers = len(np.unique(reader_of_vote)) if reader_of_vote is not None else 0
 
-    def one(lam1: float, lam2: float) -> tuple[float, float]:
+    def one(lam1: float, lam2: float) -> tuple[float, float, float, float]:
         m1 = share.estimate if lam1 == share.lam else lam1 * (fu.mean() if N else 0.0) + np.mean(h - lam1 * f)
         m2 = (lam2 * gu.mean() if N and lam2 else 0.0) + float(np.mean(q - lam2 * g))
         # joint covariance: labelled pairs (m1 over all, m2 over the multi-vote ones) + judge-only pairs
@@ -158,20 +164,24 @@ def majority_ppi(
             u1 = lam1 * (fu - fu.mean()) / N
             u2 = lam2 * (gu - gu.mean()) / N
             c = c + np.array([[u1 @ u1, u1 @ u2], [u2 @ u1, u2 @ u2]])
-
-        # the readers' leniency shifts every pair's share together: V by delta, E[p^2] by 2 V delta
-        c = c + share.reader_variance * np.array([[1.0, 2.0 * m1], [2.0 * m1, 4.0 * m1 * m1]])
+        # the readers' leniency shifts every pair's share together: V by delta, and E[p^2] by
+        # 2 V delta plus the change of tau^2 at the Beta model's concentration (tau^2 / (V (1 - V))
+        # held): lenient readers push the shares toward 1, where they spread less
+        d = 2.0 * m1
+        if 0.0 < m1 < 1.0:
+            d += max(m2 - m1 * m1, 0.0) * (1.0 - 2.0 * m1) / (m1 * (1.0 - m1))
+        # T = tau^2 + within: its variance's pair part and the readers' part (T moves by d - 2 V
+        # per unit of leniency), each on its own degrees of freedom
+        var_t_pairs = c[1, 1] - 4.0 * m1 * c[0, 1] + 4.0 * m1 * m1 * c[0, 0]
+        var_t_readers = share.reader_variance * (d - 2.0 * m1) ** 2
+        q_t = satterthwaite_quantile((var_t_pairs, var_t_readers), (n2 - 1.0, n_readers - 1.0), level)
+        c = c + share.reader_variance * np.array([[1.0, d], [d, d * d]])
         m = float(beta_upper_tail(np.array(m1), np.array(max(m2 - m1 * m1, 0.0))))
-        # M's spread from normal draws of the two means (M is not smooth where tau^2 reaches 0,
-        # where a delta method collapses to a point), turned into an effective number of pairs
-        draws = draw_rng.multivariate_normal([m1, m2], c, size=N_MAJORITY_DRAWS, method="eigh")
-        tau2 = np.maximum(draws[:, 1] - draws[:, 0] ** 2, 0.0)
-        ms = beta_upper_tail(np.clip(draws[:, 0], 0.0, 1.0), tau2)
-        # at most the voted pairs, times what the judge is worth on the vote share (its variance
-        # ratio): judge-only pairs count only as far as they narrow V's interval
-        n_units = n * (share.human_se / share.se) ** 2 if (lam1 or lam2) and share.se > 0 else n
-        lo, hi = wilson_interval(m, float(np.mean(ms)), float(np.std(ms)), n_units, _z(level))
-        return m, lo, hi, float(np.std(ms))
+        ci = majority_rate_interval(
+            (m1, m2), c, within, level=level, quantile_v=share.human_quantile, quantile_t=q_t, n_pairs=n2
+        )
+        lo, hi = ci if ci is not None else wilson_interval(m, m, 0.0, n, z)
+        return m, min(lo, m), max(hi, m), (hi - lo) / (2.0 * z)
 
     lam2 = tuned_lambda(q, g, gu)
     m, lo, hi, se = one(share.lam, lam2)
@@ -240,7 +250,7 @@ def corrected_estimates(
             cr = vc["credit"].to_numpy(float)
             share = ppi_mean(cr, pair_codes, f, fu, reader_of_vote=reader_codes, level=level)
             rows.append(_share_row(matchup, criterion, share, len(vc), z))
-            maj = majority_ppi(cr, pair_codes, reader_codes, f, fu, share, level, rng)
+            maj = majority_ppi(cr, pair_codes, reader_codes, f, fu, share, level)
             if maj is not None:
                 m, lo, hi, lam2, hm, hlo, hhi, se, hse = maj
                 ratio = (hi - lo) / (hhi - hlo) if hhi > hlo else math.nan

@@ -1,4 +1,5 @@
-"""The majority rate's interval: Wilson's score interval at an effective number of pairs."""
+"""The majority rate's interval: Wilson's score interval (the fallback when the pairs' covariance
+is degenerate) and the section's profile interval."""
 
 from __future__ import annotations
 
@@ -42,9 +43,13 @@ def test_interval_contains_the_estimate_and_reaches_toward_one_half(estimate):
     assert abs(centre - 0.5) <= abs(estimate - 0.5) + 1e-12
 
 
-def test_section_majority_interval_is_wilsons_at_the_draws_spread():
+def test_section_majority_interval_is_the_profile_interval():
     from judge_transfer_audit.statistics.prediction_powered.compute import majority_ppi
     from judge_transfer_audit.statistics.prediction_powered.estimators import ppi_mean
+    from judge_transfer_audit.statistics.prediction_powered.majority import (
+        majority_rate_interval,
+        satterthwaite_quantile,
+    )
 
     rng = np.random.default_rng(5)
     n, readers = 30, 6
@@ -55,9 +60,29 @@ def test_section_majority_interval_is_wilsons_at_the_draws_spread():
     f = (p > 0.5).astype(float)
     fu = (rng.uniform(size=200) < 0.6).astype(float)
     share = ppi_mean(credit, pair, f, fu, reader_of_vote=reader)
-    m, lo, hi, _, hm, hlo, hhi, se, hse = majority_ppi(credit, pair, reader, f, fu, share, 0.95, rng=1)
+    m, lo, hi, _, hm, hlo, hhi, se, hse = majority_ppi(credit, pair, reader, f, fu, share, 0.95)
     assert lo <= m <= hi and hlo <= hm <= hhi
-    # the human-only interval: Wilson's at the pairs its spread is worth
-    n_eff = min(hm * (1 - hm) / hse**2, n)
-    wilson_width = 2 * Z / (1 + Z * Z / n_eff) * math.sqrt(hm * (1 - hm) / n_eff + Z * Z / (4 * n_eff**2))
-    assert hhi - hlo == pytest.approx(wilson_width, rel=0.05)  # n_eff there uses the draws' mean, here M
+    # the human-only interval by hand: the two means, their pair-clustered covariance plus the
+    # readers' shift of V and of E[p^2] (2 V times it plus tau^2's change at a fixed Beta
+    # concentration), V's pivot on the vote share's quantile, T's on Satterthwaite's t
+    h = np.bincount(pair, weights=credit) / readers
+    s2 = np.bincount(pair, weights=(credit - h[pair]) ** 2) / (readers - 1)
+    q = h**2 - s2 / readers
+    m1, m2 = h.mean(), q.mean()
+    r = np.stack([h - m1, q - m2]) / n
+    d = 2 * m1 + (m2 - m1**2) * (1 - 2 * m1) / (m1 * (1 - m1))
+    cov_pairs = r @ r.T
+    cov = cov_pairs + share.reader_variance * np.array([[1, d], [d, d * d]])
+    var_t_pairs = cov_pairs[1, 1] - 4 * m1 * cov_pairs[0, 1] + 4 * m1 * m1 * cov_pairs[0, 0]
+    var_t_readers = share.reader_variance * (d - 2 * m1) ** 2
+    q_t = satterthwaite_quantile((var_t_pairs, var_t_readers), (n - 1, readers - 1))
+    expected = majority_rate_interval(
+        (m1, m2),
+        cov,
+        float(np.mean(s2 / readers)),
+        quantile_v=share.human_quantile,
+        quantile_t=q_t,
+        n_pairs=n,
+    )
+    assert (hlo, hhi) == pytest.approx(expected, abs=1e-12)
+    assert hse == pytest.approx((hhi - hlo) / (2 * Z))
