@@ -85,9 +85,15 @@ def configuration_inputs(
     for judge, choices in choices_by_judge.items():
         if judge == skip or choices is None:
             continue
+        # each criterion's pairs as a hashed index: a cell's pairs are looked up in it, not sorted against
+        # it (np.isin sorts object arrays: a cell cost O(n log n) of its criterion's every verdict)
         by_criterion = (
             {
-                c: (g["pair_id"].to_numpy(), pd.to_numeric(g["y_judge"], errors="coerce").to_numpy(float))
+                c: (
+                    g["pair_id"].to_numpy(),
+                    pd.Index(g["pair_id"].to_numpy()),
+                    pd.to_numeric(g["y_judge"], errors="coerce").to_numpy(float),
+                )
                 for c, g in choices.groupby("criterion", sort=False)
             }
             if len(choices)
@@ -98,8 +104,8 @@ def configuration_inputs(
             mine = by_criterion.get(criterion)
             jp = jc = None
             if mine is not None:
-                keep = np.isin(mine[0], pairs)
-                jp, jc = mine[0][keep], mine[1][keep]
+                keep = mine[1].isin(pairs)
+                jp, jc = mine[0][keep], mine[2][keep]
             cell_inputs.append(human.with_judge(jp, jc))
         inputs_by_judge[judge] = cell_inputs
     return inputs_by_judge
