@@ -257,11 +257,16 @@ class _Weights:
         """The weights (size, *unit_pair.shape) of the pairs ``unit_pair`` (pair codes, any shape)."""
         d = self.design
         out = np.empty((size, *unit_pair.shape))
-        unit_m = d.pair_matchup[unit_pair]
-        for m in np.unique(unit_m):
+        flat_out = out.reshape(size, -1)
+        flat_pair = unit_pair.reshape(-1)
+        # the units grouped by matchup (one sort, not one pass over every unit per matchup)
+        unit_m = d.pair_matchup[flat_pair]
+        order = np.argsort(unit_m, kind="stable")
+        matchups, starts = np.unique(unit_m[order], return_index=True)
+        for m, lo, hi in zip(matchups.tolist(), starts.tolist(), [*starts[1:].tolist(), order.shape[0]]):
             w = self._draw([seed, 1, int(m)], int(d.matchup_sizes[m]), size)
-            cols = unit_m == m
-            out[:, cols] = w[:, d.pair_position[unit_pair[cols]]]
+            cols = order[lo:hi]
+            flat_out[:, cols] = w[:, d.pair_position[flat_pair[cols]]]
         return out
 
     def readers(self, seed: int, size: int) -> np.ndarray:

@@ -392,6 +392,17 @@ def reader_counts(sv, wr: np.ndarray) -> tuple[list[np.ndarray], list[np.ndarray
     return sv.reader_counts(wr)
 
 
+#: the statistics of the units with at least two human votes (NaN in a scope without one)
+_PAIRED = (
+    "alpha_judge_human",
+    "alpha_human",
+    "alpha_difference",
+    "raw_judge_human",
+    "raw_human",
+    "raw_difference",
+)
+
+
 def agreement_statistics(
     sv: ScopeVotes | StackedCells,
     wu: np.ndarray,
@@ -424,34 +435,38 @@ def agreement_statistics(
     focal_major, other_major = n[1] > n[0], n[0] > n[1]
     scored = (focal_major | other_major) & has_j
     agreed = (focal_major & jcat[1]) | (other_major & jcat[0])
-    ok = sv.pairable_rows & (m > 1)  # the units of the human-human and judge-human comparisons
-    both = sv.pairable_rows & has_j
+    paired = bool(sv.pairable.any())
+    if paired:
+        ok = sv.pairable_rows & (m > 1)  # the units of the human-human and judge-human comparisons
+        both = sv.pairable_rows & has_j
     if n[0].shape[-2] == 1 and sv.n_strata < 8:
         # the counts are the same in every replicate (readers not resampled): every sum of integers
         # below is the unit weights times a fixed integer per unit, all of them from one product (exact;
         # with fewer than 8 strata the sums over strata add in order whatever the layout)
-        agree_pairs = sum(n[c] ** 2 - s[c] for c in range(3))
-        all_pairs = m**2 - (s[0] + s[1] + s[2])
         features = [scored, agreed, other_major & has_j, focal_major & has_j]
-        features += [scored & jcat[c] for c in range(3)] + [
-            np.where(ok, agree_pairs, 0.0),
-            np.where(ok, all_pairs, 0.0),
-        ]
-        features += [both * n[k] * jcat[c] for k in range(3) for c in range(3)]
+        features += [scored & jcat[c] for c in range(3)]
+        if paired:
+            agree_pairs = sum(n[c] ** 2 - s[c] for c in range(3))
+            all_pairs = m**2 - (s[0] + s[1] + s[2])
+            features += [np.where(ok, agree_pairs, 0.0), np.where(ok, all_pairs, 0.0)]
+            features += [both * n[k] * jcat[c] for k in range(3) for c in range(3)]
         tot, agree, w_other, w_focal, *rest = sv.weighted_sums(wu, [np.asarray(x, dtype=float) for x in features])
-        w_judge, (g_agree, g_all), judge_reader = rest[:3], rest[3:5], rest[5:]
-        raw_human = _ratio(_sum_last(g_agree), _sum_last(g_all))
+        w_judge = rest[:3]
+        if paired:
+            (g_agree, g_all), judge_reader = rest[3:5], rest[5:]
+            raw_human = _ratio(_sum_last(g_agree), _sum_last(g_all))
     else:
         w = wu * scored
         tot, agree = strat(w), strat(w * agreed)
         w_judge = sv.by_judge(w)
         w_other, w_focal = strat(w * other_major), strat(w * focal_major)
-        agree_pairs = sum(n[c] ** 2 - s[c] for c in range(3))
-        all_pairs = m**2 - (s[0] + s[1] + s[2])
-        g = np.where(ok, wu, 0.0)
-        raw_human = _ratio(_sum_last(g * agree_pairs), _sum_last(g * all_pairs))
-        gj = wu * both
-        judge_reader = [column for k in range(3) for column in sv.by_judge(gj * n[k])]
+        if paired:
+            agree_pairs = sum(n[c] ** 2 - s[c] for c in range(3))
+            all_pairs = m**2 - (s[0] + s[1] + s[2])
+            g = np.where(ok, wu, 0.0)
+            raw_human = _ratio(_sum_last(g * agree_pairs), _sum_last(g * all_pairs))
+            gj = wu * both
+            judge_reader = [column for k in range(3) for column in sv.by_judge(gj * n[k])]
     chance = sum(_ratio(w_judge[c] * major, tot) for c, major in ((0, w_other), (1, w_focal)))
     total = _sum_last(tot)
     kappa_majority = _kappa(_ratio(_sum_last(agree), total), _ratio(_sum_last(np.where(tot > 0, chance, 0.0)), total))
@@ -461,6 +476,16 @@ def agreement_statistics(
     ok_r = np.isfinite(kappa_r)
     weighted = np.where(ok_r, kappa_r * wr, 0.0)
     kappa_readers = _ratio(sv.reader_sum(weighted, kappa_r, wr), _sum_last(np.where(ok_r, wr, 0.0)))
+
+    if not paired:
+        # no unit with two human votes (one vote per pair): the alpha and raw comparisons have no unit
+        # under any weights, so they are NaN without the (replicates x units) passes that would say so
+        nan = np.full(kappa_majority.shape, np.nan)
+        return dict(
+            kappa_majority=kappa_majority,
+            kappa_readers=kappa_readers,
+            **{k: nan.copy() for k in _PAIRED},
+        )
 
     # human-human: Krippendorff's coincidences (copies of one reader never pair with each other)
     f = np.where(ok, wu / np.where(ok, m - 1.0, 1.0), 0.0)
