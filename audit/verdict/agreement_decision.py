@@ -297,34 +297,51 @@ def _two_way(
     """(variance, df) of ``sum(num) / sum(den)`` under pairs x readers resampling.
 
     ``num``/``den`` are pairs x readers sums; pairs are resampled within ``strata`` (matchups).
+    The resampling counts are drawn as indices and counted
+    (:func:`~judge_transfer_audit.statistics.uncertainty.bootstrap.multinomial_weights`: the equal-probability
+    multinomial), the readers' first, then each stratum's in blocks of replicates; each stratum's share
+    of the replicates' sums is added in turn, so no (replicates x pairs) array spans the strata.
     """
+    from judge_transfer_audit.core.threads import single_threaded_blas
+    from judge_transfer_audit.statistics.uncertainty.bootstrap import multinomial_weights
     from judge_transfer_audit.statistics.uncertainty.two_way import correct_two_way
 
     n_p, n_r = num.shape
     est = float(num.sum() / den.sum())
-    groups = [np.flatnonzero(strata == s) for s in np.unique(strata)]
-    r = rng.multinomial(n_r, np.full(n_r, 1.0 / n_r), size=n_boot).astype(float)
+    r = multinomial_weights(rng, n_r, n_boot)
+    r_t = np.ascontiguousarray(r.T)  # (readers, replicates): what the sparse products read
+    num, den = num.tocsr(), den.tocsr()
     num_p = np.asarray(num.sum(axis=1)).ravel()
     den_p = np.asarray(den.sum(axis=1)).ravel()
     num_q = np.asarray(num.sum(axis=0)).ravel()
     den_q = np.asarray(den.sum(axis=0)).ravel()
-    product, pairs = np.empty(n_boot), np.empty(n_boot)
-    block = max(1, min(n_boot, 2_000_000 // max(n_p, 1)))  # replicates per block: memory ~ block x pairs
-    for b0 in range(0, n_boot, block):
-        b1 = min(n_boot, b0 + block)
-        u = np.empty((b1 - b0, n_p))
-        for idx in groups:
-            u[:, idx] = rng.multinomial(idx.size, np.full(idx.size, 1.0 / idx.size), size=b1 - b0)
-        rb = r[b0:b1].T
-        with np.errstate(invalid="ignore", divide="ignore"):
-            product[b0:b1] = np.einsum("bp,pb->b", u, np.asarray(num @ rb)) / np.einsum(
-                "bp,pb->b", u, np.asarray(den @ rb)
-            )
-            pairs[b0:b1] = (u @ num_p) / (u @ den_p)
+    sums = np.zeros((4, n_boot))  # product numerator, denominator; pairs numerator, denominator
+    with single_threaded_blas():  # many small products: OpenBLAS thread hand-offs cost more than the work
+        _add_strata(sums, num, den, num_p, den_p, r_t, strata, rng)
     with np.errstate(invalid="ignore", divide="ignore"):
+        product, pairs = sums[0] / sums[1], sums[2] / sums[3]
         readers = (r @ num_q) / (r @ den_q)
     c = correct_two_way(est, product, pairs, readers, n_p, n_r)
     return float(c.variance), float(c.df)
+
+
+def _add_strata(sums, num, den, num_p, den_p, r_t, strata, rng) -> None:
+    """Add each stratum's share of the product and pairs replicates' sums to ``sums`` (4 x replicates)."""
+    from judge_transfer_audit.statistics.uncertainty.bootstrap import multinomial_weights
+
+    n_boot = sums.shape[1]
+    for s in np.unique(strata):
+        idx = np.flatnonzero(strata == s)
+        block = max(1, min(n_boot, 2_000_000 // idx.size))  # replicates per block: memory ~ block x pairs
+        num_s, den_s = num[idx], den[idx]
+        for b0 in range(0, n_boot, block):
+            b1 = min(n_boot, b0 + block)
+            u = multinomial_weights(rng, idx.size, b1 - b0)
+            rb = r_t[:, b0:b1]
+            sums[0, b0:b1] += np.einsum("bp,pb->b", u, np.asarray(num_s @ rb))
+            sums[1, b0:b1] += np.einsum("bp,pb->b", u, np.asarray(den_s @ rb))
+            sums[2, b0:b1] += u @ num_p[idx]
+            sums[3, b0:b1] += u @ den_p[idx]
 
 
 def _t_test_less(x: np.ndarray, popmean: float) -> float:

@@ -126,8 +126,8 @@ class ScopeVotes:
             {
                 "stratum": self.stratum.T.tocsr(),
                 "combo_reader": self.combo_reader.T.tocsr(),
-                "reader_tables": self._reader_tables(),
                 "judge_stratum": self._judge_stratum(),
+                **self._reader_tables(),
             },
         )
 
@@ -143,23 +143,41 @@ class ScopeVotes:
         out[units, self.judge[has] * n_s + self.stratum.indices[units]] = 1.0
         return out
 
-    def _reader_tables(self) -> sparse.csr_matrix:
-        """The eight :data:`_TABLE_BLOCKS` of every (reader, stratum) combination as one matrix (8K x U),
-        so that every reader's judge x reader counts come out of one product."""
+    def _reader_tables(self) -> dict:
+        """What every (reader, stratum) combination's judge x reader counts are read from.
+
+        A combination with one vote (most of them when every pair has one vote) has its counts
+        straight from that vote's unit weight: votes ``w`` (0 without a judge verdict), agreements
+        ``w [vote = verdict]``, and chance agreement equal to its agreements (``w^2 / w``, exact for
+        the integer weights). The others get the eight :data:`_TABLE_BLOCKS` as one matrix (8K' x U)
+        over their votes only, so that their counts come out of one product.
+        """
         from scipy import sparse
 
         k = self.combo_reader.shape[0]
         coo = [m.tocoo() for m in self.by_stratum_reader]
         unit = np.concatenate([m.row for m in coo])
-        cols, votes = _table_entries(
-            self.judge[unit],
-            np.concatenate([np.full(m.row.shape[0], c) for c, m in enumerate(coo)]),
-            np.concatenate([m.col for m in coo]),
-            k,
-        )
-        return sparse.csr_matrix(
-            (np.ones(votes.shape[0]), (cols, unit[votes])), shape=(_TABLE_BLOCKS * k, self.n_units)
-        )
+        combo = np.concatenate([m.col for m in coo])
+        category = np.concatenate([np.full(m.row.shape[0], c) for c, m in enumerate(coo)])
+        size = np.bincount(combo, minlength=k)
+        single = size[combo] == 1
+        judge = self.judge[unit[single]]
+        multi = np.flatnonzero(size > 1)
+        code = np.full(k, -1)
+        code[multi] = np.arange(multi.shape[0])
+        rest = ~single
+        cols, votes = _table_entries(self.judge[unit[rest]], category[rest], code[combo[rest]], multi.shape[0])
+        return {
+            "single_combo": combo[single],
+            "single_unit": unit[single],
+            "single_has_judge": (judge >= 0).astype(float)[:, None],
+            "single_agrees": (judge == category[single]).astype(float)[:, None],
+            "multi_combo": multi,
+            "multi_tables": sparse.csr_matrix(
+                (np.ones(votes.shape[0]), (cols, unit[rest][votes])),
+                shape=(_TABLE_BLOCKS * multi.shape[0], self.n_units),
+            ),
+        }
 
     @property
     def n_units(self) -> int:
@@ -232,9 +250,21 @@ class ScopeVotes:
 
     def reader_kappas(self, wu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Each reader's kappa with the judge (B x R), chance taken within each stratum, and its units."""
-        k = self.combo_reader.shape[0]
-        n_k, diag, chance = _kappa_per_reader(_right(wu, self._t["reader_tables"]), k)
-        n_r, diag_r, chance_r = (_right(x, self._t["combo_reader"]) for x in (n_k, diag, chance))
+        t = self._t
+        k, b = self.combo_reader.shape[0], wu.shape[0]
+        wu_t = np.ascontiguousarray(wu.T)  # (U, B): a unit's replicates contiguous, for the gathers below
+        # votes, agreements and chance agreements per combination, as (K, B): the layout the per-reader
+        # sums take (the transposes of the (B, K) arrays they were summed from before: the same sums)
+        n_k, diag, chance = (np.empty((k, b)) for _ in range(3))
+        w = wu_t[t["single_unit"]]
+        n_k[t["single_combo"]] = w * t["single_has_judge"]
+        diag[t["single_combo"]] = chance[t["single_combo"]] = w * t["single_agrees"]
+        multi = t["multi_combo"]
+        if multi.shape[0]:
+            counts = np.asarray((t["multi_tables"] @ wu_t).T)  # (B, 8K'): sums of integers, exact
+            for full, part in zip((n_k, diag, chance), _kappa_per_reader(counts, multi.shape[0])):
+                full[multi] = part.T
+        n_r, diag_r, chance_r = (_right(x.T, t["combo_reader"]) for x in (n_k, diag, chance))
         return _kappa(_ratio(diag_r, n_r), _ratio(chance_r, n_r)), n_r
 
 
