@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from judge_transfer_audit.statistics.judge import agreement_stats
 from judge_transfer_audit.statistics.judge.agreement import _Weights, judge_agreement
 from judge_transfer_audit.statistics.judge.agreement_stats import agreement_statistics, scope_votes
 
@@ -81,11 +82,16 @@ def test_reader_kappas_equal_a_loop_over_combinations_bit_for_bit(seed):
     np.testing.assert_array_equal(got_kappa, want_kappa)
 
 
+@pytest.mark.parametrize("dense_by_judge", [True, False])
 @pytest.mark.parametrize("n_strata", [3, 10])
-def test_one_vote_scope_equals_the_computation_with_a_paired_unit(n_strata):
-    """Without a unit of two votes the alpha and raw comparisons are skipped (NaN); kappa against the majority
-    and against each reader are those of the full computation, which runs when one more unit carries two
-    votes (of readers already voting in its stratum) but weight 0 in every replicate: the same sums."""
+def test_one_vote_scope_equals_the_computation_with_a_paired_unit(n_strata, dense_by_judge, monkeypatch):
+    """Without a unit of two votes the majority kappa's sums come from each vote's weights and the alpha and
+    raw comparisons are skipped (NaN); both kappas are those of the full computation, which runs when one
+    more unit carries two votes (of readers already voting in its stratum) but weight 0 in every replicate:
+    the same sums, added in the same order (with 8 strata or more the order follows the arrays' layout,
+    which differs when the by-judge sums are one dense product: both ways are run)."""
+    if not dense_by_judge:
+        monkeypatch.setattr(agreement_stats, "_JUDGE_STRATUM_MAX", 0)
     unit, reader, category, judge, stratum = _one_vote_scope(3, n_strata=n_strata)
     n_u, n_readers = len(unit), int(reader.max()) + 1
     one_vote = scope_votes(unit, reader, category, judge, stratum, n_readers=n_readers)
@@ -99,7 +105,8 @@ def test_one_vote_scope_equals_the_computation_with_a_paired_unit(n_strata):
         np.concatenate([stratum, [0]]),
         n_readers=n_readers,
     )
-    assert not one_vote.pairable.any() and paired.pairable.any()
+    assert one_vote.one_vote and not paired.one_vote
+    assert (one_vote._t["judge_stratum"] is None) is (not dense_by_judge)
     rng = np.random.default_rng(4)
     wu = rng.multinomial(n_u, np.full(n_u, 1 / n_u), 5).astype(float)
     wr = rng.multinomial(n_readers, np.full(n_readers, 1 / n_readers), 5).astype(float)
