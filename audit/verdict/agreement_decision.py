@@ -269,6 +269,8 @@ def _prepare(votes: pd.DataFrame, choices: pd.DataFrame, ties_counted: bool):
         v = v[v["cat"] != _TIE]
         j = j[j["jcat"] != _TIE]
     v = v.merge(j[["pair_id", "criterion", "jcat"]], on=["pair_id", "criterion"], how="inner")
+    # each vote's cell (matchup x criterion) as a code, once: every scope's chance agreement groups by it
+    v["cell"] = pd.factorize(v["matchup"].astype(str) + "\x1f" + v["criterion"].astype(str))[0]
     return v
 
 
@@ -510,8 +512,7 @@ def _scope_row(
 
 def _chance_per_vote(frame: pd.DataFrame) -> np.ndarray:
     """Per vote, sum_k pi_k^2 with pi the vote shares of its cell (matchup x criterion)."""
-    key = frame["matchup"].astype(str) + "\x1f" + frame["criterion"].astype(str)
-    cell, _ = pd.factorize(key)
+    cell, _ = pd.factorize(frame["cell"].to_numpy())
     counts = np.zeros((cell.max() + 1 if cell.size else 0, 3))
     np.add.at(counts, (cell, frame["cat"].to_numpy()), 1.0)
     share = counts / counts.sum(axis=1, keepdims=True)
@@ -655,12 +656,17 @@ def agreement_decision(
     c_all, sc_all = multi["criterion"].astype(str).to_numpy(), single["criterion"].astype(str).to_numpy()
     scopes.append(("all/all", "study", "all", "all", np.ones(len(multi), bool), np.ones(len(single), bool)))
     matchups = sorted(set(m_all) | set(s_all))
-    for m in matchups:
-        scopes.append((f"{m}/all", "matchup", m, "all", m_all == m, s_all == m))
-    for m in matchups:
-        crits = sorted(set(c_all[m_all == m]) | set(sc_all[s_all == m]))
+    # integer codes of the matchups and criteria (one comparison of codes per scope, not of strings)
+    m_code, s_code = _shared_codes(m_all, s_all, matchups)
+    criteria = sorted(set(c_all) | set(sc_all))
+    c_code, sc_code = _shared_codes(c_all, sc_all, criteria)
+    for k, m in enumerate(matchups):
+        scopes.append((f"{m}/all", "matchup", m, "all", m_code == k, s_code == k))
+    for k, m in enumerate(matchups):
+        crits = sorted(set(c_all[m_code == k]) | set(sc_all[s_code == k]))
         for c in crits:
-            scopes.append((f"{m}/{c}", "cell", m, c, (m_all == m) & (c_all == c), (s_all == m) & (sc_all == c)))
+            i = criteria.index(c)
+            scopes.append((f"{m}/{c}", "cell", m, c, (m_code == k) & (c_code == i), (s_code == k) & (sc_code == i)))
     for k, (scope, level, m, c, mm, sm) in enumerate(scopes):
         gen = np.random.default_rng(np.random.SeedSequence([seq.entropy if seq.entropy is not None else 0, k]))
         rows.append(_scope_row(scope, level, m, c, multi[mm], single[sm], rng=gen, **kw))
@@ -675,6 +681,12 @@ def agreement_decision(
         ties="category" if ties_counted else "excluded",
         multiplicity=multiplicity_rule(adjust),
     )
+
+
+def _shared_codes(a: np.ndarray, b: np.ndarray, values: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The positions of ``a``'s and ``b``'s strings in the sorted ``values`` (every one of them is there)."""
+    order = np.asarray(values, dtype=object)
+    return np.searchsorted(order, a), np.searchsorted(order, b)
 
 
 def multiplicity_rule(adjust: str) -> str:
