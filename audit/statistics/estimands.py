@@ -229,15 +229,23 @@ def estimands(
     # between-pair variance from the pairs with at least two distinct credited votes
     dof = nsum - _safe_div(nsum2, nsum)  # weighted-variance denominator: n - 1 for unit weights
     multi = defined & (np.nan_to_num(dof) > 1e-9)
-    e = weight * multi
-    e_total = e.sum(-1)
-    hm = np.where(multi, h, 0.0)
-    sum_h, sum_h2 = _wsum(e, hm), _wsum(e, hm * hm)
-    s2 = _safe_div(sum_h2 - _safe_div(sum_h * sum_h, e_total), e_total - 1.0)
-    within_ss = np.where(multi, qsum - csum * h, 0.0)
-    sw2 = _safe_div(_wsum(e, within_ss), _wsum(e, np.where(multi, dof, 0.0)))
-    inv_n_eff = np.where(multi, _safe_div(nsum2, nsum * nsum), 0.0)
-    m1 = _safe_div(_wsum(e, inv_n_eff), e_total)
+    if multi.any():
+        e = weight * multi
+        e_total = e.sum(-1)
+        hm = np.where(multi, h, 0.0)
+        sum_h, sum_h2 = _wsum(e, hm), _wsum(e, hm * hm)
+        s2 = _safe_div(sum_h2 - _safe_div(sum_h * sum_h, e_total), e_total - 1.0)
+        within_ss = np.where(multi, qsum - csum * h, 0.0)
+        df_within = _wsum(e, np.where(multi, dof, 0.0))
+        sw2 = _safe_div(_wsum(e, within_ss), df_within)
+        inv_n_eff = np.where(multi, _safe_div(nsum2, nsum * nsum), 0.0)
+        m1 = _safe_div(_wsum(e, inv_n_eff), e_total)
+    else:
+        # no pair with two distinct credited votes (one vote per pair): every weighted sum over such
+        # pairs is 0, so the moments are undefined (NaN) without the passes over replicates x pairs
+        shape = np.broadcast_shapes(weight.shape, multi.shape)[:-1]
+        e_total, df_within = np.zeros(shape), np.zeros(shape)
+        s2, sw2, m1 = (np.full(shape, np.nan) for _ in range(3))
     tau2 = s2 - sw2 * m1
     # NaN (not estimable) when fewer than two pairs have two or more distinct credited votes
     tau2 = np.where(np.isfinite(tau2), np.maximum(tau2, 0.0), np.nan)
@@ -252,7 +260,7 @@ def estimands(
         within_var=sw2,
         mean_inv_n=m1,
         df_between=e_total - 1.0,
-        df_within=_wsum(e, np.where(multi, dof, 0.0)),
+        df_within=df_within,
         majority_mean=majority_mean,
     )
 

@@ -269,6 +269,8 @@ def _prepare(votes: pd.DataFrame, choices: pd.DataFrame, ties_counted: bool):
         v = v[v["cat"] != _TIE]
         j = j[j["jcat"] != _TIE]
     v = v.merge(j[["pair_id", "criterion", "jcat"]], on=["pair_id", "criterion"], how="inner")
+    # each vote's cell (matchup x criterion) as a code, once: every scope's chance agreement groups by it
+    v["cell"] = pd.factorize(v["matchup"].astype(str) + "\x1f" + v["criterion"].astype(str))[0]
     return v
 
 
@@ -297,34 +299,51 @@ def _two_way(
     """(variance, df) of ``sum(num) / sum(den)`` under pairs x readers resampling.
 
     ``num``/``den`` are pairs x readers sums; pairs are resampled within ``strata`` (matchups).
+    The resampling counts are drawn as indices and counted
+    (:func:`~judge_transfer_audit.statistics.uncertainty.bootstrap.multinomial_weights`: the equal-probability
+    multinomial), the readers' first, then each stratum's in blocks of replicates; each stratum's share
+    of the replicates' sums is added in turn, so no (replicates x pairs) array spans the strata.
     """
+    from judge_transfer_audit.core.threads import single_threaded_blas
+    from judge_transfer_audit.statistics.uncertainty.bootstrap import multinomial_weights
     from judge_transfer_audit.statistics.uncertainty.two_way import correct_two_way
 
     n_p, n_r = num.shape
     est = float(num.sum() / den.sum())
-    groups = [np.flatnonzero(strata == s) for s in np.unique(strata)]
-    r = rng.multinomial(n_r, np.full(n_r, 1.0 / n_r), size=n_boot).astype(float)
+    r = multinomial_weights(rng, n_r, n_boot)
+    r_t = np.ascontiguousarray(r.T)  # (readers, replicates): what the sparse products read
+    num, den = num.tocsr(), den.tocsr()
     num_p = np.asarray(num.sum(axis=1)).ravel()
     den_p = np.asarray(den.sum(axis=1)).ravel()
     num_q = np.asarray(num.sum(axis=0)).ravel()
     den_q = np.asarray(den.sum(axis=0)).ravel()
-    product, pairs = np.empty(n_boot), np.empty(n_boot)
-    block = max(1, min(n_boot, 2_000_000 // max(n_p, 1)))  # replicates per block: memory ~ block x pairs
-    for b0 in range(0, n_boot, block):
-        b1 = min(n_boot, b0 + block)
-        u = np.empty((b1 - b0, n_p))
-        for idx in groups:
-            u[:, idx] = rng.multinomial(idx.size, np.full(idx.size, 1.0 / idx.size), size=b1 - b0)
-        rb = r[b0:b1].T
-        with np.errstate(invalid="ignore", divide="ignore"):
-            product[b0:b1] = np.einsum("bp,pb->b", u, np.asarray(num @ rb)) / np.einsum(
-                "bp,pb->b", u, np.asarray(den @ rb)
-            )
-            pairs[b0:b1] = (u @ num_p) / (u @ den_p)
+    sums = np.zeros((4, n_boot))  # product numerator, denominator; pairs numerator, denominator
+    with single_threaded_blas():  # many small products: OpenBLAS thread hand-offs cost more than the work
+        _add_strata(sums, num, den, num_p, den_p, r_t, strata, rng)
     with np.errstate(invalid="ignore", divide="ignore"):
+        product, pairs = sums[0] / sums[1], sums[2] / sums[3]
         readers = (r @ num_q) / (r @ den_q)
     c = correct_two_way(est, product, pairs, readers, n_p, n_r)
     return float(c.variance), float(c.df)
+
+
+def _add_strata(sums, num, den, num_p, den_p, r_t, strata, rng) -> None:
+    """Add each stratum's share of the product and pairs replicates' sums to ``sums`` (4 x replicates)."""
+    from judge_transfer_audit.statistics.uncertainty.bootstrap import multinomial_weights
+
+    n_boot = sums.shape[1]
+    for s in np.unique(strata):
+        idx = np.flatnonzero(strata == s)
+        block = max(1, min(n_boot, 2_000_000 // idx.size))  # replicates per block: memory ~ block x pairs
+        num_s, den_s = num[idx], den[idx]
+        for b0 in range(0, n_boot, block):
+            b1 = min(n_boot, b0 + block)
+            u = multinomial_weights(rng, idx.size, b1 - b0)
+            rb = r_t[:, b0:b1]
+            sums[0, b0:b1] += np.einsum("bp,pb->b", u, np.asarray(num_s @ rb))
+            sums[1, b0:b1] += np.einsum("bp,pb->b", u, np.asarray(den_s @ rb))
+            sums[2, b0:b1] += u @ num_p[idx]
+            sums[3, b0:b1] += u @ den_p[idx]
 
 
 def _t_test_less(x: np.ndarray, popmean: float) -> float:
@@ -493,8 +512,7 @@ def _scope_row(
 
 def _chance_per_vote(frame: pd.DataFrame) -> np.ndarray:
     """Per vote, sum_k pi_k^2 with pi the vote shares of its cell (matchup x criterion)."""
-    key = frame["matchup"].astype(str) + "\x1f" + frame["criterion"].astype(str)
-    cell, _ = pd.factorize(key)
+    cell, _ = pd.factorize(frame["cell"].to_numpy())
     counts = np.zeros((cell.max() + 1 if cell.size else 0, 3))
     np.add.at(counts, (cell, frame["cat"].to_numpy()), 1.0)
     share = counts / counts.sum(axis=1, keepdims=True)
@@ -638,12 +656,17 @@ def agreement_decision(
     c_all, sc_all = multi["criterion"].astype(str).to_numpy(), single["criterion"].astype(str).to_numpy()
     scopes.append(("all/all", "study", "all", "all", np.ones(len(multi), bool), np.ones(len(single), bool)))
     matchups = sorted(set(m_all) | set(s_all))
-    for m in matchups:
-        scopes.append((f"{m}/all", "matchup", m, "all", m_all == m, s_all == m))
-    for m in matchups:
-        crits = sorted(set(c_all[m_all == m]) | set(sc_all[s_all == m]))
+    # integer codes of the matchups and criteria (one comparison of codes per scope, not of strings)
+    m_code, s_code = _shared_codes(m_all, s_all, matchups)
+    criteria = sorted(set(c_all) | set(sc_all))
+    c_code, sc_code = _shared_codes(c_all, sc_all, criteria)
+    for k, m in enumerate(matchups):
+        scopes.append((f"{m}/all", "matchup", m, "all", m_code == k, s_code == k))
+    for k, m in enumerate(matchups):
+        crits = sorted(set(c_all[m_code == k]) | set(sc_all[s_code == k]))
         for c in crits:
-            scopes.append((f"{m}/{c}", "cell", m, c, (m_all == m) & (c_all == c), (s_all == m) & (sc_all == c)))
+            i = criteria.index(c)
+            scopes.append((f"{m}/{c}", "cell", m, c, (m_code == k) & (c_code == i), (s_code == k) & (sc_code == i)))
     for k, (scope, level, m, c, mm, sm) in enumerate(scopes):
         gen = np.random.default_rng(np.random.SeedSequence([seq.entropy if seq.entropy is not None else 0, k]))
         rows.append(_scope_row(scope, level, m, c, multi[mm], single[sm], rng=gen, **kw))
@@ -658,6 +681,12 @@ def agreement_decision(
         ties="category" if ties_counted else "excluded",
         multiplicity=multiplicity_rule(adjust),
     )
+
+
+def _shared_codes(a: np.ndarray, b: np.ndarray, values: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The positions of ``a``'s and ``b``'s strings in the sorted ``values`` (every one of them is there)."""
+    order = np.asarray(values, dtype=object)
+    return np.searchsorted(order, a), np.searchsorted(order, b)
 
 
 def multiplicity_rule(adjust: str) -> str:

@@ -257,11 +257,16 @@ class _Weights:
         """The weights (size, *unit_pair.shape) of the pairs ``unit_pair`` (pair codes, any shape)."""
         d = self.design
         out = np.empty((size, *unit_pair.shape))
-        unit_m = d.pair_matchup[unit_pair]
-        for m in np.unique(unit_m):
+        flat_out = out.reshape(size, -1)
+        flat_pair = unit_pair.reshape(-1)
+        # the units grouped by matchup (one sort, not one pass over every unit per matchup)
+        unit_m = d.pair_matchup[flat_pair]
+        order = np.argsort(unit_m, kind="stable")
+        matchups, starts = np.unique(unit_m[order], return_index=True)
+        for m, lo, hi in zip(matchups.tolist(), starts.tolist(), [*starts[1:].tolist(), order.shape[0]]):
             w = self._draw([seed, 1, int(m)], int(d.matchup_sizes[m]), size)
-            cols = unit_m == m
-            out[:, cols] = w[:, d.pair_position[unit_pair[cols]]]
+            cols = order[lo:hi]
+            flat_out[:, cols] = w[:, d.pair_position[flat_pair[cols]]]
         return out
 
     def readers(self, seed: int, size: int) -> np.ndarray:
@@ -279,23 +284,29 @@ def _replicates(
     computed on its own, so stacking does not move a digit, it only removes per-call overhead.
     """
     rows_per_call = max(1, _CELLS // max(sv.n_units, 1))
-    chunks: list[list[tuple[np.ndarray, np.ndarray]]] = [[]]
+    ones = (np.ones((1, sv.n_units)), np.ones((1, len(readers_in))))  # the side not resampled
+    weight_chunks = _weight_chunks(weights, unit_pair, readers_in, rows_per_call)
+    return _replicate_kinds(sv, weight_chunks, ones, two_way)
+
+
+def _weight_chunks(weights: _Weights, unit_pair: np.ndarray, readers_in: np.ndarray, rows_per_call: int):
+    """Yield ``(unit weights, reader weights)`` of at most ``rows_per_call`` replicates each, the blocks'
+    draws in order, each block drawn when the chunks reach it (one block's weights in memory at a time,
+    not every replicate's: 500 replicates x a million units would be 4 GB)."""
+    pending: list[tuple[np.ndarray, np.ndarray]] = []
     rows = 0
     for seed, size in weights.blocks():
         wu_block = weights.units(seed, size, unit_pair)
         wr_block = weights.readers(seed, size)[:, readers_in]
         for lo in range(0, size, rows_per_call):
             wu, wr = wu_block[lo : lo + rows_per_call], wr_block[lo : lo + rows_per_call]
-            if chunks[-1] and rows + wu.shape[0] > rows_per_call:
-                chunks.append([])
-                rows = 0
-            chunks[-1].append((wu, wr))
+            if pending and rows + wu.shape[0] > rows_per_call:
+                yield np.concatenate([u for u, _ in pending]), np.concatenate([r for _, r in pending])
+                pending, rows = [], 0
+            pending.append((wu, wr))
             rows += wu.shape[0]
-    ones = (np.ones((1, sv.n_units)), np.ones((1, len(readers_in))))  # the side not resampled
-    weight_chunks = (
-        (np.concatenate([u for u, _ in chunk]), np.concatenate([r for _, r in chunk])) for chunk in chunks if chunk
-    )
-    return _replicate_kinds(sv, weight_chunks, ones, two_way)
+    if pending:
+        yield np.concatenate([u for u, _ in pending]), np.concatenate([r for _, r in pending])
 
 
 def _replicate_kinds(layout, weight_chunks, ones: tuple[np.ndarray, np.ndarray], two_way: bool) -> tuple[dict, ...]:

@@ -126,8 +126,9 @@ class ScopeVotes:
             {
                 "stratum": self.stratum.T.tocsr(),
                 "combo_reader": self.combo_reader.T.tocsr(),
-                "reader_tables": self._reader_tables(),
                 "judge_stratum": self._judge_stratum(),
+                **self._reader_tables(),
+                **self._one_vote_features(),
             },
         )
 
@@ -143,23 +144,101 @@ class ScopeVotes:
         out[units, self.judge[has] * n_s + self.stratum.indices[units]] = 1.0
         return out
 
-    def _reader_tables(self) -> sparse.csr_matrix:
-        """The eight :data:`_TABLE_BLOCKS` of every (reader, stratum) combination as one matrix (8K x U),
-        so that every reader's judge x reader counts come out of one product."""
+    def _one_vote_features(self) -> dict:
+        """For a scope with at most one vote per unit (one vote per pair): the seven per-stratum sums of
+        the majority kappa (:data:`_MAJORITY_SUMS`) as fixed features of each vote, by unit (U x 7S) and
+        summed by reader (R x 7S), and each unit's reader; empty otherwise."""
+        if self.pairable.any():
+            return {}
+        from scipy import sparse
+
+        coo = [m.tocoo() for m in self.ind]
+        unit = np.concatenate([m.row for m in coo])
+        reader = np.concatenate([m.col for m in coo])
+        vote = np.concatenate([np.full(m.row.shape[0], c) for c, m in enumerate(coo)])
+        judge, n_s = self.judge[unit], self.n_strata
+        scored = (vote < 2) & (judge >= 0)  # a decisive vote on a unit with a verdict
+        features = [scored, scored & (vote == judge), scored & (vote == 0), scored & (vote == 1)]
+        features += [scored & (judge == c) for c in range(3)]
+        column = self.stratum.indices[unit]
+        cols = np.concatenate([i * n_s + column for i in range(len(features))])
+        values = np.concatenate(features).astype(float)
+        keep = values > 0
+        width = len(features) * n_s
+        unit_reader = np.zeros(self.n_units, dtype=np.int64)
+        unit_reader[unit] = reader
+        rows = np.tile(unit, len(features))[keep]
+        by_unit = sparse.csr_matrix((values[keep], (rows, cols[keep])), shape=(self.n_units, width))
+        by_reader = sparse.csr_matrix(
+            (values[keep], (np.tile(reader, len(features))[keep], cols[keep])), shape=(self.n_readers, width)
+        )
+        return {
+            "one_vote_units": by_unit.T.tocsr(),
+            "one_vote_readers": by_reader.T.tocsr(),
+            "unit_reader": unit_reader,
+        }
+
+    @property
+    def one_vote(self) -> bool:
+        """No unit with two human votes: the alpha and raw comparisons are undefined, and the majority
+        kappa's sums come from each vote's weight (:meth:`majority_sums`)."""
+        return "one_vote_units" in self._t
+
+    def majority_sums(self, wu: np.ndarray, wr: np.ndarray) -> list[np.ndarray]:
+        """The seven (B, S) sums of :data:`_MAJORITY_SUMS` of a one-vote scope (:attr:`one_vote`).
+
+        A vote counts with its unit's weight when its reader's weight is positive (its reader's copies make
+        it the majority of its unit); each sum is over integers (exact in any order) and comes out in the
+        layout of the products it replaces, so that what is summed from it adds in the same order."""
+        t, n_s = self._t, self.n_strata
+        if wu.shape[-2] == 1 and np.all(wu == 1.0):  # readers resampled, units not: a product over readers
+            y = t["one_vote_readers"] @ np.ascontiguousarray((wr > 0).T, dtype=float)
+        else:
+            x = wu if np.all(wr > 0) else wu * (wr > 0)[:, t["unit_reader"]]
+            y = t["one_vote_units"] @ np.ascontiguousarray(x.T)
+        y = np.asarray(y)  # (7S, B): each sum's transpose is an F-ordered (B, S) array, as a stratum product's
+        sums = [y[i * n_s : (i + 1) * n_s].T for i in range(7)]
+        if self._t["judge_stratum"] is not None:
+            # the by-judge sums came out of one dense (B x 3S) product, in C order
+            by_judge = np.ascontiguousarray(y[4 * n_s :].T)
+            sums[4:] = [by_judge[:, c * n_s : (c + 1) * n_s] for c in range(3)]
+        return sums
+
+    def _reader_tables(self) -> dict:
+        """What every (reader, stratum) combination's judge x reader counts are read from.
+
+        A combination with one vote (most of them when every pair has one vote) has its counts
+        straight from that vote's unit weight: votes ``w`` (0 without a judge verdict), agreements
+        ``w [vote = verdict]``, and chance agreement equal to its agreements (``w^2 / w``, exact for
+        the integer weights). The others get the eight :data:`_TABLE_BLOCKS` as one matrix (8K' x U)
+        over their votes only, so that their counts come out of one product.
+        """
         from scipy import sparse
 
         k = self.combo_reader.shape[0]
         coo = [m.tocoo() for m in self.by_stratum_reader]
         unit = np.concatenate([m.row for m in coo])
-        cols, votes = _table_entries(
-            self.judge[unit],
-            np.concatenate([np.full(m.row.shape[0], c) for c, m in enumerate(coo)]),
-            np.concatenate([m.col for m in coo]),
-            k,
-        )
-        return sparse.csr_matrix(
-            (np.ones(votes.shape[0]), (cols, unit[votes])), shape=(_TABLE_BLOCKS * k, self.n_units)
-        )
+        combo = np.concatenate([m.col for m in coo])
+        category = np.concatenate([np.full(m.row.shape[0], c) for c, m in enumerate(coo)])
+        size = np.bincount(combo, minlength=k)
+        single = size[combo] == 1
+        judge = self.judge[unit[single]]
+        multi = np.flatnonzero(size > 1)
+        code = np.full(k, -1)
+        code[multi] = np.arange(multi.shape[0])
+        rest = ~single
+        cols, votes = _table_entries(self.judge[unit[rest]], category[rest], code[combo[rest]], multi.shape[0])
+        return {
+            "single_combo": combo[single],
+            "single_unit": unit[single],
+            "single_has_judge": (judge >= 0).astype(float)[:, None],
+            "single_agrees": (judge == category[single]).astype(float)[:, None],
+            "multi_combo": multi,
+            "multi_tables": sparse.csr_matrix(
+                (np.ones(votes.shape[0]), (cols, unit[rest][votes])),
+                shape=(_TABLE_BLOCKS * multi.shape[0], self.n_units),
+            ),
+        }
 
     @property
     def n_units(self) -> int:
@@ -222,8 +301,11 @@ class ScopeVotes:
         y = x @ d
         return [y[:, c * n_s : (c + 1) * n_s] for c in range(3)]
 
-    def reader_counts(self, wr: np.ndarray) -> tuple[list[np.ndarray], list[np.ndarray]]:
-        """Weighted votes per category (B, U) under reader weights ``wr`` and the self-pairs of resampled copies."""
+    def reader_counts(self, wr: np.ndarray) -> tuple[list[np.ndarray], list[np.ndarray]] | None:
+        """Weighted votes per category (B, U) under reader weights ``wr`` and the self-pairs of resampled copies
+        (None in a one-vote scope: :func:`agreement_statistics` reads its votes directly)."""
+        if self.one_vote:
+            return None
         # in C order like the weights (so what is derived from both is C-ordered and summed in one order
         # whichever is resampled)
         n = [np.ascontiguousarray((self.ind[c] @ wr.T).T) for c in range(3)]
@@ -232,9 +314,21 @@ class ScopeVotes:
 
     def reader_kappas(self, wu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Each reader's kappa with the judge (B x R), chance taken within each stratum, and its units."""
-        k = self.combo_reader.shape[0]
-        n_k, diag, chance = _kappa_per_reader(_right(wu, self._t["reader_tables"]), k)
-        n_r, diag_r, chance_r = (_right(x, self._t["combo_reader"]) for x in (n_k, diag, chance))
+        t = self._t
+        k, b = self.combo_reader.shape[0], wu.shape[0]
+        wu_t = np.ascontiguousarray(wu.T)  # (U, B): a unit's replicates contiguous, for the gathers below
+        # votes, agreements and chance agreements per combination, as (K, B): the layout the per-reader
+        # sums take (the transposes of the (B, K) arrays they were summed from before: the same sums)
+        n_k, diag, chance = (np.empty((k, b)) for _ in range(3))
+        w = wu_t[t["single_unit"]]
+        n_k[t["single_combo"]] = w * t["single_has_judge"]
+        diag[t["single_combo"]] = chance[t["single_combo"]] = w * t["single_agrees"]
+        multi = t["multi_combo"]
+        if multi.shape[0]:
+            counts = np.asarray((t["multi_tables"] @ wu_t).T)  # (B, 8K'): sums of integers, exact
+            for full, part in zip((n_k, diag, chance), _kappa_per_reader(counts, multi.shape[0])):
+                full[multi] = part.T
+        n_r, diag_r, chance_r = (_right(x.T, t["combo_reader"]) for x in (n_k, diag, chance))
         return _kappa(_ratio(diag_r, n_r), _ratio(chance_r, n_r)), n_r
 
 
@@ -321,6 +415,11 @@ class StackedCells:
         return int(self.ind.shape[2])
 
     @property
+    def one_vote(self) -> bool:
+        """Stacked cells are small and dense: computed the general way whatever their votes."""
+        return False
+
+    @property
     def n_strata(self) -> int:
         return 1
 
@@ -392,6 +491,44 @@ def reader_counts(sv, wr: np.ndarray) -> tuple[list[np.ndarray], list[np.ndarray
     return sv.reader_counts(wr)
 
 
+#: the seven per-stratum sums kappa against the majority is computed from: the scored units' weights, those
+#: where the judge agrees with the majority, where the majority is the other system, the focal one, and where
+#: the judge said other, focal or tie
+_MAJORITY_SUMS = ("scored", "agreed", "other", "focal", "judge_other", "judge_focal", "judge_tie")
+#: the statistics of the units with at least two human votes (NaN in a scope without one)
+_PAIRED = (
+    "alpha_judge_human",
+    "alpha_human",
+    "alpha_difference",
+    "raw_judge_human",
+    "raw_human",
+    "raw_difference",
+)
+
+
+def _kappas(sv, wu, wr, kappas, tot, agree, w_other, w_focal, w_judge) -> tuple[np.ndarray, np.ndarray]:
+    """Kappa against the majority from its per-stratum sums, and the readers' kappas averaged over the
+    (resampled) readers."""
+    chance = sum(_ratio(w_judge[c] * major, tot) for c, major in ((0, w_other), (1, w_focal)))
+    total = _sum_last(tot)
+    kappa_majority = _kappa(_ratio(_sum_last(agree), total), _ratio(_sum_last(np.where(tot > 0, chance, 0.0)), total))
+
+    # Cohen's kappa against each reader, averaged over (resampled) readers
+    kappa_r, _ = kappas if kappas is not None else sv.reader_kappas(wu)
+    ok_r = np.isfinite(kappa_r)
+    weighted = np.where(ok_r, kappa_r * wr, 0.0)
+    kappa_readers = _ratio(sv.reader_sum(weighted, kappa_r, wr), _sum_last(np.where(ok_r, wr, 0.0)))
+    return kappa_majority, kappa_readers
+
+
+def _unpaired(kappa_majority: np.ndarray, kappa_readers: np.ndarray) -> dict[str, np.ndarray]:
+    """The statistics of a scope without a unit of two human votes (one vote per pair): the alpha and raw
+    comparisons have no unit under any weights, so they are NaN without the (replicates x units) passes
+    that would say so."""
+    nan = np.full(kappa_majority.shape, np.nan)
+    return dict(kappa_majority=kappa_majority, kappa_readers=kappa_readers, **{k: nan.copy() for k in _PAIRED})
+
+
 def agreement_statistics(
     sv: ScopeVotes | StackedCells,
     wu: np.ndarray,
@@ -412,6 +549,9 @@ def agreement_statistics(
     Returns arrays of length B. With :class:`StackedCells` every array has the cells' axis in
     front: weights (G or 1, B, U) and (G or 1, B, R), statistics (G, B).
     """
+    if sv.one_vote:
+        tot, agree, w_other, w_focal, *w_judge = sv.majority_sums(wu, wr)
+        return _unpaired(*_kappas(sv, wu, wr, kappas, tot, agree, w_other, w_focal, w_judge))
     n, s = counts if counts is not None else sv.reader_counts(wr)
     m = n[0] + n[1] + n[2]
     judge = sv.judge_rows
@@ -424,43 +564,41 @@ def agreement_statistics(
     focal_major, other_major = n[1] > n[0], n[0] > n[1]
     scored = (focal_major | other_major) & has_j
     agreed = (focal_major & jcat[1]) | (other_major & jcat[0])
-    ok = sv.pairable_rows & (m > 1)  # the units of the human-human and judge-human comparisons
-    both = sv.pairable_rows & has_j
+    paired = bool(sv.pairable.any())
+    if paired:
+        ok = sv.pairable_rows & (m > 1)  # the units of the human-human and judge-human comparisons
+        both = sv.pairable_rows & has_j
     if n[0].shape[-2] == 1 and sv.n_strata < 8:
         # the counts are the same in every replicate (readers not resampled): every sum of integers
         # below is the unit weights times a fixed integer per unit, all of them from one product (exact;
         # with fewer than 8 strata the sums over strata add in order whatever the layout)
-        agree_pairs = sum(n[c] ** 2 - s[c] for c in range(3))
-        all_pairs = m**2 - (s[0] + s[1] + s[2])
         features = [scored, agreed, other_major & has_j, focal_major & has_j]
-        features += [scored & jcat[c] for c in range(3)] + [
-            np.where(ok, agree_pairs, 0.0),
-            np.where(ok, all_pairs, 0.0),
-        ]
-        features += [both * n[k] * jcat[c] for k in range(3) for c in range(3)]
+        features += [scored & jcat[c] for c in range(3)]
+        if paired:
+            agree_pairs = sum(n[c] ** 2 - s[c] for c in range(3))
+            all_pairs = m**2 - (s[0] + s[1] + s[2])
+            features += [np.where(ok, agree_pairs, 0.0), np.where(ok, all_pairs, 0.0)]
+            features += [both * n[k] * jcat[c] for k in range(3) for c in range(3)]
         tot, agree, w_other, w_focal, *rest = sv.weighted_sums(wu, [np.asarray(x, dtype=float) for x in features])
-        w_judge, (g_agree, g_all), judge_reader = rest[:3], rest[3:5], rest[5:]
-        raw_human = _ratio(_sum_last(g_agree), _sum_last(g_all))
+        w_judge = rest[:3]
+        if paired:
+            (g_agree, g_all), judge_reader = rest[3:5], rest[5:]
+            raw_human = _ratio(_sum_last(g_agree), _sum_last(g_all))
     else:
         w = wu * scored
         tot, agree = strat(w), strat(w * agreed)
         w_judge = sv.by_judge(w)
         w_other, w_focal = strat(w * other_major), strat(w * focal_major)
-        agree_pairs = sum(n[c] ** 2 - s[c] for c in range(3))
-        all_pairs = m**2 - (s[0] + s[1] + s[2])
-        g = np.where(ok, wu, 0.0)
-        raw_human = _ratio(_sum_last(g * agree_pairs), _sum_last(g * all_pairs))
-        gj = wu * both
-        judge_reader = [column for k in range(3) for column in sv.by_judge(gj * n[k])]
-    chance = sum(_ratio(w_judge[c] * major, tot) for c, major in ((0, w_other), (1, w_focal)))
-    total = _sum_last(tot)
-    kappa_majority = _kappa(_ratio(_sum_last(agree), total), _ratio(_sum_last(np.where(tot > 0, chance, 0.0)), total))
-
-    # Cohen's kappa against each reader, averaged over (resampled) readers
-    kappa_r, _ = kappas if kappas is not None else sv.reader_kappas(wu)
-    ok_r = np.isfinite(kappa_r)
-    weighted = np.where(ok_r, kappa_r * wr, 0.0)
-    kappa_readers = _ratio(sv.reader_sum(weighted, kappa_r, wr), _sum_last(np.where(ok_r, wr, 0.0)))
+        if paired:
+            agree_pairs = sum(n[c] ** 2 - s[c] for c in range(3))
+            all_pairs = m**2 - (s[0] + s[1] + s[2])
+            g = np.where(ok, wu, 0.0)
+            raw_human = _ratio(_sum_last(g * agree_pairs), _sum_last(g * all_pairs))
+            gj = wu * both
+            judge_reader = [column for k in range(3) for column in sv.by_judge(gj * n[k])]
+    kappa_majority, kappa_readers = _kappas(sv, wu, wr, kappas, tot, agree, w_other, w_focal, w_judge)
+    if not paired:
+        return _unpaired(kappa_majority, kappa_readers)
 
     # human-human: Krippendorff's coincidences (copies of one reader never pair with each other)
     f = np.where(ok, wu / np.where(ok, m - 1.0, 1.0), 0.0)
