@@ -23,7 +23,6 @@ from judge_transfer_audit.engine.task_graph import Step, fork_available, run_ste
 from judge_transfer_audit.model.data import ALL_MATCHUPS, AuditData
 from judge_transfer_audit.model.spec import AuditSpec
 from judge_transfer_audit.model.tie_rules import TieRule
-from judge_transfer_audit.model.tie_rules import tie_rule as resolve_tie_rule
 from judge_transfer_audit.results.derive import PEER_SECTIONS, derive_checks, status_of
 from judge_transfer_audit.results.result import SCHEMA_VERSION, AuditResult, Cell, JudgeConfigRate, JudgeSide
 from judge_transfer_audit.results.tables import AgreementRows, BaselineRows, JudgePairs
@@ -62,7 +61,7 @@ def choose_primary_judge(judges: tuple[str, ...], requested: str | None) -> str 
 
 
 def _judge_side(
-    configs_of_cell: dict[str, dict], criterion: str, primary: str, tie_rule: str, different_target: bool
+    configs_of_cell: dict[str, dict], criterion: str, primary: str, tie_rule: TieRule, different_target: bool
 ) -> JudgeSide:
     """The judge's side of one cell from its outcome summaries by configuration."""
     configs = tuple(
@@ -79,19 +78,18 @@ def _judge_side(
         ties=s["ties"],
         invalid=s["invalid"],
         n_pairs=s["n_pairs"],
-        tie_rule=tie_rule,
+        tie_rule=tie_rule.name,
         different_target=different_target,
         configurations=configs,
     )
 
 
-def _outcome_summaries(outcomes: pd.DataFrame, tie_rule: str | TieRule) -> dict[tuple[str, str], dict[str, dict]]:
+def _outcome_summaries(outcomes: pd.DataFrame, tie_rule: TieRule) -> dict[tuple[str, str], dict[str, dict]]:
     """:func:`~judge_transfer_audit.verdict.judge_side.summarise_outcomes` of every matchup x criterion x judge in one
     pass: (matchup, criterion) -> judge -> summary, judges in order of first appearance in the cell.
     Each rate divides the credit by what ``tie_rule`` counts (:meth:`TieRule.denominator`)."""
     if outcomes is None or outcomes.empty:
         return {}
-    rule = resolve_tie_rule(tie_rule)
     codes, keys = pd.factorize(
         pd.MultiIndex.from_arrays([outcomes["matchup"], outcomes["criterion"], outcomes["judge"]]), sort=False
     )
@@ -106,10 +104,10 @@ def _outcome_summaries(outcomes: pd.DataFrame, tie_rule: str | TieRule) -> dict[
     n_used = np.bincount(codes[used], minlength=n)
     credit_sum = np.bincount(codes[used], weights=credit[used], minlength=n)
     out: dict[tuple[str, str], dict[str, dict]] = {}
-    denominator = rule.denominator(tally["win"], tally["loss"], tally["tie"])
+    denominator = tie_rule.denominator(tally["win"], tally["loss"], tally["tie"])
     if not np.array_equal(denominator, n_used):
         raise ValueError(
-            f"judge credits were not computed under the '{rule.name}' tie rule: the credited outcomes "
+            f"judge credits were not computed under the '{tie_rule.name}' tie rule: the credited outcomes "
             "differ from what the rule counts"
         )
     for g, (matchup, criterion, judge) in enumerate(keys):
