@@ -88,7 +88,7 @@ def test_sums_and_dense_tables_are_the_sparse_tables(rule, repeats):
 
     from judge_transfer_audit.verdict.tables import ComparisonTable
 
-    rng = np.random.default_rng(len(rule) + 10 * repeats)
+    rng = np.random.default_rng(len(rule.name) + 10 * repeats)
     for _ in range(30):
         pair, reader, y, judged, credit = _random_cell(rng, repeats)
         t = comparison_table(pair, reader, y, judged, credit, tie_rule=rule, rng=rng)
