@@ -18,7 +18,6 @@ from judge_transfer_audit.core.progress import no_progress
 from judge_transfer_audit.core.rng import resolve_rng
 from judge_transfer_audit.engine import steps as steps_of_run
 from judge_transfer_audit.engine.parallel import open_runner
-from judge_transfer_audit.engine.step_costs import RunShape, cell_costs
 from judge_transfer_audit.engine.task_graph import Step, fork_available, run_steps
 from judge_transfer_audit.model.data import ALL_MATCHUPS, AuditData
 from judge_transfer_audit.model.spec import AuditSpec
@@ -188,24 +187,6 @@ def _configuration_inputs(data: AuditData, parts, choices_by_judge, primary) -> 
     )
 
 
-def _run_shape(data: AuditData, parts, configurations: dict) -> RunShape:
-    """What the steps' estimated costs grow with (:mod:`judge_transfer_audit.engine.step_costs`)."""
-    from judge_transfer_audit.statistics.leaderboard.fit import comparison_components
-
-    links = data.pairs[["focal", "other"]].drop_duplicates()
-    systems = set(links["focal"].astype(str)) | set(links["other"].astype(str))
-    linked = len(systems) >= 3 and len(comparison_components(links["focal"].to_numpy(), links["other"].to_numpy())) == 1
-    return RunShape(
-        votes=len(data.votes),
-        cells=len(parts),
-        judges=len(configurations),
-        texts=0 if data.stories is None else len(data.stories),
-        dev_rows=0 if data.dev_humans is None else len(data.dev_humans),
-        ranked_votes=len(data.votes) / max(1, len(data.criteria)) if linked else 0.0,
-        pairs=len(data.pairs) * len(data.criteria),
-    )
-
-
 def _cell_steps(
     data: AuditData,
     spec: AuditSpec,
@@ -214,8 +195,6 @@ def _cell_steps(
     baseline: pd.DataFrame,
     verdict_seed: int,
     jobs: int,
-    shape: RunShape,
-    other_work: float,
 ) -> list[Step]:
     return steps_of_run.cell_steps(
         parts,
@@ -227,7 +206,6 @@ def _cell_steps(
         pair_meta=data.pairs.drop_duplicates("matchup").set_index("matchup"),
         gap=spec.policy.transfer.max_baseline_gap,
         jobs=jobs,
-        costs=cell_costs(shape, jobs, other_work),
     )
 
 
@@ -266,8 +244,7 @@ def assess_cells_and_configurations(
     jobs = _section_jobs(spec)
     parts = _cell_parts(data, spec, outcomes, primary)
     configurations = _configuration_inputs(data, parts, choices_by_judge, primary)
-    shape = _run_shape(data, parts, configurations)
-    steps = _cell_steps(data, spec, parts, configurations, baseline, verdict_seed, jobs, shape, other_work=0.0)
+    steps = _cell_steps(data, spec, parts, configurations, baseline, verdict_seed, jobs)
     return run_steps(steps, jobs=jobs, preload=_TASK_MODULES)["cells"]
 
 
@@ -351,7 +328,6 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
     progress(f"the statistics on {jobs} workers" if pooled else "human GLMMs")
     parts = _cell_parts(data, spec, outcomes, primary)
     configurations = _configuration_inputs(data, parts, choices_by_judge, primary)
-    shape = _run_shape(data, parts, configurations)
     seeds = {
         "uncertainty": uncertainty_seed,
         "readers": readers_seed,
@@ -367,7 +343,6 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
         data,
         spec,
         pooled=pooled,
-        shape=shape,
         outcomes=outcomes,
         choices=choices,
         choices_by_judge=choices_by_judge,
@@ -377,10 +352,7 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
         seeds=seeds,
         seed=seed,
     )
-    other_work = sum(s.cost for s in section_steps)
-    steps = _cell_steps(
-        data, spec, parts, configurations, baseline.to_frame(), verdict_seed, jobs if pooled else 1, shape, other_work
-    )
+    steps = _cell_steps(data, spec, parts, configurations, baseline.to_frame(), verdict_seed, jobs if pooled else 1)
     done = run_steps(
         steps + section_steps,
         jobs=jobs if pooled else 1,
