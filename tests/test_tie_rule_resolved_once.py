@@ -2,9 +2,10 @@
 
 ``judge_transfer_audit.api.run`` resolves ``tie_rule=`` (and so ``audit run --tie-rule``, which
 calls it); the run's settings hold the object and every module below them takes it. This test
-reads the source of every module with ast and fails on a name-to-rule conversion anywhere else:
-a reference to :func:`resolve_tie_rule`, or a look-up in the rule registry
-(``TIE_RULES.get(...)``, ``TIE_RULES[...]``).
+reads the source of every module (and the benchmarks) with ast and fails on a name-to-rule
+conversion anywhere else: a reference to :func:`resolve_tie_rule`, a look-up in the rule registry
+(``TIE_RULES.get(...)``, ``TIE_RULES[...]``), or a rule's name passed where the rule goes (a
+registered name as a positional argument, or ``tie_rule="..."``).
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from judge_transfer_audit.core.errors import InputError
-from judge_transfer_audit.model.tie_rules import DECISIVE, EVEN_SPLIT, STRICT
+from judge_transfer_audit.model.tie_rules import DECISIVE, EVEN_SPLIT, STRICT, TIE_RULES
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("audit", "detectors", "generation", "reports")
+PACKAGES = ("audit", "detectors", "generation", "reports", "benchmarks")
 
 #: module -> why it may turn a name into a rule
 ALLOWED = {
@@ -39,7 +40,19 @@ def conversions(source: str) -> list[tuple[int, str]]:
             found.append((node.lineno, "TIE_RULES.get"))
         elif isinstance(node, ast.Subscript) and _is_registry(node.value):
             found.append((node.lineno, "TIE_RULES[...]"))
+        elif isinstance(node, ast.Call):
+            named = [k.value for k in node.keywords if k.arg in ("tie_rule", "rule")]
+            if any(_is_rule_name(a) for a in node.args) or any(_is_string(v) for v in named):
+                found.append((node.lineno, "a rule's name passed where the rule goes"))
     return found
+
+
+def _is_string(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)
+
+
+def _is_rule_name(node: ast.AST) -> bool:
+    return _is_string(node) and node.value in set(TIE_RULES.names())
 
 
 def _is_registry(node: ast.AST) -> bool:
@@ -67,12 +80,19 @@ def test_the_scan_finds_each_kind_of_conversion():
         "b = TIE_RULES.get(name)\n"
         "c = tie_rules.TIE_RULES[name]\n"
         "d = TIE_RULES.names()\n"
+        "credit_ties(outcome, 'even-split', rng)\n"
+        "decide_cells(inputs, tie_rule='decisive', seed=0)\n"
+        "compare(rule='strict')\n"
+        "np.random.default_rng(0); sample(sampling='random')\n"
     )
     assert sorted(conversions(source)) == [
         (1, "imports resolve_tie_rule"),
         (3, "resolve_tie_rule"),
         (4, "TIE_RULES.get"),
         (5, "TIE_RULES[...]"),
+        (7, "a rule's name passed where the rule goes"),
+        (8, "a rule's name passed where the rule goes"),
+        (9, "a rule's name passed where the rule goes"),
     ]
 
 
