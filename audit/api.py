@@ -129,7 +129,9 @@ def run(
         Any field of :class:`judge_transfer_audit.model.spec.AuditSpec` (``tie_rule``, ``judge``, ``seed``,
         ``n_boot``, ``uncertainty``, ``readers``, ``surface``, ``glmm_backend``, ...).
         An unknown name is an error that lists the known ones. ``audit run`` calls this
-        function with its options.
+        function with its options. ``tie_rule`` is a registered name (``"decisive"``) or a
+        :class:`judge_transfer_audit.model.tie_rules.TieRule`; an unknown name is an InputError
+        listing the registered ones.
 
     Returns
     -------
@@ -183,6 +185,10 @@ def run(
             )
         )
     policy_obj, policy_source = _policy(policy)
+    if "tie_rule" in settings:  # a name (or a rule object) becomes the rule object once, here
+        from judge_transfer_audit.model.tie_rules import resolve_tie_rule
+
+        settings["tie_rule"] = resolve_tie_rule(settings["tie_rule"])
     settings.setdefault("command", "audit.run(...)")
     if progress is True:
         from judge_transfer_audit.cli.options import Progress

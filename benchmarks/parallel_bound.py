@@ -7,14 +7,14 @@ Runs the audit once in this process in order (``--jobs 1``; report and outputs n
 measures the CPU time (``time.process_time``) of the whole statistics
 (:func:`judge_transfer_audit.engine.pipeline.run_audit`),
 of every step of its task graph (:mod:`judge_transfer_audit.engine.task_graph`) and of every task the uncertainty step
-farms out (bootstrap blocks, leave-one-reader-out fits). It prints each step's CPU beside its
-estimate (:mod:`judge_transfer_audit.engine.step_costs`, the table that ranks the steps: retune it from these figures),
-then replays the graph on ``--workers`` idle cores with these CPU times: the pool's own rule (a free
-worker takes the queued work of highest rank, a step queued when what it reads is done; the steps
-marked ``here`` run in the main process, their farmed tasks join the queue, and one with
-``farm_first=False`` waits in the queue at its rank), the same rule with each step's measured CPU
-as its estimate (what retuning :mod:`judge_transfer_audit.engine.step_costs` could gain at most), and the best any
-schedule could do (the total over the workers, or the longest chain, whichever is longer).
+farms out (bootstrap blocks, leave-one-reader-out fits). It prints each step's CPU, then replays
+the graph on ``--workers`` idle cores with these CPU times: the pool's own rule (a free worker takes
+the queued work of highest rank, the number of steps on the longest chain from it to the end; a step
+is queued when what it reads is done; the steps marked ``here`` run in the main process, their
+farmed tasks join the queue, and one with ``farm_first=False`` waits in the queue at its rank), the
+same rule with each step's measured CPU as its weight (what estimating each step's cost could gain
+at most), and the best any schedule could do (the total over the workers, or the longest chain,
+whichever is longer).
 Speed-ups are the statistics' CPU over the serial remainder plus the replayed span (no process
 start, pickling or memory bandwidth counted: the measured wall-time ratio is the real figure, and
 needs an idle machine; CPU time is inflated far less by other processes than wall time).
@@ -164,7 +164,6 @@ def main(argv=None) -> int:
     import judge_transfer_audit.engine.parallel as parallel
     import judge_transfer_audit.engine.pipeline as pipeline
     import judge_transfer_audit.engine.task_graph as task_graph
-    from judge_transfer_audit.engine.step_costs import COSTS
 
     captured: dict = {}
     farmed: dict[str, list[list[float]]] = {}
@@ -186,7 +185,7 @@ def main(argv=None) -> int:
     parallel.open_runner = lambda *a, **k: TimedRunner()
     real_in_order = task_graph._run_in_order
 
-    def in_order(steps, progress, timings):
+    def in_order(steps, progress, timings, bar=None):
         results, cpu = {}, {}
         for s in steps:
             if s.stage:
@@ -199,20 +198,13 @@ def main(argv=None) -> int:
         return results
 
     task_graph._run_in_order = in_order
-    real_shape = pipeline._run_shape
-
-    def run_shape(*a, **k):
-        captured["shape"] = real_shape(*a, **k)
-        return captured["shape"]
-
-    pipeline._run_shape = run_shape
     real_section_jobs = pipeline._section_jobs
     real_fork = pipeline.fork_available
-    # build the graph a pool of --workers would run (ranks, configurations together or apart), run it in order
+    # build the graph a pool of --workers would run, run it in order
     pipeline._section_jobs = lambda spec: args.workers
     pipeline.fork_available = lambda: True
     real_run_steps = pipeline.run_steps
-    pipeline.run_steps = lambda steps, *, jobs=1, progress=None, preload=(), timings=None: real_run_steps(
+    pipeline.run_steps = lambda steps, *, jobs=1, progress=None, preload=(), timings=None, **kw: real_run_steps(
         steps, jobs=1, progress=progress, preload=preload, timings=timings
     )
     total = {}
@@ -233,7 +225,7 @@ def main(argv=None) -> int:
         with tempfile.TemporaryDirectory() as tmp:
             cli_main(["run", *audit_args, "--out", tmp, "--jobs", "1", "-q", "--no-html"])
     finally:
-        pipeline.run_audit, pipeline.run_steps, pipeline._run_shape = real_run, real_run_steps, real_shape
+        pipeline.run_audit, pipeline.run_steps = real_run, real_run_steps
         pipeline._section_jobs, pipeline.fork_available = real_section_jobs, real_fork
         task_graph._run_in_order, parallel.open_runner = real_in_order, real_open
     if "cpu" not in total or "steps" not in captured:
@@ -243,24 +235,20 @@ def main(argv=None) -> int:
     steps, cpu = captured["steps"], captured["cpu"]
     w = args.workers
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; {w} workers")
-    print(f"shape: {captured['shape']}")
-    print(f"{'step':28} {'where':6} {'cpu s':>7} {'farmed':>7} {'estimate':>9}  after")
+    print(f"{'step':28} {'where':6} {'cpu s':>7} {'farmed':>7}  after")
     for s in steps:
         farm = farmed_cpu(farmed, s.name)
-        est = f"{s.cost:9.2f}" if s.cost or s.name in COSTS else f"{'':9}"
-        print(
-            f"{s.name[:28]:28} {'here' if s.here else 'worker':6} {cpu[s.name]:7.2f} {farm:7.2f} {est}  "
-            + ", ".join(s.after)
-        )
+        where = "here" if s.here else "worker"
+        print(f"{s.name[:28]:28} {where:6} {cpu[s.name]:7.2f} {farm:7.2f}  " + ", ".join(s.after))
     in_graph = sum(cpu.values()) + sum(farmed_cpu(farmed, name) for name in farmed)
     serial = total["cpu"] - in_graph
     span = replay(steps, cpu, farmed, w)
     best = max(in_graph / w, chain(steps, cpu, farmed))
     print(f"statistics CPU {total['cpu']:.2f} s: in the graph {in_graph:.2f} s, serial {serial:.2f} s")
     print(f"the graph on {w} idle cores: {span:.2f} s by the pool's rule, {best:.2f} s at best")
-    # the same rule with perfect estimates: what retuning judge_transfer_audit.engine.step_costs could gain at most
+    # the same rule with perfect per-step costs: what estimating each step's cost could gain at most
     exact = [dataclasses.replace(s, cost=cpu[s.name] + farmed_cpu(farmed, s.name)) for s in steps]
-    print(f"  by the pool's rule with each step's measured CPU as its estimate: {replay(exact, cpu, farmed, w):.2f} s")
+    print(f"  by the pool's rule with each step's measured CPU as its weight: {replay(exact, cpu, farmed, w):.2f} s")
     print(
         f"speed-up on {w} idle cores with these steps: {total['cpu'] / (serial + span):.2f}x by the pool's rule, "
         f"{total['cpu'] / (serial + best):.2f}x at best"

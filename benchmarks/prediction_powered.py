@@ -216,6 +216,7 @@ def cost(folder: str, repeats: int = 3) -> None:
     from judge_transfer_audit.engine.pipeline import choose_primary_judge, judge_choices
     from judge_transfer_audit.inputs import load_audit_data
     from judge_transfer_audit.model.spec import AuditSpec
+    from judge_transfer_audit.model.tie_rules import EVEN_SPLIT
     from judge_transfer_audit.sections.prediction_powered import compute as section
     from judge_transfer_audit.verdict.judge_side import judge_pair_outcomes
 
@@ -225,7 +226,7 @@ def cost(folder: str, repeats: int = 3) -> None:
         copies = [j.assign(pair_id=j["pair_id"] + f"_j{r}") for r in range(9)]
         pd.concat([j, *copies]).to_csv(d / "judge_all.csv", index=False)
     data = load_audit_data(d / "judge_all.csv", d / "humans.csv")
-    outcomes = judge_pair_outcomes(data, "even-split", np.random.default_rng(0))
+    outcomes = judge_pair_outcomes(data, EVEN_SPLIT, np.random.default_rng(0))
     primary = choose_primary_judge(data.judges, None)
     choices = judge_choices(outcomes, primary, data.criteria)
     spec = AuditSpec()

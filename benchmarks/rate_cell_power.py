@@ -32,6 +32,7 @@ import numpy as np
 
 from judge_transfer_audit.model.checks import Status
 from judge_transfer_audit.model.policy import TransferPolicy
+from judge_transfer_audit.model.tie_rules import EVEN_SPLIT
 from judge_transfer_audit.statistics.uncertainty.multiplicity import holm
 from judge_transfer_audit.verdict.assess import decide_cells
 from judge_transfer_audit.verdict.decision import cell_p
@@ -124,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     mismatches = 0  # "closed" against the statuses the pipeline recorded (a check of this script)
     for s in range(args.studies):
         inputs, truth = simulate_study(DESIGNS[args.design], args.judge, s, args.seed)
-        transfers, comparisons = decide_cells(inputs, tie_rule="even-split", policy=policy, seed=args.seed + s)
+        transfers, comparisons = decide_cells(inputs, tie_rule=EVEN_SPLIT, policy=policy, seed=args.seed + s)
         groups = [c.group for c in inputs]
         pools = group_pools(comparisons, groups, policy, args.seed + s)
         p = np.array(

@@ -111,6 +111,7 @@ def bench_kappa(repeats: int) -> None:
 
 def bench_fixture(repeats: int) -> None:
     from judge_transfer_audit.inputs import load_audit_data
+    from judge_transfer_audit.model.tie_rules import EVEN_SPLIT
     from judge_transfer_audit.statistics.readers import analyse_readers
     from judge_transfer_audit.verdict.judge_side import judge_pair_outcomes
 
@@ -119,7 +120,7 @@ def bench_fixture(repeats: int) -> None:
         print("analyse_readers on the fixture: fixture missing")
         return
     data = load_audit_data(fixture / "judge.csv", fixture / "humans.csv", pairs=fixture / "pairs.csv")
-    credits = judge_pair_outcomes(data, "even-split", np.random.default_rng(0))
+    credits = judge_pair_outcomes(data, EVEN_SPLIT, np.random.default_rng(0))
     t, _ = median_time(lambda: analyse_readers(data.votes, credits, rng=0, fit_glmm_if_missing=False), repeats)
     print(
         f"{'analyse_readers, 7 x 60 x 6 fixture':<34} ours {t * 1e3:9.3f} ms   (no competing tool; "

@@ -54,6 +54,7 @@ def main(argv=None) -> int:
     from judge_transfer_audit.core.serialize import to_jsonable
     from judge_transfer_audit.engine.pipeline import choose_primary_judge, judge_choices
     from judge_transfer_audit.inputs.load import load_audit_data
+    from judge_transfer_audit.model.tie_rules import EVEN_SPLIT
     from judge_transfer_audit.statistics.judge.agreement import judge_agreement
     from judge_transfer_audit.statistics.uncertainty.resampling import cluster_weights
     from judge_transfer_audit.verdict.judge_side import judge_pair_outcomes
@@ -62,7 +63,7 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         judge, humans = write_study(Path(tmp) / args.preset, PRESETS[args.preset])
         data = _timed("load the study", lambda: load_audit_data(judge, humans), {})
-    outcomes = judge_pair_outcomes(data, "even-split", np.random.default_rng(1))
+    outcomes = judge_pair_outcomes(data, EVEN_SPLIT, np.random.default_rng(1))
     primary = choose_primary_judge(data.judges, None)
     choices = judge_choices(outcomes, primary, data.criteria)
     for n_boot, pooled in ((500, False), (200, True)):

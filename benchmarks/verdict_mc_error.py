@@ -31,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from judge_transfer_audit.inputs.load import load_audit_data  # noqa: E402
 from judge_transfer_audit.model.policy import TransferPolicy  # noqa: E402
+from judge_transfer_audit.model.tie_rules import EVEN_SPLIT  # noqa: E402
 from judge_transfer_audit.verdict.assess import CellInput, cell_input, compare_input  # noqa: E402
 from judge_transfer_audit.verdict.calibration import CELLS  # noqa: E402
 from judge_transfer_audit.verdict.compare import cell_generator  # noqa: E402
@@ -42,12 +43,12 @@ ISSUE_CELL = ("BertGeneration vs GPT-2", "coherence")
 
 
 def bootstrap_cell(c: CellInput, stream: int, n_boot: int, policy: TransferPolicy):
-    return compare_input(c, tie_rule="even-split", policy=policy, rng=cell_generator(stream, *c.key), n_boot=n_boot)
+    return compare_input(c, tie_rule=EVEN_SPLIT, policy=policy, rng=cell_generator(stream, *c.key), n_boot=n_boot)
 
 
 def real_cells(name: str, judge_csv: Path, humans_csv: Path, judge: str | None, per_dataset: int, policy):
     data = load_audit_data(judge_csv, humans_csv)
-    outcomes = judge_pair_outcomes(data, "even-split", np.random.default_rng(0))
+    outcomes = judge_pair_outcomes(data, EVEN_SPLIT, np.random.default_rng(0))
     judge = judge or sorted(outcomes["judge"].unique())[0]
     outcomes = outcomes[outcomes["judge"] == judge]
     by_votes = dict(tuple(data.votes.groupby(["matchup", "criterion"], sort=False)))

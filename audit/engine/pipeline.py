@@ -17,12 +17,10 @@ from judge_transfer_audit.core.progress import no_progress
 from judge_transfer_audit.core.rng import resolve_rng
 from judge_transfer_audit.engine import steps as steps_of_run
 from judge_transfer_audit.engine.parallel import open_runner
-from judge_transfer_audit.engine.step_costs import RunShape, cell_costs
 from judge_transfer_audit.engine.task_graph import Step, fork_available, run_steps
 from judge_transfer_audit.model.data import ALL_MATCHUPS, AuditData
 from judge_transfer_audit.model.spec import AuditSpec
 from judge_transfer_audit.model.tie_rules import TieRule
-from judge_transfer_audit.model.tie_rules import tie_rule as resolve_tie_rule
 from judge_transfer_audit.results.derive import derive_checks, status_of
 from judge_transfer_audit.results.result import SCHEMA_VERSION, AuditResult, Cell, JudgeConfigRate, JudgeSide
 from judge_transfer_audit.results.tables import AgreementRows, BaselineRows, JudgePairs
@@ -60,7 +58,7 @@ def choose_primary_judge(judges: tuple[str, ...], requested: str | None) -> str 
 
 
 def _judge_side(
-    configs_of_cell: dict[str, dict], criterion: str, primary: str, tie_rule: str, different_target: bool
+    configs_of_cell: dict[str, dict], criterion: str, primary: str, tie_rule: TieRule, different_target: bool
 ) -> JudgeSide:
     """The judge's side of one cell from its outcome summaries by configuration."""
     configs = tuple(
@@ -77,19 +75,18 @@ def _judge_side(
         ties=s["ties"],
         invalid=s["invalid"],
         n_pairs=s["n_pairs"],
-        tie_rule=tie_rule,
+        tie_rule=tie_rule.name,
         different_target=different_target,
         configurations=configs,
     )
 
 
-def _outcome_summaries(outcomes: pd.DataFrame, tie_rule: str | TieRule) -> dict[tuple[str, str], dict[str, dict]]:
+def _outcome_summaries(outcomes: pd.DataFrame, tie_rule: TieRule) -> dict[tuple[str, str], dict[str, dict]]:
     """:func:`~judge_transfer_audit.verdict.judge_side.summarise_outcomes` of every matchup x criterion x judge in one
     pass: (matchup, criterion) -> judge -> summary, judges in order of first appearance in the cell.
     Each rate divides the credit by what ``tie_rule`` counts (:meth:`TieRule.denominator`)."""
     if outcomes is None or outcomes.empty:
         return {}
-    rule = resolve_tie_rule(tie_rule)
     codes, keys = pd.factorize(
         pd.MultiIndex.from_arrays([outcomes["matchup"], outcomes["criterion"], outcomes["judge"]]), sort=False
     )
@@ -104,10 +101,10 @@ def _outcome_summaries(outcomes: pd.DataFrame, tie_rule: str | TieRule) -> dict[
     n_used = np.bincount(codes[used], minlength=n)
     credit_sum = np.bincount(codes[used], weights=credit[used], minlength=n)
     out: dict[tuple[str, str], dict[str, dict]] = {}
-    denominator = rule.denominator(tally["win"], tally["loss"], tally["tie"])
+    denominator = tie_rule.denominator(tally["win"], tally["loss"], tally["tie"])
     if not np.array_equal(denominator, n_used):
         raise ValueError(
-            f"judge credits were not computed under the '{rule.name}' tie rule: the credited outcomes "
+            f"judge credits were not computed under the '{tie_rule.name}' tie rule: the credited outcomes "
             "differ from what the rule counts"
         )
     for g, (matchup, criterion, judge) in enumerate(keys):
@@ -188,24 +185,6 @@ def _configuration_inputs(data: AuditData, parts, choices_by_judge, primary) -> 
     )
 
 
-def _run_shape(data: AuditData, parts, configurations: dict) -> RunShape:
-    """What the steps' estimated costs grow with (:mod:`judge_transfer_audit.engine.step_costs`)."""
-    from judge_transfer_audit.statistics.leaderboard.fit import comparison_components
-
-    links = data.pairs[["focal", "other"]].drop_duplicates()
-    systems = set(links["focal"].astype(str)) | set(links["other"].astype(str))
-    linked = len(systems) >= 3 and len(comparison_components(links["focal"].to_numpy(), links["other"].to_numpy())) == 1
-    return RunShape(
-        votes=len(data.votes),
-        cells=len(parts),
-        judges=len(configurations),
-        texts=0 if data.stories is None else len(data.stories),
-        dev_rows=0 if data.dev_humans is None else len(data.dev_humans),
-        ranked_votes=len(data.votes) / max(1, len(data.criteria)) if linked else 0.0,
-        pairs=len(data.pairs) * len(data.criteria),
-    )
-
-
 def _cell_steps(
     data: AuditData,
     spec: AuditSpec,
@@ -214,8 +193,6 @@ def _cell_steps(
     baseline: pd.DataFrame,
     verdict_seed: int,
     jobs: int,
-    shape: RunShape,
-    other_work: float,
 ) -> list[Step]:
     return steps_of_run.cell_steps(
         parts,
@@ -227,7 +204,6 @@ def _cell_steps(
         pair_meta=data.pairs.drop_duplicates("matchup").set_index("matchup"),
         gap=spec.policy.transfer.max_baseline_gap,
         jobs=jobs,
-        costs=cell_costs(shape, jobs, other_work),
     )
 
 
@@ -266,8 +242,7 @@ def assess_cells_and_configurations(
     jobs = _section_jobs(spec)
     parts = _cell_parts(data, spec, outcomes, primary)
     configurations = _configuration_inputs(data, parts, choices_by_judge, primary)
-    shape = _run_shape(data, parts, configurations)
-    steps = _cell_steps(data, spec, parts, configurations, baseline, verdict_seed, jobs, shape, other_work=0.0)
+    steps = _cell_steps(data, spec, parts, configurations, baseline, verdict_seed, jobs)
     return run_steps(steps, jobs=jobs, preload=_TASK_MODULES)["cells"]
 
 
@@ -350,12 +325,10 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
     progress(f"the statistics on {jobs} workers" if pooled else "human GLMMs")
     parts = _cell_parts(data, spec, outcomes, primary)
     configurations = _configuration_inputs(data, parts, choices_by_judge, primary)
-    shape = _run_shape(data, parts, configurations)
     section_steps = steps_of_run.section_steps(
         data,
         spec,
         pooled=pooled,
-        shape=shape,
         outcomes=outcomes,
         choices=choices,
         choices_by_judge=choices_by_judge,
@@ -365,10 +338,7 @@ def run_audit(data: AuditData, spec: AuditSpec) -> AuditResult:
         root=root,
         seed=seed,
     )
-    other_work = sum(s.cost for s in section_steps)
-    steps = _cell_steps(
-        data, spec, parts, configurations, baseline.to_frame(), verdict_seed, jobs if pooled else 1, shape, other_work
-    )
+    steps = _cell_steps(data, spec, parts, configurations, baseline.to_frame(), verdict_seed, jobs if pooled else 1)
     done = run_steps(
         steps + section_steps,
         jobs=jobs if pooled else 1,

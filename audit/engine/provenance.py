@@ -43,7 +43,7 @@ def build_provenance(data: AuditData, spec: AuditSpec, *, seed: int | None, prim
         package_versions=package_versions(),
         command=spec.command,
         seed=seed,
-        tie_rule=spec.tie_rule,
+        tie_rule=spec.tie_rule.name,
         policy=spec.policy.to_dict(),
         policy_source=spec.policy_source,
         sources=tuple(dataclasses.asdict(s) for s in data.sources),

@@ -21,7 +21,6 @@ import pandas as pd
 from judge_transfer_audit import sections
 from judge_transfer_audit.core.errors import AuditError
 from judge_transfer_audit.engine.provenance import build_provenance
-from judge_transfer_audit.engine.step_costs import RunShape, estimate
 from judge_transfer_audit.engine.task_graph import Step
 from judge_transfer_audit.model.data import AuditData
 from judge_transfer_audit.model.spec import AuditSpec
@@ -83,7 +82,7 @@ def human_sides_chunk_of(votes: list, level: float) -> list:
     return human_sides_chunk(votes, level=level)
 
 
-def glmm_steps(parts: list[CellPart], *, level: float, backend: str, jobs: int, cost: float) -> list[Step]:
+def glmm_steps(parts: list[CellPart], *, level: float, backend: str, jobs: int) -> list[Step]:
     """The human GLMMs' steps and ``fitted`` (the cells with their human side). Many small cells, or
     many large ones (the native engine) are fitted in ``jobs`` chunks, ``human GLMMs 1..jobs``, joined by ``fitted``
     (which fits there the few middle-sized cells whose stacked fits depend on their companions:
@@ -101,7 +100,7 @@ def glmm_steps(parts: list[CellPart], *, level: float, backend: str, jobs: int, 
     )
     if not chunked:
         return [
-            Step("human GLMMs", human_sides_of, dict(votes=votes, level=level, backend=backend), cost=cost),
+            Step("human GLMMs", human_sides_of, dict(votes=votes, level=level, backend=backend)),
             Step(
                 "fitted",
                 fitted_cells,
@@ -114,7 +113,7 @@ def glmm_steps(parts: list[CellPart], *, level: float, backend: str, jobs: int, 
     bounds = np.linspace(0, len(parts), jobs + 1).round().astype(int)
     names = tuple(f"human GLMMs {k + 1}" for k in range(jobs))
     steps = [
-        Step(name, human_sides_chunk_of, dict(votes=votes[lo:hi], level=level), cost=cost / jobs)
+        Step(name, human_sides_chunk_of, dict(votes=votes[lo:hi], level=level))
         for name, lo, hi in zip(names, bounds[:-1], bounds[1:])
     ]
     steps.append(
@@ -170,7 +169,7 @@ def chunked_verdict(cells, compared, *, tie_rule, policy, seed):
     return assess_compared(cells, compared, tie_rule=tie_rule, policy=policy, seed=seed), None
 
 
-def verdict_steps(cell_args: list, configurations: dict, *, decision: dict, costs) -> list[Step]:
+def verdict_steps(cell_args: list, configurations: dict, *, decision: dict) -> list[Step]:
     """The primary verdict's steps: one ``verdict`` step, or, with many cells and no other configuration
     decided in it, ``verdict cells K`` steps (chunks of cells compared on workers:
     :func:`judge_transfer_audit.verdict.chunked.chunks`, a rule of the number of cells alone) and the ``verdict`` step
@@ -179,21 +178,10 @@ def verdict_steps(cell_args: list, configurations: dict, *, decision: dict, cost
 
     parts = chunks(len(cell_args))
     if configurations or len(parts) < 2:
-        cost = costs.verdict_with_configurations if configurations else costs.verdict
-        return [
-            Step(
-                "verdict", primary_verdict, dict(cells=cell_args, configurations=configurations, **decision), cost=cost
-            )
-        ]
+        return [Step("verdict", primary_verdict, dict(cells=cell_args, configurations=configurations, **decision))]
     names = [f"verdict cells {k + 1}" for k in range(len(parts))]
     steps = [
-        Step(
-            name,
-            compared_chunk,
-            dict(cells=cell_args[r.start : r.stop], **decision),
-            cost=costs.verdict * len(r) / len(cell_args),
-        )
-        for name, r in zip(names, parts)
+        Step(name, compared_chunk, dict(cells=cell_args[r.start : r.stop], **decision)) for name, r in zip(names, parts)
     ]
     steps.append(
         Step(
@@ -203,23 +191,9 @@ def verdict_steps(cell_args: list, configurations: dict, *, decision: dict, cost
             after=tuple(names),
             late=lambda r: {"compared": [r[name] for name in names]},
             here=True,
-            cost=0.05 * costs.verdict,
         )
     )
     return steps
-
-
-def configuration_decisions(configurations, *, tie_rule, policy, seed):
-    """The other judge configurations' cells decided apart from the primary verdict
-    (:func:`judge_transfer_audit.verdict.batched.decide_configurations`): judge -> transfers, or None when that
-    raises an input error (the section then decides them and records it)."""
-    from judge_transfer_audit.verdict.batched import decide_configurations
-
-    try:
-        decided = decide_configurations(configurations, tie_rule=tie_rule, policy=policy, seed=seed)
-    except AuditError:
-        return None
-    return {judge: transfers for judge, (transfers, _) in decided.items()}
 
 
 def fitted_cells(parts: list[CellPart], sides: list) -> tuple[FittedCell, ...]:
@@ -250,12 +224,10 @@ def _distinct(column: pd.Series) -> int:
 
 
 def decided_cells(
-    parts: list[CellPart], fitted: tuple[FittedCell, ...], verdict: tuple, apart: dict | None, *, base, pair_meta, gap
+    parts: list[CellPart], fitted: tuple[FittedCell, ...], verdict: tuple, *, base, pair_meta, gap
 ) -> tuple[tuple[Cell, ...], dict | None]:
-    """The decided cells, and the other configurations' transfers (from the verdict's step, or
-    ``apart``: the step that decided them beside it)."""
+    """The decided cells, and the other configurations' transfers (decided in the verdict's step)."""
     transfers, decided = verdict
-    decided = apart if apart is not None else decided
     systems = _systems(pair_meta, [p.matchup for p in parts])
     cells = []
     for part, fit, (transfer, human_estimands) in zip(parts, fitted, transfers):
@@ -294,34 +266,20 @@ def cell_steps(
     pair_meta,
     gap: float,
     jobs: int,
-    costs,
 ) -> list[Step]:
-    """The steps that make the cells: ``verdict`` (and ``configurations`` when they are decided
-    apart), ``human GLMMs``, ``fitted`` and ``cells`` (whose result is ``(cells, decided)``).
-
-    ``costs``: a :class:`judge_transfer_audit.engine.step_costs.CellCosts` (estimated seconds; whether the
-    configurations are decided inside the verdict's step)."""
-    together = jobs == 1 or not configurations or costs.decide_together
+    """The steps that make the cells: ``verdict`` (the other judge configurations decided in it, on
+    the same cell bootstraps), ``human GLMMs``, ``fitted`` and ``cells`` (whose result is
+    ``(cells, decided)``)."""
     cell_args = [(p.matchup, p.criterion, p.votes, p.credits) for p in parts]
-    steps = verdict_steps(cell_args, configurations if together else {}, decision=decision, costs=costs)
-    if not together:
-        steps.append(
-            Step(
-                "configurations",
-                configuration_decisions,
-                dict(configurations=configurations, **decision),
-                cost=costs.configurations,
-            )
-        )
-    steps += glmm_steps(parts, level=level, backend=backend, jobs=jobs, cost=costs.glmm)
-    after = ("verdict", "fitted") + (() if together else ("configurations",))
+    steps = verdict_steps(cell_args, configurations, decision=decision)
+    steps += glmm_steps(parts, level=level, backend=backend, jobs=jobs)
     steps.append(
         Step(
             "cells",
             decided_cells,
             dict(parts=parts, base=base, pair_meta=pair_meta, gap=gap),
-            after=after,
-            late=lambda r: {"fitted": r["fitted"], "verdict": r["verdict"], "apart": r.get("configurations")},
+            after=("verdict", "fitted"),
+            late=lambda r: {"fitted": r["fitted"], "verdict": r["verdict"]},
             here=True,
         )
     )
@@ -339,7 +297,7 @@ def recording(fn, data, spec, **kwargs) -> tuple:
 
 
 def section_step(
-    name: str, fn, data, spec, *, pooled: bool, cost: float, stage: str | None = None, after=(), late=None, **kwargs
+    name: str, fn, data, spec, *, pooled: bool, stage: str | None = None, after=(), late=None, **kwargs
 ) -> Step:
     """A section's step: ``fn(data, spec, **kwargs, **late(results))``. On a pool its result is
     ``(section, detector figures)`` (:func:`recording`); in order, the section itself."""
@@ -351,10 +309,9 @@ def section_step(
             dict(fn=fn, data=data, spec=task_spec, **kwargs),
             after=tuple(after),
             late=late,
-            cost=cost,
             stage=stage,
         )
-    return Step(name, fn, dict(data=data, spec=spec, **kwargs), after=tuple(after), late=late, cost=cost, stage=stage)
+    return Step(name, fn, dict(data=data, spec=spec, **kwargs), after=tuple(after), late=late, stage=stage)
 
 
 def seed_of(root: np.random.SeedSequence, key: tuple[int, ...]) -> np.random.SeedSequence:
@@ -380,7 +337,6 @@ def section_steps(
     spec: AuditSpec,
     *,
     pooled: bool,
-    shape: RunShape,
     outcomes: pd.DataFrame,
     choices: pd.DataFrame,
     choices_by_judge: dict[str, pd.DataFrame],
@@ -414,7 +370,6 @@ def section_steps(
         if entry.seed is not None:
             kwargs["seed"] = seed_of(root, entry.seed)
         after, late = _late(how.after, "decided" in how.reads)
-        cost = estimate(entry.name, shape)
         if how.here:
             out.append(
                 Step(
@@ -424,7 +379,6 @@ def section_steps(
                     after=after,
                     late=late,
                     here=True,
-                    cost=cost,
                     stage=how.stage,
                     farm_first=how.farm_first,
                 )
@@ -437,7 +391,6 @@ def section_steps(
                     data,
                     spec,
                     pooled=pooled,
-                    cost=cost,
                     stage=how.stage,
                     after=after,
                     late=late,
@@ -450,7 +403,6 @@ def section_steps(
             "provenance",
             build_provenance,
             dict(data=data, spec=spec, seed=seed, primary_judge=primary or ""),
-            cost=estimate("provenance", shape),
         )
     )
     return out
@@ -484,6 +436,5 @@ __all__ = [
     "chunked_verdict",
     "compared_chunk",
     "verdict_steps",
-    "configuration_decisions",
     "human_sides_of",
 ]

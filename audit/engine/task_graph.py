@@ -11,8 +11,9 @@ same results (every step seeds itself from the run's seed, never from who runs i
   imports its steps need (``preload``), so that they inherit the run's data and the steps'
   arguments without pickling them (only ``late`` arguments and results travel, pickled). A step is
   queued when the steps it reads are done, and a free worker takes the queued work of highest
-  *rank*: its estimated seconds plus the longest chain of estimated seconds after it
-  (:mod:`judge_transfer_audit.engine.step_costs`), so the longest chains start first and the short tasks fill the gaps.
+  *rank*: the number of steps on the longest chain from it to the end of the run (each step
+  counts one, its ``cost``), so the longest chains start first and the others fill the gaps; among
+  equal ranks, the steps in list order.
   Steps marked ``here`` run in this process, each in a thread beside the scheduling loop, and
   hold one of the ``jobs`` while they compute; the tasks such a step hands to
   :func:`judge_transfer_audit.engine.parallel.open_runner` (the uncertainty section's and the leaderboard's bootstrap
@@ -69,7 +70,8 @@ class Step:
         Run in this process (on a pool: in a thread beside the scheduling loop). For the glue
         between steps and for a step that farms out its own tasks.
     cost : float
-        Estimated seconds of the step (its ranking on a pool; :mod:`judge_transfer_audit.engine.step_costs`).
+        The step's weight in its rank on a pool (default 1: a rank counts the steps on the longest
+        chain from a step to the end of the run; the audit's steps all keep it).
     stage : str, optional
         Progress message printed before the step when the steps run in order.
     farm_first : bool
@@ -84,7 +86,7 @@ class Step:
     after: tuple[str, ...] = ()
     late: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
     here: bool = False
-    cost: float = 0.0
+    cost: float = 1.0
     stage: str | None = None
     farm_first: bool = True
 

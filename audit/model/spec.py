@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from judge_transfer_audit.core.progress import ProgressFactory
 from judge_transfer_audit.model.policy import Policy
+from judge_transfer_audit.model.tie_rules import EVEN_SPLIT, TieRule
 
 if TYPE_CHECKING:  # importing detectors/ registers every detector: only when surface features run
     from judge_transfer_audit.detectors.perplexity.config import PerplexityConfig
@@ -22,7 +23,8 @@ class AuditSpec:
 
     Attributes
     ----------
-    tie_rule : judge tie rule (see :mod:`judge_transfer_audit.model.tie_rules`).
+    tie_rule : the tie rule object (:mod:`judge_transfer_audit.model.tie_rules`); a name is resolved
+        where the run is asked for (``api.run(tie_rule="decisive")``, ``--tie-rule``), not here.
     judge : the judge configuration whose verdicts are "the judge" (None: ``ensemble`` if
         present, else the first configuration in the judge file).
     seed : seed of every random procedure (bootstraps, the ``random`` tie rule).
@@ -51,7 +53,7 @@ class AuditSpec:
         figures (written to timings.json, never to the result); None drops them.
     """
 
-    tie_rule: str = "even-split"
+    tie_rule: TieRule = EVEN_SPLIT
     judge: str | None = None
     seed: int | None = 0
     policy: Policy = field(default_factory=Policy)
@@ -73,3 +75,11 @@ class AuditSpec:
     #: receives execution figures (detector timings) that are kept out of the result (None: dropped)
     timings: Any = field(default=None, compare=False, repr=False)
     runner_opener: Callable[..., Any] | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.tie_rule, TieRule):
+            raise TypeError(
+                f"AuditSpec.tie_rule is a TieRule, got {type(self.tie_rule).__name__} {self.tie_rule!r}: pass a rule "
+                "of judge_transfer_audit.model.tie_rules (EVEN_SPLIT, DECISIVE, ...), or give the name to "
+                "judge_transfer_audit.run(tie_rule=...), which resolves it"
+            )

@@ -15,6 +15,11 @@ and what it counts (:attr:`TieRule.counts_ties`, :meth:`TieRule.denominator`). N
 else decides by a rule's name: the judge side, the cell comparison (human ties are credited
 by the same rule) and the reader analysis read these attributes, so a newly registered rule
 is honoured everywhere (tests/audit/model/test_tie_rules.py registers one).
+
+A name becomes a rule once, where a run is asked for (:func:`resolve_tie_rule`, called by
+``judge_transfer_audit.api.run`` for ``tie_rule=`` and ``--tie-rule``); the run's settings
+(:class:`judge_transfer_audit.model.spec.AuditSpec`) and everything below them hold the
+:class:`TieRule` object. Outputs write its :attr:`TieRule.name`.
 """
 
 from __future__ import annotations
@@ -104,8 +109,9 @@ STRICT = register_tie_rule(TieRule("strict", "a tie counts against the focal sys
 RANDOM = register_tie_rule(TieRule("random", "a tie goes to a seeded fair coin", (0.0, 1.0), draw=_coin))
 
 
-def tie_rule(rule: str | TieRule) -> TieRule:
-    """The rule object of a name (an unknown name is an InputError listing the known ones)."""
+def resolve_tie_rule(rule: str | TieRule) -> TieRule:
+    """The rule object of a name (an unknown name is an InputError listing the known ones); a
+    rule object is returned as it is. Called once per run, where the settings are given."""
     if isinstance(rule, TieRule):
         return rule
     if not isinstance(rule, str):
@@ -133,14 +139,14 @@ def vote_outcomes(y: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(y), "tie", np.where(y == 1.0, "win", "loss")).astype(object)
 
 
-def credit_votes(y: np.ndarray, rule: str | TieRule, rng: np.random.Generator) -> np.ndarray:
+def credit_votes(y: np.ndarray, rule: TieRule, rng: np.random.Generator) -> np.ndarray:
     """Credits of human votes (1 focal, 0 other, NaN tie) under ``rule``: the same rule object
     the judge's outputs are credited by, so both sides are rates of the same kind (NaN: a tie
     the rule leaves out of the denominator)."""
     return credit_ties(vote_outcomes(y), rule, rng)
 
 
-def credit_ties(outcome: np.ndarray, rule: str | TieRule, rng: np.random.Generator) -> np.ndarray:
+def credit_ties(outcome: np.ndarray, rule: TieRule, rng: np.random.Generator) -> np.ndarray:
     """Credits for the focal system from outcomes ``"win"``, ``"loss"``, ``"tie"``, ``"invalid"``.
 
     Wins credit 1, losses 0, invalid outputs NaN (excluded and counted by the caller), and
@@ -154,5 +160,5 @@ def credit_ties(outcome: np.ndarray, rule: str | TieRule, rng: np.random.Generat
     credit[outcome == "win"] = 1.0
     credit[outcome == "loss"] = 0.0
     ties = outcome == "tie"
-    credit[ties] = tie_rule(rule).credit(int(ties.sum()), rng)
+    credit[ties] = rule.credit(int(ties.sum()), rng)
     return credit

@@ -126,6 +126,7 @@ def diagnostic_checks(
     study: SimulatedStudy, seed: int, *, adjust: tuple[str, ...] = ("holm",), n_boot: int = 200
 ) -> dict[str, list]:
     """The surface and reader checks of one simulated study, per adjustment (computed once)."""
+    from judge_transfer_audit.model.tie_rules import EVEN_SPLIT
     from judge_transfer_audit.sections import judge_credits
     from judge_transfer_audit.statistics.readers import analyse_readers, reader_checks
     from judge_transfer_audit.statistics.surface import surface_associations, surface_checks
@@ -136,7 +137,7 @@ def diagnostic_checks(
     surface = surface_associations(
         study.features, data.judge_scores, data.pairs, data.votes, judge="ensemble", n_boot=n_boot, rng=seed
     )
-    outcomes = judge_pair_outcomes(data, "even-split", np.random.default_rng(seed))
+    outcomes = judge_pair_outcomes(data, EVEN_SPLIT, np.random.default_rng(seed))
     readers = analyse_readers(
         data.votes, judge_credits(outcomes), rng=seed, fit_glmm_if_missing=False, pools=data.pooling_scopes()
     )

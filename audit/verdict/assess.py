@@ -22,6 +22,7 @@ import pandas as pd
 
 from judge_transfer_audit.model.cells import Transfer
 from judge_transfer_audit.model.policy import TransferPolicy
+from judge_transfer_audit.model.tie_rules import TieRule
 from judge_transfer_audit.verdict.compare import (
     CellComparison,
     PreparedCell,
@@ -104,7 +105,13 @@ class CellInput:
 
 
 def compare_input(
-    c: CellInput, *, tie_rule: str, policy: TransferPolicy, rng: np.random.Generator, n_boot: int | None = None, **kw
+    c: CellInput,
+    *,
+    tie_rule: TieRule,
+    policy: TransferPolicy,
+    rng: np.random.Generator,
+    n_boot: int | None = None,
+    **kw,
 ) -> CellComparison:
     """:func:`~judge_transfer_audit.verdict.compare.compare_cell` on one :class:`CellInput` (its arrays and
     orientation); ``kw`` passes ``bootstrap=`` through."""
@@ -145,7 +152,7 @@ def _floats(column: pd.Series) -> np.ndarray:
     return pd.to_numeric(column, errors="coerce").to_numpy(float)
 
 
-def prepare_input(c: CellInput, *, tie_rule: str, policy: TransferPolicy, rng: np.random.Generator) -> PreparedCell:
+def prepare_input(c: CellInput, *, tie_rule: TieRule, policy: TransferPolicy, rng: np.random.Generator) -> PreparedCell:
     """:func:`~judge_transfer_audit.verdict.compare.prepare_cell` on one :class:`CellInput`."""
     return prepare_cell(
         c.pair_id,
@@ -164,7 +171,7 @@ def compare_inputs(
     inputs: Sequence[CellInput],
     indices: Sequence[int],
     *,
-    tie_rule: str,
+    tie_rule: TieRule,
     policy: TransferPolicy,
     seed: int,
     n_boot: int | None = None,
@@ -192,7 +199,7 @@ def compare_inputs(
 def decide_cells(
     inputs: Sequence[CellInput],
     *,
-    tie_rule: str,
+    tie_rule: TieRule,
     policy: TransferPolicy,
     seed: int,
     bootstrap: Callable[[list[int], list, int, list], list] | None = None,
@@ -254,7 +261,7 @@ _WITHIN = {
 def assess_transfers(
     cells: Sequence[tuple[str, str, pd.DataFrame, pd.DataFrame | None]],
     *,
-    tie_rule: str,
+    tie_rule: TieRule,
     policy: TransferPolicy,
     seed: int,
 ) -> list[tuple[Transfer, dict]]:

@@ -23,6 +23,7 @@ import pandas as pd
 
 from judge_transfer_audit.model.cells import Transfer
 from judge_transfer_audit.model.policy import TransferPolicy
+from judge_transfer_audit.model.tie_rules import TieRule
 from judge_transfer_audit.verdict.assess import CellInput, cell_input, decide_cells, human_estimands
 from judge_transfer_audit.verdict.compare import CellComparison
 from judge_transfer_audit.verdict.paired_bootstrap import CellBootstrap
@@ -121,7 +122,7 @@ class SharedBootstraps:
 
 
 def decide_configurations(
-    inputs_by_judge: Mapping[str, Sequence[CellInput]], *, tie_rule: str, policy: TransferPolicy, seed: int
+    inputs_by_judge: Mapping[str, Sequence[CellInput]], *, tie_rule: TieRule, policy: TransferPolicy, seed: int
 ) -> dict[str, tuple[list[Transfer], list[CellComparison]]]:
     """:func:`~judge_transfer_audit.verdict.assess.decide_cells` for every judge, one bootstrap per cell shared (module
     doc)."""
@@ -136,7 +137,7 @@ def assess_transfers_with_configurations(
     cells: Sequence[tuple[str, str, pd.DataFrame, pd.DataFrame | None]],
     configurations: Mapping[str, Sequence[CellInput]],
     *,
-    tie_rule: str,
+    tie_rule: TieRule,
     policy: TransferPolicy,
     seed: int,
 ) -> tuple[list[tuple[Transfer, dict]], dict[str, list[Transfer]]]:

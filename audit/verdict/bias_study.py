@@ -20,6 +20,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from judge_transfer_audit.model.tie_rules import EVEN_SPLIT
 from judge_transfer_audit.statistics.estimands import estimands
 from judge_transfer_audit.verdict.calibration import CELLS, DESIGNS
 from judge_transfer_audit.verdict.compare import cell_generator
@@ -45,7 +46,7 @@ def bias_table(*, reps: int = 30, seed: int = 0, glmm: bool = True, designs=DESI
                     cell.y,
                     cell.pairs,
                     np.full(n_pairs, 0.5),
-                    tie_rule="even-split",
+                    tie_rule=EVEN_SPLIT,
                     rng=rng,
                 )
                 c, q, n = table.pair_sums()

@@ -40,6 +40,7 @@ import numpy as np
 
 from judge_transfer_audit.model.checks import Status
 from judge_transfer_audit.model.policy import TransferPolicy
+from judge_transfer_audit.model.tie_rules import EVEN_SPLIT
 from judge_transfer_audit.verdict.assess import CellInput, decide_cells
 from judge_transfer_audit.verdict.compare import cell_generator
 from judge_transfer_audit.verdict.simulate import (
@@ -139,7 +140,7 @@ def run_study(
             truths[kind].append((judge.truth, v_true, m_true))
     for kind in JUDGES:
         tally = tallies.setdefault((design, kind), Tally())
-        transfers, comparisons = decide_cells(inputs[kind], tie_rule="even-split", policy=policy, seed=seed)
+        transfers, comparisons = decide_cells(inputs[kind], tie_rule=EVEN_SPLIT, policy=policy, seed=seed)
         items = list(zip(comparisons, *zip(*truths[kind])))
         statuses = [t.status for t in transfers]
         for s in statuses:

@@ -23,6 +23,7 @@ import pandas as pd
 
 from judge_transfer_audit.model.cells import Transfer
 from judge_transfer_audit.model.policy import TransferPolicy
+from judge_transfer_audit.model.tie_rules import TieRule
 from judge_transfer_audit.verdict.assess import CellInput, cell_input, compare_inputs, decide_cells, human_estimands
 from judge_transfer_audit.verdict.compare import CellComparison
 from judge_transfer_audit.verdict.decision import prefetch_readings
@@ -44,14 +45,14 @@ def chunks(n_cells: int) -> list[range]:
     return [range(a, b) for a, b in zip(starts, starts[1:] + [n_cells])]
 
 
-def compare_chunk(cells: Cells, *, tie_rule: str, policy: TransferPolicy, seed: int) -> list[CellComparison]:
+def compare_chunk(cells: Cells, *, tie_rule: TieRule, policy: TransferPolicy, seed: int) -> list[CellComparison]:
     """The first-round comparisons of ``cells`` (``(matchup, criterion, votes, judge)``), read and frozen."""
     inputs = [cell_input(*cell) for cell in cells]
     return compare_frozen(inputs, tie_rule=tie_rule, policy=policy, seed=seed)
 
 
 def compare_frozen(
-    inputs: Sequence[CellInput], *, tie_rule: str, policy: TransferPolicy, seed: int
+    inputs: Sequence[CellInput], *, tie_rule: TieRule, policy: TransferPolicy, seed: int
 ) -> list[CellComparison]:
     """:func:`~judge_transfer_audit.verdict.assess.compare_inputs` of every input, with what the decision and the human
     estimands read of them computed, then :func:`frozen`."""
@@ -124,7 +125,7 @@ def decide_compared(
     inputs: Sequence[CellInput],
     compared: Sequence[Sequence[CellComparison]],
     *,
-    tie_rule: str,
+    tie_rule: TieRule,
     policy: TransferPolicy,
     seed: int,
 ) -> tuple[list[Transfer], list[dict]]:
@@ -141,7 +142,7 @@ def assess_compared(
     cells: Cells,
     compared: Sequence[Sequence[CellComparison]],
     *,
-    tie_rule: str,
+    tie_rule: TieRule,
     policy: TransferPolicy,
     seed: int,
 ) -> list[tuple[Transfer, dict]]:
@@ -151,7 +152,9 @@ def assess_compared(
     return list(zip(transfers, estimands))
 
 
-def assess_in_chunks(cells: Cells, *, tie_rule: str, policy: TransferPolicy, seed: int) -> list[tuple[Transfer, dict]]:
+def assess_in_chunks(
+    cells: Cells, *, tie_rule: TieRule, policy: TransferPolicy, seed: int
+) -> list[tuple[Transfer, dict]]:
     """:func:`assess_compared` on every chunk's :func:`compare_chunk`, in this process (the tests' path)."""
     cells = list(cells)
     compared = [

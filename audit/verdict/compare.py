@@ -30,6 +30,7 @@ import numpy as np
 from judge_transfer_audit.model.cells import Interval
 from judge_transfer_audit.model.checks import Status
 from judge_transfer_audit.model.policy import TransferPolicy
+from judge_transfer_audit.model.tie_rules import TieRule
 from judge_transfer_audit.verdict.paired_bootstrap import CellBootstrap, paired_bootstrap
 from judge_transfer_audit.verdict.stacked import materialize
 from judge_transfer_audit.verdict.tables import ComparisonTable, compared_votes
@@ -231,7 +232,7 @@ class PreparedCell:
     n_common_pairs: int
     n_common_readers: int
     all_ties: bool  #: every human vote on the compared pairs is a tie
-    tie_rule: str
+    tie_rule: TieRule
     policy: TransferPolicy
 
     @property
@@ -260,7 +261,7 @@ def prepare_cell(
     judge_pairs: np.ndarray | None,
     judge_credit: np.ndarray | None,
     *,
-    tie_rule: str,
+    tie_rule: TieRule,
     policy: TransferPolicy,
     rng: np.random.Generator,
     orientation: float = 1.0,
@@ -316,8 +317,8 @@ def finish_cell(p: PreparedCell, boot: CellBootstrap | None) -> CellComparison:
         return CellComparison(
             Status.INSUFFICIENT,
             f"only {table.n_pairs} pair(s) and {table.n_readers} reader(s) have a vote credited by the "
-            f"'{tie_rule}' tie rule (the other votes are excluded ties); the policy needs {policy.min_pairs} pairs "
-            f"and {policy.min_readers} readers",
+            f"'{tie_rule.name}' tie rule (the other votes are excluded ties); the policy needs "
+            f"{policy.min_pairs} pairs and {policy.min_readers} readers",
             table,
             boot,
             **kw,
@@ -355,7 +356,7 @@ def compare_cell(
     judge_pairs: np.ndarray | None,
     judge_credit: np.ndarray | None,
     *,
-    tie_rule: str,
+    tie_rule: TieRule,
     policy: TransferPolicy,
     rng: np.random.Generator,
     orientation: float = 1.0,

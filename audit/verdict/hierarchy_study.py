@@ -37,6 +37,7 @@ from scipy.special import expit
 
 from judge_transfer_audit.model.checks import Status
 from judge_transfer_audit.model.policy import TransferPolicy
+from judge_transfer_audit.model.tie_rules import EVEN_SPLIT
 from judge_transfer_audit.verdict.assess import CellInput, decide_cells
 from judge_transfer_audit.verdict.compare import cell_generator
 from judge_transfer_audit.verdict.decision import cell_p
@@ -149,7 +150,7 @@ def run_row(design: StudyDesign, kind: str, studies: int, seed: int, n_boot: int
     far_p: list[float] = []  # the raw FAIL p of the cells truly more than 30 points out
     for s in range(studies):
         inputs, truth = simulate_study(design, kind, s, seed)
-        transfers, _ = decide_cells(inputs, tie_rule="even-split", policy=policy, seed=seed + s)
+        transfers, _ = decide_cells(inputs, tie_rule=EVEN_SPLIT, policy=policy, seed=seed + s)
         decided = summarize(transfers, [t[2] for t in truth], policy)
         study_fail += decided["study"] == "FAIL"
         study_pass += decided["study"] == "PASS"

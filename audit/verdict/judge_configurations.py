@@ -35,6 +35,7 @@ import pandas as pd
 
 from judge_transfer_audit.core.rng import resolve_rng
 from judge_transfer_audit.model.estimate import Estimate
+from judge_transfer_audit.model.tie_rules import EVEN_SPLIT, TieRule
 from judge_transfer_audit.statistics.judge.agreement import judge_agreement
 from judge_transfer_audit.statistics.judge.panel import dawid_skene, effective_number_of_judges
 from judge_transfer_audit.verdict.judge_configurations_result import (  # noqa: E402  (the section's types, kept importable here)
@@ -117,7 +118,7 @@ def configuration_decisions(
     *,
     cells=None,
     primary: str = "",
-    tie_rule: str = "even-split",
+    tie_rule: TieRule = EVEN_SPLIT,
     policy=None,
     seed: int = 0,
     decided: dict | None = None,
@@ -178,7 +179,7 @@ def rank_judge_configurations(
     n_boot: int = 200,
     level: float = 0.95,
     rng: int | np.random.Generator | None = None,
-    tie_rule: str = "even-split",
+    tie_rule: TieRule = EVEN_SPLIT,
     policy=None,
     verdict_seed: int = 0,
     decided: dict | None = None,

@@ -18,7 +18,7 @@ import pandas as pd
 
 from judge_transfer_audit.model.cells import JUDGE_PAIR_COLUMNS
 from judge_transfer_audit.model.data import HUMAN_OVERALL, JUDGE_AGGREGATE, AuditData
-from judge_transfer_audit.model.tie_rules import TieRule, credit_ties, tie_rule
+from judge_transfer_audit.model.tie_rules import TieRule, credit_ties
 
 PAIR_COLUMNS = list(
     JUDGE_PAIR_COLUMNS
@@ -73,7 +73,7 @@ def _outcomes_from_verdicts(verdicts: pd.DataFrame, pairs: pd.DataFrame) -> pd.D
     return frame.drop(columns="mean_credit")
 
 
-def judge_pair_outcomes(data: AuditData, tie_rule: str, rng: np.random.Generator) -> pd.DataFrame:
+def judge_pair_outcomes(data: AuditData, tie_rule: TieRule, rng: np.random.Generator) -> pd.DataFrame:
     """One row per judge configuration x pair x judge criterion.
 
     Returns
@@ -95,10 +95,9 @@ def judge_pair_outcomes(data: AuditData, tie_rule: str, rng: np.random.Generator
     return frame[PAIR_COLUMNS]
 
 
-def summarise_outcomes(outcomes: pd.DataFrame, rule: str | TieRule) -> dict[str, float | int]:
+def summarise_outcomes(outcomes: pd.DataFrame, rule: TieRule) -> dict[str, float | int]:
     """Wins, losses, ties, invalid, valid pairs, the credited pairs and the rate of one group of
     pairs under ``rule``: the credit summed over what the rule counts (its denominator)."""
-    rule = tie_rule(rule)
     counts = outcomes["outcome"].value_counts()
     wins, losses, ties = (int(counts.get(k, 0)) for k in ("win", "loss", "tie"))
     credit = outcomes["credit"].to_numpy(float)

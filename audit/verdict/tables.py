@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from judge_transfer_audit.core.ids import ranks as _ranks
-from judge_transfer_audit.model.tie_rules import credit_ties
+from judge_transfer_audit.model.tie_rules import TieRule, credit_ties
 
 if TYPE_CHECKING:
     from scipy import sparse
@@ -127,7 +127,7 @@ class ComparisonTable:
         return float(n.mean()) if n.size else float("nan")
 
 
-def human_credits(y: np.ndarray, tie_rule: str, rng: np.random.Generator) -> np.ndarray:
+def human_credits(y: np.ndarray, tie_rule: TieRule, rng: np.random.Generator) -> np.ndarray:
     """Credits of human votes (1 focal, 0 other, NaN tie) under the judge's tie rule."""
     y = np.asarray(y, float)
     outcome = np.where(np.isnan(y), "tie", np.where(y == 1.0, "win", "loss")).astype(object)
@@ -150,7 +150,7 @@ def comparison_table(
     judge_pairs: np.ndarray,
     judge_credit: np.ndarray,
     *,
-    tie_rule: str,
+    tie_rule: TieRule,
     rng: np.random.Generator,
 ) -> ComparisonTable:
     """Build the compared pairs of one cell.
@@ -161,7 +161,7 @@ def comparison_table(
         ``y`` is 1 (focal), 0 (other) or NaN (tie).
     judge_pairs, judge_credit : arrays, one entry per judged pair
         The judge's credit per pair under the tie rule (NaN = invalid or excluded tie).
-    tie_rule : str
+    tie_rule : TieRule
         The run's tie rule; human ties are credited by the same rule object.
     rng : Generator
         For a random tie rule (seeded per cell by the caller).
@@ -176,7 +176,7 @@ def compared_votes(
     judge_pairs: np.ndarray,
     judge_credit: np.ndarray,
     *,
-    tie_rule: str,
+    tie_rule: TieRule,
     rng: np.random.Generator,
 ) -> tuple[ComparisonTable, CommonVotes]:
     """:func:`comparison_table` and the :class:`CommonVotes` counts of the same cell (one pass over the ids)."""

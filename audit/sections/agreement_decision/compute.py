@@ -18,7 +18,6 @@ def compute(data, spec, *, choices: pd.DataFrame, primary: str | None, seed: np.
     """``Section[AgreementDecision]``: Skipped when no judge verdict matches a human criterion."""
     if primary is None or choices is None or choices.empty:
         return Skipped("no judge verdict matches a human criterion")
-    from judge_transfer_audit.model.tie_rules import tie_rule
     from judge_transfer_audit.verdict.agreement_decision import agreement_decision
 
     t = spec.policy.transfer
@@ -27,7 +26,7 @@ def compute(data, spec, *, choices: pd.DataFrame, primary: str | None, seed: np.
         lambda: agreement_decision(
             data.votes,
             choices,
-            ties_counted=tie_rule(spec.tie_rule).counts_ties,
+            ties_counted=spec.tie_rule.counts_ties,
             margin=spec.policy.agreement.margin,
             alpha=t.alpha,
             adjust=t.adjust,

@@ -22,7 +22,7 @@ def compute(data, spec, *, choices, primary: str | None, seed: np.random.SeedSeq
         return Skipped("no judge verdict on a human criterion")
 
     def run():
-        from judge_transfer_audit.model.tie_rules import credit_votes
+        from judge_transfer_audit.model.tie_rules import EVEN_SPLIT, credit_votes
         from judge_transfer_audit.statistics.prediction_powered import corrected_estimates
         from judge_transfer_audit.verdict.judge_side import judge_choices, judge_pair_outcomes
 
@@ -33,7 +33,7 @@ def compute(data, spec, *, choices, primary: str | None, seed: np.random.SeedSeq
             judge_scores=data.judge_only_scores,
             judge_verdicts=data.judge_only_verdicts,
         )
-        outcomes = judge_pair_outcomes(only, "even-split", np.random.default_rng(tie_seed))
+        outcomes = judge_pair_outcomes(only, EVEN_SPLIT, np.random.default_rng(tie_seed))
         judge_only = judge_choices(outcomes, primary, data.criteria)
         credit = credit_votes(data.votes["y"].to_numpy(float), spec.tie_rule, np.random.default_rng(tie_seed))
         return corrected_estimates(

@@ -13,7 +13,6 @@ from judge_transfer_audit.model.checks import Status
 from judge_transfer_audit.model.data import ALL_MATCHUPS as _ALL_MATCHUPS
 from judge_transfer_audit.model.data import HUMAN_OVERALL, JUDGE_AGGREGATE
 from judge_transfer_audit.model.tie_rules import EVEN_SPLIT, TieRule, credit_votes
-from judge_transfer_audit.model.tie_rules import tie_rule as resolve_tie_rule
 
 #: label of the column that pools every matchup in the rate tables
 ALL_MATCHUPS = _ALL_MATCHUPS
@@ -102,14 +101,14 @@ def first_seen(values) -> list:
 VOTE_CREDIT = "_tie_rule_credit"
 
 
-def credited_votes(votes: pd.DataFrame, tie_rule: str | TieRule, rng: np.random.Generator) -> pd.DataFrame:
+def credited_votes(votes: pd.DataFrame, tie_rule: TieRule, rng: np.random.Generator) -> pd.DataFrame:
     """``votes`` with each vote's credit for the focal system under ``tie_rule``
     (:func:`judge_transfer_audit.model.tie_rules.credit_votes`: 1, 0, a tie's credit, NaN for a tie the rule does
     not count), drawn once so that every reader analysis sees the same credits."""
     return votes.assign(**{VOTE_CREDIT: credit_votes(votes["y"].to_numpy(float), tie_rule, rng)})
 
 
-def vote_credit(votes: pd.DataFrame, tie_rule: str | TieRule = EVEN_SPLIT) -> np.ndarray:
+def vote_credit(votes: pd.DataFrame, tie_rule: TieRule = EVEN_SPLIT) -> np.ndarray:
     """Each vote's credit: the column :func:`credited_votes` added, else computed under
     ``tie_rule`` (a rule that draws, such as ``random``, then draws from a generator seeded 0)."""
     if VOTE_CREDIT in votes.columns:
@@ -175,13 +174,12 @@ def _judge_outcome(out: pd.DataFrame, rule: TieRule) -> np.ndarray | None:
     ).astype(object)
 
 
-def check_judge_credits(judge_credits: pd.DataFrame, tie_rule: str | TieRule = EVEN_SPLIT) -> pd.DataFrame:
+def check_judge_credits(judge_credits: pd.DataFrame, tie_rule: TieRule = EVEN_SPLIT) -> pd.DataFrame:
     """Validate the judge credit frame (pair_id, matchup, criterion, judge, credit[, outcome])
     and return it with an ``outcome`` column: each credit is one ``tie_rule`` can give
     (:attr:`judge_transfer_audit.model.tie_rules.TieRule.credit_values`) or NaN, each outcome one of win, loss,
     tie, invalid. ``outcome`` may be left out only when the credits tell a tie apart under
     ``tie_rule`` (a tie's credit is neither 0 nor 1 and ties are counted)."""
-    rule = resolve_tie_rule(tie_rule)
     if not isinstance(judge_credits, pd.DataFrame):
         raise InputError(
             InputProblem(
@@ -207,7 +205,7 @@ def check_judge_credits(judge_credits: pd.DataFrame, tie_rule: str | TieRule = E
     for col in ("pair_id", "criterion", "judge"):
         out[col] = out[col].astype(str)
     out["credit"] = pd.to_numeric(out["credit"], errors="coerce").astype(float)
-    allowed = sorted(rule.credit_values)
+    allowed = sorted(tie_rule.credit_values)
     bad = out["credit"].notna() & ~out["credit"].isin(allowed)
     if bad.any():
         raise InputError(
@@ -216,20 +214,20 @@ def check_judge_credits(judge_credits: pd.DataFrame, tie_rule: str | TieRule = E
                 column="credit",
                 value=str(out.loc[bad, "credit"].iloc[0]),
                 message=(
-                    f"under the '{rule.name}' tie rule a judge credit is one of "
+                    f"under the '{tie_rule.name}' tie rule a judge credit is one of "
                     f"{', '.join(f'{c:g}' for c in allowed)} or NaN (invalid output)"
                 ),
                 fix="compute credits with the pipeline's tie rule (judge_transfer_audit.model.tie_rules.credit_ties)",
             )
         )
-    outcome = _judge_outcome(out, rule)
+    outcome = _judge_outcome(out, tie_rule)
     if outcome is None:
         raise InputError(
             InputProblem(
                 file="judge",
                 column="outcome",
                 message=(
-                    f"under the '{rule.name}' tie rule a judge credit does not tell a tie from a win, a loss or "
+                    f"under the '{tie_rule.name}' tie rule a judge credit does not tell a tie from a win, a loss or "
                     "an invalid output"
                 ),
                 fix=(

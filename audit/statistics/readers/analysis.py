@@ -95,7 +95,7 @@ def analyse_readers(
     top_k_pairs: int = 5,
     stories: pd.DataFrame | None = None,
     pools: Mapping[str, Sequence[str]] | None = None,
-    tie_rule: str | TieRule = EVEN_SPLIT,
+    tie_rule: TieRule = EVEN_SPLIT,
 ) -> ReaderAnalysis:
     """Run every reader analysis.
 
@@ -126,7 +126,7 @@ def analyse_readers(
         rates average
         (:meth:`judge_transfer_audit.model.data.AuditData.pooling_scopes`: only matchups whose focal system means
         one thing). Default: every matchup under ``(all matchups)``.
-    tie_rule : str or TieRule
+    tie_rule : TieRule
         The run's tie rule (:mod:`judge_transfer_audit.model.tie_rules`): ``judge_credits`` were computed under it
         (a credit it cannot give is an input error), and every reader-side rate (heat maps,
         divergent pairs, groups, leave-one-reader-out) credits and counts a tied vote by it.

@@ -189,7 +189,7 @@ def divergent_pairs(
     top_k: int = 5,
     stories: pd.DataFrame | None = None,
     excerpt_chars: int = 700,
-    tie_rule: str | TieRule = EVEN_SPLIT,
+    tie_rule: TieRule = EVEN_SPLIT,
 ) -> DivergentPairs:
     """Rank pairs by how far the readers stray from a unanimous judge.
 
@@ -207,7 +207,7 @@ def divergent_pairs(
     stories : DataFrame, optional
         ``AuditData.stories`` (pair_id, system, text): the top pairs then carry the openings
         of their two stories (``excerpt_chars`` characters at most, cut at a word boundary).
-    tie_rule : str or TieRule
+    tie_rule : TieRule
         How a tied vote is credited in the readers' rate (:mod:`judge_transfer_audit.model.tie_rules`).
 
     Returns

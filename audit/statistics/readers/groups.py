@@ -140,7 +140,7 @@ def reader_groups(
     rng: int | np.random.Generator | None = None,
     max_permutations: int = 10000,
     pools: Mapping[str, Sequence[str]] | None = None,
-    tie_rule: str | TieRule = EVEN_SPLIT,
+    tie_rule: TieRule = EVEN_SPLIT,
 ) -> ReaderGroups:
     """Split every cell by ``reader_group`` and compare the groups (see the module docstring).
 
@@ -157,7 +157,7 @@ def reader_groups(
     pools : mapping of label to matchups, optional
         The pooled comparisons (:meth:`judge_transfer_audit.model.data.AuditData.pooling_scopes`); default: every
         matchup under ``(all matchups)``.
-    tie_rule : str or TieRule
+    tie_rule : TieRule
         How a tied vote is credited in the reader rates (:mod:`judge_transfer_audit.model.tie_rules`); a reader
         whose every vote in a cell is a tie the rule does not count has no rate there.
 

@@ -263,7 +263,7 @@ def reader_rates(
     glmm_estimates: pd.DataFrame | None = None,
     fit_glmm_if_missing: bool = True,
     pools: Mapping[str, Sequence[str]] | None = None,
-    tie_rule: str | TieRule = EVEN_SPLIT,
+    tie_rule: TieRule = EVEN_SPLIT,
 ) -> ReaderRates:
     """Preference rates of every reader, the humans and each judge, per cell, under ``tie_rule``.
 
@@ -282,7 +282,7 @@ def reader_rates(
         The pooled rows: a rate for "the focal system" pools only matchups whose focal
         system means one thing (:meth:`judge_transfer_audit.model.data.AuditData.pooling_scopes`). Default: every
         matchup under ``(all matchups)``.
-    tie_rule : str or TieRule
+    tie_rule : TieRule
         How a tied vote or judge output is credited and whether it is counted
         (:mod:`judge_transfer_audit.model.tie_rules`); the votes' credits are the column
         :func:`judge_transfer_audit.statistics.readers._common.credited_votes` added when present.

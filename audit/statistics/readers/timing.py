@@ -176,7 +176,7 @@ def _ols_slope(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float, float
 
 
 def leave_one_reader_out(
-    votes: pd.DataFrame, pools: Mapping[str, Sequence[str]] | None = None, tie_rule: str | TieRule = EVEN_SPLIT
+    votes: pd.DataFrame, pools: Mapping[str, Sequence[str]] | None = None, tie_rule: TieRule = EVEN_SPLIT
 ) -> pd.DataFrame:
     """Shift of the pooled rate per criterion (votes credited under ``tie_rule``) when each reader is left out.
 
@@ -226,7 +226,7 @@ def annotation_timing(
     seconds_cap: float = DEFAULT_SECONDS_CAP,
     fast_reader_factor: float = DEFAULT_FAST_READER_FACTOR,
     pools: Mapping[str, Sequence[str]] | None = None,
-    tie_rule: str | TieRule = EVEN_SPLIT,
+    tie_rule: TieRule = EVEN_SPLIT,
 ) -> AnnotationTiming:
     """Annotation diagnostics from the ``seconds`` column (see the module docstring).
 
@@ -240,7 +240,7 @@ def annotation_timing(
         A reader is fast when their median < factor x the median of the other readers' medians.
     pools : mapping of label to matchups, optional
         The scopes of the leave-one-reader-out rates (:func:`leave_one_reader_out`).
-    tie_rule : str or TieRule
+    tie_rule : TieRule
         How a tied vote is credited in the leave-one-reader-out rates (:mod:`judge_transfer_audit.model.tie_rules`).
 
     Returns

@@ -7,6 +7,7 @@ import pytest
 from judge_transfer_audit.engine.pipeline import choose_primary_judge, judge_criterion_for, run_audit
 from judge_transfer_audit.model.checks import Status
 from judge_transfer_audit.model.spec import AuditSpec
+from judge_transfer_audit.model.tie_rules import DECISIVE, EVEN_SPLIT, RANDOM
 from judge_transfer_audit.results.result import AuditResult, result_from_json, result_to_json
 from tests.audit.synthetic import make_audit_data
 
@@ -139,14 +140,14 @@ def test_json_round_trip_is_lossless(skewed):
 
 def test_same_seed_gives_byte_identical_json():
     data = make_audit_data(n_pairs=10, n_readers=4, ties_every=3)
-    spec = AuditSpec(uncertainty=False, readers=False, surface=False, tie_rule="random", seed=5)
+    spec = AuditSpec(uncertainty=False, readers=False, surface=False, tie_rule=RANDOM, seed=5)
     assert result_to_json(run_audit(data, spec)) == result_to_json(run_audit(data, spec))
 
 
 def test_tie_rule_changes_rates_and_is_recorded():
     data = make_audit_data(n_pairs=12, n_readers=4, judge_p=1.0, ties_every=2)
     even = run_audit(data, AuditSpec(uncertainty=False, readers=False, surface=False))
-    decisive = run_audit(data, AuditSpec(uncertainty=False, readers=False, surface=False, tie_rule="decisive"))
+    decisive = run_audit(data, AuditSpec(uncertainty=False, readers=False, surface=False, tie_rule=DECISIVE))
     e, d = even.cells[0].judge, decisive.cells[0].judge
     assert e.ties == d.ties == 6
     assert e.rate == pytest.approx((6 + 3) / 12) and d.rate == pytest.approx(1.0)
@@ -179,17 +180,17 @@ def test_cell_grouped_judge_summaries_equal_the_per_group_ones():
     from judge_transfer_audit.verdict.judge_side import judge_pair_outcomes, summarise_outcomes
 
     data = make_audit_data(n_pairs=15, n_readers=4, matchups=("a vs b", "c vs d"))
-    outcomes = judge_pair_outcomes(data, "even-split", np.random.default_rng(0))
+    outcomes = judge_pair_outcomes(data, EVEN_SPLIT, np.random.default_rng(0))
     flipped = outcomes["outcome"].map({"win": "loss", "loss": "win"}).fillna(outcomes["outcome"])
     outcomes = pd.concat(
         [outcomes, outcomes.assign(judge="second", credit=1 - outcomes["credit"], outcome=flipped)], ignore_index=True
     ).sample(frac=1.0, random_state=3)
     outcomes.iloc[:5, outcomes.columns.get_loc("credit")] = np.nan  # five invalid outputs
     outcomes.iloc[:5, outcomes.columns.get_loc("outcome")] = "invalid"
-    got = _outcome_summaries(outcomes, "even-split")
+    got = _outcome_summaries(outcomes, EVEN_SPLIT)
     assert len(got) == outcomes.groupby(["matchup", "criterion"]).ngroups
     for (m, c, j), part in outcomes.groupby(["matchup", "criterion", "judge"], sort=False):
-        want, have = summarise_outcomes(part, "even-split"), got[(m, c)][j]
+        want, have = summarise_outcomes(part, EVEN_SPLIT), got[(m, c)][j]
         assert have == pytest.approx(want, nan_ok=True), (m, c, j)
     assert list(got[next(iter(got))]) == list(
         dict.fromkeys(
@@ -218,28 +219,18 @@ def deployment():
     return load_audit_data(str(DEPLOY / "judge.csv"), str(DEPLOY / "humans.csv"), pairs=str(DEPLOY / "pairs.csv"))
 
 
-@pytest.mark.parametrize("together", [True, False])
 @pytest.mark.slow
-def test_the_task_graph_on_two_workers_equals_the_run_in_order(deployment, monkeypatch, together):
-    """The judge configurations decided inside the verdict's step or beside it, on a pool of two
-    workers: the same result.json as the steps run in order (the surface and dev-set sections are
-    left out for time; tests/audit/cli/test_run_jobs.py runs the command)."""
-    import judge_transfer_audit.engine.pipeline as pipeline
+def test_the_task_graph_on_two_workers_equals_the_run_in_order(deployment):
+    """On a pool of two workers: the same result.json as the steps run in order (the surface and
+    dev-set sections are left out for time; tests/audit/cli/test_run_jobs.py runs the command)."""
     from judge_transfer_audit.core.timings import RunTimings
 
     spec = AuditSpec(surface=False, n_boot=200)
     one = result_to_json(run_audit(deployment, spec))
-    real = pipeline.cell_costs
-
-    def forced(shape, jobs, other_work):
-        costs = real(shape, jobs, other_work)
-        return type(costs)(costs.verdict, costs.configurations, costs.glmm, decide_together=together)
-
-    monkeypatch.setattr(pipeline, "cell_costs", forced)
     stages, timings = [], RunTimings()
     two = run_audit(deployment, AuditSpec(surface=False, n_boot=200, jobs=2, progress=stages.append, timings=timings))
     assert result_to_json(two) == one
     assert "the statistics on 2 workers" in stages and "reader analysis" not in stages
     tasks = {t["task"] for t in timings.tasks}
     assert {"verdict", "human GLMMs", "uncertainty", "readers", "judge_configurations", "leaderboard"} <= tasks
-    assert ("configurations" in tasks) is not together
+    assert "configurations" not in tasks  # decided in the verdict's step, on its cell bootstraps

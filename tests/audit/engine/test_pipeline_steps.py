@@ -10,6 +10,7 @@ from judge_transfer_audit.engine import steps as pipeline_steps
 from judge_transfer_audit.engine.pipeline import run_audit
 from judge_transfer_audit.engine.task_graph import fork_available
 from judge_transfer_audit.model.spec import AuditSpec
+from judge_transfer_audit.model.tie_rules import EVEN_SPLIT
 from judge_transfer_audit.verdict import chunked
 from tests.audit.synthetic import make_audit_data
 
@@ -68,17 +69,14 @@ def test_systems_read_as_loc_does():
 
 
 def test_verdict_steps_chunk_only_many_cells_without_configurations(monkeypatch):
-    from judge_transfer_audit.engine.step_costs import CellCosts
-
     monkeypatch.setattr(chunked, "CHUNK_CELLS", 2)
-    costs = CellCosts(4.0, 1.0, 1.0, decide_together=True)
-    decision = dict(tie_rule="even-split", policy=None, seed=0)
+    decision = dict(tie_rule=EVEN_SPLIT, policy=None, seed=0)
     cells = [("m", f"c{k}", None, None) for k in range(5)]
-    one = pipeline_steps.verdict_steps(cells[:3], {}, decision=decision, costs=costs)
+    one = pipeline_steps.verdict_steps(cells[:3], {}, decision=decision)
     assert [s.name for s in one] == ["verdict"] and one[0].fn is pipeline_steps.primary_verdict
-    shared = pipeline_steps.verdict_steps(cells, {"other": []}, decision=decision, costs=costs)
+    shared = pipeline_steps.verdict_steps(cells, {"other": []}, decision=decision)
     assert [s.name for s in shared] == ["verdict"] and shared[0].kwargs["configurations"] == {"other": []}
-    steps = pipeline_steps.verdict_steps(cells, {}, decision=decision, costs=costs)
+    steps = pipeline_steps.verdict_steps(cells, {}, decision=decision)
     assert [s.name for s in steps] == ["verdict cells 1", "verdict cells 2", "verdict"]
     assert [len(s.kwargs["cells"]) for s in steps[:2]] == [2, 3]
     last = steps[-1]

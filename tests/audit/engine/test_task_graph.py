@@ -57,7 +57,13 @@ def _graph(callback=lambda v: v * 10):
 
 def test_ranks_are_the_longest_chain_of_costs_after_a_step():
     steps = _graph()
-    assert ranks(steps) == {"a": 3.0, "b": 4.0, "c": 1.0, "farm": 2.0, "d": 0.0}
+    assert ranks(steps) == {"a": 4.0, "b": 5.0, "c": 2.0, "farm": 3.0, "d": 1.0}
+
+
+def test_by_default_a_rank_counts_the_steps_on_the_longest_chain_to_the_end():
+    steps = [Step(name, _add, after=after) for name, after in (("a", ()), ("b", ("a",)), ("c", ("b",)), ("x", ()))]
+    steps.append(Step("y", _add, after=("x", "a")))
+    assert ranks(steps) == {"a": 3.0, "b": 2.0, "c": 1.0, "x": 2.0, "y": 1.0}
 
 
 def test_a_step_must_come_after_what_it_reads_and_names_are_unique():

@@ -13,6 +13,7 @@ import pytest
 from judge_transfer_audit.cli import main
 from judge_transfer_audit.cli.exit_status import ExitStatus
 from judge_transfer_audit.model.data import ALL_MATCHUPS, MatchupOrientation, pooling_scopes
+from judge_transfer_audit.model.tie_rules import EVEN_SPLIT
 from judge_transfer_audit.verdict.judge_side import judge_pair_outcomes
 from tests.audit.inputs.helpers import HUMANS, JUDGE, basic, problems, write
 
@@ -98,7 +99,7 @@ def test_a_focal_that_alternates_within_a_matchup_is_reoriented_with_a_note(tmp_
     # the humans' choices and the judge's credits flip together: both read against alpha
     p2 = d.votes[d.votes["pair_id"] == "p2"]
     assert p2["y"].tolist() == [1.0, 1.0] and set(p2["focal"]) == {"alpha"}
-    outcomes = judge_pair_outcomes(d, "even-split", np.random.default_rng(0))
+    outcomes = judge_pair_outcomes(d, EVEN_SPLIT, np.random.default_rng(0))
     credit = outcomes.set_index("pair_id")["credit"]
     assert credit.to_dict() == {"p1": 1.0, "p2": 1.0, "p3": 0.0}
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from judge_transfer_audit.model.tie_rules import EVEN_SPLIT
 from judge_transfer_audit.verdict.agreement_decision import agreement_decision, alt_test
 from tests.conftest import SHARED_DATASETS
 
@@ -67,7 +68,7 @@ def test_the_run_reproduces_the_reference_on_mtbench(converted_datasets):
     expected = _reference().run_directory(folder, "accuracy", 0.2)
     d = converted_datasets / "mtbench"
     data = load_audit_data(d / "judge.csv", d / "humans.csv", pairs=d / "pairs.csv")
-    outcomes = judge_pair_outcomes(data, "even-split", np.random.default_rng(0))
+    outcomes = judge_pair_outcomes(data, EVEN_SPLIT, np.random.default_rng(0))
     for judge in data.judges:
         choices = judge_choices(outcomes, judge, data.criteria)
         row = agreement_decision(data.votes, choices, margin=0.2, n_boot=100, rng=0).row("all/all")

@@ -10,6 +10,7 @@ import pytest
 from judge_transfer_audit.engine.pipeline import assess_cells, choose_primary_judge, judge_choices
 from judge_transfer_audit.inputs.load import load_audit_data
 from judge_transfer_audit.model.spec import AuditSpec
+from judge_transfer_audit.model.tie_rules import EVEN_SPLIT
 from judge_transfer_audit.statistics.agreement import reader_baseline
 from judge_transfer_audit.verdict.compare import canonical_cell
 from judge_transfer_audit.verdict.judge_side import judge_pair_outcomes
@@ -98,18 +99,18 @@ def test_a_cell_within_its_monte_carlo_error_of_the_level_gets_more_replicates()
 
     cells = _simulated_cells()
     base = TransferPolicy(n_boot=199)
-    ((t0, _),) = assess_transfers(cells, tie_rule="even-split", policy=base, seed=5)
+    ((t0, _),) = assess_transfers(cells, tie_rule=EVEN_SPLIT, policy=base, seed=5)
     p = min(t0.p_outside, t0.p_conflict)
     assert 0.002 < p < 0.45 and t0.n_boot == 199 and t0.p_outside_mc_se > 0
     # one cell: its Holm level is alpha; put alpha on its p, within its Monte Carlo error
     on_level = TransferPolicy(n_boot=199, alpha=p + 0.1 * t0.p_outside_mc_se)
-    ((t1, _),) = assess_transfers(cells, tie_rule="even-split", policy=on_level, seed=5)
+    ((t1, _),) = assess_transfers(cells, tie_rule=EVEN_SPLIT, policy=on_level, seed=5)
     assert t1.n_boot in (199 * SEQUENTIAL_FACTOR, 199 * SEQUENTIAL_FACTOR**2)
     assert "sequential Monte Carlo" in t1.reason
     assert t1.p_outside_mc_se < t0.p_outside_mc_se
     # far from the level nothing is re-run
     far = TransferPolicy(n_boot=199, alpha=min(0.49, 10 * p))
-    ((t2, _),) = assess_transfers(cells, tie_rule="even-split", policy=far, seed=5)
+    ((t2, _),) = assess_transfers(cells, tie_rule=EVEN_SPLIT, policy=far, seed=5)
     assert t2.n_boot == 199 and not t2.monte_carlo_borderline and "sequential" not in t2.reason
 
 
@@ -122,7 +123,7 @@ def test_the_reason_names_the_focal_system_of_the_cell_whichever_sorts_first(foc
     votes = votes.assign(focal=focal, other=other)
     assert cell_input(matchup, criterion, votes, judge).systems == (focal, other)
     ((t, _),) = assess_transfers(
-        [(matchup, criterion, votes, judge)], tie_rule="even-split", policy=TransferPolicy(n_boot=199), seed=5
+        [(matchup, criterion, votes, judge)], tie_rule=EVEN_SPLIT, policy=TransferPolicy(n_boot=199), seed=5
     )
     assert f"% for {focal} vs the human band [" in t.reason and f"] for {focal} (vote share" in t.reason
 
@@ -166,13 +167,13 @@ def test_a_pass_within_its_monte_carlo_error_of_alpha_gets_more_replicates():
     from judge_transfer_audit.verdict.assess import SEQUENTIAL_FACTOR, assess_transfers
 
     cells = _aligned_cell()
-    ((t0, _),) = assess_transfers(cells, tie_rule="even-split", policy=TransferPolicy(n_boot=199, margin=0.3), seed=5)
+    ((t0, _),) = assess_transfers(cells, tie_rule=EVEN_SPLIT, policy=TransferPolicy(n_boot=199, margin=0.3), seed=5)
     assert t0.status.value == "PASS" and t0.n_boot == 199 and not t0.monte_carlo_borderline
     p, se = t0.p_equivalence, t0.p_equivalence_mc_se
     assert 0.001 < p < 0.2 and se > 0 and f"p = {p:.2g} < alpha" in t0.reason
     # alpha on the equivalence p, within its Monte Carlo error (the FAIL test is far from it)
     on_level = TransferPolicy(n_boot=199, margin=0.3, alpha=p + 0.1 * se)
-    ((t1, _),) = assess_transfers(cells, tie_rule="even-split", policy=on_level, seed=5)
+    ((t1, _),) = assess_transfers(cells, tie_rule=EVEN_SPLIT, policy=on_level, seed=5)
     assert t1.p_outside > 10 * on_level.alpha
     assert t1.n_boot in (199 * SEQUENTIAL_FACTOR, 199 * SEQUENTIAL_FACTOR**2)
     assert "its equivalence p-value was within two Monte Carlo standard errors of alpha" in t1.reason

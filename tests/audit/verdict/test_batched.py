@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from judge_transfer_audit.model.policy import TransferPolicy
+from judge_transfer_audit.model.tie_rules import EVEN_SPLIT
 from judge_transfer_audit.verdict.assess import cell_input, decide_cells
 from judge_transfer_audit.verdict.batched import decide_configurations
 from tests.audit.synthetic import make_audit_data
@@ -51,11 +52,11 @@ def _same(a, b) -> bool:
 def test_each_configuration_decides_as_its_own_run(seed, pool):
     policy = TransferPolicy(n_boot=199, pool_criteria=pool)
     judges = _inputs(seed)
-    batched = decide_configurations(judges, tie_rule="even-split", policy=policy, seed=seed)
+    batched = decide_configurations(judges, tie_rule=EVEN_SPLIT, policy=policy, seed=seed)
     assert list(batched) == list(judges)
     statuses = set()
     for name, inputs in judges.items():
-        alone, _ = decide_cells(inputs, tie_rule="even-split", policy=policy, seed=seed)
+        alone, _ = decide_cells(inputs, tie_rule=EVEN_SPLIT, policy=policy, seed=seed)
         together, comparisons = batched[name]
         assert len(together) == len(alone) == len(inputs)
         for t, u in zip(together, alone):
@@ -85,7 +86,7 @@ def test_the_humans_are_bootstrapped_once_per_cell_and_replicate_count():
         return of_cells
 
     for name, inputs in judges.items():
-        decide_cells(inputs, tie_rule="even-split", policy=policy, seed=3, bootstrap=counting(name))
+        decide_cells(inputs, tie_rule=EVEN_SPLIT, policy=policy, seed=3, bootstrap=counting(name))
     # the three judges compare the same pairs: one bootstrap per (cell, replicates) asked, not one per judge
     assert shared.n_bootstraps == len(set(asked)) < len(asked)
     assert len(set(asked)) >= len(judges["aligned"])
@@ -95,10 +96,10 @@ def test_a_sequential_rerun_is_shared_and_still_exact():
     """A policy with few replicates puts cells near their level, so the re-runs (4x, 16x) are exercised."""
     policy = TransferPolicy(n_boot=49)
     judges = _inputs(11)
-    batched = decide_configurations(judges, tie_rule="even-split", policy=policy, seed=5)
+    batched = decide_configurations(judges, tie_rule=EVEN_SPLIT, policy=policy, seed=5)
     extended = 0
     for name, inputs in judges.items():
-        alone, _ = decide_cells(inputs, tie_rule="even-split", policy=policy, seed=5)
+        alone, _ = decide_cells(inputs, tie_rule=EVEN_SPLIT, policy=policy, seed=5)
         for t, u in zip(batched[name][0], alone):
             assert _same(t, u), name
             extended += t.n_boot > policy.n_boot
@@ -109,6 +110,6 @@ def test_a_cell_frame_without_judge_rows_stays_unshared():
     judges = _inputs(2)
     judges = {"partial": judges["partial"], "aligned": judges["aligned"]}
     policy = TransferPolicy(n_boot=99)
-    got = decide_configurations(judges, tie_rule="even-split", policy=policy, seed=2)
+    got = decide_configurations(judges, tie_rule=EVEN_SPLIT, policy=policy, seed=2)
     assert got["partial"][0][0].status.value == "INSUFFICIENT"
     assert isinstance(pd.Series([t.status.value for t in got["aligned"][0]]).iloc[0], str)

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from judge_transfer_audit.model.policy import TransferPolicy
+from judge_transfer_audit.model.tie_rules import DECISIVE, EVEN_SPLIT
 from judge_transfer_audit.verdict import chunked
 from judge_transfer_audit.verdict.assess import decide_cells, human_estimands
 from judge_transfer_audit.verdict.chunked import chunks, compare_frozen, decide_compared
@@ -31,7 +32,7 @@ def _chunked(inputs, policy, tie_rule, seed, size):
 
 @pytest.mark.parametrize(
     ("seed", "tie_rule", "n_boot", "size"),
-    [(0, "even-split", 199, 4), (1, "decisive", 199, 7), (2, "even-split", 49, 5), (3, "even-split", 99, 1)],
+    [(0, EVEN_SPLIT, 199, 4), (1, DECISIVE, 199, 7), (2, EVEN_SPLIT, 49, 5), (3, EVEN_SPLIT, 99, 1)],
 )
 @pytest.mark.slow
 def test_chunked_verdict_is_the_one_call(seed, tie_rule, n_boot, size):
@@ -47,7 +48,7 @@ def test_chunked_verdict_is_the_one_call(seed, tie_rule, n_boot, size):
 
 def test_frozen_comparisons_hold_no_replicates_and_fail_loudly_on_a_new_reading():
     policy = TransferPolicy(n_boot=99)
-    frozen = compare_frozen(_study(4), tie_rule="even-split", policy=policy, seed=4)
+    frozen = compare_frozen(_study(4), tie_rule=EVEN_SPLIT, policy=policy, seed=4)
     assessed = [c for c in frozen if c.assessed]
     assert assessed
     d = assessed[0].boot["vote_share"]

@@ -5,6 +5,7 @@ import pytest
 
 from judge_transfer_audit.model.checks import Status
 from judge_transfer_audit.model.policy import TransferPolicy
+from judge_transfer_audit.model.tie_rules import DECISIVE, EVEN_SPLIT
 from judge_transfer_audit.verdict.compare import compare_cell
 from judge_transfer_audit.verdict.simulate import CellDesign, simulate_cell
 
@@ -15,7 +16,7 @@ def _cell(design=CellDesign(0.0, 0.5, 0.2), n_pairs=30, n_readers=5, seed=0):
     return simulate_cell(design, n_pairs, n_readers, np.random.default_rng(seed))
 
 
-def _compare(cell, credit, *, judge_pairs=None, policy=POLICY, y=None, rule="even-split"):
+def _compare(cell, credit, *, judge_pairs=None, policy=POLICY, y=None, rule=EVEN_SPLIT):
     return compare_cell(
         cell.pair_id,
         cell.reader_id,
@@ -36,7 +37,7 @@ def test_no_judge_is_insufficient_but_the_humans_are_still_estimated():
         cell.y,
         None,
         None,
-        tie_rule="even-split",
+        tie_rule=EVEN_SPLIT,
         policy=POLICY,
         rng=np.random.default_rng(0),
     )
@@ -62,7 +63,7 @@ def test_all_ties_is_an_error():
     c = _compare(cell, np.ones(30), y=np.full(cell.y.size, np.nan))
     assert c.status is Status.ERROR and "tie" in c.reason
     # under the decisive rule too (it is not "too few pairs": the readers said nothing)
-    assert _compare(cell, np.ones(30), y=np.full(cell.y.size, np.nan), rule="decisive").status is Status.ERROR
+    assert _compare(cell, np.ones(30), y=np.full(cell.y.size, np.nan), rule=DECISIVE).status is Status.ERROR
 
 
 def _one_vote_cell(judge: str, n: int = 700, b0: float = 0.6, seed: int = 0):
@@ -81,7 +82,7 @@ def _one_vote_cell(judge: str, n: int = 700, b0: float = 0.6, seed: int = 0):
         "coin": (rng.random(n) < 0.5).astype(float),
     }[judge]
     return compare_cell(
-        pairs, readers, y, pairs, credit, tie_rule="even-split", policy=POLICY, rng=np.random.default_rng(seed + 1)
+        pairs, readers, y, pairs, credit, tie_rule=EVEN_SPLIT, policy=POLICY, rng=np.random.default_rng(seed + 1)
     )
 
 
@@ -111,7 +112,7 @@ def test_too_few_pairs_read_once_stay_insufficient():
     readers = np.array([f"r{i}" for i in range(4)])
     y = (rng.random(4) < 0.6).astype(float)
     policy = TransferPolicy(min_pairs=10)
-    c = compare_cell(pairs, readers, y, pairs, np.ones(4), tie_rule="even-split", policy=policy, rng=rng)
+    c = compare_cell(pairs, readers, y, pairs, np.ones(4), tie_rule=EVEN_SPLIT, policy=policy, rng=rng)
     assert c.status is Status.INSUFFICIENT
 
 

@@ -5,6 +5,7 @@ import pytest
 
 from judge_transfer_audit.model.checks import Status
 from judge_transfer_audit.model.policy import TransferPolicy
+from judge_transfer_audit.model.tie_rules import EVEN_SPLIT
 from judge_transfer_audit.verdict.compare import compare_cell
 from judge_transfer_audit.verdict.decision import adjust_p, decide
 from judge_transfer_audit.verdict.simulate import CellDesign, simulate_cell, simulate_judge
@@ -22,7 +23,7 @@ def _comparison(design, judge, n_pairs=60, n_readers=7, seed=0, policy=POLICY):
         cell.y,
         cell.pairs,
         credit,
-        tie_rule="even-split",
+        tie_rule=EVEN_SPLIT,
         policy=policy,
         rng=np.random.default_rng(seed + 100),
     )

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from judge_transfer_audit.model.policy import TransferPolicy
+from judge_transfer_audit.model.tie_rules import EVEN_SPLIT
 from judge_transfer_audit.verdict.compare import compare_cell
 from judge_transfer_audit.verdict.degenerate import degeneracy
 from judge_transfer_audit.verdict.human_side import human_side, majority_plugin
@@ -46,7 +47,7 @@ def test_the_decision_uses_the_vote_share_which_stays_near_the_raw_share():
         votes["y"].to_numpy(float),
         pairs,
         np.ones(pairs.size),
-        tie_rule="even-split",
+        tie_rule=EVEN_SPLIT,
         policy=TransferPolicy(n_boot=199, min_pairs=10),
         rng=np.random.default_rng(0),
     )

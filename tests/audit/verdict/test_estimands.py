@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from judge_transfer_audit.model.tie_rules import EVEN_SPLIT
 from judge_transfer_audit.statistics.estimands import beta_upper_tail, estimands
 from judge_transfer_audit.verdict.simulate import CellDesign, simulate_cell, true_majority_rate, true_vote_share
 from judge_transfer_audit.verdict.tables import comparison_table
@@ -86,7 +87,7 @@ def test_large_sample_recovers_the_truth():
         cell.y,
         cell.pairs,
         np.full(3000, 0.5),
-        tie_rule="even-split",
+        tie_rule=EVEN_SPLIT,
         rng=np.random.default_rng(0),
     )
     c, q, n = table.pair_sums()

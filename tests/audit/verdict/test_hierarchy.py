@@ -11,6 +11,7 @@ import pytest
 
 from judge_transfer_audit.model.checks import Status
 from judge_transfer_audit.model.policy import TransferPolicy
+from judge_transfer_audit.model.tie_rules import EVEN_SPLIT
 from judge_transfer_audit.verdict.assess import decide_cells
 from judge_transfer_audit.verdict.decision import adjust_components, hierarchical_components, redecide
 from judge_transfer_audit.verdict.hierarchy import GroupPool, closure, joint_bootstraps, levels, piece_p
@@ -112,7 +113,7 @@ def test_the_joint_bootstrap_draws_the_same_pairs_for_every_criterion():
     cell = simulate_cell(CellDesign(0.4, 0.8, 0.3), 30, 6, np.random.default_rng(1))
     judge = (np.random.default_rng(2).random(30) < 0.7).astype(float)
     table = comparison_table(
-        cell.pair_id, cell.reader_id, cell.y, cell.pairs, judge, tie_rule="even-split", rng=np.random.default_rng(3)
+        cell.pair_id, cell.reader_id, cell.y, cell.pairs, judge, tie_rule=EVEN_SPLIT, rng=np.random.default_rng(3)
     )
     a, b = joint_bootstraps([table, table], 199, np.random.default_rng(4))
     ra, rb = a.distributions.pending("d_hi").replicates, b.distributions.pending("d_hi").replicates
@@ -125,7 +126,7 @@ def test_the_joint_bootstrap_draws_the_same_pairs_for_every_criterion():
 def test_the_gate_re_derives_the_hierarchical_decisions_from_the_recorded_numbers():
     inputs, _ = simulate_study(DESIGNS["paper"], "biased", 0, seed=3)
     policy = TransferPolicy(n_boot=199)
-    transfers, _ = decide_cells(inputs, tie_rule="even-split", policy=policy, seed=3)
+    transfers, _ = decide_cells(inputs, tie_rule=EVEN_SPLIT, policy=policy, seed=3)
     assert any(t.status is Status.FAIL for t in transfers)
     groups = [i.group for i in inputs]
     blank = [replace(t, status=Status.INCONCLUSIVE) if t.status is Status.FAIL else t for t in transfers]
@@ -138,7 +139,7 @@ def test_the_gate_re_derives_the_hierarchical_decisions_from_the_recorded_number
 
 def test_a_vote_share_cell_sits_in_the_family_without_a_pooled_part():
     inputs, truth = simulate_study(replace(DESIGNS["arena"], matchups=3), "wrong-side", 0, seed=1)
-    transfers, comparisons = decide_cells(inputs, tie_rule="even-split", policy=TransferPolicy(n_boot=199), seed=1)
+    transfers, comparisons = decide_cells(inputs, tie_rule=EVEN_SPLIT, policy=TransferPolicy(n_boot=199), seed=1)
     assert all(c.vote_share_only for c in comparisons)
     assert all(t.majority_identified is False and t.pairs_read_twice_needed for t in transfers)
     assert not any(t.status is Status.ERROR or t.status is Status.INSUFFICIENT for t in transfers)
@@ -155,7 +156,7 @@ def test_arena_wrong_side_fails_every_matchup_it_is_out_in_and_reader_like_none(
     policy = TransferPolicy(n_boot=199)
     for kind in ("wrong-side", "reader-like", "majority"):
         inputs, truth = simulate_study(DESIGNS["arena"], kind, 0, seed=2)
-        transfers, _ = decide_cells(inputs, tie_rule="even-split", policy=policy, seed=2)
+        transfers, _ = decide_cells(inputs, tie_rule=EVEN_SPLIT, policy=policy, seed=2)
         assert not any(t.status in (Status.ERROR, Status.INSUFFICIENT) for t in transfers)
         failed = [t.status is Status.FAIL for t in transfers]
         if kind == "wrong-side":
@@ -181,7 +182,7 @@ def test_the_pooled_equivalence_does_not_let_two_criteria_cancel_out():
     def tables(*judges):
         return [
             comparison_table(
-                cell.pair_id, cell.reader_id, cell.y, cell.pairs, j, tie_rule="even-split", rng=np.random.default_rng(7)
+                cell.pair_id, cell.reader_id, cell.y, cell.pairs, j, tie_rule=EVEN_SPLIT, rng=np.random.default_rng(7)
             )
             for j in judges
         ]

@@ -13,6 +13,7 @@ import pytest
 from judge_transfer_audit.engine.pipeline import run_audit
 from judge_transfer_audit.model.checks import Status
 from judge_transfer_audit.model.spec import AuditSpec
+from judge_transfer_audit.model.tie_rules import EVEN_SPLIT
 from judge_transfer_audit.results.result import result_from_json, result_to_json
 from tests.audit.synthetic import make_audit_data
 
@@ -138,9 +139,9 @@ def test_shared_arrays_decide_as_assess_transfers_does():
         )
         cells.append((str(matchup), str(criterion), part, judged))
         choices.append(judged.rename(columns={"credit": "y_judge"}).assign(criterion=criterion))
-    expected = [t for t, _ in assess_transfers(cells, tie_rule="even-split", policy=policy, seed=11)]
+    expected = [t for t, _ in assess_transfers(cells, tie_rule=EVEN_SPLIT, policy=policy, seed=11)]
     got = configuration_decisions(
-        data.votes, {"second": pd.concat(choices)}, tie_rule="even-split", policy=policy, seed=11
+        data.votes, {"second": pd.concat(choices)}, tie_rule=EVEN_SPLIT, policy=policy, seed=11
     )
     assert len(expected) == 6
     assert got["second"] == _summary(expected)

@@ -3,6 +3,7 @@ import pandas as pd
 import pytest
 
 from judge_transfer_audit.model.data import AuditData
+from judge_transfer_audit.model.tie_rules import DECISIVE, EVEN_SPLIT, STRICT
 from judge_transfer_audit.verdict.judge_side import judge_pair_outcomes, summarise_outcomes
 from tests.audit.synthetic import make_audit_data
 
@@ -58,7 +59,7 @@ def test_outcomes_and_aggregate_from_scalar_scores():
             _score("p2", "y", "b", 5),
         ]
     )
-    out = judge_pair_outcomes(data, "even-split", np.random.default_rng(0)).set_index(["pair_id", "criterion"])
+    out = judge_pair_outcomes(data, EVEN_SPLIT, np.random.default_rng(0)).set_index(["pair_id", "criterion"])
     assert out.loc[("p1", "a"), "outcome"] == "win"
     assert out.loc[("p1", "b"), "outcome"] == "loss"
     assert out.loc[("p2", "a"), "outcome"] == "tie" and out.loc[("p2", "a"), "credit"] == 0.5
@@ -77,7 +78,7 @@ def test_samples_are_averaged_before_comparing():
             _score("p1", "y", "a", 2, 1),
         ]
     )
-    out = judge_pair_outcomes(data, "even-split", np.random.default_rng(0))
+    out = judge_pair_outcomes(data, EVEN_SPLIT, np.random.default_rng(0))
     row = out[(out["criterion"] == "a")].iloc[0]
     assert row["focal_score"] == 3.0 and row["outcome"] == "win"
 
@@ -93,13 +94,13 @@ def test_pairwise_verdicts():
         ]
     )
     data = AuditData(votes=pd.DataFrame(), pairs=pairs, judge_verdicts=verdicts)
-    out = judge_pair_outcomes(data, "decisive", np.random.default_rng(0)).set_index(["pair_id", "criterion"])
+    out = judge_pair_outcomes(data, DECISIVE, np.random.default_rng(0)).set_index(["pair_id", "criterion"])
     assert out.loc[("p1", "a"), "outcome"] == "win"  # mean credit 0.75
     assert out.loc[("p2", "a"), "outcome"] == "loss"
     assert out.loc[("p2", "b"), "outcome"] == "invalid"
 
 
-@pytest.mark.parametrize("rule, expected", [("even-split", (6 + 1) / 10), ("decisive", 6 / 8), ("strict", 6 / 10)])
+@pytest.mark.parametrize("rule, expected", [(EVEN_SPLIT, (6 + 1) / 10), (DECISIVE, 6 / 8), (STRICT, 6 / 10)])
 def test_rates_under_each_rule(rule, expected):
     outcomes = pd.DataFrame({"outcome": ["win"] * 6 + ["loss"] * 2 + ["tie"] * 2})
     from judge_transfer_audit.model.tie_rules import credit_ties
@@ -112,6 +113,6 @@ def test_rates_under_each_rule(rule, expected):
 
 def test_synthetic_judge_prefers_focal():
     data = make_audit_data(n_pairs=40, judge_p=0.9, seed=3)
-    out = judge_pair_outcomes(data, "even-split", np.random.default_rng(0))
+    out = judge_pair_outcomes(data, EVEN_SPLIT, np.random.default_rng(0))
     rate = out[out["criterion"] == "empathy"]["credit"].mean()
     assert 0.75 < rate <= 1.0

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from judge_transfer_audit.model.tie_rules import EVEN_SPLIT
 from judge_transfer_audit.statistics.estimands import estimands
 from judge_transfer_audit.verdict.compare import cell_generator
 from judge_transfer_audit.verdict.paired_bootstrap import (
@@ -26,7 +27,7 @@ def _table(design=CellDesign(0.4, 0.6, 0.3), n_pairs=40, n_readers=7, seed=0, ju
         cell.y[idx],
         cell.pairs,
         credit,
-        tie_rule="even-split",
+        tie_rule=EVEN_SPLIT,
         rng=np.random.default_rng(1),
     )
 
@@ -141,7 +142,7 @@ def _equivalence_p_over_streams(c, streams: int):
     policy = replace(TransferPolicy(), margin=0.3)  # a margin a 3-reader cell can PASS within: p_eq near 0.05
     out = []
     for s in range(streams):
-        r = compare_input(c, tie_rule="even-split", policy=policy, rng=cell_generator(s, "t"), n_boot=999)
+        r = compare_input(c, tie_rule=EVEN_SPLIT, policy=policy, rng=cell_generator(s, "t"), n_boot=999)
         out.append(r.p_equivalence_with_se())
     return np.array(out)
 

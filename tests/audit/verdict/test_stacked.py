@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from judge_transfer_audit.model.tie_rules import EVEN_SPLIT
 from judge_transfer_audit.verdict import stacked
 from judge_transfer_audit.verdict.intervals import ReplicateDistribution
 
@@ -129,7 +130,7 @@ def test_materialize_fills_a_cell_bootstrap_and_its_mirror():
     rng = np.random.default_rng(3)
     cell = simulate_cell(CellDesign(0.3, 0.8, 0.4), 12, 5, rng)
     credit = simulate_judge("majority", cell, rng).credit
-    table = comparison_table(cell.pair_id, cell.reader_id, cell.y, cell.pairs, credit, tie_rule="even-split", rng=rng)
+    table = comparison_table(cell.pair_id, cell.reader_id, cell.y, cell.pairs, credit, tie_rule=EVEN_SPLIT, rng=rng)
     boot, alone = (paired_bootstrap(table, 499, np.random.default_rng(1)) for _ in range(2))
     mirrored = boot.mirrored()
     stacked.materialize([(mirrored, "d_lo"), (mirrored, "vote_share"), (boot, "judge_rate")])

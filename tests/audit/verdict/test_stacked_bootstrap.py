@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from judge_transfer_audit.model.tie_rules import DECISIVE, EVEN_SPLIT, STRICT
 from judge_transfer_audit.verdict import stacked_bootstrap
 from judge_transfer_audit.verdict.paired_bootstrap import STATISTICS, bootstrap_judges
 from judge_transfer_audit.verdict.simulate import CellDesign, simulate_cell, simulate_judge
@@ -13,7 +14,7 @@ from judge_transfer_audit.verdict.stacked_bootstrap import bootstrap_cells
 from judge_transfer_audit.verdict.tables import comparison_table
 
 
-def _cell(rng, n_pairs, n_readers, *, tie_rule="even-split", ties=0.0, design=None, judges=1, sparse=0.0):
+def _cell(rng, n_pairs, n_readers, *, tie_rule=EVEN_SPLIT, ties=0.0, design=None, judges=1, sparse=0.0):
     """A simulated cell's table and ``judges`` judges' credits on its compared pairs: human ties, readers
     who skip pairs (``sparse``), invalid judge outputs."""
     design = design or CellDesign(float(rng.uniform(-0.8, 0.8)), float(rng.uniform(0.0, 1.5)), float(rng.uniform(0, 1)))
@@ -69,7 +70,7 @@ def test_mixed_shapes_judges_and_tie_rules(seed):
                 rng,
                 n_pairs,
                 n_readers,
-                tie_rule=["even-split", "decisive", "strict"][k % 3],
+                tie_rule=[EVEN_SPLIT, DECISIVE, STRICT][k % 3],
                 ties=0.2,
                 judges=1 + k % 3,
                 sparse=0.3 if k % 5 == 0 else 0.0,
@@ -87,7 +88,7 @@ def test_edge_cells():
         _cell(rng, 1, 4),  # one pair: not stacked
         _cell(rng, 8, 4, sparse=0.6),  # pairs read once
         _cell(rng, 6, 3, design=CellDesign(0.0, 0.0, 0.0)),
-        _cell(rng, 6, 3, tie_rule="decisive", ties=0.9),
+        _cell(rng, 6, 3, tie_rule=DECISIVE, ties=0.9),
     ]
     cells += [_cell(rng, 6, 3) for _ in range(5)]
     _check(cells, 199, 7)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from judge_transfer_audit.model.policy import TransferPolicy
+from judge_transfer_audit.model.tie_rules import DECISIVE, EVEN_SPLIT
 from judge_transfer_audit.verdict import assess, compare, decision
 from judge_transfer_audit.verdict.assess import CellInput, decide_cells, human_estimands
 from judge_transfer_audit.verdict.batched import decide_configurations
@@ -75,7 +76,7 @@ def _decided(inputs, policy, tie_rule, seed):
 
 
 @pytest.mark.parametrize(
-    ("seed", "tie_rule", "n_boot"), [(0, "even-split", 199), (1, "decisive", 199), (2, "even-split", 49)]
+    ("seed", "tie_rule", "n_boot"), [(0, EVEN_SPLIT, 199), (1, DECISIVE, 199), (2, EVEN_SPLIT, 49)]
 )
 def test_stacked_decisions_are_the_per_cell_decisions(monkeypatch, seed, tie_rule, n_boot):
     policy = TransferPolicy(n_boot=n_boot)
@@ -107,9 +108,9 @@ def test_configurations_with_a_missing_cell_decide_as_alone(monkeypatch):
             else:
                 rows.append(c.with_judge(pairs, rng.choice([0.0, 0.5, 1.0], pairs.size)))
         judges[name] = rows
-    together = decide_configurations(judges, tie_rule="even-split", policy=policy, seed=5)
+    together = decide_configurations(judges, tie_rule=EVEN_SPLIT, policy=policy, seed=5)
     with monkeypatch.context() as m:
         _per_cell(m)
         for name, inputs in judges.items():
-            alone, _ = decide_cells(inputs, tie_rule="even-split", policy=policy, seed=5)
+            alone, _ = decide_cells(inputs, tie_rule=EVEN_SPLIT, policy=policy, seed=5)
             assert [repr(t) for t in together[name][0]] == [repr(t) for t in alone], name

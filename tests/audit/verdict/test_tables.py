@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from judge_transfer_audit.model.tie_rules import DECISIVE, EVEN_SPLIT, STRICT
 from judge_transfer_audit.verdict.tables import comparison_table, human_credits
 
 PAIRS = np.array(["p1", "p1", "p1", "p2", "p2", "p3", "p3", "p4"])
@@ -10,7 +11,7 @@ READERS = np.array(["a", "b", "c", "a", "b", "a", "c", "b"])
 Y = np.array([1, 0, np.nan, 1, 1, np.nan, np.nan, 0], float)
 
 
-def _table(rule="even-split", judge_pairs=("p1", "p2", "p3", "p4"), judge=(1.0, 0.5, 0.0, 1.0), order=None):
+def _table(rule=EVEN_SPLIT, judge_pairs=("p1", "p2", "p3", "p4"), judge=(1.0, 0.5, 0.0, 1.0), order=None):
     idx = np.arange(len(PAIRS)) if order is None else order
     return comparison_table(
         PAIRS[idx],
@@ -24,9 +25,9 @@ def _table(rule="even-split", judge_pairs=("p1", "p2", "p3", "p4"), judge=(1.0, 
 
 
 def test_human_ties_are_credited_by_the_run_tie_rule():
-    assert list(human_credits(np.array([1.0, 0.0, np.nan]), "even-split", np.random.default_rng(0))) == [1, 0, 0.5]
-    assert list(human_credits(np.array([np.nan]), "strict", np.random.default_rng(0))) == [0.0]
-    assert np.isnan(human_credits(np.array([np.nan]), "decisive", np.random.default_rng(0))[0])
+    assert list(human_credits(np.array([1.0, 0.0, np.nan]), EVEN_SPLIT, np.random.default_rng(0))) == [1, 0, 0.5]
+    assert list(human_credits(np.array([np.nan]), STRICT, np.random.default_rng(0))) == [0.0]
+    assert np.isnan(human_credits(np.array([np.nan]), DECISIVE, np.random.default_rng(0))[0])
 
 
 def test_even_split_counts_ties_half_on_every_pair():
@@ -38,7 +39,7 @@ def test_even_split_counts_ties_half_on_every_pair():
 
 
 def test_decisive_drops_tie_only_pairs_from_both_sides():
-    t = _table("decisive")
+    t = _table(DECISIVE)
     assert t.pairs == ("p1", "p2", "p4")  # p3 had only ties: not compared, for the judge either
     assert list(t.judge) == [1.0, 0.5, 1.0]
     assert t.n_judge_missing == 1
@@ -81,13 +82,13 @@ def _random_cell(rng, repeats: bool):
 
 
 @pytest.mark.parametrize("repeats", [False, True])
-@pytest.mark.parametrize("rule", ["even-split", "decisive", "strict"])
+@pytest.mark.parametrize("rule", [EVEN_SPLIT, DECISIVE, STRICT])
 def test_sums_and_dense_tables_are_the_sparse_tables(rule, repeats):
     from scipy import sparse
 
     from judge_transfer_audit.verdict.tables import ComparisonTable
 
-    rng = np.random.default_rng(len(rule) + 10 * repeats)
+    rng = np.random.default_rng(len(rule.name) + 10 * repeats)
     for _ in range(30):
         pair, reader, y, judged, credit = _random_cell(rng, repeats)
         t = comparison_table(pair, reader, y, judged, credit, tie_rule=rule, rng=rng)
@@ -115,7 +116,7 @@ def test_common_votes_are_the_votes_on_validly_judged_pairs():
     for _ in range(40):
         pair, reader, y, judged, credit = _random_cell(rng, True)
         keep = rng.random(judged.size) < 0.8  # some pairs without a judge row
-        _, common = compared_votes(pair, reader, y, judged[keep], credit[keep], tie_rule="decisive", rng=rng)
+        _, common = compared_votes(pair, reader, y, judged[keep], credit[keep], tie_rule=DECISIVE, rng=rng)
         on = np.isin(pair, judged[keep][np.isfinite(credit[keep])])
         assert common.n_pairs == np.unique(pair[on]).size and common.n_readers == np.unique(reader[on]).size
         assert common.all_ties == bool(on.any() and np.isnan(y[on]).all())

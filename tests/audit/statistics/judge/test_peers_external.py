@@ -8,6 +8,7 @@ import pytest
 
 from judge_transfer_audit.engine.pipeline import judge_choices
 from judge_transfer_audit.inputs import load_audit_data
+from judge_transfer_audit.model.tie_rules import EVEN_SPLIT
 from judge_transfer_audit.verdict.judge_side import judge_pair_outcomes
 
 pytestmark = pytest.mark.external
@@ -17,7 +18,7 @@ pytestmark = pytest.mark.external
 def mtbench(converted_datasets):
     d = converted_datasets / "mtbench"
     data = load_audit_data(d / "judge.csv", d / "humans.csv", pairs=d / "pairs.csv")
-    outcomes = judge_pair_outcomes(data, "even-split", np.random.default_rng(0))
+    outcomes = judge_pair_outcomes(data, EVEN_SPLIT, np.random.default_rng(0))
     return data, {j: judge_choices(outcomes, j, data.criteria) for j in data.judges}
 
 

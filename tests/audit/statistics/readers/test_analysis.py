@@ -12,6 +12,7 @@ import pytest
 from judge_transfer_audit.core.errors import InputError
 from judge_transfer_audit.core.serialize import from_jsonable, to_jsonable
 from judge_transfer_audit.model.checks import Check, Status
+from judge_transfer_audit.model.tie_rules import EVEN_SPLIT
 from judge_transfer_audit.statistics.readers import ReaderAnalysis, ReaderThresholds, analyse_readers, reader_checks
 from judge_transfer_audit.statistics.readers.analysis import SUB_RESULTS
 
@@ -184,7 +185,7 @@ def test_on_the_deployment_fixture():
     from judge_transfer_audit.verdict.judge_side import judge_pair_outcomes
 
     data = load_audit_data(FIXTURE / "judge.csv", FIXTURE / "humans.csv", pairs=FIXTURE / "pairs.csv")
-    credits = judge_pair_outcomes(data, "even-split", np.random.default_rng(0))
+    credits = judge_pair_outcomes(data, EVEN_SPLIT, np.random.default_rng(0))
     res = analyse_readers(data.votes, credits, rng=0, fit_glmm_if_missing=False)
     assert all(s is Status.PASS for s, _ in res.statuses().values()), res.statuses()
     assert res.n_readers == 7 and res.timing.fast_readers == ("reader6",)

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judge_transfer_audit.model.tie_rules import TIE_RULES, TieRule, credit_ties
+from judge_transfer_audit.model.tie_rules import EVEN_SPLIT, RANDOM, STRICT, TIE_RULES, TieRule, credit_ties
 from judge_transfer_audit.statistics.readers import analyse_readers
 from judge_transfer_audit.statistics.readers._common import check_judge_credits, check_votes
 from judge_transfer_audit.statistics.readers.divergence import divergent_pairs
@@ -22,8 +22,8 @@ from judge_transfer_audit.statistics.readers.timing import leave_one_reader_out
 
 QUARTER = TieRule("quarter", "a tie credits a quarter to the focal system", (0.25,))
 ABSTAIN = TieRule("abstain", "ties are not counted at all", ())
-#: rule name -> (credit of a tie or None when ties are not counted)
-TIE_CREDIT = {"quarter": 0.25, "abstain": None, "even-split": 0.5, "strict": 0.0}
+#: rule -> the credit of a tie, or None when ties are not counted
+TIE_CREDIT = {QUARTER: 0.25, ABSTAIN: None, EVEN_SPLIT: 0.5, STRICT: 0.0}
 
 
 @pytest.fixture
@@ -74,7 +74,7 @@ def _judge() -> pd.DataFrame:
     )
 
 
-@pytest.mark.parametrize("rule", ["quarter", "abstain", "even-split", "strict"])
+@pytest.mark.parametrize("rule", [QUARTER, ABSTAIN, EVEN_SPLIT, STRICT])
 def test_reader_and_judge_rates_follow_the_rule(new_rules, rule):
     votes = _votes()
     judge = _judge()
@@ -96,36 +96,36 @@ def test_reader_and_judge_rates_follow_the_rule(new_rules, rule):
 
 def test_an_uncounted_judge_tie_is_not_an_invalid_output(new_rules):
     judge = _judge()
-    judge["credit"] = credit_ties(judge["outcome"].to_numpy(), "abstain", np.random.default_rng(0))
-    assert reader_rates(_votes(), judge, fit_glmm_if_missing=False, tie_rule="abstain").n_judge_invalid == 1
+    judge["credit"] = credit_ties(judge["outcome"].to_numpy(), ABSTAIN, np.random.default_rng(0))
+    assert reader_rates(_votes(), judge, fit_glmm_if_missing=False, tie_rule=ABSTAIN).n_judge_invalid == 1
 
 
 def test_credits_that_hide_ties_need_the_outcome_column(new_rules):
     judge = _judge()
-    judge["credit"] = credit_ties(judge["outcome"].to_numpy(), "strict", np.random.default_rng(0))
+    judge["credit"] = credit_ties(judge["outcome"].to_numpy(), STRICT, np.random.default_rng(0))
     # under strict a tie is credited 0 like a loss: without the outcome it cannot be told apart
     with pytest.raises(Exception, match="does not tell a tie"):
-        check_judge_credits(judge.drop(columns="outcome"), "strict")
-    checked = check_judge_credits(judge, "strict")
+        check_judge_credits(judge.drop(columns="outcome"), STRICT)
+    checked = check_judge_credits(judge, STRICT)
     assert list(checked["outcome"]) == ["win", "tie", "loss", "invalid"]
     # under quarter the credit 0.25 says "tie": the outcome is read off it
-    judge["credit"] = credit_ties(judge["outcome"].to_numpy(), "quarter", np.random.default_rng(0))
-    assert list(check_judge_credits(judge.drop(columns="outcome"), "quarter")["outcome"]) == list(judge["outcome"])
+    judge["credit"] = credit_ties(judge["outcome"].to_numpy(), QUARTER, np.random.default_rng(0))
+    assert list(check_judge_credits(judge.drop(columns="outcome"), QUARTER)["outcome"]) == list(judge["outcome"])
 
 
 def test_a_judge_tie_credited_like_a_win_is_not_a_unanimous_verdict(new_rules):
     """Under strict (tie credit 0) the judge's tie on p1 must not count as "the judge chose the other"."""
     votes = _votes()
     judge = _judge()
-    judge["credit"] = credit_ties(judge["outcome"].to_numpy(), "strict", np.random.default_rng(0))
-    res = divergent_pairs(votes, judge, tie_rule="strict")
+    judge["credit"] = credit_ties(judge["outcome"].to_numpy(), STRICT, np.random.default_rng(0))
+    res = divergent_pairs(votes, judge, tie_rule=STRICT)
     assert set(res.cells["pair_id"]) == {"p0", "p2"}  # p1 is a tie, p3 invalid
     p0 = res.cells.set_index("pair_id").loc["p0"]
     rate, n, _ = _hand_rate(votes.loc[votes["pair_id"] == "p0", "y"], 0.0)
     assert (p0["reader_rate"], p0["n_votes"]) == (pytest.approx(rate), n)
 
 
-@pytest.mark.parametrize("rule", ["quarter", "abstain"])
+@pytest.mark.parametrize("rule", [QUARTER, ABSTAIN])
 def test_divergence_groups_and_leave_one_out_follow_the_rule(new_rules, rule):
     votes = _votes()
     credit = TIE_CREDIT[rule]
@@ -151,8 +151,8 @@ def test_divergence_groups_and_leave_one_out_follow_the_rule(new_rules, rule):
 
 def test_the_analysis_draws_a_random_rule_once_and_reproducibly():
     votes = _votes()
-    a = analyse_readers(votes, None, fit_glmm_if_missing=False, rng=3, tie_rule="random", pools={})
-    b = analyse_readers(votes, None, fit_glmm_if_missing=False, rng=3, tie_rule="random", pools={})
+    a = analyse_readers(votes, None, fit_glmm_if_missing=False, rng=3, tie_rule=RANDOM, pools={})
+    b = analyse_readers(votes, None, fit_glmm_if_missing=False, rng=3, tie_rule=RANDOM, pools={})
     pd.testing.assert_frame_equal(a.rates.rates, b.rates.rates)
     # every tie got 0 or 1: the pooled rate is a count of wins over all 12 votes
     pooled = a.rates.rates.set_index("row_label").loc[HUMANS_POOLED]
@@ -178,7 +178,7 @@ def test_a_run_under_a_new_rule_is_consistent_in_every_section(new_rules):
     votes.loc[tied, "choice"] = "tie"
     results = {
         rule: run_audit(data, AuditSpec(tie_rule=rule, uncertainty=False, surface=False, n_boot=200))
-        for rule in ("quarter", "abstain")
+        for rule in (QUARTER, ABSTAIN)
     }
     for rule, result in results.items():
         rates = result.readers.payload.rates.rates
@@ -189,14 +189,13 @@ def test_a_run_under_a_new_rule_is_consistent_in_every_section(new_rules):
             judge_row = rates[scope & (rates["row_kind"] == "judge") & (rates["row_label"] == "ensemble")].iloc[0]
             # the heat map's judge rate is the transfer table's judge rate
             assert judge_row["rate"] == pytest.approx(cell.judge.rate)
-            n_credited = TIE_RULES.get(rule).denominator(cell.judge.wins, cell.judge.losses, cell.judge.ties)
+            n_credited = rule.denominator(cell.judge.wins, cell.judge.losses, cell.judge.ties)
             assert judge_row["n"] == n_credited and judge_row["n_ties"] == cell.judge.ties
             human = votes[(votes["matchup"] == cell.matchup) & (votes["criterion"] == cell.criterion)]
             pooled = rates[scope & (rates["row_label"] == HUMANS_POOLED)].iloc[0]
             rate, n, ties = _hand_rate(human["y"], TIE_CREDIT[rule])
             assert (pooled["rate"], pooled["n"], pooled["n_ties"]) == (pytest.approx(rate), n, ties)
-        rule_obj = TIE_RULES.get(rule)
-        assert rule_obj.summary in judge_line(result)
-        assert rule_obj.summary in render_html(result)
+        assert rule.summary in judge_line(result)
+        assert rule.summary in render_html(result)
     # agreement reads the judge's choice (a tie is a tie), not its credit: the same under both rules
-    pd.testing.assert_frame_equal(results["quarter"].agreement.to_frame(), results["abstain"].agreement.to_frame())
+    pd.testing.assert_frame_equal(results[QUARTER].agreement.to_frame(), results[ABSTAIN].agreement.to_frame())

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from judge_transfer_audit.core.serialize import to_jsonable
+from judge_transfer_audit.model.tie_rules import EVEN_SPLIT
 from judge_transfer_audit.statistics.uncertainty import (
     cluster_bootstrap,
     glmm_cells,
@@ -28,7 +29,7 @@ def fixture_data():
     from judge_transfer_audit.verdict.judge_side import judge_pair_outcomes
 
     data = load_audit_data(FIXTURE / "judge.csv", FIXTURE / "humans.csv", pairs=FIXTURE / "pairs.csv")
-    return data, judge_pair_outcomes(data, "even-split", np.random.default_rng(0))
+    return data, judge_pair_outcomes(data, EVEN_SPLIT, np.random.default_rng(0))
 
 
 def test_fixture_bootstrap_tally_and_judge_configs(fixture_data):
