@@ -1,4 +1,4 @@
-"""Checks, counts, overall status and the verdict sentence from decided cells (was tests/audit/test_verdict.py)."""
+"""Checks, counts, overall status and the verdict sentence from decided cells."""
 
 import math
 
