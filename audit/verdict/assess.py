@@ -204,6 +204,7 @@ def decide_cells(
     seed: int,
     bootstrap: Callable[[list[int], list, int, list], list] | None = None,
     compared: Sequence[CellComparison] | None = None,
+    pooled: Callable | None = None,
 ) -> tuple[list[Transfer], list[CellComparison]]:
     """Compare every cell on its own stream, decide them together, re-run the borderline ones (module doc).
 
@@ -214,7 +215,8 @@ def decide_cells(
     one bootstrap per cell (:mod:`judge_transfer_audit.verdict.batched`). ``compared``: the first round's comparisons,
     made
     beforehand (:mod:`judge_transfer_audit.verdict.chunked`: chunks of cells on workers); ``inputs`` is then read only
-    for the cells re-run by the sequential Monte Carlo.
+    for the cells re-run by the sequential Monte Carlo. ``pooled``: the matchups' pooled p-values
+    (:func:`~judge_transfer_audit.verdict.hierarchy.group_pools`'s hook, shared the same way).
     """
 
     def compare(indices: list[int], n_boot: int | None = None) -> list[CellComparison]:
@@ -225,7 +227,7 @@ def decide_cells(
     comparisons = list(compared) if compared is not None else compare(list(range(len(inputs))))
     groups = [c.group if (c.group is not None and policy.pool_criteria) else ("cell", *c.key) for c in inputs]
     # the matchups' joint bootstraps read the compared tables only, which the re-runs below do not change
-    pools = group_pools(comparisons, groups, policy, seed) if comparisons else {}
+    pools = group_pools(comparisons, groups, policy, seed, pooled) if comparisons else {}
 
     def decide(comparisons):
         return decide_family(comparisons, policy, groups, pools, [c.systems for c in inputs])

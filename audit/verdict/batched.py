@@ -12,6 +12,11 @@ replicates computed once); the others read theirs from the store. Each configura
 numbers are those of its own unbatched run, bit for bit: the same draws, and a judge's rate is
 one matrix-vector product per judge whatever it is batched with (tests/audit/verdict/test_batched.py).
 A configuration whose compared table differs (other invalid outputs) is bootstrapped on its own.
+The matchups' joint bootstraps behind the pooled tests (:func:`~judge_transfer_audit.verdict.hierarchy.group_pools`)
+are shared the same way: the first configuration to pool a matchup computes the pooled p-values of every
+configuration whose cells of that matchup have the same compared pairs and human votes, on the one joint
+draw (:func:`~judge_transfer_audit.verdict.hierarchy.pooled_judges`); the others read theirs after checking
+that their tables, credits and stream are those it was computed for.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from judge_transfer_audit.model.policy import TransferPolicy
 from judge_transfer_audit.model.tie_rules import TieRule
 from judge_transfer_audit.verdict.assess import CellInput, cell_input, decide_cells, human_estimands
 from judge_transfer_audit.verdict.compare import CellComparison
+from judge_transfer_audit.verdict.hierarchy import pooled_judges
 from judge_transfer_audit.verdict.paired_bootstrap import CellBootstrap
 from judge_transfer_audit.verdict.stacked_bootstrap import bootstrap_cells
 from judge_transfer_audit.verdict.tables import ComparisonTable
@@ -71,19 +77,58 @@ class SharedBootstraps:
         #: (judge, cell, replicates) -> (table it was computed on, the judge's row, its bootstrap)
         self._store: dict[tuple[str, int, int], tuple[ComparisonTable, np.ndarray, CellBootstrap]] = {}
         self.n_bootstraps = 0  #: batched bootstrap calls made (for the tests and the profile)
+        #: (judge, cells, replicates, margin) -> (tables, the judge's rows, stream state, pooled p-values)
+        self._pools: dict[tuple, tuple[list[ComparisonTable], list[np.ndarray], dict, dict[int, float]]] = {}
+        self.n_pools = 0  #: joint bootstraps of matchups made (for the tests)
+
+    def _shares(self, judge: str, other: str, index: int) -> bool:
+        """Whether ``other``'s cell ``index`` has the same judged pairs and human votes as ``judge``'s."""
+        inputs = self._inputs[other]
+        if index >= len(inputs):
+            return False
+        judged, theirs = self._judged[judge][index], self._judged[other][index]
+        if judged is None or theirs is None or theirs.shape != judged.shape or not np.array_equal(theirs, judged):
+            return False
+        return _same_humans(inputs[index], self._inputs[judge][index])
 
     def _mates(self, judge: str, index: int, replicates: int) -> list[str]:
-        own, judged = self._inputs[judge][index], self._judged[judge][index]
-        out = []
-        for other, inputs in self._inputs.items():
-            if other == judge or (other, index, replicates) in self._store or index >= len(inputs):
-                continue
-            theirs = self._judged[other][index]
-            if theirs is None or theirs.shape != judged.shape or not np.array_equal(theirs, judged):
-                continue
-            if _same_humans(inputs[index], own):
-                out.append(other)
-        return out
+        return [
+            other
+            for other in self._inputs
+            if other != judge and (other, index, replicates) not in self._store and self._shares(judge, other, index)
+        ]
+
+    def pools_for_judge(self, judge: str):
+        """``decide_cells``'s ``pooled`` hook for ``judge``: ``(cells, tables, n_boot, margin, rng) -> pooled p``."""
+
+        def run(cells, tables, n_boot: int, margin: float, rng) -> dict[int, float]:
+            key = (tuple(cells), int(n_boot), float(margin))
+            state = rng.bit_generator.state
+            stored = self._pools.pop((judge, *key), None)
+            if stored is not None:
+                s_tables, rows, s_state, p = stored
+                if (
+                    s_state == state
+                    and len(s_tables) == len(tables)
+                    and all(a.same_votes(b) and np.array_equal(r, b.judge) for a, r, b in zip(s_tables, rows, tables))
+                ):
+                    return p
+            mates = [
+                m
+                for m in self._inputs
+                if m != judge and (m, *key) not in self._pools and all(self._shares(judge, m, i) for i in cells)
+            ]
+            judges = [
+                np.vstack([np.asarray(t.judge, float)] + [_credits_on(self._inputs[m][i], t.pairs) for m in mates])
+                for i, t in zip(cells, tables)
+            ]
+            pooled = pooled_judges(tables, judges, n_boot, margin, rng)
+            self.n_pools += 1
+            for k, m in enumerate(mates, 1):
+                self._pools[(m, *key)] = (tables, [rows[k] for rows in judges], state, pooled[k])
+            return pooled[0]
+
+        return run
 
     def for_judge(self, judge: str):
         """``decide_cells``'s ``bootstrap`` hook for ``judge``: ``(cells, tables, replicates, rngs) -> bootstraps``."""
@@ -128,7 +173,14 @@ def decide_configurations(
     doc)."""
     shared = SharedBootstraps(inputs_by_judge)
     return {
-        judge: decide_cells(inputs, tie_rule=tie_rule, policy=policy, seed=seed, bootstrap=shared.for_judge(judge))
+        judge: decide_cells(
+            inputs,
+            tie_rule=tie_rule,
+            policy=policy,
+            seed=seed,
+            bootstrap=shared.for_judge(judge),
+            pooled=shared.pools_for_judge(judge),
+        )
         for judge, inputs in inputs_by_judge.items()
     }
 

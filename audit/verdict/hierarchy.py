@@ -84,6 +84,15 @@ def joint_bootstraps(tables: Sequence, n_boot: int, rng: np.random.Generator) ->
     reader id) the same resampling count in every table (counts drawn over the union of the matchup's
     pairs, one multinomial; a table reads its own pairs' counts), one reader-shift score, and the
     between-pair variance's draws from one shared stream."""
+    judges = [np.asarray(t.judge, float)[None, :] for t in tables]
+    return [boots[0] for boots in joint_bootstraps_judges(tables, judges, n_boot, rng)]
+
+
+def joint_bootstraps_judges(tables: Sequence, judges: Sequence[np.ndarray], n_boot: int, rng: np.random.Generator):
+    """:func:`joint_bootstraps` for ``K`` judges on the same tables (``judges``: per table, K x its pairs), one
+    list of ``K`` bootstraps per table: every judge on the same draws, each judge's numbers those of its own
+    call (:func:`~judge_transfer_audit.verdict.paired_bootstrap.bootstrap_judges` computes the humans' replicates
+    once and a judge's rate with one product per judge)."""
     from judge_transfer_audit.statistics.uncertainty.resampling import multinomial_weights
     from judge_transfer_audit.verdict.paired_bootstrap import bootstrap_judges
 
@@ -100,14 +109,23 @@ def joint_bootstraps(tables: Sequence, n_boot: int, rng: np.random.Generator) ->
     # mean's spread larger, never smaller (independent draws would understate it)
     state = rng.bit_generator.state
     out = []
-    for t in tables:
+    for t, rows in zip(tables, judges):
         cols = np.fromiter((p_index[p] for p in t.pairs), int, t.n_pairs)
         rcols = np.fromiter((r_index[r] for r in t.readers), int, t.n_readers)
         draws = (wp[:, cols], wr[:, rcols], z)
         shared = np.random.Generator(type(rng.bit_generator)())
         shared.bit_generator.state = state
-        out.append(bootstrap_judges(t, t.judge[None, :], n_boot, shared, draws=draws)[0])
+        out.append(bootstrap_judges(t, rows, n_boot, shared, draws=draws))
     return out
+
+
+def pooled_judges(
+    tables: Sequence, judges: Sequence[np.ndarray], n_boot: int, margin: float, rng: np.random.Generator
+) -> list[dict[int, float]]:
+    """Per judge (the rows of ``judges``, as in :func:`joint_bootstraps_judges`), :func:`pooled_p_values` of its
+    joint bootstraps of ``tables``, with the full set's pooled equivalence p under key -1."""
+    boots = joint_bootstraps_judges(tables, judges, n_boot, rng)
+    return [pooled_p_values([b[k] for b in boots], margin) for k in range(len(boots[0]))]
 
 
 def _pending(boot, name: str):
@@ -190,11 +208,13 @@ def _pooled_equivalence(boots: Sequence, margin: float) -> float:
     return float(student_t.cdf((est - margin) / np.sqrt(v_total), df))
 
 
-def group_pools(comparisons: Sequence, groups: Sequence, policy, seed: int) -> dict:
+def group_pools(comparisons: Sequence, groups: Sequence, policy, seed: int, pooled=None) -> dict:
     """The joint bootstrap of every matchup with two or more assessed cells whose band is identified
     (:attr:`~judge_transfer_audit.verdict.compare.CellComparison.vote_share_only` False), and the pooled p-values of
     their sets (:func:`pooled_p_values`); matchups with more than :data:`MAX_EXACT` such cells are left
-    to the bound (module doc)."""
+    to the bound (module doc). ``pooled(cells, tables, n_boot, margin, rng)``, when given, returns a
+    matchup's pooled p-values instead (the judge configurations share the joint draws:
+    :mod:`judge_transfer_audit.verdict.batched`)."""
     members: dict = {}
     for i, (c, g) in enumerate(zip(comparisons, groups)):
         if c.assessed and not c.vote_share_only and c.table is not None:
@@ -203,8 +223,14 @@ def group_pools(comparisons: Sequence, groups: Sequence, policy, seed: int) -> d
     for g, cells in members.items():
         if not 2 <= len(cells) <= MAX_EXACT:
             continue
-        boots = joint_bootstraps([comparisons[i].table for i in cells], policy.n_boot, _generator(seed, g))
-        p = pooled_p_values(boots, policy.margin)
+        tables = [comparisons[i].table for i in cells]
+        rng = _generator(seed, g)
+        if pooled is None:
+            p = pooled_judges(
+                tables, [np.asarray(t.judge, float)[None, :] for t in tables], policy.n_boot, policy.margin, rng
+            )[0]
+        else:
+            p = dict(pooled(cells, tables, policy.n_boot, policy.margin, rng))
         out[g] = GroupPool(tuple(cells), p, p.pop(-1, float("nan")))
     return out
 
@@ -352,6 +378,8 @@ __all__ = [
     "group_of",
     "group_pools",
     "joint_bootstraps",
+    "joint_bootstraps_judges",
+    "pooled_judges",
     "piece_p",
     "pooled_p_values",
     "study_p",

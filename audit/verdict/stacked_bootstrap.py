@@ -87,11 +87,18 @@ def _reader_sums(dense: np.ndarray, wr: np.ndarray) -> np.ndarray:
 
     Only the nonzero entries are visited (an absent entry would add an exact 0), round ``j`` adding every
     pair's ``j``-th reader in index order: as many rounds as a pair has readers, not as the cell has
-    (a cell of 500 pairs with one vote each from 475 readers: one round, not 475)."""
-    n_cells, n_pairs, _ = dense.shape
+    (a cell of 500 pairs with one vote each from 475 readers: one round, not 475). A table at least a
+    third full (every reader on most pairs) is summed over every reader in index order instead, on
+    contiguous arrays: the absent entries add exact zeros (weights and entries are not negative), so the
+    sums are the same."""
+    n_cells, n_pairs, n_readers = dense.shape
     out = np.zeros((wr.shape[0], wr.shape[1], n_pairs))
     cell, pair, reader = np.nonzero(dense)  # row-major: by cell, then pair, then reader (increasing)
     if cell.size == 0:
+        return out
+    if dense.size <= 3 * cell.size:
+        for r in range(n_readers):
+            out += wr[:, :, r, None] * dense[:, None, :, r]
         return out
     key = cell * n_pairs + pair
     first = np.r_[0, np.flatnonzero(np.diff(key)) + 1]

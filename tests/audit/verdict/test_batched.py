@@ -113,3 +113,28 @@ def test_a_cell_frame_without_judge_rows_stays_unshared():
     got = decide_configurations(judges, tie_rule=EVEN_SPLIT, policy=policy, seed=2)
     assert got["partial"][0][0].status.value == "INSUFFICIENT"
     assert isinstance(pd.Series([t.status.value for t in got["aligned"][0]]).iloc[0], str)
+
+
+def test_the_matchups_joint_bootstraps_are_shared_and_exact():
+    """Judges on the same compared pairs share one joint bootstrap per matchup; each reads the pooled p-values of
+    its own :func:`group_pools` call to the bit; a judge with other compared pairs gets its own joint draw."""
+    from judge_transfer_audit.verdict.batched import SharedBootstraps
+    from judge_transfer_audit.verdict.hierarchy import group_pools
+
+    policy = TransferPolicy(n_boot=99)
+    judges = {k: v for k, v in _inputs(4).items() if k in ("aligned", "reversed", "noisy", "invalid")}
+    shared = SharedBootstraps(judges)
+    compared = {}
+    for name, inputs in judges.items():
+        _, compared[name] = decide_cells(
+            inputs, tie_rule="even-split", policy=policy, seed=4, pooled=shared.pools_for_judge(name)
+        )
+    assert shared.n_pools == 2 * 2  # two matchups: once for the three judges on the same pairs, once for "invalid"
+    again = SharedBootstraps(judges)
+    for name, inputs in judges.items():
+        groups = [c.group for c in inputs]
+        alone = group_pools(compared[name], groups, policy, 4)
+        hooked = group_pools(compared[name], groups, policy, 4, again.pools_for_judge(name))
+        assert len(alone) == 2
+        assert repr(alone) == repr(hooked), name
+    assert again.n_pools == 2 * 2

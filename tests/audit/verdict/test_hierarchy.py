@@ -191,3 +191,28 @@ def test_the_pooled_equivalence_does_not_let_two_criteria_cancel_out():
     aligned = pooled_p_values(joint_bootstraps(tables(majority, majority), 499, np.random.default_rng(8)), 0.10)
     assert apart[-1] > 0.5
     assert aligned[-1] < 0.05
+
+
+def test_several_judges_on_one_joint_draw_are_each_their_own_joint_bootstrap():
+    """``pooled_judges``: each judge row's pooled p-values are those of the joint bootstrap of tables holding that
+    judge, to the bit (the humans' replicates and the draws are shared)."""
+    from dataclasses import replace
+
+    from judge_transfer_audit.verdict.hierarchy import pooled_judges, pooled_p_values
+
+    rng = np.random.default_rng(5)
+    tables = []
+    for criterion in range(3):
+        cell = simulate_cell(CellDesign(0.4, 0.8, 0.3), 30, 6, np.random.default_rng(10 + criterion))
+        judge = (rng.random(30) < 0.7).astype(float)
+        tables.append(
+            comparison_table(cell.pair_id, cell.reader_id, cell.y, cell.pairs, judge, tie_rule="even-split", rng=rng)
+        )
+    others = [np.vstack([t.judge, 1.0 - t.judge, np.full(t.n_pairs, 0.5)]) for t in tables]
+    together = pooled_judges(tables, others, 199, 0.1, np.random.default_rng(6))
+    assert len(together) == 3 and all(len(p) == 5 for p in together)  # 4 sets of 2+ criteria, equivalence
+    for k in range(3):
+        own = [replace(t, judge=rows[k]) for t, rows in zip(tables, others)]
+        alone = pooled_p_values(joint_bootstraps(own, 199, np.random.default_rng(6)), 0.1)
+        assert repr(together[k]) == repr(alone)
+    assert repr(together[0]) != repr(together[1])
