@@ -37,3 +37,8 @@ def print_parts(k: int, n: int, source: str) -> dict:
         if k == PRINT_PARTS - 1 and n > PRINT_PARTS
         else "",
     }
+
+
+def payload_of(result: Any, name: str) -> Any:
+    """The payload of ``result``'s section ``name`` (None when the section is not computed or absent)."""
+    return getattr(getattr(result, name, None), "payload", None)

@@ -91,6 +91,6 @@ def test_a_direction_override_in_a_system_name_is_escaped_in_every_summary_line(
 
 
 def test_peer_summary_names_are_printable():
-    from judge_transfer_audit.sections.leaderboard.render import _safe
+    from judge_transfer_audit.sections.leaderboard.render import printable
 
-    assert _safe("a\u202eb\x1bc") == "a\\u202eb\\x1bc"
+    assert printable("a\u202eb\x1bc") == "a\\u202eb\\x1bc"

@@ -73,17 +73,7 @@ def summary_line(result: Any) -> str | None:
     return f"Agreement (judge vs a reader, pair by pair; margin {100 * p.margin:g} points): " + "; ".join(parts)
 
 
-def _safe(text: object) -> str:
-    """A name from an input, inert on a terminal: control characters and direction overrides escaped."""
-    return printable(text)
-
-
-def _payload(result: Any, name: str):
-    section = getattr(result, name, None)
-    return getattr(section, "payload", None)
-
-
 def terminal_lines(result: Any) -> list[str]:
     """The summary line, its names made inert on a terminal."""
     line = summary_line(result)
-    return [_safe(line)] if line else []
+    return [printable(line)] if line else []

@@ -51,18 +51,13 @@ def dev_summary(section: Any, primary_judge: str = "") -> dict:
     }
 
 
-def _safe(text: object) -> str:
-    """A name from an input, inert on a terminal: control characters and direction overrides escaped."""
-    return printable(text)
-
-
 def terminal_lines(result: Any) -> list[str]:
     """The Spearman correlations and the routed judge's optimism, or why the dev set is absent."""
     lines: list[str] = []
     dev = dev_summary(result.dev, result.provenance.primary_judge)
     if dev["items"]:
-        vals = ", ".join(f"{_safe(it['label'])} {it['value']}" for it in dev["items"])
-        lines.append(f"Dev set (Spearman of {_safe(dev['judge'] or 'the judge')} with humans): {vals}")
+        vals = ", ".join(f"{printable(it['label'])} {it['value']}" for it in dev["items"])
+        lines.append(f"Dev set (Spearman of {printable(dev['judge'] or 'the judge')} with humans): {vals}")
         d = result.dev.payload
         lines.append(
             f"  routed judge: {d.routed_in_sample_pooled:.3f} in sample, {d.oof_pooled:.3f} out of fold "
@@ -72,7 +67,7 @@ def terminal_lines(result: Any) -> list[str]:
     elif dev["computed"]:
         lines.append("Dev set: computed (see the report)")
     else:
-        reason = _safe(dev["reason"])
+        reason = printable(dev["reason"])
         # "no development set given (...)" reads on its own; other reasons say why it was not computed
         lines.append(
             f"Dev set: {reason}" if reason.startswith("no development set") else f"Dev set: not computed ({reason})"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from judge_transfer_audit.core.terminal_text import printable
-from judge_transfer_audit.presentation.renderers import render_section
+from judge_transfer_audit.presentation.renderers import payload_of, render_section
 from judge_transfer_audit.presentation.tables import table
 from judge_transfer_audit.statistics.judge.agreement import JudgeAgreement
 
@@ -58,24 +58,14 @@ def report(result: Any) -> list[dict]:
     return [render_section(ID, TITLE, result, result.judge_agreement, render)]
 
 
-def _safe(text: object) -> str:
-    """A name from an input, inert on a terminal: control characters and direction overrides escaped."""
-    return printable(text)
-
-
-def _payload(result: Any, name: str):
-    section = getattr(result, name, None)
-    return getattr(section, "payload", None)
-
-
 def terminal_lines(result: Any) -> list[str]:
     """One line when computed: kappa against the reader majority and the alpha difference, pooled."""
     lines = []
-    agreement = _payload(result, "judge_agreement")
+    agreement = payload_of(result, "judge_agreement")
     if agreement is not None and agreement.rows:
         row = agreement.rows[-1]
         lines.append(
-            f"Judge agreement ({_safe(row.scope)}): kappa vs reader majority {row.kappa_majority}; "
+            f"Judge agreement ({printable(row.scope)}): kappa vs reader majority {row.kappa_majority}; "
             f"alpha judge-human minus human-human {row.alpha_difference}"
         )
     return lines

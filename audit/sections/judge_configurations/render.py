@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from judge_transfer_audit.core.terminal_text import printable
-from judge_transfer_audit.presentation.renderers import render_section
+from judge_transfer_audit.presentation.renderers import payload_of, render_section
 from judge_transfer_audit.presentation.tables import table
 from judge_transfer_audit.verdict.judge_configurations import JudgeConfigurations
 
@@ -59,20 +59,10 @@ def report(result: Any) -> list[dict]:
     return [render_section(ID, TITLE, result, result.judge_configurations, render)]
 
 
-def _safe(text: object) -> str:
-    """A name from an input, inert on a terminal: control characters and direction overrides escaped."""
-    return printable(text)
-
-
-def _payload(result: Any, name: str):
-    section = getattr(result, name, None)
-    return getattr(section, "payload", None)
-
-
 def terminal_lines(result: Any) -> list[str]:
     """One line when more than one configuration was audited: the closest to the humans."""
     lines = []
-    configs = _payload(result, "judge_configurations")
+    configs = payload_of(result, "judge_configurations")
     if configs is not None and len(configs.rows) > 1:
         how = " (--judge auto: selected on the same data)" if configs.auto else ""
         panel = (
@@ -81,7 +71,7 @@ def terminal_lines(result: Any) -> list[str]:
             else ""
         )
         lines.append(
-            f"Judge configurations: closest to the humans {_safe(configs.selected)}, kappa "
+            f"Judge configurations: closest to the humans {printable(configs.selected)}, kappa "
             f"{configs.rows[0].kappa_majority}{how}{panel}"
         )
     return lines

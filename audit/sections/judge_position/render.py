@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from judge_transfer_audit.core.terminal_text import printable
-from judge_transfer_audit.presentation.renderers import render_section
+from judge_transfer_audit.presentation.renderers import payload_of, render_section
 from judge_transfer_audit.presentation.tables import table
 from judge_transfer_audit.statistics.judge.position import JudgePosition
 
@@ -33,24 +33,14 @@ def report(result: Any) -> list[dict]:
     return [render_section(ID, TITLE, result, result.judge_position, render)]
 
 
-def _safe(text: object) -> str:
-    """A name from an input, inert on a terminal: control characters and direction overrides escaped."""
-    return printable(text)
-
-
-def _payload(result: Any, name: str):
-    section = getattr(result, name, None)
-    return getattr(section, "payload", None)
-
-
 def terminal_lines(result: Any) -> list[str]:
     """The audited configuration's first-shown rate (and swap consistency)."""
     lines = []
-    position = _payload(result, "judge_position")
+    position = payload_of(result, "judge_position")
     primary = getattr(getattr(result, "provenance", None), "primary_judge", "")
     if position is not None:
         rows = [r for r in position.rows if r.judge == primary] or list(position.rows[:1])
         for r in rows:
             swap = f"; swap consistency {r.swap_consistency}" if r.n_swapped_units else ""
-            lines.append(f"Judge position ({_safe(r.judge)}): chose the output shown first {r.first_rate}{swap}")
+            lines.append(f"Judge position ({printable(r.judge)}): chose the output shown first {r.first_rate}{swap}")
     return lines

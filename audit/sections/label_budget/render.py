@@ -114,16 +114,6 @@ def report(result: Any) -> list[dict]:
     return [section_context(result)]
 
 
-def _safe(text: object) -> str:
-    """A name from an input, inert on a terminal: control characters and direction overrides escaped."""
-    return printable(text)
-
-
-def _payload(result: Any, name: str):
-    section = getattr(result, name, None)
-    return getattr(section, "payload", None)
-
-
 def terminal_lines(result: Any) -> list[str]:
     """The cheapest undecided cell's budget at 80% power and its pairs-versus-readers trade-off."""
     from judge_transfer_audit.statistics.budget.compute import label_budget
@@ -145,6 +135,7 @@ def terminal_lines(result: Any) -> list[str]:
     )
     return [
         f"Label budget ({budget.power:.0%} power): {len(open_cells)} undecided cell(s) budgeted; the cheapest, "
-        f"{_safe(cheapest.matchup)} / {_safe(cheapest.criterion)}, {cheapest.target} at ~{cheapest.pairs:,} pairs"
+        f"{printable(cheapest.matchup)} / {printable(cheapest.criterion)}, "
+        f"{cheapest.target} at ~{cheapest.pairs:,} pairs"
         f"{tradeoff} (`audit budget result.json` for every cell)"
     ]

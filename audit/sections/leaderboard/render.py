@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from judge_transfer_audit.core.terminal_text import printable
-from judge_transfer_audit.presentation.renderers import render_section
+from judge_transfer_audit.presentation.renderers import payload_of, render_section
 from judge_transfer_audit.presentation.tables import table
 from judge_transfer_audit.statistics.leaderboard.fit import Leaderboard
 
@@ -69,26 +69,16 @@ def report(result: Any) -> list[dict]:
     return [render_section(ID, TITLE, result, result.leaderboard, render)]
 
 
-def _safe(text: object) -> str:
-    """A name from an input, inert on a terminal: control characters and direction overrides escaped."""
-    return printable(text)
-
-
-def _payload(result: Any, name: str):
-    section = getattr(result, name, None)
-    return getattr(section, "payload", None)
-
-
 def terminal_lines(result: Any) -> list[str]:
     """Kendall's tau of the judge's ranking against the humans' and the systems it misplaces."""
     lines = []
-    board = _payload(result, "leaderboard")
+    board = payload_of(result, "leaderboard")
     if board is not None:
         if not board.connected:
-            groups = " | ".join(", ".join(_safe(s) for s in c) for c in board.components)
+            groups = " | ".join(", ".join(printable(s) for s in c) for c in board.components)
             lines.append(f"Leaderboard: cannot rank across {groups} (no comparison links them)")
         else:
-            misplaced = ", ".join(_safe(s) for s in board.misplaced) or "none"
+            misplaced = ", ".join(printable(s) for s in board.misplaced) or "none"
             lines.append(
                 f"Leaderboard ({len(board.systems)} systems): Kendall tau judge vs humans "
                 f"{board.kendall_tau}; misplaced by the judge: {misplaced}"
