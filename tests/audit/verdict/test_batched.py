@@ -127,7 +127,7 @@ def test_the_matchups_joint_bootstraps_are_shared_and_exact():
     compared = {}
     for name, inputs in judges.items():
         _, compared[name] = decide_cells(
-            inputs, tie_rule="even-split", policy=policy, seed=4, pooled=shared.pools_for_judge(name)
+            inputs, tie_rule=EVEN_SPLIT, policy=policy, seed=4, pooled=shared.pools_for_judge(name)
         )
     assert shared.n_pools == 2 * 2  # two matchups: once for the three judges on the same pairs, once for "invalid"
     again = SharedBootstraps(judges)

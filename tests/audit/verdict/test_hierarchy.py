@@ -206,7 +206,7 @@ def test_several_judges_on_one_joint_draw_are_each_their_own_joint_bootstrap():
         cell = simulate_cell(CellDesign(0.4, 0.8, 0.3), 30, 6, np.random.default_rng(10 + criterion))
         judge = (rng.random(30) < 0.7).astype(float)
         tables.append(
-            comparison_table(cell.pair_id, cell.reader_id, cell.y, cell.pairs, judge, tie_rule="even-split", rng=rng)
+            comparison_table(cell.pair_id, cell.reader_id, cell.y, cell.pairs, judge, tie_rule=EVEN_SPLIT, rng=rng)
         )
     others = [np.vstack([t.judge, 1.0 - t.judge, np.full(t.n_pairs, 0.5)]) for t in tables]
     together = pooled_judges(tables, others, 199, 0.1, np.random.default_rng(6))

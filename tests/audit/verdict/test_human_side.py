@@ -109,14 +109,14 @@ def test_glmm_steps_are_chunked_only_for_many_small_cells_or_many_large_ones():
 
     rng = np.random.default_rng(3)
     small = [CellPart("m", f"c{i}", _cell(rng, 6, 3, 3), None, None) for i in range(GLMM_CHUNK_MIN_CELLS)]
-    names = [s.name for s in glmm_steps(small, level=0.95, backend="native", jobs=3, cost=1.0)]
+    names = [s.name for s in glmm_steps(small, level=0.95, backend="native", jobs=3)]
     assert names == ["human GLMMs 1", "human GLMMs 2", "human GLMMs 3", "fitted"]
     for parts, jobs in (
         (small, 1),
         (small[:-1], 2),
         (small[:-1] + [CellPart("m", "big", _cell(rng, 30, 5, 3), None, None)], 2),
     ):
-        names = [s.name for s in glmm_steps(parts, level=0.95, backend="native", jobs=jobs, cost=1.0)]
+        names = [s.name for s in glmm_steps(parts, level=0.95, backend="native", jobs=jobs)]
         assert names == ["human GLMMs", "fitted"]
 
 
@@ -130,9 +130,9 @@ def test_many_large_cells_are_chunked_with_the_same_bits():
     rng = np.random.default_rng(8)
     large = [_cell(rng, 150, 120, 1) for _ in range(4)]
     parts = [CellPart("m", f"c{i}", v, None, None) for i, v in enumerate(large)]
-    names = [s.name for s in glmm_steps(parts, level=0.95, backend="native", jobs=2, cost=1.0)]
+    names = [s.name for s in glmm_steps(parts, level=0.95, backend="native", jobs=2)]
     assert names == ["human GLMMs 1", "human GLMMs 2", "fitted"]
-    assert [s.name for s in glmm_steps(parts[:3], level=0.95, backend="native", jobs=2, cost=1.0)] == [
+    assert [s.name for s in glmm_steps(parts[:3], level=0.95, backend="native", jobs=2)] == [
         "human GLMMs",
         "fitted",
     ]
