@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
+from dataclasses import replace
 
 import pandas as pd
 
@@ -80,7 +81,7 @@ def frozen(c: CellComparison, memo: dict | None = None) -> CellComparison:
         built = _built(b.distributions)
     dists = {k: _stripped(b[k], memo) for k in STATISTICS if k in built}
     boot = CellBootstrap(dists, b.between_pair_sd, b.reader_sd, b.n_boot)
-    return CellComparison(c.status, c.reason, c.table, boot, c.alpha, c.margin)
+    return replace(c, boot=boot)
 
 
 def _built(distributions) -> set[str]:

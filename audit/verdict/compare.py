@@ -194,13 +194,23 @@ class CellComparison:
         :meth:`interval` at ``1 - 2 alpha``, :meth:`p_outside_with_se`, :meth:`p_conflict_with_se`,
         :meth:`p_equivalence_sides`)."""
         b, m = self.boot, self.margin
-        if self.vote_share_only:
-            return [], []  # read directly (few cells, no stacked prefetch)
-        lo, hi, j, v = b["d_lo"], b["d_hi"], b["judge_rate"], b["vote_share"]
+        j, v = b["judge_rate"], b["vote_share"]
         a_decisive, a_level = (1.0 - decisive_level) / 2.0, (1.0 - (1.0 - 2.0 * self.alpha)) / 2.0
-        intervals = [(lo, self.alpha), (hi, self.alpha), (j, a_decisive), (v, a_decisive)]
-        intervals += [(b[k], a_level) for k in ("difference_vote_share", "difference_majority", "judge_rate")]
-        p_values = [(hi, m, True), (hi, m, False), (lo, -m, False), (lo, -m, True)]
+        if self.vote_share_only:
+            dv = b["difference_vote_share"]
+            intervals = [(dv, self.alpha), (j, a_decisive), (v, a_decisive), (dv, a_level), (j, a_level)]
+            # the equivalence tests, then the less-decisive test on the vote share's side
+            p_values = [(dv, -m, True), (dv, m, False)]
+            side = self.vote_side()
+            if side == "focal":
+                p_values += [(dv, -m, False), (v, 0.5, True)]
+            elif side == "other":
+                p_values += [(dv, m, True), (v, 0.5, False)]
+        else:
+            lo, hi = b["d_lo"], b["d_hi"]
+            intervals = [(lo, self.alpha), (hi, self.alpha), (j, a_decisive), (v, a_decisive)]
+            intervals += [(b[k], a_level) for k in ("difference_vote_share", "difference_majority", "judge_rate")]
+            p_values = [(hi, m, True), (hi, m, False), (lo, -m, False), (lo, -m, True)]
         if j.estimate > 0.5 and v.estimate < 0.5:
             p_values += [(j, 0.5, True), (v, 0.5, False)]
         elif j.estimate < 0.5 and v.estimate > 0.5:

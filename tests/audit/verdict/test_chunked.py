@@ -66,3 +66,29 @@ def test_the_chunks_depend_on_the_number_of_cells_alone(monkeypatch):
     assert chunks(31) == [range(0, 10), range(10, 20), range(20, 31)]
     covered = np.concatenate([np.arange(r.start, r.stop) for r in chunks(1234)])
     assert np.array_equal(covered, np.arange(1234))
+
+
+def _one_vote_study(seed: int, n_cells: int = 4, n_pairs: int = 300) -> list:
+    """Cells whose pairs are read once each (the vote-share decision: the majority rate is not identified)."""
+    from judge_transfer_audit.verdict.assess import CellInput
+
+    rng = np.random.default_rng(seed)
+    inputs = []
+    for k in range(n_cells):
+        pair = np.array([f"c{k}p{i}" for i in range(n_pairs)])
+        reader = np.array([f"r{i % 40}" for i in range(n_pairs)])
+        share = 0.3 + 0.1 * k
+        y = (rng.random(n_pairs) < share).astype(float)
+        judge = (rng.random(n_pairs) < share + (0.3 if k == 0 else 0.0)).astype(float)
+        inputs.append(CellInput(("m", f"c{k}"), 1.0, pair, reader, y).with_judge(pair, judge))
+    return inputs
+
+
+def test_one_vote_cells_keep_the_vote_share_decision_through_the_chunks():
+    policy = TransferPolicy(n_boot=199)
+    inputs = _one_vote_study(5)
+    frozen = compare_frozen(inputs, tie_rule=EVEN_SPLIT, policy=policy, seed=5)
+    assert all(c.vote_share_only for c in frozen)
+    whole = _whole(inputs, policy, EVEN_SPLIT, 5)
+    assert _chunked(inputs, policy, EVEN_SPLIT, 5, 2) == whole
+    assert all("majority rate not identified" in t for t in whole[0])
