@@ -14,15 +14,17 @@ cell's :class:`~judge_transfer_audit.results.result.HumanSide`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
-from judge_transfer_audit.model.cells import Transfer
+from judge_transfer_audit.model.cells import Interval, Transfer
 from judge_transfer_audit.model.policy import TransferPolicy
 from judge_transfer_audit.model.tie_rules import TieRule
+from judge_transfer_audit.statistics.prediction_powered.compute import human_majority_rate
 from judge_transfer_audit.verdict.compare import (
     CellComparison,
     PreparedCell,
@@ -52,9 +54,31 @@ def _human_estimands(c: CellComparison, level: float) -> dict:
     if c.boot is None:
         return out
     out["vote_share"] = c.interval("vote_share", level)
-    out["majority_rate"] = c.interval("majority_rate", level)
+    out["majority_rate"] = majority_rate(c, level)
     out["between_pair_sd"] = float(c.boot.between_pair_sd)
     return out
+
+
+def majority_rate(c: CellComparison, level: float) -> Interval:
+    """The readers' majority rate and its interval: the estimate the decision's band is drawn with, the
+    interval the profile interval over the vote share and the between-pair variance
+    (:func:`~judge_transfer_audit.statistics.prediction_powered.compute.human_majority_rate`), widened to hold the
+    estimate; the bootstrap's percentile interval where the profile one is not defined.
+
+    The percentile interval of the bootstrap's ``M`` under-covers where ``M`` is near 0 or 1 (a variance's
+    skewed, bounded error, mapped through a steep ``M``): 83% at 20 pairs x 12 readers and ``M`` = 0.885
+    (docs/audit.md, "The human estimands"); the decision reads the intervals of ``J - M`` and of the band
+    distance, which cover (the calibration study), not this one.
+    """
+    boot = c.interval("majority_rate", level)
+    t = c.table
+    if c.vote_share_only or t is None or t.n_pairs < 2:
+        return boot
+    got = human_majority_rate(t.credit, t.pair_index, t.reader_index, level)
+    if got is None or not (math.isfinite(got[1]) and math.isfinite(got[2])):
+        return boot
+    low, high = (1.0 - got[2], 1.0 - got[1]) if c.flipped else (got[1], got[2])
+    return Interval(boot.estimate, min(low, boot.estimate), max(high, boot.estimate), level)
 
 
 SEQUENTIAL_FACTOR = 4  #: a Monte Carlo borderline cell is re-run with this many times the replicates ...

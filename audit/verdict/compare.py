@@ -67,6 +67,9 @@ class CellComparison:
     #: band's far edge, is not identified; the cell is decided on the judge's rate against the vote share
     #: (:meth:`vote_side`, docs/audit.md 4.3, "One vote per pair")
     vote_share_only: bool = False
+    #: the table holds the cell in the other orientation (votes and judge credits ``1 - y``); the bootstrap is
+    #: mirrored back to the cell's own
+    flipped: bool = False
 
     # ---- the pieces the decision and the result read
     @property
@@ -301,7 +304,7 @@ def finish_cell(p: PreparedCell, boot: CellBootstrap | None) -> CellComparison:
     policy, table, tie_rule = p.policy, p.table, p.tie_rule
     if boot is not None and p.flip:
         boot = boot.mirrored()
-    kw = dict(alpha=policy.alpha, margin=policy.margin)
+    kw = dict(alpha=policy.alpha, margin=policy.margin, flipped=p.flip)
     if not p.has_judge:
         return CellComparison(Status.INSUFFICIENT, "the judge has no outputs for this criterion", table, boot, **kw)
     n_common_pairs, n_common_readers = p.n_common_pairs, p.n_common_readers

@@ -185,8 +185,28 @@ def majority_ppi(
 
     lam2 = tuned_lambda(q, g, gu)
     m, lo, hi, se = one(share.lam, lam2)
-    hm, hlo, hhi, hse = one(0.0, 0.0)
+    hm, hlo, hhi, hse = (m, lo, hi, se) if share.lam == 0.0 and lam2 == 0.0 else one(0.0, 0.0)
     return m, lo, hi, lam2, hm, hlo, hhi, se, hse
+
+
+def human_majority_rate(
+    credit: np.ndarray, pair_of_vote: np.ndarray, reader_of_vote: np.ndarray, level: float = 0.95
+) -> tuple[float, float, float] | None:
+    """The readers' majority rate from their votes alone, with its profile interval: ``(M, low, high)``.
+
+    The human-only figure of :func:`majority_ppi` (no judge): the Beta model's ``M`` at the pairs' mean
+    share and between-pair variance, its interval the profile interval over pivots of both with pairs
+    and readers crossed. ``pair_of_vote`` and ``reader_of_vote``: codes ``0..n-1`` (every pair voted) and
+    ``0..R-1``. None when fewer than two pairs have two or more votes (M is not estimable).
+    """
+    pair_of_vote = np.asarray(pair_of_vote, np.int64)
+    n = int(pair_of_vote.max()) + 1 if pair_of_vote.size else 0
+    if n < 2:
+        return None
+    none, nothing = np.zeros(n), np.zeros(0)
+    share = ppi_mean(credit, pair_of_vote, none, nothing, reader_of_vote=reader_of_vote, lam=0.0, level=level)
+    got = majority_ppi(np.asarray(credit, float), pair_of_vote, reader_of_vote, none, nothing, share, level)
+    return None if got is None else (float(got[4]), float(got[5]), float(got[6]))
 
 
 def _judge_rate(f_all: np.ndarray, z: float) -> tuple[float, float, float]:

@@ -65,6 +65,11 @@ def test_naming_the_other_system_focal_mirrors_every_cell(flipped_pairs):
         assert ta.difference.ci_high == pytest.approx(-tb.difference.ci_low, abs=1e-12)
         assert ta.judge_rate.estimate == pytest.approx(1.0 - tb.judge_rate.estimate, abs=1e-12)
         assert ta.judge_rate.ci_low == pytest.approx(1.0 - tb.judge_rate.ci_high, abs=1e-12)
+        # the readers' majority rate (its profile interval is computed on the canonical orientation's votes)
+        ma, mb = a.human.majority_rate, b.human.majority_rate
+        assert ma.estimate == pytest.approx(1.0 - mb.estimate, abs=1e-9), key
+        assert ma.ci_low == pytest.approx(1.0 - mb.ci_high, abs=1e-7), key
+        assert ma.ci_high == pytest.approx(1.0 - mb.ci_low, abs=1e-7), key
     assert n_fail >= 3  # the fixture's story: the judge fails to transfer in the r1 vs v3 matchup
 
 
@@ -227,3 +232,59 @@ def test_the_configurations_decided_beside_the_primary_verdict_equal_their_own_r
     shared = configuration_decisions(data.votes, choices, decided=decided, **kw)
     assert repr(shared) == repr(separate)
     assert any(counts.get("FAIL", 0) for counts, _ in separate.values())  # not all one status
+
+
+def _majority_cells(n_cells: int, orientation: float = 1.0, seed: int = 11):
+    from judge_transfer_audit.verdict.assess import CellInput
+    from judge_transfer_audit.verdict.compare import cell_generator
+    from judge_transfer_audit.verdict.simulate import CellDesign, simulate_cell, simulate_judge
+
+    design = CellDesign(b0=1.2, sd_pair=1.0, sd_reader=0.3)
+    inputs = []
+    for s in range(n_cells):
+        key = ("majority", str(s))
+        rng = cell_generator(seed, *key)
+        cell = simulate_cell(design, 20, 12, rng)
+        judge = simulate_judge("reader-like", cell, rng)
+        inputs.append(
+            CellInput(key, orientation, cell.pair_id, cell.reader_id, cell.y).with_judge(cell.pairs, judge.credit)
+        )
+    return design, inputs
+
+
+def test_the_majority_rate_shown_is_the_profile_interval_around_the_decisions_estimate():
+    from judge_transfer_audit.model.policy import TransferPolicy
+    from judge_transfer_audit.statistics.prediction_powered.compute import human_majority_rate
+    from judge_transfer_audit.verdict.assess import decide_cells, human_estimands
+
+    policy = TransferPolicy(n_boot=199)
+    for orientation in (1.0, -1.0):
+        _, inputs = _majority_cells(4, orientation)
+        _, comparisons = decide_cells(inputs, tie_rule=EVEN_SPLIT, policy=policy, seed=3)
+        for c, h in zip(comparisons, human_estimands(comparisons, 0.95)):
+            assert c.flipped == (orientation < 0)
+            shown, boot = h["majority_rate"], c.interval("majority_rate", 0.95)
+            t = c.table
+            _, low, high = human_majority_rate(t.credit, t.pair_index, t.reader_index, 0.95)
+            if c.flipped:
+                low, high = 1.0 - high, 1.0 - low
+            assert shown.estimate == boot.estimate
+            assert shown.ci_low == min(low, boot.estimate) and shown.ci_high == max(high, boot.estimate)
+            assert (shown.ci_low, shown.ci_high) != (boot.ci_low, boot.ci_high)
+
+
+@pytest.mark.slow
+def test_the_majority_rate_interval_covers_near_the_top():
+    """At M = 0.885 (20 pairs x 12 readers) the bootstrap's percentile interval of M covers ~83%; the shown one ~93%."""
+    from judge_transfer_audit.model.policy import TransferPolicy
+    from judge_transfer_audit.verdict.assess import decide_cells, human_estimands
+    from judge_transfer_audit.verdict.simulate import true_majority_rate
+
+    design, inputs = _majority_cells(150)
+    truth = true_majority_rate(design)
+    covered = 0
+    for start in range(0, len(inputs), 50):
+        _, comparisons = decide_cells(inputs[start : start + 50], tie_rule=EVEN_SPLIT, policy=TransferPolicy(), seed=11)
+        for h in human_estimands(comparisons, 0.95):
+            covered += h["majority_rate"].ci_low <= truth <= h["majority_rate"].ci_high
+    assert covered / len(inputs) >= 0.88  # 150 cells: a standard error of 0.02
