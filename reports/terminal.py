@@ -63,19 +63,38 @@ def judge_line(result: Any) -> str:
     )
 
 
-def matchup_lines(result: Any) -> list[str]:
-    """The study and matchup transfer decisions (criteria pooled), when the result holds them."""
+#: the matchup statuses worst first, as the cells are listed
+_MATCHUP_ORDER = {"FAIL": 0, "ERROR": 1, "INCONCLUSIVE": 2, "INSUFFICIENT": 3, "PASS": 4}
+
+
+def matchup_lines(result: Any, max_matchups: int = 12) -> list[str]:
+    """The study and matchup transfer decisions (criteria pooled), when the result holds them: every
+    matchup in the result's order, or, beyond ``max_matchups``, the worst ``max_matchups`` (FAIL first, then
+    by adjusted p) and a count of the rest."""
     matchups = tuple(getattr(result, "matchup_transfers", ()) or ())
     study = getattr(result, "study_transfer", None)
     if study is None or not matchups:
         return []
     lines = [f"Study (criteria pooled per matchup): {_safe(study.reason)}"]
+    rest = 0
+    if len(matchups) > max_matchups:
+        ranked = sorted(
+            matchups,
+            key=lambda m: (
+                _MATCHUP_ORDER.get(status_value(m.status), 5),
+                1.0 if m.p_adjusted is None else m.p_adjusted,
+            ),
+        )
+        matchups, rest = tuple(ranked[:max_matchups]), len(ranked) - max_matchups
+        lines.append(f"  ({max_matchups} of {len(ranked)} matchups, worst first)")
     for m in matchups:
         p = "" if m.p_adjusted is None else f"  adj. p {m.p_adjusted:.2g}"
         lines.append(
             f"  matchup {_safe(m.matchup)}: {status_value(m.status)} ({m.n_fail} FAIL, {m.n_pass} PASS of "
             f"{m.n_assessed} compared cells){p}"
         )
+    if rest:
+        lines.append(f"  ... and {rest} more (result.json's matchup_transfers; the report)")
     return lines
 
 
@@ -111,7 +130,7 @@ def render_summary(
             for e in r["excluded"]:
                 lines.append(_safe(f"  {r['role']}: {e['n']} {e['reason']}"))
     lines += section_lines(result, "inputs")
-    lines += matchup_lines(result)
+    lines += matchup_lines(result, max_cells)
     cell_counts = dict(result.counts)
     lines.append(
         "Cells: "

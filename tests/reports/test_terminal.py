@@ -113,3 +113,24 @@ def test_summary_shows_the_study_and_every_matchup(result):
     assert f"Study (criteria pooled per matchup): {result.study_transfer.reason}" in out
     for m in result.matchup_transfers:
         assert f"  matchup {m.matchup}: {m.status.value} ({m.n_fail} FAIL" in out
+
+
+def test_many_matchups_are_cut_to_the_worst_with_a_count_of_the_rest(result):
+    from judge_transfer_audit.model.cells import MatchupTransfer
+
+    many = tuple(
+        MatchupTransfer(f"m{k:02d} vs x", Status.INCONCLUSIVE, "", 1, 1, 0, 0, 0.5, 0.5 + k / 100) for k in range(30)
+    )
+    failing = MatchupTransfer("bad vs x", Status.FAIL, "", 1, 1, 1, 0, 0.001, 0.01)
+    changed = replace(result, matchup_transfers=(*many, failing))
+    lines = render_summary(changed, max_cells=5).splitlines()
+    listed = [x for x in lines if x.startswith("  matchup ")]
+    assert [x.split(":")[0] for x in listed] == [
+        "  matchup bad vs x",
+        "  matchup m00 vs x",
+        "  matchup m01 vs x",
+        "  matchup m02 vs x",
+        "  matchup m03 vs x",
+    ]
+    assert "  (5 of 31 matchups, worst first)" in lines
+    assert "  ... and 26 more (result.json's matchup_transfers; the report)" in lines
