@@ -1,10 +1,13 @@
 """Calibration of the agreement decision: prints the table of docs/agreement.md ("Calibration").
 
-    python benchmarks/agreement_decision_calibration.py --studies 100 --n-boot 499
-    python benchmarks/agreement_decision_calibration.py --studies 40 --designs 7x60 --panel weak
-    python benchmarks/agreement_decision_calibration.py --studies 60 --designs paper,ties
-    python benchmarks/agreement_decision_calibration.py --studies 3 --designs arena50k
-    python benchmarks/agreement_decision_calibration.py --studies 300 --designs paper --judges reader-like --margin 0
+    python benchmarks/agreement_decision_calibration.py --studies 100 --designs 7x20,7x60
+    python benchmarks/agreement_decision_calibration.py --studies 100 --designs 7x60 --panel weak
+    python benchmarks/agreement_decision_calibration.py --studies 100 --designs paper,ties
+    python benchmarks/agreement_decision_calibration.py --studies 60 --designs 150x12
+    python benchmarks/agreement_decision_calibration.py --studies 40 --designs 90cells
+    python benchmarks/agreement_decision_calibration.py --studies 40 --designs arena5k
+    python benchmarks/agreement_decision_calibration.py --studies 20 --designs arena50k
+    python benchmarks/agreement_decision_calibration.py --studies 1000 --designs paper --judges reader-like --margin 0
 
 Per design (readers x pairs per matchup x 3 matchups) and judge kind: the share of studies whose
 study-level agreement decision FAILs (with the count), FAILs at any level, the share of cells
