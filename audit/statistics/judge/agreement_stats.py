@@ -127,6 +127,7 @@ class ScopeVotes:
                 "stratum": self.stratum.T.tocsr(),
                 "combo_reader": self.combo_reader.T.tocsr(),
                 "judge_stratum": self._judge_stratum(),
+                "judge_stratum_t": self._judge_stratum_sparse(),
                 **self._reader_tables(),
                 **self._one_vote_features(),
             },
@@ -143,6 +144,19 @@ class ScopeVotes:
         units = np.flatnonzero(has)
         out[units, self.judge[has] * n_s + self.stratum.indices[units]] = 1.0
         return out
+
+    def _judge_stratum_sparse(self) -> sparse.csr_matrix | None:
+        """Where the dense indicator of :meth:`_judge_stratum` would be large and there are several strata: the
+        same indicator as a sparse (3S x U) matrix, row ``cS + s`` holding the units of stratum ``s`` the judge
+        said ``c`` on (the three by-judge sums of :meth:`by_judge` from one product); None otherwise."""
+        n_u, n_s = self.stratum.shape
+        if n_u * 3 * n_s <= _JUDGE_STRATUM_MAX or n_s < 2:
+            return None
+        from scipy import sparse
+
+        units = np.flatnonzero(self.judge >= 0)
+        rows = self.judge[units] * n_s + self.stratum.indices[units]
+        return sparse.csr_matrix((np.ones(units.shape[0]), (rows, units)), shape=(3 * n_s, n_u))
 
     def _one_vote_features(self) -> dict:
         """For a scope with at most one vote per unit (one vote per pair): the seven per-stratum sums of
@@ -295,9 +309,14 @@ class ScopeVotes:
         one matrix product; its sums of integers are exact whatever their order, so equal to the
         element-wise products summed by stratum."""
         d = self._t["judge_stratum"]
+        n_s = self.stratum.shape[1]
+        if d is None and self._t["judge_stratum_t"] is not None:
+            # one sparse product for the three categories: (B x 3S), each category's block laid out as
+            # the product of its own masked copy of x would give it (columns of a transposed C array)
+            y = _right(x, self._t["judge_stratum_t"])
+            return [y[:, c * n_s : (c + 1) * n_s] for c in range(3)]
         if d is None:
             return [_right(x * (self.judge == c)[None, :], self._t["stratum"]) for c in range(3)]
-        n_s = self.stratum.shape[1]
         y = x @ d
         return [y[:, c * n_s : (c + 1) * n_s] for c in range(3)]
 
