@@ -39,7 +39,9 @@ from judge_transfer_audit.verdict.paired_bootstrap import (
     CellBootstrap,
     LazyDistributions,
     PendingDistribution,
+    _pair_shares,
     _vote_share,
+    _weighted_share,
     between_pair_draws,
     between_pair_draws_finite,
     bootstrap_judges,
@@ -197,8 +199,9 @@ def _reader_components(
     ones = np.ones_like(c0)
     v0 = _vote_share(c0, n0, ones)
     pairs = _vote_share(c0[:, None, :], n0[:, None, :], wp)
-    readers = _vote_share(cr, nr, ones[:, None, :])
-    product = _vote_share(cr, nr, wp)
+    shares = _pair_shares(cr, nr)  # the readers-only and product replicates' pair shares
+    readers = _weighted_share(*shares, ones[:, None, :])
+    product = _weighted_share(*shares, wp)
     n_pairs, n_readers = c0.shape[1], tables[0].n_readers
     # correct_two_way's reader component, on the rows it computes from every replicate (all finite)
     gp, gr = n_pairs, n_readers
