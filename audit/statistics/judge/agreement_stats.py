@@ -299,6 +299,27 @@ class ScopeVotes:
             y = np.asarray((table.T @ wu.T).T)
         return [y[..., i * n_s : (i + 1) * n_s] for i in range(k)]
 
+    def in_strat_layout(self, sums: list[np.ndarray], judge_sums: list[np.ndarray]) -> tuple[list, list]:
+        """Per-stratum sums (B x S each) from :meth:`weighted_sums`, laid out in memory as :meth:`strat` lays out
+        ``sums`` and :meth:`by_judge` ``judge_sums``: with 8 strata or more numpy adds the strata of a row in
+        an order that follows the layout, so what is summed from them keeps the digits of the element-wise
+        products only in their layout (the values, sums of integers, are the same either way)."""
+        n_s = self.n_strata
+        b = sums[0].shape[0]
+        if self._t["judge_stratum"] is not None:  # by_judge: column blocks of one C-ordered (B x 3S) product
+            y = np.empty((b, 3 * n_s))
+            for c, x in enumerate(judge_sums):
+                y[:, c * n_s : (c + 1) * n_s] = x
+            by_judge = [y[:, c * n_s : (c + 1) * n_s] for c in range(3)]
+        elif self._t["judge_stratum_t"] is not None:  # column blocks of a transposed C-ordered (3S x B) product
+            y = np.empty((3 * n_s, b))
+            for c, x in enumerate(judge_sums):
+                y[c * n_s : (c + 1) * n_s] = x.T
+            by_judge = [y.T[:, c * n_s : (c + 1) * n_s] for c in range(3)]
+        else:
+            by_judge = [np.asfortranarray(x) for x in judge_sums]
+        return [np.asfortranarray(x) for x in sums], by_judge  # strat: a transposed C-ordered (S x B) product
+
     def reader_sum(self, x: np.ndarray, kappa_r: np.ndarray, wr: np.ndarray) -> np.ndarray:
         """``x`` (B, R), the readers' weighted kappas, summed over the readers (in the order numpy takes
         for x's layout: see :meth:`StackedCells.reader_sum`)."""
@@ -587,10 +608,11 @@ def agreement_statistics(
     if paired:
         ok = sv.pairable_rows & (m > 1)  # the units of the human-human and judge-human comparisons
         both = sv.pairable_rows & has_j
-    if n[0].shape[-2] == 1 and sv.n_strata < 8:
+    if n[0].shape[-2] == 1:
         # the counts are the same in every replicate (readers not resampled): every sum of integers
         # below is the unit weights times a fixed integer per unit, all of them from one product (exact;
-        # with fewer than 8 strata the sums over strata add in order whatever the layout)
+        # with fewer than 8 strata the sums over strata add in order whatever the layout, with more they
+        # are laid out as the element-wise path lays them out)
         features = [scored, agreed, other_major & has_j, focal_major & has_j]
         features += [scored & jcat[c] for c in range(3)]
         if paired:
@@ -600,6 +622,8 @@ def agreement_statistics(
             features += [both * n[k] * jcat[c] for k in range(3) for c in range(3)]
         tot, agree, w_other, w_focal, *rest = sv.weighted_sums(wu, [np.asarray(x, dtype=float) for x in features])
         w_judge = rest[:3]
+        if sv.n_strata >= 8:
+            (tot, agree, w_other, w_focal), w_judge = sv.in_strat_layout([tot, agree, w_other, w_focal], w_judge)
         if paired:
             (g_agree, g_all), judge_reader = rest[3:5], rest[5:]
             raw_human = _ratio(_sum_last(g_agree), _sum_last(g_all))
