@@ -92,9 +92,12 @@ def joint_bootstraps_judges(tables: Sequence, judges: Sequence[np.ndarray], n_bo
     """:func:`joint_bootstraps` for ``K`` judges on the same tables (``judges``: per table, K x its pairs), one
     list of ``K`` bootstraps per table: every judge on the same draws, each judge's numbers those of its own
     call (:func:`~judge_transfer_audit.verdict.paired_bootstrap.bootstrap_judges` computes the humans' replicates
-    once and a judge's rate with one product per judge)."""
+    once and a judge's rate with one product per judge). The criteria with the same numbers of pairs and
+    readers are bootstrapped together on stacked arrays
+    (:func:`~judge_transfer_audit.verdict.stacked_bootstrap.bootstrap_cells`: each table's numbers those of its
+    own ``bootstrap_judges`` call on its draws, bit for bit)."""
     from judge_transfer_audit.statistics.uncertainty.resampling import multinomial_weights
-    from judge_transfer_audit.verdict.paired_bootstrap import bootstrap_judges
+    from judge_transfer_audit.verdict.stacked_bootstrap import bootstrap_cells
 
     pairs = sorted(set().union(*(t.pairs for t in tables)))
     readers = sorted(set().union(*(t.readers for t in tables)))
@@ -108,15 +111,16 @@ def joint_bootstraps_judges(tables: Sequence, judges: Sequence[np.ndarray], n_bo
     # the same pairs err together, and treating them as more dependent than they are makes the pooled
     # mean's spread larger, never smaller (independent draws would understate it)
     state = rng.bit_generator.state
-    out = []
-    for t, rows in zip(tables, judges):
+    draws, streams = [], []
+    for t in tables:
         cols = np.fromiter((p_index[p] for p in t.pairs), int, t.n_pairs)
         rcols = np.fromiter((r_index[r] for r in t.readers), int, t.n_readers)
-        draws = (wp[:, cols], wr[:, rcols], z)
+        draws.append((wp[:, cols], wr[:, rcols], z))
         shared = np.random.Generator(type(rng.bit_generator)())
         shared.bit_generator.state = state
-        out.append(bootstrap_judges(t, rows, n_boot, shared, draws=draws))
-    return out
+        streams.append(shared)
+    # the criteria of one shape bootstrapped on stacked arrays, each on its own draws and stream copy
+    return bootstrap_cells(list(tables), [np.atleast_2d(np.asarray(j, float)) for j in judges], n_boot, streams, draws)
 
 
 def pooled_judges(

@@ -151,8 +151,17 @@ class CellBootstrap:
 
 
 def _vote_share(csum: np.ndarray, nsum: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    return _weighted_share(*_pair_shares(csum, nsum), weight)
+
+
+def _pair_shares(csum: np.ndarray, nsum: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each pair's share of credited votes (0 where it has none) and whether it has any."""
     defined = nsum > 0
-    h = np.divide(csum, nsum, out=np.zeros(np.broadcast(csum, nsum).shape), where=defined)
+    return np.divide(csum, nsum, out=np.zeros(np.broadcast(csum, nsum).shape), where=defined), defined
+
+
+def _weighted_share(h: np.ndarray, defined: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """The vote share from :func:`_pair_shares` under pair weights ``weight`` (NaN without a weighted pair)."""
     g = weight * defined
     total = g.sum(-1)
     return np.divide((g * h).sum(-1), total, out=np.full(total.shape, np.nan), where=total > 0)
@@ -171,9 +180,10 @@ def reader_component(table: ComparisonTable, wp: np.ndarray, wr: np.ndarray) -> 
     for start in range(0, wp.shape[0], chunk):
         p, r = wp[start : start + chunk], wr[start : start + chunk]
         cr, nr = (np.asarray(m @ r.T).T for m in (table.C, table.N))
+        shares = _pair_shares(cr, nr)  # the readers-only and product replicates' pair shares
         pairs.append(_vote_share(c0, n0, p))
-        readers.append(_vote_share(cr, nr, np.ones_like(c0)))
-        product.append(_vote_share(cr, nr, p))
+        readers.append(_weighted_share(*shares, np.ones_like(c0)))
+        product.append(_weighted_share(*shares, p))
     corr = correct_two_way(
         v0, np.concatenate(product), np.concatenate(pairs), np.concatenate(readers), table.n_pairs, table.n_readers
     )

@@ -39,7 +39,9 @@ from judge_transfer_audit.verdict.paired_bootstrap import (
     CellBootstrap,
     LazyDistributions,
     PendingDistribution,
+    _pair_shares,
     _vote_share,
+    _weighted_share,
     between_pair_draws,
     between_pair_draws_finite,
     bootstrap_judges,
@@ -55,15 +57,21 @@ def bootstrap_cells(
     judges: Sequence[np.ndarray],
     n_boot: int,
     rngs: Sequence[np.random.Generator],
+    draws: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None,
 ) -> list[list[CellBootstrap]]:
-    """``[bootstrap_judges(t, j, n_boot, rng) for t, j, rng in zip(tables, judges, rngs)]``, stacked (module doc)."""
+    """``[bootstrap_judges(t, j, n_boot, rng) for t, j, rng in zip(tables, judges, rngs)]``, stacked (module doc).
+
+    ``draws``: per table, the pair weights, reader weights and reader-shift scores drawn by the caller
+    (``bootstrap_judges``'s ``draws``: the joint bootstrap of a matchup's criteria,
+    :mod:`judge_transfer_audit.verdict.hierarchy`); the rngs then give the between-pair variance's draws only.
+    """
     out: list[list[CellBootstrap] | None] = [None] * len(tables)
     groups: dict[tuple[int, int, int], list[int]] = defaultdict(list)
     for i, (table, rows) in enumerate(zip(tables, judges)):
         rows = np.atleast_2d(np.asarray(rows, float))
         p, r = table.n_pairs, table.n_readers
         if p < 2 or r < 2 or n_boot > max(1, CHUNK_ELEMENTS // p):
-            out[i] = bootstrap_judges(table, rows, n_boot, rngs[i])
+            out[i] = bootstrap_judges(table, rows, n_boot, rngs[i], draws=None if draws is None else draws[i])
         else:
             groups[(p, r, rows.shape[0])].append(i)
     for (p, _, _), members in groups.items():
@@ -75,6 +83,7 @@ def bootstrap_cells(
                 np.stack([np.atleast_2d(np.asarray(judges[i], float)) for i in chunk]),
                 n_boot,
                 [rngs[i] for i in chunk],
+                None if draws is None else [draws[i] for i in chunk],
             )
             for i, b in zip(chunk, boots):
                 out[i] = b
@@ -111,9 +120,14 @@ def _reader_sums(dense: np.ndarray, wr: np.ndarray) -> np.ndarray:
 
 
 def _stacked(
-    tables: list[ComparisonTable], judges: np.ndarray, n_boot: int, rngs: list[np.random.Generator]
+    tables: list[ComparisonTable],
+    judges: np.ndarray,
+    n_boot: int,
+    rngs: list[np.random.Generator],
+    draws: list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None,
 ) -> list[list[CellBootstrap]]:
-    """:func:`bootstrap_judges` of ``G`` cells with the same pairs, readers and judges (``judges``: G x K x P)."""
+    """:func:`bootstrap_judges` of ``G`` cells with the same pairs, readers and judges (``judges``: G x K x P),
+    on the given ``draws`` when there are some (:func:`bootstrap_cells`)."""
     n_cells, n_judges, n_pairs = judges.shape
     n_readers = tables[0].n_readers
     sums = [t.pair_sums() for t in tables]
@@ -123,9 +137,15 @@ def _stacked(
     stats0 = {k: np.asarray(v, float).reshape(n_cells, n_judges) for k, v in original.statistics().items()}
     tau2 = np.asarray(original.between_pair_var, float)
     tau = np.where(np.isfinite(tau2), np.sqrt(np.where(np.isfinite(tau2), tau2, 0.0)), np.nan)
-    wp, wr = _weights(rngs, n_pairs, n_readers, n_boot)
+    if draws is None:
+        wp, wr = _weights(rngs, n_pairs, n_readers, n_boot)
+    else:
+        wp, wr = (np.stack([np.asarray(d[k], float) for d in draws]) for k in (0, 1))
     c_r = _reader_components(tables, c0, n0, wp, wr)
-    shift = np.stack([np.sqrt(c) * rng.standard_normal(n_boot) for c, rng in zip(c_r.tolist(), rngs)])
+    if draws is None:
+        shift = np.stack([np.sqrt(c) * rng.standard_normal(n_boot) for c, rng in zip(c_r.tolist(), rngs)])
+    else:
+        shift = np.stack([np.sqrt(c) * np.asarray(d[2], float) for c, d in zip(c_r.tolist(), draws)])
     kappa = _logit_shift_factors(original)
     per_pair = (c0[:, None, :], q0[:, None, :], n0[:, None, :])
     with_shift, plain = shifted_and_plain(*per_pair, wp, judges, shift, kappa[:, None] * shift)
@@ -179,8 +199,9 @@ def _reader_components(
     ones = np.ones_like(c0)
     v0 = _vote_share(c0, n0, ones)
     pairs = _vote_share(c0[:, None, :], n0[:, None, :], wp)
-    readers = _vote_share(cr, nr, ones[:, None, :])
-    product = _vote_share(cr, nr, wp)
+    shares = _pair_shares(cr, nr)  # the readers-only and product replicates' pair shares
+    readers = _weighted_share(*shares, ones[:, None, :])
+    product = _weighted_share(*shares, wp)
     n_pairs, n_readers = c0.shape[1], tables[0].n_readers
     # correct_two_way's reader component, on the rows it computes from every replicate (all finite)
     gp, gr = n_pairs, n_readers

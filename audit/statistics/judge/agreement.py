@@ -344,17 +344,19 @@ def _replicate_kinds(layout, weight_chunks, ones: tuple[np.ndarray, np.ndarray],
 def _by_reader_weights(layout, ones_u: np.ndarray, wr: np.ndarray, weighted, unit_kappas) -> dict[str, np.ndarray]:
     """The replicates resampling readers only: a function of each replicate's reader weights, so with
     few readers (few distinct weight vectors: 10 for 3 readers) each distinct vector is computed once
-    and copied to its replicates. Only where every sum runs over fewer than 8 readers and strata, which
-    numpy adds one after the other whatever the arrays' layout: the same digits as every replicate
-    computed in place."""
+    and copied to its replicates. Only where every sum over readers runs over fewer than 8 of them,
+    which numpy adds one after the other whatever the arrays' layout, and, with 8 strata or more, where
+    there are at least two distinct vectors: a sum over strata then runs along the replicates' layout
+    (one row alone is contiguous and summed pairwise), as in the replicates computed in place. The
+    same digits either way (tests/audit/statistics/judge/test_judge_agreement.py)."""
     n_r = wr.shape[-1]
     flat = wr.reshape(-1, n_r)
     base = int(flat.max(initial=0)) + 1  # the weights are counts: each vector one integer in this base
-    if n_r >= 8 or layout.n_strata >= 8 or n_r * math.log2(base) > 62:
+    if n_r >= 8 or n_r * math.log2(base) > 62:
         return agreement_statistics(layout, ones_u, wr, weighted, unit_kappas)
     keys = flat.astype(np.int64) @ (base ** np.arange(n_r, dtype=np.int64))
     _, first, index = np.unique(keys, return_index=True, return_inverse=True)
-    if 2 * first.shape[0] > wr.shape[-2]:
+    if 2 * first.shape[0] > wr.shape[-2] or (layout.n_strata >= 8 and first.shape[0] < 2):
         return agreement_statistics(layout, ones_u, wr, weighted, unit_kappas)
     patterns = flat[first]
     patterns = patterns.reshape((1,) * (wr.ndim - 2) + patterns.shape)

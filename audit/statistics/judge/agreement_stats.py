@@ -127,6 +127,7 @@ class ScopeVotes:
                 "stratum": self.stratum.T.tocsr(),
                 "combo_reader": self.combo_reader.T.tocsr(),
                 "judge_stratum": self._judge_stratum(),
+                "judge_stratum_t": self._judge_stratum_sparse(),
                 **self._reader_tables(),
                 **self._one_vote_features(),
             },
@@ -143,6 +144,19 @@ class ScopeVotes:
         units = np.flatnonzero(has)
         out[units, self.judge[has] * n_s + self.stratum.indices[units]] = 1.0
         return out
+
+    def _judge_stratum_sparse(self) -> sparse.csr_matrix | None:
+        """Where the dense indicator of :meth:`_judge_stratum` would be large and there are several strata: the
+        same indicator as a sparse (3S x U) matrix, row ``cS + s`` holding the units of stratum ``s`` the judge
+        said ``c`` on (the three by-judge sums of :meth:`by_judge` from one product); None otherwise."""
+        n_u, n_s = self.stratum.shape
+        if n_u * 3 * n_s <= _JUDGE_STRATUM_MAX or n_s < 2:
+            return None
+        from scipy import sparse
+
+        units = np.flatnonzero(self.judge >= 0)
+        rows = self.judge[units] * n_s + self.stratum.indices[units]
+        return sparse.csr_matrix((np.ones(units.shape[0]), (rows, units)), shape=(3 * n_s, n_u))
 
     def _one_vote_features(self) -> dict:
         """For a scope with at most one vote per unit (one vote per pair): the seven per-stratum sums of
@@ -285,6 +299,27 @@ class ScopeVotes:
             y = np.asarray((table.T @ wu.T).T)
         return [y[..., i * n_s : (i + 1) * n_s] for i in range(k)]
 
+    def in_strat_layout(self, sums: list[np.ndarray], judge_sums: list[np.ndarray]) -> tuple[list, list]:
+        """Per-stratum sums (B x S each) from :meth:`weighted_sums`, laid out in memory as :meth:`strat` lays out
+        ``sums`` and :meth:`by_judge` ``judge_sums``: with 8 strata or more numpy adds the strata of a row in
+        an order that follows the layout, so what is summed from them keeps the digits of the element-wise
+        products only in their layout (the values, sums of integers, are the same either way)."""
+        n_s = self.n_strata
+        b = sums[0].shape[0]
+        if self._t["judge_stratum"] is not None:  # by_judge: column blocks of one C-ordered (B x 3S) product
+            y = np.empty((b, 3 * n_s))
+            for c, x in enumerate(judge_sums):
+                y[:, c * n_s : (c + 1) * n_s] = x
+            by_judge = [y[:, c * n_s : (c + 1) * n_s] for c in range(3)]
+        elif self._t["judge_stratum_t"] is not None:  # column blocks of a transposed C-ordered (3S x B) product
+            y = np.empty((3 * n_s, b))
+            for c, x in enumerate(judge_sums):
+                y[c * n_s : (c + 1) * n_s] = x.T
+            by_judge = [y.T[:, c * n_s : (c + 1) * n_s] for c in range(3)]
+        else:
+            by_judge = [np.asfortranarray(x) for x in judge_sums]
+        return [np.asfortranarray(x) for x in sums], by_judge  # strat: a transposed C-ordered (S x B) product
+
     def reader_sum(self, x: np.ndarray, kappa_r: np.ndarray, wr: np.ndarray) -> np.ndarray:
         """``x`` (B, R), the readers' weighted kappas, summed over the readers (in the order numpy takes
         for x's layout: see :meth:`StackedCells.reader_sum`)."""
@@ -295,9 +330,14 @@ class ScopeVotes:
         one matrix product; its sums of integers are exact whatever their order, so equal to the
         element-wise products summed by stratum."""
         d = self._t["judge_stratum"]
+        n_s = self.stratum.shape[1]
+        if d is None and self._t["judge_stratum_t"] is not None:
+            # one sparse product for the three categories: (B x 3S), each category's block laid out as
+            # the product of its own masked copy of x would give it (columns of a transposed C array)
+            y = _right(x, self._t["judge_stratum_t"])
+            return [y[:, c * n_s : (c + 1) * n_s] for c in range(3)]
         if d is None:
             return [_right(x * (self.judge == c)[None, :], self._t["stratum"]) for c in range(3)]
-        n_s = self.stratum.shape[1]
         y = x @ d
         return [y[:, c * n_s : (c + 1) * n_s] for c in range(3)]
 
@@ -568,10 +608,11 @@ def agreement_statistics(
     if paired:
         ok = sv.pairable_rows & (m > 1)  # the units of the human-human and judge-human comparisons
         both = sv.pairable_rows & has_j
-    if n[0].shape[-2] == 1 and sv.n_strata < 8:
+    if n[0].shape[-2] == 1:
         # the counts are the same in every replicate (readers not resampled): every sum of integers
         # below is the unit weights times a fixed integer per unit, all of them from one product (exact;
-        # with fewer than 8 strata the sums over strata add in order whatever the layout)
+        # with fewer than 8 strata the sums over strata add in order whatever the layout, with more they
+        # are laid out as the element-wise path lays them out)
         features = [scored, agreed, other_major & has_j, focal_major & has_j]
         features += [scored & jcat[c] for c in range(3)]
         if paired:
@@ -581,6 +622,8 @@ def agreement_statistics(
             features += [both * n[k] * jcat[c] for k in range(3) for c in range(3)]
         tot, agree, w_other, w_focal, *rest = sv.weighted_sums(wu, [np.asarray(x, dtype=float) for x in features])
         w_judge = rest[:3]
+        if sv.n_strata >= 8:
+            (tot, agree, w_other, w_focal), w_judge = sv.in_strat_layout([tot, agree, w_other, w_focal], w_judge)
         if paired:
             (g_agree, g_all), judge_reader = rest[3:5], rest[5:]
             raw_human = _ratio(_sum_last(g_agree), _sum_last(g_all))

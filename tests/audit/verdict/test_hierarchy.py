@@ -216,3 +216,41 @@ def test_several_judges_on_one_joint_draw_are_each_their_own_joint_bootstrap():
         alone = pooled_p_values(joint_bootstraps(own, 199, np.random.default_rng(6)), 0.1)
         assert repr(together[k]) == repr(alone)
     assert repr(together[0]) != repr(together[1])
+
+
+def test_the_joint_bootstrap_of_stacked_criteria_is_each_criterion_on_its_own_draw():
+    """Criteria of one shape are bootstrapped together on stacked arrays: every criterion's bootstrap equals,
+    bit for bit, its own ``bootstrap_judges`` call on its columns of the joint draw and a copy of the stream."""
+    from judge_transfer_audit.statistics.uncertainty.resampling import multinomial_weights
+    from judge_transfer_audit.verdict.hierarchy import joint_bootstraps_judges
+    from judge_transfer_audit.verdict.paired_bootstrap import STATISTICS, bootstrap_judges
+
+    rng = np.random.default_rng(12)
+    tables = []
+    for criterion, n_pairs in enumerate([20, 20, 20, 14]):  # three of one shape, one other
+        cell = simulate_cell(CellDesign(0.2, 0.9, 0.4), n_pairs, 5, np.random.default_rng(20 + criterion))
+        judge = (rng.random(n_pairs) < 0.6).astype(float)
+        tables.append(
+            comparison_table(cell.pair_id, cell.reader_id, cell.y, cell.pairs, judge, tie_rule=EVEN_SPLIT, rng=rng)
+        )
+    judges = [np.vstack([t.judge, 1.0 - t.judge]) for t in tables]
+    got = joint_bootstraps_judges(tables, judges, 199, np.random.default_rng(13))
+
+    stream = np.random.default_rng(13)  # the straightforward computation: one call per criterion
+    pairs = sorted(set().union(*(t.pairs for t in tables)))
+    readers = sorted(set().union(*(t.readers for t in tables)))
+    wp = multinomial_weights(stream, len(pairs), 199)
+    wr = multinomial_weights(stream, len(readers), 199)
+    z = stream.standard_normal(199)
+    for t, rows, boots in zip(tables, judges, got):
+        draws = (wp[:, [pairs.index(p) for p in t.pairs]], wr[:, [readers.index(r) for r in t.readers]], z)
+        copy = np.random.default_rng()
+        copy.bit_generator.state = stream.bit_generator.state
+        want = bootstrap_judges(t, rows, 199, copy, draws=draws)
+        for a, b in zip(boots, want):
+            assert (a.between_pair_sd, a.reader_sd) == (b.between_pair_sd, b.reader_sd)
+            for k in STATISTICS:
+                x, y = a.distributions.pending(k), b.distributions.pending(k)
+                assert x.replicates.tobytes() == y.replicates.tobytes(), k
+                assert x.pairs_only.tobytes() == y.pairs_only.tobytes(), k
+                assert x.estimate == y.estimate or (np.isnan(x.estimate) and np.isnan(y.estimate)), k

@@ -188,3 +188,23 @@ def test_distributions_are_built_when_read_and_read_the_same_in_any_order():
     assert set(m.distributions._built) == {"d_lo"}
     with pytest.raises(KeyError):
         a["not a statistic"]
+
+
+def test_the_vote_share_from_shared_pair_shares_is_the_pair_weighted_mean():
+    """``_weighted_share`` of ``_pair_shares`` (computed once for the readers-only and product replicates) is the
+    weighted mean over pairs with votes of each pair's credited share, for any weights; bit for bit
+    ``_vote_share``."""
+    from judge_transfer_audit.verdict.paired_bootstrap import _pair_shares, _vote_share, _weighted_share
+
+    rng = np.random.default_rng(3)
+    n = rng.integers(0, 4, (50, 12)).astype(float)  # replicates x pairs, some pairs without votes
+    c = np.floor(rng.random(n.shape) * (n + 1)) * rng.choice([0.5, 1.0], n.shape)
+    w = rng.integers(0, 3, n.shape).astype(float)
+    shares = _pair_shares(c, n)
+    got = _weighted_share(*shares, w)
+    has = n > 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        want = (w * has * np.where(has, c / np.where(has, n, 1.0), 0.0)).sum(1) / (w * has).sum(1)
+    np.testing.assert_allclose(got, want, rtol=1e-14, atol=0)
+    assert got.tobytes() == _vote_share(c, n, w).tobytes()
+    assert np.isnan(_weighted_share(*shares, np.zeros_like(w))).all()

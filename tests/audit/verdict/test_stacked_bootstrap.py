@@ -94,6 +94,29 @@ def test_edge_cells():
     _check(cells, 199, 7)
 
 
+@pytest.mark.parametrize("seed", [10, 11])
+def test_draws_given_by_the_caller(seed):
+    """With the pair weights, reader weights and shift scores given (a matchup's joint draw), each cell's
+    bootstrap equals its own ``bootstrap_judges(..., draws=...)`` call, the rng giving the between-pair draws."""
+    from judge_transfer_audit.statistics.uncertainty.resampling import multinomial_weights
+
+    rng = np.random.default_rng(seed)
+    n_boot = 299
+    cells = [_cell(rng, n, r, ties=0.2, judges=1 + k % 2) for k, (n, r) in enumerate([(6, 3)] * 5 + [(9, 4), (1, 3)])]
+    draws = []
+    for table, _ in cells:
+        wp = multinomial_weights(rng, table.n_pairs, n_boot)
+        wr = multinomial_weights(rng, table.n_readers, n_boot)
+        draws.append((wp, wr, rng.standard_normal(n_boot)))
+    tables, judges = [t for t, _ in cells], [j for _, j in cells]
+    got = bootstrap_cells(tables, judges, n_boot, [np.random.default_rng([seed, 9]) for _ in cells], draws)
+    for (t, j), d, boots in zip(cells, draws, got):
+        want = bootstrap_judges(t, j, n_boot, np.random.default_rng([seed, 9]), draws=d)
+        assert len(boots) == len(want)
+        for a, b in zip(boots, want):
+            _same_bootstrap(a, b)
+
+
 def test_stacks_are_split_by_the_element_budget(monkeypatch):
     monkeypatch.setattr(stacked_bootstrap, "STACK_ELEMENTS", 6 * 99 * 4)
     rng = np.random.default_rng(8)

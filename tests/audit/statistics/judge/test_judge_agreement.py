@@ -368,3 +368,32 @@ def test_stacked_replicates_equal_one_call_per_block_and_kind_bit_for_bit(strata
             )
             assert values.shape == (300,)
             np.testing.assert_array_equal(values, expected, err_msg=f"{kind} {name}")
+
+
+@pytest.mark.parametrize("n_strata", [3, 8, 30])
+def test_reader_replicates_from_distinct_weight_vectors_equal_every_replicate_computed(n_strata):
+    """The readers-only replicates of a scope with few readers are computed once per distinct reader weight
+    vector and copied: bit for bit every replicate computed in place, with fewer than 8 strata and with 8 or
+    more (where one vector alone is computed in place), for chunks from one replicate to hundreds."""
+    from judge_transfer_audit.statistics.judge.agreement import _by_reader_weights
+    from judge_transfer_audit.statistics.judge.agreement_stats import scope_votes
+
+    rng = np.random.default_rng(n_strata)
+    for n_readers, n_units, n_boot in ((3, 150, 200), (4, 60, 1), (5, 300, 40), (3, 90, 2)):
+        unit = np.repeat(np.arange(n_units), 3)
+        reader = np.concatenate([rng.choice(n_readers, 3, replace=False) for _ in range(n_units)])
+        sv = scope_votes(
+            unit,
+            reader,
+            rng.integers(0, 3, unit.size),
+            rng.integers(-1, 3, n_units),
+            rng.integers(0, n_strata, n_units),
+            n_readers=n_readers,
+        )
+        wr = rng.multinomial(n_readers, np.full(n_readers, 1 / n_readers), n_boot).astype(float)
+        ones_u = np.ones((1, n_units))
+        kappas = sv.reader_kappas(ones_u)
+        got = _by_reader_weights(sv, ones_u, wr, sv.reader_counts(wr), kappas)
+        want = agreement_statistics(sv, ones_u, wr, sv.reader_counts(wr), kappas)
+        for name, values in want.items():
+            assert got[name].tobytes() == values.tobytes(), (n_readers, n_boot, name)
