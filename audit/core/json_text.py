@@ -158,14 +158,16 @@ def _json_key(key: Any) -> str:
     raise TypeError(f"keys must be str, int, float, bool or None, not {type(key).__name__}")
 
 
-def dumps_indented(data: Any, indent: int = 1) -> str:
-    """``json.dumps(data, indent=indent, ensure_ascii=False, allow_nan=False)``, the same text, faster.
+def dumps_indented(data: Any, indent: int = 1, end: str = "") -> str:
+    """``json.dumps(data, indent=indent, ensure_ascii=False, allow_nan=False) + end``, the same text, faster.
 
     ``data`` holds only JSON types (dict, list, tuple, str, int, float, bool, None), as
     :func:`judge_transfer_audit.core.serialize.to_jsonable` returns; anything else raises ``TypeError``.
+    ``end`` (a file's final newline) is joined with the rest: adding it afterwards would copy the whole text.
     """
     out: list[str] = []
     _encode(data, 0, indent, out)
+    out.append(end)
     return "".join(out)
 
 

@@ -383,13 +383,14 @@ _HTML_CELL_COLUMNS = (
 )
 
 
-def result_to_json(result: AuditResult, *, indent: int | None = 1) -> str:
-    """Serialise to JSON text (stable key order, no NaN literals)."""
+def result_to_json(result: AuditResult, *, indent: int | None = 1, end: str = "") -> str:
+    """Serialise to JSON text (stable key order, no NaN literals), followed by ``end`` (result.json's final
+    newline)."""
     if indent is None:
-        return json.dumps(to_jsonable(result), ensure_ascii=False, allow_nan=False)
+        return json.dumps(to_jsonable(result), ensure_ascii=False, allow_nan=False) + end
     from judge_transfer_audit.core.json_text import dumps_indented  # json.dumps's text, with its C encoder
 
-    return dumps_indented(to_jsonable(result), indent)
+    return dumps_indented(to_jsonable(result), indent, end)
 
 
 def result_from_json(text: str, *, source: str = "result.json") -> AuditResult:

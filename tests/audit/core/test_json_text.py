@@ -103,3 +103,9 @@ def test_text_columns_in_one_call_as_value_by_value():
     assert to_jsonable(frame)["data"] == [["NaN", None, "b"], ["a", "a", "a"], ["NaN", None, "c"]]
     wide = pd.DataFrame({f"c{k}": pd.Series(["x", None], dtype="str") for k in range(50)})
     assert to_jsonable(wide)["data"] == [["x"] * 50, ["NaN"] * 50]
+
+
+def test_end_is_joined_after_the_text():
+    data = {"data": [[1, "x"], [2, "y"]], "name": "é"}
+    assert dumps_indented(data, 1, "\n") == _reference(data, 1) + "\n"
+    assert dumps_indented(data, 1) == _reference(data, 1)
