@@ -149,7 +149,7 @@ def render_outputs(
                 lambda tick: _other_files(result, html=html, timings=timings, fail_on=fail_on, done=tick), done
             )
             with others:
-                text = result_to_json(result) + "\n"
+                text = result_to_json(result, end="\n")
                 done()
                 return {"result.json": text, **others.value()}
         return _render_outputs(result, html=html, timings=timings, fail_on=fail_on, done=done)
@@ -164,7 +164,7 @@ def _render_outputs(
     done: Callable[[], None] = _nothing,
 ) -> dict[str, str]:
     """:func:`render_outputs` in this process alone."""
-    text = result_to_json(result) + "\n"
+    text = result_to_json(result, end="\n")
     done()
     return {"result.json": text, **_other_files(result, html=html, timings=timings, fail_on=fail_on, done=done)}
 

@@ -19,7 +19,7 @@ import json
 import math
 from functools import cache
 from json.encoder import encode_basestring
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 try:  # the C encoder json.dumps uses without indent; CPython has it, other interpreters may not
     from json.encoder import c_make_encoder
@@ -141,6 +141,29 @@ def _encode(obj: Any, depth: int, indent: int, out: list[str]) -> None:
     out.append(_scalar_text(obj))
 
 
+def dumps_indented_items(items: Iterable[tuple[str, Callable[[], Any]]], indent: int = 1, end: str = "") -> str:
+    """:func:`dumps_indented` of the object ``{key: make() for key, make in items}``, the same text, each value
+    made and encoded in turn and dropped before the next is made: a large result's JSON data (several times
+    the size of its text) is held one top-level entry at a time."""
+    out: list[str] = []
+    inner = "\n" + " " * indent
+    separator = "{" + inner
+    for key, make in items:
+        out.append(separator)
+        separator = "," + inner
+        out.append(encode_basestring(key))
+        out.append(": ")
+        value = make()
+        if type(value) in _SCALAR_TYPES:
+            out.append(_scalar_text(value))
+        else:
+            _encode(value, 1, indent, out)
+        del value
+    out.append("{}" if not out else "\n}")
+    out.append(end)
+    return "".join(out)
+
+
 def _json_key(key: Any) -> str:
     """A dict key as ``json.dumps`` writes it (str, or a scalar turned into its JSON spelling)."""
     if isinstance(key, str):
@@ -158,15 +181,17 @@ def _json_key(key: Any) -> str:
     raise TypeError(f"keys must be str, int, float, bool or None, not {type(key).__name__}")
 
 
-def dumps_indented(data: Any, indent: int = 1) -> str:
-    """``json.dumps(data, indent=indent, ensure_ascii=False, allow_nan=False)``, the same text, faster.
+def dumps_indented(data: Any, indent: int = 1, end: str = "") -> str:
+    """``json.dumps(data, indent=indent, ensure_ascii=False, allow_nan=False) + end``, the same text, faster.
 
     ``data`` holds only JSON types (dict, list, tuple, str, int, float, bool, None), as
     :func:`judge_transfer_audit.core.serialize.to_jsonable` returns; anything else raises ``TypeError``.
+    ``end`` (a file's final newline) is joined with the rest: adding it afterwards would copy the whole text.
     """
     out: list[str] = []
     _encode(data, 0, indent, out)
+    out.append(end)
     return "".join(out)
 
 
-__all__ = ["dumps_indented"]
+__all__ = ["dumps_indented", "dumps_indented_items"]

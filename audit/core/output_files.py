@@ -30,7 +30,7 @@ import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Iterable, Iterator, Mapping
 
 import pandas as pd
 
@@ -212,12 +212,27 @@ def _umask() -> int:
     return mask
 
 
+#: characters of a text encoded at a time when it is hashed or written, so that no encoded copy of a whole
+#: large file (a million votes' result.json is about a gigabyte) is made beside the text
+_TEXT_SLICE = 1 << 24
+
+
+def _utf8_slices(content: str | bytes) -> Iterator[bytes]:
+    """``content`` as UTF-8 bytes, :data:`_TEXT_SLICE` characters at a time (bytes as they are); joined, the
+    slices are ``content.encode("utf-8")``."""
+    if isinstance(content, bytes):
+        yield content
+        return
+    for start in range(0, len(content), _TEXT_SLICE):
+        yield content[start : start + _TEXT_SLICE].encode("utf-8")
+
+
 def _write_temp(folder: Path, name: str, content: str | bytes) -> Path:
-    data = content.encode("utf-8") if isinstance(content, str) else content
     fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=f"-{name}", dir=folder)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            for data in _utf8_slices(content):
+                handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; outputs get the usual permissions
@@ -248,6 +263,14 @@ def write_file(
 # --------------------------------------------------------------------------- output folders
 def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def _content_sha256(content: str | bytes) -> str:
+    """SHA-256 of ``content`` (text: of its UTF-8 bytes), hashed slice by slice (:func:`_utf8_slices`)."""
+    digest = hashlib.sha256()
+    for data in _utf8_slices(content):
+        digest.update(data)
+    return digest.hexdigest()
 
 
 def _plain_name(name: str) -> bool:
@@ -413,10 +436,7 @@ def write_folder(
     for leftover in out.glob(f"{TEMP_PREFIX}*"):  # from a run killed mid-write; the name is ours
         if leftover.is_file() and not leftover.is_symlink():
             leftover.unlink(missing_ok=True)
-    written = {
-        name: ManifestEntry(_sha256(content.encode("utf-8") if isinstance(content, str) else content), command)
-        for name, content in files.items()
-    }
+    written = {name: ManifestEntry(_content_sha256(content), command) for name, content in files.items()}
     temps: dict[str, Path] = {}
     try:
         for name, content in files.items():

@@ -15,7 +15,7 @@ import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pandas as pd
 
@@ -144,13 +144,18 @@ class AuditResult:
 
     def __jsonable__(self) -> dict[str, Any]:
         """The fields in order, each section a key of its own in place of ``sections``."""
-        out: dict[str, Any] = {}
+        return {key: make() for key, make in self.jsonable_items()}
+
+    def jsonable_items(self) -> list[tuple[str, Callable[[], Any]]]:
+        """``(key, make)`` of every entry of :meth:`__jsonable__`, in order: ``make()`` gives the entry's JSON
+        data (so that a writer can hold one entry's data at a time)."""
+        items: list[tuple[str, Callable[[], Any]]] = []
         for f in fields(self):
             if f.name == "sections":
-                out.update({name: to_jsonable(section) for name, section in self.sections.items()})
+                items += [(name, functools.partial(to_jsonable, section)) for name, section in self.sections.items()]
             else:
-                out[f.name] = to_jsonable(getattr(self, f.name))
-        return out
+                items.append((f.name, functools.partial(to_jsonable, getattr(self, f.name))))
+        return items
 
     @classmethod
     def __from_jsonable__(cls, args: tuple, data: Any, load) -> AuditResult:
@@ -383,13 +388,14 @@ _HTML_CELL_COLUMNS = (
 )
 
 
-def result_to_json(result: AuditResult, *, indent: int | None = 1) -> str:
-    """Serialise to JSON text (stable key order, no NaN literals)."""
+def result_to_json(result: AuditResult, *, indent: int | None = 1, end: str = "") -> str:
+    """Serialise to JSON text (stable key order, no NaN literals), followed by ``end`` (result.json's final
+    newline)."""
     if indent is None:
-        return json.dumps(to_jsonable(result), ensure_ascii=False, allow_nan=False)
-    from judge_transfer_audit.core.json_text import dumps_indented  # json.dumps's text, with its C encoder
+        return json.dumps(to_jsonable(result), ensure_ascii=False, allow_nan=False) + end
+    from judge_transfer_audit.core.json_text import dumps_indented_items  # json.dumps's text, with its C encoder
 
-    return dumps_indented(to_jsonable(result), indent)
+    return dumps_indented_items(result.jsonable_items(), indent, end)
 
 
 def result_from_json(text: str, *, source: str = "result.json") -> AuditResult:

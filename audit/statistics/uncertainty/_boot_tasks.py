@@ -11,6 +11,7 @@ gathered and summarised by the caller (:func:`summarise_cells`), with the same c
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -161,10 +162,40 @@ class _SharedClusters:
         return _ratio(both @ self.s_flat, both @ self.n_flat)
 
 
+class _ChunkWeights:
+    """The resampling weights of one chunk, each cluster set's drawn once and dropped after its last
+    use (``uses``: how many times each ``(kind, ids)`` is taken), so that a block holds the weights of
+    the cluster sets under way, not of every cell's (with 190 matchups of 5k pairs, the whole chunk's
+    pair weights alone are 250 x 1M numbers). ``kind`` "pair-transposed" is the pair weights made
+    contiguous by columns (the sparse product's operand)."""
+
+    def __init__(self, st: BootstrapSettings, chunk: int, uses: Counter):
+        self.st, self.chunk, self.left = st, chunk, Counter(uses)
+        self.held: dict[tuple[str, tuple[str, ...]], np.ndarray] = {}
+
+    def take(self, kind: str, ids: tuple[str, ...], pair_weights: np.ndarray | None = None) -> np.ndarray:
+        """The weights of ``(kind, ids)``; "pair-transposed" is made from ``pair_weights``."""
+        key = (kind, ids)
+        w = self.held.get(key)
+        if w is None:
+            if kind == "pair-transposed":
+                w = np.ascontiguousarray(pair_weights.T)
+            else:
+                w = cluster_weights(self.st.entropy, kind, ids, self.st.n_boot, self.chunk)
+        self.left[key] -= 1
+        if self.left[key] > 0:
+            self.held[key] = w
+        else:
+            self.held.pop(key, None)
+        return w
+
+
 def _replicates(tables, judges, chunks, st: BootstrapSettings, need, total: int):
     """Replicate rates of ``tables`` (``{kind: cells x replicates}``) and ``judges`` (``judges x
     replicates``) over ``chunks``: dense cells sharing their pairs and readers together, the others
-    one by one (:class:`TableResampler`)."""
+    one by one (:class:`TableResampler`). The work is done pair set by pair set, so that a chunk holds
+    the weights of few cluster sets at a time (:class:`_ChunkWeights`); every replicate is computed
+    on its own, so the order changes no number."""
     reps = {k: np.empty((len(tables), total)) for k in need}
     judge_reps = np.empty((len(judges), total))
     shared: dict[tuple, list[int]] = {}
@@ -174,55 +205,58 @@ def _replicates(tables, judges, chunks, st: BootstrapSettings, need, total: int)
             shared.setdefault((t.pairs, t.readers), []).append(i)
         else:
             single.append((i, TableResampler(t)))
-    groups = [
-        (pairs, readers, np.array(idx), _SharedClusters([tables[i] for i in idx]))
-        for (pairs, readers), idx in shared.items()
-    ]
+    want_pairs = bool({"pairs", "two-way-product"} & set(need))
+    want_readers = bool({"readers", "two-way-product"} & set(need))
+    work: list[tuple[tuple[str, ...], str, tuple]] = []  # (pair set, what, its inputs)
+    for (pairs, readers), idx in shared.items():
+        work.append((pairs, "group", (readers, np.array(idx), _SharedClusters([tables[i] for i in idx]))))
+    for i, rs in single:
+        work.append((rs.table.pairs, "single", (i, rs)))
     by_pairs: dict[tuple[str, ...], list[int]] = {}
     for j, jt in enumerate(judges):
         by_pairs.setdefault(jt.pairs, []).append(j)
-    judge_groups = [
-        (
-            pairs,
-            np.array(idx),
-            np.column_stack([judges[j].credit_sum for j in idx]),
-            np.column_stack([judges[j].credit_count for j in idx]),
-        )
-        for pairs, idx in by_pairs.items()
-    ]
-    want_pairs = bool({"pairs", "two-way-product"} & set(need))
-    want_readers = bool({"readers", "two-way-product"} & set(need))
+    for pairs, idx in by_pairs.items():
+        credit_sum = np.column_stack([judges[j].credit_sum for j in idx])
+        credit_count = np.column_stack([judges[j].credit_count for j in idx])
+        work.append((pairs, "judges", (np.array(idx), credit_sum, credit_count)))
+    first: dict[tuple[str, ...], int] = {}
+    for pairs, _, _ in work:
+        first.setdefault(pairs, len(first))
+    work.sort(key=lambda w: first[w[0]])  # stable: each pair set's work together
+    uses: Counter = Counter()
+    for pairs, what, inputs in work:
+        if what == "judges" or want_pairs:
+            uses["pair", pairs] += 1
+        if what == "group" and want_readers:
+            uses["reader", inputs[0]] += 1
+        if what == "single":
+            rs = inputs[1]
+            uses["reader", rs.table.readers] += want_readers
+            uses["pair-transposed", pairs] += "two-way-product" in need and not rs.blas
     col = 0
     for chunk in chunks:
         rows = chunk_rows(st.n_boot, chunk)
-        cache: dict[tuple[str, tuple[str, ...]], np.ndarray] = {}
-
-        def weights(kind: str, ids: tuple[str, ...], cache=cache, chunk=chunk) -> np.ndarray:
-            if (kind, ids) not in cache:
-                cache[(kind, ids)] = cluster_weights(st.entropy, kind, ids, st.n_boot, chunk)
-            return cache[(kind, ids)]
-
+        weights = _ChunkWeights(st, chunk, uses)
         span = slice(col, col + rows)
-        for pairs, readers, idx, group in groups:
-            wp = weights("pair", pairs) if want_pairs else None
-            wr = weights("reader", readers) if want_readers else None
-            for kind in need:
-                reps[kind][idx, span] = group.rates(kind, wp, wr).T
-        transposed: dict[tuple[str, ...], np.ndarray] = {}
-        for i, rs in single:
-            t = rs.table
-            wp = weights("pair", t.pairs) if want_pairs else None
-            wr = weights("reader", t.readers) if want_readers else None
-            wp_t = None
-            if "two-way-product" in need and not rs.blas:
-                if t.pairs not in transposed:
-                    transposed[t.pairs] = np.ascontiguousarray(wp.T)
-                wp_t = transposed[t.pairs]
+        for pairs, what, inputs in work:
+            if what == "judges":
+                idx, credit_sum, credit_count = inputs
+                wp = weights.take("pair", pairs)
+                judge_reps[idx, span] = _ratio(wp @ credit_sum, wp @ credit_count).T
+                continue
+            if what == "group":
+                readers, idx, group = inputs
+                wp = weights.take("pair", pairs) if want_pairs else None
+                wr = weights.take("reader", readers) if want_readers else None
+                for kind in need:
+                    reps[kind][idx, span] = group.rates(kind, wp, wr).T
+                continue
+            i, rs = inputs
+            wp = weights.take("pair", pairs) if want_pairs else None
+            wr = weights.take("reader", rs.table.readers) if want_readers else None
+            wp_t = weights.take("pair-transposed", pairs, wp) if "two-way-product" in need and not rs.blas else None
             for kind in need:
                 reps[kind][i, span] = rs.rates(kind, wp, wr, wp_t)
-        for pairs, idx, credit_sum, credit_count in judge_groups:
-            wp = weights("pair", pairs)
-            judge_reps[idx, span] = _ratio(wp @ credit_sum, wp @ credit_count).T
         col += rows
     return reps, judge_reps
 

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from judge_transfer_audit.core.json_text import dumps_indented
+from judge_transfer_audit.core.json_text import dumps_indented, dumps_indented_items
 from judge_transfer_audit.core.serialize import _float_out, to_jsonable
 
 # strings with the characters the table fast path splits on: brackets, commas, newlines, quotes, spaces
@@ -103,3 +103,26 @@ def test_text_columns_in_one_call_as_value_by_value():
     assert to_jsonable(frame)["data"] == [["NaN", None, "b"], ["a", "a", "a"], ["NaN", None, "c"]]
     wide = pd.DataFrame({f"c{k}": pd.Series(["x", None], dtype="str") for k in range(50)})
     assert to_jsonable(wide)["data"] == [["x"] * 50, ["NaN"] * 50]
+
+
+def test_end_is_joined_after_the_text():
+    data = {"data": [[1, "x"], [2, "y"]], "name": "é"}
+    assert dumps_indented(data, 1, "\n") == _reference(data, 1) + "\n"
+    assert dumps_indented(data, 1) == _reference(data, 1)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(_text, _json, max_size=5), st.sampled_from([1, 2]))
+def test_items_made_in_turn_give_the_text_of_the_whole_object(data, indent):
+    made = []
+
+    def maker(key):
+        def make():
+            made.append(key)
+            return data[key]
+
+        return make
+
+    items = [(key, maker(key)) for key in data]
+    assert dumps_indented_items(items, indent, "\n") == _reference(data, indent) + "\n"
+    assert made == list(data)

@@ -233,3 +233,40 @@ def test_single_reader_cell_gets_no_reader_interval_and_all_tie_cell_is_nan():
     assert np.isnan(c.loc[("m0/c0", "pairs"), "rate"]) and c.loc[("m0/c0", "pairs"), "n_invalid"] == 100
     assert c.loc[("m0/c0", "pairs"), "n_ties"] == 18
     assert any("single cluster" in n for n in res.notes)
+
+
+def _one_vote_per_pair(seed: int, n_matchups: int, n_pairs: int, n_readers: int) -> pd.DataFrame:
+    """Arena-shaped votes: one vote per pair, every matchup's readers drawn from one pool."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for m in range(n_matchups):
+        for i in range(n_pairs):
+            y = float(rng.random() < 0.6)
+            rows.append(
+                {
+                    "pair_id": f"m{m}-p{i:03d}",
+                    "reader_id": f"r{rng.integers(n_readers):03d}",
+                    "matchup": f"m{m}",
+                    "criterion": "overall",
+                    "focal": "F",
+                    "other": "O",
+                    "choice": "F" if y else "O",
+                    "y": y,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def test_cells_of_many_matchups_equal_each_matchup_bootstrapped_alone():
+    # cells of 300 pairs x ~190 readers are above the dense size: each is resampled on its own, the
+    # weights of its pair set and reader set drawn once per chunk and dropped after their last use
+    votes = _one_vote_per_pair(3, n_matchups=3, n_pairs=300, n_readers=200)
+    credits = _credits(votes, nan_every=9)
+    kwargs = dict(schemes=("pairs", "readers", "two-way"), n_boot=300, intervals=("percentile",), rng=4)
+    together = cluster_bootstrap(votes, judge_credits=credits, **kwargs)
+    for m, part in votes.groupby("matchup"):
+        alone = cluster_bootstrap(part, judge_credits=credits[credits["matchup"] == m], **kwargs)
+        for frame in ("cells", "judge"):
+            got = getattr(together, frame)
+            got = got[got["matchup"] == m].reset_index(drop=True)
+            pd.testing.assert_frame_equal(got, getattr(alone, frame).reset_index(drop=True), check_exact=True)
