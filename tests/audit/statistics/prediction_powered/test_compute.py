@@ -86,3 +86,24 @@ def test_section_majority_interval_is_the_profile_interval():
     )
     assert (hlo, hhi) == pytest.approx(expected, abs=1e-12)
     assert hse == pytest.approx((hhi - hlo) / (2 * Z))
+
+
+def test_human_majority_rate_is_the_sections_human_only_figure():
+    from judge_transfer_audit.statistics.prediction_powered.compute import human_majority_rate, majority_ppi
+    from judge_transfer_audit.statistics.prediction_powered.estimators import ppi_mean
+
+    rng = np.random.default_rng(8)
+    n, readers = 25, 5
+    p = 1 / (1 + np.exp(-(0.8 + rng.normal(0, 1, n))))
+    pair = np.repeat(np.arange(n), readers)
+    reader = np.tile(np.arange(readers), n)
+    credit = (rng.uniform(size=n * readers) < p[pair]).astype(float)
+    f = (rng.uniform(size=n) < 0.5).astype(float)
+    fu = (rng.uniform(size=100) < 0.5).astype(float)
+    share = ppi_mean(credit, pair, f, fu, reader_of_vote=reader)
+    *_, hm, hlo, hhi, _, _ = majority_ppi(credit, pair, reader, f, fu, share, 0.95)
+    m, lo, hi = human_majority_rate(credit, pair, reader, 0.95)
+    assert (m, lo, hi) == pytest.approx((hm, hlo, hhi), abs=1e-12)
+    assert lo < m < hi
+    # pairs read once carry nothing on the between-pair variance: M is not estimable
+    assert human_majority_rate(credit[:n], np.arange(n), np.arange(n) % readers) is None
