@@ -190,6 +190,7 @@ class StudyDesign:
 
 STUDY_DESIGNS = {
     "paper": StudyDesign("paper", 3, 6, 20, 7, first_b0=-0.3),
+    "50x7": StudyDesign("50x7", 3, 6, 50, 7, first_b0=-0.3),
     "150x12": StudyDesign("150x12", 3, 6, 150, 12),
     "ties": StudyDesign("ties", 3, 6, 20, 7, tie=TIE_HEAVY),
     "90cells": StudyDesign("90cells", 10, 9, 20, 7),

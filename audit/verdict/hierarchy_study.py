@@ -69,6 +69,7 @@ class StudyDesign:
 
 DESIGNS = {
     "paper": StudyDesign("paper", 3, 6, 20, 7, first_b0=-0.3),
+    "50x7": StudyDesign("50x7", 3, 6, 50, 7, first_b0=-0.3),
     "90cells": StudyDesign("90cells", 10, 9, 20, 7),
     "150x12": StudyDesign("150x12", 3, 6, 150, 12),
     "arena": StudyDesign("arena", 28, 1, 714, 1, pool=2000, systems=8),
