@@ -43,6 +43,16 @@ def test_interval_contains_the_estimate_and_reaches_toward_one_half(estimate):
     assert abs(centre - 0.5) <= abs(estimate - 0.5) + 1e-12
 
 
+def _crossed_votes(seed: int, n: int, readers: int, b0: float):
+    """Every reader votes on every pair: (rng, the pairs' shares, pair and reader of each vote, its credit)."""
+    rng = np.random.default_rng(seed)
+    p = 1 / (1 + np.exp(-(b0 + rng.normal(0, 1, n))))
+    pair = np.repeat(np.arange(n), readers)
+    reader = np.tile(np.arange(readers), n)
+    credit = (rng.uniform(size=n * readers) < p[pair]).astype(float)
+    return rng, p, pair, reader, credit
+
+
 def test_section_majority_interval_is_the_profile_interval():
     from judge_transfer_audit.statistics.prediction_powered.compute import majority_ppi
     from judge_transfer_audit.statistics.prediction_powered.estimators import ppi_mean
@@ -51,12 +61,8 @@ def test_section_majority_interval_is_the_profile_interval():
         satterthwaite_quantile,
     )
 
-    rng = np.random.default_rng(5)
+    rng, p, pair, reader, credit = _crossed_votes(5, 30, 6, 0.4)
     n, readers = 30, 6
-    p = 1 / (1 + np.exp(-(0.4 + rng.normal(0, 1, n))))
-    pair = np.repeat(np.arange(n), readers)
-    reader = np.tile(np.arange(readers), n)
-    credit = (rng.uniform(size=n * readers) < p[pair]).astype(float)
     f = (p > 0.5).astype(float)
     fu = (rng.uniform(size=200) < 0.6).astype(float)
     share = ppi_mean(credit, pair, f, fu, reader_of_vote=reader)
@@ -92,12 +98,8 @@ def test_human_majority_rate_is_the_sections_human_only_figure():
     from judge_transfer_audit.statistics.prediction_powered.compute import human_majority_rate, majority_ppi
     from judge_transfer_audit.statistics.prediction_powered.estimators import ppi_mean
 
-    rng = np.random.default_rng(8)
     n, readers = 25, 5
-    p = 1 / (1 + np.exp(-(0.8 + rng.normal(0, 1, n))))
-    pair = np.repeat(np.arange(n), readers)
-    reader = np.tile(np.arange(readers), n)
-    credit = (rng.uniform(size=n * readers) < p[pair]).astype(float)
+    rng, _, pair, reader, credit = _crossed_votes(8, n, readers, 0.8)
     f = (rng.uniform(size=n) < 0.5).astype(float)
     fu = (rng.uniform(size=100) < 0.5).astype(float)
     share = ppi_mean(credit, pair, f, fu, reader_of_vote=reader)
