@@ -66,7 +66,7 @@ def majority_rate(c: CellComparison, level: float) -> Interval:
     estimate; the bootstrap's percentile interval where the profile one is not defined.
 
     The percentile interval of the bootstrap's ``M`` under-covers where ``M`` is near 0 or 1 (a variance's
-    skewed, bounded error, mapped through a steep ``M``): 83% at 20 pairs x 12 readers and ``M`` = 0.885
+    skewed, bounded error, mapped through a steep ``M``): 83-86% at 20 pairs x 12 readers and ``M`` = 0.885
     (docs/audit.md, "The human estimands"); the decision reads the intervals of ``J - M`` and of the band
     distance, which cover (the calibration study), not this one.
     """
