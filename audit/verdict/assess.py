@@ -67,12 +67,12 @@ def majority_rate(c: CellComparison, level: float) -> Interval:
 
     The percentile interval of the bootstrap's ``M`` under-covers where ``M`` is near 0 or 1 (a variance's
     skewed, bounded error, mapped through a steep ``M``): 83-86% at 20 pairs x 12 readers and ``M`` = 0.885
-    (docs/audit.md, "The human estimands"); the decision reads the intervals of ``J - M`` and of the band
+    (docs/audit.md 4.1, "M's interval as shown"); the decision reads the intervals of ``J - M`` and of the band
     distance, which cover (the calibration study), not this one.
     """
     boot = c.interval("majority_rate", level)
     t = c.table
-    if c.vote_share_only or t is None or t.n_pairs < 2:
+    if c.vote_share_only or t is None:
         return boot
     got = human_majority_rate(t.credit, t.pair_index, t.reader_index, level)
     if got is None or not (math.isfinite(got[1]) and math.isfinite(got[2])):
