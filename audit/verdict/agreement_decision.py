@@ -354,14 +354,35 @@ def _two_way(
         product, pairs = sums[0] / sums[1], sums[2] / sums[3]
         readers = (r @ num_q) / (r @ den_q)
     c = correct_two_way(est, product, pairs, readers, n_p, n_r)
-    groups = np.array_split(np.arange(n_boot), min(JACKKNIFE_GROUPS, n_boot // 2)) if n_boot >= 4 else []
-    left_out = []
-    for g in groups:
-        keep = np.ones(n_boot, bool)
-        keep[g] = False
-        k = correct_two_way(est, product[keep], pairs[keep], readers[keep], n_p, n_r)
-        left_out.append((float(k.variance), float(k.df)))
-    return _Spread(float(c.variance), float(c.df), tuple(left_out))
+    return _Spread(float(c.variance), float(c.df), _left_out(product, pairs, readers, n_p, n_r))
+
+
+def _left_out(
+    product: np.ndarray, pairs: np.ndarray, readers: np.ndarray, n_p: int, n_r: int
+) -> tuple[tuple[float, float], ...]:
+    """:func:`correct_two_way`'s (variance, df) with each of ``JACKKNIFE_GROUPS`` consecutive groups of
+    replicates left out, from the groups' sums of the centred replicates (no replicate array is copied per
+    group); replicates NaN in any of the three are left out, as there. Empty below four usable replicates
+    or two pairs or readers."""
+    from judge_transfer_audit.statistics.uncertainty.two_way import two_way_constants
+
+    ok = np.isfinite(product) & np.isfinite(pairs) & np.isfinite(readers)
+    n_groups = min(JACKKNIFE_GROUPS, int(ok.sum()) // 2)
+    if n_groups < 2 or n_p < 2 or n_r < 2:
+        return ()
+    x = np.stack([product, pairs, readers, product - pairs - readers])[:, ok]
+    x = x - x.mean(axis=1, keepdims=True)
+    n = x.shape[1]
+    group = np.arange(n) * n_groups // n
+    count = np.bincount(group, minlength=n_groups).astype(float)
+    s1 = np.stack([np.bincount(group, row, minlength=n_groups) for row in x])
+    s2 = np.stack([np.bincount(group, row * row, minlength=n_groups) for row in x])
+    rest = n - count
+    var = ((x * x).sum(axis=1, keepdims=True) - s2 - (x.sum(axis=1, keepdims=True) - s1) ** 2 / rest) / (rest - 1)
+    return tuple(
+        (lambda c: (c[0], c[2]))(two_way_constants(var[0, g], var[1, g], var[2, g], var[3, g], n_p, n_r))
+        for g in range(n_groups)
+    )
 
 
 def _add_strata(sums, num, den, num_p, den_p, r_t, strata, rng) -> None:
@@ -555,13 +576,18 @@ def _monte_carlo_se(est: float, spread: _Spread, margin: float, alpha: float) ->
     """The Monte Carlo standard errors of (p_pass, p_fail): the delete-a-group jackknife of the two p-values
     over the groups of replicates (the variance and its df recomputed without each group), which carries the
     replicates' noise through the two-way correction, its truncation and the degrees of freedom."""
+    from judge_transfer_audit.statistics.distributions import t as t_dist
+
     g = len(spread.left_out)
-    if g < 2:
+    if g < 2 or not np.isfinite(est):
         return math.nan, math.nan
-    p = np.array([_t_tests(est, v, df, margin, alpha)[1:] for v, df in spread.left_out], float)
-    if not np.isfinite(p).all():
+    var, df = np.array(spread.left_out, float).T
+    if not (np.isfinite(var).all() and (var > 0).all()):
         return math.nan, math.nan
-    se = np.sqrt((g - 1) / g * ((p - p.mean(axis=0)) ** 2).sum(axis=0))
+    df = np.where(np.isfinite(df) & (df > 0), df, 1e9)  # as in _t_tests
+    z = (est + margin) / np.sqrt(var)
+    p = np.stack([t_dist.sf(z, df), t_dist.cdf(z, df)])
+    se = np.sqrt((g - 1) / g * ((p - p.mean(axis=1, keepdims=True)) ** 2).sum(axis=1))
     return float(se[0]), float(se[1])
 
 
