@@ -634,9 +634,13 @@ def _closed_test_p(rows: list[AgreementScope], live: list[int], adjust: str) -> 
         if r.level == "cell":
             cells_of[r.matchup] = cells_of.get(r.matchup, 0) + 1
     n_cells = {m: cells_of.get(m, 0) for m in matchup_row}
+    cell_positions: dict[str, list[int]] = {}
+    for i, k in enumerate(members):
+        if rows[k].level == "cell":
+            cell_positions.setdefault(groups[i], []).append(i)
     pools = {}
     for m, k in matchup_row.items():
-        positions = tuple(i for i, g in enumerate(groups) if g == m and rows[members[i]].level == "cell")
+        positions = tuple(cell_positions.get(m, ()))
         if len(positions) >= 2 and len(positions) == n_cells[m] and np.isfinite(rows[k].p_fail):
             pools[m] = GroupPool(positions, {(1 << len(positions)) - 1: float(rows[k].p_fail)})
     cl = closure(p_family, groups, pools)
@@ -717,11 +721,15 @@ def _monte_carlo_borderline(
     (never adjusted) lies within ``MC_SES`` standard errors of alpha is borderline (the PASS test) and
     re-run itself. Returns (the scopes to re-run, the borderline scopes with their tests).
 
-    The closed test's adjusted p-values do not decrease when any scope's p increases, so the FAIL decisions
-    under a single move lie between those with a whole set of scopes moved down and moved up at once: a
-    set whose two envelopes agree holds no scope whose move changes anything. The scopes are searched by
-    halving such sets (two closed tests per set looked at), so a study with few borderline scopes costs a
-    few dozen closed tests, not two per scope."""
+    Two properties of the closed test keep this to a few dozen closed tests, not two per scope. Each local
+    test is the smallest of its terms, each a p-value times a factor between 1 and ``C`` (four times the
+    scopes bounds the factors: Bonferroni within and across matchups, the pooled tests' 2), and a
+    hypothesis is rejected when every local test containing it is below alpha: so a move whose range lies
+    wholly below ``alpha / C`` or wholly at or above alpha changes no rejection. And the adjusted p-values
+    do not decrease when any p increases, so the decisions under a single move lie between those with a
+    whole set of scopes moved down and moved up at once: a set whose two envelopes agree holds no scope
+    whose move changes anything. The remaining scopes, in the order of their p, are searched by halving
+    such sets."""
     import dataclasses
 
     from judge_transfer_audit.verdict.decision import MC_SES
@@ -743,7 +751,11 @@ def _monte_carlo_borderline(
         adjusted_p = _closed_test_p(trial, live, adjust)
         return {j: bool(np.isfinite(adjusted_p[j]) and adjusted_p[j] < alpha) for j in live}
 
-    pending = [list(moves)] if moves else []
+    floor = alpha / (4.0 * len(live) + 4.0)
+    near = sorted(
+        (k for k, (low, high) in moves.items() if high >= floor and low < alpha), key=lambda k: rows[k].p_fail
+    )
+    pending = [near] if near else []
     while pending:
         scopes = pending.pop()
         down, up = moved(scopes, 0), moved(scopes, 1)
