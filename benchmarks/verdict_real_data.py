@@ -1,17 +1,21 @@
 """The verdict on the public datasets beside the repository (../shared/datasets), per dataset.
 
-usage: python benchmarks/verdict_real_data.py [--datasets mtbench,pds,summeval,hanna]
+usage: python benchmarks/verdict_real_data.py [--datasets mtbench,pds,summeval,hanna] [--no-pool]
 
 Converts the datasets into a temporary folder (../shared/datasets/convert.py; HANNA with
-tests/support/hanna.py), runs the audit's core (no optional
-sections) with the default policy and prints, per dataset: the run's status, the cells per
-status, the GLMM fits flagged degenerate, and the largest gap between a shown human figure and
-its raw share. Nothing is written in the repository. docs/audit.md records the output.
+tests/support/hanna.py), runs the audit's core (no optional sections) with the default policy
+(the hierarchical closed test that pools the criteria of a matchup; ``--no-pool``: Holm over the
+cells, policy ``transfer.pool_criteria = false``) and prints, per dataset: the run's status, the
+cells per status, the GLMM fits flagged degenerate, the largest gap between a shown human figure
+and its raw share, the study's and the matchups' transfer decisions (the matchups that FAIL and
+PASS by name, up to ``--list``) and, where it ran, the agreement decision per level. Nothing is
+written in the repository. docs/audit.md records the output.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import os
 import subprocess
@@ -25,12 +29,25 @@ sys.path.insert(0, str(ROOT))
 
 from judge_transfer_audit.engine.pipeline import run_audit  # noqa: E402
 from judge_transfer_audit.inputs import load_audit_data  # noqa: E402
+from judge_transfer_audit.model.policy import Policy  # noqa: E402
 from judge_transfer_audit.model.spec import AuditSpec  # noqa: E402
 
 SHARED = Path(os.environ.get("JUDGE_AUDIT_DATASETS") or ROOT.parent / "shared" / "datasets")
 
 
-def _summary(name: str, result, seconds: float) -> str:
+STATUSES = ("PASS", "FAIL", "INCONCLUSIVE", "INSUFFICIENT", "ERROR")
+
+
+def _per_status(statuses: list[str]) -> str:
+    return ", ".join(f"{statuses.count(s)} {s}" for s in STATUSES if statuses.count(s))
+
+
+def _named(label: str, names: list[str], limit: int) -> str:
+    shown = ", ".join(names[:limit]) + (f" (+{len(names) - limit} more)" if len(names) > limit else "")
+    return f"\n          {label}: {shown}" if names else ""
+
+
+def _summary(name: str, result, seconds: float, limit: int) -> str:
     gaps = []
     for c in result.cells:
         h, g = c.human, c.human.glmm
@@ -39,17 +56,43 @@ def _summary(name: str, result, seconds: float) -> str:
     worst_plain = max((gap for gap, flagged in gaps if not flagged), default=0.0)
     n_deg = sum(c.human.glmm.degenerate for c in result.cells)
     counts = ", ".join(f"{n} {s}" for s, n in result.counts.items())
-    fails = [f"{c.matchup}/{c.criterion}" for c in result.cells if c.transfer.status.value == "FAIL"][:4]
-    return (
+    fails = [f"{c.matchup}/{c.criterion}" for c in result.cells if c.transfer.status.value == "FAIL"]
+    lines = [
         f"{name:<9} status {result.status.value:<12} cells {len(result.cells):>4}: {counts}; degenerate GLMM "
         f"{n_deg}; largest unflagged |expit(b0) - raw| {100 * worst_plain:.1f} points; {seconds:.0f} s"
-        + (f"\n          e.g. FAIL: {', '.join(fails)}" if fails else "")
-    )
+        + _named("FAIL cells", fails, limit)
+    ]
+    study, matchups = result.study_transfer, result.matchup_transfers
+    if study is not None:
+        lines.append(
+            f"          rate, study: {study.status.value} (p_study {study.p_study}); matchups "
+            f"{len(matchups)}: {_per_status([m.status.value for m in matchups])}"
+            + _named("FAIL matchups", [m.matchup for m in matchups if m.status.value == "FAIL"], limit)
+            + _named("PASS matchups", [m.matchup for m in matchups if m.status.value == "PASS"], limit)
+        )
+    section = result.sections.get("agreement_decision")
+    decision = section.payload if section is not None else None
+    if decision is not None:
+        parts = [f"{lv} {_per_status([r.status for r in decision.level(lv)])}" for lv in ("study", "matchup", "cell")]
+        matchups = decision.level("matchup")
+        lines.append(
+            "          agreement: "
+            + "; ".join(parts)
+            + _named("FAIL matchups", [r.matchup for r in matchups if r.status == "FAIL"], limit)
+            + _named("PASS matchups", [r.matchup for r in matchups if r.status == "PASS"], limit)
+        )
+    elif section is not None:
+        lines.append(f"          agreement: {section.status.value} ({section.reason})")
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--datasets", default="mtbench,pds,summeval,hanna")
+    parser.add_argument(
+        "--no-pool", action="store_true", help="Holm over the cells (policy transfer.pool_criteria false)"
+    )
+    parser.add_argument("--list", type=int, default=12, help="matchups and cells named per status (default 12)")
     args = parser.parse_args(argv)
     if not (SHARED / "convert.py").exists():
         print(f"{SHARED} is absent", file=sys.stderr)
@@ -58,7 +101,11 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
         subprocess.run([sys.executable, str(SHARED / "convert.py"), str(out)], check=True, capture_output=True)
-        spec = AuditSpec(uncertainty=False, readers=False, surface=False)
+        policy = Policy()
+        if args.no_pool:
+            policy = dataclasses.replace(policy, transfer=dataclasses.replace(policy.transfer, pool_criteria=False))
+        print(f"transfer.pool_criteria = {str(policy.transfer.pool_criteria).lower()}", flush=True)
+        core = {"uncertainty": False, "readers": False, "surface": False, "policy": policy}
         runs = {
             "mtbench": lambda: load_audit_data(
                 out / "mtbench/judge.csv", out / "mtbench/humans.csv", pairs=out / "mtbench/pairs.csv"
@@ -75,13 +122,8 @@ def main(argv: list[str] | None = None) -> int:
         for name in wanted:
             started = time.perf_counter()
             data = runs[name]()
-            result = run_audit(
-                data,
-                AuditSpec(uncertainty=False, readers=False, surface=False, judge=judges.get(name))
-                if name in judges
-                else spec,
-            )
-            print(_summary(name, result, time.perf_counter() - started), flush=True)
+            result = run_audit(data, AuditSpec(**core, judge=judges.get(name)))
+            print(_summary(name, result, time.perf_counter() - started, args.list), flush=True)
     return 0
 
 
