@@ -5,10 +5,11 @@ usage: python benchmarks/verdict_real_data.py [--datasets mtbench,pds,summeval,h
 Converts the datasets into a temporary folder (../shared/datasets/convert.py; HANNA with
 tests/support/hanna.py), runs the audit's core (no optional sections) with the default policy
 (the hierarchical closed test that pools the criteria of a matchup; ``--no-pool``: Holm over the
-cells, policy ``transfer.pool_criteria = false``) and prints, per dataset: the run's status, the
-cells per status, the GLMM fits flagged degenerate, the largest gap between a shown human figure
-and its raw share, the study's and the matchups' transfer decisions (the matchups that FAIL and
-PASS by name, up to ``--list``) and, where it ran, the agreement decision per level. Nothing is
+cells, policy ``transfer.pool_criteria = false``) and prints, per dataset: the judge configuration
+decided, the run's status, the cells per status, the GLMM fits flagged degenerate, the largest gap
+between a shown human figure and its raw share, the FAIL cells, the study's and the matchups'
+transfer decisions (the matchups that FAIL and PASS by name, up to ``--list``), the other judge
+configurations' cells per status and, where it ran, the agreement decision per level. Nothing is
 written in the repository. docs/audit.md records the output.
 """
 
@@ -22,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,8 +40,14 @@ SHARED = Path(os.environ.get("JUDGE_AUDIT_DATASETS") or ROOT.parent / "shared" /
 STATUSES = ("PASS", "FAIL", "INCONCLUSIVE", "INSUFFICIENT", "ERROR")
 
 
-def _per_status(statuses: list[str]) -> str:
-    return ", ".join(f"{statuses.count(s)} {s}" for s in STATUSES if statuses.count(s))
+def _per_status(statuses) -> str:
+    """``3 PASS, 1 FAIL`` from a list of statuses or a mapping status -> count."""
+    counts = statuses if isinstance(statuses, dict) else Counter(statuses)
+    return ", ".join(f"{counts[s]} {s}" for s in STATUSES if counts.get(s))
+
+
+def _p(value: float | None) -> str:
+    return "none" if value is None or not math.isfinite(value) else f"{value:.2g}"
 
 
 def _named(label: str, names: list[str], limit: int) -> str:
@@ -56,30 +64,46 @@ def _summary(name: str, result, seconds: float, limit: int) -> str:
     worst_plain = max((gap for gap, flagged in gaps if not flagged), default=0.0)
     n_deg = sum(c.human.glmm.degenerate for c in result.cells)
     counts = ", ".join(f"{n} {s}" for s, n in result.counts.items())
-    fails = [f"{c.matchup}/{c.criterion}" for c in result.cells if c.transfer.status.value == "FAIL"]
+    fails = [
+        f"{c.matchup}/{c.criterion} (judge {100 * c.transfer.judge_rate.estimate:.1f}% for {c.focal}, band "
+        f"[{100 * c.transfer.band_low:.1f}%, {100 * c.transfer.band_high:.1f}%])"
+        for c in result.cells
+        if c.transfer.status.value == "FAIL"
+    ]
     lines = [
-        f"{name:<9} status {result.status.value:<12} cells {len(result.cells):>4}: {counts}; degenerate GLMM "
+        f"{name:<9} judge {result.provenance.primary_judge}; status {result.status.value}\n"
+        f"          cells {len(result.cells):>4}: {counts}; degenerate GLMM "
         f"{n_deg}; largest unflagged |expit(b0) - raw| {100 * worst_plain:.1f} points; {seconds:.0f} s"
         + _named("FAIL cells", fails, limit)
     ]
     study, matchups = result.study_transfer, result.matchup_transfers
     if study is not None:
         lines.append(
-            f"          rate, study: {study.status.value} (p_study {study.p_study}); matchups "
+            f"          rate, study: {study.status.value} (p_study {_p(study.p_study)}); matchups "
             f"{len(matchups)}: {_per_status([m.status.value for m in matchups])}"
             + _named("FAIL matchups", [m.matchup for m in matchups if m.status.value == "FAIL"], limit)
             + _named("PASS matchups", [m.matchup for m in matchups if m.status.value == "PASS"], limit)
         )
+    configurations = result.sections.get("judge_configurations")
+    if configurations is not None and configurations.payload is not None:
+        others = [r for r in configurations.payload.rows if r.judge != result.provenance.primary_judge]
+        for r in others:
+            lines.append(f"          configuration {r.judge}: cells {_per_status(r.decisions)}")
     section = result.sections.get("agreement_decision")
     decision = section.payload if section is not None else None
     if decision is not None:
         parts = [f"{lv} {_per_status([r.status for r in decision.level(lv)])}" for lv in ("study", "matchup", "cell")]
+        for row in decision.level("study"):
+            parts[0] += (
+                f" (the judge agrees with the other readers on {100 * row.judge_agreement:.1f}% of their votes, "
+                f"a reader on {100 * row.reader_agreement:.1f}%; ties: {decision.ties})"
+            )
         matchups = decision.level("matchup")
         lines.append(
             "          agreement: "
             + "; ".join(parts)
-            + _named("FAIL matchups", [r.matchup for r in matchups if r.status == "FAIL"], limit)
-            + _named("PASS matchups", [r.matchup for r in matchups if r.status == "PASS"], limit)
+            + _named("agreement FAIL matchups", [r.matchup for r in matchups if r.status == "FAIL"], limit)
+            + _named("agreement PASS matchups", [r.matchup for r in matchups if r.status == "PASS"], limit)
         )
     elif section is not None:
         lines.append(f"          agreement: {section.status.value} ({section.reason})")
