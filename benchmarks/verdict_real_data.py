@@ -8,9 +8,10 @@ tests/support/hanna.py), runs the audit's core (no optional sections) with the d
 cells, policy ``transfer.pool_criteria = false``) and prints, per dataset: the judge configuration
 decided, the run's status, the cells per status, the GLMM fits flagged degenerate, the largest gap
 between a shown human figure and its raw share, the FAIL cells, the study's and the matchups'
-transfer decisions (the matchups that FAIL and PASS by name, up to ``--list``), the other judge
-configurations' cells per status and, where it ran, the agreement decision per level. Nothing is
-written in the repository. docs/audit.md records the output.
+transfer decisions (the matchups by name per status, up to ``--list`` each), the other judge
+configurations' cells per status and, where it ran, the agreement decision per level (the
+matchups that FAIL and PASS by name). Nothing is written in the repository. docs/audit.md
+records the output.
 """
 
 from __future__ import annotations
@@ -81,8 +82,18 @@ def _summary(name: str, result, seconds: float, limit: int) -> str:
         lines.append(
             f"          rate, study: {study.status.value} (p_study {_p(study.p_study)}); matchups "
             f"{len(matchups)}: {_per_status([m.status.value for m in matchups])}"
-            + _named("FAIL matchups", [m.matchup for m in matchups if m.status.value == "FAIL"], limit)
-            + _named("PASS matchups", [m.matchup for m in matchups if m.status.value == "PASS"], limit)
+            + "".join(
+                _named(
+                    f"{status} matchups (cells PASS, FAIL of assessed)",
+                    [
+                        f"{m.matchup} ({m.n_pass}, {m.n_fail} of {m.n_assessed})"
+                        for m in matchups
+                        if m.status.value == status
+                    ],
+                    limit,
+                )
+                for status in STATUSES
+            )
         )
     configurations = result.sections.get("judge_configurations")
     if configurations is not None and configurations.payload is not None:
@@ -102,8 +113,18 @@ def _summary(name: str, result, seconds: float, limit: int) -> str:
         lines.append(
             "          agreement: "
             + "; ".join(parts)
-            + _named("agreement FAIL matchups", [r.matchup for r in matchups if r.status == "FAIL"], limit)
-            + _named("agreement PASS matchups", [r.matchup for r in matchups if r.status == "PASS"], limit)
+            + "".join(
+                _named(
+                    f"agreement {status} matchups (judge, reader agreement)",
+                    [
+                        f"{r.matchup} ({100 * r.judge_agreement:.1f}%, {100 * r.reader_agreement:.1f}%)"
+                        for r in matchups
+                        if r.status == status
+                    ],
+                    limit,
+                )
+                for status in ("FAIL", "PASS")
+            )
         )
     elif section is not None:
         lines.append(f"          agreement: {section.status.value} ({section.reason})")
