@@ -6,12 +6,13 @@ Converts the datasets into a temporary folder (../shared/datasets/convert.py; HA
 tests/support/hanna.py), runs the audit without its uncertainty, reader and surface sections,
 with the default policy (the hierarchical closed test that pools the criteria of a matchup;
 ``--no-pool``: Holm over the cells, policy ``transfer.pool_criteria = false``) and prints, per
-dataset: the judge configuration decided, the run's status, the compared pairs and readers a
-cell, the cells per status, the GLMM fits flagged degenerate, the largest gap between a shown
-human figure and its raw share, the FAIL cells, the study's and the matchups' transfer decisions
-(the matchups by name per status, up to ``--list`` each), the other judge configurations' cells
-per status and, where it ran, the agreement decision per level (the matchups that FAIL and PASS
-by name). Nothing is written in the repository. docs/audit.md records the output.
+dataset: the judge configuration decided, the run's status, the compared pairs a cell (assessed
+cells and the others) and the readers a cell, the cells per status, the GLMM fits flagged
+degenerate, the largest gap between a shown human figure and its raw share, the FAIL cells, the
+study's and the matchups' transfer decisions (the matchups by name per status, up to ``--list``
+each), the other judge configurations' cells per status and, where it ran, the agreement decision
+per level (the matchups that FAIL and PASS by name). Nothing is written in the repository.
+docs/audit.md records the output.
 """
 
 from __future__ import annotations
@@ -65,7 +66,11 @@ def _summary(name: str, result, seconds: float, limit: int) -> str:
     worst_plain = max((gap for gap, flagged in gaps if not flagged), default=0.0)
     n_deg = sum(c.human.glmm.degenerate for c in result.cells)
     counts = ", ".join(f"{n} {s}" for s, n in result.counts.items())
-    pairs = [c.n_pairs for c in result.cells]
+    pairs: dict[str, list[int]] = {}
+    for c in result.cells:
+        assessed = c.transfer.status.value in ("PASS", "FAIL", "INCONCLUSIVE")
+        pairs.setdefault("assessed" if assessed else "other", []).append(c.n_pairs)
+    ranges = "; ".join(f"{label} {min(n)}-{max(n)}" for label, n in sorted(pairs.items()))
     readers = [c.n_readers for c in result.cells]
     fails = [
         f"{c.matchup}/{c.criterion} (judge {100 * c.transfer.judge_rate.estimate:.1f}% for {c.focal}, band "
@@ -74,9 +79,8 @@ def _summary(name: str, result, seconds: float, limit: int) -> str:
         if c.transfer.status.value == "FAIL"
     ]
     lines = [
-        f"{name:<9} judge {result.provenance.primary_judge}; status {result.status.value}; compared pairs a cell "
-        f"{min(pairs, default=0)}-{max(pairs, default=0)}, readers {min(readers, default=0)}-"
-        f"{max(readers, default=0)}\n"
+        f"{name:<9} judge {result.provenance.primary_judge}; status {result.status.value}; compared pairs a cell: "
+        f"{ranges}; readers {min(readers, default=0)}-{max(readers, default=0)}\n"
         f"          cells {len(result.cells):>4}: {counts}; degenerate GLMM "
         f"{n_deg}; largest unflagged |expit(b0) - raw| {100 * worst_plain:.1f} points; {seconds:.0f} s"
         + _named("FAIL cells", fails, limit)
