@@ -9,7 +9,8 @@ even-split rule). Prints per judge the study's status, the judge's and a reader'
 the other readers' votes, the advantage with its 90% interval, the pooled and the closed test's
 adjusted p-value of FAIL and the matchups per status. With ``--seeds N`` it decides every judge
 again at the seeds 0 .. N-1 and prints how often the study FAILs and the range of its adjusted p:
-how much the decision depends on the bootstrap's draws. Nothing is written in the repository.
+how much the decision depends on the bootstrap's draws, and at how many seeds the sequential Monte
+Carlo re-ran the study on more replicates or left it borderline. Nothing is written in the repository.
 """
 
 from __future__ import annotations
@@ -69,14 +70,17 @@ def main(argv: list[str] | None = None) -> int:
             f"{s.p_fail_adjusted:.3f}; matchups {_statuses(res.level('matchup'))}"
         )
         if args.seeds:
-            fails, padj = 0, []
+            fails, padj, borderline, rerun = 0, [], 0, 0
             for seed in range(args.seeds):
                 row = agreement_decision(data.votes, choices, n_boot=args.n_boot, rng=seed).row("all/all")
                 fails += row.status == "FAIL"
                 padj.append(row.p_fail_adjusted)
+                borderline += row.monte_carlo_borderline
+                rerun += row.n_boot > args.n_boot
             print(
                 f"    seeds 0-{args.seeds - 1}: study FAIL at {fails}/{args.seeds}; adjusted p median "
-                f"{np.median(padj):.3f}, range [{min(padj):.3f}, {max(padj):.3f}]"
+                f"{np.median(padj):.3f}, range [{min(padj):.3f}, {max(padj):.3f}]; the study re-run on more "
+                f"replicates at {rerun}, still Monte Carlo borderline at {borderline}"
             )
     return 0
 

@@ -35,6 +35,15 @@ recomputed under the pair weights, the reader weights and their product, and the
 two-way variance and its degrees of freedom
 (:func:`judge_transfer_audit.statistics.uncertainty.two_way.correct_two_way`) give ``estimate -/+ t_df sqrt(V)``.
 
+**Monte Carlo error.** The variance and its df rest on ``n_boot`` replicates. Each p-value's Monte Carlo
+standard error is the delete-a-group jackknife over ``JACKKNIFE_GROUPS`` groups of them
+(:func:`_monte_carlo_se`). Where moving one scope's p by two of its standard errors would change a
+decision (:func:`_monte_carlo_borderline`), that scope is re-run on ``SEQUENTIAL_FACTOR`` times the
+replicates (its own stream, keyed by the scope and the count) and the scopes decided again, at most
+``SEQUENTIAL_ROUNDS`` times, as the rate decision does (:mod:`judge_transfer_audit.verdict.assess`);
+a scope still borderline then is flagged (``monte_carlo_borderline``) and its reason says to read it
+as undecided.
+
 **One vote per pair.** Where fewer than ``min_pairs`` pairs have two votes on a criterion, a
 reader's agreement with the other readers cannot be estimated (it needs two readers on the same
 pair). What is identifiable is the judge's agreement with the readers' votes ``A_J`` and a lower
@@ -72,6 +81,8 @@ LEVELS = ("study", "matchup", "cell")
 ALTTEST_MIN_UNITS = 30
 #: the categories of a vote or a verdict: focal, other, tie
 _FOCAL, _OTHER, _TIE = 0, 1, 2
+#: the replicates are cut into this many consecutive groups for the jackknife of a p-value's Monte Carlo error
+JACKKNIFE_GROUPS = 20
 
 
 # --------------------------------------------------------------------------- AltTest procedure
@@ -205,6 +216,14 @@ class AgreementScope:
     advantage_probability: float  #: AltTest's rho
     n_readers_tested: int  #: readers with >= ALTTEST_MIN_UNITS scored votes (AltTest's rule)
     reason: str
+    #: replicates of its two-way variance: the section's, or more where the sequential Monte Carlo re-ran the
+    #: scope (0: no bootstrap, or a result written before this was recorded)
+    n_boot: int = 0
+    p_pass_mc_se: float = math.nan  #: Monte Carlo standard error of ``p_pass`` (jackknife over the replicates)
+    p_fail_mc_se: float = math.nan  #: Monte Carlo standard error of ``p_fail``
+    #: the bootstrap's own noise could still move its status: a p-value it rests on (its own or, through the
+    #: closed test, another scope's) is within two Monte Carlo standard errors of where the status changes
+    monte_carlo_borderline: bool = False
 
 
 @dataclass(frozen=True)
@@ -293,10 +312,21 @@ def _scored_votes(v: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     return out[multi].reset_index(drop=True), out[~multi].reset_index(drop=True)
 
 
+@dataclass(frozen=True)
+class _Spread:
+    """The two-way variance of a scope's advantage, its degrees of freedom, and the same computed with each
+    of ``JACKKNIFE_GROUPS`` consecutive groups of replicates left out (the Monte Carlo error's jackknife)."""
+
+    variance: float
+    df: float
+    left_out: tuple[tuple[float, float], ...]  #: (variance, df) without each group of replicates
+
+
 def _two_way(
     num: sparse.csr_matrix, den: sparse.csr_matrix, strata: np.ndarray, n_boot: int, rng: np.random.Generator
-) -> tuple[float, float]:
-    """(variance, df) of ``sum(num) / sum(den)`` under pairs x readers resampling.
+) -> _Spread:
+    """The variance and df of ``sum(num) / sum(den)`` under pairs x readers resampling, with their
+    delete-a-group jackknife over the replicates (:class:`_Spread`).
 
     ``num``/``den`` are pairs x readers sums; pairs are resampled within ``strata`` (matchups).
     The resampling counts are drawn as indices and counted
@@ -324,7 +354,35 @@ def _two_way(
         product, pairs = sums[0] / sums[1], sums[2] / sums[3]
         readers = (r @ num_q) / (r @ den_q)
     c = correct_two_way(est, product, pairs, readers, n_p, n_r)
-    return float(c.variance), float(c.df)
+    return _Spread(float(c.variance), float(c.df), _left_out(product, pairs, readers, n_p, n_r))
+
+
+def _left_out(
+    product: np.ndarray, pairs: np.ndarray, readers: np.ndarray, n_p: int, n_r: int
+) -> tuple[tuple[float, float], ...]:
+    """:func:`correct_two_way`'s (variance, df) with each of ``JACKKNIFE_GROUPS`` consecutive groups of
+    replicates left out, from the groups' sums of the centred replicates (no replicate array is copied per
+    group); replicates NaN in any of the three are left out, as there. Empty below four usable replicates
+    or two pairs or readers."""
+    from judge_transfer_audit.statistics.uncertainty.two_way import two_way_constants
+
+    ok = np.isfinite(product) & np.isfinite(pairs) & np.isfinite(readers)
+    n_groups = min(JACKKNIFE_GROUPS, int(ok.sum()) // 2)
+    if n_groups < 2 or n_p < 2 or n_r < 2:
+        return ()
+    x = np.stack([product, pairs, readers, product - pairs - readers])[:, ok]
+    x = x - x.mean(axis=1, keepdims=True)
+    n = x.shape[1]
+    group = np.arange(n) * n_groups // n
+    count = np.bincount(group, minlength=n_groups).astype(float)
+    s1 = np.stack([np.bincount(group, row, minlength=n_groups) for row in x])
+    s2 = np.stack([np.bincount(group, row * row, minlength=n_groups) for row in x])
+    rest = n - count
+    var = ((x * x).sum(axis=1, keepdims=True) - s2 - (x.sum(axis=1, keepdims=True) - s1) ** 2 / rest) / (rest - 1)
+    return tuple(
+        (lambda c: (c[0], c[2]))(two_way_constants(var[0, g], var[1, g], var[2, g], var[3, g], n_p, n_r))
+        for g in range(n_groups)
+    )
 
 
 def _add_strata(sums, num, den, num_p, den_p, r_t, strata, rng) -> None:
@@ -486,10 +544,11 @@ def _scope_row(
         diff = frame.assign(d=(frame["cat"] == frame["jcat"]).astype(float) - _chance_per_vote(frame), one=1.0)
         est = float(diff["d"].mean())
     shape = (n_p, n_r)
-    var, df = _two_way(_sums(diff, "d", pc, rc, shape), _sums(diff, "one", pc, rc, shape), strata, n_boot, rng)
-    ci, p_pass, p_fail = _t_tests(est, var, df, margin, alpha)
+    spread = _two_way(_sums(diff, "d", pc, rc, shape), _sums(diff, "one", pc, rc, shape), strata, n_boot, rng)
+    ci, p_pass, p_fail = _t_tests(est, spread.variance, spread.df, margin, alpha)
+    se_pass, se_fail = _monte_carlo_se(est, spread, margin, alpha)
     if basis == "votes":
-        p_pass = 1.0  # a reader's own agreement is not identifiable: never PASS
+        p_pass, se_pass = 1.0, 0.0  # a reader's own agreement is not identifiable: never PASS
     wr, rho, n_tested = _alt_test_of(frame, margin, alpha) if basis == "pair by pair" else (nan, nan, 0)
     return AgreementScope(
         **base,
@@ -499,7 +558,7 @@ def _scope_row(
         judge_agreement=judge_agree,
         reader_agreement=reader_agree,
         advantage=ci,
-        df=df,
+        df=spread.df,
         p_pass=p_pass,
         p_fail=p_fail,
         p_fail_adjusted=nan,
@@ -507,7 +566,29 @@ def _scope_row(
         advantage_probability=rho,
         n_readers_tested=n_tested,
         reason="",
+        n_boot=int(n_boot),
+        p_pass_mc_se=se_pass,
+        p_fail_mc_se=se_fail,
     )
+
+
+def _monte_carlo_se(est: float, spread: _Spread, margin: float, alpha: float) -> tuple[float, float]:
+    """The Monte Carlo standard errors of (p_pass, p_fail): the delete-a-group jackknife of the two p-values
+    over the groups of replicates (the variance and its df recomputed without each group), which carries the
+    replicates' noise through the two-way correction, its truncation and the degrees of freedom."""
+    from judge_transfer_audit.statistics.distributions import t as t_dist
+
+    g = len(spread.left_out)
+    if g < 2 or not np.isfinite(est):
+        return math.nan, math.nan
+    var, df = np.array(spread.left_out, float).T
+    if not (np.isfinite(var).all() and (var > 0).all()):
+        return math.nan, math.nan
+    df = np.where(np.isfinite(df) & (df > 0), df, 1e9)  # as in _t_tests
+    z = (est + margin) / np.sqrt(var)
+    p = np.stack([t_dist.sf(z, df), t_dist.cdf(z, df)])
+    se = np.sqrt((g - 1) / g * ((p - p.mean(axis=1, keepdims=True)) ** 2).sum(axis=1))
+    return float(se[0]), float(se[1])
 
 
 def _chance_per_vote(frame: pd.DataFrame) -> np.ndarray:
@@ -536,7 +617,7 @@ def _closed_test_p(rows: list[AgreementScope], live: list[int], adjust: str) -> 
     tested by ``min(1, 2 min(p_study, K min_g p_g))`` (the study's pooled test and the Bonferroni test
     over its ``K`` matchups; with one matchup, that matchup's test): every adjusted p is at least that.
     """
-    from judge_transfer_audit.verdict.hierarchy import GroupPool, adjusted, closure
+    from judge_transfer_audit.verdict.hierarchy import AdjustedAcross, GroupPool, closure
 
     if adjust == "none":
         return {k: rows[k].p_fail for k in live}
@@ -548,7 +629,11 @@ def _closed_test_p(rows: list[AgreementScope], live: list[int], adjust: str) -> 
     members = cells + [k for m, k in matchup_row.items() if m not in covered and np.isfinite(rows[k].p_fail)]
     groups = [rows[k].matchup for k in members]
     p_family = np.array([rows[k].p_fail for k in members], float)
-    n_cells = {m: sum(r.level == "cell" and r.matchup == m for r in rows) for m in matchup_row}
+    cells_of: dict[str, int] = {}
+    for r in rows:
+        if r.level == "cell":
+            cells_of[r.matchup] = cells_of.get(r.matchup, 0) + 1
+    n_cells = {m: cells_of.get(m, 0) for m in matchup_row}
     pools = {}
     for m, k in matchup_row.items():
         positions = tuple(i for i, g in enumerate(groups) if g == m and rows[members[i]].level == "cell")
@@ -569,12 +654,12 @@ def _closed_test_p(rows: list[AgreementScope], live: list[int], adjust: str) -> 
         study_local = p_study
     floor = study_local if np.isfinite(study_local) else 0.0
     out = {k: float("nan") for k in live}
+    adjusted = AdjustedAcross(cl.group_closure, adjust)
     for i, k in enumerate(members):
-        value = adjusted(cl.cell_closure[i], groups[i], cl.group_closure, adjust)
-        out[k] = max(value, floor)
+        out[k] = max(adjusted(cl.cell_closure[i], groups[i]), floor)
     for m, k in matchup_row.items():
         if k in out and m in cl.group_p:
-            out[k] = max(adjusted(cl.group_p[m], m, cl.group_closure, adjust), floor)
+            out[k] = max(adjusted(cl.group_p[m], m), floor)
     for k in study:
         out[k] = float(study_local)
     return out
@@ -621,6 +706,98 @@ def _decide(
     return out
 
 
+def _monte_carlo_borderline(
+    rows: list[AgreementScope], alpha: float, adjust: str
+) -> tuple[set[int], dict[int, tuple[str, ...]]]:
+    """Could the bootstrap's Monte Carlo error alone change a decided scope's status?
+
+    Each decided scope's FAIL p is moved down and up by ``MC_SES`` of its Monte Carlo standard errors (the
+    others kept) and the closed test adjusted again; the scopes whose FAIL decision then changes are
+    borderline (the FAIL test), and the moved scope is one to re-run. A pair-by-pair scope whose PASS p
+    (never adjusted) lies within ``MC_SES`` standard errors of alpha is borderline (the PASS test) and
+    re-run itself. Returns (the scopes to re-run, the borderline scopes with their tests).
+
+    The closed test's adjusted p-values do not decrease when any scope's p increases, so the FAIL decisions
+    under a single move lie between those with a whole set of scopes moved down and moved up at once: a
+    set whose two envelopes agree holds no scope whose move changes anything. The scopes are searched by
+    halving such sets (two closed tests per set looked at), so a study with few borderline scopes costs a
+    few dozen closed tests, not two per scope."""
+    import dataclasses
+
+    from judge_transfer_audit.verdict.decision import MC_SES
+
+    live = [k for k, r in enumerate(rows) if r.status in ("PASS", "FAIL", "INCONCLUSIVE")]
+    fails = {k: rows[k].status == "FAIL" for k in live}
+    rerun: set[int] = set()
+    tests: dict[int, list[str]] = {}
+    moves: dict[int, tuple[float, float]] = {}
+    for k in live:
+        p, se = rows[k].p_fail, rows[k].p_fail_mc_se
+        if np.isfinite(p) and np.isfinite(se) and se > 0:
+            moves[k] = (max(p - MC_SES * se, 0.0), min(p + MC_SES * se, 1.0))
+
+    def moved(scopes: list[int], side: int) -> dict[int, bool]:
+        trial = list(rows)
+        for k in scopes:
+            trial[k] = dataclasses.replace(rows[k], p_fail=moves[k][side])
+        adjusted_p = _closed_test_p(trial, live, adjust)
+        return {j: bool(np.isfinite(adjusted_p[j]) and adjusted_p[j] < alpha) for j in live}
+
+    pending = [list(moves)] if moves else []
+    while pending:
+        scopes = pending.pop()
+        down, up = moved(scopes, 0), moved(scopes, 1)
+        if down == up:
+            continue
+        if len(scopes) > 1:
+            half = len(scopes) // 2
+            pending += [scopes[half:], scopes[:half]]
+            continue
+        rerun.add(scopes[0])
+        for j in live:
+            if down[j] != fails[j] or up[j] != fails[j]:
+                tests.setdefault(j, []).append("FAIL")
+    for k in live:
+        r = rows[k]
+        p, se = r.p_pass, r.p_pass_mc_se
+        if r.status != "FAIL" and np.isfinite(p) and np.isfinite(se) and se > 0:
+            if (p - MC_SES * se < alpha) != (p + MC_SES * se < alpha):
+                rerun.add(k)
+                tests.setdefault(k, []).append("PASS")
+    return rerun, {k: tuple(dict.fromkeys(t)) for k, t in tests.items()}
+
+
+_BORDERLINE = {
+    "FAIL": (
+        "a FAIL p-value it rests on (its own or, through the closed test, another scope's) is within two Monte "
+        "Carlo standard errors of where its FAIL decision changes"
+    ),
+    "PASS": "its PASS p-value is within two Monte Carlo standard errors of alpha",
+}
+
+
+def _sequential_note(r: AgreementScope, extended: bool, borderline: tuple[str, ...], n_boot: int) -> AgreementScope:
+    """The scope with its sequential Monte Carlo said: the replicates it was decided on when re-run, and
+    whether it is still borderline (the ``monte_carlo_borderline`` flag and its reason)."""
+    import dataclasses
+
+    reason = r.reason
+    if extended:
+        reason += (
+            f"; decided on {r.n_boot:,} bootstrap replicates (sequential Monte Carlo: at {n_boot:,} the "
+            "bootstrap's own noise could have changed a decision its p-values enter)"
+        )
+    if borderline:
+        why = " and ".join(_BORDERLINE[t] for t in borderline)
+        reason += (
+            f"; Monte Carlo borderline ({', '.join(borderline)}): {why}, so the bootstrap's own noise, not the data, "
+            "could move it: read it as undecided"
+        )
+    if reason == r.reason:
+        return r
+    return dataclasses.replace(r, reason=reason, monte_carlo_borderline=bool(borderline))
+
+
 def data_supports_agreement(votes: pd.DataFrame) -> bool:
     """True when some pair has two or more votes on the same criterion (a reader's agreement is identifiable)."""
     if votes.empty:
@@ -648,9 +825,11 @@ def agreement_decision(
     """
     v = _prepare(votes, choices, ties_counted)
     multi, single = _scored_votes(v) if len(v) else (v.assign(unit=0).iloc[:0], v.assign(unit=0).iloc[:0])
+    from judge_transfer_audit.verdict.assess import SEQUENTIAL_FACTOR, SEQUENTIAL_ROUNDS
+
     seq = np.random.SeedSequence(rng)
-    rows: list[AgreementScope] = []
-    kw = dict(margin=margin, alpha=alpha, min_pairs=min_pairs, min_readers=min_readers, n_boot=n_boot)
+    entropy = seq.entropy if seq.entropy is not None else 0
+    kw = dict(margin=margin, alpha=alpha, min_pairs=min_pairs, min_readers=min_readers)
     scopes: list[tuple[str, str, str, str, np.ndarray, np.ndarray]] = []
     m_all, s_all = multi["matchup"].astype(str).to_numpy(), single["matchup"].astype(str).to_numpy()
     c_all, sc_all = multi["criterion"].astype(str).to_numpy(), single["criterion"].astype(str).to_numpy()
@@ -667,12 +846,30 @@ def agreement_decision(
         for c in crits:
             i = criteria.index(c)
             scopes.append((f"{m}/{c}", "cell", m, c, (m_code == k) & (c_code == i), (s_code == k) & (sc_code == i)))
-    for k, (scope, level, m, c, mm, sm) in enumerate(scopes):
-        gen = np.random.default_rng(np.random.SeedSequence([seq.entropy if seq.entropy is not None else 0, k]))
-        rows.append(_scope_row(scope, level, m, c, multi[mm], single[sm], rng=gen, **kw))
-    rows = _decide(rows, margin, alpha, adjust, min_pairs)
+
+    def scope_row(k: int, replicates: int) -> AgreementScope:
+        """Scope ``k`` on its own stream (keyed by the scope, and by the count when the re-runs raise it)."""
+        scope, level, m, c, mm, sm = scopes[k]
+        key = [entropy, k] if replicates == n_boot else [entropy, k, replicates]
+        gen = np.random.default_rng(np.random.SeedSequence(key))
+        return _scope_row(scope, level, m, c, multi[mm], single[sm], rng=gen, n_boot=replicates, **kw)
+
+    rows = [scope_row(k, n_boot) for k in range(len(scopes))]
+    decided = _decide(rows, margin, alpha, adjust, min_pairs)
+    replicates, extended = n_boot, set()
+    for _ in range(SEQUENTIAL_ROUNDS):
+        rerun, _ = _monte_carlo_borderline(decided, alpha, adjust)
+        if not rerun:
+            break
+        replicates *= SEQUENTIAL_FACTOR
+        for k in sorted(rerun):
+            rows[k] = scope_row(k, replicates)
+            extended.add(k)
+        decided = _decide(rows, margin, alpha, adjust, min_pairs)
+    _, flagged = _monte_carlo_borderline(decided, alpha, adjust)
+    decided = [_sequential_note(r, k in extended, flagged.get(k, ()), n_boot) for k, r in enumerate(decided)]
     return AgreementDecision(
-        rows=tuple(rows),
+        rows=tuple(decided),
         margin=float(margin),
         alpha=float(alpha),
         adjust=adjust,

@@ -314,6 +314,37 @@ def adjusted(value: float, own: object, group_closure: dict, method: str) -> flo
     return float(holm(np.array([value, *others], float))[0])
 
 
+class AdjustedAcross:
+    """:func:`adjusted` for many hypotheses of one closure, the same values: under Holm each matchup's
+    other ``Pi_g`` are sorted once with the running maximum of Holm's factors, and a hypothesis is then
+    placed among them (ties after it, as Holm's stable order puts it first)."""
+
+    def __init__(self, group_closure: dict, method: str) -> None:
+        self._closure = group_closure
+        self._method = method
+        self._values = np.array(list(group_closure.values()), float)
+        self._position = {g: i for i, g in enumerate(group_closure)}
+        self._others: dict = {}
+
+    def __call__(self, value: float, own: object) -> float:
+        if self._method != "holm" or not np.isfinite(value):
+            return adjusted(value, own, self._closure, self._method)
+        try:
+            others, steps = self._others[own]
+        except KeyError:
+            others = self._values
+            if own in self._position:
+                others = np.delete(others, self._position[own])
+            others = np.sort(others[np.isfinite(others)])
+            steps = np.maximum.accumulate((others.size + 1 - np.arange(others.size)) * others)
+            self._others[own] = others, steps
+        below = int(np.searchsorted(others, value, side="left"))
+        best = (others.size + 1 - below) * float(value)
+        if below:
+            best = max(best, float(steps[below - 1]))
+        return float(min(1.0, best))
+
+
 def study_p(group_p: dict, method: str) -> float:
     """The study-level test's p: Bonferroni over the matchups of their local tests (``"none"``: the smallest)."""
     values = [v for v in group_p.values() if np.isfinite(v)]

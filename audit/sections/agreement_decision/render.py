@@ -21,6 +21,15 @@ def render(result: Any, payload: AgreementDecision, ctx: dict) -> None:
         {"key": "multiplicity", "value": payload.multiplicity},
         {"key": "replicates", "value": str(payload.n_boot)},
     ]
+    borderline = [r.scope for r in payload.rows if r.monte_carlo_borderline]
+    if borderline:
+        ctx["facts"].append(
+            {
+                "key": "Monte Carlo borderline",
+                "value": f"{', '.join(borderline)}: still within the bootstrap's Monte Carlo error of a status change "
+                "after 16x the replicates; read as undecided",
+            }
+        )
     ctx["lead_tables"].append(
         table(
             frame,
@@ -70,6 +79,9 @@ def summary_line(result: Any) -> str | None:
             continue
         counts = {s: sum(r.status == s for r in rows) for s in _ORDER}
         parts.append(f"{label} " + ", ".join(f"{n} {s}" for s, n in counts.items() if n))
+    borderline = sum(r.monte_carlo_borderline for r in p.rows)
+    if borderline:
+        parts.append(f"{borderline} Monte Carlo borderline (read as undecided)")
     return f"Agreement (judge vs a reader, pair by pair; margin {100 * p.margin:g} points): " + "; ".join(parts)
 
 

@@ -278,3 +278,92 @@ def test_the_one_sample_t_test_equals_scipys():
             want = float(stats.ttest_1samp(x, popmean, alternative="less").pvalue)
         got = _t_test_less(x, popmean)
         assert (np.isnan(got) and np.isnan(want)) or abs(got - want) <= 1e-15
+
+
+def _one_matchup() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """One matchup of seven readers x 40 pairs and a judge that votes like one more reader."""
+    votes, choices = simulate_study(7, 40, np.random.default_rng(11))
+    one = votes[votes["matchup"] == "m0"]
+    judge = choices["reader-like"]
+    return one, judge[judge["pair_id"].isin(one["pair_id"])]
+
+
+def _margin_at(votes, choices, p: float) -> float:
+    """The margin that puts the cell's one-sided FAIL p at ``p`` (its interval read from a first decision)."""
+    from judge_transfer_audit.statistics.distributions import t as t_dist
+
+    first = agreement_decision(votes, choices, margin=0.0, n_boot=199, rng=3).row("m0/overall")
+    a = first.advantage
+    se = (a.ci_high - a.estimate) / t_dist.ppf(0.95, first.df)
+    return float(-a.estimate + se * t_dist.ppf(p, first.df))
+
+
+def test_the_monte_carlo_se_of_a_p_value_is_its_spread_over_seeds(monkeypatch):
+    """The jackknife over groups of replicates predicts how much the p-value moves from seed to seed."""
+    import judge_transfer_audit.verdict.assess as assess
+
+    monkeypatch.setattr(assess, "SEQUENTIAL_ROUNDS", 0)
+    votes, choices = _one_matchup()
+    rows = [agreement_decision(votes, choices, n_boot=199, rng=s).row("m0/overall") for s in range(30)]
+    p = np.array([r.p_fail for r in rows])
+    se = np.array([r.p_fail_mc_se for r in rows])
+    assert 0.05 < p.mean() < 0.95  # a p-value the draws can move
+    assert 0.7 < se.mean() / p.std(ddof=1) < 1.4, (se.mean(), p.std(ddof=1))
+    np.testing.assert_allclose([r.p_pass_mc_se for r in rows], se, rtol=1e-9)  # p_pass = 1 - p_fail here
+
+
+@pytest.mark.parametrize(("level", "test"), [(0.05, "FAIL"), (0.95, "PASS")])
+def test_a_scope_the_draws_could_move_is_re_run_on_more_replicates(monkeypatch, level, test):
+    """A cell whose FAIL (or PASS) p sits at alpha is decided again on 4x the replicates; with no round left
+    it is flagged Monte Carlo borderline and its reason says to read it as undecided."""
+    import judge_transfer_audit.verdict.assess as assess
+
+    votes, choices = _one_matchup()
+    margin = _margin_at(votes, choices, level)
+    res = agreement_decision(votes, choices, margin=margin, n_boot=199, rng=3)
+    cell = res.row("m0/overall")
+    assert cell.n_boot in (4 * 199, 16 * 199) and "sequential Monte Carlo: at 199" in cell.reason
+    if test == "FAIL":  # with one matchup the closed test rests on the cell's p, not the study's pooled one,
+        assert res.row("all/all").n_boot == 199  # so the study scope keeps its replicates
+    assert agreement_decision(votes, choices, margin=margin, n_boot=199, rng=3) == res
+
+    monkeypatch.setattr(assess, "SEQUENTIAL_ROUNDS", 0)
+    flagged = agreement_decision(votes, choices, margin=margin, n_boot=199, rng=3)
+    cell = flagged.row("m0/overall")
+    assert cell.n_boot == 199 and cell.monte_carlo_borderline
+    assert f"Monte Carlo borderline ({test})" in cell.reason and "read it as undecided" in cell.reason
+    # the terminal's line counts the flagged scopes; the same study decided on enough replicates has none
+    from types import SimpleNamespace
+
+    from judge_transfer_audit.model.section_result import Computed
+    from judge_transfer_audit.sections.agreement_decision.render import summary_line
+
+    n = sum(r.monte_carlo_borderline for r in flagged.rows)
+    line = summary_line(SimpleNamespace(agreement_decision=Computed(flagged)))
+    assert line.endswith(f"; {n} Monte Carlo borderline (read as undecided)")
+    assert "borderline" not in summary_line(SimpleNamespace(agreement_decision=Computed(far_from_levels())))
+
+
+def far_from_levels():
+    votes, choices = _one_matchup()
+    return agreement_decision(votes, choices, margin=0.05, n_boot=199, rng=3)
+
+
+def test_a_scope_far_from_its_levels_is_decided_on_the_sections_replicates():
+    res = far_from_levels()
+    assert all(r.n_boot == 199 and not r.monte_carlo_borderline for r in res.rows)
+    assert all("Monte Carlo" not in r.reason for r in res.rows)
+
+
+def test_a_result_written_before_the_monte_carlo_fields_loads():
+    from judge_transfer_audit.core.serialize import from_jsonable, to_jsonable
+    from judge_transfer_audit.verdict.agreement_decision import AgreementScope
+
+    votes, choices = _one_matchup()
+    row = agreement_decision(votes, choices, n_boot=199, rng=3).row("m0/overall")
+    data = to_jsonable(row)
+    for name in ("n_boot", "p_pass_mc_se", "p_fail_mc_se", "monte_carlo_borderline"):
+        del data[name]
+    old = from_jsonable(AgreementScope, data)
+    assert old.status == row.status and old.n_boot == 0 and not old.monte_carlo_borderline
+    assert np.isnan(old.p_fail_mc_se)

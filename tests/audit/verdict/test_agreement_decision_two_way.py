@@ -10,7 +10,7 @@ import numpy as np
 from scipy import sparse
 
 from judge_transfer_audit.statistics.uncertainty.two_way import correct_two_way
-from judge_transfer_audit.verdict.agreement_decision import _two_way
+from judge_transfer_audit.verdict.agreement_decision import JACKKNIFE_GROUPS, _left_out, _two_way
 
 
 def _study(seed: int, n_strata: int = 4, per_stratum: int = 60, n_readers: int = 25):
@@ -49,7 +49,7 @@ def _reference_two_way(num, den, strata, n_boot, rng, readers_resampled=True):
 def test_two_way_variance_agrees_with_the_multinomial_reference_within_monte_carlo_error():
     num, den, strata = _study(0)
     n_boot, runs = 999, 6
-    new = np.array([_two_way(num, den, strata, n_boot, np.random.default_rng(100 + k))[0] for k in range(runs)])
+    new = np.array([_two_way(num, den, strata, n_boot, np.random.default_rng(100 + k)).variance for k in range(runs)])
     ref = np.array([_reference_two_way(num, den, strata, n_boot, np.random.default_rng(200 + k)) for k in range(runs)])
     wrong = np.array(
         [_reference_two_way(num, den, strata, n_boot, np.random.default_rng(300 + k), False) for k in range(runs)]
@@ -68,4 +68,24 @@ def test_two_way_is_reproducible_and_blocks_do_not_matter():
     num, den, strata = _study(1)
     a = _two_way(num, den, strata, 300, np.random.default_rng(5))
     b = _two_way(num, den, strata, 300, np.random.default_rng(5))
-    assert a == b and np.isfinite(a[0]) and a[0] > 0
+    assert a == b and np.isfinite(a.variance) and a.variance > 0
+
+
+def test_the_left_out_variances_are_the_correction_recomputed_without_each_group():
+    """The jackknife's (variance, df) from the groups' sums equal correct_two_way run on the replicates that
+    remain when each group of consecutive replicates is left out (NaN replicates left out as there)."""
+    rng = np.random.default_rng(4)
+    n_boot, n_p, n_r = 307, 40, 9
+    pairs = 0.3 + rng.normal(0, 0.04, n_boot)
+    readers = 0.3 + rng.normal(0, 0.02, n_boot)
+    product = pairs + readers - 0.3 + rng.normal(0, 0.01, n_boot)
+    product[[5, 100]] = np.nan
+    got = _left_out(product, pairs, readers, n_p, n_r)
+    ok = np.flatnonzero(np.isfinite(product))
+    group = np.arange(ok.size) * JACKKNIFE_GROUPS // ok.size
+    assert len(got) == JACKKNIFE_GROUPS
+    for g, (variance, df) in enumerate(got):
+        keep = ok[group != g]
+        ref = correct_two_way(0.3, product[keep], pairs[keep], readers[keep], n_p, n_r)
+        np.testing.assert_allclose([variance, df], [ref.variance, ref.df], rtol=1e-9)
+    assert _left_out(product[:3], pairs[:3], readers[:3], n_p, n_r) == ()  # too few replicates to group

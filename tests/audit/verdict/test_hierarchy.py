@@ -14,7 +14,15 @@ from judge_transfer_audit.model.policy import TransferPolicy
 from judge_transfer_audit.model.tie_rules import EVEN_SPLIT
 from judge_transfer_audit.verdict.assess import decide_cells
 from judge_transfer_audit.verdict.decision import adjust_components, hierarchical_components, redecide
-from judge_transfer_audit.verdict.hierarchy import GroupPool, closure, joint_bootstraps, levels, piece_p
+from judge_transfer_audit.verdict.hierarchy import (
+    AdjustedAcross,
+    GroupPool,
+    adjusted,
+    closure,
+    joint_bootstraps,
+    levels,
+    piece_p,
+)
 from judge_transfer_audit.verdict.hierarchy_study import DESIGNS, simulate_study
 from judge_transfer_audit.verdict.simulate import CellDesign, simulate_cell
 from judge_transfer_audit.verdict.tables import comparison_table
@@ -254,3 +262,18 @@ def test_the_joint_bootstrap_of_stacked_criteria_is_each_criterion_on_its_own_dr
                 assert x.replicates.tobytes() == y.replicates.tobytes(), k
                 assert x.pairs_only.tobytes() == y.pairs_only.tobytes(), k
                 assert x.estimate == y.estimate or (np.isnan(x.estimate) and np.isnan(y.estimate)), k
+
+
+@pytest.mark.parametrize("method", ["holm", "bonferroni", "none"])
+def test_adjusted_across_equals_adjusted_value_by_value(method):
+    """The sorted-once Holm across matchups gives :func:`adjusted`'s values, ties and NaN included."""
+    rng = np.random.default_rng(8)
+    for trial in range(200):
+        g = int(rng.integers(1, 12))
+        values = rng.choice([0.001, 0.01, 0.02, 0.04, 0.3, 1.0, np.nan], g) if trial % 2 else rng.uniform(0, 0.2, g)
+        group_closure = {f"m{i}": float(v) for i, v in enumerate(values)}
+        across = AdjustedAcross(group_closure, method)
+        for _ in range(6):
+            own = f"m{int(rng.integers(0, g + 1))}"  # sometimes a matchup outside the closure
+            value = float(rng.choice([group_closure.get(own, 0.02), rng.uniform(0, 0.1), np.nan, 0.01]))
+            np.testing.assert_equal(across(value, own), adjusted(value, own, group_closure, method))
