@@ -17,7 +17,7 @@ with 20k pairs and 8k readers, 1M votes with 50k pairs and 20k readers, each fit
 glmer (Rscript), mixedlm and gpboost in one run, every fit in its own process with a time limit
 (``--timeout``; a fit past it prints "> N s") and an address-space cap
 (``--mem-gb``), with its peak RSS. Designs: ``uniform`` (each pair read by votes/pairs distinct
-readers drawn uniformly: the generator behind the issue's figures) and ``arena`` (reader
+readers drawn uniformly: the generator behind docs/glmm.md's figures) and ``arena`` (reader
 activity heavy-tailed, weight 1/(rank + 20), as crowd data: a few readers cast many votes).
 
     python benchmarks/glmm.py --fill [--designs uniform arena] [--shapes 100000,5000,4000 ...]
@@ -508,7 +508,7 @@ def main(argv=None) -> int:
         nargs="+",
         default=None,
         metavar="VOTES,PAIRS,READERS",
-        help="sweep shapes (default: the issue's five)",
+        help="sweep shapes (default: the five of SWEEP, 100k to 1M votes)",
     )
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per fit in the sweep")
     parser.add_argument(

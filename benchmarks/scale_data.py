@@ -196,7 +196,7 @@ def write_study(out: Path, shape: StudyShape, seed: int = 15) -> tuple[Path, Pat
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path, help="folder outside the repository (e.g. under /tmp)")
-    parser.add_argument("--preset", choices=sorted(PRESETS), help="a study shape of the issue")
+    parser.add_argument("--preset", choices=sorted(PRESETS), help="a named study shape")
     parser.add_argument("--pairs", type=int)
     parser.add_argument("--readers", type=int)
     parser.add_argument("--readers-per-pair", type=int)

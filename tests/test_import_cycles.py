@@ -87,7 +87,7 @@ def test_helper_finds_a_cycle_through_a_lazy_import(tmp_path):
 
 
 def test_helper_finds_a_cycle_through_a_package_init(tmp_path):
-    # the providers shape before the fix: base lazily imported a backend that imports the package
+    # a registry's shape: base lazily imports a backend that imports the package
     root = _tree(
         tmp_path,
         {

@@ -116,7 +116,7 @@ def test_the_guard_finds_a_hard_code_put_back(hard_code):
 
 
 def test_the_guard_flags_a_hard_code_in_a_real_module(tmp_path):
-    """Put the old even-split helper back into the readers' code: the guard names it."""
+    """Add an even-split helper to the readers' code: the guard names it."""
     source = (ROOT / "audit/statistics/readers/_common.py").read_text(encoding="utf-8")
     source += (
         "\n\ndef even_split_credit(y):\n    arr = np.asarray(y, dtype=float)\n"

@@ -15,7 +15,7 @@ any effect, 4 surface features per story). Two judges:
 
 For each seed the study is drawn, the surface associations and the reader analysis are
 computed, and the checks are read (with the default Holm adjustment across scopes, and with
-``adjust="none"``, the pointwise reading the checks used before). Run
+``adjust="none"``, the pointwise reading: each check and scope at its own alpha). Run
 ``python -m judge_transfer_audit.sections.diagnostics_simulation --seeds 40`` to print the table of docs/detectors.md
 and docs/readers.md (warn rates with binomial standard errors).
 """
@@ -145,7 +145,7 @@ def diagnostic_checks(
     from judge_transfer_audit.statistics.surface.checks import surface_check_families
 
     # as judge_transfer_audit.sections.registry.section_checks: the diagnostic checks share one error budget, except
-    # when read pointwise ("none": every check and scope alone, the old reading)
+    # when read pointwise ("none": every check and scope at its own alpha)
     families = reader_check_families(readers) + surface_check_families(surface)
     return {
         a: surface_checks(readjust(surface, a), families=families if a != "none" else 1)

@@ -1,7 +1,7 @@
 """A closed standard output or error never changes a command's exit status.
 
-`audit run <bad inputs> 2>&1 | head -c100` used to exit 1 (the gate's FAIL) instead of 2 when the
-reader closed the pipe. Each case runs the real program (``python -m judge_transfer_audit``) in a subprocess with
+`audit run <bad inputs> 2>&1 | head -c100` exits 2 (bad input), not 1 (the gate's FAIL), when the
+reader closes the pipe. Each case runs the real program (``python -m judge_transfer_audit``) in a subprocess with
 real pipes closed early: before the program writes anything (the read end closed at once), and
 through ``| head -c100`` in a shell with ``pipefail``. The status is the one the same command gives
 with its output open, except that a command which succeeded (0) but lost part of what it printed

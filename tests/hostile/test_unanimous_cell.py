@@ -1,9 +1,10 @@
 """A cell where every vote goes one way (separation) is fitted in the time of any other cell.
 
-The constant-response profile used to run PIRLS into its step limit at converged modes: on this
-study (40 pairs x 5 readers) the human-model step took 2.2 CPU-s against 0.2 without the unanimous
-cell (the shipped fixture with one unanimous cell: 4.7 CPU-s against 0.3). CPU time, not wall time,
-so that a loaded machine does not fail the test; the bound is 3x the figure measured after the fix.
+The constant-response profile stops at converged modes: a profile that runs PIRLS into its step
+limit there makes the human-model step of this study (40 pairs x 5 readers) take 2.2 CPU-s against
+0.2 without the unanimous cell (the shipped fixture with one unanimous cell: 4.7 CPU-s against
+0.3). CPU time, not wall time, so that a loaded machine does not fail the test; the bound is 3x the
+figure measured with the profile stopping at converged modes.
 """
 
 from __future__ import annotations

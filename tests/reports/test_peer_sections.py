@@ -1,4 +1,4 @@
-"""Issue 17's sections wired into run_audit: computed, JSON round trip, terminal, report."""
+"""The judge-agreement and leaderboard sections in run_audit: computed, JSON round trip, terminal, report."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The calibration study: a quick run in the default suite (loose bounds a broken rule would break),
-the full study against the issue's targets under ``slow``."""
+the full study against its targets under ``slow``."""
 
 import pytest
 
@@ -63,7 +63,7 @@ def test_main_prints_the_table(capsys):
 
 @pytest.mark.slow
 def test_full_study_meets_the_targets():
-    """The issue's targets on the default study (docs/audit.md 4.5 holds the table this reproduces).
+    """The calibration's targets on the default study (docs/audit.md 4.5 holds the table this reproduces).
 
     Aligned judges never FAIL falsely (a FAIL where the judge is truly within the margin);
     counting every FAIL, the reader-like judge at 12 x 150 FAILs 10% of studies, every one a

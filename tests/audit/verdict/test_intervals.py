@@ -80,7 +80,7 @@ def test_the_t_calibration_keeps_p_values_below_1e_16():
 
 
 def _bisection_quantile(d, prob):
-    """The previous implementation: a 60-step bisection of the smoothed F (the reference)."""
+    """A 60-step bisection of the smoothed F: the reference the Newton quantile is checked against."""
     lo, hi = d._reps[0] - 40 * d._h, d._reps[-1] + 40 * d._h
     for _ in range(60):
         mid = 0.5 * (lo + hi)

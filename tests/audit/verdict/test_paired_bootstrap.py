@@ -149,7 +149,7 @@ def _equivalence_p_over_streams(c, streams: int):
 
 @pytest.mark.slow
 def test_the_reported_monte_carlo_se_of_the_equivalence_p_is_its_spread_over_streams(monkeypatch):
-    """Issue 12: with three readers the t calibration's df is estimated from the replicates (about 2.5,
+    """With three readers the t calibration's df is estimated from the replicates (about 2.5,
     10% Monte Carlo error), and a p-value read on it moves with the df. Without the df's error the
     reported SE of p_equivalence is 0.68 of its spread over 30 streams on this seeded cell (the
     sequential re-run then misses it, as on the HANNA cell); with it 0.80."""

@@ -103,9 +103,9 @@ def _extreme(rng):
 
 def _false_boundary(rng):
     # 7 readers x 20-60 pairs with a modest pair variance (b0, sds drawn as in the simulation of
-    # benchmarks/glmm.py --boundary): seed 206 is a cell where the optimiser before the fix
-    # stopped at sd_pair = sd_reader = 4e-22 (a saddle: the deviance decreases as sd_pair grows
-    # from 0), reporting a singular fit with logLik 2.8 below glmer's and an SE 27% too small.
+    # benchmarks/glmm.py --boundary): seed 206 is a cell with a saddle at sd_pair = sd_reader =
+    # 4e-22 (the deviance decreases as sd_pair grows from 0); an optimiser that stops there
+    # reports a singular fit with logLik 2.8 below glmer's and an SE 27% too small.
     n_pair, n_reader = int(rng.integers(20, 61)), 7
     b0, sd_pair, sd_reader = rng.uniform(0.2, 0.4), rng.uniform(0.3, 0.45), rng.uniform(0.0, 0.3)
     u, v = rng.normal(0, sd_pair, n_pair), rng.normal(0, sd_reader, n_reader)

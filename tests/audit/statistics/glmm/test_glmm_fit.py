@@ -142,7 +142,7 @@ def test_every_vote_one_way_is_separation_not_a_crash():
 def test_constant_response_bound_beyond_reach_is_flagged_not_raised():
     # Regression: with the sds profiled out the profile deviance of a constant cell grows
     # only like log|b0| (large sds let the random effects carry the intercept), so a small cell at a
-    # high level never reaches z^2: the root search used to fail to bracket (brentq's ValueError).
+    # high level never reaches z^2: a root search that assumes a bracket fails (brentq's ValueError).
     factors = {"pair": np.arange(3), "reader": np.arange(3)}
     res = fit_crossed_glmm(np.ones(3), factors, profile=True, level=1 - 1e-12)
     assert res.separation and res.profile_high[0] == math.inf

@@ -59,10 +59,10 @@ def test_a_true_boundary_is_kept_and_snapped_to_exactly_zero():
     assert res.boundary_log and not any(ev.improved for ev in res.boundary_log)
 
 
-def test_seeded_false_boundary_case_now_matches_glmer():
-    """tests/reference/glmm: seed 206, 41 pairs x 7 readers. Before the fix the fit stopped at
-    sd_pair = sd_reader = 4e-22 (reported singular (0, 0), logLik -194.011, SE 0.120); glmer and
-    the fixed engine find sd_pair 0.658, logLik -191.211, SE 0.164."""
+def test_seeded_false_boundary_case_matches_glmer():
+    """tests/reference/glmm: seed 206, 41 pairs x 7 readers, a cell with a saddle at sd_pair =
+    sd_reader = 4e-22 (a fit that stops there reports singular (0, 0), logLik -194.011, SE 0.120);
+    glmer and this engine find sd_pair 0.658, logLik -191.211, SE 0.164."""
     y, factors, _, _, _, _ = load_case("false_boundary")
     out = load_output("false_boundary", tight=True)
     for seed in range(4):  # several row orders, including the stored one
@@ -70,7 +70,7 @@ def test_seeded_false_boundary_case_now_matches_glmer():
         res = fit_crossed_glmm(y[perm], {k: v[perm] for k, v in factors.items()})
         assert res.loglik == pytest.approx(out["loglik"], abs=1e-4)
         assert res.sd["pair"] == pytest.approx(out["sd"]["pair"], abs=1e-3)
-        assert res.se[0] == pytest.approx(out["se"][0], abs=1e-3)  # glmer: 0.16370, before the fix 0.120
+        assert res.se[0] == pytest.approx(out["se"][0], abs=1e-3)  # glmer: 0.16370; at the saddle 0.120
         assert res.converged and res.sd["reader"] == 0.0
 
 

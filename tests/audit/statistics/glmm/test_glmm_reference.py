@@ -4,7 +4,7 @@ Two glmer runs are stored per case (tests/reference/glmm/make_reference.py):
 ``<case>.tight.json`` with ``glmerControl(tolPwrss = 1e-10)``, where glmer solves the Laplace
 deviance accurately, and ``<case>.json`` with glmer's defaults, whose PIRLS stops at
 tolPwrss = 1e-7 and so leaves ~1e-3 of error in the deviance, its optimum and its
-finite-difference vcov. The issue's tolerances (|db|, |dSE| <= 2e-3, |dsd| <= 1e-2,
+finite-difference vcov. The tolerances (|db|, |dSE| <= 2e-3, |dsd| <= 1e-2,
 |dlogLik| <= 1e-3) are checked against the accurate run; against the default run the estimates
 keep those tolerances, the SEs get 5e-3 and our logLik must be at least glmer's.
 """

@@ -1,4 +1,4 @@
-"""Issue 17 on MT-Bench (marker ``external``): judge agreement with intervals, the
+"""The judge sections on MT-Bench (marker ``external``): judge agreement with intervals, the
 configurations ranked, the six-system leaderboard. Converted into pytest's tmp directory."""
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ def mtbench(converted_datasets):
 
 def test_alpha_difference_with_interval(mtbench):
     """Judge-human minus human-human alpha of gpt-4o over all 120 pairs, expected disagreement
-    taken within each of the 5 matchups: -0.324 [-0.568, -0.081]. Issue 17 quotes -0.185
-    [-0.336, -0.052] from another package, whose alpha takes chance from the shares pooled over
-    matchups as oriented (model_a focal); that figure moved to -0.200 when gpt-3.5-turbo became
-    focal everywhere. Within-matchup chance does not move, and is stricter: knowing which system
+    taken within each of the 5 matchups: -0.324 [-0.568, -0.081]. Another package gives -0.185
+    [-0.336, -0.052], its alpha taking chance from the shares pooled over matchups as oriented
+    (model_a focal); with gpt-3.5-turbo focal everywhere that figure is -0.200. Within-matchup
+    chance does not depend on the orientation, and is stricter: knowing which system
     of a matchup usually wins earns nothing."""
     from judge_transfer_audit.statistics.judge.agreement import judge_agreement
 

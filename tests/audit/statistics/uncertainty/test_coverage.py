@@ -1,4 +1,4 @@
-"""Coverage simulation. The slow checks are the issue-4 acceptance runs (500 studies each).
+"""Coverage simulation. The slow checks are the full coverage runs (500 studies each).
 
 Figures and the command that reproduces them are in docs/uncertainty.md.
 """
@@ -50,7 +50,7 @@ def _cov(res, method):
 
 @pytest.mark.slow
 def test_coverage_fixture_shaped_study():
-    """Issue 4 acceptance, fixture-shaped (20 pairs x 7 readers; pair SD 0.45, reader SD 0, as
+    """Coverage on a fixture-shaped design (20 pairs x 7 readers; pair SD 0.45, reader SD 0, as
     the fixture's GLMMs estimate; 500 studies): the GLMM Wald interval and the default
     (variance-corrected) two-way bootstrap interval each cover 93-97%; the product
     (pigeonhole) bootstrap over-covers; one-way reader resampling under-covers."""

@@ -53,7 +53,7 @@ def test_corrected_two_way_equals_loop_with_same_draws():
     assert row["df"] == pytest.approx(df, rel=1e-10)
     assert row["product_scale"] == pytest.approx(np.sqrt(v / prod.var(ddof=1)), rel=1e-10)
     assert (row["ci_low_percentile"], row["ci_high_percentile"]) == pytest.approx((lo, hi), abs=1e-12)
-    # the old product interval is still there under its own name, from the same draws
+    # the plain product interval is kept under its own name, from the same draws
     both = cluster_bootstrap(votes, schemes=("two-way", "two-way-product"), n_boot=n_boot, rng=seed).cells
     p_row = both[both["scheme"] == "two-way-product"].iloc[0]
     assert p_row["ci_low_percentile"] == pytest.approx(np.quantile(prod, 0.025), abs=1e-12)
