@@ -259,6 +259,23 @@ def piece_p(cells: Sequence[int], p_cell: np.ndarray, pooled: dict[int, float] |
     return float(min(1.0, bonf))
 
 
+def _closure_by_size(p: np.ndarray, whole: float | None) -> np.ndarray:
+    """``Pi_c`` of each cell of one matchup whose only pooled test (``whole``, or none) is that of all its
+    cells, the values :func:`closure`'s enumeration gives without enumerating: a set of ``s`` cells other than
+    the whole is tested by ``s`` times its smallest p, and among the sets of ``s`` cells containing cell ``i``
+    the largest such value is that of ``i`` with the ``s - 1`` largest p of the others."""
+    k = p.size
+    whole_value = piece_p(range(k), p, None if whole is None else {0: whole}, 0)
+    out = np.empty(k)
+    for i in range(k):
+        others = np.sort(np.delete(p, i))[::-1]
+        best = float(p[i])
+        for size in range(2, k):
+            best = max(best, float(min(1.0, size * float(min(p[i], others[size - 2])))))
+        out[i] = max(best, whole_value) if k > 1 else best
+    return out
+
+
 def closure(p_cell: np.ndarray, groups: Sequence, pools: dict) -> Closure:
     """``Pi_c``, ``p_g`` and ``Pi_g`` from the cells' p-values (NaN: not assessed) and the matchups' pools."""
     p_cell = np.asarray(p_cell, float)
@@ -284,6 +301,12 @@ def closure(p_cell: np.ndarray, groups: Sequence, pools: dict) -> Closure:
             for i in cells:
                 cell_closure[i] = min(1.0, 2.0 * k * p_cell[i])
             group_closure[g] = min(1.0, 2.0 * k * float(np.max(p_cell[cells])))
+            continue
+        whole = mask_of(cells)
+        if pooled is None or set(pooled) <= {whole}:  # no pooled test but the whole matchup's: by set size
+            best_of = _closure_by_size(p_cell[cells], pooled.get(whole) if pooled is not None else None)
+            cell_closure[cells] = best_of
+            group_closure[g] = float(np.max(best_of))
             continue
         best = {i: p_cell[i] for i in cells}
         top = max(best.values())

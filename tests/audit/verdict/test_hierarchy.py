@@ -277,3 +277,27 @@ def test_adjusted_across_equals_adjusted_value_by_value(method):
             own = f"m{int(rng.integers(0, g + 1))}"  # sometimes a matchup outside the closure
             value = float(rng.choice([group_closure.get(own, 0.02), rng.uniform(0, 0.1), np.nan, 0.01]))
             np.testing.assert_equal(across(value, own), adjusted(value, own, group_closure, method))
+
+
+@pytest.mark.parametrize("pooled", [False, True])
+def test_the_closure_by_set_size_is_the_enumeration(pooled):
+    """A matchup whose only pooled test is that of all its cells: every Pi_c and Pi_g equals the maximum of
+    piece_p over the sets containing the cell, enumerated (ties, p-values near 1 and the pooled test included)."""
+    rng = np.random.default_rng(21)
+    for trial in range(300):
+        k = int(rng.integers(1, 8))
+        p = rng.choice([0.001, 0.004, 0.01, 0.03, 0.2, 0.6, 0.9], k) if trial % 3 == 0 else rng.random(k) * 0.1
+        cells = tuple(range(k))
+        whole = (1 << k) - 1
+        pools = {"m": GroupPool(cells, {whole: float(rng.random() * 0.05)})} if pooled and k >= 2 else {}
+        cl = closure(p, ["m"] * k, pools)
+        pool_p = pools["m"].p if pools else None
+        for c in cells:
+            expected = max(
+                piece_p(subset, p, pool_p, sum(1 << i for i in subset) if pool_p is not None else None)
+                for size in range(1, k + 1)
+                for subset in combinations(cells, size)
+                if c in subset
+            )
+            assert cl.cell_closure[c] == expected, (trial, c)
+        assert cl.group_closure["m"] == max(cl.cell_closure)
