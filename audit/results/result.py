@@ -398,6 +398,15 @@ def result_to_json(result: AuditResult, *, indent: int | None = 1, end: str = ""
     return dumps_indented_items(result.jsonable_items(), indent, end)
 
 
+def write_result_json(result: AuditResult, write: Callable[[str], Any], *, end: str = "") -> None:
+    """:func:`result_to_json`'s text (``indent=1``) handed to ``write`` in pieces of about a million characters,
+    so that a file is written holding one top-level entry's JSON data at a time and never the whole text
+    (:func:`judge_transfer_audit.core.json_text.write_indented_items`)."""
+    from judge_transfer_audit.core.json_text import write_indented_items
+
+    write_indented_items(result.jsonable_items(), write, 1, end)
+
+
 def result_from_json(text: str, *, source: str = "result.json") -> AuditResult:
     """Rebuild an :class:`AuditResult` from :func:`result_to_json` output.
 
@@ -489,6 +498,7 @@ __all__ = [
     "BaselineRows",
     "JudgePairs",
     "result_to_json",
+    "write_result_json",
     "result_from_json",
     "read_result",
 ]
