@@ -23,7 +23,7 @@ import json
 import math
 from functools import cache
 from json.encoder import encode_basestring
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 try:  # the C encoder json.dumps uses without indent; CPython has it, other interpreters may not
     from json.encoder import c_make_encoder
@@ -68,6 +68,21 @@ class _Pieces(list):
             self.write("".join(self))
             self.clear()
         self.size = 0
+
+
+class RowBlocks:
+    """A table's rows made a block at a time while they are written: ``blocks()`` yields lists of rows (a
+    frame's, :data:`BLOCK_ITEMS` rows each), written as the list of all of them would be. A table of a
+    million rows is then never held whole as Python lists (``to_jsonable(..., lazy_tables=True)``)."""
+
+    __slots__ = ("blocks",)
+
+    def __init__(self, blocks: Callable[[], Iterable[list]]):
+        self.blocks = blocks
+
+    def __iter__(self) -> Iterator:
+        for block in self.blocks():
+            yield from block
 
 
 @cache
@@ -115,24 +130,52 @@ def _is_table(rows) -> bool:
     return True
 
 
-def _write_table(rows, depth: int, indent: int, out: _Pieces) -> None:
-    """A list of non-empty flat lists at ``depth``, :data:`BLOCK_ITEMS` rows per call of the C encoder.
+def _rows_text(rows, depth: int, indent: int) -> str:
+    """Non-empty flat lists at ``depth + 1`` (a table's rows, without its brackets) in one call of the C encoder.
 
     Every item is written with the separator of the rows' items (``,`` newline, the padding of
     ``depth + 2``); the C encoder escapes newlines inside strings, so a newline in its text is
     always a separator, and one followed by ``[`` after a ``]`` is always between two rows: those
-    are re-indented to the padding of ``depth + 1``, and so are the outer brackets of each block.
+    are re-indented to the padding of ``depth + 1``, and so are the rows' outer brackets.
     """
-    outer, row_pad, item_pad = (" " * (indent * d) for d in (depth, depth + 1, depth + 2))
-    write_rows = _flat_writer("\n" + item_pad)  # the C encoder writes tuples as lists
-    between = "],\n" + item_pad + "["
-    row_break = "\n" + row_pad + "],\n" + row_pad + "[\n" + item_pad
-    separator = "[\n" + row_pad
+    row_pad, item_pad = " " * (indent * (depth + 1)), " " * (indent * (depth + 2))
+    text = _flat_writer("\n" + item_pad)(rows)  # the C encoder writes tuples as lists
+    body = text[2:-2].replace("],\n" + item_pad + "[", "\n" + row_pad + "],\n" + row_pad + "[\n" + item_pad)
+    return "[\n" + item_pad + body + "\n" + row_pad + "]"
+
+
+def _write_table(rows, depth: int, indent: int, out: _Pieces) -> None:
+    """A list of non-empty flat lists at ``depth``, :data:`BLOCK_ITEMS` rows per call of the C encoder."""
+    inner = "\n" + " " * (indent * (depth + 1))
+    separator = "[" + inner
     for start in range(0, len(rows), BLOCK_ITEMS):
-        text = write_rows(rows[start : start + BLOCK_ITEMS])
-        out.add_large(separator + "[\n" + item_pad + text[2:-2].replace(between, row_break) + "\n" + row_pad + "]")
-        separator = ",\n" + row_pad
-    out.append("\n" + outer + "]")
+        out.add_large(separator + _rows_text(rows[start : start + BLOCK_ITEMS], depth, indent))
+        separator = "," + inner
+    out.append("\n" + " " * (indent * depth) + "]")
+
+
+def _write_row_blocks(table: RowBlocks, depth: int, indent: int, out: _Pieces) -> None:
+    """The rows of ``table`` at ``depth``, block by block: a block of non-empty flat rows in one call of the
+    C encoder, any other block item by item; the same text as the list of every row."""
+    inner = "\n" + " " * (indent * (depth + 1))
+    separator = "[" + inner
+    for block in table.blocks():
+        if not block:
+            continue
+        if _is_table(block):
+            out.add_large(separator + _rows_text(block, depth, indent))
+            separator = "," + inner
+            continue
+        for value in block:
+            out.append(separator)
+            separator = "," + inner
+            if type(value) in _SCALAR_TYPES:
+                out.append(_scalar_text(value))
+            else:
+                _encode(value, depth + 1, indent, out)
+            if len(out) >= _SPILL_PIECES:
+                out.spill()
+    out.append("[]" if separator[0] == "[" else "\n" + " " * (indent * depth) + "]")
 
 
 def _write_flat(values, inner: str, outer: str, brackets: str, out: _Pieces) -> None:
@@ -197,6 +240,9 @@ def _encode(obj: Any, depth: int, indent: int, out: _Pieces) -> None:
             if len(out) >= _SPILL_PIECES:
                 out.spill()
         out.append("\n" + " " * (indent * depth) + "]")
+        return
+    if tp is RowBlocks:
+        _write_row_blocks(obj, depth, indent, out)
         return
     out.append(_scalar_text(obj))
 
@@ -282,4 +328,4 @@ def dumps_indented(data: Any, indent: int = 1, end: str = "") -> str:
     return "".join(parts)
 
 
-__all__ = ["BLOCK_ITEMS", "SPILL_CHARS", "dumps_indented", "dumps_indented_items", "write_indented_items"]
+__all__ = ["BLOCK_ITEMS", "SPILL_CHARS", "RowBlocks", "dumps_indented", "dumps_indented_items", "write_indented_items"]

@@ -167,3 +167,18 @@ def test_a_large_table_is_written_block_by_block_in_bounded_pieces(monkeypatch):
     block = max(len(json.dumps(rows[-100:], indent=1)), len(json.dumps(data["values"][-100:], indent=1)))
     assert len(pieces) > 100
     assert max(map(len, pieces)) < 4096 + block
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(_row, _json), max_size=12), st.integers(1, 5), st.sampled_from([1, 2]))
+def test_rows_made_block_by_block_give_the_text_of_the_list(rows, size, indent):
+    """A RowBlocks (rows made a block at a time: flat rows, empty rows, any value) writes as its list of rows."""
+
+    def blocks():
+        return [rows[start : start + size] for start in range(0, len(rows), size)] + [[]]
+
+    data = {"table": {"columns": ["a"], "data": json_text.RowBlocks(blocks)}, "after": rows[:1]}
+    whole = {"table": {"columns": ["a"], "data": rows}, "after": rows[:1]}
+    assert list(data["table"]["data"]) == rows
+    with _small_blocks():
+        assert dumps_indented(data, indent) == _reference(whole, indent)
