@@ -4,11 +4,17 @@ never made, with one process or with the forked child rendering the other files.
 
 from __future__ import annotations
 
+import tracemalloc
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
 import pytest
 
 import judge_transfer_audit.reports.outputs as outputs
 from judge_transfer_audit.core import json_text
-from judge_transfer_audit.results.result import result_to_json
+from judge_transfer_audit.results.result import result_to_json, write_result_json
+from judge_transfer_audit.results.tables import JudgePairs
 
 SPILL = 4096  #: characters gathered before they are written, in these tests
 PIECES = 64  #: small pieces (keys, separators, scalars) gathered before they are written, in these tests
@@ -65,3 +71,40 @@ def _tables(result):
     for _, make in result.jsonable_items():
         visit(make())
     return found
+
+
+def test_a_long_table_is_written_holding_a_small_part_of_its_text(bare_result):
+    """300,000 judge pairs (47M characters of text): writing result.json allocates less than a quarter of the
+    text's length at its peak (a block of rows and a piece of text at a time, about 6 MB; the whole text
+    would be twice its length)."""
+    n = 300_000
+    rng = np.random.default_rng(0)
+    pairs = pd.DataFrame(
+        {
+            "pair_id": pd.Series([f"p{k}" for k in range(n)], dtype="str"),
+            "matchup": pd.Series(["A vs B"] * n, dtype="str"),
+            "focal": pd.Series(["A"] * n, dtype="str"),
+            "other": pd.Series(["B"] * n, dtype="str"),
+            "criterion": pd.Series(["overall"] * n, dtype="str"),
+            "judge": pd.Series(["j"] * n, dtype="str"),
+            "focal_score": rng.random(n),
+            "other_score": rng.random(n),
+            "outcome": pd.Series(rng.choice(["win", "loss", "tie"], n), dtype="str"),
+            "credit": rng.choice([0.0, 0.5, 1.0], n),
+        }
+    )
+    big = replace(bare_result, judge_pairs=JudgePairs(pairs))
+    length = 0
+
+    def count(text):
+        nonlocal length
+        length += len(text)
+
+    tracemalloc.start()
+    try:
+        write_result_json(big, count, end="\n")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert length > 45_000_000
+    assert peak < length / 4
