@@ -3,14 +3,17 @@
 ``result.json`` (versioned, lossless), ``report.html`` (self-contained), ``junit.xml`` (one
 test case per check), the tables as CSV and, when given, ``timings.json`` (wall-clock
 figures of the run, kept out of the result so that it is byte-identical between runs).
-Everything is rendered first and then written by :func:`judge_transfer_audit.core.output_files.write_folder`:
-atomic, never onto an input or through a link, stale files of the previous run removed
-only when they are still what judge-audit wrote (a manifest in the folder).
+Every file is written by :class:`judge_transfer_audit.core.output_files.OutputFolder`: to a temporary file as
+it is rendered (result.json encoded straight into it, one top-level entry at a time, never held whole),
+then all renamed into place once every file is written; never onto an input or through a link, stale
+files of the previous run removed only when they are still what judge-audit wrote (a manifest in the
+folder).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import json
 import os
@@ -19,13 +22,20 @@ import signal
 import sys
 import threading
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import pandas as pd
 
-from judge_transfer_audit.core.output_files import MANIFEST, FolderWrite, check_output_folder, csv_text, write_folder
+from judge_transfer_audit.core.output_files import (
+    MANIFEST,
+    Content,
+    FolderWrite,
+    OutputFolder,
+    check_output_folder,
+    csv_text,
+)
 from judge_transfer_audit.core.progress import ProgressFactory, no_progress
-from judge_transfer_audit.results.result import AuditResult, result_to_json
+from judge_transfer_audit.results.result import AuditResult, result_to_json, write_result_json
 from judge_transfer_audit.sections.registry import entries
 
 
@@ -141,7 +151,31 @@ def render_outputs(
     rendered here while a forked child renders the other files (:func:`_beside_in_child`); the
     texts are the same as with ``jobs=1``. ``done()`` is called once per file rendered
     (:func:`output_count` times), from this process, whichever process rendered it.
+    :func:`write_outputs` writes the same files without holding them all (result.json's text never).
     """
+    files = _output_files(result, html=html, timings=timings, fail_on=fail_on, jobs=jobs, done=done, stream=False)
+    return dict(files)
+
+
+def _output_files(
+    result: AuditResult,
+    *,
+    html: bool,
+    timings: Mapping[str, Any] | None,
+    fail_on: tuple[str, ...],
+    jobs: int,
+    done: Callable[[], None],
+    stream: bool,
+) -> Iterator[tuple[str, Content]]:
+    """:func:`render_outputs`' files, (name, content) one at a time, result.json first: its text, or with
+    ``stream`` a :data:`~judge_transfer_audit.core.output_files.TextWriter` that encodes it while it is
+    written (with ``jobs > 1`` the forked child renders the other files meanwhile). Close the iterator
+    (or exhaust it): the objects alive on entry stay frozen out of the garbage collector's passes, and
+    the child alive, until then."""
+
+    def result_json() -> Content:
+        return functools.partial(write_result_json, result, end="\n") if stream else result_to_json(result, end="\n")
+
     with _older_objects_frozen():
         if jobs > 1 and hasattr(os, "fork"):
             done = _serialised(done)  # called by this thread and by the one reading the child's progress
@@ -149,10 +183,13 @@ def render_outputs(
                 lambda tick: _other_files(result, html=html, timings=timings, fail_on=fail_on, done=tick), done
             )
             with others:
-                text = result_to_json(result, end="\n")
+                yield "result.json", result_json()
                 done()
-                return {"result.json": text, **others.value()}
-        return _render_outputs(result, html=html, timings=timings, fail_on=fail_on, done=done)
+                yield from others.value().items()
+            return
+        yield "result.json", result_json()
+        done()
+        yield from _other_texts(result, html=html, timings=timings, fail_on=fail_on, done=done)
 
 
 def _render_outputs(
@@ -178,10 +215,28 @@ def _other_files(
     done: Callable[[], None] = _nothing,
 ) -> dict[str, str]:
     """Every output file but result.json, in the order they are written; ``done()`` after each."""
+    return dict(_other_texts(result, html=html, timings=timings, fail_on=fail_on, done=done))
+
+
+def _table_csv(name: str, frame: Any) -> str | None:
+    """The CSV of a table; a section's table only when it is tidy (a frame), None otherwise."""
+    return csv_text(frame) if name in _BASE_TABLES or isinstance(frame, pd.DataFrame) else None
+
+
+def _other_texts(
+    result: AuditResult,
+    *,
+    html: bool,
+    timings: Mapping[str, Any] | None,
+    fail_on: tuple[str, ...],
+    done: Callable[[], None] = _nothing,
+) -> Iterator[tuple[str, str]]:
+    """:func:`_other_files` one file at a time, each rendered when the previous one is taken (``done()`` once
+    it is taken, or found to write nothing), so that a writer holds one file's text at a time."""
     from judge_transfer_audit.reports.html import render_html
     from judge_transfer_audit.reports.junit import render_junit
 
-    files = {"junit.xml": render_junit(result.checks, fail_on=fail_on)}
+    yield "junit.xml", render_junit(result.checks, fail_on=fail_on)
     done()
     tables: dict[str, Callable[[], Any]] = {
         "cells": result.cells_frame,
@@ -192,17 +247,17 @@ def _other_files(
         **{name: getattr(result, name).payload.to_frame for name in _tabled_sections(result)},
     }
     for name, to_frame in tables.items():
-        frame = to_frame()
-        if name in _BASE_TABLES or isinstance(frame, pd.DataFrame):  # a section table only when tidy
-            files[f"{name}.csv"] = csv_text(frame)
+        text = _table_csv(name, to_frame())
+        if text is not None:
+            yield f"{name}.csv", text
+        del text  # not held while the next table is made
         done()
     if html:
-        files["report.html"] = render_html(result)
+        yield "report.html", render_html(result)
         done()
     if timings is not None:
-        files["timings.json"] = json.dumps(timings, indent=1, allow_nan=False) + "\n"
+        yield "timings.json", json.dumps(timings, indent=1, allow_nan=False) + "\n"
         done()
-    return files
 
 
 #: What the child writes into the pipe: one byte per ``tick()``, then one before the pickled value.
@@ -270,9 +325,10 @@ class _beside_in_child(contextlib.AbstractContextManager):
         if self._reader is not None:
             self._reader.join()
         status = self._reap(kill=False)
-        if status == 0 and self._payload:
+        payload, self._payload = self._payload, b""  # not held beside the value
+        if status == 0 and payload:
             with contextlib.suppress(Exception):
-                return pickle.loads(self._payload)
+                return pickle.loads(payload)
         ticked, tick = self._ticked, self._tick
 
         def past_the_child() -> None:
@@ -349,9 +405,16 @@ def write_outputs_detail(
     """
     bar = (progress_bar or no_progress)("writing outputs", output_count(result, html=html, timings=timings))
     try:
-        files = render_outputs(result, html=html, timings=timings, fail_on=fail_on, jobs=jobs, done=bar.advance)
-        return write_folder(
-            out_dir, files, command="run", inputs=inputs, may_write=output_files(), adopt=legacy_outputs(out_dir)
-        )
+        with OutputFolder(
+            out_dir, command="run", inputs=inputs, may_write=output_files(), adopt=legacy_outputs(out_dir)
+        ) as folder:
+            files = _output_files(
+                result, html=html, timings=timings, fail_on=fail_on, jobs=jobs, done=bar.advance, stream=True
+            )
+            with contextlib.closing(files):
+                for name, content in files:
+                    folder.add(name, content)
+                    del content  # a file's text is not held while the next is rendered
+            return folder.commit()
     finally:
         bar.close()

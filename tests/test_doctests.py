@@ -10,7 +10,15 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.parametrize("module_name", ["judge_transfer_audit.api", "judge_transfer_audit.model.policy"])
+@pytest.mark.parametrize(
+    "module_name",
+    [
+        "judge_transfer_audit.api",
+        "judge_transfer_audit.model.policy",
+        "judge_transfer_audit.core.json_text",
+        "judge_transfer_audit.core.output_files",
+    ],
+)
 def test_docstring_examples(module_name, monkeypatch):
     import importlib
 

@@ -11,6 +11,10 @@ escaper, ``int.__repr__``, ``float.__repr__``, ``true``/``false``/``null``); a s
 ``IntEnum``, ``numpy.float64``) goes to the encoder itself. Keys are not sorted (as ``json.dumps``'s
 default); NaN and infinities raise ``ValueError`` as ``allow_nan=False`` does, and a value of no JSON type
 ``TypeError``.
+
+:func:`write_indented_items` hands the text to a ``write`` callable (a file's) a bounded piece at a time:
+about :data:`SPILL_CHARS` characters, however large the object; a table or a flat list of many items is
+written a block of :data:`BLOCK_ITEMS` items at a time, each block in one call of the C encoder.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import json
 import math
 from functools import cache
 from json.encoder import encode_basestring
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 try:  # the C encoder json.dumps uses without indent; CPython has it, other interpreters may not
     from json.encoder import c_make_encoder
@@ -30,6 +34,55 @@ except ImportError:  # pragma: no cover
 _SCALAR_TYPES = frozenset((str, int, float, bool, type(None)))
 _LITERALS = {True: "true", False: "false"}
 _STR = frozenset((str,))
+
+#: characters of text gathered before they are handed to ``write`` (and the most of one block's text
+#: gathered before it is): the text held besides the data, however large the object
+SPILL_CHARS = 1 << 20
+#: pieces gathered before they are handed to ``write`` whatever their length (most are a few characters)
+_SPILL_PIECES = 1 << 12
+#: a table's rows (a flat list's items) encoded in one call of the C encoder
+BLOCK_ITEMS = 1 << 12
+
+
+class _Pieces(list):
+    """The pieces of text written so far, handed joined to ``write`` once they hold about
+    :data:`SPILL_CHARS` characters (``size`` counts the large pieces, :data:`_SPILL_PIECES` bounds the small)."""
+
+    __slots__ = ("write", "size")
+
+    def __init__(self, write: Callable[[str], Any]):
+        super().__init__()
+        self.write = write
+        self.size = 0
+
+    def add_large(self, text: str) -> None:
+        """Append a piece that may be long (a block of a table), spilling once the pieces are long enough."""
+        self.append(text)
+        self.size += len(text)
+        if self.size >= SPILL_CHARS:
+            self.spill()
+
+    def spill(self) -> None:
+        """Hand the pieces to ``write`` as one text and start again."""
+        if self:
+            self.write("".join(self))
+            self.clear()
+        self.size = 0
+
+
+class RowBlocks:
+    """A table's rows made a block at a time while they are written: ``blocks()`` yields lists of rows (a
+    frame's, :data:`BLOCK_ITEMS` rows each), written as the list of all of them would be. A table of a
+    million rows is then never held whole as Python lists (``to_jsonable(..., lazy_tables=True)``)."""
+
+    __slots__ = ("blocks",)
+
+    def __init__(self, blocks: Callable[[], Iterable[list]]):
+        self.blocks = blocks
+
+    def __iter__(self) -> Iterator:
+        for block in self.blocks():
+            yield from block
 
 
 @cache
@@ -77,21 +130,69 @@ def _is_table(rows) -> bool:
     return True
 
 
-def _table_text(rows, depth: int, indent: int) -> str:
-    """A list of non-empty flat lists at ``depth`` in one call of the C encoder.
+def _rows_text(rows, depth: int, indent: int) -> str:
+    """Non-empty flat lists at ``depth + 1`` (a table's rows, without its brackets) in one call of the C encoder.
 
     Every item is written with the separator of the rows' items (``,`` newline, the padding of
     ``depth + 2``); the C encoder escapes newlines inside strings, so a newline in its text is
     always a separator, and one followed by ``[`` after a ``]`` is always between two rows: those
-    are re-indented to the padding of ``depth + 1``, and so are the outer brackets.
+    are re-indented to the padding of ``depth + 1``, and so are the rows' outer brackets.
     """
-    outer, row_pad, item_pad = (" " * (indent * d) for d in (depth, depth + 1, depth + 2))
+    row_pad, item_pad = " " * (indent * (depth + 1)), " " * (indent * (depth + 2))
     text = _flat_writer("\n" + item_pad)(rows)  # the C encoder writes tuples as lists
     body = text[2:-2].replace("],\n" + item_pad + "[", "\n" + row_pad + "],\n" + row_pad + "[\n" + item_pad)
-    return "[\n" + row_pad + "[\n" + item_pad + body + "\n" + row_pad + "]\n" + outer + "]"
+    return "[\n" + item_pad + body + "\n" + row_pad + "]"
 
 
-def _encode(obj: Any, depth: int, indent: int, out: list[str]) -> None:
+def _write_table(rows, depth: int, indent: int, out: _Pieces) -> None:
+    """A list of non-empty flat lists at ``depth``, :data:`BLOCK_ITEMS` rows per call of the C encoder."""
+    inner = "\n" + " " * (indent * (depth + 1))
+    separator = "[" + inner
+    for start in range(0, len(rows), BLOCK_ITEMS):
+        out.add_large(separator + _rows_text(rows[start : start + BLOCK_ITEMS], depth, indent))
+        separator = "," + inner
+    out.append("\n" + " " * (indent * depth) + "]")
+
+
+def _write_row_blocks(table: RowBlocks, depth: int, indent: int, out: _Pieces) -> None:
+    """The rows of ``table`` at ``depth``, block by block: a block of non-empty flat rows in one call of the
+    C encoder, any other block item by item; the same text as the list of every row."""
+    inner = "\n" + " " * (indent * (depth + 1))
+    separator = "[" + inner
+    for block in table.blocks():
+        if not block:
+            continue
+        if _is_table(block):
+            out.add_large(separator + _rows_text(block, depth, indent))
+            separator = "," + inner
+            continue
+        for value in block:
+            out.append(separator)
+            separator = "," + inner
+            if type(value) in _SCALAR_TYPES:
+                out.append(_scalar_text(value))
+            else:
+                _encode(value, depth + 1, indent, out)
+            if len(out) >= _SPILL_PIECES:
+                out.spill()
+    out.append("[]" if separator[0] == "[" else "\n" + " " * (indent * depth) + "]")
+
+
+def _write_flat(values, inner: str, outer: str, brackets: str, out: _Pieces) -> None:
+    """A container of exact scalars (a dict only when its keys are all ``str``), its items separated by ``,``
+    and ``inner``; a list :data:`BLOCK_ITEMS` items per call of the C encoder."""
+    write_items = _flat_writer(inner)
+    if isinstance(values, dict) or len(values) <= BLOCK_ITEMS:
+        out.add_large(brackets[0] + inner + write_items(values)[1:-1] + outer + brackets[1])
+        return
+    separator = brackets[0] + inner
+    for start in range(0, len(values), BLOCK_ITEMS):
+        out.add_large(separator + write_items(values[start : start + BLOCK_ITEMS])[1:-1])
+        separator = "," + inner
+    out.append(outer + brackets[1])
+
+
+def _encode(obj: Any, depth: int, indent: int, out: _Pieces) -> None:
     tp = type(obj)
     if tp is dict or (tp is not list and tp is not tuple and isinstance(obj, dict)):
         if not obj:
@@ -99,8 +200,7 @@ def _encode(obj: Any, depth: int, indent: int, out: list[str]) -> None:
             return
         inner = "\n" + " " * (indent * (depth + 1))
         if _is_flat(obj.values()) and _STR.issuperset(map(type, obj)):
-            text = _flat_writer(inner)(obj)
-            out.append("{" + inner + text[1:-1] + "\n" + " " * (indent * depth) + "}")
+            _write_flat(obj, inner, "\n" + " " * (indent * depth), "{}", out)
             return
         out.append("{")
         separator = inner
@@ -113,6 +213,8 @@ def _encode(obj: Any, depth: int, indent: int, out: list[str]) -> None:
                 out.append(_scalar_text(value))
             else:
                 _encode(value, depth + 1, indent, out)
+            if len(out) >= _SPILL_PIECES:
+                out.spill()
         out.append("\n" + " " * (indent * depth) + "}")
         return
     if tp is list or tp is tuple or isinstance(obj, (list, tuple)):
@@ -121,11 +223,10 @@ def _encode(obj: Any, depth: int, indent: int, out: list[str]) -> None:
             return
         inner = "\n" + " " * (indent * (depth + 1))
         if _is_flat(obj):
-            text = _flat_writer(inner)(obj)
-            out.append("[" + inner + text[1:-1] + "\n" + " " * (indent * depth) + "]")
+            _write_flat(obj, inner, "\n" + " " * (indent * depth), "[]", out)
             return
         if _is_table(obj):
-            out.append(_table_text(obj, depth, indent))
+            _write_table(obj, depth, indent, out)
             return
         out.append("[")
         separator = inner
@@ -136,16 +237,38 @@ def _encode(obj: Any, depth: int, indent: int, out: list[str]) -> None:
                 out.append(_scalar_text(value))
             else:
                 _encode(value, depth + 1, indent, out)
+            if len(out) >= _SPILL_PIECES:
+                out.spill()
         out.append("\n" + " " * (indent * depth) + "]")
+        return
+    if tp is RowBlocks:
+        _write_row_blocks(obj, depth, indent, out)
         return
     out.append(_scalar_text(obj))
 
 
-def dumps_indented_items(items: Iterable[tuple[str, Callable[[], Any]]], indent: int = 1, end: str = "") -> str:
-    """:func:`dumps_indented` of the object ``{key: make() for key, make in items}``, the same text, each value
-    made and encoded in turn and dropped before the next is made: a large result's JSON data (several times
-    the size of its text) is held one top-level entry at a time."""
-    out: list[str] = []
+def write_indented_items(
+    items: Iterable[tuple[str, Callable[[], Any]]], write: Callable[[str], Any], indent: int = 1, end: str = ""
+) -> None:
+    """:func:`dumps_indented_items`'s text handed to ``write`` in pieces (joined, they are that text) of about
+    :data:`SPILL_CHARS` characters: a file of any size is written holding one top-level entry's data and a
+    bounded piece of its text.
+
+    Examples
+    --------
+    >>> import io
+    >>> sink = io.StringIO()
+    >>> write_indented_items([("a", lambda: [1, 2]), ("b", lambda: None)], sink.write, end="\\n")
+    >>> print(sink.getvalue(), end="")
+    {
+     "a": [
+      1,
+      2
+     ],
+     "b": null
+    }
+    """
+    out = _Pieces(write)
     inner = "\n" + " " * indent
     separator = "{" + inner
     for key, make in items:
@@ -159,9 +282,18 @@ def dumps_indented_items(items: Iterable[tuple[str, Callable[[], Any]]], indent:
         else:
             _encode(value, 1, indent, out)
         del value
-    out.append("{}" if not out else "\n}")
+    out.append("{}" if separator[0] == "{" else "\n}")
     out.append(end)
-    return "".join(out)
+    out.spill()
+
+
+def dumps_indented_items(items: Iterable[tuple[str, Callable[[], Any]]], indent: int = 1, end: str = "") -> str:
+    """:func:`dumps_indented` of the object ``{key: make() for key, make in items}``, the same text, each value
+    made and encoded in turn and dropped before the next is made: a large result's JSON data (several times
+    the size of its text) is held one top-level entry at a time."""
+    parts: list[str] = []
+    write_indented_items(items, parts.append, indent, end)
+    return "".join(parts)
 
 
 def _json_key(key: Any) -> str:
@@ -188,10 +320,12 @@ def dumps_indented(data: Any, indent: int = 1, end: str = "") -> str:
     :func:`judge_transfer_audit.core.serialize.to_jsonable` returns; anything else raises ``TypeError``.
     ``end`` (a file's final newline) is joined with the rest: adding it afterwards would copy the whole text.
     """
-    out: list[str] = []
+    parts: list[str] = []
+    out = _Pieces(parts.append)
     _encode(data, 0, indent, out)
     out.append(end)
-    return "".join(out)
+    out.spill()
+    return "".join(parts)
 
 
-__all__ = ["dumps_indented", "dumps_indented_items"]
+__all__ = ["BLOCK_ITEMS", "SPILL_CHARS", "RowBlocks", "dumps_indented", "dumps_indented_items", "write_indented_items"]

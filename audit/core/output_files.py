@@ -5,7 +5,9 @@ Rules (README "Reliability"):
 * **Atomic.** A file is written to a temporary file in the same folder
   (``.judge-audit-tmp-*``), flushed to disk, then renamed over the target with
   ``os.replace``. A run killed at any moment leaves each file either as it was or complete;
-  an output folder's files are all rendered before the first one is replaced.
+  an output folder's files are all written to their temporary files before the first one is
+  replaced. A large file (result.json) is encoded straight into its temporary file, a piece at a
+  time (:data:`TextWriter`), so that its whole text is never held.
 * **Inputs are never touched.** A target that *is* one of the run's input files (same
   file, also through a link or a hard link) is refused with exit status 2, naming both.
 * **Links are never followed or replaced.** A target that is a symbolic link is refused.
@@ -30,7 +32,7 @@ import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping, Union
 
 import pandas as pd
 
@@ -38,6 +40,13 @@ from judge_transfer_audit.core.errors import InputError, InputProblem
 
 MANIFEST = ".judge-audit-manifest.json"
 TEMP_PREFIX = ".judge-audit-tmp-"
+
+#: A file's text given as a function that hands it to ``write`` piece by piece (joined, the pieces are the text);
+#: it is encoded to UTF-8 and written as it comes, e.g.
+#: ``functools.partial(judge_transfer_audit.results.result.write_result_json, result, end="\\n")``.
+TextWriter = Callable[[Callable[[str], Any]], None]
+#: What a file is given as: its text, its bytes, or a :data:`TextWriter`.
+Content = Union[str, bytes, TextWriter]
 
 # --------------------------------------------------------------------------- CSV cells
 #: A cell starting with one of these is read as a formula by Excel, LibreOffice or Sheets.
@@ -227,31 +236,41 @@ def _utf8_slices(content: str | bytes) -> Iterator[bytes]:
         yield content[start : start + _TEXT_SLICE].encode("utf-8")
 
 
-def _write_temp(folder: Path, name: str, content: str | bytes) -> Path:
+def _write_temp(folder: Path, name: str, content: Content) -> tuple[Path, str]:
+    """``content`` written to a new temporary file in ``folder`` and flushed to disk; its path and the SHA-256
+    of the bytes written. The temporary file is removed if anything fails (a :data:`TextWriter` raising midway
+    included)."""
     fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=f"-{name}", dir=folder)
+    digest = hashlib.sha256()
     try:
         with os.fdopen(fd, "wb") as handle:
-            for data in _utf8_slices(content):
+
+            def write(data: bytes) -> None:
+                digest.update(data)
                 handle.write(data)
+
+            if callable(content):
+                content(lambda text: write(text.encode("utf-8")))
+            else:
+                for data in _utf8_slices(content):
+                    write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; outputs get the usual permissions
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    return Path(tmp)
+    return Path(tmp), digest.hexdigest()
 
 
-def write_file(
-    path: str | os.PathLike, content: str | bytes, *, inputs: Iterable[str | os.PathLike | None] = ()
-) -> Path:
+def write_file(path: str | os.PathLike, content: Content, *, inputs: Iterable[str | os.PathLike | None] = ()) -> Path:
     """Write one file the user named (``-o report.html``) atomically; refuse links and inputs.
 
     The parent folder is created. Returns the path written.
     """
     target = check_output_file(path, inputs)
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _write_temp(target.parent, target.name, content)
+    tmp, _ = _write_temp(target.parent, target.name, content)
     try:
         os.replace(tmp, target)
     except BaseException:
@@ -263,14 +282,6 @@ def write_file(
 # --------------------------------------------------------------------------- output folders
 def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def _content_sha256(content: str | bytes) -> str:
-    """SHA-256 of ``content`` (text: of its UTF-8 bytes), hashed slice by slice (:func:`_utf8_slices`)."""
-    digest = hashlib.sha256()
-    for data in _utf8_slices(content):
-        digest.update(data)
-    return digest.hexdigest()
 
 
 def _plain_name(name: str) -> bool:
@@ -316,7 +327,7 @@ def read_manifest(folder: Path) -> dict[str, ManifestEntry]:
 def _write_manifest(folder: Path, entries: Mapping[str, ManifestEntry]) -> None:
     files = {name: {"sha256": e.sha256, "command": e.command} for name, e in sorted(entries.items())}
     manifest = {"tool": "judge-audit", "version": 1, "files": files}
-    os.replace(_write_temp(folder, MANIFEST, json.dumps(manifest, indent=1) + "\n"), folder / MANIFEST)
+    os.replace(_write_temp(folder, MANIFEST, json.dumps(manifest, indent=1) + "\n")[0], folder / MANIFEST)
 
 
 @dataclass(frozen=True)
@@ -395,9 +406,108 @@ def check_output_folder(
         raise InputError(problems)
 
 
+class OutputFolder:
+    """An output folder written under the rules of this module, one file at a time.
+
+    Entering checks the folder (as :func:`check_output_folder`, for ``may_write``) and removes the temporary
+    files of a run killed mid-write; :meth:`add` writes a file to its temporary file at once (a
+    :data:`TextWriter` is encoded straight into it, so its text is never held whole); :meth:`commit` claims
+    the names in the manifest, renames every temporary file over its target and removes the stale files of
+    the same command. Leaving the ``with`` block without committing (an error while rendering or writing a
+    file) removes the temporary files: every target stays as it was.
+
+    Parameters are those of :func:`write_folder` (``may_write``: every name that may be added; a name outside
+    it is checked when added).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> out = tempfile.mkdtemp()
+    >>> with OutputFolder(out, command="example", may_write=["a.txt", "b.txt"]) as folder:
+    ...     folder.add("a.txt", "one\\n")
+    ...     folder.add("b.txt", lambda write: [write("t"), write("wo\\n")])
+    ...     written = folder.commit()
+    >>> sorted(written.paths), open(written.paths["b.txt"]).read()
+    (['a.txt', 'b.txt'], 'two\\n')
+    """
+
+    def __init__(
+        self,
+        folder: str | os.PathLike,
+        *,
+        command: str,
+        inputs: Iterable[str | os.PathLike | None] = (),
+        may_write: Iterable[str] = (),
+        adopt: Iterable[str] = (),
+        clean: bool = True,
+    ):
+        self.folder, self.command, self.clean = Path(folder), command, clean
+        self._inputs, self._adopt, self._checked = list(inputs), tuple(adopt), set(may_write)
+        self._previous: dict[str, ManifestEntry] = {}
+        self._written: dict[str, ManifestEntry] = {}
+        self._temps: dict[str, Path] = {}
+
+    def __enter__(self) -> OutputFolder:
+        out = self.folder
+        check_output_folder(out, sorted(self._checked), self._inputs, adopt=self._adopt)
+        out.mkdir(parents=True, exist_ok=True)
+        self._previous = read_manifest(out)
+        for leftover in out.glob(f"{TEMP_PREFIX}*"):  # from a run killed mid-write; the name is ours
+            if leftover.is_file() and not leftover.is_symlink():
+                leftover.unlink(missing_ok=True)
+        return self
+
+    def add(self, name: str, content: Content) -> None:
+        """Write ``content`` to the temporary file of ``name`` (replacing an earlier one of the same name)."""
+        if name not in self._checked:
+            check_output_folder(self.folder, [name], self._inputs, adopt=self._adopt)
+            self._checked.add(name)
+        if name in self._temps:
+            self._temps.pop(name).unlink(missing_ok=True)
+        tmp, sha256 = _write_temp(self.folder, name, content)
+        self._temps[name], self._written[name] = tmp, ManifestEntry(sha256, self.command)
+
+    def commit(self) -> FolderWrite:
+        """Put every added file in place and tidy the folder; what was done."""
+        out, previous, written = self.folder, self._previous, self._written
+        # Claim the new names before the first rename, so a run killed between two renames
+        # leaves a folder the next run still recognises as its own.
+        _write_manifest(out, {**previous, **written})
+        while self._temps:
+            name, tmp = next(iter(self._temps.items()))
+            os.replace(tmp, out / name)
+            del self._temps[name]
+        removed, kept = [], []
+        resolved = _input_paths(self._inputs)
+        entries = dict(previous)
+        for name, entry in previous.items() if self.clean else ():
+            target = out / name
+            if name in written:
+                continue
+            if not target.exists() or target.is_symlink():
+                entries.pop(name)  # gone (or replaced by the user's link): no longer ours
+                continue
+            if entry.command != self.command:
+                continue  # another command's file: not this run's to judge
+            unchanged = target.is_file() and _sha256(target.read_bytes()) == entry.sha256
+            if unchanged and not any(_same_file(target, p) for _, p in resolved):
+                target.unlink()
+                removed.append(name)
+            else:
+                kept.append(name)
+            entries.pop(name)
+        _write_manifest(out, {**entries, **written})
+        return FolderWrite({name: out / name for name in written}, tuple(removed), tuple(kept))
+
+    def __exit__(self, *exc) -> None:
+        for tmp in self._temps.values():
+            tmp.unlink(missing_ok=True)
+        self._temps.clear()
+
+
 def write_folder(
     folder: str | os.PathLike,
-    files: Mapping[str, str | bytes],
+    files: Mapping[str, Content],
     *,
     command: str,
     inputs: Iterable[str | os.PathLike | None] = (),
@@ -412,7 +522,7 @@ def write_folder(
     folder : path
         Created if needed.
     files : mapping
-        Every file of this run, already rendered.
+        Every file of this run: its text, bytes or :data:`TextWriter`.
     command : str
         The command writing (``"run"``, ``"reliability"``, ...): a run only ever removes
         stale files that the same command wrote, so two commands can share a folder.
@@ -428,55 +538,21 @@ def write_folder(
         Remove the stale files of the same command (default); ``False`` when a command writes
         its folder in several steps (``audit generate``: run.json first, the tables at the end).
     """
-    out = Path(folder)
-    sources = list(inputs)
-    check_output_folder(out, sorted(set(files) | set(may_write)), sources, adopt=adopt)
-    out.mkdir(parents=True, exist_ok=True)
-    previous = read_manifest(out)
-    for leftover in out.glob(f"{TEMP_PREFIX}*"):  # from a run killed mid-write; the name is ours
-        if leftover.is_file() and not leftover.is_symlink():
-            leftover.unlink(missing_ok=True)
-    written = {name: ManifestEntry(_content_sha256(content), command) for name, content in files.items()}
-    temps: dict[str, Path] = {}
-    try:
+    names = set(files) | set(may_write)
+    with OutputFolder(folder, command=command, inputs=inputs, may_write=names, adopt=adopt, clean=clean) as out:
         for name, content in files.items():
-            temps[name] = _write_temp(out, name, content)
-        # Claim the new names before the first rename, so a run killed between two renames
-        # leaves a folder the next run still recognises as its own.
-        _write_manifest(out, {**previous, **written})
-        for name, tmp in temps.items():
-            os.replace(tmp, out / name)
-    finally:
-        for tmp in temps.values():
-            tmp.unlink(missing_ok=True)
-    removed, kept = [], []
-    resolved = _input_paths(sources)
-    entries = dict(previous)
-    for name, entry in previous.items() if clean else ():
-        target = out / name
-        if name in files:
-            continue
-        if not target.exists() or target.is_symlink():
-            entries.pop(name)  # gone (or replaced by the user's link): no longer ours
-            continue
-        if entry.command != command:
-            continue  # another command's file: not this run's to judge
-        unchanged = target.is_file() and _sha256(target.read_bytes()) == entry.sha256
-        if unchanged and not any(_same_file(target, p) for _, p in resolved):
-            target.unlink()
-            removed.append(name)
-        else:
-            kept.append(name)
-        entries.pop(name)
-    _write_manifest(out, {**entries, **written})
-    return FolderWrite({name: out / name for name in files}, tuple(removed), tuple(kept))
+            out.add(name, content)
+        return out.commit()
 
 
 __all__ = [
     "FORMULA_STARTS",
     "MANIFEST",
+    "Content",
     "FolderWrite",
     "ManifestEntry",
+    "OutputFolder",
+    "TextWriter",
     "check_output_file",
     "check_output_folder",
     "csv_text",

@@ -8,10 +8,16 @@ Rules (so every result type round-trips without hand-written code):
 * ``enum.Enum`` -> its value;
 * ``pandas.DataFrame`` -> ``{"columns": [...], "dtypes": [...], "data": [[...], ...]}``;
 * numpy scalars -> Python scalars, numpy arrays -> lists;
-* a type with ``__jsonable__(self)`` writes itself (a typed table written as its frame), and a
+* a type with ``__jsonable__(self)`` says what it is written as (a typed table: its frame), which
+  is then converted by these rules, and a
   type with ``__from_jsonable__(args, data, load)`` reads itself back (``args`` its type
   arguments, ``load`` this module's :func:`from_jsonable`), e.g.
   :class:`judge_transfer_audit.model.section_result.Section`.
+
+``to_jsonable(obj, lazy_tables=True)`` leaves the rows of a frame longer than one block as a
+:class:`~judge_transfer_audit.core.json_text.RowBlocks`, made a block of rows at a time while
+:mod:`judge_transfer_audit.core.json_text` writes them: the same text, without a million rows held as
+Python lists at once. Only that module's writers read such data.
 
 :func:`from_jsonable` reads a value back using the dataclass field type hints
 (:class:`judge_transfer_audit.results.result.AuditResult` reads itself back, each section as the payload type
@@ -26,10 +32,13 @@ import functools
 import math
 import types
 import typing
-from typing import Any
+from typing import Any, Callable, Iterator
 
 import numpy as np
 import pandas as pd
+
+from judge_transfer_audit.core import json_text
+from judge_transfer_audit.core.json_text import RowBlocks
 
 _SPECIAL_FLOATS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 _TEXT = frozenset((str, type(None)))  #: a text column read at once holds text, and None where missing
@@ -73,8 +82,44 @@ def _field_names(tp: type) -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(tp))
 
 
-def to_jsonable(obj: Any) -> Any:
-    """Convert a result object (dataclasses, tuples, frames, ...) to JSON-ready data."""
+def to_jsonable(obj: Any, *, lazy_tables: bool = False) -> Any:
+    """Convert a result object (dataclasses, tuples, frames, ...) to JSON-ready data (``lazy_tables``: long
+    frames' rows made while they are written, see the module's docstring)."""
+    return _jsonable(obj, _frame_in_blocks if lazy_tables else _frame_out)
+
+
+def _frame_out(frame: pd.DataFrame) -> dict[str, Any]:
+    """A frame's JSON data: its column names, dtypes and rows."""
+    columns = [_column_out(column) for _, column in frame.items()]  # by position: repeated labels too
+    return {
+        "columns": [str(c) for c in frame.columns],
+        "dtypes": [str(t) for t in frame.dtypes],
+        "data": list(map(list, zip(*columns))),
+    }
+
+
+def _frame_in_blocks(frame: pd.DataFrame) -> dict[str, Any]:
+    """:func:`_frame_out`, the rows of a frame longer than one block left to be made block by block."""
+    if len(frame) <= json_text.BLOCK_ITEMS:
+        return _frame_out(frame)
+    return {
+        "columns": [str(c) for c in frame.columns],
+        "dtypes": [str(t) for t in frame.dtypes],
+        "data": RowBlocks(functools.partial(_row_blocks, frame)),
+    }
+
+
+def _row_blocks(frame: pd.DataFrame) -> Iterator[list[list]]:
+    """The rows of :func:`_frame_out`, :data:`~judge_transfer_audit.core.json_text.BLOCK_ITEMS` at a time (each
+    block's columns converted at once)."""
+    size = json_text.BLOCK_ITEMS
+    for start in range(0, len(frame), size):
+        columns = [_column_out(column) for _, column in frame.iloc[start : start + size].items()]
+        yield list(map(list, zip(*columns)))
+
+
+def _jsonable(obj: Any, frame_out: Callable[[pd.DataFrame], Any]) -> Any:
+    """:func:`to_jsonable`, frames written by ``frame_out``."""
     # the exact built-in types first (most of a large result's values: 10k cells), then the general rules
     tp = type(obj)
     if tp is float:
@@ -82,9 +127,9 @@ def to_jsonable(obj: Any) -> Any:
     if tp is str or tp is bool or tp is int or obj is None:
         return obj
     if tp is list or tp is tuple:
-        return [to_jsonable(v) for v in obj]
+        return [_jsonable(v, frame_out) for v in obj]
     if tp is dict:
-        return {str(k): to_jsonable(v) for k, v in obj.items()}
+        return {str(k): _jsonable(v, frame_out) for k, v in obj.items()}
     if isinstance(obj, (bool, str)):
         return obj
     if isinstance(obj, enum.Enum):
@@ -97,22 +142,17 @@ def to_jsonable(obj: Any) -> Any:
         return _float_out(float(obj))
     write = getattr(type(obj), "__jsonable__", None)
     if write is not None:
-        return write(obj)
+        return _jsonable(write(obj), frame_out)
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {name: to_jsonable(getattr(obj, name)) for name in _field_names(tp)}
+        return {name: _jsonable(getattr(obj, name), frame_out) for name in _field_names(tp)}
     if isinstance(obj, pd.DataFrame):
-        columns = [_column_out(column) for _, column in obj.items()]  # by position: repeated labels too
-        return {
-            "columns": [str(c) for c in obj.columns],
-            "dtypes": [str(t) for t in obj.dtypes],
-            "data": list(map(list, zip(*columns))),
-        }
+        return frame_out(obj)
     if isinstance(obj, np.ndarray):
-        return [to_jsonable(v) for v in obj.tolist()]
+        return [_jsonable(v, frame_out) for v in obj.tolist()]
     if isinstance(obj, dict):
-        return {str(k): to_jsonable(v) for k, v in obj.items()}
+        return {str(k): _jsonable(v, frame_out) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [to_jsonable(v) for v in obj]
+        return [_jsonable(v, frame_out) for v in obj]
     if obj is pd.NA or obj is pd.NaT:
         return None
     raise TypeError(f"cannot serialise {type(obj).__name__}")

@@ -144,18 +144,22 @@ class AuditResult:
 
     def __jsonable__(self) -> dict[str, Any]:
         """The fields in order, each section a key of its own in place of ``sections``."""
-        return {key: make() for key, make in self.jsonable_items()}
-
-    def jsonable_items(self) -> list[tuple[str, Callable[[], Any]]]:
-        """``(key, make)`` of every entry of :meth:`__jsonable__`, in order: ``make()`` gives the entry's JSON
-        data (so that a writer can hold one entry's data at a time)."""
-        items: list[tuple[str, Callable[[], Any]]] = []
+        entries: dict[str, Any] = {}
         for f in fields(self):
             if f.name == "sections":
-                items += [(name, functools.partial(to_jsonable, section)) for name, section in self.sections.items()]
+                entries.update(self.sections)
             else:
-                items.append((f.name, functools.partial(to_jsonable, getattr(self, f.name))))
-        return items
+                entries[f.name] = getattr(self, f.name)
+        return entries
+
+    def jsonable_items(self, *, lazy_tables: bool = False) -> list[tuple[str, Callable[[], Any]]]:
+        """``(key, make)`` of every entry of :meth:`__jsonable__`, in order: ``make()`` gives the entry's JSON
+        data (so that a writer can hold one entry's data at a time; ``lazy_tables``: with its long tables'
+        rows made while they are written, for :mod:`judge_transfer_audit.core.json_text`'s writers only)."""
+        return [
+            (key, functools.partial(to_jsonable, value, lazy_tables=lazy_tables))
+            for key, value in self.__jsonable__().items()
+        ]
 
     @classmethod
     def __from_jsonable__(cls, args: tuple, data: Any, load) -> AuditResult:
@@ -395,7 +399,16 @@ def result_to_json(result: AuditResult, *, indent: int | None = 1, end: str = ""
         return json.dumps(to_jsonable(result), ensure_ascii=False, allow_nan=False) + end
     from judge_transfer_audit.core.json_text import dumps_indented_items  # json.dumps's text, with its C encoder
 
-    return dumps_indented_items(result.jsonable_items(), indent, end)
+    return dumps_indented_items(result.jsonable_items(lazy_tables=True), indent, end)
+
+
+def write_result_json(result: AuditResult, write: Callable[[str], Any], *, end: str = "") -> None:
+    """:func:`result_to_json`'s text (``indent=1``) handed to ``write`` in pieces of about a million characters,
+    so that a file is written holding one top-level entry's JSON data at a time and never the whole text
+    (:func:`judge_transfer_audit.core.json_text.write_indented_items`)."""
+    from judge_transfer_audit.core.json_text import write_indented_items
+
+    write_indented_items(result.jsonable_items(lazy_tables=True), write, 1, end)
 
 
 def result_from_json(text: str, *, source: str = "result.json") -> AuditResult:
@@ -489,6 +502,7 @@ __all__ = [
     "BaselineRows",
     "JudgePairs",
     "result_to_json",
+    "write_result_json",
     "result_from_json",
     "read_result",
 ]

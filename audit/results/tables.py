@@ -50,9 +50,7 @@ class _RowTable(Generic[R]):
         raise KeyError((matchup, criterion))
 
     def __jsonable__(self) -> Any:
-        from judge_transfer_audit.core.serialize import to_jsonable
-
-        return to_jsonable(self.to_frame())
+        return self.to_frame()
 
     @classmethod
     def __from_jsonable__(cls, args: tuple, data: Any, load: Callable[[Any, Any], Any]):
@@ -119,9 +117,7 @@ class JudgePairs:
     __hash__ = None  # type: ignore[assignment]
 
     def __jsonable__(self) -> Any:
-        from judge_transfer_audit.core.serialize import to_jsonable
-
-        return to_jsonable(self.frame)
+        return self.frame
 
     @classmethod
     def __from_jsonable__(cls, args: tuple, data: Any, load: Callable[[Any, Any], Any]) -> JudgePairs:

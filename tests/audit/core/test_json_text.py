@@ -1,7 +1,9 @@
-"""judge_transfer_audit.core.json_text.dumps_indented writes json.dumps's indented text byte for byte."""
+"""judge_transfer_audit.core.json_text.dumps_indented writes json.dumps's indented text byte for byte, and
+write_indented_items hands the same text to a file in bounded pieces."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 
@@ -11,7 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from judge_transfer_audit.core.json_text import dumps_indented, dumps_indented_items
+from judge_transfer_audit.core import json_text
+from judge_transfer_audit.core.json_text import dumps_indented, dumps_indented_items, write_indented_items
 from judge_transfer_audit.core.serialize import _float_out, to_jsonable
 
 # strings with the characters the table fast path splits on: brackets, commas, newlines, quotes, spaces
@@ -126,3 +129,56 @@ def test_items_made_in_turn_give_the_text_of_the_whole_object(data, indent):
     items = [(key, maker(key)) for key in data]
     assert dumps_indented_items(items, indent, "\n") == _reference(data, indent) + "\n"
     assert made == list(data)
+
+
+@contextlib.contextmanager
+def _small_blocks():
+    """Blocks of 2 rows or items, and text handed on every 8 characters or 3 pieces, so that small objects
+    cross every block and spill boundary."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(json_text, "BLOCK_ITEMS", 2)
+        patch.setattr(json_text, "SPILL_CHARS", 8)
+        patch.setattr(json_text, "_SPILL_PIECES", 3)
+        yield
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(_text, _json, max_size=5), st.sampled_from([1, 2]))
+def test_text_written_in_pieces_joins_to_the_text_of_the_whole_object(data, indent):
+    items = [(key, lambda key=key: data[key]) for key in data]
+    pieces: list[str] = []
+    with _small_blocks():
+        write_indented_items(items, pieces.append, indent, "\n")
+        assert dumps_indented_items(items, indent) == _reference(data, indent)
+        assert dumps_indented(data, indent) == _reference(data, indent)
+    assert "".join(pieces) == _reference(data, indent) + "\n"
+
+
+def test_a_large_table_is_written_block_by_block_in_bounded_pieces(monkeypatch):
+    """A table of 10,000 rows and a list of 10,000 numbers reach ``write`` in pieces of about SPILL_CHARS
+    characters (a piece is at most one block past the bound), joined the same text as ``json.dumps``."""
+    monkeypatch.setattr(json_text, "BLOCK_ITEMS", 100)
+    monkeypatch.setattr(json_text, "SPILL_CHARS", 4096)
+    rows = [[k, f"reader {k}", k / 7, k % 3 == 0, None] for k in range(10_000)]
+    data = {"table": {"columns": ["a", "b", "c", "d", "e"], "data": rows}, "values": [k * 0.5 for k in range(10_000)]}
+    pieces: list[str] = []
+    write_indented_items([(key, lambda key=key: data[key]) for key in data], pieces.append, 1, "\n")
+    assert "".join(pieces) == _reference(data, 1) + "\n"
+    block = max(len(json.dumps(rows[-100:], indent=1)), len(json.dumps(data["values"][-100:], indent=1)))
+    assert len(pieces) > 100
+    assert max(map(len, pieces)) < 4096 + block
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(_row, _json), max_size=12), st.integers(1, 5), st.sampled_from([1, 2]))
+def test_rows_made_block_by_block_give_the_text_of_the_list(rows, size, indent):
+    """A RowBlocks (rows made a block at a time: flat rows, empty rows, any value) writes as its list of rows."""
+
+    def blocks():
+        return [rows[start : start + size] for start in range(0, len(rows), size)] + [[]]
+
+    data = {"table": {"columns": ["a"], "data": json_text.RowBlocks(blocks)}, "after": rows[:1]}
+    whole = {"table": {"columns": ["a"], "data": rows}, "after": rows[:1]}
+    assert list(data["table"]["data"]) == rows
+    with _small_blocks():
+        assert dumps_indented(data, indent) == _reference(whole, indent)
