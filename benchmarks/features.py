@@ -308,7 +308,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     start = time.perf_counter()
-    import judge_transfer_audit.detectors  # noqa: F401  (imports lexicalrichness: not part of the timings)
+    import judge_transfer_audit.detectors  # noqa: F401  (the package's import: not part of the timings)
 
     t_imports = time.perf_counter() - start
     start = time.perf_counter()
