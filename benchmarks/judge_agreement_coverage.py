@@ -11,7 +11,7 @@ the estimates over 4,000 data sets), so coverage measures the interval's width, 
 
 from __future__ import annotations
 
-import sys
+import argparse
 
 import numpy as np
 import pandas as pd
@@ -74,6 +74,13 @@ def main(n_sets=200, n_boot=300, designs=((40, 5), (80, 7))):
             )
 
 
+def cli(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("n_datasets", nargs="?", type=int, default=200, help="simulated data sets per design")
+    parser.add_argument("n_boot", nargs="?", type=int, default=300, help="bootstrap replicates per interval")
+    args = parser.parse_args(argv)
+    main(args.n_datasets, args.n_boot)
+
+
 if __name__ == "__main__":
-    args = [int(a) for a in sys.argv[1:]]
-    main(*args)
+    cli()

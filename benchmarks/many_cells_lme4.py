@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -100,6 +101,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if (args.data is None) == (not args.summeval):
         parser.error("give a data folder or --summeval (one of them)")
+    if shutil.which("Rscript") is None:
+        raise SystemExit("the lme4 side needs R: Rscript on PATH, with the lme4 package installed")
+    if args.data is not None and not (args.data / "judge.csv").is_file():
+        parser.error(f"{args.data}: no judge.csv in it")
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
         data_dir = _summeval(tmp) if args.summeval else args.data.resolve()

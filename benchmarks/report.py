@@ -12,6 +12,7 @@ average is printed with the timings (they are inflated on a shared machine).
 
 from __future__ import annotations
 
+import argparse
 import io
 import os
 import statistics
@@ -135,7 +136,12 @@ def heatmaps_side_by_side(result) -> tuple[float, float, int]:
 
 
 def main(argv: list[str]) -> None:
-    result = load_result(argv)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("result", nargs="?", type=Path, help="a saved result.json (default: audit fixtures/ first)")
+    args = parser.parse_args(argv)
+    if args.result is not None and not args.result.is_file():
+        parser.error(f"{args.result}: no such file")
+    result = load_result([str(args.result)] if args.result is not None else [])
     times, cpu, size, per_figure = timed_render(result)
     print(f"report of {len(result.cells)} cells; load average {os.getloadavg()[0]:.1f}; {REPEATS} repeats, medians")
     print(

@@ -98,6 +98,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-pdf", action="store_true")
     parser.add_argument("--no-bytecode-cache", action="store_true", help="compile every module from source in each run")
     args = parser.parse_args(argv)
+    for result in args.results:
+        if not result.is_file():
+            parser.error(f"{result}: no such file")
     trees = [("this tree", ROOT)] + ([("baseline", args.baseline.resolve())] if args.baseline else [])
     cache = not args.no_bytecode_cache
     print(f"load average at start: {os.getloadavg()[0]:.1f}; bytecode cache: {'used' if cache else 'off'}")
@@ -107,6 +110,7 @@ def main(argv: list[str] | None = None) -> int:
         work = Path(tmp)
         for k, result in enumerate(args.results):
             times: dict[str, list[tuple[float, float]]] = {name: [] for name, _ in trees}
+            result = result.resolve()  # each run's working directory is its tree
             for _name, tree in trees:  # untimed: fills the bytecode cache (and the page cache)
                 one_run(tree, result, work / f"warm-{k}.html", cache)
             for _ in range(args.repeats):

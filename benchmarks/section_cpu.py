@@ -60,7 +60,8 @@ wrap(S, "primary_verdict", "verdict")
 for attr in ("compared_chunk", "chunked_verdict"):  # the verdict in chunks of cells (trees since verdict9)
     if hasattr(S, attr):
         wrap(S, attr, "verdict", digest=attr == "chunked_verdict")
-wrap(S, "configuration_decisions", "configurations (verdicts)")
+if hasattr(S, "configuration_decisions"):  # a step of its own; else in the verdict or judge_configurations rows
+    wrap(S, "configuration_decisions", "configurations (verdicts)")
 try:  # the section table: each entry's compute wrapped
     import dataclasses, types
     import judge_transfer_audit.sections.registry as R
