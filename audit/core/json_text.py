@@ -169,12 +169,7 @@ def _write_row_blocks(table: RowBlocks, depth: int, indent: int, out: _Pieces) -
         for value in block:
             out.append(separator)
             separator = "," + inner
-            if type(value) in _SCALAR_TYPES:
-                out.append(_scalar_text(value))
-            else:
-                _encode(value, depth + 1, indent, out)
-            if len(out) >= _SPILL_PIECES:
-                out.spill()
+            _encode_item(value, depth, indent, out)
     out.append("[]" if separator[0] == "[" else "\n" + " " * (indent * depth) + "]")
 
 
@@ -190,6 +185,17 @@ def _write_flat(values, inner: str, outer: str, brackets: str, out: _Pieces) -> 
         out.add_large(separator + write_items(values[start : start + BLOCK_ITEMS])[1:-1])
         separator = "," + inner
     out.append(outer + brackets[1])
+
+
+def _encode_item(value: Any, depth: int, indent: int, out: _Pieces) -> None:
+    """One member of a container at ``depth``: a scalar's text, or the value encoded one level deeper; the
+    pieces handed on once there are :data:`_SPILL_PIECES` of them."""
+    if type(value) in _SCALAR_TYPES:
+        out.append(_scalar_text(value))
+    else:
+        _encode(value, depth + 1, indent, out)
+    if len(out) >= _SPILL_PIECES:
+        out.spill()
 
 
 def _encode(obj: Any, depth: int, indent: int, out: _Pieces) -> None:
@@ -209,12 +215,7 @@ def _encode(obj: Any, depth: int, indent: int, out: _Pieces) -> None:
             separator = "," + inner
             out.append(encode_basestring(key) if type(key) is str else _scalar_encoder().encode(_json_key(key)))
             out.append(": ")
-            if type(value) in _SCALAR_TYPES:
-                out.append(_scalar_text(value))
-            else:
-                _encode(value, depth + 1, indent, out)
-            if len(out) >= _SPILL_PIECES:
-                out.spill()
+            _encode_item(value, depth, indent, out)
         out.append("\n" + " " * (indent * depth) + "}")
         return
     if tp is list or tp is tuple or isinstance(obj, (list, tuple)):
@@ -233,12 +234,7 @@ def _encode(obj: Any, depth: int, indent: int, out: _Pieces) -> None:
         for value in obj:
             out.append(separator)
             separator = "," + inner
-            if type(value) in _SCALAR_TYPES:
-                out.append(_scalar_text(value))
-            else:
-                _encode(value, depth + 1, indent, out)
-            if len(out) >= _SPILL_PIECES:
-                out.spill()
+            _encode_item(value, depth, indent, out)
         out.append("\n" + " " * (indent * depth) + "]")
         return
     if tp is RowBlocks:
