@@ -238,7 +238,7 @@ class SentenceDetector(Detector):
     )
 
     def __init__(self, batch_size: int = 256):
-        self.batch_size = int(batch_size)  # kept for callers of version 1 (spaCy's batches)
+        self.batch_size = int(batch_size)  # accepted for the same signature as SpacySentenceDetector; no effect here
 
     def params(self) -> dict[str, Any]:
         return {
