@@ -73,6 +73,7 @@ def _tables(result):
     return found
 
 
+@pytest.mark.slow  # tracemalloc over 47M characters of text: ~10 s
 def test_a_long_table_is_written_holding_a_small_part_of_its_text(bare_result):
     """300,000 judge pairs (47M characters of text): writing result.json allocates less than a quarter of the
     text's length at its peak (a block of rows and a piece of text at a time, about 6 MB; the whole text
