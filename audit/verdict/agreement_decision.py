@@ -379,10 +379,11 @@ def _left_out(
     s2 = np.stack([np.bincount(group, row * row, minlength=n_groups) for row in x])
     rest = n - count
     var = ((x * x).sum(axis=1, keepdims=True) - s2 - (x.sum(axis=1, keepdims=True) - s1) ** 2 / rest) / (rest - 1)
-    return tuple(
-        (lambda c: (c[0], c[2]))(two_way_constants(var[0, g], var[1, g], var[2, g], var[3, g], n_p, n_r))
-        for g in range(n_groups)
-    )
+    out = []
+    for g in range(n_groups):
+        variance, _, df, *_ = two_way_constants(var[0, g], var[1, g], var[2, g], var[3, g], n_p, n_r)
+        out.append((variance, df))
+    return tuple(out)
 
 
 def _add_strata(sums, num, den, num_p, den_p, r_t, strata, rng) -> None:
@@ -629,11 +630,10 @@ def _closed_test_p(rows: list[AgreementScope], live: list[int], adjust: str) -> 
     members = cells + [k for m, k in matchup_row.items() if m not in covered and np.isfinite(rows[k].p_fail)]
     groups = [rows[k].matchup for k in members]
     p_family = np.array([rows[k].p_fail for k in members], float)
-    cells_of: dict[str, int] = {}
+    n_cells: dict[str, int] = {}
     for r in rows:
         if r.level == "cell":
-            cells_of[r.matchup] = cells_of.get(r.matchup, 0) + 1
-    n_cells = {m: cells_of.get(m, 0) for m in matchup_row}
+            n_cells[r.matchup] = n_cells.get(r.matchup, 0) + 1
     cell_positions: dict[str, list[int]] = {}
     for i, k in enumerate(members):
         if rows[k].level == "cell":
@@ -641,7 +641,7 @@ def _closed_test_p(rows: list[AgreementScope], live: list[int], adjust: str) -> 
     pools = {}
     for m, k in matchup_row.items():
         positions = tuple(cell_positions.get(m, ()))
-        if len(positions) >= 2 and len(positions) == n_cells[m] and np.isfinite(rows[k].p_fail):
+        if len(positions) >= 2 and len(positions) == n_cells.get(m, 0) and np.isfinite(rows[k].p_fail):
             pools[m] = GroupPool(positions, {(1 << len(positions)) - 1: float(rows[k].p_fail)})
     cl = closure(p_family, groups, pools)
     study = by_level["study"]
@@ -869,16 +869,15 @@ def agreement_decision(
     rows = [scope_row(k, n_boot) for k in range(len(scopes))]
     decided = _decide(rows, margin, alpha, adjust, min_pairs)
     replicates, extended = n_boot, set()
-    for _ in range(SEQUENTIAL_ROUNDS):
-        rerun, _ = _monte_carlo_borderline(decided, alpha, adjust)
-        if not rerun:
+    for round_ in range(SEQUENTIAL_ROUNDS + 1):
+        rerun, flagged = _monte_carlo_borderline(decided, alpha, adjust)
+        if not rerun or round_ == SEQUENTIAL_ROUNDS:  # nothing to re-run (then nothing is flagged), or no round left
             break
         replicates *= SEQUENTIAL_FACTOR
         for k in sorted(rerun):
             rows[k] = scope_row(k, replicates)
             extended.add(k)
         decided = _decide(rows, margin, alpha, adjust, min_pairs)
-    _, flagged = _monte_carlo_borderline(decided, alpha, adjust)
     decided = [_sequential_note(r, k in extended, flagged.get(k, ()), n_boot) for k, r in enumerate(decided)]
     return AgreementDecision(
         rows=tuple(decided),
