@@ -29,6 +29,8 @@ def main() -> None:
     parser.add_argument("out", help="the output folder to write (new, or written by judge-audit)")
     parser.add_argument("--no-html", action="store_true", help="leave report.html out")
     args = parser.parse_args()
+    if Path(args.out).resolve() == Path(args.result_json).resolve().parent:
+        parser.error("the output folder holds the result.json it reads: give another folder")
 
     import judge_transfer_audit as audit
 
