@@ -18,10 +18,8 @@ import numpy as np
 from judge_transfer_audit.core.progress import ProgressFactory, no_progress
 
 
-def stable_digest(*parts: object) -> int:
-    """A 63-bit integer digest of ``parts`` that is the same in every process and run
-    (unlike ``hash``, which Python salts per process)."""
-    h = hashlib.blake2b(digest_size=8)
+def _digest_update(h, parts: tuple) -> None:
+    """Feed ``parts`` to the hash ``h`` (each part, then a separator; a tuple or list item by item)."""
     for part in parts:
         if isinstance(part, (tuple, list)):
             h.update(b"\x1e")
@@ -31,6 +29,13 @@ def stable_digest(*parts: object) -> int:
         else:
             h.update(str(part).encode("utf-8"))
         h.update(b"\x1d")
+
+
+def stable_digest(*parts: object) -> int:
+    """A 63-bit integer digest of ``parts`` that is the same in every process and run
+    (unlike ``hash``, which Python salts per process)."""
+    h = hashlib.blake2b(digest_size=8)
+    _digest_update(h, parts)
     return int.from_bytes(h.digest(), "little") >> 1
 
 
@@ -41,6 +46,22 @@ def task_seed(seed: int, *key: object) -> np.random.SeedSequence:
     task draws the same numbers in-process, in any worker, on any machine.
     """
     return np.random.SeedSequence(int(seed), spawn_key=(stable_digest(*key),))
+
+
+class TaskSeeds:
+    """:func:`task_seed` of the keys ``key + rest`` for many ``rest``, the shared ``key`` hashed once
+    (a key holding a cluster set's ids costs milliseconds to hash; its chunks then cost nothing)."""
+
+    def __init__(self, seed: int, *key: object):
+        self.seed = int(seed)
+        self._prefix = hashlib.blake2b(digest_size=8)
+        _digest_update(self._prefix, key)
+
+    def __call__(self, *rest: object) -> np.random.SeedSequence:
+        """``task_seed(seed, *key, *rest)``."""
+        h = self._prefix.copy()
+        _digest_update(h, rest)
+        return np.random.SeedSequence(self.seed, spawn_key=(int.from_bytes(h.digest(), "little") >> 1,))
 
 
 def _run_one(fn: Callable[[Any], Any], item: Any) -> Any:

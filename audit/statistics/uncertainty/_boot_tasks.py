@@ -23,6 +23,7 @@ from judge_transfer_audit.statistics.uncertainty.resampling import (
     bca_interval,
     bootstrap_p_value,
     chunk_rows,
+    cluster_seeds,
     cluster_weights,
     n_chunks,
     percentile_interval,
@@ -169,9 +170,10 @@ class _ChunkWeights:
     pair weights alone are 250 x 1M numbers). ``kind`` "pair-transposed" is the pair weights made
     contiguous by columns (the sparse product's operand)."""
 
-    def __init__(self, st: BootstrapSettings, chunk: int, uses: Counter):
+    def __init__(self, st: BootstrapSettings, chunk: int, uses: Counter, seeds: dict):
         self.st, self.chunk, self.left = st, chunk, Counter(uses)
         self.held: dict[tuple[str, tuple[str, ...]], np.ndarray] = {}
+        self.seeds = seeds  #: (kind, ids) -> cluster_seeds, shared by the chunks of a block
 
     def take(self, kind: str, ids: tuple[str, ...], pair_weights: np.ndarray | None = None) -> np.ndarray:
         """The weights of ``(kind, ids)``; "pair-transposed" is made from ``pair_weights``."""
@@ -181,7 +183,10 @@ class _ChunkWeights:
             if kind == "pair-transposed":
                 w = np.ascontiguousarray(pair_weights.T)
             else:
-                w = cluster_weights(self.st.entropy, kind, ids, self.st.n_boot, self.chunk)
+                seeds = self.seeds.get(key)
+                if seeds is None:
+                    seeds = self.seeds[key] = cluster_seeds(self.st.entropy, kind, ids)
+                w = cluster_weights(self.st.entropy, kind, ids, self.st.n_boot, self.chunk, seeds)
         self.left[key] -= 1
         if self.left[key] > 0:
             self.held[key] = w
@@ -234,9 +239,10 @@ def _replicates(tables, judges, chunks, st: BootstrapSettings, need, total: int)
             uses["reader", rs.table.readers] += want_readers
             uses["pair-transposed", pairs] += "two-way-product" in need and not rs.blas
     col = 0
+    seeds: dict = {}
     for chunk in chunks:
         rows = chunk_rows(st.n_boot, chunk)
-        weights = _ChunkWeights(st, chunk, uses)
+        weights = _ChunkWeights(st, chunk, uses, seeds)
         span = slice(col, col + rows)
         for pairs, what, inputs in work:
             if what == "judges":

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from judge_transfer_audit.core.tasks import task_seed
+from judge_transfer_audit.core.tasks import TaskSeeds, task_seed
 from judge_transfer_audit.statistics.uncertainty.two_way import correct_two_way
 
 #: replicates per weight chunk; fixed, so results never depend on how the work is split
@@ -45,18 +45,30 @@ def chunk_seed(entropy: int, kind: str, ids: tuple[str, ...], chunk: int) -> np.
     return task_seed(entropy, "bootstrap", kind, ids, chunk)
 
 
-def resample_indices(entropy: int, kind: str, ids: tuple[str, ...], n_boot: int, chunk: int) -> np.ndarray:
+def cluster_seeds(entropy: int, kind: str, ids: tuple[str, ...]) -> TaskSeeds:
+    """The seeds of every chunk of cluster set ``ids``: ``cluster_seeds(...)(chunk)`` is
+    :func:`chunk_seed`, with the ids hashed once for all the chunks."""
+    return TaskSeeds(entropy, "bootstrap", kind, ids)
+
+
+def resample_indices(
+    entropy: int, kind: str, ids: tuple[str, ...], n_boot: int, chunk: int, seeds: TaskSeeds | None = None
+) -> np.ndarray:
     """Cluster indices drawn (with replacement) for the replicates of ``chunk``:
     ``rng.integers(0, n, (rows, n))`` from :func:`chunk_seed`, the stream
-    ``scipy.stats.bootstrap`` draws from the same generator."""
-    rng = np.random.default_rng(chunk_seed(entropy, kind, ids, chunk))
+    ``scipy.stats.bootstrap`` draws from the same generator (``seeds``: the set's
+    :func:`cluster_seeds`, when already made)."""
+    seed = seeds(chunk) if seeds is not None else chunk_seed(entropy, kind, ids, chunk)
+    rng = np.random.default_rng(seed)
     n = len(ids)
     return rng.integers(0, n, (chunk_rows(n_boot, chunk), n))
 
 
-def cluster_weights(entropy: int, kind: str, ids: tuple[str, ...], n_boot: int, chunk: int) -> np.ndarray:
+def cluster_weights(
+    entropy: int, kind: str, ids: tuple[str, ...], n_boot: int, chunk: int, seeds: TaskSeeds | None = None
+) -> np.ndarray:
     """``rows x n_clusters`` resampling counts of ``chunk`` (the counts of :func:`resample_indices`)."""
-    return _counts(resample_indices(entropy, kind, ids, n_boot, chunk))
+    return _counts(resample_indices(entropy, kind, ids, n_boot, chunk, seeds))
 
 
 def _counts(idx: np.ndarray) -> np.ndarray:

@@ -61,6 +61,16 @@ def test_task_seeds_depend_on_the_key_not_on_the_worker():
     assert stable_digest("x", ("a", "b")) == stable_digest("x", ["a", "b"]) != stable_digest("x", ("ab",))
 
 
+def test_task_seeds_of_a_shared_key_equal_task_seed_of_each_whole_key():
+    from judge_transfer_audit.core.tasks import TaskSeeds
+
+    ids = tuple(f"p{i}" for i in range(50)) + ("é", "")
+    seeds = TaskSeeds(11, "bootstrap", "pair", ids)
+    for rest in [(0,), (3,), (7, ("x", 1)), ()]:
+        whole = task_seed(11, "bootstrap", "pair", ids, *rest)
+        assert seeds(*rest).generate_state(4).tolist() == whole.generate_state(4).tolist()
+
+
 def test_bootstrap_and_loro_are_byte_identical_in_process_and_on_a_pool():
     votes = make_votes(6, n_matchups=2, n_criteria=3, n_pairs=10, n_readers=6, tie_prob=0.05)
     one = [
