@@ -124,16 +124,18 @@ class _Loader:
                 )
         else:
             where = "the judge file"
-            first_line = jf.groupby("pair_id", sort=False)["line"].first().to_dict()
             # Without a pairs file nothing says which system is A: the judge file's row order
             # would decide, and reordering its rows would flip the votes. Whatever the judge kind.
             sources = [(th.path, hv, "choice"), (th.path, hv, "shown_first")]
             if j.kind != "scalar":
                 sources.append((tj.path, jf, "choice"))
-            elif distinct(jf["system"].str.upper()) & {"A", "B"}:
+            elif distinct(_distinct_values(jf["system"]).str.upper()) & {"A", "B"}:
                 sources = []  # a system named A or B: reported below as a name that is also a choice word
             for path, frame, column in sources:
-                if column in frame.columns and frame[column].astype(str).str.upper().isin(["A", "B"]).any():
+                if (
+                    column in frame.columns
+                    and _distinct_values(frame[column]).astype(str).str.upper().isin(["A", "B"]).any()
+                ):
                     log.add(
                         path,
                         f"{column} A/B needs a pairs file saying which system is A and which is B (without one, "
@@ -144,20 +146,31 @@ class _Loader:
                     )
                     return None
             if j.kind == "scalar":
-                systems = _systems_by_pair(jf, "system")
+                named, unnamed = _named_systems(jf, "system"), []
             else:
                 named = pd.concat([hv[["pair_id", "choice"]], jf[["pair_id", "choice"]]])
                 named = named[~named["choice"].str.lower().isin(["tie", INVALID])]
-                systems = _systems_by_pair(named, "choice")
-                for pid in jf["pair_id"].unique():
-                    systems.setdefault(pid, [])
+                named = _named_systems(named, "choice")
+                seen = distinct(named["pair_id"])
+                unnamed = [pid for pid in jf["pair_id"].unique() if pid not in seen]
                 where = "the judge file's pair_ids"
-            pairs = pairs_from_systems(systems, self._groups(), tj.path, first_line, log)
+
+            def first_line() -> dict:
+                return jf.groupby("pair_id", sort=False)["line"].first().to_dict()
+
+            pairs, rejected = pairs_from_systems(
+                named["pair_id"].to_numpy(dtype=object),
+                named.iloc[:, 1].to_numpy(dtype=object),
+                unnamed,
+                self._groups(),
+                tj.path,
+                first_line,
+                log,
+            )
             named_at = jf.groupby("system", sort=False)["line"].first().to_dict() if j.kind == "scalar" else {}
             reserved_system_names(pairs, False, tj.path, log, named_at)
             # a pair without exactly two systems is already reported (a fatal problem):
             # its rows are not reported again as "pair_id not found"
-            rejected = set(systems) - distinct(pairs["pair_id"])
             hv, jf = hv[~member(hv["pair_id"], rejected)], jf[~member(jf["pair_id"], rejected)]
         systems_all = distinct(pairs["system_a"]) | distinct(pairs["system_b"])
         check_focal_names(self.focal_names, systems_all, log)
@@ -802,14 +815,16 @@ class _Loader:
         return tuple(out)
 
 
-def _systems_by_pair(frame: pd.DataFrame, column: str) -> dict:
-    """pair_id -> its distinct ``column`` values, both in order of first appearance (what
-    ``groupby(sort=False)[column].unique()`` gives, without a Python call per pair)."""
-    first = frame.loc[frame["pair_id"].notna(), ["pair_id", column]].drop_duplicates()
-    systems: dict = {}
-    for pid, system in zip(first["pair_id"].tolist(), first[column].tolist()):
-        systems.setdefault(pid, []).append(system)
-    return systems
+def _named_systems(frame: pd.DataFrame, column: str) -> pd.DataFrame:
+    """The distinct (pair_id, ``column``) rows of the rows with a pair_id, in order of first
+    appearance: each pair's systems in the order the file names them."""
+    return frame.loc[frame["pair_id"].notna(), ["pair_id", column]].drop_duplicates()
+
+
+def _distinct_values(column: pd.Series) -> pd.Series:
+    """The distinct values of ``column`` as a Series of its dtype (a per-value string operation then
+    runs once per distinct value)."""
+    return pd.Series(column.unique(), dtype=column.dtype)
 
 
 def _n_records(frame: pd.DataFrame | None) -> int:

@@ -25,6 +25,7 @@ outputs are read against the pair's focal system afterwards, so both sides flip 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from itertools import combinations
 
 import numpy as np
@@ -248,24 +249,55 @@ def check_focal_names(focal_names: tuple[str, ...], systems: set[str], log: Prob
 
 
 def pairs_from_systems(
-    systems: dict[str, list[str]], group: dict[str, str], source_path: str, first_line: dict[str, int], log: ProblemLog
-) -> pd.DataFrame:
-    """Pairs named by the judge file (or by the votes): each pair_id must show exactly two systems."""
-    rows = []
-    for pid, names in systems.items():
-        if len(names) != 2:
+    pair_ids: np.ndarray,
+    systems: np.ndarray,
+    unnamed: list,
+    group: dict[str, str],
+    source_path: str,
+    first_line: Callable[[], dict],
+    log: ProblemLog,
+) -> tuple[pd.DataFrame, set]:
+    """Pairs named by the judge file (or by the votes): each pair_id must show exactly two systems.
+
+    ``pair_ids`` and ``systems`` are the distinct (pair_id, system) rows in order of first appearance;
+    ``unnamed`` the pair ids named without any system. A pair with other than two systems is a
+    problem (its line from ``first_line()``: pair_id -> first line); returns the pairs in order of
+    first appearance and the pair ids of those problems.
+    """
+    codes, ids = pd.factorize(pd.Series(pair_ids, dtype=object), sort=False)
+    ids = np.asarray(ids, dtype=object)
+    n_systems = np.bincount(codes, minlength=len(ids))
+    order = np.argsort(codes, kind="stable")  # each pair's systems together, in order of appearance
+    start = np.concatenate(([0], np.cumsum(n_systems)[:-1])).astype(np.int64)
+    two = n_systems == 2
+    rejected = set(ids[~two].tolist()) | set(unnamed)
+    if rejected:
+        lines = first_line()
+        bad = [(pid, systems[order[s : s + n]].tolist()) for pid, s, n in zip(ids[~two], start[~two], n_systems[~two])]
+        for pid, names in bad + [(pid, []) for pid in unnamed]:
             log.add(
                 source_path,
                 f"a pair must have exactly two systems, this one has {len(names)}",
                 "give the pair's two systems (or a pairs file with system_a, system_b)",
-                line=first_line.get(pid),
+                line=lines.get(pid),
                 column="pair_id",
                 value=f"{pid}: {', '.join(names) if names else '(none)'}",
             )
-            continue
-        a, b = names
-        rows.append((pid, a, b, "", "", group.get(pid, "")))
-    return pd.DataFrame(rows, columns=["pair_id", "system_a", "system_b", "focal", "matchup", "group_id"])
+    kept = ids[two]
+    if len(kept) == 0:
+        return pd.DataFrame([], columns=["pair_id", "system_a", "system_b", "focal", "matchup", "group_id"]), rejected
+    blank = np.full(len(kept), "", dtype=object)
+    frame = pd.DataFrame(
+        {
+            "pair_id": kept,
+            "system_a": systems[order[start[two]]],
+            "system_b": systems[order[start[two] + 1]],
+            "focal": blank,
+            "matchup": blank,
+            "group_id": np.array([group.get(pid, "") for pid in kept.tolist()], dtype=object) if group else blank,
+        }
+    )
+    return frame, rejected
 
 
 def pairs_from_groups(ratings: pd.DataFrame, item_system: dict[str, str]) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -40,9 +40,11 @@ def member(column: pd.Series, values) -> np.ndarray:
     (seconds for 50k pair ids); here the column is factorized (C) and its distinct values looked
     up in a set. A missing value (None/NaN) is a member only when ``values`` holds one, as in pandas.
     """
-    known = set(values)
+    known = values if isinstance(values, (set, frozenset)) else set(values)
+    if not known:
+        return np.zeros(len(column), dtype=bool)
     codes, uniques = pd.factorize(column, sort=False)
-    hit = np.fromiter((u in known for u in uniques.tolist()), dtype=bool, count=len(uniques))
+    hit = np.fromiter(map(known.__contains__, uniques.tolist()), dtype=bool, count=len(uniques))
     out = np.zeros(len(codes), dtype=bool)
     found = codes >= 0
     out[found] = hit[codes[found]]
