@@ -213,7 +213,7 @@ def _read_delimited(raw: bytes, sep: str, path: str, log: ProblemLog) -> tuple[p
             )
             return None, np.asarray([])
     frame = _strip_all(frame.astype(str))
-    frame = _drop_nameless_columns(frame, text, sep, path, log)
+    frame = _drop_nameless_columns(frame, _header_text(text, records), sep, path, log)
     if frame is None:
         return None, np.asarray([])
     starts = records.starts[1:]
@@ -407,8 +407,21 @@ def _unterminated(text: str, start: int, sep: str) -> bool:
     return False
 
 
+def _header_text(text: str, records: _Records) -> str:
+    """The text up to the end of the header record (its last line), the blank lines before it included."""
+    if not len(records.ends):
+        return text
+    end = -1
+    for _ in range(int(records.ends[0])):
+        end = text.find("\n", end + 1)
+        if end < 0:
+            return text
+    return text[: end + 1]
+
+
 def _drop_nameless_columns(frame: pd.DataFrame, text: str, sep: str, path: str, log: ProblemLog) -> pd.DataFrame | None:
-    """Columns with an empty header cell (e.g. a trailing delimiter on every line).
+    """Columns with an empty header cell (e.g. a trailing delimiter on every line); ``text`` holds the
+    header record.
 
     pandas names them ``Unnamed: N``; in a wide file that name would become a criterion.
     An empty one is dropped (it holds nothing); one holding values is a problem.

@@ -131,6 +131,25 @@ NAME_COLUMNS = (
 CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 
 
+def _printable_ascii(column: pd.Series) -> bool:
+    """True when every value of an Arrow-backed text column without missing values is printable ASCII
+    (no :data:`CONTROL` character then), read from the column's character buffers: no Python string
+    per value. False when not so, or not told this way."""
+    dtype = column.dtype
+    if not isinstance(dtype, pd.StringDtype) or dtype.storage != "pyarrow" or column.hasnans:
+        return False
+    import pyarrow as pa  # the storage of this dtype: installed
+
+    values = pa.array(column)
+    for chunk in values.chunks if isinstance(values, pa.ChunkedArray) else [values]:
+        data = chunk.buffers()[2]  # every value's characters (and maybe more): a superset
+        if data is not None:
+            raw = np.frombuffer(data, dtype=np.uint8)
+            if not ((raw >= 0x20) & (raw < 0x7F)).all():
+                return False
+    return True
+
+
 def control_characters(
     frame: pd.DataFrame, columns, table: Table, log: ProblemLog, role: str, already: np.ndarray | None = None
 ) -> np.ndarray:
@@ -141,8 +160,10 @@ def control_characters(
     for c in columns:
         if c not in frame.columns or c not in NAME_COLUMNS:
             continue
+        if _printable_ascii(frame[c]):  # the common case, told from the characters' bytes
+            continue
         values = frame[c].to_numpy(dtype=object)
-        if not CONTROL.search("".join(values)):  # the common case: one C-level scan per column
+        if not CONTROL.search("".join(values)):  # one C-level scan per column
             continue
         m = np.fromiter((bool(CONTROL.search(v)) for v in values), dtype=bool, count=len(values))
         bad |= log.rows(

@@ -363,9 +363,9 @@ class _Loader:
     def configuration_gaps(self, frame: pd.DataFrame) -> None:
         """Note judge configurations without any output for pair x criterion cells that other
         configurations have (their rates are then over fewer pairs)."""
-        cells = frame[["judge", "pair_id", "criterion"]].drop_duplicates()
-        if cells["judge"].nunique() < 2:
+        if frame["judge"].nunique() < 2:
             return
+        cells = frame[["judge", "pair_id", "criterion"]].drop_duplicates()
         n_all = len(cells[["pair_id", "criterion"]].drop_duplicates())
         for judge, n in cells.groupby("judge", sort=False).size().items():
             if n < n_all:

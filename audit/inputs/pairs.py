@@ -210,16 +210,19 @@ def assign_focal(
     default = out["focal"].astype(str) + " vs " + out["other"].astype(str)
     lab = pd.Series(label, index=out.index)
     out["matchup"] = lab.where(lab != "", default)
+    firsts = out.iloc[group_first]
     orientation = tuple(
         MatchupOrientation(
-            matchup=str(out["matchup"].iat[i]),
-            focal=str(out["focal"].iat[i]),
-            other=str(out["other"].iat[i]),
+            matchup=str(m),
+            focal=str(f),
+            other=str(o),
             source=SOURCES[int(group_rule[j])],
             n_pairs=int(group_size[j]),
             n_reoriented=int(flips[j]),
         )
-        for j, i in enumerate(group_first.tolist())
+        for j, (m, f, o) in enumerate(
+            zip(firsts["matchup"].tolist(), firsts["focal"].tolist(), firsts["other"].tolist())
+        )
     )
     used = [SOURCES[r] for r in sorted(set(rules))]
     return out, " + ".join(used), orientation, notes

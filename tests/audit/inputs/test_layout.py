@@ -27,3 +27,22 @@ def test_non_numeric_seconds_fix(tmp_path):
     [prob] = problems(basic(tmp_path, humans=humans))
     assert prob.column == "seconds" and prob.value == "soon" and prob.line == 3
     assert prob.fix == "write a number, or leave the cell empty (time unknown)"
+
+
+def test_printable_ascii_columns_are_told_from_their_bytes_and_anything_else_is_scanned():
+    import pandas as pd
+
+    from judge_transfer_audit.inputs.layout import CONTROL, _printable_ascii
+
+    cases = {
+        "plain": (pd.Series(["p1", "alpha beta", "x~"], dtype="str"), True),
+        "tab": (pd.Series(["p1", "a\tb"], dtype="str"), False),
+        "non-ascii": (pd.Series(["p1", "é"], dtype="str"), False),
+        "missing": (pd.Series(["p1", None], dtype="str"), False),
+        "object": (pd.Series(["p1", "p2"], dtype=object), False),
+    }
+    for name, (column, expected) in cases.items():
+        assert _printable_ascii(column) is expected, name
+        if expected:  # True only where the scan finds nothing
+            assert not CONTROL.search("".join(column.tolist()))
+    assert _printable_ascii(pd.Series(["a", "b\x1b", "c"], dtype="str").iloc[1:]) is False  # a slice's values
