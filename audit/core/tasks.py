@@ -23,9 +23,8 @@ def _digest_update(h, parts: tuple) -> None:
     for part in parts:
         if isinstance(part, (tuple, list)):
             h.update(b"\x1e")
-            for item in part:
-                h.update(str(item).encode("utf-8"))
-                h.update(b"\x1f")
+            if part:  # the items joined: the same bytes as one update per item and separator
+                h.update(("\x1f".join(map(str, part)) + "\x1f").encode("utf-8"))
         else:
             h.update(str(part).encode("utf-8"))
         h.update(b"\x1d")

@@ -8,10 +8,11 @@ gradient.
 Structure used for speed: the factor with the most levels ("A") has a diagonal block ``D`` in
 the penalised Hessian, so it is eliminated by a Schur complement; only the remaining columns
 ("R", e.g. the readers) form a dense ``q_R x q_R`` matrix ``S = E - C' D^{-1} C`` that is
-Cholesky-factorised. The coupling ``C`` is stored dense when small and as a fixed-pattern CSR
-matrix otherwise, so one Newton step costs O(N + nnz(C) + q_R^3). When there is one other factor
-and each level of A meets a single level of it (one reader per pair, as in Chatbot Arena's one
-vote per battle), ``S`` is diagonal and a step costs O(N) (the "diagonal" path).
+Cholesky-factorised. The coupling ``C`` is stored dense when small and otherwise as its values on
+a fixed CSR pattern (``cell_a``, ``cell_r``), so one Newton step costs O(N + nnz(C) + q_R^3).
+When there is one other factor and each level of A meets a single level of it (one reader per
+pair, as in Chatbot Arena's one vote per battle), ``S`` is diagonal and a step costs O(N) (the
+"diagonal" path).
 """
 
 from __future__ import annotations
@@ -252,16 +253,16 @@ class LaplaceDeviance(PirlsDeviance):
             vals = np.zeros(self.n_cells)
             for key in self.cell_keys:
                 vals += np.bincount(key, w, self.n_cells)
+            # C's entries at (cell_a, cell_r), in CSR order: kept as values, used only through them
             vals *= tA * tcol[self.cell_r]
-            C = sp.csr_matrix((vals, self.cell_r, self.indptr), shape=(self.na, self.qR))
             if self.diagonal:  # one cell per level of A: C' D^{-1} C has no off-diagonal term
                 s = 1.0 + tcol * tcol * diag - np.bincount(self.cell_r, vals * vals / D[self.cell_a], self.qR)
                 chol = _DiagonalFactor(s)
-                f.update(C=C, cho=chol, logdet=float(np.log(D).sum() + chol.logdet))
+                f.update(C_values=vals, cho=chol, logdet=float(np.log(D).sum() + chol.logdet))
                 return f
             if self._sparse is not None:
                 chol = self._sparse.factor(self._sparse_schur_values(tcol, diag, w, vals, D))
-                f.update(C=C, cho=chol, logdet=float(np.log(D).sum() + chol.logdet))
+                f.update(C_values=vals, cho=chol, logdet=float(np.log(D).sum() + chol.logdet))
                 return f
             # C' D^{-1} C from the precomputed pairs of cells sharing a level of A (the symbolic
             # product is fixed, so only the products of values are summed); only the upper
@@ -278,7 +279,7 @@ class LaplaceDeviance(PirlsDeviance):
             for key in self.pair_keys:
                 S += np.bincount(key, w, self.qR * self.qR).reshape(self.qR, self.qR) * np.outer(tcol, tcol)
             chol = _LowerCholeskyInPlace(S)
-            f.update(C=C, cho=chol, logdet=float(np.log(D).sum() + chol.logdet))
+            f.update(C_values=vals, cho=chol, logdet=float(np.log(D).sum() + chol.logdet))
             return f
         chol = _Cholesky(S)
         f.update(C=C, cho=chol, logdet=float(np.log(D).sum() + chol.logdet))
@@ -301,9 +302,17 @@ class LaplaceDeviance(PirlsDeviance):
         D = f["D"]
         if not self.qR:
             return rA / D, np.zeros(0)
-        C = f["C"]
-        xR = f["cho"].solve(rR - C.T @ (rA / D))
-        xA = (rA - C @ xR) / D
+        if self.dense:
+            C = f["C"]
+            xR = f["cho"].solve(rR - C.T @ (rA / D))
+            xA = (rA - C @ xR) / D
+            return xA, xR
+        # the sparse C's products as sums over its entries (at rows cell_a, columns cell_r), added in
+        # the order scipy's CSR matrix-vector products add them: the same numbers, with no sparse
+        # matrix (and its transpose) built per factorisation and solve
+        c = f["C_values"]
+        xR = f["cho"].solve(rR - np.bincount(self.cell_r, c * (rA / D)[self.cell_a], self.qR))
+        xA = (rA - np.bincount(self.cell_a, c * xR[self.cell_r], self.na)) / D
         return xA, xR
 
     def _converged(self, decrement, pdev):
@@ -325,7 +334,7 @@ class LaplaceDeviance(PirlsDeviance):
             return 1.0 / D, None, None
         if self.diagonal:  # G at the observed cells (one per level of A) and S^{-1} on its diagonal
             sinv = 1.0 / f["cho"].d
-            ct = f["C"].data / D[self.cell_a]
+            ct = f["C_values"] / D[self.cell_a]
             G_cell = ct * sinv[self.cell_r]
             hAA = 1.0 / D + np.bincount(self.cell_a, ct * G_cell, self.na)
             return hAA, G_cell, lambda r, c: np.where(r == c, sinv[r], 0.0)
@@ -342,7 +351,7 @@ class LaplaceDeviance(PirlsDeviance):
         # share a level of A (precomputed pairs of cells within one CSR row)
         if not hasattr(self, "_pair_i"):
             self._build_cell_pairs()
-        ct = f["C"].data / D[self.cell_a]
+        ct = f["C_values"] / D[self.cell_a]
         # G[c] = sum over cells c' in the same row of ct[c'] * Sinv[r(c'), r(c)]: the diagonal
         # term plus each unordered pair once (Sinv is symmetric), gathered in memory order
         if self._sparse is not None:

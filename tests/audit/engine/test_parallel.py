@@ -61,6 +61,12 @@ def test_task_seeds_depend_on_the_key_not_on_the_worker():
     assert stable_digest("x", ("a", "b")) == stable_digest("x", ["a", "b"]) != stable_digest("x", ("ab",))
 
 
+def test_stable_digest_values_are_fixed():
+    """The digests seed every task: a change would change every random stream of a run."""
+    assert stable_digest("bootstrap", "pair", ("p1", "p2", "é"), 3) == 1778759796259140341
+    assert stable_digest("x", [], ("",)) == 5135726711045446998
+
+
 def test_task_seeds_of_a_shared_key_equal_task_seed_of_each_whole_key():
     from judge_transfer_audit.core.tasks import TaskSeeds
 

@@ -54,6 +54,21 @@ def test_dense_and_sparse_layouts_agree(monkeypatch):
     np.testing.assert_allclose(values[0][2], values[1][2], atol=1e-10)
 
 
+def test_sparse_solve_gives_scipys_matrix_vector_products_to_the_last_bit(monkeypatch):
+    y, X, codes = _problem(4, [60, 9])
+    lap = _make(y, X, codes, [60, 9], False, monkeypatch)
+    rng = np.random.default_rng(5)
+    f = lap._factor(np.array([0.8, 0.4]), rng.uniform(0.05, 0.25, y.size))
+    rA, rR = rng.normal(size=lap.na), rng.normal(size=lap.qR)
+    xA, xR = lap._solve(f, rA, rR)
+    import scipy.sparse as sp
+
+    C, D = sp.csr_matrix((f["C_values"], lap.cell_r, lap.indptr), shape=(lap.na, lap.qR)), f["D"]
+    expected_xR = f["cho"].solve(rR - C.T @ (rA / D))
+    assert xR.tobytes() == expected_xR.tobytes()
+    assert xA.tobytes() == ((rA - C @ expected_xR) / D).tobytes()
+
+
 def test_deviance_is_even_in_theta_and_independent_of_warm_start():
     y, X, codes = _problem(3, [30, 6])
     lap = LaplaceDeviance(y, X, codes, [30, 6])
