@@ -165,6 +165,15 @@ def read_table(path: str | os.PathLike, role: str, log: ProblemLog) -> Table | N
     )
 
 
+def _may_hold_padding(text: str) -> bool:
+    """False when no value can start or end with whitespace: an ASCII text without quotes whose only
+    byte at or below the space is the line feed (stripping every value would change nothing)."""
+    if not text.isascii() or '"' in text:
+        return True
+    raw = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
+    return int(np.count_nonzero(raw <= 32)) != int(np.count_nonzero(raw == 10))
+
+
 def _strip_all(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.apply(lambda s: s.str.strip()) if len(frame.columns) else frame
 
@@ -212,7 +221,9 @@ def _read_delimited(raw: bytes, sep: str, path: str, log: ProblemLog) -> tuple[p
                 value=str(frame.columns[0])[:80],
             )
             return None, np.asarray([])
-    frame = _strip_all(frame.astype(str))
+    frame = frame.astype(str)
+    if _may_hold_padding(text):
+        frame = _strip_all(frame)
     frame = _drop_nameless_columns(frame, _header_text(text, records), sep, path, log)
     if frame is None:
         return None, np.asarray([])

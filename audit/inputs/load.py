@@ -209,12 +209,13 @@ class _Loader:
         judged_only = ~member(jf["pair_id"], used)
         jf, jf_only = jf[~judged_only], jf[judged_only]
         only_ids = distinct(jf_only["pair_id"])
-        unused = int((~member(pairs["pair_id"], used | only_ids)).sum())
+        voted, judged = member(pairs["pair_id"], used), member(pairs["pair_id"], only_ids)
+        unused = int((~(voted | judged)).sum())
         if unused:
             self.notes.append(f"{unused} pair(s) of the pairs file have no votes and no judge output; left out")
             log.exclude("pairs", "pair with no vote and no judge output", unused)
-        pairs_only = pairs[member(pairs["pair_id"], only_ids)]
-        pairs = pairs[member(pairs["pair_id"], used)]
+        pairs_only = pairs[judged]
+        pairs = pairs[voted]
         pairs = self._orient(pairs)
         votes = resolve_votes(hv, pairs, th.path, log, wide=h.layout.endswith("-wide"))
         if j.kind == "scalar":

@@ -278,3 +278,28 @@ def test_csv_with_blank_lines_keeps_source_lines(tmp_path):
     t = read_table(p, "humans", ProblemLog())
     assert t.frame["id"].tolist() == ["a", "b", "", "c"]
     assert t.lines.tolist() == [3, 5, 7, 8]
+
+
+def test_values_are_stripped_exactly_when_some_may_hold_padding(tmp_path):
+    """Random CSV texts read with and without the padding test give the same frames."""
+    import judge_transfer_audit.inputs.formats as formats
+
+    rng = np.random.default_rng(16)
+    alphabet = ["a", "b", "1", ",", " ", "\t", "\n", "\xa0", "\x1c", "\x0b", "é", '"', "~"]
+    tried = 0
+    for _ in range(400):
+        body = "".join(rng.choice(alphabet, size=int(rng.integers(1, 40))))
+        p = tmp_path / "t.csv"
+        p.write_text("x,y\n" + body + "\n", encoding="utf-8")
+        fast = read_table(p, "humans", ProblemLog())
+        formats._may_hold_padding, kept = (lambda text: True), formats._may_hold_padding
+        try:
+            slow = read_table(p, "humans", ProblemLog())
+        finally:
+            formats._may_hold_padding = kept
+        assert (fast is None) == (slow is None), body
+        if fast is not None:
+            pd.testing.assert_frame_equal(fast.frame, slow.frame)
+            tried += 1
+    assert tried > 20
+    assert not formats._may_hold_padding("x,y\np1,alpha\n") and formats._may_hold_padding("x,y\np1, alpha\n")
