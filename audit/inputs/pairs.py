@@ -233,8 +233,18 @@ def _distinct_rows(*columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     each distinct row's first occurrence."""
     if not len(columns[0]):
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    frame = pd.DataFrame({str(j): pd.Series(c, dtype=object) for j, c in enumerate(columns)})
-    code = frame.groupby(list(frame.columns), sort=False, dropna=False).ngroup().to_numpy()
+    # each column's codes (a missing value is a value, as for groupby(dropna=False)), combined into one
+    # integer per row and numbered in order of first appearance: what groupby(sort=False).ngroup() gives
+    key, size = np.zeros(len(columns[0]), dtype=np.int64), 1
+    for c in columns:
+        codes, uniques = pd.factorize(np.asarray(c, dtype=object), sort=False, use_na_sentinel=False)
+        size *= max(len(uniques), 1)
+        if size >= 2**62:  # too many combinations for one integer
+            frame = pd.DataFrame({str(j): pd.Series(c, dtype=object) for j, c in enumerate(columns)})
+            key = frame.groupby(list(frame.columns), sort=False, dropna=False).ngroup().to_numpy()
+            break
+        key = key * len(uniques) + codes
+    code = pd.factorize(key, sort=False)[0].astype(np.int64)
     _, first = np.unique(code, return_index=True)
     # ngroup numbers the groups in order of first appearance: first is increasing
     return code, first
