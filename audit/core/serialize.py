@@ -233,18 +233,18 @@ class _TableFrame:
         return frame
 
 
-def _block_column(dtype: str, values: list) -> Any:
-    """One block of a column's values as :func:`_frame_in` reads the whole column, for the dtypes it reads in
-    one call whatever the column's length (numbers, booleans, text; object); anything else is NotBlockwise.
-    A column of text must hold some text: the caller checks that."""
-    if dtype.startswith("float") and _JSON_SCALARS.issuperset(map(type, values)):
+def _block_column(dtype: str, values: list, kinds: set[type]) -> Any:
+    """One block of a column's values (of the Python types ``kinds``) as :func:`_frame_in` reads the whole
+    column, for the dtypes it reads in one call whatever the column's length (numbers, booleans, text;
+    object); anything else is NotBlockwise. A column of text must hold some text: the caller checks that."""
+    if dtype.startswith("float") and kinds <= _JSON_SCALARS:
         try:  # numpy reads each value on its own: the blocks' arrays make the whole column's
             return np.asarray(values, dtype=dtype)
         except (TypeError, ValueError):
             pass
-    elif dtype in _EXACT and all(type(v) is _EXACT[dtype] for v in values):
+    elif dtype in _EXACT and kinds == {_EXACT[dtype]}:
         return np.array(values, dtype=dtype)
-    elif dtype == "str" and _TEXT.issuperset(map(type, values)):
+    elif dtype == "str" and kinds <= _TEXT:
         return pd.array(values, dtype=_text_dtype())
     elif dtype == "object":
         return pd.Series(values, dtype=object)
@@ -260,15 +260,16 @@ def _frame_from_blocks(columns: list, dtypes: list, blocks: Iterable[list]) -> _
     if not columns or len(set(columns)) < len(columns) or not all(type(d) is str for d in dtypes):
         raise NotBlockwise("a table without columns, with repeated columns or with dtypes that are not names")
     frames = []
-    text = [j for j, dtype in enumerate(dtypes) if dtype == "str"]
-    holds_text = dict.fromkeys(text, False)
+    holds_text = dict.fromkeys((col for col, dtype in zip(columns, dtypes) if dtype == "str"), False)
     for rows in blocks:
-        if not all(type(row) is list and len(row) == len(columns) for row in rows):
-            raise NotBlockwise("a table's rows are not as long as its columns")
-        by_column = [list(column) for column in zip(*rows)]
-        for j in text:
-            holds_text[j] = holds_text[j] or str in set(map(type, by_column[j]))
-        series = {col: _block_column(dtype, values) for col, dtype, values in zip(columns, dtypes, by_column)}
+        if set(map(type, rows)) != {list} or set(map(len, rows)) != {len(columns)}:
+            raise NotBlockwise("a table's rows are not lists as long as its columns")
+        series = {}
+        for col, dtype, values in zip(columns, dtypes, map(list, zip(*rows))):
+            kinds = set(map(type, values))
+            series[col] = _block_column(dtype, values, kinds)
+            if col in holds_text and str in kinds:
+                holds_text[col] = True
         frames.append(pd.DataFrame(series, columns=columns))
     if not all(holds_text.values()):
         raise NotBlockwise("a column of text with no text")
