@@ -472,10 +472,11 @@ def result_from_file(path: str | Path) -> AuditResult:
     rows at a time (:func:`judge_transfer_audit.core.serialize.read_jsonable`): never its whole text, nor
     its tables' rows as Python lists. Anything else (another layout, another schema, a file that is not a
     result) is read whole by :func:`result_from_json`, which says what is wrong with it."""
+    from judge_transfer_audit.core.collector import older_objects_frozen
     from judge_transfer_audit.core.serialize import NotBlockwise, read_jsonable
 
     try:
-        with open(path, "rb") as stream:
+        with open(path, "rb") as stream, older_objects_frozen():
             result = read_jsonable(AuditResult, stream)
         if result.schema_version.split(".")[0] == SCHEMA_VERSION.split(".")[0]:
             return result

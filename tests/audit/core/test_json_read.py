@@ -14,7 +14,11 @@ from judge_transfer_audit.core.json_text import dumps_indented
 
 def _table(n: int, width: int = 3) -> dict:
     rows = [[f"r{i}", i * 0.5, i % 2 == 0, None][:width] for i in range(n)]
-    return {"columns": ["id", "x", "even", "none"][:width], "dtypes": ["str", "float64", "bool", "object"][:width], "data": rows}
+    return {
+        "columns": ["id", "x", "even", "none"][:width],
+        "dtypes": ["str", "float64", "bool", "object"][:width],
+        "data": rows,
+    }
 
 
 DATA = {
@@ -31,7 +35,12 @@ DATA = {
 def _as_written(columns, dtypes, blocks):
     """The table's object again, with how many blocks its rows came in."""
     blocks = list(blocks)
-    return {"columns": columns, "dtypes": dtypes, "data": [row for block in blocks for row in block], "blocks": len(blocks)}
+    return {
+        "columns": columns,
+        "dtypes": dtypes,
+        "data": [row for block in blocks for row in block],
+        "blocks": len(blocks),
+    }
 
 
 @pytest.mark.parametrize("chunk", [1, 7, 64, 1 << 22])
