@@ -252,16 +252,15 @@ def load_result(path: str | os.PathLike[str]) -> AuditResult:
     ...
     judge_transfer_audit.core.errors.InputError: ...
     """
-    from judge_transfer_audit.results.result import result_from_json
+    from judge_transfer_audit.results.result import result_from_file
 
     path = os.fspath(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        return result_from_file(path)
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(
             InputProblem(path, f"cannot read the result: {exc}", "give the result.json written by `audit run`")
         ) from None
-    return result_from_json(text, source=path)
 
 
 def write(result: AuditResult, out_dir: str | os.PathLike[str], *, html: bool = True) -> dict[str, Path]:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import math
 from functools import cache
+from itertools import chain
 from json.encoder import encode_basestring
 from typing import Any, Callable, Iterable, Iterator
 
@@ -34,6 +35,7 @@ except ImportError:  # pragma: no cover
 _SCALAR_TYPES = frozenset((str, int, float, bool, type(None)))
 _LITERALS = {True: "true", False: "false"}
 _STR = frozenset((str,))
+_ROW_TYPES = frozenset((list, tuple))
 
 #: characters of text gathered before they are handed to ``write`` (and the most of one block's text
 #: gathered before it is): the text held besides the data, however large the object
@@ -123,11 +125,12 @@ def _is_flat(values) -> bool:
 
 
 def _is_table(rows) -> bool:
-    """A list of non-empty lists of scalars (a frame's ``data``)."""
-    for row in rows:
-        if not ((type(row) is list or type(row) is tuple) and row and _SCALAR_TYPES.issuperset(map(type, row))):
-            return False
-    return True
+    """A list of non-empty lists of scalars (a frame's ``data``): three passes in C over the rows and their items."""
+    return (
+        _ROW_TYPES.issuperset(map(type, rows))
+        and all(rows)
+        and _SCALAR_TYPES.issuperset(map(type, chain.from_iterable(rows)))
+    )
 
 
 def _rows_text(rows, depth: int, indent: int) -> str:

@@ -32,17 +32,18 @@ import functools
 import math
 import types
 import typing
-from typing import Any, Callable, Iterator
+from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
 import numpy as np
 import pandas as pd
 
-from judge_transfer_audit.core import json_text
+from judge_transfer_audit.core import json_read, json_text
 from judge_transfer_audit.core.json_text import RowBlocks
 
 _SPECIAL_FLOATS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 _TEXT = frozenset((str, type(None)))  #: a text column read at once holds text, and None where missing
 _EXACT = {"int64": int, "bool": bool}  #: the Python type every value of such a column has when it was written whole
+_JSON_SCALARS = frozenset((str, int, float, bool, type(None)))
 
 
 def _float_out(x: float) -> Any:
@@ -211,6 +212,89 @@ def _frame_in(data: dict) -> pd.DataFrame:
     return pd.DataFrame(series, columns=columns) if columns else pd.DataFrame(index=range(len(rows)))
 
 
+class NotBlockwise(ValueError):
+    """Text that :func:`read_jsonable` cannot read exactly as ``from_jsonable(tp, json.loads(text))`` does: read
+    it that way instead (which reports what is wrong with it, if anything is)."""
+
+
+class _TableFrame:
+    """A long table read a block of rows at a time (:func:`_frame_from_blocks`), until the DataFrame reader
+    takes its frame (:meth:`take`): a table read as anything else is left here."""
+
+    __slots__ = ("frame",)
+
+    def __init__(self, frame: pd.DataFrame):
+        self.frame: pd.DataFrame | None = frame
+
+    def take(self) -> pd.DataFrame:
+        frame, self.frame = self.frame, None
+        if frame is None:
+            raise TypeError("a table read twice")
+        return frame
+
+
+def _block_column(dtype: str, values: list, kinds: set[type]) -> Any:
+    """One block of a column's values (of the Python types ``kinds``) as :func:`_frame_in` reads the whole
+    column, for the dtypes it reads in one call whatever the column's length (numbers, booleans, text;
+    object); anything else is NotBlockwise. A column of text must hold some text: the caller checks that."""
+    if dtype.startswith("float") and kinds <= _JSON_SCALARS:
+        try:  # numpy reads each value on its own: the blocks' arrays make the whole column's
+            return np.asarray(values, dtype=dtype)
+        except (TypeError, ValueError):
+            pass
+    elif dtype in _EXACT and kinds == {_EXACT[dtype]}:
+        return np.array(values, dtype=dtype)
+    elif dtype == "str" and kinds <= _TEXT:
+        return pd.array(values, dtype=_text_dtype())
+    elif dtype == "object":
+        return pd.Series(values, dtype=object)
+    raise NotBlockwise(f"a column of dtype {dtype} read in blocks")
+
+
+def _frame_from_blocks(columns: list, dtypes: list, blocks: Iterable[list]) -> _TableFrame:
+    """The frame :func:`_frame_in` makes of a long table, its rows read a block at a time
+    (:func:`judge_transfer_audit.core.json_read.load_with_tables`): each block's columns converted at once, the
+    blocks' frames concatenated. NotBlockwise when that could differ from reading the rows whole."""
+    if not (isinstance(columns, list) and isinstance(dtypes, list) and len(dtypes) == len(columns)):
+        raise NotBlockwise("a table's dtypes do not match its columns")
+    if not columns or len(set(columns)) < len(columns) or not all(type(d) is str for d in dtypes):
+        raise NotBlockwise("a table without columns, with repeated columns or with dtypes that are not names")
+    frames = []
+    holds_text = dict.fromkeys((col for col, dtype in zip(columns, dtypes) if dtype == "str"), False)
+    for rows in blocks:
+        if set(map(type, rows)) != {list} or set(map(len, rows)) != {len(columns)}:
+            raise NotBlockwise("a table's rows are not lists as long as its columns")
+        series = {}
+        for col, dtype, values in zip(columns, dtypes, map(list, zip(*rows))):
+            kinds = set(map(type, values))
+            series[col] = _block_column(dtype, values, kinds)
+            if col in holds_text and str in kinds:
+                holds_text[col] = True
+        frames.append(pd.DataFrame(series, columns=columns))
+    if not all(holds_text.values()):
+        raise NotBlockwise("a column of text with no text")
+    return _TableFrame(pd.concat(frames, ignore_index=True))
+
+
+def read_jsonable(tp: Any, stream: BinaryIO) -> Any:
+    """``from_jsonable(tp, json.loads(text))`` of the JSON text in ``stream`` (a binary file), the same value,
+    without the whole text or its long tables' rows held at once: a table (a frame's data) of more than
+    :data:`~judge_transfer_audit.core.json_read.BLOCK_ROWS` rows in text laid out as
+    :mod:`judge_transfer_audit.core.json_text` writes it is read a block of rows at a time into its columns.
+
+    Raises :class:`NotBlockwise` when the value could differ from reading the text whole, or that would raise:
+    text that is not JSON, not of ``tp``, a long table read as something other than a DataFrame, a column of
+    a dtype that is read only whole (the caller then reads the text whole)."""
+    try:
+        data, tables = json_read.load_with_tables(stream, _frame_from_blocks)
+        value = from_jsonable(tp, data)
+    except (TypeError, ValueError, KeyError, AttributeError, IndexError, RecursionError) as exc:
+        raise NotBlockwise(f"{type(exc).__name__}: {exc}") from None
+    if any(table.frame is not None for table in tables):
+        raise NotBlockwise("a long table read as something other than a DataFrame")
+    return value
+
+
 def from_jsonable(tp: Any, data: Any) -> Any:
     """Rebuild a value of type ``tp`` (a dataclass or a typing annotation) from JSON data.
 
@@ -268,6 +352,8 @@ def _str(data: Any) -> str:
 
 
 def _frame(data: Any) -> pd.DataFrame:
+    if type(data) is _TableFrame:
+        return data.take()
     if not isinstance(data, dict):
         raise TypeError("DataFrame expects an object")
     return _frame_in(data)

@@ -464,21 +464,41 @@ def result_from_json(text: str, *, source: str = "result.json") -> AuditResult:
     return result
 
 
+def result_from_file(path: str | Path) -> AuditResult:
+    """:func:`result_from_json` of a file's text (UTF-8); an unreadable file raises ``OSError``, a file that is
+    not UTF-8 ``UnicodeDecodeError``.
+
+    A file written by ``audit run`` is read a chunk at a time, its long tables (judge pairs, ...) a block of
+    rows at a time (:func:`judge_transfer_audit.core.serialize.read_jsonable`): never its whole text, nor
+    its tables' rows as Python lists. Anything else (another layout, another schema, a file that is not a
+    result) is read whole by :func:`result_from_json`, which says what is wrong with it."""
+    from judge_transfer_audit.core.collector import older_objects_frozen
+    from judge_transfer_audit.core.serialize import NotBlockwise, read_jsonable
+
+    try:
+        with open(path, "rb") as stream, older_objects_frozen():
+            result = read_jsonable(AuditResult, stream)
+        if result.schema_version.split(".")[0] == SCHEMA_VERSION.split(".")[0]:
+            return result
+    except NotBlockwise:
+        pass
+    return result_from_json(Path(path).read_text(encoding="utf-8"), source=str(path))
+
+
 def read_result(path: str | Path) -> AuditResult:
-    """:func:`result_from_json` of a file; a missing, unreadable or non-UTF-8 file is an InputError."""
+    """:func:`result_from_file`; a missing, unreadable or non-UTF-8 file is an InputError."""
     from judge_transfer_audit.core.errors import InputError, InputProblem
 
     source = str(path)
     fix = "give the result.json written by `audit run`"
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        return result_from_file(path)
     except FileNotFoundError:
         raise InputError(InputProblem(source, "file not found", fix)) from None
     except UnicodeDecodeError as exc:
         raise InputError(InputProblem(source, f"not UTF-8 text (byte {exc.start})", fix)) from None
     except OSError as exc:
         raise InputError(InputProblem(source, f"cannot read the file: {exc.strerror or exc}", fix)) from None
-    return result_from_json(text, source=source)
 
 
 __all__ = [
@@ -504,5 +524,6 @@ __all__ = [
     "result_to_json",
     "write_result_json",
     "result_from_json",
+    "result_from_file",
     "read_result",
 ]

@@ -182,3 +182,52 @@ def test_reader_reasons_name_the_system_of_each_rate(result):
         assert f"for {system} " in check.reason, check.reason
     loro = next(c for c in result.checks if c.name == "uncertainty.loro_max_shift")
     assert "(raw rate for " in loro.reason and "the focal system" not in loro.reason, loro.reason
+
+
+def test_a_result_file_read_in_blocks_is_the_result_read_whole(result, tmp_path, monkeypatch):
+    """``result_from_file`` (``audit.load_result``, ``audit report``): the fixture result's tables read a block of
+    rows at a time, in chunks of a few kB, give the result ``result_from_json`` reads from the whole text (the
+    same JSON text again, the same frames, dtypes and values), without reading the text whole."""
+    import judge_transfer_audit.results.result as result_module
+    from judge_transfer_audit.core import json_read, serialize
+
+    text = result_to_json(result, end="\n")
+    path = tmp_path / "result.json"
+    path.write_text(text, encoding="utf-8")
+    whole = result_from_json(text)
+    monkeypatch.setattr(json_read, "BLOCK_ROWS", 40)  # more than the 28 agreement rows, fewer than 10 tables'
+    monkeypatch.setattr(json_read, "CHUNK_BYTES", 4096)
+    read_in_blocks = []
+    frame_from_blocks = serialize._frame_from_blocks
+
+    def recorded(columns, dtypes, blocks):
+        read_in_blocks.append(columns)
+        return frame_from_blocks(columns, dtypes, blocks)
+
+    def read_whole(*args, **kwargs):
+        raise AssertionError("read whole")
+
+    monkeypatch.setattr(serialize, "_frame_from_blocks", recorded)
+    monkeypatch.setattr(result_module, "result_from_json", read_whole)
+    ours = result_module.result_from_file(path)
+    assert len(read_in_blocks) > 5 and "pair_id" in read_in_blocks[0]
+    assert result_to_json(ours, end="\n") == text
+    for name, frame in whole.frames().items():
+        pd.testing.assert_frame_equal(ours.frames()[name], frame, check_exact=True, check_column_type=True)
+
+
+def test_a_result_file_of_another_layout_is_read_whole(result, tmp_path, monkeypatch):
+    """Compact JSON (another writer's) has no table read in blocks, and agreement rows (read as rows, not as a
+    frame) longer than a block are not read in blocks: the whole text is read, the same result."""
+    import json
+
+    from judge_transfer_audit.core import json_read
+    from judge_transfer_audit.results.result import result_from_file
+
+    text = result_to_json(result)
+    path = tmp_path / "result.json"
+    path.write_text(json.dumps(json.loads(text)), encoding="utf-8")
+    assert result_to_json(result_from_file(path)) == text
+    path.write_text(text, encoding="utf-8")
+    monkeypatch.setattr(json_read, "BLOCK_ROWS", 8)
+    assert result_to_json(result_from_file(path)) == text

@@ -1,7 +1,8 @@
 import enum
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -150,3 +151,85 @@ def test_long_frames_written_block_by_block_give_the_same_text(monkeypatch):
     no_columns = pd.DataFrame(index=range(n))  # rows of nothing: no data
     text = json.dumps(to_jsonable(no_columns), indent=1)
     assert dumps_indented(to_jsonable(no_columns, lazy_tables=True), 1) == text
+
+
+@dataclass(frozen=True)
+class Tables:
+    name: str
+    frame: pd.DataFrame
+    inner: tuple[Outer, ...]
+    anything: Any = None
+
+
+def _every_dtype(n: int) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "f": [math.nan if k % 4 == 0 else math.inf if k == 5 else k / 3 for k in range(n)],
+            "g": np.asarray([k / 7 for k in range(n)], dtype="float32"),
+            "i": list(range(n)),
+            "b": [k % 2 == 0 for k in range(n)],
+            "s": pd.Series([None if k % 3 == 0 else f"r\u00e9\n{k}" for k in range(n)], dtype="str"),
+            "o": pd.Series([[k] if k == 5 else None if k == 6 else "x" for k in range(n)], dtype=object),
+        }
+    )
+
+
+def _read_both(value, tp, monkeypatch, chunk):
+    """``read_jsonable`` of the indented text in small chunks and blocks, and ``from_jsonable`` of it whole."""
+    import io
+
+    from judge_transfer_audit.core import json_read
+    from judge_transfer_audit.core.json_text import dumps_indented
+    from judge_transfer_audit.core.serialize import read_jsonable
+
+    monkeypatch.setattr(json_read, "BLOCK_ROWS", 4)
+    monkeypatch.setattr(json_read, "CHUNK_BYTES", chunk)
+    text = dumps_indented(to_jsonable(value), 1, "\n")
+    return read_jsonable(tp, io.BytesIO(text.encode())), from_jsonable(tp, json.loads(text))
+
+
+@pytest.mark.parametrize("chunk", [16, 300, 1 << 22])
+def test_read_jsonable_reads_long_tables_in_blocks_as_the_whole_text_reads(monkeypatch, chunk):
+    """Every dtype of a long frame, at two depths, read a block of rows at a time: the same frames (dtypes,
+    values, NaN and missing text, the objects of an object column) as from the whole text."""
+    frame = _every_dtype(23)
+    value = Tables("t", frame, (_outer(), replace(_outer(), frame=frame.iloc[3:])), {"k": [1, 2]})
+    blockwise, whole = _read_both(value, Tables, monkeypatch, chunk)
+    for ours, theirs in ((blockwise.frame, whole.frame), (blockwise.inner[1].frame, whole.inner[1].frame)):
+        pd.testing.assert_frame_equal(ours, theirs, check_exact=True, check_column_type=True)
+        assert [type(v) for v in ours["o"]] == [type(v) for v in theirs["o"]]
+    assert json.dumps(to_jsonable(blockwise)) == json.dumps(to_jsonable(whole))
+
+
+def test_a_long_table_read_as_something_else_than_a_frame_is_not_blockwise(monkeypatch):
+    from judge_transfer_audit.core.serialize import NotBlockwise
+
+    with pytest.raises(NotBlockwise):
+        _read_both(Tables("any", pd.DataFrame(), (), _every_dtype(9)), Tables, monkeypatch, 64)
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        {"columns": ["b"], "dtypes": ["bool"], "data": [[True]] * 8 + [[None]]},  # cast value by value
+        {"columns": ["s"], "dtypes": ["str"], "data": [[None]] * 9},  # no text: inferred
+        {"columns": ["s"], "dtypes": ["str"], "data": [["a"]] * 8 + [[1]]},  # a number among the text: inferred
+        {"columns": ["c"], "dtypes": ["category"], "data": [["a"]] * 9},  # inferred
+        {"columns": ["f"], "dtypes": ["float64"], "data": [[0.5]] * 8 + [["half"]]},  # kept as written
+        {"columns": ["f", "f"], "dtypes": ["float64", "float64"], "data": [[0.5, 1.0]] * 9},
+    ],
+    ids=["bool and null", "no text", "text and a number", "category", "float and text", "repeated column"],
+)
+def test_a_table_read_whole_otherwise_than_in_blocks_is_not_blockwise(monkeypatch, table):
+    """Columns (other writers') that reading the rows whole reads value by value or by inference, and
+    repeated columns: not read in blocks (the caller reads the text whole)."""
+    import io
+
+    from judge_transfer_audit.core import json_read
+    from judge_transfer_audit.core.json_text import dumps_indented
+    from judge_transfer_audit.core.serialize import NotBlockwise, read_jsonable
+
+    monkeypatch.setattr(json_read, "BLOCK_ROWS", 4)
+    text = dumps_indented({"name": "t", "frame": table, "inner": []})
+    with pytest.raises(NotBlockwise):
+        read_jsonable(Tables, io.BytesIO(text.encode()))
