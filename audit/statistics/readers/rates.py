@@ -389,8 +389,9 @@ def judge_deviation_test(rates: pd.DataFrame, cells: set[tuple[str, str]] | None
     readers = rates[rates["row_kind"] == "reader"]
     judges = rates[(rates["row_kind"] == "judge") & ~rates["different_target"].astype(bool)]
     if cells is not None:
-        readers = readers[[(m, c) in cells for m, c in zip(readers["matchup"], readers["criterion"])]]
-        judges = judges[[(m, c) in cells for m, c in zip(judges["matchup"], judges["criterion"])]]
+        keep = list(cells)
+        readers = readers[pd.MultiIndex.from_arrays([readers["matchup"], readers["criterion"]]).isin(keep)]
+        judges = judges[pd.MultiIndex.from_arrays([judges["matchup"], judges["criterion"]]).isin(keep)]
     rows = []
     if readers.empty or judges.empty:
         return pd.DataFrame(rows, columns=DEVIATION_COLUMNS)
