@@ -44,13 +44,15 @@ data = load_audit_data(study + "/judge.csv", study + "/humans.csv")
 spec = replace(AuditSpec(policy=load_policy(None), jobs=1), runner_opener=P.open_runner)
 rng, seed = P.resolve_rng(spec.seed)
 root = np.random.SeedSequence(seed if seed is not None else int(rng.integers(2**32)))
-outcomes = P.judge_pair_outcomes(data, spec.tie_rule, np.random.default_rng(S.seed_of(root, registry.RUN_SEEDS["judge ties"])))
+tie_rng = np.random.default_rng(S.seed_of(root, registry.RUN_SEEDS["judge ties"]))
+outcomes = P.judge_pair_outcomes(data, spec.tie_rule, tie_rng)
 primary = P.choose_primary_judge(data.judges, spec.judge)
+choices = P.judge_choices(outcomes, primary, data.criteria)
 inputs = {
-    "choices": lambda: P.judge_choices(outcomes, primary, data.criteria),
+    "choices": lambda: choices,
     "primary": lambda: primary,
     "judge_credits": lambda: sections.judge_credits(outcomes),
-    "primary_credits": lambda: sections.primary_credits(P.judge_choices(outcomes, primary, data.criteria), data.pairs, primary),
+    "primary_credits": lambda: sections.primary_credits(choices, data.pairs, primary),
 }
 glmm = types.SimpleNamespace(estimate=0.5, ci_low=0.4, ci_high=0.6)
 cells = [
