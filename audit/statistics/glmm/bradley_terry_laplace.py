@@ -11,7 +11,11 @@ modes (Newton steps with step halving, the same stopping rule), the same log det
 analytic gradient in ``(theta, beta)``. What differs is the arithmetic: the reader block of the
 penalised Hessian is diagonal (one factor), the fixed part is two gathers of ``s`` instead of a
 product with a dense ``N x (k - 1)`` design, and repeated votes are one row with a weight, so an
-evaluation reads a few integer and float arrays of the distinct votes once per Newton step.
+evaluation reads a few integer and float arrays of the distinct votes once per Newton step. The
+element-wise arithmetic runs a block of votes at a time (:data:`BLOCK`), so that its temporaries stay in
+the processor's cache; each vote's numbers are the same whatever the blocks, and the sums (the dot
+products and the per-reader sums) are taken over whole arrays, so the deviance and its gradient do not
+depend on the block size to the last bit.
 
 Used by the leaderboard's cluster bootstrap (:mod:`judge_transfer_audit.statistics.leaderboard.bootstrap`) when its
 human model has the reader term only; validated against :class:`LaplaceDeviance` on repeated votes (deviance and
@@ -29,14 +33,19 @@ from judge_transfer_audit.statistics.glmm.optimize import minimize_bounded_steps
 _PIRLS_MAXIT = 60
 _HALVINGS = 30
 _PIRLS_TOL = 1e-22
+#: votes per block of the element-wise arithmetic: a block's few temporaries (128 KB each) stay in a core's
+#: cache, where whole-array temporaries at a million votes (8 MB each) go to memory and back at every step
+BLOCK = 16_384
 
 
 def _softplus_and_mean(eta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``log(1 + exp(eta))`` without overflow and ``expit(eta)``, from one ``exp(-|eta|)`` (a third of the
-    time of ``np.logaddexp(0, eta)`` and ``scipy.special.expit`` apart)."""
+    """``log(1 + exp(eta))`` without overflow and ``expit(eta)`` (a third of the time of
+    ``np.logaddexp(0, eta)`` and ``scipy.special.expit`` apart). ``expit(eta)`` is ``1 / (1 + exp(-|eta|))``
+    times ``exp(min(eta, 0))`` (1 where ``eta >= 0``, else ``exp(-|eta|)``): a selection without branches,
+    which a vote-by-vote choice between the two (``np.where`` on the sign) is not."""
     e = np.exp(-np.abs(eta))
     inv = 1.0 / (1.0 + e)
-    return np.maximum(eta, 0.0) + np.log1p(e), np.where(eta >= 0.0, inv, e * inv)
+    return np.maximum(eta, 0.0) + np.log1p(e), inv * np.exp(np.minimum(eta, 0.0))
 
 
 class BradleyTerryLaplace:
@@ -65,6 +74,8 @@ class BradleyTerryLaplace:
         self.k = int(k)
         self.m = int(n_readers)
         self.u = np.zeros(self.m)
+        n = len(self.y)
+        self.blocks = [slice(lo, min(lo + BLOCK, n)) for lo in range(0, n, BLOCK)]
         self._theta_prev = None
         self.n_evals = 0
         self.state: dict = {}
@@ -75,9 +86,20 @@ class BradleyTerryLaplace:
 
     def _penalised(self, fixed, theta, u):
         """The penalised deviance at ``u`` and the fitted probabilities."""
-        eta = fixed + theta * u[self.readers]
-        softplus, mu = _softplus_and_mean(eta)
+        eta, softplus, mu = np.empty(len(fixed)), np.empty(len(fixed)), np.empty(len(fixed))
+        for b in self.blocks:
+            eta[b] = fixed[b] + theta * u.take(self.readers[b])
+            softplus[b], mu[b] = _softplus_and_mean(eta[b])
         return -2.0 * (self.cy @ eta - self.c @ softplus) + u @ u, mu
+
+    def _weights_and_residuals(self, mu) -> tuple[np.ndarray, np.ndarray]:
+        """``c mu (1 - mu)`` (the working weights) and ``c mu - c y`` of every vote."""
+        cw, cr = np.empty(len(mu)), np.empty(len(mu))
+        for b in self.blocks:
+            cmu = self.c[b] * mu[b]
+            cw[b] = cmu * (1.0 - mu[b])
+            cr[b] = cmu - self.cy[b]
+        return cw, cr
 
     def _reader_sums(self, v) -> np.ndarray:
         return np.bincount(self.readers, v, self.m)
@@ -93,11 +115,11 @@ class BradleyTerryLaplace:
             u *= self._theta_prev / t
         self._theta_prev = t
         pdev, mu = self._penalised(fixed, t, u)
-        c, cy = self.c, self.cy
         for _ in range(_PIRLS_MAXIT):
-            cw = c * mu * (1.0 - mu)
-            D = 1.0 + t * t * self._reader_sums(cw)
-            g = t * self._reader_sums(c * mu - cy) + u
+            cw, cr = self._weights_and_residuals(mu)
+            S, G = self._reader_sums(cw), self._reader_sums(cr)
+            D = 1.0 + t * t * S
+            g = t * G + u
             delta = -g / D
             if -(g @ delta) < _PIRLS_TOL:
                 break
@@ -112,25 +134,33 @@ class BradleyTerryLaplace:
                 break  # no descent possible: at the mode to machine precision
             u, pdev, mu = u_new, pdev_new, mu_new
         else:  # iteration limit: the Hessian at the final modes, for a consistent log det
-            cw = c * mu * (1.0 - mu)
-            D = 1.0 + t * t * self._reader_sums(cw)
+            cw, cr = self._weights_and_residuals(mu)
+            S, G = self._reader_sums(cw), self._reader_sums(cr)
+            D = 1.0 + t * t * S
         self.u = u
-        self.state = {"theta": t, "u": u, "mu": mu, "cw": cw, "D": D}
+        # the weights, residuals and their reader sums at the modes: the gradient's too
+        self.state = {"theta": t, "u": u, "mu": mu, "cw": cw, "cr": cr, "S": S, "G": G, "D": D}
         return float(pdev + np.log(D).sum())
 
     def gradient(self) -> np.ndarray:
         """Gradient in ``(theta, beta)`` at the last call: the penalised deviance's (envelope theorem at
         the modes) plus the log determinant's, through the weights and the modes' own derivatives."""
         st = self.state
-        t, u, H, mu, cw = st["theta"], st["u"], st["D"], st["mu"], st["cw"]
-        cr = self.c * mu - self.cy  # c (mu - y)
-        cwp = cw * (1.0 - 2.0 * mu)  # c dw/deta
-        G, S, T = self._reader_sums(cr), self._reader_sums(cw), self._reader_sums(cwp)
+        t, u, H, mu, cw, cr = st["theta"], st["u"], st["D"], st["mu"], st["cw"], st["cr"]  # cr: c (mu - y)
+        G, S = st["G"], st["S"]
+        cwp = np.empty(len(mu))  # c dw/deta
+        for b in self.blocks:
+            cwp[b] = cw[b] * (1.0 - 2.0 * mu[b])
+        T = self._reader_sums(cwp)
         du_dtheta = -(G + t * u * S) / H
         g_theta = 2.0 * (u @ G) + np.sum((2.0 * t * S + t * t * T * (u + t * du_dtheta)) / H)
         # d eta_i / d beta = x_i + t du_r / d beta, with du_r / d beta = -t sum_r(c w x) / H_r
-        r = self.readers
-        a = 2.0 * cr + (t * t / H[r]) * cwp - (t**4 * T[r] / H[r] ** 2) * cw
+        # per reader first (the same operations on the same numbers as per vote), then gathered
+        p, q = t * t / H, t**4 * T / H**2
+        a = np.empty(len(mu))
+        for b in self.blocks:
+            r = self.readers[b]
+            a[b] = 2.0 * cr[b] + p.take(r) * cwp[b] - q.take(r) * cw[b]
         g_s = np.bincount(self.focal, a, self.k) - np.bincount(self.other, a, self.k)
         return np.concatenate([[g_theta], g_s[1:]])
 

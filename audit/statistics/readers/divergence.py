@@ -243,27 +243,24 @@ def divergent_pairs(
     )
     joined = unanimous.join(human, how="inner")
     joined = joined[joined["size"] > 0]  # every vote a tie the rule does not count: no reader rate
-    rows = []
-    for (pair, crit), lo, n_cfg, rate, n_votes in zip(
-        joined.index, joined["lo"], joined["n"], joined["mean"], joined["size"]
-    ):
-        direction = int(lo)
-        against = bool(rate < 0.5) if direction == 1 else bool(rate > 0.5)
-        rows.append(
-            [
-                pair,
-                matchup_of.get(pair, ""),
-                crit,
-                mapping[crit],
-                direction,
-                int(n_cfg),
-                float(rate),
-                int(n_votes),
-                abs(direction - float(rate)),
-                against,
-            ]
-        )
-    cells = pd.DataFrame(rows, columns=CELL_COLUMNS)
+    pairs, crits = joined.index.get_level_values(0).tolist(), joined.index.get_level_values(1).tolist()
+    direction = joined["lo"].to_numpy(float).astype(np.int64)
+    rate = joined["mean"].to_numpy(float)
+    cells = pd.DataFrame(
+        {
+            "pair_id": pairs,
+            "matchup": [matchup_of.get(pair, "") for pair in pairs],
+            "criterion": crits,
+            "judge_criterion": [mapping[crit] for crit in crits],
+            "judge_direction": direction,
+            "n_configs": joined["n"].to_numpy(np.int64),
+            "reader_rate": rate,
+            "n_votes": joined["size"].to_numpy(np.int64),
+            "divergence": np.abs(direction - rate),
+            "against": np.where(direction == 1, rate < 0.5, rate > 0.5),
+        },
+        columns=CELL_COLUMNS,
+    )
     if cells.empty:
         return DivergentPairs(
             status=Status.SKIPPED, reason="the judge is unanimous on no pair x criterion", n_not_unanimous=n_not
@@ -283,9 +280,19 @@ def divergent_pairs(
         mean_divergence=("divergence", "mean"),
         max_divergence=("divergence", "max"),
     )
-    summary["against_criteria"] = cells[cells["against"]].groupby("pair_id")["criterion"].agg(",".join)
+    against = cells[cells["against"]]
+    # a pair against the judge on one criterion has that criterion; only the others are joined
+    repeated = against["pair_id"].duplicated(keep=False).to_numpy(bool)
+    single = against[~repeated].set_index("pair_id")["criterion"]
+    summary["against_criteria"] = (
+        pd.concat([single, against[repeated].groupby("pair_id")["criterion"].agg(",".join)])
+        if repeated.any()
+        else single
+    )
     summary["against_criteria"] = summary["against_criteria"].fillna("")
-    summary["n_comments"] = [len(comments_of.get(p, [])) for p in summary.index]
+    summary["n_comments"] = (
+        [len(comments_of.get(p, [])) for p in summary.index] if comments_of else np.zeros(len(summary), np.int64)
+    )
     summary = summary.reset_index().sort_values(
         ["n_against", "mean_divergence", "pair_id"], ascending=[False, False, True], kind="mergesort"
     )

@@ -223,7 +223,8 @@ def _rate_rows(
 ) -> list:
     """One row per (label x) matchup x criterion, in first-appearance order: the mean credit
     over the counted outcomes (NaN credit: a tie the rule leaves out), how many were counted
-    and how many were ties (one aggregation on integer codes, no loop over votes).
+    and how many were ties (one aggregation on integer codes, no loop over votes); as a mapping
+    of ``RATE_COLUMNS`` to their values.
 
     ``scoped`` is :func:`_scoped_rows` of ``frame`` (the rows of its pooled scopes); ``credit``
     and ``ties`` are per row of ``frame``. The same groups, in the same order and with the same
@@ -248,12 +249,34 @@ def _rate_rows(
     )
     value = {k: np.asarray(names[k], dtype=object)[agg[k].to_numpy()] for k in keys}
     labels = [str(v) for v in value[label_col]] if label_col else [str(label)] * len(agg)
-    return [
-        [kind, lab, m, c, float(r), int(n), int(t), math.nan, math.nan, "", False]
-        for lab, m, c, r, n, t in zip(
-            labels, value["matchup"], value["criterion"], agg["rate"], agg["n"], agg["n_ties"]
-        )
-    ]
+    n = len(agg)
+    return {
+        "row_kind": [kind] * n,
+        "row_label": labels,
+        "matchup": value["matchup"].tolist(),
+        "criterion": value["criterion"].tolist(),
+        "rate": agg["rate"].to_numpy(float).tolist(),
+        "n": agg["n"].to_numpy(np.int64).tolist(),
+        "n_ties": agg["n_ties"].to_numpy(np.int64).tolist(),
+        "lo": [math.nan] * n,
+        "hi": [math.nan] * n,
+        "judge_criterion": [""] * n,
+        "different_target": [False] * n,
+    }
+
+
+def _rate_frame(parts: list[dict[str, list]]) -> pd.DataFrame:
+    """One frame of the rate rows of ``parts`` (each a column -> values mapping, in ``RATE_COLUMNS``), in
+    order: each column's values joined, then typed once (the types a frame of the rows would have)."""
+    columns = {c: [v for part in parts for v in part[c]] for c in RATE_COLUMNS}
+    if not columns[RATE_COLUMNS[0]]:  # no rows: untyped columns, as a frame of no rows has
+        return pd.DataFrame([], columns=RATE_COLUMNS)
+    return pd.DataFrame(columns, columns=RATE_COLUMNS)
+
+
+def _columns(rows: list[list]) -> dict[str, list]:
+    """Rows in ``RATE_COLUMNS`` order as a column -> values mapping."""
+    return {c: [row[j] for row in rows] for j, c in enumerate(RATE_COLUMNS)}
 
 
 def reader_rates(
@@ -300,10 +323,12 @@ def reader_rates(
         return ReaderRates(status=Status.SKIPPED, reason="needs a 'matchup' column in the votes")
     scoped = _scoped_rows(votes, pools)
     credit, ties = vote_credit(votes, tie_rule), votes["y"].isna().to_numpy()
-    rows = _rate_rows(votes, scoped, "reader", "reader_id", None, credit, ties)
-    rows += _rate_rows(votes, scoped, "human_pooled", None, HUMANS_POOLED, credit, ties)
+    parts = [
+        _rate_rows(votes, scoped, "reader", "reader_id", None, credit, ties),
+        _rate_rows(votes, scoped, "human_pooled", None, HUMANS_POOLED, credit, ties),
+    ]
     glmm_rows, glmm_source = _glmm_rows(votes, glmm_estimates, fit_glmm_if_missing)
-    rows += glmm_rows
+    parts.append(_columns(glmm_rows))
     n_invalid = 0
     mapping: dict[str, str] = {}
     if judge_credits is not None and len(judge_credits):
@@ -325,11 +350,10 @@ def reader_rates(
             jc["credit"].to_numpy(float),
             (jc["outcome"] == "tie").to_numpy(bool),
         )
-        for r in jrows:
-            r[9] = mapping[r[3]]
-            r[10] = mapping[r[3]] != r[3]
-        rows += jrows
-    rates = pd.DataFrame(rows, columns=RATE_COLUMNS)
+        jrows["judge_criterion"] = [mapping[c] for c in jrows["criterion"]]
+        jrows["different_target"] = [mapping[c] != c for c in jrows["criterion"]]
+        parts.append(jrows)
+    rates = _rate_frame(parts)
     distinct = votes[["matchup", "criterion"]].drop_duplicates()
     cells = set(zip(distinct["matchup"], distinct["criterion"]))
     return ReaderRates(
@@ -389,8 +413,9 @@ def judge_deviation_test(rates: pd.DataFrame, cells: set[tuple[str, str]] | None
     readers = rates[rates["row_kind"] == "reader"]
     judges = rates[(rates["row_kind"] == "judge") & ~rates["different_target"].astype(bool)]
     if cells is not None:
-        readers = readers[[(m, c) in cells for m, c in zip(readers["matchup"], readers["criterion"])]]
-        judges = judges[[(m, c) in cells for m, c in zip(judges["matchup"], judges["criterion"])]]
+        keep = list(cells)
+        readers = readers[pd.MultiIndex.from_arrays([readers["matchup"], readers["criterion"]]).isin(keep)]
+        judges = judges[pd.MultiIndex.from_arrays([judges["matchup"], judges["criterion"]]).isin(keep)]
     rows = []
     if readers.empty or judges.empty:
         return pd.DataFrame(rows, columns=DEVIATION_COLUMNS)

@@ -6,8 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from judge_transfer_audit.statistics.glmm import bradley_terry_laplace
 from judge_transfer_audit.statistics.glmm.bradley_terry_laplace import (
     BradleyTerryLaplace,
+    _softplus_and_mean,
     bradley_terry_reader_estimates,
 )
 from judge_transfer_audit.statistics.glmm.laplace import LaplaceDeviance
@@ -37,6 +39,34 @@ def test_deviance_and_gradient_equal_the_general_deviance_on_repeated_votes(thet
     expected = general(np.array([theta]), beta)
     assert ours(np.array([theta]), beta) == pytest.approx(expected, rel=1e-12)
     np.testing.assert_allclose(ours.gradient(), general.gradient(), rtol=1e-9, atol=1e-8)
+
+
+def test_softplus_and_mean_equal_their_definitions_bit_for_bit():
+    """The mean without a choice by sign equals ``exp(-|eta|) / (1 + exp(-|eta|))`` or ``1 / (1 + exp(-|eta|))``
+    as the sign picks, to the last bit, at signed zeros, infinities and extremes too."""
+    eta = np.concatenate(
+        [np.random.default_rng(0).normal(0, 8, 10_000), [0.0, -0.0, np.inf, -np.inf, 700.0, -700.0, 1e-300, -1e-300]]
+    )
+    e = np.exp(-np.abs(eta))
+    inv = 1.0 / (1.0 + e)
+    softplus, mu = _softplus_and_mean(eta)
+    np.testing.assert_array_equal(mu, np.where(eta >= 0.0, inv, e * inv))
+    np.testing.assert_array_equal(softplus, np.maximum(eta, 0.0) + np.log1p(e))
+
+
+def test_deviance_and_gradient_do_not_depend_on_the_block_size(monkeypatch):
+    """Votes evaluated a block at a time, or all at once: the same deviance and gradient to the last bit."""
+    y, focal, other, readers, weight, k, m = _votes(seed=2)
+    x = np.concatenate([[0.9], np.linspace(-0.4, 0.6, k - 1)])
+    out = []
+    for block in (len(y), 7, 256):
+        monkeypatch.setattr(bradley_terry_laplace, "BLOCK", block)
+        lap = BradleyTerryLaplace(y, focal, other, readers, weight, k, m)
+        out.append([lap.fun_grad(z) for z in (x, x + 0.05, x - 0.3)])
+    for other_blocks in out[1:]:
+        for (f0, g0), (f1, g1) in zip(out[0], other_blocks):
+            assert f1 == f0
+            np.testing.assert_array_equal(g1, g0)
 
 
 def test_gradient_matches_central_differences():

@@ -87,3 +87,24 @@ def test_top_pairs_carry_story_excerpts_cut_at_a_word():
     assert divergent_pairs(votes, credits, top_k=1).top[0].excerpts == ()
     text = str(top)
     assert "b on " in text and "too slow" in text and "[x] short story" in text and "[y] word word" in text
+
+
+def test_cells_and_ranking_equal_their_row_by_row_definitions():
+    """The cells' columns and the ranking's joined criteria, computed on whole columns, equal the same
+    figures made one cell and one pair at a time (values and dtypes)."""
+    votes, credits = _frames()
+    res = divergent_pairs(votes, credits, top_k=0)
+    rows = []
+    for c in res.cells.itertuples(index=False):
+        direction = int(c.judge_direction)
+        rate = float(c.reader_rate)
+        against = bool(rate < 0.5) if direction == 1 else bool(rate > 0.5)
+        rows.append(
+            [c.pair_id, c.matchup, c.criterion, c.judge_criterion, direction, int(c.n_configs), rate, int(c.n_votes)]
+            + [abs(direction - rate), against]
+        )
+    pd.testing.assert_frame_equal(res.cells, pd.DataFrame(rows, columns=list(res.cells.columns)), check_exact=True)
+    joined = res.cells[res.cells["against"]].groupby("pair_id")["criterion"].agg(",".join)
+    expected = [joined.get(p, "") for p in res.ranking["pair_id"]]
+    assert list(res.ranking["against_criteria"]) == expected == ["empathy,overall", "empathy", ""]
+    assert list(res.ranking["n_comments"]) == [1, 0, 0]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 import types
 
@@ -219,7 +220,7 @@ def _rates_by_string_groupby(frame, pools, kind, label_col, label, credit, ties)
 )
 def test_coded_rates_equal_a_string_group_by(pools):
     """Integer-coded groups give the same rows, order and sums as grouping the strings (pools, ties, NaN credit)."""
-    from judge_transfer_audit.statistics.readers.rates import _rate_rows, _scoped_rows
+    from judge_transfer_audit.statistics.readers.rates import RATE_COLUMNS, _rate_rows, _scoped_rows
 
     rng = np.random.default_rng(5)
     n = 3_000
@@ -234,12 +235,26 @@ def test_coded_rates_equal_a_string_group_by(pools):
     ties = rng.random(n) < 0.2
     scoped = _scoped_rows(frame, pools)
     for kind, col, label in (("reader", "reader_id", None), ("human_pooled", None, "humans")):
-        got = [r[:7] for r in _rate_rows(frame, scoped, kind, col, label, credit, ties)]
+        part = _rate_rows(frame, scoped, kind, col, label, credit, ties)
+        got = [list(r) for r in zip(*(part[c] for c in RATE_COLUMNS[:7]))]
         expected = _rates_by_string_groupby(frame, pools, kind, col, label, credit, ties)
         assert len(got) == len(expected) > 0
         for g, e in zip(got, expected):
             assert g[:4] == e[:4] and g[5:] == e[5:]
             assert g[4] == e[4] or (np.isnan(g[4]) and np.isnan(e[4]))
+
+
+@pytest.mark.parametrize("sizes", [(3, 0, 2), (0, 0, 0), (1, 4, 0)])
+def test_rate_frame_equals_the_frame_of_its_rows(sizes):
+    """The rate rows joined column by column give the frame (values and dtypes) of the same rows one by one."""
+    from judge_transfer_audit.statistics.readers.rates import RATE_COLUMNS, _columns, _rate_frame
+
+    def row(i, kind):
+        return [kind, f"r{i}", "a vs b", "overall", 0.25 * i, i, i % 2, math.nan, 0.5, "", i % 3 == 0]
+
+    parts = [[row(i, kind) for i in range(n)] for kind, n in zip(("reader", "human_glmm", "judge"), sizes)]
+    expected = pd.DataFrame([r for part in parts for r in part], columns=RATE_COLUMNS)
+    pd.testing.assert_frame_equal(_rate_frame([_columns(p) for p in parts]), expected, check_exact=True)
 
 
 def _range_by_cell(rates: pd.DataFrame) -> pd.DataFrame:
