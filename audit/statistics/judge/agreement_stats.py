@@ -235,12 +235,15 @@ class ScopeVotes:
         combo = np.concatenate([m.col for m in coo])
         category = np.concatenate([np.full(m.row.shape[0], c) for c, m in enumerate(coo)])
         size = np.bincount(combo, minlength=k)
-        single = size[combo] == 1
+        # the one-vote combinations in their own order: their weights are gathered from the units once and
+        # written in order (not scattered over the combinations three times)
+        single = np.flatnonzero(size[combo] == 1)
+        single = single[np.argsort(combo[single], kind="stable")]
         judge = self.judge[unit[single]]
         multi = np.flatnonzero(size > 1)
         code = np.full(k, -1)
         code[multi] = np.arange(multi.shape[0])
-        rest = ~single
+        rest = size[combo] > 1
         cols, votes = _table_entries(self.judge[unit[rest]], category[rest], code[combo[rest]], multi.shape[0])
         return {
             "single_combo": combo[single],
