@@ -237,6 +237,7 @@ class _Weights:
         # a block's draws, kept for the next scope when small (10k cells each redrew the same weights)
         self._kept: dict[tuple, np.ndarray] = {}
         self._kept_size = 0
+        self._grouped: tuple | None = None
 
     def blocks(self):
         for k, seed in enumerate(self.seeds):
@@ -261,16 +262,27 @@ class _Weights:
         d = self.design
         out = np.empty((size, *unit_pair.shape))
         flat_out = out.reshape(size, -1)
+        for m, cols, position in self._by_matchup(unit_pair):
+            w = self._draw([seed, 1, m], int(d.matchup_sizes[m]), size)
+            flat_out[:, cols] = w[:, position]
+        return out
+
+    def _by_matchup(self, unit_pair: np.ndarray) -> list[tuple[int, np.ndarray, np.ndarray]]:
+        """The entries of ``unit_pair`` grouped by matchup: ``(matchup, entries, each one's pair position)``,
+        from one sort, made once for the blocks of one scope (the last ``unit_pair`` asked for is kept)."""
+        if self._grouped is not None and self._grouped[0] is unit_pair:
+            return self._grouped[1]
+        d = self.design
         flat_pair = unit_pair.reshape(-1)
-        # the units grouped by matchup (one sort, not one pass over every unit per matchup)
         unit_m = d.pair_matchup[flat_pair]
         order = np.argsort(unit_m, kind="stable")
         matchups, starts = np.unique(unit_m[order], return_index=True)
-        for m, lo, hi in zip(matchups.tolist(), starts.tolist(), [*starts[1:].tolist(), order.shape[0]]):
-            w = self._draw([seed, 1, int(m)], int(d.matchup_sizes[m]), size)
-            cols = order[lo:hi]
-            flat_out[:, cols] = w[:, d.pair_position[flat_pair[cols]]]
-        return out
+        groups = [
+            (m, order[lo:hi], d.pair_position[flat_pair[order[lo:hi]]])
+            for m, lo, hi in zip(matchups.tolist(), starts.tolist(), [*starts[1:].tolist(), order.shape[0]])
+        ]
+        self._grouped = (unit_pair, groups)
+        return groups
 
     def readers(self, seed: int, size: int) -> np.ndarray:
         """The block's weights of every reader (size, readers). Every scope reads them, so they are drawn

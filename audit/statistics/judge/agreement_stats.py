@@ -363,9 +363,12 @@ class ScopeVotes:
         # votes, agreements and chance agreements per combination, as (K, B): the layout the per-reader
         # sums take (the transposes of the (B, K) arrays they were summed from before: the same sums)
         n_k, diag, chance = (np.empty((k, b)) for _ in range(3))
-        w = wu_t[t["single_unit"]]
-        n_k[t["single_combo"]] = w * t["single_has_judge"]
-        diag[t["single_combo"]] = chance[t["single_combo"]] = w * t["single_agrees"]
+        w = np.take(wu_t, t["single_unit"], axis=0)  # whole rows (faster than indexing them)
+        single = t["single_combo"]
+        n_k[single] = w * t["single_has_judge"]
+        np.multiply(w, t["single_agrees"], out=w)
+        diag[single] = w
+        chance[single] = w
         multi = t["multi_combo"]
         if multi.shape[0]:
             counts = np.asarray((t["multi_tables"] @ wu_t).T)  # (B, 8K'): sums of integers, exact
