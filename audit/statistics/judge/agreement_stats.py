@@ -359,22 +359,28 @@ class ScopeVotes:
         """Each reader's kappa with the judge (B x R), chance taken within each stratum, and its units."""
         t = self._t
         k, b = self.combo_reader.shape[0], wu.shape[0]
+        single, multi = t["single_combo"], t["multi_combo"]
         wu_t = np.ascontiguousarray(wu.T)  # (U, B): a unit's replicates contiguous, for the gathers below
-        # votes, agreements and chance agreements per combination, as (K, B): the layout the per-reader
-        # sums take (the transposes of the (B, K) arrays they were summed from before: the same sums)
-        n_k, diag, chance = (np.empty((k, b)) for _ in range(3))
         w = np.take(wu_t, t["single_unit"], axis=0)  # whole rows (faster than indexing them)
-        single = t["single_combo"]
-        n_k[single] = w * t["single_has_judge"]
-        np.multiply(w, t["single_agrees"], out=w)
-        diag[single] = w
-        chance[single] = w
-        multi = t["multi_combo"]
         if multi.shape[0]:
             counts = np.asarray((t["multi_tables"] @ wu_t).T)  # (B, 8K'): sums of integers, exact
-            for full, part in zip((n_k, diag, chance), _kappa_per_reader(counts, multi.shape[0])):
-                full[multi] = part.T
-        n_r, diag_r, chance_r = (_right(x.T, t["combo_reader"]) for x in (n_k, diag, chance))
+            multi_parts = _kappa_per_reader(counts, multi.shape[0])
+            del counts
+        del wu_t
+        # votes, agreements and chance agreements per combination, one after the other in one (K, B) array:
+        # the layout the per-reader sums take (the transposes of the (B, K) arrays they were summed from
+        # before: the same sums). A one-vote combination's agreements are its votes times [vote = verdict]
+        # (a verdict agreed with is a verdict), its chance agreement its agreements.
+        x = np.empty((k, b))
+        by_reader = []
+        for i, factor in enumerate((t["single_has_judge"], t["single_agrees"], None)):
+            if factor is not None:
+                np.multiply(w, factor, out=w)
+                x[single] = w
+            if multi.shape[0]:
+                x[multi] = multi_parts[i].T
+            by_reader.append(_right(x.T, t["combo_reader"]))
+        n_r, diag_r, chance_r = by_reader
         return _kappa(_ratio(diag_r, n_r), _ratio(chance_r, n_r)), n_r
 
 
