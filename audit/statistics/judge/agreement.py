@@ -160,6 +160,7 @@ class JudgeAgreement:
 _BLOCK_MIN, _BLOCK_MAX = 16, 256  #: replicates drawn from one seed (the same weights in every scope)
 _CELLS = 2**21  #: replicates x units per computed chunk (bounds memory at ~ 20 x 8 bytes x this)
 _KEPT_MAX = 2**22  #: resampling weights kept between scopes (entries; 32 MB)
+_READERS_KEPT_MAX = 2**25  #: every replicate's reader weights kept (entries; 256 MB) up to this many
 
 
 @dataclass(frozen=True)
@@ -286,9 +287,10 @@ class _Weights:
 
     def readers(self, seed: int, size: int) -> np.ndarray:
         """The block's weights of every reader (size, readers). Every scope reads them, so they are drawn
-        once and kept (replicates x readers in all): drawn again per scope, the cells of a study with many
-        readers cost cells x readers."""
-        return self._draw([seed, 0], len(self.design.reader_ids), size, keep=True)
+        once and kept (replicates x readers in all, up to ``_READERS_KEPT_MAX``): drawn again per scope, the
+        cells of a study with many readers cost cells x readers."""
+        n_readers = len(self.design.reader_ids)
+        return self._draw([seed, 0], n_readers, size, keep=self.n_boot * n_readers <= _READERS_KEPT_MAX)
 
 
 def _replicates(

@@ -208,6 +208,29 @@ def test_chunks_computed_a_block_at_a_time_equal_chunks_one_by_one(rows_per_chun
     pd.testing.assert_frame_equal(together.readers, one_by_one.readers, check_exact=True)
 
 
+def test_reader_weights_kept_or_drawn_again_give_the_same_figures(monkeypatch):
+    from judge_transfer_audit.statistics.judge import agreement
+
+    unit, reader, category, judge, stratum = _one_vote_scope(8, n_units=200, n_readers=20, n_strata=5)
+    votes = pd.DataFrame(
+        {
+            "pair_id": [f"p{u}" for u in unit],
+            "reader_id": [f"r{r}" for r in reader],
+            "criterion": "overall",
+            "matchup": [f"m{s}" for s in stratum],
+            "y": np.array([0.0, 1.0, np.nan])[category],
+        }
+    )
+    choices = pd.DataFrame(
+        {"pair_id": votes["pair_id"], "criterion": "overall", "y_judge": np.array([0.0, 1.0, 0.5, np.nan])[judge]}
+    )
+    kept = judge_agreement(votes, choices, n_boot=40, rng=5).to_frame()
+    monkeypatch.setattr(agreement, "_READERS_KEPT_MAX", 0)
+    monkeypatch.setattr(agreement, "_KEPT_MAX", 0)
+    drawn_again = judge_agreement(votes, choices, n_boot=40, rng=5).to_frame()
+    pd.testing.assert_frame_equal(kept, drawn_again, check_exact=True)
+
+
 def test_chunk_sizes_join_pieces_and_keep_lone_replicates_alone():
     from judge_transfer_audit.statistics.judge.agreement import _chunk_sizes, _computed_together
 
