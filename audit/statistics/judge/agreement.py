@@ -160,6 +160,7 @@ class JudgeAgreement:
 _BLOCK_MIN, _BLOCK_MAX = 16, 256  #: replicates drawn from one seed (the same weights in every scope)
 _CELLS = 2**21  #: replicates x units per computed chunk (bounds memory at ~ 20 x 8 bytes x this)
 _KEPT_MAX = 2**22  #: resampling weights kept between scopes (entries; 32 MB)
+_READERS_KEPT_MAX = 2**25  #: every replicate's reader weights kept (entries; 256 MB) up to this many
 
 
 @dataclass(frozen=True)
@@ -237,18 +238,22 @@ class _Weights:
         # a block's draws, kept for the next scope when small (10k cells each redrew the same weights)
         self._kept: dict[tuple, np.ndarray] = {}
         self._kept_size = 0
+        self._grouped: tuple | None = None
 
     def blocks(self):
         for k, seed in enumerate(self.seeds):
             yield int(seed), min(self.block, self.n_boot - k * self.block)
 
-    def _draw(self, seed_key: list[int], n: int, size: int) -> np.ndarray:
-        """``multinomial_weights`` from the seed ``seed_key`` (the same draws whether kept or not)."""
+    def _draw(self, seed_key: list[int], n: int, size: int, keep: bool = False) -> np.ndarray:
+        """``multinomial_weights`` from the seed ``seed_key`` (the same draws whether kept or not); ``keep``:
+        kept whatever the budget (outside it)."""
         key = (*seed_key, n, size)
         got = self._kept.get(key)
         if got is None:
             got = multinomial_weights(np.random.default_rng(seed_key), n, size)
-            if self._kept_size + got.size <= _KEPT_MAX:
+            if keep:
+                self._kept[key] = got
+            elif self._kept_size + got.size <= _KEPT_MAX:
                 self._kept[key] = got
                 self._kept_size += got.size
         return got
@@ -258,19 +263,34 @@ class _Weights:
         d = self.design
         out = np.empty((size, *unit_pair.shape))
         flat_out = out.reshape(size, -1)
+        for m, cols, position in self._by_matchup(unit_pair):
+            w = self._draw([seed, 1, m], int(d.matchup_sizes[m]), size)
+            flat_out[:, cols] = w[:, position]
+        return out
+
+    def _by_matchup(self, unit_pair: np.ndarray) -> list[tuple[int, np.ndarray, np.ndarray]]:
+        """The entries of ``unit_pair`` grouped by matchup: ``(matchup, entries, each one's pair position)``,
+        from one sort, made once for the blocks of one scope (the last ``unit_pair`` asked for is kept)."""
+        if self._grouped is not None and self._grouped[0] is unit_pair:
+            return self._grouped[1]
+        d = self.design
         flat_pair = unit_pair.reshape(-1)
-        # the units grouped by matchup (one sort, not one pass over every unit per matchup)
         unit_m = d.pair_matchup[flat_pair]
         order = np.argsort(unit_m, kind="stable")
         matchups, starts = np.unique(unit_m[order], return_index=True)
-        for m, lo, hi in zip(matchups.tolist(), starts.tolist(), [*starts[1:].tolist(), order.shape[0]]):
-            w = self._draw([seed, 1, int(m)], int(d.matchup_sizes[m]), size)
-            cols = order[lo:hi]
-            flat_out[:, cols] = w[:, d.pair_position[flat_pair[cols]]]
-        return out
+        groups = [
+            (m, order[lo:hi], d.pair_position[flat_pair[order[lo:hi]]])
+            for m, lo, hi in zip(matchups.tolist(), starts.tolist(), [*starts[1:].tolist(), order.shape[0]])
+        ]
+        self._grouped = (unit_pair, groups)
+        return groups
 
     def readers(self, seed: int, size: int) -> np.ndarray:
-        return self._draw([seed, 0], len(self.design.reader_ids), size)
+        """The block's weights of every reader (size, readers). Every scope reads them, so they are drawn
+        once and kept (replicates x readers in all, up to ``_READERS_KEPT_MAX``): drawn again per scope, the
+        cells of a study with many readers cost cells x readers."""
+        n_readers = len(self.design.reader_ids)
+        return self._draw([seed, 0], n_readers, size, keep=self.n_boot * n_readers <= _READERS_KEPT_MAX)
 
 
 def _replicates(
@@ -282,31 +302,63 @@ def _replicates(
     replicates x units; a small scope: one chunk), and each chunk gives one
     :func:`agreement_statistics` call per kind (:func:`_replicate_kinds`): each replicate row is
     computed on its own, so stacking does not move a digit, it only removes per-call overhead.
+    A large scope's chunks are computed a block at a time (:func:`_computed_together`).
     """
     rows_per_call = max(1, _CELLS // max(sv.n_units, 1))
+    sizes = _chunk_sizes([size for _, size in weights.blocks()], rows_per_call)
     ones = (np.ones((1, sv.n_units)), np.ones((1, len(readers_in))))  # the side not resampled
-    weight_chunks = _weight_chunks(weights, unit_pair, readers_in, rows_per_call)
+    weight_chunks = _weight_chunks(weights, unit_pair, readers_in, _computed_together(sizes, weights.block))
     return _replicate_kinds(sv, weight_chunks, ones, two_way)
 
 
-def _weight_chunks(weights: _Weights, unit_pair: np.ndarray, readers_in: np.ndarray, rows_per_call: int):
-    """Yield ``(unit weights, reader weights)`` of at most ``rows_per_call`` replicates each, the blocks'
-    draws in order, each block drawn when the chunks reach it (one block's weights in memory at a time,
-    not every replicate's: 500 replicates x a million units would be 4 GB)."""
-    pending: list[tuple[np.ndarray, np.ndarray]] = []
-    rows = 0
-    for seed, size in weights.blocks():
-        wu_block = weights.units(seed, size, unit_pair)
-        wr_block = weights.readers(seed, size)[:, readers_in]
+def _chunk_sizes(block_sizes: list[int], rows_per_call: int) -> list[int]:
+    """The replicates of each chunk: the blocks cut into pieces of at most ``rows_per_call`` replicates, and
+    consecutive pieces joined while they hold at most that many."""
+    sizes, rows = [], 0
+    for size in block_sizes:
         for lo in range(0, size, rows_per_call):
-            wu, wr = wu_block[lo : lo + rows_per_call], wr_block[lo : lo + rows_per_call]
-            if pending and rows + wu.shape[0] > rows_per_call:
-                yield np.concatenate([u for u, _ in pending]), np.concatenate([r for _, r in pending])
-                pending, rows = [], 0
-            pending.append((wu, wr))
-            rows += wu.shape[0]
-    if pending:
-        yield np.concatenate([u for u, _ in pending]), np.concatenate([r for _, r in pending])
+            piece = min(rows_per_call, size - lo)
+            if rows and rows + piece > rows_per_call:
+                sizes.append(rows)
+                rows = 0
+            rows += piece
+    return sizes + [rows] if rows else sizes
+
+
+def _computed_together(sizes: list[int], block: int) -> list[int]:
+    """Consecutive chunks joined while together they hold at most one block's replicates.
+
+    With a million units the memory bound cuts chunks of two replicates, and each pass over the votes costs
+    about as much per replicate as for a chunk of hundreds: a block is already in memory, so its chunks are
+    computed together. A chunk of one replicate stays alone (numpy sums the readers of a lone row in another
+    order: its replicate keeps its digits)."""
+    out: list[int] = []
+    for n in sizes:
+        if out and n > 1 and out[-1] > 1 and out[-1] + n <= block:
+            out[-1] += n
+        else:
+            out.append(n)
+    return out
+
+
+def _weight_chunks(weights: _Weights, unit_pair: np.ndarray, readers_in: np.ndarray, sizes: list[int]):
+    """Yield ``(unit weights, reader weights)`` of ``sizes[i]`` replicates in turn, the blocks' draws in
+    order, each block drawn when the chunks reach it (one or two blocks' weights in memory at a time, not
+    every replicate's: 500 replicates x a million units would be 4 GB)."""
+    blocks = weights.blocks()
+    pending_u: list[np.ndarray] = []
+    pending_r: list[np.ndarray] = []
+    held = 0
+    for n in sizes:
+        while held < n:
+            seed, size = next(blocks)
+            pending_u.append(weights.units(seed, size, unit_pair))
+            pending_r.append(weights.readers(seed, size)[:, readers_in])
+            held += size
+        wu = pending_u[0] if len(pending_u) == 1 else np.concatenate(pending_u)
+        wr = pending_r[0] if len(pending_r) == 1 else np.concatenate(pending_r)
+        yield wu[:n], wr[:n]
+        pending_u, pending_r, held = [wu[n:]], [wr[n:]], held - n
 
 
 def _replicate_kinds(layout, weight_chunks, ones: tuple[np.ndarray, np.ndarray], two_way: bool) -> tuple[dict, ...]:

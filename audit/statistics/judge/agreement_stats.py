@@ -235,12 +235,15 @@ class ScopeVotes:
         combo = np.concatenate([m.col for m in coo])
         category = np.concatenate([np.full(m.row.shape[0], c) for c, m in enumerate(coo)])
         size = np.bincount(combo, minlength=k)
-        single = size[combo] == 1
+        # the one-vote combinations in their own order: their weights are gathered from the units once and
+        # written in order (not scattered over the combinations three times)
+        single = np.flatnonzero(size[combo] == 1)
+        single = single[np.argsort(combo[single], kind="stable")]
         judge = self.judge[unit[single]]
         multi = np.flatnonzero(size > 1)
         code = np.full(k, -1)
         code[multi] = np.arange(multi.shape[0])
-        rest = ~single
+        rest = size[combo] > 1
         cols, votes = _table_entries(self.judge[unit[rest]], category[rest], code[combo[rest]], multi.shape[0])
         return {
             "single_combo": combo[single],
@@ -356,19 +359,28 @@ class ScopeVotes:
         """Each reader's kappa with the judge (B x R), chance taken within each stratum, and its units."""
         t = self._t
         k, b = self.combo_reader.shape[0], wu.shape[0]
+        single, multi = t["single_combo"], t["multi_combo"]
         wu_t = np.ascontiguousarray(wu.T)  # (U, B): a unit's replicates contiguous, for the gathers below
-        # votes, agreements and chance agreements per combination, as (K, B): the layout the per-reader
-        # sums take (the transposes of the (B, K) arrays they were summed from before: the same sums)
-        n_k, diag, chance = (np.empty((k, b)) for _ in range(3))
-        w = wu_t[t["single_unit"]]
-        n_k[t["single_combo"]] = w * t["single_has_judge"]
-        diag[t["single_combo"]] = chance[t["single_combo"]] = w * t["single_agrees"]
-        multi = t["multi_combo"]
+        w = np.take(wu_t, t["single_unit"], axis=0)  # whole rows (faster than indexing them)
         if multi.shape[0]:
             counts = np.asarray((t["multi_tables"] @ wu_t).T)  # (B, 8K'): sums of integers, exact
-            for full, part in zip((n_k, diag, chance), _kappa_per_reader(counts, multi.shape[0])):
-                full[multi] = part.T
-        n_r, diag_r, chance_r = (_right(x.T, t["combo_reader"]) for x in (n_k, diag, chance))
+            multi_parts = _kappa_per_reader(counts, multi.shape[0])
+            del counts
+        del wu_t
+        # votes, agreements and chance agreements per combination, one after the other in one (K, B) array:
+        # the layout the per-reader sums take (the transposes of the (B, K) arrays they were summed from
+        # before: the same sums). A one-vote combination's agreements are its votes times [vote = verdict]
+        # (a verdict agreed with is a verdict), its chance agreement its agreements.
+        x = np.empty((k, b))
+        by_reader = []
+        for i, factor in enumerate((t["single_has_judge"], t["single_agrees"], None)):
+            if factor is not None:
+                np.multiply(w, factor, out=w)
+                x[single] = w
+            if multi.shape[0]:
+                x[multi] = multi_parts[i].T
+            by_reader.append(_right(x.T, t["combo_reader"]))
+        n_r, diag_r, chance_r = by_reader
         return _kappa(_ratio(diag_r, n_r), _ratio(chance_r, n_r)), n_r
 
 

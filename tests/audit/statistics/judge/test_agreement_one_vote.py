@@ -176,3 +176,67 @@ def test_one_vote_study_reports_nan_alpha_and_finite_kappa_intervals():
     assert first[["alpha_human", "alpha_judge_human", "raw_human", "raw_judge_human"]].isna().all().all()
     assert (first["kappa_majority_ci_low"] <= first["kappa_majority"]).all()
     assert (first["kappa_majority"] <= first["kappa_majority_ci_high"]).all()
+
+
+@pytest.mark.parametrize("rows_per_chunk", [2, 3, 1])
+def test_chunks_computed_a_block_at_a_time_equal_chunks_one_by_one(rows_per_chunk, monkeypatch):
+    """A large scope's chunks of a few replicates (the memory bound's) are computed a block at a time; the
+    figures are those of each chunk on its own to the last bit, lone replicates included (with 3 replicates
+    per chunk a block of 16 leaves one)."""
+    from judge_transfer_audit.statistics.judge import agreement
+
+    unit, reader, category, judge, stratum = _one_vote_scope(6, n_units=300, n_readers=30, n_strata=12)
+    votes = pd.DataFrame(
+        {
+            "pair_id": [f"p{u}" for u in unit],
+            "reader_id": [f"r{r}" for r in reader],
+            "criterion": "overall",
+            "matchup": [f"m{s}" for s in stratum],
+            "y": np.array([0.0, 1.0, np.nan])[category],
+        }
+    )
+    choices = pd.DataFrame(
+        {"pair_id": votes["pair_id"], "criterion": "overall", "y_judge": np.array([0.0, 1.0, 0.5, np.nan])[judge]}
+    )
+    monkeypatch.setattr(agreement, "_BLOCK_MIN", 16)
+    monkeypatch.setattr(agreement, "_BLOCK_MAX", 16)  # the same blocks (the same draws) both ways
+    monkeypatch.setattr(agreement, "_CELLS", 300 * rows_per_chunk)
+    together = judge_agreement(votes, choices, n_boot=60, rng=3)
+    monkeypatch.setattr(agreement, "_computed_together", lambda sizes, block: sizes)
+    one_by_one = judge_agreement(votes, choices, n_boot=60, rng=3)
+    pd.testing.assert_frame_equal(together.to_frame(), one_by_one.to_frame(), check_exact=True)
+    pd.testing.assert_frame_equal(together.readers, one_by_one.readers, check_exact=True)
+
+
+def test_reader_weights_kept_or_drawn_again_give_the_same_figures(monkeypatch):
+    from judge_transfer_audit.statistics.judge import agreement
+
+    unit, reader, category, judge, stratum = _one_vote_scope(8, n_units=200, n_readers=20, n_strata=5)
+    votes = pd.DataFrame(
+        {
+            "pair_id": [f"p{u}" for u in unit],
+            "reader_id": [f"r{r}" for r in reader],
+            "criterion": "overall",
+            "matchup": [f"m{s}" for s in stratum],
+            "y": np.array([0.0, 1.0, np.nan])[category],
+        }
+    )
+    choices = pd.DataFrame(
+        {"pair_id": votes["pair_id"], "criterion": "overall", "y_judge": np.array([0.0, 1.0, 0.5, np.nan])[judge]}
+    )
+    kept = judge_agreement(votes, choices, n_boot=40, rng=5).to_frame()
+    monkeypatch.setattr(agreement, "_READERS_KEPT_MAX", 0)
+    monkeypatch.setattr(agreement, "_KEPT_MAX", 0)
+    drawn_again = judge_agreement(votes, choices, n_boot=40, rng=5).to_frame()
+    pd.testing.assert_frame_equal(kept, drawn_again, check_exact=True)
+
+
+def test_chunk_sizes_join_pieces_and_keep_lone_replicates_alone():
+    from judge_transfer_audit.statistics.judge.agreement import _chunk_sizes, _computed_together
+
+    assert _chunk_sizes([16, 16, 4], 2) == [2] * 18
+    assert _chunk_sizes([16, 16, 4], 3) == [3, 3, 3, 3, 3, 1, 3, 3, 3, 3, 3, 1, 3, 1]
+    assert _chunk_sizes([16, 4], 40) == [20]
+    assert _computed_together([2] * 18, 16) == [16, 16, 4]
+    assert _computed_together([3, 3, 3, 3, 3, 1, 3, 3, 3, 3, 3, 1, 3, 1], 16) == [15, 1, 15, 1, 3, 1]
+    assert _computed_together([20], 16) == [20]
