@@ -181,10 +181,10 @@ def _reader_component(table: ComparisonTable, wp: np.ndarray, wr_chunks: Iterabl
     c0, _, n0 = table.pair_sums()
     v0 = float(_vote_share(c0, n0, np.ones_like(c0)))
     pairs, readers, product = [], [], []
+    credits, votes = ReaderSums(table.C), ReaderSums(table.N)
     for start, r in zip(range(0, wp.shape[0], chunk), wr_chunks):
         p = np.asarray(wp[start : start + chunk], float)
-        cr, nr = (np.asarray(m @ r.T).T for m in (table.C, table.N))
-        shares = _pair_shares(cr, nr)  # the readers-only and product replicates' pair shares
+        shares = _pair_shares(credits(r), votes(r))  # the readers-only and product replicates' pair shares
         pairs.append(_vote_share(c0, n0, p))
         readers.append(_weighted_share(*shares, np.ones_like(c0)))
         product.append(_weighted_share(*shares, p))
@@ -193,6 +193,38 @@ def _reader_component(table: ComparisonTable, wp: np.ndarray, wr_chunks: Iterabl
     )
     c_r = corr.reader_component
     return (float(c_r) if np.isfinite(c_r) else 0.0), v0
+
+
+class ReaderSums:
+    """``(table @ wr.T).T`` of a sparse pairs x readers table for replicate reader weights ``wr`` (replicates x
+    readers): every pair's sum against each replicate's weights, as a C-ordered replicates x pairs array.
+
+    The sums are ``scipy.sparse``'s (``csr_matvecs``: each pair's stored entries added to 0 in their stored
+    order), made as round ``j`` adding every pair's ``j``-th entry: as many rounds as a pair has readers (one
+    for one vote per pair). Unlike the product's transpose, the result is C-ordered, so the passes over it
+    that follow read it row by row; their sums over pairs are the same as on the transpose (the only one whose
+    order depends on the layout, ``_weighted_share``'s count of pairs with votes, adds integers exactly).
+    """
+
+    def __init__(self, table):
+        per_pair = np.diff(table.indptr)
+        pair = np.repeat(np.arange(table.shape[0]), per_pair)
+        rank = np.arange(table.indices.size) - np.repeat(table.indptr[:-1], per_pair)
+        self.n_pairs = table.shape[0]
+        self.rounds = []  # (pairs, their j-th readers, the entries); None: every pair, in order
+        for j in range(int(per_pair.max(initial=0))):
+            at = rank == j
+            every = j == 0 and bool(per_pair.all())
+            self.rounds.append((None if every else pair[at], table.indices[at], table.data[at]))
+
+    def __call__(self, wr: np.ndarray) -> np.ndarray:
+        out = np.zeros((wr.shape[0], self.n_pairs))
+        for pairs, readers, entries in self.rounds:
+            if pairs is None:
+                out += wr[:, readers] * entries
+            else:
+                out[:, pairs] += wr[:, readers] * entries
+        return out
 
 
 def _chunk_rows(n_pairs: int) -> int:

@@ -241,3 +241,22 @@ def test_bootstrap_on_chunked_draws_equals_the_one_call_draws(monkeypatch, chunk
     for k in STATISTICS:
         a, b = own.distributions.pending(k), given.distributions.pending(k)
         assert a.replicates.tobytes() == b.replicates.tobytes() and a.pairs_only.tobytes() == b.pairs_only.tobytes()
+
+
+def test_reader_sums_are_the_sparse_product_bit_for_bit():
+    """Pairs with one to several entries (explicit zeros among them), weights that are not integers."""
+    from scipy import sparse
+
+    from judge_transfer_audit.verdict.paired_bootstrap import ReaderSums
+
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        n_pairs, n_readers, n_boot = (int(x) for x in rng.integers(2, 50, 3))
+        pair = np.sort(np.r_[np.arange(n_pairs), rng.integers(0, n_pairs, int(rng.integers(0, 3 * n_pairs)))])
+        reader = rng.integers(0, n_readers, pair.size)
+        for values in (rng.choice([0.0, 0.5, 1.0, 1 / 3, 0.7], pair.size), np.ones(pair.size)):
+            table = sparse.csr_matrix((values, (pair, reader)), shape=(n_pairs, n_readers))
+            wr = rng.integers(0, 5, (n_boot, n_readers)) * rng.choice([1.0, 0.1, 1 / 3], (n_boot, n_readers))
+            got = ReaderSums(table)(wr)
+            assert got.flags.c_contiguous
+            assert got.tobytes() == np.ascontiguousarray((table @ wr.T).T).tobytes()
