@@ -47,6 +47,10 @@ from judge_transfer_audit.verdict.intervals import ReplicateDistribution
 from judge_transfer_audit.verdict.tables import ComparisonTable
 
 CHUNK_ELEMENTS = 2_000_000  #: replicates x pairs per chunk
+#: replicates x pairs (or readers) per chunk of the draws and the reader component: a few arrays of 1 MB stay in
+#: the cache through the passes over them (the estimands' chunks are ``CHUNK_ELEMENTS``: their matrix-vector
+#: products are made on the same rows as ever)
+CACHE_ELEMENTS = 131_072
 
 STATISTICS = (
     "judge_rate",
@@ -166,13 +170,20 @@ def _weighted_share(h: np.ndarray, defined: np.ndarray, weight: np.ndarray) -> n
     return np.divide((g * h).sum(-1), total, out=np.full(total.shape, np.nan), where=total > 0)
 
 
+def _mean_share(h: np.ndarray, defined: np.ndarray) -> np.ndarray:
+    """``_weighted_share(h, defined, 1)``, the same bits: ``h`` is 0 where a pair has no votes, so the sum of
+    ``1 * defined * h`` is the sum of ``h``, and the count of pairs with votes is exact in any order."""
+    total = np.count_nonzero(defined, axis=-1).astype(float)
+    return np.divide(h.sum(-1), total, out=np.full(total.shape, np.nan), where=total > 0)
+
+
 def reader_component(table: ComparisonTable, wp: np.ndarray, wr: np.ndarray) -> tuple[float, float]:
     """The reader component ``c_r`` of the vote share's two-way variance, and ``V``.
 
     Pairs-only, readers-only and product replicates of ``V`` from the same draws, corrected
     by :func:`judge_transfer_audit.statistics.uncertainty.two_way.correct_two_way`.
     """
-    chunk = _chunk_rows(table.n_pairs)
+    chunk = _cache_rows(table.n_pairs, table.n_readers)
     return _reader_component(table, wp, (wr[start : start + chunk] for start in range(0, wr.shape[0], chunk)), chunk)
 
 
@@ -186,7 +197,7 @@ def _reader_component(table: ComparisonTable, wp: np.ndarray, wr_chunks: Iterabl
         p = np.asarray(wp[start : start + chunk], float)
         shares = _pair_shares(credits(r), votes(r))  # the readers-only and product replicates' pair shares
         pairs.append(_vote_share(c0, n0, p))
-        readers.append(_weighted_share(*shares, np.ones_like(c0)))
+        readers.append(_mean_share(*shares))
         product.append(_weighted_share(*shares, p))
     corr = correct_two_way(
         v0, np.concatenate(product), np.concatenate(pairs), np.concatenate(readers), table.n_pairs, table.n_readers
@@ -230,6 +241,11 @@ class ReaderSums:
 def _chunk_rows(n_pairs: int) -> int:
     """Replicates per chunk: ``CHUNK_ELEMENTS`` replicate x pair weights."""
     return max(1, CHUNK_ELEMENTS // max(n_pairs, 1))
+
+
+def _cache_rows(n_pairs: int, n_readers: int) -> int:
+    """Replicates per chunk of the draws and the reader component: ``CACHE_ELEMENTS`` weights a row."""
+    return max(1, CACHE_ELEMENTS // max(n_pairs, n_readers, 1))
 
 
 def resampling_counts(rng: np.random.Generator, n: int, n_boot: int, chunk: int) -> np.ndarray:
@@ -303,17 +319,18 @@ def bootstrap_judges(
             )
             for i in range(n_judges)
         ]
-    chunk = _chunk_rows(n_pairs)
     if draws is None:
-        # the pair counts kept (every chunk reads them twice), the reader counts drawn chunk by chunk as read
-        wp = resampling_counts(rng, n_pairs, n_boot, chunk)
-        c_r, _ = _reader_component(table, wp, resampling_count_chunks(rng, n_readers, n_boot, chunk), chunk)
+        # the pair counts kept (the estimands read them again), the reader counts drawn chunk by chunk as read
+        small = _cache_rows(n_pairs, n_readers)
+        wp = resampling_counts(rng, n_pairs, n_boot, small)
+        c_r, _ = _reader_component(table, wp, resampling_count_chunks(rng, n_readers, n_boot, small), small)
     else:
         wp = np.asarray(draws[0], float)
         c_r, _ = reader_component(table, wp, np.asarray(draws[1], float))
     shift = np.sqrt(c_r) * (rng.standard_normal(n_boot) if draws is None else np.asarray(draws[2], float))
     kappa = logit_shift_factor(original)
     fits = []
+    chunk = _chunk_rows(n_pairs)
     for start in range(0, n_boot, chunk):
         w, s = np.asarray(wp[start : start + chunk], float), shift[start : start + chunk]
         fits.append(shifted_and_plain(c0, q0, n0, w, judges, s, kappa * s))
