@@ -29,9 +29,11 @@ Tails: Student-t on the Satterthwaite degrees of freedom of the two parts (pairs
 :class:`~judge_transfer_audit.verdict.intervals.ReplicateDistribution`. Coverage: docs/audit.md (the
 calibration study, :mod:`judge_transfer_audit.verdict.calibration`).
 
-Cost: per replicate one sparse (pairs x readers) times dense product for ``V``'s reader
-component, and a few passes over a (replicates x pairs) array; replicates are processed in
-chunks of at most ``CHUNK_ELEMENTS`` floats per array.
+Cost: per replicate one pass over the credited votes against the replicate's reader weights
+(:class:`ReaderSums`) for ``V``'s reader component, and a few passes over a (replicates x pairs)
+array. The draws and the reader component go in chunks of ``CACHE_ELEMENTS`` weights, the
+estimands in chunks of ``CHUNK_ELEMENTS``; what lives through the call is the replicates' pair
+counts, as the narrowest unsigned integers that hold them.
 """
 
 from __future__ import annotations

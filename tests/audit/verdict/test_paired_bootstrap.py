@@ -260,3 +260,15 @@ def test_reader_sums_are_the_sparse_product_bit_for_bit():
             got = ReaderSums(table)(wr)
             assert got.flags.c_contiguous
             assert got.tobytes() == np.ascontiguousarray((table @ wr.T).T).tobytes()
+
+
+def test_the_readers_only_share_is_the_unit_weighted_share_bit_for_bit():
+    from judge_transfer_audit.verdict.paired_bootstrap import _mean_share, _pair_shares, _weighted_share
+
+    rng = np.random.default_rng(7)
+    n = rng.integers(0, 4, (30, 25)).astype(float)
+    c = np.floor(rng.random(n.shape) * (n + 1)) * rng.choice([1 / 3, 0.5, 1.0], n.shape)
+    n[3] = 0.0  # a replicate without votes: NaN either way
+    shares = _pair_shares(c, n)
+    want = _weighted_share(*shares, np.ones(n.shape[1]))
+    assert _mean_share(*shares).tobytes() == want.tobytes() and np.isnan(want[3])
