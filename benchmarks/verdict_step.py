@@ -1,14 +1,16 @@
-"""CPU seconds and peak memory of the primary verdict's step alone, per source tree, one fresh process per run.
+"""CPU seconds and peak memory of the primary verdict's step alone, per interpreter, one fresh process per run.
 
-    python benchmarks/verdict_step.py DIR --trees /tmp/main . --repeats 2   # DIR/judge.csv, DIR/humans.csv
+    python benchmarks/verdict_step.py DIR --pythons MAIN_VENV/bin/python VENV/bin/python --repeats 2
 
-Each run imports the tree first on ``PYTHONPATH``, loads the study, makes the verdict's inputs as
+``DIR`` holds judge.csv and humans.csv; each interpreter imports its own installed copy of the package (an
+editable install's import name maps to its tree whatever ``PYTHONPATH`` says, so versions are compared
+through their environments). Each run loads the study, makes the verdict's inputs as
 ``run_audit`` does (the judges' verdicts, the cells, the other configurations) and runs only the verdict's
 step(s) (:func:`judge_transfer_audit.engine.steps.verdict_steps`) in-process, on one BLAS thread as a worker of
-the run's pool runs it. Printed per tree and run: the step's CPU seconds (``time.process_time``), the
+the run's pool runs it. Printed per interpreter and run: the step's CPU seconds (``time.process_time``), the
 process's peak RSS during the step above its RSS before it (VmHWM, reset before the step through
 ``/proc/self/clear_refs``) and a hash of the verdict's JSON form, so that two versions of the code can be
-checked to give the same transfers. Trees alternate, so that a change of load hits every tree alike.
+checked to give the same transfers. Interpreters alternate, so that a change of load hits each alike.
 """
 
 from __future__ import annotations
@@ -67,9 +69,8 @@ print(json.dumps([cpu, rise, hashlib.sha256(text.encode()).hexdigest()[:16]]))
 """
 
 
-def run_once(tree: Path, study: str) -> tuple[float, float, str]:
-    env = dict(os.environ, PYTHONPATH=str(tree))
-    out = subprocess.run([sys.executable, "-c", _CHILD, study], env=env, capture_output=True, text=True, cwd=tree)
+def run_once(python: str, study: str) -> tuple[float, float, str]:
+    out = subprocess.run([python, "-c", _CHILD, study], capture_output=True, text=True)
     if out.returncode != 0:
         raise SystemExit(out.stderr)
     cpu, rise, digest = json.loads(out.stdout.strip().splitlines()[-1])
@@ -79,23 +80,23 @@ def run_once(tree: Path, study: str) -> tuple[float, float, str]:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("study", help="a folder with judge.csv and humans.csv")
-    parser.add_argument("--trees", nargs="+", type=Path, default=[Path(__file__).resolve().parents[1]])
+    parser.add_argument("--pythons", nargs="+", default=[sys.executable], help="interpreters to compare")
     parser.add_argument("--repeats", type=int, default=1)
     args = parser.parse_args(argv)
-    trees = [t.resolve() for t in args.trees]
+    trees = list(args.pythons)
     study = str(Path(args.study).resolve())
-    runs: dict[Path, list] = {t: [] for t in trees}
+    runs: dict[str, list] = {t: [] for t in trees}
     for _ in range(args.repeats):
         for t in trees:
             runs[t].append(run_once(t, study))
             cpu, rise, digest = runs[t][-1]
-            print(f"{str(t)[:40]:<40} verdict {cpu:8.2f} CPU-s  peak {rise:8.0f} MiB above its start  {digest}")
+            print(f"{t[-40:]:<40} verdict {cpu:8.2f} CPU-s  peak {rise:8.0f} MiB above its start  {digest}")
     print(f"medians of {args.repeats} run(s); load at the end {os.getloadavg()[0]:.1f}")
     for t in trees:
         cpu = statistics.median(r[0] for r in runs[t])
         rise = statistics.median(r[1] for r in runs[t])
         same = len({r[2] for rs in runs.values() for r in rs}) == 1
-        print(f"{str(t)[:40]:<40} verdict {cpu:8.2f} CPU-s  peak {rise:8.0f} MiB  {'same' if same else 'DIFFERENT'} verdicts")
+        print(f"{t[-40:]:<40} verdict {cpu:8.2f} CPU-s  peak {rise:8.0f} MiB  {'same' if same else 'DIFFERENT'} verdicts")
     return 0
 
 
