@@ -29,6 +29,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from judge_transfer_audit.core.threads import single_threaded_blas
 from judge_transfer_audit.statistics.estimands import estimands, shifted_and_plain
 from judge_transfer_audit.statistics.uncertainty.resampling import _counts
 from judge_transfer_audit.statistics.uncertainty.two_way import correct_two_way
@@ -64,7 +65,16 @@ def bootstrap_cells(
     ``draws``: per table, the pair weights, reader weights and reader-shift scores drawn by the caller
     (``bootstrap_judges``'s ``draws``: the joint bootstrap of a matchup's criteria,
     :mod:`judge_transfer_audit.verdict.hierarchy`); the rngs then give the between-pair variance's draws only.
+
+    BLAS runs on one thread here, as in a worker of the run's pool (:mod:`judge_transfer_audit.core.threads`): the
+    bootstrap's matrix-vector products are small and many, and with ``--jobs 1`` the default threads spent about
+    a third more CPU on them (the same numbers).
     """
+    with single_threaded_blas():
+        return _bootstrap_cells(tables, judges, n_boot, rngs, draws)
+
+
+def _bootstrap_cells(tables, judges, n_boot, rngs, draws) -> list[list[CellBootstrap]]:
     out: list[list[CellBootstrap] | None] = [None] * len(tables)
     groups: dict[tuple[int, int, int], list[int]] = defaultdict(list)
     for i, (table, rows) in enumerate(zip(tables, judges)):

@@ -208,3 +208,67 @@ def test_the_vote_share_from_shared_pair_shares_is_the_pair_weighted_mean():
     np.testing.assert_allclose(got, want, rtol=1e-14, atol=0)
     assert got.tobytes() == _vote_share(c, n, w).tobytes()
     assert np.isnan(_weighted_share(*shares, np.zeros_like(w))).all()
+
+
+def test_counts_drawn_in_chunks_are_the_multinomial_weights():
+    from judge_transfer_audit.statistics.uncertainty.bootstrap import multinomial_weights
+    from judge_transfer_audit.verdict.paired_bootstrap import resampling_count_chunks, resampling_counts
+
+    for n, n_boot, chunk in ((7, 101, 13), (300, 50, 1), (70_000, 3, 2)):
+        a, b = np.random.default_rng(n), np.random.default_rng(n)
+        want_p, want_r, want_z = multinomial_weights(a, n, n_boot), multinomial_weights(a, 5, n_boot), a.random()
+        got_p = resampling_counts(b, n, n_boot, chunk)
+        got_r = np.concatenate(list(resampling_count_chunks(b, 5, n_boot, chunk)))
+        assert got_p.dtype.itemsize < 8 and np.array_equal(got_p, want_p)
+        assert got_r.dtype == want_r.dtype and np.array_equal(got_r, want_r)
+        assert b.random() == want_z  # the stream goes on where the one-call draws leave it
+
+
+@pytest.mark.parametrize("chunk_elements", [2_000_000, 97])
+def test_bootstrap_on_chunked_draws_equals_the_one_call_draws(monkeypatch, chunk_elements):
+    """The replicates, bit for bit, of the bootstrap on the caller's draws made by one
+    ``multinomial_weights`` call each (chunks of 97 replicate x pair weights: 2 replicates of 40 pairs)."""
+    from judge_transfer_audit.statistics.uncertainty.bootstrap import multinomial_weights
+    from judge_transfer_audit.verdict import paired_bootstrap as pb
+
+    monkeypatch.setattr(pb, "CHUNK_ELEMENTS", chunk_elements)
+    t, n_boot = _table(), 199
+    own = bootstrap_judges(t, t.judge[None, :], n_boot, np.random.default_rng(4))[0]
+    rng = np.random.default_rng(4)
+    draws = (multinomial_weights(rng, t.n_pairs, n_boot), multinomial_weights(rng, t.n_readers, n_boot))
+    given = bootstrap_judges(t, t.judge[None, :], n_boot, rng, draws=(*draws, rng.standard_normal(n_boot)))[0]
+    assert own.reader_sd == given.reader_sd
+    for k in STATISTICS:
+        a, b = own.distributions.pending(k), given.distributions.pending(k)
+        assert a.replicates.tobytes() == b.replicates.tobytes() and a.pairs_only.tobytes() == b.pairs_only.tobytes()
+
+
+def test_reader_sums_are_the_sparse_product_bit_for_bit():
+    """Pairs with one to several entries (explicit zeros among them), weights that are not integers."""
+    from scipy import sparse
+
+    from judge_transfer_audit.verdict.paired_bootstrap import ReaderSums
+
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        n_pairs, n_readers, n_boot = (int(x) for x in rng.integers(2, 50, 3))
+        pair = np.sort(np.r_[np.arange(n_pairs), rng.integers(0, n_pairs, int(rng.integers(0, 3 * n_pairs)))])
+        reader = rng.integers(0, n_readers, pair.size)
+        for values in (rng.choice([0.0, 0.5, 1.0, 1 / 3, 0.7], pair.size), np.ones(pair.size)):
+            table = sparse.csr_matrix((values, (pair, reader)), shape=(n_pairs, n_readers))
+            wr = rng.integers(0, 5, (n_boot, n_readers)) * rng.choice([1.0, 0.1, 1 / 3], (n_boot, n_readers))
+            got = ReaderSums(table)(wr)
+            assert got.flags.c_contiguous
+            assert got.tobytes() == np.ascontiguousarray((table @ wr.T).T).tobytes()
+
+
+def test_the_readers_only_share_is_the_unit_weighted_share_bit_for_bit():
+    from judge_transfer_audit.verdict.paired_bootstrap import _mean_share, _pair_shares, _weighted_share
+
+    rng = np.random.default_rng(7)
+    n = rng.integers(0, 4, (30, 25)).astype(float)
+    c = np.floor(rng.random(n.shape) * (n + 1)) * rng.choice([1 / 3, 0.5, 1.0], n.shape)
+    n[3] = 0.0  # a replicate without votes: NaN either way
+    shares = _pair_shares(c, n)
+    want = _weighted_share(*shares, np.ones(n.shape[1]))
+    assert _mean_share(*shares).tobytes() == want.tobytes() and np.isnan(want[3])
