@@ -439,14 +439,18 @@ def _add_strata(sums, num, den, num_p, den_p, r_t, strata, rng) -> None:
 
     n_boot = sums.shape[1]
     order = np.argsort(strata, kind="stable")
-    starts = np.r_[0, np.cumsum(np.bincount(strata))]
-    for s in np.unique(strata):
-        idx = order[starts[s] : starts[s + 1]]
+    size = np.bincount(strata)
+    starts = np.cumsum(size) - size
+    for s in np.flatnonzero(size):
+        idx = order[starts[s] : starts[s] + size[s]]
         block = max(1, min(n_boot, 2_000_000 // idx.size))  # replicates per block: memory ~ block x pairs
         num_s, den_s = num[idx], den[idx]
-        readers = np.unique(np.concatenate([num_s.indices, den_s.indices]))
+        used = np.zeros(num.shape[1], bool)
+        used[num_s.indices] = used[den_s.indices] = True
+        readers = np.flatnonzero(used)
+        column = np.cumsum(used) - 1  # a used reader's column among the stratum's readers
         num_s, den_s = (
-            sparse.csr_matrix((m.data, np.searchsorted(readers, m.indices), m.indptr), shape=(idx.size, readers.size))
+            sparse.csr_matrix((m.data, column[m.indices], m.indptr), shape=(idx.size, readers.size))
             for m in (num_s, den_s)
         )
         for b0 in range(0, n_boot, block):
@@ -501,10 +505,11 @@ def _alt_test_of(reader: np.ndarray, w: np.ndarray, margin: float, alpha: float)
     """AltTest's winning rate and advantage probability on a scope's scored votes (per reader, in the order
     of the reader codes; ``w`` the votes' indicator differences)."""
     order = np.argsort(reader, kind="stable")
-    _, starts, counts = np.unique(reader[order], return_index=True, return_counts=True)
+    counts = np.bincount(reader)
+    starts = np.cumsum(counts) - counts
     p_values, rho = [], []
     for start, count in zip(starts, counts):
-        if count < ALTTEST_MIN_UNITS:
+        if count < ALTTEST_MIN_UNITS:  # readers of other scopes (count 0) included
             continue
         w_reader = w[order[start : start + count]]
         diff = (w_reader < 0).astype(float) - (w_reader > 0).astype(float)  # W_h - W_J
@@ -518,7 +523,7 @@ def _alt_test_of(reader: np.ndarray, w: np.ndarray, margin: float, alpha: float)
 
 
 def _n_distinct(codes: np.ndarray) -> int:
-    return int(np.unique(codes).size)
+    return len(pd.unique(codes))  # a hash table: np.unique sorts
 
 
 def _scope_row(
