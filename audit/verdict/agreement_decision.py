@@ -457,7 +457,7 @@ def _add_strata(sums, num, den, num_p, den_p, r_t, strata, rng) -> None:
             b1 = min(n_boot, b0 + block)
             u = _resampling_counts(rng, idx.size, b1 - b0)
             u_t = np.ascontiguousarray(u.T)
-            rb = np.ascontiguousarray(r_t[readers, b0:b1])
+            rb = np.ascontiguousarray(r_t[:, b0:b1] if readers.size == r_t.shape[0] else r_t[readers, b0:b1])
             sums[0, b0:b1] += np.einsum("pb,pb->b", u_t, np.asarray(num_s @ rb))
             sums[1, b0:b1] += np.einsum("pb,pb->b", u_t, np.asarray(den_s @ rb))
             sums[2, b0:b1] += u @ num_p[idx]
