@@ -43,7 +43,8 @@ data = load_audit_data(study + "/judge.csv", study + "/humans.csv")
 spec = AuditSpec(policy=load_policy(None), jobs=1)
 rng, seed = resolve_rng(spec.seed)  # as run_audit seeds its streams
 root = np.random.SeedSequence(seed if seed is not None else int(rng.integers(2**32)))
-outcomes = judge_pair_outcomes(data, spec.tie_rule, np.random.default_rng(steps.seed_of(root, registry.RUN_SEEDS["judge ties"])))
+tie_seed = steps.seed_of(root, registry.RUN_SEEDS["judge ties"])
+outcomes = judge_pair_outcomes(data, spec.tie_rule, np.random.default_rng(tie_seed))
 choices = judge_choices(outcomes, choose_primary_judge(data.judges, spec.judge), data.criteria)
 entry = next(e for e in registry.BUILTIN if e.name == NAME)
 t = spec.policy.transfer

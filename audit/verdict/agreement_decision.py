@@ -617,9 +617,7 @@ def _scope_row(
     se_pass, se_fail = _monte_carlo_se(est, spread, margin, alpha)
     if basis == "votes":
         p_pass, se_pass = 1.0, 0.0  # a reader's own agreement is not identifiable: never PASS
-    wr, rho, n_tested = (
-        _alt_test_of(reader, votes.w[rows], margin, alpha) if basis == "pair by pair" else (nan, nan, 0)
-    )
+    wr, rho, n_tested = _alt_test_of(reader, votes.w[rows], margin, alpha) if basis == "pair by pair" else (nan, nan, 0)
     return AgreementScope(
         **base,
         status="",

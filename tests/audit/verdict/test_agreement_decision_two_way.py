@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
-from judge_transfer_audit.statistics.uncertainty.two_way import correct_two_way
 from judge_transfer_audit.statistics.uncertainty.bootstrap import multinomial_weights
+from judge_transfer_audit.statistics.uncertainty.two_way import correct_two_way
 from judge_transfer_audit.verdict.agreement_decision import (
     JACKKNIFE_GROUPS,
     _left_out,
