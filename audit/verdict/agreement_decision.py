@@ -266,16 +266,39 @@ def _categories(y: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class _Scored:
-    """Every scored vote of a run: one row per (unit, reader) vote with a reference."""
+class _Votes:
+    """The scored votes as arrays, one row per vote: the multi-vote units' votes, then the single-vote units'
+    (:func:`_scored_votes`); a scope is the positions of its votes, in this order."""
 
     pair: np.ndarray  #: pair codes
-    reader: np.ndarray  #: reader codes
-    matchup: np.ndarray
-    criterion: np.ndarray
-    a_judge: np.ndarray
-    a_reader: np.ndarray
-    w: np.ndarray  #: AltTest indicator difference W_J - W_h (sign of a_J - a_j)
+    reader: np.ndarray  #: reader codes, numbered in the sorted order of the reader ids
+    matchup: np.ndarray  #: matchup codes
+    cell: np.ndarray  #: matchup x criterion codes
+    unit: np.ndarray  #: pair x criterion codes
+    cat: np.ndarray  #: the vote's category
+    jcat: np.ndarray  #: the judge's category
+    a_judge: np.ndarray  #: share of the other readers' votes equal to the judge's (NaN on a single vote)
+    a_reader: np.ndarray  #: share of the other readers' votes equal to this one (NaN on a single vote)
+    w: np.ndarray  #: AltTest indicator difference W_J - W_h, the sign of a_judge - a_reader
+
+
+def _votes_of(multi: pd.DataFrame, single: pd.DataFrame, matchup: np.ndarray) -> _Votes:
+    """:class:`_Votes` of the multi-vote and single-vote rows (``matchup``: their matchup codes, in that order)."""
+    both = pd.concat([multi, single], ignore_index=True)
+    nan = np.full(len(single), np.nan)
+    return _Votes(
+        pair=pd.factorize(both["pair_id"])[0],
+        reader=pd.factorize(both["reader_id"], sort=True)[0],
+        matchup=np.asarray(matchup),
+        cell=both["cell"].to_numpy(),
+        unit=both["unit"].to_numpy(),
+        cat=both["cat"].to_numpy(),
+        jcat=both["jcat"].to_numpy(),
+        **{
+            k: np.concatenate([multi[k].to_numpy(float) if k in multi else np.empty(0), nan])
+            for k in ("a_judge", "a_reader", "w")
+        },
+    )
 
 
 def _prepare(votes: pd.DataFrame, choices: pd.DataFrame, ties_counted: bool):
@@ -329,18 +352,16 @@ def _two_way(
     delete-a-group jackknife over the replicates (:class:`_Spread`).
 
     ``num``/``den`` are pairs x readers sums; pairs are resampled within ``strata`` (matchups).
-    The resampling counts are drawn as indices and counted
-    (:func:`~judge_transfer_audit.statistics.uncertainty.bootstrap.multinomial_weights`: the equal-probability
-    multinomial), the readers' first, then each stratum's in blocks of replicates; each stratum's share
-    of the replicates' sums is added in turn, so no (replicates x pairs) array spans the strata.
+    The resampling counts are drawn as indices and counted (:func:`_resampling_counts`: the
+    equal-probability multinomial), the readers' first, then each stratum's in blocks of replicates; each
+    stratum's share of the replicates' sums is added in turn, so no (replicates x pairs) array spans the strata.
     """
     from judge_transfer_audit.core.threads import single_threaded_blas
-    from judge_transfer_audit.statistics.uncertainty.bootstrap import multinomial_weights
     from judge_transfer_audit.statistics.uncertainty.two_way import correct_two_way
 
     n_p, n_r = num.shape
     est = float(num.sum() / den.sum())
-    r = multinomial_weights(rng, n_r, n_boot)
+    r = _resampling_counts(rng, n_r, n_boot)
     r_t = np.ascontiguousarray(r.T)  # (readers, replicates): what the sparse products read
     num, den = num.tocsr(), den.tocsr()
     num_p = np.asarray(num.sum(axis=1)).ravel()
@@ -355,6 +376,28 @@ def _two_way(
         readers = (r @ num_q) / (r @ den_q)
     c = correct_two_way(est, product, pairs, readers, n_p, n_r)
     return _Spread(float(c.variance), float(c.df), _left_out(product, pairs, readers, n_p, n_r))
+
+
+#: draws counted per bincount call in :func:`_resampling_counts`: small enough that the counts stay in cache
+_COUNT_CHUNK = 2**15
+
+
+def _resampling_counts(rng: np.random.Generator, n_clusters: int, n_boot: int) -> np.ndarray:
+    """``n_boot x n_clusters`` resampling counts: the draws and counts of
+    :func:`~judge_transfer_audit.statistics.uncertainty.bootstrap.multinomial_weights`
+    (``rng.integers(0, n, (n_boot, n))``, the stream ``scipy.stats.bootstrap`` uses), counted a few rows at a
+    time. The draws are taken as 32-bit integers, the values the 64-bit ones have: numpy draws a range below
+    2**32 from 32-bit words either way."""
+    dtype = np.int32 if n_clusters < 2**31 else np.int64
+    draws = rng.integers(0, n_clusters, (n_boot, n_clusters), dtype=dtype)
+    out = np.empty((n_boot, n_clusters))
+    step = max(1, _COUNT_CHUNK // max(n_clusters, 1))
+    offsets = n_clusters * np.arange(step, dtype=np.int64)[:, None]
+    for b0 in range(0, n_boot, step):
+        rows = draws[b0 : b0 + step]
+        k = rows.shape[0]
+        out[b0 : b0 + k] = np.bincount((rows + offsets[:k]).ravel(), minlength=k * n_clusters).reshape(k, n_clusters)
+    return out
 
 
 def _left_out(
@@ -387,20 +430,36 @@ def _left_out(
 
 
 def _add_strata(sums, num, den, num_p, den_p, r_t, strata, rng) -> None:
-    """Add each stratum's share of the product and pairs replicates' sums to ``sums`` (4 x replicates)."""
-    from judge_transfer_audit.statistics.uncertainty.bootstrap import multinomial_weights
+    """Add each stratum's share of the product and pairs replicates' sums to ``sums`` (4 x replicates).
+
+    A stratum's product sums read only its own readers' counts (the columns its votes touch), and its
+    replicate sums ``sum_p u[b, p] (num @ r)[p, b]`` are taken with the counts transposed to (pairs,
+    replicates), which adds the same terms in the same order (pair by pair) as the row-wise sum."""
+    from scipy import sparse
 
     n_boot = sums.shape[1]
-    for s in np.unique(strata):
-        idx = np.flatnonzero(strata == s)
+    order = np.argsort(strata, kind="stable")
+    size = np.bincount(strata)
+    starts = np.cumsum(size) - size
+    for s in np.flatnonzero(size):
+        idx = order[starts[s] : starts[s] + size[s]]
         block = max(1, min(n_boot, 2_000_000 // idx.size))  # replicates per block: memory ~ block x pairs
         num_s, den_s = num[idx], den[idx]
+        used = np.zeros(num.shape[1], bool)
+        used[num_s.indices] = used[den_s.indices] = True
+        readers = np.flatnonzero(used)
+        column = np.cumsum(used) - 1  # a used reader's column among the stratum's readers
+        num_s, den_s = (
+            sparse.csr_matrix((m.data, column[m.indices], m.indptr), shape=(idx.size, readers.size))
+            for m in (num_s, den_s)
+        )
         for b0 in range(0, n_boot, block):
             b1 = min(n_boot, b0 + block)
-            u = multinomial_weights(rng, idx.size, b1 - b0)
-            rb = r_t[:, b0:b1]
-            sums[0, b0:b1] += np.einsum("bp,pb->b", u, np.asarray(num_s @ rb))
-            sums[1, b0:b1] += np.einsum("bp,pb->b", u, np.asarray(den_s @ rb))
+            u = _resampling_counts(rng, idx.size, b1 - b0)
+            u_t = np.ascontiguousarray(u.T)
+            rb = np.ascontiguousarray(r_t[:, b0:b1] if readers.size == r_t.shape[0] else r_t[readers, b0:b1])
+            sums[0, b0:b1] += np.einsum("pb,pb->b", u_t, np.asarray(num_s @ rb))
+            sums[1, b0:b1] += np.einsum("pb,pb->b", u_t, np.asarray(den_s @ rb))
             sums[2, b0:b1] += u @ num_p[idx]
             sums[3, b0:b1] += u @ den_p[idx]
 
@@ -442,17 +501,20 @@ def _t_tests(est: float, var: float, df: float, margin: float, alpha: float) -> 
     )
 
 
-def _alt_test_of(scored: pd.DataFrame, margin: float, alpha: float) -> tuple[float, float, int]:
-    """AltTest's winning rate and advantage probability on a scope's scored votes (per reader)."""
-
+def _alt_test_of(reader: np.ndarray, w: np.ndarray, margin: float, alpha: float) -> tuple[float, float, int]:
+    """AltTest's winning rate and advantage probability on a scope's scored votes (per reader, in the order
+    of the reader codes; ``w`` the votes' indicator differences)."""
+    order = np.argsort(reader, kind="stable")
+    counts = np.bincount(reader)
+    starts = np.cumsum(counts) - counts
     p_values, rho = [], []
-    for _, g in scored.groupby("reader_id", sort=True, observed=True):
-        if len(g) < ALTTEST_MIN_UNITS:
+    for start, count in zip(starts, counts):
+        if count < ALTTEST_MIN_UNITS:  # readers of other scopes (count 0) included
             continue
-        w = g["w"].to_numpy()
-        diff = (w < 0).astype(float) - (w > 0).astype(float)  # W_h - W_J
+        w_reader = w[order[start : start + count]]
+        diff = (w_reader < 0).astype(float) - (w_reader > 0).astype(float)  # W_h - W_J
         p_values.append(_t_test_less(diff, margin))
-        rho.append(float(np.mean(w >= 0)))
+        rho.append(float(np.mean(w_reader >= 0)))
     if not p_values:
         return math.nan, math.nan, 0
     p = np.asarray(p_values)
@@ -460,15 +522,8 @@ def _alt_test_of(scored: pd.DataFrame, margin: float, alpha: float) -> tuple[flo
     return float(by_rejections(p, alpha).mean()), float(np.mean(rho)), len(p_values)
 
 
-def _codes(values: pd.Series) -> tuple[np.ndarray, int]:
-    codes, uniques = pd.factorize(values)
-    return codes, len(uniques)
-
-
-def _sums(frame: pd.DataFrame, col: str, pair_codes: np.ndarray, reader_codes: np.ndarray, shape) -> sparse.csr_matrix:
-    from scipy import sparse
-
-    return sparse.csr_matrix((frame[col].to_numpy(float), (pair_codes, reader_codes)), shape=shape)
+def _n_distinct(codes: np.ndarray) -> int:
+    return len(pd.unique(codes))  # a hash table: np.unique sorts
 
 
 def _scope_row(
@@ -476,8 +531,9 @@ def _scope_row(
     level: str,
     matchup: str,
     criterion: str,
-    multi: pd.DataFrame,
-    single: pd.DataFrame,
+    votes: _Votes,
+    multi: np.ndarray,
+    single: np.ndarray,
     *,
     margin: float,
     alpha: float,
@@ -486,25 +542,30 @@ def _scope_row(
     n_boot: int,
     rng: np.random.Generator,
 ) -> AgreementScope:
+    """The scope whose multi-vote and single-vote votes are at positions ``multi`` and ``single`` of ``votes``."""
+    from scipy import sparse
+
     nan = math.nan
-    n_single_units = int(single["unit"].nunique()) if len(single) else 0
-    multi_pairs = multi["pair_id"].nunique() if len(multi) else 0
-    allv = pd.concat([multi, single], ignore_index=True) if len(single) else multi
-    chance = _chance(allv)
+    n_single_units = _n_distinct(votes.unit[single])
+    multi_pairs = _n_distinct(votes.pair[multi])
+    every = np.concatenate([multi, single])
+    chance_per_vote = _chance_per_vote(votes.cell[every], votes.cat[every])
+    chance = float(np.mean(chance_per_vote)) if every.size else nan
     base = dict(scope=scope, level=level, matchup=matchup, criterion=criterion, chance=chance)
     if multi_pairs >= min_pairs:
-        frame, basis = multi, "pair by pair"
-    elif allv["pair_id"].nunique() >= min_pairs if len(allv) else False:
-        frame, basis = allv, "votes"
+        rows, basis = multi, "pair by pair"
+    elif _n_distinct(votes.pair[every]) >= min_pairs:
+        rows, basis = every, "votes"
     else:
-        frame, basis = multi, "pair by pair"
-    n_pairs = int(frame["pair_id"].nunique()) if len(frame) else 0
-    n_readers = int(frame["reader_id"].nunique()) if len(frame) else 0
+        rows, basis = multi, "pair by pair"
+    pair, reader = votes.pair[rows], votes.reader[rows]
+    n_pairs = _n_distinct(pair)
+    n_readers = _n_distinct(reader)
     counts = dict(
         n_pairs=n_pairs,
-        n_units=int(frame["unit"].nunique()) if len(frame) else 0,
+        n_units=_n_distinct(votes.unit[rows]),
         n_readers=n_readers,
-        n_votes=len(frame),
+        n_votes=int(rows.size),
         n_single_vote_units=n_single_units,
     )
     if n_pairs < min_pairs or n_readers < min_readers:
@@ -530,27 +591,33 @@ def _scope_row(
             n_readers_tested=0,
             reason=f"INSUFFICIENT: {why}",
         )
-    pc, n_p = _codes(frame["pair_id"])
-    rc, n_r = _codes(frame["reader_id"])
+    # codes in the order of first appearance: the order of the resampling counts' columns
+    pc, pair_ids = pd.factorize(pair)
+    rc, reader_ids = pd.factorize(reader)
+    n_p, n_r = len(pair_ids), len(reader_ids)
     strata = np.zeros(n_p, np.int64)
-    strata[pc] = pd.factorize(frame["matchup"])[0]
+    strata[pc] = pd.factorize(votes.matchup[rows])[0]
+    # the means as pandas takes them (the sums' order is the votes')
     if basis == "pair by pair":
-        judge_agree = float(frame["a_judge"].mean())
-        reader_agree = float(frame["a_reader"].mean())
-        diff = frame.assign(d=frame["a_judge"] - frame["a_reader"], one=1.0)
-        est = float(diff["d"].mean())
+        a_judge, a_reader = votes.a_judge[rows], votes.a_reader[rows]
+        judge_agree = float(pd.Series(a_judge).mean())
+        reader_agree = float(pd.Series(a_reader).mean())
+        d = a_judge - a_reader
     else:
-        judge_agree = float((frame["cat"] == frame["jcat"]).mean())
+        same = votes.cat[rows] == votes.jcat[rows]
+        judge_agree = float(pd.Series(same).mean())
         reader_agree = nan
-        diff = frame.assign(d=(frame["cat"] == frame["jcat"]).astype(float) - _chance_per_vote(frame), one=1.0)
-        est = float(diff["d"].mean())
+        d = same.astype(float) - chance_per_vote
+    est = float(pd.Series(d).mean())
     shape = (n_p, n_r)
-    spread = _two_way(_sums(diff, "d", pc, rc, shape), _sums(diff, "one", pc, rc, shape), strata, n_boot, rng)
+    num = sparse.csr_matrix((d, (pc, rc)), shape=shape)
+    den = sparse.csr_matrix((np.ones(rows.size), (pc, rc)), shape=shape)
+    spread = _two_way(num, den, strata, n_boot, rng)
     ci, p_pass, p_fail = _t_tests(est, spread.variance, spread.df, margin, alpha)
     se_pass, se_fail = _monte_carlo_se(est, spread, margin, alpha)
     if basis == "votes":
         p_pass, se_pass = 1.0, 0.0  # a reader's own agreement is not identifiable: never PASS
-    wr, rho, n_tested = _alt_test_of(frame, margin, alpha) if basis == "pair by pair" else (nan, nan, 0)
+    wr, rho, n_tested = _alt_test_of(reader, votes.w[rows], margin, alpha) if basis == "pair by pair" else (nan, nan, 0)
     return AgreementScope(
         **base,
         status="",
@@ -592,17 +659,12 @@ def _monte_carlo_se(est: float, spread: _Spread, margin: float, alpha: float) ->
     return float(se[0]), float(se[1])
 
 
-def _chance_per_vote(frame: pd.DataFrame) -> np.ndarray:
+def _chance_per_vote(cell: np.ndarray, cat: np.ndarray) -> np.ndarray:
     """Per vote, sum_k pi_k^2 with pi the vote shares of its cell (matchup x criterion)."""
-    cell, _ = pd.factorize(frame["cell"].to_numpy())
-    counts = np.zeros((cell.max() + 1 if cell.size else 0, 3))
-    np.add.at(counts, (cell, frame["cat"].to_numpy()), 1.0)
+    code, uniques = pd.factorize(cell)
+    counts = np.bincount(code * 3 + cat, minlength=3 * len(uniques)).reshape(-1, 3).astype(float)
     share = counts / counts.sum(axis=1, keepdims=True)
-    return (share**2).sum(axis=1)[cell]
-
-
-def _chance(frame: pd.DataFrame) -> float:
-    return float(np.mean(_chance_per_vote(frame))) if len(frame) else math.nan
+    return (share**2).sum(axis=1)[code]
 
 
 def _closed_test_p(rows: list[AgreementScope], live: list[int], adjust: str) -> dict[int, float]:
@@ -842,29 +904,36 @@ def agreement_decision(
     seq = np.random.SeedSequence(rng)
     entropy = seq.entropy if seq.entropy is not None else 0
     kw = dict(margin=margin, alpha=alpha, min_pairs=min_pairs, min_readers=min_readers)
-    scopes: list[tuple[str, str, str, str, np.ndarray, np.ndarray]] = []
     m_all, s_all = multi["matchup"].astype(str).to_numpy(), single["matchup"].astype(str).to_numpy()
     c_all, sc_all = multi["criterion"].astype(str).to_numpy(), single["criterion"].astype(str).to_numpy()
-    scopes.append(("all/all", "study", "all", "all", np.ones(len(multi), bool), np.ones(len(single), bool)))
     matchups = sorted(set(m_all) | set(s_all))
-    # integer codes of the matchups and criteria (one comparison of codes per scope, not of strings)
-    m_code, s_code = _shared_codes(m_all, s_all, matchups)
     criteria = sorted(set(c_all) | set(sc_all))
-    c_code, sc_code = _shared_codes(c_all, sc_all, criteria)
-    for k, m in enumerate(matchups):
-        scopes.append((f"{m}/all", "matchup", m, "all", m_code == k, s_code == k))
-    for k, m in enumerate(matchups):
-        crits = sorted(set(c_all[m_code == k]) | set(sc_all[s_code == k]))
-        for c in crits:
-            i = criteria.index(c)
-            scopes.append((f"{m}/{c}", "cell", m, c, (m_code == k) & (c_code == i), (s_code == k) & (sc_code == i)))
+    # integer codes of the matchups and criteria, the multi-vote rows' then the single-vote rows'
+    matchup_code = np.concatenate(_shared_codes(m_all, s_all, matchups))
+    criterion_code = np.concatenate(_shared_codes(c_all, sc_all, criteria))
+    scored = _votes_of(multi, single, matchup_code)
+    n_multi = len(multi)
+    every = np.arange(matchup_code.size)
+    # a scope is the positions of its votes: the multi-vote ones, then the single-vote ones
+    scopes: list[tuple[str, str, str, str, np.ndarray, np.ndarray]] = [
+        ("all/all", "study", "all", "all", every[:n_multi], every[n_multi:])
+    ]
+    order = np.argsort(matchup_code, kind="stable")
+    starts = np.r_[0, np.cumsum(np.bincount(matchup_code, minlength=len(matchups)))]
+    in_matchup = [order[starts[k] : starts[k + 1]] for k in range(len(matchups))]
+    for m, at in zip(matchups, in_matchup):
+        scopes.append((f"{m}/all", "matchup", m, "all", at[at < n_multi], at[at >= n_multi]))
+    for m, at in zip(matchups, in_matchup):
+        for i in np.unique(criterion_code[at]):
+            cell = at[criterion_code[at] == i]
+            scopes.append((f"{m}/{criteria[i]}", "cell", m, criteria[i], cell[cell < n_multi], cell[cell >= n_multi]))
 
     def scope_row(k: int, replicates: int) -> AgreementScope:
         """Scope ``k`` on its own stream (keyed by the scope, and by the count when the re-runs raise it)."""
-        scope, level, m, c, mm, sm = scopes[k]
+        scope, level, m, c, multi_at, single_at = scopes[k]
         key = [entropy, k] if replicates == n_boot else [entropy, k, replicates]
         gen = np.random.default_rng(np.random.SeedSequence(key))
-        return _scope_row(scope, level, m, c, multi[mm], single[sm], rng=gen, n_boot=replicates, **kw)
+        return _scope_row(scope, level, m, c, scored, multi_at, single_at, rng=gen, n_boot=replicates, **kw)
 
     rows = [scope_row(k, n_boot) for k in range(len(scopes))]
     decided = _decide(rows, margin, alpha, adjust, min_pairs)

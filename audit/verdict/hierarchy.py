@@ -265,6 +265,8 @@ def _closure_by_size(p: np.ndarray, whole: float | None) -> np.ndarray:
     the whole is tested by ``s`` times its smallest p, and among the sets of ``s`` cells containing cell ``i``
     the largest such value is that of ``i`` with the ``s - 1`` largest p of the others."""
     k = p.size
+    if k == 1:  # a matchup of one cell: its own p
+        return np.array([float(p[0])])
     whole_value = piece_p(range(k), p, None if whole is None else {0: whole}, 0)
     out = np.empty(k)
     for i in range(k):
@@ -338,31 +340,38 @@ def adjusted(value: float, own: object, group_closure: dict, method: str) -> flo
 
 
 class AdjustedAcross:
-    """:func:`adjusted` for many hypotheses of one closure, the same values: under Holm each matchup's
-    other ``Pi_g`` are sorted once with the running maximum of Holm's factors, and a hypothesis is then
-    placed among them (ties after it, as Holm's stable order puts it first)."""
+    """:func:`adjusted` for many hypotheses of one closure, the same values: under Holm every matchup's ``Pi_g``
+    are sorted once with the running maximum of Holm's factors, and a hypothesis is then placed among its
+    matchup's others (ties after it, as Holm's stable order puts it first). A value at most its own matchup's
+    ``Pi_g`` (a cell's ``Pi_c``, a matchup's ``p_g``) has only other matchups' values below it, so it is placed
+    among everyone's, with the factors of one hypothesis fewer; any other, among its matchup's others."""
 
     def __init__(self, group_closure: dict, method: str) -> None:
         self._closure = group_closure
         self._method = method
-        self._values = np.array(list(group_closure.values()), float)
-        self._position = {g: i for i, g in enumerate(group_closure)}
+        values = np.array(list(group_closure.values()), float)
+        self._sorted = np.sort(values[np.isfinite(values)])
+        self._steps = np.maximum.accumulate((self._sorted.size - np.arange(self._sorted.size)) * self._sorted)
         self._others: dict = {}
 
     def __call__(self, value: float, own: object) -> float:
         if self._method != "holm" or not np.isfinite(value):
             return adjusted(value, own, self._closure, self._method)
-        try:
-            others, steps = self._others[own]
-        except KeyError:
-            others = self._values
-            if own in self._position:
-                others = np.delete(others, self._position[own])
-            others = np.sort(others[np.isfinite(others)])
-            steps = np.maximum.accumulate((others.size + 1 - np.arange(others.size)) * others)
-            self._others[own] = others, steps
+        own_value = self._closure.get(own, np.nan)
+        if np.isfinite(own_value) and value <= own_value:
+            others, steps, n = self._sorted, self._steps, self._sorted.size
+        else:
+            try:
+                others, steps = self._others[own]
+            except KeyError:
+                others = self._sorted
+                if np.isfinite(own_value):  # one copy of its own Pi_g out of the sorted values
+                    others = np.delete(others, np.searchsorted(others, own_value))
+                steps = np.maximum.accumulate((others.size + 1 - np.arange(others.size)) * others)
+                self._others[own] = others, steps
+            n = others.size + 1
         below = int(np.searchsorted(others, value, side="left"))
-        best = (others.size + 1 - below) * float(value)
+        best = (n - below) * float(value)
         if below:
             best = max(best, float(steps[below - 1]))
         return float(min(1.0, best))

@@ -9,8 +9,15 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
+from judge_transfer_audit.statistics.uncertainty.bootstrap import multinomial_weights
 from judge_transfer_audit.statistics.uncertainty.two_way import correct_two_way
-from judge_transfer_audit.verdict.agreement_decision import JACKKNIFE_GROUPS, _left_out, _two_way
+from judge_transfer_audit.verdict.agreement_decision import (
+    JACKKNIFE_GROUPS,
+    _left_out,
+    _resampling_counts,
+    _Spread,
+    _two_way,
+)
 
 
 def _study(seed: int, n_strata: int = 4, per_stratum: int = 60, n_readers: int = 25):
@@ -89,3 +96,50 @@ def test_the_left_out_variances_are_the_correction_recomputed_without_each_group
         ref = correct_two_way(0.3, product[keep], pairs[keep], readers[keep], n_p, n_r)
         np.testing.assert_allclose([variance, df], [ref.variance, ref.df], rtol=1e-9)
     assert _left_out(product[:3], pairs[:3], readers[:3], n_p, n_r) == ()  # too few replicates to group
+
+
+def test_the_resampling_counts_are_multinomial_weights_from_the_same_draws():
+    """The counts (32-bit draws, counted a few rows at a time) equal multinomial_weights' from the same generator,
+    and leave the generator where it does: the next draws are the same too."""
+    for n, n_boot in [(1, 5), (7, 999), (526, 999), (5000, 13), (40000, 3)]:
+        ours, theirs = np.random.default_rng(n), np.random.default_rng(n)
+        assert np.array_equal(_resampling_counts(ours, n, n_boot), multinomial_weights(theirs, n, n_boot))
+        assert ours.integers(0, 2**40) == theirs.integers(0, 2**40)
+
+
+def _row_wise_two_way(num, den, strata, n_boot, rng):
+    """The two-way variance with each stratum's product sums taken row by row over every reader's counts
+    (``sum_p u[b, p] (num @ r)[p, b]`` as an einsum over the (replicates, pairs) counts)."""
+    n_p, n_r = num.shape
+    r = multinomial_weights(rng, n_r, n_boot)
+    r_t = np.ascontiguousarray(r.T)
+    num_p, den_p = np.asarray(num.sum(axis=1)).ravel(), np.asarray(den.sum(axis=1)).ravel()
+    sums = np.zeros((4, n_boot))
+    for s in np.unique(strata):
+        idx = np.flatnonzero(strata == s)
+        block = max(1, min(n_boot, 2_000_000 // idx.size))
+        for b0 in range(0, n_boot, block):
+            b1 = min(n_boot, b0 + block)
+            u = multinomial_weights(rng, idx.size, b1 - b0)
+            sums[0, b0:b1] += np.einsum("bp,pb->b", u, np.asarray(num[idx] @ r_t[:, b0:b1]))
+            sums[1, b0:b1] += np.einsum("bp,pb->b", u, np.asarray(den[idx] @ r_t[:, b0:b1]))
+            sums[2, b0:b1] += u @ num_p[idx]
+            sums[3, b0:b1] += u @ den_p[idx]
+    product, pairs = sums[0] / sums[1], sums[2] / sums[3]
+    readers = (r @ np.asarray(num.sum(axis=0)).ravel()) / (r @ np.asarray(den.sum(axis=0)).ravel())
+    c = correct_two_way(float(num.sum() / den.sum()), product, pairs, readers, n_p, n_r)
+    return _Spread(float(c.variance), float(c.df), _left_out(product, pairs, readers, n_p, n_r))
+
+
+def test_the_two_way_sums_are_the_row_wise_sums_to_the_last_bit():
+    """Each stratum's product sums over its own readers, with the counts transposed, add the same terms in the
+    same order as the row-wise sums over every reader: the same variance, df and jackknife, bit for bit (a
+    stratum larger than one block of replicates included, and a pair read by several readers)."""
+    num, den, strata = _study(2, n_strata=3, per_stratum=300, n_readers=40)
+    extra = np.random.default_rng(3).integers(0, 40, num.shape[0])  # a second reader on every pair
+    num = num + sparse.csr_matrix((np.full(num.shape[0], 0.25), (np.arange(num.shape[0]), extra)), shape=num.shape)
+    den = den + sparse.csr_matrix((np.ones(num.shape[0]), (np.arange(num.shape[0]), extra)), shape=num.shape)
+    for n_boot in (1, 7, 999, 8000):
+        got = _two_way(num, den, strata, n_boot, np.random.default_rng(n_boot))
+        want = _row_wise_two_way(num.tocsr(), den.tocsr(), strata, n_boot, np.random.default_rng(n_boot))
+        assert repr(got) == repr(want), n_boot
