@@ -11,11 +11,15 @@ compared through two environments, each with its version installed::
 and then ``--pythons V/bin/python VENV/bin/python``. Every run reports the ``judge_transfer_audit.__file__`` it
 imported; a benchmark labels its columns by :func:`package_location` of that file, so a table shows which code
 was measured, and :func:`legend` says so when two interpreters import the same code.
+
+    python benchmarks/compared_pythons.py BASE_VENV/bin/python VENV/bin/python   # what each one imports
 """
 
 from __future__ import annotations
 
+import argparse
 import subprocess
+import sys
 from pathlib import Path
 
 #: a child's code that prints the file of the package it imports
@@ -50,3 +54,16 @@ def legend(pythons: list[str], locations: list[Path]) -> str:
     if len(set(locations)) < len(locations):
         lines.append("WARNING: two interpreters import the same code, so their columns measure one version")
     return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("pythons", nargs="*", default=[sys.executable], help="interpreters to compare")
+    args = parser.parse_args(argv)
+    pythons = args.pythons or [sys.executable]
+    print(legend(pythons, [package_location(imported_package(p)) for p in pythons]))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

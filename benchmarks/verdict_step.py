@@ -101,7 +101,8 @@ def main(argv=None) -> int:
         cpu = statistics.median(r[0] for r in runs[t])
         rise = statistics.median(r[1] for r in runs[t])
         same = len({r[2] for rs in runs.values() for r in rs}) == 1
-        print(f"{t[-40:]:<40} verdict {cpu:8.2f} CPU-s  peak {rise:8.0f} MiB  {'same' if same else 'DIFFERENT'} verdicts")
+        verdicts = "same" if same else "DIFFERENT"
+        print(f"{t[-40:]:<40} verdict {cpu:8.2f} CPU-s  peak {rise:8.0f} MiB  {verdicts} verdicts")
     return 0
 
 
