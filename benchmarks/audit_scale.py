@@ -152,9 +152,8 @@ def run_audit(args: list[str], out: Path, tree_memory: bool = True) -> dict:
     sample the process tree's PSS meanwhile; each sample costs ~8 ms of CPU, which the audit's
     workers feel when they keep every core busy)."""
     cmd = [sys.executable, "-m", "judge_transfer_audit", "run", *args, "--out", str(out)]
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     with TreeMemory(proc.pid, every=0.2 if tree_memory else None) as tree:
         err = proc.stderr.read()
         _, status, usage = os.wait4(proc.pid, 0)

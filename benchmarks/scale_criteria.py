@@ -62,9 +62,8 @@ sys.exit(code or 0)
 
 def run_one(judge: Path, humans: Path, out: Path) -> dict:
     """Audit one study in a child process; CPU seconds per column, peak MB, result.json MB."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     cmd = [sys.executable, "-c", _CHILD, "run", str(judge), str(humans), "--out", str(out), "-q", "--jobs", "1"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    proc = subprocess.run(cmd, capture_output=True, text=True)
     line = next((ln for ln in proc.stderr.splitlines() if ln.startswith("MARKS ")), None)
     if line is None:
         raise SystemExit(f"the audit failed (exit {proc.returncode}):\n{proc.stderr[-2000:]}")

@@ -2,13 +2,17 @@
 
     python benchmarks/scale_sections.py --preset 100k
     python benchmarks/scale_sections.py --preset 1m --result OUT/result.json   # also re-write a saved result.json
+    python benchmarks/scale_sections.py --preset 100k --digest --pythons BASE_VENV/bin/python VENV/bin/python
 
 Times, on the study of ``benchmarks/scale_data.py``: the judge agreement with the section's replicates
 (500, every scope) and the configuration ranking's (200, pooled), the CSV of the judge pairs, the
 bootstrap's resampling counts of one chunk of pairs, and (``--result``) the text of a saved result.json.
-Run it with another tree first on ``PYTHONPATH`` (e.g. ``git worktree``/``git archive`` of main) to
-compare two versions of the code on the same inputs; ``--digest`` prints a hash of every output so the
-two runs can be checked to give the same answers.
+It first prints the folder holding the ``judge_transfer_audit`` it imported. With ``--pythons PY [PY ...]`` the
+script runs once with each interpreter in turn, on the same seeded study; each interpreter imports its own
+installed copy of the package (an editable install's import name maps to its tree whatever ``PYTHONPATH`` says),
+so versions are compared through their environments: for another revision, ``git worktree add DIR REV && python
+-m venv --system-site-packages V && V/bin/pip install --no-deps -e DIR``, then ``--pythons V/bin/python ...``.
+``--digest`` prints a hash of every output so the runs can be checked to give the same answers.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import pickle
+import subprocess
 import sys
 import tempfile
 import time
@@ -26,6 +31,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from compared_pythons import package_location  # noqa: E402
 from scale_data import PRESETS, write_study  # noqa: E402
 
 
@@ -47,8 +53,18 @@ def main(argv=None) -> int:
     parser.add_argument("--result", type=Path, default=None, help="a saved result.json to write again")
     parser.add_argument("--digest", action="store_true", help="print a hash of each output")
     parser.add_argument("--repeat", type=int, default=2, help="runs of each timed piece (the least is printed)")
+    parser.add_argument("--pythons", nargs="+", help="interpreters to compare: the script runs with each in turn")
     args = parser.parse_args(argv)
+    if args.pythons:
+        options = ["--preset", args.preset, "--repeat", str(args.repeat)]
+        options += ["--result", str(args.result.resolve())] if args.result is not None else []
+        options += ["--digest"] if args.digest else []
+        for python in args.pythons:
+            print(f"== {python}", flush=True)
+            subprocess.run([python, str(Path(__file__).resolve()), *options], check=True)
+        return 0
 
+    import judge_transfer_audit
     import judge_transfer_audit.core.threads  # noqa: F401  (imports SciPy's statistics: not part of any timed piece)
     from judge_transfer_audit.core.output_files import csv_text
     from judge_transfer_audit.core.serialize import to_jsonable
@@ -59,6 +75,7 @@ def main(argv=None) -> int:
     from judge_transfer_audit.statistics.uncertainty.resampling import cluster_weights
     from judge_transfer_audit.verdict.judge_side import judge_pair_outcomes
 
+    print(f"judge_transfer_audit from {package_location(judge_transfer_audit.__file__)}")
     digests: dict[str, str] = {}
     with tempfile.TemporaryDirectory() as tmp:
         judge, humans = write_study(Path(tmp) / args.preset, PRESETS[args.preset])

@@ -1,16 +1,22 @@
-"""CPU seconds of chosen sections alone on a large study, one fresh process per run, trees alternating.
+"""CPU seconds of chosen sections alone on a large study, one fresh process per run, interpreters alternating.
 
-    python benchmarks/section_alone.py --study DIR --sections leaderboard readers --trees /tmp/main . --repeats 3
+    python benchmarks/section_alone.py --study DIR --sections leaderboard readers \
+        --pythons BASE_VENV/bin/python VENV/bin/python --repeats 3
 
-``DIR`` holds judge.csv and humans.csv. Each run imports the tree first on ``PYTHONPATH``, loads the study once,
-makes what the sections read as ``run_audit`` does (the judge's outcomes and choices, the primary judge, the
-judges' credits) and calls each section's ``compute`` alone, with the seed of its slot in the section table: no
-other task runs, so a section can be timed on a study whose whole audit is too long to repeat (the Chatbot-Arena
-shape at 1M votes). The readers section reads the cells only for their human GLMM estimates, which it copies into
-its heat map; here they are placeholders (0.5 in [0.4, 0.6]) rather than the 190 matchups' fits, so its output is
-not the audit's, but the same in every tree. Printed: per section the CPU seconds (``time.process_time``) of each
-run, their median, per tree, and a hash of each section's JSON form from each tree's first run, so two versions of
-the code can be checked to give the same sections; then the largest resident set of each tree's runs.
+``DIR`` holds judge.csv and humans.csv. Each interpreter imports its own installed copy of the package (an editable
+install's import name maps to its tree whatever ``PYTHONPATH`` says), so versions are compared through their
+environments: for another revision, ``git worktree add DIR REV && python -m venv --system-site-packages V &&
+V/bin/pip install --no-deps -e DIR``, then ``--pythons V/bin/python ...``; without ``--pythons``, this
+interpreter. Each run loads the study once, makes what the sections read as ``run_audit`` does (the judge's
+outcomes and choices, the primary judge, the judges' credits) and calls each section's ``compute`` alone, with the
+seed of its slot in the section table: no other task runs, so a section can be timed on a study whose whole audit
+is too long to repeat (the Chatbot-Arena shape at 1M votes). The readers section reads the cells only for their
+human GLMM estimates, which it copies into its heat map; here they are placeholders (0.5 in [0.4, 0.6]) rather
+than the 190 matchups' fits, so its output is not the audit's, but the same in every version. Printed: which
+package each interpreter imported (the columns are named by its folder), then per section the CPU seconds
+(``time.process_time``) of each run and their median, per interpreter, and a hash of each section's JSON form from
+each interpreter's first run, so two versions of the code can be checked to give the same sections; then the
+largest resident set of each interpreter's runs.
 """
 
 from __future__ import annotations
@@ -23,11 +29,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from compared_pythons import column_labels, legend, package_location
 
 _CHILD = r"""
 import hashlib, json, resource, sys, time, types
 import numpy as np
+import judge_transfer_audit
 import judge_transfer_audit.cli  # noqa: F401
 import judge_transfer_audit.engine.pipeline as P
 import judge_transfer_audit.engine.steps as S
@@ -73,15 +80,14 @@ for name in names:
     text = json.dumps(to_jsonable(section), sort_keys=True, default=str)
     out[name] = [cpu, hashlib.sha256(text.encode()).hexdigest()[:12]]
 out["maxrss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+out["package"] = judge_transfer_audit.__file__
 print(json.dumps(out))
 """
 
 
-def run_once(tree: Path, study: str, names: list[str]) -> dict:
-    env = dict(os.environ, PYTHONPATH=str(tree))
-    out = subprocess.run(
-        [sys.executable, "-c", _CHILD, study, ",".join(names)], env=env, capture_output=True, text=True, cwd=tree
-    )
+def run_once(python: str, study: str, names: list[str]) -> dict:
+    """Per section [CPU seconds, digest], the peak RSS and the imported package's file of one run of ``python``."""
+    out = subprocess.run([python, "-c", _CHILD, study, ",".join(names)], capture_output=True, text=True)
     if out.returncode != 0:
         raise SystemExit(out.stderr)
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -91,28 +97,30 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--study", required=True, help="a folder with judge.csv and humans.csv")
     parser.add_argument("--sections", nargs="+", default=["leaderboard", "readers"])
-    parser.add_argument("--trees", nargs="+", type=Path, default=[ROOT], help="source trees to compare")
+    parser.add_argument("--pythons", nargs="+", default=[sys.executable], help="interpreters to compare")
     parser.add_argument("--repeats", type=int, default=1)
     args = parser.parse_args(argv)
-    trees = [t.resolve() for t in args.trees]
+    pythons = list(args.pythons)
     study = str(Path(args.study).resolve())
-    runs: dict[Path, list] = {t: [] for t in trees}
+    runs: dict[str, list] = {p: [] for p in pythons}
     for _ in range(args.repeats):
-        for t in trees:  # alternating, so that a change of load hits every tree alike
-            runs[t].append(run_once(t, study, args.sections))
+        for p in pythons:  # alternating, so that a change of load hits every interpreter alike
+            runs[p].append(run_once(p, study, args.sections))
+    locations = [package_location(runs[p][0]["package"]) for p in pythons]
+    print(legend(pythons, locations))
     print(f"load at the end: {os.getloadavg()[0]:.1f}; CPU seconds of {args.repeats} run(s) per section (median)")
-    print(f"{'section':<16}" + "".join(f"{t.name[:28]:>30}" for t in trees))
+    print(f"{'section':<16}" + "".join(f"{label[:28]:>30}" for label in column_labels(locations)))
     for name in args.sections:
         cells = []
-        for t in trees:
-            cpu = [r[name][0] for r in runs[t]]
+        for p in pythons:
+            cpu = [r[name][0] for r in runs[p]]
             cells.append(" ".join(f"{c:.1f}" for c in cpu) + f" ({statistics.median(cpu):.1f})")
         print(f"{name:<16}" + "".join(f"{c:>30}" for c in cells))
     for name in args.sections:
-        row = [runs[t][0][name][1] for t in trees]
+        row = [runs[p][0][name][1] for p in pythons]
         same = "" if len(set(row)) == 1 else "   DIFFERENT"
         print(f"{name + ' digest':<16}" + "".join(f"{d:>30}" for d in row) + same)
-    print(f"{'peak RSS MB':<16}" + "".join(f"{max(r['maxrss_mb'] for r in runs[t]):>30.0f}" for t in trees))
+    print(f"{'peak RSS MB':<16}" + "".join(f"{max(r['maxrss_mb'] for r in runs[p]):>30.0f}" for p in pythons))
     return 0
 
 

@@ -10,7 +10,9 @@ step(s) (:func:`judge_transfer_audit.engine.steps.verdict_steps`) in-process, on
 the run's pool runs it. Printed per interpreter and run: the step's CPU seconds (``time.process_time``), the
 process's peak RSS during the step above its RSS before it (VmHWM, reset before the step through
 ``/proc/self/clear_refs``) and a hash of the verdict's JSON form, so that two versions of the code can be
-checked to give the same transfers. Interpreters alternate, so that a change of load hits each alike.
+checked to give the same transfers; first, the folder each interpreter imported the package from. Interpreters
+alternate, so that a change of load hits each alike. An environment for another revision: ``git worktree add DIR
+REV && python -m venv --system-site-packages V && V/bin/pip install --no-deps -e DIR``.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ import statistics
 import subprocess
 import sys
 from pathlib import Path
+
+from compared_pythons import imported_package, legend, package_location
 
 _CHILD = r"""
 import hashlib, json, sys, time
@@ -85,6 +89,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     trees = list(args.pythons)
     study = str(Path(args.study).resolve())
+    print(legend(trees, [package_location(imported_package(t)) for t in trees]))
     runs: dict[str, list] = {t: [] for t in trees}
     for _ in range(args.repeats):
         for t in trees:
@@ -96,7 +101,8 @@ def main(argv=None) -> int:
         cpu = statistics.median(r[0] for r in runs[t])
         rise = statistics.median(r[1] for r in runs[t])
         same = len({r[2] for rs in runs.values() for r in rs}) == 1
-        print(f"{t[-40:]:<40} verdict {cpu:8.2f} CPU-s  peak {rise:8.0f} MiB  {'same' if same else 'DIFFERENT'} verdicts")
+        verdicts = "same" if same else "DIFFERENT"
+        print(f"{t[-40:]:<40} verdict {cpu:8.2f} CPU-s  peak {rise:8.0f} MiB  {verdicts} verdicts")
     return 0
 
 
