@@ -1,14 +1,17 @@
-"""CPU seconds of the agreement decision alone on a study, against another source tree in the same run.
+"""CPU seconds of the agreement decision alone on a study, against another version of the code in the same run.
 
-    python benchmarks/agreement_decision_cpu.py --study DIR --trees /path/to/baseline . --repeats 3
+    python benchmarks/agreement_decision_cpu.py --study DIR --pythons BASE_VENV/bin/python VENV/bin/python --repeats 3
 
 DIR holds judge.csv and humans.csv (e.g. ``python benchmarks/scale_data.py DIR --preset chatbot-arena-100k``).
-The study is read once, by the first tree in a child process, into a scratch file of the decision's inputs as
-``audit run`` makes them (the votes, the primary judge's verdicts, the section's settings and seed); each
-repeat then runs ``agreement_decision`` on them in a fresh process per tree, the trees alternating, and
-records its CPU seconds (``time.process_time``), the process's peak RSS and a hash of the result's JSON form.
-Printed: per tree the median and range of the CPU seconds, the ratio of the medians to the first tree's, the
-largest peak RSS, and whether every tree gives the same result.
+Each version is an interpreter whose environment has it installed (``git worktree add DIR REV && python -m
+venv --system-site-packages V && V/bin/pip install --no-deps -e DIR``; benchmarks/compared_pythons.py says why
+``PYTHONPATH`` cannot do this); without ``--pythons``, this interpreter. The study is read once, by the first
+interpreter in a child process, into a scratch file of the decision's inputs as ``audit run`` makes them (the
+votes, the primary judge's verdicts, the section's settings and seed); each repeat then runs
+``agreement_decision`` on them in a fresh process per interpreter, alternating, and records its CPU seconds
+(``time.process_time``), the process's peak RSS and a hash of the result's JSON form. Printed: which code each
+interpreter imports, then per version the median and range of the CPU seconds, the ratio of the medians to the
+first's, the largest peak RSS, and whether every version gives the same result.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from compared_pythons import column_labels, legend, package_location
 
 _INPUTS = r"""
 import pickle, sys
@@ -70,17 +73,18 @@ start = time.process_time()
 result = agreement_decision(votes, choices, **settings)
 cpu = time.process_time() - start
 text = json.dumps(to_jsonable(result), sort_keys=True, default=str)
+import judge_transfer_audit
 print(json.dumps({
-    "cpu": cpu, "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    "package": judge_transfer_audit.__file__, "cpu": cpu,
+    "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     "digest": hashlib.sha256(text.encode()).hexdigest()[:16],
     "re_run": sum(r.n_boot > settings["n_boot"] for r in result.rows), "scopes": len(result.rows),
 }))
 """
 
 
-def _child(tree: Path, code: str, *args: str) -> str:
-    env = dict(os.environ, PYTHONPATH=str(tree))
-    out = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, cwd=tree)
+def _child(python: str, code: str, *args: str) -> str:
+    out = subprocess.run([python, "-c", code, *args], capture_output=True, text=True)
     if out.returncode != 0:
         raise SystemExit(out.stderr)
     return out.stdout
@@ -89,29 +93,33 @@ def _child(tree: Path, code: str, *args: str) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--study", required=True, help="a folder with judge.csv and humans.csv")
-    parser.add_argument("--trees", nargs="+", type=Path, default=[ROOT], help="source trees, the baseline first")
+    parser.add_argument(
+        "--pythons", nargs="+", default=[sys.executable], help="interpreters to compare, the baseline first"
+    )
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
-    trees = [t.resolve() for t in args.trees]
-    runs: dict[Path, list[dict]] = {t: [] for t in trees}
+    pythons = list(dict.fromkeys(args.pythons))
+    runs: dict[str, list[dict]] = {p: [] for p in pythons}
     with tempfile.TemporaryDirectory() as scratch:
         inputs = str(Path(scratch) / "inputs.pickle")
-        _child(trees[0], _INPUTS, str(Path(args.study).resolve()), inputs)
+        _child(pythons[0], _INPUTS, str(Path(args.study).resolve()), inputs)
         for _ in range(args.repeats):
-            for t in trees:  # alternating, so that a change of load hits every tree alike
-                runs[t].append(json.loads(_child(t, _RUN, inputs).strip().splitlines()[-1]))
-    first = statistics.median(r["cpu"] for r in runs[trees[0]])
-    print(f"agreement decision alone, {args.repeats} run(s) per tree; load at the end {os.getloadavg()[0]:.1f}")
-    print(f"{'tree':<24}{'median CPU-s':>14}{'range':>20}{'ratio':>8}{'peak RSS MiB':>14}  result")
-    for t in trees:
-        cpu = [r["cpu"] for r in runs[t]]
+            for p in pythons:  # alternating, so that a change of load hits every version alike
+                runs[p].append(json.loads(_child(p, _RUN, inputs).strip().splitlines()[-1]))
+    locations = [package_location(runs[p][0]["package"]) for p in pythons]
+    print(legend(pythons, locations))
+    first = statistics.median(r["cpu"] for r in runs[pythons[0]])
+    print(f"agreement decision alone, {args.repeats} run(s) per version; load at the end {os.getloadavg()[0]:.1f}")
+    print(f"{'version':<24}{'median CPU-s':>14}{'range':>20}{'ratio':>8}{'peak RSS MiB':>14}  result")
+    for p, label in zip(pythons, column_labels(locations)):
+        cpu = [r["cpu"] for r in runs[p]]
         median = statistics.median(cpu)
         print(
-            f"{str(t)[-24:]:<24}{median:>14.1f}{f'{min(cpu):.1f}-{max(cpu):.1f}':>20}{median / first:>8.2f}"
-            f"{max(r['rss_mib'] for r in runs[t]):>14.0f}  {runs[t][0]['digest']} "
-            f"({runs[t][0]['re_run']} of {runs[t][0]['scopes']} scopes re-run)"
+            f"{label[:24]:<24}{median:>14.1f}{f'{min(cpu):.1f}-{max(cpu):.1f}':>20}{median / first:>8.2f}"
+            f"{max(r['rss_mib'] for r in runs[p]):>14.0f}  {runs[p][0]['digest']} "
+            f"({runs[p][0]['re_run']} of {runs[p][0]['scopes']} scopes re-run)"
         )
-    digests = {r["digest"] for t in trees for r in runs[t]}
+    digests = {r["digest"] for p in pythons for r in runs[p]}
     print("every run gives the same result" if len(digests) == 1 else f"DIFFERENT results: {sorted(digests)}")
     return 0
 
