@@ -159,13 +159,19 @@ def run_steps(
 
 
 def _run_in_order(steps: list[Step], progress: Callable[[str], None], timings, bar=None) -> dict[str, Any]:
+    """Every step in this process, one after the other, each with BLAS on one thread as the pool runs
+    them: a product split between BLAS threads may add its terms in another order, so the last bits of a
+    result would depend on ``--jobs``."""
+    from judge_transfer_audit.core.threads import single_threaded_blas
+
     results: dict[str, Any] = {}
     began = time.perf_counter()
     for s in steps:
         if s.stage:
             progress(s.stage)
         c0, t0 = time.process_time(), time.perf_counter()
-        results[s.name] = s.fn(**s.kwargs, **s.arguments(results))
+        with single_threaded_blas():
+            results[s.name] = s.fn(**s.kwargs, **s.arguments(results))
         if timings is not None:
             timings.task(s.name, "main", t0 - began, time.perf_counter() - t0, time.process_time() - c0)
         if bar is not None:

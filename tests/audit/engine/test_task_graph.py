@@ -247,3 +247,16 @@ def test_the_run_bar_counts_every_step_and_farmed_task_to_its_total(jobs):
     assert run_bar["done"] == run_bar["total"] == (5 if jobs == 1 else 12)
     if jobs == 2:
         assert len(bars.bars) == 1  # the step's tasks draw no bar of their own beside the run's
+
+
+def _blas_threads():
+    from threadpoolctl import threadpool_info
+
+    return sorted({pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"})
+
+
+def test_steps_in_order_run_with_blas_on_one_thread_as_the_pool_runs_them():
+    pytest.importorskip("threadpoolctl")
+    steps = [Step("threads", _blas_threads)]
+    assert run_steps(steps, jobs=1)["threads"] == [1]
+    assert run_steps(steps, jobs=2)["threads"] == [1]
