@@ -178,14 +178,9 @@ def test_one_vote_study_reports_nan_alpha_and_finite_kappa_intervals():
     assert (first["kappa_majority"] <= first["kappa_majority_ci_high"]).all()
 
 
-@pytest.mark.parametrize("rows_per_chunk", [2, 3, 1])
-def test_chunks_computed_a_block_at_a_time_equal_chunks_one_by_one(rows_per_chunk, monkeypatch):
-    """A large scope's chunks of a few replicates (the memory bound's) are computed a block at a time; the
-    figures are those of each chunk on its own to the last bit, lone replicates included (with 3 replicates
-    per chunk a block of 16 leaves one)."""
-    from judge_transfer_audit.statistics.judge import agreement
-
-    unit, reader, category, judge, stratum = _one_vote_scope(6, n_units=300, n_readers=30, n_strata=12)
+def _one_vote_frames(seed, **shape):
+    """The votes and the judge's choices of :func:`_one_vote_scope`'s scope, as the audit reads them."""
+    unit, reader, category, judge, stratum = _one_vote_scope(seed, **shape)
     votes = pd.DataFrame(
         {
             "pair_id": [f"p{u}" for u in unit],
@@ -198,6 +193,17 @@ def test_chunks_computed_a_block_at_a_time_equal_chunks_one_by_one(rows_per_chun
     choices = pd.DataFrame(
         {"pair_id": votes["pair_id"], "criterion": "overall", "y_judge": np.array([0.0, 1.0, 0.5, np.nan])[judge]}
     )
+    return votes, choices
+
+
+@pytest.mark.parametrize("rows_per_chunk", [2, 3, 1])
+def test_chunks_computed_a_block_at_a_time_equal_chunks_one_by_one(rows_per_chunk, monkeypatch):
+    """A large scope's chunks of a few replicates (the memory bound's) are computed a block at a time; the
+    figures are those of each chunk on its own to the last bit, lone replicates included (with 3 replicates
+    per chunk a block of 16 leaves one)."""
+    from judge_transfer_audit.statistics.judge import agreement
+
+    votes, choices = _one_vote_frames(6, n_units=300, n_readers=30, n_strata=12)
     monkeypatch.setattr(agreement, "_BLOCK_MIN", 16)
     monkeypatch.setattr(agreement, "_BLOCK_MAX", 16)  # the same blocks (the same draws) both ways
     monkeypatch.setattr(agreement, "_CELLS", 300 * rows_per_chunk)
@@ -211,19 +217,7 @@ def test_chunks_computed_a_block_at_a_time_equal_chunks_one_by_one(rows_per_chun
 def test_reader_weights_kept_or_drawn_again_give_the_same_figures(monkeypatch):
     from judge_transfer_audit.statistics.judge import agreement
 
-    unit, reader, category, judge, stratum = _one_vote_scope(8, n_units=200, n_readers=20, n_strata=5)
-    votes = pd.DataFrame(
-        {
-            "pair_id": [f"p{u}" for u in unit],
-            "reader_id": [f"r{r}" for r in reader],
-            "criterion": "overall",
-            "matchup": [f"m{s}" for s in stratum],
-            "y": np.array([0.0, 1.0, np.nan])[category],
-        }
-    )
-    choices = pd.DataFrame(
-        {"pair_id": votes["pair_id"], "criterion": "overall", "y_judge": np.array([0.0, 1.0, 0.5, np.nan])[judge]}
-    )
+    votes, choices = _one_vote_frames(8, n_units=200, n_readers=20, n_strata=5)
     kept = judge_agreement(votes, choices, n_boot=40, rng=5).to_frame()
     monkeypatch.setattr(agreement, "_READERS_KEPT_MAX", 0)
     monkeypatch.setattr(agreement, "_KEPT_MAX", 0)
